@@ -1,0 +1,16 @@
+"""deteval: one ranked-retrieval core scoring object detection (VOC, COCO), document retrieval (TREC) and MIR."""
+
+__version__ = "0.1.0"
+
+from deteval.errors import ConfigError, DetevalError, InputFormatError, ValidationError  # noqa: E402
+from deteval.results import EvalResult, PRCurve  # noqa: E402
+
+__all__ = [
+    "ConfigError",
+    "DetevalError",
+    "EvalResult",
+    "InputFormatError",
+    "PRCurve",
+    "ValidationError",
+    "__version__",
+]

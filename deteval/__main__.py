@@ -1,0 +1,5 @@
+import sys
+
+from deteval.cli import main
+
+sys.exit(main())

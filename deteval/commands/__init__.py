@@ -1,0 +1,1 @@
+"""One module per ``deteval`` subcommand; each defines ``register(subparsers)``."""

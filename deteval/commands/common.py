@@ -1,0 +1,50 @@
+"""Helpers shared by the subcommands: output options, preset handling, writing the result."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from deteval.config import load_preset
+from deteval.errors import ConfigError
+from deteval.report import FORMATS, render
+from deteval.results import EvalResult
+
+
+def add_output_args(parser: argparse.ArgumentParser, formats: tuple[str, ...] = FORMATS) -> None:
+    parser.add_argument("--format", choices=formats, default=None, help="output format (default: table)")
+    parser.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
+
+
+def apply_preset(args: argparse.Namespace, parser: argparse.ArgumentParser, defaults: dict[str, Any]) -> None:
+    """Fill options left unset (None) from ``--config`` and then from ``defaults``.
+
+    Options declared with ``default=None`` are 'unset'; so a flag given on the command line always wins
+    over the preset, and the preset over the built-in default.
+    """
+    preset: dict[str, Any] = {}
+    if getattr(args, "config", None):
+        preset = load_preset(args.config)
+        known = {a.dest for a in parser._actions}
+        unknown = sorted(k for k in preset if k.replace("-", "_") not in known)
+        if unknown:
+            raise ConfigError(f"unknown option(s) in preset: {', '.join(unknown)}", file=args.config)
+    for key, value in preset.items():
+        dest = key.replace("-", "_")
+        if getattr(args, dest, None) is None:
+            setattr(args, dest, value)
+    for dest, value in defaults.items():
+        if getattr(args, dest, None) is None:
+            setattr(args, dest, value)
+
+
+def emit(result: EvalResult, args: argparse.Namespace) -> None:
+    """Render ``result`` in ``args.format`` to ``args.output`` or stdout."""
+    text = render(result, getattr(args, "format", None) or "table")
+    output = getattr(args, "output", None)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)

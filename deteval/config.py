@@ -1,0 +1,70 @@
+"""Protocol presets as data: TOML files in the top-level ``configs/`` folder.
+
+``--config voc07`` names a shipped preset, ``--config path/to/file.toml`` a file of your own. A preset is a
+flat table of option names as the CLI spells them (``metric = "voc07"``, ``iou = 0.5``); command-line flags
+given explicitly override it.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from deteval.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on Python 3.10
+    import tomli as tomllib
+
+# In a source checkout the presets sit next to the package; in an installed wheel they are the
+# ``deteval.configs`` package data (pyproject maps the top-level folder onto it).
+_CHECKOUT_DIR = Path(__file__).resolve().parent.parent / "configs"
+
+
+def _preset_dir() -> Path | None:
+    if _CHECKOUT_DIR.is_dir():
+        return _CHECKOUT_DIR
+    try:
+        path = Path(str(resources.files("deteval.configs")))
+    except (ModuleNotFoundError, TypeError):
+        return None
+    return path if path.is_dir() else None
+
+
+def list_presets() -> dict[str, str]:
+    """Shipped presets: name → the first comment line of the file (its one-line description)."""
+    folder = _preset_dir()
+    out: dict[str, str] = {}
+    if folder is None:
+        return out
+    for path in sorted(folder.glob("*.toml")):
+        first = path.read_text(encoding="utf-8").splitlines()[:1]
+        out[path.stem] = first[0].lstrip("# ").strip() if first and first[0].startswith("#") else ""
+    return out
+
+
+def resolve_preset(name_or_path: str) -> Path:
+    """The file for a preset name (``voc07``) or a path to a TOML file."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        if not path.is_file():
+            raise ConfigError("preset file not found", file=path)
+        return path
+    folder = _preset_dir()
+    if folder is not None and (folder / f"{name_or_path}.toml").is_file():
+        return folder / f"{name_or_path}.toml"
+    known = ", ".join(list_presets()) or "none"
+    raise ConfigError(f"unknown preset {name_or_path!r} (shipped presets: {known})")
+
+
+def load_preset(name_or_path: str) -> dict[str, Any]:
+    """Read a preset into a dict; a TOML syntax error raises :class:`ConfigError` naming the file."""
+    path = resolve_preset(name_or_path)
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"invalid TOML: {exc}", file=path) from None

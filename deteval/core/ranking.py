@@ -1,0 +1,168 @@
+"""The ranking primitive: scores + outcome per item + n_pos → cumulative TP/FP, precision and recall.
+
+Conventions (every protocol builds on these):
+
+* An item's outcome is ``RELEVANT`` (1), ``NONRELEVANT`` (0) or ``IGNORED`` (-1). Ignored items (a detection
+  matched to a "difficult" VOC object or a COCO crowd region) are sorted with the others, so that the tie
+  policy sees the same input the reference tool sees, and then removed: they occupy no rank. This gives
+  the same AP as the VOC devkit, whose ignored rows add 0 to both cumulative counts.
+* ``n_pos`` is the number of relevant items in the reference. It may exceed the relevant items retrieved
+  (missed objects, unretrieved documents) but never be smaller.
+* Scores must be finite: a NaN has no place in a ranking, so it is rejected rather than sorted somewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from deteval.errors import ValidationError
+
+RELEVANT = 1
+NONRELEVANT = 0
+IGNORED = -1
+
+TiePolicy = Literal["stable", "quicksort", "presorted"]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """A ranked list with ignored items removed.
+
+    ``order[r]`` is the input index of the item at rank ``r + 1``; ``tp[r]`` and ``fp[r]`` are the numbers of
+    relevant and non-relevant items among the first ``r + 1`` ranks.
+    """
+
+    order: np.ndarray
+    scores: np.ndarray | None
+    relevant: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    n_pos: int
+
+    def __len__(self) -> int:
+        return int(self.relevant.shape[0])
+
+    def precision(self, eps: float = 0.0) -> np.ndarray:
+        """P(r) = tp / (tp + fp + eps) at every rank.
+
+        ``eps = np.spacing(1)`` reproduces pycocotools. Without ignored items tp + fp = r >= 1, so eps = 0 never
+        divides by zero.
+        """
+        return self.tp / (self.tp + self.fp + eps)
+
+    def recall(self) -> np.ndarray:
+        """R(r) = tp / n_pos at every rank; all zeros when ``n_pos == 0`` (nothing can be recalled)."""
+        if self.n_pos == 0:
+            return np.zeros(len(self), dtype=np.float64)
+        return self.tp / float(self.n_pos)
+
+
+def _as_scores(scores: ArrayLike, what: str = "scores") -> np.ndarray:
+    arr = np.asarray(scores, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValidationError(f"{what} must be one-dimensional, got shape {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(
+            f"{what} must be finite: item {i} has score {arr[i]!r} ({int(bad.sum())} non-finite in all)",
+            record=i,
+        )
+    return arr
+
+
+def _as_outcomes(outcomes: ArrayLike, n: int | None) -> np.ndarray:
+    arr = np.asarray(outcomes)
+    if arr.ndim != 1:
+        raise ValidationError(f"outcomes must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype == np.bool_:
+        return arr.astype(np.int8)
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        as_int = arr.astype(np.int64, copy=False) if np.issubdtype(arr.dtype, np.floating) else None
+        if as_int is None or not np.array_equal(as_int, arr):
+            raise ValidationError("outcomes must be booleans or the integers 1, 0, -1")
+        arr = as_int
+    bad = (arr != RELEVANT) & (arr != NONRELEVANT) & (arr != IGNORED)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(f"outcome {arr[i]!r} is not 1 (relevant), 0 or -1 (ignored)", record=i)
+    if n is not None and arr.shape[0] != n:
+        raise ValidationError(f"{arr.shape[0]} outcomes for {n} scores")
+    return arr.astype(np.int8, copy=False)
+
+
+def rank_order(
+    scores: np.ndarray, *, ties: TiePolicy = "stable", tiebreak: ArrayLike | None = None
+) -> np.ndarray:
+    """Indices sorting ``scores`` in descending order under an explicit tie policy.
+
+    * ``"stable"``: equal scores keep input order (VOC devkit, pycocotools, FMP's "lower id first").
+    * ``"quicksort"``: ``np.argsort(-scores)`` with numpy's default unstable sort, as py-faster-rcnn did.
+    * ``"presorted"``: the input order is the ranking; scores are not consulted.
+    * ``tiebreak``: an array sorted ascending among equal scores (then input order), e.g. trec_eval's
+      docno-descending rule expressed as integer ranks of the docnos.
+    """
+    n = scores.shape[0]
+    if ties == "presorted":
+        return np.arange(n)
+    if tiebreak is not None:
+        key = np.asarray(tiebreak)
+        if key.shape != scores.shape:
+            raise ValidationError(f"tiebreak has shape {key.shape}, scores {scores.shape}")
+        return np.lexsort((key, -scores))
+    if ties == "stable":
+        return np.argsort(-scores, kind="stable")
+    if ties == "quicksort":
+        return np.argsort(-scores)
+    raise ValidationError(f"unknown tie policy {ties!r}: use 'stable', 'quicksort' or 'presorted'")
+
+
+def rank(
+    scores: ArrayLike | None,
+    outcomes: ArrayLike,
+    n_pos: int | None = None,
+    *,
+    ties: TiePolicy = "stable",
+    tiebreak: ArrayLike | None = None,
+) -> Ranking:
+    """Rank items by descending score and accumulate TP and FP over the non-ignored ones.
+
+    ``outcomes`` holds 1 (relevant), 0 (non-relevant), -1 (ignored) or booleans (True = relevant).
+    ``n_pos`` defaults to the number of relevant items given. With ``ties="presorted"`` scores may be None.
+
+    >>> r = rank([0.9, 0.8, 0.7], [1, 0, 1], n_pos=3)
+    >>> r.tp.tolist(), r.fp.tolist(), r.recall().tolist()
+    ([1, 1, 2], [0, 1, 1], [0.3333333333333333, 0.3333333333333333, 0.6666666666666666])
+    """
+    if scores is None:
+        if ties != "presorted":
+            raise ValidationError("scores are required unless ties='presorted'")
+        out = _as_outcomes(outcomes, None)
+        sc = None
+    else:
+        sc = _as_scores(scores)
+        out = _as_outcomes(outcomes, sc.shape[0])
+    n_rel = int(np.count_nonzero(out == RELEVANT))
+    if n_pos is None:
+        n_pos = n_rel
+    n_pos = int(n_pos)
+    if n_pos < n_rel:
+        raise ValidationError(f"n_pos={n_pos} is smaller than the {n_rel} relevant items given")
+
+    order = rank_order(sc if sc is not None else np.zeros(out.shape[0]), ties=ties, tiebreak=tiebreak)
+    kept = order[out[order] != IGNORED]
+    relevant = out[kept] == RELEVANT
+    tp = np.cumsum(relevant, dtype=np.int64)
+    fp = np.arange(1, kept.shape[0] + 1, dtype=np.int64) - tp
+    return Ranking(
+        order=kept,
+        scores=None if sc is None else sc[kept],
+        relevant=relevant,
+        tp=tp,
+        fp=fp,
+        n_pos=n_pos,
+    )
