@@ -1,0 +1,1 @@
+"""Object detection on the core: box IoU, greedy matchers, the VOC and COCO protocols."""

@@ -1,0 +1,1 @@
+"""Document-retrieval measures on the core (trec_eval conventions)."""
