@@ -17,9 +17,16 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from deteval.errors import InputFormatError
+
+# Top-level JSON keys that are not summary fields; a summary may not use them (they would be overwritten).
+RESERVED_KEYS: frozenset[str] = frozenset({"protocol", "per_class", "warnings", "lines", "curves"})
 
 
 @dataclass
@@ -30,15 +37,27 @@ class PRCurve:
     precision: np.ndarray
     scores: np.ndarray | None = None
 
-    def to_dict(self) -> dict[str, list[float]]:
-        out = {"recall": self.recall.tolist(), "precision": self.precision.tolist()}
+    def __post_init__(self) -> None:
+        self.recall = np.asarray(self.recall, dtype=np.float64)
+        self.precision = np.asarray(self.precision, dtype=np.float64)
         if self.scores is not None:
-            out["scores"] = self.scores.tolist()
+            self.scores = np.asarray(self.scores, dtype=np.float64)
+        lengths = {len(self.recall), len(self.precision)} | (set() if self.scores is None else {len(self.scores)})
+        if self.recall.ndim != 1 or self.precision.ndim != 1 or len(lengths) != 1:
+            raise ValueError("PRCurve: recall, precision (and scores) must be 1-D arrays of one length")
+
+    def to_dict(self) -> dict[str, list[float | None]]:
+        """``{"recall": [...], "precision": [...], ["scores": [...]]}``; a NaN or inf entry becomes null."""
+        out = {"recall": _jsonable(self.recall), "precision": _jsonable(self.precision)}
+        if self.scores is not None:
+            out["scores"] = _jsonable(self.scores)
         return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "PRCurve":
+        """Inverse of :meth:`to_dict` (null entries come back as NaN)."""
         scores = d.get("scores")
+        # dtype=float64 turns a JSON null into NaN, the value it stood for.
         return cls(
             recall=np.asarray(d["recall"], dtype=np.float64),
             precision=np.asarray(d["precision"], dtype=np.float64),
@@ -72,6 +91,11 @@ class EvalResult:
     warnings: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        clash = sorted(RESERVED_KEYS & set(self.summary))
+        if clash:
+            raise ValueError(f"EvalResult: summary may not use the reserved key(s) {', '.join(clash)}")
+
     def to_dict(self, *, include_curves: bool = False) -> dict[str, Any]:
         """The JSON document: ``{"protocol": ..., **summary, "per_class": ..., "warnings": [...]}``."""
         out: dict[str, Any] = {"protocol": self.protocol}
@@ -85,17 +109,70 @@ class EvalResult:
         return out
 
     def to_json(self, *, include_curves: bool = False, indent: int | None = 2) -> str:
+        """:meth:`to_dict` as strict JSON (no NaN tokens: undefined values are null)."""
         return json.dumps(self.to_dict(include_curves=include_curves), indent=indent, allow_nan=False)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "EvalResult":
-        """Rebuild a result from :meth:`to_dict` output (for ``deteval report`` and ``deteval compare``)."""
-        reserved = {"protocol", "per_class", "warnings", "lines", "curves"}
+    def from_dict(cls, d: dict[str, Any], *, file: str | PathLike[str] | None = None) -> "EvalResult":
+        """Rebuild a result from :meth:`to_dict` output (for ``deteval report`` and ``deteval compare``).
+
+        A document of the wrong shape raises :class:`~deteval.errors.InputFormatError` naming ``file`` and
+        the offending key.
+        """
+        where = "<in-memory result>" if file is None else file
+        if not isinstance(d, dict):
+            raise InputFormatError(f"a result must be a JSON object, not {type(d).__name__}", file=where)
+        if not isinstance(d.get("protocol"), str):
+            raise InputFormatError('missing or non-string "protocol" field', file=where)
+        per_class = d.get("per_class") or {}
+        if not isinstance(per_class, dict):
+            raise InputFormatError('"per_class" must be an object of class -> row', file=where)
+        for name, row in per_class.items():
+            if not isinstance(row, dict):
+                raise InputFormatError("a per-class row must be an object", file=where, record=f"class {name!r}")
+        curves: dict[str, PRCurve] = {}
+        raw_curves = d.get("curves") or {}
+        if not isinstance(raw_curves, dict):
+            raise InputFormatError('"curves" must be an object of class -> curve', file=where)
+        for name, c in raw_curves.items():
+            try:
+                curves[str(name)] = PRCurve.from_dict(c)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise InputFormatError(
+                    f"bad PR curve ({type(exc).__name__}: {exc})", file=where, record=f"curve {name!r}"
+                ) from None
+        for key in ("warnings", "lines"):
+            value = d.get(key) or []
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise InputFormatError(f'"{key}" must be a list of strings', file=where)
         return cls(
-            protocol=str(d["protocol"]),
-            summary={k: v for k, v in d.items() if k not in reserved},
-            per_class=dict(d.get("per_class") or {}),
-            curves={k: PRCurve.from_dict(v) for k, v in (d.get("curves") or {}).items()},
+            protocol=d["protocol"],
+            summary={k: v for k, v in d.items() if k not in RESERVED_KEYS},
+            per_class={str(k): dict(v) for k, v in per_class.items()},
+            curves=curves,
             warnings=list(d.get("warnings") or []),
             lines=list(d.get("lines") or []),
         )
+
+    @classmethod
+    def from_json(cls, text: str | bytes, *, file: str | PathLike[str] | None = None) -> "EvalResult":
+        """Parse :meth:`to_json` output; a syntax error raises InputFormatError with the line number."""
+        where = "<in-memory result>" if file is None else file
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputFormatError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=where,
+                                   record=f"line {exc.lineno}") from None
+        except UnicodeDecodeError as exc:
+            raise InputFormatError(f"not UTF-8 text: {exc.reason}", file=where) from None
+        return cls.from_dict(data, file=where)
+
+
+def load_result(path: str | PathLike[str]) -> EvalResult:
+    """Read a result saved with ``--format json`` (or :meth:`EvalResult.to_json`)."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputFormatError(f"cannot read result file: {exc.strerror or exc}", file=p) from None
+    return EvalResult.from_json(data, file=p)

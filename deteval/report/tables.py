@@ -1,94 +1,139 @@
 """Render an EvalResult as a terminal table, Markdown, CSV or JSON.
 
-Every format carries the same numbers: the scalar summary fields and one row per class. Floats are printed
-with 4 decimals in the table and Markdown (what people read) and in full precision in CSV and JSON (what
-scripts read).
+Every format carries the same numbers: the summary fields and one row per class. Floats are printed with 4
+decimals in the table and Markdown (what people read) and in full precision (``repr``, which round-trips) in
+CSV and JSON (what scripts read).
+
+Nested summary values (MIR's ``{"boundary": {"0.5": {"f": ...}}}``, COCO's ``stats`` list) are flattened to
+dotted keys (``boundary.0.5.f``, ``stats.0``) so that no number is hidden; per-class rows are flattened the
+same way. Every value is first normalised exactly as the JSON exporter writes it (numpy scalars become Python
+numbers, NaN and inf become null), so that re-rendering a saved JSON result gives the same text as rendering
+the result that produced it.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from typing import Any
 
 from deteval.errors import ConfigError
-from deteval.results import EvalResult
+from deteval.results import EvalResult, _jsonable
 
 FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
 
 
 def _fmt(value: Any, full: bool) -> str:
+    """A normalised (JSON-ready) value as a cell: 4 decimals for people, ``repr`` for scripts."""
     if value is None:
         return "" if full else "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, float):
         return repr(value) if full else f"{value:.4f}"
     return str(value)
 
 
-def _scalar_summary(result: EvalResult) -> list[tuple[str, Any]]:
-    return [(k, v) for k, v in result.summary.items() if isinstance(v, (str, int, float, bool)) or v is None]
+def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Yield ``(dotted.key, scalar)`` pairs of a JSON-ready value; lists are indexed ``key.0``, ``key.1``.
+
+    An empty dict or list yields one pair with the value ``"{}"`` or ``"[]"`` so the key is still shown.
+    """
+    if isinstance(value, dict):
+        if not value and prefix:
+            yield prefix, "{}"
+        for k, v in value.items():
+            yield from flatten(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(value, list):
+        if not value:
+            yield prefix, "[]"
+        for i, v in enumerate(value):
+            yield from flatten(v, f"{prefix}.{i}" if prefix else str(i))
+    else:
+        yield prefix, value
 
 
-def _columns(result: EvalResult) -> list[str]:
-    cols: list[str] = []
-    for row in result.per_class.values():
-        for key in row:
-            if key not in cols:
-                cols.append(key)
-    return cols
+def summary_fields(result: EvalResult) -> list[tuple[str, Any]]:
+    """The summary as flat ``(key, value)`` pairs, nested values under dotted keys, in insertion order."""
+    return list(flatten(_jsonable(result.summary)))
+
+
+def class_rows(result: EvalResult) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
+    """The per-class table: the union of the (flattened) row keys in first-seen order, and the rows."""
+    cols: dict[str, None] = {}
+    rows: list[tuple[str, dict[str, Any]]] = []
+    for name, row in _jsonable(result.per_class).items():
+        flat = dict(flatten(row))
+        cols.update(dict.fromkeys(flat))
+        rows.append((name, flat))
+    return list(cols), rows
 
 
 def _grid(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    line = lambda cells: "  ".join(  # noqa: E731
-        c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
-    )
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
     return "\n".join([line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)])
 
 
 def render_table(result: EvalResult) -> str:
+    """Plain text: the protocol's own ``lines`` (or the flattened summary), the per-class grid, warnings."""
     parts: list[str] = []
     if result.lines:
         parts.append("\n".join(result.lines))
     else:
-        parts.append("\n".join(f"{k}: {_fmt(v, False)}" for k, v in _scalar_summary(result)))
-    cols = _columns(result)
-    if result.per_class:
-        rows = [[name, *(_fmt(row.get(c), False) for c in cols)] for name, row in result.per_class.items()]
-        parts.append(_grid(["class", *cols], rows))
+        parts.append("\n".join(f"{k}: {_fmt(v, False)}" for k, v in summary_fields(result)))
+    cols, rows = class_rows(result)
+    if rows:
+        grid = [[name, *(_fmt(row.get(c), False) for c in cols)] for name, row in rows]
+        parts.append(_grid(["class", *cols], grid))
     if result.warnings:
         parts.append("\n".join(f"warning: {w}" for w in result.warnings))
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
+def _md(text: str) -> str:
+    # A pipe would end the cell and a newline the row.
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
 def render_markdown(result: EvalResult) -> str:
-    parts = [f"## {result.protocol} evaluation", ""]
+    """GitHub Markdown: a heading, a field/value table, a class table, warnings as a quote."""
+    parts = [f"## {_md(result.protocol)} evaluation", ""]
     parts += ["| field | value |", "|---|---|"]
-    parts += [f"| {k} | {_fmt(v, False)} |" for k, v in _scalar_summary(result)]
-    cols = _columns(result)
-    if result.per_class:
-        parts += ["", "| class | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-        for name, row in result.per_class.items():
-            parts.append(f"| {name} | " + " | ".join(_fmt(row.get(c), False) for c in cols) + " |")
+    parts += [f"| {_md(k)} | {_md(_fmt(v, False))} |" for k, v in summary_fields(result)]
+    cols, rows = class_rows(result)
+    if rows:
+        parts += ["", "| class | " + " | ".join(_md(c) for c in cols) + " |", "|---" * (len(cols) + 1) + "|"]
+        for name, row in rows:
+            parts.append(f"| {_md(name)} | " + " | ".join(_md(_fmt(row.get(c), False)) for c in cols) + " |")
     if result.warnings:
-        parts += ["", *(f"> warning: {w}" for w in result.warnings)]
+        parts += ["", *(f"> warning: {_md(w)}" for w in result.warnings)]
     return "\n".join(parts) + "\n"
 
 
 def render_csv(result: EvalResult) -> str:
-    """One row per class plus a final ``__summary__`` row carrying the scalar summary fields."""
+    """One row per class; then a blank row and ``field,value`` rows: the protocol, the summary, the warnings.
+
+    Numbers are written with ``repr`` (they parse back to the same float); null is an empty cell.
+    """
     buf = io.StringIO()
-    cols = _columns(result)
-    summary = _scalar_summary(result)
+    cols, rows = class_rows(result)
+    summary = summary_fields(result)
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["class", *cols])
-    for name, row in result.per_class.items():
+    for name, row in rows:
         writer.writerow([name, *(_fmt(row.get(c), True) for c in cols)])
-    if summary:
-        writer.writerow([])
-        writer.writerow(["field", "value"])
-        for k, v in summary:
-            writer.writerow([k, _fmt(v, True)])
+    writer.writerow([])
+    writer.writerow(["field", "value"])
+    writer.writerow(["protocol", result.protocol])
+    for k, v in summary:
+        writer.writerow([k, _fmt(v, True)])
+    for w in result.warnings:
+        writer.writerow(["warning", w])
     return buf.getvalue()
 
 

@@ -1,0 +1,196 @@
+"""The result model and its four exporters: round trips, CSV numbers, null handling, Markdown shape."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+from report_samples import coco_result, mir_result, trec_result, voc_result
+
+from deteval.errors import ConfigError, InputFormatError
+from deteval.report import FORMATS, render
+from deteval.report.tables import flatten, summary_fields
+from deteval.results import EvalResult, PRCurve, load_result
+
+SAMPLES = {"voc": voc_result, "coco": coco_result, "trec": trec_result, "mir": mir_result}
+
+
+def _csv_sections(text: str) -> tuple[list[list[str]], dict[str, list[str]]]:
+    rows = list(csv.reader(io.StringIO(text)))
+    blank = rows.index([])
+    fields: dict[str, list[str]] = {}
+    for k, v in rows[blank + 2:]:
+        fields.setdefault(k, []).append(v)
+    assert rows[blank + 1] == ["field", "value"]
+    return rows[:blank], fields
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_json_round_trip_renders_identically(name, fmt):
+    result = SAMPLES[name]()
+    again = EvalResult.from_dict(json.loads(result.to_json(include_curves=True)))
+    assert render(again, fmt) == render(result, fmt)
+    assert again.to_dict(include_curves=True) == result.to_dict(include_curves=True)
+    # and the JSON text is a fixed point
+    assert again.to_json(include_curves=True) == result.to_json(include_curves=True)
+
+
+def test_round_trip_keeps_curves_exactly():
+    result = voc_result(3)
+    again = EvalResult.from_json(result.to_json(include_curves=True))
+    assert set(again.curves) == set(result.curves)
+    for k, c in result.curves.items():
+        np.testing.assert_array_equal(again.curves[k].recall, c.recall)
+        np.testing.assert_array_equal(again.curves[k].precision, c.precision)
+        np.testing.assert_array_equal(again.curves[k].scores, c.scores)
+    assert EvalResult.from_json(result.to_json()).curves == {}  # curves only when asked for
+
+
+def test_csv_parses_back_to_the_same_numbers():
+    result = voc_result(5)
+    header, fields = _csv_sections(render(result, "csv"))
+    assert header[0] == ["class", "ap", "npos", "ndet", "tp", "fp"]
+    assert [r[0] for r in header[1:]] == list(result.per_class)
+    for row in header[1:]:
+        expected = result.per_class[row[0]]
+        assert float(row[1]) == expected["ap"]  # repr round-trips bit for bit
+        assert [int(x) for x in row[2:]] == [expected[k] for k in ("npos", "ndet", "tp", "fp")]
+    assert float(fields["map"][0]) == result.summary["map"]
+    assert fields["protocol"] == ["voc"] and fields["metric"] == ["voc07"]
+    assert fields["warning"] == result.warnings
+
+
+def test_numpy_scalars_render_as_plain_numbers():
+    # repr(np.float64(0.5)) is "np.float64(0.5)" under numpy 2: the exporters must not leak it.
+    r = EvalResult("voc", {"map": np.float64(0.5), "n": np.int64(3)},
+                   {"cat": {"ap": np.float32(0.25), "ok": np.bool_(True)}})
+    text = render(r, "csv")
+    assert "np." not in text
+    header, fields = _csv_sections(text)
+    assert header == [["class", "ap", "ok"], ["cat", "0.25", "true"]]
+    assert fields["map"] == ["0.5"] and fields["n"] == ["3"]
+    assert "0.5000" in render(r, "table") and "np." not in render(r, "markdown")
+
+
+def test_nan_and_inf_become_null_everywhere():
+    r = EvalResult("coco", {"x": float("nan"), "y": {"z": float("inf")}, "arr": np.array([1.0, -np.inf])},
+                   {"cat": {"ap": float("nan"), "ap50": 0.5}},
+                   {"cat": PRCurve([0.5, 1.0], [np.nan, 0.5])})
+    d = json.loads(r.to_json(include_curves=True))
+    assert d["x"] is None and d["y"] == {"z": None} and d["arr"] == [1.0, None]
+    assert d["per_class"]["cat"]["ap"] is None
+    assert d["curves"]["cat"]["precision"] == [None, 0.5]
+    assert "NaN" not in r.to_json(include_curves=True) and "Infinity" not in r.to_json()
+    header, fields = _csv_sections(render(r, "csv"))
+    assert header[1] == ["cat", "", "0.5"]
+    assert fields["x"] == [""] and fields["y.z"] == [""] and fields["arr.1"] == [""]
+    table = render(r, "table")
+    assert "nan" not in table.lower() and "inf" not in table.lower()
+    assert "x: -" in table
+    back = EvalResult.from_dict(d)
+    assert math.isnan(back.curves["cat"].precision[0])
+
+
+def test_nested_summary_is_flattened_not_dropped():
+    mir = mir_result()
+    table = render(mir, "table")
+    for key in ("pairwise.f", "boundary.0.5.f", "boundary.3.0.recall"):
+        assert key in table
+    assert "boundary.0.5.f: 0.6667" in table
+    md = render(mir, "markdown")
+    assert "| boundary.0.5.precision | 1.0000 |" in md
+    coco = coco_result()
+    md = render(coco, "markdown")
+    assert all(f"| stats.{i} |" in md for i in range(12))
+    assert "| stats.3 | -1.0000 |" in md
+    # the table format prints the protocol's own lines instead
+    assert render(coco, "table").startswith("\n".join(coco.lines))
+    assert dict(summary_fields(trec_result()))["all.num_q"] == 2
+
+
+def test_flatten_keeps_empty_containers_and_order():
+    assert list(flatten({"a": {}, "b": [], "c": [{"d": 1}], "e": 2})) == [
+        ("a", "{}"), ("b", "[]"), ("c.0.d", 1), ("e", 2)]
+
+
+def test_markdown_table_shape_and_escaping():
+    r = voc_result()
+    r.per_class["odd|name"] = {"ap": 0.5, "extra": "x|y"}
+    md = render(r, "markdown").splitlines()
+    assert md[0] == "## voc evaluation"
+    start = md.index("| class | ap | npos | ndet | tp | fp | extra |")
+    assert md[start + 1] == "|---|---|---|---|---|---|---|"
+    body = md[start + 2:start + 2 + len(r.per_class)]
+    unescaped_pipes = [line.replace("\\|", "").count("|") for line in body]
+    assert unescaped_pipes == [8] * len(r.per_class)
+    assert body[-1] == "| odd\\|name | 0.5000 | - | - | - | - | x\\|y |"
+    assert md[-1] == "> warning: 2 detections with an unknown image id were skipped"
+
+
+def test_table_columns_union_and_alignment():
+    r = EvalResult("voc", {"map": 0.5}, {"a": {"ap": 0.5}, "long name": {"ap": 0.25, "npos": 4}})
+    assert render(r, "table") == (
+        "map: 0.5000\n\n"
+        "class          ap  npos\n"
+        "---------  ------  ----\n"
+        "a          0.5000     -\n"
+        "long name  0.2500     4\n"
+    )
+
+
+def test_empty_result_renders_in_every_format():
+    r = EvalResult("trec")
+    assert render(r, "table") == "\n"
+    assert render(r, "csv") == "class\n\nfield,value\nprotocol,trec\n"
+    assert render(r, "markdown") == "## trec evaluation\n\n| field | value |\n|---|---|\n"
+    assert json.loads(render(r, "json")) == {"protocol": "trec", "per_class": {}, "warnings": []}
+
+
+def test_unknown_format_is_a_config_error():
+    with pytest.raises(ConfigError, match="unknown output format 'xml'"):
+        render(voc_result(), "xml")
+
+
+def test_summary_may_not_shadow_reserved_keys():
+    with pytest.raises(ValueError, match="per_class"):
+        EvalResult("voc", {"per_class": 1})
+
+
+def test_prcurve_checks_lengths():
+    with pytest.raises(ValueError):
+        PRCurve([0.1, 0.2], [1.0])
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{", "invalid JSON"),
+        ("[1, 2]", "must be a JSON object"),
+        ('{"map": 1}', '"protocol"'),
+        ('{"protocol": "voc", "per_class": [1]}', '"per_class"'),
+        ('{"protocol": "voc", "per_class": {"cat": 3}}', "class 'cat'"),
+        ('{"protocol": "voc", "curves": {"cat": {"recall": [1]}}}', "curve 'cat'"),
+        ('{"protocol": "voc", "curves": {"cat": {"recall": ["a"], "precision": [1]}}}', "bad PR curve"),
+        ('{"protocol": "voc", "warnings": "oops"}', '"warnings"'),
+    ],
+)
+def test_bad_saved_results_name_the_file(tmp_path, text, message):
+    path = tmp_path / "res.json"
+    path.write_text(text)
+    with pytest.raises(InputFormatError, match=message) as info:
+        load_result(path)
+    assert str(path) in str(info.value)
+
+
+def test_json_syntax_error_names_the_line(tmp_path):
+    path = tmp_path / "res.json"
+    path.write_text('{\n "protocol": "voc",\n "map": 0.5,\n}\n')
+    with pytest.raises(InputFormatError, match="line 4"):
+        load_result(path)
+    with pytest.raises(InputFormatError, match="cannot read"):
+        load_result(tmp_path / "missing.json")
