@@ -148,3 +148,41 @@ def render(result: EvalResult, fmt: str = "table", *, include_curves: bool = Fal
     if fmt == "json":
         return result.to_json(include_curves=include_curves) + "\n"
     raise ConfigError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def numeric_columns(*results: EvalResult) -> list[str]:
+    """The per-class columns (flattened, first-seen order over ``results``) holding numbers only.
+
+    A column qualifies when every non-null cell is an int or float (not a bool) and at least one is.
+    """
+    order: dict[str, None] = {}
+    has_number: set[str] = set()
+    has_other: set[str] = set()
+    for result in results:
+        cols, rows = class_rows(result)
+        order.update(dict.fromkeys(cols))
+        for _, row in rows:
+            for c, v in row.items():
+                if v is None:
+                    continue
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    has_number.add(c)
+                else:
+                    has_other.add(c)
+    return [c for c in order if c in has_number and c not in has_other]
+
+
+def pick_metric(*results: EvalResult, metric: str | None = None) -> str:
+    """The per-class column to compare or plot: ``metric`` if given, else ``"ap"`` if present, else the
+    first numeric column. Raises :class:`ConfigError` naming the available columns when there is none."""
+    numeric = numeric_columns(*results)
+    if metric is not None:
+        if metric not in numeric:
+            known = ", ".join(numeric) or "none"
+            raise ConfigError(f"no numeric per-class column {metric!r} (numeric columns: {known})")
+        return metric
+    if "ap" in numeric:
+        return "ap"
+    if not numeric:
+        raise ConfigError("the result has no numeric per-class column")
+    return numeric[0]
