@@ -41,7 +41,8 @@ def list_presets() -> dict[str, str]:
     if folder is None:
         return out
     for path in sorted(folder.glob("*.toml")):
-        first = path.read_text(encoding="utf-8").splitlines()[:1]
+        # A stray non-UTF-8 byte must not hide every other preset from the listing.
+        first = path.read_text(encoding="utf-8", errors="replace").splitlines()[:1]
         out[path.stem] = first[0].lstrip("# ").strip() if first and first[0].startswith("#") else ""
     return out
 

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from deteval.config import list_presets
+from deteval.config import _preset_dir, list_presets
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     presets = list_presets()
-    width = max((len(n) for n in presets), default=0)
+    if not presets:
+        # An empty listing would look like a hang or a bug: say where we looked. Not an error (exit 0):
+        # explicit ``--config path/to/file.toml`` files still work.
+        folder = _preset_dir()
+        where = f"in {folder}" if folder is not None else "(no preset folder is installed)"
+        print(f"deteval: no presets found {where}; pass --config path/to/file.toml to use your own",
+              file=sys.stderr)
+        return 0
+    width = max(len(n) for n in presets)
     for name, description in presets.items():
-        print(f"{name.ljust(width)}  {description}")
+        print(f"{name.ljust(width)}  {description}".rstrip())
     return 0
 
 

@@ -70,11 +70,23 @@ def class_rows(result: EvalResult) -> tuple[list[str], list[tuple[str, dict[str,
     return list(cols), rows
 
 
+def _is_number_cell(cell: str) -> bool:
+    if cell == "-":
+        return True
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
 def _grid(header: list[str], rows: list[list[str]]) -> str:
+    """Aligned plain-text columns: the first and text columns left, numeric columns right."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    right = [i > 0 and all(_is_number_cell(r[i]) for r in rows) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
 
     return "\n".join([line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)])
 

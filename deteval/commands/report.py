@@ -1,0 +1,50 @@
+"""``deteval report RESULT.json``: re-render a saved result (table, Markdown, CSV, JSON) and draw its plots."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from deteval.commands.common import add_output_args
+from deteval.errors import ConfigError
+from deteval.report.plots import add_plot_args, write_plots_from_args
+from deteval.report.progress import add_progress_args, configure_from_args
+from deteval.report.tables import render
+from deteval.results import load_result
+
+
+def write_text(text: str, output: str | None) -> None:
+    """Write ``text`` to the file ``output`` (a ConfigError naming it if that fails) or to stdout."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write the output: {exc.strerror or exc}", file=output) from None
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    configure_from_args(args)
+    result = load_result(args.result)
+    # A saved result keeps its PR curves through a JSON re-render: nothing is dropped.
+    text = render(result, args.format or "table", include_curves=bool(result.curves))
+    write_plots_from_args(result, args)
+    write_text(text, args.output)
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "report",
+        help="re-render a saved JSON result (table, markdown, csv, json) and optionally plot it",
+        description="Re-render a result saved with --format json. With --plots DIR, also write the figures "
+        "it supports: PR curves (if it was saved with its curves) and a per-class AP bar chart.",
+    )
+    p.add_argument("result", metavar="RESULT.json", help="a result saved with --format json")
+    add_output_args(p)
+    add_plot_args(p)
+    add_progress_args(p)
+    p.set_defaults(func=run, _parser=p)

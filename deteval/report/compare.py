@@ -1,0 +1,126 @@
+"""Two results of one protocol side by side: per-class values of one metric, their deltas, summary deltas.
+
+``compare_results(a, b)`` returns an :class:`~deteval.results.EvalResult` (protocol ``"compare"``) so every
+exporter renders it. Its rows are ``{class: {"a": value, "b": value, "delta": b - a, "present": ...}}``
+with ``present`` one of ``"both"``, ``"A only"``, ``"B only"``: a class missing on one side is listed with a
+null value and a null delta, never dropped. Its summary holds the compared protocol, the metric, the two
+sources, the mean of the metric over the classes both sides score, and every numeric summary field of the
+two results with its delta (``fields``). String summary fields that differ (e.g. ``metric: voc07`` against
+``voc2012``) are reported as warnings because the numbers may then not be comparable.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from deteval.errors import ConfigError, ValidationError
+from deteval.report.tables import class_rows, pick_metric, summary_fields
+from deteval.results import EvalResult
+
+SORTS: tuple[str, ...] = ("delta", "abs", "name", "none")
+
+
+def _number(value: Any) -> float | int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _triple(va: Any, vb: Any) -> dict[str, Any]:
+    na, nb = _number(va), _number(vb)
+    return {"a": na, "b": nb, "delta": None if na is None or nb is None else nb - na}
+
+
+def compare_results(
+    a: EvalResult,
+    b: EvalResult,
+    *,
+    metric: str | None = None,
+    sort: str = "delta",
+    reverse: bool = False,
+    sources: tuple[str, str] = ("A", "B"),
+) -> EvalResult:
+    """Compare ``b`` against ``a`` (delta = b − a) on the per-class ``metric``.
+
+    ``metric`` defaults to ``"ap"`` when the rows have it, else the first numeric column of the rows.
+    ``sort``: ``"delta"`` (largest gain first), ``"abs"`` (largest change first), ``"name"`` or ``"none"``
+    (A's order, then B's new classes, kept as is); ``reverse`` flips it. With the other sorts, rows
+    without a delta come last.
+    ``sources`` names the two sides in the summary (e.g. the file names).
+    Raises :class:`ValidationError` for results of different protocols, :class:`ConfigError` for an
+    unknown metric or sort.
+    """
+    if a.protocol != b.protocol:
+        raise ValidationError(
+            f"cannot compare a {a.protocol!r} result with a {b.protocol!r} result: "
+            "both files must come from the same protocol",
+            file=sources[1],
+        )
+    if sort not in SORTS:
+        raise ConfigError(f"unknown sort {sort!r}; choose one of {', '.join(SORTS)}")
+    _, rows_a = class_rows(a)
+    _, rows_b = class_rows(b)
+    has_rows = bool(rows_a or rows_b)
+    if has_rows:
+        metric = pick_metric(a, b, metric=metric)
+    elif metric is not None:
+        raise ConfigError(f"cannot compare per-class {metric!r}: neither result has per-class rows")
+
+    table_a, table_b = dict(rows_a), dict(rows_b)
+    names = list(table_a) + [n for n in table_b if n not in table_a]
+    rows: dict[str, dict[str, Any]] = {}
+    for name in names:
+        row = _triple(table_a.get(name, {}).get(metric), table_b.get(name, {}).get(metric))
+        row["present"] = "both" if name in table_a and name in table_b else (
+            "A only" if name in table_a else "B only")
+        rows[name] = row
+
+    with_delta = [n for n in names if rows[n]["delta"] is not None]
+    without = [n for n in names if rows[n]["delta"] is None]
+    if sort == "delta":
+        with_delta.sort(key=lambda n: rows[n]["delta"], reverse=True)
+    elif sort == "abs":
+        with_delta.sort(key=lambda n: abs(rows[n]["delta"]), reverse=True)
+    elif sort == "name":
+        with_delta.sort()
+        without.sort()
+    order = names if sort == "none" else with_delta + without
+    if reverse:
+        order = order[::-1] if sort == "none" else with_delta[::-1] + without
+    per_class = {n: rows[n] for n in order}
+
+    fa, fb = dict(summary_fields(a)), dict(summary_fields(b))
+    fields: dict[str, dict[str, Any]] = {}
+    warnings: list[str] = []
+    for key in list(fa) + [k for k in fb if k not in fa]:
+        va, vb = fa.get(key), fb.get(key)
+        if _number(va) is not None or _number(vb) is not None:
+            fields[key] = _triple(va, vb)
+        elif va != vb:
+            warnings.append(f"summary field {key!r} differs (A: {va}, B: {vb}); the numbers may not be comparable")
+
+    summary: dict[str, Any] = {"compared": a.protocol, "a": sources[0], "b": sources[1]}
+    if has_rows:
+        both = [n for n in with_delta if rows[n]["present"] == "both"]
+        mean_a = sum(rows[n]["a"] for n in both) / len(both) if both else None
+        mean_b = sum(rows[n]["b"] for n in both) / len(both) if both else None
+        summary["metric"] = metric
+        summary["classes"] = {
+            "both": sum(r["present"] == "both" for r in rows.values()),
+            "a_only": sum(r["present"] == "A only" for r in rows.values()),
+            "b_only": sum(r["present"] == "B only" for r in rows.values()),
+            "with_delta": len(both),
+        }
+        summary["mean_over_common"] = {
+            "a": mean_a, "b": mean_b, "delta": None if mean_a is None else mean_b - mean_a}
+        for side, label in (("A only", "A"), ("B only", "B")):
+            only = [n for n in names if rows[n]["present"] == side]
+            if only:
+                warnings.append(f"{len(only)} class(es) only in {label}: {', '.join(only)}")
+        missing = [n for n in names if rows[n]["present"] == "both" and rows[n]["delta"] is None]
+        if missing:
+            warnings.append(f"{len(missing)} class(es) without a {metric} value on one side: {', '.join(missing)}")
+    summary["fields"] = fields
+    warnings += [f"A: {w}" for w in a.warnings] + [f"B: {w}" for w in b.warnings]
+    return EvalResult("compare", summary, per_class, warnings=warnings)
