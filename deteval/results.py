@@ -42,7 +42,9 @@ class PRCurve:
         self.precision = np.asarray(self.precision, dtype=np.float64)
         if self.scores is not None:
             self.scores = np.asarray(self.scores, dtype=np.float64)
-        lengths = {len(self.recall), len(self.precision)} | (set() if self.scores is None else {len(self.scores)})
+        lengths = {len(self.recall), len(self.precision)}
+        if self.scores is not None:
+            lengths.add(len(self.scores))
         if self.recall.ndim != 1 or self.precision.ndim != 1 or len(lengths) != 1:
             raise ValueError("PRCurve: recall, precision (and scores) must be 1-D arrays of one length")
 
@@ -129,7 +131,8 @@ class EvalResult:
             raise InputFormatError('"per_class" must be an object of class -> row', file=where)
         for name, row in per_class.items():
             if not isinstance(row, dict):
-                raise InputFormatError("a per-class row must be an object", file=where, record=f"class {name!r}")
+                raise InputFormatError("a per-class row must be an object", file=where,
+                                       record=f"class {name!r}")
         curves: dict[str, PRCurve] = {}
         raw_curves = d.get("curves") or {}
         if not isinstance(raw_curves, dict):

@@ -123,7 +123,8 @@ def test_compare_sort_options():
 def test_compare_metric_choice():
     a, b = _pair()
     c = compare_results(a, b, metric="npos")
-    assert c.summary["metric"] == "npos" and all(isinstance(r["a"], (int, type(None))) for r in c.per_class.values())
+    assert c.summary["metric"] == "npos"
+    assert all(isinstance(r["a"], (int, type(None))) for r in c.per_class.values())
     with pytest.raises(ConfigError, match="numeric columns: ap, npos, ndet, tp, fp"):
         compare_results(a, b, metric="f1")
     # no "ap" column: the first numeric one (TREC per-topic "map")
@@ -214,5 +215,6 @@ def test_presets_listing(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(config, "_CHECKOUT_DIR", tmp_path)
     assert main(["presets"]) == 0
     out, err = capsys.readouterr()
-    assert out.splitlines() == ["bare", "latin1  caf\ufffd preset", "voc07   Pascal VOC 2007: 11-point AP, IoU 0.5"]
+    assert out.splitlines() == [
+        "bare", "latin1  caf\ufffd preset", "voc07   Pascal VOC 2007: 11-point AP, IoU 0.5"]
     assert err == ""

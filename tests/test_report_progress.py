@@ -8,7 +8,14 @@ import io
 import pytest
 
 from deteval.report import progress as prog
-from deteval.report.progress import Progress, add_progress_args, configure, configure_from_args, note, progress
+from deteval.report.progress import (
+    Progress,
+    add_progress_args,
+    configure,
+    configure_from_args,
+    note,
+    progress,
+)
 
 
 class FakeStream(io.StringIO):

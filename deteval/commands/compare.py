@@ -1,4 +1,4 @@
-"""``deteval compare A.json B.json``: two saved results of one protocol side by side, per class, with deltas."""
+"""``deteval compare A.json B.json``: two saved results of one protocol side by side, with deltas."""
 
 from __future__ import annotations
 

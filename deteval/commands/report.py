@@ -1,4 +1,4 @@
-"""``deteval report RESULT.json``: re-render a saved result (table, Markdown, CSV, JSON) and draw its plots."""
+"""``deteval report RESULT.json``: re-render a saved result (table, Markdown, CSV, JSON), draw its plots."""
 
 from __future__ import annotations
 

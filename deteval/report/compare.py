@@ -98,7 +98,8 @@ def compare_results(
         if _number(va) is not None or _number(vb) is not None:
             fields[key] = _triple(va, vb)
         elif va != vb:
-            warnings.append(f"summary field {key!r} differs (A: {va}, B: {vb}); the numbers may not be comparable")
+            warnings.append(
+                f"summary field {key!r} differs (A: {va}, B: {vb}); the numbers may not be comparable")
 
     summary: dict[str, Any] = {"compared": a.protocol, "a": sources[0], "b": sources[1]}
     if has_rows:
@@ -120,7 +121,8 @@ def compare_results(
                 warnings.append(f"{len(only)} class(es) only in {label}: {', '.join(only)}")
         missing = [n for n in names if rows[n]["present"] == "both" and rows[n]["delta"] is None]
         if missing:
-            warnings.append(f"{len(missing)} class(es) without a {metric} value on one side: {', '.join(missing)}")
+            warnings.append(
+                f"{len(missing)} class(es) without a {metric} value on one side: {', '.join(missing)}")
     summary["fields"] = fields
     warnings += [f"A: {w}" for w in a.warnings] + [f"B: {w}" for w in b.warnings]
     return EvalResult("compare", summary, per_class, warnings=warnings)

@@ -328,7 +328,9 @@ def write_plots(
             raise ConfigError(f"coco_arrays lacks {', '.join(sorted(missing))}")
         paths += plot_coco_precision(
             coco_arrays["precision"], coco_arrays["iou_thrs"], coco_arrays["rec_thrs"], coco_arrays["names"],
-            out, area_index=coco_arrays.get("area_index", 0), maxdet_index=coco_arrays.get("maxdet_index", -1),
+            out,
+            area_index=coco_arrays.get("area_index", 0),
+            maxdet_index=coco_arrays.get("maxdet_index", -1),
         )
     return paths
 
