@@ -190,3 +190,10 @@ def test_importing_deteval_does_not_import_matplotlib():
                          cwd=Path(__file__).resolve().parent.parent)
     assert out.stdout.strip() == "False", out.stderr
     assert plots.DPI == 100
+
+
+def test_comparison_plots_its_deltas(tmp_path):
+    from deteval.report.compare import compare_results
+
+    c = compare_results(voc_result(0), voc_result(0, shift=0.2))
+    assert [p.name for p in write_plots(c, tmp_path)] == ["delta_bars.png"]

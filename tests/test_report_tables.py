@@ -20,7 +20,7 @@ SAMPLES = {"voc": voc_result, "coco": coco_result, "trec": trec_result, "mir": m
 
 
 def _csv_sections(text: str) -> tuple[list[list[str]], dict[str, list[str]]]:
-    rows = list(csv.reader(io.StringIO(text)))
+    rows = list(csv.reader(io.StringIO(text, newline="")))
     blank = rows.index([])
     fields: dict[str, list[str]] = {}
     for k, v in rows[blank + 2:]:
@@ -194,3 +194,62 @@ def test_json_syntax_error_names_the_line(tmp_path):
         load_result(path)
     with pytest.raises(InputFormatError, match="cannot read"):
         load_result(tmp_path / "missing.json")
+
+
+# --- property: any JSON-able result survives to_json -> from_dict with identical renderings ---------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-10**12, 10**12),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8),
+    st.floats(width=32).map(np.float32), st.integers(-1000, 1000).map(np.int64),
+)
+_keys = st.text(min_size=1, max_size=6).filter(lambda k: k not in {"protocol", "per_class", "warnings",
+                                                                   "lines", "curves"})
+_values = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                         st.dictionaries(_keys, inner, max_size=3)),
+                       max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    summary=st.dictionaries(_keys, _values, max_size=5),
+    per_class=st.dictionaries(st.text(min_size=1, max_size=6), st.dictionaries(_keys, _scalars, max_size=4),
+                              max_size=4),
+    warnings=st.lists(st.text(max_size=10), max_size=2),
+)
+def test_round_trip_property(summary, per_class, warnings):
+    result = EvalResult("x", summary, per_class, warnings=warnings)
+    again = EvalResult.from_dict(json.loads(result.to_json()))
+    for fmt in FORMATS:
+        assert render(again, fmt) == render(result, fmt)
+    # the CSV parses back: class names, then every summary field in order, numbers to the JSON value
+    rows = list(csv.reader(io.StringIO(render(result, "csv"), newline="")))
+    blank = rows.index([])
+    assert [r[0] for r in rows[1:blank]] == [str(k) for k in per_class]
+    flat = summary_fields(again)
+    cells = rows[blank + 3: blank + 3 + len(flat)]
+    assert [c[0] for c in cells] == [k for k, _ in flat]
+    for (_, value), (_, cell) in zip(flat, cells):
+        if isinstance(value, float):
+            assert float(cell) == value
+        elif value is None:
+            assert cell == ""
+    assert [c[1] for c in rows[blank + 3 + len(flat):]] == warnings
+
+
+def test_csv_quoting_matches_the_csv_module_and_handles_carriage_returns():
+    r = EvalResult("voc", {"note": 'say "hi", twice'},
+                   {"a,b": {"ap": 0.5}, 'q"q': {"ap": 0.25}, "cat\r": {"ap": 1.0}, "line\nbreak": {"ap": 0.0}})
+    text = render(r, "csv")
+    header, fields = _csv_sections(text)
+    assert [row[0] for row in header[1:]] == ["a,b", 'q"q', "cat\r", "line\nbreak"]
+    assert fields["note"] == ['say "hi", twice']
+    plain = EvalResult("voc", {"map": 0.5}, {"a,b": {"ap": 0.5}, 'q"q': {"ap": 0.25}, "": {}})
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerows([["class", "ap"], ["a,b", "0.5"], ['q"q', "0.25"], ["", ""], [], ["field", "value"],
+                 ["protocol", "voc"], ["map", "0.5"]])
+    assert render(plain, "csv") == buf.getvalue()

@@ -312,16 +312,21 @@ def plot_coco_precision(
 def write_plots(
     result: EvalResult, out_dir: str | Path, *, coco_arrays: Mapping[str, Any] | None = None
 ) -> list[Path]:
-    """Every figure the result supports: PR curves if it has curves, a bar chart of the per-class ``ap``
-    (else of the first numeric column) if it has rows, and the COCO precision figures if ``coco_arrays``
-    is given as ``{"precision", "iou_thrs", "rec_thrs", "names"[, "area_index", "maxdet_index"]}``."""
+    """Every figure the result supports.
+
+    PR curves if it has curves; a bar chart of the per-class ``ap`` (``delta`` for a comparison, else the
+    first numeric column) if it has rows; the COCO precision figures if ``coco_arrays`` is given as
+    ``{"precision", "iou_thrs", "rec_thrs", "names"[, "area_index", "maxdet_index"]}``.
+    """
     out = _out_dir(out_dir)
     paths: list[Path] = []
     if result.curves:
         paths += plot_pr_curves(result, out)
     numeric = numeric_columns(result)
     if numeric:
-        paths.append(plot_ap_bars(result, out, "ap" if "ap" in numeric else numeric[0]))
+        # A comparison is read through its deltas; any other result through its AP.
+        preferred = "delta" if result.protocol == "compare" else "ap"
+        paths.append(plot_ap_bars(result, out, preferred if preferred in numeric else numeric[0]))
     if coco_arrays is not None:
         missing = {"precision", "iou_thrs", "rec_thrs", "names"} - set(coco_arrays)
         if missing:
@@ -351,7 +356,8 @@ def write_plots_from_args(
         return []
     paths = write_plots(result, out_dir, coco_arrays=coco_arrays)
     if paths:
-        note(f"deteval: wrote {len(paths)} plot(s) to {out_dir}: {', '.join(p.name for p in paths)}")
+        skipped = "" if result.curves else " (no PR curves: the result holds none)"
+        note(f"deteval: wrote {len(paths)} plot(s) to {out_dir}: {', '.join(p.name for p in paths)}{skipped}")
     else:
         note(f"deteval: no plots written to {out_dir}: the result has no PR curves and no numeric "
              "per-class column")

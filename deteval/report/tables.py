@@ -13,8 +13,6 @@ the result that produced it.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterator
 from typing import Any
 
@@ -127,26 +125,33 @@ def render_markdown(result: EvalResult) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _csv_cell(cell: str) -> str:
+    # Quote what the csv module would, and also a lone "\r": csv.writer with a "\n" line terminator
+    # leaves it bare (CPython <= 3.11), which a reader then takes for a line break.
+    if any(ch in cell for ch in ',"\r\n'):
+        return '"' + cell.replace('"', '""') + '"'
+    return cell
+
+
+def _csv_row(cells: list[str]) -> str:
+    if cells == [""]:
+        return '""'  # a single empty cell, not a blank line
+    return ",".join(_csv_cell(c) for c in cells)
+
+
 def render_csv(result: EvalResult) -> str:
     """One row per class; then a blank row and ``field,value`` rows: the protocol, the summary, the warnings.
 
-    Numbers are written with ``repr`` (they parse back to the same float); null is an empty cell.
+    RFC 4180 quoting with ``\n`` line ends; numbers are written with ``repr`` (they parse back to the same
+    float); null is an empty cell.
     """
-    buf = io.StringIO()
     cols, rows = class_rows(result)
-    summary = summary_fields(result)
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["class", *cols])
-    for name, row in rows:
-        writer.writerow([name, *(_fmt(row.get(c), True) for c in cols)])
-    writer.writerow([])
-    writer.writerow(["field", "value"])
-    writer.writerow(["protocol", result.protocol])
-    for k, v in summary:
-        writer.writerow([k, _fmt(v, True)])
-    for w in result.warnings:
-        writer.writerow(["warning", w])
-    return buf.getvalue()
+    lines = [_csv_row(["class", *cols])]
+    lines += [_csv_row([name, *(_fmt(row.get(c), True) for c in cols)]) for name, row in rows]
+    lines += ["", _csv_row(["field", "value"]), _csv_row(["protocol", result.protocol])]
+    lines += [_csv_row([k, _fmt(v, True)]) for k, v in summary_fields(result)]
+    lines += [_csv_row(["warning", w]) for w in result.warnings]
+    return "\n".join(lines) + "\n"
 
 
 def render(result: EvalResult, fmt: str = "table", *, include_curves: bool = False) -> str:
