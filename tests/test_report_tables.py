@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from report_samples import coco_result, mir_result, trec_result, voc_result
 
 from deteval.errors import ConfigError, InputFormatError
@@ -198,8 +200,6 @@ def test_json_syntax_error_names_the_line(tmp_path):
 
 # --- property: any JSON-able result survives to_json -> from_dict with identical renderings ---------------
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-10**12, 10**12),
@@ -241,8 +241,8 @@ def test_round_trip_property(summary, per_class, warnings):
 
 
 def test_csv_quoting_matches_the_csv_module_and_handles_carriage_returns():
-    r = EvalResult("voc", {"note": 'say "hi", twice'},
-                   {"a,b": {"ap": 0.5}, 'q"q': {"ap": 0.25}, "cat\r": {"ap": 1.0}, "line\nbreak": {"ap": 0.0}})
+    rows = {"a,b": {"ap": 0.5}, 'q"q': {"ap": 0.25}, "cat\r": {"ap": 1.0}, "line\nbreak": {"ap": 0.0}}
+    r = EvalResult("voc", {"note": 'say "hi", twice'}, rows)
     text = render(r, "csv")
     header, fields = _csv_sections(text)
     assert [row[0] for row in header[1:]] == ["a,b", 'q"q', "cat\r", "line\nbreak"]
@@ -253,3 +253,11 @@ def test_csv_quoting_matches_the_csv_module_and_handles_carriage_returns():
     w.writerows([["class", "ap"], ["a,b", "0.5"], ['q"q', "0.25"], ["", ""], [], ["field", "value"],
                  ["protocol", "voc"], ["map", "0.5"]])
     assert render(plain, "csv") == buf.getvalue()
+
+
+def test_markdown_shows_the_protocol_lines_in_a_code_block():
+    coco = coco_result()
+    md = render(coco, "markdown").splitlines()
+    assert md[:3] == ["## coco evaluation", "", "```text"]
+    assert md[3:15] == coco.lines and md[15] == "```"
+    assert md[17] == "| field | value |"

@@ -111,8 +111,13 @@ def _md(text: str) -> str:
 
 
 def render_markdown(result: EvalResult) -> str:
-    """GitHub Markdown: a heading, a field/value table, a class table, warnings as a quote."""
+    """GitHub Markdown: a heading, the protocol's ``lines`` in a code block, a field/value table, a class
+    table, the warnings as quotes."""
     parts = [f"## {_md(result.protocol)} evaluation", ""]
+    if result.lines:
+        # The protocol's familiar rendering (e.g. pycocotools' twelve lines), verbatim.
+        fence = "~~~~" if any(line.lstrip().startswith("```") for line in result.lines) else "```"
+        parts += [fence + "text", *result.lines, fence, ""]
     parts += ["| field | value |", "|---|---|"]
     parts += [f"| {_md(k)} | {_md(_fmt(v, False))} |" for k, v in summary_fields(result)]
     cols, rows = class_rows(result)
