@@ -1,0 +1,250 @@
+"""Every number of FMP's evaluation notebook (seed 001) and of libfmp's recorded outputs (tests/data/fmp)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from deteval.core import precision_recall_f
+from deteval.mir import (
+    BoundarySpacingWarning,
+    boundaries_from_binary,
+    boundary_prf,
+    pairwise_prf,
+    pairwise_prf_labels,
+    set_prf,
+)
+
+FIXTURE = Path(__file__).parent / "data" / "fmp" / "fmp_expected.json"
+CASES = json.loads(FIXTURE.read_text(encoding="utf-8"))["cases"]
+
+
+def _cases(func: str) -> list[dict]:
+    return [c for c in CASES if c["func"] == func]
+
+
+def _ids(cases: list[dict]) -> list[str]:
+    return [c["name"] for c in cases]
+
+
+# ----------------------------------------------------------------------------------------------- sets
+SET_CASES = _cases("measure_prf_sets")
+
+
+def test_fixture_has_the_three_set_examples() -> None:
+    assert _ids(SET_CASES) == ["nb_example1", "nb_example2", "nb_example3"]
+
+
+@pytest.mark.parametrize("case", SET_CASES, ids=_ids(SET_CASES))
+def test_set_prf_matches_libfmp(case: dict) -> None:
+    r = set_prf(case["I_ref_pos"], case["I_est_pos"], case["I"])
+    exp = case["expected"]
+    assert (r.precision, r.recall, r.f) == (exp["P"], exp["R"], exp["F"])
+
+
+def test_set_prf_counts_of_example_2() -> None:
+    r = set_prf(range(7), [0, 1, 2, 7, 8, 9], range(10))
+    assert (r.tp, r.fp, r.fn) == (3, 3, 4)
+
+
+def test_set_prf_goes_through_the_core() -> None:
+    r = set_prf({"a", "b", "c"}, {"b", "c", "d", "e"})
+    assert (r.precision, r.recall, r.f) == tuple(precision_recall_f(2, 2, 1))
+
+
+def test_set_prf_rejects_items_outside_the_item_set() -> None:
+    from deteval.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="not in the item set"):
+        set_prf([0, 1], [0, 11], range(10))
+
+
+# ------------------------------------------------------------------------------------------- pairwise
+PAIR_CASES = _cases("evaluate_pairwise(compare_pairwise(X_ref), compare_pairwise(X_est))")
+
+
+def test_fixture_has_the_toy_and_three_brahms_cases() -> None:
+    assert _ids(PAIR_CASES) == [
+        "nb_toy",
+        "nb_brahms_coarse_vs_medium",
+        "nb_brahms_coarse_vs_fine",
+        "nb_brahms_medium_vs_fine",
+    ]
+
+
+@pytest.mark.parametrize("case", PAIR_CASES, ids=_ids(PAIR_CASES))
+def test_pairwise_from_frame_annotations_matches_libfmp(case: dict) -> None:
+    r = pairwise_prf(case["ann_ref"], case["ann_est"])  # frames: frame_rate=None
+    exp = case["expected"]
+    assert (r.tp, r.fn, r.fp) == (exp["num_TP"], exp["num_FN"], exp["num_FP"])
+    assert (r.precision, r.recall, r.f) == (exp["P"], exp["R"], exp["F"])
+    assert r.n_frames == len(case["X_ref"])
+    assert r.warnings == ()
+
+
+@pytest.mark.parametrize("case", PAIR_CASES, ids=_ids(PAIR_CASES))
+def test_pairwise_from_label_sequences_matches_libfmp(case: dict) -> None:
+    r = pairwise_prf_labels(case["X_ref"], case["X_est"])
+    exp = case["expected"]
+    assert (r.tp, r.fn, r.fp) == (exp["num_TP"], exp["num_FN"], exp["num_FP"])
+    assert (r.precision, r.recall, r.f) == (exp["P"], exp["R"], exp["F"])
+
+
+def test_seed_toy_numbers_as_printed() -> None:
+    r = pairwise_prf([[0, 4, "A"], [4, 7, "B"], [7, 10, "A"]],
+                     [[0, 1, "X"], [1, 3, "Y"], [3, 7, "Z"], [7, 9, "Y"], [9, 10, "X"]])
+    assert (r.tp, r.fn, r.fp) == (10, 14, 3)
+    assert (round(r.precision, 3), round(r.recall, 3), round(r.f, 3)) == (0.769, 0.417, 0.541)
+    # 24 of the 45 pairs are positive in the reference, 13 in the estimate
+    assert r.tp + r.fn == 24 and r.tp + r.fp == 13
+
+
+def test_seed_brahms_numbers_as_printed() -> None:
+    coarse = [[0, 16, "G major"], [16, 28, "G minor"], [28, 40, "G major"]]
+    medium = [[0, 4, "A"], [4, 8, "A"], [8, 12, "B"], [12, 16, "B"], [16, 27, "C"], [27, 32, "A"],
+              [32, 36, "B"], [36, 39, "B"], [39, 40, ""]]
+    fine = [[0, 2, "a"], [2, 4, "a"], [4, 6, "a"], [6, 8, "a"], [8, 10, "b"], [10, 12, "c"], [12, 13, "b"],
+            [13, 15, "c"], [15, 18, "d"], [18, 20, "d"], [20, 22, "e"], [22, 24, "e"], [24, 26, "e"],
+            [26, 28, "e"], [28, 30, "a"], [30, 32, "a"], [32, 34, "b"], [34, 36, "c"], [36, 37, "b"],
+            [37, 39, "c"], [39, 40, ""]]
+    printed = {
+        (0, 1): (226, 218, 12, 0.950, 0.509, 0.663),
+        (0, 2): (143, 301, 4, 0.973, 0.322, 0.484),
+        (1, 2): (136, 102, 11, 0.925, 0.571, 0.706),
+    }
+    anns = [coarse, medium, fine]
+    for (i, j), (tp, fn, fp, p, r, f) in printed.items():
+        res = pairwise_prf(anns[i], anns[j])
+        assert (res.tp, res.fn, res.fp) == (tp, fn, fp)
+        assert (round(res.precision, 3), round(res.recall, 3), round(res.f, 3)) == (p, r, f)
+
+
+def test_labels_are_compared_by_value_not_identity() -> None:
+    # FMP's compare_pairwise uses `is`: two equal strings built at run time are different objects.
+    a1 = "".join(["ver", "se"])
+    a2 = "".join(["ve", "rse"])
+    assert a1 == a2 and a1 is not a2
+    r = pairwise_prf_labels([a1, a2, "x"], ["e", "e", "f"])
+    assert (r.tp, r.fp, r.fn) == (1, 0, 0)
+
+
+def test_pairwise_without_positive_pairs_is_zero_not_a_division_error() -> None:
+    # Every estimated frame has its own label: no estimated positive pair. FMP divides by zero; mir_eval
+    # returns NaN; here P = 0 (the core's zero_division) and F = 0.
+    r = pairwise_prf_labels(list("AABB"), list("wxyz"))
+    assert (r.tp, r.fp, r.fn) == (0, 0, 2)
+    assert (r.precision, r.recall, r.f) == (0.0, 0.0, 0.0)
+
+
+# ------------------------------------------------------------------------------------------- boundary
+BOUNDARY_CASES = _cases("evaluate_boundary")
+LIBFMP_DOUBLE_COUNT = "edge_one_est_two_overlapping_windows"
+
+
+def test_fixture_boundary_cases() -> None:
+    assert _ids(BOUNDARY_CASES) == [
+        "nb_example_tau0",
+        "nb_example_tau1",
+        "nb_example_tau2",
+        "edge_three_est_in_one_window",
+        "edge_one_est_two_overlapping_windows",
+        "edge_window_clipped_at_ends",
+        "edge_no_est_in_any_window",
+    ]
+
+
+@pytest.mark.parametrize("case", BOUNDARY_CASES, ids=_ids(BOUNDARY_CASES))
+def test_fmp_rule_matches_libfmp(case: dict) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BoundarySpacingWarning)
+        r = boundary_prf(case["B_ref"], case["B_est"], case["tau"], rule="fmp", binary=True)
+        # the same from index lists
+        r2 = boundary_prf(
+            boundaries_from_binary(case["B_ref"]), boundaries_from_binary(case["B_est"]), case["tau"], rule="fmp"
+        )
+    exp = case["expected"]
+    assert r == r2
+    assert (r.precision, r.recall, r.f) == (exp["P"], exp["R"], exp["F"])
+    if case["name"] == LIBFMP_DOUBLE_COUNT:
+        # libfmp adds the estimates of each reference window, so the estimate at 4 (inside the windows of
+        # the references at 3 and 5) is counted twice: TP = 2 for one estimate. The text defines TP as
+        # the correct estimates: one. P, R and F agree (1, 1, 1).
+        assert (exp["num_TP"], exp["num_FN"], exp["num_FP"]) == (2, 0, 0)
+        assert (r.tp, r.fn, r.fp) == (1, 0, 0)
+    else:
+        assert (r.tp, r.fn, r.fp) == (exp["num_TP"], exp["num_FN"], exp["num_FP"])
+
+
+def test_fmp_rule_counts_each_estimate_once_where_libfmp_double_counts() -> None:
+    # Refs 3 and 5 share the estimate 4; the estimate 9 is out of reach. libfmp: TP 2, FP 1 → P = 2/3.
+    # Text: one of the two estimates is correct → P = 1/2; both references are in reach → R = 1.
+    r = boundary_prf([3, 5], [4, 9], 1, rule="fmp", warn=False)
+    assert (r.tp, r.fp, r.fn) == (1, 1, 0)
+    assert (r.precision, r.recall) == (0.5, 1.0)
+
+
+SEED_REF = [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0]
+SEED_EST = [0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0]
+
+
+@pytest.mark.parametrize(
+    ("tau", "counts", "prf"),
+    [
+        (0, (1, 3, 2), (1 / 4, 1 / 3, 2 / 7)),
+        (1, (2, 2, 1), (1 / 2, 2 / 3, 4 / 7)),
+        (2, (4, 0, 0), (1.0, 1.0, 1.0)),
+    ],
+)
+def test_seed_boundary_example(tau: int, counts: tuple, prf: tuple) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = boundary_prf(SEED_REF, SEED_EST, tau, rule="fmp", binary=True)
+    assert (r.tp, r.fp, r.fn) == counts
+    np.testing.assert_allclose([r.precision, r.recall, r.f], prf, rtol=0, atol=1e-15)
+    spacing = [w for w in caught if issubclass(w.category, BoundarySpacingWarning)]
+    if tau == 2:
+        # "when using tau = 2 ... the minimal distance condition is violated": the estimates 10, 14, 18 are
+        # 4 = 2*tau apart (the references 3, 10, 16 are not).
+        assert len(spacing) == 1 and len(r.warnings) == 1
+        assert "2 pair(s) of estimated boundaries" in r.warnings[0]
+    else:
+        assert spacing == [] and r.warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("tau", "counts"), [(0, (1, 3, 2)), (1, (2, 2, 1)), (2, (3, 1, 0))]
+)
+def test_seed_boundary_example_one_to_one(tau: int, counts: tuple) -> None:
+    # One-to-one: at tau = 2 the estimates 14 and 18 compete for the reference 16; one of them is an FP.
+    r = boundary_prf(SEED_REF, SEED_EST, tau, rule="one_to_one", binary=True, warn=False)
+    assert (r.tp, r.fp, r.fn) == counts
+
+
+def test_reference_spacing_warning() -> None:
+    with pytest.warns(BoundarySpacingWarning, match="reference boundaries"):
+        r = boundary_prf([1.0, 1.8, 10.0], [1.0], 0.5)
+    assert len(r.warnings) == 1
+
+
+# ------------------------------------------------------------------------------------- zero division
+PRF_RAISES = _cases("measure_prf")
+
+
+@pytest.mark.parametrize("case", PRF_RAISES, ids=_ids(PRF_RAISES))
+def test_libfmp_zero_division_cases_get_defined_values(case: dict) -> None:
+    # libfmp's measure_prf(TP, FN, FP) raises ZeroDivisionError; the core defines P (no estimate) and R (no
+    # reference) as 0, and F as 0.
+    assert case["raises"] == "ZeroDivisionError"
+    tp, fn, fp = case["args"]
+    assert tuple(precision_recall_f(tp, fp, fn)) == (0.0, 0.0, 0.0)
+
+
+def test_nothing_estimated() -> None:
+    r = set_prf([1, 2, 3], [])
+    assert (r.tp, r.fp, r.fn, r.precision, r.recall, r.f) == (0, 0, 3, 0.0, 0.0, 0.0)
+    b = boundary_prf([1.0, 3.0], [], 0.5)
+    assert (b.tp, b.fp, b.fn, b.precision, b.recall, b.f) == (0, 0, 2, 0.0, 0.0, 0.0)
