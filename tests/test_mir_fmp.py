@@ -163,9 +163,8 @@ def test_fmp_rule_matches_libfmp(case: dict) -> None:
         warnings.simplefilter("ignore", BoundarySpacingWarning)
         r = boundary_prf(case["B_ref"], case["B_est"], case["tau"], rule="fmp", binary=True)
         # the same from index lists
-        r2 = boundary_prf(
-            boundaries_from_binary(case["B_ref"]), boundaries_from_binary(case["B_est"]), case["tau"], rule="fmp"
-        )
+        ref_idx, est_idx = boundaries_from_binary(case["B_ref"]), boundaries_from_binary(case["B_est"])
+        r2 = boundary_prf(ref_idx, est_idx, case["tau"], rule="fmp")
     exp = case["expected"]
     assert r == r2
     assert (r.precision, r.recall, r.f) == (exp["P"], exp["R"], exp["F"])

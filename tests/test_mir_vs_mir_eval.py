@@ -124,7 +124,8 @@ def test_onset_f_measure_matches_mir_eval(seed: int) -> None:
         ref = np.sort(rng.uniform(0, 30, size=int(rng.integers(0, 200))))
         jitter = rng.normal(0, 0.04, size=ref.shape[0])
         keep = rng.random(ref.shape[0]) < 0.8
-        est = np.sort(np.abs(np.concatenate([(ref + jitter)[keep], rng.uniform(0, 30, size=int(rng.integers(0, 30)))])))
+        extra = rng.uniform(0, 30, size=int(rng.integers(0, 30)))
+        est = np.sort(np.abs(np.concatenate([(ref + jitter)[keep], extra])))
     window = 0.05 if seed % 2 == 0 else float(rng.uniform(0.01, 0.2))
     f, p, r = _quiet(mir_eval.onset.f_measure, ref, est, window=window)
     got = onset_prf(ref, est, window)
@@ -169,12 +170,15 @@ def test_pairwise_exact_grid_equals_mir_eval_off_grid(seed: int) -> None:
         cuts = np.sort(rng.choice(np.arange(1, n_frames), size=min(n, n_frames - 1), replace=False))
         cuts = (cuts + rng.uniform(0.1, 0.9, size=cuts.shape)) / frame_rate
         edges = np.concatenate([[0.0], cuts, [duration]])
-        return np.stack([edges[:-1], edges[1:]], axis=1), [labels[k] for k in rng.integers(0, len(labels), len(edges) - 1)]
+        labs = [labels[k] for k in rng.integers(0, len(labels), len(edges) - 1)]
+        return np.stack([edges[:-1], edges[1:]], axis=1), labs
 
     ref_iv, ref_lab = seg(int(rng.integers(1, 20)), "ABC")
     est_iv, est_lab = seg(int(rng.integers(1, 30)), "xyzw")
     with np.errstate(divide="ignore", invalid="ignore"):
-        expected = _quiet(mir_eval.segment.pairwise, ref_iv, ref_lab, est_iv, est_lab, frame_size=1.0 / frame_rate)
+        expected = _quiet(
+            mir_eval.segment.pairwise, ref_iv, ref_lab, est_iv, est_lab, frame_size=1.0 / frame_rate
+        )
     if not np.all(np.isfinite(expected)):
         pytest.skip("degenerate case: no positive pair")
     got = pairwise_prf(

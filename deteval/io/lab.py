@@ -96,35 +96,35 @@ def build_segments(
             f"starts, ends and labels differ in length ({s.shape[0]}, {e.shape[0]}, {lab.shape[0]})",
             file=source,
         )
+
+    def where(i: int) -> str | int:
+        return _record(record_kind, int(rec[i]))
+
     for name, col in (("start", s), ("end", e)):
         bad = np.flatnonzero(~np.isfinite(col))
         if bad.size:
             i = int(bad[0])
-            raise ValidationError(
-                f"{name} time is {col[i]!r}; times must be finite", file=source, record=_record(record_kind, int(rec[i]))
-            )
+            reason = f"{name} time is {float(col[i])!r}; times must be finite"
+            raise ValidationError(reason, file=source, record=where(i))
         bad = np.flatnonzero(col < 0)
         if bad.size:
             i = int(bad[0])
-            raise ValidationError(
-                f"{name} time {col[i]!r} is negative", file=source, record=_record(record_kind, int(rec[i]))
-            )
+            raise ValidationError(f"{name} time {float(col[i])!r} is negative", file=source, record=where(i))
     bad = np.flatnonzero(e < s)
     if bad.size:
         i = int(bad[0])
-        raise ValidationError(
-            f"end {e[i]!r} is before start {s[i]!r}", file=source, record=_record(record_kind, int(rec[i]))
-        )
+        reason = f"end {float(e[i])!r} is before start {float(s[i])!r}"
+        raise ValidationError(reason, file=source, record=where(i))
     order = np.lexsort((e, s))  # stable, by start then end (a zero-length segment sorts before its neighbour)
-    s, e, lab, rec = s[order], e[order], lab[order], rec[order]
+    s, e, lab, rec = s[order], e[order], lab[order], rec[order]  # `where` reads the sorted `rec` from here on
     bad = np.flatnonzero(s[1:] < e[:-1])
     if bad.size:
         i = int(bad[0]) + 1
         raise ValidationError(
-            f"segment [{s[i]!r}, {e[i]!r}] overlaps the segment [{s[i - 1]!r}, {e[i - 1]!r}] "
-            f"({_record(record_kind, int(rec[i - 1]))}); segments must not overlap",
+            f"segment [{float(s[i])!r}, {float(e[i])!r}] overlaps the segment "
+            f"[{float(s[i - 1])!r}, {float(e[i - 1])!r}] ({where(i - 1)}); segments must not overlap",
             file=source,
-            record=_record(record_kind, int(rec[i])),
+            record=where(i),
         )
     return Segments(s, e, lab, rec, source, record_kind)
 
@@ -133,7 +133,9 @@ def _parse_time(token: str, what: str, path: str, lineno: int) -> float:
     try:
         return float(token)
     except ValueError:
-        raise InputFormatError(f"{what} time {token!r} is not a number", file=path, record=f"line {lineno}") from None
+        raise InputFormatError(
+            f"{what} time {token!r} is not a number", file=path, record=f"line {lineno}"
+        ) from None
 
 
 def parse_lab(text: str, *, source: str = "<lab text>") -> Segments:
@@ -160,7 +162,9 @@ def parse_lab(text: str, *, source: str = "<lab text>") -> Segments:
         labels.append(fields[2].strip())
         lines.append(lineno)
     if not starts:
-        raise InputFormatError("no segments (the file is empty or holds only comments and blank lines)", file=source)
+        raise InputFormatError(
+            "no segments (the file is empty or holds only comments and blank lines)", file=source
+        )
     return build_segments(starts, ends, labels, records=lines, source=source, record_kind="line")
 
 
@@ -195,7 +199,8 @@ def segments_from_list(annotation: Any, *, source: str = "<annotation list>") ->
             raise InputFormatError(f"expected [start, end, label], got {seg!r}", file=source, record=i)
         times = []
         for what, value in (("start", seg[0]), ("end", seg[1])):
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            is_number = isinstance(value, (int, float, np.integer, np.floating))
+            if isinstance(value, (bool, np.bool_)) or not is_number:
                 raise InputFormatError(f"{what} time {value!r} is not a number", file=source, record=i)
             times.append(float(value))
         if any(math.isnan(t) for t in times):

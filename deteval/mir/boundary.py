@@ -104,7 +104,7 @@ def spacing_warnings(positions: np.ndarray, tau: float, name: str) -> list[str]:
         return []
     k = int(bad[np.argmin(d[bad])])
     return [
-        f"tau {tau:g}: {bad.size} pair(s) of {name} boundaries are at most 2*tau = {2 * tau:g} apart "
+        f"{bad.size} pair(s) of {name} boundaries are at most 2*tau = {2 * tau:g} apart "
         f"(closest: {positions[k]:g} and {positions[k + 1]:g}); one tolerance window can hold several "
         "boundaries (FMP's condition |b[k+1] - b[k]| > 2*tau does not hold)"
     ]
@@ -143,7 +143,8 @@ def boundary_prf(
     else:
         tp = int(match_one_to_one(ref, est, t)[0].shape[0])
         fp, fn = int(est.shape[0]) - tp, int(ref.shape[0]) - tp
-    messages = spacing_warnings(ref, t, "reference") + spacing_warnings(est, t, "estimated")
+    spacing = spacing_warnings(ref, t, "reference") + spacing_warnings(est, t, "estimated")
+    messages = [f"tau {t:g}: {m}" for m in spacing]
     if warn:
         for m in messages:
             _warnings.warn(m, BoundarySpacingWarning, stacklevel=2)

@@ -7,7 +7,7 @@ from typing import Any
 
 from deteval.errors import ConfigError
 from deteval.io.lab import as_segments
-from deteval.mir.boundary import RULES, Rule, boundary_prf, segment_boundaries
+from deteval.mir.boundary import RULES, Rule, boundary_prf, segment_boundaries, spacing_warnings
 from deteval.mir.pairwise import Grid, pairwise_prf
 from deteval.results import EvalResult
 
@@ -64,7 +64,8 @@ def evaluate_mir(
     for key, tau in zip(keys, values):
         res = boundary_prf(ref_b, est_b, tau, rule=rule, warn=False)
         boundary[key] = res.to_dict()
-        warnings.extend(f"boundary {w}" for w in res.warnings)
+        spacing = spacing_warnings(ref_b, tau, "reference") + spacing_warnings(est_b, tau, "estimated")
+        warnings.extend(f"boundary tau {key}: {w}" for w in spacing)
 
     unit = "frames" if frame_rate is None else "s"
     summary: dict[str, Any] = {

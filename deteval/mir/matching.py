@@ -32,14 +32,18 @@ from __future__ import annotations
 import numpy as np
 
 
-def reach_windows(ref_sorted: np.ndarray, est_sorted: np.ndarray, window: float) -> tuple[np.ndarray, np.ndarray]:
+def reach_windows(
+    ref_sorted: np.ndarray, est_sorted: np.ndarray, window: float
+) -> tuple[np.ndarray, np.ndarray]:
     """For each estimate j (sorted), the run ``[lo_j, hi_j)`` of sorted references in reach."""
     lo = np.searchsorted(ref_sorted, est_sorted - window, side="left")
     hi = np.searchsorted(ref_sorted, est_sorted + window, side="right")
     return lo, hi
 
 
-def match_one_to_one(ref_sorted: np.ndarray, est_sorted: np.ndarray, window: float) -> tuple[np.ndarray, np.ndarray]:
+def match_one_to_one(
+    ref_sorted: np.ndarray, est_sorted: np.ndarray, window: float
+) -> tuple[np.ndarray, np.ndarray]:
     """A maximum one-to-one matching within the window: (reference indices, estimate indices), sorted input.
 
     Both arrays must be sorted ascending. See the module docstring for the proof of maximality.

@@ -212,7 +212,8 @@ def pairwise_prf(
         )
     if est_gaps:
         warnings.append(
-            f"pairwise: {est_gaps} of {n} frames lie in no estimated segment; they share one 'unlabelled' label"
+            f"pairwise: {est_gaps} of {n} frames lie in no estimated segment; "
+            "they share one 'unlabelled' label"
         )
     n_est_own = _n_frames(est.duration, rate, grid)
     if n_est_own > n:
