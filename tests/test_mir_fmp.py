@@ -247,3 +247,41 @@ def test_nothing_estimated() -> None:
     assert (r.tp, r.fp, r.fn, r.precision, r.recall, r.f) == (0, 0, 3, 0.0, 0.0, 0.0)
     b = boundary_prf([1.0, 3.0], [], 0.5)
     assert (b.tp, b.fp, b.fn, b.precision, b.recall, b.f) == (0, 0, 2, 0.0, 0.0, 0.0)
+
+
+# ---------------------------------------------------------------------------------- frame sampling
+def test_exact_grid_counts_whole_frames_as_written() -> None:
+    # 2.3 * 10 is 22.999999999999996 in doubles; the exact grid counts the 23 frames the file means.
+    r = pairwise_prf([[0.0, 1.0, "A"], [1.0, 2.3, "B"]], [[0.0, 2.3, "x"]], frame_rate=10)
+    assert r.n_frames == 23
+    assert (r.tp, r.fp, r.fn) == (45 + 78, 253 - 123, 0)
+    m = pairwise_prf([[0.0, 1.0, "A"], [1.0, 2.3, "B"]], [[0.0, 2.3, "x"]], frame_rate=10, grid="mir_eval")
+    assert m.n_frames == 22  # mir_eval: floor(2.3 / 0.1) = 22
+
+
+def test_frame_on_a_shared_boundary_belongs_to_the_later_segment() -> None:
+    r = pairwise_prf([[0, 2, "A"], [2, 4, "B"]], [[0, 3, "x"], [3, 4, "y"]])
+    # frames 0,1 → A; 2,3 → B. est: 0,1,2 → x; 3 → y
+    assert (r.tp, r.fp, r.fn) == (1 + 0, 3 - 1, 2 - 1)
+
+
+def test_estimate_longer_or_shorter_than_reference_is_reported() -> None:
+    longer = pairwise_prf([[0, 10, "A"]], [[0, 12, "x"]])
+    assert longer.n_frames == 10 and (longer.tp, longer.fp, longer.fn) == (45, 0, 0)
+    assert any("2 frame(s) are not evaluated" in w for w in longer.warnings)
+    shorter = pairwise_prf([[0, 10, "A"]], [[0, 8, "x"]])
+    # as in mir_eval, a segment's end time is inside it when no segment starts there: frame 8 (t = 8) is x
+    assert (shorter.tp, shorter.fp, shorter.fn) == (36, 0, 45 - 36)
+    assert any("1 of 10 frames lie in no estimated segment" in w for w in shorter.warnings)
+
+
+def test_reference_gap_is_reported() -> None:
+    r = pairwise_prf([[0, 4, "A"], [6, 10, "A"]], [[0, 10, "x"]])
+    # frames 0-4 and 6-9 are A (t = 4 is inside [0, 4]), frame 5 is unlabelled
+    assert any("1 of 10 reference frames lie in no reference segment" in w for w in r.warnings)
+    assert (r.tp, r.fp, r.fn) == (36, 45 - 36, 0)
+
+
+def test_zero_length_segment_holds_no_frame() -> None:
+    r = pairwise_prf([[0, 2, "A"], [2, 2, "Z"], [2, 4, "A"]], [[0, 4, "x"]])
+    assert (r.tp, r.fp, r.fn, r.n_frames) == (6, 0, 0, 4)

@@ -209,3 +209,27 @@ def test_segment_boundaries_match_mir_eval() -> None:
     iv[3, 0] = iv[2, 1] + 4e-6  # a gap below 1e-5 s: rounded to one boundary
     seg = build_segments(iv[:, 0], iv[:, 1], lab)
     np.testing.assert_array_equal(segment_boundaries(seg), mir_eval.util.intervals_to_boundaries(iv))
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_pairwise_with_gaps_matches_mir_eval(seed: int) -> None:
+    # Frames in no segment share one label in mir_eval (None); here too, and they are reported.
+    rng = np.random.default_rng(60_000 + seed)
+    duration = float(rng.uniform(20, 120))
+    ref_iv, ref_lab = random_segmentation(rng, duration, int(rng.integers(3, 15)), "ABC")
+    est_iv, est_lab = random_segmentation(rng, duration, int(rng.integers(3, 15)), "xyz")
+    drop = int(rng.integers(1, len(est_iv) - 1))  # remove an inner segment: a gap
+    est_iv = np.delete(est_iv, drop, axis=0)
+    del est_lab[drop]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = _quiet(mir_eval.segment.pairwise, ref_iv, ref_lab, est_iv, est_lab, frame_size=0.1)
+    if not np.all(np.isfinite(expected)):
+        pytest.skip("degenerate case: no positive pair")
+    got = pairwise_prf(
+        build_segments(ref_iv[:, 0], ref_iv[:, 1], ref_lab),
+        build_segments(est_iv[:, 0], est_iv[:, 1], est_lab),
+        frame_rate=10,
+        grid="mir_eval",
+    )
+    assert (got.precision, got.recall, got.f) == expected
+    assert all("lie in no estimated segment" in w for w in got.warnings)  # none if the gap holds no frame
