@@ -111,3 +111,12 @@ def test_evaluate_mir_api_with_annotation_lists() -> None:
     # boundaries: ref {0, 4, 7, 10}, est {0, 1, 3, 7, 9, 10}
     assert (d["boundary"]["0"]["tp"], d["boundary"]["0"]["fp"], d["boundary"]["0"]["fn"]) == (3, 3, 1)
     assert (d["boundary"]["1"]["tp"], d["boundary"]["1"]["fp"], d["boundary"]["1"]["fn"]) == (6, 0, 0)
+
+
+def test_presets(capsys) -> None:
+    doc = _json(capsys, "--config", "mir_eval_segment")
+    assert (doc["rule"], doc["grid"], doc["frame_rate"], list(doc["boundary"])) == (
+        "one_to_one", "mir_eval", 10.0, ["0.5", "3.0"])
+    doc = _json(capsys, "--config", "fmp_boundary", "--tau", "3.0")
+    assert doc["rule"] == "fmp" and list(doc["boundary"]) == ["3.0"]  # the flag wins over the default
+    assert (doc["boundary"]["3.0"]["tp"], doc["boundary"]["3.0"]["fn"]) == (9, 1)
