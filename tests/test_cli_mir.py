@@ -120,3 +120,17 @@ def test_presets(capsys) -> None:
     doc = _json(capsys, "--config", "fmp_boundary", "--tau", "3.0")
     assert doc["rule"] == "fmp" and list(doc["boundary"]) == ["3.0"]  # the flag wins over the default
     assert (doc["boundary"]["3.0"]["tp"], doc["boundary"]["3.0"]["fn"]) == (9, 1)
+
+
+def test_only_table_and_json_formats(capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["mir", REF, EST, "--format", "csv"])
+    assert info.value.code == 2
+    assert "invalid choice: 'csv'" in capsys.readouterr().err
+
+
+def test_output_file(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "r.json"
+    assert main(["mir", REF, EST, "--format", "json", "--output", str(out)]) == 0
+    assert capsys.readouterr().out == ""
+    assert json.loads(out.read_text(encoding="utf-8"))["protocol"] == "mir"

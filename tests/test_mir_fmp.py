@@ -285,3 +285,15 @@ def test_reference_gap_is_reported() -> None:
 def test_zero_length_segment_holds_no_frame() -> None:
     r = pairwise_prf([[0, 2, "A"], [2, 2, "Z"], [2, 4, "A"]], [[0, 4, "x"]])
     assert (r.tp, r.fp, r.fn, r.n_frames) == (6, 0, 0, 4)
+
+
+def test_trim_needs_segment_annotations() -> None:
+    from deteval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="trim applies to segment annotations"):
+        boundary_prf([1.0, 2.0], [1.0], 0.5, trim=True)
+
+
+def test_tuple_labels_are_kept_whole() -> None:
+    r = pairwise_prf([[0, 2, ("A", 1)], [2, 4, ("A", 1)]], [[0, 4, "x"]])
+    assert (r.tp, r.fp, r.fn) == (6, 0, 0)

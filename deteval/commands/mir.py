@@ -112,5 +112,7 @@ def register(sub: Any) -> None:
         help="compare labels case-insensitively (mir_eval lower-cases labels)",
     )
     p.add_argument("--config", metavar="PRESET", help="a preset name or TOML file providing these options")
-    add_output_args(p)
+    # The results are nested (pairwise, one block per tolerance): table and JSON carry them all; the
+    # flat CSV and Markdown renderers would show only the scalar fields.
+    add_output_args(p, formats=("table", "json"))
     p.set_defaults(func=run, _parser=p)

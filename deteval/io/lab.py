@@ -88,8 +88,10 @@ def build_segments(
         e = np.asarray(ends, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError) as exc:
         raise InputFormatError(f"segment times must be numbers ({exc})", file=source) from None
-    lab = np.empty(len(labels), dtype=object)
-    lab[:] = list(labels)
+    label_list = list(labels)
+    lab = np.empty(len(label_list), dtype=object)
+    for i, value in enumerate(label_list):  # item by item: a tuple label must not become a 2-D array
+        lab[i] = value
     rec = np.arange(s.shape[0], dtype=np.int64) if records is None else np.asarray(records, dtype=np.int64)
     if not (s.shape == e.shape == lab.shape == rec.shape):
         raise InputFormatError(

@@ -136,6 +136,8 @@ def boundary_prf(
     if rule not in RULES:
         raise ConfigError(f"unknown boundary rule {rule!r}; choose one of {', '.join(RULES)}")
     t = _check_tau(tau)
+    if trim and not (isinstance(reference, Segments) and isinstance(estimate, Segments)):
+        raise ConfigError("trim applies to segment annotations; drop the first and last positions yourself")
     ref = _positions(reference, "reference", binary, trim)
     est = _positions(estimate, "estimate", binary, trim)
     if rule == "fmp":

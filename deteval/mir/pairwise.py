@@ -11,7 +11,8 @@ counts come from the label histograms of φ_ref and φ_est and from their contin
 of label pairs). An hour of audio at 100 frames per second (360 000 frames) costs a few milliseconds.
 
 Sampling segments into frames (mir_eval's ``intervals_to_samples``): frame k sits at time t_k; it takes
-the label of the segment with start ≤ t_k ≤ end, and of the later segment on a shared boundary. The number
+the label of the segment with start ≤ t_k ≤ end, and of the later segment on a shared boundary (so the end
+time of a segment followed by a gap, or by nothing, is inside it, as in mir_eval). The number
 of frames is the number of whole frames in the reference, N = ⌊T_ref · frame_rate⌋ (T_ref = the end of the
 last reference segment); the estimate is sampled on the same grid. Frames that no segment covers (gaps,
 an estimate that stops early) share one 'unlabelled' label, as they do in mir_eval (its ``None`` label);
