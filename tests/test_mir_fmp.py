@@ -297,3 +297,12 @@ def test_trim_needs_segment_annotations() -> None:
 def test_tuple_labels_are_kept_whole() -> None:
     r = pairwise_prf([[0, 2, ("A", 1)], [2, 4, ("A", 1)]], [[0, 4, "x"]])
     assert (r.tp, r.fp, r.fn) == (6, 0, 0)
+
+
+def test_binary_arrays_must_have_one_length() -> None:
+    from deteval.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="one length"):
+        boundary_prf([0, 1, 0], [0, 1], 1, binary=True)
+    with pytest.raises(ValidationError, match="only 0 and 1"):
+        boundary_prf([0, 2, 0], [0, 1, 0], 1, binary=True)

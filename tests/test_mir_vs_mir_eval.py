@@ -233,3 +233,13 @@ def test_pairwise_with_gaps_matches_mir_eval(seed: int) -> None:
     )
     assert (got.precision, got.recall, got.f) == expected
     assert all("lie in no estimated segment" in w for w in got.warnings)  # none if the gap holds no frame
+
+
+def test_onsets_with_duplicates_and_any_order() -> None:
+    rng = np.random.default_rng(99)
+    ref = np.sort(np.round(rng.uniform(0, 5, 60), 2))  # rounding makes duplicates
+    est = np.sort(np.round(ref + rng.normal(0, 0.03, 60), 2))
+    assert np.any(np.diff(ref) == 0) and np.any(np.diff(est) == 0)
+    f, p, r = _quiet(mir_eval.onset.f_measure, ref, est)
+    got = onset_prf(ref[::-1], rng.permutation(est))
+    assert (got.f, got.precision, got.recall) == (f, p, r)

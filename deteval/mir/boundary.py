@@ -138,6 +138,11 @@ def boundary_prf(
     t = _check_tau(tau)
     if trim and not (isinstance(reference, Segments) and isinstance(estimate, Segments)):
         raise ConfigError("trim applies to segment annotations; drop the first and last positions yourself")
+    if binary and np.shape(reference) != np.shape(estimate):
+        raise ValidationError(
+            f"binary boundary arrays index the same frames and must have one length "
+            f"(reference {np.shape(reference)}, estimate {np.shape(estimate)})"
+        )
     ref = _positions(reference, "reference", binary, trim)
     est = _positions(estimate, "estimate", binary, trim)
     if rule == "fmp":
