@@ -306,3 +306,23 @@ def test_binary_arrays_must_have_one_length() -> None:
         boundary_prf([0, 1, 0], [0, 1], 1, binary=True)
     with pytest.raises(ValidationError, match="only 0 and 1"):
         boundary_prf([0, 2, 0], [0, 1, 0], 1, binary=True)
+
+
+def test_frame_size_or_frame_rate() -> None:
+    from deteval.errors import ConfigError
+    from deteval.mir import frame_times
+
+    ref, est = [[0.0, 1.0, "A"], [1.0, 2.0, "B"]], [[0.0, 2.0, "x"]]
+    by_rate = pairwise_prf(ref, est, frame_rate=4)
+    by_size = pairwise_prf(ref, est, frame_size=0.25)
+    assert by_rate == by_size and by_rate.n_frames == 8
+    np.testing.assert_array_equal(frame_times(4, 4.0), [0.0, 0.25, 0.5, 0.75])
+    # mir_eval's grid is float32: t_2 = float32(2) * float32(0.1) = 0.20000000298023224, not 0.2
+    mir_grid = frame_times(3, frame_size=0.1, grid="mir_eval")
+    assert mir_grid.tolist() == [0.0, 0.10000000149011612, 0.20000000298023224]
+    with pytest.raises(ConfigError, match="not both"):
+        pairwise_prf(ref, est, frame_rate=4, frame_size=0.25)
+    with pytest.raises(ConfigError, match="frame size must be a positive number"):
+        pairwise_prf(ref, est, frame_size=0)
+    with pytest.raises(ConfigError, match="unknown grid"):
+        pairwise_prf(ref, est, frame_rate=4, grid="fast")

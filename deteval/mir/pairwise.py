@@ -132,18 +132,30 @@ def pairwise_prf_labels(
     return PairwiseResult(**base.__dict__, n_frames=int(ref.shape[0]))
 
 
-def _n_frames(duration: float, frame_rate: float, grid: str) -> int:
+def _n_frames(duration: float, rate: float | None, size: float | None, grid: str) -> int:
     if grid == "mir_eval":
-        return int(np.floor(duration / (1.0 / frame_rate)))
-    return int(np.floor(np.round(duration * frame_rate, 9)))
+        return int(np.floor(duration / (size if size is not None else 1.0 / rate)))
+    x = duration * rate if rate is not None else duration / size
+    return int(np.floor(np.round(x, 9)))
 
 
-def frame_times(n_frames: int, frame_rate: float, grid: Grid = "exact") -> np.ndarray:
-    """Times (float64) of frames 0..n_frames−1 on the chosen grid (see the module docstring)."""
+def frame_times(
+    n_frames: int, frame_rate: float | None = None, grid: Grid = "exact", *, frame_size: float | None = None
+) -> np.ndarray:
+    """Times (float64) of frames 0..n_frames−1 on the chosen grid (see the module docstring).
+
+    Give ``frame_rate`` (t_k = k / frame_rate) or ``frame_size`` (t_k = k · frame_size); on the
+    ``"mir_eval"`` grid a rate becomes the size 1 / frame_rate.
+    """
+    if (frame_rate is None) == (frame_size is None):
+        raise ConfigError("give exactly one of frame_rate and frame_size")
     if grid == "mir_eval":
+        size = frame_size if frame_size is not None else 1.0 / frame_rate
         # Same expression as mir_eval.util.intervals_to_samples, so the same float32 rounding.
-        return (np.arange(n_frames, dtype=np.float32) * (1.0 / frame_rate)).astype(np.float64)
-    return np.arange(n_frames, dtype=np.float64) / frame_rate
+        return (np.arange(n_frames, dtype=np.float32) * size).astype(np.float64)
+    if frame_rate is not None:
+        return np.arange(n_frames, dtype=np.float64) / frame_rate
+    return np.arange(n_frames, dtype=np.float64) * frame_size
 
 
 def sample_segments(
@@ -165,15 +177,23 @@ def sample_segments(
     return out, int(times.size - np.count_nonzero(covered))
 
 
-def _check_rate(frame_rate: float | None, grid: str) -> float:
+def _check_grid(
+    frame_rate: float | None, frame_size: float | None, grid: str
+) -> tuple[float | None, float | None]:
     if grid not in GRIDS:
         raise ConfigError(f"unknown grid {grid!r}; choose one of {', '.join(GRIDS)}")
-    if frame_rate is None:
-        return 1.0
-    rate = float(frame_rate)
-    if not np.isfinite(rate) or rate <= 0:
-        raise ConfigError(f"frame rate must be a positive number, got {frame_rate!r}")
-    return rate
+    if frame_rate is not None and frame_size is not None:
+        raise ConfigError("give frame_rate or frame_size, not both")
+    if frame_rate is None and frame_size is None:
+        return 1.0, None  # times are frame indices
+    name, value = ("frame rate", frame_rate) if frame_rate is not None else ("frame size", frame_size)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = float("nan")
+    if not np.isfinite(v) or v <= 0:
+        raise ConfigError(f"{name} must be a positive number, got {value!r}")
+    return (v, None) if frame_rate is not None else (None, v)
 
 
 def pairwise_prf(
@@ -181,6 +201,7 @@ def pairwise_prf(
     estimate: Any,
     *,
     frame_rate: float | None = None,
+    frame_size: float | None = None,
     grid: Grid = "exact",
     beta: float = 1.0,
     case_sensitive: bool = True,
@@ -188,21 +209,22 @@ def pairwise_prf(
     """Pairwise frame-label P/R/F of two segment annotations.
 
     ``reference``/``estimate``: :class:`~deteval.io.lab.Segments`, a ``.lab`` path or ``[[start, end,
-    label], ...]``. ``frame_rate=None``: times are frame indices; otherwise seconds sampled at
-    ``frame_rate`` frames per second (mir_eval's ``frame_size`` is 1 / frame_rate). Frames and the
-    unlabelled-frame rule are described in the module docstring.
+    label], ...]``. Neither ``frame_rate`` nor ``frame_size``: times are frame indices; otherwise seconds
+    sampled at ``frame_rate`` frames per second or every ``frame_size`` seconds (mir_eval's parameter; with
+    ``grid="mir_eval"`` give the same ``frame_size`` as to mir_eval, since 1 / (1 / x) need not be x).
+    Frames and the unlabelled-frame rule are described in the module docstring.
 
     >>> r = pairwise_prf([[0, 4, "A"], [4, 7, "B"], [7, 10, "A"]],
     ...                  [[0, 1, "X"], [1, 3, "Y"], [3, 7, "Z"], [7, 9, "Y"], [9, 10, "X"]])
     >>> r.tp, r.fp, r.fn, r.n_frames
     (10, 3, 14, 10)
     """
-    rate = _check_rate(frame_rate, grid)
+    rate, size = _check_grid(frame_rate, frame_size, grid)
     ref = as_segments(reference, source="<reference>")
     est = as_segments(estimate, source="<estimate>")
-    unit = "frames" if frame_rate is None else "s"
-    n = _n_frames(ref.duration, rate, grid)
-    times = frame_times(n, rate, grid)
+    unit = "frames" if frame_rate is None and frame_size is None else "s"
+    n = _n_frames(ref.duration, rate, size, grid)
+    times = frame_times(n, rate, grid, frame_size=size)
     ref_codes, ref_gaps = sample_segments(ref, times, case_sensitive=case_sensitive)
     est_codes, est_gaps = sample_segments(est, times, case_sensitive=case_sensitive)
     warnings: list[str] = []
@@ -216,7 +238,7 @@ def pairwise_prf(
             f"pairwise: {est_gaps} of {n} frames lie in no estimated segment; "
             "they share one 'unlabelled' label"
         )
-    n_est_own = _n_frames(est.duration, rate, grid)
+    n_est_own = _n_frames(est.duration, rate, size, grid)
     if n_est_own > n:
         warnings.append(
             f"pairwise: the estimate ends at {est.duration:g} {unit}, after the reference "
