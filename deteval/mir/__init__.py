@@ -7,9 +7,16 @@
 * :func:`onset_prf`: event P/R/F with one-to-one matching (mir_eval.onset.f_measure).
 * :func:`evaluate_mir`: all of the above for a reference/estimate pair → :class:`~deteval.results.EvalResult`.
 
-Segment annotations are read by :func:`deteval.io.lab.load_lab`.
+Segment annotations are read by :func:`deteval.io.lab.load_lab` (re-exported here with
+:class:`~deteval.io.lab.Segments` and :func:`~deteval.io.lab.segments_from_list`).
+
+Where the references disagree or fail: FMP compares labels by identity and divides by zero on empty
+estimates, and libfmp's boundary code counts an estimate once per reference window; mir_eval lower-cases
+labels, samples frames on a float32 grid and returns NaN when no pair is positive. Each module docstring
+says which behaviour is followed, which is offered as an option, and what is returned instead.
 """
 
+from deteval.io.lab import Segments, load_lab, segments_from_list
 from deteval.mir.boundary import (
     RULES,
     BoundarySpacingWarning,
@@ -27,17 +34,20 @@ from deteval.mir.sets import set_prf
 __all__ = [
     "RULES",
     "BoundarySpacingWarning",
+    "Segments",
     "PRFCounts",
     "PairwiseResult",
     "boundaries_from_binary",
     "boundary_prf",
     "evaluate_mir",
     "frame_times",
+    "load_lab",
     "match_one_to_one",
     "onset_prf",
     "pair_counts",
     "pairwise_prf",
     "pairwise_prf_labels",
     "segment_boundaries",
+    "segments_from_list",
     "set_prf",
 ]
