@@ -1,1 +1,53 @@
-"""MIR measures on the core: set, pairwise frame-label and boundary P/R/F."""
+"""Music information retrieval measures on the P/R/F core (FMP, Section 4.5; mir_eval).
+
+* :func:`set_prf`: P/R/F of an estimated positive item set.
+* :func:`pairwise_prf` / :func:`pairwise_prf_labels`: pairwise frame-label P/R/F of segment annotations
+  or label sequences, counted from the label contingency table.
+* :func:`boundary_prf`: boundary P/R/F with tolerance τ under the ``fmp`` or ``one_to_one`` rule.
+* :func:`onset_prf`: event P/R/F with one-to-one matching (mir_eval.onset.f_measure).
+* :func:`evaluate_mir`: all of the above for a reference/estimate pair → :class:`~deteval.results.EvalResult`.
+
+Segment annotations are read by :func:`deteval.io.lab.load_lab` (re-exported here with
+:class:`~deteval.io.lab.Segments` and :func:`~deteval.io.lab.segments_from_list`).
+
+Where the references disagree or fail: FMP compares labels by identity and divides by zero on empty
+estimates, and libfmp's boundary code counts an estimate once per reference window; mir_eval lower-cases
+labels, samples frames on a float32 grid and returns NaN when no pair is positive. Each module docstring
+says which behaviour is followed, which is offered as an option, and what is returned instead.
+"""
+
+from deteval.io.lab import Segments, load_lab, segments_from_list
+from deteval.mir.boundary import (
+    RULES,
+    BoundarySpacingWarning,
+    boundaries_from_binary,
+    boundary_prf,
+    onset_prf,
+    segment_boundaries,
+)
+from deteval.mir.counts import PRFCounts
+from deteval.mir.evaluate import evaluate_mir
+from deteval.mir.matching import match_one_to_one
+from deteval.mir.pairwise import PairwiseResult, frame_times, pair_counts, pairwise_prf, pairwise_prf_labels
+from deteval.mir.sets import set_prf
+
+__all__ = [
+    "RULES",
+    "BoundarySpacingWarning",
+    "Segments",
+    "PRFCounts",
+    "PairwiseResult",
+    "boundaries_from_binary",
+    "boundary_prf",
+    "evaluate_mir",
+    "frame_times",
+    "load_lab",
+    "match_one_to_one",
+    "onset_prf",
+    "pair_counts",
+    "pairwise_prf",
+    "pairwise_prf_labels",
+    "segment_boundaries",
+    "segments_from_list",
+    "set_prf",
+]

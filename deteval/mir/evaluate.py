@@ -1,0 +1,106 @@
+"""One call for a structure annotation pair: pairwise frame-label P/R/F and boundary P/R/F per tolerance."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from deteval.errors import ConfigError
+from deteval.io.lab import as_segments
+from deteval.mir.boundary import RULES, Rule, boundary_prf, segment_boundaries, spacing_warnings
+from deteval.mir.pairwise import Grid, pairwise_prf
+from deteval.results import EvalResult
+
+DEFAULT_TAUS: tuple[str, ...] = ("0.5", "3.0")
+
+
+def _tau_key(tau: float | str) -> str:
+    return tau.strip() if isinstance(tau, str) else str(tau)
+
+
+def evaluate_mir(
+    reference: Any,
+    estimate: Any,
+    *,
+    taus: Sequence[float | str] = DEFAULT_TAUS,
+    rule: Rule = "one_to_one",
+    frame_rate: float | None = 10.0,
+    grid: Grid = "exact",
+    trim: bool = False,
+    case_sensitive: bool = True,
+) -> EvalResult:
+    """Pairwise and boundary P/R/F of an estimated structure annotation against a reference.
+
+    ``reference``/``estimate``: ``.lab`` paths, :class:`~deteval.io.lab.Segments` or ``[[start, end,
+    label], ...]``. ``taus`` are boundary tolerances (seconds, or frames when ``frame_rate`` is None); each
+    keys the ``boundary`` block by its text as given (``"0.5"``, ``"3.0"``). ``frame_rate`` samples the
+    pairwise measure (mir_eval's default frame size 0.1 s is 10 frames/s). The JSON document is::
+
+        {"protocol": "mir", "rule": ..., "pairwise": {"precision", "recall", "f", "tp", "fp", "fn",
+         "n_frames"}, "boundary": {"0.5": {"precision", "recall", "f", "tp", "fp", "fn"}, ...}, ...}
+
+    Boundary spacing problems (FMP's 2τ condition) and unlabelled frames go to ``warnings``.
+    """
+    if rule not in RULES:
+        raise ConfigError(f"unknown boundary rule {rule!r}; choose one of {', '.join(RULES)}")
+    if not taus:
+        raise ConfigError("give at least one boundary tolerance")
+    keys = [_tau_key(t) for t in taus]
+    dup = sorted({k for k in keys if keys.count(k) > 1})
+    if dup:
+        raise ConfigError(f"tolerance given twice: {', '.join(dup)}")
+    try:
+        values = [float(t) for t in taus]
+    except (TypeError, ValueError):
+        raise ConfigError(f"tolerances must be numbers, got {list(taus)!r}") from None
+    ref = as_segments(reference, source="<reference>")
+    est = as_segments(estimate, source="<estimate>")
+
+    pw = pairwise_prf(ref, est, frame_rate=frame_rate, grid=grid, case_sensitive=case_sensitive)
+    warnings = list(pw.warnings)
+    ref_b = segment_boundaries(ref, trim=trim)
+    est_b = segment_boundaries(est, trim=trim)
+    boundary: dict[str, dict[str, Any]] = {}
+    for key, tau in zip(keys, values):
+        res = boundary_prf(ref_b, est_b, tau, rule=rule, warn=False)
+        boundary[key] = res.to_dict()
+        spacing = spacing_warnings(ref_b, tau, "reference") + spacing_warnings(est_b, tau, "estimated")
+        warnings.extend(f"boundary tau {key}: {w}" for w in spacing)
+
+    unit = "frames" if frame_rate is None else "s"
+    summary: dict[str, Any] = {
+        "rule": rule,
+        "reference": ref.source,
+        "estimate": est.source,
+        "frame_rate": frame_rate,
+        "grid": grid,
+        "trim": trim,
+        "n_reference_segments": len(ref),
+        "n_estimated_segments": len(est),
+        "n_reference_boundaries": int(ref_b.shape[0]),
+        "n_estimated_boundaries": int(est_b.shape[0]),
+        "pairwise": pw.to_dict(),
+        "boundary": boundary,
+    }
+    rate = "frame indices" if frame_rate is None else f"{frame_rate:g} frames/s"
+    lines = [
+        f"reference: {ref.source}  ({len(ref)} segments, {ref_b.shape[0]} boundaries, "
+        f"ends at {ref.duration:g} {unit})",
+        f"estimate:  {est.source}  ({len(est)} segments, {est_b.shape[0]} boundaries, "
+        f"ends at {est.duration:g} {unit})",
+        "",
+        f"pairwise frame-label ({rate}, {pw.n_frames} frames)",
+        f"  precision {pw.precision:.4f}  recall {pw.recall:.4f}  F {pw.f:.4f}   "
+        f"(pairs: TP {pw.tp}  FP {pw.fp}  FN {pw.fn})",
+        "",
+        f"boundary detection (rule {rule}{', trimmed' if trim else ''})",
+    ]
+    width = max(len("tau"), *(len(k) for k in keys))
+    lines.append(f"  {'tau'.rjust(width)}  precision  recall       F    TP    FP    FN")
+    for key in keys:
+        b = boundary[key]
+        lines.append(
+            f"  {key.rjust(width)}  {b['precision']:9.4f}  {b['recall']:6.4f}  {b['f']:6.4f}"
+            f"  {b['tp']:4d}  {b['fp']:4d}  {b['fn']:4d}"
+        )
+    return EvalResult(protocol="mir", summary=summary, warnings=warnings, lines=lines)
