@@ -134,3 +134,14 @@ def test_output_file(tmp_path: Path, capsys) -> None:
     assert main(["mir", REF, EST, "--format", "json", "--output", str(out)]) == 0
     assert capsys.readouterr().out == ""
     assert json.loads(out.read_text(encoding="utf-8"))["protocol"] == "mir"
+
+
+def test_csv_and_markdown_carry_the_nested_numbers(capsys) -> None:
+    doc = _json(capsys, "--tau", "0.5")
+    assert main(["mir", REF, EST, "--tau", "0.5", "--format", "csv"]) == 0
+    rows = dict(line.split(",", 1) for line in capsys.readouterr().out.splitlines() if "," in line)
+    assert float(rows["pairwise.f"]) == doc["pairwise"]["f"]
+    assert float(rows["boundary.0.5.recall"]) == doc["boundary"]["0.5"]["recall"]
+    assert main(["mir", REF, EST, "--tau", "0.5", "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert f"| boundary.0.5.f | {doc['boundary']['0.5']['f']:.4f} |" in md
