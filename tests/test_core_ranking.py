@@ -100,3 +100,15 @@ def test_prf_zero_denominators():
     p, r, f = precision_recall_f(np.array([1, 0]), np.array([1, 0]), np.array([0, 0]))
     assert p.tolist() == [0.5, 0.0] and r.tolist() == [1.0, 0.0] and f.tolist() == [2 / 3, 0.0]
     assert precision_recall_f(1, 1, 3, beta=2).f == pytest.approx(5 * 0.5 * 0.25 / (4 * 0.5 + 0.25))
+
+
+def test_prf_scalar_path_equals_array_path():
+    rng = np.random.default_rng(3)
+    counts = rng.integers(0, 20, size=(500, 3))
+    p, r, f = precision_recall_f(counts[:, 0], counts[:, 1], counts[:, 2], beta=0.5)
+    for i, (tp, fp, fn) in enumerate(counts.tolist()):
+        assert precision_recall_f(tp, fp, fn, beta=0.5) == (p[i], r[i], f[i])
+    with pytest.raises(ValidationError):
+        precision_recall_f(-1, 0, 0)
+    with pytest.raises(ValidationError):
+        precision_recall_f(1.0, float("nan"), 0)
