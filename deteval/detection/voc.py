@@ -402,8 +402,9 @@ def evaluate_voc(
     (all-point, VOCap.m). mAP is the mean AP over the classes with npos > 0; classes without non-difficult
     ground truth are reported with ``ap = None`` and left out of the mean (with a warning).
 
-    ``classes`` picks the evaluated classes, in that order (default: every class that has a ground-truth
-    object or a detection, sorted by name; the 20 VOC classes sort into the devkit's order). Detections
+    ``classes`` picks the evaluated classes, in that order (default: every class named by ``gt.classes``,
+    then those only ``dets.classes`` names; the loaders sort names, so the 20 VOC classes come in the
+    devkit's order). A class without non-difficult ground truth is reported, not averaged. Detections
     refer to images by name: ``dets.images`` is mapped onto ``gt.images`` and an unknown one raises.
     Returns an :class:`EvalResult` (protocol ``"voc"``) with a PR curve per class in ``curves``.
     """
@@ -428,8 +429,7 @@ def evaluate_voc(
         det_image = imap[det_image] if det_image.size else det_image
 
     if classes is None:
-        present = np.union1d(np.unique(gt.label), np.unique(det_label)).astype(np.int64)
-        selected = sorted(all_classes[i] for i in present.tolist())
+        selected = list(all_classes)
     else:
         selected = list(dict.fromkeys(str(c) for c in classes))
     for c in selected:
