@@ -29,6 +29,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -112,29 +113,37 @@ def read_image_set(path: PathLike) -> list[str]:
     return ids
 
 
+def _children(elem: ET.Element) -> dict[str, ET.Element]:
+    """Direct children by tag, the first of each tag winning (as ``find`` does), in one pass."""
+    out: dict[str, ET.Element] = {}
+    for child in elem:
+        out.setdefault(child.tag, child)
+    return out
+
+
 def _text(elem: ET.Element | None) -> str | None:
     if elem is None or elem.text is None:
         return None
     return elem.text.strip()
 
 
-def _number(obj: ET.Element, tag: str, path: PathLike, record: str) -> float:
-    raw = _text(obj.find(tag))
+def _number(raw: str | None, tag: str, path: PathLike, record: str) -> float:
     if raw is None or raw == "":
         raise InputFormatError(f"missing <{tag}>", file=path, record=record)
     try:
         value = float(raw)
     except ValueError:
         raise InputFormatError(f"<{tag}> is not a number: {raw!r}", file=path, record=record) from None
-    if not np.isfinite(value):
+    if value - value != 0.0:  # inf or nan
         raise ValidationError(f"<{tag}> is not finite: {raw!r}", file=path, record=record)
     return value
 
 
-def _flag(obj: ET.Element, tag: str, path: PathLike, record: str, missing: int) -> int:
-    raw = _text(obj.find(tag))
+def _flag(raw: str | None, tag: str, path: PathLike, record: str, missing: int) -> int:
     if raw is None or raw == "":
         return missing
+    if raw == "0" or raw == "1":
+        return int(raw)
     try:
         value = float(raw)
     except ValueError:
@@ -144,8 +153,8 @@ def _flag(obj: ET.Element, tag: str, path: PathLike, record: str, missing: int) 
     return int(value)
 
 
-def _size(root: ET.Element, tag: str, path: PathLike) -> int:
-    raw = _text(root.find(f"size/{tag}"))
+def _size(size: ET.Element | None, tag: str, path: PathLike) -> int:
+    raw = None if size is None else _text(size.find(tag))
     if raw is None or raw == "":
         return -1
     try:
@@ -154,28 +163,38 @@ def _size(root: ET.Element, tag: str, path: PathLike) -> int:
         raise InputFormatError(f"<size><{tag}> is not a number: {raw!r}", file=path, record="size") from None
 
 
+_BOX_TAGS = ("xmin", "ymin", "xmax", "ymax")
+
+
 def parse_voc_xml(data: bytes, path: PathLike) -> tuple[dict, list[dict]]:
     """One annotation file → (image info, list of object records). Errors name the file and object."""
     root = parse_xml_safely(data, path)
     if root.tag != "annotation":
         raise InputFormatError(f"root element is <{root.tag}>, expected <annotation>", file=path)
+    top = _children(root)
+    size = top.get("size")
     info = {
-        "filename": _text(root.find("filename")) or "",
-        "width": _size(root, "width", path),
-        "height": _size(root, "height", path),
-        "depth": _size(root, "depth", path),
+        "filename": _text(top.get("filename")) or "",
+        "width": _size(size, "width", path),
+        "height": _size(size, "height", path),
+        "depth": _size(size, "depth", path),
     }
     objects = []
-    for k, obj in enumerate(root.iterfind("object"), 1):
-        record = f"object {k}"
-        name = _text(obj.find("name"))
+    k = 0
+    for obj in root:
+        if obj.tag != "object":
+            continue
+        k += 1
+        fields = _children(obj)
+        name = _text(fields.get("name"))
         if not name:
-            raise InputFormatError("missing <name>", file=path, record=record)
+            raise InputFormatError("missing <name>", file=path, record=f"object {k}")
         record = f"object {k} ({name})"
-        bnd = obj.find("bndbox")
+        bnd = fields.get("bndbox")
         if bnd is None:
             raise InputFormatError("missing <bndbox>", file=path, record=record)
-        box = [_number(bnd, t, path, record) for t in ("xmin", "ymin", "xmax", "ymax")]
+        coords = _children(bnd)
+        box = [_number(_text(coords.get(t)), t, path, record) for t in _BOX_TAGS]
         if box[2] < box[0] or box[3] < box[1]:
             raise ValidationError(
                 f"inverted box: xmin={box[0]:g} ymin={box[1]:g} xmax={box[2]:g} ymax={box[3]:g}",
@@ -183,14 +202,14 @@ def parse_voc_xml(data: bytes, path: PathLike) -> tuple[dict, list[dict]]:
                 record=record,
             )
         objects.append(
-            {
-                "name": name,
-                "box": box,
-                "difficult": _flag(obj, "difficult", path, record, 0),
-                "truncated": _flag(obj, "truncated", path, record, -1),
-                "occluded": _flag(obj, "occluded", path, record, -1),
-                "pose": _text(obj.find("pose")) or "",
-            }
+            (
+                name,
+                box,
+                _flag(_text(fields.get("difficult")), "difficult", path, record, 0),
+                _flag(_text(fields.get("truncated")), "truncated", path, record, -1),
+                _flag(_text(fields.get("occluded")), "occluded", path, record, -1),
+                _text(fields.get("pose")) or "",
+            )
         )
     return info, objects
 
@@ -249,14 +268,14 @@ def load_voc_annotations(
         info, objects = parse_voc_xml(data, path)
         for key in image_meta:
             image_meta[key].append(info[key])
-        for o in objects:
-            names.append(o["name"])
+        for name, box, diff, trunc, occ, pose_ in objects:
+            names.append(name)
             img_idx.append(i)
-            boxes.append(o["box"])
-            difficult.append(o["difficult"])
-            truncated.append(o["truncated"])
-            occluded.append(o["occluded"])
-            pose.append(o["pose"])
+            boxes.append(box)
+            difficult.append(diff)
+            truncated.append(trunc)
+            occluded.append(occ)
+            pose.append(pose_)
 
     found = sorted(set(names))
     class_list = list(classes) if classes is not None else found
@@ -288,73 +307,117 @@ def load_voc_annotations(
 # Detections
 
 
-def _token_table(data: bytes, ncols: int, path: PathLike, layout: str) -> tuple[np.ndarray, np.ndarray]:
-    """Split a whitespace-separated text file into a (rows, ncols) token array, vectorised.
+_WS = np.zeros(256, dtype=bool)
+_WS[[9, 10, 11, 12, 13, 32]] = True  # the ASCII whitespace bytes.split() splits on
 
-    Returns (tokens, line numbers of the rows). A line with another number of fields raises, naming it.
+
+def _string_column(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Tokens buf[starts[i]:ends[i]] as a fixed-width bytes array, gathered without a Python loop."""
+    if starts.size == 0:
+        return np.empty(0, dtype="S1")
+    lengths = ends - starts
+    width = int(lengths.max())
+    if width > 64:  # a very long token: gathering a rows x width matrix could be huge; slice instead
+        raw = buf.tobytes()
+        return np.array([raw[a:b] for a, b in zip(starts.tolist(), ends.tolist())], dtype=bytes)
+    cols = np.arange(width)
+    idx = np.minimum(starts[:, None] + cols, buf.shape[0] - 1)
+    mat = np.where(cols < lengths[:, None], buf[idx], 0).astype(np.uint8)
+    return np.ascontiguousarray(mat).view(f"S{width}").reshape(-1)
+
+
+def _read_table(
+    data: bytes, n_str: int, num_names: Sequence[str], path: PathLike, layout: str
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """Parse a whitespace-separated text table: ``n_str`` string columns, then numeric columns.
+
+    Vectorised over the whole file: token boundaries from a byte mask, string columns gathered as
+    fixed-width byte arrays, numbers parsed by numpy's C parser (correctly rounded, as ``float``) after the
+    string tokens are blanked out. Returns (string columns, numbers (rows, n_num), 1-based line of each row).
+    Any line with another number of fields, an unparsable number or a non-finite value raises, naming it.
     """
+    ncols = n_str + len(num_names)
     if b"\x00" in data:
         raise InputFormatError("binary data in a text detection file", file=path)
-    buf = np.frombuffer(data, dtype=np.uint8)
-    if buf.size == 0:
-        return np.empty((0, ncols), dtype=bytes), np.empty(0, dtype=np.int64)
-    space = (buf == 32) | (buf == 9) | (buf == 10) | (buf == 13) | (buf == 11) | (buf == 12)
-    starts = np.flatnonzero(~space & np.concatenate(([True], space[:-1])))
-    line_of_byte = np.cumsum(buf == 10)  # 0-based line number of every byte
-    tok_line = line_of_byte[starts]
-    lines, per_line = np.unique(tok_line, return_counts=True)
-    bad = per_line != ncols
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
-        lineno = int(lines[k]) + 1
-        text = data.splitlines()[lineno - 1].decode("utf-8", "replace").strip()
-        raise InputFormatError(
-            f"expected {ncols} fields ({layout}), found {int(per_line[k])}: {text[:80]!r}",
-            file=path,
-            record=f"line {lineno}",
-        )
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         lineno = data.count(b"\n", 0, exc.start) + 1
         raise InputFormatError("not valid UTF-8 text", file=path, record=f"line {lineno}") from None
-    # bytes.split() splits on exactly the ASCII whitespace counted above.
-    return np.asarray(data.split(), dtype=bytes).reshape(-1, ncols), lines + 1
+    buf = np.frombuffer(data, dtype=np.uint8)
+    empty = ([np.empty(0, dtype="S1")] * n_str, np.empty((0, len(num_names))), np.empty(0, dtype=np.int64))
+    if buf.size == 0:
+        return empty
+    space = _WS[buf]
+    prev_space = np.concatenate(([True], space[:-1]))
+    next_space = np.concatenate((space[1:], [True]))
+    starts = np.flatnonzero(~space & prev_space)
+    ends = np.flatnonzero(~space & next_space) + 1
+    if starts.size == 0:
+        return empty
+    line_of_byte = np.cumsum(buf == 10)
+    tok_line = line_of_byte[starts]
+    per_line = np.bincount(tok_line)
+    bad = (per_line != 0) & (per_line != ncols)
+    if bad.any():
+        lineno = int(np.flatnonzero(bad)[0]) + 1
+        text = data.split(b"\n")[lineno - 1].decode("utf-8", "replace").strip()
+        raise InputFormatError(
+            f"expected {ncols} fields ({layout}), found {int(per_line[lineno - 1])}: {text[:80]!r}",
+            file=path,
+            record=f"line {lineno}",
+        )
+    rows = starts.shape[0] // ncols
+    lines = tok_line[::ncols] + 1
+    strings = [_string_column(buf, starts[c::ncols], ends[c::ncols]) for c in range(n_str)]
+    # Blank the string tokens, parse the rest in one C call.
+    delta = np.zeros(buf.shape[0] + 1, dtype=np.int8)
+    for c in range(n_str):
+        delta[starts[c::ncols]] = 1
+        delta[ends[c::ncols]] = -1
+    numeric = buf.copy()
+    numeric[np.cumsum(delta[:-1], dtype=np.int8) > 0] = 32
+    values = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            values = np.fromstring(numeric.tobytes(), dtype=np.float64, sep=" ")
+    except (ValueError, DeprecationWarning):
+        values = None
+    if values is None or values.shape[0] != rows * len(num_names):
+        _raise_first_bad_number(data, n_str, num_names, path)
+        raise InputFormatError("unparsable numbers", file=path)  # pragma: no cover
+    values = values.reshape(rows, len(num_names))
+    bad_val = ~np.isfinite(values)
+    if bad_val.any():
+        r, c = (int(v[0]) for v in np.nonzero(bad_val))
+        raise ValidationError(
+            f"{num_names[c]} is not finite: {values[r, c]!r}", file=path, record=f"line {int(lines[r])}"
+        )
+    inv = (values[:, -2] < values[:, -4]) | (values[:, -1] < values[:, -3])
+    if inv.any():
+        r = int(np.flatnonzero(inv)[0])
+        x1, y1, x2, y2 = values[r, -4:].tolist()
+        raise ValidationError(
+            f"inverted box: x1={x1:g} y1={y1:g} x2={x2:g} y2={y2:g}", file=path, record=f"line {int(lines[r])}"
+        )
+    return strings, values, lines
+
+
+def _raise_first_bad_number(data: bytes, n_str: int, num_names: Sequence[str], path: PathLike) -> None:
+    """Error path only: find the first token that is not a number, line by line."""
+    for lineno, line in enumerate(data.split(b"\n"), 1):
+        for c, tok in enumerate(line.split()[n_str:]):
+            try:
+                float(tok)
+            except ValueError:
+                raise InputFormatError(
+                    f"{num_names[c]} is not a number: {_s(tok)!r}", file=path, record=f"line {lineno}"
+                ) from None
 
 
 def _s(token: bytes | np.bytes_) -> str:
     return bytes(token).decode("utf-8", "replace")
-
-
-def _floats(cols: np.ndarray, line: np.ndarray, names: Sequence[str], path: PathLike) -> np.ndarray:
-    """Token columns → float64, naming the line of the first unparsable or non-finite value."""
-    try:
-        out = cols.astype(np.float64)
-    except ValueError:
-        for r in range(cols.shape[0]):  # error path only: find the culprit
-            for c in range(cols.shape[1]):
-                try:
-                    float(cols[r, c])
-                except ValueError:
-                    raise InputFormatError(
-                        f"{names[c]} is not a number: {_s(cols[r, c])!r}", file=path, record=f"line {int(line[r])}"
-                    ) from None
-        raise  # pragma: no cover
-    bad = ~np.isfinite(out)
-    if bad.any():
-        r, c = (int(v[0]) for v in np.nonzero(bad))
-        raise ValidationError(
-            f"{names[c]} is not finite: {_s(cols[r, c])!r}", file=path, record=f"line {int(line[r])}"
-        )
-    inv = (out[:, -2] < out[:, -4]) | (out[:, -1] < out[:, -3])
-    if inv.any():
-        r = int(np.flatnonzero(inv)[0])
-        raise ValidationError(
-            f"inverted box: x1={out[r, -4]:g} y1={out[r, -3]:g} x2={out[r, -2]:g} y2={out[r, -1]:g}",
-            file=path,
-            record=f"line {int(line[r])}",
-        )
-    return out
 
 
 def _pattern_regex(pattern: str) -> tuple[str, re.Pattern[str]]:
@@ -401,7 +464,9 @@ def load_voc_detections(
     """
     if unknown_images not in ("error", "warn"):
         raise ConfigError(f"unknown_images must be 'error' or 'warn', got {unknown_images!r}")
-    image_pos = {iid: k for k, iid in enumerate(images)}
+    img_keys = np.array([str(i).encode("utf-8") for i in images], dtype=bytes)
+    img_order = np.argsort(img_keys, kind="stable")
+    img_sorted = img_keys[img_order]
     warnings: list[str] = []
     chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # image, label, boxes, scores
     unknown_total = 0
@@ -409,9 +474,12 @@ def load_voc_detections(
 
     def map_images(ids: np.ndarray, lines: np.ndarray, path: PathLike) -> tuple[np.ndarray, np.ndarray]:
         nonlocal unknown_total
-        uniq, inv = np.unique(ids, return_inverse=True)
-        lut = np.array([image_pos.get(_s(u), -1) for u in uniq.tolist()], dtype=np.int64)
-        idx = lut[inv] if inv.size else np.empty(0, dtype=np.int64)
+        # Vectorised lookup: binary search in the sorted image ids (bytes, as the column is).
+        if img_sorted.size and ids.size:
+            at = np.minimum(np.searchsorted(img_sorted, ids), img_sorted.shape[0] - 1)
+            idx = np.where(img_sorted[at] == ids, img_order[at], -1)
+        else:
+            idx = np.full(ids.shape[0], -1, dtype=np.int64)
         unknown = idx < 0
         if unknown.any():
             r = int(np.flatnonzero(unknown)[0])
@@ -446,9 +514,10 @@ def load_voc_detections(
                 missing.append(cname)
                 continue
             present += 1
-            tok, lines = _token_table(read(path), 6, path, "<image_id> <score> <x1> <y1> <x2> <y2>")
-            vals = _floats(tok[:, 1:], lines, ("score", "x1", "y1", "x2", "y2"), path)
-            idx, keep = map_images(tok[:, 0], lines, path)
+            (ids,), vals, lines = _read_table(
+                read(path), 1, ("score", "x1", "y1", "x2", "y2"), path, "<image_id> <score> <x1> <y1> <x2> <y2>"
+            )
+            idx, keep = map_images(ids, lines, path)
             chunks.append((idx[keep], np.full(int(keep.sum()), ci, dtype=np.int64), vals[keep, 1:], vals[keep, 0]))
         if present == 0:
             raise InputFormatError(
@@ -460,16 +529,17 @@ def load_voc_detections(
             )
     elif layout == "single":
         path = source
-        tok, lines = _token_table(read(path), 7, path, "<image_id> <class> <score> <x1> <y1> <x2> <y2>")
-        vals = _floats(tok[:, 2:], lines, ("score", "x1", "y1", "x2", "y2"), path)
+        (ids, cls_col), vals, lines = _read_table(
+            read(path), 2, ("score", "x1", "y1", "x2", "y2"), path, "<image_id> <class> <score> <x1> <y1> <x2> <y2>"
+        )
         class_list = list(classes) if classes is not None else []
-        cuniq, cinv = np.unique(tok[:, 1], return_inverse=True)
+        cuniq, cinv = np.unique(cls_col, return_inverse=True)
         known = set(class_list)
         cnames = [_s(c) for c in cuniq.tolist()]
         class_list += sorted(c for c in cnames if c not in known)
         cpos = {c: k for k, c in enumerate(class_list)}
         label = np.array([cpos[c] for c in cnames], dtype=np.int64)[cinv] if cinv.size else np.empty(0, np.int64)
-        idx, keep = map_images(tok[:, 0], lines, path)
+        idx, keep = map_images(ids, lines, path)
         chunks.append((idx[keep], label[keep], vals[keep, 1:], vals[keep, 0]))
     else:
         raise ConfigError(f"unknown detection layout {layout!r}; use 'comp4' or 'single'")
