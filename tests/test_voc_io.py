@@ -213,3 +213,35 @@ def test_missing_files_and_bad_patterns(tmp_path):
         load_voc_detections(str(tmp_path / "x.txt"), ["a"])
     with pytest.raises(DetevalError):
         load_voc_detections(tmp_path / "nope.txt", ["a"], layout="single")
+
+
+def test_numbers_parse_exactly_as_python_float(tmp_path):
+    rng = np.random.default_rng(7)
+    vals = rng.random((300, 5)) * 1000
+    lines, expected = [], []
+    for r, v in enumerate(vals):
+        fmt = ("{:.17g}", "{:.3f}", "{:.1f}", "{:.6e}")[r % 4]
+        toks = [fmt.format(x) for x in np.sort(v)]
+        toks[0] = fmt.format(v[0])
+        lines.append(f"img{r % 7}\t{toks[0]}  {toks[1]} {toks[2]} {toks[3]} {toks[4]}")
+        expected.append([float(t) for t in toks])
+    pat = _dets(tmp_path, {"cat": "\r\n".join(lines)})
+    dt = load_voc_detections(pat, [f"img{i}" for i in range(7)])
+    exp = np.array(expected)
+    assert np.array_equal(dt.scores, exp[:, 0]) and np.array_equal(dt.boxes, exp[:, 1:])
+    assert dt.image.tolist() == [r % 7 for r in range(300)]
+
+
+def test_long_image_ids_and_unicode(tmp_path):
+    long_id = "x" * 300
+    pat = _dets(tmp_path, {"cat": f"{long_id} 0.9 1 2 3 4\nchat_é 0.5 1 2 3 4\n"})
+    dt = load_voc_detections(pat, ["chat_é", long_id])
+    assert dt.image.tolist() == [1, 0]
+
+
+def test_single_file_errors_name_the_line(tmp_path):
+    path = tmp_path / "all.txt"
+    path.write_text("a cat 0.9 1 2 3 4\nb 0.8 1 2 3 4\n")
+    with pytest.raises(InputFormatError) as info:
+        load_voc_detections(path, ["a", "b"], layout="single")
+    assert str(path) in str(info.value) and "line 2" in str(info.value) and "expected 7 fields" in str(info.value)

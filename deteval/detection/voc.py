@@ -29,6 +29,14 @@ Matching rules (``profile="voc_devkit"``, the default):
    3/10 therefore does *not* reach the 0.3 level in the devkit; :data:`VOC_DEVKIT_LEVELS` reproduces that.
    VOC2010+ AP (``metric="voc2010"``): VOCap's all-point area under the monotone envelope.
 
+Deliberate differences from the devkit, where it has no sensible answer:
+
+* a class whose every detection hits a difficult box (npos > 0) gets AP 0; the devkit's VOC07 loop takes
+  ``max`` over an all-NaN precision and returns NaN;
+* a class without non-difficult ground truth (npos = 0) is reported with ``ap = None`` and left out of the
+  mAP; the devkit divides by npos = 0;
+* inverted boxes (x2 < x1 or y2 < y1) are rejected at input; the devkit accepts them and never matches them.
+
 Because the chosen ground truth (rule 2) does not depend on what is already taken, rule 3 reduces to: a
 detection is TP iff it is the highest-ranked detection whose best box is that (non-difficult) box. This
 makes the whole matcher vectorised: one IoU per (detection, box of its class in its image) pair, a
