@@ -16,7 +16,6 @@ Nothing is written outside the temporary directory. Usage: python scripts/bench_
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import subprocess
 import sys
@@ -46,16 +45,20 @@ def build(folder: Path, n_images: int, n_dets: int, seed: int = 0) -> None:
     gt_rows = []  # (image index, class, x1, y1, x2, y2)
     for i, iid in enumerate(ids):
         w, h = 500, int(rng.choice([333, 375, 500]))
-        parts = [f"<annotation><folder>VOC2007</folder><filename>{iid}.jpg</filename>"
-                 f"<size><width>{w}</width><height>{h}</height><depth>3</depth></size><segmented>0</segmented>"]
+        parts = [
+            f"<annotation><folder>VOC2007</folder><filename>{iid}.jpg</filename>"
+            f"<size><width>{w}</width><height>{h}</height><depth>3</depth></size><segmented>0</segmented>"
+        ]
         for _ in range(int(rng.integers(0, 6))):
             c = int(rng.integers(0, 20))
             x1, y1 = int(rng.integers(1, w - 40)), int(rng.integers(1, h - 40))
             x2, y2 = min(w, x1 + int(rng.integers(20, 250))), min(h, y1 + int(rng.integers(20, 250)))
             diff = int(rng.random() < 0.1)
-            parts.append(f"<object><name>{VOC_CLASSES[c]}</name><pose>Unspecified</pose><truncated>0</truncated>"
-                         f"<difficult>{diff}</difficult><bndbox><xmin>{x1}</xmin><ymin>{y1}</ymin>"
-                         f"<xmax>{x2}</xmax><ymax>{y2}</ymax></bndbox></object>")
+            parts.append(
+                f"<object><name>{VOC_CLASSES[c]}</name><pose>Unspecified</pose><truncated>0</truncated>"
+                f"<difficult>{diff}</difficult><bndbox><xmin>{x1}</xmin><ymin>{y1}</ymin>"
+                f"<xmax>{x2}</xmax><ymax>{y2}</ymax></bndbox></object>"
+            )
             gt_rows.append((i, c, x1, y1, x2, y2))
         parts.append("</annotation>")
         (ann / f"{iid}.xml").write_text("\n".join(parts))
@@ -77,8 +80,11 @@ def build(folder: Path, n_images: int, n_dets: int, seed: int = 0) -> None:
     perm = rng.permutation(len(image))
     for c, name in enumerate(VOC_CLASSES):
         rows = perm[cls[perm] == c]
-        lines = [f"{ids[image[r]]} {scores[r]:.6f} {boxes[r, 0]:.1f} {boxes[r, 1]:.1f} {boxes[r, 2]:.1f} "
-                 f"{boxes[r, 3]:.1f}" for r in rows]
+        lines = [
+            f"{ids[image[r]]} {scores[r]:.6f} {boxes[r, 0]:.1f} {boxes[r, 1]:.1f} {boxes[r, 2]:.1f} "
+            f"{boxes[r, 3]:.1f}"
+            for r in rows
+        ]
         (folder / "results" / f"comp4_det_test_{name}.txt").write_text("\n".join(lines) + "\n")
 
 
@@ -130,8 +136,11 @@ def reference_py_faster_rcnn(folder: Path, use07: bool = True, thr: float = 0.5)
                 iw = np.maximum(np.minimum(g[:, 2], bb[2]) - np.maximum(g[:, 0], bb[0]) + 1.0, 0.0)
                 ih = np.maximum(np.minimum(g[:, 3], bb[3]) - np.maximum(g[:, 1], bb[1]) + 1.0, 0.0)
                 inters = iw * ih
-                uni = (bb[2] - bb[0] + 1.0) * (bb[3] - bb[1] + 1.0) + (g[:, 2] - g[:, 0] + 1.0) * (
-                    g[:, 3] - g[:, 1] + 1.0) - inters
+                uni = (
+                    (bb[2] - bb[0] + 1.0) * (bb[3] - bb[1] + 1.0)
+                    + (g[:, 2] - g[:, 0] + 1.0) * (g[:, 3] - g[:, 1] + 1.0)
+                    - inters
+                )
                 ov = inters / uni
                 ovmax, jmax = np.max(ov), int(np.argmax(ov))
             if ovmax > thr:
@@ -171,14 +180,32 @@ def main() -> int:
         folder = Path(tmp)
         t0 = time.perf_counter()
         build(folder, opts.images, opts.detections)
-        print(f"built {opts.images} XML files and {opts.detections} detections in {time.perf_counter() - t0:.1f} s")
+        print(
+            f"built {opts.images} XML files and {opts.detections} detections "
+            f"in {time.perf_counter() - t0:.1f} s"
+        )
         ann, iset = folder / "Annotations", folder / "ImageSets" / "Main" / "test.txt"
         pattern = str(folder / "results" / "comp4_det_test_{cls}.txt")
 
         # Cold: a fresh process running the CLI, end to end.
-        cmd = [sys.executable, "-m", "deteval", "voc", "--annotations", str(ann), "--image-set", str(iset),
-               "--detections", pattern, "--metric", "voc07", "--format", "json", "--output",
-               str(folder / "out.json")]
+        cmd = [
+            sys.executable,
+            "-m",
+            "deteval",
+            "voc",
+            "--annotations",
+            str(ann),
+            "--image-set",
+            str(iset),
+            "--detections",
+            pattern,
+            "--metric",
+            "voc07",
+            "--format",
+            "json",
+            "--output",
+            str(folder / "out.json"),
+        ]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         cold = time.perf_counter() - t0
@@ -216,12 +243,17 @@ def main() -> int:
         print(f"deteval parse detections  : {t2 - t1:7.3f} s")
         print(f"deteval evaluate (20 cls) : {t3 - t2:7.3f} s")
         print(f"deteval total in process  : {ours:7.3f} s   peak traced memory {peak / 2**20:.1f} MiB")
-        print(f"deteval cold CLI process  : {cold:7.3f} s   child peak RSS {child_rss_mb:.1f} MiB  (target < 2 s)")
+        print(
+            f"deteval cold CLI process  : {cold:7.3f} s   child peak RSS {child_rss_mb:.1f} MiB"
+            "  (target < 2 s)"
+        )
         print(f"REFERENCE py-faster-rcnn-style loop (this script): {t5 - t4:7.3f} s")
         print(f"speed-up vs reference (in process): {(t5 - t4) / ours:5.1f}x")
         print(f"max |AP difference| vs reference (py_faster_rcnn profile): {worst:.3g}")
-        print(f"mAP voc07: devkit profile {res_devkit.summary['map']:.6f}, py_faster_rcnn profile "
-              f"{res.summary['map']:.6f}, reference {np.mean(list(ref.values())):.6f}")
+        print(
+            f"mAP voc07: devkit profile {res_devkit.summary['map']:.6f}, py_faster_rcnn profile "
+            f"{res.summary['map']:.6f}, reference {np.mean(list(ref.values())):.6f}"
+        )
         return 0 if worst <= 1e-12 else 1
 
 

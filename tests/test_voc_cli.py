@@ -8,9 +8,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from voc_reference import devkit_ap, pyfrcnn_ap
 
 from deteval.cli import main
-from voc_reference import devkit_ap, pyfrcnn_ap
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data_samples" / "voc"
 ARGS = [
@@ -107,15 +107,23 @@ def test_detection_file_for_a_class_without_ground_truth_is_reported(tmp_path, c
     code = main([*ARGS[:-1], str(res / "comp4_det_test_{cls}.txt"), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert doc["per_class"]["sheep"] == {"ap": None, "npos": 0, "ndet": 2, "tp": 0, "fp": 2, "ignored": 0,
-                                         "difficult": 0}
+    assert doc["per_class"]["sheep"] == {
+        "ap": None,
+        "npos": 0,
+        "ndet": 2,
+        "tp": 0,
+        "fp": 2,
+        "ignored": 0,
+        "difficult": 0,
+    }
     assert doc["n_classes_averaged"] == 5 and any("sheep (2 detections)" in w for w in doc["warnings"])
     # A ground-truth class whose detection file is missing: scored with 0 detections and a warning.
     (res / "comp4_det_test_cat.txt").unlink()
     code = main([*ARGS[:-1], str(res / "comp4_det_test_{cls}.txt"), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
-    assert doc["per_class"]["cat"]["ap"] == 0.0 and any("no detection file" in w and "cat" in w
-                                                         for w in doc["warnings"])
+    assert doc["per_class"]["cat"]["ap"] == 0.0 and any(
+        "no detection file" in w and "cat" in w for w in doc["warnings"]
+    )
 
 
 def test_unknown_image_exit_code_and_warn_option(tmp_path, capsys):
@@ -131,7 +139,9 @@ def test_unknown_image_exit_code_and_warn_option(tmp_path, capsys):
     assert err.startswith("deteval: error: ") and "comp4_det_test_dog.txt" in err and f"line {n_lines}" in err
     code = main([*ARGS[:-1], pat, "--unknown-images", "warn", "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
-    assert code == 0 and any(w.startswith("1 detection(s) for images not in the image set") for w in doc["warnings"])
+    assert code == 0 and any(
+        w.startswith("1 detection(s) for images not in the image set") for w in doc["warnings"]
+    )
 
 
 def test_other_formats_and_output_file(tmp_path, capsys):

@@ -47,7 +47,10 @@ def test_sample_set_is_parsed_with_metadata():
     # 000010's second object has no <difficult>: 0
     k10 = np.flatnonzero(gt.image == gt.images.index("000010"))
     assert gt.difficult[k10].tolist() == [False, False]
-    assert gt.meta["pose"][k10].tolist() == ["Left", "Frontal"] and gt.meta["truncated"][k10].tolist() == [0, 1]
+    assert gt.meta["pose"][k10].tolist() == ["Left", "Frontal"] and gt.meta["truncated"][k10].tolist() == [
+        0,
+        1,
+    ]
     assert gt.image_meta["width"][0] == 500 and gt.image_meta["filename"][0] == "000004.jpg"
 
 
@@ -65,11 +68,17 @@ def test_explicit_files_and_whole_folder(tmp_path):
 @pytest.mark.parametrize(
     "doc, exc, pieces",
     [
-        (_xml(_obj()) .replace("</annotation>", ""), InputFormatError, ["malformed XML", "line 2"]),
-        (_xml(_obj(), _obj("dog").replace("<xmax>30</xmax>", "")), InputFormatError,
-         ["object 2 (dog)", "missing <xmax>"]),
-        (_xml(_obj(), _obj("dog").replace("<bndbox>", "<bbox>").replace("</bndbox>", "</bbox>")),
-         InputFormatError, ["object 2 (dog)", "missing <bndbox>"]),
+        (_xml(_obj()).replace("</annotation>", ""), InputFormatError, ["malformed XML", "line 2"]),
+        (
+            _xml(_obj(), _obj("dog").replace("<xmax>30</xmax>", "")),
+            InputFormatError,
+            ["object 2 (dog)", "missing <xmax>"],
+        ),
+        (
+            _xml(_obj(), _obj("dog").replace("<bndbox>", "<bbox>").replace("</bndbox>", "</bbox>")),
+            InputFormatError,
+            ["object 2 (dog)", "missing <bndbox>"],
+        ),
         (_xml(_obj(y1="12a")), InputFormatError, ["object 1 (cat)", "<ymin> is not a number: '12a'"]),
         (_xml(_obj(x1="nan")), ValidationError, ["object 1 (cat)", "not finite"]),
         (_xml(_obj(), _obj(x1=50, x2=40)), ValidationError, ["object 2 (cat)", "inverted box"]),
@@ -93,24 +102,35 @@ def test_zero_size_box_is_valid(tmp_path):
     assert load_voc_annotations(ann, iset).boxes.tolist() == [[5.0, 7.0, 5.0, 7.0]]
 
 
-BILLION_LAUGHS = b"""<?xml version="1.0"?>
+BILLION_LAUGHS = (
+    b"""<?xml version="1.0"?>
 <!DOCTYPE lolz [
  <!ENTITY lol "lol">
-""" + b"".join(
-    b' <!ENTITY lol%d "%s">\n' % (i, b"".join(b"&lol%s;" % (str(i - 1).encode() if i > 1 else b"") for _ in range(10)))
-    for i in range(1, 10)
-) + b"""]>
+"""
+    + b"".join(
+        b' <!ENTITY lol%d "%s">\n'
+        % (i, b"".join(b"&lol%s;" % (str(i - 1).encode() if i > 1 else b"") for _ in range(10)))
+        for i in range(1, 10)
+    )
+    + b"""]>
 <annotation><object><name>&lol9;</name></object></annotation>
 """
+)
 
 
 @pytest.mark.parametrize(
     "data, where",
     [
         (BILLION_LAUGHS, "line 2"),
-        (b'<?xml version="1.0"?>\n<!DOCTYPE annotation SYSTEM "http://example.com/x.dtd">\n<annotation/>', "line 2"),
+        (
+            b'<?xml version="1.0"?>\n<!DOCTYPE annotation SYSTEM "http://example.com/x.dtd">\n<annotation/>',
+            "line 2",
+        ),
         (b'<annotation>\n<!ENTITY x "y">\n</annotation>', "line 2"),
-        (b'<!doctype annotation [<!entity x SYSTEM "file:///etc/passwd">]><annotation>&x;</annotation>', "line 1"),
+        (
+            b'<!doctype annotation [<!entity x SYSTEM "file:///etc/passwd">]><annotation>&x;</annotation>',
+            "line 1",
+        ),
     ],
 )
 def test_doctype_and_entities_refused_before_parsing(tmp_path, data, where):
@@ -147,7 +167,9 @@ def test_image_set_errors(tmp_path):
     iset.write_text("a  1\n\na -1\n")
     with pytest.raises(ValidationError) as info:
         read_image_set(iset)
-    assert str(iset) in str(info.value) and "line 3" in str(info.value) and "first on line 1" in str(info.value)
+    assert (
+        str(iset) in str(info.value) and "line 3" in str(info.value) and "first on line 1" in str(info.value)
+    )
 
 
 # ---------------------------------------------------------------------------------------------- detections
@@ -185,8 +207,11 @@ def test_single_file_layout(tmp_path):
         ("a 0.9 1 2 3 4\n\na nan 1 2 3 4\n", ValidationError, ["line 3", "score is not finite"]),
         ("a 0.9 1 2 3 4\na 0.8 1 two 3 4\n", InputFormatError, ["line 2", "y1 is not a number: 'two'"]),
         ("a 0.9 1 2 3 4\na 0.8 10 2 3 4\n", ValidationError, ["line 2", "inverted box"]),
-        ("a 0.9 1 2 3 4\nzz 0.8 1 2 3 4\nzz 0.1 1 2 3 4\n", ValidationError,
-         ["line 2", "image id 'zz' is not in the image set", "2 such line(s)"]),
+        (
+            "a 0.9 1 2 3 4\nzz 0.8 1 2 3 4\nzz 0.1 1 2 3 4\n",
+            ValidationError,
+            ["line 2", "image id 'zz' is not in the image set", "2 such line(s)"],
+        ),
     ],
 )
 def test_detection_errors_name_file_and_line(tmp_path, text, exc, pieces):
@@ -203,7 +228,9 @@ def test_unknown_images_can_be_dropped_with_a_counted_warning(tmp_path):
     pat = _dets(tmp_path, {"cat": "a 0.9 1 2 3 4\nzz 0.8 1 2 3 4\nzz 0.1 1 2 3 4\n"})
     dt = load_voc_detections(pat, ["a"], unknown_images="warn")
     assert len(dt) == 1
-    assert len(dt.warnings) == 1 and dt.warnings[0].startswith("2 detection(s) for images not in the image set")
+    assert len(dt.warnings) == 1 and dt.warnings[0].startswith(
+        "2 detection(s) for images not in the image set"
+    )
 
 
 def test_missing_files_and_bad_patterns(tmp_path):
@@ -244,4 +271,8 @@ def test_single_file_errors_name_the_line(tmp_path):
     path.write_text("a cat 0.9 1 2 3 4\nb 0.8 1 2 3 4\n")
     with pytest.raises(InputFormatError) as info:
         load_voc_detections(path, ["a", "b"], layout="single")
-    assert str(path) in str(info.value) and "line 2" in str(info.value) and "expected 7 fields" in str(info.value)
+    assert (
+        str(path) in str(info.value)
+        and "line 2" in str(info.value)
+        and "expected 7 fields" in str(info.value)
+    )

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from voc_reference import devkit_ap, devkit_outcomes, matlab_colon_plain, pyfrcnn_ap
 
 from deteval.core import PY_FASTER_RCNN_LEVELS, VOC07_LEVELS
 from deteval.detection.boxes import box_iou, convert_boxes, paired_iou
@@ -18,7 +19,6 @@ from deteval.detection.voc import (
     matlab_colon,
 )
 from deteval.errors import ConfigError, ValidationError
-from voc_reference import devkit_ap, devkit_outcomes, matlab_colon_plain, pyfrcnn_ap
 
 
 def random_case(seed: int, big: bool = False):
@@ -59,16 +59,18 @@ def random_case(seed: int, big: bool = False):
 
 
 def _tables(n_img, n_cls, g, d):
-    gt = VOCGroundTruth.from_arrays(g[0], g[1], np.array(g[2], float).reshape(-1, 4), g[3], images=n_img,
-                                    classes=n_cls)
-    dt = VOCDetections.from_arrays(d[0], d[1], np.array(d[2], float).reshape(-1, 4), d[3], images=n_img,
-                                   classes=n_cls)
+    gt = VOCGroundTruth.from_arrays(
+        g[0], g[1], np.array(g[2], float).reshape(-1, 4), g[3], images=n_img, classes=n_cls
+    )
+    dt = VOCDetections.from_arrays(
+        d[0], d[1], np.array(d[2], float).reshape(-1, 4), d[3], images=n_img, classes=n_cls
+    )
     return gt, dt
 
 
 def _plain(c, g, d):
-    pg = [(i, b, diff) for i, l, b, diff in zip(*g) if l == c]
-    rows = [k for k, l in enumerate(d[1]) if l == c]
+    pg = [(i, b, diff) for i, lab, b, diff in zip(*g) if lab == c]
+    rows = [k for k, lab in enumerate(d[1]) if lab == c]
     pd = [(d[0][k], d[3][k], d[2][k]) for k in rows]
     return pg, pd, rows
 
@@ -79,8 +81,18 @@ def test_devkit_profile_matches_plain_reference(seed):
     gt, dt = _tables(n_img, n_cls, g, d)
     plus_one = seed % 7 != 3
     one = 1.0 if plus_one else 0.0
-    outcome = match_voc(dt.image, dt.boxes, dt.scores, gt.image, gt.boxes, gt.difficult,
-                        det_label=dt.label, gt_label=gt.label, iou_threshold=thr, plus_one=plus_one)
+    outcome = match_voc(
+        dt.image,
+        dt.boxes,
+        dt.scores,
+        gt.image,
+        gt.boxes,
+        gt.difficult,
+        det_label=dt.label,
+        gt_label=gt.label,
+        iou_threshold=thr,
+        plus_one=plus_one,
+    )
     for metric in ("voc07", "voc2010"):
         res = evaluate_voc(gt, dt, iou_threshold=thr, metric=metric, plus_one=plus_one)
         aps = []
@@ -114,8 +126,9 @@ def test_py_faster_rcnn_profile_matches_plain_port(seed):
     n_img, n_cls, g, d, thr = random_case(1000 + seed, big=seed % 2 == 0)  # big: > 16 rows, introsort
     gt, dt = _tables(n_img, n_cls, g, d)
     for use07 in (True, False):
-        res = evaluate_voc(gt, dt, iou_threshold=thr, metric="voc07" if use07 else "voc2010",
-                           profile="py_faster_rcnn")
+        res = evaluate_voc(
+            gt, dt, iou_threshold=thr, metric="voc07" if use07 else "voc2010", profile="py_faster_rcnn"
+        )
         for c in range(n_cls):
             pg, pd, _ = _plain(c, g, d)
             if not any(not x[2] for x in pg):
@@ -131,8 +144,9 @@ def test_ties_across_images_keep_file_order():
     # file order. Rows 0 and 2 both hit image 1's box: row 0 comes first in the file, so it is the TP and
     # row 2 the duplicate, although row 2 belongs to the same image and has the same score.
     gt = VOCGroundTruth.from_arrays([0, 1], [0, 0], [[0, 0, 9, 9], [0, 0, 9, 9]])
-    dt = VOCDetections.from_arrays([1, 0, 1], [0, 0, 0], [[0, 0, 9, 9], [0, 0, 9, 9], [0, 0, 9, 8]],
-                                   [0.5, 0.5, 0.5])
+    dt = VOCDetections.from_arrays(
+        [1, 0, 1], [0, 0, 0], [[0, 0, 9, 9], [0, 0, 9, 9], [0, 0, 9, 8]], [0.5, 0.5, 0.5]
+    )
     out = match_voc(dt.image, dt.boxes, dt.scores, gt.image, gt.boxes)
     assert out.tolist() == [1, 1, 0]
     res = evaluate_voc(gt, dt, metric="voc2010")
@@ -176,13 +190,22 @@ def test_no_overlap_never_matches_even_at_threshold_zero():
 
 
 def test_class_with_no_detections_and_detections_without_ground_truth():
-    gt = VOCGroundTruth.from_arrays([0, 0], [0, 0], [[0, 0, 9, 9], [20, 20, 29, 29]], images=["a", "b"],
-                                    classes=["cat", "dog"])
-    dt = VOCDetections.from_arrays([0, 1], [1, 1], [[0, 0, 9, 9], [0, 0, 9, 9]], [0.9, 0.8],
-                                   images=["a", "b"], classes=["cat", "dog"])
+    gt = VOCGroundTruth.from_arrays(
+        [0, 0], [0, 0], [[0, 0, 9, 9], [20, 20, 29, 29]], images=["a", "b"], classes=["cat", "dog"]
+    )
+    dt = VOCDetections.from_arrays(
+        [0, 1], [1, 1], [[0, 0, 9, 9], [0, 0, 9, 9]], [0.9, 0.8], images=["a", "b"], classes=["cat", "dog"]
+    )
     res = evaluate_voc(gt, dt)
-    assert res.per_class["cat"] == {"ap": 0.0, "npos": 2, "ndet": 0, "tp": 0, "fp": 0, "ignored": 0,
-                                    "difficult": 0}
+    assert res.per_class["cat"] == {
+        "ap": 0.0,
+        "npos": 2,
+        "ndet": 0,
+        "tp": 0,
+        "fp": 0,
+        "ignored": 0,
+        "difficult": 0,
+    }
     assert res.per_class["dog"]["ap"] is None and res.per_class["dog"]["fp"] == 2
     assert res.summary["map"] == 0.0 and res.summary["n_classes_averaged"] == 1
     assert any("dog (2 detections)" in w for w in res.warnings)
@@ -191,8 +214,9 @@ def test_class_with_no_detections_and_detections_without_ground_truth():
 def test_image_with_only_difficult_objects_and_difficult_hit_at_rank_one():
     # image 0: one difficult object; image 1: one normal object.
     gt = VOCGroundTruth.from_arrays([0, 1], [0, 0], [[0, 0, 9, 9], [0, 0, 9, 9]], [True, False])
-    dt = VOCDetections.from_arrays([0, 1, 0], [0, 0, 0], [[0, 0, 9, 9], [0, 0, 9, 9], [50, 50, 60, 60]],
-                                   [0.9, 0.8, 0.7])
+    dt = VOCDetections.from_arrays(
+        [0, 1, 0], [0, 0, 0], [[0, 0, 9, 9], [0, 0, 9, 9], [50, 50, 60, 60]], [0.9, 0.8, 0.7]
+    )
     # voc07: eleven times p/11 with p = 1, accumulated as the devkit does = 1.0000000000000002.
     for metric, expected in (("voc07", 1.0000000000000002), ("voc2010", 1.0)):
         res = evaluate_voc(gt, dt, metric=metric)
@@ -221,8 +245,9 @@ def test_matlab_colon_levels():
     assert np.flatnonzero(PY_FASTER_RCNN_LEVELS != VOC07_LEVELS).tolist() == [3, 6, 7]
     # The MATLAB Answers example "x = 0:0.1:0.3; y = 0:0.1:0.4; x - y(1:end-1)" = [0 0 -2.776e-17 -5.551e-17]
     x, y = matlab_colon(0, 0.1, 0.3), matlab_colon(0, 0.1, 0.4)
-    assert (x - y[:-1]).tolist() == pytest.approx([0, 0, -2.7755575615628914e-17, -5.551115123125783e-17],
-                                                  abs=1e-30)
+    assert (x - y[:-1]).tolist() == pytest.approx(
+        [0, 0, -2.7755575615628914e-17, -5.551115123125783e-17], abs=1e-30
+    )
 
 
 def test_recall_of_exactly_three_tenths_misses_the_devkit_0_3_level():

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from voc_reference import devkit_ap
 
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc
 from deteval.io.voc import load_voc_annotations, load_voc_detections
-from voc_reference import devkit_ap
 
 DATA = Path(__file__).parent / "data" / "padilla"
 
@@ -80,7 +80,9 @@ def test_case1_without_plus_one(thr, use07):
     with_one = evaluate_voc(gt, dt, iou_threshold=thr, metric=metric, plus_one=True)
     if thr in (0.10, 0.30) and not use07:
         assert plain.summary["map"] != pytest.approx(with_one.summary["map"], abs=1e-6)
-        assert plain.summary["map"] == pytest.approx({0.10: 0.2801328502415459, 0.30: 0.22539682539682537}[thr])
+        assert plain.summary["map"] == pytest.approx(
+            {0.10: 0.2801328502415459, 0.30: 0.22539682539682537}[thr]
+        )
 
 
 def _toy_cats_dets(tmp_path):

@@ -36,9 +36,11 @@ def devkit_overlap(bb, bbgt, one=1.0):
     iw = bi[2] - bi[0] + one
     ih = bi[3] - bi[1] + one
     if iw > 0 and ih > 0:
-        ua = (bb[2] - bb[0] + one) * (bb[3] - bb[1] + one) + (bbgt[2] - bbgt[0] + one) * (
-            bbgt[3] - bbgt[1] + one
-        ) - iw * ih
+        ua = (
+            (bb[2] - bb[0] + one) * (bb[3] - bb[1] + one)
+            + (bbgt[2] - bbgt[0] + one) * (bbgt[3] - bbgt[1] + one)
+            - iw * ih
+        )
         return iw * ih / ua
     return None
 
@@ -137,9 +139,11 @@ def pyfrcnn_ap(gts, dets, ovthresh=0.5, use07=True):
                 iw = max(min(bb[2], g[2]) - max(bb[0], g[0]) + 1.0, 0.0)
                 ih = max(min(bb[3], g[3]) - max(bb[1], g[1]) + 1.0, 0.0)
                 inters = iw * ih
-                uni = (bb[2] - bb[0] + 1.0) * (bb[3] - bb[1] + 1.0) + (g[2] - g[0] + 1.0) * (
-                    g[3] - g[1] + 1.0
-                ) - inters
+                uni = (
+                    (bb[2] - bb[0] + 1.0) * (bb[3] - bb[1] + 1.0)
+                    + (g[2] - g[0] + 1.0) * (g[3] - g[1] + 1.0)
+                    - inters
+                )
                 overlaps.append(inters / uni)
             k = int(np.argmax(overlaps))
             ovmax = overlaps[k]

@@ -63,7 +63,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     else:
         det_classes = classes
     dets = load_voc_detections(
-        args.detections, gt.images, classes=det_classes, layout=args.layout, unknown_images=args.unknown_images
+        args.detections,
+        gt.images,
+        classes=det_classes,
+        layout=args.layout,
+        unknown_images=args.unknown_images,
     )
     result = evaluate_voc(gt, dets, params=params, classes=classes)
     emit(result, args)
@@ -88,19 +92,40 @@ def register(sub: Any) -> None:
         help="comp4 result files with {cls}, e.g. 'results/comp4_det_test_{cls}.txt' (or one file with "
         "--layout single)",
     )
-    p.add_argument("--layout", choices=("comp4", "single"), default=None,
-                   help="comp4: one file per class (default); single: '<id> <class> <score> x1 y1 x2 y2'")
-    p.add_argument("--metric", choices=METRICS, default=None,
-                   help="voc07 (11-point) or voc2010 (all-point, default)")
+    p.add_argument(
+        "--layout",
+        choices=("comp4", "single"),
+        default=None,
+        help="comp4: one file per class (default); single: '<id> <class> <score> x1 y1 x2 y2'",
+    )
+    p.add_argument(
+        "--metric", choices=METRICS, default=None, help="voc07 (11-point) or voc2010 (all-point, default)"
+    )
     p.add_argument("--iou", type=float, default=None, metavar="T", help="IoU threshold (default 0.5)")
     p.add_argument("--classes", default=None, metavar="A,B,...", help="comma-separated classes to score")
-    p.add_argument("--profile", choices=PROFILES, default=None,
-                   help="voc_devkit (default) or py_faster_rcnn (that port's quirks)")
-    p.add_argument("--no-plus-one", dest="plus_one", action="store_const", const=False, default=None,
-                   help="IoU without the +1 pixel-inclusive convention")
-    p.add_argument("--unknown-images", choices=("error", "warn"), default=None,
-                   help="detections for images outside the image set: error (default, as the devkit) or "
-                   "warn (dropped and counted)")
-    p.add_argument("--config", metavar="PRESET", help="preset name (voc07, voc2012, py_faster_rcnn) or TOML file")
+    p.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default=None,
+        help="voc_devkit (default) or py_faster_rcnn (that port's quirks)",
+    )
+    p.add_argument(
+        "--no-plus-one",
+        dest="plus_one",
+        action="store_const",
+        const=False,
+        default=None,
+        help="IoU without the +1 pixel-inclusive convention",
+    )
+    p.add_argument(
+        "--unknown-images",
+        choices=("error", "warn"),
+        default=None,
+        help="detections for images outside the image set: error (default, as the devkit) or "
+        "warn (dropped and counted)",
+    )
+    p.add_argument(
+        "--config", metavar="PRESET", help="preset name (voc07, voc2012, py_faster_rcnn) or TOML file"
+    )
     add_output_args(p)
     p.set_defaults(func=run, _parser=p)

@@ -76,9 +76,11 @@ def _iou(a: np.ndarray, b: np.ndarray, one: float, no_overlap: float) -> np.ndar
     iw = np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]) + one
     ih = np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]) + one
     inter = iw * ih
-    union = (a[..., 2] - a[..., 0] + one) * (a[..., 3] - a[..., 1] + one) + (b[..., 2] - b[..., 0] + one) * (
-        b[..., 3] - b[..., 1] + one
-    ) - inter
+    union = (
+        (a[..., 2] - a[..., 0] + one) * (a[..., 3] - a[..., 1] + one)
+        + (b[..., 2] - b[..., 0] + one) * (b[..., 3] - b[..., 1] + one)
+        - inter
+    )
     overlap = (iw > 0) & (ih > 0)
     out = np.full(overlap.shape, no_overlap, dtype=np.float64)
     np.divide(inter, union, out=out, where=overlap)

@@ -198,7 +198,9 @@ class VOCGroundTruth:
         n = b.shape[0]
         img = _int_array(image, n, "ground-truth image")
         lab = _int_array(label, n, "ground-truth label")
-        diff = np.zeros(n, dtype=bool) if difficult is None else np.asarray(difficult).astype(bool).reshape(-1)
+        diff = (
+            np.zeros(n, dtype=bool) if difficult is None else np.asarray(difficult).astype(bool).reshape(-1)
+        )
         if diff.shape[0] != n:
             raise ValidationError(f"difficult must have length {n}, got {diff.shape[0]}")
         img_names = _names(images, img)
@@ -322,10 +324,14 @@ def match_voc(
     if sc.shape[0] != m:
         raise ValidationError(f"{sc.shape[0]} scores for {m} detection boxes")
     if not np.isfinite(sc).all():
-        raise ValidationError("detection scores must be finite", record=int(np.flatnonzero(~np.isfinite(sc))[0]))
+        raise ValidationError(
+            "detection scores must be finite", record=int(np.flatnonzero(~np.isfinite(sc))[0])
+        )
     dl = np.zeros(m, dtype=np.int64) if det_label is None else _int_array(det_label, m, "detection label")
     gl = np.zeros(n, dtype=np.int64) if gt_label is None else _int_array(gt_label, n, "ground-truth label")
-    diff = np.zeros(n, dtype=bool) if gt_difficult is None else np.asarray(gt_difficult, dtype=bool).reshape(-1)
+    diff = (
+        np.zeros(n, dtype=bool) if gt_difficult is None else np.asarray(gt_difficult, dtype=bool).reshape(-1)
+    )
     if diff.shape[0] != n:
         raise ValidationError(f"{diff.shape[0]} difficult flags for {n} ground-truth boxes")
 
@@ -388,7 +394,9 @@ def _align(names_from: tuple[str, ...], names_to: tuple[str, ...], what: str) ->
     pos = {name: i for i, name in enumerate(names_to)}
     missing = [n for n in names_from if n not in pos]
     if missing:
-        raise ValidationError(f"{len(missing)} detection {what}(s) not in the ground truth, e.g. {missing[0]!r}")
+        raise ValidationError(
+            f"{len(missing)} detection {what}(s) not in the ground truth, e.g. {missing[0]!r}"
+        )
     return np.array([pos[n] for n in names_from], dtype=np.int64)
 
 
@@ -485,7 +493,9 @@ def evaluate_voc(
         rec = ranking.recall()
         prec = ranking.precision()
         if npos > 0:
-            ap: float | None = ap_voc07(rec, prec, levels) if params.metric == "voc07" else ap_all_points(rec, prec)
+            ap: float | None = (
+                ap_voc07(rec, prec, levels) if params.metric == "voc07" else ap_all_points(rec, prec)
+            )
             aps.append(ap)
         else:
             ap = None

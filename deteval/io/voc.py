@@ -56,8 +56,13 @@ class _NoDoctypeBuilder(ET.TreeBuilder):
 
 def parse_xml_safely(data: bytes, path: PathLike) -> ET.Element:
     """Parse XML bytes, refusing DTDs and entity declarations before parsing (see the module docstring)."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00")) or b"\x00" in data:
-        raise InputFormatError("UTF-16/UTF-32 encoded XML is not supported; save the file as UTF-8", file=path)
+    if (
+        data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00"))
+        or b"\x00" in data
+    ):
+        raise InputFormatError(
+            "UTF-16/UTF-32 encoded XML is not supported; save the file as UTF-8", file=path
+        )
     m = _FORBIDDEN.search(data)
     if m:
         kind = m.group(1).decode("ascii").upper()
@@ -69,7 +74,9 @@ def parse_xml_safely(data: bytes, path: PathLike) -> ET.Element:
         )
     enc = _XML_DECL_ENCODING.match(data)
     if enc and enc.group(1).decode("ascii").lower() not in _SAFE_ENCODINGS:
-        raise InputFormatError(f"unsupported XML encoding {enc.group(1).decode('ascii')!r}; use UTF-8", file=path)
+        raise InputFormatError(
+            f"unsupported XML encoding {enc.group(1).decode('ascii')!r}; use UTF-8", file=path
+        )
     parser = ET.XMLParser(target=_NoDoctypeBuilder())
     try:
         parser.feed(data)
@@ -106,7 +113,9 @@ def read_image_set(path: PathLike) -> list[str]:
         iid = tokens[0]
         if iid in seen:
             raise ValidationError(
-                f"image id {iid!r} is listed twice (first on line {seen[iid]})", file=path, record=f"line {lineno}"
+                f"image id {iid!r} is listed twice (first on line {seen[iid]})",
+                file=path,
+                record=f"line {lineno}",
             )
         seen[iid] = lineno
         ids.append(iid)
@@ -244,7 +253,11 @@ def load_voc_annotations(
             paths = sorted(folder.glob("*.xml"))
             ids = [p.stem for p in paths]
         else:
-            ids = read_image_set(image_set) if isinstance(image_set, (str, os.PathLike)) else [str(i) for i in image_set]
+            ids = (
+                read_image_set(image_set)
+                if isinstance(image_set, (str, os.PathLike))
+                else [str(i) for i in image_set]
+            )
             paths = [folder / f"{i}.xml" for i in ids]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
@@ -399,7 +412,9 @@ def _read_table(
         r = int(np.flatnonzero(inv)[0])
         x1, y1, x2, y2 = values[r, -4:].tolist()
         raise ValidationError(
-            f"inverted box: x1={x1:g} y1={y1:g} x2={x2:g} y2={y2:g}", file=path, record=f"line {int(lines[r])}"
+            f"inverted box: x1={x1:g} y1={y1:g} x2={x2:g} y2={y2:g}",
+            file=path,
+            record=f"line {int(lines[r])}",
         )
     return strings, values, lines
 
@@ -515,22 +530,33 @@ def load_voc_detections(
                 continue
             present += 1
             (ids,), vals, lines = _read_table(
-                read(path), 1, ("score", "x1", "y1", "x2", "y2"), path, "<image_id> <score> <x1> <y1> <x2> <y2>"
+                read(path),
+                1,
+                ("score", "x1", "y1", "x2", "y2"),
+                path,
+                "<image_id> <score> <x1> <y1> <x2> <y2>",
             )
             idx, keep = map_images(ids, lines, path)
-            chunks.append((idx[keep], np.full(int(keep.sum()), ci, dtype=np.int64), vals[keep, 1:], vals[keep, 0]))
+            chunks.append(
+                (idx[keep], np.full(int(keep.sum()), ci, dtype=np.int64), vals[keep, 1:], vals[keep, 0])
+            )
         if present == 0:
             raise InputFormatError(
                 f"no detection file matches the pattern for any of {len(class_list)} class(es)", file=pat
             )
         if missing:
             warnings.append(
-                f"no detection file for {len(missing)} class(es) (scored with 0 detections): {', '.join(missing)}"
+                f"no detection file for {len(missing)} class(es) (scored with 0 detections): "
+                + ", ".join(missing)
             )
     elif layout == "single":
         path = source
         (ids, cls_col), vals, lines = _read_table(
-            read(path), 2, ("score", "x1", "y1", "x2", "y2"), path, "<image_id> <class> <score> <x1> <y1> <x2> <y2>"
+            read(path),
+            2,
+            ("score", "x1", "y1", "x2", "y2"),
+            path,
+            "<image_id> <class> <score> <x1> <y1> <x2> <y2>",
         )
         class_list = list(classes) if classes is not None else []
         cuniq, cinv = np.unique(cls_col, return_inverse=True)
@@ -538,7 +564,9 @@ def load_voc_detections(
         cnames = [_s(c) for c in cuniq.tolist()]
         class_list += sorted(c for c in cnames if c not in known)
         cpos = {c: k for k, c in enumerate(class_list)}
-        label = np.array([cpos[c] for c in cnames], dtype=np.int64)[cinv] if cinv.size else np.empty(0, np.int64)
+        label = (
+            np.array([cpos[c] for c in cnames], dtype=np.int64)[cinv] if cinv.size else np.empty(0, np.int64)
+        )
         idx, keep = map_images(ids, lines, path)
         chunks.append((idx[keep], label[keep], vals[keep, 1:], vals[keep, 0]))
     else:
