@@ -302,3 +302,15 @@ def test_all_detections_ignored_gives_zero_not_nan():
     for metric in ("voc07", "voc2010"):
         row = evaluate_voc(gt, dt, metric=metric).per_class["0"]
         assert row["ap"] == 0.0 and row["ignored"] == 1 and row["tp"] == row["fp"] == 0
+
+
+def test_match_voc_rejects_negative_indices_and_handles_empty_inputs():
+    with pytest.raises(ValidationError, match="non-negative"):
+        match_voc([-1], [[0, 0, 1, 1]], [0.5], [0], [[0, 0, 1, 1]])
+    assert match_voc([], np.empty((0, 4)), [], [0], [[0, 0, 1, 1]]).tolist() == []
+    assert match_voc([0, 1], [[0, 0, 1, 1]] * 2, [0.5, 0.4], [], np.empty((0, 4))).tolist() == [0, 0]
+    # labels keep classes apart: same image, same box, different class → no match
+    out = match_voc(
+        [0, 0], [[0, 0, 9, 9]] * 2, [0.9, 0.8], [0], [[0, 0, 9, 9]], det_label=[1, 0], gt_label=[0]
+    )
+    assert out.tolist() == [0, 1]

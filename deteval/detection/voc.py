@@ -335,6 +335,11 @@ def match_voc(
     if diff.shape[0] != n:
         raise ValidationError(f"{diff.shape[0]} difficult flags for {n} ground-truth boxes")
 
+    for arr, what in ((di, "detection image"), (gi, "ground-truth image"), (dl, "detection label"),
+                      (gl, "ground-truth label")):  # fmt: skip
+        if arr.size and arr.min() < 0:
+            raise ValidationError(f"{what} indices must be non-negative", record=int(np.argmin(arr)))
+
     outcome = np.zeros(m, dtype=np.int8)
     if m == 0 or n == 0:
         return outcome
