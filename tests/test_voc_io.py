@@ -276,3 +276,11 @@ def test_single_file_errors_name_the_line(tmp_path):
         and "line 2" in str(info.value)
         and "expected 7 fields" in str(info.value)
     )
+
+
+def test_bom_does_not_hide_the_encoding_declaration():
+    with pytest.raises(InputFormatError, match="encoding 'cp500'"):
+        parse_xml_safely(b'\xef\xbb\xbf<?xml version="1.0" encoding="cp500"?><a/>', "x.xml")
+    assert (
+        parse_xml_safely(b'\xef\xbb\xbf<?xml version="1.0" encoding="utf-8"?><a>1</a>', "x.xml").text == "1"
+    )

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from voc_reference import devkit_ap, devkit_outcomes, matlab_colon_plain, pyfrcnn_ap
 
 from deteval.core import PY_FASTER_RCNN_LEVELS, VOC07_LEVELS
@@ -314,3 +316,27 @@ def test_match_voc_rejects_negative_indices_and_handles_empty_inputs():
         [0, 0], [[0, 0, 9, 9]] * 2, [0.9, 0.8], [0], [[0, 0, 9, 9]], det_label=[1, 0], gt_label=[0]
     )
     assert out.tolist() == [0, 1]
+
+
+_box = st.tuples(st.integers(0, 15), st.integers(0, 15), st.integers(0, 6), st.integers(0, 6)).map(
+    lambda t: [t[0], t[1], t[0] + t[2], t[1] + t[3]]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    gts=st.lists(st.tuples(st.integers(0, 2), _box, st.booleans()), max_size=8),
+    dets=st.lists(st.tuples(st.integers(0, 2), st.sampled_from([0.2, 0.5, 0.5, 0.9]), _box), max_size=14),
+    thr=st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]),
+)
+def test_hypothesis_one_class_matches_reference(gts, dets, thr):
+    outcome = match_voc(
+        [d[0] for d in dets],
+        np.array([d[2] for d in dets], float).reshape(-1, 4),
+        [d[1] for d in dets],
+        [g[0] for g in gts],
+        np.array([g[1] for g in gts], float).reshape(-1, 4),
+        [g[2] for g in gts],
+        iou_threshold=thr,
+    )
+    assert outcome.tolist() == devkit_outcomes(gts, dets, thr)[0]
