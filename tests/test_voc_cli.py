@@ -168,3 +168,19 @@ def test_bad_options_exit_2(tmp_path, capsys):
     assert "unknown option" in capsys.readouterr().err
     assert main(["voc", "--annotations", str(tmp_path / "none"), "--detections", "x_{cls}.txt"]) == 2
     assert "annotations folder not found" in capsys.readouterr().err
+
+
+def test_single_file_layout_and_no_image_set(tmp_path, capsys):
+    rows = []
+    for cls in CLASSES:
+        for line in (SAMPLE / "results" / f"comp4_det_test_{cls}.txt").read_text().splitlines():
+            iid, rest = line.split(" ", 1)
+            rows.append(f"{iid} {cls} {rest}")
+    single = tmp_path / "all.txt"
+    single.write_text("\n".join(rows) + "\n")
+    code = main(["voc", "--annotations", str(SAMPLE / "Annotations"), "--detections", str(single),
+                 "--layout", "single", "--format", "json"])  # fmt: skip
+    doc = json.loads(capsys.readouterr().out)
+    code2, ref, _ = _run(capsys)
+    assert code == code2 == 0
+    assert doc["n_images"] == 10 and doc["map"] == ref["map"] and doc["per_class"] == ref["per_class"]
