@@ -1,0 +1,131 @@
+"""``deteval voc``: Pascal VOC AP per class and mAP from annotation XML and detection result files.
+
+Classes scored by default: every class with a ground-truth object plus every class with a detection file
+matching the ``{cls}`` pattern, sorted by name (the 20 VOC classes sort into the devkit's order). A class with
+detections but no ground truth is reported (``ap`` null, not averaged) with a warning; a ground-truth class
+without a detection file is scored with 0 detections, with a warning. ``--classes`` restricts the set.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from deteval.commands.common import add_output_args, apply_preset, emit
+from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
+from deteval.errors import ConfigError
+from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
+
+DEFAULTS: dict[str, Any] = {
+    "metric": "voc2010",
+    "iou": 0.5,
+    "profile": "voc_devkit",
+    "plus_one": True,
+    "layout": "comp4",
+    "unknown_images": "error",
+}
+
+
+def _classes(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        items = [c.strip() for c in value.split(",")]
+    elif isinstance(value, list):
+        items = [str(c).strip() for c in value]
+    else:
+        raise ConfigError(f"classes must be a comma-separated string or a list, got {value!r}")
+    items = [c for c in items if c]
+    if not items:
+        raise ConfigError("--classes is empty")
+    return items
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    apply_preset(args, parser, DEFAULTS)
+    try:
+        iou = float(args.iou)
+    except (TypeError, ValueError):
+        raise ConfigError(f"--iou must be a number, got {args.iou!r}") from None
+    if not isinstance(args.plus_one, bool):
+        raise ConfigError(f"plus_one must be true or false, got {args.plus_one!r}")
+    params = VOCParams(iou_threshold=iou, metric=args.metric, profile=args.profile, plus_one=args.plus_one)
+    classes = _classes(args.classes)
+
+    gt = load_voc_annotations(args.annotations, args.image_set)
+    if args.layout == "comp4":
+        det_classes = classes
+        if det_classes is None:
+            found = set(gt.classes[i] for i in set(gt.label.tolist())) | set(
+                discover_detection_classes(args.detections)
+            )
+            det_classes = sorted(found)
+    else:
+        det_classes = classes
+    dets = load_voc_detections(
+        args.detections,
+        gt.images,
+        classes=det_classes,
+        layout=args.layout,
+        unknown_images=args.unknown_images,
+    )
+    result = evaluate_voc(gt, dets, params=params, classes=classes)
+    emit(result, args)
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "voc",
+        help="Pascal VOC mAP (VOC07 11-point or VOC2010+ all-point), as the official devkit computes it",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--annotations", required=True, metavar="DIR", help="folder of VOC annotation XML files")
+    p.add_argument(
+        "--image-set", metavar="FILE", help="image-set list (ImageSets/Main/<split>.txt); default: every XML"
+    )
+    p.add_argument(
+        "--detections",
+        required=True,
+        metavar="PATTERN",
+        help="comp4 result files with {cls}, e.g. 'results/comp4_det_test_{cls}.txt' (or one file with "
+        "--layout single)",
+    )
+    p.add_argument(
+        "--layout",
+        choices=("comp4", "single"),
+        default=None,
+        help="comp4: one file per class (default); single: '<id> <class> <score> x1 y1 x2 y2'",
+    )
+    p.add_argument(
+        "--metric", choices=METRICS, default=None, help="voc07 (11-point) or voc2010 (all-point, default)"
+    )
+    p.add_argument("--iou", type=float, default=None, metavar="T", help="IoU threshold (default 0.5)")
+    p.add_argument("--classes", default=None, metavar="A,B,...", help="comma-separated classes to score")
+    p.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default=None,
+        help="voc_devkit (default) or py_faster_rcnn (that port's quirks)",
+    )
+    p.add_argument(
+        "--no-plus-one",
+        dest="plus_one",
+        action="store_const",
+        const=False,
+        default=None,
+        help="IoU without the +1 pixel-inclusive convention",
+    )
+    p.add_argument(
+        "--unknown-images",
+        choices=("error", "warn"),
+        default=None,
+        help="detections for images outside the image set: error (default, as the devkit) or "
+        "warn (dropped and counted)",
+    )
+    p.add_argument(
+        "--config", metavar="PRESET", help="preset name (voc07, voc2012, py_faster_rcnn) or TOML file"
+    )
+    add_output_args(p)
+    p.set_defaults(func=run, _parser=p)

@@ -1,0 +1,599 @@
+"""Pascal VOC files: annotation XML, image-set lists and detection results.
+
+Annotations (``Annotations/<id>.xml``) become a :class:`~deteval.detection.voc.VOCGroundTruth`:
+
+* per object: ``name``, ``bndbox`` (``xmin ymin xmax ymax``, integer or float), ``difficult`` (missing
+  means 0), and as metadata ``truncated``, ``occluded`` (-1 when missing) and ``pose`` ("" when missing);
+  per image: ``filename`` and ``size`` (``width``, ``height``, ``depth``; -1 when missing).
+* coordinates are kept as written (VOC's 1-based, inclusive pixels): the devkit compares them as such and
+  its +1 IoU accounts for inclusivity; shifting them would change float coordinates in the last bit.
+* a box with xmax < xmin or ymax < ymin is rejected (:class:`ValidationError` naming the file and the
+  object): the devkit would accept it but it could never be matched, silently lowering recall. A box with
+  xmax == xmin is valid (one pixel wide under the +1 convention).
+* objects are numbered from 1 in file order in error messages ("object 3").
+
+XML is parsed safely without defusedxml: a document containing ``<!DOCTYPE`` or ``<!ENTITY`` is refused
+before any parsing (so a "billion laughs" file costs one byte scan), documents in encodings that could hide
+those markers from the scan (UTF-16/32, EBCDIC, ...) are refused, and the parser's ``doctype`` hook raises
+as a second line of defence. No DTD, entity or external reference is ever processed.
+
+Detections in the devkit's "comp4" layout, one file per class (``comp4_det_test_{cls}.txt``), each line
+``<image_id> <score> <x1> <y1> <x2> <y2>``; or one file with a class column,
+``<image_id> <class> <score> <x1> <y1> <x2> <y2>``. Lines are parsed with numpy over the whole file; the
+row order is the file order (the devkit's tie order). A detection for an image outside the image set is an
+error (as in the devkit), or with ``unknown_images="warn"`` it is dropped and counted in the warnings.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import warnings
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from deteval.detection.voc import VOCDetections, VOCGroundTruth
+from deteval.errors import ConfigError, InputFormatError, ValidationError
+
+PathLike = str | os.PathLike
+
+_FORBIDDEN = re.compile(rb"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
+_XML_DECL_ENCODING = re.compile(
+    rb"""^(?:\xef\xbb\xbf)?\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']"""
+)
+_SAFE_ENCODINGS = {"utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "latin-1", "latin1"}
+
+
+class _NoDoctypeBuilder(ET.TreeBuilder):
+    """TreeBuilder whose ``doctype`` hook refuses any DOCTYPE (second line of defence after the scan)."""
+
+    def doctype(self, name: str, pubid: str | None, system: str | None) -> None:  # noqa: D401
+        raise InputFormatError("DOCTYPE declarations are not allowed in annotation XML")
+
+
+def parse_xml_safely(data: bytes, path: PathLike) -> ET.Element:
+    """Parse XML bytes, refusing DTDs and entity declarations before parsing (see the module docstring)."""
+    if (
+        data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00"))
+        or b"\x00" in data
+    ):
+        raise InputFormatError(
+            "UTF-16/UTF-32 encoded XML is not supported; save the file as UTF-8", file=path
+        )
+    m = _FORBIDDEN.search(data)
+    if m:
+        kind = m.group(1).decode("ascii").upper()
+        line = data.count(b"\n", 0, m.start()) + 1
+        raise InputFormatError(
+            f"refusing XML with a <!{kind}> declaration (DTDs and entities are not allowed)",
+            file=path,
+            record=f"line {line}",
+        )
+    enc = _XML_DECL_ENCODING.match(data)
+    if enc and enc.group(1).decode("ascii").lower() not in _SAFE_ENCODINGS:
+        raise InputFormatError(
+            f"unsupported XML encoding {enc.group(1).decode('ascii')!r}; use UTF-8", file=path
+        )
+    parser = ET.XMLParser(target=_NoDoctypeBuilder())
+    try:
+        parser.feed(data)
+        return parser.close()
+    except ET.ParseError as exc:
+        line = exc.position[0] if getattr(exc, "position", None) else None
+        raise InputFormatError(
+            f"malformed XML: {exc}", file=path, record=None if line is None else f"line {line}"
+        ) from None
+    except InputFormatError as exc:
+        raise InputFormatError(exc.reason, file=path) from None
+
+
+# --------------------------------------------------------------------------------------------------------
+# Annotations
+
+
+def read_image_set(path: PathLike) -> list[str]:
+    """Image ids from an ``ImageSets/Main/<split>.txt`` list: the first token of every non-blank line.
+
+    Per-class lists (``<id> <-1|0|1>``) give all their ids, whatever the flag. A repeated id is an error
+    (the devkit would count its objects twice).
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputFormatError(f"cannot read image set: {exc.strerror}", file=path) from None
+    ids: list[str] = []
+    seen: dict[str, int] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        tokens = line.split()
+        if not tokens:
+            continue
+        iid = tokens[0]
+        if iid in seen:
+            raise ValidationError(
+                f"image id {iid!r} is listed twice (first on line {seen[iid]})",
+                file=path,
+                record=f"line {lineno}",
+            )
+        seen[iid] = lineno
+        ids.append(iid)
+    return ids
+
+
+def _children(elem: ET.Element) -> dict[str, ET.Element]:
+    """Direct children by tag, the first of each tag winning (as ``find`` does), in one pass."""
+    out: dict[str, ET.Element] = {}
+    for child in elem:
+        out.setdefault(child.tag, child)
+    return out
+
+
+def _text(elem: ET.Element | None) -> str | None:
+    if elem is None or elem.text is None:
+        return None
+    return elem.text.strip()
+
+
+def _number(raw: str | None, tag: str, path: PathLike, record: str) -> float:
+    if raw is None or raw == "":
+        raise InputFormatError(f"missing <{tag}>", file=path, record=record)
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InputFormatError(f"<{tag}> is not a number: {raw!r}", file=path, record=record) from None
+    if value - value != 0.0:  # inf or nan
+        raise ValidationError(f"<{tag}> is not finite: {raw!r}", file=path, record=record)
+    return value
+
+
+def _flag(raw: str | None, tag: str, path: PathLike, record: str, missing: int) -> int:
+    if raw is None or raw == "":
+        return missing
+    if raw == "0" or raw == "1":
+        return int(raw)
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InputFormatError(f"<{tag}> must be 0 or 1, got {raw!r}", file=path, record=record) from None
+    if value not in (0.0, 1.0):
+        raise ValidationError(f"<{tag}> must be 0 or 1, got {raw!r}", file=path, record=record)
+    return int(value)
+
+
+def _size(size: ET.Element | None, tag: str, path: PathLike) -> int:
+    raw = None if size is None else _text(size.find(tag))
+    if raw is None or raw == "":
+        return -1
+    try:
+        return int(float(raw))
+    except ValueError:
+        raise InputFormatError(f"<size><{tag}> is not a number: {raw!r}", file=path, record="size") from None
+
+
+_BOX_TAGS = ("xmin", "ymin", "xmax", "ymax")
+
+
+def parse_voc_xml(data: bytes, path: PathLike) -> tuple[dict, list[dict]]:
+    """One annotation file → (image info, list of object records). Errors name the file and object."""
+    root = parse_xml_safely(data, path)
+    if root.tag != "annotation":
+        raise InputFormatError(f"root element is <{root.tag}>, expected <annotation>", file=path)
+    top = _children(root)
+    size = top.get("size")
+    info = {
+        "filename": _text(top.get("filename")) or "",
+        "width": _size(size, "width", path),
+        "height": _size(size, "height", path),
+        "depth": _size(size, "depth", path),
+    }
+    objects = []
+    k = 0
+    for obj in root:
+        if obj.tag != "object":
+            continue
+        k += 1
+        fields = _children(obj)
+        name = _text(fields.get("name"))
+        if not name:
+            raise InputFormatError("missing <name>", file=path, record=f"object {k}")
+        record = f"object {k} ({name})"
+        bnd = fields.get("bndbox")
+        if bnd is None:
+            raise InputFormatError("missing <bndbox>", file=path, record=record)
+        coords = _children(bnd)
+        box = [_number(_text(coords.get(t)), t, path, record) for t in _BOX_TAGS]
+        if box[2] < box[0] or box[3] < box[1]:
+            raise ValidationError(
+                f"inverted box: xmin={box[0]:g} ymin={box[1]:g} xmax={box[2]:g} ymax={box[3]:g}",
+                file=path,
+                record=record,
+            )
+        objects.append(
+            (
+                name,
+                box,
+                _flag(_text(fields.get("difficult")), "difficult", path, record, 0),
+                _flag(_text(fields.get("truncated")), "truncated", path, record, -1),
+                _flag(_text(fields.get("occluded")), "occluded", path, record, -1),
+                _text(fields.get("pose")) or "",
+            )
+        )
+    return info, objects
+
+
+def load_voc_annotations(
+    annotations: PathLike | None = None,
+    image_set: PathLike | Sequence[str] | None = None,
+    *,
+    files: Iterable[PathLike] | None = None,
+    classes: Sequence[str] | None = None,
+) -> VOCGroundTruth:
+    """Read VOC annotation XML into a columnar :class:`VOCGroundTruth`.
+
+    * ``annotations`` + ``image_set`` (a list file or a sequence of ids): reads ``<annotations>/<id>.xml``
+      for every id, in list order; the image index is the position in the list.
+    * ``annotations`` alone: every ``*.xml`` in the folder, sorted by name.
+    * ``files``: explicit XML paths; the image id is the file stem.
+
+    ``classes`` fixes the class list (objects of other classes are kept with their own names appended; the
+    evaluation's ``classes`` option picks what is scored). Default: the names found, sorted.
+    """
+    if files is not None:
+        paths = [Path(p) for p in files]
+        ids = [p.stem for p in paths]
+    else:
+        if annotations is None:
+            raise ConfigError("give an annotations folder or a list of files")
+        folder = Path(annotations)
+        if not folder.is_dir():
+            raise InputFormatError("annotations folder not found", file=folder)
+        if image_set is None:
+            paths = sorted(folder.glob("*.xml"))
+            ids = [p.stem for p in paths]
+        else:
+            ids = (
+                read_image_set(image_set)
+                if isinstance(image_set, (str, os.PathLike))
+                else [str(i) for i in image_set]
+            )
+            paths = [folder / f"{i}.xml" for i in ids]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise ValidationError(f"image id {dup!r} appears twice in the file list")
+
+    names: list[str] = []
+    img_idx: list[int] = []
+    boxes: list[list[float]] = []
+    difficult: list[int] = []
+    truncated: list[int] = []
+    occluded: list[int] = []
+    pose: list[str] = []
+    image_meta: dict[str, list] = {"filename": [], "width": [], "height": [], "depth": []}
+    for i, path in enumerate(paths):
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise InputFormatError(f"annotation file for image {ids[i]!r} not found", file=path) from None
+        except OSError as exc:
+            raise InputFormatError(f"cannot read annotation: {exc.strerror}", file=path) from None
+        info, objects = parse_voc_xml(data, path)
+        for key in image_meta:
+            image_meta[key].append(info[key])
+        for name, box, diff, trunc, occ, pose_ in objects:
+            names.append(name)
+            img_idx.append(i)
+            boxes.append(box)
+            difficult.append(diff)
+            truncated.append(trunc)
+            occluded.append(occ)
+            pose.append(pose_)
+
+    found = sorted(set(names))
+    class_list = list(classes) if classes is not None else found
+    class_list += [c for c in found if c not in set(class_list)]
+    pos = {c: k for k, c in enumerate(class_list)}
+    gt = VOCGroundTruth(
+        images=tuple(ids),
+        classes=tuple(class_list),
+        image=np.asarray(img_idx, dtype=np.int64),
+        label=np.asarray([pos[n] for n in names], dtype=np.int64),
+        boxes=np.asarray(boxes, dtype=np.float64).reshape(-1, 4),
+        difficult=np.asarray(difficult, dtype=bool),
+        meta={
+            "truncated": np.asarray(truncated, dtype=np.int8),
+            "occluded": np.asarray(occluded, dtype=np.int8),
+            "pose": np.asarray(pose, dtype=str),
+        },
+        image_meta={
+            "filename": np.asarray(image_meta["filename"], dtype=str),
+            "width": np.asarray(image_meta["width"], dtype=np.int64),
+            "height": np.asarray(image_meta["height"], dtype=np.int64),
+            "depth": np.asarray(image_meta["depth"], dtype=np.int64),
+        },
+    )
+    return gt
+
+
+# --------------------------------------------------------------------------------------------------------
+# Detections
+
+
+_WS = np.zeros(256, dtype=bool)
+_WS[[9, 10, 11, 12, 13, 32]] = True  # the ASCII whitespace bytes.split() splits on
+
+
+def _string_column(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Tokens buf[starts[i]:ends[i]] as a fixed-width bytes array, gathered without a Python loop."""
+    if starts.size == 0:
+        return np.empty(0, dtype="S1")
+    lengths = ends - starts
+    width = int(lengths.max())
+    if width > 64:  # a very long token: gathering a rows x width matrix could be huge; slice instead
+        raw = buf.tobytes()
+        return np.array([raw[a:b] for a, b in zip(starts.tolist(), ends.tolist())], dtype=bytes)
+    cols = np.arange(width)
+    idx = np.minimum(starts[:, None] + cols, buf.shape[0] - 1)
+    mat = np.where(cols < lengths[:, None], buf[idx], 0).astype(np.uint8)
+    return np.ascontiguousarray(mat).view(f"S{width}").reshape(-1)
+
+
+def _read_table(
+    data: bytes, n_str: int, num_names: Sequence[str], path: PathLike, layout: str
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """Parse a whitespace-separated text table: ``n_str`` string columns, then numeric columns.
+
+    Vectorised over the whole file: token boundaries from a byte mask, string columns gathered as
+    fixed-width byte arrays, numbers parsed by numpy's C parser (correctly rounded, as ``float``) after the
+    string tokens are blanked out. Returns (string columns, numbers (rows, n_num), 1-based line of each row).
+    Any line with another number of fields, an unparsable number or a non-finite value raises, naming it.
+    """
+    ncols = n_str + len(num_names)
+    if b"\x00" in data:
+        raise InputFormatError("binary data in a text detection file", file=path)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        lineno = data.count(b"\n", 0, exc.start) + 1
+        raise InputFormatError("not valid UTF-8 text", file=path, record=f"line {lineno}") from None
+    buf = np.frombuffer(data, dtype=np.uint8)
+    empty = ([np.empty(0, dtype="S1")] * n_str, np.empty((0, len(num_names))), np.empty(0, dtype=np.int64))
+    if buf.size == 0:
+        return empty
+    space = _WS[buf]
+    prev_space = np.concatenate(([True], space[:-1]))
+    next_space = np.concatenate((space[1:], [True]))
+    starts = np.flatnonzero(~space & prev_space)
+    ends = np.flatnonzero(~space & next_space) + 1
+    if starts.size == 0:
+        return empty
+    line_of_byte = np.cumsum(buf == 10)
+    tok_line = line_of_byte[starts]
+    per_line = np.bincount(tok_line)
+    bad = (per_line != 0) & (per_line != ncols)
+    if bad.any():
+        lineno = int(np.flatnonzero(bad)[0]) + 1
+        text = data.split(b"\n")[lineno - 1].decode("utf-8", "replace").strip()
+        raise InputFormatError(
+            f"expected {ncols} fields ({layout}), found {int(per_line[lineno - 1])}: {text[:80]!r}",
+            file=path,
+            record=f"line {lineno}",
+        )
+    rows = starts.shape[0] // ncols
+    lines = tok_line[::ncols] + 1
+    strings = [_string_column(buf, starts[c::ncols], ends[c::ncols]) for c in range(n_str)]
+    # Blank the string tokens, parse the rest in one C call.
+    delta = np.zeros(buf.shape[0] + 1, dtype=np.int8)
+    for c in range(n_str):
+        delta[starts[c::ncols]] = 1
+        delta[ends[c::ncols]] = -1
+    numeric = buf.copy()
+    numeric[np.cumsum(delta[:-1], dtype=np.int8) > 0] = 32
+    values = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            values = np.fromstring(numeric.tobytes(), dtype=np.float64, sep=" ")
+    except (ValueError, DeprecationWarning):
+        values = None
+    if values is None or values.shape[0] != rows * len(num_names):
+        _raise_first_bad_number(data, n_str, num_names, path)
+        raise InputFormatError("unparsable numbers", file=path)  # pragma: no cover
+    values = values.reshape(rows, len(num_names))
+    bad_val = ~np.isfinite(values)
+    if bad_val.any():
+        r, c = (int(v[0]) for v in np.nonzero(bad_val))
+        raise ValidationError(
+            f"{num_names[c]} is not finite: {values[r, c]!r}", file=path, record=f"line {int(lines[r])}"
+        )
+    inv = (values[:, -2] < values[:, -4]) | (values[:, -1] < values[:, -3])
+    if inv.any():
+        r = int(np.flatnonzero(inv)[0])
+        x1, y1, x2, y2 = values[r, -4:].tolist()
+        raise ValidationError(
+            f"inverted box: x1={x1:g} y1={y1:g} x2={x2:g} y2={y2:g}",
+            file=path,
+            record=f"line {int(lines[r])}",
+        )
+    return strings, values, lines
+
+
+def _raise_first_bad_number(data: bytes, n_str: int, num_names: Sequence[str], path: PathLike) -> None:
+    """Error path only: find the first token that is not a number, line by line."""
+    for lineno, line in enumerate(data.split(b"\n"), 1):
+        for c, tok in enumerate(line.split()[n_str:]):
+            try:
+                float(tok)
+            except ValueError:
+                raise InputFormatError(
+                    f"{num_names[c]} is not a number: {_s(tok)!r}", file=path, record=f"line {lineno}"
+                ) from None
+
+
+def _s(token: bytes | np.bytes_) -> str:
+    return bytes(token).decode("utf-8", "replace")
+
+
+def _pattern_regex(pattern: str) -> tuple[str, re.Pattern[str]]:
+    parts = pattern.split("{cls}")
+    glob_pat = "*".join(glob.escape(p) for p in parts)
+    rx = "(?P<cls>[^/\\\\]+?)".join(re.escape(p) for p in parts)
+    return glob_pat, re.compile(f"^{rx}$")
+
+
+def discover_detection_classes(pattern: PathLike) -> list[str]:
+    """Class names for which a file matching the ``{cls}`` pattern exists, sorted."""
+    pat = str(pattern)
+    if "{cls}" not in pat:
+        raise ConfigError(f"detection path pattern must contain {{cls}}: {pat!r}")
+    glob_pat, rx = _pattern_regex(pat)
+    found = set()
+    for p in glob.glob(glob_pat):
+        m = rx.match(p)
+        if m and os.path.isfile(p):
+            found.add(m.group("cls"))
+    return sorted(found)
+
+
+def load_voc_detections(
+    source: PathLike,
+    images: Sequence[str],
+    *,
+    classes: Sequence[str] | None = None,
+    layout: Literal["comp4", "single"] = "comp4",
+    unknown_images: Literal["error", "warn"] = "error",
+) -> VOCDetections:
+    """Read detection results into a columnar :class:`VOCDetections` whose images are ``images``.
+
+    * ``layout="comp4"``: ``source`` is a path pattern with ``{cls}`` (``results/comp4_det_test_{cls}.txt``),
+      one file per class, lines ``<image_id> <score> <x1> <y1> <x2> <y2>``. ``classes`` lists the classes
+      to read (default: every class with a file). A listed class without a file has no detections (a
+      warning says so); if no file exists at all, that is an error.
+    * ``layout="single"``: ``source`` is one file, lines ``<image_id> <class> <score> <x1> <y1> <x2> <y2>``;
+      ``classes`` (optional) fixes the class list, other class names are appended.
+
+    An image id not in ``images`` raises (as the devkit does), or with ``unknown_images="warn"`` the line
+    is dropped and the count reported in ``warnings``. Scores and coordinates must be finite, boxes not
+    inverted; errors name the file and the line.
+    """
+    if unknown_images not in ("error", "warn"):
+        raise ConfigError(f"unknown_images must be 'error' or 'warn', got {unknown_images!r}")
+    img_keys = np.array([str(i).encode("utf-8") for i in images], dtype=bytes)
+    img_order = np.argsort(img_keys, kind="stable")
+    img_sorted = img_keys[img_order]
+    warnings: list[str] = []
+    chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # image, label, boxes, scores
+    unknown_total = 0
+    unknown_examples: list[str] = []
+
+    def map_images(ids: np.ndarray, lines: np.ndarray, path: PathLike) -> tuple[np.ndarray, np.ndarray]:
+        nonlocal unknown_total
+        # Vectorised lookup: binary search in the sorted image ids (bytes, as the column is).
+        if img_sorted.size and ids.size:
+            at = np.minimum(np.searchsorted(img_sorted, ids), img_sorted.shape[0] - 1)
+            idx = np.where(img_sorted[at] == ids, img_order[at], -1)
+        else:
+            idx = np.full(ids.shape[0], -1, dtype=np.int64)
+        unknown = idx < 0
+        if unknown.any():
+            r = int(np.flatnonzero(unknown)[0])
+            if unknown_images == "error":
+                raise ValidationError(
+                    f"image id {_s(ids[r])!r} is not in the image set "
+                    f"({int(unknown.sum())} such line(s) in this file; unknown_images='warn' drops them)",
+                    file=path,
+                    record=f"line {int(lines[r])}",
+                )
+            unknown_total += int(unknown.sum())
+            if len(unknown_examples) < 3:
+                unknown_examples.append(f"{path}: line {int(lines[r])}: {_s(ids[r])!r}")
+        return idx, ~unknown
+
+    def read(path: PathLike) -> bytes:
+        try:
+            return Path(path).read_bytes()
+        except OSError as exc:
+            raise InputFormatError(f"cannot read detections: {exc.strerror}", file=path) from None
+
+    if layout == "comp4":
+        pat = str(source)
+        if "{cls}" not in pat:
+            raise ConfigError(f"the comp4 detection pattern must contain {{cls}}: {pat!r}")
+        class_list = list(classes) if classes is not None else discover_detection_classes(pat)
+        missing = []
+        present = 0
+        for ci, cname in enumerate(class_list):
+            path = pat.replace("{cls}", cname)
+            if not os.path.isfile(path):
+                missing.append(cname)
+                continue
+            present += 1
+            (ids,), vals, lines = _read_table(
+                read(path),
+                1,
+                ("score", "x1", "y1", "x2", "y2"),
+                path,
+                "<image_id> <score> <x1> <y1> <x2> <y2>",
+            )
+            idx, keep = map_images(ids, lines, path)
+            chunks.append(
+                (idx[keep], np.full(int(keep.sum()), ci, dtype=np.int64), vals[keep, 1:], vals[keep, 0])
+            )
+        if present == 0:
+            raise InputFormatError(
+                f"no detection file matches the pattern for any of {len(class_list)} class(es)", file=pat
+            )
+        if missing:
+            warnings.append(
+                f"no detection file for {len(missing)} class(es) (scored with 0 detections): "
+                + ", ".join(missing)
+            )
+    elif layout == "single":
+        path = source
+        (ids, cls_col), vals, lines = _read_table(
+            read(path),
+            2,
+            ("score", "x1", "y1", "x2", "y2"),
+            path,
+            "<image_id> <class> <score> <x1> <y1> <x2> <y2>",
+        )
+        class_list = list(classes) if classes is not None else []
+        cuniq, cinv = np.unique(cls_col, return_inverse=True)
+        known = set(class_list)
+        cnames = [_s(c) for c in cuniq.tolist()]
+        class_list += sorted(c for c in cnames if c not in known)
+        cpos = {c: k for k, c in enumerate(class_list)}
+        label = (
+            np.array([cpos[c] for c in cnames], dtype=np.int64)[cinv] if cinv.size else np.empty(0, np.int64)
+        )
+        idx, keep = map_images(ids, lines, path)
+        chunks.append((idx[keep], label[keep], vals[keep, 1:], vals[keep, 0]))
+    else:
+        raise ConfigError(f"unknown detection layout {layout!r}; use 'comp4' or 'single'")
+
+    if unknown_total:
+        warnings.append(
+            f"{unknown_total} detection(s) for images not in the image set were dropped, e.g. "
+            + "; ".join(unknown_examples)
+        )
+    if chunks:
+        image = np.concatenate([c[0] for c in chunks])
+        label = np.concatenate([c[1] for c in chunks])
+        boxes = np.concatenate([c[2] for c in chunks]).reshape(-1, 4)
+        scores = np.concatenate([c[3] for c in chunks])
+    else:
+        image = label = np.empty(0, dtype=np.int64)
+        boxes = np.empty((0, 4))
+        scores = np.empty(0)
+    return VOCDetections(
+        images=tuple(images),
+        classes=tuple(class_list),
+        image=image,
+        label=label,
+        boxes=boxes,
+        scores=scores,
+        warnings=tuple(warnings),
+    )
