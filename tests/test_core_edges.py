@@ -75,3 +75,23 @@ def test_n_pos_must_be_a_non_negative_integer(n_pos):
 def test_integral_n_pos_of_any_numeric_type(n_pos):
     r = rank([0.3, 0.2], [1, 0], n_pos=n_pos)
     assert r.n_pos == 3 and type(r.n_pos) is int
+
+
+def test_unknown_ap_method_is_rejected_even_without_positives():
+    for n_pos in (0, 1):
+        r = rank([0.3], [n_pos], n_pos=n_pos)
+        with pytest.raises(ValidationError, match="unknown AP method"):
+            average_precision(r, "bogus")
+
+
+@pytest.mark.parametrize("k", [0, -1, 2.5, np.nan, np.inf, None, "3", True])
+def test_cutoff_must_be_a_positive_integer(k):
+    r = rank([0.3, 0.2], [1, 0])
+    for fn in (precision_at_k, recall_at_k):
+        with pytest.raises(ValidationError, match="cutoff"):
+            fn(r, k)
+
+
+def test_integral_cutoff_of_any_numeric_type():
+    r = rank([0.3, 0.2], [1, 0])
+    assert precision_at_k(r, 2.0) == precision_at_k(r, np.int64(2)) == 0.5

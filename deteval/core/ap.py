@@ -119,6 +119,8 @@ def average_precision(
     -1; the VOC protocol leaves such classes out of the mean instead of asking). ``levels`` overrides the
     recall levels of ``voc07`` / ``coco101``. ``coco101`` uses the pycocotools precision denominator.
     """
+    if method not in AP_METHODS:
+        raise ValidationError(f"unknown AP method {method!r}; choose one of {', '.join(AP_METHODS)}")
     if ranking.n_pos == 0:
         return float(if_no_positives)
     if method == "uninterpolated":
