@@ -75,8 +75,10 @@ def test_ap_methods_hand_computed():
     assert average_precision(r, "coco101") == pytest.approx((34 * p1 + 33 * p3) / 101, abs=1e-15)
 
 
-def test_voc07_levels_are_exact_decimals():
-    assert VOC07_LEVELS.tolist() == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+def test_voc07_levels_are_matlab_colon_values():
+    # MATLAB's 0:0.1:1: a + k*d for the first half, b - k*d for the second; only 3 * 0.1 misses its decimal.
+    assert VOC07_LEVELS.tolist() == [0.0, 0.1, 0.2, 3 * 0.1, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    assert VOC07_LEVELS[3] == np.nextafter(0.3, 1)
     assert PY_FASTER_RCNN_LEVELS[3] > 0.3 and PY_FASTER_RCNN_LEVELS[3] == np.nextafter(0.3, 1)
 
 
@@ -100,3 +102,24 @@ def test_prf_zero_denominators():
     p, r, f = precision_recall_f(np.array([1, 0]), np.array([1, 0]), np.array([0, 0]))
     assert p.tolist() == [0.5, 0.0] and r.tolist() == [1.0, 0.0] and f.tolist() == [2 / 3, 0.0]
     assert precision_recall_f(1, 1, 3, beta=2).f == pytest.approx(5 * 0.5 * 0.25 / (4 * 0.5 + 0.25))
+
+
+def test_matlab_colon_reproduces_published_matlab_output():
+    # MATLAB Answers "Floating point accuracy and COLON" (2012): (0:0.1:0.3) - (0:0.1:0.4)(1:end-1) printed
+    # 1.0e-16 * [0 0 -0.2776 -0.5551].
+    from deteval.core.ap import _matlab_colon
+
+    diff = _matlab_colon(0.0, 0.1, 0.3) - _matlab_colon(0.0, 0.1, 0.4)[:-1]
+    assert np.round(diff * 1e16, 4).tolist() == [0.0, 0.0, -0.2776, -0.5551]
+
+
+def test_voc07_recall_of_exactly_three_tenths_misses_the_fourth_level():
+    # n_pos = 10: R R R, seven N, R. After rank 3 recall is 3/10 == 0.3 < VOC07_LEVELS[3], so that level takes
+    # the precision of the first rank beyond recall 0.3 (4/11), as VOCevaldet.m does in MATLAB.
+    r = rank(np.arange(11, 0, -1), [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1], n_pos=10)
+    expected = 0.0
+    for p in [1.0, 1.0, 1.0, 4 / 11, 4 / 11, 0, 0, 0, 0, 0, 0]:
+        expected = expected + p / 11
+    assert average_precision(r, "voc07") == expected
+    exact_decimals = np.array([i / 10 for i in range(11)])
+    assert average_precision(r, "voc07", levels=exact_decimals) == pytest.approx((4 + 4 / 11) / 11, abs=1e-15)
