@@ -29,6 +29,7 @@ from deteval.core import (
     summarize_ranking,
 )
 from deteval.core.ap import average_precision
+from deteval.core.cutoff import average_precision_at_k, reciprocal_rank
 from deteval.errors import DetevalError, ValidationError
 
 
@@ -95,3 +96,122 @@ def test_cutoff_must_be_a_positive_integer(k):
 def test_integral_cutoff_of_any_numeric_type():
     r = rank([0.3, 0.2], [1, 0])
     assert precision_at_k(r, 2.0) == precision_at_k(r, np.int64(2)) == 0.5
+
+
+# --- n_pos == 0 ------------------------------------------------------------------------------------------
+
+def test_no_positives():
+    r = rank([0.3, 0.2, 0.1], [0, -1, 0])
+    assert r.n_pos == 0
+    assert r.recall().tolist() == [0.0, 0.0]
+    assert r.precision().tolist() == [0.0, 0.0]  # still defined: nothing retrieved is relevant
+    for method in AP_METHODS:
+        assert average_precision(r, method) == 0.0
+        assert average_precision(r, method, if_no_positives=-1.0) == -1.0  # pycocotools' marker
+    s = summarize_ranking(r)
+    assert (s.break_even_point, s.f_max, s.average_precision) == (0.0, 0.0, 0.0)
+    assert s.f.tolist() == [0.0, 0.0]
+    assert precision_at_k(r, 1) == 0.0 and recall_at_k(r, 1) == 0.0
+    assert reciprocal_rank(r) == 0.0
+    for d in ("n_pos", "min_k_n_pos", "retrieved"):
+        assert average_precision_at_k(r, 5, denominator=d) == 0.0
+
+
+# --- no items, every item ignored ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n_pos: rank([], [], n_pos=n_pos),
+        lambda n_pos: rank(np.empty(0), np.empty(0, dtype=bool), n_pos=n_pos),
+        lambda n_pos: rank(None, [], n_pos=n_pos, ties="presorted"),
+        lambda n_pos: rank([0.9, 0.9, 0.1], [-1, -1, -1], n_pos=n_pos),  # every item ignored
+    ],
+    ids=["lists", "arrays", "presorted", "all-ignored"],
+)
+def test_empty_ranking(make):
+    r = make(3)
+    assert len(r) == 0 and r.order.shape == (0,) and np.issubdtype(r.order.dtype, np.integer)
+    assert r.tp.tolist() == [] and r.fp.tolist() == []
+    assert r.precision().tolist() == [] and r.recall().tolist() == []
+    # Relevant items exist but none was retrieved: every AP is 0, not undefined.
+    for method in AP_METHODS:
+        assert average_precision(r, method) == 0.0
+    s = summarize_ranking(r)
+    assert (s.break_even_point, s.f_max, s.average_precision) == (0.0, 0.0, 0.0)
+    assert precision_at_k(r, 10) == 0.0 and recall_at_k(r, 10) == 0.0
+    assert reciprocal_rank(r) == 0.0 and average_precision_at_k(r, 10) == 0.0
+    # Without relevant items in the reference the caller's marker comes back.
+    empty = make(0)
+    assert average_precision(empty, "coco101", if_no_positives=-1.0) == -1.0
+
+
+def test_all_ignored_differs_from_the_matlab_devkit_only_by_being_defined():
+    # VOCevaldet.m's precision is 0/0 = NaN on every row when every detection is ignored, and its 11-point
+    # AP becomes NaN; the core defines it as 0 (nothing relevant was found). py-faster-rcnn also gives 0.
+    r = rank([0.9, 0.8], [-1, -1], n_pos=2)
+    assert average_precision(r, "voc07") == 0.0 and average_precision(r, "all_points") == 0.0
+
+
+# --- NaN and inf scores ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("ties", ["stable", "quicksort", "presorted"])
+def test_non_finite_scores_are_rejected_naming_the_item(bad, ties):
+    with pytest.raises(ValidationError) as info:
+        rank([0.5, bad, 0.2, bad], [1, 0, 0, 1], ties=ties)
+    err = info.value
+    assert err.record == 1
+    assert "finite" in err.reason and "item 1" in err.reason and "2 non-finite" in err.reason
+    assert str(err).startswith("record 1: ")
+
+
+def test_non_finite_scores_of_ignored_items_are_rejected_too():
+    with pytest.raises(ValidationError, match="finite"):
+        rank([0.5, np.nan], [1, -1])
+
+
+# --- ties ------------------------------------------------------------------------------------------------
+
+def test_ties_default_keeps_input_order():
+    # FMP: "D_k has a higher rank than D_l if k < l" on equal scores; VOC devkit and pycocotools sort stably.
+    r = rank([0.5, 0.9, 0.5, 0.5], [0, 1, 1, 0])
+    assert r.order.tolist() == [1, 0, 2, 3]
+    assert rank([0.0, -0.0], [0, 1]).order.tolist() == [0, 1]  # -0.0 ties with 0.0
+
+
+def test_ties_are_not_averaged():
+    # The order of tied items decides the result, as in the reference tools (scikit-learn's
+    # average_precision_score, which treats a tie as one threshold, would give 0.5 to both).
+    assert average_precision(rank([0.5, 0.5], [1, 0]), "uninterpolated") == 1.0
+    assert average_precision(rank([0.5, 0.5], [0, 1]), "uninterpolated") == 0.5
+
+
+def test_tiebreak_key_sorts_equal_scores_ascending():
+    # trec_eval breaks ties by docno descending: pass the negated ascending rank of the docnos.
+    docnos = np.array(["d1", "d3", "d2", "d0"])
+    key = -np.argsort(np.argsort(docnos))
+    r = rank([1.0, 1.0, 1.0, 2.0], [0, 1, 0, 0], tiebreak=key)
+    assert docnos[r.order].tolist() == ["d0", "d3", "d2", "d1"]
+
+
+def test_quicksort_policy_is_a_descending_order():
+    scores = np.repeat([0.1, 0.7, 0.4], 20)
+    r = rank(scores, np.zeros(60, dtype=int), n_pos=1, ties="quicksort")
+    assert sorted(r.order.tolist()) == list(range(60))
+    assert (np.diff(scores[r.order]) <= 0).all()
+
+
+def test_presorted_takes_the_input_order():
+    assert rank([0.1, 0.9], [1, 0], ties="presorted").order.tolist() == [0, 1]
+
+
+def test_bad_tie_options():
+    with pytest.raises(ValidationError, match="tie policy"):
+        rank([0.1, 0.2], [1, 0], ties="random")
+    with pytest.raises(ValidationError, match="tiebreak"):
+        rank([0.1, 0.2], [1, 0], tiebreak=[1, 2, 3])
+    with pytest.raises(ValidationError, match="presorted"):
+        rank(None, [1, 0])
+    with pytest.raises(DetevalError):
+        rank([0.1, 0.2], [1, 0], n_pos=None, ties="stable", tiebreak=np.zeros((2, 2)))
