@@ -215,3 +215,8 @@ def test_bad_tie_options():
         rank(None, [1, 0])
     with pytest.raises(DetevalError):
         rank([0.1, 0.2], [1, 0], n_pos=None, ties="stable", tiebreak=np.zeros((2, 2)))
+
+
+def test_unknown_tie_policy_is_rejected_even_with_a_tiebreak():
+    with pytest.raises(ValidationError, match="tie policy"):
+        rank([0.1, 0.2], [1, 0], ties="random", tiebreak=[0, 1])

@@ -126,6 +126,8 @@ def rank_order(
     * ``tiebreak``: an array sorted ascending among equal scores (then input order), e.g. trec_eval's
       docno-descending rule expressed as integer ranks of the docnos.
     """
+    if ties not in ("stable", "quicksort", "presorted"):
+        raise ValidationError(f"unknown tie policy {ties!r}: use 'stable', 'quicksort' or 'presorted'")
     n = scores.shape[0]
     if ties == "presorted":
         return np.arange(n)
@@ -136,9 +138,7 @@ def rank_order(
         return np.lexsort((key, -scores))
     if ties == "stable":
         return np.argsort(-scores, kind="stable")
-    if ties == "quicksort":
-        return np.argsort(-scores)
-    raise ValidationError(f"unknown tie policy {ties!r}: use 'stable', 'quicksort' or 'presorted'")
+    return np.argsort(-scores)  # "quicksort"
 
 
 def rank(
