@@ -220,3 +220,11 @@ def test_bad_tie_options():
 def test_unknown_tie_policy_is_rejected_even_with_a_tiebreak():
     with pytest.raises(ValidationError, match="tie policy"):
         rank([0.1, 0.2], [1, 0], ties="random", tiebreak=[0, 1])
+
+
+def test_ap_uninterpolated_checks_lengths():
+    from deteval.core import ap_uninterpolated
+
+    with pytest.raises(ValidationError, match="equal length"):
+        ap_uninterpolated([True, False], [1.0], 1)
+    assert ap_uninterpolated([True, False], [1.0, 0.5], 2) == 0.5

@@ -121,6 +121,8 @@ def ap_uninterpolated(relevant: ArrayLike, precision: ArrayLike, n_pos: int) -> 
     """IR AP: (1 / n_pos) * sum of P(r) over the ranks r holding a relevant item; 0 when n_pos is 0."""
     rel = np.asarray(relevant, dtype=bool)
     prec = np.asarray(precision, dtype=np.float64)
+    if rel.ndim != 1 or rel.shape != prec.shape:
+        raise ValidationError(f"relevant {rel.shape} and precision {prec.shape} must be 1-D of equal length")
     if n_pos <= 0:
         return 0.0
     return float(np.sum(prec[rel]) / n_pos)
