@@ -125,10 +125,11 @@ def test_trec_eval_measures_on_random_runs():
             assert precision_at_k(r, k) == pytest.approx(got[f"P_{k}"], abs=1e-15)
             assert recall_at_k(r, k) == pytest.approx(got[f"recall_{k}"], abs=1e-15)
             assert average_precision_at_k(r, k) == pytest.approx(got[f"map_cut_{k}"], abs=1e-15)
-        # trec_eval's iprec_at_recall turns level t into a count of relevant documents: (long)(t * n_pos + 0.9)
-        # in the trec_eval 9 that pytrec_eval wraps (lround in later versions). So level 0.7 with 3 relevant
-        # documents is reached at 2 of 3 (recall 0.667 < 0.7), and level 0.6 with 2 only at 2 of 2. Expressed
-        # as recall levels k / n_pos, the core's interpolated precision gives the same values.
+        # trec_eval's iprec_at_recall turns level t into a count of relevant documents,
+        # (long)(t * n_pos + 0.9) in the trec_eval 9 that pytrec_eval wraps (lround in later versions). So
+        # level 0.7 with 3 relevant documents is reached at 2 of 3 (recall 0.667 < 0.7), and level 0.6 with 2
+        # only at 2 of 2. Expressed as recall levels k / n_pos, the core's interpolated precision gives the
+        # same values.
         counts = np.floor(levels * n_pos + 0.9)  # the C cast truncates; the values are non-negative
         iprec = interpolated_precision(r.recall(), r.precision(), counts / n_pos)
         expected = [got[f"iprec_at_recall_{t:.2f}"] for t in levels]

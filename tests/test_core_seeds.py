@@ -160,8 +160,8 @@ def test_fmp_fixture_ranking_cases(case):
 
 
 def test_fmp_fixture_tie_follows_the_text_not_libfmp():
-    # Items 1 and 2 tie at 5.0. The notebook text: on equal scores the lower identifier ranks higher, so item 1
-    # (the relevant one) is first. libfmp's flipped argsort puts item 2 first; the fixture records that.
+    # Items 1 and 2 tie at 5.0. The notebook text: on equal scores the lower identifier ranks higher, so
+    # item 1 (the relevant one) is first. libfmp's flipped argsort puts item 2 first; the fixture records that.
     case = next(c for c in _fmp_ranking_cases() if c["name"] == "edge_tie_two_items")
     ids = np.asarray(case["I"])
     outcomes = np.isin(ids, case["I_Q"])
