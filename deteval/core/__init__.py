@@ -3,6 +3,16 @@
 Pure numpy. Knows nothing about boxes, documents or music: every field above it reduces its problem to
 scores, an outcome per item (relevant, non-relevant, ignored) and the number of relevant items in the
 reference (``n_pos``).
+
+Edges (tested in tests/test_core_edges.py):
+
+* ``n_pos == 0``: recall is 0 at every rank; ``average_precision`` returns ``if_no_positives`` (0.0, or -1 as
+  pycocotools marks it); break-even point, F-max, P@k, R@k, RR and AP@k are 0.
+* No items, or every item ignored: an empty ranking; every AP is 0 when ``n_pos > 0``.
+* NaN or inf scores: ``ValidationError`` naming the first bad item (``record``) and the count.
+* Ties: ``ties="stable"`` (default) keeps input order among equal scores, so the lower index ranks higher;
+  ``tiebreak`` orders equal scores by a key; ties are never averaged over their permutations.
+* ``voc07`` can return 1 + 2**-52 on a perfect ranking (eleven additions of 1/11, as the devkit does).
 """
 
 from deteval.core.ap import (

@@ -6,7 +6,7 @@ with ignored items already removed (see :mod:`deteval.core.ranking`).
 ==================  =======================================================================================
 method              definition
 ==================  =======================================================================================
-``voc07``           VOC2007 11-point: mean over t in {0.0, 0.1, ..., 1.0} (exact decimals) of the maximum
+``voc07``           VOC2007 11-point: mean over t in MATLAB's ``0:0.1:1`` (``VOC07_LEVELS``) of the maximum
                     precision at recall >= t, 0 if no rank reaches t. Summed as the devkit does, ``ap += p/11``.
 ``all_points``      VOC2010+ (VOCap.m): recall padded [0, rec, 1], precision [0, prec, 0], right-to-left
                     running max, sum of Δrecall × precision over the points where recall changes.
@@ -30,8 +30,24 @@ from deteval.errors import ValidationError
 APMethod = Literal["voc07", "all_points", "coco101", "uninterpolated"]
 AP_METHODS: tuple[str, ...] = ("voc07", "all_points", "coco101", "uninterpolated")
 
-#: 0.0, 0.1, ..., 1.0 as the nearest doubles to the decimals (i / 10 is correctly rounded).
-VOC07_LEVELS = np.array([i / 10 for i in range(11)], dtype=np.float64)
+
+def _matlab_colon(a: float, d: float, b: float) -> np.ndarray:
+    """MATLAB's ``a:d:b`` for d > 0 when (b - a) / d is an integer n: the first half is a + k*d, the second
+    half b - k*d, and for even n the midpoint is (a + b) / 2 (MathWorks' documented colon algorithm)."""
+    n = int(round((b - a) / d))
+    out = np.empty(n + 1, dtype=np.float64)
+    for k in range(n // 2 + 1):
+        out[k] = a + k * d
+        out[n - k] = b - k * d
+    if n % 2 == 0:
+        out[n // 2] = (a + b) / 2
+    return out
+
+
+#: The thresholds of VOCevaldet.m's ``for t=0:0.1:1``. MATLAB builds the range symmetrically from both ends,
+#: so every level is the double nearest its decimal except the fourth, 3 * 0.1 = 0.30000000000000004 (one
+#: ulp above 0.3): a recall of exactly 0.3 (3/10, 6/20, ...) does not reach that level in the devkit.
+VOC07_LEVELS = _matlab_colon(0.0, 0.1, 1.0)
 #: py-faster-rcnn's ``np.arange(0.0, 1.1, 0.1)``: 0.3, 0.6 and 0.7 are one ulp above the decimals.
 PY_FASTER_RCNN_LEVELS = np.arange(0.0, 1.1, 0.1)
 #: pycocotools' ``recThrs``.
@@ -75,7 +91,11 @@ def interpolated_precision(recall: ArrayLike, precision: ArrayLike, levels: Arra
 
 
 def ap_voc07(recall: ArrayLike, precision: ArrayLike, levels: ArrayLike = VOC07_LEVELS) -> float:
-    """VOC2007 11-point AP (VOCevaldet.m): sum over t of max{P : R >= t} / 11, accumulated in order."""
+    """VOC2007 11-point AP (VOCevaldet.m): sum over t of max{P : R >= t} / 11, accumulated in order.
+
+    ``levels`` defaults to the devkit's thresholds (:data:`VOC07_LEVELS`); pass
+    :data:`PY_FASTER_RCNN_LEVELS` for py-faster-rcnn's ``np.arange(0.0, 1.1, 0.1)``.
+    """
     lv = np.asarray(levels, dtype=np.float64)
     ap = 0.0
     for p in interpolated_precision(recall, precision, lv).tolist():
@@ -101,6 +121,8 @@ def ap_uninterpolated(relevant: ArrayLike, precision: ArrayLike, n_pos: int) -> 
     """IR AP: (1 / n_pos) * sum of P(r) over the ranks r holding a relevant item; 0 when n_pos is 0."""
     rel = np.asarray(relevant, dtype=bool)
     prec = np.asarray(precision, dtype=np.float64)
+    if rel.ndim != 1 or rel.shape != prec.shape:
+        raise ValidationError(f"relevant {rel.shape} and precision {prec.shape} must be 1-D of equal length")
     if n_pos <= 0:
         return 0.0
     return float(np.sum(prec[rel]) / n_pos)
@@ -119,6 +141,8 @@ def average_precision(
     -1; the VOC protocol leaves such classes out of the mean instead of asking). ``levels`` overrides the
     recall levels of ``voc07`` / ``coco101``. ``coco101`` uses the pycocotools precision denominator.
     """
+    if method not in AP_METHODS:
+        raise ValidationError(f"unknown AP method {method!r}; choose one of {', '.join(AP_METHODS)}")
     if ranking.n_pos == 0:
         return float(if_no_positives)
     if method == "uninterpolated":

@@ -62,7 +62,10 @@ class Ranking:
 
 
 def _as_scores(scores: ArrayLike, what: str = "scores") -> np.ndarray:
-    arr = np.asarray(scores, dtype=np.float64)
+    try:
+        arr = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"{what} must be numbers: {exc}") from None
     if arr.ndim != 1:
         raise ValidationError(f"{what} must be one-dimensional, got shape {arr.shape}")
     bad = ~np.isfinite(arr)
@@ -76,13 +79,20 @@ def _as_scores(scores: ArrayLike, what: str = "scores") -> np.ndarray:
 
 
 def _as_outcomes(outcomes: ArrayLike, n: int | None) -> np.ndarray:
-    arr = np.asarray(outcomes)
+    try:
+        arr = np.asarray(outcomes)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"outcomes must be booleans or the integers 1, 0, -1: {exc}") from None
     if arr.ndim != 1:
         raise ValidationError(f"outcomes must be one-dimensional, got shape {arr.shape}")
+    # Checked before any conversion: a length mismatch must never be cut or padded silently.
+    if n is not None and arr.shape[0] != n:
+        raise ValidationError(f"{arr.shape[0]} outcomes for {n} scores")
     if arr.dtype == np.bool_:
         return arr.astype(np.int8)
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        as_int = arr.astype(np.int64, copy=False) if np.issubdtype(arr.dtype, np.floating) else None
+        numeric = np.issubdtype(arr.dtype, np.floating) and bool(np.isfinite(arr).all())
+        as_int = arr.astype(np.int64) if numeric else None
         if as_int is None or not np.array_equal(as_int, arr):
             raise ValidationError("outcomes must be booleans or the integers 1, 0, -1")
         arr = as_int
@@ -90,9 +100,19 @@ def _as_outcomes(outcomes: ArrayLike, n: int | None) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValidationError(f"outcome {arr[i]!r} is not 1 (relevant), 0 or -1 (ignored)", record=i)
-    if n is not None and arr.shape[0] != n:
-        raise ValidationError(f"{arr.shape[0]} outcomes for {n} scores")
     return arr.astype(np.int8, copy=False)
+
+
+def _as_count(n_pos: object) -> int:
+    # int(2.5) would silently truncate and int(nan) raise a bare ValueError: accept integral values only.
+    try:
+        value = int(n_pos)  # type: ignore[call-overload]
+        integral = value == n_pos and not isinstance(n_pos, bool)
+    except (TypeError, ValueError, OverflowError):
+        integral = False
+    if not integral or value < 0:
+        raise ValidationError(f"n_pos must be a non-negative integer, got {n_pos!r}")
+    return value
 
 
 def rank_order(
@@ -106,6 +126,8 @@ def rank_order(
     * ``tiebreak``: an array sorted ascending among equal scores (then input order), e.g. trec_eval's
       docno-descending rule expressed as integer ranks of the docnos.
     """
+    if ties not in ("stable", "quicksort", "presorted"):
+        raise ValidationError(f"unknown tie policy {ties!r}: use 'stable', 'quicksort' or 'presorted'")
     n = scores.shape[0]
     if ties == "presorted":
         return np.arange(n)
@@ -116,9 +138,7 @@ def rank_order(
         return np.lexsort((key, -scores))
     if ties == "stable":
         return np.argsort(-scores, kind="stable")
-    if ties == "quicksort":
-        return np.argsort(-scores)
-    raise ValidationError(f"unknown tie policy {ties!r}: use 'stable', 'quicksort' or 'presorted'")
+    return np.argsort(-scores)  # "quicksort"
 
 
 def rank(
@@ -149,7 +169,7 @@ def rank(
     n_rel = int(np.count_nonzero(out == RELEVANT))
     if n_pos is None:
         n_pos = n_rel
-    n_pos = int(n_pos)
+    n_pos = _as_count(n_pos)
     if n_pos < n_rel:
         raise ValidationError(f"n_pos={n_pos} is smaller than the {n_rel} relevant items given")
 

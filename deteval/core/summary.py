@@ -35,7 +35,11 @@ class RankedSummary:
 
 
 def _check_k(k: int) -> int:
-    if int(k) != k or k < 1:
+    try:
+        ok = not isinstance(k, bool) and int(k) == k and k >= 1
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
         raise ValidationError(f"cutoff k must be a positive integer, got {k!r}")
     return int(k)
 
