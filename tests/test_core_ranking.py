@@ -75,10 +75,8 @@ def test_ap_methods_hand_computed():
     assert average_precision(r, "coco101") == pytest.approx((34 * p1 + 33 * p3) / 101, abs=1e-15)
 
 
-def test_voc07_levels_are_matlab_colon_values():
-    # MATLAB's 0:0.1:1: a + k*d for the first half, b - k*d for the second; only 3 * 0.1 misses its decimal.
-    assert VOC07_LEVELS.tolist() == [0.0, 0.1, 0.2, 3 * 0.1, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
-    assert VOC07_LEVELS[3] == np.nextafter(0.3, 1)
+def test_voc07_levels_are_exact_decimals():
+    assert VOC07_LEVELS.tolist() == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
     assert PY_FASTER_RCNN_LEVELS[3] > 0.3 and PY_FASTER_RCNN_LEVELS[3] == np.nextafter(0.3, 1)
 
 

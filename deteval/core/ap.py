@@ -6,7 +6,7 @@ with ignored items already removed (see :mod:`deteval.core.ranking`).
 ==================  =======================================================================================
 method              definition
 ==================  =======================================================================================
-``voc07``           VOC2007 11-point: mean over t in MATLAB's ``0:0.1:1`` (``VOC07_LEVELS``) of the maximum
+``voc07``           VOC2007 11-point: mean over t in {0.0, 0.1, ..., 1.0} (exact decimals) of the maximum
                     precision at recall >= t, 0 if no rank reaches t. Summed as the devkit does, ``ap += p/11``.
 ``all_points``      VOC2010+ (VOCap.m): recall padded [0, rec, 1], precision [0, prec, 0], right-to-left
                     running max, sum of Δrecall × precision over the points where recall changes.
@@ -30,24 +30,10 @@ from deteval.errors import ValidationError
 APMethod = Literal["voc07", "all_points", "coco101", "uninterpolated"]
 AP_METHODS: tuple[str, ...] = ("voc07", "all_points", "coco101", "uninterpolated")
 
-
-def _matlab_colon(a: float, d: float, b: float) -> np.ndarray:
-    """MATLAB's ``a:d:b`` for d > 0 when (b - a) / d is an integer n: the first half is a + k*d, the second
-    half b - k*d, and for even n the midpoint is (a + b) / 2 (MathWorks' documented colon algorithm)."""
-    n = int(round((b - a) / d))
-    out = np.empty(n + 1, dtype=np.float64)
-    for k in range(n // 2 + 1):
-        out[k] = a + k * d
-        out[n - k] = b - k * d
-    if n % 2 == 0:
-        out[n // 2] = (a + b) / 2
-    return out
-
-
-#: The thresholds of VOCevaldet.m's ``for t=0:0.1:1``. MATLAB builds the range symmetrically from both ends,
-#: so every level is the double nearest its decimal except the fourth, 3 * 0.1 = 0.30000000000000004 (one
-#: ulp above 0.3): a recall of exactly 0.3 (3/10, 6/20, ...) does not reach that level in the devkit.
-VOC07_LEVELS = _matlab_colon(0.0, 0.1, 1.0)
+#: 0.0, 0.1, ..., 1.0 as the nearest doubles to the decimals (i / 10 is correctly rounded). The VOC devkit's
+#: MATLAB loop ``for t=0:0.1:1`` differs at 0.3 (MATLAB builds 3*0.1 = 0.30000000000000004): the VOC protocol's
+#: ``voc_devkit`` profile passes those values (``deteval.detection.voc.VOC_DEVKIT_LEVELS``) explicitly.
+VOC07_LEVELS = np.array([i / 10 for i in range(11)], dtype=np.float64)
 #: py-faster-rcnn's ``np.arange(0.0, 1.1, 0.1)``: 0.3, 0.6 and 0.7 are one ulp above the decimals.
 PY_FASTER_RCNN_LEVELS = np.arange(0.0, 1.1, 0.1)
 #: pycocotools' ``recThrs``.
@@ -91,11 +77,7 @@ def interpolated_precision(recall: ArrayLike, precision: ArrayLike, levels: Arra
 
 
 def ap_voc07(recall: ArrayLike, precision: ArrayLike, levels: ArrayLike = VOC07_LEVELS) -> float:
-    """VOC2007 11-point AP (VOCevaldet.m): sum over t of max{P : R >= t} / 11, accumulated in order.
-
-    ``levels`` defaults to the devkit's thresholds (:data:`VOC07_LEVELS`); pass
-    :data:`PY_FASTER_RCNN_LEVELS` for py-faster-rcnn's ``np.arange(0.0, 1.1, 0.1)``.
-    """
+    """VOC2007 11-point AP (VOCevaldet.m): sum over t of max{P : R >= t} / 11, accumulated in order."""
     lv = np.asarray(levels, dtype=np.float64)
     ap = 0.0
     for p in interpolated_precision(recall, precision, lv).tolist():
