@@ -4,12 +4,14 @@ __version__ = "0.1.0"
 
 from deteval.errors import ConfigError, DetevalError, InputFormatError, ValidationError  # noqa: E402
 from deteval.results import EvalResult, PRCurve  # noqa: E402
+from deteval.api import MeanAveragePrecision  # noqa: E402
 
 __all__ = [
     "ConfigError",
     "DetevalError",
     "EvalResult",
     "InputFormatError",
+    "MeanAveragePrecision",
     "PRCurve",
     "ValidationError",
     "__version__",

@@ -1,0 +1,220 @@
+"""A training-loop API: ``MeanAveragePrecision`` accumulates per-batch predictions and targets.
+
+Modelled on torchmetrics' ``MeanAveragePrecision``: ``update(predictions, targets)`` takes one list entry per
+image, each a mapping of arrays; ``compute()`` scores everything seen since the last ``reset()`` with the
+same code path as the file-based evaluators, so the numbers are identical to ``deteval voc`` / ``deteval
+coco`` on the same data.
+
+* predictions: ``boxes`` (N×4), ``scores`` (N), ``labels`` (N, integer class ids)
+* targets: ``boxes`` (M×4), ``labels`` (M); optional ``iscrowd`` (COCO), ``difficult`` (VOC) and ``area``
+  (COCO: area ranges use it instead of the box area, as COCO files do)
+
+Arrays may be numpy arrays, lists, or anything with ``__array__`` (a CPU torch tensor works; a tensor on
+another device or requiring grad is detached and moved with its own ``detach()``/``cpu()`` methods, so
+deteval never imports torch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from deteval.detection.boxes import BOX_FORMATS, BoxFormat, convert_boxes
+from deteval.errors import ConfigError, ValidationError
+from deteval.results import EvalResult
+
+
+
+def to_numpy(value: Any, *, what: str, dtype: Any = np.float64) -> np.ndarray:
+    """``value`` as a numpy array of ``dtype``; torch-like tensors are detached and moved to the CPU first."""
+    if hasattr(value, "detach") and callable(value.detach):
+        value = value.detach()
+    if hasattr(value, "cpu") and callable(value.cpu):
+        value = value.cpu()
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # anything that cannot become an array is the user's input error
+        raise ValidationError(f"{what} cannot be converted to an array: {exc}") from None
+    if arr.dtype == object:
+        raise ValidationError(f"{what} is a ragged or non-numeric array")
+    try:
+        return arr.astype(dtype, copy=False)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"{what} is not numeric: {exc}") from None
+
+
+@dataclass
+class _Columns:
+    """Growing columnar storage: per-image chunks, concatenated once at compute time."""
+
+    image: list[np.ndarray] = field(default_factory=list)
+    boxes: list[np.ndarray] = field(default_factory=list)
+    labels: list[np.ndarray] = field(default_factory=list)
+    scores: list[np.ndarray] = field(default_factory=list)
+    iscrowd: list[np.ndarray] = field(default_factory=list)
+    difficult: list[np.ndarray] = field(default_factory=list)
+    area: list[np.ndarray] = field(default_factory=list)
+
+    def concat(self, name: str, dtype: Any, shape: tuple[int, ...] = ()) -> np.ndarray:
+        chunks = getattr(self, name)
+        if not chunks:
+            return np.zeros((0, *shape), dtype=dtype)
+        return np.concatenate(chunks).astype(dtype, copy=False)
+
+
+def _entry(item: Any, key: str, where: str, required: bool) -> Any:
+    if not isinstance(item, Mapping):
+        raise ValidationError(f"{where} must be a mapping with '{key}', got {type(item).__name__}")
+    if key not in item:
+        if required:
+            raise ValidationError(f"{where} has no '{key}'")
+        return None
+    return item[key]
+
+
+def _vector(value: Any, n: int, what: str, dtype: Any) -> np.ndarray:
+    arr = to_numpy(value, what=what, dtype=np.float64).reshape(-1)
+    if arr.shape[0] != n:
+        raise ValidationError(f"{what} has {arr.shape[0]} values for {n} boxes")
+    if not np.all(np.isfinite(arr)):
+        raise ValidationError(f"{what} contains NaN or inf")
+    if dtype is not np.float64:
+        if np.any(arr != np.round(arr)):
+            raise ValidationError(f"{what} must hold integers")
+        return arr.astype(dtype)
+    return arr
+
+
+def _boxes(value: Any, what: str) -> np.ndarray:
+    arr = to_numpy(value, what=what)
+    if arr.size == 0:
+        return np.zeros((0, 4), dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[1] != 4:
+        raise ValidationError(f"{what} must be N×4, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValidationError(f"{what} contains NaN or inf")
+    return arr
+
+
+class MeanAveragePrecision:
+    """Accumulate detections and targets batch by batch, then score them with the VOC or COCO protocol.
+
+    ``protocol="voc"`` runs :func:`deteval.detection.voc.evaluate_voc` (``metric``, ``iou_threshold``,
+    ``profile`` as there); ``protocol="coco"`` runs :func:`deteval.detection.coco.evaluate_coco` (``iou_type``
+    is "bbox"; ``compat`` as there). Images are numbered in the order they were passed to :meth:`update`.
+    Class names come from ``class_names`` (label → name), else the label's decimal string.
+
+    >>> m = MeanAveragePrecision(protocol="voc", box_format="xyxy")
+    >>> m.update([{"boxes": [[0, 0, 9, 9]], "scores": [0.9], "labels": [1]}],
+    ...          [{"boxes": [[0, 0, 9, 9]], "labels": [1]}])
+    >>> m.compute().summary["map"]
+    1.0
+    """
+
+    def __init__(
+        self,
+        protocol: Literal["voc", "coco"] = "coco",
+        box_format: BoxFormat = "xyxy",
+        *,
+        class_names: Mapping[int, str] | None = None,
+        **options: Any,
+    ) -> None:
+        if protocol not in ("voc", "coco"):
+            raise ConfigError(f"unknown protocol {protocol!r}; choose 'voc' or 'coco'")
+        if box_format not in BOX_FORMATS:
+            raise ConfigError(f"unknown box format {box_format!r}; choose one of {', '.join(BOX_FORMATS)}")
+        self.protocol = protocol
+        self.box_format = box_format
+        self.class_names = dict(class_names or {})
+        self.options = options
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every batch seen so far."""
+        self._pred = _Columns()
+        self._gt = _Columns()
+        self._n_images = 0
+
+    @property
+    def n_images(self) -> int:
+        return self._n_images
+
+    def update(self, predictions: Sequence[Mapping[str, Any]], targets: Sequence[Mapping[str, Any]]) -> None:
+        """Add one batch: ``predictions[i]`` and ``targets[i]`` describe the same image.
+
+        The whole batch is validated before any of it is stored, so a bad batch leaves the state unchanged.
+        """
+        if len(predictions) != len(targets):
+            raise ValidationError(f"{len(predictions)} predictions for {len(targets)} targets in this batch")
+        pred, gt = _Columns(), _Columns()
+        for i, (p, t) in enumerate(zip(predictions, targets)):
+            img = self._n_images + i
+            where_p, where_t = f"predictions[{i}]", f"targets[{i}]"
+            pb = _boxes(_entry(p, "boxes", where_p, True), f"{where_p}['boxes']")
+            n = pb.shape[0]
+            pred.image.append(np.full(n, img, dtype=np.int64))
+            pred.boxes.append(pb)
+            pred.scores.append(_vector(_entry(p, "scores", where_p, True), n, f"{where_p}['scores']", np.float64))
+            pred.labels.append(_vector(_entry(p, "labels", where_p, True), n, f"{where_p}['labels']", np.int64))
+            tb = _boxes(_entry(t, "boxes", where_t, True), f"{where_t}['boxes']")
+            m = tb.shape[0]
+            gt.image.append(np.full(m, img, dtype=np.int64))
+            gt.boxes.append(tb)
+            gt.labels.append(_vector(_entry(t, "labels", where_t, True), m, f"{where_t}['labels']", np.int64))
+            for key, dtype in (("iscrowd", np.int64), ("difficult", np.int64), ("area", np.float64)):
+                value = _entry(t, key, where_t, False)
+                if value is not None:
+                    getattr(gt, key).append(_vector(value, m, f"{where_t}['{key}']", dtype))
+                elif key != "area":
+                    getattr(gt, key).append(np.zeros(m, dtype=dtype))
+                else:
+                    getattr(gt, key).append(np.full(m, np.nan))
+        for name in ("image", "boxes", "labels", "scores"):
+            getattr(self._pred, name).extend(getattr(pred, name))
+        for name in ("image", "boxes", "labels", "iscrowd", "difficult", "area"):
+            getattr(self._gt, name).extend(getattr(gt, name))
+        self._n_images += len(predictions)
+
+    def _label_table(self, *labels: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
+        ids = np.unique(np.concatenate(labels)) if labels else np.zeros(0, dtype=np.int64)
+        names = tuple(self.class_names.get(int(k), str(int(k))) for k in ids)
+        if len(set(names)) != len(names):
+            raise ConfigError("class_names maps two labels to the same name")
+        return ids, names
+
+    def compute(self) -> EvalResult:
+        """Score everything accumulated since the last :meth:`reset` (the same result as the file path)."""
+        if self.protocol == "voc":
+            return self._compute_voc()
+        return self._compute_coco()
+
+    def _compute_voc(self) -> EvalResult:
+        from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc
+
+        g_lab = self._gt.concat("labels", np.int64)
+        p_lab = self._pred.concat("labels", np.int64)
+        ids, names = self._label_table(g_lab, p_lab)
+        images = tuple(str(i) for i in range(self._n_images))
+        gt = VOCGroundTruth.from_arrays(
+            self._gt.concat("image", np.int64),
+            np.searchsorted(ids, g_lab),
+            convert_boxes(self._gt.concat("boxes", np.float64, (4,)), self.box_format, "xyxy"),
+            self._gt.concat("difficult", np.int64).astype(bool),
+            images=images,
+            classes=names,
+        )
+        dets = VOCDetections.from_arrays(
+            self._pred.concat("image", np.int64),
+            np.searchsorted(ids, p_lab),
+            convert_boxes(self._pred.concat("boxes", np.float64, (4,)), self.box_format, "xyxy"),
+            self._pred.concat("scores", np.float64),
+            images=images,
+            classes=names,
+        )
+        return evaluate_voc(gt, dets, **self.options)
+
+    def _compute_coco(self) -> EvalResult:
+        raise ConfigError("the COCO protocol is not wired into MeanAveragePrecision yet")
