@@ -1,0 +1,348 @@
+"""TREC qrels and run files, and the equivalent in-memory inputs, as columnar arrays.
+
+File formats (whitespace-separated; tabs, repeated spaces and CRLF line ends are accepted):
+
+* qrels: ``qid iter docno rel`` (``iter`` is ignored, ``rel`` an integer; a negative ``rel`` means "in the
+  pool but unjudged", as in trec_eval);
+* run: ``qid Q0 docno rank score tag`` (``Q0`` and ``rank`` are ignored: trec_eval re-ranks by score).
+
+Blank lines are skipped and counted. Every other line must have exactly the expected number of fields;
+otherwise :class:`~deteval.errors.InputFormatError` names the file and the line.
+
+Parsing is vectorised: the file is read in large blocks, fields are located with numpy on the raw bytes
+and gathered into fixed-width byte-string arrays (``dtype "S"``, which sort bytewise like C's ``strcmp``);
+no Python code runs per line unless a line is bad and has to be named.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from deteval.errors import InputFormatError, ValidationError
+
+_BLOCK = 1 << 25  # 32 MiB of text per block bounds the temporary index arrays
+
+__all__ = [
+    "Qrels",
+    "Run",
+    "load_qrels",
+    "load_run",
+    "qrels_from_dict",
+    "run_from_dict",
+    "qrels_from_lists",
+    "run_from_lists",
+]
+
+
+@dataclass
+class Qrels:
+    """Relevance judgements, one row per (topic, document): byte-string ``topic`` and ``docno``, int ``rel``.
+
+    ``line`` holds the 1-based source line of each row (or the row index for in-memory input) so that later
+    checks (duplicates) can still name the record.
+    """
+
+    topic: np.ndarray
+    docno: np.ndarray
+    rel: np.ndarray
+    line: np.ndarray
+    source: str = "<in-memory qrels>"
+    blank_lines: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.topic.shape[0])
+
+
+@dataclass
+class Run:
+    """A ranked run, one row per retrieved document: byte-string ``topic`` and ``docno``, float ``score``.
+
+    ``tag`` is the run tag of the first line (trec_eval's ``runid``).
+    """
+
+    topic: np.ndarray
+    docno: np.ndarray
+    score: np.ndarray
+    line: np.ndarray
+    tag: str = ""
+    source: str = "<in-memory run>"
+    blank_lines: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.topic.shape[0])
+
+
+# --------------------------------------------------------------------------------------------------------
+# Tokenising
+
+
+def _gather_field(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Byte strings ``buf[start[i]:end[i]]`` as one fixed-width ``S`` array, without a per-row loop."""
+    n = start.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype="S1")
+    length = end - start
+    width = int(length.max())
+    cols = np.arange(width, dtype=np.int64)
+    idx = start[:, None] + cols
+    np.minimum(idx, buf.shape[0] - 1, out=idx)
+    out = buf[idx]
+    out *= cols < length[:, None]  # NUL padding: "S" strings end at the first trailing NUL
+    return out.view(f"S{width}").reshape(n)
+
+
+def _split_lines(data: bytes) -> Iterable[tuple[int, bytes]]:
+    """Blocks of whole lines (about ``_BLOCK`` bytes each) with the 0-based number of their first line."""
+    pos, line0, n = 0, 0, len(data)
+    while pos < n:
+        stop = min(pos + _BLOCK, n)
+        if stop < n:
+            nl = data.find(b"\n", stop)
+            stop = n if nl < 0 else nl + 1
+        chunk = data[pos:stop]
+        yield line0, chunk
+        line0 += chunk.count(b"\n")
+        pos = stop
+
+
+_WS = np.zeros(256, dtype=bool)
+_WS[[9, 10, 11, 12, 13, 32]] = True  # the separators of C's isspace(), which trec_eval splits on
+
+
+def _tokenise(
+    chunk: bytes, n_fields: int, keep: Sequence[int], path: str, line0: int, what: str
+) -> tuple[list[np.ndarray], np.ndarray, int]:
+    """Fields ``keep`` of every non-blank line of ``chunk`` (which ends at a line end or at the file end).
+
+    Returns ``(fields, line_numbers, n_blank)``: one ``S`` array per kept field and the 1-based line of
+    each row. A line with a number of fields other than 0 or ``n_fields`` raises, naming the line.
+    """
+    buf = np.frombuffer(chunk, dtype=np.uint8)
+    ws = _WS[buf]
+    nonws = ~ws
+    starts = np.flatnonzero(nonws[1:] & ws[:-1]) + 1
+    ends = np.flatnonzero(nonws[:-1] & ws[1:]) + 1
+    if nonws[0]:
+        starts = np.concatenate(([0], starts))
+    if nonws[-1]:
+        ends = np.concatenate((ends, [buf.shape[0]]))
+    newlines = np.flatnonzero(buf == 10)
+    line_starts = np.concatenate(([0], newlines + 1))
+    if line_starts[-1] == buf.shape[0]:
+        line_starts = line_starts[:-1]
+    first_tok = np.searchsorted(starts, line_starts)
+    counts = np.diff(np.append(first_tok, starts.shape[0]))
+    bad = (counts != n_fields) & (counts != 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        text = chunk[line_starts[i]:].split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
+        raise InputFormatError(
+            f"expected {n_fields} fields ({what}), found {int(counts[i])}: {text[:120]!r}",
+            file=path,
+            record=f"line {line0 + i + 1}",
+        )
+    filled = counts != 0
+    n_blank = int(counts.shape[0] - np.count_nonzero(filled))
+    starts = starts.reshape(-1, n_fields)
+    ends = ends.reshape(-1, n_fields)
+    fields = [_gather_field(buf, starts[:, j], ends[:, j]) for j in keep]
+    line_numbers = np.flatnonzero(filled).astype(np.int64) + (line0 + 1)
+    return fields, line_numbers, n_blank
+
+
+def _read_bytes(path: str | PathLike[str]) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputFormatError(f"cannot read file: {exc.strerror or exc}", file=str(path)) from None
+
+
+def _parse_numbers(text: np.ndarray, dtype: type, lines: np.ndarray, path: str, what: str) -> np.ndarray:
+    """``text.astype(dtype)``; on failure find and name the first bad line (error path only)."""
+    try:
+        values = text.astype(dtype)
+    except (ValueError, OverflowError):
+        for i, t in enumerate(text.tolist()):
+            try:
+                dtype(t.decode("ascii"))
+            except (ValueError, OverflowError, UnicodeDecodeError):
+                raise InputFormatError(
+                    f"{what} {t.decode('utf-8', 'replace')!r} is not a valid number", file=path, record=f"line {int(lines[i])}"
+                ) from None
+        raise  # pragma: no cover - astype failed but every value parses alone
+    return values
+
+
+def _concat(parts: list[np.ndarray], dtype: str) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+def _read_table(
+    path: str | PathLike[str], n_fields: int, keep: Sequence[int], what: str
+) -> tuple[list[np.ndarray], np.ndarray, int]:
+    data = _read_bytes(path)
+    cols: list[list[np.ndarray]] = [[] for _ in keep]
+    lines: list[np.ndarray] = []
+    n_blank = 0
+    for line0, chunk in _split_lines(data):
+        fields, ln, nb = _tokenise(chunk, n_fields, keep, str(path), line0, what)
+        for j in range(len(keep)):
+            cols[j].append(fields[j])
+        lines.append(ln)
+        n_blank += nb
+    return [_concat(c, "S1") for c in cols], _concat(lines, "int64"), n_blank
+
+
+def _blank_warning(n_blank: int, path: str) -> list[str]:
+    return [f"{path}: {n_blank} blank line(s) skipped"] if n_blank else []
+
+
+def load_qrels(path: str | PathLike[str]) -> Qrels:
+    """Read a TREC qrels file (``qid iter docno rel``); see the module docstring."""
+    (topic, docno, rel_text), lines, n_blank = _read_table(path, 4, (0, 2, 3), "qid iter docno rel")
+    rel = _parse_numbers(rel_text, int, lines, str(path), "relevance")
+    return Qrels(
+        topic=topic, docno=docno, rel=rel.astype(np.int64), line=lines, source=str(path),
+        blank_lines=n_blank, warnings=_blank_warning(n_blank, str(path)),
+    )
+
+
+def _first_tag(path: str | PathLike[str]) -> str:
+    """The run tag (6th field) of the first non-blank line: trec_eval's ``runid``."""
+    with open(path, "rb") as fh:
+        for raw in fh:
+            parts = raw.split()
+            if parts:
+                return parts[5].decode("utf-8", "replace") if len(parts) > 5 else ""
+    return ""
+
+
+def load_run(path: str | PathLike[str]) -> Run:
+    """Read a TREC run file (``qid Q0 docno rank score tag``); scores must be finite numbers."""
+    (topic, docno, score_text), lines, n_blank = _read_table(path, 6, (0, 2, 4), "qid Q0 docno rank score tag")
+    score = _parse_numbers(score_text, float, lines, str(path), "score").astype(np.float64)
+    bad = ~np.isfinite(score)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(f"score {score[i]!r} is not finite", file=str(path), record=f"line {int(lines[i])}")
+    return Run(
+        topic=topic, docno=docno, score=score, line=lines,
+        tag=_first_tag(path), source=str(path),
+        blank_lines=n_blank, warnings=_blank_warning(n_blank, str(path)),
+    )
+
+
+# --------------------------------------------------------------------------------------------------------
+# In-memory inputs
+
+
+def _key_bytes(value: object, what: str, source: str, record: str) -> bytes:
+    if isinstance(value, bytes):
+        b = value
+    elif isinstance(value, (str, int, np.integer)) and not isinstance(value, bool):
+        b = str(value).encode("utf-8")
+    else:
+        raise InputFormatError(f"{what} must be a string or an integer, got {type(value).__name__}", file=source, record=record)
+    if not b or any(c in b for c in b" \t\r\n\v\f\x00"):
+        raise InputFormatError(f"{what} {b!r} is empty or contains whitespace", file=source, record=record)
+    return b
+
+
+def _as_s(values: list[bytes]) -> np.ndarray:
+    return np.array(values, dtype="S") if values else np.zeros(0, dtype="S1")
+
+
+def qrels_from_dict(qrels: Mapping[object, Mapping[object, int]], *, source: str = "<in-memory qrels>") -> Qrels:
+    """Qrels from ``{qid: {docno: rel}}`` (pytrec_eval's input form). Relevance values must be integers."""
+    if not isinstance(qrels, Mapping):
+        raise InputFormatError("qrels must be a dict qid -> {docno: rel}", file=source)
+    topics: list[bytes] = []
+    docs: list[bytes] = []
+    rels: list[int] = []
+    for qid, judged in qrels.items():
+        q = _key_bytes(qid, "topic id", source, f"topic {qid!r}")
+        if not isinstance(judged, Mapping):
+            raise InputFormatError("judgements must be a dict docno -> rel", file=source, record=f"topic {qid!r}")
+        for doc, rel in judged.items():
+            rec = f"topic {qid!r}, document {doc!r}"
+            docs.append(_key_bytes(doc, "docno", source, rec))
+            if isinstance(rel, bool) or not isinstance(rel, (int, np.integer)):
+                if isinstance(rel, (float, np.floating)) and float(rel).is_integer():
+                    rel = int(rel)
+                else:
+                    raise ValidationError(f"relevance must be an integer, got {rel!r}", file=source, record=rec)
+            rels.append(int(rel))
+            topics.append(q)
+    n = len(topics)
+    return Qrels(topic=_as_s(topics), docno=_as_s(docs), rel=np.array(rels, dtype=np.int64),
+                 line=np.arange(n, dtype=np.int64), source=source)
+
+
+def run_from_dict(run: Mapping[object, Mapping[object, float]], *, tag: str = "", source: str = "<in-memory run>") -> Run:
+    """Run from ``{qid: {docno: score}}`` (pytrec_eval's input form). Scores must be finite numbers."""
+    if not isinstance(run, Mapping):
+        raise InputFormatError("run must be a dict qid -> {docno: score}", file=source)
+    topics: list[bytes] = []
+    docs: list[bytes] = []
+    scores: list[float] = []
+    for qid, ranked in run.items():
+        q = _key_bytes(qid, "topic id", source, f"topic {qid!r}")
+        if not isinstance(ranked, Mapping):
+            raise InputFormatError("a run topic must be a dict docno -> score", file=source, record=f"topic {qid!r}")
+        for doc, score in ranked.items():
+            rec = f"topic {qid!r}, document {doc!r}"
+            docs.append(_key_bytes(doc, "docno", source, rec))
+            try:
+                s = float(score)
+            except (TypeError, ValueError):
+                raise ValidationError(f"score must be a number, got {score!r}", file=source, record=rec) from None
+            if not math.isfinite(s):
+                raise ValidationError(f"score {s!r} is not finite", file=source, record=rec)
+            scores.append(s)
+            topics.append(q)
+    n = len(topics)
+    return Run(topic=_as_s(topics), docno=_as_s(docs), score=np.array(scores, dtype=np.float64),
+               line=np.arange(n, dtype=np.int64), tag=tag, source=source)
+
+
+def run_from_lists(results: Sequence[Sequence[object]], *, topics: Sequence[object] | None = None,
+                   source: str = "<in-memory run>") -> Run:
+    """Run from ranked lists (seed 003's ``results``): list ``i`` is topic ``i``'s documents, best first.
+
+    The list order is the ranking: scores are ``n, n-1, ..., 1`` so that no tie rule can reorder them.
+    Topic names default to ``"0"``, ``"1"``, ...
+    """
+    if topics is not None and len(topics) != len(results):
+        raise ValidationError(f"{len(topics)} topic names for {len(results)} ranked lists", file=source)
+    d: dict[object, dict[object, float]] = {}
+    for i, ranked in enumerate(results):
+        name = topics[i] if topics is not None else str(i)
+        items = list(ranked)
+        scores: dict[object, float] = {}
+        for r, doc in enumerate(items):
+            key = doc.item() if isinstance(doc, np.generic) else doc
+            if key in scores:
+                raise ValidationError(f"document {key!r} appears twice in ranked list {i}", file=source, record=f"list {i}, position {r}")
+            scores[key] = float(len(items) - r)
+        d[name] = scores
+    return run_from_dict(d, source=source)
+
+
+def qrels_from_lists(ground_truth: Sequence[Sequence[object]], *, topics: Sequence[object] | None = None,
+                     source: str = "<in-memory qrels>") -> Qrels:
+    """Binary qrels from lists of relevant documents (seed 003's ``ground_truth``); each gets relevance 1."""
+    if topics is not None and len(topics) != len(ground_truth):
+        raise ValidationError(f"{len(topics)} topic names for {len(ground_truth)} ground-truth lists", file=source)
+    d: dict[object, dict[object, int]] = {}
+    for i, rel_docs in enumerate(ground_truth):
+        name = topics[i] if topics is not None else str(i)
+        d[name] = {(doc.item() if isinstance(doc, np.generic) else doc): 1 for doc in rel_docs}
+    return qrels_from_dict(d, source=source)

@@ -1,0 +1,287 @@
+"""From qrels and a run to ranked relevance arrays for all topics at once (trec_eval's ``form_res_rels``).
+
+The result, :class:`RankedTopics`, is columnar: the ranked rows of every evaluated topic concatenated
+(topic by topic, best first) with their judged relevance, and per-topic counts from the qrels. Every
+measure in :mod:`deteval.retrieval.measures` is a few vectorised passes over it.
+
+trec_eval conventions reproduced here:
+
+* a topic is evaluated when it is in the run and in the qrels (``complete=True`` additionally evaluates the
+  qrels topics missing from the run, as an empty ranking, which is what ``trec_eval -c`` averages over);
+* documents are ranked by score descending, ties broken by docno descending (bytewise, like ``strcmp``);
+* a document absent from the qrels is non-relevant and "not in the pool"; a negative qrels value means "in
+  the pool, unjudged" (only bpref and the judged-only measures see the difference);
+* relevant means ``rel >= relevance_level``; ``num_rel`` counts the qrels rows with ``rel >= level``;
+* a docno repeated within a topic is an error in the run and in the qrels (trec_eval refuses both).
+
+Joining documents to judgements uses 64-bit hashes of the docno bytes and checks every hash match against
+the strings, so the result is exact; if a hash collision is ever detected, an exact string-sorting path
+takes over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from deteval.errors import ValidationError
+from deteval.io.trec import Qrels, Run
+
+NONPOOL = -1  # retrieved, not in the qrels
+UNJUDGED = -2  # in the qrels with a negative value
+
+
+@dataclass
+class RankedTopics:
+    """Ranked relevance of every evaluated topic.
+
+    Per topic ``t`` (topics sorted bytewise by id): rows ``start[t] : start[t] + num_ret[t]`` of the row
+    arrays, in rank order. ``rel`` is the judged value, ``NONPOOL`` or ``UNJUDGED``.
+    ``ideal_*``: the judged values ``> 0`` of each topic sorted descending (for the ideal DCG).
+    """
+
+    topics: np.ndarray  # S, evaluated topic ids
+    in_run: np.ndarray  # bool per topic (False only with complete=True)
+    start: np.ndarray
+    num_ret: np.ndarray
+    row_topic: np.ndarray
+    rank: np.ndarray  # 1-based
+    rel: np.ndarray
+    relevant: np.ndarray  # bool: rel >= level (judged)
+    num_rel: np.ndarray
+    num_nonrel: np.ndarray  # judged with 0 <= rel < level
+    ideal_topic: np.ndarray
+    ideal_rank: np.ndarray
+    ideal_gain: np.ndarray
+    relevance_level: int
+    n_qrels_topics: int
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def n_topics(self) -> int:
+        return int(self.topics.shape[0])
+
+    def topic_names(self) -> list[str]:
+        return [t.decode("utf-8", "replace") for t in self.topics.tolist()]
+
+
+# --------------------------------------------------------------------------------------------------------
+
+
+def _group_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` made cheap for files grouped by topic: unique over the
+    first value of each run of equal neighbours only."""
+    n = values.shape[0]
+    if n == 0:
+        return values[:0], np.zeros(0, dtype=np.int64)
+    change = np.flatnonzero(values[1:] != values[:-1]) + 1
+    heads = np.concatenate(([0], change))
+    uniq, inv = np.unique(values[heads], return_inverse=True)
+    lengths = np.diff(np.append(heads, n))
+    return uniq, np.repeat(inv.astype(np.int64), lengths)
+
+
+_M1 = np.uint64(0x9E3779B97F4A7C15)
+_M2 = np.uint64(0xBF58476D1CE4E5B9)
+_M3 = np.uint64(0x94D049BB133111EB)
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser (in place)."""
+    h ^= h >> np.uint64(30)
+    h *= _M2
+    h ^= h >> np.uint64(27)
+    h *= _M3
+    h ^= h >> np.uint64(31)
+    return h
+
+
+def _pair_hash(topic: np.ndarray, docno: np.ndarray) -> np.ndarray:
+    """64-bit hash of (topic code, docno bytes); equal inputs give equal hashes (collisions are checked)."""
+    n = docno.shape[0]
+    width = docno.dtype.itemsize
+    raw = docno.view(np.uint8).reshape(n, width)
+    pad = (-width) % 8
+    if pad:
+        raw = np.concatenate((raw, np.zeros((n, pad), dtype=np.uint8)), axis=1)
+    words = np.ascontiguousarray(raw).view("<u8")
+    h = topic.astype(np.uint64) * _M1
+    with np.errstate(over="ignore"):
+        for j in range(words.shape[1]):
+            h ^= words[:, j]
+            h = _mix(h)
+    return h
+
+
+def _exact_pair_keys(
+    run_topic: np.ndarray, run_doc: np.ndarray, q_topic: np.ndarray, q_doc: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact integer keys of (topic code, docno) by sorting all docno strings (slow path)."""
+    both = np.concatenate((run_doc, q_doc))
+    _, inv = np.unique(both, return_inverse=True)
+    n_docs = int(inv.max()) + 1 if inv.size else 1
+    inv = inv.astype(np.int64)
+    return run_topic * n_docs + inv[: run_doc.shape[0]], q_topic * n_docs + inv[run_doc.shape[0]:]
+
+
+class _Collision(Exception):
+    pass
+
+
+def _check_duplicates(keys_sorted: np.ndarray, order: np.ndarray, docno: np.ndarray, topic: np.ndarray,
+                      lines: np.ndarray, what: str, source: str, exact: bool) -> None:
+    dup = np.flatnonzero(keys_sorted[1:] == keys_sorted[:-1])
+    if dup.size == 0:
+        return
+    a, b = order[dup], order[dup + 1]
+    same = (docno[a] == docno[b]) & (topic[a] == topic[b])
+    if not exact and not same.all():
+        raise _Collision
+    first = int(np.flatnonzero(same)[0]) if same.any() else None
+    if first is not None:
+        i, j = sorted((int(a[first]), int(b[first])))
+        raise ValidationError(
+            f"duplicate document {docno[j].decode('utf-8', 'replace')!r} for one topic in the {what} "
+            f"(first at line {int(lines[i])}); trec_eval refuses duplicates too",
+            file=source, record=f"line {int(lines[j])}",
+        )
+
+
+def _join(run_tc: np.ndarray, run: Run, q_tc: np.ndarray, qrels: Qrels, exact: bool) -> np.ndarray:
+    """For every run row, the index of its qrels row (or -1). Also rejects duplicates in both inputs."""
+    if exact:
+        rk, qk = _exact_pair_keys(run_tc, run.docno, q_tc, qrels.docno)
+    else:
+        rk, qk = _pair_hash(run_tc, run.docno), _pair_hash(q_tc, qrels.docno)
+    r_order = np.argsort(rk)
+    rk_sorted = rk[r_order]
+    q_order = np.argsort(qk)
+    qk_sorted = qk[q_order]
+    _check_duplicates(qk_sorted, q_order, qrels.docno, q_tc, qrels.line, "qrels", qrels.source, exact)
+    _check_duplicates(rk_sorted, r_order, run.docno, run_tc, run.line, "run", run.source, exact)
+    # sorted needles: the binary searches walk the haystack in order (cache friendly)
+    pos = np.searchsorted(rk_sorted, qk_sorted)
+    pos_ok = pos < rk_sorted.shape[0]
+    pos_c = np.where(pos_ok, pos, 0)
+    hit = np.flatnonzero(pos_ok & (rk_sorted[pos_c] == qk_sorted))
+    q_idx = q_order[hit]
+    r_idx = r_order[pos_c[hit]]
+    if not exact:
+        good = (run.docno[r_idx] == qrels.docno[q_idx]) & (run_tc[r_idx] == q_tc[q_idx])
+        if not good.all():
+            raise _Collision
+    match = np.full(run_tc.shape[0], -1, dtype=np.int64)
+    match[r_idx] = q_idx
+    return match
+
+
+def _rank_order(tc: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.ndarray:
+    """Row order by (topic code asc, score desc, docno desc): trec_eval's ranking.
+
+    Runs are normally written topic by topic, best first; then only the topic blocks are permuted and
+    the ties re-ordered. Anything else takes a full lexsort.
+    """
+    n = tc.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = np.flatnonzero(tc[1:] != tc[:-1]) + 1
+    heads = np.concatenate(([0], change))
+    block_topic = tc[heads]
+    lengths = np.diff(np.append(heads, n))
+    same_topic = np.ones(n - 1, dtype=bool)
+    same_topic[change - 1] = False
+    grouped = np.unique(block_topic).shape[0] == block_topic.shape[0]
+    descending = not np.any((score[1:] > score[:-1]) & same_topic)
+    if grouped and descending:
+        border = np.argsort(block_topic, kind="stable")
+        lens = lengths[border]
+        offs = np.cumsum(lens) - lens
+        order = np.arange(n, dtype=np.int64) - np.repeat(offs - heads[border], lens)
+    else:
+        order = np.lexsort((-score, tc))
+    # Ties: equal (topic, score) neighbours are re-ordered by docno descending.
+    t_s, s_s = tc[order], score[order]
+    tie = (t_s[1:] == t_s[:-1]) & (s_s[1:] == s_s[:-1])
+    if tie.any():
+        in_group = np.zeros(n, dtype=bool)
+        in_group[1:] |= tie
+        in_group[:-1] |= tie
+        rows = np.flatnonzero(in_group)
+        group = np.cumsum(~np.concatenate(([False], tie)))[rows]
+        sub = order[rows]
+        _, dcode = np.unique(docno[sub], return_inverse=True)
+        order[rows] = sub[np.lexsort((-dcode.astype(np.int64), group))]
+    return order
+
+
+def prepare(qrels: Qrels, run: Run, *, relevance_level: int = 1, complete: bool = False,
+            exact_join: bool = False) -> RankedTopics:
+    """Join ``run`` with ``qrels`` and rank every evaluated topic (see the module docstring)."""
+    level = int(relevance_level)
+    warnings = list(qrels.warnings) + list(run.warnings)
+    q_names, q_code = _group_codes(qrels.topic)
+    r_names, r_code = _group_codes(run.topic)
+    names = np.union1d(q_names, r_names) if (q_names.size or r_names.size) else q_names
+    q_tc = np.searchsorted(names, q_names)[q_code] if q_code.size else q_code
+    r_tc = np.searchsorted(names, r_names)[r_code] if r_code.size else r_code
+    n_names = names.shape[0]
+    has_q = np.zeros(n_names, dtype=bool)
+    has_q[np.searchsorted(names, q_names)] = True
+    has_r = np.zeros(n_names, dtype=bool)
+    has_r[np.searchsorted(names, r_names)] = True
+    n_skipped = int(np.count_nonzero(has_r & ~has_q))
+    if n_skipped:
+        warnings.append(f"{n_skipped} run topic(s) without judgements in the qrels were not evaluated "
+                        "(as trec_eval)")
+    n_missing = int(np.count_nonzero(has_q & ~has_r))
+    if n_missing and not complete:
+        warnings.append(f"{n_missing} qrels topic(s) absent from the run were not evaluated; "
+                        "use complete=True (-c) to count them as 0")
+    evaluated = has_q & (has_r | complete)
+    new_code = np.cumsum(evaluated) - 1
+    n_topics = int(np.count_nonzero(evaluated))
+
+    # Duplicates and the join are checked on all rows (a duplicate is an error even in a skipped topic).
+    try:
+        match = _join(r_tc, run, q_tc, qrels, exact_join)
+    except _Collision:
+        match = _join(r_tc, run, q_tc, qrels, True)
+
+    keep = evaluated[r_tc]
+    if not keep.all():
+        idx = np.flatnonzero(keep)
+        tc, score, docno, match = new_code[r_tc[idx]], run.score[idx], run.docno[idx], match[idx]
+    else:
+        tc, score, docno = new_code[r_tc], run.score, run.docno
+    order = _rank_order(tc, score, docno)
+    row_topic = tc[order]
+    m = match[order]
+    qrel = qrels.rel
+    rel = np.where(m >= 0, qrel[np.maximum(m, 0)] if qrel.size else 0, NONPOOL)
+    rel = np.where((m >= 0) & (rel < 0), UNJUDGED, rel).astype(np.int64)
+    num_ret = np.bincount(row_topic, minlength=n_topics).astype(np.int64)
+    start = np.cumsum(num_ret) - num_ret
+    rank = np.arange(row_topic.shape[0], dtype=np.int64) - np.repeat(start, num_ret) + 1
+
+    qe = evaluated[q_tc]
+    qt = new_code[q_tc[qe]]
+    qr = qrel[qe]
+    judged = qr >= 0
+    num_rel = np.bincount(qt[judged & (qr >= level)], minlength=n_topics).astype(np.int64)
+    num_nonrel = np.bincount(qt[judged & (qr < level)], minlength=n_topics).astype(np.int64)
+    pos = qr > 0
+    it, ig = qt[pos], qr[pos]
+    io = np.lexsort((-ig, it))
+    it, ig = it[io], ig[io]
+    icount = np.bincount(it, minlength=n_topics)
+    istart = np.cumsum(icount) - icount
+    irank = np.arange(it.shape[0], dtype=np.int64) - np.repeat(istart, icount) + 1
+
+    return RankedTopics(
+        topics=names[evaluated], in_run=has_r[evaluated], start=start, num_ret=num_ret,
+        row_topic=row_topic, rank=rank, rel=rel, relevant=(rel >= level) & (rel >= 0),
+        num_rel=num_rel, num_nonrel=num_nonrel, ideal_topic=it, ideal_rank=irank,
+        ideal_gain=ig.astype(np.float64), relevance_level=level, n_qrels_topics=int(q_names.shape[0]),
+        warnings=warnings,
+    )
