@@ -30,7 +30,9 @@ def random_case(seed: int, n_topics: int = 12, max_docs: int = 40):
     for t in range(n_topics):
         qid = f"q{t}"
         kind = t % 6
-        judged = rng.choice(len(pool), size=int(rng.integers(1, 30)), replace=False)
+        # seeds divisible by 3 judge only short docnos: qrels and run arrays then differ in width
+        n_judgeable = 60 if seed % 3 == 0 else len(pool)
+        judged = rng.choice(n_judgeable, size=int(rng.integers(1, 30)), replace=False)
         levels = rng.integers(-1, 4, size=judged.size) if seed % 2 else rng.integers(0, 2, size=judged.size)
         if kind == 1:  # no relevant document at all
             levels = np.minimum(levels, 0)

@@ -268,7 +268,8 @@ def evaluate_trec(
     seeds 002/003 (see :mod:`deteval.retrieval.measures`).
 
     Returns an :class:`EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by measure name
-    (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's output.
+    (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all`` lines
+    (:func:`format_trec` renders the per-topic lines too).
     """
     opts = Options(gain, discount, recall_denominator, ap_denominator)
     opts.check()
@@ -297,7 +298,7 @@ def evaluate_trec(
         for i, topic in enumerate(names):
             per_class[topic] = {n: col[i] for n, col in cols.items()}
     result = EvalResult(protocol="trec", summary=summary, per_class=per_class, warnings=warnings)
-    result.lines = format_trec(result, per_query=per_query)
+    result.lines = format_trec(result)
     return result
 
 
