@@ -232,7 +232,7 @@ def load_run(path: str | PathLike[str]) -> Run:
     bad = ~np.isfinite(score)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValidationError(f"score {score[i]!r} is not finite", file=str(path), record=f"line {int(lines[i])}")
+        raise ValidationError(f"score {float(score[i])!r} is not finite", file=str(path), record=f"line {int(lines[i])}")
     return Run(
         topic=topic, docno=docno, score=score, line=lines,
         tag=_first_tag(path), source=str(path),

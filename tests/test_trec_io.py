@@ -1,0 +1,118 @@
+"""TREC loaders: formats tolerated, errors that name the file and the line, in-memory forms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from deteval.errors import InputFormatError, ValidationError
+from deteval.io import trec as trec_io
+from deteval.io.trec import (
+    load_qrels,
+    load_run,
+    qrels_from_dict,
+    qrels_from_lists,
+    run_from_dict,
+    run_from_lists,
+)
+from deteval.retrieval import evaluate_trec
+
+
+def test_run_whitespace_crlf_and_blank_lines(tmp_path):
+    p = tmp_path / "run.txt"
+    p.write_bytes(b"q1\tQ0  docA 1 2.5 tagX\r\n\r\n   \nq1 Q0 docB\t2 -1e-3 tagX\r\nq2 Q0 d 1 7 tagX")
+    run = load_run(p)
+    assert run.topic.tolist() == [b"q1", b"q1", b"q2"]
+    assert run.docno.tolist() == [b"docA", b"docB", b"d"]
+    assert run.score.tolist() == [2.5, -0.001, 7.0]
+    assert run.line.tolist() == [1, 4, 5]
+    assert run.tag == "tagX" and run.blank_lines == 2
+    assert run.warnings == [f"{p}: 2 blank line(s) skipped"]
+
+
+def test_qrels_parse_and_negative_relevance(tmp_path):
+    p = tmp_path / "qrels"
+    p.write_text("1 0 a 1\n1 0 b -1\n2 Q0 c 2\n")
+    q = load_qrels(p)
+    assert q.rel.tolist() == [1, -1, 2] and q.topic.tolist() == [b"1", b"1", b"2"]
+
+
+def test_block_boundaries_keep_line_numbers(tmp_path, monkeypatch):
+    monkeypatch.setattr(trec_io, "_BLOCK", 64)  # many tiny blocks
+    lines = [f"q{i % 7} Q0 doc{i} {i} {1.0 / (i + 1)!r} t\n" for i in range(200)]
+    lines[150] = "q1 Q0 bad 1 0.5\n"
+    p = tmp_path / "run.txt"
+    p.write_text("".join(lines))
+    with pytest.raises(InputFormatError) as exc:
+        load_run(p)
+    assert str(exc.value).startswith(f"{p}: line 151: expected 6 fields")
+    del lines[150]
+    p.write_text("".join(lines))
+    run = load_run(p)
+    assert len(run) == 199 and run.line[-1] == 199
+    assert run.score[10] == 1.0 / 11
+
+
+@pytest.mark.parametrize(
+    "text,fragment",
+    [
+        ("1 0 a 1\n1 0 b\n", "line 2: expected 4 fields"),
+        ("1 0 a 1\n1 0 b x\n", "line 2: relevance 'x' is not a valid number"),
+        ("1 0 a 1\n1 0 b 0.5\n", "line 2: relevance '0.5'"),
+        ("1 0 a 1\n1 0 a 0\n", "line 2: duplicate document 'a'"),
+    ],
+)
+def test_qrels_errors(tmp_path, text, fragment):
+    p = tmp_path / "qrels.txt"
+    p.write_text(text)
+    with pytest.raises((InputFormatError, ValidationError)) as exc:
+        evaluate_trec(load_qrels(p), {"1": {"a": 1.0}})
+    assert fragment in str(exc.value) and str(p) in str(exc.value)
+
+
+def test_run_errors(tmp_path):
+    p = tmp_path / "run.txt"
+    p.write_text("1 Q0 a 1 nan t\n")
+    with pytest.raises(ValidationError, match="line 1: score nan is not finite"):
+        load_run(p)
+    with pytest.raises(InputFormatError, match="cannot read file"):
+        load_run(tmp_path / "missing.txt")
+
+
+def test_in_memory_errors():
+    with pytest.raises(ValidationError, match="relevance must be an integer"):
+        qrels_from_dict({"q": {"d": 0.5}})
+    with pytest.raises(ValidationError, match="not finite"):
+        run_from_dict({"q": {"d": float("inf")}})
+    with pytest.raises(InputFormatError, match="whitespace"):
+        run_from_dict({"q": {"a b": 1.0}})
+    with pytest.raises(ValidationError, match="appears twice"):
+        run_from_lists([[1, 2, 1]])
+
+
+def test_list_forms():
+    run = run_from_lists([[5, 3, 9]], topics=["t"])
+    assert run.docno.tolist() == [b"5", b"3", b"9"] and run.score.tolist() == [3.0, 2.0, 1.0]
+    q = qrels_from_lists([[3]], topics=["t"])
+    res = evaluate_trec(q, run, ["recip_rank"])
+    assert res.summary["recip_rank"] == 0.5
+
+
+def test_ties_broken_by_docno_descending():
+    # equal scores: trec_eval ranks "b" before "a" and "a10" before "a1" (strcmp, descending)
+    qrels = {"q": {"a": 1, "a1": 1}}
+    run = {"q": {"a": 1.0, "b": 1.0, "a10": 1.0, "a1": 1.0}}
+    res = evaluate_trec(qrels, run, ["recip_rank", "map"])
+    # order: b, a10, a1, a  -> relevant at ranks 3 and 4
+    assert res.summary["recip_rank"] == pytest.approx(1 / 3)
+    assert res.summary["map"] == pytest.approx((1 / 3 + 2 / 4) / 2)
+
+
+def test_unsorted_run_is_reranked():
+    qrels = {"q": {"x": 1}, "p": {"y": 1}}
+    run_sorted = {"p": {"y": 0.1, "z": 0.9}, "q": {"w": 3.0, "x": 2.0}}
+    run_shuffled = {"q": {"x": 2.0, "w": 3.0}, "p": {"z": 0.9, "y": 0.1}}
+    a = evaluate_trec(qrels, run_sorted, ["map"], per_query=True)
+    b = evaluate_trec(qrels, run_shuffled, ["map"], per_query=True)
+    assert a.per_class == b.per_class == {"p": {"map": 0.5}, "q": {"map": 0.5}}
+    assert np.isclose(a.summary["map"], 0.5)
