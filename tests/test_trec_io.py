@@ -116,3 +116,18 @@ def test_unsorted_run_is_reranked():
     b = evaluate_trec(qrels, run_shuffled, ["map"], per_query=True)
     assert a.per_class == b.per_class == {"p": {"map": 0.5}, "q": {"map": 0.5}}
     assert np.isclose(a.summary["map"], 0.5)
+
+
+def test_vectorised_decimal_parser_equals_float():
+    rng = np.random.default_rng(7)
+    texts = ["-0", "0", ".5", "5.", "+3", "-2.50", "007.25", "123456789012345", "1234567890123456",
+             "1e5", "-1.5E-3", "inf", "-nan", "0.1000000000000000055511151231257827", "9" * 15, "4.35"]
+    texts += [f"{x:.{int(rng.integers(0, 9))}f}" for x in rng.normal(scale=1000, size=2000)]
+    texts += [repr(float(x)) for x in rng.normal(size=500)]
+    arr = np.array([t.encode() for t in texts], dtype="S")
+    values = trec_io._parse_floats(arr, np.arange(arr.size), "<test>", "score")
+    expected = np.array([float(t) for t in texts])
+    assert np.array_equal(values, expected, equal_nan=True)
+    assert np.array_equal(np.signbit(values), np.signbit(expected))
+    fast, ok = trec_io._parse_decimals(arr)
+    assert ok[:3].all() and not ok[9] and not ok[10] and ok.sum() > 2000

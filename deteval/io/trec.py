@@ -84,18 +84,19 @@ class Run:
 # Tokenising
 
 
-def _gather_field(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Byte strings ``buf[start[i]:end[i]]`` as one fixed-width ``S`` array, without a per-row loop."""
+def _gather_field(padded: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Byte strings ``padded[start[i]:end[i]]`` as one fixed-width ``S`` array, without a per-row loop.
+
+    ``padded`` must extend at least the longest field's width past the last start (zero bytes).
+    """
     n = start.shape[0]
     if n == 0:
         return np.zeros(0, dtype="S1")
     length = end - start
     width = int(length.max())
-    cols = np.arange(width, dtype=np.int64)
-    idx = start[:, None] + cols
-    np.minimum(idx, buf.shape[0] - 1, out=idx)
-    out = buf[idx]
-    out *= cols < length[:, None]  # NUL padding: "S" strings end at the first trailing NUL
+    # one fancy-indexing copy of n rows from a zero-copy sliding window view (no n x width index array)
+    out = np.lib.stride_tricks.sliding_window_view(padded, width)[start]
+    out *= np.arange(width) < length[:, None]  # NUL padding: "S" strings end at the first trailing NUL
     return out.view(f"S{width}").reshape(n)
 
 
@@ -126,15 +127,14 @@ def _tokenise(
     each row. A line with a number of fields other than 0 or ``n_fields`` raises, naming the line.
     """
     buf = np.frombuffer(chunk, dtype=np.uint8)
-    ws = _WS[buf]
-    nonws = ~ws
-    starts = np.flatnonzero(nonws[1:] & ws[:-1]) + 1
-    ends = np.flatnonzero(nonws[:-1] & ws[1:]) + 1
-    if nonws[0]:
-        starts = np.concatenate(([0], starts))
-    if nonws[-1]:
-        ends = np.concatenate((ends, [buf.shape[0]]))
-    newlines = np.flatnonzero(buf == 10)
+    # whitespace positions, with sentinels before and after the chunk; a token lies between two
+    # whitespace positions more than one byte apart
+    wpos = np.flatnonzero(_WS[buf])
+    wpos = np.concatenate(([-1], wpos, [buf.shape[0]]))
+    gap = np.flatnonzero(wpos[1:] - wpos[:-1] > 1)
+    starts = wpos[gap] + 1
+    ends = wpos[gap + 1]
+    newlines = wpos[1:-1][buf[wpos[1:-1]] == 10]
     line_starts = np.concatenate(([0], newlines + 1))
     if line_starts[-1] == buf.shape[0]:
         line_starts = line_starts[:-1]
@@ -153,7 +153,9 @@ def _tokenise(
     n_blank = int(counts.shape[0] - np.count_nonzero(filled))
     starts = starts.reshape(-1, n_fields)
     ends = ends.reshape(-1, n_fields)
-    fields = [_gather_field(buf, starts[:, j], ends[:, j]) for j in keep]
+    widest = int(max((ends[:, j] - starts[:, j]).max(initial=0) for j in keep))
+    padded = np.concatenate((buf, np.zeros(widest + 1, dtype=np.uint8)))
+    fields = [_gather_field(padded, starts[:, j], ends[:, j]) for j in keep]
     line_numbers = np.flatnonzero(filled).astype(np.int64) + (line0 + 1)
     return fields, line_numbers, n_blank
 
@@ -178,6 +180,56 @@ def _parse_numbers(text: np.ndarray, dtype: type, lines: np.ndarray, path: str, 
                     f"{what} {t.decode('utf-8', 'replace')!r} is not a valid number", file=path, record=f"line {int(lines[i])}"
                 ) from None
         raise  # pragma: no cover - astype failed but every value parses alone
+    return values
+
+
+_POW10 = 10.0 ** np.arange(23)
+
+
+def _parse_decimals(text: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised parse of plain decimals (``-12.345``, ``+7``, ``.5``) with at most 15 digits.
+
+    value = mantissa / 10**fraction_digits: both are exact doubles, so the IEEE division gives the
+    correctly rounded value, identical to ``strtod``/``float()``. Returns ``(values, ok)``; rows that are
+    not plain decimals (exponents, more digits, inf, nan, garbage) are left to the general parser.
+    """
+    n = text.shape[0]
+    width = text.dtype.itemsize
+    mat = text.view(np.uint8).reshape(n, width)
+    mant = np.zeros(n, dtype=np.int64)
+    ndig = np.zeros(n, dtype=np.int64)
+    frac = np.zeros(n, dtype=np.int64)
+    dots = np.zeros(n, dtype=np.int64)
+    first = mat[:, 0]
+    neg = first == 45
+    bad = np.zeros(n, dtype=bool)
+    for j in range(width):
+        c = mat[:, j]
+        d = c.astype(np.int64) - 48
+        dig = (d >= 0) & (d <= 9)
+        np.multiply(mant, 10, out=mant, where=dig)
+        np.add(mant, d, out=mant, where=dig)
+        ndig += dig
+        frac += dig & (dots > 0)
+        isdot = c == 46
+        dots += isdot
+        other = ~dig & ~isdot & (c != 0)
+        if j == 0:
+            other &= ~(neg | (first == 43))
+        bad |= other
+    ok = ~bad & (dots <= 1) & (ndig >= 1) & (ndig <= 15)
+    values = mant / _POW10[np.minimum(frac, 22)]
+    np.negative(values, out=values, where=neg)
+    return values, ok
+
+
+def _parse_floats(text: np.ndarray, lines: np.ndarray, path: str, what: str) -> np.ndarray:
+    if text.shape[0] == 0:
+        return np.zeros(0, dtype=np.float64)
+    values, ok = _parse_decimals(text)
+    if not ok.all():
+        rest = np.flatnonzero(~ok)
+        values[rest] = _parse_numbers(text[rest], float, lines[rest], path, what)
     return values
 
 
@@ -228,7 +280,7 @@ def _first_tag(path: str | PathLike[str]) -> str:
 def load_run(path: str | PathLike[str]) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag``); scores must be finite numbers."""
     (topic, docno, score_text), lines, n_blank = _read_table(path, 6, (0, 2, 4), "qid Q0 docno rank score tag")
-    score = _parse_numbers(score_text, float, lines, str(path), "score").astype(np.float64)
+    score = _parse_floats(score_text, lines, str(path), "score")
     bad = ~np.isfinite(score)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
