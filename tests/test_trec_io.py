@@ -131,3 +131,10 @@ def test_vectorised_decimal_parser_equals_float():
     assert np.array_equal(np.signbit(values), np.signbit(expected))
     fast, ok = trec_io._parse_decimals(arr)
     assert ok[:3].all() and not ok[9] and not ok[10] and ok.sum() > 2000
+
+
+def test_control_characters_are_not_separators(tmp_path):
+    p = tmp_path / "run.txt"
+    p.write_bytes(b"q1 Q0 do\x01c 1 2.5 t\nq1 Q0 d2 2 1 t\n")
+    run = load_run(p)
+    assert run.docno.tolist() == [b"do\x01c", b"d2"]

@@ -120,3 +120,27 @@ def test_complete_counts_missing_topics_as_empty_rankings() -> None:
     assert res.summary["gm_map"] == pytest.approx(np.exp(np.mean(logs)), abs=1e-12)
     plain = evaluate_trec(qrels, run, ["map"])
     assert plain.summary["map"] == pytest.approx(sum(ref[t]["map"] for t in ref) / len(ref), abs=1e-12)
+
+
+def test_uneven_topic_sizes_use_the_global_sort_and_agree():
+    rng = np.random.default_rng(11)
+    qrels = {f"t{i}": {f"d{j}": int(rng.integers(0, 3)) for j in rng.choice(3000, 40, replace=False)} for i in range(30)}
+    run = {f"t{i}": {f"d{j}": float(rng.integers(0, 50)) for j in rng.choice(3000, 2500 if i == 0 else 2, replace=False)}
+           for i in range(30)}
+    assert_same(pytrec(qrels, run), evaluate_trec(qrels, run, MEASURES, per_query=True).per_class)
+
+
+def test_hash_collisions_fall_back_to_the_exact_join(monkeypatch):
+    import deteval.retrieval.prepare as prep
+
+    qrels, run = random_case(8)
+    ref = pytrec(qrels, run)
+    calls = []
+
+    def colliding(topic, docno):  # every docno of a topic gets the same key
+        calls.append(1)
+        return topic.astype(np.uint64) << np.uint64(40)
+
+    monkeypatch.setattr(prep, "_pair_hash", colliding)
+    assert_same(ref, evaluate_trec(qrels, run, MEASURES, per_query=True).per_class)
+    assert calls

@@ -129,7 +129,11 @@ def _tokenise(
     buf = np.frombuffer(chunk, dtype=np.uint8)
     # whitespace positions, with sentinels before and after the chunk; a token lies between two
     # whitespace positions more than one byte apart
-    wpos = np.flatnonzero(_WS[buf])
+    # bytes <= 32 are the candidates (one comparison pass); a control character that is not whitespace
+    # (rare) sends the chunk through the exact lookup table
+    wpos = np.flatnonzero(buf <= 32)
+    if not _WS[buf[wpos]].all():
+        wpos = np.flatnonzero(_WS[buf])
     wpos = np.concatenate(([-1], wpos, [buf.shape[0]]))
     gap = np.flatnonzero(wpos[1:] - wpos[:-1] > 1)
     starts = wpos[gap] + 1

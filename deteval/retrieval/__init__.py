@@ -1,5 +1,32 @@
-"""Document-retrieval evaluation (trec_eval's measures) on deteval's ranked-retrieval core."""
+"""Document-retrieval evaluation (trec_eval's measures) on deteval's ranked-retrieval core.
 
-from deteval.retrieval.trec import evaluate_trec, parse_measures
+* :func:`evaluate_trec` — trec_eval's measures, names, conventions and averaging for qrels + run (files
+  loaded with :mod:`deteval.io.trec` or pytrec_eval-style dicts), vectorised over all topics.
+* :func:`evaluate_lists` — the list form (ranked lists + lists of relevant documents).
+* single ranked lists: :func:`precision_at_k`, :func:`recall_at_k`, :func:`average_precision`,
+  :func:`reciprocal_rank`, :func:`dcg_at_k`, :func:`ndcg_at_k`.
+"""
 
-__all__ = ["evaluate_trec", "parse_measures"]
+from deteval.retrieval.lists import (
+    average_precision,
+    dcg_at_k,
+    evaluate_lists,
+    ndcg_at_k,
+    precision_at_k,
+    recall_at_k,
+    reciprocal_rank,
+)
+from deteval.retrieval.trec import evaluate_trec, format_trec, parse_measures
+
+__all__ = [
+    "evaluate_trec",
+    "evaluate_lists",
+    "format_trec",
+    "parse_measures",
+    "precision_at_k",
+    "recall_at_k",
+    "average_precision",
+    "reciprocal_rank",
+    "dcg_at_k",
+    "ndcg_at_k",
+]

@@ -175,9 +175,11 @@ def _discount(rank: np.ndarray, discount: str) -> np.ndarray:
 
 def dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "trec") -> np.ndarray:
     rt = c.rt
-    g = _gain(rt.rel, gain)
-    mask = g > 0 if k is None else (g > 0) & (rt.rank <= k)
-    return _sum_by_topic(rt, g / _discount(rt.rank, discount), mask)
+    mask = rt.rel > 0 if k is None else (rt.rel > 0) & (rt.rank <= k)
+    rows = np.flatnonzero(mask)  # only documents with a gain: the logarithms of the rest are not needed
+    g = _gain(rt.rel[rows], gain)
+    w = g / _discount(rt.rank[rows], discount)
+    return np.bincount(rt.row_topic[rows], weights=w, minlength=rt.n_topics)
 
 
 def ideal_dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "trec") -> np.ndarray:

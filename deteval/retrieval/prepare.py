@@ -97,8 +97,12 @@ def _mix(h: np.ndarray) -> np.ndarray:
     return h
 
 
+_TOPIC_BITS = 24  # topic code in the high 24 bits of a 64-bit key, 40 bits of docno hash below
+
+
 def _pair_hash(topic: np.ndarray, docno: np.ndarray) -> np.ndarray:
-    """64-bit hash of (topic code, docno bytes); equal inputs give equal hashes (collisions are checked)."""
+    """64-bit key of (topic code, docno): the topic code in the high bits (so keys sort by topic first),
+    a hash of the docno bytes below. Equal inputs give equal keys; collisions are checked by the caller."""
     n = docno.shape[0]
     width = docno.dtype.itemsize
     raw = docno.view(np.uint8).reshape(n, width)
@@ -106,14 +110,14 @@ def _pair_hash(topic: np.ndarray, docno: np.ndarray) -> np.ndarray:
     if pad:
         raw = np.concatenate((raw, np.zeros((n, pad), dtype=np.uint8)), axis=1)
     words = np.ascontiguousarray(raw).view("<u8")
-    h = topic.astype(np.uint64) * _M1
+    h = np.full(n, _M1, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for j in range(words.shape[1]):
             # all-zero words are padding (a docno has no NUL byte): skipping them makes the hash
             # independent of the array's width, so run and qrels hashes agree
             w = words[:, j]
             h = np.where(w != 0, _mix(h ^ w), h)
-    return h
+    return (topic.astype(np.uint64) << np.uint64(64 - _TOPIC_BITS)) | (h >> np.uint64(_TOPIC_BITS))
 
 
 def _exact_pair_keys(
@@ -150,13 +154,38 @@ def _check_duplicates(keys_sorted: np.ndarray, order: np.ndarray, docno: np.ndar
         )
 
 
-def _join(run_tc: np.ndarray, run: Run, q_tc: np.ndarray, qrels: Qrels, exact: bool) -> np.ndarray:
-    """For every run row, the index of its qrels row (or -1). Also rejects duplicates in both inputs."""
-    if exact:
+def _sort_within_topics(keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Permutation sorting ``keys`` (grouped by topic, ``counts`` rows per topic, keys increasing with the
+    topic) by key. Sorting each topic's short row of a padded matrix is several times faster than one
+    global sort; very uneven topic sizes fall back to the global sort."""
+    n = keys.shape[0]
+    nonzero = counts[counts > 0]
+    width = int(nonzero.max()) if nonzero.size else 0
+    if n == 0 or nonzero.shape[0] * width > 4 * n + 4096:
+        return np.argsort(keys, kind="stable")
+    starts = np.cumsum(nonzero) - nonzero
+    row = np.repeat(np.arange(nonzero.shape[0]), nonzero)
+    col = np.arange(n, dtype=np.int64) - np.repeat(starts, nonzero)
+    mat = np.full((nonzero.shape[0], width), np.iinfo(keys.dtype).max, dtype=keys.dtype)
+    mat[row, col] = keys
+    # stable: the padding (the largest key) stays behind real keys, so each row's prefix is its topic
+    srt = np.argsort(mat, axis=1, kind="stable")
+    valid = np.arange(width) < nonzero[:, None]
+    return (srt + starts[:, None])[valid]
+
+
+def _join(run_tc: np.ndarray, run: Run, q_tc: np.ndarray, qrels: Qrels, exact: bool,
+          ranked: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """For every run row, the index of its qrels row (or -1). Also rejects duplicates in both inputs.
+
+    ``ranked`` orders the run rows by topic code (``counts`` rows per code), as :func:`_rank_order` does.
+    """
+    if exact or int(run_tc.max(initial=0)) >= 1 << _TOPIC_BITS or int(q_tc.max(initial=0)) >= 1 << _TOPIC_BITS:
+        exact = True
         rk, qk = _exact_pair_keys(run_tc, run.docno, q_tc, qrels.docno)
     else:
         rk, qk = _pair_hash(run_tc, run.docno), _pair_hash(q_tc, qrels.docno)
-    r_order = np.argsort(rk)
+    r_order = ranked[_sort_within_topics(rk[ranked], counts)]
     rk_sorted = rk[r_order]
     q_order = np.argsort(qk)
     qk_sorted = qk[q_order]
@@ -244,20 +273,18 @@ def prepare(qrels: Qrels, run: Run, *, relevance_level: int = 1, complete: bool 
     new_code = np.cumsum(evaluated) - 1
     n_topics = int(np.count_nonzero(evaluated))
 
-    # Duplicates and the join are checked on all rows (a duplicate is an error even in a skipped topic).
+    # Rank every run row; duplicates and the join are checked on all rows (a duplicate is an error
+    # even in a topic that is not evaluated).
+    ranked = _rank_order(r_tc, run.score, run.docno)
+    counts = np.bincount(r_tc, minlength=n_names)
     try:
-        match = _join(r_tc, run, q_tc, qrels, exact_join)
+        match = _join(r_tc, run, q_tc, qrels, exact_join, ranked, counts)
     except _Collision:
-        match = _join(r_tc, run, q_tc, qrels, True)
+        match = _join(r_tc, run, q_tc, qrels, True, ranked, counts)
 
-    keep = evaluated[r_tc]
-    if not keep.all():
-        idx = np.flatnonzero(keep)
-        tc, score, docno, match = new_code[r_tc[idx]], run.score[idx], run.docno[idx], match[idx]
-    else:
-        tc, score, docno = new_code[r_tc], run.score, run.docno
-    order = _rank_order(tc, score, docno)
-    row_topic = tc[order]
+    keep = evaluated[r_tc[ranked]]
+    order = ranked if keep.all() else ranked[keep]
+    row_topic = new_code[r_tc[order]]
     m = match[order]
     qrel = qrels.rel
     rel = np.where(m >= 0, qrel[np.maximum(m, 0)] if qrel.size else 0, NONPOOL)
