@@ -149,3 +149,23 @@ def test_seed003_trec_convention_differs():
     # trec_eval's recall@1 divides by R (5, 3 and 4 relevant documents)
     assert res.summary["recall_1"] == pytest.approx((1 / 5 + 1 / 3 + 0) / 3, abs=1e-15)
     assert res.summary["P_10"] == pytest.approx(SEED003["P"][2], abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_single_list_functions_equal_evaluate_trec(seed):
+    rng = np.random.default_rng(seed)
+    rels = rng.integers(0, 4, size=30)
+    judged_extra = rng.integers(0, 4, size=10)  # judged, not retrieved
+    qrels = {"t": {f"r{i:02d}": int(r) for i, r in enumerate(rels)} | {f"x{i}": int(r) for i, r in enumerate(judged_extra)}}
+    run = {"t": {f"r{i:02d}": float(30 - i) for i in range(30)}}
+    n_rel = int(np.count_nonzero(rels >= 1) + np.count_nonzero(judged_extra >= 1))
+    judged = np.concatenate((rels, judged_extra))
+    res = evaluate_trec(qrels, run, ["P.5,10", "recall.5,10", "map", "map_cut.10", "recip_rank", "ndcg", "ndcg_cut.5,10"])
+    s = res.summary
+    assert precision_at_k(rels, 10) == pytest.approx(s["P_10"], abs=1e-15)
+    assert recall_at_k(rels, 5, n_rel) == pytest.approx(s["recall_5"], abs=1e-15)
+    assert average_precision(rels, n_rel) == pytest.approx(s["map"], abs=1e-15)
+    assert average_precision(rels, n_rel, k=10) == pytest.approx(s["map_cut_10"], abs=1e-15)
+    assert reciprocal_rank(rels) == pytest.approx(s["recip_rank"], abs=1e-15)
+    assert ndcg_at_k(rels, judged) == pytest.approx(s["ndcg"], abs=1e-14)
+    assert ndcg_at_k(rels, judged, 5) == pytest.approx(s["ndcg_cut_5"], abs=1e-14)
