@@ -55,6 +55,19 @@ def generate(directory: Path, n_topics: int, n_docs: int, seed: int = 0) -> tupl
     return qrels_path, run_path
 
 
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process. VmHWM belongs to this address space; ru_maxrss may carry the
+    parent's peak over fork + exec (the parent generated the data)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
 def worker_deteval(qrels: str, run: str) -> dict:
     sys.path.insert(0, str(ROOT))
     from deteval.io.trec import load_qrels, load_run
@@ -126,7 +139,7 @@ def main() -> int:
     if args.worker:
         tool, qrels, run = args.worker
         out = WORKERS[tool](qrels, run)
-        out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        out["peak_rss_mb"] = peak_rss_mb()
         print(json.dumps(out))
         return 0
 

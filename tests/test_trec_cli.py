@@ -82,6 +82,11 @@ def test_per_query_lines_equal_pytrec_eval(capsys):
     for name, topic, value in per_topic:
         assert value == f"{ref[topic][name]:6.4f}", (name, topic)
     assert [r[0] for r in rows if r[1] == "all"] == ["map", "P_5", "P_10", "recall_10", "ndcg_cut_10"]
+    # trec_eval prints runid and num_q only in the summary
+    _, out, _ = run_cli(capsys, QRELS, RUN, "-q")
+    rows = parse(out)
+    assert {r[0] for r in rows if r[1] != "all"} & {"runid", "num_q"} == set()
+    assert [r[1] for r in rows if r[0] == "num_q"] == ["all"]
 
 
 def test_relevance_level_and_complete(capsys):

@@ -138,3 +138,9 @@ def test_control_characters_are_not_separators(tmp_path):
     p.write_bytes(b"q1 Q0 do\x01c 1 2.5 t\nq1 Q0 d2 2 1 t\n")
     run = load_run(p)
     assert run.docno.tolist() == [b"do\x01c", b"d2"]
+
+
+def test_in_memory_duplicate_names_the_entry():
+    # 1 and "1" are the same docno once written as text, as they would be in a TREC file
+    with pytest.raises(ValidationError, match=r"<in-memory run>: entry 1: duplicate document '1'"):
+        evaluate_trec({"q": {"1": 1}}, {"q": {1: 0.5, "1": 0.3}})

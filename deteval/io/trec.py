@@ -17,7 +17,9 @@ no Python code runs per line unless a line is bad and has to be named.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -44,8 +46,8 @@ __all__ = [
 class Qrels:
     """Relevance judgements, one row per (topic, document): byte-string ``topic`` and ``docno``, int ``rel``.
 
-    ``line`` holds the 1-based source line of each row (or the row index for in-memory input) so that later
-    checks (duplicates) can still name the record.
+    ``line`` holds the 1-based source line of each row (for in-memory input: the 0-based entry index, and
+    ``record_kind`` is ``"entry"``) so that later checks (duplicates) can still name the record.
     """
 
     topic: np.ndarray
@@ -53,6 +55,7 @@ class Qrels:
     rel: np.ndarray
     line: np.ndarray
     source: str = "<in-memory qrels>"
+    record_kind: str = "line"
     blank_lines: int = 0
     warnings: list[str] = field(default_factory=list)
 
@@ -64,7 +67,8 @@ class Qrels:
 class Run:
     """A ranked run, one row per retrieved document: byte-string ``topic`` and ``docno``, float ``score``.
 
-    ``tag`` is the run tag of the first line (trec_eval's ``runid``).
+    ``tag`` is the run tag of the first line (trec_eval's ``runid``); ``line``/``record_kind`` as in
+    :class:`Qrels`.
     """
 
     topic: np.ndarray
@@ -73,6 +77,7 @@ class Run:
     line: np.ndarray
     tag: str = ""
     source: str = "<in-memory run>"
+    record_kind: str = "line"
     blank_lines: int = 0
     warnings: list[str] = field(default_factory=list)
 
@@ -238,22 +243,38 @@ def _parse_floats(text: np.ndarray, lines: np.ndarray, path: str, what: str) -> 
 
 
 def _concat(parts: list[np.ndarray], dtype: str) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+    if not parts:
+        return np.zeros(0, dtype=dtype)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _read_table(
-    path: str | PathLike[str], n_fields: int, keep: Sequence[int], what: str
+    path: str | PathLike[str],
+    n_fields: int,
+    keep: Sequence[int],
+    what: str,
+    convert: Callable[[list[np.ndarray], np.ndarray], list[np.ndarray]] | None = None,
 ) -> tuple[list[np.ndarray], np.ndarray, int]:
+    """Kept fields of every line, block by block; ``convert`` (e.g. number parsing) runs per block.
+
+    Blocks are processed by a few threads: numpy releases the GIL in the heavy steps. Results are taken
+    in file order, so the first bad line of the file is the one reported.
+    """
     data = _read_bytes(path)
-    cols: list[list[np.ndarray]] = [[] for _ in keep]
-    lines: list[np.ndarray] = []
-    n_blank = 0
-    for line0, chunk in _split_lines(data):
-        fields, ln, nb = _tokenise(chunk, n_fields, keep, str(path), line0, what)
-        for j in range(len(keep)):
-            cols[j].append(fields[j])
-        lines.append(ln)
-        n_blank += nb
+
+    def work(item: tuple[int, bytes]) -> tuple[list[np.ndarray], np.ndarray, int]:
+        fields, ln, nb = _tokenise(item[1], n_fields, keep, str(path), item[0], what)
+        return (convert(fields, ln) if convert else fields), ln, nb
+
+    blocks = list(_split_lines(data))
+    if len(blocks) > 1:
+        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+            parts = list(pool.map(work, blocks))
+    else:
+        parts = [work(b) for b in blocks]
+    cols = [[p[0][j] for p in parts] for j in range(len(keep))]
+    lines = [p[1] for p in parts]
+    n_blank = sum(p[2] for p in parts)
     return [_concat(c, "S1") for c in cols], _concat(lines, "int64"), n_blank
 
 
@@ -283,8 +304,12 @@ def _first_tag(path: str | PathLike[str]) -> str:
 
 def load_run(path: str | PathLike[str]) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag``); scores must be finite numbers."""
-    (topic, docno, score_text), lines, n_blank = _read_table(path, 6, (0, 2, 4), "qid Q0 docno rank score tag")
-    score = _parse_floats(score_text, lines, str(path), "score")
+    def scores(fields: list[np.ndarray], lines: np.ndarray) -> list[np.ndarray]:
+        return [fields[0], fields[1], _parse_floats(fields[2], lines, str(path), "score")]
+
+    (topic, docno, score), lines, n_blank = _read_table(
+        path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores
+    )
     bad = ~np.isfinite(score)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -339,7 +364,7 @@ def qrels_from_dict(qrels: Mapping[object, Mapping[object, int]], *, source: str
             topics.append(q)
     n = len(topics)
     return Qrels(topic=_as_s(topics), docno=_as_s(docs), rel=np.array(rels, dtype=np.int64),
-                 line=np.arange(n, dtype=np.int64), source=source)
+                 line=np.arange(n, dtype=np.int64), source=source, record_kind="entry")
 
 
 def run_from_dict(run: Mapping[object, Mapping[object, float]], *, tag: str = "", source: str = "<in-memory run>") -> Run:
@@ -366,7 +391,7 @@ def run_from_dict(run: Mapping[object, Mapping[object, float]], *, tag: str = ""
             topics.append(q)
     n = len(topics)
     return Run(topic=_as_s(topics), docno=_as_s(docs), score=np.array(scores, dtype=np.float64),
-               line=np.arange(n, dtype=np.int64), tag=tag, source=source)
+               line=np.arange(n, dtype=np.int64), tag=tag, source=source, record_kind="entry")
 
 
 def run_from_lists(results: Sequence[Sequence[object]], *, topics: Sequence[object] | None = None,

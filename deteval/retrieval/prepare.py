@@ -136,7 +136,7 @@ class _Collision(Exception):
 
 
 def _check_duplicates(keys_sorted: np.ndarray, order: np.ndarray, docno: np.ndarray, topic: np.ndarray,
-                      lines: np.ndarray, what: str, source: str, exact: bool) -> None:
+                      lines: np.ndarray, what: str, source: str, exact: bool, kind: str = "line") -> None:
     dup = np.flatnonzero(keys_sorted[1:] == keys_sorted[:-1])
     if dup.size == 0:
         return
@@ -149,8 +149,8 @@ def _check_duplicates(keys_sorted: np.ndarray, order: np.ndarray, docno: np.ndar
         i, j = sorted((int(a[first]), int(b[first])))
         raise ValidationError(
             f"duplicate document {docno[j].decode('utf-8', 'replace')!r} for one topic in the {what} "
-            f"(first at line {int(lines[i])}); trec_eval refuses duplicates too",
-            file=source, record=f"line {int(lines[j])}",
+            f"(first at {kind} {int(lines[i])}); trec_eval refuses duplicates too",
+            file=source, record=f"{kind} {int(lines[j])}",
         )
 
 
@@ -189,8 +189,9 @@ def _join(run_tc: np.ndarray, run: Run, q_tc: np.ndarray, qrels: Qrels, exact: b
     rk_sorted = rk[r_order]
     q_order = np.argsort(qk)
     qk_sorted = qk[q_order]
-    _check_duplicates(qk_sorted, q_order, qrels.docno, q_tc, qrels.line, "qrels", qrels.source, exact)
-    _check_duplicates(rk_sorted, r_order, run.docno, run_tc, run.line, "run", run.source, exact)
+    _check_duplicates(qk_sorted, q_order, qrels.docno, q_tc, qrels.line, "qrels", qrels.source, exact,
+                      qrels.record_kind)
+    _check_duplicates(rk_sorted, r_order, run.docno, run_tc, run.line, "run", run.source, exact, run.record_kind)
     # sorted needles: the binary searches walk the haystack in order (cache friendly)
     pos = np.searchsorted(rk_sorted, qk_sorted)
     pos_ok = pos < rk_sorted.shape[0]

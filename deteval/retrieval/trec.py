@@ -294,7 +294,9 @@ def evaluate_trec(
     names = rt.topic_names()
     if per_query:
         int_measures = {n for n, (_, agg) in values.items() if agg in ("sum", "count")}
-        cols = {n: (v.astype(np.int64).tolist() if n in int_measures else v.tolist()) for n, (v, _) in values.items()}
+        # num_q (like runid) has no per-topic value in trec_eval -q output
+        cols = {n: (v.astype(np.int64).tolist() if n in int_measures else v.tolist())
+                for n, (v, _) in values.items() if n != "num_q"}
         for i, topic in enumerate(names):
             per_class[topic] = {n: col[i] for n, col in cols.items()}
     result = EvalResult(protocol="trec", summary=summary, per_class=per_class, warnings=warnings)
