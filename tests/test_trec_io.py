@@ -144,3 +144,26 @@ def test_in_memory_duplicate_names_the_entry():
     # 1 and "1" are the same docno once written as text, as they would be in a TREC file
     with pytest.raises(ValidationError, match=r"<in-memory run>: entry 1: duplicate document '1'"):
         evaluate_trec({"q": {"1": 1}}, {"q": {1: 0.5, "1": 0.3}})
+
+
+def test_bad_options_are_config_errors():
+    from deteval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="relevance_level"):
+        evaluate_trec({"q": {"d": 1}}, {"q": {"d": 1.0}}, relevance_level=-1)
+    with pytest.raises(ConfigError, match="gain must be one of"):
+        evaluate_trec({"q": {"d": 1}}, {"q": {"d": 1.0}}, gain="linear")
+    with pytest.raises(ConfigError, match="takes no parameters"):
+        evaluate_trec({"q": {"d": 1}}, {"q": {"d": 1.0}}, ["map.5"])
+    with pytest.raises(ConfigError, match="cutoffs must be positive"):
+        evaluate_trec({"q": {"d": 1}}, {"q": {"d": 1.0}}, ["P.0"])
+
+
+def test_measure_syntax():
+    from deteval.retrieval import parse_measures
+
+    got = [(f.name, p) for f, p in parse_measures(["P.5,10", "ndcg_cut_10", "map", "P_20", "recall", "ndcg_cut.5"])]
+    assert got == [("map", ()), ("P", (5, 10, 20)), ("recall", (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+                   ("ndcg_cut", (5, 10))]
+    names = [f.name for f, _ in parse_measures("all_trec")]
+    assert names[:3] == ["runid", "num_q", "num_ret"] and "dcg_cut" not in names and "set_F" in names

@@ -273,8 +273,9 @@ def evaluate_trec(
     """
     opts = Options(gain, discount, recall_denominator, ap_denominator)
     opts.check()
-    if int(relevance_level) != relevance_level:
-        raise ConfigError(f"relevance_level must be an integer, got {relevance_level!r}")
+    if int(relevance_level) != relevance_level or relevance_level < 0:
+        # negative levels would make unjudged documents (-1 inside trec_eval) relevant
+        raise ConfigError(f"relevance_level must be a non-negative integer, got {relevance_level!r}")
     requested = parse_measures(measures)
     q, r = _as_qrels(qrels), _as_run(run)
     rt = prepare(q, r, relevance_level=int(relevance_level), complete=complete)
