@@ -144,3 +144,11 @@ def test_hash_collisions_fall_back_to_the_exact_join(monkeypatch):
     monkeypatch.setattr(prep, "_pair_hash", colliding)
     assert_same(ref, evaluate_trec(qrels, run, MEASURES, per_query=True).per_class)
     assert calls
+
+
+def test_equal_depth_topics_agree():
+    # every topic retrieves the same number of documents (the usual TREC run): the unpadded sort path
+    rng = np.random.default_rng(12)
+    qrels = {f"t{i}": {f"doc{j}": int(rng.integers(0, 3)) for j in rng.choice(500, 30, replace=False)} for i in range(40)}
+    run = {f"t{i}": {f"doc{j}": float(rng.integers(0, 20)) for j in rng.choice(500, 50, replace=False)} for i in range(40)}
+    assert_same(pytrec(qrels, run), evaluate_trec(qrels, run, MEASURES, per_query=True).per_class)

@@ -116,7 +116,13 @@ def _pair_hash(topic: np.ndarray, docno: np.ndarray) -> np.ndarray:
             # all-zero words are padding (a docno has no NUL byte): skipping them makes the hash
             # independent of the array's width, so run and qrels hashes agree
             w = words[:, j]
-            h = np.where(w != 0, _mix(h ^ w), h)
+            step = (h ^ w) * _M2
+            step ^= step >> np.uint64(29)
+            if j == 0:
+                h = step  # the first word of a docno is never padding
+            else:
+                np.copyto(h, step, where=w != 0)
+        h = _mix(h)
     return (topic.astype(np.uint64) << np.uint64(64 - _TOPIC_BITS)) | (h >> np.uint64(_TOPIC_BITS))
 
 
@@ -164,6 +170,10 @@ def _sort_within_topics(keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
     if n == 0 or nonzero.shape[0] * width > 4 * n + 4096:
         return np.argsort(keys, kind="stable")
     starts = np.cumsum(nonzero) - nonzero
+    if nonzero.shape[0] * width == n:  # every topic has the same depth: no padding needed
+        srt = np.argsort(keys.reshape(nonzero.shape[0], width), axis=1, kind="stable")
+        srt += starts[:, None]
+        return srt.reshape(n)
     row = np.repeat(np.arange(nonzero.shape[0]), nonzero)
     col = np.arange(n, dtype=np.int64) - np.repeat(starts, nonzero)
     mat = np.full((nonzero.shape[0], width), np.iinfo(keys.dtype).max, dtype=keys.dtype)
@@ -240,7 +250,9 @@ def _rank_order(tc: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.ndar
         in_group[1:] |= tie
         in_group[:-1] |= tie
         rows = np.flatnonzero(in_group)
-        group = np.cumsum(~np.concatenate(([False], tie)))[rows]
+        # a row starts a new group unless it ties with the row before it
+        tie_prev = np.concatenate(([False], tie))
+        group = np.cumsum(~tie_prev[rows])
         sub = order[rows]
         _, dcode = np.unique(docno[sub], return_inverse=True)
         order[rows] = sub[np.lexsort((-dcode.astype(np.int64), group))]
