@@ -167,3 +167,15 @@ def test_measure_syntax():
                    ("ndcg_cut", (5, 10))]
     names = [f.name for f, _ in parse_measures("all_trec")]
     assert names[:3] == ["runid", "num_q", "num_ret"] and "dcg_cut" not in names and "set_F" in names
+
+
+def test_simple_layout_fast_path_still_counts_fields(tmp_path):
+    p = tmp_path / "run.txt"
+    # 5 + 7 fields: the total is a multiple of 6, but the line ends are in the wrong places
+    p.write_text("q1 Q0 a 1 2.5\nq1 Q0 b 2 1.5 t extra\n")
+    with pytest.raises(InputFormatError, match="line 1: expected 6 fields"):
+        load_run(p)
+    p.write_text("q1 Q0 a 1 2.5 t\nq1 Q0 b 2 1.5 t\n")
+    assert load_run(p).line.tolist() == [1, 2]
+    p.write_text(" q1 Q0 a 1 2.5 t\n")  # leading space: general path, same result
+    assert load_run(p).docno.tolist() == [b"a"]

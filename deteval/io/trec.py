@@ -137,8 +137,13 @@ def _tokenise(
     # bytes <= 32 are the candidates (one comparison pass); a control character that is not whitespace
     # (rare) sends the chunk through the exact lookup table
     wpos = np.flatnonzero(buf <= 32)
-    if not _WS[buf[wpos]].all():
+    wbytes = buf[wpos]
+    if not _WS[wbytes].all():
         wpos = np.flatnonzero(_WS[buf])
+        wbytes = buf[wpos]
+    fast = _tokenise_simple(buf, wpos, wbytes, n_fields, keep, line0)
+    if fast is not None:
+        return fast
     wpos = np.concatenate(([-1], wpos, [buf.shape[0]]))
     gap = np.flatnonzero(wpos[1:] - wpos[:-1] > 1)
     starts = wpos[gap] + 1
@@ -167,6 +172,32 @@ def _tokenise(
     fields = [_gather_field(padded, starts[:, j], ends[:, j]) for j in keep]
     line_numbers = np.flatnonzero(filled).astype(np.int64) + (line0 + 1)
     return fields, line_numbers, n_blank
+
+
+def _tokenise_simple(
+    buf: np.ndarray, wpos: np.ndarray, wbytes: np.ndarray, n_fields: int, keep: Sequence[int], line0: int
+) -> tuple[list[np.ndarray], np.ndarray, int] | None:
+    """The common layout, checked cheaply: one separator byte between fields, lines ending in a single
+    ``\n``, no blank line. Then every whitespace byte ends one field and no token search is needed.
+    Returns None when the chunk does not have that layout (the general path then handles it)."""
+    n = buf.shape[0]
+    if wpos.shape[0] == 0 or wpos.shape[0] % n_fields or buf[-1] != 10 or buf[0] <= 32:
+        return None
+    ends = wpos.reshape(-1, n_fields)
+    kinds = wbytes.reshape(-1, n_fields)
+    if not (kinds[:, -1] == 10).all() or (kinds[:, :-1] == 10).any():
+        return None
+    starts = np.empty_like(wpos)
+    starts[0] = 0
+    starts[1:] = wpos[:-1] + 1
+    starts = starts.reshape(-1, n_fields)
+    lengths = [ends[:, j] - starts[:, j] for j in keep]
+    if any((ln <= 0).any() for ln in lengths):  # two adjacent separators: not this layout
+        return None
+    widest = int(max(ln.max() for ln in lengths))
+    padded = np.concatenate((buf, np.zeros(widest + 1, dtype=np.uint8)))
+    fields = [_gather_field(padded, starts[:, j], ends[:, j]) for j in keep]
+    return fields, np.arange(line0 + 1, line0 + 1 + ends.shape[0], dtype=np.int64), 0
 
 
 def _read_bytes(path: str | PathLike[str]) -> bytes:
