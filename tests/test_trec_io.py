@@ -179,3 +179,14 @@ def test_simple_layout_fast_path_still_counts_fields(tmp_path):
     assert load_run(p).line.tolist() == [1, 2]
     p.write_text(" q1 Q0 a 1 2.5 t\n")  # leading space: general path, same result
     assert load_run(p).docno.tolist() == [b"a"]
+
+
+def test_no_common_topic_is_an_error_and_empty_inputs_work():
+    with pytest.raises(ValidationError, match="no topic has both results and judgements"):
+        evaluate_trec({"q": {"a": 1}}, {})
+    with pytest.raises(ValidationError, match="no topic has both results and judgements"):
+        evaluate_trec({}, {"q": {"a": 1.0}})
+    res = evaluate_trec({"q": {"a": 1}}, {}, ["map", "num_q", "ndcg", "bpref", "Fmax"], complete=True)
+    assert res.summary == {"num_q": 1, "map": 0.0, "bpref": 0.0, "ndcg": 0.0, "Fmax": 0.0}
+    res = evaluate_trec({"q": {"a": 0}}, {"q": {"a": 1.0}}, ["map", "ndcg", "Rprec", "bpref", "recip_rank"])
+    assert set(res.summary.values()) == {0.0}

@@ -190,6 +190,9 @@ def _join(run_tc: np.ndarray, run: Run, q_tc: np.ndarray, qrels: Qrels, exact: b
 
     ``ranked`` orders the run rows by topic code (``counts`` rows per code), as :func:`_rank_order` does.
     """
+    match = np.full(run_tc.shape[0], -1, dtype=np.int64)
+    if run_tc.shape[0] == 0 and q_tc.shape[0] == 0:
+        return match
     if exact or int(run_tc.max(initial=0)) >= 1 << _TOPIC_BITS or int(q_tc.max(initial=0)) >= 1 << _TOPIC_BITS:
         exact = True
         rk, qk = _exact_pair_keys(run_tc, run.docno, q_tc, qrels.docno)
@@ -203,6 +206,8 @@ def _join(run_tc: np.ndarray, run: Run, q_tc: np.ndarray, qrels: Qrels, exact: b
                       qrels.record_kind)
     _check_duplicates(rk_sorted, r_order, run.docno, run_tc, run.line, "run", run.source, exact, run.record_kind)
     # sorted needles: the binary searches walk the haystack in order (cache friendly)
+    if rk_sorted.shape[0] == 0:
+        return match
     pos = np.searchsorted(rk_sorted, qk_sorted)
     pos_ok = pos < rk_sorted.shape[0]
     pos_c = np.where(pos_ok, pos, 0)
@@ -213,7 +218,6 @@ def _join(run_tc: np.ndarray, run: Run, q_tc: np.ndarray, qrels: Qrels, exact: b
         good = (run.docno[r_idx] == qrels.docno[q_idx]) & (run_tc[r_idx] == q_tc[q_idx])
         if not good.all():
             raise _Collision
-    match = np.full(run_tc.shape[0], -1, dtype=np.int64)
     match[r_idx] = q_idx
     return match
 

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from deteval.errors import ConfigError
+from deteval.errors import ConfigError, ValidationError
 from deteval.io.trec import Qrels, Run, qrels_from_dict, run_from_dict
 from deteval.results import EvalResult
 from deteval.retrieval import measures as M
@@ -279,12 +279,16 @@ def evaluate_trec(
     requested = parse_measures(measures)
     q, r = _as_qrels(qrels), _as_run(run)
     rt = prepare(q, r, relevance_level=int(relevance_level), complete=complete)
+    if rt.n_topics == 0:
+        # trec_eval stops here too; averages over no topic would be meaningless zeros
+        raise ValidationError(
+            f"no topic has both results and judgements ({len(r)} run rows, {len(q)} qrels rows)",
+            file=f"{r.source} vs {q.source}",
+        )
     values = compute(rt, requested, opts)
     warnings = list(rt.warnings)
     if non := opts.non_default():
         warnings.append("non-trec_eval conventions in effect: " + ", ".join(non))
-    if rt.n_topics == 0:
-        warnings.append("no topic has both results and judgements (trec_eval would stop with an error)")
     summary: dict[str, Any] = {}
     want_runid = any(f.name == "runid" for f, _ in requested)
     if want_runid:
