@@ -8,8 +8,10 @@ import pytest
 from deteval.retrieval import evaluate_trec
 from deteval.retrieval.lists import (
     average_precision,
+    break_even_point,
     dcg_at_k,
     evaluate_lists,
+    f_max,
     ndcg_at_k,
     precision_at_k,
     recall_at_k,
@@ -169,3 +171,48 @@ def test_single_list_functions_equal_evaluate_trec(seed):
     assert reciprocal_rank(rels) == pytest.approx(s["recip_rank"], abs=1e-15)
     assert ndcg_at_k(rels, judged) == pytest.approx(s["ndcg"], abs=1e-14)
     assert ndcg_at_k(rels, judged, 5) == pytest.approx(s["ndcg_cut_5"], abs=1e-14)
+
+
+# seed 000 (FMP notebook C7S3): document-level retrieval, values as libfmp's compute_prf_metrics returns them
+# (shared/fixtures/fmp/fmp_expected.json, cases nb_toy_K10 and nb_exercise_7_12_K8)
+FMP_CASES = [
+    (
+        [8, 52, 22, 10, 12, 34, 11, 27, 72, 18], [2, 7, 8, 9],
+        {"BEP": 0.75, "F_max": 0.75, "AP": 0.8125},
+        [1.0, 1.0, 0.6666666666666666, 0.75, 0.6, 0.5, 0.42857142857142855, 0.5, 0.4444444444444444, 0.4],
+        [0.25, 0.5, 0.5, 0.75, 0.75, 0.75, 0.75, 1.0, 1.0, 1.0],
+        [0.4, 0.6666666666666666, 0.5714285714285715, 0.75, 0.6666666666666665, 0.6, 0.5454545454545454,
+         0.6666666666666666, 0.6153846153846153, 0.5714285714285715],
+    ),
+    (
+        [0.7, 2.6, 3.6, 3.5, 3.2, 3.7, 1.5, 3.1], [2, 3, 4, 8],
+        {"BEP": 0.5, "F_max": 0.8, "AP": 0.6083333333333333},
+        [0.0, 0.5, 0.6666666666666666, 0.5, 0.6, 0.6666666666666666, 0.5714285714285714, 0.5],
+        [0.0, 0.25, 0.5, 0.5, 0.75, 1.0, 1.0, 1.0],
+        [0.0, 0.3333333333333333, 0.5714285714285715, 0.5, 0.6666666666666665, 0.8, 0.7272727272727273,
+         0.6666666666666666],
+    ),
+]
+
+
+@pytest.mark.parametrize("scores,relevant,expected,P,R,F", FMP_CASES)
+def test_seed000_document_retrieval(scores, relevant, expected, P, R, F):
+    K = len(scores)
+    run = {"Q": {str(i + 1): float(s) for i, s in enumerate(scores)}}
+    qrels = {"Q": {str(i): 1 for i in relevant}}
+    cuts = ",".join(str(k) for k in range(1, K + 1))
+    res = evaluate_trec(qrels, run, ["Rprec", "Fmax", "map", f"P.{cuts}", f"recall.{cuts}", f"F.{cuts}"])
+    s = res.summary
+    assert s["Rprec"] == expected["BEP"]
+    assert s["Fmax"] == pytest.approx(expected["F_max"], abs=1e-15)
+    assert s["map"] == pytest.approx(expected["AP"], abs=1e-15)
+    for k in range(1, K + 1):
+        assert s[f"P_{k}"] == pytest.approx(P[k - 1], abs=1e-15)
+        assert s[f"recall_{k}"] == pytest.approx(R[k - 1], abs=1e-15)
+        assert s[f"F_{k}"] == pytest.approx(F[k - 1], abs=1e-15)
+    # the same numbers from the single-list functions on the core's Ranking
+    order = np.argsort(-np.asarray(scores), kind="stable")
+    rel = np.isin(order + 1, relevant)
+    assert break_even_point(rel) == expected["BEP"]
+    assert f_max(rel) == pytest.approx(expected["F_max"], abs=1e-15)
+    assert average_precision(rel) == pytest.approx(expected["AP"], abs=1e-15)

@@ -4,13 +4,15 @@
   loaded with :mod:`deteval.io.trec` or pytrec_eval-style dicts), vectorised over all topics.
 * :func:`evaluate_lists` — the list form (ranked lists + lists of relevant documents).
 * single ranked lists: :func:`precision_at_k`, :func:`recall_at_k`, :func:`average_precision`,
-  :func:`reciprocal_rank`, :func:`dcg_at_k`, :func:`ndcg_at_k`.
+  :func:`reciprocal_rank`, :func:`dcg_at_k`, :func:`ndcg_at_k`, :func:`break_even_point`, :func:`f_max`.
 """
 
 from deteval.retrieval.lists import (
     average_precision,
+    break_even_point,
     dcg_at_k,
     evaluate_lists,
+    f_max,
     ndcg_at_k,
     precision_at_k,
     recall_at_k,
@@ -26,6 +28,8 @@ __all__ = [
     "precision_at_k",
     "recall_at_k",
     "average_precision",
+    "break_even_point",
+    "f_max",
     "reciprocal_rank",
     "dcg_at_k",
     "ndcg_at_k",

@@ -2,8 +2,9 @@
 
 For quick use from Python without qrels/run files. ``relevance`` is the judged value of the document at
 each rank (best first; 0 or less = non-relevant), ``n_rel`` the number of relevant documents of the topic
-(defaults to the relevant documents in the list). These follow trec_eval's definitions (see
-:mod:`deteval.retrieval.measures`) and the same options; they are checked against the vectorised code.
+(defaults to the relevant documents in the list). They run on the core's :class:`~deteval.core.Ranking`
+and follow trec_eval's definitions and options (:mod:`deteval.retrieval.measures`, the vectorised
+all-topics version, is tested against them and against pytrec_eval).
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from deteval.core import summary as core_summary
+from deteval.core.ap import average_precision as core_average_precision
+from deteval.core.ranking import Ranking, rank
 from deteval.errors import ValidationError
 from deteval.io.trec import qrels_from_lists, run_from_lists
 from deteval.results import EvalResult
@@ -34,20 +38,25 @@ def _check_k(k: int) -> int:
     return int(k)
 
 
+def _ranking(rel: np.ndarray, n_rel: int | None) -> Ranking:
+    """The core's ranking of a list already in rank order (n_rel >= the relevant documents listed)."""
+    return rank(None, rel, None if n_rel is None else int(n_rel), ties="presorted")
+
+
 def precision_at_k(relevance: ArrayLike, k: int, *, level: int = 1) -> float:
     """P@k = |relevant in the top k| / k (trec_eval ``P_k``; a shorter list still divides by k)."""
-    k = _check_k(k)
-    return float(np.count_nonzero(_rel(relevance, level)[:k])) / k
+    return core_summary.precision_at_k(_ranking(_rel(relevance, level), None), _check_k(k))
 
 
 def recall_at_k(relevance: ArrayLike, k: int, n_rel: int | None = None, *, level: int = 1,
                 denominator: str = "R") -> float:
     """R@k = |relevant in the top k| / R (trec_eval ``recall_k``); ``denominator="min_k_R"``: / min(k, R)."""
     k = _check_k(k)
-    rel = _rel(relevance, level)
-    R = int(np.count_nonzero(rel)) if n_rel is None else int(n_rel)
-    den = R if denominator == "R" else min(k, R)
-    return 0.0 if den == 0 else float(np.count_nonzero(rel[:k])) / den
+    ranking = _ranking(_rel(relevance, level), n_rel)
+    if denominator == "R":
+        return core_summary.recall_at_k(ranking, k)
+    den = min(k, ranking.n_pos)
+    return 0.0 if den == 0 else core_summary.relevant_in_top(ranking, k) / den
 
 
 def average_precision(relevance: ArrayLike, n_rel: int | None = None, *, k: int | None = None, level: int = 1,
@@ -57,16 +66,22 @@ def average_precision(relevance: ArrayLike, n_rel: int | None = None, *, k: int 
     ``denominator="num_rel_ret"`` divides by the relevant documents found within the cutoff (seed 003).
     """
     rel = _rel(relevance, level)
+    n_pos = _ranking(rel, n_rel).n_pos
     if k is not None:
         rel = rel[: _check_k(k)]
-    tp = np.cumsum(rel)
-    ranks = np.arange(1, rel.shape[0] + 1)
-    s = float((tp[rel] / ranks[rel]).sum()) if rel.any() else 0.0
     if denominator == "num_rel_ret":
-        den = int(np.count_nonzero(rel))
-    else:
-        den = int(np.count_nonzero(_rel(relevance, level))) if n_rel is None else int(n_rel)
-    return 0.0 if den == 0 else s / den
+        n_pos = int(np.count_nonzero(rel))
+    return core_average_precision(_ranking(rel, n_pos), "uninterpolated")
+
+
+def break_even_point(relevance: ArrayLike, n_rel: int | None = None, *, level: int = 1) -> float:
+    """P(R) = R(R): the break-even point of the PR curve (trec_eval ``Rprec``; FMP, seed 000)."""
+    return core_summary.summarize_ranking(_ranking(_rel(relevance, level), n_rel)).break_even_point
+
+
+def f_max(relevance: ArrayLike, n_rel: int | None = None, *, level: int = 1) -> float:
+    """max over ranks r of F(r) = 2 P(r) R(r) / (P(r) + R(r)) (FMP, seed 000)."""
+    return core_summary.summarize_ranking(_ranking(_rel(relevance, level), n_rel)).f_max
 
 
 def reciprocal_rank(relevance: ArrayLike, *, k: int | None = None, level: int = 1) -> float:
