@@ -81,32 +81,40 @@ class Cache:
 
 
 def num_ret(c: Cache) -> np.ndarray:
+    """Documents retrieved per topic."""
     return c.rt.num_ret.astype(np.float64)
 
 
 def num_rel(c: Cache) -> np.ndarray:
+    """R: judged documents with rel >= level per topic."""
     return c.rt.num_rel.astype(np.float64)
 
 
 def num_rel_ret(c: Cache) -> np.ndarray:
+    """Relevant documents retrieved per topic."""
     return c.tp_at(c.rt.num_ret).astype(np.float64)
 
 
 def precision_at(c: Cache, k: int) -> np.ndarray:
+    """P_k = tp(k) / k."""
     return c.tp_at(k) / float(k)
 
 
 def recall_at(c: Cache, k: int, mode: str = "R") -> np.ndarray:
+    """recall_k = tp(k) / R, or tp(k) / min(k, R) with ``mode="min_k_R"``; 0 when the denominator is 0."""
     den = c.rt.num_rel if mode == "R" else np.minimum(k, c.rt.num_rel)
     return _safe_div(c.tp_at(k), den)
 
 
 def f_at(c: Cache, k: int, mode: str = "R") -> np.ndarray:
+    """F_k = 2 P_k recall_k / (P_k + recall_k), 0 when both are 0."""
     p, r = precision_at(c, k), recall_at(c, k, mode)
     return _safe_div(2.0 * p * r, p + r)
 
 
 def average_precision(c: Cache, k: int | None = None, denominator: str = "num_rel") -> np.ndarray:
+    """AP (``map``), or AP over the top k (``map_cut_k``): Σ_{relevant i <= k} tp(i)/i divided by R, or by the
+    relevant documents within k with ``denominator="num_rel_ret"``."""
     rt = c.rt
     mask = rt.relevant if k is None else rt.relevant & (rt.rank <= k)
     s = _sum_by_topic(rt, c.tp / rt.rank, mask)
@@ -115,15 +123,18 @@ def average_precision(c: Cache, k: int | None = None, denominator: str = "num_re
     return _safe_div(s, np.bincount(rt.row_topic[mask], minlength=rt.n_topics))
 
 
-def gm_map_per_topic(c: Cache) -> np.ndarray:
-    return np.log(np.maximum(average_precision(c), MIN_GEO_MEAN))
+def gm_map_per_topic(c: Cache, denominator: str = "num_rel") -> np.ndarray:
+    """log(max(AP, 1e-5)): what trec_eval stores (and prints with -q) per topic for gm_map."""
+    return np.log(np.maximum(average_precision(c, None, denominator), MIN_GEO_MEAN))
 
 
 def r_precision(c: Cache) -> np.ndarray:
+    """Rprec = tp(R) / R (the break-even point)."""
     return _safe_div(c.tp_at(c.rt.num_rel), c.rt.num_rel)
 
 
 def _first_relevant_rank(c: Cache) -> np.ndarray:
+    """Rank of the first relevant document per topic (0 if none)."""
     rt = c.rt
     rows = np.flatnonzero(rt.relevant)
     first = np.zeros(rt.n_topics, dtype=np.int64)
@@ -135,16 +146,19 @@ def _first_relevant_rank(c: Cache) -> np.ndarray:
 
 
 def recip_rank(c: Cache, k: int | None = None) -> np.ndarray:
+    """1 / rank of the first relevant document (within k if given), 0 if none."""
     first = _first_relevant_rank(c)
     ok = first > 0 if k is None else (first > 0) & (first <= k)
     return _safe_div(ok.astype(np.float64), np.where(ok, first, 1))
 
 
 def success_at(c: Cache, k: int) -> np.ndarray:
+    """success_k = 1 if a relevant document is in the top k, else 0."""
     return (c.tp_at(k) > 0).astype(np.float64)
 
 
 def bpref(c: Cache) -> np.ndarray:
+    """bpref as trec_eval 9 (``m_bpref.c``): see the module docstring."""
     rt = c.rt
     judged_nonrel = (rt.rel >= 0) & ~rt.relevant
     cn = np.cumsum(judged_nonrel, dtype=np.int64)
@@ -174,6 +188,7 @@ def _discount(rank: np.ndarray, discount: str) -> np.ndarray:
 
 
 def dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "trec") -> np.ndarray:
+    """DCG over the whole ranking (k=None) or the top k: Σ g(rel(i)) / d(i) over documents with rel > 0."""
     rt = c.rt
     mask = rt.rel > 0 if k is None else (rt.rel > 0) & (rt.rank <= k)
     rows = np.flatnonzero(mask)  # only documents with a gain: the logarithms of the rest are not needed
@@ -183,6 +198,7 @@ def dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "tre
 
 
 def ideal_dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "trec") -> np.ndarray:
+    """DCG of the ideal ranking: all judged documents of the topic with rel > 0, by decreasing rel."""
     rt = c.rt
     g = _gain(rt.ideal_gain, gain)
     mask = g > 0 if k is None else (g > 0) & (rt.ideal_rank <= k)
@@ -191,6 +207,7 @@ def ideal_dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str 
 
 
 def ndcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "trec") -> np.ndarray:
+    """nDCG = DCG / ideal DCG (0 when the ideal is 0), both over the whole ranking or both cut at k."""
     return _safe_div(dcg(c, k, gain, discount), ideal_dcg(c, k, gain, discount))
 
 
@@ -231,6 +248,7 @@ def segment_suffix_max(values: np.ndarray, seg: np.ndarray) -> np.ndarray:
 
 
 def f_max(c: Cache) -> np.ndarray:
+    """Fmax = max over ranks i of F(i) = 2 tp(i) / (i + R) (the harmonic mean of P(i) and R(i))."""
     rt = c.rt
     f = _safe_div(2.0 * c.tp, rt.rank + rt.num_rel[rt.row_topic])
     out = np.zeros(rt.n_topics, dtype=np.float64)

@@ -179,7 +179,7 @@ def compute(rt: RankedTopics, requested: list[tuple[_Family, tuple]], opts: Opti
         "num_rel": lambda: M.num_rel(c),
         "num_rel_ret": lambda: M.num_rel_ret(c),
         "map": lambda: M.average_precision(c, None, opts.ap_denominator),
-        "gm_map": lambda: np.log(np.maximum(M.average_precision(c, None, opts.ap_denominator), M.MIN_GEO_MEAN)),
+        "gm_map": lambda: M.gm_map_per_topic(c, opts.ap_denominator),
         "Rprec": lambda: M.r_precision(c),
         "bpref": lambda: M.bpref(c),
         "recip_rank": lambda: M.recip_rank(c),
