@@ -36,8 +36,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    for w in result.warnings:
-        print(f"deteval: warning: {w}", file=sys.stderr)
+    if args.format == "trec":  # trec_eval's format has no place for them; the other formats carry them
+        sys.stdout.flush()
+        for w in result.warnings:
+            print(f"deteval: warning: {w}", file=sys.stderr)
     return 0
 
 
