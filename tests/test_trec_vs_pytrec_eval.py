@@ -152,3 +152,17 @@ def test_equal_depth_topics_agree():
     qrels = {f"t{i}": {f"doc{j}": int(rng.integers(0, 3)) for j in rng.choice(500, 30, replace=False)} for i in range(40)}
     run = {f"t{i}": {f"doc{j}": float(rng.integers(0, 20)) for j in rng.choice(500, 50, replace=False)} for i in range(40)}
     assert_same(pytrec(qrels, run), evaluate_trec(qrels, run, MEASURES, per_query=True).per_class)
+
+
+@pytest.mark.parametrize("seed", [20, 21])
+def test_max_docs_equals_pytrec_eval_on_the_truncated_run(seed):
+    qrels, run = random_case(seed)
+    m = 7
+    # trec_eval's order: score descending, docno descending (bytewise); keep the first m
+    truncated = {
+        t: dict(sorted(docs.items(), key=lambda kv: (-kv[1], [-b for b in kv[0].encode()] + [1]))[:m])
+        for t, docs in run.items()
+    }
+    res = evaluate_trec(qrels, run, MEASURES, per_query=True, max_docs=m)
+    assert_same(pytrec(qrels, truncated), res.per_class)
+    assert max(row["num_ret"] for row in res.per_class.values()) == m

@@ -23,7 +23,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     results = load_run(args.run)
     result = evaluate_trec(
         qrels, results, args.measures or None, relevance_level=args.level, complete=args.complete,
-        per_query=args.query or args.format in ("json", "csv"), gain=args.gain, discount=args.discount,
+        per_query=args.query or args.format in ("json", "csv"), max_docs=args.max_docs,
+        gain=args.gain, discount=args.discount,
         recall_denominator=args.recall_denominator, ap_denominator=args.ap_denominator,
     )
     if args.format == "trec":
@@ -60,6 +61,8 @@ def register(sub: Any) -> None:
                    help="average over all qrels topics, counting those missing from the run as empty rankings")
     p.add_argument("-l", dest="level", type=int, default=1, metavar="N",
                    help="relevance level: a judgement >= N is relevant (default 1)")
+    p.add_argument("-M", dest="max_docs", type=int, default=None, metavar="N",
+                   help="evaluate only the first N ranks of each topic")
     p.add_argument("--gain", choices=("trec", "exp2"), default="trec",
                    help="nDCG gain: the relevance value (trec_eval) or 2^rel - 1")
     p.add_argument("--discount", choices=("trec", "max2"), default="trec",

@@ -264,8 +264,11 @@ def _rank_order(tc: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.ndar
 
 
 def prepare(qrels: Qrels, run: Run, *, relevance_level: int = 1, complete: bool = False,
-            exact_join: bool = False) -> RankedTopics:
-    """Join ``run`` with ``qrels`` and rank every evaluated topic (see the module docstring)."""
+            max_docs: int | None = None, exact_join: bool = False) -> RankedTopics:
+    """Join ``run`` with ``qrels`` and rank every evaluated topic (see the module docstring).
+
+    ``max_docs`` keeps only the first ``max_docs`` ranks of each topic (trec_eval ``-M``).
+    """
     level = int(relevance_level)
     warnings = list(qrels.warnings) + list(run.warnings)
     q_names, q_code = _group_codes(qrels.topic)
@@ -309,6 +312,11 @@ def prepare(qrels: Qrels, run: Run, *, relevance_level: int = 1, complete: bool 
     num_ret = np.bincount(row_topic, minlength=n_topics).astype(np.int64)
     start = np.cumsum(num_ret) - num_ret
     rank = np.arange(row_topic.shape[0], dtype=np.int64) - np.repeat(start, num_ret) + 1
+    if max_docs is not None and rank.shape[0] and int(rank.max()) > max_docs:
+        cut = rank <= max_docs
+        row_topic, rel, rank = row_topic[cut], rel[cut], rank[cut]
+        num_ret = np.minimum(num_ret, max_docs)
+        start = np.cumsum(num_ret) - num_ret
 
     qe = evaluated[q_tc]
     qt = new_code[q_tc[qe]]

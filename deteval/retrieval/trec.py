@@ -254,6 +254,7 @@ def evaluate_trec(
     relevance_level: int = 1,
     complete: bool = False,
     per_query: bool = False,
+    max_docs: int | None = None,
     gain: str = "trec",
     discount: str = "trec",
     recall_denominator: str = "R",
@@ -263,7 +264,8 @@ def evaluate_trec(
 
     ``qrels``/``run``: loaded files (:func:`deteval.io.trec.load_qrels`, :func:`~deteval.io.trec.load_run`)
     or pytrec_eval-style dicts. ``measures``: trec_eval names/families/sets (default ``official``).
-    ``complete`` (``-c``): qrels topics missing from the run count as empty rankings. The options ``gain``,
+    ``complete`` (``-c``): qrels topics missing from the run count as empty rankings. ``max_docs`` (``-M``):
+    only the first ``max_docs`` ranks of each topic are evaluated. The options ``gain``,
     ``discount``, ``recall_denominator`` and ``ap_denominator`` select the non-trec_eval conventions of
     seeds 002/003 (see :mod:`deteval.retrieval.measures`).
 
@@ -278,7 +280,9 @@ def evaluate_trec(
         raise ConfigError(f"relevance_level must be a non-negative integer, got {relevance_level!r}")
     requested = parse_measures(measures)
     q, r = _as_qrels(qrels), _as_run(run)
-    rt = prepare(q, r, relevance_level=int(relevance_level), complete=complete)
+    if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
+        raise ConfigError(f"max_docs must be a positive integer, got {max_docs!r}")
+    rt = prepare(q, r, relevance_level=int(relevance_level), complete=complete, max_docs=max_docs)
     if rt.n_topics == 0:
         # trec_eval stops here too; averages over no topic would be meaningless zeros
         raise ValidationError(
