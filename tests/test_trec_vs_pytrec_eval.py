@@ -19,6 +19,7 @@ MEASURES = [
     "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
     "iprec_at_recall", "P.1,2,3,5,10,20,50", "recall.1,2,3,5,10,20,50", "11pt_avg", "ndcg",
     "ndcg_cut.1,2,3,5,10,20,50", "map_cut.1,3,5,10,50", "success.1,2,5,10", "set_P", "set_recall", "set_F",
+    "relative_P.1,2,5,10,50", "set_relative_P", "set_map", "num_nonrel_judged_ret", "gm_bpref",
 ]
 
 

@@ -23,8 +23,10 @@ i; [i rel] 1 if the document at rank i is relevant; tp(k) the relevant documents
 * ``iprec_at_recall_x`` = max precision at the ranks where the c-th relevant document is retrieved, over
   c >= floor(x R + 0.9) (trec_eval 9.0.7 and pytrec_eval; 0 beyond the last relevant retrieved);
   ``11pt_avg`` their mean over x = 0, 0.1, ..., 1
-* ``num_ret``, ``num_rel``, ``num_rel_ret``; ``set_P`` = num_rel_ret / num_ret, ``set_recall`` =
-  num_rel_ret / R, ``set_F`` = 2 P R / (P + R)
+* ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``; ``set_P`` = num_rel_ret / num_ret,
+  ``set_recall`` = num_rel_ret / R, ``set_F`` = 2 P R / (P + R), ``set_map`` = set_P * set_recall,
+  ``set_relative_P`` = num_rel_ret / min(num_ret, R); ``relative_P_k`` = tp(k) / min(k, R)
+* ``gm_bpref``: like gm_map, from bpref
 * deteval extensions: ``F_k`` (F1 of P_k and recall_k), ``Fmax`` = max over ranks of F(i) = 2 tp(i) / (i + R)
 """
 
@@ -93,6 +95,12 @@ def num_rel(c: Cache) -> np.ndarray:
 def num_rel_ret(c: Cache) -> np.ndarray:
     """Relevant documents retrieved per topic."""
     return c.tp_at(c.rt.num_ret).astype(np.float64)
+
+
+def num_nonrel_judged_ret(c: Cache) -> np.ndarray:
+    """Judged non-relevant documents (0 <= rel < level) retrieved per topic."""
+    rt = c.rt
+    return np.bincount(rt.row_topic[(rt.rel >= 0) & ~rt.relevant], minlength=rt.n_topics).astype(np.float64)
 
 
 def precision_at(c: Cache, k: int) -> np.ndarray:
