@@ -190,3 +190,13 @@ def test_no_common_topic_is_an_error_and_empty_inputs_work():
     assert res.summary == {"num_q": 1, "map": 0.0, "bpref": 0.0, "ndcg": 0.0, "Fmax": 0.0}
     res = evaluate_trec({"q": {"a": 0}}, {"q": {"a": 1.0}}, ["map", "ndcg", "Rprec", "bpref", "recip_rank"])
     assert set(res.summary.values()) == {0.0}
+
+
+def test_empty_files(tmp_path):
+    p = tmp_path / "empty.txt"
+    p.write_text("")
+    run, qrels = load_run(p), load_qrels(p)
+    assert len(run) == 0 and run.score.dtype == np.float64 and run.tag == ""
+    assert len(qrels) == 0 and qrels.rel.dtype == np.int64
+    with pytest.raises(ValidationError, match="no topic has both"):
+        evaluate_trec(qrels, run)

@@ -105,17 +105,18 @@ def _gather_field(padded: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.
     return out.view(f"S{width}").reshape(n)
 
 
-def _split_lines(data: bytes) -> Iterable[tuple[int, bytes]]:
-    """Blocks of whole lines (about ``_BLOCK`` bytes each) with the 0-based number of their first line."""
+def _split_lines(data: bytes) -> Iterable[tuple[int, memoryview]]:
+    """Blocks of whole lines (about ``_BLOCK`` bytes each, zero-copy views) with the 0-based number of
+    their first line."""
     pos, line0, n = 0, 0, len(data)
+    view = memoryview(data)
     while pos < n:
         stop = min(pos + _BLOCK, n)
         if stop < n:
             nl = data.find(b"\n", stop)
             stop = n if nl < 0 else nl + 1
-        chunk = data[pos:stop]
-        yield line0, chunk
-        line0 += chunk.count(b"\n")
+        yield line0, view[pos:stop]
+        line0 += data.count(b"\n", pos, stop)
         pos = stop
 
 
@@ -124,7 +125,7 @@ _WS[[9, 10, 11, 12, 13, 32]] = True  # the separators of C's isspace(), which tr
 
 
 def _tokenise(
-    chunk: bytes, n_fields: int, keep: Sequence[int], path: str, line0: int, what: str
+    chunk: bytes | memoryview, n_fields: int, keep: Sequence[int], path: str, line0: int, what: str
 ) -> tuple[list[np.ndarray], np.ndarray, int]:
     """Fields ``keep`` of every non-blank line of ``chunk`` (which ends at a line end or at the file end).
 
@@ -157,7 +158,8 @@ def _tokenise(
     bad = (counts != n_fields) & (counts != 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        text = chunk[line_starts[i]:].split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
+        text = bytes(chunk[line_starts[i]:line_starts[i] + 200]).split(b"\n", 1)[0]
+        text = text.decode("utf-8", "replace").rstrip("\r")
         raise InputFormatError(
             f"expected {n_fields} fields ({what}), found {int(counts[i])}: {text[:120]!r}",
             file=path,
@@ -293,7 +295,7 @@ def _read_table(
     """
     data = _read_bytes(path)
 
-    def work(item: tuple[int, bytes]) -> tuple[list[np.ndarray], np.ndarray, int]:
+    def work(item: tuple[int, memoryview]) -> tuple[list[np.ndarray], np.ndarray, int]:
         fields, ln, nb = _tokenise(item[1], n_fields, keep, str(path), item[0], what)
         return (convert(fields, ln) if convert else fields), ln, nb
 
@@ -341,6 +343,7 @@ def load_run(path: str | PathLike[str]) -> Run:
     (topic, docno, score), lines, n_blank = _read_table(
         path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores
     )
+    score = score.astype(np.float64, copy=False)  # an empty file gives an empty "S1" column
     bad = ~np.isfinite(score)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
