@@ -45,7 +45,8 @@ def _sum_by_topic(rt: RankedTopics, weights: np.ndarray, mask: np.ndarray | None
     return np.bincount(rt.row_topic, weights=weights, minlength=rt.n_topics)
 
 
-def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den elementwise, 0 where den is 0 (trec_eval leaves such measures at 0)."""
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
     out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
@@ -111,13 +112,13 @@ def precision_at(c: Cache, k: int) -> np.ndarray:
 def recall_at(c: Cache, k: int, mode: str = "R") -> np.ndarray:
     """recall_k = tp(k) / R, or tp(k) / min(k, R) with ``mode="min_k_R"``; 0 when the denominator is 0."""
     den = c.rt.num_rel if mode == "R" else np.minimum(k, c.rt.num_rel)
-    return _safe_div(c.tp_at(k), den)
+    return safe_div(c.tp_at(k), den)
 
 
 def f_at(c: Cache, k: int, mode: str = "R") -> np.ndarray:
     """F_k = 2 P_k recall_k / (P_k + recall_k), 0 when both are 0."""
     p, r = precision_at(c, k), recall_at(c, k, mode)
-    return _safe_div(2.0 * p * r, p + r)
+    return safe_div(2.0 * p * r, p + r)
 
 
 def average_precision(c: Cache, k: int | None = None, denominator: str = "num_rel") -> np.ndarray:
@@ -127,8 +128,8 @@ def average_precision(c: Cache, k: int | None = None, denominator: str = "num_re
     mask = rt.relevant if k is None else rt.relevant & (rt.rank <= k)
     s = _sum_by_topic(rt, c.tp / rt.rank, mask)
     if denominator == "num_rel":
-        return _safe_div(s, rt.num_rel)
-    return _safe_div(s, np.bincount(rt.row_topic[mask], minlength=rt.n_topics))
+        return safe_div(s, rt.num_rel)
+    return safe_div(s, np.bincount(rt.row_topic[mask], minlength=rt.n_topics))
 
 
 def gm_map_per_topic(c: Cache, denominator: str = "num_rel") -> np.ndarray:
@@ -138,7 +139,7 @@ def gm_map_per_topic(c: Cache, denominator: str = "num_rel") -> np.ndarray:
 
 def r_precision(c: Cache) -> np.ndarray:
     """Rprec = tp(R) / R (the break-even point)."""
-    return _safe_div(c.tp_at(c.rt.num_rel), c.rt.num_rel)
+    return safe_div(c.tp_at(c.rt.num_rel), c.rt.num_rel)
 
 
 def _first_relevant_rank(c: Cache) -> np.ndarray:
@@ -157,7 +158,7 @@ def recip_rank(c: Cache, k: int | None = None) -> np.ndarray:
     """1 / rank of the first relevant document (within k if given), 0 if none."""
     first = _first_relevant_rank(c)
     ok = first > 0 if k is None else (first > 0) & (first <= k)
-    return _safe_div(ok.astype(np.float64), np.where(ok, first, 1))
+    return safe_div(ok.astype(np.float64), np.where(ok, first, 1))
 
 
 def success_at(c: Cache, k: int) -> np.ndarray:
@@ -176,9 +177,9 @@ def bpref(c: Cache) -> np.ndarray:
     nonrel_above = cn - np.repeat(offs, rt.num_ret)
     R = rt.num_rel[rt.row_topic]
     N = rt.num_nonrel[rt.row_topic]
-    frac = _safe_div(np.minimum(nonrel_above, R), np.minimum(N, R))
+    frac = safe_div(np.minimum(nonrel_above, R), np.minimum(N, R))
     contrib = np.where(nonrel_above > 0, 1.0 - frac, 1.0)
-    return _safe_div(_sum_by_topic(rt, contrib, rt.relevant), rt.num_rel)
+    return safe_div(_sum_by_topic(rt, contrib, rt.relevant), rt.num_rel)
 
 
 def _gain(values: np.ndarray, gain: str) -> np.ndarray:
@@ -216,7 +217,7 @@ def ideal_dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str 
 
 def ndcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "trec") -> np.ndarray:
     """nDCG = DCG / ideal DCG (0 when the ideal is 0), both over the whole ranking or both cut at k."""
-    return _safe_div(dcg(c, k, gain, discount), ideal_dcg(c, k, gain, discount))
+    return safe_div(dcg(c, k, gain, discount), ideal_dcg(c, k, gain, discount))
 
 
 def iprec_at_recall(c: Cache, levels: np.ndarray) -> np.ndarray:
@@ -258,7 +259,7 @@ def segment_suffix_max(values: np.ndarray, seg: np.ndarray) -> np.ndarray:
 def f_max(c: Cache) -> np.ndarray:
     """Fmax = max over ranks i of F(i) = 2 tp(i) / (i + R) (the harmonic mean of P(i) and R(i))."""
     rt = c.rt
-    f = _safe_div(2.0 * c.tp, rt.rank + rt.num_rel[rt.row_topic])
+    f = safe_div(2.0 * c.tp, rt.rank + rt.num_rel[rt.row_topic])
     out = np.zeros(rt.n_topics, dtype=np.float64)
     has = rt.num_ret > 0
     if has.any():

@@ -189,11 +189,11 @@ def compute(rt: RankedTopics, requested: list[tuple[_Family, tuple]], opts: Opti
         "bpref": lambda: M.bpref(c),
         "recip_rank": lambda: M.recip_rank(c),
         "ndcg": lambda: M.ndcg(c, None, opts.gain, opts.discount),
-        "set_P": lambda: M._safe_div(M.num_rel_ret(c), rt.num_ret),
-        "set_recall": lambda: M._safe_div(M.num_rel_ret(c), rt.num_rel),
+        "set_P": lambda: M.safe_div(M.num_rel_ret(c), rt.num_ret),
+        "set_recall": lambda: M.safe_div(M.num_rel_ret(c), rt.num_rel),
         "set_F": lambda: _set_f(c),
-        "set_relative_P": lambda: M._safe_div(M.num_rel_ret(c), np.minimum(rt.num_ret, rt.num_rel)),
-        "set_map": lambda: M._safe_div(M.num_rel_ret(c), rt.num_ret) * M._safe_div(M.num_rel_ret(c), rt.num_rel),
+        "set_relative_P": lambda: M.safe_div(M.num_rel_ret(c), np.minimum(rt.num_ret, rt.num_rel)),
+        "set_map": lambda: M.safe_div(M.num_rel_ret(c), rt.num_ret) * M.safe_div(M.num_rel_ret(c), rt.num_rel),
         "num_nonrel_judged_ret": lambda: M.num_nonrel_judged_ret(c),
         "gm_bpref": lambda: np.log(np.maximum(M.bpref(c), M.MIN_GEO_MEAN)),
         "Fmax": lambda: M.f_max(c),
@@ -229,9 +229,9 @@ def compute(rt: RankedTopics, requested: list[tuple[_Family, tuple]], opts: Opti
 
 def _set_f(c: M.Cache) -> np.ndarray:
     nrr = M.num_rel_ret(c)
-    p = M._safe_div(nrr, c.rt.num_ret)
-    r = M._safe_div(nrr, c.rt.num_rel)
-    return M._safe_div(2.0 * p * r, p + r)
+    p = M.safe_div(nrr, c.rt.num_ret)
+    r = M.safe_div(nrr, c.rt.num_rel)
+    return M.safe_div(2.0 * p * r, p + r)
 
 
 def aggregate(values: np.ndarray, agg: str) -> float | int:
