@@ -22,8 +22,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # trec_eval's default measures plus nDCG@10 and recall (pytrec_eval syntax = trec_eval syntax)
-MEASURES = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-            "iprec_at_recall", "P", "recall", "ndcg_cut.10"]
+MEASURES = [
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+    "recall",
+    "ndcg_cut.10",
+]
 
 
 def generate(directory: Path, n_topics: int, n_docs: int, seed: int = 0) -> tuple[Path, Path]:
@@ -47,9 +59,13 @@ def generate(directory: Path, n_topics: int, n_docs: int, seed: int = 0) -> tupl
                 )
                 # ~15 judged per topic, graded 0-2, some judged documents not retrieved
                 n_judged = int(rng.integers(5, 25))
-                judged = np.concatenate((rng.choice(retrieved, n_judged - 5, replace=False), docs[n_docs:n_docs + 5]))
+                judged = np.concatenate(
+                    (rng.choice(retrieved, n_judged - 5, replace=False), docs[n_docs : n_docs + 5])
+                )
                 rel = rng.choice([0, 0, 1, 1, 2], size=judged.size)
-                qrels_lines.extend(f"{t + 1} 0 DOC-{d:08d} {r}\n" for d, r in zip(judged.tolist(), rel.tolist()))
+                qrels_lines.extend(
+                    f"{t + 1} 0 DOC-{d:08d} {r}\n" for d, r in zip(judged.tolist(), rel.tolist())
+                )
             fr.write("".join(run_lines))
             fq.write("".join(qrels_lines))
     return qrels_path, run_path
@@ -93,7 +109,7 @@ def worker_pytrec_eval(qrels: str, run: str) -> dict:
     for name in names:
         vals = [row[name] for row in per_topic.values()]
         if name in ("num_ret", "num_rel", "num_rel_ret"):
-            summary[name] = int(round(sum(vals)))
+            summary[name] = round(sum(vals))
         elif name == "gm_map":
             import math
 
@@ -111,8 +127,13 @@ def worker_ranx(qrels: str, run: str) -> dict:
     r = Run.from_file(run, kind="trec")
     metrics = ["map", "ndcg@10", "precision@10", "recall@10", "mrr"]
     out = evaluate(q, r, metrics)
-    names = {"map": "map", "ndcg@10": "ndcg_cut_10", "precision@10": "P_10", "recall@10": "recall_10",
-             "mrr": "recip_rank"}
+    names = {
+        "map": "map",
+        "ndcg@10": "ndcg_cut_10",
+        "precision@10": "P_10",
+        "recall@10": "recall_10",
+        "mrr": "recip_rank",
+    }
     return {"seconds": time.perf_counter() - t0, "summary": {names[k]: float(v) for k, v in out.items()}}
 
 
@@ -121,7 +142,10 @@ WORKERS = {"deteval": worker_deteval, "pytrec_eval": worker_pytrec_eval, "ranx":
 
 def run_worker(name: str, qrels: Path, run: Path) -> dict | None:
     proc = subprocess.run(
-        [sys.executable, __file__, "--worker", name, str(qrels), str(run)], capture_output=True, text=True
+        [sys.executable, __file__, "--worker", name, str(qrels), str(run)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         print(f"{name}: failed\n{proc.stderr.strip()[-2000:]}", file=sys.stderr)
@@ -154,8 +178,10 @@ def main() -> int:
     if not (qrels.exists() and run.exists()):
         t0 = time.perf_counter()
         generate(directory, args.topics, args.docs)
-        print(f"generated {args.topics} topics x {args.docs} docs in {time.perf_counter() - t0:.1f} s "
-              f"(run {run.stat().st_size / 1e6:.0f} MB, qrels {qrels.stat().st_size / 1e6:.0f} MB)")
+        print(
+            f"generated {args.topics} topics x {args.docs} docs in {time.perf_counter() - t0:.1f} s "
+            f"(run {run.stat().st_size / 1e6:.0f} MB, qrels {qrels.stat().st_size / 1e6:.0f} MB)"
+        )
 
     results = {}
     for tool in WORKERS:

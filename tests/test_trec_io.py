@@ -120,8 +120,24 @@ def test_unsorted_run_is_reranked():
 
 def test_vectorised_decimal_parser_equals_float():
     rng = np.random.default_rng(7)
-    texts = ["-0", "0", ".5", "5.", "+3", "-2.50", "007.25", "123456789012345", "1234567890123456",
-             "1e5", "-1.5E-3", "inf", "-nan", "0.1000000000000000055511151231257827", "9" * 15, "4.35"]
+    texts = [
+        "-0",
+        "0",
+        ".5",
+        "5.",
+        "+3",
+        "-2.50",
+        "007.25",
+        "123456789012345",
+        "1234567890123456",
+        "1e5",
+        "-1.5E-3",
+        "inf",
+        "-nan",
+        "0.1000000000000000055511151231257827",
+        "9" * 15,
+        "4.35",
+    ]
     texts += [f"{x:.{int(rng.integers(0, 9))}f}" for x in rng.normal(scale=1000, size=2000)]
     texts += [repr(float(x)) for x in rng.normal(size=500)]
     arr = np.array([t.encode() for t in texts], dtype="S")
@@ -129,7 +145,7 @@ def test_vectorised_decimal_parser_equals_float():
     expected = np.array([float(t) for t in texts])
     assert np.array_equal(values, expected, equal_nan=True)
     assert np.array_equal(np.signbit(values), np.signbit(expected))
-    fast, ok = trec_io._parse_decimals(arr)
+    _, ok = trec_io._parse_decimals(arr)
     assert ok[:3].all() and not ok[9] and not ok[10] and ok.sum() > 2000
 
 
@@ -162,9 +178,16 @@ def test_bad_options_are_config_errors():
 def test_measure_syntax():
     from deteval.retrieval import parse_measures
 
-    got = [(f.name, p) for f, p in parse_measures(["P.5,10", "ndcg_cut_10", "map", "P_20", "recall", "ndcg_cut.5"])]
-    assert got == [("map", ()), ("P", (5, 10, 20)), ("recall", (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
-                   ("ndcg_cut", (5, 10))]
+    got = [
+        (f.name, p)
+        for f, p in parse_measures(["P.5,10", "ndcg_cut_10", "map", "P_20", "recall", "ndcg_cut.5"])
+    ]
+    assert got == [
+        ("map", ()),
+        ("P", (5, 10, 20)),
+        ("recall", (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+        ("ndcg_cut", (5, 10)),
+    ]
     names = [f.name for f, _ in parse_measures("all_trec")]
     assert names[:3] == ["runid", "num_q", "num_ret"] and "dcg_cut" not in names and "set_F" in names
 

@@ -55,10 +55,50 @@ AP_TABLES = [
     ([1, 2, 4, 5, 6, 7, 9, 11, 14, 20], 0.79),  # ranks 2 and 3 swapped
     ([1, 3, 4, 5, 6, 7, 8, 11, 14, 20], 0.77),  # ranks 8 and 9 swapped
 ]
-AP_TABLE_P = [1.00, 0.50, 0.67, 0.75, 0.80, 0.83, 0.86, 0.75, 0.78, 0.70,
-              0.73, 0.67, 0.62, 0.64, 0.60, 0.56, 0.53, 0.50, 0.47, 0.50]
-AP_TABLE_R = [0.10, 0.10, 0.20, 0.30, 0.40, 0.50, 0.60, 0.60, 0.70, 0.70,
-              0.80, 0.80, 0.80, 0.90, 0.90, 0.90, 0.90, 0.90, 0.90, 1.00]
+AP_TABLE_P = [
+    1.00,
+    0.50,
+    0.67,
+    0.75,
+    0.80,
+    0.83,
+    0.86,
+    0.75,
+    0.78,
+    0.70,
+    0.73,
+    0.67,
+    0.62,
+    0.64,
+    0.60,
+    0.56,
+    0.53,
+    0.50,
+    0.47,
+    0.50,
+]
+AP_TABLE_R = [
+    0.10,
+    0.10,
+    0.20,
+    0.30,
+    0.40,
+    0.50,
+    0.60,
+    0.60,
+    0.70,
+    0.70,
+    0.80,
+    0.80,
+    0.80,
+    0.90,
+    0.90,
+    0.90,
+    0.90,
+    0.90,
+    0.90,
+    1.00,
+]
 
 
 @pytest.mark.parametrize("ranks,printed", AP_TABLES)
@@ -139,10 +179,16 @@ def test_seed003_single_list_functions():
         per_query = [reciprocal_rank(np.isin(r, g), k=k) for r, g in zip(RESULTS, GROUND_TRUTH)]
         assert np.mean(per_query) == pytest.approx(mrr, abs=1e-15)
     for k, rec in zip((1, 5, 10), SEED003["recall"]):
-        per_query = [recall_at_k(np.isin(r, g), k, len(g), denominator="min_k_R") for r, g in zip(RESULTS, GROUND_TRUTH)]
+        per_query = [
+            recall_at_k(np.isin(r, g), k, len(g), denominator="min_k_R")
+            for r, g in zip(RESULTS, GROUND_TRUTH)
+        ]
         assert np.mean(per_query) == pytest.approx(rec, abs=1e-15)
     for k, m in zip((1, 5, 10), SEED003["map_cut"]):
-        per_query = [average_precision(np.isin(r, g), k=k, denominator="num_rel_ret") for r, g in zip(RESULTS, GROUND_TRUTH)]
+        per_query = [
+            average_precision(np.isin(r, g), k=k, denominator="num_rel_ret")
+            for r, g in zip(RESULTS, GROUND_TRUTH)
+        ]
         assert np.mean(per_query) == pytest.approx(m, abs=1e-15)
 
 
@@ -158,11 +204,16 @@ def test_single_list_functions_equal_evaluate_trec(seed):
     rng = np.random.default_rng(seed)
     rels = rng.integers(0, 4, size=30)
     judged_extra = rng.integers(0, 4, size=10)  # judged, not retrieved
-    qrels = {"t": {f"r{i:02d}": int(r) for i, r in enumerate(rels)} | {f"x{i}": int(r) for i, r in enumerate(judged_extra)}}
+    qrels = {
+        "t": {f"r{i:02d}": int(r) for i, r in enumerate(rels)}
+        | {f"x{i}": int(r) for i, r in enumerate(judged_extra)}
+    }
     run = {"t": {f"r{i:02d}": float(30 - i) for i in range(30)}}
     n_rel = int(np.count_nonzero(rels >= 1) + np.count_nonzero(judged_extra >= 1))
     judged = np.concatenate((rels, judged_extra))
-    res = evaluate_trec(qrels, run, ["P.5,10", "recall.5,10", "map", "map_cut.10", "recip_rank", "ndcg", "ndcg_cut.5,10"])
+    res = evaluate_trec(
+        qrels, run, ["P.5,10", "recall.5,10", "map", "map_cut.10", "recip_rank", "ndcg", "ndcg_cut.5,10"]
+    )
     s = res.summary
     assert precision_at_k(rels, 10) == pytest.approx(s["P_10"], abs=1e-15)
     assert recall_at_k(rels, 5, n_rel) == pytest.approx(s["recall_5"], abs=1e-15)
@@ -177,20 +228,40 @@ def test_single_list_functions_equal_evaluate_trec(seed):
 # (shared/fixtures/fmp/fmp_expected.json, cases nb_toy_K10 and nb_exercise_7_12_K8)
 FMP_CASES = [
     (
-        [8, 52, 22, 10, 12, 34, 11, 27, 72, 18], [2, 7, 8, 9],
+        [8, 52, 22, 10, 12, 34, 11, 27, 72, 18],
+        [2, 7, 8, 9],
         {"BEP": 0.75, "F_max": 0.75, "AP": 0.8125},
         [1.0, 1.0, 0.6666666666666666, 0.75, 0.6, 0.5, 0.42857142857142855, 0.5, 0.4444444444444444, 0.4],
         [0.25, 0.5, 0.5, 0.75, 0.75, 0.75, 0.75, 1.0, 1.0, 1.0],
-        [0.4, 0.6666666666666666, 0.5714285714285715, 0.75, 0.6666666666666665, 0.6, 0.5454545454545454,
-         0.6666666666666666, 0.6153846153846153, 0.5714285714285715],
+        [
+            0.4,
+            0.6666666666666666,
+            0.5714285714285715,
+            0.75,
+            0.6666666666666665,
+            0.6,
+            0.5454545454545454,
+            0.6666666666666666,
+            0.6153846153846153,
+            0.5714285714285715,
+        ],
     ),
     (
-        [0.7, 2.6, 3.6, 3.5, 3.2, 3.7, 1.5, 3.1], [2, 3, 4, 8],
+        [0.7, 2.6, 3.6, 3.5, 3.2, 3.7, 1.5, 3.1],
+        [2, 3, 4, 8],
         {"BEP": 0.5, "F_max": 0.8, "AP": 0.6083333333333333},
         [0.0, 0.5, 0.6666666666666666, 0.5, 0.6, 0.6666666666666666, 0.5714285714285714, 0.5],
         [0.0, 0.25, 0.5, 0.5, 0.75, 1.0, 1.0, 1.0],
-        [0.0, 0.3333333333333333, 0.5714285714285715, 0.5, 0.6666666666666665, 0.8, 0.7272727272727273,
-         0.6666666666666666],
+        [
+            0.0,
+            0.3333333333333333,
+            0.5714285714285715,
+            0.5,
+            0.6666666666666665,
+            0.8,
+            0.7272727272727273,
+            0.6666666666666666,
+        ],
     ),
 ]
 

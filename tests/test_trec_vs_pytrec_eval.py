@@ -11,15 +11,35 @@ import pytest
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
-from deteval.io.trec import load_qrels, load_run, qrels_from_dict, run_from_dict  # noqa: E402
-from deteval.retrieval import evaluate_trec  # noqa: E402
-from deteval.retrieval.prepare import prepare  # noqa: E402
+from deteval.io.trec import load_qrels, load_run, qrels_from_dict, run_from_dict
+from deteval.retrieval import evaluate_trec
+from deteval.retrieval.prepare import prepare
 
 MEASURES = [
-    "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-    "iprec_at_recall", "P.1,2,3,5,10,20,50", "recall.1,2,3,5,10,20,50", "11pt_avg", "ndcg",
-    "ndcg_cut.1,2,3,5,10,20,50", "map_cut.1,3,5,10,50", "success.1,2,5,10", "set_P", "set_recall", "set_F",
-    "relative_P.1,2,5,10,50", "set_relative_P", "set_map", "num_nonrel_judged_ret", "gm_bpref",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P.1,2,3,5,10,20,50",
+    "recall.1,2,3,5,10,20,50",
+    "11pt_avg",
+    "ndcg",
+    "ndcg_cut.1,2,3,5,10,20,50",
+    "map_cut.1,3,5,10,50",
+    "success.1,2,5,10",
+    "set_P",
+    "set_recall",
+    "set_F",
+    "relative_P.1,2,5,10,50",
+    "set_relative_P",
+    "set_map",
+    "num_nonrel_judged_ret",
+    "gm_bpref",
 ]
 
 
@@ -63,7 +83,12 @@ def assert_same(ref: dict, got: dict) -> None:
     for topic, row in ref.items():
         for name, value in row.items():
             assert name in got[topic], name
-            assert got[topic][name] == pytest.approx(value, abs=1e-12, rel=0), (topic, name, value, got[topic][name])
+            assert got[topic][name] == pytest.approx(value, abs=1e-12, rel=0), (
+                topic,
+                name,
+                value,
+                got[topic][name],
+            )
             n += 1
     assert n > 0
 
@@ -88,7 +113,9 @@ def test_random_files_match_pytrec_eval(tmp_path, seed: int) -> None:
     qrels, run = random_case(seed, n_topics=20)
     qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
     # messy but legal whitespace: tabs, repeated spaces, CRLF, blank lines
-    qp.write_text("".join(f"{q}\t0  {d} {r}\r\n" for q, docs in qrels.items() for d, r in docs.items()) + "\n")
+    qp.write_text(
+        "".join(f"{q}\t0  {d} {r}\r\n" for q, docs in qrels.items() for d, r in docs.items()) + "\n"
+    )
     lines = []
     for q, docs in run.items():
         for i, (d, s) in enumerate(docs.items()):
@@ -111,7 +138,9 @@ def test_exact_join_path_agrees(seed: int) -> None:
 def test_complete_counts_missing_topics_as_empty_rankings() -> None:
     qrels, run = random_case(5)
     ref = pytrec(qrels, run)
-    res = evaluate_trec(qrels, run, ["map", "P.5", "num_rel", "gm_map", "num_q"], complete=True, per_query=True)
+    res = evaluate_trec(
+        qrels, run, ["map", "P.5", "num_rel", "gm_map", "num_q"], complete=True, per_query=True
+    )
     missing = sorted(set(qrels) - set(run))
     assert missing and all(res.per_class[t]["map"] == 0.0 for t in missing)
     n = len(qrels)
@@ -125,9 +154,17 @@ def test_complete_counts_missing_topics_as_empty_rankings() -> None:
 
 def test_uneven_topic_sizes_use_the_global_sort_and_agree():
     rng = np.random.default_rng(11)
-    qrels = {f"t{i}": {f"d{j}": int(rng.integers(0, 3)) for j in rng.choice(3000, 40, replace=False)} for i in range(30)}
-    run = {f"t{i}": {f"d{j}": float(rng.integers(0, 50)) for j in rng.choice(3000, 2500 if i == 0 else 2, replace=False)}
-           for i in range(30)}
+    qrels = {
+        f"t{i}": {f"d{j}": int(rng.integers(0, 3)) for j in rng.choice(3000, 40, replace=False)}
+        for i in range(30)
+    }
+    run = {
+        f"t{i}": {
+            f"d{j}": float(rng.integers(0, 50))
+            for j in rng.choice(3000, 2500 if i == 0 else 2, replace=False)
+        }
+        for i in range(30)
+    }
     assert_same(pytrec(qrels, run), evaluate_trec(qrels, run, MEASURES, per_query=True).per_class)
 
 
@@ -150,8 +187,14 @@ def test_hash_collisions_fall_back_to_the_exact_join(monkeypatch):
 def test_equal_depth_topics_agree():
     # every topic retrieves the same number of documents (the usual TREC run): the unpadded sort path
     rng = np.random.default_rng(12)
-    qrels = {f"t{i}": {f"doc{j}": int(rng.integers(0, 3)) for j in rng.choice(500, 30, replace=False)} for i in range(40)}
-    run = {f"t{i}": {f"doc{j}": float(rng.integers(0, 20)) for j in rng.choice(500, 50, replace=False)} for i in range(40)}
+    qrels = {
+        f"t{i}": {f"doc{j}": int(rng.integers(0, 3)) for j in rng.choice(500, 30, replace=False)}
+        for i in range(40)
+    }
+    run = {
+        f"t{i}": {f"doc{j}": float(rng.integers(0, 20)) for j in rng.choice(500, 50, replace=False)}
+        for i in range(40)
+    }
     assert_same(pytrec(qrels, run), evaluate_trec(qrels, run, MEASURES, per_query=True).per_class)
 
 

@@ -36,8 +36,8 @@ __all__ = [
     "load_qrels",
     "load_run",
     "qrels_from_dict",
-    "run_from_dict",
     "qrels_from_lists",
+    "run_from_dict",
     "run_from_lists",
 ]
 
@@ -158,7 +158,7 @@ def _tokenise(
     bad = (counts != n_fields) & (counts != 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        text = bytes(chunk[line_starts[i]:line_starts[i] + 200]).split(b"\n", 1)[0]
+        text = bytes(chunk[line_starts[i] : line_starts[i] + 200]).split(b"\n", 1)[0]
         text = text.decode("utf-8", "replace").rstrip("\r")
         raise InputFormatError(
             f"expected {n_fields} fields ({what}), found {int(counts[i])}: {text[:120]!r}",
@@ -180,9 +180,8 @@ def _tokenise_simple(
     buf: np.ndarray, wpos: np.ndarray, wbytes: np.ndarray, n_fields: int, keep: Sequence[int], line0: int
 ) -> tuple[list[np.ndarray], np.ndarray, int] | None:
     """The common layout, checked cheaply: one separator byte between fields, lines ending in a single
-    ``\n``, no blank line. Then every whitespace byte ends one field and no token search is needed.
+    LF, no blank line. Then every whitespace byte ends one field and no token search is needed.
     Returns None when the chunk does not have that layout (the general path then handles it)."""
-    n = buf.shape[0]
     if wpos.shape[0] == 0 or wpos.shape[0] % n_fields or buf[-1] != 10 or buf[0] <= 32:
         return None
     ends = wpos.reshape(-1, n_fields)
@@ -219,7 +218,9 @@ def _parse_numbers(text: np.ndarray, dtype: type, lines: np.ndarray, path: str, 
                 dtype(t.decode("ascii"))
             except (ValueError, OverflowError, UnicodeDecodeError):
                 raise InputFormatError(
-                    f"{what} {t.decode('utf-8', 'replace')!r} is not a valid number", file=path, record=f"line {int(lines[i])}"
+                    f"{what} {t.decode('utf-8', 'replace')!r} is not a valid number",
+                    file=path,
+                    record=f"line {int(lines[i])}",
                 ) from None
         raise  # pragma: no cover - astype failed but every value parses alone
     return values
@@ -320,8 +321,13 @@ def load_qrels(path: str | PathLike[str]) -> Qrels:
     (topic, docno, rel_text), lines, n_blank = _read_table(path, 4, (0, 2, 3), "qid iter docno rel")
     rel = _parse_numbers(rel_text, int, lines, str(path), "relevance")
     return Qrels(
-        topic=topic, docno=docno, rel=rel.astype(np.int64), line=lines, source=str(path),
-        blank_lines=n_blank, warnings=_blank_warning(n_blank, str(path)),
+        topic=topic,
+        docno=docno,
+        rel=rel.astype(np.int64),
+        line=lines,
+        source=str(path),
+        blank_lines=n_blank,
+        warnings=_blank_warning(n_blank, str(path)),
     )
 
 
@@ -337,6 +343,7 @@ def _first_tag(path: str | PathLike[str]) -> str:
 
 def load_run(path: str | PathLike[str]) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag``); scores must be finite numbers."""
+
     def scores(fields: list[np.ndarray], lines: np.ndarray) -> list[np.ndarray]:
         return [fields[0], fields[1], _parse_floats(fields[2], lines, str(path), "score")]
 
@@ -347,11 +354,18 @@ def load_run(path: str | PathLike[str]) -> Run:
     bad = ~np.isfinite(score)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValidationError(f"score {float(score[i])!r} is not finite", file=str(path), record=f"line {int(lines[i])}")
+        raise ValidationError(
+            f"score {float(score[i])!r} is not finite", file=str(path), record=f"line {int(lines[i])}"
+        )
     return Run(
-        topic=topic, docno=docno, score=score, line=lines,
-        tag=_first_tag(path), source=str(path),
-        blank_lines=n_blank, warnings=_blank_warning(n_blank, str(path)),
+        topic=topic,
+        docno=docno,
+        score=score,
+        line=lines,
+        tag=_first_tag(path),
+        source=str(path),
+        blank_lines=n_blank,
+        warnings=_blank_warning(n_blank, str(path)),
     )
 
 
@@ -365,7 +379,9 @@ def _key_bytes(value: object, what: str, source: str, record: str) -> bytes:
     elif isinstance(value, (str, int, np.integer)) and not isinstance(value, bool):
         b = str(value).encode("utf-8")
     else:
-        raise InputFormatError(f"{what} must be a string or an integer, got {type(value).__name__}", file=source, record=record)
+        raise InputFormatError(
+            f"{what} must be a string or an integer, got {type(value).__name__}", file=source, record=record
+        )
     if not b or any(c in b for c in b" \t\r\n\v\f\x00"):
         raise InputFormatError(f"{what} {b!r} is empty or contains whitespace", file=source, record=record)
     return b
@@ -375,7 +391,9 @@ def _as_s(values: list[bytes]) -> np.ndarray:
     return np.array(values, dtype="S") if values else np.zeros(0, dtype="S1")
 
 
-def qrels_from_dict(qrels: Mapping[object, Mapping[object, int]], *, source: str = "<in-memory qrels>") -> Qrels:
+def qrels_from_dict(
+    qrels: Mapping[object, Mapping[object, int]], *, source: str = "<in-memory qrels>"
+) -> Qrels:
     """Qrels from ``{qid: {docno: rel}}`` (pytrec_eval's input form). Relevance values must be integers."""
     if not isinstance(qrels, Mapping):
         raise InputFormatError("qrels must be a dict qid -> {docno: rel}", file=source)
@@ -385,7 +403,9 @@ def qrels_from_dict(qrels: Mapping[object, Mapping[object, int]], *, source: str
     for qid, judged in qrels.items():
         q = _key_bytes(qid, "topic id", source, f"topic {qid!r}")
         if not isinstance(judged, Mapping):
-            raise InputFormatError("judgements must be a dict docno -> rel", file=source, record=f"topic {qid!r}")
+            raise InputFormatError(
+                "judgements must be a dict docno -> rel", file=source, record=f"topic {qid!r}"
+            )
         for doc, rel in judged.items():
             rec = f"topic {qid!r}, document {doc!r}"
             docs.append(_key_bytes(doc, "docno", source, rec))
@@ -393,15 +413,25 @@ def qrels_from_dict(qrels: Mapping[object, Mapping[object, int]], *, source: str
                 if isinstance(rel, (float, np.floating)) and float(rel).is_integer():
                     rel = int(rel)
                 else:
-                    raise ValidationError(f"relevance must be an integer, got {rel!r}", file=source, record=rec)
+                    raise ValidationError(
+                        f"relevance must be an integer, got {rel!r}", file=source, record=rec
+                    )
             rels.append(int(rel))
             topics.append(q)
     n = len(topics)
-    return Qrels(topic=_as_s(topics), docno=_as_s(docs), rel=np.array(rels, dtype=np.int64),
-                 line=np.arange(n, dtype=np.int64), source=source, record_kind="entry")
+    return Qrels(
+        topic=_as_s(topics),
+        docno=_as_s(docs),
+        rel=np.array(rels, dtype=np.int64),
+        line=np.arange(n, dtype=np.int64),
+        source=source,
+        record_kind="entry",
+    )
 
 
-def run_from_dict(run: Mapping[object, Mapping[object, float]], *, tag: str = "", source: str = "<in-memory run>") -> Run:
+def run_from_dict(
+    run: Mapping[object, Mapping[object, float]], *, tag: str = "", source: str = "<in-memory run>"
+) -> Run:
     """Run from ``{qid: {docno: score}}`` (pytrec_eval's input form). Scores must be finite numbers."""
     if not isinstance(run, Mapping):
         raise InputFormatError("run must be a dict qid -> {docno: score}", file=source)
@@ -411,25 +441,40 @@ def run_from_dict(run: Mapping[object, Mapping[object, float]], *, tag: str = ""
     for qid, ranked in run.items():
         q = _key_bytes(qid, "topic id", source, f"topic {qid!r}")
         if not isinstance(ranked, Mapping):
-            raise InputFormatError("a run topic must be a dict docno -> score", file=source, record=f"topic {qid!r}")
+            raise InputFormatError(
+                "a run topic must be a dict docno -> score", file=source, record=f"topic {qid!r}"
+            )
         for doc, score in ranked.items():
             rec = f"topic {qid!r}, document {doc!r}"
             docs.append(_key_bytes(doc, "docno", source, rec))
             try:
                 s = float(score)
             except (TypeError, ValueError):
-                raise ValidationError(f"score must be a number, got {score!r}", file=source, record=rec) from None
+                raise ValidationError(
+                    f"score must be a number, got {score!r}", file=source, record=rec
+                ) from None
             if not math.isfinite(s):
                 raise ValidationError(f"score {s!r} is not finite", file=source, record=rec)
             scores.append(s)
             topics.append(q)
     n = len(topics)
-    return Run(topic=_as_s(topics), docno=_as_s(docs), score=np.array(scores, dtype=np.float64),
-               line=np.arange(n, dtype=np.int64), tag=tag, source=source, record_kind="entry")
+    return Run(
+        topic=_as_s(topics),
+        docno=_as_s(docs),
+        score=np.array(scores, dtype=np.float64),
+        line=np.arange(n, dtype=np.int64),
+        tag=tag,
+        source=source,
+        record_kind="entry",
+    )
 
 
-def run_from_lists(results: Sequence[Sequence[object]], *, topics: Sequence[object] | None = None,
-                   source: str = "<in-memory run>") -> Run:
+def run_from_lists(
+    results: Sequence[Sequence[object]],
+    *,
+    topics: Sequence[object] | None = None,
+    source: str = "<in-memory run>",
+) -> Run:
     """Run from ranked lists (seed 003's ``results``): list ``i`` is topic ``i``'s documents, best first.
 
     The list order is the ranking: scores are ``n, n-1, ..., 1`` so that no tie rule can reorder them.
@@ -445,17 +490,27 @@ def run_from_lists(results: Sequence[Sequence[object]], *, topics: Sequence[obje
         for r, doc in enumerate(items):
             key = doc.item() if isinstance(doc, np.generic) else doc
             if key in scores:
-                raise ValidationError(f"document {key!r} appears twice in ranked list {i}", file=source, record=f"list {i}, position {r}")
+                raise ValidationError(
+                    f"document {key!r} appears twice in ranked list {i}",
+                    file=source,
+                    record=f"list {i}, position {r}",
+                )
             scores[key] = float(len(items) - r)
         d[name] = scores
     return run_from_dict(d, source=source)
 
 
-def qrels_from_lists(ground_truth: Sequence[Sequence[object]], *, topics: Sequence[object] | None = None,
-                     source: str = "<in-memory qrels>") -> Qrels:
+def qrels_from_lists(
+    ground_truth: Sequence[Sequence[object]],
+    *,
+    topics: Sequence[object] | None = None,
+    source: str = "<in-memory qrels>",
+) -> Qrels:
     """Binary qrels from lists of relevant documents (seed 003's ``ground_truth``); each gets relevance 1."""
     if topics is not None and len(topics) != len(ground_truth):
-        raise ValidationError(f"{len(topics)} topic names for {len(ground_truth)} ground-truth lists", file=source)
+        raise ValidationError(
+            f"{len(topics)} topic names for {len(ground_truth)} ground-truth lists", file=source
+        )
     d: dict[object, dict[object, int]] = {}
     for i, rel_docs in enumerate(ground_truth):
         name = topics[i] if topics is not None else str(i)

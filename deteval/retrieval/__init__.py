@@ -21,16 +21,16 @@ from deteval.retrieval.lists import (
 from deteval.retrieval.trec import evaluate_trec, format_trec, parse_measures
 
 __all__ = [
-    "evaluate_trec",
+    "average_precision",
+    "break_even_point",
+    "dcg_at_k",
     "evaluate_lists",
+    "evaluate_trec",
+    "f_max",
     "format_trec",
+    "ndcg_at_k",
     "parse_measures",
     "precision_at_k",
     "recall_at_k",
-    "average_precision",
-    "break_even_point",
-    "f_max",
     "reciprocal_rank",
-    "dcg_at_k",
-    "ndcg_at_k",
 ]

@@ -48,8 +48,9 @@ def precision_at_k(relevance: ArrayLike, k: int, *, level: int = 1) -> float:
     return core_summary.precision_at_k(_ranking(_rel(relevance, level), None), _check_k(k))
 
 
-def recall_at_k(relevance: ArrayLike, k: int, n_rel: int | None = None, *, level: int = 1,
-                denominator: str = "R") -> float:
+def recall_at_k(
+    relevance: ArrayLike, k: int, n_rel: int | None = None, *, level: int = 1, denominator: str = "R"
+) -> float:
     """R@k = |relevant in the top k| / R (trec_eval ``recall_k``); ``denominator="min_k_R"``: / min(k, R)."""
     k = _check_k(k)
     ranking = _ranking(_rel(relevance, level), n_rel)
@@ -59,8 +60,14 @@ def recall_at_k(relevance: ArrayLike, k: int, n_rel: int | None = None, *, level
     return 0.0 if den == 0 else core_summary.relevant_in_top(ranking, k) / den
 
 
-def average_precision(relevance: ArrayLike, n_rel: int | None = None, *, k: int | None = None, level: int = 1,
-                      denominator: str = "num_rel") -> float:
+def average_precision(
+    relevance: ArrayLike,
+    n_rel: int | None = None,
+    *,
+    k: int | None = None,
+    level: int = 1,
+    denominator: str = "num_rel",
+) -> float:
     """AP = (1/R) Σ_{relevant ranks i <= k} tp(i)/i (trec_eval ``map`` / ``map_cut_k``, uninterpolated).
 
     ``denominator="num_rel_ret"`` divides by the relevant documents found within the cutoff (seed 003).
@@ -105,8 +112,14 @@ def dcg_at_k(gains: ArrayLike, k: int | None = None, *, gain: str = "trec", disc
     return float(np.sum(g / d))
 
 
-def ndcg_at_k(gains: ArrayLike, judged: ArrayLike | None = None, k: int | None = None, *, gain: str = "trec",
-              discount: str = "trec") -> float:
+def ndcg_at_k(
+    gains: ArrayLike,
+    judged: ArrayLike | None = None,
+    k: int | None = None,
+    *,
+    gain: str = "trec",
+    discount: str = "trec",
+) -> float:
     """nDCG@k = DCG@k / ideal DCG@k, the ideal ranking sorting ``judged`` (all judged values of the topic;
     default: ``gains``) in descending order (trec_eval ``ndcg_cut_k``; ``k=None``: ``ndcg``)."""
     ideal = np.sort(np.asarray(gains if judged is None else judged, dtype=np.float64))[::-1]

@@ -134,15 +134,24 @@ def _exact_pair_keys(
     _, inv = np.unique(both, return_inverse=True)
     n_docs = int(inv.max()) + 1 if inv.size else 1
     inv = inv.astype(np.int64)
-    return run_topic * n_docs + inv[: run_doc.shape[0]], q_topic * n_docs + inv[run_doc.shape[0]:]
+    return run_topic * n_docs + inv[: run_doc.shape[0]], q_topic * n_docs + inv[run_doc.shape[0] :]
 
 
 class _Collision(Exception):
     pass
 
 
-def _check_duplicates(keys_sorted: np.ndarray, order: np.ndarray, docno: np.ndarray, topic: np.ndarray,
-                      lines: np.ndarray, what: str, source: str, exact: bool, kind: str = "line") -> None:
+def _check_duplicates(
+    keys_sorted: np.ndarray,
+    order: np.ndarray,
+    docno: np.ndarray,
+    topic: np.ndarray,
+    lines: np.ndarray,
+    what: str,
+    source: str,
+    exact: bool,
+    kind: str = "line",
+) -> None:
     dup = np.flatnonzero(keys_sorted[1:] == keys_sorted[:-1])
     if dup.size == 0:
         return
@@ -156,7 +165,8 @@ def _check_duplicates(keys_sorted: np.ndarray, order: np.ndarray, docno: np.ndar
         raise ValidationError(
             f"duplicate document {docno[j].decode('utf-8', 'replace')!r} for one topic in the {what} "
             f"(first at {kind} {int(lines[i])}); trec_eval refuses duplicates too",
-            file=source, record=f"{kind} {int(lines[j])}",
+            file=source,
+            record=f"{kind} {int(lines[j])}",
         )
 
 
@@ -184,8 +194,15 @@ def _sort_within_topics(keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return (srt + starts[:, None])[valid]
 
 
-def _join(run_tc: np.ndarray, run: Run, q_tc: np.ndarray, qrels: Qrels, exact: bool,
-          ranked: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _join(
+    run_tc: np.ndarray,
+    run: Run,
+    q_tc: np.ndarray,
+    qrels: Qrels,
+    exact: bool,
+    ranked: np.ndarray,
+    counts: np.ndarray,
+) -> np.ndarray:
     """For every run row, the index of its qrels row (or -1). Also rejects duplicates in both inputs.
 
     ``ranked`` orders the run rows by topic code (``counts`` rows per code), as :func:`_rank_order` does.
@@ -193,7 +210,11 @@ def _join(run_tc: np.ndarray, run: Run, q_tc: np.ndarray, qrels: Qrels, exact: b
     match = np.full(run_tc.shape[0], -1, dtype=np.int64)
     if run_tc.shape[0] == 0 and q_tc.shape[0] == 0:
         return match
-    if exact or int(run_tc.max(initial=0)) >= 1 << _TOPIC_BITS or int(q_tc.max(initial=0)) >= 1 << _TOPIC_BITS:
+    if (
+        exact
+        or int(run_tc.max(initial=0)) >= 1 << _TOPIC_BITS
+        or int(q_tc.max(initial=0)) >= 1 << _TOPIC_BITS
+    ):
         exact = True
         rk, qk = _exact_pair_keys(run_tc, run.docno, q_tc, qrels.docno)
     else:
@@ -202,9 +223,12 @@ def _join(run_tc: np.ndarray, run: Run, q_tc: np.ndarray, qrels: Qrels, exact: b
     rk_sorted = rk[r_order]
     q_order = np.argsort(qk)
     qk_sorted = qk[q_order]
-    _check_duplicates(qk_sorted, q_order, qrels.docno, q_tc, qrels.line, "qrels", qrels.source, exact,
-                      qrels.record_kind)
-    _check_duplicates(rk_sorted, r_order, run.docno, run_tc, run.line, "run", run.source, exact, run.record_kind)
+    _check_duplicates(
+        qk_sorted, q_order, qrels.docno, q_tc, qrels.line, "qrels", qrels.source, exact, qrels.record_kind
+    )
+    _check_duplicates(
+        rk_sorted, r_order, run.docno, run_tc, run.line, "run", run.source, exact, run.record_kind
+    )
     # sorted needles: the binary searches walk the haystack in order (cache friendly)
     if rk_sorted.shape[0] == 0:
         return match
@@ -263,8 +287,15 @@ def _rank_order(tc: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.ndar
     return order
 
 
-def prepare(qrels: Qrels, run: Run, *, relevance_level: int = 1, complete: bool = False,
-            max_docs: int | None = None, exact_join: bool = False) -> RankedTopics:
+def prepare(
+    qrels: Qrels,
+    run: Run,
+    *,
+    relevance_level: int = 1,
+    complete: bool = False,
+    max_docs: int | None = None,
+    exact_join: bool = False,
+) -> RankedTopics:
     """Join ``run`` with ``qrels`` and rank every evaluated topic (see the module docstring).
 
     ``max_docs`` keeps only the first ``max_docs`` ranks of each topic (trec_eval ``-M``).
@@ -283,12 +314,15 @@ def prepare(qrels: Qrels, run: Run, *, relevance_level: int = 1, complete: bool 
     has_r[np.searchsorted(names, r_names)] = True
     n_skipped = int(np.count_nonzero(has_r & ~has_q))
     if n_skipped:
-        warnings.append(f"{n_skipped} run topic(s) without judgements in the qrels were not evaluated "
-                        "(as trec_eval)")
+        warnings.append(
+            f"{n_skipped} run topic(s) without judgements in the qrels were not evaluated (as trec_eval)"
+        )
     n_missing = int(np.count_nonzero(has_q & ~has_r))
     if n_missing and not complete:
-        warnings.append(f"{n_missing} qrels topic(s) absent from the run were not evaluated; "
-                        "use complete=True (-c) to count them as 0")
+        warnings.append(
+            f"{n_missing} qrels topic(s) absent from the run were not evaluated; "
+            "use complete=True (-c) to count them as 0"
+        )
     evaluated = has_q & (has_r | complete)
     new_code = np.cumsum(evaluated) - 1
     n_topics = int(np.count_nonzero(evaluated))
@@ -333,9 +367,20 @@ def prepare(qrels: Qrels, run: Run, *, relevance_level: int = 1, complete: bool 
     irank = np.arange(it.shape[0], dtype=np.int64) - np.repeat(istart, icount) + 1
 
     return RankedTopics(
-        topics=names[evaluated], in_run=has_r[evaluated], start=start, num_ret=num_ret,
-        row_topic=row_topic, rank=rank, rel=rel, relevant=(rel >= level) & (rel >= 0),
-        num_rel=num_rel, num_nonrel=num_nonrel, ideal_topic=it, ideal_rank=irank,
-        ideal_gain=ig.astype(np.float64), relevance_level=level, n_qrels_topics=int(q_names.shape[0]),
+        topics=names[evaluated],
+        in_run=has_r[evaluated],
+        start=start,
+        num_ret=num_ret,
+        row_topic=row_topic,
+        rank=rank,
+        rel=rel,
+        relevant=(rel >= level) & (rel >= 0),
+        num_rel=num_rel,
+        num_nonrel=num_nonrel,
+        ideal_topic=it,
+        ideal_rank=irank,
+        ideal_gain=ig.astype(np.float64),
+        relevance_level=level,
+        n_qrels_topics=int(q_names.shape[0]),
         warnings=warnings,
     )

@@ -12,9 +12,9 @@ per-topic value reported is that logarithm, as ``trec_eval -q`` prints it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -76,8 +76,20 @@ FAMILIES: dict[str, _Family] = {
 }
 
 SETS: dict[str, tuple[str, ...]] = {
-    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                 "recip_rank", "iprec_at_recall", "P"),
+    "official": (
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+    ),
     "all_trec": tuple(n for n, f in FAMILIES.items() if f.trec),
 }
 
@@ -169,12 +181,16 @@ class Options:
 
     def non_default(self) -> list[str]:
         d = Options()
-        return [f"{k}={getattr(self, k)}" for k in ("gain", "discount", "recall_denominator", "ap_denominator")
-                if getattr(self, k) != getattr(d, k)]
+        return [
+            f"{k}={getattr(self, k)}"
+            for k in ("gain", "discount", "recall_denominator", "ap_denominator")
+            if getattr(self, k) != getattr(d, k)
+        ]
 
 
-def compute(rt: RankedTopics, requested: list[tuple[_Family, tuple]], opts: Options = Options()
-            ) -> dict[str, tuple[np.ndarray, str]]:
+def compute(
+    rt: RankedTopics, requested: list[tuple[_Family, tuple]], opts: Options = Options()
+) -> dict[str, tuple[np.ndarray, str]]:
     """Per-topic values of every requested measure: ``{printed name: (values, aggregation)}``."""
     c = M.Cache(rt)
     out: dict[str, tuple[np.ndarray, str]] = {}
@@ -193,7 +209,9 @@ def compute(rt: RankedTopics, requested: list[tuple[_Family, tuple]], opts: Opti
         "set_recall": lambda: M.safe_div(M.num_rel_ret(c), rt.num_rel),
         "set_F": lambda: _set_f(c),
         "set_relative_P": lambda: M.safe_div(M.num_rel_ret(c), np.minimum(rt.num_ret, rt.num_rel)),
-        "set_map": lambda: M.safe_div(M.num_rel_ret(c), rt.num_ret) * M.safe_div(M.num_rel_ret(c), rt.num_rel),
+        "set_map": lambda: (
+            M.safe_div(M.num_rel_ret(c), rt.num_ret) * M.safe_div(M.num_rel_ret(c), rt.num_rel)
+        ),
         "num_nonrel_judged_ret": lambda: M.num_nonrel_judged_ret(c),
         "gm_bpref": lambda: np.log(np.maximum(M.bpref(c), M.MIN_GEO_MEAN)),
         "Fmax": lambda: M.f_max(c),
@@ -238,7 +256,7 @@ def aggregate(values: np.ndarray, agg: str) -> float | int:
     """trec_eval's ``all`` value of one measure from its per-topic values."""
     n = values.shape[0]
     if agg == "sum":
-        return int(round(float(values.sum())))
+        return round(float(values.sum()))
     if agg == "count":
         return n
     if n == 0:
@@ -280,8 +298,8 @@ def evaluate_trec(
     seeds 002/003 (see :mod:`deteval.retrieval.measures`).
 
     Returns an :class:`EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by measure name
-    (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all`` lines
-    (:func:`format_trec` renders the per-topic lines too).
+    (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all``
+    lines (:func:`format_trec` renders the per-topic lines too).
     """
     opts = Options(gain, discount, recall_denominator, ap_denominator)
     opts.check()
@@ -314,8 +332,11 @@ def evaluate_trec(
     if per_query:
         int_measures = {n for n, (_, agg) in values.items() if agg in ("sum", "count")}
         # num_q (like runid) has no per-topic value in trec_eval -q output
-        cols = {n: (v.astype(np.int64).tolist() if n in int_measures else v.tolist())
-                for n, (v, _) in values.items() if n != "num_q"}
+        cols = {
+            n: (v.astype(np.int64).tolist() if n in int_measures else v.tolist())
+            for n, (v, _) in values.items()
+            if n != "num_q"
+        }
         for i, topic in enumerate(names):
             per_class[topic] = {n: col[i] for n, col in cols.items()}
     result = EvalResult(protocol="trec", summary=summary, per_class=per_class, warnings=warnings)
