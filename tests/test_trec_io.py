@@ -223,3 +223,20 @@ def test_empty_files(tmp_path):
     assert len(qrels) == 0 and qrels.rel.dtype == np.int64
     with pytest.raises(ValidationError, match="no topic has both"):
         evaluate_trec(qrels, run)
+
+
+def test_duplicates_only_matter_where_trec_eval_looks(tmp_path):
+    q = tmp_path / "qrels.txt"
+    q.write_text("1 0 a 1\n1 0 b 0\n2 0 x 1\n2 0 x 0\n")  # topic 2 (repeated x) is not in the run
+    r = tmp_path / "run.txt"
+    r.write_text(
+        "1 Q0 a 1 3.0 t\n1 Q0 b 2 2.0 t\n1 Q0 c 3 1.0 t\n1 Q0 a 4 0.5 t\n"  # a repeated at rank 4
+        "9 Q0 z 1 1.0 t\n9 Q0 z 2 0.5 t\n"  # topic 9 has no judgements
+    )
+    with pytest.raises(ValidationError, match=r"run.txt: line 4: duplicate document 'a'"):
+        evaluate_trec(load_qrels(q), load_run(r), ["map"])
+    # with -M 3 trec_eval never sees the repeat at rank 4; the other repeats are outside evaluated topics
+    res = evaluate_trec(load_qrels(q), load_run(r), ["map", "num_ret"], max_docs=3, per_query=True)
+    assert res.per_class == {"1": {"num_ret": 3, "map": 1.0}}
+    assert any("2 repeated document(s) in the run" in w for w in res.warnings)  # a (beyond -M) and z
+    assert any("1 repeated document(s) in the qrels" in w for w in res.warnings)

@@ -12,7 +12,9 @@ trec_eval conventions reproduced here:
 * a document absent from the qrels is non-relevant and "not in the pool"; a negative qrels value means "in
   the pool, unjudged" (only bpref and the judged-only measures see the difference);
 * relevant means ``rel >= relevance_level``; ``num_rel`` counts the qrels rows with ``rel >= level``;
-* a docno repeated within a topic is an error in the run and in the qrels (trec_eval refuses both).
+* a docno repeated within a topic is an error in the run and in the qrels (trec_eval refuses both) where
+  trec_eval would see it: in evaluated topics and, for the run, within the first ``max_docs`` ranks;
+  elsewhere repeats are ignored like trec_eval does, and counted in a warning.
 
 Joining documents to judgements uses 64-bit hashes of the docno bytes and checks every hash match against
 the strings, so the result is exact; if a hash collision is ever detected, an exact string-sorting path
@@ -147,20 +149,24 @@ def _check_duplicates(
     docno: np.ndarray,
     topic: np.ndarray,
     lines: np.ndarray,
+    checked: np.ndarray,
     what: str,
     source: str,
     exact: bool,
     kind: str = "line",
-) -> None:
+) -> int:
+    """Raise on a docno repeated within a topic among the ``checked`` rows (those trec_eval would look at:
+    evaluated topics, within ``-M``); return how many other repeats were ignored, as trec_eval does."""
     dup = np.flatnonzero(keys_sorted[1:] == keys_sorted[:-1])
     if dup.size == 0:
-        return
+        return 0
     a, b = order[dup], order[dup + 1]
     same = (docno[a] == docno[b]) & (topic[a] == topic[b])
     if not exact and not same.all():
         raise _Collision
-    first = int(np.flatnonzero(same)[0]) if same.any() else None
-    if first is not None:
+    fatal = np.flatnonzero(same & checked[a] & checked[b])
+    if fatal.size:
+        first = int(fatal[np.argmin(np.maximum(a[fatal], b[fatal]))])  # the earliest second occurrence
         i, j = sorted((int(a[first]), int(b[first])))
         raise ValidationError(
             f"duplicate document {docno[j].decode('utf-8', 'replace')!r} for one topic in the {what} "
@@ -168,6 +174,7 @@ def _check_duplicates(
             file=source,
             record=f"{kind} {int(lines[j])}",
         )
+    return int(np.count_nonzero(same))
 
 
 def _sort_within_topics(keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -202,14 +209,17 @@ def _join(
     exact: bool,
     ranked: np.ndarray,
     counts: np.ndarray,
-) -> np.ndarray:
-    """For every run row, the index of its qrels row (or -1). Also rejects duplicates in both inputs.
+    run_checked: np.ndarray,
+    qrels_checked: np.ndarray,
+) -> tuple[np.ndarray, int, int]:
+    """For every run row, the index of its qrels row (or -1), and the numbers of repeated docnos ignored in
+    the qrels and in the run (repeats among the checked rows raise, see :func:`_check_duplicates`).
 
     ``ranked`` orders the run rows by topic code (``counts`` rows per code), as :func:`_rank_order` does.
     """
     match = np.full(run_tc.shape[0], -1, dtype=np.int64)
     if run_tc.shape[0] == 0 and q_tc.shape[0] == 0:
-        return match
+        return match, 0, 0
     if (
         exact
         or int(run_tc.max(initial=0)) >= 1 << _TOPIC_BITS
@@ -223,27 +233,48 @@ def _join(
     rk_sorted = rk[r_order]
     q_order = np.argsort(qk)
     qk_sorted = qk[q_order]
-    _check_duplicates(
-        qk_sorted, q_order, qrels.docno, q_tc, qrels.line, "qrels", qrels.source, exact, qrels.record_kind
+    q_dups = _check_duplicates(
+        qk_sorted,
+        q_order,
+        qrels.docno,
+        q_tc,
+        qrels.line,
+        qrels_checked,
+        "qrels",
+        qrels.source,
+        exact,
+        qrels.record_kind,
     )
-    _check_duplicates(
-        rk_sorted, r_order, run.docno, run_tc, run.line, "run", run.source, exact, run.record_kind
+    r_dups = _check_duplicates(
+        rk_sorted,
+        r_order,
+        run.docno,
+        run_tc,
+        run.line,
+        run_checked,
+        "run",
+        run.source,
+        exact,
+        run.record_kind,
     )
-    # sorted needles: the binary searches walk the haystack in order (cache friendly)
     if rk_sorted.shape[0] == 0:
-        return match
-    pos = np.searchsorted(rk_sorted, qk_sorted)
-    pos_ok = pos < rk_sorted.shape[0]
-    pos_c = np.where(pos_ok, pos, 0)
-    hit = np.flatnonzero(pos_ok & (rk_sorted[pos_c] == qk_sorted))
-    q_idx = q_order[hit]
-    r_idx = r_order[pos_c[hit]]
+        return match, q_dups, r_dups
+    # sorted needles: the binary searches walk the haystack in order (cache friendly). Every run row of
+    # an equal key gets the judgement (repeats may remain in rows that are not evaluated).
+    lo = np.searchsorted(rk_sorted, qk_sorted, side="left")
+    hi = np.searchsorted(rk_sorted, qk_sorted, side="right")
+    n_hit = hi - lo
+    total = int(n_hit.sum())
+    q_pos = np.repeat(np.arange(qk_sorted.shape[0]), n_hit)
+    r_pos = np.repeat(lo, n_hit) + (np.arange(total) - np.repeat(np.cumsum(n_hit) - n_hit, n_hit))
+    q_idx = q_order[q_pos]
+    r_idx = r_order[r_pos]
     if not exact:
         good = (run.docno[r_idx] == qrels.docno[q_idx]) & (run_tc[r_idx] == q_tc[q_idx])
         if not good.all():
             raise _Collision
     match[r_idx] = q_idx
-    return match
+    return match, q_dups, r_dups
 
 
 def _rank_order(tc: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.ndarray:
@@ -331,10 +362,24 @@ def prepare(
     # even in a topic that is not evaluated).
     ranked = _rank_order(r_tc, run.score, run.docno)
     counts = np.bincount(r_tc, minlength=n_names)
+    # trec_eval looks for repeated docnos only where it evaluates: topics in both inputs, first -M ranks
+    run_checked = evaluated[r_tc]
+    if max_docs is not None and r_tc.shape[0]:
+        within = np.empty(r_tc.shape[0], dtype=np.int64)
+        within[ranked] = np.arange(r_tc.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
+        run_checked &= within < max_docs
+    qrels_checked = evaluated[q_tc]
+    join_args = (ranked, counts, run_checked, qrels_checked)
     try:
-        match = _join(r_tc, run, q_tc, qrels, exact_join, ranked, counts)
+        match, q_dups, r_dups = _join(r_tc, run, q_tc, qrels, exact_join, *join_args)
     except _Collision:
-        match = _join(r_tc, run, q_tc, qrels, True, ranked, counts)
+        match, q_dups, r_dups = _join(r_tc, run, q_tc, qrels, True, *join_args)
+    for n_dup, what in ((q_dups, "qrels"), (r_dups, "run")):
+        if n_dup:
+            warnings.append(
+                f"{n_dup} repeated document(s) in the {what} outside the evaluated rankings were ignored "
+                "(as trec_eval)"
+            )
 
     keep = evaluated[r_tc[ranked]]
     order = ranked if keep.all() else ranked[keep]
