@@ -287,3 +287,14 @@ def test_seed000_document_retrieval(scores, relevant, expected, P, R, F):
     assert break_even_point(rel) == expected["BEP"]
     assert f_max(rel) == pytest.approx(expected["F_max"], abs=1e-15)
     assert average_precision(rel) == pytest.approx(expected["AP"], abs=1e-15)
+
+
+def test_docstring_examples():
+    import doctest
+
+    import deteval.retrieval.lists as lists_mod
+    import deteval.retrieval.trec as trec_mod
+
+    for mod in (lists_mod, trec_mod):
+        failed, attempted = doctest.testmod(mod, raise_on_error=False)
+        assert attempted > 0 and failed == 0, mod.__name__

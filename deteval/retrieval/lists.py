@@ -44,7 +44,11 @@ def _ranking(rel: np.ndarray, n_rel: int | None) -> Ranking:
 
 
 def precision_at_k(relevance: ArrayLike, k: int, *, level: int = 1) -> float:
-    """P@k = |relevant in the top k| / k (trec_eval ``P_k``; a shorter list still divides by k)."""
+    """P@k = |relevant in the top k| / k (trec_eval ``P_k``; a shorter list still divides by k).
+
+    >>> precision_at_k([1, 0, 1, 0], 3)
+    0.6666666666666666
+    """
     return core_summary.precision_at_k(_ranking(_rel(relevance, level), None), _check_k(k))
 
 
@@ -102,7 +106,11 @@ def reciprocal_rank(relevance: ArrayLike, *, k: int | None = None, level: int = 
 
 def dcg_at_k(gains: ArrayLike, k: int | None = None, *, gain: str = "trec", discount: str = "trec") -> float:
     """DCG@k = Σ_{i<=k} g(rel_i) / d(i); g = rel (``"trec"``) or 2^rel − 1 (``"exp2"``), only for rel > 0;
-    d(i) = log2(i + 1) (``"trec"``) or log2(max(i, 2)) (``"max2"``, seed 002)."""
+    d(i) = log2(i + 1) (``"trec"``) or log2(max(i, 2)) (``"max2"``, seed 002).
+
+    >>> round(dcg_at_k([4, 3, 4, 2, 0, 0, 0, 1, 1, 0], 10, discount="max2"), 2)
+    11.17
+    """
     g = np.asarray(gains, dtype=np.float64)
     if k is not None:
         g = g[: _check_k(k)]

@@ -300,6 +300,11 @@ def evaluate_trec(
     Returns an :class:`EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by measure name
     (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all``
     lines (:func:`format_trec` renders the per-topic lines too).
+
+    >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
+    >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}
+    >>> evaluate_trec(qrels, run, ["map", "P.2", "recip_rank"]).summary
+    {'map': 0.8333333333333333, 'recip_rank': 1.0, 'P_2': 0.5}
     """
     opts = Options(gain, discount, recall_denominator, ap_denominator)
     opts.check()
