@@ -1,0 +1,120 @@
+"""``deteval trec QRELS RUN``: trec_eval's measures and output, from deteval's vectorised core.
+
+The default output is trec_eval's: ``measure<TAB>topic|all<TAB>value`` with the measure padded to 22
+characters and 4 decimals, so scripts that parse trec_eval output can switch over unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from deteval.io.trec import load_qrels, load_run
+from deteval.report import render
+from deteval.retrieval.trec import evaluate_trec, format_trec
+
+_FORMATS = ("trec", "json", "csv", "table", "markdown")
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    qrels = load_qrels(args.qrels)
+    results = load_run(args.run)
+    result = evaluate_trec(
+        qrels,
+        results,
+        args.measures or None,
+        relevance_level=args.level,
+        complete=args.complete,
+        per_query=args.query or args.format in ("json", "csv"),
+        max_docs=args.max_docs,
+        gain=args.gain,
+        discount=args.discount,
+        recall_denominator=args.recall_denominator,
+        ap_denominator=args.ap_denominator,
+    )
+    if args.format == "trec":
+        text = "\n".join(format_trec(result, per_query=args.query)) + "\n"
+    else:
+        if args.format in ("json", "csv"):
+            result.lines = []
+        text = render(result, args.format)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    if args.format == "trec":  # trec_eval's format has no place for them; the other formats carry them
+        sys.stdout.flush()
+        for w in result.warnings:
+            print(f"deteval: warning: {w}", file=sys.stderr)
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "trec",
+        help="trec_eval measures for a TREC run against qrels",
+        description="Evaluate a TREC run (qid Q0 docno rank score tag) against qrels (qid 0 docno rel) "
+        "with trec_eval's measures, names, conventions and output format.",
+    )
+    p.add_argument("qrels", metavar="QRELS", help="qrels file: qid iter docno rel")
+    p.add_argument("run", metavar="RUN", help="run file: qid Q0 docno rank score tag")
+    p.add_argument(
+        "-m",
+        dest="measures",
+        action="append",
+        metavar="MEASURE",
+        help="measure, family or set, trec_eval syntax: map, P_10, P.5,10, ndcg_cut.10, official, "
+        "all_trec (repeatable; default: official)",
+    )
+    p.add_argument("-q", dest="query", action="store_true", help="also print the value of every topic")
+    p.add_argument(
+        "-c",
+        dest="complete",
+        action="store_true",
+        help="average over all qrels topics, counting those missing from the run as empty rankings",
+    )
+    p.add_argument(
+        "-l",
+        dest="level",
+        type=int,
+        default=1,
+        metavar="N",
+        help="relevance level: a judgement >= N is relevant (default 1)",
+    )
+    p.add_argument(
+        "-M",
+        dest="max_docs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="evaluate only the first N ranks of each topic",
+    )
+    p.add_argument(
+        "--gain",
+        choices=("trec", "exp2"),
+        default="trec",
+        help="nDCG gain: the relevance value (trec_eval) or 2^rel - 1",
+    )
+    p.add_argument(
+        "--discount",
+        choices=("trec", "max2"),
+        default="trec",
+        help="DCG discount: log2(rank + 1) (trec_eval) or log2(max(rank, 2))",
+    )
+    p.add_argument(
+        "--recall-denominator",
+        choices=("R", "min_k_R"),
+        default="R",
+        help="recall_k divides by R (trec_eval) or by min(k, R)",
+    )
+    p.add_argument(
+        "--ap-denominator",
+        choices=("num_rel", "num_rel_ret"),
+        default="num_rel",
+        help="AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
+    )
+    p.add_argument("--format", choices=_FORMATS, default="trec", help="output format (default: trec)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
+    p.set_defaults(func=run, _parser=p)

@@ -1,0 +1,518 @@
+"""TREC qrels and run files, and the equivalent in-memory inputs, as columnar arrays.
+
+File formats (whitespace-separated; tabs, repeated spaces and CRLF line ends are accepted):
+
+* qrels: ``qid iter docno rel`` (``iter`` is ignored, ``rel`` an integer; a negative ``rel`` means "in the
+  pool but unjudged", as in trec_eval);
+* run: ``qid Q0 docno rank score tag`` (``Q0`` and ``rank`` are ignored: trec_eval re-ranks by score).
+
+Blank lines are skipped and counted. Every other line must have exactly the expected number of fields;
+otherwise :class:`~deteval.errors.InputFormatError` names the file and the line.
+
+Parsing is vectorised: the file is read in large blocks, fields are located with numpy on the raw bytes
+and gathered into fixed-width byte-string arrays (``dtype "S"``, which sort bytewise like C's ``strcmp``);
+no Python code runs per line unless a line is bad and has to be named.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from deteval.errors import InputFormatError, ValidationError
+
+_BLOCK = 1 << 25  # 32 MiB of text per block bounds the temporary index arrays
+
+__all__ = [
+    "Qrels",
+    "Run",
+    "load_qrels",
+    "load_run",
+    "qrels_from_dict",
+    "qrels_from_lists",
+    "run_from_dict",
+    "run_from_lists",
+]
+
+
+@dataclass
+class Qrels:
+    """Relevance judgements, one row per (topic, document): byte-string ``topic`` and ``docno``, int ``rel``.
+
+    ``line`` holds the 1-based source line of each row (for in-memory input: the 0-based entry index, and
+    ``record_kind`` is ``"entry"``) so that later checks (duplicates) can still name the record.
+    """
+
+    topic: np.ndarray
+    docno: np.ndarray
+    rel: np.ndarray
+    line: np.ndarray
+    source: str = "<in-memory qrels>"
+    record_kind: str = "line"
+    blank_lines: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.topic.shape[0])
+
+
+@dataclass
+class Run:
+    """A ranked run, one row per retrieved document: byte-string ``topic`` and ``docno``, float ``score``.
+
+    ``tag`` is the run tag of the first line (trec_eval's ``runid``); ``line``/``record_kind`` as in
+    :class:`Qrels`.
+    """
+
+    topic: np.ndarray
+    docno: np.ndarray
+    score: np.ndarray
+    line: np.ndarray
+    tag: str = ""
+    source: str = "<in-memory run>"
+    record_kind: str = "line"
+    blank_lines: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.topic.shape[0])
+
+
+# --------------------------------------------------------------------------------------------------------
+# Tokenising
+
+
+def _gather_field(padded: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Byte strings ``padded[start[i]:end[i]]`` as one fixed-width ``S`` array, without a per-row loop.
+
+    ``padded`` must extend at least the longest field's width past the last start (zero bytes).
+    """
+    n = start.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype="S1")
+    length = end - start
+    width = int(length.max())
+    # one fancy-indexing copy of n rows from a zero-copy sliding window view (no n x width index array)
+    out = np.lib.stride_tricks.sliding_window_view(padded, width)[start]
+    out *= np.arange(width) < length[:, None]  # NUL padding: "S" strings end at the first trailing NUL
+    return out.view(f"S{width}").reshape(n)
+
+
+def _split_lines(data: bytes) -> Iterable[tuple[int, memoryview]]:
+    """Blocks of whole lines (about ``_BLOCK`` bytes each, zero-copy views) with the 0-based number of
+    their first line."""
+    pos, line0, n = 0, 0, len(data)
+    view = memoryview(data)
+    while pos < n:
+        stop = min(pos + _BLOCK, n)
+        if stop < n:
+            nl = data.find(b"\n", stop)
+            stop = n if nl < 0 else nl + 1
+        yield line0, view[pos:stop]
+        line0 += data.count(b"\n", pos, stop)
+        pos = stop
+
+
+_WS = np.zeros(256, dtype=bool)
+_WS[[9, 10, 11, 12, 13, 32]] = True  # the separators of C's isspace(), which trec_eval splits on
+
+
+def _tokenise(
+    chunk: bytes | memoryview, n_fields: int, keep: Sequence[int], path: str, line0: int, what: str
+) -> tuple[list[np.ndarray], np.ndarray, int]:
+    """Fields ``keep`` of every non-blank line of ``chunk`` (which ends at a line end or at the file end).
+
+    Returns ``(fields, line_numbers, n_blank)``: one ``S`` array per kept field and the 1-based line of
+    each row. A line with a number of fields other than 0 or ``n_fields`` raises, naming the line.
+    """
+    buf = np.frombuffer(chunk, dtype=np.uint8)
+    # whitespace positions, with sentinels before and after the chunk; a token lies between two
+    # whitespace positions more than one byte apart
+    # bytes <= 32 are the candidates (one comparison pass); a control character that is not whitespace
+    # (rare) sends the chunk through the exact lookup table
+    wpos = np.flatnonzero(buf <= 32)
+    wbytes = buf[wpos]
+    if not _WS[wbytes].all():
+        wpos = np.flatnonzero(_WS[buf])
+        wbytes = buf[wpos]
+    fast = _tokenise_simple(buf, wpos, wbytes, n_fields, keep, line0)
+    if fast is not None:
+        return fast
+    wpos = np.concatenate(([-1], wpos, [buf.shape[0]]))
+    gap = np.flatnonzero(wpos[1:] - wpos[:-1] > 1)
+    starts = wpos[gap] + 1
+    ends = wpos[gap + 1]
+    newlines = wpos[1:-1][buf[wpos[1:-1]] == 10]
+    line_starts = np.concatenate(([0], newlines + 1))
+    if line_starts[-1] == buf.shape[0]:
+        line_starts = line_starts[:-1]
+    first_tok = np.searchsorted(starts, line_starts)
+    counts = np.diff(np.append(first_tok, starts.shape[0]))
+    bad = (counts != n_fields) & (counts != 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        text = bytes(chunk[line_starts[i] : line_starts[i] + 200]).split(b"\n", 1)[0]
+        text = text.decode("utf-8", "replace").rstrip("\r")
+        raise InputFormatError(
+            f"expected {n_fields} fields ({what}), found {int(counts[i])}: {text[:120]!r}",
+            file=path,
+            record=f"line {line0 + i + 1}",
+        )
+    filled = counts != 0
+    n_blank = int(counts.shape[0] - np.count_nonzero(filled))
+    starts = starts.reshape(-1, n_fields)
+    ends = ends.reshape(-1, n_fields)
+    widest = int(max((ends[:, j] - starts[:, j]).max(initial=0) for j in keep))
+    padded = np.concatenate((buf, np.zeros(widest + 1, dtype=np.uint8)))
+    fields = [_gather_field(padded, starts[:, j], ends[:, j]) for j in keep]
+    line_numbers = np.flatnonzero(filled).astype(np.int64) + (line0 + 1)
+    return fields, line_numbers, n_blank
+
+
+def _tokenise_simple(
+    buf: np.ndarray, wpos: np.ndarray, wbytes: np.ndarray, n_fields: int, keep: Sequence[int], line0: int
+) -> tuple[list[np.ndarray], np.ndarray, int] | None:
+    """The common layout, checked cheaply: one separator byte between fields, lines ending in a single
+    LF, no blank line. Then every whitespace byte ends one field and no token search is needed.
+    Returns None when the chunk does not have that layout (the general path then handles it)."""
+    if wpos.shape[0] == 0 or wpos.shape[0] % n_fields or buf[-1] != 10 or buf[0] <= 32:
+        return None
+    ends = wpos.reshape(-1, n_fields)
+    kinds = wbytes.reshape(-1, n_fields)
+    if not (kinds[:, -1] == 10).all() or (kinds[:, :-1] == 10).any():
+        return None
+    starts = np.empty_like(wpos)
+    starts[0] = 0
+    starts[1:] = wpos[:-1] + 1
+    starts = starts.reshape(-1, n_fields)
+    lengths = [ends[:, j] - starts[:, j] for j in keep]
+    if any((ln <= 0).any() for ln in lengths):  # two adjacent separators: not this layout
+        return None
+    widest = int(max(ln.max() for ln in lengths))
+    padded = np.concatenate((buf, np.zeros(widest + 1, dtype=np.uint8)))
+    fields = [_gather_field(padded, starts[:, j], ends[:, j]) for j in keep]
+    return fields, np.arange(line0 + 1, line0 + 1 + ends.shape[0], dtype=np.int64), 0
+
+
+def _read_bytes(path: str | PathLike[str]) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputFormatError(f"cannot read file: {exc.strerror or exc}", file=str(path)) from None
+
+
+def _parse_numbers(text: np.ndarray, dtype: type, lines: np.ndarray, path: str, what: str) -> np.ndarray:
+    """``text.astype(dtype)``; on failure find and name the first bad line (error path only)."""
+    try:
+        values = text.astype(dtype)
+    except (ValueError, OverflowError):
+        for i, t in enumerate(text.tolist()):
+            try:
+                dtype(t.decode("ascii"))
+            except (ValueError, OverflowError, UnicodeDecodeError):
+                raise InputFormatError(
+                    f"{what} {t.decode('utf-8', 'replace')!r} is not a valid number",
+                    file=path,
+                    record=f"line {int(lines[i])}",
+                ) from None
+        raise  # pragma: no cover - astype failed but every value parses alone
+    return values
+
+
+_POW10 = 10.0 ** np.arange(23)
+
+
+def _parse_decimals(text: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised parse of plain decimals (``-12.345``, ``+7``, ``.5``) with at most 15 digits.
+
+    value = mantissa / 10**fraction_digits: both are exact doubles, so the IEEE division gives the
+    correctly rounded value, identical to ``strtod``/``float()``. Returns ``(values, ok)``; rows that are
+    not plain decimals (exponents, more digits, inf, nan, garbage) are left to the general parser.
+    """
+    n = text.shape[0]
+    width = text.dtype.itemsize
+    mat = text.view(np.uint8).reshape(n, width)
+    mant = np.zeros(n, dtype=np.int64)
+    ndig = np.zeros(n, dtype=np.int64)
+    frac = np.zeros(n, dtype=np.int64)
+    dots = np.zeros(n, dtype=np.int64)
+    first = mat[:, 0]
+    neg = first == 45
+    bad = np.zeros(n, dtype=bool)
+    for j in range(width):
+        c = mat[:, j]
+        d = c.astype(np.int64) - 48
+        dig = (d >= 0) & (d <= 9)
+        np.multiply(mant, 10, out=mant, where=dig)
+        np.add(mant, d, out=mant, where=dig)
+        ndig += dig
+        frac += dig & (dots > 0)
+        isdot = c == 46
+        dots += isdot
+        other = ~dig & ~isdot & (c != 0)
+        if j == 0:
+            other &= ~(neg | (first == 43))
+        bad |= other
+    ok = ~bad & (dots <= 1) & (ndig >= 1) & (ndig <= 15)
+    values = mant / _POW10[np.minimum(frac, 22)]
+    np.negative(values, out=values, where=neg)
+    return values, ok
+
+
+def _parse_floats(text: np.ndarray, lines: np.ndarray, path: str, what: str) -> np.ndarray:
+    if text.shape[0] == 0:
+        return np.zeros(0, dtype=np.float64)
+    values, ok = _parse_decimals(text)
+    if not ok.all():
+        rest = np.flatnonzero(~ok)
+        values[rest] = _parse_numbers(text[rest], float, lines[rest], path, what)
+    return values
+
+
+def _concat(parts: list[np.ndarray], dtype: str) -> np.ndarray:
+    if not parts:
+        return np.zeros(0, dtype=dtype)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _read_table(
+    path: str | PathLike[str],
+    n_fields: int,
+    keep: Sequence[int],
+    what: str,
+    convert: Callable[[list[np.ndarray], np.ndarray], list[np.ndarray]] | None = None,
+) -> tuple[list[np.ndarray], np.ndarray, int]:
+    """Kept fields of every line, block by block; ``convert`` (e.g. number parsing) runs per block.
+
+    Blocks are processed by a few threads: numpy releases the GIL in the heavy steps. Results are taken
+    in file order, so the first bad line of the file is the one reported.
+    """
+    data = _read_bytes(path)
+
+    def work(item: tuple[int, memoryview]) -> tuple[list[np.ndarray], np.ndarray, int]:
+        fields, ln, nb = _tokenise(item[1], n_fields, keep, str(path), item[0], what)
+        return (convert(fields, ln) if convert else fields), ln, nb
+
+    blocks = list(_split_lines(data))
+    if len(blocks) > 1:
+        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+            parts = list(pool.map(work, blocks))
+    else:
+        parts = [work(b) for b in blocks]
+    cols = [[p[0][j] for p in parts] for j in range(len(keep))]
+    lines = [p[1] for p in parts]
+    n_blank = sum(p[2] for p in parts)
+    return [_concat(c, "S1") for c in cols], _concat(lines, "int64"), n_blank
+
+
+def _blank_warning(n_blank: int, path: str) -> list[str]:
+    return [f"{path}: {n_blank} blank line(s) skipped"] if n_blank else []
+
+
+def load_qrels(path: str | PathLike[str]) -> Qrels:
+    """Read a TREC qrels file (``qid iter docno rel``); see the module docstring."""
+    (topic, docno, rel_text), lines, n_blank = _read_table(path, 4, (0, 2, 3), "qid iter docno rel")
+    rel = _parse_numbers(rel_text, int, lines, str(path), "relevance")
+    return Qrels(
+        topic=topic,
+        docno=docno,
+        rel=rel.astype(np.int64),
+        line=lines,
+        source=str(path),
+        blank_lines=n_blank,
+        warnings=_blank_warning(n_blank, str(path)),
+    )
+
+
+def _first_tag(path: str | PathLike[str]) -> str:
+    """The run tag (6th field) of the first non-blank line: trec_eval's ``runid``."""
+    with open(path, "rb") as fh:
+        for raw in fh:
+            parts = raw.split()
+            if parts:
+                return parts[5].decode("utf-8", "replace") if len(parts) > 5 else ""
+    return ""
+
+
+def load_run(path: str | PathLike[str]) -> Run:
+    """Read a TREC run file (``qid Q0 docno rank score tag``); scores must be finite numbers."""
+
+    def scores(fields: list[np.ndarray], lines: np.ndarray) -> list[np.ndarray]:
+        return [fields[0], fields[1], _parse_floats(fields[2], lines, str(path), "score")]
+
+    (topic, docno, score), lines, n_blank = _read_table(
+        path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores
+    )
+    score = score.astype(np.float64, copy=False)  # an empty file gives an empty "S1" column
+    bad = ~np.isfinite(score)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(
+            f"score {float(score[i])!r} is not finite", file=str(path), record=f"line {int(lines[i])}"
+        )
+    return Run(
+        topic=topic,
+        docno=docno,
+        score=score,
+        line=lines,
+        tag=_first_tag(path),
+        source=str(path),
+        blank_lines=n_blank,
+        warnings=_blank_warning(n_blank, str(path)),
+    )
+
+
+# --------------------------------------------------------------------------------------------------------
+# In-memory inputs
+
+
+def _key_bytes(value: object, what: str, source: str, record: str) -> bytes:
+    if isinstance(value, bytes):
+        b = value
+    elif isinstance(value, (str, int, np.integer)) and not isinstance(value, bool):
+        b = str(value).encode("utf-8")
+    else:
+        raise InputFormatError(
+            f"{what} must be a string or an integer, got {type(value).__name__}", file=source, record=record
+        )
+    if not b or any(c in b for c in b" \t\r\n\v\f\x00"):
+        raise InputFormatError(f"{what} {b!r} is empty or contains whitespace", file=source, record=record)
+    return b
+
+
+def _as_s(values: list[bytes]) -> np.ndarray:
+    return np.array(values, dtype="S") if values else np.zeros(0, dtype="S1")
+
+
+def qrels_from_dict(
+    qrels: Mapping[object, Mapping[object, int]], *, source: str = "<in-memory qrels>"
+) -> Qrels:
+    """Qrels from ``{qid: {docno: rel}}`` (pytrec_eval's input form). Relevance values must be integers."""
+    if not isinstance(qrels, Mapping):
+        raise InputFormatError("qrels must be a dict qid -> {docno: rel}", file=source)
+    topics: list[bytes] = []
+    docs: list[bytes] = []
+    rels: list[int] = []
+    for qid, judged in qrels.items():
+        q = _key_bytes(qid, "topic id", source, f"topic {qid!r}")
+        if not isinstance(judged, Mapping):
+            raise InputFormatError(
+                "judgements must be a dict docno -> rel", file=source, record=f"topic {qid!r}"
+            )
+        for doc, rel in judged.items():
+            rec = f"topic {qid!r}, document {doc!r}"
+            docs.append(_key_bytes(doc, "docno", source, rec))
+            if isinstance(rel, bool) or not isinstance(rel, (int, np.integer)):
+                if isinstance(rel, (float, np.floating)) and float(rel).is_integer():
+                    rel = int(rel)
+                else:
+                    raise ValidationError(
+                        f"relevance must be an integer, got {rel!r}", file=source, record=rec
+                    )
+            rels.append(int(rel))
+            topics.append(q)
+    n = len(topics)
+    return Qrels(
+        topic=_as_s(topics),
+        docno=_as_s(docs),
+        rel=np.array(rels, dtype=np.int64),
+        line=np.arange(n, dtype=np.int64),
+        source=source,
+        record_kind="entry",
+    )
+
+
+def run_from_dict(
+    run: Mapping[object, Mapping[object, float]], *, tag: str = "", source: str = "<in-memory run>"
+) -> Run:
+    """Run from ``{qid: {docno: score}}`` (pytrec_eval's input form). Scores must be finite numbers."""
+    if not isinstance(run, Mapping):
+        raise InputFormatError("run must be a dict qid -> {docno: score}", file=source)
+    topics: list[bytes] = []
+    docs: list[bytes] = []
+    scores: list[float] = []
+    for qid, ranked in run.items():
+        q = _key_bytes(qid, "topic id", source, f"topic {qid!r}")
+        if not isinstance(ranked, Mapping):
+            raise InputFormatError(
+                "a run topic must be a dict docno -> score", file=source, record=f"topic {qid!r}"
+            )
+        for doc, score in ranked.items():
+            rec = f"topic {qid!r}, document {doc!r}"
+            docs.append(_key_bytes(doc, "docno", source, rec))
+            try:
+                s = float(score)
+            except (TypeError, ValueError):
+                raise ValidationError(
+                    f"score must be a number, got {score!r}", file=source, record=rec
+                ) from None
+            if not math.isfinite(s):
+                raise ValidationError(f"score {s!r} is not finite", file=source, record=rec)
+            scores.append(s)
+            topics.append(q)
+    n = len(topics)
+    return Run(
+        topic=_as_s(topics),
+        docno=_as_s(docs),
+        score=np.array(scores, dtype=np.float64),
+        line=np.arange(n, dtype=np.int64),
+        tag=tag,
+        source=source,
+        record_kind="entry",
+    )
+
+
+def run_from_lists(
+    results: Sequence[Sequence[object]],
+    *,
+    topics: Sequence[object] | None = None,
+    source: str = "<in-memory run>",
+) -> Run:
+    """Run from ranked lists (seed 003's ``results``): list ``i`` is topic ``i``'s documents, best first.
+
+    The list order is the ranking: scores are ``n, n-1, ..., 1`` so that no tie rule can reorder them.
+    Topic names default to ``"0"``, ``"1"``, ...
+    """
+    if topics is not None and len(topics) != len(results):
+        raise ValidationError(f"{len(topics)} topic names for {len(results)} ranked lists", file=source)
+    d: dict[object, dict[object, float]] = {}
+    for i, ranked in enumerate(results):
+        name = topics[i] if topics is not None else str(i)
+        items = list(ranked)
+        scores: dict[object, float] = {}
+        for r, doc in enumerate(items):
+            key = doc.item() if isinstance(doc, np.generic) else doc
+            if key in scores:
+                raise ValidationError(
+                    f"document {key!r} appears twice in ranked list {i}",
+                    file=source,
+                    record=f"list {i}, position {r}",
+                )
+            scores[key] = float(len(items) - r)
+        d[name] = scores
+    return run_from_dict(d, source=source)
+
+
+def qrels_from_lists(
+    ground_truth: Sequence[Sequence[object]],
+    *,
+    topics: Sequence[object] | None = None,
+    source: str = "<in-memory qrels>",
+) -> Qrels:
+    """Binary qrels from lists of relevant documents (seed 003's ``ground_truth``); each gets relevance 1."""
+    if topics is not None and len(topics) != len(ground_truth):
+        raise ValidationError(
+            f"{len(topics)} topic names for {len(ground_truth)} ground-truth lists", file=source
+        )
+    d: dict[object, dict[object, int]] = {}
+    for i, rel_docs in enumerate(ground_truth):
+        name = topics[i] if topics is not None else str(i)
+        d[name] = {(doc.item() if isinstance(doc, np.generic) else doc): 1 for doc in rel_docs}
+    return qrels_from_dict(d, source=source)

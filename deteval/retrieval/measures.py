@@ -1,0 +1,267 @@
+"""trec_eval measures, per topic, computed for all topics at once on a :class:`RankedTopics`.
+
+Every function takes the prepared topics and returns one float64 value per topic (or a 2-D array, one
+column per cutoff). Sums run per topic in rank order (``np.bincount`` with weights adds in row order, like
+trec_eval's loops), so results agree with trec_eval to the last bits, not just to rounding.
+
+Definitions (R = ``num_rel``, the judged documents with ``rel >= level``; rel(i) the judged value at rank
+i; [i rel] 1 if the document at rank i is relevant; tp(k) the relevant documents in the top k):
+
+* ``P_k`` = tp(k) / k;  ``recall_k`` = tp(k) / R (0 if R = 0); ``recall_mode="min_k_R"``: tp(k) / min(k, R)
+* ``map`` (AP, uninterpolated) = (1/R) Σ_i [i rel] tp(i)/i;  ``map_cut_k`` the same over i <= k
+  (``ap_denominator="num_rel_ret"``: divide by the relevant documents retrieved within the cutoff instead)
+* ``gm_map``: per topic log(max(AP, 1e-5)); averaged as exp(mean) (trec_eval's MIN_GEO_MEAN)
+* ``Rprec`` = tp(R) / R (the break-even point of the PR curve)
+* ``recip_rank`` = 1 / rank of the first relevant document (0 if none); ``recip_rank_cut_k`` only within k
+* ``success_k`` = 1 if tp(k) > 0
+* ``bpref`` = (1/R) Σ_{relevant retrieved r} (1 − min(n_r, R) / min(N, R)), n_r the judged non-relevant
+  documents ranked above r, N the judged non-relevant documents (trec_eval 9, ``m_bpref.c``)
+* ``ndcg`` = DCG / ideal DCG, DCG = Σ_i g(rel(i)) / log2(i + 1) over the whole ranking, the ideal from all
+  judged documents of the topic sorted by gain; ``ndcg_cut_k`` both truncated at k. Default gain g(r) = r
+  for r > 0 (trec_eval); ``gain="exp2"``: 2^r − 1. ``discount="max2"`` uses log2(max(i, 2)) (seed 002).
+  ``dcg_cut_k`` is the un-normalised DCG at k (deteval extension).
+* ``iprec_at_recall_x`` = max precision at the ranks where the c-th relevant document is retrieved, over
+  c >= floor(x R + 0.9) (trec_eval 9.0.7 and pytrec_eval; 0 beyond the last relevant retrieved);
+  ``11pt_avg`` their mean over x = 0, 0.1, ..., 1
+* ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``; ``set_P`` = num_rel_ret / num_ret,
+  ``set_recall`` = num_rel_ret / R, ``set_F`` = 2 P R / (P + R), ``set_map`` = set_P * set_recall,
+  ``set_relative_P`` = num_rel_ret / min(num_ret, R); ``relative_P_k`` = tp(k) / min(k, R)
+* ``gm_bpref``: like gm_map, from bpref
+* deteval extensions: ``F_k`` (F1 of P_k and recall_k), ``Fmax`` = max over ranks of F(i) = 2 tp(i) / (i + R)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from deteval.retrieval.prepare import RankedTopics
+
+MIN_GEO_MEAN = 0.00001
+
+
+def _sum_by_topic(rt: RankedTopics, weights: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    if mask is not None:
+        return np.bincount(rt.row_topic[mask], weights=weights[mask], minlength=rt.n_topics)
+    return np.bincount(rt.row_topic, weights=weights, minlength=rt.n_topics)
+
+
+def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den elementwise, 0 where den is 0 (trec_eval leaves such measures at 0)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+class Cache:
+    """Per-row quantities shared by several measures, computed once."""
+
+    def __init__(self, rt: RankedTopics) -> None:
+        self.rt = rt
+        self._tp: np.ndarray | None = None
+
+    @property
+    def tp(self) -> np.ndarray:
+        """Relevant documents at or above each row, within its topic (exact integers)."""
+        if self._tp is None:
+            c = np.cumsum(self.rt.relevant, dtype=np.int64)
+            before = (c - self.rt.relevant)[self.rt.start[self.rt.num_ret > 0]]
+            offs = np.zeros(self.rt.n_topics, dtype=np.int64)
+            offs[self.rt.num_ret > 0] = before
+            self._tp = c - np.repeat(offs, self.rt.num_ret)
+        return self._tp
+
+    def tp_at(self, k: np.ndarray | int) -> np.ndarray:
+        """tp(k) per topic; k may be a per-topic array. Ranks beyond the list add nothing."""
+        rt = self.rt
+        k = np.broadcast_to(np.asarray(k, dtype=np.int64), (rt.n_topics,))
+        kk = np.minimum(k, rt.num_ret)
+        ok = kk > 0
+        out = np.zeros(rt.n_topics, dtype=np.int64)
+        out[ok] = self.tp[rt.start[ok] + kk[ok] - 1]
+        return out
+
+
+def num_ret(c: Cache) -> np.ndarray:
+    """Documents retrieved per topic."""
+    return c.rt.num_ret.astype(np.float64)
+
+
+def num_rel(c: Cache) -> np.ndarray:
+    """R: judged documents with rel >= level per topic."""
+    return c.rt.num_rel.astype(np.float64)
+
+
+def num_rel_ret(c: Cache) -> np.ndarray:
+    """Relevant documents retrieved per topic."""
+    return c.tp_at(c.rt.num_ret).astype(np.float64)
+
+
+def num_nonrel_judged_ret(c: Cache) -> np.ndarray:
+    """Judged non-relevant documents (0 <= rel < level) retrieved per topic."""
+    rt = c.rt
+    return np.bincount(rt.row_topic[(rt.rel >= 0) & ~rt.relevant], minlength=rt.n_topics).astype(np.float64)
+
+
+def precision_at(c: Cache, k: int) -> np.ndarray:
+    """P_k = tp(k) / k."""
+    return c.tp_at(k) / float(k)
+
+
+def recall_at(c: Cache, k: int, mode: str = "R") -> np.ndarray:
+    """recall_k = tp(k) / R, or tp(k) / min(k, R) with ``mode="min_k_R"``; 0 when the denominator is 0."""
+    den = c.rt.num_rel if mode == "R" else np.minimum(k, c.rt.num_rel)
+    return safe_div(c.tp_at(k), den)
+
+
+def f_at(c: Cache, k: int, mode: str = "R") -> np.ndarray:
+    """F_k = 2 P_k recall_k / (P_k + recall_k), 0 when both are 0."""
+    p, r = precision_at(c, k), recall_at(c, k, mode)
+    return safe_div(2.0 * p * r, p + r)
+
+
+def average_precision(c: Cache, k: int | None = None, denominator: str = "num_rel") -> np.ndarray:
+    """AP (``map``), or AP over the top k (``map_cut_k``): Σ_{relevant i <= k} tp(i)/i divided by R, or by the
+    relevant documents within k with ``denominator="num_rel_ret"``."""
+    rt = c.rt
+    mask = rt.relevant if k is None else rt.relevant & (rt.rank <= k)
+    s = _sum_by_topic(rt, c.tp / rt.rank, mask)
+    if denominator == "num_rel":
+        return safe_div(s, rt.num_rel)
+    return safe_div(s, np.bincount(rt.row_topic[mask], minlength=rt.n_topics))
+
+
+def gm_map_per_topic(c: Cache, denominator: str = "num_rel") -> np.ndarray:
+    """log(max(AP, 1e-5)): what trec_eval stores (and prints with -q) per topic for gm_map."""
+    return np.log(np.maximum(average_precision(c, None, denominator), MIN_GEO_MEAN))
+
+
+def r_precision(c: Cache) -> np.ndarray:
+    """Rprec = tp(R) / R (the break-even point)."""
+    return safe_div(c.tp_at(c.rt.num_rel), c.rt.num_rel)
+
+
+def _first_relevant_rank(c: Cache) -> np.ndarray:
+    """Rank of the first relevant document per topic (0 if none)."""
+    rt = c.rt
+    rows = np.flatnonzero(rt.relevant)
+    first = np.zeros(rt.n_topics, dtype=np.int64)
+    if rows.size:
+        t = rt.row_topic[rows]
+        head = np.concatenate(([True], t[1:] != t[:-1]))
+        first[t[head]] = rt.rank[rows[head]]
+    return first
+
+
+def recip_rank(c: Cache, k: int | None = None) -> np.ndarray:
+    """1 / rank of the first relevant document (within k if given), 0 if none."""
+    first = _first_relevant_rank(c)
+    ok = first > 0 if k is None else (first > 0) & (first <= k)
+    return safe_div(ok.astype(np.float64), np.where(ok, first, 1))
+
+
+def success_at(c: Cache, k: int) -> np.ndarray:
+    """success_k = 1 if a relevant document is in the top k, else 0."""
+    return (c.tp_at(k) > 0).astype(np.float64)
+
+
+def bpref(c: Cache) -> np.ndarray:
+    """bpref as trec_eval 9 (``m_bpref.c``): see the module docstring."""
+    rt = c.rt
+    judged_nonrel = (rt.rel >= 0) & ~rt.relevant
+    cn = np.cumsum(judged_nonrel, dtype=np.int64)
+    offs = np.zeros(rt.n_topics, dtype=np.int64)
+    has = rt.num_ret > 0
+    offs[has] = (cn - judged_nonrel)[rt.start[has]]
+    nonrel_above = cn - np.repeat(offs, rt.num_ret)
+    R = rt.num_rel[rt.row_topic]
+    N = rt.num_nonrel[rt.row_topic]
+    frac = safe_div(np.minimum(nonrel_above, R), np.minimum(N, R))
+    contrib = np.where(nonrel_above > 0, 1.0 - frac, 1.0)
+    return safe_div(_sum_by_topic(rt, contrib, rt.relevant), rt.num_rel)
+
+
+def _gain(values: np.ndarray, gain: str) -> np.ndarray:
+    v = np.asarray(values, dtype=np.float64)
+    if gain == "exp2":
+        return np.where(v > 0, np.exp2(v) - 1.0, 0.0)
+    return np.where(v > 0, v, 0.0)
+
+
+def _discount(rank: np.ndarray, discount: str) -> np.ndarray:
+    r = rank.astype(np.float64)
+    if discount == "max2":
+        return np.log2(np.maximum(r, 2.0))
+    return np.log2(r + 1.0)
+
+
+def dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "trec") -> np.ndarray:
+    """DCG over the whole ranking (k=None) or the top k: Σ g(rel(i)) / d(i) over documents with rel > 0."""
+    rt = c.rt
+    mask = rt.rel > 0 if k is None else (rt.rel > 0) & (rt.rank <= k)
+    rows = np.flatnonzero(mask)  # only documents with a gain: the logarithms of the rest are not needed
+    g = _gain(rt.rel[rows], gain)
+    w = g / _discount(rt.rank[rows], discount)
+    return np.bincount(rt.row_topic[rows], weights=w, minlength=rt.n_topics)
+
+
+def ideal_dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "trec") -> np.ndarray:
+    """DCG of the ideal ranking: all judged documents of the topic with rel > 0, by decreasing rel."""
+    rt = c.rt
+    g = _gain(rt.ideal_gain, gain)
+    mask = g > 0 if k is None else (g > 0) & (rt.ideal_rank <= k)
+    w = g / _discount(rt.ideal_rank, discount)
+    return np.bincount(rt.ideal_topic[mask], weights=w[mask], minlength=rt.n_topics)
+
+
+def ndcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "trec") -> np.ndarray:
+    """nDCG = DCG / ideal DCG (0 when the ideal is 0), both over the whole ranking or both cut at k."""
+    return safe_div(dcg(c, k, gain, discount), ideal_dcg(c, k, gain, discount))
+
+
+def iprec_at_recall(c: Cache, levels: np.ndarray) -> np.ndarray:
+    """Interpolated precision at recall levels, shape (n_topics, n_levels) (see the module docstring)."""
+    rt = c.rt
+    rows = np.flatnonzero(rt.relevant)
+    out = np.zeros((rt.n_topics, len(levels)), dtype=np.float64)
+    if rows.size == 0:
+        return out
+    prec = c.tp[rows] / rt.rank[rows]
+    t = rt.row_topic[rows]
+    nrr = np.bincount(t, minlength=rt.n_topics)
+    first = np.cumsum(nrr) - nrr  # index in `rows` of each topic's first relevant document
+    suffix = segment_suffix_max(prec, t)
+    for j, x in enumerate(levels):
+        # trec_eval 9.0.7 / pytrec_eval: cutoff = (long)(x * R + 0.9); level 0 -> the first relevant
+        cut = np.maximum((x * rt.num_rel + 0.9).astype(np.int64), 1)
+        ok = cut <= nrr
+        out[ok, j] = suffix[first[ok] + cut[ok] - 1]
+    return out
+
+
+def segment_suffix_max(values: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    """max(values[p:end of p's segment]) for every p; ``seg`` is nondecreasing (contiguous segments).
+
+    Exact and loop-free: values become their integer rank among the distinct values, offset by the segment
+    so that one ``np.maximum.accumulate`` over the reversed array never carries a maximum across segments.
+    """
+    if values.size == 0:
+        return values.copy()
+    uniq, vr = np.unique(values, return_inverse=True)
+    d = np.int64(uniq.shape[0])
+    rseg = (seg[-1] - seg)[::-1].astype(np.int64)  # nondecreasing along the reversed array
+    key = rseg * d + vr.astype(np.int64)[::-1]
+    acc = np.maximum.accumulate(key)
+    return uniq[acc - rseg * d][::-1]
+
+
+def f_max(c: Cache) -> np.ndarray:
+    """Fmax = max over ranks i of F(i) = 2 tp(i) / (i + R) (the harmonic mean of P(i) and R(i))."""
+    rt = c.rt
+    f = safe_div(2.0 * c.tp, rt.rank + rt.num_rel[rt.row_topic])
+    out = np.zeros(rt.n_topics, dtype=np.float64)
+    has = rt.num_ret > 0
+    if has.any():
+        out[has] = np.maximum.reduceat(f, rt.start[has])
+    return out

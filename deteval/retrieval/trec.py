@@ -1,0 +1,369 @@
+"""``evaluate_trec``: trec_eval's measures, names and averaging on deteval's vectorised core.
+
+Measure requests use trec_eval's syntax: a name (``map``, ``P_10``, ``ndcg_cut_10``,
+``iprec_at_recall_0.10``), a family with parameters (``P.5,10``, ``ndcg_cut.10``, ``success.1,5``), a bare
+family (``P`` = trec_eval's default cutoffs) or a set: ``official`` (trec_eval's default output) and
+``all_trec`` (every trec_eval measure deteval implements).
+
+Averaging follows trec_eval: the mean over evaluated topics, except ``num_ret``/``num_rel``/``num_rel_ret``
+(sums), ``num_q`` (count) and ``gm_map`` (per topic log(max(AP, 1e-5)), averaged as exp of the mean; the
+per-topic value reported is that logarithm, as ``trec_eval -q`` prints it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from deteval.errors import ConfigError, ValidationError
+from deteval.io.trec import Qrels, Run, qrels_from_dict, run_from_dict
+from deteval.results import EvalResult
+from deteval.retrieval import measures as M
+from deteval.retrieval.prepare import RankedTopics, prepare
+
+_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+@dataclass(frozen=True)
+class _Family:
+    name: str
+    params: str  # "" (no parameters), "int" or "float"
+    default: tuple = ()
+    trec: bool = True  # a trec_eval measure (False: deteval extension)
+    agg: str = "mean"  # mean | sum | gm | count | runid
+
+
+# trec_eval's measure order (measures.c): output follows it whatever order -m gives
+FAMILIES: dict[str, _Family] = {
+    f.name: f
+    for f in [
+        _Family("runid", "", agg="runid"),
+        _Family("num_q", "", agg="count"),
+        _Family("num_ret", "", agg="sum"),
+        _Family("num_rel", "", agg="sum"),
+        _Family("num_rel_ret", "", agg="sum"),
+        _Family("map", ""),
+        _Family("gm_map", "", agg="gm"),
+        _Family("Rprec", ""),
+        _Family("bpref", ""),
+        _Family("recip_rank", ""),
+        _Family("iprec_at_recall", "float", IPREC_LEVELS),
+        _Family("P", "int", _CUTS),
+        _Family("recall", "int", _CUTS),
+        _Family("11pt_avg", "float", IPREC_LEVELS),
+        _Family("ndcg", ""),
+        _Family("gm_bpref", "", agg="gm"),
+        _Family("relative_P", "int", _CUTS),
+        _Family("ndcg_cut", "int", _CUTS),
+        _Family("map_cut", "int", _CUTS),
+        _Family("success", "int", (1, 5, 10)),
+        _Family("set_P", ""),
+        _Family("set_recall", ""),
+        _Family("set_relative_P", ""),
+        _Family("set_map", ""),
+        _Family("set_F", ""),
+        _Family("num_nonrel_judged_ret", ""),
+        # deteval extensions (not in trec_eval)
+        _Family("dcg_cut", "int", _CUTS, trec=False),
+        _Family("F", "int", _CUTS, trec=False),
+        _Family("Fmax", "", trec=False),
+        _Family("recip_rank_cut", "int", (1, 5, 10), trec=False),
+    ]
+}
+
+SETS: dict[str, tuple[str, ...]] = {
+    "official": (
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+    ),
+    "all_trec": tuple(n for n, f in FAMILIES.items() if f.trec),
+}
+
+
+def _param_name(fam: _Family, value: float) -> str:
+    return f"{fam.name}_{value:.2f}" if fam.params == "float" else f"{fam.name}_{int(value)}"
+
+
+def parse_measures(specs: Iterable[str] | str | None) -> list[tuple[_Family, tuple]]:
+    """Requested measures as (family, parameters) in trec_eval's output order; see the module docstring."""
+    if specs is None:
+        specs = ["official"]
+    if isinstance(specs, str):
+        specs = [specs]
+    wanted: dict[str, list] = {}
+
+    def add(fam: _Family, params: Iterable) -> None:
+        lst = wanted.setdefault(fam.name, [])
+        for p in params:
+            if p not in lst:
+                lst.append(p)
+
+    for raw in specs:
+        for spec in [s for s in str(raw).split() if s]:
+            if spec in SETS:
+                for name in SETS[spec]:
+                    add(FAMILIES[name], FAMILIES[name].default)
+                continue
+            name, dot, rest = spec.partition(".")
+            if name in FAMILIES and dot:
+                fam = FAMILIES[name]
+                if not fam.params:
+                    raise ConfigError(f"measure {name!r} takes no parameters (got {spec!r})")
+                add(fam, _parse_params(fam, rest, spec))
+                continue
+            if name in FAMILIES:
+                add(FAMILIES[name], FAMILIES[name].default)
+                continue
+            head, _, tail = spec.rpartition("_")
+            if head in FAMILIES and FAMILIES[head].params:
+                add(FAMILIES[head], _parse_params(FAMILIES[head], tail, spec))
+                continue
+            known = ", ".join(list(SETS) + list(FAMILIES))
+            raise ConfigError(f"unknown measure {spec!r}; known: {known}")
+    order = list(FAMILIES)
+    out = []
+    for name in sorted(wanted, key=order.index):
+        fam = FAMILIES[name]
+        params = tuple(sorted(wanted[name])) if fam.params else ()
+        out.append((fam, params))
+    return out
+
+
+def _parse_params(fam: _Family, text: str, spec: str) -> list:
+    vals: list = []
+    for part in [p for p in text.split(",") if p]:
+        try:
+            v = float(part) if fam.params == "float" else int(part)
+        except ValueError:
+            raise ConfigError(f"bad parameter {part!r} in measure {spec!r}") from None
+        if fam.params == "int" and v < 1:
+            raise ConfigError(f"cutoffs must be positive in measure {spec!r}")
+        if fam.params == "float" and not 0.0 <= v <= 1.0:
+            raise ConfigError(f"recall levels must be in [0, 1] in measure {spec!r}")
+        vals.append(v)
+    if not vals:
+        raise ConfigError(f"no parameters in measure {spec!r}")
+    return vals
+
+
+@dataclass(frozen=True)
+class Options:
+    """Non-trec_eval conventions (seed 002 / 003); the defaults reproduce trec_eval."""
+
+    gain: str = "trec"  # "trec": gain = relevance value; "exp2": 2^rel - 1
+    discount: str = "trec"  # "trec": log2(rank + 1); "max2": log2(max(rank, 2))
+    recall_denominator: str = "R"  # "R" (trec_eval) or "min_k_R" (seed 003)
+    ap_denominator: str = "num_rel"  # map/map_cut: "num_rel" (trec_eval) or "num_rel_ret" (seed 003)
+
+    def check(self) -> None:
+        for name, value, allowed in [
+            ("gain", self.gain, ("trec", "exp2")),
+            ("discount", self.discount, ("trec", "max2")),
+            ("recall_denominator", self.recall_denominator, ("R", "min_k_R")),
+            ("ap_denominator", self.ap_denominator, ("num_rel", "num_rel_ret")),
+        ]:
+            if value not in allowed:
+                raise ConfigError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+
+    def non_default(self) -> list[str]:
+        d = Options()
+        return [
+            f"{k}={getattr(self, k)}"
+            for k in ("gain", "discount", "recall_denominator", "ap_denominator")
+            if getattr(self, k) != getattr(d, k)
+        ]
+
+
+def compute(
+    rt: RankedTopics, requested: list[tuple[_Family, tuple]], opts: Options = Options()
+) -> dict[str, tuple[np.ndarray, str]]:
+    """Per-topic values of every requested measure: ``{printed name: (values, aggregation)}``."""
+    c = M.Cache(rt)
+    out: dict[str, tuple[np.ndarray, str]] = {}
+    simple: dict[str, Callable[[], np.ndarray]] = {
+        "num_q": lambda: np.ones(rt.n_topics),
+        "num_ret": lambda: M.num_ret(c),
+        "num_rel": lambda: M.num_rel(c),
+        "num_rel_ret": lambda: M.num_rel_ret(c),
+        "map": lambda: M.average_precision(c, None, opts.ap_denominator),
+        "gm_map": lambda: M.gm_map_per_topic(c, opts.ap_denominator),
+        "Rprec": lambda: M.r_precision(c),
+        "bpref": lambda: M.bpref(c),
+        "recip_rank": lambda: M.recip_rank(c),
+        "ndcg": lambda: M.ndcg(c, None, opts.gain, opts.discount),
+        "set_P": lambda: M.safe_div(M.num_rel_ret(c), rt.num_ret),
+        "set_recall": lambda: M.safe_div(M.num_rel_ret(c), rt.num_rel),
+        "set_F": lambda: _set_f(c),
+        "set_relative_P": lambda: M.safe_div(M.num_rel_ret(c), np.minimum(rt.num_ret, rt.num_rel)),
+        "set_map": lambda: (
+            M.safe_div(M.num_rel_ret(c), rt.num_ret) * M.safe_div(M.num_rel_ret(c), rt.num_rel)
+        ),
+        "num_nonrel_judged_ret": lambda: M.num_nonrel_judged_ret(c),
+        "gm_bpref": lambda: np.log(np.maximum(M.bpref(c), M.MIN_GEO_MEAN)),
+        "Fmax": lambda: M.f_max(c),
+    }
+    per_k: dict[str, Callable[[int], np.ndarray]] = {
+        "P": lambda k: M.precision_at(c, k),
+        "recall": lambda k: M.recall_at(c, k, opts.recall_denominator),
+        "relative_P": lambda k: M.recall_at(c, k, "min_k_R"),
+        "ndcg_cut": lambda k: M.ndcg(c, k, opts.gain, opts.discount),
+        "map_cut": lambda k: M.average_precision(c, k, opts.ap_denominator),
+        "success": lambda k: M.success_at(c, k),
+        "dcg_cut": lambda k: M.dcg(c, k, opts.gain, opts.discount),
+        "F": lambda k: M.f_at(c, k, opts.recall_denominator),
+        "recip_rank_cut": lambda k: M.recip_rank(c, k),
+    }
+    for fam, params in requested:
+        if fam.name == "runid":
+            continue
+        if fam.name in simple:
+            out[fam.name] = (simple[fam.name](), fam.agg)
+        elif fam.name in per_k:
+            for k in params:
+                out[_param_name(fam, k)] = (per_k[fam.name](int(k)), fam.agg)
+        elif fam.name == "iprec_at_recall":
+            vals = M.iprec_at_recall(c, np.asarray(params, dtype=np.float64))
+            for j, x in enumerate(params):
+                out[_param_name(fam, x)] = (vals[:, j], fam.agg)
+        elif fam.name == "11pt_avg":
+            vals = M.iprec_at_recall(c, np.asarray(params, dtype=np.float64))
+            out["11pt_avg"] = (vals.sum(axis=1) / len(params), fam.agg)
+    return out
+
+
+def _set_f(c: M.Cache) -> np.ndarray:
+    nrr = M.num_rel_ret(c)
+    p = M.safe_div(nrr, c.rt.num_ret)
+    r = M.safe_div(nrr, c.rt.num_rel)
+    return M.safe_div(2.0 * p * r, p + r)
+
+
+def aggregate(values: np.ndarray, agg: str) -> float | int:
+    """trec_eval's ``all`` value of one measure from its per-topic values."""
+    n = values.shape[0]
+    if agg == "sum":
+        return round(float(values.sum()))
+    if agg == "count":
+        return n
+    if n == 0:
+        return 0.0
+    if agg == "gm":
+        return float(np.exp(values.sum() / n))
+    return float(values.sum() / n)
+
+
+def _as_qrels(q: Qrels | Mapping) -> Qrels:
+    return q if isinstance(q, Qrels) else qrels_from_dict(q)
+
+
+def _as_run(r: Run | Mapping) -> Run:
+    return r if isinstance(r, Run) else run_from_dict(r)
+
+
+def evaluate_trec(
+    qrels: Qrels | Mapping[Any, Mapping[Any, int]],
+    run: Run | Mapping[Any, Mapping[Any, float]],
+    measures: Sequence[str] | str | None = None,
+    *,
+    relevance_level: int = 1,
+    complete: bool = False,
+    per_query: bool = False,
+    max_docs: int | None = None,
+    gain: str = "trec",
+    discount: str = "trec",
+    recall_denominator: str = "R",
+    ap_denominator: str = "num_rel",
+) -> EvalResult:
+    """Evaluate a run against qrels like ``trec_eval [-q] [-c] [-l N] -m ...``.
+
+    ``qrels``/``run``: loaded files (:func:`deteval.io.trec.load_qrels`, :func:`~deteval.io.trec.load_run`)
+    or pytrec_eval-style dicts. ``measures``: trec_eval names/families/sets (default ``official``).
+    ``complete`` (``-c``): qrels topics missing from the run count as empty rankings. ``max_docs`` (``-M``):
+    only the first ``max_docs`` ranks of each topic are evaluated. The options ``gain``,
+    ``discount``, ``recall_denominator`` and ``ap_denominator`` select the non-trec_eval conventions of
+    seeds 002/003 (see :mod:`deteval.retrieval.measures`).
+
+    Returns an :class:`EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by measure name
+    (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all``
+    lines (:func:`format_trec` renders the per-topic lines too).
+
+    >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
+    >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}
+    >>> evaluate_trec(qrels, run, ["map", "P.2", "recip_rank"]).summary
+    {'map': 0.8333333333333333, 'recip_rank': 1.0, 'P_2': 0.5}
+    """
+    opts = Options(gain, discount, recall_denominator, ap_denominator)
+    opts.check()
+    if int(relevance_level) != relevance_level or relevance_level < 0:
+        # negative levels would make unjudged documents (-1 inside trec_eval) relevant
+        raise ConfigError(f"relevance_level must be a non-negative integer, got {relevance_level!r}")
+    requested = parse_measures(measures)
+    q, r = _as_qrels(qrels), _as_run(run)
+    if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
+        raise ConfigError(f"max_docs must be a positive integer, got {max_docs!r}")
+    rt = prepare(q, r, relevance_level=int(relevance_level), complete=complete, max_docs=max_docs)
+    if rt.n_topics == 0:
+        # trec_eval stops here too; averages over no topic would be meaningless zeros
+        raise ValidationError(
+            f"no topic has both results and judgements ({len(r)} run rows, {len(q)} qrels rows)",
+            file=f"{r.source} vs {q.source}",
+        )
+    values = compute(rt, requested, opts)
+    warnings = list(rt.warnings)
+    if non := opts.non_default():
+        warnings.append("non-trec_eval conventions in effect: " + ", ".join(non))
+    summary: dict[str, Any] = {}
+    want_runid = any(f.name == "runid" for f, _ in requested)
+    if want_runid:
+        summary["runid"] = r.tag
+    for name, (vals, agg) in values.items():
+        summary[name] = aggregate(vals, agg)
+    per_class: dict[str, dict[str, Any]] = {}
+    names = rt.topic_names()
+    if per_query:
+        int_measures = {n for n, (_, agg) in values.items() if agg in ("sum", "count")}
+        # num_q (like runid) has no per-topic value in trec_eval -q output
+        cols = {
+            n: (v.astype(np.int64).tolist() if n in int_measures else v.tolist())
+            for n, (v, _) in values.items()
+            if n != "num_q"
+        }
+        for i, topic in enumerate(names):
+            per_class[topic] = {n: col[i] for n, col in cols.items()}
+    result = EvalResult(protocol="trec", summary=summary, per_class=per_class, warnings=warnings)
+    result.lines = format_trec(result)
+    return result
+
+
+def _fmt_value(name: str, value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return str(int(value))
+    return f"{float(value):6.4f}"
+
+
+def format_trec(result: EvalResult, *, per_query: bool = False) -> list[str]:
+    """trec_eval's three-column output: ``measure`` padded to 22, tab, topic or ``all``, tab, value."""
+    lines: list[str] = []
+    if per_query:
+        for topic, row in result.per_class.items():
+            for name, value in row.items():
+                lines.append(f"{name:<22s}\t{topic}\t{_fmt_value(name, value)}")
+    for name, value in result.summary.items():
+        lines.append(f"{name:<22s}\tall\t{_fmt_value(name, value)}")
+    return lines
