@@ -1,0 +1,490 @@
+"""COCO evaluation (bbox, segm, keypoints), identical to pycocotools' ``COCOeval`` and much faster.
+
+>>> ev = evaluate_coco("instances_val.json", "detections.json")          # doctest: +SKIP
+>>> ev.stats[0], ev.precision.shape                                       # doctest: +SKIP
+(0.504..., (10, 101, 80, 4, 3))
+
+The protocol (pycocotools, ``cocoeval.py``): per (image, category), detections sorted stably by descending
+score and cut to ``maxDets[-1]``; greedy matching at each IoU threshold t starting from ``min(t, 1 − 1e−10)``,
+regular ground truth before ignored (crowd, or outside the area range), the later ground truth winning an IoU
+tie, crowds absorbing any number of detections (crowd IoU = intersection / detection area); per category,
+area range and maxDet, precision ``tp/(tp+fp+np.spacing(1))`` made monotone and sampled at 101 recall levels
+with ``searchsorted(side="left")``; AP = mean over thresholds, recall levels and categories with ground truth.
+
+Compatibility profiles (``compat=``), side by side:
+
+================================  =================================  ==================================
+behaviour                         ``"pycocotools"`` (default)        ``"fixed"``
+================================  =================================  ==================================
+stat 0 (AP@[.5:.95], all)         at ``maxDets == 100`` literally     at ``maxDets[-1]``
+                                  (−1 if 100 is not in maxDets)
+stats 1–5, 8–11                   at ``maxDets[2]`` (−1 if absent)    at ``maxDets[-1]``
+a user ``ignore`` flag            overwritten by ``iscrowd``         honoured (ignore = iscrowd or ignore)
+ground truth with ``id == 0``     its matches count as unmatched     matched like any other
+                                  (pycocotools stores the gt id, 0
+                                  meaning "no match")
+keypoint stats                    at ``maxDets == 20`` literally      at ``maxDets[-1]``
+================================  =================================  ==================================
+
+Both profiles accept an empty results list (pycocotools crashes on it) and reject duplicate annotation ids
+(pycocotools silently keeps the last). Everything else is the same in both and equals pycocotools to the bit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from deteval.detection.coco_accumulate import accumulate
+from deteval.detection.coco_iou import bbox_iou_pairs, oks_pairs, segm_iou_blocks
+from deteval.detection.coco_match import MatchTable, match_groups
+from deteval.detection.coco_params import CocoParams
+from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results, to_rle
+from deteval.results import EvalResult, PRCurve
+
+__all__ = ["CocoEvaluation", "COMPAT_MODES", "evaluate_coco", "evaluate_coco_arrays", "match_coco"]
+
+COMPAT_MODES = ("pycocotools", "fixed")
+
+DET_STAT_NAMES = ("AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl")
+KPT_STAT_NAMES = ("AP", "AP50", "AP75", "APm", "APl", "AR", "AR50", "AR75", "ARm", "ARl")
+
+
+@dataclass
+class CocoEvaluation:
+    """The full COCO result: pycocotools' ``eval`` arrays plus the summary.
+
+    * ``precision[T, R, K, A, M]``, ``recall[T, K, A, M]``, ``scores[T, R, K, A, M]``: as ``COCOeval.eval``
+      (−1 where a category has no ground truth in an area range).
+    * ``stats``: the 12 summary numbers (10 for keypoints), ``lines``: pycocotools' printed summary.
+    * ``cat_ids`` / ``cat_names``: the K categories (sorted by id), ``params``: the parameters used.
+    """
+
+    params: CocoParams
+    compat: str
+    precision: np.ndarray
+    recall: np.ndarray
+    scores: np.ndarray
+    stats: np.ndarray
+    lines: list[str]
+    cat_ids: list[Any]
+    cat_names: list[str]
+    counts: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def stat_names(self) -> tuple[str, ...]:
+        return KPT_STAT_NAMES if self.params.iou_type == "keypoints" else DET_STAT_NAMES
+
+    def _mean(self, ap: bool, k: int | None, iou_thr: float | None, area: str, max_det: int | None) -> float:
+        return _summarize_value(self.precision, self.recall, self.params, ap, iou_thr, area, max_det, k)
+
+    def per_class(self) -> dict[str, dict[str, float]]:
+        """Per category: ap, ap50, ap75, aps/apm/apl and ar (−1 where undefined), as pycocotools would average
+        a single category's slice of ``precision`` / ``recall``."""
+        p = self.params
+        md_ap = _stat_maxdet(p, self.compat, "ap")
+        md = _stat_maxdet(p, self.compat, "last")
+        out: dict[str, dict[str, float]] = {}
+        if not p.use_cats:
+            return out
+        kp = p.iou_type == "keypoints"
+        for k, name in enumerate(self.cat_names):
+            row = {
+                "ap": self._mean(True, k, None, "all", md_ap),
+                "ap50": self._mean(True, k, 0.5, "all", md),
+                "ap75": self._mean(True, k, 0.75, "all", md),
+            }
+            for lbl, key in (("small", "aps"), ("medium", "apm"), ("large", "apl")):
+                if not (kp and lbl == "small"):
+                    row[key] = self._mean(True, k, None, lbl, md)
+            row[f"ar{md}" if md is not None else "ar"] = self._mean(False, k, None, "all", md)
+            key = name
+            while key in out:  # two categories with one name: keep both rows
+                key = f"{key} (id {self.cat_ids[k]})"
+            out[key] = row
+        return out
+
+    def to_result(self, *, per_class: bool = True) -> EvalResult:
+        """An :class:`EvalResult` (protocol "coco") with the stats, per-class rows and the summary lines."""
+        p = self.params
+        summary: dict[str, Any] = {
+            "iou_type": p.iou_type,
+            "compat": self.compat,
+            "stats": [float(s) for s in self.stats],
+            "metrics": {n: float(s) for n, s in zip(self.stat_names, self.stats)},
+            **self.counts,
+            "params": p.to_dict(),
+        }
+        curves: dict[str, PRCurve] = {}
+        t50 = np.flatnonzero(p.iou_thrs == 0.5)
+        if p.use_cats and t50.size and "all" in p.area_lbl:
+            a = p.area_lbl.index("all")
+            for k, name in enumerate(self.cat_names):
+                prec = self.precision[t50[0], :, k, a, -1]
+                if (prec > -1).all():
+                    curves[name] = PRCurve(recall=p.rec_thrs.copy(), precision=prec.copy(),
+                                           scores=self.scores[t50[0], :, k, a, -1].copy())
+        return EvalResult(protocol="coco", summary=summary, per_class=self.per_class() if per_class else {},
+                          curves=curves, warnings=list(self.warnings), lines=list(self.lines))
+
+    def to_dict(self, *, arrays: bool = False) -> dict[str, Any]:
+        """JSON-ready dict; ``arrays=True`` adds ``precision``, ``recall`` and ``scores`` as nested lists."""
+        out = self.to_result().to_dict()
+        if arrays:
+            out["precision"] = self.precision.tolist()
+            out["recall"] = self.recall.tolist()
+            out["scores"] = self.scores.tolist()
+        return out
+
+    def to_json(self, *, arrays: bool = False, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(arrays=arrays), indent=indent)
+
+
+# ------------------------------------------------------------------------------------------------ summary
+
+
+def _summarize_value(
+    precision: np.ndarray, recall: np.ndarray, p: CocoParams, ap: bool, iou_thr: float | None, area: str,
+    max_det: int | None, k: int | None = None,
+) -> float:
+    """pycocotools' ``_summarize``: ``np.mean(s[s > -1])`` over the selected slice, −1 if empty."""
+    if max_det is None:
+        return -1.0
+    aind = [i for i, lbl in enumerate(p.area_lbl) if lbl == area]
+    mind = [i for i, m in enumerate(p.max_dets) if m == max_det]
+    if ap:
+        s = precision
+        if iou_thr is not None:
+            s = s[np.where(iou_thr == p.iou_thrs)[0]]
+        s = s[:, :, :, aind, mind] if k is None else s[:, :, k : k + 1, aind, mind]
+    else:
+        s = recall
+        if iou_thr is not None:
+            s = s[np.where(iou_thr == p.iou_thrs)[0]]
+        s = s[:, :, aind, mind] if k is None else s[:, k : k + 1, aind, mind]
+    sel = s[s > -1]
+    return -1.0 if len(sel) == 0 else float(np.mean(sel))
+
+
+def _stat_maxdet(p: CocoParams, compat: str, which: str) -> int | None:
+    """The maxDets value a summary stat uses. ``which``: 'ap' (stat 0), 'last' (stats 1-5, 8-11), '0', '1'."""
+    md = p.max_dets
+    if compat == "fixed":
+        if which in ("ap", "last"):
+            return md[-1]
+        return md[min(int(which), len(md) - 1)]
+    if p.iou_type == "keypoints":
+        return 20
+    if which == "ap":
+        return 100
+    idx = 2 if which == "last" else int(which)
+    return md[idx] if idx < len(md) else None
+
+
+def summarize(precision: np.ndarray, recall: np.ndarray, p: CocoParams, compat: str) -> tuple[np.ndarray, list[str]]:
+    """The 12 (10 for keypoints) summary numbers and pycocotools' printed lines."""
+    fmt = " {:<18} {} @[ IoU={:<9} | area={:>6s} | maxDets={:>3d} ] = {:0.3f}"
+    lines: list[str] = []
+
+    def one(ap: int, iou_thr: float | None = None, area: str = "all", max_det: int | None = 100) -> float:
+        value = _summarize_value(precision, recall, p, bool(ap), iou_thr, area, max_det)
+        title = "Average Precision" if ap == 1 else "Average Recall"
+        kind = "(AP)" if ap == 1 else "(AR)"
+        iou = f"{p.iou_thrs[0]:0.2f}:{p.iou_thrs[-1]:0.2f}" if iou_thr is None else f"{iou_thr:0.2f}"
+        lines.append(fmt.format(title, kind, iou, area, -1 if max_det is None else max_det, value))
+        return value
+
+    last = _stat_maxdet(p, compat, "last")
+    if p.iou_type == "keypoints":
+        md = _stat_maxdet(p, compat, "ap")
+        stats = [one(1, None, "all", md), one(1, 0.5, "all", md), one(1, 0.75, "all", md),
+                 one(1, None, "medium", md), one(1, None, "large", md), one(0, None, "all", md),
+                 one(0, 0.5, "all", md), one(0, 0.75, "all", md), one(0, None, "medium", md),
+                 one(0, None, "large", md)]
+    else:
+        stats = [one(1, None, "all", _stat_maxdet(p, compat, "ap")), one(1, 0.5, "all", last),
+                 one(1, 0.75, "all", last), one(1, None, "small", last), one(1, None, "medium", last),
+                 one(1, None, "large", last), one(0, None, "all", _stat_maxdet(p, compat, "0")),
+                 one(0, None, "all", _stat_maxdet(p, compat, "1")), one(0, None, "all", last),
+                 one(0, None, "small", last), one(0, None, "medium", last), one(0, None, "large", last)]
+    return np.array(stats, dtype=np.float64), lines
+
+
+# ------------------------------------------------------------------------------------------------ driver
+
+
+def _resolve_params(params: CocoParams | Any | None, iou_type: str | None) -> CocoParams:
+    if params is None:
+        return CocoParams.default(iou_type or "bbox")
+    if not isinstance(params, CocoParams):
+        if hasattr(params, "iouThrs"):
+            params = CocoParams.from_pycocotools(params)
+        elif isinstance(params, Mapping):
+            params = CocoParams.from_options(**{"iou_type": iou_type or "bbox", **params})
+        else:
+            raise ConfigError(f"params must be a CocoParams, a pycocotools Params or a dict, not {type(params).__name__}")
+    if iou_type is not None and iou_type != params.iou_type:
+        params = replace(params, iou_type=iou_type)
+    params = replace(params).validated()
+    if (np.diff(params.rec_thrs) < 0).any():
+        raise ConfigError("rec_thrs must be in ascending order")
+    return params
+
+
+def _selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np.ndarray:
+    """Indices (into sorted ``ids``) of the evaluated ids; all by default."""
+    if wanted is None:
+        return np.arange(ids.shape[0])
+    w = np.unique(np.asarray(list(wanted)))
+    if w.size and ids.size and w.dtype.kind != ids.dtype.kind and not (w.dtype.kind in "iu" and ids.dtype.kind in "iu"):
+        raise ConfigError(f"{what} ids have the wrong type")
+    pos = np.searchsorted(ids, w)
+    bad = (pos >= ids.shape[0]) | (ids[np.minimum(pos, max(ids.shape[0] - 1, 0))] != w) if ids.size else np.ones(w.shape, bool)
+    if bad.any():
+        raise ConfigError(f"{what} id {w[np.flatnonzero(bad)[0]]!r} is not in the ground truth")
+    return pos
+
+
+def match_coco(gt: CocoGroundTruth, res: CocoResults, params: CocoParams, compat: str = "pycocotools") -> tuple[MatchTable, dict[str, int], list[str]]:
+    """Run the matching stage on columnar inputs; returns the compact :class:`MatchTable` plus counts."""
+    if compat not in COMPAT_MODES:
+        raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
+    warnings: list[str] = []
+    img_sel = _selection(gt.image_ids, params.img_ids, "image")
+    cat_sel = _selection(gt.cat_ids, params.cat_ids, "category")
+    img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
+    img_map[img_sel] = np.arange(img_sel.shape[0])
+    cat_map = np.full(gt.cat_ids.shape[0], -1, dtype=np.int64)
+    cat_map[cat_sel] = np.arange(cat_sel.shape[0])
+    n_img = int(img_sel.shape[0])
+    n_cat_sel = int(cat_sel.shape[0])
+
+    g_img, g_cat = img_map[gt.img], cat_map[gt.cat]
+    gkeep = np.flatnonzero((g_img >= 0) & (g_cat >= 0))
+    d_img, d_cat = img_map[res.img], cat_map[res.cat]
+    dkeep = np.flatnonzero((d_img >= 0) & (d_cat >= 0))
+    if dkeep.shape[0] < len(res):
+        warnings.append(f"{len(res) - dkeep.shape[0]} detections outside the selected images/categories "
+                        f"were not evaluated")
+    g_img, g_cat, d_img, d_cat = g_img[gkeep], g_cat[gkeep], d_img[dkeep], d_cat[dkeep]
+    g_pos = gkeep.astype(np.int64)
+    d_pos = dkeep.astype(np.int64)
+    if params.use_cats:
+        n_cats = n_cat_sel
+        g_order, d_order = g_pos, d_pos
+    else:  # one group per image; pycocotools concatenates its lists category by category
+        n_cats = 1
+        g_order = g_cat * (len(gt) + 1) + g_pos
+        d_order = d_cat * (len(res) + 1) + d_pos
+        g_cat = np.zeros_like(g_cat)
+        d_cat = np.zeros_like(d_cat)
+
+    crowd = gt.iscrowd[gkeep]
+    ignore = crowd.copy() if compat == "pycocotools" else crowd | gt.ignore[gkeep]
+    if params.iou_type == "keypoints":
+        ignore = ignore | (gt.num_keypoints[gkeep] == 0)
+
+    iou_type = params.iou_type
+    if iou_type == "bbox":
+        dbox, gbox = res.bbox[dkeep], gt.bbox[gkeep]
+
+        def iou_fn(di, gi, bs, bnd, bng):
+            return bbox_iou_pairs(dbox, gbox, crowd, di, gi)
+    elif iou_type == "keypoints":
+        if res.keypoints is None or gt.keypoints is None:
+            raise InputFormatError("keypoints evaluation needs keypoints in the ground truth and the results")
+        sig = params.kpt_oks_sigmas
+        if len(res) and res.keypoints.shape[1] != 3 * sig.shape[0]:
+            raise ValidationError(f"results have {res.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
+                                  file=res.source)
+        if len(gt) and gt.keypoints.shape[1] != 3 * sig.shape[0]:
+            raise ValidationError(f"ground truth has {gt.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
+                                  file=gt.source)
+        dkp, gkp = res.keypoints[dkeep], gt.keypoints[gkeep]
+        gbox, garea = gt.bbox[gkeep], gt.area[gkeep]
+
+        def iou_fn(di, gi, bs, bnd, bng):
+            return oks_pairs(dkp, gkp, gbox, garea, sig, di, gi)
+    else:
+        grles = _gt_rles(gt, gkeep)
+        drles = _dt_rles(res, dkeep, gt)
+
+        def iou_fn(di, gi, bs, bnd, bng):
+            return segm_iou_blocks(drles, grles, crowd, di, gi, bs, bnd, bng)
+
+    table = match_groups(
+        n_imgs=n_img, n_cats=n_cats, iou_thrs=params.iou_thrs, area_rng=params.area_rng,
+        max_det=params.max_dets[-1], d_img=d_img, d_cat=d_cat, d_score=res.score[dkeep], d_order=d_order,
+        d_area=res.area[dkeep], g_img=g_img, g_cat=g_cat, g_order=g_order, g_area=gt.area[gkeep],
+        g_crowd=crowd, g_ignore=ignore, g_id=gt.ann_id[gkeep], iou_fn=iou_fn,
+        id0_unmatched=(compat == "pycocotools"),
+    )
+    counts = {"n_images": n_img, "n_categories": n_cat_sel, "n_gt": int(gkeep.shape[0]),
+              "n_dt": int(dkeep.shape[0]), "n_dt_evaluated": len(table)}
+    return table, counts, warnings
+
+
+def _gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> list:
+    if gt.segmentation is None:
+        raise InputFormatError("segm evaluation needs 'segmentation' in the ground truth", file=gt.source)
+    out = []
+    for i in keep.tolist():
+        s = gt.segmentation[i]
+        if isinstance(s, dict) and not isinstance(s.get("counts"), list):
+            out.append(s)
+        else:
+            h, w = (int(v) for v in gt.image_hw[gt.img[i]])
+            out.append(to_rle(s, h, w, gt.source, f"annotations[{i}]"))
+    return out
+
+
+def _dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> list:
+    if res.segmentation is None:
+        raise InputFormatError("segm evaluation needs 'segmentation' in the results", file=res.source)
+    out = []
+    for i in keep.tolist():
+        s = res.segmentation[i]
+        if s is None:
+            raise InputFormatError("missing field 'segmentation'", file=res.source, record=i)
+        if isinstance(s, dict) and not isinstance(s.get("counts"), list):
+            out.append(s)
+        else:
+            h, w = (int(v) for v in gt.image_hw[res.img[i]])
+            out.append(to_rle(s, h, w, res.source, i))
+    return out
+
+
+def _finish(table: MatchTable, params: CocoParams, compat: str, gt: CocoGroundTruth, counts: dict[str, int],
+            warnings: list[str]) -> CocoEvaluation:
+    precision, recall, scores = accumulate(table, params.rec_thrs, params.max_dets)
+    stats, lines = summarize(precision, recall, params, compat)
+    cat_sel = _selection(gt.cat_ids, params.cat_ids, "category")
+    if compat == "pycocotools" and len(params.max_dets) < 3 and params.iou_type != "keypoints":
+        warnings.append("fewer than 3 maxDets: pycocotools would crash; the stats that need maxDets[2] are -1")
+    if compat == "pycocotools":
+        zero_ids = int(np.count_nonzero(gt.ann_id == 0))
+        if zero_ids:
+            warnings.append("a ground-truth annotation has id 0: as in pycocotools its matches count as "
+                            "unmatched (use compat='fixed' to match it normally)")
+    return CocoEvaluation(
+        params=params, compat=compat, precision=precision, recall=recall, scores=scores, stats=stats,
+        lines=lines, cat_ids=gt.cat_ids[cat_sel].tolist() if params.use_cats else [-1],
+        cat_names=[gt.cat_names[i] for i in cat_sel.tolist()] if params.use_cats else ["all"],
+        counts=counts, warnings=warnings + gt.warnings,
+    )
+
+
+def evaluate_coco(
+    gt: Any,
+    results: Any,
+    *,
+    iou_type: str | None = None,
+    params: CocoParams | Any | None = None,
+    compat: str = "pycocotools",
+) -> CocoEvaluation:
+    """Evaluate ``results`` against ``gt`` with the COCO protocol (see the module docstring).
+
+    ``gt``: a path, a parsed dict, a pycocotools ``COCO`` or a :class:`CocoGroundTruth`; ``results``: a path,
+    a list of dicts, an N×7 array, a pycocotools ``COCO`` (from ``loadRes``) or a :class:`CocoResults`.
+    ``iou_type``: "bbox" (default), "segm" or "keypoints"; ``params``: a :class:`CocoParams`, a pycocotools
+    ``Params`` or a dict of options; ``compat``: "pycocotools" (default) or "fixed".
+    """
+    if compat not in COMPAT_MODES:
+        raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
+    p = _resolve_params(params, iou_type)
+    g = load_coco_gt(gt, keep_segmentation=p.iou_type == "segm", need_keypoints=p.iou_type == "keypoints")
+    r = load_coco_results(results, g, iou_type=p.iou_type)
+    table, counts, warnings = match_coco(g, r, p, compat)
+    return _finish(table, p, compat, g, counts, warnings + r.warnings)
+
+
+def _xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
+    if box_format == "xywh":
+        return boxes
+    if box_format == "xyxy":
+        return np.stack([boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]], axis=1)
+    raise ConfigError(f"unknown box_format {box_format!r}: use 'xyxy' or 'xywh'")
+
+
+def evaluate_coco_arrays(
+    preds: Sequence[Mapping[str, Any]],
+    targets: Sequence[Mapping[str, Any]],
+    *,
+    box_format: str = "xyxy",
+    params: CocoParams | Any | None = None,
+    compat: str = "pycocotools",
+    class_names: Mapping[int, str] | None = None,
+) -> CocoEvaluation:
+    """COCO bbox evaluation from per-image arrays (the shape a training loop produces).
+
+    ``preds[i]``: ``{"boxes": (n, 4), "scores": (n,), "labels": (n,)}``; ``targets[i]``: ``{"boxes": (g, 4),
+    "labels": (g,), "iscrowd": (g,) optional, "area": (g,) optional (default: box area w·h)}``. Image i has
+    id i; categories are the labels seen in targets or predictions. ``xyxy`` boxes are converted to COCO
+    ``[x, y, w, h]`` as ``w = x2 − x1`` (so a result is identical to pycocotools fed the converted boxes).
+    """
+    if len(preds) != len(targets):
+        raise InputFormatError(f"{len(preds)} prediction entries for {len(targets)} target entries")
+
+    def cat_arrays(items: Sequence[Mapping[str, Any]], key: str, what: str, shape: tuple[int, ...], dtype) -> list:
+        out = []
+        for i, it in enumerate(items):
+            if key not in it:
+                raise InputFormatError(f"missing {key!r}", file=f"<{what}>", record=i)
+            arr = np.asarray(it[key], dtype=dtype)
+            out.append(arr.reshape((-1, *shape)) if arr.size or shape else arr.reshape(-1, *shape))
+        return out
+
+    pb = cat_arrays(preds, "boxes", "preds", (4,), np.float64)
+    ps = cat_arrays(preds, "scores", "preds", (), np.float64)
+    pl = cat_arrays(preds, "labels", "preds", (), np.int64)
+    tb = cat_arrays(targets, "boxes", "targets", (4,), np.float64)
+    tl = cat_arrays(targets, "labels", "targets", (), np.int64)
+    for i in range(len(preds)):
+        if not (pb[i].shape[0] == ps[i].shape[0] == pl[i].shape[0]):
+            raise InputFormatError("boxes, scores and labels differ in length", file="<preds>", record=i)
+        if tb[i].shape[0] != tl[i].shape[0]:
+            raise InputFormatError("boxes and labels differ in length", file="<targets>", record=i)
+    n_img = len(preds)
+    d_img = np.repeat(np.arange(n_img), [b.shape[0] for b in pb])
+    g_img = np.repeat(np.arange(n_img), [b.shape[0] for b in tb])
+    dbox = _xywh(np.concatenate(pb) if pb else np.zeros((0, 4)), box_format)
+    gbox = _xywh(np.concatenate(tb) if tb else np.zeros((0, 4)), box_format)
+    score = np.concatenate(ps) if ps else np.zeros(0)
+    dlab = np.concatenate(pl) if pl else np.zeros(0, np.int64)
+    glab = np.concatenate(tl) if tl else np.zeros(0, np.int64)
+    crowd = np.concatenate([np.asarray(t.get("iscrowd", np.zeros(len(tl[i]))), dtype=np.float64).reshape(-1)
+                            for i, t in enumerate(targets)]) != 0 if targets else np.zeros(0, bool)
+    area = np.concatenate([
+        np.asarray(t["area"], dtype=np.float64).reshape(-1) if t.get("area") is not None
+        else (lambda b: b[:, 2] * b[:, 3])(_xywh(tb[i], box_format)) for i, t in enumerate(targets)
+    ]) if targets else np.zeros(0)
+    for what, arr, n in (("iscrowd", crowd, gbox.shape[0]), ("area", area, gbox.shape[0])):
+        if arr.shape[0] != n:
+            raise InputFormatError(f"targets: {what} differs in length from boxes")
+    for what, arr in (("prediction boxes", dbox), ("target boxes", gbox), ("scores", score), ("area", area)):
+        bad = ~np.isfinite(arr.reshape(arr.shape[0], -1)).all(axis=1)
+        if bad.any():
+            raise ValidationError(f"{what} are not finite", record=int(np.flatnonzero(bad)[0]))
+    for what, b in (("prediction", dbox), ("target", gbox)):
+        neg = (b[:, 2] < 0) | (b[:, 3] < 0)
+        if neg.any():
+            raise ValidationError(f"{what} box with negative width or height", record=int(np.flatnonzero(neg)[0]))
+    cat_ids = np.unique(np.concatenate([glab, dlab]))
+    names = [str(class_names.get(int(c), c)) if class_names else str(c) for c in cat_ids.tolist()]
+    g = CocoGroundTruth(
+        image_ids=np.arange(n_img), image_hw=np.full((n_img, 2), -1), cat_ids=cat_ids, cat_names=names,
+        ann_id=np.arange(1, gbox.shape[0] + 1), img=g_img, cat=np.searchsorted(cat_ids, glab), bbox=gbox,
+        area=area, iscrowd=crowd, ignore=np.zeros(gbox.shape[0], bool),
+        num_keypoints=np.full(gbox.shape[0], -1), source="<targets>",
+    )
+    r = CocoResults(img=d_img, cat=np.searchsorted(cat_ids, dlab), score=score, bbox=dbox,
+                    area=dbox[:, 2] * dbox[:, 3], source="<preds>")
+    p = _resolve_params(params, "bbox")
+    table, counts, warnings = match_coco(g, r, p, compat)
+    return _finish(table, p, compat, g, counts, warnings)

@@ -1,0 +1,506 @@
+"""COCO ground truth and results → columnar numpy tables.
+
+Accepted inputs (``load_coco_gt`` / ``load_coco_results``):
+
+* a path to a JSON file (parsed with ``orjson`` when installed, else ``json``; the garbage collector is off
+  while the millions of small objects are built, which roughly halves parse time on large files);
+* the parsed JSON (a dict for ground truth, a list of dicts for results);
+* a ``pycocotools.coco.COCO`` object (its ``dataset``);
+* for results, an N×7 numpy array ``[image_id, x, y, w, h, score, category_id]`` as in pycocotools'
+  ``loadNumpyAnnotations``.
+
+Only the fields the COCO protocol reads are extracted, into arrays of length N. Validation raises a
+:class:`~deteval.errors.DetevalError` naming the file and the record (``annotations[17]`` for ground truth,
+the JSON array index for results): unknown image or category id, a bbox that is not 4 numbers, NaN or inf,
+negative width or height, duplicate ids. An empty results list is valid (pycocotools crashes on it).
+
+Detection ``area`` follows pycocotools' ``loadRes``, which decides from the *first* result record: if it
+has a non-empty ``bbox``, every detection's area is ``w*h`` (even for segm evaluation); else if it has a
+``segmentation``, the mask area; else (keypoints) the area of the keypoints' extent. A result loaded from a
+pycocotools ``COCO`` object keeps the ``area`` already set on it.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from dataclasses import dataclass, field
+from itertools import chain
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from deteval.errors import InputFormatError, ValidationError
+
+try:  # optional accelerator
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - exercised only without orjson
+    _orjson = None
+
+__all__ = ["CocoGroundTruth", "CocoResults", "load_coco_gt", "load_coco_results", "read_json"]
+
+
+def read_json(path: str | PathLike[str]) -> Any:
+    """Parse a JSON file (orjson when available) with the garbage collector paused."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputFormatError(f"cannot read file: {exc.strerror or exc}", file=p) from None
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if _orjson is not None:
+            return _orjson.loads(data)
+        return json.loads(data)
+    except ValueError as exc:
+        raise InputFormatError(f"invalid JSON: {exc}", file=p) from None
+    finally:
+        if enabled:
+            gc.enable()
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+def _rec(where: str | None, i: int) -> str | int:
+    return i if where is None else f"{where}[{i}]"
+
+
+def _field(records: list, key: str, file: str, where: str | None, default: Any = ...) -> list:
+    """``[r[key] for r in records]`` with a precise error for a non-object or a missing key."""
+    try:
+        if default is ...:
+            return [r[key] for r in records]
+        return [r.get(key, default) for r in records]
+    except (KeyError, TypeError, AttributeError):
+        for i, r in enumerate(records):
+            if not isinstance(r, dict):
+                raise InputFormatError(f"expected a JSON object, got {type(r).__name__}", file=file,
+                                       record=_rec(where, i)) from None
+            if default is ... and key not in r:
+                raise InputFormatError(f"missing field {key!r}", file=file, record=_rec(where, i)) from None
+        raise  # pragma: no cover - unreachable
+
+
+def _first_bad(values: list, ok) -> int:
+    for i, v in enumerate(values):
+        if not ok(v):
+            return i
+    return -1  # pragma: no cover
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _floats(values: list, what: str, file: str, where: str | None) -> np.ndarray:
+    n = len(values)
+    try:
+        arr = np.fromiter(values, dtype=np.float64, count=n)
+        if n and not all(map(_is_number, values)):  # fromiter would silently parse "1.5" or True
+            raise TypeError
+    except (TypeError, ValueError):
+        i = _first_bad(values, _is_number)
+        raise InputFormatError(f"{what} must be a number, got {values[i]!r}", file=file,
+                               record=_rec(where, i)) from None
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(f"{what} is {values[i]!r}: must be finite", file=file, record=_rec(where, i))
+    return arr
+
+
+def _boxes(values: list, file: str, where: str | None) -> np.ndarray:
+    """An N×4 float64 array of COCO ``[x, y, w, h]`` boxes, validated."""
+    n = len(values)
+    try:
+        lens = np.fromiter(map(len, values), dtype=np.int64, count=n)
+    except TypeError:
+        i = _first_bad(values, lambda b: isinstance(b, (list, tuple, np.ndarray)))
+        raise InputFormatError(f"bbox must be a list of 4 numbers, got {values[i]!r}", file=file,
+                               record=_rec(where, i)) from None
+    if n and (lens != 4).any():
+        i = int(np.flatnonzero(lens != 4)[0])
+        raise InputFormatError(f"bbox must have 4 numbers [x, y, w, h], got {len(values[i])}", file=file,
+                               record=_rec(where, i))
+    try:
+        flat = np.fromiter(chain.from_iterable(values), dtype=np.float64, count=4 * n)
+        if n and not all(_is_number(v) for b in values for v in b):
+            raise TypeError
+    except (TypeError, ValueError):
+        i = _first_bad(values, lambda b: all(_is_number(v) or isinstance(v, np.floating) for v in b))
+        raise InputFormatError(f"bbox must hold numbers, got {values[i]!r}", file=file,
+                               record=_rec(where, i)) from None
+    boxes = flat.reshape(n, 4)
+    bad = ~np.isfinite(boxes).all(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(f"bbox {values[i]!r} is not finite", file=file, record=_rec(where, i))
+    neg = (boxes[:, 2] < 0) | (boxes[:, 3] < 0)
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise ValidationError(f"bbox {values[i]!r} has a negative width or height", file=file,
+                              record=_rec(where, i))
+    return boxes
+
+
+def _id_array(values: list, what: str, file: str, where: str | None) -> np.ndarray:
+    """Ids as int64 (or str) array; floats with integral values are taken as ints, like a Python dict would."""
+    if not values:
+        return np.zeros(0, dtype=np.int64)
+    if all(type(v) is int for v in values):
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:
+            raise InputFormatError(f"{what} does not fit in 64 bits", file=file) from None
+    if all(isinstance(v, str) for v in values):
+        return np.array(values, dtype=str)
+    if all(_is_number(v) for v in values):
+        arr = np.array(values, dtype=np.float64)
+        if np.isfinite(arr).all() and (arr == np.round(arr)).all():
+            return arr.astype(np.int64)
+    i = _first_bad(values, lambda v: type(v) is int)
+    raise InputFormatError(f"{what} must be an integer (or all ids strings), got {values[i]!r}", file=file,
+                           record=_rec(where, i))
+
+
+def _index_of(ids: np.ndarray, table: np.ndarray, what: str, file: str, where: str | None) -> np.ndarray:
+    """Position of each id in the sorted unique ``table``; an unknown id raises naming the record."""
+    if ids.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if table.size == 0 or (ids.dtype.kind == "U") != (table.dtype.kind == "U"):
+        raise ValidationError(f"unknown {what} {ids[0]!r}", file=file, record=_rec(where, 0))
+    pos = np.searchsorted(table, ids)
+    pos_c = np.minimum(pos, table.size - 1)
+    bad = table[pos_c] != ids
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(f"unknown {what} {ids[i]!r}", file=file, record=_rec(where, i))
+    return pos_c.astype(np.int64)
+
+
+def _unique_ids(ids: np.ndarray, what: str, file: str, where: str) -> np.ndarray:
+    uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        j = int(np.flatnonzero(counts > 1)[0])
+        dup = np.flatnonzero(ids == uniq[j])
+        raise ValidationError(f"duplicate {what} {uniq[j]!r} (also at index {int(dup[0])})", file=file,
+                              record=f"{where}[{int(dup[1])}]")
+    return uniq
+
+
+# --------------------------------------------------------------------------------------------- tables
+
+
+@dataclass
+class CocoGroundTruth:
+    """Columnar COCO ground truth. Images and categories are sorted by id (pycocotools' order).
+
+    Annotation arrays (length N, in file order): ``ann_id``, ``img`` (index into ``image_ids``), ``cat``
+    (index into ``cat_ids``), ``bbox`` (N×4 xywh), ``area``, ``iscrowd``, ``ignore`` (the user's ``ignore``
+    flag, False when absent), ``num_keypoints`` (-1 when absent), ``keypoints`` (N×3K or None),
+    ``segmentation`` (the raw objects, kept only when asked for).
+    """
+
+    image_ids: np.ndarray
+    image_hw: np.ndarray
+    cat_ids: np.ndarray
+    cat_names: list[str]
+    ann_id: np.ndarray
+    img: np.ndarray
+    cat: np.ndarray
+    bbox: np.ndarray
+    area: np.ndarray
+    iscrowd: np.ndarray
+    ignore: np.ndarray
+    num_keypoints: np.ndarray
+    keypoints: np.ndarray | None = None
+    segmentation: list | None = None
+    source: str = "<in-memory ground truth>"
+    warnings: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.ann_id.shape[0])
+
+
+@dataclass
+class CocoResults:
+    """Columnar COCO results (length N, in input order; ``det_id`` = 1..N as loadRes assigns)."""
+
+    img: np.ndarray
+    cat: np.ndarray
+    score: np.ndarray
+    bbox: np.ndarray
+    area: np.ndarray
+    keypoints: np.ndarray | None = None
+    segmentation: list | None = None
+    kind: str = "bbox"
+    source: str = "<in-memory results>"
+    warnings: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.score.shape[0])
+
+
+def _is_coco_object(obj: Any) -> bool:
+    return hasattr(obj, "dataset") and hasattr(obj, "createIndex") and isinstance(obj.dataset, dict)
+
+
+def _keypoint_matrix(values: list, file: str, where: str | None, what: str) -> np.ndarray:
+    n = len(values)
+    try:
+        lens = np.fromiter(map(len, values), dtype=np.int64, count=n)
+    except TypeError:
+        i = _first_bad(values, lambda b: isinstance(b, (list, tuple, np.ndarray)))
+        raise InputFormatError(f"{what} must be a list of numbers", file=file, record=_rec(where, i)) from None
+    if n == 0:
+        return np.zeros((0, 0), dtype=np.float64)
+    if (lens != lens[0]).any() or lens[0] % 3:
+        i = int(np.flatnonzero(lens != lens[0])[0]) if (lens != lens[0]).any() else 0
+        raise InputFormatError(f"{what} must have 3K numbers, the same K for every record (got {int(lens[i])})",
+                               file=file, record=_rec(where, i))
+    try:
+        flat = np.fromiter(chain.from_iterable(values), dtype=np.float64, count=int(lens.sum()))
+    except (TypeError, ValueError):
+        raise InputFormatError(f"{what} must hold numbers", file=file) from None
+    mat = flat.reshape(n, int(lens[0]))
+    bad = ~np.isfinite(mat).all(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(f"{what} are not finite", file=file, record=_rec(where, i))
+    return mat
+
+
+def load_coco_gt(source: Any, *, keep_segmentation: bool = False, need_keypoints: bool = False) -> CocoGroundTruth:
+    """Load COCO ground truth (path, parsed dict or pycocotools ``COCO``) into a :class:`CocoGroundTruth`.
+
+    Required per annotation: ``id``, ``image_id``, ``category_id``, ``bbox``, ``area``, ``iscrowd`` (pycocotools
+    reads all of them); ``segmentation`` for segm, ``keypoints`` and ``num_keypoints`` for keypoints.
+    """
+    if isinstance(source, CocoGroundTruth):
+        return source
+    if _is_coco_object(source):
+        data, file = source.dataset, "<pycocotools COCO ground truth>"
+    elif isinstance(source, (str, PathLike)):
+        file = str(source)
+        data = read_json(source)
+    elif isinstance(source, dict):
+        data, file = source, "<in-memory ground truth>"
+    else:
+        raise InputFormatError(f"ground truth must be a path, a dict or a pycocotools COCO, not {type(source).__name__}")
+    if not isinstance(data, dict):
+        raise InputFormatError("ground truth JSON must be an object with images, categories, annotations", file=file)
+    for key in ("images", "categories"):
+        if not isinstance(data.get(key), list):
+            raise InputFormatError(f"missing or invalid {key!r} list", file=file)
+    anns = data.get("annotations", [])
+    if not isinstance(anns, list):
+        raise InputFormatError("'annotations' must be a list", file=file)
+    images, cats = data["images"], data["categories"]
+
+    img_ids_file = _id_array(_field(images, "id", file, "images"), "image id", file, "images")
+    image_ids = _unique_ids(img_ids_file, "image id", file, "images")
+    order = np.argsort(img_ids_file, kind="stable")
+    hw = np.full((len(images), 2), -1, dtype=np.int64)
+    if keep_segmentation:
+        h = _field(images, "height", file, "images", default=-1)
+        w = _field(images, "width", file, "images", default=-1)
+        hw = np.stack([np.asarray(h, dtype=np.int64), np.asarray(w, dtype=np.int64)], axis=1)
+    image_hw = hw[order]
+
+    cat_ids_file = _id_array(_field(cats, "id", file, "categories"), "category id", file, "categories")
+    cat_ids = _unique_ids(cat_ids_file, "category id", file, "categories")
+    names_file = [str(c.get("name", c["id"])) for c in cats]
+    corder = np.argsort(cat_ids_file, kind="stable")
+    cat_names = [names_file[i] for i in corder]
+
+    where = "annotations"
+    ann_id = _id_array(_field(anns, "id", file, where), "annotation id", file, where)
+    if ann_id.dtype.kind == "U":
+        raise InputFormatError("annotation ids must be integers", file=file, record=f"{where}[0]")
+    _unique_ids(ann_id, "annotation id", file, where)
+    img = _index_of(_id_array(_field(anns, "image_id", file, where), "image_id", file, where), image_ids,
+                    "image_id", file, where)
+    cat = _index_of(_id_array(_field(anns, "category_id", file, where), "category_id", file, where), cat_ids,
+                    "category_id", file, where)
+    bbox = _boxes(_field(anns, "bbox", file, where), file, where)
+    area = _floats(_field(anns, "area", file, where), "area", file, where)
+    crowd_raw = _field(anns, "iscrowd", file, where)
+    iscrowd = _floats([int(v) if isinstance(v, bool) else v for v in crowd_raw], "iscrowd", file, where) != 0
+    ign_raw = _field(anns, "ignore", file, where, default=0)
+    ignore = _floats([int(v) if isinstance(v, bool) else v for v in ign_raw], "ignore", file, where) != 0
+    nk = np.full(len(anns), -1, dtype=np.int64)
+    keypoints = None
+    if need_keypoints:
+        nk = _floats(_field(anns, "num_keypoints", file, where), "num_keypoints", file, where).astype(np.int64)
+        keypoints = _keypoint_matrix(_field(anns, "keypoints", file, where), file, where, "keypoints")
+    segmentation = _field(anns, "segmentation", file, where) if keep_segmentation else None
+    return CocoGroundTruth(
+        image_ids=image_ids, image_hw=image_hw, cat_ids=cat_ids, cat_names=cat_names, ann_id=ann_id, img=img,
+        cat=cat, bbox=bbox, area=area, iscrowd=iscrowd, ignore=ignore, num_keypoints=nk, keypoints=keypoints,
+        segmentation=segmentation, source=file,
+    )
+
+
+def _results_from_array(arr: np.ndarray, gt: CocoGroundTruth, file: str) -> CocoResults:
+    if arr.ndim != 2 or arr.shape[1] != 7:
+        raise InputFormatError(f"a results array must be N×7 [image_id, x, y, w, h, score, category_id], "
+                               f"got shape {arr.shape}", file=file)
+    a = np.asarray(arr, dtype=np.float64)
+    bad = ~np.isfinite(a).all(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(f"row {a[i].tolist()} is not finite", file=file, record=i)
+    bbox = a[:, 1:5].copy()
+    neg = (bbox[:, 2] < 0) | (bbox[:, 3] < 0)
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise ValidationError(f"bbox {bbox[i].tolist()} has a negative width or height", file=file, record=i)
+    img = _index_of(a[:, 0].astype(np.int64), gt.image_ids, "image_id", file, None)
+    cat = _index_of(a[:, 6].astype(np.int64), gt.cat_ids, "category_id", file, None)
+    return CocoResults(img=img, cat=cat, score=a[:, 5].copy(), bbox=bbox, area=bbox[:, 2] * bbox[:, 3],
+                       kind="bbox", source=file)
+
+
+def load_coco_results(source: Any, gt: CocoGroundTruth, *, iou_type: str = "bbox") -> CocoResults:
+    """Load detection results (path, list of dicts, N×7 array or pycocotools ``COCO``) against ``gt``.
+
+    The input is never modified (pycocotools' loadRes writes ``area``, ``id`` and ``iscrowd`` into the
+    caller's dicts; the same values are computed here into arrays).
+    """
+    if isinstance(source, CocoResults):
+        return source
+    from_coco = False
+    if _is_coco_object(source):
+        records, file, from_coco = source.dataset.get("annotations", []), "<pycocotools COCO results>", True
+    elif isinstance(source, (str, PathLike)):
+        file = str(source)
+        records = read_json(source)
+    elif isinstance(source, np.ndarray):
+        return _results_from_array(source, gt, "<numpy results array>")
+    elif isinstance(source, (list, tuple)):
+        records, file = list(source), "<in-memory results>"
+    else:
+        raise InputFormatError(f"results must be a path, a list of dicts, an N×7 array or a pycocotools COCO, "
+                               f"not {type(source).__name__}")
+    if not isinstance(records, list):
+        raise InputFormatError("results JSON must be a list of objects", file=file)
+    n = len(records)
+    if n == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return CocoResults(img=z, cat=z.copy(), score=np.zeros(0), bbox=np.zeros((0, 4)), area=np.zeros(0),
+                           keypoints=np.zeros((0, 0)) if iou_type == "keypoints" else None,
+                           segmentation=[] if iou_type == "segm" else None, kind="bbox", source=file)
+    first = records[0]
+    if not isinstance(first, dict):
+        raise InputFormatError(f"expected a JSON object, got {type(first).__name__}", file=file, record=0)
+    if "bbox" in first and first["bbox"] != []:
+        kind = "bbox"
+    elif "segmentation" in first:
+        kind = "segm"
+    elif "keypoints" in first:
+        kind = "keypoints"
+    else:
+        raise InputFormatError("a result needs a bbox, a segmentation or keypoints", file=file, record=0)
+
+    img = _index_of(_id_array(_field(records, "image_id", file, None), "image_id", file, None), gt.image_ids,
+                    "image_id", file, None)
+    cat = _index_of(_id_array(_field(records, "category_id", file, None), "category_id", file, None), gt.cat_ids,
+                    "category_id", file, None)
+    score = _floats(_field(records, "score", file, None), "score", file, None)
+
+    segmentation = None
+    keypoints = None
+    if iou_type == "segm" or kind == "segm":
+        segmentation = _field(records, "segmentation", file, None, default=None)
+    if iou_type == "keypoints" or kind == "keypoints":
+        keypoints = _keypoint_matrix(_field(records, "keypoints", file, None), file, None, "keypoints")
+
+    if kind == "bbox" or (kind == "segm" or from_coco) and all("bbox" in r for r in records):
+        bbox = _boxes(_field(records, "bbox", file, None), file, None)
+    elif kind == "segm":
+        bbox = _mask_boxes(segmentation, img, gt, file)
+    else:  # keypoints: the extent of the keypoints (loadRes)
+        x, y = keypoints[:, 0::3], keypoints[:, 1::3]
+        x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
+        bbox = np.stack([x0, y0, x1 - x0, y1 - y0], axis=1)
+
+    if from_coco:
+        area = _floats(_field(records, "area", file, None), "area", file, None)
+    elif kind == "bbox":
+        area = bbox[:, 2] * bbox[:, 3]
+    elif kind == "segm":
+        area = _mask_areas(segmentation, img, gt, file)
+    else:
+        x, y = keypoints[:, 0::3], keypoints[:, 1::3]
+        area = (x.max(axis=1) - x.min(axis=1)) * (y.max(axis=1) - y.min(axis=1))
+    if iou_type == "segm" and kind == "bbox":
+        # loadRes gives a bbox-only result the box polygon as its segmentation
+        segmentation = [
+            s if s is not None else [[b[0], b[1], b[0], b[1] + b[3], b[0] + b[2], b[1] + b[3], b[0] + b[2], b[1]]]
+            for s, b in zip(segmentation, bbox.tolist())
+        ]
+    return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=area, keypoints=keypoints,
+                       segmentation=segmentation, kind=kind, source=file)
+
+
+def to_rle(segm: Any, h: int, w: int, file: str, record: str | int) -> Any:
+    """pycocotools' ``annToRLE``: polygons are merged into one RLE, uncompressed RLE is compressed."""
+    from pycocotools import mask as mask_utils
+
+    try:
+        if isinstance(segm, list):
+            return mask_utils.merge(mask_utils.frPyObjects(segm, h, w))
+        if isinstance(segm, dict) and isinstance(segm.get("counts"), list):
+            return mask_utils.frPyObjects(segm, h, w)
+        if isinstance(segm, dict) and "counts" in segm and "size" in segm:
+            return segm
+    except (TypeError, ValueError, IndexError, Exception) as exc:  # pycocotools raises bare Exception
+        raise InputFormatError(f"invalid segmentation: {exc}", file=file, record=record) from None
+    raise InputFormatError(f"invalid segmentation {str(segm)[:60]!r}", file=file, record=record)
+
+
+def _image_hw(gt: CocoGroundTruth, img: int, file: str, record: Any) -> tuple[int, int]:
+    h, w = (int(v) for v in gt.image_hw[img])
+    if h < 0 or w < 0:
+        raise InputFormatError(f"image {gt.image_ids[img]!r} has no height/width (needed for polygons)",
+                               file=file, record=record)
+    return h, w
+
+
+def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> list:
+    out = []
+    for i, s in enumerate(segmentation):
+        if s is None:
+            raise InputFormatError("missing field 'segmentation'", file=file, record=i)
+        if isinstance(s, dict) and not isinstance(s.get("counts"), list):
+            out.append(s)
+            continue
+        out.append(to_rle(s, *_image_hw(gt, int(img[i]), file, i), file, i))
+    return out
+
+
+def _mask_areas(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> np.ndarray:
+    from pycocotools import mask as mask_utils
+
+    rles = _rles(segmentation, img, gt, file)
+    try:
+        # chunks of <= 255: pycocotools' _mask.area builds a uint8 array of the count (fails beyond 255 on numpy 2)
+        return np.concatenate([np.asarray(mask_utils.area(rles[i : i + 255]), dtype=np.float64).reshape(-1)
+                               for i in range(0, len(rles), 255)] or [np.zeros(0)])
+    except Exception as exc:
+        raise InputFormatError(f"invalid RLE segmentation: {exc}", file=file) from None
+
+
+def _mask_boxes(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> np.ndarray:
+    from pycocotools import mask as mask_utils
+
+    rles = _rles(segmentation, img, gt, file)
+    try:
+        return np.concatenate([np.asarray(mask_utils.toBbox(rles[i : i + 255]), dtype=np.float64).reshape(-1, 4)
+                               for i in range(0, len(rles), 255)] or [np.zeros((0, 4))])
+    except Exception as exc:
+        raise InputFormatError(f"invalid RLE segmentation: {exc}", file=file) from None
