@@ -11,11 +11,11 @@ import sys
 from collections.abc import Sequence
 
 from deteval import __version__
-from deteval.commands import presets
+from deteval.commands import coco, presets
 from deteval.errors import DetevalError
 
 # Each module contributes one subcommand through ``register(subparsers)``.
-_COMMAND_MODULES = [presets]
+_COMMAND_MODULES = [presets, coco]
 
 
 def build_parser() -> argparse.ArgumentParser:

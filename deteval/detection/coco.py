@@ -117,7 +117,7 @@ class CocoEvaluation:
             "iou_type": p.iou_type,
             "compat": self.compat,
             "stats": [float(s) for s in self.stats],
-            "metrics": {n: float(s) for n, s in zip(self.stat_names, self.stats)},
+            **{n: float(s) for n, s in zip(self.stat_names, self.stats)},
             **self.counts,
             "params": p.to_dict(),
         }
