@@ -71,17 +71,22 @@ def accumulate(
             valid_k = npig > 0
             if not valid_k.any():
                 continue
-            tp_s = table.tp[a][:, om]  # (T, n_m)
-            nonig = np.cumsum(~table.ig[a][:, om], axis=1, dtype=np.int64)
-            t_i, p_i = np.nonzero(tp_s)
+            tp_s = np.take(table.tp[a], om, axis=1)  # (T, n_m), detections in accumulation order
+            # flat running count of non-ignored detections; differences give counts inside a (t, k) segment
+            cdt = np.int32 if T * n_m < 2**31 - 1 else np.int64
+            nonig = np.cumsum(~np.take(table.ig[a], om, axis=1).reshape(-1), dtype=cdt)
+            f = np.flatnonzero(tp_s)
+            t_i = f // max(n_m, 1)
+            p_i = f - t_i * n_m
             k_i = cm[p_i]
             grp = t_i * K + k_i  # non-decreasing: rows in t order, positions in category order
             n_tp = grp.shape[0]
             gstart = np.searchsorted(grp, np.arange(T * K), side="left")
             ntp = np.diff(np.r_[gstart, n_tp]).reshape(T, K)
             j = np.arange(n_tp) - gstart[grp] + 1
-            before = np.where(seg_s[k_i] > 0, nonig[t_i, np.maximum(seg_s[k_i] - 1, 0)], 0)
-            fp = (nonig[t_i, p_i] - before) - j
+            base = t_i * n_m + seg_s[k_i] - 1
+            before = np.where(base >= 0, nonig[np.maximum(base, 0)], 0)
+            fp = (nonig[f].astype(np.int64) - before) - j
             jf = j.astype(np.float64)
             pr = jf / (fp.astype(np.float64) + jf + eps)
 

@@ -25,12 +25,12 @@ from __future__ import annotations
 import gc
 import json
 from dataclasses import dataclass, field
-from itertools import chain
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from itertools import chain
 
 from deteval.errors import InputFormatError, ValidationError
 
@@ -96,16 +96,23 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _numeric(values: list) -> np.ndarray | None:
+    """``np.array(values)`` if it is a plain numeric array (no strings, None or nested objects), else None."""
+    try:
+        arr = np.array(values)
+    except (ValueError, TypeError):
+        return None
+    return arr if arr.dtype.kind in "iuf" else None
+
+
 def _floats(values: list, what: str, file: str, where: str | None) -> np.ndarray:
     n = len(values)
-    try:
-        arr = np.fromiter(values, dtype=np.float64, count=n)
-        if n and not all(map(_is_number, values)):  # fromiter would silently parse "1.5" or True
-            raise TypeError
-    except (TypeError, ValueError):
+    arr = _numeric(values) if n else np.zeros(0)
+    if arr is None or arr.shape != (n,):
         i = _first_bad(values, _is_number)
         raise InputFormatError(f"{what} must be a number, got {values[i]!r}", file=file,
                                record=_rec(where, i)) from None
+    arr = arr.astype(np.float64, copy=False)
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -116,25 +123,19 @@ def _floats(values: list, what: str, file: str, where: str | None) -> np.ndarray
 def _boxes(values: list, file: str, where: str | None) -> np.ndarray:
     """An N×4 float64 array of COCO ``[x, y, w, h]`` boxes, validated."""
     n = len(values)
-    try:
-        lens = np.fromiter(map(len, values), dtype=np.int64, count=n)
-    except TypeError:
-        i = _first_bad(values, lambda b: isinstance(b, (list, tuple, np.ndarray)))
-        raise InputFormatError(f"bbox must be a list of 4 numbers, got {values[i]!r}", file=file,
-                               record=_rec(where, i)) from None
-    if n and (lens != 4).any():
-        i = int(np.flatnonzero(lens != 4)[0])
-        raise InputFormatError(f"bbox must have 4 numbers [x, y, w, h], got {len(values[i])}", file=file,
-                               record=_rec(where, i))
-    try:
-        flat = np.fromiter(chain.from_iterable(values), dtype=np.float64, count=4 * n)
-        if n and not all(_is_number(v) for b in values for v in b):
-            raise TypeError
-    except (TypeError, ValueError):
-        i = _first_bad(values, lambda b: all(_is_number(v) or isinstance(v, np.floating) for v in b))
-        raise InputFormatError(f"bbox must hold numbers, got {values[i]!r}", file=file,
-                               record=_rec(where, i)) from None
-    boxes = flat.reshape(n, 4)
+    boxes = _numeric(values) if n else np.zeros((0, 4))
+    if boxes is None or boxes.shape != (n, 4):
+        for i, b in enumerate(values):
+            if not isinstance(b, (list, tuple, np.ndarray)):
+                raise InputFormatError(f"bbox must be a list of 4 numbers, got {b!r}", file=file,
+                                       record=_rec(where, i))
+            if len(b) != 4:
+                raise InputFormatError(f"bbox must have 4 numbers [x, y, w, h], got {len(b)}", file=file,
+                                       record=_rec(where, i))
+            if not all(_is_number(v) or isinstance(v, np.number) for v in b):
+                raise InputFormatError(f"bbox must hold numbers, got {b!r}", file=file, record=_rec(where, i))
+        raise InputFormatError("bbox values must be numbers", file=file)  # pragma: no cover
+    boxes = boxes.astype(np.float64, copy=False)
     bad = ~np.isfinite(boxes).all(axis=1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -151,16 +152,16 @@ def _id_array(values: list, what: str, file: str, where: str | None) -> np.ndarr
     """Ids as int64 (or str) array; floats with integral values are taken as ints, like a Python dict would."""
     if not values:
         return np.zeros(0, dtype=np.int64)
-    if all(type(v) is int for v in values):
-        try:
-            return np.array(values, dtype=np.int64)
-        except OverflowError:
-            raise InputFormatError(f"{what} does not fit in 64 bits", file=file) from None
-    if all(isinstance(v, str) for v in values):
-        return np.array(values, dtype=str)
-    if all(_is_number(v) for v in values):
-        arr = np.array(values, dtype=np.float64)
-        if np.isfinite(arr).all() and (arr == np.round(arr)).all():
+    try:
+        arr = np.array(values)
+    except (ValueError, TypeError, OverflowError):
+        arr = None
+    if arr is not None and arr.ndim == 1:
+        if arr.dtype.kind in "iu":
+            return arr.astype(np.int64)
+        if arr.dtype.kind == "U" and set(map(type, values)) == {str}:
+            return arr
+        if arr.dtype.kind == "f" and np.isfinite(arr).all() and (arr == np.round(arr)).all():
             return arr.astype(np.int64)
     i = _first_bad(values, lambda v: type(v) is int)
     raise InputFormatError(f"{what} must be an integer (or all ids strings), got {values[i]!r}", file=file,
