@@ -173,13 +173,13 @@ def _index_of(ids: np.ndarray, table: np.ndarray, what: str, file: str, where: s
     if ids.size == 0:
         return np.zeros(0, dtype=np.int64)
     if table.size == 0 or (ids.dtype.kind == "U") != (table.dtype.kind == "U"):
-        raise ValidationError(f"unknown {what} {ids[0]!r}", file=file, record=_rec(where, 0))
+        raise ValidationError(f"unknown {what} {ids[0].item()!r}", file=file, record=_rec(where, 0))
     pos = np.searchsorted(table, ids)
     pos_c = np.minimum(pos, table.size - 1)
     bad = table[pos_c] != ids
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValidationError(f"unknown {what} {ids[i]!r}", file=file, record=_rec(where, i))
+        raise ValidationError(f"unknown {what} {ids[i].item()!r}", file=file, record=_rec(where, i))
     return pos_c.astype(np.int64)
 
 
@@ -188,7 +188,7 @@ def _unique_ids(ids: np.ndarray, what: str, file: str, where: str) -> np.ndarray
     if (counts > 1).any():
         j = int(np.flatnonzero(counts > 1)[0])
         dup = np.flatnonzero(ids == uniq[j])
-        raise ValidationError(f"duplicate {what} {uniq[j]!r} (also at index {int(dup[0])})", file=file,
+        raise ValidationError(f"duplicate {what} {uniq[j].item()!r} (also at index {int(dup[0])})", file=file,
                               record=f"{where}[{int(dup[1])}]")
     return uniq
 

@@ -1,0 +1,134 @@
+"""COCO loaders: every input form, and errors that name the file and the record."""
+
+import contextlib
+import copy
+import io
+import json
+
+import numpy as np
+import pytest
+
+from deteval.cli import main
+from deteval.detection.coco import evaluate_coco
+from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io.coco import load_coco_gt, load_coco_results
+
+GT = {
+    "images": [{"id": 7, "height": 100, "width": 100}, {"id": 3, "height": 100, "width": 100}],
+    "categories": [{"id": 5, "name": "cat"}, {"id": 2, "name": "dog"}],
+    "annotations": [
+        {"id": 1, "image_id": 7, "category_id": 5, "bbox": [10, 10, 20, 20], "area": 400.0, "iscrowd": 0},
+        {"id": 2, "image_id": 3, "category_id": 2, "bbox": [50, 50, 30, 20], "area": 600.0, "iscrowd": 0},
+    ],
+}
+DT = [
+    {"image_id": 7, "category_id": 5, "bbox": [10, 10, 20, 21], "score": 0.9},
+    {"image_id": 3, "category_id": 2, "bbox": [0, 0, 5, 5], "score": 0.4},
+]
+
+
+def test_sorted_ids_and_columns():
+    g = load_coco_gt(GT)
+    assert g.image_ids.tolist() == [3, 7] and g.cat_ids.tolist() == [2, 5] and g.cat_names == ["dog", "cat"]
+    assert g.img.tolist() == [1, 0] and g.cat.tolist() == [1, 0]
+    r = load_coco_results(DT, g)
+    assert r.area.tolist() == [420.0, 25.0] and r.img.tolist() == [1, 0]
+
+
+@pytest.mark.parametrize(
+    "mutate,exc,record,words",
+    [
+        (lambda d: d[1].update(image_id=99), ValidationError, 1, "unknown image_id 99"),
+        (lambda d: d[0].update(category_id=1), ValidationError, 0, "unknown category_id 1"),
+        (lambda d: d[1].update(bbox=[1, 2, 3]), InputFormatError, 1, "4 numbers"),
+        (lambda d: d[1].update(bbox=[1, 2, float("nan"), 3]), ValidationError, 1, "not finite"),
+        (lambda d: d[0].update(bbox=[1, 2, float("inf"), 3]), ValidationError, 0, "not finite"),
+        (lambda d: d[1].update(bbox=[1, 2, -3, 3]), ValidationError, 1, "negative width"),
+        (lambda d: d[1].update(score=float("nan")), ValidationError, 1, "finite"),
+        (lambda d: d[1].update(score="high"), InputFormatError, 1, "number"),
+        (lambda d: d[1].pop("score"), InputFormatError, 1, "missing field 'score'"),
+        (lambda d: d.__setitem__(1, 5), InputFormatError, 1, "JSON object"),
+    ],
+)
+def test_results_errors_name_the_record(mutate, exc, record, words):
+    dt = copy.deepcopy(DT)
+    mutate(dt)
+    with pytest.raises(exc) as info:
+        evaluate_coco(GT, dt)
+    assert info.value.record == record and words in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "mutate,exc,words",
+    [
+        (lambda g: g["annotations"][1].update(image_id=4), ValidationError, "annotations[1]: unknown image_id 4"),
+        (lambda g: g["annotations"][1].update(id=1), ValidationError, "duplicate annotation id 1"),
+        (lambda g: g["annotations"][0].pop("area"), InputFormatError, "annotations[0]: missing field 'area'"),
+        (lambda g: g["annotations"][0].update(bbox=[0, 0, -1, 4]), ValidationError, "annotations[0]"),
+        (lambda g: g["images"].append({"id": 7}), ValidationError, "duplicate image id 7"),
+        (lambda g: g.pop("images"), InputFormatError, "'images'"),
+    ],
+)
+def test_ground_truth_errors(mutate, exc, words):
+    gt = copy.deepcopy(GT)
+    mutate(gt)
+    with pytest.raises(exc) as info:
+        evaluate_coco(gt, DT)
+    assert words in str(info.value)
+
+
+def test_file_errors_name_the_file(tmp_path):
+    bad = tmp_path / "res.json"
+    bad.write_text("[{oops")
+    with pytest.raises(InputFormatError) as info:
+        evaluate_coco(GT, bad)
+    assert str(bad) in str(info.value)
+    dt = copy.deepcopy(DT)
+    dt[1]["image_id"] = 42
+    (tmp_path / "r2.json").write_text(json.dumps(dt))
+    with pytest.raises(ValidationError) as info:
+        evaluate_coco(GT, tmp_path / "r2.json")
+    assert str(info.value).startswith(f"{tmp_path / 'r2.json'}: record 1: unknown image_id 42")
+
+
+def test_all_input_forms_agree(tmp_path):
+    from pycocotools.coco import COCO
+
+    (tmp_path / "gt.json").write_text(json.dumps(GT))
+    (tmp_path / "dt.json").write_text(json.dumps(DT))
+    ref = evaluate_coco(tmp_path / "gt.json", tmp_path / "dt.json")
+    dt_copy = copy.deepcopy(DT)
+    assert np.array_equal(evaluate_coco(GT, dt_copy).precision, ref.precision)
+    assert dt_copy == DT  # the caller's dicts are not modified (pycocotools' loadRes writes into them)
+    with contextlib.redirect_stdout(io.StringIO()):
+        cg = COCO(str(tmp_path / "gt.json"))
+        cd = cg.loadRes(str(tmp_path / "dt.json"))
+    assert np.array_equal(evaluate_coco(cg, cd).precision, ref.precision)
+    arr = np.array([[d["image_id"], *d["bbox"], d["score"], d["category_id"]] for d in DT], dtype=float)
+    assert np.array_equal(evaluate_coco(GT, arr).precision, ref.precision)
+    with pytest.raises(InputFormatError):
+        evaluate_coco(GT, arr[:, :6])
+
+
+def test_cli_json_and_errors(tmp_path, capsys):
+    (tmp_path / "gt.json").write_text(json.dumps(GT))
+    (tmp_path / "dt.json").write_text(json.dumps(DT))
+    assert main(["coco", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["protocol"] == "coco" and doc["iou_type"] == "bbox" and len(doc["stats"]) == 12
+    assert set(doc["per_class"]) == {"cat", "dog"}
+    assert set(doc["per_class"]["cat"]) == {"ap", "ap50", "ap75", "aps", "apm", "apl", "ar100"}
+    ev = evaluate_coco(GT, DT)
+    assert doc["stats"] == ev.stats.tolist()
+    out = tmp_path / "r.csv"
+    assert main(["coco", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--per-class", "--format", "csv",
+                 "--output", str(out), "--config", "coco_fixed", "--max-dets", "1,5,100"]) == 0
+    assert out.read_text().startswith("class,ap,")
+    bad = copy.deepcopy(DT)
+    bad[1]["bbox"] = [1, 2, 3]
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    assert main(["coco", str(tmp_path / "gt.json"), str(tmp_path / "bad.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("deteval: error: ") and "bad.json: record 1: bbox must have 4 numbers" in err
+    assert main(["coco", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--iou-thrs", "zero"]) == 2
+    assert isinstance(DetevalError("x"), Exception)
