@@ -122,3 +122,115 @@ def run_pycocotools(gt: dict, dt: list, iou_type: str = "bbox", params: dict | N
         E.accumulate()
         E.summarize()
     return np.asarray(E.stats), E.eval["precision"], E.eval["recall"], E.eval["scores"]
+
+
+def _poly(rng, cx, cy, r, n=8):
+    t = np.sort(rng.uniform(0, 2 * np.pi, n))
+    rad = r * rng.uniform(0.6, 1.0, n)
+    pts = np.empty(2 * n)
+    pts[0::2] = np.clip(cx + rad * np.cos(t), 0, 99)
+    pts[1::2] = np.clip(cy + rad * np.sin(t), 0, 79)
+    return [float(round(v, 2)) for v in pts]
+
+
+def _uncompressed_rle(mask: np.ndarray) -> dict:
+    flat = mask.flatten(order="F").astype(np.uint8)
+    counts, cur, run = [], 0, 0
+    for v in flat:
+        if v == cur:
+            run += 1
+        else:
+            counts.append(run)
+            cur, run = v, 1
+    counts.append(run)
+    return {"counts": counts, "size": list(mask.shape)}
+
+
+def random_segm_case(seed: int) -> dict:
+    """Polygons and uncompressed-RLE crowds as ground truth, compressed RLE results (some with a bbox)."""
+    from pycocotools import mask as mask_utils
+
+    rng = np.random.default_rng(10_000 + seed)
+    h, w = 80, 100
+    img_ids = list(range(1, int(rng.integers(2, 4)) + 1))
+    cat_ids = [1, 2]
+    anns, dets = [], []
+    with_bbox = rng.random() < 0.3
+    for img in img_ids:
+        for _ in range(int(rng.integers(0, 5))):
+            cx, cy, r = rng.uniform(10, 90), rng.uniform(10, 70), rng.uniform(2, 25)
+            cat = int(rng.choice(cat_ids))
+            if rng.random() < 0.15:
+                m = np.zeros((h, w), dtype=np.uint8, order="F")
+                m[int(cy) - 8 : int(cy) + 8, int(cx) - 10 : int(cx) + 10] = 1
+                seg, crowd = _uncompressed_rle(m), 1
+                rle = mask_utils.frPyObjects(seg, h, w)
+            else:
+                seg, crowd = [_poly(rng, cx, cy, r)], 0
+                rle = mask_utils.merge(mask_utils.frPyObjects(seg, h, w))
+            area = float(mask_utils.area(rle))
+            bbox = [float(v) for v in mask_utils.toBbox(rle)]
+            anns.append({"id": len(anns) + 1, "image_id": img, "category_id": cat, "segmentation": seg,
+                         "area": area, "bbox": bbox, "iscrowd": crowd})
+            for _ in range(int(rng.integers(0, 4))):
+                dseg = [_poly(rng, cx + rng.normal(0, 2), cy + rng.normal(0, 2), r * rng.uniform(0.7, 1.3))]
+                drle = mask_utils.merge(mask_utils.frPyObjects(dseg, h, w))
+                det = {"image_id": img, "category_id": cat if rng.random() < 0.9 else int(rng.choice(cat_ids)),
+                       "segmentation": {"size": drle["size"], "counts": drle["counts"].decode()},
+                       "score": float(round(rng.random(), 2))}
+                if with_bbox:
+                    det["bbox"] = [float(v) for v in mask_utils.toBbox(drle)]
+                dets.append(det)
+    if not dets:
+        drle = mask_utils.merge(mask_utils.frPyObjects([_poly(rng, 50, 40, 10)], h, w))
+        dets.append({"image_id": 1, "category_id": 1, "score": 0.5,
+                     "segmentation": {"size": drle["size"], "counts": drle["counts"].decode()},
+                     **({"bbox": [float(v) for v in mask_utils.toBbox(drle)]} if with_bbox else {})})
+    rng.shuffle(dets)
+    gt = {"images": [{"id": i, "height": h, "width": w} for i in img_ids],
+          "categories": [{"id": c, "name": f"c{c}"} for c in cat_ids], "annotations": anns}
+    return {"gt": gt, "dt": dets}
+
+
+def random_keypoints_case(seed: int) -> dict:
+    """People with 17 keypoints (random visibility, some with none, some crowds) and keypoint detections."""
+    rng = np.random.default_rng(20_000 + seed)
+    img_ids = list(range(1, int(rng.integers(2, 4)) + 1))
+    anns, dets = [], []
+    with_bbox = rng.random() < 0.3
+    for img in img_ids:
+        for _ in range(int(rng.integers(0, 6))):
+            x, y = rng.uniform(0, 300, 2)
+            bw, bh = rng.uniform(5, 150, 2)
+            kx, ky = x + rng.uniform(0, bw, 17), y + rng.uniform(0, bh, 17)
+            v = rng.choice([0, 1, 2], 17, p=[0.3, 0.2, 0.5]) if rng.random() > 0.15 else np.zeros(17, int)
+            kp = np.stack([np.round(kx), np.round(ky), v], axis=1)
+            kp[v == 0, :2] = 0
+            crowd = int(rng.random() < 0.1)
+            area = float(round(bw * bh * rng.uniform(0.4, 0.9), 3))
+            anns.append({"id": len(anns) + 1, "image_id": img, "category_id": 1, "iscrowd": crowd,
+                         "bbox": [float(round(x, 2)), float(round(y, 2)), float(round(bw, 2)), float(round(bh, 2))],
+                         "area": area, "num_keypoints": int((v > 0).sum()),
+                         "keypoints": [int(t) for t in kp.reshape(-1)]})
+            for _ in range(int(rng.integers(0, 4))):
+                s = rng.uniform(0, 0.15) * max(bw, bh)
+                dk = np.stack([kx + rng.normal(0, s, 17), ky + rng.normal(0, s, 17), rng.random(17)], axis=1)
+                det = {"image_id": img, "category_id": 1, "keypoints": [float(t) for t in dk.reshape(-1)],
+                       "score": float(round(rng.random(), 2))}
+                if with_bbox:
+                    det["bbox"] = [float(x), float(y), float(bw), float(bh)]
+                dets.append(det)
+        for _ in range(int(rng.integers(0, 3))):  # background detections
+            dk = np.stack([rng.uniform(0, 400, 17), rng.uniform(0, 400, 17), rng.random(17)], axis=1)
+            det = {"image_id": img, "category_id": 1, "keypoints": [float(t) for t in dk.reshape(-1)],
+                   "score": float(round(rng.random(), 2))}
+            if with_bbox:
+                det["bbox"] = [10.0, 10.0, 50.0, 50.0]
+            dets.append(det)
+    if not dets:
+        dets.append({"image_id": 1, "category_id": 1, "keypoints": [1.0] * 51, "score": 0.5,
+                     **({"bbox": [10.0, 10.0, 50.0, 50.0]} if with_bbox else {})})
+    rng.shuffle(dets)
+    gt = {"images": [{"id": i, "height": 400, "width": 400} for i in img_ids],
+          "categories": [{"id": 1, "name": "person"}], "annotations": anns}
+    return {"gt": gt, "dt": dets}
