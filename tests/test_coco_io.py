@@ -132,3 +132,26 @@ def test_cli_json_and_errors(tmp_path, capsys):
     assert err.startswith("deteval: error: ") and "bad.json: record 1: bbox must have 4 numbers" in err
     assert main(["coco", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--iou-thrs", "zero"]) == 2
     assert isinstance(DetevalError("x"), Exception)
+
+
+def test_large_results_are_parsed_in_pieces_with_the_same_arrays_and_record_numbers(tmp_path, monkeypatch):
+    import deteval.io.coco as coco_io
+
+    rng = np.random.default_rng(3)
+    dets = [{"image_id": int(rng.choice([3, 7])), "category_id": int(rng.choice([2, 5])),
+             "bbox": [float(v) for v in np.round(rng.uniform(0, 50, 4), 3)], "score": float(rng.random())}
+            for _ in range(3000)]
+    path = tmp_path / "dt.json"
+    path.write_text(json.dumps(dets))
+    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 4096)
+    g = coco_io.load_coco_gt(GT)
+    chunked = coco_io._bbox_results_in_chunks(path, g)
+    assert chunked is not None
+    whole = coco_io.load_coco_results(dets, g)
+    for key in ("img", "cat", "score", "bbox", "area"):
+        assert np.array_equal(getattr(chunked, key), getattr(whole, key))
+    dets[2500]["bbox"] = [1.0, 2.0, -3.0, 4.0]
+    path.write_text(json.dumps(dets))
+    with pytest.raises(ValidationError) as info:
+        coco_io.load_coco_results(path, g)
+    assert info.value.record == 2500 and str(path) in str(info.value)

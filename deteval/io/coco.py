@@ -24,15 +24,17 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from itertools import chain
 
-from deteval.errors import InputFormatError, ValidationError
+import numpy as np
+
+from deteval.errors import DetevalError, InputFormatError, ValidationError
 
 try:  # optional accelerator
     import orjson as _orjson
@@ -379,6 +381,10 @@ def load_coco_results(source: Any, gt: CocoGroundTruth, *, iou_type: str = "bbox
         records, file, from_coco = source.dataset.get("annotations", []), "<pycocotools COCO results>", True
     elif isinstance(source, (str, PathLike)):
         file = str(source)
+        if iou_type == "bbox":
+            fast = _bbox_results_in_chunks(Path(source), gt)
+            if fast is not None:
+                return fast
         records = read_json(source)
     elif isinstance(source, np.ndarray):
         return _results_from_array(source, gt, "<numpy results array>")
@@ -446,6 +452,83 @@ def load_coco_results(source: Any, gt: CocoGroundTruth, *, iou_type: str = "bbox
         ]
     return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=area, keypoints=keypoints,
                        segmentation=segmentation, kind=kind, source=file)
+
+
+_RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+#: Results files larger than this are parsed in pieces of about this size (bounded memory for the objects).
+CHUNK_BYTES = 8 << 20
+
+
+def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth) -> CocoResults | None:
+    """Parse a large bbox results file piece by piece, so only one piece's Python objects exist at a time.
+
+    The file is cut between records (``}, {``; COCO results hold no lists of objects, and neither RLE
+    strings nor numbers contain braces). Returns None whenever this does not apply (small file, not bbox
+    results, a piece that does not parse); the caller then parses the whole file, which also produces the
+    precise error message.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if len(data) < 2 * CHUNK_BYTES:
+        return None
+    cuts = []
+    pos = CHUNK_BYTES
+    while pos < len(data):
+        m = _RECORD_BOUNDARY.search(data, pos)
+        if m is None:
+            break
+        cuts.append((m.start() + 1, m.end() - 1))  # end of one record, start of the next
+        pos = m.end() + CHUNK_BYTES
+    if not cuts:
+        return None
+    file = str(path)
+    parts: list[CocoResults] = []
+    offset = 0
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for i in range(len(cuts) + 1):
+            lo = 0 if i == 0 else cuts[i - 1][1]
+            hi = len(data) if i == len(cuts) else cuts[i][0]
+            piece = data[lo:hi]
+            text = (b"" if i == 0 else b"[") + piece + (b"" if i == len(cuts) else b"]")
+            try:
+                records = _orjson.loads(text) if _orjson is not None else json.loads(text)
+            except ValueError:
+                return None
+            if not isinstance(records, list) or not records or not all(type(r) is dict for r in records[:1]):
+                return None
+            first = records[0]
+            if i == 0 and not ("bbox" in first and first["bbox"] != []):
+                return None
+            try:
+                part = _bbox_columns(records, gt, file)
+            except DetevalError as exc:
+                rec = exc.record + offset if isinstance(exc.record, int) else exc.record
+                raise type(exc)(exc.reason, file=exc.file, record=rec) from None
+            parts.append(part)
+            offset += len(records)
+            del records
+    finally:
+        if enabled:
+            gc.enable()
+    return CocoResults(
+        img=np.concatenate([p.img for p in parts]), cat=np.concatenate([p.cat for p in parts]),
+        score=np.concatenate([p.score for p in parts]), bbox=np.concatenate([p.bbox for p in parts]),
+        area=np.concatenate([p.area for p in parts]), kind="bbox", source=file,
+    )
+
+
+def _bbox_columns(records: list, gt: CocoGroundTruth, file: str) -> CocoResults:
+    img = _index_of(_id_array(_field(records, "image_id", file, None), "image_id", file, None), gt.image_ids,
+                    "image_id", file, None)
+    cat = _index_of(_id_array(_field(records, "category_id", file, None), "category_id", file, None), gt.cat_ids,
+                    "category_id", file, None)
+    score = _floats(_field(records, "score", file, None), "score", file, None)
+    bbox = _boxes(_field(records, "bbox", file, None), file, None)
+    return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3], source=file)
 
 
 def to_rle(segm: Any, h: int, w: int, file: str, record: str | int) -> Any:
