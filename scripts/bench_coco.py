@@ -113,7 +113,14 @@ else:
         E = COCOeval(g, d, "bbox")
         E.evaluate(); E.accumulate(); E.summarize()
     stats = [float(s) for s in E.stats]
+# VmHWM belongs to this address space; ru_maxrss would carry over the parent's peak across fork + exec
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+try:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            rss = int(line.split()[1]) / 1024
+except OSError:
+    pass
 print(json.dumps({"stats": stats, "inner": time.perf_counter() - t0, "rss_mb": rss}))
 """
 
