@@ -165,3 +165,37 @@ def test_columnar_entry_point_equals_json_entry_point():
     targets[0]["boxes"] = np.array([xyxy(a["bbox"]) for a in gt["annotations"]], float)
     ev3 = evaluate_coco_arrays(preds, targets)
     np.testing.assert_allclose(ev3.stats, ev.stats, atol=1e-12)
+
+
+def test_image_shards_merge_to_the_full_result():
+    from deteval.detection.coco import match_coco
+    from deteval.detection.coco_accumulate import accumulate
+    from deteval.detection.coco_match import merge_tables
+    from deteval.io.coco import load_coco_gt, load_coco_results
+
+    from _coco_cases import random_case
+
+    for seed in range(30):
+        case = random_case(seed)
+        p = CocoParams.from_options("bbox", **case["params"])
+        full = evaluate_coco(case["gt"], case["dt"], params=p)
+        g = load_coco_gt(case["gt"])
+        r = load_coco_results(case["dt"], g)
+        n = g.image_ids.shape[0]
+        rng = np.random.default_rng(seed)
+        shard_of = rng.integers(0, 3, n)
+        tables = [match_coco(g, r, p, images=np.flatnonzero(shard_of == s))[0] for s in range(3)]
+        precision, recall, scores = accumulate(merge_tables(tables), p.rec_thrs, p.max_dets)
+        assert np.array_equal(precision, full.precision) and np.array_equal(recall, full.recall), seed
+        assert np.array_equal(scores, full.scores), seed
+
+
+def test_json_export_with_arrays():
+    import json
+
+    gt = _gt([{"bbox": [10, 10, 50, 50]}])
+    ev = evaluate_coco(gt, _dt({"bbox": [10, 10, 50, 50], "score": 0.9}))
+    doc = json.loads(ev.to_json(arrays=True))
+    assert np.array_equal(np.array(doc["precision"]), ev.precision)
+    assert doc["stats"] == ev.stats.tolist() and doc["AP"] == ev.stats[0]
+    assert doc["per_class"]["c1"]["ar100"] == 1.0

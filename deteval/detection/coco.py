@@ -251,8 +251,15 @@ def _selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np.n
     return pos
 
 
-def match_coco(gt: CocoGroundTruth, res: CocoResults, params: CocoParams, compat: str = "pycocotools") -> tuple[MatchTable, dict[str, int], list[str]]:
-    """Run the matching stage on columnar inputs; returns the compact :class:`MatchTable` plus counts."""
+def match_coco(
+    gt: CocoGroundTruth, res: CocoResults, params: CocoParams, compat: str = "pycocotools",
+    images: np.ndarray | None = None,
+) -> tuple[MatchTable, dict[str, int], list[str]]:
+    """Run the matching stage on columnar inputs; returns the compact :class:`MatchTable` plus counts.
+
+    ``images``: optional indices (into the evaluated images, ascending id) of one shard; tables of disjoint
+    shards merged with :func:`~deteval.detection.coco_match.merge_tables` accumulate to the full result.
+    """
     if compat not in COMPAT_MODES:
         raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
     warnings: list[str] = []
@@ -266,12 +273,17 @@ def match_coco(gt: CocoGroundTruth, res: CocoResults, params: CocoParams, compat
     n_cat_sel = int(cat_sel.shape[0])
 
     g_img, g_cat = img_map[gt.img], cat_map[gt.cat]
-    gkeep = np.flatnonzero((g_img >= 0) & (g_cat >= 0))
     d_img, d_cat = img_map[res.img], cat_map[res.cat]
-    dkeep = np.flatnonzero((d_img >= 0) & (d_cat >= 0))
-    if dkeep.shape[0] < len(res):
-        warnings.append(f"{len(res) - dkeep.shape[0]} detections outside the selected images/categories "
+    gmask, dmask = (g_img >= 0) & (g_cat >= 0), (d_img >= 0) & (d_cat >= 0)
+    if dmask.sum() < len(res):
+        warnings.append(f"{len(res) - int(dmask.sum())} detections outside the selected images/categories "
                         f"were not evaluated")
+    if images is not None and n_img:
+        in_shard = np.zeros(n_img, dtype=bool)
+        in_shard[np.asarray(images, dtype=np.int64)] = True
+        gmask &= in_shard[np.maximum(g_img, 0)]
+        dmask &= in_shard[np.maximum(d_img, 0)]
+    gkeep, dkeep = np.flatnonzero(gmask), np.flatnonzero(dmask)
     g_img, g_cat, d_img, d_cat = g_img[gkeep], g_cat[gkeep], d_img[dkeep], d_cat[dkeep]
     g_pos = gkeep.astype(np.int64)
     d_pos = dkeep.astype(np.int64)
