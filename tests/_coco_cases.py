@@ -94,6 +94,10 @@ def random_case(seed: int) -> dict:
         params["area_lbl"] = ["all", "small", "custom"]
     if rng.random() < 0.1:
         params["use_cats"] = False
+    if rng.random() < 0.1 and n_img > 1:
+        params["img_ids"] = sorted(int(i) for i in rng.choice(img_ids, n_img - 1, replace=False))
+    if rng.random() < 0.1 and n_cat > 1:
+        params["cat_ids"] = sorted(int(c) for c in rng.choice(cat_ids, n_cat - 1, replace=False))
     return {"gt": gt, "dt": dets, "params": params}
 
 
@@ -118,6 +122,10 @@ def run_pycocotools(gt: dict, dt: list, iou_type: str = "bbox", params: dict | N
             E.params.areaRngLbl = list(params["area_lbl"])
         if "use_cats" in params:
             E.params.useCats = int(params["use_cats"])
+        if "img_ids" in params:
+            E.params.imgIds = list(params["img_ids"])
+        if "cat_ids" in params:
+            E.params.catIds = list(params["cat_ids"])
         E.evaluate()
         E.accumulate()
         E.summarize()

@@ -144,6 +144,8 @@ class CocoParams:
                 changes[key] = tuple(value.split(",") if isinstance(value, str) else value)
             elif key == "use_cats":
                 changes[key] = bool(value)
+            elif key in ("img_ids", "cat_ids"):
+                changes[key] = list(value)
             else:
                 raise ConfigError(f"unknown COCO parameter {key!r}")
         return replace(p, **changes).validated()
