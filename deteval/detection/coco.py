@@ -342,34 +342,68 @@ def match_coco(
     return table, counts, warnings
 
 
-def _gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> list:
+class _RleTable:
+    """RLEs of annotations, converted on demand (only what IoU needs) and in batches.
+
+    Conversion follows pycocotools' ``annToRLE``: polygons through ``frPyObjects`` (+ ``merge`` of the parts),
+    uncompressed RLE through ``frPyObjects``, compressed RLE as is. Single-polygon annotations of one image
+    size are converted with one ``frPyObjects`` call (the same C routine per polygon, so the same RLE).
+    """
+
+    def __init__(self, segs: list, img: np.ndarray, image_hw: np.ndarray, file: str, where: str | None) -> None:
+        self.segs, self.img, self.image_hw, self.file, self.where = segs, img, image_hw, file, where
+        self.cache: list = [None] * len(segs)
+
+    def _record(self, i: int) -> str | int:
+        return i if self.where is None else f"{self.where}[{i}]"
+
+    def _hw(self, i: int) -> tuple[int, int]:
+        h, w = (int(v) for v in self.image_hw[self.img[i]])
+        if h < 0 or w < 0:
+            raise InputFormatError("the image has no height/width (needed for polygons)", file=self.file,
+                                   record=self._record(i))
+        return h, w
+
+    def ensure(self, idx: np.ndarray) -> None:
+        from pycocotools import mask as mask_utils
+
+        batches: dict[tuple[int, int], list[int]] = {}
+        for i in idx.tolist():
+            if self.cache[i] is not None:
+                continue
+            s = self.segs[i]
+            if s is None:
+                raise InputFormatError("missing field 'segmentation'", file=self.file, record=self._record(i))
+            if isinstance(s, dict) and not isinstance(s.get("counts"), list):
+                self.cache[i] = s
+            elif (isinstance(s, list) and len(s) == 1 and isinstance(s[0], list) and len(s[0]) > 4
+                  and len(s[0]) % 2 == 0):
+                batches.setdefault(self._hw(i), []).append(i)
+            else:
+                self.cache[i] = to_rle(s, *self._hw(i), self.file, self._record(i))
+        for (h, w), members in batches.items():
+            try:
+                rles = mask_utils.frPyObjects([self.segs[i][0] for i in members], h, w)
+            except Exception:  # pycocotools raises bare Exception; redo one by one for a precise error
+                rles = [to_rle(self.segs[i], h, w, self.file, self._record(i)) for i in members]
+            for i, r in zip(members, rles):
+                self.cache[i] = r
+
+    def __getitem__(self, i: int) -> Any:
+        return self.cache[i]
+
+
+def _gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> _RleTable:
     if gt.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the ground truth", file=gt.source)
-    out = []
-    for i in keep.tolist():
-        s = gt.segmentation[i]
-        if isinstance(s, dict) and not isinstance(s.get("counts"), list):
-            out.append(s)
-        else:
-            h, w = (int(v) for v in gt.image_hw[gt.img[i]])
-            out.append(to_rle(s, h, w, gt.source, f"annotations[{i}]"))
-    return out
+    return _RleTable([gt.segmentation[i] for i in keep.tolist()], gt.img[keep], gt.image_hw, gt.source,
+                     "annotations")
 
 
-def _dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> list:
+def _dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> _RleTable:
     if res.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the results", file=res.source)
-    out = []
-    for i in keep.tolist():
-        s = res.segmentation[i]
-        if s is None:
-            raise InputFormatError("missing field 'segmentation'", file=res.source, record=i)
-        if isinstance(s, dict) and not isinstance(s.get("counts"), list):
-            out.append(s)
-        else:
-            h, w = (int(v) for v in gt.image_hw[res.img[i]])
-            out.append(to_rle(s, h, w, res.source, i))
-    return out
+    return _RleTable([res.segmentation[i] for i in keep.tolist()], res.img[keep], gt.image_hw, res.source, None)
 
 
 def _finish(table: MatchTable, params: CocoParams, compat: str, gt: CocoGroundTruth, counts: dict[str, int],

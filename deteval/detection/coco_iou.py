@@ -125,6 +125,9 @@ def segm_iou_blocks(
     from pycocotools import mask as mask_utils
 
     out = np.zeros(di.shape[0], dtype=np.float64)
+    for table, idx in ((drles, di), (grles, gi)):
+        if hasattr(table, "ensure"):  # convert only the masks that take part, in batches
+            table.ensure(np.unique(idx))
     for s, nd, ng in zip(block_start.tolist(), block_nd.tolist(), block_ng.tolist()):
         dets = [drles[i] for i in di[s : s + nd * ng : ng].tolist()]
         gts_idx = gi[s : s + ng]
