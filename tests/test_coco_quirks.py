@@ -199,3 +199,56 @@ def test_json_export_with_arrays():
     assert np.array_equal(np.array(doc["precision"]), ev.precision)
     assert doc["stats"] == ev.stats.tolist() and doc["AP"] == ev.stats[0]
     assert doc["per_class"]["c1"]["ar100"] == 1.0
+
+
+def _batches(seed):
+    from _coco_cases import random_case
+
+    case = random_case(seed)
+    ids = sorted(im["id"] for im in case["gt"]["images"])
+    xyxy = lambda b: [b[0], b[1], b[0] + b[2], b[1] + b[3]]  # noqa: E731
+    preds, targets = [], []
+    for i in ids:
+        dts = [d for d in case["dt"] if d["image_id"] == i]
+        gts = [a for a in case["gt"]["annotations"] if a["image_id"] == i]
+        preds.append({"boxes": np.array([d["bbox"] for d in dts], float).reshape(-1, 4),
+                      "scores": [d["score"] for d in dts], "labels": [d["category_id"] for d in dts]})
+        targets.append({"boxes": np.array([a["bbox"] for a in gts], float).reshape(-1, 4),
+                        "labels": [a["category_id"] for a in gts], "iscrowd": [a["iscrowd"] for a in gts],
+                        "area": [a["area"] for a in gts]})
+    return case, preds, targets
+
+
+@pytest.mark.parametrize("use_cats", [True, False])
+def test_stream_in_batches_equals_the_whole_evaluation(use_cats):
+    from deteval.detection.coco import CocoStream
+
+    for seed in range(25):
+        case, preds, targets = _batches(seed)
+        params = {k: v for k, v in case["params"].items() if k not in ("img_ids", "cat_ids", "use_cats")}
+        p = CocoParams.from_options("bbox", use_cats=use_cats, **params)
+        whole = evaluate_coco_arrays(preds, targets, box_format="xywh", params=p)
+        stream = CocoStream(params=p, box_format="xywh")
+        for s in range(0, len(preds), 2):
+            stream.update(preds[s : s + 2], targets[s : s + 2])
+        ev = stream.compute()
+        assert np.array_equal(ev.precision[:, :, : whole.precision.shape[2]], whole.precision), seed
+        assert np.array_equal(ev.recall, whole.recall) and np.array_equal(ev.stats, whole.stats), seed
+        # and the same as pycocotools on the JSON form, whose categories may include unused ones
+        ref = evaluate_coco(case["gt"], case["dt"], params=p)
+        if use_cats and all(a["id"] != 0 for a in case["gt"]["annotations"]):  # arrays get ids 1..n
+            assert np.array_equal(ev.stats, ref.stats), seed
+
+
+def test_arrays_entry_point_errors_name_image_and_box():
+    from deteval.errors import InputFormatError, ValidationError
+
+    preds = [{"boxes": [[0, 0, 5, 5]], "scores": [0.5], "labels": [1]},
+             {"boxes": [[0, 0, 5, 5], [1, 1, 0, 2]], "scores": [0.5, 0.4], "labels": [1, 1]}]
+    targets = [{"boxes": [[0, 0, 5, 5]], "labels": [1]}, {"boxes": [], "labels": []}]
+    with pytest.raises(ValidationError) as info:
+        evaluate_coco_arrays(preds, targets)
+    assert "image 1, box 1" in str(info.value)
+    with pytest.raises(InputFormatError) as info:
+        evaluate_coco_arrays(preds, [{"boxes": [[0, 0, 5, 5]]}, targets[1]])
+    assert "image 0" in str(info.value) and "'labels'" in str(info.value)

@@ -47,7 +47,7 @@ from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results, to_rle
 from deteval.results import EvalResult, PRCurve
 
-__all__ = ["CocoEvaluation", "COMPAT_MODES", "evaluate_coco", "evaluate_coco_arrays", "match_coco"]
+__all__ = ["CocoEvaluation", "CocoStream", "COMPAT_MODES", "evaluate_coco", "evaluate_coco_arrays", "match_coco"]
 
 COMPAT_MODES = ("pycocotools", "fixed")
 
@@ -458,6 +458,77 @@ def _xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
     raise ConfigError(f"unknown box_format {box_format!r}: use 'xyxy' or 'xywh'")
 
 
+def _arrays_to_tables(
+    preds: Sequence[Mapping[str, Any]], targets: Sequence[Mapping[str, Any]], box_format: str,
+    class_names: Mapping[int, str] | None, first_image: int = 0,
+) -> tuple[CocoGroundTruth, CocoResults]:
+    """Per-image prediction/target arrays → columnar tables (categories = labels seen, image i → id i)."""
+    if len(preds) != len(targets):
+        raise InputFormatError(f"{len(preds)} prediction entries for {len(targets)} target entries")
+
+    def column(items: Sequence[Mapping[str, Any]], key: str, what: str, width: int, dtype: Any,
+               default: Any = None) -> list[np.ndarray]:
+        out = []
+        for i, it in enumerate(items):
+            value = it.get(key, default) if isinstance(it, Mapping) else None
+            if value is None:
+                raise InputFormatError(f"missing {key!r}", file=f"<{what}>", record=f"image {first_image + i}")
+            try:
+                arr = np.asarray(value, dtype=dtype)
+                out.append(arr.reshape(-1, width) if width else arr.reshape(-1))
+            except (TypeError, ValueError):
+                raise InputFormatError(f"{key!r} must be numbers" + (f" of shape (n, {width})" if width else ""),
+                                       file=f"<{what}>", record=f"image {first_image + i}") from None
+        return out
+
+    pb = column(preds, "boxes", "preds", 4, np.float64)
+    ps = column(preds, "scores", "preds", 0, np.float64)
+    pl = column(preds, "labels", "preds", 0, np.int64)
+    tb = column(targets, "boxes", "targets", 4, np.float64)
+    tl = column(targets, "labels", "targets", 0, np.int64)
+    tc = [np.asarray(t["iscrowd"] if t.get("iscrowd") is not None else np.zeros(len(tl[i])),
+                     dtype=np.float64).reshape(-1) for i, t in enumerate(targets)]
+    ta = [np.asarray(t["area"], dtype=np.float64).reshape(-1) if t.get("area") is not None
+          else _xywh(tb[i], box_format)[:, 2] * _xywh(tb[i], box_format)[:, 3] for i, t in enumerate(targets)]
+    for i in range(len(preds)):
+        img = f"image {first_image + i}"
+        if not (pb[i].shape[0] == ps[i].shape[0] == pl[i].shape[0]):
+            raise InputFormatError("boxes, scores and labels differ in length", file="<preds>", record=img)
+        if not (tb[i].shape[0] == tl[i].shape[0] == tc[i].shape[0] == ta[i].shape[0]):
+            raise InputFormatError("boxes, labels, iscrowd and area differ in length", file="<targets>", record=img)
+    n_img = len(preds)
+    d_img = np.repeat(np.arange(n_img), [b.shape[0] for b in pb])
+    g_img = np.repeat(np.arange(n_img), [b.shape[0] for b in tb])
+    cat = lambda parts, empty: np.concatenate(parts) if parts else empty  # noqa: E731
+    dbox = _xywh(cat(pb, np.zeros((0, 4))), box_format)
+    gbox = _xywh(cat(tb, np.zeros((0, 4))), box_format)
+    score, area = cat(ps, np.zeros(0)), cat(ta, np.zeros(0))
+    dlab, glab = cat(pl, np.zeros(0, np.int64)), cat(tl, np.zeros(0, np.int64))
+    crowd = cat(tc, np.zeros(0)) != 0
+    checks = (("preds", "box", dbox, d_img), ("targets", "box", gbox, g_img), ("preds", "score", score, d_img),
+              ("targets", "area", area, g_img))
+    for what, name, arr, owner in checks:
+        bad = ~np.isfinite(arr).all(axis=1) if arr.ndim == 2 else ~np.isfinite(arr)
+        if name == "box":
+            bad |= (arr[:, 2] < 0) | (arr[:, 3] < 0)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            k = j - int(np.searchsorted(owner, owner[j]))
+            raise ValidationError(f"{name} {arr[j].tolist()} is not finite or has a negative width/height",
+                                  file=f"<{what}>", record=f"image {first_image + int(owner[j])}, {name} {k}")
+    cat_ids = np.unique(np.concatenate([glab, dlab]))
+    names = [str(class_names.get(int(c), c)) if class_names else str(c) for c in cat_ids.tolist()]
+    g = CocoGroundTruth(
+        image_ids=np.arange(first_image, first_image + n_img), image_hw=np.full((n_img, 2), -1), cat_ids=cat_ids,
+        cat_names=names, ann_id=np.arange(1, gbox.shape[0] + 1), img=g_img, cat=np.searchsorted(cat_ids, glab),
+        bbox=gbox, area=area, iscrowd=crowd, ignore=np.zeros(gbox.shape[0], bool),
+        num_keypoints=np.full(gbox.shape[0], -1), source="<targets>",
+    )
+    r = CocoResults(img=d_img, cat=np.searchsorted(cat_ids, dlab), score=score, bbox=dbox,
+                    area=dbox[:, 2] * dbox[:, 3], source="<preds>")
+    return g, r
+
+
 def evaluate_coco_arrays(
     preds: Sequence[Mapping[str, Any]],
     targets: Sequence[Mapping[str, Any]],
@@ -474,63 +545,69 @@ def evaluate_coco_arrays(
     id i; categories are the labels seen in targets or predictions. ``xyxy`` boxes are converted to COCO
     ``[x, y, w, h]`` as ``w = x2 − x1`` (so a result is identical to pycocotools fed the converted boxes).
     """
-    if len(preds) != len(targets):
-        raise InputFormatError(f"{len(preds)} prediction entries for {len(targets)} target entries")
-
-    def cat_arrays(items: Sequence[Mapping[str, Any]], key: str, what: str, shape: tuple[int, ...], dtype) -> list:
-        out = []
-        for i, it in enumerate(items):
-            if key not in it:
-                raise InputFormatError(f"missing {key!r}", file=f"<{what}>", record=i)
-            arr = np.asarray(it[key], dtype=dtype)
-            out.append(arr.reshape((-1, *shape)) if arr.size or shape else arr.reshape(-1, *shape))
-        return out
-
-    pb = cat_arrays(preds, "boxes", "preds", (4,), np.float64)
-    ps = cat_arrays(preds, "scores", "preds", (), np.float64)
-    pl = cat_arrays(preds, "labels", "preds", (), np.int64)
-    tb = cat_arrays(targets, "boxes", "targets", (4,), np.float64)
-    tl = cat_arrays(targets, "labels", "targets", (), np.int64)
-    for i in range(len(preds)):
-        if not (pb[i].shape[0] == ps[i].shape[0] == pl[i].shape[0]):
-            raise InputFormatError("boxes, scores and labels differ in length", file="<preds>", record=i)
-        if tb[i].shape[0] != tl[i].shape[0]:
-            raise InputFormatError("boxes and labels differ in length", file="<targets>", record=i)
-    n_img = len(preds)
-    d_img = np.repeat(np.arange(n_img), [b.shape[0] for b in pb])
-    g_img = np.repeat(np.arange(n_img), [b.shape[0] for b in tb])
-    dbox = _xywh(np.concatenate(pb) if pb else np.zeros((0, 4)), box_format)
-    gbox = _xywh(np.concatenate(tb) if tb else np.zeros((0, 4)), box_format)
-    score = np.concatenate(ps) if ps else np.zeros(0)
-    dlab = np.concatenate(pl) if pl else np.zeros(0, np.int64)
-    glab = np.concatenate(tl) if tl else np.zeros(0, np.int64)
-    crowd = np.concatenate([np.asarray(t.get("iscrowd", np.zeros(len(tl[i]))), dtype=np.float64).reshape(-1)
-                            for i, t in enumerate(targets)]) != 0 if targets else np.zeros(0, bool)
-    area = np.concatenate([
-        np.asarray(t["area"], dtype=np.float64).reshape(-1) if t.get("area") is not None
-        else (lambda b: b[:, 2] * b[:, 3])(_xywh(tb[i], box_format)) for i, t in enumerate(targets)
-    ]) if targets else np.zeros(0)
-    for what, arr, n in (("iscrowd", crowd, gbox.shape[0]), ("area", area, gbox.shape[0])):
-        if arr.shape[0] != n:
-            raise InputFormatError(f"targets: {what} differs in length from boxes")
-    for what, arr in (("prediction boxes", dbox), ("target boxes", gbox), ("scores", score), ("area", area)):
-        bad = ~np.isfinite(arr.reshape(arr.shape[0], -1)).all(axis=1)
-        if bad.any():
-            raise ValidationError(f"{what} are not finite", record=int(np.flatnonzero(bad)[0]))
-    for what, b in (("prediction", dbox), ("target", gbox)):
-        neg = (b[:, 2] < 0) | (b[:, 3] < 0)
-        if neg.any():
-            raise ValidationError(f"{what} box with negative width or height", record=int(np.flatnonzero(neg)[0]))
-    cat_ids = np.unique(np.concatenate([glab, dlab]))
-    names = [str(class_names.get(int(c), c)) if class_names else str(c) for c in cat_ids.tolist()]
-    g = CocoGroundTruth(
-        image_ids=np.arange(n_img), image_hw=np.full((n_img, 2), -1), cat_ids=cat_ids, cat_names=names,
-        ann_id=np.arange(1, gbox.shape[0] + 1), img=g_img, cat=np.searchsorted(cat_ids, glab), bbox=gbox,
-        area=area, iscrowd=crowd, ignore=np.zeros(gbox.shape[0], bool),
-        num_keypoints=np.full(gbox.shape[0], -1), source="<targets>",
-    )
-    r = CocoResults(img=d_img, cat=np.searchsorted(cat_ids, dlab), score=score, bbox=dbox,
-                    area=dbox[:, 2] * dbox[:, 3], source="<preds>")
+    g, r = _arrays_to_tables(preds, targets, box_format, class_names)
     p = _resolve_params(params, "bbox")
     table, counts, warnings = match_coco(g, r, p, compat)
     return _finish(table, p, compat, g, counts, warnings)
+
+
+class CocoStream:
+    """Incremental COCO bbox evaluation for a training loop: ``update()`` per batch, ``compute()`` at the end.
+
+    Each batch of images is matched at once into a compact :class:`MatchTable` (the Python objects of the
+    batch can then be dropped); ``compute()`` merges the tables and accumulates. The result equals
+    :func:`evaluate_coco_arrays` on all batches concatenated (images numbered in arrival order).
+    """
+
+    def __init__(self, *, params: CocoParams | Any | None = None, compat: str = "pycocotools",
+                 box_format: str = "xyxy", class_names: Mapping[int, str] | None = None) -> None:
+        if compat not in COMPAT_MODES:
+            raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
+        self.params = _resolve_params(params, "bbox")
+        if self.params.img_ids is not None or self.params.cat_ids is not None:
+            raise ConfigError("CocoStream evaluates every image and label it is given: leave img_ids/cat_ids unset")
+        self.compat, self.box_format, self.class_names = compat, box_format, class_names
+        self._parts: list[tuple[MatchTable, np.ndarray, dict[str, int]]] = []
+        self.n_images = 0
+
+    def update(self, preds: Sequence[Mapping[str, Any]], targets: Sequence[Mapping[str, Any]]) -> None:
+        """Match one batch of images (per-image dicts as in :func:`evaluate_coco_arrays`)."""
+        g, r = _arrays_to_tables(preds, targets, self.box_format, self.class_names, self.n_images)
+        table, counts, _ = match_coco(g, r, self.params, self.compat)
+        table.img = table.img + self.n_images
+        self._parts.append((table, g.cat_ids, counts))
+        self.n_images += len(preds)
+
+    def compute(self) -> CocoEvaluation:
+        """Merge the batches and accumulate: the full :class:`CocoEvaluation`."""
+        from deteval.detection.coco_match import merge_tables
+
+        labels = np.unique(np.concatenate([c for _, c, _ in self._parts] or [np.zeros(0, np.int64)]))
+        A = len(self.params.area_rng)
+        T = self.params.iou_thrs.shape[0]
+        tables = []
+        for table, cats, _ in self._parts:
+            if not self.params.use_cats:  # one pooled category in every batch already
+                tables.append(table)
+                continue
+            remap = np.searchsorted(labels, cats)
+            npig = np.zeros((labels.shape[0], A), dtype=np.int64)
+            npig[remap] = table.npig
+            tables.append(MatchTable(cat=remap[table.cat] if cats.size else table.cat, img=table.img,
+                                     score=table.score, rank=table.rank, tp=table.tp, ig=table.ig, npig=npig,
+                                     n_cats=labels.shape[0]))
+        if not tables:
+            k = 1 if not self.params.use_cats else 0
+            tables = [MatchTable(cat=np.zeros(0, np.int64), img=np.zeros(0, np.int64), score=np.zeros(0),
+                                 rank=np.zeros(0, np.int64), tp=np.zeros((A, T, 0), bool), ig=np.zeros((A, T, 0), bool),
+                                 npig=np.zeros((k, A), np.int64), n_cats=k)]
+        merged = merge_tables(tables)
+        names = [str(self.class_names.get(int(c), c)) if self.class_names else str(c) for c in labels.tolist()]
+        g = CocoGroundTruth(
+            image_ids=np.arange(self.n_images), image_hw=np.zeros((0, 2)), cat_ids=labels, cat_names=names,
+            ann_id=np.zeros(0, np.int64), img=np.zeros(0, np.int64), cat=np.zeros(0, np.int64), bbox=np.zeros((0, 4)),
+            area=np.zeros(0), iscrowd=np.zeros(0, bool), ignore=np.zeros(0, bool), num_keypoints=np.zeros(0, np.int64),
+        )
+        counts = {k: sum(c[k] for _, _, c in self._parts) for k in ("n_gt", "n_dt", "n_dt_evaluated")}
+        counts = {"n_images": self.n_images, "n_categories": int(labels.shape[0]), **counts}
+        return _finish(merged, self.params, self.compat, g, counts, [])
