@@ -155,3 +155,18 @@ def test_large_results_are_parsed_in_pieces_with_the_same_arrays_and_record_numb
     with pytest.raises(ValidationError) as info:
         coco_io.load_coco_results(path, g)
     assert info.value.record == 2500 and str(path) in str(info.value)
+
+
+def test_json_fallback_without_orjson_gives_the_same_arrays(tmp_path, monkeypatch):
+    import deteval.io.coco as coco_io
+
+    (tmp_path / "gt.json").write_text(json.dumps(GT))
+    (tmp_path / "dt.json").write_text(json.dumps(DT))
+    with_fast = evaluate_coco(tmp_path / "gt.json", tmp_path / "dt.json")
+    monkeypatch.setattr(coco_io, "_orjson", None)
+    plain = evaluate_coco(tmp_path / "gt.json", tmp_path / "dt.json")
+    assert np.array_equal(with_fast.precision, plain.precision) and np.array_equal(with_fast.stats, plain.stats)
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(InputFormatError) as info:
+        evaluate_coco(tmp_path / "bad.json", DT)
+    assert "invalid JSON" in str(info.value)
