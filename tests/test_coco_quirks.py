@@ -56,15 +56,18 @@ def test_user_ignore_flag_is_overwritten_by_iscrowd_in_pycocotools_mode():
     assert fixed.precision[0, 0, 0, 0, -1] == 0.0
 
 
-def test_ground_truth_id_zero():
-    gt = _gt([{"bbox": [10, 10, 50, 50]}])
+def test_ground_truth_id_zero_is_matched_in_both_modes():
+    gt = _gt([{"bbox": [10, 10, 50, 50]}, {"bbox": [100, 100, 40, 40]}])
     gt["annotations"][0]["id"] = 0
-    dt = _dt({"bbox": [10, 10, 50, 50], "score": 0.9})
-    ev = _same_as_pycocotools(gt, dt)
-    assert ev.stats[0] == 0.0  # pycocotools: the match is stored as gt id 0 = "unmatched" -> a false positive
-    assert any("id 0" in w for w in ev.warnings)
-    fixed = evaluate_coco(gt, dt, compat="fixed")
-    assert fixed.stats[0] == pytest.approx(1.0, abs=1e-15)
+    dt = _dt({"bbox": [10, 10, 50, 50], "score": 0.9}, {"bbox": [100, 100, 40, 40], "score": 0.8})
+    stats, *_ = run_pycocotools(gt, dt)
+    assert stats[8] == 0.5  # pycocotools: the match is stored as gt id 0 = "unmatched" -> one miss, one FP
+    for compat in ("pycocotools", "fixed"):
+        ev = evaluate_coco(gt, dt, compat=compat)
+        assert ev.stats[8] == 1.0 and ev.stats[0] == pytest.approx(1.0, abs=1e-15)
+        assert any("id 0" in w for w in ev.warnings)
+    renumbered = {**gt, "annotations": [{**a, "id": 7} if a["id"] == 0 else a for a in gt["annotations"]]}
+    assert np.array_equal(evaluate_coco(gt, dt).precision, run_pycocotools(renumbered, dt)[1])
 
 
 def test_empty_results_are_valid():
@@ -236,7 +239,7 @@ def test_stream_in_batches_equals_the_whole_evaluation(use_cats):
         assert np.array_equal(ev.recall, whole.recall) and np.array_equal(ev.stats, whole.stats), seed
         # and the same as pycocotools on the JSON form, whose categories may include unused ones
         ref = evaluate_coco(case["gt"], case["dt"], params=p)
-        if use_cats and all(a["id"] != 0 for a in case["gt"]["annotations"]):  # arrays get ids 1..n
+        if use_cats:
             assert np.array_equal(ev.stats, ref.stats), seed
 
 

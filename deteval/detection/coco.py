@@ -20,14 +20,14 @@ stat 0 (AP@[.5:.95], all)         at ``maxDets == 100`` literally     at ``maxDe
                                   (−1 if 100 is not in maxDets)
 stats 1–5, 8–11                   at ``maxDets[2]`` (−1 if absent)    at ``maxDets[-1]``
 a user ``ignore`` flag            overwritten by ``iscrowd``         honoured (ignore = iscrowd or ignore)
-ground truth with ``id == 0``     its matches count as unmatched     matched like any other
-                                  (pycocotools stores the gt id, 0
-                                  meaning "no match")
 keypoint stats                    at ``maxDets == 20`` literally      at ``maxDets[-1]``
 ================================  =================================  ==================================
 
-Both profiles accept an empty results list (pycocotools crashes on it) and reject duplicate annotation ids
-(pycocotools silently keeps the last). Everything else is the same in both and equals pycocotools to the bit.
+Both profiles differ from pycocotools where it has bugs rather than conventions: a ground-truth annotation with
+``id == 0`` is matched like any other (pycocotools stores a match as the gt id with 0 meaning "unmatched", so a
+detection on that annotation becomes a false positive); an empty results list is valid (pycocotools crashes);
+duplicate annotation ids are rejected (pycocotools silently keeps the last). Everything else is the same in
+both profiles and equals pycocotools to the bit.
 """
 
 from __future__ import annotations
@@ -335,7 +335,6 @@ def match_coco(
         max_det=params.max_dets[-1], d_img=d_img, d_cat=d_cat, d_score=res.score[dkeep], d_order=d_order,
         d_area=res.area[dkeep], g_img=g_img, g_cat=g_cat, g_order=g_order, g_area=gt.area[gkeep],
         g_crowd=crowd, g_ignore=ignore, g_id=gt.ann_id[gkeep], iou_fn=iou_fn,
-        id0_unmatched=(compat == "pycocotools"),
     )
     counts = {"n_images": n_img, "n_categories": n_cat_sel, "n_gt": int(gkeep.shape[0]),
               "n_dt": int(dkeep.shape[0]), "n_dt_evaluated": len(table)}
@@ -413,11 +412,9 @@ def _finish(table: MatchTable, params: CocoParams, compat: str, gt: CocoGroundTr
     cat_sel = _selection(gt.cat_ids, params.cat_ids, "category")
     if compat == "pycocotools" and len(params.max_dets) < 3 and params.iou_type != "keypoints":
         warnings.append("fewer than 3 maxDets: pycocotools would crash; the stats that need maxDets[2] are -1")
-    if compat == "pycocotools":
-        zero_ids = int(np.count_nonzero(gt.ann_id == 0))
-        if zero_ids:
-            warnings.append("a ground-truth annotation has id 0: as in pycocotools its matches count as "
-                            "unmatched (use compat='fixed' to match it normally)")
+    if np.count_nonzero(gt.ann_id == 0):
+        warnings.append("a ground-truth annotation has id 0: deteval matches it normally; pycocotools would count "
+                        "its matches as unmatched (false positives), so its numbers differ here")
     return CocoEvaluation(
         params=params, compat=compat, precision=precision, recall=recall, scores=scores, stats=stats,
         lines=lines, cat_ids=gt.cat_ids[cat_sel].tolist() if params.use_cats else [-1],

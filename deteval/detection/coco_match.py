@@ -100,14 +100,14 @@ def match_groups(
     g_ignore: np.ndarray,
     g_id: np.ndarray,
     iou_fn: IouFn,
-    id0_unmatched: bool = True,
+    id0_unmatched: bool = False,
     pair_chunk: int = PAIR_CHUNK,
 ) -> MatchTable:
     """Match detections to ground truth in every (image, category) group (see the module docstring).
 
     ``d_order`` / ``g_order`` break score ties and order ground truth inside a group (input position).
-    ``id0_unmatched`` reproduces pycocotools storing a match as the ground-truth id, so that a detection
-    matched to the annotation with id 0 counts as unmatched.
+    ``id0_unmatched=True`` reproduces a pycocotools bug bug-for-bug (it stores a match as the ground-truth
+    id, so a detection matched to the annotation with id 0 counts as unmatched); the public API never sets it.
     """
     thr = np.minimum(np.asarray(iou_thrs, dtype=np.float64), 1 - 1e-10)
     T = thr.shape[0]
