@@ -170,3 +170,24 @@ def test_json_fallback_without_orjson_gives_the_same_arrays(tmp_path, monkeypatc
     with pytest.raises(InputFormatError) as info:
         evaluate_coco(tmp_path / "bad.json", DT)
     assert "invalid JSON" in str(info.value)
+
+
+def test_cli_segm_and_keypoints_on_fixtures(capsys):
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "coco"
+    val = data / "coco_val2014_100"
+    assert main(["coco", str(val / "instances_val2014_100.json"), str(val / "instances_val2014_fakesegm100_results.json"),
+                 "--iou-type", "segm", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["iou_type"] == "segm" and doc["stats"][0] == pytest.approx(0.3195452758576433, abs=1e-12)
+    assert len(doc["per_class"]) == 80
+    kp = data / "coco_keypoints"
+    assert main(["coco", str(kp / "gt_dataset.json"), str(kp / "dt_dataset.json"), "--config", "coco_keypoints",
+                 "--per-class"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(" Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets= 20 ] = 0.505")
+    assert "person" in out and "ar20" in out
+    assert main(["presets"]) == 0
+    listed = capsys.readouterr().out
+    assert "coco " in listed and "coco_fixed" in listed and "coco_keypoints" in listed

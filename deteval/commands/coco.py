@@ -9,7 +9,7 @@ from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
 
-_PARAM_OPTIONS = ("iou_thrs", "rec_thrs", "max_dets", "area_rng", "area_lbl", "use_cats")
+_PARAM_OPTIONS = ("iou_thrs", "rec_thrs", "max_dets", "area_rng", "area_lbl", "use_cats", "kpt_oks_sigmas")
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -54,5 +54,7 @@ def register(sub: Any) -> None:
     p.add_argument("--area-lbl", default=None, metavar="LABELS", help="area range labels 'all,small,...'")
     p.add_argument("--use-cats", type=_bool, default=None, metavar="BOOL",
                    help="false: pool all categories (class-agnostic)")
+    p.add_argument("--kpt-oks-sigmas", default=None, metavar="LIST",
+                   help="per-keypoint OKS sigmas, comma-separated (default: COCO's 17)")
     add_output_args(p)
     p.set_defaults(func=run, _parser=p)
