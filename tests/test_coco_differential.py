@@ -35,3 +35,48 @@ def test_random_cases_match_pycocotools_exactly(block):
         assert np.array_equal(ev.recall, recall), f"seed {seed}: recall differs"
         assert np.array_equal(ev.scores, scores), f"seed {seed}: scores differ"
         assert np.array_equal(ev.stats, stats), f"seed {seed}: stats {ev.stats} != {stats}"
+
+
+def test_fixed_mode_equals_pycocotools_that_honours_ignore():
+    """compat="fixed" = pycocotools with ``ignore = iscrowd or ignore`` (an ignored non-crowd box absorbs one
+    detection; a crowd absorbs any number), compared on the full precision and recall arrays."""
+    import contextlib
+    import copy
+    import io
+
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    class HonouringIgnore(COCOeval):
+        def _prepare(self):
+            super()._prepare()
+            for anns in self._gts.values():
+                for g in anns:
+                    g["ignore"] = bool(g["iscrowd"] or g.get("user_ignore", 0))
+
+    checked = 0
+    for seed in range(1000, 1060):
+        case = random_case(seed)
+        rng = np.random.default_rng(seed)
+        gt = copy.deepcopy(case["gt"])
+        for a in gt["annotations"]:
+            if a["id"] == 0:
+                a["id"] = 99_999
+            if rng.random() < 0.25:
+                a["ignore"] = 1
+        ref_gt = copy.deepcopy(gt)
+        for a in ref_gt["annotations"]:
+            a["user_ignore"] = a.pop("ignore", 0)
+        with contextlib.redirect_stdout(io.StringIO()):
+            cg = COCO()
+            cg.dataset = ref_gt
+            cg.createIndex()
+            E = HonouringIgnore(cg, cg.loadRes(copy.deepcopy(case["dt"])), "bbox")
+            E.evaluate()
+            E.accumulate()
+        ev = evaluate_coco(gt, case["dt"], compat="fixed")
+        assert np.array_equal(ev.precision, E.eval["precision"]), seed
+        assert np.array_equal(ev.recall, E.eval["recall"]), seed
+        assert np.array_equal(ev.scores, E.eval["scores"]), seed
+        checked += int((ev.recall > 0).sum())
+    assert checked > 100
