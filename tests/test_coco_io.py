@@ -191,3 +191,25 @@ def test_cli_segm_and_keypoints_on_fixtures(capsys):
     assert main(["presets"]) == 0
     listed = capsys.readouterr().out
     assert "coco " in listed and "coco_fixed" in listed and "coco_keypoints" in listed
+
+
+def test_pycocotools_objects_and_params_are_accepted():
+    from pathlib import Path
+
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    val = Path(__file__).parent / "data" / "coco" / "coco_val2014_100"
+    with contextlib.redirect_stdout(io.StringIO()):
+        cg = COCO(str(val / "instances_val2014_100.json"))
+        cd = cg.loadRes(str(val / "instances_val2014_fakebbox100_results.json"))
+        E = COCOeval(cg, cd, "bbox")
+        E.params.imgIds = sorted(cg.getImgIds())[:50]
+        E.params.maxDets = [1, 5, 100]
+        E.params.iouThrs = np.array([0.3, 0.5, 0.75])
+        ev = evaluate_coco(cg, cd, params=E.params)
+        E.evaluate()
+        E.accumulate()
+        E.summarize()
+    assert np.array_equal(ev.precision, E.eval["precision"]) and np.array_equal(ev.stats, E.stats)
+    assert ev.counts["n_images"] == 50 and any("not evaluated" in w for w in ev.warnings)
