@@ -255,3 +255,19 @@ def test_arrays_entry_point_errors_name_image_and_box():
     with pytest.raises(InputFormatError) as info:
         evaluate_coco_arrays(preds, [{"boxes": [[0, 0, 5, 5]]}, targets[1]])
     assert "image 0" in str(info.value) and "'labels'" in str(info.value)
+
+
+def test_automatic_matching_shards_do_not_change_anything(monkeypatch):
+    import deteval.detection.coco as coco_mod
+
+    from _coco_cases import random_case
+
+    for seed in range(40, 60):
+        case = random_case(seed)
+        p = CocoParams.from_options("bbox", **case["params"])
+        whole = evaluate_coco(case["gt"], case["dt"], params=p)
+        monkeypatch.setattr(coco_mod, "SHARD_DETECTIONS", 7)
+        sharded = evaluate_coco(case["gt"], case["dt"], params=p)
+        monkeypatch.undo()
+        assert np.array_equal(whole.precision, sharded.precision) and np.array_equal(whole.scores, sharded.scores)
+        assert np.array_equal(whole.recall, sharded.recall) and whole.counts == sharded.counts

@@ -341,6 +341,35 @@ def match_coco(
     return table, counts, warnings
 
 
+#: Detections per matching shard: larger inputs are matched in shards of whole images (bounded memory).
+SHARD_DETECTIONS = 400_000
+
+
+def _match_in_shards(
+    gt: CocoGroundTruth, res: CocoResults, params: CocoParams, compat: str
+) -> tuple[MatchTable, dict[str, int], list[str]]:
+    """:func:`match_coco` over shards of consecutive images holding about ``SHARD_DETECTIONS`` detections each,
+    merged; identical to one call (groups never straddle images) with bounded temporary memory."""
+    from deteval.detection.coco_match import merge_tables
+
+    if len(res) <= SHARD_DETECTIONS:
+        return match_coco(gt, res, params, compat)
+    n_img = int(_selection(gt.image_ids, params.img_ids, "image").shape[0])
+    img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
+    img_map[_selection(gt.image_ids, params.img_ids, "image")] = np.arange(n_img)
+    d_img = img_map[res.img]
+    per_img = np.bincount(d_img[d_img >= 0], minlength=n_img)
+    shard = np.cumsum(per_img) // SHARD_DETECTIONS  # non-decreasing shard number per image
+    tables, counts, warnings = [], None, []
+    for s in np.unique(shard).tolist():
+        t, c, w = match_coco(gt, res, params, compat, images=np.flatnonzero(shard == s))
+        tables.append(t)
+        warnings = w
+        counts = c if counts is None else {k: (v if k in ("n_images", "n_categories") else counts[k] + v)
+                                           for k, v in c.items()}
+    return merge_tables(tables), counts, warnings
+
+
 class _RleTable:
     """RLEs of annotations, converted on demand (only what IoU needs) and in batches.
 
@@ -443,7 +472,7 @@ def evaluate_coco(
     p = _resolve_params(params, iou_type)
     g = load_coco_gt(gt, keep_segmentation=p.iou_type == "segm", need_keypoints=p.iou_type == "keypoints")
     r = load_coco_results(results, g, iou_type=p.iou_type)
-    table, counts, warnings = match_coco(g, r, p, compat)
+    table, counts, warnings = _match_in_shards(g, r, p, compat)
     return _finish(table, p, compat, g, counts, warnings + r.warnings)
 
 
@@ -544,7 +573,7 @@ def evaluate_coco_arrays(
     """
     g, r = _arrays_to_tables(preds, targets, box_format, class_names)
     p = _resolve_params(params, "bbox")
-    table, counts, warnings = match_coco(g, r, p, compat)
+    table, counts, warnings = _match_in_shards(g, r, p, compat)
     return _finish(table, p, compat, g, counts, warnings)
 
 

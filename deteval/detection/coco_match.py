@@ -31,7 +31,7 @@ import numpy as np
 __all__ = ["MatchTable", "match_groups", "merge_tables"]
 
 #: Upper bound on same-group pairs whose IoU is computed at once (about 100 MB of temporaries).
-PAIR_CHUNK = 2_000_000
+PAIR_CHUNK = 1_000_000
 
 
 @dataclass
