@@ -213,3 +213,34 @@ def test_pycocotools_objects_and_params_are_accepted():
         E.summarize()
     assert np.array_equal(ev.precision, E.eval["precision"]) and np.array_equal(ev.stats, E.stats)
     assert ev.counts["n_images"] == 50 and any("not evaluated" in w for w in ev.warnings)
+
+
+@pytest.mark.parametrize("name,opts", [
+    ("coco_val2014_100/instances_val2014_100.json", {"keep_segmentation": True}),
+    ("coco_fruits/fruit_val_coco_format.json", {}),
+    ("coco_keypoints/gt_dataset.json", {"need_keypoints": True}),
+])
+def test_large_ground_truth_is_parsed_in_pieces_identically(name, opts, monkeypatch, tmp_path):
+    from pathlib import Path
+
+    import deteval.io.coco as coco_io
+
+    path = Path(__file__).parent / "data" / "coco" / name
+    whole = coco_io.load_coco_gt(json.loads(path.read_text()), **opts)
+    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 300)
+    assert coco_io._gt_in_pieces(path, opts.get("keep_segmentation", False), opts.get("need_keypoints", False))
+    pieces = coco_io.load_coco_gt(path, **opts)
+    for key in ("image_ids", "image_hw", "cat_ids", "ann_id", "img", "cat", "bbox", "area", "iscrowd", "ignore",
+                "num_keypoints"):
+        assert np.array_equal(getattr(whole, key), getattr(pieces, key)), key
+    assert pieces.cat_names == whole.cat_names and pieces.segmentation == whole.segmentation
+    if opts.get("need_keypoints"):
+        assert np.array_equal(whole.keypoints, pieces.keypoints)
+    # an error in a later piece names the record by its index in the whole array
+    doc = json.loads(path.read_text())
+    last = len(doc["annotations"]) - 2
+    doc["annotations"][last]["bbox"] = [0, 0, -1, 1]
+    (tmp_path / "gt.json").write_text(json.dumps(doc))
+    with pytest.raises(ValidationError) as info:
+        coco_io.load_coco_gt(tmp_path / "gt.json", **opts)
+    assert info.value.record == f"annotations[{last}]"

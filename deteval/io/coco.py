@@ -277,19 +277,71 @@ def _keypoint_matrix(values: list, file: str, where: str | None, what: str) -> n
     return mat
 
 
+def _ann_columns(anns: list, file: str, keep_segmentation: bool, need_keypoints: bool) -> dict[str, Any]:
+    """The annotation fields the protocol reads, as arrays (ids not yet mapped to indices)."""
+    where = "annotations"
+    ann_id = _id_array(_field(anns, "id", file, where), "annotation id", file, where)
+    if ann_id.dtype.kind == "U":
+        raise InputFormatError("annotation ids must be integers", file=file, record=f"{where}[0]")
+    crowd_raw = _field(anns, "iscrowd", file, where)
+    ign_raw = _field(anns, "ignore", file, where, default=0)
+    cols: dict[str, Any] = {
+        "ann_id": ann_id,
+        "image_id": _id_array(_field(anns, "image_id", file, where), "image_id", file, where),
+        "category_id": _id_array(_field(anns, "category_id", file, where), "category_id", file, where),
+        "bbox": _boxes(_field(anns, "bbox", file, where), file, where),
+        "area": _floats(_field(anns, "area", file, where), "area", file, where),
+        "iscrowd": _floats([int(v) if isinstance(v, bool) else v for v in crowd_raw], "iscrowd", file, where) != 0,
+        "ignore": _floats([int(v) if isinstance(v, bool) else v for v in ign_raw], "ignore", file, where) != 0,
+        "num_keypoints": np.full(len(anns), -1, dtype=np.int64),
+        "keypoints": None,
+        "segmentation": _field(anns, "segmentation", file, where) if keep_segmentation else None,
+    }
+    if need_keypoints:
+        cols["num_keypoints"] = _floats(_field(anns, "num_keypoints", file, where), "num_keypoints", file,
+                                        where).astype(np.int64)
+        cols["keypoints"] = _keypoint_matrix(_field(anns, "keypoints", file, where), file, where, "keypoints")
+    return cols
+
+
+def _concat_columns(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    if len(parts) == 1:
+        return parts[0]
+    out: dict[str, Any] = {}
+    for key in parts[0]:
+        vals = [p[key] for p in parts]
+        if vals[0] is None:
+            out[key] = None
+        elif isinstance(vals[0], list):
+            out[key] = [v for part in vals for v in part]
+        elif key == "keypoints":
+            if len({v.shape[1] for v in vals if v.shape[0]}) > 1:
+                raise InputFormatError("keypoints must have the same length in every annotation")
+            out[key] = np.concatenate([v for v in vals if v.shape[0]] or [vals[0]])
+        else:
+            out[key] = np.concatenate(vals)
+    return out
+
+
 def load_coco_gt(source: Any, *, keep_segmentation: bool = False, need_keypoints: bool = False) -> CocoGroundTruth:
     """Load COCO ground truth (path, parsed dict or pycocotools ``COCO``) into a :class:`CocoGroundTruth`.
 
     Required per annotation: ``id``, ``image_id``, ``category_id``, ``bbox``, ``area``, ``iscrowd`` (pycocotools
-    reads all of them); ``segmentation`` for segm, ``keypoints`` and ``num_keypoints`` for keypoints.
+    reads all of them); ``segmentation`` for segm, ``keypoints`` and ``num_keypoints`` for keypoints. A large
+    file's ``annotations`` array is parsed in pieces (bounded memory), with the same result.
     """
     if isinstance(source, CocoGroundTruth):
         return source
+    cols = None
     if _is_coco_object(source):
         data, file = source.dataset, "<pycocotools COCO ground truth>"
     elif isinstance(source, (str, PathLike)):
         file = str(source)
-        data = read_json(source)
+        pieces = _gt_in_pieces(Path(source), keep_segmentation, need_keypoints)
+        if pieces is not None:
+            data, cols = pieces
+        else:
+            data = read_json(source)
     elif isinstance(source, dict):
         data, file = source, "<in-memory ground truth>"
     else:
@@ -299,9 +351,11 @@ def load_coco_gt(source: Any, *, keep_segmentation: bool = False, need_keypoints
     for key in ("images", "categories"):
         if not isinstance(data.get(key), list):
             raise InputFormatError(f"missing or invalid {key!r} list", file=file)
-    anns = data.get("annotations", [])
-    if not isinstance(anns, list):
-        raise InputFormatError("'annotations' must be a list", file=file)
+    if cols is None:
+        anns = data.get("annotations", [])
+        if not isinstance(anns, list):
+            raise InputFormatError("'annotations' must be a list", file=file)
+        cols = _ann_columns(anns, file, keep_segmentation, need_keypoints)
     images, cats = data["images"], data["categories"]
 
     img_ids_file = _id_array(_field(images, "id", file, "images"), "image id", file, "images")
@@ -321,31 +375,87 @@ def load_coco_gt(source: Any, *, keep_segmentation: bool = False, need_keypoints
     cat_names = [names_file[i] for i in corder]
 
     where = "annotations"
-    ann_id = _id_array(_field(anns, "id", file, where), "annotation id", file, where)
-    if ann_id.dtype.kind == "U":
-        raise InputFormatError("annotation ids must be integers", file=file, record=f"{where}[0]")
-    _unique_ids(ann_id, "annotation id", file, where)
-    img = _index_of(_id_array(_field(anns, "image_id", file, where), "image_id", file, where), image_ids,
-                    "image_id", file, where)
-    cat = _index_of(_id_array(_field(anns, "category_id", file, where), "category_id", file, where), cat_ids,
-                    "category_id", file, where)
-    bbox = _boxes(_field(anns, "bbox", file, where), file, where)
-    area = _floats(_field(anns, "area", file, where), "area", file, where)
-    crowd_raw = _field(anns, "iscrowd", file, where)
-    iscrowd = _floats([int(v) if isinstance(v, bool) else v for v in crowd_raw], "iscrowd", file, where) != 0
-    ign_raw = _field(anns, "ignore", file, where, default=0)
-    ignore = _floats([int(v) if isinstance(v, bool) else v for v in ign_raw], "ignore", file, where) != 0
-    nk = np.full(len(anns), -1, dtype=np.int64)
-    keypoints = None
-    if need_keypoints:
-        nk = _floats(_field(anns, "num_keypoints", file, where), "num_keypoints", file, where).astype(np.int64)
-        keypoints = _keypoint_matrix(_field(anns, "keypoints", file, where), file, where, "keypoints")
-    segmentation = _field(anns, "segmentation", file, where) if keep_segmentation else None
+    _unique_ids(cols["ann_id"], "annotation id", file, where)
+    img = _index_of(cols["image_id"], image_ids, "image_id", file, where)
+    cat = _index_of(cols["category_id"], cat_ids, "category_id", file, where)
     return CocoGroundTruth(
-        image_ids=image_ids, image_hw=image_hw, cat_ids=cat_ids, cat_names=cat_names, ann_id=ann_id, img=img,
-        cat=cat, bbox=bbox, area=area, iscrowd=iscrowd, ignore=ignore, num_keypoints=nk, keypoints=keypoints,
-        segmentation=segmentation, source=file,
+        image_ids=image_ids, image_hw=image_hw, cat_ids=cat_ids, cat_names=cat_names, ann_id=cols["ann_id"],
+        img=img, cat=cat, bbox=cols["bbox"], area=cols["area"], iscrowd=cols["iscrowd"], ignore=cols["ignore"],
+        num_keypoints=cols["num_keypoints"], keypoints=cols["keypoints"], segmentation=cols["segmentation"],
+        source=file,
     )
+
+
+_ANNOTATIONS_KEY = re.compile(rb'"annotations"\s*:\s*\[')
+_ANN_RECORD = re.compile(r"^annotations\[(\d+)\]$")
+
+
+def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> tuple[dict, dict] | None:
+    """Parse a large ground-truth file with its ``annotations`` array in pieces of about ``CHUNK_BYTES``.
+
+    Only one piece's Python objects exist at a time: each is reduced to columns at once. The pieces are cut
+    between records (``}, {``); the piece that runs past the end of the array is read with
+    ``json.JSONDecoder.raw_decode``, which reports where the array ends; the rest of the document is parsed
+    with an empty annotations list. Returns None whenever this does not apply, and the caller parses the whole
+    file (which also gives the precise error message).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if len(data) < 2 * CHUNK_BYTES or data.count(b'"annotations"') != 1:
+        return None
+    m = _ANNOTATIONS_KEY.search(data)
+    if m is None:
+        return None
+    file = str(path)
+    loads = _orjson.loads if _orjson is not None else json.loads
+    parts: list[dict[str, Any]] = []
+    offset = 0
+    lo = m.end()
+    ann_end = -1
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        while ann_end < 0:
+            cut = _RECORD_BOUNDARY.search(data, lo + CHUNK_BYTES)
+            records = None
+            if cut is not None:
+                try:
+                    records = loads(b"[" + data[lo : cut.start() + 1] + b"]")
+                except ValueError:
+                    records = None  # this piece runs past the end of the annotations array
+            if records is None:  # the last piece: raw_decode stops at the array's closing bracket
+                try:
+                    records, end = json.JSONDecoder().raw_decode("[" + data[lo:].decode("utf-8"))
+                except (ValueError, UnicodeDecodeError):
+                    return None
+                ann_end = lo + len(("[" + data[lo:].decode("utf-8"))[:end].encode("utf-8")) - 1
+                nxt = ann_end
+            else:
+                nxt = cut.end() - 1
+            if not isinstance(records, list):
+                return None
+            try:
+                parts.append(_ann_columns(records, file, keep_segmentation, need_keypoints))
+            except DetevalError as exc:
+                rec = exc.record
+                mm = _ANN_RECORD.match(rec) if isinstance(rec, str) else None
+                if mm:
+                    rec = f"annotations[{int(mm.group(1)) + offset}]"
+                raise type(exc)(exc.reason, file=exc.file, record=rec) from None
+            offset += len(records)
+            del records
+            lo = nxt
+        rest = loads(data[: m.start()] + b'"annotations": []' + data[ann_end:])
+    except ValueError:
+        return None
+    finally:
+        if enabled:
+            gc.enable()
+    if not isinstance(rest, dict) or rest.get("annotations") != []:
+        return None
+    return rest, _concat_columns(parts)
 
 
 def _results_from_array(arr: np.ndarray, gt: CocoGroundTruth, file: str) -> CocoResults:
@@ -456,7 +566,7 @@ def load_coco_results(source: Any, gt: CocoGroundTruth, *, iou_type: str = "bbox
 
 _RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 #: Results files larger than this are parsed in pieces of about this size (bounded memory for the objects).
-CHUNK_BYTES = 8 << 20
+CHUNK_BYTES = 4 << 20
 
 
 def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth) -> CocoResults | None:
