@@ -88,6 +88,8 @@ def random_case(seed: int) -> dict:
         if rng.random() < 0.5:
             thr = np.unique(np.r_[thr, 0.5, 0.75])
         params["iou_thrs"] = thr
+    if rng.random() < 0.15:  # custom recall levels, some outside [0, 1]
+        params["rec_thrs"] = np.sort(np.r_[np.round(rng.uniform(-0.05, 1.05, int(rng.integers(1, 30))), 3), 0.0])
     if rng.random() < 0.3:
         lo = float(rng.uniform(0, 500))
         params["area_rng"] = [(0.0, 1e10), (lo, lo + float(rng.uniform(10, 3000))), (0, 400.0)]
@@ -117,6 +119,8 @@ def run_pycocotools(gt: dict, dt: list, iou_type: str = "bbox", params: dict | N
             E.params.maxDets = list(params["max_dets"])
         if "iou_thrs" in params:
             E.params.iouThrs = np.asarray(params["iou_thrs"], dtype=np.float64)
+        if "rec_thrs" in params:
+            E.params.recThrs = np.asarray(params["rec_thrs"], dtype=np.float64)
         if "area_rng" in params:
             E.params.areaRng = [list(a) for a in params["area_rng"]]
             E.params.areaRngLbl = list(params["area_lbl"])
