@@ -427,10 +427,12 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
                     records = None  # this piece runs past the end of the annotations array
             if records is None:  # the last piece: raw_decode stops at the array's closing bracket
                 try:
-                    records, end = json.JSONDecoder().raw_decode("[" + data[lo:].decode("utf-8"))
+                    tail = "[" + data[lo:].decode("utf-8")
+                    records, end = json.JSONDecoder().raw_decode(tail)
                 except (ValueError, UnicodeDecodeError):
                     return None
-                ann_end = lo + len(("[" + data[lo:].decode("utf-8"))[:end].encode("utf-8")) - 1
+                ann_end = lo + len(tail[:end].encode("utf-8")) - 1  # byte offset just past the closing "]"
+                del tail
                 nxt = ann_end
             else:
                 nxt = cut.end() - 1
