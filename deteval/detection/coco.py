@@ -247,7 +247,7 @@ def _selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np.n
     pos = np.searchsorted(ids, w)
     bad = (pos >= ids.shape[0]) | (ids[np.minimum(pos, max(ids.shape[0] - 1, 0))] != w) if ids.size else np.ones(w.shape, bool)
     if bad.any():
-        raise ConfigError(f"{what} id {w[np.flatnonzero(bad)[0]]!r} is not in the ground truth")
+        raise ConfigError(f"{what} id {w[np.flatnonzero(bad)[0]].item()!r} is not in the ground truth")
     return pos
 
 
@@ -334,7 +334,7 @@ def match_coco(
         n_imgs=n_img, n_cats=n_cats, iou_thrs=params.iou_thrs, area_rng=params.area_rng,
         max_det=params.max_dets[-1], d_img=d_img, d_cat=d_cat, d_score=res.score[dkeep], d_order=d_order,
         d_area=res.area[dkeep], g_img=g_img, g_cat=g_cat, g_order=g_order, g_area=gt.area[gkeep],
-        g_crowd=crowd, g_ignore=ignore, g_id=gt.ann_id[gkeep], iou_fn=iou_fn,
+        g_crowd=crowd, g_ignore=ignore, iou_fn=iou_fn,
     )
     counts = {"n_images": n_img, "n_categories": n_cat_sel, "n_gt": int(gkeep.shape[0]),
               "n_dt": int(dkeep.shape[0]), "n_dt_evaluated": len(table)}

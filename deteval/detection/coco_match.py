@@ -98,16 +98,14 @@ def match_groups(
     g_area: np.ndarray,
     g_crowd: np.ndarray,
     g_ignore: np.ndarray,
-    g_id: np.ndarray,
     iou_fn: IouFn,
-    id0_unmatched: bool = False,
     pair_chunk: int = PAIR_CHUNK,
 ) -> MatchTable:
     """Match detections to ground truth in every (image, category) group (see the module docstring).
 
     ``d_order`` / ``g_order`` break score ties and order ground truth inside a group (input position).
-    ``id0_unmatched=True`` reproduces a pycocotools bug bug-for-bug (it stores a match as the ground-truth
-    id, so a detection matched to the annotation with id 0 counts as unmatched); the public API never sets it.
+    A ground truth is identified by its position, never by its annotation id (pycocotools stores a match as
+    the id, so that the annotation with id 0 can never be matched: a bug deteval does not reproduce).
     """
     thr = np.minimum(np.asarray(iou_thrs, dtype=np.float64), 1 - 1e-10)
     T = thr.shape[0]
@@ -227,15 +225,9 @@ def match_groups(
         t_i = np.concatenate(hit_t)
         d_i = np.concatenate(hit_d)
         g_i = np.concatenate(hit_g)
-        g_ign = gig[a_i, g_i]
-        if id0_unmatched:
-            counted = g_id[gsort[g_i]] != 0
-            det_ig = g_ign | (~counted & d_out[a_i, d_i])
-        else:
-            counted = np.ones(a_i.shape[0], dtype=bool)
-            det_ig = g_ign
+        det_ig = gig[a_i, g_i]  # a match to an ignored ground truth makes the detection ignored
         ig[a_i, t_i, d_i] = det_ig
-        tp[a_i, t_i, d_i] = counted & ~det_ig
+        tp[a_i, t_i, d_i] = ~det_ig
     return MatchTable(
         cat=d_cat[det].astype(np.int64), img=d_img[det].astype(np.int64), score=d_score[det], rank=rank,
         tp=tp, ig=ig, npig=npig, n_cats=n_cats,
