@@ -30,8 +30,10 @@ def generate(folder: Path, n_images: int, seed: int = 0) -> tuple[Path, Path, in
     rng = np.random.default_rng(seed)
     n_cats = 80
     cat_ids = np.arange(1, 91)[np.sort(rng.choice(90, n_cats, replace=False))]
-    images = [{"id": int(i), "height": 480, "width": 640, "file_name": f"{i:012d}.jpg"}
-              for i in rng.choice(np.arange(1, 10 * n_images), n_images, replace=False)]
+    images = [
+        {"id": int(i), "height": 480, "width": 640, "file_name": f"{i:012d}.jpg"}
+        for i in rng.choice(np.arange(1, 10 * n_images), n_images, replace=False)
+    ]
     img_ids = np.array([im["id"] for im in images])
     n_per = rng.poisson(7.3, n_images)
     n_gt = int(n_per.sum())
@@ -40,8 +42,11 @@ def generate(folder: Path, n_images: int, seed: int = 0) -> tuple[Path, Path, in
     g_cat = cat_ids[rng.choice(n_cats, n_gt, p=cat_p)]
     # COCO-like size mix: ~41% small (< 32²), ~34% medium, ~25% large
     u = rng.random(n_gt)
-    side = np.where(u < 0.41, rng.uniform(4, 32, n_gt), np.where(u < 0.75, rng.uniform(32, 96, n_gt),
-                                                                 rng.uniform(96, 400, n_gt)))
+    side = np.where(
+        u < 0.41,
+        rng.uniform(4, 32, n_gt),
+        np.where(u < 0.75, rng.uniform(32, 96, n_gt), rng.uniform(96, 400, n_gt)),
+    )
     aspect = np.exp(rng.normal(0, 0.5, n_gt))
     w = np.clip(side * np.sqrt(aspect), 1, 630)
     h = np.clip(side / np.sqrt(aspect), 1, 470)
@@ -56,12 +61,28 @@ def generate(folder: Path, n_images: int, seed: int = 0) -> tuple[Path, Path, in
         poly = np.empty(32)
         poly[0::2] = np.round(cx + w[i] / 2 * np.cos(t), 2)
         poly[1::2] = np.round(cy + h[i] / 2 * np.sin(t), 2)
-        anns.append({"id": i + 1, "image_id": int(g_img[i]), "category_id": int(g_cat[i]),
-                     "bbox": [round(float(x[i]), 2), round(float(y[i]), 2), round(float(w[i]), 2), round(float(h[i]), 2)],
-                     "area": round(float(area[i]), 4), "iscrowd": int(crowd[i]), "segmentation": [poly.tolist()]})
-    gt = {"info": {"description": "deteval synthetic"}, "images": images,
-          "categories": [{"id": int(c), "name": f"class_{c}", "supercategory": "thing"} for c in cat_ids],
-          "annotations": anns}
+        anns.append(
+            {
+                "id": i + 1,
+                "image_id": int(g_img[i]),
+                "category_id": int(g_cat[i]),
+                "bbox": [
+                    round(float(x[i]), 2),
+                    round(float(y[i]), 2),
+                    round(float(w[i]), 2),
+                    round(float(h[i]), 2),
+                ],
+                "area": round(float(area[i]), 4),
+                "iscrowd": int(crowd[i]),
+                "segmentation": [poly.tolist()],
+            }
+        )
+    gt = {
+        "info": {"description": "deteval synthetic"},
+        "images": images,
+        "categories": [{"id": int(c), "name": f"class_{c}", "supercategory": "thing"} for c in cat_ids],
+        "annotations": anns,
+    }
     # detections: ~3 per gt (duplicates, jittered, some wrong class) + background hits -> ~61 per image
     k = rng.poisson(3.0, n_gt)
     src = np.repeat(np.arange(n_gt), k)
@@ -79,12 +100,28 @@ def generate(folder: Path, n_images: int, seed: int = 0) -> tuple[Path, Path, in
     bx, by = rng.uniform(0, 600, n_bg), rng.uniform(0, 450, n_bg)
     b_cat = cat_ids[rng.choice(n_cats, n_bg, p=cat_p)]
     b_score = rng.beta(1.2, 5, n_bg)
-    X = np.r_[dx, bx]; Y = np.r_[dy, by]; W = np.r_[dw, bw]; H = np.r_[dh, bh]
-    IMG = np.r_[d_img, b_img]; CAT = np.r_[d_cat, b_cat]; S = np.round(np.r_[d_score, b_score], 5)
+    X = np.r_[dx, bx]
+    Y = np.r_[dy, by]
+    W = np.r_[dw, bw]
+    H = np.r_[dh, bh]
+    IMG = np.r_[d_img, b_img]
+    CAT = np.r_[d_cat, b_cat]
+    S = np.round(np.r_[d_score, b_score], 5)
     perm = rng.permutation(X.shape[0])
-    dets = [{"image_id": int(IMG[i]), "category_id": int(CAT[i]),
-             "bbox": [round(float(X[i]), 2), round(float(Y[i]), 2), round(float(W[i]), 2), round(float(H[i]), 2)],
-             "score": float(S[i])} for i in perm]
+    dets = [
+        {
+            "image_id": int(IMG[i]),
+            "category_id": int(CAT[i]),
+            "bbox": [
+                round(float(X[i]), 2),
+                round(float(Y[i]), 2),
+                round(float(W[i]), 2),
+                round(float(H[i]), 2),
+            ],
+            "score": float(S[i]),
+        }
+        for i in perm
+    ]
     gt_path, dt_path = folder / "gt.json", folder / "dt.json"
     gt_path.write_text(json.dumps(gt))
     dt_path.write_text(json.dumps(dets))
@@ -127,7 +164,12 @@ print(json.dumps({"stats": stats, "inner": time.perf_counter() - t0, "rss_mb": r
 
 def run_tool(tool: str, gt: Path, dt: Path) -> dict | None:
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", CHILD, tool, str(gt), str(dt), str(ROOT)], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, tool, str(gt), str(dt), str(ROOT)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     wall = time.perf_counter() - t0
     if out.returncode != 0:
         print(f"{tool}: failed\n{out.stderr[-2000:]}", file=sys.stderr)
@@ -138,7 +180,12 @@ def run_tool(tool: str, gt: Path, dt: Path) -> dict | None:
 
 
 def available(module: str) -> bool:
-    return subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode == 0
+    return (
+        subprocess.run(
+            [sys.executable, "-c", f"import {module}"], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
 
 
 def main() -> int:
@@ -155,16 +202,23 @@ def main() -> int:
                 gt, dt, n_gt, n_dt = generate(Path(tmp), n, args.seed)
                 r = run_tool("deteval", gt, dt)
                 rows.append((n, n_gt, n_dt, r["wall"], r["rss_mb"]))
-                print(f"{n:>6} images {n_gt:>7} gts {n_dt:>8} dets: deteval {r['wall']:.2f} s, "
-                      f"{r['rss_mb']:.0f} MB, {r['wall'] / n * 1000:.3f} ms/image")
+                print(
+                    f"{n:>6} images {n_gt:>7} gts {n_dt:>8} dets: deteval {r['wall']:.2f} s, "
+                    f"{r['rss_mb']:.0f} MB, {r['wall'] / n * 1000:.3f} ms/image"
+                )
             return 0
         t0 = time.perf_counter()
         gt, dt, n_gt, n_dt = generate(Path(tmp), args.images, args.seed)
-        print(f"synthetic set: {args.images} images, 80 categories, {n_gt} ground truths, {n_dt} detections "
-              f"(generated in {time.perf_counter() - t0:.1f} s; {os.cpu_count()} CPUs)")
+        print(
+            f"synthetic set: {args.images} images, 80 categories, {n_gt} ground truths, {n_dt} detections "
+            f"(generated in {time.perf_counter() - t0:.1f} s; {os.cpu_count()} CPUs)"
+        )
         results = {}
-        for tool, module in (("deteval", "numpy"), ("pycocotools", "pycocotools"),
-                             ("faster_coco_eval", "faster_coco_eval")):
+        for tool, module in (
+            ("deteval", "numpy"),
+            ("pycocotools", "pycocotools"),
+            ("faster_coco_eval", "faster_coco_eval"),
+        ):
             if tool in args.skip or not available(module):
                 continue
             r = run_tool(tool, gt, dt)
@@ -179,8 +233,10 @@ def main() -> int:
         if d:
             for tool in ("pycocotools", "faster_coco_eval"):
                 if tool in results:
-                    print(f"deteval vs {tool}: {results[tool]['wall'] / d['wall']:.1f}x faster end to end, "
-                          f"{results[tool]['rss_mb'] / d['rss_mb']:.1f}x less peak memory")
+                    print(
+                        f"deteval vs {tool}: {results[tool]['wall'] / d['wall']:.1f}x faster end to end, "
+                        f"{results[tool]['rss_mb'] / d['rss_mb']:.1f}x less peak memory"
+                    )
     return 0
 
 

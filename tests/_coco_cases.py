@@ -44,19 +44,39 @@ def random_case(seed: int) -> dict:
             b = box()
             crowd = int(rng.random() < p_crowd)
             area = b[2] * b[3] * float(rng.uniform(0.5, 1.0)) if rng.random() < 0.7 else float(b[2] * b[3])
-            anns.append({"id": int(ann_ids.pop()), "image_id": img, "category_id": int(rng.choice(cat_ids)),
-                         "bbox": b, "area": area, "iscrowd": crowd})
+            anns.append(
+                {
+                    "id": int(ann_ids.pop()),
+                    "image_id": img,
+                    "category_id": int(rng.choice(cat_ids)),
+                    "bbox": b,
+                    "area": area,
+                    "iscrowd": crowd,
+                }
+            )
             if rng.random() < 0.1:  # an exact duplicate box: an IoU tie between two ground truths
                 anns.append({**anns[-1], "id": int(ann_ids.pop())})
     tie_dets = []
-    if rng.random() < 0.4:  # a detection exactly between two ground truths (an IoU tie), then one on the first
+    if (
+        rng.random() < 0.4
+    ):  # a detection exactly between two ground truths (an IoU tie), then one on the first
         img, cat = int(rng.choice(img_ids)), int(rng.choice(cat_ids))
         x, y, w, h, d = 20.0, 30.0, 40.0, 30.0, 10.0
         for bx in ([x, y, w, h], [x + d, y, w, h]):
-            anns.append({"id": int(ann_ids.pop()), "image_id": img, "category_id": cat, "bbox": bx,
-                         "area": w * h, "iscrowd": 0})
-        tie_dets = [{"image_id": img, "category_id": cat, "bbox": [x + d / 2, y, w, h], "score": 0.95},
-                    {"image_id": img, "category_id": cat, "bbox": [x, y, w, h], "score": 0.9}]
+            anns.append(
+                {
+                    "id": int(ann_ids.pop()),
+                    "image_id": img,
+                    "category_id": cat,
+                    "bbox": bx,
+                    "area": w * h,
+                    "iscrowd": 0,
+                }
+            )
+        tie_dets = [
+            {"image_id": img, "category_id": cat, "bbox": [x + d / 2, y, w, h], "score": 0.95},
+            {"image_id": img, "category_id": cat, "bbox": [x, y, w, h], "score": 0.9},
+        ]
     rng.shuffle(anns)
     dets = list(tie_dets)
     score_round = int(rng.choice([1, 2, 6]))  # coarse scores give many ties
@@ -67,14 +87,26 @@ def random_case(seed: int) -> dict:
             if rng.random() < 0.2:
                 b = list(a["bbox"])  # a perfect hit
             cat = a["category_id"] if rng.random() < 0.85 else int(rng.choice(cat_ids))
-            dets.append({"image_id": a["image_id"], "category_id": cat, "bbox": [float(round(v, 2)) for v in b],
-                         "score": float(round(rng.random(), score_round))})
+            dets.append(
+                {
+                    "image_id": a["image_id"],
+                    "category_id": cat,
+                    "bbox": [float(round(v, 2)) for v in b],
+                    "score": float(round(rng.random(), score_round)),
+                }
+            )
     for img in img_ids:
         if rng.random() < 0.2:
             continue  # image without detections beyond the matched ones
         for _ in range(int(rng.integers(0, 12))):
-            dets.append({"image_id": img, "category_id": int(rng.choice(cat_ids)), "bbox": box(),
-                         "score": float(round(rng.random(), score_round))})
+            dets.append(
+                {
+                    "image_id": img,
+                    "category_id": int(rng.choice(cat_ids)),
+                    "bbox": box(),
+                    "score": float(round(rng.random(), score_round)),
+                }
+            )
     rng.shuffle(dets)
     if not dets:
         dets.append({"image_id": img_ids[0], "category_id": cat_ids[0], "bbox": box(), "score": 0.5})
@@ -84,12 +116,16 @@ def random_case(seed: int) -> dict:
     if rng.random() < 0.5:
         params["max_dets"] = sorted(int(v) for v in rng.choice(np.arange(1, 12), 3, replace=False))
     if rng.random() < 0.4:
-        thr = np.sort(rng.choice(np.round(np.arange(0.05, 1.0001, 0.05), 2), int(rng.integers(1, 6)), replace=False))
+        thr = np.sort(
+            rng.choice(np.round(np.arange(0.05, 1.0001, 0.05), 2), int(rng.integers(1, 6)), replace=False)
+        )
         if rng.random() < 0.5:
             thr = np.unique(np.r_[thr, 0.5, 0.75])
         params["iou_thrs"] = thr
     if rng.random() < 0.15:  # custom recall levels, some outside [0, 1]
-        params["rec_thrs"] = np.sort(np.r_[np.round(rng.uniform(-0.05, 1.05, int(rng.integers(1, 30))), 3), 0.0])
+        params["rec_thrs"] = np.sort(
+            np.r_[np.round(rng.uniform(-0.05, 1.05, int(rng.integers(1, 30))), 3), 0.0]
+        )
     if rng.random() < 0.3:
         lo = float(rng.uniform(0, 500))
         params["area_rng"] = [(0.0, 1e10), (lo, lo + float(rng.uniform(10, 3000))), (0, 400.0)]
@@ -182,25 +218,46 @@ def random_segm_case(seed: int) -> dict:
                 rle = mask_utils.merge(mask_utils.frPyObjects(seg, h, w))
             area = float(mask_utils.area(rle))
             bbox = [float(v) for v in mask_utils.toBbox(rle)]
-            anns.append({"id": len(anns) + 1, "image_id": img, "category_id": cat, "segmentation": seg,
-                         "area": area, "bbox": bbox, "iscrowd": crowd})
+            anns.append(
+                {
+                    "id": len(anns) + 1,
+                    "image_id": img,
+                    "category_id": cat,
+                    "segmentation": seg,
+                    "area": area,
+                    "bbox": bbox,
+                    "iscrowd": crowd,
+                }
+            )
             for _ in range(int(rng.integers(0, 4))):
                 dseg = [_poly(rng, cx + rng.normal(0, 2), cy + rng.normal(0, 2), r * rng.uniform(0.7, 1.3))]
                 drle = mask_utils.merge(mask_utils.frPyObjects(dseg, h, w))
-                det = {"image_id": img, "category_id": cat if rng.random() < 0.9 else int(rng.choice(cat_ids)),
-                       "segmentation": {"size": drle["size"], "counts": drle["counts"].decode()},
-                       "score": float(round(rng.random(), 2))}
+                det = {
+                    "image_id": img,
+                    "category_id": cat if rng.random() < 0.9 else int(rng.choice(cat_ids)),
+                    "segmentation": {"size": drle["size"], "counts": drle["counts"].decode()},
+                    "score": float(round(rng.random(), 2)),
+                }
                 if with_bbox:
                     det["bbox"] = [float(v) for v in mask_utils.toBbox(drle)]
                 dets.append(det)
     if not dets:
         drle = mask_utils.merge(mask_utils.frPyObjects([_poly(rng, 50, 40, 10)], h, w))
-        dets.append({"image_id": 1, "category_id": 1, "score": 0.5,
-                     "segmentation": {"size": drle["size"], "counts": drle["counts"].decode()},
-                     **({"bbox": [float(v) for v in mask_utils.toBbox(drle)]} if with_bbox else {})})
+        dets.append(
+            {
+                "image_id": 1,
+                "category_id": 1,
+                "score": 0.5,
+                "segmentation": {"size": drle["size"], "counts": drle["counts"].decode()},
+                **({"bbox": [float(v) for v in mask_utils.toBbox(drle)]} if with_bbox else {}),
+            }
+        )
     rng.shuffle(dets)
-    gt = {"images": [{"id": i, "height": h, "width": w} for i in img_ids],
-          "categories": [{"id": c, "name": f"c{c}"} for c in cat_ids], "annotations": anns}
+    gt = {
+        "images": [{"id": i, "height": h, "width": w} for i in img_ids],
+        "categories": [{"id": c, "name": f"c{c}"} for c in cat_ids],
+        "annotations": anns,
+    }
     return {"gt": gt, "dt": dets}
 
 
@@ -220,29 +277,60 @@ def random_keypoints_case(seed: int) -> dict:
             kp[v == 0, :2] = 0
             crowd = int(rng.random() < 0.1)
             area = float(round(bw * bh * rng.uniform(0.4, 0.9), 3))
-            anns.append({"id": len(anns) + 1, "image_id": img, "category_id": 1, "iscrowd": crowd,
-                         "bbox": [float(round(x, 2)), float(round(y, 2)), float(round(bw, 2)), float(round(bh, 2))],
-                         "area": area, "num_keypoints": int((v > 0).sum()),
-                         "keypoints": [int(t) for t in kp.reshape(-1)]})
+            anns.append(
+                {
+                    "id": len(anns) + 1,
+                    "image_id": img,
+                    "category_id": 1,
+                    "iscrowd": crowd,
+                    "bbox": [
+                        float(round(x, 2)),
+                        float(round(y, 2)),
+                        float(round(bw, 2)),
+                        float(round(bh, 2)),
+                    ],
+                    "area": area,
+                    "num_keypoints": int((v > 0).sum()),
+                    "keypoints": [int(t) for t in kp.reshape(-1)],
+                }
+            )
             for _ in range(int(rng.integers(0, 4))):
                 s = rng.uniform(0, 0.15) * max(bw, bh)
                 dk = np.stack([kx + rng.normal(0, s, 17), ky + rng.normal(0, s, 17), rng.random(17)], axis=1)
-                det = {"image_id": img, "category_id": 1, "keypoints": [float(t) for t in dk.reshape(-1)],
-                       "score": float(round(rng.random(), 2))}
+                det = {
+                    "image_id": img,
+                    "category_id": 1,
+                    "keypoints": [float(t) for t in dk.reshape(-1)],
+                    "score": float(round(rng.random(), 2)),
+                }
                 if with_bbox:
                     det["bbox"] = [float(x), float(y), float(bw), float(bh)]
                 dets.append(det)
         for _ in range(int(rng.integers(0, 3))):  # background detections
             dk = np.stack([rng.uniform(0, 400, 17), rng.uniform(0, 400, 17), rng.random(17)], axis=1)
-            det = {"image_id": img, "category_id": 1, "keypoints": [float(t) for t in dk.reshape(-1)],
-                   "score": float(round(rng.random(), 2))}
+            det = {
+                "image_id": img,
+                "category_id": 1,
+                "keypoints": [float(t) for t in dk.reshape(-1)],
+                "score": float(round(rng.random(), 2)),
+            }
             if with_bbox:
                 det["bbox"] = [10.0, 10.0, 50.0, 50.0]
             dets.append(det)
     if not dets:
-        dets.append({"image_id": 1, "category_id": 1, "keypoints": [1.0] * 51, "score": 0.5,
-                     **({"bbox": [10.0, 10.0, 50.0, 50.0]} if with_bbox else {})})
+        dets.append(
+            {
+                "image_id": 1,
+                "category_id": 1,
+                "keypoints": [1.0] * 51,
+                "score": 0.5,
+                **({"bbox": [10.0, 10.0, 50.0, 50.0]} if with_bbox else {}),
+            }
+        )
     rng.shuffle(dets)
-    gt = {"images": [{"id": i, "height": 400, "width": 400} for i in img_ids],
-          "categories": [{"id": 1, "name": "person"}], "annotations": anns}
+    gt = {
+        "images": [{"id": i, "height": 400, "width": 400} for i in img_ids],
+        "categories": [{"id": 1, "name": "person"}],
+        "annotations": anns,
+    }
     return {"gt": gt, "dt": dets}

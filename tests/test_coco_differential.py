@@ -2,11 +2,10 @@
 
 import numpy as np
 import pytest
+from _coco_cases import random_case, run_pycocotools
 
 from deteval.detection.coco import evaluate_coco
 from deteval.detection.coco_params import CocoParams
-
-from _coco_cases import random_case, run_pycocotools
 
 N_CASES = 320
 

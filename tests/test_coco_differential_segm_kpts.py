@@ -2,10 +2,9 @@
 
 import numpy as np
 import pytest
+from _coco_cases import random_keypoints_case, random_segm_case, run_pycocotools
 
 from deteval.detection.coco import evaluate_coco
-
-from _coco_cases import random_keypoints_case, random_segm_case, run_pycocotools
 
 
 def _check(case, iou_type, seed):

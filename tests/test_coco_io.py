@@ -61,7 +61,11 @@ def test_results_errors_name_the_record(mutate, exc, record, words):
 @pytest.mark.parametrize(
     "mutate,exc,words",
     [
-        (lambda g: g["annotations"][1].update(image_id=4), ValidationError, "annotations[1]: unknown image_id 4"),
+        (
+            lambda g: g["annotations"][1].update(image_id=4),
+            ValidationError,
+            "annotations[1]: unknown image_id 4",
+        ),
         (lambda g: g["annotations"][1].update(id=1), ValidationError, "duplicate annotation id 1"),
         (lambda g: g["annotations"][0].pop("area"), InputFormatError, "annotations[0]: missing field 'area'"),
         (lambda g: g["annotations"][0].update(bbox=[0, 0, -1, 4]), ValidationError, "annotations[0]"),
@@ -121,8 +125,25 @@ def test_cli_json_and_errors(tmp_path, capsys):
     ev = evaluate_coco(GT, DT)
     assert doc["stats"] == ev.stats.tolist()
     out = tmp_path / "r.csv"
-    assert main(["coco", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--per-class", "--format", "csv",
-                 "--output", str(out), "--config", "coco_fixed", "--max-dets", "1,5,100"]) == 0
+    assert (
+        main(
+            [
+                "coco",
+                str(tmp_path / "gt.json"),
+                str(tmp_path / "dt.json"),
+                "--per-class",
+                "--format",
+                "csv",
+                "--output",
+                str(out),
+                "--config",
+                "coco_fixed",
+                "--max-dets",
+                "1,5,100",
+            ]
+        )
+        == 0
+    )
     assert out.read_text().startswith("class,ap,")
     bad = copy.deepcopy(DT)
     bad[1]["bbox"] = [1, 2, 3]
@@ -138,9 +159,15 @@ def test_large_results_are_parsed_in_pieces_with_the_same_arrays_and_record_numb
     import deteval.io.coco as coco_io
 
     rng = np.random.default_rng(3)
-    dets = [{"image_id": int(rng.choice([3, 7])), "category_id": int(rng.choice([2, 5])),
-             "bbox": [float(v) for v in np.round(rng.uniform(0, 50, 4), 3)], "score": float(rng.random())}
-            for _ in range(3000)]
+    dets = [
+        {
+            "image_id": int(rng.choice([3, 7])),
+            "category_id": int(rng.choice([2, 5])),
+            "bbox": [float(v) for v in np.round(rng.uniform(0, 50, 4), 3)],
+            "score": float(rng.random()),
+        }
+        for _ in range(3000)
+    ]
     path = tmp_path / "dt.json"
     path.write_text(json.dumps(dets))
     monkeypatch.setattr(coco_io, "CHUNK_BYTES", 4096)
@@ -165,7 +192,9 @@ def test_json_fallback_without_orjson_gives_the_same_arrays(tmp_path, monkeypatc
     with_fast = evaluate_coco(tmp_path / "gt.json", tmp_path / "dt.json")
     monkeypatch.setattr(coco_io, "_orjson", None)
     plain = evaluate_coco(tmp_path / "gt.json", tmp_path / "dt.json")
-    assert np.array_equal(with_fast.precision, plain.precision) and np.array_equal(with_fast.stats, plain.stats)
+    assert np.array_equal(with_fast.precision, plain.precision) and np.array_equal(
+        with_fast.stats, plain.stats
+    )
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(InputFormatError) as info:
         evaluate_coco(tmp_path / "bad.json", DT)
@@ -177,14 +206,37 @@ def test_cli_segm_and_keypoints_on_fixtures(capsys):
 
     data = Path(__file__).parent / "data" / "coco"
     val = data / "coco_val2014_100"
-    assert main(["coco", str(val / "instances_val2014_100.json"), str(val / "instances_val2014_fakesegm100_results.json"),
-                 "--iou-type", "segm", "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "coco",
+                str(val / "instances_val2014_100.json"),
+                str(val / "instances_val2014_fakesegm100_results.json"),
+                "--iou-type",
+                "segm",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["iou_type"] == "segm" and doc["stats"][0] == pytest.approx(0.3195452758576433, abs=1e-12)
     assert len(doc["per_class"]) == 80
     kp = data / "coco_keypoints"
-    assert main(["coco", str(kp / "gt_dataset.json"), str(kp / "dt_dataset.json"), "--config", "coco_keypoints",
-                 "--per-class"]) == 0
+    assert (
+        main(
+            [
+                "coco",
+                str(kp / "gt_dataset.json"),
+                str(kp / "dt_dataset.json"),
+                "--config",
+                "coco_keypoints",
+                "--per-class",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert out.startswith(" Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets= 20 ] = 0.505")
     assert "person" in out and "ar20" in out
@@ -215,11 +267,14 @@ def test_pycocotools_objects_and_params_are_accepted():
     assert ev.counts["n_images"] == 50 and any("not evaluated" in w for w in ev.warnings)
 
 
-@pytest.mark.parametrize("name,opts", [
-    ("coco_val2014_100/instances_val2014_100.json", {"keep_segmentation": True}),
-    ("coco_fruits/fruit_val_coco_format.json", {}),
-    ("coco_keypoints/gt_dataset.json", {"need_keypoints": True}),
-])
+@pytest.mark.parametrize(
+    "name,opts",
+    [
+        ("coco_val2014_100/instances_val2014_100.json", {"keep_segmentation": True}),
+        ("coco_fruits/fruit_val_coco_format.json", {}),
+        ("coco_keypoints/gt_dataset.json", {"need_keypoints": True}),
+    ],
+)
 def test_large_ground_truth_is_parsed_in_pieces_identically(name, opts, monkeypatch, tmp_path):
     from pathlib import Path
 
@@ -228,10 +283,23 @@ def test_large_ground_truth_is_parsed_in_pieces_identically(name, opts, monkeypa
     path = Path(__file__).parent / "data" / "coco" / name
     whole = coco_io.load_coco_gt(json.loads(path.read_text()), **opts)
     monkeypatch.setattr(coco_io, "CHUNK_BYTES", 300)
-    assert coco_io._gt_in_pieces(path, opts.get("keep_segmentation", False), opts.get("need_keypoints", False))
+    assert coco_io._gt_in_pieces(
+        path, opts.get("keep_segmentation", False), opts.get("need_keypoints", False)
+    )
     pieces = coco_io.load_coco_gt(path, **opts)
-    for key in ("image_ids", "image_hw", "cat_ids", "ann_id", "img", "cat", "bbox", "area", "iscrowd", "ignore",
-                "num_keypoints"):
+    for key in (
+        "image_ids",
+        "image_hw",
+        "cat_ids",
+        "ann_id",
+        "img",
+        "cat",
+        "bbox",
+        "area",
+        "iscrowd",
+        "ignore",
+        "num_keypoints",
+    ):
         assert np.array_equal(getattr(whole, key), getattr(pieces, key)), key
     assert pieces.cat_names == whole.cat_names and pieces.segmentation == whole.segmentation
     if opts.get("need_keypoints"):

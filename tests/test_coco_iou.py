@@ -5,12 +5,11 @@ import copy
 import io
 
 import numpy as np
+from _coco_cases import random_keypoints_case
 from pycocotools import mask as mask_utils
 
 from deteval.detection.coco_iou import bbox_iou_pairs, numpy_pairwise_sum_rows, oks_pairs
 from deteval.detection.coco_params import COCO_KPT_OKS_SIGMAS
-
-from _coco_cases import random_keypoints_case
 
 
 def test_bbox_iou_is_bit_identical_to_pycocotools_bbiou():

@@ -2,12 +2,11 @@
 
 import numpy as np
 import pytest
+from _coco_cases import run_pycocotools
 
 from deteval.detection.coco import evaluate_coco, evaluate_coco_arrays
 from deteval.detection.coco_iou import bbox_iou_pairs
 from deteval.detection.coco_params import CocoParams, coco_iou_thresholds
-
-from _coco_cases import run_pycocotools
 
 
 def _gt(anns, n_img=1, cats=(1,)):
@@ -18,8 +17,11 @@ def _gt(anns, n_img=1, cats=(1,)):
         if rec["area"] is None:
             rec["area"] = float(rec["bbox"][2] * rec["bbox"][3])
         out.append(rec)
-    return {"images": [{"id": i + 1, "height": 500, "width": 500} for i in range(n_img)],
-            "categories": [{"id": c, "name": f"c{c}"} for c in cats], "annotations": out}
+    return {
+        "images": [{"id": i + 1, "height": 500, "width": 500} for i in range(n_img)],
+        "categories": [{"id": c, "name": f"c{c}"} for c in cats],
+        "annotations": out,
+    }
 
 
 def _dt(*items):
@@ -88,13 +90,20 @@ def test_later_ground_truth_wins_an_iou_tie():
 
 def test_crowd_absorbs_many_detections_and_uses_detection_area():
     gt = _gt([{"bbox": [0, 0, 200, 200], "iscrowd": 1}, {"bbox": [300, 300, 50, 50]}])
-    dt = _dt(*({"bbox": [10 + 20 * i, 10, 30, 30], "score": 0.9 - 0.1 * i} for i in range(5)),
-             {"bbox": [300, 300, 50, 50], "score": 0.1})
+    dt = _dt(
+        *({"bbox": [10 + 20 * i, 10, 30, 30], "score": 0.9 - 0.1 * i} for i in range(5)),
+        {"bbox": [300, 300, 50, 50], "score": 0.1},
+    )
     ev = _same_as_pycocotools(gt, dt)
     # the five crowd hits are ignored, not false positives: precision 1 at the only true positive
     assert ev.precision[0, -1, 0, 0, -1] == pytest.approx(1.0, abs=1e-15)
-    iou = bbox_iou_pairs(np.array([[10.0, 10, 30, 30]]), np.array([[0.0, 0, 200, 200]]), np.array([True]),
-                         np.array([0]), np.array([0]))
+    iou = bbox_iou_pairs(
+        np.array([[10.0, 10, 30, 30]]),
+        np.array([[0.0, 0, 200, 200]]),
+        np.array([True]),
+        np.array([0]),
+        np.array([0]),
+    )
     assert iou[0] == 1.0  # intersection / detection area
 
 
@@ -123,9 +132,11 @@ def test_precision_denominator_has_np_spacing():
 
 def test_max_dets_is_per_image_and_category():
     gt = _gt([{"bbox": [0, 0, 50, 50]}, {"bbox": [100, 100, 50, 50], "category_id": 2}], cats=(1, 2))
-    dt = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 50, 50], "score": 0.5},
-          {"image_id": 1, "category_id": 2, "bbox": [100, 100, 50, 50], "score": 0.4},
-          {"image_id": 1, "category_id": 1, "bbox": [0, 0, 50, 50], "score": 0.9}]
+    dt = [
+        {"image_id": 1, "category_id": 1, "bbox": [0, 0, 50, 50], "score": 0.5},
+        {"image_id": 1, "category_id": 2, "bbox": [100, 100, 50, 50], "score": 0.4},
+        {"image_id": 1, "category_id": 1, "bbox": [0, 0, 50, 50], "score": 0.9},
+    ]
     ev = _same_as_pycocotools(gt, dt)
     assert ev.recall[0, :, 0, 0].tolist() == [1.0, 1.0]  # maxDets=1 keeps one detection per category
 
@@ -154,14 +165,28 @@ def test_searchsorted_left_and_start_below_one():
 
 def test_columnar_entry_point_equals_json_entry_point():
     gt = _gt([{"bbox": [10, 10, 50, 40]}, {"bbox": [100, 100, 30, 30], "iscrowd": 1}])
-    dt = _dt({"bbox": [12, 10, 50, 40], "score": 0.8}, {"bbox": [105, 100, 10, 10], "score": 0.7},
-             {"bbox": [300, 300, 10, 10], "score": 0.9})
+    dt = _dt(
+        {"bbox": [12, 10, 50, 40], "score": 0.8},
+        {"bbox": [105, 100, 10, 10], "score": 0.7},
+        {"bbox": [300, 300, 10, 10], "score": 0.9},
+    )
     ev = evaluate_coco(gt, dt)
-    xyxy = lambda b: [b[0], b[1], b[0] + b[2], b[1] + b[3]]  # noqa: E731
-    preds = [{"boxes": np.array([d["bbox"] for d in dt], float), "scores": np.array([d["score"] for d in dt]),
-              "labels": np.array([1, 1, 1])}]
-    targets = [{"boxes": np.array([a["bbox"] for a in gt["annotations"]], float), "labels": np.array([1, 1]),
-                "iscrowd": np.array([0, 1]), "area": np.array([a["area"] for a in gt["annotations"]])}]
+    xyxy = lambda b: [b[0], b[1], b[0] + b[2], b[1] + b[3]]
+    preds = [
+        {
+            "boxes": np.array([d["bbox"] for d in dt], float),
+            "scores": np.array([d["score"] for d in dt]),
+            "labels": np.array([1, 1, 1]),
+        }
+    ]
+    targets = [
+        {
+            "boxes": np.array([a["bbox"] for a in gt["annotations"]], float),
+            "labels": np.array([1, 1]),
+            "iscrowd": np.array([0, 1]),
+            "area": np.array([a["area"] for a in gt["annotations"]]),
+        }
+    ]
     ev2 = evaluate_coco_arrays(preds, targets, box_format="xywh")
     assert np.array_equal(ev.precision, ev2.precision) and np.array_equal(ev.stats, ev2.stats)
     preds[0]["boxes"] = np.array([xyxy(d["bbox"]) for d in dt], float)
@@ -171,12 +196,12 @@ def test_columnar_entry_point_equals_json_entry_point():
 
 
 def test_image_shards_merge_to_the_full_result():
+    from _coco_cases import random_case
+
     from deteval.detection.coco import match_coco
     from deteval.detection.coco_accumulate import accumulate
     from deteval.detection.coco_match import merge_tables
     from deteval.io.coco import load_coco_gt, load_coco_results
-
-    from _coco_cases import random_case
 
     for seed in range(30):
         case = random_case(seed)
@@ -209,16 +234,25 @@ def _batches(seed):
 
     case = random_case(seed)
     ids = sorted(im["id"] for im in case["gt"]["images"])
-    xyxy = lambda b: [b[0], b[1], b[0] + b[2], b[1] + b[3]]  # noqa: E731
     preds, targets = [], []
     for i in ids:
         dts = [d for d in case["dt"] if d["image_id"] == i]
         gts = [a for a in case["gt"]["annotations"] if a["image_id"] == i]
-        preds.append({"boxes": np.array([d["bbox"] for d in dts], float).reshape(-1, 4),
-                      "scores": [d["score"] for d in dts], "labels": [d["category_id"] for d in dts]})
-        targets.append({"boxes": np.array([a["bbox"] for a in gts], float).reshape(-1, 4),
-                        "labels": [a["category_id"] for a in gts], "iscrowd": [a["iscrowd"] for a in gts],
-                        "area": [a["area"] for a in gts]})
+        preds.append(
+            {
+                "boxes": np.array([d["bbox"] for d in dts], float).reshape(-1, 4),
+                "scores": [d["score"] for d in dts],
+                "labels": [d["category_id"] for d in dts],
+            }
+        )
+        targets.append(
+            {
+                "boxes": np.array([a["bbox"] for a in gts], float).reshape(-1, 4),
+                "labels": [a["category_id"] for a in gts],
+                "iscrowd": [a["iscrowd"] for a in gts],
+                "area": [a["area"] for a in gts],
+            }
+        )
     return case, preds, targets
 
 
@@ -246,8 +280,10 @@ def test_stream_in_batches_equals_the_whole_evaluation(use_cats):
 def test_arrays_entry_point_errors_name_image_and_box():
     from deteval.errors import InputFormatError, ValidationError
 
-    preds = [{"boxes": [[0, 0, 5, 5]], "scores": [0.5], "labels": [1]},
-             {"boxes": [[0, 0, 5, 5], [1, 1, 0, 2]], "scores": [0.5, 0.4], "labels": [1, 1]}]
+    preds = [
+        {"boxes": [[0, 0, 5, 5]], "scores": [0.5], "labels": [1]},
+        {"boxes": [[0, 0, 5, 5], [1, 1, 0, 2]], "scores": [0.5, 0.4], "labels": [1, 1]},
+    ]
     targets = [{"boxes": [[0, 0, 5, 5]], "labels": [1]}, {"boxes": [], "labels": []}]
     with pytest.raises(ValidationError) as info:
         evaluate_coco_arrays(preds, targets)
@@ -258,9 +294,9 @@ def test_arrays_entry_point_errors_name_image_and_box():
 
 
 def test_automatic_matching_shards_do_not_change_anything(monkeypatch):
-    import deteval.detection.coco as coco_mod
-
     from _coco_cases import random_case
+
+    import deteval.detection.coco as coco_mod
 
     for seed in range(40, 60):
         case = random_case(seed)
@@ -269,5 +305,7 @@ def test_automatic_matching_shards_do_not_change_anything(monkeypatch):
         monkeypatch.setattr(coco_mod, "SHARD_DETECTIONS", 7)
         sharded = evaluate_coco(case["gt"], case["dt"], params=p)
         monkeypatch.undo()
-        assert np.array_equal(whole.precision, sharded.precision) and np.array_equal(whole.scores, sharded.scores)
+        assert np.array_equal(whole.precision, sharded.precision) and np.array_equal(
+            whole.scores, sharded.scores
+        )
         assert np.array_equal(whole.recall, sharded.recall) and whole.counts == sharded.counts

@@ -47,7 +47,14 @@ from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results, to_rle
 from deteval.results import EvalResult, PRCurve
 
-__all__ = ["CocoEvaluation", "CocoStream", "COMPAT_MODES", "evaluate_coco", "evaluate_coco_arrays", "match_coco"]
+__all__ = [
+    "COMPAT_MODES",
+    "CocoEvaluation",
+    "CocoStream",
+    "evaluate_coco",
+    "evaluate_coco_arrays",
+    "match_coco",
+]
 
 COMPAT_MODES = ("pycocotools", "fixed")
 
@@ -128,10 +135,19 @@ class CocoEvaluation:
             for k, name in enumerate(self.cat_names):
                 prec = self.precision[t50[0], :, k, a, -1]
                 if (prec > -1).all():
-                    curves[name] = PRCurve(recall=p.rec_thrs.copy(), precision=prec.copy(),
-                                           scores=self.scores[t50[0], :, k, a, -1].copy())
-        return EvalResult(protocol="coco", summary=summary, per_class=self.per_class() if per_class else {},
-                          curves=curves, warnings=list(self.warnings), lines=list(self.lines))
+                    curves[name] = PRCurve(
+                        recall=p.rec_thrs.copy(),
+                        precision=prec.copy(),
+                        scores=self.scores[t50[0], :, k, a, -1].copy(),
+                    )
+        return EvalResult(
+            protocol="coco",
+            summary=summary,
+            per_class=self.per_class() if per_class else {},
+            curves=curves,
+            warnings=list(self.warnings),
+            lines=list(self.lines),
+        )
 
     def to_dict(self, *, arrays: bool = False) -> dict[str, Any]:
         """JSON-ready dict; ``arrays=True`` adds ``precision``, ``recall`` and ``scores`` as nested lists."""
@@ -150,8 +166,14 @@ class CocoEvaluation:
 
 
 def _summarize_value(
-    precision: np.ndarray, recall: np.ndarray, p: CocoParams, ap: bool, iou_thr: float | None, area: str,
-    max_det: int | None, k: int | None = None,
+    precision: np.ndarray,
+    recall: np.ndarray,
+    p: CocoParams,
+    ap: bool,
+    iou_thr: float | None,
+    area: str,
+    max_det: int | None,
+    k: int | None = None,
 ) -> float:
     """pycocotools' ``_summarize``: ``np.mean(s[s > -1])`` over the selected slice, −1 if empty."""
     if max_det is None:
@@ -187,7 +209,9 @@ def _stat_maxdet(p: CocoParams, compat: str, which: str) -> int | None:
     return md[idx] if idx < len(md) else None
 
 
-def summarize(precision: np.ndarray, recall: np.ndarray, p: CocoParams, compat: str) -> tuple[np.ndarray, list[str]]:
+def summarize(
+    precision: np.ndarray, recall: np.ndarray, p: CocoParams, compat: str
+) -> tuple[np.ndarray, list[str]]:
     """The 12 (10 for keypoints) summary numbers and pycocotools' printed lines."""
     fmt = " {:<18} {} @[ IoU={:<9} | area={:>6s} | maxDets={:>3d} ] = {:0.3f}"
     lines: list[str] = []
@@ -203,16 +227,33 @@ def summarize(precision: np.ndarray, recall: np.ndarray, p: CocoParams, compat: 
     last = _stat_maxdet(p, compat, "last")
     if p.iou_type == "keypoints":
         md = _stat_maxdet(p, compat, "ap")
-        stats = [one(1, None, "all", md), one(1, 0.5, "all", md), one(1, 0.75, "all", md),
-                 one(1, None, "medium", md), one(1, None, "large", md), one(0, None, "all", md),
-                 one(0, 0.5, "all", md), one(0, 0.75, "all", md), one(0, None, "medium", md),
-                 one(0, None, "large", md)]
+        stats = [
+            one(1, None, "all", md),
+            one(1, 0.5, "all", md),
+            one(1, 0.75, "all", md),
+            one(1, None, "medium", md),
+            one(1, None, "large", md),
+            one(0, None, "all", md),
+            one(0, 0.5, "all", md),
+            one(0, 0.75, "all", md),
+            one(0, None, "medium", md),
+            one(0, None, "large", md),
+        ]
     else:
-        stats = [one(1, None, "all", _stat_maxdet(p, compat, "ap")), one(1, 0.5, "all", last),
-                 one(1, 0.75, "all", last), one(1, None, "small", last), one(1, None, "medium", last),
-                 one(1, None, "large", last), one(0, None, "all", _stat_maxdet(p, compat, "0")),
-                 one(0, None, "all", _stat_maxdet(p, compat, "1")), one(0, None, "all", last),
-                 one(0, None, "small", last), one(0, None, "medium", last), one(0, None, "large", last)]
+        stats = [
+            one(1, None, "all", _stat_maxdet(p, compat, "ap")),
+            one(1, 0.5, "all", last),
+            one(1, 0.75, "all", last),
+            one(1, None, "small", last),
+            one(1, None, "medium", last),
+            one(1, None, "large", last),
+            one(0, None, "all", _stat_maxdet(p, compat, "0")),
+            one(0, None, "all", _stat_maxdet(p, compat, "1")),
+            one(0, None, "all", last),
+            one(0, None, "small", last),
+            one(0, None, "medium", last),
+            one(0, None, "large", last),
+        ]
     return np.array(stats, dtype=np.float64), lines
 
 
@@ -228,7 +269,9 @@ def _resolve_params(params: CocoParams | Any | None, iou_type: str | None) -> Co
         elif isinstance(params, Mapping):
             params = CocoParams.from_options(**{"iou_type": iou_type or "bbox", **params})
         else:
-            raise ConfigError(f"params must be a CocoParams, a pycocotools Params or a dict, not {type(params).__name__}")
+            raise ConfigError(
+                f"params must be a CocoParams, a pycocotools Params or a dict, not {type(params).__name__}"
+            )
     if iou_type is not None and iou_type != params.iou_type:
         params = replace(params, iou_type=iou_type)
     params = replace(params).validated()
@@ -242,17 +285,29 @@ def _selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np.n
     if wanted is None:
         return np.arange(ids.shape[0])
     w = np.unique(np.asarray(list(wanted)))
-    if w.size and ids.size and w.dtype.kind != ids.dtype.kind and not (w.dtype.kind in "iu" and ids.dtype.kind in "iu"):
+    if (
+        w.size
+        and ids.size
+        and w.dtype.kind != ids.dtype.kind
+        and not (w.dtype.kind in "iu" and ids.dtype.kind in "iu")
+    ):
         raise ConfigError(f"{what} ids have the wrong type")
     pos = np.searchsorted(ids, w)
-    bad = (pos >= ids.shape[0]) | (ids[np.minimum(pos, max(ids.shape[0] - 1, 0))] != w) if ids.size else np.ones(w.shape, bool)
+    bad = (
+        (pos >= ids.shape[0]) | (ids[np.minimum(pos, max(ids.shape[0] - 1, 0))] != w)
+        if ids.size
+        else np.ones(w.shape, bool)
+    )
     if bad.any():
         raise ConfigError(f"{what} id {w[np.flatnonzero(bad)[0]].item()!r} is not in the ground truth")
     return pos
 
 
 def match_coco(
-    gt: CocoGroundTruth, res: CocoResults, params: CocoParams, compat: str = "pycocotools",
+    gt: CocoGroundTruth,
+    res: CocoResults,
+    params: CocoParams,
+    compat: str = "pycocotools",
     images: np.ndarray | None = None,
 ) -> tuple[MatchTable, dict[str, int], list[str]]:
     """Run the matching stage on columnar inputs; returns the compact :class:`MatchTable` plus counts.
@@ -276,8 +331,10 @@ def match_coco(
     d_img, d_cat = img_map[res.img], cat_map[res.cat]
     gmask, dmask = (g_img >= 0) & (g_cat >= 0), (d_img >= 0) & (d_cat >= 0)
     if dmask.sum() < len(res):
-        warnings.append(f"{len(res) - int(dmask.sum())} detections outside the selected images/categories "
-                        f"were not evaluated")
+        warnings.append(
+            f"{len(res) - int(dmask.sum())} detections outside the selected images/categories "
+            f"were not evaluated"
+        )
     if images is not None and n_img:
         in_shard = np.zeros(n_img, dtype=bool)
         in_shard[np.asarray(images, dtype=np.int64)] = True
@@ -313,11 +370,15 @@ def match_coco(
             raise InputFormatError("keypoints evaluation needs keypoints in the ground truth and the results")
         sig = params.kpt_oks_sigmas
         if len(res) and res.keypoints.shape[1] != 3 * sig.shape[0]:
-            raise ValidationError(f"results have {res.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
-                                  file=res.source)
+            raise ValidationError(
+                f"results have {res.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
+                file=res.source,
+            )
         if len(gt) and gt.keypoints.shape[1] != 3 * sig.shape[0]:
-            raise ValidationError(f"ground truth has {gt.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
-                                  file=gt.source)
+            raise ValidationError(
+                f"ground truth has {gt.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
+                file=gt.source,
+            )
         dkp, gkp = res.keypoints[dkeep], gt.keypoints[gkeep]
         gbox, garea = gt.bbox[gkeep], gt.area[gkeep]
 
@@ -331,13 +392,31 @@ def match_coco(
             return segm_iou_blocks(drles, grles, crowd, di, gi, bs, bnd, bng)
 
     table = match_groups(
-        n_imgs=n_img, n_cats=n_cats, iou_thrs=params.iou_thrs, area_rng=params.area_rng,
-        max_det=params.max_dets[-1], d_img=d_img, d_cat=d_cat, d_score=res.score[dkeep], d_order=d_order,
-        d_area=res.area[dkeep], g_img=g_img, g_cat=g_cat, g_order=g_order, g_area=gt.area[gkeep],
-        g_crowd=crowd, g_ignore=ignore, iou_fn=iou_fn,
+        n_imgs=n_img,
+        n_cats=n_cats,
+        iou_thrs=params.iou_thrs,
+        area_rng=params.area_rng,
+        max_det=params.max_dets[-1],
+        d_img=d_img,
+        d_cat=d_cat,
+        d_score=res.score[dkeep],
+        d_order=d_order,
+        d_area=res.area[dkeep],
+        g_img=g_img,
+        g_cat=g_cat,
+        g_order=g_order,
+        g_area=gt.area[gkeep],
+        g_crowd=crowd,
+        g_ignore=ignore,
+        iou_fn=iou_fn,
     )
-    counts = {"n_images": n_img, "n_categories": n_cat_sel, "n_gt": int(gkeep.shape[0]),
-              "n_dt": int(dkeep.shape[0]), "n_dt_evaluated": len(table)}
+    counts = {
+        "n_images": n_img,
+        "n_categories": n_cat_sel,
+        "n_gt": int(gkeep.shape[0]),
+        "n_dt": int(dkeep.shape[0]),
+        "n_dt_evaluated": len(table),
+    }
     return table, counts, warnings
 
 
@@ -365,8 +444,11 @@ def _match_in_shards(
         t, c, w = match_coco(gt, res, params, compat, images=np.flatnonzero(shard == s))
         tables.append(t)
         warnings = w
-        counts = c if counts is None else {k: (v if k in ("n_images", "n_categories") else counts[k] + v)
-                                           for k, v in c.items()}
+        counts = (
+            c
+            if counts is None
+            else {k: (v if k in ("n_images", "n_categories") else counts[k] + v) for k, v in c.items()}
+        )
     return merge_tables(tables), counts, warnings
 
 
@@ -378,7 +460,9 @@ class _RleTable:
     size are converted with one ``frPyObjects`` call (the same C routine per polygon, so the same RLE).
     """
 
-    def __init__(self, segs: list, img: np.ndarray, image_hw: np.ndarray, file: str, where: str | None) -> None:
+    def __init__(
+        self, segs: list, img: np.ndarray, image_hw: np.ndarray, file: str, where: str | None
+    ) -> None:
         self.segs, self.img, self.image_hw, self.file, self.where = segs, img, image_hw, file, where
         self.cache: list = [None] * len(segs)
 
@@ -388,8 +472,9 @@ class _RleTable:
     def _hw(self, i: int) -> tuple[int, int]:
         h, w = (int(v) for v in self.image_hw[self.img[i]])
         if h < 0 or w < 0:
-            raise InputFormatError("the image has no height/width (needed for polygons)", file=self.file,
-                                   record=self._record(i))
+            raise InputFormatError(
+                "the image has no height/width (needed for polygons)", file=self.file, record=self._record(i)
+            )
         return h, w
 
     def ensure(self, idx: np.ndarray) -> None:
@@ -404,15 +489,20 @@ class _RleTable:
                 raise InputFormatError("missing field 'segmentation'", file=self.file, record=self._record(i))
             if isinstance(s, dict) and not isinstance(s.get("counts"), list):
                 self.cache[i] = s
-            elif (isinstance(s, list) and len(s) == 1 and isinstance(s[0], list) and len(s[0]) > 4
-                  and len(s[0]) % 2 == 0):
+            elif (
+                isinstance(s, list)
+                and len(s) == 1
+                and isinstance(s[0], list)
+                and len(s[0]) > 4
+                and len(s[0]) % 2 == 0
+            ):
                 batches.setdefault(self._hw(i), []).append(i)
             else:
                 self.cache[i] = to_rle(s, *self._hw(i), self.file, self._record(i))
         for (h, w), members in batches.items():
             try:
                 rles = mask_utils.frPyObjects([self.segs[i][0] for i in members], h, w)
-            except Exception:  # pycocotools raises bare Exception; redo one by one for a precise error
+            except Exception:  # noqa: BLE001 - pycocotools raises bare Exception; redo one by one for the error
                 rles = [to_rle(self.segs[i], h, w, self.file, self._record(i)) for i in members]
             for i, r in zip(members, rles):
                 self.cache[i] = r
@@ -424,31 +514,51 @@ class _RleTable:
 def _gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> _RleTable:
     if gt.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the ground truth", file=gt.source)
-    return _RleTable([gt.segmentation[i] for i in keep.tolist()], gt.img[keep], gt.image_hw, gt.source,
-                     "annotations")
+    return _RleTable(
+        [gt.segmentation[i] for i in keep.tolist()], gt.img[keep], gt.image_hw, gt.source, "annotations"
+    )
 
 
 def _dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> _RleTable:
     if res.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the results", file=res.source)
-    return _RleTable([res.segmentation[i] for i in keep.tolist()], res.img[keep], gt.image_hw, res.source, None)
+    return _RleTable(
+        [res.segmentation[i] for i in keep.tolist()], res.img[keep], gt.image_hw, res.source, None
+    )
 
 
-def _finish(table: MatchTable, params: CocoParams, compat: str, gt: CocoGroundTruth, counts: dict[str, int],
-            warnings: list[str]) -> CocoEvaluation:
+def _finish(
+    table: MatchTable,
+    params: CocoParams,
+    compat: str,
+    gt: CocoGroundTruth,
+    counts: dict[str, int],
+    warnings: list[str],
+) -> CocoEvaluation:
     precision, recall, scores = accumulate(table, params.rec_thrs, params.max_dets)
     stats, lines = summarize(precision, recall, params, compat)
     cat_sel = _selection(gt.cat_ids, params.cat_ids, "category")
     if compat == "pycocotools" and len(params.max_dets) < 3 and params.iou_type != "keypoints":
-        warnings.append("fewer than 3 maxDets: pycocotools would crash; the stats that need maxDets[2] are -1")
+        warnings.append(
+            "fewer than 3 maxDets: pycocotools would crash; the stats that need maxDets[2] are -1"
+        )
     if np.count_nonzero(gt.ann_id == 0):
-        warnings.append("a ground-truth annotation has id 0: deteval matches it normally; pycocotools would count "
-                        "its matches as unmatched (false positives), so its numbers differ here")
+        warnings.append(
+            "a ground-truth annotation has id 0: deteval matches it normally; pycocotools would count "
+            "its matches as unmatched (false positives), so its numbers differ here"
+        )
     return CocoEvaluation(
-        params=params, compat=compat, precision=precision, recall=recall, scores=scores, stats=stats,
-        lines=lines, cat_ids=gt.cat_ids[cat_sel].tolist() if params.use_cats else [-1],
+        params=params,
+        compat=compat,
+        precision=precision,
+        recall=recall,
+        scores=scores,
+        stats=stats,
+        lines=lines,
+        cat_ids=gt.cat_ids[cat_sel].tolist() if params.use_cats else [-1],
         cat_names=[gt.cat_names[i] for i in cat_sel.tolist()] if params.use_cats else ["all"],
-        counts=counts, warnings=warnings + gt.warnings,
+        counts=counts,
+        warnings=warnings + gt.warnings,
     )
 
 
@@ -480,31 +590,42 @@ def _xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
     if box_format == "xywh":
         return boxes
     if box_format == "xyxy":
-        return np.stack([boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]], axis=1)
+        return np.stack(
+            [boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]], axis=1
+        )
     raise ConfigError(f"unknown box_format {box_format!r}: use 'xyxy' or 'xywh'")
 
 
 def _arrays_to_tables(
-    preds: Sequence[Mapping[str, Any]], targets: Sequence[Mapping[str, Any]], box_format: str,
-    class_names: Mapping[int, str] | None, first_image: int = 0,
+    preds: Sequence[Mapping[str, Any]],
+    targets: Sequence[Mapping[str, Any]],
+    box_format: str,
+    class_names: Mapping[int, str] | None,
+    first_image: int = 0,
 ) -> tuple[CocoGroundTruth, CocoResults]:
     """Per-image prediction/target arrays → columnar tables (categories = labels seen, image i → id i)."""
     if len(preds) != len(targets):
         raise InputFormatError(f"{len(preds)} prediction entries for {len(targets)} target entries")
 
-    def column(items: Sequence[Mapping[str, Any]], key: str, what: str, width: int, dtype: Any,
-               default: Any = None) -> list[np.ndarray]:
+    def column(
+        items: Sequence[Mapping[str, Any]], key: str, what: str, width: int, dtype: Any, default: Any = None
+    ) -> list[np.ndarray]:
         out = []
         for i, it in enumerate(items):
             value = it.get(key, default) if isinstance(it, Mapping) else None
             if value is None:
-                raise InputFormatError(f"missing {key!r}", file=f"<{what}>", record=f"image {first_image + i}")
+                raise InputFormatError(
+                    f"missing {key!r}", file=f"<{what}>", record=f"image {first_image + i}"
+                )
             try:
                 arr = np.asarray(value, dtype=dtype)
                 out.append(arr.reshape(-1, width) if width else arr.reshape(-1))
             except (TypeError, ValueError):
-                raise InputFormatError(f"{key!r} must be numbers" + (f" of shape (n, {width})" if width else ""),
-                                       file=f"<{what}>", record=f"image {first_image + i}") from None
+                raise InputFormatError(
+                    f"{key!r} must be numbers" + (f" of shape (n, {width})" if width else ""),
+                    file=f"<{what}>",
+                    record=f"image {first_image + i}",
+                ) from None
         return out
 
     pb = column(preds, "boxes", "preds", 4, np.float64)
@@ -512,27 +633,41 @@ def _arrays_to_tables(
     pl = column(preds, "labels", "preds", 0, np.int64)
     tb = column(targets, "boxes", "targets", 4, np.float64)
     tl = column(targets, "labels", "targets", 0, np.int64)
-    tc = [np.asarray(t["iscrowd"] if t.get("iscrowd") is not None else np.zeros(len(tl[i])),
-                     dtype=np.float64).reshape(-1) for i, t in enumerate(targets)]
-    ta = [np.asarray(t["area"], dtype=np.float64).reshape(-1) if t.get("area") is not None
-          else _xywh(tb[i], box_format)[:, 2] * _xywh(tb[i], box_format)[:, 3] for i, t in enumerate(targets)]
+    tc = [
+        np.asarray(
+            t["iscrowd"] if t.get("iscrowd") is not None else np.zeros(len(tl[i])), dtype=np.float64
+        ).reshape(-1)
+        for i, t in enumerate(targets)
+    ]
+    ta = [
+        np.asarray(t["area"], dtype=np.float64).reshape(-1)
+        if t.get("area") is not None
+        else _xywh(tb[i], box_format)[:, 2] * _xywh(tb[i], box_format)[:, 3]
+        for i, t in enumerate(targets)
+    ]
     for i in range(len(preds)):
         img = f"image {first_image + i}"
         if not (pb[i].shape[0] == ps[i].shape[0] == pl[i].shape[0]):
             raise InputFormatError("boxes, scores and labels differ in length", file="<preds>", record=img)
         if not (tb[i].shape[0] == tl[i].shape[0] == tc[i].shape[0] == ta[i].shape[0]):
-            raise InputFormatError("boxes, labels, iscrowd and area differ in length", file="<targets>", record=img)
+            raise InputFormatError(
+                "boxes, labels, iscrowd and area differ in length", file="<targets>", record=img
+            )
     n_img = len(preds)
     d_img = np.repeat(np.arange(n_img), [b.shape[0] for b in pb])
     g_img = np.repeat(np.arange(n_img), [b.shape[0] for b in tb])
-    cat = lambda parts, empty: np.concatenate(parts) if parts else empty  # noqa: E731
+    cat = lambda parts, empty: np.concatenate(parts) if parts else empty
     dbox = _xywh(cat(pb, np.zeros((0, 4))), box_format)
     gbox = _xywh(cat(tb, np.zeros((0, 4))), box_format)
     score, area = cat(ps, np.zeros(0)), cat(ta, np.zeros(0))
     dlab, glab = cat(pl, np.zeros(0, np.int64)), cat(tl, np.zeros(0, np.int64))
     crowd = cat(tc, np.zeros(0)) != 0
-    checks = (("preds", "box", dbox, d_img), ("targets", "box", gbox, g_img), ("preds", "score", score, d_img),
-              ("targets", "area", area, g_img))
+    checks = (
+        ("preds", "box", dbox, d_img),
+        ("targets", "box", gbox, g_img),
+        ("preds", "score", score, d_img),
+        ("targets", "area", area, g_img),
+    )
     for what, name, arr, owner in checks:
         bad = ~np.isfinite(arr).all(axis=1) if arr.ndim == 2 else ~np.isfinite(arr)
         if name == "box":
@@ -540,18 +675,36 @@ def _arrays_to_tables(
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
             k = j - int(np.searchsorted(owner, owner[j]))
-            raise ValidationError(f"{name} {arr[j].tolist()} is not finite or has a negative width/height",
-                                  file=f"<{what}>", record=f"image {first_image + int(owner[j])}, {name} {k}")
+            raise ValidationError(
+                f"{name} {arr[j].tolist()} is not finite or has a negative width/height",
+                file=f"<{what}>",
+                record=f"image {first_image + int(owner[j])}, {name} {k}",
+            )
     cat_ids = np.unique(np.concatenate([glab, dlab]))
     names = [str(class_names.get(int(c), c)) if class_names else str(c) for c in cat_ids.tolist()]
     g = CocoGroundTruth(
-        image_ids=np.arange(first_image, first_image + n_img), image_hw=np.full((n_img, 2), -1), cat_ids=cat_ids,
-        cat_names=names, ann_id=np.arange(1, gbox.shape[0] + 1), img=g_img, cat=np.searchsorted(cat_ids, glab),
-        bbox=gbox, area=area, iscrowd=crowd, ignore=np.zeros(gbox.shape[0], bool),
-        num_keypoints=np.full(gbox.shape[0], -1), source="<targets>",
+        image_ids=np.arange(first_image, first_image + n_img),
+        image_hw=np.full((n_img, 2), -1),
+        cat_ids=cat_ids,
+        cat_names=names,
+        ann_id=np.arange(1, gbox.shape[0] + 1),
+        img=g_img,
+        cat=np.searchsorted(cat_ids, glab),
+        bbox=gbox,
+        area=area,
+        iscrowd=crowd,
+        ignore=np.zeros(gbox.shape[0], bool),
+        num_keypoints=np.full(gbox.shape[0], -1),
+        source="<targets>",
     )
-    r = CocoResults(img=d_img, cat=np.searchsorted(cat_ids, dlab), score=score, bbox=dbox,
-                    area=dbox[:, 2] * dbox[:, 3], source="<preds>")
+    r = CocoResults(
+        img=d_img,
+        cat=np.searchsorted(cat_ids, dlab),
+        score=score,
+        bbox=dbox,
+        area=dbox[:, 2] * dbox[:, 3],
+        source="<preds>",
+    )
     return g, r
 
 
@@ -585,13 +738,21 @@ class CocoStream:
     :func:`evaluate_coco_arrays` on all batches concatenated (images numbered in arrival order).
     """
 
-    def __init__(self, *, params: CocoParams | Any | None = None, compat: str = "pycocotools",
-                 box_format: str = "xyxy", class_names: Mapping[int, str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        params: CocoParams | Any | None = None,
+        compat: str = "pycocotools",
+        box_format: str = "xyxy",
+        class_names: Mapping[int, str] | None = None,
+    ) -> None:
         if compat not in COMPAT_MODES:
             raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
         self.params = _resolve_params(params, "bbox")
         if self.params.img_ids is not None or self.params.cat_ids is not None:
-            raise ConfigError("CocoStream evaluates every image and label it is given: leave img_ids/cat_ids unset")
+            raise ConfigError(
+                "CocoStream evaluates every image and label it is given: leave img_ids/cat_ids unset"
+            )
         self.compat, self.box_format, self.class_names = compat, box_format, class_names
         self._parts: list[tuple[MatchTable, np.ndarray, dict[str, int]]] = []
         self.n_images = 0
@@ -619,20 +780,49 @@ class CocoStream:
             remap = np.searchsorted(labels, cats)
             npig = np.zeros((labels.shape[0], A), dtype=np.int64)
             npig[remap] = table.npig
-            tables.append(MatchTable(cat=remap[table.cat] if cats.size else table.cat, img=table.img,
-                                     score=table.score, rank=table.rank, tp=table.tp, ig=table.ig, npig=npig,
-                                     n_cats=labels.shape[0]))
+            tables.append(
+                MatchTable(
+                    cat=remap[table.cat] if cats.size else table.cat,
+                    img=table.img,
+                    score=table.score,
+                    rank=table.rank,
+                    tp=table.tp,
+                    ig=table.ig,
+                    npig=npig,
+                    n_cats=labels.shape[0],
+                )
+            )
         if not tables:
             k = 1 if not self.params.use_cats else 0
-            tables = [MatchTable(cat=np.zeros(0, np.int64), img=np.zeros(0, np.int64), score=np.zeros(0),
-                                 rank=np.zeros(0, np.int64), tp=np.zeros((A, T, 0), bool), ig=np.zeros((A, T, 0), bool),
-                                 npig=np.zeros((k, A), np.int64), n_cats=k)]
+            tables = [
+                MatchTable(
+                    cat=np.zeros(0, np.int64),
+                    img=np.zeros(0, np.int64),
+                    score=np.zeros(0),
+                    rank=np.zeros(0, np.int64),
+                    tp=np.zeros((A, T, 0), bool),
+                    ig=np.zeros((A, T, 0), bool),
+                    npig=np.zeros((k, A), np.int64),
+                    n_cats=k,
+                )
+            ]
         merged = merge_tables(tables)
-        names = [str(self.class_names.get(int(c), c)) if self.class_names else str(c) for c in labels.tolist()]
+        names = [
+            str(self.class_names.get(int(c), c)) if self.class_names else str(c) for c in labels.tolist()
+        ]
         g = CocoGroundTruth(
-            image_ids=np.arange(self.n_images), image_hw=np.zeros((0, 2)), cat_ids=labels, cat_names=names,
-            ann_id=np.zeros(0, np.int64), img=np.zeros(0, np.int64), cat=np.zeros(0, np.int64), bbox=np.zeros((0, 4)),
-            area=np.zeros(0), iscrowd=np.zeros(0, bool), ignore=np.zeros(0, bool), num_keypoints=np.zeros(0, np.int64),
+            image_ids=np.arange(self.n_images),
+            image_hw=np.zeros((0, 2)),
+            cat_ids=labels,
+            cat_names=names,
+            ann_id=np.zeros(0, np.int64),
+            img=np.zeros(0, np.int64),
+            cat=np.zeros(0, np.int64),
+            bbox=np.zeros((0, 4)),
+            area=np.zeros(0),
+            iscrowd=np.zeros(0, bool),
+            ignore=np.zeros(0, bool),
+            num_keypoints=np.zeros(0, np.int64),
         )
         counts = {k: sum(c[k] for _, _, c in self._parts) for k in ("n_gt", "n_dt", "n_dt_evaluated")}
         counts = {"n_images": self.n_images, "n_categories": int(labels.shape[0]), **counts}

@@ -107,7 +107,9 @@ def accumulate(
             p_ext = np.r_[p_i, 0]
             at = np.where(valid, sm[p_ext[np.minimum(pos, n_tp)]] if n_m else 0.0, 0.0)
             first = np.where(nd > 0, sm[np.minimum(seg_s, max(n_m - 1, 0))] if n_m else 0.0, 0.0)  # (K,)
-            ss = np.where((c == 0)[None, :, :], np.where((nd > 0)[None, :, None], first[None, :, None], 0.0), at)
+            ss = np.where(
+                (c == 0)[None, :, :], np.where((nd > 0)[None, :, None], first[None, :, None], 0.0), at
+            )
 
             with np.errstate(divide="ignore", invalid="ignore"):
                 rc_last = ntp / npig[None, :]

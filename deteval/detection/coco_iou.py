@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["bbox_iou_pairs", "oks_pairs", "segm_iou_blocks", "numpy_pairwise_sum_rows"]
+__all__ = ["bbox_iou_pairs", "numpy_pairwise_sum_rows", "oks_pairs", "segm_iou_blocks"]
 
 
 def bbox_iou_pairs(
@@ -118,8 +118,14 @@ def oks_pairs(
 
 
 def segm_iou_blocks(
-    drles: Sequence, grles: Sequence, gcrowd: np.ndarray, di: np.ndarray, gi: np.ndarray,
-    block_start: np.ndarray, block_nd: np.ndarray, block_ng: np.ndarray,
+    drles: Sequence,
+    grles: Sequence,
+    gcrowd: np.ndarray,
+    di: np.ndarray,
+    gi: np.ndarray,
+    block_start: np.ndarray,
+    block_nd: np.ndarray,
+    block_ng: np.ndarray,
 ) -> np.ndarray:
     """Mask IoU through ``pycocotools.mask.iou``, one call per block of nd × ng pairs (detection-major)."""
     from pycocotools import mask as mask_utils

@@ -229,6 +229,12 @@ def match_groups(
         ig[a_i, t_i, d_i] = det_ig
         tp[a_i, t_i, d_i] = ~det_ig
     return MatchTable(
-        cat=d_cat[det].astype(np.int64), img=d_img[det].astype(np.int64), score=d_score[det], rank=rank,
-        tp=tp, ig=ig, npig=npig, n_cats=n_cats,
+        cat=d_cat[det].astype(np.int64),
+        img=d_img[det].astype(np.int64),
+        score=d_score[det],
+        rank=rank,
+        tp=tp,
+        ig=ig,
+        npig=npig,
+        n_cats=n_cats,
     )

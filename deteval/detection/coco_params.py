@@ -22,7 +22,9 @@ IOU_TYPES = ("bbox", "segm", "keypoints")
 
 #: COCO's 17 person keypoint sigmas, computed exactly as pycocotools does.
 COCO_KPT_OKS_SIGMAS = (
-    np.array([0.26, 0.25, 0.25, 0.35, 0.35, 0.79, 0.79, 0.72, 0.72, 0.62, 0.62, 1.07, 1.07, 0.87, 0.87, 0.89, 0.89])
+    np.array(
+        [0.26, 0.25, 0.25, 0.35, 0.35, 0.79, 0.79, 0.72, 0.72, 0.62, 0.62, 1.07, 1.07, 0.87, 0.87, 0.89, 0.89]
+    )
     / 10.0
 )
 
@@ -47,7 +49,7 @@ _RANGE = re.compile(r"^\s*([^:]+):([^:]+):(\d+)\s*$")
 
 def parse_thresholds(value: Any, what: str) -> np.ndarray:
     """A threshold array from a list of numbers, ``"linspace(a, b, n)"``, ``"a:b:n"`` or ``"0.5,0.75"``."""
-    if isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
+    if isinstance(value, (np.ndarray, list, tuple)):
         try:
             arr = np.asarray(value, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError):
@@ -62,8 +64,10 @@ def parse_thresholds(value: Any, what: str) -> np.ndarray:
             else:
                 arr = np.array([float(v) for v in value.split(",") if v.strip()])
         except ValueError:
-            raise ConfigError(f"cannot read {what} from {value!r} (use 'linspace(0.5, 0.95, 10)', "
-                              f"'0.5:0.95:10' or '0.5,0.75')") from None
+            raise ConfigError(
+                f"cannot read {what} from {value!r} (use 'linspace(0.5, 0.95, 10)', "
+                f"'0.5:0.95:10' or '0.5,0.75')"
+            ) from None
     else:
         raise ConfigError(f"cannot read {what} from {value!r}")
     if arr.size == 0 or not np.isfinite(arr).all():
@@ -90,7 +94,10 @@ class CocoParams:
     rec_thrs: np.ndarray = field(default_factory=coco_recall_thresholds)
     max_dets: tuple[int, ...] = (1, 10, 100)
     area_rng: tuple[tuple[float, float], ...] = (
-        (0**2, 1e5**2), (0**2, 32**2), (32**2, 96**2), (96**2, 1e5**2)
+        (0**2, 1e5**2),
+        (0**2, 32**2),
+        (32**2, 96**2),
+        (96**2, 1e5**2),
     )
     area_lbl: tuple[str, ...] = ("all", "small", "medium", "large")
     use_cats: bool = True
@@ -99,30 +106,37 @@ class CocoParams:
     cat_ids: Sequence[Any] | None = None
 
     @classmethod
-    def default(cls, iou_type: str = "bbox") -> "CocoParams":
+    def default(cls, iou_type: str = "bbox") -> CocoParams:
         """pycocotools' defaults for ``iou_type`` (keypoints: maxDets [20], areas all/medium/large)."""
         if iou_type not in IOU_TYPES:
             raise ConfigError(f"unknown iou_type {iou_type!r}: use one of {', '.join(IOU_TYPES)}")
         if iou_type == "keypoints":
-            return cls(iou_type=iou_type, max_dets=(20,),
-                       area_rng=((0**2, 1e5**2), (32**2, 96**2), (96**2, 1e5**2)),
-                       area_lbl=("all", "medium", "large")).validated()
+            return cls(
+                iou_type=iou_type,
+                max_dets=(20,),
+                area_rng=((0**2, 1e5**2), (32**2, 96**2), (96**2, 1e5**2)),
+                area_lbl=("all", "medium", "large"),
+            ).validated()
         return cls(iou_type=iou_type).validated()
 
     @classmethod
-    def from_pycocotools(cls, p: Any) -> "CocoParams":
+    def from_pycocotools(cls, p: Any) -> CocoParams:
         """Convert a ``pycocotools.cocoeval.Params``."""
         return cls(
-            iou_type=p.iouType, iou_thrs=np.asarray(p.iouThrs, dtype=np.float64),
-            rec_thrs=np.asarray(p.recThrs, dtype=np.float64), max_dets=tuple(int(m) for m in p.maxDets),
-            area_rng=tuple((float(a), float(b)) for a, b in p.areaRng), area_lbl=tuple(p.areaRngLbl),
+            iou_type=p.iouType,
+            iou_thrs=np.asarray(p.iouThrs, dtype=np.float64),
+            rec_thrs=np.asarray(p.recThrs, dtype=np.float64),
+            max_dets=tuple(int(m) for m in p.maxDets),
+            area_rng=tuple((float(a), float(b)) for a, b in p.areaRng),
+            area_lbl=tuple(p.areaRngLbl),
             use_cats=bool(p.useCats),
             kpt_oks_sigmas=np.asarray(getattr(p, "kpt_oks_sigmas", COCO_KPT_OKS_SIGMAS), dtype=np.float64),
-            img_ids=list(p.imgIds) or None, cat_ids=list(p.catIds) or None,
+            img_ids=list(p.imgIds) or None,
+            cat_ids=list(p.catIds) or None,
         ).validated()
 
     @classmethod
-    def from_options(cls, iou_type: str = "bbox", **options: Any) -> "CocoParams":
+    def from_options(cls, iou_type: str = "bbox", **options: Any) -> CocoParams:
         """Defaults for ``iou_type`` updated from preset/CLI style options (``iou_thrs="0.5:0.95:10"`` ...)."""
         p = cls.default(iou_type)
         changes: dict[str, Any] = {}
@@ -135,7 +149,9 @@ class CocoParams:
             elif key == "max_dets":
                 vals = value.split(",") if isinstance(value, str) else value
                 try:
-                    changes[key] = tuple(int(v) for v in (vals if isinstance(vals, (list, tuple)) else [vals]))
+                    changes[key] = tuple(
+                        int(v) for v in (vals if isinstance(vals, (list, tuple)) else [vals])
+                    )
                 except (TypeError, ValueError):
                     raise ConfigError(f"max_dets must be integers, got {value!r}") from None
             elif key == "area_rng":
@@ -150,7 +166,7 @@ class CocoParams:
                 raise ConfigError(f"unknown COCO parameter {key!r}")
         return replace(p, **changes).validated()
 
-    def validated(self) -> "CocoParams":
+    def validated(self) -> CocoParams:
         """Check shapes and values; sort ``max_dets`` (pycocotools does). Returns ``self``."""
         if self.iou_type not in IOU_TYPES:
             raise ConfigError(f"unknown iou_type {self.iou_type!r}: use one of {', '.join(IOU_TYPES)}")
@@ -172,16 +188,22 @@ class CocoParams:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "iou_type": self.iou_type, "iou_thrs": self.iou_thrs.tolist(), "rec_thrs_count": int(self.rec_thrs.size),
-            "max_dets": list(self.max_dets), "area_rng": [list(a) for a in self.area_rng],
-            "area_lbl": list(self.area_lbl), "use_cats": self.use_cats,
+            "iou_type": self.iou_type,
+            "iou_thrs": self.iou_thrs.tolist(),
+            "rec_thrs_count": int(self.rec_thrs.size),
+            "max_dets": list(self.max_dets),
+            "area_rng": [list(a) for a in self.area_rng],
+            "area_lbl": list(self.area_lbl),
+            "use_cats": self.use_cats,
         }
 
 
 def _parse_area(value: Any) -> tuple[tuple[float, float], ...]:
     if isinstance(value, str):  # "0,1e10;0,1024"
         try:
-            return tuple(tuple(float(x) for x in part.split(",")) for part in value.split(";") if part.strip())
+            return tuple(
+                tuple(float(x) for x in part.split(",")) for part in value.split(";") if part.strip()
+            )
         except ValueError:
             raise ConfigError(f"cannot read area ranges from {value!r} (use 'lo,hi;lo,hi')") from None
     try:

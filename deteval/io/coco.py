@@ -26,11 +26,10 @@ import gc
 import json
 import re
 from dataclasses import dataclass, field
+from itertools import chain
 from os import PathLike
 from pathlib import Path
 from typing import Any
-
-from itertools import chain
 
 import numpy as np
 
@@ -80,8 +79,9 @@ def _field(records: list, key: str, file: str, where: str | None, default: Any =
     except (KeyError, TypeError, AttributeError):
         for i, r in enumerate(records):
             if not isinstance(r, dict):
-                raise InputFormatError(f"expected a JSON object, got {type(r).__name__}", file=file,
-                                       record=_rec(where, i)) from None
+                raise InputFormatError(
+                    f"expected a JSON object, got {type(r).__name__}", file=file, record=_rec(where, i)
+                ) from None
             if default is ... and key not in r:
                 raise InputFormatError(f"missing field {key!r}", file=file, record=_rec(where, i)) from None
         raise  # pragma: no cover - unreachable
@@ -112,8 +112,9 @@ def _floats(values: list, what: str, file: str, where: str | None) -> np.ndarray
     arr = _numeric(values) if n else np.zeros(0)
     if arr is None or arr.shape != (n,):
         i = _first_bad(values, _is_number)
-        raise InputFormatError(f"{what} must be a number, got {values[i]!r}", file=file,
-                               record=_rec(where, i)) from None
+        raise InputFormatError(
+            f"{what} must be a number, got {values[i]!r}", file=file, record=_rec(where, i)
+        ) from None
     arr = arr.astype(np.float64, copy=False)
     bad = ~np.isfinite(arr)
     if bad.any():
@@ -129,11 +130,13 @@ def _boxes(values: list, file: str, where: str | None) -> np.ndarray:
     if boxes is None or boxes.shape != (n, 4):
         for i, b in enumerate(values):
             if not isinstance(b, (list, tuple, np.ndarray)):
-                raise InputFormatError(f"bbox must be a list of 4 numbers, got {b!r}", file=file,
-                                       record=_rec(where, i))
+                raise InputFormatError(
+                    f"bbox must be a list of 4 numbers, got {b!r}", file=file, record=_rec(where, i)
+                )
             if len(b) != 4:
-                raise InputFormatError(f"bbox must have 4 numbers [x, y, w, h], got {len(b)}", file=file,
-                                       record=_rec(where, i))
+                raise InputFormatError(
+                    f"bbox must have 4 numbers [x, y, w, h], got {len(b)}", file=file, record=_rec(where, i)
+                )
             if not all(_is_number(v) or isinstance(v, np.number) for v in b):
                 raise InputFormatError(f"bbox must hold numbers, got {b!r}", file=file, record=_rec(where, i))
         raise InputFormatError("bbox values must be numbers", file=file)  # pragma: no cover
@@ -145,8 +148,9 @@ def _boxes(values: list, file: str, where: str | None) -> np.ndarray:
     neg = (boxes[:, 2] < 0) | (boxes[:, 3] < 0)
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
-        raise ValidationError(f"bbox {values[i]!r} has a negative width or height", file=file,
-                              record=_rec(where, i))
+        raise ValidationError(
+            f"bbox {values[i]!r} has a negative width or height", file=file, record=_rec(where, i)
+        )
     return boxes
 
 
@@ -166,8 +170,9 @@ def _id_array(values: list, what: str, file: str, where: str | None) -> np.ndarr
         if arr.dtype.kind == "f" and np.isfinite(arr).all() and (arr == np.round(arr)).all():
             return arr.astype(np.int64)
     i = _first_bad(values, lambda v: type(v) is int)
-    raise InputFormatError(f"{what} must be an integer (or all ids strings), got {values[i]!r}", file=file,
-                           record=_rec(where, i))
+    raise InputFormatError(
+        f"{what} must be an integer (or all ids strings), got {values[i]!r}", file=file, record=_rec(where, i)
+    )
 
 
 def _index_of(ids: np.ndarray, table: np.ndarray, what: str, file: str, where: str | None) -> np.ndarray:
@@ -186,12 +191,15 @@ def _index_of(ids: np.ndarray, table: np.ndarray, what: str, file: str, where: s
 
 
 def _unique_ids(ids: np.ndarray, what: str, file: str, where: str) -> np.ndarray:
-    uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
+    uniq, counts = np.unique(ids, return_counts=True)
     if (counts > 1).any():
         j = int(np.flatnonzero(counts > 1)[0])
         dup = np.flatnonzero(ids == uniq[j])
-        raise ValidationError(f"duplicate {what} {uniq[j].item()!r} (also at index {int(dup[0])})", file=file,
-                              record=f"{where}[{int(dup[1])}]")
+        raise ValidationError(
+            f"duplicate {what} {uniq[j].item()!r} (also at index {int(dup[0])})",
+            file=file,
+            record=f"{where}[{int(dup[1])}]",
+        )
     return uniq
 
 
@@ -258,13 +266,18 @@ def _keypoint_matrix(values: list, file: str, where: str | None, what: str) -> n
         lens = np.fromiter(map(len, values), dtype=np.int64, count=n)
     except TypeError:
         i = _first_bad(values, lambda b: isinstance(b, (list, tuple, np.ndarray)))
-        raise InputFormatError(f"{what} must be a list of numbers", file=file, record=_rec(where, i)) from None
+        raise InputFormatError(
+            f"{what} must be a list of numbers", file=file, record=_rec(where, i)
+        ) from None
     if n == 0:
         return np.zeros((0, 0), dtype=np.float64)
     if (lens != lens[0]).any() or lens[0] % 3:
         i = int(np.flatnonzero(lens != lens[0])[0]) if (lens != lens[0]).any() else 0
-        raise InputFormatError(f"{what} must have 3K numbers, the same K for every record (got {int(lens[i])})",
-                               file=file, record=_rec(where, i))
+        raise InputFormatError(
+            f"{what} must have 3K numbers, the same K for every record (got {int(lens[i])})",
+            file=file,
+            record=_rec(where, i),
+        )
     try:
         flat = np.fromiter(chain.from_iterable(values), dtype=np.float64, count=int(lens.sum()))
     except (TypeError, ValueError):
@@ -291,15 +304,18 @@ def _ann_columns(anns: list, file: str, keep_segmentation: bool, need_keypoints:
         "category_id": _id_array(_field(anns, "category_id", file, where), "category_id", file, where),
         "bbox": _boxes(_field(anns, "bbox", file, where), file, where),
         "area": _floats(_field(anns, "area", file, where), "area", file, where),
-        "iscrowd": _floats([int(v) if isinstance(v, bool) else v for v in crowd_raw], "iscrowd", file, where) != 0,
-        "ignore": _floats([int(v) if isinstance(v, bool) else v for v in ign_raw], "ignore", file, where) != 0,
+        "iscrowd": _floats([int(v) if isinstance(v, bool) else v for v in crowd_raw], "iscrowd", file, where)
+        != 0,
+        "ignore": _floats([int(v) if isinstance(v, bool) else v for v in ign_raw], "ignore", file, where)
+        != 0,
         "num_keypoints": np.full(len(anns), -1, dtype=np.int64),
         "keypoints": None,
         "segmentation": _field(anns, "segmentation", file, where) if keep_segmentation else None,
     }
     if need_keypoints:
-        cols["num_keypoints"] = _floats(_field(anns, "num_keypoints", file, where), "num_keypoints", file,
-                                        where).astype(np.int64)
+        cols["num_keypoints"] = _floats(
+            _field(anns, "num_keypoints", file, where), "num_keypoints", file, where
+        ).astype(np.int64)
         cols["keypoints"] = _keypoint_matrix(_field(anns, "keypoints", file, where), file, where, "keypoints")
     return cols
 
@@ -323,7 +339,9 @@ def _concat_columns(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def load_coco_gt(source: Any, *, keep_segmentation: bool = False, need_keypoints: bool = False) -> CocoGroundTruth:
+def load_coco_gt(
+    source: Any, *, keep_segmentation: bool = False, need_keypoints: bool = False
+) -> CocoGroundTruth:
     """Load COCO ground truth (path, parsed dict or pycocotools ``COCO``) into a :class:`CocoGroundTruth`.
 
     Required per annotation: ``id``, ``image_id``, ``category_id``, ``bbox``, ``area``, ``iscrowd`` (pycocotools
@@ -345,9 +363,13 @@ def load_coco_gt(source: Any, *, keep_segmentation: bool = False, need_keypoints
     elif isinstance(source, dict):
         data, file = source, "<in-memory ground truth>"
     else:
-        raise InputFormatError(f"ground truth must be a path, a dict or a pycocotools COCO, not {type(source).__name__}")
+        raise InputFormatError(
+            f"ground truth must be a path, a dict or a pycocotools COCO, not {type(source).__name__}"
+        )
     if not isinstance(data, dict):
-        raise InputFormatError("ground truth JSON must be an object with images, categories, annotations", file=file)
+        raise InputFormatError(
+            "ground truth JSON must be an object with images, categories, annotations", file=file
+        )
     for key in ("images", "categories"):
         if not isinstance(data.get(key), list):
             raise InputFormatError(f"missing or invalid {key!r} list", file=file)
@@ -379,9 +401,20 @@ def load_coco_gt(source: Any, *, keep_segmentation: bool = False, need_keypoints
     img = _index_of(cols["image_id"], image_ids, "image_id", file, where)
     cat = _index_of(cols["category_id"], cat_ids, "category_id", file, where)
     return CocoGroundTruth(
-        image_ids=image_ids, image_hw=image_hw, cat_ids=cat_ids, cat_names=cat_names, ann_id=cols["ann_id"],
-        img=img, cat=cat, bbox=cols["bbox"], area=cols["area"], iscrowd=cols["iscrowd"], ignore=cols["ignore"],
-        num_keypoints=cols["num_keypoints"], keypoints=cols["keypoints"], segmentation=cols["segmentation"],
+        image_ids=image_ids,
+        image_hw=image_hw,
+        cat_ids=cat_ids,
+        cat_names=cat_names,
+        ann_id=cols["ann_id"],
+        img=img,
+        cat=cat,
+        bbox=cols["bbox"],
+        area=cols["area"],
+        iscrowd=cols["iscrowd"],
+        ignore=cols["ignore"],
+        num_keypoints=cols["num_keypoints"],
+        keypoints=cols["keypoints"],
+        segmentation=cols["segmentation"],
         source=file,
     )
 
@@ -462,8 +495,10 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
 
 def _results_from_array(arr: np.ndarray, gt: CocoGroundTruth, file: str) -> CocoResults:
     if arr.ndim != 2 or arr.shape[1] != 7:
-        raise InputFormatError(f"a results array must be N×7 [image_id, x, y, w, h, score, category_id], "
-                               f"got shape {arr.shape}", file=file)
+        raise InputFormatError(
+            f"a results array must be N×7 [image_id, x, y, w, h, score, category_id], got shape {arr.shape}",
+            file=file,
+        )
     a = np.asarray(arr, dtype=np.float64)
     bad = ~np.isfinite(a).all(axis=1)
     if bad.any():
@@ -476,8 +511,15 @@ def _results_from_array(arr: np.ndarray, gt: CocoGroundTruth, file: str) -> Coco
         raise ValidationError(f"bbox {bbox[i].tolist()} has a negative width or height", file=file, record=i)
     img = _index_of(a[:, 0].astype(np.int64), gt.image_ids, "image_id", file, None)
     cat = _index_of(a[:, 6].astype(np.int64), gt.cat_ids, "category_id", file, None)
-    return CocoResults(img=img, cat=cat, score=a[:, 5].copy(), bbox=bbox, area=bbox[:, 2] * bbox[:, 3],
-                       kind="bbox", source=file)
+    return CocoResults(
+        img=img,
+        cat=cat,
+        score=a[:, 5].copy(),
+        bbox=bbox,
+        area=bbox[:, 2] * bbox[:, 3],
+        kind="bbox",
+        source=file,
+    )
 
 
 def load_coco_results(source: Any, gt: CocoGroundTruth, *, iou_type: str = "bbox") -> CocoResults:
@@ -503,16 +545,26 @@ def load_coco_results(source: Any, gt: CocoGroundTruth, *, iou_type: str = "bbox
     elif isinstance(source, (list, tuple)):
         records, file = list(source), "<in-memory results>"
     else:
-        raise InputFormatError(f"results must be a path, a list of dicts, an N×7 array or a pycocotools COCO, "
-                               f"not {type(source).__name__}")
+        raise InputFormatError(
+            f"results must be a path, a list of dicts, an N×7 array or a pycocotools COCO, "
+            f"not {type(source).__name__}"
+        )
     if not isinstance(records, list):
         raise InputFormatError("results JSON must be a list of objects", file=file)
     n = len(records)
     if n == 0:
         z = np.zeros(0, dtype=np.int64)
-        return CocoResults(img=z, cat=z.copy(), score=np.zeros(0), bbox=np.zeros((0, 4)), area=np.zeros(0),
-                           keypoints=np.zeros((0, 0)) if iou_type == "keypoints" else None,
-                           segmentation=[] if iou_type == "segm" else None, kind="bbox", source=file)
+        return CocoResults(
+            img=z,
+            cat=z.copy(),
+            score=np.zeros(0),
+            bbox=np.zeros((0, 4)),
+            area=np.zeros(0),
+            keypoints=np.zeros((0, 0)) if iou_type == "keypoints" else None,
+            segmentation=[] if iou_type == "segm" else None,
+            kind="bbox",
+            source=file,
+        )
     first = records[0]
     if not isinstance(first, dict):
         raise InputFormatError(f"expected a JSON object, got {type(first).__name__}", file=file, record=0)
@@ -525,10 +577,20 @@ def load_coco_results(source: Any, gt: CocoGroundTruth, *, iou_type: str = "bbox
     else:
         raise InputFormatError("a result needs a bbox, a segmentation or keypoints", file=file, record=0)
 
-    img = _index_of(_id_array(_field(records, "image_id", file, None), "image_id", file, None), gt.image_ids,
-                    "image_id", file, None)
-    cat = _index_of(_id_array(_field(records, "category_id", file, None), "category_id", file, None), gt.cat_ids,
-                    "category_id", file, None)
+    img = _index_of(
+        _id_array(_field(records, "image_id", file, None), "image_id", file, None),
+        gt.image_ids,
+        "image_id",
+        file,
+        None,
+    )
+    cat = _index_of(
+        _id_array(_field(records, "category_id", file, None), "category_id", file, None),
+        gt.cat_ids,
+        "category_id",
+        file,
+        None,
+    )
     score = _floats(_field(records, "score", file, None), "score", file, None)
 
     segmentation = None
@@ -559,11 +621,22 @@ def load_coco_results(source: Any, gt: CocoGroundTruth, *, iou_type: str = "bbox
     if iou_type == "segm" and kind == "bbox":
         # loadRes gives a bbox-only result the box polygon as its segmentation
         segmentation = [
-            s if s is not None else [[b[0], b[1], b[0], b[1] + b[3], b[0] + b[2], b[1] + b[3], b[0] + b[2], b[1]]]
+            s
+            if s is not None
+            else [[b[0], b[1], b[0], b[1] + b[3], b[0] + b[2], b[1] + b[3], b[0] + b[2], b[1]]]
             for s, b in zip(segmentation, bbox.tolist())
         ]
-    return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=area, keypoints=keypoints,
-                       segmentation=segmentation, kind=kind, source=file)
+    return CocoResults(
+        img=img,
+        cat=cat,
+        score=score,
+        bbox=bbox,
+        area=area,
+        keypoints=keypoints,
+        segmentation=segmentation,
+        kind=kind,
+        source=file,
+    )
 
 
 _RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
@@ -627,17 +700,31 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth) -> CocoResults | No
         if enabled:
             gc.enable()
     return CocoResults(
-        img=np.concatenate([p.img for p in parts]), cat=np.concatenate([p.cat for p in parts]),
-        score=np.concatenate([p.score for p in parts]), bbox=np.concatenate([p.bbox for p in parts]),
-        area=np.concatenate([p.area for p in parts]), kind="bbox", source=file,
+        img=np.concatenate([p.img for p in parts]),
+        cat=np.concatenate([p.cat for p in parts]),
+        score=np.concatenate([p.score for p in parts]),
+        bbox=np.concatenate([p.bbox for p in parts]),
+        area=np.concatenate([p.area for p in parts]),
+        kind="bbox",
+        source=file,
     )
 
 
 def _bbox_columns(records: list, gt: CocoGroundTruth, file: str) -> CocoResults:
-    img = _index_of(_id_array(_field(records, "image_id", file, None), "image_id", file, None), gt.image_ids,
-                    "image_id", file, None)
-    cat = _index_of(_id_array(_field(records, "category_id", file, None), "category_id", file, None), gt.cat_ids,
-                    "category_id", file, None)
+    img = _index_of(
+        _id_array(_field(records, "image_id", file, None), "image_id", file, None),
+        gt.image_ids,
+        "image_id",
+        file,
+        None,
+    )
+    cat = _index_of(
+        _id_array(_field(records, "category_id", file, None), "category_id", file, None),
+        gt.cat_ids,
+        "category_id",
+        file,
+        None,
+    )
     score = _floats(_field(records, "score", file, None), "score", file, None)
     bbox = _boxes(_field(records, "bbox", file, None), file, None)
     return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3], source=file)
@@ -654,7 +741,7 @@ def to_rle(segm: Any, h: int, w: int, file: str, record: str | int) -> Any:
             return mask_utils.frPyObjects(segm, h, w)
         if isinstance(segm, dict) and "counts" in segm and "size" in segm:
             return segm
-    except (TypeError, ValueError, IndexError, Exception) as exc:  # pycocotools raises bare Exception
+    except Exception as exc:  # noqa: BLE001 - pycocotools raises bare Exception for bad polygons/RLE
         raise InputFormatError(f"invalid segmentation: {exc}", file=file, record=record) from None
     raise InputFormatError(f"invalid segmentation {str(segm)[:60]!r}", file=file, record=record)
 
@@ -662,8 +749,9 @@ def to_rle(segm: Any, h: int, w: int, file: str, record: str | int) -> Any:
 def _image_hw(gt: CocoGroundTruth, img: int, file: str, record: Any) -> tuple[int, int]:
     h, w = (int(v) for v in gt.image_hw[img])
     if h < 0 or w < 0:
-        raise InputFormatError(f"image {gt.image_ids[img]!r} has no height/width (needed for polygons)",
-                               file=file, record=record)
+        raise InputFormatError(
+            f"image {gt.image_ids[img]!r} has no height/width (needed for polygons)", file=file, record=record
+        )
     return h, w
 
 
@@ -685,9 +773,14 @@ def _mask_areas(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: 
     rles = _rles(segmentation, img, gt, file)
     try:
         # chunks of <= 255: pycocotools' _mask.area builds a uint8 array of the count (fails beyond 255 on numpy 2)
-        return np.concatenate([np.asarray(mask_utils.area(rles[i : i + 255]), dtype=np.float64).reshape(-1)
-                               for i in range(0, len(rles), 255)] or [np.zeros(0)])
-    except Exception as exc:
+        return np.concatenate(
+            [
+                np.asarray(mask_utils.area(rles[i : i + 255]), dtype=np.float64).reshape(-1)
+                for i in range(0, len(rles), 255)
+            ]
+            or [np.zeros(0)]
+        )
+    except Exception as exc:  # noqa: BLE001 - pycocotools raises bare Exception for a bad RLE
         raise InputFormatError(f"invalid RLE segmentation: {exc}", file=file) from None
 
 
@@ -696,7 +789,12 @@ def _mask_boxes(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: 
 
     rles = _rles(segmentation, img, gt, file)
     try:
-        return np.concatenate([np.asarray(mask_utils.toBbox(rles[i : i + 255]), dtype=np.float64).reshape(-1, 4)
-                               for i in range(0, len(rles), 255)] or [np.zeros((0, 4))])
-    except Exception as exc:
+        return np.concatenate(
+            [
+                np.asarray(mask_utils.toBbox(rles[i : i + 255]), dtype=np.float64).reshape(-1, 4)
+                for i in range(0, len(rles), 255)
+            ]
+            or [np.zeros((0, 4))]
+        )
+    except Exception as exc:  # noqa: BLE001 - pycocotools raises bare Exception for a bad RLE
         raise InputFormatError(f"invalid RLE segmentation: {exc}", file=file) from None
