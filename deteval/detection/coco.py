@@ -542,6 +542,12 @@ def _finish(
         warnings.append(
             "fewer than 3 maxDets: pycocotools would crash; the stats that need maxDets[2] are -1"
         )
+    literal = 20 if params.iou_type == "keypoints" else 100
+    if compat == "pycocotools" and literal not in params.max_dets:
+        warnings.append(
+            f"maxDets {list(params.max_dets)} lacks {literal}: as in pycocotools, the stats read at maxDets={literal} "
+            "are -1 (compat='fixed' reads them at maxDets[-1])"
+        )
     if np.count_nonzero(gt.ann_id == 0):
         warnings.append(
             "a ground-truth annotation has id 0: deteval matches it normally; pycocotools would count "
