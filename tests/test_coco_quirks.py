@@ -46,6 +46,7 @@ def test_stat0_uses_maxdets_100_literally():
     fixed = evaluate_coco(gt, dt, params=CocoParams.from_options("bbox", **params), compat="fixed")
     assert fixed.stats[0] == pytest.approx(1.0, abs=1e-12) and fixed.stats[1] > 0.99
     assert "maxDets= 50" in fixed.lines[0] and "maxDets=100" in ev.lines[0]
+    assert any("lacks 100" in w for w in ev.warnings) and not fixed.warnings
 
 
 def test_user_ignore_flag_is_overwritten_by_iscrowd_in_pycocotools_mode():
