@@ -11,11 +11,11 @@ import sys
 from collections.abc import Sequence
 
 from deteval import __version__
-from deteval.commands import compare, mir, presets, report, trec, voc
+from deteval.commands import coco, compare, mir, presets, report, trec, voc
 from deteval.errors import DetevalError
 
 # Each module contributes one subcommand through ``register(subparsers)``.
-_COMMAND_MODULES = [voc, trec, mir, report, compare, presets]
+_COMMAND_MODULES = [voc, coco, trec, mir, report, compare, presets]
 
 
 def build_parser() -> argparse.ArgumentParser:

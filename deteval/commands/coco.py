@@ -1,0 +1,81 @@
+"""``deteval coco GT.json RESULTS.json``: the COCO protocol (bbox, segm, keypoints), identical to pycocotools."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from deteval.commands.common import add_output_args, apply_preset, emit
+from deteval.detection.coco import COMPAT_MODES, evaluate_coco
+from deteval.detection.coco_params import IOU_TYPES, CocoParams
+
+_PARAM_OPTIONS = ("iou_thrs", "rec_thrs", "max_dets", "area_rng", "area_lbl", "use_cats", "kpt_oks_sigmas")
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    apply_preset(args, parser, {"iou_type": "bbox", "compat": "pycocotools", "per_class": False})
+    options: dict[str, Any] = {
+        k: getattr(args, k) for k in _PARAM_OPTIONS if getattr(args, k, None) is not None
+    }
+    params = CocoParams.from_options(args.iou_type, **options)
+    ev = evaluate_coco(args.gt, args.results, params=params, compat=args.compat)
+    fmt = getattr(args, "format", None) or "table"
+    result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
+    emit(result, args)
+    return 0
+
+
+def _bool(value: str) -> bool:
+    v = value.strip().lower()
+    if v in ("1", "true", "yes", "on"):
+        return True
+    if v in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true/false, got {value!r}")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "coco",
+        help="COCO detection / segmentation / keypoints evaluation (pycocotools numbers, much faster)",
+        description="Evaluate COCO results against COCO ground truth. The 12 numbers (10 for keypoints) are "
+        "identical to pycocotools' COCOeval; --compat fixed corrects its documented quirks.",
+    )
+    p.add_argument("gt", metavar="GT.json", help="COCO ground-truth JSON")
+    p.add_argument("results", metavar="RESULTS.json", help="COCO results JSON (a list of detections)")
+    p.add_argument("--iou-type", choices=IOU_TYPES, default=None, help="bbox (default), segm or keypoints")
+    p.add_argument(
+        "--config", metavar="PRESET", help="a preset name (coco, coco_fixed, coco_keypoints) or TOML file"
+    )
+    p.add_argument(
+        "--compat",
+        choices=COMPAT_MODES,
+        default=None,
+        help="pycocotools (default): reproduce its quirks; fixed: correct them",
+    )
+    p.add_argument("--per-class", action="store_true", default=None, help="add the per-category table")
+    p.add_argument(
+        "--iou-thrs",
+        default=None,
+        metavar="SPEC",
+        help="IoU thresholds: 'linspace(0.5, 0.95, 10)', '0.5:0.95:10' or '0.5,0.75'",
+    )
+    p.add_argument("--rec-thrs", default=None, metavar="SPEC", help="recall levels (default 0:1:101)")
+    p.add_argument("--max-dets", default=None, metavar="LIST", help="detections per image, e.g. '1,10,100'")
+    p.add_argument("--area-rng", default=None, metavar="RANGES", help="area ranges 'lo,hi;lo,hi;...'")
+    p.add_argument("--area-lbl", default=None, metavar="LABELS", help="area range labels 'all,small,...'")
+    p.add_argument(
+        "--use-cats",
+        type=_bool,
+        default=None,
+        metavar="BOOL",
+        help="false: pool all categories (class-agnostic)",
+    )
+    p.add_argument(
+        "--kpt-oks-sigmas",
+        default=None,
+        metavar="LIST",
+        help="per-keypoint OKS sigmas, comma-separated (default: COCO's 17)",
+    )
+    add_output_args(p)
+    p.set_defaults(func=run, _parser=p)

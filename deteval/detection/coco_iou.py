@@ -1,0 +1,143 @@
+"""IoU and OKS for flat lists of (detection, ground truth) pairs, bit-identical to pycocotools.
+
+* bbox: pycocotools' C ``bbIou`` (maskApi.c) on ``[x, y, w, h]`` float64 boxes, with its exact operation
+  order: ``w = min(dx+dw, gx+gw) − max(dx, gx)`` (0 if ≤ 0), likewise ``h``; ``i = w·h``;
+  ``u = da`` for a crowd ground truth else ``(da + ga) − i`` with ``da = dw·dh``, ``ga = gw·gh``; IoU = i / u.
+  Every step is an IEEE float64 operation done element-wise by numpy in the same order, so the result is
+  the same double.
+* segm: ``pycocotools.mask.iou`` on RLEs (one call per (image, category) block of pairs).
+* keypoints: COCO's OKS (``COCOeval.computeOks``), vectorised over pairs. The per-pair sum of
+  ``exp(−e)`` over the visible keypoints reproduces numpy's pairwise summation order, so it is the same
+  double as ``np.sum`` on the 1-D array pycocotools builds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["bbox_iou_pairs", "numpy_pairwise_sum_rows", "oks_pairs", "segm_iou_blocks"]
+
+
+def bbox_iou_pairs(
+    dbox: np.ndarray, gbox: np.ndarray, gcrowd: np.ndarray, di: np.ndarray, gi: np.ndarray
+) -> np.ndarray:
+    """IoU of detection ``dbox[di[p]]`` with ground truth ``gbox[gi[p]]`` for every pair p (xywh boxes).
+
+    A crowd ground truth divides the intersection by the detection's area instead of the union.
+    """
+    d = dbox[di]
+    g = gbox[gi]
+    dx, dy, dw, dh = d[:, 0], d[:, 1], d[:, 2], d[:, 3]
+    gx, gy, gw, gh = g[:, 0], g[:, 1], g[:, 2], g[:, 3]
+    w = np.minimum(dw + dx, gw + gx) - np.maximum(dx, gx)
+    h = np.minimum(dh + dy, gh + gy) - np.maximum(dy, gy)
+    inter = w * h
+    da = dw * dh
+    union = np.where(gcrowd[gi], da, (da + (gw * gh)) - inter)
+    ok = (w > 0) & (h > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iou = inter / union
+    return np.where(ok, iou, 0.0)
+
+
+def numpy_pairwise_sum_rows(a: np.ndarray) -> np.ndarray:
+    """Row sums of a 2-D float64 array in the exact order of numpy's pairwise summation of a 1-D array.
+
+    numpy sums n < 8 values left to right from 0; up to 128 values in 8 interleaved accumulators combined
+    as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)) plus a sequential tail; longer arrays split in two halves
+    (the first a multiple of 8). Emulating it lets per-pair OKS sums match pycocotools bit for bit.
+    """
+    rows, n = a.shape
+    if n < 8:
+        res = np.zeros(rows, dtype=np.float64)
+        for i in range(n):
+            res = res + a[:, i]
+        return res
+    if n <= 128:
+        r = a[:, :8].copy()
+        i = 8
+        while i < n - (n % 8):
+            r += a[:, i : i + 8]
+            i += 8
+        res = ((r[:, 0] + r[:, 1]) + (r[:, 2] + r[:, 3])) + ((r[:, 4] + r[:, 5]) + (r[:, 6] + r[:, 7]))
+        for j in range(i, n):
+            res = res + a[:, j]
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return numpy_pairwise_sum_rows(a[:, :n2]) + numpy_pairwise_sum_rows(a[:, n2:])
+
+
+def oks_pairs(
+    dkp: np.ndarray,
+    gkp: np.ndarray,
+    gbox: np.ndarray,
+    garea: np.ndarray,
+    sigmas: np.ndarray,
+    di: np.ndarray,
+    gi: np.ndarray,
+) -> np.ndarray:
+    """Object keypoint similarity for every pair, as ``COCOeval.computeOks``.
+
+    ``e_k = (dx_k² + dy_k²) / (2σ_k)² / (area + eps) / 2``; OKS = mean of ``exp(−e_k)`` over the ground
+    truth's visible keypoints (v > 0). Without visible keypoints, ``dx`` is the distance outside the ground
+    truth box enlarged to ``[x − w, x + 2w]`` (likewise y) and the mean runs over all keypoints.
+    """
+    n_kp = sigmas.shape[0]
+    out = np.zeros(di.shape[0], dtype=np.float64)
+    if di.size == 0:
+        return out
+    var = (sigmas * 2) ** 2
+    g = gkp[gi]
+    d = dkp[di]
+    xg, yg, vg = g[:, 0::3], g[:, 1::3], g[:, 2::3]
+    xd, yd = d[:, 0::3], d[:, 1::3]
+    vis = vg > 0
+    k1 = np.count_nonzero(vis, axis=1)
+    bb = gbox[gi]
+    x0 = (bb[:, 0] - bb[:, 2])[:, None]
+    x1 = (bb[:, 0] + bb[:, 2] * 2)[:, None]
+    y0 = (bb[:, 1] - bb[:, 3])[:, None]
+    y1 = (bb[:, 1] + bb[:, 3] * 2)[:, None]
+    z = np.zeros_like(xd)
+    has = (k1 > 0)[:, None]
+    dx = np.where(has, xd - xg, np.maximum(z, x0 - xd) + np.maximum(z, xd - x1))
+    dy = np.where(has, yd - yg, np.maximum(z, y0 - yd) + np.maximum(z, yd - y1))
+    e = (dx**2 + dy**2) / var / (garea[gi] + np.spacing(1))[:, None] / 2
+    # visible keypoints first (in order), as pycocotools' e[vg > 0] compacts them
+    vis_all = np.where(has, vis, True)
+    order = np.argsort(~vis_all, axis=1, kind="stable")
+    ex = np.exp(-np.take_along_axis(e, order, axis=1))
+    count = np.where(k1 > 0, k1, n_kp)
+    for c in np.unique(count):
+        rows = np.flatnonzero(count == c)
+        out[rows] = numpy_pairwise_sum_rows(np.ascontiguousarray(ex[rows, :c])) / c
+    return out
+
+
+def segm_iou_blocks(
+    drles: Sequence,
+    grles: Sequence,
+    gcrowd: np.ndarray,
+    di: np.ndarray,
+    gi: np.ndarray,
+    block_start: np.ndarray,
+    block_nd: np.ndarray,
+    block_ng: np.ndarray,
+) -> np.ndarray:
+    """Mask IoU through ``pycocotools.mask.iou``, one call per block of nd × ng pairs (detection-major)."""
+    from pycocotools import mask as mask_utils
+
+    out = np.zeros(di.shape[0], dtype=np.float64)
+    for table, idx in ((drles, di), (grles, gi)):
+        if hasattr(table, "ensure"):  # convert only the masks that take part, in batches
+            table.ensure(np.unique(idx))
+    for s, nd, ng in zip(block_start.tolist(), block_nd.tolist(), block_ng.tolist()):
+        dets = [drles[i] for i in di[s : s + nd * ng : ng].tolist()]
+        gts_idx = gi[s : s + ng]
+        gts = [grles[i] for i in gts_idx.tolist()]
+        m = mask_utils.iou(dets, gts, gcrowd[gts_idx].astype(np.uint8).tolist())
+        out[s : s + nd * ng] = np.asarray(m, dtype=np.float64).reshape(nd * ng)
+    return out

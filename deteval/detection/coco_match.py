@@ -1,0 +1,240 @@
+"""COCO greedy matching for all (image, category) groups, IoU thresholds and area ranges at once.
+
+pycocotools' ``evaluateImg`` loops over groups × area ranges × thresholds × detections × ground truths in
+Python. The same decisions are made here with array operations:
+
+1. Detections are sorted once, stably, by (group, −score, input position); ``rank`` is the position inside the
+   group, and only ranks < ``maxDets[-1]`` are kept (pycocotools never looks at the others).
+2. IoU is computed for the flat list of same-group (detection, ground truth) pairs, in chunks of at most
+   ``pair_chunk`` pairs (memory stays bounded on crowded images); only pairs with IoU ≥ the lowest effective
+   threshold can ever match and are kept as candidates.
+3. The greedy matching steps over detection rank (at most maxDets[-1] steps). At rank r every group's r-th
+   detection picks, for every area range and threshold, the candidate maximising the key
+   (regular before ignored, IoU, later ground truth): exactly pycocotools' rule "start from
+   min(t, 1 − 1e−10); regular ground truth first, stop at the first ignored one once a regular match exists;
+   take a ground truth whose IoU is ≥ the best so far (so the later one wins a tie)". Taken non-crowd ground
+   truths become unavailable; crowds stay available.
+
+The outcome is a :class:`MatchTable`: per kept detection its category, image, score and rank, and per area
+range × threshold two flags (true positive, ignored), plus per category × area range the number of
+non-ignored ground truths. Tables of disjoint image shards can be concatenated with :func:`merge_tables`
+before accumulation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["MatchTable", "match_groups", "merge_tables"]
+
+#: Upper bound on same-group pairs whose IoU is computed at once (about 100 MB of temporaries).
+PAIR_CHUNK = 1_000_000
+
+
+@dataclass
+class MatchTable:
+    """Compact matching outcome (see the module docstring). Arrays of length N over kept detections."""
+
+    cat: np.ndarray  # category index
+    img: np.ndarray  # image index (ascending image id)
+    score: np.ndarray
+    rank: np.ndarray  # rank inside its (image, category) group
+    tp: np.ndarray  # (A, T, N) bool: matched to a regular ground truth, not ignored
+    ig: np.ndarray  # (A, T, N) bool: ignored (matched to an ignored gt, or unmatched outside the area range)
+    npig: np.ndarray  # (K, A) int64: non-ignored ground truths per category and area range
+    n_cats: int
+
+    def __len__(self) -> int:
+        return int(self.score.shape[0])
+
+
+def merge_tables(tables: Sequence[MatchTable]) -> MatchTable:
+    """Concatenate tables computed on disjoint sets of images (same parameters)."""
+    if not tables:
+        raise ValueError("no tables to merge")
+    return MatchTable(
+        cat=np.concatenate([t.cat for t in tables]),
+        img=np.concatenate([t.img for t in tables]),
+        score=np.concatenate([t.score for t in tables]),
+        rank=np.concatenate([t.rank for t in tables]),
+        tp=np.concatenate([t.tp for t in tables], axis=2),
+        ig=np.concatenate([t.ig for t in tables], axis=2),
+        npig=np.sum([t.npig for t in tables], axis=0),
+        n_cats=tables[0].n_cats,
+    )
+
+
+def _group_starts(sorted_keys: np.ndarray) -> np.ndarray:
+    n = sorted_keys.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+
+
+# IoU callback: (det indices, gt indices, block_start, block_nd, block_ng) -> IoU per pair. Indices point
+# into the caller's detection and ground-truth arrays; pairs come in blocks of nd × ng (detection-major)
+# that each hold one group.
+IouFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+def match_groups(
+    *,
+    n_imgs: int,
+    n_cats: int,
+    iou_thrs: np.ndarray,
+    area_rng: Sequence[tuple[float, float]],
+    max_det: int,
+    d_img: np.ndarray,
+    d_cat: np.ndarray,
+    d_score: np.ndarray,
+    d_order: np.ndarray,
+    d_area: np.ndarray,
+    g_img: np.ndarray,
+    g_cat: np.ndarray,
+    g_order: np.ndarray,
+    g_area: np.ndarray,
+    g_crowd: np.ndarray,
+    g_ignore: np.ndarray,
+    iou_fn: IouFn,
+    pair_chunk: int = PAIR_CHUNK,
+) -> MatchTable:
+    """Match detections to ground truth in every (image, category) group (see the module docstring).
+
+    ``d_order`` / ``g_order`` break score ties and order ground truth inside a group (input position).
+    A ground truth is identified by its position, never by its annotation id (pycocotools stores a match as
+    the id, so that the annotation with id 0 can never be matched: a bug deteval does not reproduce).
+    """
+    thr = np.minimum(np.asarray(iou_thrs, dtype=np.float64), 1 - 1e-10)
+    T = thr.shape[0]
+    lo = np.array([a for a, _ in area_rng], dtype=np.float64)
+    hi = np.array([b for _, b in area_rng], dtype=np.float64)
+    A = lo.shape[0]
+
+    # detections: one stable sort by (group, -score, input order); keep the first max_det of each group
+    d_grp = d_cat.astype(np.int64) * n_imgs + d_img
+    order = np.lexsort((d_order, -d_score, d_grp))
+    sg = d_grp[order]
+    starts = _group_starts(sg)
+    counts = np.diff(np.r_[starts, sg.shape[0]])
+    rank_all = np.arange(sg.shape[0]) - np.repeat(starts, counts)
+    keep = rank_all < max_det
+    det = order[keep]  # caller indices of kept detections, in (group, rank) order
+    rank = rank_all[keep]
+    dgrp = sg[keep]
+    N = det.shape[0]
+
+    # ground truth: stable by (group, input order)
+    g_grp = g_cat.astype(np.int64) * n_imgs + g_img
+    gsort = np.lexsort((g_order, g_grp))
+    ggrp = g_grp[gsort]
+    G = gsort.shape[0]
+    garea = g_area[gsort]
+    gcrowd = g_crowd[gsort]
+    gig = g_ignore[gsort][None, :] | (garea[None, :] < lo[:, None]) | (garea[None, :] > hi[:, None])  # (A, G)
+    npig = np.zeros((n_cats, A), dtype=np.int64)
+    gcat = g_cat[gsort]
+    for a in range(A):
+        npig[:, a] = np.bincount(gcat[~gig[a]], minlength=n_cats)[:n_cats]
+
+    # same-group pairs, by blocks of nd × ng
+    d_starts = _group_starts(dgrp)
+    d_cnt = np.diff(np.r_[d_starts, N])
+    g_starts = _group_starts(ggrp)
+    g_cnt = np.diff(np.r_[g_starts, G])
+    common, i_d, i_g = np.intersect1d(dgrp[d_starts], ggrp[g_starts], assume_unique=True, return_indices=True)
+    b_ds, b_nd = d_starts[i_d], d_cnt[i_d]
+    b_gs, b_ng = g_starts[i_g], g_cnt[i_g]
+    b_np = b_nd * b_ng
+    thr_min = thr.min()
+    cand_d, cand_g, cand_iou = [], [], []
+    b = 0
+    nb = common.shape[0]
+    cum = np.cumsum(b_np)
+    while b < nb:
+        base = cum[b - 1] if b else 0
+        e = int(np.searchsorted(cum, base + pair_chunk, side="right"))
+        e = max(e, b + 1)
+        nd, ng, ds, gs, npairs = b_nd[b:e], b_ng[b:e], b_ds[b:e], b_gs[b:e], b_np[b:e]
+        tot = int(npairs.sum())
+        blk = np.repeat(np.arange(e - b), npairs)
+        bstart = np.r_[0, np.cumsum(npairs)[:-1]]
+        local = np.arange(tot) - bstart[blk]
+        ngb = ng[blk]
+        pd = ds[blk] + local // ngb  # kept-detection index
+        pg = gs[blk] + local % ngb  # sorted-gt index
+        iou = iou_fn(det[pd], gsort[pg], bstart, nd, ng)
+        ok = iou >= thr_min
+        cand_d.append(pd[ok])
+        cand_g.append(pg[ok])
+        cand_iou.append(iou[ok])
+        b = e
+    pd = np.concatenate(cand_d) if cand_d else np.zeros(0, dtype=np.int64)
+    pg = np.concatenate(cand_g) if cand_g else np.zeros(0, dtype=np.int64)
+    piou = np.concatenate(cand_iou) if cand_iou else np.zeros(0)
+
+    # greedy matching, stepping over detection rank
+    o = np.lexsort((pg, piou, pd, rank[pd]))
+    pd, pg, piou = pd[o], pg[o], piou[o]
+    prank = rank[pd]
+    P = pd.shape[0]
+    hit_a, hit_t, hit_d, hit_g = [], [], [], []
+    if P:
+        seg_start = _group_starts(pd)
+        seg_id = np.cumsum(np.r_[True, pd[1:] != pd[:-1]]) - 1
+        ord_in = np.arange(P) - seg_start[seg_id]
+        big = int(ord_in.max()) + 1
+        kdt = np.int32 if 2 * big < 2**31 else np.int64
+        key = (ord_in[None, :] + (~gig[:, pg]) * big).astype(kdt)  # (A, P): regular first, then IoU, later gt
+        elig_thr = piou[None, :] >= thr[:, None]  # (T, P)
+        crowd_p = gcrowd[pg]
+        taken = np.zeros((A, T, G), dtype=bool)
+        bounds = np.searchsorted(prank, np.arange(int(prank.max()) + 2))
+        for r in range(bounds.shape[0] - 1):
+            s, e = int(bounds[r]), int(bounds[r + 1])
+            if s == e:
+                continue
+            gi_s = pg[s:e]
+            avail = ~taken[:, :, gi_s]
+            avail |= crowd_p[s:e]
+            avail &= elig_thr[None, :, s:e]
+            vals = np.where(avail, key[:, None, s:e], -1)
+            first_seg = int(seg_id[s])
+            segs = seg_start[first_seg : int(seg_id[e - 1]) + 1]
+            best = np.maximum.reduceat(vals, segs - s, axis=2)  # (A, T, n_dets at this rank)
+            a_i, t_i, s_i = np.nonzero(best >= 0)
+            if a_i.size == 0:
+                continue
+            pair = segs[s_i] + best[a_i, t_i, s_i] % big
+            gsel = pg[pair]
+            taken[a_i, t_i, gsel] = True
+            hit_a.append(a_i)
+            hit_t.append(t_i)
+            hit_d.append(pd[pair])
+            hit_g.append(gsel)
+
+    # per-detection flags
+    d_area_k = d_area[det]
+    d_out = (d_area_k[None, :] < lo[:, None]) | (d_area_k[None, :] > hi[:, None])  # (A, N)
+    ig = np.repeat(d_out[:, None, :], T, axis=1)
+    tp = np.zeros((A, T, N), dtype=bool)
+    if hit_a:
+        a_i = np.concatenate(hit_a)
+        t_i = np.concatenate(hit_t)
+        d_i = np.concatenate(hit_d)
+        g_i = np.concatenate(hit_g)
+        det_ig = gig[a_i, g_i]  # a match to an ignored ground truth makes the detection ignored
+        ig[a_i, t_i, d_i] = det_ig
+        tp[a_i, t_i, d_i] = ~det_ig
+    return MatchTable(
+        cat=d_cat[det].astype(np.int64),
+        img=d_img[det].astype(np.int64),
+        score=d_score[det],
+        rank=rank,
+        tp=tp,
+        ig=ig,
+        npig=npig,
+        n_cats=n_cats,
+    )

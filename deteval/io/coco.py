@@ -1,0 +1,800 @@
+"""COCO ground truth and results → columnar numpy tables.
+
+Accepted inputs (``load_coco_gt`` / ``load_coco_results``):
+
+* a path to a JSON file (parsed with ``orjson`` when installed, else ``json``; the garbage collector is off
+  while the millions of small objects are built, which roughly halves parse time on large files);
+* the parsed JSON (a dict for ground truth, a list of dicts for results);
+* a ``pycocotools.coco.COCO`` object (its ``dataset``);
+* for results, an N×7 numpy array ``[image_id, x, y, w, h, score, category_id]`` as in pycocotools'
+  ``loadNumpyAnnotations``.
+
+Only the fields the COCO protocol reads are extracted, into arrays of length N. Validation raises a
+:class:`~deteval.errors.DetevalError` naming the file and the record (``annotations[17]`` for ground truth,
+the JSON array index for results): unknown image or category id, a bbox that is not 4 numbers, NaN or inf,
+negative width or height, duplicate ids. An empty results list is valid (pycocotools crashes on it).
+
+Detection ``area`` follows pycocotools' ``loadRes``, which decides from the *first* result record: if it
+has a non-empty ``bbox``, every detection's area is ``w*h`` (even for segm evaluation); else if it has a
+``segmentation``, the mask area; else (keypoints) the area of the keypoints' extent. A result loaded from a
+pycocotools ``COCO`` object keeps the ``area`` already set on it.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import re
+from dataclasses import dataclass, field
+from itertools import chain
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from deteval.errors import DetevalError, InputFormatError, ValidationError
+
+try:  # optional accelerator
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - exercised only without orjson
+    _orjson = None
+
+__all__ = ["CocoGroundTruth", "CocoResults", "load_coco_gt", "load_coco_results", "read_json"]
+
+
+def read_json(path: str | PathLike[str]) -> Any:
+    """Parse a JSON file (orjson when available) with the garbage collector paused."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputFormatError(f"cannot read file: {exc.strerror or exc}", file=p) from None
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if _orjson is not None:
+            return _orjson.loads(data)
+        return json.loads(data)
+    except ValueError as exc:
+        raise InputFormatError(f"invalid JSON: {exc}", file=p) from None
+    finally:
+        if enabled:
+            gc.enable()
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+def _rec(where: str | None, i: int) -> str | int:
+    return i if where is None else f"{where}[{i}]"
+
+
+def _field(records: list, key: str, file: str, where: str | None, default: Any = ...) -> list:
+    """``[r[key] for r in records]`` with a precise error for a non-object or a missing key."""
+    try:
+        if default is ...:
+            return [r[key] for r in records]
+        return [r.get(key, default) for r in records]
+    except (KeyError, TypeError, AttributeError):
+        for i, r in enumerate(records):
+            if not isinstance(r, dict):
+                raise InputFormatError(
+                    f"expected a JSON object, got {type(r).__name__}", file=file, record=_rec(where, i)
+                ) from None
+            if default is ... and key not in r:
+                raise InputFormatError(f"missing field {key!r}", file=file, record=_rec(where, i)) from None
+        raise  # pragma: no cover - unreachable
+
+
+def _first_bad(values: list, ok) -> int:
+    for i, v in enumerate(values):
+        if not ok(v):
+            return i
+    return -1  # pragma: no cover
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _numeric(values: list) -> np.ndarray | None:
+    """``np.array(values)`` if it is a plain numeric array (no strings, None or nested objects), else None."""
+    try:
+        arr = np.array(values)
+    except (ValueError, TypeError):
+        return None
+    return arr if arr.dtype.kind in "iuf" else None
+
+
+def _floats(values: list, what: str, file: str, where: str | None) -> np.ndarray:
+    n = len(values)
+    arr = _numeric(values) if n else np.zeros(0)
+    if arr is None or arr.shape != (n,):
+        i = _first_bad(values, _is_number)
+        raise InputFormatError(
+            f"{what} must be a number, got {values[i]!r}", file=file, record=_rec(where, i)
+        ) from None
+    arr = arr.astype(np.float64, copy=False)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(f"{what} is {values[i]!r}: must be finite", file=file, record=_rec(where, i))
+    return arr
+
+
+def _boxes(values: list, file: str, where: str | None) -> np.ndarray:
+    """An N×4 float64 array of COCO ``[x, y, w, h]`` boxes, validated."""
+    n = len(values)
+    boxes = _numeric(values) if n else np.zeros((0, 4))
+    if boxes is None or boxes.shape != (n, 4):
+        for i, b in enumerate(values):
+            if not isinstance(b, (list, tuple, np.ndarray)):
+                raise InputFormatError(
+                    f"bbox must be a list of 4 numbers, got {b!r}", file=file, record=_rec(where, i)
+                )
+            if len(b) != 4:
+                raise InputFormatError(
+                    f"bbox must have 4 numbers [x, y, w, h], got {len(b)}", file=file, record=_rec(where, i)
+                )
+            if not all(_is_number(v) or isinstance(v, np.number) for v in b):
+                raise InputFormatError(f"bbox must hold numbers, got {b!r}", file=file, record=_rec(where, i))
+        raise InputFormatError("bbox values must be numbers", file=file)  # pragma: no cover
+    boxes = boxes.astype(np.float64, copy=False)
+    bad = ~np.isfinite(boxes).all(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(f"bbox {values[i]!r} is not finite", file=file, record=_rec(where, i))
+    neg = (boxes[:, 2] < 0) | (boxes[:, 3] < 0)
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise ValidationError(
+            f"bbox {values[i]!r} has a negative width or height", file=file, record=_rec(where, i)
+        )
+    return boxes
+
+
+def _id_array(values: list, what: str, file: str, where: str | None) -> np.ndarray:
+    """Ids as int64 (or str) array; floats with integral values are taken as ints, like a Python dict would."""
+    if not values:
+        return np.zeros(0, dtype=np.int64)
+    try:
+        arr = np.array(values)
+    except (ValueError, TypeError, OverflowError):
+        arr = None
+    if arr is not None and arr.ndim == 1:
+        if arr.dtype.kind in "iu":
+            return arr.astype(np.int64)
+        if arr.dtype.kind == "U" and set(map(type, values)) == {str}:
+            return arr
+        if arr.dtype.kind == "f" and np.isfinite(arr).all() and (arr == np.round(arr)).all():
+            return arr.astype(np.int64)
+    i = _first_bad(values, lambda v: type(v) is int)
+    raise InputFormatError(
+        f"{what} must be an integer (or all ids strings), got {values[i]!r}", file=file, record=_rec(where, i)
+    )
+
+
+def _index_of(ids: np.ndarray, table: np.ndarray, what: str, file: str, where: str | None) -> np.ndarray:
+    """Position of each id in the sorted unique ``table``; an unknown id raises naming the record."""
+    if ids.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if table.size == 0 or (ids.dtype.kind == "U") != (table.dtype.kind == "U"):
+        raise ValidationError(f"unknown {what} {ids[0].item()!r}", file=file, record=_rec(where, 0))
+    pos = np.searchsorted(table, ids)
+    pos_c = np.minimum(pos, table.size - 1)
+    bad = table[pos_c] != ids
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(f"unknown {what} {ids[i].item()!r}", file=file, record=_rec(where, i))
+    return pos_c.astype(np.int64)
+
+
+def _unique_ids(ids: np.ndarray, what: str, file: str, where: str) -> np.ndarray:
+    uniq, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        j = int(np.flatnonzero(counts > 1)[0])
+        dup = np.flatnonzero(ids == uniq[j])
+        raise ValidationError(
+            f"duplicate {what} {uniq[j].item()!r} (also at index {int(dup[0])})",
+            file=file,
+            record=f"{where}[{int(dup[1])}]",
+        )
+    return uniq
+
+
+# --------------------------------------------------------------------------------------------- tables
+
+
+@dataclass
+class CocoGroundTruth:
+    """Columnar COCO ground truth. Images and categories are sorted by id (pycocotools' order).
+
+    Annotation arrays (length N, in file order): ``ann_id``, ``img`` (index into ``image_ids``), ``cat``
+    (index into ``cat_ids``), ``bbox`` (N×4 xywh), ``area``, ``iscrowd``, ``ignore`` (the user's ``ignore``
+    flag, False when absent), ``num_keypoints`` (-1 when absent), ``keypoints`` (N×3K or None),
+    ``segmentation`` (the raw objects, kept only when asked for).
+    """
+
+    image_ids: np.ndarray
+    image_hw: np.ndarray
+    cat_ids: np.ndarray
+    cat_names: list[str]
+    ann_id: np.ndarray
+    img: np.ndarray
+    cat: np.ndarray
+    bbox: np.ndarray
+    area: np.ndarray
+    iscrowd: np.ndarray
+    ignore: np.ndarray
+    num_keypoints: np.ndarray
+    keypoints: np.ndarray | None = None
+    segmentation: list | None = None
+    source: str = "<in-memory ground truth>"
+    warnings: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.ann_id.shape[0])
+
+
+@dataclass
+class CocoResults:
+    """Columnar COCO results (length N, in input order; ``det_id`` = 1..N as loadRes assigns)."""
+
+    img: np.ndarray
+    cat: np.ndarray
+    score: np.ndarray
+    bbox: np.ndarray
+    area: np.ndarray
+    keypoints: np.ndarray | None = None
+    segmentation: list | None = None
+    kind: str = "bbox"
+    source: str = "<in-memory results>"
+    warnings: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.score.shape[0])
+
+
+def _is_coco_object(obj: Any) -> bool:
+    return hasattr(obj, "dataset") and hasattr(obj, "createIndex") and isinstance(obj.dataset, dict)
+
+
+def _keypoint_matrix(values: list, file: str, where: str | None, what: str) -> np.ndarray:
+    n = len(values)
+    try:
+        lens = np.fromiter(map(len, values), dtype=np.int64, count=n)
+    except TypeError:
+        i = _first_bad(values, lambda b: isinstance(b, (list, tuple, np.ndarray)))
+        raise InputFormatError(
+            f"{what} must be a list of numbers", file=file, record=_rec(where, i)
+        ) from None
+    if n == 0:
+        return np.zeros((0, 0), dtype=np.float64)
+    if (lens != lens[0]).any() or lens[0] % 3:
+        i = int(np.flatnonzero(lens != lens[0])[0]) if (lens != lens[0]).any() else 0
+        raise InputFormatError(
+            f"{what} must have 3K numbers, the same K for every record (got {int(lens[i])})",
+            file=file,
+            record=_rec(where, i),
+        )
+    try:
+        flat = np.fromiter(chain.from_iterable(values), dtype=np.float64, count=int(lens.sum()))
+    except (TypeError, ValueError):
+        raise InputFormatError(f"{what} must hold numbers", file=file) from None
+    mat = flat.reshape(n, int(lens[0]))
+    bad = ~np.isfinite(mat).all(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(f"{what} are not finite", file=file, record=_rec(where, i))
+    return mat
+
+
+def _ann_columns(anns: list, file: str, keep_segmentation: bool, need_keypoints: bool) -> dict[str, Any]:
+    """The annotation fields the protocol reads, as arrays (ids not yet mapped to indices)."""
+    where = "annotations"
+    ann_id = _id_array(_field(anns, "id", file, where), "annotation id", file, where)
+    if ann_id.dtype.kind == "U":
+        raise InputFormatError("annotation ids must be integers", file=file, record=f"{where}[0]")
+    crowd_raw = _field(anns, "iscrowd", file, where)
+    ign_raw = _field(anns, "ignore", file, where, default=0)
+    cols: dict[str, Any] = {
+        "ann_id": ann_id,
+        "image_id": _id_array(_field(anns, "image_id", file, where), "image_id", file, where),
+        "category_id": _id_array(_field(anns, "category_id", file, where), "category_id", file, where),
+        "bbox": _boxes(_field(anns, "bbox", file, where), file, where),
+        "area": _floats(_field(anns, "area", file, where), "area", file, where),
+        "iscrowd": _floats([int(v) if isinstance(v, bool) else v for v in crowd_raw], "iscrowd", file, where)
+        != 0,
+        "ignore": _floats([int(v) if isinstance(v, bool) else v for v in ign_raw], "ignore", file, where)
+        != 0,
+        "num_keypoints": np.full(len(anns), -1, dtype=np.int64),
+        "keypoints": None,
+        "segmentation": _field(anns, "segmentation", file, where) if keep_segmentation else None,
+    }
+    if need_keypoints:
+        cols["num_keypoints"] = _floats(
+            _field(anns, "num_keypoints", file, where), "num_keypoints", file, where
+        ).astype(np.int64)
+        cols["keypoints"] = _keypoint_matrix(_field(anns, "keypoints", file, where), file, where, "keypoints")
+    return cols
+
+
+def _concat_columns(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    if len(parts) == 1:
+        return parts[0]
+    out: dict[str, Any] = {}
+    for key in parts[0]:
+        vals = [p[key] for p in parts]
+        if vals[0] is None:
+            out[key] = None
+        elif isinstance(vals[0], list):
+            out[key] = [v for part in vals for v in part]
+        elif key == "keypoints":
+            if len({v.shape[1] for v in vals if v.shape[0]}) > 1:
+                raise InputFormatError("keypoints must have the same length in every annotation")
+            out[key] = np.concatenate([v for v in vals if v.shape[0]] or [vals[0]])
+        else:
+            out[key] = np.concatenate(vals)
+    return out
+
+
+def load_coco_gt(
+    source: Any, *, keep_segmentation: bool = False, need_keypoints: bool = False
+) -> CocoGroundTruth:
+    """Load COCO ground truth (path, parsed dict or pycocotools ``COCO``) into a :class:`CocoGroundTruth`.
+
+    Required per annotation: ``id``, ``image_id``, ``category_id``, ``bbox``, ``area``, ``iscrowd`` (pycocotools
+    reads all of them); ``segmentation`` for segm, ``keypoints`` and ``num_keypoints`` for keypoints. A large
+    file's ``annotations`` array is parsed in pieces (bounded memory), with the same result.
+    """
+    if isinstance(source, CocoGroundTruth):
+        return source
+    cols = None
+    if _is_coco_object(source):
+        data, file = source.dataset, "<pycocotools COCO ground truth>"
+    elif isinstance(source, (str, PathLike)):
+        file = str(source)
+        pieces = _gt_in_pieces(Path(source), keep_segmentation, need_keypoints)
+        if pieces is not None:
+            data, cols = pieces
+        else:
+            data = read_json(source)
+    elif isinstance(source, dict):
+        data, file = source, "<in-memory ground truth>"
+    else:
+        raise InputFormatError(
+            f"ground truth must be a path, a dict or a pycocotools COCO, not {type(source).__name__}"
+        )
+    if not isinstance(data, dict):
+        raise InputFormatError(
+            "ground truth JSON must be an object with images, categories, annotations", file=file
+        )
+    for key in ("images", "categories"):
+        if not isinstance(data.get(key), list):
+            raise InputFormatError(f"missing or invalid {key!r} list", file=file)
+    if cols is None:
+        anns = data.get("annotations", [])
+        if not isinstance(anns, list):
+            raise InputFormatError("'annotations' must be a list", file=file)
+        cols = _ann_columns(anns, file, keep_segmentation, need_keypoints)
+    images, cats = data["images"], data["categories"]
+
+    img_ids_file = _id_array(_field(images, "id", file, "images"), "image id", file, "images")
+    image_ids = _unique_ids(img_ids_file, "image id", file, "images")
+    order = np.argsort(img_ids_file, kind="stable")
+    hw = np.full((len(images), 2), -1, dtype=np.int64)
+    if keep_segmentation:
+        h = _field(images, "height", file, "images", default=-1)
+        w = _field(images, "width", file, "images", default=-1)
+        hw = np.stack([np.asarray(h, dtype=np.int64), np.asarray(w, dtype=np.int64)], axis=1)
+    image_hw = hw[order]
+
+    cat_ids_file = _id_array(_field(cats, "id", file, "categories"), "category id", file, "categories")
+    cat_ids = _unique_ids(cat_ids_file, "category id", file, "categories")
+    names_file = [str(c.get("name", c["id"])) for c in cats]
+    corder = np.argsort(cat_ids_file, kind="stable")
+    cat_names = [names_file[i] for i in corder]
+
+    where = "annotations"
+    _unique_ids(cols["ann_id"], "annotation id", file, where)
+    img = _index_of(cols["image_id"], image_ids, "image_id", file, where)
+    cat = _index_of(cols["category_id"], cat_ids, "category_id", file, where)
+    return CocoGroundTruth(
+        image_ids=image_ids,
+        image_hw=image_hw,
+        cat_ids=cat_ids,
+        cat_names=cat_names,
+        ann_id=cols["ann_id"],
+        img=img,
+        cat=cat,
+        bbox=cols["bbox"],
+        area=cols["area"],
+        iscrowd=cols["iscrowd"],
+        ignore=cols["ignore"],
+        num_keypoints=cols["num_keypoints"],
+        keypoints=cols["keypoints"],
+        segmentation=cols["segmentation"],
+        source=file,
+    )
+
+
+_ANNOTATIONS_KEY = re.compile(rb'"annotations"\s*:\s*\[')
+_ANN_RECORD = re.compile(r"^annotations\[(\d+)\]$")
+
+
+def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> tuple[dict, dict] | None:
+    """Parse a large ground-truth file with its ``annotations`` array in pieces of about ``CHUNK_BYTES``.
+
+    Only one piece's Python objects exist at a time: each is reduced to columns at once. The pieces are cut
+    between records (``}, {``); the piece that runs past the end of the array is read with
+    ``json.JSONDecoder.raw_decode``, which reports where the array ends; the rest of the document is parsed
+    with an empty annotations list. Returns None whenever this does not apply, and the caller parses the whole
+    file (which also gives the precise error message).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if len(data) < 2 * CHUNK_BYTES or data.count(b'"annotations"') != 1:
+        return None
+    m = _ANNOTATIONS_KEY.search(data)
+    if m is None:
+        return None
+    file = str(path)
+    loads = _orjson.loads if _orjson is not None else json.loads
+    parts: list[dict[str, Any]] = []
+    offset = 0
+    lo = m.end()
+    ann_end = -1
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        while ann_end < 0:
+            cut = _RECORD_BOUNDARY.search(data, lo + CHUNK_BYTES)
+            records = None
+            if cut is not None:
+                try:
+                    records = loads(b"[" + data[lo : cut.start() + 1] + b"]")
+                except ValueError:
+                    records = None  # this piece runs past the end of the annotations array
+            if records is None:  # the last piece: raw_decode stops at the array's closing bracket
+                try:
+                    tail = "[" + data[lo:].decode("utf-8")
+                    records, end = json.JSONDecoder().raw_decode(tail)
+                except (ValueError, UnicodeDecodeError):
+                    return None
+                ann_end = lo + len(tail[:end].encode("utf-8")) - 1  # byte offset just past the closing "]"
+                del tail
+                nxt = ann_end
+            else:
+                nxt = cut.end() - 1
+            if not isinstance(records, list):
+                return None
+            try:
+                parts.append(_ann_columns(records, file, keep_segmentation, need_keypoints))
+            except DetevalError as exc:
+                rec = exc.record
+                mm = _ANN_RECORD.match(rec) if isinstance(rec, str) else None
+                if mm:
+                    rec = f"annotations[{int(mm.group(1)) + offset}]"
+                raise type(exc)(exc.reason, file=exc.file, record=rec) from None
+            offset += len(records)
+            del records
+            lo = nxt
+        rest = loads(data[: m.start()] + b'"annotations": []' + data[ann_end:])
+    except ValueError:
+        return None
+    finally:
+        if enabled:
+            gc.enable()
+    if not isinstance(rest, dict) or rest.get("annotations") != []:
+        return None
+    return rest, _concat_columns(parts)
+
+
+def _results_from_array(arr: np.ndarray, gt: CocoGroundTruth, file: str) -> CocoResults:
+    if arr.ndim != 2 or arr.shape[1] != 7:
+        raise InputFormatError(
+            f"a results array must be N×7 [image_id, x, y, w, h, score, category_id], got shape {arr.shape}",
+            file=file,
+        )
+    a = np.asarray(arr, dtype=np.float64)
+    bad = ~np.isfinite(a).all(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(f"row {a[i].tolist()} is not finite", file=file, record=i)
+    bbox = a[:, 1:5].copy()
+    neg = (bbox[:, 2] < 0) | (bbox[:, 3] < 0)
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise ValidationError(f"bbox {bbox[i].tolist()} has a negative width or height", file=file, record=i)
+    img = _index_of(a[:, 0].astype(np.int64), gt.image_ids, "image_id", file, None)
+    cat = _index_of(a[:, 6].astype(np.int64), gt.cat_ids, "category_id", file, None)
+    return CocoResults(
+        img=img,
+        cat=cat,
+        score=a[:, 5].copy(),
+        bbox=bbox,
+        area=bbox[:, 2] * bbox[:, 3],
+        kind="bbox",
+        source=file,
+    )
+
+
+def load_coco_results(source: Any, gt: CocoGroundTruth, *, iou_type: str = "bbox") -> CocoResults:
+    """Load detection results (path, list of dicts, N×7 array or pycocotools ``COCO``) against ``gt``.
+
+    The input is never modified (pycocotools' loadRes writes ``area``, ``id`` and ``iscrowd`` into the
+    caller's dicts; the same values are computed here into arrays).
+    """
+    if isinstance(source, CocoResults):
+        return source
+    from_coco = False
+    if _is_coco_object(source):
+        records, file, from_coco = source.dataset.get("annotations", []), "<pycocotools COCO results>", True
+    elif isinstance(source, (str, PathLike)):
+        file = str(source)
+        if iou_type == "bbox":
+            fast = _bbox_results_in_chunks(Path(source), gt)
+            if fast is not None:
+                return fast
+        records = read_json(source)
+    elif isinstance(source, np.ndarray):
+        return _results_from_array(source, gt, "<numpy results array>")
+    elif isinstance(source, (list, tuple)):
+        records, file = list(source), "<in-memory results>"
+    else:
+        raise InputFormatError(
+            f"results must be a path, a list of dicts, an N×7 array or a pycocotools COCO, "
+            f"not {type(source).__name__}"
+        )
+    if not isinstance(records, list):
+        raise InputFormatError("results JSON must be a list of objects", file=file)
+    n = len(records)
+    if n == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return CocoResults(
+            img=z,
+            cat=z.copy(),
+            score=np.zeros(0),
+            bbox=np.zeros((0, 4)),
+            area=np.zeros(0),
+            keypoints=np.zeros((0, 0)) if iou_type == "keypoints" else None,
+            segmentation=[] if iou_type == "segm" else None,
+            kind="bbox",
+            source=file,
+        )
+    first = records[0]
+    if not isinstance(first, dict):
+        raise InputFormatError(f"expected a JSON object, got {type(first).__name__}", file=file, record=0)
+    if "bbox" in first and first["bbox"] != []:
+        kind = "bbox"
+    elif "segmentation" in first:
+        kind = "segm"
+    elif "keypoints" in first:
+        kind = "keypoints"
+    else:
+        raise InputFormatError("a result needs a bbox, a segmentation or keypoints", file=file, record=0)
+
+    img = _index_of(
+        _id_array(_field(records, "image_id", file, None), "image_id", file, None),
+        gt.image_ids,
+        "image_id",
+        file,
+        None,
+    )
+    cat = _index_of(
+        _id_array(_field(records, "category_id", file, None), "category_id", file, None),
+        gt.cat_ids,
+        "category_id",
+        file,
+        None,
+    )
+    score = _floats(_field(records, "score", file, None), "score", file, None)
+
+    segmentation = None
+    keypoints = None
+    if iou_type == "segm" or kind == "segm":
+        segmentation = _field(records, "segmentation", file, None, default=None)
+    if iou_type == "keypoints" or kind == "keypoints":
+        keypoints = _keypoint_matrix(_field(records, "keypoints", file, None), file, None, "keypoints")
+
+    if kind == "bbox" or (kind == "segm" or from_coco) and all("bbox" in r for r in records):
+        bbox = _boxes(_field(records, "bbox", file, None), file, None)
+    elif kind == "segm":
+        bbox = _mask_boxes(segmentation, img, gt, file)
+    else:  # keypoints: the extent of the keypoints (loadRes)
+        x, y = keypoints[:, 0::3], keypoints[:, 1::3]
+        x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
+        bbox = np.stack([x0, y0, x1 - x0, y1 - y0], axis=1)
+
+    if from_coco:
+        area = _floats(_field(records, "area", file, None), "area", file, None)
+    elif kind == "bbox":
+        area = bbox[:, 2] * bbox[:, 3]
+    elif kind == "segm":
+        area = _mask_areas(segmentation, img, gt, file)
+    else:
+        x, y = keypoints[:, 0::3], keypoints[:, 1::3]
+        area = (x.max(axis=1) - x.min(axis=1)) * (y.max(axis=1) - y.min(axis=1))
+    if iou_type == "segm" and kind == "bbox":
+        # loadRes gives a bbox-only result the box polygon as its segmentation
+        segmentation = [
+            s
+            if s is not None
+            else [[b[0], b[1], b[0], b[1] + b[3], b[0] + b[2], b[1] + b[3], b[0] + b[2], b[1]]]
+            for s, b in zip(segmentation, bbox.tolist())
+        ]
+    return CocoResults(
+        img=img,
+        cat=cat,
+        score=score,
+        bbox=bbox,
+        area=area,
+        keypoints=keypoints,
+        segmentation=segmentation,
+        kind=kind,
+        source=file,
+    )
+
+
+_RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+#: Results files larger than this are parsed in pieces of about this size (bounded memory for the objects).
+CHUNK_BYTES = 4 << 20
+
+
+def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth) -> CocoResults | None:
+    """Parse a large bbox results file piece by piece, so only one piece's Python objects exist at a time.
+
+    The file is cut between records (``}, {``; COCO results hold no lists of objects, and neither RLE
+    strings nor numbers contain braces). Returns None whenever this does not apply (small file, not bbox
+    results, a piece that does not parse); the caller then parses the whole file, which also produces the
+    precise error message.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if len(data) < 2 * CHUNK_BYTES:
+        return None
+    cuts = []
+    pos = CHUNK_BYTES
+    while pos < len(data):
+        m = _RECORD_BOUNDARY.search(data, pos)
+        if m is None:
+            break
+        cuts.append((m.start() + 1, m.end() - 1))  # end of one record, start of the next
+        pos = m.end() + CHUNK_BYTES
+    if not cuts:
+        return None
+    file = str(path)
+    parts: list[CocoResults] = []
+    offset = 0
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for i in range(len(cuts) + 1):
+            lo = 0 if i == 0 else cuts[i - 1][1]
+            hi = len(data) if i == len(cuts) else cuts[i][0]
+            piece = data[lo:hi]
+            text = (b"" if i == 0 else b"[") + piece + (b"" if i == len(cuts) else b"]")
+            try:
+                records = _orjson.loads(text) if _orjson is not None else json.loads(text)
+            except ValueError:
+                return None
+            if not isinstance(records, list) or not records or not all(type(r) is dict for r in records[:1]):
+                return None
+            first = records[0]
+            if i == 0 and not ("bbox" in first and first["bbox"] != []):
+                return None
+            try:
+                part = _bbox_columns(records, gt, file)
+            except DetevalError as exc:
+                rec = exc.record + offset if isinstance(exc.record, int) else exc.record
+                raise type(exc)(exc.reason, file=exc.file, record=rec) from None
+            parts.append(part)
+            offset += len(records)
+            del records
+    finally:
+        if enabled:
+            gc.enable()
+    return CocoResults(
+        img=np.concatenate([p.img for p in parts]),
+        cat=np.concatenate([p.cat for p in parts]),
+        score=np.concatenate([p.score for p in parts]),
+        bbox=np.concatenate([p.bbox for p in parts]),
+        area=np.concatenate([p.area for p in parts]),
+        kind="bbox",
+        source=file,
+    )
+
+
+def _bbox_columns(records: list, gt: CocoGroundTruth, file: str) -> CocoResults:
+    img = _index_of(
+        _id_array(_field(records, "image_id", file, None), "image_id", file, None),
+        gt.image_ids,
+        "image_id",
+        file,
+        None,
+    )
+    cat = _index_of(
+        _id_array(_field(records, "category_id", file, None), "category_id", file, None),
+        gt.cat_ids,
+        "category_id",
+        file,
+        None,
+    )
+    score = _floats(_field(records, "score", file, None), "score", file, None)
+    bbox = _boxes(_field(records, "bbox", file, None), file, None)
+    return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3], source=file)
+
+
+def to_rle(segm: Any, h: int, w: int, file: str, record: str | int) -> Any:
+    """pycocotools' ``annToRLE``: polygons are merged into one RLE, uncompressed RLE is compressed."""
+    from pycocotools import mask as mask_utils
+
+    try:
+        if isinstance(segm, list):
+            return mask_utils.merge(mask_utils.frPyObjects(segm, h, w))
+        if isinstance(segm, dict) and isinstance(segm.get("counts"), list):
+            return mask_utils.frPyObjects(segm, h, w)
+        if isinstance(segm, dict) and "counts" in segm and "size" in segm:
+            return segm
+    except Exception as exc:  # noqa: BLE001 - pycocotools raises bare Exception for bad polygons/RLE
+        raise InputFormatError(f"invalid segmentation: {exc}", file=file, record=record) from None
+    raise InputFormatError(f"invalid segmentation {str(segm)[:60]!r}", file=file, record=record)
+
+
+def _image_hw(gt: CocoGroundTruth, img: int, file: str, record: Any) -> tuple[int, int]:
+    h, w = (int(v) for v in gt.image_hw[img])
+    if h < 0 or w < 0:
+        raise InputFormatError(
+            f"image {gt.image_ids[img]!r} has no height/width (needed for polygons)", file=file, record=record
+        )
+    return h, w
+
+
+def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> list:
+    out = []
+    for i, s in enumerate(segmentation):
+        if s is None:
+            raise InputFormatError("missing field 'segmentation'", file=file, record=i)
+        if isinstance(s, dict) and not isinstance(s.get("counts"), list):
+            out.append(s)
+            continue
+        out.append(to_rle(s, *_image_hw(gt, int(img[i]), file, i), file, i))
+    return out
+
+
+def _mask_areas(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> np.ndarray:
+    from pycocotools import mask as mask_utils
+
+    rles = _rles(segmentation, img, gt, file)
+    try:
+        # chunks of <= 255: pycocotools' _mask.area builds a uint8 array of the count (fails beyond 255 on numpy 2)
+        return np.concatenate(
+            [
+                np.asarray(mask_utils.area(rles[i : i + 255]), dtype=np.float64).reshape(-1)
+                for i in range(0, len(rles), 255)
+            ]
+            or [np.zeros(0)]
+        )
+    except Exception as exc:  # noqa: BLE001 - pycocotools raises bare Exception for a bad RLE
+        raise InputFormatError(f"invalid RLE segmentation: {exc}", file=file) from None
+
+
+def _mask_boxes(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> np.ndarray:
+    from pycocotools import mask as mask_utils
+
+    rles = _rles(segmentation, img, gt, file)
+    try:
+        return np.concatenate(
+            [
+                np.asarray(mask_utils.toBbox(rles[i : i + 255]), dtype=np.float64).reshape(-1, 4)
+                for i in range(0, len(rles), 255)
+            ]
+            or [np.zeros((0, 4))]
+        )
+    except Exception as exc:  # noqa: BLE001 - pycocotools raises bare Exception for a bad RLE
+        raise InputFormatError(f"invalid RLE segmentation: {exc}", file=file) from None

@@ -1,0 +1,28 @@
+"""segm and keypoints against pycocotools on seeded random cases: every array, bit for bit."""
+
+import numpy as np
+import pytest
+from _coco_cases import random_keypoints_case, random_segm_case, run_pycocotools
+
+from deteval.detection.coco import evaluate_coco
+
+
+def _check(case, iou_type, seed):
+    stats, precision, recall, scores = run_pycocotools(case["gt"], case["dt"], iou_type)
+    ev = evaluate_coco(case["gt"], case["dt"], iou_type=iou_type)
+    assert np.array_equal(ev.precision, precision), f"seed {seed}: precision differs"
+    assert np.array_equal(ev.recall, recall), f"seed {seed}: recall differs"
+    assert np.array_equal(ev.scores, scores), f"seed {seed}: scores differ"
+    assert np.array_equal(ev.stats, stats), f"seed {seed}: stats differ"
+
+
+@pytest.mark.parametrize("block", range(3))
+def test_random_segm_cases(block):
+    for seed in range(block * 20, block * 20 + 20):
+        _check(random_segm_case(seed), "segm", seed)
+
+
+@pytest.mark.parametrize("block", range(3))
+def test_random_keypoints_cases(block):
+    for seed in range(block * 30, block * 30 + 30):
+        _check(random_keypoints_case(seed), "keypoints", seed)
