@@ -54,9 +54,7 @@ class _Columns:
     boxes: list[np.ndarray] = field(default_factory=list)
     labels: list[np.ndarray] = field(default_factory=list)
     scores: list[np.ndarray] = field(default_factory=list)
-    iscrowd: list[np.ndarray] = field(default_factory=list)
     difficult: list[np.ndarray] = field(default_factory=list)
-    area: list[np.ndarray] = field(default_factory=list)
 
     def concat(self, name: str, dtype: Any, shape: tuple[int, ...] = ()) -> np.ndarray:
         chunks = getattr(self, name)
@@ -102,9 +100,10 @@ def _boxes(value: Any, what: str) -> np.ndarray:
 class MeanAveragePrecision:
     """Accumulate detections and targets batch by batch, then score them with the VOC or COCO protocol.
 
-    ``protocol="voc"`` runs :func:`deteval.detection.voc.evaluate_voc` (``metric``, ``iou_threshold``,
-    ``profile`` as there); ``protocol="coco"`` runs :func:`deteval.detection.coco.evaluate_coco` (``iou_type``
-    is "bbox"; ``compat`` as there). Images are numbered in the order they were passed to :meth:`update`.
+    ``protocol="voc"`` runs :func:`deteval.detection.voc.evaluate_voc` (options ``metric``, ``iou_threshold``,
+    ``profile``, ... as there); ``protocol="coco"`` runs :class:`deteval.detection.coco.CocoStream` (bbox;
+    options ``params``, ``compat`` as there), which matches each batch as it arrives. Images are numbered in
+    the order they were passed to :meth:`update`, from 0.
     Class names come from ``class_names`` (label → name), else the label's decimal string.
 
     >>> m = MeanAveragePrecision(protocol="voc", box_format="xyxy")
@@ -137,46 +136,74 @@ class MeanAveragePrecision:
         self._pred = _Columns()
         self._gt = _Columns()
         self._n_images = 0
+        self._stream = None
+        if self.protocol == "coco":
+            from deteval.detection.coco import CocoStream
+
+            # Matched batch by batch into a compact table: memory stays bounded over a long validation run.
+            self._stream = CocoStream(
+                box_format="xywh" if self.box_format == "xywh" else "xyxy",
+                class_names=self.class_names or None,
+                **self.options,
+            )
 
     @property
     def n_images(self) -> int:
         return self._n_images
+
+    def _validate(
+        self, predictions: Sequence[Mapping[str, Any]], targets: Sequence[Mapping[str, Any]]
+    ) -> list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
+        if len(predictions) != len(targets):
+            raise ValidationError(f"{len(predictions)} predictions for {len(targets)} targets in this batch")
+        out = []
+        for i, (p, t) in enumerate(zip(predictions, targets)):
+            where_p, where_t = f"predictions[{i}]", f"targets[{i}]"
+            pb = _boxes(_entry(p, "boxes", where_p, True), f"{where_p}['boxes']")
+            n = pb.shape[0]
+            pred = {
+                "boxes": pb,
+                "scores": _vector(_entry(p, "scores", where_p, True), n, f"{where_p}['scores']", np.float64),
+                "labels": _vector(_entry(p, "labels", where_p, True), n, f"{where_p}['labels']", np.int64),
+            }
+            tb = _boxes(_entry(t, "boxes", where_t, True), f"{where_t}['boxes']")
+            m = tb.shape[0]
+            target = {
+                "boxes": tb,
+                "labels": _vector(_entry(t, "labels", where_t, True), m, f"{where_t}['labels']", np.int64),
+            }
+            for key, dtype in (("iscrowd", np.int64), ("difficult", np.int64), ("area", np.float64)):
+                value = _entry(t, key, where_t, False)
+                if value is not None:
+                    target[key] = _vector(value, m, f"{where_t}['{key}']", dtype)
+            out.append((pred, target))
+        return out
 
     def update(self, predictions: Sequence[Mapping[str, Any]], targets: Sequence[Mapping[str, Any]]) -> None:
         """Add one batch: ``predictions[i]`` and ``targets[i]`` describe the same image.
 
         The whole batch is validated before any of it is stored, so a bad batch leaves the state unchanged.
         """
-        if len(predictions) != len(targets):
-            raise ValidationError(f"{len(predictions)} predictions for {len(targets)} targets in this batch")
-        pred, gt = _Columns(), _Columns()
-        for i, (p, t) in enumerate(zip(predictions, targets)):
-            img = self._n_images + i
-            where_p, where_t = f"predictions[{i}]", f"targets[{i}]"
-            pb = _boxes(_entry(p, "boxes", where_p, True), f"{where_p}['boxes']")
-            n = pb.shape[0]
-            pred.image.append(np.full(n, img, dtype=np.int64))
-            pred.boxes.append(pb)
-            pred.scores.append(_vector(_entry(p, "scores", where_p, True), n, f"{where_p}['scores']", np.float64))
-            pred.labels.append(_vector(_entry(p, "labels", where_p, True), n, f"{where_p}['labels']", np.int64))
-            tb = _boxes(_entry(t, "boxes", where_t, True), f"{where_t}['boxes']")
-            m = tb.shape[0]
-            gt.image.append(np.full(m, img, dtype=np.int64))
-            gt.boxes.append(tb)
-            gt.labels.append(_vector(_entry(t, "labels", where_t, True), m, f"{where_t}['labels']", np.int64))
-            for key, dtype in (("iscrowd", np.int64), ("difficult", np.int64), ("area", np.float64)):
-                value = _entry(t, key, where_t, False)
-                if value is not None:
-                    getattr(gt, key).append(_vector(value, m, f"{where_t}['{key}']", dtype))
-                elif key != "area":
-                    getattr(gt, key).append(np.zeros(m, dtype=dtype))
-                else:
-                    getattr(gt, key).append(np.full(m, np.nan))
-        for name in ("image", "boxes", "labels", "scores"):
-            getattr(self._pred, name).extend(getattr(pred, name))
-        for name in ("image", "boxes", "labels", "iscrowd", "difficult", "area"):
-            getattr(self._gt, name).extend(getattr(gt, name))
-        self._n_images += len(predictions)
+        batch = self._validate(predictions, targets)
+        if self._stream is not None:
+            if self.box_format == "cxcywh":
+                for pred, target in batch:
+                    pred["boxes"] = convert_boxes(pred["boxes"], "cxcywh", "xyxy")
+                    target["boxes"] = convert_boxes(target["boxes"], "cxcywh", "xyxy")
+            self._stream.update([p for p, _ in batch], [t for _, t in batch])
+        else:
+            for offset, (pred, target) in enumerate(batch):
+                img = self._n_images + offset
+                n, m = pred["boxes"].shape[0], target["boxes"].shape[0]
+                self._pred.image.append(np.full(n, img, dtype=np.int64))
+                self._pred.boxes.append(pred["boxes"])
+                self._pred.scores.append(pred["scores"])
+                self._pred.labels.append(pred["labels"])
+                self._gt.image.append(np.full(m, img, dtype=np.int64))
+                self._gt.boxes.append(target["boxes"])
+                self._gt.labels.append(target["labels"])
+                self._gt.difficult.append(target.get("difficult", np.zeros(m, dtype=np.int64)))
+        self._n_images += len(batch)
 
     def _label_table(self, *labels: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
         ids = np.unique(np.concatenate(labels)) if labels else np.zeros(0, dtype=np.int64)
@@ -217,4 +244,5 @@ class MeanAveragePrecision:
         return evaluate_voc(gt, dets, **self.options)
 
     def _compute_coco(self) -> EvalResult:
-        raise ConfigError("the COCO protocol is not wired into MeanAveragePrecision yet")
+        assert self._stream is not None
+        return self._stream.compute().to_result()
