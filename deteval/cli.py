@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from deteval import __version__
 from deteval.commands import coco, compare, mir, presets, report, trec, voc
 from deteval.errors import DetevalError
+from deteval.report.progress import add_progress_args, configure_from_args
 
 # Each module contributes one subcommand through ``register(subparsers)``.
 _COMMAND_MODULES = [voc, coco, trec, mir, report, compare, presets]
@@ -27,6 +28,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in _COMMAND_MODULES:
         module.register(sub)
+    for subparser in sub.choices.values():
+        # Every subcommand takes --progress / --quiet; a module may already have added them itself.
+        if "--quiet" not in subparser._option_string_actions:
+            add_progress_args(subparser)
     return parser
 
 
@@ -36,6 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    configure_from_args(args)
     try:
         return int(args.func(args, args._parser) or 0)
     except DetevalError as exc:

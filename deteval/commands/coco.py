@@ -8,6 +8,7 @@ from typing import Any
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
+from deteval.report.plots import add_plot_args, write_plots_from_args
 
 _PARAM_OPTIONS = ("iou_thrs", "rec_thrs", "max_dets", "area_rng", "area_lbl", "use_cats", "kpt_oks_sigmas")
 
@@ -22,6 +23,16 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     fmt = getattr(args, "format", None) or "table"
     result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
     emit(result, args)
+    write_plots_from_args(
+        ev.to_result(per_class=True),
+        args,
+        coco_arrays={
+            "precision": ev.precision,
+            "iou_thrs": ev.params.iou_thrs,
+            "rec_thrs": ev.params.rec_thrs,
+            "names": ev.cat_names,
+        },
+    )
     return 0
 
 
@@ -78,4 +89,5 @@ def register(sub: Any) -> None:
         help="per-keypoint OKS sigmas, comma-separated (default: COCO's 17)",
     )
     add_output_args(p)
+    add_plot_args(p)
     p.set_defaults(func=run, _parser=p)

@@ -16,6 +16,11 @@ from deteval.results import EvalResult
 def add_output_args(parser: argparse.ArgumentParser, formats: tuple[str, ...] = FORMATS) -> None:
     parser.add_argument("--format", choices=formats, default=None, help="output format (default: table)")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
+    parser.add_argument(
+        "--curves",
+        action="store_true",
+        help="include the per-class PR curves in JSON output (for `deteval report --plots` later)",
+    )
 
 
 def apply_preset(args: argparse.Namespace, parser: argparse.ArgumentParser, defaults: dict[str, Any]) -> None:
@@ -42,7 +47,7 @@ def apply_preset(args: argparse.Namespace, parser: argparse.ArgumentParser, defa
 
 def emit(result: EvalResult, args: argparse.Namespace) -> None:
     """Render ``result`` in ``args.format`` to ``args.output`` or stdout."""
-    text = render(result, getattr(args, "format", None) or "table")
+    text = render(result, getattr(args, "format", None) or "table", include_curves=bool(getattr(args, "curves", False)))
     output = getattr(args, "output", None)
     if output:
         Path(output).write_text(text, encoding="utf-8")

@@ -15,6 +15,7 @@ from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
 from deteval.errors import ConfigError
 from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
+from deteval.report.plots import add_plot_args, write_plots_from_args
 
 DEFAULTS: dict[str, Any] = {
     "metric": "voc2010",
@@ -71,6 +72,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     )
     result = evaluate_voc(gt, dets, params=params, classes=classes)
     emit(result, args)
+    write_plots_from_args(result, args)
     return 0
 
 
@@ -128,4 +130,5 @@ def register(sub: Any) -> None:
         "--config", metavar="PRESET", help="preset name (voc07, voc2012, py_faster_rcnn) or TOML file"
     )
     add_output_args(p)
+    add_plot_args(p)
     p.set_defaults(func=run, _parser=p)

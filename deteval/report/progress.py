@@ -50,7 +50,9 @@ def add_progress_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("progress and messages")
     group.add_argument("--progress", action="store_true",
                        help="show progress bars on stderr even when it is not a terminal")
-    group.add_argument("--quiet", "-q", action="store_true",
+    # trec_eval's -q means "per query": a subcommand that owns -q keeps it and gets only --quiet.
+    flags = ("--quiet",) if "-q" in parser._option_string_actions else ("--quiet", "-q")
+    group.add_argument(*flags, action="store_true",
                        help="print nothing but the result (no progress bars, no notes)")
 
 
