@@ -166,7 +166,8 @@ class VOCGroundTruth:
 
     ``meta`` holds optional per-object columns (``truncated``, ``occluded``: int8 with -1 for missing;
     ``pose``: str array) and ``image_meta`` per-image ones (``width``, ``height``, ``depth``, ``filename``,
-    ``source``): kept for reports, not used by the metric.
+    ``source``): kept for reports, not used by the metric. ``skipped`` lists the bad objects the loader
+    left out under ``on_error="skip"`` (``"<file>: object N (name): reason"``).
     """
 
     images: tuple[str, ...]
@@ -177,6 +178,7 @@ class VOCGroundTruth:
     difficult: np.ndarray
     meta: dict[str, np.ndarray] = field(default_factory=dict)
     image_meta: dict[str, np.ndarray] = field(default_factory=dict)
+    skipped: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return int(self.image.shape[0])
@@ -214,7 +216,9 @@ class VOCGroundTruth:
 @dataclass(frozen=True)
 class VOCDetections:
     """Detections as columns, in file order (the tie order). ``image`` indexes ``images``, ``label``
-    indexes ``classes``; ``warnings`` carries what the loader tolerated (e.g. unknown image ids dropped)."""
+    indexes ``classes``; ``warnings`` carries what the loader tolerated (e.g. unknown image ids dropped),
+    ``skipped`` the bad records left out under ``on_error="skip"`` (``"<file>: line N: reason"``) and
+    ``dropped_unknown_images`` how many detections named an image outside the image set."""
 
     images: tuple[str, ...]
     classes: tuple[str, ...]
@@ -223,6 +227,8 @@ class VOCDetections:
     boxes: np.ndarray
     scores: np.ndarray
     warnings: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    dropped_unknown_images: int = 0
 
     def __len__(self) -> int:
         return int(self.image.shape[0])
@@ -530,6 +536,8 @@ def evaluate_voc(
     if other_d:
         warnings.append(f"{other_d} detection(s) of classes not evaluated were left out")
 
+    skipped = list(gt.skipped) + list(dets.skipped)
+    warnings.extend(f"skipped bad record: {s}" for s in skipped)
     summary = {
         "metric": params.metric,
         "iou_threshold": float(params.iou_threshold),
@@ -539,6 +547,10 @@ def evaluate_voc(
         "n_images": len(gt.images),
         "n_classes": len(selected),
         "n_classes_averaged": len(aps),
+        # What was tolerated, as numbers (the warnings say which records): bad records skipped on request
+        # (on_error="skip"), detections for images outside the image set (unknown_images="warn").
+        "skipped_records": len(skipped),
+        "dropped_detections": int(dets.dropped_unknown_images),
     }
     if not aps:
         warnings.append("no class has non-difficult ground truth: mAP is undefined (null)")
