@@ -141,7 +141,8 @@ def _decode_text(data: bytes, path: PathLike) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise InputFormatError(f"not valid UTF-8 text ({exc.reason})", file=path, record=f"line {line}") from None
+        reason = f"not valid UTF-8 text ({exc.reason})"
+        raise InputFormatError(reason, file=path, record=f"line {line}") from None
 
 
 def _children(elem: ET.Element) -> dict[str, ET.Element]:
