@@ -99,6 +99,7 @@ BAD_LINES = {
     "inf_coord": (b"000004 0.5 1 2 inf 4", ValidationError, "x2 is not finite: inf"),
     "overflow_score": (b"000004 1e999 1 2 3 4", ValidationError, "score is not finite: inf"),
     "x2_lt_x1": (b"000004 0.5 10 2 3 4", ValidationError, "inverted box: x1=10 y1=2 x2=3 y2=4"),
+    "huge_coord": (b"000004 0.5 1 2 1e300 4", ValidationError, "beyond \u00b12**53"),
     "y2_lt_y1": (b"000004 0.5 1 20 3 4", ValidationError, "inverted box"),
     "latin1": (b"caf\xe9 0.5 1 2 3 4", InputFormatError, "not valid UTF-8"),
     "underscore_number": (b"000004 0.5 1_0 2 30 4", InputFormatError, "x1 is not a number: '1_0'"),
@@ -151,6 +152,8 @@ BAD_OBJECTS = {
             "<xmax> is not finite"),
     "x2_lt_x1": (obj(box=b"<xmin>30</xmin><ymin>2</ymin><xmax>3</xmax><ymax>4</ymax>"), ValidationError,
                  "inverted box"),
+    "huge": (obj(box=b"<xmin>1</xmin><ymin>2</ymin><xmax>1e200</xmax><ymax>4</ymax>"), ValidationError,
+             "beyond"),
     "bad_difficult": (obj().replace(b"<difficult>0", b"<difficult>2"), ValidationError,
                       "<difficult> must be 0 or 1"),
 }  # fmt: skip
@@ -356,3 +359,20 @@ def test_through_a_subprocess(voc):
 
 def test_every_error_is_a_deteval_error():
     assert issubclass(InputFormatError, DetevalError) and issubclass(ValidationError, DetevalError)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 1e200, -1e17])
+def test_in_memory_boxes_that_would_give_nan_ious_are_refused(bad):
+    from deteval.detection.voc import VOCDetections, VOCGroundTruth, match_voc
+
+    box = [[0.0, 0.0, 10.0, 10.0], [0.0, 0.0, 10.0, 10.0]]
+    box[1][2] = bad if bad > 0 or bad != bad else 10.0
+    if bad < 0:
+        box[1][0] = bad
+    with pytest.raises(ValidationError, match="record 1") as info:
+        match_voc([0, 0], box, [0.9, 0.8], [0], [[0.0, 0.0, 10.0, 10.0]])
+    assert "non-finite" in str(info.value) or "2**53" in str(info.value)
+    with pytest.raises(ValidationError):
+        VOCDetections.from_arrays([0, 0], [0, 0], box, [0.9, 0.8])
+    with pytest.raises(ValidationError):
+        VOCGroundTruth.from_arrays([0, 0], [0, 0], box)

@@ -142,11 +142,20 @@ def _int_array(values: ArrayLike, n: int, what: str) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
+#: The largest coordinate magnitude accepted (2**53): beyond it a float64 no longer holds whole pixels (the
+#: devkit's +1 is lost) and products of coordinates could overflow, turning IoUs into inf/inf = NaN.
+MAX_COORD: float = float(2**53)
+
+
 def _check_boxes(boxes: np.ndarray, what: str) -> None:
     bad = ~np.isfinite(boxes).all(axis=1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValidationError(f"{what} box {boxes[i].tolist()} has a non-finite coordinate", record=i)
+    big = (np.abs(boxes) > MAX_COORD).any(axis=1)
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        raise ValidationError(f"{what} box {boxes[i].tolist()} has a coordinate beyond ±2**53", record=i)
     inverted = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
     if inverted.any():
         i = int(np.flatnonzero(inverted)[0])
@@ -340,6 +349,9 @@ def match_voc(
     )
     if diff.shape[0] != n:
         raise ValidationError(f"{diff.shape[0]} difficult flags for {n} ground-truth boxes")
+    # Non-finite or overflowing coordinates would give NaN IoUs, which no threshold test can handle.
+    _check_boxes(db, "detection")
+    _check_boxes(gb, "ground-truth")
 
     for arr, what in ((di, "detection image"), (gi, "ground-truth image"), (dl, "detection label"),
                       (gl, "ground-truth label")):  # fmt: skip

@@ -37,7 +37,7 @@ from typing import Literal
 
 import numpy as np
 
-from deteval.detection.voc import VOCDetections, VOCGroundTruth
+from deteval.detection.voc import MAX_COORD, VOCDetections, VOCGroundTruth
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 
 PathLike = str | os.PathLike
@@ -168,6 +168,8 @@ def _number(raw: str | None, tag: str, path: PathLike, record: str) -> float:
         raise InputFormatError(f"<{tag}> is not a number: {raw!r}", file=path, record=record) from None
     if value - value != 0.0:  # inf or nan
         raise ValidationError(f"<{tag}> is not finite: {raw!r}", file=path, record=record)
+    if abs(value) > MAX_COORD:
+        raise ValidationError(f"<{tag}> is beyond ±2**53: {raw!r}", file=path, record=record)
     return value
 
 
@@ -531,6 +533,14 @@ def _parse_table(
                 (int(lines[r]), ValidationError, f"{num_names[c]} is not finite: {float(values[r, c])!r}")
             )
         raise _BadLines(found)
+    big = (np.abs(values[:, -4:]) > MAX_COORD).any(axis=1)
+    if big.any():
+        raise _BadLines(
+            [
+                (int(lines[r]), ValidationError, f"a coordinate is beyond ±2**53: {values[r, -4:].tolist()}")
+                for r in np.flatnonzero(big).tolist()
+            ]
+        )
     inv = (values[:, -2] < values[:, -4]) | (values[:, -1] < values[:, -3])
     if inv.any():
         found = []

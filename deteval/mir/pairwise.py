@@ -132,9 +132,9 @@ def pairwise_prf_labels(
     return PairwiseResult(**base.__dict__, n_frames=int(ref.shape[0]))
 
 
-#: The most frames a pairwise evaluation samples (about 8 days at 100 frames/s): beyond it the frame arrays
-#: would take gigabytes, and an end time that large is a broken file rather than a recording.
-MAX_FRAMES: int = 2**26
+#: The most frames a pairwise evaluation samples (46 hours at 100 frames/s): beyond it the frame arrays would
+#: take gigabytes, and an end time that large is a broken file rather than a recording.
+MAX_FRAMES: int = 2**24
 
 
 def _frames_float(duration: float, rate: float | None, size: float | None, grid: str) -> float:
