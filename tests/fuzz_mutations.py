@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 
 def fuzz_settings(max_examples: int) -> settings:
-    """Moderate by default; ``DETEVAL_FUZZ_SCALE=20`` runs twenty times as many examples (a deep local run)."""
+    """Moderate by default; ``DETEVAL_FUZZ_SCALE=20`` runs twenty times as many examples (deep local run)."""
     scale = float(os.environ.get("DETEVAL_FUZZ_SCALE", "1"))
     return settings(
         max_examples=max(1, int(max_examples * scale)),
