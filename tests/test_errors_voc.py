@@ -154,6 +154,10 @@ BAD_OBJECTS = {
                  "inverted box"),
     "huge": (obj(box=b"<xmin>1</xmin><ymin>2</ymin><xmax>1e200</xmax><ymax>4</ymax>"), ValidationError,
              "beyond"),
+    "two_boxes": (obj().replace(b"</bndbox>", b"</bndbox><bndbox><xmin>1</xmin></bndbox>"), InputFormatError,
+                  "<bndbox> appears twice in one object"),
+    "two_xmax": (obj(box=b"<xmin>1</xmin><ymin>2</ymin><xmax>3</xmax><xmax>4</xmax><ymax>4</ymax>"),
+                 InputFormatError, "<xmax> appears twice in one <bndbox>"),
     "bad_difficult": (obj().replace(b"<difficult>0", b"<difficult>2"), ValidationError,
                       "<difficult> must be 0 or 1"),
 }  # fmt: skip

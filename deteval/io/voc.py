@@ -238,16 +238,36 @@ def parse_voc_xml(
     return info, objects
 
 
+_OBJECT_TAGS = ("name", "bndbox", "difficult", "truncated", "occluded", "pose")
+
+
+def _repeated(elem: ET.Element, fields: dict[str, ET.Element], tags: Sequence[str]) -> str | None:
+    """The first of ``tags`` that occurs more than once among the children (``fields`` kept the first)."""
+    if len(fields) == len(elem):
+        return None
+    counts: dict[str, int] = {}
+    for child in elem:
+        counts[child.tag] = counts.get(child.tag, 0) + 1
+    return next((t for t in tags if counts.get(t, 0) > 1), None)
+
+
 def _parse_object(obj: ET.Element, k: int, path: PathLike) -> tuple:
     fields = _children(obj)
     name = _text(fields.get("name"))
     if not name:
         raise InputFormatError("missing <name>", file=path, record=f"object {k}")
     record = f"object {k} ({name})"
+    # A repeated field would leave one of its values unused: refuse rather than pick one silently.
+    dup = _repeated(obj, fields, _OBJECT_TAGS)
+    if dup:
+        raise InputFormatError(f"<{dup}> appears twice in one object", file=path, record=record)
     bnd = fields.get("bndbox")
     if bnd is None:
         raise InputFormatError("missing <bndbox>", file=path, record=record)
     coords = _children(bnd)
+    dup = _repeated(bnd, coords, _BOX_TAGS)
+    if dup:
+        raise InputFormatError(f"<{dup}> appears twice in one <bndbox>", file=path, record=record)
     box = [_number(_text(coords.get(t)), t, path, record) for t in _BOX_TAGS]
     if box[2] < box[0] or box[3] < box[1]:
         raise ValidationError(
