@@ -2,13 +2,20 @@
 
 __version__ = "0.1.0"
 
-from deteval.errors import ConfigError, DetevalError, InputFormatError, ValidationError  # noqa: E402
+from deteval.errors import (  # noqa: E402
+    ConfigError,
+    DetevalError,
+    DetevalWarning,
+    InputFormatError,
+    ValidationError,
+)
 from deteval.results import EvalResult, PRCurve  # noqa: E402
 from deteval.api import MeanAveragePrecision  # noqa: E402
 
 __all__ = [
     "ConfigError",
     "DetevalError",
+    "DetevalWarning",
     "EvalResult",
     "InputFormatError",
     "MeanAveragePrecision",

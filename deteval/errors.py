@@ -48,3 +48,11 @@ class ValidationError(DetevalError):
 
 class ConfigError(DetevalError):
     """An invalid protocol parameter, preset file or command-line combination."""
+
+
+class DetevalWarning(UserWarning):
+    """Base class of the warnings deteval emits through :mod:`warnings`.
+
+    Whatever deteval tolerates is also listed in ``EvalResult.warnings``; a Python warning of this family is
+    an extra signal for library users (``warnings.simplefilter("error", DetevalWarning)`` makes them fatal).
+    """

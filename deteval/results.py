@@ -138,6 +138,9 @@ class EvalResult:
         if not isinstance(raw_curves, dict):
             raise InputFormatError('"curves" must be an object of class -> curve', file=where)
         for name, c in raw_curves.items():
+            if not isinstance(c, dict):
+                raise InputFormatError("a PR curve must be an object with recall and precision", file=where,
+                                       record=f"curve {name!r}")
             try:
                 curves[str(name)] = PRCurve.from_dict(c)
             except (KeyError, TypeError, ValueError) as exc:
@@ -159,16 +162,63 @@ class EvalResult:
 
     @classmethod
     def from_json(cls, text: str | bytes, *, file: str | PathLike[str] | None = None) -> "EvalResult":
-        """Parse :meth:`to_json` output; a syntax error raises InputFormatError with the line number."""
+        """Parse :meth:`to_json` output; a syntax error raises InputFormatError with the line number.
+
+        Stricter than :func:`json.loads`, so that nothing is silently lost or invented: the non-standard
+        tokens ``NaN``/``Infinity`` and numbers that overflow to inf are refused (deteval writes null for an
+        undefined value), as are a key repeated in one object (``json`` would keep the last silently),
+        integers too long to convert, absurdly deep nesting and strings that are not valid Unicode.
+        """
         where = "<in-memory result>" if file is None else file
         try:
-            data = json.loads(text)
+            data = json.loads(
+                text,
+                object_pairs_hook=_unique_keys,
+                parse_constant=_refuse_constant,
+                parse_float=_finite_float,
+            )
+        except _BadJSONValue as exc:
+            raise InputFormatError(exc.args[0], file=where) from None
         except json.JSONDecodeError as exc:
             raise InputFormatError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=where,
                                    record=f"line {exc.lineno}") from None
         except UnicodeDecodeError as exc:
             raise InputFormatError(f"not UTF-8 text: {exc.reason}", file=where) from None
+        except RecursionError:
+            raise InputFormatError("JSON nested too deeply", file=where) from None
+        except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
+            raise InputFormatError(f"invalid JSON value: {str(exc).split(';')[0]}", file=where) from None
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputFormatError(
+                "a string holds an unpaired surrogate escape (\\ud800-\\udfff): not valid Unicode", file=where
+            ) from None
         return cls.from_dict(data, file=where)
+
+
+class _BadJSONValue(Exception):
+    """Raised from the JSON hooks; turned into an InputFormatError naming the file."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _BadJSONValue(f"duplicate key {key!r} in one JSON object (which one is meant?)")
+        out[key] = value
+    return out
+
+
+def _refuse_constant(token: str) -> Any:
+    raise _BadJSONValue(f"non-standard JSON token {token} (deteval writes null for an undefined value)")
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise _BadJSONValue(f"number {token[:40]} overflows to infinity")
+    return value
 
 
 def load_result(path: str | PathLike[str]) -> EvalResult:

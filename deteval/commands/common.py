@@ -50,6 +50,9 @@ def emit(result: EvalResult, args: argparse.Namespace) -> None:
     text = render(result, getattr(args, "format", None) or "table", include_curves=bool(getattr(args, "curves", False)))
     output = getattr(args, "output", None)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot write the output: {exc.strerror or exc}", file=output) from None
     else:
         sys.stdout.write(text)

@@ -19,6 +19,7 @@ DEFAULTS: dict[str, Any] = {
     "grid": "exact",
     "trim": False,
     "case_sensitive": True,
+    "on_error": "raise",
 }
 
 
@@ -44,6 +45,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             raise ConfigError(f"--tau must be a number >= 0, got {t!r}")
     if args.rule not in RULES:
         raise ConfigError(f"--rule must be one of {', '.join(RULES)}, got {args.rule!r}")
+    if args.on_error not in ("raise", "skip"):
+        raise ConfigError(f"on_error must be 'raise' or 'skip', got {args.on_error!r}")
     if args.grid not in GRIDS:
         raise ConfigError(f"--grid must be one of {', '.join(GRIDS)}, got {args.grid!r}")
     result = evaluate_mir(
@@ -55,6 +58,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         grid=args.grid,
         trim=bool(args.trim),
         case_sensitive=bool(args.case_sensitive),
+        on_error=args.on_error,
     )
     emit(result, args)
     return 0
@@ -110,6 +114,13 @@ def register(sub: Any) -> None:
         action="store_false",
         default=None,
         help="compare labels case-insensitively (mir_eval lower-cases labels)",
+    )
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default=None,
+        help="a bad .lab line: raise (default: exit 2 naming file and line) or skip (left out, each listed "
+        "in the warnings, counted in skipped_records)",
     )
     p.add_argument("--config", metavar="PRESET", help="a preset name or TOML file providing these options")
     # The results are nested (pairwise, one block per tolerance): table and JSON carry them all; the

@@ -24,6 +24,7 @@ DEFAULTS: dict[str, Any] = {
     "plus_one": True,
     "layout": "comp4",
     "unknown_images": "error",
+    "on_error": "raise",
 }
 
 
@@ -53,7 +54,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     params = VOCParams(iou_threshold=iou, metric=args.metric, profile=args.profile, plus_one=args.plus_one)
     classes = _classes(args.classes)
 
-    gt = load_voc_annotations(args.annotations, args.image_set)
+    if args.on_error not in ("raise", "skip"):
+        raise ConfigError(f"on_error must be 'raise' or 'skip', got {args.on_error!r}")
+    gt = load_voc_annotations(args.annotations, args.image_set, on_error=args.on_error)
     if args.layout == "comp4":
         det_classes = classes
         if det_classes is None:
@@ -69,6 +72,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         classes=det_classes,
         layout=args.layout,
         unknown_images=args.unknown_images,
+        on_error=args.on_error,
     )
     result = evaluate_voc(gt, dets, params=params, classes=classes)
     emit(result, args)
@@ -125,6 +129,13 @@ def register(sub: Any) -> None:
         default=None,
         help="detections for images outside the image set: error (default, as the devkit) or "
         "warn (dropped and counted)",
+    )
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default=None,
+        help="a bad detection line or annotation object: raise (default: exit 2 naming file and record) "
+        "or skip (left out, each listed in the warnings, counted in skipped_records)",
     )
     p.add_argument(
         "--config", metavar="PRESET", help="preset name (voc07, voc2012, py_faster_rcnn) or TOML file"

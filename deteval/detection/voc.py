@@ -142,11 +142,20 @@ def _int_array(values: ArrayLike, n: int, what: str) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
+#: The largest coordinate magnitude accepted (2**53): beyond it a float64 no longer holds whole pixels (the
+#: devkit's +1 is lost) and products of coordinates could overflow, turning IoUs into inf/inf = NaN.
+MAX_COORD: float = float(2**53)
+
+
 def _check_boxes(boxes: np.ndarray, what: str) -> None:
     bad = ~np.isfinite(boxes).all(axis=1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValidationError(f"{what} box {boxes[i].tolist()} has a non-finite coordinate", record=i)
+    big = (np.abs(boxes) > MAX_COORD).any(axis=1)
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        raise ValidationError(f"{what} box {boxes[i].tolist()} has a coordinate beyond ±2**53", record=i)
     inverted = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
     if inverted.any():
         i = int(np.flatnonzero(inverted)[0])
@@ -166,7 +175,8 @@ class VOCGroundTruth:
 
     ``meta`` holds optional per-object columns (``truncated``, ``occluded``: int8 with -1 for missing;
     ``pose``: str array) and ``image_meta`` per-image ones (``width``, ``height``, ``depth``, ``filename``,
-    ``source``): kept for reports, not used by the metric.
+    ``source``): kept for reports, not used by the metric. ``skipped`` lists the bad objects the loader
+    left out under ``on_error="skip"`` (``"<file>: object N (name): reason"``).
     """
 
     images: tuple[str, ...]
@@ -177,6 +187,7 @@ class VOCGroundTruth:
     difficult: np.ndarray
     meta: dict[str, np.ndarray] = field(default_factory=dict)
     image_meta: dict[str, np.ndarray] = field(default_factory=dict)
+    skipped: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return int(self.image.shape[0])
@@ -214,7 +225,9 @@ class VOCGroundTruth:
 @dataclass(frozen=True)
 class VOCDetections:
     """Detections as columns, in file order (the tie order). ``image`` indexes ``images``, ``label``
-    indexes ``classes``; ``warnings`` carries what the loader tolerated (e.g. unknown image ids dropped)."""
+    indexes ``classes``; ``warnings`` carries what the loader tolerated (e.g. unknown image ids dropped),
+    ``skipped`` the bad records left out under ``on_error="skip"`` (``"<file>: line N: reason"``) and
+    ``dropped_unknown_images`` how many detections named an image outside the image set."""
 
     images: tuple[str, ...]
     classes: tuple[str, ...]
@@ -223,6 +236,8 @@ class VOCDetections:
     boxes: np.ndarray
     scores: np.ndarray
     warnings: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    dropped_unknown_images: int = 0
 
     def __len__(self) -> int:
         return int(self.image.shape[0])
@@ -334,6 +349,9 @@ def match_voc(
     )
     if diff.shape[0] != n:
         raise ValidationError(f"{diff.shape[0]} difficult flags for {n} ground-truth boxes")
+    # Non-finite or overflowing coordinates would give NaN IoUs, which no threshold test can handle.
+    _check_boxes(db, "detection")
+    _check_boxes(gb, "ground-truth")
 
     for arr, what in ((di, "detection image"), (gi, "ground-truth image"), (dl, "detection label"),
                       (gl, "ground-truth label")):  # fmt: skip
@@ -530,6 +548,8 @@ def evaluate_voc(
     if other_d:
         warnings.append(f"{other_d} detection(s) of classes not evaluated were left out")
 
+    skipped = list(gt.skipped) + list(dets.skipped)
+    warnings.extend(f"skipped bad record: {s}" for s in skipped)
     summary = {
         "metric": params.metric,
         "iou_threshold": float(params.iou_threshold),
@@ -539,6 +559,10 @@ def evaluate_voc(
         "n_images": len(gt.images),
         "n_classes": len(selected),
         "n_classes_averaged": len(aps),
+        # What was tolerated, as numbers (the warnings say which records): bad records skipped on request
+        # (on_error="skip"), detections for images outside the image set (unknown_images="warn").
+        "skipped_records": len(skipped),
+        "dropped_detections": int(dets.dropped_unknown_images),
     }
     if not aps:
         warnings.append("no class has non-difficult ground truth: mAP is undefined (null)")

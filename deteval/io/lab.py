@@ -9,13 +9,21 @@ Decisions (each error names the file and the line, ``path: line N: reason``):
 * a time that is not a number → :class:`~deteval.errors.InputFormatError`;
 * a line with fewer than three fields (a missing label) → ``InputFormatError``: structure metrics need
   labels, and silently inventing one would hide a broken file;
-* NaN or infinite times, negative times, ``end < start`` → :class:`~deteval.errors.ValidationError`;
+* NaN or infinite times, negative times, times above :data:`MAX_TIME`, ``end < start`` →
+  :class:`~deteval.errors.ValidationError`;
 * segments that overlap once sorted by start time → ``ValidationError`` (a frame would get two labels);
 * a file with no segment at all (empty, or only comments) → ``InputFormatError``;
 * zero-length segments (``start == end``) are allowed: they add a boundary but hold no frame;
 * gaps between segments are allowed; the metrics count and report the frames they leave unlabelled;
 * lines need not be in time order: segments are sorted by start time (stable), and ``records`` keeps
-  each segment's line number for later messages.
+  each segment's line number for later messages;
+* a UTF-8 byte-order mark, Windows (CRLF) or old Mac (CR) line ends, tabs and repeated spaces are accepted;
+  bytes that are not UTF-8 → ``InputFormatError`` naming the line.
+
+``on_error="skip"`` leaves out every bad *line* (not a number, missing label, NaN/inf/negative times,
+``end < start``, not UTF-8) instead of raising, and lists it in ``Segments.skipped`` as
+``"<file>: line N: reason"``; the segments are then exactly those of the file without those lines.
+Overlaps (a fault of two lines together) and a file without any valid segment still raise.
 
 Annotation lists ``[[start, end, label], ...]`` (the form used in the FMP notebooks, in frames or seconds)
 go through the same checks; their records are the list indices.
@@ -25,14 +33,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from deteval.errors import InputFormatError, ValidationError
+from deteval.errors import ConfigError, InputFormatError, ValidationError
+
+
+#: The largest time accepted (1e12: 31 700 years in seconds, 260 days in samples at 44.1 kHz). Larger
+#: values are broken files, and would overflow the 5-decimal rounding of boundary times.
+MAX_TIME: float = 1e12
 
 
 @dataclass(frozen=True)
@@ -42,6 +55,7 @@ class Segments:
     ``starts``/``ends`` are float64, ``labels`` an object array, ``records`` the 1-based line numbers
     (``.lab`` files) or 0-based list indices (annotation lists) the segments came from, ``source`` the file
     name or a description such as ``"<annotation list>"``, ``record_kind`` ``"line"`` or ``"segment"``.
+    ``skipped`` lists the bad lines left out under ``on_error="skip"`` (``"<file>: line N: reason"``).
     """
 
     starts: np.ndarray
@@ -50,6 +64,7 @@ class Segments:
     records: np.ndarray
     source: str | None = None
     record_kind: str = "segment"
+    skipped: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return int(self.starts.shape[0])
@@ -112,6 +127,11 @@ def build_segments(
         if bad.size:
             i = int(bad[0])
             raise ValidationError(f"{name} time {float(col[i])!r} is negative", file=source, record=where(i))
+        bad = np.flatnonzero(col > MAX_TIME)
+        if bad.size:
+            i = int(bad[0])
+            reason = f"{name} time {float(col[i])!r} is implausibly large (above {MAX_TIME:g})"
+            raise ValidationError(reason, file=source, record=where(i))
     bad = np.flatnonzero(e < s)
     if bad.size:
         i = int(bad[0])
@@ -140,8 +160,36 @@ def _parse_time(token: str, what: str, path: str, lineno: int) -> float:
         ) from None
 
 
-def parse_lab(text: str, *, source: str = "<lab text>") -> Segments:
-    """Parse the text of a ``.lab`` file (see the module docstring for the format and the error rules)."""
+def _check_times(start: float, end: float) -> str | None:
+    """The reason a single segment's times are invalid (as :func:`build_segments` would say), or None."""
+    for name, t in (("start", start), ("end", end)):
+        if not math.isfinite(t):
+            return f"{name} time is {t!r}; times must be finite"
+        if t < 0:
+            return f"{name} time {t!r} is negative"
+        if t > MAX_TIME:
+            return f"{name} time {t!r} is implausibly large (above {MAX_TIME:g})"
+    if end < start:
+        return f"end {end!r} is before start {start!r}"
+    return None
+
+
+def parse_lab(
+    text: str,
+    *,
+    source: str = "<lab text>",
+    on_error: str = "raise",
+    skipped: Sequence[str] = (),
+) -> Segments:
+    """Parse the text of a ``.lab`` file (see the module docstring for the format and the error rules).
+
+    ``on_error="skip"`` leaves out bad lines and lists them in ``Segments.skipped`` (after ``skipped``,
+    the records a caller already left out).
+    """
+    if on_error not in ("raise", "skip"):
+        raise ConfigError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    skip = on_error == "skip"
+    bad: list[str] = list(skipped)
     starts: list[float] = []
     ends: list[float] = []
     labels: list[str] = []
@@ -150,39 +198,69 @@ def parse_lab(text: str, *, source: str = "<lab text>") -> Segments:
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        fields = line.split(None, 2)
-        if len(fields) < 3:
-            raise InputFormatError(
-                f"expected 'start end label', found {len(fields)} field(s): {line!r} (missing label)",
-                file=source,
-                record=f"line {lineno}",
-            )
-        start = _parse_time(fields[0], "start", source, lineno)
-        end = _parse_time(fields[1], "end", source, lineno)
+        try:
+            fields = line.split(None, 2)
+            if len(fields) < 3:
+                raise InputFormatError(
+                    f"expected 'start end label', found {len(fields)} field(s): {line!r} (missing label)",
+                    file=source,
+                    record=f"line {lineno}",
+                )
+            start = _parse_time(fields[0], "start", source, lineno)
+            end = _parse_time(fields[1], "end", source, lineno)
+            if skip:
+                reason = _check_times(start, end)
+                if reason is not None:
+                    raise ValidationError(reason, file=source, record=f"line {lineno}")
+        except (InputFormatError, ValidationError) as exc:
+            if not skip:
+                raise
+            bad.append(str(exc))
+            continue
         starts.append(start)
         ends.append(end)
         labels.append(fields[2].strip())
         lines.append(lineno)
     if not starts:
-        raise InputFormatError(
-            "no segments (the file is empty or holds only comments and blank lines)", file=source
+        reason = (
+            f"no valid segment: all {len(bad)} segment line(s) were bad and skipped"
+            if bad
+            else "no segments (the file is empty or holds only comments and blank lines)"
         )
-    return build_segments(starts, ends, labels, records=lines, source=source, record_kind="line")
+        raise InputFormatError(reason, file=source)
+    segs = build_segments(starts, ends, labels, records=lines, source=source, record_kind="line")
+    return replace(segs, skipped=tuple(bad)) if bad else segs
 
 
-def load_lab(path: str | PathLike[str]) -> Segments:
-    """Read a ``.lab`` file (``start end label`` per line, seconds) into :class:`Segments`."""
+def load_lab(path: str | PathLike[str], *, on_error: str = "raise") -> Segments:
+    """Read a ``.lab`` file (``start end label`` per line, seconds) into :class:`Segments`.
+
+    ``on_error="skip"``: bad lines are left out and listed in ``Segments.skipped`` (module docstring).
+    """
+    if on_error not in ("raise", "skip"):
+        raise ConfigError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise InputFormatError(f"cannot read file: {exc.strerror or exc}", file=str(path)) from None
+    skipped: list[str] = []
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InputFormatError("not UTF-8 text", file=str(path), record=f"line {line}") from None
-    return parse_lab(text, source=str(path))
+        if on_error != "skip":
+            raise InputFormatError("not UTF-8 text", file=str(path), record=f"line {line}") from None
+        # Line by line (lines split on \n only, so the numbering is that of the whole-file decode).
+        parts = []
+        for lineno, raw in enumerate(data.split(b"\n"), 1):
+            try:
+                parts.append(raw.decode("utf-8-sig" if lineno == 1 else "utf-8"))
+            except UnicodeDecodeError:
+                skipped.append(f"{path}: line {lineno}: not UTF-8 text")
+                parts.append("")
+        text = "\n".join(parts)
+    return parse_lab(text, source=str(path), on_error=on_error, skipped=skipped)
 
 
 def segments_from_list(annotation: Any, *, source: str = "<annotation list>") -> Segments:
@@ -213,10 +291,12 @@ def segments_from_list(annotation: Any, *, source: str = "<annotation list>") ->
     return build_segments(starts, ends, labels, source=source, record_kind="segment")
 
 
-def as_segments(annotation: Any, *, source: str | None = None) -> Segments:
-    """Accept :class:`Segments`, a ``.lab`` path (str or Path) or an annotation list."""
+def as_segments(annotation: Any, *, source: str | None = None, on_error: str = "raise") -> Segments:
+    """Accept :class:`Segments`, a ``.lab`` path (str or Path) or an annotation list.
+
+    ``on_error`` applies to ``.lab`` files (see :func:`load_lab`)."""
     if isinstance(annotation, Segments):
         return annotation
     if isinstance(annotation, (str, PathLike)):
-        return load_lab(annotation)
+        return load_lab(annotation, on_error=on_error)
     return segments_from_list(annotation, source=source or "<annotation list>")

@@ -37,7 +37,7 @@ from typing import Literal
 
 import numpy as np
 
-from deteval.detection.voc import VOCDetections, VOCGroundTruth
+from deteval.detection.voc import MAX_COORD, VOCDetections, VOCGroundTruth
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 
 PathLike = str | os.PathLike
@@ -58,6 +58,8 @@ class _NoDoctypeBuilder(ET.TreeBuilder):
 
 def parse_xml_safely(data: bytes, path: PathLike) -> ET.Element:
     """Parse XML bytes, refusing DTDs and entity declarations before parsing (see the module docstring)."""
+    if not data.strip(b" \t\r\n\xef\xbb\xbf"):
+        raise InputFormatError("empty annotation file (no XML at all)", file=path)
     if (
         data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00"))
         or b"\x00" in data
@@ -100,12 +102,14 @@ def read_image_set(path: PathLike) -> list[str]:
     """Image ids from an ``ImageSets/Main/<split>.txt`` list: the first token of every non-blank line.
 
     Per-class lists (``<id> <-1|0|1>``) give all their ids, whatever the flag. A repeated id is an error
-    (the devkit would count its objects twice).
+    (the devkit would count its objects twice), and so is a list without any id. A UTF-8 byte-order mark,
+    Windows or old Mac line endings, tabs and repeated spaces are accepted.
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as exc:
-        raise InputFormatError(f"cannot read image set: {exc.strerror}", file=path) from None
+        raise InputFormatError(f"cannot read image set: {exc.strerror or exc}", file=path) from None
+    text = _decode_text(data, path)
     ids: list[str] = []
     seen: dict[str, int] = {}
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -121,7 +125,24 @@ def read_image_set(path: PathLike) -> list[str]:
             )
         seen[iid] = lineno
         ids.append(iid)
+    if not ids:
+        raise InputFormatError("the image set lists no image (empty file)", file=path)
     return ids
+
+
+def _decode_text(data: bytes, path: PathLike) -> str:
+    """UTF-8 text (a leading byte-order mark dropped); undecodable bytes raise naming the line."""
+    if b"\x00" in data:
+        line = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        raise InputFormatError(
+            "binary data (a NUL byte) in a text file; save it as UTF-8 text", file=path, record=f"line {line}"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        reason = f"not valid UTF-8 text ({exc.reason})"
+        raise InputFormatError(reason, file=path, record=f"line {line}") from None
 
 
 def _children(elem: ET.Element) -> dict[str, ET.Element]:
@@ -147,6 +168,8 @@ def _number(raw: str | None, tag: str, path: PathLike, record: str) -> float:
         raise InputFormatError(f"<{tag}> is not a number: {raw!r}", file=path, record=record) from None
     if value - value != 0.0:  # inf or nan
         raise ValidationError(f"<{tag}> is not finite: {raw!r}", file=path, record=record)
+    if abs(value) > MAX_COORD:
+        raise ValidationError(f"<{tag}> is beyond ±2**53: {raw!r}", file=path, record=record)
     return value
 
 
@@ -169,16 +192,26 @@ def _size(size: ET.Element | None, tag: str, path: PathLike) -> int:
     if raw is None or raw == "":
         return -1
     try:
-        return int(float(raw))
+        value = float(raw)
     except ValueError:
         raise InputFormatError(f"<size><{tag}> is not a number: {raw!r}", file=path, record="size") from None
+    if not (-1.0 <= value < 2.0**53):  # also refuses nan and inf; -1 is the 'unknown' placeholder
+        raise ValidationError(f"<size><{tag}> is out of range: {raw!r}", file=path, record="size")
+    return int(value)
 
 
 _BOX_TAGS = ("xmin", "ymin", "xmax", "ymax")
 
 
-def parse_voc_xml(data: bytes, path: PathLike) -> tuple[dict, list[dict]]:
-    """One annotation file → (image info, list of object records). Errors name the file and object."""
+def parse_voc_xml(
+    data: bytes, path: PathLike, *, skipped: list[str] | None = None
+) -> tuple[dict, list[tuple]]:
+    """One annotation file → (image info, list of object records). Errors name the file and object.
+
+    With a ``skipped`` list, a bad object (missing name or box, a coordinate that is not a finite number,
+    an inverted box, a bad flag) is left out and described there instead of raising; errors about the
+    whole file (malformed XML, DTDs, the root element, <size>) always raise.
+    """
     root = parse_xml_safely(data, path)
     if root.tag != "annotation":
         raise InputFormatError(f"root element is <{root.tag}>, expected <annotation>", file=path)
@@ -196,33 +229,60 @@ def parse_voc_xml(data: bytes, path: PathLike) -> tuple[dict, list[dict]]:
         if obj.tag != "object":
             continue
         k += 1
-        fields = _children(obj)
-        name = _text(fields.get("name"))
-        if not name:
-            raise InputFormatError("missing <name>", file=path, record=f"object {k}")
-        record = f"object {k} ({name})"
-        bnd = fields.get("bndbox")
-        if bnd is None:
-            raise InputFormatError("missing <bndbox>", file=path, record=record)
-        coords = _children(bnd)
-        box = [_number(_text(coords.get(t)), t, path, record) for t in _BOX_TAGS]
-        if box[2] < box[0] or box[3] < box[1]:
-            raise ValidationError(
-                f"inverted box: xmin={box[0]:g} ymin={box[1]:g} xmax={box[2]:g} ymax={box[3]:g}",
-                file=path,
-                record=record,
-            )
-        objects.append(
-            (
-                name,
-                box,
-                _flag(_text(fields.get("difficult")), "difficult", path, record, 0),
-                _flag(_text(fields.get("truncated")), "truncated", path, record, -1),
-                _flag(_text(fields.get("occluded")), "occluded", path, record, -1),
-                _text(fields.get("pose")) or "",
-            )
-        )
+        try:
+            objects.append(_parse_object(obj, k, path))
+        except (InputFormatError, ValidationError) as exc:
+            if skipped is None:
+                raise
+            skipped.append(str(exc))
     return info, objects
+
+
+_OBJECT_TAGS = ("name", "bndbox", "difficult", "truncated", "occluded", "pose")
+
+
+def _repeated(elem: ET.Element, fields: dict[str, ET.Element], tags: Sequence[str]) -> str | None:
+    """The first of ``tags`` that occurs more than once among the children (``fields`` kept the first)."""
+    if len(fields) == len(elem):
+        return None
+    counts: dict[str, int] = {}
+    for child in elem:
+        counts[child.tag] = counts.get(child.tag, 0) + 1
+    return next((t for t in tags if counts.get(t, 0) > 1), None)
+
+
+def _parse_object(obj: ET.Element, k: int, path: PathLike) -> tuple:
+    fields = _children(obj)
+    name = _text(fields.get("name"))
+    if not name:
+        raise InputFormatError("missing <name>", file=path, record=f"object {k}")
+    record = f"object {k} ({name})"
+    # A repeated field would leave one of its values unused: refuse rather than pick one silently.
+    dup = _repeated(obj, fields, _OBJECT_TAGS)
+    if dup:
+        raise InputFormatError(f"<{dup}> appears twice in one object", file=path, record=record)
+    bnd = fields.get("bndbox")
+    if bnd is None:
+        raise InputFormatError("missing <bndbox>", file=path, record=record)
+    coords = _children(bnd)
+    dup = _repeated(bnd, coords, _BOX_TAGS)
+    if dup:
+        raise InputFormatError(f"<{dup}> appears twice in one <bndbox>", file=path, record=record)
+    box = [_number(_text(coords.get(t)), t, path, record) for t in _BOX_TAGS]
+    if box[2] < box[0] or box[3] < box[1]:
+        raise ValidationError(
+            f"inverted box: xmin={box[0]:g} ymin={box[1]:g} xmax={box[2]:g} ymax={box[3]:g}",
+            file=path,
+            record=record,
+        )
+    return (
+        name,
+        box,
+        _flag(_text(fields.get("difficult")), "difficult", path, record, 0),
+        _flag(_text(fields.get("truncated")), "truncated", path, record, -1),
+        _flag(_text(fields.get("occluded")), "occluded", path, record, -1),
+        _text(fields.get("pose")) or "",
+    )
 
 
 def load_voc_annotations(
@@ -231,6 +291,7 @@ def load_voc_annotations(
     *,
     files: Iterable[PathLike] | None = None,
     classes: Sequence[str] | None = None,
+    on_error: Literal["raise", "skip"] = "raise",
 ) -> VOCGroundTruth:
     """Read VOC annotation XML into a columnar :class:`VOCGroundTruth`.
 
@@ -241,7 +302,14 @@ def load_voc_annotations(
 
     ``classes`` fixes the class list (objects of other classes are kept with their own names appended; the
     evaluation's ``classes`` option picks what is scored). Default: the names found, sorted.
+
+    ``on_error="skip"``: a bad object is left out (see :func:`parse_voc_xml`) and listed in the result's
+    ``skipped``; file-level problems (missing or malformed file, DTD) still raise. No image at all (an
+    empty folder or file list) is an error.
     """
+    if on_error not in ("raise", "skip"):
+        raise ConfigError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    skipped: list[str] | None = [] if on_error == "skip" else None
     if files is not None:
         paths = [Path(p) for p in files]
         ids = [p.stem for p in paths]
@@ -264,6 +332,9 @@ def load_voc_annotations(
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
         raise ValidationError(f"image id {dup!r} appears twice in the file list")
+    if not ids:
+        where = annotations if files is None else None
+        raise InputFormatError("no annotation file (*.xml) to read: the ground truth is empty", file=where)
 
     names: list[str] = []
     img_idx: list[int] = []
@@ -280,7 +351,7 @@ def load_voc_annotations(
             raise InputFormatError(f"annotation file for image {ids[i]!r} not found", file=path) from None
         except OSError as exc:
             raise InputFormatError(f"cannot read annotation: {exc.strerror}", file=path) from None
-        info, objects = parse_voc_xml(data, path)
+        info, objects = parse_voc_xml(data, path, skipped=skipped)
         for key in image_meta:
             image_meta[key].append(info[key])
         for name, box, diff, trunc, occ, pose_ in objects:
@@ -314,6 +385,7 @@ def load_voc_annotations(
             "height": np.asarray(image_meta["height"], dtype=np.int64),
             "depth": np.asarray(image_meta["depth"], dtype=np.int64),
         },
+        skipped=tuple(skipped or ()),
     )
     return gt
 
@@ -341,24 +413,90 @@ def _string_column(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.
     return np.ascontiguousarray(mat).view(f"S{width}").reshape(-1)
 
 
+class _BadLines(Exception):
+    """Internal: the bad lines found by one stage of the table parser, as (line, error class, reason)."""
+
+    def __init__(self, bad: list[tuple[int, type[InputFormatError | ValidationError], str]]) -> None:
+        super().__init__(bad)
+        self.bad = bad
+
+
 def _read_table(
+    data: bytes,
+    n_str: int,
+    num_names: Sequence[str],
+    path: PathLike,
+    layout: str,
+    on_error: str = "raise",
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, list[str]]:
+    """Parse a whitespace-separated text table: ``n_str`` string columns, then numeric columns.
+
+    Returns (string columns, numbers (rows, n_num), 1-based line of each row, skipped records). A bad line
+    (another number of fields, a token that is not a number, a non-finite value, an inverted box, bytes that
+    are not UTF-8) raises naming the file and the line; with ``on_error="skip"`` every such line is blanked
+    out instead (so the table is exactly that of the file without those lines, line numbers unchanged) and
+    described in the returned list. A NUL byte (a binary or UTF-16 file) always raises.
+    """
+    if b"\x00" in data:
+        line = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        raise InputFormatError(
+            "binary data (a NUL byte) in a text detection file; save it as UTF-8 text",
+            file=path,
+            record=f"line {line}",
+        )
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = b"   " + data[3:]  # a UTF-8 byte-order mark: not part of the first image id
+    if b"\r" in data:
+        data = re.sub(rb"\r(?!\n)", b"\n", data)  # old Mac line ends; \r before \n is whitespace
+    skipped: list[str] = []
+    blanked: set[int] = set()
+    while True:
+        try:
+            strings, values, lines = _parse_table(data, n_str, num_names, path, layout)
+            return strings, values, lines, skipped
+        except _BadLines as exc:
+            first_line, cls, reason = exc.bad[0]
+            if on_error != "skip" or any(line in blanked for line, _, _ in exc.bad):
+                raise cls(reason, file=path, record=f"line {first_line}") from None
+            for line, _, reason in exc.bad:
+                skipped.append(f"{path}: line {line}: {reason}")
+            blanked.update(line for line, _, _ in exc.bad)
+            data = _blank_lines(data, [line for line, _, _ in exc.bad])
+
+
+def _blank_lines(data: bytes, lines: Sequence[int]) -> bytes:
+    """``data`` with the given 1-based lines turned into spaces (newlines kept, so numbering is unchanged)."""
+    buf = np.frombuffer(data, dtype=np.uint8).copy()
+    nl = buf == 10
+    line_of_byte = np.cumsum(nl) - nl + 1  # a newline belongs to the line it ends
+    buf[np.isin(line_of_byte, np.asarray(lines, dtype=np.int64)) & ~nl] = 32
+    return buf.tobytes()
+
+
+def _line_text(data: bytes, lineno: int) -> str:
+    return data.split(b"\n")[lineno - 1].decode("utf-8", "replace").strip()
+
+
+def _parse_table(
     data: bytes, n_str: int, num_names: Sequence[str], path: PathLike, layout: str
 ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-    """Parse a whitespace-separated text table: ``n_str`` string columns, then numeric columns.
+    """One pass of :func:`_read_table`; raises :class:`_BadLines` listing every bad line of one stage.
 
     Vectorised over the whole file: token boundaries from a byte mask, string columns gathered as
     fixed-width byte arrays, numbers parsed by numpy's C parser (correctly rounded, as ``float``) after the
-    string tokens are blanked out. Returns (string columns, numbers (rows, n_num), 1-based line of each row).
-    Any line with another number of fields, an unparsable number or a non-finite value raises, naming it.
+    string tokens are blanked out.
     """
     ncols = n_str + len(num_names)
-    if b"\x00" in data:
-        raise InputFormatError("binary data in a text detection file", file=path)
     try:
         data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        lineno = data.count(b"\n", 0, exc.start) + 1
-        raise InputFormatError("not valid UTF-8 text", file=path, record=f"line {lineno}") from None
+    except UnicodeDecodeError:
+        bad_utf8 = []
+        for lineno, line in enumerate(data.split(b"\n"), 1):  # error path only
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                bad_utf8.append((lineno, InputFormatError, f"not valid UTF-8 text ({exc.reason})"))
+        raise _BadLines(bad_utf8) from None
     buf = np.frombuffer(data, dtype=np.uint8)
     empty = ([np.empty(0, dtype="S1")] * n_str, np.empty((0, len(num_names))), np.empty(0, dtype=np.int64))
     if buf.size == 0:
@@ -375,12 +513,16 @@ def _read_table(
     per_line = np.bincount(tok_line)
     bad = (per_line != 0) & (per_line != ncols)
     if bad.any():
-        lineno = int(np.flatnonzero(bad)[0]) + 1
-        text = data.split(b"\n")[lineno - 1].decode("utf-8", "replace").strip()
-        raise InputFormatError(
-            f"expected {ncols} fields ({layout}), found {int(per_line[lineno - 1])}: {text[:80]!r}",
-            file=path,
-            record=f"line {lineno}",
+        raise _BadLines(
+            [
+                (
+                    int(i) + 1,
+                    InputFormatError,
+                    f"expected {ncols} fields ({layout}), found {int(per_line[i])}: "
+                    f"{_line_text(data, int(i) + 1)[:80]!r}",
+                )
+                for i in np.flatnonzero(bad).tolist()
+            ]
         )
     rows = starts.shape[0] // ncols
     lines = tok_line[::ncols] + 1
@@ -400,37 +542,53 @@ def _read_table(
     except (ValueError, DeprecationWarning):
         values = None
     if values is None or values.shape[0] != rows * len(num_names):
-        _raise_first_bad_number(data, n_str, num_names, path)
-        raise InputFormatError("unparsable numbers", file=path)  # pragma: no cover
+        raise _BadLines(_bad_numbers(data, n_str, num_names, path))
     values = values.reshape(rows, len(num_names))
     bad_val = ~np.isfinite(values)
     if bad_val.any():
-        r, c = (int(v[0]) for v in np.nonzero(bad_val))
-        raise ValidationError(
-            f"{num_names[c]} is not finite: {values[r, c]!r}", file=path, record=f"line {int(lines[r])}"
+        found = []
+        for r in np.flatnonzero(bad_val.any(axis=1)).tolist():
+            c = int(np.flatnonzero(bad_val[r])[0])
+            found.append(
+                (int(lines[r]), ValidationError, f"{num_names[c]} is not finite: {float(values[r, c])!r}")
+            )
+        raise _BadLines(found)
+    big = (np.abs(values[:, -4:]) > MAX_COORD).any(axis=1)
+    if big.any():
+        raise _BadLines(
+            [
+                (int(lines[r]), ValidationError, f"a coordinate is beyond ±2**53: {values[r, -4:].tolist()}")
+                for r in np.flatnonzero(big).tolist()
+            ]
         )
     inv = (values[:, -2] < values[:, -4]) | (values[:, -1] < values[:, -3])
     if inv.any():
-        r = int(np.flatnonzero(inv)[0])
-        x1, y1, x2, y2 = values[r, -4:].tolist()
-        raise ValidationError(
-            f"inverted box: x1={x1:g} y1={y1:g} x2={x2:g} y2={y2:g}",
-            file=path,
-            record=f"line {int(lines[r])}",
-        )
+        found = []
+        for r in np.flatnonzero(inv).tolist():
+            x1, y1, x2, y2 = values[r, -4:].tolist()
+            found.append(
+                (int(lines[r]), ValidationError, f"inverted box: x1={x1:g} y1={y1:g} x2={x2:g} y2={y2:g}")
+            )
+        raise _BadLines(found)
     return strings, values, lines
 
 
-def _raise_first_bad_number(data: bytes, n_str: int, num_names: Sequence[str], path: PathLike) -> None:
-    """Error path only: find the first token that is not a number, line by line."""
+_NUMBER = re.compile(rb"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.IGNORECASE)
+
+
+def _bad_numbers(
+    data: bytes, n_str: int, num_names: Sequence[str], path: PathLike
+) -> list[tuple[int, type[InputFormatError], str]]:
+    """Error path only: every line holding a token that is not a number (numpy's C syntax), line by line."""
+    found: list[tuple[int, type[InputFormatError], str]] = []
     for lineno, line in enumerate(data.split(b"\n"), 1):
         for c, tok in enumerate(line.split()[n_str:]):
-            try:
-                float(tok)
-            except ValueError:
-                raise InputFormatError(
-                    f"{num_names[c]} is not a number: {_s(tok)!r}", file=path, record=f"line {lineno}"
-                ) from None
+            if not _NUMBER.fullmatch(tok):
+                found.append((lineno, InputFormatError, f"{num_names[c]} is not a number: {_s(tok)!r}"))
+                break
+    if not found:  # pragma: no cover - the syntax above is what numpy's parser accepts
+        raise InputFormatError("unparsable numbers", file=path)
+    return found
 
 
 def _s(token: bytes | np.bytes_) -> str:
@@ -465,6 +623,7 @@ def load_voc_detections(
     classes: Sequence[str] | None = None,
     layout: Literal["comp4", "single"] = "comp4",
     unknown_images: Literal["error", "warn"] = "error",
+    on_error: Literal["raise", "skip"] = "raise",
 ) -> VOCDetections:
     """Read detection results into a columnar :class:`VOCDetections` whose images are ``images``.
 
@@ -476,11 +635,19 @@ def load_voc_detections(
       ``classes`` (optional) fixes the class list, other class names are appended.
 
     An image id not in ``images`` raises (as the devkit does), or with ``unknown_images="warn"`` the line
-    is dropped and the count reported in ``warnings``. Scores and coordinates must be finite, boxes not
-    inverted; errors name the file and the line.
+    is dropped and the count reported in ``warnings`` and ``dropped_unknown_images``. Scores and
+    coordinates must be finite, boxes not inverted; errors name the file and the line. With
+    ``on_error="skip"`` a bad line (wrong number of fields, not a number, not finite, inverted box, not
+    UTF-8) is left out instead, and listed in ``skipped`` as ``"<file>: line N: reason"``: the detections
+    are then exactly those of the files without the bad lines. An empty file is zero detections (with a
+    warning); a UTF-8 byte-order mark, Windows or old Mac line ends, tabs and repeated spaces are accepted.
     """
     if unknown_images not in ("error", "warn"):
         raise ConfigError(f"unknown_images must be 'error' or 'warn', got {unknown_images!r}")
+    if on_error not in ("raise", "skip"):
+        raise ConfigError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    skipped: list[str] = []
+    empty_files: list[str] = []
     img_keys = np.array([str(i).encode("utf-8") for i in images], dtype=bytes)
     img_order = np.argsort(img_keys, kind="stable")
     img_sorted = img_keys[img_order]
@@ -514,9 +681,12 @@ def load_voc_detections(
 
     def read(path: PathLike) -> bytes:
         try:
-            return Path(path).read_bytes()
+            data = Path(path).read_bytes()
         except OSError as exc:
-            raise InputFormatError(f"cannot read detections: {exc.strerror}", file=path) from None
+            raise InputFormatError(f"cannot read detections: {exc.strerror or exc}", file=path) from None
+        if not data.strip():
+            empty_files.append(str(path))
+        return data
 
     if layout == "comp4":
         pat = str(source)
@@ -528,16 +698,20 @@ def load_voc_detections(
         for ci, cname in enumerate(class_list):
             path = pat.replace("{cls}", cname)
             if not os.path.isfile(path):
+                if os.path.exists(path):
+                    raise InputFormatError("a detection file is expected here, found a directory", file=path)
                 missing.append(cname)
                 continue
             present += 1
-            (ids,), vals, lines = _read_table(
+            (ids,), vals, lines, bad = _read_table(
                 read(path),
                 1,
                 ("score", "x1", "y1", "x2", "y2"),
                 path,
                 "<image_id> <score> <x1> <y1> <x2> <y2>",
+                on_error,
             )
+            skipped += bad
             idx, keep = map_images(ids, lines, path)
             chunks.append(
                 (idx[keep], np.full(int(keep.sum()), ci, dtype=np.int64), vals[keep, 1:], vals[keep, 0])
@@ -553,13 +727,15 @@ def load_voc_detections(
             )
     elif layout == "single":
         path = source
-        (ids, cls_col), vals, lines = _read_table(
+        (ids, cls_col), vals, lines, bad = _read_table(
             read(path),
             2,
             ("score", "x1", "y1", "x2", "y2"),
             path,
             "<image_id> <class> <score> <x1> <y1> <x2> <y2>",
+            on_error,
         )
+        skipped += bad
         class_list = list(classes) if classes is not None else []
         cuniq, cinv = np.unique(cls_col, return_inverse=True)
         known = set(class_list)
@@ -574,6 +750,10 @@ def load_voc_detections(
     else:
         raise ConfigError(f"unknown detection layout {layout!r}; use 'comp4' or 'single'")
 
+    if empty_files:
+        warnings.append(
+            f"{len(empty_files)} empty detection file(s) (0 detections): " + ", ".join(empty_files)
+        )
     if unknown_total:
         warnings.append(
             f"{unknown_total} detection(s) for images not in the image set were dropped, e.g. "
@@ -596,4 +776,6 @@ def load_voc_detections(
         boxes=boxes,
         scores=scores,
         warnings=tuple(warnings),
+        skipped=tuple(skipped),
+        dropped_unknown_images=unknown_total,
     )

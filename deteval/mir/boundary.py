@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.errors import ConfigError, DetevalWarning, InputFormatError, ValidationError
 from deteval.io.lab import Segments, as_segments
 from deteval.mir.counts import PRFCounts, prf_counts
 from deteval.mir.matching import fmp_counts, match_one_to_one
@@ -39,7 +39,7 @@ Rule = Literal["fmp", "one_to_one"]
 RULES: tuple[str, ...] = ("fmp", "one_to_one")
 
 
-class BoundarySpacingWarning(UserWarning):
+class BoundarySpacingWarning(DetevalWarning):
     """Two boundaries of one annotation are at most 2τ apart (FMP's minimum-distance condition fails)."""
 
 

@@ -28,6 +28,7 @@ def evaluate_mir(
     grid: Grid = "exact",
     trim: bool = False,
     case_sensitive: bool = True,
+    on_error: str = "raise",
 ) -> EvalResult:
     """Pairwise and boundary P/R/F of an estimated structure annotation against a reference.
 
@@ -39,7 +40,9 @@ def evaluate_mir(
         {"protocol": "mir", "rule": ..., "pairwise": {"precision", "recall", "f", "tp", "fp", "fn",
          "n_frames"}, "boundary": {"0.5": {"precision", "recall", "f", "tp", "fp", "fn"}, ...}, ...}
 
-    Boundary spacing problems (FMP's 2τ condition) and unlabelled frames go to ``warnings``.
+    Boundary spacing problems (FMP's 2τ condition) and unlabelled frames go to ``warnings``. With
+    ``on_error="skip"`` bad ``.lab`` lines are left out (see :func:`deteval.io.lab.load_lab`), each listed
+    in ``warnings`` and counted in ``skipped_records``.
     """
     if rule not in RULES:
         raise ConfigError(f"unknown boundary rule {rule!r}; choose one of {', '.join(RULES)}")
@@ -53,11 +56,12 @@ def evaluate_mir(
         values = [float(t) for t in taus]
     except (TypeError, ValueError):
         raise ConfigError(f"tolerances must be numbers, got {list(taus)!r}") from None
-    ref = as_segments(reference, source="<reference>")
-    est = as_segments(estimate, source="<estimate>")
+    ref = as_segments(reference, source="<reference>", on_error=on_error)
+    est = as_segments(estimate, source="<estimate>", on_error=on_error)
+    skipped = list(ref.skipped) + list(est.skipped)
 
     pw = pairwise_prf(ref, est, frame_rate=frame_rate, grid=grid, case_sensitive=case_sensitive)
-    warnings = list(pw.warnings)
+    warnings = [f"skipped bad record: {s}" for s in skipped] + list(pw.warnings)
     ref_b = segment_boundaries(ref, trim=trim)
     est_b = segment_boundaries(est, trim=trim)
     boundary: dict[str, dict[str, Any]] = {}
@@ -81,6 +85,7 @@ def evaluate_mir(
         "n_estimated_boundaries": int(est_b.shape[0]),
         "pairwise": pw.to_dict(),
         "boundary": boundary,
+        "skipped_records": len(skipped),
     }
     rate = "frame indices" if frame_rate is None else f"{frame_rate:g} frames/s"
     lines = [

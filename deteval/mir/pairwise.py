@@ -132,11 +132,17 @@ def pairwise_prf_labels(
     return PairwiseResult(**base.__dict__, n_frames=int(ref.shape[0]))
 
 
-def _n_frames(duration: float, rate: float | None, size: float | None, grid: str) -> int:
+#: The most frames a pairwise evaluation samples (46 hours at 100 frames/s): beyond it the frame arrays would
+#: take gigabytes, and an end time that large is a broken file rather than a recording.
+MAX_FRAMES: int = 2**24
+
+
+def _frames_float(duration: float, rate: float | None, size: float | None, grid: str) -> float:
     if grid == "mir_eval":
-        return int(np.floor(duration / (size if size is not None else 1.0 / rate)))
+        return float(np.floor(duration / (size if size is not None else 1.0 / rate)))
     x = duration * rate if rate is not None else duration / size
-    return int(np.floor(np.round(x, 9)))
+    return float(np.floor(np.round(x, 9)))
+
 
 
 def frame_times(
@@ -223,7 +229,16 @@ def pairwise_prf(
     ref = as_segments(reference, source="<reference>")
     est = as_segments(estimate, source="<estimate>")
     unit = "frames" if frame_rate is None and frame_size is None else "s"
-    n = _n_frames(ref.duration, rate, size, grid)
+    n_float = _frames_float(ref.duration, rate, size, grid)
+    if not n_float <= MAX_FRAMES:
+        last = int(np.argmax(ref.ends))
+        raise ValidationError(
+            f"the reference ends at {ref.duration:g} {unit}: {n_float:g} frames to sample, more than the "
+            f"limit of {MAX_FRAMES}; check the end time or lower the frame rate",
+            file=ref.source,
+            record=ref.record_name(last),
+        )
+    n = int(n_float)
     times = frame_times(n, rate, grid, frame_size=size)
     ref_codes, ref_gaps = sample_segments(ref, times, case_sensitive=case_sensitive)
     est_codes, est_gaps = sample_segments(est, times, case_sensitive=case_sensitive)
@@ -238,11 +253,11 @@ def pairwise_prf(
             f"pairwise: {est_gaps} of {n} frames lie in no estimated segment; "
             "they share one 'unlabelled' label"
         )
-    n_est_own = _n_frames(est.duration, rate, size, grid)
+    n_est_own = _frames_float(est.duration, rate, size, grid)  # may be huge: only compared, never sampled
     if n_est_own > n:
         warnings.append(
             f"pairwise: the estimate ends at {est.duration:g} {unit}, after the reference "
-            f"({ref.duration:g} {unit}); its last {n_est_own - n} frame(s) are not evaluated"
+            f"({ref.duration:g} {unit}); its last {n_est_own - n:.0f} frame(s) are not evaluated"
         )
     tp, fp, fn = pair_counts(ref_codes, est_codes)
     base = prf_counts(tp, fp, fn, beta=beta, warnings=tuple(warnings))
