@@ -448,18 +448,18 @@ def _read_table(
         data = b"   " + data[3:]  # a UTF-8 byte-order mark: not part of the first image id
     if b"\r" in data:
         data = re.sub(rb"\r(?!\n)", b"\n", data)  # old Mac line ends; \r before \n is whitespace
-    skipped: list[str] = []
+    skipped: list[tuple[int, str]] = []
     blanked: set[int] = set()
     while True:
         try:
             strings, values, lines = _parse_table(data, n_str, num_names, path, layout)
-            return strings, values, lines, skipped
+            # In line order, whichever check found them.
+            return strings, values, lines, [f"{path}: line {n}: {why}" for n, why in sorted(skipped)]
         except _BadLines as exc:
             first_line, cls, reason = exc.bad[0]
             if on_error != "skip" or any(line in blanked for line, _, _ in exc.bad):
                 raise cls(reason, file=path, record=f"line {first_line}") from None
-            for line, _, reason in exc.bad:
-                skipped.append(f"{path}: line {line}: {reason}")
+            skipped += [(line, reason) for line, _, reason in exc.bad]
             blanked.update(line for line, _, _ in exc.bad)
             data = _blank_lines(data, [line for line, _, _ in exc.bad])
 
