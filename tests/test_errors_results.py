@@ -110,7 +110,9 @@ def test_unwritable_output_is_an_error_naming_it(tmp_path, capsys):
 
 
 def test_paired_surrogates_and_other_scripts_are_fine():
-    emoji, hangul, latin = b'{"protocol": "\\ud83d\\ude00"}', '{"protocol": "\ud55c"}'.encode(), '{"protocol": "\u00e9"}'
+    emoji = b'{"protocol": "\\ud83d\\ude00"}'  # a surrogate pair, escaped: one character
+    hangul = '{"protocol": "\ud55c"}'.encode()  # UTF-8 starting with the byte 0xED, not a surrogate
+    latin = '{"protocol": "\u00e9"}'
     for text in (emoji, hangul, latin):
         assert EvalResult.from_json(text).protocol in ("\U0001f600", "\ud55c", "\u00e9")
     with pytest.raises(InputFormatError, match="unpaired surrogate"):
