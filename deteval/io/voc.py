@@ -22,6 +22,11 @@ Detections in the devkit's "comp4" layout, one file per class (``comp4_det_test_
 ``<image_id> <class> <score> <x1> <y1> <x2> <y2>``. Lines are parsed with numpy over the whole file; the
 row order is the file order (the devkit's tie order). A detection for an image outside the image set is an
 error (as in the devkit), or with ``unknown_images="warn"`` it is dropped and counted in the warnings.
+
+Bad records (a detection line, an annotation object) raise, naming the file and the record; with
+``on_error="skip"`` they are left out and listed (``skipped``), so that the valid records are scored exactly
+as in the file without them. Text files may carry a UTF-8 byte-order mark, CRLF or CR line ends, tabs and
+repeated spaces. Every class of bad input and its handling is listed in ``docs/errors.md``.
 """
 
 from __future__ import annotations
