@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -189,12 +190,30 @@ class EvalResult:
         except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
             raise InputFormatError(f"invalid JSON value: {str(exc).split(';')[0]}", file=where) from None
         try:
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
+            if _may_hold_surrogates(text):  # a cheap scan first: the check re-serialises the document
+                json.dumps(data, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
             raise InputFormatError(
                 "a string holds an unpaired surrogate escape (\\ud800-\\udfff): not valid Unicode", file=where
             ) from None
         return cls.from_dict(data, file=where)
+
+
+_SURROGATE_ESCAPE_B = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_S = re.compile("\\\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+
+
+def _may_hold_surrogates(text: str | bytes) -> bool:
+    """Whether ``text`` could decode to an unpaired surrogate: a ``\\udXXX`` escape, a surrogate character
+    (str), or bytes that json decodes with 'surrogatepass' into one (UTF-8 lead byte 0xED, UTF-16/32)."""
+    if isinstance(text, (bytes, bytearray)):
+        return (
+            _SURROGATE_ESCAPE_B.search(text) is not None
+            or b"\xed" in text
+            or b"\x00" in text[:4]
+            or text.startswith((b"\xff\xfe", b"\xfe\xff"))
+        )
+    return _SURROGATE_S.search(text) is not None
 
 
 class _BadJSONValue(Exception):

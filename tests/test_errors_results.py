@@ -41,6 +41,8 @@ BAD = {
     "deep": (b'{"protocol": "voc", "x": ' + b"[" * 100000 + b"]" * 100000 + b"}", ["nested too deeply"]),
     "duplicate_key": (b'{"protocol": "voc", "protocol": "coco"}', ["duplicate key 'protocol'"]),
     "lone_surrogate": (b'{"protocol": "\\ud800"}', ["unpaired surrogate"]),
+    "surrogate_bytes": (b'{"protocol": "\xed\xa0\x80"}', ["unpaired surrogate"]),  # json's surrogatepass
+    "surrogate_utf16": ('{"protocol": "x\\udc00"}'.encode("utf-16"), ["unpaired surrogate"]),
     "latin1": (GOOD_TEXT.replace(b'"car"', b'"c\xe9r"'), ["not UTF-8"]),
 }
 
@@ -105,3 +107,13 @@ def test_unwritable_output_is_an_error_naming_it(tmp_path, capsys):
         ["mir", str(sample / "ref.lab"), str(sample / "est.lab"), "-o", str(tmp_path / "no" / "x.txt")],
         "cannot write",
     )
+
+
+def test_paired_surrogates_and_other_scripts_are_fine():
+    emoji = b'{"protocol": "\\ud83d\\ude00"}'  # a surrogate pair, escaped: one character
+    hangul = '{"protocol": "\ud55c"}'.encode()  # UTF-8 starting with the byte 0xED, not a surrogate
+    latin = '{"protocol": "\u00e9"}'
+    for text in (emoji, hangul, latin):
+        assert EvalResult.from_json(text).protocol in ("\U0001f600", "\ud55c", "\u00e9")
+    with pytest.raises(InputFormatError, match="unpaired surrogate"):
+        EvalResult.from_json('{"protocol": "\ud800"}')  # a str holding the surrogate itself

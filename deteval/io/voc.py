@@ -22,6 +22,11 @@ Detections in the devkit's "comp4" layout, one file per class (``comp4_det_test_
 ``<image_id> <class> <score> <x1> <y1> <x2> <y2>``. Lines are parsed with numpy over the whole file; the
 row order is the file order (the devkit's tie order). A detection for an image outside the image set is an
 error (as in the devkit), or with ``unknown_images="warn"`` it is dropped and counted in the warnings.
+
+Bad records (a detection line, an annotation object) raise, naming the file and the record; with
+``on_error="skip"`` they are left out and listed (``skipped``), so that the valid records are scored exactly
+as in the file without them. Text files may carry a UTF-8 byte-order mark, CRLF or CR line ends, tabs and
+repeated spaces. Every class of bad input and its handling is listed in ``docs/errors.md``.
 """
 
 from __future__ import annotations
@@ -448,18 +453,18 @@ def _read_table(
         data = b"   " + data[3:]  # a UTF-8 byte-order mark: not part of the first image id
     if b"\r" in data:
         data = re.sub(rb"\r(?!\n)", b"\n", data)  # old Mac line ends; \r before \n is whitespace
-    skipped: list[str] = []
+    skipped: list[tuple[int, str]] = []
     blanked: set[int] = set()
     while True:
         try:
             strings, values, lines = _parse_table(data, n_str, num_names, path, layout)
-            return strings, values, lines, skipped
+            # In line order, whichever check found them.
+            return strings, values, lines, [f"{path}: line {n}: {why}" for n, why in sorted(skipped)]
         except _BadLines as exc:
             first_line, cls, reason = exc.bad[0]
             if on_error != "skip" or any(line in blanked for line, _, _ in exc.bad):
                 raise cls(reason, file=path, record=f"line {first_line}") from None
-            for line, _, reason in exc.bad:
-                skipped.append(f"{path}: line {line}: {reason}")
+            skipped += [(line, reason) for line, _, reason in exc.bad]
             blanked.update(line for line, _, _ in exc.bad)
             data = _blank_lines(data, [line for line, _, _ in exc.bad])
 
