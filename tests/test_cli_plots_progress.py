@@ -60,3 +60,34 @@ def test_every_subcommand_takes_quiet_and_progress():
     # trec keeps trec_eval's -q (per-topic values); elsewhere -q is --quiet.
     assert sub.choices["trec"]._option_string_actions["-q"].dest != "quiet"
     assert sub.choices["voc"]._option_string_actions["-q"].dest == "quiet"
+
+
+def test_staged_progress_counts_each_stage_once():
+    import io
+
+    from deteval.report.progress import Progress, configure
+
+    configure()
+    stream = io.StringIO()
+    with Progress(3, "job", enabled=True, stream=stream, min_interval=0) as bar:
+        bar.stage("one")
+        assert bar.count == 0 and bar.desc == "job: one"
+        bar.stage("two")
+        bar.stage("three")
+        assert bar.count == 2
+    assert bar.count == 3 and bar.desc == "job"
+    frames = stream.getvalue().split("\r")[1:]
+    assert frames[0].startswith("job: one:   0% ") and frames[-1].startswith("job: 100% ")
+    assert frames[-1].endswith("\n")
+
+
+def test_voc_progress_on_request_and_silenced_by_quiet(capsys):
+    assert main([*VOC, "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "deteval voc: reading annotations" in err and "deteval voc: 100% " in err
+    assert main([*VOC, "--progress", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and "map:" in captured.out
+    # Not a terminal and not asked for: no bar.
+    assert main(VOC) == 0
+    assert capsys.readouterr().err == ""

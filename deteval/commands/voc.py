@@ -16,6 +16,7 @@ from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
 from deteval.errors import ConfigError
 from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
 from deteval.report.plots import add_plot_args, write_plots_from_args
+from deteval.report.progress import Progress
 
 DEFAULTS: dict[str, Any] = {
     "metric": "voc2010",
@@ -56,7 +57,19 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     if args.on_error not in ("raise", "skip"):
         raise ConfigError(f"on_error must be 'raise' or 'skip', got {args.on_error!r}")
-    gt = load_voc_annotations(args.annotations, args.image_set, on_error=args.on_error)
+    with Progress(3, "deteval voc") as bar:
+        bar.stage("reading annotations")
+        gt = load_voc_annotations(args.annotations, args.image_set, on_error=args.on_error)
+        bar.stage("reading detections")
+        dets = _load_detections(args, gt, classes)
+        bar.stage("matching and AP")
+        result = evaluate_voc(gt, dets, params=params, classes=classes)
+    emit(result, args)
+    write_plots_from_args(result, args)
+    return 0
+
+
+def _load_detections(args: argparse.Namespace, gt: Any, classes: list[str] | None) -> Any:
     if args.layout == "comp4":
         det_classes = classes
         if det_classes is None:
@@ -66,7 +79,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             det_classes = sorted(found)
     else:
         det_classes = classes
-    dets = load_voc_detections(
+    return load_voc_detections(
         args.detections,
         gt.images,
         classes=det_classes,
@@ -74,10 +87,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         unknown_images=args.unknown_images,
         on_error=args.on_error,
     )
-    result = evaluate_voc(gt, dets, params=params, classes=classes)
-    emit(result, args)
-    write_plots_from_args(result, args)
-    return 0
 
 
 def register(sub: Any) -> None:

@@ -118,6 +118,8 @@ class Progress:
         self._last_draw: float | None = None
         self._last_len = 0
         self._closed = False
+        self._base_desc = desc
+        self._stage: str | None = None
 
     def line(self) -> str:
         """The text of the bar as it would be drawn now."""
@@ -149,10 +151,24 @@ class Progress:
         if self._last_draw is None or now - self._last_draw >= self.min_interval:
             self._draw()
 
+    def stage(self, label: str) -> None:
+        """Start the named stage of a staged job (``total`` = number of stages): the previous stage counts
+        as done, and the bar is redrawn at once so a long stage shows what it is doing while it runs."""
+        if self._stage is not None:
+            self.count += 1
+        self._stage = label
+        self.desc = f"{self._base_desc}: {label}" if self._base_desc else label
+        if self.enabled and not self._closed:
+            self._draw()
+
     def close(self) -> None:
-        """Draw the final state and end the line (once)."""
+        """Draw the final state and end the line (once); a running stage counts as done."""
         if self._closed:
             return
+        if self._stage is not None:
+            self.count += 1
+            self._stage = None
+            self.desc = self._base_desc
         self._closed = True
         if self.enabled:
             self._draw(final=True)
