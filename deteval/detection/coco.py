@@ -44,7 +44,14 @@ from deteval.detection.coco_iou import bbox_iou_pairs, oks_pairs, segm_iou_block
 from deteval.detection.coco_match import MatchTable, match_groups
 from deteval.detection.coco_params import CocoParams
 from deteval.errors import ConfigError, InputFormatError, ValidationError
-from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results, to_rle
+from deteval.io.coco import (
+    CocoGroundTruth,
+    CocoResults,
+    check_segmentation,
+    load_coco_gt,
+    load_coco_results,
+    to_rle,
+)
 from deteval.results import EvalResult, PRCurve
 
 __all__ = [
@@ -487,6 +494,7 @@ class _RleTable:
             s = self.segs[i]
             if s is None:
                 raise InputFormatError("missing field 'segmentation'", file=self.file, record=self._record(i))
+            check_segmentation(s, self.file, self._record(i))
             if isinstance(s, dict) and not isinstance(s.get("counts"), list):
                 self.cache[i] = s
             elif (
@@ -575,21 +583,30 @@ def evaluate_coco(
     iou_type: str | None = None,
     params: CocoParams | Any | None = None,
     compat: str = "pycocotools",
+    on_error: str = "raise",
 ) -> CocoEvaluation:
     """Evaluate ``results`` against ``gt`` with the COCO protocol (see the module docstring).
 
     ``gt``: a path, a parsed dict, a pycocotools ``COCO`` or a :class:`CocoGroundTruth`; ``results``: a path,
     a list of dicts, an N×7 array, a pycocotools ``COCO`` (from ``loadRes``) or a :class:`CocoResults`.
     ``iou_type``: "bbox" (default), "segm" or "keypoints"; ``params``: a :class:`CocoParams`, a pycocotools
-    ``Params`` or a dict of options; ``compat``: "pycocotools" (default) or "fixed".
+    ``Params`` or a dict of options; ``compat``: "pycocotools" (default) or "fixed". ``on_error="skip"``:
+    bad result records and ground-truth annotations are left out, listed in the warnings and counted in
+    ``skipped_records`` (see :func:`~deteval.io.coco.load_coco_results`); the summary always holds the count.
     """
     if compat not in COMPAT_MODES:
         raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
     p = _resolve_params(params, iou_type)
-    g = load_coco_gt(gt, keep_segmentation=p.iou_type == "segm", need_keypoints=p.iou_type == "keypoints")
-    r = load_coco_results(results, g, iou_type=p.iou_type)
+    g = load_coco_gt(
+        gt,
+        keep_segmentation=p.iou_type == "segm",
+        need_keypoints=p.iou_type == "keypoints",
+        on_error=on_error,
+    )
+    r = load_coco_results(results, g, iou_type=p.iou_type, on_error=on_error)
     table, counts, warnings = _match_in_shards(g, r, p, compat)
-    return _finish(table, p, compat, g, counts, warnings + r.warnings)
+    counts = {**counts, "skipped_records": g.skipped + r.skipped}
+    return _finish(table, p, compat, g, counts, r.warnings + warnings)
 
 
 def _xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
