@@ -33,7 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import ConfigError, DetevalError, InputFormatError, ValidationError
+from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io.skipping import check_on_error as _check_on_error
+from deteval.io.skipping import load_skipping
 
 try:  # optional accelerator
     import orjson as _orjson
@@ -458,9 +460,9 @@ def load_coco_gt(
         m = _ANN_RECORD.match(exc.record) if isinstance(exc.record, str) else None
         return int(m.group(1)) if m else None
 
-    g, bad = _load_skipping(len(anns), load, local, lambda i: f"annotations[{i}]")
+    g, bad, _ = load_skipping(len(anns), load, local, lambda i: f"annotations[{i}]")
     g.skipped = len(bad)
-    g.warnings = [f"skipped bad record: {exc}" for exc in bad] + g.warnings
+    g.warnings = [f"skipped bad record: {exc}" for exc in bad.values()] + g.warnings
     return g
 
 
@@ -673,49 +675,10 @@ def load_coco_results(
     def local(exc: DetevalError) -> int | None:
         return exc.record if isinstance(exc.record, int) else None
 
-    res, bad = _load_skipping(len(records), load, local, lambda i: i)
+    res, bad, _ = load_skipping(len(records), load, local, lambda i: i)
     res.skipped = len(bad)
-    res.warnings = [f"skipped bad record: {exc}" for exc in bad] + res.warnings
+    res.warnings = [f"skipped bad record: {exc}" for exc in bad.values()] + res.warnings
     return res
-
-
-def _check_on_error(on_error: str) -> None:
-    if on_error not in ("raise", "skip"):
-        raise ConfigError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
-
-
-def _load_skipping(
-    n: int, load: Any, local: Any, name: Any
-) -> tuple[Any, list[DetevalError]]:
-    """Load records ``0..n-1`` leaving out the bad ones: ``load(idx)`` loads the records ``idx`` (raising at
-    a bad one, whose position in ``idx`` ``local(exc)`` gives, None for a fault that is not one record's);
-    ``name(i)`` is the record name of record i. A failing subset is halved until single bad records are
-    isolated, so a few bad records among millions cost a few dozen vectorised loads, not one per record.
-    A fault that needs two records (a duplicate id) passes every single-record load and is raised by the
-    final load of the kept records: it is never skipped."""
-    bad: dict[int, DetevalError] = {}
-    stack = [np.arange(n)]
-    while stack:
-        idx = stack.pop()
-        try:
-            load(idx)
-        except DetevalError as exc:
-            if local(exc) is None:
-                raise
-            if idx.size == 1:
-                i = int(idx[0])
-                bad[i] = type(exc)(exc.reason, file=exc.file, record=name(i))
-            else:
-                stack += [idx[idx.size // 2 :], idx[: idx.size // 2]]
-    keep = np.setdiff1d(np.arange(n), np.fromiter(bad, dtype=np.int64, count=len(bad)))
-    try:
-        out = load(keep)
-    except DetevalError as exc:
-        r = local(exc)
-        if r is None:
-            raise
-        raise type(exc)(exc.reason, file=exc.file, record=name(int(keep[r]))) from None
-    return out, [bad[i] for i in sorted(bad)]
 
 
 def _load_results(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResults:
