@@ -653,21 +653,33 @@ def _arrays_to_tables(
 
     pb = column(preds, "boxes", "preds", 4, np.float64)
     ps = column(preds, "scores", "preds", 0, np.float64)
-    pl = column(preds, "labels", "preds", 0, np.int64)
+    pl = column(preds, "labels", "preds", 0, np.float64)
     tb = column(targets, "boxes", "targets", 4, np.float64)
-    tl = column(targets, "labels", "targets", 0, np.int64)
-    tc = [
-        np.asarray(
-            t["iscrowd"] if t.get("iscrowd") is not None else np.zeros(len(tl[i])), dtype=np.float64
-        ).reshape(-1)
-        for i, t in enumerate(targets)
-    ]
-    ta = [
-        np.asarray(t["area"], dtype=np.float64).reshape(-1)
-        if t.get("area") is not None
-        else _xywh(tb[i], box_format)[:, 2] * _xywh(tb[i], box_format)[:, 3]
-        for i, t in enumerate(targets)
-    ]
+    tl = column(targets, "labels", "targets", 0, np.float64)
+    no_value = [{} for _ in targets]
+    tc = column([t if t.get("iscrowd") is not None else n for t, n in zip(targets, no_value)], "iscrowd",
+                "targets", 0, np.float64, default=())  # fmt: skip
+    ta = column([t if t.get("area") is not None else n for t, n in zip(targets, no_value)], "area",
+                "targets", 0, np.float64, default=())  # fmt: skip
+    for i in range(len(targets)):
+        if targets[i].get("iscrowd") is None:
+            tc[i] = np.zeros(tl[i].shape[0])
+        if targets[i].get("area") is None:
+            with np.errstate(over="ignore", invalid="ignore"):  # bad boxes are refused below
+                xywh = _xywh(tb[i], box_format)
+                ta[i] = xywh[:, 2] * xywh[:, 3]
+    for what, parts, name in (("preds", pl, "labels"), ("targets", tl, "labels"), ("targets", tc, "iscrowd")):
+        for i, v in enumerate(parts):
+            ok = (v == np.round(v)) & (np.abs(v) < 2.0**62) if name == "labels" else (v == 0) | (v == 1)
+            if not ok.all():
+                k = int(np.flatnonzero(~ok)[0])
+                raise ValidationError(
+                    f"{name} must be " + ("integers" if name == "labels" else "0 or 1") + f", got {v[k]!r}",
+                    file=f"<{what}>",
+                    record=f"image {first_image + i}, {name[:-1] if name == 'labels' else name} {k}",
+                )
+    pl = [v.astype(np.int64) for v in pl]
+    tl = [v.astype(np.int64) for v in tl]
     for i in range(len(preds)):
         img = f"image {first_image + i}"
         if not (pb[i].shape[0] == ps[i].shape[0] == pl[i].shape[0]):
@@ -694,12 +706,15 @@ def _arrays_to_tables(
     for what, name, arr, owner in checks:
         bad = ~np.isfinite(arr).all(axis=1) if arr.ndim == 2 else ~np.isfinite(arr)
         if name == "box":
-            bad |= (arr[:, 2] < 0) | (arr[:, 3] < 0)
+            # beyond 2**53 areas overflow and IoUs become NaN (the same limit as the file loaders)
+            bad |= (arr[:, 2] < 0) | (arr[:, 3] < 0) | (np.abs(arr) > 2.0**53).any(axis=1)
+        elif name == "area":
+            bad |= arr < 0
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
             k = j - int(np.searchsorted(owner, owner[j]))
             raise ValidationError(
-                f"{name} {arr[j].tolist()} is not finite or has a negative width/height",
+                f"{name} {arr[j].tolist()} is not finite, negative or beyond \u00b12**53",
                 file=f"<{what}>",
                 record=f"image {first_image + int(owner[j])}, {name} {k}",
             )

@@ -207,15 +207,23 @@ def _id_array(values: list, what: str, file: str, where: str | None) -> np.ndarr
     except (ValueError, TypeError, OverflowError):
         arr = None
     if arr is not None and arr.ndim == 1:
-        if arr.dtype.kind in "iu":
+        if arr.dtype.kind == "i":
+            return arr.astype(np.int64)
+        if arr.dtype.kind == "u" and (arr < 2**63).all():
             return arr.astype(np.int64)
         if arr.dtype.kind == "U" and set(map(type, values)) == {str}:
             return arr
-        if arr.dtype.kind == "f" and np.isfinite(arr).all() and (arr == np.round(arr)).all():
+        if (
+            arr.dtype.kind == "f"
+            and (np.abs(arr) < 2.0**63).all()  # also False for NaN
+            and (arr == np.round(arr)).all()
+        ):
             return arr.astype(np.int64)
-    i = _first_bad(values, lambda v: type(v) is int)
+    i = _first_bad(values, lambda v: type(v) is int and -(2**63) <= v < 2**63)
     raise InputFormatError(
-        f"{what} must be an integer (or all ids strings), got {values[i]!r}", file=file, record=_rec(where, i)
+        f"{what} must be an integer within ±2**63 (or all ids strings), got {values[i]!r}",
+        file=file,
+        record=_rec(where, i),
     )
 
 
@@ -374,7 +382,7 @@ def _ann_columns(anns: list, file: str, keep_segmentation: bool, need_keypoints:
         "image_id": _id_array(_field(anns, "image_id", file, where), "image_id", file, where),
         "category_id": _id_array(_field(anns, "category_id", file, where), "category_id", file, where),
         "bbox": _boxes(_field(anns, "bbox", file, where), file, where),
-        "area": _floats(_field(anns, "area", file, where), "area", file, where),
+        "area": _non_negative(_field(anns, "area", file, where), "area", file, where),
         "iscrowd": _floats(crowd_raw, "iscrowd", file, where, flags=True) != 0,
         "ignore": _floats(ign_raw, "ignore", file, where, flags=True) != 0,
         "num_keypoints": np.full(len(anns), -1, dtype=np.int64),
@@ -382,13 +390,29 @@ def _ann_columns(anns: list, file: str, keep_segmentation: bool, need_keypoints:
         "segmentation": _field(anns, "segmentation", file, where) if keep_segmentation else None,
     }
     if need_keypoints:
-        cols["num_keypoints"] = _floats(
-            _field(anns, "num_keypoints", file, where), "num_keypoints", file, where
-        ).astype(np.int64)
+        nk_raw = _field(anns, "num_keypoints", file, where)
+        nk = _non_negative(nk_raw, "num_keypoints", file, where)
+        bad = (nk != np.round(nk)) | (nk > 2**31)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValidationError(
+                f"num_keypoints must be a whole number, got {nk_raw[i]!r}", file=file, record=_rec(where, i)
+            )
+        cols["num_keypoints"] = nk.astype(np.int64)
         cols["keypoints"] = _keypoint_matrix(
             _field(anns, "keypoints", file, where), file, where, "keypoints", gt=True
         )
     return cols
+
+
+def _non_negative(values: list, what: str, file: str, where: str) -> np.ndarray:
+    """Finite numbers >= 0 (a negative area would make OKS exceed 1 and area ranges meaningless)."""
+    arr = _floats(values, what, file, where)
+    neg = arr < 0
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise ValidationError(f"{what} must not be negative, got {values[i]!r}", file=file, record=_rec(where, i))
+    return arr
 
 
 def _image_size(images: list, key: str, file: str) -> np.ndarray:
