@@ -436,3 +436,22 @@ def test_in_memory_forms(tmp_path):
     r = load_coco_results(with_bad(RES, {"score": "x"}), load_coco_gt(GT), on_error="skip")
     assert r.skipped == 1 and len(r) == len(RES)
     assert issubclass(InputFormatError, DetevalError) and issubclass(ValidationError, DetevalError)
+
+
+def test_results_array_rows():
+    import numpy as np
+
+    gt = load_coco_gt(GT)
+    good = [15, 1.0, 2.0, 3.0, 4.0, 0.9, 1]
+    for row, words in (
+        ([15.5, 1, 2, 3, 4, 0.9, 1], "ids must be integers"),
+        ([1e300, 1, 2, 3, 4, 0.9, 1], "ids must be integers"),
+        ([15, 1, 2, 1e300, 4, 0.9, 1], "beyond"),
+        ([15, 1, 2, -3, 4, 0.9, 1], "negative width"),
+        ([15, 1, 2, 3, 4, NAN, 1], "not finite"),
+        ([15, 1, 2, 3, 4, 0.9, 77], "unknown category_id 77"),
+    ):
+        with pytest.raises(DetevalError, match=f"record 1: .*{words}"):
+            load_coco_results(np.array([good, row]), gt)
+    with pytest.raises(InputFormatError, match="N×7"):
+        load_coco_results(np.zeros((2, 6)), gt)

@@ -650,6 +650,12 @@ def _results_from_array(arr: np.ndarray, gt: CocoGroundTruth, file: str) -> Coco
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
         raise ValidationError(f"bbox {bbox[i].tolist()} has a negative width or height", file=file, record=i)
+    _check_magnitude(bbox, "bbox", bbox.tolist(), file, None)
+    ids = a[:, [0, 6]]
+    bad = ((ids != np.round(ids)) | (np.abs(ids) >= 2.0**63)).any(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputFormatError(f"ids must be integers, got row {a[i].tolist()}", file=file, record=i)
     img = _index_of(a[:, 0].astype(np.int64), gt.image_ids, "image_id", file, None)
     cat = _index_of(a[:, 6].astype(np.int64), gt.cat_ids, "category_id", file, None)
     return CocoResults(
