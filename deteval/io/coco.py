@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from itertools import chain
@@ -60,7 +61,7 @@ def read_json(path: str | PathLike[str]) -> Any:
         raise InputFormatError(f"cannot read file: {exc.strerror or exc}", file=p) from None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    if not data.strip():
+    if not data or data.isspace():  # (isspace scans without copying the file)
         raise InputFormatError("empty file (no JSON at all)", file=p)
     enabled = gc.isenabled()
     gc.disable()
@@ -951,12 +952,16 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
         if isinstance(poly, dict):
             check_segmentation(poly, file, record)
             continue
-        if not isinstance(poly, list) or len(poly) < 4 or not all(map(_is_number, poly)):
+        try:
+            if not isinstance(poly, list) or len(poly) < 4:
+                raise TypeError
+            # C-level passes: a string or None raises TypeError, a NaN makes the sum NaN (min/max skip it)
+            lo, hi, total = min(poly), max(poly), sum(poly)
+        except (TypeError, ValueError):
             raise InputFormatError(
                 f"a polygon must be a list of at least 4 numbers, got {str(poly)[:60]}", file=file, record=record
-            )
-        a = np.asarray(poly, dtype=np.float64)
-        if not (np.abs(a) <= MAX_POLYGON_COORD).all():
+            ) from None
+        if not (-MAX_POLYGON_COORD <= lo and hi <= MAX_POLYGON_COORD and math.isfinite(total)):
             raise ValidationError(
                 "polygon coordinates must be finite and within \u00b11e6", file=file, record=record
             )
