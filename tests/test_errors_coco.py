@@ -380,7 +380,9 @@ def test_bad_ground_truth_segmentation_and_image_size(tmp_path, capsys):
     gt = copy.deepcopy(SEGM_GT)
     gt["images"][0]["height"] = "600"
     write(tmp_path / "gt.json", gt)
-    cli_error(capsys, ["coco", path, res, "--iou-type", "segm"], f"{path}: images[0]: height must be a number")
+    cli_error(
+        capsys, ["coco", path, res, "--iou-type", "segm"], f"{path}: images[0]: height must be a number"
+    )
     gt["images"][0]["height"] = 10.5
     write(tmp_path / "gt.json", gt)
     cli_error(capsys, ["coco", path, res, "--iou-type", "segm"], "images[0]: height must be a whole number")

@@ -36,7 +36,8 @@ def api(qrels: Path, run: Path, on_error: str = "raise") -> dict:
 
 
 def argv(qrels: Path, run: Path, *extra: str) -> list[str]:
-    return ["trec", str(qrels), str(run), *sum((["-m", m] for m in MEASURES), []), "--format", "json", *extra]
+    measures = [arg for m in MEASURES for arg in ("-m", m)]
+    return ["trec", str(qrels), str(run), *measures, "--format", "json", *extra]
 
 
 def cli_json(capsys, args: list[str]) -> dict:
@@ -79,7 +80,8 @@ BAD_QRELS_LINES = {
 
 
 @pytest.mark.parametrize(
-    "which,name", [("run", n) for n in sorted(BAD_RUN_LINES)] + [("qrels", n) for n in sorted(BAD_QRELS_LINES)]
+    "which,name",
+    [("run", n) for n in sorted(BAD_RUN_LINES)] + [("qrels", n) for n in sorted(BAD_QRELS_LINES)],
 )
 def test_bad_line(files, capsys, which, name):
     qrels, run = files
@@ -166,7 +168,9 @@ def test_empty_files(files, capsys):
     with -c an empty run is a valid result (every qrels topic scores 0)."""
     qrels, run = files
     run.write_bytes(b"\n \t\n")
-    cli_error(capsys, argv(qrels, run), f"{run} vs {qrels}: no topic has both results and judgements (0 run rows")
+    cli_error(
+        capsys, argv(qrels, run), f"{run} vs {qrels}: no topic has both results and judgements (0 run rows"
+    )
     doc = cli_json(capsys, [*argv(qrels, run), "-c"])
     assert doc["map"] == 0.0 and doc["num_ret"] == 0
     run.write_bytes((SAMPLE / "run.txt").read_bytes())

@@ -70,7 +70,9 @@ SCORES = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True), st.integers(-(10**30), 10**30),
     st.sampled_from(["1", "x", None, True, b"1"]),
 )  # fmt: skip
-IDS = st.one_of(st.sampled_from(["401", "402", "d1", "", " ", "a b", 401, 3.5, None, b"x"]), st.text(max_size=3))
+IDS = st.one_of(
+    st.sampled_from(["401", "402", "d1", "", " ", "a b", 401, 3.5, None, b"x"]), st.text(max_size=3)
+)
 
 
 @FUZZ

@@ -152,7 +152,9 @@ def _floats(values: list, what: str, file: str, where: str | None, *, flags: boo
         bad = (arr != 0) & (arr != 1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValidationError(f"{what} must be 0 or 1, got {values[i]!r}", file=file, record=_rec(where, i))
+            raise ValidationError(
+                f"{what} must be 0 or 1, got {values[i]!r}", file=file, record=_rec(where, i)
+            )
     return arr
 
 
@@ -412,7 +414,9 @@ def _non_negative(values: list, what: str, file: str, where: str) -> np.ndarray:
     neg = arr < 0
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
-        raise ValidationError(f"{what} must not be negative, got {values[i]!r}", file=file, record=_rec(where, i))
+        raise ValidationError(
+            f"{what} must not be negative, got {values[i]!r}", file=file, record=_rec(where, i)
+        )
     return arr
 
 
@@ -935,7 +939,9 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
     if isinstance(segm, dict):
         size = segm.get("size")
         if "counts" not in segm or not (
-            isinstance(size, (list, tuple)) and len(size) == 2 and all(type(v) is int and v >= 0 for v in size)
+            isinstance(size, (list, tuple))
+            and len(size) == 2
+            and all(type(v) is int and v >= 0 for v in size)
         ):
             raise InputFormatError(
                 "an RLE segmentation needs 'counts' and 'size': [height, width]", file=file, record=record
@@ -944,7 +950,9 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
         if not isinstance(counts, (str, bytes, list)) or (
             isinstance(counts, list) and not all(type(v) is int and v >= 0 for v in counts)
         ):
-            raise InputFormatError("RLE 'counts' must be a string or a list of counts", file=file, record=record)
+            raise InputFormatError(
+                "RLE 'counts' must be a string or a list of counts", file=file, record=record
+            )
         return
     if not isinstance(segm, list) or not segm:
         raise InputFormatError(f"invalid segmentation {str(segm)[:60]!r}", file=file, record=record)
@@ -959,7 +967,9 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
             lo, hi, total = min(poly), max(poly), sum(poly)
         except (TypeError, ValueError):
             raise InputFormatError(
-                f"a polygon must be a list of at least 4 numbers, got {str(poly)[:60]}", file=file, record=record
+                f"a polygon must be a list of at least 4 numbers, got {str(poly)[:60]}",
+                file=file,
+                record=record,
             ) from None
         if not (-MAX_POLYGON_COORD <= lo and hi <= MAX_POLYGON_COORD and math.isfinite(total)):
             raise ValidationError(

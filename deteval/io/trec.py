@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-
-import re
 
 from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io.skipping import check_on_error, load_skipping
