@@ -457,3 +457,43 @@ def test_results_array_rows():
             load_coco_results(np.array([good, row]), gt)
     with pytest.raises(InputFormatError, match="N×7"):
         load_coco_results(np.zeros((2, 6)), gt)
+
+
+def test_large_files_read_in_pieces_name_the_global_record(tmp_path, monkeypatch, capsys):
+    """Files above 2 pieces are parsed piece by piece; a bad record in a later piece is still named by its
+    index in the whole file, and skipping it gives the same result as the file without it."""
+    import deteval.io.coco as coco_io
+
+    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 1000)
+    gt = write(tmp_path / "gt.json", GT)
+    clean = api(gt, write(tmp_path / "clean.json", RES))
+    at = len(RES) - 5
+    res = write(tmp_path / "res.json", with_bad(RES, {"score": "x"}, at=at))
+    cli_error(capsys, ["coco", gt, res], f"{res}: record {at}: score must be a number")
+    doc = cli_json(capsys, ["coco", gt, res, "--format", "json", "--on-error", "skip"])
+    assert scores(doc) == scores(clean) and doc["skipped_records"] == 1
+    bad_gt = copy.deepcopy(GT)
+    bad_gt["annotations"][-3]["bbox"] = [1, 2, 3]
+    n = len(GT["annotations"])
+    path = write(tmp_path / "gt.json", bad_gt)
+    cli_error(capsys, ["coco", path, res], f"{path}: annotations[{n - 3}]: bbox must have 4 numbers")
+
+
+def test_pycocotools_objects_with_bad_records():
+    """A pycocotools COCO (ground truth, or results from loadRes) goes through the same checks and skip."""
+    import contextlib
+    import io
+
+    from pycocotools.coco import COCO
+
+    coco = COCO()
+    coco.dataset = copy.deepcopy(GT)
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco.createIndex()
+        res = coco.loadRes(copy.deepcopy(RES))
+    res.dataset["annotations"][3]["score"] = NAN
+    with pytest.raises(ValidationError, match="<pycocotools COCO results>: record 3: score is nan"):
+        evaluate_coco(coco, res)
+    doc = evaluate_coco(coco, res, on_error="skip").to_result().to_dict()
+    without = [r for i, r in enumerate(RES) if i != 3]
+    assert scores(doc) == scores(api(GT, without)) and doc["skipped_records"] == 1
