@@ -238,3 +238,19 @@ def test_through_a_subprocess(files):
     subprocess_error(argv(qrels, run), f"{run}: line 4: score nan is not finite")
     qrels.write_bytes("401 0 a 1\n".encode("utf-16"))
     subprocess_error(argv(qrels, run), str(qrels), "NUL byte")
+
+
+@pytest.mark.parametrize("score", [True, "1", b"1", None, [1.0], float("nan"), float("inf")])
+def test_in_memory_run_scores_must_be_finite_numbers(score):
+    from deteval.io.trec import run_from_dict
+
+    with pytest.raises(ValidationError, match="topic 'q', document 'd2'"):
+        run_from_dict({"q": {"d1": 1.0, "d2": score}})
+
+
+@pytest.mark.parametrize("rel", [True, "1", 1.5, None, float("nan")])
+def test_in_memory_qrels_relevance_must_be_integers(rel):
+    from deteval.io.trec import qrels_from_dict
+
+    with pytest.raises(ValidationError, match="topic 'q', document 'd2'"):
+        qrels_from_dict({"q": {"d1": 1, "d2": rel}})

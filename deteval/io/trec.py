@@ -539,6 +539,8 @@ def run_from_dict(
             rec = f"topic {qid!r}, document {doc!r}"
             docs.append(_key_bytes(doc, "docno", source, rec))
             try:
+                if isinstance(score, (bool, str, bytes)):  # float() would read True, "1" and b"1"
+                    raise TypeError
                 s = float(score)
             except (TypeError, ValueError):
                 raise ValidationError(
