@@ -497,3 +497,15 @@ def test_pycocotools_objects_with_bad_records():
     doc = evaluate_coco(coco, res, on_error="skip").to_result().to_dict()
     without = [r for i, r in enumerate(RES) if i != 3]
     assert scores(doc) == scores(api(GT, without)) and doc["skipped_records"] == 1
+
+
+def test_iscrowd_and_ignore_as_true_false():
+    """true/false flags (some exporters write them) read as 1/0, including a file where all are false."""
+    gt = copy.deepcopy(GT)
+    for a in gt["annotations"]:
+        a["iscrowd"], a["ignore"] = False, False
+    assert api(gt, RES) == api(GT, RES)
+    gt["annotations"][4]["iscrowd"] = True
+    crowd = copy.deepcopy(GT)
+    crowd["annotations"][4]["iscrowd"] = 1
+    assert api(gt, RES) == api(crowd, RES)

@@ -136,10 +136,18 @@ def _floats(values: list, what: str, file: str, where: str | None, *, flags: boo
     """Numbers as float64, finite; ``flags``: only 0 or 1 (``true``/``false`` accepted too)."""
     n = len(values)
     arr = _numeric(values) if n else np.zeros(0)
+    if flags and arr is None and n and set(map(type, values)) == {bool}:
+        arr = np.array(values)  # all true/false
     if arr is not None and not flags and bool in set(map(type, values)):
         arr = None  # true/false is not a score or an area (numpy would read it as 1/0)
     if arr is None or arr.shape != (n,):
-        i = _first_bad(values, (lambda v: _is_number(v) or isinstance(v, bool)) if flags else _is_number)
+
+        def ok(v: Any) -> bool:  # one value alone: a number numpy can hold (not 10**400)
+            return (_is_number(v) or (flags and isinstance(v, bool))) and (
+                isinstance(v, bool) or _numeric([v]) is not None
+            )
+
+        i = _first_bad(values, ok)
         raise InputFormatError(
             f"{what} must be a number, got {values[i]!r}", file=file, record=_rec(where, i)
         ) from None
