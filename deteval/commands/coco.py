@@ -14,12 +14,14 @@ _PARAM_OPTIONS = ("iou_thrs", "rec_thrs", "max_dets", "area_rng", "area_lbl", "u
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    apply_preset(args, parser, {"iou_type": "bbox", "compat": "pycocotools", "per_class": False})
+    apply_preset(
+        args, parser, {"iou_type": "bbox", "compat": "pycocotools", "per_class": False, "on_error": "raise"}
+    )
     options: dict[str, Any] = {
         k: getattr(args, k) for k in _PARAM_OPTIONS if getattr(args, k, None) is not None
     }
     params = CocoParams.from_options(args.iou_type, **options)
-    ev = evaluate_coco(args.gt, args.results, params=params, compat=args.compat)
+    ev = evaluate_coco(args.gt, args.results, params=params, compat=args.compat, on_error=args.on_error)
     fmt = getattr(args, "format", None) or "table"
     result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
     emit(result, args)
@@ -87,6 +89,14 @@ def register(sub: Any) -> None:
         default=None,
         metavar="LIST",
         help="per-keypoint OKS sigmas, comma-separated (default: COCO's 17)",
+    )
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default=None,
+        help="raise (default): stop at the first bad record; skip: leave out bad result records and "
+        "ground-truth annotations (also results for unknown images or categories), each listed in the "
+        "warnings and counted in skipped_records",
     )
     add_output_args(p)
     add_plot_args(p)

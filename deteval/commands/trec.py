@@ -19,8 +19,8 @@ _FORMATS = ("trec", "json", "csv", "table", "markdown")
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    qrels = load_qrels(args.qrels)
-    results = load_run(args.run)
+    qrels = load_qrels(args.qrels, on_error=args.on_error)
+    results = load_run(args.run, on_error=args.on_error)
     result = evaluate_trec(
         qrels,
         results,
@@ -114,6 +114,13 @@ def register(sub: Any) -> None:
         choices=("num_rel", "num_rel_ret"),
         default="num_rel",
         help="AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
+    )
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default="raise",
+        help="raise (default): stop at the first bad line; skip: leave bad run/qrels lines out, each "
+        "listed in the warnings and counted in skipped_records",
     )
     p.add_argument("--format", choices=_FORMATS, default="trec", help="output format (default: trec)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")

@@ -44,7 +44,14 @@ from deteval.detection.coco_iou import bbox_iou_pairs, oks_pairs, segm_iou_block
 from deteval.detection.coco_match import MatchTable, match_groups
 from deteval.detection.coco_params import CocoParams
 from deteval.errors import ConfigError, InputFormatError, ValidationError
-from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results, to_rle
+from deteval.io.coco import (
+    CocoGroundTruth,
+    CocoResults,
+    check_segmentation,
+    load_coco_gt,
+    load_coco_results,
+    to_rle,
+)
 from deteval.results import EvalResult, PRCurve
 
 __all__ = [
@@ -487,6 +494,7 @@ class _RleTable:
             s = self.segs[i]
             if s is None:
                 raise InputFormatError("missing field 'segmentation'", file=self.file, record=self._record(i))
+            check_segmentation(s, self.file, self._record(i))
             if isinstance(s, dict) and not isinstance(s.get("counts"), list):
                 self.cache[i] = s
             elif (
@@ -575,21 +583,30 @@ def evaluate_coco(
     iou_type: str | None = None,
     params: CocoParams | Any | None = None,
     compat: str = "pycocotools",
+    on_error: str = "raise",
 ) -> CocoEvaluation:
     """Evaluate ``results`` against ``gt`` with the COCO protocol (see the module docstring).
 
     ``gt``: a path, a parsed dict, a pycocotools ``COCO`` or a :class:`CocoGroundTruth`; ``results``: a path,
     a list of dicts, an N×7 array, a pycocotools ``COCO`` (from ``loadRes``) or a :class:`CocoResults`.
     ``iou_type``: "bbox" (default), "segm" or "keypoints"; ``params``: a :class:`CocoParams`, a pycocotools
-    ``Params`` or a dict of options; ``compat``: "pycocotools" (default) or "fixed".
+    ``Params`` or a dict of options; ``compat``: "pycocotools" (default) or "fixed". ``on_error="skip"``:
+    bad result records and ground-truth annotations are left out, listed in the warnings and counted in
+    ``skipped_records`` (see :func:`~deteval.io.coco.load_coco_results`); the summary always holds the count.
     """
     if compat not in COMPAT_MODES:
         raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
     p = _resolve_params(params, iou_type)
-    g = load_coco_gt(gt, keep_segmentation=p.iou_type == "segm", need_keypoints=p.iou_type == "keypoints")
-    r = load_coco_results(results, g, iou_type=p.iou_type)
+    g = load_coco_gt(
+        gt,
+        keep_segmentation=p.iou_type == "segm",
+        need_keypoints=p.iou_type == "keypoints",
+        on_error=on_error,
+    )
+    r = load_coco_results(results, g, iou_type=p.iou_type, on_error=on_error)
     table, counts, warnings = _match_in_shards(g, r, p, compat)
-    return _finish(table, p, compat, g, counts, warnings + r.warnings)
+    counts = {**counts, "skipped_records": g.skipped + r.skipped}
+    return _finish(table, p, compat, g, counts, r.warnings + warnings)
 
 
 def _xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
@@ -636,21 +653,33 @@ def _arrays_to_tables(
 
     pb = column(preds, "boxes", "preds", 4, np.float64)
     ps = column(preds, "scores", "preds", 0, np.float64)
-    pl = column(preds, "labels", "preds", 0, np.int64)
+    pl = column(preds, "labels", "preds", 0, np.float64)
     tb = column(targets, "boxes", "targets", 4, np.float64)
-    tl = column(targets, "labels", "targets", 0, np.int64)
-    tc = [
-        np.asarray(
-            t["iscrowd"] if t.get("iscrowd") is not None else np.zeros(len(tl[i])), dtype=np.float64
-        ).reshape(-1)
-        for i, t in enumerate(targets)
-    ]
-    ta = [
-        np.asarray(t["area"], dtype=np.float64).reshape(-1)
-        if t.get("area") is not None
-        else _xywh(tb[i], box_format)[:, 2] * _xywh(tb[i], box_format)[:, 3]
-        for i, t in enumerate(targets)
-    ]
+    tl = column(targets, "labels", "targets", 0, np.float64)
+    no_value = [{} for _ in targets]
+    tc = column([t if t.get("iscrowd") is not None else n for t, n in zip(targets, no_value)], "iscrowd",
+                "targets", 0, np.float64, default=())  # fmt: skip
+    ta = column([t if t.get("area") is not None else n for t, n in zip(targets, no_value)], "area",
+                "targets", 0, np.float64, default=())  # fmt: skip
+    for i in range(len(targets)):
+        if targets[i].get("iscrowd") is None:
+            tc[i] = np.zeros(tl[i].shape[0])
+        if targets[i].get("area") is None:
+            with np.errstate(over="ignore", invalid="ignore"):  # bad boxes are refused below
+                xywh = _xywh(tb[i], box_format)
+                ta[i] = xywh[:, 2] * xywh[:, 3]
+    for what, parts, name in (("preds", pl, "labels"), ("targets", tl, "labels"), ("targets", tc, "iscrowd")):
+        for i, v in enumerate(parts):
+            ok = (v == np.round(v)) & (np.abs(v) < 2.0**62) if name == "labels" else (v == 0) | (v == 1)
+            if not ok.all():
+                k = int(np.flatnonzero(~ok)[0])
+                raise ValidationError(
+                    f"{name} must be " + ("integers" if name == "labels" else "0 or 1") + f", got {v[k]!r}",
+                    file=f"<{what}>",
+                    record=f"image {first_image + i}, {name[:-1] if name == 'labels' else name} {k}",
+                )
+    pl = [v.astype(np.int64) for v in pl]
+    tl = [v.astype(np.int64) for v in tl]
     for i in range(len(preds)):
         img = f"image {first_image + i}"
         if not (pb[i].shape[0] == ps[i].shape[0] == pl[i].shape[0]):
@@ -677,12 +706,15 @@ def _arrays_to_tables(
     for what, name, arr, owner in checks:
         bad = ~np.isfinite(arr).all(axis=1) if arr.ndim == 2 else ~np.isfinite(arr)
         if name == "box":
-            bad |= (arr[:, 2] < 0) | (arr[:, 3] < 0)
+            # beyond 2**53 areas overflow and IoUs become NaN (the same limit as the file loaders)
+            bad |= (arr[:, 2] < 0) | (arr[:, 3] < 0) | (np.abs(arr) > 2.0**53).any(axis=1)
+        elif name == "area":
+            bad |= arr < 0
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
             k = j - int(np.searchsorted(owner, owner[j]))
             raise ValidationError(
-                f"{name} {arr[j].tolist()} is not finite or has a negative width/height",
+                f"{name} {arr[j].tolist()} is not finite, negative or beyond \u00b12**53",
                 file=f"<{what}>",
                 record=f"image {first_image + int(owner[j])}, {name} {k}",
             )

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from itertools import chain
@@ -34,6 +35,8 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io.skipping import check_on_error as _check_on_error
+from deteval.io.skipping import load_skipping
 
 try:  # optional accelerator
     import orjson as _orjson
@@ -44,18 +47,40 @@ __all__ = ["CocoGroundTruth", "CocoResults", "load_coco_gt", "load_coco_results"
 
 
 def read_json(path: str | PathLike[str]) -> Any:
-    """Parse a JSON file (orjson when available) with the garbage collector paused."""
+    """Parse a JSON file (orjson when available) with the garbage collector paused.
+
+    A UTF-8 BOM is ignored. ``NaN``, ``Infinity`` and ``-Infinity`` tokens (which Python's ``json.dump``
+    writes) are read as floats so that the record holding one is named by the validation that follows (and
+    can be skipped) instead of failing the whole file; UTF-16/32 with a BOM is decoded as Python's ``json``
+    does. Anything else that is not JSON is an :class:`InputFormatError` naming the line.
+    """
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise InputFormatError(f"cannot read file: {exc.strerror or exc}", file=p) from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if not data or data.isspace():  # (isspace scans without copying the file)
+        raise InputFormatError("empty file (no JSON at all)", file=p)
     enabled = gc.isenabled()
     gc.disable()
     try:
         if _orjson is not None:
-            return _orjson.loads(data)
+            try:
+                return _orjson.loads(data)
+            except ValueError:
+                pass  # the slower parser below accepts NaN/Infinity and gives the error's line
         return json.loads(data)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputFormatError(f"not UTF-8 text: {exc.reason}", file=p, record=f"line {line}") from None
+    except json.JSONDecodeError as exc:
+        raise InputFormatError(
+            f"invalid JSON: {exc.msg} (column {exc.colno})", file=p, record=f"line {exc.lineno}"
+        ) from None
+    except RecursionError:
+        raise InputFormatError("invalid JSON: nested too deeply", file=p) from None
     except ValueError as exc:
         raise InputFormatError(f"invalid JSON: {exc}", file=p) from None
     finally:
@@ -107,11 +132,22 @@ def _numeric(values: list) -> np.ndarray | None:
     return arr if arr.dtype.kind in "iuf" else None
 
 
-def _floats(values: list, what: str, file: str, where: str | None) -> np.ndarray:
+def _floats(values: list, what: str, file: str, where: str | None, *, flags: bool = False) -> np.ndarray:
+    """Numbers as float64, finite; ``flags``: only 0 or 1 (``true``/``false`` accepted too)."""
     n = len(values)
     arr = _numeric(values) if n else np.zeros(0)
+    if flags and arr is None and n and set(map(type, values)) == {bool}:
+        arr = np.array(values)  # all true/false
+    if arr is not None and not flags and bool in set(map(type, values)):
+        arr = None  # true/false is not a score or an area (numpy would read it as 1/0)
     if arr is None or arr.shape != (n,):
-        i = _first_bad(values, _is_number)
+
+        def ok(v: Any) -> bool:  # one value alone: a number numpy can hold (not 10**400)
+            return (_is_number(v) or (flags and isinstance(v, bool))) and (
+                isinstance(v, bool) or _numeric([v]) is not None
+            )
+
+        i = _first_bad(values, ok)
         raise InputFormatError(
             f"{what} must be a number, got {values[i]!r}", file=file, record=_rec(where, i)
         ) from None
@@ -120,6 +156,13 @@ def _floats(values: list, what: str, file: str, where: str | None) -> np.ndarray
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValidationError(f"{what} is {values[i]!r}: must be finite", file=file, record=_rec(where, i))
+    if flags:
+        bad = (arr != 0) & (arr != 1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValidationError(
+                f"{what} must be 0 or 1, got {values[i]!r}", file=file, record=_rec(where, i)
+            )
     return arr
 
 
@@ -151,7 +194,19 @@ def _boxes(values: list, file: str, where: str | None) -> np.ndarray:
         raise ValidationError(
             f"bbox {values[i]!r} has a negative width or height", file=file, record=_rec(where, i)
         )
+    _check_magnitude(boxes, "bbox", values, file, where)
     return boxes
+
+
+#: Coordinates beyond this are refused: areas overflow to inf and IoUs to NaN (as in the VOC loaders).
+MAX_COORD = 2.0**53
+
+
+def _check_magnitude(mat: np.ndarray, what: str, values: list, file: str, where: str | None) -> None:
+    big = (np.abs(mat) > MAX_COORD).any(axis=1)
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        raise ValidationError(f"{what} {values[i]!r} is beyond \u00b12**53", file=file, record=_rec(where, i))
 
 
 def _id_array(values: list, what: str, file: str, where: str | None) -> np.ndarray:
@@ -163,15 +218,23 @@ def _id_array(values: list, what: str, file: str, where: str | None) -> np.ndarr
     except (ValueError, TypeError, OverflowError):
         arr = None
     if arr is not None and arr.ndim == 1:
-        if arr.dtype.kind in "iu":
+        if arr.dtype.kind == "i":
+            return arr.astype(np.int64)
+        if arr.dtype.kind == "u" and (arr < 2**63).all():
             return arr.astype(np.int64)
         if arr.dtype.kind == "U" and set(map(type, values)) == {str}:
             return arr
-        if arr.dtype.kind == "f" and np.isfinite(arr).all() and (arr == np.round(arr)).all():
+        if (
+            arr.dtype.kind == "f"
+            and (np.abs(arr) < 2.0**63).all()  # also False for NaN
+            and (arr == np.round(arr)).all()
+        ):
             return arr.astype(np.int64)
-    i = _first_bad(values, lambda v: type(v) is int)
+    i = _first_bad(values, lambda v: type(v) is int and -(2**63) <= v < 2**63)
     raise InputFormatError(
-        f"{what} must be an integer (or all ids strings), got {values[i]!r}", file=file, record=_rec(where, i)
+        f"{what} must be an integer within ±2**63 (or all ids strings), got {values[i]!r}",
+        file=file,
+        record=_rec(where, i),
     )
 
 
@@ -232,6 +295,7 @@ class CocoGroundTruth:
     segmentation: list | None = None
     source: str = "<in-memory ground truth>"
     warnings: list[str] = field(default_factory=list)
+    skipped: int = 0
 
     def __len__(self) -> int:
         return int(self.ann_id.shape[0])
@@ -251,6 +315,7 @@ class CocoResults:
     kind: str = "bbox"
     source: str = "<in-memory results>"
     warnings: list[str] = field(default_factory=list)
+    skipped: int = 0
 
     def __len__(self) -> int:
         return int(self.score.shape[0])
@@ -260,34 +325,59 @@ def _is_coco_object(obj: Any) -> bool:
     return hasattr(obj, "dataset") and hasattr(obj, "createIndex") and isinstance(obj.dataset, dict)
 
 
-def _keypoint_matrix(values: list, file: str, where: str | None, what: str) -> np.ndarray:
+def _keypoint_matrix(
+    values: list, file: str, where: str | None, what: str, *, width: int | None = None, gt: bool = False
+) -> np.ndarray:
+    """An N×3K float64 matrix; ``width``: the 3K every record must have (the ground truth's), else the first
+    record's. ``gt``: visibility flags must be 0, 1 or 2."""
     n = len(values)
-    try:
-        lens = np.fromiter(map(len, values), dtype=np.int64, count=n)
-    except TypeError:
-        i = _first_bad(values, lambda b: isinstance(b, (list, tuple, np.ndarray)))
+    if not all(map(_is_list, values)):
+        i = _first_bad(values, _is_list)
         raise InputFormatError(
-            f"{what} must be a list of numbers", file=file, record=_rec(where, i)
-        ) from None
+            f"{what} must be a list of numbers, got {str(values[i])[:40]}", file=file, record=_rec(where, i)
+        )
+    lens = np.fromiter(map(len, values), dtype=np.int64, count=n)
     if n == 0:
-        return np.zeros((0, 0), dtype=np.float64)
-    if (lens != lens[0]).any() or lens[0] % 3:
-        i = int(np.flatnonzero(lens != lens[0])[0]) if (lens != lens[0]).any() else 0
+        return np.zeros((0, width or 0), dtype=np.float64)
+    k3 = int(lens[0]) if width is None else width
+    if (lens != k3).any() or k3 % 3 or k3 == 0:
+        i = int(np.flatnonzero(lens != k3)[0]) if (lens != k3).any() else 0
         raise InputFormatError(
-            f"{what} must have 3K numbers, the same K for every record (got {int(lens[i])})",
+            f"{what} must have 3K numbers, the same K for every record "
+            f"(expected {k3 if k3 and k3 % 3 == 0 else '3K'}, got {int(lens[i])})",
             file=file,
             record=_rec(where, i),
         )
     try:
+        if bool in set(map(type, chain.from_iterable(values))):
+            raise TypeError
         flat = np.fromiter(chain.from_iterable(values), dtype=np.float64, count=int(lens.sum()))
     except (TypeError, ValueError):
-        raise InputFormatError(f"{what} must hold numbers", file=file) from None
-    mat = flat.reshape(n, int(lens[0]))
+        i = _first_bad(values, lambda b: all(_is_number(v) for v in b))
+        raise InputFormatError(
+            f"{what} must hold numbers, got {str(values[i])[:40]}", file=file, record=_rec(where, i)
+        ) from None
+    mat = flat.reshape(n, k3)
     bad = ~np.isfinite(mat).all(axis=1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValidationError(f"{what} are not finite", file=file, record=_rec(where, i))
+    _check_magnitude(mat, what, values, file, where)
+    if gt:
+        v = mat[:, 2::3]
+        bad = ((v != 0) & (v != 1) & (v != 2)).any(axis=1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValidationError(
+                f"{what} visibility flags must be 0, 1 or 2, got {sorted(set(v[i].tolist()))}",
+                file=file,
+                record=_rec(where, i),
+            )
     return mat
+
+
+def _is_list(v: Any) -> bool:
+    return isinstance(v, (list, tuple, np.ndarray))
 
 
 def _ann_columns(anns: list, file: str, keep_segmentation: bool, need_keypoints: bool) -> dict[str, Any]:
@@ -303,21 +393,51 @@ def _ann_columns(anns: list, file: str, keep_segmentation: bool, need_keypoints:
         "image_id": _id_array(_field(anns, "image_id", file, where), "image_id", file, where),
         "category_id": _id_array(_field(anns, "category_id", file, where), "category_id", file, where),
         "bbox": _boxes(_field(anns, "bbox", file, where), file, where),
-        "area": _floats(_field(anns, "area", file, where), "area", file, where),
-        "iscrowd": _floats([int(v) if isinstance(v, bool) else v for v in crowd_raw], "iscrowd", file, where)
-        != 0,
-        "ignore": _floats([int(v) if isinstance(v, bool) else v for v in ign_raw], "ignore", file, where)
-        != 0,
+        "area": _non_negative(_field(anns, "area", file, where), "area", file, where),
+        "iscrowd": _floats(crowd_raw, "iscrowd", file, where, flags=True) != 0,
+        "ignore": _floats(ign_raw, "ignore", file, where, flags=True) != 0,
         "num_keypoints": np.full(len(anns), -1, dtype=np.int64),
         "keypoints": None,
         "segmentation": _field(anns, "segmentation", file, where) if keep_segmentation else None,
     }
     if need_keypoints:
-        cols["num_keypoints"] = _floats(
-            _field(anns, "num_keypoints", file, where), "num_keypoints", file, where
-        ).astype(np.int64)
-        cols["keypoints"] = _keypoint_matrix(_field(anns, "keypoints", file, where), file, where, "keypoints")
+        nk_raw = _field(anns, "num_keypoints", file, where)
+        nk = _non_negative(nk_raw, "num_keypoints", file, where)
+        bad = (nk != np.round(nk)) | (nk > 2**31)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValidationError(
+                f"num_keypoints must be a whole number, got {nk_raw[i]!r}", file=file, record=_rec(where, i)
+            )
+        cols["num_keypoints"] = nk.astype(np.int64)
+        cols["keypoints"] = _keypoint_matrix(
+            _field(anns, "keypoints", file, where), file, where, "keypoints", gt=True
+        )
     return cols
+
+
+def _non_negative(values: list, what: str, file: str, where: str) -> np.ndarray:
+    """Finite numbers >= 0 (a negative area would make OKS exceed 1 and area ranges meaningless)."""
+    arr = _floats(values, what, file, where)
+    neg = arr < 0
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise ValidationError(
+            f"{what} must not be negative, got {values[i]!r}", file=file, record=_rec(where, i)
+        )
+    return arr
+
+
+def _image_size(images: list, key: str, file: str) -> np.ndarray:
+    """Image heights or widths (needed to rasterise polygons): whole numbers >= 0, -1 when absent."""
+    arr = _floats(_field(images, key, file, "images", default=-1), key, file, "images")
+    bad = (arr != np.round(arr)) | (arr < -1) | (arr > MAX_COORD)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(
+            f"{key} must be a whole number of pixels, got {arr[i]!r}", file=file, record=f"images[{i}]"
+        )
+    return arr.astype(np.int64)
 
 
 def _concat_columns(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -340,16 +460,52 @@ def _concat_columns(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def load_coco_gt(
-    source: Any, *, keep_segmentation: bool = False, need_keypoints: bool = False
+    source: Any, *, keep_segmentation: bool = False, need_keypoints: bool = False, on_error: str = "raise"
 ) -> CocoGroundTruth:
     """Load COCO ground truth (path, parsed dict or pycocotools ``COCO``) into a :class:`CocoGroundTruth`.
 
     Required per annotation: ``id``, ``image_id``, ``category_id``, ``bbox``, ``area``, ``iscrowd`` (pycocotools
     reads all of them); ``segmentation`` for segm, ``keypoints`` and ``num_keypoints`` for keypoints. A large
     file's ``annotations`` array is parsed in pieces (bounded memory), with the same result.
+
+    ``on_error="skip"``: a bad annotation is left out (listed in ``warnings``, counted in ``skipped``), the
+    rest loaded exactly as the file without it; bad images or categories, duplicate ids still raise.
     """
+    _check_on_error(on_error)
     if isinstance(source, CocoGroundTruth):
         return source
+    if on_error == "raise":
+        return _load_gt(source, keep_segmentation, need_keypoints)
+    try:
+        return _load_gt(source, keep_segmentation, need_keypoints)
+    except DetevalError as exc:
+        if not (isinstance(exc.record, str) and _ANN_RECORD.match(exc.record)):
+            raise
+    if _is_coco_object(source):
+        data, file = source.dataset, "<pycocotools COCO ground truth>"
+    elif isinstance(source, (str, PathLike)):
+        data, file = read_json(source), str(source)
+    else:
+        data, file = source, "<in-memory ground truth>"
+    anns = data["annotations"]
+
+    def load(idx: np.ndarray) -> CocoGroundTruth:
+        sub = {**data, "annotations": [anns[i] for i in idx.tolist()]}
+        return _load_gt(sub, keep_segmentation, need_keypoints, file=file)
+
+    def local(exc: DetevalError) -> int | None:
+        m = _ANN_RECORD.match(exc.record) if isinstance(exc.record, str) else None
+        return int(m.group(1)) if m else None
+
+    g, bad, _ = load_skipping(len(anns), load, local, lambda i: f"annotations[{i}]")
+    g.skipped = len(bad)
+    g.warnings = [f"skipped bad record: {exc}" for exc in bad.values()] + g.warnings
+    return g
+
+
+def _load_gt(
+    source: Any, keep_segmentation: bool, need_keypoints: bool, file: str | None = None
+) -> CocoGroundTruth:
     cols = None
     if _is_coco_object(source):
         data, file = source.dataset, "<pycocotools COCO ground truth>"
@@ -361,7 +517,7 @@ def load_coco_gt(
         else:
             data = read_json(source)
     elif isinstance(source, dict):
-        data, file = source, "<in-memory ground truth>"
+        data, file = source, file or "<in-memory ground truth>"
     else:
         raise InputFormatError(
             f"ground truth must be a path, a dict or a pycocotools COCO, not {type(source).__name__}"
@@ -385,9 +541,7 @@ def load_coco_gt(
     order = np.argsort(img_ids_file, kind="stable")
     hw = np.full((len(images), 2), -1, dtype=np.int64)
     if keep_segmentation:
-        h = _field(images, "height", file, "images", default=-1)
-        w = _field(images, "width", file, "images", default=-1)
-        hw = np.stack([np.asarray(h, dtype=np.int64), np.asarray(w, dtype=np.int64)], axis=1)
+        hw = np.stack([_image_size(images, k, file) for k in ("height", "width")], axis=1)
     image_hw = hw[order]
 
     cat_ids_file = _id_array(_field(cats, "id", file, "categories"), "category id", file, "categories")
@@ -509,6 +663,12 @@ def _results_from_array(arr: np.ndarray, gt: CocoGroundTruth, file: str) -> Coco
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
         raise ValidationError(f"bbox {bbox[i].tolist()} has a negative width or height", file=file, record=i)
+    _check_magnitude(bbox, "bbox", bbox.tolist(), file, None)
+    ids = a[:, [0, 6]]
+    bad = ((ids != np.round(ids)) | (np.abs(ids) >= 2.0**63)).any(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputFormatError(f"ids must be integers, got row {a[i].tolist()}", file=file, record=i)
     img = _index_of(a[:, 0].astype(np.int64), gt.image_ids, "image_id", file, None)
     cat = _index_of(a[:, 6].astype(np.int64), gt.cat_ids, "category_id", file, None)
     return CocoResults(
@@ -522,14 +682,49 @@ def _results_from_array(arr: np.ndarray, gt: CocoGroundTruth, file: str) -> Coco
     )
 
 
-def load_coco_results(source: Any, gt: CocoGroundTruth, *, iou_type: str = "bbox") -> CocoResults:
+def load_coco_results(
+    source: Any, gt: CocoGroundTruth, *, iou_type: str = "bbox", on_error: str = "raise"
+) -> CocoResults:
     """Load detection results (path, list of dicts, N×7 array or pycocotools ``COCO``) against ``gt``.
 
     The input is never modified (pycocotools' loadRes writes ``area``, ``id`` and ``iscrowd`` into the
     caller's dicts; the same values are computed here into arrays).
+
+    ``on_error="skip"``: a bad record (including one for an image or category the ground truth does not
+    have) is left out and listed in ``warnings`` (``skipped bad record: <file>: record N: <reason>``), counted
+    in ``skipped``; the rest is loaded exactly as the input without those records. Faults of the whole input
+    (not JSON, not a list) still raise.
     """
+    _check_on_error(on_error)
     if isinstance(source, CocoResults):
         return source
+    if on_error == "raise":
+        return _load_results(source, gt, iou_type)
+    try:
+        return _load_results(source, gt, iou_type)
+    except DetevalError as exc:
+        if not isinstance(exc.record, int) or isinstance(source, np.ndarray):
+            raise
+    if _is_coco_object(source):
+        records, file, from_coco = source.dataset.get("annotations", []), "<pycocotools COCO results>", True
+    elif isinstance(source, (str, PathLike)):
+        records, file, from_coco = read_json(source), str(source), False
+    else:
+        records, file, from_coco = list(source), "<in-memory results>", False
+
+    def load(idx: np.ndarray) -> CocoResults:
+        return _results_from_records([records[i] for i in idx.tolist()], file, from_coco, gt, iou_type)
+
+    def local(exc: DetevalError) -> int | None:
+        return exc.record if isinstance(exc.record, int) else None
+
+    res, bad, _ = load_skipping(len(records), load, local, lambda i: i)
+    res.skipped = len(bad)
+    res.warnings = [f"skipped bad record: {exc}" for exc in bad.values()] + res.warnings
+    return res
+
+
+def _load_results(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResults:
     from_coco = False
     if _is_coco_object(source):
         records, file, from_coco = source.dataset.get("annotations", []), "<pycocotools COCO results>", True
@@ -549,8 +744,16 @@ def load_coco_results(source: Any, gt: CocoGroundTruth, *, iou_type: str = "bbox
             f"results must be a path, a list of dicts, an N×7 array or a pycocotools COCO, "
             f"not {type(source).__name__}"
         )
+    return _results_from_records(records, file, from_coco, gt, iou_type)
+
+
+def _results_from_records(
+    records: Any, file: str, from_coco: bool, gt: CocoGroundTruth, iou_type: str
+) -> CocoResults:
     if not isinstance(records, list):
-        raise InputFormatError("results JSON must be a list of objects", file=file)
+        raise InputFormatError(
+            f"results JSON must be a list of objects, not {type(records).__name__}", file=file
+        )
     n = len(records)
     if n == 0:
         z = np.zeros(0, dtype=np.int64)
@@ -598,7 +801,10 @@ def load_coco_results(source: Any, gt: CocoGroundTruth, *, iou_type: str = "bbox
     if iou_type == "segm" or kind == "segm":
         segmentation = _field(records, "segmentation", file, None, default=None)
     if iou_type == "keypoints" or kind == "keypoints":
-        keypoints = _keypoint_matrix(_field(records, "keypoints", file, None), file, None, "keypoints")
+        width = gt.keypoints.shape[1] if gt.keypoints is not None and len(gt) else None
+        keypoints = _keypoint_matrix(
+            _field(records, "keypoints", file, None), file, None, "keypoints", width=width
+        )
 
     if kind == "bbox" or (kind == "segm" or from_coco) and all("bbox" in r for r in records):
         bbox = _boxes(_field(records, "bbox", file, None), file, None)
@@ -730,10 +936,60 @@ def _bbox_columns(records: list, gt: CocoGroundTruth, file: str) -> CocoResults:
     return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3], source=file)
 
 
+#: Polygon coordinates beyond this are refused: pycocotools rasterises the whole outline, so a stray
+#: 1e12 (or a NaN, which becomes INT_MIN) would take unbounded time and memory.
+MAX_POLYGON_COORD = 1e6
+
+
+def check_segmentation(segm: Any, file: str, record: str | int) -> None:
+    """Refuse what pycocotools would crash on or rasterise without bound: polygons that are not lists of at
+    least 4 finite numbers within ±1e6, RLE objects without ``counts`` or a ``[height, width]`` ``size``."""
+    if isinstance(segm, dict):
+        size = segm.get("size")
+        if "counts" not in segm or not (
+            isinstance(size, (list, tuple))
+            and len(size) == 2
+            and all(type(v) is int and v >= 0 for v in size)
+        ):
+            raise InputFormatError(
+                "an RLE segmentation needs 'counts' and 'size': [height, width]", file=file, record=record
+            )
+        counts = segm["counts"]
+        if not isinstance(counts, (str, bytes, list)) or (
+            isinstance(counts, list) and not all(type(v) is int and v >= 0 for v in counts)
+        ):
+            raise InputFormatError(
+                "RLE 'counts' must be a string or a list of counts", file=file, record=record
+            )
+        return
+    if not isinstance(segm, list) or not segm:
+        raise InputFormatError(f"invalid segmentation {str(segm)[:60]!r}", file=file, record=record)
+    for poly in segm:
+        if isinstance(poly, dict):
+            check_segmentation(poly, file, record)
+            continue
+        try:
+            if not isinstance(poly, list) or len(poly) < 4:
+                raise TypeError
+            # C-level passes: a string or None raises TypeError, a NaN makes the sum NaN (min/max skip it)
+            lo, hi, total = min(poly), max(poly), sum(poly)
+        except (TypeError, ValueError):
+            raise InputFormatError(
+                f"a polygon must be a list of at least 4 numbers, got {str(poly)[:60]}",
+                file=file,
+                record=record,
+            ) from None
+        if not (-MAX_POLYGON_COORD <= lo and hi <= MAX_POLYGON_COORD and math.isfinite(total)):
+            raise ValidationError(
+                "polygon coordinates must be finite and within \u00b11e6", file=file, record=record
+            )
+
+
 def to_rle(segm: Any, h: int, w: int, file: str, record: str | int) -> Any:
     """pycocotools' ``annToRLE``: polygons are merged into one RLE, uncompressed RLE is compressed."""
     from pycocotools import mask as mask_utils
 
+    check_segmentation(segm, file, record)
     try:
         if isinstance(segm, list):
             return mask_utils.merge(mask_utils.frPyObjects(segm, h, w))
@@ -761,6 +1017,7 @@ def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -
         if s is None:
             raise InputFormatError("missing field 'segmentation'", file=file, record=i)
         if isinstance(s, dict) and not isinstance(s.get("counts"), list):
+            check_segmentation(s, file, i)
             out.append(s)
             continue
         out.append(to_rle(s, *_image_hw(gt, int(img[i]), file, i), file, i))

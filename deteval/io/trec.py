@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from deteval.errors import InputFormatError, ValidationError
+from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io.skipping import check_on_error, load_skipping
 
 _BLOCK = 1 << 25  # 32 MiB of text per block bounds the temporary index arrays
 
@@ -58,6 +61,7 @@ class Qrels:
     record_kind: str = "line"
     blank_lines: int = 0
     warnings: list[str] = field(default_factory=list)
+    skipped: int | None = None  # bad lines left out with on_error="skip" (None: not asked for)
 
     def __len__(self) -> int:
         return int(self.topic.shape[0])
@@ -80,6 +84,7 @@ class Run:
     record_kind: str = "line"
     blank_lines: int = 0
     warnings: list[str] = field(default_factory=list)
+    skipped: int | None = None
 
     def __len__(self) -> int:
         return int(self.topic.shape[0])
@@ -202,20 +207,43 @@ def _tokenise_simple(
 
 
 def _read_bytes(path: str | PathLike[str]) -> bytes:
+    """The file's bytes, ready to tokenise: a UTF-8 BOM removed (else it would glue onto the first topic
+    id), old-Mac CR line ends made LF; NUL bytes (binary or UTF-16 data) refused."""
     try:
-        return Path(path).read_bytes()
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise InputFormatError(f"cannot read file: {exc.strerror or exc}", file=str(path)) from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise InputFormatError(
+            "binary data (a NUL byte) in a text file; save it as UTF-8 text",
+            file=str(path),
+            record=f"line {line}",
+        )
+    if b"\n" not in data and b"\r" in data:
+        data = data.replace(b"\r", b"\n")
+    return data
 
 
 def _parse_numbers(text: np.ndarray, dtype: type, lines: np.ndarray, path: str, what: str) -> np.ndarray:
     """``text.astype(dtype)``; on failure find and name the first bad line (error path only)."""
     try:
+        if text.shape[0] and (np.strings.find(text, b"_") >= 0).any():
+            raise ValueError  # numpy and Python read "1_0" as 10, trec_eval's atof as 1: refuse it
         values = text.astype(dtype)
     except (ValueError, OverflowError):
         for i, t in enumerate(text.tolist()):
             try:
-                dtype(t.decode("ascii"))
+                if b"_" in t:
+                    raise ValueError
+                v = dtype(t.decode("ascii"))
+                if dtype is int and not -(2**63) <= v < 2**63:
+                    raise ValidationError(
+                        f"{what} {v} is out of range", file=path, record=f"line {int(lines[i])}"
+                    )
             except (ValueError, OverflowError, UnicodeDecodeError):
                 raise InputFormatError(
                     f"{what} {t.decode('utf-8', 'replace')!r} is not a valid number",
@@ -283,6 +311,7 @@ def _concat(parts: list[np.ndarray], dtype: str) -> np.ndarray:
 
 
 def _read_table(
+    data: bytes,
     path: str | PathLike[str],
     n_fields: int,
     keep: Sequence[int],
@@ -294,7 +323,6 @@ def _read_table(
     Blocks are processed by a few threads: numpy releases the GIL in the heavy steps. Results are taken
     in file order, so the first bad line of the file is the one reported.
     """
-    data = _read_bytes(path)
 
     def work(item: tuple[int, memoryview]) -> tuple[list[np.ndarray], np.ndarray, int]:
         fields, ln, nb = _tokenise(item[1], n_fields, keep, str(path), item[0], what)
@@ -316,9 +344,58 @@ def _blank_warning(n_blank: int, path: str) -> list[str]:
     return [f"{path}: {n_blank} blank line(s) skipped"] if n_blank else []
 
 
-def load_qrels(path: str | PathLike[str]) -> Qrels:
-    """Read a TREC qrels file (``qid iter docno rel``); see the module docstring."""
-    (topic, docno, rel_text), lines, n_blank = _read_table(path, 4, (0, 2, 3), "qid iter docno rel")
+def load_qrels(path: str | PathLike[str], *, on_error: str = "raise") -> Qrels:
+    """Read a TREC qrels file (``qid iter docno rel``); see the module docstring.
+
+    ``on_error="skip"``: bad lines (field count, relevance) are left out, listed in ``warnings`` and
+    counted in ``skipped``; the rest is read exactly as the file without them. Whole-file faults (unreadable,
+    binary) and duplicates (two lines at fault, checked at evaluation) still raise.
+    """
+    check_on_error(on_error)
+    data = _read_bytes(path)
+    if on_error == "skip":
+        return _skipping(data, path, _qrels_from_bytes)
+    return _qrels_from_bytes(data, path)
+
+
+_LINE = re.compile(r"^line (\d+)$")
+
+
+def _skipping(data: bytes, path: str | PathLike[str], parse: Callable) -> Any:
+    """``parse(data, path)`` without the bad lines (see :mod:`deteval.io.skipping`); line numbers in the
+    result and in the warnings are those of the file."""
+    try:
+        out = parse(data, path)
+        out.skipped = 0
+        return out
+    except DetevalError as exc:
+        if not (isinstance(exc.record, str) and _LINE.match(exc.record)):
+            raise
+    # error path only: a Python pass over the lines to find the non-blank ones
+    pieces = data.split(b"\n")
+    if pieces and not pieces[-1]:
+        pieces.pop()
+    nonblank = np.array([i for i, t in enumerate(pieces) if t.strip()], dtype=np.int64)
+
+    def load(idx: np.ndarray) -> Any:
+        return parse(b"".join(pieces[i] + b"\n" for i in nonblank[idx].tolist()), path)
+
+    def local(exc: DetevalError) -> int | None:
+        m = _LINE.match(exc.record) if isinstance(exc.record, str) else None
+        return int(m.group(1)) - 1 if m else None
+
+    out, bad, keep = load_skipping(len(nonblank), load, local, lambda i: f"line {int(nonblank[i]) + 1}")
+    out.line = nonblank[keep][out.line - 1] + 1
+    out.blank_lines = len(pieces) - len(nonblank)
+    out.skipped = len(bad)
+    out.warnings = [f"skipped bad record: {e}" for e in bad.values()] + _blank_warning(
+        out.blank_lines, str(path)
+    )
+    return out
+
+
+def _qrels_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
+    (topic, docno, rel_text), lines, n_blank = _read_table(data, path, 4, (0, 2, 3), "qid iter docno rel")
     rel = _parse_numbers(rel_text, int, lines, str(path), "relevance")
     return Qrels(
         topic=topic,
@@ -331,24 +408,38 @@ def load_qrels(path: str | PathLike[str]) -> Qrels:
     )
 
 
-def _first_tag(path: str | PathLike[str]) -> str:
+def _first_tag(data: bytes) -> str:
     """The run tag (6th field) of the first non-blank line: trec_eval's ``runid``."""
-    with open(path, "rb") as fh:
-        for raw in fh:
-            parts = raw.split()
-            if parts:
-                return parts[5].decode("utf-8", "replace") if len(parts) > 5 else ""
+    pos = 0
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        end = len(data) if end < 0 else end
+        parts = data[pos:end].split()
+        if parts:
+            return parts[5].decode("utf-8", "replace") if len(parts) > 5 else ""
+        pos = end + 1
     return ""
 
 
-def load_run(path: str | PathLike[str]) -> Run:
-    """Read a TREC run file (``qid Q0 docno rank score tag``); scores must be finite numbers."""
+def load_run(path: str | PathLike[str], *, on_error: str = "raise") -> Run:
+    """Read a TREC run file (``qid Q0 docno rank score tag``); scores must be finite numbers.
+
+    ``on_error="skip"``: bad lines (field count, score) are left out, as in :func:`load_qrels`.
+    """
+    check_on_error(on_error)
+    data = _read_bytes(path)
+    if on_error == "skip":
+        return _skipping(data, path, _run_from_bytes)
+    return _run_from_bytes(data, path)
+
+
+def _run_from_bytes(data: bytes, path: str | PathLike[str]) -> Run:
 
     def scores(fields: list[np.ndarray], lines: np.ndarray) -> list[np.ndarray]:
         return [fields[0], fields[1], _parse_floats(fields[2], lines, str(path), "score")]
 
     (topic, docno, score), lines, n_blank = _read_table(
-        path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores
+        data, path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores
     )
     score = score.astype(np.float64, copy=False)  # an empty file gives an empty "S1" column
     bad = ~np.isfinite(score)
@@ -362,7 +453,7 @@ def load_run(path: str | PathLike[str]) -> Run:
         docno=docno,
         score=score,
         line=lines,
-        tag=_first_tag(path),
+        tag=_first_tag(data),
         source=str(path),
         blank_lines=n_blank,
         warnings=_blank_warning(n_blank, str(path)),
@@ -448,6 +539,8 @@ def run_from_dict(
             rec = f"topic {qid!r}, document {doc!r}"
             docs.append(_key_bytes(doc, "docno", source, rec))
             try:
+                if isinstance(score, (bool, str, bytes)):  # float() would read True, "1" and b"1"
+                    raise TypeError
                 s = float(score)
             except (TypeError, ValueError):
                 raise ValidationError(

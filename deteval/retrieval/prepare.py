@@ -65,7 +65,8 @@ class RankedTopics:
         return int(self.topics.shape[0])
 
     def topic_names(self) -> list[str]:
-        return [t.decode("utf-8", "replace") for t in self.topics.tolist()]
+        # backslashreplace keeps distinct non-UTF-8 topic ids distinct (one row each in the report)
+        return [t.decode("utf-8", "backslashreplace") for t in self.topics.tolist()]
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -332,6 +332,8 @@ def evaluate_trec(
         summary["runid"] = r.tag
     for name, (vals, agg) in values.items():
         summary[name] = aggregate(vals, agg)
+    if q.skipped is not None or r.skipped is not None:  # asked for on_error="skip"
+        summary["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
     per_class: dict[str, dict[str, Any]] = {}
     names = rt.topic_names()
     if per_query:
@@ -365,5 +367,7 @@ def format_trec(result: EvalResult, *, per_query: bool = False) -> list[str]:
             for name, value in row.items():
                 lines.append(f"{name:<22s}\t{topic}\t{_fmt_value(name, value)}")
     for name, value in result.summary.items():
+        if name == "skipped_records":  # not a trec_eval measure: in the warnings and the other formats
+            continue
         lines.append(f"{name:<22s}\tall\t{_fmt_value(name, value)}")
     return lines
