@@ -91,3 +91,32 @@ def test_voc_progress_on_request_and_silenced_by_quiet(capsys):
     # Not a terminal and not asked for: no bar.
     assert main(VOC) == 0
     assert capsys.readouterr().err == ""
+
+
+TREC = ["trec", str(ROOT / "data_samples/trec/qrels.txt"), str(ROOT / "data_samples/trec/run.txt")]
+
+
+def test_coco_and_trec_progress_stages(capsys):
+    assert main([*COCO, "--progress"]) == 0
+    err = capsys.readouterr().err
+    for stage in ("reading ground truth", "reading results", "matching and accumulating"):
+        assert f"deteval coco: {stage}" in err
+    assert main([*TREC, "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "deteval trec: reading qrels" in err and "deteval trec: 100% " in err
+
+
+def test_trec_warnings_go_to_stderr_unless_quiet(capsys):
+    # The sample has a judged topic the run lacks: trec_eval's format has no room for the warning.
+    assert main(TREC) == 0
+    captured = capsys.readouterr()
+    assert "deteval: warning: 1 qrels topic(s) absent from the run" in captured.err
+    assert main([*TREC, "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out.startswith("runid")
+
+
+def test_trec_unwritable_output_is_a_clean_error(tmp_path, capsys):
+    assert main([*TREC, "-o", str(tmp_path / "missing" / "out.txt")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("deteval: error: ") and "cannot write the output" in err and "out.txt" in err

@@ -8,7 +8,9 @@ from typing import Any
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
+from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.report.plots import add_plot_args, write_plots_from_args
+from deteval.report.progress import Progress
 
 _PARAM_OPTIONS = ("iou_thrs", "rec_thrs", "max_dets", "area_rng", "area_lbl", "use_cats", "kpt_oks_sigmas")
 
@@ -21,7 +23,18 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         k: getattr(args, k) for k in _PARAM_OPTIONS if getattr(args, k, None) is not None
     }
     params = CocoParams.from_options(args.iou_type, **options)
-    ev = evaluate_coco(args.gt, args.results, params=params, compat=args.compat, on_error=args.on_error)
+    with Progress(3, "deteval coco") as bar:
+        bar.stage("reading ground truth")
+        gt = load_coco_gt(
+            args.gt,
+            keep_segmentation=params.iou_type == "segm",
+            need_keypoints=params.iou_type == "keypoints",
+            on_error=args.on_error,
+        )
+        bar.stage("reading results")
+        results = load_coco_results(args.results, gt, iou_type=params.iou_type, on_error=args.on_error)
+        bar.stage("matching and accumulating")
+        ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
     fmt = getattr(args, "format", None) or "table"
     result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
     emit(result, args)

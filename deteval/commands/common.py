@@ -45,14 +45,19 @@ def apply_preset(args: argparse.Namespace, parser: argparse.ArgumentParser, defa
             setattr(args, dest, value)
 
 
+def write_text(text: str, output: str | None) -> None:
+    """Write ``text`` to the file ``output`` (a ConfigError naming it if that fails) or to stdout."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write the output: {exc.strerror or exc}", file=output) from None
+
+
 def emit(result: EvalResult, args: argparse.Namespace) -> None:
     """Render ``result`` in ``args.format`` to ``args.output`` or stdout."""
-    text = render(result, getattr(args, "format", None) or "table", include_curves=bool(getattr(args, "curves", False)))
-    output = getattr(args, "output", None)
-    if output:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot write the output: {exc.strerror or exc}", file=output) from None
-    else:
-        sys.stdout.write(text)
+    fmt = getattr(args, "format", None) or "table"
+    text = render(result, fmt, include_curves=bool(getattr(args, "curves", False)))
+    write_text(text, getattr(args, "output", None))

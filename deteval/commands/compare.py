@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from deteval.commands.common import add_output_args
-from deteval.commands.report import write_text
+from deteval.commands.common import add_output_args, write_text
 from deteval.report.compare import SORTS, compare_results
 from deteval.report.progress import add_progress_args, configure_from_args
 from deteval.report.tables import render

@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
-from deteval.commands.common import add_output_args
-from deteval.errors import ConfigError
+from deteval.commands.common import add_output_args, write_text
 from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import add_progress_args, configure_from_args
 from deteval.report.tables import render
 from deteval.results import load_result
-
-
-def write_text(text: str, output: str | None) -> None:
-    """Write ``text`` to the file ``output`` (a ConfigError naming it if that fails) or to stdout."""
-    if not output:
-        sys.stdout.write(text)
-        return
-    try:
-        Path(output).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot write the output: {exc.strerror or exc}", file=output) from None
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

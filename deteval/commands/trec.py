@@ -8,46 +8,48 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
+from deteval.commands.common import write_text
 from deteval.io.trec import load_qrels, load_run
 from deteval.report import render
+from deteval.report.progress import Progress, note
 from deteval.retrieval.trec import evaluate_trec, format_trec
 
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    qrels = load_qrels(args.qrels, on_error=args.on_error)
-    results = load_run(args.run, on_error=args.on_error)
-    result = evaluate_trec(
-        qrels,
-        results,
-        args.measures or None,
-        relevance_level=args.level,
-        complete=args.complete,
-        per_query=args.query or args.format in ("json", "csv"),
-        max_docs=args.max_docs,
-        gain=args.gain,
-        discount=args.discount,
-        recall_denominator=args.recall_denominator,
-        ap_denominator=args.ap_denominator,
-    )
+    with Progress(3, "deteval trec") as bar:
+        bar.stage("reading qrels")
+        qrels = load_qrels(args.qrels, on_error=args.on_error)
+        bar.stage("reading run")
+        results = load_run(args.run, on_error=args.on_error)
+        bar.stage("measures")
+        result = evaluate_trec(
+            qrels,
+            results,
+            args.measures or None,
+            relevance_level=args.level,
+            complete=args.complete,
+            per_query=args.query or args.format in ("json", "csv"),
+            max_docs=args.max_docs,
+            gain=args.gain,
+            discount=args.discount,
+            recall_denominator=args.recall_denominator,
+            ap_denominator=args.ap_denominator,
+        )
     if args.format == "trec":
         text = "\n".join(format_trec(result, per_query=args.query)) + "\n"
     else:
         if args.format in ("json", "csv"):
             result.lines = []
         text = render(result, args.format)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    write_text(text, args.output)
     if args.format == "trec":  # trec_eval's format has no place for them; the other formats carry them
         sys.stdout.flush()
         for w in result.warnings:
-            print(f"deteval: warning: {w}", file=sys.stderr)
+            note(f"deteval: warning: {w}")
     return 0
 
 
