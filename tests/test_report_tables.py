@@ -261,3 +261,11 @@ def test_markdown_shows_the_protocol_lines_in_a_code_block():
     assert md[:3] == ["## coco evaluation", "", "```text"]
     assert md[3:15] == coco.lines and md[15] == "```"
     assert md[17] == "| field | value |"
+
+
+def test_table_cells_never_show_negative_zero():
+    from deteval.report.tables import _fmt
+
+    assert _fmt(-2.220446049250313e-16, False) == "0.0000"
+    assert _fmt(-0.00006, False) == "-0.0001"
+    assert _fmt(-2.220446049250313e-16, True) == "-2.220446049250313e-16"

@@ -29,7 +29,11 @@ def _fmt(value: Any, full: bool) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return repr(value) if full else f"{value:.4f}"
+        if full:
+            return repr(value)
+        # A delta of -1e-16 (summation order) is zero to the reader: no "-0.0000".
+        text = f"{value:.4f}"
+        return "0.0000" if text == "-0.0000" else text
     return str(value)
 
 
