@@ -47,6 +47,7 @@ from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.coco import (
     CocoGroundTruth,
     CocoResults,
+    check_rle_size,
     check_segmentation,
     load_coco_gt,
     load_coco_results,
@@ -495,6 +496,7 @@ class _RleTable:
             if s is None:
                 raise InputFormatError("missing field 'segmentation'", file=self.file, record=self._record(i))
             check_segmentation(s, self.file, self._record(i))
+            check_rle_size(s, self.image_hw[self.img[i]], self.file, self._record(i))
             if isinstance(s, dict) and not isinstance(s.get("counts"), list):
                 self.cache[i] = s
             elif (
