@@ -535,3 +535,18 @@ def test_an_rle_of_another_size_than_its_image(tmp_path, capsys):
     doc = cli_json(capsys, ["coco", gt, res, "--iou-type", "segm", "--format", "json", "--on-error", "skip"])
     without = [r for i, r in enumerate(SEGM_RES) if i != 3]
     assert scores(doc) == scores(api(SEGM_GT, without, "segm")) and doc["skipped_records"] == 1
+
+
+def test_in_memory_arrays_refuse_overflowing_boxes_quietly():
+    import warnings
+
+    import numpy as np
+
+    from deteval.detection.coco import evaluate_coco_arrays
+
+    preds = [{"boxes": np.array([[-1.7e308, 0, 1.7e308, 10]]), "scores": np.array([0.5]), "labels": [1]}]
+    targets = [{"boxes": np.array([[0.0, 0, 10, 10]]), "labels": [1]}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValidationError, match="<preds>: image 0, box 0: box"):
+            evaluate_coco_arrays(preds, targets)

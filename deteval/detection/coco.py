@@ -615,9 +615,10 @@ def _xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
     if box_format == "xywh":
         return boxes
     if box_format == "xyxy":
-        return np.stack(
-            [boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]], axis=1
-        )
+        with np.errstate(over="ignore", invalid="ignore"):  # overflowing boxes are refused as non-finite
+            return np.stack(
+                [boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]], axis=1
+            )
     raise ConfigError(f"unknown box_format {box_format!r}: use 'xyxy' or 'xywh'")
 
 
