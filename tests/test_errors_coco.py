@@ -509,3 +509,44 @@ def test_iscrowd_and_ignore_as_true_false():
     crowd = copy.deepcopy(GT)
     crowd["annotations"][4]["iscrowd"] = 1
     assert api(gt, RES) == api(crowd, RES)
+
+
+def test_images_too_large_for_pycocotools_masks(tmp_path, capsys):
+    """Found by fuzzing: a 65536x65536 image made pycocotools' 32-bit mask code loop without end."""
+    gt = copy.deepcopy(SEGM_GT)
+    gt["images"][4]["height"] = gt["images"][4]["width"] = 65536
+    path, res = write(tmp_path / "gt.json", gt), write(tmp_path / "res.json", SEGM_RES)
+    cli_error(
+        capsys, ["coco", path, res, "--iou-type", "segm"], f"{path}: images[4]: an image of 65536x65536"
+    )
+    records = with_bad(SEGM_RES, {"segmentation": {"counts": "abc", "size": [65536, 65536]}})
+    write(tmp_path / "res.json", records)
+    gt["images"][4]["height"] = gt["images"][4]["width"] = 640
+    write(tmp_path / "gt.json", gt)
+    cli_error(capsys, ["coco", path, res, "--iou-type", "segm"], f"{res}: record 3: ", "below 2**32 pixels")
+
+
+def test_an_rle_of_another_size_than_its_image(tmp_path, capsys):
+    """pycocotools gives it an IoU of -1: it would silently never match."""
+    records = copy.deepcopy(SEGM_RES)
+    records[3]["segmentation"] = {"counts": "52", "size": [5, 5]}  # 25 background pixels
+    gt, res = write(tmp_path / "gt.json", SEGM_GT), write(tmp_path / "res.json", records)
+    cli_error(capsys, ["coco", gt, res, "--iou-type", "segm"], f"{res}: record 3: RLE size [5, 5] differs")
+    doc = cli_json(capsys, ["coco", gt, res, "--iou-type", "segm", "--format", "json", "--on-error", "skip"])
+    without = [r for i, r in enumerate(SEGM_RES) if i != 3]
+    assert scores(doc) == scores(api(SEGM_GT, without, "segm")) and doc["skipped_records"] == 1
+
+
+def test_in_memory_arrays_refuse_overflowing_boxes_quietly():
+    import warnings
+
+    import numpy as np
+
+    from deteval.detection.coco import evaluate_coco_arrays
+
+    preds = [{"boxes": np.array([[-1.7e308, 0, 1.7e308, 10]]), "scores": np.array([0.5]), "labels": [1]}]
+    targets = [{"boxes": np.array([[0.0, 0, 10, 10]]), "labels": [1]}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValidationError, match="<preds>: image 0, box 0: box"):
+            evaluate_coco_arrays(preds, targets)

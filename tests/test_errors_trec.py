@@ -254,3 +254,14 @@ def test_in_memory_qrels_relevance_must_be_integers(rel):
 
     with pytest.raises(ValidationError, match="topic 'q', document 'd2'"):
         qrels_from_dict({"q": {"d1": 1, "d2": rel}})
+
+
+def test_a_trailing_space_is_not_a_field(files, capsys):
+    """Found by fuzzing: '401 Q0 X 1 2.5 ' (no tag, a trailing space) passed the fast tokeniser as six
+    fields when every line of the file had that layout."""
+    qrels, run = files
+    run.write_bytes(b"401 Q0 X 1 2.5 \n401 Q0 Y 2 1.5 \n")
+    cli_error(capsys, argv(qrels, run), f"{run}: line 1: expected 6 fields", "found 5")
+    qrels.write_bytes(b"401 0 X \n")
+    with pytest.raises(InputFormatError, match="line 1: expected 4 fields"):
+        load_qrels(qrels)

@@ -47,6 +47,7 @@ from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.coco import (
     CocoGroundTruth,
     CocoResults,
+    check_rle_size,
     check_segmentation,
     load_coco_gt,
     load_coco_results,
@@ -495,6 +496,7 @@ class _RleTable:
             if s is None:
                 raise InputFormatError("missing field 'segmentation'", file=self.file, record=self._record(i))
             check_segmentation(s, self.file, self._record(i))
+            check_rle_size(s, self.image_hw[self.img[i]], self.file, self._record(i))
             if isinstance(s, dict) and not isinstance(s.get("counts"), list):
                 self.cache[i] = s
             elif (
@@ -613,9 +615,10 @@ def _xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
     if box_format == "xywh":
         return boxes
     if box_format == "xyxy":
-        return np.stack(
-            [boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]], axis=1
-        )
+        with np.errstate(over="ignore", invalid="ignore"):  # overflowing boxes are refused as non-finite
+            return np.stack(
+                [boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]], axis=1
+            )
     raise ConfigError(f"unknown box_format {box_format!r}: use 'xyxy' or 'xywh'")
 
 

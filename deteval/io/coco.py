@@ -542,6 +542,15 @@ def _load_gt(
     hw = np.full((len(images), 2), -1, dtype=np.int64)
     if keep_segmentation:
         hw = np.stack([_image_size(images, k, file) for k in ("height", "width")], axis=1)
+        big = hw[:, 0].astype(np.float64) * hw[:, 1] >= MAX_MASK_PIXELS  # (in floats: no int64 wrap)
+        if big.any():
+            i = int(np.flatnonzero(big)[0])
+            raise ValidationError(
+                f"an image of {int(hw[i, 0])}x{int(hw[i, 1])} pixels is beyond the 2**32 pixels pycocotools' "
+                "masks can hold (its sizes are 32-bit)",
+                file=file,
+                record=f"images[{i}]",
+            )
     image_hw = hw[order]
 
     cat_ids_file = _id_array(_field(cats, "id", file, "categories"), "category id", file, "categories")
@@ -936,6 +945,9 @@ def _bbox_columns(records: list, gt: CocoGroundTruth, file: str) -> CocoResults:
     return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3], source=file)
 
 
+#: pycocotools stores mask sizes and pixel counts in 32-bit unsigned ints: h*w must stay below 2**32.
+MAX_MASK_PIXELS = 2**32
+
 #: Polygon coordinates beyond this are refused: pycocotools rasterises the whole outline, so a stray
 #: 1e12 (or a NaN, which becomes INT_MIN) would take unbounded time and memory.
 MAX_POLYGON_COORD = 1e6
@@ -950,9 +962,12 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
             isinstance(size, (list, tuple))
             and len(size) == 2
             and all(type(v) is int and v >= 0 for v in size)
+            and size[0] * size[1] < MAX_MASK_PIXELS
         ):
             raise InputFormatError(
-                "an RLE segmentation needs 'counts' and 'size': [height, width]", file=file, record=record
+                "an RLE segmentation needs 'counts' and 'size': [height, width] (below 2**32 pixels)",
+                file=file,
+                record=record,
             )
         counts = segm["counts"]
         if not isinstance(counts, (str, bytes, list)) or (
@@ -983,6 +998,18 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
             raise ValidationError(
                 "polygon coordinates must be finite and within \u00b11e6", file=file, record=record
             )
+
+
+def check_rle_size(segm: Any, hw: np.ndarray, file: str, record: str | int) -> None:
+    """An RLE mask must have its image's size: pycocotools gives masks of different sizes an IoU of -1, so
+    a wrong-size mask would silently never match."""
+    h, w = (int(v) for v in hw)
+    if isinstance(segm, dict) and h >= 0 and w >= 0 and list(segm["size"]) != [h, w]:
+        raise ValidationError(
+            f"RLE size {list(segm['size'])} differs from the image's [height, width] [{h}, {w}]",
+            file=file,
+            record=record,
+        )
 
 
 def to_rle(segm: Any, h: int, w: int, file: str, record: str | int) -> Any:
@@ -1016,8 +1043,9 @@ def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -
     for i, s in enumerate(segmentation):
         if s is None:
             raise InputFormatError("missing field 'segmentation'", file=file, record=i)
+        check_segmentation(s, file, i)
+        check_rle_size(s, gt.image_hw[int(img[i])], file, i)
         if isinstance(s, dict) and not isinstance(s.get("counts"), list):
-            check_segmentation(s, file, i)
             out.append(s)
             continue
         out.append(to_rle(s, *_image_hw(gt, int(img[i]), file, i), file, i))

@@ -197,9 +197,10 @@ def _tokenise_simple(
     starts[0] = 0
     starts[1:] = wpos[:-1] + 1
     starts = starts.reshape(-1, n_fields)
-    lengths = [ends[:, j] - starts[:, j] for j in keep]
-    if any((ln <= 0).any() for ln in lengths):  # two adjacent separators: not this layout
+    # two adjacent separators (in any field, also one not kept: "... 24.17 \n" has no tag): not this layout
+    if (ends <= starts).any():
         return None
+    lengths = [ends[:, j] - starts[:, j] for j in keep]
     widest = int(max(ln.max() for ln in lengths))
     padded = np.concatenate((buf, np.zeros(widest + 1, dtype=np.uint8)))
     fields = [_gather_field(padded, starts[:, j], ends[:, j]) for j in keep]
