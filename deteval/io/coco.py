@@ -789,21 +789,7 @@ def _results_from_records(
     else:
         raise InputFormatError("a result needs a bbox, a segmentation or keypoints", file=file, record=0)
 
-    img = _index_of(
-        _id_array(_field(records, "image_id", file, None), "image_id", file, None),
-        gt.image_ids,
-        "image_id",
-        file,
-        None,
-    )
-    cat = _index_of(
-        _id_array(_field(records, "category_id", file, None), "category_id", file, None),
-        gt.cat_ids,
-        "category_id",
-        file,
-        None,
-    )
-    score = _floats(_field(records, "score", file, None), "score", file, None)
+    img, cat, score = _result_keys(records, gt, file)
 
     segmentation = None
     keypoints = None
@@ -925,7 +911,8 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth) -> CocoResults | No
     )
 
 
-def _bbox_columns(records: list, gt: CocoGroundTruth, file: str) -> CocoResults:
+def _result_keys(records: list, gt: CocoGroundTruth, file: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Image index, category index and score columns of result records (ids checked against ``gt``)."""
     img = _index_of(
         _id_array(_field(records, "image_id", file, None), "image_id", file, None),
         gt.image_ids,
@@ -940,7 +927,11 @@ def _bbox_columns(records: list, gt: CocoGroundTruth, file: str) -> CocoResults:
         file,
         None,
     )
-    score = _floats(_field(records, "score", file, None), "score", file, None)
+    return img, cat, _floats(_field(records, "score", file, None), "score", file, None)
+
+
+def _bbox_columns(records: list, gt: CocoGroundTruth, file: str) -> CocoResults:
+    img, cat, score = _result_keys(records, gt, file)
     bbox = _boxes(_field(records, "bbox", file, None), file, None)
     return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3], source=file)
 
