@@ -205,20 +205,13 @@ class VOCGroundTruth:
     ) -> "VOCGroundTruth":
         """Validate and wrap columns. ``images`` / ``classes`` are the names (or counts, named "0", "1",
         ...); by default, as many as the largest index + 1. Boxes are ``xyxy`` with x2 >= x1, y2 >= y1."""
-        b = as_boxes(boxes, "ground-truth boxes")
+        b, img, lab, img_names, cls_names = _indexed_boxes(image, label, boxes, images, classes, "ground-truth")
         n = b.shape[0]
-        img = _int_array(image, n, "ground-truth image")
-        lab = _int_array(label, n, "ground-truth label")
         diff = (
             np.zeros(n, dtype=bool) if difficult is None else np.asarray(difficult).astype(bool).reshape(-1)
         )
         if diff.shape[0] != n:
             raise ValidationError(f"difficult must have length {n}, got {diff.shape[0]}")
-        img_names = _names(images, img)
-        cls_names = _names(classes, lab)
-        _check_index(img, len(img_names), "ground-truth image")
-        _check_index(lab, len(cls_names), "ground-truth label")
-        _check_boxes(b, "ground-truth")
         return cls(img_names, cls_names, img, lab, b, diff)
 
 
@@ -254,10 +247,8 @@ class VOCDetections:
         classes: Sequence[str] | int | None = None,
     ) -> "VOCDetections":
         """Validate and wrap columns (finite scores and boxes, x2 >= x1, y2 >= y1, indices in range)."""
-        b = as_boxes(boxes, "detection boxes")
+        b, img, lab, img_names, cls_names = _indexed_boxes(image, label, boxes, images, classes, "detection")
         n = b.shape[0]
-        img = _int_array(image, n, "detection image")
-        lab = _int_array(label, n, "detection label")
         sc = np.asarray(scores, dtype=np.float64).reshape(-1)
         if sc.shape[0] != n:
             raise ValidationError(f"scores must have length {n}, got {sc.shape[0]}")
@@ -265,12 +256,29 @@ class VOCDetections:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValidationError(f"detection score {sc[i]!r} is not finite", record=i)
-        img_names = _names(images, img)
-        cls_names = _names(classes, lab)
-        _check_index(img, len(img_names), "detection image")
-        _check_index(lab, len(cls_names), "detection label")
-        _check_boxes(b, "detection")
         return cls(img_names, cls_names, img, lab, b, sc)
+
+
+def _indexed_boxes(
+    image: ArrayLike,
+    label: ArrayLike,
+    boxes: ArrayLike,
+    images: Sequence[str] | int | None,
+    classes: Sequence[str] | int | None,
+    what: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...], tuple[str, ...]]:
+    """The validation both tables share: N×4 boxes, integer image and label columns in range of their
+    names, finite boxes with x2 >= x1 and y2 >= y1."""
+    b = as_boxes(boxes, f"{what} boxes")
+    n = b.shape[0]
+    img = _int_array(image, n, f"{what} image")
+    lab = _int_array(label, n, f"{what} label")
+    img_names = _names(images, img)
+    cls_names = _names(classes, lab)
+    _check_index(img, len(img_names), f"{what} image")
+    _check_index(lab, len(cls_names), f"{what} label")
+    _check_boxes(b, what)
+    return b, img, lab, img_names, cls_names
 
 
 def _names(names: Sequence[str] | int | None, idx: np.ndarray) -> tuple[str, ...]:
