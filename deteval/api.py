@@ -7,7 +7,9 @@ coco`` on the same data.
 
 * predictions: ``boxes`` (N×4), ``scores`` (N), ``labels`` (N, integer class ids)
 * targets: ``boxes`` (M×4), ``labels`` (M); optional ``iscrowd`` (COCO), ``difficult`` (VOC) and ``area``
-  (COCO: area ranges use it instead of the box area, as COCO files do)
+  (COCO: area ranges use it instead of the box area, as COCO files do). Each is validated whichever the
+  protocol; the one a protocol has no notion of (``difficult`` for COCO, ``iscrowd``/``area`` for VOC) is
+  not used, as in the file formats.
 
 Arrays may be numpy arrays, lists, or anything with ``__array__`` (a CPU torch tensor works; a tensor on
 another device or requiring grad is detached and moved with its own ``detach()``/``cpu()`` methods, so
@@ -25,7 +27,6 @@ import numpy as np
 from deteval.detection.boxes import BOX_FORMATS, BoxFormat, convert_boxes
 from deteval.errors import ConfigError, ValidationError
 from deteval.results import EvalResult
-
 
 
 def to_numpy(value: Any, *, what: str, dtype: Any = np.float64) -> np.ndarray:

@@ -217,3 +217,12 @@ def test_coco_api_box_formats_agree():
     assert stats["xywh"][0] == pytest.approx(0.757732, abs=5e-7)
     for fmt in ("xyxy", "cxcywh"):
         assert stats[fmt] == pytest.approx(stats["xywh"], abs=1e-12)
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    import deteval.api
+
+    failures, tried = doctest.testmod(deteval.api)
+    assert tried >= 3 and failures == 0
