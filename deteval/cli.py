@@ -29,9 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     for module in _COMMAND_MODULES:
         module.register(sub)
     for subparser in sub.choices.values():
-        # Every subcommand takes --progress / --quiet; a module may already have added them itself.
-        if "--quiet" not in subparser._option_string_actions:
-            add_progress_args(subparser)
+        # Every subcommand takes --progress / --quiet, applied in main() before the subcommand runs.
+        add_progress_args(subparser)
     return parser
 
 

@@ -7,13 +7,11 @@ from typing import Any
 
 from deteval.commands.common import add_output_args, write_text
 from deteval.report.compare import SORTS, compare_results
-from deteval.report.progress import add_progress_args, configure_from_args
 from deteval.report.tables import render
 from deteval.results import load_result
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    configure_from_args(args)
     a = load_result(args.a)
     b = load_result(args.b)
     result = compare_results(a, b, metric=args.metric, sort=args.sort, reverse=args.reverse,
@@ -39,5 +37,4 @@ def register(sub: Any) -> None:
                    "name, none (A's order)")
     p.add_argument("--reverse", action="store_true", help="reverse the row order (e.g. largest drop first)")
     add_output_args(p)
-    add_progress_args(p)
     p.set_defaults(func=run, _parser=p)

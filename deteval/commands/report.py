@@ -7,13 +7,11 @@ from typing import Any
 
 from deteval.commands.common import add_output_args, write_text
 from deteval.report.plots import add_plot_args, write_plots_from_args
-from deteval.report.progress import add_progress_args, configure_from_args
 from deteval.report.tables import render
 from deteval.results import load_result
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    configure_from_args(args)
     result = load_result(args.result)
     # A saved result keeps its PR curves through a JSON re-render: nothing is dropped.
     text = render(result, args.format or "table", include_curves=bool(result.curves))
@@ -32,5 +30,4 @@ def register(sub: Any) -> None:
     p.add_argument("result", metavar="RESULT.json", help="a result saved with --format json")
     add_output_args(p)
     add_plot_args(p)
-    add_progress_args(p)
     p.set_defaults(func=run, _parser=p)
