@@ -12,6 +12,13 @@ from deteval.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def insert_line(path: Path, lineno: int, line: bytes) -> None:
+    """Insert ``line`` into the text file ``path`` so that it becomes line ``lineno`` (1-based)."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines.insert(lineno - 1, line + b"\n")
+    path.write_bytes(b"".join(lines))
+
+
 def cli_error(capsys, argv: list[str], *pieces: str) -> str:
     """Run ``deteval argv`` in process; assert exit 2, one ``deteval: error:`` line naming every piece."""
     code = main(argv)

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_errors import cli_error, subprocess_error
+from cli_errors import cli_error, insert_line, subprocess_error
 
 from deteval.cli import main
 from deteval.errors import InputFormatError, ValidationError
@@ -44,12 +44,6 @@ def without_skips(doc: dict) -> dict:
     out = {k: v for k, v in doc.items() if k != "skipped_records"}
     out["warnings"] = [w for w in doc["warnings"] if not w.startswith("skipped bad record")]
     return out
-
-
-def insert_line(path: Path, lineno: int, line: bytes) -> None:
-    lines = path.read_bytes().splitlines(keepends=True)
-    lines.insert(lineno - 1, line + b"\n")
-    path.write_bytes(b"".join(lines))
 
 
 # (bad line, inserted as line 5, error class, words of the message)

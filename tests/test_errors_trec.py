@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_errors import cli_error, subprocess_error
+from cli_errors import cli_error, insert_line, subprocess_error
 
 from deteval.cli import main
 from deteval.errors import ConfigError, InputFormatError, ValidationError
@@ -49,12 +49,6 @@ def cli_json(capsys, args: list[str]) -> dict:
 
 def scores(doc: dict) -> dict:
     return {k: v for k, v in doc.items() if k not in ("warnings", "skipped_records", "lines")}
-
-
-def insert_line(path: Path, lineno: int, line: bytes) -> None:
-    lines = path.read_bytes().splitlines(keepends=True)
-    lines.insert(lineno - 1, line + b"\n")
-    path.write_bytes(b"".join(lines))
 
 
 BAD_RUN_LINES = {

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_errors import cli_error, subprocess_error
+from cli_errors import cli_error, insert_line, subprocess_error
 
 from deteval.cli import main
 from deteval.detection.voc import evaluate_voc
@@ -70,12 +70,6 @@ def cli_json(capsys, args: list[str]) -> dict:
 def scores(doc: dict) -> tuple:
     """Everything that is a score or a count of scored items (not the warnings about tolerated input)."""
     return doc["map"], doc["per_class"]
-
-
-def insert_line(path: Path, lineno: int, line: bytes) -> None:
-    lines = path.read_bytes().splitlines(keepends=True)
-    lines.insert(lineno - 1, line + b"\n")
-    path.write_bytes(b"".join(lines))
 
 
 def insert_object(path: Path, obj: bytes) -> None:
