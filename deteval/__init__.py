@@ -2,15 +2,15 @@
 
 __version__ = "0.1.0"
 
-from deteval.errors import (  # noqa: E402
+from deteval.api import MeanAveragePrecision
+from deteval.errors import (
     ConfigError,
     DetevalError,
     DetevalWarning,
     InputFormatError,
     ValidationError,
 )
-from deteval.results import EvalResult, PRCurve  # noqa: E402
-from deteval.api import MeanAveragePrecision  # noqa: E402
+from deteval.results import EvalResult, PRCurve
 
 __all__ = [
     "ConfigError",

@@ -57,7 +57,7 @@ class PRCurve:
         return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "PRCurve":
+    def from_dict(cls, d: dict[str, Any]) -> PRCurve:
         """Inverse of :meth:`to_dict` (null entries come back as NaN)."""
         scores = d.get("scores")
         # dtype=float64 turns a JSON null into NaN, the value it stood for.
@@ -116,7 +116,7 @@ class EvalResult:
         return json.dumps(self.to_dict(include_curves=include_curves), indent=indent, allow_nan=False)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any], *, file: str | PathLike[str] | None = None) -> "EvalResult":
+    def from_dict(cls, d: dict[str, Any], *, file: str | PathLike[str] | None = None) -> EvalResult:
         """Rebuild a result from :meth:`to_dict` output (for ``deteval report`` and ``deteval compare``).
 
         A document of the wrong shape raises :class:`~deteval.errors.InputFormatError` naming ``file`` and
@@ -132,16 +132,20 @@ class EvalResult:
             raise InputFormatError('"per_class" must be an object of class -> row', file=where)
         for name, row in per_class.items():
             if not isinstance(row, dict):
-                raise InputFormatError("a per-class row must be an object", file=where,
-                                       record=f"class {name!r}")
+                raise InputFormatError(
+                    "a per-class row must be an object", file=where, record=f"class {name!r}"
+                )
         curves: dict[str, PRCurve] = {}
         raw_curves = d.get("curves") or {}
         if not isinstance(raw_curves, dict):
             raise InputFormatError('"curves" must be an object of class -> curve', file=where)
         for name, c in raw_curves.items():
             if not isinstance(c, dict):
-                raise InputFormatError("a PR curve must be an object with recall and precision", file=where,
-                                       record=f"curve {name!r}")
+                raise InputFormatError(
+                    "a PR curve must be an object with recall and precision",
+                    file=where,
+                    record=f"curve {name!r}",
+                )
             try:
                 curves[str(name)] = PRCurve.from_dict(c)
             except (KeyError, TypeError, ValueError) as exc:
@@ -162,7 +166,7 @@ class EvalResult:
         )
 
     @classmethod
-    def from_json(cls, text: str | bytes, *, file: str | PathLike[str] | None = None) -> "EvalResult":
+    def from_json(cls, text: str | bytes, *, file: str | PathLike[str] | None = None) -> EvalResult:
         """Parse :meth:`to_json` output; a syntax error raises InputFormatError with the line number.
 
         Stricter than :func:`json.loads`, so that nothing is silently lost or invented: the non-standard
@@ -181,8 +185,9 @@ class EvalResult:
         except _BadJSONValue as exc:
             raise InputFormatError(exc.args[0], file=where) from None
         except json.JSONDecodeError as exc:
-            raise InputFormatError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=where,
-                                   record=f"line {exc.lineno}") from None
+            raise InputFormatError(
+                f"invalid JSON: {exc.msg} (column {exc.colno})", file=where, record=f"line {exc.lineno}"
+            ) from None
         except UnicodeDecodeError as exc:
             raise InputFormatError(f"not UTF-8 text: {exc.reason}", file=where) from None
         except RecursionError:

@@ -14,6 +14,7 @@ import time
 import tracemalloc
 import warnings
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone without installing
 
-from deteval.io.lab import build_segments  # noqa: E402
-from deteval.mir import boundary_prf, onset_prf, pairwise_prf  # noqa: E402
+from deteval.io.lab import build_segments
+from deteval.mir import boundary_prf, onset_prf, pairwise_prf
 
 try:
     import mir_eval
@@ -69,17 +70,23 @@ def main() -> None:
         ri, rl = segmentation(rng, duration, 12, "ABCD")
         ei, el = segmentation(rng, duration, 20, "abcde")
         ref, est = build_segments(ri[:, 0], ri[:, 1], rl), build_segments(ei[:, 0], ei[:, 1], el)
-        ours = measure(lambda: pairwise_prf(ref, est, frame_rate=1 / frame_size, grid="mir_eval"))
+        ours = measure(partial(pairwise_prf, ref, est, frame_rate=1 / frame_size, grid="mir_eval"))
         theirs = None
         if mir_eval is not None:
-            theirs = measure(lambda: mir_eval.segment.pairwise(ri, rl, ei, el, frame_size=frame_size), repeat=1)
+            theirs = measure(
+                partial(mir_eval.segment.pairwise, ri, rl, ei, el, frame_size=frame_size), repeat=1
+            )
             assert (ours[2].precision, ours[2].recall, ours[2].f) == theirs[2]
         label = f"  {duration:.0f} s at {1 / frame_size:.0f} frames/s ({int(duration / frame_size)} frames)"
         row(label, ours, theirs)
     ri, rl = segmentation(rng, 3600.0, 60, "ABCDEFGH")
     ei, el = segmentation(rng, 3600.0, 90, "abcdefghij")
     ref, est = build_segments(ri[:, 0], ri[:, 1], rl), build_segments(ei[:, 0], ei[:, 1], el)
-    row("  3600 s at 100 frames/s (360000 frames)", measure(lambda: pairwise_prf(ref, est, frame_rate=100)), None)
+    row(
+        "  3600 s at 100 frames/s (360000 frames)",
+        measure(lambda: pairwise_prf(ref, est, frame_rate=100)),
+        None,
+    )
 
     print("boundary detection, one_to_one (mir_eval.segment.detection)")
     for n in (20, 200, 2000):
@@ -88,10 +95,10 @@ def main() -> None:
         ei, _ = segmentation(rng, duration, int(n * 1.3), "A")
         ref = build_segments(ri[:, 0], ri[:, 1], ["A"] * n)
         est = build_segments(ei[:, 0], ei[:, 1], ["A"] * len(ei))
-        ours = measure(lambda: boundary_prf(ref, est, 3.0, warn=False))
+        ours = measure(partial(boundary_prf, ref, est, 3.0, warn=False))
         theirs = None
         if mir_eval is not None:
-            theirs = measure(lambda: mir_eval.segment.detection(ri, ei, window=3.0))
+            theirs = measure(partial(mir_eval.segment.detection, ri, ei, window=3.0))
             assert (ours[2].precision, ours[2].recall, ours[2].f) == theirs[2]
         row(f"  {n} reference segments, window 3 s", ours, theirs)
 
@@ -99,10 +106,10 @@ def main() -> None:
     for n in (1000, 10000, 50000):
         ref_on = np.sort(rng.uniform(0, n / 4, n))
         est_on = np.sort(np.concatenate([ref_on + rng.normal(0, 0.03, n), rng.uniform(0, n / 4, n // 5)]))
-        ours = measure(lambda: onset_prf(ref_on, est_on))
+        ours = measure(partial(onset_prf, ref_on, est_on))
         theirs = None
         if mir_eval is not None:
-            theirs = measure(lambda: mir_eval.onset.f_measure(ref_on, est_on), repeat=1)
+            theirs = measure(partial(mir_eval.onset.f_measure, ref_on, est_on), repeat=1)
             assert (ours[2].f, ours[2].precision, ours[2].recall) == theirs[2]
         row(f"  {n} reference onsets", ours, theirs)
 

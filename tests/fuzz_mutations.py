@@ -22,6 +22,7 @@ def fuzz_settings(max_examples: int) -> settings:
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
 
+
 # Tokens that have broken parsers before: special numbers, encodings, markup, separators.
 NASTY: tuple[bytes, ...] = (
     b"nan", b"NaN", b"inf", b"-inf", b"Infinity", b"-1", b"0", b"-0", b"1e308", b"1e999", b"-1e999",

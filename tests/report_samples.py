@@ -24,8 +24,13 @@ def voc_result(seed: int = 0, classes: list[str] | None = None, shift: float = 0
         r = rank(scores, outcomes, npos)
         ap = average_precision(r, "voc07")
         aps.append(ap)
-        per_class[name] = {"ap": ap, "npos": npos, "ndet": n, "tp": int(r.tp[-1]) if len(r.tp) else 0,
-                           "fp": int(r.fp[-1]) if len(r.fp) else 0}
+        per_class[name] = {
+            "ap": ap,
+            "npos": npos,
+            "ndet": n,
+            "tp": int(r.tp[-1]) if len(r.tp) else 0,
+            "fp": int(r.fp[-1]) if len(r.fp) else 0,
+        }
         curves[name] = PRCurve(r.recall(), r.precision(), r.scores)
     return EvalResult(
         protocol="voc",
@@ -64,7 +69,9 @@ def mir_result() -> EvalResult:
         {
             "rule": "mir_eval",
             "pairwise": {"precision": 0.8, "recall": 0.6, "f": 0.6857142857142857},
-            "boundary": {"0.5": {"precision": 1.0, "recall": 0.5, "f": 2 / 3},
-                         "3.0": {"precision": 1.0, "recall": 1.0, "f": 1.0}},
+            "boundary": {
+                "0.5": {"precision": 1.0, "recall": 0.5, "f": 2 / 3},
+                "3.0": {"precision": 1.0, "recall": 1.0, "f": 1.0},
+            },
         },
     )

@@ -44,7 +44,9 @@ def _batches(gt, dets, box_format, batch_size=3):
             }
         )
     names = {v: k for k, v in class_ids.items()}
-    return [(preds[i : i + batch_size], targets[i : i + batch_size]) for i in range(0, len(preds), batch_size)], names
+    return [
+        (preds[i : i + batch_size], targets[i : i + batch_size]) for i in range(0, len(preds), batch_size)
+    ], names
 
 
 @pytest.mark.parametrize("metric", ["voc07", "voc2010"])
@@ -110,7 +112,10 @@ def test_tensor_like_inputs():
 
 def test_bad_batches_are_refused_without_changing_state():
     m = MeanAveragePrecision(protocol="voc")
-    good = ([{"boxes": [[0, 0, 9, 9]], "scores": [0.5], "labels": [1]}], [{"boxes": [[0, 0, 9, 9]], "labels": [1]}])
+    good = (
+        [{"boxes": [[0, 0, 9, 9]], "scores": [0.5], "labels": [1]}],
+        [{"boxes": [[0, 0, 9, 9]], "labels": [1]}],
+    )
     m.update(*good)
     with pytest.raises(ValidationError, match=r"predictions\[1\]\['scores'\] has 2 values for 1 boxes"):
         m.update(
@@ -140,7 +145,10 @@ COCO = Path(__file__).resolve().parent / "data" / "coco"
 @pytest.mark.parametrize(
     "gt_name, res_name",
     [
-        ("coco_val2014_100/instances_val2014_100.json", "coco_val2014_100/instances_val2014_fakebbox100_results.json"),
+        (
+            "coco_val2014_100/instances_val2014_100.json",
+            "coco_val2014_100/instances_val2014_fakebbox100_results.json",
+        ),
         ("coco_fruits/fruit_val_coco_format.json", "coco_fruits/coco_instances_results.json"),
     ],
 )
@@ -194,7 +202,9 @@ def test_coco_api_box_formats_agree():
     for fmt in ("xywh", "xyxy", "cxcywh"):
         m = MeanAveragePrecision(protocol="coco", box_format=fmt)
         for img in sorted(i["id"] for i in gt["images"]):
-            tb = np.array([a["bbox"] for a in gt["annotations"] if a["image_id"] == img], float).reshape(-1, 4)
+            tb = np.array([a["bbox"] for a in gt["annotations"] if a["image_id"] == img], float).reshape(
+                -1, 4
+            )
             pb = np.array([d["bbox"] for d in res if d["image_id"] == img], float).reshape(-1, 4)
             m.update(
                 [

@@ -32,10 +32,22 @@ def test_json_document_shape_and_values(capsys) -> None:
     for block in doc["boundary"].values():
         assert set(block) == {"precision", "recall", "f", "tp", "fp", "fn"}
         assert all(isinstance(block[k], int) for k in ("tp", "fp", "fn"))
-    assert doc["boundary"]["0.5"] == {"precision": 0.6, "recall": 0.5, "f": 0.5454545454545454,
-                                      "tp": 6, "fp": 4, "fn": 6}
-    assert doc["boundary"]["3.0"] == {"precision": 0.9, "recall": 0.75, "f": 0.8181818181818182,
-                                      "tp": 9, "fp": 1, "fn": 3}
+    assert doc["boundary"]["0.5"] == {
+        "precision": 0.6,
+        "recall": 0.5,
+        "f": 0.5454545454545454,
+        "tp": 6,
+        "fp": 4,
+        "fn": 6,
+    }
+    assert doc["boundary"]["3.0"] == {
+        "precision": 0.9,
+        "recall": 0.75,
+        "f": 0.8181818181818182,
+        "tp": 9,
+        "fp": 1,
+        "fn": 3,
+    }
     assert (doc["pairwise"]["tp"], doc["pairwise"]["fp"], doc["pairwise"]["fn"]) == (511361, 81115, 15690)
     # the reference's 0.42 s leading silence breaks FMP's 2*tau spacing at both tolerances
     assert len(doc["warnings"]) == 2 and doc["warnings"][0].startswith("boundary tau 0.5: ")
@@ -95,8 +107,9 @@ def test_bad_options_exit_2(capsys, args: list, message: str) -> None:
 def test_bad_file_names_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.lab"
     bad.write_text("0 10 A\n10 oops B\n", encoding="utf-8")
-    out = subprocess.run([sys.executable, "-m", "deteval", "mir", REF, str(bad)], capture_output=True,
-                         text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "deteval", "mir", REF, str(bad)], capture_output=True, text=True, cwd=ROOT
+    )
     assert out.returncode == 2
     assert out.stderr.strip() == f"deteval: error: {bad}: line 2: end time 'oops' is not a number"
     assert "Traceback" not in out.stderr
@@ -116,7 +129,11 @@ def test_evaluate_mir_api_with_annotation_lists() -> None:
 def test_presets(capsys) -> None:
     doc = _json(capsys, "--config", "mir_eval_segment")
     assert (doc["rule"], doc["grid"], doc["frame_rate"], list(doc["boundary"])) == (
-        "one_to_one", "mir_eval", 10.0, ["0.5", "3.0"])
+        "one_to_one",
+        "mir_eval",
+        10.0,
+        ["0.5", "3.0"],
+    )
     doc = _json(capsys, "--config", "fmp_boundary", "--tau", "3.0")
     assert doc["rule"] == "fmp" and list(doc["boundary"]) == ["3.0"]  # the flag wins over the default
     assert (doc["boundary"]["3.0"]["tp"], doc["boundary"]["3.0"]["fn"]) == (9, 1)

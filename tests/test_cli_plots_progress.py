@@ -14,7 +14,11 @@ VOC = [
     "--image-set", str(ROOT / "data_samples/voc/ImageSets/Main/test.txt"),
     "--detections", str(ROOT / "data_samples/voc/results/comp4_det_test_{cls}.txt"),
 ]  # fmt: skip
-COCO = ["coco", str(ROOT / "data_samples/coco/instances_val.json"), str(ROOT / "data_samples/coco/results_bbox.json")]
+COCO = [
+    "coco",
+    str(ROOT / "data_samples/coco/instances_val.json"),
+    str(ROOT / "data_samples/coco/results_bbox.json"),
+]
 
 
 def _pngs(folder: Path) -> dict[str, tuple[int, int]]:

@@ -172,7 +172,10 @@ def test_columnar_entry_point_equals_json_entry_point():
         {"bbox": [300, 300, 10, 10], "score": 0.9},
     )
     ev = evaluate_coco(gt, dt)
-    xyxy = lambda b: [b[0], b[1], b[0] + b[2], b[1] + b[3]]
+
+    def xyxy(b):
+        return [b[0], b[1], b[0] + b[2], b[1] + b[3]]
+
     preds = [
         {
             "boxes": np.array([d["bbox"] for d in dt], float),

@@ -32,8 +32,8 @@ from deteval.core.ap import average_precision
 from deteval.core.cutoff import average_precision_at_k, reciprocal_rank
 from deteval.errors import DetevalError, ValidationError
 
-
 # --- bad input: always a ValidationError, never a truncation ------------------------------------------
+
 
 @pytest.mark.parametrize(
     "scores, outcomes",
@@ -100,6 +100,7 @@ def test_integral_cutoff_of_any_numeric_type():
 
 # --- n_pos == 0 ------------------------------------------------------------------------------------------
 
+
 def test_no_positives():
     r = rank([0.3, 0.2, 0.1], [0, -1, 0])
     assert r.n_pos == 0
@@ -118,6 +119,7 @@ def test_no_positives():
 
 
 # --- no items, every item ignored ------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "make",
@@ -155,6 +157,7 @@ def test_all_ignored_differs_from_the_matlab_devkit_only_by_being_defined():
 
 # --- NaN and inf scores ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 @pytest.mark.parametrize("ties", ["stable", "quicksort", "presorted"])
 def test_non_finite_scores_are_rejected_naming_the_item(bad, ties):
@@ -172,6 +175,7 @@ def test_non_finite_scores_of_ignored_items_are_rejected_too():
 
 
 # --- ties ------------------------------------------------------------------------------------------------
+
 
 def test_ties_default_keeps_input_order():
     # FMP: "D_k has a higher rank than D_l if k < l" on equal scores; VOC devkit and pycocotools sort stably.

@@ -175,6 +175,7 @@ def test_cumulative_counts_and_curves(data):
 # both cumulative counts (as in the devkit and pycocotools), so these also check that removing them first,
 # as the core does, changes nothing.
 
+
 def _reference_rows(scores, outcomes, n_pos):
     order = np.argsort(-scores, kind="mergesort")
     o = outcomes[order]

@@ -72,9 +72,29 @@ def test_seed000_toy_rank_tables():
     assert r.relevant.tolist() == [True, True, False, True, False, False, False, True, False, False]
     s = summarize_ranking(r)
     assert [pct2(p) for p in s.precision] == [
-        "1.00", "1.00", "0.67", "0.75", "0.60", "0.50", "0.43", "0.50", "0.44", "0.40"]
+        "1.00",
+        "1.00",
+        "0.67",
+        "0.75",
+        "0.60",
+        "0.50",
+        "0.43",
+        "0.50",
+        "0.44",
+        "0.40",
+    ]
     assert [pct2(x) for x in s.recall] == [
-        "0.25", "0.50", "0.50", "0.75", "0.75", "0.75", "0.75", "1.00", "1.00", "1.00"]
+        "0.25",
+        "0.50",
+        "0.50",
+        "0.75",
+        "0.75",
+        "0.75",
+        "0.75",
+        "1.00",
+        "1.00",
+        "1.00",
+    ]
     # "the relevant items occur at the rank positions r in {1, 2, 4, 8}" and P(3) = 2/3, R(3) = 2/4.
     assert (np.flatnonzero(r.relevant) + 1).tolist() == [1, 2, 4, 8]
     assert s.precision[2] == 2 / 3 and s.recall[2] == 2 / 4
@@ -124,6 +144,7 @@ def test_seed000_exercise_7_12():
 
 
 # --- tests/data/fmp/fmp_expected.json: libfmp compute_prf_metrics ------------------------------------------
+
 
 def _fmp_ranking_cases():
     cases = json.loads(FMP_FIXTURE.read_text(encoding="utf-8"))["cases"]
@@ -177,6 +198,7 @@ def test_fmp_fixture_tie_follows_the_text_not_libfmp():
 
 
 # --- seed 002: INLS 509 slides ---------------------------------------------------------------------------
+
 
 def test_seed002_pk_rk_exercise_with_20_relevant():
     # "Assume 20 relevant documents": K, P@K = (a/K), R@K = (a/20) for K = 1..10.
@@ -303,6 +325,7 @@ def test_seed003_recall_and_map_differ_from_the_trec_conventions():
 
 
 # --- seed 004: 5 retrieved, 3 relevant ---------------------------------------------------------------------
+
 
 def test_seed004_precision_and_recall_at_k():
     r = rank(None, [1, 0, 1, 0, 1], n_pos=3, ties="presorted")

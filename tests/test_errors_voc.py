@@ -276,8 +276,13 @@ def test_unreadable_files_are_errors_naming_them(voc, capsys, monkeypatch):
 def test_empty_annotation_folder(tmp_path, capsys):
     (tmp_path / "Annotations").mkdir()
     (tmp_path / "d_car.txt").write_bytes(b"")
-    args = ["voc", "--annotations", str(tmp_path / "Annotations"), "--detections",
-            str(tmp_path / "d_{cls}.txt")]
+    args = [
+        "voc",
+        "--annotations",
+        str(tmp_path / "Annotations"),
+        "--detections",
+        str(tmp_path / "d_{cls}.txt"),
+    ]
     cli_error(capsys, args, str(tmp_path / "Annotations"), "ground truth is empty")
     with pytest.raises(InputFormatError, match="no annotation file"):
         load_voc_annotations(tmp_path / "Annotations")

@@ -88,8 +88,13 @@ def segment_list(draw):
 
 
 @fuzz_settings(200)
-@given(ref=segment_list(), est=segment_list(), tau=st.sampled_from([0.0, 0.5, 3.0, 1e12]),
-       rate=st.sampled_from([None, 1.0, 10.0]), case=st.booleans())
+@given(
+    ref=segment_list(),
+    est=segment_list(),
+    tau=st.sampled_from([0.0, 0.5, 3.0, 1e12]),
+    rate=st.sampled_from([None, 1.0, 10.0]),
+    case=st.booleans(),
+)
 def test_fuzz_mir_measures_on_random_segments(ref, est, tau, rate, case):
     r, e = segments_from_list(ref), segments_from_list(est)
     try:

@@ -107,7 +107,7 @@ def test_fuzz_image_set(image_set):
 def test_fuzz_xml_parser_alone(xml):
     skipped: list[str] = []
     try:
-        info, objects = parse_voc_xml(xml, "x.xml", skipped=skipped)
+        _info, objects = parse_voc_xml(xml, "x.xml", skipped=skipped)
     except DetevalError as exc:
         assert exc.file == "x.xml"
         return
@@ -166,7 +166,10 @@ def box_table(draw, max_n: int = 12):
 )
 def test_fuzz_matcher_random_arrays(gt_boxes, det_boxes, data, metric, profile, plus_one, iou):
     n, m = gt_boxes.shape[0], det_boxes.shape[0]
-    ints = lambda k, hi: np.array(data.draw(st.lists(st.integers(0, hi), min_size=k, max_size=k)), dtype=int)
+
+    def ints(k, hi):
+        return np.array(data.draw(st.lists(st.integers(0, hi), min_size=k, max_size=k)), dtype=int)
+
     scores = np.array(
         data.draw(st.lists(st.sampled_from([0.0, 0.5, 0.5, 1.0, -1e300, 1e300]), min_size=m, max_size=m))
     )
@@ -181,8 +184,18 @@ def test_fuzz_matcher_random_arrays(gt_boxes, det_boxes, data, metric, profile, 
         assert row["tp"] <= row["npos"]
         # VOC07 adds p/11 eleven times, as the devkit does: a perfect class can sum to 1 + 2**-52.
         assert row["ap"] is None or 0.0 <= row["ap"] <= 1.0 + 4 * np.finfo(float).eps
-    outcome = match_voc(dets.image, dets.boxes, dets.scores, gt.image, gt.boxes, gt.difficult,
-                        det_label=dets.label, gt_label=gt.label, iou_threshold=iou, plus_one=plus_one)
+    outcome = match_voc(
+        dets.image,
+        dets.boxes,
+        dets.scores,
+        gt.image,
+        gt.boxes,
+        gt.difficult,
+        det_label=dets.label,
+        gt_label=gt.label,
+        iou_threshold=iou,
+        plus_one=plus_one,
+    )
     assert set(np.unique(outcome).tolist()) <= {-1, 0, 1}
 
 

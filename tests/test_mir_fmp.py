@@ -95,8 +95,10 @@ def test_pairwise_from_label_sequences_matches_libfmp(case: dict) -> None:
 
 
 def test_seed_toy_numbers_as_printed() -> None:
-    r = pairwise_prf([[0, 4, "A"], [4, 7, "B"], [7, 10, "A"]],
-                     [[0, 1, "X"], [1, 3, "Y"], [3, 7, "Z"], [7, 9, "Y"], [9, 10, "X"]])
+    r = pairwise_prf(
+        [[0, 4, "A"], [4, 7, "B"], [7, 10, "A"]],
+        [[0, 1, "X"], [1, 3, "Y"], [3, 7, "Z"], [7, 9, "Y"], [9, 10, "X"]],
+    )
     assert (r.tp, r.fn, r.fp) == (10, 14, 3)
     assert (round(r.precision, 3), round(r.recall, 3), round(r.f, 3)) == (0.769, 0.417, 0.541)
     # 24 of the 45 pairs are positive in the reference, 13 in the estimate
@@ -105,12 +107,40 @@ def test_seed_toy_numbers_as_printed() -> None:
 
 def test_seed_brahms_numbers_as_printed() -> None:
     coarse = [[0, 16, "G major"], [16, 28, "G minor"], [28, 40, "G major"]]
-    medium = [[0, 4, "A"], [4, 8, "A"], [8, 12, "B"], [12, 16, "B"], [16, 27, "C"], [27, 32, "A"],
-              [32, 36, "B"], [36, 39, "B"], [39, 40, ""]]
-    fine = [[0, 2, "a"], [2, 4, "a"], [4, 6, "a"], [6, 8, "a"], [8, 10, "b"], [10, 12, "c"], [12, 13, "b"],
-            [13, 15, "c"], [15, 18, "d"], [18, 20, "d"], [20, 22, "e"], [22, 24, "e"], [24, 26, "e"],
-            [26, 28, "e"], [28, 30, "a"], [30, 32, "a"], [32, 34, "b"], [34, 36, "c"], [36, 37, "b"],
-            [37, 39, "c"], [39, 40, ""]]
+    medium = [
+        [0, 4, "A"],
+        [4, 8, "A"],
+        [8, 12, "B"],
+        [12, 16, "B"],
+        [16, 27, "C"],
+        [27, 32, "A"],
+        [32, 36, "B"],
+        [36, 39, "B"],
+        [39, 40, ""],
+    ]
+    fine = [
+        [0, 2, "a"],
+        [2, 4, "a"],
+        [4, 6, "a"],
+        [6, 8, "a"],
+        [8, 10, "b"],
+        [10, 12, "c"],
+        [12, 13, "b"],
+        [13, 15, "c"],
+        [15, 18, "d"],
+        [18, 20, "d"],
+        [20, 22, "e"],
+        [22, 24, "e"],
+        [24, 26, "e"],
+        [26, 28, "e"],
+        [28, 30, "a"],
+        [30, 32, "a"],
+        [32, 34, "b"],
+        [34, 36, "c"],
+        [36, 37, "b"],
+        [37, 39, "c"],
+        [39, 40, ""],
+    ]
     printed = {
         (0, 1): (226, 218, 12, 0.950, 0.509, 0.663),
         (0, 2): (143, 301, 4, 0.973, 0.322, 0.484),
@@ -214,9 +244,7 @@ def test_seed_boundary_example(tau: int, counts: tuple, prf: tuple) -> None:
         assert spacing == [] and r.warnings == ()
 
 
-@pytest.mark.parametrize(
-    ("tau", "counts"), [(0, (1, 3, 2)), (1, (2, 2, 1)), (2, (3, 1, 0))]
-)
+@pytest.mark.parametrize(("tau", "counts"), [(0, (1, 3, 2)), (1, (2, 2, 1)), (2, (3, 1, 0))])
 def test_seed_boundary_example_one_to_one(tau: int, counts: tuple) -> None:
     # One-to-one: at tau = 2 the estimates 14 and 18 compete for the reference 16; one of them is an FP.
     r = boundary_prf(SEED_REF, SEED_EST, tau, rule="one_to_one", binary=True, warn=False)

@@ -29,7 +29,9 @@ def brute_pairs(ref: list, est: list) -> tuple[int, int, int]:
 def test_pair_counts_equal_the_pair_matrix(data) -> None:
     ref = data.draw(labels)
     est = data.draw(st.lists(st.integers(0, 6), min_size=len(ref), max_size=len(ref)))
-    assert pair_counts(np.asarray(ref, dtype=np.int64), np.asarray(est, dtype=np.int64)) == brute_pairs(ref, est)
+    assert pair_counts(np.asarray(ref, dtype=np.int64), np.asarray(est, dtype=np.int64)) == brute_pairs(
+        ref, est
+    )
     r = pairwise_prf_labels([f"L{x}" for x in ref], est)
     assert (r.tp, r.fp, r.fn) == brute_pairs(ref, est)
 
@@ -57,7 +59,7 @@ points = st.lists(st.integers(0, 40), min_size=0, max_size=25)
 def test_greedy_matching_is_maximum(ref: list, est: list, w: float) -> None:
     r = np.sort(np.asarray(ref, dtype=np.float64))
     e = np.sort(np.asarray(est, dtype=np.float64))
-    ri, ei = match_one_to_one(r, e, w)
+    ri, _ei = match_one_to_one(r, e, w)
     assert len(ri) == brute_max_matching(r, e, w)
     res = boundary_prf(ref, est, w, warn=False)
     assert (res.tp, res.fp, res.fn) == (len(ri), len(est) - len(ri), len(ref) - len(ri))

@@ -142,9 +142,9 @@ def test_pairwise_matches_mir_eval_on_its_grid(seed: int) -> None:
     if seed % 4 == 0:  # boundaries on exact multiples of the frame size: the grid decides
         ref_iv = np.round(ref_iv, 1)
         est_iv = np.round(est_iv, 1)
-        ok = (ref_iv[:, 1] > ref_iv[:, 0])
+        ok = ref_iv[:, 1] > ref_iv[:, 0]
         ref_iv, ref_lab = ref_iv[ok], [l for l, k in zip(ref_lab, ok) if k]
-        ok = (est_iv[:, 1] > est_iv[:, 0])
+        ok = est_iv[:, 1] > est_iv[:, 0]
         est_iv, est_lab = est_iv[ok], [l for l, k in zip(est_lab, ok) if k]
     frame_size = float(rng.choice([0.1, 0.05, 0.25, 1.0 / 3.0, 0.07, 0.0232]))
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -26,6 +26,7 @@ def _save(path: Path, result: EvalResult, curves: bool = False) -> Path:
 
 # --- deteval report -------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "json"])
 @pytest.mark.parametrize("make", [voc_result, coco_result, trec_result, mir_result])
 def test_report_re_renders_a_saved_result(tmp_path, capsys, fmt, make):
@@ -72,6 +73,7 @@ def test_report_errors_name_the_file(tmp_path, capsys):
 
 # --- deteval compare ------------------------------------------------------------------------------------
 
+
 def _pair():
     a = voc_result(0)
     b = voc_result(0, classes=VOC_CLASSES[1:] + ["cat"], shift=0.1)
@@ -84,7 +86,7 @@ def test_compare_rows_deltas_and_order():
     assert c.protocol == "compare"
     assert c.summary["compared"] == "voc" and c.summary["metric"] == "ap"
     rows = c.per_class
-    common = [n for n in VOC_CLASSES[1:]]
+    common = list(VOC_CLASSES[1:])
     for n in common:
         assert rows[n]["a"] == a.per_class[n]["ap"] and rows[n]["b"] == b.per_class[n]["ap"]
         assert rows[n]["delta"] == b.per_class[n]["ap"] - a.per_class[n]["ap"]
@@ -93,14 +95,21 @@ def test_compare_rows_deltas_and_order():
     assert deltas == sorted(deltas, reverse=True)
     # one-sided classes are listed, after the compared ones, with null values
     assert list(rows)[4:] == ["aeroplane", "cat"]
-    assert rows["aeroplane"] == {"a": a.per_class["aeroplane"]["ap"], "b": None, "delta": None,
-                                 "present": "A only"}
+    assert rows["aeroplane"] == {
+        "a": a.per_class["aeroplane"]["ap"],
+        "b": None,
+        "delta": None,
+        "present": "A only",
+    }
     assert rows["cat"]["present"] == "B only" and rows["cat"]["a"] is None
     assert c.summary["classes"] == {"both": 4, "a_only": 1, "b_only": 1, "with_delta": 4}
     mean = c.summary["mean_over_common"]
     assert mean["a"] == pytest.approx(sum(a.per_class[n]["ap"] for n in common) / 4, abs=1e-15)
-    assert c.summary["fields"]["map"] == {"a": a.summary["map"], "b": b.summary["map"],
-                                          "delta": b.summary["map"] - a.summary["map"]}
+    assert c.summary["fields"]["map"] == {
+        "a": a.summary["map"],
+        "b": b.summary["map"],
+        "delta": b.summary["map"] - a.summary["map"],
+    }
     assert "1 class(es) only in A: aeroplane" in c.warnings
     assert "1 class(es) only in B: cat" in c.warnings
     assert "A: 2 detections with an unknown image id were skipped" in c.warnings
@@ -111,8 +120,14 @@ def test_compare_sort_options():
     by_abs = compare_results(a, b, sort="abs").per_class
     absd = [abs(r["delta"]) for r in list(by_abs.values())[:4]]
     assert absd == sorted(absd, reverse=True)
-    assert list(compare_results(a, b, sort="name").per_class) == ["bicycle", "bird", "boat", "bottle",
-                                                                 "aeroplane", "cat"]
+    assert list(compare_results(a, b, sort="name").per_class) == [
+        "bicycle",
+        "bird",
+        "boat",
+        "bottle",
+        "aeroplane",
+        "cat",
+    ]
     assert list(compare_results(a, b, sort="none").per_class) == [*VOC_CLASSES, "cat"]
     rev = list(compare_results(a, b, reverse=True).per_class.values())
     assert [r["delta"] for r in rev[:4]] == sorted(r["delta"] for r in rev[:4])
@@ -164,7 +179,8 @@ def test_compare_different_protocols_is_a_clear_error(tmp_path, capsys):
     assert main(["compare", str(pa), str(pb)]) == 2
     assert capsys.readouterr().err == (
         f"deteval: error: {pb}: cannot compare a 'voc' result with a 'coco' result: "
-        "both files must come from the same protocol\n")
+        "both files must come from the same protocol\n"
+    )
 
 
 def test_compare_command_formats(tmp_path, capsys):
@@ -192,13 +208,15 @@ def test_compare_command_formats(tmp_path, capsys):
 
 # --- deteval presets ------------------------------------------------------------------------------------
 
+
 def test_presets_empty_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(config, "_CHECKOUT_DIR", tmp_path)
     assert main(["presets"]) == 0
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == (f"deteval: no presets found in {tmp_path}; pass --config path/to/file.toml to use your "
-                   "own\n")
+    assert err == (
+        f"deteval: no presets found in {tmp_path}; pass --config path/to/file.toml to use your own\n"
+    )
 
 
 def test_presets_missing_folder(tmp_path, monkeypatch, capsys):
@@ -216,5 +234,8 @@ def test_presets_listing(tmp_path, monkeypatch, capsys):
     assert main(["presets"]) == 0
     out, err = capsys.readouterr()
     assert out.splitlines() == [
-        "bare", "latin1  caf\ufffd preset", "voc07   Pascal VOC 2007: 11-point AP, IoU 0.5"]
+        "bare",
+        "latin1  caf\ufffd preset",
+        "voc07   Pascal VOC 2007: 11-point AP, IoU 0.5",
+    ]
     assert err == ""

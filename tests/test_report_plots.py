@@ -58,8 +58,12 @@ def test_pr_curves_small_multiples_and_overlay(tmp_path):
 
 
 def test_pr_curves_handle_empty_and_nan_curves(tmp_path):
-    r = EvalResult("voc", {}, {"a": {"ap": 0.0}},
-                   {"a": PRCurve([], []), "b": PRCurve([0.5, 0.5, 1.0], [np.nan, 1.0, 0.66])})
+    r = EvalResult(
+        "voc",
+        {},
+        {"a": {"ap": 0.0}},
+        {"a": PRCurve([], []), "b": PRCurve([0.5, 0.5, 1.0], [np.nan, 1.0, 0.66])},
+    )
     paths = plot_pr_curves(r, tmp_path, ncols=2)
     assert _size(paths[0]) == (500, 250)
 
@@ -135,23 +139,35 @@ def test_coco_precision_without_ground_truth_and_bad_shapes(tmp_path):
     with pytest.raises(ValidationError, match="does not match"):
         plot_coco_precision(prec, np.linspace(0.5, 0.95, 10), np.linspace(0, 1, 101), ["a"], tmp_path)
     with pytest.raises(ValidationError, match="5 axes"):
-        plot_coco_precision(prec[..., 0], np.linspace(0.5, 0.95, 10), np.linspace(0, 1, 101), ["a", "b"],
-                            tmp_path)
+        plot_coco_precision(
+            prec[..., 0], np.linspace(0.5, 0.95, 10), np.linspace(0, 1, 101), ["a", "b"], tmp_path
+        )
     with pytest.raises(ConfigError, match="out of range"):
-        plot_coco_precision(prec, np.linspace(0.5, 0.95, 10), np.linspace(0, 1, 101), ["a", "b"], tmp_path,
-                            area_index=4)
+        plot_coco_precision(
+            prec, np.linspace(0.5, 0.95, 10), np.linspace(0, 1, 101), ["a", "b"], tmp_path, area_index=4
+        )
     # thresholds without 0.75: only the lines that exist
     assert list(coco_precision_curves(prec[:2], [0.5, 0.6])) == ["IoU=0.50", "IoU=0.50:0.60"]
 
 
 def test_write_plots_dispatches_on_what_the_result_has(tmp_path):
     assert [p.name for p in write_plots(voc_result(), tmp_path / "voc")] == [
-        "pr_curves.png", "pr_overlay.png", "ap_bars.png"]
+        "pr_curves.png",
+        "pr_overlay.png",
+        "ap_bars.png",
+    ]
     prec = np.sort(np.random.default_rng(0).random((10, 101, 4, 4, 3)), axis=1)[:, ::-1]
-    arrays = {"precision": prec, "iou_thrs": np.linspace(0.5, 0.95, 10), "rec_thrs": np.linspace(0, 1, 101),
-              "names": COCO_CLASSES}
+    arrays = {
+        "precision": prec,
+        "iou_thrs": np.linspace(0.5, 0.95, 10),
+        "rec_thrs": np.linspace(0, 1, 101),
+        "names": COCO_CLASSES,
+    }
     assert [p.name for p in write_plots(coco_result(), tmp_path / "coco", coco_arrays=arrays)] == [
-        "ap_bars.png", "coco_precision.png", "coco_precision_all.png"]
+        "ap_bars.png",
+        "coco_precision.png",
+        "coco_precision_all.png",
+    ]
     assert [p.name for p in write_plots(trec_result(), tmp_path / "trec")] == ["map_bars.png"]
     assert write_plots(mir_result(), tmp_path / "mir") == []
     with pytest.raises(ConfigError, match="lacks names"):
@@ -184,10 +200,16 @@ def test_unwritable_plot_folder_is_a_config_error(tmp_path):
 
 
 def test_importing_deteval_does_not_import_matplotlib():
-    code = ("import sys, deteval, deteval.cli, deteval.report, deteval.report.plots; "
-            "print(any(m.startswith('matplotlib') for m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parent.parent)
+    code = (
+        "import sys, deteval, deteval.cli, deteval.report, deteval.report.plots; "
+        "print(any(m.startswith('matplotlib') for m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     assert out.stdout.strip() == "False", out.stderr
     assert plots.DPI == 100
 

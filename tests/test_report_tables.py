@@ -25,7 +25,7 @@ def _csv_sections(text: str) -> tuple[list[list[str]], dict[str, list[str]]]:
     rows = list(csv.reader(io.StringIO(text, newline="")))
     blank = rows.index([])
     fields: dict[str, list[str]] = {}
-    for k, v in rows[blank + 2:]:
+    for k, v in rows[blank + 2 :]:
         fields.setdefault(k, []).append(v)
     assert rows[blank + 1] == ["field", "value"]
     return rows[:blank], fields
@@ -69,8 +69,11 @@ def test_csv_parses_back_to_the_same_numbers():
 
 def test_numpy_scalars_render_as_plain_numbers():
     # repr(np.float64(0.5)) is "np.float64(0.5)" under numpy 2: the exporters must not leak it.
-    r = EvalResult("voc", {"map": np.float64(0.5), "n": np.int64(3)},
-                   {"cat": {"ap": np.float32(0.25), "ok": np.bool_(True)}})
+    r = EvalResult(
+        "voc",
+        {"map": np.float64(0.5), "n": np.int64(3)},
+        {"cat": {"ap": np.float32(0.25), "ok": np.bool_(True)}},
+    )
     text = render(r, "csv")
     assert "np." not in text
     header, fields = _csv_sections(text)
@@ -80,9 +83,12 @@ def test_numpy_scalars_render_as_plain_numbers():
 
 
 def test_nan_and_inf_become_null_everywhere():
-    r = EvalResult("coco", {"x": float("nan"), "y": {"z": float("inf")}, "arr": np.array([1.0, -np.inf])},
-                   {"cat": {"ap": float("nan"), "ap50": 0.5}},
-                   {"cat": PRCurve([0.5, 1.0], [np.nan, 0.5])})
+    r = EvalResult(
+        "coco",
+        {"x": float("nan"), "y": {"z": float("inf")}, "arr": np.array([1.0, -np.inf])},
+        {"cat": {"ap": float("nan"), "ap50": 0.5}},
+        {"cat": PRCurve([0.5, 1.0], [np.nan, 0.5])},
+    )
     d = json.loads(r.to_json(include_curves=True))
     assert d["x"] is None and d["y"] == {"z": None} and d["arr"] == [1.0, None]
     assert d["per_class"]["cat"]["ap"] is None
@@ -117,7 +123,11 @@ def test_nested_summary_is_flattened_not_dropped():
 
 def test_flatten_keeps_empty_containers_and_order():
     assert list(flatten({"a": {}, "b": [], "c": [{"d": 1}], "e": 2})) == [
-        ("a", "{}"), ("b", "[]"), ("c.0.d", 1), ("e", 2)]
+        ("a", "{}"),
+        ("b", "[]"),
+        ("c.0.d", 1),
+        ("e", 2),
+    ]
 
 
 def test_markdown_table_shape_and_escaping():
@@ -127,7 +137,7 @@ def test_markdown_table_shape_and_escaping():
     assert md[0] == "## voc evaluation"
     start = md.index("| class | ap | npos | ndet | tp | fp | extra |")
     assert md[start + 1] == "|---|---|---|---|---|---|---|"
-    body = md[start + 2:start + 2 + len(r.per_class)]
+    body = md[start + 2 : start + 2 + len(r.per_class)]
     unescaped_pipes = [line.replace("\\|", "").count("|") for line in body]
     assert unescaped_pipes == [8] * len(r.per_class)
     assert body[-1] == "| odd\\|name | 0.5000 | - | - | - | - | x\\|y |"
@@ -202,22 +212,30 @@ def test_json_syntax_error_names_the_line(tmp_path):
 
 
 _scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-10**12, 10**12),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8),
-    st.floats(width=32).map(np.float32), st.integers(-1000, 1000).map(np.int64),
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.floats(width=32).map(np.float32),
+    st.integers(-1000, 1000).map(np.int64),
 )
-_keys = st.text(min_size=1, max_size=6).filter(lambda k: k not in {"protocol", "per_class", "warnings",
-                                                                   "lines", "curves"})
-_values = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                         st.dictionaries(_keys, inner, max_size=3)),
-                       max_leaves=8)
+_keys = st.text(min_size=1, max_size=6).filter(
+    lambda k: k not in {"protocol", "per_class", "warnings", "lines", "curves"}
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_keys, inner, max_size=3)),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=150, deadline=None)
 @given(
     summary=st.dictionaries(_keys, _values, max_size=5),
-    per_class=st.dictionaries(st.text(min_size=1, max_size=6), st.dictionaries(_keys, _scalars, max_size=4),
-                              max_size=4),
+    per_class=st.dictionaries(
+        st.text(min_size=1, max_size=6), st.dictionaries(_keys, _scalars, max_size=4), max_size=4
+    ),
     warnings=st.lists(st.text(max_size=10), max_size=2),
 )
 def test_round_trip_property(summary, per_class, warnings):
@@ -230,14 +248,14 @@ def test_round_trip_property(summary, per_class, warnings):
     blank = rows.index([])
     assert [r[0] for r in rows[1:blank]] == [str(k) for k in per_class]
     flat = summary_fields(again)
-    cells = rows[blank + 3: blank + 3 + len(flat)]
+    cells = rows[blank + 3 : blank + 3 + len(flat)]
     assert [c[0] for c in cells] == [k for k, _ in flat]
     for (_, value), (_, cell) in zip(flat, cells):
         if isinstance(value, float):
             assert float(cell) == value
         elif value is None:
             assert cell == ""
-    assert [c[1] for c in rows[blank + 3 + len(flat):]] == warnings
+    assert [c[1] for c in rows[blank + 3 + len(flat) :]] == warnings
 
 
 def test_csv_quoting_matches_the_csv_module_and_handles_carriage_returns():
@@ -250,8 +268,18 @@ def test_csv_quoting_matches_the_csv_module_and_handles_carriage_returns():
     plain = EvalResult("voc", {"map": 0.5}, {"a,b": {"ap": 0.5}, 'q"q': {"ap": 0.25}, "": {}})
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerows([["class", "ap"], ["a,b", "0.5"], ['q"q', "0.25"], ["", ""], [], ["field", "value"],
-                 ["protocol", "voc"], ["map", "0.5"]])
+    w.writerows(
+        [
+            ["class", "ap"],
+            ["a,b", "0.5"],
+            ['q"q', "0.25"],
+            ["", ""],
+            [],
+            ["field", "value"],
+            ["protocol", "voc"],
+            ["map", "0.5"],
+        ]
+    )
     assert render(plain, "csv") == buf.getvalue()
 
 

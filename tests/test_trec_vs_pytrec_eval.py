@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
-
 from deteval.io.trec import load_qrels, load_run, qrels_from_dict, run_from_dict
 from deteval.retrieval import evaluate_trec
 from deteval.retrieval.prepare import prepare
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
 
 MEASURES = [
     "num_ret",

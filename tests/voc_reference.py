@@ -18,7 +18,7 @@ import numpy as np
 
 def matlab_colon_plain(a: float, d: float, b: float) -> list[float]:
     """MATLAB's a:d:b: first half a + k*d, second half b - (n-k)*d, odd count: middle (a+b)/2."""
-    n = int(math.floor((b - a) / d + 1e-10))
+    n = math.floor((b - a) / d + 1e-10)
     out = []
     for k in range(n + 1):
         if 2 * k == n:

@@ -14,8 +14,9 @@ from deteval.results import load_result
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     a = load_result(args.a)
     b = load_result(args.b)
-    result = compare_results(a, b, metric=args.metric, sort=args.sort, reverse=args.reverse,
-                             sources=(args.a, args.b))
+    result = compare_results(
+        a, b, metric=args.metric, sort=args.sort, reverse=args.reverse, sources=(args.a, args.b)
+    )
     write_text(render(result, args.format or "table"), args.output)
     return 0
 
@@ -30,11 +31,18 @@ def register(sub: Any) -> None:
     )
     p.add_argument("a", metavar="A.json", help="the baseline result")
     p.add_argument("b", metavar="B.json", help="the result compared against it")
-    p.add_argument("--metric", default=None,
-                   help='per-class column to compare (default: "ap" if present, else the first numeric one)')
-    p.add_argument("--sort", choices=SORTS, default="delta",
-                   help="row order: delta (largest gain first, default), abs (largest change first), "
-                   "name, none (A's order)")
+    p.add_argument(
+        "--metric",
+        default=None,
+        help='per-class column to compare (default: "ap" if present, else the first numeric one)',
+    )
+    p.add_argument(
+        "--sort",
+        choices=SORTS,
+        default="delta",
+        help="row order: delta (largest gain first, default), abs (largest change first), "
+        "name, none (A's order)",
+    )
     p.add_argument("--reverse", action="store_true", help="reverse the row order (e.g. largest drop first)")
     add_output_args(p)
     p.set_defaults(func=run, _parser=p)

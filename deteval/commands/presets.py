@@ -16,8 +16,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         # explicit ``--config path/to/file.toml`` files still work.
         folder = _preset_dir()
         where = f"in {folder}" if folder is not None else "(no preset folder is installed)"
-        print(f"deteval: no presets found {where}; pass --config path/to/file.toml to use your own",
-              file=sys.stderr)
+        print(
+            f"deteval: no presets found {where}; pass --config path/to/file.toml to use your own",
+            file=sys.stderr,
+        )
         return 0
     width = max(len(n) for n in presets)
     for name, description in presets.items():

@@ -73,7 +73,7 @@ def _load_detections(args: argparse.Namespace, gt: Any, classes: list[str] | Non
     if args.layout == "comp4":
         det_classes = classes
         if det_classes is None:
-            found = set(gt.classes[i] for i in set(gt.label.tolist())) | set(
+            found = {gt.classes[i] for i in set(gt.label.tolist())} | set(
                 discover_detection_classes(args.detections)
             )
             det_classes = sorted(found)

@@ -512,7 +512,7 @@ class _RleTable:
         for (h, w), members in batches.items():
             try:
                 rles = mask_utils.frPyObjects([self.segs[i][0] for i in members], h, w)
-            except Exception:  # noqa: BLE001 - pycocotools raises bare Exception; redo one by one for the error
+            except Exception:
                 rles = [to_rle(self.segs[i], h, w, self.file, self._record(i)) for i in members]
             for i, r in zip(members, rles):
                 self.cache[i] = r
@@ -694,7 +694,10 @@ def _arrays_to_tables(
     n_img = len(preds)
     d_img = np.repeat(np.arange(n_img), [b.shape[0] for b in pb])
     g_img = np.repeat(np.arange(n_img), [b.shape[0] for b in tb])
-    cat = lambda parts, empty: np.concatenate(parts) if parts else empty
+
+    def cat(parts, empty):
+        return np.concatenate(parts) if parts else empty
+
     dbox = _xywh(cat(pb, np.zeros((0, 4))), box_format)
     gbox = _xywh(cat(tb, np.zeros((0, 4))), box_format)
     score, area = cat(ps, np.zeros(0)), cat(ta, np.zeros(0))

@@ -51,8 +51,9 @@ to tp/(tp+fp) once ignored rows are removed). Its IoU also uses the +1 conventio
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -202,10 +203,12 @@ class VOCGroundTruth:
         *,
         images: Sequence[str] | int | None = None,
         classes: Sequence[str] | int | None = None,
-    ) -> "VOCGroundTruth":
+    ) -> VOCGroundTruth:
         """Validate and wrap columns. ``images`` / ``classes`` are the names (or counts, named "0", "1",
         ...); by default, as many as the largest index + 1. Boxes are ``xyxy`` with x2 >= x1, y2 >= y1."""
-        b, img, lab, img_names, cls_names = _indexed_boxes(image, label, boxes, images, classes, "ground-truth")
+        b, img, lab, img_names, cls_names = _indexed_boxes(
+            image, label, boxes, images, classes, "ground-truth"
+        )
         n = b.shape[0]
         diff = (
             np.zeros(n, dtype=bool) if difficult is None else np.asarray(difficult).astype(bool).reshape(-1)
@@ -245,7 +248,7 @@ class VOCDetections:
         *,
         images: Sequence[str] | int | None = None,
         classes: Sequence[str] | int | None = None,
-    ) -> "VOCDetections":
+    ) -> VOCDetections:
         """Validate and wrap columns (finite scores and boxes, x2 >= x1, y2 >= y1, indices in range)."""
         b, img, lab, img_names, cls_names = _indexed_boxes(image, label, boxes, images, classes, "detection")
         n = b.shape[0]

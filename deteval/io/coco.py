@@ -801,7 +801,7 @@ def _results_from_records(
             _field(records, "keypoints", file, None), file, None, "keypoints", width=width
         )
 
-    if kind == "bbox" or (kind == "segm" or from_coco) and all("bbox" in r for r in records):
+    if kind == "bbox" or ((kind == "segm" or from_coco) and all("bbox" in r for r in records)):
         bbox = _boxes(_field(records, "bbox", file, None), file, None)
     elif kind == "segm":
         bbox = _mask_boxes(segmentation, img, gt, file)
@@ -1015,7 +1015,7 @@ def to_rle(segm: Any, h: int, w: int, file: str, record: str | int) -> Any:
             return mask_utils.frPyObjects(segm, h, w)
         if isinstance(segm, dict) and "counts" in segm and "size" in segm:
             return segm
-    except Exception as exc:  # noqa: BLE001 - pycocotools raises bare Exception for bad polygons/RLE
+    except Exception as exc:
         raise InputFormatError(f"invalid segmentation: {exc}", file=file, record=record) from None
     raise InputFormatError(f"invalid segmentation {str(segm)[:60]!r}", file=file, record=record)
 
@@ -1056,7 +1056,7 @@ def _mask_areas(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: 
             ]
             or [np.zeros(0)]
         )
-    except Exception as exc:  # noqa: BLE001 - pycocotools raises bare Exception for a bad RLE
+    except Exception as exc:
         raise InputFormatError(f"invalid RLE segmentation: {exc}", file=file) from None
 
 
@@ -1072,5 +1072,5 @@ def _mask_boxes(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: 
             ]
             or [np.zeros((0, 4))]
         )
-    except Exception as exc:  # noqa: BLE001 - pycocotools raises bare Exception for a bad RLE
+    except Exception as exc:
         raise InputFormatError(f"invalid RLE segmentation: {exc}", file=file) from None

@@ -42,7 +42,6 @@ import numpy as np
 
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 
-
 #: The largest time accepted (1e12: 31 700 years in seconds, 260 days in samples at 44.1 kHz). Larger
 #: values are broken files, and would overflow the 5-decimal rounding of boundary times.
 MAX_TIME: float = 1e12

@@ -57,7 +57,7 @@ _SAFE_ENCODINGS = {"utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "latin-1"
 class _NoDoctypeBuilder(ET.TreeBuilder):
     """TreeBuilder whose ``doctype`` hook refuses any DOCTYPE (second line of defence after the scan)."""
 
-    def doctype(self, name: str, pubid: str | None, system: str | None) -> None:  # noqa: D401
+    def doctype(self, name: str, pubid: str | None, system: str | None) -> None:
         raise InputFormatError("DOCTYPE declarations are not allowed in annotation XML")
 
 

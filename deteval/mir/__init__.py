@@ -34,9 +34,9 @@ from deteval.mir.sets import set_prf
 __all__ = [
     "RULES",
     "BoundarySpacingWarning",
-    "Segments",
     "PRFCounts",
     "PairwiseResult",
+    "Segments",
     "boundaries_from_binary",
     "boundary_prf",
     "evaluate_mir",

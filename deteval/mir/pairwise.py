@@ -144,7 +144,6 @@ def _frames_float(duration: float, rate: float | None, size: float | None, grid:
     return float(np.floor(np.round(x, 9)))
 
 
-
 def frame_times(
     n_frames: int, frame_rate: float | None = None, grid: Grid = "exact", *, frame_size: float | None = None
 ) -> np.ndarray:

@@ -72,8 +72,9 @@ def compare_results(
     rows: dict[str, dict[str, Any]] = {}
     for name in names:
         row = _triple(table_a.get(name, {}).get(metric), table_b.get(name, {}).get(metric))
-        row["present"] = "both" if name in table_a and name in table_b else (
-            "A only" if name in table_a else "B only")
+        row["present"] = (
+            "both" if name in table_a and name in table_b else ("A only" if name in table_a else "B only")
+        )
         rows[name] = row
 
     with_delta = [n for n in names if rows[n]["delta"] is not None]
@@ -99,7 +100,8 @@ def compare_results(
             fields[key] = _triple(va, vb)
         elif va != vb:
             warnings.append(
-                f"summary field {key!r} differs (A: {va}, B: {vb}); the numbers may not be comparable")
+                f"summary field {key!r} differs (A: {va}, B: {vb}); the numbers may not be comparable"
+            )
 
     summary: dict[str, Any] = {"compared": a.protocol, "a": sources[0], "b": sources[1]}
     if has_rows:
@@ -114,7 +116,10 @@ def compare_results(
             "with_delta": len(both),
         }
         summary["mean_over_common"] = {
-            "a": mean_a, "b": mean_b, "delta": None if mean_a is None else mean_b - mean_a}
+            "a": mean_a,
+            "b": mean_b,
+            "delta": None if mean_a is None else mean_b - mean_a,
+        }
         for side, label in (("A only", "A"), ("B only", "B")):
             only = [n for n in names if rows[n]["present"] == side]
             if only:
@@ -122,7 +127,8 @@ def compare_results(
         missing = [n for n in names if rows[n]["present"] == "both" and rows[n]["delta"] is None]
         if missing:
             warnings.append(
-                f"{len(missing)} class(es) without a {metric} value on one side: {', '.join(missing)}")
+                f"{len(missing)} class(es) without a {metric} value on one side: {', '.join(missing)}"
+            )
     summary["fields"] = fields
     warnings += [f"A: {w}" for w in a.warnings] + [f"B: {w}" for w in b.warnings]
     return EvalResult("compare", summary, per_class, warnings=warnings)

@@ -46,7 +46,7 @@ LEGEND_MAX = 20  # more classes than this on one axes: a legend would cover the 
 _COCO_ARRAY = "<coco precision array>"
 
 
-def _figure(width_in: float, height_in: float) -> "Figure":
+def _figure(width_in: float, height_in: float) -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -55,7 +55,7 @@ def _figure(width_in: float, height_in: float) -> "Figure":
     return fig
 
 
-def _save(fig: "Figure", path: Path) -> Path:
+def _save(fig: Figure, path: Path) -> Path:
     try:
         fig.savefig(path, dpi=DPI, format="png")
     except OSError as exc:
@@ -84,7 +84,7 @@ def _short(name: str, limit: int = 28) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
-def _unit_axes(ax: "Axes", xlabel: str, ylabel: str) -> None:
+def _unit_axes(ax: Axes, xlabel: str, ylabel: str) -> None:
     ax.set_xlim(0.0, 1.0)
     ax.set_ylim(0.0, 1.02)
     ax.set_xlabel(xlabel, fontsize=8)
@@ -109,7 +109,8 @@ def _column(result: EvalResult, key: str) -> dict[str, float]:
     """``{class: value}`` of one numeric per-class column (classes without a number left out)."""
     _, rows = class_rows(result)
     return {
-        name: float(row[key]) for name, row in rows
+        name: float(row[key])
+        for name, row in rows
         if isinstance(row.get(key), (int, float)) and not isinstance(row.get(key), bool)
     }
 
@@ -199,8 +200,13 @@ def plot_ap_bars(result: EvalResult, out_dir: str | Path, key: str = "ap") -> Pa
     ax.set_xlim(lo, hi * 1.08)
     ax.set_ylim(-0.6, n - 0.4)
     for y, (_, v) in zip(ypos, ordered):
-        ax.text(max(v, 0.0) if v is not None else 0.0, y, f" {v:.3f}" if v is not None else " n/a",
-                va="center", fontsize=6)
+        ax.text(
+            max(v, 0.0) if v is not None else 0.0,
+            y,
+            f" {v:.3f}" if v is not None else " n/a",
+            va="center",
+            fontsize=6,
+        )
     if valued:
         mean = float(np.mean([v for _, v in valued]))
         ax.axvline(mean, ls="--", lw=0.8, color="C3", label=f"mean {mean:.3f} over {len(valued)}")
@@ -260,13 +266,15 @@ def plot_coco_precision(
     recs = np.asarray(rec_thrs, dtype=np.float64)
     names = [str(n) for n in names]
     if arr.ndim != 5:
-        raise ValidationError(f"precision must have 5 axes [T, R, K, A, M], got shape {arr.shape}",
-                              file=_COCO_ARRAY)
+        raise ValidationError(
+            f"precision must have 5 axes [T, R, K, A, M], got shape {arr.shape}", file=_COCO_ARRAY
+        )
     expected = (len(thrs), len(recs), len(names))
     if arr.shape[:3] != expected:
         raise ValidationError(
             f"precision shape {arr.shape} does not match (iouThrs, recThrs, names) = {expected}",
-            file=_COCO_ARRAY)
+            file=_COCO_ARRAY,
+        )
     for axis, index in ((3, area_index), (4, maxdet_index)):
         if not -arr.shape[axis] <= index < arr.shape[axis]:
             raise ConfigError(f"index {index} out of range for axis {axis} of size {arr.shape[axis]}")
@@ -332,7 +340,10 @@ def write_plots(
         if missing:
             raise ConfigError(f"coco_arrays lacks {', '.join(sorted(missing))}")
         paths += plot_coco_precision(
-            coco_arrays["precision"], coco_arrays["iou_thrs"], coco_arrays["rec_thrs"], coco_arrays["names"],
+            coco_arrays["precision"],
+            coco_arrays["iou_thrs"],
+            coco_arrays["rec_thrs"],
+            coco_arrays["names"],
             out,
             area_index=coco_arrays.get("area_index", 0),
             maxdet_index=coco_arrays.get("maxdet_index", -1),
@@ -342,8 +353,12 @@ def write_plots(
 
 def add_plot_args(parser: argparse.ArgumentParser) -> None:
     """Add ``--plots DIR`` to a subcommand."""
-    parser.add_argument("--plots", metavar="DIR", default=None,
-                        help="also write PNG figures (PR curves, per-class AP bars) to DIR")
+    parser.add_argument(
+        "--plots",
+        metavar="DIR",
+        default=None,
+        help="also write PNG figures (PR curves, per-class AP bars) to DIR",
+    )
 
 
 def write_plots_from_args(
@@ -359,6 +374,8 @@ def write_plots_from_args(
         skipped = "" if result.curves else " (no PR curves: the result holds none)"
         note(f"deteval: wrote {len(paths)} plot(s) to {out_dir}: {', '.join(p.name for p in paths)}{skipped}")
     else:
-        note(f"deteval: no plots written to {out_dir}: the result has no PR curves and no numeric "
-             "per-class column")
+        note(
+            f"deteval: no plots written to {out_dir}: the result has no PR curves and no numeric "
+            "per-class column"
+        )
     return paths

@@ -48,12 +48,14 @@ def is_quiet() -> bool:
 def add_progress_args(parser: argparse.ArgumentParser) -> None:
     """Add ``--progress`` and ``--quiet/-q`` to a subcommand's parser."""
     group = parser.add_argument_group("progress and messages")
-    group.add_argument("--progress", action="store_true",
-                       help="show progress bars on stderr even when it is not a terminal")
+    group.add_argument(
+        "--progress", action="store_true", help="show progress bars on stderr even when it is not a terminal"
+    )
     # trec_eval's -q means "per query": a subcommand that owns -q keeps it and gets only --quiet.
     flags = ("--quiet",) if "-q" in parser._option_string_actions else ("--quiet", "-q")
-    group.add_argument(*flags, action="store_true",
-                       help="print nothing but the result (no progress bars, no notes)")
+    group.add_argument(
+        *flags, action="store_true", help="print nothing but the result (no progress bars, no notes)"
+    )
 
 
 def configure_from_args(args: argparse.Namespace) -> None:
@@ -127,7 +129,7 @@ class Progress:
         prefix = f"{self.desc}: " if self.desc else ""
         if self.total:
             frac = min(self.count / self.total, 1.0)
-            filled = int(round(frac * self.width))
+            filled = round(frac * self.width)
             bar = "#" * filled + "." * (self.width - filled)
             return f"{prefix}{frac * 100:3.0f}% [{bar}] {self.count}/{self.total} {elapsed}"
         return f"{prefix}{self.count} {elapsed}"
@@ -173,7 +175,7 @@ class Progress:
         if self.enabled:
             self._draw(final=True)
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:
