@@ -334,3 +334,12 @@ def random_keypoints_case(seed: int) -> dict:
         "annotations": anns,
     }
     return {"gt": gt, "dt": dets}
+
+
+def assert_same_as_reference(ev, ref, what: str) -> None:
+    """Every array of a deteval ``CocoEvaluation`` equals pycocotools' ``(stats, precision, recall, scores)``."""
+    stats, precision, recall, scores = ref
+    assert np.array_equal(ev.precision, precision), f"{what}: precision differs"
+    assert np.array_equal(ev.recall, recall), f"{what}: recall differs"
+    assert np.array_equal(ev.scores, scores), f"{what}: scores differ"
+    assert np.array_equal(ev.stats, stats), f"{what}: stats differ"

@@ -14,7 +14,7 @@ import io
 
 import numpy as np
 import pytest
-from _coco_cases import run_pycocotools
+from _coco_cases import assert_same_as_reference, run_pycocotools
 
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import DetevalError
@@ -143,14 +143,6 @@ def _run_reference(case: dict, iou_type: str):
     return np.asarray(E.stats), E.eval["precision"], E.eval["recall"], E.eval["scores"]
 
 
-def _same(ev, ref, what: str) -> None:
-    stats, precision, recall, scores = ref
-    assert np.array_equal(ev.precision, precision), f"{what}: precision differs"
-    assert np.array_equal(ev.recall, recall), f"{what}: recall differs"
-    assert np.array_equal(ev.scores, scores), f"{what}: scores differ"
-    assert np.array_equal(ev.stats, stats), f"{what}: stats differ"
-
-
 @pytest.mark.parametrize("block", range(4))
 def test_mixed_result_records_match_pycocotools_loadres(block):
     ran = {"bbox": 0, "segm": 0, "keypoints": 0}
@@ -174,10 +166,12 @@ def test_mixed_result_records_match_pycocotools_loadres(block):
                 continue
             ran[iou_type] += 1
             ev = evaluate_coco(case["gt"], case["dt"], iou_type=iou_type, params=params)
-            _same(ev, ref, what)
+            assert_same_as_reference(ev, ref, what)
             # The objects pycocotools built (loadRes has added bbox, area, ids; numpy values inside).
             cg, cd = _pycocotools_objects(case)
-            _same(evaluate_coco(cg, cd, iou_type=iou_type, params=params), ref, what + " (COCO objects)")
+            assert_same_as_reference(
+                evaluate_coco(cg, cd, iou_type=iou_type, params=params), ref, what + " (COCO objects)"
+            )
     assert min(ran.values()) >= 5, ran  # every evaluation type really compared, not only errors
 
 
