@@ -135,7 +135,7 @@ def random_case(seed: int) -> dict:
     if rng.random() < 0.1 and n_img > 1:
         params["img_ids"] = sorted(int(i) for i in rng.choice(img_ids, n_img - 1, replace=False))
     if rng.random() < 0.1 and n_cat > 1:
-        params["cat_ids"] = sorted(int(c) for c in rng.choice(cat_ids, n_cat - 1, replace=False))
+        params["cat_ids"] = [int(c) for c in rng.choice(cat_ids, n_cat - 1, replace=False)]  # given order
     return {"gt": gt, "dt": dets, "params": params}
 
 

@@ -825,7 +825,7 @@ def _results_from_records(
             _field(records, "keypoints", file, None), file, None, "keypoints", width=width
         )
 
-    if kind == "keypoints":  # loadRes: box and area of the keypoints' extent, for every record
+    if kind == "keypoints" and keypoints is not None:  # loadRes: the keypoints' extent, for every record
         x, y = keypoints[:, 0::3], keypoints[:, 1::3]
         x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
         bbox = np.stack([x0, y0, x1 - x0, y1 - y0], axis=1)
@@ -837,7 +837,7 @@ def _results_from_records(
         elif kind == "bbox":
             area = bbox[:, 2] * bbox[:, 3]
         else:  # segm: loadRes takes every record's area from its mask
-            area = _mask_areas(segmentation, img, gt, file)
+            area = _mask_areas(segmentation or [], img, gt, file)
     return CocoResults(
         img=img,
         cat=cat,
