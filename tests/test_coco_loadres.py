@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -213,3 +214,38 @@ def test_segm_branch_keeps_each_records_bbox_and_fills_only_missing_ones():
     for iou_type in ("bbox", "segm"):
         ev = evaluate_coco(cg, cd, iou_type=iou_type)
         assert np.array_equal(ev.stats, run_pycocotools(gt, dt, iou_type)[0])
+
+
+FIXTURES = Path(__file__).parent / "data" / "coco"
+
+
+@pytest.mark.parametrize(
+    ("gt_file", "dt_file", "iou_type", "ap"),
+    [
+        ("coco_val2014_100/instances_val2014_100.json", "coco_val2014_100/instances_val2014_fakebbox100_results.json",
+         "bbox", 0.5045806987249628),
+        ("coco_val2014_100/instances_val2014_100.json", "coco_val2014_100/instances_val2014_fakesegm100_results.json",
+         "segm", 0.3195452758576433),
+        ("coco_keypoints/gt_dataset.json", "coco_keypoints/dt_dataset.json", "keypoints", 0.5048844884488449),
+    ],
+)  # fmt: skip
+def test_pycocotools_objects_as_users_build_them(gt_file, dt_file, iou_type, ap):
+    """``evaluate_coco(COCO(gt), gt.loadRes(results), iou_type=...)`` (segm used to stop with a numpy
+    broadcast error: loadRes leaves numpy boxes on the records) gives pycocotools' arrays."""
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(str(FIXTURES / gt_file))
+        dt = gt.loadRes(str(FIXTURES / dt_file))
+    ev = evaluate_coco(gt, dt, iou_type=iou_type)
+    assert ev.stats[0] == pytest.approx(ap, abs=1e-12)
+    with contextlib.redirect_stdout(io.StringIO()):
+        E = COCOeval(gt, dt, iou_type)
+        E.evaluate()
+        E.accumulate()
+        E.summarize()
+    ref = (np.asarray(E.stats), E.eval["precision"], E.eval["recall"], E.eval["scores"])
+    assert_same_as_reference(ev, ref, iou_type)
+    # after COCOeval has rewritten the masks as RLE in place, the same objects still give the same numbers
+    assert_same_as_reference(evaluate_coco(gt, dt, iou_type=iou_type), ref, iou_type + " after COCOeval")
