@@ -197,7 +197,8 @@ def vocevaldet_ap(scores, outcomes, n_pos):
     with np.errstate(invalid="ignore"):
         prec = tp / (fp + tp)  # NaN where both are 0, as in MATLAB
     ap = 0.0
-    for t in VOC07_LEVELS:
+    for k in range(11):  # for t=0:0.1:1, a MATLAB loop variable being a + k*d
+        t = 0.0 + k * 0.1
         p = _matlab_max([float(x) for x, ok in zip(prec, rec >= t) if ok])
         ap = ap + (0.0 if p is None else p) / 11
     return ap

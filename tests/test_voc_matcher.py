@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from voc_reference import devkit_ap, devkit_outcomes, matlab_colon_plain, pyfrcnn_ap
+from voc_reference import devkit_ap, devkit_outcomes, matlab_for_values, pyfrcnn_ap
 
 from deteval.core import PY_FASTER_RCNN_LEVELS, VOC07_LEVELS
 from deteval.detection.boxes import box_iou, convert_boxes, paired_iou
@@ -16,9 +16,9 @@ from deteval.detection.voc import (
     VOC_DEVKIT_LEVELS,
     VOCDetections,
     VOCGroundTruth,
+    VOCParams,
     evaluate_voc,
     match_voc,
-    matlab_colon,
 )
 from deteval.errors import ConfigError, ValidationError
 
@@ -239,28 +239,57 @@ def test_only_difficult_ground_truth_is_reported_not_averaged():
     assert res.to_dict()["map"] is None
 
 
-def test_matlab_colon_levels():
-    assert VOC_DEVKIT_LEVELS.tolist() == matlab_colon_plain(0.0, 0.1, 1.0)
-    # Only 0.3 differs from the decimals (MATLAB: 0 + 3*0.1); np.arange also shifts 0.6 and 0.7.
-    assert np.flatnonzero(VOC_DEVKIT_LEVELS != VOC07_LEVELS).tolist() == [3]
-    assert VOC_DEVKIT_LEVELS[3] == 3 * 0.1 and VOC_DEVKIT_LEVELS[3] > 0.3
-    assert np.flatnonzero(PY_FASTER_RCNN_LEVELS != VOC07_LEVELS).tolist() == [3, 6, 7]
-    # The MATLAB Answers example "x = 0:0.1:0.3; y = 0:0.1:0.4; x - y(1:end-1)" = [0 0 -2.776e-17 -5.551e-17]
-    x, y = matlab_colon(0, 0.1, 0.3), matlab_colon(0, 0.1, 0.4)
-    assert (x - y[:-1]).tolist() == pytest.approx(
-        [0, 0, -2.7755575615628914e-17, -5.551115123125783e-17], abs=1e-30
+#: The eleven values of VOCevaldet.m's ``for t=0:0.1:1`` (t = 0 + k*0.1), written out.
+DEVKIT_LOOP_DOUBLES = [0.0, 0.1, 0.2, 0.30000000000000004, 0.4, 0.5, 0.6000000000000001, 0.7000000000000001,
+                       0.8, 0.9, 1.0]  # fmt: skip
+
+
+def test_devkit_levels_are_the_for_loop_doubles():
+    assert VOC_DEVKIT_LEVELS.tolist() == DEVKIT_LOOP_DOUBLES
+    assert VOC_DEVKIT_LEVELS.tolist() == matlab_for_values(0.0, 0.1, 1.0) == [k * 0.1 for k in range(11)]
+    # One ulp above the decimals at k = 3, 6, 7 only.
+    assert np.flatnonzero(VOC_DEVKIT_LEVELS != VOC07_LEVELS).tolist() == [3, 6, 7]
+    for k in (3, 6, 7):
+        assert VOC_DEVKIT_LEVELS[k] == np.nextafter(k / 10, 1.0)
+    # py-faster-rcnn's np.arange(0, 1.1, 0.1) holds the same doubles: the two profiles agree on levels.
+    assert PY_FASTER_RCNN_LEVELS.tolist() == DEVKIT_LOOP_DOUBLES
+    assert np.arange(0, 1.1, 0.1).tolist() == DEVKIT_LOOP_DOUBLES
+    assert (
+        VOCParams(profile="voc_devkit").levels.tolist() == VOCParams(profile="py_faster_rcnn").levels.tolist()
     )
 
 
-def test_recall_of_exactly_three_tenths_misses_the_devkit_0_3_level():
-    # npos = 10, the first 3 detections are TPs, then nothing: recall 0.3 exactly at best.
-    gtb = [[i * 20, 0, i * 20 + 9, 9] for i in range(10)]
-    gt = VOCGroundTruth.from_arrays([0] * 10, [0] * 10, gtb)
-    dt = VOCDetections.from_arrays([0] * 3, [0] * 3, gtb[:3], [0.9, 0.8, 0.7])
-    devkit = evaluate_voc(gt, dt, metric="voc07").summary["map"]
-    assert devkit == pytest.approx(3 / 11)  # levels 0, 0.1, 0.2 only
+def _perfect_prefix(n_tp: int, n_obj: int):
+    """``n_obj`` objects in one image, the first ``n_tp`` found exactly, ranked first, nothing else; as
+    tables and as the plain reference's lists."""
+    gtb = [[i * 20, 0, i * 20 + 9, 9] for i in range(n_obj)]
+    scores = np.linspace(1.0, 0.5, n_tp).tolist()
+    gt = VOCGroundTruth.from_arrays([0] * n_obj, [0] * n_obj, gtb)
+    dt = VOCDetections.from_arrays([0] * n_tp, [0] * n_tp, gtb[:n_tp], scores)
+    return gt, dt, [(0, b, False) for b in gtb], [(0, s, b) for s, b in zip(scores, gtb)]
+
+
+@pytest.mark.parametrize(
+    ("n_tp", "n_obj", "levels_reached"),
+    [(3, 10, 3), (288, 480, 6), (7, 10, 7), (6, 10, 6), (4, 10, 5), (144, 480, 3)],
+)
+def test_recall_exactly_on_a_tenth_misses_the_devkit_level(n_tp, n_obj, levels_reached):
+    """Precision 1 up to recall n_tp/n_obj: the devkit's AP counts only the levels k*0.1 <= recall. A recall
+    of exactly 0.3, 0.6 or 0.7 (3/10, 288/480 = 0.6, 7/10) is one ulp below the loop's 0.3, 0.6, 0.7."""
+    gt, dt, pg, pd = _perfect_prefix(n_tp, n_obj)
+    recall = n_tp / n_obj
+    res = evaluate_voc(gt, dt, metric="voc07")
+    assert res.curves["0"].recall[-1] == recall
+    expected = 0.0
+    for _ in range(levels_reached):
+        expected = expected + 1.0 / 11  # the devkit's ap = ap + p/11, p = 1
+    assert res.summary["map"] == expected
+    assert res.summary["map"] == devkit_ap(pg, pd, use07=True)[0]
+    # py-faster-rcnn (same levels) agrees; sampling the decimals would count one more level at 0.3/0.6/0.7.
+    assert evaluate_voc(gt, dt, metric="voc07", profile="py_faster_rcnn").summary["map"] == expected
     decimal = evaluate_voc(gt, dt, metric="voc07", recall_levels=VOC07_LEVELS).summary["map"]
-    assert decimal == pytest.approx(4 / 11)
+    on_a_shifted_level = recall in (0.3, 0.6, 0.7)
+    assert decimal == pytest.approx((levels_reached + on_a_shifted_level) / 11, abs=1e-15)
 
 
 def test_box_helpers():

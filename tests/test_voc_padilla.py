@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from voc_reference import devkit_ap
 
+from deteval.core import VOC07_LEVELS
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc
 from deteval.io.voc import load_voc_annotations, load_voc_detections
 
@@ -54,19 +55,19 @@ def test_case1_all_point_published(thr):
 @pytest.mark.parametrize("thr", sorted(CASE1))
 def test_case1_eleven_point_published(thr):
     """The toolkit samples recall at np.linspace(0, 1, 11), whose 0.6 is 0.6000000000000001: at IoU 0.1
-    the final recall is exactly 9/15 = 0.6 and does not reach that level. The devkit's 0:0.1:1 holds the
-    nearest double to 0.6, so the devkit profile gives a larger value there (checked against the plain
-    reference); the toolkit's levels (= py-faster-rcnn's np.arange at 0.6) reproduce the publication."""
+    the final recall is exactly 9/15 = 0.6 and does not reach that level. The devkit's loop
+    ``for t=0:0.1:1`` gives t = 6*0.1 = 0.6000000000000001 as well, so the devkit profile reproduces the
+    publication at every threshold (and the plain reference agrees); the decimal levels would not."""
     gt, dt, pg, pd = _case1()
     toolkit = evaluate_voc(gt, dt, iou_threshold=thr, metric="voc07", recall_levels=np.linspace(0, 1, 11))
     assert toolkit.summary["map"] == pytest.approx(CASE1[thr][0], abs=1e-10)
     devkit = evaluate_voc(gt, dt, iou_threshold=thr, metric="voc07")
     assert devkit.summary["map"] == devkit_ap(pg, pd, thr, use07=True)[0]
+    assert devkit.summary["map"] == pytest.approx(CASE1[thr][0], abs=1e-10)
     if thr == 0.10:
-        assert devkit.summary["map"] == pytest.approx(0.36890645586297766, abs=1e-15)
         assert devkit.curves["object"].recall[-1] == 0.6
-    else:
-        assert devkit.summary["map"] == pytest.approx(CASE1[thr][0], abs=1e-10)
+        decimal = evaluate_voc(gt, dt, iou_threshold=thr, metric="voc07", recall_levels=VOC07_LEVELS)
+        assert decimal.summary["map"] == pytest.approx(0.36890645586297766, abs=1e-15)
 
 
 @pytest.mark.parametrize("thr", sorted(CASE1))

@@ -16,18 +16,12 @@ import math
 import numpy as np
 
 
-def matlab_colon_plain(a: float, d: float, b: float) -> list[float]:
-    """MATLAB's a:d:b: first half a + k*d, second half b - (n-k)*d, odd count: middle (a+b)/2."""
+def matlab_for_values(a: float, d: float, b: float) -> list[float]:
+    """The values a MATLAB (or Octave) ``for t = a:d:b`` loop gives t (d > 0): ``a + k*d`` for
+    k = 0..n, n = floor((b - a)/d) (with MATLAB's small tolerance). The loop never materialises the
+    colon array, so the from-both-ends values of an ``x = a:d:b`` array do not apply."""
     n = math.floor((b - a) / d + 1e-10)
-    out = []
-    for k in range(n + 1):
-        if 2 * k == n:
-            out.append((a + b) / 2)
-        elif 2 * k < n:
-            out.append(a + k * d)
-        else:
-            out.append(b - (n - k) * d)
-    return out
+    return [a + k * d for k in range(n + 1)]
 
 
 def devkit_overlap(bb, bbgt, one=1.0):
@@ -99,7 +93,7 @@ def devkit_ap(gts, dets, minoverlap=0.5, use07=False, one=1.0):
     prec = [t / (t + f) if (t + f) else math.nan for t, f in zip(tp, fp)]
     if use07:
         ap = 0.0
-        for t in matlab_colon_plain(0.0, 0.1, 1.0):
+        for t in matlab_for_values(0.0, 0.1, 1.0):  # VOCevaldet.m: for t=0:0.1:1
             p = _nanmax([p for p, r in zip(prec, rec) if r >= t])
             if p is None:
                 p = 0.0

@@ -6,8 +6,9 @@ with ignored items already removed (see :mod:`deteval.core.ranking`).
 ==================  =======================================================================================
 method              definition
 ==================  =======================================================================================
-``voc07``           VOC2007 11-point: mean over t in {0.0, 0.1, ..., 1.0} (exact decimals) of the maximum
-                    precision at recall >= t, 0 if no rank reaches t. Summed as the devkit does, ``ap += p/11``.
+``voc07``           VOC2007 11-point: mean over the devkit's levels t = k*0.1, k = 0..10 (``for t=0:0.1:1``;
+                    0.3, 0.6 and 0.7 are one ulp above the decimals) of the maximum precision at recall >= t,
+                    0 if no rank reaches t. Summed as the devkit does, ``ap += p/11``.
 ``all_points``      VOC2010+ (VOCap.m): recall padded [0, rec, 1], precision [0, prec, 0], right-to-left
                     running max, sum of Δrecall × precision over the points where recall changes.
 ``coco101``         pycocotools: envelope sampled at ``np.linspace(0, 1, 101)`` with
@@ -30,12 +31,15 @@ from deteval.errors import ValidationError
 APMethod = Literal["voc07", "all_points", "coco101", "uninterpolated"]
 AP_METHODS: tuple[str, ...] = ("voc07", "all_points", "coco101", "uninterpolated")
 
-#: 0.0, 0.1, ..., 1.0 as the nearest doubles to the decimals (i / 10 is correctly rounded). The VOC devkit's
-#: MATLAB loop ``for t=0:0.1:1`` differs at 0.3 (MATLAB builds 3*0.1 = 0.30000000000000004): the VOC protocol's
-#: ``voc_devkit`` profile passes those values (``deteval.detection.voc.VOC_DEVKIT_LEVELS``) explicitly.
-VOC07_LEVELS = np.array([i / 10 for i in range(11)], dtype=np.float64)
-#: py-faster-rcnn's ``np.arange(0.0, 1.1, 0.1)``: 0.3, 0.6 and 0.7 are one ulp above the decimals.
+#: The VOC devkit's recall levels: VOCevaldet.m loops ``for t=0:0.1:1``, and a MATLAB (and Octave) for-loop
+#: variable is ``a + k*d``, so t = k*0.1: 0.30000000000000004, 0.6000000000000001 and 0.7000000000000001 at
+#: k = 3, 6, 7 (a recall of exactly 0.3, 0.6 or 0.7 does not reach them). The default of ``voc07``.
+VOC_DEVKIT_LEVELS = np.array([0.0 + k * 0.1 for k in range(11)], dtype=np.float64)
+#: py-faster-rcnn's ``np.arange(0.0, 1.1, 0.1)``: the same eleven doubles as the devkit's loop.
 PY_FASTER_RCNN_LEVELS = np.arange(0.0, 1.1, 0.1)
+#: 0.0, 0.1, ..., 1.0 as the nearest doubles to the decimals (i / 10 is correctly rounded), for tools that
+#: sample the decimals; not the devkit's levels.
+VOC07_LEVELS = np.array([i / 10 for i in range(11)], dtype=np.float64)
 #: pycocotools' ``recThrs``.
 COCO_RECALL_LEVELS = np.linspace(0.0, 1.0, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
 
@@ -76,7 +80,7 @@ def interpolated_precision(recall: ArrayLike, precision: ArrayLike, levels: Arra
     return out
 
 
-def ap_voc07(recall: ArrayLike, precision: ArrayLike, levels: ArrayLike = VOC07_LEVELS) -> float:
+def ap_voc07(recall: ArrayLike, precision: ArrayLike, levels: ArrayLike = VOC_DEVKIT_LEVELS) -> float:
     """VOC2007 11-point AP (VOCevaldet.m): sum over t of max{P : R >= t} / 11, accumulated in order."""
     lv = np.asarray(levels, dtype=np.float64)
     ap = 0.0
@@ -131,7 +135,7 @@ def average_precision(
         return ap_uninterpolated(ranking.relevant, ranking.precision(), ranking.n_pos)
     rec = ranking.recall()
     if method == "voc07":
-        return ap_voc07(rec, ranking.precision(), VOC07_LEVELS if levels is None else levels)
+        return ap_voc07(rec, ranking.precision(), VOC_DEVKIT_LEVELS if levels is None else levels)
     if method == "all_points":
         return ap_all_points(rec, ranking.precision())
     if method == "coco101":

@@ -355,10 +355,11 @@ def match_coco(
     if params.use_cats:
         n_cats = n_cat_sel
         g_order, d_order = g_pos, d_pos
-    else:  # one group per image; pycocotools concatenates its lists category by category
+    else:  # one group per image; pycocotools concatenates its lists category by category, in catIds order
         n_cats = 1
-        g_order = g_cat * (len(gt) + 1) + g_pos
-        d_order = d_cat * (len(res) + 1) + d_pos
+        listed = _listing_order(gt, params, cat_sel)
+        g_order = listed[g_cat] * (len(gt) + 1) + g_pos
+        d_order = listed[d_cat] * (len(res) + 1) + d_pos
         g_cat = np.zeros_like(g_cat)
         d_cat = np.zeros_like(d_cat)
 
@@ -392,6 +393,16 @@ def match_coco(
 
         def iou_fn(di, gi, bs, bnd, bng):
             return oks_pairs(dkp, gkp, gbox, garea, sig, di, gi)
+
+        if not params.use_cats and compat == "pycocotools":
+            warnings.append(
+                "keypoints with use_cats=False: pycocotools' computeOks ignores useCats and reads the ground "
+                "truth of category -1, which is empty, so no detection is ever matched and AP is 0 where there "
+                "is ground truth; reproduced here (compat='fixed' pools the categories instead)"
+            )
+
+            def iou_fn(di, gi, bs, bnd, bng):
+                return np.full(di.shape[0], -np.inf)  # no pair is ever a candidate, at any threshold
     else:
         grles = _gt_rles(gt, gkeep)
         drles = _dt_rles(res, dkeep, gt)
@@ -426,6 +437,23 @@ def match_coco(
         "n_dt_evaluated": len(table),
     }
     return table, counts, warnings
+
+
+def _listing_order(gt: CocoGroundTruth, params: CocoParams, cat_sel: np.ndarray) -> np.ndarray:
+    """Per selected category (index into ``cat_sel``), its position in pycocotools' pooled lists: with
+    ``useCats=0`` pycocotools keeps ``params.catIds`` in the given order (it sorts them only with useCats) and
+    lists ground truths and detections category by category in that order, which decides score and IoU ties."""
+    if params.cat_ids is None:
+        return np.arange(cat_sel.shape[0], dtype=np.int64)  # pycocotools' default: sorted(getCatIds())
+    given = list(params.cat_ids)
+    if len(given) != len(np.unique(np.asarray(given))):
+        raise ConfigError(
+            f"cat_ids {given} repeat an id: with use_cats=False pycocotools would list (and count) that "
+            "category's objects and detections once per repetition"
+        )
+    order = np.empty(cat_sel.shape[0], dtype=np.int64)
+    order[np.searchsorted(gt.cat_ids[cat_sel], np.asarray(given))] = np.arange(len(given))
+    return order
 
 
 #: Detections per matching shard: larger inputs are matched in shards of whole images (bounded memory).

@@ -87,6 +87,8 @@ class CocoParams:
     * ``use_cats`` [useCats]: False pools all categories (class-agnostic, as in proposal scoring).
     * ``kpt_oks_sigmas``: per-keypoint sigmas for OKS (COCO's 17 by default).
     * ``img_ids`` / ``cat_ids`` [imgIds, catIds]: restrict to these ids (None = all in the ground truth).
+      With ``use_cats=False`` the order of ``cat_ids`` counts, as in pycocotools: the pooled lists run
+      category by category in that order, which decides score and IoU ties.
     """
 
     iou_type: str = "bbox"

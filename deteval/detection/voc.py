@@ -23,10 +23,11 @@ Matching rules (``profile="voc_devkit"``, the default):
    over the non-ignored detections (the devkit's ignored rows add 0 to both sums, so removing them is
    exactly equivalent; its NaN precision at a leading ignored row is skipped by ``max``).
 5. VOC07 AP: sum over the recall levels t of max{precision : recall >= t} / 11 (0 if no rank reaches t).
-   The levels are MATLAB's ``0:0.1:1``, which MATLAB's colon operator builds from both ends
-   (a + k*d for the first half, b - k*d for the second): the level 0.3 is ``3*0.1 = 0.30000000000000004``,
-   one ulp above the decimal, the others are the nearest doubles to the decimals. A recall of exactly
-   3/10 therefore does *not* reach the 0.3 level in the devkit; :data:`VOC_DEVKIT_LEVELS` reproduces that.
+   The devkit loops ``for t=0:0.1:1``; a MATLAB (and Octave) for-loop variable is ``a + k*d``, not an
+   element of a materialised ``0:0.1:1`` array, so t = k*0.1 and the levels 0.3, 0.6, 0.7 are
+   0.30000000000000004, 0.6000000000000001, 0.7000000000000001, one ulp above the decimals. A recall of
+   exactly 3/10, 6/10 or 7/10 (e.g. 288 TP of 480 objects) therefore does *not* reach that level;
+   :data:`VOC_DEVKIT_LEVELS` holds these eleven doubles (equal to ``np.arange(0, 1.1, 0.1)``).
    VOC2010+ AP (``metric="voc2010"``): VOCap's all-point area under the monotone envelope.
 
 Deliberate differences from the devkit, where it has no sensible answer:
@@ -45,7 +46,7 @@ segmented arg-max, and a first-occurrence pass.
 ``profile="py_faster_rcnn"`` reproduces py-faster-rcnn's ``voc_eval.py``, used by many papers: IoU must be
 *strictly* greater than the threshold, the sort is numpy's default unstable ``np.argsort(-confidence)``
 (platform and numpy-version dependent among ties, exactly as in that port), the VOC07 levels are
-``np.arange(0, 1.1, 0.1)`` (0.3, 0.6, 0.7 one ulp high) and precision is ``tp / max(tp + fp, eps)`` (equal
+``np.arange(0, 1.1, 0.1)`` (the same eleven doubles as the devkit's loop) and precision is ``tp / max(tp + fp, eps)`` (equal
 to tp/(tp+fp) once ignored rows are removed). Its IoU also uses the +1 convention.
 """
 
@@ -58,7 +59,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from deteval.core import PY_FASTER_RCNN_LEVELS, ap_all_points, ap_voc07, rank
+from deteval.core import PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS, ap_all_points, ap_voc07, rank
 from deteval.core.ranking import rank_order
 from deteval.detection.boxes import as_boxes, paired_iou
 from deteval.errors import ConfigError, ValidationError
@@ -75,23 +76,6 @@ VOC_CLASSES: tuple[str, ...] = (
     "diningtable", "dog", "horse", "motorbike", "person", "pottedplant", "sheep", "sofa", "train",
     "tvmonitor",
 )  # fmt: skip
-
-
-def matlab_colon(a: float, d: float, b: float) -> np.ndarray:
-    """The values of MATLAB's ``a:d:b`` (d > 0): the first half a + k*d, the second half b - k*d, and the
-    middle element (a + b)/2 when the count is odd, as MATLAB's documented COLON algorithm does."""
-    n = int(np.floor((b - a) / d + 1e-10))
-    out = np.empty(n + 1, dtype=np.float64)
-    k = np.arange(0, n // 2 + 1)
-    out[k] = a + k * d
-    out[n - k] = b - k * d
-    if n % 2 == 0:
-        out[n // 2] = (a + b) / 2
-    return out
-
-
-#: The devkit's VOC07 recall levels, ``0:0.1:1`` as MATLAB evaluates it (0.3 is 0.30000000000000004).
-VOC_DEVKIT_LEVELS: np.ndarray = matlab_colon(0.0, 0.1, 1.0)
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,19 @@ Only the fields the COCO protocol reads are extracted, into arrays of length N. 
 the JSON array index for results): unknown image or category id, a bbox that is not 4 numbers, NaN or inf,
 negative width or height, duplicate ids. An empty results list is valid (pycocotools crashes on it).
 
-Detection ``area`` follows pycocotools' ``loadRes``, which decides from the *first* result record: if it
-has a non-empty ``bbox``, every detection's area is ``w*h`` (even for segm evaluation); else if it has a
-``segmentation``, the mask area; else (keypoints) the area of the keypoints' extent. A result loaded from a
-pycocotools ``COCO`` object keeps the ``area`` already set on it.
+Results follow pycocotools' ``loadRes``, which picks one branch from the *first* result record and applies
+it to every record (:func:`loadres_branch`):
+
+* a non-empty ``bbox``: every record needs a ``bbox``; ``area`` is ``w*h`` (even for segm evaluation); a
+  record without a ``segmentation`` gets its box polygon;
+* else a ``segmentation``: every record needs one; ``area`` is the mask area; each record keeps its own
+  ``bbox``, and only a record without one gets the mask's box (``toBbox``);
+* else ``keypoints``: ``bbox`` and ``area`` come from the keypoints' extent.
+
+A pycocotools ``COCO`` object (what ``loadRes`` returned) is read as COCOeval reads it: its records' ``area``,
+``bbox``, ``segmentation`` and ``keypoints`` as they are. segm evaluation needs a ``segmentation`` on every
+record and keypoints evaluation ``keypoints`` on every record (pycocotools reads the latter only where the
+image and category have ground truth).
 """
 
 from __future__ import annotations
@@ -43,7 +52,14 @@ try:  # optional accelerator
 except ImportError:  # pragma: no cover - exercised only without orjson
     _orjson = None
 
-__all__ = ["CocoGroundTruth", "CocoResults", "load_coco_gt", "load_coco_results", "read_json"]
+__all__ = [
+    "CocoGroundTruth",
+    "CocoResults",
+    "load_coco_gt",
+    "load_coco_results",
+    "loadres_branch",
+    "read_json",
+]
 
 
 def read_json(path: str | PathLike[str]) -> Any:
@@ -303,7 +319,11 @@ class CocoGroundTruth:
 
 @dataclass
 class CocoResults:
-    """Columnar COCO results (length N, in input order; ``det_id`` = 1..N as loadRes assigns)."""
+    """Columnar COCO results (length N, in input order; ``det_id`` = 1..N as loadRes assigns).
+
+    ``kind``: the loadRes branch (``"bbox"``, ``"segm"``, ``"keypoints"``) or ``"loaded"`` (read from a
+    pycocotools ``COCO``). ``bbox`` is NaN where segm/keypoints evaluation, which never reads it, got no box.
+    """
 
     img: np.ndarray
     cat: np.ndarray
@@ -780,53 +800,44 @@ def _results_from_records(
     first = records[0]
     if not isinstance(first, dict):
         raise InputFormatError(f"expected a JSON object, got {type(first).__name__}", file=file, record=0)
-    if "bbox" in first and first["bbox"] != []:
-        kind = "bbox"
-    elif "segmentation" in first:
-        kind = "segm"
-    elif "keypoints" in first:
-        kind = "keypoints"
-    else:
-        raise InputFormatError("a result needs a bbox, a segmentation or keypoints", file=file, record=0)
-
+    # A pycocotools COCO from loadRes already holds what loadRes computed (area, bbox, segmentation): read it
+    # as COCOeval does. Otherwise compute it as loadRes would, in the branch its first record picks.
+    kind = "loaded" if from_coco else loadres_branch(first, file)
     img, cat, score = _result_keys(records, gt, file)
 
     segmentation = None
     keypoints = None
     if iou_type == "segm" or kind == "segm":
-        segmentation = _field(records, "segmentation", file, None, default=None)
+        segmentation = [r.get("segmentation", _MISSING) for r in records]
+        if kind == "bbox":  # loadRes gives a record without a segmentation its box polygon
+            boxes = _boxes(_field(records, "bbox", file, None), file, None)
+            segmentation = [
+                [[x, y, x, y + h, x + w, y + h, x + w, y]] if sg is _MISSING else sg
+                for sg, (x, y, w, h) in zip(segmentation, boxes.tolist())
+            ]
+        segmentation = [None if sg is _MISSING else sg for sg in segmentation]
+        missing = [i for i, sg in enumerate(segmentation) if sg is None]
+        if missing:  # COCOeval converts every detection's mask, not only those it compares
+            raise InputFormatError("missing field 'segmentation'", file=file, record=missing[0])
     if iou_type == "keypoints" or kind == "keypoints":
         width = gt.keypoints.shape[1] if gt.keypoints is not None and len(gt) else None
         keypoints = _keypoint_matrix(
             _field(records, "keypoints", file, None), file, None, "keypoints", width=width
         )
 
-    if kind == "bbox" or ((kind == "segm" or from_coco) and all("bbox" in r for r in records)):
-        bbox = _boxes(_field(records, "bbox", file, None), file, None)
-    elif kind == "segm":
-        bbox = _mask_boxes(segmentation, img, gt, file)
-    else:  # keypoints: the extent of the keypoints (loadRes)
+    if kind == "keypoints" and keypoints is not None:  # loadRes: the keypoints' extent, for every record
         x, y = keypoints[:, 0::3], keypoints[:, 1::3]
         x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
         bbox = np.stack([x0, y0, x1 - x0, y1 - y0], axis=1)
-
-    if from_coco:
-        area = _floats(_field(records, "area", file, None), "area", file, None)
-    elif kind == "bbox":
-        area = bbox[:, 2] * bbox[:, 3]
-    elif kind == "segm":
-        area = _mask_areas(segmentation, img, gt, file)
+        area = (x1 - x0) * (y1 - y0)
     else:
-        x, y = keypoints[:, 0::3], keypoints[:, 1::3]
-        area = (x.max(axis=1) - x.min(axis=1)) * (y.max(axis=1) - y.min(axis=1))
-    if iou_type == "segm" and kind == "bbox":
-        # loadRes gives a bbox-only result the box polygon as its segmentation
-        segmentation = [
-            s
-            if s is not None
-            else [[b[0], b[1], b[0], b[1] + b[3], b[0] + b[2], b[1] + b[3], b[0] + b[2], b[1]]]
-            for s, b in zip(segmentation, bbox.tolist())
-        ]
+        bbox = _result_boxes(records, kind, iou_type, segmentation, img, gt, file)
+        if kind == "loaded":
+            area = _floats(_field(records, "area", file, None), "area", file, None)
+        elif kind == "bbox":
+            area = bbox[:, 2] * bbox[:, 3]
+        else:  # segm: loadRes takes every record's area from its mask
+            area = _mask_areas(segmentation or [], img, gt, file)
     return CocoResults(
         img=img,
         cat=cat,
@@ -838,6 +849,61 @@ def _results_from_records(
         kind=kind,
         source=file,
     )
+
+
+_MISSING: Any = object()
+
+
+def loadres_branch(first: dict, file: str) -> str:
+    """The branch pycocotools' ``loadRes`` takes for *every* record, decided from the first record alone:
+    ``"bbox"`` if it has a non-empty ``bbox``, else ``"segm"`` if it has a ``segmentation``, else
+    ``"keypoints"`` if it has ``keypoints``."""
+    box = first.get("bbox", _MISSING)
+    if box is not _MISSING and not (_is_list(box) and len(box) == 0):
+        return "bbox"
+    if "segmentation" in first:
+        return "segm"
+    if "keypoints" in first:
+        return "keypoints"
+    raise InputFormatError("a result needs a bbox, a segmentation or keypoints", file=file, record=0)
+
+
+def _result_boxes(
+    records: list,
+    kind: str,
+    iou_type: str,
+    segmentation: list | None,
+    img: np.ndarray,
+    gt: CocoGroundTruth,
+    file: str,
+) -> np.ndarray:
+    """The ``bbox`` column as loadRes leaves it: each record's own ``bbox``; in the segm branch the mask's box
+    (``toBbox``) only for a record without one. bbox evaluation needs a valid box in every record."""
+    if kind == "bbox":
+        return _boxes(_field(records, "bbox", file, None), file, None)
+    raw = [r.get("bbox", _MISSING) for r in records]
+    missing = [i for i, b in enumerate(raw) if b is _MISSING]
+    if missing and kind == "segm" and segmentation is not None:
+        derived = _mask_boxes([segmentation[i] for i in missing], img[missing], gt, file)
+        for j, i in enumerate(missing):
+            raw[i] = derived[j]
+        missing = []
+    if iou_type == "bbox":
+        if missing:
+            raise InputFormatError("missing field 'bbox'", file=file, record=missing[0])
+        return _boxes(raw, file, None)
+    # segm and keypoints evaluation never read a detection's box (loadRes even keeps a `[]` there): where the
+    # column would not be valid boxes it holds NaN instead of failing.
+    if missing:
+        return _nan_boxes(len(raw))
+    try:
+        return _boxes(raw, file, None)
+    except DetevalError:
+        return _nan_boxes(len(raw))
+
+
+def _nan_boxes(n: int) -> np.ndarray:
+    return np.full((n, 4), np.nan)
 
 
 _RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
