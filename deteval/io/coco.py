@@ -23,13 +23,16 @@ pycocotools ``COCO`` object keeps the ``area`` already set on it.
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
 from os import PathLike
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -38,8 +41,10 @@ from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io.skipping import check_on_error as _check_on_error
 from deteval.io.skipping import load_skipping
 
-try:  # optional accelerator
-    import orjson as _orjson
+# An optional accelerator, imported by name so that the type check gives the same answer with or without it.
+_orjson: ModuleType | None
+try:
+    _orjson = importlib.import_module("orjson")
 except ImportError:  # pragma: no cover - exercised only without orjson
     _orjson = None
 
@@ -112,7 +117,7 @@ def _field(records: list, key: str, file: str, where: str | None, default: Any =
         raise  # pragma: no cover - unreachable
 
 
-def _first_bad(values: list, ok) -> int:
+def _first_bad(values: list, ok: Callable[[Any], bool]) -> int:
     for i, v in enumerate(values):
         if not ok(v):
             return i
@@ -617,6 +622,7 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
             cut = _RECORD_BOUNDARY.search(data, lo + CHUNK_BYTES)
             records = None
             if cut is not None:
+                nxt = cut.end() - 1
                 try:
                     records = loads(b"[" + data[lo : cut.start() + 1] + b"]")
                 except ValueError:
@@ -630,8 +636,6 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
                 ann_end = lo + len(tail[:end].encode("utf-8")) - 1  # byte offset just past the closing "]"
                 del tail
                 nxt = ann_end
-            else:
-                nxt = cut.end() - 1
             if not isinstance(records, list):
                 return None
             try:
@@ -804,8 +808,10 @@ def _results_from_records(
     if kind == "bbox" or ((kind == "segm" or from_coco) and all("bbox" in r for r in records)):
         bbox = _boxes(_field(records, "bbox", file, None), file, None)
     elif kind == "segm":
+        assert segmentation is not None  # read above for every segm result
         bbox = _mask_boxes(segmentation, img, gt, file)
     else:  # keypoints: the extent of the keypoints (loadRes)
+        assert keypoints is not None  # read above for every keypoints result
         x, y = keypoints[:, 0::3], keypoints[:, 1::3]
         x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
         bbox = np.stack([x0, y0, x1 - x0, y1 - y0], axis=1)
@@ -815,11 +821,14 @@ def _results_from_records(
     elif kind == "bbox":
         area = bbox[:, 2] * bbox[:, 3]
     elif kind == "segm":
+        assert segmentation is not None
         area = _mask_areas(segmentation, img, gt, file)
     else:
+        assert keypoints is not None
         x, y = keypoints[:, 0::3], keypoints[:, 1::3]
         area = (x.max(axis=1) - x.min(axis=1)) * (y.max(axis=1) - y.min(axis=1))
     if iou_type == "segm" and kind == "bbox":
+        assert segmentation is not None  # read above whenever iou_type is segm
         # loadRes gives a bbox-only result the box polygon as its segmentation
         segmentation = [
             s
