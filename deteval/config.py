@@ -19,19 +19,23 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised only on Python 3.10
     import tomli as tomllib
 
-# In a source checkout the presets sit next to the package; in an installed wheel they are the
-# ``deteval.configs`` package data (pyproject maps the top-level folder onto it).
+# Installed (wheel or editable), the presets are the package ``deteval.configs`` (pyproject maps the top-level
+# configs/ folder onto it). Imported from a source tree that is not installed (``python -m pytest`` in a clone
+# imports ./deteval, which has no ``configs`` subpackage), they are the configs/ folder next to the package.
+# The package is asked first: next to an installed package, ``../configs`` is ``site-packages/configs``, which
+# belongs to whichever other distribution installs a top-level ``configs``.
+_PRESET_PACKAGE = "deteval.configs"
 _CHECKOUT_DIR = Path(__file__).resolve().parent.parent / "configs"
 
 
 def _preset_dir() -> Path | None:
-    if _CHECKOUT_DIR.is_dir():
-        return _CHECKOUT_DIR
     try:
-        path = Path(str(resources.files("deteval.configs")))
+        path = Path(str(resources.files(_PRESET_PACKAGE)))
     except (ModuleNotFoundError, TypeError):
-        return None
-    return path if path.is_dir() else None
+        path = None
+    if path is not None and path.is_dir():
+        return path
+    return _CHECKOUT_DIR if _CHECKOUT_DIR.is_dir() else None
 
 
 def list_presets() -> dict[str, str]:

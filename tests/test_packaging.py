@@ -35,3 +35,9 @@ def test_presets_folder_is_mapped_and_is_a_package():
     assert setuptools["package-data"]["deteval.configs"] == ["*.toml"]
     # Without it the installed folder is a namespace package and list_presets() finds nothing.
     assert (ROOT / "configs" / "__init__.py").is_file()
+
+
+def test_py_typed_marker_is_shipped():
+    # PEP 561: without the marker in the wheel, users' type checkers ignore deteval's annotations.
+    assert (ROOT / "deteval" / "py.typed").is_file()
+    assert _pyproject()["tool"]["setuptools"]["package-data"]["deteval"] == ["py.typed"]

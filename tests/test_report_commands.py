@@ -209,8 +209,15 @@ def test_compare_command_formats(tmp_path, capsys):
 # --- deteval presets ------------------------------------------------------------------------------------
 
 
+def _presets_only_in(monkeypatch, folder):
+    # Presets are looked up as the package deteval.configs (found under wheel and editable installs) and then
+    # as the checkout's configs/ folder: hide the first, point the second at ``folder``.
+    monkeypatch.setattr(config, "_PRESET_PACKAGE", "deteval_no_such_preset_package")
+    monkeypatch.setattr(config, "_CHECKOUT_DIR", folder)
+
+
 def test_presets_empty_folder(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(config, "_CHECKOUT_DIR", tmp_path)
+    _presets_only_in(monkeypatch, tmp_path)
     assert main(["presets"]) == 0
     out, err = capsys.readouterr()
     assert out == ""
@@ -220,7 +227,7 @@ def test_presets_empty_folder(tmp_path, monkeypatch, capsys):
 
 
 def test_presets_missing_folder(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(config, "_CHECKOUT_DIR", tmp_path / "absent")
+    _presets_only_in(monkeypatch, tmp_path / "absent")
     assert main(["presets"]) == 0
     assert "no presets found (no preset folder is installed)" in capsys.readouterr().err
 
@@ -230,7 +237,7 @@ def test_presets_listing(tmp_path, monkeypatch, capsys):
     (tmp_path / "bare.toml").write_text('metric = "x"\n')
     (tmp_path / "latin1.toml").write_bytes(b"# caf\xe9 preset\n")
     (tmp_path / "notes.txt").write_text("# not a preset\n")
-    monkeypatch.setattr(config, "_CHECKOUT_DIR", tmp_path)
+    _presets_only_in(monkeypatch, tmp_path)
     assert main(["presets"]) == 0
     out, err = capsys.readouterr()
     assert out.splitlines() == [
@@ -239,3 +246,32 @@ def test_presets_listing(tmp_path, monkeypatch, capsys):
         "voc07   Pascal VOC 2007: 11-point AP, IoU 0.5",
     ]
     assert err == ""
+
+
+def test_installed_preset_package_wins_over_a_configs_folder_beside_it(tmp_path, monkeypatch, capsys):
+    # Installed, the folder beside the package is site-packages/configs, another distribution's: it must not
+    # be read while the deteval.configs package is importable.
+    package = tmp_path / "site" / "deteval_test_presets"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "shipped.toml").write_text('# the shipped one\nmetric = "voc07"\n')
+    foreign = tmp_path / "site" / "configs"
+    foreign.mkdir()
+    (foreign / "coco.toml").write_text('# not deteval\'s\nmetric = "x"\n')
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(config, "_PRESET_PACKAGE", "deteval_test_presets")
+    monkeypatch.setattr(config, "_CHECKOUT_DIR", foreign)
+    assert config.list_presets() == {"shipped": "the shipped one"}
+    assert config.resolve_preset("shipped") == package / "shipped.toml"
+    with pytest.raises(config.ConfigError, match="unknown preset 'coco'"):
+        config.resolve_preset("coco")
+    assert main(["presets"]) == 0
+    assert capsys.readouterr().out == "shipped  the shipped one\n"
+
+
+def test_shipped_presets_are_found_however_deteval_is_imported():
+    # Editable or wheel install: the deteval.configs package; a bare source tree: the checkout's configs/.
+    presets = config.list_presets()
+    on_disk = {p.stem for p in (Path(__file__).resolve().parent.parent / "configs").glob("*.toml")}
+    assert set(presets) == on_disk and {"coco", "voc07", "voc2012"} <= on_disk
+    assert all(presets.values())  # every shipped preset starts with its one-line description

@@ -44,6 +44,10 @@ def f_beta(precision: ArrayLike, recall: ArrayLike, beta: float = 1.0) -> float 
     return float(f) if f.ndim == 0 else f
 
 
+# Counts given as Python or numpy scalars take the scalar path (plain floats out).
+_SCALAR = (int, float, np.integer, np.floating)
+
+
 def _prf_scalar(tp: float, fp: float, fn: float, beta: float, zero_division: float) -> PRF:
     # Same IEEE operations in the same order as the array path, without numpy's per-call overhead: MIR
     # calls this once per annotation pair, thousands of times in a sweep.
@@ -68,7 +72,7 @@ def precision_recall_f(
     >>> precision_recall_f(10, 3, 14)
     PRF(precision=0.7692307692307693, recall=0.4166666666666667, f=0.5405405405405406)
     """
-    if all(isinstance(x, (int, float, np.integer, np.floating)) for x in (tp, fp, fn)):
+    if isinstance(tp, _SCALAR) and isinstance(fp, _SCALAR) and isinstance(fn, _SCALAR):
         return _prf_scalar(float(tp), float(fp), float(fn), beta, zero_division)
     t = np.asarray(tp, dtype=np.float64)
     p_ = np.asarray(fp, dtype=np.float64)

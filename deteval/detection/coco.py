@@ -372,7 +372,9 @@ def match_coco(
     if iou_type == "bbox":
         dbox, gbox = res.bbox[dkeep], gt.bbox[gkeep]
 
-        def iou_fn(di, gi, bs, bnd, bng):
+        def iou_fn(
+            di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
+        ) -> np.ndarray:
             return bbox_iou_pairs(dbox, gbox, crowd, di, gi)
     elif iou_type == "keypoints":
         if res.keypoints is None or gt.keypoints is None:
@@ -391,7 +393,9 @@ def match_coco(
         dkp, gkp = res.keypoints[dkeep], gt.keypoints[gkeep]
         gbox, garea = gt.bbox[gkeep], gt.area[gkeep]
 
-        def iou_fn(di, gi, bs, bnd, bng):
+        def iou_fn(
+            di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
+        ) -> np.ndarray:
             return oks_pairs(dkp, gkp, gbox, garea, sig, di, gi)
 
         if not params.use_cats and compat == "pycocotools":
@@ -401,13 +405,17 @@ def match_coco(
                 "is ground truth; reproduced here (compat='fixed' pools the categories instead)"
             )
 
-            def iou_fn(di, gi, bs, bnd, bng):
+            def iou_fn(
+                di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
+            ) -> np.ndarray:
                 return np.full(di.shape[0], -np.inf)  # no pair is ever a candidate, at any threshold
     else:
         grles = _gt_rles(gt, gkeep)
         drles = _dt_rles(res, dkeep, gt)
 
-        def iou_fn(di, gi, bs, bnd, bng):
+        def iou_fn(
+            di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
+        ) -> np.ndarray:
             return segm_iou_blocks(drles, grles, crowd, di, gi, bs, bnd, bng)
 
     table = match_groups(
@@ -475,7 +483,9 @@ def _match_in_shards(
     d_img = img_map[res.img]
     per_img = np.bincount(d_img[d_img >= 0], minlength=n_img)
     shard = np.cumsum(per_img) // SHARD_DETECTIONS  # non-decreasing shard number per image
-    tables, counts, warnings = [], None, []
+    tables: list[MatchTable] = []
+    counts: dict[str, int] | None = None
+    warnings: list[str] = []
     for s in np.unique(shard).tolist():
         t, c, w = match_coco(gt, res, params, compat, images=np.flatnonzero(shard == s))
         tables.append(t)
@@ -485,6 +495,8 @@ def _match_in_shards(
             if counts is None
             else {k: (v if k in ("n_images", "n_categories") else counts[k] + v) for k, v in c.items()}
         )
+    if counts is None:  # no image selected, so no shard: the one-pass match gives the same (empty) table
+        return match_coco(gt, res, params, compat)
     return merge_tables(tables), counts, warnings
 
 
@@ -687,7 +699,7 @@ def _arrays_to_tables(
     pl = column(preds, "labels", "preds", 0, np.float64)
     tb = column(targets, "boxes", "targets", 4, np.float64)
     tl = column(targets, "labels", "targets", 0, np.float64)
-    no_value = [{} for _ in targets]
+    no_value: list[dict[str, Any]] = [{} for _ in targets]
     tc = column([t if t.get("iscrowd") is not None else n for t, n in zip(targets, no_value)], "iscrowd",
                 "targets", 0, np.float64, default=())  # fmt: skip
     ta = column([t if t.get("area") is not None else n for t, n in zip(targets, no_value)], "area",
@@ -723,7 +735,7 @@ def _arrays_to_tables(
     d_img = np.repeat(np.arange(n_img), [b.shape[0] for b in pb])
     g_img = np.repeat(np.arange(n_img), [b.shape[0] for b in tb])
 
-    def cat(parts, empty):
+    def cat(parts: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
         return np.concatenate(parts) if parts else empty
 
     dbox = _xywh(cat(pb, np.zeros((0, 4))), box_format)

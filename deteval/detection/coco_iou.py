@@ -13,11 +13,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["bbox_iou_pairs", "numpy_pairwise_sum_rows", "oks_pairs", "segm_iou_blocks"]
+__all__ = ["RleLookup", "bbox_iou_pairs", "numpy_pairwise_sum_rows", "oks_pairs", "segm_iou_blocks"]
+
+
+class RleLookup(Protocol):
+    """The RLE of annotation ``i``: a list of RLEs, or a table that converts them on demand (``ensure``)."""
+
+    def __getitem__(self, i: int, /) -> Any: ...
 
 
 def bbox_iou_pairs(
@@ -118,8 +124,8 @@ def oks_pairs(
 
 
 def segm_iou_blocks(
-    drles: Sequence,
-    grles: Sequence,
+    drles: RleLookup,
+    grles: RleLookup,
     gcrowd: np.ndarray,
     di: np.ndarray,
     gi: np.ndarray,

@@ -201,15 +201,12 @@ class CocoParams:
 
 
 def _parse_area(value: Any) -> tuple[tuple[float, float], ...]:
-    if isinstance(value, str):  # "0,1e10;0,1024"
-        try:
-            return tuple(
-                tuple(float(x) for x in part.split(",")) for part in value.split(";") if part.strip()
-            )
-        except ValueError:
-            raise ConfigError(f"cannot read area ranges from {value!r} (use 'lo,hi;lo,hi')") from None
+    text = isinstance(value, str)  # "0,1e10;0,1024"
+    pairs = [part.split(",") for part in value.split(";") if part.strip()] if text else value
     try:
-        out = tuple((float(a), float(b)) for a, b in value)
+        # Unpacking into (a, b) refuses a range of one or three numbers here, not later as a traceback.
+        return tuple((float(a), float(b)) for a, b in pairs)
     except (TypeError, ValueError):
+        if text:
+            raise ConfigError(f"cannot read area ranges from {value!r} (use 'lo,hi;lo,hi')") from None
         raise ConfigError(f"area ranges must be [lo, hi] pairs, got {value!r}") from None
-    return out

@@ -60,7 +60,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from deteval.core import PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS, ap_all_points, ap_voc07, rank
-from deteval.core.ranking import rank_order
+from deteval.core.ranking import TiePolicy, rank_order
 from deteval.detection.boxes import as_boxes, paired_iou
 from deteval.errors import ConfigError, ValidationError
 from deteval.results import EvalResult, PRCurve
@@ -103,7 +103,7 @@ class VOCParams:
         return self.profile == "py_faster_rcnn"
 
     @property
-    def ties(self) -> str:
+    def ties(self) -> TiePolicy:
         return "quicksort" if self.profile == "py_faster_rcnn" else "stable"
 
     @property
@@ -283,7 +283,7 @@ def _names(names: Sequence[str] | int | None, idx: np.ndarray) -> tuple[str, ...
 # The matcher
 
 
-def _rank_positions(scores: np.ndarray, label: np.ndarray, ties: str) -> np.ndarray:
+def _rank_positions(scores: np.ndarray, label: np.ndarray, ties: TiePolicy) -> np.ndarray:
     """Position of every detection in its class's ranking (0 = highest score)."""
     pos = np.empty(scores.shape[0], dtype=np.int64)
     if ties == "stable":
@@ -312,7 +312,7 @@ def match_voc(
     iou_threshold: float = 0.5,
     plus_one: bool = True,
     strict: bool = False,
-    ties: str = "stable",
+    ties: TiePolicy = "stable",
 ) -> np.ndarray:
     """VOC greedy matching; returns the outcome of every detection, in input order: 1 TP, 0 FP, -1 ignored.
 
@@ -510,13 +510,11 @@ def evaluate_voc(
         ranking = rank(scores[order], outcome[order], npos, ties="presorted")
         rec = ranking.recall()
         prec = ranking.precision()
+        ap: float | None = None
         if npos > 0:
-            ap: float | None = (
-                ap_voc07(rec, prec, levels) if params.metric == "voc07" else ap_all_points(rec, prec)
-            )
+            ap = ap_voc07(rec, prec, levels) if params.metric == "voc07" else ap_all_points(rec, prec)
             aps.append(ap)
         else:
-            ap = None
             no_gt.append(c)
         tp = int(ranking.tp[-1]) if len(ranking) else 0
         per_class[c] = {

@@ -32,13 +32,16 @@ image and category have ground truth).
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
 from os import PathLike
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -47,8 +50,10 @@ from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io.skipping import check_on_error as _check_on_error
 from deteval.io.skipping import load_skipping
 
-try:  # optional accelerator
-    import orjson as _orjson
+# An optional accelerator, imported by name so that the type check gives the same answer with or without it.
+_orjson: ModuleType | None
+try:
+    _orjson = importlib.import_module("orjson")
 except ImportError:  # pragma: no cover - exercised only without orjson
     _orjson = None
 
@@ -128,7 +133,7 @@ def _field(records: list, key: str, file: str, where: str | None, default: Any =
         raise  # pragma: no cover - unreachable
 
 
-def _first_bad(values: list, ok) -> int:
+def _first_bad(values: list, ok: Callable[[Any], bool]) -> int:
     for i, v in enumerate(values):
         if not ok(v):
             return i
@@ -637,6 +642,7 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
             cut = _RECORD_BOUNDARY.search(data, lo + CHUNK_BYTES)
             records = None
             if cut is not None:
+                nxt = cut.end() - 1
                 try:
                     records = loads(b"[" + data[lo : cut.start() + 1] + b"]")
                 except ValueError:
@@ -650,8 +656,6 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
                 ann_end = lo + len(tail[:end].encode("utf-8")) - 1  # byte offset just past the closing "]"
                 del tail
                 nxt = ann_end
-            else:
-                nxt = cut.end() - 1
             if not isinstance(records, list):
                 return None
             try:

@@ -163,8 +163,8 @@ def _tokenise(
     bad = (counts != n_fields) & (counts != 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        text = bytes(chunk[line_starts[i] : line_starts[i] + 200]).split(b"\n", 1)[0]
-        text = text.decode("utf-8", "replace").rstrip("\r")
+        raw = bytes(chunk[line_starts[i] : line_starts[i] + 200]).split(b"\n", 1)[0]
+        text = raw.decode("utf-8", "replace").rstrip("\r")
         raise InputFormatError(
             f"expected {n_fields} fields ({what}), found {int(counts[i])}: {text[:120]!r}",
             file=path,
@@ -234,7 +234,7 @@ def _parse_numbers(text: np.ndarray, dtype: type, lines: np.ndarray, path: str, 
     try:
         if text.shape[0] and (np.strings.find(text, b"_") >= 0).any():
             raise ValueError  # numpy and Python read "1_0" as 10, trec_eval's atof as 1: refuse it
-        values = text.astype(dtype)
+        values: np.ndarray = text.astype(dtype)
     except (ValueError, OverflowError):
         for i, t in enumerate(text.tolist()):
             try:

@@ -91,10 +91,8 @@ def parse_xml_safely(data: bytes, path: PathLike) -> ET.Element:
         parser.feed(data)
         return parser.close()
     except ET.ParseError as exc:
-        line = exc.position[0] if getattr(exc, "position", None) else None
-        raise InputFormatError(
-            f"malformed XML: {exc}", file=path, record=None if line is None else f"line {line}"
-        ) from None
+        where = f"line {exc.position[0]}" if getattr(exc, "position", None) else None
+        raise InputFormatError(f"malformed XML: {exc}", file=path, record=where) from None
     except InputFormatError as exc:
         raise InputFormatError(exc.reason, file=path) from None
 
@@ -421,7 +419,7 @@ def _string_column(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.
 class _BadLines(Exception):
     """Internal: the bad lines found by one stage of the table parser, as (line, error class, reason)."""
 
-    def __init__(self, bad: list[tuple[int, type[InputFormatError | ValidationError], str]]) -> None:
+    def __init__(self, bad: Sequence[tuple[int, type[InputFormatError | ValidationError], str]]) -> None:
         super().__init__(bad)
         self.bad = bad
 
@@ -693,6 +691,7 @@ def load_voc_detections(
             empty_files.append(str(path))
         return data
 
+    path: PathLike
     if layout == "comp4":
         pat = str(source)
         if "{cls}" not in pat:

@@ -138,10 +138,13 @@ MAX_FRAMES: int = 2**24
 
 
 def _frames_float(duration: float, rate: float | None, size: float | None, grid: str) -> float:
-    if grid == "mir_eval":
-        return float(np.floor(duration / (size if size is not None else 1.0 / rate)))
-    x = duration * rate if rate is not None else duration / size
-    return float(np.floor(np.round(x, 9)))
+    if size is not None:
+        x = duration / size
+    elif rate is not None:
+        x = duration / (1.0 / rate) if grid == "mir_eval" else duration * rate
+    else:
+        raise ConfigError("give exactly one of frame_rate and frame_size")
+    return float(np.floor(x)) if grid == "mir_eval" else float(np.floor(np.round(x, 9)))
 
 
 def frame_times(
@@ -152,15 +155,18 @@ def frame_times(
     Give ``frame_rate`` (t_k = k / frame_rate) or ``frame_size`` (t_k = k · frame_size); on the
     ``"mir_eval"`` grid a rate becomes the size 1 / frame_rate.
     """
-    if (frame_rate is None) == (frame_size is None):
+    if frame_size is not None and frame_rate is None:
+        size = frame_size
+    elif frame_rate is not None and frame_size is None:
+        if grid != "mir_eval":
+            return np.arange(n_frames, dtype=np.float64) / frame_rate
+        size = 1.0 / frame_rate
+    else:
         raise ConfigError("give exactly one of frame_rate and frame_size")
     if grid == "mir_eval":
-        size = frame_size if frame_size is not None else 1.0 / frame_rate
         # Same expression as mir_eval.util.intervals_to_samples, so the same float32 rounding.
         return (np.arange(n_frames, dtype=np.float32) * size).astype(np.float64)
-    if frame_rate is not None:
-        return np.arange(n_frames, dtype=np.float64) / frame_rate
-    return np.arange(n_frames, dtype=np.float64) * frame_size
+    return np.arange(n_frames, dtype=np.float64) * size
 
 
 def sample_segments(
@@ -189,9 +195,9 @@ def _check_grid(
         raise ConfigError(f"unknown grid {grid!r}; choose one of {', '.join(GRIDS)}")
     if frame_rate is not None and frame_size is not None:
         raise ConfigError("give frame_rate or frame_size, not both")
-    if frame_rate is None and frame_size is None:
-        return 1.0, None  # times are frame indices
     name, value = ("frame rate", frame_rate) if frame_rate is not None else ("frame size", frame_size)
+    if value is None:
+        return 1.0, None  # times are frame indices
     try:
         v = float(value)
     except (TypeError, ValueError):

@@ -62,20 +62,20 @@ def compare_results(
     _, rows_a = class_rows(a)
     _, rows_b = class_rows(b)
     has_rows = bool(rows_a or rows_b)
-    if has_rows:
-        metric = pick_metric(a, b, metric=metric)
-    elif metric is not None:
+    if not has_rows and metric is not None:
         raise ConfigError(f"cannot compare per-class {metric!r}: neither result has per-class rows")
 
     table_a, table_b = dict(rows_a), dict(rows_b)
     names = list(table_a) + [n for n in table_b if n not in table_a]
     rows: dict[str, dict[str, Any]] = {}
-    for name in names:
-        row = _triple(table_a.get(name, {}).get(metric), table_b.get(name, {}).get(metric))
-        row["present"] = (
-            "both" if name in table_a and name in table_b else ("A only" if name in table_a else "B only")
-        )
-        rows[name] = row
+    if has_rows:
+        metric = pick_metric(a, b, metric=metric)
+        for name in names:
+            row = _triple(table_a.get(name, {}).get(metric), table_b.get(name, {}).get(metric))
+            row["present"] = (
+                "both" if name in table_a and name in table_b else ("A only" if name in table_a else "B only")
+            )
+            rows[name] = row
 
     with_delta = [n for n in names if rows[n]["delta"] is not None]
     without = [n for n in names if rows[n]["delta"] is None]

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from deteval.errors import ConfigError, ValidationError
 from deteval.report.progress import note
@@ -185,7 +186,7 @@ def plot_ap_bars(result: EvalResult, out_dir: str | Path, key: str = "ap") -> Pa
     out = _out_dir(out_dir)
     _, rows = class_rows(result)
     values = [(name, _bar_value(result, row.get(key))) for name, row in rows]
-    valued = sorted((v for v in values if v[1] is not None), key=lambda nv: -nv[1])  # stable on ties
+    valued = sorted(((k, v) for k, v in values if v is not None), key=lambda kv: -kv[1])  # stable on ties
     missing = [v for v in values if v[1] is None]
     ordered = valued + missing
     n = len(ordered)
@@ -224,7 +225,7 @@ def _iou_index(iou_thrs: np.ndarray, value: float) -> int | None:
 
 
 def coco_precision_curves(
-    precision: np.ndarray, iou_thrs: Sequence[float], *, area_index: int = 0, maxdet_index: int = -1
+    precision: np.ndarray, iou_thrs: ArrayLike, *, area_index: int = 0, maxdet_index: int = -1
 ) -> dict[str, np.ndarray]:
     """Per-class precision against the recall thresholds: ``{"IoU=0.50": [R, K], "IoU=0.75": ...,
     "IoU=0.50:0.95": mean over the IoU thresholds}``; pycocotools' -1 (no ground truth) becomes NaN."""
