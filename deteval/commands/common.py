@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
+import os
+import stat
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +51,58 @@ def apply_preset(args: argparse.Namespace, parser: argparse.ArgumentParser, defa
 
 
 def write_text(text: str, output: str | None) -> None:
-    """Write ``text`` to the file ``output`` (a ConfigError naming it if that fails) or to stdout."""
+    """Write ``text`` to the file ``output`` (a ConfigError naming it if that fails) or to stdout.
+
+    The file is replaced atomically: the text goes to a temporary file in the same folder, is flushed to
+    disk (fsync) and renamed over ``output``. A kill, a full disk or any error mid-write leaves the previous
+    file intact and no temporary file behind. A symlink is followed (its target is replaced); an existing
+    non-regular file (``/dev/stdout``, a named pipe) is written directly, as a rename cannot replace it.
+    """
     if not output:
         sys.stdout.write(text)
         return
     try:
-        Path(output).write_text(text, encoding="utf-8")
+        _replace_atomically(Path(os.path.realpath(output)), text.encode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot write the output: {exc.strerror or exc}", file=output) from None
+
+
+def _replace_atomically(path: Path, data: bytes) -> None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with path.open("wb") as fh:
+            fh.write(data)
+        return
+    if st is not None:
+        mode = stat.S_IMODE(st.st_mode)
+    else:  # what a plain open() would give: 0o666 less the umask
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:  # also KeyboardInterrupt: never leave the temporary file behind
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    # Make the rename itself durable; not every platform or file system lets a folder be fsynced.
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
 
 
 def emit(result: EvalResult, args: argparse.Namespace) -> None:
