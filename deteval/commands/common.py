@@ -12,7 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from deteval.config import load_preset
+from deteval.commands.options import Checker, run_checker
+from deteval.config import load_preset, resolve_preset
 from deteval.errors import ConfigError
 from deteval.report import FORMATS, render
 from deteval.results import EvalResult
@@ -28,21 +29,42 @@ def add_output_args(parser: argparse.ArgumentParser, formats: tuple[str, ...] = 
     )
 
 
-def apply_preset(args: argparse.Namespace, parser: argparse.ArgumentParser, defaults: dict[str, Any]) -> None:
+def apply_preset(
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    defaults: dict[str, Any],
+    options: dict[str, Checker] | None = None,
+) -> None:
     """Fill options left unset (None) from ``--config`` and then from ``defaults``.
 
     Options declared with ``default=None`` are 'unset'; so a flag given on the command line always wins
-    over the preset, and the preset over the built-in default.
+    over the preset, and the preset over the built-in default. With ``options`` (``{dest: checker}``, see
+    :mod:`deteval.commands.options`), every command-line value and every preset value is type- and
+    range-checked first (a ConfigError naming the flag, or the preset file and key), and a preset may set
+    only those options.
     """
+    flags = {a.dest: max(a.option_strings, key=len) for a in parser._actions if a.option_strings}
+    for dest, checker in (options or {}).items():
+        value = getattr(args, dest, None)
+        if value is not None:
+            setattr(args, dest, run_checker(checker, value, cli=True, flag=flags.get(dest, dest)))
     preset: dict[str, Any] = {}
+    source = None
     if getattr(args, "config", None):
+        source = str(resolve_preset(args.config))
         preset = load_preset(args.config)
-        known = {a.dest for a in parser._actions}
+        known = set(options) if options is not None else {a.dest for a in parser._actions}
         unknown = sorted(k for k in preset if k.replace("-", "_") not in known)
         if unknown:
-            raise ConfigError(f"unknown option(s) in preset: {', '.join(unknown)}", file=args.config)
+            raise ConfigError(
+                f"unknown option(s) in preset: {', '.join(unknown)} (a preset may set: "
+                f"{', '.join(sorted(k.replace('_', '-') for k in known))})",
+                file=source,
+            )
     for key, value in preset.items():
         dest = key.replace("-", "_")
+        if options is not None:
+            value = run_checker(options[dest], value, cli=False, flag=key, file=source)
         if getattr(args, dest, None) is None:
             setattr(args, dest, value)
     for dest, value in defaults.items():

@@ -20,6 +20,7 @@ import numpy as np
 
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.trec import Qrels, Run, qrels_from_dict, run_from_dict
+from deteval.numbers import parse_decimal, parse_integer
 from deteval.results import EvalResult
 from deteval.retrieval import measures as M
 from deteval.retrieval.prepare import RankedTopics, prepare
@@ -146,8 +147,8 @@ def parse_measures(specs: Iterable[str] | str | None) -> list[tuple[_Family, tup
 def _parse_params(fam: _Family, text: str, spec: str) -> list:
     vals: list = []
     for part in [p for p in text.split(",") if p]:
-        try:
-            v = float(part) if fam.params == "float" else int(part)
+        try:  # ASCII notation only: float() and int() would also read '1_0' and other scripts' digits
+            v = parse_decimal(part) if fam.params == "float" else parse_integer(part)
         except ValueError:
             raise ConfigError(f"bad parameter {part!r} in measure {spec!r}") from None
         if fam.params == "int" and v < 1:
