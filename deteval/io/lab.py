@@ -6,7 +6,8 @@ times are in seconds. The label is everything after the second field, so labels 
 
 Decisions (each error names the file and the line, ``path: line N: reason``):
 
-* a time that is not a number → :class:`~deteval.errors.InputFormatError`;
+* a time that is not a number in ASCII decimal notation (``1_0``, ``٥``, ``0x10`` are not) →
+  :class:`~deteval.errors.InputFormatError`;
 * a line with fewer than three fields (a missing label) → ``InputFormatError``: structure metrics need
   labels, and silently inventing one would hide a broken file;
 * NaN or infinite times, negative times, times above :data:`MAX_TIME`, ``end < start`` →
@@ -41,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.numbers import parse_decimal
 
 #: The largest time accepted (1e12: 31 700 years in seconds, 260 days in samples at 44.1 kHz). Larger
 #: values are broken files, and would overflow the 5-decimal rounding of boundary times.
@@ -151,8 +153,8 @@ def build_segments(
 
 
 def _parse_time(token: str, what: str, path: str, lineno: int) -> float:
-    try:
-        return float(token)
+    try:  # ASCII notation only: float() would read '1_0' as 10 and accept other scripts' digits
+        return parse_decimal(token)
     except ValueError:
         raise InputFormatError(
             f"{what} time {token!r} is not a number", file=path, record=f"line {lineno}"
