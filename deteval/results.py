@@ -203,7 +203,14 @@ class EvalResult:
             raise InputFormatError(
                 "a string holds an unpaired surrogate escape (\\ud800-\\udfff): not valid Unicode", file=where
             ) from None
-        return cls.from_dict(data, file=where)
+        result = cls.from_dict(data, file=where)
+        # Refused here, naming the file, rather than when a renderer meets the clash.
+        from deteval.report.tables import flat_fields  # the renderers import this module
+
+        flat_fields(_jsonable(result.summary), file=str(where), record="summary")
+        for name, row in result.per_class.items():
+            flat_fields(_jsonable(row), file=str(where), record=f"class {name!r}")
+        return result
 
 
 _SURROGATE_ESCAPE_B = re.compile(rb"\\u[dD][89a-fA-F]")

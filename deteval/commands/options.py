@@ -15,7 +15,7 @@ from typing import Any
 
 from deteval.detection.coco_params import parse_option
 from deteval.errors import ConfigError
-from deteval.numbers import parse_decimal, parse_integer
+from deteval.syntax import parse_decimal, parse_integer
 
 #: ``checker(value, from_cli)`` → the value to use; raises ConfigError with the reason.
 Checker = Callable[[Any, bool], Any]

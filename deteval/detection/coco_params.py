@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import ConfigError
-from deteval.numbers import parse_decimal, parse_integer
+from deteval.syntax import parse_decimal, parse_integer
 
 IOU_TYPES = ("bbox", "segm", "keypoints")
 

@@ -44,7 +44,7 @@ import numpy as np
 
 from deteval.detection.voc import MAX_COORD, VOCDetections, VOCGroundTruth
 from deteval.errors import ConfigError, InputFormatError, ValidationError
-from deteval.numbers import parse_decimal
+from deteval.syntax import fields, parse_decimal, text_lines
 
 PathLike = str | os.PathLike
 
@@ -118,8 +118,8 @@ def read_image_set(path: PathLike) -> list[str]:
     text = _decode_text(data, path)
     ids: list[str] = []
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(text.splitlines(), 1):
-        tokens = line.split()
+    for lineno, line in enumerate(text_lines(text), 1):
+        tokens = fields(line)  # ASCII separators only, as the detection files: U+2028 may sit in an id
         if not tokens:
             continue
         iid = tokens[0]
@@ -279,10 +279,10 @@ def parse_voc_xml(
             if skipped is None:
                 raise
             skipped.append(str(exc))
-    for exc in _nested_objects(root, k, path):
+    for nested in _nested_objects(root, k, path):
         if skipped is None:
-            raise exc
-        skipped.append(str(exc))
+            raise nested
+        skipped.append(str(nested))
     return info, objects
 
 

@@ -20,10 +20,10 @@ import numpy as np
 
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.trec import Qrels, Run, qrels_from_dict, run_from_dict
-from deteval.numbers import parse_decimal, parse_integer
 from deteval.results import EvalResult
 from deteval.retrieval import measures as M
 from deteval.retrieval.prepare import RankedTopics, prepare
+from deteval.syntax import parse_decimal, parse_integer
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
