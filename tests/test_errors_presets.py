@@ -128,3 +128,9 @@ def test_through_a_subprocess(tmp_path):
     preset = tmp_path / "bad.toml"
     preset.write_text("iou = true\n", encoding="utf-8")
     subprocess_error([*BASE["voc"], "--config", str(preset)], f"{preset}: key 'iou': ", "must be a number")
+
+
+def test_a_preset_that_is_not_utf8_is_one_clear_error(tmp_path, capsys):
+    preset = tmp_path / "latin1.toml"
+    preset.write_bytes(b'# caf\xe9\nmetric = "voc07"\n')  # found by test_fuzz_options (a UnicodeDecodeError)
+    cli_error(capsys, [*BASE["voc"], "--config", str(preset)], str(preset), "not UTF-8 text")
