@@ -14,6 +14,7 @@ from cli_errors import ROOT, cli_error
 from deteval.cli import main
 from deteval.detection.coco_params import CocoParams
 from deteval.errors import ConfigError
+from deteval.io.voc import load_voc_detections
 
 S = ROOT / "data_samples"
 BASE = {
@@ -73,6 +74,11 @@ BAD = [
     ("voc", ["--iou", "\uff10.5"], ["--iou", "must be a number"]),
     ("voc", ["--iou", "0x1"], ["--iou", "must be a number"]),
     ("voc", ["--classes", "car,,dog"], ["--classes", "non-empty names"]),
+    (
+        "voc",
+        ["--classes", "car,dog,car"],
+        ["--classes lists 'car' twice"],
+    ),  # read twice: every detection double
     ("mir", ["--tau", "nan"], ["--tau", ">= 0"]),
     ("mir", ["--tau", "1e300"], ["--tau", "<= 1e+12"]),
     ("mir", ["--tau", "1_0"], ["--tau", "must be a number"]),
@@ -143,6 +149,10 @@ def test_values_at_the_bounds_are_accepted(capsys):
 
 
 def test_the_same_bounds_hold_in_the_api():
+    with pytest.raises(ConfigError, match="classes lists 'car' twice"):
+        load_voc_detections(
+            str(S / "voc" / "results" / "comp4_det_test_{cls}.txt"), ["000004"], classes=["car", "car"]
+        )
     with pytest.raises(ConfigError, match="kpt_oks_sigmas must be positive"):
         CocoParams.from_options("keypoints", kpt_oks_sigmas=[0.1, 0.0])
     with pytest.raises(ConfigError, match="max_dets must be whole numbers"):

@@ -23,6 +23,7 @@ BAD = [
     ("voc", 'metric = "VOC07"', "metric", ["must be one of"]),
     ("voc", "classes = [1, 2]", "classes", ["list of strings"]),
     ("voc", 'classes = ["car", ""]', "classes", ["non-empty names"]),
+    ("voc", 'classes = ["car", "car"]', "classes", ["lists 'car' twice"]),
     ("voc", "on-error = true", "on-error", ["must be one of raise, skip"]),
     ("voc", "layout = {single = 1}", "layout", ["must be one of comp4, single"]),
     ("voc", "format = 1979-05-27", "format", ["must be one of"]),

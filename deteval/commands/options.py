@@ -97,7 +97,7 @@ def whole(lo: int, hi: int, what: str) -> Checker:
 
 
 def names(value: Any, cli: bool) -> list[str]:
-    """Names: ``"a,b,c"`` or a list of strings; none empty, at least one."""
+    """Names: ``"a,b,c"`` or a list of strings; none empty, none twice, at least one."""
     if isinstance(value, str):
         items = value.split(",")
     elif isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -107,6 +107,9 @@ def names(value: Any, cli: bool) -> list[str]:
     items = [v.strip() for v in items]
     if not items or any(not v for v in items):
         raise ConfigError(f"must list non-empty names, got {_shown(value)}")
+    twice = next((v for i, v in enumerate(items) if v in items[:i]), None)
+    if twice is not None:  # a class listed twice would have its detections read twice
+        raise ConfigError(f"lists {twice!r} twice")
     return items
 
 

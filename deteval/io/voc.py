@@ -720,6 +720,10 @@ def load_voc_detections(
         raise ConfigError(f"unknown_images must be 'error' or 'warn', got {unknown_images!r}")
     if on_error not in ("raise", "skip"):
         raise ConfigError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    if classes is not None and len(set(classes)) != len(classes):
+        # A class listed twice would have its comp4 file read twice: every detection counted double.
+        twice = next(c for i, c in enumerate(classes) if c in classes[:i])
+        raise ConfigError(f"classes lists {twice!r} twice")
     skipped: list[str] = []
     empty_files: list[str] = []
     img_keys = np.array([str(i).encode("utf-8") for i in images], dtype=bytes)
