@@ -58,6 +58,7 @@ BAD = [
     ("coco", ["--iou-thrs", "\uff10.5"], ["--iou-thrs", "is not a number"]),  # full-width zero
     ("coco", ["--iou-thrs", "0:1:100", "--rec-thrs", "0:1:10001"], ["12001200 precision values", "1000000"]),
     ("coco", ["--rec-thrs", "0:1:10002"], ["--rec-thrs", "1 to 10001"]),
+    ("coco", ["--rec-thrs", "0,1e308"], ["--rec-thrs", "from -1 to 2"]),  # overflowed numpy before
     ("coco", ["--max-dets", "1.5"], ["--max-dets", "'1.5' is not a whole number"]),
     ("coco", ["--max-dets", "1_0"], ["--max-dets", "'1_0' is not a whole number"]),
     ("coco", ["--max-dets", "0"], ["--max-dets", "from 1 to 1000000000"]),

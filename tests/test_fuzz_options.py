@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import tempfile
+import warnings
 from pathlib import Path
 
 from cli_errors import ROOT
@@ -45,9 +46,11 @@ OPTION_TOKENS = [
 
 
 def _run(argv: list[str]) -> None:
-    """Run the CLI in process; exit 0, or 2 with one error line (argparse's own usage errors included)."""
+    """Run the CLI in process; exit 0, or 2 with one error line (argparse's own usage errors included);
+    a numpy RuntimeWarning fails the run."""
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no numpy overflow or division warning leaks out
         try:
             code = main(argv)
         except SystemExit as exc:  # argparse: an unknown choice or a missing value

@@ -263,11 +263,17 @@ def parse_option(key: str, value: Any) -> Any:
 
 
 def check_field(name: str, value: Any) -> Any:
-    """The bounds of one parameter (pycocotools' value in brackets of the ``MAX_*`` constants): 1 to
-    ``MAX_IOU_THRS`` IoU thresholds in [0, 1]; 1 to ``MAX_REC_THRS`` finite recall levels (any value:
-    pycocotools' sampling rule applies); 1 to ``MAX_MAX_DETS`` distinct whole maxDets from 1 to
-    ``MAX_DET_LIMIT``; 1 to ``MAX_AREA_RNG`` finite area ranges with 0 <= lo <= hi and distinct non-empty
-    labels; OKS sigmas finite and > 0; ``use_cats`` a bool. Returns the normalised value."""
+    """The bounds of one parameter (pycocotools' values in the comments of the ``MAX_*`` constants):
+
+    * 1 to ``MAX_IOU_THRS`` IoU thresholds in [0, 1];
+    * 1 to ``MAX_REC_THRS`` recall levels in [-1, 2] (outside [0, 1] pycocotools' sampling rule applies:
+      below 0 as 0, above 1 never reached);
+    * 1 to ``MAX_MAX_DETS`` distinct whole maxDets from 1 to ``MAX_DET_LIMIT``;
+    * 1 to ``MAX_AREA_RNG`` finite area ranges with 0 <= lo <= hi, and distinct non-empty labels;
+    * 1 to ``MAX_KEYPOINTS`` OKS sigmas, finite and > 0; ``use_cats`` a bool.
+
+    Returns the normalised value.
+    """
     if name in _COUNT_LIMITS:
         limit = _COUNT_LIMITS[name]
         try:
@@ -276,6 +282,9 @@ def check_field(name: str, value: Any) -> Any:
             raise ConfigError(f"{name} must be numbers, got {value!r}"[:200]) from None
         if arr.size == 0 or arr.size > limit or not np.isfinite(arr).all():
             raise ConfigError(f"{name} must be 1 to {limit} finite numbers ({arr.size} given)")
+        if name == "rec_thrs" and ((arr < -1) | (arr > 2)).any():
+            # Outside [0, 1] pycocotools' rule already saturates (below 0: as 0; above 1: never reached).
+            raise ConfigError(f"rec_thrs must be from -1 to 2, got {float(arr[(arr < -1) | (arr > 2)][0])!r}")
         if name == "iou_thrs" and ((arr < 0) | (arr > 1)).any():
             raise ConfigError(f"iou_thrs must be from 0 to 1, got {float(arr[(arr < 0) | (arr > 1)][0])!r}")
         if name == "kpt_oks_sigmas" and (arr <= 0).any():
