@@ -73,3 +73,7 @@ def load_preset(name_or_path: str) -> dict[str, Any]:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", file=path) from None
+    except UnicodeDecodeError as exc:  # tomllib decodes the whole file as UTF-8 first
+        raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read preset: {exc.strerror or exc}", file=path) from None

@@ -148,7 +148,7 @@ class EvalResult:
                 )
             try:
                 curves[str(name)] = PRCurve.from_dict(c)
-            except (KeyError, TypeError, ValueError) as exc:
+            except (KeyError, TypeError, ValueError, OverflowError) as exc:
                 raise InputFormatError(
                     f"bad PR curve ({type(exc).__name__}: {exc})", file=where, record=f"curve {name!r}"
                 ) from None
@@ -172,7 +172,8 @@ class EvalResult:
         Stricter than :func:`json.loads`, so that nothing is silently lost or invented: the non-standard
         tokens ``NaN``/``Infinity`` and numbers that overflow to inf are refused (deteval writes null for an
         undefined value), as are a key repeated in one object (``json`` would keep the last silently),
-        integers too long to convert, absurdly deep nesting and strings that are not valid Unicode.
+        integers too long to convert or beyond ±2**63 (they could not be compared, averaged or plotted as
+        floats; deteval writes counts far below it), absurdly deep nesting and strings that are not valid Unicode.
         """
         where = "<in-memory result>" if file is None else file
         try:
@@ -181,6 +182,7 @@ class EvalResult:
                 object_pairs_hook=_unique_keys,
                 parse_constant=_refuse_constant,
                 parse_float=_finite_float,
+                parse_int=_bounded_int,
             )
         except _BadJSONValue as exc:
             raise InputFormatError(exc.args[0], file=where) from None
@@ -201,7 +203,14 @@ class EvalResult:
             raise InputFormatError(
                 "a string holds an unpaired surrogate escape (\\ud800-\\udfff): not valid Unicode", file=where
             ) from None
-        return cls.from_dict(data, file=where)
+        result = cls.from_dict(data, file=where)
+        # Refused here, naming the file, rather than when a renderer meets the clash.
+        from deteval.report.tables import flat_fields  # the renderers import this module
+
+        flat_fields(_jsonable(result.summary), file=str(where), record="summary")
+        for name, row in result.per_class.items():
+            flat_fields(_jsonable(row), file=str(where), record=f"class {name!r}")
+        return result
 
 
 _SURROGATE_ESCAPE_B = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -242,6 +251,18 @@ def _finite_float(token: str) -> float:
     value = float(token)
     if not math.isfinite(value):
         raise _BadJSONValue(f"number {token[:40]} overflows to infinity")
+    return value
+
+
+#: The largest integer magnitude a saved result may hold (counts are far below it; a float64 holds ±2**63).
+MAX_INT: int = 2**63
+
+
+def _bounded_int(token: str) -> int:
+    value = int(token)  # beyond Python's digit limit this raises ValueError, reported as such
+    if abs(value) >= MAX_INT:
+        shown = token if len(token) <= 30 else f"{token[:20]}...({len(token)} digits)"
+        raise _BadJSONValue(f"integer {shown} is beyond ±2**63 (no count or score is that large)")
     return value
 
 

@@ -5,19 +5,35 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from deteval.commands import options as opt
 from deteval.commands.common import add_output_args, apply_preset, emit
+from deteval.commands.options import Checker
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import Progress
 
 _PARAM_OPTIONS = ("iou_thrs", "rec_thrs", "max_dets", "area_rng", "area_lbl", "use_cats", "kpt_oks_sigmas")
 
 
+OPTIONS: dict[str, Checker] = {
+    "iou_type": opt.choice(IOU_TYPES),
+    "compat": opt.choice(COMPAT_MODES),
+    "per_class": opt.boolean,
+    "on_error": opt.choice(("raise", "skip")),
+    "format": opt.choice(FORMATS),
+    **{key: opt.coco(key) for key in _PARAM_OPTIONS},
+}
+
+
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     apply_preset(
-        args, parser, {"iou_type": "bbox", "compat": "pycocotools", "per_class": False, "on_error": "raise"}
+        args,
+        parser,
+        {"iou_type": "bbox", "compat": "pycocotools", "per_class": False, "on_error": "raise"},
+        OPTIONS,
     )
     options: dict[str, Any] = {
         k: getattr(args, k) for k in _PARAM_OPTIONS if getattr(args, k, None) is not None

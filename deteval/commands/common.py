@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
+import os
+import stat
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from deteval.config import load_preset
+from deteval.commands.options import Checker, run_checker
+from deteval.config import load_preset, resolve_preset
 from deteval.errors import ConfigError
 from deteval.report import FORMATS, render
 from deteval.results import EvalResult
@@ -23,21 +29,42 @@ def add_output_args(parser: argparse.ArgumentParser, formats: tuple[str, ...] = 
     )
 
 
-def apply_preset(args: argparse.Namespace, parser: argparse.ArgumentParser, defaults: dict[str, Any]) -> None:
+def apply_preset(
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    defaults: dict[str, Any],
+    options: dict[str, Checker] | None = None,
+) -> None:
     """Fill options left unset (None) from ``--config`` and then from ``defaults``.
 
     Options declared with ``default=None`` are 'unset'; so a flag given on the command line always wins
-    over the preset, and the preset over the built-in default.
+    over the preset, and the preset over the built-in default. With ``options`` (``{dest: checker}``, see
+    :mod:`deteval.commands.options`), every command-line value and every preset value is type- and
+    range-checked first (a ConfigError naming the flag, or the preset file and key), and a preset may set
+    only those options.
     """
+    flags = {a.dest: max(a.option_strings, key=len) for a in parser._actions if a.option_strings}
+    for dest, checker in (options or {}).items():
+        value = getattr(args, dest, None)
+        if value is not None:
+            setattr(args, dest, run_checker(checker, value, cli=True, flag=flags.get(dest, dest)))
     preset: dict[str, Any] = {}
+    source = None
     if getattr(args, "config", None):
+        source = str(resolve_preset(args.config))
         preset = load_preset(args.config)
-        known = {a.dest for a in parser._actions}
+        known = set(options) if options is not None else {a.dest for a in parser._actions}
         unknown = sorted(k for k in preset if k.replace("-", "_") not in known)
         if unknown:
-            raise ConfigError(f"unknown option(s) in preset: {', '.join(unknown)}", file=args.config)
+            raise ConfigError(
+                f"unknown option(s) in preset: {', '.join(unknown)} (a preset may set: "
+                f"{', '.join(sorted(k.replace('_', '-') for k in known))})",
+                file=source,
+            )
     for key, value in preset.items():
         dest = key.replace("-", "_")
+        if options is not None:
+            value = run_checker(options[dest], value, cli=False, flag=key, file=source)
         if getattr(args, dest, None) is None:
             setattr(args, dest, value)
     for dest, value in defaults.items():
@@ -46,14 +73,58 @@ def apply_preset(args: argparse.Namespace, parser: argparse.ArgumentParser, defa
 
 
 def write_text(text: str, output: str | None) -> None:
-    """Write ``text`` to the file ``output`` (a ConfigError naming it if that fails) or to stdout."""
+    """Write ``text`` to the file ``output`` (a ConfigError naming it if that fails) or to stdout.
+
+    The file is replaced atomically: the text goes to a temporary file in the same folder, is flushed to
+    disk (fsync) and renamed over ``output``. A kill, a full disk or any error mid-write leaves the previous
+    file intact and no temporary file behind. A symlink is followed (its target is replaced); an existing
+    non-regular file (``/dev/stdout``, a named pipe) is written directly, as a rename cannot replace it.
+    """
     if not output:
         sys.stdout.write(text)
         return
     try:
-        Path(output).write_text(text, encoding="utf-8")
+        _replace_atomically(Path(os.path.realpath(output)), text.encode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot write the output: {exc.strerror or exc}", file=output) from None
+
+
+def _replace_atomically(path: Path, data: bytes) -> None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with path.open("wb") as fh:
+            fh.write(data)
+        return
+    if st is not None:
+        mode = stat.S_IMODE(st.st_mode)
+    else:  # what a plain open() would give: 0o666 less the umask
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:  # also KeyboardInterrupt: never leave the temporary file behind
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    # Make the rename itself durable; not every platform or file system lets a folder be fsynced.
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
 
 
 def emit(result: EvalResult, args: argparse.Namespace) -> None:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
+from deteval.commands import options as opt
 from deteval.commands.common import add_output_args, apply_preset, emit
-from deteval.errors import ConfigError
+from deteval.commands.options import Checker
+from deteval.io.lab import MAX_TIME
 from deteval.mir.boundary import RULES
 from deteval.mir.evaluate import DEFAULT_TAUS, evaluate_mir
 from deteval.mir.pairwise import GRIDS
+from deteval.report import FORMATS
+
+#: The highest frame rate accepted for the pairwise measure (frames per second).
+MAX_FRAME_RATE = 1e6
 
 DEFAULTS: dict[str, Any] = {
     "tau": list(DEFAULT_TAUS),
@@ -23,41 +28,35 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def _positive(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise ConfigError(f"{name} must be a positive number, got {value!r}")
-    return v
+def _tau(value: Any, cli: bool) -> str:
+    """A boundary tolerance in seconds, kept as written (it names the result's block: ``boundary.0.5``)."""
+    opt.number(0.0, MAX_TIME, "a tolerance in seconds")(value, cli or isinstance(value, str))
+    return value.strip() if isinstance(value, str) else str(value)
+
+
+OPTIONS: dict[str, Checker] = {
+    "tau": opt.list_of(_tau, 100),
+    "rule": opt.choice(RULES),
+    "frame_rate": opt.number(0.0, MAX_FRAME_RATE, "frames per second", open_lo=True),
+    "grid": opt.choice(GRIDS),
+    "trim": opt.boolean,
+    "case_sensitive": opt.boolean,
+    "on_error": opt.choice(("raise", "skip")),
+    "format": opt.choice(FORMATS),
+}
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    apply_preset(args, parser, DEFAULTS)
-    taus = args.tau if isinstance(args.tau, list) else [args.tau]
-    for t in taus:
-        try:
-            ok = math.isfinite(float(t)) and float(t) >= 0
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            raise ConfigError(f"--tau must be a number >= 0, got {t!r}")
-    if args.rule not in RULES:
-        raise ConfigError(f"--rule must be one of {', '.join(RULES)}, got {args.rule!r}")
-    if args.on_error not in ("raise", "skip"):
-        raise ConfigError(f"on_error must be 'raise' or 'skip', got {args.on_error!r}")
-    if args.grid not in GRIDS:
-        raise ConfigError(f"--grid must be one of {', '.join(GRIDS)}, got {args.grid!r}")
+    apply_preset(args, parser, DEFAULTS, OPTIONS)
     result = evaluate_mir(
         args.reference,
         args.estimate,
-        taus=[t if isinstance(t, str) else str(t) for t in taus],
+        taus=args.tau,
         rule=args.rule,
-        frame_rate=_positive(args.frame_rate, "--frame-rate"),
+        frame_rate=float(args.frame_rate),
         grid=args.grid,
-        trim=bool(args.trim),
-        case_sensitive=bool(args.case_sensitive),
+        trim=args.trim,
+        case_sensitive=args.case_sensitive,
         on_error=args.on_error,
     )
     emit(result, args)
@@ -91,7 +90,6 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--frame-rate",
-        type=float,
         default=None,
         metavar="F",
         help="frames per second for the pairwise measure (default 10, mir_eval's 0.1 s frames)",

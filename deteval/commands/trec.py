@@ -10,7 +10,9 @@ import argparse
 import sys
 from typing import Any
 
-from deteval.commands.common import write_text
+from deteval.commands import options as opt
+from deteval.commands.common import apply_preset, write_text
+from deteval.commands.options import Checker
 from deteval.io.trec import load_qrels, load_run
 from deteval.report import render
 from deteval.report.progress import Progress, note
@@ -19,7 +21,15 @@ from deteval.retrieval.trec import evaluate_trec, format_trec
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
 
 
+#: trec has no presets: its numeric options are checked (strict syntax, bounds) as the others' are.
+OPTIONS: dict[str, Checker] = {
+    "level": opt.whole(0, 2**63 - 1, "a relevance level"),
+    "max_docs": opt.whole(1, 2**63 - 1, "a number of ranks"),
+}
+
+
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    apply_preset(args, parser, {}, OPTIONS)
     with Progress(3, "deteval trec") as bar:
         bar.stage("reading qrels")
         qrels = load_qrels(args.qrels, on_error=args.on_error)
@@ -80,7 +90,6 @@ def register(sub: Any) -> None:
     p.add_argument(
         "-l",
         dest="level",
-        type=int,
         default=1,
         metavar="N",
         help="relevance level: a judgement >= N is relevant (default 1)",
@@ -88,7 +97,6 @@ def register(sub: Any) -> None:
     p.add_argument(
         "-M",
         dest="max_docs",
-        type=int,
         default=None,
         metavar="N",
         help="evaluate only the first N ranks of each topic",

@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from deteval.commands import options as opt
 from deteval.commands.common import add_output_args, apply_preset, emit
+from deteval.commands.options import Checker
 from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
-from deteval.errors import ConfigError
 from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
+from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import Progress
 
@@ -29,34 +31,24 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def _classes(value: Any) -> list[str] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        items = [c.strip() for c in value.split(",")]
-    elif isinstance(value, list):
-        items = [str(c).strip() for c in value]
-    else:
-        raise ConfigError(f"classes must be a comma-separated string or a list, got {value!r}")
-    items = [c for c in items if c]
-    if not items:
-        raise ConfigError("--classes is empty")
-    return items
+OPTIONS: dict[str, Checker] = {
+    "metric": opt.choice(METRICS),
+    "iou": opt.number(0.0, 1.0, "the IoU threshold"),
+    "profile": opt.choice(PROFILES),
+    "plus_one": opt.boolean,
+    "layout": opt.choice(("comp4", "single")),
+    "unknown_images": opt.choice(("error", "warn")),
+    "on_error": opt.choice(("raise", "skip")),
+    "classes": opt.names,
+    "format": opt.choice(FORMATS),
+}
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    apply_preset(args, parser, DEFAULTS)
-    try:
-        iou = float(args.iou)
-    except (TypeError, ValueError):
-        raise ConfigError(f"--iou must be a number, got {args.iou!r}") from None
-    if not isinstance(args.plus_one, bool):
-        raise ConfigError(f"plus_one must be true or false, got {args.plus_one!r}")
+    apply_preset(args, parser, DEFAULTS, OPTIONS)
+    iou = float(args.iou)
     params = VOCParams(iou_threshold=iou, metric=args.metric, profile=args.profile, plus_one=args.plus_one)
-    classes = _classes(args.classes)
-
-    if args.on_error not in ("raise", "skip"):
-        raise ConfigError(f"on_error must be 'raise' or 'skip', got {args.on_error!r}")
+    classes = args.classes
     with Progress(3, "deteval voc") as bar:
         bar.stage("reading annotations")
         gt = load_voc_annotations(args.annotations, args.image_set, on_error=args.on_error)
@@ -116,7 +108,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--metric", choices=METRICS, default=None, help="voc07 (11-point) or voc2010 (all-point, default)"
     )
-    p.add_argument("--iou", type=float, default=None, metavar="T", help="IoU threshold (default 0.5)")
+    p.add_argument("--iou", default=None, metavar="T", help="IoU threshold (default 0.5)")
     p.add_argument("--classes", default=None, metavar="A,B,...", help="comma-separated classes to score")
     p.add_argument(
         "--profile",

@@ -9,14 +9,17 @@ list of numbers or the string ``"linspace(start, stop, num)"``.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
 from deteval.errors import ConfigError
+from deteval.syntax import parse_decimal, parse_integer
 
 IOU_TYPES = ("bbox", "segm", "keypoints")
 
@@ -43,35 +46,79 @@ def coco_recall_thresholds() -> np.ndarray:
     return _linspace(0.0, 1.0, int(np.round((1.00 - 0.0) / 0.01)) + 1)
 
 
-_LINSPACE = re.compile(r"^\s*linspace\(\s*([^,]+),\s*([^,]+),\s*(\d+)\s*\)\s*$")
-_RANGE = re.compile(r"^\s*([^:]+):([^:]+):(\d+)\s*$")
+_LINSPACE = re.compile(r"^\s*linspace\(\s*([^,]+),\s*([^,]+),\s*([^,)]+?)\s*\)\s*$")
+_RANGE = re.compile(r"^\s*([^:]+):([^:]+):([^:]+)$")
+
+#: Bounds on the protocol parameters (pycocotools' defaults in brackets). They keep every array the
+#: evaluation allocates small: precision and scores hold T x R x K x A x M numbers (K = categories).
+MAX_IOU_THRS = 100  # T [10]
+MAX_REC_THRS = 10001  # R [101]
+MAX_MAX_DETS = 16  # M [3]
+MAX_AREA_RNG = 16  # A [4]
+MAX_CELLS = 10**6  # T x R x A x M per category [12 120]
+MAX_DET_LIMIT = 10**9  # the largest maxDets value
+MAX_KEYPOINTS = 1000  # the number of OKS sigmas [17]
 
 
-def parse_thresholds(value: Any, what: str) -> np.ndarray:
-    """A threshold array from a list of numbers, ``"linspace(a, b, n)"``, ``"a:b:n"`` or ``"0.5,0.75"``."""
-    if isinstance(value, (np.ndarray, list, tuple)):
+def _scalar(value: Any, what: str) -> float:
+    """A number given as a number (not a bool) or a string in ASCII decimal notation."""
+    if isinstance(value, str):
         try:
-            arr = np.asarray(value, dtype=np.float64).reshape(-1)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{what} must be numbers, got {value!r}") from None
-    elif isinstance(value, (int, float)):
-        arr = np.array([float(value)])
-    elif isinstance(value, str):
-        m = _LINSPACE.match(value) or _RANGE.match(value)
-        try:
-            if m:
-                arr = _linspace(float(m.group(1)), float(m.group(2)), int(m.group(3)))
-            else:
-                arr = np.array([float(v) for v in value.split(",") if v.strip()])
+            return parse_decimal(value)
         except ValueError:
-            raise ConfigError(
-                f"cannot read {what} from {value!r} (use 'linspace(0.5, 0.95, 10)', "
-                f"'0.5:0.95:10' or '0.5,0.75')"
-            ) from None
+            raise ConfigError(f"{what}: {value.strip()[:40]!r} is not a number") from None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Real, np.integer, np.floating)):
+        raise ConfigError(f"{what}: expected a number, got {value!r}"[:200])
+    return float(value)
+
+
+def _whole(value: Any, what: str) -> int:
+    """A whole number given as an integer (not a bool, not 1.9) or a string of ASCII digits."""
+    if isinstance(value, str):
+        try:
+            return parse_integer(value)
+        except ValueError:
+            raise ConfigError(f"{what}: {value.strip()[:40]!r} is not a whole number") from None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)):
+        raise ConfigError(f"{what}: expected a whole number, got {value!r}"[:200])
+    return int(value)
+
+
+def _items(value: Any, what: str) -> list[Any]:
+    """The elements of a list option: a list/tuple/array, a single number, or a comma-separated string."""
+    if isinstance(value, str):
+        parts = value.split(",")
+        if any(not p.strip() for p in parts):
+            raise ConfigError(f"{what}: empty value in {value!r} (use 'a,b,c')")
+        return parts
+    if isinstance(value, np.ndarray):
+        return list(value.reshape(-1))
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+def parse_thresholds(value: Any, what: str, max_count: int = MAX_REC_THRS) -> np.ndarray:
+    """A threshold array from a list of numbers, ``"linspace(a, b, n)"``, ``"a:b:n"`` or ``"0.5,0.75"``.
+
+    The count of a ``linspace`` is checked against ``max_count`` before anything is allocated.
+    """
+    m = (_LINSPACE.match(value) or _RANGE.match(value)) if isinstance(value, str) else None
+    if m:
+        start, stop = _scalar(m.group(1), what), _scalar(m.group(2), what)
+        num = _whole(m.group(3), what)
+        if not (math.isfinite(start) and math.isfinite(stop)):
+            raise ConfigError(f"{what}: the ends of {value!r} must be finite")
+        if not 1 <= num <= max_count:
+            raise ConfigError(f"{what}: {num} values requested in {value!r}; allowed: 1 to {max_count}")
+        arr = _linspace(start, stop, num)
     else:
-        raise ConfigError(f"cannot read {what} from {value!r}")
+        items = _items(value, what)
+        if len(items) > max_count:
+            raise ConfigError(f"{what}: {len(items)} values; allowed: 1 to {max_count}")
+        arr = np.array([_scalar(v, what) for v in items], dtype=np.float64)
     if arr.size == 0 or not np.isfinite(arr).all():
-        raise ConfigError(f"{what} must be a non-empty list of finite numbers, got {value!r}")
+        raise ConfigError(f"{what} must be a non-empty list of finite numbers, got {value!r}"[:200])
     return arr
 
 
@@ -146,46 +193,27 @@ class CocoParams:
             if value is None:
                 continue
             key = key.replace("-", "_")
-            if key in ("iou_thrs", "rec_thrs", "kpt_oks_sigmas"):
-                changes[key] = parse_thresholds(value, key)
-            elif key == "max_dets":
-                vals = value.split(",") if isinstance(value, str) else value
-                try:
-                    changes[key] = tuple(
-                        int(v) for v in (vals if isinstance(vals, (list, tuple)) else [vals])
-                    )
-                except (TypeError, ValueError):
-                    raise ConfigError(f"max_dets must be integers, got {value!r}") from None
-            elif key == "area_rng":
-                changes[key] = _parse_area(value)
-            elif key == "area_lbl":
-                changes[key] = tuple(value.split(",") if isinstance(value, str) else value)
-            elif key == "use_cats":
-                changes[key] = bool(value)
-            elif key in ("img_ids", "cat_ids"):
-                changes[key] = list(value)
-            else:
-                raise ConfigError(f"unknown COCO parameter {key!r}")
+            changes[key] = list(value) if key in ("img_ids", "cat_ids") else parse_option(key, value)
         return replace(p, **changes).validated()
 
     def validated(self) -> CocoParams:
-        """Check shapes and values; sort ``max_dets`` (pycocotools does). Returns ``self``."""
+        """Check types, bounds and shapes (see :func:`check_field`); sort ``max_dets`` (pycocotools does).
+
+        Returns ``self``.
+        """
         if self.iou_type not in IOU_TYPES:
             raise ConfigError(f"unknown iou_type {self.iou_type!r}: use one of {', '.join(IOU_TYPES)}")
-        self.iou_thrs = np.asarray(self.iou_thrs, dtype=np.float64).reshape(-1)
-        self.rec_thrs = np.asarray(self.rec_thrs, dtype=np.float64).reshape(-1)
-        self.kpt_oks_sigmas = np.asarray(self.kpt_oks_sigmas, dtype=np.float64).reshape(-1)
-        for name in ("iou_thrs", "rec_thrs"):
-            arr = getattr(self, name)
-            if arr.size == 0 or not np.isfinite(arr).all():
-                raise ConfigError(f"{name} must be a non-empty list of finite numbers")
-        if not self.max_dets or any(int(m) < 1 for m in self.max_dets):
-            raise ConfigError(f"max_dets must be positive integers, got {self.max_dets!r}")
-        self.max_dets = tuple(sorted(int(m) for m in self.max_dets))
-        self.area_rng = tuple((float(a), float(b)) for a, b in self.area_rng)
-        self.area_lbl = tuple(str(x) for x in self.area_lbl)
-        if not self.area_rng or len(self.area_rng) != len(self.area_lbl):
+        for name in FIELDS:
+            setattr(self, name, check_field(name, getattr(self, name)))
+        if len(self.area_rng) != len(self.area_lbl):
             raise ConfigError(f"{len(self.area_rng)} area ranges but {len(self.area_lbl)} labels")
+        cells = self.iou_thrs.size * self.rec_thrs.size * len(self.area_rng) * len(self.max_dets)
+        if cells > MAX_CELLS:
+            raise ConfigError(
+                f"{self.iou_thrs.size} IoU thresholds x {self.rec_thrs.size} recall levels x "
+                f"{len(self.area_rng)} area ranges x {len(self.max_dets)} maxDets = {cells} precision values "
+                f"per category, above the limit of {MAX_CELLS}"
+            )
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -200,13 +228,126 @@ class CocoParams:
         }
 
 
+#: The parameters :func:`parse_option` reads and :func:`check_field` checks.
+FIELDS: tuple[str, ...] = (
+    "iou_thrs",
+    "rec_thrs",
+    "max_dets",
+    "area_rng",
+    "area_lbl",
+    "use_cats",
+    "kpt_oks_sigmas",
+)
+_COUNT_LIMITS = {"iou_thrs": MAX_IOU_THRS, "rec_thrs": MAX_REC_THRS, "kpt_oks_sigmas": MAX_KEYPOINTS}
+
+
+def parse_option(key: str, value: Any) -> Any:
+    """One parameter from its preset or command-line form: a list, a number or a string such as
+    ``"0.5:0.95:10"``, ``"1,10,100"``, ``"0,1e10;0,1024"``. Types are strict (``true`` is not 1, ``1.9`` not
+    a maxDets value, ``"false"`` not a bool); bounds are :func:`check_field`'s. Raises ConfigError."""
+    if key in _COUNT_LIMITS:
+        return check_field(key, parse_thresholds(value, key, _COUNT_LIMITS[key]))
+    if key == "max_dets":
+        items = _items(value, key)
+        if len(items) > MAX_MAX_DETS:
+            raise ConfigError(f"max_dets: {len(items)} values; allowed: 1 to {MAX_MAX_DETS}")
+        return check_field(key, tuple(_whole(v, key) for v in items))
+    if key == "area_rng":
+        return check_field(key, _parse_area(value))
+    if key == "area_lbl":
+        labels = _items(value, key)
+        if not all(isinstance(v, str) for v in labels):
+            raise ConfigError(f"area_lbl must be strings, got {value!r}"[:200])
+        return check_field(key, tuple(v.strip() for v in labels))
+    if key == "use_cats":
+        return check_field(key, value)
+    raise ConfigError(f"unknown COCO parameter {key!r}")
+
+
+def check_field(name: str, value: Any) -> Any:
+    """The bounds of one parameter (pycocotools' values in the comments of the ``MAX_*`` constants):
+
+    * 1 to ``MAX_IOU_THRS`` IoU thresholds in [0, 1];
+    * 1 to ``MAX_REC_THRS`` recall levels in [-1, 2] (outside [0, 1] pycocotools' sampling rule applies:
+      below 0 as 0, above 1 never reached);
+    * 1 to ``MAX_MAX_DETS`` distinct whole maxDets from 1 to ``MAX_DET_LIMIT``;
+    * 1 to ``MAX_AREA_RNG`` finite area ranges with 0 <= lo <= hi, and distinct non-empty labels;
+    * 1 to ``MAX_KEYPOINTS`` OKS sigmas, finite and > 0; ``use_cats`` a bool.
+
+    Returns the normalised value.
+    """
+    if name in _COUNT_LIMITS:
+        limit = _COUNT_LIMITS[name]
+        try:
+            arr = np.asarray(value, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{name} must be numbers, got {value!r}"[:200]) from None
+        if arr.size == 0 or arr.size > limit or not np.isfinite(arr).all():
+            raise ConfigError(f"{name} must be 1 to {limit} finite numbers ({arr.size} given)")
+        if name == "rec_thrs" and ((arr < -1) | (arr > 2)).any():
+            # Outside [0, 1] pycocotools' rule already saturates (below 0: as 0; above 1: never reached).
+            raise ConfigError(f"rec_thrs must be from -1 to 2, got {float(arr[(arr < -1) | (arr > 2)][0])!r}")
+        if name == "iou_thrs" and ((arr < 0) | (arr > 1)).any():
+            raise ConfigError(f"iou_thrs must be from 0 to 1, got {float(arr[(arr < 0) | (arr > 1)][0])!r}")
+        if name == "kpt_oks_sigmas" and (arr <= 0).any():
+            k = int(np.flatnonzero(arr <= 0)[0])
+            raise ConfigError(
+                f"kpt_oks_sigmas must be positive (OKS divides by them), got {float(arr[k])!r} for keypoint {k}"
+            )
+        return arr
+    if name == "max_dets":
+        dets = tuple(value)
+        if not dets or len(dets) > MAX_MAX_DETS:
+            raise ConfigError(f"max_dets: {len(dets)} values; allowed: 1 to {MAX_MAX_DETS}")
+        for m in dets:
+            if isinstance(m, (bool, np.bool_)) or not isinstance(m, (Integral, np.integer)):
+                raise ConfigError(f"max_dets must be whole numbers, got {m!r}")
+            if not 1 <= int(m) <= MAX_DET_LIMIT:
+                raise ConfigError(f"max_dets must be from 1 to {MAX_DET_LIMIT}, got {m!r}")
+        if len(set(dets)) != len(dets):
+            raise ConfigError(f"max_dets lists a value twice: {list(dets)}")
+        return tuple(sorted(int(m) for m in dets))
+    if name == "area_rng":
+        try:
+            rng = tuple((float(lo), float(hi)) for lo, hi in value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"area_rng must be [lo, hi] pairs, got {value!r}"[:200]) from None
+        if not rng or len(rng) > MAX_AREA_RNG:
+            raise ConfigError(f"area_rng: {len(rng)} ranges; allowed: 1 to {MAX_AREA_RNG}")
+        for lo, hi in rng:
+            if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo <= hi):
+                raise ConfigError(
+                    f"area_rng: [{lo!r}, {hi!r}] must be finite with 0 <= lo <= hi (use 1e10 for no upper bound)"
+                )
+        return rng
+    if name == "area_lbl":
+        labels = tuple(str(x) for x in value)
+        if not labels or any(not lbl for lbl in labels) or len(set(labels)) != len(labels):
+            raise ConfigError(f"area_lbl must be distinct, non-empty labels, got {list(labels)}"[:200])
+        return labels
+    if name == "use_cats":
+        if not isinstance(value, (bool, np.bool_)):
+            raise ConfigError(f"use_cats must be true or false, got {value!r}"[:200])
+        return bool(value)
+    raise ConfigError(f"unknown COCO parameter {name!r}")
+
+
 def _parse_area(value: Any) -> tuple[tuple[float, float], ...]:
-    text = isinstance(value, str)  # "0,1e10;0,1024"
-    pairs = [part.split(",") for part in value.split(";") if part.strip()] if text else value
-    try:
-        # Unpacking into (a, b) refuses a range of one or three numbers here, not later as a traceback.
-        return tuple((float(a), float(b)) for a, b in pairs)
-    except (TypeError, ValueError):
-        if text:
-            raise ConfigError(f"cannot read area ranges from {value!r} (use 'lo,hi;lo,hi')") from None
-        raise ConfigError(f"area ranges must be [lo, hi] pairs, got {value!r}") from None
+    """Area ranges from ``"lo,hi;lo,hi"`` or a list of ``[lo, hi]`` pairs; each range exactly two numbers."""
+    if isinstance(value, str):
+        parts = value.split(";")
+        if any(not p.strip() for p in parts):
+            raise ConfigError(f"area_rng: empty range in {value!r} (use 'lo,hi;lo,hi')")
+        pairs: list[Any] = [p.split(",") for p in parts]
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        pairs = list(value)
+    else:
+        raise ConfigError(f"area_rng must be [lo, hi] pairs or 'lo,hi;lo,hi', got {value!r}"[:200])
+    if len(pairs) > MAX_AREA_RNG:
+        raise ConfigError(f"area_rng: {len(pairs)} ranges; allowed: 1 to {MAX_AREA_RNG}")
+    out = []
+    for pair in pairs:
+        if isinstance(pair, str) or not isinstance(pair, (list, tuple, np.ndarray)) or len(pair) != 2:
+            raise ConfigError(f"area_rng: each range must be two numbers lo,hi, got {pair!r}"[:200])
+        out.append((_scalar(pair[0], "area_rng"), _scalar(pair[1], "area_rng")))
+    return tuple(out)

@@ -6,7 +6,8 @@ times are in seconds. The label is everything after the second field, so labels 
 
 Decisions (each error names the file and the line, ``path: line N: reason``):
 
-* a time that is not a number → :class:`~deteval.errors.InputFormatError`;
+* a time that is not a number in ASCII decimal notation (``1_0``, ``٥``, ``0x10`` are not) →
+  :class:`~deteval.errors.InputFormatError`;
 * a line with fewer than three fields (a missing label) → ``InputFormatError``: structure metrics need
   labels, and silently inventing one would hide a broken file;
 * NaN or infinite times, negative times, times above :data:`MAX_TIME`, ``end < start`` →
@@ -41,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.syntax import ASCII_SPACE, fields, parse_decimal, text_lines
 
 #: The largest time accepted (1e12: 31 700 years in seconds, 260 days in samples at 44.1 kHz). Larger
 #: values are broken files, and would overflow the 5-decimal rounding of boundary times.
@@ -151,8 +153,8 @@ def build_segments(
 
 
 def _parse_time(token: str, what: str, path: str, lineno: int) -> float:
-    try:
-        return float(token)
+    try:  # ASCII notation only: float() would read '1_0' as 10 and accept other scripts' digits
+        return parse_decimal(token)
     except ValueError:
         raise InputFormatError(
             f"{what} time {token!r} is not a number", file=path, record=f"line {lineno}"
@@ -193,20 +195,22 @@ def parse_lab(
     ends: list[float] = []
     labels: list[str] = []
     lines: list[int] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
+    # Lines end at \n, \r\n, \r only and fields are split at ASCII whitespace only: U+2028 or U+0085 in a
+    # label must neither start a new line (shifting every line number) nor split the label.
+    for lineno, raw in enumerate(text_lines(text), start=1):
+        line = raw.strip(ASCII_SPACE)
         if not line or line.startswith("#"):
             continue
         try:
-            fields = line.split(None, 2)
-            if len(fields) < 3:
+            parts = fields(line, 2)
+            if len(parts) < 3:
                 raise InputFormatError(
-                    f"expected 'start end label', found {len(fields)} field(s): {line!r} (missing label)",
+                    f"expected 'start end label', found {len(parts)} field(s): {line!r} (missing label)",
                     file=source,
                     record=f"line {lineno}",
                 )
-            start = _parse_time(fields[0], "start", source, lineno)
-            end = _parse_time(fields[1], "end", source, lineno)
+            start = _parse_time(parts[0], "start", source, lineno)
+            end = _parse_time(parts[1], "end", source, lineno)
             if skip:
                 reason = _check_times(start, end)
                 if reason is not None:
@@ -218,7 +222,7 @@ def parse_lab(
             continue
         starts.append(start)
         ends.append(end)
-        labels.append(fields[2].strip())
+        labels.append(parts[2].strip(ASCII_SPACE))
         lines.append(lineno)
     if not starts:
         reason = (

@@ -44,6 +44,7 @@ import numpy as np
 
 from deteval.detection.voc import MAX_COORD, VOCDetections, VOCGroundTruth
 from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.syntax import fields, parse_decimal, text_lines
 
 PathLike = str | os.PathLike
 
@@ -115,8 +116,8 @@ def read_image_set(path: PathLike) -> list[str]:
     text = _decode_text(data, path)
     ids: list[str] = []
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(text.splitlines(), 1):
-        tokens = line.split()
+    for lineno, line in enumerate(text_lines(text), 1):
+        tokens = fields(line)  # ASCII separators only, as the detection files: U+2028 may sit in an id
         if not tokens:
             continue
         iid = tokens[0]
@@ -156,17 +157,44 @@ def _children(elem: ET.Element) -> dict[str, ET.Element]:
     return out
 
 
-def _text(elem: ET.Element | None) -> str | None:
-    if elem is None or elem.text is None:
+def _text(elem: ET.Element | None, path: PathLike, record: str | None) -> str | None:
+    """The text of a field; markup inside it (``<xmax>5<b/>0</xmax>``) is refused, as only the text before
+    the first child element would be read."""
+    if elem is None:
         return None
-    return elem.text.strip()
+    if len(elem):
+        raise InputFormatError(
+            f"<{elem.tag}> holds markup (<{elem[0].tag}>); expected plain text", file=path, record=record
+        )
+    return None if elem.text is None else elem.text.strip()
+
+
+# The tags deteval reads. Tags are case-sensitive (in XML and in the devkit's reader, which would silently
+# ignore <Object> or <Difficult>): a case variant of one of these is refused rather than ignored.
+_KNOWN_TAGS = {
+    t.lower(): t
+    for t in (
+        "filename", "size", "width", "height", "depth", "object", "name", "bndbox", "xmin", "ymin", "xmax",
+        "ymax", "difficult", "truncated", "occluded", "pose",
+    )
+}  # fmt: skip
+
+
+def _case_variant(elem: ET.Element) -> str | None:
+    """A message for the first child whose tag is a known VOC tag spelled with other capitals, or None."""
+    for child in elem:
+        tag = child.tag if isinstance(child.tag, str) else ""
+        known = _KNOWN_TAGS.get(tag.lower())
+        if known is not None and known != tag:
+            return f"<{tag}> is not a VOC tag: tags are case-sensitive, write <{known}> (the devkit would ignore it)"
+    return None
 
 
 def _number(raw: str | None, tag: str, path: PathLike, record: str) -> float:
     if raw is None or raw == "":
         raise InputFormatError(f"missing <{tag}>", file=path, record=record)
-    try:
-        value = float(raw)
+    try:  # ASCII notation only: float() would read '5_0' as 50 and accept other scripts' digits
+        value = parse_decimal(raw)
     except ValueError:
         raise InputFormatError(f"<{tag}> is not a number: {raw!r}", file=path, record=record) from None
     if value - value != 0.0:  # inf or nan
@@ -182,7 +210,7 @@ def _flag(raw: str | None, tag: str, path: PathLike, record: str, missing: int) 
     if raw == "0" or raw == "1":
         return int(raw)
     try:
-        value = float(raw)
+        value = parse_decimal(raw)
     except ValueError:
         raise InputFormatError(f"<{tag}> must be 0 or 1, got {raw!r}", file=path, record=record) from None
     if value not in (0.0, 1.0):
@@ -191,11 +219,11 @@ def _flag(raw: str | None, tag: str, path: PathLike, record: str, missing: int) 
 
 
 def _size(size: ET.Element | None, tag: str, path: PathLike) -> int:
-    raw = None if size is None else _text(size.find(tag))
+    raw = None if size is None else _text(size.find(tag), path, "size")
     if raw is None or raw == "":
         return -1
     try:
-        value = float(raw)
+        value = parse_decimal(raw)
     except ValueError:
         raise InputFormatError(f"<size><{tag}> is not a number: {raw!r}", file=path, record="size") from None
     if not (-1.0 <= value < 2.0**53):  # also refuses nan and inf; -1 is the 'unknown' placeholder
@@ -220,8 +248,12 @@ def parse_voc_xml(
         raise InputFormatError(f"root element is <{root.tag}>, expected <annotation>", file=path)
     top = _children(root)
     size = top.get("size")
+    for elem, record in ((root, None), (size, "size")):
+        wrong = None if elem is None else _case_variant(elem)
+        if wrong is not None and "<object>" not in wrong:  # a misspelled object is a bad record, below
+            raise InputFormatError(wrong, file=path, record=record)
     info = {
-        "filename": _text(top.get("filename")) or "",
+        "filename": _text(top.get("filename"), path, None) or "",
         "width": _size(size, "width", path),
         "height": _size(size, "height", path),
         "depth": _size(size, "depth", path),
@@ -229,16 +261,49 @@ def parse_voc_xml(
     objects = []
     k = 0
     for obj in root:
-        if obj.tag != "object":
+        if not isinstance(obj.tag, str) or obj.tag.lower() != "object":
             continue
         k += 1
         try:
+            if obj.tag != "object":
+                raise InputFormatError(
+                    f"<{obj.tag}> is not a VOC tag: tags are case-sensitive, write <object> "
+                    "(the devkit would ignore this object)",
+                    file=path,
+                    record=f"object {k}",
+                )
             objects.append(_parse_object(obj, k, path))
         except (InputFormatError, ValidationError) as exc:
             if skipped is None:
                 raise
             skipped.append(str(exc))
+    for nested in _nested_objects(root, k, path):
+        if skipped is None:
+            raise nested
+        skipped.append(str(nested))
     return info, objects
+
+
+def _nested_objects(root: ET.Element, direct: int, path: PathLike) -> list[InputFormatError]:
+    """An error for every <object> that is not a direct child of <annotation> (the devkit reads only
+    those, so a nested one would be silently ignored); one pass over the tree, parents found on error only."""
+    total = sum(1 for e in root.iter() if isinstance(e.tag, str) and e.tag.lower() == "object")
+    if total == direct:
+        return []
+    parent = {child: elem for elem in root.iter() for child in elem}
+    found = []
+    for elem in root.iter():
+        if isinstance(elem.tag, str) and elem.tag.lower() == "object" and parent.get(elem) is not root:
+            name = elem.findtext("name")
+            found.append(
+                InputFormatError(
+                    f"<{elem.tag}> inside <{parent[elem].tag}> is not a direct child of <annotation> "
+                    "(the devkit would ignore it)",
+                    file=path,
+                    record=f"nested object ({(name or '').strip() or 'no name'})",
+                )
+            )
+    return found
 
 
 _OBJECT_TAGS = ("name", "bndbox", "difficult", "truncated", "occluded", "pose")
@@ -256,10 +321,14 @@ def _repeated(elem: ET.Element, fields: dict[str, ET.Element], tags: Sequence[st
 
 def _parse_object(obj: ET.Element, k: int, path: PathLike) -> tuple:
     fields = _children(obj)
-    name = _text(fields.get("name"))
+    name = _text(fields.get("name"), path, f"object {k}")
     if not name:
         raise InputFormatError("missing <name>", file=path, record=f"object {k}")
     record = f"object {k} ({name})"
+    for elem in (obj, fields.get("bndbox")):
+        wrong = None if elem is None else _case_variant(elem)
+        if wrong is not None:
+            raise InputFormatError(wrong, file=path, record=record)
     # A repeated field would leave one of its values unused: refuse rather than pick one silently.
     dup = _repeated(obj, fields, _OBJECT_TAGS)
     if dup:
@@ -271,7 +340,7 @@ def _parse_object(obj: ET.Element, k: int, path: PathLike) -> tuple:
     dup = _repeated(bnd, coords, _BOX_TAGS)
     if dup:
         raise InputFormatError(f"<{dup}> appears twice in one <bndbox>", file=path, record=record)
-    box = [_number(_text(coords.get(t)), t, path, record) for t in _BOX_TAGS]
+    box = [_number(_text(coords.get(t), path, record), t, path, record) for t in _BOX_TAGS]
     if box[2] < box[0] or box[3] < box[1]:
         raise ValidationError(
             f"inverted box: xmin={box[0]:g} ymin={box[1]:g} xmax={box[2]:g} ymax={box[3]:g}",
@@ -281,10 +350,10 @@ def _parse_object(obj: ET.Element, k: int, path: PathLike) -> tuple:
     return (
         name,
         box,
-        _flag(_text(fields.get("difficult")), "difficult", path, record, 0),
-        _flag(_text(fields.get("truncated")), "truncated", path, record, -1),
-        _flag(_text(fields.get("occluded")), "occluded", path, record, -1),
-        _text(fields.get("pose")) or "",
+        _flag(_text(fields.get("difficult"), path, record), "difficult", path, record, 0),
+        _flag(_text(fields.get("truncated"), path, record), "truncated", path, record, -1),
+        _flag(_text(fields.get("occluded"), path, record), "occluded", path, record, -1),
+        _text(fields.get("pose"), path, record) or "",
     )
 
 
@@ -649,6 +718,10 @@ def load_voc_detections(
         raise ConfigError(f"unknown_images must be 'error' or 'warn', got {unknown_images!r}")
     if on_error not in ("raise", "skip"):
         raise ConfigError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    if classes is not None and len(set(classes)) != len(classes):
+        # A class listed twice would have its comp4 file read twice: every detection counted double.
+        twice = next(c for i, c in enumerate(classes) if c in classes[:i])
+        raise ConfigError(f"classes lists {twice!r} twice")
     skipped: list[str] = []
     empty_files: list[str] = []
     img_keys = np.array([str(i).encode("utf-8") for i in images], dtype=bytes)

@@ -248,6 +248,16 @@ def pairwise_prf(
     ref_codes, ref_gaps = sample_segments(ref, times, case_sensitive=case_sensitive)
     est_codes, est_gaps = sample_segments(est, times, case_sensitive=case_sensitive)
     warnings: list[str] = []
+    if n < 2:  # no pair m < n: the counts are all 0, and so P, R and F by the zero-division convention
+        if rate is not None:
+            sampling = f"{rate:g} frames/s"
+        else:
+            sampling = "frame indices" if size is None else f"one frame every {size:g} s"
+        warnings.append(
+            f"pairwise: the reference ends at {ref.duration:g} {unit}, which gives {n} frame(s) at {sampling}: "
+            "no pair of frames to compare, so pairwise precision, recall and F are 0 by convention, not "
+            "measured (a higher frame rate samples more frames)"
+        )
     if ref_gaps:
         warnings.append(
             f"pairwise: {ref_gaps} of {n} reference frames lie in no reference segment; "

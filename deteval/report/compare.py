@@ -16,7 +16,7 @@ from typing import Any
 
 from deteval.errors import ConfigError, ValidationError
 from deteval.report.tables import class_rows, pick_metric, summary_fields
-from deteval.results import EvalResult
+from deteval.results import MAX_INT, EvalResult
 
 SORTS: tuple[str, ...] = ("delta", "abs", "name", "none")
 
@@ -24,6 +24,13 @@ SORTS: tuple[str, ...] = ("delta", "abs", "name", "none")
 def _number(value: Any) -> float | int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
+    if isinstance(value, int):
+        # math.isfinite would raise OverflowError beyond the float range; load_result refuses these too.
+        if abs(value) >= MAX_INT:
+            raise ValidationError(
+                f"integer {str(value)[:20]}... is beyond ±2**63: not comparable as a number"
+            )
+        return value
     return value if math.isfinite(value) else None
 
 

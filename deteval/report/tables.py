@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from deteval.errors import ConfigError
+from deteval.errors import ConfigError, InputFormatError
 from deteval.results import EvalResult, _jsonable
 
 FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
@@ -56,9 +56,26 @@ def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
         yield prefix, value
 
 
+def flat_fields(value: Any, *, file: str | None = None, record: str | None = None) -> list[tuple[str, Any]]:
+    """:func:`flatten` as a list, refusing two keys that flatten to one name (``{"x.y": 1}`` next to
+    ``{"x": {"y": 2}}``), of which a table, a CSV file or ``compare`` could show only one."""
+    pairs = list(flatten(value))
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise InputFormatError(
+                f"two fields flatten to the same column {key!r} (a key with a dot next to a nested object); "
+                "rename one",
+                file=file,
+                record=record,
+            )
+        seen.add(key)
+    return pairs
+
+
 def summary_fields(result: EvalResult) -> list[tuple[str, Any]]:
     """The summary as flat ``(key, value)`` pairs, nested values under dotted keys, in insertion order."""
-    return list(flatten(_jsonable(result.summary)))
+    return flat_fields(_jsonable(result.summary), record="summary")
 
 
 def class_rows(result: EvalResult) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
@@ -66,7 +83,7 @@ def class_rows(result: EvalResult) -> tuple[list[str], list[tuple[str, dict[str,
     cols: dict[str, None] = {}
     rows: list[tuple[str, dict[str, Any]]] = []
     for name, row in _jsonable(result.per_class).items():
-        flat = dict(flatten(row))
+        flat = dict(flat_fields(row, record=f"class {name!r}"))
         cols.update(dict.fromkeys(flat))
         rows.append((name, flat))
     return list(cols), rows

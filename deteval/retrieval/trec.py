@@ -23,6 +23,7 @@ from deteval.io.trec import Qrels, Run, qrels_from_dict, run_from_dict
 from deteval.results import EvalResult
 from deteval.retrieval import measures as M
 from deteval.retrieval.prepare import RankedTopics, prepare
+from deteval.syntax import parse_decimal, parse_integer
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -146,8 +147,8 @@ def parse_measures(specs: Iterable[str] | str | None) -> list[tuple[_Family, tup
 def _parse_params(fam: _Family, text: str, spec: str) -> list:
     vals: list = []
     for part in [p for p in text.split(",") if p]:
-        try:
-            v = float(part) if fam.params == "float" else int(part)
+        try:  # ASCII notation only: float() and int() would also read '1_0' and other scripts' digits
+            v = parse_decimal(part) if fam.params == "float" else parse_integer(part)
         except ValueError:
             raise ConfigError(f"bad parameter {part!r} in measure {spec!r}") from None
         if fam.params == "int" and v < 1:

@@ -1,0 +1,153 @@
+"""Typed, bounded option values, from the command line and from preset files alike.
+
+Each subcommand declares its options as ``{dest: checker}``. A checker takes the raw value (a string or bool
+from the command line; a TOML value from a preset, which must already have the right type: ``iou = true`` or
+``use-cats = "false"`` are refused, not coerced) and returns the value to use or raises :class:`ConfigError`.
+:func:`deteval.commands.common.apply_preset` runs them and names where a bad value came from: the flag
+(``--iou``) or the preset file and key (``my.toml: key 'iou'``). The bounds are listed in docs/errors.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from deteval.detection.coco_params import parse_option
+from deteval.errors import ConfigError
+from deteval.syntax import parse_decimal, parse_integer
+
+#: ``checker(value, from_cli)`` → the value to use; raises ConfigError with the reason.
+Checker = Callable[[Any, bool], Any]
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def choice(values: Sequence[str]) -> Checker:
+    """One of ``values`` (a string)."""
+
+    def check(value: Any, cli: bool) -> str:
+        if not isinstance(value, str) or value not in values:
+            raise ConfigError(f"must be one of {', '.join(values)}, got {_shown(value)}")
+        return value
+
+    return check
+
+
+def boolean(value: Any, cli: bool) -> bool:
+    """true or false (a TOML boolean; a string such as ``"false"`` is refused, not read as true)."""
+    if not isinstance(value, bool):
+        raise ConfigError(f"must be true or false, got {_shown(value)}")
+    return value
+
+
+def text(value: Any, cli: bool) -> str:
+    """A non-empty string (a path, a pattern)."""
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"must be a non-empty string, got {_shown(value)}")
+    return value
+
+
+def number(lo: float, hi: float, what: str, *, open_lo: bool = False) -> Checker:
+    """A finite number within [lo, hi] (or (lo, hi] with ``open_lo``): a TOML number, or on the command
+    line a decimal in ASCII notation (``1_0``, ``nan`` and other scripts' digits are refused)."""
+    if open_lo and lo == 0:
+        bounds = f"a positive number up to {hi:g}"
+    else:
+        bounds = f"a number {'>' if open_lo else '>='} {lo:g} and <= {hi:g}"
+
+    def check(value: Any, cli: bool) -> float:
+        if isinstance(value, str) and cli:
+            try:
+                v = parse_decimal(value)
+            except ValueError:
+                raise ConfigError(f"must be a number ({what}), got {_shown(value)}") from None
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            v = float(value)
+        else:
+            raise ConfigError(f"must be a number ({what}), got {_shown(value)}")
+        if not math.isfinite(v) or v > hi or v < lo or (open_lo and v == lo):
+            raise ConfigError(f"must be {bounds} ({what}), got {_shown(value)}")
+        return v
+
+    return check
+
+
+def whole(lo: int, hi: int, what: str) -> Checker:
+    """A whole number within [lo, hi]: a TOML integer, or ASCII digits on the command line."""
+
+    def check(value: Any, cli: bool) -> int:
+        if isinstance(value, str) and cli:
+            try:
+                v = parse_integer(value)
+            except ValueError:
+                raise ConfigError(f"must be a whole number ({what}), got {_shown(value)}") from None
+        elif isinstance(value, int) and not isinstance(value, bool):
+            v = value
+        else:
+            raise ConfigError(f"must be a whole number ({what}), got {_shown(value)}")
+        if not lo <= v <= hi:
+            raise ConfigError(f"must be a whole number from {lo} to {hi} ({what}), got {_shown(value)}")
+        return v
+
+    return check
+
+
+def names(value: Any, cli: bool) -> list[str]:
+    """Names: ``"a,b,c"`` or a list of strings; none empty, none twice, at least one."""
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        items = value
+    else:
+        raise ConfigError(f"must be 'a,b,c' or a list of strings, got {_shown(value)}")
+    items = [v.strip() for v in items]
+    if not items or any(not v for v in items):
+        raise ConfigError(f"must list non-empty names, got {_shown(value)}")
+    twice = next((v for i, v in enumerate(items) if v in items[:i]), None)
+    if twice is not None:  # a class listed twice would have its detections read twice
+        raise ConfigError(f"lists {twice!r} twice")
+    return items
+
+
+def coco(key: str) -> Checker:
+    """A COCO parameter, read and bounded by :func:`deteval.detection.coco_params.parse_option`."""
+
+    def check(value: Any, cli: bool) -> Any:
+        if isinstance(value, bool) and key != "use_cats":
+            raise ConfigError(f"expected numbers, got {_shown(value)}")
+        try:
+            parse_option(key, value)
+        except ConfigError as exc:  # its reason starts with the parameter's name; the caller names it
+            reason = exc.reason
+            for prefix in (f"{key}: ", f"{key} "):
+                reason = reason.removeprefix(prefix)
+            raise ConfigError(reason) from None
+        return value  # parsed once more, with the other parameters, by CocoParams.from_options
+
+    return check
+
+
+def list_of(item: Checker, max_count: int) -> Checker:
+    """A list (a repeatable flag, or a TOML array) of 1 to ``max_count`` values each checked by ``item``."""
+
+    def check(value: Any, cli: bool) -> list[Any]:
+        values = value if isinstance(value, list) else [value]
+        if not 1 <= len(values) <= max_count:
+            raise ConfigError(f"must list 1 to {max_count} values, got {len(values)}")
+        return [item(v, cli) for v in values]
+
+    return check
+
+
+def run_checker(checker: Checker, value: Any, *, cli: bool, flag: str, file: str | None = None) -> Any:
+    """``checker(value)``, its ConfigError naming the flag (command line) or the preset file and key."""
+    try:
+        return checker(value, cli)
+    except ConfigError as exc:
+        if cli:
+            raise ConfigError(f"{flag} {exc.reason}") from None
+        raise ConfigError(exc.reason, file=file, record=f"key {flag!r}") from None
