@@ -799,14 +799,38 @@ class CocoStream:
             )
         self.compat, self.box_format, self.class_names = compat, box_format, class_names
         self._parts: list[tuple[MatchTable, np.ndarray, dict[str, int]]] = []
+        self._image_ids: list[int] = []
         self.n_images = 0
 
-    def update(self, preds: Sequence[Mapping[str, Any]], targets: Sequence[Mapping[str, Any]]) -> None:
-        """Match one batch of images (per-image dicts as in :func:`evaluate_coco_arrays`)."""
+    def update(
+        self,
+        preds: Sequence[Mapping[str, Any]],
+        targets: Sequence[Mapping[str, Any]],
+        image_ids: Sequence[int] | None = None,
+    ) -> None:
+        """Match one batch of images (per-image dicts as in :func:`evaluate_coco_arrays`).
+
+        ``image_ids``: one integer id per image, given for every batch or for none. With them, ``compute()``
+        accumulates images in ascending id (pycocotools' order, which decides score ties across images);
+        without, in arrival order. A repeated id is refused.
+        """
+        if (image_ids is None) != (not self._image_ids) and self.n_images:
+            raise ConfigError("image ids must be given for every batch or for none")
+        if image_ids is not None:
+            ids = [int(i) for i in image_ids]
+            if len(ids) != len(preds):
+                raise ConfigError(f"{len(ids)} image ids for {len(preds)} images")
+            seen = set(self._image_ids)
+            for i in ids:
+                if i in seen:
+                    raise ValidationError(f"image_id {i} is given twice (each image must be passed once)")
+                seen.add(i)
         g, r = _arrays_to_tables(preds, targets, self.box_format, self.class_names, self.n_images)
         table, counts, _ = match_coco(g, r, self.params, self.compat)
         table.img = table.img + self.n_images
         self._parts.append((table, g.cat_ids, counts))
+        if image_ids is not None:
+            self._image_ids.extend(ids)
         self.n_images += len(preds)
 
     def compute(self) -> CocoEvaluation:
@@ -851,11 +875,19 @@ class CocoStream:
                 )
             ]
         merged = merge_tables(tables)
+        image_ids = np.arange(self.n_images)
+        if self._image_ids:
+            # accumulate() breaks score ties by image index: make that index the rank of the image id
+            ids = np.asarray(self._image_ids, dtype=np.int64)
+            rank = np.empty(ids.shape[0], dtype=np.int64)
+            rank[np.argsort(ids, kind="stable")] = np.arange(ids.shape[0])
+            merged.img = rank[merged.img]
+            image_ids = np.sort(ids)
         names = [
             str(self.class_names.get(int(c), c)) if self.class_names else str(c) for c in labels.tolist()
         ]
         g = CocoGroundTruth(
-            image_ids=np.arange(self.n_images),
+            image_ids=image_ids,
             image_hw=np.zeros((0, 2)),
             cat_ids=labels,
             cat_names=names,
