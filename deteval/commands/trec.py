@@ -7,13 +7,12 @@ characters and 4 decimals, so scripts that parse trec_eval output can switch ove
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from deteval.commands.common import write_text
+from deteval.commands.common import warn_on_stderr, write_text
 from deteval.io.trec import load_qrels, load_run
 from deteval.report import render
-from deteval.report.progress import Progress, note
+from deteval.report.progress import Progress
 from deteval.retrieval.trec import evaluate_trec, format_trec
 
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
@@ -46,10 +45,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             result.lines = []
         text = render(result, args.format)
     write_text(text, args.output)
-    if args.format == "trec":  # trec_eval's format has no place for them; the other formats carry them
-        sys.stdout.flush()
-        for w in result.warnings:
-            note(f"deteval: warning: {w}")
+    warn_on_stderr(result)
     return 0
 
 

@@ -556,7 +556,7 @@ def _finish(
     if compat == "pycocotools" and literal not in params.max_dets:
         warnings.append(
             f"maxDets {list(params.max_dets)} lacks {literal}: as in pycocotools, the stats read at maxDets={literal} "
-            "are -1 (compat='fixed' reads them at maxDets[-1])"
+            "are -1 (--compat fixed, Python compat='fixed', reads them at maxDets[-1])"
         )
     if np.count_nonzero(gt.ann_id == 0):
         warnings.append(
@@ -607,8 +607,38 @@ def evaluate_coco(
     )
     r = load_coco_results(results, g, iou_type=p.iou_type, on_error=on_error)
     table, counts, warnings = _match_in_shards(g, r, p, compat)
+    if p.iou_type == "bbox":
+        warnings += _past_border_warning(g, r)
     counts = {**counts, "skipped_records": g.skipped + r.skipped}
     return _finish(table, p, compat, g, counts, r.warnings + warnings)
+
+
+#: A box "runs past the border" when its far edge is beyond the image by more than this share of its size.
+BORDER_SLACK = 0.05
+#: ... and the warning is given when at least this share of the boxes (on images of known size) do.
+BORDER_SHARE = 0.1
+
+
+def _past_border_warning(gt: CocoGroundTruth, res: CocoResults) -> list[str]:
+    """Boxes given as ``[x1, y1, x2, y2]`` where COCO wants ``[x, y, w, h]`` run past the right or bottom
+    border in large numbers (``x + x2 > width`` for every object in the right half): say so, with the count."""
+    if not len(res) or gt.image_hw.shape[0] == 0:
+        return []
+    hw = gt.image_hw[res.img]
+    known = (hw[:, 0] > 0) & (hw[:, 1] > 0)
+    if not known.any():
+        return []
+    b = res.bbox[known]
+    h, w = hw[known, 0], hw[known, 1]
+    past = (b[:, 0] + b[:, 2] > w * (1 + BORDER_SLACK)) | (b[:, 1] + b[:, 3] > h * (1 + BORDER_SLACK))
+    n_past, n = int(past.sum()), int(known.sum())
+    if n_past == 0 or n_past < BORDER_SHARE * n:
+        return []
+    return [
+        f"{n_past} of {n} result boxes run past their image's right or bottom border (x + w > width or "
+        f"y + h > height, by more than {BORDER_SLACK:.0%}): are they [x1, y1, x2, y2] instead of COCO's "
+        "[x, y, width, height]?"
+    ]
 
 
 def _xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
