@@ -336,3 +336,15 @@ def test_import_and_evaluation_do_not_import_matplotlib():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "1.0"
+
+
+def test_render_docstring_example_runs():
+    import doctest
+
+    import deteval.report.tables
+
+    failures, tried = doctest.testmod(deteval.report.tables)
+    assert tried >= 2 and failures == 0
+    import deteval.report
+
+    assert deteval.report.write_plots.__module__ == "deteval.report.plots"

@@ -329,7 +329,9 @@ def _bars(result: EvalResult, key: str) -> Figure:
         if name is None:
             rest = [values[m] for m in valued if m not in set(shown)]
             text = f" {len(rest)} classes in between ({min(rest):.3f} – {max(rest):.3f})"
-            ax.text(0.0, y, text, va="center", fontsize=7, style="italic")
+            ax.text(
+                0.01, y, text, va="center", fontsize=7, style="italic", transform=ax.get_yaxis_transform()
+            )
             continue
         v = values.get(name)
         ax.text(

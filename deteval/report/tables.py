@@ -240,7 +240,19 @@ def render_csv(result: EvalResult) -> str:
 
 
 def render(result: EvalResult, fmt: str = "table", *, include_curves: bool = False) -> str:
-    """Render ``result`` in one of :data:`FORMATS`."""
+    """``result`` as text in one of :data:`FORMATS`: ``"table"`` (aligned columns, what the terminal
+    shows), ``"markdown"``, ``"csv"`` (two sections, see docs/results.md) or ``"json"`` (the full document;
+    ``include_curves`` adds the PR curves). The same text as the command line's ``--format``.
+
+    >>> from deteval.results import EvalResult
+    >>> print(render(EvalResult("voc", {"map": 0.5}, {"cat": {"ap": 0.5}}), "csv"), end="")
+    class,ap
+    cat,0.5
+    <BLANKLINE>
+    field,value
+    protocol,voc
+    map,0.5
+    """
     if fmt == "table":
         return render_table(result)
     if fmt == "markdown":
