@@ -33,23 +33,24 @@ t = time.perf_counter()
 from deteval.cli import main
 code = main(sys.argv[1:])
 wall = time.perf_counter() - t
-peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(f"@@ {code} {wall:.6f} {peak_kb}", file=sys.stderr)
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(f"@@ {code} {wall:.6f} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime:.6f}", file=sys.stderr)
 """
 
 
-def run(args: list[str]) -> tuple[float, float]:
-    """(wall seconds of the whole process, peak RSS in MB) of one fresh `deteval` process."""
+def run(args: list[str]) -> tuple[float, float, float]:
+    """(wall seconds, peak RSS in MB, CPU seconds) of one fresh `deteval` process. CPU time is the steadier
+    number on a busy machine."""
     t = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, *args], capture_output=True, text=True, cwd=ROOT, env=os.environ
     )
     wall = time.perf_counter() - t
     line = next(x for x in out.stderr.splitlines() if x.startswith("@@ "))
-    code, _, peak_kb = line.split()[1:]
+    code, _, peak_kb, cpu = line.split()[1:]
     if code != "0":
         raise SystemExit(f"deteval failed: {out.stderr}")
-    return wall, int(peak_kb) / 1024
+    return wall, int(peak_kb) / 1024, float(cpu)
 
 
 def synthetic_result(folder: Path, n_classes: int) -> Path:
@@ -91,15 +92,14 @@ def main() -> None:
         plain = [run(base) for _ in range(opts.runs)]
         plotted = [run([*base, "--plots", str(folder / f"plots{i}")]) for i in range(opts.runs)]
         files = sorted(p.name for p in (folder / "plots0").iterdir())
-    t0 = statistics.median(w for w, _ in plain)
-    t1 = statistics.median(w for w, _ in plotted)
+    t0, t1 = (statistics.median(r[0] for r in runs) for runs in (plain, plotted))
+    c0, c1 = (statistics.median(r[2] for r in runs) for runs in (plain, plotted))
     print(what)
-    print(f"{'':28}{'median wall':>12}{'peak RSS':>11}")
-    print(f"{'without --plots':28}{t0:>11.2f}s{max(m for _, m in plain):>9.0f}MB")
-    print(f"{'with --plots':28}{t1:>11.2f}s{max(m for _, m in plotted):>9.0f}MB")
-    print(
-        f"figures add {t1 - t0:.2f}s ({t1 / t0:.1f}x the evaluation) for {len(files)} files: {', '.join(files)}"
-    )
+    print(f"{'':28}{'median wall':>12}{'median CPU':>12}{'peak RSS':>10}")
+    for label, runs, t, c in (("without --plots", plain, t0, c0), ("with --plots", plotted, t1, c1)):
+        print(f"{label:28}{t:>11.2f}s{c:>11.2f}s{max(r[1] for r in runs):>8.0f}MB")
+    print(f"figures add {t1 - t0:.2f}s wall, {c1 - c0:.2f}s CPU ({t1 / t0:.1f}x the evaluation's wall time)")
+    print(f"{len(files)} files: {', '.join(files)}")
 
 
 if __name__ == "__main__":

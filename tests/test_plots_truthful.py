@@ -149,10 +149,11 @@ def test_a_thousand_classes_stay_readable():
     assert len(ax.get_legend().get_texts()) == 10 and "grey: the other 990" in ax.get_title()
     (bars,) = figs["ap_bars.png"].axes
     labels = [t.get_text() for t in bars.get_yticklabels()]
-    assert len(labels) == 41 + 1 and labels[20] == "…" and labels[-1] == "c7"  # + the one n/a class
+    assert len(labels) == 41 + 1 and labels[20] == "…" and labels[-1] == "c7  n/a"  # + the one n/a class
     assert "best 20 and worst 20 of 999 classes; 1 without a value" in bars.get_title()
     aps = sorted((r["ap"] for r in result.per_class.values() if r["ap"] is not None), reverse=True)
     assert [p.get_width() for p in bars.patches[:20]] == aps[:20]
+    assert [float(t.split()[-1]) for t in labels[:20]] == [round(v, 3) for v in aps[:20]]  # labels = bars
     assert f"mean {np.mean(aps):.3f} over 999 classes" == bars.get_legend().get_texts()[0].get_text()
 
 
