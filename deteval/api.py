@@ -162,6 +162,23 @@ def _keypoints(value: Any, what: str) -> np.ndarray:
     return arr
 
 
+def _numbers(value: Any, name: str, *, integer: bool = False) -> np.ndarray:
+    """A keyword's list of thresholds as a 1-D array of finite numbers (integers for max detections)."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        arr = np.zeros((0, 0))
+    if (
+        arr.ndim != 1
+        or arr.size == 0
+        or not np.isfinite(arr).all()
+        or (integer and (arr != np.round(arr)).any())
+    ):
+        kind = "whole numbers" if integer else "numbers"
+        raise ConfigError(f"{name} must be a non-empty list of finite {kind}, got {value!r}")
+    return arr.astype(np.int64) if integer else arr
+
+
 def _listing(values: Sequence[Any]) -> str:
     return ", ".join(repr(v) for v in values)
 
@@ -292,7 +309,13 @@ class MeanAveragePrecision:
             raise ConfigError(f"unknown protocol {protocol!r}; choose 'voc' or 'coco'{hint}")
         if box_format not in BOX_FORMATS:
             raise ConfigError(f"unknown box_format {box_format!r}; choose one of {_listing(BOX_FORMATS)}")
-        types = (iou_type,) if isinstance(iou_type, str) else tuple(iou_type)
+        types = (
+            (iou_type,)
+            if isinstance(iou_type, str)
+            else tuple(iou_type)
+            if isinstance(iou_type, Sequence)
+            else ()
+        )
         if not types or any(t not in IOU_TYPES for t in types) or len(set(types)) != len(types):
             raise ConfigError(
                 f"iou_type must be one of {_listing(IOU_TYPES)} or a tuple of them, got {iou_type!r}"
@@ -316,7 +339,9 @@ class MeanAveragePrecision:
             "rec_thresholds": rec_thresholds,
             "max_detection_thresholds": max_detection_thresholds,
         }
-        given = {k: v for k, v in tm.items() if v is not None}
+        given = {
+            k: _numbers(v, k, integer=k == "max_detection_thresholds") for k, v in tm.items() if v is not None
+        }
         if protocol == "voc":
             accepted = [n for n in inspect.signature(_evaluate_voc()).parameters if n not in ("gt", "dets")]
             if given:

@@ -273,6 +273,13 @@ def test_torchmetrics_thresholds_and_iou_type_tuple():
         ({"average": "micro"}, r"average='micro' is not supported; accepted: 'macro'"),
         ({"params": {"max_dets": [1]}, "max_detection_thresholds": [5]}, "either params= or"),
         ({"protocol": "xywh"}, "box_format is the second argument"),
+        ({"iou_type": 5}, "iou_type must be one of"),
+        ({"iou_thresholds": "abc"}, "iou_thresholds must be a non-empty list of finite numbers"),
+        (
+            {"max_detection_thresholds": [1.5]},
+            "max_detection_thresholds must be a non-empty list of finite whole",
+        ),
+        ({"compat": "bogus"}, "unknown compat 'bogus'"),
     ],
 )
 def test_bad_keywords_are_config_errors(kwargs, message):
