@@ -142,13 +142,20 @@ def _masks(value: Any, what: str) -> tuple[list[dict[str, Any]], tuple[int, int]
         raise ValidationError(f"{what} must be N×H×W (or a list of COCO RLE dicts), got shape {arr.shape}")
     if not np.isin(arr, (0.0, 1.0)).all():
         raise ValidationError(f"{what} must hold booleans (0 or 1)")
-    from pycocotools import mask as mask_utils
+    mask_utils = _mask_utils()
 
     hw = (int(arr.shape[1]), int(arr.shape[2]))
     if arr.shape[0] == 0:
         return [], hw
     encoded = mask_utils.encode(np.asfortranarray(arr.transpose(1, 2, 0).astype(np.uint8)))
     return [{"size": list(r["size"]), "counts": r["counts"].decode("ascii")} for r in encoded], hw
+
+
+def _mask_utils() -> Any:
+    """pycocotools' RLE functions (imported on first use: bbox-only users never load them)."""
+    import importlib
+
+    return importlib.import_module("pycocotools.mask")
 
 
 def _keypoints(value: Any, what: str) -> np.ndarray:
@@ -571,7 +578,7 @@ class MeanAveragePrecision:
         if tb is not None:
             tb = convert_boxes(tb, self.box_format, "xywh")
         elif "masks" in target:
-            from pycocotools import mask as mask_utils
+            mask_utils = _mask_utils()
 
             tb = np.asarray(mask_utils.toBbox(target["masks"])).reshape(-1, 4) if target["masks"] else None
         m = target["labels"].shape[0]
@@ -580,7 +587,7 @@ class MeanAveragePrecision:
         area = target.get("area")
         if area is None:
             if "segm" in self.iou_types and "masks" in target and m:
-                from pycocotools import mask as mask_utils
+                mask_utils = _mask_utils()
 
                 area = np.asarray(mask_utils.area(target["masks"]), dtype=np.float64)
             else:
