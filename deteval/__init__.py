@@ -1,4 +1,20 @@
-"""deteval: one ranked-retrieval core scoring object detection (VOC, COCO), document retrieval (TREC) and MIR."""
+"""deteval: one ranked-retrieval core scoring object detection (VOC, COCO), document retrieval (TREC) and MIR.
+
+Where to start (docs/api.md has one example for each):
+
+* ``MeanAveragePrecision``: the training-loop metric (torchmetrics' keywords and result keys, pycocotools'
+  numbers): ``update(preds, targets)`` per batch, ``compute()`` at the end.
+* ``evaluate_coco(gt, results)`` and ``evaluate_voc(gt, dets)``: detection files or arrays.
+* ``evaluate_trec(qrels, run)``: trec_eval's measures; ``evaluate_mir(...)``: MIR P/R/F.
+* ``deteval.report.render(result, "markdown")`` and ``deteval.report.plots.write_plots(result, folder)``:
+  tables and figures of any result.
+
+Every evaluator returns an :class:`EvalResult` (``summary``, ``per_class``, ``curves``, ``warnings``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -12,6 +28,29 @@ from deteval.errors import (
 )
 from deteval.results import EvalResult, PRCurve
 
+if TYPE_CHECKING:
+    from deteval.detection.coco import evaluate_coco
+    from deteval.detection.voc import evaluate_voc
+    from deteval.mir.evaluate import evaluate_mir
+    from deteval.retrieval.trec import evaluate_trec
+
+# The evaluators are imported on first use, so ``import deteval`` stays light.
+_LAZY = {
+    "evaluate_coco": "deteval.detection.coco",
+    "evaluate_voc": "deteval.detection.voc",
+    "evaluate_mir": "deteval.mir.evaluate",
+    "evaluate_trec": "deteval.retrieval.trec",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'deteval' has no attribute {name!r}")
+
+
 __all__ = [
     "ConfigError",
     "DetevalError",
@@ -22,4 +61,8 @@ __all__ = [
     "PRCurve",
     "ValidationError",
     "__version__",
+    "evaluate_coco",
+    "evaluate_mir",
+    "evaluate_trec",
+    "evaluate_voc",
 ]

@@ -1,25 +1,37 @@
 """A training-loop API: ``MeanAveragePrecision`` accumulates per-batch predictions and targets.
 
-Modelled on torchmetrics' ``MeanAveragePrecision``: ``update(predictions, targets)`` takes one list entry per
-image, each a mapping of arrays; ``compute()`` scores everything seen since the last ``reset()`` with the
-same code path as the file-based evaluators, so the numbers are identical to ``deteval voc`` / ``deteval
-coco`` on the same data.
+Modelled on torchmetrics' ``MeanAveragePrecision`` (switching is a change of import): ``update(preds,
+targets)`` takes a list with one mapping of arrays per image; ``compute()`` scores everything seen since the
+last ``reset()`` with the same code path as the file-based evaluators, so the numbers are identical to
+``deteval voc`` / ``deteval coco`` (and to pycocotools, bit for bit) on the same data.
 
-* predictions: ``boxes`` (N×4), ``scores`` (N), ``labels`` (N, integer class ids)
-* targets: ``boxes`` (M×4), ``labels`` (M); optional ``iscrowd`` (COCO), ``difficult`` (VOC) and ``area``
-  (COCO: area ranges use it instead of the box area, as COCO files do). Each is validated whichever the
-  protocol; the one a protocol has no notion of (``difficult`` for COCO, ``iscrowd``/``area`` for VOC) is
-  not used, as in the file formats.
+Keys of one image's mappings (arrays: numpy, lists, or anything with ``__array__``; a torch tensor on any
+device is detached and moved with its own ``detach()``/``cpu()``, deteval never imports torch):
 
-Arrays may be numpy arrays, lists, or anything with ``__array__`` (a CPU torch tensor works; a tensor on
-another device or requiring grad is detached and moved with its own ``detach()``/``cpu()`` methods, so
-deteval never imports torch).
+==================  =========================================  ==============================================
+iou_type            predictions                                targets
+==================  =========================================  ==============================================
+``"bbox"``          ``boxes`` (N×4), ``scores``, ``labels``    ``boxes`` (M×4), ``labels``; COCO: ``iscrowd``,
+                                                               ``area``; VOC: ``difficult``
+``"segm"``          ``masks`` (N×H×W booleans or a list of     ``masks``, ``labels``; ``iscrowd``, ``area``
+                    COCO RLE dicts), ``scores``, ``labels``;   (default: mask area), ``boxes`` (default:
+                    ``boxes`` optional                         the mask's extent)
+``"keypoints"``     ``keypoints`` (N×K×3 or N×3K: x, y, v),    ``keypoints`` (M×K×3), ``boxes``, ``labels``;
+                    ``scores``, ``labels``                     ``iscrowd``, ``area`` (default: box area)
+==================  =========================================  ==============================================
+
+Every mapping may also hold ``image_id`` (an integer). **Image order**: with ``image_id`` the images are
+accumulated in ascending id, as pycocotools does (the order decides ties of equal scores across images); a
+prediction and its target must then carry the same id, and every image must have one. Without ``image_id``,
+images are numbered in the order ``update()`` received them, from 0 (feed them in ascending id to get
+pycocotools' numbers when scores tie across images). Any other key is refused, so a typo is never ignored.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -27,6 +39,21 @@ import numpy as np
 from deteval.detection.boxes import BOX_FORMATS, BoxFormat, convert_boxes
 from deteval.errors import ConfigError, ValidationError
 from deteval.results import EvalResult
+
+IOU_TYPES = ("bbox", "segm", "keypoints")
+
+_TARGET_KEYS = {
+    ("voc", "bbox"): ("boxes", "labels", "difficult", "image_id"),
+    ("coco", "bbox"): ("boxes", "labels", "iscrowd", "area", "image_id"),
+    ("coco", "segm"): ("masks", "labels", "iscrowd", "area", "boxes", "image_id"),
+    ("coco", "keypoints"): ("keypoints", "boxes", "labels", "iscrowd", "area", "image_id"),
+}
+_PRED_KEYS = {
+    "bbox": ("boxes", "scores", "labels", "image_id"),
+    "segm": ("masks", "scores", "labels", "boxes", "image_id"),
+    "keypoints": ("keypoints", "scores", "labels", "image_id"),
+}
+_REQUIRED = {"boxes", "scores", "labels", "masks", "keypoints"}
 
 
 def to_numpy(value: Any, *, what: str, dtype: Any = np.float64) -> np.ndarray:
@@ -64,16 +91,6 @@ class _Columns:
         return np.concatenate(chunks).astype(dtype, copy=False)
 
 
-def _entry(item: Any, key: str, where: str, required: bool) -> Any:
-    if not isinstance(item, Mapping):
-        raise ValidationError(f"{where} must be a mapping with '{key}', got {type(item).__name__}")
-    if key not in item:
-        if required:
-            raise ValidationError(f"{where} has no '{key}'")
-        return None
-    return item[key]
-
-
 def _vector(value: Any, n: int, what: str, dtype: Any) -> np.ndarray:
     arr = to_numpy(value, what=what, dtype=np.float64).reshape(-1)
     if arr.shape[0] != n:
@@ -98,20 +115,184 @@ def _boxes(value: Any, what: str) -> np.ndarray:
     return arr
 
 
-class MeanAveragePrecision:
-    """Accumulate detections and targets batch by batch, then score them with the VOC or COCO protocol.
+def _image_id(value: Any, what: str) -> int:
+    arr = to_numpy(value, what=what).reshape(-1)
+    if arr.shape[0] != 1 or not np.isfinite(arr[0]) or arr[0] != np.round(arr[0]) or abs(arr[0]) >= 2.0**53:
+        raise ValidationError(f"{what} must be one integer, got {value!r}")
+    return int(arr[0])
 
-    ``protocol="voc"`` runs :func:`deteval.detection.voc.evaluate_voc` (options ``metric``, ``iou_threshold``,
-    ``profile``, ... as there); ``protocol="coco"`` runs :class:`deteval.detection.coco.CocoStream` (bbox;
-    options ``params``, ``compat`` as there), which matches each batch as it arrives. Images are numbered in
-    the order they were passed to :meth:`update`, from 0.
-    Class names come from ``class_names`` (label → name), else the label's decimal string.
+
+def _masks(value: Any, what: str) -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
+    """COCO RLE dicts (compressed counts as str) and the (height, width) they share; None if no mask."""
+    if isinstance(value, (list, tuple)) and not value:
+        return [], None
+    if isinstance(value, (list, tuple)) and all(isinstance(v, Mapping) for v in value):
+        rles = []
+        for j, rle in enumerate(value):
+            size, counts = rle.get("size"), rle.get("counts")
+            if not (isinstance(size, (list, tuple)) and len(size) == 2 and counts is not None):
+                raise ValidationError(f"{what}[{j}] must be a COCO RLE dict with 'size' and 'counts'")
+            rles.append({"size": [int(size[0]), int(size[1])], "counts": counts})
+        sizes = {tuple(r["size"]) for r in rles}
+        if len(sizes) != 1:
+            raise ValidationError(f"{what} holds masks of different sizes {sorted(sizes)}")
+        return rles, next(iter(sizes))
+    arr = to_numpy(value, what=what, dtype=np.float64)
+    if arr.ndim != 3:
+        raise ValidationError(f"{what} must be N×H×W (or a list of COCO RLE dicts), got shape {arr.shape}")
+    if not np.isin(arr, (0.0, 1.0)).all():
+        raise ValidationError(f"{what} must hold booleans (0 or 1)")
+    mask_utils = _mask_utils()
+
+    hw = (int(arr.shape[1]), int(arr.shape[2]))
+    if arr.shape[0] == 0:
+        return [], hw
+    encoded = mask_utils.encode(np.asfortranarray(arr.transpose(1, 2, 0).astype(np.uint8)))
+    return [{"size": list(r["size"]), "counts": r["counts"].decode("ascii")} for r in encoded], hw
+
+
+def _mask_utils() -> Any:
+    """pycocotools' RLE functions (imported on first use: bbox-only users never load them)."""
+    import importlib
+
+    return importlib.import_module("pycocotools.mask")
+
+
+def _keypoints(value: Any, what: str) -> np.ndarray:
+    arr = to_numpy(value, what=what)
+    if arr.ndim == 3 and arr.shape[2] == 3:
+        arr = arr.reshape(arr.shape[0], -1)
+    if arr.ndim != 2 or arr.shape[1] % 3 or arr.shape[1] == 0:
+        raise ValidationError(f"{what} must be N×K×3 or N×3K (x, y, visibility), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValidationError(f"{what} contains NaN or inf")
+    return arr
+
+
+def _numbers(value: Any, name: str, *, integer: bool = False) -> np.ndarray:
+    """A keyword's list of thresholds as a 1-D array of finite numbers (integers for max detections)."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        arr = np.zeros((0, 0))
+    if (
+        arr.ndim != 1
+        or arr.size == 0
+        or not np.isfinite(arr).all()
+        or (integer and (arr != np.round(arr)).any())
+    ):
+        kind = "whole numbers" if integer else "numbers"
+        raise ConfigError(f"{name} must be a non-empty list of finite {kind}, got {value!r}")
+    return arr.astype(np.int64) if integer else arr
+
+
+def _listing(values: Sequence[Any]) -> str:
+    return ", ".join(repr(v) for v in values)
+
+
+class MetricResult(EvalResult):
+    """An :class:`~deteval.results.EvalResult` that can also be read by torchmetrics' keys.
+
+    ``result["map"]``, ``result["map_50"]``, ... (see :meth:`keys`) are Python floats; ``map_per_class``,
+    ``mar_<maxdet>_per_class`` and ``classes`` are numpy arrays in the same class order (or -1.0 when
+    ``class_metrics`` is off, as in torchmetrics). With several ``iou_type`` values, every key is prefixed
+    (``bbox_map``, ``segm_map``), as torchmetrics does, and ``results`` holds one EvalResult per type.
+    """
+
+    def __init__(self, base: EvalResult, metrics: dict[str, Any], results: dict[str, EvalResult]) -> None:
+        super().__init__(
+            protocol=base.protocol,
+            summary=base.summary,
+            per_class=base.per_class,
+            curves=base.curves,
+            warnings=base.warnings,
+            lines=base.lines,
+        )
+        self.metrics = metrics
+        self.results = results
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.metrics:
+            raise KeyError(f"{key!r}: this result has {_listing(list(self.metrics))}")
+        return self.metrics[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.metrics
+
+    def keys(self) -> list[str]:
+        """The torchmetrics-style keys this result answers."""
+        return list(self.metrics)
+
+    def items(self) -> list[tuple[str, Any]]:
+        return list(self.metrics.items())
+
+
+def _mean_valid(values: np.ndarray) -> float:
+    """pycocotools' mean over entries > -1, or -1 when there is none."""
+    v = values[values > -1]
+    return float(np.mean(v)) if v.size else -1.0
+
+
+def _coco_metrics(ev: Any, class_metrics: bool) -> dict[str, Any]:
+    """torchmetrics' result keys from a :class:`~deteval.detection.coco.CocoEvaluation` (pycocotools'
+    ``stats`` in torchmetrics' names; per class: the mean of ``precision[:, :, k, all, -1]`` and of
+    ``recall[:, k, all, -1]`` over entries > -1, as torchmetrics computes them)."""
+    p, s = ev.params, [float(x) for x in ev.stats]
+    md = list(p.max_dets)
+    if p.iou_type == "keypoints":
+        names = ["map", "map_50", "map_75", "map_medium", "map_large", f"mar_{md[-1]}", "mar_50", "mar_75"]
+        names += ["mar_medium", "mar_large"]
+    else:
+        names = ["map", "map_50", "map_75", "map_small", "map_medium", "map_large"]
+        names += [f"mar_{m}" for m in md[:3]] + ["mar_small", "mar_medium", "mar_large"]
+        if len(md) < 3:
+            names = names[: 6 + len(md)] + names[9:]
+            s = s[: 6 + len(md)] + s[9:]
+    out: dict[str, Any] = dict(zip(names, s))
+    classes = np.asarray(ev.cat_ids if p.use_cats else [], dtype=np.int64)
+    per_ap: Any = -1.0
+    per_ar: Any = -1.0
+    if class_metrics and p.use_cats and "all" in p.area_lbl:
+        a = p.area_lbl.index("all")
+        per_ap = np.array([_mean_valid(ev.precision[:, :, k, a, -1]) for k in range(len(classes))])
+        per_ar = np.array([_mean_valid(ev.recall[:, k, a, -1]) for k in range(len(classes))])
+    out["map_per_class"] = per_ap
+    out[f"mar_{md[-1]}_per_class"] = per_ar
+    out["classes"] = classes
+    return out
+
+
+def _voc_metrics(
+    result: EvalResult, class_ids: np.ndarray, names: Sequence[str], class_metrics: bool
+) -> dict[str, Any]:
+    """torchmetrics-style keys for the VOC protocol: ``map`` (mAP at the VOC IoU threshold), ``classes`` and,
+    with ``class_metrics``, ``map_per_class`` (AP of each class, -1 for a class without ground truth)."""
+    rows = [result.per_class.get(name, {}) for name in names]
+    per: Any = -1.0
+    if class_metrics:
+        per = np.array([-1.0 if r.get("ap") is None else float(r["ap"]) for r in rows])
+    return {"map": result.summary["map"], "map_per_class": per, "classes": class_ids}
+
+
+class MeanAveragePrecision:
+    """Accumulate detections and targets batch by batch, then score them with the COCO or VOC protocol.
+
+    ``protocol="coco"`` (default) is pycocotools' COCOeval; ``protocol="voc"`` runs
+    :func:`deteval.detection.voc.evaluate_voc` (its options ``metric``, ``iou_threshold``, ``profile``, ...
+    are accepted here). torchmetrics' keywords work unchanged: ``box_format`` ("xyxy", "xywh", "cxcywh"),
+    ``iou_type`` ("bbox", "segm", "keypoints" or a tuple of them), ``iou_thresholds``, ``rec_thresholds``,
+    ``max_detection_thresholds``, ``class_metrics``; ``backend`` ("pycocotools"; "faster_coco_eval" gives the
+    same numbers), ``average`` ("macro" only) and ``extended_summary`` (False only) are accepted for
+    compatibility. deteval's own COCO options: ``params`` (a CocoParams or dict) and ``compat``
+    ("pycocotools" or "fixed"). ``class_names`` maps a label to the name used in the per-class table.
+    An unknown keyword, or one the chosen protocol does not use, raises a ConfigError naming it.
 
     >>> m = MeanAveragePrecision(protocol="voc", box_format="xyxy")
     >>> m.update([{"boxes": [[0, 0, 9, 9]], "scores": [0.9], "labels": [1]}],
     ...          [{"boxes": [[0, 0, 9, 9]], "labels": [1]}])
-    >>> m.compute().summary["map"]
-    1.0
+    >>> result = m.compute()
+    >>> result["map"], result.summary["map"]
+    (1.0, 1.0)
     """
 
     def __init__(
@@ -119,65 +300,212 @@ class MeanAveragePrecision:
         protocol: Literal["voc", "coco"] = "coco",
         box_format: BoxFormat = "xyxy",
         *,
+        iou_type: str | Sequence[str] = "bbox",
+        iou_thresholds: Sequence[float] | None = None,
+        rec_thresholds: Sequence[float] | None = None,
+        max_detection_thresholds: Sequence[int] | None = None,
+        class_metrics: bool = False,
         class_names: Mapping[int, str] | None = None,
+        backend: str = "pycocotools",
+        average: str = "macro",
+        extended_summary: bool = False,
         **options: Any,
     ) -> None:
         if protocol not in ("voc", "coco"):
-            raise ConfigError(f"unknown protocol {protocol!r}; choose 'voc' or 'coco'")
+            hint = " (box_format is the second argument, or a keyword)" if protocol in BOX_FORMATS else ""
+            raise ConfigError(f"unknown protocol {protocol!r}; choose 'voc' or 'coco'{hint}")
         if box_format not in BOX_FORMATS:
-            raise ConfigError(f"unknown box format {box_format!r}; choose one of {', '.join(BOX_FORMATS)}")
+            raise ConfigError(f"unknown box_format {box_format!r}; choose one of {_listing(BOX_FORMATS)}")
+        types = (
+            (iou_type,)
+            if isinstance(iou_type, str)
+            else tuple(iou_type)
+            if isinstance(iou_type, Sequence)
+            else ()
+        )
+        if not types or any(t not in IOU_TYPES for t in types) or len(set(types)) != len(types):
+            raise ConfigError(
+                f"iou_type must be one of {_listing(IOU_TYPES)} or a tuple of them, got {iou_type!r}"
+            )
+        if protocol == "voc" and types != ("bbox",):
+            raise ConfigError("protocol='voc' scores boxes only: iou_type must be 'bbox'")
+        for name, value, allowed in (
+            ("backend", backend, ("pycocotools", "faster_coco_eval")),
+            ("average", average, ("macro",)),
+            ("extended_summary", extended_summary, (False,)),
+        ):
+            if value not in allowed:
+                raise ConfigError(f"{name}={value!r} is not supported; accepted: {_listing(allowed)}")
         self.protocol = protocol
         self.box_format = box_format
+        self.iou_types = types
+        self.class_metrics = bool(class_metrics)
         self.class_names = dict(class_names or {})
+        tm = {
+            "iou_thresholds": iou_thresholds,
+            "rec_thresholds": rec_thresholds,
+            "max_detection_thresholds": max_detection_thresholds,
+        }
+        given = {
+            k: _numbers(v, k, integer=k == "max_detection_thresholds") for k, v in tm.items() if v is not None
+        }
+        if protocol == "voc":
+            accepted = [n for n in inspect.signature(_evaluate_voc()).parameters if n not in ("gt", "dets")]
+            if given:
+                raise ConfigError(
+                    f"{_listing(list(given))} not used by protocol='voc' (it has one IoU threshold: use "
+                    "iou_threshold=...; recall sampling: metric= or recall_levels=)"
+                )
+        else:
+            accepted = ["params", "compat"]
+            if given and options.get("params") is not None:
+                raise ConfigError(f"give either params= or {_listing(list(given))}, not both")
+        unknown = sorted(set(options) - set(accepted))
+        if unknown:
+            common = ["box_format", "iou_type", "class_metrics", "class_names"]
+            if protocol == "coco":
+                common += list(tm)
+            raise ConfigError(
+                f"unknown keyword {_listing(unknown)} for protocol={protocol!r}; accepted: "
+                f"{_listing(common + accepted)}"
+            )
         self.options = options
+        self._tm_params = {
+            "iou_thrs": given.get("iou_thresholds"),
+            "rec_thrs": given.get("rec_thresholds"),
+            "max_dets": given.get("max_detection_thresholds"),
+        }
         self.reset()
+
+    def _params(self, iou_type: str) -> Any:
+        from deteval.detection.coco import _resolve_params
+
+        params = self.options.get("params")
+        if params is None and any(v is not None for v in self._tm_params.values()):
+            from deteval.detection.coco_params import CocoParams
+
+            base = CocoParams.default(iou_type)
+            tm = self._tm_params
+            params = replace(
+                base,
+                iou_thrs=base.iou_thrs if tm["iou_thrs"] is None else np.asarray(tm["iou_thrs"], np.float64),
+                rec_thrs=base.rec_thrs if tm["rec_thrs"] is None else np.asarray(tm["rec_thrs"], np.float64),
+                max_dets=base.max_dets if tm["max_dets"] is None else tuple(int(m) for m in tm["max_dets"]),
+            )
+        return _resolve_params(params, iou_type)
 
     def reset(self) -> None:
         """Forget every batch seen so far."""
         self._pred = _Columns()
         self._gt = _Columns()
         self._n_images = 0
-        self._stream = None
-        if self.protocol == "coco":
+        self._ids: list[int] = []
+        self._stream: Any = None
+        self._images: list[dict[str, Any]] = []
+        self._anns: list[dict[str, Any]] = []
+        self._dets: list[dict[str, Any]] = []
+        if self.protocol == "coco" and "bbox" in self.iou_types:
             from deteval.detection.coco import CocoStream
 
             # Matched batch by batch into a compact table: memory stays bounded over a long validation run.
             self._stream = CocoStream(
+                params=self._params("bbox"),
+                compat=self.options.get("compat", "pycocotools"),
                 box_format="xywh" if self.box_format == "xywh" else "xyxy",
                 class_names=self.class_names or None,
-                **self.options,
             )
 
     @property
     def n_images(self) -> int:
         return self._n_images
 
-    def _validate(
-        self, predictions: Sequence[Mapping[str, Any]], targets: Sequence[Mapping[str, Any]]
-    ) -> list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
+    def _check_keys(self, item: Any, where: str, accepted: Sequence[str]) -> None:
+        if not isinstance(item, Mapping):
+            raise ValidationError(f"{where} must be a mapping (dict) of arrays, got {type(item).__name__}")
+        unknown = [k for k in item if k not in accepted]
+        if unknown:
+            kind = "protocol='voc'" if self.protocol == "voc" else f"iou_type={self._type_label()}"
+            raise ValidationError(
+                f"{where} has key(s) {_listing([str(k) for k in unknown])} that {kind} does not use; "
+                f"accepted: {_listing(accepted)}"
+            )
+        missing = [k for k in accepted if k in _REQUIRED and k not in item and not self._optional(k, where)]
+        if missing:
+            raise ValidationError(f"{where} has no {_listing(missing)}")
+
+    def _optional(self, key: str, where: str) -> bool:
+        # boxes are optional with masks; with keypoints, targets need them (OKS uses the box and area)
+        return (
+            key == "boxes"
+            and ("bbox" not in self.iou_types)
+            and not ("keypoints" in self.iou_types and where.startswith("targets"))
+        )
+
+    def _type_label(self) -> str:
+        return repr(self.iou_types[0]) if len(self.iou_types) == 1 else repr(self.iou_types)
+
+    def _accepted(self, which: str) -> tuple[str, ...]:
+        keys: list[str] = []
+        for t in self.iou_types:
+            table = _PRED_KEYS[t] if which == "pred" else _TARGET_KEYS[(self.protocol, t)]
+            keys += [k for k in table if k not in keys]
+        return tuple(keys)
+
+    def _validate(self, predictions: Any, targets: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        for name, value in (("predictions", predictions), ("targets", targets)):
+            if isinstance(value, Mapping) or not isinstance(value, Sequence) or isinstance(value, str):
+                raise ValidationError(
+                    f"{name} must be a list with one dict per image, got {type(value).__name__}"
+                    + (" (wrap a single image's dict in a list)" if isinstance(value, Mapping) else "")
+                )
         if len(predictions) != len(targets):
             raise ValidationError(f"{len(predictions)} predictions for {len(targets)} targets in this batch")
         out = []
+        p_keys, t_keys = self._accepted("pred"), self._accepted("target")
         for i, (p, t) in enumerate(zip(predictions, targets)):
             where_p, where_t = f"predictions[{i}]", f"targets[{i}]"
-            pb = _boxes(_entry(p, "boxes", where_p, True), f"{where_p}['boxes']")
-            n = pb.shape[0]
-            pred = {
-                "boxes": pb,
-                "scores": _vector(_entry(p, "scores", where_p, True), n, f"{where_p}['scores']", np.float64),
-                "labels": _vector(_entry(p, "labels", where_p, True), n, f"{where_p}['labels']", np.int64),
-            }
-            tb = _boxes(_entry(t, "boxes", where_t, True), f"{where_t}['boxes']")
-            m = tb.shape[0]
-            target = {
-                "boxes": tb,
-                "labels": _vector(_entry(t, "labels", where_t, True), m, f"{where_t}['labels']", np.int64),
-            }
-            for key, dtype in (("iscrowd", np.int64), ("difficult", np.int64), ("area", np.float64)):
-                value = _entry(t, key, where_t, False)
-                if value is not None:
-                    target[key] = _vector(value, m, f"{where_t}['{key}']", dtype)
+            self._check_keys(p, where_p, p_keys)
+            self._check_keys(t, where_t, t_keys)
+            pred, target = self._arrays(p, where_p, "pred"), self._arrays(t, where_t, "target")
+            ids = {_image_id(d["image_id"], f"{w}['image_id']") for d, w in ((p, where_p), (t, where_t))
+                   if "image_id" in d}  # fmt: skip
+            if len(ids) > 1:
+                raise ValidationError(
+                    f"{where_p}['image_id'] and {where_t}['image_id'] disagree ({p['image_id']} vs "
+                    f"{t['image_id']}): a prediction and its target describe one image"
+                )
+            pred["image_id"] = target["image_id"] = ids.pop() if ids else None
             out.append((pred, target))
+        return out
+
+    def _arrays(self, item: Mapping[str, Any], where: str, which: str) -> dict[str, Any]:
+        n: int | None = None
+        out: dict[str, Any] = {}
+        if "masks" in item:
+            out["masks"], out["hw"] = _masks(item["masks"], f"{where}['masks']")
+            n = len(out["masks"])
+        if "keypoints" in item:
+            out["keypoints"] = _keypoints(item["keypoints"], f"{where}['keypoints']")
+            n = out["keypoints"].shape[0]
+        if "boxes" in item:
+            out["boxes"] = _boxes(item["boxes"], f"{where}['boxes']")
+            if n is not None and out["boxes"].shape[0] != n:
+                raise ValidationError(f"{where}['boxes'] has {out['boxes'].shape[0]} rows for {n} objects")
+            n = out["boxes"].shape[0]
+        assert n is not None  # _check_keys required boxes, masks or keypoints
+        for key, dtype in (
+            ("scores", np.float64),
+            ("labels", np.int64),
+            ("iscrowd", np.int64),
+            ("difficult", np.int64),
+            ("area", np.float64),
+        ):
+            if key in item:
+                out[key] = _vector(item[key], n, f"{where}['{key}']", dtype)
+        if "iscrowd" in out and not np.isin(out["iscrowd"], (0, 1)).all():
+            raise ValidationError(f"{where}['iscrowd'] must hold 0 or 1")
+        if "area" in out and (out["area"] < 0).any():
+            raise ValidationError(f"{where}['area'] must not be negative")
         return out
 
     def update(self, predictions: Sequence[Mapping[str, Any]], targets: Sequence[Mapping[str, Any]]) -> None:
@@ -186,13 +514,37 @@ class MeanAveragePrecision:
         The whole batch is validated before any of it is stored, so a bad batch leaves the state unchanged.
         """
         batch = self._validate(predictions, targets)
+        ids = [p["image_id"] for p, _ in batch]
+        with_id = [i is not None for i in ids]
+        if (any(with_id) and not all(with_id)) or (
+            batch and self._n_images and with_id[0] != bool(self._ids)
+        ):
+            raise ValidationError("image_id must be given for every image or for none")
+        if any(with_id):
+            seen = set(self._ids)
+            for i in ids:
+                if i in seen:
+                    raise ValidationError(f"image_id {i} is given twice (each image must be passed once)")
+                seen.add(i)
         if self._stream is not None:
-            if self.box_format == "cxcywh":
-                for pred, target in batch:
-                    pred["boxes"] = convert_boxes(pred["boxes"], "cxcywh", "xyxy")
-                    target["boxes"] = convert_boxes(target["boxes"], "cxcywh", "xyxy")
-            self._stream.update([p for p, _ in batch], [t for _, t in batch])
-        else:
+            boxes: list[tuple[dict[str, Any], dict[str, Any]]] = []
+            for pred, target in batch:
+                pb, tb = pred["boxes"], target["boxes"]
+                if self.box_format == "cxcywh":
+                    pb, tb = convert_boxes(pb, "cxcywh", "xyxy"), convert_boxes(tb, "cxcywh", "xyxy")
+                boxes.append(
+                    (
+                        {"boxes": pb, "scores": pred["scores"], "labels": pred["labels"]},
+                        {"boxes": tb, **{k: target[k] for k in ("labels", "iscrowd", "area") if k in target}},
+                    )
+                )
+            self._stream.update(
+                [p for p, _ in boxes], [t for _, t in boxes], [int(i) for i in ids] if any(with_id) else None
+            )
+        if self.protocol == "coco" and set(self.iou_types) - {"bbox"}:
+            for offset, (pred, target) in enumerate(batch):
+                self._add_coco_records(self._n_images + offset, pred, target)
+        elif self.protocol == "voc":
             for offset, (pred, target) in enumerate(batch):
                 img = self._n_images + offset
                 n, m = pred["boxes"].shape[0], target["boxes"].shape[0]
@@ -204,7 +556,71 @@ class MeanAveragePrecision:
                 self._gt.boxes.append(target["boxes"])
                 self._gt.labels.append(target["labels"])
                 self._gt.difficult.append(target.get("difficult", np.zeros(m, dtype=np.int64)))
+        if any(with_id):
+            self._ids.extend(int(i) for i in ids)
         self._n_images += len(batch)
+
+    def _add_coco_records(self, index: int, pred: dict[str, Any], target: dict[str, Any]) -> None:
+        """Keep a segm/keypoints image as COCO JSON records (masks as compressed RLE strings)."""
+        img_id = index if pred["image_id"] is None else int(pred["image_id"])
+        hw = target.get("hw") or pred.get("hw")
+        if pred.get("hw") and target.get("hw") and pred["hw"] != target["hw"]:
+            raise ValidationError(
+                f"image {img_id}: prediction masks are {pred['hw']} and target masks {target['hw']} (H, W)"
+            )
+        image: dict[str, Any] = {"id": img_id}
+        if hw is not None:
+            image["height"], image["width"] = hw
+        elif "segm" in self.iou_types:
+            image["height"] = image["width"] = 0  # no mask on this image: its size is never read
+        self._images.append(image)
+        tb = target.get("boxes")
+        if tb is not None:
+            tb = convert_boxes(tb, self.box_format, "xywh")
+        elif "masks" in target:
+            mask_utils = _mask_utils()
+
+            tb = np.asarray(mask_utils.toBbox(target["masks"])).reshape(-1, 4) if target["masks"] else None
+        m = target["labels"].shape[0]
+        if tb is None:
+            tb = np.zeros((m, 4))
+        area = target.get("area")
+        if area is None:
+            if "segm" in self.iou_types and "masks" in target and m:
+                mask_utils = _mask_utils()
+
+                area = np.asarray(mask_utils.area(target["masks"]), dtype=np.float64)
+            else:
+                area = tb[:, 2] * tb[:, 3]
+        crowd = target.get("iscrowd", np.zeros(m, np.int64))
+        for j in range(m):
+            ann: dict[str, Any] = {
+                "id": len(self._anns) + 1,
+                "image_id": img_id,
+                "category_id": int(target["labels"][j]),
+                "bbox": tb[j].tolist(),
+                "area": float(area[j]),
+                "iscrowd": int(crowd[j]),
+            }
+            if "masks" in target:
+                ann["segmentation"] = target["masks"][j]
+            if "keypoints" in target:
+                ann["keypoints"] = target["keypoints"][j].tolist()
+                ann["num_keypoints"] = int(np.count_nonzero(target["keypoints"][j, 2::3] > 0))
+            self._anns.append(ann)
+        for j in range(pred["labels"].shape[0]):
+            det: dict[str, Any] = {
+                "image_id": img_id,
+                "category_id": int(pred["labels"][j]),
+                "score": float(pred["scores"][j]),
+            }
+            if "masks" in pred:
+                det["segmentation"] = pred["masks"][j]
+            if "keypoints" in pred:
+                det["keypoints"] = pred["keypoints"][j].tolist()
+            if "boxes" in pred and "segm" in self.iou_types:
+                det["bbox"] = convert_boxes(pred["boxes"][j : j + 1], self.box_format, "xywh")[0].tolist()
+            self._dets.append(det)
 
     def _label_table(self, *labels: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
         ids = np.unique(np.concatenate(labels)) if labels else np.zeros(0, dtype=np.int64)
@@ -213,37 +629,86 @@ class MeanAveragePrecision:
             raise ConfigError("class_names maps two labels to the same name")
         return ids, names
 
-    def compute(self) -> EvalResult:
-        """Score everything accumulated since the last :meth:`reset` (the same result as the file path)."""
+    def compute(self) -> MetricResult:
+        """Score everything accumulated since the last :meth:`reset` (the same result as the file path).
+
+        Returns a :class:`MetricResult`: the :class:`~deteval.results.EvalResult` of the file-based commands,
+        also readable by torchmetrics' keys (``result["map"]``, ``result["mar_100"]``, ...).
+        """
         if self.protocol == "voc":
-            return self._compute_voc()
-        return self._compute_coco()
+            res, class_ids, names = self._compute_voc()
+            return MetricResult(res, _voc_metrics(res, class_ids, names, self.class_metrics), {"bbox": res})
+        results: dict[str, EvalResult] = {}
+        metrics: dict[str, Any] = {}
+        for t in self.iou_types:
+            ev = self._compute_coco(t)
+            results[t] = ev.to_result()
+            prefix = "" if len(self.iou_types) == 1 else f"{t}_"
+            metrics.update({prefix + k: v for k, v in _coco_metrics(ev, self.class_metrics).items()})
+        return MetricResult(results[self.iou_types[0]], metrics, results)
 
-    def _compute_voc(self) -> EvalResult:
-        from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc
-
+    def _compute_voc(self) -> tuple[EvalResult, np.ndarray, tuple[str, ...]]:
         g_lab = self._gt.concat("labels", np.int64)
         p_lab = self._pred.concat("labels", np.int64)
         ids, names = self._label_table(g_lab, p_lab)
+        g_img, p_img = self._gt.concat("image", np.int64), self._pred.concat("image", np.int64)
         images = tuple(str(i) for i in range(self._n_images))
-        gt = VOCGroundTruth.from_arrays(
-            self._gt.concat("image", np.int64),
-            np.searchsorted(ids, g_lab),
-            convert_boxes(self._gt.concat("boxes", np.float64, (4,)), self.box_format, "xyxy"),
-            self._gt.concat("difficult", np.int64).astype(bool),
+        g_order, p_order = np.arange(g_img.shape[0]), np.arange(p_img.shape[0])
+        if self._ids:
+            # ascending image id: detections of equal score rank in that order (a stable sort keeps it)
+            img_ids = np.asarray(self._ids, dtype=np.int64)
+            rank = np.empty(img_ids.shape[0], dtype=np.int64)
+            rank[np.argsort(img_ids, kind="stable")] = np.arange(img_ids.shape[0])
+            g_img, p_img = rank[g_img], rank[p_img]
+            g_order, p_order = np.argsort(g_img, kind="stable"), np.argsort(p_img, kind="stable")
+            images = tuple(str(i) for i in np.sort(img_ids).tolist())
+        gt = _voc_types()[0].from_arrays(
+            g_img[g_order],
+            np.searchsorted(ids, g_lab)[g_order],
+            convert_boxes(self._gt.concat("boxes", np.float64, (4,)), self.box_format, "xyxy")[g_order],
+            self._gt.concat("difficult", np.int64).astype(bool)[g_order],
             images=images,
             classes=names,
         )
-        dets = VOCDetections.from_arrays(
-            self._pred.concat("image", np.int64),
-            np.searchsorted(ids, p_lab),
-            convert_boxes(self._pred.concat("boxes", np.float64, (4,)), self.box_format, "xyxy"),
-            self._pred.concat("scores", np.float64),
+        dets = _voc_types()[1].from_arrays(
+            p_img[p_order],
+            np.searchsorted(ids, p_lab)[p_order],
+            convert_boxes(self._pred.concat("boxes", np.float64, (4,)), self.box_format, "xyxy")[p_order],
+            self._pred.concat("scores", np.float64)[p_order],
             images=images,
             classes=names,
         )
-        return evaluate_voc(gt, dets, **self.options)
+        return _evaluate_voc()(gt, dets, **self.options), ids, names
 
-    def _compute_coco(self) -> EvalResult:
-        assert self._stream is not None
-        return self._stream.compute().to_result()
+    def _compute_coco(self, iou_type: str) -> Any:
+        if iou_type == "bbox":
+            assert self._stream is not None
+            return self._stream.compute()
+        from deteval.detection.coco import evaluate_coco
+
+        labels = sorted({a["category_id"] for a in self._anns} | {d["category_id"] for d in self._dets})
+        gt = {
+            "images": self._images,
+            "annotations": self._anns,
+            "categories": [{"id": k, "name": self.class_names.get(k, str(k))} for k in labels],
+        }
+        params = self._params(iou_type)
+        return evaluate_coco(
+            gt,
+            list(self._dets),
+            iou_type=iou_type,
+            params=params,
+            compat=self.options.get("compat", "pycocotools"),
+        )
+
+
+def _evaluate_voc() -> Any:
+    from deteval.detection.voc import evaluate_voc
+
+    return evaluate_voc
+
+
+def _voc_types() -> tuple[Any, Any]:
+    from deteval.detection.voc import VOCDetections, VOCGroundTruth
+
+    return VOCGroundTruth, VOCDetections

@@ -28,9 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in _COMMAND_MODULES:
         module.register(sub)
-    for subparser in sub.choices.values():
-        # Every subcommand takes --progress / --quiet, applied in main() before the subcommand runs.
-        add_progress_args(subparser)
+    for name, subparser in sub.choices.items():
+        # Every subcommand takes --quiet (and --progress where there is work to show), applied in main().
+        add_progress_args(subparser, progress=name != "presets")
     return parser
 
 

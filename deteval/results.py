@@ -99,6 +99,16 @@ class EvalResult:
         if clash:
             raise ValueError(f"EvalResult: summary may not use the reserved key(s) {', '.join(clash)}")
 
+    def __repr__(self) -> str:
+        """A one-line summary (the full content is in ``summary``, ``per_class``, ``to_json()``)."""
+        headline: list[str] = []
+        for key, value in self.summary.items():
+            if isinstance(value, float) and len(headline) < 4:
+                headline.append(f"{key}={value:.4f}")
+        rows = f"{len(self.per_class)} {'topics' if self.protocol == 'trec' else 'classes'}"
+        extra = f", {len(self.warnings)} warning(s)" if self.warnings else ""
+        return f"{type(self).__name__}(protocol={self.protocol!r}, {', '.join([*headline, rows])}{extra})"
+
     def to_dict(self, *, include_curves: bool = False) -> dict[str, Any]:
         """The JSON document: ``{"protocol": ..., **summary, "per_class": ..., "warnings": [...]}``."""
         out: dict[str, Any] = {"protocol": self.protocol}

@@ -53,7 +53,7 @@ def test_pr_curves_small_multiples_and_overlay(tmp_path):
     result = voc_result()  # 5 classes: 2 rows of 4 panels
     paths = plot_pr_curves(result, tmp_path / "new" / "dir")
     assert [p.name for p in paths] == ["pr_curves.png", "pr_overlay.png"]
-    assert _size(paths[0]) == (4 * 250, 2 * 250)
+    assert _size(paths[0]) == (4 * 250, 2 * 250 + 80)  # + the header band (title, line legend)
     assert _size(paths[1]) == (800, 600)
 
 
@@ -65,7 +65,7 @@ def test_pr_curves_handle_empty_and_nan_curves(tmp_path):
         {"a": PRCurve([], []), "b": PRCurve([0.5, 0.5, 1.0], [np.nan, 1.0, 0.66])},
     )
     paths = plot_pr_curves(r, tmp_path, ncols=2)
-    assert _size(paths[0]) == (500, 250)
+    assert _size(paths[0]) == (500, 250 + 80)
 
 
 def test_pr_curves_without_curves_is_a_clear_error(tmp_path):
@@ -126,7 +126,7 @@ def test_coco_precision_figures_from_pycocotools_arrays(tmp_path):
     ev, names = _fruits_eval()
     paths = plot_coco_precision(ev.eval["precision"], ev.params.iouThrs, ev.params.recThrs, names, tmp_path)
     assert [p.name for p in paths] == ["coco_precision.png", "coco_precision_all.png"]
-    assert _size(paths[0]) == (3 * 250, 250)
+    assert _size(paths[0]) == (3 * 250, 250 + 80)
     assert _size(paths[1]) == (800, 600)
 
 

@@ -15,7 +15,7 @@ from report_samples import coco_result, mir_result, trec_result, voc_result
 
 from deteval.errors import ConfigError, InputFormatError
 from deteval.report import FORMATS, render
-from deteval.report.tables import flatten, summary_fields
+from deteval.report.tables import _neutral, display_fields, flatten, summary_fields
 from deteval.results import EvalResult, PRCurve, load_result
 
 SAMPLES = {"voc": voc_result, "coco": coco_result, "trec": trec_result, "mir": mir_result}
@@ -158,7 +158,7 @@ def test_table_columns_union_and_alignment():
 def test_empty_result_renders_in_every_format():
     r = EvalResult("trec")
     assert render(r, "table") == "\n"
-    assert render(r, "csv") == "class\n\nfield,value\nprotocol,trec\n"
+    assert render(r, "csv") == "field,value\nprotocol,trec\n"  # no lone "class" header without rows
     assert render(r, "markdown") == "## trec evaluation\n\n| field | value |\n|---|---|\n"
     assert json.loads(render(r, "json")) == {"protocol": "trec", "per_class": {}, "warnings": []}
 
@@ -243,19 +243,20 @@ def test_round_trip_property(summary, per_class, warnings):
     again = EvalResult.from_dict(json.loads(result.to_json()))
     for fmt in FORMATS:
         assert render(again, fmt) == render(result, fmt)
-    # the CSV parses back: class names, then every summary field in order, numbers to the JSON value
+    # the CSV parses back: class names (when there are any), then every summary field in order, numbers to
+    # the JSON value; a text cell a spreadsheet would run as a formula comes back with a leading "'"
     rows = list(csv.reader(io.StringIO(render(result, "csv"), newline="")))
-    blank = rows.index([])
-    assert [r[0] for r in rows[1:blank]] == [str(k) for k in per_class]
-    flat = summary_fields(again)
+    blank = rows.index([]) if per_class else -1
+    assert [r[0] for r in rows[1 : max(blank, 0)]] == [_neutral(str(k)) for k in per_class]
+    flat = display_fields(again)
     cells = rows[blank + 3 : blank + 3 + len(flat)]
-    assert [c[0] for c in cells] == [k for k, _ in flat]
+    assert [c[0] for c in cells] == [_neutral(k) for k, _ in flat]
     for (_, value), (_, cell) in zip(flat, cells):
         if isinstance(value, float):
             assert float(cell) == value
         elif value is None:
             assert cell == ""
-    assert [c[1] for c in rows[blank + 3 + len(flat) :]] == warnings
+    assert [c[1] for c in rows[blank + 3 + len(flat) :]] == [_neutral(w) for w in warnings]
 
 
 def test_csv_quoting_matches_the_csv_module_and_handles_carriage_returns():

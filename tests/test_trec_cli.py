@@ -129,7 +129,7 @@ def test_json_and_csv(capsys, tmp_path):
     target = tmp_path / "out.csv"
     assert main(["trec", QRELS, RUN, "-m", "map", "--format", "csv", "-o", str(target)]) == 0
     text = target.read_text()
-    assert text.splitlines()[0] == "class,map" and "401," in text
+    assert text.splitlines()[0] == "topic,map" and "401," in text
 
 
 def test_bad_input_names_file_and_line(capsys, tmp_path):

@@ -16,17 +16,22 @@ from deteval.commands.options import Checker, run_checker
 from deteval.config import load_preset, resolve_preset
 from deteval.errors import ConfigError
 from deteval.report import FORMATS, render
+from deteval.report.progress import note
 from deteval.results import EvalResult
 
 
-def add_output_args(parser: argparse.ArgumentParser, formats: tuple[str, ...] = FORMATS) -> None:
+def add_output_args(
+    parser: argparse.ArgumentParser, formats: tuple[str, ...] = FORMATS, *, curves: bool = True
+) -> None:
+    """``--format``, ``--output`` and, for the subcommands whose results have PR curves, ``--curves``."""
     parser.add_argument("--format", choices=formats, default=None, help="output format (default: table)")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
-    parser.add_argument(
-        "--curves",
-        action="store_true",
-        help="include the per-class PR curves in JSON output (for `deteval report --plots` later)",
-    )
+    if curves:
+        parser.add_argument(
+            "--curves",
+            action="store_true",
+            help="include the per-class PR curves in JSON output (for `deteval report --plots` later)",
+        )
 
 
 def apply_preset(
@@ -128,7 +133,16 @@ def _replace_atomically(path: Path, data: bytes) -> None:
 
 
 def emit(result: EvalResult, args: argparse.Namespace) -> None:
-    """Render ``result`` in ``args.format`` to ``args.output`` or stdout."""
+    """Render ``result`` in ``args.format`` to ``args.output`` or stdout, then its warnings on stderr."""
     fmt = getattr(args, "format", None) or "table"
     text = render(result, fmt, include_curves=bool(getattr(args, "curves", False)))
     write_text(text, getattr(args, "output", None))
+    warn_on_stderr(result)
+
+
+def warn_on_stderr(result: EvalResult) -> None:
+    """Each warning as ``deteval: warning: ...`` on stderr, whatever the format or ``--output`` (the result
+    keeps them too); silenced by ``--quiet``."""
+    sys.stdout.flush()  # the result first, when both go to one terminal
+    for w in result.warnings:
+        note(f"deteval: warning: {w}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from deteval.commands.common import add_output_args, write_text
+from deteval.commands.common import add_output_args, warn_on_stderr, write_text
 from deteval.report.compare import SORTS, compare_results
 from deteval.report.tables import render
 from deteval.results import load_result
@@ -18,6 +18,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         a, b, metric=args.metric, sort=args.sort, reverse=args.reverse, sources=(args.a, args.b)
     )
     write_text(render(result, args.format or "table"), args.output)
+    warn_on_stderr(result)
     return 0
 
 
@@ -44,5 +45,5 @@ def register(sub: Any) -> None:
         "name, none (A's order)",
     )
     p.add_argument("--reverse", action="store_true", help="reverse the row order (e.g. largest drop first)")
-    add_output_args(p)
+    add_output_args(p, curves=False)  # no --curves: it would do nothing here
     p.set_defaults(func=run, _parser=p)

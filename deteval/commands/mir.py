@@ -123,5 +123,5 @@ def register(sub: Any) -> None:
     p.add_argument("--config", metavar="PRESET", help="a preset name or TOML file providing these options")
     # The results are nested (pairwise, one block per tolerance): table and JSON carry them all; the
     # flat CSV and Markdown renderers would show only the scalar fields.
-    add_output_args(p)
+    add_output_args(p, curves=False)  # no --curves: it would do nothing here
     p.set_defaults(func=run, _parser=p)

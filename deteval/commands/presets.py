@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from deteval.config import _preset_dir, list_presets
+from deteval.report.progress import note
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -16,10 +16,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         # explicit ``--config path/to/file.toml`` files still work.
         folder = _preset_dir()
         where = f"in {folder}" if folder is not None else "(no preset folder is installed)"
-        print(
-            f"deteval: no presets found {where}; pass --config path/to/file.toml to use your own",
-            file=sys.stderr,
-        )
+        note(f"deteval: no presets found {where}; pass --config path/to/file.toml to use your own")
         return 0
     width = max(len(n) for n in presets)
     for name, description in presets.items():

@@ -7,15 +7,14 @@ characters and 4 decimals, so scripts that parse trec_eval output can switch ove
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from deteval.commands import options as opt
-from deteval.commands.common import apply_preset, write_text
+from deteval.commands.common import apply_preset, warn_on_stderr, write_text
 from deteval.commands.options import Checker
 from deteval.io.trec import load_qrels, load_run
 from deteval.report import render
-from deteval.report.progress import Progress, note
+from deteval.report.progress import Progress
 from deteval.retrieval.trec import evaluate_trec, format_trec
 
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
@@ -56,10 +55,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             result.lines = []
         text = render(result, args.format)
     write_text(text, args.output)
-    if args.format == "trec":  # trec_eval's format has no place for them; the other formats carry them
-        sys.stdout.flush()
-        for w in result.warnings:
-            note(f"deteval: warning: {w}")
+    warn_on_stderr(result)
     return 0
 
 

@@ -15,6 +15,7 @@ from deteval.commands import options as opt
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.commands.options import Checker
 from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
+from deteval.errors import ConfigError
 from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
 from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
@@ -53,12 +54,38 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         bar.stage("reading annotations")
         gt = load_voc_annotations(args.annotations, args.image_set, on_error=args.on_error)
         bar.stage("reading detections")
+        if classes is not None and args.layout == "comp4":
+            _check_classes(classes, {gt.classes[i] for i in set(gt.label.tolist())}, args.detections)
         dets = _load_detections(args, gt, classes)
+        if classes is not None and args.layout != "comp4":
+            _check_classes(classes, {gt.classes[i] for i in set(gt.label.tolist())}, None, dets)
         bar.stage("matching and AP")
         result = evaluate_voc(gt, dets, params=params, classes=classes)
     emit(result, args)
     write_plots_from_args(result, args)
     return 0
+
+
+def _check_classes(wanted: list[str], gt_classes: set[str], pattern: str | None, dets: Any = None) -> None:
+    """A ``--classes`` name that neither the annotations nor the detections know is a typo, not a class
+    with AP 0: refuse it, listing the known names and the closest match."""
+    known = set(gt_classes)
+    known |= set(discover_detection_classes(pattern)) if pattern is not None else set()
+    if dets is not None:
+        known |= {dets.classes[i] for i in set(dets.label.tolist())}
+    unknown = [c for c in wanted if c not in known]
+    if not unknown:
+        return
+    import difflib
+
+    hints = []
+    for c in unknown:
+        close = difflib.get_close_matches(c, sorted(known), n=1)
+        hints.append(f"{c!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    raise ConfigError(
+        f"--classes names {', '.join(hints)}, found in no annotation and no detection file; "
+        f"known classes: {', '.join(sorted(known)) or '(none)'}"
+    )
 
 
 def _load_detections(args: argparse.Namespace, gt: Any, classes: list[str] | None) -> Any:
@@ -85,7 +112,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "voc",
         help="Pascal VOC mAP (VOC07 11-point or VOC2010+ all-point), as the official devkit computes it",
-        description=__doc__,
+        description=__doc__.replace("``", "'"),  # no reStructuredText markup in --help
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--annotations", required=True, metavar="DIR", help="folder of VOC annotation XML files")

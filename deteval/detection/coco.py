@@ -596,7 +596,7 @@ def _finish(
     if compat == "pycocotools" and literal not in params.max_dets:
         warnings.append(
             f"maxDets {list(params.max_dets)} lacks {literal}: as in pycocotools, the stats read at maxDets={literal} "
-            "are -1 (compat='fixed' reads them at maxDets[-1])"
+            "are -1 (--compat fixed, Python compat='fixed', reads them at maxDets[-1])"
         )
     if np.count_nonzero(gt.ann_id == 0):
         warnings.append(
@@ -647,8 +647,38 @@ def evaluate_coco(
     )
     r = load_coco_results(results, g, iou_type=p.iou_type, on_error=on_error)
     table, counts, warnings = _match_in_shards(g, r, p, compat)
+    if p.iou_type == "bbox":
+        warnings += _past_border_warning(g, r)
     counts = {**counts, "skipped_records": g.skipped + r.skipped}
     return _finish(table, p, compat, g, counts, r.warnings + warnings)
+
+
+#: A box "runs past the border" when its far edge is beyond the image by more than this share of its size.
+BORDER_SLACK = 0.05
+#: ... and the warning is given when at least this share of the boxes (on images of known size) do.
+BORDER_SHARE = 0.1
+
+
+def _past_border_warning(gt: CocoGroundTruth, res: CocoResults) -> list[str]:
+    """Boxes given as ``[x1, y1, x2, y2]`` where COCO wants ``[x, y, w, h]`` run past the right or bottom
+    border in large numbers (``x + x2 > width`` for every object in the right half): say so, with the count."""
+    if not len(res) or gt.image_hw.shape[0] == 0:
+        return []
+    hw = gt.image_hw[res.img]
+    known = (hw[:, 0] > 0) & (hw[:, 1] > 0)
+    if not known.any():
+        return []
+    b = res.bbox[known]
+    h, w = hw[known, 0], hw[known, 1]
+    past = (b[:, 0] + b[:, 2] > w * (1 + BORDER_SLACK)) | (b[:, 1] + b[:, 3] > h * (1 + BORDER_SLACK))
+    n_past, n = int(past.sum()), int(known.sum())
+    if n_past == 0 or n_past < BORDER_SHARE * n:
+        return []
+    return [
+        f"{n_past} of {n} result boxes run past their image's right or bottom border (x + w > width or "
+        f"y + h > height, by more than {BORDER_SLACK:.0%}): are they [x1, y1, x2, y2] instead of COCO's "
+        "[x, y, width, height]?"
+    ]
 
 
 def _xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
@@ -839,14 +869,38 @@ class CocoStream:
             )
         self.compat, self.box_format, self.class_names = compat, box_format, class_names
         self._parts: list[tuple[MatchTable, np.ndarray, dict[str, int]]] = []
+        self._image_ids: list[int] = []
         self.n_images = 0
 
-    def update(self, preds: Sequence[Mapping[str, Any]], targets: Sequence[Mapping[str, Any]]) -> None:
-        """Match one batch of images (per-image dicts as in :func:`evaluate_coco_arrays`)."""
+    def update(
+        self,
+        preds: Sequence[Mapping[str, Any]],
+        targets: Sequence[Mapping[str, Any]],
+        image_ids: Sequence[int] | None = None,
+    ) -> None:
+        """Match one batch of images (per-image dicts as in :func:`evaluate_coco_arrays`).
+
+        ``image_ids``: one integer id per image, given for every batch or for none. With them, ``compute()``
+        accumulates images in ascending id (pycocotools' order, which decides score ties across images);
+        without, in arrival order. A repeated id is refused.
+        """
+        if (image_ids is None) != (not self._image_ids) and self.n_images:
+            raise ConfigError("image ids must be given for every batch or for none")
+        if image_ids is not None:
+            ids = [int(i) for i in image_ids]
+            if len(ids) != len(preds):
+                raise ConfigError(f"{len(ids)} image ids for {len(preds)} images")
+            seen = set(self._image_ids)
+            for i in ids:
+                if i in seen:
+                    raise ValidationError(f"image_id {i} is given twice (each image must be passed once)")
+                seen.add(i)
         g, r = _arrays_to_tables(preds, targets, self.box_format, self.class_names, self.n_images)
         table, counts, _ = match_coco(g, r, self.params, self.compat)
         table.img = table.img + self.n_images
         self._parts.append((table, g.cat_ids, counts))
+        if image_ids is not None:
+            self._image_ids.extend(ids)
         self.n_images += len(preds)
 
     def compute(self) -> CocoEvaluation:
@@ -891,11 +945,19 @@ class CocoStream:
                 )
             ]
         merged = merge_tables(tables)
+        image_ids = np.arange(self.n_images)
+        if self._image_ids:
+            # accumulate() breaks score ties by image index: make that index the rank of the image id
+            ids = np.asarray(self._image_ids, dtype=np.int64)
+            rank = np.empty(ids.shape[0], dtype=np.int64)
+            rank[np.argsort(ids, kind="stable")] = np.arange(ids.shape[0])
+            merged.img = rank[merged.img]
+            image_ids = np.sort(ids)
         names = [
             str(self.class_names.get(int(c), c)) if self.class_names else str(c) for c in labels.tolist()
         ]
         g = CocoGroundTruth(
-            image_ids=np.arange(self.n_images),
+            image_ids=image_ids,
             image_hw=np.zeros((0, 2)),
             cat_ids=labels,
             cat_names=names,

@@ -565,6 +565,12 @@ def _load_gt(
     image_ids = _unique_ids(img_ids_file, "image id", file, "images")
     order = np.argsort(img_ids_file, kind="stable")
     hw = np.full((len(images), 2), -1, dtype=np.int64)
+    if not keep_segmentation:
+        # read only to flag boxes past the border (a likely xyxy/xywh mix-up); bbox never needs the size
+        try:
+            hw = np.stack([_image_size(images, k, file) for k in ("height", "width")], axis=1)
+        except DetevalError:
+            pass
     if keep_segmentation:
         hw = np.stack([_image_size(images, k, file) for k in ("height", "width")], axis=1)
         big = hw[:, 0].astype(np.float64) * hw[:, 1] >= MAX_MASK_PIXELS  # (in floats: no int64 wrap)

@@ -746,7 +746,8 @@ def load_voc_detections(
             if unknown_images == "error":
                 raise ValidationError(
                     f"image id {_s(ids[r])!r} is not in the image set "
-                    f"({int(unknown.sum())} such line(s) in this file; unknown_images='warn' drops them)",
+                    f"({int(unknown.sum())} such line(s) in this file; --unknown-images warn "
+                    "(Python: unknown_images='warn') drops them)",
                     file=path,
                     record=f"line {int(lines[r])}",
                 )

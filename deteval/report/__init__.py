@@ -2,6 +2,17 @@
 matplotlib imported only when drawing), comparisons of two results (``compare``) and the stderr progress
 reporter (``progress``). Only the exporters are imported here, so ``import deteval`` stays light."""
 
+from typing import Any
+
 from deteval.report.tables import FORMATS, render
 
-__all__ = ["FORMATS", "render"]
+__all__ = ["FORMATS", "figures", "render", "write_plots"]
+
+
+def __getattr__(name: str) -> Any:
+    # ``deteval.report.write_plots`` / ``figures`` without importing the plotting module up front
+    if name in ("write_plots", "figures"):
+        from deteval.report import plots
+
+        return getattr(plots, name)
+    raise AttributeError(f"module 'deteval.report' has no attribute {name!r}")

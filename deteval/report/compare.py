@@ -7,6 +7,10 @@ null value and a null delta, never dropped. Its summary holds the compared proto
 sources, the mean of the metric over the classes both sides score, and every numeric summary field of the
 two results with its delta (``fields``). String summary fields that differ (e.g. ``metric: voc07`` against
 ``voc2012``) are reported as warnings because the numbers may then not be comparable.
+
+COCO writes -1 for "no ground truth": such a value is not a score. A class that is -1 (or absent) on both
+sides is left out of the rows, the means and the counts (``classes.no_ground_truth`` says how many, a warning
+names them); a -1 on one side is an empty value, like a missing class.
 """
 
 from __future__ import annotations
@@ -32,6 +36,11 @@ def _number(value: Any) -> float | int | None:
             )
         return value
     return value if math.isfinite(value) else None
+
+
+def _undefined(protocol: str, value: Any) -> bool:
+    """COCO writes -1 where a value is undefined (no ground truth in the class or area range)."""
+    return protocol == "coco" and _number(value) is not None and value == -1
 
 
 def _triple(va: Any, vb: Any) -> dict[str, Any]:
@@ -77,12 +86,21 @@ def compare_results(
     rows: dict[str, dict[str, Any]] = {}
     if has_rows:
         metric = pick_metric(a, b, metric=metric)
-        for name in names:
-            row = _triple(table_a.get(name, {}).get(metric), table_b.get(name, {}).get(metric))
-            row["present"] = (
-                "both" if name in table_a and name in table_b else ("A only" if name in table_a else "B only")
-            )
-            rows[name] = row
+    key = metric or ""  # without rows there is no name to look up
+    no_truth: list[str] = []
+    for name in list(names):
+        va, vb = table_a.get(name, {}).get(key), table_b.get(name, {}).get(key)
+        undefined_a, undefined_b = _undefined(a.protocol, va), _undefined(b.protocol, vb)
+        if (undefined_a or name not in table_a) and (undefined_b or name not in table_b):
+            # COCO's -1 is "no ground truth", not a score: such a class is in no mean, count or plot
+            no_truth.append(name)
+            names.remove(name)
+            continue
+        row = _triple(None if undefined_a else va, None if undefined_b else vb)
+        row["present"] = (
+            "both" if name in table_a and name in table_b else ("A only" if name in table_a else "B only")
+        )
+        rows[name] = row
 
     with_delta = [n for n in names if rows[n]["delta"] is not None]
     without = [n for n in names if rows[n]["delta"] is None]
@@ -103,6 +121,7 @@ def compare_results(
     warnings: list[str] = []
     for key in list(fa) + [k for k in fb if k not in fa]:
         va, vb = fa.get(key), fb.get(key)
+        va, vb = (None if _undefined(a.protocol, va) else va), (None if _undefined(b.protocol, vb) else vb)
         if _number(va) is not None or _number(vb) is not None:
             fields[key] = _triple(va, vb)
         elif va != vb:
@@ -122,6 +141,8 @@ def compare_results(
             "b_only": sum(r["present"] == "B only" for r in rows.values()),
             "with_delta": len(both),
         }
+        if "coco" in (a.protocol, b.protocol):
+            summary["classes"]["no_ground_truth"] = len(no_truth)
         summary["mean_over_common"] = {
             "a": mean_a,
             "b": mean_b,
@@ -131,6 +152,11 @@ def compare_results(
             only = [n for n in names if rows[n]["present"] == side]
             if only:
                 warnings.append(f"{len(only)} class(es) only in {label}: {', '.join(only)}")
+        if no_truth:
+            warnings.append(
+                f"{len(no_truth)} class(es) left out of every mean, count and plot: no ground truth "
+                f"(COCO's -1) on either side: {', '.join(no_truth)}"
+            )
         missing = [n for n in names if rows[n]["present"] == "both" and rows[n]["delta"] is None]
         if missing:
             warnings.append(

@@ -1,18 +1,27 @@
-"""Figures of an evaluation: per-class PR curves, a sorted per-class AP bar chart, COCO precision curves.
+"""Figures of an evaluation: per-class PR curves, a sorted per-class bar chart, COCO precision curves.
 
 Drawn with matplotlib's object API on an Agg canvas (``Figure`` + ``FigureCanvasAgg``), never through
 ``pyplot``: no display is needed, no global backend is switched (a notebook keeps its own), and matplotlib
 is imported only when a plot is drawn, never at ``import deteval``.
 
 Every figure has a fixed size in inches and a fixed dpi (no ``bbox_inches="tight"``), so its pixel size is
-deterministic: ``PANEL_INCHES * DPI`` per panel of a small-multiples grid, ``OVERLAY_INCHES * DPI`` for the
-single-axes figures, and ``BAR_WIDTH_INCHES`` x (``1 + BAR_ROW_INCHES * n``, at least 2.5) inches for the bar
-chart of ``n`` classes.
+deterministic: ``PANEL_INCHES * DPI`` per panel of a small-multiples grid plus ``HEADER_INCHES`` for its
+title and line legend, ``OVERLAY_INCHES * DPI`` for the single-axes figures, and ``BAR_WIDTH_INCHES`` x
+(``1 + BAR_ROW_INCHES * rows``, at least 2.5) inches for the bar chart. Small-multiples grids are laid out
+with fixed margins (a layout engine costs seconds for 80 panels).
+
+Readable with 80 or 1,000 classes: a grid shows every class up to ``MAX_PANELS``, else the best and worst
+``MAX_PANELS // 2`` by AP (the title says so); the bar chart every class up to ``MAX_BARS``, else the best
+and worst ``MAX_BARS // 2`` and one row for those in between; the overlay colours every class up to
+``LEGEND_MAX``, else the best and worst ``HIGHLIGHT`` over the others in grey. Titles name the threshold the
+curves are drawn at (a COCO result's curves are at IoU 0.50, or OKS 0.50, and carry that AP); class names
+are drawn literally (a ``$`` does not start math mode).
 
 Files written (PNG): ``pr_curves.png`` (one panel per class), ``pr_overlay.png`` (all classes on one
-axes), ``<key>_bars.png`` (per-class ``key`` sorted descending), ``coco_precision.png`` (per class, precision
-at IoU 0.50, 0.75 and averaged over 0.50:0.95, against the recall thresholds) and ``coco_precision_all.png``
-(the same three curves averaged over classes, whose means are pycocotools' AP, AP50 and AP75).
+axes), ``<key>_bars.png`` (per-class ``key`` sorted descending; ``delta_bars.png`` for a comparison),
+``coco_precision.png`` (per category, precision at IoU 0.50, 0.75 and averaged over 0.50:0.95, against the
+recall thresholds) and ``coco_precision_all.png`` (the same three curves averaged over the categories with
+ground truth, whose means are pycocotools' AP50, AP75 and AP).
 """
 
 from __future__ import annotations
@@ -23,13 +32,12 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from deteval.errors import ConfigError, ValidationError
-from deteval.report.progress import note
+from deteval.report.progress import Progress, note
 from deteval.report.tables import class_rows, numeric_columns
 from deteval.results import EvalResult
 
@@ -42,23 +50,30 @@ PANEL_INCHES = 2.5
 OVERLAY_INCHES = (8.0, 6.0)
 BAR_WIDTH_INCHES = 8.0
 BAR_ROW_INCHES = 0.25
-LEGEND_MAX = 20  # more classes than this on one axes: a legend would cover the plot
+HEADER_INCHES = 0.8  # above a small-multiples grid: the title and the line legend
+LEGEND_MAX = 10  # up to this many classes on one axes: every curve coloured, with a legend
+HIGHLIGHT = 5  # beyond it: the best and worst HIGHLIGHT coloured and labelled, the others grey
+MAX_PANELS = 24  # small multiples: more classes than this show the best and worst MAX_PANELS // 2
+MAX_BARS = 40  # bar chart: more classes than this show the best and worst MAX_BARS // 2
 
 _COCO_ARRAY = "<coco precision array>"
 
 
-def _figure(width_in: float, height_in: float) -> Figure:
+def _figure(
+    width_in: float, height_in: float, *, layout: Literal["constrained"] | None = "constrained"
+) -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width_in, height_in), dpi=DPI, layout="constrained")
+    fig = Figure(figsize=(width_in, height_in), dpi=DPI, layout=layout)
     FigureCanvasAgg(fig)
     return fig
 
 
 def _save(fig: Figure, path: Path) -> Path:
     try:
-        fig.savefig(path, dpi=DPI, format="png")
+        # fast zlib level: the figures are flat colours, level 1 costs little size and saves ~20% of the time
+        fig.savefig(path, dpi=DPI, format="png", pil_kwargs={"compress_level": 1})
     except OSError as exc:
         raise ConfigError(f"cannot write plot: {exc.strerror or exc}", file=path) from None
     return path
@@ -81,17 +96,48 @@ def grid_shape(n: int, ncols: int | None = None) -> tuple[int, int]:
     return (math.ceil(n / cols), cols)
 
 
+def literal(text: str) -> str:
+    """``text`` drawn as written: ``$`` would start matplotlib's math mode (``$x_{$`` fails to parse)."""
+    return text.replace("$", r"\$")
+
+
 def _short(name: str, limit: int = 28) -> str:
-    return name if len(name) <= limit else name[: limit - 1] + "…"
+    return literal(name if len(name) <= limit else name[: limit - 1] + "…")
 
 
-def _unit_axes(ax: Axes, xlabel: str, ylabel: str) -> None:
-    ax.set_xlim(0.0, 1.0)
-    ax.set_ylim(0.0, 1.02)
-    ax.set_xlabel(xlabel, fontsize=8)
-    ax.set_ylabel(ylabel, fontsize=8)
+def _unit_axes(ax: Axes, xlabel: str | None, ylabel: str | None, *, limits: bool = True) -> None:
+    """Recall/precision axes. ``limits=False`` for the panels of a shared grid: set once, the limits and
+    ticks apply to every panel (setting them on each panel costs time quadratic in the panels)."""
+    if limits:
+        # a little room beyond [0, 1]: a curve at precision 1.0 or recall 0 is not hidden by the frame
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.05)
+        ax.set_xticks([0.0, 0.5, 1.0])
+        ax.set_yticks([0.0, 0.5, 1.0])
+    if xlabel:
+        ax.set_xlabel(xlabel, fontsize=8)
+    if ylabel:
+        ax.set_ylabel(ylabel, fontsize=8)
     ax.tick_params(labelsize=7)
     ax.grid(True, alpha=0.3)
+
+
+def _grid_figure(n: int, ncols: int | None) -> tuple[Figure, np.ndarray]:
+    """A small-multiples figure with fixed margins (no layout engine: it costs seconds for 80 panels)."""
+    rows, cols = grid_shape(n, ncols)
+    width, height = cols * PANEL_INCHES, rows * PANEL_INCHES + HEADER_INCHES
+    fig = _figure(width, height, layout=None)
+    # shared axes: tick labels only on the outer panels (drawing tick labels is most of the time)
+    axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
+    fig.subplots_adjust(
+        left=0.5 / width,
+        right=1 - 0.15 / width,
+        bottom=0.45 / height,
+        top=1 - HEADER_INCHES / height,
+        wspace=0.3,
+        hspace=0.5,
+    )
+    return fig, axes
 
 
 def _envelope(precision: np.ndarray) -> np.ndarray:
@@ -109,59 +155,125 @@ def _ordered_curve_names(result: EvalResult) -> list[str]:
 def _column(result: EvalResult, key: str) -> dict[str, float]:
     """``{class: value}`` of one numeric per-class column (classes without a number left out)."""
     _, rows = class_rows(result)
-    return {
-        name: float(row[key])
-        for name, row in rows
-        if isinstance(row.get(key), (int, float)) and not isinstance(row.get(key), bool)
-    }
+    return {name: float(row[key]) for name, row in rows if _bar_value(result, row.get(key)) is not None}
+
+
+def best_and_worst(names: Sequence[str], values: Mapping[str, float], limit: int) -> tuple[list[str], str]:
+    """All ``names`` if there are at most ``limit``; else the best and the worst ``limit // 2`` by value
+    (best first), and a caption saying so. Names without a value rank last."""
+    if len(names) <= limit:
+        return list(names), ""
+    ranked = sorted(names, key=lambda n: -values[n] if n in values else math.inf)  # stable on ties
+    half = limit // 2
+    return ranked[:half] + ranked[-half:], f"best {half} and worst {half} of {len(names)}"
+
+
+def _curve_context(result: EvalResult) -> tuple[str, str, str]:
+    """(per-class column whose value belongs to the drawn curve, its label, what the curves are)."""
+    s = result.summary
+    if result.protocol == "coco":
+        measure = "OKS" if s.get("iou_type") == "keypoints" else "IoU"
+        params = s.get("params")
+        md = (params.get("max_dets") if isinstance(params, dict) else None) or ["?"]
+        what = f"COCO {s.get('iou_type', 'bbox')}: interpolated precision at {measure} 0.50, area all, "
+        return "ap50", f"AP@{measure}.50", what + f"maxDets {md[-1]}"
+    if result.protocol == "voc":
+        iou = s.get("iou_threshold", 0.5)
+        return "ap", "AP", f"VOC {s.get('metric', '')}: PR curves at IoU {iou}".replace("  ", " ")
+    return "ap", "AP", f"{result.protocol} PR curves"
+
+
+def _line_legend(fig: Figure, coco: bool) -> None:
+    from matplotlib.lines import Line2D
+
+    if coco:
+        handles = [Line2D([], [], color="C0", lw=1.0, label="interpolated precision at 101 recall levels")]
+    else:
+        handles = [
+            Line2D([], [], color="C0", lw=1.0, label="precision at each rank"),
+            Line2D([], [], color="C1", lw=0.8, ls="--", label="interpolated: max precision at recall ≥ r"),
+        ]
+    fig.legend(handles=handles, loc="upper right", fontsize=7, ncols=len(handles), frameon=False)
+
+
+def _pr_grid(result: EvalResult, ncols: int | None) -> Figure:
+    names = _ordered_curve_names(result)
+    key, label, what = _curve_context(result)
+    aps = _column(result, key)
+    shown, caption = best_and_worst(names, aps, MAX_PANELS)
+    fig, axes = _grid_figure(len(shown), ncols)
+    coco = result.protocol == "coco"
+    for i, ax in enumerate(axes.flat):
+        if i >= len(shown):
+            ax.set_axis_off()
+            continue
+        name = shown[i]
+        curve = result.curves[name]
+        first_col, last_row = i % axes.shape[1] == 0, i >= len(shown) - axes.shape[1]
+        _unit_axes(ax, "recall" if last_row else None, "precision" if first_col else None, limits=i == 0)
+        ap = aps.get(name)
+        ax.set_title(_short(name) + ("" if ap is None else f"  {label} {ap:.3f}"), fontsize=9)
+        if curve.recall.size == 0:
+            ax.text(0.5, 0.5, "no detections", ha="center", va="center", fontsize=8, transform=ax.transAxes)
+            continue
+        ax.plot(curve.recall, curve.precision, lw=1.0, color="C0")
+        if not coco:  # COCO's curve is already the interpolated one
+            env = _envelope(curve.precision)
+            ax.step(np.r_[0.0, curve.recall], np.r_[env[0], env], where="pre", lw=0.8, ls="--", color="C1")
+    title = literal(what) + (f" ({caption} classes by {label})" if caption else f" ({len(names)} classes)")
+    fig.suptitle(title, x=0.01, ha="left", fontsize=10)
+    _line_legend(fig, coco)
+    return fig
+
+
+def _pr_overlay(result: EvalResult) -> Figure:
+    from matplotlib.collections import LineCollection
+
+    names = _ordered_curve_names(result)
+    key, label, what = _curve_context(result)
+    aps = _column(result, key)
+    fig = _figure(*OVERLAY_INCHES)
+    ax = fig.subplots()
+    _unit_axes(ax, "recall", "precision")
+    if len(names) <= LEGEND_MAX:
+        coloured, grey = names, []
+        title = f"{what}\n{len(names)} classes"
+    else:
+        coloured, _ = best_and_worst(names, aps, 2 * HIGHLIGHT)
+        grey = [n for n in names if n not in set(coloured)]
+        title = f"{what}\nbest and worst {HIGHLIGHT} of {len(names)} classes by {label} (grey: the other {len(grey)})"
+    if grey:
+        segments = [np.c_[result.curves[n].recall, result.curves[n].precision] for n in grey]
+        ax.add_collection(LineCollection(segments, colors="0.75", linewidths=0.6, zorder=1))
+    for i, name in enumerate(coloured):
+        curve = result.curves[name]
+        ap = aps.get(name)
+        text = _short(name, 24) + ("" if ap is None else f" ({label} {ap:.3f})")
+        ax.plot(curve.recall, curve.precision, lw=1.2, color=f"C{i % 10}", label=text, zorder=2)
+    if coloured:
+        ax.legend(fontsize=7, loc="lower left", ncols=2 if len(coloured) > 5 else 1)
+    ax.set_title(literal(title), fontsize=9)
+    return fig
 
 
 def plot_pr_curves(result: EvalResult, out_dir: str | Path, *, ncols: int | None = None) -> list[Path]:
     """Per-class PR curves: ``pr_curves.png`` (small multiples) and ``pr_overlay.png`` (one axes).
 
     Each panel draws the raw curve (precision at each rank against recall) and, dashed, its interpolated
-    envelope max{P(r') : r' >= r} (what VOC and COCO AP integrate). The panel title carries the class AP
-    when the per-class row has an ``ap``. Raises :class:`ConfigError` when the result holds no curves
-    (save it with its curves, ``to_json(include_curves=True)``).
+    envelope max{P(r') : r' >= r} (what VOC AP integrates); a COCO result's curves are pycocotools'
+    interpolated precision at IoU 0.50 (OKS for keypoints), titled with the class's AP at that threshold.
+    With more than ``MAX_PANELS`` classes, the best and worst half of that many by AP are drawn; the overlay
+    colours and labels every class up to ``LEGEND_MAX``, else the best and worst ``HIGHLIGHT`` over the
+    others in grey. Raises :class:`ConfigError` when the result holds no curves (save it with its curves,
+    ``to_json(include_curves=True)``).
     """
-    names = _ordered_curve_names(result)
-    if not names:
+    if not _ordered_curve_names(result):
         raise ConfigError("the result has no PR curves to plot (were they saved with the result?)")
     out = _out_dir(out_dir)
-    aps = _column(result, "ap")
-    rows, cols = grid_shape(len(names), ncols)
-    fig = _figure(cols * PANEL_INCHES, rows * PANEL_INCHES)
-    axes = fig.subplots(rows, cols, squeeze=False)
-    for i, ax in enumerate(axes.flat):
-        if i >= len(names):
-            ax.set_axis_off()
-            continue
-        name = names[i]
-        curve = result.curves[name]
-        _unit_axes(ax, "recall", "precision")
-        ap = aps.get(name)
-        ax.set_title(_short(name) + ("" if ap is None else f"  AP {ap:.3f}"), fontsize=9)
-        if curve.recall.size == 0:
-            ax.text(0.5, 0.5, "no detections", ha="center", va="center", fontsize=8, transform=ax.transAxes)
-            continue
-        ax.plot(curve.recall, curve.precision, lw=1.0, color="C0")
-        env = _envelope(curve.precision)
-        ax.step(np.r_[0.0, curve.recall], np.r_[env[0], env], where="pre", lw=0.8, ls="--", color="C1")
-    paths = [_save(fig, out / "pr_curves.png")]
-
-    fig = _figure(*OVERLAY_INCHES)
-    ax = fig.subplots()
-    _unit_axes(ax, "recall", "precision")
-    ax.set_title(f"{result.protocol} PR curves ({len(names)} classes)", fontsize=10)
-    for i, name in enumerate(names):
-        curve = result.curves[name]
-        ap = aps.get(name)
-        label = _short(name, 20) + ("" if ap is None else f" ({ap:.3f})")
-        ax.plot(curve.recall, curve.precision, lw=1.0, color=f"C{i % 10}", label=label)
-    if len(names) <= LEGEND_MAX:
-        ax.legend(fontsize=7, loc="lower left", ncols=2 if len(names) > 10 else 1)
-    paths.append(_save(fig, out / "pr_overlay.png"))
-    return paths
+    return [
+        _save(_pr_grid(result, ncols), out / "pr_curves.png"),
+        _save(_pr_overlay(result), out / "pr_overlay.png"),
+    ]
 
 
 def _bar_value(result: EvalResult, value: Any) -> float | None:
@@ -175,48 +287,94 @@ def _bar_value(result: EvalResult, value: Any) -> float | None:
     return float(value)
 
 
-def plot_ap_bars(result: EvalResult, out_dir: str | Path, key: str = "ap") -> Path:
-    """Horizontal bars of the per-class ``key``, highest on top; classes without a value are listed as n/a.
+_COCO_KEYS = {"ap": "AP@[.50:.95]", "ap50": "AP@.50", "ap75": "AP@.75", "aps": "AP small", "apm": "AP medium"}
 
-    A dashed line marks the mean over the classes that have a value. Written to ``<key>_bars.png``.
+
+def _key_label(result: EvalResult, key: str) -> str:
+    if result.protocol == "coco":
+        return _COCO_KEYS.get(key, "AP large" if key == "apl" else key)
+    if result.protocol == "compare":
+        s = result.summary
+        return f"{s.get('metric', '')} delta (B − A)".strip()
+    return key
+
+
+def _bars(result: EvalResult, key: str) -> Figure:
+    _, rows = class_rows(result)
+    values = {name: v for name, row in rows if (v := _bar_value(result, row.get(key))) is not None}
+    missing = [name for name, _ in rows if name not in values]
+    valued = sorted(values, key=lambda n: -values[n])  # stable on ties
+    shown, caption = best_and_worst(valued, values, MAX_BARS)
+    gap = len(shown) < len(valued)
+    listed_missing = missing if len(missing) <= 10 else []
+    ordered: list[str | None] = (
+        [*shown[: len(shown) // 2], None, *shown[len(shown) // 2 :]] if gap else list(shown)
+    )
+    ordered += listed_missing
+    n = len(ordered)
+    fig = _figure(BAR_WIDTH_INCHES, max(2.5, 1.0 + BAR_ROW_INCHES * n))
+    ax = fig.subplots()
+    ypos = np.arange(n)[::-1]  # first (highest) at the top
+    nums = np.array([values.get(name, 0.0) if name is not None else 0.0 for name in ordered])
+    colours = ["C0" if name in values else "0.8" for name in ordered]
+    ax.barh(ypos, nums, color=colours, height=0.75)
+    # the value is part of the class's label: one text per bar instead of two (text is most of the time)
+    labels = [
+        "…"
+        if name is None
+        else f"{_short(name, 32)}  {values[name]:.3f}"
+        if name in values
+        else f"{_short(name, 32)}  n/a"
+        for name in ordered
+    ]
+    ax.set_yticks(ypos, labels, fontsize=7)
+    data = [values[m] for m in valued]
+    if key == "delta" or (data and (min(data) < 0 or max(data) > 1)):
+        lo, hi = min([0.0, *data]), max([0.0, *data])  # fit the data (deltas are small and signed)
+        pad = 0.12 * (hi - lo) if hi > lo else 0.05
+        ax.set_xlim(lo - (pad if lo < 0 else 0), hi + pad)
+        ax.axvline(0.0, lw=0.8, color="0.3")
+    else:
+        ax.set_xlim(0.0, 1.08)
+    ax.set_ylim(-0.6, n - 0.4)
+    for y, name in zip(ypos, ordered):
+        if name is None:
+            rest = [values[m] for m in valued if m not in set(shown)]
+            text = f" {len(rest)} classes in between ({min(rest):.3f} – {max(rest):.3f})"
+            ax.text(
+                0.01, y, text, va="center", fontsize=7, style="italic", transform=ax.get_yaxis_transform()
+            )
+    label = _key_label(result, key)
+    if data:
+        mean = float(np.mean(data))
+        ax.axvline(mean, ls="--", lw=0.8, color="C3", label=f"mean {mean:.3f} over {len(data)} classes")
+        ax.legend(fontsize=7, loc="lower right")
+    ax.set_xlabel(literal(label), fontsize=8)
+    ax.tick_params(axis="x", labelsize=7)
+    if result.protocol == "compare":
+        s = result.summary
+        title = f"per-class {label}: B = {s.get('b', 'B')}, A = {s.get('a', 'A')}"
+    else:
+        title = f"{result.protocol}: per-class {label}"
+    notes = [f"{caption} classes" if caption else "", f"{len(missing)} without a value" if missing else ""]
+    notes = [t for t in notes if t]
+    ax.set_title(literal(title + (f" ({'; '.join(notes)})" if notes else "")), fontsize=9)
+    return fig
+
+
+def plot_ap_bars(result: EvalResult, out_dir: str | Path, key: str = "ap") -> Path:
+    """Horizontal bars of the per-class ``key``, highest on top; classes without a value are listed as n/a
+    (counted in the title when more than 10). With more than ``MAX_BARS`` classes, the best and worst half
+    of that many are drawn with one row summarising those in between. A dashed line marks the mean over
+    every class that has a value. A comparison's deltas get an axis fitted to the data and a title naming
+    the metric and the two inputs. Written to ``<key>_bars.png``.
     """
     if key not in numeric_columns(result):
         known = ", ".join(numeric_columns(result)) or "none"
         raise ConfigError(f"no numeric per-class column {key!r} to plot (numeric columns: {known})")
     out = _out_dir(out_dir)
-    _, rows = class_rows(result)
-    values = [(name, _bar_value(result, row.get(key))) for name, row in rows]
-    valued = sorted(((k, v) for k, v in values if v is not None), key=lambda kv: -kv[1])  # stable on ties
-    missing = [v for v in values if v[1] is None]
-    ordered = valued + missing
-    n = len(ordered)
-    fig = _figure(BAR_WIDTH_INCHES, max(2.5, 1.0 + BAR_ROW_INCHES * n))
-    ax = fig.subplots()
-    ypos = np.arange(n)[::-1]  # first (highest) at the top
-    nums = np.array([v if v is not None else 0.0 for _, v in ordered])
-    ax.barh(ypos, nums, color=["C0" if v is not None else "0.8" for _, v in ordered], height=0.75)
-    ax.set_yticks(ypos, [_short(name, 32) for name, _ in ordered], fontsize=7)
-    lo = min(0.0, float(nums.min()) if n else 0.0)
-    hi = max(1.0, float(nums.max()) if n else 1.0)
-    ax.set_xlim(lo, hi * 1.08)
-    ax.set_ylim(-0.6, n - 0.4)
-    for y, (_, v) in zip(ypos, ordered):
-        ax.text(
-            max(v, 0.0) if v is not None else 0.0,
-            y,
-            f" {v:.3f}" if v is not None else " n/a",
-            va="center",
-            fontsize=6,
-        )
-    if valued:
-        mean = float(np.mean([v for _, v in valued]))
-        ax.axvline(mean, ls="--", lw=0.8, color="C3", label=f"mean {mean:.3f} over {len(valued)}")
-        ax.legend(fontsize=7, loc="lower right")
-    ax.set_xlabel(key, fontsize=8)
-    ax.tick_params(axis="x", labelsize=7)
-    ax.set_title(f"{result.protocol}: per-class {key}", fontsize=10)
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)
-    return _save(fig, out / f"{safe}_bars.png")
+    return _save(_bars(result, key), out / f"{safe}_bars.png")
 
 
 def _iou_index(iou_thrs: np.ndarray, value: float) -> int | None:
@@ -225,7 +383,11 @@ def _iou_index(iou_thrs: np.ndarray, value: float) -> int | None:
 
 
 def coco_precision_curves(
-    precision: np.ndarray, iou_thrs: ArrayLike, *, area_index: int = 0, maxdet_index: int = -1
+    precision: np.ndarray,
+    iou_thrs: Sequence[float] | np.ndarray,
+    *,
+    area_index: int = 0,
+    maxdet_index: int = -1,
 ) -> dict[str, np.ndarray]:
     """Per-class precision against the recall thresholds: ``{"IoU=0.50": [R, K], "IoU=0.75": ...,
     "IoU=0.50:0.95": mean over the IoU thresholds}``; pycocotools' -1 (no ground truth) becomes NaN."""
@@ -244,6 +406,101 @@ def coco_precision_curves(
     return out
 
 
+def _check_coco_arrays(
+    precision: Any, iou_thrs: Any, rec_thrs: Any, names: Sequence[Any], area_index: int, maxdet_index: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    arr = np.asarray(precision, dtype=np.float64)
+    thrs = np.asarray(iou_thrs, dtype=np.float64)
+    recs = np.asarray(rec_thrs, dtype=np.float64)
+    labels = [str(n) for n in names]
+    if arr.ndim != 5:
+        raise ValidationError(
+            f"precision must have 5 axes [T, R, K, A, M], got shape {arr.shape}", file=_COCO_ARRAY
+        )
+    expected = (len(thrs), len(recs), len(labels))
+    if arr.shape[:3] != expected:
+        raise ValidationError(
+            f"precision shape {arr.shape} does not match (iouThrs, recThrs, names) = {expected}",
+            file=_COCO_ARRAY,
+        )
+    for axis, index in ((3, area_index), (4, maxdet_index)):
+        if not -arr.shape[axis] <= index < arr.shape[axis]:
+            raise ConfigError(f"index {index} out of range for axis {axis} of size {arr.shape[axis]}")
+    return arr, thrs, recs, labels
+
+
+def _measure(kind: str, label: str) -> str:
+    return label.replace("IoU", "OKS") if kind == "keypoints" else label
+
+
+def _width(i: int, n: int) -> float:
+    """Line widths falling with the drawing order, so that equal curves (often all at precision 1.0) stay
+    visible under one another."""
+    return 1.0 + 0.7 * (n - 1 - i)
+
+
+def _coco_grid(
+    curves: dict[str, np.ndarray], recs: np.ndarray, names: list[str], kind: str, ncols: int | None
+) -> Figure:
+    labels = list(curves)
+    mean_label = labels[-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        aps = {n: float(np.nanmean(curves[mean_label][:, k])) for k, n in enumerate(names)}
+    with_gt = [n for n in names if not math.isnan(aps[n])]
+    shown, caption = best_and_worst(with_gt, aps, MAX_PANELS)
+    index = {n: k for k, n in enumerate(names)}
+    fig, axes = _grid_figure(len(shown), ncols)
+    for i, ax in enumerate(axes.flat):
+        if i >= len(shown):
+            ax.set_axis_off()
+            continue
+        k = index[shown[i]]
+        first_col, last_row = i % axes.shape[1] == 0, i >= len(shown) - axes.shape[1]
+        _unit_axes(ax, "recall" if last_row else None, "precision" if first_col else None, limits=i == 0)
+        ax.set_title(f"{_short(shown[i])}  AP {aps[shown[i]]:.3f}", fontsize=9)
+        for j, label in enumerate(labels):
+            ax.plot(recs, curves[label][:, k], lw=_width(j, len(labels)), color=f"C{j}")
+    from matplotlib.lines import Line2D
+
+    handles = [
+        Line2D([], [], color=f"C{j}", lw=_width(j, len(labels)), label=_measure(kind, lab))
+        for j, lab in enumerate(labels)
+    ]
+    fig.legend(handles=handles, loc="upper right", fontsize=7, ncols=len(handles), frameon=False)
+    n_out = len(names) - len(with_gt)
+    title = f"COCO precision per category; AP = mean over {_measure(kind, mean_label)}"
+    title += f" ({caption} categories by AP)" if caption else f" ({len(with_gt)} categories)"
+    if n_out:
+        title += f"; {n_out} without ground truth not shown"
+    fig.suptitle(literal(title), x=0.01, ha="left", fontsize=10)
+    return fig
+
+
+def _coco_all(curves: dict[str, np.ndarray], recs: np.ndarray, kind: str) -> Figure:
+    fig = _figure(*OVERLAY_INCHES)
+    ax = fig.subplots()
+    _unit_axes(ax, "recall", "precision")
+    n_gt = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for i, label in enumerate(curves):
+            has = ~np.all(np.isnan(curves[label]), axis=0)
+            n_gt = max(n_gt, int(has.sum()))
+            avg = np.nanmean(curves[label], axis=1)  # over categories with ground truth
+            ap = float(np.nanmean(curves[label])) if has.any() else float("nan")
+            ax.plot(
+                recs,
+                avg,
+                lw=_width(i, len(curves)),
+                color=f"C{i}",
+                label=f"{_measure(kind, label)}  AP {ap:.3f}",
+            )
+    ax.set_title(f"COCO precision averaged over the {n_gt} categories with ground truth", fontsize=10)
+    ax.legend(fontsize=8, loc="lower left")
+    return fig
+
+
 def plot_coco_precision(
     precision: np.ndarray,
     iou_thrs: Sequence[float],
@@ -254,101 +511,89 @@ def plot_coco_precision(
     area_index: int = 0,
     maxdet_index: int = -1,
     ncols: int | None = None,
+    iou_type: str = "bbox",
 ) -> list[Path]:
     """COCO precision curves from pycocotools' ``eval["precision"]`` array, laid out ``[T, R, K, A, M]``.
 
     ``area_index`` / ``maxdet_index`` pick the area range and max-detections setting (default: "all" and
-    the last maxDets, i.e. 100). Writes ``coco_precision.png`` (one panel per category, three curves:
-    IoU 0.50, 0.75 and the mean over all thresholds) and ``coco_precision_all.png`` (the three curves
-    averaged over the categories that have ground truth; their means are AP50, AP75 and AP).
+    the last maxDets, i.e. 100). Writes ``coco_precision.png`` (one panel per category with ground truth,
+    the best and worst ``MAX_PANELS // 2`` when there are more; three curves: IoU 0.50, 0.75 and the mean
+    over all thresholds, whose mean is the panel's AP) and ``coco_precision_all.png`` (the three curves
+    averaged over the categories that have ground truth; their means are AP50, AP75 and AP). Keypoints
+    (``iou_type="keypoints"``) say OKS.
     """
-    arr = np.asarray(precision, dtype=np.float64)
-    thrs = np.asarray(iou_thrs, dtype=np.float64)
-    recs = np.asarray(rec_thrs, dtype=np.float64)
-    names = [str(n) for n in names]
-    if arr.ndim != 5:
-        raise ValidationError(
-            f"precision must have 5 axes [T, R, K, A, M], got shape {arr.shape}", file=_COCO_ARRAY
-        )
-    expected = (len(thrs), len(recs), len(names))
-    if arr.shape[:3] != expected:
-        raise ValidationError(
-            f"precision shape {arr.shape} does not match (iouThrs, recThrs, names) = {expected}",
-            file=_COCO_ARRAY,
-        )
-    for axis, index in ((3, area_index), (4, maxdet_index)):
-        if not -arr.shape[axis] <= index < arr.shape[axis]:
-            raise ConfigError(f"index {index} out of range for axis {axis} of size {arr.shape[axis]}")
+    arr, thrs, recs, labels = _check_coco_arrays(
+        precision, iou_thrs, rec_thrs, names, area_index, maxdet_index
+    )
     out = _out_dir(out_dir)
     curves = coco_precision_curves(arr, thrs, area_index=area_index, maxdet_index=maxdet_index)
-    labels = list(curves)
-
-    rows, cols = grid_shape(len(names), ncols)
-    fig = _figure(cols * PANEL_INCHES, rows * PANEL_INCHES)
-    axes = fig.subplots(rows, cols, squeeze=False)
-    for k, ax in enumerate(axes.flat):
-        if k >= len(names):
-            ax.set_axis_off()
-            continue
-        _unit_axes(ax, "recall", "precision")
-        mean_curve = curves[labels[-1]][:, k]
-        if np.all(np.isnan(mean_curve)):
-            ax.set_title(_short(names[k]), fontsize=9)
-            ax.text(0.5, 0.5, "no ground truth", ha="center", va="center", fontsize=8, transform=ax.transAxes)
-            continue
-        ax.set_title(f"{_short(names[k])}  AP {np.nanmean(mean_curve):.3f}", fontsize=9)
-        for i, label in enumerate(labels):
-            ax.plot(recs, curves[label][:, k], lw=1.0, color=f"C{i}", label=label)
-        if k == 0:
-            ax.legend(fontsize=6, loc="lower left")
-    paths = [_save(fig, out / "coco_precision.png")]
-
-    fig = _figure(*OVERLAY_INCHES)
-    ax = fig.subplots()
-    _unit_axes(ax, "recall", "precision")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        for i, label in enumerate(labels):
-            avg = np.nanmean(curves[label], axis=1)  # over categories with ground truth
-            ap = float(np.nanmean(curves[label])) if not np.all(np.isnan(curves[label])) else float("nan")
-            ax.plot(recs, avg, lw=1.2, color=f"C{i}", label=f"{label}  AP {ap:.3f}")
-    ax.set_title(f"COCO precision over {len(names)} categories", fontsize=10)
-    ax.legend(fontsize=8, loc="lower left")
-    paths.append(_save(fig, out / "coco_precision_all.png"))
-    return paths
+    return [
+        _save(_coco_grid(curves, recs, labels, iou_type, ncols), out / "coco_precision.png"),
+        _save(_coco_all(curves, recs, iou_type), out / "coco_precision_all.png"),
+    ]
 
 
-def write_plots(
-    result: EvalResult, out_dir: str | Path, *, coco_arrays: Mapping[str, Any] | None = None
-) -> list[Path]:
-    """Every figure the result supports.
-
-    PR curves if it has curves; a bar chart of the per-class ``ap`` (``delta`` for a comparison, else the
-    first numeric column) if it has rows; the COCO precision figures if ``coco_arrays`` is given as
-    ``{"precision", "iou_thrs", "rec_thrs", "names"[, "area_index", "maxdet_index"]}``.
-    """
-    out = _out_dir(out_dir)
-    paths: list[Path] = []
+def _plan(result: EvalResult, coco_arrays: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
+    """(file name, function drawing its Figure) for every figure the result supports, in order."""
+    plan: list[tuple[str, Any]] = []
     if result.curves:
-        paths += plot_pr_curves(result, out)
+        plan += [
+            ("pr_curves.png", lambda: _pr_grid(result, None)),
+            ("pr_overlay.png", lambda: _pr_overlay(result)),
+        ]
     numeric = numeric_columns(result)
     if numeric:
         # A comparison is read through its deltas; any other result through its AP.
         preferred = "delta" if result.protocol == "compare" else "ap"
-        paths.append(plot_ap_bars(result, out, preferred if preferred in numeric else numeric[0]))
+        key = preferred if preferred in numeric else numeric[0]
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)
+        plan.append((f"{safe}_bars.png", lambda: _bars(result, key)))
     if coco_arrays is not None:
         missing = {"precision", "iou_thrs", "rec_thrs", "names"} - set(coco_arrays)
         if missing:
             raise ConfigError(f"coco_arrays lacks {', '.join(sorted(missing))}")
-        paths += plot_coco_precision(
+        area, md = coco_arrays.get("area_index", 0), coco_arrays.get("maxdet_index", -1)
+        arr, thrs, recs, labels = _check_coco_arrays(
             coco_arrays["precision"],
             coco_arrays["iou_thrs"],
             coco_arrays["rec_thrs"],
             coco_arrays["names"],
-            out,
-            area_index=coco_arrays.get("area_index", 0),
-            maxdet_index=coco_arrays.get("maxdet_index", -1),
+            area,
+            md,
         )
+        curves = coco_precision_curves(arr, thrs, area_index=area, maxdet_index=md)
+        kind = str(result.summary.get("iou_type", "bbox"))
+        plan.append(("coco_precision.png", lambda: _coco_grid(curves, recs, labels, kind, None)))
+        plan.append(("coco_precision_all.png", lambda: _coco_all(curves, recs, kind)))
+    return plan
+
+
+def figures(result: EvalResult, *, coco_arrays: Mapping[str, Any] | None = None) -> dict[str, Figure]:
+    """The matplotlib Figures :func:`write_plots` would save, by file name (to show in a notebook, restyle
+    or inspect; drawn on an Agg canvas, never through pyplot)."""
+    return {name: draw() for name, draw in _plan(result, coco_arrays)}
+
+
+def write_plots(
+    result: EvalResult,
+    out_dir: str | Path,
+    *,
+    coco_arrays: Mapping[str, Any] | None = None,
+    progress: Any = None,
+) -> list[Path]:
+    """Every figure the result supports, saved as PNG in ``out_dir``; returns the paths.
+
+    PR curves if it has curves; a bar chart of the per-class ``ap`` (``delta`` for a comparison, else the
+    first numeric column) if it has rows; the COCO precision figures if ``coco_arrays`` is given as
+    ``{"precision", "iou_thrs", "rec_thrs", "names"[, "area_index", "maxdet_index"]}``. ``progress``: a
+    :class:`~deteval.report.progress.Progress` told each figure's name as it is drawn.
+    """
+    out = _out_dir(out_dir)
+    paths = []
+    for name, draw in _plan(result, coco_arrays):
+        if progress is not None:
+            progress.stage(f"drawing {name}")
+        paths.append(_save(draw(), out / name))
     return paths
 
 
@@ -370,7 +615,8 @@ def write_plots_from_args(
     out_dir = getattr(args, "plots", None)
     if not out_dir:
         return []
-    paths = write_plots(result, out_dir, coco_arrays=coco_arrays)
+    with Progress(len(_plan(result, coco_arrays)), "deteval plots") as bar:
+        paths = write_plots(result, out_dir, coco_arrays=coco_arrays, progress=bar)
     if paths:
         skipped = "" if result.curves else " (no PR curves: the result holds none)"
         note(f"deteval: wrote {len(paths)} plot(s) to {out_dir}: {', '.join(p.name for p in paths)}{skipped}")

@@ -45,12 +45,15 @@ def is_quiet() -> bool:
     return _state["quiet"]
 
 
-def add_progress_args(parser: argparse.ArgumentParser) -> None:
-    """Add ``--progress`` and ``--quiet/-q`` to a subcommand's parser."""
+def add_progress_args(parser: argparse.ArgumentParser, *, progress: bool = True) -> None:
+    """Add ``--progress`` (unless the subcommand has nothing to show progress of) and ``--quiet/-q``."""
     group = parser.add_argument_group("progress and messages")
-    group.add_argument(
-        "--progress", action="store_true", help="show progress bars on stderr even when it is not a terminal"
-    )
+    if progress:
+        group.add_argument(
+            "--progress",
+            action="store_true",
+            help="show progress bars on stderr even when it is not a terminal",
+        )
     # trec_eval's -q means "per query": a subcommand that owns -q keeps it and gets only --quiet.
     flags = ("--quiet",) if "-q" in parser._option_string_actions else ("--quiet", "-q")
     group.add_argument(

@@ -13,6 +13,8 @@ the result that produced it.
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -78,6 +80,48 @@ def summary_fields(result: EvalResult) -> list[tuple[str, Any]]:
     return flat_fields(_jsonable(result.summary), record="summary")
 
 
+def _spec(values: list[Any]) -> Any:
+    """A list of numbers as the command line spells it: ``start:stop:count`` when evenly spaced (the
+    ``--iou-thrs`` syntax), else comma-separated; ``lo,hi;lo,hi`` for a list of ranges (``--area-rng``)."""
+    if values and all(isinstance(v, list) for v in values):
+        return ";".join(",".join(_num(x) for x in v) for v in values)
+    if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return ",".join(str(v) for v in values)
+    if len(values) > 3 and all(isinstance(v, float) for v in values):
+        steps = [b - a for a, b in itertools.pairwise(values)]
+        if max(steps) - min(steps) < 1e-9:
+            return f"{_num(values[0])}:{_num(values[-1])}:{len(values)}"
+    return ",".join(_num(v) for v in values)
+
+
+def _num(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def display_fields(result: EvalResult) -> list[tuple[str, Any]]:
+    """The summary as people (Markdown, the table without ``lines``) and spreadsheets (CSV) read it:
+    :func:`summary_fields` without COCO's ``stats`` list when its twelve values are also named fields
+    (``AP``, ``AP50``, ...), and with each parameter on one line as the command line spells it
+    (``params.iou_thrs: 0.5:0.95:10``) instead of one line per value. JSON keeps everything."""
+    summary_fields(result)  # refuse colliding keys before any of them is dropped or merged
+    summary = _jsonable(result.summary)
+    if isinstance(summary.get("stats"), list) and "AP" in summary:
+        summary = {k: v for k, v in summary.items() if k != "stats"}
+    params = summary.get("params")
+    if isinstance(params, dict):
+        summary["params"] = {
+            k: _spec(v) if isinstance(v, list) else v
+            for k, v in params.items()
+            if not (k in summary and summary[k] == v)  # e.g. iou_type, already a top-level field
+        }
+    return flat_fields(summary, record="summary")
+
+
+def row_label(result: EvalResult) -> str:
+    """The first column's heading: "topic" for TREC (one row per query), "class" otherwise."""
+    return "topic" if result.protocol == "trec" else "class"
+
+
 def class_rows(result: EvalResult) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
     """The per-class table: the union of the (flattened) row keys in first-seen order, and the rows."""
     cols: dict[str, None] = {}
@@ -116,11 +160,11 @@ def render_table(result: EvalResult) -> str:
     if result.lines:
         parts.append("\n".join(result.lines))
     else:
-        parts.append("\n".join(f"{k}: {_fmt(v, False)}" for k, v in summary_fields(result)))
+        parts.append("\n".join(f"{k}: {_fmt(v, False)}" for k, v in display_fields(result)))
     cols, rows = class_rows(result)
     if rows:
         grid = [[name, *(_fmt(row.get(c), False) for c in cols)] for name, row in rows]
-        parts.append(_grid(["class", *cols], grid))
+        parts.append(_grid([row_label(result), *cols], grid))
     if result.warnings:
         parts.append("\n".join(f"warning: {w}" for w in result.warnings))
     return "\n\n".join(p for p in parts if p) + "\n"
@@ -139,11 +183,17 @@ def render_markdown(result: EvalResult) -> str:
         # The protocol's familiar rendering (e.g. pycocotools' twelve lines), verbatim.
         fence = "~~~~" if any(line.lstrip().startswith("```") for line in result.lines) else "```"
         parts += [fence + "text", *result.lines, fence, ""]
+    fields = display_fields(result)
+    if result.lines:
+        # the lines above already show these numbers (rounded as pycocotools prints them, as in the table)
+        shown = {k for k, v in result.summary.items() if isinstance(v, float) and _shown(k, result.lines)}
+        fields = [(k, v) for k, v in fields if k not in shown]
     parts += ["| field | value |", "|---|---|"]
-    parts += [f"| {_md(k)} | {_md(_fmt(v, False))} |" for k, v in summary_fields(result)]
+    parts += [f"| {_md(k)} | {_md(_fmt(v, False))} |" for k, v in fields]
     cols, rows = class_rows(result)
     if rows:
-        parts += ["", "| class | " + " | ".join(_md(c) for c in cols) + " |", "|---" * (len(cols) + 1) + "|"]
+        head = f"| {row_label(result)} | " + " | ".join(_md(c) for c in cols) + " |"
+        parts += ["", head, "|---" * (len(cols) + 1) + "|"]
         for name, row in rows:
             parts.append(f"| {_md(name)} | " + " | ".join(_md(_fmt(row.get(c), False)) for c in cols) + " |")
     if result.warnings:
@@ -151,7 +201,28 @@ def render_markdown(result: EvalResult) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _shown(key: str, lines: list[str]) -> bool:
+    """Whether a summary number is one of the protocol's printed ``lines`` (COCO's twelve stats)."""
+    from deteval.detection.coco import DET_STAT_NAMES, KPT_STAT_NAMES
+
+    return key in DET_STAT_NAMES + KPT_STAT_NAMES and any("Average" in line for line in lines)
+
+
+#: A cell that is a plain decimal number (a spreadsheet reads it as a number, never as a formula).
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _neutral(cell: str) -> str:
+    """Spreadsheet formula injection (OWASP "CSV injection"): a text cell starting with ``=``, ``+``,
+    ``-``, ``@``, tab or carriage return is prefixed with ``'`` so that it is shown, never evaluated.
+    Numbers (``-0.25``, ``1e-05``) stay numbers."""
+    if cell and cell[0] in "=+-@\t\r" and not _NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell
+
+
 def _csv_cell(cell: str) -> str:
+    cell = _neutral(cell)
     # Quote what the csv module would, and also a lone "\r": csv.writer with a "\n" line terminator
     # leaves it bare (CPython <= 3.11), which a reader then takes for a line break.
     if any(ch in cell for ch in ',"\r\n'):
@@ -166,22 +237,40 @@ def _csv_row(cells: list[str]) -> str:
 
 
 def render_csv(result: EvalResult) -> str:
-    """One row per class; then a blank row and ``field,value`` rows: the protocol, the summary, the warnings.
+    """Two sections separated by one blank line: the per-class table (header ``class``, or ``topic`` for
+    TREC, then one row per class; left out when the result has no rows), then the ``field,value`` table:
+    the protocol, the summary (:func:`display_fields`), the warnings.
 
     RFC 4180 quoting with ``\n`` line ends; numbers are written with ``repr`` (they parse back to the same
-    float); null is an empty cell.
+    float); null is an empty cell; a text cell that a spreadsheet would run as a formula (``=``, ``+``,
+    ``-``, ``@``) is prefixed with ``'``.
     """
     cols, rows = class_rows(result)
-    lines = [_csv_row(["class", *cols])]
-    lines += [_csv_row([name, *(_fmt(row.get(c), True) for c in cols)]) for name, row in rows]
-    lines += ["", _csv_row(["field", "value"]), _csv_row(["protocol", result.protocol])]
-    lines += [_csv_row([k, _fmt(v, True)]) for k, v in summary_fields(result)]
+    lines = []
+    if rows:
+        lines = [_csv_row([row_label(result), *cols])]
+        lines += [_csv_row([name, *(_fmt(row.get(c), True) for c in cols)]) for name, row in rows]
+        lines += [""]
+    lines += [_csv_row(["field", "value"]), _csv_row(["protocol", result.protocol])]
+    lines += [_csv_row([k, _fmt(v, True)]) for k, v in display_fields(result)]
     lines += [_csv_row(["warning", w]) for w in result.warnings]
     return "\n".join(lines) + "\n"
 
 
 def render(result: EvalResult, fmt: str = "table", *, include_curves: bool = False) -> str:
-    """Render ``result`` in one of :data:`FORMATS`."""
+    """``result`` as text in one of :data:`FORMATS`: ``"table"`` (aligned columns, what the terminal
+    shows), ``"markdown"``, ``"csv"`` (two sections, see docs/results.md) or ``"json"`` (the full document;
+    ``include_curves`` adds the PR curves). The same text as the command line's ``--format``.
+
+    >>> from deteval.results import EvalResult
+    >>> print(render(EvalResult("voc", {"map": 0.5}, {"cat": {"ap": 0.5}}), "csv"), end="")
+    class,ap
+    cat,0.5
+    <BLANKLINE>
+    field,value
+    protocol,voc
+    map,0.5
+    """
     if fmt == "table":
         return render_table(result)
     if fmt == "markdown":

@@ -353,7 +353,7 @@ def prepare(
     if n_missing and not complete:
         warnings.append(
             f"{n_missing} qrels topic(s) absent from the run were not evaluated; "
-            "use complete=True (-c) to count them as 0"
+            "use -c (Python: complete=True) to count them as 0"
         )
     evaluated = has_q & (has_r | complete)
     new_code = np.cumsum(evaluated) - 1
