@@ -214,10 +214,10 @@ def test_tie_policies():
 
 
 def test_presorted_lists_and_empty_lists():
-    rl = presorted_lists([2, 0, 1], np.array([1, 0, 1], dtype=np.int8), [1, 3, 1])
+    rl = presorted_lists([2, 0, 1], np.array([1, 0, 1], dtype=bool), [1, 3, 1])
     assert rl.average_precision("all_points").tolist() == [1.0, 0.0, 1.0]
     assert rl.average_precision("coco101", if_no_positives=-1.0)[1] == 0.0
-    empty = presorted_lists([0], np.zeros(0, np.int8), [0])
+    empty = presorted_lists([0], np.zeros(0, bool), [0])
     assert empty.average_precision("voc07", if_no_positives=-1.0).tolist() == [-1.0]
     assert empty.f_max().tolist() == [0.0] and empty.reciprocal_rank().tolist() == [0.0]
 

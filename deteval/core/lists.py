@@ -130,9 +130,18 @@ class RankedLists:
 
     n_pos: np.ndarray  # (L,) int64
     count: np.ndarray  # (L,) int64 items per list
-    outcome: np.ndarray  # (N,) int8
+    is_relevant: np.ndarray  # (N,) bool
+    is_ignored: np.ndarray | None  # (N,) bool, None when no item is ignored
     scores: np.ndarray | None = None  # (N,) float64
     order: np.ndarray | None = None  # (N,) input index
+
+    @property
+    def outcome(self) -> np.ndarray:
+        """(N,) int8 outcome of every sorted item: 1 relevant, 0 non-relevant, -1 ignored."""
+        out = self.is_relevant.astype(np.int8)
+        if self.is_ignored is not None:
+            out[self.is_ignored] = IGNORED
+        return out
 
     @property
     def n_lists(self) -> int:
@@ -149,14 +158,14 @@ class RankedLists:
 
     @cached_property
     def _any_ignored(self) -> bool:
-        return bool(np.any(self.outcome == IGNORED))
+        return self.is_ignored is not None and bool(self.is_ignored.any())
 
     @cached_property
     def ranked_items(self) -> np.ndarray:
         """Sorted-item index of every rank (ignored items occupy no rank)."""
         if not self._any_ignored:
-            return np.arange(self.outcome.shape[0])
-        return np.flatnonzero(self.outcome != IGNORED)
+            return np.arange(self.is_relevant.shape[0])
+        return np.flatnonzero(~self.is_ignored)  # type: ignore[operator]
 
     @cached_property
     def n_ranked(self) -> np.ndarray:
@@ -184,8 +193,7 @@ class RankedLists:
     @cached_property
     def relevant(self) -> np.ndarray:
         """(N_r,) bool: the rank holds a relevant item."""
-        out = self.outcome if not self._any_ignored else self.outcome[self.ranked_items]
-        return out == RELEVANT
+        return self.is_relevant if not self._any_ignored else self.is_relevant[self.ranked_items]
 
     @cached_property
     def tp(self) -> np.ndarray:
@@ -218,7 +226,7 @@ class RankedLists:
     @cached_property
     def hit_items(self) -> np.ndarray:
         """(N_h,) sorted-item index of every hit."""
-        return np.flatnonzero(self.outcome == RELEVANT)
+        return np.flatnonzero(self.is_relevant)
 
     @cached_property
     def hit_list(self) -> np.ndarray:
@@ -244,8 +252,8 @@ class RankedLists:
         items = self.hit_items
         if not self._any_ignored:
             return items - self.start[self.hit_list] + 1
-        n = self.outcome.shape[0]
-        kept = np.cumsum(self.outcome != IGNORED, dtype=np.int32 if n < 2**31 - 1 else np.int64)
+        n = self.is_relevant.shape[0]
+        kept = np.cumsum(~self.is_ignored, dtype=np.int32 if n < 2**31 - 1 else np.int64)  # type: ignore[operator]
         before = np.where(self.start > 0, kept[np.maximum(self.start - 1, 0)], 0)
         return kept[items].astype(np.int64) - before[self.hit_list]
 
@@ -280,19 +288,33 @@ class RankedLists:
 
     # --- measures ---------------------------------------------------------------------------------------------
 
+    def counts_for_recall(self, levels: ArrayLike) -> np.ndarray:
+        """(L, R) :func:`min_counts_for_recall` of every list, computed once per distinct n_pos (and kept for
+        the last levels asked, which the precision and the scores at those levels share)."""
+        lv = np.asarray(levels, dtype=np.float64)
+        memo = self.__dict__.get("_counts_memo")
+        if memo is not None and np.array_equal(memo[0], lv):
+            return memo[1]  # type: ignore[no-any-return]
+        uniq, inv = np.unique(self.n_pos, return_inverse=True)
+        c = min_counts_for_recall(lv, uniq)[inv.reshape(-1)]
+        self.__dict__["_counts_memo"] = (lv.copy(), c)
+        return c
+
     def interpolated_precision(self, levels: ArrayLike, eps: float = 0.0) -> np.ndarray:
         """(L, R) max{P(r) : R(r) >= x} for every level x, 0 where no rank reaches x."""
-        return self.envelope_at_counts(min_counts_for_recall(levels, self.n_pos), eps)[0]
+        return self.envelope_at_counts(self.counts_for_recall(levels), eps)[0]
 
     def sampled_items(self, levels: ArrayLike) -> np.ndarray:
         """(L, R) sorted-item index of the first row whose recall reaches each level, -1 if none.
 
         Rows are all items, ignored ones included (pycocotools keeps ignored detections as rows repeating the
         previous counts), so a level <= 0 is reached at the list's first row."""
-        c = min_counts_for_recall(levels, self.n_pos)
+        c = self.counts_for_recall(levels)
         valid = (c >= 1) & (c <= self.n_hits[:, None])
-        hits_ext = np.concatenate((self.hit_items, [-1]))
-        out = np.where(valid, hits_ext[np.where(valid, self.hit_start[:, None] + c - 1, -1)], -1)
+        if self.hit_items.size:
+            out = np.where(valid, self.hit_items[np.where(valid, self.hit_start[:, None] + c - 1, 0)], -1)
+        else:
+            out = np.full(c.shape, -1, dtype=np.int64)
         first = np.where(self.count > 0, self.start, -1)[:, None]
         return np.where(c == 0, np.broadcast_to(first, c.shape), out)
 
@@ -509,7 +531,8 @@ def ranked_lists(
     return RankedLists(
         n_pos=npos,
         count=count,
-        outcome=out[order],
+        is_relevant=out[order] == RELEVANT,
+        is_ignored=out[order] == IGNORED,
         scores=None if sc is None else sc[order],
         order=order,
     )
@@ -538,17 +561,28 @@ def _sort(
 
 
 def presorted_lists(
-    count: ArrayLike, outcome: np.ndarray, n_pos: ArrayLike, scores: np.ndarray | None = None
+    count: ArrayLike,
+    relevant: np.ndarray,
+    n_pos: ArrayLike,
+    ignored: np.ndarray | None = None,
+    scores: np.ndarray | None = None,
 ) -> RankedLists:
-    """:class:`RankedLists` from columns already in (list, rank) order: ``count[l]`` items per list.
+    """:class:`RankedLists` from columns already in (list, rank) order: ``count[l]`` items per list, boolean
+    ``relevant`` and ``ignored`` (None: none ignored) flags per item.
 
     For the protocol layers that rank their own way (one sort shared by several outcome columns, as COCO's
-    thresholds and area ranges, or trec_eval's ranking built while joining qrels). ``outcome`` must hold
-    1, 0, -1 (int8 or bool)."""
+    thresholds and area ranges, or trec_eval's ranking built while joining qrels)."""
     cnt = np.asarray(count, dtype=np.int64)
-    out = np.asarray(outcome)
-    if out.dtype == np.bool_:
-        out = out.view(np.int8)
-    if int(cnt.sum()) != out.shape[0]:
-        raise ValidationError(f"{out.shape[0]} items for list sizes summing to {int(cnt.sum())}")
-    return RankedLists(n_pos=_as_counts(n_pos, cnt.shape[0], "n_pos"), count=cnt, outcome=out, scores=scores)
+    rel = np.asarray(relevant, dtype=bool)
+    if int(cnt.sum()) != rel.shape[0] or (ignored is not None and np.shape(ignored) != rel.shape):
+        raise ValidationError(f"{rel.shape[0]} items for list sizes summing to {int(cnt.sum())}")
+    ig = None if ignored is None else np.asarray(ignored, dtype=bool)
+    if ig is not None and np.any(rel & ig):
+        raise ValidationError("an item cannot be both relevant and ignored")
+    return RankedLists(
+        n_pos=_as_counts(n_pos, cnt.shape[0], "n_pos"),
+        count=cnt,
+        is_relevant=rel,
+        is_ignored=ig,
+        scores=scores,
+    )

@@ -56,7 +56,7 @@ class Ranking:
         a single ranking is computed there)."""
         from deteval.core.lists import presorted_lists
 
-        return presorted_lists([len(self)], self.relevant.view(np.int8), [self.n_pos], self.scores)
+        return presorted_lists([len(self)], self.relevant, [self.n_pos], scores=self.scores)
 
     def precision(self, eps: float = 0.0) -> np.ndarray:
         """P(r) = tp / (tp + fp + eps) at every rank.
