@@ -479,7 +479,7 @@ def ranked_lists(
     *,
     n_lists: int | None = None,
     weights: ArrayLike | None = None,
-    ties: TiePolicy = "stable",
+    ties: TiePolicy | str = "stable",
     tiebreak: ArrayLike | None = None,
 ) -> RankedLists:
     """Build :class:`RankedLists` from columns, sorting once by (list, −score, tie policy).
@@ -524,7 +524,7 @@ def ranked_lists(
             f"n_pos={int(npos[i])} of list {i} is smaller than its {int(n_rel[i])} relevant items"
         )
 
-    order = _sort(lid, sc, ties, tiebreak, n)
+    order = sort_lists(lid, sc, ties=ties, tiebreak=tiebreak)
     if w is not None:
         order = np.repeat(order, w[order])
     count = np.bincount(lid[order], minlength=n_l).astype(np.int64) if order.size else np.zeros(n_l, np.int64)
@@ -538,25 +538,32 @@ def ranked_lists(
     )
 
 
-def _sort(
-    lid: np.ndarray, sc: np.ndarray | None, ties: str, tiebreak: ArrayLike | None, n: int
+def sort_lists(
+    list_id: np.ndarray,
+    scores: np.ndarray | None,
+    *,
+    ties: TiePolicy | str = "stable",
+    tiebreak: ArrayLike | None = None,
 ) -> np.ndarray:
+    """The permutation ranking every list: by list, then descending score under the tie policy (module
+    docstring); ``"presorted"`` or no scores keeps input order inside each list."""
+    n = list_id.shape[0]
     if ties not in ("stable", "quicksort", "presorted"):
         raise ValidationError(f"unknown tie policy {ties!r}: use 'stable', 'quicksort' or 'presorted'")
-    if ties == "presorted" or sc is None:
-        return np.argsort(lid, kind="stable")
+    if ties == "presorted" or scores is None:
+        return np.argsort(list_id, kind="stable")
     if tiebreak is not None:
         key = np.asarray(tiebreak)
         if key.shape != (n,):
             raise ValidationError(f"tiebreak has shape {key.shape}, scores {(n,)}")
-        return np.lexsort((key, -sc, lid))
+        return np.lexsort((key, -scores, list_id))
     if ties == "stable":
-        return np.lexsort((-sc, lid))
+        return np.lexsort((-scores, list_id))
     # "quicksort": numpy's unstable sort must see exactly the array the reference sorts (one list's scores
     # in input order), so it runs list by list
-    by_list = np.argsort(lid, kind="stable")
-    bounds = np.searchsorted(lid[by_list], np.arange(int(lid.max()) + 2 if n else 1))
-    parts = [by_list[s:e][np.argsort(-sc[by_list[s:e]])] for s, e in itertools.pairwise(bounds.tolist())]
+    by_list = np.argsort(list_id, kind="stable")
+    bounds = np.searchsorted(list_id[by_list], np.arange(int(list_id.max()) + 2 if n else 1))
+    parts = [by_list[s:e][np.argsort(-scores[by_list[s:e]])] for s, e in itertools.pairwise(bounds.tolist())]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 

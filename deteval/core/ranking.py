@@ -138,19 +138,9 @@ def rank_order(
     * ``tiebreak``: an array sorted ascending among equal scores (then input order), e.g. trec_eval's
       docno-descending rule expressed as integer ranks of the docnos.
     """
-    if ties not in ("stable", "quicksort", "presorted"):
-        raise ValidationError(f"unknown tie policy {ties!r}: use 'stable', 'quicksort' or 'presorted'")
-    n = scores.shape[0]
-    if ties == "presorted":
-        return np.arange(n)
-    if tiebreak is not None:
-        key = np.asarray(tiebreak)
-        if key.shape != scores.shape:
-            raise ValidationError(f"tiebreak has shape {key.shape}, scores {scores.shape}")
-        return np.lexsort((key, -scores))
-    if ties == "stable":
-        return np.argsort(-scores, kind="stable")
-    return np.argsort(-scores)  # "quicksort"
+    from deteval.core.lists import sort_lists
+
+    return sort_lists(np.zeros(scores.shape[0], dtype=np.int64), scores, ties=ties, tiebreak=tiebreak)
 
 
 def rank(
