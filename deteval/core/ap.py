@@ -61,11 +61,12 @@ def _curve(recall: ArrayLike, precision: ArrayLike) -> tuple[np.ndarray, np.ndar
 
 
 def precision_envelope(precision: ArrayLike) -> np.ndarray:
-    """Right-to-left running maximum: env[i] = max(precision[i:])."""
+    """Right-to-left running maximum of one curve: env[i] = max(precision[i:]), NaN skipped (MATLAB's ``max``
+    over the devkit's 0/0 precision); all-NaN stays NaN."""
     prec = np.asarray(precision, dtype=np.float64)
     if prec.size == 0:
         return prec.copy()
-    return np.maximum.accumulate(prec[::-1])[::-1]
+    return np.fmax.accumulate(prec[::-1])[::-1]
 
 
 def interpolated_precision(recall: ArrayLike, precision: ArrayLike, levels: ArrayLike) -> np.ndarray:
