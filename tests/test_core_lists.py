@@ -236,6 +236,15 @@ def test_bad_input_is_refused(kwargs, message):
         ranked_lists(None, [1.0, 2.0], [1, 0], **kwargs)
 
 
+def test_presorted_lists_refuse_inconsistent_columns():
+    with pytest.raises(ValidationError, match="smaller than"):
+        presorted_lists([2], np.array([True, True]), [1])
+    with pytest.raises(ValidationError, match="both relevant and ignored"):
+        presorted_lists([1], np.array([True]), [1], np.array([True]))
+    with pytest.raises(ValidationError, match="summing to"):
+        presorted_lists([3], np.array([True]), [1])
+
+
 def test_list_id_out_of_range():
     with pytest.raises(ValidationError, match="outside"):
         ranked_lists([0, 3], [1.0, 2.0], [1, 0], n_lists=2)

@@ -586,10 +586,17 @@ def presorted_lists(
     ig = None if ignored is None else np.asarray(ignored, dtype=bool)
     if ig is not None and np.any(rel & ig):
         raise ValidationError("an item cannot be both relevant and ignored")
-    return RankedLists(
+    lists = RankedLists(
         n_pos=_as_counts(n_pos, cnt.shape[0], "n_pos"),
         count=cnt,
         is_relevant=rel,
         is_ignored=ig,
         scores=scores,
     )
+    short = np.flatnonzero(lists.n_hits > lists.n_pos)
+    if short.size:
+        i = int(short[0])
+        raise ValidationError(
+            f"n_pos={int(lists.n_pos[i])} of list {i} is smaller than its {int(lists.n_hits[i])} relevant items"
+        )
+    return lists

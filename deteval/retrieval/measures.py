@@ -64,7 +64,7 @@ class Cache:
         rt = self.rt
         lists = presorted_lists(rt.num_ret, rt.relevant, rt.num_rel)
         # the ranking already knows each row's topic and rank: hand them over rather than recompute them
-        lists.__dict__.update(rank_list=rt.row_topic, rank=rt.rank, hit_list=rt.row_topic[lists.hit_items])
+        lists.__dict__.update(rank_list=rt.row_topic, rank=rt.rank)
         return lists
 
     @property
