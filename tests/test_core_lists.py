@@ -249,3 +249,20 @@ def test_list_id_out_of_range():
     with pytest.raises(ValidationError, match="outside"):
         ranked_lists([0, 3], [1.0, 2.0], [1, 0], n_lists=2)
     assert math.isfinite(ranked_lists([0, 1], [1.0, 2.0], [1, 0]).average_precision()[0])
+
+
+def test_readme_core_example_runs_and_weights_mean_copies():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "ranked_lists" in b)
+    ns: dict = {}
+    exec(block, ns)
+    lists, resample = ns["lists"], ns["resample"]
+    # list 0: TP, (ignored), FP with n_pos 2 -> P = 1, 1/2; list 1: FP, TP with n_pos 1 -> P = 0, 1/2
+    assert lists.average_precision("all_points").tolist() == [0.5, 0.5]
+    assert lists.precision_at(2).tolist() == [0.5, 0.5] and lists.reciprocal_rank().tolist() == [1.0, 0.5]
+    repeated = ranked_lists([0, 0, 0, 1, 1, 1], [0.9, 0.9, 0.7, 0.6, 0.6, 0.5], [1, 1, 0, 0, 0, 1], [2, 1])
+    for method in AP_METHODS:
+        assert resample.average_precision(method).tolist() == repeated.average_precision(method).tolist()
