@@ -64,13 +64,11 @@ class Ranking:
         ``eps = np.spacing(1)`` reproduces pycocotools. Without ignored items tp + fp = r >= 1, so eps = 0 never
         divides by zero.
         """
-        return self.tp / (self.tp + self.fp + eps)
+        return self.lists.precision(eps)
 
     def recall(self) -> np.ndarray:
         """R(r) = tp / n_pos at every rank; all zeros when ``n_pos == 0`` (nothing can be recalled)."""
-        if self.n_pos == 0:
-            return np.zeros(len(self), dtype=np.float64)
-        return self.tp / float(self.n_pos)
+        return self.lists.recall()
 
 
 def _as_scores(scores: ArrayLike, what: str = "scores") -> np.ndarray:
