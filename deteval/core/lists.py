@@ -584,8 +584,6 @@ def presorted_lists(
     if int(cnt.sum()) != rel.shape[0] or (ignored is not None and np.shape(ignored) != rel.shape):
         raise ValidationError(f"{rel.shape[0]} items for list sizes summing to {int(cnt.sum())}")
     ig = None if ignored is None else np.asarray(ignored, dtype=bool)
-    if ig is not None and np.any(rel & ig):
-        raise ValidationError("an item cannot be both relevant and ignored")
     lists = RankedLists(
         n_pos=_as_counts(n_pos, cnt.shape[0], "n_pos"),
         count=cnt,
@@ -593,6 +591,8 @@ def presorted_lists(
         is_ignored=ig,
         scores=scores,
     )
+    if ig is not None and ig[lists.hit_items].any():  # read at the hits only: they are computed anyway
+        raise ValidationError("an item cannot be both relevant and ignored")
     short = np.flatnonzero(lists.n_hits > lists.n_pos)
     if short.size:
         i = int(short[0])
