@@ -41,6 +41,7 @@ import numpy as np
 
 from deteval.core.lists import RankedLists, presorted_lists
 from deteval.core.lists import safe_div as safe_div
+from deteval.core.lists import segment_suffix_max as segment_suffix_max
 from deteval.retrieval.prepare import RankedTopics
 
 MIN_GEO_MEAN = 0.00001
@@ -133,6 +134,11 @@ def gm_map_per_topic(c: Cache, denominator: str = "num_rel") -> np.ndarray:
 def r_precision(c: Cache) -> np.ndarray:
     """Rprec = tp(R) / R (the break-even point)."""
     return c.lists.r_precision()
+
+
+def _first_relevant_rank(c: Cache) -> np.ndarray:
+    """Rank of the first relevant document per topic (0 if none)."""
+    return c.lists.first_hit_rank()
 
 
 def recip_rank(c: Cache, k: int | None = None) -> np.ndarray:
