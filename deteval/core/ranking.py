@@ -82,7 +82,7 @@ def _as_scores(scores: ArrayLike, what: str = "scores") -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValidationError(
-            f"{what} must be finite: item {i} has score {arr[i]!r} ({int(bad.sum())} non-finite in all)",
+            f"{what} must be finite: item {i} has score {float(arr[i])!r} ({int(bad.sum())} non-finite in all)",
             record=i,
         )
     return arr
@@ -109,7 +109,7 @@ def _as_outcomes(outcomes: ArrayLike, n: int | None) -> np.ndarray:
     bad = (arr != RELEVANT) & (arr != NONRELEVANT) & (arr != IGNORED)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValidationError(f"outcome {arr[i]!r} is not 1 (relevant), 0 or -1 (ignored)", record=i)
+        raise ValidationError(f"outcome {arr[i].item()!r} is not 1 (relevant), 0 or -1 (ignored)", record=i)
     return arr.astype(np.int8, copy=False)
 
 
