@@ -508,16 +508,8 @@ def evaluate_voc(
     list_of = np.full(len(all_classes), -1, dtype=np.int64)
     list_of[sel_idx] = np.arange(sel_idx.shape[0])
     d_list = list_of[d_lab] if d_lab.size else d_lab
-    npos = (
-        np.bincount(list_of[g_lab[~g_diff]], minlength=len(selected))
-        if g_lab.size
-        else np.zeros(len(selected))
-    )
-    n_diff = (
-        np.bincount(list_of[g_lab[g_diff]], minlength=len(selected))
-        if g_lab.size
-        else np.zeros(len(selected))
-    )
+    npos = np.bincount(list_of[g_lab[~g_diff]], minlength=len(selected))
+    n_diff = np.bincount(list_of[g_lab[g_diff]], minlength=len(selected))
     lists = ranked_lists(
         d_list, d_sc, outcome_all, npos.astype(np.int64), n_lists=len(selected), ties=params.ties
     )
