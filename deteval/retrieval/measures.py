@@ -62,11 +62,7 @@ class Cache:
 
     @cached_property
     def lists(self) -> RankedLists:
-        rt = self.rt
-        lists = presorted_lists(rt.num_ret, rt.relevant, rt.num_rel)
-        # the ranking already knows each row's topic and rank: hand them over rather than recompute them
-        lists.__dict__.update(rank_list=rt.row_topic, rank=rt.rank)
-        return lists
+        return presorted_lists(self.rt.num_ret, self.rt.relevant, self.rt.num_rel)
 
     @property
     def tp(self) -> np.ndarray:
