@@ -266,3 +266,23 @@ def test_readme_core_example_runs_and_weights_mean_copies():
     repeated = ranked_lists([0, 0, 0, 1, 1, 1], [0.9, 0.9, 0.7, 0.6, 0.6, 0.5], [1, 1, 0, 0, 0, 1], [2, 1])
     for method in AP_METHODS:
         assert resample.average_precision(method).tolist() == repeated.average_precision(method).tolist()
+
+
+@SETTINGS
+@given(many_lists(weights=True))
+def test_presorted_weights_equal_ranked_weights(data):
+    n_lists, lid, scores, outcomes, w, n_pos = data
+    ranked = ranked_lists(lid, scores, outcomes, n_pos, n_lists=n_lists, weights=w)
+    order = ranked_lists(lid, scores, outcomes, None, n_lists=n_lists).order  # the same sort, unweighted
+    counts = np.bincount(lid, minlength=n_lists)
+    pre = presorted_lists(
+        counts, outcomes[order] == 1, n_pos, outcomes[order] == -1, scores[order], weights=w[order]
+    )
+    assert pre.count.tolist() == ranked.count.tolist()
+    assert order[pre.order].tolist() == ranked.order.tolist()
+    for method in AP_METHODS:
+        assert pre.average_precision(method).tolist() == ranked.average_precision(method).tolist()
+    assert (
+        pre.scores_at_levels(COCO_RECALL_LEVELS).tolist()
+        == ranked.scores_at_levels(COCO_RECALL_LEVELS).tolist()
+    )

@@ -573,23 +573,37 @@ def presorted_lists(
     n_pos: ArrayLike,
     ignored: np.ndarray | None = None,
     scores: np.ndarray | None = None,
+    *,
+    weights: ArrayLike | None = None,
 ) -> RankedLists:
     """:class:`RankedLists` from columns already in (list, rank) order: ``count[l]`` items per list, boolean
-    ``relevant`` and ``ignored`` (None: none ignored) flags per item.
+    ``relevant`` and ``ignored`` (None: none ignored) flags per item, optional integer ``weights``.
 
-    For the protocol layers that rank their own way (one sort shared by several outcome columns, as COCO's
-    thresholds and area ranges, or trec_eval's ranking built while joining qrels)."""
+    For the layers that rank their own way, or once for many lists: COCO's one sort shared by every
+    threshold and area range, trec_eval's ranking built while joining qrels, bootstrap resamples (one sort of
+    the items, then a weight column per resample)."""
     cnt = np.asarray(count, dtype=np.int64)
     rel = np.asarray(relevant, dtype=bool)
     if int(cnt.sum()) != rel.shape[0] or (ignored is not None and np.shape(ignored) != rel.shape):
         raise ValidationError(f"{rel.shape[0]} items for list sizes summing to {int(cnt.sum())}")
     ig = None if ignored is None else np.asarray(ignored, dtype=bool)
+    order = None
+    if weights is not None:
+        w = _as_counts(weights, rel.shape[0], "weight")
+        order = np.repeat(np.arange(rel.shape[0]), w)
+        cum = np.concatenate(([0], np.cumsum(w)))
+        ends = np.cumsum(cnt)
+        cnt = cum[ends] - cum[ends - cnt]
+        rel = rel[order]
+        ig = None if ig is None else ig[order]
+        scores = None if scores is None else np.asarray(scores)[order]
     lists = RankedLists(
         n_pos=_as_counts(n_pos, cnt.shape[0], "n_pos"),
         count=cnt,
         is_relevant=rel,
         is_ignored=ig,
         scores=scores,
+        order=order,
     )
     if ig is not None and ig[lists.hit_items].any():  # read at the hits only: they are computed anyway
         raise ValidationError("an item cannot be both relevant and ignored")
