@@ -1,5 +1,8 @@
 """The ranked-retrieval core: ranking → cumulative P/R → AP; P/R/F from counts.
 
+:class:`RankedLists` (``lists.py``) is the engine: any number of ranked lists as one set of columns, sorted
+once, every measure vectorised over all lists. A single :class:`Ranking` is its one-list case.
+
 Pure numpy. Knows nothing about boxes, documents or music: every field above it reduces its problem to
 scores, an outcome per item (relevant, non-relevant, ignored) and the number of relevant items in the
 reference (``n_pos``).
@@ -29,6 +32,7 @@ from deteval.core.ap import (
     interpolated_precision,
     precision_envelope,
 )
+from deteval.core.lists import RankedLists, presorted_lists, ranked_lists
 from deteval.core.prf import PRF, f_beta, precision_recall_f
 from deteval.core.ranking import IGNORED, NONRELEVANT, RELEVANT, Ranking, rank
 from deteval.core.summary import RankedSummary, precision_at_k, recall_at_k, summarize_ranking
@@ -43,6 +47,7 @@ __all__ = [
     "RELEVANT",
     "VOC07_LEVELS",
     "VOC_DEVKIT_LEVELS",
+    "RankedLists",
     "RankedSummary",
     "Ranking",
     "ap_all_points",
@@ -55,7 +60,9 @@ __all__ = [
     "precision_at_k",
     "precision_envelope",
     "precision_recall_f",
+    "presorted_lists",
     "rank",
+    "ranked_lists",
     "recall_at_k",
     "summarize_ranking",
 ]

@@ -1,7 +1,9 @@
-"""Average precision by method, and interpolated precision at recall levels.
+"""Average precision: of a :class:`~deteval.core.ranking.Ranking` (the one-list case of
+:class:`~deteval.core.lists.RankedLists`, where the methods are defined and computed), and of a PR curve
+given as two arrays (a curve from elsewhere, e.g. another tool's output).
 
-All functions take a PR curve as two arrays in rank order: ``recall`` (non-decreasing) and ``precision``,
-with ignored items already removed (see :mod:`deteval.core.ranking`).
+The curve functions take ``recall`` (non-decreasing) and ``precision`` in rank order with ignored items
+already removed, and follow the same definitions as the table in :mod:`deteval.core.lists`:
 
 ==================  =======================================================================================
 method              definition
@@ -14,34 +16,41 @@ method              definition
 ``coco101``         pycocotools: envelope sampled at ``np.linspace(0, 1, 101)`` with
                     ``searchsorted(side="left")``, 0 beyond the last recall, mean of the 101 samples. Pass the
                     precision computed with ``eps=np.spacing(1)`` (``Ranking.precision``) to match exactly.
-``uninterpolated``  IR average precision: sum of P(r) at each relevant rank r, divided by n_pos.
+``uninterpolated``  IR average precision: sum of P(r) at each relevant rank r, left to right, divided by n_pos.
 ==================  =======================================================================================
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 from numpy.typing import ArrayLike
 
+from deteval.core.lists import (
+    AP_METHODS,
+    COCO_RECALL_LEVELS,
+    PY_FASTER_RCNN_LEVELS,
+    VOC07_LEVELS,
+    VOC_DEVKIT_LEVELS,
+    APMethod,
+)
 from deteval.core.ranking import Ranking
 from deteval.errors import ValidationError
 
-APMethod = Literal["voc07", "all_points", "coco101", "uninterpolated"]
-AP_METHODS: tuple[str, ...] = ("voc07", "all_points", "coco101", "uninterpolated")
-
-#: The VOC devkit's recall levels: VOCevaldet.m loops ``for t=0:0.1:1``, and a MATLAB (and Octave) for-loop
-#: variable is ``a + k*d``, so t = k*0.1: 0.30000000000000004, 0.6000000000000001 and 0.7000000000000001 at
-#: k = 3, 6, 7 (a recall of exactly 0.3, 0.6 or 0.7 does not reach them). The default of ``voc07``.
-VOC_DEVKIT_LEVELS = np.array([0.0 + k * 0.1 for k in range(11)], dtype=np.float64)
-#: py-faster-rcnn's ``np.arange(0.0, 1.1, 0.1)``: the same eleven doubles as the devkit's loop.
-PY_FASTER_RCNN_LEVELS = np.arange(0.0, 1.1, 0.1)
-#: 0.0, 0.1, ..., 1.0 as the nearest doubles to the decimals (i / 10 is correctly rounded), for tools that
-#: sample the decimals; not the devkit's levels.
-VOC07_LEVELS = np.array([i / 10 for i in range(11)], dtype=np.float64)
-#: pycocotools' ``recThrs``.
-COCO_RECALL_LEVELS = np.linspace(0.0, 1.0, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
+__all__ = [
+    "AP_METHODS",
+    "COCO_RECALL_LEVELS",
+    "PY_FASTER_RCNN_LEVELS",
+    "VOC07_LEVELS",
+    "VOC_DEVKIT_LEVELS",
+    "APMethod",
+    "ap_all_points",
+    "ap_coco101",
+    "ap_uninterpolated",
+    "ap_voc07",
+    "average_precision",
+    "interpolated_precision",
+    "precision_envelope",
+]
 
 
 def _curve(recall: ArrayLike, precision: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -57,19 +66,17 @@ def _curve(recall: ArrayLike, precision: ArrayLike) -> tuple[np.ndarray, np.ndar
 
 
 def precision_envelope(precision: ArrayLike) -> np.ndarray:
-    """Right-to-left running maximum: env[i] = max(precision[i:])."""
+    """Right-to-left running maximum of one curve: env[i] = max(precision[i:]), NaN skipped (MATLAB's ``max``
+    over the devkit's 0/0 precision); all-NaN stays NaN."""
     prec = np.asarray(precision, dtype=np.float64)
     if prec.size == 0:
         return prec.copy()
-    return np.maximum.accumulate(prec[::-1])[::-1]
+    return np.fmax.accumulate(prec[::-1])[::-1]
 
 
 def interpolated_precision(recall: ArrayLike, precision: ArrayLike, levels: ArrayLike) -> np.ndarray:
-    """p_interp(t) = max{P(r) : R(r) >= t}, 0 where no rank reaches t, for every t in ``levels``.
-
-    Computed as the envelope sampled at ``searchsorted(recall, t, side="left")``: the same index rule as
-    pycocotools, and the same value as the devkit's ``max(prec(rec >= t))``.
-    """
+    """p_interp(t) = max{P(r) : R(r) >= t}, 0 where no rank reaches t, for every t in ``levels``: the
+    envelope sampled at ``searchsorted(recall, t, side="left")`` (pycocotools' index rule)."""
     rec, prec = _curve(recall, precision)
     lv = np.asarray(levels, dtype=np.float64)
     env = precision_envelope(prec)
@@ -90,7 +97,7 @@ def ap_voc07(recall: ArrayLike, precision: ArrayLike, levels: ArrayLike = VOC_DE
 
 
 def ap_all_points(recall: ArrayLike, precision: ArrayLike) -> float:
-    """VOC2010+ all-point AP (VOCap.m): area under the monotone envelope of the padded PR curve."""
+    """VOC2010+ all-point AP of a curve (VOCap.m): area under the monotone envelope of the padded curve."""
     rec, prec = _curve(recall, precision)
     mrec = np.concatenate(([0.0], rec, [1.0]))
     mpre = precision_envelope(np.concatenate(([0.0], prec, [0.0])))
@@ -104,14 +111,14 @@ def ap_coco101(recall: ArrayLike, precision: ArrayLike, levels: ArrayLike = COCO
 
 
 def ap_uninterpolated(relevant: ArrayLike, precision: ArrayLike, n_pos: int) -> float:
-    """IR AP: (1 / n_pos) * sum of P(r) over the ranks r holding a relevant item; 0 when n_pos is 0."""
+    """IR AP: (1 / n_pos) * sum of P(r) over the relevant ranks r, left to right; 0 when n_pos is 0."""
     rel = np.asarray(relevant, dtype=bool)
     prec = np.asarray(precision, dtype=np.float64)
     if rel.ndim != 1 or rel.shape != prec.shape:
         raise ValidationError(f"relevant {rel.shape} and precision {prec.shape} must be 1-D of equal length")
-    if n_pos <= 0:
+    if n_pos <= 0 or not rel.any():
         return 0.0
-    return float(np.sum(prec[rel]) / n_pos)
+    return float(np.cumsum(prec[rel])[-1] / n_pos)
 
 
 def average_precision(
@@ -121,7 +128,7 @@ def average_precision(
     levels: ArrayLike | None = None,
     if_no_positives: float = 0.0,
 ) -> float:
-    """AP of a :class:`Ranking` by ``method`` (see the module table).
+    """AP of a :class:`Ranking` by ``method`` (see :mod:`deteval.core.lists`).
 
     With ``n_pos == 0`` AP is undefined; ``if_no_positives`` is returned (0.0 as trec_eval; pycocotools uses
     -1; the VOC protocol leaves such classes out of the mean instead of asking). ``levels`` overrides the
@@ -129,16 +136,4 @@ def average_precision(
     """
     if method not in AP_METHODS:
         raise ValidationError(f"unknown AP method {method!r}; choose one of {', '.join(AP_METHODS)}")
-    if ranking.n_pos == 0:
-        return float(if_no_positives)
-    if method == "uninterpolated":
-        return ap_uninterpolated(ranking.relevant, ranking.precision(), ranking.n_pos)
-    rec = ranking.recall()
-    if method == "voc07":
-        return ap_voc07(rec, ranking.precision(), VOC_DEVKIT_LEVELS if levels is None else levels)
-    if method == "all_points":
-        return ap_all_points(rec, ranking.precision())
-    if method == "coco101":
-        prec = ranking.precision(eps=float(np.spacing(1)))
-        return ap_coco101(rec, prec, COCO_RECALL_LEVELS if levels is None else levels)
-    raise ValidationError(f"unknown AP method {method!r}; choose one of {', '.join(AP_METHODS)}")
+    return float(ranking.lists.average_precision(method, levels=levels, if_no_positives=if_no_positives)[0])

@@ -20,16 +20,11 @@ Ranks beyond the end of the list count as non-relevant, as in :mod:`deteval.core
 
 from __future__ import annotations
 
-from typing import Literal
-
-import numpy as np
-
+from deteval.core.lists import AP_AT_K_DENOMINATORS, APDenominator
 from deteval.core.ranking import Ranking
 from deteval.core.summary import _check_k
-from deteval.errors import ValidationError
 
-APDenominator = Literal["n_pos", "min_k_n_pos", "retrieved"]
-AP_AT_K_DENOMINATORS: tuple[str, ...] = ("n_pos", "min_k_n_pos", "retrieved")
+__all__ = ["AP_AT_K_DENOMINATORS", "APDenominator", "average_precision_at_k", "reciprocal_rank"]
 
 
 def reciprocal_rank(ranking: Ranking, k: int | None = None) -> float:
@@ -40,9 +35,7 @@ def reciprocal_rank(ranking: Ranking, k: int | None = None) -> float:
     ...     rank(None, [0, 0, 1, 1], ties="presorted"), k=2)
     (0.3333333333333333, 0.0)
     """
-    relevant = ranking.relevant if k is None else ranking.relevant[: _check_k(k)]
-    hits = np.flatnonzero(relevant)
-    return 0.0 if hits.size == 0 else 1.0 / float(hits[0] + 1)
+    return float(ranking.lists.reciprocal_rank(None if k is None else _check_k(k))[0])
 
 
 def average_precision_at_k(ranking: Ranking, k: int, *, denominator: APDenominator = "n_pos") -> float:
@@ -53,20 +46,4 @@ def average_precision_at_k(ranking: Ranking, k: int, *, denominator: APDenominat
     >>> [average_precision_at_k(r, 3, denominator=d) for d in ("n_pos", "min_k_n_pos", "retrieved")]
     [0.41666666666666663, 0.5555555555555555, 0.8333333333333333]
     """
-    k = _check_k(k)
-    if denominator == "n_pos":
-        den = ranking.n_pos
-    elif denominator == "min_k_n_pos":
-        den = min(k, ranking.n_pos)
-    elif denominator == "retrieved":
-        den = int(np.count_nonzero(ranking.relevant[:k]))
-    else:
-        raise ValidationError(
-            f"unknown AP@k denominator {denominator!r}; choose one of {', '.join(AP_AT_K_DENOMINATORS)}"
-        )
-    if den == 0:
-        return 0.0
-    relevant = ranking.relevant[:k]
-    precision = ranking.precision()[:k]
-    # Same summation as ap_uninterpolated, so that AP@k with D = n_pos and k >= len equals it bit for bit.
-    return float(np.sum(precision[relevant]) / den)
+    return float(ranking.lists.average_precision_at(_check_k(k), denominator)[0])

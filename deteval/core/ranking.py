@@ -14,12 +14,16 @@ Conventions (every protocol builds on these):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from functools import cached_property
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from deteval.errors import ValidationError
+
+if TYPE_CHECKING:
+    from deteval.core.lists import RankedLists
 
 RELEVANT = 1
 NONRELEVANT = 0
@@ -46,19 +50,25 @@ class Ranking:
     def __len__(self) -> int:
         return int(self.relevant.shape[0])
 
+    @cached_property
+    def lists(self) -> RankedLists:
+        """This ranking as the one-list case of :class:`~deteval.core.lists.RankedLists` (every measure of
+        a single ranking is computed there)."""
+        from deteval.core.lists import presorted_lists
+
+        return presorted_lists([len(self)], self.relevant, [self.n_pos], scores=self.scores)
+
     def precision(self, eps: float = 0.0) -> np.ndarray:
         """P(r) = tp / (tp + fp + eps) at every rank.
 
         ``eps = np.spacing(1)`` reproduces pycocotools. Without ignored items tp + fp = r >= 1, so eps = 0 never
         divides by zero.
         """
-        return self.tp / (self.tp + self.fp + eps)
+        return self.lists.precision(eps)
 
     def recall(self) -> np.ndarray:
         """R(r) = tp / n_pos at every rank; all zeros when ``n_pos == 0`` (nothing can be recalled)."""
-        if self.n_pos == 0:
-            return np.zeros(len(self), dtype=np.float64)
-        return self.tp / float(self.n_pos)
+        return self.lists.recall()
 
 
 def _as_scores(scores: ArrayLike, what: str = "scores") -> np.ndarray:
@@ -72,7 +82,7 @@ def _as_scores(scores: ArrayLike, what: str = "scores") -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValidationError(
-            f"{what} must be finite: item {i} has score {arr[i]!r} ({int(bad.sum())} non-finite in all)",
+            f"{what} must be finite: item {i} has score {float(arr[i])!r} ({int(bad.sum())} non-finite in all)",
             record=i,
         )
     return arr
@@ -99,7 +109,7 @@ def _as_outcomes(outcomes: ArrayLike, n: int | None) -> np.ndarray:
     bad = (arr != RELEVANT) & (arr != NONRELEVANT) & (arr != IGNORED)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValidationError(f"outcome {arr[i]!r} is not 1 (relevant), 0 or -1 (ignored)", record=i)
+        raise ValidationError(f"outcome {arr[i].item()!r} is not 1 (relevant), 0 or -1 (ignored)", record=i)
     return arr.astype(np.int8, copy=False)
 
 
@@ -126,19 +136,9 @@ def rank_order(
     * ``tiebreak``: an array sorted ascending among equal scores (then input order), e.g. trec_eval's
       docno-descending rule expressed as integer ranks of the docnos.
     """
-    if ties not in ("stable", "quicksort", "presorted"):
-        raise ValidationError(f"unknown tie policy {ties!r}: use 'stable', 'quicksort' or 'presorted'")
-    n = scores.shape[0]
-    if ties == "presorted":
-        return np.arange(n)
-    if tiebreak is not None:
-        key = np.asarray(tiebreak)
-        if key.shape != scores.shape:
-            raise ValidationError(f"tiebreak has shape {key.shape}, scores {scores.shape}")
-        return np.lexsort((key, -scores))
-    if ties == "stable":
-        return np.argsort(-scores, kind="stable")
-    return np.argsort(-scores)  # "quicksort"
+    from deteval.core.lists import sort_lists
+
+    return sort_lists(np.zeros(scores.shape[0], dtype=np.int64), scores, ties=ties, tiebreak=tiebreak)
 
 
 def rank(
@@ -148,41 +148,30 @@ def rank(
     *,
     ties: TiePolicy = "stable",
     tiebreak: ArrayLike | None = None,
+    weights: ArrayLike | None = None,
 ) -> Ranking:
     """Rank items by descending score and accumulate TP and FP over the non-ignored ones.
 
     ``outcomes`` holds 1 (relevant), 0 (non-relevant), -1 (ignored) or booleans (True = relevant).
     ``n_pos`` defaults to the number of relevant items given. With ``ties="presorted"`` scores may be None.
+    ``weights``: an integer per item, counted that many times (0 drops it). The one-list case of
+    :func:`deteval.core.lists.ranked_lists`.
 
     >>> r = rank([0.9, 0.8, 0.7], [1, 0, 1], n_pos=3)
     >>> r.tp.tolist(), r.fp.tolist(), r.recall().tolist()
     ([1, 1, 2], [0, 1, 1], [0.3333333333333333, 0.3333333333333333, 0.6666666666666666])
     """
-    if scores is None:
-        if ties != "presorted":
-            raise ValidationError("scores are required unless ties='presorted'")
-        out = _as_outcomes(outcomes, None)
-        sc = None
-    else:
-        sc = _as_scores(scores)
-        out = _as_outcomes(outcomes, sc.shape[0])
-    n_rel = int(np.count_nonzero(out == RELEVANT))
-    if n_pos is None:
-        n_pos = n_rel
-    n_pos = _as_count(n_pos)
-    if n_pos < n_rel:
-        raise ValidationError(f"n_pos={n_pos} is smaller than the {n_rel} relevant items given")
+    from deteval.core.lists import ranked_lists
 
-    order = rank_order(sc if sc is not None else np.zeros(out.shape[0]), ties=ties, tiebreak=tiebreak)
-    kept = order[out[order] != IGNORED]
-    relevant = out[kept] == RELEVANT
-    tp = np.cumsum(relevant, dtype=np.int64)
-    fp = np.arange(1, kept.shape[0] + 1, dtype=np.int64) - tp
+    if n_pos is not None:
+        n_pos = _as_count(n_pos)
+    rl = ranked_lists(None, scores, outcomes, n_pos, weights=weights, ties=ties, tiebreak=tiebreak)
+    kept = rl.ranked_items
     return Ranking(
-        order=kept,
-        scores=None if sc is None else sc[kept],
-        relevant=relevant,
-        tp=tp,
-        fp=fp,
-        n_pos=n_pos,
+        order=rl.order[kept] if rl.order is not None else kept,
+        scores=None if rl.scores is None else rl.scores[kept],
+        relevant=rl.relevant,
+        tp=rl.tp,
+        fp=rl.fp,
+        n_pos=int(rl.n_pos[0]),
     )

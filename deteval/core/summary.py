@@ -16,8 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deteval.core.ap import ap_uninterpolated
-from deteval.core.prf import f_beta
 from deteval.core.ranking import Ranking
 from deteval.errors import ValidationError
 
@@ -53,28 +51,22 @@ def relevant_in_top(ranking: Ranking, k: int) -> int:
 
 def precision_at_k(ranking: Ranking, k: int) -> float:
     """P@k = |relevant in top k| / k (divides by k even when the list is shorter, as trec_eval)."""
-    return relevant_in_top(ranking, k) / _check_k(k)
+    return float(ranking.lists.precision_at(_check_k(k))[0])
 
 
 def recall_at_k(ranking: Ranking, k: int) -> float:
     """R@k = |relevant in top k| / n_pos; 0 when n_pos is 0."""
-    return 0.0 if ranking.n_pos == 0 else relevant_in_top(ranking, k) / ranking.n_pos
+    return float(ranking.lists.recall_at(_check_k(k))[0])
 
 
 def summarize_ranking(ranking: Ranking) -> RankedSummary:
     """P(r), R(r), F(r), break-even point, F-max and AP of a ranked list (see module docstring)."""
-    precision = ranking.precision()
-    recall = ranking.recall()
-    f = np.asarray(f_beta(precision, recall), dtype=np.float64).reshape(-1)
-    if ranking.n_pos == 0 or len(ranking) == 0:
-        bep = 0.0
-    else:
-        bep = relevant_in_top(ranking, ranking.n_pos) / ranking.n_pos
+    rl = ranking.lists
     return RankedSummary(
-        precision=precision,
-        recall=recall,
-        f=f,
-        break_even_point=float(bep),
-        f_max=float(f.max()) if f.size else 0.0,
-        average_precision=ap_uninterpolated(ranking.relevant, precision, ranking.n_pos),
+        precision=rl.precision(),
+        recall=rl.recall(),
+        f=rl.f_curve(),
+        break_even_point=float(rl.r_precision()[0]),
+        f_max=float(rl.f_max()[0]),
+        average_precision=float(rl.average_precision("uninterpolated")[0]),
     )

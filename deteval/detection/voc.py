@@ -59,8 +59,9 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from deteval.core import PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS, ap_all_points, ap_voc07, rank
-from deteval.core.ranking import TiePolicy, rank_order
+from deteval.core import PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS
+from deteval.core.lists import ranked_lists, sort_lists
+from deteval.core.ranking import TiePolicy
 from deteval.detection.boxes import as_boxes, paired_iou
 from deteval.errors import ConfigError, ValidationError
 from deteval.results import EvalResult, PRCurve
@@ -284,18 +285,11 @@ def _names(names: Sequence[str] | int | None, idx: np.ndarray) -> tuple[str, ...
 
 
 def _rank_positions(scores: np.ndarray, label: np.ndarray, ties: TiePolicy) -> np.ndarray:
-    """Position of every detection in its class's ranking (0 = highest score)."""
+    """Position of every detection in its class's ranking (0 = highest score), from the core's sort."""
     pos = np.empty(scores.shape[0], dtype=np.int64)
-    if ties == "stable":
-        # Within each class: descending score, then row order. One lexsort covers all classes at once.
-        order = np.lexsort((np.arange(scores.shape[0]), -scores, label))
-        start = np.searchsorted(label[order], label[order], side="left")
-        pos[order] = np.arange(order.shape[0]) - start
-        return pos
-    # Unstable sorts must see exactly the array the reference sorts: one class's scores in file order.
-    for c in np.unique(label):
-        rows = np.flatnonzero(label == c)
-        pos[rows[rank_order(scores[rows], ties=ties)]] = np.arange(rows.shape[0])
+    order = sort_lists(label, scores, ties=ties)
+    start = np.searchsorted(label[order], label[order], side="left")
+    pos[order] = np.arange(order.shape[0]) - start
     return pos
 
 
@@ -495,38 +489,49 @@ def evaluate_voc(
     g_lab = gt.label[g_keep]
     g_diff = gt.difficult[g_keep]
 
+    # one ranked list per selected class, ranked once under the profile's tie policy
+    list_of = np.full(len(all_classes), -1, dtype=np.int64)
+    list_of[sel_idx] = np.arange(sel_idx.shape[0])
+    d_list = list_of[d_lab] if d_lab.size else d_lab
+    npos = np.bincount(list_of[g_lab[~g_diff]], minlength=len(selected))
+    n_diff = np.bincount(list_of[g_lab[g_diff]], minlength=len(selected))
+    lists = ranked_lists(
+        d_list, d_sc, outcome_all, npos.astype(np.int64), n_lists=len(selected), ties=params.ties
+    )
+    if params.metric == "voc07":
+        ap_all = lists.average_precision("voc07", levels=params.levels)
+    else:
+        ap_all = lists.average_precision("all_points")
+    rec_all, prec_all = lists.recall(), lists.precision()
+    score_all = lists.scores[lists.ranked_items] if lists.scores is not None else None
+
     per_class: dict[str, dict[str, Any]] = {}
     curves: dict[str, PRCurve] = {}
     aps: list[float] = []
     no_gt: list[str] = []
-    levels = params.levels
-    for c, ci in zip(selected, sel_idx.tolist()):
-        rows = np.flatnonzero(d_lab == ci)
-        in_class = g_lab == ci
-        npos = int(np.count_nonzero(in_class & ~g_diff))
-        scores = d_sc[rows]
-        outcome = outcome_all[rows]
-        order = rank_order(scores, ties=params.ties)
-        ranking = rank(scores[order], outcome[order], npos, ties="presorted")
-        rec = ranking.recall()
-        prec = ranking.precision()
+    for i, c in enumerate(selected):
+        n_pos = int(lists.n_pos[i])
         ap: float | None = None
-        if npos > 0:
-            ap = ap_voc07(rec, prec, levels) if params.metric == "voc07" else ap_all_points(rec, prec)
+        if n_pos > 0:
+            ap = float(ap_all[i])
             aps.append(ap)
         else:
             no_gt.append(c)
-        tp = int(ranking.tp[-1]) if len(ranking) else 0
+        tp = int(lists.n_hits[i])
+        n_ranked = int(lists.n_ranked[i])
         per_class[c] = {
             "ap": ap,
-            "npos": npos,
-            "ndet": int(rows.shape[0]),
+            "npos": n_pos,
+            "ndet": int(lists.count[i]),
             "tp": tp,
-            "fp": len(ranking) - tp,
-            "ignored": int(np.count_nonzero(outcome == -1)),
-            "difficult": int(np.count_nonzero(in_class & g_diff)),
+            "fp": n_ranked - tp,
+            "ignored": int(lists.count[i]) - n_ranked,
+            "difficult": int(n_diff[i]),
         }
-        curves[c] = PRCurve(recall=rec, precision=prec, scores=ranking.scores)
+        sl = slice(int(lists.rank_start[i]), int(lists.rank_start[i]) + n_ranked)
+        curves[c] = PRCurve(
+            recall=rec_all[sl], precision=prec_all[sl], scores=None if score_all is None else score_all[sl]
+        )
 
     if no_gt:
         warnings.append(

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from deteval.core.ap import precision_envelope
 from deteval.errors import ConfigError, ValidationError
 from deteval.report.progress import Progress, note
 from deteval.report.tables import class_rows, numeric_columns
@@ -141,10 +142,8 @@ def _grid_figure(n: int, ncols: int | None) -> tuple[Figure, np.ndarray]:
 
 
 def _envelope(precision: np.ndarray) -> np.ndarray:
-    # Right-to-left running max skipping NaN (the devkit's 0/0 precision), as the interpolated AP sees it.
-    if precision.size == 0:
-        return precision
-    return np.fmax.accumulate(precision[::-1])[::-1]
+    # The core's envelope skips NaN (the devkit's 0/0 precision), as the interpolated AP sees it.
+    return precision_envelope(precision)
 
 
 def _ordered_curve_names(result: EvalResult) -> list[str]:

@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike
 
 from deteval.core import summary as core_summary
 from deteval.core.ap import average_precision as core_average_precision
+from deteval.core.cutoff import reciprocal_rank as core_reciprocal_rank
 from deteval.core.ranking import Ranking, rank
 from deteval.errors import ValidationError
 from deteval.io.trec import qrels_from_lists, run_from_lists
@@ -97,11 +98,7 @@ def f_max(relevance: ArrayLike, n_rel: int | None = None, *, level: int = 1) -> 
 
 def reciprocal_rank(relevance: ArrayLike, *, k: int | None = None, level: int = 1) -> float:
     """1 / rank of the first relevant document (0 if none, or none within the cutoff k)."""
-    rel = _rel(relevance, level)
-    if k is not None:
-        rel = rel[: _check_k(k)]
-    hit = np.flatnonzero(rel)
-    return 0.0 if hit.size == 0 else 1.0 / (int(hit[0]) + 1)
+    return core_reciprocal_rank(_ranking(_rel(relevance, level), None), None if k is None else _check_k(k))
 
 
 def dcg_at_k(gains: ArrayLike, k: int | None = None, *, gain: str = "trec", discount: str = "trec") -> float:

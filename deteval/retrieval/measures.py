@@ -1,8 +1,11 @@
 """trec_eval measures, per topic, computed for all topics at once on a :class:`RankedTopics`.
 
 Every function takes the prepared topics and returns one float64 value per topic (or a 2-D array, one
-column per cutoff). Sums run per topic in rank order (``np.bincount`` with weights adds in row order, like
-trec_eval's loops), so results agree with trec_eval to the last bits, not just to rounding.
+column per cutoff). The ranked-list summaries (P, recall, AP, R-precision, reciprocal rank, interpolated
+precision, F-max) are the core's: each topic is one list of a :class:`~deteval.core.lists.RankedLists`
+(``Cache.lists``), whose sums run per list in rank order like trec_eval's loops, so results agree with
+trec_eval to the last bits. bpref and (n)DCG, which read judged values rather than a ranked list's
+relevant/non-relevant outcome, are computed here on the same ranking.
 
 Definitions (R = ``num_rel``, the judged documents with ``rel >= level``; rel(i) the judged value at rank
 i; [i rel] 1 if the document at rank i is relevant; tp(k) the relevant documents in the top k):
@@ -27,13 +30,18 @@ i; [i rel] 1 if the document at rank i is relevant; tp(k) the relevant documents
   ``set_recall`` = num_rel_ret / R, ``set_F`` = 2 P R / (P + R), ``set_map`` = set_P * set_recall,
   ``set_relative_P`` = num_rel_ret / min(num_ret, R); ``relative_P_k`` = tp(k) / min(k, R)
 * ``gm_bpref``: like gm_map, from bpref
-* deteval extensions: ``F_k`` (F1 of P_k and recall_k), ``Fmax`` = max over ranks of F(i) = 2 tp(i) / (i + R)
+* deteval extensions: ``F_k`` (F1 of P_k and recall_k), ``Fmax`` = max over ranks of F1(P(i), R(i))
 """
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
+from deteval.core.lists import RankedLists, presorted_lists
+from deteval.core.lists import safe_div as safe_div
+from deteval.core.lists import segment_suffix_max as segment_suffix_max
 from deteval.retrieval.prepare import RankedTopics
 
 MIN_GEO_MEAN = 0.00001
@@ -45,42 +53,25 @@ def _sum_by_topic(rt: RankedTopics, weights: np.ndarray, mask: np.ndarray | None
     return np.bincount(rt.row_topic, weights=weights, minlength=rt.n_topics)
 
 
-def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den elementwise, 0 where den is 0 (trec_eval leaves such measures at 0)."""
-    num = np.asarray(num, dtype=np.float64)
-    den = np.asarray(den, dtype=np.float64)
-    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
-
 class Cache:
-    """Per-row quantities shared by several measures, computed once."""
+    """Per-row quantities shared by several measures, computed once; ``lists`` is the ranking as the core's
+    :class:`~deteval.core.lists.RankedLists` (one list per topic)."""
 
     def __init__(self, rt: RankedTopics) -> None:
         self.rt = rt
-        self._tp: np.ndarray | None = None
+
+    @cached_property
+    def lists(self) -> RankedLists:
+        return presorted_lists(self.rt.num_ret, self.rt.relevant, self.rt.num_rel)
 
     @property
     def tp(self) -> np.ndarray:
         """Relevant documents at or above each row, within its topic (exact integers)."""
-        if self._tp is None:
-            c = np.cumsum(self.rt.relevant, dtype=np.int64)
-            before = (c - self.rt.relevant)[self.rt.start[self.rt.num_ret > 0]]
-            offs = np.zeros(self.rt.n_topics, dtype=np.int64)
-            offs[self.rt.num_ret > 0] = before
-            self._tp = c - np.repeat(offs, self.rt.num_ret)
-        return self._tp
+        return self.lists.tp
 
     def tp_at(self, k: np.ndarray | int) -> np.ndarray:
         """tp(k) per topic; k may be a per-topic array. Ranks beyond the list add nothing."""
-        rt = self.rt
-        k = np.broadcast_to(np.asarray(k, dtype=np.int64), (rt.n_topics,))
-        kk = np.minimum(k, rt.num_ret)
-        ok = kk > 0
-        out = np.zeros(rt.n_topics, dtype=np.int64)
-        out[ok] = self.tp[rt.start[ok] + kk[ok] - 1]
-        return out
+        return self.lists.tp_at(k)
 
 
 def num_ret(c: Cache) -> np.ndarray:
@@ -95,7 +86,7 @@ def num_rel(c: Cache) -> np.ndarray:
 
 def num_rel_ret(c: Cache) -> np.ndarray:
     """Relevant documents retrieved per topic."""
-    return c.tp_at(c.rt.num_ret).astype(np.float64)
+    return c.lists.n_hits.astype(np.float64)
 
 
 def num_nonrel_judged_ret(c: Cache) -> np.ndarray:
@@ -124,12 +115,11 @@ def f_at(c: Cache, k: int, mode: str = "R") -> np.ndarray:
 def average_precision(c: Cache, k: int | None = None, denominator: str = "num_rel") -> np.ndarray:
     """AP (``map``), or AP over the top k (``map_cut_k``): Σ_{relevant i <= k} tp(i)/i divided by R, or by the
     relevant documents within k with ``denominator="num_rel_ret"``."""
-    rt = c.rt
-    mask = rt.relevant if k is None else rt.relevant & (rt.rank <= k)
-    s = _sum_by_topic(rt, c.tp / rt.rank, mask)
-    if denominator == "num_rel":
-        return safe_div(s, rt.num_rel)
-    return safe_div(s, np.bincount(rt.row_topic[mask], minlength=rt.n_topics))
+    lists = c.lists
+    if k is None and denominator == "num_rel":
+        return lists.average_precision("uninterpolated")
+    cut = int(c.rt.num_ret.max(initial=0)) + 1 if k is None else k
+    return lists.average_precision_at(cut, "n_pos" if denominator == "num_rel" else "retrieved")
 
 
 def gm_map_per_topic(c: Cache, denominator: str = "num_rel") -> np.ndarray:
@@ -139,26 +129,17 @@ def gm_map_per_topic(c: Cache, denominator: str = "num_rel") -> np.ndarray:
 
 def r_precision(c: Cache) -> np.ndarray:
     """Rprec = tp(R) / R (the break-even point)."""
-    return safe_div(c.tp_at(c.rt.num_rel), c.rt.num_rel)
+    return c.lists.r_precision()
 
 
 def _first_relevant_rank(c: Cache) -> np.ndarray:
     """Rank of the first relevant document per topic (0 if none)."""
-    rt = c.rt
-    rows = np.flatnonzero(rt.relevant)
-    first = np.zeros(rt.n_topics, dtype=np.int64)
-    if rows.size:
-        t = rt.row_topic[rows]
-        head = np.concatenate(([True], t[1:] != t[:-1]))
-        first[t[head]] = rt.rank[rows[head]]
-    return first
+    return c.lists.first_hit_rank()
 
 
 def recip_rank(c: Cache, k: int | None = None) -> np.ndarray:
     """1 / rank of the first relevant document (within k if given), 0 if none."""
-    first = _first_relevant_rank(c)
-    ok = first > 0 if k is None else (first > 0) & (first <= k)
-    return safe_div(ok.astype(np.float64), np.where(ok, first, 1))
+    return c.lists.reciprocal_rank(k)
 
 
 def success_at(c: Cache, k: int) -> np.ndarray:
@@ -223,45 +204,13 @@ def ndcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "tr
 def iprec_at_recall(c: Cache, levels: np.ndarray) -> np.ndarray:
     """Interpolated precision at recall levels, shape (n_topics, n_levels) (see the module docstring)."""
     rt = c.rt
-    rows = np.flatnonzero(rt.relevant)
-    out = np.zeros((rt.n_topics, len(levels)), dtype=np.float64)
-    if rows.size == 0:
-        return out
-    prec = c.tp[rows] / rt.rank[rows]
-    t = rt.row_topic[rows]
-    nrr = np.bincount(t, minlength=rt.n_topics)
-    first = np.cumsum(nrr) - nrr  # index in `rows` of each topic's first relevant document
-    suffix = segment_suffix_max(prec, t)
-    for j, x in enumerate(levels):
-        # trec_eval 9.0.7 / pytrec_eval: cutoff = (long)(x * R + 0.9); level 0 -> the first relevant
-        cut = np.maximum((x * rt.num_rel + 0.9).astype(np.int64), 1)
-        ok = cut <= nrr
-        out[ok, j] = suffix[first[ok] + cut[ok] - 1]
-    return out
-
-
-def segment_suffix_max(values: np.ndarray, seg: np.ndarray) -> np.ndarray:
-    """max(values[p:end of p's segment]) for every p; ``seg`` is nondecreasing (contiguous segments).
-
-    Exact and loop-free: values become their integer rank among the distinct values, offset by the segment
-    so that one ``np.maximum.accumulate`` over the reversed array never carries a maximum across segments.
-    """
-    if values.size == 0:
-        return values.copy()
-    uniq, vr = np.unique(values, return_inverse=True)
-    d = np.int64(uniq.shape[0])
-    rseg = (seg[-1] - seg)[::-1].astype(np.int64)  # nondecreasing along the reversed array
-    key = rseg * d + vr.astype(np.int64)[::-1]
-    acc = np.maximum.accumulate(key)
-    return uniq[acc - rseg * d][::-1]
+    x = np.asarray(levels, dtype=np.float64)[None, :]
+    # trec_eval 9.0.7 / pytrec_eval: the envelope at the c-th relevant document retrieved, c = (long)(x R + 0.9),
+    # at least 1 (level 0 -> the first relevant)
+    counts = np.maximum((x * rt.num_rel[:, None] + 0.9).astype(np.int64), 1)
+    return c.lists.envelope_at_counts(counts)[0]
 
 
 def f_max(c: Cache) -> np.ndarray:
-    """Fmax = max over ranks i of F(i) = 2 tp(i) / (i + R) (the harmonic mean of P(i) and R(i))."""
-    rt = c.rt
-    f = safe_div(2.0 * c.tp, rt.rank + rt.num_rel[rt.row_topic])
-    out = np.zeros(rt.n_topics, dtype=np.float64)
-    has = rt.num_ret > 0
-    if has.any():
-        out[has] = np.maximum.reduceat(f, rt.start[has])
-    return out
+    """Fmax = max over ranks i of F1(P(i), R(i)) (0 for an empty ranking)."""
+    return c.lists.f_max()
