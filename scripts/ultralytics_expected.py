@@ -46,12 +46,14 @@ def _f32(a: Any) -> list:
 def _image(gt_cls: Any, gt_xyxy: Any, det_cls: Any, det_xyxy: Any, conf: Any) -> dict[str, Any]:
     conf = np.asarray(conf, dtype=np.float32)
     order = np.argsort(-conf, kind="stable")  # NMS hands detections over in descending confidence
-    det_xyxy = np.asarray(det_xyxy, dtype=np.float32).reshape(-1, 4)[order]
+    # Coordinates stay float64 (Ultralytics rounds them to float32 itself), so that a float64 evaluator sees
+    # the values a file would give it.
+    det_xyxy = np.asarray(det_xyxy, dtype=np.float64).reshape(-1, 4)[order]
     return {
         "gt_cls": [int(c) for c in gt_cls],
-        "gt_xyxy": _f32(np.asarray(gt_xyxy).reshape(-1, 4)),
+        "gt_xyxy": np.asarray(gt_xyxy, dtype=np.float64).reshape(-1, 4).tolist(),
         "det_cls": [int(c) for c in np.asarray(det_cls, dtype=np.int64)[order]],
-        "det_xyxy": _f32(det_xyxy),
+        "det_xyxy": det_xyxy.tolist(),
         "conf": _f32(conf[order]),
     }
 
