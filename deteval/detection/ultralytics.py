@@ -87,7 +87,7 @@ def box_iou(gt_xyxy: np.ndarray, dt_xyxy: np.ndarray, *, float32: bool = True) -
     The operations run in Ultralytics' order (((area1 + area2) − inter) + eps) so that every float32 rounding
     is the same.
     """
-    dtype = np.float32 if float32 else np.float64
+    dtype: Any = np.float32 if float32 else np.float64
     a, b = gt_xyxy.astype(dtype)[:, None, :], dt_xyxy.astype(dtype)[None, :, :]
     wh = np.maximum(np.minimum(a[..., 2:], b[..., 2:]) - np.maximum(a[..., :2], b[..., :2]), dtype(0))
     inter = wh[..., 0] * wh[..., 1]
