@@ -1,0 +1,133 @@
+"""YOLO ↔ COCO conversion (in memory and for ``deteval convert``).
+
+YOLO → COCO: images get ids 1..N in Ultralytics' sorted order (``file_name`` relative to the dataset root,
+``width``/``height`` from the header, EXIF orientation applied); categories are ``class + 1`` (the ids
+``yolo val save_json`` writes), or the COCO-91 ids for a COCO dataset; annotations get ids 1..M, ``bbox`` =
+pixel ``[x, y, w, h]`` computed in float64 from the normalized label, ``area`` = ``w·h``, ``iscrowd`` 0;
+polygon rows also give ``segmentation``. Predictions become a COCO results list in the same ids.
+
+COCO → YOLO: ``images/`` is not copied; one ``labels/<stem>.txt`` per image with ``cls xc yc w h`` written
+with ``%.17g`` (round-trips every float64 exactly; Ultralytics itself writes ``%g``, 6 significant digits,
+so its own files lose digits), and a ``data.yaml`` listing the images. Crowd annotations have no YOLO form:
+they are refused, not dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from deteval.detection.box_table import BoxTable
+from deteval.errors import ValidationError
+from deteval.io.yolo import COCO80_TO_91, YoloDataset
+
+
+def category_ids(ds: YoloDataset) -> list[int]:
+    """COCO category id of each class: ``class + 1``, or COCO-91 ids for a COCO dataset."""
+    return list(COCO80_TO_91[: len(ds.names)]) if ds.is_coco else list(range(1, len(ds.names) + 1))
+
+
+def _file_name(ds: YoloDataset, p: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(ds.root))
+    except ValueError:
+        return str(p)
+
+
+def dataset_to_coco(ds: YoloDataset, *, all_sizes: bool = True) -> dict[str, Any]:
+    """The split as a COCO ground-truth dict (see the module docstring for ids and fields)."""
+    cats = category_ids(ds)
+    labels = ds.labels
+    images = []
+    for i, p in enumerate(ds.images):
+        entry: dict[str, Any] = {"id": i + 1, "file_name": _file_name(ds, p)}
+        if all_sizes or i in ds._sizes:
+            entry["width"], entry["height"] = ds.image_size(i)
+        images.append(entry)
+    anns = []
+    xywh = np.concatenate([labels.xyxy[:, :2], labels.xyxy[:, 2:] - labels.xyxy[:, :2]], 1)
+    for k in range(len(labels)):
+        b = [float(v) for v in xywh[k]]
+        ann: dict[str, Any] = {
+            "id": k + 1,
+            "image_id": int(labels.img[k]) + 1,
+            "category_id": cats[int(labels.cls[k])],
+            "bbox": b,
+            "area": b[2] * b[3],
+            "iscrowd": 0,
+        }
+        if labels.polygons is not None and labels.polygons[k] is not None:
+            ann["segmentation"] = [[float(v) for v in labels.polygons[k]]]  # type: ignore[union-attr]
+        anns.append(ann)
+    return {
+        "images": images,
+        "annotations": anns,
+        "categories": [{"id": cid, "name": n} for cid, n in zip(cats, ds.names)],
+    }
+
+
+def predictions_to_coco(ds: YoloDataset, preds: BoxTable) -> list[dict[str, Any]]:
+    """The predictions as a COCO results list in the ids of :func:`dataset_to_coco`."""
+    cats = category_ids(ds)
+    out = []
+    for k in range(len(preds)):
+        x1, y1, x2, y2 = (float(v) for v in preds.xyxy[k])
+        out.append(
+            {
+                "image_id": int(preds.img[k]) + 1,
+                "category_id": cats[int(preds.cls[k])],
+                "bbox": [x1, y1, x2 - x1, y2 - y1],
+                "score": float(preds.conf[k]),
+            }
+        )
+    return out
+
+
+def coco_to_yolo(gt_json: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Path:
+    """Write ``labels/<stem>.txt`` for every image of a COCO file and a ``data.yaml``; return the yaml path.
+
+    Classes are the categories sorted by id (class k = the k-th category). Images without annotations get
+    an empty label file. Crowd annotations are refused (YOLO has no crowd flag).
+    """
+    from deteval.io.coco import read_json
+
+    data = read_json(gt_json)
+    file = str(gt_json)
+    cats = sorted(data.get("categories", []), key=lambda c: c["id"])
+    cls_of = {c["id"]: k for k, c in enumerate(cats)}
+    images = {im["id"]: im for im in data.get("images", [])}
+    out = Path(out_dir)
+    (out / "labels").mkdir(parents=True, exist_ok=True)
+    rows: dict[Any, list[str]] = {i: [] for i in images}
+    for k, a in enumerate(data.get("annotations", [])):
+        if a.get("iscrowd", 0):
+            raise ValidationError(
+                "a crowd annotation has no YOLO form", file=file, record=f"annotations[{k}]"
+            )
+        im = images.get(a["image_id"])
+        if im is None:
+            raise ValidationError(
+                f"unknown image_id {a['image_id']!r}", file=file, record=f"annotations[{k}]"
+            )
+        w, h = float(im["width"]), float(im["height"])
+        x, y, bw, bh = (float(v) for v in a["bbox"])
+        vals = [(x + bw / 2) / w, (y + bh / 2) / h, bw / w, bh / h]
+        rows[a["image_id"]].append(" ".join([str(cls_of[a["category_id"]])] + [f"{v:.17g}" for v in vals]))
+    stems: set[str] = set()
+    listed = []
+    for iid, im in images.items():
+        stem = Path(im["file_name"]).stem
+        if stem in stems:
+            raise ValidationError(f"two images share the stem {stem!r}", file=file, record=f"image id {iid}")
+        stems.add(stem)
+        (out / "labels" / f"{stem}.txt").write_text("".join(r + "\n" for r in rows[iid]), encoding="utf-8")
+        listed.append(f"./images/{Path(im['file_name']).name}")
+    (out / "val.txt").write_text("".join(x + "\n" for x in listed), encoding="utf-8")
+    names = "".join(f"  {k}: {json.dumps(c['name'], ensure_ascii=False)}\n" for k, c in enumerate(cats))
+    yaml = out / "data.yaml"
+    yaml.write_text(f"val: val.txt\nnames:\n{names}", encoding="utf-8")  # root: the yaml's folder
+    return yaml
