@@ -477,9 +477,9 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
     stems = ds.stem_index()
     # Ultralytics writes int(stem) for numeric stems ("0001" → 1): index them by their int value too.
     numeric: dict[int, int] = {}
-    for stem, i in stems.items():
+    for stem, idx in stems.items():
         if stem.isnumeric():
-            numeric[int(stem)] = -1 if int(stem) in numeric else i
+            numeric[int(stem)] = -1 if int(stem) in numeric else idx
     names = {p.name: i for i, p in enumerate(ds.images)}
     to_cls = {cid: k for k, cid in enumerate(COCO80_TO_91)} if ds.is_coco else None
     n = len(records)
