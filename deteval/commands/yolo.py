@@ -1,0 +1,78 @@
+"""``deteval yolo DATA.yaml PREDICTIONS``: a YOLO dataset scored as Ultralytics, pycocotools or supervision
+would; and ``deteval convert`` between YOLO and COCO."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from deteval.commands.common import write_text
+from deteval.detection.yolo_eval import PROFILE_NAMES, evaluate_yolo, is_ultralytics
+from deteval.errors import ConfigError
+from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
+from deteval.report.yolo_table import YOLO_FORMATS, render_yolo
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    profile = args.profile or "ultralytics"
+    ds = load_yolo_dataset(args.data, args.split, duplicates="drop" if is_ultralytics(profile) else "error")
+    preds = load_yolo_predictions(args.predictions, ds)
+    result = evaluate_yolo(ds, preds, profile)
+    write_text(render_yolo(result, args.format or "table"), args.output)
+    return 0
+
+
+def run_convert(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    src = Path(args.source)
+    if src.suffix.lower() in (".yaml", ".yml"):
+        from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
+
+        ds = load_yolo_dataset(src, args.split)
+        write_text(json.dumps(dataset_to_coco(ds)) + "\n", args.output)
+        if args.predictions:
+            if not args.predictions_out:
+                raise ConfigError("--predictions needs --predictions-out FILE.json")
+            preds = load_yolo_predictions(args.predictions, ds)
+            write_text(json.dumps(predictions_to_coco(ds, preds)) + "\n", args.predictions_out)
+        return 0
+    if src.suffix.lower() == ".json":
+        from deteval.io.yolo_coco import coco_to_yolo
+
+        if not args.output:
+            raise ConfigError("COCO → YOLO needs -o OUT_DIR (labels/ and data.yaml are written there)")
+        print(coco_to_yolo(src, args.output))
+        return 0
+    raise ConfigError("SOURCE must be a data.yaml (YOLO → COCO) or a COCO .json (COCO → YOLO)", file=str(src))
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "yolo",
+        help="score a YOLO dataset's predictions as yolo val, pycocotools or supervision would",
+        description="Score PREDICTIONS (a folder of `yolo predict save_txt save_conf` files, or a JSON list: "
+        "yolo val's predictions.json or COCO results) against one split of a YOLO dataset, under a profile: "
+        "coco (pycocotools), supervision, ultralytics-8.0, ultralytics-8.4.37, ultralytics-8.4.176 "
+        "(ultralytics = the newest). See docs/yolo.md.",
+    )
+    p.add_argument("data", metavar="DATA.yaml", help="the dataset's data.yaml")
+    p.add_argument("predictions", metavar="PREDICTIONS", help="folder of txt files, or a JSON file")
+    p.add_argument("--split", default="val", help="train, val (default) or test")
+    p.add_argument("--profile", choices=PROFILE_NAMES, default=None, help="default: ultralytics (the newest)")
+    p.add_argument("--format", choices=YOLO_FORMATS, default=None, help="output format (default: table)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
+    p.set_defaults(func=run, _parser=p)
+
+    c = sub.add_parser(
+        "convert",
+        help="convert a YOLO dataset to COCO JSON, or COCO JSON to YOLO labels",
+        description="SOURCE data.yaml: write the split as COCO ground truth (and --predictions as COCO "
+        "results). SOURCE .json (COCO): write labels/<stem>.txt and data.yaml into -o OUT_DIR.",
+    )
+    c.add_argument("source", metavar="SOURCE", help="data.yaml or a COCO ground-truth .json")
+    c.add_argument("--split", default="val", help="the YOLO split to convert (default: val)")
+    c.add_argument("--predictions", metavar="PRED", help="YOLO predictions to convert as well")
+    c.add_argument("--predictions-out", metavar="FILE", help="where the COCO results go")
+    c.add_argument("--output", "-o", metavar="OUT", help="COCO .json (default: stdout) or the YOLO folder")
+    c.set_defaults(func=run_convert, _parser=c)
