@@ -198,7 +198,7 @@ def list_images(sources: list[Path], where: str) -> list[Path]:
             parent = str(p.parent) + os.sep
             found += [x.replace("./", parent, 1) if x.startswith("./") else x for x in rows]
         else:
-            raise InputFormatError(f"the {where} images do not exist", file=p)
+            raise InputFormatError(f"{where}: no such folder or image list", file=p)
     images = sorted(x.replace("/", os.sep) for x in found if x.rpartition(".")[-1].lower() in IMG_FORMATS)
     if not images:
         raise InputFormatError(f"no images found for {where}", file=", ".join(map(str, sources)))
