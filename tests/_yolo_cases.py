@@ -20,8 +20,17 @@ def write_image(path: Path, w: int, h: int, orientation: int | None = None) -> N
         im.save(path, exif=exif)
 
 
+def _polygon(xc: float, yc: float, bw: float, bh: float, rng: np.random.Generator) -> list[float]:
+    """A hexagon inside the box, its corners jittered: row values x1 y1 … x6 y6 (normalized)."""
+    ang = np.arange(6) * np.pi / 3 + rng.uniform(0, 0.5)
+    r = rng.uniform(0.7, 1.0, 6)
+    xs = np.clip(xc + bw / 2 * r * np.cos(ang), 0, 1)
+    ys = np.clip(yc + bh / 2 * r * np.sin(ang), 0, 1)
+    return np.stack([xs, ys], 1).reshape(-1).tolist()
+
+
 def random_dataset(
-    root: Path, seed: int, *, n_classes: int = 3, n_images: int = 6
+    root: Path, seed: int, *, n_classes: int = 3, n_images: int = 6, polygons: bool = False
 ) -> tuple[Path, Path, Path]:
     """A random dataset under ``root``; returns (data.yaml, predictions folder, predictions.json).
 
@@ -51,9 +60,14 @@ def random_dataset(
         cls = rng.integers(0, n_classes, n_gt)
         lab = root / "labels" / "val" / f"{stem}.txt"
         lab.parent.mkdir(parents=True, exist_ok=True)
-        lab.write_text(
-            "".join(f"{k} {a:.6f} {b:.6f} {x:.6f} {y:.6f}\n" for k, (a, b), (x, y) in zip(cls, c, s))
-        )
+        if polygons:
+            rows_txt = [
+                f"{k} " + " ".join(f"{v:.6f}" for v in _polygon(a, b, x, y, rng))
+                for k, (a, b), (x, y) in zip(cls, c, s)
+            ]
+        else:
+            rows_txt = [f"{k} {a:.6f} {b:.6f} {x:.6f} {y:.6f}" for k, (a, b), (x, y) in zip(cls, c, s)]
+        lab.write_text("".join(r + "\n" for r in rows_txt))
         rows = []
         for g in range(n_gt):
             for _ in range(int(rng.choice([0, 1, 1, 2]))):
@@ -69,7 +83,11 @@ def random_dataset(
         for k, xc, yc, bw, bh in rows:
             conf = float(scores[s_i])
             s_i += 1
-            lines.append(f"{k} {xc:.17g} {yc:.17g} {bw:.17g} {bh:.17g} {conf:.17g}\n")
+            if polygons:
+                pts = " ".join(f"{v:.17g}" for v in _polygon(xc, yc, bw, bh, rng))
+                lines.append(f"{k} {pts} {conf:.17g}\n")
+            else:
+                lines.append(f"{k} {xc:.17g} {yc:.17g} {bw:.17g} {bh:.17g} {conf:.17g}\n")
             records.append(
                 {
                     "image_id": int(stem) if stem.isnumeric() else stem,

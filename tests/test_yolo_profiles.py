@@ -18,16 +18,17 @@ from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
 SEEDS = range(8)
 
 
-def _pycocotools_stats(ds, preds) -> np.ndarray:
+def _pycocotools_stats(ds, preds, iou_type: str = "bbox") -> np.ndarray:
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
 
+    segm = iou_type == "segm"
     gt = COCO()
-    gt.dataset = dataset_to_coco(ds)
+    gt.dataset = dataset_to_coco(ds, segm=segm)
     with contextlib.redirect_stdout(io.StringIO()):
         gt.createIndex()
-        dt = gt.loadRes(predictions_to_coco(ds, preds))
-        ev = COCOeval(gt, dt, "bbox")
+        dt = gt.loadRes(predictions_to_coco(ds, preds, segm=segm))
+        ev = COCOeval(gt, dt, iou_type)
         ev.evaluate()
         ev.accumulate()
         ev.summarize()
@@ -45,6 +46,30 @@ def test_coco_profile_equals_pycocotools(tmp_path: Path, seed: int) -> None:
     want = _pycocotools_stats(ds, preds)
     assert got.stats == want.tolist()  # bit for bit
     assert got.summary["mAP50-95"] == want[0] and got.summary["mAP50"] == want[1]
+
+
+@pytest.mark.parametrize("seed", SEEDS[:4])
+def test_coco_segm_profile_equals_pycocotools(tmp_path: Path, seed: int) -> None:
+    data, pred_dir, _ = random_dataset(tmp_path, seed, polygons=True)
+    ds = load_yolo_dataset(data)
+    preds = load_yolo_predictions(pred_dir, ds)
+    if len(preds) == 0:
+        pytest.skip("no predictions drawn")
+    got = evaluate_yolo(ds, preds, "coco", iou_type="segm")
+    assert got.stats == _pycocotools_stats(ds, preds, "segm").tolist()
+    assert got.stats != evaluate_yolo(ds, preds, "coco").stats  # masks, not boxes
+
+
+def test_segm_needs_polygons_and_the_coco_profile(tmp_path: Path) -> None:
+    from deteval.errors import DetevalError
+
+    data, pred_dir, _ = random_dataset(tmp_path, 1)
+    ds = load_yolo_dataset(data)
+    preds = load_yolo_predictions(pred_dir, ds)
+    with pytest.raises(DetevalError, match="needs polygon rows"):
+        evaluate_yolo(ds, preds, "coco", iou_type="segm")
+    with pytest.raises(DetevalError, match="coco profile only"):
+        evaluate_yolo(ds, preds, "ultralytics", iou_type="segm")
 
 
 def _supervision(ds, preds):

@@ -19,7 +19,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     profile = args.profile or "ultralytics"
     ds = load_yolo_dataset(args.data, args.split, duplicates="drop" if is_ultralytics(profile) else "error")
     preds = load_yolo_predictions(args.predictions, ds)
-    result = evaluate_yolo(ds, preds, profile)
+    result = evaluate_yolo(ds, preds, profile, iou_type=args.iou_type)
     write_text(render_yolo(result, args.format or "table"), args.output)
     return 0
 
@@ -71,6 +71,12 @@ def register(sub: Any) -> None:
     p.add_argument("predictions", metavar="PREDICTIONS", help="folder of txt files, or a JSON file")
     p.add_argument("--split", default="val", help="train, val (default) or test")
     p.add_argument("--profile", choices=PROFILE_NAMES, default=None, help="default: ultralytics (the newest)")
+    p.add_argument(
+        "--iou-type",
+        choices=("bbox", "segm"),
+        default="bbox",
+        help="segm: mask AP of polygon labels and predictions (coco profile only)",
+    )
     p.add_argument("--format", choices=YOLO_FORMATS, default=None, help="output format (default: table)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
     p.set_defaults(func=run, _parser=p)

@@ -63,20 +63,34 @@ def _counts(ds: YoloDataset, c: int) -> tuple[int, int]:
     return len(np.unique(ds.labels.img[mine])), int(mine.sum())
 
 
-def coco_evaluation(ds: YoloDataset, preds: BoxTable) -> Any:
+def coco_evaluation(ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox") -> Any:
     """deteval's COCOeval on the converted dataset and predictions (a :class:`CocoEvaluation`)."""
     from deteval.detection.coco import evaluate_coco
     from deteval.io.coco import load_coco_gt, load_coco_results
     from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
 
-    gt = load_coco_gt(dataset_to_coco(ds, all_sizes=False))
-    res = load_coco_results(predictions_to_coco(ds, preds), gt)
-    return evaluate_coco(gt, res)
+    segm = iou_type == "segm"
+    gt = load_coco_gt(dataset_to_coco(ds, all_sizes=segm, segm=segm), keep_segmentation=segm)
+    res = load_coco_results(predictions_to_coco(ds, preds, segm=segm), gt, iou_type=iou_type)
+    return evaluate_coco(gt, res, iou_type=iou_type)
 
 
-def evaluate_yolo(ds: YoloDataset, preds: BoxTable, profile: str = "ultralytics") -> YoloResult:
-    """Score ``preds`` against the split ``ds`` under ``profile`` (see the module docstring)."""
+def evaluate_yolo(
+    ds: YoloDataset, preds: BoxTable, profile: str = "ultralytics", *, iou_type: str = "bbox"
+) -> YoloResult:
+    """Score ``preds`` against the split ``ds`` under ``profile`` (see the module docstring).
+
+    ``iou_type="segm"`` (``coco`` only): mask AP of polygon labels and polygon predictions, pycocotools'
+    ``segm`` with the polygons rasterized at each image's size.
+    """
     name = canonical_profile(profile)
+    if iou_type not in ("bbox", "segm"):
+        raise ConfigError(f"unknown iou_type {iou_type!r}; choose bbox or segm")
+    if iou_type == "segm" and name != "coco":
+        raise ConfigError(
+            f"mask AP is scored under the coco profile only ({profile} is a box metric: Ultralytics' mask "
+            "mAP needs the model's prototype masks, which files do not hold)"
+        )
     if name.startswith("ultralytics"):
         m = evaluate_ultralytics(ds.labels, preds, ds.n_images, name)
         rows = []
@@ -102,7 +116,7 @@ def evaluate_yolo(ds: YoloDataset, preds: BoxTable, profile: str = "ultralytics"
             "recall": m.recall,
         }
         return YoloResult(profile, summary, rows, warnings=list(ds.warnings), n_images=ds.n_images)
-    ev = coco_evaluation(ds, preds)
+    ev = coco_evaluation(ds, preds, iou_type)
     rows = []
     if name == "coco":
         per = ev.per_class()

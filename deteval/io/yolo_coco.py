@@ -38,10 +38,30 @@ def _file_name(ds: YoloDataset, p: Path) -> str:
         return str(p)
 
 
-def dataset_to_coco(ds: YoloDataset, *, all_sizes: bool = True) -> dict[str, Any]:
-    """The split as a COCO ground-truth dict (see the module docstring for ids and fields)."""
+def _polygon_rle(ds: YoloDataset, img: int, poly: np.ndarray) -> dict[str, Any]:
+    """A pixel polygon rasterized by pycocotools at the image's size, as a JSON-ready RLE."""
+    from pycocotools import mask as mask_utils
+
+    w, h = ds.image_size(img)
+    rle = mask_utils.merge(mask_utils.frPyObjects([[float(v) for v in poly]], h, w))
+    return {"size": [int(x) for x in rle["size"]], "counts": rle["counts"].decode("ascii")}
+
+
+def _need_polygons(table: BoxTable, what: str) -> None:
+    if len(table) and (table.polygons is None or any(p is None for p in table.polygons)):
+        raise ValidationError(f"mask AP (segm) needs polygon rows, but {what} has box rows")
+
+
+def dataset_to_coco(ds: YoloDataset, *, all_sizes: bool = True, segm: bool = False) -> dict[str, Any]:
+    """The split as a COCO ground-truth dict (see the module docstring for ids and fields).
+
+    ``segm=True``: every label must be a polygon, and ``area`` is its mask area (pycocotools' rasterization
+    at the image size), as in COCO's own files; otherwise ``area`` is the box area.
+    """
     cats = category_ids(ds)
     labels = ds.labels
+    if segm:
+        _need_polygons(labels, f"the '{ds.split}' labels")
     images = []
     for i, p in enumerate(ds.images):
         entry: dict[str, Any] = {"id": i + 1, "file_name": _file_name(ds, p)}
@@ -60,8 +80,13 @@ def dataset_to_coco(ds: YoloDataset, *, all_sizes: bool = True) -> dict[str, Any
             "area": b[2] * b[3],
             "iscrowd": 0,
         }
-        if labels.polygons is not None and labels.polygons[k] is not None:
-            ann["segmentation"] = [[float(v) for v in labels.polygons[k]]]  # type: ignore[union-attr]
+        poly = labels.polygons[k] if labels.polygons is not None else None
+        if poly is not None:
+            ann["segmentation"] = [[float(v) for v in poly]]
+            if segm:
+                from pycocotools import mask as mask_utils
+
+                ann["area"] = float(mask_utils.area(_rle_bytes(_polygon_rle(ds, int(labels.img[k]), poly))))
         anns.append(ann)
     return {
         "images": images,
@@ -70,10 +95,29 @@ def dataset_to_coco(ds: YoloDataset, *, all_sizes: bool = True) -> dict[str, Any
     }
 
 
-def predictions_to_coco(ds: YoloDataset, preds: BoxTable) -> list[dict[str, Any]]:
-    """The predictions as a COCO results list in the ids of :func:`dataset_to_coco`."""
+def _rle_bytes(rle: dict[str, Any]) -> dict[str, Any]:
+    return {"size": rle["size"], "counts": rle["counts"].encode("ascii")}
+
+
+def predictions_to_coco(ds: YoloDataset, preds: BoxTable, *, segm: bool = False) -> list[dict[str, Any]]:
+    """The predictions as a COCO results list in the ids of :func:`dataset_to_coco`.
+
+    ``segm=True``: each polygon becomes an RLE ``segmentation`` (no ``bbox``, so pycocotools takes the mask's
+    area and extent, as for any COCO segm result).
+    """
     cats = category_ids(ds)
     out = []
+    if segm:
+        _need_polygons(preds, "the predictions")
+        return [
+            {
+                "image_id": int(preds.img[k]) + 1,
+                "category_id": cats[int(preds.cls[k])],
+                "segmentation": _polygon_rle(ds, int(preds.img[k]), preds.polygons[k]),  # type: ignore[index,arg-type]
+                "score": float(preds.conf[k]),
+            }
+            for k in range(len(preds))
+        ]
     for k in range(len(preds)):
         x1, y1, x2, y2 = (float(v) for v in preds.xyxy[k])
         out.append(
