@@ -14,6 +14,7 @@ they are refused, not dropped.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
@@ -40,11 +41,15 @@ def _file_name(ds: YoloDataset, p: Path) -> str:
 
 def _polygon_rle(ds: YoloDataset, img: int, poly: np.ndarray) -> dict[str, Any]:
     """A pixel polygon rasterized by pycocotools at the image's size, as a JSON-ready RLE."""
-    from pycocotools import mask as mask_utils
-
+    mask_utils = _mask_utils()
     w, h = ds.image_size(img)
     rle = mask_utils.merge(mask_utils.frPyObjects([[float(v) for v in poly]], h, w))
     return {"size": [int(x) for x in rle["size"]], "counts": rle["counts"].decode("ascii")}
+
+
+def _mask_utils() -> Any:
+    # pycocotools ships no type stubs; imported by name so that the untyped module stays out of mypy's view.
+    return importlib.import_module("pycocotools.mask")
 
 
 def _need_polygons(table: BoxTable, what: str) -> None:
@@ -84,9 +89,9 @@ def dataset_to_coco(ds: YoloDataset, *, all_sizes: bool = True, segm: bool = Fal
         if poly is not None:
             ann["segmentation"] = [[float(v) for v in poly]]
             if segm:
-                from pycocotools import mask as mask_utils
-
-                ann["area"] = float(mask_utils.area(_rle_bytes(_polygon_rle(ds, int(labels.img[k]), poly))))
+                ann["area"] = float(
+                    _mask_utils().area(_rle_bytes(_polygon_rle(ds, int(labels.img[k]), poly)))
+                )
         anns.append(ann)
     return {
         "images": images,
