@@ -222,6 +222,15 @@ def _class_ap(scored: tuple) -> np.ndarray:
     return table
 
 
+def _tied(m: _Matched) -> int:
+    """Detections whose (class, score) another detection also has: the ranks numpy's sort may permute."""
+    if len(m.conf) == 0:
+        return 0
+    _, inverse, counts = np.unique(np.stack([m.cls.astype(np.float64), m.conf.astype(np.float64)], 1), axis=0,
+                                   return_inverse=True, return_counts=True)  # fmt: skip
+    return int((counts[inverse.reshape(-1)] > 1).sum())
+
+
 def _count(rule: str, before: tuple, after: tuple) -> tuple[int, str]:
     mb, ma = before[2], after[2]
     if rule == "cap":
@@ -229,7 +238,10 @@ def _count(rule: str, before: tuple, after: tuple) -> tuple[int, str]:
     if rule in ("sentinel", "ap"):
         a, b = _class_ap(before), _class_ap(after)
         changed = ~((a == b) | (np.isnan(a) & np.isnan(b)))
-        return int(changed.sum()), "AP values (class × IoU threshold) changed"
+        what = "AP values (class × IoU threshold) changed"
+        if rule == "ap":
+            what += f"; {_tied(ma)} detections share their class and score with another (ranking ties)"
+        return int(changed.sum()), what
     same = len(mb.tp) == len(ma.tp) and np.array_equal(mb.img, ma.img) and np.array_equal(mb.cls, ma.cls)
     changed = int((mb.tp != ma.tp).any(1).sum()) if same else -1
     if rule == "float32":
@@ -277,6 +289,15 @@ def explain(ds: YoloDataset, preds: BoxTable, profile_from: str, profile_to: str
             "what": "classes only in the predictions (left out by both)",
         }
     )
+    if ds.duplicates_dropped:
+        steps.append(
+            {
+                "rule": "duplicate labels: dropped on both sides (Ultralytics' rule; pycocotools would keep them)",
+                "delta": {"mAP50-95": 0.0, "mAP50": 0.0},
+                "count": ds.duplicates_dropped,
+                "what": "exact duplicate label rows dropped",
+            }
+        )
     start: dict[str, Any] = {
         "profile": profile_from,
         "mAP50-95": res_a.summary["mAP50-95"],

@@ -123,3 +123,14 @@ def test_float32_step(tmp_path: Path) -> None:
     f = next(s for s in e.steps if s["rule"].startswith("float32"))
     assert f["count"] == 1 and f["delta"]["mAP50-95"] > 0
     assert "1 IoUs within 1e-6 of a threshold" in f["what"]
+
+
+def test_ties_are_counted(tmp_path: Path) -> None:
+    ds, preds = _one_image(
+        tmp_path,
+        ["0 " + _box(0, 60)],
+        ["0 " + _box(0, 60) + " 0.5", "0 " + _box(2, 62) + " 0.5", "1 " + _box(0, 9) + " 0.5"],
+    )
+    e = _check(ds, preds, "ultralytics", "coco")
+    step = next(s for s in e.steps if s["rule"].startswith("AP integration"))
+    assert "2 detections share their class and score" in step["what"]
