@@ -95,3 +95,21 @@ def test_convert_coco_to_yolo_round_trip(tmp_path: Path) -> None:
     assert back.names == ds.names
     assert back.labels.cls.tolist() == ds.labels.cls.tolist()
     assert back.labels.xyxy == pytest.approx(ds.labels.xyxy, abs=1e-9)
+
+
+def test_docs_explain_outputs_are_current(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/yolo.md shows `$ deteval explain …` runs on the sample: they print exactly what is shown."""
+    import re
+    import shlex
+
+    root = SAMPLE.parent.parent
+    monkeypatch.chdir(root)
+    blocks = re.findall(
+        r"```\n\$ (deteval [^\n]+)\n(.*?)```", (root / "docs" / "yolo.md").read_text(), flags=re.S
+    )
+    assert len(blocks) == 2
+    for command, shown in blocks:
+        assert main(shlex.split(command)[1:]) == 0
+        assert capsys.readouterr().out == shown
