@@ -200,16 +200,20 @@ class Explanation:
 
     def to_text(self) -> str:
         a, b = self.start, self.end
+
+        def num(v: float | None, sign: str = "") -> str:
+            return f"{'—':>12}" if v is None else f"{v:{sign}12.5f}"
+
         out = [
             f"{'':62}{'mAP50-95':>12}{'mAP50':>12}",
-            f"{'from ' + a['profile']:62}{a['mAP50-95']:12.5f}{a['mAP50']:12.5f}",
+            f"{'from ' + a['profile']:62}{num(a['mAP50-95'])}{num(a['mAP50'])}",
         ]
         for s in self.steps:
             d = s["delta"]
             out.append(
-                f"  {s['rule']:60}{d['mAP50-95']:+12.5f}{d['mAP50']:+12.5f}   {s['count']} {s['what']}"
+                f"  {s['rule']:60}{num(d['mAP50-95'], '+')}{num(d['mAP50'], '+')}   {s['count']} {s['what']}"
             )
-        out.append(f"{'to ' + b['profile']:62}{b['mAP50-95']:12.5f}{b['mAP50']:12.5f}")
+        out.append(f"{'to ' + b['profile']:62}{num(b['mAP50-95'])}{num(b['mAP50'])}")
         return "\n".join(out) + "\n"
 
 

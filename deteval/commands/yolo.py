@@ -14,6 +14,8 @@ from deteval.errors import ConfigError
 from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
 from deteval.report.yolo_table import YOLO_FORMATS, render_yolo
 
+VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain_voc.VOC_PROFILE_RULES
+
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     profile = args.profile or "ultralytics"
@@ -24,9 +26,31 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _explain_voc(args: argparse.Namespace) -> Any:
+    from deteval.explain_voc import explain_voc
+    from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
+
+    gt = load_voc_annotations(args.data, args.image_set)
+    classes = sorted(
+        {gt.classes[i] for i in set(gt.label.tolist())} | set(discover_detection_classes(args.predictions))
+    )
+    dets = load_voc_detections(args.predictions, gt.images, classes=classes)
+    return explain_voc(gt, dets, args.from_profile, args.to_profile)
+
+
 def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from deteval.explain import explain
+    from deteval.explain_voc import VOC_PROFILE_RULES
 
+    voc = [p in VOC_PROFILE_RULES for p in (args.from_profile, args.to_profile)]
+    if any(voc):
+        if not all(voc):
+            raise ConfigError("explain compares two VOC profiles or two YOLO/COCO profiles, not one of each")
+        e = _explain_voc(args)
+        write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
+        return 0
+    if args.image_set:
+        raise ConfigError("--image-set is for the VOC profiles (voc07, voc2012, py_faster_rcnn)")
     either = is_ultralytics(args.from_profile) or is_ultralytics(args.to_profile)
     ds = load_yolo_dataset(args.data, args.split, duplicates="drop" if either else "error")
     preds = load_yolo_predictions(args.predictions, ds)
@@ -89,10 +113,16 @@ def register(sub: Any) -> None:
         "cap), printing each step's change in mAP50-95 and mAP50 and how many cases triggered it. The steps add "
         "up to the difference. See docs/yolo.md.",
     )
-    e.add_argument("data", metavar="DATA.yaml", help="the dataset's data.yaml")
-    e.add_argument("predictions", metavar="PREDICTIONS", help="folder of txt files, or a JSON file")
-    e.add_argument("--from", dest="from_profile", choices=PROFILE_NAMES, required=True, help="profile A")
-    e.add_argument("--to", dest="to_profile", choices=PROFILE_NAMES, required=True, help="profile B")
+    e.add_argument("data", metavar="DATA", help="the dataset's data.yaml (VOC: the Annotations folder)")
+    e.add_argument(
+        "predictions",
+        metavar="PREDICTIONS",
+        help="folder of txt files or a JSON file (VOC: a comp4 pattern with {cls})",
+    )
+    names = (*PROFILE_NAMES, *VOC_EXPLAIN_PROFILES)
+    e.add_argument("--from", dest="from_profile", choices=names, required=True, help="profile A")
+    e.add_argument("--to", dest="to_profile", choices=names, required=True, help="profile B")
+    e.add_argument("--image-set", metavar="FILE", help="VOC only: the image-set list (default: every XML)")
     e.add_argument("--split", default="val", help="train, val (default) or test")
     e.add_argument("--format", choices=("table", "json"), default="table", help="output format")
     e.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
