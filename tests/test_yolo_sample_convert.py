@@ -113,3 +113,10 @@ def test_docs_explain_outputs_are_current(
     for command, shown in blocks:
         assert main(shlex.split(command)[1:]) == 0
         assert capsys.readouterr().out == shown
+
+
+def test_a_predict_run_folder_means_its_labels(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["yolo", str(DATA), str(SAMPLE / "predictions"), "--format", "json"]) == 0
+    a = json.loads(capsys.readouterr().out)
+    assert main(["yolo", str(DATA), str(TXT), "--format", "json"]) == 0
+    assert a == json.loads(capsys.readouterr().out)

@@ -290,8 +290,9 @@ def _check_row(cls: float, xywh: np.ndarray, points: np.ndarray, nc: int, path: 
 
 def parse_label_file(
     path: Path, nc: int, *, with_conf: bool = False, duplicates: Duplicates = "error"
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray | None] | None, list[str]]:
-    """Rows of one label (or prediction) file → class, normalized ``xc yc w h``, conf, polygons, warnings."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray | None] | None, int]:
+    """Rows of one label (or prediction) file → class, normalized ``xc yc w h``, conf, polygons, and the
+    number of exact duplicate rows dropped (``duplicates="drop"``; with ``"error"`` a duplicate raises)."""
     rows = _rows(path)
     extra = 1 if with_conf else 0
     kinds = []
@@ -341,7 +342,7 @@ def parse_label_file(
             xywh[k] = v[1:5]
             points = v[1:5]
         _check_row(cls[k], xywh[k], points, nc, path, line)
-    warns: list[str] = []
+    dropped = 0
     if len(rows) > 1 and not with_conf:
         keep = _unique_rows(cls, xywh, polys)
         if len(keep) < len(rows):
@@ -353,11 +354,11 @@ def parse_label_file(
                     file=path,
                     record=f"line {rows[first[1]][0]}",
                 )
-            warns.append(f"{path}: {len(rows) - len(keep)} duplicate labels removed (as Ultralytics does)")
+            dropped = len(rows) - len(keep)
             cls, xywh = cls[keep], xywh[keep]
             if polys is not None:
                 polys = [polys[i] for i in keep]
-    return cls.astype(np.int64), xywh, conf, polys, warns
+    return cls.astype(np.int64), xywh, conf, polys, dropped
 
 
 def _unique_rows(cls: np.ndarray, xywh: np.ndarray, polys: list[np.ndarray | None] | None) -> np.ndarray:
@@ -402,12 +403,12 @@ def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
         lp = label_path(image)
         if not lp.is_file():
             continue
-        c, b, _, p, w = parse_label_file(lp, len(ds.names), duplicates=duplicates)
-        if w:
-            ds.warnings += w
-            ds.duplicates_dropped += int(w[0].split(": ")[-1].split()[0])
-            for msg in w:
-                warnings.warn(msg, DetevalWarning, stacklevel=3)
+        c, b, _, p, dropped = parse_label_file(lp, len(ds.names), duplicates=duplicates)
+        if dropped:
+            msg = f"{lp}: {dropped} duplicate labels removed (as Ultralytics does)"
+            ds.warnings.append(msg)
+            ds.duplicates_dropped += dropped
+            warnings.warn(msg, DetevalWarning, stacklevel=3)
         imgs.append(np.full(len(c), i, dtype=np.int64))
         clss.append(c)
         boxes.append(b)
@@ -439,6 +440,9 @@ def load_yolo_predictions(source: str | os.PathLike[str], ds: YoloDataset) -> Bo
 def _txt_predictions(folder: Path, ds: YoloDataset) -> BoxTable:
     stems = ds.stem_index()
     files = sorted(folder.glob("*.txt"))
+    if not files and (folder / "labels").is_dir():  # runs/detect/predict/ given: its txt files are in labels/
+        folder = folder / "labels"
+        files = sorted(folder.glob("*.txt"))
     if not files:
         raise InputFormatError("no .txt prediction files in the folder", file=folder)
     imgs: list[np.ndarray] = []
