@@ -83,10 +83,9 @@ class YoloDataset:
 
     def sizes_of(self, img: np.ndarray) -> np.ndarray:
         """Per box, its image's (width, height), as an N×2 float array."""
-        wh = np.zeros((img.shape[0], 2))
-        for i in np.unique(img):
-            wh[img == i] = self.image_size(int(i))
-        return wh
+        uniq, inverse = np.unique(img, return_inverse=True)
+        table = np.array([self.image_size(int(i)) for i in uniq], dtype=np.float64).reshape(-1, 2)
+        return table[inverse.reshape(-1)]
 
     @property
     def labels(self) -> BoxTable:
