@@ -120,3 +120,13 @@ def test_a_predict_run_folder_means_its_labels(capsys: pytest.CaptureFixture[str
     a = json.loads(capsys.readouterr().out)
     assert main(["yolo", str(DATA), str(TXT), "--format", "json"]) == 0
     assert a == json.loads(capsys.readouterr().out)
+
+
+def test_api_docstring_example(monkeypatch: pytest.MonkeyPatch) -> None:
+    import doctest
+
+    import deteval.detection.yolo_eval as mod
+
+    monkeypatch.chdir(SAMPLE.parent.parent)
+    result = doctest.testmod(mod, raise_on_error=False)
+    assert result.attempted >= 2 and result.failed == 0

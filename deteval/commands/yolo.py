@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from deteval.commands.common import write_text
-from deteval.detection.yolo_eval import PROFILE_NAMES, evaluate_yolo, is_ultralytics
+from deteval.detection.yolo_eval import PROFILE_NAMES, evaluate_yolo_files, is_ultralytics
 from deteval.errors import ConfigError
 from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
 from deteval.report.yolo_table import YOLO_FORMATS, render_yolo
@@ -18,10 +18,13 @@ VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    profile = args.profile or "ultralytics"
-    ds = load_yolo_dataset(args.data, args.split, duplicates="drop" if is_ultralytics(profile) else "error")
-    preds = load_yolo_predictions(args.predictions, ds)
-    result = evaluate_yolo(ds, preds, profile, iou_type=args.iou_type)
+    result = evaluate_yolo_files(
+        args.data,
+        args.predictions,
+        split=args.split,
+        profile=args.profile or "ultralytics",
+        iou_type=args.iou_type,
+    )
     write_text(render_yolo(result, args.format or "table"), args.output)
     return 0
 

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 from deteval.detection.box_table import BoxTable
 from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics
 from deteval.errors import ConfigError
-from deteval.io.yolo import YoloDataset
+from deteval.io.yolo import YoloDataset, load_yolo_dataset, load_yolo_predictions
 
 PROFILE_NAMES = ("coco", "supervision", *PROFILES, *ALIASES)
 
@@ -159,3 +160,24 @@ def evaluate_yolo(
         )
     summary = {"mAP50-95": sv.map50_95, "mAP50": sv.map50, "mAP75": sv.map75}
     return YoloResult(profile, summary, rows, warnings=list(ds.warnings), n_images=ds.n_images)
+
+
+def evaluate_yolo_files(
+    data_yaml: str | os.PathLike[str],
+    predictions: str | os.PathLike[str],
+    *,
+    split: str = "val",
+    profile: str = "ultralytics",
+    iou_type: str = "bbox",
+) -> YoloResult:
+    """One call from files: ``deteval yolo DATA.yaml PREDICTIONS --split S --profile P`` in Python.
+
+    Exact duplicate label rows are dropped (with a warning) under the Ultralytics profiles, as Ultralytics
+    does, and are an error under the others.
+
+    >>> r = evaluate_yolo_files("data_samples/yolo/data.yaml", "data_samples/yolo/predictions/labels")
+    >>> round(r.summary["mAP50-95"], 4), r.per_class[0]["class"]
+    (0.3578, 'person')
+    """
+    ds = load_yolo_dataset(data_yaml, split, duplicates="drop" if is_ultralytics(profile) else "error")
+    return evaluate_yolo(ds, load_yolo_predictions(predictions, ds), profile, iou_type=iou_type)
