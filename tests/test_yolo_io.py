@@ -176,3 +176,25 @@ def test_cli_bad_row_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     (pred / "a.txt").write_text("0 0.5 0.5 0.2 0.2 0.9\n")
     assert main(["yolo", str(y), str(pred)]) == 2
     assert "a.txt: line 1: 'x' is not a number" in capsys.readouterr().err
+
+
+def test_bom_crlf_and_blank_lines_read_as_the_plain_file(tmp_path: Path) -> None:
+    plain = _dataset(tmp_path / "a", {"a": "0 0.5 0.5 0.2 0.2\n1 0.3 0.3 0.1 0.1\n"})
+    odd = _dataset(tmp_path / "b", {"a": "\ufeff0 0.5 0.5 0.2 0.2\r\n\r\n1\t0.3  0.3 0.1 0.1\r\n"})
+    a, b = load_yolo_dataset(plain).labels, load_yolo_dataset(odd).labels
+    assert a.cls.tolist() == b.cls.tolist() and a.xyxy.tolist() == b.xyxy.tolist()
+
+
+def test_split_paths_relative_to_the_root_and_the_dotdot_retry(tmp_path: Path) -> None:
+    _dataset(tmp_path / "ds", {"a": "0 0.5 0.5 0.2 0.2\n"})
+    y = tmp_path / "ds" / "data.yaml"
+    y.write_text("train: ../images/val\nval: ../images/val\nnames: [a, b, c]\n")  # Roboflow's layout
+    assert len(load_yolo_dataset(y).labels) == 1
+    (tmp_path / "elsewhere").mkdir()
+    y2 = tmp_path / "elsewhere" / "d.yaml"
+    y2.write_text(f"path: {tmp_path / 'ds'}\nval: images/val\nnames: [a, b, c]\n")
+    assert len(load_yolo_dataset(y2).labels) == 1
+    y2.write_text(
+        "path: ../ds\nval: images/val\nnames: [a, b, c]\n"
+    )  # relative to the yaml (no such dir in cwd)
+    assert len(load_yolo_dataset(y2).labels) == 1
