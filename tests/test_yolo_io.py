@@ -198,3 +198,27 @@ def test_split_paths_relative_to_the_root_and_the_dotdot_retry(tmp_path: Path) -
         "path: ../ds\nval: images/val\nnames: [a, b, c]\n"
     )  # relative to the yaml (no such dir in cwd)
     assert len(load_yolo_dataset(y2).labels) == 1
+
+
+def test_listed_image_missing_and_underscore_numbers(tmp_path: Path) -> None:
+    y = _dataset(tmp_path, {"a": "0 0.5 0.5 0.2 0.2\n"})
+    (tmp_path / "val.txt").write_text("./images/val/a.jpg\n./images/val/gone.jpg\n")
+    y.write_text("val: val.txt\nnames: [a, b, c]\n")
+    with pytest.raises(DetevalError, match=r"val.txt: line 2: the listed image .*gone.jpg' does not exist"):
+        load_yolo_dataset(y)
+    y.write_text("val: images/val\nnames: [a, b, c]\n")
+    (tmp_path / "labels" / "val" / "a.txt").write_text("0 0.5 0.5 0.2 0.2\n1 0.5 0.5 0.2 0_2\n")
+    with pytest.raises(DetevalError, match=r"a.txt: line 2: '0_2' is not a number"):
+        load_yolo_dataset(y)
+
+
+def test_coco_dataset_detection_uses_the_resolved_path(tmp_path: Path) -> None:
+    root = tmp_path / "coco"
+    write_image(root / "images" / "val2017" / "000000000139.jpg", 64, 48)
+    (root / "val2017.txt").write_text("./images/val2017/000000000139.jpg\n")
+    (root / "coco.yaml").write_text(f"path: {root}\nval: val2017.txt\nnc: 80\n")
+    ds = load_yolo_dataset(root / "coco.yaml")
+    assert ds.is_coco
+    pj = tmp_path / "p.json"
+    pj.write_text('[{"image_id": 139, "category_id": 90, "bbox": [1, 1, 5, 5], "score": 0.5}]')
+    assert load_yolo_predictions(pj, ds).cls.tolist() == [79]  # COCO-91 id 90 = toothbrush, class 79

@@ -195,7 +195,15 @@ def list_images(sources: list[Path], where: str) -> list[Path]:
             except (OSError, UnicodeDecodeError) as exc:
                 raise InputFormatError(f"cannot read the image list: {exc}", file=p) from None
             parent = str(p.parent) + os.sep
-            found += [x.replace("./", parent, 1) if x.startswith("./") else x for x in rows]
+            for n, x in enumerate(rows, 1):
+                x = x.replace("./", parent, 1) if x.startswith("./") else x
+                # Ultralytics would skip a listed image it cannot open (and leave it out of the counts);
+                # deteval says which one instead.
+                if x.rpartition(".")[-1].lower() in IMG_FORMATS and not os.path.isfile(x):
+                    raise InputFormatError(
+                        f"the listed image {x!r} does not exist", file=p, record=f"line {n}"
+                    )
+                found.append(x)
         else:
             raise InputFormatError(f"{where}: no such folder or image list", file=p)
     images = sorted(x.replace("/", os.sep) for x in found if x.rpartition(".")[-1].lower() in IMG_FORMATS)
@@ -233,8 +241,13 @@ def load_yolo_dataset(
     root = _resolve_root(data, yaml_path)
     sources = _split_paths(data[split], root, split, file)
     images = list_images(sources, f"the '{split}' split")
-    val = data.get(split)
-    is_coco = isinstance(val, str) and "coco" in val and val.endswith(("val2017.txt", "test-dev2017.txt"))
+    # Ultralytics' test, on the resolved split path: the COCO-91 category ids of predictions.json apply.
+    resolved = str(sources[0])
+    is_coco = (
+        isinstance(data[split], str)
+        and "coco" in resolved
+        and resolved.endswith((f"{os.sep}val2017.txt", f"{os.sep}test-dev2017.txt"))
+    )
     ds = YoloDataset(yaml_path, root, split, names, images, is_coco=is_coco)
     ds._norm = _read_labels(ds, duplicates)
     return ds
@@ -251,6 +264,8 @@ def _rows(path: Path) -> list[tuple[int, list[str]]]:
 
 def _numbers(fields: list[str], path: Path, line: int) -> np.ndarray:
     try:
+        if any("_" in x for x in fields):
+            raise ValueError
         values = np.array([float(x) for x in fields], dtype=np.float64)
     except ValueError:
         bad = next(x for x in fields if not _is_float(x))
@@ -261,6 +276,8 @@ def _numbers(fields: list[str], path: Path, line: int) -> np.ndarray:
 
 
 def _is_float(x: str) -> bool:
+    if "_" in x:  # Python's float() reads "1_0" as 10; numpy, which Ultralytics parses with, does not
+        return False
     try:
         float(x)
     except ValueError:
