@@ -130,3 +130,31 @@ def test_api_docstring_example(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(SAMPLE.parent.parent)
     result = doctest.testmod(mod, raise_on_error=False)
     assert result.attempted >= 2 and result.failed == 0
+
+
+def test_converted_results_read_back_exactly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gt, res = tmp_path / "gt.json", tmp_path / "res.json"
+    assert (
+        main(["convert", str(DATA), "-o", str(gt), "--predictions", str(TXT), "--predictions-out", str(res)])
+        == 0
+    )
+    capsys.readouterr()
+    for profile in ("coco", "ultralytics"):
+        assert main(["yolo", str(DATA), str(res), "--profile", profile, "--format", "json"]) == 0
+        a = json.loads(capsys.readouterr().out)
+        assert main(["yolo", str(DATA), str(TXT), "--profile", profile, "--format", "json"]) == 0
+        assert a == json.loads(capsys.readouterr().out)
+
+
+def test_numeric_stems_become_coco_ids(tmp_path: Path) -> None:
+    from _yolo_cases import write_image
+
+    from deteval.io.yolo_coco import dataset_to_coco
+
+    for stem in ("000000000139", "000000000285"):
+        write_image(tmp_path / "images" / f"{stem}.jpg", 32, 32)
+    (tmp_path / "d.yaml").write_text("val: images\nnames: [a]\n")
+    assert [im["id"] for im in dataset_to_coco(load_yolo_dataset(tmp_path / "d.yaml"))["images"]] == [
+        139,
+        285,
+    ]

@@ -500,7 +500,9 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
     for stem, idx in stems.items():
         if stem.isnumeric():
             numeric[int(stem)] = -1 if int(stem) in numeric else idx
-    names = {p.name: i for i, p in enumerate(ds.images)}
+    names: dict[str, int] = {}
+    for idx, p in enumerate(ds.images):
+        names[p.name] = -1 if p.name in names else idx  # a name in two folders: ambiguous
     to_cls = {cid: k for k, cid in enumerate(COCO80_TO_91)} if ds.is_coco else None
     n = len(records)
     img, cls = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
@@ -511,8 +513,9 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
         for key in ("image_id", "category_id", "bbox", "score"):
             if key not in r:
                 raise InputFormatError(f"missing '{key}'", file=path, record=k)
-        if isinstance(r.get("file_name"), str) and r["file_name"] in names:
-            img[k] = names[r["file_name"]]
+        fname = r.get("file_name")
+        if isinstance(fname, str) and names.get(Path(fname).name, -1) >= 0:
+            img[k] = names[Path(fname).name]
         else:
             iid = r["image_id"]
             i: int | None = (

@@ -1,10 +1,12 @@
 """YOLO ↔ COCO conversion (in memory and for ``deteval convert``).
 
-YOLO → COCO: images get ids 1..N in Ultralytics' sorted order (``file_name`` relative to the dataset root,
+YOLO → COCO: images get their stem as id when every stem is numeric (COCO's own convention), else ids 1..N in
+Ultralytics' sorted order (``file_name`` relative to the dataset root,
 ``width``/``height`` from the header, EXIF orientation applied); categories are ``class + 1`` (the ids
 ``yolo val save_json`` writes), or the COCO-91 ids for a COCO dataset; annotations get ids 1..M, ``bbox`` =
 pixel ``[x, y, w, h]`` computed in float64 from the normalized label, ``area`` = ``w·h``, ``iscrowd`` 0;
-polygon rows also give ``segmentation``. Predictions become a COCO results list in the same ids.
+polygon rows also give ``segmentation``. Predictions become a COCO results list in the same ids, each record
+also carrying the image's ``file_name`` (pycocotools ignores it; deteval's YOLO reader matches on it first).
 
 COCO → YOLO: ``images/`` is not copied; one ``labels/<stem>.txt`` per image with ``cls xc yc w h`` written
 with ``%.17g`` (round-trips every float64 exactly; Ultralytics itself writes ``%g``, 6 significant digits,
@@ -30,6 +32,15 @@ from deteval.io.yolo import COCO80_TO_91, YoloDataset
 def category_ids(ds: YoloDataset) -> list[int]:
     """COCO category id of each class: ``class + 1``, or COCO-91 ids for a COCO dataset."""
     return list(COCO80_TO_91[: len(ds.names)]) if ds.is_coco else list(range(1, len(ds.names) + 1))
+
+
+def image_ids(ds: YoloDataset) -> list[int]:
+    """COCO image ids: the stems as integers when every stem is numeric and distinct (``000000000139.jpg`` is
+    139, as in COCO's files and ``yolo val``'s predictions.json), else 1..N in the sorted order."""
+    stems = [p.stem for p in ds.images]
+    if all(s.isnumeric() for s in stems) and len({int(s) for s in stems}) == len(stems):
+        return [int(s) for s in stems]
+    return list(range(1, len(stems) + 1))
 
 
 def _file_name(ds: YoloDataset, p: Path) -> str:
@@ -67,9 +78,10 @@ def dataset_to_coco(ds: YoloDataset, *, all_sizes: bool = True, segm: bool = Fal
     labels = ds.labels
     if segm:
         _need_polygons(labels, f"the '{ds.split}' labels")
+    ids = image_ids(ds)
     images = []
     for i, p in enumerate(ds.images):
-        entry: dict[str, Any] = {"id": i + 1, "file_name": _file_name(ds, p)}
+        entry: dict[str, Any] = {"id": ids[i], "file_name": _file_name(ds, p)}
         if all_sizes or i in ds._sizes:
             entry["width"], entry["height"] = ds.image_size(i)
         images.append(entry)
@@ -79,7 +91,7 @@ def dataset_to_coco(ds: YoloDataset, *, all_sizes: bool = True, segm: bool = Fal
         b = [float(v) for v in xywh[k]]
         ann: dict[str, Any] = {
             "id": k + 1,
-            "image_id": int(labels.img[k]) + 1,
+            "image_id": ids[int(labels.img[k])],
             "category_id": cats[int(labels.cls[k])],
             "bbox": b,
             "area": b[2] * b[3],
@@ -111,12 +123,14 @@ def predictions_to_coco(ds: YoloDataset, preds: BoxTable, *, segm: bool = False)
     area and extent, as for any COCO segm result).
     """
     cats = category_ids(ds)
+    ids = image_ids(ds)
     out = []
     if segm:
         _need_polygons(preds, "the predictions")
         return [
             {
-                "image_id": int(preds.img[k]) + 1,
+                "image_id": ids[int(preds.img[k])],
+                "file_name": ds.images[int(preds.img[k])].name,
                 "category_id": cats[int(preds.cls[k])],
                 "segmentation": _polygon_rle(ds, int(preds.img[k]), preds.polygons[k]),  # type: ignore[index,arg-type]
                 "score": float(preds.conf[k]),
@@ -127,7 +141,8 @@ def predictions_to_coco(ds: YoloDataset, preds: BoxTable, *, segm: bool = False)
         x1, y1, x2, y2 = (float(v) for v in preds.xyxy[k])
         out.append(
             {
-                "image_id": int(preds.img[k]) + 1,
+                "image_id": ids[int(preds.img[k])],
+                "file_name": ds.images[int(preds.img[k])].name,
                 "category_id": cats[int(preds.cls[k])],
                 "bbox": [x1, y1, x2 - x1, y2 - y1],
                 "score": float(preds.conf[k]),
