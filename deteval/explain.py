@@ -6,7 +6,9 @@ are switched one at a time in this fixed order, each step re-scoring the same da
 1. ``matcher`` — ``unique`` (Ultralytics ≤ 8.4.175: all pairs ≥ t by IoU, one ``np.unique`` per side),
    ``greedy`` (Ultralytics ≥ 8.4.176: detections in rank order take the best unclaimed label, lowest index on
    IoU ties), ``coco`` (COCOeval: the same greedy walk, the last ground truth winning IoU ties).
-2. ``sentinel`` — the end of Ultralytics' recall curve: ``[…, 1]`` (≤ 8.4.36) or ``[…, r_last, 1]``.
+2. ``sentinel`` — the end of Ultralytics' recall curve: ``[…, 1]`` (≤ 8.4.36) or ``[…, r_last, 1]``. COCO
+   and supervision count as ``[…, r_last, 1]``: their precision is 0 beyond the last recall too, so the walk
+   from Ultralytics ≤ 8.4.36 to COCO shows this rule as its own step.
 3. ``ap`` — the integration and ranking: ``ultralytics`` (``np.argsort(-conf)``, precision envelope,
    trapezoid over ``np.interp`` at 101 recalls), ``coco`` (stable ranking in image order, precision
    ``tp/(tp+fp+eps)``, envelope, 101 recall thresholds sampled with ``searchsorted``), ``supervision`` (the
@@ -268,8 +270,6 @@ def explain(ds: YoloDataset, preds: BoxTable, profile_from: str, profile_to: str
     first = (prev[0], prev[1])
     for dim in ORDER:
         want = getattr(rb, dim)
-        if dim == "sentinel" and rb.ap != "ultralytics":
-            continue  # COCO-style AP has no such sentinel: keep A's until AP switches
         if getattr(cur, dim) == want:
             continue
         nxt_rules = replace(cur, **{dim: want})
