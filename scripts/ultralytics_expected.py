@@ -58,7 +58,8 @@ def _image(gt_cls: Any, gt_xyxy: Any, det_cls: Any, det_xyxy: Any, conf: Any) ->
     }
 
 
-def _random_case(rng: np.random.Generator, name: str) -> dict[str, Any]:
+def _random_case(rng: np.random.Generator, name: str, *, ties: bool = False) -> dict[str, Any]:
+    """``ties``: scores from three values only, and some labels repeated exactly (equal IoUs)."""
     n_cls = int(rng.integers(1, 5))
     images = []
     for _ in range(int(rng.integers(1, 7))):
@@ -67,6 +68,9 @@ def _random_case(rng: np.random.Generator, name: str) -> dict[str, Any]:
         wh = rng.uniform(8, 140, (n_gt, 2))
         gt = np.concatenate([xy, xy + wh], 1).astype(np.float32)
         gt_cls = rng.integers(0, n_cls, n_gt)
+        if ties and n_gt:
+            twin = rng.random(n_gt) < 0.4
+            gt, gt_cls = np.concatenate([gt, gt[twin]]), np.concatenate([gt_cls, gt_cls[twin]])
         dets, det_cls = [], []
         for g, c in zip(gt, gt_cls):
             for _ in range(int(rng.choice([0, 1, 1, 1, 2, 3]))):  # misses, hits and duplicates
@@ -79,7 +83,7 @@ def _random_case(rng: np.random.Generator, name: str) -> dict[str, Any]:
             det_cls.append(rng.integers(0, n_cls))
         d = np.asarray(dets, dtype=np.float64).reshape(-1, 4)
         d = np.concatenate([np.minimum(d[:, :2], d[:, 2:]), np.maximum(d[:, :2], d[:, 2:])], 1)
-        conf = rng.uniform(0.001, 1.0, len(d))
+        conf = rng.choice([0.25, 0.5, 0.75], len(d)) if ties else rng.uniform(0.001, 1.0, len(d))
         images.append(_image(gt_cls, gt, det_cls, d, conf))
     return {"name": name, "images": images}
 
@@ -110,7 +114,7 @@ def _float32_threshold_case() -> dict[str, Any]:
 
 
 def make_cases() -> list[dict[str, Any]]:
-    """The worked examples of issue 23, then 24 seeded random cases."""
+    """The worked examples of issue 23, 24 seeded random cases, and 6 with exact score and IoU ties."""
     box = [[10, 10, 60, 80], [100, 40, 180, 90], [200, 200, 260, 300]]
     cases: list[dict[str, Any]] = [
         {"name": "perfect", "images": [_image([0, 1, 0], box, [0, 1, 0], box, [0.9, 0.8, 0.7])]},
@@ -130,6 +134,9 @@ def make_cases() -> list[dict[str, Any]]:
     ]
     rng = np.random.default_rng(20261124)
     cases += [_random_case(rng, f"random_{k:02d}") for k in range(24)]
+    # Exact ties, stated: deteval ranks them with the same numpy sort on the same float32 array.
+    tie_rng = np.random.default_rng(7)
+    cases += [_random_case(tie_rng, f"ties_{k:02d}", ties=True) for k in range(6)]
     return cases
 
 

@@ -122,3 +122,15 @@ def test_float32_iou_misses_the_065_threshold() -> None:
     f64 = evaluate_ultralytics(gt, dt, n, with_rules("ultralytics", float32=False))
     assert f32.map == pytest.approx(0.995 * 3 / 10, abs=1e-12)  # TP at 0.50, 0.55, 0.60 only
     assert f64.map == pytest.approx(0.995 * 4 / 10, abs=1e-12)  # float64: 0.65 too
+
+
+def test_the_tie_cases_really_have_ties() -> None:
+    """The ties_* cases (compared above like every case) hold exact score ties and repeated labels."""
+    ties = [c for name, c in CASES.items() if name.startswith("ties_")]
+    assert len(ties) == 6
+    confs = [x for c in ties for im in c["images"] for x in im["conf"]]
+    assert len(confs) - len(set(confs)) > 50
+    repeated = sum(
+        len(im["gt_xyxy"]) - len({tuple(b) for b in im["gt_xyxy"]}) for c in ties for im in c["images"]
+    )
+    assert repeated > 5
