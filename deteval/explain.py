@@ -102,8 +102,12 @@ class _Matched:
 
 
 def _kept(dt: BoxTable, rules: Rules) -> tuple[np.ndarray, int]:
-    """Indices of the detections kept, in (image, descending score, file order) order; and how many cut."""
-    conf = dt.conf.astype(np.float32) if rules.float32 else dt.conf
+    """Indices of the detections kept, in (image, descending score, file order) order; and how many cut.
+
+    The order within an image uses the scores as read (float64), as the Ultralytics profiles'
+    ``match_split`` does; float32 scores only enter the ranking across images.
+    """
+    conf = dt.conf
     if rules.cap == "300/image":
         order = np.lexsort((-conf, dt.img))
         key, limit = dt.img[order], 300

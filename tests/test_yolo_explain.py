@@ -134,3 +134,11 @@ def test_ties_are_counted(tmp_path: Path) -> None:
     e = _check(ds, preds, "ultralytics", "coco")
     step = next(s for s in e.steps if s["rule"].startswith("AP integration"))
     assert "2 detections share their class and score" in step["what"]
+
+
+def test_scores_equal_in_float32_only(tmp_path: Path) -> None:
+    """Scores distinct in float64 but equal in float32: the ends still equal the profiles' own numbers."""
+    rows = [f"0 {_box(i, i + 60)} {0.5 + i * 1e-9!r}" for i in range(6)]
+    ds, preds = _one_image(tmp_path, ["0 " + _box(0, 60), "0 " + _box(3, 63)], rows)
+    for a, b in itertools.permutations(PROFILES, 2):
+        _check(ds, preds, a, b)
