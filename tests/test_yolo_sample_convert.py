@@ -158,3 +158,22 @@ def test_numeric_stems_become_coco_ids(tmp_path: Path) -> None:
         139,
         285,
     ]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d["annotations"][0].update(iscrowd=1), "a crowd annotation has no YOLO form"),
+        (lambda d: d["images"][0].pop("width"), "images[0]: an image needs a positive width and height"),
+        (lambda d: d["images"][1].update(file_name="x/000001.png"), "two images share the stem '000001'"),
+        (lambda d: d["annotations"][0].update(bbox=[1, 2, 3]), "bbox must have 4 numbers"),
+    ],
+)
+def test_coco_to_yolo_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str], edit, message: str) -> None:
+    gt = tmp_path / "gt.json"
+    assert main(["convert", str(DATA), "-o", str(gt)]) == 0
+    data = json.loads(gt.read_text())
+    edit(data)
+    gt.write_text(json.dumps(data))
+    assert main(["convert", str(gt), "-o", str(tmp_path / "out")]) == 2
+    assert message in capsys.readouterr().err

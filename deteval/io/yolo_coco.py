@@ -154,44 +154,56 @@ def predictions_to_coco(ds: YoloDataset, preds: BoxTable, *, segm: bool = False)
 def coco_to_yolo(gt_json: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Path:
     """Write ``labels/<stem>.txt`` for every image of a COCO file and a ``data.yaml``; return the yaml path.
 
-    Classes are the categories sorted by id (class k = the k-th category). Images without annotations get
-    an empty label file. Crowd annotations are refused (YOLO has no crowd flag).
+    The file is validated by deteval's COCO reader first (every error names the record). Classes are the
+    categories sorted by id (class k = the k-th category). Images without annotations get an empty label
+    file. Crowd annotations are refused (YOLO has no crowd flag); images need ``width``, ``height`` and a
+    ``file_name``, and no two may share a stem (the label file is named after it).
     """
-    from deteval.io.coco import read_json
+    from deteval.io.coco import load_coco_gt, read_json
 
-    data = read_json(gt_json)
     file = str(gt_json)
-    cats = sorted(data.get("categories", []), key=lambda c: c["id"])
-    cls_of = {c["id"]: k for k, c in enumerate(cats)}
-    images = {im["id"]: im for im in data.get("images", [])}
-    out = Path(out_dir)
-    (out / "labels").mkdir(parents=True, exist_ok=True)
-    rows: dict[Any, list[str]] = {i: [] for i in images}
-    for k, a in enumerate(data.get("annotations", [])):
-        if a.get("iscrowd", 0):
+    gt = load_coco_gt(gt_json)
+    crowd = np.flatnonzero(gt.iscrowd)
+    if crowd.size:
+        raise ValidationError(
+            "a crowd annotation has no YOLO form", file=file, record=f"annotation id {gt.ann_id[crowd[0]]}"
+        )
+    files: dict[Any, str] = {}
+    sizes: dict[Any, tuple[float, float]] = {}
+    for k, im in enumerate(read_json(gt_json)["images"]):
+        if not isinstance(im.get("file_name"), str) or not im["file_name"]:
+            raise ValidationError("an image needs a file_name", file=file, record=f"images[{k}]")
+        size = (im.get("height"), im.get("width"))
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in size):
             raise ValidationError(
-                "a crowd annotation has no YOLO form", file=file, record=f"annotations[{k}]"
+                "an image needs a positive width and height", file=file, record=f"images[{k}]"
             )
-        im = images.get(a["image_id"])
-        if im is None:
-            raise ValidationError(
-                f"unknown image_id {a['image_id']!r}", file=file, record=f"annotations[{k}]"
-            )
-        w, h = float(im["width"]), float(im["height"])
-        x, y, bw, bh = (float(v) for v in a["bbox"])
-        vals = [(x + bw / 2) / w, (y + bh / 2) / h, bw / w, bh / h]
-        rows[a["image_id"]].append(" ".join([str(cls_of[a["category_id"]])] + [f"{v:.17g}" for v in vals]))
-    stems: set[str] = set()
-    listed = []
-    for iid, im in images.items():
-        stem = Path(im["file_name"]).stem
+        files[im["id"]] = im["file_name"]
+        sizes[im["id"]] = (float(size[0]), float(size[1]))
+    stems: dict[str, Any] = {}
+    for iid, name in files.items():
+        stem = Path(name).stem
         if stem in stems:
             raise ValidationError(f"two images share the stem {stem!r}", file=file, record=f"image id {iid}")
-        stems.add(stem)
-        (out / "labels" / f"{stem}.txt").write_text("".join(r + "\n" for r in rows[iid]), encoding="utf-8")
-        listed.append(f"./images/{Path(im['file_name']).name}")
+        stems[stem] = iid
+    hw = np.array([sizes[i] for i in gt.image_ids.tolist()]).reshape(-1, 2)
+    out = Path(out_dir)
+    (out / "labels").mkdir(parents=True, exist_ok=True)
+    rows: list[list[str]] = [[] for _ in range(len(gt.image_ids))]
+    for k in range(len(gt)):
+        h, w = hw[gt.img[k]]
+        x, y, bw, bh = (float(v) for v in gt.bbox[k])
+        vals = [(x + bw / 2) / w, (y + bh / 2) / h, bw / w, bh / h]
+        rows[int(gt.img[k])].append(" ".join([str(int(gt.cat[k]))] + [f"{v:.17g}" for v in vals]))
+    listed = []
+    for i, iid in enumerate(gt.image_ids.tolist()):
+        name = files[iid]
+        (out / "labels" / f"{Path(name).stem}.txt").write_text(
+            "".join(r + "\n" for r in rows[i]), encoding="utf-8"
+        )
+        listed.append(f"./images/{Path(name).name}")
     (out / "val.txt").write_text("".join(x + "\n" for x in listed), encoding="utf-8")
-    names = "".join(f"  {k}: {json.dumps(c['name'], ensure_ascii=False)}\n" for k, c in enumerate(cats))
+    names = "".join(f"  {k}: {json.dumps(n, ensure_ascii=False)}\n" for k, n in enumerate(gt.cat_names))
     yaml = out / "data.yaml"
     yaml.write_text(f"val: val.txt\nnames:\n{names}", encoding="utf-8")  # root: the yaml's folder
     return yaml
