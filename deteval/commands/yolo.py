@@ -1,0 +1,145 @@
+"""``deteval yolo DATA.yaml PREDICTIONS``: a YOLO dataset scored as Ultralytics, pycocotools or supervision
+would; and ``deteval convert`` between YOLO and COCO."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from deteval.commands.common import write_text
+from deteval.detection.yolo_eval import PROFILE_NAMES, evaluate_yolo_files, is_ultralytics
+from deteval.errors import ConfigError
+from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
+from deteval.report.yolo_table import YOLO_FORMATS, render_yolo
+
+VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain_voc.VOC_PROFILE_RULES
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    result = evaluate_yolo_files(
+        args.data,
+        args.predictions,
+        split=args.split,
+        profile=args.profile or "ultralytics",
+        iou_type=args.iou_type,
+    )
+    write_text(render_yolo(result, args.format or "table"), args.output)
+    return 0
+
+
+def _explain_voc(args: argparse.Namespace) -> Any:
+    from deteval.explain_voc import explain_voc
+    from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
+
+    gt = load_voc_annotations(args.data, args.image_set)
+    classes = sorted(
+        {gt.classes[i] for i in set(gt.label.tolist())} | set(discover_detection_classes(args.predictions))
+    )
+    dets = load_voc_detections(args.predictions, gt.images, classes=classes)
+    return explain_voc(gt, dets, args.from_profile, args.to_profile)
+
+
+def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from deteval.explain import explain
+    from deteval.explain_voc import VOC_PROFILE_RULES
+
+    voc = [p in VOC_PROFILE_RULES for p in (args.from_profile, args.to_profile)]
+    if any(voc):
+        if not all(voc):
+            raise ConfigError("explain compares two VOC profiles or two YOLO/COCO profiles, not one of each")
+        e = _explain_voc(args)
+        write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
+        return 0
+    if args.image_set:
+        raise ConfigError("--image-set is for the VOC profiles (voc07, voc2012, py_faster_rcnn)")
+    either = is_ultralytics(args.from_profile) or is_ultralytics(args.to_profile)
+    ds = load_yolo_dataset(args.data, args.split, duplicates="drop" if either else "error")
+    preds = load_yolo_predictions(args.predictions, ds)
+    e = explain(ds, preds, args.from_profile, args.to_profile)
+    write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
+    return 0
+
+
+def run_convert(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    src = Path(args.source)
+    if src.suffix.lower() in (".yaml", ".yml"):
+        from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
+
+        ds = load_yolo_dataset(src, args.split)
+        write_text(json.dumps(dataset_to_coco(ds)) + "\n", args.output)
+        if args.predictions:
+            if not args.predictions_out:
+                raise ConfigError("--predictions needs --predictions-out FILE.json")
+            preds = load_yolo_predictions(args.predictions, ds)
+            write_text(json.dumps(predictions_to_coco(ds, preds)) + "\n", args.predictions_out)
+        return 0
+    if src.suffix.lower() == ".json":
+        from deteval.io.yolo_coco import coco_to_yolo
+
+        if not args.output:
+            raise ConfigError("COCO → YOLO needs -o OUT_DIR (labels/ and data.yaml are written there)")
+        print(coco_to_yolo(src, args.output))
+        return 0
+    raise ConfigError("SOURCE must be a data.yaml (YOLO → COCO) or a COCO .json (COCO → YOLO)", file=str(src))
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "yolo",
+        help="score a YOLO dataset's predictions as yolo val, pycocotools or supervision would",
+        description="Score PREDICTIONS (a folder of `yolo predict save_txt save_conf` files, or a JSON list: "
+        "yolo val's predictions.json or COCO results) against one split of a YOLO dataset, under a profile: "
+        "coco (pycocotools), supervision, ultralytics-8.0, ultralytics-8.4.37, ultralytics-8.4.176 "
+        "(ultralytics = the newest). See docs/yolo.md.",
+    )
+    p.add_argument("data", metavar="DATA.yaml", help="the dataset's data.yaml")
+    p.add_argument("predictions", metavar="PREDICTIONS", help="folder of txt files, or a JSON file")
+    p.add_argument("--split", default="val", help="train, val (default) or test")
+    p.add_argument("--profile", choices=PROFILE_NAMES, default=None, help="default: ultralytics (the newest)")
+    p.add_argument(
+        "--iou-type",
+        choices=("bbox", "segm"),
+        default="bbox",
+        help="segm: mask AP of polygon labels and predictions (coco profile only)",
+    )
+    p.add_argument("--format", choices=YOLO_FORMATS, default=None, help="output format (default: table)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
+    p.set_defaults(func=run, _parser=p)
+
+    e = sub.add_parser(
+        "explain",
+        help="attribute the difference between two profiles' mAP rule by rule",
+        description="Score a YOLO dataset's predictions under --from and --to, and walk from one to the other "
+        "changing one rule at a time (matcher, end sentinel, AP integration and ranking, float32, detection "
+        "cap), printing each step's change in mAP50-95 and mAP50 and how many cases triggered it. The steps add "
+        "up to the difference. See docs/yolo.md.",
+    )
+    e.add_argument("data", metavar="DATA", help="the dataset's data.yaml (VOC: the Annotations folder)")
+    e.add_argument(
+        "predictions",
+        metavar="PREDICTIONS",
+        help="folder of txt files or a JSON file (VOC: a comp4 pattern with {cls})",
+    )
+    names = (*PROFILE_NAMES, *VOC_EXPLAIN_PROFILES)
+    e.add_argument("--from", dest="from_profile", choices=names, required=True, help="profile A")
+    e.add_argument("--to", dest="to_profile", choices=names, required=True, help="profile B")
+    e.add_argument("--image-set", metavar="FILE", help="VOC only: the image-set list (default: every XML)")
+    e.add_argument("--split", default="val", help="train, val (default) or test")
+    e.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    e.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
+    e.set_defaults(func=run_explain, _parser=e)
+
+    c = sub.add_parser(
+        "convert",
+        help="convert a YOLO dataset to COCO JSON, or COCO JSON to YOLO labels",
+        description="SOURCE data.yaml: write the split as COCO ground truth (and --predictions as COCO "
+        "results). SOURCE .json (COCO): write labels/<stem>.txt and data.yaml into -o OUT_DIR.",
+    )
+    c.add_argument("source", metavar="SOURCE", help="data.yaml or a COCO ground-truth .json")
+    c.add_argument("--split", default="val", help="the YOLO split to convert (default: val)")
+    c.add_argument("--predictions", metavar="PRED", help="YOLO predictions to convert as well")
+    c.add_argument("--predictions-out", metavar="FILE", help="where the COCO results go")
+    c.add_argument("--output", "-o", metavar="OUT", help="COCO .json (default: stdout) or the YOLO folder")
+    c.set_defaults(func=run_convert, _parser=c)

@@ -1,0 +1,336 @@
+"""``deteval explain``: why two evaluators give two numbers, one rule at a time.
+
+Every YOLO profile is a point in five rule dimensions. Walking from profile A to profile B, the dimensions
+are switched one at a time in this fixed order, each step re-scoring the same data with one more rule of B:
+
+1. ``matcher`` — ``unique`` (Ultralytics ≤ 8.4.175: all pairs ≥ t by IoU, one ``np.unique`` per side),
+   ``greedy`` (Ultralytics ≥ 8.4.176: detections in rank order take the best unclaimed label, lowest index on
+   IoU ties), ``coco`` (COCOeval: the same greedy walk, the last ground truth winning IoU ties).
+2. ``sentinel`` — the end of Ultralytics' recall curve: ``[…, 1]`` (≤ 8.4.36) or ``[…, r_last, 1]``. COCO
+   and supervision count as ``[…, r_last, 1]``: their precision is 0 beyond the last recall too, so the walk
+   from Ultralytics ≤ 8.4.36 to COCO shows this rule as its own step.
+3. ``ap`` — the integration and ranking: ``ultralytics`` (``np.argsort(-conf)``, precision envelope,
+   trapezoid over ``np.interp`` at 101 recalls), ``coco`` (stable ranking in image order, precision
+   ``tp/(tp+fp+eps)``, envelope, 101 recall thresholds sampled with ``searchsorted``), ``supervision`` (the
+   COCO table kept in float32 and averaged per IoU threshold first).
+4. ``float32`` — IoU, thresholds and scores in float32 with Ultralytics' ``+1e-7`` (True) or pycocotools'
+   float64 IoU on ``[x, y, w, h]`` (False).
+5. ``cap`` — at most 300 detections per image (Ultralytics) or 100 per image and class (COCO maxDets).
+
+Then the class set (both sides score only the classes with at least one label; predicted classes without a
+label are counted, they change nothing) and crowd regions (a YOLO dataset has none) are reported with
+their counts. The steps' deltas are differences of consecutive scores, so they add up to B − A (to the last
+float64 rounding; the test checks 1e-12). A ``residual`` step would appear if deteval's own profile
+evaluator and this step-wise evaluator ever disagreed at an end; the tests check that it never appears.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import numpy as np
+
+from deteval.detection.box_table import BoxTable
+from deteval.detection.supervision_profile import _masked_mean
+from deteval.detection.ultralytics import IOU_THRESHOLDS_32, IOU_THRESHOLDS_64, ap_per_class, box_iou
+from deteval.detection.yolo_eval import canonical_profile, evaluate_yolo
+from deteval.io.yolo import YoloDataset
+
+
+@dataclass(frozen=True)
+class Rules:
+    """One point of the rule space (see the module docstring)."""
+
+    matcher: Literal["unique", "greedy", "coco"]
+    sentinel: Literal["one", "repeat_last"]
+    ap: Literal["ultralytics", "coco", "supervision"]
+    float32: bool
+    cap: Literal["300/image", "100/image+class"]
+
+
+PROFILE_RULES: dict[str, Rules] = {
+    "ultralytics-8.0": Rules("unique", "one", "ultralytics", True, "300/image"),
+    "ultralytics-8.4.37": Rules("unique", "repeat_last", "ultralytics", True, "300/image"),
+    "ultralytics-8.4.176": Rules("greedy", "repeat_last", "ultralytics", True, "300/image"),
+    "coco": Rules("coco", "repeat_last", "coco", False, "100/image+class"),
+    "supervision": Rules("coco", "repeat_last", "supervision", False, "100/image+class"),
+}
+ORDER = ("matcher", "sentinel", "ap", "float32", "cap")
+_RULE_TEXT = {
+    "matcher": "matcher",
+    "sentinel": "end sentinel of the recall curve",
+    "ap": "AP integration and ranking",
+    "float32": "float32 IoU, thresholds and scores",
+    "cap": "detections kept per image",
+}
+
+
+# ------------------------------------------------------------------------------------ step-wise evaluator
+def _coco_iou(g: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """pycocotools' bbIou (labels × detections) on the ``[x, y, w, h]`` boxes the COCO conversion writes."""
+    gx, gy, gw, gh = g[:, 0:1], g[:, 1:2], g[:, 2:3] - g[:, 0:1], g[:, 3:4] - g[:, 1:2]
+    dx, dy = d[None, :, 0], d[None, :, 1]
+    dw, dh = d[None, :, 2] - dx, d[None, :, 3] - dy
+    w = np.minimum(dw + dx, gw + gx) - np.maximum(dx, gx)
+    h = np.minimum(dh + dy, gh + gy) - np.maximum(dy, gy)
+    inter = w * h
+    union = (dw * dh + gw * gh) - inter
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((w > 0) & (h > 0), inter / union, 0.0)
+
+
+def _match(iou: np.ndarray, gcls: np.ndarray, dcls: np.ndarray, thr: np.ndarray, matcher: str) -> np.ndarray:
+    from deteval.detection.ultralytics import match_image
+
+    if matcher != "coco":
+        return match_image(iou, gcls, dcls, thr, matcher)  # type: ignore[arg-type]
+    # COCOeval: the same greedy walk, but the LAST ground truth wins an IoU tie: argmax over reversed rows.
+    flipped = match_image(iou[::-1], gcls[::-1], dcls, thr, "greedy")
+    return flipped
+
+
+@dataclass
+class _Matched:
+    img: np.ndarray
+    cls: np.ndarray
+    conf: np.ndarray
+    tp: np.ndarray
+    capped: int
+    near: int
+
+
+def _kept(dt: BoxTable, rules: Rules) -> tuple[np.ndarray, int]:
+    """Indices of the detections kept, in (image, descending score, file order) order; and how many cut.
+
+    The order within an image uses the scores as read (float64), as the Ultralytics profiles'
+    ``match_split`` does; float32 scores only enter the ranking across images.
+    """
+    conf = dt.conf
+    if rules.cap == "300/image":
+        order = np.lexsort((-conf, dt.img))
+        key, limit = dt.img[order], 300
+    else:
+        order = np.lexsort((-conf, dt.cls, dt.img))
+        key, limit = dt.img[order] * (int(dt.cls.max(initial=0)) + 1) + dt.cls[order], 100
+    starts = np.r_[0, np.flatnonzero(np.diff(key)) + 1] if len(key) else np.zeros(0, dtype=np.int64)
+    rank = np.arange(len(key)) - np.repeat(starts, np.diff(np.r_[starts, len(key)]))
+    keep = order[rank < limit]
+    keep = keep[np.lexsort((-conf[keep], dt.img[keep]))]
+    return keep, int(len(order) - len(keep))
+
+
+def _match_all(gt: BoxTable, dt: BoxTable, n_images: int, rules: Rules) -> _Matched:
+    keep, capped = _kept(dt, rules)
+    thr = IOU_THRESHOLDS_32 if rules.float32 else IOU_THRESHOLDS_64
+    g_order = np.argsort(gt.img, kind="stable")
+    g_start = np.searchsorted(gt.img[g_order], np.arange(n_images + 1))
+    d_start = np.searchsorted(dt.img[keep], np.arange(n_images + 1))
+    tps, near = [], 0
+    for i in range(n_images):
+        gi, di = g_order[g_start[i] : g_start[i + 1]], keep[d_start[i] : d_start[i + 1]]
+        if rules.float32:
+            iou = box_iou(gt.xyxy[gi], dt.xyxy[di])
+        else:
+            iou = _coco_iou(gt.xyxy[gi], dt.xyxy[di])
+        same = gt.cls[gi][:, None] == dt.cls[di][None, :]
+        near += int(
+            (same[..., None] & (np.abs(iou.astype(np.float64)[..., None] - IOU_THRESHOLDS_64) < 1e-6)).sum()
+        )
+        tps.append(_match(iou, gt.cls[gi], dt.cls[di], thr, rules.matcher))
+    tp = np.concatenate(tps) if tps else np.zeros((0, 10), dtype=bool)
+    conf = dt.conf[keep].astype(np.float32) if rules.float32 else dt.conf[keep]
+    return _Matched(dt.img[keep], dt.cls[keep], conf, tp, capped, near)
+
+
+def _coco_table(m: _Matched, gt: BoxTable, n_classes: int) -> np.ndarray:
+    """COCOeval's precision table [T, R, K] (−1 for classes without labels)."""
+    rec_thrs = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
+    table = -np.ones((10, len(rec_thrs), n_classes))
+    for k in range(n_classes):
+        npos = int((gt.cls == k).sum())
+        if npos == 0:
+            continue
+        mine = np.flatnonzero(m.cls == k)  # image order, descending score within each image
+        order = np.argsort(-m.conf[mine], kind="mergesort")
+        tp = m.tp[mine][order].T
+        tps = np.cumsum(tp, axis=1).astype(float)
+        fps = np.cumsum(~tp, axis=1).astype(float)
+        for t in range(10):
+            rc = tps[t] / npos
+            pr = tps[t] / (fps[t] + tps[t] + np.spacing(1))
+            pr = np.maximum.accumulate(pr[::-1])[::-1] if len(pr) else pr
+            inds = np.searchsorted(rc, rec_thrs, side="left")
+            q = np.zeros(len(rec_thrs))
+            ok = inds < len(pr)
+            q[ok] = pr[inds[ok]]
+            table[t, :, k] = q
+    return table
+
+
+def score(
+    gt: BoxTable, dt: BoxTable, n_images: int, n_classes: int, rules: Rules
+) -> tuple[float, float, _Matched, Any]:
+    """(mAP50-95, mAP50) of one point of the rule space, with the matcher output and the AP table."""
+    m = _match_all(gt, dt, n_images, rules)
+    if rules.ap == "ultralytics":
+        u = ap_per_class(m.tp, m.conf, m.cls, gt.cls, rules.sentinel)
+        full = np.full((n_classes, 10), np.nan)
+        full[u.classes] = u.ap
+        return u.map, u.map50, m, full
+    table = _coco_table(m, gt, n_classes)
+    if rules.ap == "coco":
+        s, s50 = table[table > -1], table[0][table[0] > -1]
+        return (float(np.mean(s)) if s.size else -1.0), (float(np.mean(s50)) if s50.size else -1.0), m, table
+    t32 = table.astype(np.float32)
+    scores = _masked_mean(t32, t32 != -1, (1, 2))
+    valid = scores[scores > -1]
+    return (float(valid.mean()) if len(valid) else -1.0), float(scores[0]), m, t32
+
+
+# ------------------------------------------------------------------------------------------------ explain
+@dataclass
+class Explanation:
+    """``from``/``to`` (profile, mAP50-95, mAP50) and the steps between them."""
+
+    start: dict[str, Any]
+    end: dict[str, Any]
+    steps: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"from": self.start, "to": self.end, "steps": self.steps}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent) + "\n"
+
+    def to_text(self) -> str:
+        a, b = self.start, self.end
+
+        def num(v: float | None, sign: str = "") -> str:
+            return f"{'—':>12}" if v is None else f"{v:{sign}12.5f}"
+
+        out = [
+            f"{'':62}{'mAP50-95':>12}{'mAP50':>12}",
+            f"{'from ' + a['profile']:62}{num(a['mAP50-95'])}{num(a['mAP50'])}",
+        ]
+        for s in self.steps:
+            d = s["delta"]
+            out.append(
+                f"  {s['rule']:60}{num(d['mAP50-95'], '+')}{num(d['mAP50'], '+')}   {s['count']} {s['what']}"
+            )
+        out.append(f"{'to ' + b['profile']:62}{num(b['mAP50-95'])}{num(b['mAP50'])}")
+        return "\n".join(out) + "\n"
+
+
+def _class_ap(scored: tuple) -> np.ndarray:
+    """Per class and IoU threshold, the AP a scored point holds (classes × 10; NaN where undefined)."""
+    table = np.asarray(scored[3], dtype=np.float64)
+    if table.ndim == 3:  # COCO's [T, R, K]
+        ap = table.mean(axis=1).T
+        return np.where(ap < 0, np.nan, ap)
+    return table
+
+
+def _tied(m: _Matched) -> int:
+    """Detections whose (class, score) another detection also has: the ranks numpy's sort may permute."""
+    if len(m.conf) == 0:
+        return 0
+    _, inverse, counts = np.unique(np.stack([m.cls.astype(np.float64), m.conf.astype(np.float64)], 1), axis=0,
+                                   return_inverse=True, return_counts=True)  # fmt: skip
+    return int((counts[inverse.reshape(-1)] > 1).sum())
+
+
+def _count(rule: str, before: tuple, after: tuple) -> tuple[int, str]:
+    mb, ma = before[2], after[2]
+    if rule == "cap":
+        return max(mb.capped, ma.capped), "detections beyond the cap"
+    if rule in ("sentinel", "ap"):
+        a, b = _class_ap(before), _class_ap(after)
+        changed = ~((a == b) | (np.isnan(a) & np.isnan(b)))
+        what = "AP values (class × IoU threshold) changed"
+        if rule == "ap":
+            what += f"; {_tied(ma)} detections share their class and score with another (ranking ties)"
+        return int(changed.sum()), what
+    same = len(mb.tp) == len(ma.tp) and np.array_equal(mb.img, ma.img) and np.array_equal(mb.cls, ma.cls)
+    changed = int((mb.tp != ma.tp).any(1).sum()) if same else -1
+    if rule == "float32":
+        return (
+            changed,
+            f"detections matched differently ({max(mb.near, ma.near)} IoUs within 1e-6 of a threshold)",
+        )
+    return changed, "detections matched differently"
+
+
+def explain(ds: YoloDataset, preds: BoxTable, profile_from: str, profile_to: str) -> Explanation:
+    """Attribute the difference between two profiles' mAP50-95 and mAP50 rule by rule (module docstring)."""
+    a_name, b_name = canonical_profile(profile_from), canonical_profile(profile_to)
+    ra, rb = PROFILE_RULES[a_name], PROFILE_RULES[b_name]
+    gt, n, k = ds.labels, ds.n_images, len(ds.names)
+    res_a, res_b = evaluate_yolo(ds, preds, a_name), evaluate_yolo(ds, preds, b_name)
+    steps = []
+    cur = ra
+    prev = score(gt, preds, n, k, cur)
+    first = (prev[0], prev[1])
+    for dim in ORDER:
+        want = getattr(rb, dim)
+        if getattr(cur, dim) == want:
+            continue
+        nxt_rules = replace(cur, **{dim: want})
+        nxt = score(gt, preds, n, k, nxt_rules)
+        count, what = _count(dim, prev, nxt)
+        steps.append(
+            {
+                "rule": f"{_RULE_TEXT[dim]}: {getattr(cur, dim)} → {want}",
+                "delta": {"mAP50-95": nxt[0] - prev[0], "mAP50": nxt[1] - prev[1]},
+                "count": count,
+                "what": what,
+            }
+        )
+        cur, prev = nxt_rules, nxt
+    only_pred = sorted(set(preds.cls.tolist()) - set(gt.cls.tolist()))
+    steps.append(
+        {
+            "rule": "class set: classes with ≥ 1 label on both sides",
+            "delta": {"mAP50-95": 0.0, "mAP50": 0.0},
+            "count": len(only_pred),
+            "what": "classes only in the predictions (left out by both)",
+        }
+    )
+    if ds.duplicates_dropped:
+        steps.append(
+            {
+                "rule": "duplicate labels: dropped on both sides (Ultralytics' rule; pycocotools would keep them)",
+                "delta": {"mAP50-95": 0.0, "mAP50": 0.0},
+                "count": ds.duplicates_dropped,
+                "what": "exact duplicate label rows dropped",
+            }
+        )
+    start: dict[str, Any] = {
+        "profile": profile_from,
+        "mAP50-95": res_a.summary["mAP50-95"],
+        "mAP50": res_a.summary["mAP50"],
+    }
+    end: dict[str, Any] = {
+        "profile": profile_to,
+        "mAP50-95": res_b.summary["mAP50-95"],
+        "mAP50": res_b.summary["mAP50"],
+    }
+    if (first[0], first[1], prev[0], prev[1]) != (
+        start["mAP50-95"],
+        start["mAP50"],
+        end["mAP50-95"],
+        end["mAP50"],
+    ):
+        steps.append(
+            {
+                "rule": "residual: the step-wise evaluator differs from a profile's own at an end",
+                "delta": {
+                    "mAP50-95": (end["mAP50-95"] - prev[0]) + (first[0] - start["mAP50-95"]),
+                    "mAP50": (end["mAP50"] - prev[1]) + (first[1] - start["mAP50"]),
+                },
+                "count": 0,
+                "what": "(a deteval bug if ever non-zero)",
+            }
+        )
+    return Explanation(start, end, steps)

@@ -1,0 +1,559 @@
+"""YOLO datasets (``data.yaml`` + images + label txt files) and YOLO predictions, read as Ultralytics reads them.
+
+Dataset (Ultralytics ``check_det_dataset`` / ``YOLODataset``):
+
+* ``path``: the dataset root. Relative: against the current directory if it exists there (Ultralytics),
+  else against the yaml's folder (Ultralytics would try its ``datasets_dir`` setting instead); absent: the
+  yaml's folder. ``train``/``val``/``test``: a folder (searched recursively), a ``.txt`` list of image
+  paths (``./x`` relative to the list's folder, other relative paths to the current directory), or a list
+  of either; a relative split path that does not exist and starts with ``../`` is retried without it.
+  ``validation`` stands for a missing ``val``. ``names``: list or ``{id: name}``; ``nc`` must agree.
+  ``kpt_shape`` (pose) is refused: pose and OBB datasets are not scored (OBB rows cannot be told apart from
+  4-point polygons, so do not give an OBB dataset).
+* Images: files whose extension is one of Ultralytics' image formats, sorted by path string.
+* Labels: the last ``/images/`` of the image path becomes ``/labels/`` and the extension ``.txt``; a
+  missing or empty file is an image without objects. Rows: ``cls xc yc w h`` (normalized) or polygons
+  ``cls x1 y1 … xn yn`` (n ≥ 3), whose extent is the box; a file mixing both is an error. Coordinates
+  must satisfy Ultralytics' checks: every value ≤ 1.01; every value ≥ 0, or ≥ −0.01 with w, h ≥ 0. The
+  class must be an integer in ``[0, nc)``.
+* Exactly duplicated rows: an error by default; ``duplicates="drop"`` (the Ultralytics profiles) keeps one
+  of each with a warning and, like Ultralytics, reorders that file's rows as ``np.unique`` sorts them.
+* Image sizes come from the image header (pillow, no pixel decode), with EXIF orientations 5–8 swapping
+  width and height, and only for images that have labels or predictions.
+
+Predictions: a folder of ``<image stem>.txt`` (``yolo predict … save_txt save_conf``: ``cls xc yc w h
+conf`` or ``cls x1 y1 … xn yn conf``, normalized), or a JSON list (``yolo val save_json``'s
+``predictions.json`` or any COCO results list: ``image_id`` = the image file's stem, an int when numeric, or
+``file_name``; ``category_id`` = class + 1, or the COCO-91 id for a COCO dataset; ``bbox`` = pixel
+``[x, y, w, h]``; ``score``).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from deteval.detection.box_table import BoxTable
+from deteval.errors import DetevalWarning, InputFormatError, ValidationError
+from deteval.io.yaml_subset import read_yaml_subset
+
+IMG_FORMATS = frozenset(
+    {"avif", "bmp", "dng", "heic", "heif", "jp2", "jpeg", "jpg", "mpo", "png", "tif", "tiff", "webp"}
+)
+Duplicates = Literal["error", "drop"]
+
+# COCO's 80 training classes → the 91 category ids of the COCO files (Ultralytics' coco80_to_coco91_class).
+COCO80_TO_91 = [
+    *range(1, 12), *range(13, 26), 27, 28, *range(31, 45), *range(46, 66), 67, 70, *range(72, 83), *range(84, 91)
+]  # fmt: skip
+
+
+@dataclass
+class YoloDataset:
+    """One split of a YOLO dataset: sorted image paths, class names and the labels as a pixel BoxTable."""
+
+    yaml_path: Path | None
+    root: Path
+    split: str
+    names: list[str]
+    images: list[Path]
+    is_coco: bool = False
+    warnings: list[str] = field(default_factory=list)
+    duplicates_dropped: int = 0
+    _norm: BoxTable | None = None
+    _sizes: dict[int, tuple[int, int]] = field(default_factory=dict)
+    _labels: BoxTable | None = None
+
+    @property
+    def n_images(self) -> int:
+        return len(self.images)
+
+    def image_size(self, i: int) -> tuple[int, int]:
+        """(width, height) of image ``i`` as Ultralytics sees it (EXIF orientation applied), read once."""
+        if i not in self._sizes:
+            self._sizes[i] = read_image_size(self.images[i])
+        return self._sizes[i]
+
+    def sizes_of(self, img: np.ndarray) -> np.ndarray:
+        """Per box, its image's (width, height), as an N×2 float array."""
+        uniq, inverse = np.unique(img, return_inverse=True)
+        table = np.array([self.image_size(int(i)) for i in uniq], dtype=np.float64).reshape(-1, 2)
+        return table[inverse.reshape(-1)]
+
+    @property
+    def labels(self) -> BoxTable:
+        """The labels in pixels (xyxy float64); polygons in pixels too."""
+        if self._labels is None:
+            assert self._norm is not None
+            self._labels = to_pixels(self._norm, self)
+        return self._labels
+
+    def stem_index(self) -> dict[str, int]:
+        """Image stem → index; a stem shared by two images maps to −1 (ambiguous)."""
+        out: dict[str, int] = {}
+        for i, p in enumerate(self.images):
+            out[p.stem] = -1 if p.stem in out else i
+        return out
+
+
+def read_image_size(path: Path) -> tuple[int, int]:
+    """Width and height from the image header with pillow; EXIF orientations 5–8 (transposed) swap them."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as im:
+            w, h = im.size
+            try:
+                orientation = im.getexif().get(274)
+            except Exception:  # a broken EXIF block does not make the image unreadable (Ultralytics)
+                orientation = None
+    except (OSError, UnidentifiedImageError) as exc:
+        raise InputFormatError(f"cannot read the image size: {exc}", file=path) from None
+    return (h, w) if orientation in (5, 6, 7, 8) else (w, h)
+
+
+def to_pixels(norm: BoxTable, ds: YoloDataset) -> BoxTable:
+    """Normalized ``xc yc w h`` (stored in ``xyxy``'s columns) → pixel xyxy; polygons scaled likewise."""
+    wh = ds.sizes_of(norm.img)
+    c, s = norm.xyxy[:, :2], norm.xyxy[:, 2:]
+    xyxy = np.concatenate([(c - s / 2) * wh, (c + s / 2) * wh], 1)
+    polys = None
+    if norm.polygons is not None:
+        polys = [
+            None if p is None else (p.reshape(-1, 2) * wh[k]).reshape(-1) for k, p in enumerate(norm.polygons)
+        ]
+    return BoxTable(norm.img, norm.cls, xyxy, norm.conf, polys)
+
+
+# --------------------------------------------------------------------------------------------- data.yaml
+def _names(raw: Any, nc: Any, file: str) -> list[str]:
+    if nc is not None and (isinstance(nc, bool) or not isinstance(nc, (int, float)) or nc != int(nc)):
+        raise ValidationError(f"'nc: {nc}' must be an integer", file=file)
+    if raw is None:
+        if nc is None:
+            raise ValidationError("either 'names' or 'nc' is required", file=file)
+        return [f"class_{i}" for i in range(int(nc))]
+    if isinstance(raw, list):
+        names: dict[int, Any] = dict(enumerate(raw))
+    elif isinstance(raw, dict):
+        names = {}
+        for k, v in raw.items():
+            try:
+                names[int(k)] = v
+            except (TypeError, ValueError):
+                raise ValidationError(f"'names' key {k!r} is not a class index", file=file) from None
+    else:
+        raise ValidationError(f"'names' must be a list or a mapping, not {type(raw).__name__}", file=file)
+    if not names:
+        raise ValidationError("'names' is empty", file=file)
+    if sorted(names) != list(range(len(names))):
+        raise ValidationError(f"'names' must use the class indices 0-{len(names) - 1}", file=file)
+    if nc is not None and int(nc) != len(names):
+        raise ValidationError(f"'names' length {len(names)} and 'nc: {nc}' must match", file=file)
+    return [str(names[i]) for i in range(len(names))]
+
+
+def _resolve_root(data: dict[str, Any], yaml_path: Path) -> Path:
+    raw = data.get("path")
+    if raw is None or raw == "":
+        return yaml_path.parent.resolve()
+    if not isinstance(raw, str):
+        raise ValidationError(f"'path' must be a string, not {type(raw).__name__}", file=yaml_path)
+    p = Path(raw)
+    if p.is_absolute() or p.exists():
+        return p.resolve()
+    return (yaml_path.parent / p).resolve()
+
+
+def _split_paths(value: Any, root: Path, key: str, file: str) -> list[Path]:
+    if isinstance(value, str):
+        x = (root / value).resolve()
+        if not x.exists() and value.startswith("../"):
+            x = (root / value[3:]).resolve()
+        return [x]
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return [(root / v).resolve() for v in value]
+    raise ValidationError(f"'{key}' must be a path or a list of paths", file=file)
+
+
+def list_images(sources: list[Path], where: str) -> list[Path]:
+    """Image files of folders (recursive) and ``.txt`` lists, filtered by extension and sorted as strings."""
+    found: list[str] = []
+    for p in sources:
+        if p.is_dir():
+            found += glob.glob(str(Path(glob.escape(str(p))) / "**" / "*.*"), recursive=True)
+        elif p.is_file():
+            try:
+                rows = p.read_text(encoding="utf-8-sig").strip().splitlines()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputFormatError(f"cannot read the image list: {exc}", file=p) from None
+            parent = str(p.parent) + os.sep
+            for n, x in enumerate(rows, 1):
+                x = x.replace("./", parent, 1) if x.startswith("./") else x
+                # Ultralytics would skip a listed image it cannot open (and leave it out of the counts);
+                # deteval says which one instead.
+                if x.rpartition(".")[-1].lower() in IMG_FORMATS and not os.path.isfile(x):
+                    raise InputFormatError(
+                        f"the listed image {x!r} does not exist", file=p, record=f"line {n}"
+                    )
+                found.append(x)
+        else:
+            raise InputFormatError(f"{where}: no such folder or image list", file=p)
+    images = sorted(x.replace("/", os.sep) for x in found if x.rpartition(".")[-1].lower() in IMG_FORMATS)
+    if not images:
+        raise InputFormatError(f"no images found for {where}", file=", ".join(map(str, sources)))
+    return [Path(x) for x in images]
+
+
+def label_path(image: Path) -> Path:
+    """Ultralytics' rule: the last ``/images/`` becomes ``/labels/``, the extension ``.txt``."""
+    sa, sb = f"{os.sep}images{os.sep}", f"{os.sep}labels{os.sep}"
+    return Path(sb.join(str(image).rsplit(sa, 1)).rsplit(".", 1)[0] + ".txt")
+
+
+def load_yolo_dataset(
+    data_yaml: str | os.PathLike[str], split: str = "val", *, duplicates: Duplicates = "error"
+) -> YoloDataset:
+    """Read one split of a YOLO dataset (see the module docstring for the rules)."""
+    yaml_path = Path(data_yaml)
+    file = str(yaml_path)
+    if yaml_path.is_dir():
+        raise InputFormatError("give the data.yaml file, not its folder", file=file)
+    data = read_yaml_subset(
+        yaml_path, {"path", "train", "val", "validation", "test", "names", "nc", "kpt_shape"}
+    )
+    if data.get("kpt_shape") is not None:
+        raise ValidationError(
+            "a pose dataset (kpt_shape): keypoints are not scored by deteval yolo", file=file
+        )
+    if data.get("val") is None and data.get("validation") is not None:
+        data["val"] = data["validation"]
+    names = _names(data.get("names"), data.get("nc"), file)
+    if not data.get(split):
+        raise ValidationError(f"no '{split}:' split in the dataset", file=file)
+    root = _resolve_root(data, yaml_path)
+    sources = _split_paths(data[split], root, split, file)
+    images = list_images(sources, f"the '{split}' split")
+    # Ultralytics' test, on the resolved split path: the COCO-91 category ids of predictions.json apply.
+    resolved = str(sources[0])
+    is_coco = (
+        isinstance(data[split], str)
+        and "coco" in resolved
+        and resolved.endswith((f"{os.sep}val2017.txt", f"{os.sep}test-dev2017.txt"))
+    )
+    ds = YoloDataset(yaml_path, root, split, names, images, is_coco=is_coco)
+    ds._norm = _read_labels(ds, duplicates)
+    return ds
+
+
+# ---------------------------------------------------------------------------------------------- label rows
+def _rows(path: Path) -> list[tuple[int, list[str]]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFormatError(f"cannot read: {exc}", file=path) from None
+    return [(n, line.split()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def _numbers(fields: list[str], path: Path, line: int) -> np.ndarray:
+    try:
+        if any("_" in x for x in fields):
+            raise ValueError
+        values = np.array([float(x) for x in fields], dtype=np.float64)
+    except ValueError:
+        bad = next(x for x in fields if not _is_float(x))
+        raise InputFormatError(f"{bad!r} is not a number", file=path, record=f"line {line}") from None
+    if not np.isfinite(values).all():
+        raise ValidationError("NaN or infinite value", file=path, record=f"line {line}")
+    return values
+
+
+def _is_float(x: str) -> bool:
+    if "_" in x:  # Python's float() reads "1_0" as 10; numpy, which Ultralytics parses with, does not
+        return False
+    try:
+        float(x)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_row(cls: float, xywh: np.ndarray, points: np.ndarray, nc: int, path: Path, line: int) -> None:
+    """Ultralytics' label checks: integer class in range, points ≤ 1.01, ≥ 0 (or ≥ −0.01 with w, h ≥ 0)."""
+    if cls % 1 != 0 or cls < 0:
+        raise ValidationError(
+            f"class {cls:g} is not a non-negative integer", file=path, record=f"line {line}"
+        )
+    if cls >= nc:
+        raise ValidationError(f"class {int(cls)} is not below nc={nc}", file=path, record=f"line {line}")
+    if points.max(initial=0.0) > 1.01:
+        raise ValidationError(
+            "coordinate above 1.01: labels must be normalized to [0, 1]", file=path, record=f"line {line}"
+        )
+    low = min(cls, xywh.min())
+    if not (low >= 0 or (low >= -0.01 and xywh[2:].min() >= 0)):
+        raise ValidationError(
+            "negative coordinate beyond Ultralytics' −0.01 tolerance", file=path, record=f"line {line}"
+        )
+
+
+def parse_label_file(
+    path: Path, nc: int, *, with_conf: bool = False, duplicates: Duplicates = "error"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray | None] | None, int]:
+    """Rows of one label (or prediction) file → class, normalized ``xc yc w h``, conf, polygons, and the
+    number of exact duplicate rows dropped (``duplicates="drop"``; with ``"error"`` a duplicate raises)."""
+    rows = _rows(path)
+    extra = 1 if with_conf else 0
+    kinds = []
+    for line, f in rows:
+        n = len(f) - extra
+        if n == 5:
+            kinds.append("box")
+        elif n >= 7 and n % 2 == 1:
+            kinds.append("polygon")
+        elif with_conf and len(f) == 5:
+            raise InputFormatError(
+                "5 columns: a prediction row needs a confidence (yolo predict … save_conf=True)",
+                file=path,
+                record=f"line {line}",
+            )
+        else:
+            want = (
+                "cls xc yc w h conf or cls x1 y1 … xn yn conf"
+                if with_conf
+                else "cls xc yc w h or cls x1 y1 … xn yn"
+            )
+            raise InputFormatError(f"{len(f)} columns; expected {want}", file=path, record=f"line {line}")
+    if "box" in kinds and "polygon" in kinds:
+        line = rows[kinds.index("polygon" if kinds[0] == "box" else "box")][0]
+        raise ValidationError("the file mixes box rows and polygon rows", file=path, record=f"line {line}")
+    cls = np.zeros(len(rows))
+    xywh = np.zeros((len(rows), 4))
+    conf = np.zeros(len(rows))
+    polys: list[np.ndarray | None] | None = [] if kinds and kinds[0] == "polygon" else None
+    for k, (line, f) in enumerate(rows):
+        v = _numbers(f, path, line)
+        if with_conf:
+            conf[k] = v[-1]
+            v = v[:-1]
+            if not 0 <= conf[k] <= 1:
+                raise ValidationError(
+                    f"confidence {conf[k]:g} outside [0, 1]", file=path, record=f"line {line}"
+                )
+        cls[k] = v[0]
+        if polys is not None:
+            pts = v[1:].reshape(-1, 2)
+            lo, hi = pts.min(0), pts.max(0)
+            xywh[k] = [(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, hi[0] - lo[0], hi[1] - lo[1]]
+            polys.append(v[1:])
+            points = v[1:]
+        else:
+            xywh[k] = v[1:5]
+            points = v[1:5]
+        _check_row(cls[k], xywh[k], points, nc, path, line)
+    dropped = 0
+    if len(rows) > 1 and not with_conf:
+        keep = _unique_rows(cls, xywh, polys)
+        if len(keep) < len(rows):
+            if duplicates == "error":
+                first = _first_duplicate(cls, xywh, polys)
+                raise ValidationError(
+                    f"exact duplicate of line {rows[first[0]][0]} (Ultralytics drops it; pass a ultralytics "
+                    "profile to do the same)",
+                    file=path,
+                    record=f"line {rows[first[1]][0]}",
+                )
+            dropped = len(rows) - len(keep)
+            cls, xywh = cls[keep], xywh[keep]
+            if polys is not None:
+                polys = [polys[i] for i in keep]
+    return cls.astype(np.int64), xywh, conf, polys, dropped
+
+
+def _unique_rows(cls: np.ndarray, xywh: np.ndarray, polys: list[np.ndarray | None] | None) -> np.ndarray:
+    """Ultralytics' ``np.unique`` over float32 rows (then over class + polygon bytes when boxes repeat)."""
+    lb = np.concatenate([cls[:, None], xywh], 1).astype(np.float32)
+    _, keep = np.unique(lb, axis=0, return_index=True)
+    if len(keep) < len(lb) and polys is not None:
+        rows = np.array(
+            [
+                np.float32(c).tobytes() + np.asarray(p, dtype=np.float32).tobytes()
+                for c, p in zip(lb[:, 0], polys)
+            ],
+            dtype=object,
+        )
+        _, keep = np.unique(rows, return_index=True)
+    return keep
+
+
+def _first_duplicate(
+    cls: np.ndarray, xywh: np.ndarray, polys: list[np.ndarray | None] | None
+) -> tuple[int, int]:
+    seen: dict[bytes, int] = {}
+    for k in range(len(cls)):
+        key = np.float32(cls[k]).tobytes() + (
+            np.asarray(polys[k], np.float32).tobytes()
+            if polys is not None
+            else xywh[k].astype(np.float32).tobytes()
+        )
+        if key in seen:
+            return seen[key], k
+        seen[key] = k
+    raise AssertionError("no duplicate")  # pragma: no cover
+
+
+def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
+    imgs: list[np.ndarray] = []
+    clss: list[np.ndarray] = []
+    boxes: list[np.ndarray] = []
+    polys: list[np.ndarray | None] = []
+    any_poly = False
+    for i, image in enumerate(ds.images):
+        lp = label_path(image)
+        if not lp.is_file():
+            continue
+        c, b, _, p, dropped = parse_label_file(lp, len(ds.names), duplicates=duplicates)
+        if dropped:
+            msg = f"{lp}: {dropped} duplicate labels removed (as Ultralytics does)"
+            ds.warnings.append(msg)
+            ds.duplicates_dropped += dropped
+            warnings.warn(msg, DetevalWarning, stacklevel=3)
+        imgs.append(np.full(len(c), i, dtype=np.int64))
+        clss.append(c)
+        boxes.append(b)
+        any_poly |= p is not None
+        polys += p if p is not None else [None] * len(c)
+    if not imgs:
+        t = BoxTable.empty()
+        return t
+    return BoxTable(
+        np.concatenate(imgs),
+        np.concatenate(clss),
+        np.concatenate(boxes),
+        np.zeros(sum(len(c) for c in clss)),
+        polys if any_poly else None,
+    )
+
+
+# ------------------------------------------------------------------------------------------- predictions
+def load_yolo_predictions(source: str | os.PathLike[str], ds: YoloDataset) -> BoxTable:
+    """Predictions (a folder of txt files or a JSON list) as a pixel BoxTable aligned with ``ds``'s images."""
+    p = Path(source)
+    if p.is_dir():
+        return _txt_predictions(p, ds)
+    if p.is_file():
+        return _json_predictions(p, ds)
+    raise InputFormatError("predictions not found (a folder of txt files or a JSON file)", file=p)
+
+
+def _txt_predictions(folder: Path, ds: YoloDataset) -> BoxTable:
+    stems = ds.stem_index()
+    files = sorted(folder.glob("*.txt"))
+    if not files and (folder / "labels").is_dir():  # runs/detect/predict/ given: its txt files are in labels/
+        folder = folder / "labels"
+        files = sorted(folder.glob("*.txt"))
+    if not files:
+        raise InputFormatError("no .txt prediction files in the folder", file=folder)
+    imgs: list[np.ndarray] = []
+    clss: list[np.ndarray] = []
+    boxes: list[np.ndarray] = []
+    confs: list[np.ndarray] = []
+    polys: list[np.ndarray | None] = []
+    any_poly = False
+    for f in files:
+        i = stems.get(f.stem)
+        if i is None:
+            raise ValidationError(f"no image with the stem {f.stem!r} in the '{ds.split}' split", file=f)
+        if i < 0:
+            raise ValidationError(f"two images of the split share the stem {f.stem!r}", file=f)
+        c, b, conf, p, _ = parse_label_file(f, len(ds.names), with_conf=True)
+        imgs.append(np.full(len(c), i, dtype=np.int64))
+        clss.append(c)
+        boxes.append(b)
+        confs.append(conf)
+        any_poly |= p is not None
+        polys += p if p is not None else [None] * len(c)
+    norm = BoxTable(
+        np.concatenate(imgs), np.concatenate(clss), np.concatenate(boxes), np.concatenate(confs),
+        polys if any_poly else None,
+    )  # fmt: skip
+    return to_pixels(norm, ds)
+
+
+def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputFormatError(f"not a JSON file: {exc}", file=path) from None
+    if not isinstance(records, list):
+        raise InputFormatError("expected a JSON list of detections", file=path)
+    stems = ds.stem_index()
+    # Ultralytics writes int(stem) for numeric stems ("0001" → 1): index them by their int value too.
+    numeric: dict[int, int] = {}
+    for stem, idx in stems.items():
+        if stem.isnumeric():
+            numeric[int(stem)] = -1 if int(stem) in numeric else idx
+    names: dict[str, int] = {}
+    for idx, p in enumerate(ds.images):
+        names[p.name] = -1 if p.name in names else idx  # a name in two folders: ambiguous
+    to_cls = {cid: k for k, cid in enumerate(COCO80_TO_91)} if ds.is_coco else None
+    n = len(records)
+    img, cls = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    xyxy, conf = np.zeros((n, 4)), np.zeros(n)
+    for k, r in enumerate(records):
+        if not isinstance(r, dict):
+            raise InputFormatError("a detection must be a JSON object", file=path, record=k)
+        for key in ("image_id", "category_id", "bbox", "score"):
+            if key not in r:
+                raise InputFormatError(f"missing '{key}'", file=path, record=k)
+        fname = r.get("file_name")
+        if isinstance(fname, str) and names.get(Path(fname).name, -1) >= 0:
+            img[k] = names[Path(fname).name]
+        else:
+            iid = r["image_id"]
+            i: int | None = (
+                numeric.get(iid)
+                if isinstance(iid, int) and not isinstance(iid, bool)
+                else stems.get(str(iid))
+            )
+            if i is None:
+                raise ValidationError(
+                    f"image_id {r['image_id']!r} is not the stem of an image of the '{ds.split}' split",
+                    file=path,
+                    record=k,
+                )
+            if i < 0:
+                raise ValidationError(f"two images share the stem {r['image_id']!r}", file=path, record=k)
+            img[k] = i
+        cid = r["category_id"]
+        if isinstance(cid, bool) or not isinstance(cid, int):
+            raise ValidationError(f"category_id {cid!r} is not an integer", file=path, record=k)
+        c = to_cls.get(cid, -1) if to_cls is not None else cid - 1
+        if not 0 <= c < len(ds.names):
+            rule = (
+                "a COCO-91 id of the 80 classes" if to_cls is not None else f"class + 1 in 1..{len(ds.names)}"
+            )
+            raise ValidationError(f"category_id {cid} is not {rule}", file=path, record=k)
+        cls[k] = c
+        b, s = r["bbox"], r["score"]
+        if not (isinstance(b, list) and len(b) == 4 and all(_is_num(x) for x in b)):
+            raise ValidationError("bbox must be [x, y, w, h] numbers", file=path, record=k)
+        if not _is_num(s) or not np.isfinite(s):
+            raise ValidationError("score must be a finite number", file=path, record=k)
+        x, y, w, h = (float(v) for v in b)
+        if not np.isfinite([x, y, w, h]).all() or w < 0 or h < 0:
+            raise ValidationError("bbox has a negative size or a non-finite value", file=path, record=k)
+        xyxy[k] = [x, y, x + w, y + h]
+        conf[k] = float(s)
+    return BoxTable(img, cls, xyxy, conf)
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
