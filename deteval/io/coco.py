@@ -974,14 +974,22 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
         if isinstance(poly, dict):
             check_segmentation(poly, file, record)
             continue
+        if isinstance(poly, list) and poly and (len(poly) < 6 or len(poly) % 2):
+            # pycocotools drops an odd last coordinate silently, reads a first polygon of 4 numbers as a
+            # box and fails ("Argument 'bb' has incorrect type"), and rasterises other 2-point ones to nothing
+            raise InputFormatError(
+                f"a polygon needs an even number of coordinates, at least 6 (3 points x, y), got {len(poly)}",
+                file=file,
+                record=record,
+            )
         try:
-            if not isinstance(poly, list) or len(poly) < 4:
+            if not isinstance(poly, list) or len(poly) < 6:
                 raise TypeError
             # C-level passes: a string or None raises TypeError, a NaN makes the sum NaN (min/max skip it)
             lo, hi, total = min(poly), max(poly), sum(poly)
         except (TypeError, ValueError):
             raise InputFormatError(
-                f"a polygon must be a list of at least 4 numbers, got {str(poly)[:60]}",
+                f"a polygon must be a list of at least 6 numbers, got {str(poly)[:60]}",
                 file=file,
                 record=record,
             ) from None
