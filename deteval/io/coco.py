@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io.rle import check_rles
 from deteval.io.skipping import check_on_error as _check_on_error
 from deteval.io.skipping import load_skipping
 
@@ -795,6 +796,8 @@ def _results_from_records(
     keypoints = None
     if iou_type == "segm" or kind == "segm":
         segmentation = _field(records, "segmentation", file, None, default=None)
+        if kind != "segm":  # (a segm-kind result is checked where its masks are read, below)
+            _check_given_segmentations(segmentation, img, gt, file)
     if iou_type == "keypoints" or kind == "keypoints":
         width = gt.keypoints.shape[1] if gt.keypoints is not None and len(gt) else None
         keypoints = _keypoint_matrix(
@@ -1003,12 +1006,14 @@ def check_rle_size(segm: Any, hw: np.ndarray, file: str, record: str | int) -> N
     """An RLE mask must have its image's size: pycocotools gives masks of different sizes an IoU of -1, so
     a wrong-size mask would silently never match."""
     h, w = (int(v) for v in hw)
-    if isinstance(segm, dict) and h >= 0 and w >= 0 and list(segm["size"]) != [h, w]:
-        raise ValidationError(
-            f"RLE size {list(segm['size'])} differs from the image's [height, width] [{h}, {w}]",
-            file=file,
-            record=record,
-        )
+    parts = [segm] if isinstance(segm, dict) else [p for p in segm if isinstance(p, dict)]
+    for part in parts:
+        if h >= 0 and w >= 0 and list(part["size"]) != [h, w]:
+            raise ValidationError(
+                f"RLE size {list(part['size'])} differs from the image's [height, width] [{h}, {w}]",
+                file=file,
+                record=record,
+            )
 
 
 def to_rle(segm: Any, h: int, w: int, file: str, record: str | int) -> Any:
@@ -1016,6 +1021,7 @@ def to_rle(segm: Any, h: int, w: int, file: str, record: str | int) -> Any:
     from pycocotools import mask as mask_utils
 
     check_segmentation(segm, file, record)
+    check_rles([segm], file, [record])
     try:
         if isinstance(segm, list):
             return mask_utils.merge(mask_utils.frPyObjects(segm, h, w))
@@ -1044,11 +1050,22 @@ def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -
             raise InputFormatError("missing field 'segmentation'", file=file, record=i)
         check_segmentation(s, file, i)
         check_rle_size(s, gt.image_hw[int(img[i])], file, i)
+    check_rles(segmentation, file, range(len(segmentation)))
+    for i, s in enumerate(segmentation):
         if isinstance(s, dict) and not isinstance(s.get("counts"), list):
             out.append(s)
             continue
         out.append(to_rle(s, *_image_hw(gt, int(img[i]), file, i), file, i))
     return out
+
+
+def _check_given_segmentations(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> None:
+    """Check the segmentations results carry (None: absent) at load, so that a bad one can be skipped."""
+    given = [i for i, s in enumerate(segmentation) if s is not None]
+    for i in given:
+        check_segmentation(segmentation[i], file, i)
+        check_rle_size(segmentation[i], gt.image_hw[int(img[i])], file, i)
+    check_rles([segmentation[i] for i in given], file, given)
 
 
 def _mask_areas(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> np.ndarray:
