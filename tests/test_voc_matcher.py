@@ -340,3 +340,27 @@ def test_hypothesis_one_class_matches_reference(gts, dets, thr):
         iou_threshold=thr,
     )
     assert outcome.tolist() == devkit_outcomes(gts, dets, thr)[0]
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_pairs_in_small_chunks_give_identical_outcomes(seed, monkeypatch):
+    """The (detection, box) pairs are processed in chunks of at most ``pair_chunk`` (bounded memory on a
+    crowded image): any chunk size, down to one pair, gives the plain reference's outcomes and the same
+    result."""
+    import deteval.detection.voc as voc
+
+    n_img, n_cls, g, d, thr = random_case(seed, big=True)
+    gt, dt = _tables(n_img, n_cls, g, d)
+    args = (dt.image, dt.boxes, dt.scores, gt.image, gt.boxes, gt.difficult)
+    kw = {"det_label": dt.label, "gt_label": gt.label, "iou_threshold": thr}
+    whole = match_voc(*args, **kw)
+    for chunk in (1, 2, 3, 7, 50):
+        assert match_voc(*args, **kw, pair_chunk=chunk).tolist() == whole.tolist()
+    for c in range(n_cls):
+        pg, pd, rows = _plain(c, g, d)
+        assert whole[rows].tolist() == devkit_outcomes(pg, pd, thr, 1.0)[0]
+    full = evaluate_voc(gt, dt, iou_threshold=thr).to_dict()
+    monkeypatch.setattr(voc, "PAIR_CHUNK", 3)
+    assert evaluate_voc(gt, dt, iou_threshold=thr).to_dict() == full
+    with pytest.raises(ConfigError, match="pair_chunk"):
+        match_voc(*args, **kw, pair_chunk=0)

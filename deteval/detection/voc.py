@@ -315,6 +315,47 @@ def _rank_positions(scores: np.ndarray, label: np.ndarray, ties: str) -> np.ndar
     return pos
 
 
+#: Upper bound on the (detection, box) pairs whose IoU is computed at once: about 200 bytes each, so a few
+#: hundred MB however crowded one image is (the pairs of 10k detections × 10k boxes would need 13 GB at once).
+PAIR_CHUNK = 1_000_000
+
+
+def _best_boxes(
+    db: np.ndarray,
+    gb: np.ndarray,
+    gorder: np.ndarray,
+    rows: np.ndarray,
+    start: np.ndarray,
+    cnt: np.ndarray,
+    plus_one: bool,
+    pair_chunk: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each detection ``rows[k]``: the maximum IoU over its candidate boxes ``gorder[start[k]:start[k] +
+    cnt[k]]`` and the first box reaching it (the devkit's ``ov > ovmax`` keeps the first), computed over
+    chunks of whole detections holding at most ``pair_chunk`` pairs (one detection at least)."""
+    best = np.empty(rows.shape[0], dtype=np.float64)
+    jmax = np.empty(rows.shape[0], dtype=np.int64)
+    ends = np.cumsum(cnt)
+    lo = 0
+    while lo < rows.shape[0]:
+        base = int(ends[lo - 1]) if lo else 0
+        hi = max(int(np.searchsorted(ends, base + pair_chunk, side="right")), lo + 1)
+        c = cnt[lo:hi]
+        pair_det = np.repeat(rows[lo:hi], c)
+        first = np.cumsum(c) - c  # offset of each detection's first pair
+        within = np.arange(pair_det.shape[0]) - np.repeat(first, c)
+        pair_gt = gorder[np.repeat(start[lo:hi], c) + within]
+        iou = paired_iou(db[pair_det], gb[pair_gt], plus_one=plus_one, no_overlap=-np.inf)
+        b = np.maximum.reduceat(iou, first)
+        is_best_idx = np.flatnonzero(iou == np.repeat(b, c))
+        seg = np.repeat(np.arange(hi - lo), c)[is_best_idx]
+        _, first_best = np.unique(seg, return_index=True)
+        best[lo:hi] = b
+        jmax[lo:hi] = pair_gt[is_best_idx[first_best]]
+        lo = hi
+    return best, jmax
+
+
 def match_voc(
     det_image: ArrayLike,
     det_boxes: ArrayLike,
@@ -329,6 +370,7 @@ def match_voc(
     plus_one: bool = True,
     strict: bool = False,
     ties: str = "stable",
+    pair_chunk: int | None = None,
 ) -> np.ndarray:
     """VOC greedy matching; returns the outcome of every detection, in input order: 1 TP, 0 FP, -1 ignored.
 
@@ -337,10 +379,15 @@ def match_voc(
     py-faster-rcnn) on a difficult box → ignored; on a box already taken by a higher-ranked detection of
     the class → FP; otherwise TP. Ranks come from descending score under ``ties`` ("stable": row order among
     equal scores; "quicksort": ``np.argsort(-scores)`` per class). Without labels everything is one class.
+    ``pair_chunk``: at most this many (detection, box) IoUs at once (default :data:`PAIR_CHUNK`); the result
+    does not depend on it.
 
     >>> match_voc([0, 0, 0], [[1, 1, 10, 10]] * 3, [0.9, 0.8, 0.95], [0], [[1, 1, 10, 10]]).tolist()
     [0, 0, 1]
     """
+    pair_chunk = PAIR_CHUNK if pair_chunk is None else int(pair_chunk)
+    if pair_chunk < 1:
+        raise ConfigError(f"pair_chunk must be at least 1, got {pair_chunk}")
     db = as_boxes(det_boxes, "detection boxes")
     gb = as_boxes(gt_boxes, "ground-truth boxes")
     m, n = db.shape[0], gb.shape[0]
@@ -383,22 +430,9 @@ def match_voc(
     start = np.searchsorted(gkey_sorted, dkey, side="left")
     count = np.searchsorted(gkey_sorted, dkey, side="right") - start
 
-    has = count > 0
-    rows = np.flatnonzero(has)
+    rows = np.flatnonzero(count > 0)
     if rows.size:
-        cnt = count[rows]
-        pair_det = np.repeat(rows, cnt)
-        first = np.cumsum(cnt) - cnt  # offset of each detection's first pair
-        within = np.arange(pair_det.shape[0]) - np.repeat(first, cnt)
-        pair_gt = gorder[np.repeat(start[rows], cnt) + within]
-        iou = paired_iou(db[pair_det], gb[pair_gt], plus_one=plus_one, no_overlap=-np.inf)
-        best = np.maximum.reduceat(iou, first)
-        # First pair (lowest box position) reaching the maximum: the devkit's `ov > ovmax` keeps the first.
-        is_best = iou == np.repeat(best, cnt)
-        is_best_idx = np.flatnonzero(is_best)
-        seg = np.repeat(np.arange(rows.shape[0]), cnt)[is_best_idx]
-        _, first_best = np.unique(seg, return_index=True)
-        jmax = pair_gt[is_best_idx[first_best]]
+        best, jmax = _best_boxes(db, gb, gorder, rows, start[rows], count[rows], plus_one, pair_chunk)
         hit = best > iou_threshold if strict else best >= iou_threshold
         det_hit = rows[hit]
         gt_hit = jmax[hit]
