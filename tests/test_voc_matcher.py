@@ -354,8 +354,10 @@ def test_pairs_in_small_chunks_give_identical_outcomes(seed, monkeypatch):
     args = (dt.image, dt.boxes, dt.scores, gt.image, gt.boxes, gt.difficult)
     kw = {"det_label": dt.label, "gt_label": gt.label, "iou_threshold": thr}
     whole = match_voc(*args, **kw)
-    for chunk in (1, 2, 3, 7, 50):
-        assert match_voc(*args, **kw, pair_chunk=chunk).tolist() == whole.tolist()
+    for broadcast in (1, 3, 10**9):  # detections facing this many boxes or more take the matrix path
+        monkeypatch.setattr(voc, "_BROADCAST_BOXES", broadcast)
+        for chunk in (1, 2, 3, 7, 50):
+            assert match_voc(*args, **kw, pair_chunk=chunk).tolist() == whole.tolist()
     for c in range(n_cls):
         pg, pd, rows = _plain(c, g, d)
         assert whole[rows].tolist() == devkit_outcomes(pg, pd, thr, 1.0)[0]
@@ -364,3 +366,21 @@ def test_pairs_in_small_chunks_give_identical_outcomes(seed, monkeypatch):
     assert evaluate_voc(gt, dt, iou_threshold=thr).to_dict() == full
     with pytest.raises(ConfigError, match="pair_chunk"):
         match_voc(*args, **kw, pair_chunk=0)
+
+
+def test_crowded_image_matches_plain_reference_in_any_chunks():
+    """One image with 300 objects and 400 detections (each detection faces 300 boxes: the matrix path),
+    integer boxes so that IoU ties between boxes occur: the devkit loop's outcomes for any chunk size."""
+    rng = np.random.default_rng(11)
+    gb = np.c_[rng.integers(0, 200, (300, 2)), np.zeros((300, 2))]
+    gb[:, 2:] = gb[:, :2] + rng.integers(0, 12, (300, 2))
+    src = gb[rng.integers(0, 300, 400)] + rng.integers(-1, 2, (400, 4))
+    src[:, 2:] = np.maximum(src[:, 2:], src[:, :2])
+    diff = rng.random(300) < 0.1
+    scores = np.round(rng.random(400), 2)
+    pg = [(0, b.tolist(), bool(x)) for b, x in zip(gb, diff)]
+    pd = [(0, float(sc), b.tolist()) for sc, b in zip(scores, src)]
+    ref, _ = devkit_outcomes(pg, pd, 0.5, 1.0)
+    for chunk in (None, 1, 299, 301, 5000):
+        out = match_voc(np.zeros(400, int), src, scores, np.zeros(300, int), gb, diff, pair_chunk=chunk)
+        assert out.tolist() == ref

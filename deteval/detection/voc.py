@@ -53,6 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Literal
 
 import numpy as np
@@ -60,7 +61,7 @@ from numpy.typing import ArrayLike
 
 from deteval.core import PY_FASTER_RCNN_LEVELS, ap_all_points, ap_voc07, rank
 from deteval.core.ranking import rank_order
-from deteval.detection.boxes import as_boxes, paired_iou
+from deteval.detection.boxes import as_boxes, box_iou, paired_iou
 from deteval.errors import ConfigError, ValidationError
 from deteval.results import EvalResult, PRCurve
 
@@ -335,25 +336,49 @@ def _best_boxes(
     chunks of whole detections holding at most ``pair_chunk`` pairs (one detection at least)."""
     best = np.empty(rows.shape[0], dtype=np.float64)
     jmax = np.empty(rows.shape[0], dtype=np.int64)
-    ends = np.cumsum(cnt)
+    # Detections facing many boxes: one IoU matrix per (class, image) block of rows (broadcast, no gathered
+    # copies of the boxes); the others: flat lists of pairs over many small blocks at once.
+    big = cnt >= _BROADCAST_BOXES
+    kb = np.flatnonzero(big)
+    kb = kb[np.argsort(start[kb], kind="stable")]
+    bounds = np.flatnonzero(np.r_[True, start[kb][1:] != start[kb][:-1], True]).tolist() if kb.size else []
+    for a, e in pairwise(bounds):
+        k = kb[a:e]
+        s, c = int(start[k[0]]), int(cnt[k[0]])
+        cols = gorder[s : s + c]
+        boxes = gb[cols]
+        step = max(1, pair_chunk // c)
+        for i in range(0, k.shape[0], step):
+            kk = k[i : i + step]
+            iou = box_iou(db[rows[kk]], boxes, plus_one=plus_one, no_overlap=-np.inf)
+            j = np.argmax(iou, axis=1)  # the first maximum, as the devkit's `ov > ovmax`
+            best[kk] = iou[np.arange(kk.shape[0]), j]
+            jmax[kk] = cols[j]
+    small = np.flatnonzero(~big)
+    ends = np.cumsum(cnt[small])
     lo = 0
-    while lo < rows.shape[0]:
+    while lo < small.shape[0]:
         base = int(ends[lo - 1]) if lo else 0
         hi = max(int(np.searchsorted(ends, base + pair_chunk, side="right")), lo + 1)
-        c = cnt[lo:hi]
-        pair_det = np.repeat(rows[lo:hi], c)
+        k = small[lo:hi]
+        c = cnt[k]
+        pair_det = np.repeat(rows[k], c)
         first = np.cumsum(c) - c  # offset of each detection's first pair
         within = np.arange(pair_det.shape[0]) - np.repeat(first, c)
-        pair_gt = gorder[np.repeat(start[lo:hi], c) + within]
+        pair_gt = gorder[np.repeat(start[k], c) + within]
         iou = paired_iou(db[pair_det], gb[pair_gt], plus_one=plus_one, no_overlap=-np.inf)
         b = np.maximum.reduceat(iou, first)
         is_best_idx = np.flatnonzero(iou == np.repeat(b, c))
         seg = np.repeat(np.arange(hi - lo), c)[is_best_idx]
         _, first_best = np.unique(seg, return_index=True)
-        best[lo:hi] = b
-        jmax[lo:hi] = pair_gt[is_best_idx[first_best]]
+        best[k] = b
+        jmax[k] = pair_gt[is_best_idx[first_best]]
         lo = hi
     return best, jmax
+
+
+#: From this many candidate boxes on, a detection's IoUs are computed as rows of a broadcast matrix.
+_BROADCAST_BOXES = 64
 
 
 def match_voc(
