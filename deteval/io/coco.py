@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique, unique_keys
 from deteval.io.rle import check_rles
 from deteval.io.skipping import check_on_error as _check_on_error
 from deteval.io.skipping import load_skipping
@@ -53,7 +54,8 @@ def read_json(path: str | PathLike[str]) -> Any:
     A UTF-8 BOM is ignored. ``NaN``, ``Infinity`` and ``-Infinity`` tokens (which Python's ``json.dump``
     writes) are read as floats so that the record holding one is named by the validation that follows (and
     can be skipped) instead of failing the whole file; UTF-16/32 with a BOM is decoded as Python's ``json``
-    does. Anything else that is not JSON is an :class:`InputFormatError` naming the line.
+    does. A key repeated in one object is refused (a parser would keep the last value silently; see
+    :mod:`deteval.io.jsonkeys`). Anything else that is not JSON is an :class:`InputFormatError` naming the line.
     """
     p = Path(path)
     try:
@@ -69,10 +71,15 @@ def read_json(path: str | PathLike[str]) -> Any:
     try:
         if _orjson is not None:
             try:
-                return _orjson.loads(data)
+                value = _orjson.loads(data)
             except ValueError:
                 pass  # the slower parser below accepts NaN/Infinity and gives the error's line
-        return json.loads(data)
+            else:
+                check_unique_keys(data, value, str(p), _orjson.dumps)
+                return value
+        return loads_unique(data)
+    except DuplicateKeyError as exc:
+        raise InputFormatError(str(exc), file=p) from None
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputFormatError(f"not UTF-8 text: {exc.reason}", file=p, record=f"line {line}") from None
@@ -606,7 +613,6 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
     if m is None:
         return None
     file = str(path)
-    loads = _orjson.loads if _orjson is not None else json.loads
     parts: list[dict[str, Any]] = []
     offset = 0
     lo = m.end()
@@ -619,13 +625,13 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
             records = None
             if cut is not None:
                 try:
-                    records = loads(b"[" + data[lo : cut.start() + 1] + b"]")
+                    records = _loads_piece(b"[" + data[lo : cut.start() + 1] + b"]", file)
                 except ValueError:
                     records = None  # this piece runs past the end of the annotations array
             if records is None:  # the last piece: raw_decode stops at the array's closing bracket
                 try:
                     tail = "[" + data[lo:].decode("utf-8")
-                    records, end = json.JSONDecoder().raw_decode(tail)
+                    records, end = json.JSONDecoder(object_pairs_hook=unique_keys).raw_decode(tail)
                 except (ValueError, UnicodeDecodeError):
                     return None
                 ann_end = lo + len(tail[:end].encode("utf-8")) - 1  # byte offset just past the closing "]"
@@ -646,7 +652,7 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
             offset += len(records)
             del records
             lo = nxt
-        rest = loads(data[: m.start()] + b'"annotations": []' + data[ann_end:])
+        rest = _loads_piece(data[: m.start()] + b'"annotations": []' + data[ann_end:], file)
     except ValueError:
         return None
     finally:
@@ -843,6 +849,16 @@ def _results_from_records(
     )
 
 
+def _loads_piece(text: bytes, file: str) -> Any:
+    """Parse one piece of a large file; a repeated key raises (orjson: :class:`InputFormatError`; json:
+    :class:`DuplicateKeyError`, a ValueError, so that the whole file is then read by :func:`read_json`)."""
+    if _orjson is None:
+        return loads_unique(text)
+    value = _orjson.loads(text)
+    check_unique_keys(text, value, file, _orjson.dumps)
+    return value
+
+
 _RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 #: Results files larger than this are parsed in pieces of about this size (bounded memory for the objects).
 CHUNK_BYTES = 4 << 20
@@ -884,7 +900,7 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth) -> CocoResults | No
             piece = data[lo:hi]
             text = (b"" if i == 0 else b"[") + piece + (b"" if i == len(cuts) else b"]")
             try:
-                records = _orjson.loads(text) if _orjson is not None else json.loads(text)
+                records = _loads_piece(text, file)
             except ValueError:
                 return None
             if not isinstance(records, list) or not records or not all(type(r) is dict for r in records[:1]):
