@@ -217,8 +217,9 @@ def _check_magnitude(mat: np.ndarray, what: str, values: list, file: str, where:
         raise ValidationError(f"{what} {values[i]!r} is beyond \u00b12**53", file=file, record=_rec(where, i))
 
 
-def _id_array(values: list, what: str, file: str, where: str | None) -> np.ndarray:
-    """Ids as int64 (or str) array; floats with integral values are taken as ints, like a Python dict would."""
+def _id_array(values: list, what: str, file: str, where: str | None, *, strings: bool = True) -> np.ndarray:
+    """Ids as int64 (or str, if ``strings``) array; floats with integral values are taken as ints, like a
+    Python dict would."""
     if not values:
         return np.zeros(0, dtype=np.int64)
     try:
@@ -230,7 +231,7 @@ def _id_array(values: list, what: str, file: str, where: str | None) -> np.ndarr
             return arr.astype(np.int64)
         if arr.dtype.kind == "u" and (arr < 2**63).all():
             return arr.astype(np.int64)
-        if arr.dtype.kind == "U" and set(map(type, values)) == {str}:
+        if strings and arr.dtype.kind == "U" and set(map(type, values)) == {str}:
             return arr
         if (
             arr.dtype.kind == "f"
@@ -240,7 +241,7 @@ def _id_array(values: list, what: str, file: str, where: str | None) -> np.ndarr
             return arr.astype(np.int64)
     i = _first_bad(values, lambda v: type(v) is int and -(2**63) <= v < 2**63)
     raise InputFormatError(
-        f"{what} must be an integer within ±2**63 (or all ids strings), got {values[i]!r}",
+        f"{what} must be an integer within ±2**63{' (or all ids strings)' if strings else ''}, got {values[i]!r}",
         file=file,
         record=_rec(where, i),
     )
@@ -388,12 +389,13 @@ def _is_list(v: Any) -> bool:
     return isinstance(v, (list, tuple, np.ndarray))
 
 
-def _ann_columns(anns: list, file: str, keep_segmentation: bool, need_keypoints: bool) -> dict[str, Any]:
-    """The annotation fields the protocol reads, as arrays (ids not yet mapped to indices)."""
+def _ann_columns(
+    anns: list, file: str, keep_segmentation: bool, need_keypoints: bool, kp_width: int | None = None
+) -> dict[str, Any]:
+    """The annotation fields the protocol reads, as arrays (ids not yet mapped to indices). ``kp_width``: the
+    3K every record's keypoints must have (default: the first record's)."""
     where = "annotations"
-    ann_id = _id_array(_field(anns, "id", file, where), "annotation id", file, where)
-    if ann_id.dtype.kind == "U":
-        raise InputFormatError("annotation ids must be integers", file=file, record=f"{where}[0]")
+    ann_id = _id_array(_field(anns, "id", file, where), "annotation id", file, where, strings=False)
     crowd_raw = _field(anns, "iscrowd", file, where)
     ign_raw = _field(anns, "ignore", file, where, default=0)
     cols: dict[str, Any] = {
@@ -419,7 +421,7 @@ def _ann_columns(anns: list, file: str, keep_segmentation: bool, need_keypoints:
             )
         cols["num_keypoints"] = nk.astype(np.int64)
         cols["keypoints"] = _keypoint_matrix(
-            _field(anns, "keypoints", file, where), file, where, "keypoints", gt=True
+            _field(anns, "keypoints", file, where), file, where, "keypoints", width=kp_width, gt=True
         )
     return cols
 
@@ -594,6 +596,24 @@ _ANNOTATIONS_KEY = re.compile(rb'"annotations"\s*:\s*\[')
 _ANN_RECORD = re.compile(r"^annotations\[(\d+)\]$")
 
 
+def _same_id_kinds(
+    parts: list[dict[str, Any]], starts: list[int], file: str, failed: str | None = None
+) -> None:
+    """The rule of :func:`_id_array` across pieces (piece k from ``annotations[starts[k]]``): ids all integers
+    or all strings. A piece holds one kind (else it raised on its own); a mix of pieces is refused naming the
+    file's first string id, as the whole-file path does: the first record of the first piece of strings.
+    ``failed``: the id a piece just refused for a mix inside it (refused again here if a string came before)."""
+    for key in ("image_id", "category_id"):
+        kinds = [p[key].dtype.kind == "U" for p in parts]
+        if (key == failed and any(kinds)) or (kinds and min(kinds) != max(kinds)):
+            k = kinds.index(True)
+            raise InputFormatError(
+                f"{key} must be an integer within ±2**63 (or all ids strings), got {parts[k][key][0].item()!r}",
+                file=file,
+                record=f"annotations[{starts[k]}]",
+            )
+
+
 def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> tuple[dict, dict] | None:
     """Parse a large ground-truth file with its ``annotations`` array in pieces of about ``CHUNK_BYTES``.
 
@@ -614,6 +634,7 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
         return None
     file = str(path)
     parts: list[dict[str, Any]] = []
+    starts: list[int] = []  # each part's first annotation index
     offset = 0
     lo = m.end()
     ann_end = -1
@@ -642,13 +663,21 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
             if not isinstance(records, list):
                 return None
             try:
-                parts.append(_ann_columns(records, file, keep_segmentation, need_keypoints))
+                kp_width = (
+                    parts[0]["keypoints"].shape[1] if parts and parts[0]["keypoints"] is not None else None
+                )
+                parts.append(_ann_columns(records, file, keep_segmentation, need_keypoints, kp_width))
             except DetevalError as exc:
+                ids = ("image_id", "category_id")
+                failed = next((k for k in ids if exc.reason.startswith(f"{k} must be an integer")), None)
+                _same_id_kinds(parts, starts, file, failed)
                 rec = exc.record
                 mm = _ANN_RECORD.match(rec) if isinstance(rec, str) else None
                 if mm:
                     rec = f"annotations[{int(mm.group(1)) + offset}]"
                 raise type(exc)(exc.reason, file=exc.file, record=rec) from None
+            starts.append(offset)
+            _same_id_kinds(parts, starts, file)
             offset += len(records)
             del records
             lo = nxt
