@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from _coco_cases import random_case, random_keypoints_case, random_segm_case, run_pycocotools
 
+import deteval.detection.coco_iou as coco_iou
 import deteval.detection.coco_match as coco_match
 from deteval.detection.coco import evaluate_coco
 from deteval.detection.coco_match import _split_blocks
@@ -46,6 +47,11 @@ def test_coco_groups_split_in_tiny_chunks_give_identical_results(iou_type, seed,
     for chunk in (1, 2, 7, 64):
         monkeypatch.setattr(coco_match, "PAIR_CHUNK", chunk)
         _same(_eval(case, iou_type), whole)
+    if iou_type == "bbox":  # every block as a broadcast matrix, in any chunks
+        monkeypatch.setattr(coco_iou, "MATRIX_PAIRS", 1)
+        for chunk in (1, 7, 10**6):
+            monkeypatch.setattr(coco_match, "PAIR_CHUNK", chunk)
+            _same(_eval(case, iou_type), whole)
     if seed < 3:  # and the unchunked result is pycocotools' (as in the differential tests)
         gt = case["gt"]
         if not any(a["id"] == 0 for a in gt["annotations"]):
@@ -78,6 +84,9 @@ def test_one_crowded_group_with_many_detections_and_large_max_dets(monkeypatch):
     for chunk in (1, 299, 301, 777):
         monkeypatch.setattr(coco_match, "PAIR_CHUNK", chunk)
         _same(_eval(case, "bbox"), whole)
+    monkeypatch.setattr(coco_iou, "MATRIX_PAIRS", 10**12)  # every block as flat pairs
+    monkeypatch.setattr(coco_match, "PAIR_CHUNK", 10**6)
+    _same(_eval(case, "bbox"), whole)
 
 
 def test_split_blocks_cover_every_pair_once():

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from deteval.detection.coco_accumulate import accumulate
-from deteval.detection.coco_iou import bbox_iou_pairs, oks_pairs, segm_iou_blocks
+from deteval.detection.coco_iou import bbox_iou_blocks, oks_pairs, segm_iou_blocks
 from deteval.detection.coco_match import MatchTable, match_groups
 from deteval.detection.coco_params import CocoParams
 from deteval.errors import ConfigError, InputFormatError, ValidationError
@@ -373,7 +373,7 @@ def match_coco(
         dbox, gbox = res.bbox[dkeep], gt.bbox[gkeep]
 
         def iou_fn(di, gi, bs, bnd, bng):
-            return bbox_iou_pairs(dbox, gbox, crowd, di, gi)
+            return bbox_iou_blocks(dbox, gbox, crowd, di, gi, bs, bnd, bng)
     elif iou_type == "keypoints":
         if res.keypoints is None or gt.keypoints is None:
             raise InputFormatError("keypoints evaluation needs keypoints in the ground truth and the results")
