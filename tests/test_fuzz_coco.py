@@ -12,6 +12,7 @@ import copy
 import json
 import math
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -224,7 +225,9 @@ def _rle(polygon: list, image_id: int, *, as_list: bool = False) -> dict:
     rle = mask_utils.merge(mask_utils.frPyObjects(polygon, img["height"], img["width"]))
     if not as_list:
         return {"size": rle["size"], "counts": rle["counts"].decode()}
-    flat = mask_utils.decode([rle])[:, :, 0].flatten(order="F").astype(np.int8)
+    with warnings.catch_warnings():  # pycocotools' decode under numpy 2
+        warnings.simplefilter("ignore", DeprecationWarning)
+        flat = mask_utils.decode([rle])[:, :, 0].flatten(order="F").astype(np.int8)
     cuts = np.flatnonzero(np.diff(flat)) + 1
     return {"size": rle["size"], "counts": np.diff(np.r_[0, cuts, flat.size]).tolist()}
 

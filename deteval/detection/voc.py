@@ -361,15 +361,15 @@ def _best_boxes(
         base = int(ends[lo - 1]) if lo else 0
         hi = max(int(np.searchsorted(ends, base + pair_chunk, side="right")), lo + 1)
         k = small[lo:hi]
-        c = cnt[k]
-        pair_det = np.repeat(rows[k], c)
-        first = np.cumsum(c) - c  # offset of each detection's first pair
-        within = np.arange(pair_det.shape[0]) - np.repeat(first, c)
-        pair_gt = gorder[np.repeat(start[k], c) + within]
+        ck = cnt[k]
+        pair_det = np.repeat(rows[k], ck)
+        first = np.cumsum(ck) - ck  # offset of each detection's first pair
+        within = np.arange(pair_det.shape[0]) - np.repeat(first, ck)
+        pair_gt = gorder[np.repeat(start[k], ck) + within]
         iou = paired_iou(db[pair_det], gb[pair_gt], plus_one=plus_one, no_overlap=-np.inf)
         b = np.maximum.reduceat(iou, first)
-        is_best_idx = np.flatnonzero(iou == np.repeat(b, c))
-        seg = np.repeat(np.arange(hi - lo), c)[is_best_idx]
+        is_best_idx = np.flatnonzero(iou == np.repeat(b, ck))
+        seg = np.repeat(np.arange(hi - lo), ck)[is_best_idx]
         _, first_best = np.unique(seg, return_index=True)
         best[k] = b
         jmax[k] = pair_gt[is_best_idx[first_best]]
