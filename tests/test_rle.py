@@ -109,12 +109,16 @@ BAD_STRINGS = {
 }
 
 
+@pytest.mark.parametrize("batch", [1, 3, 1 << 18])
 @pytest.mark.parametrize("name", sorted(BAD_STRINGS))
-def test_bad_strings_are_refused(name):
+def test_bad_strings_are_refused(name, batch, monkeypatch):
+    import deteval.io.rle as rle
+
+    monkeypatch.setattr(rle, "BATCH_CHARS", batch)  # strings decoded in batches of about this many characters
     counts, exc, words = BAD_STRINGS[name]
     good = {"size": [5, 6], "counts": encode([3, 2, 25])}
     with pytest.raises(exc, match=f"^f: record 1: .*{re.escape(words)}"):
-        check_rles([good, {"size": [5, 6], "counts": counts}], "f", [0, "record 1"])
+        check_rles([good, {"size": [5, 6], "counts": counts}, good], "f", [0, "record 1", 2])
     with pytest.raises(exc, match="record 1"):  # also as one part of a list of parts
         check_rles([[good], [good, {"size": [5, 6], "counts": counts}]], "f", [0, "record 1"])
 

@@ -54,67 +54,74 @@ def decode_counts(strings: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.
     Returns ``(runs, owner, n_runs, errors)``: the runs of all strings concatenated (int64, exact), the string
     each run belongs to, the number of runs per string, and per string None or the reason it is malformed
     (a malformed string's runs are not meaningful). Run ``m`` of a string is ``x_m`` for ``m < 3`` and
-    ``x_m + run_{m-2}`` after, ``x_m`` being the signed value of its characters (module docstring).
+    ``x_m + run_{m-2}`` after, ``x_m`` being the signed value of its characters (module docstring): so the
+    odd runs are running sums of the odd values, and the even runs from ``m = 2`` on of the even values.
+    Work is per character on uint8 arrays and per value on int64 ones (no sort).
     """
     n = len(strings)
     errors: list[str | None] = [None] * n
     lengths = np.fromiter(map(len, strings), dtype=np.int64, count=n)
-    buf = np.frombuffer(b"".join(strings), dtype=np.uint8).astype(np.int64)
-    char_owner = np.repeat(np.arange(n), lengths)
+    str_end = np.cumsum(lengths)  # exclusive end of each string in the joined buffer
+    buf = np.frombuffer(b"".join(strings), dtype=np.uint8)
 
-    def fail(mask: np.ndarray, reason: str) -> None:
-        for s in np.unique(char_owner[mask]).tolist():
-            if errors[s] is None:
-                errors[s] = reason
+    def fail(positions: np.ndarray, reason: str) -> None:
+        for i in np.unique(np.searchsorted(str_end, positions, side="right")).tolist():
+            if errors[i] is None:
+                errors[i] = reason
 
-    for s in np.flatnonzero(lengths == 0).tolist():
-        errors[s] = "RLE counts string is empty (no run at all)"
-    fail((buf < _FIRST) | (buf > _LAST), "RLE counts string holds a character outside '0'..'o'")
-    c = buf - _FIRST
+    for i in np.flatnonzero(lengths == 0).tolist():
+        errors[i] = "RLE counts string is empty (no run at all)"
+    fail(
+        np.flatnonzero((buf < _FIRST) | (buf > _LAST)), "RLE counts string holds a character outside '0'..'o'"
+    )
+    c = buf - np.uint8(_FIRST)  # (wraps for the characters just refused; their strings are already bad)
     more = (c & _MORE) != 0
-    ends_str = np.cumsum(lengths) - 1
-    nonempty = lengths > 0
-    cut = np.zeros(n, dtype=bool)
-    cut[nonempty] = more[ends_str[nonempty]]
-    for s in np.flatnonzero(cut).tolist():
-        if errors[s] is None:
-            errors[s] = "RLE counts string ends inside a value (truncated or corrupt)"
-    # every value ends at a character without "more"; strings that end inside a value are already refused,
-    # and the end of every string is forced to end a value so that no value straddles two strings
+    last = str_end[lengths > 0] - 1
+    fail(last[more[last]], "RLE counts string ends inside a value (truncated or corrupt)")
     is_end = ~more
-    is_end[ends_str[nonempty]] = True
+    is_end[last] = True  # so that no value straddles two strings (those strings are refused above)
     ends = np.flatnonzero(is_end)
-    starts = np.r_[0, ends[:-1] + 1] if ends.size else np.zeros(0, dtype=np.int64)
-    nchar = ends - starts + 1
-    k = np.arange(buf.shape[0]) - np.repeat(starts, nchar)  # group index inside its value
-    too_long = np.repeat(nchar > _MAX_CHARS, nchar) | ((k == _MAX_CHARS - 1) & ((c & _BITS) > 1))
-    fail(too_long, "RLE counts string holds a value too large for pycocotools to decode (2**31 or more)")
-    k = np.minimum(k, _MAX_CHARS - 1)  # (refused above; keeps the shifts below in range)
-    x = np.add.reduceat((c & _BITS) << (5 * k), starts) if ends.size else np.zeros(0, dtype=np.int64)
-    neg = (c[ends] & _SIGN) != 0
-    x = np.where(neg, x - (np.int64(1) << (5 * np.minimum(nchar, _MAX_CHARS))), x)
-    owner = char_owner[ends]
-    n_runs = np.bincount(owner, minlength=n).astype(np.int64)
-    first = np.r_[0, np.cumsum(n_runs)[:-1]]
-    m = np.arange(owner.shape[0]) - first[owner]
-    # runs m >= 3 are x_m plus the run two back: running sums along two chains per string
-    # (even m from 2 on; odd m from 1 on), so a segmented cumulative sum over (string, chain, m)
-    chain = np.where(m == 0, 0, np.where(m % 2 == 1, 1, 2))
-    order = np.lexsort((m, chain, owner))
-    xs = x[order]
-    key = owner[order] * 3 + chain[order]
-    csum = np.cumsum(xs)
-    seg_start = np.r_[True, key[1:] != key[:-1]] if key.size else np.zeros(0, dtype=bool)
-    base = (csum - xs)[seg_start]
-    runs_sorted = csum - np.repeat(base, np.diff(np.r_[np.flatnonzero(seg_start), key.shape[0]]))
-    runs = np.empty_like(runs_sorted)
-    runs[order] = runs_sorted
+    nchar = np.diff(ends, prepend=-1)
+    top = c[ends] & _BITS  # the last group of each value
+    fail(
+        ends[(nchar > _MAX_CHARS) | ((nchar == _MAX_CHARS) & (top > 1))],
+        "RLE counts string holds a value too large for pycocotools to decode (2**31 or more)",
+    )
+    # Horner from the last group down, on the ever fewer values that have one more group (most have one)
+    x = top.astype(np.int64)
+    sub = np.flatnonzero(nchar > 1)
+    for j in range(1, _MAX_CHARS):
+        if not sub.size:
+            break
+        x[sub] = (x[sub] << 5) | (c[ends[sub] - j] & _BITS)
+        sub = sub[nchar[sub] > j + 1]
+    neg = np.flatnonzero(top & _SIGN)
+    x[neg] -= np.int64(1) << (5 * np.minimum(nchar[neg], _MAX_CHARS))
+    n_runs = np.zeros(n, dtype=np.int64)
+    nonempty = np.flatnonzero(lengths > 0)
+    if nonempty.size:
+        n_runs[nonempty] = np.add.reduceat(is_end, (str_end - lengths)[nonempty])
+    owner = np.repeat(np.arange(n), n_runs)
+    first = np.cumsum(n_runs) - n_runs
+    m = np.arange(owner.shape[0]) - np.repeat(first, n_runs)
+    runs = x.copy()
+    if owner.size:
+        at = np.minimum(first, owner.shape[0] - 1)  # (strings without runs: never looked up)
+        for chain in ((m & 1) == 1, ((m & 1) == 0) & (m >= 2)):
+            w = np.where(chain, x, 0)
+            total = np.cumsum(w)
+            before = total[at] - w[at]  # the running sum just before each string's first value
+            np.subtract(total, np.repeat(before, n_runs), out=runs, where=chain)
     return runs, owner, n_runs, errors
 
 
 def _size_pixels(segm: dict) -> int:
     h, w = segm["size"]
     return int(h) * int(w)
+
+
+#: Characters decoded at once by :func:`check_rles`.
+BATCH_CHARS = 1 << 18
 
 
 def check_rles(segms: Sequence[Any], file: str, records: Sequence[str | int]) -> None:
@@ -161,28 +168,34 @@ def check_rles(segms: Sequence[Any], file: str, records: Sequence[str | int]) ->
             strings.append(raw)
             s_owner.append(i)
             s_pixels.append(_size_pixels(p))
-    if strings:
-        runs, _, n_runs, errors = decode_counts(strings)
+    # batches of about BATCH_CHARS characters: the int64 arrays per value stay small (and in cache)
+    ends = np.cumsum(np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)))
+    lo = 0
+    while lo < len(strings):
+        base = int(ends[lo - 1]) if lo else 0
+        hi = max(int(np.searchsorted(ends, base + BATCH_CHARS, side="right")), lo + 1)
+        runs, _, n_runs, errors = decode_counts(strings[lo:hi])
         for j, reason in enumerate(errors):
             if reason is not None:
-                bad(s_owner[j], InputFormatError, reason)
+                bad(s_owner[lo + j], InputFormatError, reason)
         has = n_runs > 0  # (a string without runs is already refused)
         starts = (np.cumsum(n_runs) - n_runs)[has]
-        negative = np.zeros(len(strings), dtype=bool)
-        total = np.zeros(len(strings), dtype=np.int64)
+        negative = np.zeros(hi - lo, dtype=bool)
+        total = np.zeros(hi - lo, dtype=np.int64)
         if starts.size:  # runs are grouped by string, in order
             negative[has] = np.logical_or.reduceat(runs < 0, starts)
             total[has] = np.add.reduceat(runs, starts)
-        pixels = np.array(s_pixels, dtype=np.int64)
+        pixels = np.array(s_pixels[lo:hi], dtype=np.int64)
         valid = np.array([e is None for e in errors]) & has
         for j in np.flatnonzero(valid & negative).tolist():
-            bad(s_owner[j], ValidationError, "RLE counts string decodes to a negative run")
+            bad(s_owner[lo + j], ValidationError, "RLE counts string decodes to a negative run")
         for j in np.flatnonzero(valid & ~negative & (total != pixels)).tolist():
             bad(
-                s_owner[j],
+                s_owner[lo + j],
                 ValidationError,
                 f"RLE runs add up to {int(total[j])} pixels, not height * width = {int(pixels[j])}",
             )
+        lo = hi
     if first_bad is not None:
         i, cls, reason = first_bad
         raise cls(reason, file=file, record=records[i])
