@@ -188,13 +188,16 @@ def match_groups(
         e = int(np.searchsorted(cum, base + pair_chunk, side="right"))
         e = max(e, b + 1)
         nd, ng, ds, gs, npairs = b_nd[b:e], b_ng[b:e], b_ds[b:e], b_gs[b:e], b_np[b:e]
-        tot = int(npairs.sum())
-        blk = np.repeat(np.arange(e - b), npairs)
         bstart = np.r_[0, np.cumsum(npairs)[:-1]]
-        local = np.arange(tot) - bstart[blk]
-        ngb = ng[blk]
-        pd = ds[blk] + local // ngb  # kept-detection index
-        pg = gs[blk] + local % ngb  # sorted-gt index
+        if e - b == 1:  # one (sub-)block, e.g. of a crowded group: no per-pair division
+            pd = ds[0] + np.repeat(np.arange(nd[0]), ng[0])
+            pg = gs[0] + np.tile(np.arange(ng[0]), nd[0])
+        else:
+            blk = np.repeat(np.arange(e - b), npairs)
+            local = np.arange(int(npairs.sum())) - bstart[blk]
+            ngb = ng[blk]
+            pd = ds[blk] + local // ngb  # kept-detection index
+            pg = gs[blk] + local % ngb  # sorted-gt index
         iou = iou_fn(det[pd], gsort[pg], bstart, nd, ng)
         ok = iou >= thr_min
         cand_d.append(pd[ok])
