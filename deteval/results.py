@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputFormatError
+from deteval.io.jsonkeys import DuplicateKeyError, unique_keys
 
 # Top-level JSON keys that are not summary fields; a summary may not use them (they would be overwritten).
 RESERVED_KEYS: frozenset[str] = frozenset({"protocol", "per_class", "warnings", "lines", "curves"})
@@ -189,12 +190,12 @@ class EvalResult:
         try:
             data = json.loads(
                 text,
-                object_pairs_hook=_unique_keys,
+                object_pairs_hook=unique_keys,
                 parse_constant=_refuse_constant,
                 parse_float=_finite_float,
                 parse_int=_bounded_int,
             )
-        except _BadJSONValue as exc:
+        except (_BadJSONValue, DuplicateKeyError) as exc:
             raise InputFormatError(exc.args[0], file=where) from None
         except json.JSONDecodeError as exc:
             raise InputFormatError(
@@ -242,15 +243,6 @@ def _may_hold_surrogates(text: str | bytes) -> bool:
 
 class _BadJSONValue(Exception):
     """Raised from the JSON hooks; turned into an InputFormatError naming the file."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _BadJSONValue(f"duplicate key {key!r} in one JSON object (which one is meant?)")
-        out[key] = value
-    return out
 
 
 def _refuse_constant(token: str) -> Any:

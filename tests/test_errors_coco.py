@@ -343,11 +343,19 @@ def test_duplicate_result_records_are_scored_as_pycocotools():
 
 
 # Segmentations (results of the val2014 sample, record 3)
+RLE3 = SEGM_RES[3]["segmentation"]
 BAD_SEGMENTATIONS = {
     "an_integer": (5, InputFormatError, "invalid segmentation '5'"),
     "a_string": ("abc", InputFormatError, "invalid segmentation 'abc'"),
     "empty_list": ([], InputFormatError, "invalid segmentation '[]'"),
-    "short_polygon": ([[1, 2, 3]], InputFormatError, "a polygon must be a list of at least 4 numbers"),
+    "short_polygon": ([[1, 2, 3]], InputFormatError, "an even number of coordinates, at least 6"),
+    "odd_polygon": ([[1, 2, 3, 4, 5, 6, 7]], InputFormatError, "at least 6 (3 points x, y), got 7"),
+    "four_number_polygon": ([[1, 2, 3, 4]], InputFormatError, "at least 6 (3 points x, y), got 4"),
+    "later_two_point_polygon": ([[0, 0, 9, 0, 9, 9], [1, 2, 3, 4]], InputFormatError, "got 4"),
+    "rle_corrupt_string": (RLE3 | {"counts": RLE3["counts"][:-1] + "a"}, InputFormatError, "ends inside a value"),
+    "rle_runs_short": (RLE3 | {"counts": "0" + RLE3["counts"][1:]}, ValidationError, "not height * width"),
+    "rle_list_runs_short": (RLE3 | {"counts": [4, 5]}, ValidationError, "add up to 9 pixels"),
+    "rle_outside_alphabet": (RLE3 | {"counts": "~~"}, InputFormatError, "outside '0'..'o'"),
     "polygon_of_strings": ([["a", 2, 3, 4, 5, 6]], InputFormatError, "a polygon must be a list"),
     "polygon_nan": ([[NAN, 2, 3, 4, 5, 6]], ValidationError, "polygon coordinates must be finite"),
     "polygon_huge": ([[0, 0, 1e12, 0, 1e12, 1e12]], ValidationError, "within \u00b11e6"),

@@ -12,6 +12,7 @@ import copy
 import json
 import math
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -214,3 +215,74 @@ def test_fuzz_in_memory_arrays(images, box_format):
     stream = CocoStream(box_format=box_format)
     stream.update(preds, targets)
     assert stream.compute().stats.tolist() == ev.stats.tolist()
+
+
+def _rle(polygon: list, image_id: int, *, as_list: bool = False) -> dict:
+    """The polygon's mask as a compressed RLE (a str, as in a JSON file) or as a list of runs."""
+    from pycocotools import mask as mask_utils
+
+    img = next(i for i in GT["images"] if i["id"] == image_id)
+    rle = mask_utils.merge(mask_utils.frPyObjects(polygon, img["height"], img["width"]))
+    if not as_list:
+        return {"size": rle["size"], "counts": rle["counts"].decode()}
+    with warnings.catch_warnings():  # pycocotools' decode under numpy 2
+        warnings.simplefilter("ignore", DeprecationWarning)
+        flat = mask_utils.decode([rle])[:, :, 0].flatten(order="F").astype(np.int8)
+    cuts = np.flatnonzero(np.diff(flat)) + 1
+    return {"size": rle["size"], "counts": np.diff(np.r_[0, cuts, flat.size]).tolist()}
+
+
+RLE_RES = [{**r, "segmentation": _rle(r["segmentation"], r["image_id"])} for r in SEGM_RES[:12]]
+RLE_GT = copy.deepcopy(SEGM_GT)
+for _a in RLE_GT["annotations"][:6]:  # crowds with uncompressed (list) RLEs, as COCO writes them
+    _a["iscrowd"] = 1
+    _a["segmentation"] = _rle(_a["segmentation"], _a["image_id"], as_list=True)
+
+
+@st.composite
+def damaged_counts(draw, counts):
+    """RLE counts after 1-3 edits: a string truncated, a character replaced, inserted or deleted (any byte);
+    a list's run changed, dropped, duplicated or made negative."""
+    out = bytearray(counts.encode()) if isinstance(counts, str) else list(counts)
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(0, len(out)))
+        op = draw(st.sampled_from(("truncate", "replace", "insert", "delete")))
+        if isinstance(out, bytearray):
+            byte = draw(st.one_of(st.integers(48, 111), st.integers(0, 255)))
+            if op == "truncate":
+                out = out[:i]
+            elif op == "replace" and i < len(out):
+                out[i] = byte
+            elif op == "insert":
+                out[i:i] = bytes([byte])
+            else:
+                del out[i : i + 1]
+        else:
+            value = draw(st.sampled_from((-1, 0, 1, 2**31, 2**33)))
+            if op == "replace" and i < len(out):
+                out[i] = out[i] + value if value in (-1, 1) else value
+            elif op == "insert":
+                out.insert(i, value if value >= 0 else 0)
+            elif op == "delete":
+                del out[i : i + 1]
+            else:
+                out = out[:i]
+    return out.decode("latin-1") if isinstance(out, bytearray) else out
+
+
+@FUZZ
+@given(data=st.data(), on_error=MODES)
+def test_fuzz_rle_counts(data, on_error):
+    """Damaged compressed RLE strings in results and damaged run lists in crowd ground truth: a DetevalError
+    or a valid result, never a crash or a hang inside pycocotools (every RLE is decoded and checked first)."""
+    res = copy.deepcopy(RLE_RES)
+    gt = copy.deepcopy(RLE_GT)
+    for _ in range(data.draw(st.integers(1, 2))):
+        if data.draw(st.booleans()):
+            r = res[data.draw(st.integers(0, len(res) - 1))]["segmentation"]
+        else:
+            r = gt["annotations"][data.draw(st.integers(0, 5))]["segmentation"]
+        r["counts"] = data.draw(damaged_counts(r["counts"]))
+    result = _check(gt, res, "segm", on_error)
+    if result is not None and on_error == "skip" and result.summary["skipped_records"]:
+        _assert_skip_contract(gt, res, "segm", result)

@@ -369,3 +369,47 @@ def test_hypothesis_one_class_matches_reference(gts, dets, thr):
         iou_threshold=thr,
     )
     assert outcome.tolist() == devkit_outcomes(gts, dets, thr)[0]
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_pairs_in_small_chunks_give_identical_outcomes(seed, monkeypatch):
+    """The (detection, box) pairs are processed in chunks of at most ``pair_chunk`` (bounded memory on a
+    crowded image): any chunk size, down to one pair, gives the plain reference's outcomes and the same
+    result."""
+    import deteval.detection.voc as voc
+
+    n_img, n_cls, g, d, thr = random_case(seed, big=True)
+    gt, dt = _tables(n_img, n_cls, g, d)
+    args = (dt.image, dt.boxes, dt.scores, gt.image, gt.boxes, gt.difficult)
+    kw = {"det_label": dt.label, "gt_label": gt.label, "iou_threshold": thr}
+    whole = match_voc(*args, **kw)
+    for broadcast in (1, 3, 10**9):  # detections facing this many boxes or more take the matrix path
+        monkeypatch.setattr(voc, "_BROADCAST_BOXES", broadcast)
+        for chunk in (1, 2, 3, 7, 50):
+            assert match_voc(*args, **kw, pair_chunk=chunk).tolist() == whole.tolist()
+    for c in range(n_cls):
+        pg, pd, rows = _plain(c, g, d)
+        assert whole[rows].tolist() == devkit_outcomes(pg, pd, thr, 1.0)[0]
+    full = evaluate_voc(gt, dt, iou_threshold=thr).to_dict()
+    monkeypatch.setattr(voc, "PAIR_CHUNK", 3)
+    assert evaluate_voc(gt, dt, iou_threshold=thr).to_dict() == full
+    with pytest.raises(ConfigError, match="pair_chunk"):
+        match_voc(*args, **kw, pair_chunk=0)
+
+
+def test_crowded_image_matches_plain_reference_in_any_chunks():
+    """One image with 300 objects and 400 detections (each detection faces 300 boxes: the matrix path),
+    integer boxes so that IoU ties between boxes occur: the devkit loop's outcomes for any chunk size."""
+    rng = np.random.default_rng(11)
+    gb = np.c_[rng.integers(0, 200, (300, 2)), np.zeros((300, 2))]
+    gb[:, 2:] = gb[:, :2] + rng.integers(0, 12, (300, 2))
+    src = gb[rng.integers(0, 300, 400)] + rng.integers(-1, 2, (400, 4))
+    src[:, 2:] = np.maximum(src[:, 2:], src[:, :2])
+    diff = rng.random(300) < 0.1
+    scores = np.round(rng.random(400), 2)
+    pg = [(0, b.tolist(), bool(x)) for b, x in zip(gb, diff)]
+    pd = [(0, float(sc), b.tolist()) for sc, b in zip(scores, src)]
+    ref, _ = devkit_outcomes(pg, pd, 0.5, 1.0)
+    for chunk in (None, 1, 299, 301, 5000):
+        out = match_voc(np.zeros(400, int), src, scores, np.zeros(300, int), gb, diff, pair_chunk=chunk)
+        assert out.tolist() == ref

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from deteval.detection.coco_accumulate import accumulate
-from deteval.detection.coco_iou import bbox_iou_pairs, oks_pairs, segm_iou_blocks
+from deteval.detection.coco_iou import bbox_iou_blocks, oks_pairs, segm_iou_blocks
 from deteval.detection.coco_match import MatchTable, match_groups
 from deteval.detection.coco_params import CocoParams
 from deteval.errors import ConfigError, InputFormatError, ValidationError
@@ -53,6 +53,7 @@ from deteval.io.coco import (
     load_coco_results,
     to_rle,
 )
+from deteval.io.rle import check_rles
 from deteval.results import EvalResult, PRCurve
 
 __all__ = [
@@ -375,7 +376,7 @@ def match_coco(
         def iou_fn(
             di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
         ) -> np.ndarray:
-            return bbox_iou_pairs(dbox, gbox, crowd, di, gi)
+            return bbox_iou_blocks(dbox, gbox, crowd, di, gi, bs, bnd, bng)
     elif iou_type == "keypoints":
         if res.keypoints is None or gt.keypoints is None:
             raise InputFormatError("keypoints evaluation needs keypoints in the ground truth and the results")
@@ -509,13 +510,21 @@ class _RleTable:
     """
 
     def __init__(
-        self, segs: list, img: np.ndarray, image_hw: np.ndarray, file: str, where: str | None
+        self,
+        segs: list,
+        img: np.ndarray,
+        image_hw: np.ndarray,
+        file: str,
+        where: str | None,
+        index: np.ndarray | None = None,
     ) -> None:
         self.segs, self.img, self.image_hw, self.file, self.where = segs, img, image_hw, file, where
+        self.index = index  # position of each entry in the input, to name its record
         self.cache: list = [None] * len(segs)
 
     def _record(self, i: int) -> str | int:
-        return i if self.where is None else f"{self.where}[{i}]"
+        j = i if self.index is None else int(self.index[i])
+        return j if self.where is None else f"{self.where}[{j}]"
 
     def _hw(self, i: int) -> tuple[int, int]:
         h, w = (int(v) for v in self.image_hw[self.img[i]])
@@ -529,14 +538,17 @@ class _RleTable:
         from pycocotools import mask as mask_utils
 
         batches: dict[tuple[int, int], list[int]] = {}
-        for i in idx.tolist():
-            if self.cache[i] is not None:
-                continue
+        todo = [i for i in idx.tolist() if self.cache[i] is None]
+        for i in todo:
             s = self.segs[i]
             if s is None:
                 raise InputFormatError("missing field 'segmentation'", file=self.file, record=self._record(i))
             check_segmentation(s, self.file, self._record(i))
             check_rle_size(s, self.image_hw[self.img[i]], self.file, self._record(i))
+        # every RLE decoded and checked in numpy before pycocotools sees it (a corrupt one crashes or hangs it)
+        check_rles([self.segs[i] for i in todo], self.file, [self._record(i) for i in todo])
+        for i in todo:
+            s = self.segs[i]
             if isinstance(s, dict) and not isinstance(s.get("counts"), list):
                 self.cache[i] = s
             elif (
@@ -565,7 +577,7 @@ def _gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> _RleTable:
     if gt.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the ground truth", file=gt.source)
     return _RleTable(
-        [gt.segmentation[i] for i in keep.tolist()], gt.img[keep], gt.image_hw, gt.source, "annotations"
+        [gt.segmentation[i] for i in keep.tolist()], gt.img[keep], gt.image_hw, gt.source, "annotations", keep
     )
 
 
@@ -573,7 +585,7 @@ def _dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> _RleTab
     if res.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the results", file=res.source)
     return _RleTable(
-        [res.segmentation[i] for i in keep.tolist()], res.img[keep], gt.image_hw, res.source, None
+        [res.segmentation[i] for i in keep.tolist()], res.img[keep], gt.image_hw, res.source, None, keep
     )
 
 

@@ -17,7 +17,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["RleLookup", "bbox_iou_pairs", "numpy_pairwise_sum_rows", "oks_pairs", "segm_iou_blocks"]
+__all__ = [
+    "RleLookup",
+    "bbox_iou_blocks",
+    "bbox_iou_pairs",
+    "numpy_pairwise_sum_rows",
+    "oks_pairs",
+    "segm_iou_blocks",
+]
 
 
 class RleLookup(Protocol):
@@ -33,19 +40,54 @@ def bbox_iou_pairs(
 
     A crowd ground truth divides the intersection by the detection's area instead of the union.
     """
-    d = dbox[di]
-    g = gbox[gi]
-    dx, dy, dw, dh = d[:, 0], d[:, 1], d[:, 2], d[:, 3]
-    gx, gy, gw, gh = g[:, 0], g[:, 1], g[:, 2], g[:, 3]
+    return _bb_iou(dbox[di], gbox[gi], gcrowd[gi])
+
+
+def _bb_iou(d: np.ndarray, g: np.ndarray, crowd: np.ndarray) -> np.ndarray:
+    """``bbIou`` element-wise on ``d[..., k]`` and ``g[..., k]`` (pairs, or rows × columns by broadcasting)."""
+    dx, dy, dw, dh = d[..., 0], d[..., 1], d[..., 2], d[..., 3]
+    gx, gy, gw, gh = g[..., 0], g[..., 1], g[..., 2], g[..., 3]
     w = np.minimum(dw + dx, gw + gx) - np.maximum(dx, gx)
     h = np.minimum(dh + dy, gh + gy) - np.maximum(dy, gy)
     inter = w * h
     da = dw * dh
-    union = np.where(gcrowd[gi], da, (da + (gw * gh)) - inter)
+    union = np.where(crowd, da, (da + (gw * gh)) - inter)
     ok = (w > 0) & (h > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         iou = inter / union
     return np.where(ok, iou, 0.0)
+
+
+#: Blocks of at least this many pairs are computed as a detections × ground truths matrix (broadcast).
+MATRIX_PAIRS = 4096
+
+
+def bbox_iou_blocks(
+    dbox: np.ndarray,
+    gbox: np.ndarray,
+    gcrowd: np.ndarray,
+    di: np.ndarray,
+    gi: np.ndarray,
+    block_start: np.ndarray,
+    block_nd: np.ndarray,
+    block_ng: np.ndarray,
+) -> np.ndarray:
+    """:func:`bbox_iou_pairs` for pairs that come in blocks of nd × ng (detection-major): a large block as
+    one broadcast matrix (no gathered copy of the boxes per pair; the same operations, so the same doubles),
+    the small ones together as pairs."""
+    npairs = block_nd * block_ng
+    big = npairs >= MATRIX_PAIRS
+    if not big.any():
+        return bbox_iou_pairs(dbox, gbox, gcrowd, di, gi)
+    out = np.empty(di.shape[0], dtype=np.float64)
+    small = np.repeat(~big, npairs)
+    if small.any():
+        out[small] = bbox_iou_pairs(dbox, gbox, gcrowd, di[small], gi[small])
+    for s, nd, ng in zip(block_start[big].tolist(), block_nd[big].tolist(), block_ng[big].tolist()):
+        cols = gi[s : s + ng]
+        m = _bb_iou(dbox[di[s : s + nd * ng : ng]][:, None, :], gbox[cols][None, :, :], gcrowd[cols][None, :])
+        out[s : s + nd * ng] = m.reshape(-1)
+    return out
 
 
 def numpy_pairwise_sum_rows(a: np.ndarray) -> np.ndarray:

@@ -6,7 +6,8 @@ Python. The same decisions are made here with array operations:
 1. Detections are sorted once, stably, by (group, −score, input position); ``rank`` is the position inside the
    group, and only ranks < ``maxDets[-1]`` are kept (pycocotools never looks at the others).
 2. IoU is computed for the flat list of same-group (detection, ground truth) pairs, in chunks of at most
-   ``pair_chunk`` pairs (memory stays bounded on crowded images); only pairs with IoU ≥ the lowest effective
+   ``pair_chunk`` pairs, one group split over several chunks when it is larger (memory stays bounded
+   however crowded one image is: 50k × 50k pairs of one group would need 19 GB at once); only pairs with IoU ≥ the lowest effective
    threshold can ever match and are kept as candidates.
 3. The greedy matching steps over detection rank (at most maxDets[-1] steps). At rank r every group's r-th
    detection picks, for every area range and threshold, the candidate maximising the key
@@ -74,6 +75,33 @@ def _group_starts(sorted_keys: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
 
 
+def _split_blocks(
+    ds: np.ndarray, nd: np.ndarray, gs: np.ndarray, ng: np.ndarray, pair_chunk: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Cut every group's nd × ng block of pairs into sub-blocks of at most ``pair_chunk`` pairs: runs of
+    whole detection rows, and runs of ground-truth columns where one row alone is too long. A sub-block is
+    still detection-major over one contiguous run of detections and one of ground truths, so the IoU
+    callbacks take it as they take a whole group (and the matching is the same: it sorts the candidates)."""
+    g_piece = np.minimum(ng, pair_chunk)  # ground truths per sub-block
+    n_gp = -(-ng // g_piece)
+    d_piece = np.maximum(1, pair_chunk // g_piece)  # detections per sub-block
+    n_dp = -(-nd // d_piece)
+    per = n_gp * n_dp
+    if (per == 1).all():
+        return ds, nd, gs, ng
+    blk = np.repeat(np.arange(ds.shape[0]), per)
+    k = np.arange(blk.shape[0]) - np.repeat(np.cumsum(per) - per, per)
+    di, gj = k // n_gp[blk], k % n_gp[blk]  # (detection piece, ground-truth piece)
+    d0 = di * d_piece[blk]
+    g0 = gj * g_piece[blk]
+    return (
+        ds[blk] + d0,
+        np.minimum(d_piece[blk], nd[blk] - d0),
+        gs[blk] + g0,
+        np.minimum(g_piece[blk], ng[blk] - g0),
+    )
+
+
 # IoU callback: (det indices, gt indices, block_start, block_nd, block_ng) -> IoU per pair. Indices point
 # into the caller's detection and ground-truth arrays; pairs come in blocks of nd × ng (detection-major)
 # that each hold one group.
@@ -99,7 +127,7 @@ def match_groups(
     g_crowd: np.ndarray,
     g_ignore: np.ndarray,
     iou_fn: IouFn,
-    pair_chunk: int = PAIR_CHUNK,
+    pair_chunk: int | None = None,
 ) -> MatchTable:
     """Match detections to ground truth in every (image, category) group (see the module docstring).
 
@@ -107,6 +135,9 @@ def match_groups(
     A ground truth is identified by its position, never by its annotation id (pycocotools stores a match as
     the id, so that the annotation with id 0 can never be matched: a bug deteval does not reproduce).
     """
+    pair_chunk = PAIR_CHUNK if pair_chunk is None else int(pair_chunk)
+    if pair_chunk < 1:
+        raise ValueError(f"pair_chunk must be at least 1, got {pair_chunk}")
     thr = np.minimum(np.asarray(iou_thrs, dtype=np.float64), 1 - 1e-10)
     T = thr.shape[0]
     lo = np.array([a for a, _ in area_rng], dtype=np.float64)
@@ -144,27 +175,29 @@ def match_groups(
     d_cnt = np.diff(np.r_[d_starts, N])
     g_starts = _group_starts(ggrp)
     g_cnt = np.diff(np.r_[g_starts, G])
-    common, i_d, i_g = np.intersect1d(dgrp[d_starts], ggrp[g_starts], assume_unique=True, return_indices=True)
-    b_ds, b_nd = d_starts[i_d], d_cnt[i_d]
-    b_gs, b_ng = g_starts[i_g], g_cnt[i_g]
+    _, i_d, i_g = np.intersect1d(dgrp[d_starts], ggrp[g_starts], assume_unique=True, return_indices=True)
+    b_ds, b_nd, b_gs, b_ng = _split_blocks(d_starts[i_d], d_cnt[i_d], g_starts[i_g], g_cnt[i_g], pair_chunk)
     b_np = b_nd * b_ng
     thr_min = thr.min()
     cand_d, cand_g, cand_iou = [], [], []
     b = 0
-    nb = common.shape[0]
+    nb = b_ds.shape[0]
     cum = np.cumsum(b_np)
     while b < nb:
         base = cum[b - 1] if b else 0
         e = int(np.searchsorted(cum, base + pair_chunk, side="right"))
         e = max(e, b + 1)
         nd, ng, ds, gs, npairs = b_nd[b:e], b_ng[b:e], b_ds[b:e], b_gs[b:e], b_np[b:e]
-        tot = int(npairs.sum())
-        blk = np.repeat(np.arange(e - b), npairs)
         bstart = np.r_[0, np.cumsum(npairs)[:-1]]
-        local = np.arange(tot) - bstart[blk]
-        ngb = ng[blk]
-        pd = ds[blk] + local // ngb  # kept-detection index
-        pg = gs[blk] + local % ngb  # sorted-gt index
+        if e - b == 1:  # one (sub-)block, e.g. of a crowded group: no per-pair division
+            pd = ds[0] + np.repeat(np.arange(nd[0]), ng[0])
+            pg = gs[0] + np.tile(np.arange(ng[0]), nd[0])
+        else:
+            blk = np.repeat(np.arange(e - b), npairs)
+            local = np.arange(int(npairs.sum())) - bstart[blk]
+            ngb = ng[blk]
+            pd = ds[blk] + local // ngb  # kept-detection index
+            pg = gs[blk] + local % ngb  # sorted-gt index
         iou = iou_fn(det[pd], gsort[pg], bstart, nd, ng)
         ok = iou >= thr_min
         cand_d.append(pd[ok])

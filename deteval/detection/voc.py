@@ -54,6 +54,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Literal
 
 import numpy as np
@@ -62,7 +63,7 @@ from numpy.typing import ArrayLike
 from deteval.core import PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.lists import ranked_lists, sort_lists
 from deteval.core.ranking import TiePolicy
-from deteval.detection.boxes import as_boxes, paired_iou
+from deteval.detection.boxes import as_boxes, box_iou, paired_iou
 from deteval.errors import ConfigError, ValidationError
 from deteval.results import EvalResult, PRCurve
 
@@ -293,6 +294,71 @@ def _rank_positions(scores: np.ndarray, label: np.ndarray, ties: TiePolicy) -> n
     return pos
 
 
+#: Upper bound on the (detection, box) pairs whose IoU is computed at once: about 200 bytes each, so a few
+#: hundred MB however crowded one image is (the pairs of 10k detections × 10k boxes would need 13 GB at once).
+PAIR_CHUNK = 1_000_000
+
+
+def _best_boxes(
+    db: np.ndarray,
+    gb: np.ndarray,
+    gorder: np.ndarray,
+    rows: np.ndarray,
+    start: np.ndarray,
+    cnt: np.ndarray,
+    plus_one: bool,
+    pair_chunk: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each detection ``rows[k]``: the maximum IoU over its candidate boxes ``gorder[start[k]:start[k] +
+    cnt[k]]`` and the first box reaching it (the devkit's ``ov > ovmax`` keeps the first), computed over
+    chunks of whole detections holding at most ``pair_chunk`` pairs (one detection at least)."""
+    best = np.empty(rows.shape[0], dtype=np.float64)
+    jmax = np.empty(rows.shape[0], dtype=np.int64)
+    # Detections facing many boxes: one IoU matrix per (class, image) block of rows (broadcast, no gathered
+    # copies of the boxes); the others: flat lists of pairs over many small blocks at once.
+    big = cnt >= _BROADCAST_BOXES
+    kb = np.flatnonzero(big)
+    kb = kb[np.argsort(start[kb], kind="stable")]
+    bounds = np.flatnonzero(np.r_[True, start[kb][1:] != start[kb][:-1], True]).tolist() if kb.size else []
+    for a, e in pairwise(bounds):
+        k = kb[a:e]
+        s, c = int(start[k[0]]), int(cnt[k[0]])
+        cols = gorder[s : s + c]
+        boxes = gb[cols]
+        step = max(1, pair_chunk // c)
+        for i in range(0, k.shape[0], step):
+            kk = k[i : i + step]
+            iou = box_iou(db[rows[kk]], boxes, plus_one=plus_one, no_overlap=-np.inf)
+            j = np.argmax(iou, axis=1)  # the first maximum, as the devkit's `ov > ovmax`
+            best[kk] = iou[np.arange(kk.shape[0]), j]
+            jmax[kk] = cols[j]
+    small = np.flatnonzero(~big)
+    ends = np.cumsum(cnt[small])
+    lo = 0
+    while lo < small.shape[0]:
+        base = int(ends[lo - 1]) if lo else 0
+        hi = max(int(np.searchsorted(ends, base + pair_chunk, side="right")), lo + 1)
+        k = small[lo:hi]
+        ck = cnt[k]
+        pair_det = np.repeat(rows[k], ck)
+        first = np.cumsum(ck) - ck  # offset of each detection's first pair
+        within = np.arange(pair_det.shape[0]) - np.repeat(first, ck)
+        pair_gt = gorder[np.repeat(start[k], ck) + within]
+        iou = paired_iou(db[pair_det], gb[pair_gt], plus_one=plus_one, no_overlap=-np.inf)
+        b = np.maximum.reduceat(iou, first)
+        is_best_idx = np.flatnonzero(iou == np.repeat(b, ck))
+        seg = np.repeat(np.arange(hi - lo), ck)[is_best_idx]
+        _, first_best = np.unique(seg, return_index=True)
+        best[k] = b
+        jmax[k] = pair_gt[is_best_idx[first_best]]
+        lo = hi
+    return best, jmax
+
+
+#: From this many candidate boxes on, a detection's IoUs are computed as rows of a broadcast matrix.
+_BROADCAST_BOXES = 64
+
+
 def match_voc(
     det_image: ArrayLike,
     det_boxes: ArrayLike,
@@ -307,6 +373,7 @@ def match_voc(
     plus_one: bool = True,
     strict: bool = False,
     ties: TiePolicy = "stable",
+    pair_chunk: int | None = None,
 ) -> np.ndarray:
     """VOC greedy matching; returns the outcome of every detection, in input order: 1 TP, 0 FP, -1 ignored.
 
@@ -315,10 +382,15 @@ def match_voc(
     py-faster-rcnn) on a difficult box → ignored; on a box already taken by a higher-ranked detection of
     the class → FP; otherwise TP. Ranks come from descending score under ``ties`` ("stable": row order among
     equal scores; "quicksort": ``np.argsort(-scores)`` per class). Without labels everything is one class.
+    ``pair_chunk``: at most this many (detection, box) IoUs at once (default :data:`PAIR_CHUNK`); the result
+    does not depend on it.
 
     >>> match_voc([0, 0, 0], [[1, 1, 10, 10]] * 3, [0.9, 0.8, 0.95], [0], [[1, 1, 10, 10]]).tolist()
     [0, 0, 1]
     """
+    pair_chunk = PAIR_CHUNK if pair_chunk is None else int(pair_chunk)
+    if pair_chunk < 1:
+        raise ConfigError(f"pair_chunk must be at least 1, got {pair_chunk}")
     db = as_boxes(det_boxes, "detection boxes")
     gb = as_boxes(gt_boxes, "ground-truth boxes")
     m, n = db.shape[0], gb.shape[0]
@@ -361,22 +433,9 @@ def match_voc(
     start = np.searchsorted(gkey_sorted, dkey, side="left")
     count = np.searchsorted(gkey_sorted, dkey, side="right") - start
 
-    has = count > 0
-    rows = np.flatnonzero(has)
+    rows = np.flatnonzero(count > 0)
     if rows.size:
-        cnt = count[rows]
-        pair_det = np.repeat(rows, cnt)
-        first = np.cumsum(cnt) - cnt  # offset of each detection's first pair
-        within = np.arange(pair_det.shape[0]) - np.repeat(first, cnt)
-        pair_gt = gorder[np.repeat(start[rows], cnt) + within]
-        iou = paired_iou(db[pair_det], gb[pair_gt], plus_one=plus_one, no_overlap=-np.inf)
-        best = np.maximum.reduceat(iou, first)
-        # First pair (lowest box position) reaching the maximum: the devkit's `ov > ovmax` keeps the first.
-        is_best = iou == np.repeat(best, cnt)
-        is_best_idx = np.flatnonzero(is_best)
-        seg = np.repeat(np.arange(rows.shape[0]), cnt)[is_best_idx]
-        _, first_best = np.unique(seg, return_index=True)
-        jmax = pair_gt[is_best_idx[first_best]]
+        best, jmax = _best_boxes(db, gb, gorder, rows, start[rows], count[rows], plus_one, pair_chunk)
         hit = best > iou_threshold if strict else best >= iou_threshold
         det_hit = rows[hit]
         gt_hit = jmax[hit]

@@ -47,6 +47,8 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique, unique_keys
+from deteval.io.rle import check_rles
 from deteval.io.skipping import check_on_error as _check_on_error
 from deteval.io.skipping import load_skipping
 
@@ -73,7 +75,8 @@ def read_json(path: str | PathLike[str]) -> Any:
     A UTF-8 BOM is ignored. ``NaN``, ``Infinity`` and ``-Infinity`` tokens (which Python's ``json.dump``
     writes) are read as floats so that the record holding one is named by the validation that follows (and
     can be skipped) instead of failing the whole file; UTF-16/32 with a BOM is decoded as Python's ``json``
-    does. Anything else that is not JSON is an :class:`InputFormatError` naming the line.
+    does. A key repeated in one object is refused (a parser would keep the last value silently; see
+    :mod:`deteval.io.jsonkeys`). Anything else that is not JSON is an :class:`InputFormatError` naming the line.
     """
     p = Path(path)
     try:
@@ -89,10 +92,15 @@ def read_json(path: str | PathLike[str]) -> Any:
     try:
         if _orjson is not None:
             try:
-                return _orjson.loads(data)
+                value = _orjson.loads(data)
             except ValueError:
                 pass  # the slower parser below accepts NaN/Infinity and gives the error's line
-        return json.loads(data)
+            else:
+                check_unique_keys(data, value, str(p), _orjson.dumps)
+                return value
+        return loads_unique(data)
+    except DuplicateKeyError as exc:
+        raise InputFormatError(str(exc), file=p) from None
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputFormatError(f"not UTF-8 text: {exc.reason}", file=p, record=f"line {line}") from None
@@ -230,8 +238,9 @@ def _check_magnitude(mat: np.ndarray, what: str, values: list, file: str, where:
         raise ValidationError(f"{what} {values[i]!r} is beyond \u00b12**53", file=file, record=_rec(where, i))
 
 
-def _id_array(values: list, what: str, file: str, where: str | None) -> np.ndarray:
-    """Ids as int64 (or str) array; floats with integral values are taken as ints, like a Python dict would."""
+def _id_array(values: list, what: str, file: str, where: str | None, *, strings: bool = True) -> np.ndarray:
+    """Ids as int64 (or str, if ``strings``) array; floats with integral values are taken as ints, like a
+    Python dict would."""
     if not values:
         return np.zeros(0, dtype=np.int64)
     try:
@@ -243,7 +252,7 @@ def _id_array(values: list, what: str, file: str, where: str | None) -> np.ndarr
             return arr.astype(np.int64)
         if arr.dtype.kind == "u" and (arr < 2**63).all():
             return arr.astype(np.int64)
-        if arr.dtype.kind == "U" and set(map(type, values)) == {str}:
+        if strings and arr.dtype.kind == "U" and set(map(type, values)) == {str}:
             return arr
         if (
             arr.dtype.kind == "f"
@@ -253,7 +262,7 @@ def _id_array(values: list, what: str, file: str, where: str | None) -> np.ndarr
             return arr.astype(np.int64)
     i = _first_bad(values, lambda v: type(v) is int and -(2**63) <= v < 2**63)
     raise InputFormatError(
-        f"{what} must be an integer within ±2**63 (or all ids strings), got {values[i]!r}",
+        f"{what} must be an integer within ±2**63{' (or all ids strings)' if strings else ''}, got {values[i]!r}",
         file=file,
         record=_rec(where, i),
     )
@@ -405,12 +414,13 @@ def _is_list(v: Any) -> bool:
     return isinstance(v, (list, tuple, np.ndarray))
 
 
-def _ann_columns(anns: list, file: str, keep_segmentation: bool, need_keypoints: bool) -> dict[str, Any]:
-    """The annotation fields the protocol reads, as arrays (ids not yet mapped to indices)."""
+def _ann_columns(
+    anns: list, file: str, keep_segmentation: bool, need_keypoints: bool, kp_width: int | None = None
+) -> dict[str, Any]:
+    """The annotation fields the protocol reads, as arrays (ids not yet mapped to indices). ``kp_width``: the
+    3K every record's keypoints must have (default: the first record's)."""
     where = "annotations"
-    ann_id = _id_array(_field(anns, "id", file, where), "annotation id", file, where)
-    if ann_id.dtype.kind == "U":
-        raise InputFormatError("annotation ids must be integers", file=file, record=f"{where}[0]")
+    ann_id = _id_array(_field(anns, "id", file, where), "annotation id", file, where, strings=False)
     crowd_raw = _field(anns, "iscrowd", file, where)
     ign_raw = _field(anns, "ignore", file, where, default=0)
     cols: dict[str, Any] = {
@@ -436,7 +446,7 @@ def _ann_columns(anns: list, file: str, keep_segmentation: bool, need_keypoints:
             )
         cols["num_keypoints"] = nk.astype(np.int64)
         cols["keypoints"] = _keypoint_matrix(
-            _field(anns, "keypoints", file, where), file, where, "keypoints", gt=True
+            _field(anns, "keypoints", file, where), file, where, "keypoints", width=kp_width, gt=True
         )
     return cols
 
@@ -617,6 +627,24 @@ _ANNOTATIONS_KEY = re.compile(rb'"annotations"\s*:\s*\[')
 _ANN_RECORD = re.compile(r"^annotations\[(\d+)\]$")
 
 
+def _same_id_kinds(
+    parts: list[dict[str, Any]], starts: list[int], file: str, failed: str | None = None
+) -> None:
+    """The rule of :func:`_id_array` across pieces (piece k from ``annotations[starts[k]]``): ids all integers
+    or all strings. A piece holds one kind (else it raised on its own); a mix of pieces is refused naming the
+    file's first string id, as the whole-file path does: the first record of the first piece of strings.
+    ``failed``: the id a piece just refused for a mix inside it (refused again here if a string came before)."""
+    for key in ("image_id", "category_id"):
+        kinds = [p[key].dtype.kind == "U" for p in parts]
+        if (key == failed and any(kinds)) or (kinds and min(kinds) != max(kinds)):
+            k = kinds.index(True)
+            raise InputFormatError(
+                f"{key} must be an integer within ±2**63 (or all ids strings), got {parts[k][key][0].item()!r}",
+                file=file,
+                record=f"annotations[{starts[k]}]",
+            )
+
+
 def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> tuple[dict, dict] | None:
     """Parse a large ground-truth file with its ``annotations`` array in pieces of about ``CHUNK_BYTES``.
 
@@ -636,8 +664,8 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
     if m is None:
         return None
     file = str(path)
-    loads = _orjson.loads if _orjson is not None else json.loads
     parts: list[dict[str, Any]] = []
+    starts: list[int] = []  # each part's first annotation index
     offset = 0
     lo = m.end()
     ann_end = -1
@@ -650,13 +678,13 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
             if cut is not None:
                 nxt = cut.end() - 1
                 try:
-                    records = loads(b"[" + data[lo : cut.start() + 1] + b"]")
+                    records = _loads_piece(b"[" + data[lo : cut.start() + 1] + b"]", file)
                 except ValueError:
                     records = None  # this piece runs past the end of the annotations array
             if records is None:  # the last piece: raw_decode stops at the array's closing bracket
                 try:
                     tail = "[" + data[lo:].decode("utf-8")
-                    records, end = json.JSONDecoder().raw_decode(tail)
+                    records, end = json.JSONDecoder(object_pairs_hook=unique_keys).raw_decode(tail)
                 except (ValueError, UnicodeDecodeError):
                     return None
                 ann_end = lo + len(tail[:end].encode("utf-8")) - 1  # byte offset just past the closing "]"
@@ -665,17 +693,25 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
             if not isinstance(records, list):
                 return None
             try:
-                parts.append(_ann_columns(records, file, keep_segmentation, need_keypoints))
+                kp_width = (
+                    parts[0]["keypoints"].shape[1] if parts and parts[0]["keypoints"] is not None else None
+                )
+                parts.append(_ann_columns(records, file, keep_segmentation, need_keypoints, kp_width))
             except DetevalError as exc:
+                ids = ("image_id", "category_id")
+                failed = next((k for k in ids if exc.reason.startswith(f"{k} must be an integer")), None)
+                _same_id_kinds(parts, starts, file, failed)
                 rec = exc.record
                 mm = _ANN_RECORD.match(rec) if isinstance(rec, str) else None
                 if mm:
                     rec = f"annotations[{int(mm.group(1)) + offset}]"
                 raise type(exc)(exc.reason, file=exc.file, record=rec) from None
+            starts.append(offset)
+            _same_id_kinds(parts, starts, file)
             offset += len(records)
             del records
             lo = nxt
-        rest = loads(data[: m.start()] + b'"annotations": []' + data[ann_end:])
+        rest = _loads_piece(data[: m.start()] + b'"annotations": []' + data[ann_end:], file)
     except ValueError:
         return None
     finally:
@@ -829,6 +865,8 @@ def _results_from_records(
         missing = [i for i, sg in enumerate(segmentation) if sg is None]
         if missing:  # COCOeval converts every detection's mask, not only those it compares
             raise InputFormatError("missing field 'segmentation'", file=file, record=missing[0])
+        if kind != "segm":  # (a segm-kind result is checked where its masks are read)
+            _check_given_segmentations(segmentation, img, gt, file)
     if iou_type == "keypoints" or kind == "keypoints":
         width = gt.keypoints.shape[1] if gt.keypoints is not None and len(gt) else None
         keypoints = _keypoint_matrix(
@@ -916,6 +954,16 @@ def _nan_boxes(n: int) -> np.ndarray:
     return np.full((n, 4), np.nan)
 
 
+def _loads_piece(text: bytes, file: str) -> Any:
+    """Parse one piece of a large file; a repeated key raises (orjson: :class:`InputFormatError`; json:
+    :class:`DuplicateKeyError`, a ValueError, so that the whole file is then read by :func:`read_json`)."""
+    if _orjson is None:
+        return loads_unique(text)
+    value = _orjson.loads(text)
+    check_unique_keys(text, value, file, _orjson.dumps)
+    return value
+
+
 _RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 #: Results files larger than this are parsed in pieces of about this size (bounded memory for the objects).
 CHUNK_BYTES = 4 << 20
@@ -957,7 +1005,7 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth) -> CocoResults | No
             piece = data[lo:hi]
             text = (b"" if i == 0 else b"[") + piece + (b"" if i == len(cuts) else b"]")
             try:
-                records = _orjson.loads(text) if _orjson is not None else json.loads(text)
+                records = _loads_piece(text, file)
             except ValueError:
                 return None
             if not isinstance(records, list) or not records or not all(type(r) is dict for r in records[:1]):
@@ -1050,14 +1098,22 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
         if isinstance(poly, dict):
             check_segmentation(poly, file, record)
             continue
+        if isinstance(poly, list) and poly and (len(poly) < 6 or len(poly) % 2):
+            # pycocotools drops an odd last coordinate silently, reads a first polygon of 4 numbers as a
+            # box and fails ("Argument 'bb' has incorrect type"), and rasterises other 2-point ones to nothing
+            raise InputFormatError(
+                f"a polygon needs an even number of coordinates, at least 6 (3 points x, y), got {len(poly)}",
+                file=file,
+                record=record,
+            )
         try:
-            if not isinstance(poly, list) or len(poly) < 4:
+            if not isinstance(poly, list) or len(poly) < 6:
                 raise TypeError
             # C-level passes: a string or None raises TypeError, a NaN makes the sum NaN (min/max skip it)
             lo, hi, total = min(poly), max(poly), sum(poly)
         except (TypeError, ValueError):
             raise InputFormatError(
-                f"a polygon must be a list of at least 4 numbers, got {str(poly)[:60]}",
+                f"a polygon must be a list of at least 6 numbers, got {str(poly)[:60]}",
                 file=file,
                 record=record,
             ) from None
@@ -1071,12 +1127,14 @@ def check_rle_size(segm: Any, hw: np.ndarray, file: str, record: str | int) -> N
     """An RLE mask must have its image's size: pycocotools gives masks of different sizes an IoU of -1, so
     a wrong-size mask would silently never match."""
     h, w = (int(v) for v in hw)
-    if isinstance(segm, dict) and h >= 0 and w >= 0 and list(segm["size"]) != [h, w]:
-        raise ValidationError(
-            f"RLE size {list(segm['size'])} differs from the image's [height, width] [{h}, {w}]",
-            file=file,
-            record=record,
-        )
+    parts = [segm] if isinstance(segm, dict) else [p for p in segm if isinstance(p, dict)]
+    for part in parts:
+        if h >= 0 and w >= 0 and list(part["size"]) != [h, w]:
+            raise ValidationError(
+                f"RLE size {list(part['size'])} differs from the image's [height, width] [{h}, {w}]",
+                file=file,
+                record=record,
+            )
 
 
 def to_rle(segm: Any, h: int, w: int, file: str, record: str | int) -> Any:
@@ -1084,6 +1142,7 @@ def to_rle(segm: Any, h: int, w: int, file: str, record: str | int) -> Any:
     from pycocotools import mask as mask_utils
 
     check_segmentation(segm, file, record)
+    check_rles([segm], file, [record])
     try:
         if isinstance(segm, list):
             return mask_utils.merge(mask_utils.frPyObjects(segm, h, w))
@@ -1112,11 +1171,22 @@ def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -
             raise InputFormatError("missing field 'segmentation'", file=file, record=i)
         check_segmentation(s, file, i)
         check_rle_size(s, gt.image_hw[int(img[i])], file, i)
+    check_rles(segmentation, file, range(len(segmentation)))
+    for i, s in enumerate(segmentation):
         if isinstance(s, dict) and not isinstance(s.get("counts"), list):
             out.append(s)
             continue
         out.append(to_rle(s, *_image_hw(gt, int(img[i]), file, i), file, i))
     return out
+
+
+def _check_given_segmentations(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> None:
+    """Check the segmentations results carry (None: absent) at load, so that a bad one can be skipped."""
+    given = [i for i, s in enumerate(segmentation) if s is not None]
+    for i in given:
+        check_segmentation(segmentation[i], file, i)
+        check_rle_size(segmentation[i], gt.image_hw[int(img[i])], file, i)
+    check_rles([segmentation[i] for i in given], file, given)
 
 
 def _mask_areas(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> np.ndarray:

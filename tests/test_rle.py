@@ -1,0 +1,242 @@
+"""COCO RLE masks are decoded and checked by deteval before pycocotools sees them (issue 12, items 1-2).
+
+A corrupt compressed string crashes pycocotools' decoder (it reads past the buffer) and runs that do not add
+up to height × width make its IoU loop spin forever: those commands run in a subprocess with a timeout. The
+decoder is checked against pycocotools itself on valid strings (the oracle), and every string the check
+accepts, however damaged, is read back by pycocotools to the same runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fuzz_mutations import fuzz_settings
+from hypothesis import given
+from hypothesis import strategies as st
+from pycocotools import mask as mask_utils
+
+from deteval.detection.coco import evaluate_coco
+from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io.rle import check_rles, decode_counts
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "coco" / "coco_val2014_100"
+GT = json.loads((DATA / "instances_val2014_100.json").read_text())
+RES = json.loads((DATA / "instances_val2014_fakesegm100_results.json").read_text())
+CROWD = next(i for i, a in enumerate(GT["annotations"]) if a["iscrowd"])  # its counts are a list
+
+
+def encode(values: list[int]) -> bytes:
+    """Write counts in the compressed format (pycocotools' maskApi.h), deltas from index 3 on; any values,
+    also negative or wrong ones, so that tests can build damaged strings."""
+    out = bytearray()
+    for m, v in enumerate(values):
+        x = v - values[m - 2] if m > 2 else v
+        more = True
+        while more:
+            c = x & 0x1F
+            x >>= 5
+            more = x != -1 if c & 0x10 else x != 0
+            out.append(48 + (c | 0x20 if more else c))
+    return bytes(out)
+
+
+def runs_of(mask: np.ndarray) -> list[int]:
+    """Runs of a mask in column-major order, starting with a run of zeros."""
+    flat = mask.flatten(order="F").astype(np.int8)
+    change = np.flatnonzero(np.diff(flat)) + 1
+    bounds = np.r_[0, change, flat.size]
+    runs = np.diff(bounds).tolist()
+    return ([0] + runs) if flat.size and flat[0] else runs
+
+
+def decoded(strings: list[bytes]) -> list[list[int] | None]:
+    runs, _, n_runs, errors = decode_counts(strings)
+    out, pos = [], 0
+    for n, e in zip(n_runs.tolist(), errors):
+        out.append(None if e else runs[pos : pos + n].tolist())
+        pos += n
+    return out
+
+
+def test_decoder_equals_pycocotools_on_random_masks():
+    rng = np.random.default_rng(7)
+    masks = []
+    for t in range(400):
+        h, w = (int(v) for v in rng.integers(1, 70, 2))
+        m = rng.random((h, w)) < rng.random()
+        if t % 9 == 0:
+            m[:] = t % 2  # all background / all foreground
+        masks.append(np.asfortranarray(m.astype(np.uint8)))
+    rles = [mask_utils.encode(m) for m in masks]
+    assert decoded([r["counts"] for r in rles]) == [runs_of(m) for m in masks]
+    check_rles(rles, "f", list(range(len(rles))))
+    assert encode(runs_of(masks[5])) == rles[5]["counts"]  # the test's writer is pycocotools' format
+
+
+def test_large_values_only_as_far_as_pycocotools_reads_them():
+    """pycocotools shifts 5-bit groups in a C int: a 7-character value is read right only below 2**31."""
+    size = [1, 2**31]
+    ok = {"size": size, "counts": encode([2**31 - 10, 10])}
+    check_rles([ok], "f", [0])
+    assert decoded([ok["counts"]]) == [[2**31 - 10, 10]]
+    assert mask_utils.area([ok]).tolist() == [10]  # (area does not build the mask)
+    too_big = {"size": [2, 2**31 - 1], "counts": encode([2**31, 2**31 - 2])}
+    with pytest.raises(InputFormatError, match=r"record 4: .*too large for pycocotools"):
+        check_rles([too_big], "f", [4])
+
+
+BAD_STRINGS = {
+    "ends_in_a_continuation": (b"3a0" + b"a", InputFormatError, "ends inside a value"),
+    "only_a_continuation": (b"a", InputFormatError, "ends inside a value"),
+    "empty": (b"", InputFormatError, "empty"),
+    "outside_the_alphabet": (b"3 2", InputFormatError, "outside '0'..'o'"),
+    "a_nul": (b"3\x002", InputFormatError, "outside '0'..'o'"),
+    "not_ascii": ("3\u00e92", InputFormatError, "outside '0'..'o'"),
+    "eight_characters": (b"oooooooo0", InputFormatError, "too large"),
+    "negative_run": (encode([3, -2, 29]), ValidationError, "negative run"),
+    "too_few_pixels": (encode([3, 2, 20]), ValidationError, "add up to 25 pixels, not height * width = 30"),
+    "too_many_pixels": (encode([3, 2, 30]), ValidationError, "add up to 35 pixels"),
+    "delta_to_negative": (encode([3, 2, 5, 1, 19, -1, 1]), ValidationError, "negative run"),
+}
+
+
+@pytest.mark.parametrize("batch", [1, 3, 1 << 18])
+@pytest.mark.parametrize("name", sorted(BAD_STRINGS))
+def test_bad_strings_are_refused(name, batch, monkeypatch):
+    import deteval.io.rle as rle
+
+    monkeypatch.setattr(rle, "BATCH_CHARS", batch)  # strings decoded in batches of about this many characters
+    counts, exc, words = BAD_STRINGS[name]
+    good = {"size": [5, 6], "counts": encode([3, 2, 25])}
+    with pytest.raises(exc, match=f"^f: record 1: .*{re.escape(words)}"):
+        check_rles([good, {"size": [5, 6], "counts": counts}, good], "f", [0, "record 1", 2])
+    with pytest.raises(exc, match="record 1"):  # also as one part of a list of parts
+        check_rles([[good], [good, {"size": [5, 6], "counts": counts}]], "f", [0, "record 1"])
+
+
+def test_count_lists():
+    check_rles([{"size": [5, 6], "counts": [3, 2, 25]}], "f", [0])
+    with pytest.raises(ValidationError, match="add up to 29 pixels"):
+        check_rles([{"size": [5, 6], "counts": [3, 1, 25]}], "f", [0])
+    with pytest.raises(InputFormatError, match="counts list is empty"):
+        check_rles([{"size": [5, 6], "counts": []}], "f", [0])
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # pycocotools' decode under numpy 2
+@fuzz_settings(300)
+@given(
+    mask=st.lists(st.booleans(), min_size=1, max_size=60),
+    width=st.integers(1, 6),
+    edits=st.lists(st.tuples(st.sampled_from("tdir"), st.integers(0, 200), st.integers(0, 255)), max_size=4),
+)
+def test_fuzz_accepted_strings_read_back_identically_by_pycocotools(mask, width, edits):
+    """Random damage to a valid string: refused with a DetevalError, or accepted, and then pycocotools
+    decodes exactly the mask of the runs deteval decoded (no crash, no hang: the runs fill the mask)."""
+    width = min(width, len(mask))
+    h = len(mask) // width
+    m = np.asfortranarray(np.array(mask[: h * width], dtype=np.uint8).reshape(h, width, order="F"))
+    counts = bytearray(mask_utils.encode(m)["counts"])
+    for op, pos, byte in edits:
+        i = pos % (len(counts) + 1)
+        if op == "t":
+            counts = counts[:i]
+        elif op == "d":
+            del counts[i : i + 1]
+        elif op == "i":
+            counts[i:i] = bytes([48 + byte % 64 if byte < 200 else byte])
+        else:
+            counts[i : i + 1] = bytes([48 + byte % 64])
+    rle = {"size": [h, width], "counts": bytes(counts)}
+    try:
+        check_rles([rle], "f", [0])
+    except DetevalError:
+        return
+    runs = decoded([bytes(counts)])[0]
+    flat = np.repeat(np.arange(len(runs)) % 2, runs).astype(np.uint8)  # runs alternate 0, 1, 0, ...
+    assert mask_utils.decode([rle])[:, :, 0].flatten(order="F").tolist() == flat.tolist()
+    assert mask_utils.area([rle]).tolist() == [int(flat.sum())]
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+
+
+def run_cli(argv: list[str]) -> subprocess.CompletedProcess:
+    """``python -m deteval`` in a fresh interpreter with a timeout: a crash (signal) or hang fails."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run(
+        [sys.executable, "-m", "deteval", *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
+
+
+def damaged_results(counts: str | list) -> list:
+    res = copy.deepcopy(RES[:40])
+    res[3]["segmentation"] = {"size": res[3]["segmentation"]["size"], "counts": counts}
+    return res
+
+
+def write(path: Path, obj) -> str:
+    path.write_text(json.dumps(obj))
+    return str(path)
+
+
+RESULT_DAMAGE = {
+    "ends_in_a_continuation": (lambda c: c[:-1] + "a", "ends inside a value"),
+    "runs_short": (lambda c: c[:-2] + "1", "pixels, not height * width = 272640"),
+    "list_runs_short": (lambda c: [5, 5, 5], "add up to 15 pixels, not height * width = 272640"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESULT_DAMAGE))
+def test_cli_refuses_bad_result_rles_and_skips_them(tmp_path, name):
+    change, words = RESULT_DAMAGE[name]
+    gt = write(tmp_path / "gt.json", GT)
+    res = write(tmp_path / "res.json", damaged_results(change(RES[3]["segmentation"]["counts"])))
+    proc = run_cli(["coco", gt, res, "--iou-type", "segm"])
+    assert proc.returncode == 2, proc
+    assert proc.stderr.startswith(f"deteval: error: {res}: record 3: ") and words in proc.stderr
+    assert "Traceback" not in proc.stderr
+    proc = run_cli(["coco", gt, res, "--iou-type", "segm", "--on-error", "skip", "--format", "json"])
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    without = [r for i, r in enumerate(RES[:40]) if i != 3]
+    clean = evaluate_coco(GT, without, iou_type="segm").to_result().to_dict()
+    assert doc["skipped_records"] == 1 and doc["stats"] == clean["stats"]
+
+
+def test_cli_refuses_bad_crowd_rle_in_the_ground_truth(tmp_path):
+    gt = copy.deepcopy(GT)
+    gt["annotations"][CROWD]["segmentation"]["counts"][-1] += 1  # one pixel too many
+    path, res = write(tmp_path / "gt.json", gt), write(tmp_path / "res.json", RES)
+    proc = run_cli(["coco", path, res, "--iou-type", "segm"])
+    assert proc.returncode == 2, proc
+    assert f"{path}: annotations[{CROWD}]: RLE runs add up to 307201 pixels" in proc.stderr
+
+
+@pytest.mark.parametrize("form", ["dict", "pycocotools"])
+def test_bad_ground_truth_rle_in_memory(form):
+    from pycocotools.coco import COCO
+
+    gt = copy.deepcopy(GT)
+    seg = gt["annotations"][CROWD]["segmentation"]
+    seg["counts"] = encode(seg["counts"])[:-1].decode() + "a"  # compressed, and corrupt
+    src = gt
+    if form == "pycocotools":
+        src = COCO()
+        src.dataset = gt
+        src.createIndex()
+    with pytest.raises(InputFormatError, match=rf"annotations\[{CROWD}\]: RLE counts string ends inside"):
+        evaluate_coco(src, RES, iou_type="segm")
