@@ -14,7 +14,7 @@ from deteval.commands.common import write_text
 from deteval.io.trec import load_qrels, load_run
 from deteval.report import render
 from deteval.report.progress import Progress, note
-from deteval.retrieval.trec import evaluate_trec, format_trec
+from deteval.retrieval.trec import DEFAULT_VERSION, VERSIONS, evaluate_trec, format_trec
 
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
 
@@ -38,6 +38,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             discount=args.discount,
             recall_denominator=args.recall_denominator,
             ap_denominator=args.ap_denominator,
+            version=args.trec_eval_version,
         )
     if args.format == "trec":
         text = "\n".join(format_trec(result, per_query=args.query)) + "\n"
@@ -116,6 +117,13 @@ def register(sub: Any) -> None:
         choices=("num_rel", "num_rel_ret"),
         default="num_rel",
         help="AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
+    )
+    p.add_argument(
+        "--trec-eval-version",
+        choices=VERSIONS,
+        default=DEFAULT_VERSION,
+        help="whose rules to follow: trec_eval 9.0.8 (default; scores read as float32, as pytrec_eval) "
+        "or 10.0 (scores read as doubles); see docs/trec.md",
     )
     p.add_argument(
         "--on-error",

@@ -13,7 +13,7 @@ per-topic value reported is that logarithm, as ``trec_eval -q`` prints it).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,9 @@ from deteval.io.trec import Qrels, Run, qrels_from_dict, run_from_dict
 from deteval.results import EvalResult
 from deteval.retrieval import measures as M
 from deteval.retrieval.prepare import RankedTopics, prepare
+
+VERSIONS = ("9.0.8", "10.0")
+DEFAULT_VERSION = "9.0.8"
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -266,6 +269,26 @@ def aggregate(values: np.ndarray, agg: str) -> float | int:
     return float(values.sum() / n)
 
 
+def check_version(version: str) -> None:
+    """Refuse a trec_eval version deteval does not reproduce."""
+    if version not in VERSIONS:
+        raise ConfigError(f"trec_eval version must be one of {', '.join(VERSIONS)}; got {version!r}")
+
+
+def as_read_by(run: Run, version: str) -> Run:
+    """The run's scores as that trec_eval version holds them.
+
+    trec_eval 9.0.x stores each score in a C ``float`` (``atof`` then a double-to-float conversion, round to
+    nearest): scores equal in float32 tie and the tie is broken by docno. 10.0 keeps the double. numpy's
+    float64 -> float32 cast rounds the same way. A score beyond float32's range becomes +-inf, as in C.
+    """
+    if version != "9.0.8":
+        return run
+    with np.errstate(over="ignore"):
+        score = run.score.astype(np.float32).astype(np.float64)
+    return replace(run, score=score)
+
+
 def _as_qrels(q: Qrels | Mapping) -> Qrels:
     return q if isinstance(q, Qrels) else qrels_from_dict(q)
 
@@ -287,6 +310,7 @@ def evaluate_trec(
     discount: str = "trec",
     recall_denominator: str = "R",
     ap_denominator: str = "num_rel",
+    version: str = DEFAULT_VERSION,
 ) -> EvalResult:
     """Evaluate a run against qrels like ``trec_eval [-q] [-c] [-l N] -m ...``.
 
@@ -295,7 +319,9 @@ def evaluate_trec(
     ``complete`` (``-c``): qrels topics missing from the run count as empty rankings. ``max_docs`` (``-M``):
     only the first ``max_docs`` ranks of each topic are evaluated. The options ``gain``,
     ``discount``, ``recall_denominator`` and ``ap_denominator`` select the non-trec_eval conventions of
-    seeds 002/003 (see :mod:`deteval.retrieval.measures`).
+    seeds 002/003 (see :mod:`deteval.retrieval.measures`). ``version`` selects the trec_eval release whose
+    rules apply, ``"9.0.8"`` (default: pytrec_eval and most published numbers) or ``"10.0"``; see
+    :data:`VERSIONS` and docs/trec.md.
 
     Returns an :class:`EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by measure name
     (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all``
@@ -311,8 +337,9 @@ def evaluate_trec(
     if int(relevance_level) != relevance_level or relevance_level < 0:
         # negative levels would make unjudged documents (-1 inside trec_eval) relevant
         raise ConfigError(f"relevance_level must be a non-negative integer, got {relevance_level!r}")
+    check_version(version)
     requested = parse_measures(measures)
-    q, r = _as_qrels(qrels), _as_run(run)
+    q, r = _as_qrels(qrels), as_read_by(_as_run(run), version)
     if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
         raise ConfigError(f"max_docs must be a positive integer, got {max_docs!r}")
     rt = prepare(q, r, relevance_level=int(relevance_level), complete=complete, max_docs=max_docs)
