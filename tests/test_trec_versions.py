@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _trec_files import write_trec
 from test_trec_vs_pytrec_eval import MEASURES, assert_same
 
 from deteval.errors import ConfigError
@@ -81,15 +82,7 @@ def test_sigmoid_run_from_a_file_matches_pytrec_eval(tmp_path) -> None:
     from deteval.io.trec import load_qrels, load_run
 
     qrels, run = sigmoid_run(7)
-    qp, rp = tmp_path / "qrels", tmp_path / "run"
-    qp.write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))
-    rp.write_text(
-        "".join(
-            f"{q} Q0 {d} {i + 1} {s!r} rr\n"
-            for q, docs in run.items()
-            for i, (d, s) in enumerate(docs.items())
-        )
-    )
+    qp, rp = write_trec(tmp_path, qrels, run, tag="rr")
     ref = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES)).evaluate(run)
     assert_same(ref, evaluate_trec(load_qrels(qp), load_run(rp), MEASURES, per_query=True).per_class)
 
