@@ -2,12 +2,14 @@
 
 File formats (whitespace-separated; tabs, repeated spaces and CRLF line ends are accepted):
 
-* qrels: ``qid iter docno rel`` (``iter`` is ignored, ``rel`` an integer; a negative ``rel`` means "in the
-  pool but unjudged", as in trec_eval);
-* run: ``qid Q0 docno rank score tag`` (``Q0`` and ``rank`` are ignored: trec_eval re-ranks by score).
+* qrels: ``qid iter docno rel`` (``iter`` is ignored; ``rel`` an integer, or a plain decimal such as ``1.5``
+  cut to its integer part as trec_eval's ``atol`` does; a negative ``rel`` means "in the pool but
+  unjudged", as in trec_eval);
+* run: ``qid Q0 docno rank score tag [anything]`` (``Q0`` and ``rank`` are ignored: trec_eval re-ranks by
+  score; fields after the tag are ignored, as trec_eval does; the tag of the last line is the ``runid``).
 
-Blank lines are skipped and counted. Every other line must have exactly the expected number of fields;
-otherwise :class:`~deteval.errors.InputFormatError` names the file and the line.
+Blank lines are skipped and counted. Every other line must have the expected number of fields (four; a run
+line at least six); otherwise :class:`~deteval.errors.InputFormatError` names the file and the line.
 
 Parsing is vectorised: the file is read in large blocks, fields are located with numpy on the raw bytes
 and gathered into fixed-width byte-string arrays (``dtype "S"``, which sort bytewise like C's ``strcmp``);
@@ -75,7 +77,7 @@ class Qrels:
 class Run:
     """A ranked run, one row per retrieved document: byte-string ``topic`` and ``docno``, float ``score``.
 
-    ``tag`` is the run tag of the first line (trec_eval's ``runid``); ``line``/``record_kind``/``docno_long``
+    ``tag`` is the run tag of the last line (trec_eval's ``runid``); ``line``/``record_kind``/``docno_long``
     as in :class:`Qrels`.
     """
 
@@ -194,14 +196,21 @@ def _gather_fields(
 
 
 def _tokenise(
-    chunk: bytes | memoryview, n_fields: int, keep: Sequence[int], path: str, line0: int, what: str
+    chunk: bytes | memoryview,
+    n_fields: int,
+    keep: Sequence[int],
+    path: str,
+    line0: int,
+    what: str,
+    more: bool = False,
 ) -> _Tokens:
     """Fields ``keep`` of every non-blank line of ``chunk`` (which ends at a line end or at the file end).
 
     Returns ``(fields, longs, line_numbers, n_blank)``: one ``S`` array per kept field (tokens much longer
     than the rest cut, and kept whole in that field's ``longs`` dict by row, see :func:`column_width`) and
     the 1-based line of each row. A line with a number of fields other than 0 or ``n_fields`` raises,
-    naming the line.
+    naming the line; with ``more``, fields after the first ``n_fields`` are ignored (trec_eval's run reader
+    ignores everything after the run tag).
     """
     buf = np.frombuffer(chunk, dtype=np.uint8)
     # whitespace positions, with sentinels before and after the chunk; a token lies between two
@@ -226,7 +235,7 @@ def _tokenise(
         line_starts = line_starts[:-1]
     first_tok = np.searchsorted(starts, line_starts)
     counts = np.diff(np.append(first_tok, starts.shape[0]))
-    bad = (counts != n_fields) & (counts != 0)
+    bad = ((counts < n_fields) if more else (counts != n_fields)) & (counts != 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         text = bytes(chunk[line_starts[i] : line_starts[i] + 200]).split(b"\n", 1)[0]
@@ -238,8 +247,12 @@ def _tokenise(
         )
     filled = counts != 0
     n_blank = int(counts.shape[0] - np.count_nonzero(filled))
-    starts = starts.reshape(-1, n_fields)
-    ends = ends.reshape(-1, n_fields)
+    if more and (counts > n_fields).any():
+        tok = first_tok[filled][:, None] + np.arange(n_fields)
+        starts, ends = starts[tok], ends[tok]
+    else:
+        starts = starts.reshape(-1, n_fields)
+        ends = ends.reshape(-1, n_fields)
     widest = int(max((ends[:, j] - starts[:, j]).max(initial=0) for j in keep))
     padded = np.concatenate((buf, np.zeros(widest + 1, dtype=np.uint8)))
     line_numbers = np.flatnonzero(filled).astype(np.int64) + (line0 + 1)
@@ -410,6 +423,7 @@ def _read_table(
     keep: Sequence[int],
     what: str,
     convert: Callable[[list[np.ndarray], list[dict[int, bytes]], np.ndarray], list[np.ndarray]] | None = None,
+    more: bool = False,
 ) -> _Tokens:
     """Kept fields of every line, block by block; ``convert`` (e.g. number parsing) runs per block.
 
@@ -419,7 +433,7 @@ def _read_table(
     """
 
     def work(item: tuple[int, memoryview]) -> _Tokens:
-        fields, longs, ln, nb = _tokenise(item[1], n_fields, keep, str(path), item[0], what)
+        fields, longs, ln, nb = _tokenise(item[1], n_fields, keep, str(path), item[0], what, more)
         return (convert(fields, longs, ln) if convert else fields), longs, ln, nb
 
     blocks = list(_split_lines(data))
@@ -499,7 +513,10 @@ def _qrels_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
         data, path, 4, (0, 2, 3), "qid iter docno rel"
     )
     rel = _with_long(
-        rel_text, longs[2], lines, lambda t, ln: _parse_numbers(t, int, ln, str(path), "relevance")
+        rel_text,
+        longs[2],
+        lines,
+        lambda t, ln: _parse_numbers(_truncate_fractions(t), int, ln, str(path), "relevance"),
     )
     return Qrels(
         topic=topic,
@@ -513,17 +530,31 @@ def _qrels_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
     )
 
 
-def _first_tag(data: bytes) -> str:
-    """The run tag (6th field) of the first non-blank line: trec_eval's ``runid``."""
-    pos = 0
-    while pos < len(data):
-        end = data.find(b"\n", pos)
-        end = len(data) if end < 0 else end
-        parts = data[pos:end].split()
-        if parts:
-            return parts[5].decode("utf-8", "replace") if len(parts) > 5 else ""
-        pos = end + 1
-    return ""
+def _last_tag(data: bytes) -> str:
+    """The run tag (6th field) of the last non-blank line: trec_eval's ``runid`` (get_trec_results.c keeps
+    the tag of the last line read)."""
+    text = data.rstrip()
+    parts = text[text.rfind(b"\n") + 1 :].split()
+    return parts[5].decode("utf-8", "replace") if len(parts) > 5 else ""
+
+
+_FRACTION = re.compile(rb"([+-]?)(\d*)\.(\d*)")
+
+
+def _truncate_fractions(text: np.ndarray) -> np.ndarray:
+    """Plain decimals (``1.5``, ``-0.7``, ``.5``) cut to their integer part, as trec_eval's ``atol`` reads a
+    relevance; other tokens are left for the number parser to accept or refuse."""
+    if text.shape[0] == 0:
+        return text
+    dotted = np.flatnonzero(np.strings.find(text, b".") >= 0)
+    if dotted.size == 0:
+        return text
+    text = text.copy()
+    for i in dotted.tolist():
+        m = _FRACTION.fullmatch(bytes(text[i]))
+        if m and (m.group(2) or m.group(3)):
+            text[i] = m.group(1) + m.group(2) if m.group(2) else b"0"
+    return text
 
 
 def load_run(path: str | PathLike[str], *, on_error: str = "raise") -> Run:
@@ -547,7 +578,7 @@ def _run_from_bytes(data: bytes, path: str | PathLike[str]) -> Run:
         return [fields[0], fields[1], _with_long(fields[2], longs[2], lines, parse)]
 
     (topic, docno, score), longs, lines, n_blank = _read_table(
-        data, path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores
+        data, path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores, more=True
     )
     score = score.astype(np.float64, copy=False)  # an empty file gives an empty "S1" column
     bad = ~np.isfinite(score)
@@ -561,7 +592,7 @@ def _run_from_bytes(data: bytes, path: str | PathLike[str]) -> Run:
         docno=docno,
         score=score,
         line=lines,
-        tag=_first_tag(data),
+        tag=_last_tag(data),
         source=str(path),
         docno_long=longs[1],
         blank_lines=n_blank,
