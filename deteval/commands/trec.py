@@ -14,7 +14,8 @@ from deteval.commands.common import write_text
 from deteval.io.trec import load_qrels, load_run
 from deteval.report import render
 from deteval.report.progress import Progress, note
-from deteval.retrieval.trec import DEFAULT_VERSION, VERSIONS, evaluate_trec, format_trec
+from deteval.retrieval.trec import evaluate_trec, format_trec
+from deteval.retrieval.versions import DEFAULT_VERSION, VERSIONS
 
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
 

@@ -21,8 +21,8 @@ i; [i rel] 1 if the document at rank i is relevant; tp(k) the relevant documents
   for r > 0 (trec_eval); ``gain="exp2"``: 2^r − 1. ``discount="max2"`` uses log2(max(i, 2)) (seed 002).
   ``dcg_cut_k`` is the un-normalised DCG at k (deteval extension).
 * ``iprec_at_recall_x`` = max precision at the ranks where the c-th relevant document is retrieved, over
-  c >= floor(x R + 0.9) (trec_eval 9.0.7 and pytrec_eval; 0 beyond the last relevant retrieved);
-  ``11pt_avg`` their mean over x = 0, 0.1, ..., 1
+  c >= floor(x R + 0.9) (trec_eval 9.0.8 and pytrec_eval; c >= lround(x R) in trec_eval 10.0; 0 beyond the
+  last relevant retrieved); ``11pt_avg`` their mean over x = 0, 0.1, ..., 1
 * ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``; ``set_P`` = num_rel_ret / num_ret,
   ``set_recall`` = num_rel_ret / R, ``set_F`` = 2 P R / (P + R), ``set_map`` = set_P * set_recall,
   ``set_relative_P`` = num_rel_ret / min(num_ret, R); ``relative_P_k`` = tp(k) / min(k, R)
@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from deteval.retrieval.prepare import RankedTopics
+from deteval.retrieval.versions import DEFAULT_VERSION, recall_cutoff
 
 MIN_GEO_MEAN = 0.00001
 
@@ -220,8 +221,9 @@ def ndcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "tr
     return safe_div(dcg(c, k, gain, discount), ideal_dcg(c, k, gain, discount))
 
 
-def iprec_at_recall(c: Cache, levels: np.ndarray) -> np.ndarray:
-    """Interpolated precision at recall levels, shape (n_topics, n_levels) (see the module docstring)."""
+def iprec_at_recall(c: Cache, levels: np.ndarray, version: str = DEFAULT_VERSION) -> np.ndarray:
+    """Interpolated precision at recall levels, shape (n_topics, n_levels) (see the module docstring);
+    ``version`` picks trec_eval's rule for turning a level into a rank (:func:`recall_cutoff`)."""
     rt = c.rt
     rows = np.flatnonzero(rt.relevant)
     out = np.zeros((rt.n_topics, len(levels)), dtype=np.float64)
@@ -233,8 +235,8 @@ def iprec_at_recall(c: Cache, levels: np.ndarray) -> np.ndarray:
     first = np.cumsum(nrr) - nrr  # index in `rows` of each topic's first relevant document
     suffix = segment_suffix_max(prec, t)
     for j, x in enumerate(levels):
-        # trec_eval 9.0.7 / pytrec_eval: cutoff = (long)(x * R + 0.9); level 0 -> the first relevant
-        cut = np.maximum((x * rt.num_rel + 0.9).astype(np.int64), 1)
+        # level 0 (a cutoff of 0 relevant documents) -> the max precision from the first relevant on
+        cut = np.maximum(recall_cutoff(x, rt.num_rel, version), 1)
         ok = cut <= nrr
         out[ok, j] = suffix[first[ok] + cut[ok] - 1]
     return out

@@ -5,15 +5,17 @@ Measure requests use trec_eval's syntax: a name (``map``, ``P_10``, ``ndcg_cut_1
 family (``P`` = trec_eval's default cutoffs) or a set: ``official`` (trec_eval's default output) and
 ``all_trec`` (every trec_eval measure deteval implements).
 
-Averaging follows trec_eval: the mean over evaluated topics, except ``num_ret``/``num_rel``/``num_rel_ret``
-(sums), ``num_q`` (count) and ``gm_map`` (per topic log(max(AP, 1e-5)), averaged as exp of the mean; the
-per-topic value reported is that logarithm, as ``trec_eval -q`` prints it).
+Averaging follows trec_eval: the mean over evaluated topics, summed one topic at a time in topic order
+(trec_eval's ``sum +=``), except ``num_ret``/``num_rel``/``num_rel_ret``/``num_nonrel_judged_ret`` (sums,
+printed as integers), ``num_q`` (count) and ``gm_map``/``gm_bpref`` (per topic log(max(value, 1e-5)),
+averaged as exp of the mean). ``trec_eval -q`` prints no per-topic ``gm_*`` line and neither does
+:func:`format_trec`; ``per_class`` keeps the per-topic logarithm (what pytrec_eval returns).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -23,9 +25,7 @@ from deteval.io.trec import Qrels, Run, qrels_from_dict, run_from_dict
 from deteval.results import EvalResult
 from deteval.retrieval import measures as M
 from deteval.retrieval.prepare import RankedTopics, prepare
-
-VERSIONS = ("9.0.8", "10.0")
-DEFAULT_VERSION = "9.0.8"
+from deteval.retrieval.versions import DEFAULT_VERSION, check_version
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -40,7 +40,8 @@ class _Family:
     agg: str = "mean"  # mean | sum | gm | count | runid
 
 
-# trec_eval's measure order (measures.c): output follows it whatever order -m gives
+# trec_eval's measure order (te_trec_measures in measures.c, the same in 9.0.8 and 10.0 for these):
+# output follows it whatever order -m gives
 FAMILIES: dict[str, _Family] = {
     f.name: f
     for f in [
@@ -57,19 +58,19 @@ FAMILIES: dict[str, _Family] = {
         _Family("iprec_at_recall", "float", IPREC_LEVELS),
         _Family("P", "int", _CUTS),
         _Family("recall", "int", _CUTS),
+        _Family("gm_bpref", "", agg="gm"),
         _Family("11pt_avg", "float", IPREC_LEVELS),
         _Family("ndcg", ""),
-        _Family("gm_bpref", "", agg="gm"),
-        _Family("relative_P", "int", _CUTS),
         _Family("ndcg_cut", "int", _CUTS),
         _Family("map_cut", "int", _CUTS),
+        _Family("relative_P", "int", _CUTS),
         _Family("success", "int", (1, 5, 10)),
         _Family("set_P", ""),
-        _Family("set_recall", ""),
         _Family("set_relative_P", ""),
+        _Family("set_recall", ""),
         _Family("set_map", ""),
         _Family("set_F", ""),
-        _Family("num_nonrel_judged_ret", ""),
+        _Family("num_nonrel_judged_ret", "", agg="sum"),
         # deteval extensions (not in trec_eval)
         _Family("dcg_cut", "int", _CUTS, trec=False),
         _Family("F", "int", _CUTS, trec=False),
@@ -171,6 +172,7 @@ class Options:
     discount: str = "trec"  # "trec": log2(rank + 1); "max2": log2(max(rank, 2))
     recall_denominator: str = "R"  # "R" (trec_eval) or "min_k_R" (seed 003)
     ap_denominator: str = "num_rel"  # map/map_cut: "num_rel" (trec_eval) or "num_rel_ret" (seed 003)
+    version: str = DEFAULT_VERSION  # the trec_eval release whose rules apply (deteval.retrieval.versions)
 
     def check(self) -> None:
         for name, value, allowed in [
@@ -212,9 +214,7 @@ def compute(
         "set_recall": lambda: M.safe_div(M.num_rel_ret(c), rt.num_rel),
         "set_F": lambda: _set_f(c),
         "set_relative_P": lambda: M.safe_div(M.num_rel_ret(c), np.minimum(rt.num_ret, rt.num_rel)),
-        "set_map": lambda: (
-            M.safe_div(M.num_rel_ret(c), rt.num_ret) * M.safe_div(M.num_rel_ret(c), rt.num_rel)
-        ),
+        "set_map": lambda: _set_map(c),
         "num_nonrel_judged_ret": lambda: M.num_nonrel_judged_ret(c),
         "gm_bpref": lambda: np.log(np.maximum(M.bpref(c), M.MIN_GEO_MEAN)),
         "Fmax": lambda: M.f_max(c),
@@ -239,12 +239,16 @@ def compute(
             for k in params:
                 out[_param_name(fam, k)] = (per_k[fam.name](int(k)), fam.agg)
         elif fam.name == "iprec_at_recall":
-            vals = M.iprec_at_recall(c, np.asarray(params, dtype=np.float64))
+            vals = M.iprec_at_recall(c, np.asarray(params, dtype=np.float64), opts.version)
             for j, x in enumerate(params):
                 out[_param_name(fam, x)] = (vals[:, j], fam.agg)
         elif fam.name == "11pt_avg":
-            vals = M.iprec_at_recall(c, np.asarray(params, dtype=np.float64))
-            out["11pt_avg"] = (vals.sum(axis=1) / len(params), fam.agg)
+            vals = M.iprec_at_recall(c, np.asarray(params, dtype=np.float64), opts.version)
+            # m_11pt_avg.c adds the levels from the highest down, one at a time
+            total = np.zeros(rt.n_topics)
+            for j in range(len(params) - 1, -1, -1):
+                total += vals[:, j]
+            out["11pt_avg"] = (total / len(params), fam.agg)
     return out
 
 
@@ -255,24 +259,30 @@ def _set_f(c: M.Cache) -> np.ndarray:
     return M.safe_div(2.0 * p * r, p + r)
 
 
+def _set_map(c: M.Cache) -> np.ndarray:
+    """m_set_map.c: num_rel_ret**2 / (num_ret * num_rel), each product in doubles (0 if either is 0)."""
+    nrr = M.num_rel_ret(c)
+    return M.safe_div(nrr * nrr, M.num_ret(c) * M.num_rel(c))
+
+
+def sequential_sum(values: np.ndarray) -> float:
+    """``sum += v`` over the values in order, as trec_eval accumulates topics (numpy's pairwise sum can
+    differ in the last bits, enough to flip a printed fourth decimal)."""
+    return float(np.cumsum(values)[-1]) if values.shape[0] else 0.0
+
+
 def aggregate(values: np.ndarray, agg: str) -> float | int:
-    """trec_eval's ``all`` value of one measure from its per-topic values."""
+    """trec_eval's ``all`` value of one measure from its per-topic values (in topic order)."""
     n = values.shape[0]
     if agg == "sum":
-        return round(float(values.sum()))
+        return round(sequential_sum(values))
     if agg == "count":
         return n
     if n == 0:
         return 0.0
     if agg == "gm":
-        return float(np.exp(values.sum() / n))
-    return float(values.sum() / n)
-
-
-def check_version(version: str) -> None:
-    """Refuse a trec_eval version deteval does not reproduce."""
-    if version not in VERSIONS:
-        raise ConfigError(f"trec_eval version must be one of {', '.join(VERSIONS)}; got {version!r}")
+        return float(np.exp(sequential_sum(values) / n))
+    return sequential_sum(values) / n
 
 
 def as_read_by(run: Run, version: str) -> Run:
@@ -287,6 +297,15 @@ def as_read_by(run: Run, version: str) -> Run:
     with np.errstate(over="ignore"):
         score = run.score.astype(np.float32).astype(np.float64)
     return replace(run, score=score)
+
+
+@dataclass
+class TrecResult(EvalResult):
+    """:class:`EvalResult` plus what :func:`format_trec` needs to print ``-q`` as the chosen trec_eval
+    version does: ``unprinted_topics`` are evaluated (``-c``, topics missing from the run) and in
+    ``per_class`` but trec_eval 9.0.8 prints no per-topic line for them (10.0 does)."""
+
+    unprinted_topics: list[str] = field(default_factory=list)
 
 
 def _as_qrels(q: Qrels | Mapping) -> Qrels:
@@ -321,7 +340,7 @@ def evaluate_trec(
     ``discount``, ``recall_denominator`` and ``ap_denominator`` select the non-trec_eval conventions of
     seeds 002/003 (see :mod:`deteval.retrieval.measures`). ``version`` selects the trec_eval release whose
     rules apply, ``"9.0.8"`` (default: pytrec_eval and most published numbers) or ``"10.0"``; see
-    :data:`VERSIONS` and docs/trec.md.
+    :mod:`deteval.retrieval.versions` and docs/trec.md.
 
     Returns an :class:`EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by measure name
     (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all``
@@ -332,12 +351,12 @@ def evaluate_trec(
     >>> evaluate_trec(qrels, run, ["map", "P.2", "recip_rank"]).summary
     {'map': 0.8333333333333333, 'recip_rank': 1.0, 'P_2': 0.5}
     """
-    opts = Options(gain, discount, recall_denominator, ap_denominator)
+    check_version(version)
+    opts = Options(gain, discount, recall_denominator, ap_denominator, version)
     opts.check()
     if int(relevance_level) != relevance_level or relevance_level < 0:
         # negative levels would make unjudged documents (-1 inside trec_eval) relevant
         raise ConfigError(f"relevance_level must be a non-negative integer, got {relevance_level!r}")
-    check_version(version)
     requested = parse_measures(measures)
     q, r = _as_qrels(qrels), as_read_by(_as_run(run), version)
     if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
@@ -373,7 +392,10 @@ def evaluate_trec(
         }
         for i, topic in enumerate(names):
             per_class[topic] = {n: col[i] for n, col in cols.items()}
-    result = EvalResult(protocol="trec", summary=summary, per_class=per_class, warnings=warnings)
+    unprinted = [t for t, r in zip(names, rt.in_run.tolist()) if not r] if version == "9.0.8" else []
+    result = TrecResult(
+        protocol="trec", summary=summary, per_class=per_class, warnings=warnings, unprinted_topics=unprinted
+    )
     result.lines = format_trec(result)
     return result
 
@@ -390,8 +412,13 @@ def format_trec(result: EvalResult, *, per_query: bool = False) -> list[str]:
     """trec_eval's three-column output: ``measure`` padded to 22, tab, topic or ``all``, tab, value."""
     lines: list[str] = []
     if per_query:
+        hidden = set(result.unprinted_topics) if isinstance(result, TrecResult) else set()
         for topic, row in result.per_class.items():
+            if topic in hidden:
+                continue
             for name, value in row.items():
+                if name.startswith("gm_"):  # trec_eval -q prints no per-topic gm_* line
+                    continue
                 lines.append(f"{name:<22s}\t{topic}\t{_fmt_value(name, value)}")
     for name, value in result.summary.items():
         if name == "skipped_records":  # not a trec_eval measure: in the warnings and the other formats

@@ -1,0 +1,139 @@
+"""``all`` values and ``-q`` lines as trec_eval makes them (issue 20 item 3), and the recall-level rule
+that differs between trec_eval 9.0.8 and 10.0 (item 1). Each expected value is derived from trec_eval's
+source (meas_avg.c, m_set_map.c, m_11pt_avg.c, m_iprec_at_recall.c) or checked against pytrec_eval."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_trec_vs_pytrec_eval import random_case
+
+from deteval.retrieval import evaluate_trec, format_trec
+from deteval.retrieval.trec import aggregate
+from deteval.retrieval.versions import recall_cutoff
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+
+def c_sum(values) -> float:
+    total = 0.0
+    for v in values:
+        total += v  # trec_eval's accumulation: one topic at a time, in topic order
+    return total
+
+
+def test_the_mean_is_a_sequential_sum_in_topic_order() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        vals = rng.random(int(rng.integers(8, 40)))
+        assert aggregate(vals, "mean") == c_sum(vals.tolist()) / vals.shape[0]
+    # not vacuous: numpy's pairwise sum differs from the sequential one on such data
+    diffs = sum(float(np.sum(v)) != c_sum(v.tolist()) for v in (rng.random(33) for _ in range(200)))
+    assert diffs > 0
+
+
+def test_all_values_equal_trec_eval_accumulation_on_random_runs() -> None:
+    for seed in range(6):
+        qrels, run = random_case(seed, n_topics=30)
+        res = evaluate_trec(qrels, run, ["map", "P.10", "ndcg", "gm_map"], per_query=True)
+        ref = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P_10", "ndcg", "gm_map"}).evaluate(run)
+        topics = sorted(ref, key=str.encode)  # trec_eval's topic order: strcmp
+        for name in ("map", "P_10", "ndcg"):
+            assert res.summary[name] == c_sum([ref[t][name] for t in topics]) / len(topics)
+        assert res.summary["gm_map"] == np.exp(c_sum([ref[t]["gm_map"] for t in topics]) / len(topics))
+
+
+def test_counts_are_summed_and_printed_as_integers() -> None:
+    qrels = {"a": {"d1": 1, "d2": 0, "d3": 0}, "b": {"d1": 0, "d4": 2}}
+    run = {"a": {"d1": 3.0, "d2": 2.0, "d3": 1.0, "x": 0.5}, "b": {"d1": 1.0, "d4": 0.0}}
+    res = evaluate_trec(qrels, run, ["num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"])
+    assert res.summary == {"num_ret": 6, "num_rel": 2, "num_rel_ret": 2, "num_nonrel_judged_ret": 3}
+    assert "num_nonrel_judged_ret \tall\t3" in res.lines
+
+
+def test_set_map_is_nrr_squared_over_ret_times_r() -> None:
+    # 7 relevant, 5 of them among 9 retrieved: (5*5) / (9*7), in doubles as m_set_map.c computes it
+    qrels = {"q": {f"r{i}": 1 for i in range(7)}}
+    run = {"q": {**{f"r{i}": 10.0 - i for i in range(5)}, **{f"n{i}": 1.0 - i / 10 for i in range(4)}}}
+    got = evaluate_trec(qrels, run, ["set_map"]).summary["set_map"]
+    assert got == (5.0 * 5.0) / (9.0 * 7.0)
+    assert (5 / 9) * (5 / 7) != got  # the product of the two ratios is off in the last bit
+
+
+def test_no_per_topic_gm_lines_and_measures_in_trec_eval_order() -> None:
+    qrels, run = random_case(1)
+    res = evaluate_trec(qrels, run, ["P.5", "gm_map", "map", "gm_bpref", "num_q", "runid"], per_query=True)
+    lines = format_trec(res, per_query=True)
+    per_topic = [ln for ln in lines if "\tall\t" not in ln]
+    assert per_topic and not any(ln.startswith("gm_") for ln in per_topic)
+    assert [ln.split()[0] for ln in lines if "\tall\t" in ln] == [
+        "runid",
+        "num_q",
+        "map",
+        "gm_map",
+        "P_5",
+        "gm_bpref",
+    ]
+    assert "gm_map" in next(iter(res.per_class.values()))  # the API keeps pytrec_eval's per-topic log
+
+
+@pytest.mark.parametrize(
+    "level,r,old,new",
+    [
+        (0.4, 3, 2, 1),
+        (0.7, 3, 2, 2),
+        (0.1, 4, 1, 0),
+        (0.5, 3, 2, 2),
+        (0.3, 5, 2, 2),
+        (0.25, 6, 2, 2),
+        (0.45, 5, 3, 2),
+    ],
+)
+def test_recall_cutoffs_by_version(level: float, r: int, old: int, new: int) -> None:
+    # 9.0.8: (long)(p*R + 0.9); 10.0: lround(p*R)
+    assert recall_cutoff(level, np.array([r]), "9.0.8").tolist() == [old]
+    assert recall_cutoff(level, np.array([r]), "10.0").tolist() == [new]
+
+
+def test_iprec_at_recall_differs_between_versions_where_the_cutoffs_do() -> None:
+    # R = 3, relevant at ranks 1, 4, 9: precision 1, 2/4, 3/9. Level 0.4: 9.0.8 needs the 2nd relevant
+    # ((long)(1.2 + 0.9) = 2) -> max(2/4, 3/9) = 0.5; 10.0 the 1st (lround(1.2) = 1) -> 1.0
+    rels = [1, 0, 0, 1, 0, 0, 0, 0, 1]
+    qrels = {"q": {f"d{i}": r for i, r in enumerate(rels)}}
+    run = {"q": {f"d{i}": 10.0 - i for i in range(len(rels))}}
+    old = evaluate_trec(qrels, run, ["iprec_at_recall.0.4", "11pt_avg"]).summary
+    new = evaluate_trec(qrels, run, ["iprec_at_recall.0.4", "11pt_avg"], version="10.0").summary
+    assert old["iprec_at_recall_0.40"] == 0.5 and new["iprec_at_recall_0.40"] == 1.0
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"iprec_at_recall", "11pt_avg"}).evaluate(run)["q"]
+    assert ref["iprec_at_recall_0.40"] == old["iprec_at_recall_0.40"]
+    assert ref["11pt_avg"] == old["11pt_avg"]
+    # 11pt_avg: cutoffs 0..3 relevant; levels from 1.0 down, added one at a time (m_11pt_avg.c)
+    ranks = [1.0, 0.5, 3 / 9]
+
+    def expected(cut) -> float:
+        total = 0.0
+        for p in reversed([i / 10 for i in range(11)]):
+            c = max(int(cut(p)), 1)
+            total += max(ranks[c - 1 :])
+        return total / 11
+
+    assert old["11pt_avg"] == expected(lambda p: p * 3 + 0.9)
+    assert new["11pt_avg"] == expected(lambda p: np.floor(p * 3 + 0.5))
+
+
+def test_11pt_avg_equals_pytrec_eval_bit_for_bit_on_random_runs() -> None:
+    for seed in range(8):
+        qrels, run = random_case(seed)
+        ref = pytrec_eval.RelevanceEvaluator(qrels, {"11pt_avg"}).evaluate(run)
+        got = evaluate_trec(qrels, run, ["11pt_avg"], per_query=True).per_class
+        assert {t: ref[t]["11pt_avg"] for t in ref} == {t: got[t]["11pt_avg"] for t in ref}
+
+
+def test_complete_topics_missing_from_the_run_are_not_printed_by_9_0_8() -> None:
+    qrels = {"a": {"d1": 1}, "b": {"d2": 1}}
+    run = {"a": {"d1": 1.0}}
+    old = evaluate_trec(qrels, run, ["map"], complete=True, per_query=True)
+    new = evaluate_trec(qrels, run, ["map"], complete=True, per_query=True, version="10.0")
+    assert old.summary == new.summary == {"map": 0.5}
+    assert [ln.split("\t")[1] for ln in format_trec(old, per_query=True)] == ["a", "all"]
+    assert [ln.split("\t")[1] for ln in format_trec(new, per_query=True)] == ["a", "b", "all"]
