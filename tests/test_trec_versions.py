@@ -105,3 +105,47 @@ def test_cli_version_switch(tmp_path, capsys) -> None:
     assert values == {"9.0.8": "0.5000", "10.0": "1.0000"}
     assert main(["trec", str(qp), str(rp), "-m", "map"]) == 0
     assert capsys.readouterr().out.split()[-1] == "0.5000"
+
+
+def test_comment_lines_are_read_by_10_0_only(tmp_path, capsys) -> None:
+    from deteval.cli import main
+    from deteval.errors import InputFormatError
+    from deteval.io.trec import load_qrels, load_run
+
+    qp, rp = tmp_path / "qrels", tmp_path / "run"
+    # as trec_eval's test/results.comment.test: comments at the top, in the middle and (runs) indented
+    qp.write_text("# judged by hand\nq 0 a 1\n#another one\nq 0 b 0\n")
+    rp.write_text("# my run\nq Q0 a 1 0.2 t\n   # an indented comment\nq Q0 b 2 0.9 t\nq Q0 c 3 x t\n# end\n")
+    with pytest.raises(InputFormatError) as info:
+        load_run(rp, comments=True)
+    assert info.value.record == "line 5"  # line numbers stay those of the file
+    rp.write_text("# my run\nq Q0 a 1 0.2 t\n   # an indented comment\nq Q0 b 2 0.9 last\n# end\n")
+    run = load_run(rp, comments=True)
+    assert run.docno.tolist() == [b"a", b"b"] and run.line.tolist() == [2, 4] and run.tag == "last"
+    assert f"{rp}: 3 comment line(s) skipped (trec_eval 10.0)" in run.warnings
+    assert load_qrels(qp, comments=True).rel.tolist() == [1, 0]
+    with pytest.raises(InputFormatError, match="expected 4 fields"):
+        load_qrels(qp)  # 9.0.8 has no comments: "# judged by hand" is a malformed line
+    assert main(["trec", str(qp), str(rp), "-m", "map", "--trec-eval-version", "10.0"]) == 0
+    assert capsys.readouterr().out.split()[-1] == "0.5000"
+    assert main(["trec", str(qp), str(rp), "-m", "map"]) == 2
+
+
+def test_all_trec_names_of_both_versions() -> None:
+    from deteval.retrieval import parse_measures
+    from deteval.retrieval.trec import FAMILIES
+    from deteval.retrieval.versions import ALL_TREC
+
+    # measures.c's trec_names: 10.0 added unj, rbp and rbp_resid
+    assert set(ALL_TREC["10.0"]) - set(ALL_TREC["9.0.8"]) == {"unj", "rbp", "rbp_resid"}
+    assert len(ALL_TREC["9.0.8"]) == 34 and ALL_TREC["9.0.8"][:12] == (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+        "recip_rank", "iprec_at_recall", "P",
+    )  # fmt: skip
+    for version in ("9.0.8", "10.0"):
+        got = [f.name for f, _ in parse_measures("all_trec", version)]
+        assert set(got) <= set(ALL_TREC[version])
+        assert got == sorted(got, key=list(FAMILIES).index)  # printed in trec_eval's measure order
+    # pytrec_eval (trec_eval 9.0.x) knows every 9.0.8 all_trec measure (runid aside) and none of 10.0's new ones
+    supported = set(pytrec_eval.supported_measures)
+    assert set(ALL_TREC["9.0.8"]) - {"runid"} <= supported and not {"unj", "rbp", "rbp_resid"} & supported

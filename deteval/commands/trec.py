@@ -23,9 +23,10 @@ _FORMATS = ("trec", "json", "csv", "table", "markdown")
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     with Progress(3, "deteval trec") as bar:
         bar.stage("reading qrels")
-        qrels = load_qrels(args.qrels, on_error=args.on_error)
+        comments = args.trec_eval_version == "10.0"  # 9.0.8 has no comment lines
+        qrels = load_qrels(args.qrels, on_error=args.on_error, comments=comments)
         bar.stage("reading run")
-        results = load_run(args.run, on_error=args.on_error)
+        results = load_run(args.run, on_error=args.on_error, comments=comments)
         bar.stage("measures")
         result = evaluate_trec(
             qrels,

@@ -458,18 +458,57 @@ def _blank_warning(n_blank: int, path: str) -> list[str]:
     return [f"{path}: {n_blank} blank line(s) skipped"] if n_blank else []
 
 
-def load_qrels(path: str | PathLike[str], *, on_error: str = "raise") -> Qrels:
+# trec_eval 10.0's comment lines: in qrels a '#' as the first byte of a line (get_qrels.c), in runs a '#'
+# as the first non-blank byte (get_trec_results.c)
+_QRELS_COMMENT = re.compile(rb"(?m)^#[^\n]*")
+_RUN_COMMENT = re.compile(rb"(?m)^[ \t\v\f\r]*#[^\n]*")
+
+
+def _without_comments(data: bytes, pattern: re.Pattern[bytes]) -> tuple[bytes, int]:
+    """The comment lines blanked out with spaces (line numbers stay those of the file) and their count."""
+    if b"#" not in data:
+        return data, 0
+    n = 0
+
+    def blank(m: re.Match[bytes]) -> bytes:
+        nonlocal n
+        n += 1
+        return b" " * len(m.group())
+
+    return pattern.sub(blank, data), n
+
+
+def _read(
+    path: str | PathLike[str],
+    on_error: str,
+    comments: bool,
+    pattern: re.Pattern[bytes],
+    parse: Callable[[bytes, str | PathLike[str]], Any],
+) -> Any:
+    check_on_error(on_error)
+    data = _read_bytes(path)
+    n_comments = 0
+    if comments:
+        data, n_comments = _without_comments(data, pattern)
+    out = _skipping(data, path, parse) if on_error == "skip" else parse(data, path)
+    if n_comments:  # blanked comment lines are not blank lines of the file
+        out.blank_lines -= n_comments
+        out.warnings = [w for w in out.warnings if not w.endswith("blank line(s) skipped")]
+        out.warnings += _blank_warning(out.blank_lines, str(path))
+        out.warnings.append(f"{path}: {n_comments} comment line(s) skipped (trec_eval 10.0)")
+    return out
+
+
+def load_qrels(path: str | PathLike[str], *, on_error: str = "raise", comments: bool = False) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``); see the module docstring.
 
     ``on_error="skip"``: bad lines (field count, relevance) are left out, listed in ``warnings`` and
     counted in ``skipped``; the rest is read exactly as the file without them. Whole-file faults (unreadable,
     binary) and duplicates (two lines at fault, checked at evaluation) still raise.
+    ``comments=True``: lines starting with ``#`` are comments, as trec_eval 10.0 reads qrels (9.0.8 has no
+    comments: such a line is data, usually with the wrong number of fields).
     """
-    check_on_error(on_error)
-    data = _read_bytes(path)
-    if on_error == "skip":
-        return _skipping(data, path, _qrels_from_bytes)
-    return _qrels_from_bytes(data, path)
+    return _read(path, on_error, comments, _QRELS_COMMENT, _qrels_from_bytes)
 
 
 _LINE = re.compile(r"^line (\d+)$")
@@ -557,16 +596,13 @@ def _truncate_fractions(text: np.ndarray) -> np.ndarray:
     return text
 
 
-def load_run(path: str | PathLike[str], *, on_error: str = "raise") -> Run:
+def load_run(path: str | PathLike[str], *, on_error: str = "raise", comments: bool = False) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag``); scores must be finite numbers.
 
     ``on_error="skip"``: bad lines (field count, score) are left out, as in :func:`load_qrels`.
+    ``comments=True``: lines whose first non-blank byte is ``#`` are comments (trec_eval 10.0).
     """
-    check_on_error(on_error)
-    data = _read_bytes(path)
-    if on_error == "skip":
-        return _skipping(data, path, _run_from_bytes)
-    return _run_from_bytes(data, path)
+    return _read(path, on_error, comments, _RUN_COMMENT, _run_from_bytes)
 
 
 def _run_from_bytes(data: bytes, path: str | PathLike[str]) -> Run:

@@ -25,7 +25,7 @@ from deteval.io.trec import Qrels, Run, qrels_from_dict, run_from_dict
 from deteval.results import EvalResult
 from deteval.retrieval import measures as M
 from deteval.retrieval.prepare import RankedTopics, prepare
-from deteval.retrieval.versions import DEFAULT_VERSION, check_version
+from deteval.retrieval.versions import ALL_TREC, DEFAULT_VERSION, OFFICIAL, SET, check_version
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -79,31 +79,29 @@ FAMILIES: dict[str, _Family] = {
     ]
 }
 
-SETS: dict[str, tuple[str, ...]] = {
-    "official": (
-        "runid",
-        "num_q",
-        "num_ret",
-        "num_rel",
-        "num_rel_ret",
-        "map",
-        "gm_map",
-        "Rprec",
-        "bpref",
-        "recip_rank",
-        "iprec_at_recall",
-        "P",
-    ),
-    "all_trec": tuple(n for n, f in FAMILIES.items() if f.trec),
-}
+
+def sets(version: str = DEFAULT_VERSION) -> dict[str, tuple[str, ...]]:
+    """trec_eval's measure-set nicknames for that version, restricted to the measures deteval computes."""
+    known = {n for n, f in FAMILIES.items() if f.trec}
+    return {
+        name: tuple(n for n in names if n in known)
+        for name, names in (("official", OFFICIAL), ("all_trec", ALL_TREC[version]), ("set", SET))
+    }
+
+
+SETS = sets()
 
 
 def _param_name(fam: _Family, value: float) -> str:
     return f"{fam.name}_{value:.2f}" if fam.params == "float" else f"{fam.name}_{int(value)}"
 
 
-def parse_measures(specs: Iterable[str] | str | None) -> list[tuple[_Family, tuple]]:
-    """Requested measures as (family, parameters) in trec_eval's output order; see the module docstring."""
+def parse_measures(
+    specs: Iterable[str] | str | None, version: str = DEFAULT_VERSION
+) -> list[tuple[_Family, tuple]]:
+    """Requested measures as (family, parameters) in trec_eval's output order; see the module docstring.
+    ``version`` decides what the set nicknames (``all_trec``) stand for."""
+    named_sets = sets(version)
     if specs is None:
         specs = ["official"]
     if isinstance(specs, str):
@@ -118,8 +116,8 @@ def parse_measures(specs: Iterable[str] | str | None) -> list[tuple[_Family, tup
 
     for raw in specs:
         for spec in [s for s in str(raw).split() if s]:
-            if spec in SETS:
-                for name in SETS[spec]:
+            if spec in named_sets:
+                for name in named_sets[spec]:
                     add(FAMILIES[name], FAMILIES[name].default)
                 continue
             name, dot, rest = spec.partition(".")
@@ -136,7 +134,7 @@ def parse_measures(specs: Iterable[str] | str | None) -> list[tuple[_Family, tup
             if head in FAMILIES and FAMILIES[head].params:
                 add(FAMILIES[head], _parse_params(FAMILIES[head], tail, spec))
                 continue
-            known = ", ".join(list(SETS) + list(FAMILIES))
+            known = ", ".join(list(named_sets) + list(FAMILIES))
             raise ConfigError(f"unknown measure {spec!r}; known: {known}")
     order = list(FAMILIES)
     out = []
@@ -357,7 +355,7 @@ def evaluate_trec(
     if int(relevance_level) != relevance_level or relevance_level < 0:
         # negative levels would make unjudged documents (-1 inside trec_eval) relevant
         raise ConfigError(f"relevance_level must be a non-negative integer, got {relevance_level!r}")
-    requested = parse_measures(measures)
+    requested = parse_measures(measures, version)
     q, r = _as_qrels(qrels), as_read_by(_as_run(run), version)
     if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
         raise ConfigError(f"max_docs must be a positive integer, got {max_docs!r}")
