@@ -14,6 +14,7 @@ averaged as exp of the mean). ``trec_eval -q`` prints no per-topic ``gm_*`` line
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -24,6 +25,7 @@ from deteval.errors import ConfigError, ValidationError
 from deteval.io.trec import Qrels, Run, qrels_from_dict, run_from_dict
 from deteval.results import EvalResult
 from deteval.retrieval import measures as M
+from deteval.retrieval import measures_extra as X
 from deteval.retrieval.prepare import RankedTopics, prepare
 from deteval.retrieval.versions import ALL_TREC, DEFAULT_VERSION, OFFICIAL, SET, check_version
 
@@ -34,7 +36,9 @@ IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 @dataclass(frozen=True)
 class _Family:
     name: str
-    params: str  # "" (no parameters), "int" or "float"
+    # "" (no parameters), "int" (cutoffs), "float" (recall levels in [0, 1]), "mult" (positive floats),
+    # "coef" (utility's four coefficients), "beta" (one float), "gains" (level=gain pairs)
+    params: str
     default: tuple = ()
     trec: bool = True  # a trec_eval measure (False: deteval extension)
     agg: str = "mean"  # mean | sum | gm | count | runid
@@ -59,8 +63,14 @@ FAMILIES: dict[str, _Family] = {
         _Family("P", "int", _CUTS),
         _Family("recall", "int", _CUTS),
         _Family("gm_bpref", "", agg="gm"),
+        _Family("Rprec_mult", "mult", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+        _Family("utility", "coef", (1.0, -1.0, 0.0, 0.0)),
         _Family("11pt_avg", "float", IPREC_LEVELS),
-        _Family("ndcg", ""),
+        _Family("binG", ""),
+        _Family("G", "gains"),
+        _Family("ndcg", "gains"),
+        _Family("ndcg_rel", "gains"),
+        _Family("Rndcg", "gains"),
         _Family("ndcg_cut", "int", _CUTS),
         _Family("map_cut", "int", _CUTS),
         _Family("relative_P", "int", _CUTS),
@@ -69,7 +79,7 @@ FAMILIES: dict[str, _Family] = {
         _Family("set_relative_P", ""),
         _Family("set_recall", ""),
         _Family("set_map", ""),
-        _Family("set_F", ""),
+        _Family("set_F", "beta", (1.0,)),
         _Family("num_nonrel_judged_ret", "", agg="sum"),
         # deteval extensions (not in trec_eval)
         _Family("dcg_cut", "int", _CUTS, trec=False),
@@ -93,7 +103,10 @@ SETS = sets()
 
 
 def _param_name(fam: _Family, value: float) -> str:
-    return f"{fam.name}_{value:.2f}" if fam.params == "float" else f"{fam.name}_{int(value)}"
+    return f"{fam.name}_{value:.2f}" if fam.params in ("float", "mult") else f"{fam.name}_{int(value)}"
+
+
+_WHOLE = ("coef", "beta", "gains")  # the last request's parameters replace the earlier ones
 
 
 def parse_measures(
@@ -109,6 +122,9 @@ def parse_measures(
     wanted: dict[str, list] = {}
 
     def add(fam: _Family, params: Iterable) -> None:
+        if fam.params in _WHOLE:
+            wanted[fam.name] = list(params)
+            return
         lst = wanted.setdefault(fam.name, [])
         for p in params:
             if p not in lst:
@@ -140,26 +156,54 @@ def parse_measures(
     out = []
     for name in sorted(wanted, key=order.index):
         fam = FAMILIES[name]
-        params = tuple(sorted(wanted[name])) if fam.params else ()
+        params = tuple(wanted[name]) if fam.params in _WHOLE else tuple(sorted(wanted[name]))
         out.append((fam, params))
     return out
 
 
+_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)")
+
+
 def _parse_params(fam: _Family, text: str, spec: str) -> list:
+    if fam.params in ("coef", "beta", "gains"):
+        return _parse_whole(fam, text, spec)
     vals: list = []
     for part in [p for p in text.split(",") if p]:
-        try:
-            v = float(part) if fam.params == "float" else int(part)
-        except ValueError:
-            raise ConfigError(f"bad parameter {part!r} in measure {spec!r}") from None
+        if not _DECIMAL.fullmatch(part):
+            raise ConfigError(f"bad parameter {part!r} in measure {spec!r}")
+        # trec_eval reads cutoffs with atol: "23.4" is cutoff 23
+        v = float(part) if fam.params in ("float", "mult") else int(float(part))
         if fam.params == "int" and v < 1:
             raise ConfigError(f"cutoffs must be positive in measure {spec!r}")
+        if fam.params == "mult" and v <= 0:
+            raise ConfigError(f"multiples of R must be positive in measure {spec!r}")
         if fam.params == "float" and not 0.0 <= v <= 1.0:
             raise ConfigError(f"recall levels must be in [0, 1] in measure {spec!r}")
         vals.append(v)
     if not vals:
         raise ConfigError(f"no parameters in measure {spec!r}")
     return vals
+
+
+def _parse_whole(fam: _Family, text: str, spec: str) -> list:
+    """utility's four coefficients, set_F's beta, or ``level=gain`` pairs (gain maps)."""
+    parts = [p for p in text.split(",") if p]
+    if fam.params == "gains":
+        pairs = []
+        for part in parts:
+            level, eq, gain = part.partition("=")
+            if not eq or not re.fullmatch(r"[+-]?\d+", level) or not _DECIMAL.fullmatch(gain):
+                raise ConfigError(f"bad gain {part!r} in measure {spec!r} (expected level=gain, e.g. 2=9.5)")
+            pairs.append((int(level), float(gain)))
+        if not pairs:
+            raise ConfigError(f"no parameters in measure {spec!r}")
+        return pairs
+    if not all(_DECIMAL.fullmatch(p) for p in parts):
+        raise ConfigError(f"bad parameter in measure {spec!r}")
+    want = 4 if fam.params == "coef" else 1
+    if len(parts) != want:
+        raise ConfigError(f"measure {spec!r} takes {want} number(s), got {len(parts)}")
+    return [float(p) for p in parts]
 
 
 @dataclass(frozen=True)
@@ -207,15 +251,22 @@ def compute(
         "Rprec": lambda: M.r_precision(c),
         "bpref": lambda: M.bpref(c),
         "recip_rank": lambda: M.recip_rank(c),
-        "ndcg": lambda: M.ndcg(c, None, opts.gain, opts.discount),
+        "binG": lambda: X.bin_g(c),
         "set_P": lambda: M.safe_div(M.num_rel_ret(c), rt.num_ret),
         "set_recall": lambda: M.safe_div(M.num_rel_ret(c), rt.num_rel),
-        "set_F": lambda: _set_f(c),
         "set_relative_P": lambda: M.safe_div(M.num_rel_ret(c), np.minimum(rt.num_ret, rt.num_rel)),
         "set_map": lambda: _set_map(c),
         "num_nonrel_judged_ret": lambda: M.num_nonrel_judged_ret(c),
         "gm_bpref": lambda: np.log(np.maximum(M.bpref(c), M.MIN_GEO_MEAN)),
         "Fmax": lambda: M.f_max(c),
+    }
+    whole: dict[str, Callable[[tuple], np.ndarray]] = {
+        "ndcg": lambda p: X.ndcg_gains(c, p) if p else M.ndcg(c, None, opts.gain, opts.discount),
+        "ndcg_rel": lambda p: X.ndcg_rel(c, p),
+        "Rndcg": lambda p: X.rndcg(c, p),
+        "G": lambda p: X.g_measure(c, p),
+        "utility": lambda p: X.utility(c, p),
+        "set_F": lambda p: X.set_f(c, p[0]),
     }
     per_k: dict[str, Callable[[int], np.ndarray]] = {
         "P": lambda k: M.precision_at(c, k),
@@ -228,14 +279,20 @@ def compute(
         "F": lambda k: M.f_at(c, k, opts.recall_denominator),
         "recip_rank_cut": lambda k: M.recip_rank(c, k),
     }
+    per_x: dict[str, Callable[[float], np.ndarray]] = {"Rprec_mult": lambda x: X.rprec_mult(c, x)}
     for fam, params in requested:
         if fam.name == "runid":
             continue
-        if fam.name in simple:
+        if fam.name in whole:
+            out[fam.name] = (whole[fam.name](params), fam.agg)
+        elif fam.name in simple:
             out[fam.name] = (simple[fam.name](), fam.agg)
         elif fam.name in per_k:
             for k in params:
                 out[_param_name(fam, k)] = (per_k[fam.name](int(k)), fam.agg)
+        elif fam.name in per_x:
+            for x in params:
+                out[_param_name(fam, x)] = (per_x[fam.name](float(x)), fam.agg)
         elif fam.name == "iprec_at_recall":
             vals = M.iprec_at_recall(c, np.asarray(params, dtype=np.float64), opts.version)
             for j, x in enumerate(params):
@@ -248,13 +305,6 @@ def compute(
                 total += vals[:, j]
             out["11pt_avg"] = (total / len(params), fam.agg)
     return out
-
-
-def _set_f(c: M.Cache) -> np.ndarray:
-    nrr = M.num_rel_ret(c)
-    p = M.safe_div(nrr, c.rt.num_ret)
-    r = M.safe_div(nrr, c.rt.num_rel)
-    return M.safe_div(2.0 * p * r, p + r)
 
 
 def _set_map(c: M.Cache) -> np.ndarray:

@@ -37,7 +37,17 @@ def recall_cutoff(level: float, num_rel: np.ndarray, version: str = DEFAULT_VERS
 # The measure-set nicknames of measures.c (te_trec_measure_nicknames), per version. 10.0 added unj, rbp and
 # rbp_resid to all_trec; 9.0.8's list is the same without them (pytrec_eval, built on 9.0.x, knows none of
 # the three). Names deteval does not compute are left out of a requested set and listed in docs/trec.md.
-OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref")
+OFFICIAL: tuple[str, ...] = (
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+)
 OFFICIAL += ("recip_rank", "iprec_at_recall", "P")
 _ALL_TREC_10 = OFFICIAL + (
     "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg",
@@ -48,5 +58,14 @@ ALL_TREC: dict[str, tuple[str, ...]] = {
     "9.0.8": tuple(n for n in _ALL_TREC_10 if n not in ("unj", "rbp", "rbp_resid")),
     "10.0": _ALL_TREC_10,
 }
-SET = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall")
+SET: tuple[str, ...] = (
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "utility",
+    "set_P",
+    "set_recall",
+)
 SET += ("set_relative_P", "set_map", "set_F")

@@ -1,0 +1,83 @@
+"""trec_eval measures beyond the common set (issue 20 item 2): pytrec_eval (trec_eval 9.0.x) per topic on
+random runs where it takes the measure, constructed cases with values derived from the m_*.c source
+where it does not (pytrec_eval aborts on gain maps and rejects utility coefficients)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from test_trec_vs_pytrec_eval import assert_same, random_case
+
+from deteval.errors import ConfigError
+from deteval.retrieval import evaluate_trec
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+EXTRA = [
+    "Rprec_mult",
+    "Rprec_mult.5.0,0.2,0.35",
+    "utility",
+    "binG",
+    "G",
+    "ndcg_rel",
+    "Rndcg",
+    "set_F",
+    "ndcg_cut.10,20,23.4",
+    "success.2,5,20",
+    "iprec_at_recall.0.10,0.20",
+]
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("level", [1, 2])
+def test_extra_measures_match_pytrec_eval(seed: int, level: int) -> None:
+    qrels, run = random_case(seed)
+    for spec in EXTRA:
+        ref = pytrec_eval.RelevanceEvaluator(qrels, {spec}, relevance_level=level).evaluate(run)
+        got = evaluate_trec(qrels, run, [spec], relevance_level=level, per_query=True).per_class
+        assert_same(ref, got)
+
+
+def test_set_f_beta_matches_pytrec_eval() -> None:
+    qrels, run = random_case(4)
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"set_F.0.5"}).evaluate(run)
+    got = evaluate_trec(qrels, run, ["set_F.0.5"], per_query=True).per_class
+    assert_same(ref, got)
+    # x = 0.5 weighs precision more: (1.5 P R) / (0.5 P + R)
+    q = {"q": {"a": 1, "b": 1, "c": 1, "d": 1}}
+    r = {"q": {"a": 2.0, "x": 1.0}}  # P = 1/2, R = 1/4
+    assert evaluate_trec(q, r, ["set_F.0.5"]).summary["set_F"] == 1.5 * 0.5 * 0.25 / (0.5 * 0.5 + 0.25)
+
+
+def test_utility_coefficients() -> None:
+    # 2 relevant of 5 retrieved, R = 3: a=2, b=3, c=1, d = 0 + 2 - 5 - 3 = -6 (no -N): 2*2 - 3 + 0 + 0
+    qrels = {"q": {"r1": 1, "r2": 1, "r3": 1}}
+    run = {"q": {"r1": 5.0, "n1": 4.0, "r2": 3.0, "n2": 2.0, "n3": 1.0}}
+    assert evaluate_trec(qrels, run, ["utility.2,-1,0,0"]).summary == {"utility": 1.0}
+    assert evaluate_trec(qrels, run, ["utility.1,-1,-0.5,0.25"]).summary == {"utility": 2 - 3 - 0.5 - 1.5}
+    with pytest.raises(ConfigError, match="takes 4 number"):
+        evaluate_trec(qrels, run, ["utility.1,2"])
+
+
+def test_ndcg_gain_map() -> None:
+    # gains 1 -> 3, 2 -> 9, 4 -> 4.5 (level 3 keeps 3); relevant at ranks 1 (level 1) and 2 (level 2),
+    # one level-4 document unretrieved. Ideal order by gain: 9, 4.5, 3.
+    qrels = {"q": {"a": 1, "b": 2, "c": 4, "n": 0}}
+    run = {"q": {"a": 3.0, "b": 2.0, "n": 1.0}}
+    dcg = 3 / math.log2(2) + 9 / math.log2(3)
+    ideal = 9 / math.log2(2) + 4.5 / math.log2(3) + 3 / math.log2(4)
+    got = evaluate_trec(qrels, run, ["ndcg.1=3,2=9,4=4.5"]).summary["ndcg"]
+    assert got == pytest.approx(dcg / ideal, abs=1e-15)
+    # without the map: gain = level, as pytrec_eval
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg"}).evaluate(run)["q"]["ndcg"]
+    assert evaluate_trec(qrels, run, ["ndcg"]).summary["ndcg"] == ref
+    # the per-topic loop with the identity map equals the vectorised default
+    same = evaluate_trec(qrels, run, ["ndcg.1=1,2=2,4=4"]).summary["ndcg"]
+    assert same == pytest.approx(ref, abs=1e-15)
+
+
+@pytest.mark.parametrize("bad", ["ndcg.1=x", "ndcg.=3", "ndcg.a=1", "set_F.1,2", "Rprec_mult.0", "P.x"])
+def test_bad_parameters_are_config_errors(bad: str) -> None:
+    with pytest.raises(ConfigError):
+        evaluate_trec({"q": {"a": 1}}, {"q": {"a": 1.0}}, [bad])
