@@ -81,3 +81,35 @@ def test_ndcg_gain_map() -> None:
 def test_bad_parameters_are_config_errors(bad: str) -> None:
     with pytest.raises(ConfigError):
         evaluate_trec({"q": {"a": 1}}, {"q": {"a": 1.0}}, [bad])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_inf_ap_matches_pytrec_eval(seed: int) -> None:
+    # random_case has negative relevance (in the pool, unjudged) on odd seeds: infAP's sample estimate
+    qrels, run = random_case(seed)
+    for level in (1, 2):
+        ref = pytrec_eval.RelevanceEvaluator(qrels, {"infAP"}, relevance_level=level).evaluate(run)
+        assert_same(
+            ref, evaluate_trec(qrels, run, ["infAP"], relevance_level=level, per_query=True).per_class
+        )
+
+
+def test_inf_ap_constructed() -> None:
+    # ranks: a (rel), x (not in pool: skipped), b (nonrel), c (unjudged), d (rel, level 12)
+    qrels = {"q": {"a": 1, "b": 0, "c": -1, "d": 12}}
+    run = {"q": {"a": 5.0, "x": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}}
+    e = 1e-5
+    j = 4.0  # d at 0-based rank 4: r-1 = 1 relevant, n = 1 nonrel, u = 1 unjudged before it
+    second = 1 / (j + 1) + (j / (j + 1)) * (3 / j) * ((1 + e) / (1 + 1 + 2 * e))
+    assert evaluate_trec(qrels, run, ["infAP"]).summary["infAP"] == (1.0 + second) / 2
+
+
+def test_relstring_is_printed_per_topic_only() -> None:
+    from deteval.retrieval import format_trec
+
+    qrels = {"q": {"a": 1, "b": 0, "c": -1, "d": 12}}
+    run = {"q": {"a": 5.0, "x": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}}
+    res = evaluate_trec(qrels, run, ["relstring", "map"], per_query=True)
+    assert "relstring" not in res.summary and res.per_class["q"]["relstring"] == "1-0.>"
+    assert "relstring             \tq\t'1-0.>'" in format_trec(res, per_query=True)
+    assert evaluate_trec(qrels, run, ["relstring.3"], per_query=True).per_class["q"]["relstring"] == "1-0"

@@ -253,3 +253,54 @@ def rndcg(c: Cache, pairs: Sequence[tuple[int, float]] = ()) -> np.ndarray:
 def g_measure(c: Cache, pairs: Sequence[tuple[int, float]] = ()) -> np.ndarray:
     """G: gain over log2(2 + cost so far - gain so far), normalised by the ideal gain sum (m_G.c)."""
     return _per_topic(c, pairs, _g_one)
+
+
+INFAP_EPSILON = 0.00001
+
+
+def inf_ap(c: Cache) -> np.ndarray:
+    """infAP (Yilmaz and Aslam), as m_infap.c: over the judged retrieved documents (documents not in the
+    pool are skipped; in the pool but unjudged count in the sample estimate), each relevant one at 0-based
+    rank j adds 1 (j = 0) or 1/(j+1) + (j/(j+1)) * ((r-1+n+u)/j) * ((r-1+e)/(r-1+n+2e)), with r the relevant,
+    n the judged non-relevant and u the unjudged pool documents seen so far (r counting this one),
+    e = 1e-5; the sum is divided by R."""
+    rt = c.rt
+    judged = rt.rel >= 0
+    nonrel = judged & ~rt.relevant
+    unjudged = rt.rel == -2  # prepare.UNJUDGED
+
+    def before(mask: np.ndarray) -> np.ndarray:
+        cum = np.cumsum(mask, dtype=np.int64)
+        offs = np.zeros(rt.n_topics, dtype=np.int64)
+        has = rt.num_ret > 0
+        offs[has] = (cum - mask)[rt.start[has]]
+        return cum - mask - np.repeat(offs, rt.num_ret)  # strictly before each row, within its topic
+
+    rows = np.flatnonzero(rt.relevant)
+    r1 = c.tp[rows] - 1  # relevant before this one
+    n = before(nonrel)[rows]
+    u = before(unjudged)[rows]
+    fj = (rt.rank[rows] - 1).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r1 + n + u) / fj) * (
+            (r1 + INFAP_EPSILON) / (r1 + n + 2 * INFAP_EPSILON)
+        )
+    term = np.where(fj == 0, 1.0, term)
+    s = np.bincount(rt.row_topic[rows], weights=term, minlength=rt.n_topics)
+    return np.where(rt.num_rel > 0, safe_div(s, rt.num_rel), s)
+
+
+def relstring(c: Cache, length: int = 10) -> list[str]:
+    """The relevance of the first ``length`` retrieved documents as text (m_relstring.c): the digit for
+    0-9, '>' above 9, '-' not in the pool, '.' in the pool but unjudged. Printed per topic only."""
+    rt = c.rt
+    out = []
+    for t in range(rt.n_topics):
+        rels = rt.rel[rt.start[t] : rt.start[t] + min(int(length), int(rt.num_ret[t]))].tolist()
+        out.append(
+            "".join(
+                ">" if r > 9 else str(r) if r >= 0 else "-" if r == -1 else "." if r == -2 else "<"
+                for r in rels
+            )
+        )
+    return out

@@ -61,7 +61,9 @@ FAMILIES: dict[str, _Family] = {
         _Family("recip_rank", ""),
         _Family("iprec_at_recall", "float", IPREC_LEVELS),
         _Family("P", "int", _CUTS),
+        _Family("relstring", "beta", (10.0,), agg="none"),
         _Family("recall", "int", _CUTS),
+        _Family("infAP", ""),
         _Family("gm_bpref", "", agg="gm"),
         _Family("Rprec_mult", "mult", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
         _Family("utility", "coef", (1.0, -1.0, 0.0, 0.0)),
@@ -252,6 +254,7 @@ def compute(
         "bpref": lambda: M.bpref(c),
         "recip_rank": lambda: M.recip_rank(c),
         "binG": lambda: X.bin_g(c),
+        "infAP": lambda: X.inf_ap(c),
         "set_P": lambda: M.safe_div(M.num_rel_ret(c), rt.num_ret),
         "set_recall": lambda: M.safe_div(M.num_rel_ret(c), rt.num_rel),
         "set_relative_P": lambda: M.safe_div(M.num_rel_ret(c), np.minimum(rt.num_ret, rt.num_rel)),
@@ -267,6 +270,7 @@ def compute(
         "G": lambda p: X.g_measure(c, p),
         "utility": lambda p: X.utility(c, p),
         "set_F": lambda p: X.set_f(c, p[0]),
+        "relstring": lambda p: np.array(X.relstring(c, int(p[0])), dtype=object),
     }
     per_k: dict[str, Callable[[int], np.ndarray]] = {
         "P": lambda k: M.precision_at(c, k),
@@ -425,7 +429,8 @@ def evaluate_trec(
     if want_runid:
         summary["runid"] = r.tag
     for name, (vals, agg) in values.items():
-        summary[name] = aggregate(vals, agg)
+        if agg != "none":  # relstring: per topic only
+            summary[name] = aggregate(vals, agg)
     if q.skipped is not None or r.skipped is not None:  # asked for on_error="skip"
         summary["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
     per_class: dict[str, dict[str, Any]] = {}
@@ -449,6 +454,8 @@ def evaluate_trec(
 
 
 def _fmt_value(name: str, value: Any) -> str:
+    if name == "relstring":
+        return f"'{value}'"
     if isinstance(value, str):
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
