@@ -137,3 +137,15 @@ def test_complete_topics_missing_from_the_run_are_not_printed_by_9_0_8() -> None
     assert old.summary == new.summary == {"map": 0.5}
     assert [ln.split("\t")[1] for ln in format_trec(old, per_query=True)] == ["a", "all"]
     assert [ln.split("\t")[1] for ln in format_trec(new, per_query=True)] == ["a", "b", "all"]
+
+
+def test_complete_sums_by_version() -> None:
+    # topic b (two relevant documents) is missing from the run: 9.0.8 never evaluates it, so its num_rel
+    # is not summed; 10.0 evaluates an empty ranking for it (num_rel 2, num_ret 0). utility is 0 there.
+    qrels = {"a": {"d1": 1, "d3": 0}, "b": {"d2": 1, "d4": 1}}
+    run = {"a": {"d1": 1.0, "d3": 0.5}}
+    want = ["num_q", "num_ret", "num_rel", "num_rel_ret", "map", "utility.1,-1,-1,0"]
+    old = evaluate_trec(qrels, run, want, complete=True).summary
+    new = evaluate_trec(qrels, run, want, complete=True, version="10.0").summary
+    assert old == {"num_q": 2, "num_ret": 2, "num_rel": 1, "num_rel_ret": 1, "map": 0.5, "utility": 0.0}
+    assert new == {"num_q": 2, "num_ret": 2, "num_rel": 3, "num_rel_ret": 1, "map": 0.5, "utility": 0.0}

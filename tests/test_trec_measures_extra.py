@@ -113,3 +113,43 @@ def test_relstring_is_printed_per_topic_only() -> None:
     assert "relstring" not in res.summary and res.per_class["q"]["relstring"] == "1-0.>"
     assert "relstring             \tq\t'1-0.>'" in format_trec(res, per_query=True)
     assert evaluate_trec(qrels, run, ["relstring.3"], per_query=True).per_class["q"]["relstring"] == "1-0"
+
+
+def ten(measures: list[str], qrels: dict, run: dict) -> dict:
+    return evaluate_trec(qrels, run, measures, version="10.0").summary
+
+
+RBP_QRELS = {"q": {"a": 2, "b": 0, "c": 1, "u": -1}}
+RBP_RUN = {"q": {"a": 6.0, "x": 5.0, "b": 4.0, "c": 3.0, "u": 2.0, "y": 1.0}}  # a x b c u y
+
+
+def test_rbp_and_rbp_resid_constructed() -> None:
+    # gains 0, 1, 2 -> scaled to [0, 1]: a = 1, c = 0.5; p^i made by repeated multiplication
+    p = 0.9
+    pw = [1.0]
+    for _ in range(6):
+        pw.append(pw[-1] * p)
+    assert ten(["rbp"], RBP_QRELS, RBP_RUN) == {"rbp": (1 - p) * (1.0 * pw[0] + 0.5 * pw[3])}
+    q = 0.5
+    pq = [1.0, q, q * q, q * q * q]
+    assert ten(["rbp.p=0.5"], RBP_QRELS, RBP_RUN) == {"rbp": (1 - q) * (1.0 * pq[0] + 0.5 * pq[3])}
+    # unjudged ranks (x: not in the pool, u: in the pool unjudged, y): 1, 4, 5 (0-based); six retrieved
+    assert ten(["rbp_resid"], RBP_QRELS, RBP_RUN) == {"rbp_resid": pw[6] + (1 - p) * (pw[1] + pw[4] + pw[5])}
+    judged = {"q": {"a": 6.0, "b": 4.0, "c": 3.0}}
+    assert ten(["rbp_resid"], RBP_QRELS, judged) == {"rbp_resid": 0.0}
+
+
+def test_unj_constructed() -> None:
+    # unjudged at ranks 2, 5, 6 (1-based); a cutoff beyond the list counts judged documents after it
+    got = ten(["unj.1,2,5,10"], RBP_QRELS, RBP_RUN)
+    assert got == {"unj_1": 0.0, "unj_2": 0.5, "unj_5": 2 / 5, "unj_10": 3 / 10}
+    assert list(ten(["unj"], RBP_QRELS, RBP_RUN)) == ["unj_5", "unj_10", "unj_20"]
+
+
+def test_10_0_measures_are_refused_under_9_0_8() -> None:
+    for name in ("rbp", "rbp_resid", "unj"):
+        with pytest.raises(ConfigError, match=r"trec_eval 10\.0 measure"):
+            evaluate_trec(RBP_QRELS, RBP_RUN, [name])
+    names = list(evaluate_trec(RBP_QRELS, RBP_RUN, ["all_trec"], version="10.0").summary)
+    assert {"unj_5", "rbp", "rbp_resid"} <= set(names)
+    assert not {"unj_5", "rbp", "rbp_resid"} & set(evaluate_trec(RBP_QRELS, RBP_RUN, ["all_trec"]).summary)

@@ -304,3 +304,64 @@ def relstring(c: Cache, length: int = 10) -> list[str]:
             )
         )
     return out
+
+
+def unjudged_at(c: Cache, k: int) -> np.ndarray:
+    """unj_k (trec_eval 10.0, m_unjudged.c) = documents in the top k that are not judged (not in the qrels,
+    or in the pool but unjudged) / k; a shorter list counts as filled with judged documents."""
+    rt = c.rt
+    rows = np.flatnonzero((rt.rel < 0) & (rt.rank <= k))
+    return np.bincount(rt.row_topic[rows], minlength=rt.n_topics) / float(k)
+
+
+def _powers(p: float, n: int) -> np.ndarray:
+    """1, p, p*p, ... as trec_eval's ``cur_p = cur_p * p`` makes them (one rounding per step)."""
+    out = np.empty(max(n, 1), dtype=np.float64)
+    out[0] = 1.0
+    if n > 1:
+        out[1:] = np.cumprod(np.full(n - 1, p))
+    return out
+
+
+def rbp_resid(c: Cache, p: float = 0.9) -> np.ndarray:
+    """rbp_resid (trec_eval 10.0, m_rbp_resid.c, p fixed at 0.9): p^n + (1 - p) * sum of p^i over the
+    unjudged ranks i (0-based, n retrieved); 0 when every retrieved document is judged."""
+    rt = c.rt
+    powers = _powers(p, int(rt.num_ret.max(initial=0)) + 1)
+    rows = np.flatnonzero(rt.rel < 0)
+    s = np.bincount(rt.row_topic[rows], weights=powers[rt.rank[rows] - 1], minlength=rt.n_topics)
+    has = np.bincount(rt.row_topic[rows], minlength=rt.n_topics) > 0
+    return np.where(has, powers[rt.num_ret] + (1 - p) * s, 0.0)
+
+
+def _rbp_one(p: float) -> Callable[[list[int], list[tuple[int, float, int]]], float]:
+    def one(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
+        gains = [g for _, g, _ in levels]
+        # m_rbp.c leaves min and max uninitialised (undefined behaviour); deteval starts them at the
+        # first gain, which gives the intended result: gains scaled to [0, 1] when outside it
+        lo, hi = (min(gains), max(gains)) if gains else (0.0, 0.0)
+        if lo < 0 or hi > 1:
+            levels = [(lvl, (g - lo) / (hi - lo), n) for lvl, g, n in levels]
+        gain = _gain_of(levels)
+        total, cur = 0.0, 1.0
+        for rel in rels:
+            g = gain(rel)
+            if g != 0:
+                total += g * cur
+            cur = cur * p
+        return (1.0 - p) * total
+
+    return one
+
+
+def rbp(c: Cache, pairs: Sequence[tuple[int | str, float]] = ()) -> np.ndarray:
+    """rbp (trec_eval 10.0, m_rbp.c): (1 - p) * sum of gain(i) p^i over the ranking, p = 0.9 or ``p=x``;
+    gains as in ndcg (``level=gain``), scaled to [0, 1] when any lies outside."""
+    p = 0.9
+    levels: list[tuple[int, float]] = []
+    for name, value in pairs:
+        if name == "p":
+            p = float(value)
+        elif isinstance(name, int):
+            levels.append((name, value))
+    return _per_topic(c, levels, _rbp_one(p))

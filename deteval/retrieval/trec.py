@@ -41,6 +41,7 @@ class _Family:
     params: str
     default: tuple = ()
     trec: bool = True  # a trec_eval measure (False: deteval extension)
+    since: str = "9.0.8"  # the first trec_eval version deteval reproduces that has it
     agg: str = "mean"  # mean | sum | gm | count | runid
 
 
@@ -83,6 +84,9 @@ FAMILIES: dict[str, _Family] = {
         _Family("set_map", ""),
         _Family("set_F", "beta", (1.0,)),
         _Family("num_nonrel_judged_ret", "", agg="sum"),
+        _Family("rbp", "gains", since="10.0"),
+        _Family("rbp_resid", "", since="10.0"),
+        _Family("unj", "int", (5, 10, 20), since="10.0"),
         # deteval extensions (not in trec_eval)
         _Family("dcg_cut", "int", _CUTS, trec=False),
         _Family("F", "int", _CUTS, trec=False),
@@ -158,6 +162,10 @@ def parse_measures(
     out = []
     for name in sorted(wanted, key=order.index):
         fam = FAMILIES[name]
+        if fam.since == "10.0" and version != "10.0":
+            raise ConfigError(
+                f"{name} is a trec_eval 10.0 measure; ask for it with version 10.0 (--trec-eval-version 10.0)"
+            )
         params = tuple(wanted[name]) if fam.params in _WHOLE else tuple(sorted(wanted[name]))
         out.append((fam, params))
     return out
@@ -194,9 +202,10 @@ def _parse_whole(fam: _Family, text: str, spec: str) -> list:
         pairs = []
         for part in parts:
             level, eq, gain = part.partition("=")
-            if not eq or not re.fullmatch(r"[+-]?\d+", level) or not _DECIMAL.fullmatch(gain):
+            named_p = fam.name == "rbp" and level == "p"  # rbp's persistence, rbp.p=0.8
+            if not eq or not (named_p or re.fullmatch(r"[+-]?\d+", level)) or not _DECIMAL.fullmatch(gain):
                 raise ConfigError(f"bad gain {part!r} in measure {spec!r} (expected level=gain, e.g. 2=9.5)")
-            pairs.append((int(level), float(gain)))
+            pairs.append((level if named_p else int(level), float(gain)))
         if not pairs:
             raise ConfigError(f"no parameters in measure {spec!r}")
         return pairs
@@ -255,6 +264,7 @@ def compute(
         "recip_rank": lambda: M.recip_rank(c),
         "binG": lambda: X.bin_g(c),
         "infAP": lambda: X.inf_ap(c),
+        "rbp_resid": lambda: X.rbp_resid(c),
         "set_P": lambda: M.safe_div(M.num_rel_ret(c), rt.num_ret),
         "set_recall": lambda: M.safe_div(M.num_rel_ret(c), rt.num_rel),
         "set_relative_P": lambda: M.safe_div(M.num_rel_ret(c), np.minimum(rt.num_ret, rt.num_rel)),
@@ -268,7 +278,9 @@ def compute(
         "ndcg_rel": lambda p: X.ndcg_rel(c, p),
         "Rndcg": lambda p: X.rndcg(c, p),
         "G": lambda p: X.g_measure(c, p),
-        "utility": lambda p: X.utility(c, p),
+        "rbp": lambda p: X.rbp(c, p),
+        # an empty ranking of -c scores 0 (10.0 resets it; 9.0.8 never evaluates such a topic)
+        "utility": lambda p: np.where(rt.in_run, X.utility(c, p), 0.0),
         "set_F": lambda p: X.set_f(c, p[0]),
         "relstring": lambda p: np.array(X.relstring(c, int(p[0])), dtype=object),
     }
@@ -282,6 +294,7 @@ def compute(
         "dcg_cut": lambda k: M.dcg(c, k, opts.gain, opts.discount),
         "F": lambda k: M.f_at(c, k, opts.recall_denominator),
         "recip_rank_cut": lambda k: M.recip_rank(c, k),
+        "unj": lambda k: X.unjudged_at(c, k),
     }
     per_x: dict[str, Callable[[float], np.ndarray]] = {"Rprec_mult": lambda x: X.rprec_mult(c, x)}
     for fam, params in requested:
@@ -428,8 +441,13 @@ def evaluate_trec(
     want_runid = any(f.name == "runid" for f, _ in requested)
     if want_runid:
         summary["runid"] = r.tag
+    # -c: trec_eval 9.0.8 never evaluates the qrels topics missing from the run (the means divide by all
+    # qrels topics, so they count as 0), so its sums leave them out; 10.0 evaluates them as empty rankings
+    summed = rt.in_run if version == "9.0.8" else np.ones(rt.n_topics, dtype=bool)
     for name, (vals, agg) in values.items():
-        if agg != "none":  # relstring: per topic only
+        if agg == "sum":
+            summary[name] = aggregate(vals[summed], agg)
+        elif agg != "none":  # relstring: per topic only
             summary[name] = aggregate(vals, agg)
     if q.skipped is not None or r.skipped is not None:  # asked for on_error="skip"
         summary["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
