@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from deteval.commands.common import write_text
-from deteval.io.trec import load_qrels, load_run
+from deteval.io.trec import load_qrels, load_run, load_zscores
 from deteval.report import render
 from deteval.report.progress import Progress, note
 from deteval.retrieval.trec import evaluate_trec, format_trec
@@ -41,6 +41,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             recall_denominator=args.recall_denominator,
             ap_denominator=args.ap_denominator,
             version=args.trec_eval_version,
+            zscores=load_zscores(args.zscores) if args.zscores else None,
         )
     if args.format == "trec":
         text = "\n".join(format_trec(result, per_query=args.query)) + "\n"
@@ -119,6 +120,13 @@ def register(sub: Any) -> None:
         choices=("num_rel", "num_rel_ret"),
         default="num_rel",
         help="AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
+    )
+    p.add_argument(
+        "-Z",
+        dest="zscores",
+        metavar="FILE",
+        help="z-scores: FILE holds 'qid measure mean stddev' lines; every per-topic value becomes "
+        "(value - mean) / stddev before averaging (trec_eval -Z)",
     )
     p.add_argument(
         "--trec-eval-version",

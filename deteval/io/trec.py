@@ -40,6 +40,7 @@ __all__ = [
     "Run",
     "load_qrels",
     "load_run",
+    "load_zscores",
     "qrels_from_dict",
     "qrels_from_lists",
     "run_from_dict",
@@ -805,3 +806,33 @@ def qrels_from_lists(
         name = topics[i] if topics is not None else str(i)
         d[name] = {(doc.item() if isinstance(doc, np.generic) else doc): 1 for doc in rel_docs}
     return qrels_from_dict(d, source=source)
+
+
+def load_zscores(path: str | PathLike[str]) -> dict[tuple[str, str], tuple[float, float]]:
+    """Read a trec_eval ``-Z`` file (``qid measure mean stddev`` per line, get_zscores.c) into
+    ``{(qid, measure): (mean, stddev)}``. trec_eval reads the numbers with ``atof`` (garbage as 0); deteval
+    refuses a line that is not four fields with two finite numbers, and a repeated (qid, measure)."""
+    data = _read_bytes(path)
+    out: dict[tuple[str, str], tuple[float, float]] = {}
+    for i, raw in enumerate(data.split(b"\n"), 1):
+        parts = raw.split()
+        if not parts:
+            continue
+        record = f"line {i}"
+        if len(parts) != 4:
+            raise InputFormatError(
+                f"expected 4 fields (qid measure mean stddev), found {len(parts)}",
+                file=str(path),
+                record=record,
+            )
+        try:
+            mean, std = float(parts[2]), float(parts[3])
+        except ValueError:
+            raise InputFormatError("mean and stddev must be numbers", file=str(path), record=record) from None
+        if not (math.isfinite(mean) and math.isfinite(std)) or b"_" in parts[2] + parts[3]:
+            raise InputFormatError("mean and stddev must be finite numbers", file=str(path), record=record)
+        key = (parts[0].decode("utf-8", "backslashreplace"), parts[1].decode("utf-8", "backslashreplace"))
+        if key in out:
+            raise ValidationError(f"({key[0]}, {key[1]}) given twice", file=str(path), record=record)
+        out[key] = (mean, std)
+    return out

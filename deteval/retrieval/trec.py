@@ -330,6 +330,36 @@ def _set_map(c: M.Cache) -> np.ndarray:
     return M.safe_div(nrr * nrr, M.num_ret(c) * M.num_rel(c))
 
 
+MISSING_ZSCORE_VALUE = -1000000.0
+
+
+def to_zscores(
+    values: dict[str, tuple[np.ndarray, str]],
+    topics: list[str],
+    zscores: Mapping[tuple[str, str], tuple[float, float]],
+) -> dict[str, tuple[np.ndarray, str]]:
+    """Per-topic values as z-scores (trec_eval -Z, convert_zscores.c): (value - mean) / stddev with the
+    topic's and measure's mean and stddev; with stddev 0, 0 if value == mean; -1000000 where the file has
+    no entry (trec_eval's MISSING_ZSCORE_VALUE). ``num_q`` (a count) and ``relstring`` keep their values."""
+    out = {}
+    for name, (vals, agg) in values.items():
+        if name == "num_q" or agg == "none":
+            out[name] = (vals, agg)
+            continue
+        z = np.empty(len(topics), dtype=np.float64)
+        for i, topic in enumerate(topics):
+            ms = zscores.get((topic, name))
+            v = float(vals[i])
+            if ms is None:
+                z[i] = MISSING_ZSCORE_VALUE
+            elif ms[1]:
+                z[i] = (v - ms[0]) / ms[1]
+            else:
+                z[i] = 0.0 if v == ms[0] else MISSING_ZSCORE_VALUE
+        out[name] = (z, agg)
+    return out
+
+
 def sequential_sum(values: np.ndarray) -> float:
     """``sum += v`` over the values in order, as trec_eval accumulates topics (numpy's pairwise sum can
     differ in the last bits, enough to flip a printed fourth decimal)."""
@@ -340,7 +370,7 @@ def aggregate(values: np.ndarray, agg: str) -> float | int:
     """trec_eval's ``all`` value of one measure from its per-topic values (in topic order)."""
     n = values.shape[0]
     if agg == "sum":
-        return round(sequential_sum(values))
+        return int(sequential_sum(values))  # printed as a C long: (long) truncates
     if agg == "count":
         return n
     if n == 0:
@@ -395,6 +425,7 @@ def evaluate_trec(
     recall_denominator: str = "R",
     ap_denominator: str = "num_rel",
     version: str = DEFAULT_VERSION,
+    zscores: Mapping[tuple[str, str], tuple[float, float]] | None = None,
 ) -> EvalResult:
     """Evaluate a run against qrels like ``trec_eval [-q] [-c] [-l N] -m ...``.
 
@@ -405,7 +436,9 @@ def evaluate_trec(
     ``discount``, ``recall_denominator`` and ``ap_denominator`` select the non-trec_eval conventions of
     seeds 002/003 (see :mod:`deteval.retrieval.measures`). ``version`` selects the trec_eval release whose
     rules apply, ``"9.0.8"`` (default: pytrec_eval and most published numbers) or ``"10.0"``; see
-    :mod:`deteval.retrieval.versions` and docs/trec.md.
+    :mod:`deteval.retrieval.versions` and docs/trec.md. ``zscores`` (``-Z``, from
+    :func:`deteval.io.trec.load_zscores`): every per-topic value becomes (value - mean) / stddev before
+    averaging, as convert_zscores.c does.
 
     Returns an :class:`EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by measure name
     (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all``
@@ -434,6 +467,8 @@ def evaluate_trec(
             file=f"{r.source} vs {q.source}",
         )
     values = compute(rt, requested, opts)
+    if zscores is not None:
+        values = to_zscores(values, rt.topic_names(), zscores)
     warnings = list(rt.warnings)
     if non := opts.non_default():
         warnings.append("non-trec_eval conventions in effect: " + ", ".join(non))
