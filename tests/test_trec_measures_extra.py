@@ -153,3 +153,39 @@ def test_10_0_measures_are_refused_under_9_0_8() -> None:
     names = list(evaluate_trec(RBP_QRELS, RBP_RUN, ["all_trec"], version="10.0").summary)
     assert {"unj_5", "rbp", "rbp_resid"} <= set(names)
     assert not {"unj_5", "rbp", "rbp_resid"} & set(evaluate_trec(RBP_QRELS, RBP_RUN, ["all_trec"]).summary)
+
+
+ALL_9 = [
+    "map", "P.1,2,3,5,10,20", "recall.5,10", "ndcg", "ndcg_cut.5,10", "bpref", "Rprec", "recip_rank",
+    "infAP", "num_ret", "num_rel_ret", "iprec_at_recall", "G", "binG", "Rndcg", "ndcg_rel", "success.1,5",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_judged_only_matches_pytrec_eval(seed: int) -> None:
+    qrels, run = random_case(seed)
+    ref = pytrec_eval.RelevanceEvaluator(qrels, set(ALL_9), judged_docs_only_flag=True).evaluate(run)
+    got = evaluate_trec(qrels, run, ALL_9, judged_only=True, per_query=True).per_class
+    assert_same(ref, got)
+    plain = evaluate_trec(qrels, run, ["num_ret"]).summary["num_ret"]
+    assert sum(row["num_ret"] for row in got.values()) < plain  # not vacuous: documents were dropped
+
+
+def test_num_docs_feeds_utility() -> None:
+    # a = 2, b = 3, c = 1, d = N + a - retrieved - R = 100 + 2 - 5 - 3 = 94
+    qrels = {"q": {"r1": 1, "r2": 1, "r3": 1}}
+    run = {"q": {"r1": 5.0, "n1": 4.0, "r2": 3.0, "n2": 2.0, "n3": 1.0}}
+    got = evaluate_trec(qrels, run, ["utility.1,-1,-1,0.5"], num_docs=100).summary["utility"]
+    assert got == 2 - 3 - 1 + 0.5 * 94
+
+
+def test_nothing_judged_left_gives_trec_eval_nan() -> None:
+    # -J removes the only retrieved document: trec_eval's precision 0/0 reaches the levels with cutoff 0
+    qrels = {"q": {"a": 1, "b": 1, "c": 1}}
+    run = {"q": {"x": 1.0}}
+    res = evaluate_trec(qrels, run, ["iprec_at_recall.0,0.5", "11pt_avg", "map"], judged_only=True)
+    assert math.isnan(res.summary["iprec_at_recall_0.00"]) and math.isnan(res.summary["11pt_avg"])
+    assert res.summary["iprec_at_recall_0.50"] == 0.0 and res.summary["map"] == 0.0  # (long)(1.5+0.9) = 2
+    assert "iprec_at_recall_0.00  \tall\t  -nan" in res.lines
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"iprec_at_recall"}, judged_docs_only_flag=True).evaluate(run)
+    assert math.isnan(ref["q"]["iprec_at_recall_0.00"]) and ref["q"]["iprec_at_recall_0.50"] == 0.0

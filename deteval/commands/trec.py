@@ -42,6 +42,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             ap_denominator=args.ap_denominator,
             version=args.trec_eval_version,
             zscores=load_zscores(args.zscores) if args.zscores else None,
+            judged_only=args.judged_only,
+            num_docs=args.num_docs,
         )
     if args.format == "trec":
         text = "\n".join(format_trec(result, per_query=args.query)) + "\n"
@@ -120,6 +122,20 @@ def register(sub: Any) -> None:
         choices=("num_rel", "num_rel_ret"),
         default="num_rel",
         help="AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
+    )
+    p.add_argument(
+        "-J",
+        dest="judged_only",
+        action="store_true",
+        help="judged documents only: documents without a judgement leave the ranking (trec_eval -J)",
+    )
+    p.add_argument(
+        "-N",
+        dest="num_docs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="number of documents in the collection (only utility's fourth coefficient uses it)",
     )
     p.add_argument(
         "-Z",

@@ -344,10 +344,13 @@ def prepare(
     complete: bool = False,
     max_docs: int | None = None,
     exact_join: bool = False,
+    judged_only: bool = False,
 ) -> RankedTopics:
     """Join ``run`` with ``qrels`` and rank every evaluated topic (see the module docstring).
 
-    ``max_docs`` keeps only the first ``max_docs`` ranks of each topic (trec_eval ``-M``).
+    ``max_docs`` keeps only the first ``max_docs`` ranks of each topic (trec_eval ``-M``); ``judged_only``
+    then drops the documents without a judgement (not in the qrels, or negative) and ranks the rest
+    1, 2, ... (trec_eval ``-J``).
     """
     level = int(relevance_level)
     warnings = list(qrels.warnings) + list(run.warnings)
@@ -414,6 +417,12 @@ def prepare(
         row_topic, rel, rank = row_topic[cut], rel[cut], rank[cut]
         num_ret = np.minimum(num_ret, max_docs)
         start = np.cumsum(num_ret) - num_ret
+    if judged_only:  # trec_eval -J: unjudged documents leave the ranking, the rest close up (after -M)
+        keep = rel >= 0
+        row_topic, rel = row_topic[keep], rel[keep]
+        num_ret = np.bincount(row_topic, minlength=n_topics).astype(np.int64)
+        start = np.cumsum(num_ret) - num_ret
+        rank = np.arange(row_topic.shape[0], dtype=np.int64) - np.repeat(start, num_ret) + 1
 
     qe = evaluated[q_tc]
     qt = new_code[q_tc[qe]]

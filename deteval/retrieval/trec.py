@@ -14,6 +14,7 @@ averaged as exp of the mean). ``trec_eval -q`` prints no per-topic ``gm_*`` line
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,7 +28,7 @@ from deteval.results import EvalResult
 from deteval.retrieval import measures as M
 from deteval.retrieval import measures_extra as X
 from deteval.retrieval.prepare import RankedTopics, prepare
-from deteval.retrieval.versions import ALL_TREC, DEFAULT_VERSION, OFFICIAL, SET, check_version
+from deteval.retrieval.versions import ALL_TREC, DEFAULT_VERSION, OFFICIAL, SET, check_version, recall_cutoff
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -247,7 +248,7 @@ class Options:
 
 
 def compute(
-    rt: RankedTopics, requested: list[tuple[_Family, tuple]], opts: Options = Options()
+    rt: RankedTopics, requested: list[tuple[_Family, tuple]], opts: Options = Options(), num_docs: int = 0
 ) -> dict[str, tuple[np.ndarray, str]]:
     """Per-topic values of every requested measure: ``{printed name: (values, aggregation)}``."""
     c = M.Cache(rt)
@@ -280,7 +281,7 @@ def compute(
         "G": lambda p: X.g_measure(c, p),
         "rbp": lambda p: X.rbp(c, p),
         # an empty ranking of -c scores 0 (10.0 resets it; 9.0.8 never evaluates such a topic)
-        "utility": lambda p: np.where(rt.in_run, X.utility(c, p), 0.0),
+        "utility": lambda p: np.where(rt.in_run, X.utility(c, p, int(num_docs)), 0.0),
         "set_F": lambda p: X.set_f(c, p[0]),
         "relstring": lambda p: np.array(X.relstring(c, int(p[0])), dtype=object),
     }
@@ -311,17 +312,31 @@ def compute(
             for x in params:
                 out[_param_name(fam, x)] = (per_x[fam.name](float(x)), fam.agg)
         elif fam.name == "iprec_at_recall":
-            vals = M.iprec_at_recall(c, np.asarray(params, dtype=np.float64), opts.version)
+            vals = _iprec(c, params, opts.version)
             for j, x in enumerate(params):
                 out[_param_name(fam, x)] = (vals[:, j], fam.agg)
         elif fam.name == "11pt_avg":
-            vals = M.iprec_at_recall(c, np.asarray(params, dtype=np.float64), opts.version)
+            vals = _iprec(c, params, opts.version)
             # m_11pt_avg.c adds the levels from the highest down, one at a time
             total = np.zeros(rt.n_topics)
             for j in range(len(params) - 1, -1, -1):
                 total += vals[:, j]
             out["11pt_avg"] = (total / len(params), fam.agg)
     return out
+
+
+def _iprec(c: M.Cache, params: tuple, version: str) -> np.ndarray:
+    """iprec_at_recall at the levels, with trec_eval's NaN: an evaluated topic with nothing retrieved
+    (-J removed every document; 10.0's -c empty rankings) starts from precision 0/0, and every level that
+    maps to 0 relevant documents takes that NaN (m_iprec_at_recall.c, m_11pt_avg.c)."""
+    rt = c.rt
+    levels = np.asarray(params, dtype=np.float64)
+    vals = M.iprec_at_recall(c, levels, version)
+    empty = (rt.num_ret == 0) & (rt.in_run if version == "9.0.8" else True)
+    if empty.any():
+        for j, x in enumerate(levels.tolist()):
+            vals[empty & (recall_cutoff(x, rt.num_rel, version) == 0), j] = np.nan
+    return vals
 
 
 def _set_map(c: M.Cache) -> np.ndarray:
@@ -426,6 +441,8 @@ def evaluate_trec(
     ap_denominator: str = "num_rel",
     version: str = DEFAULT_VERSION,
     zscores: Mapping[tuple[str, str], tuple[float, float]] | None = None,
+    judged_only: bool = False,
+    num_docs: int = 0,
 ) -> EvalResult:
     """Evaluate a run against qrels like ``trec_eval [-q] [-c] [-l N] -m ...``.
 
@@ -438,7 +455,8 @@ def evaluate_trec(
     rules apply, ``"9.0.8"`` (default: pytrec_eval and most published numbers) or ``"10.0"``; see
     :mod:`deteval.retrieval.versions` and docs/trec.md. ``zscores`` (``-Z``, from
     :func:`deteval.io.trec.load_zscores`): every per-topic value becomes (value - mean) / stddev before
-    averaging, as convert_zscores.c does.
+    averaging, as convert_zscores.c does. ``judged_only`` (``-J``): documents without a judgement leave the
+    ranking. ``num_docs`` (``-N``): the collection size, used only by ``utility``'s fourth coefficient.
 
     Returns an :class:`EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by measure name
     (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all``
@@ -459,14 +477,23 @@ def evaluate_trec(
     q, r = _as_qrels(qrels), as_read_by(_as_run(run), version)
     if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
         raise ConfigError(f"max_docs must be a positive integer, got {max_docs!r}")
-    rt = prepare(q, r, relevance_level=int(relevance_level), complete=complete, max_docs=max_docs)
+    if int(num_docs) != num_docs or num_docs < 0:
+        raise ConfigError(f"num_docs must be a non-negative integer, got {num_docs!r}")
+    rt = prepare(
+        q,
+        r,
+        relevance_level=int(relevance_level),
+        complete=complete,
+        max_docs=max_docs,
+        judged_only=judged_only,
+    )
     if rt.n_topics == 0:
         # trec_eval stops here too; averages over no topic would be meaningless zeros
         raise ValidationError(
             f"no topic has both results and judgements ({len(r)} run rows, {len(q)} qrels rows)",
             file=f"{r.source} vs {q.source}",
         )
-    values = compute(rt, requested, opts)
+    values = compute(rt, requested, opts, int(num_docs))
     if zscores is not None:
         values = to_zscores(values, rt.topic_names(), zscores)
     warnings = list(rt.warnings)
@@ -513,6 +540,8 @@ def _fmt_value(name: str, value: Any) -> str:
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return str(int(value))
+    if math.isnan(value):
+        return "  -nan"  # glibc's printf of the NaN that 0.0/0.0 gives on x86-64, where trec_eval runs
     return f"{float(value):6.4f}"
 
 
