@@ -24,7 +24,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     with Progress(3, "deteval trec") as bar:
         bar.stage("reading qrels")
         comments = args.trec_eval_version == "10.0"  # 9.0.8 has no comment lines
-        qrels = load_qrels(args.qrels, on_error=args.on_error, comments=comments)
+        qrels = load_qrels(
+            args.qrels,
+            on_error=args.on_error,
+            comments=comments,
+            judgment_groups=args.rel_format == "qrels_jg",
+        )
         bar.stage("reading run")
         results = load_run(args.run, on_error=args.on_error, comments=comments)
         bar.stage("measures")
@@ -122,6 +127,14 @@ def register(sub: Any) -> None:
         choices=("num_rel", "num_rel_ret"),
         default="num_rel",
         help="AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
+    )
+    p.add_argument(
+        "-R",
+        dest="rel_format",
+        choices=("qrels", "qrels_jg"),
+        default="qrels",
+        help="qrels format: qrels (default) or qrels_jg (the iter field is a judgment group; measures "
+        "map_avgjg, P_avgjg, Rprec_mult_avgjg; default set qrels_jg)",
     )
     p.add_argument(
         "-J",

@@ -69,6 +69,7 @@ class Qrels:
     warnings: list[str] = field(default_factory=list)
     skipped: int | None = None  # bad lines left out with on_error="skip" (None: not asked for)
     docno_long: dict[int, bytes] = field(default_factory=dict)
+    group: np.ndarray | None = None  # the judgment group (iter field) of each row, for -R qrels_jg
 
     def __len__(self) -> int:
         return int(self.topic.shape[0])
@@ -500,7 +501,13 @@ def _read(
     return out
 
 
-def load_qrels(path: str | PathLike[str], *, on_error: str = "raise", comments: bool = False) -> Qrels:
+def load_qrels(
+    path: str | PathLike[str],
+    *,
+    on_error: str = "raise",
+    comments: bool = False,
+    judgment_groups: bool = False,
+) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``); see the module docstring.
 
     ``on_error="skip"``: bad lines (field count, relevance) are left out, listed in ``warnings`` and
@@ -508,8 +515,11 @@ def load_qrels(path: str | PathLike[str], *, on_error: str = "raise", comments: 
     binary) and duplicates (two lines at fault, checked at evaluation) still raise.
     ``comments=True``: lines starting with ``#`` are comments, as trec_eval 10.0 reads qrels (9.0.8 has no
     comments: such a line is data, usually with the wrong number of fields).
+    ``judgment_groups=True``: the ``iter`` field is kept as each row's judgment group (``Qrels.group``,
+    trec_eval's ``-R qrels_jg``); the same document may then be judged once per group.
     """
-    return _read(path, on_error, comments, _QRELS_COMMENT, _qrels_from_bytes)
+    parse = _qrels_jg_from_bytes if judgment_groups else _qrels_from_bytes
+    return _read(path, on_error, comments, _QRELS_COMMENT, parse)
 
 
 _LINE = re.compile(r"^line (\d+)$")
@@ -545,6 +555,20 @@ def _skipping(data: bytes, path: str | PathLike[str], parse: Callable) -> Any:
     out.warnings = [f"skipped bad record: {e}" for e in bad.values()] + _blank_warning(
         out.blank_lines, str(path)
     )
+    return out
+
+
+def _qrels_jg_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
+    (group,), longs, _, _ = _read_table(data, path, 4, (1,), "qid iter docno rel")
+    if longs[0]:
+        row = min(longs[0])
+        raise InputFormatError(
+            f"judgment group id of {len(longs[0][row])} bytes is far longer than the others",
+            file=str(path),
+            record=f"row {row + 1}",
+        )
+    out = _qrels_from_bytes(data, path)
+    out.group = group
     return out
 
 

@@ -27,8 +27,17 @@ from deteval.io.trec import Qrels, Run, qrels_from_dict, run_from_dict
 from deteval.results import EvalResult
 from deteval.retrieval import measures as M
 from deteval.retrieval import measures_extra as X
+from deteval.retrieval.jg import compute_jg, real_topics, split_groups
 from deteval.retrieval.prepare import RankedTopics, prepare
-from deteval.retrieval.versions import ALL_TREC, DEFAULT_VERSION, OFFICIAL, SET, check_version, recall_cutoff
+from deteval.retrieval.versions import (
+    ALL_TREC,
+    DEFAULT_VERSION,
+    OFFICIAL,
+    QRELS_JG,
+    SET,
+    check_version,
+    recall_cutoff,
+)
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -43,6 +52,7 @@ class _Family:
     default: tuple = ()
     trec: bool = True  # a trec_eval measure (False: deteval extension)
     since: str = "9.0.8"  # the first trec_eval version deteval reproduces that has it
+    jg: bool = False  # a judgment-group measure: needs qrels read with judgment groups (-R qrels_jg)
     agg: str = "mean"  # mean | sum | gm | count | runid
 
 
@@ -85,6 +95,9 @@ FAMILIES: dict[str, _Family] = {
         _Family("set_map", ""),
         _Family("set_F", "beta", (1.0,)),
         _Family("num_nonrel_judged_ret", "", agg="sum"),
+        _Family("map_avgjg", "", jg=True),
+        _Family("P_avgjg", "int", _CUTS, jg=True),
+        _Family("Rprec_mult_avgjg", "mult", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), jg=True),
         _Family("rbp", "gains", since="10.0"),
         _Family("rbp_resid", "", since="10.0"),
         _Family("unj", "int", (5, 10, 20), since="10.0"),
@@ -102,7 +115,12 @@ def sets(version: str = DEFAULT_VERSION) -> dict[str, tuple[str, ...]]:
     known = {n for n, f in FAMILIES.items() if f.trec}
     return {
         name: tuple(n for n in names if n in known)
-        for name, names in (("official", OFFICIAL), ("all_trec", ALL_TREC[version]), ("set", SET))
+        for name, names in (
+            ("official", OFFICIAL),
+            ("all_trec", ALL_TREC[version]),
+            ("set", SET),
+            ("qrels_jg", QRELS_JG),
+        )
     }
 
 
@@ -418,6 +436,18 @@ class TrecResult(EvalResult):
     unprinted_topics: list[str] = field(default_factory=list)
 
 
+def _check_rel_format(requested: list[tuple[_Family, tuple]], jg_mode: bool) -> None:
+    """Judgment-group measures need qrels with groups, and the other measures plain qrels (trec_eval's
+    measures check the rel_info format the same way)."""
+    for fam, _ in requested:
+        if fam.name in ("runid", "num_q"):
+            continue
+        if fam.jg and not jg_mode:
+            raise ConfigError(f"{fam.name} needs qrels read with judgment groups (-R qrels_jg)")
+        if jg_mode and not fam.jg:
+            raise ConfigError(f"{fam.name} cannot be computed from qrels with judgment groups (-R qrels_jg)")
+
+
 def _as_qrels(q: Qrels | Mapping) -> Qrels:
     return q if isinstance(q, Qrels) else qrels_from_dict(q)
 
@@ -473,15 +503,23 @@ def evaluate_trec(
     if int(relevance_level) != relevance_level or relevance_level < 0:
         # negative levels would make unjudged documents (-1 inside trec_eval) relevant
         raise ConfigError(f"relevance_level must be a non-negative integer, got {relevance_level!r}")
-    requested = parse_measures(measures, version)
     q, r = _as_qrels(qrels), as_read_by(_as_run(run), version)
+    if measures is None and q.group is not None:
+        measures = ["qrels_jg"]  # trec_eval's measures for judgment groups
+    requested = parse_measures(measures, version)
     if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
         raise ConfigError(f"max_docs must be a positive integer, got {max_docs!r}")
     if int(num_docs) != num_docs or num_docs < 0:
         raise ConfigError(f"num_docs must be a non-negative integer, got {num_docs!r}")
+    jg_mode = q.group is not None
+    _check_rel_format(requested, jg_mode)
+    if jg_mode:
+        q_eval, r_eval = split_groups(q, r)
+    else:
+        q_eval, r_eval = q, r
     rt = prepare(
-        q,
-        r,
+        q_eval,
+        r_eval,
         relevance_level=int(relevance_level),
         complete=complete,
         max_docs=max_docs,
@@ -493,9 +531,14 @@ def evaluate_trec(
             f"no topic has both results and judgements ({len(r)} run rows, {len(q)} qrels rows)",
             file=f"{r.source} vs {q.source}",
         )
-    values = compute(rt, requested, opts, int(num_docs))
+    if jg_mode:
+        index, counts, names, in_run = real_topics(rt)
+        values = compute_jg(rt, requested, index, counts)
+    else:
+        names, in_run = rt.topic_names(), rt.in_run
+        values = compute(rt, requested, opts, int(num_docs))
     if zscores is not None:
-        values = to_zscores(values, rt.topic_names(), zscores)
+        values = to_zscores(values, names, zscores)
     warnings = list(rt.warnings)
     if non := opts.non_default():
         warnings.append("non-trec_eval conventions in effect: " + ", ".join(non))
@@ -505,7 +548,7 @@ def evaluate_trec(
         summary["runid"] = r.tag
     # -c: trec_eval 9.0.8 never evaluates the qrels topics missing from the run (the means divide by all
     # qrels topics, so they count as 0), so its sums leave them out; 10.0 evaluates them as empty rankings
-    summed = rt.in_run if version == "9.0.8" else np.ones(rt.n_topics, dtype=bool)
+    summed = in_run if version == "9.0.8" else np.ones(len(names), dtype=bool)
     for name, (vals, agg) in values.items():
         if agg == "sum":
             summary[name] = aggregate(vals[summed], agg)
@@ -514,7 +557,6 @@ def evaluate_trec(
     if q.skipped is not None or r.skipped is not None:  # asked for on_error="skip"
         summary["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
     per_class: dict[str, dict[str, Any]] = {}
-    names = rt.topic_names()
     if per_query:
         int_measures = {n for n, (_, agg) in values.items() if agg in ("sum", "count")}
         # num_q (like runid) has no per-topic value in trec_eval -q output
@@ -525,7 +567,7 @@ def evaluate_trec(
         }
         for i, topic in enumerate(names):
             per_class[topic] = {n: col[i] for n, col in cols.items()}
-    unprinted = [t for t, r in zip(names, rt.in_run.tolist()) if not r] if version == "9.0.8" else []
+    unprinted = [t for t, r in zip(names, in_run.tolist()) if not r] if version == "9.0.8" else []
     result = TrecResult(
         protocol="trec", summary=summary, per_class=per_class, warnings=warnings, unprinted_topics=unprinted
     )

@@ -69,3 +69,4 @@ SET: tuple[str, ...] = (
     "set_recall",
 )
 SET += ("set_relative_P", "set_map", "set_F")
+QRELS_JG: tuple[str, ...] = ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
