@@ -60,3 +60,33 @@ def test_non_finite_scores_are_refused(tmp_path, score: str) -> None:
     with pytest.raises(ValidationError, match="is not finite") as info:
         load_run(run)
     assert info.value.record == "line 2"
+
+
+def test_a_topic_judged_only_negative_is_evaluated_with_no_relevant_document() -> None:
+    # trec_eval's form_res_rels sizes its level counts from the largest relevance (-1 here: malloc(0)) and
+    # then reads stale counts: undefined behaviour (pytrec_eval crashes). deteval evaluates the topic
+    # with R = 0, the value every measure gives a topic without relevant documents.
+    qrels = {"q": {"a": -1, "b": -1}, "p": {"a": 1}}
+    run = {"q": {"a": 1.0, "b": 0.5, "c": 0.2}, "p": {"a": 1.0}}
+    res = evaluate_trec(qrels, run, ["num_rel", "num_ret", "map", "P.5", "ndcg", "bpref"], per_query=True)
+    assert res.per_class["q"] == {
+        "num_ret": 3,
+        "num_rel": 0,
+        "map": 0.0,
+        "bpref": 0.0,
+        "ndcg": 0.0,
+        "P_5": 0.0,
+    }
+    assert res.summary["map"] == 0.5
+
+
+def test_an_empty_run_with_complete_is_a_documented_departure(tmp_path) -> None:
+    # trec_eval refuses an empty results file ("Cannot read results file"); with -c deteval scores every
+    # qrels topic as an empty ranking, and without -c it stops as trec_eval does when no topic is left
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q 0 a 1\n")
+    run.write_text("")
+    res = evaluate_trec(load_qrels(qrels), load_run(run), ["map", "num_q"], complete=True)
+    assert res.summary == {"num_q": 1, "map": 0.0}
+    with pytest.raises(ValidationError, match="no topic has both results and judgements"):
+        evaluate_trec(load_qrels(qrels), load_run(run), ["map"])
