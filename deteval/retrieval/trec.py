@@ -344,13 +344,14 @@ def compute(
 
 
 def _iprec(c: M.Cache, params: tuple, version: str) -> np.ndarray:
-    """iprec_at_recall at the levels, with trec_eval's NaN: an evaluated topic with nothing retrieved
-    (-J removed every document; 10.0's -c empty rankings) starts from precision 0/0, and every level that
-    maps to 0 relevant documents takes that NaN (m_iprec_at_recall.c, m_11pt_avg.c)."""
+    """iprec_at_recall at the levels, with trec_eval's NaN: a run topic left with nothing retrieved (-J
+    removed every document) starts from precision 0/0, and every level that maps to 0 relevant documents
+    takes that NaN (m_iprec_at_recall.c, m_11pt_avg.c; pytrec_eval agrees). The empty rankings of -c
+    give 0 there (trec_eval's test/out.test.aqc)."""
     rt = c.rt
     levels = np.asarray(params, dtype=np.float64)
     vals = M.iprec_at_recall(c, levels, version)
-    empty = (rt.num_ret == 0) & (rt.in_run if version == "9.0.8" else True)
+    empty = (rt.num_ret == 0) & rt.in_run
     if empty.any():
         for j, x in enumerate(levels.tolist()):
             vals[empty & (recall_cutoff(x, rt.num_rel, version) == 0), j] = np.nan
@@ -546,13 +547,10 @@ def evaluate_trec(
     want_runid = any(f.name == "runid" for f, _ in requested)
     if want_runid:
         summary["runid"] = r.tag
-    # -c: trec_eval 9.0.8 never evaluates the qrels topics missing from the run (the means divide by all
-    # qrels topics, so they count as 0), so its sums leave them out; 10.0 evaluates them as empty rankings
-    summed = in_run if version == "9.0.8" else np.ones(len(names), dtype=bool)
+    # -c: the qrels topics missing from the run are evaluated as empty rankings and summed too (trec_eval's
+    # test/out.test.aqc, 9.0.x and 10.0 alike: num_rel includes the missing topic's relevant documents)
     for name, (vals, agg) in values.items():
-        if agg == "sum":
-            summary[name] = aggregate(vals[summed], agg)
-        elif agg != "none":  # relstring: per topic only
+        if agg != "none":  # relstring: per topic only
             summary[name] = aggregate(vals, agg)
     if q.skipped is not None or r.skipped is not None:  # asked for on_error="skip"
         summary["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
