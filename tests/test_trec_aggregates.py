@@ -155,5 +155,28 @@ def test_complete_counts_missing_topics_in_the_sums() -> None:
             "num_rel_ret": 1,
             "map": 0.5,
             "iprec_at_recall_0.00": 0.5,
-            "utility": 0.0,
+            "utility_1,-1,-1,0": 0.0,
         }
+
+
+MEAS_PARAMS_NAMES = [
+    "iprec_at_recall_0.10", "iprec_at_recall_0.20", "iprec_at_recall_0.25", "iprec_at_recall_0.50",
+    "iprec_at_recall_0.75", "P_3", "P_5", "P_7", "recall_20", "recall_2000", "Rprec_mult_0.20",
+    "Rprec_mult_0.35", "Rprec_mult_5.00", "utility_2,-1,0,0", "11pt_avg_.25,.5,.75", "ndcg_1=3,2=9,4=4.5",
+    "ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23", "success_2", "success_5", "success_20",
+]  # fmt: skip
+
+
+def test_measure_parameters_named_as_trec_eval_prints_them() -> None:
+    # the measure lines of trec_eval's test/out.test.meas_params, in its order, for its -m arguments
+    qrels, run = random_case(2)
+    specs = [
+        "P.5,7,3", "recall.20,2000", "Rprec_mult.5.0,0.2,0.35", "utility.2,-1,0,0", "11pt_avg..25,.5,.75",
+        "ndcg.1=3,2=9,4=4.5", "ndcg_cut.10,20,23.4", "iprec_at_recall..10,.20,.25,.75,.50", "success.2,5,20",
+    ]  # fmt: skip
+    res = evaluate_trec(qrels, run, specs, per_query=True)
+    assert [ln.split()[0] for ln in res.lines] == MEAS_PARAMS_NAMES
+    topic_lines = [
+        ln.split("\t")[0].strip() for ln in format_trec(res, per_query=True) if "\tall\t" not in ln
+    ]
+    assert topic_lines[: len(MEAS_PARAMS_NAMES)] == MEAS_PARAMS_NAMES

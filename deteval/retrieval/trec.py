@@ -134,9 +134,28 @@ def _param_name(fam: _Family, value: float) -> str:
 _WHOLE = ("coef", "beta", "gains")  # the last request's parameters replace the earlier ones
 
 
+class Params(tuple):
+    """A measure's parameters; ``text`` keeps them as written on the command line, because trec_eval
+    names a single-valued measure with explicit parameters after that text (``utility_2,-1,0,0``,
+    ``11pt_avg_.25,.5,.75``, ``ndcg_1=3,2=9,4=4.5``; test/out.test.meas_params)."""
+
+    text: str = ""
+
+
+def _single(fam: _Family) -> bool:
+    """One printed value however many parameters (their text then goes into the name)."""
+    return fam.params in _WHOLE or fam.name == "11pt_avg"
+
+
+def printed_name(fam: _Family, params: tuple) -> str:
+    """The name trec_eval prints for a single-valued measure: ``name`` or ``name_<parameters as given>``."""
+    text = getattr(params, "text", "")
+    return f"{fam.name}_{text}" if text else fam.name
+
+
 def parse_measures(
     specs: Iterable[str] | str | None, version: str = DEFAULT_VERSION
-) -> list[tuple[_Family, tuple]]:
+) -> list[tuple[_Family, Params]]:
     """Requested measures as (family, parameters) in trec_eval's output order; see the module docstring.
     ``version`` decides what the set nicknames (``all_trec``) stand for."""
     named_sets = sets(version)
@@ -145,10 +164,12 @@ def parse_measures(
     if isinstance(specs, str):
         specs = [specs]
     wanted: dict[str, list] = {}
+    texts: dict[str, str] = {}
 
-    def add(fam: _Family, params: Iterable) -> None:
-        if fam.params in _WHOLE:
+    def add(fam: _Family, params: Iterable, text: str = "") -> None:
+        if _single(fam):
             wanted[fam.name] = list(params)
+            texts[fam.name] = text
             return
         lst = wanted.setdefault(fam.name, [])
         for p in params:
@@ -166,7 +187,7 @@ def parse_measures(
                 fam = FAMILIES[name]
                 if not fam.params:
                     raise ConfigError(f"measure {name!r} takes no parameters (got {spec!r})")
-                add(fam, _parse_params(fam, rest, spec))
+                add(fam, _parse_params(fam, rest, spec), rest)
                 continue
             if name in FAMILIES:
                 add(FAMILIES[name], FAMILIES[name].default)
@@ -178,14 +199,15 @@ def parse_measures(
             known = ", ".join(list(named_sets) + list(FAMILIES))
             raise ConfigError(f"unknown measure {spec!r}; known: {known}")
     order = list(FAMILIES)
-    out = []
+    out: list[tuple[_Family, Params]] = []
     for name in sorted(wanted, key=order.index):
         fam = FAMILIES[name]
         if fam.since == "10.0" and version != "10.0":
             raise ConfigError(
                 f"{name} is a trec_eval 10.0 measure; ask for it with version 10.0 (--trec-eval-version 10.0)"
             )
-        params = tuple(wanted[name]) if fam.params in _WHOLE else tuple(sorted(wanted[name]))
+        params = Params(wanted[name] if fam.params in _WHOLE else sorted(wanted[name]))
+        params.text = texts.get(name, "")
         out.append((fam, params))
     return out
 
@@ -320,7 +342,7 @@ def compute(
         if fam.name == "runid":
             continue
         if fam.name in whole:
-            out[fam.name] = (whole[fam.name](params), fam.agg)
+            out[printed_name(fam, params)] = (whole[fam.name](params), fam.agg)
         elif fam.name in simple:
             out[fam.name] = (simple[fam.name](), fam.agg)
         elif fam.name in per_k:
@@ -339,7 +361,7 @@ def compute(
             total = np.zeros(rt.n_topics)
             for j in range(len(params) - 1, -1, -1):
                 total += vals[:, j]
-            out["11pt_avg"] = (total / len(params), fam.agg)
+            out[printed_name(fam, params)] = (total / len(params), fam.agg)
     return out
 
 
