@@ -288,7 +288,7 @@ class Options:
 
 
 def compute(
-    rt: RankedTopics, requested: list[tuple[_Family, tuple]], opts: Options = Options(), num_docs: int = 0
+    rt: RankedTopics, requested: Sequence[tuple[_Family, tuple]], opts: Options = Options(), num_docs: int = 0
 ) -> dict[str, tuple[np.ndarray, str]]:
     """Per-topic values of every requested measure: ``{printed name: (values, aggregation)}``."""
     c = M.Cache(rt)
@@ -459,7 +459,7 @@ class TrecResult(EvalResult):
     unprinted_topics: list[str] = field(default_factory=list)
 
 
-def _check_rel_format(requested: list[tuple[_Family, tuple]], jg_mode: bool) -> None:
+def _check_rel_format(requested: Sequence[tuple[_Family, tuple]], jg_mode: bool) -> None:
     """Judgment-group measures need qrels with groups, and the other measures plain qrels (trec_eval's
     measures check the rel_info format the same way)."""
     for fam, _ in requested:
