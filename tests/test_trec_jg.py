@@ -96,3 +96,15 @@ def test_cli_qrels_jg(tmp_path, capsys) -> None:
 def test_jg_measures_need_groups() -> None:
     with pytest.raises(ConfigError, match="judgment groups"):
         evaluate_trec({"t": {"a": 1}}, {"t": {"a": 1.0}}, ["map_avgjg"])
+
+
+def test_qrels_jg_default_set_names_as_trec_eval(tmp_path) -> None:
+    # the all lines of trec_eval's test/out.test.qrels_jg: names and order of -m qrels_jg
+    groups, run = jg_case(1)
+    q, r = write(tmp_path, groups, run)
+    res = evaluate_trec(load_qrels(q, judgment_groups=True), load_run(r))
+    cuts = ["5", "10", "15", "20", "30", "100", "200", "500", "1000"]
+    mults = ["0.20", "0.40", "0.60", "0.80", "1.00", "1.20", "1.40", "1.60", "1.80", "2.00"]
+    expected = ["runid", "num_q", "map_avgjg"] + [f"P_avgjg_{k}" for k in cuts]
+    expected += [f"Rprec_mult_avgjg_{x}" for x in mults]
+    assert [ln.split()[0] for ln in res.lines] == expected
