@@ -180,3 +180,36 @@ def test_measure_parameters_named_as_trec_eval_prints_them() -> None:
         ln.split("\t")[0].strip() for ln in format_trec(res, per_query=True) if "\tall\t" not in ln
     ]
     assert topic_lines[: len(MEAS_PARAMS_NAMES)] == MEAS_PARAMS_NAMES
+
+
+def aqc_all_names(version: str) -> list[str]:
+    """The measure names of the all lines of trec_eval's test/out.test.aqc (-a -q -c): the 10.0-era file
+    ends with rbp, rbp_resid, unj_5/10/20; the 9.0.x-era file stops at num_nonrel_judged_ret."""
+    cuts = ["5", "10", "15", "20", "30", "100", "200", "500", "1000"]
+    levels = [f"{i / 10:.2f}" for i in range(11)]
+    mults = ["0.20", "0.40", "0.60", "0.80", "1.00", "1.20", "1.40", "1.60", "1.80", "2.00"]
+    names = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref"]
+    names += ["recip_rank"] + [f"iprec_at_recall_{x}" for x in levels] + [f"P_{k}" for k in cuts]
+    names += [f"recall_{k}" for k in cuts] + ["infAP", "gm_bpref"] + [f"Rprec_mult_{x}" for x in mults]
+    names += ["utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg"]
+    names += [f"ndcg_cut_{k}" for k in cuts] + [f"map_cut_{k}" for k in cuts]
+    names += [f"relative_P_{k}" for k in cuts] + ["success_1", "success_5", "success_10"]
+    names += ["set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret"]
+    if version == "10.0":
+        names += ["rbp", "rbp_resid", "unj_5", "unj_10", "unj_20"]
+    return names
+
+
+@pytest.mark.parametrize("version", ["9.0.8", "10.0"])
+def test_all_trec_lines_named_and_ordered_as_trec_eval(version: str) -> None:
+    qrels, run = random_case(3)
+    res = evaluate_trec(qrels, run, ["all_trec"], complete=True, per_query=True, version=version)
+    assert [ln.split()[0] for ln in res.lines] == aqc_all_names(version)
+    # per topic: no runid, num_q or gm_* lines; relstring between P and recall, quoted
+    first = next(iter(res.per_class))
+    lines = [ln for ln in format_trec(res, per_query=True) if ln.split("\t")[1] == first]
+    names = [ln.split()[0] for ln in lines]
+    assert (
+        names[names.index("P_1000") + 1] == "relstring" and names[names.index("relstring") + 1] == "recall_5"
+    )
+    assert not {"runid", "num_q", "gm_map", "gm_bpref"} & set(names)
