@@ -193,3 +193,14 @@ def test_nothing_judged_left_gives_trec_eval_nan() -> None:
     assert "iprec_at_recall_0.00  \tall\t  -nan" in res.lines
     ref = pytrec_eval.RelevanceEvaluator(qrels, {"iprec_at_recall"}, judged_docs_only_flag=True).evaluate(run)
     assert math.isnan(ref["q"]["iprec_at_recall_0.00"]) and ref["q"]["iprec_at_recall_0.50"] == 0.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_extra_measures_on_full_precision_sigmoid_scores(seed: int) -> None:
+    # reranker-like scores near 1.0, printed with full precision: float32 ties decide the ranking (9.0.8)
+    from test_trec_versions import sigmoid_run
+
+    qrels, run = sigmoid_run(seed, n_topics=8)
+    for spec in [*EXTRA, "infAP"]:
+        ref = pytrec_eval.RelevanceEvaluator(qrels, {spec}).evaluate(run)
+        assert_same(ref, evaluate_trec(qrels, run, [spec], per_query=True).per_class)
