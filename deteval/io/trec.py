@@ -177,22 +177,21 @@ def _gather_fields(
     ends: np.ndarray,
     keep: Sequence[int],
     path: str,
-    lines: np.ndarray,
+    line_of: Callable[[int], int],
 ) -> tuple[list[dict[int, bytes]], list[np.ndarray]]:
     """The kept fields (see :func:`_tokenise`). Field 0, the topic id, is never cut: it must be at most
     ``MAX_TOPIC_BYTES`` long; every other field's width follows :func:`column_width`."""
     longs: list[dict[int, bytes]] = [{} for _ in keep]
     fields = []
     for i, j in enumerate(keep):
-        if j == 0:
-            length = ends[:, 0] - starts[:, 0]
-            if length.shape[0] and int(length.max()) > MAX_TOPIC_BYTES:
-                r = int(np.argmax(length))
-                raise InputFormatError(
-                    f"topic id of {int(length[r])} bytes; deteval accepts at most {MAX_TOPIC_BYTES}",
-                    file=path,
-                    record=f"line {int(lines[r])}",
-                )
+        if j == 0 and starts.shape[0] and int((ends[:, 0] - starts[:, 0]).max()) > MAX_TOPIC_BYTES:
+            length = ends[:, 0] - starts[:, 0]  # error path only
+            r = int(np.argmax(length))
+            raise InputFormatError(
+                f"topic id of {int(length[r])} bytes; deteval accepts at most {MAX_TOPIC_BYTES}",
+                file=path,
+                record=f"line {line_of(r)}",
+            )
         fields.append(_gather_field(padded, starts[:, j], ends[:, j], None if j == 0 else longs[i]))
     return longs, fields
 
@@ -257,8 +256,10 @@ def _tokenise(
         ends = ends.reshape(-1, n_fields)
     widest = int(max((ends[:, j] - starts[:, j]).max(initial=0) for j in keep))
     padded = np.concatenate((buf, np.zeros(widest + 1, dtype=np.uint8)))
+    longs, fields = _gather_fields(
+        padded, starts, ends, keep, path, lambda r: int(np.flatnonzero(filled)[r]) + line0 + 1
+    )
     line_numbers = np.flatnonzero(filled).astype(np.int64) + (line0 + 1)
-    longs, fields = _gather_fields(padded, starts, ends, keep, path, line_numbers)
     return fields, longs, line_numbers, n_blank
 
 
@@ -290,9 +291,9 @@ def _tokenise_simple(
     lengths = [ends[:, j] - starts[:, j] for j in keep]
     widest = int(max(ln.max() for ln in lengths))
     padded = np.concatenate((buf, np.zeros(widest + 1, dtype=np.uint8)))
-    line_numbers = np.arange(line0 + 1, line0 + 1 + ends.shape[0], dtype=np.int64)
-    longs, fields = _gather_fields(padded, starts, ends, keep, path, line_numbers)
-    return fields, longs, line_numbers, 0
+    del lengths  # before the gather: the blocks are tokenised in parallel, peaks add up
+    longs, fields = _gather_fields(padded, starts, ends, keep, path, lambda r: line0 + 1 + r)
+    return fields, longs, np.arange(line0 + 1, line0 + 1 + ends.shape[0], dtype=np.int64), 0
 
 
 def _read_bytes(path: str | PathLike[str]) -> bytes:
@@ -597,9 +598,14 @@ def _qrels_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
 def _last_tag(data: bytes) -> str:
     """The run tag (6th field) of the last non-blank line: trec_eval's ``runid`` (get_trec_results.c keeps
     the tag of the last line read)."""
-    text = data.rstrip()
-    parts = text[text.rfind(b"\n") + 1 :].split()
-    return parts[5].decode("utf-8", "replace") if len(parts) > 5 else ""
+    end = len(data)
+    while end > 0:  # backwards, line by line, without copying the data
+        start = data.rfind(b"\n", 0, end) + 1
+        parts = data[start:end].split()
+        if parts:
+            return parts[5].decode("utf-8", "replace") if len(parts) > 5 else ""
+        end = start - 1
+    return ""
 
 
 _FRACTION = re.compile(rb"([+-]?)(\d*)\.(\d*)")

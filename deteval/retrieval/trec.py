@@ -446,7 +446,7 @@ def as_read_by(run: Run, version: str) -> Run:
     if version != "9.0.8":
         return run
     with np.errstate(over="ignore"):
-        score = run.score.astype(np.float32).astype(np.float64)
+        score = run.score.astype(np.float32)  # ranked as float32: half the memory of a float64 copy
     return replace(run, score=score)
 
 
