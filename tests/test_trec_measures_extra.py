@@ -204,3 +204,15 @@ def test_extra_measures_on_full_precision_sigmoid_scores(seed: int) -> None:
     for spec in [*EXTRA, "infAP"]:
         ref = pytrec_eval.RelevanceEvaluator(qrels, {spec}).evaluate(run)
         assert_same(ref, evaluate_trec(qrels, run, [spec], per_query=True).per_class)
+
+
+def test_gain_family_with_a_huge_relevance_value_stays_small() -> None:
+    # trec_eval would allocate one counter per level up to the largest relevance (here 10**15); deteval
+    # keeps the levels that occur, with the same values (empty levels change nothing)
+    qrels = {"q": {"a": 10**15, "b": 1, "c": 0}}
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    res = evaluate_trec(qrels, run, ["G", "ndcg_rel", "Rndcg", "rbp"], version="10.0")
+    assert res.summary["Rndcg"] == 1.0 and res.summary["ndcg_rel"] == 1.0  # the ideal order
+    small = evaluate_trec({"q": {"a": 5, "b": 1, "c": 0}}, run, ["ndcg_rel"]).summary
+    assert small == {"ndcg_rel": 1.0}
+    assert 0.0 < res.summary["rbp"] < 1.0 and res.summary["G"] > 0.0

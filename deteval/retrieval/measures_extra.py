@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -66,16 +66,19 @@ def _c_gain_order(a: tuple[int, float], b: tuple[int, float]) -> int:
     return int(a[1] - b[1])
 
 
-def gain_levels(pairs: Sequence[tuple[int, float]], counts: Sequence[int]) -> list[tuple[int, float, int]]:
+def gain_levels(
+    pairs: Sequence[tuple[int, float]], counts: Mapping[int, int]
+) -> list[tuple[int, float, int]]:
     """(level, gain, judged docs at that level) in trec_eval's order (setup_gains): the parameter pairs
-    first, then every level 0..max judged not named by a pair (gain = level), stably sorted by gain as
-    trec_eval's int-valued comparator does."""
+    first, then level 0 and every judged level not named by a pair (gain = level), stably sorted by gain
+    as trec_eval's int-valued comparator does. trec_eval lists every level from 0 to the largest judged;
+    the empty ones change nothing (no document has them, the ideal ranking passes over them) and are left
+    out, so that a huge relevance value costs nothing."""
     levels = [(lvl, float(g)) for lvl, g in pairs]
     named = {lvl for lvl, _ in levels}
-    levels += [(i, float(i)) for i in range(len(counts)) if i not in named]
+    levels += [(i, float(i)) for i in sorted(set(counts) | {0}) if i not in named]
     levels.sort(key=functools.cmp_to_key(_c_gain_order))
-    count = dict(enumerate(counts))
-    return [(lvl, g, int(count.get(lvl, 0)) if lvl >= 0 else 0) for lvl, g in levels]
+    return [(lvl, g, int(counts.get(lvl, 0)) if lvl >= 0 else 0) for lvl, g in levels]
 
 
 class _Ideal:
@@ -103,14 +106,16 @@ def _per_topic(
 ) -> np.ndarray:
     rt = c.rt
     out = np.zeros(rt.n_topics, dtype=np.float64)
-    # judged documents per level and topic: levels > 0 from the ideal list, level 0 the rest of the judged
+    # judged documents per level and topic: levels > 0 from the ideal list (sorted by topic), level 0 the
+    # rest of the judged documents
+    bounds = np.searchsorted(rt.ideal_topic, np.arange(rt.n_topics + 1))
     for t in range(rt.n_topics):
-        g = rt.ideal_gain[rt.ideal_topic == t].astype(np.int64)
-        judged = int(rt.num_rel[t] + rt.num_nonrel[t])
-        counts = np.bincount(g, minlength=1) if g.size else np.zeros(1, dtype=np.int64)
-        counts[0] = judged - g.size
+        g = rt.ideal_gain[bounds[t] : bounds[t + 1]].astype(np.int64)
+        levels, n_at = np.unique(g, return_counts=True)
+        counts = dict(zip(levels.tolist(), n_at.tolist()))
+        counts[0] = int(rt.num_rel[t] + rt.num_nonrel[t]) - g.size
         rels = rt.rel[rt.start[t] : rt.start[t] + rt.num_ret[t]].tolist()
-        out[t] = one(rels, gain_levels(pairs, counts.tolist()))
+        out[t] = one(rels, gain_levels(pairs, counts))
     return out
 
 
