@@ -53,7 +53,6 @@ def scores(doc: dict) -> dict:
 
 BAD_RUN_LINES = {
     "five_fields": (b"401 Q0 X 1 2.0", InputFormatError, "expected 6 fields (qid Q0 docno rank score tag), found 5"),
-    "seven_fields": (b"401 Q0 X 1 2.0 t x", InputFormatError, "found 7"),
     "score_text": (b"401 Q0 X 1 high t", InputFormatError, "score 'high' is not a valid number"),
     "score_hex": (b"401 Q0 X 1 0x10 t", InputFormatError, "score '0x10' is not a valid number"),
     "score_underscore": (b"401 Q0 X 1 1_0 t", InputFormatError, "score '1_0' is not a valid number"),
@@ -66,7 +65,8 @@ BAD_QRELS_LINES = {
     "three_fields": (b"401 0 X", InputFormatError, "expected 4 fields (qid iter docno rel), found 3"),
     "five_fields": (b"401 0 X 1 2", InputFormatError, "found 5"),
     "rel_text": (b"401 0 X high", InputFormatError, "relevance 'high' is not a valid number"),
-    "rel_fraction": (b"401 0 X 1.5", InputFormatError, "relevance '1.5' is not a valid number"),
+    "rel_fraction_exponent": (b"401 0 X 1.5e3", InputFormatError, "relevance '1.5e3' is not a valid number"),
+    "rel_dot": (b"401 0 X .", InputFormatError, "relevance '.' is not a valid number"),
     "rel_nan": (b"401 0 X nan", InputFormatError, "relevance 'nan' is not a valid number"),
     "rel_underscore": (b"401 0 X 1_0", InputFormatError, "relevance '1_0' is not a valid number"),
     "rel_huge": (b"401 0 X 99999999999999999999999", ValidationError, "is out of range"),

@@ -87,3 +87,29 @@ def test_fuzz_in_memory_run(run):
     except DetevalError:
         return
     assert_valid_result(result)
+
+
+@fuzz_settings(30)
+@given(
+    qrels=mutated(QRELS, max_ops=6), run=mutated(RUN, max_ops=6), version=st.sampled_from(("9.0.8", "10.0"))
+)
+def test_fuzz_all_trec_measures_both_versions(qrels, run, version):
+    # every measure of the version's all_trec set, comment lines read as 10.0 reads them
+    with tempfile.TemporaryDirectory() as tmp:
+        q, r = Path(tmp) / "qrels.txt", Path(tmp) / "run.txt"
+        q.write_bytes(qrels)
+        r.write_bytes(run)
+        comments = version == "10.0"
+        try:
+            result = evaluate_trec(
+                load_qrels(q, comments=comments),
+                load_run(r, comments=comments),
+                ["all_trec"],
+                complete=True,
+                per_query=True,
+                version=version,
+            )
+        except DetevalError as exc:
+            assert exc.file is not None or exc.record is None, exc
+            return
+        assert_valid_result(result)

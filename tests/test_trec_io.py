@@ -58,7 +58,7 @@ def test_block_boundaries_keep_line_numbers(tmp_path, monkeypatch):
     [
         ("1 0 a 1\n1 0 b\n", "line 2: expected 4 fields"),
         ("1 0 a 1\n1 0 b x\n", "line 2: relevance 'x' is not a valid number"),
-        ("1 0 a 1\n1 0 b 0.5\n", "line 2: relevance '0.5'"),
+        ("1 0 a 1\n1 0 b 0.5e1\n", "line 2: relevance '0.5e1'"),
         ("1 0 a 1\n1 0 a 0\n", "line 2: duplicate document 'a'"),
     ],
 )

@@ -83,7 +83,7 @@ def assert_same(ref: dict, got: dict) -> None:
     for topic, row in ref.items():
         for name, value in row.items():
             assert name in got[topic], name
-            assert got[topic][name] == pytest.approx(value, abs=1e-12, rel=0), (
+            assert got[topic][name] == pytest.approx(value, abs=1e-12, rel=0, nan_ok=True), (
                 topic,
                 name,
                 value,

@@ -12,10 +12,11 @@ from typing import Any
 from deteval.commands import options as opt
 from deteval.commands.common import apply_preset, warn_on_stderr, write_text
 from deteval.commands.options import Checker
-from deteval.io.trec import load_qrels, load_run
+from deteval.io.trec import load_qrels, load_run, load_zscores
 from deteval.report import render
 from deteval.report.progress import Progress
 from deteval.retrieval.trec import evaluate_trec, format_trec
+from deteval.retrieval.versions import DEFAULT_VERSION, VERSIONS
 
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
 
@@ -31,9 +32,15 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     apply_preset(args, parser, {}, OPTIONS)
     with Progress(3, "deteval trec") as bar:
         bar.stage("reading qrels")
-        qrels = load_qrels(args.qrels, on_error=args.on_error)
+        comments = args.trec_eval_version == "10.0"  # 9.0.8 has no comment lines
+        qrels = load_qrels(
+            args.qrels,
+            on_error=args.on_error,
+            comments=comments,
+            judgment_groups=args.rel_format == "qrels_jg",
+        )
         bar.stage("reading run")
-        results = load_run(args.run, on_error=args.on_error)
+        results = load_run(args.run, on_error=args.on_error, comments=comments)
         bar.stage("measures")
         result = evaluate_trec(
             qrels,
@@ -47,6 +54,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             discount=args.discount,
             recall_denominator=args.recall_denominator,
             ap_denominator=args.ap_denominator,
+            version=args.trec_eval_version,
+            zscores=load_zscores(args.zscores) if args.zscores else None,
+            judged_only=args.judged_only,
+            num_docs=args.num_docs,
         )
     if args.format == "trec":
         text = "\n".join(format_trec(result, per_query=args.query)) + "\n"
@@ -120,6 +131,42 @@ def register(sub: Any) -> None:
         choices=("num_rel", "num_rel_ret"),
         default="num_rel",
         help="AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
+    )
+    p.add_argument(
+        "-R",
+        dest="rel_format",
+        choices=("qrels", "qrels_jg"),
+        default="qrels",
+        help="qrels format: qrels (default) or qrels_jg (the iter field is a judgment group; measures "
+        "map_avgjg, P_avgjg, Rprec_mult_avgjg; default set qrels_jg)",
+    )
+    p.add_argument(
+        "-J",
+        dest="judged_only",
+        action="store_true",
+        help="judged documents only: documents without a judgement leave the ranking (trec_eval -J)",
+    )
+    p.add_argument(
+        "-N",
+        dest="num_docs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="number of documents in the collection (only utility's fourth coefficient uses it)",
+    )
+    p.add_argument(
+        "-Z",
+        dest="zscores",
+        metavar="FILE",
+        help="z-scores: FILE holds 'qid measure mean stddev' lines; every per-topic value becomes "
+        "(value - mean) / stddev before averaging (trec_eval -Z)",
+    )
+    p.add_argument(
+        "--trec-eval-version",
+        choices=VERSIONS,
+        default=DEFAULT_VERSION,
+        help="whose rules to follow: trec_eval 9.0.8 (default; scores read as float32, as pytrec_eval) "
+        "or 10.0 (scores read as doubles); see docs/trec.md",
     )
     p.add_argument(
         "--on-error",

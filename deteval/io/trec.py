@@ -2,12 +2,14 @@
 
 File formats (whitespace-separated; tabs, repeated spaces and CRLF line ends are accepted):
 
-* qrels: ``qid iter docno rel`` (``iter`` is ignored, ``rel`` an integer; a negative ``rel`` means "in the
-  pool but unjudged", as in trec_eval);
-* run: ``qid Q0 docno rank score tag`` (``Q0`` and ``rank`` are ignored: trec_eval re-ranks by score).
+* qrels: ``qid iter docno rel`` (``iter`` is ignored; ``rel`` an integer, or a plain decimal such as ``1.5``
+  cut to its integer part as trec_eval's ``atol`` does; a negative ``rel`` means "in the pool but
+  unjudged", as in trec_eval);
+* run: ``qid Q0 docno rank score tag [anything]`` (``Q0`` and ``rank`` are ignored: trec_eval re-ranks by
+  score; fields after the tag are ignored, as trec_eval does; the tag of the last line is the ``runid``).
 
-Blank lines are skipped and counted. Every other line must have exactly the expected number of fields;
-otherwise :class:`~deteval.errors.InputFormatError` names the file and the line.
+Blank lines are skipped and counted. Every other line must have the expected number of fields (four; a run
+line at least six); otherwise :class:`~deteval.errors.InputFormatError` names the file and the line.
 
 Parsing is vectorised: the file is read in large blocks, fields are located with numpy on the raw bytes
 and gathered into fixed-width byte-string arrays (``dtype "S"``, which sort bytewise like C's ``strcmp``);
@@ -38,6 +40,7 @@ __all__ = [
     "Run",
     "load_qrels",
     "load_run",
+    "load_zscores",
     "qrels_from_dict",
     "qrels_from_lists",
     "run_from_dict",
@@ -51,6 +54,9 @@ class Qrels:
 
     ``line`` holds the 1-based source line of each row (for in-memory input: the 0-based entry index, and
     ``record_kind`` is ``"entry"``) so that later checks (duplicates) can still name the record.
+
+    ``docno_long``: the few docnos much longer than the rest, by row (``docno`` holds only their first
+    bytes), so that the column's width, and memory, follow the typical docno and not the longest one.
     """
 
     topic: np.ndarray
@@ -62,6 +68,8 @@ class Qrels:
     blank_lines: int = 0
     warnings: list[str] = field(default_factory=list)
     skipped: int | None = None  # bad lines left out with on_error="skip" (None: not asked for)
+    docno_long: dict[int, bytes] = field(default_factory=dict)
+    group: np.ndarray | None = None  # the judgment group (iter field) of each row, for -R qrels_jg
 
     def __len__(self) -> int:
         return int(self.topic.shape[0])
@@ -71,8 +79,8 @@ class Qrels:
 class Run:
     """A ranked run, one row per retrieved document: byte-string ``topic`` and ``docno``, float ``score``.
 
-    ``tag`` is the run tag of the first line (trec_eval's ``runid``); ``line``/``record_kind`` as in
-    :class:`Qrels`.
+    ``tag`` is the run tag of the last line (trec_eval's ``runid``); ``line``/``record_kind``/``docno_long``
+    as in :class:`Qrels`.
     """
 
     topic: np.ndarray
@@ -85,6 +93,7 @@ class Run:
     blank_lines: int = 0
     warnings: list[str] = field(default_factory=list)
     skipped: int | None = None
+    docno_long: dict[int, bytes] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.topic.shape[0])
@@ -94,16 +103,45 @@ class Run:
 # Tokenising
 
 
-def _gather_field(padded: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+_LONG_COST = 128  # bytes that one token kept as a Python bytes object (and its dict entry) costs
+
+
+def column_width(length: np.ndarray) -> int:
+    """Width of a fixed-width column for tokens of these lengths: the longest, unless that makes the
+    column mostly padding; then the width w minimising ``n*w + sum(len + overhead)`` over the tokens
+    longer than w (those are kept apart, whole). Memory then grows with the tokens' total size, not with
+    the number of rows times the longest token (one 20 KB docno in 500k rows would need 10 GB)."""
+    n = length.shape[0]
+    widest = int(length.max(initial=0))
+    if widest * n <= 2 * int(length.sum()) + 64 * n:
+        return widest
+    u, c = np.unique(length, return_counts=True)
+    above = np.cumsum((c * (u + _LONG_COST))[::-1])[::-1]  # cost of the tokens of length >= u[k]
+    cost = n * u + np.append(above[1:], 0)
+    return int(u[int(np.argmin(cost))])
+
+
+def _gather_field(
+    padded: np.ndarray, start: np.ndarray, end: np.ndarray, long: dict[int, bytes] | None = None
+) -> np.ndarray:
     """Byte strings ``padded[start[i]:end[i]]`` as one fixed-width ``S`` array, without a per-row loop.
 
-    ``padded`` must extend at least the longest field's width past the last start (zero bytes).
+    ``padded`` must extend at least the longest field's width past the last start (zero bytes). With a
+    ``long`` dict, the width follows :func:`column_width`: longer tokens are cut in the array and stored
+    whole in ``long`` by row.
     """
     n = start.shape[0]
     if n == 0:
         return np.zeros(0, dtype="S1")
     length = end - start
-    width = int(length.max())
+    if long is None:
+        width = int(length.max())
+    else:
+        width = column_width(length)
+        over = np.flatnonzero(length > width)
+        if over.size:
+            long.update((int(i), padded[start[i] : end[i]].tobytes()) for i in over.tolist())
+            length = np.minimum(length, width)
     # one fancy-indexing copy of n rows from a zero-copy sliding window view (no n x width index array)
     out = np.lib.stride_tricks.sliding_window_view(padded, width)[start]
     out *= np.arange(width) < length[:, None]  # NUL padding: "S" strings end at the first trailing NUL
@@ -129,13 +167,51 @@ _WS = np.zeros(256, dtype=bool)
 _WS[[9, 10, 11, 12, 13, 32]] = True  # the separators of C's isspace(), which trec_eval splits on
 
 
+_Tokens = tuple[list[np.ndarray], list[dict[int, bytes]], np.ndarray, int]
+MAX_TOPIC_BYTES = 256  # longer topic ids are refused (no test collection comes close; bounds memory)
+
+
+def _gather_fields(
+    padded: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    keep: Sequence[int],
+    path: str,
+    line_of: Callable[[int], int],
+) -> tuple[list[dict[int, bytes]], list[np.ndarray]]:
+    """The kept fields (see :func:`_tokenise`). Field 0, the topic id, is never cut: it must be at most
+    ``MAX_TOPIC_BYTES`` long; every other field's width follows :func:`column_width`."""
+    longs: list[dict[int, bytes]] = [{} for _ in keep]
+    fields = []
+    for i, j in enumerate(keep):
+        if j == 0 and starts.shape[0] and int((ends[:, 0] - starts[:, 0]).max()) > MAX_TOPIC_BYTES:
+            length = ends[:, 0] - starts[:, 0]  # error path only
+            r = int(np.argmax(length))
+            raise InputFormatError(
+                f"topic id of {int(length[r])} bytes; deteval accepts at most {MAX_TOPIC_BYTES}",
+                file=path,
+                record=f"line {line_of(r)}",
+            )
+        fields.append(_gather_field(padded, starts[:, j], ends[:, j], None if j == 0 else longs[i]))
+    return longs, fields
+
+
 def _tokenise(
-    chunk: bytes | memoryview, n_fields: int, keep: Sequence[int], path: str, line0: int, what: str
-) -> tuple[list[np.ndarray], np.ndarray, int]:
+    chunk: bytes | memoryview,
+    n_fields: int,
+    keep: Sequence[int],
+    path: str,
+    line0: int,
+    what: str,
+    more: bool = False,
+) -> _Tokens:
     """Fields ``keep`` of every non-blank line of ``chunk`` (which ends at a line end or at the file end).
 
-    Returns ``(fields, line_numbers, n_blank)``: one ``S`` array per kept field and the 1-based line of
-    each row. A line with a number of fields other than 0 or ``n_fields`` raises, naming the line.
+    Returns ``(fields, longs, line_numbers, n_blank)``: one ``S`` array per kept field (tokens much longer
+    than the rest cut, and kept whole in that field's ``longs`` dict by row, see :func:`column_width`) and
+    the 1-based line of each row. A line with a number of fields other than 0 or ``n_fields`` raises,
+    naming the line; with ``more``, fields after the first ``n_fields`` are ignored (trec_eval's run reader
+    ignores everything after the run tag).
     """
     buf = np.frombuffer(chunk, dtype=np.uint8)
     # whitespace positions, with sentinels before and after the chunk; a token lies between two
@@ -147,7 +223,7 @@ def _tokenise(
     if not _WS[wbytes].all():
         wpos = np.flatnonzero(_WS[buf])
         wbytes = buf[wpos]
-    fast = _tokenise_simple(buf, wpos, wbytes, n_fields, keep, line0)
+    fast = _tokenise_simple(buf, wpos, wbytes, n_fields, keep, line0, path)
     if fast is not None:
         return fast
     wpos = np.concatenate(([-1], wpos, [buf.shape[0]]))
@@ -160,7 +236,7 @@ def _tokenise(
         line_starts = line_starts[:-1]
     first_tok = np.searchsorted(starts, line_starts)
     counts = np.diff(np.append(first_tok, starts.shape[0]))
-    bad = (counts != n_fields) & (counts != 0)
+    bad = ((counts < n_fields) if more else (counts != n_fields)) & (counts != 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raw = bytes(chunk[line_starts[i] : line_starts[i] + 200]).split(b"\n", 1)[0]
@@ -172,18 +248,30 @@ def _tokenise(
         )
     filled = counts != 0
     n_blank = int(counts.shape[0] - np.count_nonzero(filled))
-    starts = starts.reshape(-1, n_fields)
-    ends = ends.reshape(-1, n_fields)
+    if more and (counts > n_fields).any():
+        tok = first_tok[filled][:, None] + np.arange(n_fields)
+        starts, ends = starts[tok], ends[tok]
+    else:
+        starts = starts.reshape(-1, n_fields)
+        ends = ends.reshape(-1, n_fields)
     widest = int(max((ends[:, j] - starts[:, j]).max(initial=0) for j in keep))
     padded = np.concatenate((buf, np.zeros(widest + 1, dtype=np.uint8)))
-    fields = [_gather_field(padded, starts[:, j], ends[:, j]) for j in keep]
+    longs, fields = _gather_fields(
+        padded, starts, ends, keep, path, lambda r: int(np.flatnonzero(filled)[r]) + line0 + 1
+    )
     line_numbers = np.flatnonzero(filled).astype(np.int64) + (line0 + 1)
-    return fields, line_numbers, n_blank
+    return fields, longs, line_numbers, n_blank
 
 
 def _tokenise_simple(
-    buf: np.ndarray, wpos: np.ndarray, wbytes: np.ndarray, n_fields: int, keep: Sequence[int], line0: int
-) -> tuple[list[np.ndarray], np.ndarray, int] | None:
+    buf: np.ndarray,
+    wpos: np.ndarray,
+    wbytes: np.ndarray,
+    n_fields: int,
+    keep: Sequence[int],
+    line0: int,
+    path: str,
+) -> _Tokens | None:
     """The common layout, checked cheaply: one separator byte between fields, lines ending in a single
     LF, no blank line. Then every whitespace byte ends one field and no token search is needed.
     Returns None when the chunk does not have that layout (the general path then handles it)."""
@@ -203,8 +291,9 @@ def _tokenise_simple(
     lengths = [ends[:, j] - starts[:, j] for j in keep]
     widest = int(max(ln.max() for ln in lengths))
     padded = np.concatenate((buf, np.zeros(widest + 1, dtype=np.uint8)))
-    fields = [_gather_field(padded, starts[:, j], ends[:, j]) for j in keep]
-    return fields, np.arange(line0 + 1, line0 + 1 + ends.shape[0], dtype=np.int64), 0
+    del lengths  # before the gather: the blocks are tokenised in parallel, peaks add up
+    longs, fields = _gather_fields(padded, starts, ends, keep, path, lambda r: line0 + 1 + r)
+    return fields, longs, np.arange(line0 + 1, line0 + 1 + ends.shape[0], dtype=np.int64), 0
 
 
 def _read_bytes(path: str | PathLike[str]) -> bytes:
@@ -305,6 +394,25 @@ def _parse_floats(text: np.ndarray, lines: np.ndarray, path: str, what: str) -> 
     return values
 
 
+def _with_long(
+    text: np.ndarray,
+    long: dict[int, bytes],
+    lines: np.ndarray,
+    parse: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """``parse(text, lines)``, the tokens kept apart in ``long`` parsed one by one (their cut heads in
+    ``text`` are not the numbers)."""
+    if not long:
+        return parse(text, lines)
+    rows = sorted(long)
+    text = text.copy()
+    text[rows] = b"0"
+    values = parse(text, lines)
+    for i in rows:
+        values[i] = parse(np.array([long[i]]), lines[i : i + 1])[0]
+    return values
+
+
 def _concat(parts: list[np.ndarray], dtype: str) -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype=dtype)
@@ -317,17 +425,19 @@ def _read_table(
     n_fields: int,
     keep: Sequence[int],
     what: str,
-    convert: Callable[[list[np.ndarray], np.ndarray], list[np.ndarray]] | None = None,
-) -> tuple[list[np.ndarray], np.ndarray, int]:
+    convert: Callable[[list[np.ndarray], list[dict[int, bytes]], np.ndarray], list[np.ndarray]] | None = None,
+    more: bool = False,
+) -> _Tokens:
     """Kept fields of every line, block by block; ``convert`` (e.g. number parsing) runs per block.
 
     Blocks are processed by a few threads: numpy releases the GIL in the heavy steps. Results are taken
-    in file order, so the first bad line of the file is the one reported.
+    in file order, so the first bad line of the file is the one reported. Returns what :func:`_tokenise`
+    does, for the whole file (the ``longs`` dicts keyed by row of the file's table).
     """
 
-    def work(item: tuple[int, memoryview]) -> tuple[list[np.ndarray], np.ndarray, int]:
-        fields, ln, nb = _tokenise(item[1], n_fields, keep, str(path), item[0], what)
-        return (convert(fields, ln) if convert else fields), ln, nb
+    def work(item: tuple[int, memoryview]) -> _Tokens:
+        fields, longs, ln, nb = _tokenise(item[1], n_fields, keep, str(path), item[0], what, more)
+        return (convert(fields, longs, ln) if convert else fields), longs, ln, nb
 
     blocks = list(_split_lines(data))
     if len(blocks) > 1:
@@ -336,27 +446,81 @@ def _read_table(
     else:
         parts = [work(b) for b in blocks]
     cols = [[p[0][j] for p in parts] for j in range(len(keep))]
-    lines = [p[1] for p in parts]
-    n_blank = sum(p[2] for p in parts)
-    return [_concat(c, "S1") for c in cols], _concat(lines, "int64"), n_blank
+    lines = [p[2] for p in parts]
+    n_blank = sum(p[3] for p in parts)
+    longs: list[dict[int, bytes]] = [{} for _ in keep]
+    offset = 0
+    for p in parts:
+        for j, d in enumerate(p[1]):
+            longs[j].update((offset + i, b) for i, b in d.items())
+        offset += p[2].shape[0]
+    return [_concat(c, "S1") for c in cols], longs, _concat(lines, "int64"), n_blank
 
 
 def _blank_warning(n_blank: int, path: str) -> list[str]:
     return [f"{path}: {n_blank} blank line(s) skipped"] if n_blank else []
 
 
-def load_qrels(path: str | PathLike[str], *, on_error: str = "raise") -> Qrels:
+# trec_eval 10.0's comment lines: in qrels a '#' as the first byte of a line (get_qrels.c), in runs a '#'
+# as the first non-blank byte (get_trec_results.c)
+_QRELS_COMMENT = re.compile(rb"(?m)^#[^\n]*")
+_RUN_COMMENT = re.compile(rb"(?m)^[ \t\v\f\r]*#[^\n]*")
+
+
+def _without_comments(data: bytes, pattern: re.Pattern[bytes]) -> tuple[bytes, int]:
+    """The comment lines blanked out with spaces (line numbers stay those of the file) and their count."""
+    if b"#" not in data:
+        return data, 0
+    n = 0
+
+    def blank(m: re.Match[bytes]) -> bytes:
+        nonlocal n
+        n += 1
+        return b" " * len(m.group())
+
+    return pattern.sub(blank, data), n
+
+
+def _read(
+    path: str | PathLike[str],
+    on_error: str,
+    comments: bool,
+    pattern: re.Pattern[bytes],
+    parse: Callable[[bytes, str | PathLike[str]], Any],
+) -> Any:
+    check_on_error(on_error)
+    data = _read_bytes(path)
+    n_comments = 0
+    if comments:
+        data, n_comments = _without_comments(data, pattern)
+    out = _skipping(data, path, parse) if on_error == "skip" else parse(data, path)
+    if n_comments:  # blanked comment lines are not blank lines of the file
+        out.blank_lines -= n_comments
+        out.warnings = [w for w in out.warnings if not w.endswith("blank line(s) skipped")]
+        out.warnings += _blank_warning(out.blank_lines, str(path))
+        out.warnings.append(f"{path}: {n_comments} comment line(s) skipped (trec_eval 10.0)")
+    return out
+
+
+def load_qrels(
+    path: str | PathLike[str],
+    *,
+    on_error: str = "raise",
+    comments: bool = False,
+    judgment_groups: bool = False,
+) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``); see the module docstring.
 
     ``on_error="skip"``: bad lines (field count, relevance) are left out, listed in ``warnings`` and
     counted in ``skipped``; the rest is read exactly as the file without them. Whole-file faults (unreadable,
     binary) and duplicates (two lines at fault, checked at evaluation) still raise.
+    ``comments=True``: lines starting with ``#`` are comments, as trec_eval 10.0 reads qrels (9.0.8 has no
+    comments: such a line is data, usually with the wrong number of fields).
+    ``judgment_groups=True``: the ``iter`` field is kept as each row's judgment group (``Qrels.group``,
+    trec_eval's ``-R qrels_jg``); the same document may then be judged once per group.
     """
-    check_on_error(on_error)
-    data = _read_bytes(path)
-    if on_error == "skip":
-        return _skipping(data, path, _qrels_from_bytes)
-    return _qrels_from_bytes(data, path)
+    parse = _qrels_jg_from_bytes if judgment_groups else _qrels_from_bytes
+    return _read(path, on_error, comments, _QRELS_COMMENT, parse)
 
 
 _LINE = re.compile(r"^line (\d+)$")
@@ -395,9 +559,30 @@ def _skipping(data: bytes, path: str | PathLike[str], parse: Callable) -> Any:
     return out
 
 
+def _qrels_jg_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
+    (group,), longs, _, _ = _read_table(data, path, 4, (1,), "qid iter docno rel")
+    if longs[0]:
+        row = min(longs[0])
+        raise InputFormatError(
+            f"judgment group id of {len(longs[0][row])} bytes is far longer than the others",
+            file=str(path),
+            record=f"row {row + 1}",
+        )
+    out = _qrels_from_bytes(data, path)
+    out.group = group
+    return out
+
+
 def _qrels_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
-    (topic, docno, rel_text), lines, n_blank = _read_table(data, path, 4, (0, 2, 3), "qid iter docno rel")
-    rel = _parse_numbers(rel_text, int, lines, str(path), "relevance")
+    (topic, docno, rel_text), longs, lines, n_blank = _read_table(
+        data, path, 4, (0, 2, 3), "qid iter docno rel"
+    )
+    rel = _with_long(
+        rel_text,
+        longs[2],
+        lines,
+        lambda t, ln: _parse_numbers(_truncate_fractions(t), int, ln, str(path), "relevance"),
+    )
     return Qrels(
         topic=topic,
         docno=docno,
@@ -406,41 +591,61 @@ def _qrels_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
         source=str(path),
         blank_lines=n_blank,
         warnings=_blank_warning(n_blank, str(path)),
+        docno_long=longs[1],
     )
 
 
-def _first_tag(data: bytes) -> str:
-    """The run tag (6th field) of the first non-blank line: trec_eval's ``runid``."""
-    pos = 0
-    while pos < len(data):
-        end = data.find(b"\n", pos)
-        end = len(data) if end < 0 else end
-        parts = data[pos:end].split()
+def _last_tag(data: bytes) -> str:
+    """The run tag (6th field) of the last non-blank line: trec_eval's ``runid`` (get_trec_results.c keeps
+    the tag of the last line read)."""
+    end = len(data)
+    while end > 0:  # backwards, line by line, without copying the data
+        start = data.rfind(b"\n", 0, end) + 1
+        parts = data[start:end].split()
         if parts:
             return parts[5].decode("utf-8", "replace") if len(parts) > 5 else ""
-        pos = end + 1
+        end = start - 1
     return ""
 
 
-def load_run(path: str | PathLike[str], *, on_error: str = "raise") -> Run:
+_FRACTION = re.compile(rb"([+-]?)(\d*)\.(\d*)")
+
+
+def _truncate_fractions(text: np.ndarray) -> np.ndarray:
+    """Plain decimals (``1.5``, ``-0.7``, ``.5``) cut to their integer part, as trec_eval's ``atol`` reads a
+    relevance; other tokens are left for the number parser to accept or refuse."""
+    if text.shape[0] == 0:
+        return text
+    dotted = np.flatnonzero(np.strings.find(text, b".") >= 0)
+    if dotted.size == 0:
+        return text
+    text = text.copy()
+    for i in dotted.tolist():
+        m = _FRACTION.fullmatch(bytes(text[i]))
+        if m and (m.group(2) or m.group(3)):
+            text[i] = m.group(1) + m.group(2) if m.group(2) else b"0"
+    return text
+
+
+def load_run(path: str | PathLike[str], *, on_error: str = "raise", comments: bool = False) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag``); scores must be finite numbers.
 
     ``on_error="skip"``: bad lines (field count, score) are left out, as in :func:`load_qrels`.
+    ``comments=True``: lines whose first non-blank byte is ``#`` are comments (trec_eval 10.0).
     """
-    check_on_error(on_error)
-    data = _read_bytes(path)
-    if on_error == "skip":
-        return _skipping(data, path, _run_from_bytes)
-    return _run_from_bytes(data, path)
+    return _read(path, on_error, comments, _RUN_COMMENT, _run_from_bytes)
 
 
 def _run_from_bytes(data: bytes, path: str | PathLike[str]) -> Run:
 
-    def scores(fields: list[np.ndarray], lines: np.ndarray) -> list[np.ndarray]:
-        return [fields[0], fields[1], _parse_floats(fields[2], lines, str(path), "score")]
+    def scores(
+        fields: list[np.ndarray], longs: list[dict[int, bytes]], lines: np.ndarray
+    ) -> list[np.ndarray]:
+        parse = lambda t, ln: _parse_floats(t, ln, str(path), "score")  # noqa: E731
+        return [fields[0], fields[1], _with_long(fields[2], longs[2], lines, parse)]
 
-    (topic, docno, score), lines, n_blank = _read_table(
-        data, path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores
+    (topic, docno, score), longs, lines, n_blank = _read_table(
+        data, path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores, more=True
     )
     score = score.astype(np.float64, copy=False)  # an empty file gives an empty "S1" column
     bad = ~np.isfinite(score)
@@ -454,8 +659,9 @@ def _run_from_bytes(data: bytes, path: str | PathLike[str]) -> Run:
         docno=docno,
         score=score,
         line=lines,
-        tag=_first_tag(data),
+        tag=_last_tag(data),
         source=str(path),
+        docno_long=longs[1],
         blank_lines=n_blank,
         warnings=_blank_warning(n_blank, str(path)),
     )
@@ -476,11 +682,27 @@ def _key_bytes(value: object, what: str, source: str, record: str) -> bytes:
         )
     if not b or any(c in b for c in b" \t\r\n\v\f\x00"):
         raise InputFormatError(f"{what} {b!r} is empty or contains whitespace", file=source, record=record)
+    if what == "topic id" and len(b) > MAX_TOPIC_BYTES:
+        raise InputFormatError(
+            f"topic id of {len(b)} bytes; deteval accepts at most {MAX_TOPIC_BYTES}",
+            file=source,
+            record=record,
+        )
     return b
 
 
 def _as_s(values: list[bytes]) -> np.ndarray:
     return np.array(values, dtype="S") if values else np.zeros(0, dtype="S1")
+
+
+def _as_column(values: list[bytes]) -> tuple[np.ndarray, dict[int, bytes]]:
+    """Docnos as an ``S`` column of :func:`column_width`, and the longer ones whole by row."""
+    if not values:
+        return np.zeros(0, dtype="S1"), {}
+    length = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    width = column_width(length)
+    long = {i: values[i] for i in np.flatnonzero(length > width).tolist()}
+    return np.array(values, dtype=f"S{width}"), long
 
 
 def qrels_from_dict(
@@ -511,9 +733,11 @@ def qrels_from_dict(
             rels.append(int(rel))
             topics.append(q)
     n = len(topics)
+    docno, long = _as_column(docs)
     return Qrels(
         topic=_as_s(topics),
-        docno=_as_s(docs),
+        docno=docno,
+        docno_long=long,
         rel=np.array(rels, dtype=np.int64),
         line=np.arange(n, dtype=np.int64),
         source=source,
@@ -552,9 +776,11 @@ def run_from_dict(
             scores.append(s)
             topics.append(q)
     n = len(topics)
+    docno, long = _as_column(docs)
     return Run(
         topic=_as_s(topics),
-        docno=_as_s(docs),
+        docno=docno,
+        docno_long=long,
         score=np.array(scores, dtype=np.float64),
         line=np.arange(n, dtype=np.int64),
         tag=tag,
@@ -610,3 +836,33 @@ def qrels_from_lists(
         name = topics[i] if topics is not None else str(i)
         d[name] = {(doc.item() if isinstance(doc, np.generic) else doc): 1 for doc in rel_docs}
     return qrels_from_dict(d, source=source)
+
+
+def load_zscores(path: str | PathLike[str]) -> dict[tuple[str, str], tuple[float, float]]:
+    """Read a trec_eval ``-Z`` file (``qid measure mean stddev`` per line, get_zscores.c) into
+    ``{(qid, measure): (mean, stddev)}``. trec_eval reads the numbers with ``atof`` (garbage as 0); deteval
+    refuses a line that is not four fields with two finite numbers, and a repeated (qid, measure)."""
+    data = _read_bytes(path)
+    out: dict[tuple[str, str], tuple[float, float]] = {}
+    for i, raw in enumerate(data.split(b"\n"), 1):
+        parts = raw.split()
+        if not parts:
+            continue
+        record = f"line {i}"
+        if len(parts) != 4:
+            raise InputFormatError(
+                f"expected 4 fields (qid measure mean stddev), found {len(parts)}",
+                file=str(path),
+                record=record,
+            )
+        try:
+            mean, std = float(parts[2]), float(parts[3])
+        except ValueError:
+            raise InputFormatError("mean and stddev must be numbers", file=str(path), record=record) from None
+        if not (math.isfinite(mean) and math.isfinite(std)) or b"_" in parts[2] + parts[3]:
+            raise InputFormatError("mean and stddev must be finite numbers", file=str(path), record=record)
+        key = (parts[0].decode("utf-8", "backslashreplace"), parts[1].decode("utf-8", "backslashreplace"))
+        if key in out:
+            raise ValidationError(f"({key[0]}, {key[1]}) given twice", file=str(path), record=record)
+        out[key] = (mean, std)
+    return out

@@ -24,8 +24,8 @@ i; [i rel] 1 if the document at rank i is relevant; tp(k) the relevant documents
   for r > 0 (trec_eval); ``gain="exp2"``: 2^r − 1. ``discount="max2"`` uses log2(max(i, 2)) (seed 002).
   ``dcg_cut_k`` is the un-normalised DCG at k (deteval extension).
 * ``iprec_at_recall_x`` = max precision at the ranks where the c-th relevant document is retrieved, over
-  c >= floor(x R + 0.9) (trec_eval 9.0.7 and pytrec_eval; 0 beyond the last relevant retrieved);
-  ``11pt_avg`` their mean over x = 0, 0.1, ..., 1
+  c >= floor(x R + 0.9) (trec_eval 9.0.8 and pytrec_eval; c >= lround(x R) in trec_eval 10.0; 0 beyond the
+  last relevant retrieved); ``11pt_avg`` their mean over x = 0, 0.1, ..., 1
 * ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``; ``set_P`` = num_rel_ret / num_ret,
   ``set_recall`` = num_rel_ret / R, ``set_F`` = 2 P R / (P + R), ``set_map`` = set_P * set_recall,
   ``set_relative_P`` = num_rel_ret / min(num_ret, R); ``relative_P_k`` = tp(k) / min(k, R)
@@ -43,6 +43,7 @@ from deteval.core.lists import RankedLists, presorted_lists
 from deteval.core.lists import safe_div as safe_div
 from deteval.core.lists import segment_suffix_max as segment_suffix_max
 from deteval.retrieval.prepare import RankedTopics
+from deteval.retrieval.versions import DEFAULT_VERSION, recall_cutoff
 
 MIN_GEO_MEAN = 0.00001
 
@@ -201,13 +202,15 @@ def ndcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "tr
     return safe_div(dcg(c, k, gain, discount), ideal_dcg(c, k, gain, discount))
 
 
-def iprec_at_recall(c: Cache, levels: np.ndarray) -> np.ndarray:
-    """Interpolated precision at recall levels, shape (n_topics, n_levels) (see the module docstring)."""
+def iprec_at_recall(c: Cache, levels: np.ndarray, version: str = DEFAULT_VERSION) -> np.ndarray:
+    """Interpolated precision at recall levels, shape (n_topics, n_levels) (see the module docstring);
+    ``version`` picks trec_eval's rule for turning a level into a rank (:func:`recall_cutoff`)."""
     rt = c.rt
-    x = np.asarray(levels, dtype=np.float64)[None, :]
-    # trec_eval 9.0.7 / pytrec_eval: the envelope at the c-th relevant document retrieved, c = (long)(x R + 0.9),
-    # at least 1 (level 0 -> the first relevant)
-    counts = np.maximum((x * rt.num_rel[:, None] + 0.9).astype(np.int64), 1)
+    if len(levels) == 0:
+        return np.zeros((rt.n_topics, 0), dtype=np.float64)
+    # The envelope at the c-th relevant document retrieved, c = recall_cutoff(x, R), at least 1 (level 0 ->
+    # the first relevant); 0 where the topic retrieves fewer than c relevant documents.
+    counts = np.stack([np.maximum(recall_cutoff(float(x), rt.num_rel, version), 1) for x in levels], axis=1)
     return c.lists.envelope_at_counts(counts)[0]
 
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from deteval.errors import ValidationError
 from deteval.io.trec import Qrels, Run
+from deteval.retrieval import docnos as D
 
 NONPOOL = -1  # retrieved, not in the qrels
 UNJUDGED = -2  # in the qrels with a negative value
@@ -130,11 +131,19 @@ def _pair_hash(topic: np.ndarray, docno: np.ndarray) -> np.ndarray:
 
 
 def _exact_pair_keys(
-    run_topic: np.ndarray, run_doc: np.ndarray, q_topic: np.ndarray, q_doc: np.ndarray
+    run_topic: np.ndarray,
+    run_doc: np.ndarray,
+    q_topic: np.ndarray,
+    q_doc: np.ndarray,
+    run_long: dict[int, bytes] | None = None,
+    q_long: dict[int, bytes] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact integer keys of (topic code, docno) by sorting all docno strings (slow path)."""
     both = np.concatenate((run_doc, q_doc))
-    _, inv = np.unique(both, return_inverse=True)
+    n_run = run_doc.shape[0]
+    long = dict(run_long or {})
+    long.update((n_run + i, b) for i, b in (q_long or {}).items())
+    inv = D.codes(both, long, np.arange(both.shape[0], dtype=np.int64))
     n_docs = int(inv.max()) + 1 if inv.size else 1
     inv = inv.astype(np.int64)
     return run_topic * n_docs + inv[: run_doc.shape[0]], q_topic * n_docs + inv[run_doc.shape[0] :]
@@ -155,6 +164,7 @@ def _check_duplicates(
     source: str,
     exact: bool,
     kind: str = "line",
+    long: dict[int, bytes] | None = None,
 ) -> int:
     """Raise on a docno repeated within a topic among the ``checked`` rows (those trec_eval would look at:
     evaluated topics, within ``-M``); return how many other repeats were ignored, as trec_eval does."""
@@ -162,7 +172,8 @@ def _check_duplicates(
     if dup.size == 0:
         return 0
     a, b = order[dup], order[dup + 1]
-    same = (docno[a] == docno[b]) & (topic[a] == topic[b])
+    long = long or {}
+    same = D.equal(docno, long, a, docno, long, b) & (topic[a] == topic[b])
     if not exact and not same.all():
         raise _Collision
     fatal = np.flatnonzero(same & checked[a] & checked[b])
@@ -170,7 +181,7 @@ def _check_duplicates(
         first = int(fatal[np.argmin(np.maximum(a[fatal], b[fatal]))])  # the earliest second occurrence
         i, j = sorted((int(a[first]), int(b[first])))
         raise ValidationError(
-            f"duplicate document {docno[j].decode('utf-8', 'replace')!r} for one topic in the {what} "
+            f"duplicate document {D.full(docno, long, j).decode('utf-8', 'replace')!r} for one topic in the {what} "
             f"(first at {kind} {int(lines[i])}); trec_eval refuses duplicates too",
             file=source,
             record=f"{kind} {int(lines[j])}",
@@ -227,9 +238,10 @@ def _join(
         or int(q_tc.max(initial=0)) >= 1 << _TOPIC_BITS
     ):
         exact = True
-        rk, qk = _exact_pair_keys(run_tc, run.docno, q_tc, qrels.docno)
+        rk, qk = _exact_pair_keys(run_tc, run.docno, q_tc, qrels.docno, run.docno_long, qrels.docno_long)
     else:
-        rk, qk = _pair_hash(run_tc, run.docno), _pair_hash(q_tc, qrels.docno)
+        rk = D.hash_long(_pair_hash(run_tc, run.docno), run_tc, run.docno_long, _pair_hash)
+        qk = D.hash_long(_pair_hash(q_tc, qrels.docno), q_tc, qrels.docno_long, _pair_hash)
     r_order = ranked[_sort_within_topics(rk[ranked], counts)]
     rk_sorted = rk[r_order]
     q_order = np.argsort(qk)
@@ -245,6 +257,7 @@ def _join(
         qrels.source,
         exact,
         qrels.record_kind,
+        qrels.docno_long,
     )
     r_dups = _check_duplicates(
         rk_sorted,
@@ -257,6 +270,7 @@ def _join(
         run.source,
         exact,
         run.record_kind,
+        run.docno_long,
     )
     if rk_sorted.shape[0] == 0:
         return match, q_dups, r_dups
@@ -271,14 +285,17 @@ def _join(
     q_idx = q_order[q_pos]
     r_idx = r_order[r_pos]
     if not exact:
-        good = (run.docno[r_idx] == qrels.docno[q_idx]) & (run_tc[r_idx] == q_tc[q_idx])
+        good = D.equal(run.docno, run.docno_long, r_idx, qrels.docno, qrels.docno_long, q_idx)
+        good &= run_tc[r_idx] == q_tc[q_idx]
         if not good.all():
             raise _Collision
     match[r_idx] = q_idx
     return match, q_dups, r_dups
 
 
-def _rank_order(tc: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.ndarray:
+def _rank_order(
+    tc: np.ndarray, score: np.ndarray, docno: np.ndarray, long: dict[int, bytes] | None = None
+) -> np.ndarray:
     """Row order by (topic code asc, score desc, docno desc): trec_eval's ranking.
 
     Runs are normally written topic by topic, best first; then only the topic blocks are permuted and
@@ -314,8 +331,8 @@ def _rank_order(tc: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.ndar
         tie_prev = np.concatenate(([False], tie))
         group = np.cumsum(~tie_prev[rows])
         sub = order[rows]
-        _, dcode = np.unique(docno[sub], return_inverse=True)
-        order[rows] = sub[np.lexsort((-dcode.astype(np.int64), group))]
+        dcode = D.codes(docno, long or {}, sub)
+        order[rows] = sub[np.lexsort((-dcode, group))]
     return order
 
 
@@ -327,10 +344,13 @@ def prepare(
     complete: bool = False,
     max_docs: int | None = None,
     exact_join: bool = False,
+    judged_only: bool = False,
 ) -> RankedTopics:
     """Join ``run`` with ``qrels`` and rank every evaluated topic (see the module docstring).
 
-    ``max_docs`` keeps only the first ``max_docs`` ranks of each topic (trec_eval ``-M``).
+    ``max_docs`` keeps only the first ``max_docs`` ranks of each topic (trec_eval ``-M``); ``judged_only``
+    then drops the documents without a judgement (not in the qrels, or negative) and ranks the rest
+    1, 2, ... (trec_eval ``-J``).
     """
     level = int(relevance_level)
     warnings = list(qrels.warnings) + list(run.warnings)
@@ -361,7 +381,7 @@ def prepare(
 
     # Rank every run row; duplicates and the join are checked on all rows (a duplicate is an error
     # even in a topic that is not evaluated).
-    ranked = _rank_order(r_tc, run.score, run.docno)
+    ranked = _rank_order(r_tc, run.score, run.docno, run.docno_long)
     counts = np.bincount(r_tc, minlength=n_names)
     # trec_eval looks for repeated docnos only where it evaluates: topics in both inputs, first -M ranks
     run_checked = evaluated[r_tc]
@@ -397,6 +417,12 @@ def prepare(
         row_topic, rel, rank = row_topic[cut], rel[cut], rank[cut]
         num_ret = np.minimum(num_ret, max_docs)
         start = np.cumsum(num_ret) - num_ret
+    if judged_only:  # trec_eval -J: unjudged documents leave the ranking, the rest close up (after -M)
+        keep = rel >= 0
+        row_topic, rel = row_topic[keep], rel[keep]
+        num_ret = np.bincount(row_topic, minlength=n_topics).astype(np.int64)
+        start = np.cumsum(num_ret) - num_ret
+        rank = np.arange(row_topic.shape[0], dtype=np.int64) - np.repeat(start, num_ret) + 1
 
     qe = evaluated[q_tc]
     qt = new_code[q_tc[qe]]

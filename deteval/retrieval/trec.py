@@ -5,15 +5,19 @@ Measure requests use trec_eval's syntax: a name (``map``, ``P_10``, ``ndcg_cut_1
 family (``P`` = trec_eval's default cutoffs) or a set: ``official`` (trec_eval's default output) and
 ``all_trec`` (every trec_eval measure deteval implements).
 
-Averaging follows trec_eval: the mean over evaluated topics, except ``num_ret``/``num_rel``/``num_rel_ret``
-(sums), ``num_q`` (count) and ``gm_map`` (per topic log(max(AP, 1e-5)), averaged as exp of the mean; the
-per-topic value reported is that logarithm, as ``trec_eval -q`` prints it).
+Averaging follows trec_eval: the mean over evaluated topics, summed one topic at a time in topic order
+(trec_eval's ``sum +=``), except ``num_ret``/``num_rel``/``num_rel_ret``/``num_nonrel_judged_ret`` (sums,
+printed as integers), ``num_q`` (count) and ``gm_map``/``gm_bpref`` (per topic log(max(value, 1e-5)),
+averaged as exp of the mean). ``trec_eval -q`` prints no per-topic ``gm_*`` line and neither does
+:func:`format_trec`; ``per_class`` keeps the per-topic logarithm (what pytrec_eval returns).
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -22,8 +26,18 @@ from deteval.errors import ConfigError, ValidationError
 from deteval.io.trec import Qrels, Run, qrels_from_dict, run_from_dict
 from deteval.results import EvalResult
 from deteval.retrieval import measures as M
+from deteval.retrieval import measures_extra as X
+from deteval.retrieval.jg import compute_jg, real_topics, split_groups
 from deteval.retrieval.prepare import RankedTopics, prepare
-from deteval.syntax import parse_decimal, parse_integer
+from deteval.retrieval.versions import (
+    ALL_TREC,
+    DEFAULT_VERSION,
+    OFFICIAL,
+    QRELS_JG,
+    SET,
+    check_version,
+    recall_cutoff,
+)
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -32,13 +46,18 @@ IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 @dataclass(frozen=True)
 class _Family:
     name: str
-    params: str  # "" (no parameters), "int" or "float"
+    # "" (no parameters), "int" (cutoffs), "float" (recall levels in [0, 1]), "mult" (positive floats),
+    # "coef" (utility's four coefficients), "beta" (one float), "gains" (level=gain pairs)
+    params: str
     default: tuple = ()
     trec: bool = True  # a trec_eval measure (False: deteval extension)
+    since: str = "9.0.8"  # the first trec_eval version deteval reproduces that has it
+    jg: bool = False  # a judgment-group measure: needs qrels read with judgment groups (-R qrels_jg)
     agg: str = "mean"  # mean | sum | gm | count | runid
 
 
-# trec_eval's measure order (measures.c): output follows it whatever order -m gives
+# trec_eval's measure order (te_trec_measures in measures.c, the same in 9.0.8 and 10.0 for these):
+# output follows it whatever order -m gives
 FAMILIES: dict[str, _Family] = {
     f.name: f
     for f in [
@@ -54,20 +73,34 @@ FAMILIES: dict[str, _Family] = {
         _Family("recip_rank", ""),
         _Family("iprec_at_recall", "float", IPREC_LEVELS),
         _Family("P", "int", _CUTS),
+        _Family("relstring", "beta", (10.0,), agg="none"),
         _Family("recall", "int", _CUTS),
-        _Family("11pt_avg", "float", IPREC_LEVELS),
-        _Family("ndcg", ""),
+        _Family("infAP", ""),
         _Family("gm_bpref", "", agg="gm"),
-        _Family("relative_P", "int", _CUTS),
+        _Family("Rprec_mult", "mult", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+        _Family("utility", "coef", (1.0, -1.0, 0.0, 0.0)),
+        _Family("11pt_avg", "float", IPREC_LEVELS),
+        _Family("binG", ""),
+        _Family("G", "gains"),
+        _Family("ndcg", "gains"),
+        _Family("ndcg_rel", "gains"),
+        _Family("Rndcg", "gains"),
         _Family("ndcg_cut", "int", _CUTS),
         _Family("map_cut", "int", _CUTS),
+        _Family("relative_P", "int", _CUTS),
         _Family("success", "int", (1, 5, 10)),
         _Family("set_P", ""),
-        _Family("set_recall", ""),
         _Family("set_relative_P", ""),
+        _Family("set_recall", ""),
         _Family("set_map", ""),
-        _Family("set_F", ""),
-        _Family("num_nonrel_judged_ret", ""),
+        _Family("set_F", "beta", (1.0,)),
+        _Family("num_nonrel_judged_ret", "", agg="sum"),
+        _Family("map_avgjg", "", jg=True),
+        _Family("P_avgjg", "int", _CUTS, jg=True),
+        _Family("Rprec_mult_avgjg", "mult", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), jg=True),
+        _Family("rbp", "gains", since="10.0"),
+        _Family("rbp_resid", "", since="10.0"),
+        _Family("unj", "int", (5, 10, 20), since="10.0"),
         # deteval extensions (not in trec_eval)
         _Family("dcg_cut", "int", _CUTS, trec=False),
         _Family("F", "int", _CUTS, trec=False),
@@ -76,38 +109,68 @@ FAMILIES: dict[str, _Family] = {
     ]
 }
 
-SETS: dict[str, tuple[str, ...]] = {
-    "official": (
-        "runid",
-        "num_q",
-        "num_ret",
-        "num_rel",
-        "num_rel_ret",
-        "map",
-        "gm_map",
-        "Rprec",
-        "bpref",
-        "recip_rank",
-        "iprec_at_recall",
-        "P",
-    ),
-    "all_trec": tuple(n for n, f in FAMILIES.items() if f.trec),
-}
+
+def sets(version: str = DEFAULT_VERSION) -> dict[str, tuple[str, ...]]:
+    """trec_eval's measure-set nicknames for that version, restricted to the measures deteval computes."""
+    known = {n for n, f in FAMILIES.items() if f.trec}
+    return {
+        name: tuple(n for n in names if n in known)
+        for name, names in (
+            ("official", OFFICIAL),
+            ("all_trec", ALL_TREC[version]),
+            ("set", SET),
+            ("qrels_jg", QRELS_JG),
+        )
+    }
+
+
+SETS = sets()
 
 
 def _param_name(fam: _Family, value: float) -> str:
-    return f"{fam.name}_{value:.2f}" if fam.params == "float" else f"{fam.name}_{int(value)}"
+    return f"{fam.name}_{value:.2f}" if fam.params in ("float", "mult") else f"{fam.name}_{int(value)}"
 
 
-def parse_measures(specs: Iterable[str] | str | None) -> list[tuple[_Family, tuple]]:
-    """Requested measures as (family, parameters) in trec_eval's output order; see the module docstring."""
+_WHOLE = ("coef", "beta", "gains")  # the last request's parameters replace the earlier ones
+
+
+class Params(tuple):
+    """A measure's parameters; ``text`` keeps them as written on the command line, because trec_eval
+    names a single-valued measure with explicit parameters after that text (``utility_2,-1,0,0``,
+    ``11pt_avg_.25,.5,.75``, ``ndcg_1=3,2=9,4=4.5``; test/out.test.meas_params)."""
+
+    text: str = ""
+
+
+def _single(fam: _Family) -> bool:
+    """One printed value however many parameters (their text then goes into the name)."""
+    return fam.params in _WHOLE or fam.name == "11pt_avg"
+
+
+def printed_name(fam: _Family, params: tuple) -> str:
+    """The name trec_eval prints for a single-valued measure: ``name`` or ``name_<parameters as given>``."""
+    text = getattr(params, "text", "")
+    return f"{fam.name}_{text}" if text else fam.name
+
+
+def parse_measures(
+    specs: Iterable[str] | str | None, version: str = DEFAULT_VERSION
+) -> list[tuple[_Family, Params]]:
+    """Requested measures as (family, parameters) in trec_eval's output order; see the module docstring.
+    ``version`` decides what the set nicknames (``all_trec``) stand for."""
+    named_sets = sets(version)
     if specs is None:
         specs = ["official"]
     if isinstance(specs, str):
         specs = [specs]
     wanted: dict[str, list] = {}
+    texts: dict[str, str] = {}
 
-    def add(fam: _Family, params: Iterable) -> None:
+    def add(fam: _Family, params: Iterable, text: str = "") -> None:
+        if _single(fam):
+            wanted[fam.name] = list(params)
+            texts[fam.name] = text
+            return
         lst = wanted.setdefault(fam.name, [])
         for p in params:
             if p not in lst:
@@ -115,8 +178,8 @@ def parse_measures(specs: Iterable[str] | str | None) -> list[tuple[_Family, tup
 
     for raw in specs:
         for spec in [s for s in str(raw).split() if s]:
-            if spec in SETS:
-                for name in SETS[spec]:
+            if spec in named_sets:
+                for name in named_sets[spec]:
                     add(FAMILIES[name], FAMILIES[name].default)
                 continue
             name, dot, rest = spec.partition(".")
@@ -124,7 +187,7 @@ def parse_measures(specs: Iterable[str] | str | None) -> list[tuple[_Family, tup
                 fam = FAMILIES[name]
                 if not fam.params:
                     raise ConfigError(f"measure {name!r} takes no parameters (got {spec!r})")
-                add(fam, _parse_params(fam, rest, spec))
+                add(fam, _parse_params(fam, rest, spec), rest)
                 continue
             if name in FAMILIES:
                 add(FAMILIES[name], FAMILIES[name].default)
@@ -133,32 +196,66 @@ def parse_measures(specs: Iterable[str] | str | None) -> list[tuple[_Family, tup
             if head in FAMILIES and FAMILIES[head].params:
                 add(FAMILIES[head], _parse_params(FAMILIES[head], tail, spec))
                 continue
-            known = ", ".join(list(SETS) + list(FAMILIES))
+            known = ", ".join(list(named_sets) + list(FAMILIES))
             raise ConfigError(f"unknown measure {spec!r}; known: {known}")
     order = list(FAMILIES)
-    out = []
+    out: list[tuple[_Family, Params]] = []
     for name in sorted(wanted, key=order.index):
         fam = FAMILIES[name]
-        params = tuple(sorted(wanted[name])) if fam.params else ()
+        if fam.since == "10.0" and version != "10.0":
+            raise ConfigError(
+                f"{name} is a trec_eval 10.0 measure; ask for it with version 10.0 (--trec-eval-version 10.0)"
+            )
+        params = Params(wanted[name] if fam.params in _WHOLE else sorted(wanted[name]))
+        params.text = texts.get(name, "")
         out.append((fam, params))
     return out
 
 
+_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)", re.ASCII)  # ASCII digits only, no 1_0
+
+
 def _parse_params(fam: _Family, text: str, spec: str) -> list:
+    if fam.params in ("coef", "beta", "gains"):
+        return _parse_whole(fam, text, spec)
     vals: list = []
     for part in [p for p in text.split(",") if p]:
-        try:  # ASCII notation only: float() and int() would also read '1_0' and other scripts' digits
-            v = parse_decimal(part) if fam.params == "float" else parse_integer(part)
-        except ValueError:
-            raise ConfigError(f"bad parameter {part!r} in measure {spec!r}") from None
+        if not _DECIMAL.fullmatch(part):
+            raise ConfigError(f"bad parameter {part!r} in measure {spec!r}")
+        # trec_eval reads cutoffs with atol: "23.4" is cutoff 23
+        v = float(part) if fam.params in ("float", "mult") else int(float(part))
         if fam.params == "int" and v < 1:
             raise ConfigError(f"cutoffs must be positive in measure {spec!r}")
+        if fam.params == "mult" and v <= 0:
+            raise ConfigError(f"multiples of R must be positive in measure {spec!r}")
         if fam.params == "float" and not 0.0 <= v <= 1.0:
             raise ConfigError(f"recall levels must be in [0, 1] in measure {spec!r}")
         vals.append(v)
     if not vals:
         raise ConfigError(f"no parameters in measure {spec!r}")
     return vals
+
+
+def _parse_whole(fam: _Family, text: str, spec: str) -> list:
+    """utility's four coefficients, set_F's beta, or ``level=gain`` pairs (gain maps)."""
+    parts = [p for p in text.split(",") if p]
+    if fam.params == "gains":
+        pairs = []
+        for part in parts:
+            level, eq, gain = part.partition("=")
+            named_p = fam.name == "rbp" and level == "p"  # rbp's persistence, rbp.p=0.8
+            if not eq or not (named_p or re.fullmatch(r"[+-]?\d+", level)) or not _DECIMAL.fullmatch(gain):
+                raise ConfigError(f"bad gain {part!r} in measure {spec!r} (expected level=gain, e.g. 2=9.5)")
+            pairs.append((level if named_p else int(level), float(gain)))
+        if not pairs:
+            raise ConfigError(f"no parameters in measure {spec!r}")
+        return pairs
+    if not all(_DECIMAL.fullmatch(p) for p in parts):
+        raise ConfigError(f"bad parameter in measure {spec!r}")
+    want = 4 if fam.params == "coef" else 1
+    if len(parts) != want:
+        raise ConfigError(f"measure {spec!r} takes {want} number(s), got {len(parts)}")
+    return [float(p) for p in parts]
 
 
 @dataclass(frozen=True)
@@ -169,6 +266,7 @@ class Options:
     discount: str = "trec"  # "trec": log2(rank + 1); "max2": log2(max(rank, 2))
     recall_denominator: str = "R"  # "R" (trec_eval) or "min_k_R" (seed 003)
     ap_denominator: str = "num_rel"  # map/map_cut: "num_rel" (trec_eval) or "num_rel_ret" (seed 003)
+    version: str = DEFAULT_VERSION  # the trec_eval release whose rules apply (deteval.retrieval.versions)
 
     def check(self) -> None:
         for name, value, allowed in [
@@ -190,7 +288,7 @@ class Options:
 
 
 def compute(
-    rt: RankedTopics, requested: list[tuple[_Family, tuple]], opts: Options = Options()
+    rt: RankedTopics, requested: Sequence[tuple[_Family, tuple]], opts: Options = Options(), num_docs: int = 0
 ) -> dict[str, tuple[np.ndarray, str]]:
     """Per-topic values of every requested measure: ``{printed name: (values, aggregation)}``."""
     c = M.Cache(rt)
@@ -205,17 +303,27 @@ def compute(
         "Rprec": lambda: M.r_precision(c),
         "bpref": lambda: M.bpref(c),
         "recip_rank": lambda: M.recip_rank(c),
-        "ndcg": lambda: M.ndcg(c, None, opts.gain, opts.discount),
+        "binG": lambda: X.bin_g(c),
+        "infAP": lambda: X.inf_ap(c),
+        "rbp_resid": lambda: X.rbp_resid(c),
         "set_P": lambda: M.safe_div(M.num_rel_ret(c), rt.num_ret),
         "set_recall": lambda: M.safe_div(M.num_rel_ret(c), rt.num_rel),
-        "set_F": lambda: _set_f(c),
         "set_relative_P": lambda: M.safe_div(M.num_rel_ret(c), np.minimum(rt.num_ret, rt.num_rel)),
-        "set_map": lambda: (
-            M.safe_div(M.num_rel_ret(c), rt.num_ret) * M.safe_div(M.num_rel_ret(c), rt.num_rel)
-        ),
+        "set_map": lambda: _set_map(c),
         "num_nonrel_judged_ret": lambda: M.num_nonrel_judged_ret(c),
         "gm_bpref": lambda: np.log(np.maximum(M.bpref(c), M.MIN_GEO_MEAN)),
         "Fmax": lambda: M.f_max(c),
+    }
+    whole: dict[str, Callable[[tuple], np.ndarray]] = {
+        "ndcg": lambda p: X.ndcg_gains(c, p) if p else M.ndcg(c, None, opts.gain, opts.discount),
+        "ndcg_rel": lambda p: X.ndcg_rel(c, p),
+        "Rndcg": lambda p: X.rndcg(c, p),
+        "G": lambda p: X.g_measure(c, p),
+        "rbp": lambda p: X.rbp(c, p),
+        # an empty ranking of -c scores 0 (10.0 resets it; 9.0.8 never evaluates such a topic)
+        "utility": lambda p: np.where(rt.in_run, X.utility(c, p, int(num_docs)), 0.0),
+        "set_F": lambda p: X.set_f(c, p[0]),
+        "relstring": lambda p: np.array(X.relstring(c, int(p[0])), dtype=object),
     }
     per_k: dict[str, Callable[[int], np.ndarray]] = {
         "P": lambda k: M.precision_at(c, k),
@@ -227,44 +335,140 @@ def compute(
         "dcg_cut": lambda k: M.dcg(c, k, opts.gain, opts.discount),
         "F": lambda k: M.f_at(c, k, opts.recall_denominator),
         "recip_rank_cut": lambda k: M.recip_rank(c, k),
+        "unj": lambda k: X.unjudged_at(c, k),
     }
+    per_x: dict[str, Callable[[float], np.ndarray]] = {"Rprec_mult": lambda x: X.rprec_mult(c, x)}
     for fam, params in requested:
         if fam.name == "runid":
             continue
-        if fam.name in simple:
+        if fam.name in whole:
+            out[printed_name(fam, params)] = (whole[fam.name](params), fam.agg)
+        elif fam.name in simple:
             out[fam.name] = (simple[fam.name](), fam.agg)
         elif fam.name in per_k:
             for k in params:
                 out[_param_name(fam, k)] = (per_k[fam.name](int(k)), fam.agg)
+        elif fam.name in per_x:
+            for x in params:
+                out[_param_name(fam, x)] = (per_x[fam.name](float(x)), fam.agg)
         elif fam.name == "iprec_at_recall":
-            vals = M.iprec_at_recall(c, np.asarray(params, dtype=np.float64))
+            vals = _iprec(c, params, opts.version)
             for j, x in enumerate(params):
                 out[_param_name(fam, x)] = (vals[:, j], fam.agg)
         elif fam.name == "11pt_avg":
-            vals = M.iprec_at_recall(c, np.asarray(params, dtype=np.float64))
-            out["11pt_avg"] = (vals.sum(axis=1) / len(params), fam.agg)
+            vals = _iprec(c, params, opts.version)
+            # m_11pt_avg.c adds the levels from the highest down, one at a time
+            total = np.zeros(rt.n_topics)
+            for j in range(len(params) - 1, -1, -1):
+                total += vals[:, j]
+            out[printed_name(fam, params)] = (total / len(params), fam.agg)
     return out
 
 
-def _set_f(c: M.Cache) -> np.ndarray:
+def _iprec(c: M.Cache, params: tuple, version: str) -> np.ndarray:
+    """iprec_at_recall at the levels, with trec_eval's NaN: a run topic left with nothing retrieved (-J
+    removed every document) starts from precision 0/0, and every level that maps to 0 relevant documents
+    takes that NaN (m_iprec_at_recall.c, m_11pt_avg.c; pytrec_eval agrees). The empty rankings of -c
+    give 0 there (trec_eval's test/out.test.aqc)."""
+    rt = c.rt
+    levels = np.asarray(params, dtype=np.float64)
+    vals = M.iprec_at_recall(c, levels, version)
+    empty = (rt.num_ret == 0) & rt.in_run
+    if empty.any():
+        for j, x in enumerate(levels.tolist()):
+            vals[empty & (recall_cutoff(x, rt.num_rel, version) == 0), j] = np.nan
+    return vals
+
+
+def _set_map(c: M.Cache) -> np.ndarray:
+    """m_set_map.c: num_rel_ret**2 / (num_ret * num_rel), each product in doubles (0 if either is 0)."""
     nrr = M.num_rel_ret(c)
-    p = M.safe_div(nrr, c.rt.num_ret)
-    r = M.safe_div(nrr, c.rt.num_rel)
-    return M.safe_div(2.0 * p * r, p + r)
+    return M.safe_div(nrr * nrr, M.num_ret(c) * M.num_rel(c))
+
+
+MISSING_ZSCORE_VALUE = -1000000.0
+
+
+def to_zscores(
+    values: dict[str, tuple[np.ndarray, str]],
+    topics: list[str],
+    zscores: Mapping[tuple[str, str], tuple[float, float]],
+) -> dict[str, tuple[np.ndarray, str]]:
+    """Per-topic values as z-scores (trec_eval -Z, convert_zscores.c): (value - mean) / stddev with the
+    topic's and measure's mean and stddev; with stddev 0, 0 if value == mean; -1000000 where the file has
+    no entry (trec_eval's MISSING_ZSCORE_VALUE). ``num_q`` (a count) and ``relstring`` keep their values."""
+    out = {}
+    for name, (vals, agg) in values.items():
+        if name == "num_q" or agg == "none":
+            out[name] = (vals, agg)
+            continue
+        z = np.empty(len(topics), dtype=np.float64)
+        for i, topic in enumerate(topics):
+            ms = zscores.get((topic, name))
+            v = float(vals[i])
+            if ms is None:
+                z[i] = MISSING_ZSCORE_VALUE
+            elif ms[1]:
+                z[i] = (v - ms[0]) / ms[1]
+            else:
+                z[i] = 0.0 if v == ms[0] else MISSING_ZSCORE_VALUE
+        out[name] = (z, agg)
+    return out
+
+
+def sequential_sum(values: np.ndarray) -> float:
+    """``sum += v`` over the values in order, as trec_eval accumulates topics (numpy's pairwise sum can
+    differ in the last bits, enough to flip a printed fourth decimal)."""
+    return float(np.cumsum(values)[-1]) if values.shape[0] else 0.0
 
 
 def aggregate(values: np.ndarray, agg: str) -> float | int:
-    """trec_eval's ``all`` value of one measure from its per-topic values."""
+    """trec_eval's ``all`` value of one measure from its per-topic values (in topic order)."""
     n = values.shape[0]
     if agg == "sum":
-        return round(float(values.sum()))
+        return int(sequential_sum(values))  # printed as a C long: (long) truncates
     if agg == "count":
         return n
     if n == 0:
         return 0.0
     if agg == "gm":
-        return float(np.exp(values.sum() / n))
-    return float(values.sum() / n)
+        return float(np.exp(sequential_sum(values) / n))
+    return sequential_sum(values) / n
+
+
+def as_read_by(run: Run, version: str) -> Run:
+    """The run's scores as that trec_eval version holds them.
+
+    trec_eval 9.0.x stores each score in a C ``float`` (``atof`` then a double-to-float conversion, round to
+    nearest): scores equal in float32 tie and the tie is broken by docno. 10.0 keeps the double. numpy's
+    float64 -> float32 cast rounds the same way. A score beyond float32's range becomes +-inf, as in C.
+    """
+    if version != "9.0.8":
+        return run
+    with np.errstate(over="ignore"):
+        score = run.score.astype(np.float32)  # ranked as float32: half the memory of a float64 copy
+    return replace(run, score=score)
+
+
+@dataclass
+class TrecResult(EvalResult):
+    """:class:`EvalResult` plus what :func:`format_trec` needs to print ``-q`` as the chosen trec_eval
+    version does: ``unprinted_topics`` are evaluated (``-c``, topics missing from the run) and in
+    ``per_class`` but trec_eval 9.0.8 prints no per-topic line for them (10.0 does)."""
+
+    unprinted_topics: list[str] = field(default_factory=list)
+
+
+def _check_rel_format(requested: Sequence[tuple[_Family, tuple]], jg_mode: bool) -> None:
+    """Judgment-group measures need qrels with groups, and the other measures plain qrels (trec_eval's
+    measures check the rel_info format the same way)."""
+    for fam, _ in requested:
+        if fam.name in ("runid", "num_q"):
+            continue
+        if fam.jg and not jg_mode:
+            raise ConfigError(f"{fam.name} needs qrels read with judgment groups (-R qrels_jg)")
+        if jg_mode and not fam.jg:
+            raise ConfigError(f"{fam.name} cannot be computed from qrels with judgment groups (-R qrels_jg)")
 
 
 def _as_qrels(q: Qrels | Mapping) -> Qrels:
@@ -288,6 +492,10 @@ def evaluate_trec(
     discount: str = "trec",
     recall_denominator: str = "R",
     ap_denominator: str = "num_rel",
+    version: str = DEFAULT_VERSION,
+    zscores: Mapping[tuple[str, str], tuple[float, float]] | None = None,
+    judged_only: bool = False,
+    num_docs: int = 0,
 ) -> EvalResult:
     """Evaluate a run against qrels like ``trec_eval [-q] [-c] [-l N] -m ...``.
 
@@ -296,7 +504,12 @@ def evaluate_trec(
     ``complete`` (``-c``): qrels topics missing from the run count as empty rankings. ``max_docs`` (``-M``):
     only the first ``max_docs`` ranks of each topic are evaluated. The options ``gain``,
     ``discount``, ``recall_denominator`` and ``ap_denominator`` select the non-trec_eval conventions of
-    seeds 002/003 (see :mod:`deteval.retrieval.measures`).
+    seeds 002/003 (see :mod:`deteval.retrieval.measures`). ``version`` selects the trec_eval release whose
+    rules apply, ``"9.0.8"`` (default: pytrec_eval and most published numbers) or ``"10.0"``; see
+    :mod:`deteval.retrieval.versions` and docs/trec.md. ``zscores`` (``-Z``, from
+    :func:`deteval.io.trec.load_zscores`): every per-topic value becomes (value - mean) / stddev before
+    averaging, as convert_zscores.c does. ``judged_only`` (``-J``): documents without a judgement leave the
+    ranking. ``num_docs`` (``-N``): the collection size, used only by ``utility``'s fourth coefficient.
 
     Returns an :class:`EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by measure name
     (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all``
@@ -307,23 +520,48 @@ def evaluate_trec(
     >>> evaluate_trec(qrels, run, ["map", "P.2", "recip_rank"]).summary
     {'map': 0.8333333333333333, 'recip_rank': 1.0, 'P_2': 0.5}
     """
-    opts = Options(gain, discount, recall_denominator, ap_denominator)
+    check_version(version)
+    opts = Options(gain, discount, recall_denominator, ap_denominator, version)
     opts.check()
     if int(relevance_level) != relevance_level or relevance_level < 0:
         # negative levels would make unjudged documents (-1 inside trec_eval) relevant
         raise ConfigError(f"relevance_level must be a non-negative integer, got {relevance_level!r}")
-    requested = parse_measures(measures)
-    q, r = _as_qrels(qrels), _as_run(run)
+    q, r = _as_qrels(qrels), as_read_by(_as_run(run), version)
+    if measures is None and q.group is not None:
+        measures = ["qrels_jg"]  # trec_eval's measures for judgment groups
+    requested = parse_measures(measures, version)
     if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
         raise ConfigError(f"max_docs must be a positive integer, got {max_docs!r}")
-    rt = prepare(q, r, relevance_level=int(relevance_level), complete=complete, max_docs=max_docs)
+    if int(num_docs) != num_docs or num_docs < 0:
+        raise ConfigError(f"num_docs must be a non-negative integer, got {num_docs!r}")
+    jg_mode = q.group is not None
+    _check_rel_format(requested, jg_mode)
+    if jg_mode:
+        q_eval, r_eval = split_groups(q, r)
+    else:
+        q_eval, r_eval = q, r
+    rt = prepare(
+        q_eval,
+        r_eval,
+        relevance_level=int(relevance_level),
+        complete=complete,
+        max_docs=max_docs,
+        judged_only=judged_only,
+    )
     if rt.n_topics == 0:
         # trec_eval stops here too; averages over no topic would be meaningless zeros
         raise ValidationError(
             f"no topic has both results and judgements ({len(r)} run rows, {len(q)} qrels rows)",
             file=f"{r.source} vs {q.source}",
         )
-    values = compute(rt, requested, opts)
+    if jg_mode:
+        index, counts, names, in_run = real_topics(rt)
+        values = compute_jg(rt, requested, index, counts)
+    else:
+        names, in_run = rt.topic_names(), rt.in_run
+        values = compute(rt, requested, opts, int(num_docs))
+    if zscores is not None:
+        values = to_zscores(values, names, zscores)
     warnings = list(rt.warnings)
     if non := opts.non_default():
         warnings.append("non-trec_eval conventions in effect: " + ", ".join(non))
@@ -331,12 +569,14 @@ def evaluate_trec(
     want_runid = any(f.name == "runid" for f, _ in requested)
     if want_runid:
         summary["runid"] = r.tag
+    # -c: the qrels topics missing from the run are evaluated as empty rankings and summed too (trec_eval's
+    # test/out.test.aqc, 9.0.x and 10.0 alike: num_rel includes the missing topic's relevant documents)
     for name, (vals, agg) in values.items():
-        summary[name] = aggregate(vals, agg)
+        if agg != "none":  # relstring: per topic only
+            summary[name] = aggregate(vals, agg)
     if q.skipped is not None or r.skipped is not None:  # asked for on_error="skip"
         summary["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
     per_class: dict[str, dict[str, Any]] = {}
-    names = rt.topic_names()
     if per_query:
         int_measures = {n for n, (_, agg) in values.items() if agg in ("sum", "count")}
         # num_q (like runid) has no per-topic value in trec_eval -q output
@@ -347,16 +587,23 @@ def evaluate_trec(
         }
         for i, topic in enumerate(names):
             per_class[topic] = {n: col[i] for n, col in cols.items()}
-    result = EvalResult(protocol="trec", summary=summary, per_class=per_class, warnings=warnings)
+    unprinted = [t for t, r in zip(names, in_run.tolist()) if not r] if version == "9.0.8" else []
+    result = TrecResult(
+        protocol="trec", summary=summary, per_class=per_class, warnings=warnings, unprinted_topics=unprinted
+    )
     result.lines = format_trec(result)
     return result
 
 
 def _fmt_value(name: str, value: Any) -> str:
+    if name == "relstring":
+        return f"'{value}'"
     if isinstance(value, str):
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return str(int(value))
+    if math.isnan(value):
+        return "  -nan"  # glibc's printf of the NaN that 0.0/0.0 gives on x86-64, where trec_eval runs
     return f"{float(value):6.4f}"
 
 
@@ -364,8 +611,13 @@ def format_trec(result: EvalResult, *, per_query: bool = False) -> list[str]:
     """trec_eval's three-column output: ``measure`` padded to 22, tab, topic or ``all``, tab, value."""
     lines: list[str] = []
     if per_query:
+        hidden = set(result.unprinted_topics) if isinstance(result, TrecResult) else set()
         for topic, row in result.per_class.items():
+            if topic in hidden:
+                continue
             for name, value in row.items():
+                if name.startswith("gm_"):  # trec_eval -q prints no per-topic gm_* line
+                    continue
                 lines.append(f"{name:<22s}\t{topic}\t{_fmt_value(name, value)}")
     for name, value in result.summary.items():
         if name == "skipped_records":  # not a trec_eval measure: in the warnings and the other formats

@@ -1,0 +1,61 @@
+"""trec_eval -Z: per-topic values as z-scores before averaging (convert_zscores.c, get_zscores.c)."""
+
+from __future__ import annotations
+
+import pytest
+
+from deteval.cli import main
+from deteval.errors import InputFormatError, ValidationError
+from deteval.io.trec import load_zscores
+from deteval.retrieval import evaluate_trec
+
+QRELS = {"a": {"d1": 1, "d2": 0, "d3": 1}, "b": {"d1": 1, "d4": 1}}
+RUN = {"a": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "b": {"d4": 2.0, "d5": 1.0}}
+# map: a = (1 + 2/3) / 2 = 5/6, b = (1/1) / 2 = 0.5; P_5: a = 2/5, b = 1/5; num_ret: 3, 2
+
+
+def write(tmp_path, text: str):
+    p = tmp_path / "zscores"
+    p.write_text(text)
+    return p
+
+
+def test_values_become_zscores_before_averaging(tmp_path) -> None:
+    zs = load_zscores(
+        write(tmp_path, "a map 0.5 0.25\nb map 0.5 0.1\na P_5 0.4 0\nb P_5 0.1 0\na num_ret 2 0.5\n")
+    )
+    res = evaluate_trec(QRELS, RUN, ["num_q", "num_ret", "map", "P.5"], zscores=zs, per_query=True)
+    plain = evaluate_trec(QRELS, RUN, ["map"], per_query=True).per_class
+    za, zb = (plain["a"]["map"] - 0.5) / 0.25, (plain["b"]["map"] - 0.5) / 0.1
+    assert za != 0 and plain["b"]["map"] == 0.5
+    assert res.per_class["a"]["map"] == za and res.per_class["b"]["map"] == zb
+    assert res.summary["map"] == (za + zb) / 2
+    # stddev 0: 0 when the value equals the mean (a), else trec_eval's missing value (b)
+    assert res.per_class["a"]["P_5"] == 0.0 and res.per_class["b"]["P_5"] == -1000000.0
+    # b has no num_ret entry: missing; the sum is printed as a C long (truncated)
+    assert res.summary["num_ret"] == int((3 - 2) / 0.5 - 1000000.0)
+    assert res.summary["num_q"] == 2
+
+
+def test_cli_z_option(tmp_path, capsys) -> None:
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("".join(f"{t} 0 {d} {v}\n" for t, docs in QRELS.items() for d, v in docs.items()))
+    r.write_text("".join(f"{t} Q0 {d} 1 {s} x\n" for t, docs in RUN.items() for d, s in docs.items()))
+    z = write(tmp_path, "a map 0.5 0.25\nb map 0.5 0.1\n")
+    assert main(["trec", str(q), str(r), "-m", "map", "-Z", str(z)]) == 0
+    assert capsys.readouterr().out.split()[-1] == f"{((1 + 2 / 3) / 2 - 0.5) / 0.25 / 2:6.4f}" == "0.6667"
+
+
+@pytest.mark.parametrize(
+    "text,exc,words",
+    [
+        ("a map 0.5\n", InputFormatError, "expected 4 fields"),
+        ("a map x 0.1\n", InputFormatError, "must be numbers"),
+        ("a map nan 0.1\n", InputFormatError, "finite"),
+        ("a map 0.5 0.1\na map 0.4 0.1\n", ValidationError, "given twice"),
+    ],
+)
+def test_bad_zscore_files(tmp_path, text: str, exc: type, words: str) -> None:
+    with pytest.raises(exc, match=words) as info:
+        load_zscores(write(tmp_path, text))
+    assert info.value.record.startswith("line ")
