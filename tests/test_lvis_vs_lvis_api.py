@@ -213,3 +213,11 @@ def test_pooled_ap_follows_its_definition_on_lvis_api_matches():
             assert ev.results[f"AP-pooled-{pool}"] == v, (seed, pool)
         checked += int(want["all"] > 0)
     assert checked > 20
+
+
+def test_data_sample_matches_lvis_api():
+    root = Path(__file__).resolve().parent.parent / "data_samples"
+    gt = json.loads((root / "lvis" / "lvis_val.json").read_text())
+    dt = json.loads((root / "coco" / "results_bbox.json").read_text())
+    res, precision, recall = run_lvis_api(gt, dt, "bbox")
+    _same(evaluate_lvis(gt, dt), res, precision, recall, "data sample")
