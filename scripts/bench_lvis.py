@@ -209,6 +209,13 @@ def main() -> int:
                 diff = float("nan")
             print(f"{tool:<10}{r['wall']:>9.2f}{r['inner']:>14.2f}{r['rss_mb']:>13.0f}{diff:>16.3g}")
         d = results.get("deteval")
+        if d and "hotcoco" in results:
+            h = results["hotcoco"]["results"]
+            common = [k for k in d["results"] if k in h]
+            if common:
+                print(
+                    f"deteval vs hotcoco: max |Δresult| {max(abs(d['results'][k] - h[k]) for k in common):.3g}"
+                )
         if d:
             for tool in ("lvis", "hotcoco"):
                 if tool in results:
