@@ -189,11 +189,11 @@ def _lines(results: dict[str, float], p: CocoParams, max_dets: int | None) -> li
     return out
 
 
-def _rank_within(key: np.ndarray, score: np.ndarray, tie: np.ndarray) -> np.ndarray:
+def _rank_within(key: np.ndarray, score: np.ndarray, tie: np.ndarray | None = None) -> np.ndarray:
     """Rank of each item inside its ``key`` group by descending score, ties by ascending ``tie`` (the list
-    order: Python's stable ``sorted(..., key=score, reverse=True)``)."""
+    order: Python's stable ``sorted(..., key=score, reverse=True)``); None: input order (lexsort is stable)."""
     n = key.shape[0]
-    order = np.lexsort((tie, -score, key))
+    order = np.lexsort((-score, key) if tie is None else (tie, -score, key))
     ks = key[order]
     start = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]]) if n else np.zeros(0, np.int64)
     pos_in = np.arange(n) - np.repeat(start, np.diff(np.r_[start, n]))
@@ -220,7 +220,7 @@ def _caps(
     pos = np.arange(n)
     first_rec = 0
     if dets_per_cat is not None:  # Fixed AP: top K per category over the dataset, before everything else
-        rank = _rank_within(r.cat, r.score, pos)
+        rank = _rank_within(r.cat, r.score)
         keep &= rank < dets_per_cat
         # the kept list runs category by category (in order of first appearance), each by descending score:
         # that order breaks score ties at the per-image cap below
@@ -232,7 +232,7 @@ def _caps(
             first_rec = int(np.flatnonzero((r.cat == r.cat[0]) & (rank == 0))[0])
     if max_dets is not None:  # LVISResults.limit_dets_per_image, over all categories of the image
         idx = np.flatnonzero(keep)
-        img_rank = _rank_within(r.img[idx], r.score[idx], pos[idx])
+        img_rank = _rank_within(r.img[idx], r.score[idx], None if dets_per_cat is None else pos[idx])
         keep[idx[img_rank >= max_dets]] = False
         if n:
             same = r.img[idx] == r.img[first_rec]
