@@ -11,12 +11,12 @@ import sys
 from collections.abc import Sequence
 
 from deteval import __version__
-from deteval.commands import coco, compare, mir, presets, report, trec, voc, yolo
+from deteval.commands import coco, compare, lvis, mir, openimages, presets, report, trec, voc, yolo
 from deteval.errors import DetevalError
 from deteval.report.progress import add_progress_args, configure_from_args
 
 # Each module contributes one subcommand through ``register(subparsers)``.
-_COMMAND_MODULES = [voc, coco, trec, mir, report, compare, presets, yolo]
+_COMMAND_MODULES = [voc, coco, lvis, openimages, trec, mir, report, compare, presets, yolo]
 
 
 def build_parser() -> argparse.ArgumentParser:

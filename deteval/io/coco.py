@@ -326,6 +326,10 @@ class CocoGroundTruth:
     source: str = "<in-memory ground truth>"
     warnings: list[str] = field(default_factory=list)
     skipped: int = 0
+    #: the file's ``images`` and ``categories`` lists as read (file order), for protocols that need more
+    #: fields than COCO's (LVIS: ``neg_category_ids``, ``not_exhaustive_category_ids``, ``frequency``)
+    image_records: list | None = None
+    category_records: list | None = None
 
     def __len__(self) -> int:
         return int(self.ann_id.shape[0])
@@ -415,13 +419,19 @@ def _is_list(v: Any) -> bool:
 
 
 def _ann_columns(
-    anns: list, file: str, keep_segmentation: bool, need_keypoints: bool, kp_width: int | None = None
+    anns: list,
+    file: str,
+    keep_segmentation: bool,
+    need_keypoints: bool,
+    kp_width: int | None = None,
+    crowd_optional: bool = False,
 ) -> dict[str, Any]:
     """The annotation fields the protocol reads, as arrays (ids not yet mapped to indices). ``kp_width``: the
-    3K every record's keypoints must have (default: the first record's)."""
+    3K every record's keypoints must have (default: the first record's). ``crowd_optional``: a missing
+    ``iscrowd`` means 0 (LVIS has no such field)."""
     where = "annotations"
     ann_id = _id_array(_field(anns, "id", file, where), "annotation id", file, where, strings=False)
-    crowd_raw = _field(anns, "iscrowd", file, where)
+    crowd_raw = _field(anns, "iscrowd", file, where, **({"default": 0} if crowd_optional else {}))
     ign_raw = _field(anns, "ignore", file, where, default=0)
     cols: dict[str, Any] = {
         "ann_id": ann_id,
@@ -495,12 +505,18 @@ def _concat_columns(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def load_coco_gt(
-    source: Any, *, keep_segmentation: bool = False, need_keypoints: bool = False, on_error: str = "raise"
+    source: Any,
+    *,
+    keep_segmentation: bool = False,
+    need_keypoints: bool = False,
+    on_error: str = "raise",
+    crowd_optional: bool = False,
 ) -> CocoGroundTruth:
     """Load COCO ground truth (path, parsed dict or pycocotools ``COCO``) into a :class:`CocoGroundTruth`.
 
     Required per annotation: ``id``, ``image_id``, ``category_id``, ``bbox``, ``area``, ``iscrowd`` (pycocotools
-    reads all of them); ``segmentation`` for segm, ``keypoints`` and ``num_keypoints`` for keypoints. A large
+    reads all of them; ``crowd_optional=True`` reads a missing ``iscrowd`` as 0, as LVIS files have none);
+    ``segmentation`` for segm, ``keypoints`` and ``num_keypoints`` for keypoints. A large
     file's ``annotations`` array is parsed in pieces (bounded memory), with the same result.
 
     ``on_error="skip"``: a bad annotation is left out (listed in ``warnings``, counted in ``skipped``), the
@@ -510,9 +526,9 @@ def load_coco_gt(
     if isinstance(source, CocoGroundTruth):
         return source
     if on_error == "raise":
-        return _load_gt(source, keep_segmentation, need_keypoints)
+        return _load_gt(source, keep_segmentation, need_keypoints, crowd_optional=crowd_optional)
     try:
-        return _load_gt(source, keep_segmentation, need_keypoints)
+        return _load_gt(source, keep_segmentation, need_keypoints, crowd_optional=crowd_optional)
     except DetevalError as exc:
         if not (isinstance(exc.record, str) and _ANN_RECORD.match(exc.record)):
             raise
@@ -526,7 +542,7 @@ def load_coco_gt(
 
     def load(idx: np.ndarray) -> CocoGroundTruth:
         sub = {**data, "annotations": [anns[i] for i in idx.tolist()]}
-        return _load_gt(sub, keep_segmentation, need_keypoints, file=file)
+        return _load_gt(sub, keep_segmentation, need_keypoints, file=file, crowd_optional=crowd_optional)
 
     def local(exc: DetevalError) -> int | None:
         m = _ANN_RECORD.match(exc.record) if isinstance(exc.record, str) else None
@@ -539,14 +555,18 @@ def load_coco_gt(
 
 
 def _load_gt(
-    source: Any, keep_segmentation: bool, need_keypoints: bool, file: str | None = None
+    source: Any,
+    keep_segmentation: bool,
+    need_keypoints: bool,
+    file: str | None = None,
+    crowd_optional: bool = False,
 ) -> CocoGroundTruth:
     cols = None
     if _is_coco_object(source):
         data, file = source.dataset, "<pycocotools COCO ground truth>"
     elif isinstance(source, (str, PathLike)):
         file = str(source)
-        pieces = _gt_in_pieces(Path(source), keep_segmentation, need_keypoints)
+        pieces = _gt_in_pieces(Path(source), keep_segmentation, need_keypoints, crowd_optional)
         if pieces is not None:
             data, cols = pieces
         else:
@@ -568,7 +588,7 @@ def _load_gt(
         anns = data.get("annotations", [])
         if not isinstance(anns, list):
             raise InputFormatError("'annotations' must be a list", file=file)
-        cols = _ann_columns(anns, file, keep_segmentation, need_keypoints)
+        cols = _ann_columns(anns, file, keep_segmentation, need_keypoints, crowd_optional=crowd_optional)
     images, cats = data["images"], data["categories"]
 
     img_ids_file = _id_array(_field(images, "id", file, "images"), "image id", file, "images")
@@ -620,6 +640,8 @@ def _load_gt(
         keypoints=cols["keypoints"],
         segmentation=cols["segmentation"],
         source=file,
+        image_records=images,
+        category_records=cats,
     )
 
 
@@ -645,7 +667,9 @@ def _same_id_kinds(
             )
 
 
-def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> tuple[dict, dict] | None:
+def _gt_in_pieces(
+    path: Path, keep_segmentation: bool, need_keypoints: bool, crowd_optional: bool = False
+) -> tuple[dict, dict] | None:
     """Parse a large ground-truth file with its ``annotations`` array in pieces of about ``CHUNK_BYTES``.
 
     Only one piece's Python objects exist at a time: each is reduced to columns at once. The pieces are cut
@@ -696,7 +720,16 @@ def _gt_in_pieces(path: Path, keep_segmentation: bool, need_keypoints: bool) -> 
                 kp_width = (
                     parts[0]["keypoints"].shape[1] if parts and parts[0]["keypoints"] is not None else None
                 )
-                parts.append(_ann_columns(records, file, keep_segmentation, need_keypoints, kp_width))
+                parts.append(
+                    _ann_columns(
+                        records,
+                        file,
+                        keep_segmentation,
+                        need_keypoints,
+                        kp_width,
+                        crowd_optional=crowd_optional,
+                    )
+                )
             except DetevalError as exc:
                 ids = ("image_id", "category_id")
                 failed = next((k for k in ids if exc.reason.startswith(f"{k} must be an integer")), None)

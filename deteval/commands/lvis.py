@@ -1,0 +1,75 @@
+"""``deteval lvis GT.json RESULTS.json``: LVIS federated evaluation (lvis-api 0.5.3's numbers), Fixed AP and
+pooled AP."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from deteval.commands.common import add_output_args, emit
+from deteval.detection.lvis import IOU_TYPES, evaluate_lvis
+from deteval.report.progress import Progress
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    with Progress(1, "deteval lvis") as bar:
+        bar.stage("reading, matching and accumulating")
+        ev = evaluate_lvis(
+            args.gt,
+            args.results,
+            iou_type=args.iou_type,
+            max_dets=args.max_dets,
+            dets_per_cat=args.dets_per_cat,
+            fixed_ap=args.fixed_ap,
+            pooled=args.pooled,
+            on_error=args.on_error,
+        )
+    fmt = getattr(args, "format", None) or "table"
+    emit(ev.to_result(per_class=bool(args.per_class) or fmt == "json"), args)
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "lvis",
+        help="LVIS federated evaluation (lvis-api numbers), Fixed AP and pooled AP",
+        description="Evaluate COCO-format results against LVIS ground truth. The results equal lvis-api "
+        "0.5.3's LVISEval (AP, AP50, AP75, APs/m/l, APr/c/f, AR@300, ARs/m/l@300); --fixed-ap and --pooled "
+        "follow Dave et al. 2021.",
+    )
+    p.add_argument("gt", metavar="GT.json", help="LVIS ground-truth JSON")
+    p.add_argument("results", metavar="RESULTS.json", help="results JSON (a list of COCO-style detections)")
+    p.add_argument("--iou-type", choices=IOU_TYPES, default="bbox", help="bbox (default) or segm")
+    p.add_argument(
+        "--max-dets",
+        type=int,
+        default=300,
+        metavar="N",
+        help="detections kept per image, over all categories (lvis-api: 300; -1: no limit)",
+    )
+    p.add_argument(
+        "--dets-per-cat",
+        type=int,
+        default=None,
+        metavar="K",
+        help="detections kept per category over the whole dataset (default: no limit)",
+    )
+    p.add_argument(
+        "--fixed-ap",
+        action="store_true",
+        help="Fixed AP (Dave et al. 2021): no per-image limit, the top 10,000 detections per category",
+    )
+    p.add_argument(
+        "--pooled",
+        action="store_true",
+        help="add pooled AP (AP-pooled-all/r/c/f): one ranked list per pool of categories",
+    )
+    p.add_argument("--per-class", action="store_true", help="add the per-category table")
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default="raise",
+        help="raise (default): stop at the first bad record; skip: leave out bad records, listed in warnings",
+    )
+    add_output_args(p)
+    p.set_defaults(func=run, _parser=p)

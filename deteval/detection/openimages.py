@@ -1,0 +1,393 @@
+"""Open Images detection (OID challenge metric) as the TF Object Detection API computes it.
+
+>>> ev = evaluate_openimages("boxes.csv", "preds.csv", labels="imagelabels.csv",
+...                          hierarchy="hierarchy.json")                              # doctest: +SKIP
+>>> ev.map, ev.per_class()["/m/01g317"]["ap"]                                       # doctest: +SKIP
+
+The rules (``OpenImagesChallengeEvaluator``, ``per_image_evaluation.py``, ``metrics.py``,
+``oid_hierarchical_labels_expansion.py`` of the TF OD API; group-of weight 1, IoU 0.5):
+
+* **Hierarchy expansion** (with a hierarchy): every ground-truth box is repeated for each ancestor class;
+  a positive image-level label (Confidence 1) adds its ancestors, a negative one (0) its descendants.
+  ``expand_detections=True`` repeats every detection for each ancestor too (same score); the TF pipeline
+  expands only the ground truth and expects the detector to output ancestors itself, so this is off by default.
+* **Image-level labels**: in an image only the classes with a box or an image-level label (either
+  confidence) are evaluated; other detections there are discarded. Detections for images without any
+  ground truth or label are never read (counted in the warnings).
+* Detections with ``XMin >= XMax`` or ``YMin >= YMax`` are discarded; per (image, class) detections with score
+  ``<= -10`` are dropped, the rest ordered by ``np.argsort(score)[::-1]`` (numpy's default sort, so equal
+  scores come out as numpy orders them) and cut to 10,000.
+* **Matching**, per (image, class), detections in that order: each takes the non-group-of box of maximal IoU
+  (the first on ties, taken or not); IoU ≥ 0.5 and the box not yet taken: true positive, else false positive.
+  Then each detection that is not a true positive takes the group-of box of maximal IoA (intersection over the
+  detection's area); IoA ≥ 0.5: it leaves the list, and the group-of box yields one true positive scored
+  with the highest score among its detections (none if that score is ≤ 0). A group-of box counts as one
+  ground truth.
+* **AP** per class: entries (image order, sorted ImageIDs; inside an image the remaining detections, then the
+  group-of entries) ranked by ``np.argsort(score)[::-1]``; precision ``tp/(tp+fp)``, recall ``tp/n_gt``; the
+  all-point (VOC2010+) AP. Classes without ground truth are NaN and left out of ``mAP = np.nanmean``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from deteval.core.ap import ap_all_points
+from deteval.errors import ConfigError, ValidationError
+from deteval.io.openimages import Hierarchy, OidTable, load_class_names, load_hierarchy, read_oid_csv
+from deteval.results import EvalResult
+
+__all__ = ["OpenImagesEvaluation", "evaluate_openimages"]
+
+IOU_THRESHOLD = 0.5
+#: per_image_evaluation's NMS step with iou 1.0: scores must exceed this, at most this many per class.
+SCORE_FLOOR = -10.0
+MAX_PER_CLASS_IMAGE = 10_000
+
+
+@dataclass
+class OpenImagesEvaluation:
+    """The OID challenge result: ``map`` and per class ``ap`` (NaN without ground truth), ``n_gt``."""
+
+    map: float
+    classes: list[str]
+    names: list[str]
+    ap: np.ndarray
+    n_gt: np.ndarray
+    n_tp: np.ndarray
+    counts: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def per_class(self) -> dict[str, dict[str, Any]]:
+        """Per class with ground truth: name, ap, n_gt (a group-of box counts 1), n_tp."""
+        out: dict[str, dict[str, Any]] = {}
+        for c, label in enumerate(self.classes):
+            if self.n_gt[c] > 0:
+                out[label] = {
+                    "name": self.names[c],
+                    "ap": float(self.ap[c]),
+                    "n_gt": int(self.n_gt[c]),
+                    "n_tp": int(self.n_tp[c]),
+                }
+        return out
+
+    def to_result(self, *, per_class: bool = True) -> EvalResult:
+        """An :class:`EvalResult` (protocol "openimages"); ``mAP`` as the TF metric ``Precision/mAP@0.5IOU``."""
+        lines = [f"OpenImagesDetectionChallenge_Precision/mAP@0.5IOU: {self.map:.6f}"]
+        return EvalResult(
+            protocol="openimages",
+            summary={"mAP": float(self.map), "iou_threshold": IOU_THRESHOLD, **self.counts},
+            per_class=self.per_class() if per_class else {},
+            warnings=list(self.warnings),
+            lines=lines,
+        )
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        return json.dumps(self.to_result().to_dict(), indent=indent)
+
+
+def _boxes_table(source: Any) -> OidTable:
+    t = read_oid_csv(
+        source,
+        ("ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax", "IsGroupOf"),
+        ("XMin", "XMax", "YMin", "YMax", "IsGroupOf"),
+        "ground-truth boxes",
+    )
+    v = t.values
+    bad = (v["XMin"] > v["XMax"]) | (v["YMin"] > v["YMax"])
+    flag = (v["IsGroupOf"] != 0) & (v["IsGroupOf"] != 1)
+    for mask, why in ((bad, "XMin > XMax or YMin > YMax"), (flag, "IsGroupOf must be 0 or 1")):
+        if mask.any():
+            i = int(np.flatnonzero(mask)[0])
+            raise ValidationError(why, file=t.source, record=f"line {t.line[i]}")
+    return t
+
+
+def _expand(
+    labels: np.ndarray, table: dict[str, list[str]], what: str, file: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row followed by one copy per label in ``table[label]``: (source row, new label) arrays."""
+    rows: list[int] = []
+    out: list[str] = []
+    for i, lab in enumerate(labels.tolist()):
+        extra = table.get(lab)
+        if extra is None:
+            raise ValidationError(f"{what} label {lab!r} is not in the hierarchy", file=file)
+        rows.append(i)
+        out.append(lab)
+        rows.extend([i] * len(extra))
+        out.extend(extra)
+    return np.asarray(rows, dtype=np.int64), np.asarray(out, dtype=object)
+
+
+def _argsort_desc(scores: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per segment, ``np.argsort(segment)[::-1]`` (numpy's default kind) as positions into ``scores``.
+
+    A segment without equal scores has one descending order, found for all segments at once; a segment with
+    ties is sorted by numpy itself, so equal scores land exactly where the reference's call puts them."""
+    n = scores.shape[0]
+    seg = np.repeat(np.arange(starts.shape[0]), ends - starts)
+    order = np.lexsort(
+        (-np.arange(n), -scores, seg)
+    )  # descending score; ties: later first (a guess, fixed below)
+    s = scores[order]
+    tie = np.zeros(starts.shape[0], dtype=bool)
+    if n > 1:
+        same = (s[1:] == s[:-1]) & (seg[order][1:] == seg[order][:-1])
+        tie[seg[order][1:][same]] = True
+    for k in np.flatnonzero(tie).tolist():
+        a, b = int(starts[k]), int(ends[k])
+        order[a:b] = a + np.argsort(scores[a:b])[::-1]
+    return order
+
+
+def evaluate_openimages(
+    boxes: Any,
+    predictions: Any,
+    *,
+    labels: Any = None,
+    hierarchy: Any = None,
+    class_names: Any = None,
+    expand_detections: bool = False,
+) -> OpenImagesEvaluation:
+    """Evaluate ``predictions`` against Open Images ground truth (module docstring: the rules).
+
+    ``boxes``, ``labels``, ``predictions``: CSV paths (or lists of row dicts with the same keys); ``hierarchy``:
+    the class hierarchy JSON (path or dict), which turns on the expansion; ``class_names``: a class
+    descriptions CSV (or a list of (label, name) pairs), whose order is the class order (it decides the last bits of the mean; default: the
+    hierarchy's depth-first order, else sorted labels). Predictions of unknown classes are an error.
+    """
+    gtb = _boxes_table(boxes)
+    lab = (
+        read_oid_csv(labels, ("ImageID", "LabelName", "Confidence"), ("Confidence",), "image-level labels")
+        if labels is not None
+        else None
+    )
+    if lab is not None:
+        conf = lab.values["Confidence"]
+        bad = (conf != 0) & (conf != 1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValidationError("Confidence must be 0 or 1", file=lab.source, record=f"line {lab.line[i]}")
+    det = read_oid_csv(
+        predictions,
+        ("ImageID", "LabelName", "Score", "XMin", "XMax", "YMin", "YMax"),
+        ("Score", "XMin", "XMax", "YMin", "YMax"),
+        "predictions",
+    )
+    h: Hierarchy | None = load_hierarchy(hierarchy) if hierarchy is not None else None
+    warnings: list[str] = []
+
+    # ground truth (expanded), in file order
+    g_row = np.arange(len(gtb))
+    g_label = gtb.label
+    if h is not None:
+        g_row, g_label = _expand(gtb.label, h.ancestors, "box", gtb.source)
+    g_img = gtb.image[g_row]
+    g_box = np.stack([gtb.values[k][g_row] for k in ("YMin", "XMin", "YMax", "XMax")], axis=1)
+    g_group = gtb.values["IsGroupOf"][g_row] != 0
+    l_img = np.zeros(0, dtype=object)
+    l_label = np.zeros(0, dtype=object)
+    if lab is not None:
+        l_img, l_label = lab.image, lab.label
+        if h is not None:
+            pos = lab.values["Confidence"] == 1
+            r1, lab1 = _expand(lab.label[pos], h.ancestors, "image-level", lab.source)
+            r0, lab0 = _expand(lab.label[~pos], h.descendants, "image-level", lab.source)
+            l_img = np.concatenate([lab.image[pos][r1], lab.image[~pos][r0]])
+            l_label = np.concatenate([lab1, lab0])
+
+    # classes
+    if class_names is not None:
+        pairs = (
+            [(str(a), str(b)) for a, b in class_names]
+            if isinstance(class_names, (list, tuple))
+            else load_class_names(class_names)
+        )
+        classes, names = [p[0] for p in pairs], [p[1] for p in pairs]
+        if len(set(classes)) != len(classes):
+            raise ConfigError("the class descriptions repeat a label", file=str(class_names))
+    elif h is not None:
+        classes = list(h.order)
+        names = list(classes)
+    else:
+        classes = sorted(set(g_label.tolist()) | set(l_label.tolist()))
+        names = list(classes)
+    cindex = {c: i for i, c in enumerate(classes)}
+    C = len(classes)
+
+    def class_ids(labels_: np.ndarray, file: str, what: str) -> np.ndarray:
+        out = np.fromiter(
+            (cindex.get(x, -1) for x in labels_.tolist()), dtype=np.int64, count=labels_.shape[0]
+        )
+        if (out < 0).any():
+            i = int(np.flatnonzero(out < 0)[0])
+            raise ValidationError(f"{what} label {labels_[i]!r} is not one of the classes", file=file)
+        return out
+
+    g_cls = class_ids(g_label, gtb.source, "box")
+    l_cls = class_ids(l_label, lab.source if lab is not None else "", "image-level")
+
+    # images: every ImageID with a box or a label, in sorted order (pandas' groupby)
+    images = np.asarray(sorted(set(g_img.tolist()) | set(l_img.tolist())), dtype=object)
+    I = images.shape[0]
+    imap = {im: i for i, im in enumerate(images.tolist())}
+    g_ii = np.fromiter((imap[x] for x in g_img.tolist()), dtype=np.int64, count=g_img.shape[0])
+    l_ii = np.fromiter((imap[x] for x in l_img.tolist()), dtype=np.int64, count=l_img.shape[0])
+
+    # detections (optionally expanded), discarded where the evaluator never looks
+    d_row = np.arange(len(det))
+    d_label = det.label
+    if h is not None and expand_detections:
+        d_row, d_label = _expand(det.label, h.ancestors, "prediction", det.source)
+    d_cls = class_ids(d_label, det.source, "prediction")
+    d_ii = np.fromiter(
+        (imap.get(x, -1) for x in det.image[d_row].tolist()), dtype=np.int64, count=d_row.shape[0]
+    )
+    unseen = int((d_ii < 0).sum())
+    if unseen:
+        warnings.append(
+            f"{unseen} predictions are for images without ground truth or image-level labels: never read, as in "
+            "the TF OD API (it iterates over the ground truth's images)"
+        )
+    evaluatable = np.unique(np.concatenate([g_ii * C + g_cls, l_ii * C + l_cls]))
+    d_key = d_ii * C + d_cls
+    dv = {k: det.values[k][d_row] for k in ("Score", "XMin", "XMax", "YMin", "YMax")}
+    keep = (d_ii >= 0) & np.isin(d_key, evaluatable)
+    keep &= (dv["YMin"] < dv["YMax"]) & (dv["XMin"] < dv["XMax"])
+    keep &= dv["Score"] > SCORE_FLOOR
+    counts = {
+        "n_images": int(I),
+        "n_classes": C,
+        "n_gt_boxes": int(g_row.shape[0]),
+        "n_predictions": len(det),
+    }
+    di = np.flatnonzero(keep)  # in file (image) order
+    # per (image, class) group, the reference's order: stable group sort, then np.argsort inside each group
+    grp = d_key[di]
+    di = di[np.argsort(grp, kind="stable")]
+    grp = d_key[di]
+    starts = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]]) if di.size else np.zeros(0, np.int64)
+    ends = np.r_[starts[1:], di.shape[0]].astype(np.int64)
+    di = di[_argsort_desc(dv["Score"][di], starts, ends)]
+    rank = np.arange(di.shape[0]) - np.repeat(starts, ends - starts)
+    di = di[rank < MAX_PER_CLASS_IMAGE]
+    counts["n_predictions_evaluated"] = int(di.shape[0])
+
+    d_box = np.stack([dv[k][di] for k in ("YMin", "XMin", "YMax", "XMax")], axis=1)
+    d_score = dv["Score"][di]
+    d_grp = d_key[di]
+    tp, in_group = _match(d_grp, d_box, g_ii * C + g_cls, g_box, g_group)
+    # group-of entries: per group box, the highest score among its detections (dropped if <= 0)
+    gi_all = np.flatnonzero(g_group)
+    best = np.full(g_box.shape[0], -np.inf)
+    hit = in_group >= 0
+    np.maximum.at(best, in_group[hit], d_score[hit])
+    g_entry = gi_all[np.isfinite(best[gi_all]) & (best[gi_all] > 0)]
+
+    # per class, entries in the reference's concatenation order: image, then detections, then group boxes
+    valid = ~hit
+    e_img = np.concatenate([d_grp[valid] // C, g_ii[g_entry]])
+    e_cls = np.concatenate([d_grp[valid] % C, g_cls[g_entry]])
+    e_kind = np.concatenate([np.zeros(int(valid.sum()), np.int64), np.ones(g_entry.shape[0], np.int64)])
+    e_pos = np.concatenate(
+        [np.flatnonzero(valid), g_entry]
+    )  # rank order for detections, file order for groups
+    e_score = np.concatenate([d_score[valid], best[g_entry]])
+    e_tp = np.concatenate([tp[valid].astype(np.float64), np.ones(g_entry.shape[0])])
+    o = np.lexsort((e_pos, e_kind, e_img, e_cls))
+    e_cls, e_score, e_tp = e_cls[o], e_score[o], e_tp[o]
+
+    n_gt = np.bincount(g_cls, minlength=C).astype(np.float64)  # group-of weight 1: a group counts once
+    n_tp = np.zeros(C, dtype=np.int64)
+    ap = np.full(C, np.nan)
+    cs = np.searchsorted(e_cls, np.arange(C + 1))
+    for c in range(C):
+        if n_gt[c] == 0:
+            continue
+        s, t = e_score[cs[c] : cs[c + 1]], e_tp[cs[c] : cs[c + 1]]
+        srt = np.argsort(s)[::-1]
+        lab_c = t[srt]
+        ctp = np.cumsum(lab_c)
+        cfp = np.cumsum((lab_c <= 0).astype(float))
+        precision = ctp.astype(float) / (ctp + cfp)
+        recall = ctp.astype(float) / n_gt[c]
+        ap[c] = ap_all_points(recall, precision)
+        n_tp[c] = int(lab_c.sum())
+    with np.errstate(all="ignore"):
+        mean = float(np.nanmean(ap)) if (~np.isnan(ap)).any() else float("nan")
+    return OpenImagesEvaluation(
+        map=mean,
+        classes=classes,
+        names=names,
+        ap=ap,
+        n_gt=n_gt.astype(np.int64),
+        n_tp=n_tp,
+        counts=counts,
+        warnings=warnings,
+    )
+
+
+def _iou_ioa(d: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """IoU and intersection over the detection's area of pairs of [ymin, xmin, ymax, xmax] boxes, with
+    ``np_box_ops``' operation order (so the same doubles)."""
+    h = np.maximum(0.0, np.minimum(d[:, 2], g[:, 2]) - np.maximum(d[:, 0], g[:, 0]))
+    w = np.maximum(0.0, np.minimum(d[:, 3], g[:, 3]) - np.maximum(d[:, 1], g[:, 1]))
+    inter = h * w
+    da = (d[:, 2] - d[:, 0]) * (d[:, 3] - d[:, 1])
+    ga = (g[:, 2] - g[:, 0]) * (g[:, 3] - g[:, 1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return inter / ((da + ga) - inter), inter / da
+
+
+def _first_best(pd: np.ndarray, pg_pos: np.ndarray, val: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per detection, ``np.argmax`` over its pairs (the first maximum in box order): (box, value), −1 if none."""
+    box = np.full(n, -1, dtype=np.int64)
+    v = np.full(n, -np.inf)
+    if pd.size:
+        o = np.lexsort((pg_pos, -val, pd))
+        first = np.r_[True, pd[o][1:] != pd[o][:-1]]
+        box[pd[o][first]] = pg_pos[o][first]
+        v[pd[o][first]] = val[o][first]
+    return box, v
+
+
+def _match(
+    d_grp: np.ndarray, d_box: np.ndarray, g_grp: np.ndarray, g_box: np.ndarray, g_group: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Both matching stages for all groups at once: (true positive flags, group-of box taken or −1).
+
+    ``d_grp`` is sorted by group with detections in rank order; boxes keep file order inside a group."""
+    n = d_grp.shape[0]
+    tp = np.zeros(n, dtype=bool)
+    in_group = np.full(n, -1, dtype=np.int64)
+    if n == 0 or g_grp.size == 0:
+        return tp, in_group
+    g_order = np.argsort(g_grp, kind="stable")
+    for stage_group in (False, True):
+        gsel = g_order[g_group[g_order] == stage_group]
+        gk = g_grp[gsel]
+        lo = np.searchsorted(gk, d_grp, side="left")
+        hi = np.searchsorted(gk, d_grp, side="right")
+        cnt = hi - lo
+        pd = np.repeat(np.arange(n), cnt)
+        off = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        pg = gsel[np.repeat(lo, cnt) + off]
+        iou, ioa = _iou_ioa(d_box[pd], g_box[pg])
+        if not stage_group:
+            box, v = _first_best(pd, off, iou, n)
+            ok = (box >= 0) & (v >= IOU_THRESHOLD)
+            # a box goes to the first detection (in rank order) that chose it; later ones are false positives
+            cand = np.flatnonzero(ok)
+            gid = gsel[lo[cand] + box[cand]]
+            _, first = np.unique(gid, return_index=True)
+            tp[cand[first]] = True
+        else:
+            box, v = _first_best(pd, off, ioa, n)
+            ok = (box >= 0) & (v >= IOU_THRESHOLD) & ~tp
+            in_group[ok] = gsel[lo[ok] + box[ok]]
+    return tp, in_group
