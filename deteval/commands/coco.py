@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from deteval.analysis.cli import add_analysis_args, attach_errors
+from deteval.analysis.inputs import coco_errors
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
@@ -37,6 +39,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
     fmt = getattr(args, "format", None) or "table"
     result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
+    if args.errors:
+        fg = 0.5 if args.errors_fg_iou is None else args.errors_fg_iou
+        bg = 0.1 if args.errors_bg_iou is None else args.errors_bg_iou
+        compat = args.errors_compat or "protocol"
+        attach_errors(
+            result, coco_errors(gt, results, params=params, compat=compat, pos_threshold=fg, bg_threshold=bg)
+        )
     emit(result, args)
     write_plots_from_args(
         ev.to_result(per_class=True),
@@ -113,4 +122,5 @@ def register(sub: Any) -> None:
     )
     add_output_args(p)
     add_plot_args(p)
+    add_analysis_args(p, fg_default="0.5")
     p.set_defaults(func=run, _parser=p)

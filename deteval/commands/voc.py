@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from deteval.analysis.cli import add_analysis_args, attach_errors
+from deteval.analysis.inputs import voc_errors
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
 from deteval.errors import ConfigError
@@ -64,6 +66,19 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         dets = _load_detections(args, gt, classes)
         bar.stage("matching and AP")
         result = evaluate_voc(gt, dets, params=params, classes=classes)
+    if args.errors:
+        attach_errors(
+            result,
+            voc_errors(
+                gt,
+                dets,
+                list(result.per_class),
+                params=params,
+                compat=args.errors_compat or "protocol",
+                pos_threshold=args.errors_fg_iou,
+                bg_threshold=0.1 if args.errors_bg_iou is None else args.errors_bg_iou,
+            ),
+        )
     emit(result, args)
     write_plots_from_args(result, args)
     return 0
@@ -151,4 +166,5 @@ def register(sub: Any) -> None:
     )
     add_output_args(p)
     add_plot_args(p)
+    add_analysis_args(p, fg_default="--iou")
     p.set_defaults(func=run, _parser=p)

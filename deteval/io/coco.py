@@ -317,6 +317,8 @@ class CocoGroundTruth:
     source: str = "<in-memory ground truth>"
     warnings: list[str] = field(default_factory=list)
     skipped: int = 0
+    #: the file's ``images`` list as indices into ``image_ids`` (tidecv walks images in file order)
+    image_file_order: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.ann_id.shape[0])
@@ -604,6 +606,7 @@ def _load_gt(
         keypoints=cols["keypoints"],
         segmentation=cols["segmentation"],
         source=file,
+        image_file_order=np.argsort(order, kind="stable"),
     )
 
 

@@ -1,0 +1,46 @@
+"""The ``--errors`` options shared by ``deteval coco`` and ``deteval voc``, and how they reach the result."""
+
+from __future__ import annotations
+
+import argparse
+
+from deteval.analysis.tide import COMPAT_MODES, ErrorAnalysis, format_errors
+from deteval.results import EvalResult
+
+__all__ = ["add_analysis_args", "attach_errors"]
+
+
+def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str) -> None:
+    """Register ``--errors``, ``--errors-compat``, ``--errors-fg-iou`` and ``--errors-bg-iou`` on ``p``."""
+    g = p.add_argument_group("error analysis (TIDE)")
+    g.add_argument(
+        "--errors",
+        action="store_true",
+        default=None,
+        help="add the TIDE error decomposition (cls, loc, both, dupe, bkg, miss; fp, fn): the AP each error "
+        'type costs, as "errors" in JSON (AP units 0-1)',
+    )
+    g.add_argument(
+        "--errors-compat",
+        choices=COMPAT_MODES,
+        default=None,
+        help="protocol (default): the protocol's own matching and AP; tide: tidecv 1.0.1's numbers exactly",
+    )
+    g.add_argument(
+        "--errors-fg-iou",
+        type=float,
+        default=None,
+        metavar="T",
+        help=f"foreground IoU (default {fg_default})",
+    )
+    g.add_argument(
+        "--errors-bg-iou", type=float, default=None, metavar="T", help="background IoU (default 0.1)"
+    )
+
+
+def attach_errors(result: EvalResult, analysis: ErrorAnalysis) -> None:
+    """Put the decomposition in ``result``: ``summary["errors"]`` and, where the protocol prints its own
+    lines (COCO), the text table after them."""
+    result.summary["errors"] = analysis.to_dict()
+    if result.lines:
+        result.lines.extend(["", *format_errors(analysis)])
