@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 
+from deteval.analysis.confusion import Confusion
 from deteval.analysis.tide import COMPAT_MODES, ErrorAnalysis, format_errors
 from deteval.results import EvalResult
 
-__all__ = ["add_analysis_args", "attach_errors"]
+__all__ = ["add_analysis_args", "attach_confusion", "attach_errors"]
 
 
-def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str) -> None:
-    """Register ``--errors``, ``--errors-compat``, ``--errors-fg-iou`` and ``--errors-bg-iou`` on ``p``."""
+def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: bool) -> None:
+    """Register ``--errors``, ``--errors-compat``, ``--errors-fg-iou``, ``--errors-bg-iou``, ``--confusion``,
+    ``--score-threshold`` and, where the command has none, ``--iou`` on ``p``."""
     g = p.add_argument_group("error analysis (TIDE)")
     g.add_argument(
         "--errors",
@@ -36,6 +38,24 @@ def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str) -> None:
     g.add_argument(
         "--errors-bg-iou", type=float, default=None, metavar="T", help="background IoU (default 0.1)"
     )
+    c = p.add_argument_group("confusion matrix")
+    c.add_argument(
+        "--confusion",
+        action="store_true",
+        default=None,
+        help="add the confusion matrix over the classes plus background (rows ground truth, columns predicted)",
+    )
+    if add_iou:
+        c.add_argument(
+            "--iou", type=float, default=None, metavar="T", help="IoU for --confusion (default 0.5)"
+        )
+    c.add_argument(
+        "--score-threshold",
+        type=float,
+        default=None,
+        metavar="S",
+        help="detections scored below S are left out of --confusion (default 0.25)",
+    )
 
 
 def attach_errors(result: EvalResult, analysis: ErrorAnalysis) -> None:
@@ -44,3 +64,10 @@ def attach_errors(result: EvalResult, analysis: ErrorAnalysis) -> None:
     result.summary["errors"] = analysis.to_dict()
     if result.lines:
         result.lines.extend(["", *format_errors(analysis)])
+
+
+def attach_confusion(result: EvalResult, confusion: Confusion) -> None:
+    """Put the matrix in ``result``: ``summary["confusion"]`` and the text after the protocol's lines."""
+    result.summary["confusion"] = confusion.to_dict()
+    if result.lines:
+        result.lines.extend(["", *confusion.lines()])

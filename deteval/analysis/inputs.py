@@ -6,13 +6,86 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from deteval.analysis.confusion import Confusion, confusion_matrix
 from deteval.analysis.tide import ErrorAnalysis, TideInput, tide_errors
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults
 
-__all__ = ["coco_errors", "tide_input_coco", "tide_input_voc", "voc_errors"]
+__all__ = [
+    "coco_confusion",
+    "coco_errors",
+    "tide_input_coco",
+    "tide_input_voc",
+    "voc_confusion",
+    "voc_errors",
+]
+
+
+def coco_confusion(
+    gt: CocoGroundTruth,
+    results: CocoResults,
+    *,
+    params: CocoParams | None = None,
+    iou: float = 0.5,
+    score_threshold: float = 0.25,
+) -> Confusion:
+    """The confusion matrix (:mod:`deteval.analysis.confusion`) of COCO bbox results, pycocotools' matching
+    at ``iou`` on the top ``max_dets[-1]`` detections per image and category."""
+    p = params if params is not None else CocoParams.from_options("bbox")
+    if p.iou_type != "bbox":
+        raise ConfigError("the confusion matrix supports --iou-type bbox only")
+    return confusion_matrix(
+        tide_input_coco(gt, results),
+        list(gt.cat_names),
+        iou=iou,
+        score_threshold=score_threshold,
+        rule="coco",
+        max_dets=int(p.max_dets[-1]),
+    )
+
+
+def voc_confusion(
+    gt: VOCGroundTruth,
+    dets: VOCDetections,
+    classes: Sequence[str],
+    *,
+    params: VOCParams | None = None,
+    score_threshold: float = 0.25,
+) -> Confusion:
+    """The confusion matrix of VOC detections over ``classes``: the devkit's matching at
+    ``params.iou_threshold``, difficult objects neither counted nor missed."""
+    p = params if params is not None else VOCParams()
+    if p.profile != "voc_devkit":
+        raise ConfigError("the confusion matrix follows the voc_devkit profile only")
+    inp = _voc_input(gt, dets, classes, p, xywh=False)
+    return confusion_matrix(
+        inp,
+        list(classes),
+        iou=float(p.iou_threshold),
+        score_threshold=score_threshold,
+        rule="voc",
+        max_dets=2**62,
+    )
+
+
+def _voc_input(
+    gt: VOCGroundTruth, dets: VOCDetections, classes: Sequence[str], p: VOCParams, *, xywh: bool
+) -> TideInput:
+    return tide_input_voc(
+        gt.image,
+        [gt.classes[i] for i in gt.label.tolist()],
+        gt.boxes,
+        gt.difficult,
+        dets.image,
+        [dets.classes[i] for i in dets.label.tolist()],
+        dets.boxes,
+        dets.scores,
+        classes,
+        plus_one=p.plus_one,
+        xywh=xywh,
+    )
 
 
 def coco_errors(
@@ -61,19 +134,7 @@ def voc_errors(
     if p.profile != "voc_devkit":
         raise ConfigError("the error analysis follows the voc_devkit profile only")
     pos = float(p.iou_threshold) if pos_threshold is None else pos_threshold
-    inp = tide_input_voc(
-        gt.image,
-        [gt.classes[i] for i in gt.label.tolist()],
-        gt.boxes,
-        gt.difficult,
-        dets.image,
-        [dets.classes[i] for i in dets.label.tolist()],
-        dets.boxes,
-        dets.scores,
-        classes,
-        plus_one=p.plus_one,
-        xywh=compat == "tide",
-    )
+    inp = _voc_input(gt, dets, classes, p, xywh=compat == "tide")
     protocol = "voc07" if p.metric == "voc07" else "voc2010"
     return tide_errors(
         inp,

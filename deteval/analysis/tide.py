@@ -51,9 +51,12 @@ __all__ = [
     "COMPAT_MODES",
     "ERROR_TYPES",
     "PROTOCOLS",
+    "Assignment",
     "ErrorAnalysis",
     "TideInput",
+    "assign",
     "format_errors",
+    "iou_matrix",
     "tide_errors",
 ]
 
@@ -142,7 +145,9 @@ class ErrorAnalysis:
 
 
 @dataclass
-class _Assignment:
+class Assignment:
+    """The outcome of :func:`assign`, one row per kept detection."""
+
     # kept detections in push order (image order, then rank inside the image)
     cls: np.ndarray
     score: np.ndarray
@@ -153,6 +158,8 @@ class _Assignment:
     area: np.ndarray  # the error's object area (GT's if it has one, else the detection's)
     err_key: np.ndarray  # position in tidecv's error list (-1: no error)
     tie: np.ndarray  # the protocol's order among equal scores
+    det: np.ndarray  # index of the detection in the input
+    match: np.ndarray  # the GT a true positive matched (input index; -1 otherwise)
     missed_cls: np.ndarray  # class of each miss error
     missed_area: np.ndarray
     fn_cls: np.ndarray  # class of every unmatched GT
@@ -160,7 +167,8 @@ class _Assignment:
     class_order: list[int]
 
 
-def _iou_matrix(dbox: np.ndarray, gbox: np.ndarray, crowd: bool, inp: TideInput) -> np.ndarray:
+def iou_matrix(dbox: np.ndarray, gbox: np.ndarray, crowd: bool, inp: TideInput) -> np.ndarray:
+    """IoU of every detection box with every GT box in ``inp``'s convention (crowd: over the detection)."""
     if inp.xyxy:
         if crowd:
             raise ValidationError("crowd regions need [x, y, w, h] boxes")
@@ -186,7 +194,9 @@ def _keep_top(
     return order[rank < max_dets]
 
 
-def _assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> _Assignment:
+def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> Assignment:
+    """Match ``inp`` image by image and classify every unmatched detection (module docstring). ``rule``:
+    ``"tide"`` (tidecv), ``"coco"`` (pycocotools at IoU ``pos``) or ``"voc"`` (VOCevaldet.m)."""
     tide = rule == "tide"
     gbox, dbox = inp.gt_box, inp.dt_box
     if inp.xyxy:
@@ -202,7 +212,9 @@ def _assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> 
     d_by = np.split(
         np.argsort(inp.dt_img, kind="stable"), np.cumsum(np.bincount(inp.dt_img, minlength=n_img))[:-1]
     )
-    cols: dict[str, list[Any]] = {k: [] for k in ("cls", "score", "state", "err", "gt", "area", "key", "tie")}
+    cols: dict[str, list[Any]] = {
+        k: [] for k in ("cls", "score", "state", "err", "gt", "area", "key", "tie", "det", "match")
+    }
     best_of: dict[int, tuple[float, int]] = {}  # GT -> (best score, push index)
     missed_cls: list[int] = []
     missed_area: list[float] = []
@@ -236,15 +248,16 @@ def _assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> 
                 key += 1
             continue
         dc, gc = inp.dt_cls[d], inp.gt_cls[g]
-        iou = _iou_matrix(dbox[d], gbox[g], False, inp)
+        iou = iou_matrix(dbox[d], gbox[g], False, inp)
         same = dc[:, None] == gc[None, :]
         cls_iou = iou * same
         buf = cls_iou.copy()
         state = np.full(len(d), _FP)
+        match = np.full(len(d), -1)
         if rule == "voc":
             # VOCevaldet.m: the box of maximum IoU among all boxes of the class (taken, difficult or not;
             # the first wins a tie); difficult -> ignored, taken -> false positive
-            diff = _iou_matrix(dbox[d], gbox[crowd], False, inp) * (dc[:, None] == inp.gt_cls[crowd][None, :])
+            diff = iou_matrix(dbox[d], gbox[crowd], False, inp) * (dc[:, None] == inp.gt_cls[crowd][None, :])
             full = np.concatenate([cls_iou, diff], axis=1)
             for i in range(len(d)):
                 j = int(np.argmax(full[i])) if full.shape[1] else -1
@@ -255,6 +268,7 @@ def _assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> 
                 elif not used_g[j]:
                     state[i] = _TP
                     used_g[j] = True
+                    match[i] = g[j]
             crowd = crowd[:0]
         elif len(g):
             for i in range(len(d)):
@@ -263,9 +277,10 @@ def _assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> 
                 if row[j] >= pos:
                     state[i] = _TP
                     used_g[j] = True
+                    match[i] = g[j]
                     buf[:, j] = 0.0
         for r in crowd.tolist():
-            ciou = _iou_matrix(dbox[d], gbox[r : r + 1], True, inp)[:, 0]
+            ciou = iou_matrix(dbox[d], gbox[r : r + 1], True, inp)[:, 0]
             hit = ciou > pos if tide else ciou >= pos
             state[(state != _TP) & hit & (dc == inp.gt_cls[r])] = _IGN
         noncls_iou = iou * ~same
@@ -308,6 +323,8 @@ def _assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> 
             cols["gt"].append(tgt)
             cols["area"].append(area)
             cols["key"].append(key if err >= 0 else -1)
+            cols["det"].append(p)
+            cols["match"].append(int(match[i]))
             cols["tie"].append(len(cols["tie"]) if inp.tie_key is None else int(inp.tie_key[p]))
             key += err >= 0
         for j in np.flatnonzero(~used_g).tolist():
@@ -320,7 +337,7 @@ def _assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> 
     best = np.zeros(n, dtype=bool)
     for _, idx in best_of.values():
         best[idx] = True
-    return _Assignment(
+    return Assignment(
         cls=np.asarray(cols["cls"], dtype=np.int64),
         score=np.asarray(cols["score"], dtype=np.float64),
         state=np.asarray(cols["state"], dtype=np.int64),
@@ -330,6 +347,8 @@ def _assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> 
         area=np.asarray(cols["area"], dtype=np.float64),
         err_key=np.asarray(cols["key"], dtype=np.int64),
         tie=np.asarray(cols["tie"], dtype=np.int64),
+        det=np.asarray(cols["det"], dtype=np.int64),
+        match=np.asarray(cols["match"], dtype=np.int64),
         missed_cls=np.asarray(missed_cls, dtype=np.int64),
         missed_area=np.asarray(missed_area, dtype=np.float64),
         fn_cls=np.asarray(fn_cls, dtype=np.int64),
@@ -374,7 +393,7 @@ class _Oracle:
     """Mean AP of the ranked lists tidecv's ``TIDERun.fix_errors`` builds for a set of fixed errors."""
 
     def __init__(
-        self, a: _Assignment, compat: str, class_ids: np.ndarray, rec_thrs: np.ndarray, err_gt_cls: np.ndarray
+        self, a: Assignment, compat: str, class_ids: np.ndarray, rec_thrs: np.ndarray, err_gt_cls: np.ndarray
     ) -> None:
         self.a = a
         self.compat = compat  # "tide" or the protocol
@@ -492,7 +511,7 @@ def tide_errors(
         raise ValidationError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     mode = "tide" if compat == "tide" else protocol
     rule = "tide" if compat == "tide" else ("coco" if protocol == "coco" else "voc")
-    a = _assign(inp, pos_threshold, bg_threshold, max_dets, rule)
+    a = assign(inp, pos_threshold, bg_threshold, max_dets, rule)
     class_ids = inp.class_ids if len(inp.class_ids) else np.unique(np.concatenate([inp.gt_cls, inp.dt_cls]))
     err_gt_cls = inp.gt_cls[np.maximum(a.err_gt, 0)] if len(inp.gt_cls) else np.zeros(len(a.err_gt), np.int64)
     oracle = _Oracle(a, mode, class_ids, levels, np.where(a.err_gt >= 0, err_gt_cls, -1))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from deteval.analysis.cli import add_analysis_args, attach_errors
-from deteval.analysis.inputs import coco_errors
+from deteval.analysis.cli import add_analysis_args, attach_confusion, attach_errors
+from deteval.analysis.inputs import coco_confusion, coco_errors
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
@@ -46,6 +46,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         attach_errors(
             result, coco_errors(gt, results, params=params, compat=compat, pos_threshold=fg, bg_threshold=bg)
         )
+    if args.confusion:
+        iou = 0.5 if args.iou is None else args.iou
+        thr = 0.25 if args.score_threshold is None else args.score_threshold
+        attach_confusion(result, coco_confusion(gt, results, params=params, iou=iou, score_threshold=thr))
     emit(result, args)
     write_plots_from_args(
         ev.to_result(per_class=True),
@@ -122,5 +126,5 @@ def register(sub: Any) -> None:
     )
     add_output_args(p)
     add_plot_args(p)
-    add_analysis_args(p, fg_default="0.5")
+    add_analysis_args(p, fg_default="0.5", add_iou=True)
     p.set_defaults(func=run, _parser=p)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from deteval.analysis.cli import add_analysis_args, attach_errors
-from deteval.analysis.inputs import voc_errors
+from deteval.analysis.cli import add_analysis_args, attach_confusion, attach_errors
+from deteval.analysis.inputs import voc_confusion, voc_errors
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
 from deteval.errors import ConfigError
@@ -78,6 +78,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 pos_threshold=args.errors_fg_iou,
                 bg_threshold=0.1 if args.errors_bg_iou is None else args.errors_bg_iou,
             ),
+        )
+    if args.confusion:
+        thr = 0.25 if args.score_threshold is None else args.score_threshold
+        attach_confusion(
+            result, voc_confusion(gt, dets, list(result.per_class), params=params, score_threshold=thr)
         )
     emit(result, args)
     write_plots_from_args(result, args)
@@ -166,5 +171,5 @@ def register(sub: Any) -> None:
     )
     add_output_args(p)
     add_plot_args(p)
-    add_analysis_args(p, fg_default="--iou")
+    add_analysis_args(p, fg_default="--iou", add_iou=False)
     p.set_defaults(func=run, _parser=p)
