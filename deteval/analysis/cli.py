@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from deteval.analysis.calibration import Calibration
 from deteval.analysis.confusion import Confusion
+from deteval.analysis.operating import OperatingPoints
 from deteval.analysis.tide import COMPAT_MODES, ErrorAnalysis, format_errors
 from deteval.results import EvalResult
 
-__all__ = ["add_analysis_args", "attach_confusion", "attach_errors"]
+__all__ = ["add_analysis_args", "attach_calibration", "attach_confusion", "attach_errors", "attach_operating"]
 
 
 def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: bool) -> None:
@@ -56,6 +58,22 @@ def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: b
         metavar="S",
         help="detections scored below S are left out of --confusion (default 0.25)",
     )
+    o = p.add_argument_group("operating points and calibration (at --iou)")
+    o.add_argument(
+        "--operating-points",
+        action="store_true",
+        default=None,
+        help="per class, the score threshold of maximum F1 (with P, R); one global threshold of maximum mean F1",
+    )
+    o.add_argument(
+        "--calibration",
+        action="store_true",
+        default=None,
+        help="expected calibration error and reliability bins (confidence vs. fraction of true positives)",
+    )
+    o.add_argument(
+        "--calibration-bins", type=int, default=None, metavar="N", help="confidence bins (default 10)"
+    )
 
 
 def attach_errors(result: EvalResult, analysis: ErrorAnalysis) -> None:
@@ -71,3 +89,19 @@ def attach_confusion(result: EvalResult, confusion: Confusion) -> None:
     result.summary["confusion"] = confusion.to_dict()
     if result.lines:
         result.lines.extend(["", *confusion.lines()])
+
+
+def attach_operating(result: EvalResult, ops: OperatingPoints) -> None:
+    """``summary["operating_points"]``, and the global threshold after the protocol's lines."""
+    result.summary["operating_points"] = ops.to_dict()
+    if result.lines and ops.global_threshold is not None:
+        result.lines.extend(
+            ["", f"Global score threshold {ops.global_threshold:.4g}: mean F1 {ops.global_mean_f1:.4f}"]
+        )
+
+
+def attach_calibration(result: EvalResult, cal: Calibration) -> None:
+    """``summary["calibration"]``, and the ECE after the protocol's lines."""
+    result.summary["calibration"] = cal.to_dict()
+    if result.lines:
+        result.lines.extend(["", f"Calibration at IoU {cal.iou:g}: ECE {cal.ece:.4f}, MCE {cal.mce:.4f}"])

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from deteval.analysis.confusion import Confusion, confusion_matrix
+from deteval.analysis.ranked import Matched, matched
 from deteval.analysis.tide import ErrorAnalysis, TideInput, tide_errors
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams
@@ -16,10 +17,12 @@ from deteval.io.coco import CocoGroundTruth, CocoResults
 __all__ = [
     "coco_confusion",
     "coco_errors",
+    "coco_matched",
     "tide_input_coco",
     "tide_input_voc",
     "voc_confusion",
     "voc_errors",
+    "voc_matched",
 ]
 
 
@@ -210,3 +213,26 @@ def tide_input_voc(
         plus_one=plus_one,
         tie_key=np.arange(int(dk.sum()), dtype=np.int64),
     )
+
+
+def coco_matched(
+    gt: CocoGroundTruth, results: CocoResults, *, params: CocoParams | None = None, iou: float = 0.5
+) -> Matched:
+    """COCO bbox detections matched as pycocotools does at ``iou`` (top ``max_dets[-1]`` per image and
+    category; crowd-matched detections left out)."""
+    p = params if params is not None else CocoParams.from_options("bbox")
+    if p.iou_type != "bbox":
+        raise ConfigError("operating points and calibration support --iou-type bbox only")
+    inp = tide_input_coco(gt, results)
+    return matched(inp, list(gt.cat_names), iou=iou, rule="coco", max_dets=int(p.max_dets[-1]))
+
+
+def voc_matched(
+    gt: VOCGroundTruth, dets: VOCDetections, classes: Sequence[str], *, params: VOCParams | None = None
+) -> Matched:
+    """VOC detections over ``classes`` matched as the devkit does at ``params.iou_threshold``."""
+    p = params if params is not None else VOCParams()
+    if p.profile != "voc_devkit":
+        raise ConfigError("operating points and calibration follow the voc_devkit profile only")
+    inp = _voc_input(gt, dets, classes, p, xywh=False)
+    return matched(inp, list(classes), iou=float(p.iou_threshold), rule="voc", max_dets=2**62)

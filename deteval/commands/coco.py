@@ -5,8 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from deteval.analysis.cli import add_analysis_args, attach_confusion, attach_errors
-from deteval.analysis.inputs import coco_confusion, coco_errors
+from deteval.analysis.calibration import calibration
+from deteval.analysis.cli import (
+    add_analysis_args,
+    attach_calibration,
+    attach_confusion,
+    attach_errors,
+    attach_operating,
+)
+from deteval.analysis.inputs import coco_confusion, coco_errors, coco_matched
+from deteval.analysis.operating import operating_points
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
@@ -50,6 +58,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         iou = 0.5 if args.iou is None else args.iou
         thr = 0.25 if args.score_threshold is None else args.score_threshold
         attach_confusion(result, coco_confusion(gt, results, params=params, iou=iou, score_threshold=thr))
+    if args.operating_points or args.calibration:
+        m = coco_matched(gt, results, params=params, iou=0.5 if args.iou is None else args.iou)
+        if args.operating_points:
+            attach_operating(result, operating_points(m))
+        if args.calibration:
+            attach_calibration(
+                result, calibration(m, 10 if args.calibration_bins is None else args.calibration_bins)
+            )
     emit(result, args)
     write_plots_from_args(
         ev.to_result(per_class=True),

@@ -11,8 +11,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from deteval.analysis.cli import add_analysis_args, attach_confusion, attach_errors
-from deteval.analysis.inputs import voc_confusion, voc_errors
+from deteval.analysis.calibration import calibration
+from deteval.analysis.cli import (
+    add_analysis_args,
+    attach_calibration,
+    attach_confusion,
+    attach_errors,
+    attach_operating,
+)
+from deteval.analysis.inputs import voc_confusion, voc_errors, voc_matched
+from deteval.analysis.operating import operating_points
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
 from deteval.errors import ConfigError
@@ -84,6 +92,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         attach_confusion(
             result, voc_confusion(gt, dets, list(result.per_class), params=params, score_threshold=thr)
         )
+    if args.operating_points or args.calibration:
+        m = voc_matched(gt, dets, list(result.per_class), params=params)
+        if args.operating_points:
+            attach_operating(result, operating_points(m))
+        if args.calibration:
+            attach_calibration(
+                result, calibration(m, 10 if args.calibration_bins is None else args.calibration_bins)
+            )
     emit(result, args)
     write_plots_from_args(result, args)
     return 0
