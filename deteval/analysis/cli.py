@@ -6,11 +6,19 @@ import argparse
 
 from deteval.analysis.calibration import Calibration
 from deteval.analysis.confusion import Confusion
+from deteval.analysis.images import ImageDiagnostics
 from deteval.analysis.operating import OperatingPoints
 from deteval.analysis.tide import COMPAT_MODES, ErrorAnalysis, format_errors
 from deteval.results import EvalResult
 
-__all__ = ["add_analysis_args", "attach_calibration", "attach_confusion", "attach_errors", "attach_operating"]
+__all__ = [
+    "add_analysis_args",
+    "attach_calibration",
+    "attach_confusion",
+    "attach_errors",
+    "attach_images",
+    "attach_operating",
+]
 
 
 def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: bool) -> None:
@@ -71,6 +79,23 @@ def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: b
         default=None,
         help="expected calibration error and reliability bins (confidence vs. fraction of true positives)",
     )
+    i = p.add_argument_group("per-image diagnostics (at --iou)")
+    i.add_argument(
+        "--worst-images",
+        type=int,
+        default=None,
+        metavar="N",
+        help="add the N images that cost the most AP (false positives, missed objects, share of the AP loss)",
+    )
+    i.add_argument(
+        "--images", default=None, metavar="DIR", help="draw the worst images (default 10) as PNG files in DIR"
+    )
+    i.add_argument(
+        "--image-root",
+        default=None,
+        metavar="DIR",
+        help="folder of the pictures to draw on (COCO: file_name; VOC: <id>.jpg); default: a grey canvas",
+    )
     o.add_argument(
         "--calibration-bins", type=int, default=None, metavar="N", help="confidence bins (default 10)"
     )
@@ -105,3 +130,14 @@ def attach_calibration(result: EvalResult, cal: Calibration) -> None:
     result.summary["calibration"] = cal.to_dict()
     if result.lines:
         result.lines.extend(["", f"Calibration at IoU {cal.iou:g}: ECE {cal.ece:.4f}, MCE {cal.mce:.4f}"])
+
+
+def attach_images(result: EvalResult, diag: ImageDiagnostics, top: int) -> None:
+    """``summary["images"]`` with the ``top`` worst images, and a short table after the protocol's lines."""
+    result.summary["images"] = diag.to_dict(top)
+    if result.lines and diag.rows:
+        result.lines.extend(["", f"Worst images (IoU {diag.iou:g}): image, fp, missed, AP loss, share"])
+        result.lines.extend(
+            f"  {r['image']:>14} {r['fp']:5d} {r['missed']:5d} {r['ap_loss']:9.5f} {100 * r['share']:6.1f}%"
+            for r in diag.rows[:top]
+        )

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from deteval.analysis.confusion import Confusion, confusion_matrix
+from deteval.analysis.images import ImageDiagnostics, image_diagnostics
 from deteval.analysis.ranked import Matched, matched
 from deteval.analysis.tide import ErrorAnalysis, TideInput, tide_errors
 from deteval.detection.coco_params import CocoParams
@@ -17,11 +18,13 @@ from deteval.io.coco import CocoGroundTruth, CocoResults
 __all__ = [
     "coco_confusion",
     "coco_errors",
+    "coco_images",
     "coco_matched",
     "tide_input_coco",
     "tide_input_voc",
     "voc_confusion",
     "voc_errors",
+    "voc_images",
     "voc_matched",
 ]
 
@@ -236,3 +239,34 @@ def voc_matched(
         raise ConfigError("operating points and calibration follow the voc_devkit profile only")
     inp = _voc_input(gt, dets, classes, p, xywh=False)
     return matched(inp, list(classes), iou=float(p.iou_threshold), rule="voc", max_dets=2**62)
+
+
+def coco_images(
+    gt: CocoGroundTruth, results: CocoResults, *, params: CocoParams | None = None, iou: float = 0.5
+) -> tuple[ImageDiagnostics, TideInput]:
+    """Per-image diagnostics (:mod:`deteval.analysis.images`) of COCO bbox results, pycocotools' matching
+    and AP at ``iou``; images named by their id."""
+    p = params if params is not None else CocoParams.from_options("bbox")
+    if p.iou_type != "bbox":
+        raise ConfigError("per-image diagnostics support --iou-type bbox only")
+    inp = tide_input_coco(gt, results)
+    names = [str(i) for i in gt.image_ids.tolist()]
+    diag = image_diagnostics(
+        inp, names, iou=iou, rule="coco", protocol="coco", max_dets=int(p.max_dets[-1]), rec_thrs=p.rec_thrs
+    )
+    return diag, inp
+
+
+def voc_images(
+    gt: VOCGroundTruth, dets: VOCDetections, classes: Sequence[str], *, params: VOCParams | None = None
+) -> tuple[ImageDiagnostics, TideInput]:
+    """Per-image diagnostics of VOC detections: the devkit's matching and AP at ``params.iou_threshold``."""
+    p = params if params is not None else VOCParams()
+    if p.profile != "voc_devkit":
+        raise ConfigError("per-image diagnostics follow the voc_devkit profile only")
+    inp = _voc_input(gt, dets, classes, p, xywh=False)
+    protocol = "voc07" if p.metric == "voc07" else "voc2010"
+    diag = image_diagnostics(
+        inp, list(gt.images), iou=float(p.iou_threshold), rule="voc", protocol=protocol, max_dets=2**62
+    )
+    return diag, inp

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from deteval.analysis.calibration import calibration
@@ -11,14 +12,16 @@ from deteval.analysis.cli import (
     attach_calibration,
     attach_confusion,
     attach_errors,
+    attach_images,
     attach_operating,
 )
-from deteval.analysis.inputs import coco_confusion, coco_errors, coco_matched
+from deteval.analysis.images import draw_worst
+from deteval.analysis.inputs import coco_confusion, coco_errors, coco_images, coco_matched
 from deteval.analysis.operating import operating_points
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
-from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.io.coco import load_coco_gt, load_coco_results, read_json
 from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import Progress
 
@@ -66,6 +69,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             attach_calibration(
                 result, calibration(m, 10 if args.calibration_bins is None else args.calibration_bins)
             )
+    if args.worst_images is not None or args.images:
+        top = 10 if args.worst_images is None else args.worst_images
+        diag, inp = coco_images(gt, results, params=params, iou=0.5 if args.iou is None else args.iou)
+        if args.images:
+            sizes = gt.image_hw[:, ::-1] if (gt.image_hw >= 0).all() else None
+            draw_worst(diag, inp, gt.cat_names, args.images, top, sizes=sizes, pictures=_pictures(args, gt))
+        attach_images(result, diag, top)
     emit(result, args)
     write_plots_from_args(
         ev.to_result(per_class=True),
@@ -78,6 +88,17 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         },
     )
     return 0
+
+
+def _pictures(args: argparse.Namespace, gt: Any) -> list[str | None] | None:
+    """``--image-root``/``file_name`` per image (ascending id): the ground-truth file is read once more, only
+    when pictures are asked for (the loader keeps no file names)."""
+    if not args.image_root:
+        return None
+    doc = read_json(args.gt)
+    by_id = {im.get("id"): im.get("file_name") for im in doc.get("images", []) if isinstance(im, dict)}
+    names = [by_id.get(i) for i in gt.image_ids.tolist()]
+    return [str(Path(args.image_root) / n) if isinstance(n, str) else None for n in names]
 
 
 def _bool(value: str) -> bool:

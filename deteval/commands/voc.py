@@ -9,7 +9,10 @@ without a detection file is scored with 0 detections, with a warning. ``--classe
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from deteval.analysis.calibration import calibration
 from deteval.analysis.cli import (
@@ -17,9 +20,11 @@ from deteval.analysis.cli import (
     attach_calibration,
     attach_confusion,
     attach_errors,
+    attach_images,
     attach_operating,
 )
-from deteval.analysis.inputs import voc_confusion, voc_errors, voc_matched
+from deteval.analysis.images import draw_worst
+from deteval.analysis.inputs import voc_confusion, voc_errors, voc_images, voc_matched
 from deteval.analysis.operating import operating_points
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
@@ -100,6 +105,18 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             attach_calibration(
                 result, calibration(m, 10 if args.calibration_bins is None else args.calibration_bins)
             )
+    if args.worst_images is not None or args.images:
+        top = 10 if args.worst_images is None else args.worst_images
+        diag, inp = voc_images(gt, dets, list(result.per_class), params=params)
+        if args.images:
+            meta = gt.image_meta
+            sizes = np.c_[meta["width"], meta["height"]] if "width" in meta and "height" in meta else None
+            pics: list[str | None] | None = None
+            if args.image_root:
+                pics = [str(Path(args.image_root) / f"{name}.jpg") for name in gt.images]
+            draw_worst(diag, inp, list(result.per_class), args.images, top, sizes=sizes, pictures=pics,
+                       to_xyxy=lambda b: b)  # fmt: skip
+        attach_images(result, diag, top)
     emit(result, args)
     write_plots_from_args(result, args)
     return 0
