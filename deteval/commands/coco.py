@@ -6,18 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from deteval.analysis.calibration import calibration
-from deteval.analysis.cli import (
-    add_analysis_args,
-    attach_calibration,
-    attach_confusion,
-    attach_errors,
-    attach_images,
-    attach_operating,
-)
+from deteval.analysis.cli import AnalysisHooks, add_analysis_args, run_analyses
 from deteval.analysis.images import draw_worst
 from deteval.analysis.inputs import coco_confusion, coco_errors, coco_images, coco_matched
-from deteval.analysis.operating import operating_points
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
@@ -50,32 +41,29 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
     fmt = getattr(args, "format", None) or "table"
     result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
-    if args.errors:
-        fg = 0.5 if args.errors_fg_iou is None else args.errors_fg_iou
-        bg = 0.1 if args.errors_bg_iou is None else args.errors_bg_iou
-        compat = args.errors_compat or "protocol"
-        attach_errors(
-            result, coco_errors(gt, results, params=params, compat=compat, pos_threshold=fg, bg_threshold=bg)
-        )
-    if args.confusion:
-        iou = 0.5 if args.iou is None else args.iou
-        thr = 0.25 if args.score_threshold is None else args.score_threshold
-        attach_confusion(result, coco_confusion(gt, results, params=params, iou=iou, score_threshold=thr))
-    if args.operating_points or args.calibration:
-        m = coco_matched(gt, results, params=params, iou=0.5 if args.iou is None else args.iou)
-        if args.operating_points:
-            attach_operating(result, operating_points(m))
-        if args.calibration:
-            attach_calibration(
-                result, calibration(m, 10 if args.calibration_bins is None else args.calibration_bins)
-            )
-    if args.worst_images is not None or args.images:
-        top = 10 if args.worst_images is None else args.worst_images
-        diag, inp = coco_images(gt, results, params=params, iou=0.5 if args.iou is None else args.iou)
-        if args.images:
-            sizes = gt.image_hw[:, ::-1] if (gt.image_hw >= 0).all() else None
-            draw_worst(diag, inp, gt.cat_names, args.images, top, sizes=sizes, pictures=_pictures(args, gt))
-        attach_images(result, diag, top)
+    iou = 0.5 if args.iou is None else args.iou
+
+    def draw(diag: Any, inp: Any, out: str, top: int) -> Any:
+        sizes = gt.image_hw[:, ::-1] if (gt.image_hw >= 0).all() else None
+        return draw_worst(diag, inp, gt.cat_names, out, top, sizes=sizes, pictures=_pictures(args, gt))
+
+    hooks = AnalysisHooks(
+        errors=lambda compat, fg, bg: coco_errors(
+            gt,
+            results,
+            params=params,
+            compat=compat,
+            pos_threshold=0.5 if fg is None else fg,
+            bg_threshold=bg,
+        ),
+        confusion=lambda thr: coco_confusion(gt, results, params=params, iou=iou, score_threshold=thr),
+        matched=lambda: coco_matched(gt, results, params=params, iou=iou),
+        images=lambda: coco_images(gt, results, params=params, iou=iou),
+        draw=draw,
+        title=f"deteval coco: {Path(args.results).name}",
+        per_class=lambda: ev.to_result(per_class=True).per_class,
+    )
+    run_analyses(args, result, hooks)
     emit(result, args)
     write_plots_from_args(
         ev.to_result(per_class=True),

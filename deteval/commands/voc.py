@@ -14,18 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from deteval.analysis.calibration import calibration
-from deteval.analysis.cli import (
-    add_analysis_args,
-    attach_calibration,
-    attach_confusion,
-    attach_errors,
-    attach_images,
-    attach_operating,
-)
+from deteval.analysis.cli import AnalysisHooks, add_analysis_args, run_analyses
 from deteval.analysis.images import draw_worst
 from deteval.analysis.inputs import voc_confusion, voc_errors, voc_images, voc_matched
-from deteval.analysis.operating import operating_points
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
 from deteval.errors import ConfigError
@@ -79,44 +70,27 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         dets = _load_detections(args, gt, classes)
         bar.stage("matching and AP")
         result = evaluate_voc(gt, dets, params=params, classes=classes)
-    if args.errors:
-        attach_errors(
-            result,
-            voc_errors(
-                gt,
-                dets,
-                list(result.per_class),
-                params=params,
-                compat=args.errors_compat or "protocol",
-                pos_threshold=args.errors_fg_iou,
-                bg_threshold=0.1 if args.errors_bg_iou is None else args.errors_bg_iou,
-            ),
-        )
-    if args.confusion:
-        thr = 0.25 if args.score_threshold is None else args.score_threshold
-        attach_confusion(
-            result, voc_confusion(gt, dets, list(result.per_class), params=params, score_threshold=thr)
-        )
-    if args.operating_points or args.calibration:
-        m = voc_matched(gt, dets, list(result.per_class), params=params)
-        if args.operating_points:
-            attach_operating(result, operating_points(m))
-        if args.calibration:
-            attach_calibration(
-                result, calibration(m, 10 if args.calibration_bins is None else args.calibration_bins)
-            )
-    if args.worst_images is not None or args.images:
-        top = 10 if args.worst_images is None else args.worst_images
-        diag, inp = voc_images(gt, dets, list(result.per_class), params=params)
-        if args.images:
-            meta = gt.image_meta
-            sizes = np.c_[meta["width"], meta["height"]] if "width" in meta and "height" in meta else None
-            pics: list[str | None] | None = None
-            if args.image_root:
-                pics = [str(Path(args.image_root) / f"{name}.jpg") for name in gt.images]
-            draw_worst(diag, inp, list(result.per_class), args.images, top, sizes=sizes, pictures=pics,
-                       to_xyxy=lambda b: b)  # fmt: skip
-        attach_images(result, diag, top)
+    names = list(result.per_class)
+
+    def draw(diag: Any, inp: Any, out: str, top: int) -> Any:
+        meta = gt.image_meta
+        sizes = np.c_[meta["width"], meta["height"]] if "width" in meta and "height" in meta else None
+        pics: list[str | None] | None = None
+        if args.image_root:
+            pics = [str(Path(args.image_root) / f"{name}.jpg") for name in gt.images]
+        return draw_worst(diag, inp, names, out, top, sizes=sizes, pictures=pics, to_xyxy=lambda b: b)
+
+    hooks = AnalysisHooks(
+        errors=lambda compat, fg, bg: voc_errors(
+            gt, dets, names, params=params, compat=compat, pos_threshold=fg, bg_threshold=bg
+        ),
+        confusion=lambda thr: voc_confusion(gt, dets, names, params=params, score_threshold=thr),
+        matched=lambda: voc_matched(gt, dets, names, params=params),
+        images=lambda: voc_images(gt, dets, names, params=params),
+        draw=draw,
+        title=f"deteval voc: {args.detections}",
+    )
+    run_analyses(args, result, hooks)
     emit(result, args)
     write_plots_from_args(result, args)
     return 0
