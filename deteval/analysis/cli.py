@@ -16,6 +16,7 @@ from deteval.analysis.operating import OperatingPoints, operating_points
 from deteval.analysis.ranked import Matched
 from deteval.analysis.tide import COMPAT_MODES, ErrorAnalysis, TideInput, format_errors
 from deteval.errors import ValidationError
+from deteval.report.tables import summary_fields
 from deteval.results import EvalResult
 
 __all__ = ["AnalysisHooks", "add_analysis_args", "run_analyses"]
@@ -168,6 +169,20 @@ def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHo
     write the pictures and the HTML report."""
     every = bool(getattr(args, "html", None))
     protocol_lines = list(result.lines)
+    asked = (
+        args.errors,
+        args.confusion,
+        args.operating_points,
+        args.calibration,
+        args.worst_images,
+        args.images,
+    )
+    if not result.lines and any(v is not None and v is not False for v in asked):
+        # a protocol without its own text (VOC): its flat summary becomes the lines the tables follow, so the
+        # analyses print as tables instead of hundreds of dotted fields
+        result.lines = [
+            f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}" for k, v in summary_fields(result)
+        ]
     errors = confusion = None
     ops = cal = None
     if args.errors or every:
