@@ -250,3 +250,17 @@ def test_segm_is_refused():
 
     with pytest.raises(ConfigError, match="bbox only"):
         coco_errors(gt, res, params=CocoParams.from_options("segm"))
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--errors", "--errors-bg-iou", "0.7"], "bg_threshold <= pos_threshold"),
+        (["--confusion", "--iou", "0"], "iou must be in (0, 1]"),
+        (["--calibration", "--calibration-bins", "0"], "n_bins must be at least 1"),
+    ],
+)
+def test_bad_analysis_options_exit_2(extra, message, capsys):
+    gt_file, res_file = FIXTURES[1]
+    assert main(["coco", str(DATA / gt_file), str(DATA / res_file), *extra]) == 2
+    assert message in capsys.readouterr().err
