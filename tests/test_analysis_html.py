@@ -85,3 +85,15 @@ def test_opens_in_headless_chromium(tmp_path, capsys):
     aps = [doc["per_class"][c]["ap"] for c in order]
     assert aps == sorted(aps, reverse=True)  # the page's script sorted the table, descending
     assert order != list(doc["per_class"])  # (the sample lists the classes by increasing AP)
+
+
+def test_docs_python_example_runs(monkeypatch):
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "docs" / "analysis.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    monkeypatch.chdir(root)
+    ns: dict = {}
+    exec(compile(code, "docs/analysis.md", "exec"), ns)
+    assert set(ns["errors"].main) == {"cls", "loc", "both", "dupe", "bkg", "miss"}
+    assert ns["matrix"].shape[0] == ns["matrix"].shape[1] and 0.0 <= ns["ece"] <= 1.0
+    assert ns["ops"].global_threshold is not None and len(ns["worst"]) <= 5

@@ -264,3 +264,20 @@ def test_bad_analysis_options_exit_2(extra, message, capsys):
     gt_file, res_file = FIXTURES[1]
     assert main(["coco", str(DATA / gt_file), str(DATA / res_file), *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_voc_tide_compat_equals_tidecv_on_the_coco_format_conversion(seed):
+    from deteval.analysis.inputs import tide_input_from_voc
+
+    inp = random_case(seed + 900)
+    gt, dets = _voc(inp)
+    classes = ["a", "b", "c"]
+    converted = tide_input_from_voc(gt, dets, classes, VOCParams(), xywh=True)
+    if len(converted.dt_img) == 0 or not (~converted.gt_crowd).any():
+        pytest.skip("tidecv needs detections and a positive")
+    ours = voc_errors(gt, dets, classes, compat="tide")
+    assert _ours(ours) == run_tidecv(converted, 6)
+    # the conversion: [x1, y1, x2 - x1 + 1, y2 - y1 + 1], difficult objects as crowd regions
+    assert converted.gt_box[:, 2].tolist() == (gt.boxes[:, 2] - gt.boxes[:, 0] + 1).tolist()
+    assert converted.gt_crowd.tolist() == gt.difficult.tolist()

@@ -21,6 +21,7 @@ __all__ = [
     "coco_images",
     "coco_matched",
     "tide_input_coco",
+    "tide_input_from_voc",
     "tide_input_voc",
     "voc_confusion",
     "voc_errors",
@@ -65,7 +66,7 @@ def voc_confusion(
     p = params if params is not None else VOCParams()
     if p.profile != "voc_devkit":
         raise ConfigError("the confusion matrix follows the voc_devkit profile only")
-    inp = _voc_input(gt, dets, classes, p, xywh=False)
+    inp = tide_input_from_voc(gt, dets, classes, p, xywh=False)
     return confusion_matrix(
         inp,
         list(classes),
@@ -76,9 +77,10 @@ def voc_confusion(
     )
 
 
-def _voc_input(
+def tide_input_from_voc(
     gt: VOCGroundTruth, dets: VOCDetections, classes: Sequence[str], p: VOCParams, *, xywh: bool
 ) -> TideInput:
+    """:func:`tide_input_voc` on loaded VOC tables (``p.plus_one`` for the +1 widths)."""
     return tide_input_voc(
         gt.image,
         [gt.classes[i] for i in gt.label.tolist()],
@@ -140,7 +142,7 @@ def voc_errors(
     if p.profile != "voc_devkit":
         raise ConfigError("the error analysis follows the voc_devkit profile only")
     pos = float(p.iou_threshold) if pos_threshold is None else pos_threshold
-    inp = _voc_input(gt, dets, classes, p, xywh=compat == "tide")
+    inp = tide_input_from_voc(gt, dets, classes, p, xywh=compat == "tide")
     protocol = "voc07" if p.metric == "voc07" else "voc2010"
     return tide_errors(
         inp,
@@ -237,7 +239,7 @@ def voc_matched(
     p = params if params is not None else VOCParams()
     if p.profile != "voc_devkit":
         raise ConfigError("operating points and calibration follow the voc_devkit profile only")
-    inp = _voc_input(gt, dets, classes, p, xywh=False)
+    inp = tide_input_from_voc(gt, dets, classes, p, xywh=False)
     return matched(inp, list(classes), iou=float(p.iou_threshold), rule="voc", max_dets=2**62)
 
 
@@ -264,7 +266,7 @@ def voc_images(
     p = params if params is not None else VOCParams()
     if p.profile != "voc_devkit":
         raise ConfigError("per-image diagnostics follow the voc_devkit profile only")
-    inp = _voc_input(gt, dets, classes, p, xywh=False)
+    inp = tide_input_from_voc(gt, dets, classes, p, xywh=False)
     protocol = "voc07" if p.metric == "voc07" else "voc2010"
     diag = image_diagnostics(
         inp, list(gt.images), iou=float(p.iou_threshold), rule="voc", protocol=protocol, max_dets=2**62
