@@ -58,7 +58,11 @@ def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: b
     )
     if add_iou:
         c.add_argument(
-            "--iou", type=float, default=None, metavar="T", help="IoU for --confusion (default 0.5)"
+            "--iou",
+            type=float,
+            default=None,
+            metavar="T",
+            help="IoU of --confusion, --operating-points, --calibration and --worst-images (default 0.5)",
         )
     c.add_argument(
         "--score-threshold",
@@ -89,7 +93,10 @@ def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: b
         help="add the N images that cost the most AP (false positives, missed objects, share of the AP loss)",
     )
     i.add_argument(
-        "--images", default=None, metavar="DIR", help="draw the worst images (default 10) as PNG files in DIR"
+        "--images",
+        default=None,
+        metavar="DIR",
+        help="draw the worst images (--worst-images, default 10) as PNG files in DIR",
     )
     i.add_argument(
         "--image-root",

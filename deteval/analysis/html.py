@@ -179,7 +179,8 @@ def _curves_section(ops: OperatingPoints | None, cal: Calibration | None) -> str
                 a.set_xlim(0, 1)
             if ops.global_threshold is not None:
                 a.axvline(ops.global_threshold, color="k", ls=":", lw=1)
-        if sum(1 for c in ops.curves.values() if c.n_gt) <= 12:
+        drawn = sum(1 for c in ops.curves.values() if c.n_gt and c.thresholds.size)
+        if 0 < drawn <= 12:
             ax[0].legend(fontsize=7)
         parts.append(f'<img alt="F1, precision and recall against confidence" src="{_png(fig)}">')
         rows = "".join(
