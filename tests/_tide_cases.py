@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.tide import ERROR_TYPES, TideInput
+from deteval.detection.voc import VOCDetections, VOCGroundTruth
 
 _TIDE_NAMES = {"Cls": "cls", "Loc": "loc", "Both": "both", "Dupe": "dupe", "Bkg": "bkg", "Miss": "miss"}
 
@@ -86,3 +87,60 @@ def run_tidecv(
         "by_size": by_size,
         "counts": {k: counts[k] for k in ERROR_TYPES},
     }
+
+
+def coco_files(inp: TideInput, n_img: int) -> tuple[dict, list]:
+    gt = {
+        "images": [{"id": i + 1, "width": 400, "height": 400} for i in range(n_img)],
+        "categories": [{"id": c + 1, "name": f"c{c}"} for c in range(3)],
+        "annotations": [
+            {
+                "id": k + 1,
+                "image_id": int(inp.gt_img[k]) + 1,
+                "category_id": int(inp.gt_cls[k]) + 1,
+                "bbox": inp.gt_box[k].tolist(),
+                "area": float(inp.gt_box[k, 2] * inp.gt_box[k, 3]),
+                "iscrowd": int(inp.gt_crowd[k]),
+            }
+            for k in range(len(inp.gt_img))
+        ],
+    }
+    res = [
+        {
+            "image_id": int(inp.dt_img[k]) + 1,
+            "category_id": int(inp.dt_cls[k]) + 1,
+            "bbox": inp.dt_box[k].tolist(),
+            "score": float(inp.dt_score[k]),
+        }
+        for k in range(len(inp.dt_img))
+    ]
+    return gt, res
+
+
+def voc_tables(inp: TideInput) -> tuple[VOCGroundTruth, VOCDetections]:
+    def xyxy(b: np.ndarray) -> np.ndarray:
+        return np.stack([b[:, 0], b[:, 1], b[:, 0] + b[:, 2], b[:, 1] + b[:, 3]], axis=1).round()
+
+    names = ["a", "b", "c"]
+    gt = VOCGroundTruth.from_arrays(
+        inp.gt_img, inp.gt_cls, xyxy(inp.gt_box), inp.gt_crowd, images=6, classes=names
+    )
+    dets = VOCDetections.from_arrays(
+        inp.dt_img, inp.dt_cls, xyxy(inp.dt_box), inp.dt_score, images=6, classes=names
+    )
+    return gt, dets
+
+
+def one_image(gt_boxes, gt_cls, dt_boxes, dt_cls, scores, crowd=None):
+    n = len(gt_boxes)
+    return TideInput(
+        gt_img=np.zeros(n, dtype=np.int64),
+        gt_cls=np.asarray(gt_cls, dtype=np.int64),
+        gt_box=np.asarray(gt_boxes, dtype=np.float64).reshape(-1, 4),
+        gt_crowd=np.zeros(n, bool) if crowd is None else np.asarray(crowd, bool),
+        dt_img=np.zeros(len(dt_boxes), dtype=np.int64),
+        dt_cls=np.asarray(dt_cls, dtype=np.int64),
+        dt_score=np.asarray(scores, dtype=np.float64),
+        dt_box=np.asarray(dt_boxes, dtype=np.float64).reshape(-1, 4),
+        class_ids=np.arange(2, dtype=np.int64),
+    )

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _tide_cases import random_case
-from test_analysis_tide import _coco_files, _one, _voc
+from _tide_cases import coco_files, one_image, random_case, voc_tables
 
 from deteval.analysis.confusion import confusion_matrix
 from deteval.analysis.inputs import coco_confusion, tide_input_coco, voc_confusion
@@ -48,7 +47,7 @@ def test_coco_sums_and_diagonal_against_pycocotools(seed, iou, thr, capsys):
     inp = random_case(seed + 400)
     if len(inp.dt_img) == 0:
         pytest.skip("pycocotools' loadRes cannot take an empty list")
-    gt_d, res_d = _coco_files(inp, 6)
+    gt_d, res_d = coco_files(inp, 6)
     gt = load_coco_gt(gt_d)
     res = load_coco_results(res_d, gt)
     c = coco_confusion(gt, res, iou=iou, score_threshold=thr)
@@ -68,7 +67,7 @@ def test_hand_checked_cross_class_cells():
     # GT0 (class 0) is claimed by a class-1 box at 0.9 and by a correct class-0 box at 0.4: the correct one
     # is the true positive, the class-1 box has nothing left -> background. GT1 (class 1) is hit only by a
     # class-0 box -> confusion cell (1, 0). GT2 (class 0) missed. A box at 0.1 is below the threshold.
-    inp = _one(
+    inp = one_image(
         [[0, 0, 10, 10], [50, 50, 10, 10], [100, 100, 10, 10]],
         [0, 1, 0],
         [[0, 0, 10, 10], [0, 0, 10, 10], [50, 50, 10, 10], [100, 100, 10, 10]],
@@ -83,7 +82,7 @@ def test_hand_checked_cross_class_cells():
 @pytest.mark.parametrize("seed", range(10))
 def test_voc_diagonal_is_devkit_tp(seed):
     inp = random_case(seed + 500)
-    gt, dets = _voc(inp)
+    gt, dets = voc_tables(inp)
     params = VOCParams()
     result = evaluate_voc(gt, dets, params=params)
     classes = list(result.per_class)

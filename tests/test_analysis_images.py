@@ -8,8 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _tide_cases import random_case
-from test_analysis_tide import _coco_files, _voc
+from _tide_cases import coco_files, random_case, voc_tables
 
 from deteval.analysis.inputs import coco_images, voc_images
 from deteval.cli import main
@@ -25,7 +24,7 @@ def test_coco_image_loss_is_the_rerun_gain(seed):
     inp = random_case(seed + 700, crowd=False)
     if len(inp.dt_img) == 0:
         pytest.skip("no detections")
-    gt_d, res_d = _coco_files(inp, 6)
+    gt_d, res_d = coco_files(inp, 6)
     gt = load_coco_gt(gt_d)
     res = load_coco_results(res_d, gt)
     diag, _ = coco_images(gt, res)
@@ -49,7 +48,7 @@ def test_coco_image_loss_is_the_rerun_gain(seed):
 @pytest.mark.parametrize("seed", range(6))
 def test_voc_image_loss_is_the_rerun_gain(seed):
     inp = random_case(seed + 800)
-    gt, dets = _voc(inp)
+    gt, dets = voc_tables(inp)
     result = evaluate_voc(gt, dets)
     classes = list(result.per_class)
     diag, _ = voc_images(gt, dets, classes)

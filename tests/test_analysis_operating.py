@@ -9,8 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _tide_cases import random_case
-from test_analysis_tide import _coco_files
+from _tide_cases import coco_files, random_case
 
 from deteval.analysis.calibration import calibration
 from deteval.analysis.inputs import coco_matched
@@ -34,7 +33,7 @@ def _brute_f1(score, tp, n_gt, s):
 
 def _matched(seed: int) -> Matched:
     inp = random_case(seed)
-    gt_d, res_d = _coco_files(inp, 6)
+    gt_d, res_d = coco_files(inp, 6)
     gt = load_coco_gt(gt_d)
     return coco_matched(gt, load_coco_results(res_d, gt) if res_d else load_coco_results([], gt))
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _tide_cases import random_case, run_tidecv
+from _tide_cases import coco_files, one_image, random_case, run_tidecv, voc_tables
 
 from deteval.analysis.inputs import coco_errors, voc_errors
-from deteval.analysis.tide import TideInput, tide_errors
+from deteval.analysis.tide import tide_errors
 from deteval.cli import main
 from deteval.detection.coco import evaluate_coco
-from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, evaluate_voc
+from deteval.detection.voc import VOCParams, evaluate_voc
 from deteval.errors import ConfigError
 from deteval.io.coco import load_coco_gt, load_coco_results
 
@@ -83,40 +83,12 @@ def test_tide_compat_equals_tidecv_on_coco_fixtures(gt_file, res_file, tmp_path)
     assert ours.ap > 0 and sum(ours.counts.values()) > 0
 
 
-def _coco_files(inp: TideInput, n_img: int) -> tuple[dict, list]:
-    gt = {
-        "images": [{"id": i + 1, "width": 400, "height": 400} for i in range(n_img)],
-        "categories": [{"id": c + 1, "name": f"c{c}"} for c in range(3)],
-        "annotations": [
-            {
-                "id": k + 1,
-                "image_id": int(inp.gt_img[k]) + 1,
-                "category_id": int(inp.gt_cls[k]) + 1,
-                "bbox": inp.gt_box[k].tolist(),
-                "area": float(inp.gt_box[k, 2] * inp.gt_box[k, 3]),
-                "iscrowd": int(inp.gt_crowd[k]),
-            }
-            for k in range(len(inp.gt_img))
-        ],
-    }
-    res = [
-        {
-            "image_id": int(inp.dt_img[k]) + 1,
-            "category_id": int(inp.dt_cls[k]) + 1,
-            "bbox": inp.dt_box[k].tolist(),
-            "score": float(inp.dt_score[k]),
-        }
-        for k in range(len(inp.dt_img))
-    ]
-    return gt, res
-
-
 @pytest.mark.parametrize("seed", range(25))
 def test_protocol_mode_base_ap_is_cocoeval_ap50(seed):
     inp = random_case(seed + 200)
     if len(inp.dt_img) == 0:
         pytest.skip("no detections")
-    gt_d, res_d = _coco_files(inp, 6)
+    gt_d, res_d = coco_files(inp, 6)
     gt = load_coco_gt(gt_d)
     res = load_coco_results(res_d, gt)
     ev = evaluate_coco(gt, res)
@@ -125,25 +97,11 @@ def test_protocol_mode_base_ap_is_cocoeval_ap50(seed):
     assert all(v >= 0 for v in ours.main.values())
 
 
-def _voc(inp: TideInput) -> tuple[VOCGroundTruth, VOCDetections]:
-    def xyxy(b: np.ndarray) -> np.ndarray:
-        return np.stack([b[:, 0], b[:, 1], b[:, 0] + b[:, 2], b[:, 1] + b[:, 3]], axis=1).round()
-
-    names = ["a", "b", "c"]
-    gt = VOCGroundTruth.from_arrays(
-        inp.gt_img, inp.gt_cls, xyxy(inp.gt_box), inp.gt_crowd, images=6, classes=names
-    )
-    dets = VOCDetections.from_arrays(
-        inp.dt_img, inp.dt_cls, xyxy(inp.dt_box), inp.dt_score, images=6, classes=names
-    )
-    return gt, dets
-
-
 @pytest.mark.parametrize("metric", ["voc2010", "voc07"])
 @pytest.mark.parametrize("seed", range(15))
 def test_protocol_mode_base_ap_is_voc_map(seed, metric):
     inp = random_case(seed + 300)
-    gt, dets = _voc(inp)
+    gt, dets = voc_tables(inp)
     params = VOCParams(metric=metric)
     result = evaluate_voc(gt, dets, params=params)
     classes = list(result.per_class)
@@ -154,25 +112,10 @@ def test_protocol_mode_base_ap_is_voc_map(seed, metric):
         assert ours.ap == result.summary["map"]
 
 
-def _one(gt_boxes, gt_cls, dt_boxes, dt_cls, scores, crowd=None):
-    n = len(gt_boxes)
-    return TideInput(
-        gt_img=np.zeros(n, dtype=np.int64),
-        gt_cls=np.asarray(gt_cls, dtype=np.int64),
-        gt_box=np.asarray(gt_boxes, dtype=np.float64).reshape(-1, 4),
-        gt_crowd=np.zeros(n, bool) if crowd is None else np.asarray(crowd, bool),
-        dt_img=np.zeros(len(dt_boxes), dtype=np.int64),
-        dt_cls=np.asarray(dt_cls, dtype=np.int64),
-        dt_score=np.asarray(scores, dtype=np.float64),
-        dt_box=np.asarray(dt_boxes, dtype=np.float64).reshape(-1, 4),
-        class_ids=np.arange(2, dtype=np.int64),
-    )
-
-
 def test_hand_checked_oracle_fixes():
     # GT0 (class 0) found with the wrong class at 0.9, then found right at 0.5; GT1 (class 0) boxed badly
     # (IoU 0.25) at 0.8; a background box at 0.7; GT2 (class 1, 100x100) missed entirely.
-    inp = _one(
+    inp = one_image(
         [[0, 0, 10, 10], [50, 50, 10, 10], [200, 200, 100, 100]],
         [0, 0, 1],
         [[0, 0, 10, 10], [50, 50, 5, 5], [120, 120, 10, 10], [0, 0, 10, 10]],
@@ -271,7 +214,7 @@ def test_voc_tide_compat_equals_tidecv_on_the_coco_format_conversion(seed):
     from deteval.analysis.inputs import tide_input_from_voc
 
     inp = random_case(seed + 900)
-    gt, dets = _voc(inp)
+    gt, dets = voc_tables(inp)
     classes = ["a", "b", "c"]
     converted = tide_input_from_voc(gt, dets, classes, VOCParams(), xywh=True)
     if len(converted.dt_img) == 0 or not (~converted.gt_crowd).any():
