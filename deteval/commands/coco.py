@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
+from deteval.analysis.cli import AnalysisHooks, add_analysis_args, run_analyses
+from deteval.analysis.images import draw_worst
+from deteval.analysis.inputs import coco_confusion, coco_errors, coco_images, coco_matched
 from deteval.commands import options as opt
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.commands.options import Checker
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
-from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.io.coco import load_coco_gt, load_coco_results, read_json
 from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import Progress
@@ -53,6 +57,29 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
     fmt = getattr(args, "format", None) or "table"
     result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
+    iou = 0.5 if args.iou is None else args.iou
+
+    def draw(diag: Any, inp: Any, out: str, top: int) -> Any:
+        sizes = gt.image_hw[:, ::-1] if (gt.image_hw >= 0).all() else None
+        return draw_worst(diag, inp, gt.cat_names, out, top, sizes=sizes, pictures=_pictures(args, gt))
+
+    hooks = AnalysisHooks(
+        errors=lambda compat, fg, bg: coco_errors(
+            gt,
+            results,
+            params=params,
+            compat=compat,
+            pos_threshold=0.5 if fg is None else fg,
+            bg_threshold=bg,
+        ),
+        confusion=lambda thr: coco_confusion(gt, results, params=params, iou=iou, score_threshold=thr),
+        matched=lambda: coco_matched(gt, results, params=params, iou=iou),
+        images=lambda: coco_images(gt, results, params=params, iou=iou),
+        draw=draw,
+        title=f"deteval coco: {Path(args.results).name}",
+        per_class=lambda: ev.to_result(per_class=True).per_class,
+    )
+    run_analyses(args, result, hooks)
     emit(result, args)
     write_plots_from_args(
         ev.to_result(per_class=True),
@@ -65,6 +92,17 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         },
     )
     return 0
+
+
+def _pictures(args: argparse.Namespace, gt: Any) -> list[str | None] | None:
+    """``--image-root``/``file_name`` per image (ascending id): the ground-truth file is read once more, only
+    when pictures are asked for (the loader keeps no file names)."""
+    if not args.image_root:
+        return None
+    doc = read_json(args.gt)
+    by_id = {im.get("id"): im.get("file_name") for im in doc.get("images", []) if isinstance(im, dict)}
+    names = [by_id.get(i) for i in gt.image_ids.tolist()]
+    return [str(Path(args.image_root) / n) if isinstance(n, str) else None for n in names]
 
 
 def _bool(value: str) -> bool:
@@ -129,4 +167,5 @@ def register(sub: Any) -> None:
     )
     add_output_args(p)
     add_plot_args(p)
+    add_analysis_args(p, fg_default="0.5", add_iou=True)
     p.set_defaults(func=run, _parser=p)

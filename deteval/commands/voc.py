@@ -9,8 +9,14 @@ without a detection file is scored with 0 detections, with a warning. ``--classe
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from deteval.analysis.cli import AnalysisHooks, add_analysis_args, run_analyses
+from deteval.analysis.images import draw_worst
+from deteval.analysis.inputs import voc_confusion, voc_errors, voc_images, voc_matched
 from deteval.commands import options as opt
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.commands.options import Checker
@@ -61,6 +67,27 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             _check_classes(classes, {gt.classes[i] for i in set(gt.label.tolist())}, None, dets)
         bar.stage("matching and AP")
         result = evaluate_voc(gt, dets, params=params, classes=classes)
+    names = list(result.per_class)
+
+    def draw(diag: Any, inp: Any, out: str, top: int) -> Any:
+        meta = gt.image_meta
+        sizes = np.c_[meta["width"], meta["height"]] if "width" in meta and "height" in meta else None
+        pics: list[str | None] | None = None
+        if args.image_root:
+            pics = [str(Path(args.image_root) / f"{name}.jpg") for name in gt.images]
+        return draw_worst(diag, inp, names, out, top, sizes=sizes, pictures=pics, to_xyxy=lambda b: b)
+
+    hooks = AnalysisHooks(
+        errors=lambda compat, fg, bg: voc_errors(
+            gt, dets, names, params=params, compat=compat, pos_threshold=fg, bg_threshold=bg
+        ),
+        confusion=lambda thr: voc_confusion(gt, dets, names, params=params, score_threshold=thr),
+        matched=lambda: voc_matched(gt, dets, names, params=params),
+        images=lambda: voc_images(gt, dets, names, params=params),
+        draw=draw,
+        title=f"deteval voc: {args.detections}",
+    )
+    run_analyses(args, result, hooks)
     emit(result, args)
     write_plots_from_args(result, args)
     return 0
@@ -170,4 +197,5 @@ def register(sub: Any) -> None:
     )
     add_output_args(p)
     add_plot_args(p)
+    add_analysis_args(p, fg_default="--iou", add_iou=False)
     p.set_defaults(func=run, _parser=p)

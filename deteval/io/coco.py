@@ -330,6 +330,8 @@ class CocoGroundTruth:
     #: fields than COCO's (LVIS: ``neg_category_ids``, ``not_exhaustive_category_ids``, ``frequency``)
     image_records: list | None = None
     category_records: list | None = None
+    #: the file's ``images`` list as indices into ``image_ids`` (tidecv walks images in file order)
+    image_file_order: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.ann_id.shape[0])
@@ -642,6 +644,7 @@ def _load_gt(
         source=file,
         image_records=images,
         category_records=cats,
+        image_file_order=np.argsort(order, kind="stable"),
     )
 
 

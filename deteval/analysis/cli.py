@@ -1,0 +1,247 @@
+"""The ``--errors`` options shared by ``deteval coco`` and ``deteval voc``, and how they reach the result."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from deteval.analysis.calibration import Calibration, calibration
+from deteval.analysis.confusion import Confusion
+from deteval.analysis.html import write_html
+from deteval.analysis.images import ImageDiagnostics
+from deteval.analysis.operating import OperatingPoints, operating_points
+from deteval.analysis.ranked import Matched
+from deteval.analysis.tide import COMPAT_MODES, ErrorAnalysis, TideInput, format_errors
+from deteval.errors import ValidationError
+from deteval.report.tables import summary_fields
+from deteval.results import EvalResult
+
+__all__ = ["AnalysisHooks", "add_analysis_args", "run_analyses"]
+
+
+def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: bool) -> None:
+    """Register ``--errors``, ``--errors-compat``, ``--errors-fg-iou``, ``--errors-bg-iou``, ``--confusion``,
+    ``--score-threshold`` and, where the command has none, ``--iou`` on ``p``."""
+    g = p.add_argument_group("error analysis (TIDE)")
+    g.add_argument(
+        "--errors",
+        action="store_true",
+        default=None,
+        help="add the TIDE error decomposition (cls, loc, both, dupe, bkg, miss; fp, fn): the AP each error "
+        'type costs, as "errors" in JSON (AP units 0-1)',
+    )
+    g.add_argument(
+        "--errors-compat",
+        choices=COMPAT_MODES,
+        default=None,
+        help="protocol (default): the protocol's own matching and AP; tide: tidecv 1.0.1's numbers exactly",
+    )
+    g.add_argument(
+        "--errors-fg-iou",
+        type=float,
+        default=None,
+        metavar="T",
+        help=f"foreground IoU (default {fg_default})",
+    )
+    g.add_argument(
+        "--errors-bg-iou", type=float, default=None, metavar="T", help="background IoU (default 0.1)"
+    )
+    c = p.add_argument_group("confusion matrix")
+    c.add_argument(
+        "--confusion",
+        action="store_true",
+        default=None,
+        help="add the confusion matrix over the classes plus background (rows ground truth, columns predicted)",
+    )
+    if add_iou:
+        c.add_argument(
+            "--iou",
+            type=float,
+            default=None,
+            metavar="T",
+            help="IoU of --confusion, --operating-points, --calibration and --worst-images (default 0.5)",
+        )
+    c.add_argument(
+        "--score-threshold",
+        type=float,
+        default=None,
+        metavar="S",
+        help="detections scored below S are left out of --confusion (default 0.25)",
+    )
+    o = p.add_argument_group("operating points and calibration (at --iou)")
+    o.add_argument(
+        "--operating-points",
+        action="store_true",
+        default=None,
+        help="per class, the score threshold of maximum F1 (with P, R); one global threshold of maximum mean F1",
+    )
+    o.add_argument(
+        "--calibration",
+        action="store_true",
+        default=None,
+        help="expected calibration error and reliability bins (confidence vs. fraction of true positives)",
+    )
+    i = p.add_argument_group("per-image diagnostics (at --iou)")
+    i.add_argument(
+        "--worst-images",
+        type=int,
+        default=None,
+        metavar="N",
+        help="add the N images that cost the most AP (false positives, missed objects, share of the AP loss)",
+    )
+    i.add_argument(
+        "--images",
+        default=None,
+        metavar="DIR",
+        help="draw the worst images (--worst-images, default 10) as PNG files in DIR",
+    )
+    i.add_argument(
+        "--image-root",
+        default=None,
+        metavar="DIR",
+        help="folder of the pictures to draw on (COCO: file_name; VOC: <id>.jpg); default: a grey canvas",
+    )
+    p.add_argument(
+        "--html",
+        default=None,
+        metavar="FILE",
+        help="write one self-contained HTML report (summary, sortable per-class table, errors, confusion, "
+        "curves, worst images); computes every analysis above",
+    )
+    o.add_argument(
+        "--calibration-bins", type=int, default=None, metavar="N", help="confidence bins (default 10)"
+    )
+
+
+def attach_errors(result: EvalResult, analysis: ErrorAnalysis, text: bool = True) -> None:
+    """Put the decomposition in ``result``: ``summary["errors"]`` and, where the protocol prints its own
+    lines (COCO), the text table after them."""
+    result.summary["errors"] = analysis.to_dict()
+    if text and result.lines:
+        result.lines.extend(["", *format_errors(analysis)])
+
+
+def attach_confusion(result: EvalResult, confusion: Confusion, text: bool = True) -> None:
+    """Put the matrix in ``result``: ``summary["confusion"]`` and the text after the protocol's lines."""
+    result.summary["confusion"] = confusion.to_dict()
+    if text and result.lines:
+        result.lines.extend(["", *confusion.lines()])
+
+
+def attach_operating(result: EvalResult, ops: OperatingPoints, text: bool = True) -> None:
+    """``summary["operating_points"]``, and the global threshold after the protocol's lines."""
+    result.summary["operating_points"] = ops.to_dict()
+    if text and result.lines and ops.global_threshold is not None:
+        result.lines.extend(
+            ["", f"Global score threshold {ops.global_threshold:.4g}: mean F1 {ops.global_mean_f1:.4f}"]
+        )
+
+
+def attach_calibration(result: EvalResult, cal: Calibration, text: bool = True) -> None:
+    """``summary["calibration"]``, and the ECE after the protocol's lines."""
+    result.summary["calibration"] = cal.to_dict()
+    if text and result.lines:
+        result.lines.extend(["", f"Calibration at IoU {cal.iou:g}: ECE {cal.ece:.4f}, MCE {cal.mce:.4f}"])
+
+
+def attach_images(result: EvalResult, diag: ImageDiagnostics, top: int, text: bool = True) -> None:
+    """``summary["images"]`` with the ``top`` worst images, and a short table after the protocol's lines."""
+    result.summary["images"] = diag.to_dict(top)
+    if text and result.lines and diag.rows:
+        result.lines.extend(["", f"Worst images (IoU {diag.iou:g}): image, fp, missed, AP loss, share"])
+        result.lines.extend(
+            f"  {r['image']:>14} {r['fp']:5d} {r['missed']:5d} {r['ap_loss']:9.5f} {100 * r['share']:6.1f}%"
+            for r in diag.rows[:top]
+        )
+
+
+@dataclass
+class AnalysisHooks:
+    """How a protocol command computes each analysis (the CLI options are read by :func:`run_analyses`)."""
+
+    errors: Callable[[str, float | None, float], ErrorAnalysis]  # compat, fg IoU (None: default), bg IoU
+    confusion: Callable[[float], Confusion]  # score threshold
+    matched: Callable[[], Matched]
+    images: Callable[[], tuple[ImageDiagnostics, TideInput]]
+    draw: Callable[[ImageDiagnostics, TideInput, str, int], list[Path]]  # out dir, how many
+    title: str
+    per_class: Callable[[], dict[str, dict]] | None = None  # for the report when the result has none
+
+
+def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHooks) -> None:
+    """Compute the analyses the options ask for (all of them for ``--html``), attach them to ``result`` and
+    write the pictures and the HTML report."""
+    every = bool(getattr(args, "html", None))
+    protocol_lines = list(result.lines)
+    asked = (
+        args.errors,
+        args.confusion,
+        args.operating_points,
+        args.calibration,
+        args.worst_images,
+        args.images,
+    )
+    if not result.lines and any(v is not None and v is not False for v in asked):
+        # a protocol without its own text (VOC): its flat summary becomes the lines the tables follow, so the
+        # analyses print as tables instead of hundreds of dotted fields
+        result.lines = [
+            f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}" for k, v in summary_fields(result)
+        ]
+    errors = confusion = None
+    ops = cal = None
+    if args.errors or every:
+        errors = hooks.errors(
+            args.errors_compat or "protocol", args.errors_fg_iou, _or(args.errors_bg_iou, 0.1)
+        )
+        attach_errors(result, errors, bool(args.errors))
+    if args.confusion or every:
+        confusion = hooks.confusion(_or(args.score_threshold, 0.25))
+        attach_confusion(result, confusion, bool(args.confusion))
+    if args.operating_points or args.calibration or every:
+        m = hooks.matched()
+        if args.operating_points or every:
+            ops = operating_points(m)
+            attach_operating(result, ops, bool(args.operating_points))
+        if args.calibration or every:
+            try:
+                cal = calibration(m, int(_or(args.calibration_bins, 10)))
+            except ValidationError:
+                if args.calibration:
+                    raise
+                result.warnings.append("calibration left out of the report: scores are not in [0, 1]")
+            if cal is not None:
+                attach_calibration(result, cal, bool(args.calibration))
+    worst: list[tuple[dict, bytes]] = []
+    if args.worst_images is not None or args.images or every:
+        top = int(_or(args.worst_images, 10))
+        diag, inp = hooks.images()
+        if every:
+            with tempfile.TemporaryDirectory() as tmp:
+                for path, row in zip(hooks.draw(diag, inp, tmp, min(top, 6)), diag.rows):
+                    row.pop("picture", None)
+                    worst.append((dict(row), path.read_bytes()))
+        if args.images:
+            hooks.draw(diag, inp, args.images, top)
+        attach_images(result, diag, top, args.worst_images is not None or bool(args.images))
+    if every:
+        write_html(
+            args.html,
+            replace(
+                result,
+                lines=protocol_lines,
+                per_class=result.per_class or (hooks.per_class() if hooks.per_class else {}),
+            ),
+            title=hooks.title,
+            errors=errors,
+            confusion=confusion,
+            operating=ops,
+            calibration=cal,
+            worst=worst,
+        )
+
+
+def _or(value: float | int | None, default: float) -> float:
+    return default if value is None else value

@@ -1,0 +1,274 @@
+"""Boxes for the error analysis from the COCO and VOC loaders' tables (:class:`~deteval.analysis.tide.TideInput`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from deteval.analysis.confusion import Confusion, confusion_matrix
+from deteval.analysis.images import ImageDiagnostics, image_diagnostics
+from deteval.analysis.ranked import Matched, matched
+from deteval.analysis.tide import ErrorAnalysis, TideInput, tide_errors
+from deteval.detection.coco_params import CocoParams
+from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams
+from deteval.errors import ConfigError
+from deteval.io.coco import CocoGroundTruth, CocoResults
+
+__all__ = [
+    "coco_confusion",
+    "coco_errors",
+    "coco_images",
+    "coco_matched",
+    "tide_input_coco",
+    "tide_input_from_voc",
+    "tide_input_voc",
+    "voc_confusion",
+    "voc_errors",
+    "voc_images",
+    "voc_matched",
+]
+
+
+def coco_confusion(
+    gt: CocoGroundTruth,
+    results: CocoResults,
+    *,
+    params: CocoParams | None = None,
+    iou: float = 0.5,
+    score_threshold: float = 0.25,
+) -> Confusion:
+    """The confusion matrix (:mod:`deteval.analysis.confusion`) of COCO bbox results, pycocotools' matching
+    at ``iou`` on the top ``max_dets[-1]`` detections per image and category."""
+    p = params if params is not None else CocoParams.from_options("bbox")
+    if p.iou_type != "bbox":
+        raise ConfigError("the confusion matrix supports --iou-type bbox only")
+    return confusion_matrix(
+        tide_input_coco(gt, results),
+        list(gt.cat_names),
+        iou=iou,
+        score_threshold=score_threshold,
+        rule="coco",
+        max_dets=int(p.max_dets[-1]),
+    )
+
+
+def voc_confusion(
+    gt: VOCGroundTruth,
+    dets: VOCDetections,
+    classes: Sequence[str],
+    *,
+    params: VOCParams | None = None,
+    score_threshold: float = 0.25,
+) -> Confusion:
+    """The confusion matrix of VOC detections over ``classes``: the devkit's matching at
+    ``params.iou_threshold``, difficult objects neither counted nor missed."""
+    p = params if params is not None else VOCParams()
+    if p.profile != "voc_devkit":
+        raise ConfigError("the confusion matrix follows the voc_devkit profile only")
+    inp = tide_input_from_voc(gt, dets, classes, p, xywh=False)
+    return confusion_matrix(
+        inp,
+        list(classes),
+        iou=float(p.iou_threshold),
+        score_threshold=score_threshold,
+        rule="voc",
+        max_dets=2**62,
+    )
+
+
+def tide_input_from_voc(
+    gt: VOCGroundTruth, dets: VOCDetections, classes: Sequence[str], p: VOCParams, *, xywh: bool
+) -> TideInput:
+    """:func:`tide_input_voc` on loaded VOC tables (``p.plus_one`` for the +1 widths)."""
+    return tide_input_voc(
+        gt.image,
+        [gt.classes[i] for i in gt.label.tolist()],
+        gt.boxes,
+        gt.difficult,
+        dets.image,
+        [dets.classes[i] for i in dets.label.tolist()],
+        dets.boxes,
+        dets.scores,
+        classes,
+        plus_one=p.plus_one,
+        xywh=xywh,
+    )
+
+
+def coco_errors(
+    gt: CocoGroundTruth,
+    results: CocoResults,
+    *,
+    params: CocoParams | None = None,
+    compat: str = "protocol",
+    pos_threshold: float = 0.5,
+    bg_threshold: float = 0.1,
+) -> ErrorAnalysis:
+    """TIDE errors of COCO bbox results (:func:`deteval.analysis.tide.tide_errors`); the protocol AP uses
+    ``params``' recall levels and its last ``max_dets`` (pycocotools' AP at ``pos_threshold``)."""
+    p = params if params is not None else CocoParams.from_options("bbox")
+    if p.iou_type != "bbox":
+        raise ConfigError("the error analysis supports --iou-type bbox only")
+    if not p.use_cats:
+        raise ConfigError("the error analysis needs use_cats=true (errors are defined per class)")
+    max_dets = 100 if compat == "tide" else int(p.max_dets[-1])
+    return tide_errors(
+        tide_input_coco(gt, results),
+        pos_threshold=pos_threshold,
+        bg_threshold=bg_threshold,
+        compat=compat,
+        protocol="coco",
+        max_dets=max_dets,
+        rec_thrs=p.rec_thrs,
+    )
+
+
+def voc_errors(
+    gt: VOCGroundTruth,
+    dets: VOCDetections,
+    classes: Sequence[str],
+    *,
+    params: VOCParams | None = None,
+    compat: str = "protocol",
+    pos_threshold: float | None = None,
+    bg_threshold: float = 0.1,
+) -> ErrorAnalysis:
+    """TIDE errors of VOC detections over ``classes``. Protocol mode: the devkit's matching (maximum IoU
+    over all boxes of the class, difficult -> ignored, taken -> duplicate) and its AP (``params.metric``);
+    ``pos_threshold`` defaults to ``params.iou_threshold``. ``compat="tide"``: tidecv on the COCO-format
+    conversion (``xywh`` with the +1 width, difficult objects as crowd regions)."""
+    p = params if params is not None else VOCParams()
+    if p.profile != "voc_devkit":
+        raise ConfigError("the error analysis follows the voc_devkit profile only")
+    pos = float(p.iou_threshold) if pos_threshold is None else pos_threshold
+    inp = tide_input_from_voc(gt, dets, classes, p, xywh=compat == "tide")
+    protocol = "voc07" if p.metric == "voc07" else "voc2010"
+    return tide_errors(
+        inp,
+        pos_threshold=pos,
+        bg_threshold=bg_threshold,
+        compat=compat,
+        protocol=protocol,
+        max_dets=100 if compat == "tide" else 2**62,
+    )
+
+
+def tide_input_coco(gt: CocoGroundTruth, results: CocoResults) -> TideInput:
+    """COCO bbox ground truth and results: categories by index into ``gt.cat_ids``, images in ascending id
+    (pycocotools' order) or, for ``compat="tide"``, the file's ``images`` list (tidecv's order),
+    ``iscrowd`` as the crowd flag (pycocotools' ``ignore``)."""
+    if results.kind not in ("bbox", "loaded") or not np.isfinite(results.bbox).all():
+        raise ConfigError("the error analysis needs bbox results (segm and keypoints are not supported)")
+    return TideInput(
+        gt_img=gt.img.astype(np.int64),
+        gt_cls=gt.cat.astype(np.int64),
+        gt_box=gt.bbox.astype(np.float64),
+        gt_crowd=gt.iscrowd.astype(bool),
+        dt_img=results.img.astype(np.int64),
+        dt_cls=results.cat.astype(np.int64),
+        dt_score=results.score.astype(np.float64),
+        dt_box=results.bbox.astype(np.float64),
+        class_ids=np.arange(len(gt.cat_ids), dtype=np.int64),
+        image_order=gt.image_file_order,
+    )
+
+
+def tide_input_voc(
+    gt_image: np.ndarray,
+    gt_label: Sequence[str],
+    gt_boxes: np.ndarray,
+    gt_difficult: np.ndarray,
+    det_image: np.ndarray,
+    det_label: Sequence[str],
+    det_boxes: np.ndarray,
+    det_scores: np.ndarray,
+    classes: Sequence[str],
+    *,
+    plus_one: bool = True,
+    xywh: bool = False,
+) -> TideInput:
+    """VOC boxes (``xyxy``) of the ``classes`` evaluated (others left out); difficult objects are the regions
+    that are not positives. ``xywh``: convert to ``[x1, y1, x2 - x1 + 1, y2 - y1 + 1]`` (``+ 1`` only with
+    ``plus_one``), the COCO-format VOC files tidecv reads. The tie order is the detection input order (the
+    devkit's stable sort)."""
+    index = {c: i for i, c in enumerate(classes)}
+    gl = np.array([index.get(c, -1) for c in gt_label], dtype=np.int64)
+    dl = np.array([index.get(c, -1) for c in det_label], dtype=np.int64)
+    gk, dk = gl >= 0, dl >= 0
+    one = 1.0 if plus_one else 0.0
+
+    def conv(b: np.ndarray) -> np.ndarray:
+        b = np.asarray(b, dtype=np.float64).reshape(-1, 4)
+        if not xywh:
+            return b
+        return np.stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0] + one, b[:, 3] - b[:, 1] + one], axis=1)
+
+    return TideInput(
+        gt_img=np.asarray(gt_image, dtype=np.int64)[gk],
+        gt_cls=gl[gk],
+        gt_box=conv(gt_boxes)[gk],
+        gt_crowd=np.asarray(gt_difficult, dtype=bool)[gk],
+        dt_img=np.asarray(det_image, dtype=np.int64)[dk],
+        dt_cls=dl[dk],
+        dt_score=np.asarray(det_scores, dtype=np.float64)[dk],
+        dt_box=conv(det_boxes)[dk],
+        class_ids=np.arange(len(classes), dtype=np.int64),
+        xyxy=not xywh,
+        plus_one=plus_one,
+        tie_key=np.arange(int(dk.sum()), dtype=np.int64),
+    )
+
+
+def coco_matched(
+    gt: CocoGroundTruth, results: CocoResults, *, params: CocoParams | None = None, iou: float = 0.5
+) -> Matched:
+    """COCO bbox detections matched as pycocotools does at ``iou`` (top ``max_dets[-1]`` per image and
+    category; crowd-matched detections left out)."""
+    p = params if params is not None else CocoParams.from_options("bbox")
+    if p.iou_type != "bbox":
+        raise ConfigError("operating points and calibration support --iou-type bbox only")
+    inp = tide_input_coco(gt, results)
+    return matched(inp, list(gt.cat_names), iou=iou, rule="coco", max_dets=int(p.max_dets[-1]))
+
+
+def voc_matched(
+    gt: VOCGroundTruth, dets: VOCDetections, classes: Sequence[str], *, params: VOCParams | None = None
+) -> Matched:
+    """VOC detections over ``classes`` matched as the devkit does at ``params.iou_threshold``."""
+    p = params if params is not None else VOCParams()
+    if p.profile != "voc_devkit":
+        raise ConfigError("operating points and calibration follow the voc_devkit profile only")
+    inp = tide_input_from_voc(gt, dets, classes, p, xywh=False)
+    return matched(inp, list(classes), iou=float(p.iou_threshold), rule="voc", max_dets=2**62)
+
+
+def coco_images(
+    gt: CocoGroundTruth, results: CocoResults, *, params: CocoParams | None = None, iou: float = 0.5
+) -> tuple[ImageDiagnostics, TideInput]:
+    """Per-image diagnostics (:mod:`deteval.analysis.images`) of COCO bbox results, pycocotools' matching
+    and AP at ``iou``; images named by their id."""
+    p = params if params is not None else CocoParams.from_options("bbox")
+    if p.iou_type != "bbox":
+        raise ConfigError("per-image diagnostics support --iou-type bbox only")
+    inp = tide_input_coco(gt, results)
+    names = [str(i) for i in gt.image_ids.tolist()]
+    diag = image_diagnostics(
+        inp, names, iou=iou, rule="coco", protocol="coco", max_dets=int(p.max_dets[-1]), rec_thrs=p.rec_thrs
+    )
+    return diag, inp
+
+
+def voc_images(
+    gt: VOCGroundTruth, dets: VOCDetections, classes: Sequence[str], *, params: VOCParams | None = None
+) -> tuple[ImageDiagnostics, TideInput]:
+    """Per-image diagnostics of VOC detections: the devkit's matching and AP at ``params.iou_threshold``."""
+    p = params if params is not None else VOCParams()
+    if p.profile != "voc_devkit":
+        raise ConfigError("per-image diagnostics follow the voc_devkit profile only")
+    inp = tide_input_from_voc(gt, dets, classes, p, xywh=False)
+    protocol = "voc07" if p.metric == "voc07" else "voc2010"
+    diag = image_diagnostics(
+        inp, list(gt.images), iou=float(p.iou_threshold), rule="voc", protocol=protocol, max_dets=2**62
+    )
+    return diag, inp

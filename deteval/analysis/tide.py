@@ -1,0 +1,569 @@
+"""TIDE error decomposition (Bolya et al., "TIDE: A General Toolbox for Identifying Object Detection Errors",
+ECCV 2020), exactly as tidecv 1.0.1 defines it.
+
+Per image, detections are ranked by score (stable) and matched greedily: each takes the ground truth (GT) of
+its own class with the highest IoU still free; a match needs IoU >= ``pos`` (foreground, 0.5). An unmatched
+detection inside a crowd region of its class is ignored. Each unmatched (or ignored) detection gets the first
+error that applies, in this order (``bg`` = background IoU, 0.1):
+
+=======  ===================================================================================================
+loc      bg <= max IoU with a GT of its class <= pos (that GT, matched or not)
+cls      IoU >= pos with a GT of another class
+dupe     IoU >= pos with an already matched GT of its class
+bkg      IoU <= bg with every GT (or the image has no GT)
+both     anything else (wrong class and bg < IoU < pos)
+miss     a GT left unmatched that no cls / loc error could fix
+=======  ===================================================================================================
+
+dAP of an error type = AP after fixing only those errors (the oracle) minus the AP as evaluated, clamped at
+0: a ``cls`` error becomes a true positive of the GT's class, a ``loc`` error a true positive, both only when
+the GT was free and this detection is the highest-scored cls/loc error on that GT (the others are removed);
+``dupe``, ``bkg`` and ``both`` detections are removed; a ``miss`` removes its GT from the positives.
+Special errors (not clamped): ``fp`` = AP when every false positive is ranked below every true positive;
+``fn`` = AP when the unmatched GTs are removed from the positives.
+
+Two AP functions (``compat``):
+
+* ``"tide"``: tidecv's ``APDataObject.get_ap`` — recall levels k/100, precision tp/(tp+fp), mean of the 101
+  samples × 100, AP 0 for a class with detections but no GT, mAP over the classes with detections or GT;
+  tidecv's matching (top 100 detections per image over all classes, the first GT wins an exact IoU tie,
+  crowd IoU > pos to ignore). Values are in tidecv's percent units, the same doubles as tidecv.
+* ``"protocol"`` (default): pycocotools' AP at IoU ``pos`` (its ``recThrs``, tp/(tp+fp+eps), categories with
+  no GT left out, the top ``max_dets`` per image *and category*, the later GT wins an IoU tie, crowd IoU >=
+  pos to ignore), so the base AP is COCOeval's AP at that IoU (all areas, maxDets[-1]). Values are 0–1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from deteval.core.ap import ap_all_points, ap_voc07
+from deteval.detection.boxes import box_area, box_iou
+from deteval.detection.coco_iou import bbox_iou_pairs
+from deteval.errors import ValidationError
+
+__all__ = [
+    "AREA_RANGES",
+    "COMPAT_MODES",
+    "ERROR_TYPES",
+    "PROTOCOLS",
+    "Assignment",
+    "ErrorAnalysis",
+    "TideInput",
+    "assign",
+    "format_errors",
+    "iou_matrix",
+    "tide_errors",
+]
+
+ERROR_TYPES: tuple[str, ...] = ("cls", "loc", "both", "dupe", "bkg", "miss")
+COMPAT_MODES: tuple[str, ...] = ("protocol", "tide")
+PROTOCOLS: tuple[str, ...] = ("coco", "voc2010", "voc07")
+#: tidecv's ``qualifiers.AREA`` on the box area w*h: small <= 32², medium <= 96², large above.
+AREA_RANGES: tuple[tuple[str, float, float], ...] = (
+    ("small", -np.inf, 32.0**2),
+    ("medium", 32.0**2, 96.0**2),
+    ("large", 96.0**2, np.inf),
+)
+_CLS, _LOC, _BOTH, _DUPE, _BKG, _MISS = range(6)
+_FP, _TP, _IGN = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class TideInput:
+    """Boxes for the analysis, columnar. ``*_img`` are image indices (images are processed in increasing
+    index); ``gt_crowd`` marks regions that are not positives (COCO crowds, VOC difficult objects). Boxes are
+    ``[x, y, w, h]`` (IoU as pycocotools) unless ``xyxy`` (IoU as the VOC devkit, ``plus_one`` for its +1
+    pixels). ``tie_key``: the protocol's order among equal scores (default: image, then rank in the image).
+    ``class_ids``: the categories to average over (default: every class seen). ``image_order``: the order
+    in which tidecv walks the images (``compat="tide"`` only; default increasing index)."""
+
+    gt_img: np.ndarray
+    gt_cls: np.ndarray
+    gt_box: np.ndarray
+    gt_crowd: np.ndarray
+    dt_img: np.ndarray
+    dt_cls: np.ndarray
+    dt_score: np.ndarray
+    dt_box: np.ndarray
+    class_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    xyxy: bool = False
+    plus_one: bool = False
+    tie_key: np.ndarray | None = None
+    image_order: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        ng, nd = len(self.gt_img), len(self.dt_img)
+        for name, arr, n in (
+            ("gt_cls", self.gt_cls, ng),
+            ("gt_crowd", self.gt_crowd, ng),
+            ("dt_cls", self.dt_cls, nd),
+            ("dt_score", self.dt_score, nd),
+        ):
+            if len(arr) != n:
+                raise ValidationError(f"{name} has {len(arr)} entries, expected {n}")
+        for name, box, n in (("gt_box", self.gt_box, ng), ("dt_box", self.dt_box, nd)):
+            if box.shape != (n, 4):
+                raise ValidationError(f"{name} must be {n}x4, got {box.shape}")
+        if nd and not np.isfinite(self.dt_score).all():
+            raise ValidationError("dt_score must be finite")
+
+
+@dataclass
+class ErrorAnalysis:
+    """The decomposition: ``ap`` as evaluated, ``main`` dAP per error type, ``special`` (``fp``, ``fn``),
+    ``counts`` of each error type, ``by_size`` main dAPs restricted to errors whose object (the GT if the
+    error has one, else the detection) falls in each area range; ``scale`` 100 for tidecv's percent units."""
+
+    ap: float
+    main: dict[str, float]
+    special: dict[str, float]
+    counts: dict[str, int]
+    by_size: dict[str, dict[str, float]]
+    compat: str
+    pos_threshold: float
+    bg_threshold: float
+    scale: float = 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form in AP units 0–1 (tidecv's percent values divided by 100)."""
+        s = self.scale
+        return {
+            "compat": self.compat,
+            "pos_threshold": self.pos_threshold,
+            "bg_threshold": self.bg_threshold,
+            "ap": self.ap / s,
+            "main": {k: v / s for k, v in self.main.items()},
+            "special": {k: v / s for k, v in self.special.items()},
+            "counts": dict(self.counts),
+            "by_size": {a: {k: v / s for k, v in d.items()} for a, d in self.by_size.items()},
+        }
+
+
+@dataclass
+class Assignment:
+    """The outcome of :func:`assign`, one row per kept detection."""
+
+    # kept detections in push order (image order, then rank inside the image)
+    cls: np.ndarray
+    score: np.ndarray
+    state: np.ndarray
+    err: np.ndarray
+    err_gt: np.ndarray  # the GT a cls/loc error would fix (-1 otherwise)
+    best: np.ndarray  # this cls/loc error is the one that gets fixed
+    area: np.ndarray  # the error's object area (GT's if it has one, else the detection's)
+    err_key: np.ndarray  # position in tidecv's error list (-1: no error)
+    tie: np.ndarray  # the protocol's order among equal scores
+    det: np.ndarray  # index of the detection in the input
+    match: np.ndarray  # the GT a true positive matched (input index; -1 otherwise)
+    missed_cls: np.ndarray  # class of each miss error
+    missed_area: np.ndarray
+    fn_cls: np.ndarray  # class of every unmatched GT
+    n_gt: dict[int, int]
+    class_order: list[int]
+
+
+def iou_matrix(dbox: np.ndarray, gbox: np.ndarray, crowd: bool, inp: TideInput) -> np.ndarray:
+    """IoU of every detection box with every GT box in ``inp``'s convention (crowd: over the detection)."""
+    if inp.xyxy:
+        if crowd:
+            raise ValidationError("crowd regions need [x, y, w, h] boxes")
+        return box_iou(dbox, gbox, plus_one=inp.plus_one)
+    nd, ng = len(dbox), len(gbox)
+    di = np.repeat(np.arange(nd), ng)
+    gi = np.tile(np.arange(ng), nd)
+    flags = np.full(ng, crowd)
+    return bbox_iou_pairs(dbox, gbox, flags, di, gi).reshape(nd, ng)
+
+
+def _keep_top(
+    idx: np.ndarray, score: np.ndarray, cls: np.ndarray, max_dets: int, per_class: bool
+) -> np.ndarray:
+    order = idx[np.argsort(-score[idx], kind="stable")]
+    if not per_class:
+        return order[:max_dets]
+    c = cls[order]
+    rank = np.zeros(len(order), dtype=np.int64)
+    for k in np.unique(c):
+        m = c == k
+        rank[m] = np.arange(int(m.sum()))
+    return order[rank < max_dets]
+
+
+def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> Assignment:
+    """Match ``inp`` image by image and classify every unmatched detection (module docstring). ``rule``:
+    ``"tide"`` (tidecv), ``"coco"`` (pycocotools at IoU ``pos``) or ``"voc"`` (VOCevaldet.m)."""
+    tide = rule == "tide"
+    gbox, dbox = inp.gt_box, inp.dt_box
+    if inp.xyxy:
+        garea, darea = box_area(gbox, plus_one=inp.plus_one), box_area(dbox, plus_one=inp.plus_one)
+    else:
+        garea, darea = gbox[:, 2] * gbox[:, 3], dbox[:, 2] * dbox[:, 3]
+    n_img = int(max(inp.gt_img.max(initial=-1), inp.dt_img.max(initial=-1))) + 1
+    if inp.image_order is not None:
+        n_img = max(n_img, len(inp.image_order))
+    g_by = np.split(
+        np.argsort(inp.gt_img, kind="stable"), np.cumsum(np.bincount(inp.gt_img, minlength=n_img))[:-1]
+    )
+    d_by = np.split(
+        np.argsort(inp.dt_img, kind="stable"), np.cumsum(np.bincount(inp.dt_img, minlength=n_img))[:-1]
+    )
+    cols: dict[str, list[Any]] = {
+        k: [] for k in ("cls", "score", "state", "err", "gt", "area", "key", "tie", "det", "match")
+    }
+    best_of: dict[int, tuple[float, int]] = {}  # GT -> (best score, push index)
+    missed_cls: list[int] = []
+    missed_area: list[float] = []
+    fn_cls: list[int] = []
+    n_gt: dict[int, int] = {}
+    order: list[int] = []
+    seen: set[int] = set()
+    key = 0
+
+    def see(c: int) -> None:
+        if c not in seen:
+            seen.add(c)
+            order.append(c)
+
+    walk = range(n_img) if not tide or inp.image_order is None else inp.image_order.tolist()
+    for im in walk:
+        gall = g_by[im]
+        g = gall[~inp.gt_crowd[gall]]
+        crowd = gall[inp.gt_crowd[gall]]
+        for c in inp.gt_cls[g].tolist():
+            see(c)
+            n_gt[c] = n_gt.get(c, 0) + 1
+        d = _keep_top(d_by[im], inp.dt_score, inp.dt_cls, max_dets, per_class=not tide)
+        used_g = np.zeros(len(g), dtype=bool)
+        usable = np.zeros(len(g), dtype=bool)
+        if len(d) == 0:
+            for j in range(len(g)):
+                fn_cls.append(int(inp.gt_cls[g[j]]))
+                missed_cls.append(int(inp.gt_cls[g[j]]))
+                missed_area.append(float(garea[g[j]]))
+                key += 1
+            continue
+        dc, gc = inp.dt_cls[d], inp.gt_cls[g]
+        iou = iou_matrix(dbox[d], gbox[g], False, inp)
+        same = dc[:, None] == gc[None, :]
+        cls_iou = iou * same
+        buf = cls_iou.copy()
+        state = np.full(len(d), _FP)
+        match = np.full(len(d), -1)
+        if rule == "voc":
+            # VOCevaldet.m: the box of maximum IoU among all boxes of the class (taken, difficult or not;
+            # the first wins a tie); difficult -> ignored, taken -> false positive
+            diff = iou_matrix(dbox[d], gbox[crowd], False, inp) * (dc[:, None] == inp.gt_cls[crowd][None, :])
+            full = np.concatenate([cls_iou, diff], axis=1)
+            for i in range(len(d)):
+                j = int(np.argmax(full[i])) if full.shape[1] else -1
+                if j < 0 or full[i, j] < pos:
+                    continue
+                if j >= len(g):
+                    state[i] = _IGN
+                elif not used_g[j]:
+                    state[i] = _TP
+                    used_g[j] = True
+                    match[i] = g[j]
+            crowd = crowd[:0]
+        elif len(g):
+            for i in range(len(d)):
+                row = buf[i]
+                j = int(np.argmax(row)) if tide else len(row) - 1 - int(np.argmax(row[::-1]))
+                if row[j] >= pos:
+                    state[i] = _TP
+                    used_g[j] = True
+                    match[i] = g[j]
+                    buf[:, j] = 0.0
+        for r in crowd.tolist():
+            ciou = iou_matrix(dbox[d], gbox[r : r + 1], True, inp)[:, 0]
+            hit = ciou > pos if tide else ciou >= pos
+            state[(state != _TP) & hit & (dc == inp.gt_cls[r])] = _IGN
+        noncls_iou = iou * ~same
+        used_cls = iou * same * used_g[None, :]
+        for i in range(len(d)):
+            p = int(d[i])
+            c = int(dc[i])
+            if state[i] != _IGN:
+                see(c)
+            err, tgt, area = -1, -1, float(darea[p])
+            if state[i] != _TP:
+                if len(g) == 0:
+                    err = _BKG
+                else:
+                    j = int(np.argmax(cls_iou[i]))
+                    k = int(np.argmax(noncls_iou[i]))
+                    if bg <= cls_iou[i, j] <= pos:
+                        err, tgt = _LOC, j
+                    elif noncls_iou[i, k] >= pos:
+                        err, tgt = _CLS, k
+                    elif used_cls[i].max() >= pos:
+                        err = _DUPE
+                    elif iou[i].max() <= bg:
+                        err = _BKG
+                    else:
+                        err = _BOTH
+                if tgt >= 0:
+                    area = float(garea[g[tgt]])
+                    if not used_g[tgt]:
+                        usable[tgt] = True
+                        gid = int(g[tgt])
+                        prev = best_of.get(gid, (-1.0, -1))
+                        if prev[0] < float(inp.dt_score[p]):
+                            best_of[gid] = (float(inp.dt_score[p]), len(cols["cls"]))
+                    tgt = int(g[tgt])
+            cols["cls"].append(c)
+            cols["score"].append(float(inp.dt_score[p]))
+            cols["state"].append(int(state[i]))
+            cols["err"].append(err)
+            cols["gt"].append(tgt)
+            cols["area"].append(area)
+            cols["key"].append(key if err >= 0 else -1)
+            cols["det"].append(p)
+            cols["match"].append(int(match[i]))
+            cols["tie"].append(len(cols["tie"]) if inp.tie_key is None else int(inp.tie_key[p]))
+            key += err >= 0
+        for j in np.flatnonzero(~used_g).tolist():
+            fn_cls.append(int(gc[j]))
+            if not usable[j]:
+                missed_cls.append(int(gc[j]))
+                missed_area.append(float(garea[g[j]]))
+                key += 1
+    n = len(cols["cls"])
+    best = np.zeros(n, dtype=bool)
+    for _, idx in best_of.values():
+        best[idx] = True
+    return Assignment(
+        cls=np.asarray(cols["cls"], dtype=np.int64),
+        score=np.asarray(cols["score"], dtype=np.float64),
+        state=np.asarray(cols["state"], dtype=np.int64),
+        err=np.asarray(cols["err"], dtype=np.int64),
+        err_gt=np.asarray(cols["gt"], dtype=np.int64),
+        best=best,
+        area=np.asarray(cols["area"], dtype=np.float64),
+        err_key=np.asarray(cols["key"], dtype=np.int64),
+        tie=np.asarray(cols["tie"], dtype=np.int64),
+        det=np.asarray(cols["det"], dtype=np.int64),
+        match=np.asarray(cols["match"], dtype=np.int64),
+        missed_cls=np.asarray(missed_cls, dtype=np.int64),
+        missed_area=np.asarray(missed_area, dtype=np.float64),
+        fn_cls=np.asarray(fn_cls, dtype=np.int64),
+        n_gt=n_gt,
+        class_order=order,
+    )
+
+
+def _ap_tide(tp: np.ndarray, n_gt: int) -> float:
+    """tidecv's ``APDataObject.get_ap`` on a ranked list (× 100)."""
+    if n_gt == 0:
+        return 0.0
+    ntrue = np.cumsum(tp)
+    nall = np.arange(1, len(tp) + 1)
+    prec = ntrue / nall
+    rec = ntrue / n_gt
+    prec = np.maximum.accumulate(prec[::-1])[::-1]
+    levels = np.array([x / 100 for x in range(101)])
+    idx = np.searchsorted(rec, levels, side="left")
+    y = [float(prec[i]) if i < len(prec) else 0.0 for i in idx.tolist()]
+    return sum(y) / len(y) * 100
+
+
+def _q_coco(tp: np.ndarray, n_gt: int, rec_thrs: np.ndarray) -> np.ndarray:
+    """pycocotools' interpolated precision at ``rec_thrs`` for one category (COCOeval.accumulate)."""
+    tps = np.cumsum(tp).astype(np.float64)
+    fps = np.cumsum(~tp).astype(np.float64)
+    rc = tps / n_gt
+    pr = (tps / (fps + tps + np.spacing(1))).tolist()
+    for i in range(len(pr) - 1, 0, -1):
+        if pr[i] > pr[i - 1]:
+            pr[i - 1] = pr[i]
+    q = np.zeros(len(rec_thrs))
+    inds = np.searchsorted(rc, rec_thrs, side="left")
+    for ri, pi in enumerate(inds.tolist()):
+        if pi < len(pr):
+            q[ri] = pr[pi]
+    return q
+
+
+class _Oracle:
+    """Mean AP of the ranked lists tidecv's ``TIDERun.fix_errors`` builds for a set of fixed errors."""
+
+    def __init__(
+        self, a: Assignment, compat: str, class_ids: np.ndarray, rec_thrs: np.ndarray, err_gt_cls: np.ndarray
+    ) -> None:
+        self.a = a
+        self.compat = compat  # "tide" or the protocol
+        self.class_ids = class_ids
+        self.rec_thrs = rec_thrs
+        self.err_gt_cls = err_gt_cls
+        self.n_err = int(a.err_key.max(initial=-1)) + 1
+
+    def original(self) -> float:
+        """AP as evaluated: every kept, non-ignored detection in push order."""
+        a = self.a
+        keep = a.state != _IGN
+        push = np.flatnonzero(keep)
+        o = np.lexsort((push if self.compat == "tide" else a.tie[keep], -a.score[keep]))
+        cls, tp = a.cls[keep][o], (a.state[keep] == _TP)[o]
+        if self.compat == "tide":
+            return self._map_tide(cls, tp, dict(a.n_gt), list(a.class_order))
+        return self._map_protocol(cls, tp, dict(a.n_gt))
+
+    def fixed(
+        self, fixed: np.ndarray, miss_fixed: np.ndarray, *, fp_transform: bool = False, fn: bool = False
+    ) -> float:
+        """AP with the errors flagged in ``fixed`` (per kept detection) and ``miss_fixed`` (per miss error)
+        fixed: tidecv pushes the errors' points first (in error order), then the true positives."""
+        a = self.a
+        is_err = a.err >= 0
+        tp_rows = a.state == _TP
+        orig = is_err & ~fixed & (a.state == _FP)
+        fix_tp = is_err & fixed & a.best & ((a.err == _CLS) | (a.err == _LOC))
+        fix_cls = np.where(a.err == _CLS, self.err_gt_cls, a.cls)
+        cls = np.concatenate([a.cls[orig], fix_cls[fix_tp], a.cls[tp_rows]])
+        score = np.concatenate([a.score[orig], a.score[fix_tp], a.score[tp_rows]])
+        n_o, n_f, n_t = int(orig.sum()), int(fix_tp.sum()), int(tp_rows.sum())
+        tp = np.concatenate([np.zeros(n_o, bool), np.ones(n_f, bool), np.ones(n_t, bool)])
+        if self.compat == "tide":
+            key = np.concatenate([a.err_key[orig], a.err_key[fix_tp], self.n_err + np.flatnonzero(tp_rows)])
+        else:  # pycocotools ranks ties by image, then by rank in the image: push order
+            key = np.concatenate([a.tie[orig], a.tie[fix_tp], a.tie[tp_rows]])
+        if fp_transform:
+            score = np.where(tp, 1.0, 0.0)
+        n_gt = dict(a.n_gt)
+        for c in a.missed_cls[miss_fixed].tolist():
+            n_gt[c] -= 1
+        if fn:
+            for c in a.fn_cls.tolist():
+                n_gt[c] -= 1
+        o = np.lexsort((key, -score))
+        cls, tp, key = cls[o], tp[o], key[o]
+        if self.compat == "tide":
+            # tidecv's class order (it sums the class APs in it): first point among the errors, then the
+            # classes with true positives, then the rest, each in the original order
+            pos = {c: i for i, c in enumerate(a.class_order)}
+            first: dict[int, float] = {}
+            for c, k in zip(cls.tolist(), key.tolist()):
+                r = float(k) if k < self.n_err else 1e12 + pos[c]
+                first[c] = min(first.get(c, np.inf), r)
+            classes = sorted(pos, key=lambda c: first.get(c, 2e12 + pos[c]))
+            return self._map_tide(cls, tp, n_gt, classes)
+        return self._map_protocol(cls, tp, n_gt)
+
+    def _map_tide(self, cls: np.ndarray, tp: np.ndarray, n_gt: dict[int, int], classes: list[int]) -> float:
+        aps = []
+        for c in classes:
+            m = cls == c
+            if not m.any() and n_gt.get(c, 0) == 0:
+                continue
+            aps.append(_ap_tide(tp[m], n_gt.get(c, 0)))
+        return sum(aps) / len(aps) if aps else 0.0
+
+    def _map_protocol(self, cls: np.ndarray, tp: np.ndarray, n_gt: dict[int, int]) -> float:
+        ids = self.class_ids
+        if self.compat != "coco":
+            # VOCevaldet.m: rec = tp/npos, prec = tp/(tp+fp); mAP over the classes with npos > 0
+            aps = []
+            for c in ids.tolist():
+                n = n_gt.get(c, 0)
+                if n == 0:
+                    continue
+                t = tp[cls == c]
+                tps = np.cumsum(t).astype(np.float64)
+                fps = np.cumsum(~t).astype(np.float64)
+                rec, prec = tps / n, tps / (fps + tps)
+                aps.append(ap_voc07(rec, prec) if self.compat == "voc07" else ap_all_points(rec, prec))
+            return float(np.mean(aps)) if aps else -1.0
+        q = -np.ones((len(self.rec_thrs), len(ids)))
+        for k, c in enumerate(ids.tolist()):
+            n = n_gt.get(c, 0)
+            if n == 0:
+                continue
+            q[:, k] = _q_coco(tp[cls == c], n, self.rec_thrs)
+        s = q[q > -1]
+        return float(np.mean(s)) if s.size else -1.0
+
+
+def tide_errors(
+    inp: TideInput,
+    *,
+    pos_threshold: float = 0.5,
+    bg_threshold: float = 0.1,
+    compat: str = "protocol",
+    protocol: str = "coco",
+    max_dets: int = 100,
+    rec_thrs: Sequence[float] | np.ndarray | None = None,
+) -> ErrorAnalysis:
+    """The TIDE decomposition of ``inp`` (see the module docstring for every rule and the two ``compat``
+    modes). ``rec_thrs``: the protocol's recall levels (default pycocotools' 101)."""
+    if compat not in COMPAT_MODES:
+        raise ValidationError(f"compat must be one of {COMPAT_MODES}, got {compat!r}")
+    if not 0.0 <= bg_threshold <= pos_threshold <= 1.0:
+        raise ValidationError(
+            f"need 0 <= bg_threshold <= pos_threshold <= 1, got {bg_threshold}, {pos_threshold}"
+        )
+    levels = np.linspace(0.0, 1.0, 101) if rec_thrs is None else np.asarray(rec_thrs, dtype=np.float64)
+    if protocol not in PROTOCOLS:
+        raise ValidationError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+    mode = "tide" if compat == "tide" else protocol
+    rule = "tide" if compat == "tide" else ("coco" if protocol == "coco" else "voc")
+    a = assign(inp, pos_threshold, bg_threshold, max_dets, rule)
+    class_ids = inp.class_ids if len(inp.class_ids) else np.unique(np.concatenate([inp.gt_cls, inp.dt_cls]))
+    err_gt_cls = inp.gt_cls[np.maximum(a.err_gt, 0)] if len(inp.gt_cls) else np.zeros(len(a.err_gt), np.int64)
+    oracle = _Oracle(a, mode, class_ids, levels, np.where(a.err_gt >= 0, err_gt_cls, -1))
+    none = np.zeros(len(a.cls), dtype=bool)
+    no_miss = np.zeros(len(a.missed_cls), dtype=bool)
+    base = oracle.original()
+    scale = 100.0 if compat == "tide" else 1.0
+
+    def dap(code: int, det_sel: np.ndarray, miss_sel: np.ndarray) -> float:
+        if code == _MISS:
+            new = oracle.fixed(none, miss_sel)
+        else:
+            new = oracle.fixed((a.err == code) & det_sel, no_miss)
+        return max(new - base, 0.0)
+
+    every = np.ones(len(a.cls), dtype=bool)
+    every_miss = np.ones(len(a.missed_cls), dtype=bool)
+    main = {name: dap(code, every, every_miss) for code, name in enumerate(ERROR_TYPES)}
+    special = {
+        "fp": oracle.fixed(none, no_miss, fp_transform=True) - base,
+        "fn": oracle.fixed(none, no_miss, fn=True) - base,
+    }
+    counts = {name: int((a.err == code).sum()) for code, name in enumerate(ERROR_TYPES)}
+    counts["miss"] = len(a.missed_cls)
+    by_size = {}
+    for label, lo, hi in AREA_RANGES:
+        sel = (a.area > lo) & (a.area <= hi)
+        msel = (a.missed_area > lo) & (a.missed_area <= hi)
+        by_size[label] = {name: dap(code, sel, msel) for code, name in enumerate(ERROR_TYPES)}
+    return ErrorAnalysis(
+        ap=base,
+        main=main,
+        special=special,
+        counts=counts,
+        by_size=by_size,
+        compat=compat,
+        pos_threshold=pos_threshold,
+        bg_threshold=bg_threshold,
+        scale=scale,
+    )
+
+
+def format_errors(e: ErrorAnalysis) -> list[str]:
+    """The decomposition as text lines (dAP in AP points × 100, as TIDE prints them)."""
+    d = e.to_dict()
+    head = "".join(f"{n:>7}" for n in ERROR_TYPES)
+    return [
+        f"TIDE errors ({e.compat}, foreground IoU {e.pos_threshold:g}, background IoU {e.bg_threshold:g}); "
+        f"AP {100 * d['ap']:.2f}",
+        "  type " + head + "     fp     fn",
+        "   dAP "
+        + "".join(f"{100 * d['main'][n]:7.2f}" for n in ERROR_TYPES)
+        + "".join(f"{100 * d['special'][n]:7.2f}" for n in ("fp", "fn")),
+        " count " + "".join(f"{d['counts'][n]:7d}" for n in ERROR_TYPES),
+    ]
