@@ -1,0 +1,170 @@
+"""Confidence intervals and significance tests (issue 16): weights equal repetition, scipy's paired tests,
+ranx's randomization test, Holm/BH, and the coverage of the bootstrap interval by simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, evaluate_voc
+from deteval.errors import ConfigError
+from deteval.stats import adjust_pvalues, bootstrap, bootstrap_weights, paired_bootstrap, paired_t, wilcoxon
+from deteval.stats.means import aggregate_metric, aggregate_mix
+from deteval.stats.tests import randomization_test
+from deteval.stats.voc import VOCUnits
+
+CLASSES = ["a", "b", "c"]
+
+
+def _gt(rng: np.random.Generator, n_img: int, n_gt: int) -> VOCGroundTruth:
+    xy = rng.uniform(0, 50, (n_gt, 2))
+    boxes = np.c_[xy, xy + rng.uniform(5, 30, (n_gt, 2))]
+    return VOCGroundTruth.from_arrays(
+        rng.integers(0, n_img, n_gt), rng.integers(0, 3, n_gt), boxes, rng.random(n_gt) < 0.1,
+        images=n_img, classes=CLASSES,
+    )  # fmt: skip
+
+
+def _dets(rng: np.random.Generator, gt: VOCGroundTruth, n_img: int, noise: float) -> VOCDetections:
+    pick = rng.random(len(gt)) < 0.8
+    b = gt.boxes[pick] + rng.normal(0, noise, (int(pick.sum()), 4))
+    b = np.c_[np.minimum(b[:, :2], b[:, 2:]), np.maximum(b[:, :2], b[:, 2:])]
+    m = 3 * n_img
+    fxy = rng.uniform(0, 50, (m, 2))
+    return VOCDetections.from_arrays(
+        np.r_[gt.image[pick], rng.integers(0, n_img, m)],
+        np.r_[gt.label[pick], rng.integers(0, 3, m)],
+        np.r_[b, np.c_[fxy, fxy + 10]],
+        rng.random(int(pick.sum()) + m),  # continuous scores: no tie between different detections
+        images=n_img,
+        classes=CLASSES,
+    )
+
+
+def _duplicate(
+    gt: VOCGroundTruth, dets: VOCDetections, w: np.ndarray
+) -> tuple[VOCGroundTruth, VOCDetections]:
+    """The files of a resample: image i listed w[i] times (copies named i#1, i#2, ...). Each copy's
+    detections follow the original's rows, so equal scores (an image's copies) keep copies adjacent."""
+    g_rows = [j for i in range(len(gt.images)) for _ in range(w[i]) for j in np.flatnonzero(gt.image == i)]
+    g_img = [c for i in range(len(gt.images)) for c in range(w[i]) for _ in np.flatnonzero(gt.image == i)]
+    names = [f"{i}#{c}" for i in range(len(gt.images)) for c in range(w[i])]
+    pos = {n: k for k, n in enumerate(names)}
+    gi = np.array([pos[f"{gt.image[j]}#{c}"] for j, c in zip(g_rows, g_img)], dtype=np.int64)
+    gr = np.array(g_rows, dtype=np.int64)
+    g2 = VOCGroundTruth.from_arrays(
+        gi, gt.label[gr], gt.boxes[gr], gt.difficult[gr], images=names, classes=CLASSES
+    )
+    d_rows = [(j, c) for j in range(len(dets)) for c in range(w[dets.image[j]])]
+    dr = np.array([j for j, _ in d_rows], dtype=np.int64)
+    di = np.array([pos[f"{dets.image[j]}#{c}"] for j, c in d_rows], dtype=np.int64)
+    d2 = VOCDetections.from_arrays(
+        di, dets.label[dr], dets.boxes[dr], dets.scores[dr], images=names, classes=CLASSES
+    )
+    return g2, d2
+
+
+@pytest.mark.parametrize("metric", ["voc2010", "voc07"])
+@pytest.mark.parametrize("seed", range(4))
+def test_voc_weights_equal_duplicated_images(metric: str, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n_img = 12
+    gt = _gt(rng, n_img, 30)
+    dets = _dets(rng, gt, n_img, 2.0)
+    units = VOCUnits(gt, [dets], VOCParams(metric=metric))
+    ones = units.metric(0)(np.ones((1, n_img), dtype=np.int64))[0]
+    res = evaluate_voc(gt, dets, metric=metric)
+    assert ones[0] == res.summary["map"]
+    assert [None if np.isnan(v) else v for v in ones[1:]] == [r["ap"] for r in res.per_class.values()]
+    for w in bootstrap_weights(n_img, 5, seed):
+        got = units.metric(0)(w[None, :])[0]
+        dup = evaluate_voc(*_duplicate(gt, dets, w), metric=metric, classes=CLASSES)
+        want = [dup.summary["map"], *(r["ap"] for r in dup.per_class.values())]
+        assert [None if np.isnan(v) else float(v) for v in got] == want  # bit for bit
+
+
+def test_paired_tests_equal_scipy() -> None:
+    rng = np.random.default_rng(3)
+    for n in (5, 20, 60):
+        a = rng.random(n)
+        b = a + rng.normal(0.03, 0.1, n)
+        b[:2] = a[:2]  # zero differences: scipy's default zero_method
+        assert paired_t(a, b) == sps.ttest_rel(a, b).pvalue
+        assert wilcoxon(a, b) == sps.wilcoxon(a, b).pvalue
+    assert np.isnan(wilcoxon([0.1, 0.2], [0.1, 0.2]))
+
+
+def test_randomization_agrees_with_ranx() -> None:
+    ranx_tests = pytest.importorskip("ranx.statistical_tests")
+    rng = np.random.default_rng(7)
+    for shift in (0.0, 0.02, 0.05):
+        a = rng.random(50)
+        b = np.clip(a - shift + rng.normal(0, 0.12, 50), 0, 1)
+        va, vb = a[:, None], b[:, None]
+        rounds = 4000
+        ours = randomization_test(aggregate_mix(va, vb, ["mean"]), 50, n_rounds=rounds, seed=1).p_value[0]
+        ref = float(ranx_tests.fisher_randomization_test(a, b, n_permutations=rounds, random_seed=1)[0])
+        # two independent Monte-Carlo estimates of one p-value: 4 standard errors of their difference
+        se = np.sqrt(2 * max(ref, 1 / rounds) * (1 - ref) / rounds)
+        assert abs(ours - ref) <= 4 * se + 1 / rounds, (shift, ours, ref)
+
+
+def test_randomization_exact_on_tiny_case() -> None:
+    # 3 units: all 8 swap patterns are equally likely, so the p-value tends to the exact permutation one
+    a = np.array([[0.9], [0.8], [0.7]])
+    b = np.array([[0.1], [0.5], [0.6]])
+    d = (a - b)[:, 0]
+    signs = np.array([[s0, s1, s2] for s0 in (1, -1) for s1 in (1, -1) for s2 in (1, -1)])
+    exact = np.mean(np.abs(signs @ d) >= abs(d.sum()) - 1e-15)
+    p = randomization_test(aggregate_mix(a, b, ["mean"]), 3, n_rounds=20000, seed=0).p_value[0]
+    assert abs(p - exact) < 0.01
+
+
+def test_corrections() -> None:
+    p = np.array([0.01, 0.04, 0.03, 0.005, np.nan])
+    holm = adjust_pvalues(p, "holm")
+    # Holm by hand: sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1, running max
+    assert holm[[3, 0, 2, 1]].tolist() == pytest.approx([0.02, 0.03, 0.06, 0.06])
+    assert np.isnan(holm[4])
+    bh = adjust_pvalues(p, "bh")
+    assert bh[:4] == pytest.approx(sps.false_discovery_control(p[:4], method="bh"))
+    assert np.array_equal(adjust_pvalues(p, "none"), p, equal_nan=True)
+    with pytest.raises(ConfigError, match="unknown correction"):
+        adjust_pvalues(p, "bonf")
+
+
+def test_bootstrap_reproducible_and_checked() -> None:
+    v = np.random.default_rng(0).random((20, 2))
+    m = aggregate_metric(v, ["mean", "sum"])
+    r1 = bootstrap(m, 20, n_resamples=50, seed=5)
+    r2 = bootstrap(m, 20, n_resamples=50, seed=5)
+    assert np.array_equal(r1.samples, r2.samples)
+    assert r1.point.tolist() == pytest.approx([v[:, 0].mean(), v[:, 1].sum()])
+    w = bootstrap_weights(20, 50, 5)
+    assert (w.sum(axis=1) == 20).all()
+    assert np.allclose(r1.samples[:, 0], w @ v[:, 0] / 20)
+    assert not np.array_equal(bootstrap(m, 20, n_resamples=50, seed=6).samples, r1.samples)
+    for bad in ({"n_resamples": 0}, {"level": 1.5}, {"method": "basic"}):
+        with pytest.raises(ConfigError):
+            bootstrap(m, 20, **bad)  # type: ignore[arg-type]
+
+
+def test_paired_bootstrap_of_identical_systems() -> None:
+    v = np.random.default_rng(1).random((15, 1))
+    r = paired_bootstrap(aggregate_mix(v, v, ["mean"]), 15, n_resamples=100)
+    assert r.delta[0] == 0.0 and r.ci[0].tolist() == [0.0, 0.0] and r.p_value[0] == 1.0
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_interval_coverage_by_simulation(method: str) -> None:
+    # known generator: 60 units of N(0.5, 0.2); the true metric (the mean) is 0.5. 1000 draws of the test
+    # set, 400 resamples each: the nominal 95% interval must cover 0.5 in 93-97% of the draws.
+    rng = np.random.default_rng(2026)
+    n, reps = 60, 1000
+    hits = 0
+    for i in range(reps):
+        v = rng.normal(0.5, 0.2, (n, 1))
+        r = bootstrap(aggregate_metric(v, ["mean"]), n, n_resamples=400, seed=i, method=method)
+        hits += int(r.ci[0, 0] <= 0.5 <= r.ci[0, 1])
+    assert 0.93 <= hits / reps <= 0.97, hits / reps
