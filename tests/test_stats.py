@@ -3,12 +3,15 @@ ranx's randomization test, Holm/BH, and the coverage of the bootstrap interval b
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import stats as sps
 
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, evaluate_voc
 from deteval.errors import ConfigError
+from deteval.io.voc import load_voc_annotations, load_voc_detections
 from deteval.stats import adjust_pvalues, bootstrap, bootstrap_weights, paired_bootstrap, paired_t, wilcoxon
 from deteval.stats.means import aggregate_metric, aggregate_mix
 from deteval.stats.tests import randomization_test
@@ -168,3 +171,62 @@ def test_interval_coverage_by_simulation(method: str) -> None:
         r = bootstrap(aggregate_metric(v, ["mean"]), n, n_resamples=400, seed=i, method=method)
         hits += int(r.ci[0, 0] <= 0.5 <= r.ci[0, 1])
     assert 0.93 <= hits / reps <= 0.97, hits / reps
+
+
+VOC_ARGS = [
+    "voc",
+    "--annotations",
+    "data_samples/voc/Annotations",
+    "--image-set",
+    "data_samples/voc/ImageSets/Main/test.txt",
+    "--detections",
+    "data_samples/voc/results/comp4_det_test_{cls}.txt",
+]
+
+
+def _cli_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
+    import json
+
+    from deteval.cli import main
+
+    assert main([*args, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_cli_voc_ci_and_comparison(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = Path(__file__).resolve().parents[1]
+    for f in (root / "data_samples/voc/results").glob("*.txt"):  # system B: every third detection dropped
+        lines = f.read_text().splitlines()
+        (tmp_path / f.name).write_text("".join(x + "\n" for i, x in enumerate(lines, 1) if i % 3))
+    monkeypatch.chdir(root)
+    base = _cli_json(VOC_ARGS, capsys)
+    out = _cli_json([*VOC_ARGS, "--ci", "0.9", "--bootstrap", "200", "--seed", "3"], capsys)
+    assert out["map"] == base["map"]
+    # the same numbers as the API on the same resamples
+    gt = load_voc_annotations("data_samples/voc/Annotations", "data_samples/voc/ImageSets/Main/test.txt")
+    dets = load_voc_detections(
+        "data_samples/voc/results/comp4_det_test_{cls}.txt", gt.images, classes=sorted(out["per_class"])
+    )
+    units = VOCUnits(gt, [dets], VOCParams())
+    boot = bootstrap(units.metric(0), len(gt.images), n_resamples=200, seed=3, level=0.9)
+    assert out["ci"] == {"map": boot.ci[0].tolist()}
+    for j, c in enumerate(units.classes, 1):
+        assert out["per_class"][c]["ci"] == boot.ci[j].tolist()
+    other = str(tmp_path / "comp4_det_test_{cls}.txt")
+    cmp = _cli_json(
+        [*VOC_ARGS, "--compare-to", other, "--test", "randomization", "--bootstrap", "200"], capsys
+    )
+    c = cmp["comparison"]["map"]
+    assert c["a"] == base["map"] and c["delta"] == c["a"] - c["b"] and c["p_adjusted"] >= c["p_value"]
+    assert cmp["compare_to"] == [other] and "ci" not in cmp
+    two = _cli_json(
+        [*VOC_ARGS, "--compare-to", other, "--compare-to", VOC_ARGS[-1], "--bootstrap", "50"], capsys
+    )
+    assert set(two["comparison"]) == {other, VOC_ARGS[-1]}
+    assert two["comparison"][VOC_ARGS[-1]]["map"]["delta"] == 0.0
+    from deteval.cli import main
+
+    assert main([*VOC_ARGS, "--compare-to", other, "--test", "t"]) == 2
+    assert "not means over images" in capsys.readouterr().err

@@ -18,7 +18,8 @@ Formulas (B resamples, level 1 − α, θ̂ the metric on the test set, θ*_b on
   Φ(z0 + (z0 + z_q) / (1 − a (z0 + z_q))) for q = α/2, 1 − α/2.
 * standard error: the standard deviation (ddof 1) of θ*.
 * paired bootstrap: δ* = A* − B* on the same resample; interval as above on δ*; two-sided p-value
-  (1 + #{|δ*_b − δ̂| >= |δ̂|}) / (B + 1) (the bootstrap distribution shifted to the null δ = 0).
+  min(1, 2 (1 + min(#{δ*_b <= 0}, #{δ*_b >= 0})) / (B + 1)), the percentile p-value: it is below α
+  about when the percentile interval at level 1 − α excludes 0, so the p-value and the interval agree.
 * smallest detectable difference at level α and power π: (Φ⁻¹(1 − α/2) + Φ⁻¹(π)) · se(δ*).
 """
 
@@ -231,9 +232,11 @@ def paired_bootstrap(
     samples = _evaluate(delta, bootstrap_weights(n_units, n_resamples, seed))
     res = _summarize(d_hat, samples, level, method, lambda: _jackknife(delta, n_units), 1.0)
     with np.errstate(invalid="ignore"):
-        extreme = np.abs(samples - d_hat) >= np.abs(d_hat)
+        below = np.count_nonzero(samples <= 0, axis=0)
+        above = np.count_nonzero(samples >= 0, axis=0)
     n_def = np.count_nonzero(~np.isnan(samples), axis=0)
-    p = np.where(n_def > 0, (1.0 + np.count_nonzero(extreme, axis=0)) / (n_def + 1.0), np.nan)
+    tail = 2.0 * (np.minimum(below, above) + 1.0) / (n_def + 1.0)
+    p = np.where(n_def > 0, np.minimum(1.0, tail), np.nan)
     return PairedResult(a, b, d_hat, res.ci, p, res.se, res.mdd, samples)
 
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from deteval.core.lists import presorted_lists, sort_lists
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, _align, evaluate_voc, match_voc
 from deteval.results import EvalResult
+from deteval.stats.attach import add_statistics
 
 __all__ = ["VOCUnits"]
 
@@ -92,6 +94,18 @@ class VOCUnits:
         """(w_a, w_b) → the metrics of the system answering each image with system a's detections w_a
         times and system b's w_b times (see :mod:`deteval.stats.bootstrap`)."""
         return lambda wa, wb: self._evaluate([self.items[a], self.items[b]], [wa, wb])
+
+    def add_statistics(self, other_names: Sequence[str] = (), **options: Any) -> EvalResult:
+        """System 0's result with intervals of mAP and every class's AP and comparisons with the other
+        systems (named ``other_names``); ``options`` as :func:`deteval.stats.attach.add_statistics`."""
+        result = self.results[0]
+        row_of = {f"ap:{c}": c for c in self.classes}
+        names = ["map", *row_of]
+        others = [(n, self.mix(0, i + 1), None) for i, n in enumerate(other_names)]
+        add_statistics(
+            result, names, self.metric(0), self.n_units, "image", others=others, row_of=row_of, **options
+        )
+        return result
 
     def _evaluate(self, parts: Sequence[_Items], weights: Sequence[np.ndarray]) -> np.ndarray:
         n_c = len(self.classes)
