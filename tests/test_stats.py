@@ -230,3 +230,70 @@ def test_cli_voc_ci_and_comparison(
 
     assert main([*VOC_ARGS, "--compare-to", other, "--test", "t"]) == 2
     assert "not means over images" in capsys.readouterr().err
+
+
+def _trec_case(seed: int, n_topics: int = 12) -> tuple[dict, dict, dict]:
+    rng = np.random.default_rng(seed)
+    qrels: dict = {}
+    run_a: dict = {}
+    run_b: dict = {}
+    for t in range(n_topics):
+        q = f"q{t:03d}"
+        docs = [f"d{i}" for i in range(30)]
+        qrels[q] = {d: int(rng.integers(0, 3)) for d in docs[:20]}
+        run_a[q] = {d: float(rng.random()) for d in docs}
+        run_b[q] = {d: float(v + rng.normal(0, 0.3)) for d, v in run_a[q].items()}
+    return qrels, run_a, run_b
+
+
+def test_trec_weights_equal_duplicated_topics() -> None:
+    from deteval.retrieval.trec import evaluate_trec
+    from deteval.stats.trec import trec_measures
+
+    qrels, run, _ = _trec_case(0)
+    measures = ["map", "P.5", "ndcg_cut.10", "gm_map", "num_rel_ret", "recip_rank"]
+    res = evaluate_trec(qrels, run, measures, per_query=True)
+    names, aggs = trec_measures(res)
+    assert set(names) == {"map", "P_5", "ndcg_cut_10", "gm_map", "num_rel_ret", "recip_rank"}
+    topics = list(res.per_class)
+    values = np.array([[res.per_class[t][n] for n in names] for t in topics])
+    metric = aggregate_metric(values, aggs)
+    assert metric(np.ones((1, len(topics)), dtype=np.int64))[0].tolist() == [res.summary[n] for n in names]
+    for w in bootstrap_weights(len(topics), 4, 1):
+        q2 = {f"{t}_{c}": qrels[t] for t in topics for c in range(w[topics.index(t)])}
+        r2 = {f"{t}_{c}": run[t] for t in topics for c in range(w[topics.index(t)])}
+        dup = evaluate_trec(q2, r2, measures)
+        assert metric(w[None, :])[0].tolist() == [dup.summary[n] for n in names]  # bit for bit
+
+
+def test_cli_trec_tests_equal_scipy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from deteval.retrieval.trec import evaluate_trec
+
+    qrels, run_a, run_b = _trec_case(5, 25)
+    files = {}
+    for name, data in (("qrels", qrels), ("a", run_a), ("b", run_b)):
+        path = tmp_path / f"{name}.txt"
+        with path.open("w") as f:
+            for q, docs in data.items():
+                for rank, (d, v) in enumerate(docs.items()):
+                    f.write(f"{q} 0 {d} {v}\n" if name == "qrels" else f"{q} Q0 {d} {rank} {v!r} {name}\n")
+        files[name] = str(path)
+    args = ["trec", files["qrels"], files["a"], "-m", "map", "-m", "P.10", "--compare-to", files["b"]]
+    ev_a = evaluate_trec(qrels, run_a, ["map", "P.10"], per_query=True)
+    ev_b = evaluate_trec(qrels, run_b, ["map", "P.10"], per_query=True)
+    for test, fn in (("t", sps.ttest_rel), ("wilcoxon", sps.wilcoxon)):
+        out = _cli_json([*args, "--test", test, "--correction", "bh"], capsys)
+        ps = []
+        for m in ("map", "P_10"):
+            a = [ev_a.per_class[t][m] for t in ev_a.per_class]
+            b = [ev_b.per_class[t][m] for t in ev_a.per_class]
+            c = out["comparison"][m]
+            assert c["p_value"] == fn(a, b).pvalue
+            assert c["a"] == out[m] == ev_a.summary[m] and c["b"] == ev_b.summary[m]
+            ps.append(c["p_value"])
+        adj = sps.false_discovery_control(ps, method="bh")
+        assert [out["comparison"][m]["p_adjusted"] for m in ("map", "P_10")] == pytest.approx(adj.tolist())
+    ci = _cli_json([*args[:7], "--ci", "0.95", "--bootstrap", "300"], capsys)
+    values = np.array([[r["map"], r["P_10"]] for r in ev_a.per_class.values()])
+    boot = bootstrap(aggregate_metric(values, ["mean", "mean"]), 25, n_resamples=300)
+    assert ci["ci"] == {"map": boot.ci[0].tolist(), "P_10": boot.ci[1].tolist()}

@@ -126,12 +126,13 @@ def add_statistics(
     n_resamples: int = 1000,
     seed: int = 0,
     method: str = "percentile",
-    others: Sequence[tuple[str, PairMetric, tuple[np.ndarray, np.ndarray] | None]] = (),
+    others: Sequence[tuple[str, PairMetric, tuple[np.ndarray, np.ndarray] | None, int]] = (),
     test: str = "bootstrap",
     correction: str = "holm",
     row_of: dict[str, str] | None = None,
 ) -> None:
-    """Intervals (when ``level`` is set) and comparisons with ``others`` = (name, mix, per-unit values)."""
+    """Intervals (when ``level`` is set) of ``metric`` over ``n_units`` units, and comparisons with
+    ``others`` = (name, mix, per-unit values or None, number of units the mix takes)."""
     from deteval.stats.bootstrap import bootstrap
 
     if level is not None:
@@ -142,14 +143,14 @@ def add_statistics(
             name: compare(
                 names,
                 mix,
-                n_units,
+                n,
                 test=test,
                 n_resamples=n_resamples,
                 seed=seed,
                 level=0.95 if level is None else level,
                 per_unit=per_unit,
             )
-            for name, mix, per_unit in others
+            for name, mix, per_unit, n in others
         }
         attach_comparisons(result, comparisons, test=test, correction=correction)
-        result.summary["compare_to"] = [name for name, _, _ in others]
+        result.summary["compare_to"] = [o[0] for o in others]

@@ -1,9 +1,10 @@
 """Metrics that are aggregates of per-unit values (TREC per-topic measures, per-track MIR scores).
 
 With per-unit values v (n, m) and unit weights w (k, n): ``mean`` = w·v / Σw, ``gm`` (trec_eval's gm_map,
-whose per-topic values are logarithms) = exp(w·v / Σw), ``sum`` = w·v. A weighted mean with all weights 1
-sums in numpy's order, not trec_eval's sequential one: the point estimates reported come from the evaluation
-itself; these functions give the resamples.
+whose per-topic values are logarithms) = exp(w·v / Σw), ``sum`` = w·v. w·v is summed as trec_eval sums
+topics, one value after the other in unit order, unit i's value added w_i times (``sum += v_i``, not
+``sum += w_i v_i``, which rounds differently): all weights 1 give trec_eval's ``all`` values bit for bit
+(:func:`deteval.retrieval.trec.aggregate`), and a unit of weight 2 equals that unit listed twice in a row.
 """
 
 from __future__ import annotations
@@ -34,6 +35,21 @@ def _finish(total: np.ndarray, n: np.ndarray, aggs: Sequence[str]) -> np.ndarray
     return out
 
 
+def _sequential(values: Sequence[np.ndarray], weights: Sequence[np.ndarray]) -> np.ndarray:
+    """(k, m) sums, row r adding unit by unit each system's value of the unit ``weights[s][r, unit]`` times
+    (systems in the given order within a unit), left to right (np.cumsum)."""
+    m = values[0].shape[1]
+    inter = np.stack(values, axis=1).reshape(-1, m)  # unit 0 of every system, unit 1, ...
+    k = weights[0].shape[0]
+    out = np.zeros((k, m))
+    w_all = np.stack([np.asarray(w, dtype=np.int64) for w in weights], axis=2).reshape(k, -1)
+    for r in range(k):
+        items = np.repeat(inter, w_all[r], axis=0)
+        if items.shape[0]:
+            out[r] = np.cumsum(items, axis=0)[-1]
+    return out
+
+
 def _check(values: np.ndarray, aggs: Sequence[str]) -> None:
     if values.ndim != 2 or values.shape[1] != len(aggs):
         raise ConfigError(f"per-unit values must be (units, {len(aggs)}), got {values.shape}")
@@ -48,8 +64,7 @@ def aggregate_metric(values: np.ndarray, aggs: Sequence[str]) -> Metric:
     _check(v, aggs)
 
     def metric(w: np.ndarray) -> np.ndarray:
-        wf = w.astype(np.float64)
-        return _finish(wf @ v, wf.sum(axis=1, keepdims=True), aggs)
+        return _finish(_sequential([v], [w]), w.sum(axis=1).astype(np.float64), aggs)
 
     return metric
 
@@ -64,7 +79,8 @@ def aggregate_mix(values_a: np.ndarray, values_b: np.ndarray, aggs: Sequence[str
         raise ConfigError(f"the two systems have per-unit values of shapes {va.shape} and {vb.shape}")
 
     def mix(wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
-        fa, fb = wa.astype(np.float64), wb.astype(np.float64)
-        return _finish(fa @ va + fb @ vb, (fa.sum(axis=1) + fb.sum(axis=1))[:, None], aggs)
+        return _finish(
+            _sequential([va, vb], [wa, wb]), (wa.sum(axis=1) + wb.sum(axis=1)).astype(np.float64), aggs
+        )
 
     return mix

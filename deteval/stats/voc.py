@@ -101,7 +101,7 @@ class VOCUnits:
         result = self.results[0]
         row_of = {f"ap:{c}": c for c in self.classes}
         names = ["map", *row_of]
-        others = [(n, self.mix(0, i + 1), None) for i, n in enumerate(other_names)]
+        others = [(n, self.mix(0, i + 1), None, self.n_units) for i, n in enumerate(other_names)]
         add_statistics(
             result, names, self.metric(0), self.n_units, "image", others=others, row_of=row_of, **options
         )
