@@ -297,3 +297,95 @@ def test_cli_trec_tests_equal_scipy(tmp_path: Path, capsys: pytest.CaptureFixtur
     values = np.array([[r["map"], r["P_10"]] for r in ev_a.per_class.values()])
     boot = bootstrap(aggregate_metric(values, ["mean", "mean"]), 25, n_resamples=300)
     assert ci["ci"] == {"map": boot.ci[0].tolist(), "P_10": boot.ci[1].tolist()}
+
+
+def _coco_case(seed: int, n_img: int = 10) -> tuple[dict, list]:
+    rng = np.random.default_rng(seed)
+    images = [{"id": 1000 * (i + 1), "width": 640, "height": 480} for i in range(n_img)]
+    cats = [{"id": c, "name": f"c{c}"} for c in (1, 2, 3)]
+    anns, dets = [], []
+    for im in images:
+        for _ in range(int(rng.integers(0, 6))):
+            x, y = rng.uniform(0, 400, 2)
+            w, h = rng.uniform(4, 200, 2)
+            c = int(rng.integers(1, 4))
+            crowd = int(rng.random() < 0.1)
+            anns.append({"id": len(anns) + 1, "image_id": im["id"], "category_id": c, "bbox": [x, y, w, h],
+                         "area": w * h, "iscrowd": crowd})  # fmt: skip
+            if rng.random() < 0.8:
+                j = rng.normal(0, 0.1 * min(w, h), 4)
+                dets.append({"image_id": im["id"], "category_id": c, "score": float(rng.random()),
+                             "bbox": [x + j[0], y + j[1], abs(w + j[2]) + 1, abs(h + j[3]) + 1]})  # fmt: skip
+        for _ in range(int(rng.integers(0, 4))):
+            x, y = rng.uniform(0, 400, 2)
+            dets.append({"image_id": im["id"], "category_id": int(rng.integers(1, 4)), "score": float(rng.random()),
+                         "bbox": [x, y, 30.0, 40.0]})  # fmt: skip
+    return {"images": images, "annotations": anns, "categories": cats}, dets
+
+
+def _coco_duplicate(gt: dict, dets: list, w: np.ndarray) -> tuple[dict, list]:
+    """Image i listed w[i] times: copy c gets id + c (next to the original in id order)."""
+    ids = [im["id"] for im in gt["images"]]
+    k = {i: int(w[n]) for n, i in enumerate(ids)}
+    images = [{**im, "id": im["id"] + c} for im in gt["images"] for c in range(k[im["id"]])]
+    anns = [{**a, "image_id": a["image_id"] + c} for a in gt["annotations"] for c in range(k[a["image_id"]])]
+    for n, a in enumerate(anns):
+        a["id"] = n + 1
+    d2 = [{**d, "image_id": d["image_id"] + c} for d in dets for c in range(k[d["image_id"]])]
+    return {**gt, "images": images, "annotations": anns}, d2
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_coco_weights_equal_duplicated_images(seed: int) -> None:
+    from deteval.detection.coco import evaluate_coco
+    from deteval.stats.coco import CocoUnits
+
+    gt, dets = _coco_case(seed)
+    units = CocoUnits(gt, [dets])
+    full = evaluate_coco(gt, dets)
+    got = units.metric(0)(np.ones((1, 10), dtype=np.int64))[0]
+    want = [*full.stats.tolist(), *(r["ap"] for r in full.per_class().values())]
+    assert [-1.0 if np.isnan(v) else v for v in got] == want
+    for w in bootstrap_weights(10, 4, seed):
+        ev = evaluate_coco(*_coco_duplicate(gt, dets, w))
+        want = [*ev.stats.tolist(), *(r["ap"] for r in ev.per_class().values())]
+        got = units.metric(0)(w[None, :])[0]
+        assert [-1.0 if np.isnan(v) else v for v in got] == want  # bit for bit
+    # the mixed system with B's weights 0 is A; a swap on every image is B
+    gt_b, dets_b = gt, [{**d, "score": d["score"] ** 2} for d in dets[::2]]
+    two = CocoUnits(gt, [dets, dets_b])
+    ones, zeros = np.ones((1, 10), dtype=np.int64), np.zeros((1, 10), dtype=np.int64)
+    assert np.array_equal(two.mix(0, 1)(ones, zeros), units.metric(0)(ones), equal_nan=True)
+    ev_b = evaluate_coco(gt_b, dets_b)
+    got_b = two.mix(0, 1)(zeros, ones)[0]
+    assert [-1.0 if np.isnan(v) else v for v in got_b] == [
+        *ev_b.stats.tolist(),
+        *(r["ap"] for r in ev_b.per_class().values()),
+    ]
+
+
+def test_cli_coco_ci_and_comparison(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from deteval.stats.coco import CocoUnits
+
+    gt, dets = _coco_case(11, 12)
+    dets_b = [{**d, "score": d["score"] ** 3} for d in dets[1::2] + dets[::4]]
+    paths = []
+    for name, data in (("gt", gt), ("a", dets), ("b", dets_b)):
+        paths.append(str(tmp_path / f"{name}.json"))
+        Path(paths[-1]).write_text(json.dumps(data))
+    out = _cli_json(["coco", *paths[:2], "--ci", "0.95", "--bootstrap", "40", "--seed", "2"], capsys)
+    units = CocoUnits(gt, [dets])
+    boot = bootstrap(units.metric(0), 12, n_resamples=40, seed=2)
+    for j, name in enumerate(units.names[:12]):
+        assert out[name] == units.evaluations[0].stats[j]
+        assert out["ci"][name] == (None if np.isnan(boot.ci[j]).any() else boot.ci[j].tolist())
+    for c in units.rows:
+        j = units.names.index(f"ap:{c}")
+        assert out["per_class"][c]["ci"] == (None if np.isnan(boot.ci[j]).any() else boot.ci[j].tolist())
+    cmp = _cli_json(
+        ["coco", *paths[:2], "--compare-to", paths[2], "--test", "randomization", "--bootstrap", "40"], capsys
+    )
+    c = cmp["comparison"]["AP"]
+    assert c["a"] == out["AP"] and c["delta"] == c["a"] - c["b"] and 0 < c["p_value"] <= c["p_adjusted"] <= 1

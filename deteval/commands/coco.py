@@ -8,6 +8,7 @@ from typing import Any
 from deteval.commands import options as opt
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.commands.options import Checker
+from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
 from deteval.io.coco import load_coco_gt, load_coco_results
@@ -50,9 +51,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         bar.stage("reading results")
         results = load_coco_results(args.results, gt, iou_type=params.iou_type, on_error=args.on_error)
         bar.stage("matching and accumulating")
-        ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
+        stats = stats_options(args)
+        if stats is None:
+            ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
     fmt = getattr(args, "format", None) or "table"
-    result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
+    if stats is not None:
+        ev, result = _with_statistics(args, gt, results, params, stats, bool(args.per_class) or fmt == "json")
+    else:
+        result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
     emit(result, args)
     write_plots_from_args(
         ev.to_result(per_class=True),
@@ -65,6 +71,24 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         },
     )
     return 0
+
+
+def _with_statistics(
+    args: argparse.Namespace, gt: Any, results: Any, params: Any, stats: dict[str, Any], per_class: bool
+) -> tuple[Any, Any]:
+    """Intervals and comparisons over images (deteval.stats); each --compare-to file is matched once."""
+    from deteval.stats.coco import CocoUnits
+
+    others = list(args.compare_to or ())
+    systems = [
+        results,
+        *(load_coco_results(o, gt, iou_type=params.iou_type, on_error=args.on_error) for o in others),
+    ]
+    units = CocoUnits(gt, systems, params=params, compat=args.compat)
+    result = units.add_statistics(others, **stats)
+    if not per_class:
+        result.per_class = {}
+    return units.evaluations[0], result
 
 
 def _bool(value: str) -> bool:
@@ -129,4 +153,5 @@ def register(sub: Any) -> None:
     )
     add_output_args(p)
     add_plot_args(p)
+    add_stats_args(p, "another results JSON")
     p.set_defaults(func=run, _parser=p)

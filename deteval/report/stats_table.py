@@ -22,7 +22,10 @@ STATS_KEYS = (
 
 
 def _f(x: Any) -> str:
-    return "-" if x is None else f"{x:.4f}"
+    if x is None:
+        return "-"
+    text = f"{x:.4f}"
+    return "0.0000" if text == "-0.0000" else text  # a delta of -1e-17 is zero to the reader
 
 
 def _ci(pair: Any) -> str:
