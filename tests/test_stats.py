@@ -3,6 +3,7 @@ ranx's randomization test, Holm/BH, and the coverage of the bootstrap interval b
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -389,3 +390,35 @@ def test_cli_coco_ci_and_comparison(tmp_path: Path, capsys: pytest.CaptureFixtur
     )
     c = cmp["comparison"]["AP"]
     assert c["a"] == out["AP"] and c["delta"] == c["a"] - c["b"] and 0 < c["p_value"] <= c["p_adjusted"] <= 1
+
+
+def test_mir_collection_intervals_and_tests() -> None:
+    from deteval.mir.evaluate import evaluate_mir
+    from deteval.stats.mir import mir_collection
+
+    rng = np.random.default_rng(4)
+
+    def track(cuts: np.ndarray) -> list:
+        edges = np.r_[0.0, np.sort(np.clip(cuts, 0.1, 99.9)), 100.0]
+        return [[float(a), float(b), f"L{i % 3}"] for i, (a, b) in enumerate(itertools.pairwise(edges))]
+
+    cuts = [rng.uniform(0, 100, 8) for _ in range(12)]
+    refs = [track(c) for c in cuts]
+    est_a = [track(c + rng.normal(0, 0.5, 8)) for c in cuts]
+    est_b = [track(rng.uniform(0, 100, 6)) for _ in range(12)]
+    ta = [evaluate_mir(r, e) for r, e in zip(refs, est_a)]
+    tb = [evaluate_mir(r, e) for r, e in zip(refs, est_b)]
+    res = mir_collection(ta, [("b", tb)], level=0.95, n_resamples=300, test="t")
+    fa = [t.summary["pairwise"]["f"] for t in ta]
+    fb = [t.summary["pairwise"]["f"] for t in tb]
+    assert res.summary["pairwise.f"] == pytest.approx(np.mean(fa), abs=1e-15)
+    assert res.summary["comparison"]["pairwise.f"]["p_value"] == sps.ttest_rel(fa, fb).pvalue
+    lo, hi = res.summary["ci"]["pairwise.f"]
+    assert lo < res.summary["pairwise.f"] < hi
+    w = bootstrap_weights(12, 3, 0)
+    names = list(res.per_class[next(iter(res.per_class))])
+    dup = mir_collection([ta[i] for i in range(12) for _ in range(w[0][i])], statistics=False)
+    vals = aggregate_metric(
+        np.array([[row[n] for n in names] for row in res.per_class.values()]), ["mean"] * len(names)
+    )
+    assert vals(w[:1])[0].tolist() == [dup.summary[n] for n in names]  # a track of weight k == listed k times
