@@ -422,3 +422,20 @@ def test_mir_collection_intervals_and_tests() -> None:
         np.array([[row[n] for n in names] for row in res.per_class.values()]), ["mean"] * len(names)
     )
     assert vals(w[:1])[0].tolist() == [dup.summary[n] for n in names]  # a track of weight k == listed k times
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--ci", "1.5"], "--ci must be a level between 0 and 1"),
+        (["--ci", "0.9", "--bootstrap", "0"], "--bootstrap must be a positive number"),
+    ],
+)
+def test_cli_stats_options_refused(
+    extra: list[str], message: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deteval.cli import main
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    assert main([*VOC_ARGS, *extra]) == 2
+    assert message in capsys.readouterr().err
