@@ -439,3 +439,16 @@ def test_cli_stats_options_refused(
     monkeypatch.chdir(Path(__file__).resolve().parents[1])
     assert main([*VOC_ARGS, *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_paired_bootstrap_p_value_and_mdd() -> None:
+    rng = np.random.default_rng(9)
+    a = rng.random((40, 1))
+    r = paired_bootstrap(aggregate_mix(a, a - 0.2, ["mean"]), 40, n_resamples=99)
+    # every resampled delta is 0.2 up to rounding: the smallest p-value B resamples can give
+    assert r.p_value[0] == 2 / 100 and r.ci[0] == pytest.approx([0.2, 0.2])
+    b = a + rng.normal(0, 0.1, (40, 1))
+    r = paired_bootstrap(aggregate_mix(a, b, ["mean"]), 40, n_resamples=400, seed=2)
+    d = r.samples[:, 0]
+    assert r.p_value[0] == min(1.0, 2 * (min((d <= 0).sum(), (d >= 0).sum()) + 1) / 401)
+    assert r.se[0] == np.std(d, ddof=1) and r.mdd[0] == pytest.approx(2.8016 * r.se[0], rel=1e-4)
