@@ -452,3 +452,23 @@ def test_paired_bootstrap_p_value_and_mdd() -> None:
     d = r.samples[:, 0]
     assert r.p_value[0] == min(1.0, 2 * (min((d <= 0).sum(), (d >= 0).sum()) + 1) / 401)
     assert r.se[0] == np.std(d, ddof=1) and r.mdd[0] == pytest.approx(2.8016 * r.se[0], rel=1e-4)
+
+
+def test_plot_class_deltas(tmp_path: Path) -> None:
+    from deteval.report.delta_plot import class_deltas, plot_class_deltas
+
+    rng = np.random.default_rng(1)
+    gt = _gt(rng, 15, 40)
+    units = VOCUnits(gt, [_dets(rng, gt, 15, 1.0), _dets(rng, gt, 15, 6.0)], VOCParams())
+    res = units.add_statistics(["b"], level=None, n_resamples=100)
+    rows = class_deltas(res)
+    assert [r[0] for r in rows] == sorted(
+        CLASSES, key=lambda c: res.summary["comparison"][f"ap:{c}"]["delta"]
+    )
+    for name, delta, ci, p in rows:
+        c = res.summary["comparison"][f"ap:{name}"]
+        assert (delta, ci, p) == (c["delta"], c["ci"], c["p_adjusted"])
+    path = plot_class_deltas(res, tmp_path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ConfigError, match="no comparison"):
+        plot_class_deltas(units.results[1], tmp_path)
