@@ -12,6 +12,7 @@ from deteval.analysis.inputs import coco_confusion, coco_errors, coco_images, co
 from deteval.commands import options as opt
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.commands.options import Checker
+from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
 from deteval.io.coco import load_coco_gt, load_coco_results, read_json
@@ -54,9 +55,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         bar.stage("reading results")
         results = load_coco_results(args.results, gt, iou_type=params.iou_type, on_error=args.on_error)
         bar.stage("matching and accumulating")
-        ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
+        stats = stats_options(args)
+        if stats is None:
+            ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
     fmt = getattr(args, "format", None) or "table"
-    result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
+    if stats is not None:
+        ev, result = _with_statistics(args, gt, results, params, stats, bool(args.per_class) or fmt == "json")
+    else:
+        result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
     iou = 0.5 if args.iou is None else args.iou
 
     def draw(diag: Any, inp: Any, out: str, top: int) -> Any:
@@ -103,6 +109,24 @@ def _pictures(args: argparse.Namespace, gt: Any) -> list[str | None] | None:
     by_id = {im.get("id"): im.get("file_name") for im in doc.get("images", []) if isinstance(im, dict)}
     names = [by_id.get(i) for i in gt.image_ids.tolist()]
     return [str(Path(args.image_root) / n) if isinstance(n, str) else None for n in names]
+
+
+def _with_statistics(
+    args: argparse.Namespace, gt: Any, results: Any, params: Any, stats: dict[str, Any], per_class: bool
+) -> tuple[Any, Any]:
+    """Intervals and comparisons over images (deteval.stats); each --compare-to file is matched once."""
+    from deteval.stats.coco import CocoUnits
+
+    others = list(args.compare_to or ())
+    systems = [
+        results,
+        *(load_coco_results(o, gt, iou_type=params.iou_type, on_error=args.on_error) for o in others),
+    ]
+    units = CocoUnits(gt, systems, params=params, compat=args.compat)
+    result = units.add_statistics(others, **stats)
+    if not per_class:
+        result.per_class = {}
+    return units.evaluations[0], result
 
 
 def _bool(value: str) -> bool:
@@ -168,4 +192,5 @@ def register(sub: Any) -> None:
     add_output_args(p)
     add_plot_args(p)
     add_analysis_args(p, fg_default="0.5", add_iou=True)
+    add_stats_args(p, "another results JSON")
     p.set_defaults(func=run, _parser=p)

@@ -12,6 +12,7 @@ from typing import Any
 from deteval.commands import options as opt
 from deteval.commands.common import apply_preset, warn_on_stderr, write_text
 from deteval.commands.options import Checker
+from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.io.trec import load_qrels, load_run, load_zscores
 from deteval.report import render
 from deteval.report.progress import Progress
@@ -42,25 +43,33 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         bar.stage("reading run")
         results = load_run(args.run, on_error=args.on_error, comments=comments)
         bar.stage("measures")
-        result = evaluate_trec(
-            qrels,
-            results,
-            args.measures or None,
-            relevance_level=args.level,
-            complete=args.complete,
-            per_query=args.query or args.format in ("json", "csv"),
-            max_docs=args.max_docs,
-            gain=args.gain,
-            discount=args.discount,
-            recall_denominator=args.recall_denominator,
-            ap_denominator=args.ap_denominator,
-            version=args.trec_eval_version,
-            zscores=load_zscores(args.zscores) if args.zscores else None,
-            judged_only=args.judged_only,
-            num_docs=args.num_docs,
-        )
+        stats = stats_options(args)
+
+        def evaluate(results: Any) -> Any:
+            return evaluate_trec(
+                qrels,
+                results,
+                args.measures or None,
+                relevance_level=args.level,
+                complete=args.complete,
+                per_query=args.query or args.format in ("json", "csv") or stats is not None,
+                max_docs=args.max_docs,
+                gain=args.gain,
+                discount=args.discount,
+                recall_denominator=args.recall_denominator,
+                ap_denominator=args.ap_denominator,
+                version=args.trec_eval_version,
+                zscores=load_zscores(args.zscores) if args.zscores else None,
+                judged_only=args.judged_only,
+                num_docs=args.num_docs,
+            )
+
+        result = evaluate(results)
+        if stats is not None:
+            result = _with_statistics(args, result, evaluate, comments, stats)
     if args.format == "trec":
-        text = "\n".join(format_trec(result, per_query=args.query)) + "\n"
+        lines = result.lines if stats is not None else format_trec(result, per_query=args.query)
+        text = "\n".join(lines) + "\n"
     else:
         if args.format in ("json", "csv"):
             result.lines = []
@@ -68,6 +77,26 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     write_text(text, args.output)
     warn_on_stderr(result)
     return 0
+
+
+def _with_statistics(
+    args: argparse.Namespace, result: Any, evaluate: Any, comments: bool, stats: dict[str, Any]
+) -> Any:
+    """Intervals and comparisons over topics (deteval.stats); each --compare-to run is evaluated alike."""
+    from deteval.stats.trec import trec_statistics
+
+    others = [
+        (o, evaluate(load_run(o, on_error=args.on_error, comments=comments))) for o in args.compare_to or ()
+    ]
+    trec_lines = format_trec(result, per_query=args.query)  # before the statistics join the summary
+    trec_statistics(result, others, **stats)
+    if not (args.query or args.format in ("json", "csv")):
+        result.per_class = {}  # evaluated per topic for the statistics only
+    if args.format == "trec":
+        from deteval.report.stats_table import stats_lines
+
+        result.lines = [*trec_lines, "", *stats_lines(result)]
+    return result
 
 
 def register(sub: Any) -> None:
@@ -177,4 +206,5 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--format", choices=_FORMATS, default="trec", help="output format (default: trec)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
+    add_stats_args(p, "another run file")
     p.set_defaults(func=run, _parser=p)

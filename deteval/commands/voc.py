@@ -20,6 +20,7 @@ from deteval.analysis.inputs import voc_confusion, voc_errors, voc_images, voc_m
 from deteval.commands import options as opt
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.commands.options import Checker
+from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
 from deteval.errors import ConfigError
 from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
@@ -66,7 +67,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if classes is not None and args.layout != "comp4":
             _check_classes(classes, {gt.classes[i] for i in set(gt.label.tolist())}, None, dets)
         bar.stage("matching and AP")
-        result = evaluate_voc(gt, dets, params=params, classes=classes)
+        stats = stats_options(args)
+        if stats is None:
+            result = evaluate_voc(gt, dets, params=params, classes=classes)
+        else:
+            result = _with_statistics(args, gt, dets, params, classes, stats)
     names = list(result.per_class)
 
     def draw(diag: Any, inp: Any, out: str, top: int) -> Any:
@@ -91,6 +96,23 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     emit(result, args)
     write_plots_from_args(result, args)
     return 0
+
+
+def _with_statistics(
+    args: argparse.Namespace, gt: Any, dets: Any, params: VOCParams, classes: Any, stats: dict[str, Any]
+) -> Any:
+    """Intervals and comparisons (deteval.stats): every other detections pattern is matched once."""
+    from deteval.stats.voc import VOCUnits
+
+    others = list(args.compare_to or ())
+    systems = [
+        dets,
+        *(
+            _load_detections(argparse.Namespace(**{**vars(args), "detections": o}), gt, classes)
+            for o in others
+        ),
+    ]
+    return VOCUnits(gt, systems, params, classes).add_statistics(others, **stats)
 
 
 def _check_classes(wanted: list[str], gt_classes: set[str], pattern: str | None, dets: Any = None) -> None:
@@ -198,4 +220,5 @@ def register(sub: Any) -> None:
     add_output_args(p)
     add_plot_args(p)
     add_analysis_args(p, fg_default="--iou", add_iou=False)
+    add_stats_args(p, "another detections pattern")
     p.set_defaults(func=run, _parser=p)

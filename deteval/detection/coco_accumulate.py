@@ -25,9 +25,17 @@ __all__ = ["accumulate"]
 
 
 def accumulate(
-    table: MatchTable, rec_thrs: np.ndarray, max_dets: tuple[int, ...]
+    table: MatchTable,
+    rec_thrs: np.ndarray,
+    max_dets: tuple[int, ...],
+    *,
+    weights: np.ndarray | None = None,
+    npig: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``precision[T,R,K,A,M]``, ``recall[T,K,A,M]`` and ``scores[T,R,K,A,M]`` in pycocotools' layout."""
+    """``precision[T,R,K,A,M]``, ``recall[T,K,A,M]`` and ``scores[T,R,K,A,M]`` in pycocotools' layout.
+
+    ``weights`` (one integer per table row) and ``npig`` (K, A) re-weight the table (deteval.stats: an image
+    drawn k times gives its detections weight k and adds k times its ground truths to npig)."""
     A, T, _ = table.tp.shape
     K = table.n_cats
     R = rec_thrs.shape[0]
@@ -36,7 +44,8 @@ def accumulate(
     prec = -np.ones((A, M, T, K, R))
     sc = -np.ones((A, M, T, K, R))
     rec = -np.ones((A, M, T, K))
-    valid = (table.npig > 0).T  # (A, K)
+    npig_ka = table.npig if npig is None else npig
+    valid = (npig_ka > 0).T  # (A, K)
 
     # pycocotools' ranking of a category: images in ascending id order, then a stable sort by -score
     order = np.lexsort((table.rank, table.img, -table.score, table.cat))
@@ -52,11 +61,14 @@ def accumulate(
         for a in range(A):
             if not valid[a].any():
                 continue
-            n_pos = np.tile(table.npig[:, a], T)  # lists in (threshold, category) order
+            n_pos = np.tile(npig_ka[:, a], T)  # lists in (threshold, category) order
             tp = np.take(table.tp[a], om, axis=1).reshape(-1)
             ig = np.take(table.ig[a], om, axis=1).reshape(-1)
-            lists = presorted_lists(per_list, tp, n_pos, ig)
+            w = None if weights is None else np.tile(weights[om], T)
+            lists = presorted_lists(per_list, tp, n_pos, ig, weights=w)
             rows = lists.sampled_items(rec_thrs)  # items are T copies of the same n_m detections
+            if lists.order is not None:
+                rows = np.where(rows >= 0, lists.order[np.maximum(rows, 0)], rows)  # the row it repeats
             prec[a, m] = lists.interpolated_precision(rec_thrs, COCO_EPS).reshape(T, K, R)
             sc[a, m] = np.where(rows >= 0, sm[rows % max(n_m, 1)] if n_m else 0.0, 0.0).reshape(T, K, R)
             rec[a, m] = safe_div(lists.n_hits, n_pos).reshape(T, K)

@@ -47,6 +47,23 @@ class MatchTable:
     ig: np.ndarray  # (A, T, N) bool: ignored (matched to an ignored gt, or unmatched outside the area range)
     npig: np.ndarray  # (K, A) int64: non-ignored ground truths per category and area range
     n_cats: int
+    # the ground truths npig counts, for re-weighting images (deteval.stats): image, category and (A, G)
+    # "counted in npig" flags
+    gt_img: np.ndarray | None = None
+    gt_cat: np.ndarray | None = None
+    gt_counted: np.ndarray | None = None
+
+    def npig_weighted(self, image_weights: np.ndarray) -> np.ndarray:
+        """(K, A) npig with image i's ground truths counted ``image_weights[i]`` times (integers)."""
+        if self.gt_img is None or self.gt_cat is None or self.gt_counted is None:
+            raise ValueError("this MatchTable was built without its ground-truth columns")
+        w = np.asarray(image_weights, dtype=np.int64)[self.gt_img]
+        out = np.zeros((self.n_cats, self.gt_counted.shape[0]), dtype=np.int64)
+        for a in range(self.gt_counted.shape[0]):
+            out[:, a] = np.bincount(self.gt_cat, weights=w * self.gt_counted[a], minlength=self.n_cats)[
+                : self.n_cats
+            ]
+        return out
 
     def __len__(self) -> int:
         return int(self.score.shape[0])
@@ -65,7 +82,18 @@ def merge_tables(tables: Sequence[MatchTable]) -> MatchTable:
         ig=np.concatenate([t.ig for t in tables], axis=2),
         npig=np.sum([t.npig for t in tables], axis=0),
         n_cats=tables[0].n_cats,
+        **_merged_gt(tables),
     )
+
+
+def _merged_gt(tables: Sequence[MatchTable]) -> dict[str, np.ndarray | None]:
+    if any(t.gt_img is None or t.gt_cat is None or t.gt_counted is None for t in tables):
+        return {}
+    return {
+        "gt_img": np.concatenate([t.gt_img for t in tables]),
+        "gt_cat": np.concatenate([t.gt_cat for t in tables]),
+        "gt_counted": np.concatenate([t.gt_counted for t in tables], axis=1),
+    }
 
 
 def _group_starts(sorted_keys: np.ndarray) -> np.ndarray:
@@ -270,4 +298,7 @@ def match_groups(
         ig=ig,
         npig=npig,
         n_cats=n_cats,
+        gt_img=g_img[gsort].astype(np.int64),
+        gt_cat=gcat.astype(np.int64),
+        gt_counted=~gig,
     )

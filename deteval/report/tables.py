@@ -156,14 +156,27 @@ def _grid(header: list[str], rows: list[list[str]]) -> str:
 
 def render_table(result: EvalResult) -> str:
     """Plain text: the protocol's own ``lines`` (or the flattened summary), the per-class grid, warnings."""
+    from deteval.report.stats_table import STATS_KEYS, stats_lines, with_ci
+
     parts: list[str] = []
     if result.lines:
         parts.append("\n".join(result.lines))
     else:
-        parts.append("\n".join(f"{k}: {_fmt(v, False)}" for k, v in display_fields(result)))
+        stat = tuple(f"{k}." for k in STATS_KEYS)
+        fields = [(k, v) for k, v in display_fields(result) if k not in STATS_KEYS and not k.startswith(stat)]
+        parts.append("\n".join(f"{k}: {_fmt(v, False)}" for k, v in fields))
+    parts.append("\n".join(stats_lines(result)))
     cols, rows = class_rows(result)
     if rows:
-        grid = [[name, *(_fmt(row.get(c), False) for c in cols)] for name, row in rows]
+        # an AP with its interval: "ap [lo, hi]" in one cell (deteval.stats puts a "ci" in the row)
+        ci_cols = "ci.0" in cols and "ap" in cols
+        if ci_cols:
+            cols = [c for c in cols if c not in ("ci.0", "ci.1")]
+        grid = [
+            [name, *(with_ci(row.get(c), [row.get("ci.0"), row.get("ci.1")]) if ci_cols and c == "ap"
+                     else _fmt(row.get(c), False) for c in cols)]
+            for name, row in rows
+        ]  # fmt: skip
         parts.append(_grid([row_label(result), *cols], grid))
     if result.warnings:
         parts.append("\n".join(f"warning: {w}" for w in result.warnings))

@@ -1,0 +1,112 @@
+"""COCO summary numbers and per-category AP as functions of image weights: every system is matched once
+(the :class:`~deteval.detection.coco_match.MatchTable`), a resample re-weights its rows and ground truths.
+
+An image of weight k: its detections are items of weight k in every (threshold, category) list of the
+accumulation (:func:`~deteval.detection.coco_accumulate.accumulate` with ``weights``), and its non-ignored
+ground truths count k times in npig. All weights 1 give :func:`~deteval.detection.coco.evaluate_coco`'s
+numbers bit for bit. Metric columns: the summary numbers (``AP``, ``AP50``, ...), then ``ap:<category>``
+(the per-class ``ap``; NaN where a resample leaves a category without ground truth, −1 in pycocotools'
+arrays). Each resample is one accumulation of the whole table: the cost of B resamples is B accumulations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from deteval.detection.coco import (
+    CocoEvaluation,
+    _finish,
+    _match_in_shards,
+    _resolve_params,
+    summarize,
+)
+from deteval.detection.coco_accumulate import accumulate
+from deteval.detection.coco_match import MatchTable, merge_tables
+from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.results import EvalResult
+from deteval.stats.attach import add_statistics
+
+__all__ = ["CocoUnits"]
+
+
+class CocoUnits:
+    """The COCO evaluation of one or more result sets on one ground truth, as functions of image weights."""
+
+    def __init__(
+        self,
+        gt: Any,
+        systems: Sequence[Any],
+        *,
+        iou_type: str | None = None,
+        params: Any = None,
+        compat: str = "pycocotools",
+    ) -> None:
+        p = _resolve_params(params, iou_type)
+        g = load_coco_gt(gt, keep_segmentation=p.iou_type == "segm", need_keypoints=p.iou_type == "keypoints")
+        self.params, self.compat = p, compat
+        self.tables: list[MatchTable] = []
+        self.evaluations: list[CocoEvaluation] = []
+        for res in systems:
+            r = load_coco_results(res, g, iou_type=p.iou_type)
+            table, counts, warnings = _match_in_shards(g, r, p, compat)
+            self.tables.append(table)
+            self.evaluations.append(
+                _finish(
+                    table,
+                    p,
+                    compat,
+                    g,
+                    {**counts, "skipped_records": g.skipped + r.skipped},
+                    r.warnings + warnings,
+                )
+            )
+        ev = self.evaluations[0]
+        self.n_units = int(ev.counts["n_images"])
+        self.rows = list(ev.per_class())
+        self.names: tuple[str, ...] = (*ev.stat_names, *(f"ap:{c}" for c in self.rows))
+
+    def _values(
+        self, table: MatchTable, row_w: np.ndarray, img_w: np.ndarray, gt_table: MatchTable
+    ) -> np.ndarray:
+        """The metrics of ``table`` with row weights ``row_w``; npig of image weights ``img_w`` counted on
+        ``gt_table``'s ground truths (one system's: a merged table holds them twice)."""
+        npig = gt_table.npig_weighted(img_w)
+        prec, rec, sc = accumulate(
+            table, self.params.rec_thrs, self.params.max_dets, weights=row_w, npig=npig
+        )
+        stats, lines = summarize(prec, rec, self.params, self.compat)
+        ev = self.evaluations[0]
+        one = CocoEvaluation(self.params, self.compat, prec, rec, sc, stats, lines, ev.cat_ids, ev.cat_names)
+        out = np.array([*stats.tolist(), *(row["ap"] for row in one.per_class().values())], dtype=np.float64)
+        return np.where(out == -1.0, np.nan, out)  # pycocotools' "undefined"
+
+    def metric(self, system: int = 0) -> Callable[[np.ndarray], np.ndarray]:
+        """Image weights (k, n_images) → (k, len(names)) of one system."""
+        t = self.tables[system]
+        return lambda w: np.stack([self._values(t, row[t.img], row, t) for row in w])
+
+    def mix(self, a: int, b: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """(w_a, w_b) → the metrics of the system answering each image with system a's results w_a times
+        and b's w_b times (see :mod:`deteval.stats.bootstrap`)."""
+        ta, tb = self.tables[a], self.tables[b]
+        both = merge_tables([ta, tb])
+        return lambda wa, wb: np.stack(
+            [
+                self._values(both, np.concatenate([ra[ta.img], rb[tb.img]]), ra + rb, ta)
+                for ra, rb in zip(wa, wb)
+            ]
+        )
+
+    def add_statistics(self, other_names: Sequence[str] = (), **options: Any) -> EvalResult:
+        """System 0's result with intervals of the summary numbers and every category's AP, and comparisons
+        with the other systems; ``options`` as :func:`deteval.stats.attach.add_statistics`."""
+        result = self.evaluations[0].to_result()
+        row_of = {f"ap:{c}": c for c in self.rows}
+        others = [(n, self.mix(0, i + 1), None, self.n_units) for i, n in enumerate(other_names)]
+        add_statistics(
+            result, self.names, self.metric(0), self.n_units, "image", others=others, row_of=row_of, **options
+        )
+        return result

@@ -1,0 +1,137 @@
+"""Pascal VOC AP and mAP as functions of image weights: the match outcomes of every system are computed once
+(:func:`~deteval.detection.voc.match_voc`), a resample only re-weights them.
+
+An image of weight k counts k times: each of its detections is an item of weight k in its class's ranked
+list (:func:`~deteval.core.lists.presorted_lists`), and its non-difficult ground-truth boxes add k × their
+count to the class's npos. All weights 1 give :func:`~deteval.detection.voc.evaluate_voc`'s numbers bit for
+bit; an image of weight 2 gives the numbers of the files in which that image is listed twice (its copy's
+detections right after its own among equal scores). Metric columns: ``map``, then AP of every class in
+``classes`` order (NaN where a resample leaves a class without ground truth; mAP averages the others).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from deteval.core.lists import presorted_lists, sort_lists
+from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, _align, evaluate_voc, match_voc
+from deteval.results import EvalResult
+from deteval.stats.attach import add_statistics
+
+__all__ = ["VOCUnits"]
+
+
+@dataclass(frozen=True)
+class _Items:
+    image: np.ndarray  # image index of each detection
+    lst: np.ndarray  # class list of each detection
+    score: np.ndarray
+    outcome: np.ndarray  # 1 TP, 0 FP, -1 ignored
+
+
+class VOCUnits:
+    """The VOC evaluation of one or more systems on one ground truth, as functions of image weights."""
+
+    def __init__(
+        self,
+        gt: VOCGroundTruth,
+        systems: Sequence[VOCDetections],
+        params: VOCParams,
+        classes: Sequence[str] | None = None,
+    ) -> None:
+        self.params = params
+        self.results: list[EvalResult] = [
+            evaluate_voc(gt, d, params=params, classes=classes) for d in systems
+        ]
+        self.classes: tuple[str, ...] = tuple(self.results[0].per_class)
+        self.names: tuple[str, ...] = ("map", *self.classes)
+        self.n_units = len(gt.images)
+        pos = {c: i for i, c in enumerate(self.classes)}
+        gt_list = np.array([pos.get(c, -1) for c in gt.classes], dtype=np.int64)
+        g_l = gt_list[gt.label] if gt.label.size else gt.label
+        keep = (g_l >= 0) & ~gt.difficult
+        # (images, classes) non-difficult boxes: a resample's npos is its weights times this
+        self.npos_img = np.zeros((self.n_units, len(self.classes)), dtype=np.int64)
+        np.add.at(self.npos_img, (gt.image[keep], g_l[keep]), 1)
+        self._g_l = g_l
+        self.items = [self._items(gt, d) for d in systems]
+
+    def _items(self, gt: VOCGroundTruth, dets: VOCDetections) -> _Items:
+        pos = {c: i for i, c in enumerate(self.classes)}
+        d_list = np.array([pos.get(c, -1) for c in dets.classes], dtype=np.int64)
+        d_l = d_list[dets.label] if dets.label.size else dets.label
+        imap = _align(dets.images, gt.images, "image")
+        d_img = dets.image if imap is None or not dets.image.size else imap[dets.image]
+        d_keep = d_l >= 0
+        p = self.params
+        g_l = self._g_l
+        g_keep = g_l >= 0
+        outcome = match_voc(
+            d_img[d_keep],
+            dets.boxes[d_keep],
+            dets.scores[d_keep],
+            gt.image[g_keep],
+            gt.boxes[g_keep],
+            gt.difficult[g_keep],
+            det_label=d_l[d_keep],
+            gt_label=g_l[g_keep],
+            iou_threshold=p.iou_threshold,
+            plus_one=p.plus_one,
+            strict=p.strict,
+            ties=p.ties,
+        )
+        return _Items(d_img[d_keep], d_l[d_keep], dets.scores[d_keep], outcome)
+
+    def metric(self, system: int = 0) -> Callable[[np.ndarray], np.ndarray]:
+        """Image weights (k, n_images) → (k, 1 + classes): mAP and per-class AP of one system."""
+        return lambda w: self._evaluate([self.items[system]], [w])
+
+    def mix(self, a: int, b: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """(w_a, w_b) → the metrics of the system answering each image with system a's detections w_a
+        times and system b's w_b times (see :mod:`deteval.stats.bootstrap`)."""
+        return lambda wa, wb: self._evaluate([self.items[a], self.items[b]], [wa, wb])
+
+    def add_statistics(self, other_names: Sequence[str] = (), **options: Any) -> EvalResult:
+        """System 0's result with intervals of mAP and every class's AP and comparisons with the other
+        systems (named ``other_names``); ``options`` as :func:`deteval.stats.attach.add_statistics`."""
+        result = self.results[0]
+        row_of = {f"ap:{c}": c for c in self.classes}
+        names = ["map", *row_of]
+        others = [(n, self.mix(0, i + 1), None, self.n_units) for i, n in enumerate(other_names)]
+        add_statistics(
+            result, names, self.metric(0), self.n_units, "image", others=others, row_of=row_of, **options
+        )
+        return result
+
+    def _evaluate(self, parts: Sequence[_Items], weights: Sequence[np.ndarray]) -> np.ndarray:
+        n_c = len(self.classes)
+        lst = np.concatenate([p.lst for p in parts])
+        score = np.concatenate([p.score for p in parts])
+        outcome = np.concatenate([p.outcome for p in parts])
+        # one ranking of the concatenated systems, under the profile's tie policy (a stable sort keeps
+        # system a's detections before system b's among equal scores)
+        order = sort_lists(lst, score, ties=self.params.ties)
+        count = np.bincount(lst, minlength=n_c).astype(np.int64)
+        rel = outcome[order] == 1
+        ig = outcome[order] == -1
+        k = weights[0].shape[0]
+        item_w = np.concatenate([w[:, p.image] for p, w in zip(parts, weights)], axis=1)[:, order]
+        npos = sum((w @ self.npos_img for w in weights), np.zeros((k, n_c), dtype=np.int64))
+        lists = presorted_lists(
+            np.tile(count, k), np.tile(rel, k), npos.reshape(-1), np.tile(ig, k), weights=item_w.reshape(-1)
+        )
+        if self.params.metric == "voc07":
+            ap = lists.average_precision("voc07", levels=self.params.levels)
+        else:
+            ap = lists.average_precision("all_points")
+        ap = np.where(npos.reshape(-1) > 0, ap, np.nan).reshape(k, n_c)
+        out = np.empty((k, 1 + n_c))
+        out[:, 1:] = ap
+        for r in range(k):
+            row = ap[r][~np.isnan(ap[r])]
+            out[r, 0] = float(np.mean(row)) if row.size else np.nan
+        return out
