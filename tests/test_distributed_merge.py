@@ -86,3 +86,40 @@ def test_voc_tables_merge_in_row_order_and_refuse_overlap() -> None:
         merge_voc_tables([t1, t2, VocMatchTable(row=np.array([2]), outcome=np.array([1], np.int8))], 4)
     with pytest.raises(ValidationError, match="row 3 is in 0"):
         merge_voc_tables([t1, VocMatchTable(row=np.array([1]), outcome=np.array([0], np.int8))], 4)
+
+
+def random_voc(seed: int):
+    """Small VOC problems with score ties across images, duplicate boxes and difficult objects."""
+    from deteval.detection.voc import VOCDetections, VOCGroundTruth
+
+    rng = np.random.default_rng(seed)
+    n_img, n_cls = int(rng.integers(1, 9)), int(rng.integers(1, 4))
+    n_gt, n_dt = int(rng.integers(0, 30)), int(rng.integers(0, 60))
+    xy = rng.integers(0, 40, (n_gt, 2))
+    gt_boxes = np.c_[xy, xy + rng.integers(0, 20, (n_gt, 2))]
+    gt = VOCGroundTruth.from_arrays(rng.integers(0, n_img, n_gt), rng.integers(0, n_cls, n_gt), gt_boxes,
+                                    rng.random(n_gt) < 0.2, images=n_img, classes=n_cls)  # fmt: skip
+    xy = rng.integers(0, 40, (n_dt, 2))
+    dt_boxes = np.c_[xy, xy + rng.integers(0, 20, (n_dt, 2))]
+    if n_gt and n_dt:  # detections on a ground-truth box, some of them twice with one score
+        on = rng.random(n_dt) < 0.5
+        dt_boxes[on] = gt_boxes[rng.integers(0, n_gt, int(on.sum()))]
+    scores = rng.choice([0.1, 0.5, 0.9, 0.95], n_dt)
+    dets = VOCDetections.from_arrays(rng.integers(0, n_img, n_dt), rng.integers(0, n_cls, n_dt), dt_boxes,
+                                     scores, images=n_img, classes=n_cls)  # fmt: skip
+    return gt, dets
+
+
+@pytest.mark.parametrize("profile", ["voc_devkit", "py_faster_rcnn"])
+@pytest.mark.parametrize("seed", range(25))
+def test_voc_shards_equal_one_process(profile: str, seed: int) -> None:
+    from deteval.detection.voc import evaluate_voc
+
+    gt, dets = random_voc(seed)
+    metric = "voc07" if seed % 2 else "voc2010"
+    one = evaluate_voc(gt, dets, profile=profile, metric=metric)
+    for shards in (1, 2, 7):
+        part = evaluate_voc(gt, dets, profile=profile, metric=metric, shards=shards)
+        assert part.to_dict() == one.to_dict()
+        for c in one.curves:
+            assert np.array_equal(part.curves[c].precision, one.curves[c].precision)
