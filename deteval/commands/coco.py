@@ -6,10 +6,13 @@ import argparse
 from typing import Any
 
 from deteval.commands import options as opt
+from deteval.commands.cluster import add_cluster_args, cluster_requested
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.commands.options import Checker
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
+from deteval.distributed.client import dask_client
+from deteval.distributed.coco import load_results_files
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
@@ -39,6 +42,16 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         k: getattr(args, k) for k in _PARAM_OPTIONS if getattr(args, k, None) is not None
     }
     params = CocoParams.from_options(args.iou_type, **options)
+    sources = list(args.results)
+    if cluster_requested(args) or args.shards is not None:
+        # the workers read the files themselves: only match tables come back to this process
+        with dask_client(args.workers, args.scheduler) as client, Progress(1, "deteval coco") as bar:
+            bar.stage("matching on image shards and accumulating")
+            ev = evaluate_coco(
+                args.gt, sources, params=params, compat=args.compat, on_error=args.on_error,
+                client=client, shards=args.shards,
+            )  # fmt: skip
+        return _report(ev, args)
     with Progress(3, "deteval coco") as bar:
         bar.stage("reading ground truth")
         gt = load_coco_gt(
@@ -48,9 +61,16 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             on_error=args.on_error,
         )
         bar.stage("reading results")
-        results = load_coco_results(args.results, gt, iou_type=params.iou_type, on_error=args.on_error)
+        if len(sources) == 1:
+            results = load_coco_results(sources[0], gt, iou_type=params.iou_type, on_error=args.on_error)
+        else:
+            results = load_results_files(sources, gt, iou_type=params.iou_type, on_error=args.on_error)
         bar.stage("matching and accumulating")
         ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
+    return _report(ev, args)
+
+
+def _report(ev: Any, args: argparse.Namespace) -> int:
     fmt = getattr(args, "format", None) or "table"
     result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
     emit(result, args)
@@ -84,7 +104,13 @@ def register(sub: Any) -> None:
         "identical to pycocotools' COCOeval; --compat fixed corrects its documented quirks.",
     )
     p.add_argument("gt", metavar="GT.json", help="COCO ground-truth JSON")
-    p.add_argument("results", metavar="RESULTS.json", help="COCO results JSON (a list of detections)")
+    p.add_argument(
+        "results",
+        metavar="RESULTS.json",
+        nargs="+",
+        help="COCO results JSON (a list of detections); several files (e.g. one per training rank) are read "
+        "as their concatenation",
+    )
     p.add_argument("--iou-type", choices=IOU_TYPES, default=None, help="bbox (default), segm or keypoints")
     p.add_argument(
         "--config", metavar="PRESET", help="a preset name (coco, coco_fixed, coco_keypoints) or TOML file"
@@ -127,6 +153,7 @@ def register(sub: Any) -> None:
         "ground-truth annotations (also results for unknown images or categories), each listed in the "
         "warnings and counted in skipped_records",
     )
+    add_cluster_args(p)
     add_output_args(p)
     add_plot_args(p)
     p.set_defaults(func=run, _parser=p)

@@ -12,9 +12,11 @@ import argparse
 from typing import Any
 
 from deteval.commands import options as opt
+from deteval.commands.cluster import add_cluster_args
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.commands.options import Checker
 from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
+from deteval.distributed.client import dask_client
 from deteval.errors import ConfigError
 from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
 from deteval.report import FORMATS
@@ -60,7 +62,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if classes is not None and args.layout != "comp4":
             _check_classes(classes, {gt.classes[i] for i in set(gt.label.tolist())}, None, dets)
         bar.stage("matching and AP")
-        result = evaluate_voc(gt, dets, params=params, classes=classes)
+        with dask_client(args.workers, args.scheduler) as client:
+            result = evaluate_voc(gt, dets, params=params, classes=classes, client=client, shards=args.shards)
     emit(result, args)
     write_plots_from_args(result, args)
     return 0
@@ -168,6 +171,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--config", metavar="PRESET", help="preset name (voc07, voc2012, py_faster_rcnn) or TOML file"
     )
+    add_cluster_args(p)
     add_output_args(p)
     add_plot_args(p)
     p.set_defaults(func=run, _parser=p)
