@@ -123,3 +123,16 @@ def test_voc_shards_equal_one_process(profile: str, seed: int) -> None:
         assert part.to_dict() == one.to_dict()
         for c in one.curves:
             assert np.array_equal(part.curves[c].precision, one.curves[c].precision)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_shard_is_matched_in_bounded_pieces(monkeypatch, seed: int) -> None:
+    import deteval.distributed.coco as dc
+
+    monkeypatch.setattr(dc, "SHARD_DETECTIONS", 3)  # several pieces per shard
+    case = random_case(seed)
+    one = evaluate_coco(copy.deepcopy(case["gt"]), copy.deepcopy(case["dt"]), params=case["params"])
+    for shards in (1, 2):
+        got = evaluate_coco_sharded(copy.deepcopy(case["gt"]), copy.deepcopy(case["dt"]), shards=shards,
+                                    params=case["params"])  # fmt: skip
+        _same_eval(got, one)

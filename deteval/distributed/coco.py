@@ -19,6 +19,7 @@ import numpy as np
 
 from deteval.detection.coco import (
     COMPAT_MODES,
+    SHARD_DETECTIONS,
     CocoEvaluation,
     _finish,
     _resolve_params,
@@ -133,6 +134,35 @@ def _light_gt(g: CocoGroundTruth) -> CocoGroundTruth:
     )
 
 
+def _match_bounded(
+    g: CocoGroundTruth,
+    r: CocoResults,
+    params: CocoParams,
+    compat: str,
+    img_map: np.ndarray,
+    lo: int,
+    hi: int,
+) -> tuple[MatchTable, dict[str, int], list[str]]:
+    """Match images ``[lo, hi)`` in pieces of whole images holding about ``SHARD_DETECTIONS`` detections each
+    (as one process does), so that a worker's temporaries stay those of one piece; merged exactly."""
+    idx = img_map[r.img]
+    inside = (idx >= lo) & (idx < hi)
+    per_img = np.bincount(idx[inside] - lo, minlength=hi - lo)
+    piece = np.cumsum(per_img) // SHARD_DETECTIONS
+    if hi <= lo or piece[-1] == 0:
+        return match_coco(g, r, params, compat, images=np.arange(lo, hi))
+    tables: list[MatchTable] = []
+    total: dict[str, int] = {}
+    warnings: list[str] = []
+    for k in np.unique(piece).tolist():
+        t, c, w = match_coco(g, r, params, compat, images=lo + np.flatnonzero(piece == k))
+        tables.append(t)
+        warnings = warnings or w
+        for key, v in c.items():
+            total[key] = v if key in ("n_images", "n_categories") else total.get(key, 0) + v
+    return merge_coco_tables(tables), total, warnings
+
+
 def match_coco_shard(
     gt: Any,
     results: Any,
@@ -168,7 +198,7 @@ def match_coco_shard(
 
     sources = list(results) if is_path_list(results) else [results]
     r = load_results_files(sources, g, iou_type=params.iou_type, on_error=on_error, keep=keep)
-    table, counts, warnings = match_coco(g, r, params, compat, images=np.arange(lo, hi))
+    table, counts, warnings = _match_bounded(g, r, params, compat, img_map, lo, hi)
     counts = {**counts, "skipped_records": g.skipped + r.skipped}
     return ShardTable(
         table=table,
