@@ -113,3 +113,15 @@ def test_workers_option_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(ConfigError, match="cannot reach the dask scheduler"):
         with dask_client(scheduler=f"tcp://127.0.0.1:{_free_port()}", timeout="1s"):
             pass
+
+
+def test_trec_scheduler_and_shards(capsys: pytest.CaptureFixture[str], scheduler: str) -> None:
+    root = Path(__file__).parent.parent / "data_samples" / "trec"
+    qrels, run = sorted(root.glob("*qrels*"))[0], sorted(root.glob("*run*"))[0]
+    args = ["trec", str(qrels), str(run), "-q", "-c", "-m", "all_trec"]
+    assert main(args) == 0
+    one = capsys.readouterr().out
+    assert main([*args, "--shards", "3"]) == 0
+    assert capsys.readouterr().out == one
+    assert main([*args, "--scheduler", scheduler]) == 0
+    assert capsys.readouterr().out == one

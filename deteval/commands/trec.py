@@ -10,8 +10,10 @@ import argparse
 from typing import Any
 
 from deteval.commands import options as opt
+from deteval.commands.cluster import add_cluster_args
 from deteval.commands.common import apply_preset, warn_on_stderr, write_text
 from deteval.commands.options import Checker
+from deteval.distributed.client import dask_client
 from deteval.io.trec import load_qrels, load_run, load_zscores
 from deteval.report import render
 from deteval.report.progress import Progress
@@ -42,23 +44,26 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         bar.stage("reading run")
         results = load_run(args.run, on_error=args.on_error, comments=comments)
         bar.stage("measures")
-        result = evaluate_trec(
-            qrels,
-            results,
-            args.measures or None,
-            relevance_level=args.level,
-            complete=args.complete,
-            per_query=args.query or args.format in ("json", "csv"),
-            max_docs=args.max_docs,
-            gain=args.gain,
-            discount=args.discount,
-            recall_denominator=args.recall_denominator,
-            ap_denominator=args.ap_denominator,
-            version=args.trec_eval_version,
-            zscores=load_zscores(args.zscores) if args.zscores else None,
-            judged_only=args.judged_only,
-            num_docs=args.num_docs,
-        )
+        with dask_client(args.workers, args.scheduler) as client:
+            result = evaluate_trec(
+                qrels,
+                results,
+                args.measures or None,
+                relevance_level=args.level,
+                complete=args.complete,
+                per_query=args.query or args.format in ("json", "csv"),
+                max_docs=args.max_docs,
+                gain=args.gain,
+                discount=args.discount,
+                recall_denominator=args.recall_denominator,
+                ap_denominator=args.ap_denominator,
+                version=args.trec_eval_version,
+                zscores=load_zscores(args.zscores) if args.zscores else None,
+                judged_only=args.judged_only,
+                num_docs=args.num_docs,
+                client=client,
+                shards=args.shards,
+            )
     if args.format == "trec":
         text = "\n".join(format_trec(result, per_query=args.query)) + "\n"
     else:
@@ -177,4 +182,5 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--format", choices=_FORMATS, default="trec", help="output format (default: trec)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
+    add_cluster_args(p)
     p.set_defaults(func=run, _parser=p)
