@@ -647,6 +647,41 @@ class MeanAveragePrecision:
             metrics.update({prefix + k: v for k, v in _coco_metrics(ev, self.class_metrics).items()})
         return MetricResult(results[self.iou_types[0]], metrics, results)
 
+    def state_dict(self) -> dict[str, Any]:
+        """Everything accumulated so far as plain values (COCO bbox: compact match tables, not boxes);
+        :meth:`load_state_dict` restores it (see :mod:`deteval.distributed.metric_state`)."""
+        from deteval.distributed.metric_state import metric_state
+
+        return metric_state(self)
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Replace the accumulated state by ``state`` (from :meth:`state_dict` of a metric configured alike)."""
+        from deteval.distributed.metric_state import absorb_state
+
+        self.reset()
+        absorb_state(self, state)
+
+    def merge(self, other: MeanAveragePrecision) -> MeanAveragePrecision:
+        """Add ``other``'s images after this metric's: ``compute()`` then equals, bit for bit, one metric
+        that saw this metric's batches and then ``other``'s. Returns ``self``."""
+        from deteval.distributed.metric_state import absorb_state
+
+        absorb_state(self, other.state_dict())
+        return self
+
+    def sync(self, group: Any = None) -> MeanAveragePrecision:
+        """Gather the state of every ``torch.distributed`` rank (``all_gather_object``) and merge them in rank
+        order, so every rank then computes the result of all ranks' images. Without torch or an initialised
+        process group, nothing changes. Call it once per evaluation, before ``compute()``. Returns ``self``."""
+        from deteval.distributed.metric_state import absorb_state, gather_states
+
+        states = gather_states(self.state_dict(), group)
+        if len(states) > 1:
+            self.reset()
+            for state in states:
+                absorb_state(self, state)
+        return self
+
     def _compute_voc(self) -> tuple[EvalResult, np.ndarray, tuple[str, ...]]:
         g_lab = self._gt.concat("labels", np.int64)
         p_lab = self._pred.concat("labels", np.int64)

@@ -171,6 +171,20 @@ class AnalysisHooks:
     per_class: Callable[[], dict[str, dict]] | None = None  # for the report when the result has none
 
 
+def analyses_requested(args: argparse.Namespace) -> bool:
+    """Whether any analysis option (``--errors``, ``--confusion``, ..., ``--html``) is given."""
+    asked = (
+        getattr(args, "errors", None),
+        getattr(args, "confusion", None),
+        getattr(args, "operating_points", None),
+        getattr(args, "calibration", None),
+        getattr(args, "worst_images", None),
+        getattr(args, "images", None),
+        getattr(args, "html", None),
+    )
+    return any(v is not None and v is not False for v in asked)
+
+
 def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHooks) -> None:
     """Compute the analyses the options ask for (all of them for ``--html``), attach them to ``result`` and
     write the pictures and the HTML report."""

@@ -6,15 +6,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from deteval.analysis.cli import AnalysisHooks, add_analysis_args, run_analyses
+from deteval.analysis.cli import AnalysisHooks, add_analysis_args, analyses_requested, run_analyses
 from deteval.analysis.images import draw_worst
 from deteval.analysis.inputs import coco_confusion, coco_errors, coco_images, coco_matched
 from deteval.commands import options as opt
+from deteval.commands.cluster import add_cluster_args, cluster_requested, refuse_with_cluster
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
+from deteval.distributed.client import dask_client
+from deteval.distributed.coco import load_results_files
 from deteval.io.coco import load_coco_gt, load_coco_results, read_json
 from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
@@ -44,6 +47,18 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         k: getattr(args, k) for k in _PARAM_OPTIONS if getattr(args, k, None) is not None
     }
     params = CocoParams.from_options(args.iou_type, **options)
+    sources = list(args.results)
+    stats = stats_options(args)
+    refuse_with_cluster(args, stats is not None, analyses_requested(args))
+    if cluster_requested(args) or args.shards is not None:
+        # the workers read the files themselves: only match tables come back to this process
+        with dask_client(args.workers, args.scheduler) as client, Progress(1, "deteval coco") as bar:
+            bar.stage("matching on image shards and accumulating")
+            ev = evaluate_coco(
+                args.gt, sources, params=params, compat=args.compat, on_error=args.on_error,
+                client=client, shards=args.shards,
+            )  # fmt: skip
+        return _report(ev, args)
     with Progress(3, "deteval coco") as bar:
         bar.stage("reading ground truth")
         gt = load_coco_gt(
@@ -53,9 +68,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             on_error=args.on_error,
         )
         bar.stage("reading results")
-        results = load_coco_results(args.results, gt, iou_type=params.iou_type, on_error=args.on_error)
+        if len(sources) == 1:
+            results = load_coco_results(sources[0], gt, iou_type=params.iou_type, on_error=args.on_error)
+        else:
+            results = load_results_files(sources, gt, iou_type=params.iou_type, on_error=args.on_error)
         bar.stage("matching and accumulating")
-        stats = stats_options(args)
         if stats is None:
             ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
     fmt = getattr(args, "format", None) or "table"
@@ -82,10 +99,17 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         matched=lambda: coco_matched(gt, results, params=params, iou=iou),
         images=lambda: coco_images(gt, results, params=params, iou=iou),
         draw=draw,
-        title=f"deteval coco: {Path(args.results).name}",
+        title=f"deteval coco: {', '.join(Path(s).name for s in sources)}",
         per_class=lambda: ev.to_result(per_class=True).per_class,
     )
     run_analyses(args, result, hooks)
+    return _report(ev, args, result)
+
+
+def _report(ev: Any, args: argparse.Namespace, result: Any = None) -> int:
+    if result is None:
+        fmt = getattr(args, "format", None) or "table"
+        result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
     emit(result, args)
     write_plots_from_args(
         ev.to_result(per_class=True),
@@ -146,7 +170,13 @@ def register(sub: Any) -> None:
         "identical to pycocotools' COCOeval; --compat fixed corrects its documented quirks.",
     )
     p.add_argument("gt", metavar="GT.json", help="COCO ground-truth JSON")
-    p.add_argument("results", metavar="RESULTS.json", help="COCO results JSON (a list of detections)")
+    p.add_argument(
+        "results",
+        metavar="RESULTS.json",
+        nargs="+",
+        help="COCO results JSON (a list of detections); several files (e.g. one per training rank) are read "
+        "as their concatenation",
+    )
     p.add_argument("--iou-type", choices=IOU_TYPES, default=None, help="bbox (default), segm or keypoints")
     p.add_argument(
         "--config", metavar="PRESET", help="a preset name (coco, coco_fixed, coco_keypoints) or TOML file"
@@ -189,6 +219,7 @@ def register(sub: Any) -> None:
         "ground-truth annotations (also results for unknown images or categories), each listed in the "
         "warnings and counted in skipped_records",
     )
+    add_cluster_args(p)
     add_output_args(p)
     add_plot_args(p)
     add_analysis_args(p, fg_default="0.5", add_iou=True)

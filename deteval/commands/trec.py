@@ -10,9 +10,11 @@ import argparse
 from typing import Any
 
 from deteval.commands import options as opt
+from deteval.commands.cluster import add_cluster_args, refuse_with_cluster
 from deteval.commands.common import apply_preset, warn_on_stderr, write_text
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
+from deteval.distributed.client import dask_client
 from deteval.io.trec import load_qrels, load_run, load_zscores
 from deteval.report import render
 from deteval.report.progress import Progress
@@ -44,8 +46,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         results = load_run(args.run, on_error=args.on_error, comments=comments)
         bar.stage("measures")
         stats = stats_options(args)
+        refuse_with_cluster(args, stats is not None, False)
 
-        def evaluate(results: Any) -> Any:
+        def evaluate(results: Any, client: Any = None) -> Any:
             return evaluate_trec(
                 qrels,
                 results,
@@ -62,9 +65,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 zscores=load_zscores(args.zscores) if args.zscores else None,
                 judged_only=args.judged_only,
                 num_docs=args.num_docs,
+                client=client,
+                shards=args.shards,
             )
 
-        result = evaluate(results)
+        with dask_client(args.workers, args.scheduler) as client:
+            result = evaluate(results, client)
         if stats is not None:
             result = _with_statistics(args, result, evaluate, comments, stats)
     if args.format == "trec":
@@ -207,4 +213,5 @@ def register(sub: Any) -> None:
     p.add_argument("--format", choices=_FORMATS, default="trec", help="output format (default: trec)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
     add_stats_args(p, "another run file")
+    add_cluster_args(p)
     p.set_defaults(func=run, _parser=p)

@@ -14,14 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from deteval.analysis.cli import AnalysisHooks, add_analysis_args, run_analyses
+from deteval.analysis.cli import AnalysisHooks, add_analysis_args, analyses_requested, run_analyses
 from deteval.analysis.images import draw_worst
 from deteval.analysis.inputs import voc_confusion, voc_errors, voc_images, voc_matched
 from deteval.commands import options as opt
+from deteval.commands.cluster import add_cluster_args, refuse_with_cluster
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
+from deteval.distributed.client import dask_client
 from deteval.errors import ConfigError
 from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
 from deteval.report import FORMATS
@@ -68,8 +70,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             _check_classes(classes, {gt.classes[i] for i in set(gt.label.tolist())}, None, dets)
         bar.stage("matching and AP")
         stats = stats_options(args)
+        refuse_with_cluster(args, stats is not None, analyses_requested(args))
         if stats is None:
-            result = evaluate_voc(gt, dets, params=params, classes=classes)
+            with dask_client(args.workers, args.scheduler) as client:
+                result = evaluate_voc(
+                    gt, dets, params=params, classes=classes, client=client, shards=args.shards
+                )
         else:
             result = _with_statistics(args, gt, dets, params, classes, stats)
     names = list(result.per_class)
@@ -217,6 +223,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--config", metavar="PRESET", help="preset name (voc07, voc2012, py_faster_rcnn) or TOML file"
     )
+    add_cluster_args(p)
     add_output_args(p)
     add_plot_args(p)
     add_analysis_args(p, fg_default="--iou", add_iou=False)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from os import PathLike
 from typing import Any
 
 import numpy as np
@@ -638,6 +639,8 @@ def evaluate_coco(
     params: CocoParams | Any | None = None,
     compat: str = "pycocotools",
     on_error: str = "raise",
+    client: Any = None,
+    shards: int | None = None,
 ) -> CocoEvaluation:
     """Evaluate ``results`` against ``gt`` with the COCO protocol (see the module docstring).
 
@@ -647,9 +650,26 @@ def evaluate_coco(
     ``Params`` or a dict of options; ``compat``: "pycocotools" (default) or "fixed". ``on_error="skip"``:
     bad result records and ground-truth annotations are left out, listed in the warnings and counted in
     ``skipped_records`` (see :func:`~deteval.io.coco.load_coco_results`); the summary always holds the count.
+    ``results`` may also be several result files (a list of paths, e.g. one per training rank): read as
+    their concatenation in the given order. ``client``: a ``dask.distributed`` Client; the images are then
+    split into ``shards`` (default: one per worker thread) that workers load and match on their own, and
+    only the match tables come back (:mod:`deteval.distributed.coco`): the result is bit-identical.
     """
     if compat not in COMPAT_MODES:
         raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
+    if client is not None or shards is not None:
+        from deteval.distributed.coco import evaluate_coco_sharded
+
+        return evaluate_coco_sharded(
+            gt,
+            results,
+            client=client,
+            shards=shards,
+            iou_type=iou_type,
+            params=params,
+            compat=compat,
+            on_error=on_error,
+        )
     p = _resolve_params(params, iou_type)
     g = load_coco_gt(
         gt,
@@ -657,7 +677,12 @@ def evaluate_coco(
         need_keypoints=p.iou_type == "keypoints",
         on_error=on_error,
     )
-    r = load_coco_results(results, g, iou_type=p.iou_type, on_error=on_error)
+    if is_path_list(results):
+        from deteval.distributed.coco import load_results_files
+
+        r = load_results_files(results, g, iou_type=p.iou_type, on_error=on_error)
+    else:
+        r = load_coco_results(results, g, iou_type=p.iou_type, on_error=on_error)
     table, counts, warnings = _match_in_shards(g, r, p, compat)
     if p.iou_type == "bbox":
         warnings += _past_border_warning(g, r)
@@ -674,16 +699,25 @@ BORDER_SHARE = 0.1
 def _past_border_warning(gt: CocoGroundTruth, res: CocoResults) -> list[str]:
     """Boxes given as ``[x1, y1, x2, y2]`` where COCO wants ``[x, y, w, h]`` run past the right or bottom
     border in large numbers (``x + x2 > width`` for every object in the right half): say so, with the count."""
+    return past_border_message(*past_border_counts(gt, res))
+
+
+def past_border_counts(gt: CocoGroundTruth, res: CocoResults) -> tuple[int, int]:
+    """(boxes past the border, boxes on images of known size): counts of disjoint shards add up."""
     if not len(res) or gt.image_hw.shape[0] == 0:
-        return []
+        return 0, 0
     hw = gt.image_hw[res.img]
     known = (hw[:, 0] > 0) & (hw[:, 1] > 0)
     if not known.any():
-        return []
+        return 0, 0
     b = res.bbox[known]
     h, w = hw[known, 0], hw[known, 1]
     past = (b[:, 0] + b[:, 2] > w * (1 + BORDER_SLACK)) | (b[:, 1] + b[:, 3] > h * (1 + BORDER_SLACK))
-    n_past, n = int(past.sum()), int(known.sum())
+    return int(past.sum()), int(known.sum())
+
+
+def past_border_message(n_past: int, n: int) -> list[str]:
+    """The warning of :func:`_past_border_warning` from its counts (none below ``BORDER_SHARE``)."""
     if n_past == 0 or n_past < BORDER_SHARE * n:
         return []
     return [
@@ -691,6 +725,15 @@ def _past_border_warning(gt: CocoGroundTruth, res: CocoResults) -> list[str]:
         f"y + h > height, by more than {BORDER_SLACK:.0%}): are they [x1, y1, x2, y2] instead of COCO's "
         "[x, y, width, height]?"
     ]
+
+
+def is_path_list(results: Any) -> bool:
+    """Several result files: a non-empty list or tuple of paths (a list of dicts is one result list)."""
+    return (
+        isinstance(results, (list, tuple))
+        and len(results) > 0
+        and all(isinstance(x, (str, PathLike)) for x in results)
+    )
 
 
 def _xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import pairwise
 from typing import Any, Literal
 
@@ -374,6 +375,7 @@ def match_voc(
     strict: bool = False,
     ties: TiePolicy = "stable",
     pair_chunk: int | None = None,
+    rank: ArrayLike | None = None,
 ) -> np.ndarray:
     """VOC greedy matching; returns the outcome of every detection, in input order: 1 TP, 0 FP, -1 ignored.
 
@@ -383,7 +385,8 @@ def match_voc(
     the class → FP; otherwise TP. Ranks come from descending score under ``ties`` ("stable": row order among
     equal scores; "quicksort": ``np.argsort(-scores)`` per class). Without labels everything is one class.
     ``pair_chunk``: at most this many (detection, box) IoUs at once (default :data:`PAIR_CHUNK`); the result
-    does not depend on it.
+    does not depend on it. ``rank``: each detection's position in its class's ranking, when the caller
+    ranked a larger table of which these detections are a shard (default: ranked here under ``ties``).
 
     >>> match_voc([0, 0, 0], [[1, 1, 10, 10]] * 3, [0.9, 0.8, 0.95], [0], [[1, 1, 10, 10]]).tolist()
     [0, 0, 1]
@@ -444,7 +447,7 @@ def match_voc(
         cand = det_hit[~is_diff]
         cand_gt = gt_hit[~is_diff]
         if cand.size:
-            pos = _rank_positions(sc, dl, ties)
+            pos = _rank_positions(sc, dl, ties) if rank is None else np.asarray(rank, dtype=np.int64)
             # The highest-ranked claimant of each box takes it; the others are duplicates (FP).
             o = np.lexsort((pos[cand], cand_gt))
             g_sorted = cand_gt[o]
@@ -482,6 +485,8 @@ def evaluate_voc(
     classes: Sequence[str] | None = None,
     recall_levels: ArrayLike | None = None,
     params: VOCParams | None = None,
+    client: Any = None,
+    shards: int | None = None,
 ) -> EvalResult:
     """Pascal VOC AP per class and mAP, as the devkit (or ``profile="py_faster_rcnn"``) computes them.
 
@@ -494,6 +499,9 @@ def evaluate_voc(
     devkit's order). A class without non-difficult ground truth is reported, not averaged. Detections
     refer to images by name: ``dets.images`` is mapped onto ``gt.images`` and an unknown one raises.
     Returns an :class:`EvalResult` (protocol ``"voc"``) with a PR curve per class in ``curves``.
+    ``client`` (a ``dask.distributed`` Client) and/or ``shards``: the matching runs on image shards, each
+    worker sent only its images' boxes and returning only their outcomes
+    (:func:`deteval.distributed.voc.match_voc_sharded`); the result is bit-identical.
     """
     if params is None:
         params = VOCParams(
@@ -529,7 +537,12 @@ def evaluate_voc(
     g_keep = np.isin(gt.label, sel_idx)
     d_keep = np.isin(det_label, sel_idx)
 
-    outcome_all = match_voc(
+    match = match_voc
+    if client is not None or shards is not None:
+        from deteval.distributed.voc import match_voc_sharded
+
+        match = partial(match_voc_sharded, client=client, shards=shards)
+    outcome_all = match(
         det_image[d_keep],
         dets.boxes[d_keep],
         dets.scores[d_keep],

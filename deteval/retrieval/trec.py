@@ -496,6 +496,8 @@ def evaluate_trec(
     zscores: Mapping[tuple[str, str], tuple[float, float]] | None = None,
     judged_only: bool = False,
     num_docs: int = 0,
+    client: Any = None,
+    shards: int | None = None,
 ) -> EvalResult:
     """Evaluate a run against qrels like ``trec_eval [-q] [-c] [-l N] -m ...``.
 
@@ -510,6 +512,9 @@ def evaluate_trec(
     :func:`deteval.io.trec.load_zscores`): every per-topic value becomes (value - mean) / stddev before
     averaging, as convert_zscores.c does. ``judged_only`` (``-J``): documents without a judgement leave the
     ranking. ``num_docs`` (``-N``): the collection size, used only by ``utility``'s fourth coefficient.
+
+    ``client`` (a ``dask.distributed`` Client) and/or ``shards``: the topics are split into shards evaluated
+    on their own (:mod:`deteval.distributed.trec`); every value is bit-identical to one process.
 
     Returns an :class:`EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by measure name
     (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all``
@@ -540,29 +545,25 @@ def evaluate_trec(
         q_eval, r_eval = split_groups(q, r)
     else:
         q_eval, r_eval = q, r
-    rt = prepare(
-        q_eval,
-        r_eval,
-        relevance_level=int(relevance_level),
-        complete=complete,
-        max_docs=max_docs,
-        judged_only=judged_only,
-    )
-    if rt.n_topics == 0:
-        # trec_eval stops here too; averages over no topic would be meaningless zeros
-        raise ValidationError(
-            f"no topic has both results and judgements ({len(r)} run rows, {len(q)} qrels rows)",
-            file=f"{r.source} vs {q.source}",
+    prep = {"relevance_level": int(relevance_level), "complete": complete, "max_docs": max_docs,
+            "judged_only": judged_only}  # fmt: skip
+    if client is not None or shards is not None:
+        if jg_mode:
+            raise ConfigError(
+                "judgment groups (-R qrels_jg) are evaluated in one process: drop client/shards"
+            )
+        from deteval.distributed.trec import topic_values_sharded
+
+        names, in_run, values, rt_warnings = topic_values_sharded(
+            q, r, requested, opts, prep, int(num_docs), client, shards
         )
-    if jg_mode:
-        index, counts, names, in_run = real_topics(rt)
-        values = compute_jg(rt, requested, index, counts)
     else:
-        names, in_run = rt.topic_names(), rt.in_run
-        values = compute(rt, requested, opts, int(num_docs))
+        names, in_run, values, rt_warnings = _topic_values(
+            q_eval, r_eval, requested, opts, prep, int(num_docs), (q, r), jg_mode
+        )
     if zscores is not None:
         values = to_zscores(values, names, zscores)
-    warnings = list(rt.warnings)
+    warnings = list(rt_warnings)
     if non := opts.non_default():
         warnings.append("non-trec_eval conventions in effect: " + ", ".join(non))
     summary: dict[str, Any] = {}
@@ -593,6 +594,35 @@ def evaluate_trec(
     )
     result.lines = format_trec(result)
     return result
+
+
+def no_topic_error(q: Qrels, r: Run) -> ValidationError:
+    """trec_eval stops when no topic is evaluated; averages over no topic would be meaningless zeros."""
+    return ValidationError(
+        f"no topic has both results and judgements ({len(r)} run rows, {len(q)} qrels rows)",
+        file=f"{r.source} vs {q.source}",
+    )
+
+
+def _topic_values(
+    q: Qrels,
+    r: Run,
+    requested: Sequence[tuple[_Family, tuple]],
+    opts: Options,
+    prep: Mapping[str, Any],
+    num_docs: int,
+    inputs: tuple[Qrels, Run],
+    jg_mode: bool = False,
+) -> tuple[list[str], np.ndarray, dict[str, tuple[np.ndarray, str]], list[str]]:
+    """Topic names, in-run flags, per-topic values of every measure and the warnings of the join
+    (``inputs``: the qrels and run as given, named by the error when no topic is evaluated)."""
+    rt = prepare(q, r, **prep)
+    if rt.n_topics == 0:
+        raise no_topic_error(*inputs)
+    if jg_mode:
+        index, counts, names, in_run = real_topics(rt)
+        return names, in_run, compute_jg(rt, list(requested), index, counts), rt.warnings
+    return rt.topic_names(), rt.in_run, compute(rt, requested, opts, num_docs), rt.warnings
 
 
 def _fmt_value(name: str, value: Any) -> str:
