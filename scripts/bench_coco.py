@@ -237,7 +237,7 @@ import contextlib, io, json, resource, sys, time
 t0 = time.perf_counter()
 tool, gt, dt, iou_type = sys.argv[1:5]
 sink = io.StringIO()
-if tool == "deteval":
+if tool.startswith("deteval"):
     sys.path.insert(0, sys.argv[5])
     from deteval.detection.coco import evaluate_coco
     stats = evaluate_coco(gt, dt, iou_type=iou_type).stats.tolist()
@@ -270,13 +270,13 @@ print(json.dumps({"stats": stats, "inner": time.perf_counter() - t0, "rss_mb": r
 """
 
 
-def run_tool(tool: str, gt: Path, dt: Path, iou_type: str = "bbox") -> dict | None:
+def run_tool(tool: str, gt: Path, dt: Path, iou_type: str = "bbox", root: Path = ROOT) -> dict | None:
     """One fresh process; wall time, CPU time (user + system of the child: shared machines make wall noisy),
     peak RSS and the stats."""
     before = os.times()
     t0 = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, tool, str(gt), str(dt), iou_type, str(ROOT)],
+        [sys.executable, "-c", CHILD, tool, str(gt), str(dt), iou_type, str(root)],
         capture_output=True,
         text=True,
         check=False,
@@ -313,13 +313,16 @@ TOOLS = (
 NATIVE = ("hotcoco", "ultrafast")
 
 
-def bench_type(iou_type: str, gt: Path, dt: Path, tools: list[str], repeat: int) -> None:
+def bench_type(
+    iou_type: str, gt: Path, dt: Path, tools: list[str], repeat: int, other: Path | None = None
+) -> None:
     """Run every tool ``repeat`` times, interleaved (a burst of load on the shared machine hits all tools
     alike); keep each tool's fastest run."""
     runs: dict[str, list[dict]] = {t: [] for t in tools}
     for _ in range(repeat):
         for tool in tools:
-            r = run_tool(tool, gt, dt, iou_type)
+            root = other if tool == "deteval@other" and other else ROOT
+            r = run_tool(tool, gt, dt, iou_type, root)
             if r is not None:
                 runs[tool].append(r)
     results = {t: min(rs, key=lambda r: r["wall"]) for t, rs in runs.items() if rs}
@@ -368,6 +371,11 @@ def main() -> int:
         default=[],
         help="tools to skip (hotcoco, ultrafast, pycocotools, faster_coco_eval)",
     )
+    ap.add_argument(
+        "--other",
+        type=Path,
+        help="also run the deteval of this checkout (e.g. /work/main) as 'deteval@other', interleaved",
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="deteval_bench_") as tmp:
         if args.scaling:
@@ -382,6 +390,8 @@ def main() -> int:
                 )
             return 0
         tools = [t for t, module in TOOLS if t not in args.skip and available(module)]
+        if args.other:
+            tools.insert(1, "deteval@other")
         makers = {
             "bbox": (generate, args.images),
             "segm": (generate_segm, args.segm_images),
@@ -396,7 +406,7 @@ def main() -> int:
                 f"\n{iou_type}: {n} images, {n_gt} ground truths, {n_dt} detections "
                 f"(generated in {time.perf_counter() - t0:.1f} s)"
             )
-            bench_type(iou_type, gt, dt, tools, args.repeat)
+            bench_type(iou_type, gt, dt, tools, args.repeat, args.other)
     return 0
 
 

@@ -132,9 +132,28 @@ def test_greedy_steps_cover_every_pair_once_and_cut_only_between_detections():
             try:
                 pieces = list(coco_match._steps(bounds, seg_start, seg_id, seg_start.shape[0], n_pairs))
             finally:
-                coco_match.STEP_PAIRS = 50_000
+                coco_match.STEP_PAIRS = 4096
             assert [s for s, _ in pieces] == [0] + [e for _, e in pieces[:-1]]
             assert pieces[-1][1] == n_pairs
             assert set(bounds.tolist()) - {n_pairs} <= {s for s, _ in pieces}  # no piece spans two ranks
             assert all(s in set(seg_start.tolist()) for s, _ in pieces)
             assert all(e - s <= max(step, int(seg_len.max())) for s, e in pieces)
+
+
+@pytest.mark.parametrize("iou_type", sorted(CASES))
+@pytest.mark.parametrize("seed", range(6))
+def test_coco_accumulation_in_threshold_groups_and_from_shards_gives_identical_results(
+    iou_type, seed, monkeypatch
+):
+    """Accumulation over a few thresholds at a time (LIST_ITEMS), and over a table of merged shards (rows not
+    in (category, image, rank) order: the full four-key ranking) equals the one-pass result (issue 15)."""
+    import deteval.detection.coco as coco
+    import deteval.detection.coco_accumulate as coco_accumulate
+
+    case = CASES[iou_type](seed)
+    whole = _eval(case, iou_type)
+    for items in (1, 5, 40):
+        monkeypatch.setattr(coco_accumulate, "LIST_ITEMS", items)
+        _same(_eval(case, iou_type), whole)
+    monkeypatch.setattr(coco, "SHARD_DETECTIONS", 7)
+    _same(_eval(case, iou_type), whole)
