@@ -312,3 +312,25 @@ def test_large_ground_truth_is_parsed_in_pieces_identically(name, opts, monkeypa
     with pytest.raises(ValidationError) as info:
         coco_io.load_coco_gt(tmp_path / "gt.json", **opts)
     assert info.value.record == f"annotations[{last}]"
+
+
+def test_id_lookup_table_and_binary_search_agree():
+    """_index_of reads dense integer ids through a lookup table (issue 15): same positions, and the same first
+    unknown id refused, as the binary search, including ids far outside the table (no int64 wrap)."""
+    from deteval.io.coco import _index_of
+
+    rng = np.random.default_rng(1)
+    extremes = np.array([-(2**63), 2**63 - 1, -1, 0], dtype=np.int64)
+    for _ in range(200):
+        span = int(rng.choice([10, 1000, 10**7]))  # dense (lookup) and sparse (binary search) tables
+        table = np.unique(rng.integers(-5, span, int(rng.integers(1, 50))))
+        ids = rng.choice(table, int(rng.integers(0, 30)))
+        assert np.array_equal(_index_of(ids, table, "image_id", "f", None), np.searchsorted(table, ids))
+        bad = np.r_[ids, rng.choice(extremes, 1), rng.integers(-10, span + 10, 3), ids]
+        unknown = np.flatnonzero(~np.isin(bad, table))
+        if unknown.size == 0:
+            continue
+        first = int(unknown[0])
+        with pytest.raises(ValidationError) as exc:
+            _index_of(bad, table, "image_id", "f", None)
+        assert exc.value.record == first

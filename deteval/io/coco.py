@@ -274,13 +274,22 @@ def _index_of(ids: np.ndarray, table: np.ndarray, what: str, file: str, where: s
         return np.zeros(0, dtype=np.int64)
     if table.size == 0 or (ids.dtype.kind == "U") != (table.dtype.kind == "U"):
         raise ValidationError(f"unknown {what} {ids[0].item()!r}", file=file, record=_rec(where, 0))
-    pos = np.searchsorted(table, ids)
-    pos_c = np.minimum(pos, table.size - 1)
-    bad = table[pos_c] != ids
+    if table.dtype.kind == "i" and int(table[-1]) - int(table[0]) < 16 * table.size + (1 << 16):
+        # integer ids within a range not much wider than the table: a lookup table, not a binary search
+        lo, span = table[0], int(table[-1]) - int(table[0])
+        lut = np.full(span + 1, -1, dtype=np.int64)
+        lut[table - lo] = np.arange(table.size)
+        inside = (ids >= lo) & (ids <= table[-1])
+        pos_c = lut[np.where(inside, ids - lo, 0)]
+        bad = ~inside | (pos_c < 0)
+    else:
+        pos = np.searchsorted(table, ids)
+        pos_c = np.minimum(pos, table.size - 1)
+        bad = table[pos_c] != ids
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValidationError(f"unknown {what} {ids[i].item()!r}", file=file, record=_rec(where, i))
-    return pos_c.astype(np.int64)
+    return pos_c.astype(np.int64, copy=False)
 
 
 def _unique_ids(ids: np.ndarray, what: str, file: str, where: str) -> np.ndarray:
