@@ -240,3 +240,38 @@ def test_bad_ground_truth_rle_in_memory(form):
         src.createIndex()
     with pytest.raises(InputFormatError, match=rf"annotations\[{CROWD}\]: RLE counts string ends inside"):
         evaluate_coco(src, RES, iou_type="segm")
+
+
+def test_segm_result_masks_are_validated_once(monkeypatch):
+    """A results file in pycocotools' segm branch (no bbox) has each RLE decoded and checked once (issue 15):
+    at load, where its area and box are computed; the matcher reuses the converted masks."""
+    import sys
+    from pathlib import Path
+
+    import deteval.detection.coco as coco_mod
+    import deteval.io.coco as io_coco
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _coco_cases import random_segm_case, run_pycocotools
+
+    for seed in range(40):
+        case = random_segm_case(seed)
+        dt = [{k: v for k, v in d.items() if k != "bbox"} for d in case["dt"]]
+        if dt:
+            break
+    seen: list[int] = []
+
+    def counting(real):
+        def wrapper(segms, file, records):
+            if file == "<in-memory results>":
+                seen.extend(list(records))
+            return real(segms, file, records)
+
+        return wrapper
+
+    monkeypatch.setattr(io_coco, "check_rles", counting(io_coco.check_rles))
+    monkeypatch.setattr(coco_mod, "check_rles", counting(coco_mod.check_rles))
+    ours = coco_mod.evaluate_coco(case["gt"], dt, iou_type="segm")
+    assert sorted(seen) == list(range(len(dt)))
+    stats, *_ = run_pycocotools(case["gt"], dt, "segm")
+    assert np.array_equal(ours.stats, stats)

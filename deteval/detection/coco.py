@@ -587,9 +587,12 @@ def _gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> _RleTable:
 def _dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> _RleTable:
     if res.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the results", file=res.source)
-    return _RleTable(
+    table = _RleTable(
         [res.segmentation[i] for i in keep.tolist()], res.img[keep], gt.image_hw, res.source, None, keep
     )
+    if res.rles is not None and len(res.rles) == len(res):  # validated and converted at load
+        table.cache = [res.rles[i] for i in keep.tolist()]
+    return table
 
 
 def _finish(

@@ -363,6 +363,9 @@ class CocoResults:
     source: str = "<in-memory results>"
     warnings: list[str] = field(default_factory=list)
     skipped: int = 0
+    #: segm branch: every mask as a pycocotools RLE, validated and converted at load (the matcher reads these
+    #: instead of validating ``segmentation`` again); None otherwise
+    rles: list | None = None
 
     def __len__(self) -> int:
         return int(self.score.shape[0])
@@ -921,13 +924,16 @@ def _results_from_records(
         bbox = np.stack([x0, y0, x1 - x0, y1 - y0], axis=1)
         area = (x1 - x0) * (y1 - y0)
     else:
-        bbox = _result_boxes(records, kind, iou_type, segmentation, img, gt, file)
+        # segm branch: every mask validated and converted once, read for the areas, the missing boxes and
+        # (kept in ``rles``) by the matcher
+        rles = _rles(segmentation or [], img, gt, file) if kind == "segm" else None
+        bbox = _result_boxes(records, kind, iou_type, rles, img, gt, file)
         if kind == "loaded":
             area = _floats(_field(records, "area", file, None), "area", file, None)
         elif kind == "bbox":
             area = bbox[:, 2] * bbox[:, 3]
         else:  # segm: loadRes takes every record's area from its mask
-            area = _mask_areas(segmentation or [], img, gt, file)
+            area = _mask_areas(rles or [], file)
     return CocoResults(
         img=img,
         cat=cat,
@@ -938,6 +944,7 @@ def _results_from_records(
         segmentation=segmentation,
         kind=kind,
         source=file,
+        rles=rles if kind == "segm" else None,
     )
 
 
@@ -962,19 +969,20 @@ def _result_boxes(
     records: list,
     kind: str,
     iou_type: str,
-    segmentation: list | None,
+    rles: list | None,
     img: np.ndarray,
     gt: CocoGroundTruth,
     file: str,
 ) -> np.ndarray:
     """The ``bbox`` column as loadRes leaves it: each record's own ``bbox``; in the segm branch the mask's box
-    (``toBbox``) only for a record without one. bbox evaluation needs a valid box in every record."""
+    (``toBbox`` of its RLE in ``rles``) only for a record without one. bbox evaluation needs a valid box in
+    every record."""
     if kind == "bbox":
         return _boxes(_field(records, "bbox", file, None), file, None)
     raw = [r.get("bbox", _MISSING) for r in records]
     missing = [i for i, b in enumerate(raw) if b is _MISSING]
-    if missing and kind == "segm" and segmentation is not None:
-        derived = _mask_boxes([segmentation[i] for i in missing], img[missing], gt, file)
+    if missing and kind == "segm" and rles is not None:
+        derived = _mask_boxes([rles[i] for i in missing], file)
         for j, i in enumerate(missing):
             raw[i] = derived[j]
         missing = []
@@ -1231,10 +1239,10 @@ def _check_given_segmentations(segmentation: list, img: np.ndarray, gt: CocoGrou
     check_rles([segmentation[i] for i in given], file, given)
 
 
-def _mask_areas(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> np.ndarray:
+def _mask_areas(rles: list, file: str) -> np.ndarray:
+    """pycocotools' ``area`` of RLEs already validated and converted (:func:`_rles`)."""
     from pycocotools import mask as mask_utils
 
-    rles = _rles(segmentation, img, gt, file)
     try:
         # chunks of <= 255: pycocotools' _mask.area builds a uint8 array of the count (fails beyond 255 on numpy 2)
         return np.concatenate(
@@ -1248,10 +1256,10 @@ def _mask_areas(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: 
         raise InputFormatError(f"invalid RLE segmentation: {exc}", file=file) from None
 
 
-def _mask_boxes(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> np.ndarray:
+def _mask_boxes(rles: list, file: str) -> np.ndarray:
+    """pycocotools' ``toBbox`` of RLEs already validated and converted (:func:`_rles`)."""
     from pycocotools import mask as mask_utils
 
-    rles = _rles(segmentation, img, gt, file)
     try:
         return np.concatenate(
             [
