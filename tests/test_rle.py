@@ -275,3 +275,49 @@ def test_segm_result_masks_are_validated_once(monkeypatch):
     assert sorted(seen) == list(range(len(dt)))
     stats, *_ = run_pycocotools(case["gt"], dt, "segm")
     assert np.array_equal(ours.stats, stats)
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda s: None,
+        lambda s: s.update(size=[80, 101]),
+        lambda s: s.update(size=[80, True]),
+        lambda s: s.update(size=[80.0, 100]),
+        lambda s: s.update(size=[80, 100, 1]),
+        lambda s: s.update(size=(80, 100)),
+        lambda s: s.update(counts=list(range(3))),
+        lambda s: s.update(counts=b"PP0"),
+        lambda s: s.update(counts="PP0"),
+        lambda s: s.pop("size"),
+        lambda s: s.update(size=[-80, -100]),
+        lambda s: s.update(size=[2**40, 2**40]),
+    ],
+)
+def test_segm_results_fast_structure_check_gives_the_record_by_record_outcome(mutate, monkeypatch):
+    """The vectorised structure check of result RLEs (issue 15) only skips the record-by-record checks when
+    they would all pass: any mutation gives the same areas or the same error as without it."""
+    import sys
+    from pathlib import Path
+
+    import deteval.io.coco as io_coco
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _coco_cases import random_segm_case
+
+    case = next(c for c in map(random_segm_case, range(40)) if len(c["dt"]) > 3)
+    dt = [{k: v for k, v in d.items() if k != "bbox"} for d in copy.deepcopy(case["dt"])]
+    mutate(dt[2]["segmentation"])
+
+    def outcome():
+        try:
+            r = io_coco.load_coco_results(
+                dt, io_coco.load_coco_gt(case["gt"], keep_segmentation=True), iou_type="segm"
+            )
+        except DetevalError as exc:
+            return type(exc), str(exc)
+        return r.area.tolist(), r.bbox.tolist()
+
+    fast = outcome()
+    monkeypatch.setattr(io_coco, "_plain_rles_fit", lambda *a: False)
+    assert outcome() == fast

@@ -39,6 +39,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import itemgetter
 from os import PathLike
 from pathlib import Path
 from types import ModuleType
@@ -1214,13 +1215,38 @@ def _image_hw(gt: CocoGroundTruth, img: int, file: str, record: Any) -> tuple[in
     return h, w
 
 
+def _plain_rles_fit(segmentation: list, img: np.ndarray, gt: CocoGroundTruth) -> bool:
+    """Whether every entry is a compressed RLE dict (string ``counts``, ``size`` two ints) of its image's size:
+    what :func:`check_segmentation` and :func:`check_rle_size` accept, checked in a few C-level passes. False
+    means only "not sure": the record-by-record checks then run and name the bad record."""
+    if not segmentation or set(map(type, segmentation)) != {dict}:
+        return False
+    try:
+        counts = list(map(itemgetter("counts"), segmentation))
+        sizes = list(map(itemgetter("size"), segmentation))
+    except KeyError:
+        return False
+    if set(map(type, counts)) != {str} or set(map(type, sizes)) != {list} or set(map(len, sizes)) != {2}:
+        return False
+    if set(map(type, chain.from_iterable(sizes))) != {int}:
+        return False
+    try:
+        hw = np.array(sizes, dtype=np.int64)
+    except OverflowError:
+        return False
+    return bool((hw >= 0).all() and (hw < 2**31).all() and (hw == gt.image_hw[img]).all()) and bool(
+        (hw[:, 0] * hw[:, 1] < MAX_MASK_PIXELS).all()
+    )
+
+
 def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> list:
     out = []
-    for i, s in enumerate(segmentation):
-        if s is None:
-            raise InputFormatError("missing field 'segmentation'", file=file, record=i)
-        check_segmentation(s, file, i)
-        check_rle_size(s, gt.image_hw[int(img[i])], file, i)
+    if not _plain_rles_fit(segmentation, img, gt):
+        for i, s in enumerate(segmentation):
+            if s is None:
+                raise InputFormatError("missing field 'segmentation'", file=file, record=i)
+            check_segmentation(s, file, i)
+            check_rle_size(s, gt.image_hw[int(img[i])], file, i)
     check_rles(segmentation, file, range(len(segmentation)))
     for i, s in enumerate(segmentation):
         if isinstance(s, dict) and not isinstance(s.get("counts"), list):
