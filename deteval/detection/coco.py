@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.detection import coco_match
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_iou import bbox_iou_blocks, oks_pairs, segm_iou_blocks
 from deteval.detection.coco_match import MatchTable, match_groups
@@ -312,6 +313,11 @@ def _selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np.n
     return pos
 
 
+#: Pairs whose OKS is computed at once (about 30 MB of temporaries with 17 keypoints; larger chunks are
+#: slower as well, being out of cache).
+KEYPOINT_PAIR_CHUNK = 20_000
+
+
 def match_coco(
     gt: CocoGroundTruth,
     res: CocoResults,
@@ -440,6 +446,8 @@ def match_coco(
         g_crowd=crowd,
         g_ignore=ignore,
         iou_fn=iou_fn,
+        # OKS holds about a dozen K-wide float64 arrays per pair in flight (bbox IoU: a few numbers)
+        pair_chunk=min(coco_match.PAIR_CHUNK, KEYPOINT_PAIR_CHUNK) if iou_type == "keypoints" else None,
     )
     counts = {
         "n_images": n_img,

@@ -851,8 +851,8 @@ def _load_results(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResult
         records, file, from_coco = source.dataset.get("annotations", []), "<pycocotools COCO results>", True
     elif isinstance(source, (str, PathLike)):
         file = str(source)
-        if iou_type == "bbox":
-            fast = _bbox_results_in_chunks(Path(source), gt)
+        if iou_type in ("bbox", "keypoints"):
+            fast = _bbox_results_in_chunks(Path(source), gt, iou_type)
             if fast is not None:
                 return fast
         records = read_json(source)
@@ -869,8 +869,9 @@ def _load_results(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResult
 
 
 def _results_from_records(
-    records: Any, file: str, from_coco: bool, gt: CocoGroundTruth, iou_type: str
+    records: Any, file: str, from_coco: bool, gt: CocoGroundTruth, iou_type: str, kind: str | None = None
 ) -> CocoResults:
+    """``kind``: the loadRes branch when already decided (a piece of a file: by the file's first record)."""
     if not isinstance(records, list):
         raise InputFormatError(
             f"results JSON must be a list of objects, not {type(records).__name__}", file=file
@@ -894,7 +895,8 @@ def _results_from_records(
         raise InputFormatError(f"expected a JSON object, got {type(first).__name__}", file=file, record=0)
     # A pycocotools COCO from loadRes already holds what loadRes computed (area, bbox, segmentation): read it
     # as COCOeval does. Otherwise compute it as loadRes would, in the branch its first record picks.
-    kind = "loaded" if from_coco else loadres_branch(first, file)
+    if kind is None:
+        kind = "loaded" if from_coco else loadres_branch(first, file)
     img, cat, score = _result_keys(records, gt, file)
 
     segmentation = None
@@ -1020,8 +1022,10 @@ _RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 CHUNK_BYTES = 4 << 20
 
 
-def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth) -> CocoResults | None:
-    """Parse a large bbox results file piece by piece, so only one piece's Python objects exist at a time.
+def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bbox") -> CocoResults | None:
+    """Parse a large bbox (or keypoints) results file piece by piece, so only one piece's Python objects exist
+    at a time. Keypoints results are read so only in loadRes' keypoints branch and when the ground truth fixes
+    the number of keypoints (so that every piece is checked against the same width).
 
     The file is cut between records (``}, {``; COCO results hold no lists of objects, and neither RLE
     strings nor numbers contain braces). Returns None whenever this does not apply (small file, not bbox
@@ -1062,10 +1066,19 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth) -> CocoResults | No
             if not isinstance(records, list) or not records or not all(type(r) is dict for r in records[:1]):
                 return None
             first = records[0]
-            if i == 0 and not ("bbox" in first and first["bbox"] != []):
+            if i == 0 and iou_type == "bbox" and not ("bbox" in first and first["bbox"] != []):
                 return None
+            if i == 0 and iou_type == "keypoints":
+                try:
+                    if loadres_branch(first, file) != "keypoints" or gt.keypoints is None or not len(gt):
+                        return None
+                except DetevalError:
+                    return None
             try:
-                part = _bbox_columns(records, gt, file)
+                if iou_type == "bbox":
+                    part = _bbox_columns(records, gt, file)
+                else:
+                    part = _results_from_records(records, file, False, gt, iou_type, kind="keypoints")
             except DetevalError as exc:
                 rec = exc.record + offset if isinstance(exc.record, int) else exc.record
                 raise type(exc)(exc.reason, file=exc.file, record=rec) from None
@@ -1081,7 +1094,8 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth) -> CocoResults | No
         score=np.concatenate([p.score for p in parts]),
         bbox=np.concatenate([p.bbox for p in parts]),
         area=np.concatenate([p.area for p in parts]),
-        kind="bbox",
+        keypoints=None if iou_type == "bbox" else np.concatenate([p.keypoints for p in parts]),
+        kind="bbox" if iou_type == "bbox" else "keypoints",
         source=file,
     )
 
