@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from deteval.api import MeanAveragePrecision
 from deteval.errors import (
     ConfigError,
     DetevalError,
@@ -26,16 +25,20 @@ from deteval.errors import (
     InputFormatError,
     ValidationError,
 )
-from deteval.results import EvalResult, PRCurve
 
 if TYPE_CHECKING:
+    from deteval.api import MeanAveragePrecision
     from deteval.detection.coco import evaluate_coco
     from deteval.detection.voc import evaluate_voc
     from deteval.mir.evaluate import evaluate_mir
+    from deteval.results import EvalResult, PRCurve
     from deteval.retrieval.trec import evaluate_trec
 
-# The evaluators are imported on first use, so ``import deteval`` stays light.
+# The evaluators (and numpy with them) are imported on first use, so ``import deteval`` stays light.
 _LAZY = {
+    "MeanAveragePrecision": "deteval.api",
+    "EvalResult": "deteval.results",
+    "PRCurve": "deteval.results",
     "evaluate_coco": "deteval.detection.coco",
     "evaluate_voc": "deteval.detection.voc",
     "evaluate_mir": "deteval.mir.evaluate",

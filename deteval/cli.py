@@ -7,27 +7,65 @@ exit status 2; no traceback reaches the user for bad input.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 from deteval import __version__
-from deteval.commands import coco, compare, lvis, mir, openimages, presets, report, trec, voc, yolo
 from deteval.errors import DetevalError
 from deteval.report.progress import add_progress_args, configure_from_args
 
-# Each module contributes one subcommand through ``register(subparsers)``.
-_COMMAND_MODULES = [voc, coco, lvis, openimages, trec, mir, report, compare, presets, yolo]
+# Each module (deteval.commands.<module>) contributes its subcommands through ``register(subparsers)``. Only the
+# module of the command being run is imported: `deteval --help` needs no numpy, and one evaluation none of the
+# other protocols' code. The one-line help of the others is repeated here (tests/test_cli_imports.py checks it
+# equals each module's own).
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "voc": (
+        "voc",
+        "Pascal VOC mAP (VOC07 11-point or VOC2010+ all-point), as the official devkit computes it",
+    ),
+    "coco": (
+        "coco",
+        "COCO detection / segmentation / keypoints evaluation (pycocotools numbers, much faster)",
+    ),
+    "lvis": ("lvis", "LVIS federated evaluation (lvis-api numbers), Fixed AP and pooled AP"),
+    "openimages": (
+        "openimages",
+        "Open Images challenge detection metric (group-of boxes, image-level labels, hierarchy)",
+    ),
+    "trec": ("trec", "trec_eval measures for a TREC run against qrels"),
+    "mir": ("mir", "music structure: pairwise frame-label and boundary P/R/F of two .lab files"),
+    "report": ("report", "re-render a saved JSON result (table, markdown, csv, json) and optionally plot it"),
+    "compare": ("compare", "compare two saved results of the same protocol, per class, with deltas (B - A)"),
+    "presets": ("presets", "list the shipped protocol presets"),
+    "yolo": ("yolo", "score a YOLO dataset's predictions as yolo val, pycocotools or supervision would"),
+    "explain": ("yolo", "attribute the difference between two profiles' mAP rule by rule"),
+    "convert": ("yolo", "convert a YOLO dataset to COCO JSON, or COCO JSON to YOLO labels"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand argparse will dispatch to: the first argument not starting with '-' (the top-level
+    parser has only --help and --version), if it names one."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in _COMMANDS else None
+
+
+def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.ArgumentParser:
+    """The ``deteval`` parser. ``lazy``: register only ``command``'s module in full (importing it) and every
+    other subcommand as a stub that carries its one-line help; otherwise every module in full."""
     parser = argparse.ArgumentParser(
         prog="deteval",
         description="Score ranked predictions against ground truth: Pascal VOC, COCO, TREC retrieval, MIR.",
     )
     parser.add_argument("--version", action="version", version=f"deteval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in _COMMAND_MODULES:
-        module.register(sub)
+    wanted = {m for name, (m, _) in _COMMANDS.items() if not lazy or name == command}
+    for name, (module, help_text) in _COMMANDS.items():
+        if module not in wanted:
+            sub.add_parser(name, help=help_text)
+        elif name not in sub.choices:  # (a module may register several commands)
+            importlib.import_module(f"deteval.commands.{module}").register(sub)
     for name, subparser in sub.choices.items():
         # Every subcommand takes --quiet (and --progress where there is work to show), applied in main().
         add_progress_args(subparser, progress=name != "presets")
@@ -35,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command_in(argv), lazy=True)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -1,13 +1,19 @@
-"""Benchmark deteval's COCO evaluation against pycocotools and faster-coco-eval, end to end.
+"""Benchmark deteval's COCO evaluation against the other evaluators, end to end, bbox, segm and keypoints.
 
-    python scripts/bench_coco.py              # 5k images, 80 categories, ~37k gts, ~305k detections
-    python scripts/bench_coco.py --images 20000
+    python scripts/bench_coco.py              # bbox 5k images (~37k gts, ~305k dets), segm 1k, keypoints 5k
+    python scripts/bench_coco.py --types bbox --images 20000
+    python scripts/bench_coco.py --skip pycocotools faster_coco_eval    # deteval vs the native tools only
+    python scripts/bench_coco.py --repeat 3   # each tool 3 times, interleaved; best wall and its CPU time
     python scripts/bench_coco.py --scaling    # 5k, 10k and 20k images, deteval only (time growth)
 
-A seeded synthetic COCO-scale set is written to a temporary directory (ground truth with polygons, crowds and
-a COCO-like small/medium/large mix; detections with duplicates, wrong classes and background hits). Each tool
-then runs in a fresh Python process (load JSON, evaluate, summarize), and the script prints wall time, peak
-RSS, the ratios and the largest difference of the 12 stats against pycocotools. Nothing is written to the tree.
+Peers, each run only when installed: pycocotools, faster-coco-eval, hotcoco (Rust) and ultrafast-pycocotools
+(C++); none is a dependency of deteval. A seeded synthetic COCO-scale set is written to a temporary directory
+(ground truth with polygons, crowds and a COCO-like small/medium/large mix; detections with duplicates, wrong
+classes and background hits; for segm an RLE mask per detection on the first ``--segm-images`` images; for
+keypoints one ``person`` category with 17 keypoints). Each tool then runs in a fresh Python process (load
+JSON, evaluate, summarize), and the script prints wall time, CPU time, peak RSS, the ratios to deteval and
+the largest difference of the 12 (keypoints: 10) stats against the reference (pycocotools when it ran, else
+deteval). Nothing is written to the tree.
 """
 
 from __future__ import annotations
@@ -128,26 +134,128 @@ def generate(folder: Path, n_images: int, seed: int = 0) -> tuple[Path, Path, in
     return gt_path, dt_path, n_gt, len(dets)
 
 
+def generate_segm(folder: Path, n_images: int, seed: int = 0) -> tuple[Path, Path, int, int]:
+    """The bbox set restricted to its first ``n_images`` images, each detection with an RLE mask (an ellipse
+    inside its box, compressed as pycocotools writes it) instead of a box."""
+    from pycocotools import mask as mask_utils
+
+    gt_path, dt_path, _, _ = generate(folder, n_images, seed)
+    gt = json.loads(gt_path.read_text())
+    dets = json.loads(dt_path.read_text())
+    t = np.linspace(0, 2 * np.pi, 12, endpoint=False)
+    out = []
+    for d in dets:
+        x, y, w, h = d["bbox"]
+        poly = np.empty(24)
+        poly[0::2] = x + w / 2 + w / 2 * np.cos(t)
+        poly[1::2] = y + h / 2 + h / 2 * np.sin(t)
+        rle = mask_utils.merge(mask_utils.frPyObjects([poly.tolist()], 480, 640))
+        out.append(
+            {
+                "image_id": d["image_id"],
+                "category_id": d["category_id"],
+                "segmentation": {"size": [480, 640], "counts": rle["counts"].decode("ascii")},
+                "score": d["score"],
+            }
+        )
+    gt_path.write_text(json.dumps(gt))
+    dt_path.write_text(json.dumps(out))
+    return gt_path, dt_path, len(gt["annotations"]), len(out)
+
+
+def generate_keypoints(folder: Path, n_images: int, seed: int = 0) -> tuple[Path, Path, int, int]:
+    """One ``person`` category, ~2.5 people per image with 17 keypoints (some unlabeled), ~4 detections per
+    person (jittered keypoints) plus background detections."""
+    rng = np.random.default_rng(seed + 1)
+    images = [
+        {"id": int(i) + 1, "height": 480, "width": 640, "file_name": f"{i:012d}.jpg"} for i in range(n_images)
+    ]
+    n_per = rng.poisson(2.5, n_images)
+    n_gt = int(n_per.sum())
+    g_img = np.repeat(np.arange(1, n_images + 1), n_per)
+    w = rng.uniform(10, 300, n_gt)
+    h = w * rng.uniform(1.2, 2.5, n_gt)
+    h = np.minimum(h, 470)
+    x, y = rng.uniform(0, 640 - w), rng.uniform(0, 480 - h)
+    kx = x[:, None] + rng.random((n_gt, 17)) * w[:, None]
+    ky = y[:, None] + rng.random((n_gt, 17)) * h[:, None]
+    vis = np.where(rng.random((n_gt, 17)) < 0.25, 0, 2)
+    crowd = rng.random(n_gt) < 0.01
+    anns = []
+    for i in range(n_gt):
+        kp = np.stack([np.round(kx[i]), np.round(ky[i]), vis[i]], axis=1) * (vis[i] > 0)[:, None]
+        anns.append(
+            {
+                "id": i + 1,
+                "image_id": int(g_img[i]),
+                "category_id": 1,
+                "bbox": [round(float(v), 2) for v in (x[i], y[i], w[i], h[i])],
+                "area": round(float(w[i] * h[i] * 0.6), 4),
+                "iscrowd": int(crowd[i]),
+                "num_keypoints": int((vis[i] > 0).sum()),
+                "keypoints": [int(v) for v in kp.ravel()],
+            }
+        )
+    names = [f"kp{j}" for j in range(17)]
+    gt = {
+        "images": images,
+        "categories": [
+            {"id": 1, "name": "person", "supercategory": "person", "keypoints": names, "skeleton": []}
+        ],
+        "annotations": anns,
+    }
+    k = rng.poisson(4.0, n_gt)
+    src = np.repeat(np.arange(n_gt), k)
+    n_hit = src.shape[0]
+    dkx = kx[src] + rng.normal(0, 0.05, (n_hit, 17)) * w[src, None]
+    dky = ky[src] + rng.normal(0, 0.05, (n_hit, 17)) * h[src, None]
+    d_img = g_img[src]
+    n_bg = max(0, 12 * n_images - n_hit)
+    bx, by = rng.uniform(0, 640, (n_bg, 17)), rng.uniform(0, 480, (n_bg, 17))
+    DX, DY = np.r_[dkx, bx], np.r_[dky, by]
+    IMG = np.r_[d_img, rng.integers(1, n_images + 1, n_bg)]
+    S = np.round(np.r_[rng.beta(4, 2, n_hit), rng.beta(1.2, 5, n_bg)], 5)
+    dets = []
+    for i in rng.permutation(DX.shape[0]):
+        kp = np.stack([np.round(DX[i], 2), np.round(DY[i], 2), np.ones(17)], axis=1)
+        dets.append(
+            {
+                "image_id": int(IMG[i]),
+                "category_id": 1,
+                "keypoints": kp.ravel().tolist(),
+                "score": float(S[i]),
+            }
+        )
+    gt_path, dt_path = folder / "gt.json", folder / "dt.json"
+    gt_path.write_text(json.dumps(gt))
+    dt_path.write_text(json.dumps(dets))
+    return gt_path, dt_path, n_gt, len(dets)
+
+
 CHILD = r"""
 import contextlib, io, json, resource, sys, time
 t0 = time.perf_counter()
-tool, gt, dt = sys.argv[1:4]
+tool, gt, dt, iou_type = sys.argv[1:5]
 sink = io.StringIO()
-if tool == "deteval":
-    sys.path.insert(0, sys.argv[4])
+if tool.startswith("deteval"):
+    sys.path.insert(0, sys.argv[5])
     from deteval.detection.coco import evaluate_coco
-    stats = evaluate_coco(gt, dt).stats.tolist()
+    stats = evaluate_coco(gt, dt, iou_type=iou_type).stats.tolist()
 else:
     if tool == "pycocotools":
         from pycocotools.coco import COCO
         from pycocotools.cocoeval import COCOeval
-    else:
+    elif tool == "faster_coco_eval":
         from faster_coco_eval import COCO
         from faster_coco_eval import COCOeval_faster as COCOeval
+    elif tool == "hotcoco":
+        from hotcoco import COCO, COCOeval
+    else:
+        from ultrafast_pycocotools import COCO, COCOeval
     with contextlib.redirect_stdout(sink):
         g = COCO(gt)
         d = g.loadRes(dt)
-        E = COCOeval(g, d, "bbox")
+        E = COCOeval(g, d, iou_type)
         E.evaluate(); E.accumulate(); E.summarize()
     stats = [float(s) for s in E.stats]
 # VmHWM belongs to this address space; ru_maxrss would carry over the parent's peak across fork + exec
@@ -162,20 +270,27 @@ print(json.dumps({"stats": stats, "inner": time.perf_counter() - t0, "rss_mb": r
 """
 
 
-def run_tool(tool: str, gt: Path, dt: Path) -> dict | None:
+def run_tool(tool: str, gt: Path, dt: Path, iou_type: str = "bbox", root: Path = ROOT) -> dict | None:
+    """One fresh process; wall time, CPU time (user + system of the child: shared machines make wall noisy),
+    peak RSS and the stats."""
+    before = os.times()
     t0 = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, tool, str(gt), str(dt), str(ROOT)],
+        [sys.executable, "-c", CHILD, tool, str(gt), str(dt), iou_type, str(root)],
         capture_output=True,
         text=True,
         check=False,
     )
     wall = time.perf_counter() - t0
+    after = os.times()
     if out.returncode != 0:
-        print(f"{tool}: failed\n{out.stderr[-2000:]}", file=sys.stderr)
+        print(f"{tool} ({iou_type}): failed\n{out.stderr[-2000:]}", file=sys.stderr)
         return None
     res = json.loads(out.stdout.strip().splitlines()[-1])
     res["wall"] = wall
+    res["cpu"] = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
     return res
 
 
@@ -188,55 +303,110 @@ def available(module: str) -> bool:
     )
 
 
+TOOLS = (
+    ("deteval", "numpy"),
+    ("hotcoco", "hotcoco"),
+    ("ultrafast", "ultrafast_pycocotools"),
+    ("faster_coco_eval", "faster_coco_eval"),
+    ("pycocotools", "pycocotools"),
+)
+NATIVE = ("hotcoco", "ultrafast")
+
+
+def bench_type(
+    iou_type: str, gt: Path, dt: Path, tools: list[str], repeat: int, other: Path | None = None
+) -> None:
+    """Run every tool ``repeat`` times, interleaved (a burst of load on the shared machine hits all tools
+    alike); keep each tool's fastest run."""
+    runs: dict[str, list[dict]] = {t: [] for t in tools}
+    for _ in range(repeat):
+        for tool in tools:
+            root = other if tool == "deteval@other" and other else ROOT
+            r = run_tool(tool, gt, dt, iou_type, root)
+            if r is not None:
+                runs[tool].append(r)
+    results = {t: min(rs, key=lambda r: r["wall"]) for t, rs in runs.items() if rs}
+    ref_name = "pycocotools" if "pycocotools" in results else "deteval"
+    ref = results.get(ref_name)
+    print(
+        f"{'tool':<18}{'wall s':>8}{'cpu s':>8}{'in-proc s':>11}{'peak RSS MB':>13}{'wall/deteval':>14}"
+        f"{'max |Δstat| vs ' + ref_name:>30}"
+    )
+    d = results.get("deteval")
+    for tool, r in results.items():
+        diff = max(abs(a - b) for a, b in zip(r["stats"], ref["stats"])) if ref else float("nan")
+        ratio = r["wall"] / d["wall"] if d else float("nan")
+        print(
+            f"{tool:<18}{r['wall']:>8.2f}{r['cpu']:>8.2f}{r['inner']:>11.2f}{r['rss_mb']:>13.0f}{ratio:>14.2f}"
+            f"{diff:>30.3g}"
+        )
+    native = [results[t] for t in NATIVE if t in results]
+    if d and native:
+        best = min(native, key=lambda r: r["wall"])
+        name = next(t for t in NATIVE if results.get(t) is best)
+        print(
+            f"{iou_type}: deteval / fastest native ({name}): wall {d['wall'] / best['wall']:.2f}x, "
+            f"cpu {d['cpu'] / best['cpu']:.2f}x, peak RSS {d['rss_mb'] / best['rss_mb']:.2f}x"
+        )
+    if d:
+        for tool in ("pycocotools", "faster_coco_eval"):
+            if tool in results:
+                print(
+                    f"{iou_type}: deteval vs {tool}: {results[tool]['wall'] / d['wall']:.1f}x faster end to end, "
+                    f"{results[tool]['rss_mb'] / d['rss_mb']:.1f}x less peak memory"
+                )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--images", type=int, default=5000)
+    ap.add_argument("--images", type=int, default=5000, help="images of the bbox and keypoints sets")
+    ap.add_argument("--segm-images", type=int, default=1000, help="images of the segm set")
+    ap.add_argument("--types", nargs="*", default=["bbox", "segm", "keypoints"])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=1, help="runs per tool (interleaved; the fastest is shown)")
     ap.add_argument("--scaling", action="store_true", help="deteval at 5k, 10k, 20k images (time growth)")
-    ap.add_argument("--skip", nargs="*", default=[], help="tools to skip (pycocotools, faster_coco_eval)")
+    ap.add_argument(
+        "--skip",
+        nargs="*",
+        default=[],
+        help="tools to skip (hotcoco, ultrafast, pycocotools, faster_coco_eval)",
+    )
+    ap.add_argument(
+        "--other",
+        type=Path,
+        help="also run the deteval of this checkout (e.g. /work/main) as 'deteval@other', interleaved",
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="deteval_bench_") as tmp:
         if args.scaling:
-            rows = []
             for n in (5000, 10000, 20000):
                 gt, dt, n_gt, n_dt = generate(Path(tmp), n, args.seed)
                 r = run_tool("deteval", gt, dt)
-                rows.append((n, n_gt, n_dt, r["wall"], r["rss_mb"]))
+                if r is None:
+                    return 1
                 print(
                     f"{n:>6} images {n_gt:>7} gts {n_dt:>8} dets: deteval {r['wall']:.2f} s, "
                     f"{r['rss_mb']:.0f} MB, {r['wall'] / n * 1000:.3f} ms/image"
                 )
             return 0
-        t0 = time.perf_counter()
-        gt, dt, n_gt, n_dt = generate(Path(tmp), args.images, args.seed)
-        print(
-            f"synthetic set: {args.images} images, 80 categories, {n_gt} ground truths, {n_dt} detections "
-            f"(generated in {time.perf_counter() - t0:.1f} s; {os.cpu_count()} CPUs)"
-        )
-        results = {}
-        for tool, module in (
-            ("deteval", "numpy"),
-            ("pycocotools", "pycocotools"),
-            ("faster_coco_eval", "faster_coco_eval"),
-        ):
-            if tool in args.skip or not available(module):
-                continue
-            r = run_tool(tool, gt, dt)
-            if r is not None:
-                results[tool] = r
-        ref = results.get("pycocotools")
-        print(f"{'tool':<18}{'wall s':>9}{'in-process s':>14}{'peak RSS MB':>13}{'max |Δstat|':>14}")
-        for tool, r in results.items():
-            diff = max(abs(a - b) for a, b in zip(r["stats"], ref["stats"])) if ref else float("nan")
-            print(f"{tool:<18}{r['wall']:>9.2f}{r['inner']:>14.2f}{r['rss_mb']:>13.0f}{diff:>14.3g}")
-        d = results.get("deteval")
-        if d:
-            for tool in ("pycocotools", "faster_coco_eval"):
-                if tool in results:
-                    print(
-                        f"deteval vs {tool}: {results[tool]['wall'] / d['wall']:.1f}x faster end to end, "
-                        f"{results[tool]['rss_mb'] / d['rss_mb']:.1f}x less peak memory"
-                    )
+        tools = [t for t, module in TOOLS if t not in args.skip and available(module)]
+        if args.other:
+            tools.insert(1, "deteval@other")
+        makers = {
+            "bbox": (generate, args.images),
+            "segm": (generate_segm, args.segm_images),
+            "keypoints": (generate_keypoints, args.images),
+        }
+        print(f"tools: {', '.join(tools)} ({os.cpu_count()} CPUs)")
+        for iou_type in args.types:
+            make, n = makers[iou_type]
+            t0 = time.perf_counter()
+            gt, dt, n_gt, n_dt = make(Path(tmp), n, args.seed)
+            print(
+                f"\n{iou_type}: {n} images, {n_gt} ground truths, {n_dt} detections "
+                f"(generated in {time.perf_counter() - t0:.1f} s)"
+            )
+            bench_type(iou_type, gt, dt, tools, args.repeat, args.other)
     return 0
 
 

@@ -104,3 +104,56 @@ def test_split_blocks_cover_every_pair_once():
             (d, g) for s, n, t, m in zip(bd, bn, bg, bm) for d in range(s, s + n) for g in range(t, t + m)
         )
         assert got == want
+
+
+@pytest.mark.parametrize("iou_type", sorted(CASES))
+@pytest.mark.parametrize("seed", range(8))
+def test_coco_greedy_steps_split_in_tiny_pieces_give_identical_results(iou_type, seed, monkeypatch):
+    """A greedy step (one detection rank) cut into pieces of a few candidate pairs (issue 15: bounded step
+    temporaries); a detection's pairs are never cut, so a piece may exceed the bound."""
+    case = CASES[iou_type](seed)
+    whole = _eval(case, iou_type)
+    for step in (1, 2, 5):
+        monkeypatch.setattr(coco_match, "STEP_PAIRS", step)
+        _same(_eval(case, iou_type), whole)
+
+
+def test_greedy_steps_cover_every_pair_once_and_cut_only_between_detections():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        seg_len = rng.integers(1, 9, rng.integers(1, 40))
+        seg_start = np.r_[0, np.cumsum(seg_len)[:-1]]
+        n_pairs = int(seg_len.sum())
+        seg_id = np.repeat(np.arange(seg_len.shape[0]), seg_len)
+        ranks = np.sort(rng.integers(0, 4, seg_len.shape[0]))  # each detection's rank, pairs grouped by rank
+        bounds = np.searchsorted(np.repeat(ranks, seg_len), np.arange(5))
+        for step in (1, 3, 10, 1000):
+            coco_match.STEP_PAIRS = step
+            try:
+                pieces = list(coco_match._steps(bounds, seg_start, seg_id, seg_start.shape[0], n_pairs))
+            finally:
+                coco_match.STEP_PAIRS = 4096
+            assert [s for s, _ in pieces] == [0] + [e for _, e in pieces[:-1]]
+            assert pieces[-1][1] == n_pairs
+            assert set(bounds.tolist()) - {n_pairs} <= {s for s, _ in pieces}  # no piece spans two ranks
+            assert all(s in set(seg_start.tolist()) for s, _ in pieces)
+            assert all(e - s <= max(step, int(seg_len.max())) for s, e in pieces)
+
+
+@pytest.mark.parametrize("iou_type", sorted(CASES))
+@pytest.mark.parametrize("seed", range(6))
+def test_coco_accumulation_in_threshold_groups_and_from_shards_gives_identical_results(
+    iou_type, seed, monkeypatch
+):
+    """Accumulation over a few thresholds at a time (LIST_ITEMS), and over a table of merged shards (rows not
+    in (category, image, rank) order: the full four-key ranking) equals the one-pass result (issue 15)."""
+    import deteval.detection.coco as coco
+    import deteval.detection.coco_accumulate as coco_accumulate
+
+    case = CASES[iou_type](seed)
+    whole = _eval(case, iou_type)
+    for items in (1, 5, 40):
+        monkeypatch.setattr(coco_accumulate, "LIST_ITEMS", items)
+        _same(_eval(case, iou_type), whole)
+    monkeypatch.setattr(coco, "SHARD_DETECTIONS", 7)
+    _same(_eval(case, iou_type), whole)

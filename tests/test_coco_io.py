@@ -312,3 +312,59 @@ def test_large_ground_truth_is_parsed_in_pieces_identically(name, opts, monkeypa
     with pytest.raises(ValidationError) as info:
         coco_io.load_coco_gt(tmp_path / "gt.json", **opts)
     assert info.value.record == f"annotations[{last}]"
+
+
+def test_id_lookup_table_and_binary_search_agree():
+    """_index_of reads dense integer ids through a lookup table (issue 15): same positions, and the same first
+    unknown id refused, as the binary search, including ids far outside the table (no int64 wrap)."""
+    from deteval.io.coco import _index_of
+
+    rng = np.random.default_rng(1)
+    extremes = np.array([-(2**63), 2**63 - 1, -1, 0], dtype=np.int64)
+    for _ in range(200):
+        span = int(rng.choice([10, 1000, 10**7]))  # dense (lookup) and sparse (binary search) tables
+        table = np.unique(rng.integers(-5, span, int(rng.integers(1, 50))))
+        ids = rng.choice(table, int(rng.integers(0, 30)))
+        assert np.array_equal(_index_of(ids, table, "image_id", "f", None), np.searchsorted(table, ids))
+        bad = np.r_[ids, rng.choice(extremes, 1), rng.integers(-10, span + 10, 3), ids]
+        unknown = np.flatnonzero(~np.isin(bad, table))
+        if unknown.size == 0:
+            continue
+        first = int(unknown[0])
+        with pytest.raises(ValidationError) as exc:
+            _index_of(bad, table, "image_id", "f", None)
+        assert exc.value.record == first
+
+
+def test_large_keypoints_results_file_read_in_pieces_equals_whole(tmp_path, monkeypatch):
+    """Keypoints results (loadRes' keypoints branch) are parsed piece by piece like bbox ones (issue 15:
+    bounded memory): same columns, same stats as pycocotools, and an error names the record in the file."""
+    import sys
+    from pathlib import Path
+
+    from deteval.io import coco as coco_io
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _coco_cases import random_keypoints_case, run_pycocotools
+
+    case = next(
+        c for c in map(random_keypoints_case, range(60)) if len(c["dt"]) >= 12 and not c.get("params")
+    )
+    dt = [{k: v for k, v in d.items() if k not in ("bbox", "segmentation")} for d in case["dt"]]
+    path = tmp_path / "dt.json"
+    path.write_text(json.dumps(dt))
+    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 300)
+    g = coco_io.load_coco_gt(case["gt"], need_keypoints=True)
+    chunked = coco_io._bbox_results_in_chunks(path, g, "keypoints")
+    assert chunked is not None
+    whole = coco_io.load_coco_results(dt, g, iou_type="keypoints")
+    for key in ("img", "cat", "score", "bbox", "area", "keypoints"):
+        assert np.array_equal(getattr(chunked, key), getattr(whole, key), equal_nan=True)
+    stats, *_ = run_pycocotools(case["gt"], dt, "keypoints")
+    assert np.array_equal(evaluate_coco(case["gt"], path, iou_type="keypoints").stats, stats)
+    bad = len(dt) - 2
+    dt[bad]["keypoints"] = dt[bad]["keypoints"][:-3]
+    path.write_text(json.dumps(dt))
+    with pytest.raises(InputFormatError) as info:
+        coco_io.load_coco_results(path, g, iou_type="keypoints")
+    assert info.value.record == bad and str(path) in str(info.value)

@@ -155,3 +155,22 @@ def test_saved_results_still_refuse_repeated_keys(tmp_path):
     path.write_text('{"protocol": "voc", "protocol": "mir"}')
     with pytest.raises(InputFormatError, match="duplicate key 'protocol' in one JSON object"):
         load_result(path)
+
+
+def test_key_token_count_equals_the_plain_count_in_any_blocks(monkeypatch):
+    """The vectorised count of key ends (issue 15) is ``count(b'":')`` plus the spaced ones the regex finds,
+    whatever the block size, on random texts of quotes, colons and blanks."""
+    import re
+
+    import numpy as np
+
+    from deteval.io import jsonkeys
+
+    spaced = re.compile(rb'"[ \t\r\n]+:')
+    rng = np.random.default_rng(0)
+    alphabet = list(b'":  \t\n\r{}ab,')
+    for block in (1, 2, 3, 1 << 23):
+        monkeypatch.setattr(jsonkeys, "_BLOCK", block)
+        for _ in range(800):
+            text = bytes(rng.choice(alphabet, int(rng.integers(0, 40))).tolist())
+            assert jsonkeys._key_tokens(text) == text.count(b'":') + len(spaced.findall(text))

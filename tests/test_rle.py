@@ -240,3 +240,84 @@ def test_bad_ground_truth_rle_in_memory(form):
         src.createIndex()
     with pytest.raises(InputFormatError, match=rf"annotations\[{CROWD}\]: RLE counts string ends inside"):
         evaluate_coco(src, RES, iou_type="segm")
+
+
+def test_segm_result_masks_are_validated_once(monkeypatch):
+    """A results file in pycocotools' segm branch (no bbox) has each RLE decoded and checked once (issue 15):
+    at load, where its area and box are computed; the matcher reuses the converted masks."""
+    import sys
+    from pathlib import Path
+
+    import deteval.detection.coco as coco_mod
+    import deteval.io.coco as io_coco
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _coco_cases import random_segm_case, run_pycocotools
+
+    for seed in range(40):
+        case = random_segm_case(seed)
+        dt = [{k: v for k, v in d.items() if k != "bbox"} for d in case["dt"]]
+        if dt:
+            break
+    seen: list[int] = []
+
+    def counting(real):
+        def wrapper(segms, file, records):
+            if file == "<in-memory results>":
+                seen.extend(list(records))
+            return real(segms, file, records)
+
+        return wrapper
+
+    monkeypatch.setattr(io_coco, "check_rles", counting(io_coco.check_rles))
+    monkeypatch.setattr(coco_mod, "check_rles", counting(coco_mod.check_rles))
+    ours = coco_mod.evaluate_coco(case["gt"], dt, iou_type="segm")
+    assert sorted(seen) == list(range(len(dt)))
+    stats, *_ = run_pycocotools(case["gt"], dt, "segm")
+    assert np.array_equal(ours.stats, stats)
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda s: None,
+        lambda s: s.update(size=[80, 101]),
+        lambda s: s.update(size=[80, True]),
+        lambda s: s.update(size=[80.0, 100]),
+        lambda s: s.update(size=[80, 100, 1]),
+        lambda s: s.update(size=(80, 100)),
+        lambda s: s.update(counts=list(range(3))),
+        lambda s: s.update(counts=b"PP0"),
+        lambda s: s.update(counts="PP0"),
+        lambda s: s.pop("size"),
+        lambda s: s.update(size=[-80, -100]),
+        lambda s: s.update(size=[2**40, 2**40]),
+    ],
+)
+def test_segm_results_fast_structure_check_gives_the_record_by_record_outcome(mutate, monkeypatch):
+    """The vectorised structure check of result RLEs (issue 15) only skips the record-by-record checks when
+    they would all pass: any mutation gives the same areas or the same error as without it."""
+    import sys
+    from pathlib import Path
+
+    import deteval.io.coco as io_coco
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _coco_cases import random_segm_case
+
+    case = next(c for c in map(random_segm_case, range(40)) if len(c["dt"]) > 3)
+    dt = [{k: v for k, v in d.items() if k != "bbox"} for d in copy.deepcopy(case["dt"])]
+    mutate(dt[2]["segmentation"])
+
+    def outcome():
+        try:
+            r = io_coco.load_coco_results(
+                dt, io_coco.load_coco_gt(case["gt"], keep_segmentation=True), iou_type="segm"
+            )
+        except DetevalError as exc:
+            return type(exc), str(exc)
+        return r.area.tolist(), r.bbox.tolist()
+
+    fast = outcome()
+    monkeypatch.setattr(io_coco, "_plain_rles_fit", lambda *a: False)
+    assert outcome() == fast

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.detection import coco_match
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_iou import bbox_iou_blocks, oks_pairs, segm_iou_blocks
 from deteval.detection.coco_match import MatchTable, match_groups
@@ -313,6 +314,11 @@ def _selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np.n
     return pos
 
 
+#: Pairs whose OKS is computed at once (about 30 MB of temporaries with 17 keypoints; larger chunks are
+#: slower as well, being out of cache).
+KEYPOINT_PAIR_CHUNK = 20_000
+
+
 def match_coco(
     gt: CocoGroundTruth,
     res: CocoResults,
@@ -351,7 +357,10 @@ def match_coco(
         gmask &= in_shard[np.maximum(g_img, 0)]
         dmask &= in_shard[np.maximum(d_img, 0)]
     gkeep, dkeep = np.flatnonzero(gmask), np.flatnonzero(dmask)
-    g_img, g_cat, d_img, d_cat = g_img[gkeep], g_cat[gkeep], d_img[dkeep], d_cat[dkeep]
+    # every record kept (the usual case): views instead of copies of every column
+    gsel = slice(None) if gkeep.shape[0] == len(gt) else gkeep
+    dsel = slice(None) if dkeep.shape[0] == len(res) else dkeep
+    g_img, g_cat, d_img, d_cat = g_img[gsel], g_cat[gsel], d_img[dsel], d_cat[dsel]
     g_pos = gkeep.astype(np.int64)
     d_pos = dkeep.astype(np.int64)
     if params.use_cats:
@@ -365,14 +374,14 @@ def match_coco(
         g_cat = np.zeros_like(g_cat)
         d_cat = np.zeros_like(d_cat)
 
-    crowd = gt.iscrowd[gkeep]
-    ignore = crowd.copy() if compat == "pycocotools" else crowd | gt.ignore[gkeep]
+    crowd = gt.iscrowd[gsel]
+    ignore = crowd.copy() if compat == "pycocotools" else crowd | gt.ignore[gsel]
     if params.iou_type == "keypoints":
-        ignore = ignore | (gt.num_keypoints[gkeep] == 0)
+        ignore = ignore | (gt.num_keypoints[gsel] == 0)
 
     iou_type = params.iou_type
     if iou_type == "bbox":
-        dbox, gbox = res.bbox[dkeep], gt.bbox[gkeep]
+        dbox, gbox = res.bbox[dsel], gt.bbox[gsel]
 
         def iou_fn(
             di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
@@ -392,8 +401,8 @@ def match_coco(
                 f"ground truth has {gt.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
                 file=gt.source,
             )
-        dkp, gkp = res.keypoints[dkeep], gt.keypoints[gkeep]
-        gbox, garea = gt.bbox[gkeep], gt.area[gkeep]
+        dkp, gkp = res.keypoints[dsel], gt.keypoints[gsel]
+        gbox, garea = gt.bbox[gsel], gt.area[gsel]
 
         def iou_fn(
             di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
@@ -428,16 +437,18 @@ def match_coco(
         max_det=params.max_dets[-1],
         d_img=d_img,
         d_cat=d_cat,
-        d_score=res.score[dkeep],
+        d_score=res.score[dsel],
         d_order=d_order,
-        d_area=res.area[dkeep],
+        d_area=res.area[dsel],
         g_img=g_img,
         g_cat=g_cat,
         g_order=g_order,
-        g_area=gt.area[gkeep],
+        g_area=gt.area[gsel],
         g_crowd=crowd,
         g_ignore=ignore,
         iou_fn=iou_fn,
+        # OKS holds about a dozen K-wide float64 arrays per pair in flight (bbox IoU: a few numbers)
+        pair_chunk=min(coco_match.PAIR_CHUNK, KEYPOINT_PAIR_CHUNK) if iou_type == "keypoints" else None,
     )
     counts = {
         "n_images": n_img,
@@ -585,9 +596,12 @@ def _gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> _RleTable:
 def _dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> _RleTable:
     if res.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the results", file=res.source)
-    return _RleTable(
+    table = _RleTable(
         [res.segmentation[i] for i in keep.tolist()], res.img[keep], gt.image_hw, res.source, None, keep
     )
+    if res.rles is not None and len(res.rles) == len(res):  # validated and converted at load
+        table.cache = [res.rles[i] for i in keep.tolist()]
+    return table
 
 
 def _finish(

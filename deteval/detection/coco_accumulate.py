@@ -23,6 +23,10 @@ from deteval.detection.coco_match import MatchTable
 
 __all__ = ["accumulate"]
 
+#: Items (thresholds × detections) ranked at once: the thresholds are taken in groups of about this many
+#: items, which bounds the temporaries of the core (lists are independent, so the numbers are the same).
+LIST_ITEMS = 1 << 20
+
 
 def accumulate(
     table: MatchTable,
@@ -48,34 +52,61 @@ def accumulate(
     valid = (npig_ka > 0).T  # (A, K)
 
     # pycocotools' ranking of a category: images in ascending id order, then a stable sort by -score
-    order = np.lexsort((table.rank, table.img, -table.score, table.cat))
+    if _in_group_order(table):  # as match_groups leaves it: a stable sort by (category, -score) is enough
+        order = np.lexsort((-table.score, table.cat))
+    else:  # e.g. tables of several shards concatenated
+        order = np.lexsort((table.rank, table.img, -table.score, table.cat))
     cat_s = table.cat[order]
     rank_s = table.rank[order]
     score_s = table.score[order]
-    for m, max_det in enumerate(max_dets):
+    # per maxDet: the rows it keeps (None: all), their scores, detections per category, their weights
+    slices = []
+    for max_det in max_dets:
         sel = np.flatnonzero(rank_s < max_det) if rank_s.size and rank_s.max() >= max_det else None
-        om = order if sel is None else order[sel]
         sm = score_s if sel is None else score_s[sel]
-        n_m = om.shape[0]
-        per_list = np.tile(np.bincount(cat_s if sel is None else cat_s[sel], minlength=K), T)
-        for a in range(A):
-            if not valid[a].any():
-                continue
-            n_pos = np.tile(npig_ka[:, a], T)  # lists in (threshold, category) order
-            tp = np.take(table.tp[a], om, axis=1).reshape(-1)
-            ig = np.take(table.ig[a], om, axis=1).reshape(-1)
-            w = None if weights is None else np.tile(weights[om], T)
-            lists = presorted_lists(per_list, tp, n_pos, ig, weights=w)
-            rows = lists.sampled_items(rec_thrs)  # items are T copies of the same n_m detections
-            if lists.order is not None:
-                rows = np.where(rows >= 0, lists.order[np.maximum(rows, 0)], rows)  # the row it repeats
-            prec[a, m] = lists.interpolated_precision(rec_thrs, COCO_EPS).reshape(T, K, R)
-            sc[a, m] = np.where(rows >= 0, sm[rows % max(n_m, 1)] if n_m else 0.0, 0.0).reshape(T, K, R)
-            rec[a, m] = safe_div(lists.n_hits, n_pos).reshape(T, K)
+        wm = None
+        if weights is not None:
+            wm = weights[order] if sel is None else weights[order[sel]]
+        slices.append((sel, sm, np.bincount(cat_s if sel is None else cat_s[sel], minlength=K), wm))
+    for a in range(A):
+        if not valid[a].any():
+            continue
+        # the flags of one area range in ranked order once; each maxDet reads its rows of them
+        tp_a = np.take(table.tp[a], order, axis=1)
+        ig_a = np.take(table.ig[a], order, axis=1)
+        for m, (sel, sm, per_cat, wm) in enumerate(slices):
+            n_m = sm.shape[0]
+            step = max(1, min(T, LIST_ITEMS // max(n_m, 1)))
+            for t0 in range(0, T, step):
+                t1 = min(T, t0 + step)
+                nt = t1 - t0
+                n_pos = np.tile(npig_ka[:, a], nt)  # lists in (threshold, category) order
+                tp = (tp_a[t0:t1] if sel is None else np.take(tp_a[t0:t1], sel, axis=1)).reshape(-1)
+                ig = (ig_a[t0:t1] if sel is None else np.take(ig_a[t0:t1], sel, axis=1)).reshape(-1)
+                w = None if wm is None else np.tile(wm, nt)
+                lists = presorted_lists(np.tile(per_cat, nt), tp, n_pos, ig, weights=w)
+                rows = lists.sampled_items(rec_thrs)  # items are nt copies of the same n_m detections
+                if lists.order is not None:  # weighted: an expanded item back to the row it repeats
+                    rows = np.where(rows >= 0, lists.order[np.maximum(rows, 0)], rows)
+                prec[a, m, t0:t1] = lists.interpolated_precision(rec_thrs, COCO_EPS).reshape(nt, K, R)
+                sc[a, m, t0:t1] = np.where(rows >= 0, sm[rows % max(n_m, 1)] if n_m else 0.0, 0.0).reshape(
+                    nt, K, R
+                )
+                rec[a, m, t0:t1] = safe_div(lists.n_hits, n_pos).reshape(nt, K)
+                del lists, tp, ig, rows
             prec[a, m][:, ~valid[a]] = -1.0
             sc[a, m][:, ~valid[a]] = -1.0
             rec[a, m][:, ~valid[a]] = -1.0
+        del tp_a, ig_a
     precision = np.ascontiguousarray(prec.transpose(2, 4, 3, 0, 1))
     scores = np.ascontiguousarray(sc.transpose(2, 4, 3, 0, 1))
     recall = np.ascontiguousarray(rec.transpose(2, 3, 0, 1))
     return precision, recall, scores
+
+
+def _in_group_order(table: MatchTable) -> bool:
+    """Whether the rows are sorted by (category, image, rank)."""
+    if table.cat.shape[0] < 2:
+        return True
+    dc, di, dr = np.diff(table.cat), np.diff(table.img), np.diff(table.rank)
+    return bool(((dc > 0) | ((dc == 0) & ((di > 0) | ((di == 0) & (dr > 0))))).all())

@@ -24,7 +24,7 @@ before accumulation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +33,29 @@ __all__ = ["MatchTable", "match_groups", "merge_tables"]
 
 #: Upper bound on same-group pairs whose IoU is computed at once (about 100 MB of temporaries).
 PAIR_CHUNK = 1_000_000
+
+#: Upper bound on candidate pairs in one greedy step (about 1 MB of temporaries: A × T flags per pair; smaller
+#: steps cost no time at COCO scale, as each stays in cache).
+STEP_PAIRS = 4096
+
+
+def _steps(
+    bounds: np.ndarray, seg_start: np.ndarray, seg_id: np.ndarray, n_seg: int, n_pairs: int
+) -> Iterator[tuple[int, int]]:
+    """The greedy steps as pair ranges: one per detection rank (``bounds``), a large one cut between
+    detections (``seg_start``) into pieces of about ``STEP_PAIRS``. The detections of one rank belong to
+    different (image, category) groups, which share no ground truth, so the pieces are independent."""
+    for r in range(bounds.shape[0] - 1):
+        s, end = int(bounds[r]), int(bounds[r + 1])
+        while s < end:
+            e = end
+            if e - s > STEP_PAIRS:
+                cut = int(seg_start[int(np.searchsorted(seg_start, s + STEP_PAIRS, side="right")) - 1])
+                k = int(seg_id[s]) + 1
+                nxt = int(seg_start[k]) if k < n_seg else n_pairs
+                e = min(end, max(cut, nxt))
+            yield s, e
+            s = e
 
 
 @dataclass
@@ -184,6 +207,8 @@ def match_groups(
     rank = rank_all[keep]
     dgrp = sg[keep]
     N = det.shape[0]
+    # (temporaries are dropped as soon as they are used: this function sets the evaluation's peak memory)
+    del order, sg, starts, counts, rank_all, keep
 
     # ground truth: stable by (group, input order)
     g_grp = g_cat.astype(np.int64) * n_imgs + g_img
@@ -235,16 +260,24 @@ def match_groups(
     pd = np.concatenate(cand_d) if cand_d else np.zeros(0, dtype=np.int64)
     pg = np.concatenate(cand_g) if cand_g else np.zeros(0, dtype=np.int64)
     piou = np.concatenate(cand_iou) if cand_iou else np.zeros(0)
+    del cand_d, cand_g, cand_iou
 
     # greedy matching, stepping over detection rank
     o = np.lexsort((pg, piou, pd, rank[pd]))
     pd, pg, piou = pd[o], pg[o], piou[o]
+    del o
     prank = rank[pd]
     P = pd.shape[0]
-    hit_a, hit_t, hit_d, hit_g = [], [], [], []
+    # per-detection flags, written as the matches are found (a detection is matched at most once per area
+    # range and threshold): no list of matches is kept
+    d_area_k = d_area[det]
+    d_out = (d_area_k[None, :] < lo[:, None]) | (d_area_k[None, :] > hi[:, None])  # (A, N)
+    ig = np.repeat(d_out[:, None, :], T, axis=1)
+    tp = np.zeros((A, T, N), dtype=bool)
+    del d_area_k, d_out
     if P:
         seg_start = _group_starts(pd)
-        seg_id = np.cumsum(np.r_[True, pd[1:] != pd[:-1]]) - 1
+        seg_id = np.cumsum(np.r_[True, pd[1:] != pd[:-1]], dtype=np.int32 if P < 2**31 else np.int64) - 1
         ord_in = np.arange(P) - seg_start[seg_id]
         big = int(ord_in.max()) + 1
         kdt = np.int32 if 2 * big < 2**31 else np.int64
@@ -253,10 +286,9 @@ def match_groups(
         crowd_p = gcrowd[pg]
         taken = np.zeros((A, T, G), dtype=bool)
         bounds = np.searchsorted(prank, np.arange(int(prank.max()) + 2))
-        for r in range(bounds.shape[0] - 1):
-            s, e = int(bounds[r]), int(bounds[r + 1])
-            if s == e:
-                continue
+        del ord_in, piou, prank
+        n_seg = seg_start.shape[0]
+        for s, e in _steps(bounds, seg_start, seg_id, n_seg, P):
             gi_s = pg[s:e]
             avail = ~taken[:, :, gi_s]
             avail |= crowd_p[s:e]
@@ -266,29 +298,18 @@ def match_groups(
             segs = seg_start[first_seg : int(seg_id[e - 1]) + 1]
             best = np.maximum.reduceat(vals, segs - s, axis=2)  # (A, T, n_dets at this rank)
             a_i, t_i, s_i = np.nonzero(best >= 0)
+            del vals, avail
             if a_i.size == 0:
                 continue
             pair = segs[s_i] + best[a_i, t_i, s_i] % big
             gsel = pg[pair]
             taken[a_i, t_i, gsel] = True
-            hit_a.append(a_i)
-            hit_t.append(t_i)
-            hit_d.append(pd[pair])
-            hit_g.append(gsel)
-
-    # per-detection flags
-    d_area_k = d_area[det]
-    d_out = (d_area_k[None, :] < lo[:, None]) | (d_area_k[None, :] > hi[:, None])  # (A, N)
-    ig = np.repeat(d_out[:, None, :], T, axis=1)
-    tp = np.zeros((A, T, N), dtype=bool)
-    if hit_a:
-        a_i = np.concatenate(hit_a)
-        t_i = np.concatenate(hit_t)
-        d_i = np.concatenate(hit_d)
-        g_i = np.concatenate(hit_g)
-        det_ig = gig[a_i, g_i]  # a match to an ignored ground truth makes the detection ignored
-        ig[a_i, t_i, d_i] = det_ig
-        tp[a_i, t_i, d_i] = ~det_ig
+            d_i = pd[pair]
+            det_ig = gig[a_i, gsel]  # a match to an ignored ground truth makes the detection ignored
+            ig[a_i, t_i, d_i] = det_ig
+            tp[a_i, t_i, d_i] = ~det_ig
+        del key, elig_thr, crowd_p, taken, seg_start, seg_id
+    del pd, pg
     return MatchTable(
         cat=d_cat[det].astype(np.int64),
         img=d_img[det].astype(np.int64),

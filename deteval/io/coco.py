@@ -39,6 +39,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import itemgetter
 from os import PathLike
 from pathlib import Path
 from types import ModuleType
@@ -274,13 +275,22 @@ def _index_of(ids: np.ndarray, table: np.ndarray, what: str, file: str, where: s
         return np.zeros(0, dtype=np.int64)
     if table.size == 0 or (ids.dtype.kind == "U") != (table.dtype.kind == "U"):
         raise ValidationError(f"unknown {what} {ids[0].item()!r}", file=file, record=_rec(where, 0))
-    pos = np.searchsorted(table, ids)
-    pos_c = np.minimum(pos, table.size - 1)
-    bad = table[pos_c] != ids
+    if table.dtype.kind == "i" and int(table[-1]) - int(table[0]) < 16 * table.size + (1 << 16):
+        # integer ids within a range not much wider than the table: a lookup table, not a binary search
+        lo, span = table[0], int(table[-1]) - int(table[0])
+        lut = np.full(span + 1, -1, dtype=np.int64)
+        lut[table - lo] = np.arange(table.size)
+        inside = (ids >= lo) & (ids <= table[-1])
+        pos_c = lut[np.where(inside, ids - lo, 0)]
+        bad = ~inside | (pos_c < 0)
+    else:
+        pos = np.searchsorted(table, ids)
+        pos_c = np.minimum(pos, table.size - 1)
+        bad = table[pos_c] != ids
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValidationError(f"unknown {what} {ids[i].item()!r}", file=file, record=_rec(where, i))
-    return pos_c.astype(np.int64)
+    return pos_c.astype(np.int64, copy=False)
 
 
 def _unique_ids(ids: np.ndarray, what: str, file: str, where: str) -> np.ndarray:
@@ -356,6 +366,9 @@ class CocoResults:
     source: str = "<in-memory results>"
     warnings: list[str] = field(default_factory=list)
     skipped: int = 0
+    #: segm branch: every mask as a pycocotools RLE, validated and converted at load (the matcher reads these
+    #: instead of validating ``segmentation`` again); None otherwise
+    rles: list | None = None
 
     def __len__(self) -> int:
         return int(self.score.shape[0])
@@ -841,8 +854,8 @@ def _load_results(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResult
         records, file, from_coco = source.dataset.get("annotations", []), "<pycocotools COCO results>", True
     elif isinstance(source, (str, PathLike)):
         file = str(source)
-        if iou_type == "bbox":
-            fast = _bbox_results_in_chunks(Path(source), gt)
+        if iou_type in ("bbox", "keypoints"):
+            fast = _bbox_results_in_chunks(Path(source), gt, iou_type)
             if fast is not None:
                 return fast
         records = read_json(source)
@@ -859,8 +872,9 @@ def _load_results(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResult
 
 
 def _results_from_records(
-    records: Any, file: str, from_coco: bool, gt: CocoGroundTruth, iou_type: str
+    records: Any, file: str, from_coco: bool, gt: CocoGroundTruth, iou_type: str, kind: str | None = None
 ) -> CocoResults:
+    """``kind``: the loadRes branch when already decided (a piece of a file: by the file's first record)."""
     if not isinstance(records, list):
         raise InputFormatError(
             f"results JSON must be a list of objects, not {type(records).__name__}", file=file
@@ -884,7 +898,8 @@ def _results_from_records(
         raise InputFormatError(f"expected a JSON object, got {type(first).__name__}", file=file, record=0)
     # A pycocotools COCO from loadRes already holds what loadRes computed (area, bbox, segmentation): read it
     # as COCOeval does. Otherwise compute it as loadRes would, in the branch its first record picks.
-    kind = "loaded" if from_coco else loadres_branch(first, file)
+    if kind is None:
+        kind = "loaded" if from_coco else loadres_branch(first, file)
     img, cat, score = _result_keys(records, gt, file)
 
     segmentation = None
@@ -915,13 +930,16 @@ def _results_from_records(
         bbox = np.stack([x0, y0, x1 - x0, y1 - y0], axis=1)
         area = (x1 - x0) * (y1 - y0)
     else:
-        bbox = _result_boxes(records, kind, iou_type, segmentation, img, gt, file)
+        # segm branch: every mask validated and converted once, read for the areas, the missing boxes and
+        # (kept in ``rles``) by the matcher
+        rles = _rles(segmentation or [], img, gt, file) if kind == "segm" else None
+        bbox = _result_boxes(records, kind, iou_type, rles, img, gt, file)
         if kind == "loaded":
             area = _floats(_field(records, "area", file, None), "area", file, None)
         elif kind == "bbox":
             area = bbox[:, 2] * bbox[:, 3]
         else:  # segm: loadRes takes every record's area from its mask
-            area = _mask_areas(segmentation or [], img, gt, file)
+            area = _mask_areas(rles or [], file)
     return CocoResults(
         img=img,
         cat=cat,
@@ -932,6 +950,7 @@ def _results_from_records(
         segmentation=segmentation,
         kind=kind,
         source=file,
+        rles=rles if kind == "segm" else None,
     )
 
 
@@ -956,19 +975,20 @@ def _result_boxes(
     records: list,
     kind: str,
     iou_type: str,
-    segmentation: list | None,
+    rles: list | None,
     img: np.ndarray,
     gt: CocoGroundTruth,
     file: str,
 ) -> np.ndarray:
     """The ``bbox`` column as loadRes leaves it: each record's own ``bbox``; in the segm branch the mask's box
-    (``toBbox``) only for a record without one. bbox evaluation needs a valid box in every record."""
+    (``toBbox`` of its RLE in ``rles``) only for a record without one. bbox evaluation needs a valid box in
+    every record."""
     if kind == "bbox":
         return _boxes(_field(records, "bbox", file, None), file, None)
     raw = [r.get("bbox", _MISSING) for r in records]
     missing = [i for i, b in enumerate(raw) if b is _MISSING]
-    if missing and kind == "segm" and segmentation is not None:
-        derived = _mask_boxes([segmentation[i] for i in missing], img[missing], gt, file)
+    if missing and kind == "segm" and rles is not None:
+        derived = _mask_boxes([rles[i] for i in missing], file)
         for j, i in enumerate(missing):
             raw[i] = derived[j]
         missing = []
@@ -1005,8 +1025,10 @@ _RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 CHUNK_BYTES = 4 << 20
 
 
-def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth) -> CocoResults | None:
-    """Parse a large bbox results file piece by piece, so only one piece's Python objects exist at a time.
+def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bbox") -> CocoResults | None:
+    """Parse a large bbox (or keypoints) results file piece by piece, so only one piece's Python objects exist
+    at a time. Keypoints results are read so only in loadRes' keypoints branch and when the ground truth fixes
+    the number of keypoints (so that every piece is checked against the same width).
 
     The file is cut between records (``}, {``; COCO results hold no lists of objects, and neither RLE
     strings nor numbers contain braces). Returns None whenever this does not apply (small file, not bbox
@@ -1047,10 +1069,19 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth) -> CocoResults | No
             if not isinstance(records, list) or not records or not all(type(r) is dict for r in records[:1]):
                 return None
             first = records[0]
-            if i == 0 and not ("bbox" in first and first["bbox"] != []):
+            if i == 0 and iou_type == "bbox" and not ("bbox" in first and first["bbox"] != []):
                 return None
+            if i == 0 and iou_type == "keypoints":
+                try:
+                    if loadres_branch(first, file) != "keypoints" or gt.keypoints is None or not len(gt):
+                        return None
+                except DetevalError:
+                    return None
             try:
-                part = _bbox_columns(records, gt, file)
+                if iou_type == "bbox":
+                    part = _bbox_columns(records, gt, file)
+                else:
+                    part = _results_from_records(records, file, False, gt, iou_type, kind="keypoints")
             except DetevalError as exc:
                 rec = exc.record + offset if isinstance(exc.record, int) else exc.record
                 raise type(exc)(exc.reason, file=exc.file, record=rec) from None
@@ -1066,7 +1097,8 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth) -> CocoResults | No
         score=np.concatenate([p.score for p in parts]),
         bbox=np.concatenate([p.bbox for p in parts]),
         area=np.concatenate([p.area for p in parts]),
-        kind="bbox",
+        keypoints=None if iou_type == "bbox" else np.concatenate([p.keypoints for p in parts]),
+        kind="bbox" if iou_type == "bbox" else "keypoints",
         source=file,
     )
 
@@ -1200,13 +1232,38 @@ def _image_hw(gt: CocoGroundTruth, img: int, file: str, record: Any) -> tuple[in
     return h, w
 
 
+def _plain_rles_fit(segmentation: list, img: np.ndarray, gt: CocoGroundTruth) -> bool:
+    """Whether every entry is a compressed RLE dict (string ``counts``, ``size`` two ints) of its image's size:
+    what :func:`check_segmentation` and :func:`check_rle_size` accept, checked in a few C-level passes. False
+    means only "not sure": the record-by-record checks then run and name the bad record."""
+    if not segmentation or set(map(type, segmentation)) != {dict}:
+        return False
+    try:
+        counts = list(map(itemgetter("counts"), segmentation))
+        sizes = list(map(itemgetter("size"), segmentation))
+    except KeyError:
+        return False
+    if set(map(type, counts)) != {str} or set(map(type, sizes)) != {list} or set(map(len, sizes)) != {2}:
+        return False
+    if set(map(type, chain.from_iterable(sizes))) != {int}:
+        return False
+    try:
+        hw = np.array(sizes, dtype=np.int64)
+    except OverflowError:
+        return False
+    return bool((hw >= 0).all() and (hw < 2**31).all() and (hw == gt.image_hw[img]).all()) and bool(
+        (hw[:, 0] * hw[:, 1] < MAX_MASK_PIXELS).all()
+    )
+
+
 def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> list:
     out = []
-    for i, s in enumerate(segmentation):
-        if s is None:
-            raise InputFormatError("missing field 'segmentation'", file=file, record=i)
-        check_segmentation(s, file, i)
-        check_rle_size(s, gt.image_hw[int(img[i])], file, i)
+    if not _plain_rles_fit(segmentation, img, gt):
+        for i, s in enumerate(segmentation):
+            if s is None:
+                raise InputFormatError("missing field 'segmentation'", file=file, record=i)
+            check_segmentation(s, file, i)
+            check_rle_size(s, gt.image_hw[int(img[i])], file, i)
     check_rles(segmentation, file, range(len(segmentation)))
     for i, s in enumerate(segmentation):
         if isinstance(s, dict) and not isinstance(s.get("counts"), list):
@@ -1225,10 +1282,10 @@ def _check_given_segmentations(segmentation: list, img: np.ndarray, gt: CocoGrou
     check_rles([segmentation[i] for i in given], file, given)
 
 
-def _mask_areas(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> np.ndarray:
+def _mask_areas(rles: list, file: str) -> np.ndarray:
+    """pycocotools' ``area`` of RLEs already validated and converted (:func:`_rles`)."""
     from pycocotools import mask as mask_utils
 
-    rles = _rles(segmentation, img, gt, file)
     try:
         # chunks of <= 255: pycocotools' _mask.area builds a uint8 array of the count (fails beyond 255 on numpy 2)
         return np.concatenate(
@@ -1242,10 +1299,10 @@ def _mask_areas(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: 
         raise InputFormatError(f"invalid RLE segmentation: {exc}", file=file) from None
 
 
-def _mask_boxes(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> np.ndarray:
+def _mask_boxes(rles: list, file: str) -> np.ndarray:
+    """pycocotools' ``toBbox`` of RLEs already validated and converted (:func:`_rles`)."""
     from pycocotools import mask as mask_utils
 
-    rles = _rles(segmentation, img, gt, file)
     try:
         return np.concatenate(
             [

@@ -23,11 +23,15 @@ import json
 import re
 from typing import Any
 
+import numpy as np
+
 from deteval.errors import InputFormatError
 
 __all__ = ["DuplicateKeyError", "check_unique_keys", "loads_unique", "unique_keys"]
 
 _SPACED_KEY_END = re.compile(rb'"[ \t\r\n]+:')
+_BLANKS = np.frombuffer(b" \t\r\n", dtype=np.uint8)
+_BLOCK = 1 << 23
 _HIDING_ESCAPE = re.compile(rb"\\u00(?:22|3[aA]|20)")
 
 
@@ -55,8 +59,16 @@ def loads_unique(data: bytes | str, **kwargs: Any) -> Any:
 
 
 def _key_tokens(data: bytes) -> int:
-    n = data.count(b'":')
-    if _SPACED_KEY_END.search(data) is not None:  # rare: `"key" : value`
+    """``data.count(b'":')`` plus the rare spaced key ends (``"key" : value``), read from the byte after each
+    ``"`` (vectorised, in blocks of bounded memory, instead of a count and a regex scan of the text)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    n, blank = 0, False
+    for lo in range(0, max(buf.size - 1, 0), _BLOCK):
+        part = buf[lo : lo + _BLOCK + 1]
+        after = part[1:][part[:-1] == 0x22]  # the byte after each '"'
+        n += int(np.count_nonzero(after == 0x3A))
+        blank = blank or bool(np.isin(after, _BLANKS).any())
+    if blank and _SPACED_KEY_END.search(data) is not None:
         n += len(_SPACED_KEY_END.findall(data))
     return n
 

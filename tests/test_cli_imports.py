@@ -1,0 +1,86 @@
+"""Cold start of the ``deteval`` command: only the chosen subcommand's module is imported (issue 15).
+
+The imports are checked in a fresh interpreter (a subprocess), since this test process has imported
+everything already. Nothing here is timed; scripts/bench_coco.py and ``python -X importtime`` measure."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from deteval import cli
+
+DATA = Path(__file__).parent / "data" / "coco" / "coco_fruits"
+HEAVY = ("matplotlib", "scipy", "dask", "PIL", "pandas")
+
+# Runs deteval's main with argv, then writes the top-level module names it imported to stderr as JSON.
+PROBE = """
+import json, sys
+from deteval.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+sys.stderr.write("\\nMODULES " + json.dumps(sorted({m.split(".")[0] for m in sys.modules})) + "\\n")
+sys.exit(code)
+"""
+
+
+def _run(*argv: str) -> tuple[int, str, set[str]]:
+    out = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, check=False)
+    line = next(x for x in out.stderr.splitlines() if x.startswith("MODULES "))
+    return out.returncode, out.stdout, set(json.loads(line[len("MODULES ") :]))
+
+
+def test_help_imports_no_numpy_and_lists_every_command() -> None:
+    code, out, modules = _run("--help")
+    assert code == 0
+    for name in cli._COMMANDS:
+        assert f"    {name}" in out
+    assert "numpy" not in modules
+    assert not modules & set(HEAVY)
+
+
+def test_plain_coco_run_imports_nothing_heavy() -> None:
+    gt, dt = DATA / "fruit_val_coco_format.json", DATA / "coco_instances_results.json"
+    code, out, modules = _run("coco", str(gt), str(dt), "--format", "json")
+    assert code == 0
+    from deteval.detection.coco import evaluate_coco
+
+    assert json.loads(out)["stats"] == evaluate_coco(gt, dt).stats.tolist()
+    assert not modules & set(HEAVY), modules & set(HEAVY)
+    assert "pycocotools" not in modules  # bbox evaluation never rasterises masks
+
+
+@pytest.mark.parametrize("command", ["coco", "trec", "explain"])
+def test_subcommand_help_still_complete(command: str) -> None:
+    code, out, _ = _run(command, "--help")
+    assert code == 0
+    assert f"usage: deteval {command}" in out
+    assert "--quiet" in out
+
+
+def test_stub_help_lines_equal_the_modules_own() -> None:
+    full = cli.build_parser()
+    lazy = cli.build_parser("coco", lazy=True)
+
+    def helps(parser: object) -> dict[str, str | None]:
+        sub = next(a for a in parser._actions if a.dest == "command")  # type: ignore[attr-defined]
+        return {a.dest: a.help for a in sub._choices_actions}
+
+    assert helps(full) == {name: text for name, (_, text) in cli._COMMANDS.items()}
+    assert list(helps(lazy)) == list(helps(full))
+    assert helps(lazy) == helps(full)
+
+
+def test_command_detection() -> None:
+    assert cli._command_in(["--quiet", "coco", "a", "b"]) == "coco"
+    assert cli._command_in(["--help"]) is None
+    assert cli._command_in(["nonsense"]) is None
+    # an unknown command still fails as argparse's invalid choice, naming the commands
+    code, _, _ = _run("nonsense")
+    assert code == 2
