@@ -147,3 +147,28 @@ def test_cli_refuses_voc_annotations_for_coco(capsys: pytest.CaptureFixture[str]
     voc = ROOT / "data_samples" / "voc" / "Annotations"
     assert main(["explain", str(voc), "x", "--from", "voc07", "--to", "coco"]) == 2
     assert "COCO ground-truth .json" in capsys.readouterr().err
+
+
+def test_docs_outputs_are_current(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/explain.md shows `$ deteval explain …` runs on the samples: they print exactly what is shown."""
+    import re
+    import shlex
+
+    monkeypatch.chdir(ROOT)
+    text = (ROOT / "docs" / "explain.md").read_text()
+    blocks = re.findall(r"```\n\$ (deteval [^\n]+)\n(.*?)```", text, flags=re.S)
+    assert len(blocks) == 2
+    for command, shown in blocks:
+        assert main(shlex.split(command)[1:]) == 0
+        assert capsys.readouterr().out == shown
+
+
+def test_docs_python_example(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(ROOT / "data_samples" / "coco")
+    text = (ROOT / "docs" / "explain.md").read_text()
+    code = text.split("Python:\n```python\n")[1].split("```")[0]
+    code = code.replace('"results.json"', '"results_bbox.json"')
+    exec(compile(code, "docs/explain.md", "exec"), {})
+    assert capsys.readouterr().out.startswith(" " * 66 + "mAP50-95")
