@@ -1,7 +1,8 @@
 """``deteval explain`` across protocols: pycocotools' ``coco`` and the Pascal VOC profiles on the same data.
 
-The input is a COCO ground truth and results pair (a YOLO dataset is converted to one first). The VOC side
-reads the same objects in VOC form: a COCO box ``[x, y, w, h]`` becomes the 1-based inclusive pixel box
+The input is a COCO ground truth and results pair (a YOLO dataset is converted to one first), or VOC
+annotations and detections (:func:`cross_data_from_voc`: the COCO side reads them as ``x = x1 − 1,
+w = x2 − x1 + 1``). From COCO data, the VOC side reads the same objects in VOC form: a COCO box ``[x, y, w, h]`` becomes the 1-based inclusive pixel box
 ``[x + 1, y + 1, x + w, y + h]`` (the inverse of the usual VOC → COCO conversion ``x = x1 − 1, w = x2 − x1 + 1``),
 ``iscrowd`` becomes ``difficult``, images and categories keep their ids. A box narrower or lower than one
 pixel has no VOC form and is refused.
@@ -134,22 +135,62 @@ def cross_data(gt: Any, results: Any) -> CrossData:
     """Load a COCO ground truth and results (paths, dicts, lists or loaded tables) into both forms."""
     g = load_coco_gt(gt)
     r = load_coco_results(results, g, iou_type="bbox")
+    g_voc, d_voc = _voc_box(g.bbox, "ground-truth", g.source), _voc_box(r.bbox, "result", r.source)
+    return _both(g, r, g_voc, d_voc, np.asarray(g.iscrowd).astype(bool))
+
+
+def _both(
+    g: CocoGroundTruth, r: CocoResults, g_voc: np.ndarray, d_voc: np.ndarray, crowd: np.ndarray
+) -> CrossData:
     return CrossData(
         n_images=len(g.image_ids),
         n_classes=len(g.cat_ids),
         g_img=g.img,
         g_cls=g.cat,
         g_xywh=g.bbox,
-        g_voc=_voc_box(g.bbox, "ground-truth", g.source),
-        g_crowd=np.asarray(g.iscrowd).astype(bool),
+        g_voc=g_voc,
+        g_crowd=crowd,
         d_img=r.img,
         d_cls=r.cat,
         d_xywh=r.bbox,
-        d_voc=_voc_box(r.bbox, "result", r.source),
+        d_voc=d_voc,
         d_score=r.score,
         coco_gt=g,
         coco_res=r,
     )
+
+
+def cross_data_from_voc(gt: VOCGroundTruth, dets: VOCDetections) -> CrossData:
+    """VOC tables in both forms: the COCO side reads ``[x1 − 1, y1 − 1, x2 − x1 + 1, y2 − y1 + 1]``, image ids
+    1..N in the image-set order, category ids 1..K in :func:`evaluate_voc`'s class order, ``difficult`` as
+    ``iscrowd``; the VOC side keeps the boxes as read."""
+    classes = list(gt.classes) + [c for c in dets.classes if c not in set(gt.classes)]
+    cpos = {c: k for k, c in enumerate(classes)}
+    ipos = {name: i for i, name in enumerate(gt.images)}
+    d_lab = np.array([cpos[dets.classes[k]] for k in dets.label.tolist()], dtype=np.int64)
+    d_img = np.array([ipos[dets.images[i]] for i in dets.image.tolist()], dtype=np.int64)
+
+    def xywh(b: np.ndarray) -> list[float]:
+        return [float(b[0] - 1), float(b[1] - 1), float(b[2] - b[0] + 1), float(b[3] - b[1] + 1)]
+
+    anns = []
+    for n in range(len(gt)):
+        box = xywh(gt.boxes[n])
+        anns.append({"id": n + 1, "image_id": int(gt.image[n]) + 1, "category_id": int(gt.label[n]) + 1,
+                     "bbox": box, "area": box[2] * box[3], "iscrowd": int(gt.difficult[n])})  # fmt: skip
+    coco = {
+        "images": [{"id": i + 1, "file_name": name} for i, name in enumerate(gt.images)],
+        "categories": [{"id": k + 1, "name": c} for k, c in enumerate(classes)],
+        "annotations": anns,
+    }
+    results = [
+        {"image_id": int(d_img[n]) + 1, "category_id": int(d_lab[n]) + 1, "bbox": xywh(dets.boxes[n]),
+         "score": float(dets.scores[n])}
+        for n in range(len(dets))
+    ]  # fmt: skip
+    g = load_coco_gt(coco)
+    r = load_coco_results(results, g, iou_type="bbox")
+    return _both(g, r, gt.boxes, dets.boxes, gt.difficult.astype(bool))
 
 
 # ------------------------------------------------------------------------------------ step-wise evaluator
@@ -198,37 +239,41 @@ def _iou(data: CrossData, gi: np.ndarray, di: np.ndarray, rules: CrossRules) -> 
 
 
 def _match_block(iou: np.ndarray, crowd: np.ndarray, rules: CrossRules) -> np.ndarray:
-    """Outcomes (thresholds × detections, detections in rank order): 1 TP, 0 FP, −1 ignored."""
+    """Outcomes (thresholds × detections, detections in rank order): 1 TP, 0 FP, −1 ignored.
+
+    Detections are walked one by one (each depends on what the previous ones took), all ten thresholds at
+    once: ``taken`` is thresholds × ground truths.
+    """
     n_g, n_d = iou.shape
-    out = np.zeros((len(THRESHOLDS), n_d), dtype=np.int8)
+    n_t = len(THRESHOLDS)
+    out = np.zeros((n_t, n_d), dtype=np.int8)
     if n_g == 0:
         return out
     strict = rules.comparison == ">"
-    for t_i, t in enumerate(THRESHOLDS.tolist()):
-        ok = iou > t if strict else iou >= t
-        taken = np.zeros(n_g, dtype=bool)
-        for d in range(n_d):
-            if rules.matcher == "voc":
-                j = int(np.argmax(iou[:, d]))  # the first maximum, as the devkit's `ov > ovmax`
-                if ok[j, d]:
-                    if crowd[j]:
-                        out[t_i, d] = -1
-                    elif not taken[j]:
-                        taken[j] = True
-                        out[t_i, d] = 1
-                continue
-            # pycocotools: regular ground truths first; among those qualifying the last maximum wins.
-            for group in (~crowd & ~taken, crowd):
-                cand = np.flatnonzero(group & ok[:, d])
-                if cand.size:
-                    vals = iou[cand, d]
-                    j = int(cand[len(vals) - 1 - int(np.argmax(vals[::-1]))])
-                    if crowd[j]:
-                        out[t_i, d] = -1
-                    else:
-                        taken[j] = True
-                        out[t_i, d] = 1
-                    break
+    taken = np.zeros((n_t, n_g), dtype=bool)
+    rows = np.arange(n_t)
+    for d in range(n_d):
+        col = iou[:, d]
+        if rules.matcher == "voc":
+            j = int(np.argmax(col))  # the first maximum, as the devkit's `ov > ovmax`
+            hit = col[j] > THRESHOLDS if strict else col[j] >= THRESHOLDS
+            if crowd[j]:
+                out[hit, d] = -1
+            else:
+                new = hit & ~taken[:, j]
+                out[new, d] = 1
+                taken[new, j] = True
+            continue
+        # pycocotools: regular ground truths first; among those qualifying the last maximum wins.
+        ok = col[None, :] > THRESHOLDS[:, None] if strict else col[None, :] >= THRESHOLDS[:, None]
+        regular = ok & ~crowd[None, :] & ~taken
+        vals = np.where(regular, col[None, :], -np.inf)
+        j = n_g - 1 - np.argmax(vals[:, ::-1], axis=1)
+        has = regular.any(axis=1)
+        out[has, d] = 1
+        taken[rows[has], j[has]] = True
+        on_crowd = ~has & (ok & crowd[None, :]).any(axis=1)
+        out[on_crowd, d] = -1
     return out
 
 

@@ -57,6 +57,11 @@ def _check(gt: Any, res: Any, a: str, b: str) -> Any:
             metric = "voc2010" if name == "voc2012" else "voc07"
             prof = "py_faster_rcnn" if name == "py_faster_rcnn" else "voc_devkit"
             assert end["mAP50"] == evaluate_voc(vgt, vdt, metric=metric, profile=prof).summary["map"]
+            maps = [
+                evaluate_voc(vgt, vdt, iou_threshold=t, metric=metric, profile=prof).summary["map"]
+                for t in np.linspace(0.5, 0.95, 10).tolist()
+            ]
+            assert end["mAP50-95"] == np.mean(maps)
     for key in ("mAP50-95", "mAP50"):
         total = e.end[key] - e.start[key]
         assert sum(s["delta"][key] for s in e.steps) == pytest.approx(total, abs=1e-12, rel=0)
@@ -143,9 +148,9 @@ def test_cli_on_a_yolo_dataset(capsys: pytest.CaptureFixture[str]) -> None:
     assert out["to"]["mAP50-95"] == coco["mAP50-95"] and out["to"]["mAP50"] == coco["mAP50"]
 
 
-def test_cli_refuses_voc_annotations_for_coco(capsys: pytest.CaptureFixture[str]) -> None:
-    voc = ROOT / "data_samples" / "voc" / "Annotations"
-    assert main(["explain", str(voc), "x", "--from", "voc07", "--to", "coco"]) == 2
+def test_cli_refuses_other_data_for_coco(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "gt.txt").write_text("")
+    assert main(["explain", str(tmp_path / "gt.txt"), "x", "--from", "voc07", "--to", "coco"]) == 2
     assert "COCO ground-truth .json" in capsys.readouterr().err
 
 
@@ -172,3 +177,69 @@ def test_docs_python_example(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
     code = code.replace('"results.json"', '"results_bbox.json"')
     exec(compile(code, "docs/explain.md", "exec"), {})
     assert capsys.readouterr().out.startswith(" " * 66 + "mAP50-95")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_voc_input_ends_are_the_voc_and_pycocotools_numbers(seed: int) -> None:
+    """VOC tables in: the VOC end is evaluate_voc on the tables as read, the COCO end pycocotools (live) on
+    their COCO form (x = x1 − 1, w = x2 − x1 + 1, difficult as iscrowd)."""
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+    from test_explain_voc import _random as random_voc
+
+    from deteval.explain_cross import cross_data_from_voc
+
+    gt, dets = random_voc(seed)
+    data = cross_data_from_voc(gt, dets)
+    coco = COCO()
+    coco.dataset = {
+        "images": [{"id": int(i)} for i in data.coco_gt.image_ids],
+        "categories": [{"id": int(c)} for c in data.coco_gt.cat_ids],
+        "annotations": [
+            {"id": n + 1, "image_id": int(data.coco_gt.image_ids[data.g_img[n]]),
+             "category_id": int(data.coco_gt.cat_ids[data.g_cls[n]]), "bbox": data.g_xywh[n].tolist(),
+             "area": float(data.coco_gt.area[n]), "iscrowd": int(data.g_crowd[n])}
+            for n in range(len(data.g_img))
+        ],
+    }  # fmt: skip
+    results = [
+        {"image_id": int(data.coco_gt.image_ids[data.d_img[n]]), "category_id": int(data.coco_gt.cat_ids[data.d_cls[n]]),
+         "bbox": data.d_xywh[n].tolist(), "score": float(data.d_score[n])}
+        for n in range(len(data.d_img))
+    ]  # fmt: skip
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco.createIndex()
+        ev = COCOeval(coco, coco.loadRes(results), "bbox")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    for a, b in itertools.permutations(CROSS_PROFILE_RULES, 2):
+        e = explain_cross(data, a, b)
+        assert not any(s["rule"].startswith("residual") for s in e.steps), e.steps
+        for name, end in ((a, e.start), (b, e.end)):
+            if name == "coco":
+                assert (end["mAP50-95"], end["mAP50"]) == (ev.stats[0], ev.stats[1])
+            else:
+                metric = "voc2010" if name == "voc2012" else "voc07"
+                prof = "py_faster_rcnn" if name == "py_faster_rcnn" else "voc_devkit"
+                assert end["mAP50"] == evaluate_voc(gt, dets, metric=metric, profile=prof).summary["map"]
+        for key in ("mAP50-95", "mAP50"):
+            total = e.end[key] - e.start[key]
+            assert sum(s["delta"][key] for s in e.steps) == pytest.approx(total, abs=1e-12, rel=0)
+
+
+def test_cli_on_the_voc_sample(capsys: pytest.CaptureFixture[str]) -> None:
+    voc = ROOT / "data_samples" / "voc"
+    args = ["explain", str(voc / "Annotations"), str(voc / "results" / "comp4_det_test_{cls}.txt")]
+    args += ["--image-set", str(voc / "ImageSets" / "Main" / "test.txt"), "--from", "voc07", "--to", "coco"]
+    assert main([*args, "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    voc_args = ["--annotations", args[1], "--detections", args[2], "--image-set", args[4]]
+    assert main(["voc", *voc_args, "--metric", "voc07", "--format", "json"]) == 0
+    voc07 = json.loads(capsys.readouterr().out)
+    assert out["from"]["mAP50"] == voc07["map"]
+    crowd = next(s for s in out["steps"] if s["rule"].startswith("IoU with a crowd"))
+    assert "5 crowd/difficult boxes" in crowd["what"]

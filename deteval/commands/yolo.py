@@ -29,24 +29,32 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _explain_voc(args: argparse.Namespace) -> Any:
-    from deteval.explain_voc import explain_voc
+def _voc_tables(args: argparse.Namespace) -> tuple[Any, Any]:
     from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
 
     gt = load_voc_annotations(args.data, args.image_set)
     classes = sorted(
         {gt.classes[i] for i in set(gt.label.tolist())} | set(discover_detection_classes(args.predictions))
     )
-    dets = load_voc_detections(args.predictions, gt.images, classes=classes)
+    return gt, load_voc_detections(args.predictions, gt.images, classes=classes)
+
+
+def _explain_voc(args: argparse.Namespace) -> Any:
+    from deteval.explain_voc import explain_voc
+
+    gt, dets = _voc_tables(args)
     return explain_voc(gt, dets, args.from_profile, args.to_profile)
 
 
 def _explain_cross(args: argparse.Namespace) -> Any:
-    """coco vs a VOC profile on a COCO pair (DATA .json, PREDICTIONS .json) or a YOLO dataset."""
-    from deteval.explain_cross import cross_data, explain_cross
+    """coco vs a VOC profile on a COCO pair (DATA .json, PREDICTIONS .json), a YOLO dataset or VOC data."""
+    from deteval.explain_cross import cross_data, cross_data_from_voc, explain_cross
 
+    if Path(args.data).is_dir():
+        gt, dets = _voc_tables(args)
+        return explain_cross(cross_data_from_voc(gt, dets), args.from_profile, args.to_profile)
     if args.image_set:
-        raise ConfigError("--image-set is for VOC Annotations; coco vs a VOC profile reads COCO or YOLO data")
+        raise ConfigError("--image-set is for a VOC Annotations folder", file=str(args.data))
     if str(args.data).lower().endswith((".yaml", ".yml")):
         from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
 
@@ -60,7 +68,7 @@ def _explain_cross(args: argparse.Namespace) -> Any:
     if not str(args.data).lower().endswith(".json"):
         raise ConfigError(
             "coco vs a VOC profile needs DATA as a COCO ground-truth .json (with PREDICTIONS a COCO results "
-            ".json) or a YOLO data.yaml",
+            ".json), a YOLO data.yaml or a VOC Annotations folder",
             file=str(args.data),
         )
     return explain_cross(cross_data(args.data, args.predictions), args.from_profile, args.to_profile)
@@ -152,8 +160,8 @@ def register(sub: Any) -> None:
     e.add_argument(
         "data",
         metavar="DATA",
-        help="the dataset's data.yaml (VOC: the Annotations folder; coco vs a VOC profile: data.yaml or a "
-        "COCO ground-truth .json)",
+        help="the dataset's data.yaml (VOC: the Annotations folder; coco vs a VOC profile: also a COCO "
+        "ground-truth .json)",
     )
     e.add_argument(
         "predictions",
