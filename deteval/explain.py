@@ -158,15 +158,21 @@ def _coco_table(m: _Matched, gt: BoxTable, n_classes: int) -> np.ndarray:
         tps = np.cumsum(tp, axis=1).astype(float)
         fps = np.cumsum(~tp, axis=1).astype(float)
         for t in range(10):
-            rc = tps[t] / npos
-            pr = tps[t] / (fps[t] + tps[t] + np.spacing(1))
-            pr = np.maximum.accumulate(pr[::-1])[::-1] if len(pr) else pr
-            inds = np.searchsorted(rc, rec_thrs, side="left")
-            q = np.zeros(len(rec_thrs))
-            ok = inds < len(pr)
-            q[ok] = pr[inds[ok]]
-            table[t, :, k] = q
+            table[t, :, k] = coco_sampled_precision(tps[t], fps[t], npos, rec_thrs)
     return table
+
+
+def coco_sampled_precision(tps: np.ndarray, fps: np.ndarray, npos: int, levels: np.ndarray) -> np.ndarray:
+    """pycocotools' accumulate for one ranked list: precision ``tp/(tp+fp+ε)``, its envelope from the right,
+    sampled at the recall ``levels`` with ``searchsorted(side="left")`` (0 beyond the last recall)."""
+    rc = tps / npos
+    pr = tps / (fps + tps + np.spacing(1))
+    pr = np.maximum.accumulate(pr[::-1])[::-1] if len(pr) else pr
+    inds = np.searchsorted(rc, levels, side="left")
+    q = np.zeros(len(levels))
+    ok = inds < len(pr)
+    q[ok] = pr[inds[ok]]
+    return q
 
 
 def score(

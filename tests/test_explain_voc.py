@@ -69,5 +69,5 @@ def test_cli_on_the_voc_sample(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_refuses_mixing_voc_and_yolo_profiles(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["explain", str(ROOT / "Annotations"), "x", "--from", "voc07", "--to", "coco"]) == 2
+    assert main(["explain", str(ROOT / "Annotations"), "x", "--from", "voc07", "--to", "ultralytics"]) == 2
     assert "not one of each" in capsys.readouterr().err

@@ -29,16 +29,49 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _explain_voc(args: argparse.Namespace) -> Any:
-    from deteval.explain_voc import explain_voc
+def _voc_tables(args: argparse.Namespace) -> tuple[Any, Any]:
     from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
 
     gt = load_voc_annotations(args.data, args.image_set)
     classes = sorted(
         {gt.classes[i] for i in set(gt.label.tolist())} | set(discover_detection_classes(args.predictions))
     )
-    dets = load_voc_detections(args.predictions, gt.images, classes=classes)
+    return gt, load_voc_detections(args.predictions, gt.images, classes=classes)
+
+
+def _explain_voc(args: argparse.Namespace) -> Any:
+    from deteval.explain_voc import explain_voc
+
+    gt, dets = _voc_tables(args)
     return explain_voc(gt, dets, args.from_profile, args.to_profile)
+
+
+def _explain_cross(args: argparse.Namespace) -> Any:
+    """coco vs a VOC profile on a COCO pair (DATA .json, PREDICTIONS .json), a YOLO dataset or VOC data."""
+    from deteval.explain_cross import cross_data, cross_data_from_voc, explain_cross
+
+    if Path(args.data).is_dir():
+        gt, dets = _voc_tables(args)
+        return explain_cross(cross_data_from_voc(gt, dets), args.from_profile, args.to_profile)
+    if args.image_set:
+        raise ConfigError("--image-set is for a VOC Annotations folder", file=str(args.data))
+    if str(args.data).lower().endswith((".yaml", ".yml")):
+        from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
+
+        ds = load_yolo_dataset(args.data, args.split)
+        preds = load_yolo_predictions(args.predictions, ds)
+        return explain_cross(
+            cross_data(dataset_to_coco(ds), predictions_to_coco(ds, preds)),
+            args.from_profile,
+            args.to_profile,
+        )
+    if not str(args.data).lower().endswith(".json"):
+        raise ConfigError(
+            "coco vs a VOC profile needs DATA as a COCO ground-truth .json (with PREDICTIONS a COCO results "
+            ".json), a YOLO data.yaml or a VOC Annotations folder",
+            file=str(args.data),
+        )
+    return explain_cross(cross_data(args.data, args.predictions), args.from_profile, args.to_profile)
 
 
 def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -46,9 +79,16 @@ def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     from deteval.explain_voc import VOC_PROFILE_RULES
 
     voc = [p in VOC_PROFILE_RULES for p in (args.from_profile, args.to_profile)]
+    if any(voc) and not all(voc) and "coco" in (args.from_profile, args.to_profile):
+        e = _explain_cross(args)
+        write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
+        return 0
     if any(voc):
         if not all(voc):
-            raise ConfigError("explain compares two VOC profiles or two YOLO/COCO profiles, not one of each")
+            raise ConfigError(
+                "explain compares two VOC profiles, two YOLO/COCO profiles or coco with a VOC profile, "
+                "not one of each"
+            )
         e = _explain_voc(args)
         write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
         return 0
@@ -114,9 +154,15 @@ def register(sub: Any) -> None:
         description="Score a YOLO dataset's predictions under --from and --to, and walk from one to the other "
         "changing one rule at a time (matcher, end sentinel, AP integration and ranking, float32, detection "
         "cap), printing each step's change in mAP50-95 and mAP50 and how many cases triggered it. The steps add "
-        "up to the difference. See docs/yolo.md.",
+        "up to the difference. Also between two VOC profiles, and between coco and a VOC profile on a COCO "
+        "pair or a YOLO dataset. See docs/yolo.md and docs/explain.md.",
     )
-    e.add_argument("data", metavar="DATA", help="the dataset's data.yaml (VOC: the Annotations folder)")
+    e.add_argument(
+        "data",
+        metavar="DATA",
+        help="the dataset's data.yaml (VOC: the Annotations folder; coco vs a VOC profile: also a COCO "
+        "ground-truth .json)",
+    )
     e.add_argument(
         "predictions",
         metavar="PREDICTIONS",

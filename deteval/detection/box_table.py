@@ -6,6 +6,7 @@ The YOLO loader produces it; the Ultralytics, supervision and COCO profiles cons
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -13,13 +14,15 @@ import numpy as np
 @dataclass
 class BoxTable:
     """N boxes: ``img`` (int64 image index), ``cls`` (int64 class id), ``xyxy`` (N×4 float64 pixels),
-    ``conf`` (N float64; zeros for ground truth) and ``polygons`` (one flat pixel array per box, or None)."""
+    ``conf`` (N float64; zeros for ground truth), ``polygons`` (one flat pixel array per box, or None) and
+    ``masks`` (one COCO ``segmentation`` per box as a predictions JSON gave it, validated, or None)."""
 
     img: np.ndarray
     cls: np.ndarray
     xyxy: np.ndarray
     conf: np.ndarray
     polygons: list[np.ndarray | None] | None = None
+    masks: list[Any] | None = None
 
     def __len__(self) -> int:
         return int(self.img.shape[0])

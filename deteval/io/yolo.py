@@ -552,7 +552,33 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
             raise ValidationError("bbox has a negative size or a non-finite value", file=path, record=k)
         xyxy[k] = [x, y, x + w, y + h]
         conf[k] = float(s)
-    return BoxTable(img, cls, xyxy, conf)
+    return BoxTable(img, cls, xyxy, conf, masks=_json_masks(records, img, ds, path))
+
+
+def _json_masks(records: list[Any], img: np.ndarray, ds: YoloDataset, path: Path) -> list[Any] | None:
+    """Each record's ``segmentation`` (``yolo val save_json``'s RLE of a segment model, or COCO polygons),
+    checked as the COCO results reader checks them (structure, runs, the image's size), or None if no record
+    has one. A file where only some records have one is refused: mask AP needs every detection's mask."""
+    from deteval.io.coco import check_rle_size, check_segmentation
+    from deteval.io.rle import check_rles
+
+    has = [isinstance(r, dict) and "segmentation" in r for r in records]
+    if not any(has):
+        return None
+    if not all(has):
+        k = has.index(False)
+        raise ValidationError(
+            "no 'segmentation' here, but other records have one (mask AP needs one per detection)",
+            file=path,
+            record=k,
+        )
+    segs = [r["segmentation"] for r in records]
+    for k, sg in enumerate(segs):
+        check_segmentation(sg, str(path), k)
+        w, h = ds.image_size(int(img[k]))
+        check_rle_size(sg, np.array([h, w]), str(path), k)
+    check_rles(segs, str(path), list(range(len(segs))))
+    return segs
 
 
 def _is_num(x: Any) -> bool:

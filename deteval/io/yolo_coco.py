@@ -120,11 +120,25 @@ def predictions_to_coco(ds: YoloDataset, preds: BoxTable, *, segm: bool = False)
     """The predictions as a COCO results list in the ids of :func:`dataset_to_coco`.
 
     ``segm=True``: each polygon becomes an RLE ``segmentation`` (no ``bbox``, so pycocotools takes the mask's
-    area and extent, as for any COCO segm result).
+    area and extent, as for any COCO segm result); masks read from a predictions JSON are kept as given, with
+    their ``bbox``, as pycocotools' loadRes reads that file (``area`` = box area).
     """
     cats = category_ids(ds)
     ids = image_ids(ds)
     out = []
+    if segm and preds.masks is not None:
+        # the JSON's own masks, with its boxes: what pycocotools' loadRes reads from that file
+        return [
+            {
+                "image_id": ids[int(preds.img[k])],
+                "file_name": ds.images[int(preds.img[k])].name,
+                "category_id": cats[int(preds.cls[k])],
+                "bbox": [float(v) for v in (*preds.xyxy[k, :2], *(preds.xyxy[k, 2:] - preds.xyxy[k, :2]))],
+                "segmentation": preds.masks[k],
+                "score": float(preds.conf[k]),
+            }
+            for k in range(len(preds))
+        ]
     if segm:
         _need_polygons(preds, "the predictions")
         return [

@@ -1,0 +1,448 @@
+"""``deteval explain`` across protocols: pycocotools' ``coco`` and the Pascal VOC profiles on the same data.
+
+The input is a COCO ground truth and results pair (a YOLO dataset is converted to one first), or VOC
+annotations and detections (:func:`cross_data_from_voc`: the COCO side reads them as ``x = x1 − 1,
+w = x2 − x1 + 1``). From COCO data, the VOC side reads the same objects in VOC form: a COCO box ``[x, y, w, h]`` becomes the 1-based inclusive pixel box
+``[x + 1, y + 1, x + w, y + h]`` (the inverse of the usual VOC → COCO conversion ``x = x1 − 1, w = x2 − x1 + 1``),
+``iscrowd`` becomes ``difficult``, images and categories keep their ids. A box narrower or lower than one
+pixel has no VOC form and is refused.
+
+The two protocols are points in seven rule dimensions, switched one at a time in this fixed order:
+
+1. ``matcher`` — ``coco`` (each detection, in rank order, takes the unmatched regular ground truth of
+   highest IoU ≥ t, the last one on ties; a crowd only if no regular one qualifies; a detection on a crowd is
+   ignored and the crowd stays free) or ``voc`` (the devkit: the ground truth of maximum IoU among *all* of
+   its class in the image, taken or not, the first on ties; difficult → ignored, taken → FP).
+2. ``crowd IoU`` — a crowd's IoU is intersection / detection area (``crowd``, pycocotools) or the ordinary
+   IoU (``plain``, how the devkit treats a difficult box).
+3. ``iou`` — pycocotools' ``bbIou`` on ``[x, y, w, h]`` (``xywh``) or the devkit's pixel-inclusive IoU with
+   ``+1`` on the VOC boxes (``+1``).
+4. ``comparison`` — a match needs IoU ≥ t (pycocotools, devkit) or > t (py-faster-rcnn).
+5. ``cap`` — at most 100 detections per image and category (pycocotools' maxDets) or all (VOC).
+6. ``ranking`` — ties in score: ``coco`` (images in id order, then file order: pycocotools' accumulate),
+   ``stable`` (file order: the devkit) or ``quicksort`` (numpy's default sort: py-faster-rcnn).
+7. ``ap`` — ``coco101`` (precision ``tp/(tp+fp+ε)``, envelope, sampled at 101 recall levels), ``voc2010``
+   (the all-point area) or ``voc07`` (11 points).
+
+Both columns are kept all the way: ``mAP50`` is the score at IoU 0.5 (the VOC number at the VOC end),
+``mAP50-95`` the mean over the ten thresholds ``linspace(0.5, 0.95, 10)`` (pycocotools' AP at the COCO end;
+at the VOC end the VOC mAP at each of the ten thresholds, averaged, which no VOC tool prints). The ends are
+:func:`~deteval.detection.coco.evaluate_coco`'s ``stats[0]``/``stats[1]`` and
+:func:`~deteval.detection.voc.evaluate_voc`'s mAP; a ``residual`` step would show if the step-wise evaluator
+ever disagreed with them (the tests check it never does). Not covered: pycocotools' area range ``all``
+ignores objects over 1e10 px², which the VOC side keeps (such boxes would show as a residual).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import numpy as np
+
+from deteval.core import VOC_DEVKIT_LEVELS
+from deteval.core.lists import ranked_lists
+from deteval.detection.boxes import box_iou
+from deteval.detection.coco import evaluate_coco
+from deteval.detection.coco_iou import _bb_iou
+from deteval.detection.voc import VOCDetections, VOCGroundTruth, _rank_positions, evaluate_voc
+from deteval.errors import ConfigError, ValidationError
+from deteval.explain import Explanation, coco_sampled_precision
+from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
+
+THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
+RECALL_LEVELS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
+
+
+@dataclass(frozen=True)
+class CrossRules:
+    """One point of the rule space shared by COCO and VOC (module docstring)."""
+
+    matcher: Literal["coco", "voc"]
+    crowd_iou: Literal["crowd", "plain"]
+    iou: Literal["xywh", "+1"]
+    comparison: Literal[">=", ">"]
+    cap: Literal["100/image+class", "none"]
+    ranking: Literal["coco", "stable", "quicksort"]
+    ap: Literal["coco101", "voc2010", "voc07"]
+
+
+CROSS_PROFILE_RULES: dict[str, CrossRules] = {
+    "coco": CrossRules("coco", "crowd", "xywh", ">=", "100/image+class", "coco", "coco101"),
+    "voc07": CrossRules("voc", "plain", "+1", ">=", "none", "stable", "voc07"),
+    "voc2012": CrossRules("voc", "plain", "+1", ">=", "none", "stable", "voc2010"),
+    "py_faster_rcnn": CrossRules("voc", "plain", "+1", ">", "none", "quicksort", "voc07"),
+}
+ORDER = ("matcher", "crowd_iou", "iou", "comparison", "cap", "ranking", "ap")
+_TEXT = {
+    "matcher": "matcher",
+    "crowd_iou": "IoU with a crowd/difficult box",
+    "iou": "IoU pixel convention",
+    "comparison": "IoU comparison with the threshold",
+    "cap": "detections kept per image and class",
+    "ranking": "ranking of tied scores",
+    "ap": "AP integration",
+}
+
+
+@dataclass(frozen=True)
+class CrossData:
+    """One dataset in both forms: COCO ``[x, y, w, h]`` and VOC 1-based inclusive boxes (module docstring)."""
+
+    n_images: int
+    n_classes: int
+    g_img: np.ndarray
+    g_cls: np.ndarray
+    g_xywh: np.ndarray
+    g_voc: np.ndarray
+    g_crowd: np.ndarray
+    d_img: np.ndarray
+    d_cls: np.ndarray
+    d_xywh: np.ndarray
+    d_voc: np.ndarray
+    d_score: np.ndarray
+    coco_gt: CocoGroundTruth
+    coco_res: CocoResults
+
+    def voc_tables(self) -> tuple[VOCGroundTruth, VOCDetections]:
+        """The VOC form as :func:`evaluate_voc` reads it (images and classes named by their COCO ids)."""
+        images = [str(i) for i in self.coco_gt.image_ids.tolist()]
+        classes = [str(c) for c in self.coco_gt.cat_ids.tolist()]
+        gt = VOCGroundTruth.from_arrays(
+            self.g_img, self.g_cls, self.g_voc, self.g_crowd, images=images, classes=classes
+        )
+        dets = VOCDetections.from_arrays(
+            self.d_img, self.d_cls, self.d_voc, self.d_score, images=images, classes=classes
+        )
+        return gt, dets
+
+
+def _voc_box(xywh: np.ndarray, what: str, source: str) -> np.ndarray:
+    x, y, w, h = xywh.T
+    small = (w < 1) | (h < 1)
+    if small.any():
+        i = int(np.flatnonzero(small)[0])
+        raise ValidationError(
+            f"{what} box {xywh[i].tolist()} is under one pixel wide or high: it has no VOC 1-based inclusive "
+            "form, so the VOC profiles cannot score it",
+            file=source,
+            record=i,
+        )
+    return np.stack([x + 1, y + 1, x + w, y + h], axis=1)
+
+
+def cross_data(gt: Any, results: Any) -> CrossData:
+    """Load a COCO ground truth and results (paths, dicts, lists or loaded tables) into both forms."""
+    g = load_coco_gt(gt)
+    r = load_coco_results(results, g, iou_type="bbox")
+    g_voc, d_voc = _voc_box(g.bbox, "ground-truth", g.source), _voc_box(r.bbox, "result", r.source)
+    return _both(g, r, g_voc, d_voc, np.asarray(g.iscrowd).astype(bool))
+
+
+def _both(
+    g: CocoGroundTruth, r: CocoResults, g_voc: np.ndarray, d_voc: np.ndarray, crowd: np.ndarray
+) -> CrossData:
+    return CrossData(
+        n_images=len(g.image_ids),
+        n_classes=len(g.cat_ids),
+        g_img=g.img,
+        g_cls=g.cat,
+        g_xywh=g.bbox,
+        g_voc=g_voc,
+        g_crowd=crowd,
+        d_img=r.img,
+        d_cls=r.cat,
+        d_xywh=r.bbox,
+        d_voc=d_voc,
+        d_score=r.score,
+        coco_gt=g,
+        coco_res=r,
+    )
+
+
+def cross_data_from_voc(gt: VOCGroundTruth, dets: VOCDetections) -> CrossData:
+    """VOC tables in both forms: the COCO side reads ``[x1 − 1, y1 − 1, x2 − x1 + 1, y2 − y1 + 1]``, image ids
+    1..N in the image-set order, category ids 1..K in :func:`evaluate_voc`'s class order, ``difficult`` as
+    ``iscrowd``; the VOC side keeps the boxes as read."""
+    classes = list(gt.classes) + [c for c in dets.classes if c not in set(gt.classes)]
+    cpos = {c: k for k, c in enumerate(classes)}
+    ipos = {name: i for i, name in enumerate(gt.images)}
+    d_lab = np.array([cpos[dets.classes[k]] for k in dets.label.tolist()], dtype=np.int64)
+    d_img = np.array([ipos[dets.images[i]] for i in dets.image.tolist()], dtype=np.int64)
+
+    def xywh(b: np.ndarray) -> list[float]:
+        return [float(b[0] - 1), float(b[1] - 1), float(b[2] - b[0] + 1), float(b[3] - b[1] + 1)]
+
+    anns = []
+    for n in range(len(gt)):
+        box = xywh(gt.boxes[n])
+        anns.append({"id": n + 1, "image_id": int(gt.image[n]) + 1, "category_id": int(gt.label[n]) + 1,
+                     "bbox": box, "area": box[2] * box[3], "iscrowd": int(gt.difficult[n])})  # fmt: skip
+    coco = {
+        "images": [{"id": i + 1, "file_name": name} for i, name in enumerate(gt.images)],
+        "categories": [{"id": k + 1, "name": c} for k, c in enumerate(classes)],
+        "annotations": anns,
+    }
+    results = [
+        {"image_id": int(d_img[n]) + 1, "category_id": int(d_lab[n]) + 1, "bbox": xywh(dets.boxes[n]),
+         "score": float(dets.scores[n])}
+        for n in range(len(dets))
+    ]  # fmt: skip
+    g = load_coco_gt(coco)
+    r = load_coco_results(results, g, iou_type="bbox")
+    return _both(g, r, gt.boxes, dets.boxes, gt.difficult.astype(bool))
+
+
+# ------------------------------------------------------------------------------------ step-wise evaluator
+def _positions(data: CrossData, ranking: str) -> np.ndarray:
+    """Each detection's rank within its class (0 = first) under the ranking rule."""
+    sc, cls = data.d_score, data.d_cls
+    if ranking != "coco":
+        return _rank_positions(sc, cls, ranking)  # type: ignore[arg-type]
+    # pycocotools: each image's detections (stable by score within the image) in image order, then one
+    # stable sort by score.
+    perm = np.lexsort((-sc, data.d_img))
+    pos = np.empty(len(sc), dtype=np.int64)
+    pos[perm] = _rank_positions(sc[perm], cls[perm], "stable")
+    return pos
+
+
+def _kept(data: CrossData, pos: np.ndarray, cap: str) -> np.ndarray:
+    """Boolean mask of the detections within pycocotools' 100 per image and category (or all)."""
+    n = len(pos)
+    if cap == "none" or n == 0:
+        return np.ones(n, dtype=bool)
+    order = np.lexsort((pos, data.d_cls, data.d_img))
+    key = data.d_img[order] * data.n_classes + data.d_cls[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
+    rank = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
+    keep = np.zeros(n, dtype=bool)
+    keep[order[rank < 100]] = True
+    return keep
+
+
+def _iou(data: CrossData, gi: np.ndarray, di: np.ndarray, rules: CrossRules) -> np.ndarray:
+    """IoU matrix (ground truths × detections) under the IoU and crowd-IoU rules."""
+    crowd = data.g_crowd[gi] if rules.crowd_iou == "crowd" else np.zeros(len(gi), dtype=bool)
+    if rules.iou == "xywh":
+        return _bb_iou(data.d_xywh[di][None, :, :], data.g_xywh[gi][:, None, :], crowd[:, None])
+    g, d = data.g_voc[gi], data.d_voc[di]
+    iou = box_iou(g, d, plus_one=True)
+    if crowd.any():
+        iw = np.minimum(g[:, None, 2], d[None, :, 2]) - np.maximum(g[:, None, 0], d[None, :, 0]) + 1.0
+        ih = np.minimum(g[:, None, 3], d[None, :, 3]) - np.maximum(g[:, None, 1], d[None, :, 1]) + 1.0
+        da = (d[:, 2] - d[:, 0] + 1.0) * (d[:, 3] - d[:, 1] + 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            on_area = np.where((iw > 0) & (ih > 0), (iw * ih) / da[None, :], 0.0)
+        iou = np.where(crowd[:, None], on_area, iou)
+    return iou
+
+
+def _match_block(iou: np.ndarray, crowd: np.ndarray, rules: CrossRules) -> np.ndarray:
+    """Outcomes (thresholds × detections, detections in rank order): 1 TP, 0 FP, −1 ignored.
+
+    Detections are walked one by one (each depends on what the previous ones took), all ten thresholds at
+    once: ``taken`` is thresholds × ground truths.
+    """
+    n_g, n_d = iou.shape
+    n_t = len(THRESHOLDS)
+    out = np.zeros((n_t, n_d), dtype=np.int8)
+    if n_g == 0:
+        return out
+    strict = rules.comparison == ">"
+    taken = np.zeros((n_t, n_g), dtype=bool)
+    rows = np.arange(n_t)
+    for d in range(n_d):
+        col = iou[:, d]
+        if rules.matcher == "voc":
+            j = int(np.argmax(col))  # the first maximum, as the devkit's `ov > ovmax`
+            hit = col[j] > THRESHOLDS if strict else col[j] >= THRESHOLDS
+            if crowd[j]:
+                out[hit, d] = -1
+            else:
+                new = hit & ~taken[:, j]
+                out[new, d] = 1
+                taken[new, j] = True
+            continue
+        # pycocotools: regular ground truths first; among those qualifying the last maximum wins.
+        ok = col[None, :] > THRESHOLDS[:, None] if strict else col[None, :] >= THRESHOLDS[:, None]
+        regular = ok & ~crowd[None, :] & ~taken
+        vals = np.where(regular, col[None, :], -np.inf)
+        j = n_g - 1 - np.argmax(vals[:, ::-1], axis=1)
+        has = regular.any(axis=1)
+        out[has, d] = 1
+        taken[rows[has], j[has]] = True
+        on_crowd = ~has & (ok & crowd[None, :]).any(axis=1)
+        out[on_crowd, d] = -1
+    return out
+
+
+@dataclass
+class _Point:
+    map5095: float | None
+    map50: float | None
+    outcome: np.ndarray  # thresholds × detections (−2: cut by the cap)
+    ap: np.ndarray  # thresholds × classes (NaN where undefined)
+
+
+def _score(data: CrossData, rules: CrossRules) -> _Point:
+    pos = _positions(data, rules.ranking)
+    keep = _kept(data, pos, rules.cap)
+    outcome = np.full((len(THRESHOLDS), len(pos)), -2, dtype=np.int8)
+    g_key = data.g_img * data.n_classes + data.g_cls
+    d_key = data.d_img * data.n_classes + data.d_cls
+    g_order = np.argsort(g_key, kind="stable")
+    kept = np.flatnonzero(keep)
+    d_order = kept[np.lexsort((pos[kept], d_key[kept]))]
+    gk, dk = g_key[g_order], d_key[d_order]
+    for key in np.unique(dk).tolist():
+        di = d_order[np.searchsorted(dk, key) : np.searchsorted(dk, key, side="right")]
+        gi = g_order[np.searchsorted(gk, key) : np.searchsorted(gk, key, side="right")]
+        outcome[:, di] = _match_block(_iou(data, gi, di, rules), data.g_crowd[gi], rules)
+    npos = np.bincount(data.g_cls[~data.g_crowd], minlength=data.n_classes)
+    if rules.ap == "coco101":
+        return _coco_ap(data, pos, kept, outcome, npos)
+    aps = np.full((len(THRESHOLDS), data.n_classes), np.nan)
+    maps: list[float] = []
+    for t in range(len(THRESHOLDS)):
+        lists = ranked_lists(
+            data.d_cls[kept],
+            -pos[kept].astype(np.float64),
+            outcome[t, kept],
+            npos.astype(np.int64),
+            n_lists=data.n_classes,
+        )
+        if rules.ap == "voc07":
+            ap = lists.average_precision("voc07", levels=VOC_DEVKIT_LEVELS)
+        else:
+            ap = lists.average_precision("all_points")
+        valid = [float(ap[k]) for k in range(data.n_classes) if npos[k] > 0]
+        aps[t, npos > 0] = valid
+        if valid:
+            maps.append(float(np.mean(valid)))
+    if not maps:
+        return _Point(None, None, outcome, aps)
+    return _Point(float(np.mean(maps)), maps[0], outcome, aps)
+
+
+def _coco_ap(
+    data: CrossData, pos: np.ndarray, kept: np.ndarray, outcome: np.ndarray, npos: np.ndarray
+) -> _Point:
+    """pycocotools' accumulate on the precision table [T, R, K] (−1 for classes without regular objects)."""
+    table = -np.ones((len(THRESHOLDS), len(RECALL_LEVELS), data.n_classes))
+    for k in np.flatnonzero(npos > 0).tolist():
+        mine = kept[data.d_cls[kept] == k]
+        mine = mine[np.argsort(pos[mine], kind="stable")]
+        o = outcome[:, mine]
+        tps = np.cumsum(o == 1, axis=1).astype(float)
+        fps = np.cumsum(o == 0, axis=1).astype(float)
+        for t in range(len(THRESHOLDS)):
+            table[t, :, k] = coco_sampled_precision(tps[t], fps[t], int(npos[k]), RECALL_LEVELS)
+    s, s50 = table[table > -1], table[0][table[0] > -1]
+    ap = table.mean(axis=1)
+    ap = np.where(ap < 0, np.nan, ap)
+    if not s.size:
+        return _Point(None, None, outcome, ap)
+    return _Point(float(np.mean(s)), float(np.mean(s50)), outcome, ap)
+
+
+# ------------------------------------------------------------------------------------------------ explain
+def _ends(data: CrossData, profile: str) -> tuple[float | None, float | None]:
+    """(mAP50-95, mAP50) from the protocol's own evaluator."""
+    if profile == "coco":
+        stats = evaluate_coco(data.coco_gt, data.coco_res).stats
+        return (None if stats[0] < 0 else float(stats[0])), (None if stats[1] < 0 else float(stats[1]))
+    gt, dets = data.voc_tables()
+    metric = "voc2010" if profile == "voc2012" else "voc07"
+    prof = "py_faster_rcnn" if profile == "py_faster_rcnn" else "voc_devkit"
+    maps = [
+        evaluate_voc(gt, dets, iou_threshold=t, metric=metric, profile=prof).summary["map"]
+        for t in THRESHOLDS.tolist()
+    ]
+    if maps[0] is None:
+        return None, None
+    return float(np.mean(maps)), maps[0]
+
+
+def _ties(data: CrossData) -> int:
+    """Detections sharing their class and score with another (the ranks a tie rule may permute)."""
+    if len(data.d_score) == 0:
+        return 0
+    _, inverse, counts = np.unique(np.stack([data.d_cls.astype(np.float64), data.d_score], 1), axis=0,
+                                   return_inverse=True, return_counts=True)  # fmt: skip
+    return int((counts[inverse.reshape(-1)] > 1).sum())
+
+
+def _count(dim: str, data: CrossData, before: _Point, after: _Point) -> tuple[int, str]:
+    if dim == "cap":
+        cut = int(((before.outcome[0] == -2) | (after.outcome[0] == -2)).sum())
+        return cut, "detections beyond the cap"
+    if dim in ("ranking", "ap"):
+        same = (before.ap == after.ap) | (np.isnan(before.ap) & np.isnan(after.ap))
+        what = "AP values (class × IoU threshold) changed"
+        if dim == "ranking":
+            what += f"; {_ties(data)} detections share their class and score with another"
+        return int((~same).sum()), what
+    changed = int((before.outcome != after.outcome).any(axis=0).sum())
+    if dim == "crowd_iou":
+        return changed, f"detections matched differently ({int(data.g_crowd.sum())} crowd/difficult boxes)"
+    return changed, "detections matched differently"
+
+
+def explain_cross(data: CrossData, profile_from: str, profile_to: str) -> Explanation:
+    """Attribute the difference between ``coco`` and a VOC profile (or two of them) rule by rule."""
+    for p in (profile_from, profile_to):
+        if p not in CROSS_PROFILE_RULES:
+            raise ConfigError(f"unknown profile {p!r}; choose one of {', '.join(CROSS_PROFILE_RULES)}")
+    ra, rb = CROSS_PROFILE_RULES[profile_from], CROSS_PROFILE_RULES[profile_to]
+    a, b = _ends(data, profile_from), _ends(data, profile_to)
+    cur = ra
+    prev = _score(data, cur)
+    first = prev
+    steps: list[dict[str, Any]] = []
+    for dim in ORDER:
+        want = getattr(rb, dim)
+        if getattr(cur, dim) == want:
+            continue
+        nxt_rules = replace(cur, **{dim: want})
+        nxt = _score(data, nxt_rules)
+        count, what = _count(dim, data, prev, nxt)
+        steps.append(
+            {
+                "rule": f"{_TEXT[dim]}: {getattr(cur, dim)} → {want}",
+                "delta": {
+                    "mAP50-95": _diff(nxt.map5095, prev.map5095),
+                    "mAP50": _diff(nxt.map50, prev.map50),
+                },
+                "count": count,
+                "what": what,
+            }
+        )
+        cur, prev = nxt_rules, nxt
+    if ((first.map5095, first.map50), (prev.map5095, prev.map50)) != (a, b):
+        steps.append(
+            {
+                "rule": "residual: the step-wise evaluator differs from a protocol's own at an end",
+                "delta": {
+                    "mAP50-95": _residual(a[0], b[0], first.map5095, prev.map5095),
+                    "mAP50": _residual(a[1], b[1], first.map50, prev.map50),
+                },
+                "count": 0,
+                "what": "(a deteval bug, or an object over pycocotools' 1e10 px² area range)",
+            }
+        )
+    return Explanation(
+        {"profile": profile_from, "mAP50-95": a[0], "mAP50": a[1]},
+        {"profile": profile_to, "mAP50-95": b[0], "mAP50": b[1]},
+        steps,
+    )
+
+
+def _diff(x: float | None, y: float | None) -> float | None:
+    return None if x is None or y is None else x - y
+
+
+def _residual(a: float | None, b: float | None, first: float | None, last: float | None) -> float | None:
+    if None in (a, b, first, last):
+        return None
+    return (b - last) + (first - a)  # type: ignore[operator]
