@@ -181,8 +181,12 @@ def test_cli(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "prefs_num_prefs_poss  \tq1\t5"
     assert "prefs_simp            \tall\t0.4000" in out
-    assert out[-15] == "num_q                 \tall\t1"
+    assert out[-16:-14] == ["runid                 \tall\ttag", "num_q                 \tall\t1"]
     assert [line.split("\t")[0].strip() for line in out[-14:]] == list(PREFS_MEASURES)
+    # measures.c's "prefs" nickname: runid, num_q and the first six
+    assert main(["trec", "-R", "prefs", "-m", "prefs", str(p), str(r)]) == 0
+    names = [line.split("\t")[0].strip() for line in capsys.readouterr().out.splitlines()]
+    assert names == ["runid", "num_q", *PREFS_MEASURES[:6]]
     q = prefs_file(tmp_path, ["q1 g d1 1", "q1 g d3 0"], name="qp")
     assert main(["trec", "-R", "qrels_prefs", "-m", "prefs_simp", str(q), str(r)]) == 0
     assert capsys.readouterr().out == "prefs_simp            \tall\t0.0000\n"

@@ -62,8 +62,11 @@ PREFS_MEASURES: tuple[str, ...] = (
     "prefs_avgjg_imp",
 )
 _SUMS = frozenset(PREFS_MEASURES[:3])
-#: measure-set nicknames accepted for preferences (trec_eval's ``prefs`` and ``all_prefs``)
-PREFS_SETS = ("prefs", "all_prefs")
+#: trec_eval's preference nicknames (measures.c's prefs_names and prefs_off_name)
+PREFS_SETS: dict[str, tuple[str, ...]] = {
+    "all_prefs": ("runid", "num_q", *PREFS_MEASURES),
+    "prefs": ("runid", "num_q", *PREFS_MEASURES[:6]),
+}
 
 
 @dataclass
@@ -321,8 +324,9 @@ def _rankings(run: Run, max_docs: int | None) -> dict[bytes, list[bytes]]:
 
 
 def parse_prefs_measures(measures: Sequence[str] | str | None) -> list[str]:
-    """The prefs measures requested (names, ``prefs``/``all_prefs``, ``num_q``, ``runid``) in trec_eval's
-    print order; the default is ``all_prefs``."""
+    """The prefs measures requested (names, the sets ``all_prefs``/``prefs``, ``num_q``, ``runid``) in
+    trec_eval's print order. The default is ``all_prefs`` (trec_eval's default, ``official``, cannot be
+    computed from preferences: it would stop with a format error)."""
     if measures is None:
         measures = ["all_prefs"]
     if isinstance(measures, str):
@@ -330,13 +334,13 @@ def parse_prefs_measures(measures: Sequence[str] | str | None) -> list[str]:
     want: set[str] = set()
     for m in measures:
         if m in PREFS_SETS:
-            want.update(("num_q",) + PREFS_MEASURES)
+            want.update(PREFS_SETS[m])
         elif m in PREFS_MEASURES or m in ("num_q", "runid"):
             want.add(m)
         else:
             raise ConfigError(
                 f"measure {m!r} cannot be computed from preferences (-R prefs / qrels_prefs): use "
-                + ", ".join(PREFS_SETS + PREFS_MEASURES)
+                + ", ".join((*PREFS_SETS, *PREFS_MEASURES))
             )
     return [m for m in ("runid", "num_q") + PREFS_MEASURES if m in want]
 
