@@ -74,3 +74,43 @@ def test_all_trec_9_0_8(capsys):
         ("11pt_avg              \tall\t0.1947", "11pt_avg              \tall\t0.1958"),
     ]
     assert len(out) == len(want)
+
+
+MEAS_PARAMS = [
+    "-q",
+    "-miprec_at_recall..10,.20,.25,.75,.50",
+    "-m",
+    "P.5,7,3",
+    "-m",
+    "recall.20,2000",
+    "-m",
+    "Rprec_mult.5.0,0.2,0.35",
+    "-mutility.2,-1,0,0",
+    "-m",
+    "11pt_avg..25,.5,.75",
+    "-mndcg.1=3,2=9,4=4.5",
+    "-mndcg_cut.10,20,23.4",
+    "-msuccess.2,5,20",
+]
+
+
+def test_measure_parameters_9_0_8(capsys):
+    # the quicktest's measure-parameter command, diffed whole against test/out.test.meas_params
+    assert printed(capsys, [*MEAS_PARAMS, *inputs()]) == expected("out.test.meas_params")
+
+
+def test_measure_parameters_10_0_differ_only_in_recall_levels(capsys):
+    # 10.0's lround(p * R) moves some recall levels (R = 474, p = .10: 47 relevant documents instead of 48);
+    # every other line is the file's
+    out = printed(capsys, ["--trec-eval-version", "10.0", *MEAS_PARAMS, *inputs()])
+    want = expected("out.test.meas_params")
+    assert len(out) == len(want) == 88
+    changed = [(w, o) for w, o in zip(want, out) if w != o]
+    assert [w.split("\t")[:2] for w, _ in changed] == [
+        ["iprec_at_recall_0.10  ", "301"],
+        ["iprec_at_recall_0.25  ", "302"],
+        ["11pt_avg_.25,.5,.75   ", "302"],
+        ["iprec_at_recall_0.10  ", "all"],
+        ["iprec_at_recall_0.25  ", "all"],
+        ["11pt_avg_.25,.5,.75   ", "all"],
+    ]
