@@ -114,3 +114,35 @@ def test_measure_parameters_10_0_differ_only_in_recall_levels(capsys):
         ["iprec_at_recall_0.25  ", "all"],
         ["11pt_avg_.25,.5,.75   ", "all"],
     ]
+
+
+def test_comment_files_10_0(tmp_path, capsys):
+    # 10.0's quicktest also runs qrels.comment.test / results.comment.test (the same files with '#'
+    # comment lines, one inside a docno, which is data) and diffs against out.test: rebuilt here with the
+    # comment lines where the stored files have them
+    qrels = (DATA / "qrels.test").read_text().splitlines(keepends=True)
+    run = (DATA / "results.test").read_text().splitlines(keepends=True)
+    assert qrels[4].split()[2] == "CR93E-18#60"
+    q = tmp_path / "qrels.comment.test"
+    q.write_text(
+        "# This is a test comment\n"
+        + "".join(qrels[:2])
+        + "# And another one\n"
+        + "".join(qrels[2:4])
+        + "# Next is a comment in a docno\n"
+        + "".join(qrels[4:])
+    )
+    r = tmp_path / "results.comment.test"
+    r.write_text(
+        "# This is my favorite run\n# It starts with comments for documntation yay.\n"
+        + "".join(run[:5])
+        + "# And has another comment here.\n"
+        + "".join(run[5:])
+    )
+    with_comments = printed(capsys, ["--trec-eval-version", "10.0", str(q), str(r)])
+    assert with_comments == printed(capsys, ["--trec-eval-version", "10.0", *inputs()])
+    # against out.test (9.0.x's file) only 10.0's lround recall levels differ
+    changed = [w.split("\t")[0].strip() for w, o in zip(expected("out.test"), with_comments) if w != o]
+    assert changed == ["iprec_at_recall_0.10", "iprec_at_recall_0.60"]
+    # 9.0.8 has no comment lines: the same files are refused
+    assert main(["trec", str(q), str(r)]) == 2
