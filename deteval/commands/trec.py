@@ -10,14 +10,17 @@ import argparse
 from typing import Any
 
 from deteval.commands import options as opt
-from deteval.commands.cluster import add_cluster_args, refuse_with_cluster
+from deteval.commands.cluster import add_cluster_args, cluster_requested, refuse_with_cluster
 from deteval.commands.common import apply_preset, warn_on_stderr, write_text
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.distributed.client import dask_client
+from deteval.errors import ConfigError
+from deteval.io.prefs import load_prefs
 from deteval.io.trec import load_qrels, load_run, load_zscores
 from deteval.report import render
 from deteval.report.progress import Progress
+from deteval.retrieval.prefs import evaluate_prefs
 from deteval.retrieval.trec import evaluate_trec, format_trec
 from deteval.retrieval.versions import DEFAULT_VERSION, VERSIONS
 
@@ -33,6 +36,8 @@ OPTIONS: dict[str, Checker] = {
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     apply_preset(args, parser, {}, OPTIONS)
+    if args.rel_format in ("prefs", "qrels_prefs"):
+        return _run_prefs(args)
     with Progress(3, "deteval trec") as bar:
         bar.stage("reading qrels")
         comments = args.trec_eval_version == "10.0"  # 9.0.8 has no comment lines
@@ -73,8 +78,36 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             result = evaluate(results, client)
         if stats is not None:
             result = _with_statistics(args, result, evaluate, comments, stats)
+    return _emit(result, args, with_stats=stats is not None)
+
+
+def _run_prefs(args: argparse.Namespace) -> int:
+    """``-R prefs`` / ``-R qrels_prefs``: the preference measures (deteval.retrieval.prefs)."""
+    if args.judged_only or args.num_docs or args.level != 1:
+        raise ConfigError("-J, -N and -l do not apply to preference judgements (-R prefs / qrels_prefs)")
+    if stats_options(args) is not None or cluster_requested(args) or args.shards is not None:
+        raise ConfigError(
+            "--ci/--compare-to and --workers/--scheduler/--shards do not apply to preference judgements yet"
+        )
+    prefs = load_prefs(args.qrels, qrels_format=args.rel_format == "qrels_prefs")
+    comments = args.trec_eval_version == "10.0"
+    results = load_run(args.run, on_error=args.on_error, comments=comments)
+    result = evaluate_prefs(
+        prefs,
+        results,
+        args.measures or None,
+        complete=args.complete,
+        per_query=args.query or args.format in ("json", "csv"),
+        max_docs=args.max_docs,
+        version=args.trec_eval_version,
+        zscores=load_zscores(args.zscores) if args.zscores else None,
+    )
+    return _emit(result, args)
+
+
+def _emit(result: Any, args: argparse.Namespace, with_stats: bool = False) -> int:
     if args.format == "trec":
-        lines = result.lines if stats is not None else format_trec(result, per_query=args.query)
+        lines = result.lines if with_stats else format_trec(result, per_query=args.query)
         text = "\n".join(lines) + "\n"
     else:
         if args.format in ("json", "csv"):
@@ -170,10 +203,12 @@ def register(sub: Any) -> None:
     p.add_argument(
         "-R",
         dest="rel_format",
-        choices=("qrels", "qrels_jg"),
+        choices=("qrels", "qrels_jg", "prefs", "qrels_prefs"),
         default="qrels",
-        help="qrels format: qrels (default) or qrels_jg (the iter field is a judgment group; measures "
-        "map_avgjg, P_avgjg, Rprec_mult_avgjg; default set qrels_jg)",
+        help="qrels format: qrels (default), qrels_jg (the iter field is a judgment group; measures "
+        "map_avgjg, P_avgjg, Rprec_mult_avgjg; default set qrels_jg), prefs ('qid jg jsg docno rel' "
+        "preference lines) or qrels_prefs (a qrels file read as preferences): the prefs_* measures, "
+        "default set all_prefs",
     )
     p.add_argument(
         "-J",
