@@ -472,3 +472,55 @@ def test_plot_class_deltas(tmp_path: Path) -> None:
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ConfigError, match="no comparison"):
         plot_class_deltas(units.results[1], tmp_path)
+
+
+def test_significance_marks_on_real_outputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value carries the other system's letter exactly when its adjusted p-value is below 0.05, in the
+    table, Markdown and LaTeX of one result and of ``deteval compare``."""
+    import json
+
+    from deteval.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    for f in (root / "data_samples/voc/results").glob("*.txt"):  # system B: every other detection dropped
+        lines = f.read_text().splitlines()
+        (tmp_path / f.name).write_text("".join(x + "\n" for i, x in enumerate(lines, 1) if i % 2))
+    monkeypatch.chdir(root)
+    other = str(tmp_path / "comp4_det_test_{cls}.txt")
+    base, cmp = tmp_path / "base.json", tmp_path / "cmp.json"
+    assert main([*VOC_ARGS, "--format", "json", "--output", str(base)]) == 0
+    args = [*VOC_ARGS, "--compare-to", other, "--bootstrap", "200", "--correction", "none"]
+    assert main([*args, "--format", "json", "--output", str(cmp)]) == 0
+    comp = json.loads(cmp.read_text())["comparison"]
+    significant = {k for k, c in comp.items() if c["p_adjusted"] < 0.05}
+    assert significant and significant != set(comp)  # the case shows both kinds of cell
+    assert main([*args, "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    for key, c in comp.items():
+        value = f"{c['a']:.4f}"
+        if key == "map":
+            line = next(x for x in md.splitlines() if x.startswith("| map |"))
+            assert line == f"| map | {value}{'<sup>a</sup>' if key in significant else ''} |"
+        else:
+            line = next(x for x in md.splitlines() if x.startswith(f"| {key[3:]} |"))
+            assert line.split(" | ")[1] == value + ("<sup>a</sup>" if key in significant else "")
+    assert f"<sup>a</sup>: significantly different from {other} (adjusted p < 0.05; bootstrap test" in md
+    for fmt in ("table", "latex"):
+        assert main(["compare", str(base), str(cmp), "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        mark = "^a" if fmt == "table" else "$^{a}$"
+        for key, c in comp.items():
+            if key == "map" and fmt == "table":
+                assert f"fields.map.b: {c['a']:.4f}{mark if key in significant else ''}\n" in out
+            elif key != "map":
+                row = next(x for x in out.splitlines() if x.split()[:1] == [key[3:]])
+                cells = row.replace("&", " ").split()
+                assert cells[2] == f"{c['a']:.4f}" + (mark if key in significant else "")
+                assert cells[1] == f"{c['a']:.4f}"  # A: the same run saved without a comparison
+        assert "significantly different from" in out
+    # without a comparison on either side: no mark, no legend
+    assert main(["compare", str(base), str(base), "--format", "markdown"]) == 0
+    plain = capsys.readouterr().out
+    assert "<sup>" not in plain and "significantly" not in plain

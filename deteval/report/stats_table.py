@@ -18,6 +18,7 @@ STATS_KEYS = (
     "test",
     "correction",
     "compare_to",
+    "significance",
 )
 
 
