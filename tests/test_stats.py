@@ -524,3 +524,48 @@ def test_significance_marks_on_real_outputs(
     assert main(["compare", str(base), str(base), "--format", "markdown"]) == 0
     plain = capsys.readouterr().out
     assert "<sup>" not in plain and "significantly" not in plain
+
+
+def test_plots_draw_class_deltas_of_the_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--plots`` with ``--compare-to`` writes class_deltas.png; each class's point and error bar are the
+    delta and interval of its ``ap:<class>`` in the JSON, filled exactly when p_adjusted < 0.05."""
+    from matplotlib.colors import to_rgba
+
+    from deteval.cli import main
+    from deteval.report.plots import figures
+    from deteval.results import load_result
+
+    root = Path(__file__).resolve().parents[1]
+    for f in (root / "data_samples/voc/results").glob("*.txt"):
+        lines = f.read_text().splitlines()
+        (tmp_path / f.name).write_text("".join(x + "\n" for i, x in enumerate(lines, 1) if i % 2))
+    monkeypatch.chdir(root)
+    other = str(tmp_path / "comp4_det_test_{cls}.txt")
+    saved, plots = tmp_path / "cmp.json", tmp_path / "plots"
+    args = [*VOC_ARGS, "--compare-to", other, "--bootstrap", "200", "--correction", "none"]
+    assert main([*args, "--format", "json", "--output", str(saved), "--plots", str(plots)]) == 0
+    assert (plots / "class_deltas.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    result = load_result(str(saved))
+    comp = result.summary["comparison"]
+    ax = figures(result)["class_deltas.png"].axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    expected = sorted((k[3:] for k in comp if k.startswith("ap:")), key=lambda c: comp[f"ap:{c}"]["delta"])
+    assert labels == expected
+    for i, (name, bars) in enumerate(zip(labels, ax.containers)):
+        c = comp[f"ap:{name}"]
+        point, _, (segments,) = bars.lines
+        assert list(point.get_xdata()) == [c["delta"]] and list(point.get_ydata()) == [i]
+        (lo, y0), (hi, y1) = segments.get_segments()[0]
+        assert (lo, hi) == pytest.approx(c["ci"], abs=1e-15) and y0 == y1 == i
+        filled = to_rgba(point.get_markerfacecolor()) != to_rgba("white")
+        assert filled == (c["p_adjusted"] < 0.05)
+    # two other systems: one figure each, named by their letters
+    two = [*args, "--compare-to", VOC_ARGS[-1], "--format", "json", "--plots", str(tmp_path / "two")]
+    assert main(two) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in (tmp_path / "two").glob("class_deltas*")) == [
+        "class_deltas_a.png",
+        "class_deltas_b.png",
+    ]
