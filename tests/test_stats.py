@@ -569,3 +569,30 @@ def test_plots_draw_class_deltas_of_the_json(
         "class_deltas_a.png",
         "class_deltas_b.png",
     ]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_weighted_levels_equal_laid_out_copies(seed: int) -> None:
+    """The bootstrap's fast path (copies never laid out) gives what presorted_lists with weights gives (the
+    repeated list), bit for bit: interpolated precision, sampled rows, hits; voc07 and coco101 levels."""
+    from deteval.core.lists import COCO_EPS, COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS, presorted_lists
+    from deteval.core.weighted import weighted_levels
+
+    rng = np.random.default_rng(seed)
+    for trial in range(300):
+        n_lists = int(rng.integers(1, 6))
+        cnt = rng.integers(0, 9, n_lists)
+        n = int(cnt.sum())
+        rel = rng.random(n) < 0.5
+        ig = (~rel) & (rng.random(n) < 0.3) if trial % 3 else None
+        w = rng.integers(0, 4, n) * (rng.random(n) < 0.8)  # zeros: images left out of the resample
+        hits = np.bincount(np.repeat(np.arange(n_lists), cnt), weights=w * rel, minlength=n_lists)
+        n_pos = hits.astype(np.int64) + rng.integers(0, 3, n_lists)
+        levels, eps = (COCO_RECALL_LEVELS, COCO_EPS) if trial % 2 else (VOC_DEVKIT_LEVELS, 0.0)
+        ref = presorted_lists(cnt, rel, n_pos, ig, weights=w)
+        rows = ref.sampled_items(levels)
+        if ref.order is not None and ref.order.size:
+            rows = np.where(rows >= 0, ref.order[np.maximum(rows, 0)], rows)
+        q, got_rows, n_hits = weighted_levels(cnt, rel, ig, n_pos, w, levels, eps)
+        assert np.array_equal(q, ref.interpolated_precision(levels, eps))
+        assert np.array_equal(got_rows, rows) and np.array_equal(n_hits, ref.n_hits)

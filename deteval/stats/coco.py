@@ -69,13 +69,18 @@ class CocoUnits:
         self.names: tuple[str, ...] = (*ev.stat_names, *(f"ap:{c}" for c in self.rows))
 
     def _values(
-        self, table: MatchTable, row_w: np.ndarray, img_w: np.ndarray, gt_table: MatchTable
+        self,
+        table: MatchTable,
+        row_w: np.ndarray,
+        img_w: np.ndarray,
+        gt_table: MatchTable,
+        cache: dict[str, Any] | None = None,
     ) -> np.ndarray:
         """The metrics of ``table`` with row weights ``row_w``; npig of image weights ``img_w`` counted on
         ``gt_table``'s ground truths (one system's: a merged table holds them twice)."""
         npig = gt_table.npig_weighted(img_w)
         prec, rec, sc = accumulate(
-            table, self.params.rec_thrs, self.params.max_dets, weights=row_w, npig=npig
+            table, self.params.rec_thrs, self.params.max_dets, weights=row_w, npig=npig, cache=cache
         )
         stats, lines = summarize(prec, rec, self.params, self.compat)
         ev = self.evaluations[0]
@@ -86,16 +91,18 @@ class CocoUnits:
     def metric(self, system: int = 0) -> Callable[[np.ndarray], np.ndarray]:
         """Image weights (k, n_images) → (k, len(names)) of one system."""
         t = self.tables[system]
-        return lambda w: np.stack([self._values(t, row[t.img], row, t) for row in w])
+        cache: dict[str, Any] = {}  # the sort and outcome columns, shared by every resample
+        return lambda w: np.stack([self._values(t, row[t.img], row, t, cache) for row in w])
 
     def mix(self, a: int, b: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """(w_a, w_b) → the metrics of the system answering each image with system a's results w_a times
         and b's w_b times (see :mod:`deteval.stats.bootstrap`)."""
         ta, tb = self.tables[a], self.tables[b]
         both = merge_tables([ta, tb])
+        cache: dict[str, Any] = {}
         return lambda wa, wb: np.stack(
             [
-                self._values(both, np.concatenate([ra[ta.img], rb[tb.img]]), ra + rb, ta)
+                self._values(both, np.concatenate([ra[ta.img], rb[tb.img]]), ra + rb, ta, cache)
                 for ra, rb in zip(wa, wb)
             ]
         )
