@@ -15,15 +15,16 @@ and including item k (exact integers):
   first item of weight > 0).
 
 :func:`weighted_levels` returns what ``presorted_lists(..., weights=w)`` gives through
-``interpolated_precision``, ``sampled_items`` (mapped back through ``order``) and ``n_hits``, in O(items)
-instead of O(Σw); tests/test_stats.py checks the equality on random lists.
+``interpolated_precision``, ``sampled_items`` (mapped back through ``order``) and ``n_hits``, in O(items +
+hits) instead of O(Σw) (only a hit-to-run index is laid out); tests/test_stats.py checks the equality on
+random lists.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from deteval.core.lists import min_counts_for_recall, segment_suffix_max
+from deteval.core.lists import min_counts_for_recall
 
 __all__ = ["weighted_levels"]
 
@@ -44,38 +45,49 @@ def weighted_levels(
     ``n_pos`` per list (>= its relevant weight)."""
     cnt = np.asarray(count, dtype=np.int64)
     n_lists = cnt.shape[0]
+    ends = np.cumsum(cnt)
+    starts = ends - cnt
     w = np.asarray(weights, dtype=np.int64)
-    lid = np.repeat(np.arange(n_lists), cnt)
-    kept = np.flatnonzero(w > 0)
-    wk, lk = w[kept], lid[kept]
-    rel = np.asarray(relevant, dtype=bool)[kept]
-    ranked = wk if ignored is None else wk * ~np.asarray(ignored, dtype=bool)[kept]
-    # cumulative relevant and ranked weights, global (list offsets are subtracted below)
-    t_all = np.cumsum(wk * rel)
-    n_all = np.cumsum(ranked)
-    hit = np.flatnonzero(rel)
-    n_hits = np.bincount(lk[hit], weights=wk[hit], minlength=n_lists).astype(np.int64)
-    base_t = np.cumsum(n_hits) - n_hits  # relevant weight before each list
-    n_ranked = np.bincount(lk, weights=ranked, minlength=n_lists).astype(np.int64)
-    base_n = np.cumsum(n_ranked) - n_ranked
-    hl = lk[hit]
-    tp_end = t_all[hit] - base_t[hl]
-    rank_end = n_all[hit] - base_n[hl]
-    env = segment_suffix_max(tp_end / (rank_end + eps), hl)
+    wr = w * np.asarray(relevant, dtype=bool)
+    # cumulative relevant and ranked weights over all lists; a list's own counts subtract its start
+    t_all = np.concatenate(([0], np.cumsum(wr)))
+    n_all = np.concatenate(([0], np.cumsum(w if ignored is None else w * ~np.asarray(ignored, dtype=bool))))
+    base_t, base_n = t_all[starts], n_all[starts]
+    n_hits = t_all[ends] - base_t
+    is_hit = wr > 0
+    hit = np.flatnonzero(is_hit)  # relevant items of weight > 0: each ends a run of hits
+    h_all = np.concatenate(([0], np.cumsum(is_hit)))
+    h_cnt = h_all[ends] - h_all[starts]
+    hl = np.repeat(np.arange(n_lists), h_cnt)
+    t_hit = t_all[hit + 1]
+    prec = (t_hit - base_t[hl]) / ((n_all[hit + 1] - base_n[hl]) + eps)
 
     uniq, inv = np.unique(np.asarray(n_pos, dtype=np.int64), return_inverse=True)
     c = min_counts_for_recall(levels, uniq)[inv.reshape(-1)]  # once per distinct n_pos, as the core
+    srt = None
+    if c.shape[1] > 1 and np.any(c[:, 1:] < c[:, :-1]):  # levels not ascending
+        srt = np.argsort(c, axis=1, kind="stable")
+        c = np.take_along_axis(c, srt, axis=1)
     cc = np.maximum(c, 1)
     valid = cc <= n_hits[:, None]
-    # the relevant item holding the cc-th hit of its list: first global cumulative count >= base + cc
-    at = np.searchsorted(t_all[hit], np.where(valid, base_t[:, None] + cc, 0), side="left")
-    at = np.minimum(at, max(hit.shape[0] - 1, 0))
-    q = np.where(valid, env[at] if hit.size else 0.0, 0.0)
-    rows = np.where(valid & (c >= 1), kept[hit[at]] if hit.size else -1, -1)
-    first_pos = np.searchsorted(lk, np.arange(n_lists), side="left")
-    has_item = np.bincount(lk, minlength=n_lists) > 0
-    first = np.where(
-        has_item, kept[np.minimum(first_pos, max(kept.shape[0] - 1, 0))] if kept.size else -1, -1
-    )
+    # the run holding the cc-th hit of its list: the first relevant item whose cumulative count reaches it
+    run_of_hit = np.repeat(np.arange(hit.shape[0]), wr[hit])  # one entry per hit, not per item
+    at = run_of_hit[np.where(valid, base_t[:, None] + cc - 1, 0)] if hit.size else np.zeros_like(c)
+    # env at that run = max of the run ends from it to the list's end: block maxima between the sampled
+    # runs, then a running maximum over the levels (as RankedLists.envelope_at_counts)
+    h_end = np.cumsum(h_cnt)[:, None]
+    pos = np.where(valid, at, h_end)
+    bounds = np.concatenate([pos, h_end], axis=1).reshape(-1)
+    block = np.maximum.reduceat(np.concatenate((prec, [-np.inf])), bounds).reshape(n_lists, -1)[:, :-1]
+    env = np.maximum.accumulate(np.where(valid, block, -np.inf)[:, ::-1], axis=1)[:, ::-1]
+    q = np.where(valid, env, 0.0)
+    rows = np.where(valid & (c >= 1), hit[at] if hit.size else -1, -1)
+    nz = np.flatnonzero(w > 0)  # the list's first row: its first item of weight > 0
+    f_at = np.searchsorted(nz, starts, side="left")
+    f_item = nz[np.minimum(f_at, max(nz.shape[0] - 1, 0))] if nz.size else starts
+    first = np.where((f_at < nz.shape[0]) & (f_item < ends), f_item, -1)
     rows = np.where(c == 0, first[:, None], rows)
+    if srt is not None:
+        inv_s = np.argsort(srt, axis=1)
+        q, rows = np.take_along_axis(q, inv_s, axis=1), np.take_along_axis(rows, inv_s, axis=1)
     return q, rows, n_hits

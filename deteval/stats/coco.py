@@ -21,6 +21,8 @@ from deteval.detection.coco import (
     _finish,
     _match_in_shards,
     _resolve_params,
+    _stat_maxdet,
+    _summarize_value,
     summarize,
 )
 from deteval.detection.coco_accumulate import accumulate
@@ -79,13 +81,18 @@ class CocoUnits:
         """The metrics of ``table`` with row weights ``row_w``; npig of image weights ``img_w`` counted on
         ``gt_table``'s ground truths (one system's: a merged table holds them twice)."""
         npig = gt_table.npig_weighted(img_w)
-        prec, rec, sc = accumulate(
+        prec, rec, _ = accumulate(
             table, self.params.rec_thrs, self.params.max_dets, weights=row_w, npig=npig, cache=cache
         )
-        stats, lines = summarize(prec, rec, self.params, self.compat)
-        ev = self.evaluations[0]
-        one = CocoEvaluation(self.params, self.compat, prec, rec, sc, stats, lines, ev.cat_ids, ev.cat_names)
-        out = np.array([*stats.tolist(), *(row["ap"] for row in one.per_class().values())], dtype=np.float64)
+        stats, _ = summarize(prec, rec, self.params, self.compat)
+        # the per-class "ap" of CocoEvaluation.per_class (same call, in category order), without the six
+        # other per-class numbers it also computes
+        md_ap = _stat_maxdet(self.params, self.compat, "ap")
+        aps = [
+            _summarize_value(prec, rec, self.params, True, None, "all", md_ap, k)
+            for k in range(len(self.rows))
+        ]
+        out = np.array([*stats.tolist(), *aps], dtype=np.float64)
         return np.where(out == -1.0, np.nan, out)  # pycocotools' "undefined"
 
     def metric(self, system: int = 0) -> Callable[[np.ndarray], np.ndarray]:
