@@ -36,13 +36,15 @@ def accumulate(
     weights: np.ndarray | None = None,
     npig: np.ndarray | None = None,
     cache: dict[str, Any] | None = None,
+    only: set[tuple[int, int]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``precision[T,R,K,A,M]``, ``recall[T,K,A,M]`` and ``scores[T,R,K,A,M]`` in pycocotools' layout.
 
     ``weights`` (one integer per table row) and ``npig`` (K, A) re-weight the table (deteval.stats: an image
     drawn k times gives its detections weight k and adds k times its ground truths to npig). ``cache``: a
     dict kept by the caller across calls on the same table (resamples): the sort and the per-slice outcome
-    columns, which weights never change, are then computed once."""
+    columns, which weights never change, are then computed once. ``only``: the (area, maxDet) index pairs to
+    fill (the others stay −1), for callers that read a few slices."""
     A, T, _ = table.tp.shape
     K = table.n_cats
     R = rec_thrs.shape[0]
@@ -55,6 +57,8 @@ def accumulate(
     valid = (npig_ka > 0).T  # (A, K)
 
     for m, a, om, sm, per_list, tp, ig in _slices(table, max_dets, valid, cache):
+        if only is not None and (a, m) not in only:
+            continue
         n_m = om.shape[0]
         n_pos = np.tile(npig_ka[:, a], T)  # lists in (threshold, category) order
         if weights is None:

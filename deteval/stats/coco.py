@@ -11,6 +11,7 @@ arrays). Each resample is one accumulation of the whole table: the cost of B res
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -69,6 +70,19 @@ class CocoUnits:
         self.n_units = int(ev.counts["n_images"])
         self.rows = list(ev.per_class())
         self.names: tuple[str, ...] = (*ev.stat_names, *(f"ap:{c}" for c in self.rows))
+        self._read = self._slices_read(ev.precision.shape, ev.recall.shape)
+
+    def _slices_read(self, p_shape: tuple[int, ...], r_shape: tuple[int, ...]) -> set[tuple[int, int]]:
+        """The (area, maxDet) slices the metric columns read: those whose values change a column when
+        changed (probed once on constant arrays), so that a resample accumulates only these."""
+        base = self._numbers(np.full(p_shape, 0.5), np.full(r_shape, 0.5))
+        read: set[tuple[int, int]] = set()
+        for a, m in itertools.product(range(p_shape[3]), range(p_shape[4])):
+            prec, rec = np.full(p_shape, 0.5), np.full(r_shape, 0.5)
+            prec[..., a, m], rec[..., a, m] = 0.25, 0.25
+            if not np.array_equal(self._numbers(prec, rec), base, equal_nan=True):
+                read.add((a, m))
+        return read
 
     def _values(
         self,
@@ -82,8 +96,18 @@ class CocoUnits:
         ``gt_table``'s ground truths (one system's: a merged table holds them twice)."""
         npig = gt_table.npig_weighted(img_w)
         prec, rec, _ = accumulate(
-            table, self.params.rec_thrs, self.params.max_dets, weights=row_w, npig=npig, cache=cache
+            table,
+            self.params.rec_thrs,
+            self.params.max_dets,
+            weights=row_w,
+            npig=npig,
+            cache=cache,
+            only=self._read,
         )
+        return self._numbers(prec, rec)
+
+    def _numbers(self, prec: np.ndarray, rec: np.ndarray) -> np.ndarray:
+        """The metric columns of ``precision`` / ``recall`` (NaN for pycocotools' −1)."""
         stats, _ = summarize(prec, rec, self.params, self.compat)
         # the per-class "ap" of CocoEvaluation.per_class (same call, in category order), without the six
         # other per-class numbers it also computes
