@@ -507,6 +507,11 @@ def test_significance_marks_on_real_outputs(
             line = next(x for x in md.splitlines() if x.startswith(f"| {key[3:]} |"))
             assert line.split(" | ")[1] == value + ("<sup>a</sup>" if key in significant else "")
     assert f"<sup>a</sup>: significantly different from {other} (adjusted p < 0.05; bootstrap test" in md
+    assert main(args) == 0  # the table: each comparison line ends with the mark when significant
+    table = capsys.readouterr().out
+    for key in comp:
+        line = next(x for x in table.splitlines() if x.startswith(f"  {key} "))
+        assert line.endswith("  ^a") == (key in significant)
     for fmt in ("table", "latex"):
         assert main(["compare", str(base), str(cmp), "--format", fmt]) == 0
         out = capsys.readouterr().out
