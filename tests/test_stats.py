@@ -472,3 +472,134 @@ def test_plot_class_deltas(tmp_path: Path) -> None:
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ConfigError, match="no comparison"):
         plot_class_deltas(units.results[1], tmp_path)
+
+
+def test_significance_marks_on_real_outputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value carries the other system's letter exactly when its adjusted p-value is below 0.05, in the
+    table, Markdown and LaTeX of one result and of ``deteval compare``."""
+    import json
+
+    from deteval.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    for f in (root / "data_samples/voc/results").glob("*.txt"):  # system B: every other detection dropped
+        lines = f.read_text().splitlines()
+        (tmp_path / f.name).write_text("".join(x + "\n" for i, x in enumerate(lines, 1) if i % 2))
+    monkeypatch.chdir(root)
+    other = str(tmp_path / "comp4_det_test_{cls}.txt")
+    base, cmp = tmp_path / "base.json", tmp_path / "cmp.json"
+    assert main([*VOC_ARGS, "--format", "json", "--output", str(base)]) == 0
+    args = [*VOC_ARGS, "--compare-to", other, "--bootstrap", "200", "--correction", "none"]
+    assert main([*args, "--format", "json", "--output", str(cmp)]) == 0
+    comp = json.loads(cmp.read_text())["comparison"]
+    significant = {k for k, c in comp.items() if c["p_adjusted"] < 0.05}
+    assert significant and significant != set(comp)  # the case shows both kinds of cell
+    assert main([*args, "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    for key, c in comp.items():
+        value = f"{c['a']:.4f}"
+        if key == "map":
+            line = next(x for x in md.splitlines() if x.startswith("| map |"))
+            assert line == f"| map | {value}{'<sup>a</sup>' if key in significant else ''} |"
+        else:
+            line = next(x for x in md.splitlines() if x.startswith(f"| {key[3:]} |"))
+            assert line.split(" | ")[1] == value + ("<sup>a</sup>" if key in significant else "")
+    assert f"<sup>a</sup>: significantly different from {other} (adjusted p < 0.05; bootstrap test" in md
+    assert main(args) == 0  # the table: each comparison line ends with the mark when significant
+    table = capsys.readouterr().out
+    for key in comp:
+        line = next(x for x in table.splitlines() if x.startswith(f"  {key} "))
+        assert line.endswith("  ^a") == (key in significant)
+    for fmt in ("table", "latex"):
+        assert main(["compare", str(base), str(cmp), "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        mark = "^a" if fmt == "table" else "$^{a}$"
+        for key, c in comp.items():
+            if key == "map" and fmt == "table":
+                assert f"fields.map.b: {c['a']:.4f}{mark if key in significant else ''}\n" in out
+            elif key != "map":
+                row = next(x for x in out.splitlines() if x.split()[:1] == [key[3:]])
+                cells = row.replace("&", " ").split()
+                assert cells[2] == f"{c['a']:.4f}" + (mark if key in significant else "")
+                assert cells[1] == f"{c['a']:.4f}"  # A: the same run saved without a comparison
+        assert "significantly different from" in out
+    # without a comparison on either side: no mark, no legend
+    assert main(["compare", str(base), str(base), "--format", "markdown"]) == 0
+    plain = capsys.readouterr().out
+    assert "<sup>" not in plain and "significantly" not in plain
+
+
+def test_plots_draw_class_deltas_of_the_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--plots`` with ``--compare-to`` writes class_deltas.png; each class's point and error bar are the
+    delta and interval of its ``ap:<class>`` in the JSON, filled exactly when p_adjusted < 0.05."""
+    from matplotlib.colors import to_rgba
+
+    from deteval.cli import main
+    from deteval.report.plots import figures
+    from deteval.results import load_result
+
+    root = Path(__file__).resolve().parents[1]
+    for f in (root / "data_samples/voc/results").glob("*.txt"):
+        lines = f.read_text().splitlines()
+        (tmp_path / f.name).write_text("".join(x + "\n" for i, x in enumerate(lines, 1) if i % 2))
+    monkeypatch.chdir(root)
+    other = str(tmp_path / "comp4_det_test_{cls}.txt")
+    saved, plots = tmp_path / "cmp.json", tmp_path / "plots"
+    args = [*VOC_ARGS, "--compare-to", other, "--bootstrap", "200", "--correction", "none"]
+    assert main([*args, "--format", "json", "--output", str(saved), "--plots", str(plots)]) == 0
+    assert (plots / "class_deltas.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    result = load_result(str(saved))
+    comp = result.summary["comparison"]
+    ax = figures(result)["class_deltas.png"].axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    expected = sorted((k[3:] for k in comp if k.startswith("ap:")), key=lambda c: comp[f"ap:{c}"]["delta"])
+    assert labels == expected
+    for i, (name, bars) in enumerate(zip(labels, ax.containers)):
+        c = comp[f"ap:{name}"]
+        point, _, (segments,) = bars.lines
+        assert list(point.get_xdata()) == [c["delta"]] and list(point.get_ydata()) == [i]
+        (lo, y0), (hi, y1) = segments.get_segments()[0]
+        assert (lo, hi) == pytest.approx(c["ci"], abs=1e-15) and y0 == y1 == i
+        filled = to_rgba(point.get_markerfacecolor()) != to_rgba("white")
+        assert filled == (c["p_adjusted"] < 0.05)
+    # two other systems: one figure each, named by their letters
+    two = [*args, "--compare-to", VOC_ARGS[-1], "--format", "json", "--plots", str(tmp_path / "two")]
+    assert main(two) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in (tmp_path / "two").glob("class_deltas*")) == [
+        "class_deltas_a.png",
+        "class_deltas_b.png",
+    ]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_weighted_levels_equal_laid_out_copies(seed: int) -> None:
+    """The bootstrap's fast path (copies never laid out) gives what presorted_lists with weights gives (the
+    repeated list), bit for bit: interpolated precision, sampled rows, hits; voc07 and coco101 levels."""
+    from deteval.core.lists import COCO_EPS, COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS, presorted_lists
+    from deteval.core.weighted import weighted_levels
+
+    rng = np.random.default_rng(seed)
+    for trial in range(300):
+        n_lists = int(rng.integers(1, 6))
+        cnt = rng.integers(0, 9, n_lists)
+        n = int(cnt.sum())
+        rel = rng.random(n) < 0.5
+        ig = (~rel) & (rng.random(n) < 0.3) if trial % 3 else None
+        w = rng.integers(0, 4, n) * (rng.random(n) < 0.8)  # zeros: images left out of the resample
+        hits = np.bincount(np.repeat(np.arange(n_lists), cnt), weights=w * rel, minlength=n_lists)
+        n_pos = hits.astype(np.int64) + rng.integers(0, 3, n_lists)
+        levels, eps = (COCO_RECALL_LEVELS, COCO_EPS) if trial % 2 else (VOC_DEVKIT_LEVELS, 0.0)
+        if trial % 5 == 0:
+            levels = rng.permutation(levels)  # levels in any order, as the core accepts
+        ref = presorted_lists(cnt, rel, n_pos, ig, weights=w)
+        rows = ref.sampled_items(levels)
+        if ref.order is not None and ref.order.size:
+            rows = np.where(rows >= 0, ref.order[np.maximum(rows, 0)], rows)
+        q, got_rows, n_hits = weighted_levels(cnt, rel, ig, n_pos, w, levels, eps)
+        assert np.array_equal(q, ref.interpolated_precision(levels, eps))
+        assert np.array_equal(got_rows, rows) and np.array_equal(n_hits, ref.n_hits)

@@ -7,7 +7,7 @@ from typing import Any
 
 from deteval.commands.common import add_output_args, warn_on_stderr, write_text
 from deteval.report.compare import SORTS, compare_results
-from deteval.report.tables import render
+from deteval.report.tables import FORMATS, render
 from deteval.results import load_result
 
 
@@ -17,7 +17,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     result = compare_results(
         a, b, metric=args.metric, sort=args.sort, reverse=args.reverse, sources=(args.a, args.b)
     )
-    write_text(render(result, args.format or "table"), args.output)
+    if args.format == "latex":
+        from deteval.report.latex import render_latex
+
+        write_text(render_latex(result), args.output)
+    else:
+        write_text(render(result, args.format or "table"), args.output)
     warn_on_stderr(result)
     return 0
 
@@ -45,5 +50,5 @@ def register(sub: Any) -> None:
         "name, none (A's order)",
     )
     p.add_argument("--reverse", action="store_true", help="reverse the row order (e.g. largest drop first)")
-    add_output_args(p, curves=False)  # no --curves: it would do nothing here
+    add_output_args(p, (*FORMATS, "latex"), curves=False)  # no --curves: it would do nothing here
     p.set_defaults(func=run, _parser=p)

@@ -19,6 +19,8 @@ import math
 from typing import Any
 
 from deteval.errors import ConfigError, ValidationError
+from deteval.report.marks import ALPHA, significance
+from deteval.report.stats_table import STATS_KEYS
 from deteval.report.tables import class_rows, pick_metric, summary_fields
 from deteval.results import MAX_INT, EvalResult
 
@@ -116,7 +118,13 @@ def compare_results(
         order = order[::-1] if sort == "none" else with_delta[::-1] + without
     per_class = {n: rows[n] for n in order}
 
-    fa, fb = dict(summary_fields(a)), dict(summary_fields(b))
+    # the statistics of deteval.stats (intervals, each side's own comparison) are not fields to subtract:
+    # a side's comparison is shown as marks on its values (summary["significance"])
+    stats = tuple(f"{k}." for k in STATS_KEYS)
+    fa, fb = (
+        {k: v for k, v in summary_fields(r) if k not in STATS_KEYS and not k.startswith(stats)}
+        for r in (a, b)
+    )
     fields: dict[str, dict[str, Any]] = {}
     warnings: list[str] = []
     for key in list(fa) + [k for k in fb if k not in fa]:
@@ -163,5 +171,9 @@ def compare_results(
                 f"{len(missing)} class(es) without a {metric} value on one side: {', '.join(missing)}"
             )
     summary["fields"] = fields
+    sig = {"a": significance(a), "b": significance(b)}
+    if any(sig.values()):
+        # each side's own --compare-to comparison, as marks on its values (deteval.report.marks)
+        summary["significance"] = {"alpha": ALPHA, **{k: v for k, v in sig.items() if v}}
     warnings += [f"A: {w}" for w in a.warnings] + [f"B: {w}" for w in b.warnings]
     return EvalResult("compare", summary, per_class, warnings=warnings)

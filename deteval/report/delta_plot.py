@@ -8,13 +8,16 @@ like :mod:`deteval.report.plots` (no pyplot, no global backend).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deteval.errors import ConfigError
 from deteval.report.plots import _figure, _out_dir, _save, literal
 from deteval.results import EvalResult
 
-__all__ = ["class_deltas", "plot_class_deltas"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["class_deltas", "class_deltas_figure", "comparison_others", "plot_class_deltas"]
 
 
 def class_deltas(
@@ -39,10 +42,18 @@ def class_deltas(
     return sorted(rows, key=lambda r: r[1])
 
 
-def plot_class_deltas(
-    result: EvalResult, out_dir: str | Path, *, other: str | None = None, alpha: float = 0.05
-) -> Path:
-    """Write ``class_deltas.png`` into ``out_dir`` (module docstring) and return its path."""
+def comparison_others(result: EvalResult) -> list[str | None]:
+    """The ``other`` argument of each comparison: ``[None]`` for one, the other systems' names for several."""
+    comp: Any = result.summary.get("comparison")
+    if not isinstance(comp, dict) or not comp:
+        return []
+    if any(k.startswith("ap:") for k in comp) or not all(isinstance(v, dict) for v in comp.values()):
+        return [None]
+    return list(comp)
+
+
+def class_deltas_figure(result: EvalResult, *, other: str | None = None, alpha: float = 0.05) -> Figure:
+    """The figure :func:`plot_class_deltas` saves (module docstring)."""
     rows = class_deltas(result, other)
     if not rows:
         raise ConfigError("the comparison has no per-class AP delta to draw")
@@ -56,5 +67,15 @@ def plot_class_deltas(
         )  # fmt: skip
     ax.axvline(0.0, color="0.5", lw=0.8)
     ax.set_yticks(range(len(rows)), [literal(r[0]) for r in rows])
-    ax.set_xlabel(f"AP delta (a - b) with its interval; filled: adjusted p < {alpha:g}")
-    return _save(fig, _out_dir(out_dir) / "class_deltas.png")
+    title = "" if other is None else f" vs {other}"
+    ax.set_xlabel(f"AP delta (a - b{title}) with its interval; filled: adjusted p < {alpha:g}")
+    return fig
+
+
+def plot_class_deltas(
+    result: EvalResult, out_dir: str | Path, *, other: str | None = None, alpha: float = 0.05
+) -> Path:
+    """Write ``class_deltas.png`` into ``out_dir`` (module docstring) and return its path."""
+    return _save(
+        class_deltas_figure(result, other=other, alpha=alpha), _out_dir(out_dir) / "class_deltas.png"
+    )

@@ -532,6 +532,23 @@ def plot_coco_precision(
     ]
 
 
+def _delta_plan(result: EvalResult) -> list[tuple[str, Any]]:
+    """``class_deltas.png`` (``class_deltas_<letter>.png`` per other system when there are several) when
+    the result holds a comparison with per-class AP intervals (deteval.stats, ``--compare-to``)."""
+    from deteval.report.delta_plot import class_deltas, class_deltas_figure, comparison_others
+    from deteval.report.marks import system_letters
+
+    others = comparison_others(result)
+    letters = system_letters(result)
+    plan: list[tuple[str, Any]] = []
+    for other in others:
+        if not class_deltas(result, other):
+            continue
+        name = "class_deltas.png" if other is None else f"class_deltas_{letters[other]}.png"
+        plan.append((name, lambda o=other: class_deltas_figure(result, other=o)))
+    return plan
+
+
 def _plan(result: EvalResult, coco_arrays: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
     """(file name, function drawing its Figure) for every figure the result supports, in order."""
     plan: list[tuple[str, Any]] = []
@@ -547,6 +564,7 @@ def _plan(result: EvalResult, coco_arrays: Mapping[str, Any] | None) -> list[tup
         key = preferred if preferred in numeric else numeric[0]
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)
         plan.append((f"{safe}_bars.png", lambda: _bars(result, key)))
+    plan += _delta_plan(result)
     if coco_arrays is not None:
         missing = {"precision", "iou_thrs", "rec_thrs", "names"} - set(coco_arrays)
         if missing:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from deteval.report.marks import system_letters
 from deteval.results import EvalResult
 
 #: summary keys written by deteval.stats.attach; shown by :func:`stats_lines`, not as plain fields
@@ -18,6 +19,7 @@ STATS_KEYS = (
     "test",
     "correction",
     "compare_to",
+    "significance",
 )
 
 
@@ -37,11 +39,18 @@ def with_ci(value: Any, pair: Any) -> str:
     return f"{_f(value)} {_ci(pair)}"
 
 
-def _comparison_lines(comp: dict[str, Any]) -> list[str]:
+def _comparison_lines(comp: dict[str, Any], letter: str) -> list[str]:
+    from deteval.report.marks import ALPHA
+
     width = max(len(k) for k in comp) if comp else 0
+
+    def mark(c: dict[str, Any]) -> str:
+        p = c.get("p_adjusted")
+        return f"  ^{letter}" if isinstance(p, (int, float)) and p < ALPHA else ""
+
     return [
         f"  {name:<{width}}  {_f(c['a'])} vs {_f(c['b'])}  delta {with_ci(c['delta'], c['ci'])}  "
-        f"p {_f(c['p_value'])}  p_adj {_f(c.get('p_adjusted'))}  mdd {_f(c['mdd'])}"
+        f"p {_f(c['p_value'])}  p_adj {_f(c.get('p_adjusted'))}  mdd {_f(c['mdd'])}{mark(c)}"
         for name, c in comp.items()
     ]
 
@@ -69,7 +78,9 @@ def stats_lines(result: EvalResult) -> list[str]:
         others = s.get("compare_to") or []
         how = f"test {s.get('test')}, correction {s.get('correction')}"
         groups = {others[0]: comp} if len(others) == 1 else comp
-        for other, c in groups.items():
+        for i, (other, c) in enumerate(groups.items()):
             out.append(f"comparison with {other} ({how}): a = this system, b = {other}")
-            out.extend(_comparison_lines(c))
+            out.extend(
+                _comparison_lines(c, system_letters(result).get(other, "abcdefghijklmnopqrstuvwxyz"[i % 26]))
+            )
     return out

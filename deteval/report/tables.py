@@ -156,16 +156,18 @@ def _grid(header: list[str], rows: list[list[str]]) -> str:
 
 def render_table(result: EvalResult) -> str:
     """Plain text: the protocol's own ``lines`` (or the flattened summary), the per-class grid, warnings."""
+    from deteval.report.marks import cell_marks
     from deteval.report.stats_table import STATS_KEYS, stats_lines, with_ci
 
+    marked, legend = cell_marks(result)
     parts: list[str] = []
     if result.lines:
         parts.append("\n".join(result.lines))
     else:
         stat = tuple(f"{k}." for k in STATS_KEYS)
         fields = [(k, v) for k, v in display_fields(result) if k not in STATS_KEYS and not k.startswith(stat)]
-        parts.append("\n".join(f"{k}: {_fmt(v, False)}" for k, v in fields))
-    parts.append("\n".join(stats_lines(result)))
+        parts.append("\n".join(f"{k}: {_fmt(v, False)}{_mark(marked, None, k)}" for k, v in fields))
+    parts.append("\n".join(stats_lines(result) + legend))
     cols, rows = class_rows(result)
     if rows:
         # an AP with its interval: "ap [lo, hi]" in one cell (deteval.stats puts a "ci" in the row)
@@ -173,8 +175,8 @@ def render_table(result: EvalResult) -> str:
         if ci_cols:
             cols = [c for c in cols if c not in ("ci.0", "ci.1")]
         grid = [
-            [name, *(with_ci(row.get(c), [row.get("ci.0"), row.get("ci.1")]) if ci_cols and c == "ap"
-                     else _fmt(row.get(c), False) for c in cols)]
+            [name, *((with_ci(row.get(c), [row.get("ci.0"), row.get("ci.1")]) if ci_cols and c == "ap"
+                      else _fmt(row.get(c), False)) + _mark(marked, name, c) for c in cols)]
             for name, row in rows
         ]  # fmt: skip
         parts.append(_grid([row_label(result), *cols], grid))
@@ -188,9 +190,22 @@ def _md(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
+def _mark(marked: dict[tuple[str | None, str], str], row: str | None, key: str) -> str:
+    """``^letters`` after a value significantly different from those systems (deteval.report.marks)."""
+    mark = marked.get((row, key))
+    return f"^{mark}" if mark else ""
+
+
+def _sup(marked: dict[tuple[str | None, str], str], row: str | None, key: str) -> str:
+    mark = marked.get((row, key))
+    return f"<sup>{_md(mark)}</sup>" if mark else ""
+
+
 def render_markdown(result: EvalResult) -> str:
     """GitHub Markdown: a heading, the protocol's ``lines`` in a code block, a field/value table, a class
     table, the warnings as quotes."""
+    from deteval.report.marks import cell_marks
+
     parts = [f"## {_md(result.protocol)} evaluation", ""]
     if result.lines:
         # The protocol's familiar rendering (e.g. pycocotools' twelve lines), verbatim.
@@ -201,14 +216,20 @@ def render_markdown(result: EvalResult) -> str:
         # the lines above already show these numbers (rounded as pycocotools prints them, as in the table)
         shown = {k for k, v in result.summary.items() if isinstance(v, float) and _shown(k, result.lines)}
         fields = [(k, v) for k, v in fields if k not in shown]
+    marked, legend = cell_marks(result)
+    fields = [(k, v) for k, v in fields if not k.startswith("significance.")]  # shown as marks + legend
     parts += ["| field | value |", "|---|---|"]
-    parts += [f"| {_md(k)} | {_md(_fmt(v, False))} |" for k, v in fields]
+    parts += [f"| {_md(k)} | {_md(_fmt(v, False))}{_sup(marked, None, k)} |" for k, v in fields]
     cols, rows = class_rows(result)
     if rows:
         head = f"| {row_label(result)} | " + " | ".join(_md(c) for c in cols) + " |"
         parts += ["", head, "|---" * (len(cols) + 1) + "|"]
         for name, row in rows:
-            parts.append(f"| {_md(name)} | " + " | ".join(_md(_fmt(row.get(c), False)) for c in cols) + " |")
+            cells = (_md(_fmt(row.get(c), False)) + _sup(marked, name, c) for c in cols)
+            parts.append(f"| {_md(name)} | " + " | ".join(cells) + " |")
+    if legend:
+        # what the superscript letters mean (deteval.report.marks)
+        parts += ["", *(re.sub(r"\^([a-z]+):", r"<sup>\1</sup>:", _md(x)) + "  " for x in legend)]
     if result.warnings:
         parts += ["", *(f"> warning: {_md(w)}" for w in result.warnings)]
     return "\n".join(parts) + "\n"

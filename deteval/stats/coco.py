@@ -6,11 +6,14 @@ accumulation (:func:`~deteval.detection.coco_accumulate.accumulate` with ``weigh
 ground truths count k times in npig. All weights 1 give :func:`~deteval.detection.coco.evaluate_coco`'s
 numbers bit for bit. Metric columns: the summary numbers (``AP``, ``AP50``, ...), then ``ap:<category>``
 (the per-class ``ap``; NaN where a resample leaves a category without ground truth, −1 in pycocotools'
-arrays). Each resample is one accumulation of the whole table: the cost of B resamples is B accumulations.
+arrays). Each resample is one accumulation of the slices the columns read (the sort and the outcome
+columns are kept across resamples, weighted rows are never laid out: :mod:`deteval.core.weighted`): the cost
+of B resamples is B such accumulations.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +24,8 @@ from deteval.detection.coco import (
     _finish,
     _match_in_shards,
     _resolve_params,
+    _stat_maxdet,
+    _summarize_value,
     summarize,
 )
 from deteval.detection.coco_accumulate import accumulate
@@ -67,35 +72,70 @@ class CocoUnits:
         self.n_units = int(ev.counts["n_images"])
         self.rows = list(ev.per_class())
         self.names: tuple[str, ...] = (*ev.stat_names, *(f"ap:{c}" for c in self.rows))
+        self._read = self._slices_read(ev.precision.shape, ev.recall.shape)
+
+    def _slices_read(self, p_shape: tuple[int, ...], r_shape: tuple[int, ...]) -> set[tuple[int, int]]:
+        """The (area, maxDet) slices the metric columns read: those whose values change a column when
+        changed (probed once on constant arrays), so that a resample accumulates only these."""
+        base = self._numbers(np.full(p_shape, 0.5), np.full(r_shape, 0.5))
+        read: set[tuple[int, int]] = set()
+        for a, m in itertools.product(range(p_shape[3]), range(p_shape[4])):
+            prec, rec = np.full(p_shape, 0.5), np.full(r_shape, 0.5)
+            prec[..., a, m], rec[..., a, m] = 0.25, 0.25
+            if not np.array_equal(self._numbers(prec, rec), base, equal_nan=True):
+                read.add((a, m))
+        return read
 
     def _values(
-        self, table: MatchTable, row_w: np.ndarray, img_w: np.ndarray, gt_table: MatchTable
+        self,
+        table: MatchTable,
+        row_w: np.ndarray,
+        img_w: np.ndarray,
+        gt_table: MatchTable,
+        cache: dict[str, Any] | None = None,
     ) -> np.ndarray:
         """The metrics of ``table`` with row weights ``row_w``; npig of image weights ``img_w`` counted on
         ``gt_table``'s ground truths (one system's: a merged table holds them twice)."""
         npig = gt_table.npig_weighted(img_w)
-        prec, rec, sc = accumulate(
-            table, self.params.rec_thrs, self.params.max_dets, weights=row_w, npig=npig
+        prec, rec, _ = accumulate(
+            table,
+            self.params.rec_thrs,
+            self.params.max_dets,
+            weights=row_w,
+            npig=npig,
+            cache=cache,
+            only=self._read,
         )
-        stats, lines = summarize(prec, rec, self.params, self.compat)
-        ev = self.evaluations[0]
-        one = CocoEvaluation(self.params, self.compat, prec, rec, sc, stats, lines, ev.cat_ids, ev.cat_names)
-        out = np.array([*stats.tolist(), *(row["ap"] for row in one.per_class().values())], dtype=np.float64)
+        return self._numbers(prec, rec)
+
+    def _numbers(self, prec: np.ndarray, rec: np.ndarray) -> np.ndarray:
+        """The metric columns of ``precision`` / ``recall`` (NaN for pycocotools' −1)."""
+        stats, _ = summarize(prec, rec, self.params, self.compat)
+        # the per-class "ap" of CocoEvaluation.per_class (same call, in category order), without the six
+        # other per-class numbers it also computes
+        md_ap = _stat_maxdet(self.params, self.compat, "ap")
+        aps = [
+            _summarize_value(prec, rec, self.params, True, None, "all", md_ap, k)
+            for k in range(len(self.rows))
+        ]
+        out = np.array([*stats.tolist(), *aps], dtype=np.float64)
         return np.where(out == -1.0, np.nan, out)  # pycocotools' "undefined"
 
     def metric(self, system: int = 0) -> Callable[[np.ndarray], np.ndarray]:
         """Image weights (k, n_images) → (k, len(names)) of one system."""
         t = self.tables[system]
-        return lambda w: np.stack([self._values(t, row[t.img], row, t) for row in w])
+        cache: dict[str, Any] = {}  # the sort and outcome columns, shared by every resample
+        return lambda w: np.stack([self._values(t, row[t.img], row, t, cache) for row in w])
 
     def mix(self, a: int, b: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """(w_a, w_b) → the metrics of the system answering each image with system a's results w_a times
         and b's w_b times (see :mod:`deteval.stats.bootstrap`)."""
         ta, tb = self.tables[a], self.tables[b]
         both = merge_tables([ta, tb])
+        cache: dict[str, Any] = {}
         return lambda wa, wb: np.stack(
             [
-                self._values(both, np.concatenate([ra[ta.img], rb[tb.img]]), ra + rb, ta)
+                self._values(both, np.concatenate([ra[ta.img], rb[tb.img]]), ra + rb, ta, cache)
                 for ra, rb in zip(wa, wb)
             ]
         )
