@@ -125,3 +125,13 @@ def test_trec_scheduler_and_shards(capsys: pytest.CaptureFixture[str], scheduler
     assert capsys.readouterr().out == one
     assert main([*args, "--scheduler", scheduler]) == 0
     assert capsys.readouterr().out == one
+
+
+def test_lvis_scheduler_with_fixed_ap_and_pooled(capsys: pytest.CaptureFixture[str], scheduler: str) -> None:
+    root = Path(__file__).parent.parent / "data_samples"
+    args = ["lvis", str(root / "lvis" / "lvis_val.json"), str(root / "coco" / "results_bbox.json"),
+            "--format", "json", "--per-class", "--pooled"]  # fmt: skip
+    for extra in ([], ["--fixed-ap"]):
+        one = _json(capsys, [*args, *extra])
+        assert one["AP"] > 0
+        assert _json(capsys, [*args, *extra, "--scheduler", scheduler, "--shards", "7"]) == one

@@ -6,14 +6,23 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from deteval.commands.cluster import add_cluster_args, cluster_requested
 from deteval.commands.common import add_output_args, emit
 from deteval.detection.lvis import IOU_TYPES, evaluate_lvis
 from deteval.report.progress import Progress
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    with Progress(1, "deteval lvis") as bar:
-        bar.stage("reading, matching and accumulating")
+    from deteval.distributed.client import dask_client
+
+    sharded = cluster_requested(args) or args.shards is not None
+    stage = (
+        "reading, matching on image shards and accumulating"
+        if sharded
+        else "reading, matching and accumulating"
+    )
+    with dask_client(args.workers, args.scheduler) as client, Progress(1, "deteval lvis") as bar:
+        bar.stage(stage)
         ev = evaluate_lvis(
             args.gt,
             args.results,
@@ -23,6 +32,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             fixed_ap=args.fixed_ap,
             pooled=args.pooled,
             on_error=args.on_error,
+            client=client,
+            shards=args.shards,
         )
     fmt = getattr(args, "format", None) or "table"
     emit(ev.to_result(per_class=bool(args.per_class) or fmt == "json"), args)
@@ -71,5 +82,6 @@ def register(sub: Any) -> None:
         default="raise",
         help="raise (default): stop at the first bad record; skip: leave out bad records, listed in warnings",
     )
+    add_cluster_args(p)
     add_output_args(p)
     p.set_defaults(func=run, _parser=p)

@@ -282,69 +282,101 @@ def _select(
     return gsel, dsel, counts, warnings
 
 
-def _iou_fn(
-    iou_type: str, lg: LvisGroundTruth, r: CocoResults, dk: np.ndarray, gk: np.ndarray, crowd: np.ndarray
-) -> IouFn:
-    """IoU of (detection, ground truth) pairs of one shard, as ``mask_utils.iou`` with iscrowd all 0."""
-    g = lg.coco
+def _iou_fn(iou_type: str, dgeom: Any, ggeom: Any, crowd: np.ndarray) -> IouFn:
+    """IoU of (detection, ground truth) pairs of one shard, as ``mask_utils.iou`` with iscrowd all 0;
+    ``dgeom``/``ggeom``: the shard's boxes (bbox) or RLE tables (segm)."""
     if iou_type == "bbox":
-        dbox, gbox = r.bbox[dk], g.bbox[gk]
 
         def bbox_fn(
             di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
         ) -> np.ndarray:
-            return bbox_iou_pairs(dbox, gbox, crowd, di, gi)
+            return bbox_iou_pairs(dgeom, ggeom, crowd, di, gi)
 
         return bbox_fn
-    grles: Any = _gt_rles(g, gk)  # tables indexed like sequences, converted on demand
-    drles: Any = _dt_rles(r, dk, g)
 
     def segm_fn(
         di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
     ) -> np.ndarray:
-        return segm_iou_blocks(drles, grles, crowd, di, gi, bs, bnd, bng)
+        return segm_iou_blocks(dgeom, ggeom, crowd, di, gi, bs, bnd, bng)
 
     return segm_fn
 
 
-def _match(
-    lg: LvisGroundTruth, r: CocoResults, gsel: np.ndarray, dsel: np.ndarray, p: CocoParams
+def match_lvis_shard(
+    n_img: int, n_cat: int, p: CocoParams, d: dict[str, Any], gd: dict[str, Any]
 ) -> MatchTable:
-    """Match the selected detections, shard by shard of whole images (groups never straddle images)."""
+    """The task a worker runs: federated matching of one shard of whole images. ``d``/``gd``: the shard's
+    selected detections and ground truths (img, cat, score, order, area, ignore, geom), cut on the driver."""
+    crowd = np.zeros(gd["img"].shape[0], dtype=bool)  # lvis-api passes iscrowd = 0 for every ground truth
+    group_sizes = np.unique(d["img"].astype(np.int64) * n_cat + d["cat"], return_counts=True)[1]
+    return match_groups(
+        n_imgs=n_img,
+        n_cats=n_cat,
+        iou_thrs=p.iou_thrs,
+        area_rng=p.area_rng,
+        max_det=int(group_sizes.max()) if group_sizes.size else 1,  # no per-(image, category) limit
+        d_img=d["img"],
+        d_cat=d["cat"],
+        d_score=d["score"],
+        d_order=d["order"],
+        d_area=d["area"],
+        g_img=gd["img"],
+        g_cat=gd["cat"],
+        g_order=gd["order"],
+        g_area=gd["area"],
+        g_crowd=crowd,
+        g_ignore=gd["ignore"],
+        iou_fn=_iou_fn(p.iou_type, d["geom"], gd["geom"], crowd),
+    )
+
+
+def _match(
+    lg: LvisGroundTruth,
+    r: CocoResults,
+    gsel: np.ndarray,
+    dsel: np.ndarray,
+    p: CocoParams,
+    client: Any = None,
+    shards: int | None = None,
+) -> MatchTable:
+    """Match the selected detections, shard by shard of whole images (groups never straddle images): runs of
+    at most ``SHARD_DETECTIONS`` detections in this process, or with ``client``/``shards`` the image ranges
+    of :func:`~deteval.distributed.shards.shard_range` (on the cluster if ``client`` is given). Every
+    (image, category) group is matched whole in one shard, so the merged table is the same for any split."""
     g = lg.coco
     n_img = int(g.image_ids.shape[0])
     K = int(g.cat_ids.shape[0])
-    per_img = np.bincount(r.img[dsel], minlength=n_img)
-    shard = np.cumsum(per_img) // SHARD_DETECTIONS
-    tables = []
+    if client is None and shards is None:
+        per_img = np.bincount(r.img[dsel], minlength=n_img)
+        shard = np.cumsum(per_img) // SHARD_DETECTIONS
+    else:
+        from deteval.distributed.shards import default_shards, shard_range
+
+        n_shards = default_shards(client, shards)
+        shard = np.zeros(n_img, dtype=np.int64)
+        for k in range(n_shards):
+            lo, hi = shard_range(n_img, k, n_shards)
+            shard[lo:hi] = k
+    tasks = []
     for s in np.unique(shard).tolist() or [0]:
         in_shard = shard == s if n_img else np.zeros(0, bool)
         gk = gsel[in_shard[g.img[gsel]]] if n_img else gsel
         dk = dsel[in_shard[r.img[dsel]]] if n_img else dsel
-        crowd = np.zeros(gk.shape[0], dtype=bool)  # lvis-api passes iscrowd = 0 for every ground truth
-        group_sizes = np.unique(r.img[dk].astype(np.int64) * K + r.cat[dk], return_counts=True)[1]
-        n_groups_max = int(group_sizes.max()) if dk.size else 1
-        tables.append(
-            match_groups(
-                n_imgs=n_img,
-                n_cats=K,
-                iou_thrs=p.iou_thrs,
-                area_rng=p.area_rng,
-                max_det=n_groups_max,  # no per-(image, category) limit
-                d_img=r.img[dk],
-                d_cat=r.cat[dk],
-                d_score=r.score[dk],
-                d_order=dk.astype(np.int64),
-                d_area=r.area[dk],
-                g_img=g.img[gk],
-                g_cat=g.cat[gk],
-                g_order=gk.astype(np.int64),
-                g_area=g.area[gk],
-                g_crowd=crowd,
-                g_ignore=g.ignore[gk],
-                iou_fn=_iou_fn(p.iou_type, lg, r, dk, gk, crowd),
-            )
-        )
+        if p.iou_type == "bbox":
+            dgeom: Any = r.bbox[dk]
+            ggeom: Any = g.bbox[gk]
+        else:
+            ggeom = _gt_rles(g, gk)  # tables indexed like sequences, converted on demand
+            dgeom = _dt_rles(r, dk, g)
+        d = {"img": r.img[dk], "cat": r.cat[dk], "score": r.score[dk], "order": dk.astype(np.int64)}
+        d.update(area=r.area[dk], geom=dgeom)
+        gd = {"img": g.img[gk], "cat": g.cat[gk], "order": gk.astype(np.int64), "area": g.area[gk]}
+        gd.update(ignore=g.ignore[gk], geom=ggeom)
+        tasks.append((n_img, K, p, d, gd))
+    if client is None:
+        tables = [match_lvis_shard(*t) for t in tasks]
+    else:
+        tables = client.gather([client.submit(match_lvis_shard, *t, pure=False) for t in tasks])
     table = merge_tables(tables)
     # not exhaustively annotated: an unmatched detection is ignored (a match to an ignored gt already is)
     nel = np.isin(table.img.astype(np.int64) * K + table.cat, lg.not_exhaustive)
@@ -415,6 +447,8 @@ def evaluate_lvis(
     fixed_ap: bool = False,
     pooled: bool = False,
     on_error: str = "raise",
+    client: Any = None,
+    shards: int | None = None,
 ) -> LvisEvaluation:
     """Evaluate ``results`` against LVIS ground truth ``gt`` (see the module docstring for the rules).
 
@@ -423,7 +457,11 @@ def evaluate_lvis(
     ``max_dets``: detections kept per image (lvis-api's 300; None or −1: no limit); ``dets_per_cat``:
     detections kept per category over the dataset (None: no limit); ``fixed_ap=True`` sets
     ``max_dets=None, dets_per_cat=10_000`` (Fixed AP) unless ``dets_per_cat`` is given; ``pooled=True`` adds
-    the pooled APs.
+    the pooled APs. ``client`` (a ``dask.distributed`` Client) and/or ``shards``: the matching runs on
+    ``shards`` image shards (default: one per worker thread), on the cluster if ``client`` is given. This
+    process reads the files and applies the caps (the per-image cap and Fixed AP's per-category cut over
+    all images), so each worker gets only its shard's detections and ground truths and returns its match
+    table; the results are bit-identical to one process for every shard count.
     """
     if iou_type not in IOU_TYPES:
         raise ConfigError(f"unknown iou_type {iou_type!r} for LVIS: use bbox or segm (as lvis-api)")
@@ -439,7 +477,7 @@ def evaluate_lvis(
     r = _lvis_branch(results, r, g, iou_type, max_dets, dets_per_cat, on_error)
     gsel, dsel, counts, warnings = _select(lg, r, max_dets, dets_per_cat)
     counts["skipped_records"] = g.skipped + r.skipped
-    table = _match(lg, r, gsel, dsel, p)
+    table = _match(lg, r, gsel, dsel, p, client, shards)
     big = int(table.rank.max()) + 1 if len(table) else 1
     precision, recall, _ = accumulate(table, p.rec_thrs, (big,))
     precision, recall = precision[..., 0], recall[..., 0]
