@@ -69,17 +69,13 @@ def _accumulate_resampled(
     K = table.n_cats
     R = rec_thrs.shape[0]
     M = len(max_dets)
-    # filled as (A, M, T, K, R) and (A, M, T, K): pycocotools' layout is a transpose of it
-    prec = -np.ones((A, M, T, K, R))
-    sc = -np.ones((A, M, T, K, R))
-    rec = -np.ones((A, M, T, K))
+    prec, sc, rec = _buffers(A, M, T, K, R)
     npig_ka = table.npig if npig is None else npig
     valid = (npig_ka > 0).T  # (A, K)
 
     for m, a, om, sm, per_list, tp, ig in _slices(table, max_dets, valid, cache):
         if only is not None and (a, m) not in only:
             continue
-        n_m = om.shape[0]
         n_pos = np.tile(npig_ka[:, a], T)  # lists in (threshold, category) order
         if weights is None:
             lists = presorted_lists(per_list, tp, n_pos, ig)
@@ -92,15 +88,10 @@ def _accumulate_resampled(
                 per_list, tp, ig, n_pos, np.tile(weights[om], T), rec_thrs, COCO_EPS
             )
         prec[a, m] = q.reshape(T, K, R)
-        sc[a, m] = np.where(rows >= 0, sm[rows % max(n_m, 1)] if n_m else 0.0, 0.0).reshape(T, K, R)
+        sc[a, m] = _sampled_scores(rows, sm).reshape(T, K, R)
         rec[a, m] = safe_div(n_hits, n_pos).reshape(T, K)
-        prec[a, m][:, ~valid[a]] = -1.0
-        sc[a, m][:, ~valid[a]] = -1.0
-        rec[a, m][:, ~valid[a]] = -1.0
-    precision = np.ascontiguousarray(prec.transpose(2, 4, 3, 0, 1))
-    scores = np.ascontiguousarray(sc.transpose(2, 4, 3, 0, 1))
-    recall = np.ascontiguousarray(rec.transpose(2, 3, 0, 1))
-    return precision, recall, scores
+        _no_truth(prec, sc, rec, a, m, valid[a])
+    return _pycocotools_layout(prec, sc, rec)
 
 
 _Slice = tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -154,10 +145,7 @@ def _accumulate_plain(
     K = table.n_cats
     R = rec_thrs.shape[0]
     M = len(max_dets)
-    # filled as (A, M, T, K, R) and (A, M, T, K): pycocotools' layout is a transpose of it
-    prec = -np.ones((A, M, T, K, R))
-    sc = -np.ones((A, M, T, K, R))
-    rec = -np.ones((A, M, T, K))
+    prec, sc, rec = _buffers(A, M, T, K, R)
     npig_ka = table.npig if npig is None else npig
     valid = (npig_ka > 0).T  # (A, K)
 
@@ -199,19 +187,12 @@ def _accumulate_plain(
                 if lists.order is not None:  # weighted: an expanded item back to the row it repeats
                     rows = np.where(rows >= 0, lists.order[np.maximum(rows, 0)], rows)
                 prec[a, m, t0:t1] = lists.interpolated_precision(rec_thrs, COCO_EPS).reshape(nt, K, R)
-                sc[a, m, t0:t1] = np.where(rows >= 0, sm[rows % max(n_m, 1)] if n_m else 0.0, 0.0).reshape(
-                    nt, K, R
-                )
+                sc[a, m, t0:t1] = _sampled_scores(rows, sm).reshape(nt, K, R)
                 rec[a, m, t0:t1] = safe_div(lists.n_hits, n_pos).reshape(nt, K)
                 del lists, tp, ig, rows
-            prec[a, m][:, ~valid[a]] = -1.0
-            sc[a, m][:, ~valid[a]] = -1.0
-            rec[a, m][:, ~valid[a]] = -1.0
+            _no_truth(prec, sc, rec, a, m, valid[a])
         del tp_a, ig_a
-    precision = np.ascontiguousarray(prec.transpose(2, 4, 3, 0, 1))
-    scores = np.ascontiguousarray(sc.transpose(2, 4, 3, 0, 1))
-    recall = np.ascontiguousarray(rec.transpose(2, 3, 0, 1))
-    return precision, recall, scores
+    return _pycocotools_layout(prec, sc, rec)
 
 
 def _in_group_order(table: MatchTable) -> bool:
@@ -220,3 +201,33 @@ def _in_group_order(table: MatchTable) -> bool:
         return True
     dc, di, dr = np.diff(table.cat), np.diff(table.img), np.diff(table.rank)
     return bool(((dc > 0) | ((dc == 0) & ((di > 0) | ((di == 0) & (dr > 0))))).all())
+
+
+def _buffers(A: int, M: int, T: int, K: int, R: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """precision and scores as (A, M, T, K, R), recall as (A, M, T, K), all −1: filled slice by slice, then
+    transposed to pycocotools' layout by :func:`_pycocotools_layout`."""
+    return -np.ones((A, M, T, K, R)), -np.ones((A, M, T, K, R)), -np.ones((A, M, T, K))
+
+
+def _pycocotools_layout(
+    prec: np.ndarray, sc: np.ndarray, rec: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``precision[T,R,K,A,M]``, ``recall[T,K,A,M]``, ``scores[T,R,K,A,M]`` from the filled buffers."""
+    precision = np.ascontiguousarray(prec.transpose(2, 4, 3, 0, 1))
+    scores = np.ascontiguousarray(sc.transpose(2, 4, 3, 0, 1))
+    recall = np.ascontiguousarray(rec.transpose(2, 3, 0, 1))
+    return precision, recall, scores
+
+
+def _sampled_scores(rows: np.ndarray, sm: np.ndarray) -> np.ndarray:
+    """The score of the item sampled at each level (items are copies of the slice's detections, one run per
+    threshold, hence the modulo), 0 where no item reaches the level (``rows < 0``)."""
+    n_m = sm.shape[0]
+    return np.where(rows >= 0, sm[rows % max(n_m, 1)] if n_m else 0.0, 0.0)
+
+
+def _no_truth(prec: np.ndarray, sc: np.ndarray, rec: np.ndarray, a: int, m: int, valid_a: np.ndarray) -> None:
+    """Categories without non-ignored ground truth keep pycocotools' −1."""
+    prec[a, m][:, ~valid_a] = -1.0
+    sc[a, m][:, ~valid_a] = -1.0
+    rec[a, m][:, ~valid_a] = -1.0
