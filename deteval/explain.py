@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from deteval.core.ap import interpolated_precision
 from deteval.detection.box_table import BoxTable
 from deteval.detection.supervision_profile import _masked_mean
 from deteval.detection.ultralytics import IOU_THRESHOLDS_32, IOU_THRESHOLDS_64, ap_per_class, box_iou
@@ -163,16 +164,9 @@ def _coco_table(m: _Matched, gt: BoxTable, n_classes: int) -> np.ndarray:
 
 
 def coco_sampled_precision(tps: np.ndarray, fps: np.ndarray, npos: int, levels: np.ndarray) -> np.ndarray:
-    """pycocotools' accumulate for one ranked list: precision ``tp/(tp+fp+ε)``, its envelope from the right,
-    sampled at the recall ``levels`` with ``searchsorted(side="left")`` (0 beyond the last recall)."""
-    rc = tps / npos
-    pr = tps / (fps + tps + np.spacing(1))
-    pr = np.maximum.accumulate(pr[::-1])[::-1] if len(pr) else pr
-    inds = np.searchsorted(rc, levels, side="left")
-    q = np.zeros(len(levels))
-    ok = inds < len(pr)
-    q[ok] = pr[inds[ok]]
-    return q
+    """pycocotools' accumulate for one ranked list: precision ``tp/(tp+fp+ε)`` and the core's envelope
+    sampled at the recall ``levels`` (:func:`deteval.core.ap.interpolated_precision`)."""
+    return interpolated_precision(tps / npos, tps / (fps + tps + np.spacing(1)), levels)
 
 
 def score(

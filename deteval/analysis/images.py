@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.tide import Assignment, TideInput, assign
-from deteval.core.ap import ap_all_points, ap_voc07
+from deteval.core.ap import ap_all_points, ap_coco101, ap_voc07
 from deteval.errors import ValidationError
 
 __all__ = ["ImageDiagnostics", "draw_image", "draw_worst", "image_diagnostics"]
@@ -30,13 +30,7 @@ def _ap(tp: np.ndarray, n_gt: int, protocol: str, rec_thrs: np.ndarray) -> float
     fps = np.cumsum(~tp).astype(np.float64)
     rec = tps / n_gt
     if protocol == "coco":
-        prec = tps / (fps + tps + np.spacing(1))
-        env = np.maximum.accumulate(prec[::-1])[::-1]
-        idx = np.searchsorted(rec, rec_thrs, side="left")
-        q = np.zeros(len(rec_thrs))
-        ok = idx < env.size
-        q[ok] = env[idx[ok]]
-        return float(np.mean(q))
+        return ap_coco101(rec, tps / (fps + tps + np.spacing(1)), rec_thrs)
     prec = tps / (fps + tps)
     return ap_voc07(rec, prec) if protocol == "voc07" else ap_all_points(rec, prec)
 

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.core.ap import ap_all_points, ap_voc07
+from deteval.core.ap import ap_all_points, ap_voc07, interpolated_precision
 from deteval.detection.boxes import box_area, box_iou
 from deteval.detection.coco_iou import bbox_iou_pairs
 from deteval.errors import ValidationError
@@ -358,17 +358,14 @@ def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> A
 
 
 def _ap_tide(tp: np.ndarray, n_gt: int) -> float:
-    """tidecv's ``APDataObject.get_ap`` on a ranked list (× 100)."""
+    """tidecv's ``APDataObject.get_ap`` on a ranked list (× 100): precision ``ntrue/nall`` (no ε), the
+    envelope sampled at x/100, summed in Python as tidecv does."""
     if n_gt == 0:
         return 0.0
     ntrue = np.cumsum(tp)
-    nall = np.arange(1, len(tp) + 1)
-    prec = ntrue / nall
-    rec = ntrue / n_gt
-    prec = np.maximum.accumulate(prec[::-1])[::-1]
+    prec = ntrue / np.arange(1, len(tp) + 1)
     levels = np.array([x / 100 for x in range(101)])
-    idx = np.searchsorted(rec, levels, side="left")
-    y = [float(prec[i]) if i < len(prec) else 0.0 for i in idx.tolist()]
+    y = interpolated_precision(ntrue / n_gt, prec, levels).tolist()
     return sum(y) / len(y) * 100
 
 
@@ -376,17 +373,7 @@ def _q_coco(tp: np.ndarray, n_gt: int, rec_thrs: np.ndarray) -> np.ndarray:
     """pycocotools' interpolated precision at ``rec_thrs`` for one category (COCOeval.accumulate)."""
     tps = np.cumsum(tp).astype(np.float64)
     fps = np.cumsum(~tp).astype(np.float64)
-    rc = tps / n_gt
-    pr = (tps / (fps + tps + np.spacing(1))).tolist()
-    for i in range(len(pr) - 1, 0, -1):
-        if pr[i] > pr[i - 1]:
-            pr[i - 1] = pr[i]
-    q = np.zeros(len(rec_thrs))
-    inds = np.searchsorted(rc, rec_thrs, side="left")
-    for ri, pi in enumerate(inds.tolist()):
-        if pi < len(pr):
-            q[ri] = pr[pi]
-    return q
+    return interpolated_precision(tps / n_gt, tps / (fps + tps + np.spacing(1)), rec_thrs)
 
 
 class _Oracle:

@@ -141,11 +141,6 @@ def _grid_figure(n: int, ncols: int | None) -> tuple[Figure, np.ndarray]:
     return fig, axes
 
 
-def _envelope(precision: np.ndarray) -> np.ndarray:
-    # The core's envelope skips NaN (the devkit's 0/0 precision), as the interpolated AP sees it.
-    return precision_envelope(precision)
-
-
 def _ordered_curve_names(result: EvalResult) -> list[str]:
     names = [n for n in result.per_class if n in result.curves]
     return names + [n for n in result.curves if n not in result.per_class]
@@ -217,7 +212,7 @@ def _pr_grid(result: EvalResult, ncols: int | None) -> Figure:
             continue
         ax.plot(curve.recall, curve.precision, lw=1.0, color="C0")
         if not coco:  # COCO's curve is already the interpolated one
-            env = _envelope(curve.precision)
+            env = precision_envelope(curve.precision)  # NaN (the devkit's 0/0) skipped
             ax.step(np.r_[0.0, curve.recall], np.r_[env[0], env], where="pre", lw=0.8, ls="--", color="C1")
     title = literal(what) + (f" ({caption} classes by {label})" if caption else f" ({len(names)} classes)")
     fig.suptitle(title, x=0.01, ha="left", fontsize=10)
