@@ -21,7 +21,7 @@ from deteval.mir import adjust_to_reference, evaluate_mir
 mir_eval = pytest.importorskip("mir_eval")
 sps = pytest.importorskip("scipy.stats")
 
-DATA = Path(__file__).resolve().parent / "data" / "mir_eval_segment"
+DATA = Path(__file__).resolve().parents[1] / "data_samples" / "mir" / "mirex"
 REF, EST = str(DATA / "ref"), str(DATA / "est")
 TRACKS = [f"seg{i:02d}" for i in range(10)]
 METRICS = [f"pairwise.{k}" for k in ("precision", "recall", "f")] + [
