@@ -156,6 +156,14 @@ def test_several_other_systems_and_the_table(capsys, tmp_path: Path) -> None:
     )
     doc = _json(capsys, *args[1:])
     assert set(doc["comparison"]) == {str(b), str(c)}
+    # the same numbers as the API on per-track results (deteval.stats.mir)
+    from deteval.stats.mir import mir_collection
+
+    def run(folder: Path) -> list:
+        return [evaluate_mir(DATA / "ref" / f"{t}.lab", folder / f"{t}.lab") for t in TRACKS]
+
+    api = mir_collection(run(DATA / "est"), [(str(b), run(b)), (str(c), run(c))], level=None, n_resamples=100)
+    assert doc["comparison"] == json.loads(json.dumps(api.summary["comparison"]))
 
 
 def _copy(tmp_path: Path) -> tuple[Path, Path]:
