@@ -215,6 +215,15 @@ def test_empty_or_mixed_inputs_are_refused(capsys, tmp_path: Path) -> None:
     assert "--pattern selects the files of two folders" in _error(
         capsys, ref_file, est_file, "--pattern", "*"
     )
+    one_ref, one_est = tmp_path / "one_ref", tmp_path / "one_est"
+    one_ref.mkdir()
+    one_est.mkdir()
+    shutil.copy(ref_file, one_ref)
+    shutil.copy(est_file, one_est)
+    assert main(["mir", str(one_ref), str(one_est), "--format", "json"]) == 0  # one track: its numbers
+    assert json.loads(capsys.readouterr().out)["n_tracks"] == 1
+    err = _error(capsys, str(one_ref), str(one_est), "--ci", "0.95")
+    assert f"{one_ref} and {one_est} hold one track: give at least two" in err
 
 
 def test_a_bad_file_in_a_folder_names_file_and_line(capsys, tmp_path: Path) -> None:

@@ -114,6 +114,13 @@ def evaluate_mir_tracks(
     from deteval.stats.mir import mir_collection
 
     tracks = pair_folders(reference, estimate, pattern=pattern)
+    if statistics is not None and len(tracks) < 2:
+        # one track resampled is always itself: an interval [v, v] and a detectable difference of 0 would
+        # look like certainty
+        raise ConfigError(
+            f"intervals and tests resample the tracks, and {reference} and {estimate} hold one track: give "
+            "at least two"
+        )
     results = [evaluate_mir(t.reference, t.estimate, **options) for t in tracks]
     others = []
     for other in compare_to:
