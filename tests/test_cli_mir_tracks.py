@@ -269,3 +269,23 @@ def test_adjust_equals_mir_eval_adjust_intervals(seed: int) -> None:
     )
     assert np.array_equal(np.stack([ref.starts, ref.ends], axis=1), ari) and ref.labels.tolist() == arl
     assert np.array_equal(np.stack([est.starts, est.ends], axis=1), aei) and est.labels.tolist() == ael
+
+
+def test_skipped_lines_are_counted_per_track(capsys, tmp_path: Path) -> None:
+    ref, est = _copy(tmp_path)
+    with (est / "seg02.lab").open("a", encoding="utf-8") as fh:
+        fh.write("400 oops X\n")
+    doc = _json(capsys, str(ref), str(est), "--on-error", "skip")
+    assert doc["skipped_records"] == 1
+    skipped = [w for w in doc["warnings"] if "skipped bad record" in w]
+    assert skipped == [
+        f"seg02: skipped bad record: {est / 'seg02.lab'}: line 23: end time 'oops' is not a number"
+    ]
+    assert doc["per_class"]["seg02"] == _json(capsys, REF, EST)["per_class"]["seg02"]
+
+
+def test_two_files_of_one_track_are_refused(capsys, tmp_path: Path) -> None:
+    ref, est = _copy(tmp_path)
+    shutil.copy(est / "seg04.lab", est / "seg04.txt")
+    err = _error(capsys, str(ref), str(est), "--pattern", "*")
+    assert f"{est}: two files for track 'seg04': seg04.lab and seg04.txt (pattern '*')" in err
