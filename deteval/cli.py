@@ -34,7 +34,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "Open Images challenge detection metric (group-of boxes, image-level labels, hierarchy)",
     ),
     "trec": ("trec", "trec_eval measures for a TREC run against qrels"),
-    "mir": ("mir", "music structure: pairwise frame-label and boundary P/R/F of two .lab files"),
+    "mir": ("mir", "music structure: pairwise frame-label and boundary P/R/F of two .lab files or folders"),
     "report": ("report", "re-render a saved JSON result (table, markdown, csv, json) and optionally plot it"),
     "compare": ("compare", "compare two saved results of the same protocol, per class, with deltas (B - A)"),
     "presets": ("presets", "list the shipped protocol presets"),

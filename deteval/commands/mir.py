@@ -1,13 +1,17 @@
-"""``deteval mir REF.lab EST.lab``: pairwise frame-label and boundary P/R/F of a structure annotation."""
+"""``deteval mir REF.lab EST.lab``: pairwise frame-label and boundary P/R/F of a structure annotation;
+``deteval mir REF_DIR EST_DIR``: of every track (files paired by name), their mean, intervals and tests."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from deteval.commands import options as opt
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.commands.options import Checker
+from deteval.commands.stats_options import add_stats_args, stats_options
+from deteval.errors import ConfigError
 from deteval.io.lab import MAX_TIME
 from deteval.mir.boundary import RULES
 from deteval.mir.evaluate import DEFAULT_TAUS, evaluate_mir
@@ -23,6 +27,7 @@ DEFAULTS: dict[str, Any] = {
     "frame_rate": 10.0,
     "grid": "exact",
     "trim": False,
+    "adjust": False,
     "case_sensitive": True,
     "on_error": "raise",
 }
@@ -40,6 +45,7 @@ OPTIONS: dict[str, Checker] = {
     "frame_rate": opt.number(0.0, MAX_FRAME_RATE, "frames per second", open_lo=True),
     "grid": opt.choice(GRIDS),
     "trim": opt.boolean,
+    "adjust": opt.boolean,
     "case_sensitive": opt.boolean,
     "on_error": opt.choice(("raise", "skip")),
     "format": opt.choice(FORMATS),
@@ -48,17 +54,44 @@ OPTIONS: dict[str, Checker] = {
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     apply_preset(args, parser, DEFAULTS, OPTIONS)
-    result = evaluate_mir(
-        args.reference,
-        args.estimate,
-        taus=args.tau,
-        rule=args.rule,
-        frame_rate=float(args.frame_rate),
-        grid=args.grid,
-        trim=args.trim,
-        case_sensitive=args.case_sensitive,
-        on_error=args.on_error,
-    )
+    mir_options: dict[str, Any] = {
+        "taus": args.tau,
+        "rule": args.rule,
+        "frame_rate": float(args.frame_rate),
+        "grid": args.grid,
+        "trim": args.trim,
+        "adjust": args.adjust,
+        "case_sensitive": args.case_sensitive,
+        "on_error": args.on_error,
+    }
+    stats = stats_options(args)
+    folders = [Path(p).is_dir() for p in (args.reference, args.estimate)]
+    if any(folders):
+        if not all(folders):
+            folder, other = (args.reference, args.estimate) if folders[0] else (args.estimate, args.reference)
+            raise ConfigError(
+                f"{folder} is a folder but {other} is not: give two .lab files (one track) or two folders "
+                "(tracks paired by file name)"
+            )
+        from deteval.mir.tracks import evaluate_mir_tracks
+
+        result = evaluate_mir_tracks(
+            args.reference,
+            args.estimate,
+            compare_to=args.compare_to or (),
+            pattern=args.pattern or "*.lab",
+            statistics=stats,
+            **mir_options,
+        )
+    else:
+        if stats is not None:
+            raise ConfigError(
+                "--ci and --compare-to resample the tracks: give a reference folder and an estimate folder "
+                "(tracks paired by file name), not one pair of files"
+            )
+        if args.pattern is not None:
+            raise ConfigError("--pattern selects the files of two folders; REF and EST are files")
+        result = evaluate_mir(args.reference, args.estimate, **mir_options)
     emit(result, args)
     return 0
 
@@ -66,14 +99,24 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "mir",
-        help="music structure: pairwise frame-label and boundary P/R/F of two .lab files",
+        help="music structure: pairwise frame-label and boundary P/R/F of two .lab files or folders",
         description=(
             "Compare an estimated structure annotation with a reference (.lab files: 'start end label' per "
-            "line, seconds). Reports pairwise frame-label P/R/F and boundary P/R/F for each tolerance."
+            "line, seconds). Reports pairwise frame-label P/R/F and boundary P/R/F for each tolerance. "
+            "Given two folders, every track (a reference and an estimate of the same file name) is "
+            "evaluated, and the mean over tracks is reported with each track's numbers."
         ),
     )
-    p.add_argument("reference", metavar="REF.lab", help="reference annotation")
-    p.add_argument("estimate", metavar="EST.lab", help="estimated annotation")
+    p.add_argument("reference", metavar="REF", help="reference annotation (.lab), or a folder of them")
+    p.add_argument(
+        "estimate", metavar="EST", help="estimated annotation (.lab), or a folder of them (same file names)"
+    )
+    p.add_argument(
+        "--pattern",
+        default=None,
+        metavar="GLOB",
+        help="with two folders: the annotation files to pair by name (default '*.lab')",
+    )
     p.add_argument(
         "--tau",
         action="append",
@@ -107,6 +150,13 @@ def register(sub: Any) -> None:
         help="ignore the first and last boundary (track start and end), as mir_eval's trim=True",
     )
     p.add_argument(
+        "--adjust",
+        action="store_true",
+        default=None,
+        help="as mir_eval.segment.evaluate: pad the reference to start at 0 ('__T_MIN') and cut or pad the "
+        "estimate to the reference's span ('__T_MIN', '__T_MAX') before scoring",
+    )
+    p.add_argument(
         "--ignore-case",
         dest="case_sensitive",
         action="store_false",
@@ -124,4 +174,5 @@ def register(sub: Any) -> None:
     # The results are nested (pairwise, one block per tolerance): table and JSON carry them all; the
     # flat CSV and Markdown renderers would show only the scalar fields.
     add_output_args(p, curves=False)  # no --curves: it would do nothing here
+    add_stats_args(p, "another estimate folder, the same tracks by another system")
     p.set_defaults(func=run, _parser=p)

@@ -6,6 +6,9 @@
 * :func:`boundary_prf`: boundary P/R/F with tolerance τ under the ``fmp`` or ``one_to_one`` rule.
 * :func:`onset_prf`: event P/R/F with one-to-one matching (mir_eval.onset.f_measure).
 * :func:`evaluate_mir`: all of the above for a reference/estimate pair → :class:`~deteval.results.EvalResult`.
+* :func:`evaluate_mir_tracks`: every track of a reference folder and an estimate folder (files paired by
+  name), per track and the mean over tracks, with intervals and paired tests over tracks.
+* :func:`adjust_to_reference`: ``mir_eval.segment.evaluate``'s time-span adjustment of a pair.
 
 Segment annotations are read by :func:`deteval.io.lab.load_lab` (re-exported here with
 :class:`~deteval.io.lab.Segments` and :func:`~deteval.io.lab.segments_from_list`).
@@ -30,6 +33,8 @@ from deteval.mir.evaluate import evaluate_mir
 from deteval.mir.matching import match_one_to_one
 from deteval.mir.pairwise import PairwiseResult, frame_times, pair_counts, pairwise_prf, pairwise_prf_labels
 from deteval.mir.sets import set_prf
+from deteval.mir.timespan import adjust_to_reference
+from deteval.mir.tracks import evaluate_mir_tracks, pair_folders
 
 __all__ = [
     "RULES",
@@ -37,14 +42,17 @@ __all__ = [
     "PRFCounts",
     "PairwiseResult",
     "Segments",
+    "adjust_to_reference",
     "boundaries_from_binary",
     "boundary_prf",
     "evaluate_mir",
+    "evaluate_mir_tracks",
     "frame_times",
     "load_lab",
     "match_one_to_one",
     "onset_prf",
     "pair_counts",
+    "pair_folders",
     "pairwise_prf",
     "pairwise_prf_labels",
     "segment_boundaries",

@@ -9,6 +9,7 @@ from deteval.errors import ConfigError
 from deteval.io.lab import as_segments
 from deteval.mir.boundary import RULES, Rule, boundary_prf, segment_boundaries, spacing_warnings
 from deteval.mir.pairwise import Grid, pairwise_prf
+from deteval.mir.timespan import adjust_to_reference
 from deteval.results import EvalResult
 
 DEFAULT_TAUS: tuple[str, ...] = ("0.5", "3.0")
@@ -16,6 +17,14 @@ DEFAULT_TAUS: tuple[str, ...] = ("0.5", "3.0")
 
 def _tau_key(tau: float | str) -> str:
     return tau.strip() if isinstance(tau, str) else str(tau)
+
+
+def boundary_heading(rule: str, trim: bool, adjust: bool) -> str:
+    """The heading of the boundary table in the plain-text rendering (rule and options)."""
+    return (
+        f"boundary detection (rule {rule}{', trimmed' if trim else ''}"
+        f"{', spans adjusted as mir_eval.segment.evaluate' if adjust else ''})"
+    )
 
 
 def evaluate_mir(
@@ -29,6 +38,7 @@ def evaluate_mir(
     trim: bool = False,
     case_sensitive: bool = True,
     on_error: str = "raise",
+    adjust: bool = False,
 ) -> EvalResult:
     """Pairwise and boundary P/R/F of an estimated structure annotation against a reference.
 
@@ -42,7 +52,10 @@ def evaluate_mir(
 
     Boundary spacing problems (FMP's 2τ condition) and unlabelled frames go to ``warnings``. With
     ``on_error="skip"`` bad ``.lab`` lines are left out (see :func:`deteval.io.lab.load_lab`), each listed
-    in ``warnings`` and counted in ``skipped_records``.
+    in ``warnings`` and counted in ``skipped_records``. ``adjust=True`` first pads the reference to start
+    at 0 and cuts or pads the estimate to the reference's span, as ``mir_eval.segment.evaluate`` does
+    (:func:`deteval.mir.timespan.adjust_to_reference`); the segment and boundary counts are then those of
+    the adjusted annotations.
     """
     if rule not in RULES:
         raise ConfigError(f"unknown boundary rule {rule!r}; choose one of {', '.join(RULES)}")
@@ -59,6 +72,8 @@ def evaluate_mir(
     ref = as_segments(reference, source="<reference>", on_error=on_error)
     est = as_segments(estimate, source="<estimate>", on_error=on_error)
     skipped = list(ref.skipped) + list(est.skipped)
+    if adjust:
+        ref, est = adjust_to_reference(ref, est)
 
     pw = pairwise_prf(ref, est, frame_rate=frame_rate, grid=grid, case_sensitive=case_sensitive)
     warnings = [f"skipped bad record: {s}" for s in skipped] + list(pw.warnings)
@@ -79,6 +94,7 @@ def evaluate_mir(
         "frame_rate": frame_rate,
         "grid": grid,
         "trim": trim,
+        "adjust": adjust,
         "n_reference_segments": len(ref),
         "n_estimated_segments": len(est),
         "n_reference_boundaries": int(ref_b.shape[0]),
@@ -98,7 +114,7 @@ def evaluate_mir(
         f"  precision {pw.precision:.4f}  recall {pw.recall:.4f}  F {pw.f:.4f}   "
         f"(pairs: TP {pw.tp}  FP {pw.fp}  FN {pw.fn})",
         "",
-        f"boundary detection (rule {rule}{', trimmed' if trim else ''})",
+        boundary_heading(rule, trim, adjust),
     ]
     width = max(len("tau"), *(len(k) for k in keys))
     lines.append(f"  {'tau'.rjust(width)}  precision  recall       F    TP    FP    FN")

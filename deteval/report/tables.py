@@ -118,8 +118,9 @@ def display_fields(result: EvalResult) -> list[tuple[str, Any]]:
 
 
 def row_label(result: EvalResult) -> str:
-    """The first column's heading: "topic" for TREC (one row per query), "class" otherwise."""
-    return "topic" if result.protocol == "trec" else "class"
+    """The first column's heading: "topic" for TREC (one row per query), "track" for MIR (one row per
+    track of a multi-track run), "class" otherwise."""
+    return {"trec": "topic", "mir": "track"}.get(result.protocol, "class")
 
 
 def class_rows(result: EvalResult) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:

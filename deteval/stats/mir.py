@@ -46,29 +46,37 @@ def mir_collection(
     tracks: Sequence[EvalResult],
     others: Sequence[tuple[str, Sequence[EvalResult]]] = (),
     *,
+    names: Sequence[str] | None = None,
     statistics: bool = True,
     **options: Any,
 ) -> EvalResult:
     """The mean per-track P/R/F of ``tracks`` (protocol ``"mir"``, summary keyed by metric name, one
-    per-class row per track), with intervals (``options["level"]``, default 0.95) and comparisons with
-    ``others`` = (name, the other system's results on the same tracks, in the same order)."""
-    names, values = track_values(tracks)
-    aggs = ["mean"] * len(names)
+    per-class row per track, keyed by ``names`` when given), with intervals (``options["level"]``, default
+    0.95) and comparisons with ``others`` = (name, the other system's results on the same tracks, in the
+    same order)."""
+    if names is not None and (len(names) != len(tracks) or len(set(names)) != len(names)):
+        raise ConfigError(f"give one distinct name per track ({len(tracks)} tracks, {len(names)} names)")
+    metrics, values = track_values(tracks)
+    aggs = ["mean"] * len(metrics)
     point = aggregate_metric(values, aggs)(np.ones((1, len(tracks)), dtype=np.int64))[0]
-    summary: dict[str, Any] = {"n_tracks": len(tracks), **dict(zip(names, point.tolist()))}
-    per_class = {
-        f"{r.summary.get('reference')} vs {r.summary.get('estimate')}#{i}": dict(zip(names, row.tolist()))
-        for i, (r, row) in enumerate(zip(tracks, values))
-    }
+    summary: dict[str, Any] = {"n_tracks": len(tracks), **dict(zip(metrics, point.tolist()))}
+    keys = (
+        list(names)
+        if names is not None
+        else [
+            f"{r.summary.get('reference')} vs {r.summary.get('estimate')}#{i}" for i, r in enumerate(tracks)
+        ]
+    )
+    per_class = {key: dict(zip(metrics, row.tolist())) for key, row in zip(keys, values)}
     result = EvalResult(protocol="mir", summary=summary, per_class=per_class)
     if statistics:
         pairs = []
         for other_name, other in others:
-            o_names, o_values = track_values(other)
-            if o_names != names or o_values.shape != values.shape:
+            o_metrics, o_values = track_values(other)
+            if o_metrics != metrics or o_values.shape != values.shape:
                 raise ConfigError(f"{other_name}: not the same tracks and tolerances as the system compared")
             pairs.append((other_name, aggregate_mix(values, o_values, aggs), (values, o_values), len(tracks)))
         add_statistics(
-            result, names, aggregate_metric(values, aggs), len(tracks), "track", others=pairs, **options
+            result, metrics, aggregate_metric(values, aggs), len(tracks), "track", others=pairs, **options
         )
     return result
