@@ -7,10 +7,13 @@
 A seeded Objects365-like set (365 categories with a long-tailed frequency, ~13 objects and ~15 detections
 per image, some crowds, near-miss and background detections, scores with ties) is written to a temporary
 folder as COCO JSON. Each tool then runs in a fresh process: deteval in one process, deteval on a local Dask
-cluster of N worker processes (``evaluate_coco(..., client=)``: each worker reads the files and matches only
-its image shard; the match tables travel), and hotcoco, ultrafast-pycocotools, faster-coco-eval and
-pycocotools where installed. Printed: wall time, peak memory of every process (for Dask: the driver and each
-worker), and the largest difference of the 12 stats from deteval's one-process result (0: identical).
+cluster of N worker processes (``evaluate_coco(..., client=)``: workers read byte ranges of the results
+file and match their image shard; the driver reads the ground truth; columns and match tables travel), and
+hotcoco, ultrafast-pycocotools, faster-coco-eval and pycocotools where installed. Printed: wall time, peak memory of every process (for Dask: the driver and each
+worker), and the largest difference of the 12 stats from deteval's one-process result (0: identical); then
+each worker's peak next to the one-process peak, also counted above the process's start (a Dask worker
+starts larger than a bare interpreter), which shows a worker's memory following its shard: each worker reads
+only byte ranges of the results file and gets only its shard's ground truth from the driver.
 Nothing is written to the tree.
 """
 
@@ -104,14 +107,17 @@ def peak_mb():
 
 if __name__ == "__main__":
     sys.path.insert(0, root)
-    worker_mb = []
+    worker_mb, idle_mb = [], []
     if tool == "deteval":
         from deteval.detection.coco import evaluate_coco
+        idle_mb = [peak_mb()]  # the interpreter with deteval imported, before reading anything
         stats = evaluate_coco(gt, dt).stats.tolist()
     elif tool == "deteval-dask":
         from deteval.detection.coco import evaluate_coco
         from deteval.distributed.client import dask_client
         with dask_client(int(workers)) as client:
+            client.run(lambda: __import__("deteval.distributed.coco"))
+            idle_mb = sorted(client.run(peak_mb).values())  # each worker before the evaluation
             t1 = time.perf_counter()
             stats = evaluate_coco(gt, dt, client=client).stats.tolist()
             sys.stderr.write(f"evaluation on the running cluster: {time.perf_counter() - t1:.2f} s\n")
@@ -135,7 +141,7 @@ if __name__ == "__main__":
             E.evaluate(); E.accumulate(); E.summarize()
         stats = [float(s) for s in E.stats]
     print(json.dumps({"stats": stats, "inner": time.perf_counter() - t0, "rss_mb": peak_mb(),
-                      "worker_mb": worker_mb}))
+                      "worker_mb": worker_mb, "idle_mb": idle_mb}))
 """
 
 MODULES = {
@@ -211,6 +217,18 @@ def main() -> int:
             for name, r in results.items():
                 if name != "deteval":
                     print(f"{name}: {r['wall'] / base['wall']:.2f}x deteval's one-process wall time")
+            # memory follows the shard: a worker's peak above its idle start, against one process's
+            one = base["rss_mb"] - base["idle_mb"][0]
+            print(f"one process: peak {base['rss_mb']:.0f} MB, {one:.0f} MB above its start")
+            for name, r in results.items():
+                if r["worker_mb"]:
+                    above = [p - i for p, i in zip(r["worker_mb"], r["idle_mb"])]
+                    print(
+                        f"{name}: worker peaks {', '.join(f'{m:.0f}' for m in r['worker_mb'])} MB "
+                        f"({max(r['worker_mb']) / base['rss_mb']:.2f}x one process), "
+                        f"{', '.join(f'{m:.0f}' for m in above)} MB above their start "
+                        f"({max(above) / one:.2f}x one process's)"
+                    )
     return 0
 
 
