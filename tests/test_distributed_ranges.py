@@ -308,3 +308,106 @@ def test_bad_records_on_the_cluster(client: Any, tmp_path: Path) -> None:
         assert str(got.value) == str(one.value) and type(got.value) is type(one.value)
         kw = {"client": client, "shards": shards, "range_bytes": range_bytes, "on_error": "skip"}
         _same(evaluate_coco_sharded(str(gt), paths, **kw), skipped)
+
+
+# ----------------------------------------------------------------------------------------- LVIS
+
+
+def _lvis_files(tmp_path: Path, seed: int, segm: bool, n_files: int) -> tuple[str, list[str], dict]:
+    from _lvis_cases import random_lvis_case
+
+    case = random_lvis_case(seed, segm=segm)
+    gt = tmp_path / f"lvis_gt{seed}.json"
+    gt.write_text(json.dumps(case["gt"]))
+    return str(gt), _case_files(tmp_path, case, n_files, f"lvis{seed}"), case
+
+
+@pytest.fixture
+def lvis_spy(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every outcome of the workers' reading of LVIS results (None: the driver read them)."""
+    import deteval.distributed.lvis as dlvis
+
+    outcomes: list[Any] = []
+    real = dlvis.read_and_match_lvis
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        out = real(*args, **kw)
+        outcomes.append(out)
+        return out
+
+    monkeypatch.setattr(dlvis, "read_and_match_lvis", spy)
+    return outcomes
+
+
+def _lvis_same(a: Any, b: Any) -> None:
+    assert np.array_equal(a.precision, b.precision) and np.array_equal(a.recall, b.recall)
+    assert list(a.results.items()) == list(b.results.items())
+    assert (a.lines, a.counts, a.warnings) == (b.lines, b.counts, b.warnings)
+    for name in ("pooled_precision", "pooled_recall"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None and y is None) or np.array_equal(x, y)
+
+
+@pytest.mark.parametrize("segm", [False, True])
+def test_lvis_files_read_by_the_tasks(
+    tmp_path: Path, segm: bool, monkeypatch: pytest.MonkeyPatch, lvis_spy: list[Any]
+) -> None:
+    from deteval.detection.lvis import evaluate_lvis
+
+    iou_type = "segm" if segm else "bbox"
+    for seed in range(3):
+        gt, paths, case = _lvis_files(tmp_path, seed + (500 if segm else 0), segm, 3)
+        for caps in ({"max_dets": case["max_dets"]}, {"max_dets": None, "dets_per_cat": 2}):
+            kw: dict[str, Any] = {"iou_type": iou_type, "pooled": True, **caps}
+            one = _outcome(evaluate_lvis, gt, paths, **kw)
+            for range_bytes, shards in ((1, 1), (300, 2), (1 << 22, 7)):
+                monkeypatch.setattr(dcoco, "RANGE_BYTES", range_bytes)
+                got = _outcome(evaluate_lvis, gt, paths, shards=shards, **kw)
+                if isinstance(one, DetevalError):  # (a survivor of the bbox branch without a box)
+                    assert type(got) is type(one) and str(got) == str(one)
+                else:
+                    _lvis_same(got, one)
+    assert any(o is not None for o in lvis_spy)  # the workers' reading was used
+    assert segm or all(o is not None for o in lvis_spy)  # (bbox: always)
+
+
+def test_lvis_several_files_equal_their_concatenation(tmp_path: Path) -> None:
+    from deteval.detection.lvis import evaluate_lvis
+
+    gt, paths, _ = _lvis_files(tmp_path, 4, False, 2)
+    joined = [r for p in paths for r in json.loads(Path(p).read_text(encoding="utf-8-sig"))]
+    _lvis_same(evaluate_lvis(gt, paths, fixed_ap=True), evaluate_lvis(gt, joined, fixed_ap=True))
+
+
+def test_lvis_bad_records_and_skip(tmp_path: Path) -> None:
+    from deteval.detection.lvis import evaluate_lvis
+
+    gt, paths, _ = _lvis_files(tmp_path, 5, False, 2)
+    records = json.loads(Path(paths[1]).read_text(encoding="utf-8-sig"))
+    records[len(records) // 2]["bbox"] = [0, 0, -1, 2]
+    Path(paths[1]).write_text(json.dumps(records))
+    with pytest.raises(DetevalError) as one:
+        evaluate_lvis(gt, paths)
+    with pytest.raises(DetevalError) as got:
+        evaluate_lvis(gt, paths, shards=2)
+    assert str(got.value) == str(one.value)
+    skipped = evaluate_lvis(gt, paths, on_error="skip")
+    assert skipped.counts["skipped_records"] == 1
+    _lvis_same(evaluate_lvis(gt, paths, shards=3, on_error="skip"), skipped)
+
+
+def test_lvis_ranges_on_the_cluster(client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from deteval.detection.lvis import evaluate_lvis
+
+    monkeypatch.setattr(dcoco, "RANGE_BYTES", 200)
+    for segm in (False, True):
+        gt, paths, case = _lvis_files(tmp_path, 1 + (500 if segm else 0), segm, 2)
+        kw: dict[str, Any] = {"iou_type": "segm" if segm else "bbox", "pooled": True}
+        for caps in ({"max_dets": case["max_dets"]}, {"fixed_ap": True}):
+            one = _outcome(evaluate_lvis, gt, paths, **kw, **caps)
+            for shards in (1, 2, 7):
+                got = _outcome(evaluate_lvis, gt, paths, client=client, shards=shards, **kw, **caps)
+                if isinstance(one, DetevalError):  # (a survivor of the bbox branch without a box)
+                    assert type(got) is type(one) and str(got) == str(one)
+                else:
+                    _lvis_same(got, one)

@@ -215,12 +215,14 @@ class _Read:
     source: str = ""
     warnings: list[str] = field(default_factory=list)
     skipped: int = 0
+    shards: np.ndarray | None = None  # the shard of each record, in input order
 
 
 def _read_done(r: CocoResults, plan: _Plan) -> _Read:
     return _Read(
         True,
         plan.split(replace(r, warnings=[], skipped=0)),
+        shards=plan.shard(r.img),
         kind=r.kind,
         has_keypoints=r.keypoints is not None,
         n=len(r),
@@ -260,7 +262,19 @@ def _whole_task(source: Any, gt: CocoGroundTruth, plan: _Plan, iou_type: str, on
 
 
 def _meta(read: _Read) -> _Read:
-    return replace(read, pieces=[])
+    return replace(read, pieces=[], shards=None)
+
+
+def _keys(read: _Read) -> tuple[np.ndarray, ...]:
+    """Image, category, score and area of every record, in input order (put back from the pieces)."""
+    assert read.shards is not None
+    cols = []
+    for name in ("img", "cat", "score", "area"):
+        col = np.empty(read.n, dtype=np.float64 if name in ("score", "area") else np.int64)
+        for k, piece in enumerate(read.pieces):
+            col[read.shards == k] = getattr(piece, name)
+        cols.append(col)
+    return tuple(cols)
 
 
 def _piece(read: _Read, k: int) -> CocoResults:
@@ -332,7 +346,7 @@ class _Runner:
     def scatter(self, value: Any, broadcast: bool = False) -> Any:
         if self.client is None:
             return value
-        return self.client.scatter(value, broadcast=broadcast, hash=False)
+        return self.client.scatter([value], broadcast=broadcast, hash=False)[0]  # (a list: one value)
 
     def gather(self, futures: list[Any]) -> list[Any]:
         """The values; the first failed task in list order raises its error (the order of one process)."""
@@ -356,11 +370,13 @@ def _read_results(
     iou_type: str,
     on_error: str,
     range_bytes: int,
-) -> tuple[list[list[Any]], list[_Read]]:
-    """Map tasks over every file's ranges (anything else: whole); returns the pieces of every task per
-    shard, in input order, and per source what its reading gave (kind, source, warnings, skipped). A file
-    with a range that cannot stand for it is read again, whole."""
+) -> tuple[list[Any], list[list[Any]], list[_Read]]:
+    """Map tasks over every file's ranges (anything else: whole); returns the tasks in input order, their
+    pieces per shard, and per source what its reading gave (kind, source, warnings, skipped). A file with a
+    range that cannot stand for it is read again, whole."""
     paths = [i for i, s in enumerate(sources) if isinstance(s, (str, PathLike))]
+    # anything else (parsed records, an array, a pycocotools COCO) is sent once, read whole by one task
+    given = [s if i in paths else run.scatter(s) for i, s in enumerate(sources)]
     scans = run.gather([run.submit(_scan_task, sources[i], range_bytes) for i in paths])
     units: dict[int, list[Any]] = {}
     for i, scan in zip(paths, scans):
@@ -373,9 +389,10 @@ def _read_results(
     metas = {i: run.gather([run.submit(_meta, u) for u in us]) for i, us in units.items()}
     for i in range(len(sources)):
         if i not in units or not all(m.ok for m in metas[i]):
-            units[i] = [run.submit(_whole_task, sources[i], gt, plan, iou_type, on_error)]
+            units[i] = [run.submit(_whole_task, given[i], gt, plan, iou_type, on_error)]
             metas[i] = run.gather([run.submit(_meta, units[i][0])])
-    pieces = [[run.submit(_piece, u, k) for i in range(len(sources)) for u in units[i]] for k in range(n)]
+    tasks = [u for i in range(len(sources)) for u in units[i]]
+    pieces = [[run.submit(_piece, u, k) for u in tasks] for k in range(n)]
     per_source = []
     for i in range(len(sources)):
         ms = metas[i]
@@ -388,7 +405,14 @@ def _read_results(
                 skipped=sum(m.skipped for m in ms),
             )
         )
-    return pieces, per_source
+    return tasks, pieces, per_source
+
+
+def _check_kinds(reads: Sequence[_Read]) -> None:
+    """Several result files must hold one kind of results (as :func:`load_results_files`)."""
+    if len({m.kind for m in reads}) > 1 or len({m.has_keypoints for m in reads}) > 1:
+        kinds = ", ".join(sorted({m.kind for m in reads}))
+        raise ConfigError(f"the result files hold different kinds of results ({kinds})")
 
 
 def evaluate_coco_sharded(
@@ -428,10 +452,9 @@ def evaluate_coco_sharded(
 
     several = is_path_list(results)
     sources = list(results) if several else [results]
-    pieces, reads = _read_results(run, sources, base, plan_f, n, p.iou_type, on_error, range_bytes)
-    if several and (len({m.kind for m in reads}) > 1 or len({m.has_keypoints for m in reads}) > 1):
-        kinds = ", ".join(sorted({m.kind for m in reads}))
-        raise ConfigError(f"the result files hold different kinds of results ({kinds})")
+    _, pieces, reads = _read_results(run, sources, base, plan_f, n, p.iou_type, on_error, range_bytes)
+    if several:
+        _check_kinds(reads)
     source = ", ".join(m.source for m in reads)
     parts: list[ShardTable] = run.gather(
         [run.submit(_match_task, gt_shards[k], pieces[k], k, plan_f, p, compat, source) for k in range(n)]
