@@ -228,7 +228,20 @@ def test_files_that_are_not_one_array(tmp_path: Path) -> None:
     gt = tmp_path / "gt.json"
     gt.write_text(json.dumps(case["gt"]))
     good = json.dumps(case["dt"])
-    for text in ['{"a": 1}', good[:-5], good + " x", good.replace("},", "}},", 1), "[]", " [ ] ", "", good]:
+    odd = [
+        '{"a": 1}',
+        good[:-5],
+        good + " x",
+        good.replace("},", "}},", 1),
+        good.replace('"score"', '"score": 1, "score"', 1),  # a repeated key
+        good.replace("}, {", '}, {"s": "\\u00e9\\"\\\\", ', 1)[:-1] + '"]',  # ends inside a string
+        good.replace("}, {", "}, 17, {", 1),
+        "[]",
+        " [ ] ",
+        "",
+        good,
+    ]
+    for text in odd:
         p = tmp_path / "odd.json"
         p.write_text(text)
         one = _outcome(evaluate_coco, str(gt), str(p), params=case["params"])
