@@ -424,3 +424,20 @@ def test_lvis_ranges_on_the_cluster(client: Any, tmp_path: Path, monkeypatch: py
                     assert type(got) is type(one) and str(got) == str(one)
                 else:
                     _lvis_same(got, one)
+
+
+def test_lvis_cli_several_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from deteval.cli import main
+
+    gt, paths, _ = _lvis_files(tmp_path, 7, False, 3)
+    joined = tmp_path / "joined.json"
+    joined.write_text(json.dumps([r for p in paths for r in json.loads(Path(p).read_text("utf-8-sig"))]))
+
+    def run(*args: str) -> dict:
+        assert main(["lvis", gt, *args, "--format", "json", "--pooled"]) == 0
+        return dict(json.loads(capsys.readouterr().out))
+
+    one = run(str(joined))
+    assert one["n_dt"] == sum(len(json.loads(Path(p).read_text("utf-8-sig"))) for p in paths) > 0
+    assert run(*paths) == one
+    assert run(*paths, "--shards", "3") == one
