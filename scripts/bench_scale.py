@@ -7,10 +7,13 @@
 A seeded Objects365-like set (365 categories with a long-tailed frequency, ~13 objects and ~15 detections
 per image, some crowds, near-miss and background detections, scores with ties) is written to a temporary
 folder as COCO JSON. Each tool then runs in a fresh process: deteval in one process, deteval on a local Dask
-cluster of N worker processes (``evaluate_coco(..., client=)``: each worker reads the files and matches only
-its image shard; the match tables travel), and hotcoco, ultrafast-pycocotools, faster-coco-eval and
-pycocotools where installed. Printed: wall time, peak memory of every process (for Dask: the driver and each
-worker), and the largest difference of the 12 stats from deteval's one-process result (0: identical).
+cluster of N worker processes (``evaluate_coco(..., client=)``: workers read byte ranges of the results
+file and match their image shard; the driver reads the ground truth; columns and match tables travel), and
+hotcoco, ultrafast-pycocotools, faster-coco-eval and pycocotools where installed. Printed: wall time, peak memory of every process (for Dask: the driver and each
+worker), and the largest difference of the 12 stats from deteval's one-process result (0: identical); then
+each worker's peak next to the one-process peak, also counted above the process's start (a Dask worker
+starts larger than a bare interpreter), which shows a worker's memory following its shard: each worker reads
+only byte ranges of the results file and gets only its shard's ground truth from the driver.
 Nothing is written to the tree.
 """
 
@@ -30,8 +33,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def generate(folder: Path, n_images: int, seed: int = 0) -> tuple[Path, Path, int, int]:
-    """The seeded set; returns (gt path, results path, ground truths, detections)."""
+def generate(folder: Path, n_images: int, seed: int = 0, lvis: bool = False) -> tuple[Path, Path, int, int]:
+    """The seeded set; returns (gt path, results path, ground truths, detections). ``lvis``: also write the
+    ground truth as LVIS (``lvis_gt.json``: every category a frequency, every image's lists of negative and
+    not exhaustively annotated categories empty, no ``iscrowd``)."""
     rng = np.random.default_rng(seed)
     n_cats = 365
     cat_p = 1.0 / np.arange(1, n_cats + 1) ** 0.9  # long tail, as Objects365
@@ -73,6 +78,16 @@ def generate(folder: Path, n_images: int, seed: int = 0) -> tuple[Path, Path, in
     ]  # fmt: skip
     gt_path, dt_path = folder / "gt.json", folder / "dt.json"
     gt_path.write_text(json.dumps({"images": images, "annotations": anns, "categories": cats}))
+    if lvis:
+        for im in images:
+            im.update(neg_category_ids=[], not_exhaustive_category_ids=[])
+        for k, c in enumerate(cats):
+            c["frequency"] = "rcf"[k % 3]
+        for a in anns:
+            del a["iscrowd"]
+        (folder / "lvis_gt.json").write_text(
+            json.dumps({"images": images, "annotations": anns, "categories": cats})
+        )
     del anns
     perm = rng.permutation(X.shape[0])
     with dt_path.open("w") as fh:  # written in pieces: the list of dicts never exists at once
@@ -104,14 +119,28 @@ def peak_mb():
 
 if __name__ == "__main__":
     sys.path.insert(0, root)
-    worker_mb = []
-    if tool == "deteval":
+    worker_mb, idle_mb = [], []
+    if tool in ("deteval-lvis", "deteval-lvis-dask"):
+        from deteval.detection.lvis import evaluate_lvis
+        from deteval.distributed.client import dask_client
+        idle_mb = [peak_mb()]
+        with dask_client(int(workers) if tool.endswith("dask") else None) as client:
+            if client is not None:
+                client.run(lambda: __import__("deteval.distributed.lvis"))
+                idle_mb = sorted(client.run(peak_mb).values())
+            stats = list(evaluate_lvis(gt, dt, client=client).results.values())
+            if client is not None:
+                worker_mb = sorted(client.run(peak_mb).values())
+    elif tool == "deteval":
         from deteval.detection.coco import evaluate_coco
+        idle_mb = [peak_mb()]  # the interpreter with deteval imported, before reading anything
         stats = evaluate_coco(gt, dt).stats.tolist()
     elif tool == "deteval-dask":
         from deteval.detection.coco import evaluate_coco
         from deteval.distributed.client import dask_client
         with dask_client(int(workers)) as client:
+            client.run(lambda: __import__("deteval.distributed.coco"))
+            idle_mb = sorted(client.run(peak_mb).values())  # each worker before the evaluation
             t1 = time.perf_counter()
             stats = evaluate_coco(gt, dt, client=client).stats.tolist()
             sys.stderr.write(f"evaluation on the running cluster: {time.perf_counter() - t1:.2f} s\n")
@@ -135,12 +164,14 @@ if __name__ == "__main__":
             E.evaluate(); E.accumulate(); E.summarize()
         stats = [float(s) for s in E.stats]
     print(json.dumps({"stats": stats, "inner": time.perf_counter() - t0, "rss_mb": peak_mb(),
-                      "worker_mb": worker_mb}))
+                      "worker_mb": worker_mb, "idle_mb": idle_mb}))
 """
 
 MODULES = {
     "deteval": "numpy",
     "deteval-dask": "distributed",
+    "deteval-lvis": "numpy",
+    "deteval-lvis-dask": "distributed",
     "hotcoco": "hotcoco",
     "ultrafast-pycocotools": "ultrafast_pycocotools",
     "faster_coco_eval": "faster_coco_eval",
@@ -180,11 +211,14 @@ def main() -> int:
     ap.add_argument("--workers", type=int, nargs="+", default=[2], help="Dask worker processes (each a run)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip", nargs="*", default=[], help="tools to skip, e.g. pycocotools")
+    ap.add_argument(
+        "--lvis", action="store_true", help="also LVIS (the set as LVIS ground truth), one process and Dask"
+    )
     args = ap.parse_args()
     n_images = 80_000 if args.full else args.images
     with tempfile.TemporaryDirectory(prefix="deteval_scale_") as tmp:
         t0 = time.perf_counter()
-        gt, dt, n_gt, n_dt = generate(Path(tmp), n_images, args.seed)
+        gt, dt, n_gt, n_dt = generate(Path(tmp), n_images, args.seed, args.lvis)
         print(
             f"Objects365-like set: {n_images} images, 365 categories, {n_gt} ground truths, {n_dt} detections "
             f"({dt.stat().st_size / 2**20:.0f} MB results; generated in {time.perf_counter() - t0:.1f} s; "
@@ -192,25 +226,42 @@ def main() -> int:
         )
         runs = [("deteval", 0)] + [("deteval-dask", w) for w in args.workers]
         runs += [(t, 0) for t in ("hotcoco", "ultrafast-pycocotools", "faster_coco_eval", "pycocotools")]
+        if args.lvis:
+            runs += [("deteval-lvis", 0)] + [("deteval-lvis-dask", w) for w in args.workers]
         results = {}
         for tool, workers in runs:
             if tool in args.skip or not available(MODULES[tool]):
                 continue
-            r = run_tool(tool, gt, dt, workers, Path(tmp))
+            r = run_tool(tool, Path(tmp) / "lvis_gt.json" if "lvis" in tool else gt, dt, workers, Path(tmp))
             if r is not None:
                 results[tool if not workers else f"{tool} ({workers} workers)"] = r
-        base = results.get("deteval")
         print(f"{'tool':<28}{'wall s':>9}{'peak MB':>9}  {'worker peaks MB':<20}{'max |Δstat|':>12}")
         for name, r in results.items():
+            base = results.get("deteval-lvis" if "lvis" in name else "deteval")
             diff = max(abs(a - b) for a, b in zip(r["stats"], base["stats"])) if base else float("nan")
             peaks = ", ".join(f"{m:.0f}" for m in r["worker_mb"]) or "-"
             print(f"{name:<28}{r['wall']:>9.2f}{r['rss_mb']:>9.0f}  {peaks:<20}{diff:>12.3g}")
             if r["note"]:
                 print(f"{'':<28}({r['note']})")
-        if base:
-            for name, r in results.items():
-                if name != "deteval":
-                    print(f"{name}: {r['wall'] / base['wall']:.2f}x deteval's one-process wall time")
+        for family in ("deteval", "deteval-lvis"):
+            base = results.get(family)
+            if base is None:
+                continue
+            mine = {k: v for k, v in results.items() if k != family and ("lvis" in k) == ("lvis" in family)}
+            for name, r in mine.items():
+                print(f"{name}: {r['wall'] / base['wall']:.2f}x {family}'s one-process wall time")
+            # memory follows the shard: a worker's peak above its idle start, against one process's
+            one = base["rss_mb"] - base["idle_mb"][0]
+            print(f"{family}, one process: peak {base['rss_mb']:.0f} MB, {one:.0f} MB above its start")
+            for name, r in mine.items():
+                if r["worker_mb"]:
+                    above = [p - i for p, i in zip(r["worker_mb"], r["idle_mb"])]
+                    print(
+                        f"{name}: worker peaks {', '.join(f'{m:.0f}' for m in r['worker_mb'])} MB "
+                        f"({max(r['worker_mb']) / base['rss_mb']:.2f}x one process), "
+                        f"{', '.join(f'{m:.0f}' for m in above)} MB above their start "
+                        f"({max(above) / one:.2f}x one process's)"
+                    )
     return 0
 
 

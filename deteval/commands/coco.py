@@ -51,7 +51,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     stats = stats_options(args)
     refuse_with_cluster(args, stats is not None, analyses_requested(args))
     if cluster_requested(args) or args.shards is not None:
-        # the workers read the files themselves: only match tables come back to this process
+        # the workers read the result files in byte ranges; this process reads the ground truth, and only
+        # match tables come back to it
         with dask_client(args.workers, args.scheduler) as client, Progress(1, "deteval coco") as bar:
             bar.stage("matching on image shards and accumulating")
             ev = evaluate_coco(

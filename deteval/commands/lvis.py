@@ -25,7 +25,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         bar.stage(stage)
         ev = evaluate_lvis(
             args.gt,
-            args.results,
+            args.results[0] if len(args.results) == 1 else list(args.results),
             iou_type=args.iou_type,
             max_dets=args.max_dets,
             dets_per_cat=args.dets_per_cat,
@@ -49,7 +49,13 @@ def register(sub: Any) -> None:
         "follow Dave et al. 2021.",
     )
     p.add_argument("gt", metavar="GT.json", help="LVIS ground-truth JSON")
-    p.add_argument("results", metavar="RESULTS.json", help="results JSON (a list of COCO-style detections)")
+    p.add_argument(
+        "results",
+        metavar="RESULTS.json",
+        nargs="+",
+        help="results JSON (a list of COCO-style detections); several files (e.g. one per training rank) are "
+        "read as their concatenation, in the order given",
+    )
     p.add_argument("--iou-type", choices=IOU_TYPES, default="bbox", help="bbox (default) or segm")
     p.add_argument(
         "--max-dets",

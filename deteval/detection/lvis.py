@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.coco import _dt_rles, _gt_rles
+from deteval.detection.coco import _dt_rles, _gt_rles, is_path_list
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_iou import bbox_iou_pairs, segm_iou_blocks
 from deteval.detection.coco_match import IouFn, MatchTable, match_groups, merge_tables
@@ -362,23 +362,38 @@ def _match(
         in_shard = shard == s if n_img else np.zeros(0, bool)
         gk = gsel[in_shard[g.img[gsel]]] if n_img else gsel
         dk = dsel[in_shard[r.img[dsel]]] if n_img else dsel
-        if p.iou_type == "bbox":
-            dgeom: Any = r.bbox[dk]
-            ggeom: Any = g.bbox[gk]
-        else:
-            ggeom = _gt_rles(g, gk)  # tables indexed like sequences, converted on demand
-            dgeom = _dt_rles(r, dk, g)
-        d = {"img": r.img[dk], "cat": r.cat[dk], "score": r.score[dk], "order": dk.astype(np.int64)}
-        d.update(area=r.area[dk], geom=dgeom)
-        gd = {"img": g.img[gk], "cat": g.cat[gk], "order": gk.astype(np.int64), "area": g.area[gk]}
-        gd.update(ignore=g.ignore[gk], geom=ggeom)
-        tasks.append((n_img, K, p, d, gd))
+        tasks.append((n_img, K, p, lvis_detections(r, dk, dk, g, p.iou_type), lvis_truths(g, gk, p.iou_type)))
     if client is None:
         tables = [match_lvis_shard(*t) for t in tasks]
     else:
         tables = client.gather([client.submit(match_lvis_shard, *t, pure=False) for t in tasks])
+    return merge_lvis_tables(lg, tables)
+
+
+def lvis_detections(
+    r: CocoResults, rows: np.ndarray, order: np.ndarray, g: CocoGroundTruth, iou_type: str
+) -> dict[str, Any]:
+    """The columns :func:`match_lvis_shard` reads of the detections ``rows`` of ``r``; ``order``: their
+    positions in the whole results (the tie order)."""
+    geom = r.bbox[rows] if iou_type == "bbox" else _dt_rles(r, rows, g)  # (masks: converted on demand)
+    d = {"img": r.img[rows], "cat": r.cat[rows], "score": r.score[rows], "order": order.astype(np.int64)}
+    d.update(area=r.area[rows], geom=geom)
+    return d
+
+
+def lvis_truths(g: CocoGroundTruth, rows: np.ndarray, iou_type: str) -> dict[str, Any]:
+    """The columns :func:`match_lvis_shard` reads of the ground truths ``rows``."""
+    geom = g.bbox[rows] if iou_type == "bbox" else _gt_rles(g, rows)
+    gd = {"img": g.img[rows], "cat": g.cat[rows], "order": rows.astype(np.int64), "area": g.area[rows]}
+    gd.update(ignore=g.ignore[rows], geom=geom)
+    return gd
+
+
+def merge_lvis_tables(lg: LvisGroundTruth, tables: list[MatchTable]) -> MatchTable:
+    """The tables of consecutive image shards, in shard order, as one; an unmatched detection of a category
+    not exhaustively annotated in its image is ignored (a match to an ignored gt already is)."""
     table = merge_tables(tables)
-    # not exhaustively annotated: an unmatched detection is ignored (a match to an ignored gt already is)
+    K = int(lg.coco.cat_ids.shape[0])
     nel = np.isin(table.img.astype(np.int64) * K + table.cat, lg.not_exhaustive)
     table.ig |= nel[None, None, :] & ~table.tp
     return table
@@ -430,7 +445,10 @@ def _lvis_branch(
     keep, _, first = _caps(r, int(g.cat_ids.shape[0]), max_dets, dets_per_cat)
     if first == 0:
         return r
-    records = read_json(source) if isinstance(source, (str, PathLike)) else source
+    if isinstance(source, list) and is_path_list(source):  # several files: their concatenation
+        records = [rec for path in source for rec in read_json(path)]
+    else:
+        records = read_json(source) if isinstance(source, (str, PathLike)) else source
     if loadres_branch(records[first], r.source) != "bbox":
         return r
     order = [first] + [i for i in np.flatnonzero(keep).tolist() if i != first]
@@ -453,15 +471,18 @@ def evaluate_lvis(
     """Evaluate ``results`` against LVIS ground truth ``gt`` (see the module docstring for the rules).
 
     ``gt``: a path, a parsed dict, an lvis-api ``LVIS`` or an :class:`~deteval.io.lvis.LvisGroundTruth`;
-    ``results``: a path or a list of result dicts (COCO results format, read as loadRes/LVISResults read them).
+    ``results``: a path or a list of result dicts (COCO results format, read as loadRes/LVISResults read them),
+    or several paths (e.g. one file per training rank), read as their concatenation in the given order.
     ``max_dets``: detections kept per image (lvis-api's 300; None or −1: no limit); ``dets_per_cat``:
     detections kept per category over the dataset (None: no limit); ``fixed_ap=True`` sets
     ``max_dets=None, dets_per_cat=10_000`` (Fixed AP) unless ``dets_per_cat`` is given; ``pooled=True`` adds
     the pooled APs. ``client`` (a ``dask.distributed`` Client) and/or ``shards``: the matching runs on
-    ``shards`` image shards (default: one per worker thread), on the cluster if ``client`` is given. This
-    process reads the files and applies the caps (the per-image cap and Fixed AP's per-category cut over
-    all images), so each worker gets only its shard's detections and ground truths and returns its match
-    table; the results are bit-identical to one process for every shard count.
+    ``shards`` image shards (default: one per worker thread), on the cluster if ``client`` is given. Result
+    files are then read by the workers in byte ranges (:mod:`deteval.distributed.lvis`); this process reads
+    the ground truth and applies the caps (the per-image cap and Fixed AP's per-category cut over all
+    images) on four columns of the detections, so each worker holds only its ranges and its shard's
+    detections and ground truths and returns its match table; the results are bit-identical to one process
+    for every shard count.
     """
     if iou_type not in IOU_TYPES:
         raise ConfigError(f"unknown iou_type {iou_type!r} for LVIS: use bbox or segm (as lvis-api)")
@@ -473,11 +494,26 @@ def evaluate_lvis(
     p = CocoParams.default(iou_type)
     lg = load_lvis_gt(gt, keep_segmentation=iou_type == "segm", on_error=on_error)
     g = lg.coco
-    r = load_coco_results(results, g, iou_type=iou_type, on_error=on_error)
-    r = _lvis_branch(results, r, g, iou_type, max_dets, dets_per_cat, on_error)
-    gsel, dsel, counts, warnings = _select(lg, r, max_dets, dets_per_cat)
+    read = None
+    if (client is not None or shards is not None) and (
+        isinstance(results, (str, PathLike)) or is_path_list(results)
+    ):  # files: read by the workers, each a byte range of whole records
+        from deteval.distributed.lvis import read_and_match_lvis
+
+        read = read_and_match_lvis(lg, results, p, max_dets, dets_per_cat, on_error, client, shards)
+    if read is not None:
+        r, gsel, counts, warnings, table = read
+    else:
+        if is_path_list(results):
+            from deteval.distributed.coco import load_results_files
+
+            r = load_results_files(results, g, iou_type=iou_type, on_error=on_error)
+        else:
+            r = load_coco_results(results, g, iou_type=iou_type, on_error=on_error)
+        r = _lvis_branch(results, r, g, iou_type, max_dets, dets_per_cat, on_error)
+        gsel, dsel, counts, warnings = _select(lg, r, max_dets, dets_per_cat)
+        table = _match(lg, r, gsel, dsel, p, client, shards)
     counts["skipped_records"] = g.skipped + r.skipped
-    table = _match(lg, r, gsel, dsel, p, client, shards)
     big = int(table.rank.max()) + 1 if len(table) else 1
     precision, recall, _ = accumulate(table, p.rec_thrs, (big,))
     precision, recall = precision[..., 0], recall[..., 0]

@@ -1,18 +1,40 @@
 """COCO evaluation with the images sharded over ``dask.distributed`` workers, bit-identical to one process.
 
-Shard k of n holds the evaluated images ``[k·I // n, (k+1)·I // n)`` (ascending id, pycocotools' order).
-Each task loads the ground truth and the result file(s) itself, keeps the detections of its images, matches
-them (:func:`~deteval.detection.coco.match_coco` restricted to the shard) and returns the compact
-:class:`~deteval.detection.coco_match.MatchTable` with counts; no box, mask or keypoint leaves a worker. The
-driver merges the tables (:func:`~deteval.detection.match_table.merge_coco_tables`) and accumulates them.
-A task holds its shard's detections (each result file is read, cut to the shard, then dropped, so training
-jobs that write one file per rank keep a worker's peak at one file plus its shard) and the ground truth.
+Shard k of n holds the evaluated images ``[k·I // n, (k+1)·I // n)`` (ascending id, pycocotools' order). The
+work is a map over the results and a reduce per shard:
+
+* **map**: every results file is split into byte ranges of whole records (about ``range_bytes`` each; a scan
+  task per file finds the element boundaries with :func:`~deteval.io.json_ranges.scan_json_array`); each task
+  reads and validates only its range (:func:`~deteval.io.coco_ranges.load_results_range`) and cuts its
+  columns by image shard. Several files (one per training rank) are read as their concatenation, each its own
+  ranges. Where a range cannot stand for its file (a bad record, a file that is not one JSON array, an input
+  that is not a file), that file is read whole by one task with the ordinary loader, so error messages and
+  ``on_error="skip"`` results are those of one process by construction.
+* **reduce**: shard k's task concatenates its pieces in file order (the order of equal scores, as one process
+  reads them), matches them against shard k's ground truth (:func:`~deteval.detection.coco.match_coco`
+  restricted to the shard) and returns the compact :class:`~deteval.detection.coco_match.MatchTable` with
+  counts. The driver merges the tables (:func:`~deteval.detection.match_table.merge_coco_tables`) and
+  accumulates them.
+
+Only columns of the shard's records travel (numpy arrays; for segm also the masks' RLEs). A worker holds the
+pieces of the ranges it read, one range's parsed objects at a time, and its shard's results and ground truth:
+its memory follows its share, not the file.
+
+The ground truth is read once, by the driver, which sends each shard task only its images' annotations (and
+every range task the image and category tables results are checked against). Annotations are not sorted by
+image, so a byte range of the ``annotations`` array would hold every shard's images: splitting it would cost a
+second exchange of columns between workers, and its checks span the whole file (duplicate ids, one kind of
+id, which records ``on_error="skip"`` leaves out). Read by the driver, it is the single-process loader with
+its exact messages, the image and category tables that accumulation needs are at hand, and the ground truth is
+usually the smaller input (columns of 13 numbers per object). The driver's peak is the ground truth's; a
+worker's is its shard.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from os import PathLike
 from typing import Any
 
 import numpy as np
@@ -34,9 +56,11 @@ from deteval.detection.coco_params import CocoParams
 from deteval.detection.match_table import merge_coco_tables
 from deteval.distributed.shards import default_shards, shard_range
 from deteval.errors import ConfigError
-from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
+from deteval.io.coco import CHUNK_BYTES, CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
+from deteval.io.coco_ranges import first_record, load_results_range
+from deteval.io.json_ranges import ArrayRanges, scan_json_array
 
-__all__ = ["ShardTable", "evaluate_coco_sharded", "load_results_files", "match_coco_shard"]
+__all__ = ["RANGE_BYTES", "ShardTable", "evaluate_coco_sharded", "load_results_files", "merge_shards"]
 
 #: the warning match_coco gives about detections outside the selection (recounted over all shards)
 _OUTSIDE = " detections outside the selected images/categories were not evaluated"
@@ -53,22 +77,27 @@ def _subset(r: CocoResults, rows: np.ndarray) -> CocoResults:
         area=r.area[rows],
         keypoints=None if r.keypoints is None else r.keypoints[rows],
         segmentation=None if r.segmentation is None else [r.segmentation[i] for i in rows.tolist()],
+        rles=None if r.rles is None else [r.rles[i] for i in rows.tolist()],
     )
 
 
 def _concat(parts: Sequence[CocoResults]) -> CocoResults:
-    first = parts[0]
+    """Results read one after the other, as one: columns of the non-empty parts (an empty part's keypoint
+    matrix may have no width), the sources, warnings and skipped counts of all."""
+    full = [p for p in parts if len(p)] or list(parts[:1])
+    first = full[0]
     return replace(
         first,
-        img=np.concatenate([p.img for p in parts]),
-        cat=np.concatenate([p.cat for p in parts]),
-        score=np.concatenate([p.score for p in parts]),
-        bbox=np.concatenate([p.bbox for p in parts]),
-        area=np.concatenate([p.area for p in parts]),
-        keypoints=None if first.keypoints is None else np.concatenate([p.keypoints for p in parts]),
+        img=np.concatenate([p.img for p in full]),
+        cat=np.concatenate([p.cat for p in full]),
+        score=np.concatenate([p.score for p in full]),
+        bbox=np.concatenate([p.bbox for p in full]),
+        area=np.concatenate([p.area for p in full]),
+        keypoints=None if first.keypoints is None else np.concatenate([p.keypoints for p in full]),
         segmentation=None
         if first.segmentation is None
-        else [s for p in parts for s in (p.segmentation or [])],
+        else [s for p in full for s in (p.segmentation or [])],
+        rles=None if any(p.rles is None for p in full) else [x for p in full for x in (p.rles or [])],
         source=", ".join(p.source for p in parts),
         warnings=[w for p in parts for w in p.warnings],
         skipped=sum(p.skipped for p in parts),
@@ -101,37 +130,155 @@ def load_results_files(
 
 @dataclass
 class ShardTable:
-    """What a shard task sends back: its match table, counts, and (shard 0 only) the ground truth's
-    image/category tables without annotations and the load warnings."""
+    """What a shard task sends back: its match table and counts."""
 
     table: MatchTable
     counts: dict[str, int]
     outside: int  # detections of this shard outside the selected images/categories
     border: tuple[int, int]  # past_border_counts of this shard's detections
     warnings: list[str] = field(default_factory=list)  # matching's warnings but the count of left-out ones
-    load_warnings: list[str] = field(default_factory=list)
-    gt: CocoGroundTruth | None = None
+
+
+def _gt_rows(g: CocoGroundTruth, rows: np.ndarray) -> CocoGroundTruth:
+    """The ground truth with only the annotations ``rows`` (ascending: file order kept); images and
+    categories whole."""
+    return replace(
+        g,
+        ann_id=g.ann_id[rows],
+        img=g.img[rows],
+        cat=g.cat[rows],
+        bbox=g.bbox[rows],
+        area=g.area[rows],
+        iscrowd=g.iscrowd[rows],
+        ignore=g.ignore[rows],
+        num_keypoints=g.num_keypoints[rows],
+        keypoints=None if g.keypoints is None else g.keypoints[rows],
+        segmentation=None if g.segmentation is None else [g.segmentation[i] for i in rows.tolist()],
+        image_records=None,
+        category_records=None,
+    )
 
 
 def _light_gt(g: CocoGroundTruth) -> CocoGroundTruth:
     """The ground truth without its annotations (what accumulation and the summary read); one annotation
     id 0 is kept if the file has one, for the warning about it."""
-    z = np.flatnonzero(g.ann_id == 0)[:1]
-    return replace(
-        g,
-        ann_id=g.ann_id[z],
-        img=g.img[z],
-        cat=g.cat[z],
-        bbox=g.bbox[z],
-        area=g.area[z],
-        iscrowd=g.iscrowd[z],
-        ignore=g.ignore[z],
-        num_keypoints=g.num_keypoints[z],
-        keypoints=None,
-        segmentation=None,
-        image_records=None,
-        category_records=None,
+    return _gt_rows(g, np.flatnonzero(g.ann_id == 0)[:1])
+
+
+@dataclass
+class _Plan:
+    """Where a record goes: ``img_map`` gives an image's position among the evaluated images (-1: not
+    evaluated), shard k holds positions ``[bounds[k], bounds[k+1])``; detections of other images go to shard 0,
+    so that every detection is counted by exactly one shard."""
+
+    img_map: np.ndarray
+    bounds: np.ndarray
+
+    def shard(self, img: np.ndarray) -> np.ndarray:
+        """The shard of each image index ``img``."""
+        idx = self.img_map[img]
+        return np.where(idx < 0, 0, np.searchsorted(self.bounds, idx, side="right") - 1)
+
+    def split(self, r: CocoResults) -> list[CocoResults]:
+        """``r`` cut into one piece per shard, each in input order."""
+        s = self.shard(r.img)
+        order = np.argsort(s, kind="stable")
+        ends = np.searchsorted(s[order], np.arange(self.bounds.shape[0] - 2), side="right")
+        return [_subset(r, rows) for rows in np.split(order, ends)]
+
+
+def _plan(g: CocoGroundTruth, params: CocoParams, n: int) -> _Plan:
+    try:
+        sel = _selection(g.image_ids, params.img_ids, "image")
+    except ConfigError:  # raised by the matching, after the results are read (as in one process)
+        return _Plan(np.full(g.image_ids.shape[0], -1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64))
+    img_map = np.full(g.image_ids.shape[0], -1, dtype=np.int64)
+    img_map[sel] = np.arange(sel.shape[0])
+    bounds = [shard_range(sel.shape[0], k, n)[0] for k in range(n)] + [sel.shape[0]]
+    return _Plan(img_map, np.array(bounds, dtype=np.int64))
+
+
+#: A results file is read in byte ranges of about this many bytes (each range parsed on its own).
+RANGE_BYTES = CHUNK_BYTES
+
+
+@dataclass
+class _Read:
+    """A map task's outcome: ``ok`` False when its range cannot stand for its file (then ``pieces`` is
+    empty), else the pieces per shard and what the driver needs to know of them."""
+
+    ok: bool
+    pieces: list[CocoResults] = field(default_factory=list)
+    kind: str = "bbox"
+    has_keypoints: bool = False
+    n: int = 0
+    source: str = ""
+    warnings: list[str] = field(default_factory=list)
+    skipped: int = 0
+    shards: np.ndarray | None = None  # the shard of each record, in input order
+
+
+def _read_done(r: CocoResults, plan: _Plan) -> _Read:
+    return _Read(
+        True,
+        plan.split(replace(r, warnings=[], skipped=0)),
+        shards=plan.shard(r.img),
+        kind=r.kind,
+        has_keypoints=r.keypoints is not None,
+        n=len(r),
+        source=r.source,
+        warnings=r.warnings,
+        skipped=r.skipped,
     )
+
+
+def _scan_task(path: Any, range_bytes: int) -> tuple[ArrayRanges, tuple[str, int | None]] | None:
+    """The file's ranges and its first record's branch and keypoint length; None: read it whole."""
+    ranges = scan_json_array(path, range_bytes)
+    if ranges is None:
+        return None
+    head = first_record(path, *ranges.head)
+    return None if head is None else (ranges, head)
+
+
+def _range_task(
+    path: Any,
+    bounds: tuple[int, int, int, int],
+    head: tuple[str, int | None],
+    gt: CocoGroundTruth,
+    plan: _Plan,
+    iou_type: str,
+    on_error: str,
+) -> _Read:
+    lo, hi, first, count = bounds
+    r = load_results_range(
+        path, lo, hi, first, count, gt, iou_type=iou_type, kind=head[0], kp_width=head[1], on_error=on_error
+    )
+    return _Read(False) if r is None else _read_done(r, plan)
+
+
+def _whole_task(source: Any, gt: CocoGroundTruth, plan: _Plan, iou_type: str, on_error: str) -> _Read:
+    return _read_done(load_coco_results(source, gt, iou_type=iou_type, on_error=on_error), plan)
+
+
+def _meta(read: _Read) -> _Read:
+    return replace(read, pieces=[], shards=None)
+
+
+def _keys(read: _Read) -> tuple[np.ndarray, ...]:
+    """Image, category, score and area of every record, in input order (put back from the pieces)."""
+    assert read.shards is not None
+    cols = []
+    for name in ("img", "cat", "score", "area"):
+        col = np.empty(read.n, dtype=np.float64 if name in ("score", "area") else np.int64)
+        for k, piece in enumerate(read.pieces):
+            col[read.shards == k] = getattr(piece, name)
+        cols.append(col)
+    return tuple(cols)
+
+
+def _piece(read: _Read, k: int) -> CocoResults:
+    return read.pieces[k]
 
 
 def _match_bounded(
@@ -163,69 +310,109 @@ def _match_bounded(
     return merge_coco_tables(tables), total, warnings
 
 
-def match_coco_shard(
-    gt: Any,
-    results: Any,
+def _match_task(
+    g: CocoGroundTruth,
+    pieces: list[CocoResults],
     k: int,
-    n_shards: int,
+    plan: _Plan,
     params: CocoParams,
-    compat: str = "pycocotools",
-    on_error: str = "raise",
+    compat: str,
+    source: str,
 ) -> ShardTable:
-    """Load, cut to shard ``k`` of ``n_shards`` and match: the task each worker runs.
-
-    Detections of images outside the evaluated selection go to shard 0, so that every detection is counted
-    by exactly one shard.
-    """
-    g = load_coco_gt(
-        gt,
-        keep_segmentation=params.iou_type == "segm",
-        need_keypoints=params.iou_type == "keypoints",
-        on_error=on_error,
-    )
-    img_sel = _selection(g.image_ids, params.img_ids, "image")
-    n_img = int(img_sel.shape[0])
-    lo, hi = shard_range(n_img, k, n_shards)
-    img_map = np.full(g.image_ids.shape[0], -1, dtype=np.int64)
-    img_map[img_sel] = np.arange(n_img)
-
-    def keep(r: CocoResults) -> np.ndarray:
-        idx = img_map[r.img]
-        mine = (idx >= lo) & (idx < hi)
-        if k == 0:
-            mine |= idx < 0
-        return np.flatnonzero(mine)
-
-    sources = list(results) if is_path_list(results) else [results]
-    r = load_results_files(sources, g, iou_type=params.iou_type, on_error=on_error, keep=keep)
-    table, counts, warnings = _match_bounded(g, r, params, compat, img_map, lo, hi)
-    counts = {**counts, "skipped_records": g.skipped + r.skipped}
+    """Shard ``k``'s pieces (in file order) matched against its ground truth."""
+    r = replace(_concat(pieces), source=source, warnings=[], skipped=0)
+    lo, hi = int(plan.bounds[k]), int(plan.bounds[k + 1])
+    table, counts, warnings = _match_bounded(g, r, params, compat, plan.img_map, lo, hi)
     return ShardTable(
         table=table,
         counts=counts,
         outside=len(r) - counts["n_dt"],
         border=past_border_counts(g, r) if params.iou_type == "bbox" else (0, 0),
         warnings=[w for w in warnings if not w.endswith(_OUTSIDE)] if k == 0 else [],
-        load_warnings=r.warnings if k == 0 else [],
-        gt=_light_gt(g) if k == 0 else None,
     )
 
 
-def merge_shards(parts: Sequence[ShardTable], params: CocoParams, compat: str) -> CocoEvaluation:
-    """Merge the shards' tables and accumulate: the :class:`CocoEvaluation` of one process."""
-    first = parts[0]
-    if first.gt is None:
-        raise ValueError("shard 0 must come first")
-    table = merge_coco_tables([p.table for p in parts])
-    counts = dict(first.counts)
-    for key in ("n_gt", "n_dt", "n_dt_evaluated"):
-        counts[key] = sum(p.counts[key] for p in parts)
-    outside = sum(p.outside for p in parts)
-    # the order of one process: loading, matching (the count of left-out detections first), border check
-    warnings = list(first.load_warnings) + ([f"{outside}{_OUTSIDE}"] if outside else []) + first.warnings
-    if params.iou_type == "bbox":
-        warnings += past_border_message(sum(p.border[0] for p in parts), sum(p.border[1] for p in parts))
-    return _finish(table, params, compat, first.gt, counts, warnings)
+class _Runner:
+    """Tasks on a dask client, or (client None) run at once in this process: one code path for both."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def submit(self, fn: Any, *args: Any) -> Any:
+        if self.client is None:
+            return fn(*args)
+        return self.client.submit(fn, *args, pure=False)
+
+    def scatter(self, value: Any, broadcast: bool = False) -> Any:
+        if self.client is None:
+            return value
+        return self.client.scatter([value], broadcast=broadcast, hash=False)[0]  # (a list: one value)
+
+    def gather(self, futures: list[Any]) -> list[Any]:
+        """The values; the first failed task in list order raises its error (the order of one process)."""
+        if self.client is None:
+            return futures
+        from distributed import wait
+
+        wait(futures)
+        for f in futures:
+            if f.status == "error":
+                raise f.exception()
+        return list(self.client.gather(futures))
+
+
+def _read_results(
+    run: _Runner,
+    sources: list[Any],
+    gt: Any,
+    plan: Any,
+    n: int,
+    iou_type: str,
+    on_error: str,
+    range_bytes: int,
+) -> tuple[list[Any], list[list[Any]], list[_Read]]:
+    """Map tasks over every file's ranges (anything else: whole); returns the tasks in input order, their
+    pieces per shard, and per source what its reading gave (kind, source, warnings, skipped). A file with a
+    range that cannot stand for it is read again, whole."""
+    paths = [i for i, s in enumerate(sources) if isinstance(s, (str, PathLike))]
+    # anything else (parsed records, an array, a pycocotools COCO) is sent once, read whole by one task
+    given = [s if i in paths else run.scatter(s) for i, s in enumerate(sources)]
+    scans = run.gather([run.submit(_scan_task, sources[i], range_bytes) for i in paths])
+    units: dict[int, list[Any]] = {}
+    for i, scan in zip(paths, scans):
+        if scan is not None:
+            ranges, head = scan
+            bounds = zip(*(a.tolist() for a in (ranges.starts, ranges.ends, ranges.first, ranges.counts)))
+            units[i] = [
+                run.submit(_range_task, sources[i], b, head, gt, plan, iou_type, on_error) for b in bounds
+            ]
+    metas = {i: run.gather([run.submit(_meta, u) for u in us]) for i, us in units.items()}
+    for i in range(len(sources)):
+        if i not in units or not all(m.ok for m in metas[i]):
+            units[i] = [run.submit(_whole_task, given[i], gt, plan, iou_type, on_error)]
+            metas[i] = run.gather([run.submit(_meta, units[i][0])])
+    tasks = [u for i in range(len(sources)) for u in units[i]]
+    pieces = [[run.submit(_piece, u, k) for u in tasks] for k in range(n)]
+    per_source = []
+    for i in range(len(sources)):
+        ms = metas[i]
+        kept = [m for m in ms if m.n] or ms[:1]  # (an empty part says "bbox", as an empty file does)
+        per_source.append(
+            replace(
+                kept[0],
+                source=ms[0].source,
+                warnings=[w for m in ms for w in m.warnings],
+                skipped=sum(m.skipped for m in ms),
+            )
+        )
+    return tasks, pieces, per_source
+
+
+def _check_kinds(reads: Sequence[_Read]) -> None:
+    """Several result files must hold one kind of results (as :func:`load_results_files`)."""
+    if len({m.kind for m in reads}) > 1 or len({m.has_keypoints for m in reads}) > 1:
+        kinds = ", ".join(sorted({m.kind for m in reads}))
+        raise ConfigError(f"the result files hold different kinds of results ({kinds})")
 
 
 def evaluate_coco_sharded(
@@ -238,20 +425,62 @@ def evaluate_coco_sharded(
     params: CocoParams | Any | None = None,
     compat: str = "pycocotools",
     on_error: str = "raise",
+    range_bytes: int = RANGE_BYTES,
 ) -> CocoEvaluation:
     """:func:`~deteval.detection.coco.evaluate_coco` over ``shards`` image shards on a ``dask.distributed``
-    ``client`` (without a client, the shards run one after the other in this process: the same code path,
-    for tests and for bounded memory). Bit-identical to one process for every shard count."""
+    ``client`` (without a client, the same tasks run one after the other in this process). Bit-identical to
+    one process for every shard count and every ``range_bytes`` (the size of the byte ranges result files are
+    read in; see the module docstring)."""
     if compat not in COMPAT_MODES:
         raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
     p = _resolve_params(params, iou_type)
     n = default_shards(client, shards)
-    if client is None:
-        parts = [match_coco_shard(gt, results, k, n, p, compat, on_error) for k in range(n)]
-    else:
-        futures = [
-            client.submit(match_coco_shard, gt, results, k, n, p, compat, on_error, pure=False)
-            for k in range(n)
-        ]
-        parts = client.gather(futures)
-    return merge_shards(parts, p, compat)
+    run = _Runner(client)
+    g = load_coco_gt(
+        gt,
+        keep_segmentation=p.iou_type == "segm",
+        need_keypoints=p.iou_type == "keypoints",
+        on_error=on_error,
+    )
+    plan = _plan(g, p, n)
+    gt_shard = plan.shard(g.img)
+    gt_shards = [run.scatter(_gt_rows(g, np.flatnonzero(gt_shard == k))) for k in range(n)]
+    light = _light_gt(g)
+    base = run.scatter(_gt_rows(g, np.arange(min(1, len(g)))), broadcast=True)
+    del g, gt_shard  # the driver keeps the image and category tables only
+    plan_f = run.scatter(plan, broadcast=True)
+
+    several = is_path_list(results)
+    sources = list(results) if several else [results]
+    _, pieces, reads = _read_results(run, sources, base, plan_f, n, p.iou_type, on_error, range_bytes)
+    if several:
+        _check_kinds(reads)
+    source = ", ".join(m.source for m in reads)
+    parts: list[ShardTable] = run.gather(
+        [run.submit(_match_task, gt_shards[k], pieces[k], k, plan_f, p, compat, source) for k in range(n)]
+    )
+    return merge_shards(parts, p, compat, light, reads)
+
+
+def merge_shards(
+    parts: Sequence[ShardTable],
+    params: CocoParams,
+    compat: str,
+    gt: CocoGroundTruth,
+    reads: Sequence[Any],
+) -> CocoEvaluation:
+    """Merge the shards' tables (in shard order) and accumulate: the :class:`CocoEvaluation` of one process.
+    ``gt``: the ground truth's image and category tables; ``reads``: per result source, its loading
+    ``warnings`` and ``skipped`` count."""
+    table = merge_coco_tables([p.table for p in parts])
+    counts = dict(parts[0].counts)
+    for key in ("n_gt", "n_dt", "n_dt_evaluated"):
+        counts[key] = sum(p.counts[key] for p in parts)
+    counts["skipped_records"] = gt.skipped + sum(m.skipped for m in reads)
+    outside = sum(p.outside for p in parts)
+    # the order of one process: loading, matching (the count of left-out detections first), border check
+    warnings = [w for m in reads for w in m.warnings]
+    warnings += ([f"{outside}{_OUTSIDE}"] if outside else []) + parts[0].warnings
+    if params.iou_type == "bbox":
+        warnings += past_border_message(sum(p.border[0] for p in parts), sum(p.border[1] for p in parts))
+    return _finish(table, params, compat, gt, counts, warnings)

@@ -1,0 +1,121 @@
+"""LVIS evaluation with the results read by ``dask.distributed`` workers, bit-identical to one process.
+
+The results files are read as for COCO (:mod:`deteval.distributed.coco`): tasks read byte ranges of whole
+records and cut their columns into shards of whole images (all images, ascending id). lvis-api's caps span
+more than a shard (Fixed AP keeps the top K detections of each category over all images; the per-image cap
+breaks ties in that order), so the driver gathers four numbers per detection (image, category, score, area:
+no box or mask) in input order and makes the selection exactly as one process does
+(:func:`~deteval.detection.lvis._select`). Each shard task then gets the indices of its selected detections
+(among the pieces it concatenates, in input order) and its ground truths, matches, and returns its table.
+
+One case is left to the driver's own reading: segm results whose capped list does not start with the file's
+first record (LVISResults takes its branch from that record, and may read the file again in another branch).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from deteval.detection.coco_match import MatchTable
+from deteval.detection.coco_params import CocoParams
+from deteval.detection.lvis import (
+    _caps,
+    _select,
+    lvis_detections,
+    lvis_truths,
+    match_lvis_shard,
+    merge_lvis_tables,
+)
+from deteval.distributed import coco as _coco
+from deteval.distributed.coco import (
+    _check_kinds,
+    _concat,
+    _gt_rows,
+    _keys,
+    _Plan,
+    _read_results,
+    _Runner,
+)
+from deteval.distributed.shards import default_shards, shard_range
+from deteval.io.coco import CocoGroundTruth, CocoResults
+from deteval.io.lvis import LvisGroundTruth
+
+__all__ = ["read_and_match_lvis"]
+
+
+def _lvis_shard_task(
+    g: CocoGroundTruth,
+    pieces: list[CocoResults],
+    rows: np.ndarray,
+    order: np.ndarray,
+    n_img: int,
+    K: int,
+    p: CocoParams,
+    gd: dict[str, Any],
+) -> MatchTable:
+    """Shard task: its pieces (input order) as one; ``rows`` of them are the selected detections, ``order``
+    their positions in all the results."""
+    r = _concat(pieces)
+    return match_lvis_shard(n_img, K, p, lvis_detections(r, rows, order, g, p.iou_type), gd)
+
+
+def read_and_match_lvis(
+    lg: LvisGroundTruth,
+    results: Any,
+    p: CocoParams,
+    max_dets: int | None,
+    dets_per_cat: int | None,
+    on_error: str,
+    client: Any,
+    shards: int | None,
+    range_bytes: int | None = None,
+) -> tuple[CocoResults, np.ndarray, dict[str, int], list[str], MatchTable] | None:
+    """Read ``results`` (a path or several) on the workers, select as lvis-api and match in image shards.
+    Returns the results' key columns (image, category, score, area; ``warnings`` and ``skipped`` of the
+    reading), the selected ground truths, counts, warnings and the merged match table; None in the case
+    the driver must read itself (see the module docstring). ``range_bytes``: the size of the byte ranges
+    (default: :data:`deteval.distributed.coco.RANGE_BYTES`)."""
+    g = lg.coco
+    n_img, K = int(g.image_ids.shape[0]), int(g.cat_ids.shape[0])
+    n = default_shards(client, shards)
+    run = _Runner(client)
+    bounds = [shard_range(n_img, k, n)[0] for k in range(n)] + [n_img]
+    plan = _Plan(np.arange(n_img, dtype=np.int64), np.array(bounds, dtype=np.int64))
+    base = run.scatter(_gt_rows(g, np.arange(min(1, len(g)))), broadcast=True)
+    light = run.scatter(_gt_rows(g, np.zeros(0, dtype=np.int64)), broadcast=True)
+    plan_f = run.scatter(plan, broadcast=True)
+    several = isinstance(results, (list, tuple))
+    sources = list(results) if several else [results]
+    size = _coco.RANGE_BYTES if range_bytes is None else range_bytes
+    tasks, pieces, reads = _read_results(run, sources, base, plan_f, n, p.iou_type, on_error, size)
+    if several:
+        _check_kinds(reads)
+    keys = run.gather([run.submit(_keys, t) for t in tasks])
+    img, cat, score, area = (np.concatenate([k[i] for k in keys]) for i in range(4))
+    full = [m for m in reads if m.n] or reads[:1]
+    r = CocoResults(
+        img=img,
+        cat=cat,
+        score=score,
+        bbox=np.zeros((img.shape[0], 0)),  # (the selection never reads a box)
+        area=area,
+        kind=full[0].kind,
+        source=", ".join(m.source for m in reads),
+        warnings=[w for m in reads for w in m.warnings],
+        skipped=sum(m.skipped for m in reads),
+    )
+    if r.kind == "segm" and not r.skipped and _caps(r, K, max_dets, dets_per_cat)[2] != 0:
+        return None
+    gsel, dsel, counts, warnings = _select(lg, r, max_dets, dets_per_cat)
+    shard = plan.shard(r.img)
+    d_shard, g_shard = shard[dsel], plan.shard(g.img[gsel])
+    parts = []
+    for k in range(n):
+        dk = dsel[d_shard == k]
+        rows = np.searchsorted(np.flatnonzero(shard == k), dk)  # positions among the shard's pieces
+        gd = lvis_truths(g, gsel[g_shard == k], p.iou_type)
+        parts.append(run.submit(_lvis_shard_task, light, pieces[k], rows, dk, n_img, K, p, gd))
+    table = merge_lvis_tables(lg, run.gather(parts))
+    return r, gsel, counts, warnings, table
