@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from deteval.cli import main
+from deteval.errors import ConfigError
+from deteval.retrieval import evaluate_trec
+from deteval.retrieval.versions import recall_cutoff
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 
@@ -62,6 +66,19 @@ def test_all_trec_10_0(capsys):
         "11pt_avg              \tall\t0.1947": "11pt_avg              \tall\t0.1962",
     }
     assert [(w, o) for w, o in zip(want, out) if w != o] == list(differ.items())
+
+
+@pytest.mark.parametrize("version", ["9.0.8", "10.0"])
+def test_all_trec_float32_levels(capsys, version):
+    # --recall-levels float32 (level held in a C float, (long)(levelf * R + 0.9)) reproduces every line of
+    # out.test.a, the four recall-level lines included; under 9.0.8 the file without 10.0's measures
+    out = printed(
+        capsys, ["--trec-eval-version", version, "--recall-levels", "float32", "-m", "all_trec", *inputs()]
+    )
+    want = expected("out.test.a")
+    if version == "9.0.8":
+        want = [line for line in want if not line.startswith(("rbp", "unj"))]
+    assert out == want
 
 
 def test_all_trec_9_0_8(capsys):
@@ -146,3 +163,62 @@ def test_comment_files_10_0(tmp_path, capsys):
     assert changed == ["iprec_at_recall_0.10", "iprec_at_recall_0.60"]
     # 9.0.8 has no comment lines: the same files are refused
     assert main(["trec", str(q), str(r)]) == 2
+
+
+def without_10_0_measures(lines: list[str]) -> list[str]:
+    return [line for line in lines if not line.startswith(("rbp", "unj"))]
+
+
+def missing_topic_lines(out: list[str]) -> list[str]:
+    return [line for line in out if line.split("\t")[1:2] == ["302"]]
+
+
+@pytest.mark.parametrize(("name", "flags"), [("out.test.aqc", []), ("out.test.aqcM", ["-M100"])])
+def test_complete_9_0_8(capsys, name, flags):
+    # ./trec_eval -m all_trec -q -c [-M100] test/qrels.test test/results.trunc | diff - test/out.test.aqc[M]
+    # The 9.0.x-era files (commit 54a70fb) are the stored 10.0-era ones without rbp/unj lines (same length:
+    # 9358 and 9355 characters); results.trunc is rebuilt from results.test (see the data README).
+    out = printed(
+        capsys, ["-m", "all_trec", "-q", "-c", *flags, str(DATA / "qrels.test"), str(DATA / "results.trunc")]
+    )
+    assert out == without_10_0_measures(expected(name))
+
+
+@pytest.mark.parametrize(("name", "flags"), [("out.test.aqc", []), ("out.test.aqcM", ["-M100"])])
+def test_complete_10_0_float32(capsys, name, flags):
+    # The 10.0-era files (commits 2a246ab, 284b694) were printed by a binary with rbp and unj, float recall
+    # levels (301, level 0.10: 48 relevant documents, where 10.0's lround gives 47) and without the per-topic
+    # lines of topic 302, missing from the run, which 10.0 prints under -c. Every line of the file is
+    # printed, in order, with --recall-levels float32; deteval adds 302's lines.
+    args = ["--trec-eval-version", "10.0", "--recall-levels", "float32", "-m", "all_trec", "-q", "-c", *flags]
+    out = printed(capsys, [*args, str(DATA / "qrels.test"), str(DATA / "results.trunc")])
+    extra = missing_topic_lines(out)
+    assert len(extra) == 96 and extra[0] == "num_ret               \t302\t0"
+    assert [line for line in out if line not in extra] == expected(name)
+    # without the option only topic 301's level-0.10 line moves (in out.test.aqc; 0 at -M100)
+    plain = printed(capsys, [*args[:2], *args[4:], str(DATA / "qrels.test"), str(DATA / "results.trunc")])
+    changed = [(w, o) for w, o in zip(expected(name), [x for x in plain if x not in extra]) if w != o]
+    assert [w.split("\t")[:2] for w, _ in changed] == [["iprec_at_recall_0.10  ", "301"]] * (
+        name == "out.test.aqc"
+    )
+
+
+def test_float32_recall_levels_rule():
+    # p = 0.3, R = 77: 0.3f * 77 = 23.1000004 in float, + 0.9 -> 24; in doubles 0.3 * 77 = 23.099999999999998
+    # -> 23 ((long)(x + 0.9), 9.0.8) and lround -> 23 (10.0). p = 0.1, R = 474: 48 (float, 9.0.8), 47 (10.0).
+    r = np.array([77, 474])
+    assert recall_cutoff(0.3, r, "9.0.8", "float32").tolist() == [24, 143]
+    assert recall_cutoff(0.3, r, "10.0", "float32").tolist() == [24, 143]
+    assert recall_cutoff(0.3, r, "9.0.8").tolist() == [23, 143]
+    assert recall_cutoff(0.1, r, "10.0").tolist() == [8, 47]
+    assert recall_cutoff(0.1, r, "10.0", "float32").tolist() == [8, 48]
+    # through the API: R = 77 relevant, relevant at ranks 1..23 and 30: level 0.3 needs the 24th
+    qrels = {"q": {f"d{i}": 1 for i in range(77)}}
+    run = {
+        "q": {f"d{i}": 100.0 - i for i in range(23)} | {f"x{i}": 50.0 - i for i in range(6)} | {"d23": 1.0}
+    }
+    kw = {"measures": ["iprec_at_recall..30"]}
+    assert evaluate_trec(qrels, run, **kw).summary["iprec_at_recall_0.30"] == 1.0
+    assert evaluate_trec(qrels, run, recall_levels="float32", **kw).summary["iprec_at_recall_0.30"] == 24 / 30
+    with pytest.raises(ConfigError, match="recall_levels"):
+        evaluate_trec(qrels, run, recall_levels="float", **kw)

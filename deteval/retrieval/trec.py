@@ -31,10 +31,12 @@ from deteval.retrieval.jg import compute_jg, real_topics, split_groups
 from deteval.retrieval.prepare import RankedTopics, prepare
 from deteval.retrieval.versions import (
     ALL_TREC,
+    DEFAULT_RECALL_LEVELS,
     DEFAULT_VERSION,
     OFFICIAL,
     QRELS_JG,
     SET,
+    check_recall_levels,
     check_version,
     recall_cutoff,
 )
@@ -267,8 +269,10 @@ class Options:
     recall_denominator: str = "R"  # "R" (trec_eval) or "min_k_R" (seed 003)
     ap_denominator: str = "num_rel"  # map/map_cut: "num_rel" (trec_eval) or "num_rel_ret" (seed 003)
     version: str = DEFAULT_VERSION  # the trec_eval release whose rules apply (deteval.retrieval.versions)
+    recall_levels: str = DEFAULT_RECALL_LEVELS  # "float32": the float-level binaries (versions.recall_cutoff)
 
     def check(self) -> None:
+        check_recall_levels(self.recall_levels)
         for name, value, allowed in [
             ("gain", self.gain, ("trec", "exp2")),
             ("discount", self.discount, ("trec", "max2")),
@@ -352,11 +356,11 @@ def compute(
             for x in params:
                 out[_param_name(fam, x)] = (per_x[fam.name](float(x)), fam.agg)
         elif fam.name == "iprec_at_recall":
-            vals = _iprec(c, params, opts.version)
+            vals = _iprec(c, params, opts)
             for j, x in enumerate(params):
                 out[_param_name(fam, x)] = (vals[:, j], fam.agg)
         elif fam.name == "11pt_avg":
-            vals = _iprec(c, params, opts.version)
+            vals = _iprec(c, params, opts)
             # m_11pt_avg.c adds the levels from the highest down, one at a time
             total = np.zeros(rt.n_topics)
             for j in range(len(params) - 1, -1, -1):
@@ -365,18 +369,19 @@ def compute(
     return out
 
 
-def _iprec(c: M.Cache, params: tuple, version: str) -> np.ndarray:
+def _iprec(c: M.Cache, params: tuple, opts: Options) -> np.ndarray:
     """iprec_at_recall at the levels, with trec_eval's NaN: a run topic left with nothing retrieved (-J
     removed every document) starts from precision 0/0, and every level that maps to 0 relevant documents
     takes that NaN (m_iprec_at_recall.c, m_11pt_avg.c; pytrec_eval agrees). The empty rankings of -c
     give 0 there (trec_eval's test/out.test.aqc)."""
     rt = c.rt
     levels = np.asarray(params, dtype=np.float64)
-    vals = M.iprec_at_recall(c, levels, version)
+    vals = M.iprec_at_recall(c, levels, opts.version, opts.recall_levels)
     empty = (rt.num_ret == 0) & rt.in_run
     if empty.any():
         for j, x in enumerate(levels.tolist()):
-            vals[empty & (recall_cutoff(x, rt.num_rel, version) == 0), j] = np.nan
+            cut = recall_cutoff(x, rt.num_rel, opts.version, opts.recall_levels)
+            vals[empty & (cut == 0), j] = np.nan
     return vals
 
 
@@ -495,6 +500,7 @@ def evaluate_trec(
     version: str = DEFAULT_VERSION,
     zscores: Mapping[tuple[str, str], tuple[float, float]] | None = None,
     judged_only: bool = False,
+    recall_levels: str = DEFAULT_RECALL_LEVELS,
     num_docs: int = 0,
     client: Any = None,
     shards: int | None = None,
@@ -512,6 +518,9 @@ def evaluate_trec(
     :func:`deteval.io.trec.load_zscores`): every per-topic value becomes (value - mean) / stddev before
     averaging, as convert_zscores.c does. ``judged_only`` (``-J``): documents without a judgement leave the
     ranking. ``num_docs`` (``-N``): the collection size, used only by ``utility``'s fourth coefficient.
+    ``recall_levels`` (``iprec_at_recall``, ``11pt_avg``): ``"double"`` (default, the version's rule as its
+    source has it) or ``"float32"`` (the level held in a C float, ``(long)(levelf * R + 0.9)``, as the
+    binaries that printed trec_eval's ``test/out.test.a`` did; :func:`deteval.retrieval.versions.recall_cutoff`).
 
     ``client`` (a ``dask.distributed`` Client) and/or ``shards``: the topics are split into shards evaluated
     on their own (:mod:`deteval.distributed.trec`); every value is bit-identical to one process.
@@ -526,7 +535,7 @@ def evaluate_trec(
     {'map': 0.8333333333333333, 'recip_rank': 1.0, 'P_2': 0.5}
     """
     check_version(version)
-    opts = Options(gain, discount, recall_denominator, ap_denominator, version)
+    opts = Options(gain, discount, recall_denominator, ap_denominator, version, recall_levels)
     opts.check()
     if int(relevance_level) != relevance_level or relevance_level < 0:
         # negative levels would make unjudged documents (-1 inside trec_eval) relevant
