@@ -222,3 +222,40 @@ def test_float32_recall_levels_rule():
     assert evaluate_trec(qrels, run, recall_levels="float32", **kw).summary["iprec_at_recall_0.30"] == 24 / 30
     with pytest.raises(ConfigError, match="recall_levels"):
         evaluate_trec(qrels, run, recall_levels="float", **kw)
+
+
+AQL = [
+    "-m",
+    "all_trec",
+    "-mrelstring.20",
+    "-q",
+    "-l2",
+    str(DATA / "qrels.rel_level"),
+    str(DATA / "results.test"),
+]
+# trec_eval's 9.0.x-era out.test.aql (commit 54a70fb) printed these four lines with double recall levels; the
+# 10.0-era file (07010b1) with float levels. The rest of the two files is the same (but rbp/unj).
+AQL_9 = {
+    "iprec_at_recall_0.30  \t302\t0.7059": "iprec_at_recall_0.30  \t302\t0.7419",
+    "11pt_avg              \t302\t0.4327": "11pt_avg              \t302\t0.4360",
+    "iprec_at_recall_0.30  \tall\t0.2732": "iprec_at_recall_0.30  \tall\t0.2852",
+    "11pt_avg              \tall\t0.1793": "11pt_avg              \tall\t0.1804",
+}
+
+
+def test_relevance_level_9_0_8(capsys):
+    # ./trec_eval -m all_trec -mrelstring.20 -q -l2 test/qrels.rel_level test/results.test | diff - test/out.test.aql
+    nine = [AQL_9.get(line, line) for line in without_10_0_measures(expected("out.test.aql"))]
+    assert printed(capsys, AQL) == nine
+    assert printed(capsys, ["--recall-levels", "float32", *AQL]) == without_10_0_measures(
+        expected("out.test.aql")
+    )
+
+
+def test_relevance_level_10_0(capsys):
+    out = printed(capsys, ["--trec-eval-version", "10.0", "--recall-levels", "float32", *AQL])
+    assert out == expected("out.test.aql")
+    assert out[27] == "relstring_20          \t301\t'0000011000000--10101'"
+    # 10.0's own lround levels move 12 lines of the float-level file
+    plain = printed(capsys, ["--trec-eval-version", "10.0", *AQL])
+    assert len([w for w, o in zip(expected("out.test.aql"), plain) if w != o]) == 12

@@ -635,7 +635,7 @@ def _topic_values(
 
 
 def _fmt_value(name: str, value: Any) -> str:
-    if name == "relstring":
+    if name == "relstring" or name.startswith("relstring_"):  # relstring.20 prints as relstring_20
         return f"'{value}'"
     if isinstance(value, str):
         return value
