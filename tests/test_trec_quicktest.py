@@ -32,6 +32,19 @@ def inputs() -> list[str]:
     return [str(DATA / "qrels.test"), str(DATA / "results.test")]
 
 
+def qrels_123(tmp_path: Path, group: str | None = None) -> str:
+    """test/qrels.123 (or, with ``group="0"``, test/qrels.rel_level) rebuilt from the stored
+    test/qrels.comments.123: its comment lines dropped and 10.0's docno ``CR93E-3103#37`` written
+    ``CR93E-3103`` (see the data README: the sizes match trec_eval's files)."""
+    lines = (DATA / "qrels.comments.123").read_text().splitlines()
+    rows = [line.replace("CR93E-3103#37", "CR93E-3103") for line in lines if not line.startswith("#")]
+    if group is not None:
+        rows = [row for row in rows if row.split()[1] == group]
+    path = tmp_path / ("qrels.rel_level" if group == "0" else "qrels.123")
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
 @pytest.mark.parametrize("version", ["9.0.8", "10.0"])
 def test_qrels_prefs(capsys, version):
     # ./trec_eval -m all_prefs -q -R qrels_prefs test/qrels.test test/results.test
@@ -224,15 +237,19 @@ def test_float32_recall_levels_rule():
         evaluate_trec(qrels, run, recall_levels="float", **kw)
 
 
-AQL = [
-    "-m",
-    "all_trec",
-    "-mrelstring.20",
-    "-q",
-    "-l2",
-    str(DATA / "qrels.rel_level"),
-    str(DATA / "results.test"),
-]
+def aql(tmp_path: Path) -> list[str]:
+    # ./trec_eval -m all_trec -mrelstring.20 -q -l2 test/qrels.rel_level test/results.test
+    return [
+        "-m",
+        "all_trec",
+        "-mrelstring.20",
+        "-q",
+        "-l2",
+        qrels_123(tmp_path, "0"),
+        str(DATA / "results.test"),
+    ]
+
+
 # trec_eval's 9.0.x-era out.test.aql (commit 54a70fb) printed these four lines with double recall levels; the
 # 10.0-era file (07010b1) with float levels. The rest of the two files is the same (but rbp/unj).
 AQL_9 = {
@@ -243,19 +260,40 @@ AQL_9 = {
 }
 
 
-def test_relevance_level_9_0_8(capsys):
+def test_rebuilt_qrels_sizes(tmp_path):
+    # the rebuilt files have the sizes of trec_eval's own test/qrels.123 and test/qrels.rel_level
+    assert (DATA / "qrels.comments.123").stat().st_size == 212215
+    assert Path(qrels_123(tmp_path)).stat().st_size == 212159
+    assert Path(qrels_123(tmp_path, "0")).stat().st_size == 75346
+
+
+def test_relevance_level_9_0_8(capsys, tmp_path):
     # ./trec_eval -m all_trec -mrelstring.20 -q -l2 test/qrels.rel_level test/results.test | diff - test/out.test.aql
+    args = aql(tmp_path)
     nine = [AQL_9.get(line, line) for line in without_10_0_measures(expected("out.test.aql"))]
-    assert printed(capsys, AQL) == nine
-    assert printed(capsys, ["--recall-levels", "float32", *AQL]) == without_10_0_measures(
+    assert printed(capsys, args) == nine
+    assert printed(capsys, ["--recall-levels", "float32", *args]) == without_10_0_measures(
         expected("out.test.aql")
     )
 
 
-def test_relevance_level_10_0(capsys):
-    out = printed(capsys, ["--trec-eval-version", "10.0", "--recall-levels", "float32", *AQL])
+def test_relevance_level_10_0(capsys, tmp_path):
+    args = aql(tmp_path)
+    out = printed(capsys, ["--trec-eval-version", "10.0", "--recall-levels", "float32", *args])
     assert out == expected("out.test.aql")
     assert out[27] == "relstring_20          \t301\t'0000011000000--10101'"
     # 10.0's own lround levels move 12 lines of the float-level file
-    plain = printed(capsys, ["--trec-eval-version", "10.0", *AQL])
+    plain = printed(capsys, ["--trec-eval-version", "10.0", *args])
     assert len([w for w, o in zip(expected("out.test.aql"), plain) if w != o]) == 12
+
+
+@pytest.mark.parametrize("version", ["9.0.8", "10.0"])
+def test_judgment_groups(capsys, tmp_path, version):
+    # ./trec_eval -m qrels_jg -q -R qrels_jg test/qrels.123 test/results.test | diff - test/out.test.qrels_jg
+    args = ["--trec-eval-version", version, "-m", "qrels_jg", "-q", "-R", "qrels_jg"]
+    want = expected("out.test.qrels_jg")
+    assert len(want) == 82
+    assert printed(capsys, [*args, qrels_123(tmp_path), str(DATA / "results.test")]) == want
+    if version == "10.0":
+        # 10.0 reads the stored file with its comment lines (and the docno with a '#') the same way
+        assert printed(capsys, [*args, str(DATA / "qrels.comments.123"), str(DATA / "results.test")]) == want
