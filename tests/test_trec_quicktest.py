@@ -297,3 +297,24 @@ def test_judgment_groups(capsys, tmp_path, version):
     if version == "10.0":
         # 10.0 reads the stored file with its comment lines (and the docno with a '#') the same way
         assert printed(capsys, [*args, str(DATA / "qrels.comments.123"), str(DATA / "results.test")]) == want
+
+
+@pytest.mark.parametrize("version", ["9.0.8", "10.0"])
+def test_zscores(capsys, version):
+    # ./trec_eval -q -m all_trec -Z test/zscores_file test/qrels.test test/results.test | diff - test/out.test.aqZ
+    # (the 10.0-era pair, commit e49ee97: the zscores file and the output were regenerated together; the
+    # output's recall levels are float levels). Every measure is printed as Z<name> with %6.4f values.
+    args = ["--trec-eval-version", version, "--recall-levels", "float32", "-q", "-m", "all_trec"]
+    out = printed(capsys, [*args, "-Z", str(DATA / "zscores_file"), *inputs()])
+    want = expected("out.test.aqZ")
+    assert len(want) == 387
+    assert out == (
+        want if version == "10.0" else [line for line in want if not line.startswith(("Zrbp", "Zunj"))]
+    )
+    assert "Znum_ret               \tall\t-6.3332" in out and "Znum_q                 \tall\t3.0000" in out
+
+
+def test_per_topic_all_trec_9_0_8(capsys):
+    # ./trec_eval -m all_trec -q test/qrels.test test/results.test | diff - test/out.test.aq (9.0.x-era file,
+    # commit 54a70fb, double recall levels): the whole file
+    assert printed(capsys, ["-m", "all_trec", "-q", *inputs()]) == expected("out.test.aq")

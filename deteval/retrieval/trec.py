@@ -462,6 +462,7 @@ class TrecResult(EvalResult):
     ``per_class`` but trec_eval 9.0.8 prints no per-topic line for them (10.0 does)."""
 
     unprinted_topics: list[str] = field(default_factory=list)
+    zscores: bool = False  # -Z: printed as trec_eval prints z-scores (format_trec)
 
 
 def _check_rel_format(requested: Sequence[tuple[_Family, tuple]], jg_mode: bool) -> None:
@@ -583,12 +584,15 @@ def evaluate_trec(
     # test/out.test.aqc, 9.0.x and 10.0 alike: num_rel includes the missing topic's relevant documents)
     for name, (vals, agg) in values.items():
         if agg != "none":  # relstring: per topic only
-            summary[name] = aggregate(vals, agg)
+            # -Z: a summed measure's all value is the sum of its z-scores, kept as a double (out.test.aqZ)
+            summary[name] = (
+                sequential_sum(vals) if zscores is not None and agg == "sum" else aggregate(vals, agg)
+            )
     if q.skipped is not None or r.skipped is not None:  # asked for on_error="skip"
         summary["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
     per_class: dict[str, dict[str, Any]] = {}
     if per_query:
-        int_measures = {n for n, (_, agg) in values.items() if agg in ("sum", "count")}
+        int_measures = {n for n, (_, agg) in values.items() if agg in ("sum", "count") and zscores is None}
         # num_q (like runid) has no per-topic value in trec_eval -q output
         cols = {
             n: (v.astype(np.int64).tolist() if n in int_measures else v.tolist())
@@ -599,7 +603,12 @@ def evaluate_trec(
             per_class[topic] = {n: col[i] for n, col in cols.items()}
     unprinted = [t for t, r in zip(names, in_run.tolist()) if not r] if version == "9.0.8" else []
     result = TrecResult(
-        protocol="trec", summary=summary, per_class=per_class, warnings=warnings, unprinted_topics=unprinted
+        protocol="trec",
+        summary=summary,
+        per_class=per_class,
+        warnings=warnings,
+        unprinted_topics=unprinted,
+        zscores=zscores is not None,
     )
     result.lines = format_trec(result)
     return result
@@ -647,8 +656,19 @@ def _fmt_value(name: str, value: Any) -> str:
 
 
 def format_trec(result: EvalResult, *, per_query: bool = False) -> list[str]:
-    """trec_eval's three-column output: ``measure`` padded to 22, tab, topic or ``all``, tab, value."""
+    """trec_eval's three-column output: ``measure`` padded to 22, tab, topic or ``all``, tab, value.
+
+    With ``-Z`` trec_eval prints every measure but ``runid`` and ``relstring`` as ``Z%-22s`` and its value
+    as ``%6.4f``, counts and sums included (``Znum_ret  301  -2.7605``, ``Znum_q  all  3.0000``; its
+    ``test/out.test.aqZ``)."""
     lines: list[str] = []
+    z = isinstance(result, TrecResult) and result.zscores
+
+    def line(name: str, topic: str, value: Any) -> str:
+        if z and name != "runid" and not name.startswith("relstring"):
+            return f"Z{name:<22s}\t{topic}\t{float(value):6.4f}"
+        return f"{name:<22s}\t{topic}\t{_fmt_value(name, value)}"
+
     if per_query:
         hidden = set(result.unprinted_topics) if isinstance(result, TrecResult) else set()
         for topic, row in result.per_class.items():
@@ -657,9 +677,9 @@ def format_trec(result: EvalResult, *, per_query: bool = False) -> list[str]:
             for name, value in row.items():
                 if name.startswith("gm_"):  # trec_eval -q prints no per-topic gm_* line
                     continue
-                lines.append(f"{name:<22s}\t{topic}\t{_fmt_value(name, value)}")
+                lines.append(line(name, topic, value))
     for name, value in result.summary.items():
         if name == "skipped_records":  # not a trec_eval measure: in the warnings and the other formats
             continue
-        lines.append(f"{name:<22s}\tall\t{_fmt_value(name, value)}")
+        lines.append(line(name, "all", value))
     return lines
