@@ -318,3 +318,37 @@ def test_per_topic_all_trec_9_0_8(capsys):
     # ./trec_eval -m all_trec -q test/qrels.test test/results.test | diff - test/out.test.aq (9.0.x-era file,
     # commit 54a70fb, double recall levels): the whole file
     assert printed(capsys, ["-m", "all_trec", "-q", *inputs()]) == expected("out.test.aq")
+
+
+def prefs_inputs(tmp_path: Path) -> tuple[str, str]:
+    """test/prefs.test (test/prefs.comment.test without its comment lines, ``CR93E-10505#37`` written
+    ``CR93E-10505``) and a prefs.results.test rebuilt as test.scr1 builds it, one standard ranking copied to
+    every query: here results.test's topic-301 ranking (prefs.rank20 is not stored; see the data README)."""
+    lines = (DATA / "prefs.comment.test").read_text().splitlines()
+    rows = [line.replace("CR93E-10505#37", "CR93E-10505") for line in lines if not line.startswith("#")]
+    prefs = tmp_path / "prefs.test"
+    prefs.write_text("\n".join(rows) + "\n")
+    qids = dict.fromkeys(row.split()[0] for row in rows)
+    ranking = [
+        line.split()[1:]
+        for line in (DATA / "results.test").read_text().splitlines()
+        if line.startswith("301 ")
+    ]
+    run = tmp_path / "prefs.results.test"
+    run.write_text("".join(" ".join([q, *fields]) + "\n" for q in qids for fields in ranking))
+    return str(prefs), str(run)
+
+
+@pytest.mark.parametrize("version", ["9.0.8", "10.0"])
+def test_preferences(capsys, tmp_path, version):
+    # ./trec_eval -m all_prefs -q -R prefs test/prefs.test test/prefs.results.test | diff - test/out.test.prefs
+    prefs, run = prefs_inputs(tmp_path)
+    args = ["--trec-eval-version", version, "-m", "all_prefs", "-q", "-R", "prefs"]
+    want = expected("out.test.prefs")
+    assert len(want) == 352
+    assert printed(capsys, [*args, prefs, run]) == want
+    if version == "10.0":
+        # 10.0 reads the stored file with its comment lines the same way; 9.0.8 refuses them
+        assert printed(capsys, [*args, str(DATA / "prefs.comment.test"), run]) == want
+    else:
+        assert main(["trec", *args, str(DATA / "prefs.comment.test"), run]) == 2

@@ -90,8 +90,8 @@ def _run_prefs(args: argparse.Namespace) -> int:
         raise ConfigError(
             "--ci/--compare-to and --workers/--scheduler/--shards do not apply to preference judgements yet"
         )
-    prefs = load_prefs(args.qrels, qrels_format=args.rel_format == "qrels_prefs")
     comments = args.trec_eval_version == "10.0"
+    prefs = load_prefs(args.qrels, qrels_format=args.rel_format == "qrels_prefs", comments=comments)
     results = load_run(args.run, on_error=args.on_error, comments=comments)
     result = evaluate_prefs(
         prefs,
