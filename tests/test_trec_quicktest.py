@@ -144,6 +144,13 @@ def test_measure_parameters_10_0_differ_only_in_recall_levels(capsys):
         ["iprec_at_recall_0.25  ", "all"],
         ["11pt_avg_.25,.5,.75   ", "all"],
     ]
+    # with the float levels of trec_eval's test binaries, 10.0 prints the whole file
+    assert (
+        printed(
+            capsys, ["--trec-eval-version", "10.0", "--recall-levels", "float32", *MEAS_PARAMS, *inputs()]
+        )
+        == want
+    )
 
 
 def test_comment_files_10_0(tmp_path, capsys):
