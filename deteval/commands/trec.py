@@ -22,7 +22,7 @@ from deteval.report import render
 from deteval.report.progress import Progress
 from deteval.retrieval.prefs import evaluate_prefs
 from deteval.retrieval.trec import evaluate_trec, format_trec
-from deteval.retrieval.versions import DEFAULT_VERSION, VERSIONS
+from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION, RECALL_LEVELS, VERSIONS
 
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
 
@@ -69,6 +69,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 version=args.trec_eval_version,
                 zscores=load_zscores(args.zscores) if args.zscores else None,
                 judged_only=args.judged_only,
+                recall_levels=args.recall_levels,
                 num_docs=args.num_docs,
                 client=client,
                 shards=args.shards,
@@ -89,8 +90,8 @@ def _run_prefs(args: argparse.Namespace) -> int:
         raise ConfigError(
             "--ci/--compare-to and --workers/--scheduler/--shards do not apply to preference judgements yet"
         )
-    prefs = load_prefs(args.qrels, qrels_format=args.rel_format == "qrels_prefs")
     comments = args.trec_eval_version == "10.0"
+    prefs = load_prefs(args.qrels, qrels_format=args.rel_format == "qrels_prefs", comments=comments)
     results = load_run(args.run, on_error=args.on_error, comments=comments)
     result = evaluate_prefs(
         prefs,
@@ -237,6 +238,14 @@ def register(sub: Any) -> None:
         default=DEFAULT_VERSION,
         help="whose rules to follow: trec_eval 9.0.8 (default; scores read as float32, as pytrec_eval) "
         "or 10.0 (scores read as doubles); see docs/trec.md",
+    )
+    p.add_argument(
+        "--recall-levels",
+        choices=RECALL_LEVELS,
+        default=DEFAULT_RECALL_LEVELS,
+        help="iprec_at_recall / 11pt_avg levels: double (default, the version's source rule) or float32 "
+        "(level held in a C float, (long)(p*R + 0.9): the binaries that printed trec_eval's test/out.test.a); "
+        "see docs/trec.md",
     )
     p.add_argument(
         "--on-error",

@@ -37,12 +37,14 @@ class Prefs:
         return sum(len(v) for v in self.topics.values())
 
 
-def load_prefs(path: str | PathLike[str], *, qrels_format: bool = False) -> Prefs:
+def load_prefs(path: str | PathLike[str], *, qrels_format: bool = False, comments: bool = False) -> Prefs:
     """Read a prefs file (``qid jg jsg docno rel_level``) or, with ``qrels_format=True``, a qrels file
     read as preferences (``qid jg docno rel_level``, sub-group ``"0"``), as trec_eval's ``-R prefs`` and
     ``-R qrels_prefs`` do. rel_level is read as a double (``atof``); a line with the wrong number of fields
     (trec_eval: "Malformed line", blank lines included) or a rel_level that is not a finite number is
-    refused (``atof`` would read it as its leading digits or 0)."""
+    refused (``atof`` would read it as its leading digits or 0). ``comments=True`` (trec_eval 10.0, whose
+    ``test/prefs.comment.test`` has them): a line starting with ``#`` is a comment, as in 10.0's qrels; a
+    ``#`` inside a docno is data."""
     data = _read_bytes(path)
     n_fields = 4 if qrels_format else 5
     out = Prefs(source=str(path))
@@ -50,6 +52,8 @@ def load_prefs(path: str | PathLike[str], *, qrels_format: bool = False) -> Pref
     if lines and lines[-1] == b"":
         lines.pop()
     for no, raw in enumerate(lines, 1):
+        if comments and raw.startswith(b"#"):
+            continue
         parts = raw.split()
         if len(parts) != n_fields:
             raise InputFormatError(

@@ -43,7 +43,7 @@ from deteval.core.lists import RankedLists, presorted_lists
 from deteval.core.lists import safe_div as safe_div
 from deteval.core.lists import segment_suffix_max as segment_suffix_max
 from deteval.retrieval.prepare import RankedTopics
-from deteval.retrieval.versions import DEFAULT_VERSION, recall_cutoff
+from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION, recall_cutoff
 
 MIN_GEO_MEAN = 0.00001
 
@@ -202,15 +202,19 @@ def ndcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "tr
     return safe_div(dcg(c, k, gain, discount), ideal_dcg(c, k, gain, discount))
 
 
-def iprec_at_recall(c: Cache, levels: np.ndarray, version: str = DEFAULT_VERSION) -> np.ndarray:
+def iprec_at_recall(
+    c: Cache, levels: np.ndarray, version: str = DEFAULT_VERSION, rule: str = DEFAULT_RECALL_LEVELS
+) -> np.ndarray:
     """Interpolated precision at recall levels, shape (n_topics, n_levels) (see the module docstring);
-    ``version`` picks trec_eval's rule for turning a level into a rank (:func:`recall_cutoff`)."""
+    ``version`` and ``rule`` pick trec_eval's rule for turning a level into a rank (:func:`recall_cutoff`)."""
     rt = c.rt
     if len(levels) == 0:
         return np.zeros((rt.n_topics, 0), dtype=np.float64)
     # The envelope at the c-th relevant document retrieved, c = recall_cutoff(x, R), at least 1 (level 0 ->
     # the first relevant); 0 where the topic retrieves fewer than c relevant documents.
-    counts = np.stack([np.maximum(recall_cutoff(float(x), rt.num_rel, version), 1) for x in levels], axis=1)
+    counts = np.stack(
+        [np.maximum(recall_cutoff(float(x), rt.num_rel, version, rule), 1) for x in levels], axis=1
+    )
     return c.lists.envelope_at_counts(counts)[0]
 
 

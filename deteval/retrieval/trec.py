@@ -31,10 +31,12 @@ from deteval.retrieval.jg import compute_jg, real_topics, split_groups
 from deteval.retrieval.prepare import RankedTopics, prepare
 from deteval.retrieval.versions import (
     ALL_TREC,
+    DEFAULT_RECALL_LEVELS,
     DEFAULT_VERSION,
     OFFICIAL,
     QRELS_JG,
     SET,
+    check_recall_levels,
     check_version,
     recall_cutoff,
 )
@@ -267,8 +269,10 @@ class Options:
     recall_denominator: str = "R"  # "R" (trec_eval) or "min_k_R" (seed 003)
     ap_denominator: str = "num_rel"  # map/map_cut: "num_rel" (trec_eval) or "num_rel_ret" (seed 003)
     version: str = DEFAULT_VERSION  # the trec_eval release whose rules apply (deteval.retrieval.versions)
+    recall_levels: str = DEFAULT_RECALL_LEVELS  # "float32": the float-level binaries (versions.recall_cutoff)
 
     def check(self) -> None:
+        check_recall_levels(self.recall_levels)
         for name, value, allowed in [
             ("gain", self.gain, ("trec", "exp2")),
             ("discount", self.discount, ("trec", "max2")),
@@ -352,11 +356,11 @@ def compute(
             for x in params:
                 out[_param_name(fam, x)] = (per_x[fam.name](float(x)), fam.agg)
         elif fam.name == "iprec_at_recall":
-            vals = _iprec(c, params, opts.version)
+            vals = _iprec(c, params, opts)
             for j, x in enumerate(params):
                 out[_param_name(fam, x)] = (vals[:, j], fam.agg)
         elif fam.name == "11pt_avg":
-            vals = _iprec(c, params, opts.version)
+            vals = _iprec(c, params, opts)
             # m_11pt_avg.c adds the levels from the highest down, one at a time
             total = np.zeros(rt.n_topics)
             for j in range(len(params) - 1, -1, -1):
@@ -365,18 +369,19 @@ def compute(
     return out
 
 
-def _iprec(c: M.Cache, params: tuple, version: str) -> np.ndarray:
+def _iprec(c: M.Cache, params: tuple, opts: Options) -> np.ndarray:
     """iprec_at_recall at the levels, with trec_eval's NaN: a run topic left with nothing retrieved (-J
     removed every document) starts from precision 0/0, and every level that maps to 0 relevant documents
     takes that NaN (m_iprec_at_recall.c, m_11pt_avg.c; pytrec_eval agrees). The empty rankings of -c
     give 0 there (trec_eval's test/out.test.aqc)."""
     rt = c.rt
     levels = np.asarray(params, dtype=np.float64)
-    vals = M.iprec_at_recall(c, levels, version)
+    vals = M.iprec_at_recall(c, levels, opts.version, opts.recall_levels)
     empty = (rt.num_ret == 0) & rt.in_run
     if empty.any():
         for j, x in enumerate(levels.tolist()):
-            vals[empty & (recall_cutoff(x, rt.num_rel, version) == 0), j] = np.nan
+            cut = recall_cutoff(x, rt.num_rel, opts.version, opts.recall_levels)
+            vals[empty & (cut == 0), j] = np.nan
     return vals
 
 
@@ -457,6 +462,7 @@ class TrecResult(EvalResult):
     ``per_class`` but trec_eval 9.0.8 prints no per-topic line for them (10.0 does)."""
 
     unprinted_topics: list[str] = field(default_factory=list)
+    zscores: bool = False  # -Z: printed as trec_eval prints z-scores (format_trec)
 
 
 def _check_rel_format(requested: Sequence[tuple[_Family, tuple]], jg_mode: bool) -> None:
@@ -495,6 +501,7 @@ def evaluate_trec(
     version: str = DEFAULT_VERSION,
     zscores: Mapping[tuple[str, str], tuple[float, float]] | None = None,
     judged_only: bool = False,
+    recall_levels: str = DEFAULT_RECALL_LEVELS,
     num_docs: int = 0,
     client: Any = None,
     shards: int | None = None,
@@ -512,6 +519,9 @@ def evaluate_trec(
     :func:`deteval.io.trec.load_zscores`): every per-topic value becomes (value - mean) / stddev before
     averaging, as convert_zscores.c does. ``judged_only`` (``-J``): documents without a judgement leave the
     ranking. ``num_docs`` (``-N``): the collection size, used only by ``utility``'s fourth coefficient.
+    ``recall_levels`` (``iprec_at_recall``, ``11pt_avg``): ``"double"`` (default, the version's rule as its
+    source has it) or ``"float32"`` (the level held in a C float, ``(long)(levelf * R + 0.9)``, as the
+    binaries that printed trec_eval's ``test/out.test.a`` did; :func:`deteval.retrieval.versions.recall_cutoff`).
 
     ``client`` (a ``dask.distributed`` Client) and/or ``shards``: the topics are split into shards evaluated
     on their own (:mod:`deteval.distributed.trec`); every value is bit-identical to one process.
@@ -526,7 +536,7 @@ def evaluate_trec(
     {'map': 0.8333333333333333, 'recip_rank': 1.0, 'P_2': 0.5}
     """
     check_version(version)
-    opts = Options(gain, discount, recall_denominator, ap_denominator, version)
+    opts = Options(gain, discount, recall_denominator, ap_denominator, version, recall_levels)
     opts.check()
     if int(relevance_level) != relevance_level or relevance_level < 0:
         # negative levels would make unjudged documents (-1 inside trec_eval) relevant
@@ -574,12 +584,15 @@ def evaluate_trec(
     # test/out.test.aqc, 9.0.x and 10.0 alike: num_rel includes the missing topic's relevant documents)
     for name, (vals, agg) in values.items():
         if agg != "none":  # relstring: per topic only
-            summary[name] = aggregate(vals, agg)
+            # -Z: a summed measure's all value is the sum of its z-scores, kept as a double (out.test.aqZ)
+            summary[name] = (
+                sequential_sum(vals) if zscores is not None and agg == "sum" else aggregate(vals, agg)
+            )
     if q.skipped is not None or r.skipped is not None:  # asked for on_error="skip"
         summary["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
     per_class: dict[str, dict[str, Any]] = {}
     if per_query:
-        int_measures = {n for n, (_, agg) in values.items() if agg in ("sum", "count")}
+        int_measures = {n for n, (_, agg) in values.items() if agg in ("sum", "count") and zscores is None}
         # num_q (like runid) has no per-topic value in trec_eval -q output
         cols = {
             n: (v.astype(np.int64).tolist() if n in int_measures else v.tolist())
@@ -590,7 +603,12 @@ def evaluate_trec(
             per_class[topic] = {n: col[i] for n, col in cols.items()}
     unprinted = [t for t, r in zip(names, in_run.tolist()) if not r] if version == "9.0.8" else []
     result = TrecResult(
-        protocol="trec", summary=summary, per_class=per_class, warnings=warnings, unprinted_topics=unprinted
+        protocol="trec",
+        summary=summary,
+        per_class=per_class,
+        warnings=warnings,
+        unprinted_topics=unprinted,
+        zscores=zscores is not None,
     )
     result.lines = format_trec(result)
     return result
@@ -626,7 +644,7 @@ def _topic_values(
 
 
 def _fmt_value(name: str, value: Any) -> str:
-    if name == "relstring":
+    if name == "relstring" or name.startswith("relstring_"):  # relstring.20 prints as relstring_20
         return f"'{value}'"
     if isinstance(value, str):
         return value
@@ -638,8 +656,19 @@ def _fmt_value(name: str, value: Any) -> str:
 
 
 def format_trec(result: EvalResult, *, per_query: bool = False) -> list[str]:
-    """trec_eval's three-column output: ``measure`` padded to 22, tab, topic or ``all``, tab, value."""
+    """trec_eval's three-column output: ``measure`` padded to 22, tab, topic or ``all``, tab, value.
+
+    With ``-Z`` trec_eval prints every measure but ``runid`` and ``relstring`` as ``Z%-22s`` and its value
+    as ``%6.4f``, counts and sums included (``Znum_ret  301  -2.7605``, ``Znum_q  all  3.0000``; its
+    ``test/out.test.aqZ``)."""
     lines: list[str] = []
+    z = isinstance(result, TrecResult) and result.zscores
+
+    def line(name: str, topic: str, value: Any) -> str:
+        if z and name != "runid" and not name.startswith("relstring"):
+            return f"Z{name:<22s}\t{topic}\t{float(value):6.4f}"
+        return f"{name:<22s}\t{topic}\t{_fmt_value(name, value)}"
+
     if per_query:
         hidden = set(result.unprinted_topics) if isinstance(result, TrecResult) else set()
         for topic, row in result.per_class.items():
@@ -648,9 +677,9 @@ def format_trec(result: EvalResult, *, per_query: bool = False) -> list[str]:
             for name, value in row.items():
                 if name.startswith("gm_"):  # trec_eval -q prints no per-topic gm_* line
                     continue
-                lines.append(f"{name:<22s}\t{topic}\t{_fmt_value(name, value)}")
+                lines.append(line(name, topic, value))
     for name, value in result.summary.items():
         if name == "skipped_records":  # not a trec_eval measure: in the warnings and the other formats
             continue
-        lines.append(f"{name:<22s}\tall\t{_fmt_value(name, value)}")
+        lines.append(line(name, "all", value))
     return lines

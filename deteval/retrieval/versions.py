@@ -24,9 +24,31 @@ def check_version(version: str) -> None:
         raise ConfigError(f"trec_eval version must be one of {', '.join(VERSIONS)}; got {version!r}")
 
 
-def recall_cutoff(level: float, num_rel: np.ndarray, version: str = DEFAULT_VERSION) -> np.ndarray:
+RECALL_LEVELS = ("double", "float32")
+DEFAULT_RECALL_LEVELS = "double"
+
+
+def check_recall_levels(levels: str) -> None:
+    """Refuse a recall-level rule deteval does not know."""
+    if levels not in RECALL_LEVELS:
+        raise ConfigError(f"recall_levels must be one of {', '.join(RECALL_LEVELS)}; got {levels!r}")
+
+
+def recall_cutoff(
+    level: float, num_rel: np.ndarray, version: str = DEFAULT_VERSION, levels: str = DEFAULT_RECALL_LEVELS
+) -> np.ndarray:
     """The number of relevant documents that recall ``level`` stands for, per topic (iprec_at_recall,
-    11pt_avg): ``(long)(level*R + 0.9)`` in 9.0.8, ``lround(level*R)`` (halves away from zero) in 10.0."""
+    11pt_avg).
+
+    ``levels="double"`` (default, the sources in the store): ``(long)(level*R + 0.9)`` in 9.0.8,
+    ``lround(level*R)`` (halves away from zero) in 10.0, in doubles. ``levels="float32"``: the binaries
+    that printed trec_eval's ``test/out.test.a`` (commit 042671c), an older ``out.test`` (33dfa6d) and
+    ``out.test.aqc`` (2a246ab) held the level in a C ``float``: ``(long)(levelf * R + 0.9)``, the product
+    in float (C converts the long R to float), then + 0.9 in double; p = 0.3, R = 77 gives 24 (23.1000004),
+    not 23. That rule does not depend on ``version``."""
+    if levels == "float32":
+        x = (np.float32(level) * num_rel.astype(np.float32)).astype(np.float64)
+        return (x + 0.9).astype(np.int64)
     x = level * num_rel.astype(np.float64)
     if version == "10.0":
         f = np.floor(x)
