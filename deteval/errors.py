@@ -37,6 +37,17 @@ class DetevalError(Exception):
             where.append(f"record {rec}" if isinstance(rec, int) else str(rec))
         return f"{': '.join(where)}: {self.reason}" if where else self.reason
 
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # pickled across processes (Dask workers, forked readers): Exception's default pickles only the
+        # message, which would lose ``file`` and ``record``
+        return (_rebuild, (type(self), self.reason, self.file, self.record))
+
+
+def _rebuild(
+    cls: type[DetevalError], reason: str, file: str | None, record: str | int | None
+) -> DetevalError:
+    return cls(reason, file=file, record=record)
+
 
 class InputFormatError(DetevalError):
     """A file or in-memory input cannot be parsed: wrong syntax, wrong shape, wrong type."""
