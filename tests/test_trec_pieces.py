@@ -56,7 +56,8 @@ def _both(monkeypatch, q, r, **kw):
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("version", ["9.0.8", "10.0"])
-def test_pieces_equal_one_pass(tmp_path, monkeypatch, seed, version):
+@pytest.mark.parametrize("interleave", [False, True])
+def test_pieces_equal_one_pass(tmp_path, monkeypatch, seed, version, interleave):
     qrels, run = random_case(seed, n_topics=30)
     rng = np.random.default_rng(seed)
     if seed % 2:  # a qrels topic judged twice for a document, outside the evaluated topics: a counted warning
@@ -67,6 +68,9 @@ def test_pieces_equal_one_pass(tmp_path, monkeypatch, seed, version):
     if seed % 2:
         with open(qp, "a") as fh:
             fh.write("q_only_in_qrels 0 dup 0\n")
+    if interleave:  # topics' rows scattered over the file: the pieces gather them
+        lines = rp.read_text().splitlines(keepends=True)
+        rp.write_text("".join(lines[::3] + lines[1::3] + lines[2::3]))
     q, r = load_qrels(qp), load_run(rp)
     kw = {"measures": ["all_trec"], "per_query": True, "version": version}
     for extra in ({}, {"complete": True}, {"max_docs": 5}, {"judged_only": True}, {"relevance_level": 2}):
@@ -85,15 +89,16 @@ def test_pieces_equal_one_pass(tmp_path, monkeypatch, seed, version):
         assert_same(ref, got)
 
 
-def test_interleaved_topics_fall_back_to_one_pass(tmp_path, monkeypatch):
+def test_interleaved_topics_gathered_into_pieces(tmp_path, monkeypatch):
     qrels, run = random_case(3, n_topics=10)
     qp, rp = write_trec(tmp_path, qrels, run)
     lines = rp.read_text().splitlines(keepends=True)
     rp.write_text("".join(lines[::2] + lines[1::2]))  # every topic's rows in two places
     q, r = load_qrels(qp), load_run(rp)
-    whole, pieces, n_calls = _both(monkeypatch, q, r, measures=["official"], per_query=True)
-    assert n_calls == 1
-    _same_result(whole, pieces)
+    for kw in ({}, {"complete": True}, {"max_docs": 3}):
+        whole, pieces, n_calls = _both(monkeypatch, q, r, measures=["all_trec"], per_query=True, **kw)
+        assert n_calls > 3
+        _same_result(whole, pieces)
 
 
 def test_pieces_report_the_first_error(tmp_path, monkeypatch):

@@ -672,14 +672,15 @@ def _topic_values_in_pieces(
     num_docs: int,
     inputs: tuple[Qrels, Run],
 ) -> tuple[list[str], np.ndarray, dict[str, tuple[np.ndarray, str]], list[str]] | None:
-    """:func:`_topic_values` of a run written topic by topic, evaluated a few hundred thousand rows at a time.
+    """:func:`_topic_values` of a large run, evaluated a few hundred thousand rows at a time.
 
     A topic's values depend on its own rows alone (the argument of :mod:`deteval.distributed.trec`), so
-    cutting the run between topic blocks into pieces of about ``PIECE_ROWS`` rows (zero-copy slices), each
-    with its topics' qrels rows (qrels topics absent from the run go with the first piece), and putting the
-    per-topic values back in topic order gives the one-piece table exactly, with temporaries bounded by the
-    piece. Returns None (the caller evaluates in one piece) when a topic's rows are not contiguous, and when a
-    piece raises, so that the error is the one a single pass reports first.
+    cutting the run between topic blocks into pieces of about ``PIECE_ROWS`` rows, each with its topics'
+    qrels rows (qrels topics absent from the run go with the first piece), and putting the per-topic values
+    back in topic order gives the one-piece table exactly, with temporaries bounded by the piece. A run
+    written topic by topic is cut into zero-copy slices; otherwise a piece gathers its topics' rows, in file
+    order. Returns None (the caller evaluates in one piece) when a piece raises, so that the error is the one
+    a single pass reports first.
     """
     from deteval.distributed.trec import _merge_warnings, _rows
 
@@ -688,8 +689,14 @@ def _topic_values_in_pieces(
     names = r.topic[heads]
     by_name = np.argsort(names)
     sorted_names = names[by_name]
+    ordered = None  # the rows topic by topic, when some topic's rows are not contiguous in the file
     if (sorted_names[1:] == sorted_names[:-1]).any():
-        return None
+        names, codes = _group_codes(r.topic)
+        ordered = np.argsort(codes, kind="stable")
+        counts = np.bincount(codes, minlength=names.shape[0])
+        del codes
+        heads = np.cumsum(counts) - counts
+        by_name, sorted_names = np.arange(names.shape[0]), names
     cuts = heads[np.searchsorted(heads, np.arange(PIECE_ROWS, n, PIECE_ROWS), side="right") - 1]
     cuts = np.unique(np.concatenate(([0], cuts, [n])))
     block_piece = np.searchsorted(cuts, heads, side="right") - 1
@@ -704,15 +711,19 @@ def _topic_values_in_pieces(
         for k in range(cuts.shape[0] - 1):
             a, b = int(cuts[k]), int(cuts[k + 1])
             qk = _rows(q, q_order[q_cuts[k] : q_cuts[k + 1]])
-            long = {i - a: v for i, v in r.docno_long.items() if a <= i < b}
-            cols = {c: getattr(r, c)[a:b] for c in ("topic", "docno", "score", "line")}
-            rt = prepare(qk, replace(r, **cols, warnings=[], docno_long=long), **prep)
+            if ordered is None:
+                long = {i - a: v for i, v in r.docno_long.items() if a <= i < b}
+                cols = {c: getattr(r, c)[a:b] for c in ("topic", "docno", "score", "line")}
+                rk = replace(r, **cols, warnings=[], docno_long=long)
+            else:
+                rk = _rows(r, np.sort(ordered[a:b]))
+            rt = prepare(qk, rk, **prep)
             warnings.append(rt.warnings)
             if rt.n_topics:
                 topics.append(rt.topics)
                 in_run.append(rt.in_run)
                 tables.append(compute(rt, requested, opts, num_docs))
-            del rt, qk
+            del rt, qk, rk
     except DetevalError:
         return None
     if not tables:
