@@ -175,3 +175,22 @@ def test_references_outside_the_root_are_malformed_both_ways(tmp_path, monkeypat
     together = _load(folder, ["a", "b"], "raise", False, monkeypatch)
     assert isinstance(together, str) and "b.xml: line 1: malformed XML" in together
     _same(together, _load(folder, ["a", "b"], "raise", True, monkeypatch))
+
+
+@pytest.mark.parametrize("longest", [8, 11])
+def test_detection_image_ids_looked_up_exactly(tmp_path, longest):
+    """Image ids of at most 8 bytes are looked up as integers, longer ones as strings: same rows either way,
+    and an unknown id (a prefix of a known one, or one with a NUL-free extension) is still refused."""
+    from deteval.io.voc import load_voc_detections
+
+    rng = np.random.default_rng(longest)
+    alphabet = list("ab0_9")
+    images = sorted({"".join(rng.choice(alphabet, int(rng.integers(1, longest + 1)))) for _ in range(300)})
+    picks = rng.integers(0, len(images), 500)
+    (tmp_path / "d_car.txt").write_text("".join(f"{images[i]} 0.5 1 1 2 2\n" for i in picks))
+    dets = load_voc_detections(str(tmp_path / "d_{cls}.txt"), images, classes=["car"])
+    assert dets.image.tolist() == picks.tolist()
+    unknown = next(i + "a" for i in images if i + "a" not in images and len(i) < longest)
+    (tmp_path / "d_car.txt").write_text(f"{images[0]} 0.5 1 1 2 2\n{unknown} 0.5 1 1 2 2\n")
+    with pytest.raises(DetevalError, match=f"line 2: image id '{unknown}' is not in the image set"):
+        load_voc_detections(str(tmp_path / "d_{cls}.txt"), images, classes=["car"])

@@ -884,6 +884,17 @@ def discover_detection_classes(pattern: PathLike) -> list[str]:
     return sorted(found)
 
 
+def _as_words(col: np.ndarray) -> np.ndarray | None:
+    """A fixed-width byte-string column of at most 8 bytes as big-endian integers of its NUL-padded bytes
+    (same order and equality as the strings, which numpy pads with NULs too), else None."""
+    width = col.dtype.itemsize
+    if col.dtype.kind != "S" or width > 8:
+        return None
+    padded = np.zeros((col.shape[0], 8), dtype=np.uint8)
+    padded[:, :width] = col.view(np.uint8).reshape(col.shape[0], width)
+    return padded.view(">u8").reshape(col.shape[0])
+
+
 def load_voc_detections(
     source: PathLike,
     images: Sequence[str],
@@ -928,12 +939,19 @@ def load_voc_detections(
     unknown_total = 0
     unknown_examples: list[str] = []
 
+    img_words = _as_words(img_sorted)
+
     def map_images(ids: np.ndarray, lines: np.ndarray, path: PathLike) -> tuple[np.ndarray, np.ndarray]:
         nonlocal unknown_total
-        # Vectorised lookup: binary search in the sorted image ids (bytes, as the column is).
+        # Vectorised lookup: binary search in the sorted image ids (bytes, as the column is; as integers
+        # when both fit in 8 bytes: the same order, several times faster than comparing strings)
         if img_sorted.size and ids.size:
-            at = np.minimum(np.searchsorted(img_sorted, ids), img_sorted.shape[0] - 1)
-            idx = np.where(img_sorted[at] == ids, img_order[at], -1)
+            words = _as_words(ids) if img_words is not None else None
+            hay, needles = (
+                (img_words, words) if img_words is not None and words is not None else (img_sorted, ids)
+            )
+            at = np.minimum(np.searchsorted(hay, needles), img_sorted.shape[0] - 1)
+            idx = np.where(hay[at] == needles, img_order[at], -1)
         else:
             idx = np.full(ids.shape[0], -1, dtype=np.int64)
         unknown = idx < 0
