@@ -173,3 +173,23 @@ def test_streamed_faults(tmp_path, monkeypatch, block):
     assert load_qrels(p).rel.tolist() == [1, 2]
     p.write_bytes(b"")
     assert len(load_qrels(p)) == 0
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no named pipes")
+def test_streamed_from_a_pipe_and_growing_lines(tmp_path, monkeypatch):
+    """No file size to go by (a pipe), and lines that grow longer than the first block's: the columns grow
+    and are the whole file's."""
+    import os
+    import threading
+
+    monkeypatch.setattr(trec_io, "_BLOCK", 4096)
+    text = "".join(f"q{i % 97} Q0 D{'x' * (i // 500)}{i} {i} {1.0 / (i + 1)!r} tag\n" for i in range(5000))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text(text))
+    writer.start()
+    piped = load_run(fifo)
+    writer.join()
+    (tmp_path / "run.txt").write_text(text)
+    assert _fields(piped)[0] == _fields(trec_io._run_from_bytes(text.encode(), "x"))[0]
+    assert _fields(load_run(tmp_path / "run.txt"))[0] == _fields(piped)[0]

@@ -482,6 +482,7 @@ class _Table:
         self.cols: list[np.ndarray] = []
         self.longs: list[dict[int, bytes]] = []
         self.n_blank = 0
+        self.read = 0  # bytes of the blocks added
 
     def _reserve(self, rows: int, like: Sequence[np.ndarray]) -> None:
         for j, a in enumerate(like):
@@ -523,16 +524,23 @@ class _Table:
             self.longs = [{} for _ in longs]
         for j, d in enumerate(longs):
             self.longs[j].update((self.n + i, b) for i, b in d.items())
+        self.read += nbytes
         if m == 0:
             return
         cols = [*fields, lines]
-        if not self.cols:  # from the first block's bytes per row, with a margin
+        # rows expected: the rows so far scaled by the bytes still to come, with a margin (an underestimate
+        # costs a copy of the table; an overestimate only address space)
+        if self.size > self.read:
+            expect = int((self.n + m) * (self.size / max(self.read, 1)) * 1.05) + 64
+        else:  # size unknown (a pipe) or passed: grow geometrically
+            expect = int((self.n + m) * 1.5) + 64
+        if not self.cols:
             self.cap = 0
-            self._reserve(max(m, int(m * (self.size / max(nbytes, 1)) * 1.05) + 64), cols)
+            self._reserve(max(m, expect), cols)
         elif self.n + m > self.cap or any(
             a.dtype.itemsize > c.dtype.itemsize for a, c in zip(cols, self.cols, strict=True)
         ):
-            self._reserve(max(self.n + m, int(self.cap * 1.25)), cols)
+            self._reserve(max(self.n + m, expect, int(self.cap * 1.05)), cols)
         for a, c in zip(cols, self.cols, strict=True):
             c[self.n : self.n + m] = a
         self.n += m
