@@ -194,3 +194,14 @@ def test_detection_image_ids_looked_up_exactly(tmp_path, longest):
     (tmp_path / "d_car.txt").write_text(f"{images[0]} 0.5 1 1 2 2\n{unknown} 0.5 1 1 2 2\n")
     with pytest.raises(DetevalError, match=f"line 2: image id '{unknown}' is not in the image set"):
         load_voc_detections(str(tmp_path / "d_{cls}.txt"), images, classes=["car"])
+
+
+def test_ids_with_folders_are_read_too(tmp_path, monkeypatch):
+    folder = tmp_path / "Annotations"
+    (folder / "sub").mkdir(parents=True)
+    doc = b"<annotation><object><name>dog</name><bndbox><xmin>1</xmin><ymin>2</ymin><xmax>3</xmax><ymax>4</ymax></bndbox></object></annotation>"
+    (folder / "a.xml").write_bytes(doc)
+    (folder / "sub" / "b.xml").write_bytes(doc.replace(b"dog", b"cat"))
+    together = _load(folder, ["a", "sub/b"], "raise", False, monkeypatch)
+    _same(together, _load(folder, ["a", "sub/b"], "raise", True, monkeypatch))
+    assert together.boxes.tolist() == [[1, 2, 3, 4]] * 2 and list(together.classes) == ["cat", "dog"]

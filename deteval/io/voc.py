@@ -375,6 +375,7 @@ def _voc_record(root: ET.Element, path: PathLike, skipped: list[str] | None) -> 
 
 _PLAIN_COORDS = re.compile(r"(?:[ \t\r\n]*\d{1,15}(?:\.\d*)?[ \t\r\n]*\x00)*", re.ASCII)
 _FLAG_VALUES = {None: None, "": None, "0": 0, "1": 1}
+_TAG = operator.attrgetter("tag")
 
 
 def _plain_columns(roots: Sequence[ET.Element]) -> tuple | None:
@@ -388,7 +389,7 @@ def _plain_columns(roots: Sequence[ET.Element]) -> tuple | None:
     the per-field error bookkeeping.
     """
     every = itertools.chain.from_iterable(map(operator.methodcaller("iter"), roots))
-    if any(_KNOWN_TAGS.get(t.lower(), t) != t for t in set(map(operator.attrgetter("tag"), every))):
+    if any(_KNOWN_TAGS.get(t.lower(), t) != t for t in set(map(_TAG, every))):
         return None  # a tag of other capitals somewhere: the checks one by one say whether it matters
     direct = 0
     image_meta: dict[str, list] = {"filename": [], "width": [], "height": [], "depth": []}
@@ -412,13 +413,13 @@ def _plain_columns(roots: Sequence[ET.Element]) -> tuple | None:
             # every field a distinct tag, plain text but the box, whose four children are plain text
             if (
                 bnd is None
-                or len({f.tag for f in child}) != n_fields
+                or len(set(map(_TAG, child))) != n_fields
                 or sum(map(len, child)) != len(bnd)
                 or len(bnd) != 4
                 or any(map(len, bnd))
             ):
                 return None
-            coords = [bnd.findtext(t) for t in _BOX_TAGS]
+            coords = [bnd.findtext("xmin"), bnd.findtext("ymin"), bnd.findtext("xmax"), bnd.findtext("ymax")]
             text = child.findtext("name")
             if None in coords or not text or not (text := text.strip()):
                 return None
@@ -579,7 +580,11 @@ def load_voc_annotations(
                 else [str(i) for i in image_set]
             )
             base = str(folder)
-            texts = [os.path.join(base, f"{i}.xml") for i in ids]  # a join per file costs more in pathlib
+            joined = "\0".join(ids)
+            if os.sep in joined or (os.altsep or os.sep) in joined or ":" in joined:  # not plain names
+                texts = [os.path.join(base, f"{i}.xml") for i in ids]
+            else:  # plain names: a join per file costs more in pathlib and posixpath than the read
+                texts = [f"{base}{os.sep}{i}.xml" for i in ids]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
         raise ValidationError(f"image id {dup!r} appears twice in the file list")
