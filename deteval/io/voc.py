@@ -160,12 +160,13 @@ def _parse_together(paths: Sequence[str]) -> list[ET.Element] | None:
             if m is None:
                 return None
             data = data[m.end() :]
-        if b"\x00" in data or (b"<!" in data and _FORBIDDEN.search(data)) or not data.strip(b" \t\r\n"):
-            return None
-        if b"&#" in data or b"<![" in data:  # outside the root, "&#32;" or "<![CDATA[]]>" would read as space
-            return None
         parts += (open_tag, data, close_tag)
     text = b"".join((b"<all%s>" % open_tag[1:-1], *parts, b"</all%s>" % open_tag[1:-1]))
+    # one scan of all documents (the wrappers hold none of these): a NUL, a DOCTYPE or ENTITY anywhere, and
+    # "&#32;" or "<![CDATA[]]>", which outside a root would read as mere space in the wrapper (an empty
+    # document is a wrapper without an element, below)
+    if b"\x00" in text or b"&#" in text or b"<![" in text or (b"<!" in text and _FORBIDDEN.search(text)):
+        return None
     parser = ET.XMLParser()
     try:
         parser.feed(text)
