@@ -1,11 +1,14 @@
-"""Benchmark: deteval vs pytrec_eval (and ranx when installed) on a large TREC run, end to end.
+"""Benchmark: deteval vs pytrec_eval (and ranx, trec_eval when installed) on a large TREC run, end to end.
 
 Generates qrels and a run (default 100,000 topics x 100 documents = 10M run lines) into a temporary
 directory, then times each tool in its own subprocess from the files to the averaged measures (parsing
 included), reporting wall time, the ratio to deteval and the peak resident memory of that process. The
 numbers of the tools are compared too (they must agree).
 
-    python scripts/bench_trec.py [--topics 100000] [--docs 100] [--keep DIR]
+    python scripts/bench_trec.py [--topics 100000] [--docs 100] [--keep DIR] [--trec-eval PATH]
+
+trec_eval (the C program, 9.0.8 or 10.0) runs when ``--trec-eval`` names it or it is on the PATH; its
+peak memory is its own (``wait4``), its time includes printing the ``all`` lines.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -84,6 +88,25 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def worker_trec_eval(qrels: str, run: str, binary: str) -> dict:
+    args = [binary, *(a for m in MEASURES for a in ("-m", m)), qrels, run]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate()
+    seconds = time.perf_counter() - t0
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(err.decode(errors="replace"))
+    summary = {}
+    for line in out.decode().splitlines():
+        name, topic, value = line.split()
+        if topic == "all" and name not in ("runid", "num_q"):
+            summary[name] = float(value)
+    # the child's own peak (ru_maxrss of the waited-for children: trec_eval is the only one)
+    return {"seconds": seconds, "summary": summary, "child_peak_mb": usage.ru_maxrss / 1024.0,
+            "cpu": usage.ru_utime + usage.ru_stime}  # fmt: skip
+
+
 def worker_deteval(qrels: str, run: str) -> dict:
     sys.path.insert(0, str(ROOT))
     from deteval.io.trec import load_qrels, load_run
@@ -140,9 +163,9 @@ def worker_ranx(qrels: str, run: str) -> dict:
 WORKERS = {"deteval": worker_deteval, "pytrec_eval": worker_pytrec_eval, "ranx": worker_ranx}
 
 
-def run_worker(name: str, qrels: Path, run: Path) -> dict | None:
+def run_worker(name: str, qrels: Path, run: Path, extra: tuple[str, ...] = ()) -> dict | None:
     proc = subprocess.run(
-        [sys.executable, __file__, "--worker", name, str(qrels), str(run)],
+        [sys.executable, __file__, "--worker", name, str(qrels), str(run), *extra],
         capture_output=True,
         text=True,
         check=False,
@@ -158,12 +181,19 @@ def main() -> int:
     ap.add_argument("--topics", type=int, default=100_000)
     ap.add_argument("--docs", type=int, default=100)
     ap.add_argument("--keep", metavar="DIR", help="generate into DIR (reused if the files exist)")
-    ap.add_argument("--worker", nargs=3, metavar=("TOOL", "QRELS", "RUN"), help=argparse.SUPPRESS)
+    ap.add_argument("--trec-eval", metavar="PATH", default=shutil.which("trec_eval"), help="trec_eval binary")
+    ap.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        tool, qrels, run = args.worker
-        out = WORKERS[tool](qrels, run)
-        out["peak_rss_mb"] = peak_rss_mb()
+        tool, qrels, run, *extra = args.worker
+        if tool == "trec_eval":
+            out = worker_trec_eval(qrels, run, extra[0])
+            out["peak_rss_mb"] = out.pop("child_peak_mb")
+        else:
+            out = WORKERS[tool](qrels, run)
+            out["peak_rss_mb"] = peak_rss_mb()
+            times = os.times()
+            out["cpu"] = times.user + times.system
         print(json.dumps(out))
         return 0
 
@@ -194,12 +224,25 @@ def main() -> int:
         res = run_worker(tool, qrels, run)
         if res is not None:
             results[tool] = res
+    if args.trec_eval:
+        res = run_worker("trec_eval", qrels, run, (args.trec_eval,))
+        if res is not None:
+            results["trec_eval"] = res
+    else:
+        print("trec_eval: not found (--trec-eval PATH), skipped")
 
     base = results.get("deteval")
-    print(f"\n{'tool':<12} {'seconds':>9} {'ratio':>8} {'peak RSS MB':>12}   (parse + evaluate + average)")
+    print(
+        f"\n{'tool':<12} {'seconds':>9} {'ratio':>8} {'CPU s':>7} {'peak RSS MB':>12} {'RSS ratio':>10}"
+        "   (parse + evaluate + average)"
+    )
     for tool, res in results.items():
         ratio = res["seconds"] / base["seconds"] if base else float("nan")
-        print(f"{tool:<12} {res['seconds']:9.2f} {ratio:7.2f}x {res['peak_rss_mb']:12.0f}")
+        mem = res["peak_rss_mb"] / base["peak_rss_mb"] if base else float("nan")
+        print(
+            f"{tool:<12} {res['seconds']:9.2f} {ratio:7.2f}x {res['cpu']:7.2f} {res['peak_rss_mb']:12.0f}"
+            f" {mem:9.2f}x"
+        )
     if base:
         for tool, res in results.items():
             if tool == "deteval":

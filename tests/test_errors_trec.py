@@ -146,14 +146,20 @@ def test_missing_directory_unreadable(files, capsys, monkeypatch):
     qrels, run = files
     cli_error(capsys, argv(qrels, run.parent / "none.txt"), "none.txt: cannot read file: No such file")
     cli_error(capsys, argv(run.parent, run), f"{run.parent}: cannot read file: Is a directory")
-    real = Path.read_bytes
+    real, real_open = Path.read_bytes, Path.open
 
     def deny(self):
         if self.name == "run.txt":
             raise PermissionError(13, "Permission denied", str(self))
         return real(self)
 
+    def deny_open(self, *args, **kwargs):  # the loaders stream the file in blocks
+        if self.name == "run.txt":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)
+
     monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(Path, "open", deny_open)
     cli_error(capsys, argv(qrels, run), str(run), "Permission denied")
 
 

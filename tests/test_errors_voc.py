@@ -261,13 +261,23 @@ def test_billion_laughs_is_refused_before_parsing(voc, monkeypatch):
 def test_unreadable_files_are_errors_naming_them(voc, capsys, monkeypatch):
     """Permission denied (simulated: the tests may run as root, which ignores file modes)."""
     real = Path.read_bytes
+    denied = ("000004.xml", "test.txt", "comp4_det_test_car.txt")
 
     def deny(self):
-        if self.name in ("000004.xml", "test.txt", "comp4_det_test_car.txt"):
+        if self.name in denied:
             raise PermissionError(13, "Permission denied", str(self))
         return real(self)
 
+    def deny_small(path):  # the annotations are read in one pass first
+        if Path(path).name in denied:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_small(path)
+
+    import deteval.io.voc as voc_io
+
+    real_small = voc_io._read_small
     monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(voc_io, "_read_small", deny_small)
     cli_error(capsys, argv(voc), str(voc / IMAGE_SET), "Permission denied")
     err = cli_error(capsys, argv(voc)[:3] + argv(voc)[5:], str(voc / XML), "Permission denied")
     assert "Traceback" not in err

@@ -21,8 +21,9 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -33,7 +34,7 @@ import numpy as np
 from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io.skipping import check_on_error, load_skipping
 
-_BLOCK = 1 << 25  # 32 MiB of text per block bounds the temporary index arrays
+_BLOCK = 1 << 21  # 2 MiB of text per block bounds the temporaries (a few blocks are in flight)
 
 __all__ = [
     "Qrels",
@@ -420,41 +421,143 @@ def _concat(parts: list[np.ndarray], dtype: str) -> np.ndarray:
 
 
 def _read_table(
-    data: bytes,
+    blocks: Iterable[tuple[int, bytes | memoryview]],
     path: str | PathLike[str],
     n_fields: int,
     keep: Sequence[int],
     what: str,
     convert: Callable[[list[np.ndarray], list[dict[int, bytes]], np.ndarray], list[np.ndarray]] | None = None,
     more: bool = False,
+    size: int = 0,
 ) -> _Tokens:
     """Kept fields of every line, block by block; ``convert`` (e.g. number parsing) runs per block.
 
-    Blocks are processed by a few threads: numpy releases the GIL in the heavy steps. Results are taken
-    in file order, so the first bad line of the file is the one reported. Returns what :func:`_tokenise`
-    does, for the whole file (the ``longs`` dicts keyed by row of the file's table).
+    Blocks are processed by a few threads: numpy releases the GIL in the heavy steps. At most one block
+    per thread waits ahead (``blocks`` may be read from the file as they are needed: the text is never held
+    whole), and results are taken in file order, so the first bad line of the file is the one reported.
+    Returns what :func:`_tokenise` does, for the whole file (the ``longs`` dicts keyed by row of the file's
+    table).
     """
 
-    def work(item: tuple[int, memoryview]) -> _Tokens:
+    def work(item: tuple[int, bytes | memoryview]) -> _Tokens:
         fields, longs, ln, nb = _tokenise(item[1], n_fields, keep, str(path), item[0], what, more)
         return (convert(fields, longs, ln) if convert else fields), longs, ln, nb
 
-    blocks = list(_split_lines(data))
-    if len(blocks) > 1:
-        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-            parts = list(pool.map(work, blocks))
+    table = _Table(size, [k != 0 for k in keep] + [False])
+    it = iter(blocks)
+    first = next(it, None)
+    second = next(it, None) if first is not None else None
+    if first is None or second is None:
+        if first is not None:
+            table.add(work(first), len(first[1]))
     else:
-        parts = [work(b) for b in blocks]
-    cols = [[p[0][j] for p in parts] for j in range(len(keep))]
-    lines = [p[2] for p in parts]
-    n_blank = sum(p[3] for p in parts)
-    longs: list[dict[int, bytes]] = [{} for _ in keep]
-    offset = 0
-    for p in parts:
-        for j, d in enumerate(p[1]):
-            longs[j].update((offset + i, b) for i, b in d.items())
-        offset += p[2].shape[0]
-    return [_concat(c, "S1") for c in cols], longs, _concat(lines, "int64"), n_blank
+        workers = min(4, os.cpu_count() or 1)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            pending: deque[tuple[Future[_Tokens], int]] = deque(
+                (pool.submit(work, b), len(b[1])) for b in (first, second)
+            )
+            for item in it:
+                pending.append((pool.submit(work, item), len(item[1])))
+                while len(pending) > workers:  # bounded read-ahead: the memory of a few blocks
+                    future, nbytes = pending.popleft()
+                    table.add(future.result(), nbytes)
+            while pending:
+                future, nbytes = pending.popleft()
+                table.add(future.result(), nbytes)
+    return table.result(len(keep))
+
+
+class _Table:
+    """The columns of :func:`_read_table`, each block's rows copied in as the block is done.
+
+    Columns are allocated once for the rows the file's size suggests (untouched capacity costs no memory:
+    the pages are never written) and grown or widened by a copy only when a block outgrows them, so that
+    loading holds the table and a few blocks' temporaries, never the table twice."""
+
+    def __init__(self, size: int, cuttable: Sequence[bool]) -> None:
+        self.size = size
+        self.cuttable = list(cuttable)
+        self.n = 0
+        self.cap = 0
+        self.cols: list[np.ndarray] = []
+        self.longs: list[dict[int, bytes]] = []
+        self.n_blank = 0
+        self.read = 0  # bytes of the blocks added
+
+    def _reserve(self, rows: int, like: Sequence[np.ndarray]) -> None:
+        for j, a in enumerate(like):
+            old = self.cols[j] if j < len(self.cols) else None
+            wider = old is not None and a.dtype.itemsize > old.dtype.itemsize
+            if old is None or rows > self.cap or wider:
+                new = np.empty(max(rows, self.cap), dtype=a.dtype if old is None or wider else old.dtype)
+                if old is not None:
+                    new[: self.n] = old[: self.n]
+                    self.cols[j] = new
+                else:
+                    self.cols.append(new)
+        self.cap = max(rows, self.cap)
+
+    def _fit(self, j: int, a: np.ndarray, long: dict[int, bytes]) -> np.ndarray:
+        """Block column ``a`` cut to the width :func:`column_width` gives the table's rows and the block's
+        together (the longer tokens kept whole in ``long``), so that one block of a few long tokens does
+        not widen every row of the table."""
+        width = self.cols[j].dtype.itemsize
+        if not self.cuttable[j] or a.dtype.kind != "S" or a.dtype.itemsize <= width:
+            return a
+        length = np.strings.str_len(a)
+        for i, b in long.items():
+            length[i] = len(b)
+        # the table's rows weigh as rows of its width (at most 65536 of them, bounding the cost)
+        w = max(column_width(np.concatenate((length, np.full(min(self.n, 1 << 16), width)))), width)
+        if w >= a.dtype.itemsize:
+            return a
+        long.update((i, bytes(a[i])) for i in np.flatnonzero(length > w).tolist() if i not in long)
+        return a.astype(f"S{w}")  # the cut rows keep their first w bytes, as a block's own cut does
+
+    def add(self, part: _Tokens, nbytes: int) -> None:
+        fields, longs, lines, n_blank = part
+        self.n_blank += n_blank
+        m = lines.shape[0]
+        if self.cols and m:
+            fields = [self._fit(j, a, longs[j]) for j, a in enumerate(fields)]
+        if not self.longs:
+            self.longs = [{} for _ in longs]
+        for j, d in enumerate(longs):
+            self.longs[j].update((self.n + i, b) for i, b in d.items())
+        self.read += nbytes
+        if m == 0:
+            return
+        cols = [*fields, lines]
+        # rows expected: the rows so far scaled by the bytes still to come, with a margin (an underestimate
+        # costs a copy of the table; an overestimate only address space)
+        if self.size > self.read:
+            expect = int((self.n + m) * (self.size / max(self.read, 1)) * 1.05) + 64
+        else:  # size unknown (a pipe) or passed: grow geometrically
+            expect = int((self.n + m) * 1.5) + 64
+        if not self.cols:
+            self.cap = 0
+            self._reserve(max(m, expect), cols)
+        elif self.n + m > self.cap or any(
+            a.dtype.itemsize > c.dtype.itemsize for a, c in zip(cols, self.cols, strict=True)
+        ):
+            self._reserve(max(self.n + m, expect, int(self.cap * 1.05)), cols)
+        for a, c in zip(cols, self.cols, strict=True):
+            c[self.n : self.n + m] = a
+        self.n += m
+
+    def result(self, n_fields: int) -> _Tokens:
+        if not self.cols:
+            return (
+                [_EMPTY] * n_fields,
+                self.longs or [{} for _ in range(n_fields)],
+                np.zeros(0, np.int64),
+                self.n_blank,
+            )
+        cols = [c[: self.n] for c in self.cols]
+        return cols[:-1], self.longs, cols[-1], self.n_blank
+
+
+_EMPTY = np.zeros(0, dtype="S1")
 
 
 def _blank_warning(n_blank: int, path: str) -> list[str]:
@@ -481,19 +584,104 @@ def _without_comments(data: bytes, pattern: re.Pattern[bytes]) -> tuple[bytes, i
     return pattern.sub(blank, data), n
 
 
+class _FileBlocks:
+    """The file's text in blocks of whole lines (about ``_BLOCK`` bytes), read only as they are consumed, so
+    that the whole text is never in memory at once; each block prepared as :func:`_read_bytes` prepares a
+    whole file (BOM, NUL bytes, old-Mac line ends) and, with ``pattern``, comment lines blanked as
+    :func:`_without_comments` does (counted in ``n_comments``). ``tag``: the run tag of the last non-blank
+    line read (see :func:`_last_tag`)."""
+
+    def __init__(self, path: str | PathLike[str], pattern: re.Pattern[bytes] | None) -> None:
+        self.path = path
+        self.pattern = pattern
+        self.n_comments = 0
+        self.tag = ""
+        try:
+            self.size = os.stat(path).st_size  # a hint for the table's capacity
+        except OSError:
+            self.size = 0  # the read names the problem
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        try:
+            fh = Path(self.path).open("rb")
+        except OSError as exc:
+            raise InputFormatError(f"cannot read file: {exc.strerror or exc}", file=str(self.path)) from None
+        with fh:
+            line0, carry, first = 0, b"", True
+            while True:
+                try:
+                    chunk = fh.read(_BLOCK)
+                except OSError as exc:
+                    raise InputFormatError(
+                        f"cannot read file: {exc.strerror or exc}", file=str(self.path)
+                    ) from None
+                buf = carry + chunk if carry else chunk
+                if first:  # a UTF-8 BOM would glue onto the first topic id
+                    if len(buf) < 3 and chunk:
+                        carry = buf
+                        continue
+                    first = False
+                    if buf.startswith(b"\xef\xbb\xbf"):
+                        buf = buf[3:]
+                if chunk:
+                    cut = buf.rfind(b"\n") + 1
+                    if cut == 0:  # no line end yet: read on (a line longer than a block)
+                        carry = buf
+                        continue
+                    block, carry = buf[:cut], buf[cut:]
+                else:
+                    block, carry = buf, b""
+                    if line0 == 0 and b"\n" not in block and b"\r" in block:  # the whole file, no LF
+                        block = block.replace(b"\r", b"\n")
+                if block:
+                    yield line0, self._prepare(block, line0)
+                    line0 += block.count(b"\n")
+                if not chunk:
+                    return
+
+    def _prepare(self, block: bytes, line0: int) -> bytes:
+        nul = block.find(b"\x00")
+        if nul >= 0:
+            line = line0 + block.count(b"\n", 0, nul) + 1
+            raise InputFormatError(
+                "binary data (a NUL byte) in a text file; save it as UTF-8 text",
+                file=str(self.path),
+                record=f"line {line}",
+            )
+        if self.pattern is not None:
+            block, n = _without_comments(block, self.pattern)
+            self.n_comments += n
+        tag = _last_tag(block)
+        if tag:
+            self.tag = tag
+        return block
+
+
 def _read(
     path: str | PathLike[str],
     on_error: str,
     comments: bool,
     pattern: re.Pattern[bytes],
     parse: Callable[[bytes, str | PathLike[str]], Any],
+    stream: Callable[[_FileBlocks, str | PathLike[str]], Any] | None = None,
 ) -> Any:
     check_on_error(on_error)
-    data = _read_bytes(path)
-    n_comments = 0
-    if comments:
-        data, n_comments = _without_comments(data, pattern)
-    out = _skipping(data, path, parse) if on_error == "skip" else parse(data, path)
+    if stream is not None and on_error == "raise":
+        blocks = _FileBlocks(path, pattern if comments else None)
+        try:
+            out = stream(blocks, path)
+        except DetevalError:
+            _read_bytes(
+                path
+            )  # a NUL byte anywhere is named first, as when the whole file is checked up front
+            raise
+        n_comments = blocks.n_comments
+    else:
+        data = _read_bytes(path)
+        n_comments = 0
+        if comments:
+            data, n_comments = _without_comments(data, pattern)
+        out = _skipping(data, path, parse) if on_error == "skip" else parse(data, path)
     if n_comments:  # blanked comment lines are not blank lines of the file
         out.blank_lines -= n_comments
         out.warnings = [w for w in out.warnings if not w.endswith("blank line(s) skipped")]
@@ -519,8 +707,11 @@ def load_qrels(
     ``judgment_groups=True``: the ``iter`` field is kept as each row's judgment group (``Qrels.group``,
     trec_eval's ``-R qrels_jg``); the same document may then be judged once per group.
     """
-    parse = _qrels_jg_from_bytes if judgment_groups else _qrels_from_bytes
-    return _read(path, on_error, comments, _QRELS_COMMENT, parse)
+    if judgment_groups:
+        return _read(path, on_error, comments, _QRELS_COMMENT, _qrels_jg_from_bytes)
+    return _read(
+        path, on_error, comments, _QRELS_COMMENT, _qrels_from_bytes, lambda b, p: _qrels_table(b, p, b.size)
+    )
 
 
 _LINE = re.compile(r"^line (\d+)$")
@@ -560,7 +751,9 @@ def _skipping(data: bytes, path: str | PathLike[str], parse: Callable) -> Any:
 
 
 def _qrels_jg_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
-    (group,), longs, _, _ = _read_table(data, path, 4, (1,), "qid iter docno rel")
+    (group,), longs, _, _ = _read_table(
+        _split_lines(data), path, 4, (1,), "qid iter docno rel", size=len(data)
+    )
     if longs[0]:
         row = min(longs[0])
         raise InputFormatError(
@@ -574,8 +767,14 @@ def _qrels_jg_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
 
 
 def _qrels_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
+    return _qrels_table(_split_lines(data), path, len(data))
+
+
+def _qrels_table(
+    blocks: Iterable[tuple[int, bytes | memoryview]], path: str | PathLike[str], size: int
+) -> Qrels:
     (topic, docno, rel_text), longs, lines, n_blank = _read_table(
-        data, path, 4, (0, 2, 3), "qid iter docno rel"
+        blocks, path, 4, (0, 2, 3), "qid iter docno rel", size=size
     )
     rel = _with_long(
         rel_text,
@@ -633,11 +832,26 @@ def load_run(path: str | PathLike[str], *, on_error: str = "raise", comments: bo
     ``on_error="skip"``: bad lines (field count, score) are left out, as in :func:`load_qrels`.
     ``comments=True``: lines whose first non-blank byte is ``#`` are comments (trec_eval 10.0).
     """
-    return _read(path, on_error, comments, _RUN_COMMENT, _run_from_bytes)
+    return _read(
+        path,
+        on_error,
+        comments,
+        _RUN_COMMENT,
+        _run_from_bytes,
+        lambda b, p: _run_table(b, p, lambda: b.tag, b.size),
+    )
 
 
 def _run_from_bytes(data: bytes, path: str | PathLike[str]) -> Run:
+    return _run_table(_split_lines(data), path, lambda: _last_tag(data), len(data))
 
+
+def _run_table(
+    blocks: Iterable[tuple[int, bytes | memoryview]],
+    path: str | PathLike[str],
+    tag: Callable[[], str],
+    size: int,
+) -> Run:
     def scores(
         fields: list[np.ndarray], longs: list[dict[int, bytes]], lines: np.ndarray
     ) -> list[np.ndarray]:
@@ -645,7 +859,7 @@ def _run_from_bytes(data: bytes, path: str | PathLike[str]) -> Run:
         return [fields[0], fields[1], _with_long(fields[2], longs[2], lines, parse)]
 
     (topic, docno, score), longs, lines, n_blank = _read_table(
-        data, path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores, more=True
+        blocks, path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores, more=True, size=size
     )
     score = score.astype(np.float64, copy=False)  # an empty file gives an empty "S1" column
     bad = ~np.isfinite(score)
@@ -659,7 +873,7 @@ def _run_from_bytes(data: bytes, path: str | PathLike[str]) -> Run:
         docno=docno,
         score=score,
         line=lines,
-        tag=_last_tag(data),
+        tag=tag(),
         source=str(path),
         docno_long=longs[1],
         blank_lines=n_blank,

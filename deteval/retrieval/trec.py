@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import ConfigError, ValidationError
+from deteval.errors import ConfigError, DetevalError, ValidationError
 from deteval.io.trec import Qrels, Run, qrels_from_dict, run_from_dict
 from deteval.results import EvalResult
 from deteval.retrieval import measures as M
 from deteval.retrieval import measures_extra as X
 from deteval.retrieval.jg import compute_jg, real_topics, split_groups
-from deteval.retrieval.prepare import RankedTopics, prepare
+from deteval.retrieval.prepare import RankedTopics, _group_codes, prepare
 from deteval.retrieval.versions import (
     ALL_TREC,
     DEFAULT_RECALL_LEVELS,
@@ -634,6 +634,10 @@ def _topic_values(
 ) -> tuple[list[str], np.ndarray, dict[str, tuple[np.ndarray, str]], list[str]]:
     """Topic names, in-run flags, per-topic values of every measure and the warnings of the join
     (``inputs``: the qrels and run as given, named by the error when no topic is evaluated)."""
+    if not jg_mode and len(r) > PIECE_ROWS:
+        pieces = _topic_values_in_pieces(q, r, requested, opts, prep, num_docs, inputs)
+        if pieces is not None:
+            return pieces
     rt = prepare(q, r, **prep)
     if rt.n_topics == 0:
         raise no_topic_error(*inputs)
@@ -683,3 +687,81 @@ def format_trec(result: EvalResult, *, per_query: bool = False) -> list[str]:
             continue
         lines.append(line(name, "all", value))
     return lines
+
+
+PIECE_ROWS = 1 << 18  # run rows joined and scored at once: bounds the temporaries of a large run
+
+
+def _topic_values_in_pieces(
+    q: Qrels,
+    r: Run,
+    requested: Sequence[tuple[_Family, tuple]],
+    opts: Options,
+    prep: Mapping[str, Any],
+    num_docs: int,
+    inputs: tuple[Qrels, Run],
+) -> tuple[list[str], np.ndarray, dict[str, tuple[np.ndarray, str]], list[str]] | None:
+    """:func:`_topic_values` of a large run, evaluated a few hundred thousand rows at a time.
+
+    A topic's values depend on its own rows alone (the argument of :mod:`deteval.distributed.trec`), so
+    cutting the run between topic blocks into pieces of about ``PIECE_ROWS`` rows, each with its topics'
+    qrels rows (qrels topics absent from the run go with the first piece), and putting the per-topic values
+    back in topic order gives the one-piece table exactly, with temporaries bounded by the piece. A run
+    written topic by topic is cut into zero-copy slices; otherwise a piece gathers its topics' rows, in file
+    order. Returns None (the caller evaluates in one piece) when a piece raises, so that the error is the one
+    a single pass reports first.
+    """
+    from deteval.distributed.trec import _merge_warnings, _rows
+
+    n = len(r)
+    heads = np.concatenate(([0], np.flatnonzero(r.topic[1:] != r.topic[:-1]) + 1))
+    names = r.topic[heads]
+    by_name = np.argsort(names)
+    sorted_names = names[by_name]
+    ordered = None  # the rows topic by topic, when some topic's rows are not contiguous in the file
+    if (sorted_names[1:] == sorted_names[:-1]).any():
+        names, codes = _group_codes(r.topic)
+        ordered = np.argsort(codes, kind="stable")
+        counts = np.bincount(codes, minlength=names.shape[0])
+        del codes
+        heads = np.cumsum(counts) - counts
+        by_name, sorted_names = np.arange(names.shape[0]), names
+    cuts = heads[np.searchsorted(heads, np.arange(PIECE_ROWS, n, PIECE_ROWS), side="right") - 1]
+    cuts = np.unique(np.concatenate(([0], cuts, [n])))
+    block_piece = np.searchsorted(cuts, heads, side="right") - 1
+    q_names, q_inverse = _group_codes(q.topic)
+    pos = np.minimum(np.searchsorted(sorted_names, q_names), sorted_names.shape[0] - 1)
+    found = sorted_names[pos] == q_names
+    q_piece = np.where(found, block_piece[by_name[pos]], 0)[q_inverse]
+    q_order = np.argsort(q_piece, kind="stable")  # each piece's qrels rows stay in file order
+    q_cuts = np.searchsorted(q_piece[q_order], np.arange(cuts.shape[0]))
+    topics, in_run, tables, warnings = [], [], [], []
+    try:
+        for k in range(cuts.shape[0] - 1):
+            a, b = int(cuts[k]), int(cuts[k + 1])
+            qk = _rows(q, q_order[q_cuts[k] : q_cuts[k + 1]])
+            if ordered is None:
+                long = {i - a: v for i, v in r.docno_long.items() if a <= i < b}
+                cols = {c: getattr(r, c)[a:b] for c in ("topic", "docno", "score", "line")}
+                rk = replace(r, **cols, warnings=[], docno_long=long)
+            else:
+                rk = _rows(r, np.sort(ordered[a:b]))
+            rt = prepare(qk, rk, **prep)
+            warnings.append(rt.warnings)
+            if rt.n_topics:
+                topics.append(rt.topics)
+                in_run.append(rt.in_run)
+                tables.append(compute(rt, requested, opts, num_docs))
+            del rt, qk, rk
+    except DetevalError:
+        return None
+    if not tables:
+        raise no_topic_error(*inputs)
+    all_topics = np.concatenate(topics)
+    order = np.argsort(all_topics, kind="stable")
+    values = {
+        key: (np.concatenate([t[key][0] for t in tables])[order], agg) for key, (_, agg) in tables[0].items()
+    }
+    names_out = [t.decode("utf-8", "backslashreplace") for t in all_topics[order].tolist()]
+    merged = list(q.warnings) + list(r.warnings) + _merge_warnings(warnings)
+    return names_out, np.concatenate(in_run)[order], values, merged
