@@ -932,14 +932,14 @@ def _results_from_records(
     else:
         # segm branch: every mask validated and converted once, read for the areas, the missing boxes and
         # (kept in ``rles``) by the matcher
-        rles = _rles(segmentation or [], img, gt, file) if kind == "segm" else None
+        rles, areas = _rles(segmentation or [], img, gt, file) if kind == "segm" else (None, None)
         bbox = _result_boxes(records, kind, iou_type, rles, img, gt, file)
         if kind == "loaded":
             area = _floats(_field(records, "area", file, None), "area", file, None)
         elif kind == "bbox":
             area = bbox[:, 2] * bbox[:, 3]
         else:  # segm: loadRes takes every record's area from its mask
-            area = _mask_areas(rles or [], file)
+            area = areas if areas is not None else np.zeros(0)
     return CocoResults(
         img=img,
         cat=cat,
@@ -1248,7 +1248,7 @@ def _plain_rles_fit(segmentation: list, img: np.ndarray, gt: CocoGroundTruth) ->
     if set(map(type, chain.from_iterable(sizes))) != {int}:
         return False
     try:
-        hw = np.array(sizes, dtype=np.int64)
+        hw = np.fromiter(chain.from_iterable(sizes), dtype=np.int64, count=2 * len(sizes)).reshape(-1, 2)
     except OverflowError:
         return False
     return bool((hw >= 0).all() and (hw < 2**31).all() and (hw == gt.image_hw[img]).all()) and bool(
@@ -1256,21 +1256,29 @@ def _plain_rles_fit(segmentation: list, img: np.ndarray, gt: CocoGroundTruth) ->
     )
 
 
-def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> list:
-    out = []
-    if not _plain_rles_fit(segmentation, img, gt):
+def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> tuple[list, np.ndarray]:
+    """Every mask validated and converted as loadRes' ``annToRLE`` would, and its ``area`` (read from the
+    runs decoded in the validation for compressed RLEs; from pycocotools for the converted ones)."""
+    plain = _plain_rles_fit(segmentation, img, gt)
+    if not plain:
         for i, s in enumerate(segmentation):
             if s is None:
                 raise InputFormatError("missing field 'segmentation'", file=file, record=i)
             check_segmentation(s, file, i)
             check_rle_size(s, gt.image_hw[int(img[i])], file, i)
-    check_rles(segmentation, file, range(len(segmentation)))
+    area = check_rles(segmentation, file, range(len(segmentation)))
+    if plain:  # compressed RLEs, used as they are
+        return list(segmentation), area
+    out = []
     for i, s in enumerate(segmentation):
         if isinstance(s, dict) and not isinstance(s.get("counts"), list):
             out.append(s)
             continue
         out.append(to_rle(s, *_image_hw(gt, int(img[i]), file, i), file, i))
-    return out
+    converted = np.flatnonzero(np.isnan(area))
+    if converted.size:
+        area[converted] = _mask_areas([out[i] for i in converted.tolist()], file)
+    return out, area
 
 
 def _check_given_segmentations(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> None:
