@@ -296,10 +296,10 @@ def test_segm_result_masks_are_validated_once(monkeypatch):
     seen: list[int] = []
 
     def counting(real):
-        def wrapper(segms, file, records):
+        def wrapper(segms, file, records, **kw):
             if file == "<in-memory results>":
                 seen.extend(list(records))
-            return real(segms, file, records)
+            return real(segms, file, records, **kw)
 
         return wrapper
 
@@ -354,4 +354,49 @@ def test_segm_results_fast_structure_check_gives_the_record_by_record_outcome(mu
 
     fast = outcome()
     monkeypatch.setattr(io_coco, "_plain_rles_fit", lambda *a: False)
+    assert outcome() == fast
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda p: None,
+        lambda p: p.__setitem__(3, float("nan")),
+        lambda p: p.__setitem__(3, 1e7),
+        lambda p: p.__setitem__(3, -1e6),
+        lambda p: p.__setitem__(3, "7"),
+        lambda p: p.__setitem__(3, None),
+        lambda p: p.__setitem__(3, True),
+        lambda p: p.__setitem__(3, 2**70),
+        lambda p: p.pop(),
+        lambda p: p.__delitem__(slice(4, None)),
+        lambda p: p.append([1, 2]),
+    ],
+)
+def test_ground_truth_polygon_fast_check_gives_the_record_by_record_outcome(mutate, monkeypatch):
+    """The vectorised check of single ground-truth polygons (issue 15) only skips the record-by-record checks
+    when they would all pass: any mutation gives the same numbers or the same error as without it."""
+    import sys
+
+    import deteval.detection.coco as coco_mod
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _coco_cases import random_segm_case
+
+    case = next(
+        c
+        for c in map(random_segm_case, range(40))
+        if len(c["dt"]) > 3 and all(isinstance(a["segmentation"], list) for a in c["gt"]["annotations"][:3])
+    )
+    gt = copy.deepcopy(case["gt"])
+    mutate(gt["annotations"][2]["segmentation"][0])
+
+    def outcome():
+        try:
+            return coco_mod.evaluate_coco(gt, case["dt"], iou_type="segm").stats.tolist()
+        except DetevalError as exc:
+            return type(exc), str(exc)
+
+    fast = outcome()
+    monkeypatch.setattr(coco_mod._RleTable, "_single_polygons", lambda self, todo: False)
     assert outcome() == fast

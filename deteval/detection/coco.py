@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from os import PathLike
 from typing import Any
 
@@ -47,6 +48,7 @@ from deteval.detection.coco_match import MatchTable, match_groups
 from deteval.detection.coco_params import CocoParams
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.coco import (
+    MAX_POLYGON_COORD,
     CocoGroundTruth,
     CocoResults,
     check_rle_size,
@@ -547,10 +549,11 @@ class _RleTable:
         return h, w
 
     def ensure(self, idx: np.ndarray) -> None:
-        from pycocotools import mask as mask_utils
 
         batches: dict[tuple[int, int], list[int]] = {}
         todo = [i for i in idx.tolist() if self.cache[i] is None]
+        if self._single_polygons(todo):
+            return
         for i in todo:
             s = self.segs[i]
             if s is None:
@@ -573,6 +576,12 @@ class _RleTable:
                 batches.setdefault(self._hw(i), []).append(i)
             else:
                 self.cache[i] = to_rle(s, *self._hw(i), self.file, self._record(i))
+        self._convert(batches)
+
+    def _convert(self, batches: dict[tuple[int, int], list[int]]) -> None:
+        """Single polygons, one ``frPyObjects`` call per image size."""
+        from pycocotools import mask as mask_utils
+
         for (h, w), members in batches.items():
             try:
                 rles = mask_utils.frPyObjects([self.segs[i][0] for i in members], h, w)
@@ -580,6 +589,36 @@ class _RleTable:
                 rles = [to_rle(self.segs[i], h, w, self.file, self._record(i)) for i in members]
             for i, r in zip(members, rles):
                 self.cache[i] = r
+
+    def _single_polygons(self, todo: list[int]) -> bool:
+        """Convert ``todo`` when every entry is one polygon of numbers that :func:`check_segmentation` accepts,
+        in images with a size, checked in a few C-level passes (the usual ground truth); False (nothing done)
+        means only "not sure": the record-by-record checks then run and name the bad record."""
+        segs = [self.segs[i] for i in todo]
+        if not segs or set(map(type, segs)) != {list} or set(map(len, segs)) != {1}:
+            return False
+        polys = [s[0] for s in segs]
+        if set(map(type, polys)) != {list}:
+            return False
+        lens = np.fromiter(map(len, polys), dtype=np.int64, count=len(polys))
+        if (lens < 6).any() or (lens % 2).any():
+            return False
+        if not set(map(type, chain.from_iterable(polys))) <= {float, int, bool}:  # (fromiter reads "7" too)
+            return False
+        try:
+            flat = np.fromiter(chain.from_iterable(polys), dtype=np.float64, count=int(lens.sum()))
+        except (TypeError, ValueError, OverflowError):
+            return False
+        if not (np.isfinite(flat).all() and (np.abs(flat) <= MAX_POLYGON_COORD).all()):
+            return False
+        hw = self.image_hw[self.img[np.asarray(todo, dtype=np.int64)]]
+        if (hw < 0).any():
+            return False
+        batches: dict[tuple[int, int], list[int]] = {}
+        for i, h, w in zip(todo, hw[:, 0].tolist(), hw[:, 1].tolist()):
+            batches.setdefault((h, w), []).append(i)
+        self._convert(batches)
+        return True
 
     def __getitem__(self, i: int) -> Any:
         return self.cache[i]

@@ -1266,7 +1266,9 @@ def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -
                 raise InputFormatError("missing field 'segmentation'", file=file, record=i)
             check_segmentation(s, file, i)
             check_rle_size(s, gt.image_hw[int(img[i])], file, i)
-    area = check_rles(segmentation, file, range(len(segmentation)))
+    hw = gt.image_hw[img] if plain else None  # (the sizes just checked: each mask's image's)
+    pixels = hw[:, 0] * hw[:, 1] if hw is not None else None
+    area = check_rles(segmentation, file, range(len(segmentation)), pixels=pixels)
     if plain:  # compressed RLEs, used as they are
         return list(segmentation), area
     out = []

@@ -155,14 +155,17 @@ def _size_pixels(segm: dict) -> int:
 BATCH_CHARS = 1 << 18
 
 
-def check_rles(segms: Sequence[Any], file: str, records: Sequence[str | int]) -> np.ndarray:
+def check_rles(
+    segms: Sequence[Any], file: str, records: Sequence[str | int], *, pixels: np.ndarray | None = None
+) -> np.ndarray:
     """Validate the RLE dicts among ``segms`` (also those inside a list of parts), raising a
     :class:`~deteval.errors.DetevalError` that names ``records[i]`` for the first bad one.
 
     The structure (``counts`` present, ``size`` two whole numbers) must already have been checked; this
     decodes compressed strings and checks the runs (module docstring). Returns per entry the area of an RLE
     dict with compressed counts (its foreground pixels, the sum of its odd runs: pycocotools' ``area``), NaN
-    for any other entry (a polygon, a count list, a list of parts).
+    for any other entry (a polygon, a count list, a list of parts). ``pixels``: height × width of every entry,
+    when the caller has checked that each is a dict with ``size`` (spares reading the sizes again).
     """
     area = np.full(len(segms), np.nan)
     first_bad: tuple[int, type, str] | None = None
@@ -172,7 +175,7 @@ def check_rles(segms: Sequence[Any], file: str, records: Sequence[str | int]) ->
         if first_bad is None or i < first_bad[0]:
             first_bad = (i, cls, reason)
 
-    plain = _plain_strings(segms)
+    plain = _plain_strings(segms, pixels)
     if plain is not None:  # every entry a dict with a counts string: no loop over the records
         buf, lengths, pixels = plain
         owner = whole = None
@@ -246,21 +249,25 @@ def check_rles(segms: Sequence[Any], file: str, records: Sequence[str | int]) ->
     return area
 
 
-def _plain_strings(segms: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _plain_strings(
+    segms: Sequence[Any], pixels: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The counts of ``segms`` laid end to end (uint8), their lengths and pixels per mask, when every entry
     is a dict with an ASCII ``counts`` string (a few C-level passes); else None."""
     if not segms or set(map(type, segms)) != {dict}:
         return None
     try:
         counts = list(map(itemgetter("counts"), segms))
-        sizes = list(map(itemgetter("size"), segms))
-        if set(map(len, sizes)) != {2} or set(map(type, chain.from_iterable(sizes))) != {int}:
-            return None
-        hw = np.fromiter(chain.from_iterable(sizes), dtype=np.int64, count=2 * len(sizes)).reshape(-1, 2)
+        if pixels is None:
+            sizes = list(map(itemgetter("size"), segms))
+            if set(map(len, sizes)) != {2} or set(map(type, chain.from_iterable(sizes))) != {int}:
+                return None
+            hw = np.fromiter(chain.from_iterable(sizes), dtype=np.int64, count=2 * len(sizes)).reshape(-1, 2)
+            pixels = hw[:, 0] * hw[:, 1]
         joined = "".join(counts).encode("ascii")
     except (KeyError, TypeError, ValueError, OverflowError):  # (UnicodeEncodeError is a ValueError)
         return None
     if set(map(type, counts)) != {str}:
         return None
     lengths = np.fromiter(map(len, counts), dtype=np.int64, count=len(counts))
-    return np.frombuffer(joined, dtype=np.uint8), lengths, hw[:, 0] * hw[:, 1]
+    return np.frombuffer(joined, dtype=np.uint8), lengths, pixels
