@@ -104,14 +104,14 @@ def _decode(buf: np.ndarray, lengths: np.ndarray) -> _Decoded:
     top = c[ends]
     top &= _BITS  # the last group of each value
     nchar = np.diff(ends, prepend=-1)
-    fail(
-        ends[(nchar > _MAX_CHARS) | ((nchar == _MAX_CHARS) & (top > 1))],
-        "RLE counts string holds a value too large for pycocotools to decode (2**31 or more)",
-    )
     x = ((top << 3).view(np.int8) >> 3).astype(np.int64)  # the 5-bit group, sign-extended from bit 0x10
     sub = np.flatnonzero(nchar > 1)
     if sub.size:  # Horner from the (signed) last group down, on the values that have more groups
         sx, s_end, s_n = x[sub], ends[sub], nchar[sub]
+        fail(
+            s_end[(s_n > _MAX_CHARS) | ((s_n == _MAX_CHARS) & (top[sub] > 1))],
+            "RLE counts string holds a value too large for pycocotools to decode (2**31 or more)",
+        )
         for j in range(1, _MAX_CHARS):
             sx = (sx << 5) | (c[s_end - j] & _BITS)
             done = s_n == j + 1
@@ -131,10 +131,10 @@ def _decode(buf: np.ndarray, lengths: np.ndarray) -> _Decoded:
     p = np.empty_like(x)
     np.cumsum(x[0::2], out=p[0::2])
     np.cumsum(x[1::2], out=p[1::2])
-    before_odd = np.r_[np.int64(0), p[:-1]][first]  # P[f-1]
+    before_odd = np.where(first > 0, p[np.maximum(first - 1, 0)], 0)  # P[f-1]
     before_even = p[first]
-    odd = np.arange(n_val, dtype=np.int64) & 1  # whether each value's index in its string is odd
-    odd ^= np.repeat(first & 1, count)
+    odd = np.repeat((first & 1).astype(bool), count)  # whether each value's index in its string is odd
+    odd ^= _alternating(n_val)
     runs = p
     runs -= np.repeat(before_even, count)
     runs -= odd * np.repeat(before_odd - before_even, count)
@@ -144,6 +144,18 @@ def _decode(buf: np.ndarray, lengths: np.ndarray) -> _Decoded:
     out.total[has] = np.add.reduceat(runs, first)
     out.area[has] = np.add.reduceat(runs * odd, first)
     return out
+
+
+_ALTERNATING = np.zeros(0, dtype=bool)
+
+
+def _alternating(n: int) -> np.ndarray:
+    """False, True, False, ... (n values; a read-only view of one shared array)."""
+    global _ALTERNATING
+    if _ALTERNATING.shape[0] < n:
+        _ALTERNATING = (np.arange(max(n, 2 * BATCH_CHARS), dtype=np.int64) & 1).astype(bool)
+        _ALTERNATING.flags.writeable = False
+    return _ALTERNATING[:n]
 
 
 def _size_pixels(segm: dict) -> int:
