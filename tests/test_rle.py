@@ -360,17 +360,19 @@ def test_segm_results_fast_structure_check_gives_the_record_by_record_outcome(mu
 @pytest.mark.parametrize(
     "mutate",
     [
-        lambda p: None,
-        lambda p: p.__setitem__(3, float("nan")),
-        lambda p: p.__setitem__(3, 1e7),
-        lambda p: p.__setitem__(3, -1e6),
-        lambda p: p.__setitem__(3, "7"),
-        lambda p: p.__setitem__(3, None),
-        lambda p: p.__setitem__(3, True),
-        lambda p: p.__setitem__(3, 2**70),
-        lambda p: p.pop(),
-        lambda p: p.__delitem__(slice(4, None)),
-        lambda p: p.append([1, 2]),
+        lambda s: None,
+        lambda s: s[0].__setitem__(3, float("nan")),
+        lambda s: s[0].__setitem__(3, 1e7),
+        lambda s: s[0].__setitem__(3, -1e6),
+        lambda s: s[0].__setitem__(3, "7"),
+        lambda s: s[0].__setitem__(3, None),
+        lambda s: s[0].__setitem__(3, True),
+        lambda s: s[0].__setitem__(3, 2**70),
+        lambda s: s[0].pop(),
+        lambda s: s[0].__delitem__(slice(4, None)),
+        lambda s: s[0].append([1, 2]),
+        lambda s: s.append(list(s[0])),  # two polygons: this one record by record, the others at once
+        lambda s: s.append([1, 2]),
     ],
 )
 def test_ground_truth_polygon_fast_check_gives_the_record_by_record_outcome(mutate, monkeypatch):
@@ -389,7 +391,7 @@ def test_ground_truth_polygon_fast_check_gives_the_record_by_record_outcome(muta
         if len(c["dt"]) > 3 and all(isinstance(a["segmentation"], list) for a in c["gt"]["annotations"][:3])
     )
     gt = copy.deepcopy(case["gt"])
-    mutate(gt["annotations"][2]["segmentation"][0])
+    mutate(gt["annotations"][2]["segmentation"])
 
     def outcome():
         try:
@@ -398,5 +400,5 @@ def test_ground_truth_polygon_fast_check_gives_the_record_by_record_outcome(muta
             return type(exc), str(exc)
 
     fast = outcome()
-    monkeypatch.setattr(coco_mod._RleTable, "_single_polygons", lambda self, todo: False)
+    monkeypatch.setattr(coco_mod._RleTable, "_single_polygons", lambda self, todo, batches: todo)
     assert outcome() == fast

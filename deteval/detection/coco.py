@@ -552,8 +552,7 @@ class _RleTable:
 
         batches: dict[tuple[int, int], list[int]] = {}
         todo = [i for i in idx.tolist() if self.cache[i] is None]
-        if self._single_polygons(todo):
-            return
+        todo = self._single_polygons(todo, batches)
         for i in todo:
             s = self.segs[i]
             if s is None:
@@ -590,35 +589,35 @@ class _RleTable:
             for i, r in zip(members, rles):
                 self.cache[i] = r
 
-    def _single_polygons(self, todo: list[int]) -> bool:
-        """Convert ``todo`` when every entry is one polygon of numbers that :func:`check_segmentation` accepts,
-        in images with a size, checked in a few C-level passes (the usual ground truth); False (nothing done)
-        means only "not sure": the record-by-record checks then run and name the bad record."""
-        segs = [self.segs[i] for i in todo]
-        if not segs or set(map(type, segs)) != {list} or set(map(len, segs)) != {1}:
-            return False
-        polys = [s[0] for s in segs]
-        if set(map(type, polys)) != {list}:
-            return False
+    def _single_polygons(self, todo: list[int], batches: dict[tuple[int, int], list[int]]) -> list[int]:
+        """Put the entries of ``todo`` that are one polygon each (the usual ground truth) in ``batches`` by image
+        size when all of them are numbers that :func:`check_segmentation` accepts, in images with a size,
+        checked in a few C-level passes; returns the entries left for the record-by-record checks (all of
+        them at any doubt: those checks then name the bad record)."""
+        single = [i for i in todo if type(s := self.segs[i]) is list and len(s) == 1 and type(s[0]) is list]
+        if not single:
+            return todo
+        polys = [self.segs[i][0] for i in single]
         lens = np.fromiter(map(len, polys), dtype=np.int64, count=len(polys))
         if (lens < 6).any() or (lens % 2).any():
-            return False
+            return todo
         if not set(map(type, chain.from_iterable(polys))) <= {float, int, bool}:  # (fromiter reads "7" too)
-            return False
+            return todo
         try:
             flat = np.fromiter(chain.from_iterable(polys), dtype=np.float64, count=int(lens.sum()))
         except (TypeError, ValueError, OverflowError):
-            return False
+            return todo
         if not (np.isfinite(flat).all() and (np.abs(flat) <= MAX_POLYGON_COORD).all()):
-            return False
-        hw = self.image_hw[self.img[np.asarray(todo, dtype=np.int64)]]
+            return todo
+        hw = self.image_hw[self.img[np.asarray(single, dtype=np.int64)]]
         if (hw < 0).any():
-            return False
-        batches: dict[tuple[int, int], list[int]] = {}
-        for i, h, w in zip(todo, hw[:, 0].tolist(), hw[:, 1].tolist()):
+            return todo
+        for i, h, w in zip(single, hw[:, 0].tolist(), hw[:, 1].tolist()):
             batches.setdefault((h, w), []).append(i)
-        self._convert(batches)
-        return True
+        if len(single) == len(todo):
+            return []
+        taken = set(single)
+        return [i for i in todo if i not in taken]
 
     def __getitem__(self, i: int) -> Any:
         return self.cache[i]
