@@ -626,20 +626,23 @@ class _RleTable:
 def _gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> _RleTable:
     if gt.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the ground truth", file=gt.source)
-    return _RleTable(
-        [gt.segmentation[i] for i in keep.tolist()], gt.img[keep], gt.image_hw, gt.source, "annotations", keep
-    )
+    return _RleTable(_take(gt.segmentation, keep), gt.img[keep], gt.image_hw, gt.source, "annotations", keep)
 
 
 def _dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> _RleTable:
     if res.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the results", file=res.source)
-    table = _RleTable(
-        [res.segmentation[i] for i in keep.tolist()], res.img[keep], gt.image_hw, res.source, None, keep
-    )
+    table = _RleTable(_take(res.segmentation, keep), res.img[keep], gt.image_hw, res.source, None, keep)
     if res.rles is not None and len(res.rles) == len(res):  # validated and converted at load
-        table.cache = [res.rles[i] for i in keep.tolist()]
+        table.cache = _take(res.rles, keep)
     return table
+
+
+def _take(items: list, keep: np.ndarray) -> list:
+    """``[items[i] for i in keep]`` (``keep`` ascending, distinct): a copy when it keeps everything."""
+    if keep.shape[0] == len(items):
+        return list(items)
+    return list(map(items.__getitem__, keep.tolist()))
 
 
 def _finish(
