@@ -402,11 +402,14 @@ def _keypoint_matrix(
             record=_rec(where, i),
         )
     try:
-        if bool in set(map(type, chain.from_iterable(values))):
+        # (fromiter alone would read True as 1.0 and "12.5" as 12.5; the second test only for unusual types)
+        if not set(map(type, chain.from_iterable(values))) <= {int, float} and not all(
+            map(_is_real, chain.from_iterable(values))
+        ):
             raise TypeError
         flat = np.fromiter(chain.from_iterable(values), dtype=np.float64, count=int(lens.sum()))
-    except (TypeError, ValueError):
-        i = _first_bad(values, lambda b: all(_is_number(v) for v in b))
+    except (TypeError, ValueError, OverflowError):
+        i = _first_bad(values, lambda b: all(map(_is_real, b)) and all(abs(v) <= _FLOAT_MAX for v in b))
         raise InputFormatError(
             f"{what} must hold numbers, got {str(values[i])[:40]}", file=file, record=_rec(where, i)
         ) from None
@@ -427,6 +430,14 @@ def _keypoint_matrix(
                 record=_rec(where, i),
             )
     return mat
+
+
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+def _is_real(v: Any) -> bool:
+    """A Python or numpy integer or float, not a bool."""
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
 
 
 def _is_list(v: Any) -> bool:
