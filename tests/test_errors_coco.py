@@ -13,6 +13,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cli_errors import cli_error, subprocess_error
 
@@ -401,6 +402,10 @@ BAD_KEYPOINTS = {
     "not_a_multiple_of_3": (lambda k: k[:50], InputFormatError, "(expected 51, got 50)"),
     "a_string": (lambda k: "x", InputFormatError, "keypoints must be a list of numbers"),
     "a_string_inside": (lambda k: ["x"] + k[1:], InputFormatError, "keypoints must hold numbers"),
+    # numpy would read "12.5" as 12.5: refused, as pycocotools' arithmetic on it would fail
+    "a_numeric_string_inside": (lambda k: ["12.5"] + k[1:], InputFormatError, "keypoints must hold numbers"),
+    "a_bool_inside": (lambda k: [True] + k[1:], InputFormatError, "keypoints must hold numbers"),
+    "an_integer_beyond_float": (lambda k: [2**1100] + k[1:], InputFormatError, "keypoints must hold numbers"),
     "nan": (lambda k: [NAN] + k[1:], ValidationError, "keypoints are not finite"),
 }
 
@@ -558,3 +563,21 @@ def test_in_memory_arrays_refuse_overflowing_boxes_quietly():
         warnings.simplefilter("error")
         with pytest.raises(ValidationError, match="<preds>: image 0, box 0: box"):
             evaluate_coco_arrays(preds, targets)
+
+
+def test_keypoints_as_numpy_scalars_are_numbers():
+    """In-memory keypoints may hold numpy integers and floats (read as the same numbers); a numeric string, a
+    bool or an integer beyond float range is refused above (fromiter alone would coerce the first two)."""
+    as_numpy = [
+        dict(
+            r,
+            keypoints=[np.float64(v) if j % 3 else np.int64(round(v)) for j, v in enumerate(r["keypoints"])],
+        )
+        for r in KP_RES
+    ]
+    rounded = [
+        dict(r, keypoints=[float(v) if j % 3 else float(round(v)) for j, v in enumerate(r["keypoints"])])
+        for r in KP_RES
+    ]
+    ours = evaluate_coco(KP_GT, as_numpy, iou_type="keypoints").stats
+    assert np.array_equal(ours, evaluate_coco(KP_GT, rounded, iou_type="keypoints").stats)

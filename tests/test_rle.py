@@ -123,6 +123,40 @@ def test_bad_strings_are_refused(name, batch, monkeypatch):
         check_rles([[good], [good, {"size": [5, 6], "counts": counts}]], "f", [0, "record 1"])
 
 
+@pytest.mark.parametrize("name", sorted(BAD_STRINGS))
+def test_bad_strings_are_refused_on_the_all_strings_path(name):
+    """Every entry a dict with a ``str`` counts: the joined fast path gives the same error as the generic one."""
+    counts, exc, words = BAD_STRINGS[name]
+    text = counts if isinstance(counts, str) else counts.decode("latin-1")
+    good = {"size": [5, 6], "counts": encode([3, 2, 25]).decode()}
+    with pytest.raises(exc, match=f"^f: record 1: .*{re.escape(words)}"):
+        check_rles([good, {"size": [5, 6], "counts": text}, good], "f", [0, "record 1", 2])
+
+
+def test_areas_are_pycocotools_area_on_random_runs():
+    """The areas check_rles returns equal pycocotools' ``area`` on random runs (zero runs anywhere, long
+    values, deltas of both signs), on both the all-strings path and the generic one; NaN for other entries."""
+    rng = np.random.default_rng(3)
+    rles = []
+    for t in range(300):
+        n = int(rng.integers(1, 40))
+        runs = rng.integers(0, [3, 40, 5000][t % 3], n)
+        runs[rng.random(n) < 0.2] = 0
+        total = int(runs.sum())
+        if total == 0:
+            runs[0], total = 1, 1
+        h = next(d for d in (7, 5, 3, 2, 1) if total % d == 0)
+        rles.append({"size": [h, total // h], "counts": encode(runs.tolist()).decode()})
+    ref = np.concatenate([mask_utils.area(rles[i : i + 100]) for i in range(0, len(rles), 100)])
+    assert np.array_equal(check_rles(rles, "f", range(len(rles))), ref)
+    mixed = [dict(r, counts=r["counts"].encode()) if i % 2 else r for i, r in enumerate(rles)]
+    assert np.array_equal(check_rles(mixed, "f", range(len(rles))), ref)
+    other = check_rles(
+        [rles[0], [rles[1]], {"size": [5, 6], "counts": [3, 2, 25]}, [[1, 2, 3, 4, 5, 6]]], "f", range(4)
+    )
+    assert other[0] == ref[0] and np.isnan(other[1:]).all()
+
+
 def test_count_lists():
     check_rles([{"size": [5, 6], "counts": [3, 2, 25]}], "f", [0])
     with pytest.raises(ValidationError, match="add up to 29 pixels"):
@@ -262,10 +296,10 @@ def test_segm_result_masks_are_validated_once(monkeypatch):
     seen: list[int] = []
 
     def counting(real):
-        def wrapper(segms, file, records):
+        def wrapper(segms, file, records, **kw):
             if file == "<in-memory results>":
                 seen.extend(list(records))
-            return real(segms, file, records)
+            return real(segms, file, records, **kw)
 
         return wrapper
 
@@ -320,4 +354,51 @@ def test_segm_results_fast_structure_check_gives_the_record_by_record_outcome(mu
 
     fast = outcome()
     monkeypatch.setattr(io_coco, "_plain_rles_fit", lambda *a: False)
+    assert outcome() == fast
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda s: None,
+        lambda s: s[0].__setitem__(3, float("nan")),
+        lambda s: s[0].__setitem__(3, 1e7),
+        lambda s: s[0].__setitem__(3, -1e6),
+        lambda s: s[0].__setitem__(3, "7"),
+        lambda s: s[0].__setitem__(3, None),
+        lambda s: s[0].__setitem__(3, True),
+        lambda s: s[0].__setitem__(3, 2**70),
+        lambda s: s[0].pop(),
+        lambda s: s[0].__delitem__(slice(4, None)),
+        lambda s: s[0].append([1, 2]),
+        lambda s: s.append(list(s[0])),  # two polygons: this one record by record, the others at once
+        lambda s: s.append([1, 2]),
+    ],
+)
+def test_ground_truth_polygon_fast_check_gives_the_record_by_record_outcome(mutate, monkeypatch):
+    """The vectorised check of single ground-truth polygons (issue 15) only skips the record-by-record checks
+    when they would all pass: any mutation gives the same numbers or the same error as without it."""
+    import sys
+
+    import deteval.detection.coco as coco_mod
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _coco_cases import random_segm_case
+
+    case = next(
+        c
+        for c in map(random_segm_case, range(40))
+        if len(c["dt"]) > 3 and all(isinstance(a["segmentation"], list) for a in c["gt"]["annotations"][:3])
+    )
+    gt = copy.deepcopy(case["gt"])
+    mutate(gt["annotations"][2]["segmentation"])
+
+    def outcome():
+        try:
+            return coco_mod.evaluate_coco(gt, case["dt"], iou_type="segm").stats.tolist()
+        except DetevalError as exc:
+            return type(exc), str(exc)
+
+    fast = outcome()
+    monkeypatch.setattr(coco_mod._RleTable, "_single_polygons", lambda self, todo, batches: todo)
     assert outcome() == fast

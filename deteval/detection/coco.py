@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from os import PathLike
 from typing import Any
 
@@ -47,6 +48,7 @@ from deteval.detection.coco_match import MatchTable, match_groups
 from deteval.detection.coco_params import CocoParams
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.coco import (
+    MAX_POLYGON_COORD,
     CocoGroundTruth,
     CocoResults,
     check_rle_size,
@@ -547,10 +549,10 @@ class _RleTable:
         return h, w
 
     def ensure(self, idx: np.ndarray) -> None:
-        from pycocotools import mask as mask_utils
 
         batches: dict[tuple[int, int], list[int]] = {}
         todo = [i for i in idx.tolist() if self.cache[i] is None]
+        todo = self._single_polygons(todo, batches)
         for i in todo:
             s = self.segs[i]
             if s is None:
@@ -573,6 +575,12 @@ class _RleTable:
                 batches.setdefault(self._hw(i), []).append(i)
             else:
                 self.cache[i] = to_rle(s, *self._hw(i), self.file, self._record(i))
+        self._convert(batches)
+
+    def _convert(self, batches: dict[tuple[int, int], list[int]]) -> None:
+        """Single polygons, one ``frPyObjects`` call per image size."""
+        from pycocotools import mask as mask_utils
+
         for (h, w), members in batches.items():
             try:
                 rles = mask_utils.frPyObjects([self.segs[i][0] for i in members], h, w)
@@ -581,6 +589,36 @@ class _RleTable:
             for i, r in zip(members, rles):
                 self.cache[i] = r
 
+    def _single_polygons(self, todo: list[int], batches: dict[tuple[int, int], list[int]]) -> list[int]:
+        """Put the entries of ``todo`` that are one polygon each (the usual ground truth) in ``batches`` by image
+        size when all of them are numbers that :func:`check_segmentation` accepts, in images with a size,
+        checked in a few C-level passes; returns the entries left for the record-by-record checks (all of
+        them at any doubt: those checks then name the bad record)."""
+        single = [i for i in todo if type(s := self.segs[i]) is list and len(s) == 1 and type(s[0]) is list]
+        if not single:
+            return todo
+        polys = [self.segs[i][0] for i in single]
+        lens = np.fromiter(map(len, polys), dtype=np.int64, count=len(polys))
+        if (lens < 6).any() or (lens % 2).any():
+            return todo
+        if not set(map(type, chain.from_iterable(polys))) <= {float, int, bool}:  # (fromiter reads "7" too)
+            return todo
+        try:
+            flat = np.fromiter(chain.from_iterable(polys), dtype=np.float64, count=int(lens.sum()))
+        except (TypeError, ValueError, OverflowError):
+            return todo
+        if not (np.isfinite(flat).all() and (np.abs(flat) <= MAX_POLYGON_COORD).all()):
+            return todo
+        hw = self.image_hw[self.img[np.asarray(single, dtype=np.int64)]]
+        if (hw < 0).any():
+            return todo
+        for i, h, w in zip(single, hw[:, 0].tolist(), hw[:, 1].tolist()):
+            batches.setdefault((h, w), []).append(i)
+        if len(single) == len(todo):
+            return []
+        taken = set(single)
+        return [i for i in todo if i not in taken]
+
     def __getitem__(self, i: int) -> Any:
         return self.cache[i]
 
@@ -588,20 +626,23 @@ class _RleTable:
 def _gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> _RleTable:
     if gt.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the ground truth", file=gt.source)
-    return _RleTable(
-        [gt.segmentation[i] for i in keep.tolist()], gt.img[keep], gt.image_hw, gt.source, "annotations", keep
-    )
+    return _RleTable(_take(gt.segmentation, keep), gt.img[keep], gt.image_hw, gt.source, "annotations", keep)
 
 
 def _dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> _RleTable:
     if res.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the results", file=res.source)
-    table = _RleTable(
-        [res.segmentation[i] for i in keep.tolist()], res.img[keep], gt.image_hw, res.source, None, keep
-    )
+    table = _RleTable(_take(res.segmentation, keep), res.img[keep], gt.image_hw, res.source, None, keep)
     if res.rles is not None and len(res.rles) == len(res):  # validated and converted at load
-        table.cache = [res.rles[i] for i in keep.tolist()]
+        table.cache = _take(res.rles, keep)
     return table
+
+
+def _take(items: list, keep: np.ndarray) -> list:
+    """``[items[i] for i in keep]`` (``keep`` ascending, distinct): a copy when it keeps everything."""
+    if keep.shape[0] == len(items):
+        return list(items)
+    return list(map(items.__getitem__, keep.tolist()))
 
 
 def _finish(

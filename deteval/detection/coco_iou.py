@@ -138,27 +138,31 @@ def oks_pairs(
     if di.size == 0:
         return out
     var = (sigmas * 2) ** 2
-    g = gkp[gi]
-    d = dkp[di]
-    xg, yg, vg = g[:, 0::3], g[:, 1::3], g[:, 2::3]
-    xd, yd = d[:, 0::3], d[:, 1::3]
-    vis = vg > 0
+    # per ground truth (not per pair): how many keypoints are visible, and the order that puts them first
+    # (in order), as pycocotools' e[vg > 0] compacts them; without any, all keypoints in order
+    vis = gkp[:, 2::3] > 0
     k1 = np.count_nonzero(vis, axis=1)
-    bb = gbox[gi]
-    x0 = (bb[:, 0] - bb[:, 2])[:, None]
-    x1 = (bb[:, 0] + bb[:, 2] * 2)[:, None]
-    y0 = (bb[:, 1] - bb[:, 3])[:, None]
-    y1 = (bb[:, 1] + bb[:, 3] * 2)[:, None]
-    z = np.zeros_like(xd)
-    has = (k1 > 0)[:, None]
-    dx = np.where(has, xd - xg, np.maximum(z, x0 - xd) + np.maximum(z, xd - x1))
-    dy = np.where(has, yd - yg, np.maximum(z, y0 - yd) + np.maximum(z, yd - y1))
+    vis[k1 == 0] = True
+    order = np.argsort(~vis, axis=1, kind="stable")
+    count = np.where(k1 > 0, k1, n_kp)[gi]
+    d = dkp[di]
+    g = gkp[gi]
+    xd, yd = d[:, 0::3], d[:, 1::3]
+    dx = xd - g[:, 0::3]
+    dy = yd - g[:, 1::3]
+    none = np.flatnonzero(k1[gi] == 0)
+    if none.size:  # where the ground truth has no visible keypoint: the distance outside its enlarged box
+        bb = gbox[gi[none]]
+        x0 = (bb[:, 0] - bb[:, 2])[:, None]
+        x1 = (bb[:, 0] + bb[:, 2] * 2)[:, None]
+        y0 = (bb[:, 1] - bb[:, 3])[:, None]
+        y1 = (bb[:, 1] + bb[:, 3] * 2)[:, None]
+        xn, yn = xd[none], yd[none]
+        z = np.zeros_like(xn)
+        dx[none] = np.maximum(z, x0 - xn) + np.maximum(z, xn - x1)
+        dy[none] = np.maximum(z, y0 - yn) + np.maximum(z, yn - y1)
     e = (dx**2 + dy**2) / var / (garea[gi] + np.spacing(1))[:, None] / 2
-    # visible keypoints first (in order), as pycocotools' e[vg > 0] compacts them
-    vis_all = np.where(has, vis, True)
-    order = np.argsort(~vis_all, axis=1, kind="stable")
-    ex = np.exp(-np.take_along_axis(e, order, axis=1))
-    count = np.where(k1 > 0, k1, n_kp)
+    ex = np.exp(-np.take_along_axis(e, order[gi], axis=1))
     for c in np.unique(count):
         rows = np.flatnonzero(count == c)
         out[rows] = numpy_pairwise_sum_rows(np.ascontiguousarray(ex[rows, :c])) / c

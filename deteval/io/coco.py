@@ -384,7 +384,7 @@ def _keypoint_matrix(
     """An N×3K float64 matrix; ``width``: the 3K every record must have (the ground truth's), else the first
     record's. ``gt``: visibility flags must be 0, 1 or 2."""
     n = len(values)
-    if not all(map(_is_list, values)):
+    if set(map(type, values)) != {list} and not all(map(_is_list, values)):  # (the first: one C-level pass)
         i = _first_bad(values, _is_list)
         raise InputFormatError(
             f"{what} must be a list of numbers, got {str(values[i])[:40]}", file=file, record=_rec(where, i)
@@ -402,11 +402,14 @@ def _keypoint_matrix(
             record=_rec(where, i),
         )
     try:
-        if bool in set(map(type, chain.from_iterable(values))):
+        # (fromiter alone would read True as 1.0 and "12.5" as 12.5; the second test only for unusual types)
+        if not set(map(type, chain.from_iterable(values))) <= {int, float} and not all(
+            map(_is_real, chain.from_iterable(values))
+        ):
             raise TypeError
         flat = np.fromiter(chain.from_iterable(values), dtype=np.float64, count=int(lens.sum()))
-    except (TypeError, ValueError):
-        i = _first_bad(values, lambda b: all(_is_number(v) for v in b))
+    except (TypeError, ValueError, OverflowError):
+        i = _first_bad(values, lambda b: all(map(_is_real, b)) and all(abs(v) <= _FLOAT_MAX for v in b))
         raise InputFormatError(
             f"{what} must hold numbers, got {str(values[i])[:40]}", file=file, record=_rec(where, i)
         ) from None
@@ -427,6 +430,14 @@ def _keypoint_matrix(
                 record=_rec(where, i),
             )
     return mat
+
+
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+def _is_real(v: Any) -> bool:
+    """A Python or numpy integer or float, not a bool."""
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
 
 
 def _is_list(v: Any) -> bool:
@@ -932,14 +943,14 @@ def _results_from_records(
     else:
         # segm branch: every mask validated and converted once, read for the areas, the missing boxes and
         # (kept in ``rles``) by the matcher
-        rles = _rles(segmentation or [], img, gt, file) if kind == "segm" else None
+        rles, areas = _rles(segmentation or [], img, gt, file) if kind == "segm" else (None, None)
         bbox = _result_boxes(records, kind, iou_type, rles, img, gt, file)
         if kind == "loaded":
             area = _floats(_field(records, "area", file, None), "area", file, None)
         elif kind == "bbox":
             area = bbox[:, 2] * bbox[:, 3]
         else:  # segm: loadRes takes every record's area from its mask
-            area = _mask_areas(rles or [], file)
+            area = areas if areas is not None else np.zeros(0)
     return CocoResults(
         img=img,
         cat=cat,
@@ -1248,7 +1259,7 @@ def _plain_rles_fit(segmentation: list, img: np.ndarray, gt: CocoGroundTruth) ->
     if set(map(type, chain.from_iterable(sizes))) != {int}:
         return False
     try:
-        hw = np.array(sizes, dtype=np.int64)
+        hw = np.fromiter(chain.from_iterable(sizes), dtype=np.int64, count=2 * len(sizes)).reshape(-1, 2)
     except OverflowError:
         return False
     return bool((hw >= 0).all() and (hw < 2**31).all() and (hw == gt.image_hw[img]).all()) and bool(
@@ -1256,21 +1267,31 @@ def _plain_rles_fit(segmentation: list, img: np.ndarray, gt: CocoGroundTruth) ->
     )
 
 
-def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> list:
-    out = []
-    if not _plain_rles_fit(segmentation, img, gt):
+def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> tuple[list, np.ndarray]:
+    """Every mask validated and converted as loadRes' ``annToRLE`` would, and its ``area`` (read from the
+    runs decoded in the validation for compressed RLEs; from pycocotools for the converted ones)."""
+    plain = _plain_rles_fit(segmentation, img, gt)
+    if not plain:
         for i, s in enumerate(segmentation):
             if s is None:
                 raise InputFormatError("missing field 'segmentation'", file=file, record=i)
             check_segmentation(s, file, i)
             check_rle_size(s, gt.image_hw[int(img[i])], file, i)
-    check_rles(segmentation, file, range(len(segmentation)))
+    hw = gt.image_hw[img] if plain else None  # (the sizes just checked: each mask's image's)
+    pixels = hw[:, 0] * hw[:, 1] if hw is not None else None
+    area = check_rles(segmentation, file, range(len(segmentation)), pixels=pixels)
+    if plain:  # compressed RLEs, used as they are
+        return list(segmentation), area
+    out = []
     for i, s in enumerate(segmentation):
         if isinstance(s, dict) and not isinstance(s.get("counts"), list):
             out.append(s)
             continue
         out.append(to_rle(s, *_image_hw(gt, int(img[i]), file, i), file, i))
-    return out
+    converted = np.flatnonzero(np.isnan(area))
+    if converted.size:
+        area[converted] = _mask_areas([out[i] for i in converted.tolist()], file)
+    return out, area
 
 
 def _check_given_segmentations(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> None:

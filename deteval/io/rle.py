@@ -25,6 +25,8 @@ An uncompressed RLE (``counts`` a list of integers) must have at least one count
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -53,16 +55,37 @@ def decode_counts(strings: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.
 
     Returns ``(runs, owner, n_runs, errors)``: the runs of all strings concatenated (int64, exact), the string
     each run belongs to, the number of runs per string, and per string None or the reason it is malformed
-    (a malformed string's runs are not meaningful). Run ``m`` of a string is ``x_m`` for ``m < 3`` and
-    ``x_m + run_{m-2}`` after, ``x_m`` being the signed value of its characters (module docstring): so the
-    odd runs are running sums of the odd values, and the even runs from ``m = 2`` on of the even values.
-    Work is per character on uint8 arrays and per value on int64 ones (no sort).
+    (a malformed string's runs are not meaningful). See :func:`_decode`.
     """
-    n = len(strings)
+    lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    d = _decode(np.frombuffer(b"".join(strings), dtype=np.uint8), lengths)
+    return d.runs, np.repeat(np.arange(len(strings)), d.n_runs), d.n_runs, d.errors
+
+
+class _Decoded:
+    """The runs of a batch of strings (:func:`_decode`) and what validation and ``area`` read from them."""
+
+    def __init__(self, runs: np.ndarray, n_runs: np.ndarray, errors: list[str | None]) -> None:
+        self.runs, self.n_runs, self.errors = runs, n_runs, errors
+        n = n_runs.shape[0]
+        self.total = np.zeros(n, dtype=np.int64)
+        self.area = np.zeros(n, dtype=np.int64)  # pixels of the odd (foreground) runs
+        self.negative = np.zeros(n, dtype=bool)
+
+
+def _decode(buf: np.ndarray, lengths: np.ndarray) -> _Decoded:
+    """Decode the strings laid end to end in ``buf`` (uint8), ``lengths[i]`` characters each.
+
+    Work is per character on uint8 arrays and per value on int64 ones (no sort, no per-string loop). A value
+    of one character (most of them) is its 5 bits sign-extended; the few longer ones are assembled from
+    their last group down. Run ``m`` of a string is ``x_m`` for ``m < 3`` and ``x_m + run_{m-2}`` after: with
+    ``P`` the running sums of the values over every other position of the whole batch, run ``m ≥ 1`` is ``P``
+    there minus ``P`` just before the string's chain of that parity starts (``P[f−1]`` for odd ``m``,
+    ``P[f]`` for even, ``f`` the string's first value).
+    """
+    n = lengths.shape[0]
     errors: list[str | None] = [None] * n
-    lengths = np.fromiter(map(len, strings), dtype=np.int64, count=n)
-    str_end = np.cumsum(lengths)  # exclusive end of each string in the joined buffer
-    buf = np.frombuffer(b"".join(strings), dtype=np.uint8)
+    str_end = np.cumsum(lengths)  # exclusive end of each string in ``buf``
 
     def fail(positions: np.ndarray, reason: str) -> None:
         for i in np.unique(np.searchsorted(str_end, positions, side="right")).tolist():
@@ -71,48 +94,68 @@ def decode_counts(strings: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.
 
     for i in np.flatnonzero(lengths == 0).tolist():
         errors[i] = "RLE counts string is empty (no run at all)"
-    fail(
-        np.flatnonzero((buf < _FIRST) | (buf > _LAST)), "RLE counts string holds a character outside '0'..'o'"
-    )
-    c = buf - np.uint8(_FIRST)  # (wraps for the characters just refused; their strings are already bad)
-    more = (c & _MORE) != 0
+    c = buf - np.uint8(_FIRST)  # wraps below '0': one comparison finds every character outside '0'..'o'
+    fail(np.flatnonzero(c > _LAST - _FIRST), "RLE counts string holds a character outside '0'..'o'")
+    is_end = c < _MORE  # (a refused character may look like either: its string is already bad)
     last = str_end[lengths > 0] - 1
-    fail(last[more[last]], "RLE counts string ends inside a value (truncated or corrupt)")
-    is_end = ~more
+    fail(last[~is_end[last]], "RLE counts string ends inside a value (truncated or corrupt)")
     is_end[last] = True  # so that no value straddles two strings (those strings are refused above)
     ends = np.flatnonzero(is_end)
+    top = c[ends]
+    top &= _BITS  # the last group of each value
     nchar = np.diff(ends, prepend=-1)
-    top = c[ends] & _BITS  # the last group of each value
-    fail(
-        ends[(nchar > _MAX_CHARS) | ((nchar == _MAX_CHARS) & (top > 1))],
-        "RLE counts string holds a value too large for pycocotools to decode (2**31 or more)",
-    )
-    # Horner from the last group down, on the ever fewer values that have one more group (most have one)
-    x = top.astype(np.int64)
+    x = ((top << 3).view(np.int8) >> 3).astype(np.int64)  # the 5-bit group, sign-extended from bit 0x10
     sub = np.flatnonzero(nchar > 1)
-    for j in range(1, _MAX_CHARS):
-        if not sub.size:
-            break
-        x[sub] = (x[sub] << 5) | (c[ends[sub] - j] & _BITS)
-        sub = sub[nchar[sub] > j + 1]
-    neg = np.flatnonzero(top & _SIGN)
-    x[neg] -= np.int64(1) << (5 * np.minimum(nchar[neg], _MAX_CHARS))
-    n_runs = np.zeros(n, dtype=np.int64)
-    nonempty = np.flatnonzero(lengths > 0)
-    if nonempty.size:
-        n_runs[nonempty] = np.add.reduceat(is_end, (str_end - lengths)[nonempty])
-    owner = np.repeat(np.arange(n), n_runs)
-    first = np.cumsum(n_runs) - n_runs
-    m = np.arange(owner.shape[0]) - np.repeat(first, n_runs)
-    runs = x.copy()
-    if owner.size:
-        at = np.minimum(first, owner.shape[0] - 1)  # (strings without runs: never looked up)
-        for chain in ((m & 1) == 1, ((m & 1) == 0) & (m >= 2)):
-            w = np.where(chain, x, 0)
-            total = np.cumsum(w)
-            before = total[at] - w[at]  # the running sum just before each string's first value
-            np.subtract(total, np.repeat(before, n_runs), out=runs, where=chain)
-    return runs, owner, n_runs, errors
+    if sub.size:  # Horner from the (signed) last group down, on the values that have more groups
+        sx, s_end, s_n = x[sub], ends[sub], nchar[sub]
+        fail(
+            s_end[(s_n > _MAX_CHARS) | ((s_n == _MAX_CHARS) & (top[sub] > 1))],
+            "RLE counts string holds a value too large for pycocotools to decode (2**31 or more)",
+        )
+        for j in range(1, _MAX_CHARS):
+            sx = (sx << 5) | (c[s_end - j] & _BITS)
+            done = s_n == j + 1
+            x[sub[done]] = sx[done]
+            more = ~done
+            if not more.any():
+                break
+            sub, sx, s_end, s_n = sub[more], sx[more], s_end[more], s_n[more]
+    n_val = x.shape[0]
+    v_end = np.searchsorted(ends, str_end - 1, side="right")  # values up to each string's end
+    n_runs = np.diff(v_end, prepend=0)
+    out = _Decoded(x, n_runs, errors)
+    has = np.flatnonzero(n_runs > 0)
+    if not has.size:
+        return out
+    first, count = (v_end - n_runs)[has], n_runs[has]
+    p = np.empty_like(x)
+    np.cumsum(x[0::2], out=p[0::2])
+    np.cumsum(x[1::2], out=p[1::2])
+    before_odd = np.where(first > 0, p[np.maximum(first - 1, 0)], 0)  # P[f-1]
+    before_even = p[first]
+    odd = np.repeat((first & 1).astype(bool), count)  # whether each value's index in its string is odd
+    odd ^= _alternating(n_val)
+    runs = p
+    runs -= np.repeat(before_even, count)
+    runs -= odd * np.repeat(before_odd - before_even, count)
+    runs[first] = x[first]
+    out.runs = runs
+    out.negative[np.unique(np.searchsorted(v_end, np.flatnonzero(runs < 0), side="right"))] = True
+    out.total[has] = np.add.reduceat(runs, first)
+    out.area[has] = np.add.reduceat(runs * odd, first)
+    return out
+
+
+_ALTERNATING = np.zeros(0, dtype=bool)
+
+
+def _alternating(n: int) -> np.ndarray:
+    """False, True, False, ... (n values; a read-only view of one shared array)."""
+    global _ALTERNATING
+    if _ALTERNATING.shape[0] < n:
+        _ALTERNATING = (np.arange(max(n, 2 * BATCH_CHARS), dtype=np.int64) & 1).astype(bool)
+        _ALTERNATING.flags.writeable = False
+    return _ALTERNATING[:n]
 
 
 def _size_pixels(segm: dict) -> int:
@@ -124,16 +167,19 @@ def _size_pixels(segm: dict) -> int:
 BATCH_CHARS = 1 << 18
 
 
-def check_rles(segms: Sequence[Any], file: str, records: Sequence[str | int]) -> None:
+def check_rles(
+    segms: Sequence[Any], file: str, records: Sequence[str | int], *, pixels: np.ndarray | None = None
+) -> np.ndarray:
     """Validate the RLE dicts among ``segms`` (also those inside a list of parts), raising a
     :class:`~deteval.errors.DetevalError` that names ``records[i]`` for the first bad one.
 
     The structure (``counts`` present, ``size`` two whole numbers) must already have been checked; this
-    decodes compressed strings and checks the runs (module docstring).
+    decodes compressed strings and checks the runs (module docstring). Returns per entry the area of an RLE
+    dict with compressed counts (its foreground pixels, the sum of its odd runs: pycocotools' ``area``), NaN
+    for any other entry (a polygon, a count list, a list of parts). ``pixels``: height × width of every entry,
+    when the caller has checked that each is a dict with ``size`` (spares reading the sizes again).
     """
-    strings: list[bytes] = []
-    s_owner: list[int] = []
-    s_pixels: list[int] = []
+    area = np.full(len(segms), np.nan)
     first_bad: tuple[int, type, str] | None = None
 
     def bad(i: int, cls: type, reason: str) -> None:
@@ -141,61 +187,99 @@ def check_rles(segms: Sequence[Any], file: str, records: Sequence[str | int]) ->
         if first_bad is None or i < first_bad[0]:
             first_bad = (i, cls, reason)
 
-    for i, s in enumerate(segms):
-        parts = (
-            [s]
-            if isinstance(s, dict)
-            else [p for p in s if isinstance(p, dict)]
-            if isinstance(s, list)
-            else []
-        )
-        for p in parts:
-            counts = p["counts"]
-            if isinstance(counts, list):
-                if not counts:
-                    bad(i, InputFormatError, "RLE counts list is empty (no run at all)")
-                elif sum(counts) != _size_pixels(p):
-                    bad(
-                        i,
-                        ValidationError,
-                        f"RLE runs add up to {sum(counts)} pixels, not height * width = {_size_pixels(p)}",
-                    )
-                continue
-            raw = _as_bytes(counts)
-            if raw is None:
-                bad(i, InputFormatError, "RLE counts string holds a character outside '0'..'o'")
-                continue
-            strings.append(raw)
-            s_owner.append(i)
-            s_pixels.append(_size_pixels(p))
+    plain = _plain_strings(segms, pixels)
+    if plain is not None:  # every entry a dict with a counts string: no loop over the records
+        buf, lengths, pixels = plain
+        owner = whole = None
+    else:
+        strings: list[bytes] = []
+        s_owner: list[int] = []
+        s_pixels: list[int] = []
+        s_whole: list[bool] = []
+        for i, s in enumerate(segms):
+            parts = (
+                [s]
+                if isinstance(s, dict)
+                else [p for p in s if isinstance(p, dict)]
+                if isinstance(s, list)
+                else []
+            )
+            for p in parts:
+                counts = p["counts"]
+                if isinstance(counts, list):
+                    if not counts:
+                        bad(i, InputFormatError, "RLE counts list is empty (no run at all)")
+                    elif sum(counts) != _size_pixels(p):
+                        bad(
+                            i,
+                            ValidationError,
+                            f"RLE runs add up to {sum(counts)} pixels, not height * width = {_size_pixels(p)}",
+                        )
+                    continue
+                raw = _as_bytes(counts)
+                if raw is None:
+                    bad(i, InputFormatError, "RLE counts string holds a character outside '0'..'o'")
+                    continue
+                strings.append(raw)
+                s_owner.append(i)
+                s_pixels.append(_size_pixels(p))
+                s_whole.append(p is s)
+        buf = np.frombuffer(b"".join(strings), dtype=np.uint8)
+        lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+        pixels = np.array(s_pixels, dtype=np.int64)
+        owner = np.array(s_owner, dtype=np.int64)
+        whole = np.array(s_whole, dtype=bool)
     # batches of about BATCH_CHARS characters: the int64 arrays per value stay small (and in cache)
-    ends = np.cumsum(np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)))
+    ends = np.cumsum(lengths)
     lo = 0
-    while lo < len(strings):
+    while lo < lengths.shape[0]:
         base = int(ends[lo - 1]) if lo else 0
         hi = max(int(np.searchsorted(ends, base + BATCH_CHARS, side="right")), lo + 1)
-        runs, _, n_runs, errors = decode_counts(strings[lo:hi])
-        for j, reason in enumerate(errors):
+        d = _decode(buf[base : int(ends[hi - 1])], lengths[lo:hi])
+        who = np.arange(lo, hi) if owner is None else owner[lo:hi]
+        for j, reason in enumerate(d.errors):
             if reason is not None:
-                bad(s_owner[lo + j], InputFormatError, reason)
-        has = n_runs > 0  # (a string without runs is already refused)
-        starts = (np.cumsum(n_runs) - n_runs)[has]
-        negative = np.zeros(hi - lo, dtype=bool)
-        total = np.zeros(hi - lo, dtype=np.int64)
-        if starts.size:  # runs are grouped by string, in order
-            negative[has] = np.logical_or.reduceat(runs < 0, starts)
-            total[has] = np.add.reduceat(runs, starts)
-        pixels = np.array(s_pixels[lo:hi], dtype=np.int64)
-        valid = np.array([e is None for e in errors]) & has
-        for j in np.flatnonzero(valid & negative).tolist():
-            bad(s_owner[lo + j], ValidationError, "RLE counts string decodes to a negative run")
-        for j in np.flatnonzero(valid & ~negative & (total != pixels)).tolist():
+                bad(int(who[j]), InputFormatError, reason)
+        valid = np.array([e is None for e in d.errors]) & (d.n_runs > 0)
+        for j in np.flatnonzero(valid & d.negative).tolist():
+            bad(int(who[j]), ValidationError, "RLE counts string decodes to a negative run")
+        for j in np.flatnonzero(valid & ~d.negative & (d.total != pixels[lo:hi])).tolist():
             bad(
-                s_owner[lo + j],
+                int(who[j]),
                 ValidationError,
-                f"RLE runs add up to {int(total[j])} pixels, not height * width = {int(pixels[j])}",
+                f"RLE runs add up to {int(d.total[j])} pixels, not height * width = {int(pixels[lo + j])}",
             )
+        if whole is None:
+            area[lo:hi] = d.area
+        else:
+            sel = whole[lo:hi]
+            area[who[sel]] = d.area[sel]
         lo = hi
     if first_bad is not None:
         i, cls, reason = first_bad
         raise cls(reason, file=file, record=records[i])
+    return area
+
+
+def _plain_strings(
+    segms: Sequence[Any], pixels: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The counts of ``segms`` laid end to end (uint8), their lengths and pixels per mask, when every entry
+    is a dict with an ASCII ``counts`` string (a few C-level passes); else None."""
+    if not segms or set(map(type, segms)) != {dict}:
+        return None
+    try:
+        counts = list(map(itemgetter("counts"), segms))
+        if pixels is None:
+            sizes = list(map(itemgetter("size"), segms))
+            if set(map(len, sizes)) != {2} or set(map(type, chain.from_iterable(sizes))) != {int}:
+                return None
+            hw = np.fromiter(chain.from_iterable(sizes), dtype=np.int64, count=2 * len(sizes)).reshape(-1, 2)
+            pixels = hw[:, 0] * hw[:, 1]
+        joined = "".join(counts).encode("ascii")
+    except (KeyError, TypeError, ValueError, OverflowError):  # (UnicodeEncodeError is a ValueError)
+        return None
+    if set(map(type, counts)) != {str}:
+        return None
+    lengths = np.fromiter(map(len, counts), dtype=np.int64, count=len(counts))
+    return np.frombuffer(joined, dtype=np.uint8), lengths, pixels
