@@ -125,3 +125,66 @@ def test_coco_batch_keypoints_and_compat(compat: str) -> None:
     units = CocoUnits(case["gt"], [case["dt"]], compat=compat)
     w = bootstrap_weights(units.n_units, 4, 2)
     assert np.array_equal(units.metric(0)(w), units._metric_accumulated(0)(w), equal_nan=True)
+
+
+def test_processes_change_no_number() -> None:
+    """Resamples and rounds split over forked processes: the same numbers as one process; a worker that
+    fails is re-run in the parent."""
+    import os
+
+    from deteval.stats.bootstrap import bootstrap, paired_bootstrap
+    from deteval.stats.parallel import evaluate_rows
+    from deteval.stats.tests import randomization_test
+
+    case = random_case(3)
+    rng = np.random.default_rng(3)
+    units = CocoUnits(case["gt"], [case["dt"], _other(case["dt"], rng)])
+    n = units.n_units
+    one = bootstrap(units.metric(0), n, n_resamples=150, seed=4)
+    two = bootstrap(units.metric(0), n, n_resamples=150, seed=4, processes=3)
+    assert np.array_equal(one.samples, two.samples, equal_nan=True)
+    pa, pb = (paired_bootstrap(units.mix(0, 1), n, n_resamples=100, processes=k) for k in (1, 2))
+    assert np.array_equal(pa.samples, pb.samples, equal_nan=True)
+    ra, rb = (randomization_test(units.mix(0, 1), n, n_rounds=150, processes=k) for k in (1, 2))
+    assert np.array_equal(ra.p_value, rb.p_value, equal_nan=True)
+    parent = os.getpid()
+
+    def fails_in_child(w: np.ndarray) -> np.ndarray:
+        if os.getpid() != parent:
+            raise RuntimeError("worker failure")
+        return w[:, :2] * 2.0
+
+    rows = np.arange(600).reshape(300, 2)
+    assert np.array_equal(evaluate_rows(fails_in_child, rows, processes=2), rows * 2.0)
+
+
+@pytest.mark.parametrize("profile", ["voc_devkit", "py_faster_rcnn"])
+def test_voc07_batched_equals_laid_out_copies(profile: str) -> None:
+    """VOC 11-point AP: the batched metric and mix equal the laid-out copies (VOCUnits._evaluate), bit for
+    bit, with coarse scores (ties between systems and images) under both tie policies."""
+    from test_stats import CLASSES, _dets, _gt
+
+    from deteval.detection.voc import VOCDetections, VOCParams
+    from deteval.stats.voc import VOCUnits
+
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        n_img = 15
+        gt = _gt(rng, n_img, 40)
+        a, b = _dets(rng, gt, n_img, 2.0), _dets(rng, gt, n_img, 4.0)
+        a, b = (
+            VOCDetections.from_arrays(
+                d.image, d.label, d.boxes, np.round(d.scores, 1), images=n_img, classes=CLASSES
+            )
+            for d in (a, b)
+        )
+        units = VOCUnits(gt, [a, b], VOCParams(metric="voc07", profile=profile))
+        w = np.concatenate([np.ones((1, n_img), dtype=np.int64), bootstrap_weights(n_img, 6, seed)])
+        w[-1, : n_img // 2] = 0
+        for s in range(2):
+            want = units._evaluate([units.items[s]], [w])
+            assert np.array_equal(units.metric(s)(w), want, equal_nan=True)
+        swap = rng.integers(0, 2, (5, n_img))
+        wa, wb = np.concatenate([w, 1 - swap]), np.concatenate([w[::-1], swap])
+        want = units._evaluate(units.items, [wa, wb])
+        assert np.array_equal(units.mix(0, 1)(wa, wb), want, equal_nan=True)
