@@ -111,9 +111,17 @@ class ReweightedLists:
             n_slots[t * G : (t + 1) * G] += hp_g
         self.list_end = np.cumsum(n_slots) - 1  # the end slot of each list
         self.list_first = self.list_end + 1 - n_slots  # its first slot
-        self.slot_list = np.repeat(np.arange(T * G), n_slots)
+        slot_list = np.repeat(np.arange(T * G), n_slots)
         self.slot_index = np.arange(self.slot_col.shape[0])
-        self.list_c, self.list_j = list_c, list_j
+        self.list_c = list_c
+        # the J stream: per list an entry that sets the running sum to the ranked weight before the list
+        # (C at its group's start), then the list's J items, so that the running sum at a relevant item is
+        # that plus the J weight before it in its list: N = C − (stream sum), one gather per item
+        j_list = np.repeat(np.arange(T * G), np.diff(np.r_[list_j, self.j_col.shape[0]]))
+        self.j_stream = np.arange(self.j_col.shape[0]) + j_list + 1
+        self.j_first, self.j_end = list_j, np.r_[list_j[1:], self.j_col.shape[0]]
+        self.pseudo = list_j + np.arange(T * G)
+        self.slot_jn = self.slot_j + slot_list
 
     def evaluate(self, weights: np.ndarray, n_pos: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         """(B, T, R, G) interpolated precision (levels before groups, as pycocotools' arrays; None when built
@@ -142,28 +150,33 @@ class ReweightedLists:
     def _row(self, wr: np.ndarray, hits: np.ndarray, prec_cc: tuple[np.ndarray, np.ndarray] | None) -> None:
         T, G = self.n_variants, self.n_groups
         hw = wr[self.slot_col]
-        cum = np.cumsum(hw)  # relevant weight up to each slot, over all lists
-        tp0 = cum[self.list_first] - hw[self.list_first]  # before each list
-        hits[:] = (cum[self.list_end] - tp0).reshape(T, G)
+        last = np.cumsum(hw)[self.list_end]  # relevant weight up to each list's end, over all lists
+        tp0 = np.r_[0, last[:-1]]  # before each list
+        hits[:] = (last - tp0).reshape(T, G)
         if prec_cc is None:
             return
         prec, cc = prec_cc
+        hw[self.list_end] = tp0 - last  # each end slot takes back its list's weight: the sums restart
+        tp = np.cumsum(hw)  # relevant weight up to each slot, inside its list
         c_cum = _cum0(wr[self.base_col])
-        j_cum = _cum0(wr[self.j_col])
-        n0 = c_cum[self.list_c] - j_cum[self.list_j]  # ranked weight before each list
-        tp = cum - tp0[self.slot_list]
-        n = (c_cum[self.slot_c] - j_cum[self.slot_j]) - n0[self.slot_list]
+        jw = wr[self.j_col]
+        j_cum = _cum0(jw)
+        c0 = c_cum[self.list_c]  # ranked weight (base) before each list's group
+        stream = np.empty(jw.shape[0] + c0.shape[0], dtype=np.int64)
+        stream[self.j_stream] = jw
+        stream[self.pseudo] = c0 - np.r_[0, c0[:-1] + (j_cum[self.j_end] - j_cum[self.j_first])[:-1]]
+        n = c_cum[self.slot_c] - np.cumsum(stream)[self.slot_jn]
         if self.eps > 0:
             p = tp / (n + self.eps)
         else:  # a relevant item of weight 0 before any weight: 0, as the module docstring says
             p = np.zeros(n.shape)
             np.divide(tp, n, out=p, where=n > 0)
         p[self.list_end] = -np.inf
-        # the slot holding the cc-th unit of relevant weight; past the list's weight: its end slot (-inf)
+        # the slot holding the cc-th unit of relevant weight; past the list's weight: its end slot (-inf);
         # one entry per unit of relevant weight (its slot), then one for the last end slot
-        counts = hw.copy()
-        counts[-1] = 1
-        unit = np.repeat(self.slot_index, counts)
+        hw[self.list_end] = 0
+        hw[-1] = 1
+        unit = np.repeat(self.slot_index, hw)
         at = (tp0.reshape(T, G, 1) + (cc - 1)).reshape(T * G, -1)
         np.minimum(at, unit.shape[0] - 1, out=at)
         pos = unit[at]
