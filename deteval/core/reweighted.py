@@ -137,8 +137,9 @@ class ReweightedLists:
             return prec, hits
         cc = None
         if prec is not None:
-            c = min_counts_for_recall(self.levels, np.asarray(n_pos, dtype=np.int64).reshape(-1))
-            cc = np.maximum(c, 1).reshape(B, 1, G, R)
+            uniq, inv = np.unique(np.asarray(n_pos, dtype=np.int64), return_inverse=True)
+            c = min_counts_for_recall(self.levels, uniq)  # once per distinct n_pos
+            cc = np.maximum(c, 1)[inv.reshape(-1)].reshape(B, 1, G, R)
         for r in range(B):
             self._row(wz[r], hits[r], None if prec is None or cc is None else (prec[r], cc[r]))
         if prec is not None and not np.array_equal(self._lv_order, np.arange(R)):

@@ -105,11 +105,12 @@ class CocoBatch:
     def _npig(self, gt_weights: np.ndarray) -> np.ndarray:
         """(B, K, A) npig of the weightings (integers)."""
         B, (K, A) = gt_weights.shape[0], self.shape
-        out = np.zeros((B, K, A), dtype=np.int64)
-        for r in range(B):
-            cum = np.zeros((self.gt_count.shape[0] + 1, A), dtype=np.int64)
-            np.cumsum(gt_weights[r, self.gt_image, None] * self.gt_count, axis=0, out=cum[1:])
-            out[r] = cum[self.gt_bounds[1:]] - cum[self.gt_bounds[:-1]]
+        out = np.empty((B, K, A), dtype=np.int64)
+        g = np.take(gt_weights, self.gt_image, axis=1)
+        cum = np.zeros((B, g.shape[1] + 1), dtype=np.int64)
+        for a in range(A):
+            np.cumsum(g * self.gt_count[:, a], axis=1, out=cum[:, 1:])
+            out[:, :, a] = cum[:, self.gt_bounds[1:]] - cum[:, self.gt_bounds[:-1]]
         return out
 
     def __call__(self, weights: np.ndarray, gt_weights: np.ndarray) -> np.ndarray:
@@ -168,6 +169,6 @@ def _masked_means(sel: np.ndarray, has: np.ndarray) -> np.ndarray:
             continue
         part = sel if rows.shape[0] == sel.shape[0] else sel[rows]
         if not mask.all():
-            part = part[..., mask]
+            part = np.take(part, np.flatnonzero(mask), axis=-1)
         out[rows] = _row_means(part.reshape(rows.shape[0], -1))
     return out
