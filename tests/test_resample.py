@@ -20,7 +20,7 @@ from deteval.stats.coco import CocoUnits
 def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
     """Variants (thresholds) of lists sharing one order, weight columns, zero weights, items ignored under
     every variant or some: interpolated precision and hits of every weighting and variant equal
-    weighted_levels and presorted_lists with the copies laid out."""
+    weighted_levels and presorted_lists with the copies laid out (both envelope methods)."""
     rng = np.random.default_rng(seed)
     for trial in range(150):
         n_groups, n_var, n_cols = int(rng.integers(1, 5)), int(rng.integers(1, 4)), int(rng.integers(1, 6))
@@ -44,7 +44,7 @@ def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
                 for row in w
             ]
         ).astype(np.int64) + rng.integers(0, 3, (w.shape[0], n_groups))
-        q, hits = ReweightedLists(cnt, col, rel, ign, levels, eps).evaluate(w, n_pos)
+        q, hits = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=trial % 4 < 2).evaluate(w, n_pos)
         _, hits_only = ReweightedLists(cnt, col, rel, ign, levels, eps, precision=False).evaluate(w, n_pos)
         assert q is not None and np.array_equal(hits_only, hits)
         for b, row in enumerate(w):
@@ -77,6 +77,11 @@ def test_coco_batch_equals_accumulation(seed: int) -> None:
         assert units._system_batch(s) is not None  # the batched path, not the fallback
         fast, slow = units.metric(s)(w), units._metric_accumulated(s)(w)
         assert np.array_equal(fast, slow, equal_nan=True)
+        batch = units._system_batch(s)
+        assert batch is not None
+        for lists in batch.slices.values():
+            lists.scan = False  # the other envelope method (block maxima), as large slices use
+        assert np.array_equal(units.metric(s)(w), slow, equal_nan=True)
     swap = rng.integers(0, 2, (4, n))
     wa = np.concatenate([w, 1 - swap, np.zeros((1, n), dtype=np.int64), w[1:2]])
     wb = np.concatenate([np.zeros_like(w), swap, w[2:3], w[3:4]])

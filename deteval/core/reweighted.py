@@ -46,7 +46,8 @@ class ReweightedLists:
 
     ``count`` (G,) items per group (items in (group, rank) order); ``column`` (N,) each item's weight column;
     ``relevant`` / ``ignored`` (T, N) flags (an item is never both under one variant; ``ignored`` None: none);
-    ``eps`` the precision denominator's term; ``precision`` False: relevant weights only (recall)."""
+    ``eps`` the precision denominator's term; ``precision`` False: relevant weights only (recall); ``scan``
+    the envelope's method (None: the cheaper for the sizes; both give the same numbers)."""
 
     def __init__(
         self,
@@ -58,6 +59,7 @@ class ReweightedLists:
         eps: float = 0.0,
         *,
         precision: bool = True,
+        scan: bool | None = None,
     ) -> None:
         cnt = np.asarray(count, dtype=np.int64)
         rel = np.asarray(relevant, dtype=bool)
@@ -113,6 +115,13 @@ class ReweightedLists:
         self.list_first = self.list_end + 1 - n_slots  # its first slot
         slot_list = np.repeat(np.arange(T * G), n_slots)
         self.slot_index = np.arange(self.slot_col.shape[0])
+        # the envelope by a scan over the slots when they are fewer than about 1.5 per sampled level (else
+        # block maxima between the sampled slots): the same numbers, whichever is cheaper
+        self.scan = (
+            self.slot_col.shape[0] < 1.5 * T * G * (self.levels.shape[0] + 1) if scan is None else scan
+        )
+        self.z_key = np.zeros(self.slot_col.shape[0] if self.scan else 0, dtype=np.complex128)
+        self.z_key.real = -slot_list[::-1] if self.scan else 0.0  # reversed: the key grows list by list
         self.list_c = list_c
         # the J stream: per list an entry that sets the running sum to the ranked weight before the list
         # (C at its group's start), then the list's J items, so that the running sum at a relevant item is
@@ -182,8 +191,18 @@ class ReweightedLists:
         np.minimum(at, unit.shape[0] - 1, out=at)
         pos = unit[at]
         np.minimum(pos, self.list_end[:, None], out=pos)
-        # maxima between consecutive sampled slots, then the running maximum from the last level down, taken
-        # level by level over all lists at once ((levels, lists) layout: each step is one vector maximum)
+        if self.scan:
+            # the envelope at every slot: a running maximum from each list's end, over the reversed slots as
+            # complex numbers (list key, precision), which numpy orders lexicographically: a list's larger
+            # key starts its maximum afresh, and the imaginary parts are the precisions, exactly
+            z = self.z_key.copy()
+            z.imag = p[::-1]
+            np.maximum.accumulate(z, out=z)
+            env = z.imag[(p.shape[0] - 1) - pos]
+            np.maximum(env.reshape(T, G, -1).transpose(0, 2, 1), 0.0, out=prec)
+            return
+        # more slots than sampled levels: maxima between consecutive sampled slots, then the running maximum
+        # from the last level down, level by level over all lists at once ((levels, lists) layout)
         bounds = np.concatenate([pos, self.list_end[:, None]], axis=1).reshape(-1)
         block = np.maximum.reduceat(p, bounds).reshape(T * G, -1)
         env = np.ascontiguousarray(block[:, -2::-1].T)  # (levels from the last, lists)
