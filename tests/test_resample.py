@@ -34,6 +34,8 @@ def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
             ig &= ~rel
         ign = None if trial % 3 == 0 else ig
         w = rng.integers(0, 4, (int(rng.integers(1, 5)), n_cols)) * (rng.random((1, n_cols)) < 0.8)
+        if trial % 7 == 0:
+            w = np.minimum(w, 1)  # weights 0 or 1 (randomization rounds)
         levels, eps = (COCO_RECALL_LEVELS, COCO_EPS) if trial % 2 else (VOC_DEVKIT_LEVELS, 0.0)
         if trial % 5 == 0:
             levels = rng.permutation(levels)
@@ -87,6 +89,8 @@ def test_coco_batch_equals_accumulation(seed: int) -> None:
     wb = np.concatenate([np.zeros_like(w), swap, w[2:3], w[3:4]])
     fast, slow = units.mix(0, 1)(wa, wb), units._mix_accumulated(0, 1)(wa, wb)
     assert np.array_equal(fast, slow, equal_nan=True)
+    rounds = (1 - swap, swap)  # only weights 0 and 1, as a randomization test's rounds
+    assert np.array_equal(units.mix(0, 1)(*rounds), units._mix_accumulated(0, 1)(*rounds), equal_nan=True)
     assert np.array_equal(fast[: w.shape[0]], units.metric(0)(w), equal_nan=True)
 
 

@@ -149,15 +149,22 @@ class ReweightedLists:
             uniq, inv = np.unique(np.asarray(n_pos, dtype=np.int64), return_inverse=True)
             c = min_counts_for_recall(self.levels, uniq)  # once per distinct n_pos
             cc = np.maximum(c, 1)[inv.reshape(-1)].reshape(B, 1, G, R)
+        binary = bool(w.size == 0 or w.max() <= 1)  # randomization rounds: weights 0 or 1
         for r in range(B):
-            self._row(wz[r], hits[r], None if prec is None or cc is None else (prec[r], cc[r]))
+            self._row(wz[r], hits[r], None if prec is None or cc is None else (prec[r], cc[r]), binary)
         if prec is not None and not np.array_equal(self._lv_order, np.arange(R)):
             out = np.empty_like(prec)
             out[:, :, self._lv_order] = prec
             prec = out
         return prec, hits
 
-    def _row(self, wr: np.ndarray, hits: np.ndarray, prec_cc: tuple[np.ndarray, np.ndarray] | None) -> None:
+    def _row(
+        self,
+        wr: np.ndarray,
+        hits: np.ndarray,
+        prec_cc: tuple[np.ndarray, np.ndarray] | None,
+        binary: bool = False,
+    ) -> None:
         T, G = self.n_variants, self.n_groups
         hw = wr[self.slot_col]
         last = np.cumsum(hw)[self.list_end]  # relevant weight up to each list's end, over all lists
@@ -186,7 +193,7 @@ class ReweightedLists:
         # one entry per unit of relevant weight (its slot), then one for the last end slot
         hw[self.list_end] = 0
         hw[-1] = 1
-        unit = np.repeat(self.slot_index, hw)
+        unit = np.flatnonzero(hw) if binary else np.repeat(self.slot_index, hw)
         at = (tp0.reshape(T, G, 1) + (cc - 1)).reshape(T * G, -1)
         np.minimum(at, unit.shape[0] - 1, out=at)
         pos = unit[at]
