@@ -8,27 +8,35 @@ its weight from a *column* of the weight matrix (an image; a (system, image) pai
 
 With w the weights, for variant t and an item k of group g (rank order, all integers, exact):
 
-* C(k) = Σ w over the items of g up to k that are ignored under *some* variant but not all, and the items
-  never ignored (the *base*: items ignored under every variant are dropped once);
-* J_t(k) = Σ w over the base items of g up to k ignored under t (a short, static index per variant);
+* the *base*: the items not ignored under every variant (the others never count, whatever their weight);
+* C(k) = Σ w over the base items of g up to k; J_t(k) = Σ w over those ignored under t (a short, static
+  index per variant);
 * ranked weight N_t(k) = C(k) − J_t(k); relevant weight TP_t(k) = Σ w over the items of g up to k relevant
   under t;
 
 and, as :mod:`deteval.core.weighted` shows for one weighting, the interpolated precision at a level is the
 maximum of P = TP_t(k) / (N_t(k) + eps) over the relevant items k from the one holding the c-th unit of
 relevant weight (c from :func:`~deteval.core.lists.min_counts_for_recall`) to the group's end. Precision is
-computed at every relevant item of the variant, whatever its weight: a relevant item of weight 0 repeats the
-TP of the last weighted relevant item before it (in the same group) over an N at least as large, so its
-precision is at most that item's (IEEE division is monotone), and that item lies at or after the c-th unit
-whenever the zero-weight one does; if there is none before it, its precision is 0 (0 / (N + eps) with
-eps > 0; guarded when eps = 0). Such extra candidates never change a maximum, and the lookup of the c-th unit
-lands on a weighted item (TP only grows there). Per weighting the cost is one gather and cumulative sum over
-the base items, and per variant one over its relevant items and its J items, plus G × levels lookups: no
-copy of a repeated item is laid out and nothing is sorted.
+computed at every relevant item of the variant, whatever its weight. A relevant item z of weight 0 has the TP
+of the last weighted relevant item r before it in its group over an N at least as large, so P(z) <= P(r)
+(IEEE division is monotone in the denominator); if z lies at or after the item holding the c-th unit, which is
+weighted, so does r; if there is no r, P(z) = 0 / (N + eps) = 0 (guarded when eps = 0). So such extra
+candidates never change a maximum, and the c-th unit always lies in a weighted item (TP only grows there).
+Per weighting the cost is one gather and cumulative sum over the base items, one over the relevant items of
+all variants, one over the J items, and G × levels lookups: no copy of a repeated item is laid out and
+nothing is sorted.
 
-Weightings are processed as rows of a (B, columns) matrix, ``rows`` at a time (:data:`ROW_ITEMS` bounds the
-temporaries). tests/test_stats.py checks every number against :func:`~deteval.core.weighted.weighted_levels`
-and against the laid-out copies (:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit.
+Layout: per list (variant, group) its relevant items (*slots*) then an end slot of weight 0 (precision −inf),
+all lists in one array, so that one cumulative sum serves every list: the end slot takes back its list's
+weight (the sums restart), and a *J stream* (per list an entry carrying the ranked weight before it, then
+its J items) gives N with one gather. The c-th unit's slot comes from ``np.repeat`` of the slots by weight
+(``flatnonzero`` for weights 0/1). The envelope at the sampled slots is either the running maximum over the
+levels of the maxima between consecutive sampled slots (``np.maximum.reduceat``) or, where the slots are
+few, one lexicographic running maximum over the reversed slots as complex numbers (list key, precision);
+both are exact and give the same numbers. Weightings are taken one at a time (the temporaries are the size of
+one weighting's slots, which stay in cache). tests/test_resample.py checks every number against
+:func:`~deteval.core.weighted.weighted_levels` and against the laid-out copies
+(:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit, with both envelope methods.
 """
 
 from __future__ import annotations

@@ -6,9 +6,11 @@ accumulation (:func:`~deteval.detection.coco_accumulate.accumulate` with ``weigh
 ground truths count k times in npig. All weights 1 give :func:`~deteval.detection.coco.evaluate_coco`'s
 numbers bit for bit. Metric columns: the summary numbers (``AP``, ``AP50``, ...), then ``ap:<category>``
 (the per-class ``ap``; NaN where a resample leaves a category without ground truth, −1 in pycocotools'
-arrays). Each resample is one accumulation of the slices the columns read (the sort and the outcome
-columns are kept across resamples, weighted rows are never laid out: :mod:`deteval.core.weighted`): the cost
-of B resamples is B such accumulations.
+arrays). Resamples are evaluated many at once by :class:`~deteval.stats.coco_batch.CocoBatch` (the ranked
+lists of the slices the columns read are laid out once, a resample only re-weights them:
+:mod:`deteval.core.reweighted`); one weighted accumulation per resample (:mod:`deteval.core.weighted`), the
+path the tests compare it with, is kept for parameters the batch does not take (repeated area labels or
+maxDets).
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ count to the class's npos. All weights 1 give :func:`~deteval.detection.voc.eval
 bit; an image of weight 2 gives the numbers of the files in which that image is listed twice (its copy's
 detections right after its own among equal scores). Metric columns: ``map``, then AP of every class in
 ``classes`` order (NaN where a resample leaves a class without ground truth; mAP averages the others).
+The 11-point metric (``voc07``) lays no copy out: the ranking is made once per system (or pair of systems)
+and a resample re-weights it (:class:`~deteval.core.reweighted.ReweightedLists`), with the same numbers.
 """
 
 from __future__ import annotations
