@@ -1,16 +1,19 @@
-"""Cost of bootstrap intervals on the COCO benchmark case, against one evaluation (issue 16, item 4).
+"""Cost of 1,000 bootstrap resamples and 1,000 randomization rounds against one evaluation (issue 16, item 4).
 
-    python scripts/bench_bootstrap.py                   # 5k images (scripts/bench_coco.py's set), 1000 resamples
-    python scripts/bench_bootstrap.py --resamples 20    # time 20 resamples, extrapolate to 1000
-    python scripts/bench_bootstrap.py --images 1000
-    python scripts/bench_bootstrap.py --resamples 10 --randomization   # also the randomization test
+    python scripts/bench_bootstrap.py                  # COCO 5k (scripts/bench_coco.py's set) and VOC 5k
+    python scripts/bench_bootstrap.py --resamples 200  # time 200 resamples / rounds, extrapolate to 1000
+    python scripts/bench_bootstrap.py --processes 1 2  # single process, then two forked processes
+    python scripts/bench_bootstrap.py --skip voc
 
-Each side runs in a fresh Python process on the same files: (1) ``evaluate_coco`` once (load, match,
-accumulate, summarize); (2) ``CocoUnits`` (load, match once, one unweighted accumulation that keeps the sort and the outcome columns
-every resample reuses) and a percentile bootstrap of the 12 stats and
-every category's AP with B resamples, each resample one weighted accumulation. The script prints both wall
-times, peak RSS, the measured time per resample and the ratio of 1,000 resamples to one evaluation (the
-target of issue 16 is <= 10x). Nothing is written to the tree.
+Every measurement runs in a fresh Python process on the same files, from loading the files to the last
+number: (1) one evaluation (``evaluate_coco``; ``evaluate_voc`` with the VOC2007 11-point metric, files parsed);
+(2) a bootstrap of every summary number and every class's AP (``CocoUnits`` / ``VOCUnits``: load, match once,
+then ``bootstrap`` with B resamples); (3) COCO only: a randomization test of a second results file (the first
+with every score perturbed, written beforehand) against the first, B rounds of two mixed systems each. The
+script prints wall and CPU time (the machine may be shared: CPU time is the steadier), peak RSS, and
+"1,000 resamples = N x one evaluation" with the time of the setup (load, match, first evaluation) plus 1000
+times the measured time per resample, divided by the one evaluation's wall time (the target is <= 10x).
+Nothing is written to the tree.
 """
 
 from __future__ import annotations
@@ -20,97 +23,139 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_coco import generate  # noqa: E402  (the one generator of the COCO benchmark case)
+from bench_voc import build  # noqa: E402  (the VOC benchmark case)
 
 CHILD = r"""
 import json, resource, sys, time
-sys.path.insert(0, sys.argv[4])
-mode, gt, dt, b = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[5])
-t0 = time.perf_counter()
-if mode == "evaluate":
+sys.path.insert(0, sys.argv[1])
+mode, b, processes, files = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
+t0 = time.perf_counter(); c0 = time.process_time()
+t_setup = c_setup = 0.0
+import numpy as np
+if mode == "coco_evaluate":
     from deteval.detection.coco import evaluate_coco
-    evaluate_coco(gt, dt)
-    t_match = t_boot = 0.0
-elif mode == "bootstrap":
-    from deteval.stats.bootstrap import bootstrap
+    evaluate_coco(files[0], files[1])
+elif mode in ("coco_bootstrap", "coco_randomization"):
     from deteval.stats.coco import CocoUnits
-    import numpy as np
-    units = CocoUnits(gt, [dt])
-    metric = units.metric(0)
-    metric(np.ones((1, units.n_units), dtype=np.int64))  # one-time: the sort and outcome columns it keeps
-    t_match = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    bootstrap(metric, units.n_units, n_resamples=b, seed=0)
-    t_boot = time.perf_counter() - t1
-else:  # randomization against a second system: dt with every score perturbed
-    import numpy as np
-    from deteval.stats.coco import CocoUnits
-    from deteval.stats.tests import randomization_test
-    rows = json.load(open(dt))
-    rng = np.random.default_rng(1)
-    other = [dict(r, score=float(r["score"]) * float(u)) for r, u in zip(rows, rng.uniform(0.8, 1.2, len(rows)))]
-    units = CocoUnits(gt, [dt, other])
-    mix = units.mix(0, 1)
-    ones = np.ones((1, units.n_units), dtype=np.int64)
-    mix(ones, 0 * ones)  # one-time: the sort and outcome columns it keeps
-    t_match = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    randomization_test(mix, units.n_units, n_rounds=b, seed=0)
-    t_boot = time.perf_counter() - t1
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"inner": time.perf_counter() - t0, "match": t_match, "boot": t_boot, "rss_mb": rss}))
+    units = CocoUnits(files[0], files[1:])
+    one = np.ones((1, units.n_units), dtype=np.int64)
+    if mode == "coco_bootstrap":
+        from deteval.stats.bootstrap import bootstrap
+        metric = units.metric(0)
+        metric(one)
+        t_setup, c_setup = time.perf_counter() - t0, time.process_time() - c0
+        bootstrap(metric, units.n_units, n_resamples=b, seed=0, processes=processes)
+    else:
+        from deteval.stats.tests import randomization_test
+        mix = units.mix(0, 1)
+        mix(one, 0 * one)
+        t_setup, c_setup = time.perf_counter() - t0, time.process_time() - c0
+        randomization_test(mix, units.n_units, n_rounds=b, seed=0, processes=processes)
+else:
+    from deteval.detection.voc import VOC_CLASSES, VOCParams, evaluate_voc
+    from deteval.io.voc import load_voc_annotations, load_voc_detections
+    gt = load_voc_annotations(files[0], files[1])
+    dets = load_voc_detections(files[2], gt.images, classes=list(VOC_CLASSES))
+    if mode == "voc_evaluate":
+        evaluate_voc(gt, dets, metric="voc07")
+    else:
+        from deteval.stats.bootstrap import bootstrap
+        from deteval.stats.voc import VOCUnits
+        units = VOCUnits(gt, [dets], VOCParams(metric="voc07"))
+        metric = units.metric(0)
+        t_setup, c_setup = time.perf_counter() - t0, time.process_time() - c0
+        bootstrap(metric, units.n_units, n_resamples=b, seed=0, processes=processes)
+wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu += usage.ru_utime + usage.ru_stime  # forked workers
+rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, usage.ru_maxrss) / 1024
+print(json.dumps({"wall": wall, "cpu": cpu, "setup": t_setup, "setup_cpu": c_setup, "rss_mb": rss}))
 """
 
 
-def run(mode: str, gt: Path, dt: Path, b: int) -> dict:
-    t0 = time.perf_counter()
+def run(mode: str, files: list[Path], b: int = 0, processes: int = 1) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, mode, str(gt), str(dt), str(ROOT), str(b)],
+        [sys.executable, "-c", CHILD, str(ROOT), mode, str(b), str(processes), *map(str, files)],
         capture_output=True,
         text=True,
-        check=True,
     )
+    if out.returncode != 0:
+        raise SystemExit(f"{mode} failed:\n{out.stderr}")
     res: dict = json.loads(out.stdout.strip().splitlines()[-1])
-    res["wall"] = time.perf_counter() - t0
     return res
+
+
+def report(label: str, one: dict, res: dict, b: int, what: str) -> None:
+    """Setup plus 1000 times the measured time per resample, against one evaluation (wall and CPU)."""
+    per = (res["wall"] - res["setup"]) / b
+    per_cpu = (res["cpu"] - res["setup_cpu"]) / b
+    total, total_cpu = res["setup"] + 1000 * per, res["setup_cpu"] + 1000 * per_cpu
+    print(
+        f"{label}: setup {res['setup']:.2f} s, {per * 1e3:.1f} ms wall / {per_cpu * 1e3:.1f} ms CPU per "
+        f"{what} ({b} timed), {res['rss_mb']:.0f} MB peak"
+    )
+    print(
+        f"    1,000 {what}s = {total / one['wall']:.1f}x one evaluation (wall; {total:.1f} s), "
+        f"{total_cpu / one['cpu']:.1f}x in CPU time"
+    )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--images", type=int, default=5000)
-    ap.add_argument("--resamples", type=int, default=1000, help="resamples to time (the ratio is for 1000)")
+    ap.add_argument(
+        "--resamples", type=int, default=1000, help="resamples / rounds timed (ratios are for 1000)"
+    )
+    ap.add_argument("--processes", type=int, nargs="+", default=[1, 2], help="worker processes to time")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--randomization", action="store_true", help="also time the randomization test")
+    ap.add_argument("--skip", nargs="*", default=[], choices=["bootstrap", "randomization", "voc"])
     args = ap.parse_args()
+    b = args.resamples
     with tempfile.TemporaryDirectory(prefix="deteval_bench_boot_") as tmp:
         gt, dt, n_gt, n_dt = generate(Path(tmp), args.images, args.seed)
-        print(f"synthetic set: {args.images} images, 80 categories, {n_gt} ground truths, {n_dt} detections")
-        one = run("evaluate", gt, dt, 0)
-        boot = run("bootstrap", gt, dt, args.resamples)
-        per = boot["boot"] / args.resamples
-        print(f"one evaluation:        {one['wall']:8.2f} s wall, {one['rss_mb']:6.0f} MB peak")
+        rows = json.loads(dt.read_text())
+        rng = np.random.default_rng(1)
+        u = rng.uniform(0.8, 1.2, len(rows))
+        dt2 = Path(tmp) / "dt2.json"
+        dt2.write_text(json.dumps([dict(r, score=float(r["score"]) * float(f)) for r, f in zip(rows, u)]))
+        del rows
+        print(f"COCO: {args.images} images, 80 categories, {n_gt} ground truths, {n_dt} detections")
+        one = run("coco_evaluate", [gt, dt])
         print(
-            f"bootstrap ({args.resamples} resamples): {boot['wall']:8.2f} s wall (load, match, first accumulation "
-            f"{boot['match']:.2f} s, resamples {boot['boot']:.2f} s), {boot['rss_mb']:6.0f} MB peak"
+            f"one evaluation: {one['wall']:.2f} s wall, {one['cpu']:.2f} s CPU, {one['rss_mb']:.0f} MB peak"
         )
-        total_1000 = boot["match"] + 1000 * per
-        print(f"per resample: {per:.3f} s; 1000 resamples ~ {total_1000:.1f} s")
-        print(f"ratio (1000 resamples / one evaluation): {total_1000 / one['wall']:.1f}x (target <= 10x)")
-        if args.randomization:
-            rnd = run("randomization", gt, dt, args.resamples)
-            per_r = rnd["boot"] / args.resamples
-            total_r = rnd["match"] + 1000 * per_r
-            print(
-                f"randomization ({args.resamples} rounds, two systems): {rnd['wall']:.2f} s wall, "
-                f"{per_r:.3f} s per round, {rnd['rss_mb']:.0f} MB peak; 1000 rounds ~ {total_r:.1f} s = "
-                f"{total_r / one['wall']:.1f}x one evaluation"
-            )
+        for p in args.processes:
+            if "bootstrap" not in args.skip:
+                report(
+                    f"bootstrap, {p} process(es)", one, run("coco_bootstrap", [gt, dt], b, p), b, "resample"
+                )
+            if "randomization" not in args.skip:
+                res = run("coco_randomization", [gt, dt, dt2], b, p)
+                report(f"randomization (two systems), {p} process(es)", one, res, b, "round")
+        if "voc" in args.skip:
+            return 0
+        folder = Path(tmp) / "voc"
+        build(folder, args.images, 100_000)
+        files = [
+            folder / "Annotations",
+            folder / "ImageSets" / "Main" / "test.txt",
+            folder / "results" / "comp4_det_test_{cls}.txt",
+        ]
+        print(f"VOC: {args.images} images, 20 classes, 100000 detections, VOC2007 11-point AP")
+        one = run("voc_evaluate", files)
+        print(
+            f"one evaluation: {one['wall']:.2f} s wall, {one['cpu']:.2f} s CPU, {one['rss_mb']:.0f} MB peak"
+        )
+        for p in args.processes:
+            report(f"bootstrap, {p} process(es)", one, run("voc_bootstrap", files, b, p), b, "resample")
     return 0
 
 

@@ -222,51 +222,57 @@ def _stat_maxdet(p: CocoParams, compat: str, which: str) -> int | None:
     return md[idx] if idx < len(md) else None
 
 
+#: One summary number: (AP (True) or AR, IoU threshold (None: all), area label, maxDets value (None: −1)).
+SummarySpec = tuple[bool, float | None, str, int | None]
+
+
+def summary_specs(p: CocoParams, compat: str) -> list[SummarySpec]:
+    """The slices the 12 (10 for keypoints) summary numbers average, in pycocotools' order."""
+    last = _stat_maxdet(p, compat, "last")
+    if p.iou_type == "keypoints":
+        md = _stat_maxdet(p, compat, "ap")
+        return [
+            (True, None, "all", md),
+            (True, 0.5, "all", md),
+            (True, 0.75, "all", md),
+            (True, None, "medium", md),
+            (True, None, "large", md),
+            (False, None, "all", md),
+            (False, 0.5, "all", md),
+            (False, 0.75, "all", md),
+            (False, None, "medium", md),
+            (False, None, "large", md),
+        ]
+    return [
+        (True, None, "all", _stat_maxdet(p, compat, "ap")),
+        (True, 0.5, "all", last),
+        (True, 0.75, "all", last),
+        (True, None, "small", last),
+        (True, None, "medium", last),
+        (True, None, "large", last),
+        (False, None, "all", _stat_maxdet(p, compat, "0")),
+        (False, None, "all", _stat_maxdet(p, compat, "1")),
+        (False, None, "all", last),
+        (False, None, "small", last),
+        (False, None, "medium", last),
+        (False, None, "large", last),
+    ]
+
+
 def summarize(
     precision: np.ndarray, recall: np.ndarray, p: CocoParams, compat: str
 ) -> tuple[np.ndarray, list[str]]:
     """The 12 (10 for keypoints) summary numbers and pycocotools' printed lines."""
     fmt = " {:<18} {} @[ IoU={:<9} | area={:>6s} | maxDets={:>3d} ] = {:0.3f}"
     lines: list[str] = []
-
-    def one(ap: int, iou_thr: float | None = None, area: str = "all", max_det: int | None = 100) -> float:
-        value = _summarize_value(precision, recall, p, bool(ap), iou_thr, area, max_det)
-        title = "Average Precision" if ap == 1 else "Average Recall"
-        kind = "(AP)" if ap == 1 else "(AR)"
+    stats = []
+    for ap, iou_thr, area, max_det in summary_specs(p, compat):
+        value = _summarize_value(precision, recall, p, ap, iou_thr, area, max_det)
+        title = "Average Precision" if ap else "Average Recall"
+        kind = "(AP)" if ap else "(AR)"
         iou = f"{p.iou_thrs[0]:0.2f}:{p.iou_thrs[-1]:0.2f}" if iou_thr is None else f"{iou_thr:0.2f}"
         lines.append(fmt.format(title, kind, iou, area, -1 if max_det is None else max_det, value))
-        return value
-
-    last = _stat_maxdet(p, compat, "last")
-    if p.iou_type == "keypoints":
-        md = _stat_maxdet(p, compat, "ap")
-        stats = [
-            one(1, None, "all", md),
-            one(1, 0.5, "all", md),
-            one(1, 0.75, "all", md),
-            one(1, None, "medium", md),
-            one(1, None, "large", md),
-            one(0, None, "all", md),
-            one(0, 0.5, "all", md),
-            one(0, 0.75, "all", md),
-            one(0, None, "medium", md),
-            one(0, None, "large", md),
-        ]
-    else:
-        stats = [
-            one(1, None, "all", _stat_maxdet(p, compat, "ap")),
-            one(1, 0.5, "all", last),
-            one(1, 0.75, "all", last),
-            one(1, None, "small", last),
-            one(1, None, "medium", last),
-            one(1, None, "large", last),
-            one(0, None, "all", _stat_maxdet(p, compat, "0")),
-            one(0, None, "all", _stat_maxdet(p, compat, "1")),
-            one(0, None, "all", last),
-            one(0, None, "small", last),
-            one(0, None, "medium", last),
-            one(0, None, "large", last),
-        ]
+        stats.append(value)
     return np.array(stats, dtype=np.float64), lines
 
 

@@ -70,10 +70,12 @@ def compare(
     seed: int = 0,
     level: float = 0.95,
     per_unit: tuple[np.ndarray, np.ndarray] | None = None,
+    processes: int = 1,
 ) -> dict[str, dict[str, Any]]:
     """One comparison A − B per metric: values, delta, the paired-bootstrap interval of the delta, its
     smallest detectable difference and the p-value of ``test`` (``bootstrap``, ``randomization`` with
-    ``n_resamples`` rounds, or ``t`` / ``wilcoxon`` on ``per_unit`` = (A's, B's) (n_units, m) values)."""
+    ``n_resamples`` rounds, or ``t`` / ``wilcoxon`` on ``per_unit`` = (A's, B's) (n_units, m) values);
+    resamples and rounds in ``processes`` processes (:mod:`deteval.stats.parallel`)."""
     if test not in TESTS:
         raise ConfigError(f"unknown test {test!r}: use one of {', '.join(TESTS)}")
     if test in ("t", "wilcoxon") and per_unit is None:
@@ -81,9 +83,9 @@ def compare(
             f"the {test} test needs per-unit values of a mean over units (TREC measures); mAP and AP are "
             "not means over images: use --test bootstrap or --test randomization"
         )
-    pb = paired_bootstrap(mix, n_units, n_resamples=n_resamples, seed=seed, level=level)
+    pb = paired_bootstrap(mix, n_units, n_resamples=n_resamples, seed=seed, level=level, processes=processes)
     if test == "randomization":
-        p = randomization_test(mix, n_units, n_rounds=n_resamples, seed=seed).p_value
+        p = randomization_test(mix, n_units, n_rounds=n_resamples, seed=seed, processes=processes).p_value
     elif test in ("t", "wilcoxon") and per_unit is not None:
         fn = paired_t if test == "t" else wilcoxon
         p = np.array([fn(per_unit[0][:, j], per_unit[1][:, j]) for j in range(len(names))])
@@ -130,13 +132,23 @@ def add_statistics(
     test: str = "bootstrap",
     correction: str = "holm",
     row_of: dict[str, str] | None = None,
+    processes: int = 1,
 ) -> None:
     """Intervals (when ``level`` is set) of ``metric`` over ``n_units`` units, and comparisons with
-    ``others`` = (name, mix, per-unit values or None, number of units the mix takes)."""
+    ``others`` = (name, mix, per-unit values or None, number of units the mix takes); resamples and rounds
+    in ``processes`` processes (:mod:`deteval.stats.parallel`; the numbers do not depend on it)."""
     from deteval.stats.bootstrap import bootstrap
 
     if level is not None:
-        boot = bootstrap(metric, n_units, n_resamples=n_resamples, seed=seed, level=level, method=method)
+        boot = bootstrap(
+            metric,
+            n_units,
+            n_resamples=n_resamples,
+            seed=seed,
+            level=level,
+            method=method,
+            processes=processes,
+        )
         attach_ci(result, names, boot, n_resamples=n_resamples, seed=seed, unit=unit, row_of=row_of)
     if others:
         comparisons = {
@@ -149,6 +161,7 @@ def add_statistics(
                 seed=seed,
                 level=0.95 if level is None else level,
                 per_unit=per_unit,
+                processes=processes,
             )
             for name, mix, per_unit, n in others
         }

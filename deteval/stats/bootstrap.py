@@ -33,6 +33,7 @@ from statistics import NormalDist
 import numpy as np
 
 from deteval.errors import ConfigError
+from deteval.stats.parallel import CHUNK, evaluate_rows
 
 __all__ = [
     "CI_METHODS",
@@ -51,8 +52,6 @@ Metric = Callable[[np.ndarray], np.ndarray]
 PairMetric = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 CI_METHODS = ("percentile", "bca")
-#: resamples evaluated per metric call: bounds the memory of the repeated items (k × the test set's size)
-CHUNK = 64
 
 
 def _check(n_units: int, n_resamples: int, level: float) -> None:
@@ -77,14 +76,8 @@ def bootstrap_weights(n_units: int, n_resamples: int, seed: int = 0) -> np.ndarr
     )
 
 
-def _evaluate(metric: Metric, weights: np.ndarray) -> np.ndarray:
-    parts = [
-        np.asarray(metric(weights[i : i + CHUNK]), dtype=np.float64) for i in range(0, len(weights), CHUNK)
-    ]
-    out = np.concatenate(parts, axis=0)
-    if out.ndim != 2 or out.shape[0] != weights.shape[0]:
-        raise ValueError(f"a metric must return (k, m) values for k weight rows, got shape {out.shape}")
-    return out
+def _evaluate(metric: Metric, weights: np.ndarray, processes: int = 1) -> np.ndarray:
+    return evaluate_rows(metric, weights, chunk=CHUNK, processes=processes)
 
 
 def _quantiles(samples: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -160,10 +153,10 @@ def _summarize(
     return BootstrapResult(point, samples, ci, se, min_detectable_difference(se * mdd_factor), level, method)
 
 
-def _jackknife(metric: Metric, n_units: int) -> np.ndarray:
+def _jackknife(metric: Metric, n_units: int, processes: int = 1) -> np.ndarray:
     w = np.ones((n_units, n_units), dtype=np.int64)
     np.fill_diagonal(w, 0)
-    return _evaluate(metric, w)
+    return _evaluate(metric, w, processes)
 
 
 def bootstrap(
@@ -174,10 +167,13 @@ def bootstrap(
     seed: int = 0,
     level: float = 0.95,
     method: str = "percentile",
+    processes: int = 1,
 ) -> BootstrapResult:
     """Bootstrap interval of every metric ``metric`` returns, resampling ``n_units`` units (module docstring).
 
     ``method``: ``"percentile"`` (default) or ``"bca"`` (costs n_units extra evaluations, the jackknife).
+    ``processes``: resamples evaluated in that many forked processes (:mod:`deteval.stats.parallel`; the
+    numbers do not depend on it).
 
     >>> v = np.array([[0.1], [0.4], [0.5], [0.9]])
     >>> r = bootstrap(lambda w: w @ v / w.sum(1, keepdims=True), 4, n_resamples=200, seed=1)
@@ -188,8 +184,10 @@ def bootstrap(
         raise ConfigError(f"unknown interval method {method!r}: use one of {', '.join(CI_METHODS)}")
     _check(n_units, n_resamples, level)
     point = _evaluate(metric, np.ones((1, n_units), dtype=np.int64))[0]
-    samples = _evaluate(metric, bootstrap_weights(n_units, n_resamples, seed))
-    return _summarize(point, samples, level, method, lambda: _jackknife(metric, n_units), float(np.sqrt(2.0)))
+    samples = _evaluate(metric, bootstrap_weights(n_units, n_resamples, seed), processes)
+    return _summarize(
+        point, samples, level, method, lambda: _jackknife(metric, n_units, processes), float(np.sqrt(2.0))
+    )
 
 
 @dataclass(frozen=True)
@@ -215,8 +213,10 @@ def paired_bootstrap(
     seed: int = 0,
     level: float = 0.95,
     method: str = "percentile",
+    processes: int = 1,
 ) -> PairedResult:
-    """Paired bootstrap of A − B: both systems see the same resampled units (module docstring)."""
+    """Paired bootstrap of A − B: both systems see the same resampled units (module docstring);
+    ``processes`` as :func:`bootstrap`."""
     if method not in CI_METHODS:
         raise ConfigError(f"unknown interval method {method!r}: use one of {', '.join(CI_METHODS)}")
     _check(n_units, n_resamples, level)
@@ -229,8 +229,8 @@ def paired_bootstrap(
         return np.asarray(mix(w, z)) - np.asarray(mix(z, w))
 
     d_hat = a - b
-    samples = _evaluate(delta, bootstrap_weights(n_units, n_resamples, seed))
-    res = _summarize(d_hat, samples, level, method, lambda: _jackknife(delta, n_units), 1.0)
+    samples = _evaluate(delta, bootstrap_weights(n_units, n_resamples, seed), processes)
+    res = _summarize(d_hat, samples, level, method, lambda: _jackknife(delta, n_units, processes), 1.0)
     with np.errstate(invalid="ignore"):
         below = np.count_nonzero(samples <= 0, axis=0)
         above = np.count_nonzero(samples >= 0, axis=0)

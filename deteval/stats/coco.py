@@ -6,9 +6,11 @@ accumulation (:func:`~deteval.detection.coco_accumulate.accumulate` with ``weigh
 ground truths count k times in npig. All weights 1 give :func:`~deteval.detection.coco.evaluate_coco`'s
 numbers bit for bit. Metric columns: the summary numbers (``AP``, ``AP50``, ...), then ``ap:<category>``
 (the per-class ``ap``; NaN where a resample leaves a category without ground truth, −1 in pycocotools'
-arrays). Each resample is one accumulation of the slices the columns read (the sort and the outcome
-columns are kept across resamples, weighted rows are never laid out: :mod:`deteval.core.weighted`): the cost
-of B resamples is B such accumulations.
+arrays). Resamples are evaluated many at once by :class:`~deteval.stats.coco_batch.CocoBatch` (the ranked
+lists of the slices the columns read are laid out once, a resample only re-weights them:
+:mod:`deteval.core.reweighted`); one weighted accumulation per resample (:mod:`deteval.core.weighted`), the
+path the tests compare it with, is kept for parameters the batch does not take (repeated area labels or
+maxDets).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from deteval.detection.coco_match import MatchTable, merge_tables
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.results import EvalResult
 from deteval.stats.attach import add_statistics
+from deteval.stats.coco_batch import CocoBatch
 
 __all__ = ["CocoUnits"]
 
@@ -73,6 +76,7 @@ class CocoUnits:
         self.rows = list(ev.per_class())
         self.names: tuple[str, ...] = (*ev.stat_names, *(f"ap:{c}" for c in self.rows))
         self._read = self._slices_read(ev.precision.shape, ev.recall.shape)
+        self._batches: dict[int, CocoBatch | None] = {}
 
     def _slices_read(self, p_shape: tuple[int, ...], r_shape: tuple[int, ...]) -> set[tuple[int, int]]:
         """The (area, maxDet) slices the metric columns read: those whose values change a column when
@@ -121,8 +125,28 @@ class CocoUnits:
         out = np.array([*stats.tolist(), *aps], dtype=np.float64)
         return np.where(out == -1.0, np.nan, out)  # pycocotools' "undefined"
 
+    def _batch(self, table: MatchTable, column: np.ndarray, gt_table: MatchTable) -> CocoBatch | None:
+        """The batched evaluation of ``table`` (None where the parameters need the accumulation path)."""
+        try:
+            return CocoBatch(table, self.params, self.compat, len(self.rows), column, gt_table, self.n_units)
+        except NotImplementedError:
+            return None
+
+    def _system_batch(self, system: int) -> CocoBatch | None:
+        if system not in self._batches:
+            t = self.tables[system]
+            self._batches[system] = self._batch(t, t.img, t)
+        return self._batches[system]
+
     def metric(self, system: int = 0) -> Callable[[np.ndarray], np.ndarray]:
         """Image weights (k, n_images) → (k, len(names)) of one system."""
+        fast = self._system_batch(system)
+        if fast is not None:
+            return lambda w: fast(w, w)
+        return self._metric_accumulated(system)
+
+    def _metric_accumulated(self, system: int = 0) -> Callable[[np.ndarray], np.ndarray]:
+        """:meth:`metric` as one weighted accumulation per weighting (the reference of the batched path)."""
         t = self.tables[system]
         cache: dict[str, Any] = {}  # the sort and outcome columns, shared by every resample
         return lambda w: np.stack([self._values(t, row[t.img], row, t, cache) for row in w])
@@ -130,6 +154,32 @@ class CocoUnits:
     def mix(self, a: int, b: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """(w_a, w_b) → the metrics of the system answering each image with system a's results w_a times
         and b's w_b times (see :mod:`deteval.stats.bootstrap`)."""
+        ta, tb = self.tables[a], self.tables[b]
+        both = merge_tables([ta, tb])
+        fast = self._batch(both, np.concatenate([ta.img, tb.img + self.n_units]), ta)
+        fast_a, fast_b = self._system_batch(a), self._system_batch(b)
+        if fast is None or fast_a is None or fast_b is None:
+            return self._mix_accumulated(a, b)
+
+        def mixed(wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
+            wa, wb = np.asarray(wa, dtype=np.int64), np.asarray(wb, dtype=np.int64)
+            out = np.empty((wa.shape[0], len(self.names)))
+            only_a, only_b = ~wb.any(axis=1), ~wa.any(axis=1) & wb.any(axis=1)
+            both_ = ~(only_a | only_b)
+            # a system with weight 0 on every image adds only items of weight 0: the other system's own
+            # numbers, bit for bit (deteval.core.reweighted), from its smaller table (the paired bootstrap)
+            if only_a.any():
+                out[only_a] = fast_a(wa[only_a], wa[only_a])
+            if only_b.any():
+                out[only_b] = fast_b(wb[only_b], wb[only_b])
+            if both_.any():
+                out[both_] = fast(np.concatenate([wa[both_], wb[both_]], axis=1), wa[both_] + wb[both_])
+            return out
+
+        return mixed
+
+    def _mix_accumulated(self, a: int, b: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """:meth:`mix` as one weighted accumulation per weighting (the reference of the batched path)."""
         ta, tb = self.tables[a], self.tables[b]
         both = merge_tables([ta, tb])
         cache: dict[str, Any] = {}

@@ -19,7 +19,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from deteval.errors import ConfigError
-from deteval.stats.bootstrap import CHUNK, PairMetric
+from deteval.stats.bootstrap import PairMetric
+from deteval.stats.parallel import evaluate_rows
 
 __all__ = ["TESTS", "RandomizationResult", "paired_t", "randomization_test", "wilcoxon"]
 
@@ -37,10 +38,11 @@ class RandomizationResult:
 
 
 def randomization_test(
-    mix: PairMetric, n_units: int, *, n_rounds: int = 1000, seed: int = 0
+    mix: PairMetric, n_units: int, *, n_rounds: int = 1000, seed: int = 0, processes: int = 1
 ) -> RandomizationResult:
     """Approximate randomization test of A − B (module docstring); ``mix`` as in
-    :mod:`deteval.stats.bootstrap`."""
+    :mod:`deteval.stats.bootstrap`; ``processes``: rounds evaluated in that many forked processes
+    (:mod:`deteval.stats.parallel`; the p-values do not depend on it)."""
     if n_units < 1:
         raise ConfigError("a randomization test needs at least one unit (image, topic or track)")
     if int(n_rounds) != n_rounds or n_rounds < 1:
@@ -51,16 +53,15 @@ def randomization_test(
     b = np.asarray(mix(zero, one), dtype=np.float64)[0]
     d_hat = np.abs(a - b)
     swap = np.random.default_rng(seed).integers(0, 2, size=(int(n_rounds), n_units)).astype(np.int64)
-    count = np.zeros(a.shape[0], dtype=np.int64)
-    n_def = np.zeros(a.shape[0], dtype=np.int64)
-    for i in range(0, swap.shape[0], CHUNK):
-        s = swap[i : i + CHUNK]
-        d = np.abs(np.asarray(mix(1 - s, s)) - np.asarray(mix(s, 1 - s)))
-        defined = ~np.isnan(d)
-        n_def += np.count_nonzero(defined, axis=0)
-        # a relative tolerance: a swap that reproduces the observed split must count as "as extreme"
-        # even when the two sums round differently
-        count += np.count_nonzero(defined & (d >= d_hat - 1e-12 * np.maximum(1.0, d_hat)), axis=0)
+    d = evaluate_rows(
+        lambda s: np.abs(np.asarray(mix(1 - s, s)) - np.asarray(mix(s, 1 - s))), swap, processes=processes
+    )
+    defined = ~np.isnan(d)
+    n_def = np.count_nonzero(defined, axis=0)
+    # a relative tolerance: a swap that reproduces the observed split must count as "as extreme" even when
+    # the two sums round differently
+    with np.errstate(invalid="ignore"):
+        count = np.count_nonzero(defined & (d >= d_hat - 1e-12 * np.maximum(1.0, d_hat)), axis=0)
     p = np.where(n_def > 0, (1.0 + count) / (n_def + 1.0), np.nan)
     return RandomizationResult(a, b, a - b, p)
 

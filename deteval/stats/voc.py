@@ -7,6 +7,8 @@ count to the class's npos. All weights 1 give :func:`~deteval.detection.voc.eval
 bit; an image of weight 2 gives the numbers of the files in which that image is listed twice (its copy's
 detections right after its own among equal scores). Metric columns: ``map``, then AP of every class in
 ``classes`` order (NaN where a resample leaves a class without ground truth; mAP averages the others).
+The 11-point metric (``voc07``) lays no copy out: the ranking is made once per system (or pair of systems)
+and a resample re-weights it (:class:`~deteval.core.reweighted.ReweightedLists`), with the same numbers.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from deteval.core.lists import presorted_lists, sort_lists
+from deteval.core.reweighted import ReweightedLists
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, _align, evaluate_voc, match_voc
 from deteval.results import EvalResult
 from deteval.stats.attach import add_statistics
@@ -59,6 +62,7 @@ class VOCUnits:
         np.add.at(self.npos_img, (gt.image[keep], g_l[keep]), 1)
         self._g_l = g_l
         self.items = [self._items(gt, d) for d in systems]
+        self._engines: dict[tuple[int, ...], ReweightedLists] = {}
 
     def _items(self, gt: VOCGroundTruth, dets: VOCDetections) -> _Items:
         pos = {c: i for i, c in enumerate(self.classes)}
@@ -88,11 +92,15 @@ class VOCUnits:
 
     def metric(self, system: int = 0) -> Callable[[np.ndarray], np.ndarray]:
         """Image weights (k, n_images) → (k, 1 + classes): mAP and per-class AP of one system."""
+        if self.params.metric == "voc07":
+            return lambda w: self._evaluate_voc07((system,), [w])
         return lambda w: self._evaluate([self.items[system]], [w])
 
     def mix(self, a: int, b: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """(w_a, w_b) → the metrics of the system answering each image with system a's detections w_a
         times and system b's w_b times (see :mod:`deteval.stats.bootstrap`)."""
+        if self.params.metric == "voc07":
+            return lambda wa, wb: self._evaluate_voc07((a, b), [wa, wb])
         return lambda wa, wb: self._evaluate([self.items[a], self.items[b]], [wa, wb])
 
     def add_statistics(self, other_names: Sequence[str] = (), **options: Any) -> EvalResult:
@@ -106,6 +114,45 @@ class VOCUnits:
             result, names, self.metric(0), self.n_units, "image", others=others, row_of=row_of, **options
         )
         return result
+
+    def _evaluate_voc07(self, systems: tuple[int, ...], weights: Sequence[np.ndarray]) -> np.ndarray:
+        """:meth:`_evaluate` for the 11-point metric without laying out copies: the ranking of the systems'
+        detections is made once (:class:`~deteval.core.reweighted.ReweightedLists`, image u of system j is
+        weight column j · n_images + u), and AP sums the sampled precision over the levels in order, as
+        ``RankedLists.average_precision("voc07")``; equal to :meth:`_evaluate` bit for bit."""
+        if systems not in self._engines:
+            parts = [self.items[j] for j in systems]
+            lst = np.concatenate([p.lst for p in parts])
+            outcome = np.concatenate([p.outcome for p in parts])
+            order = sort_lists(lst, np.concatenate([p.score for p in parts]), ties=self.params.ties)
+            column = np.concatenate([p.image + j * self.n_units for j, p in enumerate(parts)])[order]
+            self._engines[systems] = ReweightedLists(
+                np.bincount(lst, minlength=len(self.classes)),
+                column,
+                (outcome[order] == 1)[None],
+                (outcome[order] == -1)[None],
+                self.params.levels,
+            )
+        w = np.concatenate([np.asarray(x, dtype=np.int64) for x in weights], axis=1)
+        npos = sum(
+            (np.asarray(x, dtype=np.int64) @ self.npos_img for x in weights), np.zeros((1, 1), np.int64)
+        )
+        q, _ = self._engines[systems].evaluate(w, npos)
+        assert q is not None
+        ap = np.zeros(npos.shape)
+        n_levels = float(q.shape[2])
+        for j in range(q.shape[2]):
+            ap = ap + q[:, 0, j, :] / n_levels
+        return self._with_map(np.where(npos > 0, ap, np.nan))
+
+    def _with_map(self, ap: np.ndarray) -> np.ndarray:
+        """(k, 1 + classes): the mean of each row's defined APs, then the APs."""
+        out = np.empty((ap.shape[0], 1 + ap.shape[1]))
+        out[:, 1:] = ap
+        for r in range(ap.shape[0]):
+            row = ap[r][~np.isnan(ap[r])]
+            out[r, 0] = float(np.mean(row)) if row.size else np.nan
+        return out
 
     def _evaluate(self, parts: Sequence[_Items], weights: Sequence[np.ndarray]) -> np.ndarray:
         n_c = len(self.classes)
@@ -128,10 +175,4 @@ class VOCUnits:
             ap = lists.average_precision("voc07", levels=self.params.levels)
         else:
             ap = lists.average_precision("all_points")
-        ap = np.where(npos.reshape(-1) > 0, ap, np.nan).reshape(k, n_c)
-        out = np.empty((k, 1 + n_c))
-        out[:, 1:] = ap
-        for r in range(k):
-            row = ap[r][~np.isnan(ap[r])]
-            out[r, 0] = float(np.mean(row)) if row.size else np.nan
-        return out
+        return self._with_map(np.where(npos.reshape(-1) > 0, ap, np.nan).reshape(k, n_c))

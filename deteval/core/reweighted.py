@@ -1,0 +1,233 @@
+"""Interpolated precision and hits of fixed ranked lists under many integer weightings at once (resamples).
+
+A bootstrap resample or a randomization round changes the weights of the items, never their order nor their
+outcomes. :class:`ReweightedLists` therefore lays out once what weights cannot change and, per weighting,
+touches only what they can. The lists are G groups (categories) of items in one fixed rank order, seen under T
+*variants* (COCO's IoU thresholds) that differ only in which items are relevant or ignored; every item takes
+its weight from a *column* of the weight matrix (an image; a (system, image) pair when two systems are mixed).
+
+With w the weights, for variant t and an item k of group g (rank order, all integers, exact):
+
+* the *base*: the items not ignored under every variant (the others never count, whatever their weight);
+* C(k) = Σ w over the base items of g up to k; J_t(k) = Σ w over those ignored under t (a short, static
+  index per variant);
+* ranked weight N_t(k) = C(k) − J_t(k); relevant weight TP_t(k) = Σ w over the items of g up to k relevant
+  under t;
+
+and, as :mod:`deteval.core.weighted` shows for one weighting, the interpolated precision at a level is the
+maximum of P = TP_t(k) / (N_t(k) + eps) over the relevant items k from the one holding the c-th unit of
+relevant weight (c from :func:`~deteval.core.lists.min_counts_for_recall`) to the group's end. Precision is
+computed at every relevant item of the variant, whatever its weight. A relevant item z of weight 0 has the TP
+of the last weighted relevant item r before it in its group over an N at least as large, so P(z) <= P(r)
+(IEEE division is monotone in the denominator); if z lies at or after the item holding the c-th unit, which is
+weighted, so does r; if there is no r, P(z) = 0 / (N + eps) = 0 (guarded when eps = 0). So such extra
+candidates never change a maximum, and the c-th unit always lies in a weighted item (TP only grows there).
+Per weighting the cost is one gather and cumulative sum over the base items, one over the relevant items of
+all variants, one over the J items, and G × levels lookups: no copy of a repeated item is laid out and
+nothing is sorted.
+
+Layout: per list (variant, group) its relevant items (*slots*) then an end slot of weight 0 (precision −inf),
+all lists in one array, so that one cumulative sum serves every list: the end slot takes back its list's
+weight (the sums restart), and a *J stream* (per list an entry carrying the ranked weight before it, then
+its J items) gives N with one gather. The c-th unit's slot comes from ``np.repeat`` of the slots by weight
+(``flatnonzero`` for weights 0/1). The envelope at the sampled slots is either the running maximum over the
+levels of the maxima between consecutive sampled slots (``np.maximum.reduceat``) or, where the slots are
+few, one lexicographic running maximum over the reversed slots as complex numbers (list key, precision);
+both are exact and give the same numbers. Weightings are taken one at a time (the temporaries are the size of
+one weighting's slots, which stay in cache). tests/test_resample.py checks every number against
+:func:`~deteval.core.weighted.weighted_levels` and against the laid-out copies
+(:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit, with both envelope methods.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from deteval.core.lists import min_counts_for_recall
+
+__all__ = ["ReweightedLists"]
+
+
+class ReweightedLists:
+    """G groups of items in a fixed rank order under T variants; interpolated precision at ``levels`` and
+    relevant weight per (weighting, variant, group) for many weightings at once (module docstring).
+
+    ``count`` (G,) items per group (items in (group, rank) order); ``column`` (N,) each item's weight column;
+    ``relevant`` / ``ignored`` (T, N) flags (an item is never both under one variant; ``ignored`` None: none);
+    ``eps`` the precision denominator's term; ``precision`` False: relevant weights only (recall); ``scan``
+    the envelope's method (None: the cheaper for the sizes; both give the same numbers)."""
+
+    def __init__(
+        self,
+        count: np.ndarray,
+        column: np.ndarray,
+        relevant: np.ndarray,
+        ignored: np.ndarray | None,
+        levels: np.ndarray,
+        eps: float = 0.0,
+        *,
+        precision: bool = True,
+        scan: bool | None = None,
+    ) -> None:
+        cnt = np.asarray(count, dtype=np.int64)
+        rel = np.asarray(relevant, dtype=bool)
+        col = np.asarray(column, dtype=np.int64)
+        if rel.ndim != 2 or rel.shape[1] != col.shape[0] or int(cnt.sum()) != col.shape[0]:
+            raise ValueError(
+                "relevant must be (variants, items) with one column per item and sum(count) items"
+            )
+        ig = None if ignored is None else np.asarray(ignored, dtype=bool)
+        if ig is not None and (ig.shape != rel.shape or np.any(ig & rel)):
+            raise ValueError("ignored must have the shape of relevant, and no item is relevant and ignored")
+        G, T = cnt.shape[0], rel.shape[0]
+        self.n_groups, self.n_variants, self.n_items = G, T, col.shape[0]
+        self.eps, self.precision = float(eps), precision
+        lv = np.asarray(levels, dtype=np.float64)
+        self._lv_order = np.argsort(lv, kind="stable")  # levels taken ascending, returned in input order
+        self.levels = lv[self._lv_order]
+        group = np.repeat(np.arange(G), cnt)
+        # the base: items ignored under every variant never count, whatever their weight
+        base = np.flatnonzero(~ig.all(axis=0)) if ig is not None else np.arange(col.shape[0])
+        b_group = group[base]
+        b_count = np.bincount(b_group, minlength=G)
+        b_start = np.cumsum(b_count) - b_count
+        self.base_col = col[base]
+        # slots: per list (variant t, group g) its relevant items in rank order, then one slot of weight 0
+        # (the weight matrix gets a zero column) that ends the list: -inf in the precision, the list's end
+        slot_col, slot_c, slot_j, j_cols = [], [], [], []
+        list_c = np.tile(b_start, T)  # ranked weight before the list: C at the group's first base item
+        list_j = np.zeros(
+            T * G, dtype=np.int64
+        )  # and J there (a J item before it belongs to an earlier group)
+        j_off = 0
+        for t in range(T):
+            hp = np.flatnonzero(rel[t, base])  # base positions of the relevant items
+            h_count = np.bincount(b_group[hp], minlength=G)
+            at = np.cumsum(h_count)  # the end slot of each list, before the end slots are inserted
+            jp = np.flatnonzero(ig[t, base]) if ig is not None else np.zeros(0, dtype=np.int64)
+            j_cols.append(self.base_col[jp])
+            list_j[t * G : (t + 1) * G] = j_off + np.searchsorted(jp, b_start, side="left")
+            slot_col.append(np.insert(self.base_col[hp], at, -1))
+            slot_c.append(np.insert(hp + 1, at, 0))
+            slot_j.append(np.insert(j_off + np.searchsorted(jp, hp, side="right"), at, 0))
+            j_off += jp.shape[0]
+        self.slot_col = np.concatenate(slot_col) if T else np.zeros(0, dtype=np.int64)
+        self.slot_c = np.concatenate(slot_c) if T else np.zeros(0, dtype=np.int64)
+        self.slot_j = np.concatenate(slot_j) if T else np.zeros(0, dtype=np.int64)
+        self.j_col = np.concatenate(j_cols) if T else np.zeros(0, dtype=np.int64)
+        n_slots = np.bincount(np.repeat(np.arange(T * G), 1), minlength=T * G)  # the end slot of each list
+        for t in range(T):
+            hp_g = np.bincount(b_group[np.flatnonzero(rel[t, base])], minlength=G)
+            n_slots[t * G : (t + 1) * G] += hp_g
+        self.list_end = np.cumsum(n_slots) - 1  # the end slot of each list
+        self.list_first = self.list_end + 1 - n_slots  # its first slot
+        slot_list = np.repeat(np.arange(T * G), n_slots)
+        self.slot_index = np.arange(self.slot_col.shape[0])
+        # the envelope by a scan over the slots when they are fewer than about 1.5 per sampled level (else
+        # block maxima between the sampled slots): the same numbers, whichever is cheaper
+        self.scan = (
+            self.slot_col.shape[0] < 1.5 * T * G * (self.levels.shape[0] + 1) if scan is None else scan
+        )
+        self.z_key = np.zeros(self.slot_col.shape[0] if self.scan else 0, dtype=np.complex128)
+        self.z_key.real = -slot_list[::-1] if self.scan else 0.0  # reversed: the key grows list by list
+        self.list_c = list_c
+        # the J stream: per list an entry that sets the running sum to the ranked weight before the list
+        # (C at its group's start), then the list's J items, so that the running sum at a relevant item is
+        # that plus the J weight before it in its list: N = C − (stream sum), one gather per item
+        j_list = np.repeat(np.arange(T * G), np.diff(np.r_[list_j, self.j_col.shape[0]]))
+        self.j_stream = np.arange(self.j_col.shape[0]) + j_list + 1
+        self.j_first, self.j_end = list_j, np.r_[list_j[1:], self.j_col.shape[0]]
+        self.pseudo = list_j + np.arange(T * G)
+        self.slot_jn = self.slot_j + slot_list
+
+    def evaluate(self, weights: np.ndarray, n_pos: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+        """(B, T, R, G) interpolated precision (levels before groups, as pycocotools' arrays; None when built
+        with ``precision=False``) and (B, T, G) relevant weight of B weightings: ``weights`` (B, columns)
+        integers >= 0, ``n_pos`` (B, G)."""
+        w = np.asarray(weights, dtype=np.int64)
+        B, T, G, R = w.shape[0], self.n_variants, self.n_groups, self.levels.shape[0]
+        wz = np.zeros((B, w.shape[1] + 1), dtype=np.int64)
+        wz[:, :-1] = w  # the last column: the end slots' weight 0
+        hits = np.zeros((B, T, G), dtype=np.int64)
+        prec = np.zeros((B, T, R, G)) if self.precision else None
+        if T * G == 0:
+            return prec, hits
+        cc = None
+        if prec is not None:
+            uniq, inv = np.unique(np.asarray(n_pos, dtype=np.int64), return_inverse=True)
+            c = min_counts_for_recall(self.levels, uniq)  # once per distinct n_pos
+            cc = np.maximum(c, 1)[inv.reshape(-1)].reshape(B, 1, G, R)
+        binary = bool(w.size == 0 or w.max() <= 1)  # randomization rounds: weights 0 or 1
+        for r in range(B):
+            self._row(wz[r], hits[r], None if prec is None or cc is None else (prec[r], cc[r]), binary)
+        if prec is not None and not np.array_equal(self._lv_order, np.arange(R)):
+            out = np.empty_like(prec)
+            out[:, :, self._lv_order] = prec
+            prec = out
+        return prec, hits
+
+    def _row(
+        self,
+        wr: np.ndarray,
+        hits: np.ndarray,
+        prec_cc: tuple[np.ndarray, np.ndarray] | None,
+        binary: bool = False,
+    ) -> None:
+        T, G = self.n_variants, self.n_groups
+        hw = wr[self.slot_col]
+        last = np.cumsum(hw)[self.list_end]  # relevant weight up to each list's end, over all lists
+        tp0 = np.r_[0, last[:-1]]  # before each list
+        hits[:] = (last - tp0).reshape(T, G)
+        if prec_cc is None:
+            return
+        prec, cc = prec_cc
+        hw[self.list_end] = tp0 - last  # each end slot takes back its list's weight: the sums restart
+        tp = np.cumsum(hw)  # relevant weight up to each slot, inside its list
+        c_cum = _cum0(wr[self.base_col])
+        jw = wr[self.j_col]
+        j_cum = _cum0(jw)
+        c0 = c_cum[self.list_c]  # ranked weight (base) before each list's group
+        stream = np.empty(jw.shape[0] + c0.shape[0], dtype=np.int64)
+        stream[self.j_stream] = jw
+        stream[self.pseudo] = c0 - np.r_[0, c0[:-1] + (j_cum[self.j_end] - j_cum[self.j_first])[:-1]]
+        n = c_cum[self.slot_c] - np.cumsum(stream)[self.slot_jn]
+        if self.eps > 0:
+            p = tp / (n + self.eps)
+        else:  # a relevant item of weight 0 before any weight: 0, as the module docstring says
+            p = np.zeros(n.shape)
+            np.divide(tp, n, out=p, where=n > 0)
+        p[self.list_end] = -np.inf
+        # the slot holding the cc-th unit of relevant weight; past the list's weight: its end slot (-inf);
+        # one entry per unit of relevant weight (its slot), then one for the last end slot
+        hw[self.list_end] = 0
+        hw[-1] = 1
+        unit = np.flatnonzero(hw) if binary else np.repeat(self.slot_index, hw)
+        at = (tp0.reshape(T, G, 1) + (cc - 1)).reshape(T * G, -1)
+        np.minimum(at, unit.shape[0] - 1, out=at)
+        pos = unit[at]
+        np.minimum(pos, self.list_end[:, None], out=pos)
+        if self.scan:
+            # the envelope at every slot: a running maximum from each list's end, over the reversed slots as
+            # complex numbers (list key, precision), which numpy orders lexicographically: a list's larger
+            # key starts its maximum afresh, and the imaginary parts are the precisions, exactly
+            z = self.z_key.copy()
+            z.imag = p[::-1]
+            np.maximum.accumulate(z, out=z)
+            env = z.imag[(p.shape[0] - 1) - pos]
+            np.maximum(env.reshape(T, G, -1).transpose(0, 2, 1), 0.0, out=prec)
+            return
+        # more slots than sampled levels: maxima between consecutive sampled slots, then the running maximum
+        # from the last level down, level by level over all lists at once ((levels, lists) layout)
+        bounds = np.concatenate([pos, self.list_end[:, None]], axis=1).reshape(-1)
+        block = np.maximum.reduceat(p, bounds).reshape(T * G, -1)
+        env = np.ascontiguousarray(block[:, -2::-1].T)  # (levels from the last, lists)
+        for i in range(1, env.shape[0]):  # faster than np.maximum.accumulate along this axis
+            np.maximum(env[i], env[i - 1], out=env[i])
+        np.maximum(env[::-1].reshape(-1, T, G).transpose(1, 0, 2), 0.0, out=prec)
+
+
+def _cum0(x: np.ndarray) -> np.ndarray:
+    """Cumulative sums with a leading 0."""
+    out = np.zeros(x.shape[0] + 1, dtype=np.int64)
+    np.cumsum(x, out=out[1:])
+    return out

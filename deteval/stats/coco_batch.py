@@ -1,0 +1,174 @@
+"""The COCO metric columns of :class:`~deteval.stats.coco.CocoUnits` for many image weightings at once.
+
+Each (area range, maxDet) slice that a summary number or a per-class AP reads becomes one
+:class:`~deteval.core.reweighted.ReweightedLists` (categories as groups, IoU thresholds as variants, items in
+pycocotools' ranked order): slices whose precision is read (AP) get the interpolated precision, slices whose
+recall only is read (AR1, AR10, ...) get the relevant weight alone (no ranking work at all). npig of a
+weighting is its image weights times each image's counted ground truths (one matrix product, exact in
+doubles). The summary numbers are then ``np.mean(s[s > -1])`` of the same selections as
+:func:`~deteval.detection.coco.summarize`, taken for all weightings at once: the values of the categories with
+ground truth, in pycocotools' (threshold, recall level, category) order, summed along one contiguous row per
+weighting (numpy's pairwise sum of a row equals that of the same values as a 1-D array) and divided by their
+count; weightings that leave different categories without ground truth are taken in groups of equal masks.
+Every number equals :meth:`CocoUnits._numbers` on :func:`~deteval.detection.coco_accumulate.accumulate` bit
+for bit (tests/test_stats.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from deteval.core.lists import COCO_EPS
+from deteval.core.reweighted import ReweightedLists
+from deteval.detection.coco import _stat_maxdet, summary_specs
+from deteval.detection.coco_accumulate import _slices
+from deteval.detection.coco_match import MatchTable
+from deteval.detection.coco_params import CocoParams
+
+__all__ = ["CocoBatch"]
+
+#: (AP or AR, threshold indices, area index, maxDet index, category or None); area/maxDet index None: −1
+_Column = tuple[bool, np.ndarray, int | None, int | None, int | None]
+
+
+class CocoBatch:
+    """Summary numbers and per-category AP of ``table`` under many weightings (module docstring).
+
+    ``column`` (rows of ``table``,) the weight column of each row; ``gt_table`` the table whose ground truths
+    npig counts (their image index is their weight column in the ground-truth weights)."""
+
+    def __init__(
+        self,
+        table: MatchTable,
+        params: CocoParams,
+        compat: str,
+        n_classes: int,
+        column: np.ndarray,
+        gt_table: MatchTable,
+        n_images: int,
+    ) -> None:
+        self.params = params
+        self.columns = self._columns(params, compat, n_classes)
+        ap_read = {(a, m) for ap, _, a, m, _ in self.columns if ap and a is not None and m is not None}
+        read = {(a, m) for _, _, a, m, _ in self.columns if a is not None and m is not None}
+        K, A = table.n_cats, table.tp.shape[0]
+        valid = (table.npig > 0).T
+        self.slices: dict[tuple[int, int], ReweightedLists] = {}
+        for m, a, om, _, per_list, tp, ig in _slices(table, params.max_dets, valid, None):
+            if (a, m) not in read:
+                continue
+            T = table.tp.shape[1]
+            self.slices[a, m] = ReweightedLists(
+                per_list[:K],
+                column[om],
+                tp.reshape(T, -1),
+                ig.reshape(T, -1),
+                params.rec_thrs,
+                COCO_EPS,
+                precision=(a, m) in ap_read,
+            )
+        if gt_table.gt_img is None or gt_table.gt_cat is None or gt_table.gt_counted is None:
+            raise ValueError("this MatchTable was built without its ground-truth columns")
+        # npig of a weighting: per (image, category) with counted ground truths, the image's weight times
+        # their count per area range, summed by category (pairs sorted by category: a cumulative sum)
+        keep = gt_table.gt_cat < K
+        key = np.unique(gt_table.gt_cat[keep] * n_images + gt_table.gt_img[keep])
+        pair = np.searchsorted(key, gt_table.gt_cat * n_images + gt_table.gt_img)
+        self.gt_count = np.zeros((key.shape[0], A), dtype=np.int64)
+        for a in range(A):
+            sel = keep & gt_table.gt_counted[a]
+            np.add.at(self.gt_count[:, a], pair[sel], 1)
+        self.gt_image = key % n_images
+        self.gt_bounds = np.searchsorted(key // n_images, np.arange(K + 1), side="left")
+        self.shape = (K, A)
+
+    def _columns(self, p: CocoParams, compat: str, n_classes: int) -> list[_Column]:
+        """The summary numbers, then the per-category AP, as selections (``_summarize_value``'s)."""
+        specs: list[tuple[bool, float | None, str, int | None, int | None]] = [
+            (*s, None) for s in summary_specs(p, compat)
+        ]
+        md_ap = _stat_maxdet(p, compat, "ap")
+        specs += [(True, None, "all", md_ap, k) for k in range(n_classes)]
+        out: list[_Column] = []
+        for ap, iou_thr, area, max_det, k in specs:
+            aind = [i for i, lbl in enumerate(p.area_lbl) if lbl == area]
+            mind = [i for i, m in enumerate(p.max_dets) if m == max_det]
+            thr = np.arange(p.iou_thrs.shape[0]) if iou_thr is None else np.where(iou_thr == p.iou_thrs)[0]
+            if max_det is None or not aind or not mind or not thr.size:
+                out.append((bool(ap), thr, None, None, k))  # pycocotools' −1
+            elif len(aind) > 1 or len(mind) > 1:
+                raise NotImplementedError("repeated area labels or maxDets: use the accumulation path")
+            else:
+                out.append((bool(ap), thr, aind[0], mind[0], k))
+        return out
+
+    def _npig(self, gt_weights: np.ndarray) -> np.ndarray:
+        """(B, K, A) npig of the weightings (integers)."""
+        B, (K, A) = gt_weights.shape[0], self.shape
+        out = np.empty((B, K, A), dtype=np.int64)
+        g = np.take(gt_weights, self.gt_image, axis=1)
+        cum = np.zeros((B, g.shape[1] + 1), dtype=np.int64)
+        for a in range(A):
+            np.cumsum(g * self.gt_count[:, a], axis=1, out=cum[:, 1:])
+            out[:, :, a] = cum[:, self.gt_bounds[1:]] - cum[:, self.gt_bounds[:-1]]
+        return out
+
+    def __call__(self, weights: np.ndarray, gt_weights: np.ndarray) -> np.ndarray:
+        """(B, columns) metric values (NaN for pycocotools' −1) of B weightings: ``weights`` (B, weight
+        columns) of the rows, ``gt_weights`` (B, images) of the ground truths."""
+        w = np.asarray(weights, dtype=np.int64)
+        B, K = w.shape[0], self.shape[0]
+        npig = self._npig(np.asarray(gt_weights, dtype=np.int64))
+        prec: dict[tuple[int, int], np.ndarray] = {}
+        rec: dict[tuple[int, int], np.ndarray] = {}
+        for (sa, sm), lists in self.slices.items():
+            n_pos = npig[:, :, sa]
+            q, hits = lists.evaluate(w, n_pos)
+            if q is not None:
+                prec[sa, sm] = q  # (B, T, R, K): pycocotools' order of a slice
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rec[sa, sm] = (
+                    hits / n_pos[:, None, :]
+                )  # (B, T, K); categories without truth are left out below
+        out = np.full((B, len(self.columns)), np.nan)
+        per_class: dict[tuple[int, int, bytes], np.ndarray] = {}
+        for j, (ap, thr, a, m, k) in enumerate(self.columns):
+            if a is None or m is None or (a, m) not in (prec if ap else rec):
+                continue
+            has = npig[:, :, a] > 0  # (B, K): the categories whose values are > −1
+            src = prec[a, m] if ap else rec[a, m]
+            sel = (
+                src
+                if thr.shape[0] == src.shape[1] and (thr == np.arange(thr.shape[0])).all()
+                else src[:, thr]
+            )
+            if k is None:
+                out[:, j] = _masked_means(sel, has)
+                continue
+            key = (a, m, thr.tobytes())
+            if key not in per_class:  # every category's values in (threshold, level) order, one row each
+                per_class[key] = _row_means(np.moveaxis(sel, -1, 1).reshape(B, K, -1))
+            out[:, j] = np.where(has[:, k], per_class[key][:, k], np.nan)
+        return out
+
+
+def _row_means(x: np.ndarray) -> np.ndarray:
+    """Means along the last axis, each row summed as a contiguous 1-D array (``np.mean``'s order)."""
+    x = np.ascontiguousarray(x)
+    return x.sum(axis=-1) / max(x.shape[-1], 1)
+
+
+def _masked_means(sel: np.ndarray, has: np.ndarray) -> np.ndarray:
+    """Per row b: the mean of ``sel[b][..., has[b]]`` flattened in C order (NaN if empty), rows of equal
+    masks at once."""
+    out = np.full(sel.shape[0], np.nan)
+    masks, inv = np.unique(has, axis=0, return_inverse=True)
+    for g, mask in enumerate(masks):
+        rows = np.flatnonzero(inv.reshape(-1) == g)
+        if not mask.any():
+            continue
+        part = sel if rows.shape[0] == sel.shape[0] else sel[rows]
+        if not mask.all():
+            part = np.take(part, np.flatnonzero(mask), axis=-1)
+        out[rows] = _row_means(part.reshape(rows.shape[0], -1))
+    return out

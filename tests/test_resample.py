@@ -1,0 +1,199 @@
+"""The batched resampling path (deteval.core.reweighted, deteval.stats.coco_batch) equals the weighted
+accumulation (deteval.core.weighted, one accumulation per weighting) and the laid-out copies, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _coco_cases import random_case, random_keypoints_case
+from test_stats import _coco_duplicate
+
+from deteval.core.lists import COCO_EPS, COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS, presorted_lists
+from deteval.core.reweighted import ReweightedLists
+from deteval.core.weighted import weighted_levels
+from deteval.detection.coco import evaluate_coco
+from deteval.stats.bootstrap import bootstrap_weights
+from deteval.stats.coco import CocoUnits
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
+    """Variants (thresholds) of lists sharing one order, weight columns, zero weights, items ignored under
+    every variant or some: interpolated precision and hits of every weighting and variant equal
+    weighted_levels and presorted_lists with the copies laid out (both envelope methods)."""
+    rng = np.random.default_rng(seed)
+    for trial in range(150):
+        n_groups, n_var, n_cols = int(rng.integers(1, 5)), int(rng.integers(1, 4)), int(rng.integers(1, 6))
+        cnt = rng.integers(0, 9, n_groups)
+        n = int(cnt.sum())
+        col = rng.integers(0, n_cols, n)
+        rel = rng.random((n_var, n)) < 0.5
+        ig = (~rel) & (rng.random((n_var, n)) < 0.3)
+        if trial % 4 == 0:  # items ignored under every variant
+            ig[:, rng.random(n) < 0.3] = True
+            ig &= ~rel
+        ign = None if trial % 3 == 0 else ig
+        w = rng.integers(0, 4, (int(rng.integers(1, 5)), n_cols)) * (rng.random((1, n_cols)) < 0.8)
+        if trial % 7 == 0:
+            w = np.minimum(w, 1)  # weights 0 or 1 (randomization rounds)
+        levels, eps = (COCO_RECALL_LEVELS, COCO_EPS) if trial % 2 else (VOC_DEVKIT_LEVELS, 0.0)
+        if trial % 5 == 0:
+            levels = rng.permutation(levels)
+        group = np.repeat(np.arange(n_groups), cnt)
+        n_pos = np.stack(
+            [
+                np.max([np.bincount(group, weights=row[col] * r, minlength=n_groups) for r in rel], axis=0)
+                for row in w
+            ]
+        ).astype(np.int64) + rng.integers(0, 3, (w.shape[0], n_groups))
+        q, hits = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=trial % 4 < 2).evaluate(w, n_pos)
+        _, hits_only = ReweightedLists(cnt, col, rel, ign, levels, eps, precision=False).evaluate(w, n_pos)
+        assert q is not None and np.array_equal(hits_only, hits)
+        for b, row in enumerate(w):
+            for t in range(n_var):
+                it = None if ign is None else ign[t]
+                ref_q, _, ref_hits = weighted_levels(cnt, rel[t], it, n_pos[b], row[col], levels, eps)
+                assert np.array_equal(q[b, t].T, ref_q) and np.array_equal(hits[b, t], ref_hits)
+                copies = presorted_lists(cnt, rel[t], n_pos[b], it, weights=row[col])
+                assert np.array_equal(q[b, t].T, copies.interpolated_precision(levels, eps))
+                assert np.array_equal(hits[b, t], copies.n_hits)
+
+
+def _other(dets: list, rng: np.random.Generator) -> list:
+    """A second system: every other detection, scores perturbed (ties kept where they were ties)."""
+    return [{**d, "score": round(d["score"] ** 2, 3)} for d in dets if rng.random() < 0.7]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_coco_batch_equals_accumulation(seed: int) -> None:
+    """COCO bbox with random parameters (maxDets, thresholds, recall levels, area ranges, use_cats): the
+    batched metric and mix equal one weighted accumulation per weighting, bit for bit, on random integer
+    weights with zeros, all-zero rows and swap masks."""
+    case = random_case(seed)
+    rng = np.random.default_rng(seed)
+    units = CocoUnits(case["gt"], [case["dt"], _other(case["dt"], rng)], params=case["params"])
+    n = units.n_units
+    w = np.concatenate([np.ones((1, n), dtype=np.int64), bootstrap_weights(n, 5, seed)])
+    w[-1] = rng.integers(0, 3, n) * (rng.random(n) < 0.6)
+    for s in range(2):
+        assert units._system_batch(s) is not None  # the batched path, not the fallback
+        fast, slow = units.metric(s)(w), units._metric_accumulated(s)(w)
+        assert np.array_equal(fast, slow, equal_nan=True)
+        batch = units._system_batch(s)
+        assert batch is not None
+        for lists in batch.slices.values():
+            lists.scan = False  # the other envelope method (block maxima), as large slices use
+        assert np.array_equal(units.metric(s)(w), slow, equal_nan=True)
+    swap = rng.integers(0, 2, (4, n))
+    wa = np.concatenate([w, 1 - swap, np.zeros((1, n), dtype=np.int64), w[1:2]])
+    wb = np.concatenate([np.zeros_like(w), swap, w[2:3], w[3:4]])
+    fast, slow = units.mix(0, 1)(wa, wb), units._mix_accumulated(0, 1)(wa, wb)
+    assert np.array_equal(fast, slow, equal_nan=True)
+    rounds = (1 - swap, swap)  # only weights 0 and 1, as a randomization test's rounds
+    assert np.array_equal(units.mix(0, 1)(*rounds), units._mix_accumulated(0, 1)(*rounds), equal_nan=True)
+    assert np.array_equal(fast[: w.shape[0]], units.metric(0)(w), equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_coco_batch_equals_duplicated_images(seed: int) -> None:
+    """Bootstrap weights on a random bbox case: the batched numbers are those of evaluate_coco on the files
+    in which each image is listed as many times as drawn (scores made distinct: among equal scores of one
+    image, copies of an image interleave differently from repeated items, in both paths alike)."""
+    case = random_case(100 + seed)
+    gt = case["gt"]
+    dets = [{**d, "score": d["score"] + i * 1e-7} for i, d in enumerate(case["dt"])]
+    units = CocoUnits(gt, [dets])
+    ids = [im["id"] for im in sorted(gt["images"], key=lambda im: im["id"])]
+    gt_sorted = {**gt, "images": [next(im for im in gt["images"] if im["id"] == i) for i in ids]}
+    w = bootstrap_weights(units.n_units, 4, seed)
+    got = units.metric(0)(w)
+    for row, values in zip(w, got):
+        dup_gt, dup_dt = _coco_duplicate(
+            {**gt_sorted, "images": [{**im, "id": im["id"] * 100} for im in gt_sorted["images"]],
+             "annotations": [{**a, "image_id": a["image_id"] * 100} for a in gt["annotations"]]},
+            [{**d, "image_id": d["image_id"] * 100} for d in dets],
+            row,
+        )  # fmt: skip
+        ev = evaluate_coco(dup_gt, dup_dt)
+        want = [*ev.stats.tolist(), *(r["ap"] for r in ev.per_class().values())]
+        assert [-1.0 if np.isnan(v) else v for v in values] == want
+
+
+@pytest.mark.parametrize("compat", ["pycocotools", "fixed"])
+def test_coco_batch_keypoints_and_compat(compat: str) -> None:
+    """Keypoints (10 numbers at maxDets 20) and the ``fixed`` profile's slices: batched == accumulated."""
+    for seed in range(3):
+        case = random_keypoints_case(seed)
+        units = CocoUnits(case["gt"], [case["dt"]], iou_type="keypoints", compat=compat)
+        w = np.concatenate(
+            [np.ones((1, units.n_units), dtype=np.int64), bootstrap_weights(units.n_units, 4, 1)]
+        )
+        assert units._system_batch(0) is not None
+        assert np.array_equal(units.metric(0)(w), units._metric_accumulated(0)(w), equal_nan=True)
+    case = random_case(7)
+    units = CocoUnits(case["gt"], [case["dt"]], compat=compat)
+    w = bootstrap_weights(units.n_units, 4, 2)
+    assert np.array_equal(units.metric(0)(w), units._metric_accumulated(0)(w), equal_nan=True)
+
+
+def test_processes_change_no_number() -> None:
+    """Resamples and rounds split over forked processes: the same numbers as one process; a worker that
+    fails is re-run in the parent."""
+    import os
+
+    from deteval.stats.bootstrap import bootstrap, paired_bootstrap
+    from deteval.stats.parallel import evaluate_rows
+    from deteval.stats.tests import randomization_test
+
+    case = random_case(3)
+    rng = np.random.default_rng(3)
+    units = CocoUnits(case["gt"], [case["dt"], _other(case["dt"], rng)])
+    n = units.n_units
+    one = bootstrap(units.metric(0), n, n_resamples=150, seed=4)
+    two = bootstrap(units.metric(0), n, n_resamples=150, seed=4, processes=3)
+    assert np.array_equal(one.samples, two.samples, equal_nan=True)
+    pa, pb = (paired_bootstrap(units.mix(0, 1), n, n_resamples=100, processes=k) for k in (1, 2))
+    assert np.array_equal(pa.samples, pb.samples, equal_nan=True)
+    ra, rb = (randomization_test(units.mix(0, 1), n, n_rounds=150, processes=k) for k in (1, 2))
+    assert np.array_equal(ra.p_value, rb.p_value, equal_nan=True)
+    parent = os.getpid()
+
+    def fails_in_child(w: np.ndarray) -> np.ndarray:
+        if os.getpid() != parent:
+            raise RuntimeError("worker failure")
+        return w[:, :2] * 2.0
+
+    rows = np.arange(600).reshape(300, 2)
+    assert np.array_equal(evaluate_rows(fails_in_child, rows, processes=2), rows * 2.0)
+
+
+@pytest.mark.parametrize("profile", ["voc_devkit", "py_faster_rcnn"])
+def test_voc07_batched_equals_laid_out_copies(profile: str) -> None:
+    """VOC 11-point AP: the batched metric and mix equal the laid-out copies (VOCUnits._evaluate), bit for
+    bit, with coarse scores (ties between systems and images) under both tie policies."""
+    from test_stats import CLASSES, _dets, _gt
+
+    from deteval.detection.voc import VOCDetections, VOCParams
+    from deteval.stats.voc import VOCUnits
+
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        n_img = 15
+        gt = _gt(rng, n_img, 40)
+        a, b = _dets(rng, gt, n_img, 2.0), _dets(rng, gt, n_img, 4.0)
+        a, b = (
+            VOCDetections.from_arrays(
+                d.image, d.label, d.boxes, np.round(d.scores, 1), images=n_img, classes=CLASSES
+            )
+            for d in (a, b)
+        )
+        units = VOCUnits(gt, [a, b], VOCParams(metric="voc07", profile=profile))
+        w = np.concatenate([np.ones((1, n_img), dtype=np.int64), bootstrap_weights(n_img, 6, seed)])
+        w[-1, : n_img // 2] = 0
+        for s in range(2):
+            want = units._evaluate([units.items[s]], [w])
+            assert np.array_equal(units.metric(s)(w), want, equal_nan=True)
+        swap = rng.integers(0, 2, (5, n_img))
+        wa, wb = np.concatenate([w, 1 - swap]), np.concatenate([w[::-1], swap])
+        want = units._evaluate(units.items, [wa, wb])
+        assert np.array_equal(units.mix(0, 1)(wa, wb), want, equal_nan=True)
