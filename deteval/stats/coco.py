@@ -3,7 +3,10 @@
 
 An image of weight k: its detections are items of weight k in every (threshold, category) list of the
 accumulation (:func:`~deteval.detection.coco_accumulate.accumulate` with ``weights``), and its non-ignored
-ground truths count k times in npig. All weights 1 give :func:`~deteval.detection.coco.evaluate_coco`'s
+ground truths count k times in npig. That equals evaluating the image duplicated k times (new image ids)
+when the image's detections of a category have distinct scores; among equal scores of one image, the k copies
+of an item are adjacent here while duplicated images would interleave them (d1 d1 d2 d2 against d1 d2 d1
+d2), a different but equally valid resample of that image. All weights 1 give :func:`~deteval.detection.coco.evaluate_coco`'s
 numbers bit for bit. Metric columns: the summary numbers (``AP``, ``AP50``, ...), then ``ap:<category>``
 (the per-class ``ap``; NaN where a resample leaves a category without ground truth, −1 in pycocotools'
 arrays). Resamples are evaluated many at once by :class:`~deteval.stats.coco_batch.CocoBatch` (the ranked
