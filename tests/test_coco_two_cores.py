@@ -16,8 +16,6 @@ import deteval.io.coco as coco_io
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import DetevalError
 
-pytestmark = pytest.mark.skipif(not forked.can_fork(), reason="needs os.fork, 2 CPUs and no other thread")
-
 
 def _data(seed: int = 0, n_img: int = 40, n_cat: int = 7) -> tuple[dict, list[dict]]:
     rng = np.random.default_rng(seed)
@@ -69,6 +67,8 @@ def _data(seed: int = 0, n_img: int = 40, n_cat: int = 7) -> tuple[dict, list[di
 
 @pytest.fixture
 def small_thresholds(monkeypatch):
+    if not forked.can_fork():  # (checked here: an earlier test may have left a thread running)
+        pytest.skip("needs os.fork, 2 CPUs and no other thread")
     monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
     monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", 0)
     monkeypatch.setattr(coco_eval, "FORK_DETECTIONS", 0)

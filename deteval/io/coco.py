@@ -683,6 +683,24 @@ def _same_id_kinds(
             )
 
 
+_OBJECT_LIST_END = re.compile(rb"\}\s*\]")
+
+
+def _last_piece(data: bytes, lo: int, file: str) -> tuple[list | None, int]:
+    """The records from ``lo`` to the end of the annotations array (and the byte just past its ``]``) when the
+    first ``}]`` after ``lo`` closes it, parsed by orjson; (None, -1) otherwise (the caller then lets Python's
+    ``raw_decode`` find the end). A text that parses as one array up to that ``]`` is the array ``raw_decode``
+    reads: a JSON value ends where its own brackets close."""
+    m = _OBJECT_LIST_END.search(data, lo)
+    if m is None or _orjson is None:
+        return None, -1
+    try:
+        records = _loads_piece(b"[" + data[lo : m.end()], file)
+    except (ValueError, DetevalError):  # (a repeated key: named by the path below, as before)
+        return None, -1
+    return records, m.end()
+
+
 def _gt_in_pieces(
     path: Path, keep_segmentation: bool, need_keypoints: bool, crowd_optional: bool = False
 ) -> tuple[dict, dict] | None:
@@ -721,7 +739,10 @@ def _gt_in_pieces(
                     records = _loads_piece(b"[" + data[lo : cut.start() + 1] + b"]", file)
                 except ValueError:
                     records = None  # this piece runs past the end of the annotations array
-            if records is None:  # the last piece: raw_decode stops at the array's closing bracket
+            if records is None:  # the last piece: it ends at the array's closing bracket
+                records, ann_end = _last_piece(data, lo, file)
+                nxt = ann_end
+            if records is None:  # raw_decode stops at the array's closing bracket
                 try:
                     tail = "[" + data[lo:].decode("utf-8")
                     records, end = json.JSONDecoder(object_pairs_hook=unique_keys).raw_decode(tail)
