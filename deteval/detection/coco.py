@@ -796,8 +796,19 @@ def _half(
 ) -> tuple[_Arrays, dict[str, int], list[str]]:
     """Match and accumulate the categories ``part`` alone; their precision, recall and scores columns."""
     table, counts, warnings = _match_in_shards(g, r, p, compat, categories=part)
-    precision, recall, scores = accumulate(table, p.rec_thrs, p.max_dets)
-    return (precision[:, :, part], recall[:, part], scores[:, :, part]), counts, warnings
+    # only the part's categories, renumbered in the same order (so the rows stay in group order)
+    index = np.zeros(table.n_cats, dtype=np.int64)
+    index[part] = np.arange(part.shape[0])
+    compact = replace(
+        table,
+        cat=index[table.cat],
+        npig=table.npig[part],
+        n_cats=int(part.shape[0]),
+        gt_img=None,
+        gt_cat=None,
+        gt_counted=None,
+    )
+    return accumulate(compact, p.rec_thrs, p.max_dets), counts, warnings
 
 
 def _match_accumulate_forked(
