@@ -205,3 +205,41 @@ def test_a_child_that_dies_is_replaced_by_this_process(tmp_path, monkeypatch, sm
     two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
     assert small_thresholds == [True, True]
     _same(one, two)
+
+
+BAD_BOXES = [
+    [1.0, 2.0, 3.0],
+    [1.0, 2.0, 3.0, 4.0, 5.0],
+    "abcd",
+    {"x": 1, "y": 2, "w": 3, "h": 4},
+    None,
+    7,
+    [[1.0], 2.0, 3.0, 4.0],
+    [1.0, "2", 3.0, 4.0],
+    [True, True, True, True],
+    [1.0, None, 3.0, 4.0],
+    [1, 2, 3, 1e300],
+    [True, 2.5, 3.0, 4.0],  # accepted (as 1.0) by both paths alike
+]
+
+
+@pytest.mark.parametrize("box", BAD_BOXES)
+def test_boxes_read_from_a_file_in_pieces_as_from_a_list(tmp_path, monkeypatch, box):
+    """The pieces' faster reading of JSON boxes (flattened first) accepts and refuses what the general
+    reading of an in-memory list does, with the same message."""
+    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+    gt, dets = _data(7)
+    g = coco_io.load_coco_gt(gt)
+    for j in (3, len(dets) // 2):
+        bad = [dict(d) for d in dets]
+        bad[j]["bbox"] = box
+        path = tmp_path / "dt.json"
+        path.write_text(json.dumps(bad))
+        outcomes = []
+        for source in (bad, path):
+            try:
+                r = coco_io.load_coco_results(source, g)
+                outcomes.append(("ok", r.bbox.tolist(), r.img.tolist(), r.score.tolist()))
+            except DetevalError as exc:
+                outcomes.append((type(exc).__name__, exc.record, exc.reason))
+        assert outcomes[0] == outcomes[1]
