@@ -225,8 +225,8 @@ BAD_BOXES = [
 
 @pytest.mark.parametrize("box", BAD_BOXES)
 def test_boxes_read_from_a_file_in_pieces_as_from_a_list(tmp_path, monkeypatch, box):
-    """The pieces' faster reading of JSON boxes (flattened first) accepts and refuses what the general
-    reading of an in-memory list does, with the same message."""
+    """A large file read in pieces (in one process) accepts and refuses boxes as the reading of an
+    in-memory list does, with the same message."""
     monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
     gt, dets = _data(7)
     g = coco_io.load_coco_gt(gt)

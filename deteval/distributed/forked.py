@@ -5,8 +5,9 @@ in) and sends its return value back, pickled, through a pipe (numpy arrays pickl
 Whatever goes wrong in the child (an exception, a crash, a kill) makes :meth:`Forked.result` return None:
 the caller then does the work itself, in this process, so that errors are raised here, with the messages
 the one-process path gives. Forking is skipped (:func:`fork_call` returns None) where it is unavailable or
-unsafe: no ``os.fork`` (Windows), one usable CPU, other threads running (a fork copies their locks in
-whatever state they are), or ``DETEVAL_PROCESSES=1`` in the environment.
+unsafe: outside Linux (no ``os.fork`` on Windows; macOS system libraries do not support a fork without
+exec), one usable CPU, other threads running (a fork copies their locks in whatever state they are), or
+``DETEVAL_PROCESSES=1`` in the environment.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import gc
 import os
 import pickle
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -26,12 +28,12 @@ ENV_PROCESSES = "DETEVAL_PROCESSES"
 
 
 def can_fork() -> bool:
-    """Whether :func:`fork_call` would fork: POSIX fork, two usable CPUs, no other thread, not disabled."""
-    if not hasattr(os, "fork") or os.environ.get(ENV_PROCESSES, "").strip() == "1":
+    """Whether :func:`fork_call` would fork: Linux, two usable CPUs, no other thread, not disabled."""
+    if not sys.platform.startswith("linux") or os.environ.get(ENV_PROCESSES, "").strip() == "1":
         return False
     try:
         cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity (macOS)
+    except OSError:  # pragma: no cover
         cpus = os.cpu_count() or 1
     return cpus >= 2 and threading.active_count() == 1
 

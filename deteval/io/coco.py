@@ -198,25 +198,10 @@ def _floats(values: list, what: str, file: str, where: str | None, *, flags: boo
     return arr
 
 
-def _flat_boxes(values: list) -> np.ndarray | None:
-    """``_numeric(values)`` for JSON values that are all lists of 4 (None otherwise): one array of the 4N
-    numbers is built faster than one of N lists, with the same dtype (the same scalars are promoted)."""
-    try:
-        if set(map(len, values)) != {4}:
-            return None
-        flat = _numeric(list(chain.from_iterable(values)))
-    except TypeError:  # a number, null or true where a list belongs
-        return None
-    return None if flat is None or flat.shape != (4 * len(values),) else flat.reshape(-1, 4)
-
-
-def _boxes(values: list, file: str, where: str | None, *, from_json: bool = False) -> np.ndarray:
-    """An N×4 float64 array of COCO ``[x, y, w, h]`` boxes, validated. ``from_json``: the values come from
-    a JSON parser (lists, dicts, strings, numbers, booleans, None only), which allows a faster path."""
+def _boxes(values: list, file: str, where: str | None) -> np.ndarray:
+    """An N×4 float64 array of COCO ``[x, y, w, h]`` boxes, validated."""
     n = len(values)
-    boxes = (_flat_boxes(values) if from_json else None) if n else np.zeros((0, 4))
-    if boxes is None and n:
-        boxes = _numeric(values)
+    boxes = _numeric(values) if n else np.zeros((0, 4))
     if boxes is None or boxes.shape != (n, 4):
         for i, b in enumerate(values):
             if not isinstance(b, (list, tuple, np.ndarray)):
@@ -1275,7 +1260,7 @@ def _result_ids(records: list, key: str, file: str) -> np.ndarray:
 
 def _bbox_columns(records: list, gt: CocoGroundTruth, file: str) -> CocoResults:
     img, cat, score = _result_keys(records, gt, file)
-    bbox = _boxes(_field(records, "bbox", file, None), file, None, from_json=True)
+    bbox = _boxes(_field(records, "bbox", file, None), file, None)
     return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3], source=file)
 
 
@@ -1285,7 +1270,7 @@ def _raw_bbox_columns(records: list, file: str) -> RawColumns:
         _result_ids(records, "image_id", file),
         _result_ids(records, "category_id", file),
         _floats(_field(records, "score", file, None), "score", file, None),
-        _boxes(_field(records, "bbox", file, None), file, None, from_json=True),
+        _boxes(_field(records, "bbox", file, None), file, None),
     )
 
 
