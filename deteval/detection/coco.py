@@ -863,14 +863,15 @@ def past_border_counts(gt: CocoGroundTruth, res: CocoResults) -> tuple[int, int]
     """(boxes past the border, boxes on images of known size): counts of disjoint shards add up."""
     if not len(res) or gt.image_hw.shape[0] == 0:
         return 0, 0
-    hw = gt.image_hw[res.img]
-    known = (hw[:, 0] > 0) & (hw[:, 1] > 0)
+    h, w = gt.image_hw[:, 0], gt.image_hw[:, 1]
+    known = (h > 0) & (w > 0)  # per image; the limits per image, read per box (no per-box copies)
     if not known.any():
         return 0, 0
-    b = res.bbox[known]
-    h, w = hw[known, 0], hw[known, 1]
-    past = (b[:, 0] + b[:, 2] > w * (1 + BORDER_SLACK)) | (b[:, 1] + b[:, 3] > h * (1 + BORDER_SLACK))
-    return int(past.sum()), int(known.sum())
+    lim_w = np.where(known, w * (1 + BORDER_SLACK), np.inf)
+    lim_h = np.where(known, h * (1 + BORDER_SLACK), np.inf)
+    b = res.bbox
+    past = (b[:, 0] + b[:, 2] > lim_w[res.img]) | (b[:, 1] + b[:, 3] > lim_h[res.img])
+    return int(np.count_nonzero(past)), int(np.count_nonzero(known[res.img]))
 
 
 def past_border_message(n_past: int, n: int) -> list[str]:
