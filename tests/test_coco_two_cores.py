@@ -243,3 +243,19 @@ def test_boxes_read_from_a_file_in_pieces_as_from_a_list(tmp_path, monkeypatch, 
             except DetevalError as exc:
                 outcomes.append((type(exc).__name__, exc.record, exc.reason))
         assert outcomes[0] == outcomes[1]
+
+
+def test_a_half_without_detections_and_empty_categories(tmp_path, monkeypatch, small_thresholds):
+    """Categories without any detection (a whole half of them) or without ground truth split as well."""
+    gt, dets = _data(8, n_cat=4)
+    cats = sorted({c["id"] for c in gt["categories"]})
+    dets = [d for d in dets if d["category_id"] == cats[0]]  # one category holds every detection
+    gt["annotations"] = [a for a in gt["annotations"] if a["category_id"] != cats[1]]  # one has no truth
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    small_thresholds.clear()
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert small_thresholds == [True, True]
+    _same(one, two)
+    assert (one[1][:, :, 1] == -1).all() and (one[1][:, :, 2] == 0).all()  # no truth: -1; no detection: 0
