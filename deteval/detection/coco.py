@@ -815,8 +815,9 @@ def _match_accumulate_forked(
     g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str
 ) -> tuple[_Arrays, dict[str, int], list[str]] | None:
     """precision, recall, scores, counts and warnings from two processes, a half of the categories each;
-    None where that does not apply or pay (small input, one category, ``use_cats=False``) or fails."""
-    if not p.use_cats or len(r) < FORK_DETECTIONS:
+    None where that does not apply or pay (small input, one category, ``use_cats=False``; segm and keypoints
+    are not split yet) or fails."""
+    if p.iou_type != "bbox" or not p.use_cats or len(r) < FORK_DETECTIONS:
         return None
     cat_sel = _selection(g.cat_ids, p.cat_ids, "category")
     if cat_sel.shape[0] < 2:
