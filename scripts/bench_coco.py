@@ -414,8 +414,9 @@ def main() -> int:
                 if r is None:
                     return 1
                 print(
-                    f"{n:>6} images {n_gt:>7} gts {n_dt:>8} dets: deteval {r['wall']:.2f} s, "
-                    f"{r['rss_mb']:.0f} MB, {r['wall'] / n * 1000:.3f} ms/image"
+                    f"{n:>6} images {n_gt:>7} gts {n_dt:>8} dets: deteval {r['wall']:.2f} s "
+                    f"(cpu {r['cpu']:.2f} s), {r['rss_mb']:.0f} MB (largest child {r.get('child_mb', 0):.0f} MB), "
+                    f"{r['wall'] / n * 1000:.3f} ms/image"
                 )
             return 0
         tools = [t for t, module in TOOLS if t not in args.skip and available(module)]
