@@ -259,3 +259,16 @@ def test_a_half_without_detections_and_empty_categories(tmp_path, monkeypatch, s
     assert small_thresholds == [True, True]
     _same(one, two)
     assert (one[1][:, :, 1] == -1).all() and (one[1][:, :, 2] == 0).all()  # no truth: -1; no detection: 0
+
+
+def test_halves_matched_in_shards_of_images(tmp_path, monkeypatch, small_thresholds):
+    """Each half is matched in shards of whole images filled by its own categories' detections."""
+    gt, dets = _data(9)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    monkeypatch.setattr(coco_eval, "SHARD_DETECTIONS", 150)
+    small_thresholds.clear()
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert small_thresholds == [True, True]
+    _same(one, two)

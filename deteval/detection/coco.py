@@ -512,6 +512,11 @@ def _match_in_shards(
     img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
     img_map[_selection(gt.image_ids, params.img_ids, "image")] = np.arange(n_img)
     d_img = img_map[res.img]
+    if categories is not None and params.use_cats:  # only these categories' detections fill the shards
+        cat_sel = _selection(gt.cat_ids, params.cat_ids, "category")
+        in_part = np.zeros(gt.cat_ids.shape[0], dtype=bool)
+        in_part[cat_sel[np.asarray(categories, dtype=np.int64)]] = True
+        d_img = np.where(in_part[res.cat], d_img, -1)
     per_img = np.bincount(d_img[d_img >= 0], minlength=n_img)
     shard = np.cumsum(per_img) // SHARD_DETECTIONS  # non-decreasing shard number per image
     tables: list[MatchTable] = []
