@@ -1230,7 +1230,7 @@ def results_with_tail(
             except DetevalError:
                 return None
             del records
-        del data
+        del data, read  # (the mapping is closed: the tail comes from the child)
         raw = tail()
         if raw is None or len(raw) != n_tail:
             return None
