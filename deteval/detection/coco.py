@@ -33,6 +33,7 @@ both profiles and equals pycocotools to the bit.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
@@ -46,7 +47,8 @@ from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_iou import bbox_iou_blocks, oks_pairs, segm_iou_blocks
 from deteval.detection.coco_match import MatchTable, match_groups
 from deteval.detection.coco_params import CocoParams
-from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.distributed.forked import Forked, fork_call
+from deteval.errors import ConfigError, DetevalError, InputFormatError, ValidationError
 from deteval.io.coco import (
     MAX_POLYGON_COORD,
     CocoGroundTruth,
@@ -55,6 +57,9 @@ from deteval.io.coco import (
     check_segmentation,
     load_coco_gt,
     load_coco_results,
+    results_split_byte,
+    results_tail,
+    results_with_tail,
     to_rle,
 )
 from deteval.io.rle import check_rles
@@ -333,11 +338,14 @@ def match_coco(
     params: CocoParams,
     compat: str = "pycocotools",
     images: np.ndarray | None = None,
+    categories: np.ndarray | None = None,
 ) -> tuple[MatchTable, dict[str, int], list[str]]:
     """Run the matching stage on columnar inputs; returns the compact :class:`MatchTable` plus counts.
 
     ``images``: optional indices (into the evaluated images, ascending id) of one shard; tables of disjoint
     shards merged with :func:`~deteval.detection.coco_match.merge_tables` accumulate to the full result.
+    ``categories``: optional indices (into the evaluated categories, ascending id) to match alone (with
+    ``use_cats``); the other categories then have no detection and no ground truth in the table.
     """
     if compat not in COMPAT_MODES:
         raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
@@ -364,6 +372,11 @@ def match_coco(
         in_shard[np.asarray(images, dtype=np.int64)] = True
         gmask &= in_shard[np.maximum(g_img, 0)]
         dmask &= in_shard[np.maximum(d_img, 0)]
+    if categories is not None and n_cat_sel:
+        in_part = np.zeros(n_cat_sel, dtype=bool)
+        in_part[np.asarray(categories, dtype=np.int64)] = True
+        gmask &= in_part[np.maximum(g_cat, 0)]
+        dmask &= in_part[np.maximum(d_cat, 0)]
     gkeep, dkeep = np.flatnonzero(gmask), np.flatnonzero(dmask)
     # every record kept (the usual case): views instead of copies of every column
     gsel = slice(None) if gkeep.shape[0] == len(gt) else gkeep
@@ -490,25 +503,37 @@ SHARD_DETECTIONS = 400_000
 
 
 def _match_in_shards(
-    gt: CocoGroundTruth, res: CocoResults, params: CocoParams, compat: str
+    gt: CocoGroundTruth,
+    res: CocoResults,
+    params: CocoParams,
+    compat: str,
+    categories: np.ndarray | None = None,
 ) -> tuple[MatchTable, dict[str, int], list[str]]:
     """:func:`match_coco` over shards of consecutive images holding about ``SHARD_DETECTIONS`` detections each,
-    merged; identical to one call (groups never straddle images) with bounded temporary memory."""
+    merged; identical to one call (groups never straddle images) with bounded temporary memory.
+    ``categories``: as in :func:`match_coco`."""
     from deteval.detection.coco_match import merge_tables
 
     if len(res) <= SHARD_DETECTIONS:
-        return match_coco(gt, res, params, compat)
+        return match_coco(gt, res, params, compat, categories=categories)
     n_img = int(_selection(gt.image_ids, params.img_ids, "image").shape[0])
     img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
     img_map[_selection(gt.image_ids, params.img_ids, "image")] = np.arange(n_img)
     d_img = img_map[res.img]
+    if categories is not None and params.use_cats:  # only these categories' detections fill the shards
+        cat_sel = _selection(gt.cat_ids, params.cat_ids, "category")
+        in_part = np.zeros(gt.cat_ids.shape[0], dtype=bool)
+        in_part[cat_sel[np.asarray(categories, dtype=np.int64)]] = True
+        d_img = np.where(in_part[res.cat], d_img, -1)
     per_img = np.bincount(d_img[d_img >= 0], minlength=n_img)
     shard = np.cumsum(per_img) // SHARD_DETECTIONS  # non-decreasing shard number per image
     tables: list[MatchTable] = []
     counts: dict[str, int] | None = None
     warnings: list[str] = []
     for s in np.unique(shard).tolist():
-        t, c, w = match_coco(gt, res, params, compat, images=np.flatnonzero(shard == s))
+        t, c, w = match_coco(
+            gt, res, params, compat, images=np.flatnonzero(shard == s), categories=categories
+        )
         tables.append(t)
         warnings = w
         counts = (
@@ -517,7 +542,7 @@ def _match_in_shards(
             else {k: (v if k in ("n_images", "n_categories") else counts[k] + v) for k, v in c.items()}
         )
     if counts is None:  # no image selected, so no shard: the one-pass match gives the same (empty) table
-        return match_coco(gt, res, params, compat)
+        return match_coco(gt, res, params, compat, categories=categories)
     return merge_tables(tables), counts, warnings
 
 
@@ -652,14 +677,20 @@ def _take(items: list, keep: np.ndarray) -> list:
 
 
 def _finish(
-    table: MatchTable,
+    table: MatchTable | None,
     params: CocoParams,
     compat: str,
     gt: CocoGroundTruth,
     counts: dict[str, int],
     warnings: list[str],
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> CocoEvaluation:
-    precision, recall, scores = accumulate(table, params.rec_thrs, params.max_dets)
+    """Accumulate ``table`` (or take ``arrays``: precision, recall, scores already accumulated), summarize."""
+    if arrays is None:
+        if table is None:
+            raise ValueError("_finish needs a table or accumulated arrays")
+        arrays = accumulate(table, params.rec_thrs, params.max_dets)
+    precision, recall, scores = arrays
     stats, lines = summarize(precision, recall, params, compat)
     cat_sel = _selection(gt.cat_ids, params.cat_ids, "category")
     if compat == "pycocotools" and len(params.max_dets) < 3 and params.iou_type != "keypoints":
@@ -732,23 +763,141 @@ def evaluate_coco(
             on_error=on_error,
         )
     p = _resolve_params(params, iou_type)
-    g = load_coco_gt(
-        gt,
-        keep_segmentation=p.iou_type == "segm",
-        need_keypoints=p.iou_type == "keypoints",
-        on_error=on_error,
-    )
-    if is_path_list(results):
+    tail = _fork_results_tail(gt, results, p, on_error)
+    try:
+        g = load_coco_gt(
+            gt,
+            keep_segmentation=p.iou_type == "segm",
+            need_keypoints=p.iou_type == "keypoints",
+            on_error=on_error,
+        )
+        r = None
+        if tail is not None:
+            r = results_with_tail(results, g, tail[1], tail[0].result)
+    finally:
+        if tail is not None:
+            tail[0].cancel()
+    if r is None and is_path_list(results):
         from deteval.distributed.coco import load_results_files
 
         r = load_results_files(results, g, iou_type=p.iou_type, on_error=on_error)
-    else:
+    elif r is None:
         r = load_coco_results(results, g, iou_type=p.iou_type, on_error=on_error)
-    table, counts, warnings = _match_in_shards(g, r, p, compat)
+    split = _match_accumulate_forked(g, r, p, compat)
+    table = None
+    if split is not None:
+        arrays, counts, warnings = split
+    else:
+        table, counts, warnings = _match_in_shards(g, r, p, compat)
+        arrays = None
     if p.iou_type == "bbox":
         warnings += _past_border_warning(g, r)
     counts = {**counts, "skipped_records": g.skipped + r.skipped}
-    return _finish(table, p, compat, g, counts, r.warnings + warnings)
+    return _finish(table, p, compat, g, counts, r.warnings + warnings, arrays)
+
+
+# ------------------------------------------------------------------------------------------- two cores
+# bbox evaluation of large inputs uses a second core through forked children (deteval.distributed.forked):
+# one parses the tail of the results file while this process reads the ground truth and the head; then one
+# matches and accumulates half of the categories while this process does the other half. Categories are
+# independent in both stages, and each half runs the one-process code, so the numbers are the same bits. A
+# child that fails for any reason is ignored and its work done here (raising any error as one process would).
+
+#: Results files from this size on are read on two cores (smaller ones take a few tens of ms).
+FORK_RESULTS_BYTES = 8 << 20
+#: Evaluated detections from which matching and accumulation are split by categories over two processes.
+FORK_DETECTIONS = 100_000
+
+
+def _fork_results_tail(gt: Any, results: Any, p: CocoParams, on_error: str) -> tuple[Forked, int] | None:
+    """A forked child already parsing the tail of a large bbox results file (and the byte it starts at)."""
+    if p.iou_type != "bbox" or on_error != "raise" or not isinstance(results, (str, PathLike)):
+        return None
+    try:
+        size = os.stat(results).st_size
+        gt_size = os.stat(gt).st_size if isinstance(gt, (str, PathLike)) else 0
+    except OSError:
+        return None
+    if size < FORK_RESULTS_BYTES:
+        return None
+    start = results_split_byte(size, gt_size)
+    child = fork_call(results_tail, results, start)
+    return None if child is None else (child, start)
+
+
+def _category_halves(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two sets of evaluated categories with about as many detections each (largest first, to the lighter)."""
+    cat_map = np.full(n_cats, -1, dtype=np.int64)
+    cat_map[cat_sel] = np.arange(cat_sel.shape[0])
+    c = cat_map[r.cat]
+    per_cat = np.bincount(c[c >= 0], minlength=cat_sel.shape[0])
+    load = [0, 0]
+    side = np.zeros(cat_sel.shape[0], dtype=np.int64)
+    for k in np.argsort(-per_cat, kind="stable").tolist():
+        s = int(load[1] < load[0])
+        side[k] = s
+        load[s] += int(per_cat[k])
+    return np.flatnonzero(side == 0), np.flatnonzero(side == 1)
+
+
+_Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _half(
+    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, part: np.ndarray
+) -> tuple[_Arrays, dict[str, int], list[str]]:
+    """Match and accumulate the categories ``part`` alone; their precision, recall and scores columns."""
+    table, counts, warnings = _match_in_shards(g, r, p, compat, categories=part)
+    # only the part's categories, renumbered in the same order (so the rows stay in group order)
+    index = np.zeros(table.n_cats, dtype=np.int64)
+    index[part] = np.arange(part.shape[0])
+    compact = replace(
+        table,
+        cat=index[table.cat],
+        npig=table.npig[part],
+        n_cats=int(part.shape[0]),
+        gt_img=None,
+        gt_cat=None,
+        gt_counted=None,
+    )
+    return accumulate(compact, p.rec_thrs, p.max_dets), counts, warnings
+
+
+def _match_accumulate_forked(
+    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str
+) -> tuple[_Arrays, dict[str, int], list[str]] | None:
+    """precision, recall, scores, counts and warnings from two processes, a half of the categories each;
+    None where that does not apply or pay (small input, one category, ``use_cats=False``; segm and keypoints
+    are not split yet) or fails."""
+    if p.iou_type != "bbox" or not p.use_cats or len(r) < FORK_DETECTIONS:
+        return None
+    cat_sel = _selection(g.cat_ids, p.cat_ids, "category")
+    if cat_sel.shape[0] < 2:
+        return None
+    mine, theirs = _category_halves(r, cat_sel, g.cat_ids.shape[0])
+    child = fork_call(_half, g, r, p, compat, theirs)
+    if child is None:
+        return None
+    try:
+        (pm, rm, sm), counts, warnings = _half(g, r, p, compat, mine)
+        got = child.result()
+    except DetevalError:
+        return None  # raised again by the one-process path
+    finally:
+        child.cancel()
+    if got is None:
+        return None
+    (pt, rt, st), counts_t, _ = got
+    K = cat_sel.shape[0]
+    precision = np.empty(pm.shape[:2] + (K,) + pm.shape[3:])
+    scores = np.empty_like(precision)
+    recall = np.empty(rm.shape[:1] + (K,) + rm.shape[2:])
+    precision[:, :, mine], precision[:, :, theirs] = pm, pt
+    scores[:, :, mine], scores[:, :, theirs] = sm, st
+    recall[:, mine], recall[:, theirs] = rm, rt
+    for key in ("n_gt", "n_dt", "n_dt_evaluated"):
+        counts[key] += counts_t[key]
+    return (precision, recall, scores), counts, warnings
 
 
 #: A box "runs past the border" when its far edge is beyond the image by more than this share of its size.
@@ -767,14 +916,15 @@ def past_border_counts(gt: CocoGroundTruth, res: CocoResults) -> tuple[int, int]
     """(boxes past the border, boxes on images of known size): counts of disjoint shards add up."""
     if not len(res) or gt.image_hw.shape[0] == 0:
         return 0, 0
-    hw = gt.image_hw[res.img]
-    known = (hw[:, 0] > 0) & (hw[:, 1] > 0)
+    h, w = gt.image_hw[:, 0], gt.image_hw[:, 1]
+    known = (h > 0) & (w > 0)  # per image; the limits per image, read per box (no per-box copies)
     if not known.any():
         return 0, 0
-    b = res.bbox[known]
-    h, w = hw[known, 0], hw[known, 1]
-    past = (b[:, 0] + b[:, 2] > w * (1 + BORDER_SLACK)) | (b[:, 1] + b[:, 3] > h * (1 + BORDER_SLACK))
-    return int(past.sum()), int(known.sum())
+    lim_w = np.where(known, w * (1 + BORDER_SLACK), np.inf)
+    lim_h = np.where(known, h * (1 + BORDER_SLACK), np.inf)
+    b = res.bbox
+    past = (b[:, 0] + b[:, 2] > lim_w[res.img]) | (b[:, 1] + b[:, 3] > lim_h[res.img])
+    return int(np.count_nonzero(past)), int(np.count_nonzero(known[res.img]))
 
 
 def past_border_message(n_past: int, n: int) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from deteval.core.lists import COCO_EPS, presorted_lists, safe_div
+from deteval.core.sorting import lex_order
 from deteval.core.weighted import weighted_levels
 from deteval.detection.coco_match import MatchTable
 
@@ -151,9 +152,9 @@ def _accumulate_plain(
 
     # pycocotools' ranking of a category: images in ascending id order, then a stable sort by -score
     if _in_group_order(table):  # as match_groups leaves it: a stable sort by (category, -score) is enough
-        order = np.lexsort((-table.score, table.cat))
+        order = lex_order((-table.score, table.cat))
     else:  # e.g. tables of several shards concatenated
-        order = np.lexsort((table.rank, table.img, -table.score, table.cat))
+        order = lex_order((table.rank, table.img, -table.score, table.cat))
     cat_s = table.cat[order]
     rank_s = table.rank[order]
     score_s = table.score[order]

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from deteval.core.sorting import lex_order
+
 __all__ = ["MatchTable", "match_groups", "merge_tables"]
 
 #: Upper bound on same-group pairs whose IoU is computed at once (about 100 MB of temporaries).
@@ -197,7 +199,7 @@ def match_groups(
 
     # detections: one stable sort by (group, -score, input order); keep the first max_det of each group
     d_grp = d_cat.astype(np.int64) * n_imgs + d_img
-    order = np.lexsort((d_order, -d_score, d_grp))
+    order = lex_order((d_order, -d_score, d_grp), unique=True)
     sg = d_grp[order]
     starts = _group_starts(sg)
     counts = np.diff(np.r_[starts, sg.shape[0]])
@@ -212,7 +214,7 @@ def match_groups(
 
     # ground truth: stable by (group, input order)
     g_grp = g_cat.astype(np.int64) * n_imgs + g_img
-    gsort = np.lexsort((g_order, g_grp))
+    gsort = lex_order((g_order, g_grp), unique=True)
     ggrp = g_grp[gsort]
     G = gsort.shape[0]
     garea = g_area[gsort]
@@ -263,7 +265,7 @@ def match_groups(
     del cand_d, cand_g, cand_iou
 
     # greedy matching, stepping over detection rank
-    o = np.lexsort((pg, piou, pd, rank[pd]))
+    o = lex_order((pg, piou, pd, rank[pd]), unique=True)  # (a detection meets a ground truth once)
     pd, pg, piou = pd[o], pg[o], piou[o]
     del o
     prank = rank[pd]

@@ -35,6 +35,8 @@ import gc
 import importlib
 import json
 import math
+import mmap
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -694,6 +696,24 @@ def _same_id_kinds(
             )
 
 
+_OBJECT_LIST_END = re.compile(rb"\}\s*\]")
+
+
+def _last_piece(data: bytes, lo: int, file: str) -> tuple[list | None, int]:
+    """The records from ``lo`` to the end of the annotations array (and the byte just past its ``]``) when the
+    first ``}]`` after ``lo`` closes it, parsed by orjson; (None, -1) otherwise (the caller then lets Python's
+    ``raw_decode`` find the end). A text that parses as one array up to that ``]`` is the array ``raw_decode``
+    reads: a JSON value ends where its own brackets close."""
+    m = _OBJECT_LIST_END.search(data, lo)
+    if m is None or _orjson is None:
+        return None, -1
+    try:
+        records = _loads_piece(b"[" + data[lo : m.end()], file)
+    except (ValueError, DetevalError):  # (a repeated key: named by the path below, as before)
+        return None, -1
+    return records, m.end()
+
+
 def _gt_in_pieces(
     path: Path, keep_segmentation: bool, need_keypoints: bool, crowd_optional: bool = False
 ) -> tuple[dict, dict] | None:
@@ -732,7 +752,10 @@ def _gt_in_pieces(
                     records = _loads_piece(b"[" + data[lo : cut.start() + 1] + b"]", file)
                 except ValueError:
                     records = None  # this piece runs past the end of the annotations array
-            if records is None:  # the last piece: raw_decode stops at the array's closing bracket
+            if records is None:  # the last piece: it ends at the array's closing bracket
+                records, ann_end = _last_piece(data, lo, file)
+                nxt = ann_end
+            if records is None:  # raw_decode stops at the array's closing bracket
                 try:
                     tail = "[" + data[lo:].decode("utf-8")
                     records, end = json.JSONDecoder(object_pairs_hook=unique_keys).raw_decode(tail)
@@ -1036,22 +1059,10 @@ _RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 CHUNK_BYTES = 4 << 20
 
 
-def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bbox") -> CocoResults | None:
-    """Parse a large bbox (or keypoints) results file piece by piece, so only one piece's Python objects exist
-    at a time. Keypoints results are read so only in loadRes' keypoints branch and when the ground truth fixes
-    the number of keypoints (so that every piece is checked against the same width).
-
-    The file is cut between records (``}, {``; COCO results hold no lists of objects, and neither RLE
-    strings nor numbers contain braces). Returns None whenever this does not apply (small file, not bbox
-    results, a piece that does not parse); the caller then parses the whole file, which also produces the
-    precise error message.
-    """
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if len(data) < 2 * CHUNK_BYTES:
-        return None
+def _result_cuts(data: Any) -> list[tuple[int, int]]:
+    """Where a large results file is cut into pieces of about ``CHUNK_BYTES``: (end of one record, start of
+    the next) after every ``CHUNK_BYTES`` (COCO results hold no lists of objects, and neither RLE strings nor
+    numbers contain braces)."""
     cuts = []
     pos = CHUNK_BYTES
     while pos < len(data):
@@ -1060,8 +1071,56 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
             break
         cuts.append((m.start() + 1, m.end() - 1))  # end of one record, start of the next
         pos = m.end() + CHUNK_BYTES
-    if not cuts:
+    return cuts
+
+
+def _read_in_pieces(path: Path) -> tuple[Any, list[tuple[int, int]]] | None:
+    """A results file mapped in memory (read-only ``mmap``: the page cache's pages, no copy, no fresh memory
+    to fault in) and its cuts (:func:`_result_cuts`); None if unreadable or too small to cut."""
+    try:
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < 2 * CHUNK_BYTES:
+                return None
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
         return None
+    cuts = _result_cuts(data)
+    return (data, cuts) if cuts else None
+
+
+def _piece_bounds(data: Any, cuts: list[tuple[int, int]], i: int) -> tuple[int, int]:
+    return (0 if i == 0 else cuts[i - 1][1]), (len(data) if i == len(cuts) else cuts[i][0])
+
+
+def _piece_records(data: Any, cuts: list[tuple[int, int]], i: int, file: str) -> list | None:
+    """Piece ``i`` parsed as a list of records; None if it does not parse as a non-empty list whose first
+    element is an object (the whole file is then parsed at once, which names the fault)."""
+    lo, hi = _piece_bounds(data, cuts, i)
+    with memoryview(data) as view:  # one copy: the piece with its brackets
+        text = b"".join((b"" if i == 0 else b"[", view[lo:hi], b"" if i == len(cuts) else b"]"))
+    try:
+        records = _loads_piece(text, file)
+    except ValueError:
+        return None
+    if not isinstance(records, list) or not records or type(records[0]) is not dict:
+        return None
+    return records
+
+
+def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bbox") -> CocoResults | None:
+    """Parse a large bbox (or keypoints) results file piece by piece, so only one piece's Python objects exist
+    at a time. Keypoints results are read so only in loadRes' keypoints branch and when the ground truth fixes
+    the number of keypoints (so that every piece is checked against the same width).
+
+    The file is cut between records (:func:`_result_cuts`). Returns None whenever this does not apply (small
+    file, not bbox results, a piece that does not parse); the caller then parses the whole file, which also
+    produces the precise error message.
+    """
+    read = _read_in_pieces(path)
+    if read is None:
+        return None
+    data, cuts = read
     file = str(path)
     parts: list[CocoResults] = []
     offset = 0
@@ -1069,18 +1128,11 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
     gc.disable()
     try:
         for i in range(len(cuts) + 1):
-            lo = 0 if i == 0 else cuts[i - 1][1]
-            hi = len(data) if i == len(cuts) else cuts[i][0]
-            piece = data[lo:hi]
-            text = (b"" if i == 0 else b"[") + piece + (b"" if i == len(cuts) else b"]")
-            try:
-                records = _loads_piece(text, file)
-            except ValueError:
-                return None
-            if not isinstance(records, list) or not records or not all(type(r) is dict for r in records[:1]):
+            records = _piece_records(data, cuts, i, file)
+            if records is None:
                 return None
             first = records[0]
-            if i == 0 and iou_type == "bbox" and not ("bbox" in first and first["bbox"] != []):
+            if i == 0 and iou_type == "bbox" and not _bbox_branch(first):
                 return None
             if i == 0 and iou_type == "keypoints":
                 try:
@@ -1102,6 +1154,14 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
     finally:
         if enabled:
             gc.enable()
+    return _concat_results(parts, file, iou_type)
+
+
+def _bbox_branch(first: dict) -> bool:
+    return "bbox" in first and first["bbox"] != []
+
+
+def _concat_results(parts: list[CocoResults], file: str, iou_type: str = "bbox") -> CocoResults:
     return CocoResults(
         img=np.concatenate([p.img for p in parts]),
         cat=np.concatenate([p.cat for p in parts]),
@@ -1114,29 +1174,115 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
     )
 
 
+# ------------------------------------------------------------------------ a large bbox file on two cores
+# A forked child parses the tail of the file (:func:`results_tail`) while the parent reads the ground truth
+# and then the head (:func:`results_with_tail`). Any fault anywhere makes these return None: the caller then
+# loads the file in one process, which raises the error with the record it names (so the messages, and which
+# fault is reported first, are those of the one-process path).
+
+#: (image ids, category ids, scores, N×4 boxes) of one piece, validated but not yet mapped to the ground truth
+RawColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def results_split_byte(results_bytes: int, gt_bytes: int) -> int:
+    """The byte from which the child parses the results: both processes then parse about as many bytes
+    (the parent the ground truth and the head of the results; JSON parses at about the same rate either way).
+    At least one piece stays with the parent (the first, whose record decides loadRes' branch)."""
+    return max(CHUNK_BYTES, (results_bytes - gt_bytes) // 2)
+
+
+def results_tail(path: str | PathLike[str], start: int) -> list[RawColumns] | None:
+    """The child's share: every piece that begins at or after byte ``start`` (except the first), as validated
+    unmapped columns; None on any fault."""
+    read = _read_in_pieces(Path(path))
+    if read is None:
+        return None
+    data, cuts = read
+    file = str(path)
+    out: list[RawColumns] = []
+    for i in range(1, len(cuts) + 1):
+        if _piece_bounds(data, cuts, i)[0] < start:
+            continue
+        records = _piece_records(data, cuts, i, file)
+        if records is None:
+            return None
+        try:
+            out.append(_raw_bbox_columns(records, file))
+        except DetevalError:
+            return None
+        del records
+    return out
+
+
+def results_with_tail(
+    path: str | PathLike[str], gt: CocoGroundTruth, start: int, tail: Callable[[], list[RawColumns] | None]
+) -> CocoResults | None:
+    """The parent's share (the pieces before byte ``start``, mapped to ``gt`` as they are parsed), then the
+    child's (``tail()``: what :func:`results_tail` returned) mapped and appended; None on any fault."""
+    read = _read_in_pieces(Path(path))
+    if read is None:
+        return None
+    data, cuts = read
+    file = str(path)
+    parts: list[CocoResults] = []
+    n_tail = 0
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for i in range(len(cuts) + 1):
+            if i and _piece_bounds(data, cuts, i)[0] >= start:
+                n_tail += 1
+                continue
+            records = _piece_records(data, cuts, i, file)
+            if records is None or (i == 0 and not _bbox_branch(records[0])):
+                return None
+            try:
+                parts.append(_bbox_columns(records, gt, file))
+            except DetevalError:
+                return None
+            del records
+        del data, read  # (the mapping is closed: the tail comes from the child)
+        raw = tail()
+        if raw is None or len(raw) != n_tail:
+            return None
+        for img_ids, cat_ids, score, bbox in raw:
+            try:
+                img = _index_of(img_ids, gt.image_ids, "image_id", file, None)
+                cat = _index_of(cat_ids, gt.cat_ids, "category_id", file, None)
+            except DetevalError:
+                return None
+            parts.append(CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3]))
+    finally:
+        if enabled:
+            gc.enable()
+    return _concat_results(parts, file)
+
+
 def _result_keys(records: list, gt: CocoGroundTruth, file: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Image index, category index and score columns of result records (ids checked against ``gt``)."""
-    img = _index_of(
-        _id_array(_field(records, "image_id", file, None), "image_id", file, None),
-        gt.image_ids,
-        "image_id",
-        file,
-        None,
-    )
-    cat = _index_of(
-        _id_array(_field(records, "category_id", file, None), "category_id", file, None),
-        gt.cat_ids,
-        "category_id",
-        file,
-        None,
-    )
+    img = _index_of(_result_ids(records, "image_id", file), gt.image_ids, "image_id", file, None)
+    cat = _index_of(_result_ids(records, "category_id", file), gt.cat_ids, "category_id", file, None)
     return img, cat, _floats(_field(records, "score", file, None), "score", file, None)
+
+
+def _result_ids(records: list, key: str, file: str) -> np.ndarray:
+    return _id_array(_field(records, key, file, None), key, file, None)
 
 
 def _bbox_columns(records: list, gt: CocoGroundTruth, file: str) -> CocoResults:
     img, cat, score = _result_keys(records, gt, file)
     bbox = _boxes(_field(records, "bbox", file, None), file, None)
     return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3], source=file)
+
+
+def _raw_bbox_columns(records: list, file: str) -> RawColumns:
+    """:func:`_bbox_columns` without the ground truth: every check but the ids' presence in it."""
+    return (
+        _result_ids(records, "image_id", file),
+        _result_ids(records, "category_id", file),
+        _floats(_field(records, "score", file, None), "score", file, None),
+        _boxes(_field(records, "bbox", file, None), file, None),
+    )
 
 
 #: pycocotools stores mask sizes and pixel counts in 32-bit unsigned ints: h*w must stay below 2**32.

@@ -1,0 +1,111 @@
+"""One function run in a forked child process while this process goes on: the second core, without a pool.
+
+A forked child starts with this process's memory as it is (copy on write: nothing is pickled on the way
+in) and sends its return value back, pickled, through a pipe (numpy arrays pickle as their raw bytes).
+Whatever goes wrong in the child (an exception, a crash, a kill) makes :meth:`Forked.result` return None:
+the caller then does the work itself, in this process, so that errors are raised here, with the messages
+the one-process path gives. Forking is skipped (:func:`fork_call` returns None) where it is unavailable or
+unsafe: outside Linux (no ``os.fork`` on Windows; macOS system libraries do not support a fork without
+exec), one usable CPU, other threads running (a fork copies their locks in whatever state they are), or
+``DETEVAL_PROCESSES=1`` in the environment.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Forked", "can_fork", "fork_call"]
+
+#: Environment variable: ``1`` keeps every evaluation in one process.
+ENV_PROCESSES = "DETEVAL_PROCESSES"
+
+
+def can_fork() -> bool:
+    """Whether :func:`fork_call` would fork: Linux, two usable CPUs, no other thread, not disabled."""
+    if not sys.platform.startswith("linux") or os.environ.get(ENV_PROCESSES, "").strip() == "1":
+        return False
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except OSError:  # pragma: no cover
+        cpus = os.cpu_count() or 1
+    return cpus >= 2 and threading.active_count() == 1
+
+
+class Forked:
+    """A running child; :meth:`result` waits for its value (None if it failed), :meth:`cancel` ends it."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid, self.fd = pid, fd
+        self.done = False
+
+    def result(self) -> Any | None:
+        """The child's return value, or None if it raised, crashed or sent nothing readable."""
+        if self.done:
+            return None
+        try:
+            with os.fdopen(self.fd, "rb") as f:
+                ok, value = pickle.load(f)
+        except Exception:
+            ok, value = False, None
+        finally:
+            self._reap()
+        return value if ok else None
+
+    def cancel(self) -> None:
+        """End the child (its result is no longer wanted)."""
+        if self.done:
+            return
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:  # pragma: no cover - already gone
+            pass
+        try:
+            os.close(self.fd)
+        except OSError:  # pragma: no cover
+            pass
+        self._reap()
+
+    def _reap(self) -> None:
+        self.done = True
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:  # pragma: no cover - reaped elsewhere
+            pass
+
+
+def fork_call(fn: Callable[..., Any], *args: Any) -> Forked | None:
+    """Start ``fn(*args)`` in a forked child (None: not forked, see :func:`can_fork`)."""
+    if not can_fork():
+        return None
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:  # pragma: no cover - out of processes or memory
+        os.close(r)
+        os.close(w)
+        return None
+    if pid == 0:  # pragma: no cover - the child (coverage is not collected there)
+        status = 1
+        try:
+            os.close(r)
+            # the collector would write to every object's header, copying the parent's pages for nothing
+            gc.disable()
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            try:
+                out: tuple[bool, Any] = (True, fn(*args))
+            except BaseException:
+                out = (False, None)
+            with os.fdopen(w, "wb") as f:
+                pickle.dump(out, f, protocol=pickle.HIGHEST_PROTOCOL)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(w)
+    return Forked(pid, r)

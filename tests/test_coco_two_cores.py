@@ -1,0 +1,274 @@
+"""bbox evaluation on two cores (forked children, issue 15) gives the one-process numbers, counts, warnings
+and errors exactly. The size thresholds are forced small so that a test-sized input takes the forked paths;
+``DETEVAL_PROCESSES=1`` gives the one-process reference."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import deteval.detection.coco as coco_eval
+import deteval.distributed.forked as forked
+import deteval.io.coco as coco_io
+from deteval.detection.coco import evaluate_coco
+from deteval.errors import DetevalError
+
+
+def _data(seed: int = 0, n_img: int = 40, n_cat: int = 7) -> tuple[dict, list[dict]]:
+    rng = np.random.default_rng(seed)
+    img_ids = rng.choice(np.arange(1, 1000), n_img, replace=False)
+    cat_ids = np.sort(rng.choice(np.arange(1, 100), n_cat, replace=False))
+    anns, dets = [], []
+    for i in range(n_img * 6):
+        x, y = rng.uniform(0, 300, 2).round(1)
+        w, h = rng.uniform(2, 150, 2).round(1)
+        img, cat = int(rng.choice(img_ids)), int(rng.choice(cat_ids))
+        anns.append(
+            {
+                "id": i + 1,
+                "image_id": img,
+                "category_id": cat,
+                "bbox": [float(x), float(y), float(w), float(h)],
+                "area": float(round(w * h * rng.uniform(0.5, 1), 2)),
+                "iscrowd": int(rng.random() < 0.05),
+            }
+        )
+        for _ in range(int(rng.poisson(3))):
+            j = rng.normal(0, 0.1, 4) * [w, h, w, h]
+            dets.append(
+                {
+                    "image_id": img,
+                    "category_id": cat if rng.random() < 0.9 else int(rng.choice(cat_ids)),
+                    "bbox": [
+                        float(v) for v in np.round([x + j[0], y + j[1], abs(w + j[2]), abs(h + j[3])], 2)
+                    ],
+                    "score": float(rng.choice([0.25, 0.5, 0.75, *rng.random(3).round(3)])),  # ties too
+                }
+            )
+    for _ in range(n_img * 10):  # background hits
+        dets.append(
+            {
+                "image_id": int(rng.choice(img_ids)),
+                "category_id": int(rng.choice(cat_ids)),
+                "bbox": [float(v) for v in rng.uniform(1, 200, 4).round(2)],
+                "score": round(float(rng.random()), 4),
+            }
+        )
+    gt = {
+        "images": [{"id": int(i), "height": 400, "width": 500} for i in img_ids],
+        "categories": [{"id": int(c), "name": f"c{c}"} for c in cat_ids],
+        "annotations": anns,
+    }
+    return gt, dets
+
+
+@pytest.fixture
+def small_thresholds(monkeypatch):
+    if not forked.can_fork():  # (checked here: an earlier test may have left a thread running)
+        pytest.skip("needs os.fork, 2 CPUs and no other thread")
+    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", 0)
+    monkeypatch.setattr(coco_eval, "FORK_DETECTIONS", 0)
+    calls = []
+    real = coco_eval.fork_call
+
+    def counting(fn, *args):
+        child = real(fn, *args)
+        calls.append(child is not None)
+        return child
+
+    monkeypatch.setattr(coco_eval, "fork_call", counting)
+    return calls
+
+
+def _outcome(gt_path, dt_path, monkeypatch, processes: str, **kw):
+    monkeypatch.setenv(forked.ENV_PROCESSES, processes)
+    try:
+        e = evaluate_coco(str(gt_path), str(dt_path), iou_type="bbox", **kw)
+    except DetevalError as exc:
+        return ("error", type(exc).__name__, str(exc.file), exc.record, exc.reason)
+    return ("ok", e.precision, e.recall, e.scores, e.stats, e.counts, e.warnings)
+
+
+def _same(a, b):
+    assert a[0] == b[0], (a, b)
+    if a[0] == "error":
+        assert a == b
+        return
+    for x, y in zip(a[1:5], b[1:5]):
+        assert x.shape == y.shape and np.array_equal(x, y)
+    assert a[5] == b[5] and a[6] == b[6]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_two_cores_give_the_one_process_numbers(tmp_path, monkeypatch, small_thresholds, seed):
+    gt, dets = _data(seed)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    assert not any(small_thresholds)
+    small_thresholds.clear()
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert small_thresholds == [True, True]  # the results tail, then the category halves
+    _same(one, two)
+    assert one[4][0] > 0.05  # a real evaluation (some matches)
+    # a category subset and maxDets below the detections per group go through the halves as well
+    params = {"cat_ids": [c["id"] for c in gt["categories"][1:5]], "max_dets": [1, 3, 100]}
+    _same(
+        _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1", params=params),
+        _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "", params=params),
+    )
+
+
+DAMAGE = [
+    ("bbox", [1.0, 2.0, -3.0, 4.0]),
+    ("bbox", [1.0, 2.0, 3.0]),
+    ("bbox", None),
+    ("score", "0.5"),
+    ("score", True),
+    ("image_id", 123456),
+    ("image_id", "7"),
+    ("category_id", 4242),
+    ("category_id", 1.5),
+]
+
+
+@pytest.mark.parametrize("key,value", DAMAGE)
+def test_a_bad_record_anywhere_gives_the_one_process_error(
+    tmp_path, monkeypatch, small_thresholds, key, value
+):
+    gt, dets = _data(3)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    n = len(dets)
+    for j in (0, n // 3, n // 2, n - 1):  # the parent's head, the child's tail, the last record
+        bad = [dict(d) for d in dets]
+        bad[j][key] = value
+        if j == n // 2:  # and a second fault earlier in the child's part: the first one is named
+            bad[n // 2 - 5]["category_id"] = 4242
+        (tmp_path / "dt.json").write_text(json.dumps(bad))
+        one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+        two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+        assert one[0] == "error"
+        _same(one, two)
+
+
+def test_duplicate_key_and_broken_json_in_the_tail(tmp_path, monkeypatch, small_thresholds):
+    gt, dets = _data(4)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    text = json.dumps(dets)
+    for broken in (
+        text[: len(text) * 3 // 4] + text[len(text) * 3 // 4 :].replace('"score"', '"score": 1, "score"', 1),
+        text[: len(text) * 3 // 4] + text[len(text) * 3 // 4 :].replace("}, {", "}, {{", 1),
+    ):
+        (tmp_path / "dt.json").write_text(broken)
+        one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+        assert one[0] == "error"
+        _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
+
+
+def test_a_bad_ground_truth_is_reported_before_the_results(tmp_path, monkeypatch, small_thresholds):
+    gt, dets = _data(5)
+    gt["annotations"][3]["area"] = -1.0
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    dets[-1]["score"] = None
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert two[0] == "error" and two[3] == "annotations[3]"
+    _same(_outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1"), two)
+
+
+def test_a_child_that_dies_is_replaced_by_this_process(tmp_path, monkeypatch, small_thresholds):
+    gt, dets = _data(6)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    parent = os.getpid()
+
+    def dying(*args):
+        if os.getpid() != parent:
+            os._exit(3)
+        raise AssertionError("runs in the child only")
+
+    monkeypatch.setattr(coco_eval, "results_tail", dying)
+    real_half = coco_eval._half
+
+    def half(*args):
+        if os.getpid() != parent:
+            os.kill(os.getpid(), 9)
+        return real_half(*args)
+
+    monkeypatch.setattr(coco_eval, "_half", half)
+    small_thresholds.clear()
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert small_thresholds == [True, True]
+    _same(one, two)
+
+
+BAD_BOXES = [
+    [1.0, 2.0, 3.0],
+    [1.0, 2.0, 3.0, 4.0, 5.0],
+    "abcd",
+    {"x": 1, "y": 2, "w": 3, "h": 4},
+    None,
+    7,
+    [[1.0], 2.0, 3.0, 4.0],
+    [1.0, "2", 3.0, 4.0],
+    [True, True, True, True],
+    [1.0, None, 3.0, 4.0],
+    [1, 2, 3, 1e300],
+    [True, 2.5, 3.0, 4.0],  # accepted (as 1.0) by both paths alike
+]
+
+
+@pytest.mark.parametrize("box", BAD_BOXES)
+def test_boxes_read_from_a_file_in_pieces_as_from_a_list(tmp_path, monkeypatch, box):
+    """A large file read in pieces (in one process) accepts and refuses boxes as the reading of an
+    in-memory list does, with the same message."""
+    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+    gt, dets = _data(7)
+    g = coco_io.load_coco_gt(gt)
+    for j in (3, len(dets) // 2):
+        bad = [dict(d) for d in dets]
+        bad[j]["bbox"] = box
+        path = tmp_path / "dt.json"
+        path.write_text(json.dumps(bad))
+        outcomes = []
+        for source in (bad, path):
+            try:
+                r = coco_io.load_coco_results(source, g)
+                outcomes.append(("ok", r.bbox.tolist(), r.img.tolist(), r.score.tolist()))
+            except DetevalError as exc:
+                outcomes.append((type(exc).__name__, exc.record, exc.reason))
+        assert outcomes[0] == outcomes[1]
+
+
+def test_a_half_without_detections_and_empty_categories(tmp_path, monkeypatch, small_thresholds):
+    """Categories without any detection (a whole half of them) or without ground truth split as well."""
+    gt, dets = _data(8, n_cat=4)
+    cats = sorted({c["id"] for c in gt["categories"]})
+    dets = [d for d in dets if d["category_id"] == cats[0]]  # one category holds every detection
+    gt["annotations"] = [a for a in gt["annotations"] if a["category_id"] != cats[1]]  # one has no truth
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    small_thresholds.clear()
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert small_thresholds == [True, True]
+    _same(one, two)
+    assert (one[1][:, :, 1] == -1).all() and (one[1][:, :, 2] == 0).all()  # no truth: -1; no detection: 0
+
+
+def test_halves_matched_in_shards_of_images(tmp_path, monkeypatch, small_thresholds):
+    """Each half is matched in shards of whole images filled by its own categories' detections."""
+    gt, dets = _data(9)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    monkeypatch.setattr(coco_eval, "SHARD_DETECTIONS", 150)
+    small_thresholds.clear()
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert small_thresholds == [True, True]
+    _same(one, two)
