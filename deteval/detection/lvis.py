@@ -44,11 +44,12 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.coco import _dt_rles, _gt_rles, is_path_list
+from deteval.detection.coco import is_path_list
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_iou import bbox_iou_pairs, segm_iou_blocks
 from deteval.detection.coco_match import IouFn, MatchTable, match_groups, merge_tables
 from deteval.detection.coco_params import CocoParams
+from deteval.detection.coco_rles import dt_rles, gt_rles
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_results, loadres_branch, read_json
 from deteval.io.lvis import FREQUENCIES, LvisGroundTruth, load_lvis_gt
@@ -375,7 +376,7 @@ def lvis_detections(
 ) -> dict[str, Any]:
     """The columns :func:`match_lvis_shard` reads of the detections ``rows`` of ``r``; ``order``: their
     positions in the whole results (the tie order)."""
-    geom = r.bbox[rows] if iou_type == "bbox" else _dt_rles(r, rows, g)  # (masks: converted on demand)
+    geom = r.bbox[rows] if iou_type == "bbox" else dt_rles(r, rows, g)  # (masks: converted on demand)
     d = {"img": r.img[rows], "cat": r.cat[rows], "score": r.score[rows], "order": order.astype(np.int64)}
     d.update(area=r.area[rows], geom=geom)
     return d
@@ -383,7 +384,7 @@ def lvis_detections(
 
 def lvis_truths(g: CocoGroundTruth, rows: np.ndarray, iou_type: str) -> dict[str, Any]:
     """The columns :func:`match_lvis_shard` reads of the ground truths ``rows``."""
-    geom = g.bbox[rows] if iou_type == "bbox" else _gt_rles(g, rows)
+    geom = g.bbox[rows] if iou_type == "bbox" else gt_rles(g, rows)
     gd = {"img": g.img[rows], "cat": g.cat[rows], "order": rows.astype(np.int64), "area": g.area[rows]}
     gd.update(ignore=g.ignore[rows], geom=geom)
     return gd
