@@ -211,7 +211,7 @@ def _check_cap(value: int | None, what: str) -> int | None:
     return int(value)
 
 
-def _caps(
+def lvis_caps(
     r: CocoResults, K: int, max_dets: int | None, dets_per_cat: int | None
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """The detections that survive the caps, their list order (for score ties) and the index of the record
@@ -242,13 +242,13 @@ def _caps(
     return keep, pos, first_rec
 
 
-def _select(
+def lvis_selection(
     lg: LvisGroundTruth, r: CocoResults, max_dets: int | None, dets_per_cat: int | None
 ) -> tuple[np.ndarray, np.ndarray, dict[str, int], list[str]]:
     """Indices of the evaluated ground truths and detections, after lvis-api's caps and filters."""
     g = lg.coco
     K = int(g.cat_ids.shape[0])
-    keep, _, _ = _caps(r, K, max_dets, dets_per_cat)
+    keep, _, _ = lvis_caps(r, K, max_dets, dets_per_cat)
     n_capped = int(keep.sum())
     warnings = []
     with np.errstate(invalid="ignore"):
@@ -443,7 +443,7 @@ def _lvis_branch(
     are read again with that record first (the other survivors keep their order, so no tie changes)."""
     if r.kind != "segm" or r.skipped or not isinstance(source, (str, PathLike, list)):
         return r
-    keep, _, first = _caps(r, int(g.cat_ids.shape[0]), max_dets, dets_per_cat)
+    keep, _, first = lvis_caps(r, int(g.cat_ids.shape[0]), max_dets, dets_per_cat)
     if first == 0:
         return r
     if isinstance(source, list) and is_path_list(source):  # several files: their concatenation
@@ -512,7 +512,7 @@ def evaluate_lvis(
         else:
             r = load_coco_results(results, g, iou_type=iou_type, on_error=on_error)
         r = _lvis_branch(results, r, g, iou_type, max_dets, dets_per_cat, on_error)
-        gsel, dsel, counts, warnings = _select(lg, r, max_dets, dets_per_cat)
+        gsel, dsel, counts, warnings = lvis_selection(lg, r, max_dets, dets_per_cat)
         table = _match(lg, r, gsel, dsel, p, client, shards)
     counts["skipped_records"] = g.skipped + r.skipped
     big = int(table.rank.max()) + 1 if len(table) else 1
