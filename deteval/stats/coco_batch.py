@@ -21,7 +21,7 @@ import numpy as np
 from deteval.core.lists import COCO_EPS
 from deteval.core.reweighted import ReweightedLists
 from deteval.detection.coco import _stat_maxdet, summary_specs
-from deteval.detection.coco_accumulate import _slices
+from deteval.detection.coco_accumulate import accumulation_slices
 from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
 
@@ -54,7 +54,7 @@ class CocoBatch:
         K, A = table.n_cats, table.tp.shape[0]
         valid = (table.npig > 0).T
         self.slices: dict[tuple[int, int], ReweightedLists] = {}
-        for m, a, om, _, per_list, tp, ig in _slices(table, params.max_dets, valid, None):
+        for m, a, om, _, per_list, tp, ig in accumulation_slices(table, params.max_dets, valid, None):
             if (a, m) not in read:
                 continue
             T = table.tp.shape[1]
