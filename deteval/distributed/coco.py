@@ -43,13 +43,13 @@ from deteval.detection.coco import (
     COMPAT_MODES,
     SHARD_DETECTIONS,
     CocoEvaluation,
-    _finish,
-    _resolve_params,
-    _selection,
+    finish_evaluation,
+    id_selection,
     is_path_list,
     match_coco,
     past_border_counts,
     past_border_message,
+    resolve_params,
 )
 from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
@@ -189,7 +189,7 @@ class ShardPlan:
 
 def _plan(g: CocoGroundTruth, params: CocoParams, n: int) -> ShardPlan:
     try:
-        sel = _selection(g.image_ids, params.img_ids, "image")
+        sel = id_selection(g.image_ids, params.img_ids, "image")
     except ConfigError:  # raised by the matching, after the results are read (as in one process)
         return ShardPlan(np.full(g.image_ids.shape[0], -1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64))
     img_map = np.full(g.image_ids.shape[0], -1, dtype=np.int64)
@@ -433,7 +433,7 @@ def evaluate_coco_sharded(
     read in; see the module docstring)."""
     if compat not in COMPAT_MODES:
         raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
-    p = _resolve_params(params, iou_type)
+    p = resolve_params(params, iou_type)
     n = default_shards(client, shards)
     run = TaskRunner(client)
     g = load_coco_gt(
@@ -483,4 +483,4 @@ def merge_shards(
     warnings += ([f"{outside}{_OUTSIDE}"] if outside else []) + parts[0].warnings
     if params.iou_type == "bbox":
         warnings += past_border_message(sum(p.border[0] for p in parts), sum(p.border[1] for p in parts))
-    return _finish(table, params, compat, gt, counts, warnings)
+    return finish_evaluation(table, params, compat, gt, counts, warnings)
