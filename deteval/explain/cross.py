@@ -47,7 +47,7 @@ from deteval.detection.coco import evaluate_coco
 from deteval.detection.coco_iou import bb_iou
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc, rank_positions
 from deteval.errors import ConfigError, ValidationError
-from deteval.explain import Explanation, coco_sampled_precision
+from deteval.explain.yolo import Explanation, coco_sampled_precision
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 
 THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)

@@ -1,4 +1,4 @@
-"""``deteval explain``: why two evaluators give two numbers, one rule at a time.
+"""``deteval explain`` for the YOLO profiles: why two evaluators give two numbers, one rule at a time.
 
 Every YOLO profile is a point in five rule dimensions. Walking from profile A to profile B, the dimensions
 are switched one at a time in this fixed order, each step re-scoring the same data with one more rule of B:
