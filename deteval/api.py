@@ -378,7 +378,7 @@ class MeanAveragePrecision:
         self.reset()
 
     def _params(self, iou_type: str) -> Any:
-        from deteval.detection.coco import _resolve_params
+        from deteval.detection.coco import resolve_params
 
         params = self.options.get("params")
         if params is None and any(v is not None for v in self._tm_params.values()):
@@ -392,7 +392,7 @@ class MeanAveragePrecision:
                 rec_thrs=base.rec_thrs if tm["rec_thrs"] is None else np.asarray(tm["rec_thrs"], np.float64),
                 max_dets=base.max_dets if tm["max_dets"] is None else tuple(int(m) for m in tm["max_dets"]),
             )
-        return _resolve_params(params, iou_type)
+        return resolve_params(params, iou_type)
 
     def reset(self) -> None:
         """Forget every batch seen so far."""

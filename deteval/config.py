@@ -28,7 +28,9 @@ _PRESET_PACKAGE = "deteval.configs"
 _CHECKOUT_DIR = Path(__file__).resolve().parent.parent / "configs"
 
 
-def _preset_dir() -> Path | None:
+def preset_dir() -> Path | None:
+    """The folder of the shipped presets: the installed package's, else the checkout's ``configs``; None if
+    neither exists."""
     try:
         path = Path(str(resources.files(_PRESET_PACKAGE)))
     except (ModuleNotFoundError, TypeError):
@@ -40,7 +42,7 @@ def _preset_dir() -> Path | None:
 
 def list_presets() -> dict[str, str]:
     """Shipped presets: name → the first comment line of the file (its one-line description)."""
-    folder = _preset_dir()
+    folder = preset_dir()
     out: dict[str, str] = {}
     if folder is None:
         return out
@@ -58,7 +60,7 @@ def resolve_preset(name_or_path: str) -> Path:
         if not path.is_file():
             raise ConfigError("preset file not found", file=path)
         return path
-    folder = _preset_dir()
+    folder = preset_dir()
     if folder is not None and (folder / f"{name_or_path}.toml").is_file():
         return folder / f"{name_or_path}.toml"
     known = ", ".join(list_presets()) or "none"

@@ -52,9 +52,9 @@ class PRCurve:
 
     def to_dict(self) -> dict[str, list[float | None]]:
         """``{"recall": [...], "precision": [...], ["scores": [...]]}``; a NaN or inf entry becomes null."""
-        out = {"recall": _jsonable(self.recall), "precision": _jsonable(self.precision)}
+        out = {"recall": jsonable(self.recall), "precision": jsonable(self.precision)}
         if self.scores is not None:
-            out["scores"] = _jsonable(self.scores)
+            out["scores"] = jsonable(self.scores)
         return out
 
     @classmethod
@@ -69,15 +69,17 @@ class PRCurve:
         )
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """``value`` with numpy arrays and scalars as lists and Python numbers, dict keys as strings, and
+    non-finite floats as None (JSON has no NaN), recursively."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
+        return jsonable(value.tolist())
     if isinstance(value, np.generic):
-        return _jsonable(value.item())
+        return jsonable(value.item())
     if isinstance(value, float) and not math.isfinite(value):
         # JSON has no NaN; a metric that is undefined is reported as null, never as a bare NaN token.
         return None
@@ -113,8 +115,8 @@ class EvalResult:
     def to_dict(self, *, include_curves: bool = False) -> dict[str, Any]:
         """The JSON document: ``{"protocol": ..., **summary, "per_class": ..., "warnings": [...]}``."""
         out: dict[str, Any] = {"protocol": self.protocol}
-        out.update(_jsonable(self.summary))
-        out["per_class"] = _jsonable(self.per_class)
+        out.update(jsonable(self.summary))
+        out["per_class"] = jsonable(self.per_class)
         out["warnings"] = list(self.warnings)
         if self.lines:
             out["lines"] = list(self.lines)
@@ -218,9 +220,9 @@ class EvalResult:
         # Refused here, naming the file, rather than when a renderer meets the clash.
         from deteval.report.tables import flat_fields  # the renderers import this module
 
-        flat_fields(_jsonable(result.summary), file=str(where), record="summary")
+        flat_fields(jsonable(result.summary), file=str(where), record="summary")
         for name, row in result.per_class.items():
-            flat_fields(_jsonable(row), file=str(where), record=f"class {name!r}")
+            flat_fields(jsonable(row), file=str(where), record=f"class {name!r}")
         return result
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from _coco_cases import random_case, random_keypoints_case, random_segm_case
 
-from deteval.detection.coco import _finish, _resolve_params, evaluate_coco, match_coco
+from deteval.detection.coco import evaluate_coco, finish_evaluation, match_coco, resolve_params
 from deteval.detection.match_table import VocMatchTable, merge_coco_tables, merge_voc_tables
 from deteval.distributed.coco import evaluate_coco_sharded
 from deteval.errors import ValidationError
@@ -31,7 +31,7 @@ def _same_eval(a, b) -> None:
 @pytest.mark.parametrize("seed", range(12))
 def test_any_partition_merges_to_the_single_process_table(iou_type: str, seed: int) -> None:
     case = CASES[iou_type](seed)
-    params = _resolve_params(case.get("params"), iou_type)
+    params = resolve_params(case.get("params"), iou_type)
     g = load_coco_gt(copy.deepcopy(case["gt"]), keep_segmentation=iou_type == "segm",
                      need_keypoints=iou_type == "keypoints")  # fmt: skip
     r = load_coco_results(copy.deepcopy(case["dt"]), g, iou_type=iou_type)
@@ -47,8 +47,8 @@ def test_any_partition_merges_to_the_single_process_table(iou_type: str, seed: i
     for name in ("cat", "img", "score", "rank", "tp", "ig", "npig"):
         a, b = getattr(merged, name), getattr(whole, name)
         assert a.dtype == b.dtype and np.array_equal(a, b), name
-    _same_eval(_finish(merged, params, "pycocotools", g, counts, list(warnings)),
-               _finish(whole, params, "pycocotools", g, counts, list(warnings)))  # fmt: skip
+    _same_eval(finish_evaluation(merged, params, "pycocotools", g, counts, list(warnings)),
+               finish_evaluation(whole, params, "pycocotools", g, counts, list(warnings)))  # fmt: skip
 
 
 @pytest.mark.parametrize("iou_type", sorted(CASES))

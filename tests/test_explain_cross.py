@@ -15,7 +15,7 @@ from deteval.cli import main
 from deteval.detection.coco import evaluate_coco
 from deteval.detection.voc import evaluate_voc
 from deteval.errors import DetevalError
-from deteval.explain_cross import CROSS_PROFILE_RULES, cross_data, explain_cross
+from deteval.explain.cross import CROSS_PROFILE_RULES, cross_data, explain_cross
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -187,7 +187,7 @@ def test_voc_input_ends_are_the_voc_and_pycocotools_numbers(seed: int) -> None:
     from pycocotools.cocoeval import COCOeval
     from test_explain_voc import _random as random_voc
 
-    from deteval.explain_cross import cross_data_from_voc
+    from deteval.explain.cross import cross_data_from_voc
 
     gt, dets = random_voc(seed)
     data = cross_data_from_voc(gt, dets)

@@ -11,7 +11,7 @@ import pytest
 
 from deteval.cli import main
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc
-from deteval.explain_voc import VOC_PROFILE_RULES, explain_voc
+from deteval.explain.voc import VOC_PROFILE_RULES, explain_voc
 
 ROOT = Path(__file__).resolve().parent.parent / "data_samples" / "voc"
 

@@ -293,8 +293,8 @@ def test_markdown_shows_the_protocol_lines_in_a_code_block():
 
 
 def test_table_cells_never_show_negative_zero():
-    from deteval.report.tables import _fmt
+    from deteval.report.tables import format_cell
 
-    assert _fmt(-2.220446049250313e-16, False) == "0.0000"
-    assert _fmt(-0.00006, False) == "-0.0001"
-    assert _fmt(-2.220446049250313e-16, True) == "-2.220446049250313e-16"
+    assert format_cell(-2.220446049250313e-16, False) == "0.0000"
+    assert format_cell(-0.00006, False) == "-0.0001"
+    assert format_cell(-2.220446049250313e-16, True) == "-2.220446049250313e-16"

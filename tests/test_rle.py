@@ -283,6 +283,7 @@ def test_segm_result_masks_are_validated_once(monkeypatch):
     from pathlib import Path
 
     import deteval.detection.coco as coco_mod
+    import deteval.detection.coco_rles as coco_rles
     import deteval.io.coco as io_coco
 
     sys.path.insert(0, str(Path(__file__).parent))
@@ -304,7 +305,7 @@ def test_segm_result_masks_are_validated_once(monkeypatch):
         return wrapper
 
     monkeypatch.setattr(io_coco, "check_rles", counting(io_coco.check_rles))
-    monkeypatch.setattr(coco_mod, "check_rles", counting(coco_mod.check_rles))
+    monkeypatch.setattr(coco_rles, "check_rles", counting(coco_rles.check_rles))
     ours = coco_mod.evaluate_coco(case["gt"], dt, iou_type="segm")
     assert sorted(seen) == list(range(len(dt)))
     stats, *_ = run_pycocotools(case["gt"], dt, "segm")
@@ -381,6 +382,7 @@ def test_ground_truth_polygon_fast_check_gives_the_record_by_record_outcome(muta
     import sys
 
     import deteval.detection.coco as coco_mod
+    from deteval.detection.coco_rles import RleTable
 
     sys.path.insert(0, str(Path(__file__).parent))
     from _coco_cases import random_segm_case
@@ -400,5 +402,5 @@ def test_ground_truth_polygon_fast_check_gives_the_record_by_record_outcome(muta
             return type(exc), str(exc)
 
     fast = outcome()
-    monkeypatch.setattr(coco_mod._RleTable, "_single_polygons", lambda self, todo, batches: todo)
+    monkeypatch.setattr(RleTable, "_single_polygons", lambda self, todo, batches: todo)
     assert outcome() == fast

@@ -11,7 +11,7 @@ from deteval.analysis.images import draw_worst
 from deteval.analysis.inputs import coco_confusion, coco_errors, coco_images, coco_matched
 from deteval.commands import options as opt
 from deteval.commands.cluster import add_cluster_args, cluster_requested, refuse_with_cluster
-from deteval.commands.common import add_output_args, apply_preset, emit
+from deteval.commands.common import add_output_args, apply_preset, emit, wants_per_class
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
@@ -76,11 +76,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         bar.stage("matching and accumulating")
         if stats is None:
             ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
-    fmt = getattr(args, "format", None) or "table"
     if stats is not None:
-        ev, result = _with_statistics(args, gt, results, params, stats, bool(args.per_class) or fmt == "json")
+        ev, result = _with_statistics(args, gt, results, params, stats, wants_per_class(args))
     else:
-        result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
+        result = ev.to_result(per_class=wants_per_class(args))
     iou = 0.5 if args.iou is None else args.iou
 
     def draw(diag: Any, inp: Any, out: str, top: int) -> Any:
@@ -109,8 +108,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def _report(ev: Any, args: argparse.Namespace, result: Any = None) -> int:
     if result is None:
-        fmt = getattr(args, "format", None) or "table"
-        result = ev.to_result(per_class=bool(args.per_class) or fmt == "json")
+        result = ev.to_result(per_class=wants_per_class(args))
     emit(result, args)
     write_plots_from_args(
         ev.to_result(per_class=True),

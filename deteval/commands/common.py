@@ -132,6 +132,12 @@ def _replace_atomically(path: Path, data: bytes) -> None:
             os.close(dir_fd)
 
 
+def wants_per_class(args: argparse.Namespace) -> bool:
+    """Whether the result rendered for ``args`` keeps its per-class rows: asked for with ``--per-class``, and
+    always in JSON output."""
+    return bool(getattr(args, "per_class", False)) or (getattr(args, "format", None) or "table") == "json"
+
+
 def emit(result: EvalResult, args: argparse.Namespace) -> None:
     """Render ``result`` in ``args.format`` to ``args.output`` or stdout, then its warnings on stderr."""
     fmt = getattr(args, "format", None) or "table"

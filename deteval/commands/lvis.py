@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from deteval.commands.cluster import add_cluster_args, cluster_requested
-from deteval.commands.common import add_output_args, emit
+from deteval.commands.common import add_output_args, emit, wants_per_class
 from deteval.detection.lvis import IOU_TYPES, evaluate_lvis
 from deteval.report.progress import Progress
 
@@ -35,8 +35,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             client=client,
             shards=args.shards,
         )
-    fmt = getattr(args, "format", None) or "table"
-    emit(ev.to_result(per_class=bool(args.per_class) or fmt == "json"), args)
+    emit(ev.to_result(per_class=wants_per_class(args)), args)
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from deteval.commands.common import add_output_args, emit
+from deteval.commands.common import add_output_args, emit, wants_per_class
 from deteval.detection.openimages import evaluate_openimages
 from deteval.report.progress import Progress
 
@@ -21,8 +21,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             class_names=args.class_names,
             expand_detections=args.expand_detections,
         )
-    fmt = getattr(args, "format", None) or "table"
-    emit(ev.to_result(per_class=bool(args.per_class) or fmt == "json"), args)
+    emit(ev.to_result(per_class=wants_per_class(args)), args)
     return 0
 
 

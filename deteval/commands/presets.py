@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from deteval.config import _preset_dir, list_presets
+from deteval.config import list_presets, preset_dir
 from deteval.report.progress import note
 
 
@@ -14,7 +14,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not presets:
         # An empty listing would look like a hang or a bug: say where we looked. Not an error (exit 0):
         # explicit ``--config path/to/file.toml`` files still work.
-        folder = _preset_dir()
+        folder = preset_dir()
         where = f"in {folder}" if folder is not None else "(no preset folder is installed)"
         note(f"deteval: no presets found {where}; pass --config path/to/file.toml to use your own")
         return 0

@@ -14,7 +14,7 @@ from deteval.errors import ConfigError
 from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
 from deteval.report.yolo_table import YOLO_FORMATS, render_yolo
 
-VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain_voc.VOC_PROFILE_RULES
+VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain.voc.VOC_PROFILE_RULES
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -40,7 +40,7 @@ def _voc_tables(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _explain_voc(args: argparse.Namespace) -> Any:
-    from deteval.explain_voc import explain_voc
+    from deteval.explain.voc import explain_voc
 
     gt, dets = _voc_tables(args)
     return explain_voc(gt, dets, args.from_profile, args.to_profile)
@@ -48,7 +48,7 @@ def _explain_voc(args: argparse.Namespace) -> Any:
 
 def _explain_cross(args: argparse.Namespace) -> Any:
     """coco vs a VOC profile on a COCO pair (DATA .json, PREDICTIONS .json), a YOLO dataset or VOC data."""
-    from deteval.explain_cross import cross_data, cross_data_from_voc, explain_cross
+    from deteval.explain.cross import cross_data, cross_data_from_voc, explain_cross
 
     if Path(args.data).is_dir():
         gt, dets = _voc_tables(args)
@@ -76,7 +76,7 @@ def _explain_cross(args: argparse.Namespace) -> Any:
 
 def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from deteval.explain import explain
-    from deteval.explain_voc import VOC_PROFILE_RULES
+    from deteval.explain.voc import VOC_PROFILE_RULES
 
     voc = [p in VOC_PROFILE_RULES for p in (args.from_profile, args.to_profile)]
     if any(voc) and not all(voc) and "coco" in (args.from_profile, args.to_profile):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from deteval.core.lists import AP_AT_K_DENOMINATORS, APDenominator
 from deteval.core.ranking import Ranking
-from deteval.core.summary import _check_k
+from deteval.core.summary import check_k
 
 __all__ = ["AP_AT_K_DENOMINATORS", "APDenominator", "average_precision_at_k", "reciprocal_rank"]
 
@@ -35,7 +35,7 @@ def reciprocal_rank(ranking: Ranking, k: int | None = None) -> float:
     ...     rank(None, [0, 0, 1, 1], ties="presorted"), k=2)
     (0.3333333333333333, 0.0)
     """
-    return float(ranking.lists.reciprocal_rank(None if k is None else _check_k(k))[0])
+    return float(ranking.lists.reciprocal_rank(None if k is None else check_k(k))[0])
 
 
 def average_precision_at_k(ranking: Ranking, k: int, *, denominator: APDenominator = "n_pos") -> float:
@@ -46,4 +46,4 @@ def average_precision_at_k(ranking: Ranking, k: int, *, denominator: APDenominat
     >>> [average_precision_at_k(r, 3, denominator=d) for d in ("n_pos", "min_k_n_pos", "retrieved")]
     [0.41666666666666663, 0.5555555555555555, 0.8333333333333333]
     """
-    return float(ranking.lists.average_precision_at(_check_k(k), denominator)[0])
+    return float(ranking.lists.average_precision_at(check_k(k), denominator)[0])

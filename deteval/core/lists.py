@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from deteval.core.prf import f_beta
-from deteval.core.ranking import IGNORED, RELEVANT, TiePolicy, _as_outcomes, _as_scores
+from deteval.core.ranking import IGNORED, RELEVANT, TiePolicy, as_outcomes, as_scores
 from deteval.errors import ValidationError
 
 APMethod = Literal["voc07", "all_points", "coco101", "uninterpolated"]
@@ -499,11 +499,11 @@ def ranked_lists(
     if scores is None:
         if ties != "presorted":
             raise ValidationError("scores are required unless ties='presorted'")
-        out = _as_outcomes(outcomes, None)
+        out = as_outcomes(outcomes, None)
         sc = None
     else:
-        sc = _as_scores(scores)
-        out = _as_outcomes(outcomes, sc.shape[0])
+        sc = as_scores(scores)
+        out = as_outcomes(outcomes, sc.shape[0])
     n = out.shape[0]
     if list_id is None:
         lid = np.zeros(n, dtype=np.int64)

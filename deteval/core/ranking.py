@@ -71,7 +71,8 @@ class Ranking:
         return self.lists.recall()
 
 
-def _as_scores(scores: ArrayLike, what: str = "scores") -> np.ndarray:
+def as_scores(scores: ArrayLike, what: str = "scores") -> np.ndarray:
+    """``scores`` as a 1-D float64 array, or a :class:`ValidationError` naming the first non-finite item."""
     try:
         arr = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -88,7 +89,9 @@ def _as_scores(scores: ArrayLike, what: str = "scores") -> np.ndarray:
     return arr
 
 
-def _as_outcomes(outcomes: ArrayLike, n: int | None) -> np.ndarray:
+def as_outcomes(outcomes: ArrayLike, n: int | None) -> np.ndarray:
+    """``outcomes`` (booleans or 1, 0, −1; ``n`` items when given) as int8 :data:`RELEVANT`, :data:`NONRELEVANT`,
+    :data:`IGNORED`; anything else, or a length other than ``n``, is a :class:`ValidationError`."""
     try:
         arr = np.asarray(outcomes)
     except (TypeError, ValueError) as exc:

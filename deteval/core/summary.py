@@ -32,7 +32,8 @@ class RankedSummary:
     average_precision: float
 
 
-def _check_k(k: int) -> int:
+def check_k(k: int) -> int:
+    """``k`` as an int when it is a positive integer (not a bool), else a :class:`ValidationError`."""
     try:
         ok = not isinstance(k, bool) and int(k) == k and k >= 1
     except (TypeError, ValueError, OverflowError):
@@ -44,19 +45,19 @@ def _check_k(k: int) -> int:
 
 def relevant_in_top(ranking: Ranking, k: int) -> int:
     """Number of relevant items among the first k ranks (ranks beyond the list are non-relevant)."""
-    k = _check_k(k)
+    k = check_k(k)
     n = len(ranking)
     return 0 if n == 0 else int(ranking.tp[min(k, n) - 1])
 
 
 def precision_at_k(ranking: Ranking, k: int) -> float:
     """P@k = |relevant in top k| / k (divides by k even when the list is shorter, as trec_eval)."""
-    return float(ranking.lists.precision_at(_check_k(k))[0])
+    return float(ranking.lists.precision_at(check_k(k))[0])
 
 
 def recall_at_k(ranking: Ranking, k: int) -> float:
     """R@k = |relevant in top k| / n_pos; 0 when n_pos is 0."""
-    return float(ranking.lists.recall_at(_check_k(k))[0])
+    return float(ranking.lists.recall_at(check_k(k))[0])
 
 
 def summarize_ranking(ranking: Ranking) -> RankedSummary:

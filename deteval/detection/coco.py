@@ -36,7 +36,6 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import chain
 from os import PathLike
 from typing import Any
 
@@ -47,22 +46,18 @@ from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_iou import bbox_iou_blocks, oks_pairs, segm_iou_blocks
 from deteval.detection.coco_match import MatchTable, match_groups
 from deteval.detection.coco_params import CocoParams
+from deteval.detection.coco_rles import dt_rles, gt_rles
 from deteval.distributed.forked import Forked, fork_call
 from deteval.errors import ConfigError, DetevalError, InputFormatError, ValidationError
 from deteval.io.coco import (
-    MAX_POLYGON_COORD,
     CocoGroundTruth,
     CocoResults,
-    check_rle_size,
-    check_segmentation,
     load_coco_gt,
     load_coco_results,
     results_split_byte,
     results_tail,
     results_with_tail,
-    to_rle,
 )
-from deteval.io.rle import check_rles
 from deteval.results import EvalResult, PRCurve
 
 __all__ = [
@@ -107,14 +102,14 @@ class CocoEvaluation:
         return KPT_STAT_NAMES if self.params.iou_type == "keypoints" else DET_STAT_NAMES
 
     def _mean(self, ap: bool, k: int | None, iou_thr: float | None, area: str, max_det: int | None) -> float:
-        return _summarize_value(self.precision, self.recall, self.params, ap, iou_thr, area, max_det, k)
+        return summarize_value(self.precision, self.recall, self.params, ap, iou_thr, area, max_det, k)
 
     def per_class(self) -> dict[str, dict[str, float]]:
         """Per category: ap, ap50, ap75, aps/apm/apl and ar (−1 where undefined), as pycocotools would average
         a single category's slice of ``precision`` / ``recall``."""
         p = self.params
-        md_ap = _stat_maxdet(p, self.compat, "ap")
-        md = _stat_maxdet(p, self.compat, "last")
+        md_ap = stat_maxdet(p, self.compat, "ap")
+        md = stat_maxdet(p, self.compat, "last")
         out: dict[str, dict[str, float]] = {}
         if not p.use_cats:
             return out
@@ -183,7 +178,7 @@ class CocoEvaluation:
 # ------------------------------------------------------------------------------------------------ summary
 
 
-def _summarize_value(
+def summarize_value(
     precision: np.ndarray,
     recall: np.ndarray,
     p: CocoParams,
@@ -212,7 +207,7 @@ def _summarize_value(
     return -1.0 if len(sel) == 0 else float(np.mean(sel))
 
 
-def _stat_maxdet(p: CocoParams, compat: str, which: str) -> int | None:
+def stat_maxdet(p: CocoParams, compat: str, which: str) -> int | None:
     """The maxDets value a summary stat uses. ``which``: 'ap' (stat 0), 'last' (stats 1-5, 8-11), '0', '1'."""
     md = p.max_dets
     if compat == "fixed":
@@ -233,9 +228,9 @@ SummarySpec = tuple[bool, float | None, str, int | None]
 
 def summary_specs(p: CocoParams, compat: str) -> list[SummarySpec]:
     """The slices the 12 (10 for keypoints) summary numbers average, in pycocotools' order."""
-    last = _stat_maxdet(p, compat, "last")
+    last = stat_maxdet(p, compat, "last")
     if p.iou_type == "keypoints":
-        md = _stat_maxdet(p, compat, "ap")
+        md = stat_maxdet(p, compat, "ap")
         return [
             (True, None, "all", md),
             (True, 0.5, "all", md),
@@ -249,14 +244,14 @@ def summary_specs(p: CocoParams, compat: str) -> list[SummarySpec]:
             (False, None, "large", md),
         ]
     return [
-        (True, None, "all", _stat_maxdet(p, compat, "ap")),
+        (True, None, "all", stat_maxdet(p, compat, "ap")),
         (True, 0.5, "all", last),
         (True, 0.75, "all", last),
         (True, None, "small", last),
         (True, None, "medium", last),
         (True, None, "large", last),
-        (False, None, "all", _stat_maxdet(p, compat, "0")),
-        (False, None, "all", _stat_maxdet(p, compat, "1")),
+        (False, None, "all", stat_maxdet(p, compat, "0")),
+        (False, None, "all", stat_maxdet(p, compat, "1")),
         (False, None, "all", last),
         (False, None, "small", last),
         (False, None, "medium", last),
@@ -272,7 +267,7 @@ def summarize(
     lines: list[str] = []
     stats = []
     for ap, iou_thr, area, max_det in summary_specs(p, compat):
-        value = _summarize_value(precision, recall, p, ap, iou_thr, area, max_det)
+        value = summarize_value(precision, recall, p, ap, iou_thr, area, max_det)
         title = "Average Precision" if ap else "Average Recall"
         kind = "(AP)" if ap else "(AR)"
         iou = f"{p.iou_thrs[0]:0.2f}:{p.iou_thrs[-1]:0.2f}" if iou_thr is None else f"{iou_thr:0.2f}"
@@ -284,7 +279,9 @@ def summarize(
 # ------------------------------------------------------------------------------------------------ driver
 
 
-def _resolve_params(params: CocoParams | Any | None, iou_type: str | None) -> CocoParams:
+def resolve_params(params: CocoParams | Any | None, iou_type: str | None) -> CocoParams:
+    """``params`` as a :class:`CocoParams`: the defaults of ``iou_type`` for None, else converted from a
+    pycocotools ``Params`` or a dict of options."""
     if params is None:
         return CocoParams.default(iou_type or "bbox")
     if not isinstance(params, CocoParams):
@@ -304,7 +301,7 @@ def _resolve_params(params: CocoParams | Any | None, iou_type: str | None) -> Co
     return params
 
 
-def _selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np.ndarray:
+def id_selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np.ndarray:
     """Indices (into sorted ``ids``) of the evaluated ids; all by default."""
     if wanted is None:
         return np.arange(ids.shape[0])
@@ -350,8 +347,8 @@ def match_coco(
     if compat not in COMPAT_MODES:
         raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
     warnings: list[str] = []
-    img_sel = _selection(gt.image_ids, params.img_ids, "image")
-    cat_sel = _selection(gt.cat_ids, params.cat_ids, "category")
+    img_sel = id_selection(gt.image_ids, params.img_ids, "image")
+    cat_sel = id_selection(gt.cat_ids, params.cat_ids, "category")
     img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
     img_map[img_sel] = np.arange(img_sel.shape[0])
     cat_map = np.full(gt.cat_ids.shape[0], -1, dtype=np.int64)
@@ -442,8 +439,8 @@ def match_coco(
             ) -> np.ndarray:
                 return np.full(di.shape[0], -np.inf)  # no pair is ever a candidate, at any threshold
     else:
-        grles = _gt_rles(gt, gkeep)
-        drles = _dt_rles(res, dkeep, gt)
+        grles = gt_rles(gt, gkeep)
+        drles = dt_rles(res, dkeep, gt)
 
         def iou_fn(
             di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
@@ -502,7 +499,7 @@ def _listing_order(gt: CocoGroundTruth, params: CocoParams, cat_sel: np.ndarray)
 SHARD_DETECTIONS = 400_000
 
 
-def _match_in_shards(
+def match_in_shards(
     gt: CocoGroundTruth,
     res: CocoResults,
     params: CocoParams,
@@ -516,12 +513,12 @@ def _match_in_shards(
 
     if len(res) <= SHARD_DETECTIONS:
         return match_coco(gt, res, params, compat, categories=categories)
-    n_img = int(_selection(gt.image_ids, params.img_ids, "image").shape[0])
+    n_img = int(id_selection(gt.image_ids, params.img_ids, "image").shape[0])
     img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
-    img_map[_selection(gt.image_ids, params.img_ids, "image")] = np.arange(n_img)
+    img_map[id_selection(gt.image_ids, params.img_ids, "image")] = np.arange(n_img)
     d_img = img_map[res.img]
     if categories is not None and params.use_cats:  # only these categories' detections fill the shards
-        cat_sel = _selection(gt.cat_ids, params.cat_ids, "category")
+        cat_sel = id_selection(gt.cat_ids, params.cat_ids, "category")
         in_part = np.zeros(gt.cat_ids.shape[0], dtype=bool)
         in_part[cat_sel[np.asarray(categories, dtype=np.int64)]] = True
         d_img = np.where(in_part[res.cat], d_img, -1)
@@ -546,137 +543,7 @@ def _match_in_shards(
     return merge_tables(tables), counts, warnings
 
 
-class _RleTable:
-    """RLEs of annotations, converted on demand (only what IoU needs) and in batches.
-
-    Conversion follows pycocotools' ``annToRLE``: polygons through ``frPyObjects`` (+ ``merge`` of the parts),
-    uncompressed RLE through ``frPyObjects``, compressed RLE as is. Single-polygon annotations of one image
-    size are converted with one ``frPyObjects`` call (the same C routine per polygon, so the same RLE).
-    """
-
-    def __init__(
-        self,
-        segs: list,
-        img: np.ndarray,
-        image_hw: np.ndarray,
-        file: str,
-        where: str | None,
-        index: np.ndarray | None = None,
-    ) -> None:
-        self.segs, self.img, self.image_hw, self.file, self.where = segs, img, image_hw, file, where
-        self.index = index  # position of each entry in the input, to name its record
-        self.cache: list = [None] * len(segs)
-
-    def _record(self, i: int) -> str | int:
-        j = i if self.index is None else int(self.index[i])
-        return j if self.where is None else f"{self.where}[{j}]"
-
-    def _hw(self, i: int) -> tuple[int, int]:
-        h, w = (int(v) for v in self.image_hw[self.img[i]])
-        if h < 0 or w < 0:
-            raise InputFormatError(
-                "the image has no height/width (needed for polygons)", file=self.file, record=self._record(i)
-            )
-        return h, w
-
-    def ensure(self, idx: np.ndarray) -> None:
-
-        batches: dict[tuple[int, int], list[int]] = {}
-        todo = [i for i in idx.tolist() if self.cache[i] is None]
-        todo = self._single_polygons(todo, batches)
-        for i in todo:
-            s = self.segs[i]
-            if s is None:
-                raise InputFormatError("missing field 'segmentation'", file=self.file, record=self._record(i))
-            check_segmentation(s, self.file, self._record(i))
-            check_rle_size(s, self.image_hw[self.img[i]], self.file, self._record(i))
-        # every RLE decoded and checked in numpy before pycocotools sees it (a corrupt one crashes or hangs it)
-        check_rles([self.segs[i] for i in todo], self.file, [self._record(i) for i in todo])
-        for i in todo:
-            s = self.segs[i]
-            if isinstance(s, dict) and not isinstance(s.get("counts"), list):
-                self.cache[i] = s
-            elif (
-                isinstance(s, list)
-                and len(s) == 1
-                and isinstance(s[0], list)
-                and len(s[0]) > 4
-                and len(s[0]) % 2 == 0
-            ):
-                batches.setdefault(self._hw(i), []).append(i)
-            else:
-                self.cache[i] = to_rle(s, *self._hw(i), self.file, self._record(i))
-        self._convert(batches)
-
-    def _convert(self, batches: dict[tuple[int, int], list[int]]) -> None:
-        """Single polygons, one ``frPyObjects`` call per image size."""
-        from pycocotools import mask as mask_utils
-
-        for (h, w), members in batches.items():
-            try:
-                rles = mask_utils.frPyObjects([self.segs[i][0] for i in members], h, w)
-            except Exception:
-                rles = [to_rle(self.segs[i], h, w, self.file, self._record(i)) for i in members]
-            for i, r in zip(members, rles):
-                self.cache[i] = r
-
-    def _single_polygons(self, todo: list[int], batches: dict[tuple[int, int], list[int]]) -> list[int]:
-        """Put the entries of ``todo`` that are one polygon each (the usual ground truth) in ``batches`` by image
-        size when all of them are numbers that :func:`check_segmentation` accepts, in images with a size,
-        checked in a few C-level passes; returns the entries left for the record-by-record checks (all of
-        them at any doubt: those checks then name the bad record)."""
-        single = [i for i in todo if type(s := self.segs[i]) is list and len(s) == 1 and type(s[0]) is list]
-        if not single:
-            return todo
-        polys = [self.segs[i][0] for i in single]
-        lens = np.fromiter(map(len, polys), dtype=np.int64, count=len(polys))
-        if (lens < 6).any() or (lens % 2).any():
-            return todo
-        if not set(map(type, chain.from_iterable(polys))) <= {float, int, bool}:  # (fromiter reads "7" too)
-            return todo
-        try:
-            flat = np.fromiter(chain.from_iterable(polys), dtype=np.float64, count=int(lens.sum()))
-        except (TypeError, ValueError, OverflowError):
-            return todo
-        if not (np.isfinite(flat).all() and (np.abs(flat) <= MAX_POLYGON_COORD).all()):
-            return todo
-        hw = self.image_hw[self.img[np.asarray(single, dtype=np.int64)]]
-        if (hw < 0).any():
-            return todo
-        for i, h, w in zip(single, hw[:, 0].tolist(), hw[:, 1].tolist()):
-            batches.setdefault((h, w), []).append(i)
-        if len(single) == len(todo):
-            return []
-        taken = set(single)
-        return [i for i in todo if i not in taken]
-
-    def __getitem__(self, i: int) -> Any:
-        return self.cache[i]
-
-
-def _gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> _RleTable:
-    if gt.segmentation is None:
-        raise InputFormatError("segm evaluation needs 'segmentation' in the ground truth", file=gt.source)
-    return _RleTable(_take(gt.segmentation, keep), gt.img[keep], gt.image_hw, gt.source, "annotations", keep)
-
-
-def _dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> _RleTable:
-    if res.segmentation is None:
-        raise InputFormatError("segm evaluation needs 'segmentation' in the results", file=res.source)
-    table = _RleTable(_take(res.segmentation, keep), res.img[keep], gt.image_hw, res.source, None, keep)
-    if res.rles is not None and len(res.rles) == len(res):  # validated and converted at load
-        table.cache = _take(res.rles, keep)
-    return table
-
-
-def _take(items: list, keep: np.ndarray) -> list:
-    """``[items[i] for i in keep]`` (``keep`` ascending, distinct): a copy when it keeps everything."""
-    if keep.shape[0] == len(items):
-        return list(items)
-    return list(map(items.__getitem__, keep.tolist()))
-
-
-def _finish(
+def finish_evaluation(
     table: MatchTable | None,
     params: CocoParams,
     compat: str,
@@ -688,11 +555,11 @@ def _finish(
     """Accumulate ``table`` (or take ``arrays``: precision, recall, scores already accumulated), summarize."""
     if arrays is None:
         if table is None:
-            raise ValueError("_finish needs a table or accumulated arrays")
+            raise ValueError("finish_evaluation needs a table or accumulated arrays")
         arrays = accumulate(table, params.rec_thrs, params.max_dets)
     precision, recall, scores = arrays
     stats, lines = summarize(precision, recall, params, compat)
-    cat_sel = _selection(gt.cat_ids, params.cat_ids, "category")
+    cat_sel = id_selection(gt.cat_ids, params.cat_ids, "category")
     if compat == "pycocotools" and len(params.max_dets) < 3 and params.iou_type != "keypoints":
         warnings.append(
             "fewer than 3 maxDets: pycocotools would crash; the stats that need maxDets[2] are -1"
@@ -762,7 +629,7 @@ def evaluate_coco(
             compat=compat,
             on_error=on_error,
         )
-    p = _resolve_params(params, iou_type)
+    p = resolve_params(params, iou_type)
     tail = _fork_results_tail(gt, results, p, on_error)
     try:
         g = load_coco_gt(
@@ -788,12 +655,12 @@ def evaluate_coco(
     if split is not None:
         arrays, counts, warnings = split
     else:
-        table, counts, warnings = _match_in_shards(g, r, p, compat)
+        table, counts, warnings = match_in_shards(g, r, p, compat)
         arrays = None
     if p.iou_type == "bbox":
         warnings += _past_border_warning(g, r)
     counts = {**counts, "skipped_records": g.skipped + r.skipped}
-    return _finish(table, p, compat, g, counts, r.warnings + warnings, arrays)
+    return finish_evaluation(table, p, compat, g, counts, r.warnings + warnings, arrays)
 
 
 # ------------------------------------------------------------------------------------------- two cores
@@ -847,7 +714,7 @@ def _half(
     g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, part: np.ndarray
 ) -> tuple[_Arrays, dict[str, int], list[str]]:
     """Match and accumulate the categories ``part`` alone; their precision, recall and scores columns."""
-    table, counts, warnings = _match_in_shards(g, r, p, compat, categories=part)
+    table, counts, warnings = match_in_shards(g, r, p, compat, categories=part)
     # only the part's categories, renumbered in the same order (so the rows stay in group order)
     index = np.zeros(table.n_cats, dtype=np.int64)
     index[part] = np.arange(part.shape[0])
@@ -871,7 +738,7 @@ def _match_accumulate_forked(
     are not split yet) or fails."""
     if p.iou_type != "bbox" or not p.use_cats or len(r) < FORK_DETECTIONS:
         return None
-    cat_sel = _selection(g.cat_ids, p.cat_ids, "category")
+    cat_sel = id_selection(g.cat_ids, p.cat_ids, "category")
     if cat_sel.shape[0] < 2:
         return None
     mine, theirs = _category_halves(r, cat_sel, g.cat_ids.shape[0])
@@ -1105,9 +972,9 @@ def evaluate_coco_arrays(
     ``[x, y, w, h]`` as ``w = x2 − x1`` (so a result is identical to pycocotools fed the converted boxes).
     """
     g, r = _arrays_to_tables(preds, targets, box_format, class_names)
-    p = _resolve_params(params, "bbox")
-    table, counts, warnings = _match_in_shards(g, r, p, compat)
-    return _finish(table, p, compat, g, counts, warnings)
+    p = resolve_params(params, "bbox")
+    table, counts, warnings = match_in_shards(g, r, p, compat)
+    return finish_evaluation(table, p, compat, g, counts, warnings)
 
 
 class CocoStream:
@@ -1128,7 +995,7 @@ class CocoStream:
     ) -> None:
         if compat not in COMPAT_MODES:
             raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
-        self.params = _resolve_params(params, "bbox")
+        self.params = resolve_params(params, "bbox")
         if self.params.img_ids is not None or self.params.cat_ids is not None:
             raise ConfigError(
                 "CocoStream evaluates every image and label it is given: leave img_ids/cat_ids unset"
@@ -1238,4 +1105,4 @@ class CocoStream:
         )
         counts = {k: sum(c[k] for _, _, c in self._parts) for k in ("n_gt", "n_dt", "n_dt_evaluated")}
         counts = {"n_images": self.n_images, "n_categories": int(labels.shape[0]), **counts}
-        return _finish(merged, self.params, self.compat, g, counts, [])
+        return finish_evaluation(merged, self.params, self.compat, g, counts, [])

@@ -74,7 +74,7 @@ def _accumulate_resampled(
     npig_ka = table.npig if npig is None else npig
     valid = (npig_ka > 0).T  # (A, K)
 
-    for m, a, om, sm, per_list, tp, ig in _slices(table, max_dets, valid, cache):
+    for m, a, om, sm, per_list, tp, ig in accumulation_slices(table, max_dets, valid, cache):
         if only is not None and (a, m) not in only:
             continue
         n_pos = np.tile(npig_ka[:, a], T)  # lists in (threshold, category) order
@@ -98,7 +98,7 @@ def _accumulate_resampled(
 _Slice = tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def _slices(
+def accumulation_slices(
     table: MatchTable, max_dets: tuple[int, ...], valid: np.ndarray, cache: dict[str, Any] | None
 ) -> Iterator[_Slice]:
     """(m, a, rows in ranked order, their scores, items per list, tp, ig) of every (maxDet, area range) slice

@@ -40,10 +40,10 @@ def bbox_iou_pairs(
 
     A crowd ground truth divides the intersection by the detection's area instead of the union.
     """
-    return _bb_iou(dbox[di], gbox[gi], gcrowd[gi])
+    return bb_iou(dbox[di], gbox[gi], gcrowd[gi])
 
 
-def _bb_iou(d: np.ndarray, g: np.ndarray, crowd: np.ndarray) -> np.ndarray:
+def bb_iou(d: np.ndarray, g: np.ndarray, crowd: np.ndarray) -> np.ndarray:
     """``bbIou`` element-wise on ``d[..., k]`` and ``g[..., k]`` (pairs, or rows × columns by broadcasting)."""
     dx, dy, dw, dh = d[..., 0], d[..., 1], d[..., 2], d[..., 3]
     gx, gy, gw, gh = g[..., 0], g[..., 1], g[..., 2], g[..., 3]
@@ -85,7 +85,7 @@ def bbox_iou_blocks(
         out[small] = bbox_iou_pairs(dbox, gbox, gcrowd, di[small], gi[small])
     for s, nd, ng in zip(block_start[big].tolist(), block_nd[big].tolist(), block_ng[big].tolist()):
         cols = gi[s : s + ng]
-        m = _bb_iou(dbox[di[s : s + nd * ng : ng]][:, None, :], gbox[cols][None, :, :], gcrowd[cols][None, :])
+        m = bb_iou(dbox[di[s : s + nd * ng : ng]][:, None, :], gbox[cols][None, :, :], gcrowd[cols][None, :])
         out[s : s + nd * ng] = m.reshape(-1)
     return out
 

@@ -44,11 +44,12 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.coco import _dt_rles, _gt_rles, is_path_list
+from deteval.detection.coco import is_path_list
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_iou import bbox_iou_pairs, segm_iou_blocks
 from deteval.detection.coco_match import IouFn, MatchTable, match_groups, merge_tables
 from deteval.detection.coco_params import CocoParams
+from deteval.detection.coco_rles import dt_rles, gt_rles
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_results, loadres_branch, read_json
 from deteval.io.lvis import FREQUENCIES, LvisGroundTruth, load_lvis_gt
@@ -210,7 +211,7 @@ def _check_cap(value: int | None, what: str) -> int | None:
     return int(value)
 
 
-def _caps(
+def lvis_caps(
     r: CocoResults, K: int, max_dets: int | None, dets_per_cat: int | None
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """The detections that survive the caps, their list order (for score ties) and the index of the record
@@ -241,13 +242,13 @@ def _caps(
     return keep, pos, first_rec
 
 
-def _select(
+def lvis_selection(
     lg: LvisGroundTruth, r: CocoResults, max_dets: int | None, dets_per_cat: int | None
 ) -> tuple[np.ndarray, np.ndarray, dict[str, int], list[str]]:
     """Indices of the evaluated ground truths and detections, after lvis-api's caps and filters."""
     g = lg.coco
     K = int(g.cat_ids.shape[0])
-    keep, _, _ = _caps(r, K, max_dets, dets_per_cat)
+    keep, _, _ = lvis_caps(r, K, max_dets, dets_per_cat)
     n_capped = int(keep.sum())
     warnings = []
     with np.errstate(invalid="ignore"):
@@ -375,7 +376,7 @@ def lvis_detections(
 ) -> dict[str, Any]:
     """The columns :func:`match_lvis_shard` reads of the detections ``rows`` of ``r``; ``order``: their
     positions in the whole results (the tie order)."""
-    geom = r.bbox[rows] if iou_type == "bbox" else _dt_rles(r, rows, g)  # (masks: converted on demand)
+    geom = r.bbox[rows] if iou_type == "bbox" else dt_rles(r, rows, g)  # (masks: converted on demand)
     d = {"img": r.img[rows], "cat": r.cat[rows], "score": r.score[rows], "order": order.astype(np.int64)}
     d.update(area=r.area[rows], geom=geom)
     return d
@@ -383,7 +384,7 @@ def lvis_detections(
 
 def lvis_truths(g: CocoGroundTruth, rows: np.ndarray, iou_type: str) -> dict[str, Any]:
     """The columns :func:`match_lvis_shard` reads of the ground truths ``rows``."""
-    geom = g.bbox[rows] if iou_type == "bbox" else _gt_rles(g, rows)
+    geom = g.bbox[rows] if iou_type == "bbox" else gt_rles(g, rows)
     gd = {"img": g.img[rows], "cat": g.cat[rows], "order": rows.astype(np.int64), "area": g.area[rows]}
     gd.update(ignore=g.ignore[rows], geom=geom)
     return gd
@@ -442,7 +443,7 @@ def _lvis_branch(
     are read again with that record first (the other survivors keep their order, so no tie changes)."""
     if r.kind != "segm" or r.skipped or not isinstance(source, (str, PathLike, list)):
         return r
-    keep, _, first = _caps(r, int(g.cat_ids.shape[0]), max_dets, dets_per_cat)
+    keep, _, first = lvis_caps(r, int(g.cat_ids.shape[0]), max_dets, dets_per_cat)
     if first == 0:
         return r
     if isinstance(source, list) and is_path_list(source):  # several files: their concatenation
@@ -511,7 +512,7 @@ def evaluate_lvis(
         else:
             r = load_coco_results(results, g, iou_type=iou_type, on_error=on_error)
         r = _lvis_branch(results, r, g, iou_type, max_dets, dets_per_cat, on_error)
-        gsel, dsel, counts, warnings = _select(lg, r, max_dets, dets_per_cat)
+        gsel, dsel, counts, warnings = lvis_selection(lg, r, max_dets, dets_per_cat)
         table = _match(lg, r, gsel, dsel, p, client, shards)
     counts["skipped_records"] = g.skipped + r.skipped
     big = int(table.rank.max()) + 1 if len(table) else 1

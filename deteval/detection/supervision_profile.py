@@ -38,7 +38,8 @@ class SupervisionMetrics:
         return float(self.map_scores[5])
 
 
-def _masked_mean(values: np.ndarray, valid: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
+def masked_mean(values: np.ndarray, valid: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
+    """Mean of ``values`` where ``valid`` along ``axis``, summed in float64; −1 where nothing is valid."""
     sums = np.where(valid, values, np.float32(0.0)).sum(axis=axis, dtype=np.float64)
     counts = valid.sum(axis=axis)
     return np.divide(sums, counts, out=np.full(sums.shape, -1.0), where=counts > 0)
@@ -49,4 +50,4 @@ def supervision_from_coco(ev: CocoEvaluation) -> SupervisionMetrics:
     a = ev.params.area_lbl.index("all")
     prec = ev.precision[:, :, :, a, -1].astype(np.float32)  # T × R × K
     valid = prec != -1
-    return SupervisionMetrics(_masked_mean(prec, valid, (1, 2)), _masked_mean(prec, valid, 1).T)
+    return SupervisionMetrics(masked_mean(prec, valid, (1, 2)), masked_mean(prec, valid, 1).T)

@@ -286,7 +286,7 @@ def _names(names: Sequence[str] | int | None, idx: np.ndarray) -> tuple[str, ...
 # The matcher
 
 
-def _rank_positions(scores: np.ndarray, label: np.ndarray, ties: TiePolicy) -> np.ndarray:
+def rank_positions(scores: np.ndarray, label: np.ndarray, ties: TiePolicy) -> np.ndarray:
     """Position of every detection in its class's ranking (0 = highest score), from the core's sort."""
     pos = np.empty(scores.shape[0], dtype=np.int64)
     order = sort_lists(label, scores, ties=ties)
@@ -447,7 +447,7 @@ def match_voc(
         cand = det_hit[~is_diff]
         cand_gt = gt_hit[~is_diff]
         if cand.size:
-            pos = _rank_positions(sc, dl, ties) if rank is None else np.asarray(rank, dtype=np.int64)
+            pos = rank_positions(sc, dl, ties) if rank is None else np.asarray(rank, dtype=np.int64)
             # The highest-ranked claimant of each box takes it; the others are duplicates (FP).
             o = np.lexsort((pos[cand], cand_gt))
             g_sorted = cand_gt[o]
@@ -461,7 +461,7 @@ def match_voc(
 # The protocol
 
 
-def _align(names_from: tuple[str, ...], names_to: tuple[str, ...], what: str) -> np.ndarray | None:
+def align_names(names_from: tuple[str, ...], names_to: tuple[str, ...], what: str) -> np.ndarray | None:
     """Index map from one name list to another (None if identical); unknown names raise."""
     if names_from == names_to:
         return None
@@ -515,11 +515,11 @@ def evaluate_voc(
     all_classes = list(gt.classes) + [c for c in dets.classes if c not in set(gt.classes)]
     class_pos = {c: i for i, c in enumerate(all_classes)}
     det_label = dets.label
-    dmap = _align(dets.classes, tuple(all_classes), "class")
+    dmap = align_names(dets.classes, tuple(all_classes), "class")
     if dmap is not None:
         det_label = dmap[det_label] if det_label.size else det_label
     det_image = dets.image
-    imap = _align(dets.images, gt.images, "image")
+    imap = align_names(dets.images, gt.images, "image")
     if imap is not None:
         det_image = imap[det_image] if det_image.size else det_image
 

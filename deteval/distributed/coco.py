@@ -43,13 +43,13 @@ from deteval.detection.coco import (
     COMPAT_MODES,
     SHARD_DETECTIONS,
     CocoEvaluation,
-    _finish,
-    _resolve_params,
-    _selection,
+    finish_evaluation,
+    id_selection,
     is_path_list,
     match_coco,
     past_border_counts,
     past_border_message,
+    resolve_params,
 )
 from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
@@ -81,7 +81,7 @@ def _subset(r: CocoResults, rows: np.ndarray) -> CocoResults:
     )
 
 
-def _concat(parts: Sequence[CocoResults]) -> CocoResults:
+def concat_results(parts: Sequence[CocoResults]) -> CocoResults:
     """Results read one after the other, as one: columns of the non-empty parts (an empty part's keypoint
     matrix may have no width), the sources, warnings and skipped counts of all."""
     full = [p for p in parts if len(p)] or list(parts[:1])
@@ -125,7 +125,7 @@ def load_results_files(
     kinds = {p.kind for p in parts}
     if len(kinds) > 1 or len({p.keypoints is None for p in parts}) > 1:
         raise ConfigError(f"the result files hold different kinds of results ({', '.join(sorted(kinds))})")
-    return _concat(parts)
+    return concat_results(parts)
 
 
 @dataclass
@@ -139,7 +139,7 @@ class ShardTable:
     warnings: list[str] = field(default_factory=list)  # matching's warnings but the count of left-out ones
 
 
-def _gt_rows(g: CocoGroundTruth, rows: np.ndarray) -> CocoGroundTruth:
+def gt_rows(g: CocoGroundTruth, rows: np.ndarray) -> CocoGroundTruth:
     """The ground truth with only the annotations ``rows`` (ascending: file order kept); images and
     categories whole."""
     return replace(
@@ -162,11 +162,11 @@ def _gt_rows(g: CocoGroundTruth, rows: np.ndarray) -> CocoGroundTruth:
 def _light_gt(g: CocoGroundTruth) -> CocoGroundTruth:
     """The ground truth without its annotations (what accumulation and the summary read); one annotation
     id 0 is kept if the file has one, for the warning about it."""
-    return _gt_rows(g, np.flatnonzero(g.ann_id == 0)[:1])
+    return gt_rows(g, np.flatnonzero(g.ann_id == 0)[:1])
 
 
 @dataclass
-class _Plan:
+class ShardPlan:
     """Where a record goes: ``img_map`` gives an image's position among the evaluated images (-1: not
     evaluated), shard k holds positions ``[bounds[k], bounds[k+1])``; detections of other images go to shard 0,
     so that every detection is counted by exactly one shard."""
@@ -187,15 +187,15 @@ class _Plan:
         return [_subset(r, rows) for rows in np.split(order, ends)]
 
 
-def _plan(g: CocoGroundTruth, params: CocoParams, n: int) -> _Plan:
+def _plan(g: CocoGroundTruth, params: CocoParams, n: int) -> ShardPlan:
     try:
-        sel = _selection(g.image_ids, params.img_ids, "image")
+        sel = id_selection(g.image_ids, params.img_ids, "image")
     except ConfigError:  # raised by the matching, after the results are read (as in one process)
-        return _Plan(np.full(g.image_ids.shape[0], -1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64))
+        return ShardPlan(np.full(g.image_ids.shape[0], -1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64))
     img_map = np.full(g.image_ids.shape[0], -1, dtype=np.int64)
     img_map[sel] = np.arange(sel.shape[0])
     bounds = [shard_range(sel.shape[0], k, n)[0] for k in range(n)] + [sel.shape[0]]
-    return _Plan(img_map, np.array(bounds, dtype=np.int64))
+    return ShardPlan(img_map, np.array(bounds, dtype=np.int64))
 
 
 #: A results file is read in byte ranges of about this many bytes (each range parsed on its own).
@@ -218,7 +218,7 @@ class _Read:
     shards: np.ndarray | None = None  # the shard of each record, in input order
 
 
-def _read_done(r: CocoResults, plan: _Plan) -> _Read:
+def _read_done(r: CocoResults, plan: ShardPlan) -> _Read:
     return _Read(
         True,
         plan.split(replace(r, warnings=[], skipped=0)),
@@ -246,7 +246,7 @@ def _range_task(
     bounds: tuple[int, int, int, int],
     head: tuple[str, int | None],
     gt: CocoGroundTruth,
-    plan: _Plan,
+    plan: ShardPlan,
     iou_type: str,
     on_error: str,
 ) -> _Read:
@@ -257,7 +257,7 @@ def _range_task(
     return _Read(False) if r is None else _read_done(r, plan)
 
 
-def _whole_task(source: Any, gt: CocoGroundTruth, plan: _Plan, iou_type: str, on_error: str) -> _Read:
+def _whole_task(source: Any, gt: CocoGroundTruth, plan: ShardPlan, iou_type: str, on_error: str) -> _Read:
     return _read_done(load_coco_results(source, gt, iou_type=iou_type, on_error=on_error), plan)
 
 
@@ -265,7 +265,7 @@ def _meta(read: _Read) -> _Read:
     return replace(read, pieces=[], shards=None)
 
 
-def _keys(read: _Read) -> tuple[np.ndarray, ...]:
+def record_keys(read: _Read) -> tuple[np.ndarray, ...]:
     """Image, category, score and area of every record, in input order (put back from the pieces)."""
     assert read.shards is not None
     cols = []
@@ -314,13 +314,13 @@ def _match_task(
     g: CocoGroundTruth,
     pieces: list[CocoResults],
     k: int,
-    plan: _Plan,
+    plan: ShardPlan,
     params: CocoParams,
     compat: str,
     source: str,
 ) -> ShardTable:
     """Shard ``k``'s pieces (in file order) matched against its ground truth."""
-    r = replace(_concat(pieces), source=source, warnings=[], skipped=0)
+    r = replace(concat_results(pieces), source=source, warnings=[], skipped=0)
     lo, hi = int(plan.bounds[k]), int(plan.bounds[k + 1])
     table, counts, warnings = _match_bounded(g, r, params, compat, plan.img_map, lo, hi)
     return ShardTable(
@@ -332,7 +332,7 @@ def _match_task(
     )
 
 
-class _Runner:
+class TaskRunner:
     """Tasks on a dask client, or (client None) run at once in this process: one code path for both."""
 
     def __init__(self, client: Any) -> None:
@@ -361,8 +361,8 @@ class _Runner:
         return list(self.client.gather(futures))
 
 
-def _read_results(
-    run: _Runner,
+def read_results(
+    run: TaskRunner,
     sources: list[Any],
     gt: Any,
     plan: Any,
@@ -408,7 +408,7 @@ def _read_results(
     return tasks, pieces, per_source
 
 
-def _check_kinds(reads: Sequence[_Read]) -> None:
+def check_kinds(reads: Sequence[_Read]) -> None:
     """Several result files must hold one kind of results (as :func:`load_results_files`)."""
     if len({m.kind for m in reads}) > 1 or len({m.has_keypoints for m in reads}) > 1:
         kinds = ", ".join(sorted({m.kind for m in reads}))
@@ -433,9 +433,9 @@ def evaluate_coco_sharded(
     read in; see the module docstring)."""
     if compat not in COMPAT_MODES:
         raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
-    p = _resolve_params(params, iou_type)
+    p = resolve_params(params, iou_type)
     n = default_shards(client, shards)
-    run = _Runner(client)
+    run = TaskRunner(client)
     g = load_coco_gt(
         gt,
         keep_segmentation=p.iou_type == "segm",
@@ -444,17 +444,17 @@ def evaluate_coco_sharded(
     )
     plan = _plan(g, p, n)
     gt_shard = plan.shard(g.img)
-    gt_shards = [run.scatter(_gt_rows(g, np.flatnonzero(gt_shard == k))) for k in range(n)]
+    gt_shards = [run.scatter(gt_rows(g, np.flatnonzero(gt_shard == k))) for k in range(n)]
     light = _light_gt(g)
-    base = run.scatter(_gt_rows(g, np.arange(min(1, len(g)))), broadcast=True)
+    base = run.scatter(gt_rows(g, np.arange(min(1, len(g)))), broadcast=True)
     del g, gt_shard  # the driver keeps the image and category tables only
     plan_f = run.scatter(plan, broadcast=True)
 
     several = is_path_list(results)
     sources = list(results) if several else [results]
-    _, pieces, reads = _read_results(run, sources, base, plan_f, n, p.iou_type, on_error, range_bytes)
+    _, pieces, reads = read_results(run, sources, base, plan_f, n, p.iou_type, on_error, range_bytes)
     if several:
-        _check_kinds(reads)
+        check_kinds(reads)
     source = ", ".join(m.source for m in reads)
     parts: list[ShardTable] = run.gather(
         [run.submit(_match_task, gt_shards[k], pieces[k], k, plan_f, p, compat, source) for k in range(n)]
@@ -483,4 +483,4 @@ def merge_shards(
     warnings += ([f"{outside}{_OUTSIDE}"] if outside else []) + parts[0].warnings
     if params.iou_type == "bbox":
         warnings += past_border_message(sum(p.border[0] for p in parts), sum(p.border[1] for p in parts))
-    return _finish(table, params, compat, gt, counts, warnings)
+    return finish_evaluation(table, params, compat, gt, counts, warnings)

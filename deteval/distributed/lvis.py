@@ -5,7 +5,7 @@ records and cut their columns into shards of whole images (all images, ascending
 more than a shard (Fixed AP keeps the top K detections of each category over all images; the per-image cap
 breaks ties in that order), so the driver gathers four numbers per detection (image, category, score, area:
 no box or mask) in input order and makes the selection exactly as one process does
-(:func:`~deteval.detection.lvis._select`). Each shard task then gets the indices of its selected detections
+(:func:`~deteval.detection.lvis.lvis_selection`). Each shard task then gets the indices of its selected detections
 (among the pieces it concatenates, in input order) and its ground truths, matches, and returns its table.
 
 One case is left to the driver's own reading: segm results whose capped list does not start with the file's
@@ -21,22 +21,22 @@ import numpy as np
 from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.lvis import (
-    _caps,
-    _select,
+    lvis_caps,
     lvis_detections,
+    lvis_selection,
     lvis_truths,
     match_lvis_shard,
     merge_lvis_tables,
 )
 from deteval.distributed import coco as _coco
 from deteval.distributed.coco import (
-    _check_kinds,
-    _concat,
-    _gt_rows,
-    _keys,
-    _Plan,
-    _read_results,
-    _Runner,
+    ShardPlan,
+    TaskRunner,
+    check_kinds,
+    concat_results,
+    gt_rows,
+    read_results,
+    record_keys,
 )
 from deteval.distributed.shards import default_shards, shard_range
 from deteval.io.coco import CocoGroundTruth, CocoResults
@@ -57,7 +57,7 @@ def _lvis_shard_task(
 ) -> MatchTable:
     """Shard task: its pieces (input order) as one; ``rows`` of them are the selected detections, ``order``
     their positions in all the results."""
-    r = _concat(pieces)
+    r = concat_results(pieces)
     return match_lvis_shard(n_img, K, p, lvis_detections(r, rows, order, g, p.iou_type), gd)
 
 
@@ -80,19 +80,19 @@ def read_and_match_lvis(
     g = lg.coco
     n_img, K = int(g.image_ids.shape[0]), int(g.cat_ids.shape[0])
     n = default_shards(client, shards)
-    run = _Runner(client)
+    run = TaskRunner(client)
     bounds = [shard_range(n_img, k, n)[0] for k in range(n)] + [n_img]
-    plan = _Plan(np.arange(n_img, dtype=np.int64), np.array(bounds, dtype=np.int64))
-    base = run.scatter(_gt_rows(g, np.arange(min(1, len(g)))), broadcast=True)
-    light = run.scatter(_gt_rows(g, np.zeros(0, dtype=np.int64)), broadcast=True)
+    plan = ShardPlan(np.arange(n_img, dtype=np.int64), np.array(bounds, dtype=np.int64))
+    base = run.scatter(gt_rows(g, np.arange(min(1, len(g)))), broadcast=True)
+    light = run.scatter(gt_rows(g, np.zeros(0, dtype=np.int64)), broadcast=True)
     plan_f = run.scatter(plan, broadcast=True)
     several = isinstance(results, (list, tuple))
     sources = list(results) if several else [results]
     size = _coco.RANGE_BYTES if range_bytes is None else range_bytes
-    tasks, pieces, reads = _read_results(run, sources, base, plan_f, n, p.iou_type, on_error, size)
+    tasks, pieces, reads = read_results(run, sources, base, plan_f, n, p.iou_type, on_error, size)
     if several:
-        _check_kinds(reads)
-    keys = run.gather([run.submit(_keys, t) for t in tasks])
+        check_kinds(reads)
+    keys = run.gather([run.submit(record_keys, t) for t in tasks])
     img, cat, score, area = (np.concatenate([k[i] for k in keys]) for i in range(4))
     full = [m for m in reads if m.n] or reads[:1]
     r = CocoResults(
@@ -106,9 +106,9 @@ def read_and_match_lvis(
         warnings=[w for m in reads for w in m.warnings],
         skipped=sum(m.skipped for m in reads),
     )
-    if r.kind == "segm" and not r.skipped and _caps(r, K, max_dets, dets_per_cat)[2] != 0:
+    if r.kind == "segm" and not r.skipped and lvis_caps(r, K, max_dets, dets_per_cat)[2] != 0:
         return None
-    gsel, dsel, counts, warnings = _select(lg, r, max_dets, dets_per_cat)
+    gsel, dsel, counts, warnings = lvis_selection(lg, r, max_dets, dets_per_cat)
     shard = plan.shard(r.img)
     d_shard, g_shard = shard[dsel], plan.shard(g.img[gsel])
     parts = []

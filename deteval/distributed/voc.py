@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from deteval.core.ranking import TiePolicy
 from deteval.detection.match_table import VocMatchTable, merge_voc_tables
-from deteval.detection.voc import _rank_positions, match_voc
+from deteval.detection.voc import match_voc, rank_positions
 from deteval.distributed.shards import default_shards, shard_range
 
 __all__ = ["match_voc_shard", "match_voc_sharded"]
@@ -79,7 +79,7 @@ def match_voc_sharded(
     dl = np.zeros(di.shape[0], np.int64) if det_label is None else np.asarray(det_label, np.int64).reshape(-1)
     gl = np.zeros(gi.shape[0], np.int64) if gt_label is None else np.asarray(gt_label, np.int64).reshape(-1)
     gd = np.zeros(gi.shape[0], bool) if gt_difficult is None else np.asarray(gt_difficult, bool).reshape(-1)
-    rank = _rank_positions(sc, dl, ties)  # once, globally: an unstable sort depends on the whole class
+    rank = rank_positions(sc, dl, ties)  # once, globally: an unstable sort depends on the whole class
     options = {"iou_threshold": iou_threshold, "plus_one": plus_one, "strict": strict, "ties": ties}
     n_img = int(max(di.max(initial=-1), gi.max(initial=-1))) + 1
     n = default_shards(client, shards)

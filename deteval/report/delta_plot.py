@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deteval.errors import ConfigError
-from deteval.report.plots import _figure, _out_dir, _save, literal
+from deteval.report.plots import literal, new_figure, plot_dir, save_png
 from deteval.results import EvalResult
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def class_deltas_figure(result: EvalResult, *, other: str | None = None, alpha: 
     rows = class_deltas(result, other)
     if not rows:
         raise ConfigError("the comparison has no per-class AP delta to draw")
-    fig = _figure(7.0, 1.0 + 0.28 * len(rows))
+    fig = new_figure(7.0, 1.0 + 0.28 * len(rows))
     ax = fig.add_subplot()
     for i, (_name, delta, (lo, hi), p) in enumerate(rows):
         significant = p is not None and p < alpha
@@ -76,6 +76,6 @@ def plot_class_deltas(
     result: EvalResult, out_dir: str | Path, *, other: str | None = None, alpha: float = 0.05
 ) -> Path:
     """Write ``class_deltas.png`` into ``out_dir`` (module docstring) and return its path."""
-    return _save(
-        class_deltas_figure(result, other=other, alpha=alpha), _out_dir(out_dir) / "class_deltas.png"
+    return save_png(
+        class_deltas_figure(result, other=other, alpha=alpha), plot_dir(out_dir) / "class_deltas.png"
     )

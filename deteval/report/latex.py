@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from deteval.report.marks import cell_marks
-from deteval.report.tables import _fmt, class_rows, display_fields, row_label
+from deteval.report.tables import class_rows, display_fields, format_cell, row_label
 from deteval.results import EvalResult
 
 __all__ = ["render_latex"]
@@ -32,13 +32,13 @@ def render_latex(result: EvalResult) -> str:
     if rows:
         header = [row_label(result), *cols]
         body = [
-            [_tex(name), *(_cell(_fmt(row.get(c), False), marked.get((name, c))) for c in cols)]
+            [_tex(name), *(_cell(format_cell(row.get(c), False), marked.get((name, c))) for c in cols)]
             for name, row in rows
         ]
     else:
         header = ["field", "value"]
         body = [
-            [_tex(k), _cell(_fmt(v, False), marked.get((None, k)))]
+            [_tex(k), _cell(format_cell(v, False), marked.get((None, k)))]
             for k, v in display_fields(result)
             if isinstance(v, (int, float)) and not isinstance(v, bool)
         ]

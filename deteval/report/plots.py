@@ -60,9 +60,11 @@ MAX_BARS = 40  # bar chart: more classes than this show the best and worst MAX_B
 _COCO_ARRAY = "<coco precision array>"
 
 
-def _figure(
+def new_figure(
     width_in: float, height_in: float, *, layout: Literal["constrained"] | None = "constrained"
 ) -> Figure:
+    """A matplotlib figure of that size in inches at :data:`DPI`, on the Agg canvas (no GUI backend, no pyplot
+    state)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -71,7 +73,8 @@ def _figure(
     return fig
 
 
-def _save(fig: Figure, path: Path) -> Path:
+def save_png(fig: Figure, path: Path) -> Path:
+    """Write ``fig`` to ``path`` as PNG at :data:`DPI`; a write that fails is a :class:`ConfigError` naming it."""
     try:
         # fast zlib level: the figures are flat colours, level 1 costs little size and saves ~20% of the time
         fig.savefig(path, dpi=DPI, format="png", pil_kwargs={"compress_level": 1})
@@ -80,7 +83,8 @@ def _save(fig: Figure, path: Path) -> Path:
     return path
 
 
-def _out_dir(out_dir: str | Path) -> Path:
+def plot_dir(out_dir: str | Path) -> Path:
+    """``out_dir``, created with its parents if missing (a :class:`ConfigError` naming it if that fails)."""
     path = Path(out_dir)
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -127,7 +131,7 @@ def _grid_figure(n: int, ncols: int | None) -> tuple[Figure, np.ndarray]:
     """A small-multiples figure with fixed margins (no layout engine: it costs seconds for 80 panels)."""
     rows, cols = grid_shape(n, ncols)
     width, height = cols * PANEL_INCHES, rows * PANEL_INCHES + HEADER_INCHES
-    fig = _figure(width, height, layout=None)
+    fig = new_figure(width, height, layout=None)
     # shared axes: tick labels only on the outer panels (drawing tick labels is most of the time)
     axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
     fig.subplots_adjust(
@@ -226,7 +230,7 @@ def _pr_overlay(result: EvalResult) -> Figure:
     names = _ordered_curve_names(result)
     key, label, what = _curve_context(result)
     aps = _column(result, key)
-    fig = _figure(*OVERLAY_INCHES)
+    fig = new_figure(*OVERLAY_INCHES)
     ax = fig.subplots()
     _unit_axes(ax, "recall", "precision")
     if len(names) <= LEGEND_MAX:
@@ -263,10 +267,10 @@ def plot_pr_curves(result: EvalResult, out_dir: str | Path, *, ncols: int | None
     """
     if not _ordered_curve_names(result):
         raise ConfigError("the result has no PR curves to plot (were they saved with the result?)")
-    out = _out_dir(out_dir)
+    out = plot_dir(out_dir)
     return [
-        _save(_pr_grid(result, ncols), out / "pr_curves.png"),
-        _save(_pr_overlay(result), out / "pr_overlay.png"),
+        save_png(_pr_grid(result, ncols), out / "pr_curves.png"),
+        save_png(_pr_overlay(result), out / "pr_overlay.png"),
     ]
 
 
@@ -306,7 +310,7 @@ def _bars(result: EvalResult, key: str) -> Figure:
     )
     ordered += listed_missing
     n = len(ordered)
-    fig = _figure(BAR_WIDTH_INCHES, max(2.5, 1.0 + BAR_ROW_INCHES * n))
+    fig = new_figure(BAR_WIDTH_INCHES, max(2.5, 1.0 + BAR_ROW_INCHES * n))
     ax = fig.subplots()
     ypos = np.arange(n)[::-1]  # first (highest) at the top
     nums = np.array([values.get(name, 0.0) if name is not None else 0.0 for name in ordered])
@@ -366,9 +370,9 @@ def plot_ap_bars(result: EvalResult, out_dir: str | Path, key: str = "ap") -> Pa
     if key not in numeric_columns(result):
         known = ", ".join(numeric_columns(result)) or "none"
         raise ConfigError(f"no numeric per-class column {key!r} to plot (numeric columns: {known})")
-    out = _out_dir(out_dir)
+    out = plot_dir(out_dir)
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)
-    return _save(_bars(result, key), out / f"{safe}_bars.png")
+    return save_png(_bars(result, key), out / f"{safe}_bars.png")
 
 
 def _iou_index(iou_thrs: np.ndarray, value: float) -> int | None:
@@ -472,7 +476,7 @@ def _coco_grid(
 
 
 def _coco_all(curves: dict[str, np.ndarray], recs: np.ndarray, kind: str) -> Figure:
-    fig = _figure(*OVERLAY_INCHES)
+    fig = new_figure(*OVERLAY_INCHES)
     ax = fig.subplots()
     _unit_axes(ax, "recall", "precision")
     n_gt = 0
@@ -519,11 +523,11 @@ def plot_coco_precision(
     arr, thrs, recs, labels = _check_coco_arrays(
         precision, iou_thrs, rec_thrs, names, area_index, maxdet_index
     )
-    out = _out_dir(out_dir)
+    out = plot_dir(out_dir)
     curves = coco_precision_curves(arr, thrs, area_index=area_index, maxdet_index=maxdet_index)
     return [
-        _save(_coco_grid(curves, recs, labels, iou_type, ncols), out / "coco_precision.png"),
-        _save(_coco_all(curves, recs, iou_type), out / "coco_precision_all.png"),
+        save_png(_coco_grid(curves, recs, labels, iou_type, ncols), out / "coco_precision.png"),
+        save_png(_coco_all(curves, recs, iou_type), out / "coco_precision_all.png"),
     ]
 
 
@@ -600,12 +604,12 @@ def write_plots(
     ``{"precision", "iou_thrs", "rec_thrs", "names"[, "area_index", "maxdet_index"]}``. ``progress``: a
     :class:`~deteval.report.progress.Progress` told each figure's name as it is drawn.
     """
-    out = _out_dir(out_dir)
+    out = plot_dir(out_dir)
     paths = []
     for name, draw in _plan(result, coco_arrays):
         if progress is not None:
             progress.stage(f"drawing {name}")
-        paths.append(_save(draw(), out / name))
+        paths.append(save_png(draw(), out / name))
     return paths
 
 

@@ -19,12 +19,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from deteval.errors import ConfigError, InputFormatError
-from deteval.results import EvalResult, _jsonable
+from deteval.results import EvalResult, jsonable
 
 FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
 
 
-def _fmt(value: Any, full: bool) -> str:
+def format_cell(value: Any, full: bool) -> str:
     """A normalised (JSON-ready) value as a cell: 4 decimals for people, ``repr`` for scripts."""
     if value is None:
         return "" if full else "-"
@@ -77,7 +77,7 @@ def flat_fields(value: Any, *, file: str | None = None, record: str | None = Non
 
 def summary_fields(result: EvalResult) -> list[tuple[str, Any]]:
     """The summary as flat ``(key, value)`` pairs, nested values under dotted keys, in insertion order."""
-    return flat_fields(_jsonable(result.summary), record="summary")
+    return flat_fields(jsonable(result.summary), record="summary")
 
 
 def _spec(values: list[Any]) -> Any:
@@ -104,7 +104,7 @@ def display_fields(result: EvalResult) -> list[tuple[str, Any]]:
     (``AP``, ``AP50``, ...), and with each parameter on one line as the command line spells it
     (``params.iou_thrs: 0.5:0.95:10``) instead of one line per value. JSON keeps everything."""
     summary_fields(result)  # refuse colliding keys before any of them is dropped or merged
-    summary = _jsonable(result.summary)
+    summary = jsonable(result.summary)
     if isinstance(summary.get("stats"), list) and "AP" in summary:
         summary = {k: v for k, v in summary.items() if k != "stats"}
     params = summary.get("params")
@@ -127,7 +127,7 @@ def class_rows(result: EvalResult) -> tuple[list[str], list[tuple[str, dict[str,
     """The per-class table: the union of the (flattened) row keys in first-seen order, and the rows."""
     cols: dict[str, None] = {}
     rows: list[tuple[str, dict[str, Any]]] = []
-    for name, row in _jsonable(result.per_class).items():
+    for name, row in jsonable(result.per_class).items():
         flat = dict(flat_fields(row, record=f"class {name!r}"))
         cols.update(dict.fromkeys(flat))
         rows.append((name, flat))
@@ -167,7 +167,7 @@ def render_table(result: EvalResult) -> str:
     else:
         stat = tuple(f"{k}." for k in STATS_KEYS)
         fields = [(k, v) for k, v in display_fields(result) if k not in STATS_KEYS and not k.startswith(stat)]
-        parts.append("\n".join(f"{k}: {_fmt(v, False)}{_mark(marked, None, k)}" for k, v in fields))
+        parts.append("\n".join(f"{k}: {format_cell(v, False)}{_mark(marked, None, k)}" for k, v in fields))
     parts.append("\n".join(stats_lines(result) + legend))
     cols, rows = class_rows(result)
     if rows:
@@ -177,7 +177,7 @@ def render_table(result: EvalResult) -> str:
             cols = [c for c in cols if c not in ("ci.0", "ci.1")]
         grid = [
             [name, *((with_ci(row.get(c), [row.get("ci.0"), row.get("ci.1")]) if ci_cols and c == "ap"
-                      else _fmt(row.get(c), False)) + _mark(marked, name, c) for c in cols)]
+                      else format_cell(row.get(c), False)) + _mark(marked, name, c) for c in cols)]
             for name, row in rows
         ]  # fmt: skip
         parts.append(_grid([row_label(result), *cols], grid))
@@ -220,13 +220,13 @@ def render_markdown(result: EvalResult) -> str:
     marked, legend = cell_marks(result)
     fields = [(k, v) for k, v in fields if not k.startswith("significance.")]  # shown as marks + legend
     parts += ["| field | value |", "|---|---|"]
-    parts += [f"| {_md(k)} | {_md(_fmt(v, False))}{_sup(marked, None, k)} |" for k, v in fields]
+    parts += [f"| {_md(k)} | {_md(format_cell(v, False))}{_sup(marked, None, k)} |" for k, v in fields]
     cols, rows = class_rows(result)
     if rows:
         head = f"| {row_label(result)} | " + " | ".join(_md(c) for c in cols) + " |"
         parts += ["", head, "|---" * (len(cols) + 1) + "|"]
         for name, row in rows:
-            cells = (_md(_fmt(row.get(c), False)) + _sup(marked, name, c) for c in cols)
+            cells = (_md(format_cell(row.get(c), False)) + _sup(marked, name, c) for c in cols)
             parts.append(f"| {_md(name)} | " + " | ".join(cells) + " |")
     if legend:
         # what the superscript letters mean (deteval.report.marks)
@@ -284,10 +284,10 @@ def render_csv(result: EvalResult) -> str:
     lines = []
     if rows:
         lines = [_csv_row([row_label(result), *cols])]
-        lines += [_csv_row([name, *(_fmt(row.get(c), True) for c in cols)]) for name, row in rows]
+        lines += [_csv_row([name, *(format_cell(row.get(c), True) for c in cols)]) for name, row in rows]
         lines += [""]
     lines += [_csv_row(["field", "value"]), _csv_row(["protocol", result.protocol])]
-    lines += [_csv_row([k, _fmt(v, True)]) for k, v in display_fields(result)]
+    lines += [_csv_row([k, format_cell(v, True)]) for k, v in display_fields(result)]
     lines += [_csv_row(["warning", w]) for w in result.warnings]
     return "\n".join(lines) + "\n"
 

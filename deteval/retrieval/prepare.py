@@ -73,7 +73,7 @@ class RankedTopics:
 # --------------------------------------------------------------------------------------------------------
 
 
-def _group_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def group_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(values, return_inverse=True)`` made cheap for files grouped by topic: unique over the
     first value of each run of equal neighbours only."""
     n = values.shape[0]
@@ -354,8 +354,8 @@ def prepare(
     """
     level = int(relevance_level)
     warnings = list(qrels.warnings) + list(run.warnings)
-    q_names, q_code = _group_codes(qrels.topic)
-    r_names, r_code = _group_codes(run.topic)
+    q_names, q_code = group_codes(qrels.topic)
+    r_names, r_code = group_codes(run.topic)
     names = np.union1d(q_names, r_names) if (q_names.size or r_names.size) else q_names
     q_tc = np.searchsorted(names, q_names)[q_code] if q_code.size else q_code
     r_tc = np.searchsorted(names, r_names)[r_code] if r_code.size else r_code

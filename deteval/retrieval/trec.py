@@ -28,7 +28,8 @@ from deteval.results import EvalResult
 from deteval.retrieval import measures as M
 from deteval.retrieval import measures_extra as X
 from deteval.retrieval.jg import compute_jg, real_topics, split_groups
-from deteval.retrieval.prepare import RankedTopics, _group_codes, prepare
+from deteval.retrieval.prepare import RankedTopics, group_codes, prepare
+from deteval.retrieval.topic_rows import merge_warnings, take_rows
 from deteval.retrieval.versions import (
     ALL_TREC,
     DEFAULT_RECALL_LEVELS,
@@ -46,7 +47,10 @@ IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 @dataclass(frozen=True)
-class _Family:
+class Family:
+    """A family of measures as ``-m`` names it (``P`` for ``P_5``, ``P_10``, ...): its parameter kind and default
+    cutoffs, whether trec_eval has it (and since which version), and how topics aggregate."""
+
     name: str
     # "" (no parameters), "int" (cutoffs), "float" (recall levels in [0, 1]), "mult" (positive floats),
     # "coef" (utility's four coefficients), "beta" (one float), "gains" (level=gain pairs)
@@ -60,54 +64,54 @@ class _Family:
 
 # trec_eval's measure order (te_trec_measures in measures.c, the same in 9.0.8 and 10.0 for these):
 # output follows it whatever order -m gives
-FAMILIES: dict[str, _Family] = {
+FAMILIES: dict[str, Family] = {
     f.name: f
     for f in [
-        _Family("runid", "", agg="runid"),
-        _Family("num_q", "", agg="count"),
-        _Family("num_ret", "", agg="sum"),
-        _Family("num_rel", "", agg="sum"),
-        _Family("num_rel_ret", "", agg="sum"),
-        _Family("map", ""),
-        _Family("gm_map", "", agg="gm"),
-        _Family("Rprec", ""),
-        _Family("bpref", ""),
-        _Family("recip_rank", ""),
-        _Family("iprec_at_recall", "float", IPREC_LEVELS),
-        _Family("P", "int", _CUTS),
-        _Family("relstring", "beta", (10.0,), agg="none"),
-        _Family("recall", "int", _CUTS),
-        _Family("infAP", ""),
-        _Family("gm_bpref", "", agg="gm"),
-        _Family("Rprec_mult", "mult", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
-        _Family("utility", "coef", (1.0, -1.0, 0.0, 0.0)),
-        _Family("11pt_avg", "float", IPREC_LEVELS),
-        _Family("binG", ""),
-        _Family("G", "gains"),
-        _Family("ndcg", "gains"),
-        _Family("ndcg_rel", "gains"),
-        _Family("Rndcg", "gains"),
-        _Family("ndcg_cut", "int", _CUTS),
-        _Family("map_cut", "int", _CUTS),
-        _Family("relative_P", "int", _CUTS),
-        _Family("success", "int", (1, 5, 10)),
-        _Family("set_P", ""),
-        _Family("set_relative_P", ""),
-        _Family("set_recall", ""),
-        _Family("set_map", ""),
-        _Family("set_F", "beta", (1.0,)),
-        _Family("num_nonrel_judged_ret", "", agg="sum"),
-        _Family("map_avgjg", "", jg=True),
-        _Family("P_avgjg", "int", _CUTS, jg=True),
-        _Family("Rprec_mult_avgjg", "mult", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), jg=True),
-        _Family("rbp", "gains", since="10.0"),
-        _Family("rbp_resid", "", since="10.0"),
-        _Family("unj", "int", (5, 10, 20), since="10.0"),
+        Family("runid", "", agg="runid"),
+        Family("num_q", "", agg="count"),
+        Family("num_ret", "", agg="sum"),
+        Family("num_rel", "", agg="sum"),
+        Family("num_rel_ret", "", agg="sum"),
+        Family("map", ""),
+        Family("gm_map", "", agg="gm"),
+        Family("Rprec", ""),
+        Family("bpref", ""),
+        Family("recip_rank", ""),
+        Family("iprec_at_recall", "float", IPREC_LEVELS),
+        Family("P", "int", _CUTS),
+        Family("relstring", "beta", (10.0,), agg="none"),
+        Family("recall", "int", _CUTS),
+        Family("infAP", ""),
+        Family("gm_bpref", "", agg="gm"),
+        Family("Rprec_mult", "mult", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+        Family("utility", "coef", (1.0, -1.0, 0.0, 0.0)),
+        Family("11pt_avg", "float", IPREC_LEVELS),
+        Family("binG", ""),
+        Family("G", "gains"),
+        Family("ndcg", "gains"),
+        Family("ndcg_rel", "gains"),
+        Family("Rndcg", "gains"),
+        Family("ndcg_cut", "int", _CUTS),
+        Family("map_cut", "int", _CUTS),
+        Family("relative_P", "int", _CUTS),
+        Family("success", "int", (1, 5, 10)),
+        Family("set_P", ""),
+        Family("set_relative_P", ""),
+        Family("set_recall", ""),
+        Family("set_map", ""),
+        Family("set_F", "beta", (1.0,)),
+        Family("num_nonrel_judged_ret", "", agg="sum"),
+        Family("map_avgjg", "", jg=True),
+        Family("P_avgjg", "int", _CUTS, jg=True),
+        Family("Rprec_mult_avgjg", "mult", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), jg=True),
+        Family("rbp", "gains", since="10.0"),
+        Family("rbp_resid", "", since="10.0"),
+        Family("unj", "int", (5, 10, 20), since="10.0"),
         # deteval extensions (not in trec_eval)
-        _Family("dcg_cut", "int", _CUTS, trec=False),
-        _Family("F", "int", _CUTS, trec=False),
-        _Family("Fmax", "", trec=False),
-        _Family("recip_rank_cut", "int", (1, 5, 10), trec=False),
+        Family("dcg_cut", "int", _CUTS, trec=False),
+        Family("F", "int", _CUTS, trec=False),
+        Family("Fmax", "", trec=False),
+        Family("recip_rank_cut", "int", (1, 5, 10), trec=False),
     ]
 }
 
@@ -129,7 +133,7 @@ def sets(version: str = DEFAULT_VERSION) -> dict[str, tuple[str, ...]]:
 SETS = sets()
 
 
-def _param_name(fam: _Family, value: float) -> str:
+def _param_name(fam: Family, value: float) -> str:
     return f"{fam.name}_{value:.2f}" if fam.params in ("float", "mult") else f"{fam.name}_{int(value)}"
 
 
@@ -144,12 +148,12 @@ class Params(tuple):
     text: str = ""
 
 
-def _single(fam: _Family) -> bool:
+def _single(fam: Family) -> bool:
     """One printed value however many parameters (their text then goes into the name)."""
     return fam.params in _WHOLE or fam.name == "11pt_avg"
 
 
-def printed_name(fam: _Family, params: tuple) -> str:
+def printed_name(fam: Family, params: tuple) -> str:
     """The name trec_eval prints for a single-valued measure: ``name`` or ``name_<parameters as given>``."""
     text = getattr(params, "text", "")
     return f"{fam.name}_{text}" if text else fam.name
@@ -157,7 +161,7 @@ def printed_name(fam: _Family, params: tuple) -> str:
 
 def parse_measures(
     specs: Iterable[str] | str | None, version: str = DEFAULT_VERSION
-) -> list[tuple[_Family, Params]]:
+) -> list[tuple[Family, Params]]:
     """Requested measures as (family, parameters) in trec_eval's output order; see the module docstring.
     ``version`` decides what the set nicknames (``all_trec``) stand for."""
     named_sets = sets(version)
@@ -168,7 +172,7 @@ def parse_measures(
     wanted: dict[str, list] = {}
     texts: dict[str, str] = {}
 
-    def add(fam: _Family, params: Iterable, text: str = "") -> None:
+    def add(fam: Family, params: Iterable, text: str = "") -> None:
         if _single(fam):
             wanted[fam.name] = list(params)
             texts[fam.name] = text
@@ -201,7 +205,7 @@ def parse_measures(
             known = ", ".join(list(named_sets) + list(FAMILIES))
             raise ConfigError(f"unknown measure {spec!r}; known: {known}")
     order = list(FAMILIES)
-    out: list[tuple[_Family, Params]] = []
+    out: list[tuple[Family, Params]] = []
     for name in sorted(wanted, key=order.index):
         fam = FAMILIES[name]
         if fam.since == "10.0" and version != "10.0":
@@ -217,7 +221,7 @@ def parse_measures(
 _DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)", re.ASCII)  # ASCII digits only, no 1_0
 
 
-def _parse_params(fam: _Family, text: str, spec: str) -> list:
+def _parse_params(fam: Family, text: str, spec: str) -> list:
     if fam.params in ("coef", "beta", "gains"):
         return _parse_whole(fam, text, spec)
     vals: list = []
@@ -238,7 +242,7 @@ def _parse_params(fam: _Family, text: str, spec: str) -> list:
     return vals
 
 
-def _parse_whole(fam: _Family, text: str, spec: str) -> list:
+def _parse_whole(fam: Family, text: str, spec: str) -> list:
     """utility's four coefficients, set_F's beta, or ``level=gain`` pairs (gain maps)."""
     parts = [p for p in text.split(",") if p]
     if fam.params == "gains":
@@ -292,7 +296,7 @@ class Options:
 
 
 def compute(
-    rt: RankedTopics, requested: Sequence[tuple[_Family, tuple]], opts: Options = Options(), num_docs: int = 0
+    rt: RankedTopics, requested: Sequence[tuple[Family, tuple]], opts: Options = Options(), num_docs: int = 0
 ) -> dict[str, tuple[np.ndarray, str]]:
     """Per-topic values of every requested measure: ``{printed name: (values, aggregation)}``."""
     c = M.Cache(rt)
@@ -465,7 +469,7 @@ class TrecResult(EvalResult):
     zscores: bool = False  # -Z: printed as trec_eval prints z-scores (format_trec)
 
 
-def _check_rel_format(requested: Sequence[tuple[_Family, tuple]], jg_mode: bool) -> None:
+def _check_rel_format(requested: Sequence[tuple[Family, tuple]], jg_mode: bool) -> None:
     """Judgment-group measures need qrels with groups, and the other measures plain qrels (trec_eval's
     measures check the rel_info format the same way)."""
     for fam, _ in requested:
@@ -568,7 +572,7 @@ def evaluate_trec(
             q, r, requested, opts, prep, int(num_docs), client, shards
         )
     else:
-        names, in_run, values, rt_warnings = _topic_values(
+        names, in_run, values, rt_warnings = topic_values(
             q_eval, r_eval, requested, opts, prep, int(num_docs), (q, r), jg_mode
         )
     if zscores is not None:
@@ -622,10 +626,10 @@ def no_topic_error(q: Qrels, r: Run) -> ValidationError:
     )
 
 
-def _topic_values(
+def topic_values(
     q: Qrels,
     r: Run,
-    requested: Sequence[tuple[_Family, tuple]],
+    requested: Sequence[tuple[Family, tuple]],
     opts: Options,
     prep: Mapping[str, Any],
     num_docs: int,
@@ -695,13 +699,13 @@ PIECE_ROWS = 1 << 18  # run rows joined and scored at once: bounds the temporari
 def _topic_values_in_pieces(
     q: Qrels,
     r: Run,
-    requested: Sequence[tuple[_Family, tuple]],
+    requested: Sequence[tuple[Family, tuple]],
     opts: Options,
     prep: Mapping[str, Any],
     num_docs: int,
     inputs: tuple[Qrels, Run],
 ) -> tuple[list[str], np.ndarray, dict[str, tuple[np.ndarray, str]], list[str]] | None:
-    """:func:`_topic_values` of a large run, evaluated a few hundred thousand rows at a time.
+    """:func:`topic_values` of a large run, evaluated a few hundred thousand rows at a time.
 
     A topic's values depend on its own rows alone (the argument of :mod:`deteval.distributed.trec`), so
     cutting the run between topic blocks into pieces of about ``PIECE_ROWS`` rows, each with its topics'
@@ -711,8 +715,6 @@ def _topic_values_in_pieces(
     order. Returns None (the caller evaluates in one piece) when a piece raises, so that the error is the one
     a single pass reports first.
     """
-    from deteval.distributed.trec import _merge_warnings, _rows
-
     n = len(r)
     heads = np.concatenate(([0], np.flatnonzero(r.topic[1:] != r.topic[:-1]) + 1))
     names = r.topic[heads]
@@ -720,7 +722,7 @@ def _topic_values_in_pieces(
     sorted_names = names[by_name]
     ordered = None  # the rows topic by topic, when some topic's rows are not contiguous in the file
     if (sorted_names[1:] == sorted_names[:-1]).any():
-        names, codes = _group_codes(r.topic)
+        names, codes = group_codes(r.topic)
         ordered = np.argsort(codes, kind="stable")
         counts = np.bincount(codes, minlength=names.shape[0])
         del codes
@@ -729,7 +731,7 @@ def _topic_values_in_pieces(
     cuts = heads[np.searchsorted(heads, np.arange(PIECE_ROWS, n, PIECE_ROWS), side="right") - 1]
     cuts = np.unique(np.concatenate(([0], cuts, [n])))
     block_piece = np.searchsorted(cuts, heads, side="right") - 1
-    q_names, q_inverse = _group_codes(q.topic)
+    q_names, q_inverse = group_codes(q.topic)
     pos = np.minimum(np.searchsorted(sorted_names, q_names), sorted_names.shape[0] - 1)
     found = sorted_names[pos] == q_names
     q_piece = np.where(found, block_piece[by_name[pos]], 0)[q_inverse]
@@ -739,13 +741,13 @@ def _topic_values_in_pieces(
     try:
         for k in range(cuts.shape[0] - 1):
             a, b = int(cuts[k]), int(cuts[k + 1])
-            qk = _rows(q, q_order[q_cuts[k] : q_cuts[k + 1]])
+            qk = take_rows(q, q_order[q_cuts[k] : q_cuts[k + 1]])
             if ordered is None:
                 long = {i - a: v for i, v in r.docno_long.items() if a <= i < b}
                 cols = {c: getattr(r, c)[a:b] for c in ("topic", "docno", "score", "line")}
                 rk = replace(r, **cols, warnings=[], docno_long=long)
             else:
-                rk = _rows(r, np.sort(ordered[a:b]))
+                rk = take_rows(r, np.sort(ordered[a:b]))
             rt = prepare(qk, rk, **prep)
             warnings.append(rt.warnings)
             if rt.n_topics:
@@ -763,5 +765,5 @@ def _topic_values_in_pieces(
         key: (np.concatenate([t[key][0] for t in tables])[order], agg) for key, (_, agg) in tables[0].items()
     }
     names_out = [t.decode("utf-8", "backslashreplace") for t in all_topics[order].tolist()]
-    merged = list(q.warnings) + list(r.warnings) + _merge_warnings(warnings)
+    merged = list(q.warnings) + list(r.warnings) + merge_warnings(warnings)
     return names_out, np.concatenate(in_run)[order], values, merged

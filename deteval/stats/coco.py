@@ -26,12 +26,12 @@ import numpy as np
 
 from deteval.detection.coco import (
     CocoEvaluation,
-    _finish,
-    _match_in_shards,
-    _resolve_params,
-    _stat_maxdet,
-    _summarize_value,
+    finish_evaluation,
+    match_in_shards,
+    resolve_params,
+    stat_maxdet,
     summarize,
+    summarize_value,
 )
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_match import MatchTable, merge_tables
@@ -55,17 +55,17 @@ class CocoUnits:
         params: Any = None,
         compat: str = "pycocotools",
     ) -> None:
-        p = _resolve_params(params, iou_type)
+        p = resolve_params(params, iou_type)
         g = load_coco_gt(gt, keep_segmentation=p.iou_type == "segm", need_keypoints=p.iou_type == "keypoints")
         self.params, self.compat = p, compat
         self.tables: list[MatchTable] = []
         self.evaluations: list[CocoEvaluation] = []
         for res in systems:
             r = load_coco_results(res, g, iou_type=p.iou_type)
-            table, counts, warnings = _match_in_shards(g, r, p, compat)
+            table, counts, warnings = match_in_shards(g, r, p, compat)
             self.tables.append(table)
             self.evaluations.append(
-                _finish(
+                finish_evaluation(
                     table,
                     p,
                     compat,
@@ -120,9 +120,9 @@ class CocoUnits:
         stats, _ = summarize(prec, rec, self.params, self.compat)
         # the per-class "ap" of CocoEvaluation.per_class (same call, in category order), without the six
         # other per-class numbers it also computes
-        md_ap = _stat_maxdet(self.params, self.compat, "ap")
+        md_ap = stat_maxdet(self.params, self.compat, "ap")
         aps = [
-            _summarize_value(prec, rec, self.params, True, None, "all", md_ap, k)
+            summarize_value(prec, rec, self.params, True, None, "all", md_ap, k)
             for k in range(len(self.rows))
         ]
         out = np.array([*stats.tolist(), *aps], dtype=np.float64)

@@ -20,8 +20,8 @@ import numpy as np
 
 from deteval.core.lists import COCO_EPS
 from deteval.core.reweighted import ReweightedLists
-from deteval.detection.coco import _stat_maxdet, summary_specs
-from deteval.detection.coco_accumulate import _slices
+from deteval.detection.coco import stat_maxdet, summary_specs
+from deteval.detection.coco_accumulate import accumulation_slices
 from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
 
@@ -54,7 +54,7 @@ class CocoBatch:
         K, A = table.n_cats, table.tp.shape[0]
         valid = (table.npig > 0).T
         self.slices: dict[tuple[int, int], ReweightedLists] = {}
-        for m, a, om, _, per_list, tp, ig in _slices(table, params.max_dets, valid, None):
+        for m, a, om, _, per_list, tp, ig in accumulation_slices(table, params.max_dets, valid, None):
             if (a, m) not in read:
                 continue
             T = table.tp.shape[1]
@@ -83,11 +83,11 @@ class CocoBatch:
         self.shape = (K, A)
 
     def _columns(self, p: CocoParams, compat: str, n_classes: int) -> list[_Column]:
-        """The summary numbers, then the per-category AP, as selections (``_summarize_value``'s)."""
+        """The summary numbers, then the per-category AP, as selections (``summarize_value``'s)."""
         specs: list[tuple[bool, float | None, str, int | None, int | None]] = [
             (*s, None) for s in summary_specs(p, compat)
         ]
-        md_ap = _stat_maxdet(p, compat, "ap")
+        md_ap = stat_maxdet(p, compat, "ap")
         specs += [(True, None, "all", md_ap, k) for k in range(n_classes)]
         out: list[_Column] = []
         for ap, iou_thr, area, max_det, k in specs:

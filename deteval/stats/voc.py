@@ -21,7 +21,14 @@ import numpy as np
 
 from deteval.core.lists import presorted_lists, sort_lists
 from deteval.core.reweighted import ReweightedLists
-from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, _align, evaluate_voc, match_voc
+from deteval.detection.voc import (
+    VOCDetections,
+    VOCGroundTruth,
+    VOCParams,
+    align_names,
+    evaluate_voc,
+    match_voc,
+)
 from deteval.results import EvalResult
 from deteval.stats.attach import add_statistics
 
@@ -68,7 +75,7 @@ class VOCUnits:
         pos = {c: i for i, c in enumerate(self.classes)}
         d_list = np.array([pos.get(c, -1) for c in dets.classes], dtype=np.int64)
         d_l = d_list[dets.label] if dets.label.size else dets.label
-        imap = _align(dets.images, gt.images, "image")
+        imap = align_names(dets.images, gt.images, "image")
         d_img = dets.image if imap is None or not dets.image.size else imap[dets.image]
         d_keep = d_l >= 0
         p = self.params

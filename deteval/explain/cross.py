@@ -44,10 +44,10 @@ from deteval.core import VOC_DEVKIT_LEVELS
 from deteval.core.lists import ranked_lists
 from deteval.detection.boxes import box_iou
 from deteval.detection.coco import evaluate_coco
-from deteval.detection.coco_iou import _bb_iou
-from deteval.detection.voc import VOCDetections, VOCGroundTruth, _rank_positions, evaluate_voc
+from deteval.detection.coco_iou import bb_iou
+from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc, rank_positions
 from deteval.errors import ConfigError, ValidationError
-from deteval.explain import Explanation, coco_sampled_precision
+from deteval.explain.yolo import Explanation, coco_sampled_precision
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 
 THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
@@ -198,12 +198,12 @@ def _positions(data: CrossData, ranking: str) -> np.ndarray:
     """Each detection's rank within its class (0 = first) under the ranking rule."""
     sc, cls = data.d_score, data.d_cls
     if ranking != "coco":
-        return _rank_positions(sc, cls, ranking)  # type: ignore[arg-type]
+        return rank_positions(sc, cls, ranking)  # type: ignore[arg-type]
     # pycocotools: each image's detections (stable by score within the image) in image order, then one
     # stable sort by score.
     perm = np.lexsort((-sc, data.d_img))
     pos = np.empty(len(sc), dtype=np.int64)
-    pos[perm] = _rank_positions(sc[perm], cls[perm], "stable")
+    pos[perm] = rank_positions(sc[perm], cls[perm], "stable")
     return pos
 
 
@@ -225,7 +225,7 @@ def _iou(data: CrossData, gi: np.ndarray, di: np.ndarray, rules: CrossRules) -> 
     """IoU matrix (ground truths × detections) under the IoU and crowd-IoU rules."""
     crowd = data.g_crowd[gi] if rules.crowd_iou == "crowd" else np.zeros(len(gi), dtype=bool)
     if rules.iou == "xywh":
-        return _bb_iou(data.d_xywh[di][None, :, :], data.g_xywh[gi][:, None, :], crowd[:, None])
+        return bb_iou(data.d_xywh[di][None, :, :], data.g_xywh[gi][:, None, :], crowd[:, None])
     g, d = data.g_voc[gi], data.d_voc[di]
     iou = box_iou(g, d, plus_one=True)
     if crowd.any():

@@ -25,7 +25,7 @@ from deteval.core import PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.ranking import TiePolicy
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, evaluate_voc
 from deteval.errors import ConfigError
-from deteval.explain import Explanation
+from deteval.explain.yolo import Explanation
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""``deteval explain``: why two evaluators give two numbers, one rule at a time.
+"""``deteval explain`` for the YOLO profiles: why two evaluators give two numbers, one rule at a time.
 
 Every YOLO profile is a point in five rule dimensions. Walking from profile A to profile B, the dimensions
 are switched one at a time in this fixed order, each step re-scoring the same data with one more rule of B:
@@ -34,7 +34,7 @@ import numpy as np
 
 from deteval.core.ap import interpolated_precision
 from deteval.detection.box_table import BoxTable
-from deteval.detection.supervision_profile import _masked_mean
+from deteval.detection.supervision_profile import masked_mean
 from deteval.detection.ultralytics import IOU_THRESHOLDS_32, IOU_THRESHOLDS_64, ap_per_class, box_iou
 from deteval.detection.yolo_eval import canonical_profile, evaluate_yolo
 from deteval.io.yolo import YoloDataset
@@ -184,7 +184,7 @@ def score(
         s, s50 = table[table > -1], table[0][table[0] > -1]
         return (float(np.mean(s)) if s.size else -1.0), (float(np.mean(s50)) if s50.size else -1.0), m, table
     t32 = table.astype(np.float32)
-    scores = _masked_mean(t32, t32 != -1, (1, 2))
+    scores = masked_mean(t32, t32 != -1, (1, 2))
     valid = scores[scores > -1]
     return (float(valid.mean()) if len(valid) else -1.0), float(scores[0]), m, t32
 

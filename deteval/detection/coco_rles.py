@@ -1,0 +1,157 @@
+"""Segmentation masks as RLEs for segm IoU (COCO and LVIS): a table of one kind of annotation (ground truth or
+results) whose masks are converted on demand, as pycocotools' ``annToRLE`` converts them, and validated first
+(a bad polygon or RLE is a :class:`~deteval.errors.InputFormatError` naming its file and record)."""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+from deteval.errors import InputFormatError
+from deteval.io.coco import (
+    MAX_POLYGON_COORD,
+    CocoGroundTruth,
+    CocoResults,
+    check_rle_size,
+    check_segmentation,
+    to_rle,
+)
+from deteval.io.rle import check_rles
+
+__all__ = ["RleTable", "dt_rles", "gt_rles"]
+
+
+class RleTable:
+    """RLEs of annotations, converted on demand (only what IoU needs) and in batches.
+
+    Conversion follows pycocotools' ``annToRLE``: polygons through ``frPyObjects`` (+ ``merge`` of the parts),
+    uncompressed RLE through ``frPyObjects``, compressed RLE as is. Single-polygon annotations of one image
+    size are converted with one ``frPyObjects`` call (the same C routine per polygon, so the same RLE).
+    """
+
+    def __init__(
+        self,
+        segs: list,
+        img: np.ndarray,
+        image_hw: np.ndarray,
+        file: str,
+        where: str | None,
+        index: np.ndarray | None = None,
+    ) -> None:
+        self.segs, self.img, self.image_hw, self.file, self.where = segs, img, image_hw, file, where
+        self.index = index  # position of each entry in the input, to name its record
+        self.cache: list = [None] * len(segs)
+
+    def _record(self, i: int) -> str | int:
+        j = i if self.index is None else int(self.index[i])
+        return j if self.where is None else f"{self.where}[{j}]"
+
+    def _hw(self, i: int) -> tuple[int, int]:
+        h, w = (int(v) for v in self.image_hw[self.img[i]])
+        if h < 0 or w < 0:
+            raise InputFormatError(
+                "the image has no height/width (needed for polygons)", file=self.file, record=self._record(i)
+            )
+        return h, w
+
+    def ensure(self, idx: np.ndarray) -> None:
+
+        batches: dict[tuple[int, int], list[int]] = {}
+        todo = [i for i in idx.tolist() if self.cache[i] is None]
+        todo = self._single_polygons(todo, batches)
+        for i in todo:
+            s = self.segs[i]
+            if s is None:
+                raise InputFormatError("missing field 'segmentation'", file=self.file, record=self._record(i))
+            check_segmentation(s, self.file, self._record(i))
+            check_rle_size(s, self.image_hw[self.img[i]], self.file, self._record(i))
+        # every RLE decoded and checked in numpy before pycocotools sees it (a corrupt one crashes or hangs it)
+        check_rles([self.segs[i] for i in todo], self.file, [self._record(i) for i in todo])
+        for i in todo:
+            s = self.segs[i]
+            if isinstance(s, dict) and not isinstance(s.get("counts"), list):
+                self.cache[i] = s
+            elif (
+                isinstance(s, list)
+                and len(s) == 1
+                and isinstance(s[0], list)
+                and len(s[0]) > 4
+                and len(s[0]) % 2 == 0
+            ):
+                batches.setdefault(self._hw(i), []).append(i)
+            else:
+                self.cache[i] = to_rle(s, *self._hw(i), self.file, self._record(i))
+        self._convert(batches)
+
+    def _convert(self, batches: dict[tuple[int, int], list[int]]) -> None:
+        """Single polygons, one ``frPyObjects`` call per image size."""
+        from pycocotools import mask as mask_utils
+
+        for (h, w), members in batches.items():
+            try:
+                rles = mask_utils.frPyObjects([self.segs[i][0] for i in members], h, w)
+            except Exception:
+                rles = [to_rle(self.segs[i], h, w, self.file, self._record(i)) for i in members]
+            for i, r in zip(members, rles):
+                self.cache[i] = r
+
+    def _single_polygons(self, todo: list[int], batches: dict[tuple[int, int], list[int]]) -> list[int]:
+        """Put the entries of ``todo`` that are one polygon each (the usual ground truth) in ``batches`` by image
+        size when all of them are numbers that :func:`check_segmentation` accepts, in images with a size,
+        checked in a few C-level passes; returns the entries left for the record-by-record checks (all of
+        them at any doubt: those checks then name the bad record)."""
+        single = [i for i in todo if type(s := self.segs[i]) is list and len(s) == 1 and type(s[0]) is list]
+        if not single:
+            return todo
+        polys = [self.segs[i][0] for i in single]
+        lens = np.fromiter(map(len, polys), dtype=np.int64, count=len(polys))
+        if (lens < 6).any() or (lens % 2).any():
+            return todo
+        if not set(map(type, chain.from_iterable(polys))) <= {float, int, bool}:  # (fromiter reads "7" too)
+            return todo
+        try:
+            flat = np.fromiter(chain.from_iterable(polys), dtype=np.float64, count=int(lens.sum()))
+        except (TypeError, ValueError, OverflowError):
+            return todo
+        if not (np.isfinite(flat).all() and (np.abs(flat) <= MAX_POLYGON_COORD).all()):
+            return todo
+        hw = self.image_hw[self.img[np.asarray(single, dtype=np.int64)]]
+        if (hw < 0).any():
+            return todo
+        for i, h, w in zip(single, hw[:, 0].tolist(), hw[:, 1].tolist()):
+            batches.setdefault((h, w), []).append(i)
+        if len(single) == len(todo):
+            return []
+        taken = set(single)
+        return [i for i in todo if i not in taken]
+
+    def __getitem__(self, i: int) -> Any:
+        return self.cache[i]
+
+
+def gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> RleTable:
+    """The ground truth's annotations at rows ``keep`` (ascending) as an :class:`RleTable`, named in errors
+    as ``annotations[i]`` of the ground-truth file."""
+    if gt.segmentation is None:
+        raise InputFormatError("segm evaluation needs 'segmentation' in the ground truth", file=gt.source)
+    return RleTable(_take(gt.segmentation, keep), gt.img[keep], gt.image_hw, gt.source, "annotations", keep)
+
+
+def dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> RleTable:
+    """The results at rows ``keep`` (ascending) as an :class:`RleTable` (image sizes from ``gt``, records named
+    by their position in the results file); RLEs converted at load are taken as they are."""
+    if res.segmentation is None:
+        raise InputFormatError("segm evaluation needs 'segmentation' in the results", file=res.source)
+    table = RleTable(_take(res.segmentation, keep), res.img[keep], gt.image_hw, res.source, None, keep)
+    if res.rles is not None and len(res.rles) == len(res):  # validated and converted at load
+        table.cache = _take(res.rles, keep)
+    return table
+
+
+def _take(items: list, keep: np.ndarray) -> list:
+    """``[items[i] for i in keep]`` (``keep`` ascending, distinct): a copy when it keeps everything."""
+    if keep.shape[0] == len(items):
+        return list(items)
+    return list(map(items.__getitem__, keep.tolist()))
