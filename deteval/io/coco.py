@@ -151,10 +151,6 @@ def _first_bad(values: list, ok: Callable[[Any], bool]) -> int:
     return -1  # pragma: no cover
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def _numeric(values: list) -> np.ndarray | None:
     """``np.array(values)`` if it is a plain numeric array (no strings, None or nested objects), else None."""
     try:
@@ -170,14 +166,14 @@ def _floats(values: list, what: str, file: str, where: str | None, *, flags: boo
     arr = _numeric(values) if n else np.zeros(0)
     if flags and arr is None and n and set(map(type, values)) == {bool}:
         arr = np.array(values)  # all true/false
-    if arr is not None and not flags and bool in set(map(type, values)):
+    if arr is not None and not flags and not _BOOL_SET.isdisjoint(map(type, values)):
         arr = None  # true/false is not a score or an area (numpy would read it as 1/0)
     if arr is None or arr.shape != (n,):
 
         def ok(v: Any) -> bool:  # one value alone: a number numpy can hold (not 10**400)
-            return (_is_number(v) or (flags and isinstance(v, bool))) and (
-                isinstance(v, bool) or _numeric([v]) is not None
-            )
+            if isinstance(v, _BOOL_TYPES):
+                return flags
+            return _is_real(v) and _numeric([v]) is not None
 
         i = _first_bad(values, ok)
         raise InputFormatError(
@@ -212,9 +208,12 @@ def _boxes(values: list, file: str, where: str | None) -> np.ndarray:
                 raise InputFormatError(
                     f"bbox must have 4 numbers [x, y, w, h], got {len(b)}", file=file, record=_rec(where, i)
                 )
-            if not all(_is_number(v) or isinstance(v, np.number) for v in b):
+            if not all(map(_is_real, b)):
                 raise InputFormatError(f"bbox must hold numbers, got {b!r}", file=file, record=_rec(where, i))
+            if any(abs(v) > MAX_COORD for v in b):  # (an integer numpy cannot hold in one array: 2**64)
+                raise ValidationError(f"bbox {b!r} is beyond \u00b12**53", file=file, record=_rec(where, i))
         raise InputFormatError("bbox values must be numbers", file=file)  # pragma: no cover
+    _refuse_bools(values, boxes, "bbox", file, where)
     boxes = boxes.astype(np.float64, copy=False)
     bad = ~np.isfinite(boxes).all(axis=1)
     if bad.any():
@@ -233,6 +232,28 @@ def _boxes(values: list, file: str, where: str | None) -> np.ndarray:
 #: Coordinates beyond this are refused: areas overflow to inf and IoUs to NaN (as in the VOC loaders).
 MAX_COORD = 2.0**53
 
+#: ``true``/``false`` (and numpy's booleans): numpy reads them as 1/0 inside an array of numbers.
+_BOOL_TYPES = (bool, np.bool_)
+_BOOL_SET = frozenset(_BOOL_TYPES)
+
+
+def _refuse_bools(values: list, mat: np.ndarray, what: str, file: str, where: str | None) -> None:
+    """Refuse a ``true``/``false`` that ``np.array`` read as 1/0 into the rows of ``mat`` (from ``values``).
+    Only rows holding a 0 or a 1 can hide one, so only their items' types are looked at (a C-level pass)."""
+    rows = np.flatnonzero(((mat == 0) | (mat == 1)).any(axis=1))
+    if rows.size == 0:
+        return
+    picked = [values[i] for i in rows.tolist()]
+    if _BOOL_SET.isdisjoint(map(type, chain.from_iterable(picked))):
+        return
+    j = _first_bad(picked, lambda r: _BOOL_SET.isdisjoint(map(type, r)))
+    i = int(rows[j])
+    raise InputFormatError(
+        f"{what} must hold numbers, got {values[i]!r} (true/false is not a number)",
+        file=file,
+        record=_rec(where, i),
+    )
+
 
 def _check_magnitude(mat: np.ndarray, what: str, values: list, file: str, where: str | None) -> None:
     big = (np.abs(mat) > MAX_COORD).any(axis=1)
@@ -242,10 +263,15 @@ def _check_magnitude(mat: np.ndarray, what: str, values: list, file: str, where:
 
 
 def _id_array(values: list, what: str, file: str, where: str | None, *, strings: bool = True) -> np.ndarray:
-    """Ids as int64 (or str, if ``strings``) array; floats with integral values are taken as ints, like a
-    Python dict would."""
+    """Ids as int64 (or str, if ``strings``) array. Only integers (Python or numpy) or, if ``strings``, all
+    strings: ``true`` and ``15.0`` are refused, although a Python dict (pycocotools' index) would find them
+    under 1 and 15, so that no id is ever read as another value than the one written."""
     if not values:
         return np.zeros(0, dtype=np.int64)
+    types = set(map(type, values))
+    if not all(_id_type(t, strings) for t in types):
+        i = _first_bad(values, lambda v: _id_type(type(v), strings))
+        _bad_id(values[i], what, file, _rec(where, i), strings)
     try:
         arr = np.array(values)
     except (ValueError, TypeError, OverflowError):
@@ -255,19 +281,27 @@ def _id_array(values: list, what: str, file: str, where: str | None, *, strings:
             return arr.astype(np.int64)
         if arr.dtype.kind == "u" and (arr < 2**63).all():
             return arr.astype(np.int64)
-        if strings and arr.dtype.kind == "U" and set(map(type, values)) == {str}:
+        if strings and arr.dtype.kind == "U" and types == {str}:
             return arr
-        if (
-            arr.dtype.kind == "f"
-            and (np.abs(arr) < 2.0**63).all()  # also False for NaN
-            and (arr == np.round(arr)).all()
-        ):
-            return arr.astype(np.int64)
-    i = _first_bad(values, lambda v: type(v) is int and -(2**63) <= v < 2**63)
+    i = _first_bad(values, lambda v: type(v) is not str and -(2**63) <= v < 2**63)
+    _bad_id(values[i], what, file, _rec(where, i), strings)
+    raise AssertionError  # pragma: no cover - _bad_id raises
+
+
+def _id_type(t: type, strings: bool) -> bool:
+    return t is int or issubclass(t, np.integer) or (strings and t is str)
+
+
+def _bad_id(v: Any, what: str, file: str, record: str | int, strings: bool) -> None:
+    hint = ""
+    if isinstance(v, _BOOL_TYPES):
+        hint = " (true/false is not an id)"
+    elif isinstance(v, (float, np.floating)) and math.isfinite(v) and float(v).is_integer():
+        hint = f" (a float: write the id as the integer {int(v)})"
     raise InputFormatError(
-        f"{what} must be an integer within ±2**63{' (or all ids strings)' if strings else ''}, got {values[i]!r}",
+        f"{what} must be an integer within ±2**63{' (or all ids strings)' if strings else ''}, got {v!r}{hint}",
         file=file,
-        record=_rec(where, i),
+        record=record,
     )
 
 
@@ -1336,6 +1370,8 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
                 raise TypeError
             # C-level passes: a string or None raises TypeError, a NaN makes the sum NaN (min/max skip it)
             lo, hi, total = min(poly), max(poly), sum(poly)
+            if not _BOOL_SET.isdisjoint(map(type, poly)):  # (pycocotools would read true as 1)
+                raise TypeError
         except (TypeError, ValueError):
             raise InputFormatError(
                 f"a polygon must be a list of at least 6 numbers, got {str(poly)[:60]}",

@@ -1,0 +1,180 @@
+"""Nothing is coerced in COCO input: a ``true``/``false`` where a number or an id is expected, a float id and
+an integer numpy cannot hold are refused naming the record, on every path (in memory, a file, a file read in
+pieces). ``np.array`` alone reads ``true`` as 1 inside a list of numbers; a dict lookup (pycocotools) finds
+``true`` and ``1.0`` under the id 1."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+
+import deteval.io.coco as coco_io
+from deteval.errors import InputFormatError, ValidationError
+from deteval.io.coco import load_coco_gt, load_coco_results
+
+
+def _gt() -> dict:
+    ann = {
+        "image_id": 1,
+        "category_id": 1,
+        "bbox": [10, 10, 20, 20],
+        "area": 400,
+        "iscrowd": 0,
+        "segmentation": [[10, 10, 30, 10, 30, 30, 10, 30]],
+    }
+    return {
+        "images": [{"id": i, "height": 100, "width": 100} for i in (1, 2)],
+        "categories": [{"id": c, "name": f"c{c}"} for c in (1, 2)],
+        "annotations": [
+            copy.deepcopy(dict(ann, id=1)),
+            copy.deepcopy(dict(ann, id=2, image_id=2, category_id=2)),
+        ],
+    }
+
+
+def _res() -> list:
+    return [
+        {"image_id": 1, "category_id": 1, "bbox": [10, 10, 20, 20], "score": 0.9},
+        {"image_id": 2, "category_id": 2, "bbox": [12, 10, 20, 20], "score": 0.8},
+    ]
+
+
+ID_VALUES = [True, False, np.True_, 1.0, np.float64(2.0), 2**64]
+
+
+@pytest.mark.parametrize("value", ID_VALUES, ids=repr)
+@pytest.mark.parametrize(
+    ("where", "index", "key", "record"),
+    [
+        ("annotations", 1, "id", "annotations[1]"),
+        ("annotations", 1, "image_id", "annotations[1]"),
+        ("annotations", 1, "category_id", "annotations[1]"),
+        ("images", 1, "id", "images[1]"),
+        ("categories", 1, "id", "categories[1]"),
+    ],
+)
+def test_ground_truth_ids_must_be_integers(value, where, index, key, record):
+    gt = _gt()
+    gt[where][index][key] = value
+    with pytest.raises(InputFormatError, match="must be an integer") as err:
+        load_coco_gt(gt)
+    assert err.value.record == record
+    if isinstance(value, float):
+        assert "a float: write the id as the integer" in err.value.reason
+    elif isinstance(value, (bool, np.bool_)):
+        assert "true/false is not an id" in err.value.reason
+
+
+@pytest.mark.parametrize("value", ID_VALUES, ids=repr)
+@pytest.mark.parametrize("key", ["image_id", "category_id"])
+def test_result_ids_must_be_integers(value, key):
+    res = _res()
+    res[1][key] = value
+    with pytest.raises(InputFormatError, match=f"{key} must be an integer") as err:
+        load_coco_results(res, load_coco_gt(_gt()))
+    assert err.value.record == 1
+
+
+def test_numpy_integer_ids_are_integers():
+    gt = _gt()
+    gt["annotations"][1]["image_id"] = np.int64(2)
+    gt["images"][1]["id"] = np.uint32(2)
+    g = load_coco_gt(gt)
+    assert g.image_ids.tolist() == [1, 2] and g.img.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("value", [True, False, np.True_, np.False_], ids=repr)
+@pytest.mark.parametrize("position", [0, 2, 3])
+def test_a_boolean_in_a_bbox_is_refused(value, position):
+    gt = _gt()
+    gt["annotations"][1]["bbox"][position] = value
+    with pytest.raises(InputFormatError, match=r"bbox must hold numbers.*true/false is not a number") as err:
+        load_coco_gt(gt)
+    assert err.value.record == "annotations[1]"
+    res = _res()
+    res[1]["bbox"][position] = value
+    with pytest.raises(InputFormatError, match="true/false is not a number") as err:
+        load_coco_results(res, load_coco_gt(_gt()))
+    assert err.value.record == 1
+
+
+def test_zero_and_one_coordinates_stay_numbers():
+    """Only rows holding a 0 or a 1 are type-checked: plain 0 and 1 (ints or floats) are numbers."""
+    res = _res()
+    res[0]["bbox"] = [0, 1, 1.0, 0.0]
+    r = load_coco_results(res, load_coco_gt(_gt()))
+    assert r.bbox[0].tolist() == [0.0, 1.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize("value", [2**64, -(2**70), 10**400], ids=["2**64", "-2**70", "10**400"])
+def test_an_integer_numpy_cannot_hold_in_a_bbox_names_the_record(value):
+    res = _res()
+    res[1]["bbox"][2] = value
+    with pytest.raises(ValidationError, match=r"is beyond ±2\*\*53") as err:
+        load_coco_results(res, load_coco_gt(_gt()))
+    assert err.value.record == 1
+
+
+@pytest.mark.parametrize("key", ["score"])
+@pytest.mark.parametrize("value", [np.True_, np.False_], ids=repr)
+def test_numpy_booleans_are_not_scores(key, value):
+    res = _res()
+    res[1][key] = value
+    with pytest.raises(InputFormatError, match=f"{key} must be a number"):
+        load_coco_results(res, load_coco_gt(_gt()))
+
+
+def test_numpy_boolean_is_not_an_area():
+    gt = _gt()
+    gt["annotations"][1]["area"] = np.True_
+    with pytest.raises(InputFormatError, match="area must be a number") as err:
+        load_coco_gt(gt)
+    assert err.value.record == "annotations[1]"
+
+
+@pytest.mark.parametrize("value", [True, False, np.True_], ids=repr)
+def test_a_boolean_in_a_polygon_is_refused(value):
+    gt = _gt()
+    gt["annotations"][1]["segmentation"][0][3] = value
+    with pytest.raises(InputFormatError, match="a polygon must be a list of at least 6 numbers"):
+        load_coco_gt(gt, keep_segmentation=True)
+        coco_io.check_segmentation(gt["annotations"][1]["segmentation"], "f", 1)
+    res = _res()
+    res[1]["segmentation"] = [[10, 10, 30, value, 30, 30, 10, 30]]
+    with pytest.raises(InputFormatError, match="a polygon must be") as err:
+        load_coco_results(res, load_coco_gt(_gt(), keep_segmentation=True), iou_type="segm")
+    assert err.value.record == 1
+
+
+def test_flags_keep_their_documented_forms():
+    """iscrowd/ignore: 0, 1, 0.0, 1.0, true, false all mean what pycocotools' truth test reads (documented)."""
+    gt = _gt()
+    gt["annotations"][0]["iscrowd"] = True
+    gt["annotations"][1]["iscrowd"] = 1.0
+    assert load_coco_gt(gt).iscrowd.tolist() == [True, True]
+
+
+@pytest.mark.parametrize("chunk", [1 << 30, 300])
+def test_file_and_pieces_refuse_alike(tmp_path, monkeypatch, chunk):
+    """A ``true`` in a bbox and a float id in a results file (parsed by orjson, whole or in pieces) and in a
+    ground-truth file read in pieces."""
+    monkeypatch.setattr(coco_io, "CHUNK_BYTES", chunk)
+    gt = _gt()
+    gt["annotations"] = [dict(copy.deepcopy(gt["annotations"][k % 2]), id=k + 1) for k in range(40)]
+    gpath = tmp_path / "gt.json"
+    bad = copy.deepcopy(gt)
+    bad["annotations"][33]["bbox"][1] = True
+    gpath.write_text(json.dumps(bad, indent=1))
+    with pytest.raises(InputFormatError, match="true/false is not a number") as err:
+        load_coco_gt(str(gpath))
+    assert err.value.record == "annotations[33]"
+    res = [copy.deepcopy(_res()[k % 2]) for k in range(60)]
+    res[47] = dict(res[47], image_id=2.0)
+    rpath = tmp_path / "res.json"
+    rpath.write_text(json.dumps(res, indent=1))
+    with pytest.raises(InputFormatError, match="a float: write the id as the integer 2") as err:
+        load_coco_results(str(rpath), load_coco_gt(gt))
+    assert err.value.record == 47
