@@ -70,3 +70,35 @@ def test_numeric_array_keeps_numbers():
     assert numeric_array([True, False], bools=True).tolist() == [1.0, 0.0]
     with pytest.raises(TypeError, match="beyond 64 bits"):
         numeric_array([2**70, 1])
+
+
+VOC_BOXES = [[0, 0, 10, 10], [5, 5, 20, 20]]
+
+
+@pytest.mark.parametrize(
+    ("kw", "words"),
+    [
+        ({"difficult": ["0", "1"]}, "difficult holds strings"),  # astype(bool) read "0" as difficult
+        ({"difficult": [2, 0]}, "difficult must be 0/1 or true/false, got 2"),
+        ({"image": [True, False]}, "image holds booleans"),
+        ({"label": ["0", "0"]}, "label holds strings"),
+        ({"boxes": [[0, 0, "10", 10], [5, 5, 20, 20]]}, "boxes holds strings"),
+    ],
+)
+def test_voc_tables_refuse_what_numpy_would_coerce(kw, words):
+    from deteval.detection.voc import VOCGroundTruth
+
+    args = {"image": [0, 1], "label": [0, 0], "boxes": VOC_BOXES, **kw}
+    with pytest.raises(DetevalError, match=words):
+        VOCGroundTruth.from_arrays(**args)
+
+
+def test_voc_flags_and_scores():
+    from deteval.detection.voc import VOCDetections, VOCGroundTruth
+
+    g = VOCGroundTruth.from_arrays([0, 1], [0, 0], VOC_BOXES, [True, False])
+    assert g.difficult.tolist() == [True, False]
+    assert VOCGroundTruth.from_arrays([0, 1], [0, 0], VOC_BOXES, [1, 0]).difficult.tolist() == [True, False]
+    for scores in (["0.5", "0.2"], [True, 0.5]):
+        with pytest.raises(DetevalError, match="scores holds"):
+            VOCDetections.from_arrays([0, 1], [0, 0], VOC_BOXES, scores)
