@@ -178,3 +178,11 @@ def test_file_and_pieces_refuse_alike(tmp_path, monkeypatch, chunk):
     with pytest.raises(InputFormatError, match="a float: write the id as the integer 2") as err:
         load_coco_results(str(rpath), load_coco_gt(gt))
     assert err.value.record == 47
+
+
+def test_a_score_numpy_cannot_hold_says_why():
+    res = _res()
+    res[1]["score"] = 10**400
+    with pytest.raises(InputFormatError, match=r"score must be a number below 2\*\*64, got 1000") as err:
+        load_coco_results(res, load_coco_gt(_gt()))
+    assert err.value.record == 1 and len(err.value.reason) < 120

@@ -176,8 +176,12 @@ def _floats(values: list, what: str, file: str, where: str | None, *, flags: boo
             return _is_real(v) and _numeric([v]) is not None
 
         i = _first_bad(values, ok)
+        v = values[i]
+        too_big = _is_real(v) and not isinstance(v, float)  # (an integer numpy holds in no int64/uint64)
         raise InputFormatError(
-            f"{what} must be a number, got {values[i]!r}", file=file, record=_rec(where, i)
+            f"{what} must be a number{' below 2**64' if too_big else ''}, got {_shown(v)}",
+            file=file,
+            record=_rec(where, i),
         ) from None
     arr = arr.astype(np.float64, copy=False)
     bad = ~np.isfinite(arr)
@@ -474,6 +478,12 @@ _FLOAT_MAX = float(np.finfo(np.float64).max)
 def _is_real(v: Any) -> bool:
     """A Python or numpy integer or float, not a bool."""
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
+def _shown(v: Any) -> str:
+    """``repr(v)``, cut to 60 characters (an integer of 400 digits is not worth printing whole)."""
+    r = repr(v)
+    return r if len(r) <= 60 else f"{r[:50]}...({len(r)} characters)"
 
 
 def _is_list(v: Any) -> bool:
