@@ -10,9 +10,12 @@ import json
 
 import numpy as np
 import pytest
+from fuzz_mutations import fuzz_settings
+from hypothesis import given
+from hypothesis import strategies as st
 
 import deteval.io.coco as coco_io
-from deteval.errors import InputFormatError, ValidationError
+from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io.coco import load_coco_gt, load_coco_results
 
 
@@ -41,6 +44,8 @@ def _res() -> list:
         {"image_id": 2, "category_id": 2, "bbox": [12, 10, 20, 20], "score": 0.8},
     ]
 
+
+FUZZ = fuzz_settings(60)
 
 ID_VALUES = [True, False, np.True_, 1.0, np.float64(2.0), 2**64]
 
@@ -186,3 +191,59 @@ def test_a_score_numpy_cannot_hold_says_why():
     with pytest.raises(InputFormatError, match=r"score must be a number below 2\*\*64, got 1000") as err:
         load_coco_results(res, load_coco_gt(_gt()))
     assert err.value.record == 1 and len(err.value.reason) < 120
+
+
+# Values of the wrong type per kind of field: whatever record and field they land in, the load fails naming
+# that record (never a number read from a string or a boolean).
+_NOT_IDS = st.sampled_from([True, False, np.True_, 1.0, 2.5, "1", None, [1], 2**64])
+_NOT_NUMBERS = st.sampled_from(
+    [True, False, np.True_, np.False_, "12.5", "1", "nan", None, [1], 2**64, 10**400]
+)
+
+
+@FUZZ
+@given(
+    n=st.integers(1, 12),
+    data=st.data(),
+)
+def test_wrong_types_anywhere_name_their_record(n, data):
+    g = load_coco_gt(_gt())
+    res = [
+        {"image_id": 1 + k % 2, "category_id": 1 + k % 2, "bbox": [k % 3, 1, 10.0, 0], "score": 0.5}
+        for k in range(n)
+    ]
+    i = data.draw(st.integers(0, n - 1))
+    field = data.draw(st.sampled_from(["image_id", "category_id", "score", "bbox"]))
+    if field == "bbox":
+        res[i]["bbox"][data.draw(st.integers(0, 3))] = data.draw(_NOT_NUMBERS)
+    else:
+        res[i][field] = data.draw(_NOT_IDS if field.endswith("_id") else _NOT_NUMBERS)
+    with pytest.raises(DetevalError) as err:
+        load_coco_results(res, g)
+    assert err.value.record == i
+
+
+def test_byte_ranges_leave_a_coerced_value_to_the_whole_file(tmp_path):
+    """The range reader (deteval.io.coco_ranges) checks as the whole-file loader does: the range holding a
+    ``true`` bbox value gives None (the caller then reads the whole file, which names the record)."""
+    from deteval.io.coco_ranges import load_results_range
+    from deteval.io.json_ranges import scan_json_array
+
+    g = load_coco_gt(_gt())
+    res = [copy.deepcopy(_res()[k % 2]) for k in range(30)]
+    res[17]["bbox"][3] = True
+    path = tmp_path / "res.json"
+    path.write_text(json.dumps(res))
+    ranges = scan_json_array(path, 200)
+    assert ranges is not None and len(ranges) > 2
+    got = [
+        load_results_range(
+            path, int(lo), int(hi), int(f), int(c), g, iou_type="bbox", kind="bbox", kp_width=None
+        )
+        for lo, hi, f, c in zip(ranges.starts, ranges.ends, ranges.first, ranges.counts)
+    ]
+    holding = [k for k in range(len(ranges)) if ranges.first[k] <= 17 < ranges.first[k] + ranges.counts[k]]
+    assert [k for k, r in enumerate(got) if r is None] == holding
+    with pytest.raises(InputFormatError, match="true/false is not a number") as err:
+        load_coco_results(str(path), g)
+    assert err.value.record == 17
