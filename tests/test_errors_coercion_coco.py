@@ -247,3 +247,12 @@ def test_byte_ranges_leave_a_coerced_value_to_the_whole_file(tmp_path):
     with pytest.raises(InputFormatError, match="true/false is not a number") as err:
         load_coco_results(str(path), g)
     assert err.value.record == 17
+
+
+@pytest.mark.parametrize("dtype", ["U8", bool, object])
+def test_a_results_array_holds_numbers(dtype):
+    arr = np.array([[1, 10, 10, 20, 20, 1, 1]]).astype(dtype)
+    with pytest.raises(InputFormatError, match="a results array must hold numbers"):
+        load_coco_results(arr, load_coco_gt(_gt()))
+    r = load_coco_results(np.array([[1, 10, 10, 20, 20, 0.5, 1]], dtype=np.float32), load_coco_gt(_gt()))
+    assert r.score.tolist() == [0.5]

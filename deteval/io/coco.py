@@ -855,6 +855,8 @@ def _results_from_array(arr: np.ndarray, gt: CocoGroundTruth, file: str) -> Coco
             f"a results array must be N×7 [image_id, x, y, w, h, score, category_id], got shape {arr.shape}",
             file=file,
         )
+    if arr.dtype.kind not in "iuf":  # (astype would read the strings "12.5" and booleans as numbers)
+        raise InputFormatError(f"a results array must hold numbers, not {arr.dtype}", file=file)
     a = np.asarray(arr, dtype=np.float64)
     bad = ~np.isfinite(a).all(axis=1)
     if bad.any():
