@@ -38,6 +38,7 @@ import numpy as np
 
 from deteval.detection.boxes import BOX_FORMATS, BoxFormat, convert_boxes
 from deteval.errors import ConfigError, ValidationError
+from deteval.io.arrays import numeric_array
 from deteval.results import EvalResult
 
 IOU_TYPES = ("bbox", "segm", "keypoints")
@@ -56,22 +57,20 @@ _PRED_KEYS = {
 _REQUIRED = {"boxes", "scores", "labels", "masks", "keypoints"}
 
 
-def to_numpy(value: Any, *, what: str, dtype: Any = np.float64) -> np.ndarray:
-    """``value`` as a numpy array of ``dtype``; torch-like tensors are detached and moved to the CPU first."""
+def to_numpy(value: Any, *, what: str, dtype: Any = np.float64, bools: bool = False) -> np.ndarray:
+    """``value`` as a numpy array of ``dtype``; torch-like tensors are detached and moved to the CPU first.
+    Strings (``"12.5"``), complex numbers and, unless ``bools`` (flags, masks), booleans are refused: numpy
+    would read them as numbers (:func:`deteval.io.arrays.numeric_array`)."""
     if hasattr(value, "detach") and callable(value.detach):
         value = value.detach()
     if hasattr(value, "cpu") and callable(value.cpu):
         value = value.cpu()
     try:
-        arr = np.asarray(value)
+        return numeric_array(value, dtype, bools=bools)
+    except TypeError as exc:
+        raise ValidationError(f"{what} {exc}") from None
     except Exception as exc:  # anything that cannot become an array is the user's input error
         raise ValidationError(f"{what} cannot be converted to an array: {exc}") from None
-    if arr.dtype == object:
-        raise ValidationError(f"{what} is a ragged or non-numeric array")
-    try:
-        return arr.astype(dtype, copy=False)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(f"{what} is not numeric: {exc}") from None
 
 
 @dataclass
@@ -91,8 +90,8 @@ class _Columns:
         return np.concatenate(chunks).astype(dtype, copy=False)
 
 
-def _vector(value: Any, n: int, what: str, dtype: Any) -> np.ndarray:
-    arr = to_numpy(value, what=what, dtype=np.float64).reshape(-1)
+def _vector(value: Any, n: int, what: str, dtype: Any, *, bools: bool = False) -> np.ndarray:
+    arr = to_numpy(value, what=what, dtype=np.float64, bools=bools).reshape(-1)
     if arr.shape[0] != n:
         raise ValidationError(f"{what} has {arr.shape[0]} values for {n} boxes")
     if not np.all(np.isfinite(arr)):
@@ -137,7 +136,7 @@ def _masks(value: Any, what: str) -> tuple[list[dict[str, Any]], tuple[int, int]
         if len(sizes) != 1:
             raise ValidationError(f"{what} holds masks of different sizes {sorted(sizes)}")
         return rles, next(iter(sizes))
-    arr = to_numpy(value, what=what, dtype=np.float64)
+    arr = to_numpy(value, what=what, dtype=np.float64, bools=True)
     if arr.ndim != 3:
         raise ValidationError(f"{what} must be N×H×W (or a list of COCO RLE dicts), got shape {arr.shape}")
     if not np.isin(arr, (0.0, 1.0)).all():
@@ -501,7 +500,8 @@ class MeanAveragePrecision:
             ("area", np.float64),
         ):
             if key in item:
-                out[key] = _vector(item[key], n, f"{where}['{key}']", dtype)
+                flag = key in ("iscrowd", "difficult")  # (a boolean tensor is a natural flag)
+                out[key] = _vector(item[key], n, f"{where}['{key}']", dtype, bools=flag)
         if "iscrowd" in out and not np.isin(out["iscrowd"], (0, 1)).all():
             raise ValidationError(f"{where}['iscrowd'] must hold 0 or 1")
         if "area" in out and (out["area"] < 0).any():

@@ -61,12 +61,24 @@ class PRCurve:
     def from_dict(cls, d: dict[str, Any]) -> PRCurve:
         """Inverse of :meth:`to_dict` (null entries come back as NaN)."""
         scores = d.get("scores")
-        # dtype=float64 turns a JSON null into NaN, the value it stood for.
         return cls(
-            recall=np.asarray(d["recall"], dtype=np.float64),
-            precision=np.asarray(d["precision"], dtype=np.float64),
-            scores=None if scores is None else np.asarray(scores, dtype=np.float64),
+            recall=_curve_column(d["recall"], "recall"),
+            precision=_curve_column(d["precision"], "precision"),
+            scores=None if scores is None else _curve_column(scores, "scores"),
         )
+
+
+def _curve_column(values: Any, key: str) -> np.ndarray:
+    """Numbers or null (NaN, the value it stood for) as float64; ``np.asarray(dtype=float64)`` alone would
+    also read ``"0.5"`` as 0.5 and ``true`` as 1.0: a TypeError instead."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
+        return values.astype(np.float64, copy=False)
+    ok = isinstance(values, (list, tuple)) and all(
+        v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values
+    )
+    if not ok:
+        raise TypeError(f"{key} must be a list of numbers (or null)")
+    return np.asarray(values, dtype=np.float64)
 
 
 def jsonable(value: Any) -> Any:

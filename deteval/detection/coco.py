@@ -49,6 +49,7 @@ from deteval.detection.coco_params import CocoParams
 from deteval.detection.coco_rles import dt_rles, gt_rles
 from deteval.distributed.forked import Forked, fork_call
 from deteval.errors import ConfigError, DetevalError, InputFormatError, ValidationError
+from deteval.io.arrays import numeric_array
 from deteval.io.coco import (
     CocoGroundTruth,
     CocoResults,
@@ -847,11 +848,12 @@ def _arrays_to_tables(
                     f"missing {key!r}", file=f"<{what}>", record=f"image {first_image + i}"
                 )
             try:
-                arr = np.asarray(value, dtype=dtype)
+                arr = numeric_array(value, dtype, bools=key == "iscrowd")
                 out.append(arr.reshape(-1, width) if width else arr.reshape(-1))
-            except (TypeError, ValueError):
+            except (TypeError, ValueError) as exc:
+                held = f": it {exc}" if isinstance(exc, TypeError) else ""
                 raise InputFormatError(
-                    f"{key!r} must be numbers" + (f" of shape (n, {width})" if width else ""),
+                    f"{key!r} must be numbers" + (f" of shape (n, {width})" if width else "") + held,
                     file=f"<{what}>",
                     record=f"image {first_image + i}",
                 ) from None

@@ -109,7 +109,7 @@ class RleTable:
         lens = np.fromiter(map(len, polys), dtype=np.int64, count=len(polys))
         if (lens < 6).any() or (lens % 2).any():
             return todo
-        if not set(map(type, chain.from_iterable(polys))) <= {float, int, bool}:  # (fromiter reads "7" too)
+        if not set(map(type, chain.from_iterable(polys))) <= {float, int}:  # (fromiter reads "7", True too)
             return todo
         try:
             flat = np.fromiter(chain.from_iterable(polys), dtype=np.float64, count=int(lens.sum()))

@@ -66,6 +66,7 @@ from deteval.core.lists import ranked_lists, sort_lists
 from deteval.core.ranking import TiePolicy
 from deteval.detection.boxes import as_boxes, box_iou, paired_iou
 from deteval.errors import ConfigError, ValidationError
+from deteval.io.arrays import numeric_array
 from deteval.results import EvalResult, PRCurve
 
 Metric = Literal["voc07", "voc2010"]
@@ -116,8 +117,19 @@ class VOCParams:
         return PY_FASTER_RCNN_LEVELS if self.profile == "py_faster_rcnn" else VOC_DEVKIT_LEVELS
 
 
+def _numbers(values: ArrayLike, what: str, *, bools: bool = False) -> np.ndarray:
+    """A float64 array; strings (and booleans unless ``bools``) are refused, not read as numbers."""
+    try:
+        return numeric_array(values, np.float64, bools=bools)
+    except TypeError as exc:
+        raise ValidationError(f"{what} {exc}") from None
+
+
 def _int_array(values: ArrayLike, n: int, what: str) -> np.ndarray:
     arr = np.asarray(values)
+    if arr.dtype.kind not in "iuf":  # (a string or boolean index would be read as a number)
+        _numbers(values, what)
+        arr = arr.astype(np.float64)
     if arr.size == 0:
         arr = arr.reshape(0)
     if arr.ndim != 1 or arr.shape[0] != n:
@@ -197,11 +209,13 @@ class VOCGroundTruth:
             image, label, boxes, images, classes, "ground-truth"
         )
         n = b.shape[0]
-        diff = (
-            np.zeros(n, dtype=bool) if difficult is None else np.asarray(difficult).astype(bool).reshape(-1)
-        )
-        if diff.shape[0] != n:
-            raise ValidationError(f"difficult must have length {n}, got {diff.shape[0]}")
+        flags = np.zeros(n) if difficult is None else _numbers(difficult, "difficult", bools=True).reshape(-1)
+        if flags.shape[0] != n:
+            raise ValidationError(f"difficult must have length {n}, got {flags.shape[0]}")
+        if not np.isin(flags, (0.0, 1.0)).all():  # (astype(bool) would read 2 and the string "0" as True)
+            i = int(np.flatnonzero(~np.isin(flags, (0.0, 1.0)))[0])
+            raise ValidationError(f"difficult must be 0/1 or true/false, got {flags[i].item():g}", record=i)
+        diff = flags != 0
         return cls(img_names, cls_names, img, lab, b, diff)
 
 
@@ -239,7 +253,7 @@ class VOCDetections:
         """Validate and wrap columns (finite scores and boxes, x2 >= x1, y2 >= y1, indices in range)."""
         b, img, lab, img_names, cls_names = _indexed_boxes(image, label, boxes, images, classes, "detection")
         n = b.shape[0]
-        sc = np.asarray(scores, dtype=np.float64).reshape(-1)
+        sc = _numbers(scores, "scores").reshape(-1)
         if sc.shape[0] != n:
             raise ValidationError(f"scores must have length {n}, got {sc.shape[0]}")
         bad = ~np.isfinite(sc)
@@ -399,7 +413,7 @@ def match_voc(
     m, n = db.shape[0], gb.shape[0]
     di = _int_array(det_image, m, "detection image")
     gi = _int_array(gt_image, n, "ground-truth image")
-    sc = np.asarray(det_scores, dtype=np.float64).reshape(-1)
+    sc = _numbers(det_scores, "detection scores").reshape(-1)
     if sc.shape[0] != m:
         raise ValidationError(f"{sc.shape[0]} scores for {m} detection boxes")
     if not np.isfinite(sc).all():

@@ -151,10 +151,6 @@ def _first_bad(values: list, ok: Callable[[Any], bool]) -> int:
     return -1  # pragma: no cover
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def _numeric(values: list) -> np.ndarray | None:
     """``np.array(values)`` if it is a plain numeric array (no strings, None or nested objects), else None."""
     try:
@@ -170,18 +166,22 @@ def _floats(values: list, what: str, file: str, where: str | None, *, flags: boo
     arr = _numeric(values) if n else np.zeros(0)
     if flags and arr is None and n and set(map(type, values)) == {bool}:
         arr = np.array(values)  # all true/false
-    if arr is not None and not flags and bool in set(map(type, values)):
+    if arr is not None and not flags and not _BOOL_SET.isdisjoint(map(type, values)):
         arr = None  # true/false is not a score or an area (numpy would read it as 1/0)
     if arr is None or arr.shape != (n,):
 
         def ok(v: Any) -> bool:  # one value alone: a number numpy can hold (not 10**400)
-            return (_is_number(v) or (flags and isinstance(v, bool))) and (
-                isinstance(v, bool) or _numeric([v]) is not None
-            )
+            if isinstance(v, _BOOL_TYPES):
+                return flags
+            return _is_real(v) and _numeric([v]) is not None
 
         i = _first_bad(values, ok)
+        v = values[i]
+        too_big = _is_real(v) and not isinstance(v, float)  # (an integer numpy holds in no int64/uint64)
         raise InputFormatError(
-            f"{what} must be a number, got {values[i]!r}", file=file, record=_rec(where, i)
+            f"{what} must be a number{' below 2**64' if too_big else ''}, got {_shown(v)}",
+            file=file,
+            record=_rec(where, i),
         ) from None
     arr = arr.astype(np.float64, copy=False)
     bad = ~np.isfinite(arr)
@@ -212,9 +212,12 @@ def _boxes(values: list, file: str, where: str | None) -> np.ndarray:
                 raise InputFormatError(
                     f"bbox must have 4 numbers [x, y, w, h], got {len(b)}", file=file, record=_rec(where, i)
                 )
-            if not all(_is_number(v) or isinstance(v, np.number) for v in b):
+            if not all(map(_is_real, b)):
                 raise InputFormatError(f"bbox must hold numbers, got {b!r}", file=file, record=_rec(where, i))
+            if any(abs(v) > MAX_COORD for v in b):  # (an integer numpy cannot hold in one array: 2**64)
+                raise ValidationError(f"bbox {b!r} is beyond \u00b12**53", file=file, record=_rec(where, i))
         raise InputFormatError("bbox values must be numbers", file=file)  # pragma: no cover
+    _refuse_bools(values, boxes, "bbox", file, where)
     boxes = boxes.astype(np.float64, copy=False)
     bad = ~np.isfinite(boxes).all(axis=1)
     if bad.any():
@@ -233,6 +236,28 @@ def _boxes(values: list, file: str, where: str | None) -> np.ndarray:
 #: Coordinates beyond this are refused: areas overflow to inf and IoUs to NaN (as in the VOC loaders).
 MAX_COORD = 2.0**53
 
+#: ``true``/``false`` (and numpy's booleans): numpy reads them as 1/0 inside an array of numbers.
+_BOOL_TYPES = (bool, np.bool_)
+_BOOL_SET = frozenset(_BOOL_TYPES)
+
+
+def _refuse_bools(values: list, mat: np.ndarray, what: str, file: str, where: str | None) -> None:
+    """Refuse a ``true``/``false`` that ``np.array`` read as 1/0 into the rows of ``mat`` (from ``values``).
+    Only rows holding a 0 or a 1 can hide one, so only their items' types are looked at (a C-level pass)."""
+    rows = np.flatnonzero(((mat == 0) | (mat == 1)).any(axis=1))
+    if rows.size == 0:
+        return
+    picked = [values[i] for i in rows.tolist()]
+    if _BOOL_SET.isdisjoint(map(type, chain.from_iterable(picked))):
+        return
+    j = _first_bad(picked, lambda r: _BOOL_SET.isdisjoint(map(type, r)))
+    i = int(rows[j])
+    raise InputFormatError(
+        f"{what} must hold numbers, got {values[i]!r} (true/false is not a number)",
+        file=file,
+        record=_rec(where, i),
+    )
+
 
 def _check_magnitude(mat: np.ndarray, what: str, values: list, file: str, where: str | None) -> None:
     big = (np.abs(mat) > MAX_COORD).any(axis=1)
@@ -242,10 +267,16 @@ def _check_magnitude(mat: np.ndarray, what: str, values: list, file: str, where:
 
 
 def _id_array(values: list, what: str, file: str, where: str | None, *, strings: bool = True) -> np.ndarray:
-    """Ids as int64 (or str, if ``strings``) array; floats with integral values are taken as ints, like a
-    Python dict would."""
+    """Ids as int64 (or str, if ``strings``) array: integers (Python or numpy), or, if ``strings``, all
+    strings. A whole float below 2**53 (``15.0``) is the integer it equals, as in pycocotools' dict index (JSON
+    has one number type; the value is kept exactly); ``true``/``false`` are refused, although that index would
+    find them under 1 and 0, so that no id is ever read as another value than the one written."""
     if not values:
         return np.zeros(0, dtype=np.int64)
+    types = set(map(type, values))
+    if not all(_id_type(t, strings) for t in types):
+        i = _first_bad(values, lambda v: _id_type(type(v), strings))
+        _bad_id(values[i], what, file, _rec(where, i), strings)
     try:
         arr = np.array(values)
     except (ValueError, TypeError, OverflowError):
@@ -255,19 +286,39 @@ def _id_array(values: list, what: str, file: str, where: str | None, *, strings:
             return arr.astype(np.int64)
         if arr.dtype.kind == "u" and (arr < 2**63).all():
             return arr.astype(np.int64)
-        if strings and arr.dtype.kind == "U" and set(map(type, values)) == {str}:
+        if strings and arr.dtype.kind == "U" and types == {str}:
             return arr
-        if (
-            arr.dtype.kind == "f"
-            and (np.abs(arr) < 2.0**63).all()  # also False for NaN
-            and (arr == np.round(arr)).all()
-        ):
-            return arr.astype(np.int64)
-    i = _first_bad(values, lambda v: type(v) is int and -(2**63) <= v < 2**63)
+        if arr.dtype.kind == "f" and (np.abs(arr) < 2.0**53).all() and (arr == np.trunc(arr)).all():
+            return arr.astype(
+                np.int64
+            )  # (below 2**53 every int and whole float is exact; NaN fails the test)
+    i = _first_bad(values, _exact_id)
+    if i < 0:  # big integers next to whole floats: each exact on its own, so read one by one
+        return np.array([int(v) for v in values], dtype=np.int64)
+    _bad_id(values[i], what, file, _rec(where, i), strings)
+    raise AssertionError  # pragma: no cover - _bad_id raises
+
+
+def _exact_id(v: Any) -> bool:
+    if isinstance(v, (float, np.floating)):
+        return abs(v) < 2.0**53 and float(v).is_integer()  # (False for NaN)
+    return type(v) is not str and -(2**63) <= v < 2**63
+
+
+def _id_type(t: type, strings: bool) -> bool:
+    return t is int or t is float or issubclass(t, (np.integer, np.floating)) or (strings and t is str)
+
+
+def _bad_id(v: Any, what: str, file: str, record: str | int, strings: bool) -> None:
+    hint = ""
+    if isinstance(v, _BOOL_TYPES):
+        hint = " (true/false is not an id)"
+    elif isinstance(v, (float, np.floating)) and math.isfinite(v) and float(v).is_integer():
+        hint = " (a whole float is read as an id only below 2**53, where it is exact)"
     raise InputFormatError(
-        f"{what} must be an integer within ±2**63{' (or all ids strings)' if strings else ''}, got {values[i]!r}",
+        f"{what} must be an integer within ±2**63{' (or all ids strings)' if strings else ''}, got {v!r}{hint}",
         file=file,
-        record=_rec(where, i),
+        record=record,
     )
 
 
@@ -440,6 +491,12 @@ _FLOAT_MAX = float(np.finfo(np.float64).max)
 def _is_real(v: Any) -> bool:
     """A Python or numpy integer or float, not a bool."""
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
+def _shown(v: Any) -> str:
+    """``repr(v)``, cut to 60 characters (an integer of 400 digits is not worth printing whole)."""
+    r = repr(v)
+    return r if len(r) <= 60 else f"{r[:50]}...({len(r)} characters)"
 
 
 def _is_list(v: Any) -> bool:
@@ -811,6 +868,8 @@ def _results_from_array(arr: np.ndarray, gt: CocoGroundTruth, file: str) -> Coco
             f"a results array must be N×7 [image_id, x, y, w, h, score, category_id], got shape {arr.shape}",
             file=file,
         )
+    if arr.dtype.kind not in "iuf":  # (astype would read the strings "12.5" and booleans as numbers)
+        raise InputFormatError(f"a results array must hold numbers, not {arr.dtype}", file=file)
     a = np.asarray(arr, dtype=np.float64)
     bad = ~np.isfinite(a).all(axis=1)
     if bad.any():
@@ -1336,6 +1395,8 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
                 raise TypeError
             # C-level passes: a string or None raises TypeError, a NaN makes the sum NaN (min/max skip it)
             lo, hi, total = min(poly), max(poly), sum(poly)
+            if not _BOOL_SET.isdisjoint(map(type, poly)):  # (pycocotools would read true as 1)
+                raise TypeError
         except (TypeError, ValueError):
             raise InputFormatError(
                 f"a polygon must be a list of at least 6 numbers, got {str(poly)[:60]}",

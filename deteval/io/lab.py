@@ -285,7 +285,12 @@ def segments_from_list(annotation: Any, *, source: str = "<annotation list>") ->
             is_number = isinstance(value, (int, float, np.integer, np.floating))
             if isinstance(value, (bool, np.bool_)) or not is_number:
                 raise InputFormatError(f"{what} time {value!r} is not a number", file=source, record=i)
-            times.append(float(value))
+            try:
+                times.append(float(value))
+            except OverflowError:  # an integer beyond float range: refused below as too large
+                times.append(math.inf)
+        if isinstance(seg[2], (bool, np.bool_)) or seg[2] is None:  # (True would be the same label as 1)
+            raise InputFormatError(f"label {seg[2]!r} is not a label", file=source, record=i)
         if any(math.isnan(t) for t in times):
             raise ValidationError("segment time is NaN", file=source, record=i)
         starts.append(times[0])

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputFormatError, ValidationError
+from deteval.syntax import parse_decimal
 
 __all__ = [
     "Hierarchy",
@@ -62,6 +63,19 @@ def _text(source: str | PathLike[str]) -> str:
         raise InputFormatError(f"not UTF-8 text: {exc.reason}", file=str(source)) from None
 
 
+def _number(v: Any) -> float:
+    """A CSV field in ASCII decimal notation or an in-memory real number; NaN for anything else (Python's
+    ``float`` would read ``1_0`` as 10, ``'\u0665'`` as 5 and ``True`` as 1)."""
+    try:
+        if isinstance(v, str):
+            return parse_decimal(v)
+        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)):
+            return float(v)
+    except (ValueError, OverflowError):
+        pass
+    return math.nan
+
+
 def read_oid_csv(source: Any, columns: tuple[str, ...], numeric: tuple[str, ...], what: str) -> OidTable:
     """Read a CSV with a header (a path, or a list of row dicts), keeping ``columns``; ``numeric`` ones as
     finite float64. A missing column, a short row or a non-number names the file and line."""
@@ -94,11 +108,8 @@ def read_oid_csv(source: Any, columns: tuple[str, ...], numeric: tuple[str, ...]
     for c in numeric:
         out = np.empty(n, dtype=np.float64)
         for i, v in enumerate(cols[c]):
-            try:
-                x = float(v)
-            except (TypeError, ValueError):
-                x = math.nan
-            if not math.isfinite(x) or isinstance(v, bool):
+            x = _number(v)
+            if not math.isfinite(x):
                 rec = f"line {first_line + i}" if first_line else f"row {i}"
                 raise ValidationError(f"{c} must be a finite number, got {v!r}", file=file, record=rec)
             out[i] = x

@@ -14,6 +14,7 @@ from os import PathLike
 
 from deteval.errors import InputFormatError
 from deteval.io.trec import _read_bytes
+from deteval.syntax import parse_decimal
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,9 @@ def load_prefs(path: str | PathLike[str], *, qrels_format: bool = False, comment
                 file=str(path),
                 record=f"line {no}",
             )
-        try:
-            rel = float(parts[-1])
-        except ValueError:
+        try:  # ASCII decimal notation only: float() would read b"1_0" as 10 (atof: 1)
+            rel = parse_decimal(parts[-1].decode("ascii"))
+        except (ValueError, UnicodeDecodeError):
             rel = math.nan
         if not math.isfinite(rel):
             raise InputFormatError(

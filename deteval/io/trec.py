@@ -944,6 +944,8 @@ def qrels_from_dict(
                     raise ValidationError(
                         f"relevance must be an integer, got {rel!r}", file=source, record=rec
                     )
+            if not -(2**63) <= int(rel) < 2**63:  # (the column is int64, as for qrels files)
+                raise ValidationError(f"relevance {rel!r} is out of range", file=source, record=rec)
             rels.append(int(rel))
             topics.append(q)
     n = len(topics)
@@ -978,9 +980,11 @@ def run_from_dict(
             rec = f"topic {qid!r}, document {doc!r}"
             docs.append(_key_bytes(doc, "docno", source, rec))
             try:
-                if isinstance(score, (bool, str, bytes)):  # float() would read True, "1" and b"1"
+                if isinstance(score, (bool, np.bool_, str, bytes)):  # float() would read True, "1" and b"1"
                     raise TypeError
                 s = float(score)
+            except OverflowError:  # an integer beyond float range
+                raise ValidationError(f"score {score!r} is not finite", file=source, record=rec) from None
             except (TypeError, ValueError):
                 raise ValidationError(
                     f"score must be a number, got {score!r}", file=source, record=rec

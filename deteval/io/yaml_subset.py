@@ -54,9 +54,11 @@ def _scalar(text: str, file: str, line: int) -> Any:
         return True
     if t in ("false", "False", "FALSE"):
         return False
-    if re.fullmatch(r"[-+]?\d+", t):
+    if re.fullmatch(
+        r"[-+]?\d+", t, re.ASCII
+    ):  # (without ASCII, \d matches other scripts' digits: int('٥') is 5)
         return int(t)
-    if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?", t):
+    if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?", t, re.ASCII):
         return float(t)
     return t
 

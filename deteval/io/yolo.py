@@ -264,7 +264,7 @@ def _rows(path: Path) -> list[tuple[int, list[str]]]:
 
 def _numbers(fields: list[str], path: Path, line: int) -> np.ndarray:
     try:
-        if any("_" in x for x in fields):
+        if any("_" in x or not x.isascii() for x in fields):
             raise ValueError
         values = np.array([float(x) for x in fields], dtype=np.float64)
     except ValueError:
@@ -276,7 +276,7 @@ def _numbers(fields: list[str], path: Path, line: int) -> np.ndarray:
 
 
 def _is_float(x: str) -> bool:
-    if "_" in x:  # Python's float() reads "1_0" as 10; numpy, which Ultralytics parses with, does not
+    if "_" in x or not x.isascii():  # float() reads "1_0" as 10 and "\u0665" as 5: ASCII decimals only
         return False
     try:
         float(x)
@@ -582,4 +582,9 @@ def _json_masks(records: list[Any], img: np.ndarray, ds: YoloDataset, path: Path
 
 
 def _is_num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+    """A JSON number a float can hold (not true/false; not an integer beyond ~1.8e308, which float() and
+    numpy cannot convert)."""
+    return isinstance(x, float) or (isinstance(x, int) and not isinstance(x, bool) and abs(x) <= _FLOAT_MAX)
+
+
+_FLOAT_MAX = float(np.finfo(np.float64).max)
