@@ -1059,33 +1059,34 @@ _RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 CHUNK_BYTES = 4 << 20
 
 
-def _result_cuts(data: Any) -> list[tuple[int, int]]:
+def _result_cuts(data: Any, chunk: int | None = None) -> list[tuple[int, int]]:
     """Where a large results file is cut into pieces of about ``CHUNK_BYTES``: (end of one record, start of
     the next) after every ``CHUNK_BYTES`` (COCO results hold no lists of objects, and neither RLE strings nor
     numbers contain braces)."""
+    chunk = CHUNK_BYTES if chunk is None else chunk
     cuts = []
-    pos = CHUNK_BYTES
+    pos = chunk
     while pos < len(data):
         m = _RECORD_BOUNDARY.search(data, pos)
         if m is None:
             break
         cuts.append((m.start() + 1, m.end() - 1))  # end of one record, start of the next
-        pos = m.end() + CHUNK_BYTES
+        pos = m.end() + chunk
     return cuts
 
 
-def _read_in_pieces(path: Path) -> tuple[Any, list[tuple[int, int]]] | None:
+def _read_in_pieces(path: Path, chunk: int | None = None) -> tuple[Any, list[tuple[int, int]]] | None:
     """A results file mapped in memory (read-only ``mmap``: the page cache's pages, no copy, no fresh memory
     to fault in) and its cuts (:func:`_result_cuts`); None if unreadable or too small to cut."""
     try:
         with path.open("rb") as f:
             size = os.fstat(f.fileno()).st_size
-            if size < 2 * CHUNK_BYTES:
+            if size < 2 * (CHUNK_BYTES if chunk is None else chunk):
                 return None
             data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None
-    cuts = _result_cuts(data)
+    cuts = _result_cuts(data, chunk)
     return (data, cuts) if cuts else None
 
 
@@ -1194,10 +1195,12 @@ def results_split_byte(results_bytes: int, gt_bytes: int) -> int:
     return max(CHUNK_BYTES, (results_bytes - gt_bytes) // 2)
 
 
-def _part_pieces(path: str | PathLike[str], start: int, head: bool) -> Iterator[list | None] | None:
+def _part_pieces(
+    path: str | PathLike[str], start: int, head: bool, chunk: int | None = None
+) -> Iterator[list | None] | None:
     """The records of each piece that begins before byte ``start`` (``head``; always the first piece) or of
     each other piece (None for a piece that does not parse); None if the file is not read in pieces."""
-    read = _read_in_pieces(Path(path))
+    read = _read_in_pieces(Path(path), chunk)
     if read is None:
         return None
     data, cuts = read
@@ -1287,7 +1290,8 @@ def results_part(
     branch of every record)."""
     if iou_type == "keypoints" and (gt.keypoints is None or not len(gt)):
         return None
-    pieces = _part_pieces(path, start, head)
+    # quarter pieces: the two parts then end within a megabyte of ``start`` (the parts balanced)
+    pieces = _part_pieces(path, start, head, CHUNK_BYTES // 4)
     if pieces is None:
         return None
     file = str(path)
