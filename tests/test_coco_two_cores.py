@@ -67,6 +67,7 @@ def _data(seed: int = 0, n_img: int = 40, n_cat: int = 7) -> tuple[dict, list[di
 
 @pytest.fixture
 def small_thresholds(monkeypatch):
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)  # (the machine may be busy)
     if not forked.can_fork():  # (checked here: an earlier test may have left a thread running)
         pytest.skip("needs os.fork, 2 CPUs and no other thread")
     monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
@@ -496,3 +497,23 @@ def test_segm_and_keypoints_children_that_die_are_replaced(tmp_path, monkeypatch
     two = _outcome(g, d, monkeypatch, "", iou_type)
     assert small_thresholds == [True, True]
     _same(one, two)
+
+
+def test_a_busy_machine_keeps_one_process(monkeypatch):
+    """No fork while every CPU is busy (a child would only take turns with this process), unless
+    DETEVAL_PROCESSES=2; DETEVAL_PROCESSES=1 never forks."""
+    if not os.path.exists("/proc/loadavg"):
+        pytest.skip("Linux only")
+    assert forked.cpu_idle(1) is False  # this process itself is running
+    assert forked.cpu_idle(10**6) is True
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
+    monkeypatch.delenv(forked.ENV_PROCESSES, raising=False)
+    if not forked.can_fork():
+        pytest.skip("needs os.fork, 2 CPUs and no other thread")
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: False)
+    assert not forked.can_fork() and forked.fork_call(os.getpid) is None
+    monkeypatch.setenv(forked.ENV_PROCESSES, "2")
+    child = forked.fork_call(os.getpid)
+    assert child is not None and child.result() not in (None, os.getpid())
+    monkeypatch.setenv(forked.ENV_PROCESSES, "1")
+    assert not forked.can_fork()
