@@ -806,11 +806,12 @@ def evaluate_coco(
 
 
 # ------------------------------------------------------------------------------------------- two cores
-# bbox evaluation of large inputs uses a second core through forked children (deteval.distributed.forked):
-# one parses the tail of the results file while this process reads the ground truth and the head; then one
-# matches and accumulates half of the categories while this process does the other half. Categories are
-# independent in both stages, and each half runs the one-process code, so the numbers are the same bits. A
-# child that fails for any reason is ignored and its work done here (raising any error as one process would).
+# Large inputs use a second core through forked children (deteval.distributed.forked): one parses the tail
+# of the results file while this process reads the ground truth and the head (segm, keypoints: the head only,
+# the child forked once the ground truth is read); then one matches (and accumulates) half of the categories,
+# or with one category half of the images, while this process does the other half. Categories and images are
+# independent, and each half runs the one-process code, so the numbers are the same bits. A child that fails
+# for any reason is ignored and its work done here (raising any error as one process would).
 
 #: Results files from this size on are read on two cores (smaller ones take a few tens of ms).
 FORK_RESULTS_BYTES = 8 << 20
