@@ -1,4 +1,4 @@
-"""bbox evaluation on two cores (forked children, issue 15) gives the one-process numbers, counts, warnings
+"""bbox, segm and keypoints evaluation on two cores (forked children, issue 15) give the one-process numbers, counts, warnings
 and errors exactly. The size thresholds are forced small so that a test-sized input takes the forked paths;
 ``DETEVAL_PROCESSES=1`` gives the one-process reference."""
 
@@ -67,11 +67,14 @@ def _data(seed: int = 0, n_img: int = 40, n_cat: int = 7) -> tuple[dict, list[di
 
 @pytest.fixture
 def small_thresholds(monkeypatch):
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)  # (the machine may be busy)
     if not forked.can_fork():  # (checked here: an earlier test may have left a thread running)
         pytest.skip("needs os.fork, 2 CPUs and no other thread")
     monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
     monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", 0)
     monkeypatch.setattr(coco_eval, "FORK_DETECTIONS", 0)
+    monkeypatch.setattr(coco_eval, "FORK_MASKS", 0)
+    monkeypatch.setattr(coco_eval, "FORK_KEYPOINTS", 0)
     calls = []
     real = coco_eval.fork_call
 
@@ -84,10 +87,10 @@ def small_thresholds(monkeypatch):
     return calls
 
 
-def _outcome(gt_path, dt_path, monkeypatch, processes: str, **kw):
+def _outcome(gt_path, dt_path, monkeypatch, processes: str, iou_type: str = "bbox", **kw):
     monkeypatch.setenv(forked.ENV_PROCESSES, processes)
     try:
-        e = evaluate_coco(str(gt_path), str(dt_path), iou_type="bbox", **kw)
+        e = evaluate_coco(str(gt_path), str(dt_path), iou_type=iou_type, **kw)
     except DetevalError as exc:
         return ("error", type(exc).__name__, str(exc.file), exc.record, exc.reason)
     return ("ok", e.precision, e.recall, e.scores, e.stats, e.counts, e.warnings)
@@ -272,3 +275,245 @@ def test_halves_matched_in_shards_of_images(tmp_path, monkeypatch, small_thresho
     two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
     assert small_thresholds == [True, True]
     _same(one, two)
+
+
+def test_bbox_of_pooled_categories_splits_the_images(tmp_path, monkeypatch, small_thresholds):
+    """use_cats=False: no categories to split; each process matches a half of the images."""
+    gt, dets = _data(10)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    params = {"use_cats": False}
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1", params=params)
+    small_thresholds.clear()
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "", params=params)
+    assert small_thresholds == [True, True]
+    _same(one, two)
+    assert one[4][0] > 0.05
+
+
+# ------------------------------------------------------------------------------------ segm and keypoints
+
+
+def _segm_data(seed: int = 0, n_img: int = 30, n_cat: int = 5) -> tuple[dict, list[dict]]:
+    """Polygons in the ground truth; compressed RLEs (pycocotools' own encoding) in the results."""
+    from pycocotools import mask as mask_utils
+
+    gt, dets = _data(seed, n_img, n_cat)
+    t = np.linspace(0, 2 * np.pi, 10, endpoint=False)
+
+    def polygon(box: list[float]) -> list[float]:
+        x, y, w, h = box
+        poly = np.empty(20)
+        poly[0::2] = np.clip(x + w / 2 + w / 2 * np.cos(t), 0, 499)
+        poly[1::2] = np.clip(y + h / 2 + h / 2 * np.sin(t), 0, 399)
+        return [float(v) for v in poly.round(2)]
+
+    for a in gt["annotations"]:
+        a["segmentation"] = [polygon(a["bbox"])]
+    out = []
+    for d in dets:
+        rle = mask_utils.merge(mask_utils.frPyObjects([polygon(d["bbox"])], 400, 500))
+        seg = {"size": [400, 500], "counts": rle["counts"].decode("ascii")}
+        out.append(
+            {
+                "image_id": d["image_id"],
+                "category_id": d["category_id"],
+                "segmentation": seg,
+                "score": d["score"],
+            }
+        )
+    return gt, out
+
+
+def _kp_data(seed: int = 0, n_img: int = 60) -> tuple[dict, list[dict]]:
+    """One person category, 17 keypoints (some unlabeled), jittered detections and background ones."""
+    rng = np.random.default_rng(seed)
+    img_ids = rng.choice(np.arange(1, 1000), n_img, replace=False)
+    anns, dets = [], []
+    for i in range(n_img * 3):
+        img = int(rng.choice(img_ids))
+        w = float(rng.uniform(10, 200))
+        h = w * float(rng.uniform(1.2, 2.0))
+        x, y = float(rng.uniform(0, 300)), float(rng.uniform(0, 100))
+        kx, ky = x + rng.random(17) * w, y + rng.random(17) * h
+        vis = np.where(rng.random(17) < 0.25, 0, 2)
+        kp = np.stack([np.round(kx), np.round(ky), vis], axis=1) * (vis > 0)[:, None]
+        anns.append(
+            {
+                "id": i + 1,
+                "image_id": img,
+                "category_id": 1,
+                "bbox": [round(x, 2), round(y, 2), round(w, 2), round(h, 2)],
+                "area": round(w * h * 0.6, 2),
+                "iscrowd": int(rng.random() < 0.03),
+                "num_keypoints": int((vis > 0).sum()),
+                "keypoints": [int(v) for v in kp.ravel()],
+            }
+        )
+        for _ in range(int(rng.poisson(3))):
+            dx, dy = kx + rng.normal(0, 0.05, 17) * w, ky + rng.normal(0, 0.05, 17) * h
+            dk = np.stack([dx.round(2), dy.round(2), np.ones(17)], axis=1)
+            dets.append(
+                {
+                    "image_id": img,
+                    "category_id": 1,
+                    "keypoints": [float(v) for v in dk.ravel()],
+                    "score": float(rng.choice([0.5, *rng.random(3).round(3)])),
+                }
+            )
+    for _ in range(n_img * 2):
+        dk = np.stack(
+            [rng.uniform(0, 500, 17).round(2), rng.uniform(0, 400, 17).round(2), np.ones(17)], axis=1
+        )
+        dets.append(
+            {
+                "image_id": int(rng.choice(img_ids)),
+                "category_id": 1,
+                "keypoints": [float(v) for v in dk.ravel()],
+                "score": round(float(rng.random()), 4),
+            }
+        )
+    gt = {
+        "images": [{"id": int(i), "height": 400, "width": 500} for i in img_ids],
+        "categories": [
+            {"id": 1, "name": "person", "keypoints": [f"k{j}" for j in range(17)], "skeleton": []}
+        ],
+        "annotations": anns,
+    }
+    return gt, dets
+
+
+def _write(tmp_path, gt, dets):
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    return tmp_path / "gt.json", tmp_path / "dt.json"
+
+
+@pytest.mark.parametrize("iou_type,seed", [("segm", 0), ("segm", 1), ("keypoints", 0), ("keypoints", 1)])
+def test_segm_and_keypoints_on_two_cores_give_the_one_process_numbers(
+    tmp_path, monkeypatch, small_thresholds, iou_type, seed
+):
+    gt, dets = _segm_data(seed) if iou_type == "segm" else _kp_data(seed)
+    g, d = _write(tmp_path, gt, dets)
+    one = _outcome(g, d, monkeypatch, "1", iou_type)
+    assert not any(small_thresholds)
+    small_thresholds.clear()
+    used = []
+    for name in ("results_two_parts", "_match_accumulate_forked"):
+        real = getattr(coco_eval, name)
+        monkeypatch.setattr(coco_eval, name, lambda *a, real=real: used.append(real(*a)) or used[-1])
+    two = _outcome(g, d, monkeypatch, "", iou_type)
+    # the results' tail, then the halves (categories for segm, images for keypoints' one category), both
+    # taken (no fallback)
+    assert small_thresholds == [True, True] and len(used) == 2 and all(u is not None for u in used)
+    assert (used[1][0] is None) == (iou_type == "segm")  # a table comes back from image halves only
+    _same(one, two)
+    assert one[4][0] > 0.05
+    params = {"max_dets": [1, 3, 20] if iou_type == "keypoints" else [1, 3, 100], "use_cats": seed == 1}
+    _same(
+        _outcome(g, d, monkeypatch, "1", iou_type, params=params),
+        _outcome(g, d, monkeypatch, "", iou_type, params=params),
+    )
+
+
+def _bad_rle(seg: dict) -> dict:
+    return {"size": seg["size"], "counts": seg["counts"][:-1] + "~"}
+
+
+SEGM_DAMAGE = [
+    ("segmentation", _bad_rle),  # a character outside '0'..'o'
+    ("segmentation", lambda s: {"size": [400, 501], "counts": s["counts"]}),  # not its image's size
+    ("segmentation", lambda s: {"size": s["size"], "counts": s["counts"][:-2]}),  # runs do not add up
+    ("segmentation", lambda s: None),
+    ("segmentation", lambda s: [[1.0, 2.0, 3.0]]),  # a polygon of 1.5 points
+    ("score", lambda s: "0.5"),
+    ("image_id", lambda s: 123456),
+    ("category_id", lambda s: 4242),
+]
+KP_DAMAGE = [
+    ("keypoints", lambda k: k[:-3]),
+    ("keypoints", lambda k: [*k[:-1], "1"]),
+    ("keypoints", lambda k: [*k[:-1], float("nan")]),
+    ("keypoints", lambda k: None),
+    ("score", lambda k: None),
+    ("image_id", lambda k: 123456),
+]
+
+
+@pytest.mark.parametrize(
+    "iou_type,key,damage",
+    [("segm", k, f) for k, f in SEGM_DAMAGE] + [("keypoints", k, f) for k, f in KP_DAMAGE],
+)
+def test_a_bad_mask_or_keypoints_record_anywhere_gives_the_one_process_error(
+    tmp_path, monkeypatch, small_thresholds, iou_type, key, damage
+):
+    gt, dets = _segm_data(3) if iou_type == "segm" else _kp_data(3)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    n = len(dets)
+    for j in (0, n // 3, n // 2, n - 1):  # the parent's head, the child's tail, the last record
+        bad = [dict(d) for d in dets]
+        bad[j][key] = damage(bad[j].get(key))
+        if j == n // 2:  # and a second fault earlier in the child's part: the first one is named
+            bad[n // 2 - 5]["image_id"] = 123457
+        (tmp_path / "dt.json").write_text(json.dumps(bad, allow_nan=True))
+        one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1", iou_type)
+        two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "", iou_type)
+        assert one[0] == "error", (j, one)
+        _same(one, two)
+
+
+def test_segm_pieces_with_a_bad_given_box_read_as_one_file(tmp_path, monkeypatch, small_thresholds):
+    """segm results whose given boxes are not all valid get NaN boxes throughout (never read by segm
+    evaluation): decided over the whole file, so such a file is read in one process."""
+    gt, dets = _segm_data(4)
+    for d in dets[1:]:  # (the first record has none: it decides loadRes' branch, segm)
+        d["bbox"] = [1.0, 2.0, 3.0, 4.0]
+    dets[len(dets) * 3 // 4]["bbox"] = [1.0, 2.0]
+    g, d = _write(tmp_path, gt, dets)
+    one = _outcome(g, d, monkeypatch, "1", "segm")
+    two = _outcome(g, d, monkeypatch, "", "segm")
+    assert one[0] == "ok"
+    _same(one, two)
+
+
+@pytest.mark.parametrize("iou_type", ["segm", "keypoints"])
+def test_segm_and_keypoints_children_that_die_are_replaced(tmp_path, monkeypatch, small_thresholds, iou_type):
+    gt, dets = _segm_data(6) if iou_type == "segm" else _kp_data(6)
+    g, d = _write(tmp_path, gt, dets)
+    one = _outcome(g, d, monkeypatch, "1", iou_type)
+    parent = os.getpid()
+
+    def dying(real):
+        def call(*args):
+            if os.getpid() != parent:
+                os.kill(os.getpid(), 9)
+            return real(*args)
+
+        return call
+
+    for name in ("results_part", "_half", "_image_half"):
+        monkeypatch.setattr(coco_eval, name, dying(getattr(coco_eval, name)))
+    small_thresholds.clear()
+    two = _outcome(g, d, monkeypatch, "", iou_type)
+    assert small_thresholds == [True, True]
+    _same(one, two)
+
+
+def test_a_busy_machine_keeps_one_process(monkeypatch):
+    """No fork while every CPU is busy (a child would only take turns with this process), unless
+    DETEVAL_PROCESSES=2; DETEVAL_PROCESSES=1 never forks."""
+    if not os.path.exists("/proc/loadavg"):
+        pytest.skip("Linux only")
+    assert forked.cpu_idle(1) is False  # this process itself is running
+    assert forked.cpu_idle(10**6) is True
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
+    monkeypatch.delenv(forked.ENV_PROCESSES, raising=False)
+    if not forked.can_fork():
+        pytest.skip("needs os.fork, 2 CPUs and no other thread")
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: False)
+    assert not forked.can_fork() and forked.fork_call(os.getpid) is None
+    monkeypatch.setenv(forked.ENV_PROCESSES, "2")
+    child = forked.fork_call(os.getpid)
+    assert child is not None and child.result() not in (None, os.getpid())
+    monkeypatch.setenv(forked.ENV_PROCESSES, "1")
+    assert not forked.can_fork()

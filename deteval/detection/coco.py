@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from os import PathLike
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -51,12 +51,15 @@ from deteval.distributed.forked import Forked, fork_call
 from deteval.errors import ConfigError, DetevalError, InputFormatError, ValidationError
 from deteval.io.arrays import numeric_array
 from deteval.io.coco import (
+    CHUNK_BYTES,
     CocoGroundTruth,
     CocoResults,
     load_coco_gt,
     load_coco_results,
+    results_part,
     results_split_byte,
     results_tail,
+    results_two_parts,
     results_with_tail,
 )
 from deteval.results import EvalResult, PRCurve
@@ -506,18 +509,24 @@ def match_in_shards(
     params: CocoParams,
     compat: str,
     categories: np.ndarray | None = None,
+    images: np.ndarray | None = None,
 ) -> tuple[MatchTable, dict[str, int], list[str]]:
     """:func:`match_coco` over shards of consecutive images holding about ``SHARD_DETECTIONS`` detections each,
     merged; identical to one call (groups never straddle images) with bounded temporary memory.
-    ``categories``: as in :func:`match_coco`."""
+    ``categories``, ``images``: as in :func:`match_coco`."""
     from deteval.detection.coco_match import merge_tables
 
     if len(res) <= SHARD_DETECTIONS:
-        return match_coco(gt, res, params, compat, categories=categories)
+        return match_coco(gt, res, params, compat, images=images, categories=categories)
     n_img = int(id_selection(gt.image_ids, params.img_ids, "image").shape[0])
     img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
     img_map[id_selection(gt.image_ids, params.img_ids, "image")] = np.arange(n_img)
     d_img = img_map[res.img]
+    in_images = np.ones(n_img, dtype=bool)
+    if images is not None and n_img:  # only these images' detections fill the shards
+        in_images[:] = False
+        in_images[np.asarray(images, dtype=np.int64)] = True
+        d_img = np.where(in_images[np.maximum(d_img, 0)], d_img, -1)
     if categories is not None and params.use_cats:  # only these categories' detections fill the shards
         cat_sel = id_selection(gt.cat_ids, params.cat_ids, "category")
         in_part = np.zeros(gt.cat_ids.shape[0], dtype=bool)
@@ -528,9 +537,9 @@ def match_in_shards(
     tables: list[MatchTable] = []
     counts: dict[str, int] | None = None
     warnings: list[str] = []
-    for s in np.unique(shard).tolist():
+    for s in np.unique(shard[in_images]).tolist():
         t, c, w = match_coco(
-            gt, res, params, compat, images=np.flatnonzero(shard == s), categories=categories
+            gt, res, params, compat, images=np.flatnonzero((shard == s) & in_images), categories=categories
         )
         tables.append(t)
         warnings = w
@@ -540,7 +549,7 @@ def match_in_shards(
             else {k: (v if k in ("n_images", "n_categories") else counts[k] + v) for k, v in c.items()}
         )
     if counts is None:  # no image selected, so no shard: the one-pass match gives the same (empty) table
-        return match_coco(gt, res, params, compat, categories=categories)
+        return match_coco(gt, res, params, compat, images=images, categories=categories)
     return merge_tables(tables), counts, warnings
 
 
@@ -645,6 +654,8 @@ def evaluate_coco(
     finally:
         if tail is not None:
             tail[0].cancel()
+    if tail is None and p.iou_type in ("segm", "keypoints"):
+        r = _results_forked(g, results, p, on_error)
     if r is None and is_path_list(results):
         from deteval.distributed.coco import load_results_files
 
@@ -652,9 +663,8 @@ def evaluate_coco(
     elif r is None:
         r = load_coco_results(results, g, iou_type=p.iou_type, on_error=on_error)
     split = _match_accumulate_forked(g, r, p, compat)
-    table = None
     if split is not None:
-        arrays, counts, warnings = split
+        table, arrays, counts, warnings = split
     else:
         table, counts, warnings = match_in_shards(g, r, p, compat)
         arrays = None
@@ -665,16 +675,23 @@ def evaluate_coco(
 
 
 # ------------------------------------------------------------------------------------------- two cores
-# bbox evaluation of large inputs uses a second core through forked children (deteval.distributed.forked):
-# one parses the tail of the results file while this process reads the ground truth and the head; then one
-# matches and accumulates half of the categories while this process does the other half. Categories are
-# independent in both stages, and each half runs the one-process code, so the numbers are the same bits. A
-# child that fails for any reason is ignored and its work done here (raising any error as one process would).
+# Large inputs use a second core through forked children (deteval.distributed.forked): one parses the tail
+# of the results file while this process reads the ground truth and the head (segm, keypoints: the head only,
+# the child forked once the ground truth is read); then one matches (and accumulates) half of the categories,
+# or with one category half of the images, while this process does the other half. Categories and images are
+# independent, and each half runs the one-process code, so the numbers are the same bits. A child that fails
+# for any reason is ignored and its work done here (raising any error as one process would).
 
 #: Results files from this size on are read on two cores (smaller ones take a few tens of ms).
 FORK_RESULTS_BYTES = 8 << 20
 #: Evaluated detections from which matching and accumulation are split by categories over two processes.
 FORK_DETECTIONS = 100_000
+#: ... for segm (masks) and keypoints (OKS), which cost far more per detection.
+FORK_MASKS = 5_000
+FORK_KEYPOINTS = 20_000
+#: segm and keypoints: the share of the results file this process reads (it also unpickles the child's part,
+#: 0.05 s for the RLEs of 10 MB of segm results, and puts the columns together: 0.04 s for 60k keypoint rows)
+HEAD_SHARE = 0.45
 
 
 def _fork_results_tail(gt: Any, results: Any, p: CocoParams, on_error: str) -> tuple[Forked, int] | None:
@@ -693,6 +710,28 @@ def _fork_results_tail(gt: Any, results: Any, p: CocoParams, on_error: str) -> t
     return None if child is None else (child, start)
 
 
+def _results_forked(g: CocoGroundTruth, results: Any, p: CocoParams, on_error: str) -> CocoResults | None:
+    """A large segm or keypoints results file read by this process (the head) and a forked child (the
+    tail), once the ground truth is read (their parsing and checks need it); None where that does not apply
+    or fails."""
+    if on_error != "raise" or not isinstance(results, (str, PathLike)):
+        return None
+    try:
+        size = os.stat(results).st_size
+    except OSError:
+        return None
+    if size < FORK_RESULTS_BYTES:
+        return None
+    start = max(CHUNK_BYTES, int(size * HEAD_SHARE))
+    child = fork_call(results_part, results, g, p.iou_type, start, False)
+    if child is None:
+        return None
+    try:
+        return results_two_parts(results, g, p.iou_type, start, child.result)
+    finally:
+        child.cancel()
+
+
 def _category_halves(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> tuple[np.ndarray, np.ndarray]:
     """Two sets of evaluated categories with about as many detections each (largest first, to the lighter)."""
     cat_map = np.full(n_cats, -1, dtype=np.int64)
@@ -709,6 +748,7 @@ def _category_halves(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> tuple[
 
 
 _Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+_T = TypeVar("_T")
 
 
 def _half(
@@ -731,31 +771,37 @@ def _half(
     return accumulate(compact, p.rec_thrs, p.max_dets), counts, warnings
 
 
+def _fork_detections(iou_type: str) -> int:
+    """Evaluated detections from which matching is split over two processes (a mask or an OKS costs far more
+    than a box)."""
+    return {"bbox": FORK_DETECTIONS, "segm": FORK_MASKS}.get(iou_type, FORK_KEYPOINTS)
+
+
 def _match_accumulate_forked(
     g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str
-) -> tuple[_Arrays, dict[str, int], list[str]] | None:
-    """precision, recall, scores, counts and warnings from two processes, a half of the categories each;
-    None where that does not apply or pay (small input, one category, ``use_cats=False``; segm and keypoints
-    are not split yet) or fails."""
-    if p.iou_type != "bbox" or not p.use_cats or len(r) < FORK_DETECTIONS:
+) -> tuple[MatchTable | None, _Arrays | None, dict[str, int], list[str]] | None:
+    """The matching (and, split by categories, the accumulation) done by two processes: a half of the
+    categories each (their precision, recall and scores columns come back), or, with one category or
+    ``use_cats=False``, a half of the images each (their match tables come back, merged for
+    :func:`accumulate`). Returns (table or None, arrays or None, counts, warnings); None where that does not
+    pay (small input) or fails."""
+    if len(r) < _fork_detections(p.iou_type):
         return None
     cat_sel = id_selection(g.cat_ids, p.cat_ids, "category")
-    if cat_sel.shape[0] < 2:
-        return None
+    if p.use_cats and cat_sel.shape[0] >= 2:
+        split = _split_categories(g, r, p, compat, cat_sel)
+        return None if split is None else (None, *split)
+    return _split_images(g, r, p, compat)
+
+
+def _split_categories(
+    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, cat_sel: np.ndarray
+) -> tuple[_Arrays, dict[str, int], list[str]] | None:
     mine, theirs = _category_halves(r, cat_sel, g.cat_ids.shape[0])
-    child = fork_call(_half, g, r, p, compat, theirs)
-    if child is None:
+    both = _both_halves(_half, (g, r, p, compat), mine, theirs)
+    if both is None:
         return None
-    try:
-        (pm, rm, sm), counts, warnings = _half(g, r, p, compat, mine)
-        got = child.result()
-    except DetevalError:
-        return None  # raised again by the one-process path
-    finally:
-        child.cancel()
-    if got is None:
-        return None
-    (pt, rt, st), counts_t, _ = got
+    ((pm, rm, sm), counts, warnings), ((pt, rt, st), counts_t, _) = both
     K = cat_sel.shape[0]
     precision = np.empty(pm.shape[:2] + (K,) + pm.shape[3:])
     scores = np.empty_like(precision)
@@ -763,9 +809,67 @@ def _match_accumulate_forked(
     precision[:, :, mine], precision[:, :, theirs] = pm, pt
     scores[:, :, mine], scores[:, :, theirs] = sm, st
     recall[:, mine], recall[:, theirs] = rm, rt
+    return (precision, recall, scores), _add_counts(counts, counts_t), warnings
+
+
+def _both_halves(
+    fn: Callable[..., _T], args: tuple, mine: np.ndarray, theirs: np.ndarray
+) -> tuple[_T, _T] | None:
+    """``fn(*args, mine)`` here and ``fn(*args, theirs)`` in a forked child at the same time; None if the
+    child could not start or failed, or this half raised (the one-process path then raises it again)."""
+    child = fork_call(fn, *args, theirs)
+    if child is None:
+        return None
+    try:
+        here = fn(*args, mine)
+        got = child.result()
+    except DetevalError:
+        return None
+    finally:
+        child.cancel()
+    return None if got is None else (here, got)
+
+
+def _add_counts(counts: dict[str, int], other: dict[str, int]) -> dict[str, int]:
     for key in ("n_gt", "n_dt", "n_dt_evaluated"):
-        counts[key] += counts_t[key]
-    return (precision, recall, scores), counts, warnings
+        counts[key] += other[key]
+    return counts
+
+
+def _image_halves(g: CocoGroundTruth, r: CocoResults, p: CocoParams) -> tuple[np.ndarray, np.ndarray]:
+    """The evaluated images (indices, ascending id) cut in two runs with about as many detections each."""
+    img_sel = id_selection(g.image_ids, p.img_ids, "image")
+    img_map = np.full(g.image_ids.shape[0], -1, dtype=np.int64)
+    img_map[img_sel] = np.arange(img_sel.shape[0])
+    d_img = img_map[r.img]
+    per_img = np.bincount(d_img[d_img >= 0], minlength=img_sel.shape[0])
+    cut = int(np.searchsorted(np.cumsum(per_img), per_img.sum() / 2))
+    n = img_sel.shape[0]
+    return np.arange(0, cut, dtype=np.int64), np.arange(cut, n, dtype=np.int64)
+
+
+def _image_half(
+    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, part: np.ndarray
+) -> tuple[MatchTable, dict[str, int], list[str]]:
+    """Match the images ``part`` alone (their table merges with the other half's: groups never straddle
+    images)."""
+    return match_in_shards(g, r, p, compat, images=part)
+
+
+def _split_images(
+    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str
+) -> tuple[MatchTable, None, dict[str, int], list[str]] | None:
+    from deteval.detection.coco_match import merge_tables
+
+    first, second = _image_halves(g, r, p)
+    if not first.shape[0] or not second.shape[0]:
+        return None
+    both = _both_halves(_image_half, (g, r, p, compat), first, second)
+    if both is None:
+        return None
+    (table, counts, warnings), (table_t, counts_t, _) = both
+    # the first images' rows first, as the one-process shards are merged
+    return merge_tables([table, table_t]), None, _add_counts(counts, counts_t), warnings
 
 
 #: A box "runs past the border" when its far edge is beyond the image by more than this share of its size.

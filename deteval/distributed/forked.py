@@ -7,7 +7,10 @@ the caller then does the work itself, in this process, so that errors are raised
 the one-process path gives. Forking is skipped (:func:`fork_call` returns None) where it is unavailable or
 unsafe: outside Linux (no ``os.fork`` on Windows; macOS system libraries do not support a fork without
 exec), one usable CPU, other threads running (a fork copies their locks in whatever state they are), or
-``DETEVAL_PROCESSES=1`` in the environment.
+``DETEVAL_PROCESSES=1`` in the environment; and unless ``DETEVAL_PROCESSES=2``, also when no CPU is idle at
+that moment: every usable CPU already busy, a child would only take turns with this process (with the
+kernel's per-session scheduling, on this process's share) and add its own costs (the copied pages, the
+pickled results), so the one-process path is then faster.
 """
 
 from __future__ import annotations
@@ -23,19 +26,32 @@ from typing import Any
 
 __all__ = ["Forked", "can_fork", "fork_call"]
 
-#: Environment variable: ``1`` keeps every evaluation in one process.
+#: Environment variable: ``1`` keeps every evaluation in one process; ``2`` forks even when no CPU is idle.
 ENV_PROCESSES = "DETEVAL_PROCESSES"
 
 
 def can_fork() -> bool:
-    """Whether :func:`fork_call` would fork: Linux, two usable CPUs, no other thread, not disabled."""
-    if not sys.platform.startswith("linux") or os.environ.get(ENV_PROCESSES, "").strip() == "1":
+    """Whether :func:`fork_call` would fork: Linux, two usable CPUs, no other thread, not disabled, and a CPU
+    idle (:func:`cpu_idle`) unless ``DETEVAL_PROCESSES=2``."""
+    setting = os.environ.get(ENV_PROCESSES, "").strip()
+    if not sys.platform.startswith("linux") or setting == "1":
         return False
     try:
         cpus = len(os.sched_getaffinity(0))
     except OSError:  # pragma: no cover
         cpus = os.cpu_count() or 1
-    return cpus >= 2 and threading.active_count() == 1
+    return cpus >= 2 and threading.active_count() == 1 and (setting == "2" or cpu_idle(cpus))
+
+
+def cpu_idle(cpus: int) -> bool:
+    """Whether fewer tasks are running right now than ``cpus`` (this process counts as one): the kernel's
+    count of runnable tasks, the first number of the fourth field of ``/proc/loadavg``. True if unreadable."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            running = int(f.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return True
+    return running < cpus
 
 
 class Forked:

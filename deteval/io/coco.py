@@ -38,7 +38,7 @@ import math
 import mmap
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
@@ -1118,33 +1118,34 @@ _RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 CHUNK_BYTES = 4 << 20
 
 
-def _result_cuts(data: Any) -> list[tuple[int, int]]:
+def _result_cuts(data: Any, chunk: int | None = None) -> list[tuple[int, int]]:
     """Where a large results file is cut into pieces of about ``CHUNK_BYTES``: (end of one record, start of
     the next) after every ``CHUNK_BYTES`` (COCO results hold no lists of objects, and neither RLE strings nor
     numbers contain braces)."""
+    chunk = CHUNK_BYTES if chunk is None else chunk
     cuts = []
-    pos = CHUNK_BYTES
+    pos = chunk
     while pos < len(data):
         m = _RECORD_BOUNDARY.search(data, pos)
         if m is None:
             break
         cuts.append((m.start() + 1, m.end() - 1))  # end of one record, start of the next
-        pos = m.end() + CHUNK_BYTES
+        pos = m.end() + chunk
     return cuts
 
 
-def _read_in_pieces(path: Path) -> tuple[Any, list[tuple[int, int]]] | None:
+def _read_in_pieces(path: Path, chunk: int | None = None) -> tuple[Any, list[tuple[int, int]]] | None:
     """A results file mapped in memory (read-only ``mmap``: the page cache's pages, no copy, no fresh memory
     to fault in) and its cuts (:func:`_result_cuts`); None if unreadable or too small to cut."""
     try:
         with path.open("rb") as f:
             size = os.fstat(f.fileno()).st_size
-            if size < 2 * CHUNK_BYTES:
+            if size < 2 * (CHUNK_BYTES if chunk is None else chunk):
                 return None
             data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None
-    cuts = _result_cuts(data)
+    cuts = _result_cuts(data, chunk)
     return (data, cuts) if cuts else None
 
 
@@ -1221,14 +1222,17 @@ def _bbox_branch(first: dict) -> bool:
 
 
 def _concat_results(parts: list[CocoResults], file: str, iou_type: str = "bbox") -> CocoResults:
+    segm = iou_type == "segm"
     return CocoResults(
         img=np.concatenate([p.img for p in parts]),
         cat=np.concatenate([p.cat for p in parts]),
         score=np.concatenate([p.score for p in parts]),
         bbox=np.concatenate([p.bbox for p in parts]),
         area=np.concatenate([p.area for p in parts]),
-        keypoints=None if iou_type == "bbox" else np.concatenate([p.keypoints for p in parts]),
-        kind="bbox" if iou_type == "bbox" else "keypoints",
+        keypoints=np.concatenate([p.keypoints for p in parts]) if iou_type == "keypoints" else None,
+        segmentation=list(chain.from_iterable(p.segmentation or [] for p in parts)) if segm else None,
+        rles=list(chain.from_iterable(p.rles or [] for p in parts)) if segm else None,
+        kind=iou_type,
         source=file,
     )
 
@@ -1250,19 +1254,32 @@ def results_split_byte(results_bytes: int, gt_bytes: int) -> int:
     return max(CHUNK_BYTES, (results_bytes - gt_bytes) // 2)
 
 
-def results_tail(path: str | PathLike[str], start: int) -> list[RawColumns] | None:
-    """The child's share: every piece that begins at or after byte ``start`` (except the first), as validated
-    unmapped columns; None on any fault."""
-    read = _read_in_pieces(Path(path))
+def _part_pieces(
+    path: str | PathLike[str], start: int, head: bool, chunk: int | None = None
+) -> Iterator[list | None] | None:
+    """The records of each piece that begins before byte ``start`` (``head``; always the first piece) or of
+    each other piece (None for a piece that does not parse); None if the file is not read in pieces."""
+    read = _read_in_pieces(Path(path), chunk)
     if read is None:
         return None
     data, cuts = read
     file = str(path)
+    return (
+        _piece_records(data, cuts, i, file)
+        for i in range(len(cuts) + 1)
+        if (i == 0 or _piece_bounds(data, cuts, i)[0] < start) == head
+    )
+
+
+def results_tail(path: str | PathLike[str], start: int) -> list[RawColumns] | None:
+    """The child's share: every piece that begins at or after byte ``start`` (except the first), as validated
+    unmapped columns; None on any fault."""
+    pieces = _part_pieces(path, start, False)
+    if pieces is None:
+        return None
+    file = str(path)
     out: list[RawColumns] = []
-    for i in range(1, len(cuts) + 1):
-        if _piece_bounds(data, cuts, i)[0] < start:
-            continue
-        records = _piece_records(data, cuts, i, file)
+    for records in pieces:
         if records is None:
             return None
         try:
@@ -1315,6 +1332,69 @@ def results_with_tail(
         if enabled:
             gc.enable()
     return _concat_results(parts, file)
+
+
+# ------------------------------------------------------------- a large segm or keypoints file on two cores
+# Forked once the ground truth is read: a child reads the tail of the file against it (:func:`results_part`)
+# while the parent reads the head; both run the one-process code on whole pieces (every value of a record
+# depends on that record alone), and any fault or doubt makes the parent read the file in one process.
+
+
+def results_part(
+    path: str | PathLike[str], gt: CocoGroundTruth, iou_type: str, start: int, head: bool
+) -> list[CocoResults] | None:
+    """The pieces of a segm or keypoints results file that begin before byte ``start`` (``head``; always the
+    first) or the others, read against ``gt`` as the one-process path reads them; None on any fault, or if a
+    piece's first record is not in the loadRes branch of ``iou_type`` (the file's first record decides the
+    branch of every record)."""
+    if iou_type == "keypoints" and (gt.keypoints is None or not len(gt)):
+        return None
+    # quarter pieces: the two parts then end within a megabyte of ``start`` (the parts balanced)
+    pieces = _part_pieces(path, start, head, CHUNK_BYTES // 4)
+    if pieces is None:
+        return None
+    file = str(path)
+    parts: list[CocoResults] = []
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for records in pieces:
+            if records is None:
+                return None
+            try:
+                if loadres_branch(records[0], file) != iou_type:
+                    return None
+                part = _results_from_records(records, file, False, gt, iou_type, kind=iou_type)
+            except DetevalError:
+                return None
+            # segm: a piece whose given boxes are not all valid gets NaN boxes throughout, as the whole
+            # file would only if it held no valid box column at all: left to the one-process path
+            if np.isnan(part.bbox).any() or part.warnings:
+                return None
+            parts.append(part)
+            del records
+    finally:
+        if enabled:
+            gc.enable()
+    return parts
+
+
+def results_two_parts(
+    path: str | PathLike[str],
+    gt: CocoGroundTruth,
+    iou_type: str,
+    start: int,
+    tail: Callable[[], list[CocoResults] | None],
+) -> CocoResults | None:
+    """The head read here (:func:`results_part`), then the tail (``tail()``: the child's) appended; None on
+    any fault (the caller then reads the file in one process, which names it)."""
+    parts = results_part(path, gt, iou_type, start, True)
+    if parts is None:
+        return None
+    rest = tail()
+    if rest is None:
+        return None
+    return _concat_results(parts + rest, str(path), iou_type)
 
 
 def _result_keys(records: list, gt: CocoGroundTruth, file: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
