@@ -39,6 +39,7 @@ from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.results import EvalResult
 from deteval.stats.attach import add_statistics
 from deteval.stats.coco_batch import CocoBatch
+from deteval.stats.tests import SwapMix
 
 __all__ = ["CocoUnits"]
 
@@ -179,7 +180,12 @@ class CocoUnits:
                 out[both_] = fast(np.concatenate([wa[both_], wb[both_]], axis=1), wa[both_] + wb[both_])
             return out
 
-        return mixed
+        def rounds(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            # mix(1 - s, s) and mix(s, 1 - s): complementary weights of the merged rows, ground truths 1
+            s = np.asarray(s, dtype=np.int64)
+            return fast.complements(np.concatenate([1 - s, s], axis=1), np.ones_like(s))
+
+        return SwapMix(mixed, rounds)
 
     def _mix_accumulated(self, a: int, b: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """:meth:`mix` as one weighted accumulation per weighting (the reference of the batched path)."""
