@@ -59,7 +59,8 @@ class ReweightedLists:
     ``count`` (G,) items per group (items in (group, rank) order); ``column`` (N,) each item's weight column;
     ``relevant`` / ``ignored`` (T, N) flags (an item is never both under one variant; ``ignored`` None: none);
     ``eps`` the precision denominator's term; ``precision`` False: relevant weights only (recall); ``scan``
-    the envelope's method (None: the cheaper for the sizes; both give the same numbers)."""
+    the envelope's method (None: the cheaper for the sizes; both give the same numbers); ``reuse_output``:
+    the precision arrays returned are buffers that the next call overwrites (no fresh pages per call)."""
 
     def __init__(
         self,
@@ -72,6 +73,7 @@ class ReweightedLists:
         *,
         precision: bool = True,
         scan: bool | None = None,
+        reuse_output: bool = False,
     ) -> None:
         cnt = np.asarray(count, dtype=np.int64)
         rel = np.asarray(relevant, dtype=bool)
@@ -86,6 +88,8 @@ class ReweightedLists:
         G, T = cnt.shape[0], rel.shape[0]
         self.n_groups, self.n_variants, self.n_items = G, T, col.shape[0]
         self.eps, self.precision = float(eps), precision
+        self.reuse_output = reuse_output
+        self._out: list[np.ndarray] = []  # the output buffers (reuse_output)
         lv = np.asarray(levels, dtype=np.float64)
         self._lv_order = np.argsort(lv, kind="stable")  # levels taken ascending, returned in input order
         self.levels = lv[self._lv_order]
@@ -152,11 +156,11 @@ class ReweightedLists:
         with ``precision=False``) and (B, T, G) relevant weight of B weightings: ``weights`` (B, columns)
         integers >= 0, ``n_pos`` (B, G)."""
         w = np.asarray(weights, dtype=np.int64)
-        B, T, G, R = w.shape[0], self.n_variants, self.n_groups, self.levels.shape[0]
+        B, T, G = w.shape[0], self.n_variants, self.n_groups
         wz = np.zeros((B, w.shape[1] + 1), dtype=np.int64)
         wz[:, :-1] = w  # the last column: the end slots' weight 0
         hits = np.zeros((B, T, G), dtype=np.int64)
-        prec = np.zeros((B, T, R, G)) if self.precision else None
+        prec = self._prec_out(B, 0)
         if T * G == 0:
             return prec, hits
         cc = self._sampled_counts(n_pos, B)
@@ -176,10 +180,9 @@ class ReweightedLists:
         w = np.asarray(weights, dtype=np.int64)
         if w.size and (w.min() < 0 or w.max() > 1):
             raise ValueError("complements need weights 0 or 1")
-        B, T, G, R = w.shape[0], self.n_variants, self.n_groups, self.levels.shape[0]
+        B, T, G = w.shape[0], self.n_variants, self.n_groups
         hits, hits_c = np.zeros((B, T, G), dtype=np.int64), np.zeros((B, T, G), dtype=np.int64)
-        prec = np.zeros((B, T, R, G)) if self.precision else None
-        prec_c = np.zeros((B, T, R, G)) if self.precision else None
+        prec, prec_c = self._prec_out(B, 0), self._prec_out(B, 1)
         if T * G:
             cc = self._sampled_counts(n_pos, B)
             ones = self._ones()
@@ -204,6 +207,19 @@ class ReweightedLists:
                 n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
                 self._envelope(tp_c, n_c, unit_c, tp0_c, cc[r], prec_c[r])
         return (self._in_order(prec), hits), (self._in_order(prec_c), hits_c)
+
+    def _prec_out(self, B: int, i: int) -> np.ndarray | None:
+        """(B, T, R, G) for the precision (None without precision): zeros, or buffer ``i`` (reuse_output)."""
+        shape = (B, self.n_variants, self.levels.shape[0], self.n_groups)
+        if not self.precision:
+            return None
+        if not self.reuse_output:
+            return np.zeros(shape)
+        while len(self._out) <= i:
+            self._out.append(np.zeros((0, *shape[1:])))
+        if self._out[i].shape[0] < B:
+            self._out[i] = np.zeros(shape)
+        return self._out[i][:B]  # every row is written in full (T * G > 0) or empty
 
     def _sampled_counts(self, n_pos: np.ndarray, B: int) -> np.ndarray | None:
         """(B, 1, G, R) the relevant weight whose slot each level samples (at least 1), or None."""

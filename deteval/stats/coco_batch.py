@@ -66,6 +66,7 @@ class CocoBatch:
                 params.rec_thrs,
                 COCO_EPS,
                 precision=(a, m) in ap_read,
+                reuse_output=True,  # read once by _values before the next call
             )
         if gt_table.gt_img is None or gt_table.gt_cat is None or gt_table.gt_counted is None:
             raise ValueError("this MatchTable was built without its ground-truth columns")
