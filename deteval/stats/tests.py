@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 
 from deteval.errors import ConfigError
 from deteval.stats.bootstrap import PairMetric
-from deteval.stats.parallel import CHUNK, evaluate_rows
+from deteval.stats.parallel import CHUNK, Processes, evaluate_rows
 
 __all__ = ["TESTS", "RandomizationResult", "SwapMix", "paired_t", "randomization_test", "wilcoxon"]
 
@@ -65,7 +65,7 @@ def _round_deltas(mix: PairMetric) -> tuple[Callable[[np.ndarray], np.ndarray], 
 
 
 def randomization_test(
-    mix: PairMetric, n_units: int, *, n_rounds: int = 1000, seed: int = 0, processes: int = 1
+    mix: PairMetric, n_units: int, *, n_rounds: int = 1000, seed: int = 0, processes: Processes = "auto"
 ) -> RandomizationResult:
     """Approximate randomization test of A − B (module docstring); ``mix`` as in
     :mod:`deteval.stats.bootstrap`; ``processes``: rounds evaluated in that many forked processes
