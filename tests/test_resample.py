@@ -48,10 +48,17 @@ def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
         ).astype(np.int64) + rng.integers(0, 3, (w.shape[0], n_groups))
         q, hits = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=trial % 4 < 2).evaluate(w, n_pos)
         _, hits_only = ReweightedLists(cnt, col, rel, ign, levels, eps, precision=False).evaluate(w, n_pos)
+        if trial % 5 == 1:  # sums in int64 (weights too large for int32 sums): the same numbers
+            wide = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=trial % 4 < 2)
+            wide._set_int = lambda m: None  # type: ignore[method-assign]
+            q64, hits64 = wide.evaluate(w, n_pos)
+            assert wide._int == np.int64 and np.array_equal(q64, q) and np.array_equal(hits64, hits)
         assert q is not None and np.array_equal(hits_only, hits)
         if w.max(initial=0) <= 1:  # a round's two pseudo-systems at once: the numbers of w and of 1 - w
             for prec in (True, False):
                 lists = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=trial % 4 < 2, precision=prec)
+                if trial % 2:
+                    lists._set_int = lambda m: None  # type: ignore[method-assign]  # int64 sums
                 (qa, ha), (qb, hb) = lists.evaluate_complements(w, n_pos)
                 for mine, theirs in (
                     ((qa, ha), lists.evaluate(w, n_pos)),

@@ -38,12 +38,15 @@ of one weighting's slots; fresh arrays of that size cost more in page faults tha
 round's two pseudo-systems have complementary weights (w and 1 − w, weights 0 or 1): every count above is a
 sum of weights, so those of 1 − w are those of all weights 1 (computed once) minus those of w, and
 :meth:`ReweightedLists.evaluate_complements` gathers and sums once per round, leaving the precision, the
-sampled slots and the envelope to each pseudo-system. tests/test_resample.py checks every number against
+sampled slots and the envelope to each pseudo-system. The sums are int32 whenever no sum can reach 2**31
+(items × the largest weight), int64 otherwise: the same integers, half the memory traffic. tests/test_resample.py checks every number against
 :func:`~deteval.core.weighted.weighted_levels` and against the laid-out copies
 (:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit, with both envelope methods.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -148,8 +151,11 @@ class ReweightedLists:
         self.pseudo = list_j + np.arange(T * G)
         self.slot_jn = self.slot_j + slot_list
         self._max_col = int(col.max()) if col.size else -1
-        self._ws: dict[str, np.ndarray] | None = None
-        self._ones_counts: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # the integer type of the sums: int32 while no sum can reach 2**31 (half the memory traffic of int64,
+        # the same integers), set per call from the largest weight
+        self._int: np.dtype[np.signedinteger[Any]] = np.dtype(np.int64)
+        self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
+        self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def evaluate(self, weights: np.ndarray, n_pos: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         """(B, T, R, G) interpolated precision (levels before groups, as pycocotools' arrays; None when built
@@ -157,7 +163,8 @@ class ReweightedLists:
         integers >= 0, ``n_pos`` (B, G)."""
         w = np.asarray(weights, dtype=np.int64)
         B, T, G = w.shape[0], self.n_variants, self.n_groups
-        wz = np.zeros((B, w.shape[1] + 1), dtype=np.int64)
+        self._set_int(int(w.max(initial=0)))
+        wz = np.zeros((B, w.shape[1] + 1), dtype=self._int)
         wz[:, :-1] = w  # the last column: the end slots' weight 0
         hits = np.zeros((B, T, G), dtype=np.int64)
         prec = self._prec_out(B, 0)
@@ -180,6 +187,7 @@ class ReweightedLists:
         w = np.asarray(weights, dtype=np.int64)
         if w.size and (w.min() < 0 or w.max() > 1):
             raise ValueError("complements need weights 0 or 1")
+        self._set_int(1)
         B, T, G = w.shape[0], self.n_variants, self.n_groups
         hits, hits_c = np.zeros((B, T, G), dtype=np.int64), np.zeros((B, T, G), dtype=np.int64)
         prec, prec_c = self._prec_out(B, 0), self._prec_out(B, 1)
@@ -187,7 +195,7 @@ class ReweightedLists:
             cc = self._sampled_counts(n_pos, B)
             ones = self._ones()
             for r in range(B):
-                wr = np.zeros(w.shape[1] + 1, dtype=np.int64)
+                wr = np.zeros(w.shape[1] + 1, dtype=self._int)
                 wr[:-1] = w[r]
                 last = self._counts(wr, prec is not None)
                 last_c = ones[0] - last
@@ -207,6 +215,11 @@ class ReweightedLists:
                 n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
                 self._envelope(tp_c, n_c, unit_c, tp0_c, cc[r], prec_c[r])
         return (self._in_order(prec), hits), (self._in_order(prec_c), hits_c)
+
+    def _set_int(self, max_weight: int) -> None:
+        """int32 sums when n_items × the largest weight stays below 2**31 (no sum can overflow), else int64."""
+        small = max_weight * max(self.n_items, 1) < 2**31 - 1
+        self._int = np.dtype(np.int32 if small else np.int64)
 
     def _prec_out(self, B: int, i: int) -> np.ndarray | None:
         """(B, T, R, G) for the precision (None without precision): zeros, or buffer ``i`` (reuse_output)."""
@@ -242,11 +255,12 @@ class ReweightedLists:
     def _work(self) -> dict[str, np.ndarray]:
         """Buffers reused by every weighting (made on first use): fresh arrays of this size cost more in page
         faults than the arithmetic on them."""
-        if self._ws is not None:
-            return self._ws
+        ws = self._ws.get(self._int.str)
+        if ws is not None:
+            return ws
         S, J = self.slot_col.shape[0], self.j_col.shape[0]
-        i64 = np.int64
-        self._ws = {
+        i64 = self._int
+        ws = self._ws[self._int.str] = {
             "hw": np.empty(S, dtype=i64),
             "cs": np.empty(S, dtype=i64),
             "tp": np.empty(S, dtype=i64),
@@ -262,16 +276,17 @@ class ReweightedLists:
             "stream": np.empty(J + self.n_variants * self.n_groups, dtype=i64),
             "z": np.empty(S if self.scan else 0, dtype=np.complex128),
         }
-        return self._ws
+        return ws
 
     def _ones(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(relevant weight up to each list's end, TP, N) of all weights 1: the complements' minuends."""
-        if self._ones_counts is None:
-            wr = np.ones(self._max_col + 2, dtype=np.int64)
+        key = self._int.str
+        if key not in self._ones_counts:
+            wr = np.ones(self._max_col + 2, dtype=self._int)
             wr[-1] = 0  # the end slots' column
             last = self._counts(wr, self.precision)
-            self._ones_counts = (last.copy(), self._work["tp"].copy(), self._work["n"].copy())
-        return self._ones_counts
+            self._ones_counts[key] = (last.copy(), self._work["tp"].copy(), self._work["n"].copy())
+        return self._ones_counts[key]
 
     def _counts(self, wr: np.ndarray, precision: bool) -> np.ndarray:
         """The relevant weight up to each list's end (returned); with ``precision``, into the workspace:
@@ -279,22 +294,24 @@ class ReweightedLists:
         each slot inside its list, ``n`` the ranked weight there."""
         ws = self._work
         hw = np.take(wr, self.slot_col, out=ws["hw"])
-        last = np.cumsum(hw, out=ws["cs"])[self.list_end]  # relevant weight up to each list's end, all lists
+        last = np.cumsum(hw, dtype=self._int, out=ws["cs"])[
+            self.list_end
+        ]  # relevant weight up to each list's end, all lists
         if not precision:
             return last
         hw[self.list_end] = np.r_[0, last[:-1]] - last  # each end slot takes back its list's weight
-        np.cumsum(hw, out=ws["tp"])  # relevant weight up to each slot, inside its list
+        np.cumsum(hw, dtype=self._int, out=ws["tp"])  # relevant weight up to each slot, inside its list
         c_cum = ws["c_cum"]
-        np.cumsum(np.take(wr, self.base_col, out=ws["bw"]), out=c_cum[1:])
+        np.cumsum(np.take(wr, self.base_col, out=ws["bw"]), dtype=self._int, out=c_cum[1:])
         jw = np.take(wr, self.j_col, out=ws["jw"])
         j_cum = ws["j_cum"]
-        np.cumsum(jw, out=j_cum[1:])
+        np.cumsum(jw, dtype=self._int, out=j_cum[1:])
         c0 = c_cum[self.list_c]  # ranked weight (base) before each list's group
         stream = ws["stream"]
         stream[self.j_stream] = jw
         stream[self.pseudo] = c0 - np.r_[0, c0[:-1] + (j_cum[self.j_end] - j_cum[self.j_first])[:-1]]
         n = np.take(c_cum, self.slot_c, out=ws["n"])
-        n -= np.take(np.cumsum(stream), self.slot_jn, out=ws["tmp"])
+        n -= np.take(np.cumsum(stream, dtype=self._int), self.slot_jn, out=ws["tmp"])
         return last
 
     def _units(self, hw: np.ndarray, binary: bool) -> np.ndarray:
