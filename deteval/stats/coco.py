@@ -161,8 +161,7 @@ class CocoUnits:
         ta, tb = self.tables[a], self.tables[b]
         both = merge_tables([ta, tb])
         fast = self._batch(both, np.concatenate([ta.img, tb.img + self.n_units]), ta)
-        fast_a, fast_b = self._system_batch(a), self._system_batch(b)
-        if fast is None or fast_a is None or fast_b is None:
+        if fast is None:
             return self._mix_accumulated(a, b)
 
         def mixed(wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
@@ -171,11 +170,14 @@ class CocoUnits:
             only_a, only_b = ~wb.any(axis=1), ~wa.any(axis=1) & wb.any(axis=1)
             both_ = ~(only_a | only_b)
             # a system with weight 0 on every image adds only items of weight 0: the other system's own
-            # numbers, bit for bit (deteval.core.reweighted), from its smaller table (the paired bootstrap)
-            if only_a.any():
-                out[only_a] = fast_a(wa[only_a], wa[only_a])
-            if only_b.any():
-                out[only_b] = fast_b(wb[only_b], wb[only_b])
+            # numbers, bit for bit (deteval.core.reweighted), from its smaller table (the paired bootstrap;
+            # built on first use: randomization rounds need only the merged table)
+            for rows, s, w in ((only_a, a, wa), (only_b, b, wb)):
+                single = self._system_batch(s) if rows.any() else None
+                if single is not None:
+                    out[rows] = single(w[rows], w[rows])
+                else:
+                    both_ |= rows
             if both_.any():
                 out[both_] = fast(np.concatenate([wa[both_], wb[both_]], axis=1), wa[both_] + wb[both_])
             return out
