@@ -57,6 +57,7 @@ def test_cli_json_equal_for_any_processes(
 def test_auto_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     """auto: 2 for large work on two cores or more without other threads, else 1; numbers pass through."""
     monkeypatch.setattr(parallel, "_cores", lambda: 2)
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)  # earlier tests may leave threads
     assert resolve_processes("auto", AUTO_MIN_ENTRIES) == 2
     assert resolve_processes("auto", AUTO_MIN_ENTRIES - 1) == 1
     assert resolve_processes(3, 10) == 3
