@@ -81,8 +81,8 @@ wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 cpu += usage.ru_utime + usage.ru_stime  # forked workers
 rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, usage.ru_maxrss) / 1024
-from deteval.stats.parallel import resolve_processes
-used = resolve_processes(processes, b * (units.n_units if "units" in dir() else 0))
+from deteval.stats.parallel import LAST
+used = LAST["processes"]  # what the resamples or rounds ran on ("auto" resolved)
 print(json.dumps({"wall": wall, "cpu": cpu, "setup": t_setup, "setup_cpu": c_setup, "rss_mb": rss, "used": used}))
 """
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_stats import VOC_ARGS, _cli_json, _coco_case
 
 from deteval.errors import ConfigError
 from deteval.stats import parallel
-from deteval.stats.parallel import AUTO_MIN_ENTRIES, resolve_processes
+from deteval.stats.parallel import AUTO_MIN_SECONDS, auto_processes, evaluate_rows
 
 
 def test_cli_json_equal_for_any_processes(
@@ -55,17 +56,34 @@ def test_cli_json_equal_for_any_processes(
 
 
 def test_auto_processes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """auto: 2 for large work on two cores or more without other threads, else 1; numbers pass through."""
+    """auto: 2 for work estimated at AUTO_MIN_SECONDS or more on two cores or more, one of them idle, without
+    other threads, else 1; the first chunk decides; numbers pass through; bad values are refused."""
     monkeypatch.setattr(parallel, "_cores", lambda: 2)
     monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)  # earlier tests may leave threads
-    assert resolve_processes("auto", AUTO_MIN_ENTRIES) == 2
-    assert resolve_processes("auto", AUTO_MIN_ENTRIES - 1) == 1
-    assert resolve_processes(3, 10) == 3
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    assert auto_processes(AUTO_MIN_SECONDS) == 2
+    assert auto_processes(AUTO_MIN_SECONDS / 2) == 1
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (1.6, 1.0, 1.0))  # both cores busy
+    assert auto_processes(AUTO_MIN_SECONDS) == 1
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (0.2, 1.0, 1.0))
     monkeypatch.setattr(parallel.threading, "active_count", lambda: 2)
-    assert resolve_processes("auto", AUTO_MIN_ENTRIES) == 1
+    assert auto_processes(AUTO_MIN_SECONDS) == 1
     monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
     monkeypatch.setattr(parallel, "_cores", lambda: 1)
-    assert resolve_processes("auto", 10 * AUTO_MIN_ENTRIES) == 1
+    assert auto_processes(10 * AUTO_MIN_SECONDS) == 1
+    monkeypatch.setattr(parallel, "_cores", lambda: 2)
+
+    def slow(w: np.ndarray) -> np.ndarray:  # one chunk "takes" AUTO_MIN_SECONDS: the rest is forked
+        clock[0] += AUTO_MIN_SECONDS
+        return w * 2.0
+
+    clock = [0.0]
+    monkeypatch.setattr(parallel.time, "perf_counter", lambda: clock[0])
+    rows = np.arange(300).reshape(150, 2)
+    assert np.array_equal(evaluate_rows(slow, rows, chunk=50, processes="auto"), rows * 2.0)
+    assert parallel.LAST["processes"] == 2
+    assert np.array_equal(evaluate_rows(lambda w: w * 2.0, rows, chunk=50, processes="auto"), rows * 2.0)
+    assert parallel.LAST["processes"] == 1
     for bad in (0, -1, "two", 1.5, True):
         with pytest.raises(ConfigError):
-            resolve_processes(bad, 10)  # type: ignore[arg-type]
+            evaluate_rows(slow, rows, processes=bad)  # type: ignore[arg-type]
