@@ -50,8 +50,8 @@ def add_stats_args(p: argparse.ArgumentParser, other: str) -> None:
         type=_processes,
         default="auto",
         metavar="N|auto",
-        help="resamples and rounds in N forked processes; auto (default): 2 on a machine with two cores or "
-        "more when the test set is large, else 1 (the numbers do not depend on it)",
+        help="resamples and rounds in N forked processes; auto (default): a second process when the rest "
+        "would take 2 s or more and a core is idle, else 1 (the numbers do not depend on it)",
     )
     g.add_argument("--correction", choices=CORRECTIONS, default="holm", help="multiple-comparison correction across systems x metrics (default holm)")  # fmt: skip
 
