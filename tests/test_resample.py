@@ -34,7 +34,7 @@ def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
             ig &= ~rel
         ign = None if trial % 3 == 0 else ig
         w = rng.integers(0, 4, (int(rng.integers(1, 5)), n_cols)) * (rng.random((1, n_cols)) < 0.8)
-        if trial % 7 == 0:
+        if trial % 3 == 1 or trial % 7 == 0:
             w = np.minimum(w, 1)  # weights 0 or 1 (randomization rounds)
         levels, eps = (COCO_RECALL_LEVELS, COCO_EPS) if trial % 2 else (VOC_DEVKIT_LEVELS, 0.0)
         if trial % 5 == 0:
@@ -48,7 +48,26 @@ def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
         ).astype(np.int64) + rng.integers(0, 3, (w.shape[0], n_groups))
         q, hits = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=trial % 4 < 2).evaluate(w, n_pos)
         _, hits_only = ReweightedLists(cnt, col, rel, ign, levels, eps, precision=False).evaluate(w, n_pos)
+        if trial % 5 == 1:  # sums in int64 (weights too large for int32 sums): the same numbers
+            wide = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=trial % 4 < 2)
+            wide._set_int = lambda m: None  # type: ignore[method-assign]
+            q64, hits64 = wide.evaluate(w, n_pos)
+            assert wide._int == np.int64 and np.array_equal(q64, q) and np.array_equal(hits64, hits)
         assert q is not None and np.array_equal(hits_only, hits)
+        if w.max(initial=0) <= 1:  # a round's two pseudo-systems at once: the numbers of w and of 1 - w
+            for prec in (True, False):
+                lists = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=trial % 4 < 2, precision=prec)
+                if trial % 2:
+                    lists._set_int = lambda m: None  # type: ignore[method-assign]  # int64 sums
+                (qa, ha), (qb, hb) = lists.evaluate_complements(w, n_pos)
+                for mine, theirs in (
+                    ((qa, ha), lists.evaluate(w, n_pos)),
+                    ((qb, hb), lists.evaluate(1 - w, n_pos)),
+                ):
+                    assert np.array_equal(mine[1], theirs[1])
+                    assert (mine[0] is None) == (not prec) and (
+                        not prec or np.array_equal(mine[0], theirs[0])
+                    )
         for b, row in enumerate(w):
             for t in range(n_var):
                 it = None if ign is None else ign[t]
@@ -91,6 +110,12 @@ def test_coco_batch_equals_accumulation(seed: int) -> None:
     assert np.array_equal(fast, slow, equal_nan=True)
     rounds = (1 - swap, swap)  # only weights 0 and 1, as a randomization test's rounds
     assert np.array_equal(units.mix(0, 1)(*rounds), units._mix_accumulated(0, 1)(*rounds), equal_nan=True)
+    # both pseudo-systems of the rounds at once (complementary weights), masks with all-0 and all-1 rows
+    swap[0], swap[-1] = 0, 1
+    both = units.mix(0, 1).rounds(swap)  # type: ignore[attr-defined]
+    slow = units._mix_accumulated(0, 1)
+    assert np.array_equal(both[0], slow(1 - swap, swap), equal_nan=True)
+    assert np.array_equal(both[1], slow(swap, 1 - swap), equal_nan=True)
     assert np.array_equal(fast[: w.shape[0]], units.metric(0)(w), equal_nan=True)
 
 

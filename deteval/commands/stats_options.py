@@ -12,7 +12,7 @@ from deteval.stats.tests import TESTS
 
 def add_stats_args(p: argparse.ArgumentParser, other: str) -> None:
     """``--ci``, ``--bootstrap``, ``--seed``, ``--ci-method``, ``--compare-to`` (``other`` says what it takes),
-    ``--test``, ``--correction``."""
+    ``--test``, ``--processes``, ``--correction``."""
     g = p.add_argument_group("confidence intervals and significance (deteval.stats)")
     g.add_argument(
         "--ci", type=float, metavar="LEVEL", help="bootstrap confidence intervals at LEVEL (e.g. 0.95)"
@@ -45,7 +45,28 @@ def add_stats_args(p: argparse.ArgumentParser, other: str) -> None:
         default="bootstrap",
         help="significance test of a comparison (default bootstrap; t and wilcoxon for per-topic measures)",
     )
+    g.add_argument(
+        "--processes",
+        type=_processes,
+        default="auto",
+        metavar="N|auto",
+        help="resamples and rounds in N forked processes; auto (default): a second process when the rest "
+        "would take 2 s or more and a core is idle, else 1 (the numbers do not depend on it)",
+    )
     g.add_argument("--correction", choices=CORRECTIONS, default="holm", help="multiple-comparison correction across systems x metrics (default holm)")  # fmt: skip
+
+
+def _processes(text: str) -> int | str:
+    """``--processes``: a positive integer or ``auto``."""
+    if text == "auto":
+        return text
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"a positive number of processes or 'auto', not {text!r}")
+    return n
 
 
 def stats_options(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -64,4 +85,5 @@ def stats_options(args: argparse.Namespace) -> dict[str, Any] | None:
         "method": args.ci_method,
         "test": args.test,
         "correction": args.correction,
+        "processes": args.processes,
     }

@@ -33,13 +33,20 @@ its J items) gives N with one gather. The c-th unit's slot comes from ``np.repea
 (``flatnonzero`` for weights 0/1). The envelope at the sampled slots is either the running maximum over the
 levels of the maxima between consecutive sampled slots (``np.maximum.reduceat``) or, where the slots are
 few, one lexicographic running maximum over the reversed slots as complex numbers (list key, precision);
-both are exact and give the same numbers. Weightings are taken one at a time (the temporaries are the size of
-one weighting's slots, which stay in cache). tests/test_resample.py checks every number against
+both are exact and give the same numbers. Weightings are taken one at a time, in buffers made once (the size
+of one weighting's slots; fresh arrays of that size cost more in page faults than the sums). A randomization
+round's two pseudo-systems have complementary weights (w and 1 − w, weights 0 or 1): every count above is a
+sum of weights, so those of 1 − w are those of all weights 1 (computed once) minus those of w, and
+:meth:`ReweightedLists.evaluate_complements` gathers and sums once per round, leaving the precision, the
+sampled slots and the envelope to each pseudo-system. The sums are int32 whenever no sum can reach 2**31
+(items × the largest weight), int64 otherwise: the same integers, half the memory traffic. tests/test_resample.py checks every number against
 :func:`~deteval.core.weighted.weighted_levels` and against the laid-out copies
 (:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit, with both envelope methods.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +62,8 @@ class ReweightedLists:
     ``count`` (G,) items per group (items in (group, rank) order); ``column`` (N,) each item's weight column;
     ``relevant`` / ``ignored`` (T, N) flags (an item is never both under one variant; ``ignored`` None: none);
     ``eps`` the precision denominator's term; ``precision`` False: relevant weights only (recall); ``scan``
-    the envelope's method (None: the cheaper for the sizes; both give the same numbers)."""
+    the envelope's method (None: the cheaper for the sizes; both give the same numbers); ``reuse_output``:
+    the precision arrays returned are buffers that the next call overwrites (no fresh pages per call)."""
 
     def __init__(
         self,
@@ -68,6 +76,7 @@ class ReweightedLists:
         *,
         precision: bool = True,
         scan: bool | None = None,
+        reuse_output: bool = False,
     ) -> None:
         cnt = np.asarray(count, dtype=np.int64)
         rel = np.asarray(relevant, dtype=bool)
@@ -82,6 +91,8 @@ class ReweightedLists:
         G, T = cnt.shape[0], rel.shape[0]
         self.n_groups, self.n_variants, self.n_items = G, T, col.shape[0]
         self.eps, self.precision = float(eps), precision
+        self.reuse_output = reuse_output
+        self._out: list[np.ndarray] = []  # the output buffers (reuse_output)
         lv = np.asarray(levels, dtype=np.float64)
         self._lv_order = np.argsort(lv, kind="stable")  # levels taken ascending, returned in input order
         self.levels = lv[self._lv_order]
@@ -139,32 +150,177 @@ class ReweightedLists:
         self.j_first, self.j_end = list_j, np.r_[list_j[1:], self.j_col.shape[0]]
         self.pseudo = list_j + np.arange(T * G)
         self.slot_jn = self.slot_j + slot_list
+        self._max_col = int(col.max()) if col.size else -1
+        # the integer type of the sums: int32 while no sum can reach 2**31 (half the memory traffic of int64,
+        # the same integers), set per call from the largest weight
+        self._int: np.dtype[np.signedinteger[Any]] = np.dtype(np.int64)
+        self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
+        self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def evaluate(self, weights: np.ndarray, n_pos: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         """(B, T, R, G) interpolated precision (levels before groups, as pycocotools' arrays; None when built
         with ``precision=False``) and (B, T, G) relevant weight of B weightings: ``weights`` (B, columns)
         integers >= 0, ``n_pos`` (B, G)."""
         w = np.asarray(weights, dtype=np.int64)
-        B, T, G, R = w.shape[0], self.n_variants, self.n_groups, self.levels.shape[0]
-        wz = np.zeros((B, w.shape[1] + 1), dtype=np.int64)
+        B, T, G = w.shape[0], self.n_variants, self.n_groups
+        self._set_int(int(w.max(initial=0)))
+        wz = np.zeros((B, w.shape[1] + 1), dtype=self._int)
         wz[:, :-1] = w  # the last column: the end slots' weight 0
         hits = np.zeros((B, T, G), dtype=np.int64)
-        prec = np.zeros((B, T, R, G)) if self.precision else None
+        prec = self._prec_out(B, 0)
         if T * G == 0:
             return prec, hits
-        cc = None
-        if prec is not None:
-            uniq, inv = np.unique(np.asarray(n_pos, dtype=np.int64), return_inverse=True)
-            c = min_counts_for_recall(self.levels, uniq)  # once per distinct n_pos
-            cc = np.maximum(c, 1)[inv.reshape(-1)].reshape(B, 1, G, R)
+        cc = self._sampled_counts(n_pos, B)
         binary = bool(w.size == 0 or w.max() <= 1)  # randomization rounds: weights 0 or 1
         for r in range(B):
             self._row(wz[r], hits[r], None if prec is None or cc is None else (prec[r], cc[r]), binary)
-        if prec is not None and not np.array_equal(self._lv_order, np.arange(R)):
-            out = np.empty_like(prec)
-            out[:, :, self._lv_order] = prec
-            prec = out
-        return prec, hits
+        return self._in_order(prec), hits
+
+    def evaluate_complements(
+        self, weights: np.ndarray, n_pos: np.ndarray
+    ) -> tuple[tuple[np.ndarray | None, np.ndarray], tuple[np.ndarray | None, np.ndarray]]:
+        """:meth:`evaluate` of B weightings of 0s and 1s and of their complements 1 − w (a randomization
+        round's two pseudo-systems), both with ``n_pos``: every count of 1 − w is that of all weights 1 minus
+        that of w (sums are linear in the weights), so the gathers and cumulative sums are made once per pair;
+        only the precision, the sampled slots and the envelope are taken per weighting. The same numbers as
+        :meth:`evaluate` on each."""
+        w = np.asarray(weights, dtype=np.int64)
+        if w.size and (w.min() < 0 or w.max() > 1):
+            raise ValueError("complements need weights 0 or 1")
+        self._set_int(1)
+        B, T, G = w.shape[0], self.n_variants, self.n_groups
+        hits, hits_c = np.zeros((B, T, G), dtype=np.int64), np.zeros((B, T, G), dtype=np.int64)
+        prec, prec_c = self._prec_out(B, 0), self._prec_out(B, 1)
+        if T * G:
+            cc = self._sampled_counts(n_pos, B)
+            ones = self._ones()
+            for r in range(B):
+                wr = np.zeros(w.shape[1] + 1, dtype=self._int)
+                wr[:-1] = w[r]
+                last = self._counts(wr, prec is not None)
+                last_c = ones[0] - last
+                tp0, tp0_c = np.r_[0, last[:-1]], np.r_[0, last_c[:-1]]
+                hits[r] = (last - tp0).reshape(T, G)
+                hits_c[r] = (last_c - tp0_c).reshape(T, G)
+                if prec is None or prec_c is None or cc is None:
+                    continue
+                ws = self._work
+                unit = self._units(ws["hw"], True)
+                mask_c = np.logical_not(ws["mask"], out=ws["mask_c"])  # the complement's weighted slots
+                mask_c[self.list_end] = False
+                mask_c[-1] = True
+                unit_c = np.flatnonzero(mask_c)
+                self._envelope(ws["tp"], ws["n"], unit, tp0, cc[r], prec[r])
+                tp_c = np.subtract(ones[1], ws["tp"], out=ws["tp"])
+                n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
+                self._envelope(tp_c, n_c, unit_c, tp0_c, cc[r], prec_c[r])
+        return (self._in_order(prec), hits), (self._in_order(prec_c), hits_c)
+
+    def _set_int(self, max_weight: int) -> None:
+        """int32 sums when n_items × the largest weight stays below 2**31 (no sum can overflow), else int64."""
+        small = max_weight * max(self.n_items, 1) < 2**31 - 1
+        self._int = np.dtype(np.int32 if small else np.int64)
+
+    def _prec_out(self, B: int, i: int) -> np.ndarray | None:
+        """(B, T, R, G) for the precision (None without precision): zeros, or buffer ``i`` (reuse_output)."""
+        shape = (B, self.n_variants, self.levels.shape[0], self.n_groups)
+        if not self.precision:
+            return None
+        if not self.reuse_output:
+            return np.zeros(shape)
+        while len(self._out) <= i:
+            self._out.append(np.zeros((0, *shape[1:])))
+        if self._out[i].shape[0] < B:
+            self._out[i] = np.zeros(shape)
+        return self._out[i][:B]  # every row is written in full (T * G > 0) or empty
+
+    def _sampled_counts(self, n_pos: np.ndarray, B: int) -> np.ndarray | None:
+        """(B, 1, G, R) the relevant weight whose slot each level samples (at least 1), or None."""
+        if not self.precision:
+            return None
+        R, G = self.levels.shape[0], self.n_groups
+        uniq, inv = np.unique(np.asarray(n_pos, dtype=np.int64), return_inverse=True)
+        c = min_counts_for_recall(self.levels, uniq)  # once per distinct n_pos
+        return np.asarray(np.maximum(c, 1)[inv.reshape(-1)].reshape(B, 1, G, R))
+
+    def _in_order(self, prec: np.ndarray | None) -> np.ndarray | None:
+        """Levels back in the input order."""
+        if prec is None or np.array_equal(self._lv_order, np.arange(self.levels.shape[0])):
+            return prec
+        out = np.empty_like(prec)
+        out[:, :, self._lv_order] = prec
+        return out
+
+    @property
+    def _work(self) -> dict[str, np.ndarray]:
+        """Buffers reused by every weighting (made on first use): fresh arrays of this size cost more in page
+        faults than the arithmetic on them."""
+        ws = self._ws.get(self._int.str)
+        if ws is not None:
+            return ws
+        S, J = self.slot_col.shape[0], self.j_col.shape[0]
+        i64 = self._int
+        ws = self._ws[self._int.str] = {
+            "hw": np.empty(S, dtype=i64),
+            "cs": np.empty(S, dtype=i64),
+            "tp": np.empty(S, dtype=i64),
+            "n": np.empty(S, dtype=i64),
+            "tmp": np.empty(S, dtype=i64),
+            "p": np.empty(S),
+            "mask": np.empty(S, dtype=bool),
+            "mask_c": np.empty(S, dtype=bool),
+            "bw": np.empty(self.base_col.shape[0], dtype=i64),
+            "c_cum": np.zeros(self.base_col.shape[0] + 1, dtype=i64),
+            "jw": np.empty(J, dtype=i64),
+            "j_cum": np.zeros(J + 1, dtype=i64),
+            "stream": np.empty(J + self.n_variants * self.n_groups, dtype=i64),
+            "z": np.empty(S if self.scan else 0, dtype=np.complex128),
+        }
+        return ws
+
+    def _ones(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(relevant weight up to each list's end, TP, N) of all weights 1: the complements' minuends."""
+        key = self._int.str
+        if key not in self._ones_counts:
+            wr = np.ones(self._max_col + 2, dtype=self._int)
+            wr[-1] = 0  # the end slots' column
+            last = self._counts(wr, self.precision)
+            self._ones_counts[key] = (last.copy(), self._work["tp"].copy(), self._work["n"].copy())
+        return self._ones_counts[key]
+
+    def _counts(self, wr: np.ndarray, precision: bool) -> np.ndarray:
+        """The relevant weight up to each list's end (returned); with ``precision``, into the workspace:
+        ``hw`` the slots' weights (end slots: minus their list's weight), ``tp`` the relevant weight up to
+        each slot inside its list, ``n`` the ranked weight there."""
+        ws = self._work
+        hw = np.take(wr, self.slot_col, out=ws["hw"])
+        last = np.cumsum(hw, dtype=self._int, out=ws["cs"])[
+            self.list_end
+        ]  # relevant weight up to each list's end, all lists
+        if not precision:
+            return last
+        hw[self.list_end] = np.r_[0, last[:-1]] - last  # each end slot takes back its list's weight
+        np.cumsum(hw, dtype=self._int, out=ws["tp"])  # relevant weight up to each slot, inside its list
+        c_cum = ws["c_cum"]
+        np.cumsum(np.take(wr, self.base_col, out=ws["bw"]), dtype=self._int, out=c_cum[1:])
+        jw = np.take(wr, self.j_col, out=ws["jw"])
+        j_cum = ws["j_cum"]
+        np.cumsum(jw, dtype=self._int, out=j_cum[1:])
+        c0 = c_cum[self.list_c]  # ranked weight (base) before each list's group
+        stream = ws["stream"]
+        stream[self.j_stream] = jw
+        stream[self.pseudo] = c0 - np.r_[0, c0[:-1] + (j_cum[self.j_end] - j_cum[self.j_first])[:-1]]
+        n = np.take(c_cum, self.slot_c, out=ws["n"])
+        n -= np.take(np.cumsum(stream, dtype=self._int), self.slot_jn, out=ws["tmp"])
+        return last
+
+    def _units(self, hw: np.ndarray, binary: bool) -> np.ndarray:
+        """One entry per unit of relevant weight (its slot), then one for the last end slot."""
+        hw[self.list_end] = 0
+        hw[-1] = 1
+        if not binary:
+            return np.repeat(self.slot_index, hw)
+        return np.flatnonzero(np.not_equal(hw, 0, out=self._work["mask"]))
 
     def _row(
         self,
@@ -174,34 +330,36 @@ class ReweightedLists:
         binary: bool = False,
     ) -> None:
         T, G = self.n_variants, self.n_groups
-        hw = wr[self.slot_col]
-        last = np.cumsum(hw)[self.list_end]  # relevant weight up to each list's end, over all lists
+        last = self._counts(wr, prec_cc is not None)
         tp0 = np.r_[0, last[:-1]]  # before each list
         hits[:] = (last - tp0).reshape(T, G)
         if prec_cc is None:
             return
-        prec, cc = prec_cc
-        hw[self.list_end] = tp0 - last  # each end slot takes back its list's weight: the sums restart
-        tp = np.cumsum(hw)  # relevant weight up to each slot, inside its list
-        c_cum = _cum0(wr[self.base_col])
-        jw = wr[self.j_col]
-        j_cum = _cum0(jw)
-        c0 = c_cum[self.list_c]  # ranked weight (base) before each list's group
-        stream = np.empty(jw.shape[0] + c0.shape[0], dtype=np.int64)
-        stream[self.j_stream] = jw
-        stream[self.pseudo] = c0 - np.r_[0, c0[:-1] + (j_cum[self.j_end] - j_cum[self.j_first])[:-1]]
-        n = c_cum[self.slot_c] - np.cumsum(stream)[self.slot_jn]
+        ws = self._work
+        unit = self._units(ws["hw"], binary)
+        self._envelope(ws["tp"], ws["n"], unit, tp0, prec_cc[1], prec_cc[0])
+
+    def _envelope(
+        self,
+        tp: np.ndarray,
+        n: np.ndarray,
+        unit: np.ndarray,
+        tp0: np.ndarray,
+        cc: np.ndarray,
+        prec: np.ndarray,
+    ) -> None:
+        """(T, R, G) interpolated precision into ``prec`` from the slots' TP and N, the slots of the units of
+        relevant weight and the relevant weight before each list."""
+        T, G = self.n_variants, self.n_groups
+        p = self._work["p"]
         if self.eps > 0:
-            p = tp / (n + self.eps)
+            np.add(n, self.eps, out=p)
+            np.divide(tp, p, out=p)
         else:  # a relevant item of weight 0 before any weight: 0, as the module docstring says
-            p = np.zeros(n.shape)
+            p.fill(0.0)
             np.divide(tp, n, out=p, where=n > 0)
         p[self.list_end] = -np.inf
-        # the slot holding the cc-th unit of relevant weight; past the list's weight: its end slot (-inf);
-        # one entry per unit of relevant weight (its slot), then one for the last end slot
-        hw[self.list_end] = 0
-        hw[-1] = 1
-        unit = np.flatnonzero(hw) if binary else np.repeat(self.slot_index, hw)
+        # the slot holding the cc-th unit of relevant weight; past the list's weight: its end slot (-inf)
         at = (tp0.reshape(T, G, 1) + (cc - 1)).reshape(T * G, -1)
         np.minimum(at, unit.shape[0] - 1, out=at)
         pos = unit[at]
@@ -210,7 +368,8 @@ class ReweightedLists:
             # the envelope at every slot: a running maximum from each list's end, over the reversed slots as
             # complex numbers (list key, precision), which numpy orders lexicographically: a list's larger
             # key starts its maximum afresh, and the imaginary parts are the precisions, exactly
-            z = self.z_key.copy()
+            z = self._work["z"]
+            np.copyto(z, self.z_key)
             z.imag = p[::-1]
             np.maximum.accumulate(z, out=z)
             env = z.imag[(p.shape[0] - 1) - pos]

@@ -20,6 +20,7 @@ from deteval.errors import ConfigError
 from deteval.results import EvalResult
 from deteval.stats.bootstrap import BootstrapResult, PairMetric, paired_bootstrap
 from deteval.stats.correction import adjust_pvalues
+from deteval.stats.parallel import Processes
 from deteval.stats.tests import TESTS, paired_t, randomization_test, wilcoxon
 
 __all__ = ["attach_ci", "attach_comparisons", "compare"]
@@ -70,7 +71,7 @@ def compare(
     seed: int = 0,
     level: float = 0.95,
     per_unit: tuple[np.ndarray, np.ndarray] | None = None,
-    processes: int = 1,
+    processes: Processes = "auto",
 ) -> dict[str, dict[str, Any]]:
     """One comparison A − B per metric: values, delta, the paired-bootstrap interval of the delta, its
     smallest detectable difference and the p-value of ``test`` (``bootstrap``, ``randomization`` with
@@ -132,7 +133,7 @@ def add_statistics(
     test: str = "bootstrap",
     correction: str = "holm",
     row_of: dict[str, str] | None = None,
-    processes: int = 1,
+    processes: Processes = "auto",
 ) -> None:
     """Intervals (when ``level`` is set) of ``metric`` over ``n_units`` units, and comparisons with
     ``others`` = (name, mix, per-unit values or None, number of units the mix takes); resamples and rounds

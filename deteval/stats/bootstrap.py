@@ -33,7 +33,7 @@ from statistics import NormalDist
 import numpy as np
 
 from deteval.errors import ConfigError
-from deteval.stats.parallel import CHUNK, evaluate_rows
+from deteval.stats.parallel import CHUNK, Processes, evaluate_rows
 
 __all__ = [
     "CI_METHODS",
@@ -76,7 +76,7 @@ def bootstrap_weights(n_units: int, n_resamples: int, seed: int = 0) -> np.ndarr
     )
 
 
-def _evaluate(metric: Metric, weights: np.ndarray, processes: int = 1) -> np.ndarray:
+def _evaluate(metric: Metric, weights: np.ndarray, processes: Processes = 1) -> np.ndarray:
     return evaluate_rows(metric, weights, chunk=CHUNK, processes=processes)
 
 
@@ -153,7 +153,7 @@ def _summarize(
     return BootstrapResult(point, samples, ci, se, min_detectable_difference(se * mdd_factor), level, method)
 
 
-def _jackknife(metric: Metric, n_units: int, processes: int = 1) -> np.ndarray:
+def _jackknife(metric: Metric, n_units: int, processes: Processes = 1) -> np.ndarray:
     w = np.ones((n_units, n_units), dtype=np.int64)
     np.fill_diagonal(w, 0)
     return _evaluate(metric, w, processes)
@@ -167,13 +167,13 @@ def bootstrap(
     seed: int = 0,
     level: float = 0.95,
     method: str = "percentile",
-    processes: int = 1,
+    processes: Processes = "auto",
 ) -> BootstrapResult:
     """Bootstrap interval of every metric ``metric`` returns, resampling ``n_units`` units (module docstring).
 
     ``method``: ``"percentile"`` (default) or ``"bca"`` (costs n_units extra evaluations, the jackknife).
-    ``processes``: resamples evaluated in that many forked processes (:mod:`deteval.stats.parallel`; the
-    numbers do not depend on it).
+    ``processes``: resamples evaluated in that many forked processes, or ``"auto"`` (2 where it pays:
+    :mod:`deteval.stats.parallel`); the numbers do not depend on it.
 
     >>> v = np.array([[0.1], [0.4], [0.5], [0.9]])
     >>> r = bootstrap(lambda w: w @ v / w.sum(1, keepdims=True), 4, n_resamples=200, seed=1)
@@ -213,7 +213,7 @@ def paired_bootstrap(
     seed: int = 0,
     level: float = 0.95,
     method: str = "percentile",
-    processes: int = 1,
+    processes: Processes = "auto",
 ) -> PairedResult:
     """Paired bootstrap of A − B: both systems see the same resampled units (module docstring);
     ``processes`` as :func:`bootstrap`."""

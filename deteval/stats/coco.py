@@ -39,6 +39,7 @@ from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.results import EvalResult
 from deteval.stats.attach import add_statistics
 from deteval.stats.coco_batch import CocoBatch
+from deteval.stats.tests import SwapMix
 
 __all__ = ["CocoUnits"]
 
@@ -160,8 +161,7 @@ class CocoUnits:
         ta, tb = self.tables[a], self.tables[b]
         both = merge_tables([ta, tb])
         fast = self._batch(both, np.concatenate([ta.img, tb.img + self.n_units]), ta)
-        fast_a, fast_b = self._system_batch(a), self._system_batch(b)
-        if fast is None or fast_a is None or fast_b is None:
+        if fast is None:
             return self._mix_accumulated(a, b)
 
         def mixed(wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
@@ -170,16 +170,24 @@ class CocoUnits:
             only_a, only_b = ~wb.any(axis=1), ~wa.any(axis=1) & wb.any(axis=1)
             both_ = ~(only_a | only_b)
             # a system with weight 0 on every image adds only items of weight 0: the other system's own
-            # numbers, bit for bit (deteval.core.reweighted), from its smaller table (the paired bootstrap)
-            if only_a.any():
-                out[only_a] = fast_a(wa[only_a], wa[only_a])
-            if only_b.any():
-                out[only_b] = fast_b(wb[only_b], wb[only_b])
+            # numbers, bit for bit (deteval.core.reweighted), from its smaller table (the paired bootstrap;
+            # built on first use: randomization rounds need only the merged table)
+            for rows, s, w in ((only_a, a, wa), (only_b, b, wb)):
+                single = self._system_batch(s) if rows.any() else None
+                if single is not None:
+                    out[rows] = single(w[rows], w[rows])
+                else:
+                    both_ |= rows
             if both_.any():
                 out[both_] = fast(np.concatenate([wa[both_], wb[both_]], axis=1), wa[both_] + wb[both_])
             return out
 
-        return mixed
+        def rounds(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            # mix(1 - s, s) and mix(s, 1 - s): complementary weights of the merged rows, ground truths 1
+            s = np.asarray(s, dtype=np.int64)
+            return fast.complements(np.concatenate([1 - s, s], axis=1), np.ones_like(s))
+
+        return SwapMix(mixed, rounds)
 
     def _mix_accumulated(self, a: int, b: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """:meth:`mix` as one weighted accumulation per weighting (the reference of the batched path)."""

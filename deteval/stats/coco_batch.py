@@ -66,6 +66,7 @@ class CocoBatch:
                 params.rec_thrs,
                 COCO_EPS,
                 precision=(a, m) in ap_read,
+                reuse_output=True,  # read once by _values before the next call
             )
         if gt_table.gt_img is None or gt_table.gt_cat is None or gt_table.gt_counted is None:
             raise ValueError("this MatchTable was built without its ground-truth columns")
@@ -117,13 +118,31 @@ class CocoBatch:
         """(B, columns) metric values (NaN for pycocotools' −1) of B weightings: ``weights`` (B, weight
         columns) of the rows, ``gt_weights`` (B, images) of the ground truths."""
         w = np.asarray(weights, dtype=np.int64)
-        B, K = w.shape[0], self.shape[0]
         npig = self._npig(np.asarray(gt_weights, dtype=np.int64))
+        lists = {key: sl.evaluate(w, npig[:, :, key[0]]) for key, sl in self.slices.items()}
+        return self._values(npig, lists)
+
+    def complements(self, weights: np.ndarray, gt_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The values of ``weights`` (0s and 1s) and of 1 − ``weights`` (a randomization round's two
+        pseudo-systems), both with the ground-truth weights ``gt_weights``: each slice's counts are taken
+        once for both (:meth:`ReweightedLists.evaluate_complements`); the numbers of two calls."""
+        w = np.asarray(weights, dtype=np.int64)
+        npig = self._npig(np.asarray(gt_weights, dtype=np.int64))
+        pairs = {key: sl.evaluate_complements(w, npig[:, :, key[0]]) for key, sl in self.slices.items()}
+        return (
+            self._values(npig, {key: pair[0] for key, pair in pairs.items()}),
+            self._values(npig, {key: pair[1] for key, pair in pairs.items()}),
+        )
+
+    def _values(
+        self, npig: np.ndarray, lists: dict[tuple[int, int], tuple[np.ndarray | None, np.ndarray]]
+    ) -> np.ndarray:
+        """(B, columns) values from npig (B, K, A) and each slice's (precision or None, hits)."""
+        B, K = npig.shape[0], self.shape[0]
         prec: dict[tuple[int, int], np.ndarray] = {}
         rec: dict[tuple[int, int], np.ndarray] = {}
-        for (sa, sm), lists in self.slices.items():
+        for (sa, sm), (q, hits) in lists.items():
             n_pos = npig[:, :, sa]
-            q, hits = lists.evaluate(w, n_pos)
             if q is not None:
                 prec[sa, sm] = q  # (B, T, R, K): pycocotools' order of a slice
             with np.errstate(divide="ignore", invalid="ignore"):

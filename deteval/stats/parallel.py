@@ -5,6 +5,14 @@ p > 1 (on systems with ``os.fork``) the rows are cut into p contiguous blocks, p
 one block each (they inherit the evaluator, its tables and caches, copy-on-write) and send the values back
 through a pipe, and the parent evaluates the first block. A child that fails is re-run in the parent, so the
 result never depends on the workers.
+
+``processes="auto"`` (the default of the resampling functions and of the CLI's ``--processes``): the first
+chunk is evaluated here and timed; the rest goes to 2 processes where that pays for a fork: the rest would
+take at least ``AUTO_MIN_SECONDS`` at the first chunk's pace (COCO 5k with 1,000 resamples, not VOC nor 50
+TREC topics), the machine gives this process two cores or more and one is idle (1-minute load average below
+cores − 1/2: on a busy machine a second process only competes for the same cores), ``os.fork`` exists and
+the process runs no other Python thread (forking a threaded process can deadlock the child); 1 otherwise.
+``LAST["processes"]`` records the last choice (for benchmarks).
 """
 
 from __future__ import annotations
@@ -12,14 +20,47 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
+import time
 from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["CHUNK", "evaluate_rows"]
+from deteval.errors import ConfigError
+
+__all__ = ["AUTO_MIN_SECONDS", "CHUNK", "LAST", "Processes", "auto_processes", "evaluate_rows"]
 
 #: rows evaluated per call: bounds the memory of the temporaries (k × the test set's size)
 CHUNK = 64
+#: estimated seconds of work left from which ``processes="auto"`` forks a second process
+AUTO_MIN_SECONDS = 2.0
+#: the number of processes of the last :func:`evaluate_rows` (``"auto"`` resolved)
+LAST: dict[str, int] = {"processes": 1}
+#: a number of processes, or ``"auto"`` (module docstring)
+Processes = int | str
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+
+
+def auto_processes(seconds_left: float) -> int:
+    """The ``"auto"`` rule (module docstring) for work estimated at ``seconds_left`` seconds in one process."""
+    if seconds_left < AUTO_MIN_SECONDS or not hasattr(os, "fork") or threading.active_count() > 1:
+        return 1
+    cores = _cores()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return 2 if cores >= 2 and load < cores - 0.5 else 1
+
+
+def _check(processes: Processes) -> None:
+    if isinstance(processes, str):
+        if processes != "auto":
+            raise ConfigError(f"processes must be a positive integer or 'auto', got {processes!r}")
+    elif isinstance(processes, bool) or int(processes) != processes or processes < 1:
+        raise ConfigError(f"processes must be a positive integer or 'auto', got {processes!r}")
 
 
 def _serial(fn: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, chunk: int) -> np.ndarray:
@@ -42,12 +83,25 @@ def _child(fn: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, chunk: int,
 
 
 def evaluate_rows(
-    fn: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, *, chunk: int = CHUNK, processes: int = 1
+    fn: Callable[[np.ndarray], np.ndarray],
+    rows: np.ndarray,
+    *,
+    chunk: int = CHUNK,
+    processes: Processes = 1,
 ) -> np.ndarray:
     """``fn`` (k rows → (k, m) values) on every row of ``rows``, ``chunk`` rows per call, in ``processes``
-    processes (module docstring); (n_rows, m) values in row order."""
-    n = rows.shape[0]
-    p = max(1, min(int(processes), -(-n // max(chunk, 1)))) if hasattr(os, "fork") else 1
+    processes (a number or ``"auto"``: module docstring); (n_rows, m) values in row order."""
+    _check(processes)
+    n, chunk = rows.shape[0], max(1, chunk)
+    if isinstance(processes, str):  # "auto": the first chunk here, timed, decides for the rest
+        t0 = time.perf_counter()
+        first = _serial(fn, rows[:chunk], chunk)
+        if n <= chunk:
+            LAST["processes"] = 1
+            return first
+        p = auto_processes((time.perf_counter() - t0) * (n - chunk) / chunk)
+        return np.concatenate([first, evaluate_rows(fn, rows[chunk:], chunk=chunk, processes=p)], axis=0)
+    LAST["processes"] = p = max(1, min(int(processes), -(-n // max(chunk, 1)))) if hasattr(os, "fork") else 1
     if p == 1:
         return _serial(fn, rows, chunk)
     bounds = np.linspace(0, n, p + 1).astype(np.int64)

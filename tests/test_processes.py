@@ -1,0 +1,89 @@
+"""The number of processes of the resampling (``processes=``, ``--processes N|auto``) changes no number."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_stats import VOC_ARGS, _cli_json, _coco_case
+
+from deteval.errors import ConfigError
+from deteval.stats import parallel
+from deteval.stats.parallel import AUTO_MIN_SECONDS, auto_processes, evaluate_rows
+
+
+def test_cli_json_equal_for_any_processes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """coco (intervals, then a randomization test against a second file) and voc (intervals, paired
+    bootstrap): the JSON of --processes 1, 2 and auto is the same, byte for byte."""
+    gt, dets = _coco_case(5, 12)
+    dets_b = [{**d, "score": d["score"] ** 3} for d in dets[1::2] + dets[::4]]
+    paths = []
+    for name, data in (("gt", gt), ("a", dets), ("b", dets_b)):
+        paths.append(str(tmp_path / f"{name}.json"))
+        Path(paths[-1]).write_text(json.dumps(data))
+    other = tmp_path / "voc"
+    other.mkdir()
+    root = Path(__file__).resolve().parents[1]
+    for f in (root / "data_samples/voc/results").glob("*.txt"):  # system B: every other detection
+        (other / f.name).write_text("".join(x + "\n" for x in f.read_text().splitlines()[::2]))
+    runs = [
+        ["coco", *paths[:2], "--ci", "0.9", "--bootstrap", "150", "--compare-to", paths[2]],
+        ["coco", *paths[:2], "--compare-to", paths[2], "--test", "randomization", "--bootstrap", "150"],
+        [
+            *VOC_ARGS,
+            "--ci",
+            "0.95",
+            "--bootstrap",
+            "150",
+            "--compare-to",
+            str(other / "comp4_det_test_{cls}.txt"),
+        ],
+    ]
+    monkeypatch.chdir(root)
+    for args in runs:
+        docs = [json.dumps(_cli_json([*args, "--processes", p], capsys)) for p in ("1", "2", "auto")]
+        assert docs[0] == docs[1] == docs[2]
+        assert "comparison" in docs[0]
+    from deteval.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main([*runs[0], "--processes", "0"])
+    assert exc.value.code == 2 and "'auto'" in capsys.readouterr().err
+
+
+def test_auto_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """auto: 2 for work estimated at AUTO_MIN_SECONDS or more on two cores or more, one of them idle, without
+    other threads, else 1; the first chunk decides; numbers pass through; bad values are refused."""
+    monkeypatch.setattr(parallel, "_cores", lambda: 2)
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)  # earlier tests may leave threads
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    assert auto_processes(AUTO_MIN_SECONDS) == 2
+    assert auto_processes(AUTO_MIN_SECONDS / 2) == 1
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (1.6, 1.0, 1.0))  # both cores busy
+    assert auto_processes(AUTO_MIN_SECONDS) == 1
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (0.2, 1.0, 1.0))
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 2)
+    assert auto_processes(AUTO_MIN_SECONDS) == 1
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(parallel, "_cores", lambda: 1)
+    assert auto_processes(10 * AUTO_MIN_SECONDS) == 1
+    monkeypatch.setattr(parallel, "_cores", lambda: 2)
+
+    def slow(w: np.ndarray) -> np.ndarray:  # one chunk "takes" AUTO_MIN_SECONDS: the rest is forked
+        clock[0] += AUTO_MIN_SECONDS
+        return w * 2.0
+
+    clock = [0.0]
+    monkeypatch.setattr(parallel.time, "perf_counter", lambda: clock[0])
+    rows = np.arange(300).reshape(150, 2)
+    assert np.array_equal(evaluate_rows(slow, rows, chunk=50, processes="auto"), rows * 2.0)
+    assert parallel.LAST["processes"] == 2
+    assert np.array_equal(evaluate_rows(lambda w: w * 2.0, rows, chunk=50, processes="auto"), rows * 2.0)
+    assert parallel.LAST["processes"] == 1
+    for bad in (0, -1, "two", 1.5, True):
+        with pytest.raises(ConfigError):
+            evaluate_rows(slow, rows, processes=bad)  # type: ignore[arg-type]
