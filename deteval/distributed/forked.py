@@ -44,14 +44,17 @@ def can_fork() -> bool:
 
 
 def cpu_idle(cpus: int) -> bool:
-    """Whether fewer tasks are running right now than ``cpus`` (this process counts as one): the kernel's
-    count of runnable tasks, the first number of the fourth field of ``/proc/loadavg``. True if unreadable."""
+    """Whether at most ``cpus`` tasks are runnable right now, this process included: the kernel's count of
+    runnable tasks, the first number of the fourth field of ``/proc/loadavg``. True if unreadable. One other
+    runnable task is allowed because the count is an instant's: a short-lived task (a waking monitor, a child
+    exiting) is nearly always there, and refusing then kept even an idle 2-core machine on one process
+    (bench_coco bbox 5k: 0.73 s against 0.55 s with the fork)."""
     try:
         with open("/proc/loadavg", "rb") as f:
             running = int(f.read().split()[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
         return True
-    return running < cpus
+    return running <= cpus
 
 
 class Forked:
