@@ -33,12 +33,6 @@ def _rel(relevance: ArrayLike, level: int = 1) -> np.ndarray:
     return arr >= level
 
 
-def _check_k(k: int) -> int:
-    if int(k) != k or k < 1:
-        raise ValidationError(f"cutoff k must be a positive integer, got {k!r}")
-    return int(k)
-
-
 def _ranking(rel: np.ndarray, n_rel: int | None) -> Ranking:
     """The core's ranking of a list already in rank order (n_rel >= the relevant documents listed)."""
     return rank(None, rel, None if n_rel is None else int(n_rel), ties="presorted")
@@ -50,14 +44,14 @@ def precision_at_k(relevance: ArrayLike, k: int, *, level: int = 1) -> float:
     >>> precision_at_k([1, 0, 1, 0], 3)
     0.6666666666666666
     """
-    return core_summary.precision_at_k(_ranking(_rel(relevance, level), None), _check_k(k))
+    return core_summary.precision_at_k(_ranking(_rel(relevance, level), None), core_summary.check_k(k))
 
 
 def recall_at_k(
     relevance: ArrayLike, k: int, n_rel: int | None = None, *, level: int = 1, denominator: str = "R"
 ) -> float:
     """R@k = |relevant in the top k| / R (trec_eval ``recall_k``); ``denominator="min_k_R"``: / min(k, R)."""
-    k = _check_k(k)
+    k = core_summary.check_k(k)
     ranking = _ranking(_rel(relevance, level), n_rel)
     if denominator == "R":
         return core_summary.recall_at_k(ranking, k)
@@ -80,7 +74,7 @@ def average_precision(
     rel = _rel(relevance, level)
     n_pos = _ranking(rel, n_rel).n_pos
     if k is not None:
-        rel = rel[: _check_k(k)]
+        rel = rel[: core_summary.check_k(k)]
     if denominator == "num_rel_ret":
         n_pos = int(np.count_nonzero(rel))
     return core_average_precision(_ranking(rel, n_pos), "uninterpolated")
@@ -98,7 +92,9 @@ def f_max(relevance: ArrayLike, n_rel: int | None = None, *, level: int = 1) -> 
 
 def reciprocal_rank(relevance: ArrayLike, *, k: int | None = None, level: int = 1) -> float:
     """1 / rank of the first relevant document (0 if none, or none within the cutoff k)."""
-    return core_reciprocal_rank(_ranking(_rel(relevance, level), None), None if k is None else _check_k(k))
+    return core_reciprocal_rank(
+        _ranking(_rel(relevance, level), None), None if k is None else core_summary.check_k(k)
+    )
 
 
 def dcg_at_k(gains: ArrayLike, k: int | None = None, *, gain: str = "trec", discount: str = "trec") -> float:
@@ -110,7 +106,7 @@ def dcg_at_k(gains: ArrayLike, k: int | None = None, *, gain: str = "trec", disc
     """
     g = np.asarray(gains, dtype=np.float64)
     if k is not None:
-        g = g[: _check_k(k)]
+        g = g[: core_summary.check_k(k)]
     g = np.where(g > 0, np.exp2(g) - 1.0 if gain == "exp2" else g, 0.0)
     r = np.arange(1, g.shape[0] + 1, dtype=np.float64)
     d = np.log2(np.maximum(r, 2.0)) if discount == "max2" else np.log2(r + 1.0)
@@ -154,7 +150,7 @@ def evaluate_lists(
     if convention not in ("seed003", "trec"):
         raise ValidationError(f"convention must be 'seed003' or 'trec', got {convention!r}")
     names = [f"{i:0{len(str(len(results)))}d}" for i in range(len(results))]
-    cuts = ",".join(str(_check_k(k)) for k in cutoffs)
+    cuts = ",".join(str(core_summary.check_k(k)) for k in cutoffs)
     seed = convention == "seed003"
     return evaluate_trec(
         qrels_from_lists(ground_truth, topics=names),
