@@ -39,7 +39,7 @@ import numpy as np
 from deteval.core.ap import precision_envelope
 from deteval.errors import ConfigError, ValidationError
 from deteval.report.progress import Progress, note
-from deteval.report.tables import class_rows, numeric_columns
+from deteval.report.tables import class_rows, numeric_columns, row_label
 from deteval.results import EvalResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -343,9 +343,11 @@ def _bars(result: EvalResult, key: str) -> Figure:
                 0.01, y, text, va="center", fontsize=7, style="italic", transform=ax.get_yaxis_transform()
             )
     label = _key_label(result, key)
+    unit = row_label(result)  # "class", or "track" (MIR), "topic" (TREC)
+    units = unit + ("es" if unit.endswith("s") else "s")
     if data:
         mean = float(np.mean(data))
-        ax.axvline(mean, ls="--", lw=0.8, color="C3", label=f"mean {mean:.3f} over {len(data)} classes")
+        ax.axvline(mean, ls="--", lw=0.8, color="C3", label=f"mean {mean:.3f} over {len(data)} {units}")
         ax.legend(fontsize=7, loc="lower right")
     ax.set_xlabel(literal(label), fontsize=8)
     ax.tick_params(axis="x", labelsize=7)
@@ -353,8 +355,8 @@ def _bars(result: EvalResult, key: str) -> Figure:
         s = result.summary
         title = f"per-class {label}: B = {s.get('b', 'B')}, A = {s.get('a', 'A')}"
     else:
-        title = f"{result.protocol}: per-class {label}"
-    notes = [f"{caption} classes" if caption else "", f"{len(missing)} without a value" if missing else ""]
+        title = f"{result.protocol}: per-{unit} {label}"
+    notes = [f"{caption} {units}" if caption else "", f"{len(missing)} without a value" if missing else ""]
     notes = [t for t in notes if t]
     ax.set_title(literal(title + (f" ({'; '.join(notes)})" if notes else "")), fontsize=9)
     return fig
