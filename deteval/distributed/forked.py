@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Forked", "can_fork", "fork_call"]
+__all__ = ["Forked", "can_fork", "fork_call", "start_child"]
 
 #: Environment variable: ``1`` keeps every evaluation in one process; ``2`` forks even when no CPU is idle.
 ENV_PROCESSES = "DETEVAL_PROCESSES"
@@ -101,8 +101,12 @@ class Forked:
 
 def fork_call(fn: Callable[..., Any], *args: Any) -> Forked | None:
     """Start ``fn(*args)`` in a forked child (None: not forked, see :func:`can_fork`)."""
-    if not can_fork():
-        return None
+    return start_child(fn, *args) if can_fork() else None
+
+
+def start_child(fn: Callable[..., Any], *args: Any) -> Forked | None:
+    """Start ``fn(*args)`` in a forked child now, for callers that decided themselves that a fork pays
+    (``deteval.stats.parallel``); None if the fork fails."""
     r, w = os.pipe()
     try:
         pid = os.fork()

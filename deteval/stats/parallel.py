@@ -1,9 +1,10 @@
 """Many weight rows (resamples, randomization rounds) evaluated in chunks, optionally in forked processes.
 
 Each row's values depend on that row alone, so splitting the rows changes no number: with ``processes``
-p > 1 (on systems with ``os.fork``) the rows are cut into p contiguous blocks, p − 1 forked children evaluate
-one block each (they inherit the evaluator, its tables and caches, copy-on-write) and send the values back
-through a pipe, and the parent evaluates the first block. A child that fails is re-run in the parent, so the
+p > 1 (on systems with ``os.fork``) the rows are cut into p contiguous blocks, p − 1 forked children
+(:func:`deteval.distributed.forked.start_child`) evaluate one block each (they inherit the evaluator, its
+tables and caches, copy-on-write) and send the values back through a pipe, and the parent evaluates the first
+block. A child that fails is re-run in the parent, so the
 result never depends on the workers.
 
 ``processes="auto"`` (the default of the resampling functions and of the CLI's ``--processes``): the first
@@ -17,15 +18,14 @@ the process runs no other Python thread (forking a threaded process can deadlock
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable
 
 import numpy as np
 
+from deteval.distributed.forked import Forked, start_child
 from deteval.errors import ConfigError
 
 __all__ = ["AUTO_MIN_SECONDS", "CHUNK", "LAST", "Processes", "auto_processes", "evaluate_rows"]
@@ -71,17 +71,6 @@ def _serial(fn: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, chunk: int
     return out
 
 
-def _child(fn: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, chunk: int, fd: int) -> None:
-    code = 1
-    try:
-        out = _serial(fn, rows, chunk)
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, out, allow_pickle=False)
-        code = 0
-    finally:
-        os._exit(code)
-
-
 def evaluate_rows(
     fn: Callable[[np.ndarray], np.ndarray],
     rows: np.ndarray,
@@ -105,31 +94,18 @@ def evaluate_rows(
     if p == 1:
         return _serial(fn, rows, chunk)
     bounds = np.linspace(0, n, p + 1).astype(np.int64)
-    children: list[tuple[int, int, int]] = []  # (pid, read end, block)
+    children: list[tuple[Forked | None, int]] = []  # (worker or None if the fork failed, block)
     try:
         for i in range(1, p):
-            r, w = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the child leaves through os._exit
-                os.close(r)
-                _child(fn, rows[bounds[i] : bounds[i + 1]], chunk, w)
-            os.close(w)
-            children.append((pid, r, i))
+            children.append((start_child(_serial, fn, rows[bounds[i] : bounds[i + 1]], chunk), i))
         parts = [_serial(fn, rows[: bounds[1]], chunk)]
-        while children:
-            pid, r, i = children.pop(0)
-            part = None
-            with os.fdopen(r, "rb") as f, contextlib.suppress(ValueError, EOFError, OSError):
-                part = np.load(f, allow_pickle=False)
-            _, status = os.waitpid(pid, 0)
-            if part is None or status != 0:  # the worker failed: its block again, here
+        for child, i in children:
+            part = None if child is None else child.result()
+            if part is None:  # the worker failed: its block again, here
                 part = _serial(fn, rows[bounds[i] : bounds[i + 1]], chunk)
             parts.append(part)
         return np.concatenate(parts, axis=0)
     finally:
-        for pid, r, _ in children:  # an error in the parent: stop the workers
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            with contextlib.suppress(OSError):
-                os.close(r)
+        for child, _ in children:  # an error in the parent: stop the workers (no-op for finished ones)
+            if child is not None:
+                child.cancel()
