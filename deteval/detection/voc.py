@@ -66,7 +66,7 @@ from deteval.core.lists import ranked_lists, sort_lists
 from deteval.core.ranking import TiePolicy
 from deteval.detection.boxes import as_boxes, box_iou, paired_iou
 from deteval.errors import ConfigError, ValidationError
-from deteval.io.arrays import numeric_array
+from deteval.io.arrays import EXACT_BOUND, numeric_array, rows_beyond_exact
 from deteval.results import EvalResult, PRCurve
 
 Metric = Literal["voc07", "voc2010"]
@@ -144,18 +144,26 @@ def _int_array(values: ArrayLike, n: int, what: str) -> np.ndarray:
 
 #: The largest coordinate magnitude accepted (2**53): beyond it a float64 no longer holds whole pixels (the
 #: devkit's +1 is lost) and products of coordinates could overflow, turning IoUs into inf/inf = NaN.
-MAX_COORD: float = float(2**53)
+MAX_COORD: float = float(EXACT_BOUND)
 
 
-def _check_boxes(boxes: np.ndarray, what: str) -> None:
+def _given_row(given: ArrayLike, i: int) -> list[Any]:
+    """Row ``i`` of the boxes as the caller gave them (an integer beyond 2**53 not yet rounded)."""
+    if isinstance(given, (list, tuple)):
+        return list(given[i])
+    return list(np.asarray(given)[i].tolist())
+
+
+def _check_boxes(boxes: np.ndarray, what: str, given: ArrayLike) -> None:
+    """Finite, within ±2**53 as given (``given``: the input ``boxes`` was read from), x2 >= x1, y2 >= y1."""
     bad = ~np.isfinite(boxes).all(axis=1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValidationError(f"{what} box {boxes[i].tolist()} has a non-finite coordinate", record=i)
-    big = (np.abs(boxes) > MAX_COORD).any(axis=1)
-    if big.any():
-        i = int(np.flatnonzero(big)[0])
-        raise ValidationError(f"{what} box {boxes[i].tolist()} has a coordinate beyond ±2**53", record=i)
+    big = rows_beyond_exact(boxes, lambda i: _given_row(given, i))
+    if big.size:
+        i = int(big[0])
+        raise ValidationError(f"{what} box {_given_row(given, i)} has a coordinate beyond ±2**53", record=i)
     inverted = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
     if inverted.any():
         i = int(np.flatnonzero(inverted)[0])
@@ -281,7 +289,7 @@ def _indexed_boxes(
     cls_names = _names(classes, lab)
     _check_index(img, len(img_names), f"{what} image")
     _check_index(lab, len(cls_names), f"{what} label")
-    _check_boxes(b, what)
+    _check_boxes(b, what, boxes)
     return b, img, lab, img_names, cls_names
 
 
@@ -428,8 +436,8 @@ def match_voc(
     if diff.shape[0] != n:
         raise ValidationError(f"{diff.shape[0]} difficult flags for {n} ground-truth boxes")
     # Non-finite or overflowing coordinates would give NaN IoUs, which no threshold test can handle.
-    _check_boxes(db, "detection")
-    _check_boxes(gb, "ground-truth")
+    _check_boxes(db, "detection", det_boxes)
+    _check_boxes(gb, "ground-truth", gt_boxes)
 
     for arr, what in ((di, "detection image"), (gi, "ground-truth image"), (dl, "detection label"),
                       (gl, "ground-truth label")):  # fmt: skip
