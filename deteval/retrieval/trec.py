@@ -221,11 +221,25 @@ def parse_measures(
 _DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)", re.ASCII)  # ASCII digits only, no 1_0
 
 
+def _parts(text: str, spec: str) -> list[str]:
+    """The comma-separated items of a parameter list; an empty item (``P.5,,10``, ``P.5,``) is refused:
+    trec_eval reads it as 0 (``atol``/``atof`` of ""), so a cutoff list stops with "Negative cutoff detected",
+    iprec_at_recall and Rprec_mult gain a 0.00 level and utility a 0 coefficient (never what was meant), and
+    gain maps stop as malformed pairs."""
+    parts = text.split(",") if text else []
+    if "" in parts:
+        raise ConfigError(
+            f"empty item in the parameters of measure {spec!r}: separate the values by single commas "
+            "(trec_eval would read an empty item as 0 or stop)"
+        )
+    return parts
+
+
 def _parse_params(fam: Family, text: str, spec: str) -> list:
     if fam.params in ("coef", "beta", "gains"):
         return _parse_whole(fam, text, spec)
     vals: list = []
-    for part in [p for p in text.split(",") if p]:
+    for part in _parts(text, spec):
         if not _DECIMAL.fullmatch(part):
             raise ConfigError(f"bad parameter {part!r} in measure {spec!r}")
         # trec_eval reads cutoffs with atol: "23.4" is cutoff 23
@@ -244,7 +258,7 @@ def _parse_params(fam: Family, text: str, spec: str) -> list:
 
 def _parse_whole(fam: Family, text: str, spec: str) -> list:
     """utility's four coefficients, set_F's beta, or ``level=gain`` pairs (gain maps)."""
-    parts = [p for p in text.split(",") if p]
+    parts = _parts(text, spec)
     if fam.params == "gains":
         pairs = []
         for part in parts:
