@@ -180,7 +180,12 @@ def render_table(result: EvalResult) -> str:
                       else format_cell(row.get(c), False)) + _mark(marked, name, c) for c in cols)]
             for name, row in rows
         ]  # fmt: skip
-        parts.append(_grid([row_label(result), *cols], grid))
+        if result.protocol == "mir":  # dotted groups of columns, wrapped to 100 characters
+            from deteval.report.grouped_grid import grouped_grid
+
+            parts.append(grouped_grid([row_label(result), *cols], grid))
+        else:
+            parts.append(_grid([row_label(result), *cols], grid))
     if result.warnings:
         parts.append("\n".join(f"warning: {w}" for w in result.warnings))
     return "\n\n".join(p for p in parts if p) + "\n"
