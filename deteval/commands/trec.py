@@ -61,8 +61,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 args.measures or None,
                 relevance_level=args.level,
                 complete=args.complete,
-                per_query=args.format in ("json", "csv") or stats is not None,
-                topic_columns=args.query,  # -q lines streamed from arrays (iter_trec_lines)
+                per_query=(args.query and args.format != "trec")
+                or args.format in ("json", "csv")
+                or stats is not None,
+                topic_columns=args.query,  # -q in trec format: lines streamed from arrays (iter_trec_lines)
                 max_docs=args.max_docs,
                 gain=args.gain,
                 discount=args.discount,
