@@ -155,6 +155,8 @@ def emit(result: EvalResult, args: argparse.Namespace) -> None:
 def warn_on_stderr(result: EvalResult) -> None:
     """Each warning as ``deteval: warning: ...`` on stderr, whatever the format or ``--output`` (the result
     keeps them too); silenced by ``--quiet``."""
+    from deteval.report.warning_cap import shown_warnings
+
     sys.stdout.flush()  # the result first, when both go to one terminal
-    for w in result.warnings:
+    for w in shown_warnings(result.warnings):  # (skipped records: the first 20 and a count)
         note(f"deteval: warning: {w}")
