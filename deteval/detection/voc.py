@@ -378,6 +378,50 @@ def _best_boxes(
     return best, jmax
 
 
+def match_inputs(
+    det_image: ArrayLike,
+    det_boxes: ArrayLike,
+    det_scores: ArrayLike,
+    gt_image: ArrayLike,
+    gt_boxes: ArrayLike,
+    gt_difficult: ArrayLike | None,
+    det_label: ArrayLike | None,
+    gt_label: ArrayLike | None,
+) -> tuple[np.ndarray, ...]:
+    """:func:`match_voc`'s inputs validated (shapes, numbers, finite in-bound non-inverted boxes, finite
+    scores, non-negative integer indices) as ``(det boxes, scores, image, label, gt boxes, image, label,
+    difficult)`` arrays, or a :class:`ValidationError` naming the record: what every path to the matcher
+    (one process or sharded, :mod:`deteval.distributed.voc`) checks alike."""
+    db = as_boxes(det_boxes, "detection boxes")
+    gb = as_boxes(gt_boxes, "ground-truth boxes")
+    m, n = db.shape[0], gb.shape[0]
+    di = _int_array(det_image, m, "detection image")
+    gi = _int_array(gt_image, n, "ground-truth image")
+    sc = _numbers(det_scores, "detection scores").reshape(-1)
+    if sc.shape[0] != m:
+        raise ValidationError(f"{sc.shape[0]} scores for {m} detection boxes")
+    if not np.isfinite(sc).all():
+        raise ValidationError(
+            "detection scores must be finite", record=int(np.flatnonzero(~np.isfinite(sc))[0])
+        )
+    dl = np.zeros(m, dtype=np.int64) if det_label is None else _int_array(det_label, m, "detection label")
+    gl = np.zeros(n, dtype=np.int64) if gt_label is None else _int_array(gt_label, n, "ground-truth label")
+    diff = (
+        np.zeros(n, dtype=bool) if gt_difficult is None else np.asarray(gt_difficult, dtype=bool).reshape(-1)
+    )
+    if diff.shape[0] != n:
+        raise ValidationError(f"{diff.shape[0]} difficult flags for {n} ground-truth boxes")
+    # Non-finite or overflowing coordinates would give NaN IoUs, which no threshold test can handle.
+    _check_boxes(db, "detection", det_boxes)
+    _check_boxes(gb, "ground-truth", gt_boxes)
+
+    for arr, what in ((di, "detection image"), (gi, "ground-truth image"), (dl, "detection label"),
+                      (gl, "ground-truth label")):  # fmt: skip
+        if arr.size and arr.min() < 0:
+            raise ValidationError(f"{what} indices must be non-negative", record=int(np.argmin(arr)))
+    return db, sc, di, dl, gb, gi, gl, diff
+
+
 #: From this many candidate boxes on, a detection's IoUs are computed as rows of a broadcast matrix.
 _BROADCAST_BOXES = 64
 
@@ -416,33 +460,10 @@ def match_voc(
     pair_chunk = PAIR_CHUNK if pair_chunk is None else int(pair_chunk)
     if pair_chunk < 1:
         raise ConfigError(f"pair_chunk must be at least 1, got {pair_chunk}")
-    db = as_boxes(det_boxes, "detection boxes")
-    gb = as_boxes(gt_boxes, "ground-truth boxes")
-    m, n = db.shape[0], gb.shape[0]
-    di = _int_array(det_image, m, "detection image")
-    gi = _int_array(gt_image, n, "ground-truth image")
-    sc = _numbers(det_scores, "detection scores").reshape(-1)
-    if sc.shape[0] != m:
-        raise ValidationError(f"{sc.shape[0]} scores for {m} detection boxes")
-    if not np.isfinite(sc).all():
-        raise ValidationError(
-            "detection scores must be finite", record=int(np.flatnonzero(~np.isfinite(sc))[0])
-        )
-    dl = np.zeros(m, dtype=np.int64) if det_label is None else _int_array(det_label, m, "detection label")
-    gl = np.zeros(n, dtype=np.int64) if gt_label is None else _int_array(gt_label, n, "ground-truth label")
-    diff = (
-        np.zeros(n, dtype=bool) if gt_difficult is None else np.asarray(gt_difficult, dtype=bool).reshape(-1)
+    db, sc, di, dl, gb, gi, gl, diff = match_inputs(
+        det_image, det_boxes, det_scores, gt_image, gt_boxes, gt_difficult, det_label, gt_label
     )
-    if diff.shape[0] != n:
-        raise ValidationError(f"{diff.shape[0]} difficult flags for {n} ground-truth boxes")
-    # Non-finite or overflowing coordinates would give NaN IoUs, which no threshold test can handle.
-    _check_boxes(db, "detection", det_boxes)
-    _check_boxes(gb, "ground-truth", gt_boxes)
-
-    for arr, what in ((di, "detection image"), (gi, "ground-truth image"), (dl, "detection label"),
-                      (gl, "ground-truth label")):  # fmt: skip
-        if arr.size and arr.min() < 0:
-            raise ValidationError(f"{what} indices must be non-negative", record=int(np.argmin(arr)))
+    m, n = db.shape[0], gb.shape[0]
 
     outcome = np.zeros(m, dtype=np.int8)
     if m == 0 or n == 0:
