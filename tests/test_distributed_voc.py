@@ -61,10 +61,17 @@ def test_bad_input_is_the_one_process_error(name):
     ("keyword", "value", "words"),
     [("det_label", [1.5], "detection label must hold integer indices"),
      ("gt_label", [-2], "ground-truth label indices must be non-negative"),
-     ("gt_difficult", [0, 1], "2 difficult flags for 1 ground-truth boxes")],
+     ("gt_difficult", [0, 1], "2 difficult flags for 1 ground-truth boxes"),
+     # astype(bool) read these as difficult (match_voc too, although docs/errors.md said 0/1 or booleans)
+     ("gt_difficult", [2], "difficult must be 0/1 or true/false, got 2"),
+     ("gt_difficult", [0.5], "difficult must be 0/1 or true/false, got 0.5"),
+     ("gt_difficult", ["0"], r"difficult holds strings \('0'\), not numbers")],
 )  # fmt: skip
 def test_bad_labels_and_flags(keyword, value, words):
     good = ([0], [BOX], [0.9], [0], [BOX])
+    assert (
+        match_voc(*good, gt_difficult=[True]).tolist() == match_voc(*good, gt_difficult=[1]).tolist() == [-1]
+    )
     with pytest.raises(ValidationError, match=words):
         match_voc_sharded(*good, **{keyword: value}, shards=2)
     with pytest.raises(ValidationError, match=words):

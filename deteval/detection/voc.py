@@ -125,6 +125,16 @@ def _numbers(values: ArrayLike, what: str, *, bools: bool = False) -> np.ndarray
         raise ValidationError(f"{what} {exc}") from None
 
 
+def _difficult(values: ArrayLike) -> np.ndarray:
+    """Difficult flags as booleans: 0/1 or true/false only (``astype(bool)`` would read 2, 0.5 and the string
+    "0" as difficult)."""
+    flags = _numbers(values, "difficult", bools=True).reshape(-1)
+    if not np.isin(flags, (0.0, 1.0)).all():
+        i = int(np.flatnonzero(~np.isin(flags, (0.0, 1.0)))[0])
+        raise ValidationError(f"difficult must be 0/1 or true/false, got {flags[i].item():g}", record=i)
+    return flags != 0
+
+
 def _int_array(values: ArrayLike, n: int, what: str) -> np.ndarray:
     arr = np.asarray(values)
     if arr.dtype.kind not in "iuf":  # (a string or boolean index would be read as a number)
@@ -217,13 +227,9 @@ class VOCGroundTruth:
             image, label, boxes, images, classes, "ground-truth"
         )
         n = b.shape[0]
-        flags = np.zeros(n) if difficult is None else _numbers(difficult, "difficult", bools=True).reshape(-1)
-        if flags.shape[0] != n:
-            raise ValidationError(f"difficult must have length {n}, got {flags.shape[0]}")
-        if not np.isin(flags, (0.0, 1.0)).all():  # (astype(bool) would read 2 and the string "0" as True)
-            i = int(np.flatnonzero(~np.isin(flags, (0.0, 1.0)))[0])
-            raise ValidationError(f"difficult must be 0/1 or true/false, got {flags[i].item():g}", record=i)
-        diff = flags != 0
+        diff = np.zeros(n, dtype=bool) if difficult is None else _difficult(difficult)
+        if diff.shape[0] != n:
+            raise ValidationError(f"difficult must have length {n}, got {diff.shape[0]}")
         return cls(img_names, cls_names, img, lab, b, diff)
 
 
@@ -406,9 +412,7 @@ def match_inputs(
         )
     dl = np.zeros(m, dtype=np.int64) if det_label is None else _int_array(det_label, m, "detection label")
     gl = np.zeros(n, dtype=np.int64) if gt_label is None else _int_array(gt_label, n, "ground-truth label")
-    diff = (
-        np.zeros(n, dtype=bool) if gt_difficult is None else np.asarray(gt_difficult, dtype=bool).reshape(-1)
-    )
+    diff = np.zeros(n, dtype=bool) if gt_difficult is None else _difficult(gt_difficult)
     if diff.shape[0] != n:
         raise ValidationError(f"{diff.shape[0]} difficult flags for {n} ground-truth boxes")
     # Non-finite or overflowing coordinates would give NaN IoUs, which no threshold test can handle.
