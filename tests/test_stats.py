@@ -538,7 +538,9 @@ def test_significance_marks_on_real_outputs(
         assert "significantly different" not in out
         assert "not marked: " in out and "is not the other side of this table" in out
         if fmt == "table":
-            assert f"B: comparison with {other} not marked: {other} is not the other side of this table" in out
+            assert (
+                f"B: comparison with {other} not marked: {other} is not the other side of this table" in out
+            )
     # without a comparison on either side: no mark, no legend
     assert main(["compare", str(base), str(base), "--format", "markdown"]) == 0
     plain = capsys.readouterr().out
