@@ -98,8 +98,35 @@ def test_table_shows_tracks_mean_and_intervals(capsys) -> None:
     assert line is not None
     value, lo, hi = (float(line.group(i).rstrip(",")) for i in (1, 2, 3))
     assert lo < value < hi
-    assert re.search(r"^track +pairwise\.precision", out, re.M)
+    assert re.search(r"^ +pairwise +boundary\.0\.5 +boundary\.3\.0$", out, re.M)  # the column groups
+    assert re.search(r"^track +precision +recall +f +precision", out, re.M)
     assert re.search(r"^seg09 +0\.3018 ", out, re.M)  # a per-track row
+
+
+@pytest.mark.parametrize("taus", [["0.5", "3.0"], ["0.5", "1", "2", "3", "5", "0.25"]])
+def test_per_track_table_fits_100_columns(capsys, taus: list[str]) -> None:
+    """Column groups (pairwise, boundary.<tau>) named once above their precision/recall/f columns; groups
+    beyond 100 characters go to a further block repeating the tracks; every cell is the JSON's value."""
+    tau_args = [a for t in taus for a in ("--tau", t)]
+    doc = _json(capsys, REF, EST, *tau_args)
+    assert main(["mir", REF, EST, *tau_args]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("\n\n      ") + 2 : out.index("\n\nwarning:")]
+    blocks = table.split("\n\n")
+    assert len(blocks) == (1 if len(taus) == 2 else 3)
+    assert max(len(line) for line in table.splitlines()) <= 100
+    groups = [g for b in blocks for g in b.splitlines()[0].split()]
+    assert groups == ["pairwise", *(f"boundary.{t}" for t in taus)]
+    cells: dict[str, list[str]] = {t: [] for t in TRACKS}
+    for b in blocks:
+        lines = b.splitlines()
+        assert lines[1].split()[0] == "track" and set(lines[1].split()[1:]) == {"precision", "recall", "f"}
+        assert [ln.split()[0] for ln in lines[3:]] == TRACKS
+        for ln in lines[3:]:
+            cells[ln.split()[0]] += ln.split()[1:]
+    keys = [f"{g}.{k}" for g in groups for k in ("precision", "recall", "f")]
+    for t in TRACKS:
+        assert cells[t] == [f"{doc['per_class'][t][k]:.4f}" for k in keys]
 
 
 def test_intervals_reproducible_and_equal_to_the_api(capsys) -> None:

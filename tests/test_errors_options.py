@@ -30,6 +30,11 @@ BASE = {
 }  # fmt: skip
 
 # (subcommand, extra arguments, pieces of the one error line)
+EMPTY_ITEMS = (
+    "P.5,,10", "P.5,", "P.,5", "ndcg_cut.5,,10", "success.1,,5", "map_cut.5,,10", "recall.5,,10",
+    "iprec_at_recall.0.1,,0.5", "Rprec_mult.0.2,,1", "utility.1,,-1,0", "ndcg.1=2,,2=3", "11pt_avg..25,,.5",
+)  # fmt: skip
+
 BAD = [
     ("coco", ["--area-rng", "0,1e10,5"], ["--area-rng", "two numbers lo,hi"]),
     ("coco", ["--area-rng", "0,1e10;5"], ["--area-rng", "two numbers lo,hi", "['5']"]),
@@ -98,6 +103,8 @@ BAD = [
     ("trec", ["-m", "P.\u0663"], ["bad parameter", "P.\u0663"]),
     ("trec", ["-m", "P.1_0"], ["bad parameter '1_0'"]),
     ("trec", ["-m", "iprec_at_recall.0_5"], ["bad parameter '0_5'"]),
+    # an empty item: trec_eval reads it as 0 (a cutoff list stops, a level list gains 0.00); refused
+    *[("trec", ["-m", m], ["empty item", repr(m), "single commas"]) for m in EMPTY_ITEMS],
 ]
 
 

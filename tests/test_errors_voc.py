@@ -94,6 +94,13 @@ BAD_LINES = {
     "overflow_score": (b"000004 1e999 1 2 3 4", ValidationError, "score is not finite: inf"),
     "x2_lt_x1": (b"000004 0.5 10 2 3 4", ValidationError, "inverted box: x1=10 y1=2 x2=3 y2=4"),
     "huge_coord": (b"000004 0.5 1 2 1e300 4", ValidationError, "beyond \u00b12**53"),
+    # 2**53 + 1 and 2**53 + 0.5 read as 2**53 (the bound) in float64: the written value is beyond it
+    "coord_2p53_plus_1": (
+        b"000004 0.5 1 2 9007199254740993 4",
+        ValidationError,
+        "beyond \u00b12**53: 1 2 9007199254740993 4",
+    ),
+    "coord_minus_2p53_half": (b"000004 0.5 -9007199254740992.5 2 3 4", ValidationError, "beyond \u00b12**53"),
     "y2_lt_y1": (b"000004 0.5 1 20 3 4", ValidationError, "inverted box"),
     "latin1": (b"caf\xe9 0.5 1 2 3 4", InputFormatError, "not valid UTF-8"),
     "underscore_number": (b"000004 0.5 1_0 2 30 4", InputFormatError, "x1 is not a number: '1_0'"),
@@ -148,6 +155,8 @@ BAD_OBJECTS = {
                  "inverted box"),
     "huge": (obj(box=b"<xmin>1</xmin><ymin>2</ymin><xmax>1e200</xmax><ymax>4</ymax>"), ValidationError,
              "beyond"),
+    "2p53_plus_1": (obj(box=b"<xmin>1</xmin><ymin>2</ymin><xmax>9007199254740993</xmax><ymax>4</ymax>"),
+                    ValidationError, "<xmax> is beyond \u00b12**53: '9007199254740993'"),
     "two_boxes": (obj().replace(b"</bndbox>", b"</bndbox><bndbox><xmin>1</xmin></bndbox>"), InputFormatError,
                   "<bndbox> appears twice in one object"),
     "two_xmax": (obj(box=b"<xmin>1</xmin><ymin>2</ymin><xmax>3</xmax><xmax>4</xmax><ymax>4</ymax>"),

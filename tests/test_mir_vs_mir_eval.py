@@ -203,6 +203,46 @@ def test_pairwise_case_folding_like_mir_eval() -> None:
     assert strict.tp + strict.fn < folded.tp + folded.fn  # 'A' and 'a' differ
 
 
+# Labels given as Python (or numpy) numbers: mir_eval compares every label by its text (index_labels:
+# str(label).lower()), so 1 and 1.0 are two labels ("1", "1.0"), and 1 and "1" one; so does deteval, with and
+# without case folding. Random mixes of such labels, numpy floats with -0.0 among them too.
+_NUMBER_LABELS = [1, 1.0, "1", 2, 2.0, np.int64(2), np.float64(1.0), -0.0, 0.0, 0, "A", "a", (1, 2)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_number_labels_are_their_text_like_mir_eval(seed: int) -> None:
+    rng = np.random.default_rng(90_000 + seed)
+    ref_iv, _ = random_segmentation(rng, 20.0, int(rng.integers(2, 12)), "A")
+    est_iv, _ = random_segmentation(rng, 20.0, int(rng.integers(2, 12)), "A")
+    pick = lambda n: [_NUMBER_LABELS[k] for k in rng.integers(0, len(_NUMBER_LABELS), n)]  # noqa: E731
+    ref_lab, est_lab = pick(len(ref_iv)), pick(len(est_iv))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = _quiet(mir_eval.segment.pairwise, ref_iv, ref_lab, est_iv, est_lab)
+    if not np.all(np.isfinite(expected)):
+        pytest.skip("degenerate case: no positive pair")
+    for case_sensitive in (False, True):
+        got = pairwise_prf(
+            build_segments(ref_iv[:, 0], ref_iv[:, 1], ref_lab),
+            build_segments(est_iv[:, 0], est_iv[:, 1], est_lab),
+            frame_rate=10,
+            grid="mir_eval",
+            case_sensitive=case_sensitive,
+        )
+        if case_sensitive and {"A", "a"} <= {str(x) for x in ref_lab + est_lab}:
+            continue  # ('A' and 'a' are one label only when folded)
+        assert (got.precision, got.recall, got.f) == expected
+
+
+def test_one_and_one_point_zero_are_two_labels() -> None:
+    ref_iv, est_iv = np.array([[0.0, 2.0], [2.0, 4.0]]), np.array([[0.0, 4.0]])
+    expected = mir_eval.segment.pairwise(ref_iv, [1, 1.0], est_iv, ["x"])
+    assert expected[1] == 1.0 and expected[0] < 0.5  # two reference labels: half of the pairs are not one
+    ref = build_segments(ref_iv[:, 0], ref_iv[:, 1], [1, 1.0])
+    est = build_segments(est_iv[:, 0], est_iv[:, 1], ["x"])
+    got = pairwise_prf(ref, est, frame_rate=10, grid="mir_eval")
+    assert (got.precision, got.recall, got.f) == expected
+
+
 def test_segment_boundaries_match_mir_eval() -> None:
     rng = np.random.default_rng(7)
     iv, lab = random_segmentation(rng, 100.0, 12, "AB")

@@ -512,8 +512,12 @@ def test_significance_marks_on_real_outputs(
     for key in comp:
         line = next(x for x in table.splitlines() if x.startswith(f"  {key} "))
         assert line.endswith("  ^a") == (key in significant)
+    # deteval compare marks B's values only where B's own comparison is against A, the table's other side:
+    # A = the other system saved alone (B's comparison holds exactly its values)
+    other_json = tmp_path / "other.json"
+    assert main([*VOC_ARGS[:-1], other, "--format", "json", "--output", str(other_json)]) == 0
     for fmt in ("table", "latex"):
-        assert main(["compare", str(base), str(cmp), "--format", fmt]) == 0
+        assert main(["compare", str(other_json), str(cmp), "--format", fmt]) == 0
         out = capsys.readouterr().out
         mark = "^a" if fmt == "table" else "$^{a}$"
         for key, c in comp.items():
@@ -523,8 +527,20 @@ def test_significance_marks_on_real_outputs(
                 row = next(x for x in out.splitlines() if x.split()[:1] == [key[3:]])
                 cells = row.replace("&", " ").split()
                 assert cells[2] == f"{c['a']:.4f}" + (mark if key in significant else "")
-                assert cells[1] == f"{c['a']:.4f}"  # A: the same run saved without a comparison
-        assert "significantly different from" in out
+                assert cells[1] == f"{c['b']:.4f}"  # A: the other system, saved without a comparison
+        assert "significantly different from" in out and "not marked" not in out
+    # against a baseline that is not the compared system (here B's own system saved alone, delta 0), a mark
+    # would read as "B differs significantly from A": none, and the legend says why
+    for fmt in ("table", "latex", "markdown"):
+        assert main(["compare", str(base), str(cmp), "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert "^a" not in out and "^{a}" not in out and "<sup>" not in out
+        assert "significantly different" not in out
+        assert "not marked: " in out and "is not the other side of this table" in out
+        if fmt == "table":
+            assert (
+                f"B: comparison with {other} not marked: {other} is not the other side of this table" in out
+            )
     # without a comparison on either side: no mark, no legend
     assert main(["compare", str(base), str(base), "--format", "markdown"]) == 0
     plain = capsys.readouterr().out

@@ -9,6 +9,7 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -77,24 +78,27 @@ def apply_preset(
             setattr(args, dest, value)
 
 
-def write_text(text: str, output: str | None) -> None:
-    """Write ``text`` to the file ``output`` (a ConfigError naming it if that fails) or to stdout.
+def write_text(text: str | Iterable[str], output: str | None) -> None:
+    """Write ``text`` (or its pieces, written one after the other as they come) to the file ``output`` (a
+    ConfigError naming it if that fails) or to stdout.
 
     The file is replaced atomically: the text goes to a temporary file in the same folder, is flushed to
     disk (fsync) and renamed over ``output``. A kill, a full disk or any error mid-write leaves the previous
     file intact and no temporary file behind. A symlink is followed (its target is replaced); an existing
     non-regular file (``/dev/stdout``, a named pipe) is written directly, as a rename cannot replace it.
     """
+    pieces = [text] if isinstance(text, str) else text
     if not output:
-        sys.stdout.write(text)
+        for piece in pieces:
+            sys.stdout.write(piece)
         return
     try:
-        _replace_atomically(Path(os.path.realpath(output)), text.encode("utf-8"))
+        _replace_atomically(Path(os.path.realpath(output)), (p.encode("utf-8") for p in pieces))
     except OSError as exc:
         raise ConfigError(f"cannot write the output: {exc.strerror or exc}", file=output) from None
 
 
-def _replace_atomically(path: Path, data: bytes) -> None:
+def _replace_atomically(path: Path, chunks: Iterable[bytes]) -> None:
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -103,7 +107,8 @@ def _replace_atomically(path: Path, data: bytes) -> None:
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     if st is not None and not stat.S_ISREG(st.st_mode):
         with path.open("wb") as fh:
-            fh.write(data)
+            for chunk in chunks:
+                fh.write(chunk)
         return
     if st is not None:
         mode = stat.S_IMODE(st.st_mode)
@@ -114,7 +119,8 @@ def _replace_atomically(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for chunk in chunks:
+                fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
@@ -149,6 +155,8 @@ def emit(result: EvalResult, args: argparse.Namespace) -> None:
 def warn_on_stderr(result: EvalResult) -> None:
     """Each warning as ``deteval: warning: ...`` on stderr, whatever the format or ``--output`` (the result
     keeps them too); silenced by ``--quiet``."""
+    from deteval.report.warning_cap import shown_warnings
+
     sys.stdout.flush()  # the result first, when both go to one terminal
-    for w in result.warnings:
+    for w in shown_warnings(result.warnings):  # (skipped records: the first 20 and a count)
         note(f"deteval: warning: {w}")

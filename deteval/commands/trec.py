@@ -7,6 +7,7 @@ characters and 4 decimals, so scripts that parse trec_eval output can switch ove
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from typing import Any
 
 from deteval.commands import options as opt
@@ -21,7 +22,7 @@ from deteval.io.trec import load_qrels, load_run, load_zscores
 from deteval.report import render
 from deteval.report.progress import Progress
 from deteval.retrieval.prefs import evaluate_prefs
-from deteval.retrieval.trec import evaluate_trec, format_trec
+from deteval.retrieval.trec import evaluate_trec, format_trec, iter_trec_lines
 from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION, RECALL_LEVELS, VERSIONS
 
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
@@ -60,7 +61,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 args.measures or None,
                 relevance_level=args.level,
                 complete=args.complete,
-                per_query=args.query or args.format in ("json", "csv") or stats is not None,
+                per_query=(args.query and args.format != "trec")
+                or args.format in ("json", "csv")
+                or stats is not None,
+                topic_columns=args.query,  # -q in trec format: lines streamed from arrays (iter_trec_lines)
                 max_docs=args.max_docs,
                 gain=args.gain,
                 discount=args.discount,
@@ -107,9 +111,11 @@ def _run_prefs(args: argparse.Namespace) -> int:
 
 
 def _emit(result: Any, args: argparse.Namespace, with_stats: bool = False) -> int:
-    if args.format == "trec":
-        lines = result.lines if with_stats else format_trec(result, per_query=args.query)
-        text = "\n".join(lines) + "\n"
+    text: str | Iterator[str]
+    if args.format == "trec" and with_stats:
+        text = "\n".join(result.lines) + "\n"
+    elif args.format == "trec":  # written a block of topics at a time: -q holds no line of every topic
+        text = ("".join(ln + "\n" for ln in block) for block in iter_trec_lines(result, per_query=args.query))
     else:
         if args.format in ("json", "csv"):
             result.lines = []

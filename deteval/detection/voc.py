@@ -66,7 +66,7 @@ from deteval.core.lists import ranked_lists, sort_lists
 from deteval.core.ranking import TiePolicy
 from deteval.detection.boxes import as_boxes, box_iou, paired_iou
 from deteval.errors import ConfigError, ValidationError
-from deteval.io.arrays import numeric_array
+from deteval.io.arrays import EXACT_BOUND, numeric_array, rows_beyond_exact
 from deteval.results import EvalResult, PRCurve
 
 Metric = Literal["voc07", "voc2010"]
@@ -125,6 +125,16 @@ def _numbers(values: ArrayLike, what: str, *, bools: bool = False) -> np.ndarray
         raise ValidationError(f"{what} {exc}") from None
 
 
+def _difficult(values: ArrayLike) -> np.ndarray:
+    """Difficult flags as booleans: 0/1 or true/false only (``astype(bool)`` would read 2, 0.5 and the string
+    "0" as difficult)."""
+    flags = _numbers(values, "difficult", bools=True).reshape(-1)
+    if not np.isin(flags, (0.0, 1.0)).all():
+        i = int(np.flatnonzero(~np.isin(flags, (0.0, 1.0)))[0])
+        raise ValidationError(f"difficult must be 0/1 or true/false, got {flags[i].item():g}", record=i)
+    return flags != 0
+
+
 def _int_array(values: ArrayLike, n: int, what: str) -> np.ndarray:
     arr = np.asarray(values)
     if arr.dtype.kind not in "iuf":  # (a string or boolean index would be read as a number)
@@ -144,18 +154,26 @@ def _int_array(values: ArrayLike, n: int, what: str) -> np.ndarray:
 
 #: The largest coordinate magnitude accepted (2**53): beyond it a float64 no longer holds whole pixels (the
 #: devkit's +1 is lost) and products of coordinates could overflow, turning IoUs into inf/inf = NaN.
-MAX_COORD: float = float(2**53)
+MAX_COORD: float = float(EXACT_BOUND)
 
 
-def _check_boxes(boxes: np.ndarray, what: str) -> None:
+def _given_row(given: ArrayLike, i: int) -> list[Any]:
+    """Row ``i`` of the boxes as the caller gave them (an integer beyond 2**53 not yet rounded)."""
+    if isinstance(given, (list, tuple)):
+        return list(given[i])
+    return list(np.asarray(given)[i].tolist())
+
+
+def _check_boxes(boxes: np.ndarray, what: str, given: ArrayLike) -> None:
+    """Finite, within ±2**53 as given (``given``: the input ``boxes`` was read from), x2 >= x1, y2 >= y1."""
     bad = ~np.isfinite(boxes).all(axis=1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValidationError(f"{what} box {boxes[i].tolist()} has a non-finite coordinate", record=i)
-    big = (np.abs(boxes) > MAX_COORD).any(axis=1)
-    if big.any():
-        i = int(np.flatnonzero(big)[0])
-        raise ValidationError(f"{what} box {boxes[i].tolist()} has a coordinate beyond ±2**53", record=i)
+    big = rows_beyond_exact(boxes, lambda i: _given_row(given, i))
+    if big.size:
+        i = int(big[0])
+        raise ValidationError(f"{what} box {_given_row(given, i)} has a coordinate beyond ±2**53", record=i)
     inverted = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
     if inverted.any():
         i = int(np.flatnonzero(inverted)[0])
@@ -209,13 +227,9 @@ class VOCGroundTruth:
             image, label, boxes, images, classes, "ground-truth"
         )
         n = b.shape[0]
-        flags = np.zeros(n) if difficult is None else _numbers(difficult, "difficult", bools=True).reshape(-1)
-        if flags.shape[0] != n:
-            raise ValidationError(f"difficult must have length {n}, got {flags.shape[0]}")
-        if not np.isin(flags, (0.0, 1.0)).all():  # (astype(bool) would read 2 and the string "0" as True)
-            i = int(np.flatnonzero(~np.isin(flags, (0.0, 1.0)))[0])
-            raise ValidationError(f"difficult must be 0/1 or true/false, got {flags[i].item():g}", record=i)
-        diff = flags != 0
+        diff = np.zeros(n, dtype=bool) if difficult is None else _difficult(difficult)
+        if diff.shape[0] != n:
+            raise ValidationError(f"difficult must have length {n}, got {diff.shape[0]}")
         return cls(img_names, cls_names, img, lab, b, diff)
 
 
@@ -281,7 +295,7 @@ def _indexed_boxes(
     cls_names = _names(classes, lab)
     _check_index(img, len(img_names), f"{what} image")
     _check_index(lab, len(cls_names), f"{what} label")
-    _check_boxes(b, what)
+    _check_boxes(b, what, boxes)
     return b, img, lab, img_names, cls_names
 
 
@@ -370,6 +384,48 @@ def _best_boxes(
     return best, jmax
 
 
+def match_inputs(
+    det_image: ArrayLike,
+    det_boxes: ArrayLike,
+    det_scores: ArrayLike,
+    gt_image: ArrayLike,
+    gt_boxes: ArrayLike,
+    gt_difficult: ArrayLike | None,
+    det_label: ArrayLike | None,
+    gt_label: ArrayLike | None,
+) -> tuple[np.ndarray, ...]:
+    """:func:`match_voc`'s inputs validated (shapes, numbers, finite in-bound non-inverted boxes, finite
+    scores, non-negative integer indices) as ``(det boxes, scores, image, label, gt boxes, image, label,
+    difficult)`` arrays, or a :class:`ValidationError` naming the record: what every path to the matcher
+    (one process or sharded, :mod:`deteval.distributed.voc`) checks alike."""
+    db = as_boxes(det_boxes, "detection boxes")
+    gb = as_boxes(gt_boxes, "ground-truth boxes")
+    m, n = db.shape[0], gb.shape[0]
+    di = _int_array(det_image, m, "detection image")
+    gi = _int_array(gt_image, n, "ground-truth image")
+    sc = _numbers(det_scores, "detection scores").reshape(-1)
+    if sc.shape[0] != m:
+        raise ValidationError(f"{sc.shape[0]} scores for {m} detection boxes")
+    if not np.isfinite(sc).all():
+        raise ValidationError(
+            "detection scores must be finite", record=int(np.flatnonzero(~np.isfinite(sc))[0])
+        )
+    dl = np.zeros(m, dtype=np.int64) if det_label is None else _int_array(det_label, m, "detection label")
+    gl = np.zeros(n, dtype=np.int64) if gt_label is None else _int_array(gt_label, n, "ground-truth label")
+    diff = np.zeros(n, dtype=bool) if gt_difficult is None else _difficult(gt_difficult)
+    if diff.shape[0] != n:
+        raise ValidationError(f"{diff.shape[0]} difficult flags for {n} ground-truth boxes")
+    # Non-finite or overflowing coordinates would give NaN IoUs, which no threshold test can handle.
+    _check_boxes(db, "detection", det_boxes)
+    _check_boxes(gb, "ground-truth", gt_boxes)
+
+    for arr, what in ((di, "detection image"), (gi, "ground-truth image"), (dl, "detection label"),
+                      (gl, "ground-truth label")):  # fmt: skip
+        if arr.size and arr.min() < 0:
+            raise ValidationError(f"{what} indices must be non-negative", record=int(np.argmin(arr)))
+    return db, sc, di, dl, gb, gi, gl, diff
+
+
 #: From this many candidate boxes on, a detection's IoUs are computed as rows of a broadcast matrix.
 _BROADCAST_BOXES = 64
 
@@ -408,33 +464,10 @@ def match_voc(
     pair_chunk = PAIR_CHUNK if pair_chunk is None else int(pair_chunk)
     if pair_chunk < 1:
         raise ConfigError(f"pair_chunk must be at least 1, got {pair_chunk}")
-    db = as_boxes(det_boxes, "detection boxes")
-    gb = as_boxes(gt_boxes, "ground-truth boxes")
-    m, n = db.shape[0], gb.shape[0]
-    di = _int_array(det_image, m, "detection image")
-    gi = _int_array(gt_image, n, "ground-truth image")
-    sc = _numbers(det_scores, "detection scores").reshape(-1)
-    if sc.shape[0] != m:
-        raise ValidationError(f"{sc.shape[0]} scores for {m} detection boxes")
-    if not np.isfinite(sc).all():
-        raise ValidationError(
-            "detection scores must be finite", record=int(np.flatnonzero(~np.isfinite(sc))[0])
-        )
-    dl = np.zeros(m, dtype=np.int64) if det_label is None else _int_array(det_label, m, "detection label")
-    gl = np.zeros(n, dtype=np.int64) if gt_label is None else _int_array(gt_label, n, "ground-truth label")
-    diff = (
-        np.zeros(n, dtype=bool) if gt_difficult is None else np.asarray(gt_difficult, dtype=bool).reshape(-1)
+    db, sc, di, dl, gb, gi, gl, diff = match_inputs(
+        det_image, det_boxes, det_scores, gt_image, gt_boxes, gt_difficult, det_label, gt_label
     )
-    if diff.shape[0] != n:
-        raise ValidationError(f"{diff.shape[0]} difficult flags for {n} ground-truth boxes")
-    # Non-finite or overflowing coordinates would give NaN IoUs, which no threshold test can handle.
-    _check_boxes(db, "detection")
-    _check_boxes(gb, "ground-truth")
-
-    for arr, what in ((di, "detection image"), (gi, "ground-truth image"), (dl, "detection label"),
-                      (gl, "ground-truth label")):  # fmt: skip
-        if arr.size and arr.min() < 0:
-            raise ValidationError(f"{what} indices must be non-negative", record=int(np.argmin(arr)))
+    m, n = db.shape[0], gb.shape[0]
 
     outcome = np.zeros(m, dtype=np.int8)
     if m == 0 or n == 0:

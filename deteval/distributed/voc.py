@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from deteval.core.ranking import TiePolicy
 from deteval.detection.match_table import VocMatchTable, merge_voc_tables
-from deteval.detection.voc import match_voc, rank_positions
+from deteval.detection.voc import match_inputs, match_voc, rank_positions
 from deteval.distributed.shards import default_shards, shard_range
 
 __all__ = ["match_voc_shard", "match_voc_sharded"]
@@ -70,15 +70,11 @@ def match_voc_sharded(
 ) -> np.ndarray:
     """:func:`~deteval.detection.voc.match_voc` over image shards (on ``client`` if given, else one after
     the other here): the same outcomes, in input order. Shard k holds the image indices
-    ``[k·I // n, (k+1)·I // n)`` with I = the largest index + 1."""
-    di = np.asarray(det_image, dtype=np.int64).reshape(-1)
-    gi = np.asarray(gt_image, dtype=np.int64).reshape(-1)
-    db = np.asarray(det_boxes, dtype=np.float64).reshape(-1, 4)
-    gb = np.asarray(gt_boxes, dtype=np.float64).reshape(-1, 4)
-    sc = np.asarray(det_scores, dtype=np.float64).reshape(-1)
-    dl = np.zeros(di.shape[0], np.int64) if det_label is None else np.asarray(det_label, np.int64).reshape(-1)
-    gl = np.zeros(gi.shape[0], np.int64) if gt_label is None else np.asarray(gt_label, np.int64).reshape(-1)
-    gd = np.zeros(gi.shape[0], bool) if gt_difficult is None else np.asarray(gt_difficult, bool).reshape(-1)
+    ``[k·I // n, (k+1)·I // n)`` with I = the largest index + 1. The inputs are validated as the one-process
+    path validates them (:func:`~deteval.detection.voc.match_inputs`: the same errors) before any shard."""
+    db, sc, di, dl, gb, gi, gl, gd = match_inputs(
+        det_image, det_boxes, det_scores, gt_image, gt_boxes, gt_difficult, det_label, gt_label
+    )
     rank = rank_positions(sc, dl, ties)  # once, globally: an unstable sort depends on the whole class
     options = {"iou_threshold": iou_threshold, "plus_one": plus_one, "strict": strict, "ties": ties}
     n_img = int(max(di.max(initial=-1), gi.max(initial=-1))) + 1

@@ -10,11 +10,16 @@ mixes ``True`` with numbers becomes a float array in numpy, so such lists are al
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import numpy as np
 
-__all__ = ["numeric_array"]
+__all__ = ["EXACT_BOUND", "beyond_exact", "numeric_array", "rows_beyond_exact"]
+
+#: Every integer of magnitude up to 2**53 is exact in a float64; 2**53 + 1 is the first that is not (it
+#: rounds to 2**53). Coordinates are bounded by it, so the bound is checked on the value as written.
+EXACT_BOUND = 2**53
 
 _BOOLS = (bool, np.bool_)
 
@@ -45,3 +50,30 @@ def numeric_array(value: Any, dtype: Any = np.float64, *, bools: bool = False) -
         if _holds_bool(value):
             raise TypeError("holds booleans (true/false) among its numbers")
     return arr.astype(dtype, copy=False)
+
+
+def beyond_exact(value: Any, bound: int = EXACT_BOUND) -> bool:
+    """Whether ``value`` (an int, a float, a numpy number or ASCII decimal text) has a magnitude above
+    ``bound``, compared exactly: the integer 2**53 + 1 (or the text ``9007199254740993``) is beyond 2**53
+    although ``float()`` rounds it to 2**53."""
+    if isinstance(value, (str, bytes)):
+        try:
+            exact = Decimal(value.decode("ascii") if isinstance(value, bytes) else value)
+        except (InvalidOperation, UnicodeDecodeError):
+            return False  # (not a number: the caller's syntax check reports it)
+        return exact.is_finite() and abs(exact) > bound
+    if isinstance(value, (int, np.integer)):
+        return abs(int(value)) > bound
+    return bool(abs(float(value)) > bound)
+
+
+def rows_beyond_exact(mat: np.ndarray, rows_of: Any, bound: int = EXACT_BOUND) -> np.ndarray:
+    """Rows of the float64 matrix ``mat`` with a value beyond ±``bound``, as written: a value above it in
+    ``mat``, or one equal to it whose written form (``rows_of(i)``: the row's values as given, numbers or
+    text) is above it (an integer such as 2**53 + 1 rounds to 2**53 when read as float64)."""
+    mag = np.abs(mat)
+    big = (mag > bound).any(axis=1)
+    on = np.flatnonzero((mag == bound).any(axis=1) & ~big)
+    for i in on.tolist():  # (rare: only rows holding exactly ±2**53 are looked at again)
+        big[i] = any(beyond_exact(v, bound) for v in rows_of(i))
+    return np.flatnonzero(big)

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io.arrays import rows_beyond_exact
 from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique, unique_keys
 from deteval.io.rle import check_rles
 from deteval.io.skipping import check_on_error as _check_on_error
@@ -260,9 +261,10 @@ def _refuse_bools(values: list, mat: np.ndarray, what: str, file: str, where: st
 
 
 def _check_magnitude(mat: np.ndarray, what: str, values: list, file: str, where: str | None) -> None:
-    big = (np.abs(mat) > MAX_COORD).any(axis=1)
-    if big.any():
-        i = int(np.flatnonzero(big)[0])
+    """Refuse a row of ``mat`` beyond ±2**53 as written in ``values`` (2**53 + 1 reads as 2**53)."""
+    big = rows_beyond_exact(mat, values.__getitem__)
+    if big.size:
+        i = int(big[0])
         raise ValidationError(f"{what} {values[i]!r} is beyond \u00b12**53", file=file, record=_rec(where, i))
 
 
@@ -880,14 +882,15 @@ def _results_from_array(arr: np.ndarray, gt: CocoGroundTruth, file: str) -> Coco
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
         raise ValidationError(f"bbox {bbox[i].tolist()} has a negative width or height", file=file, record=i)
-    _check_magnitude(bbox, "bbox", bbox.tolist(), file, None)
+    _check_magnitude(bbox, "bbox", arr[:, 1:5].tolist(), file, None)
     ids = a[:, [0, 6]]
     bad = ((ids != np.round(ids)) | (np.abs(ids) >= 2.0**63)).any(axis=1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputFormatError(f"ids must be integers, got row {a[i].tolist()}", file=file, record=i)
-    img = _index_of(a[:, 0].astype(np.int64), gt.image_ids, "image_id", file, None)
-    cat = _index_of(a[:, 6].astype(np.int64), gt.cat_ids, "category_id", file, None)
+    exact = arr if arr.dtype.kind in "iu" else a  # (an integer id beyond 2**53 would round as float64)
+    img = _index_of(exact[:, 0].astype(np.int64), gt.image_ids, "image_id", file, None)
+    cat = _index_of(exact[:, 6].astype(np.int64), gt.cat_ids, "category_id", file, None)
     return CocoResults(
         img=img,
         cat=cat,

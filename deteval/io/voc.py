@@ -50,6 +50,7 @@ import numpy as np
 
 from deteval.detection.voc import MAX_COORD, VOCDetections, VOCGroundTruth
 from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.io.arrays import beyond_exact, rows_beyond_exact
 from deteval.syntax import fields, parse_decimal, text_lines
 
 PathLike = str | os.PathLike
@@ -285,7 +286,9 @@ def _number(raw: str | None, tag: str, path: PathLike, record: str) -> float:
         raise InputFormatError(f"<{tag}> is not a number: {raw!r}", file=path, record=record) from None
     if value - value != 0.0:  # inf or nan
         raise ValidationError(f"<{tag}> is not finite: {raw!r}", file=path, record=record)
-    if abs(value) > MAX_COORD:
+    if abs(value) > MAX_COORD or (
+        abs(value) == MAX_COORD and beyond_exact(raw)
+    ):  # (2**53 + 1 reads as 2**53)
         raise ValidationError(f"<{tag}> is beyond ±2**53: {raw!r}", file=path, record=record)
     return value
 
@@ -827,12 +830,23 @@ def _parse_table(
                 (int(lines[r]), ValidationError, f"{num_names[c]} is not finite: {float(values[r, c])!r}")
             )
         raise _BadLines(found)
-    big = (np.abs(values[:, -4:]) > MAX_COORD).any(axis=1)
-    if big.any():
+    split: list[bytes] = []
+
+    def written(r: int) -> list[bytes]:  # (the coordinates as written: 2**53 + 1 reads as 2**53)
+        if not split:
+            split.extend(data.split(b"\n"))
+        return split[int(lines[r]) - 1].split()[-4:]
+
+    big = rows_beyond_exact(values[:, -4:], written)
+    if big.size:
         raise _BadLines(
             [
-                (int(lines[r]), ValidationError, f"a coordinate is beyond ±2**53: {values[r, -4:].tolist()}")
-                for r in np.flatnonzero(big).tolist()
+                (
+                    int(lines[r]),
+                    ValidationError,
+                    f"a coordinate is beyond ±2**53: {b' '.join(written(r)).decode()}",
+                )
+                for r in big.tolist()
             ]
         )
     inv = (values[:, -2] < values[:, -4]) | (values[:, -1] < values[:, -3])

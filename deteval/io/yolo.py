@@ -42,6 +42,7 @@ import numpy as np
 
 from deteval.detection.box_table import BoxTable
 from deteval.errors import DetevalWarning, InputFormatError, ValidationError
+from deteval.io.arrays import beyond_exact
 from deteval.io.yaml_subset import read_yaml_subset
 
 IMG_FORMATS = frozenset(
@@ -550,6 +551,8 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
         x, y, w, h = (float(v) for v in b)
         if not np.isfinite([x, y, w, h]).all() or w < 0 or h < 0:
             raise ValidationError("bbox has a negative size or a non-finite value", file=path, record=k)
+        if any(beyond_exact(v) for v in b):  # (as the COCO loader: exact pixels, no overflowing areas)
+            raise ValidationError(f"bbox {b!r} is beyond \u00b12**53", file=path, record=k)
         xyxy[k] = [x, y, x + w, y + h]
         conf[k] = float(s)
     return BoxTable(img, cls, xyxy, conf, masks=_json_masks(records, img, ds, path))

@@ -64,16 +64,27 @@ class PairwiseResult(PRFCounts):
         return {**super().to_dict(), "n_frames": self.n_frames}
 
 
+def _label_text(x: Any) -> str:
+    if type(x) is str:
+        return x
+    hash(x)  # (an unhashable label, a list, stays refused: a TypeError)
+    return str(x)
+
+
 def _factorize(labels: Any, case_sensitive: bool) -> np.ndarray:
-    """Integer codes 0..k−1 for labels compared by value (never by identity)."""
-    if isinstance(labels, np.ndarray) and labels.dtype.kind in "biufUS" and case_sensitive:
+    """Integer codes 0..k−1 for labels compared by their text, ``str(label)`` (``.lower()``d unless
+    ``case_sensitive``), as ``mir_eval.util.index_labels`` compares them in every segment measure: the numbers
+    1 and 1.0 are the labels "1" and "1.0", two labels (a dict would take them for one: 1 == 1.0)."""
+    if isinstance(labels, np.ndarray) and labels.dtype.kind in "biuUS" and case_sensitive:
+        # (one value per text in these dtypes; floats are not: -0.0 == 0.0, so they take the text path)
         return np.unique(labels.reshape(-1), return_inverse=True)[1].reshape(-1).astype(np.int64)
     seq = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
-    if not case_sensitive:
-        seq = [str(x).lower() for x in seq]
-    index: dict[Any, int] = {}
+    index: dict[str, int] = {}
     try:
-        codes = [index.setdefault(x, len(index)) for x in seq]
+        if case_sensitive:
+            codes = [index.setdefault(_label_text(x), len(index)) for x in seq]
+        else:
+            codes = [index.setdefault(str(x).lower(), len(index)) for x in seq]
     except TypeError as exc:
         raise ValidationError(f"labels must be hashable ({exc})") from None
     return np.asarray(codes, dtype=np.int64)

@@ -171,7 +171,7 @@ def compare_results(
                 f"{len(missing)} class(es) without a {metric} value on one side: {', '.join(missing)}"
             )
     summary["fields"] = fields
-    sig = {"a": significance(a), "b": significance(b)}
+    sig = {"a": significance(a, baseline=b), "b": significance(b, baseline=a)}  # marks against the other side
     if any(sig.values()):
         # each side's own --compare-to comparison, as marks on its values (deteval.report.marks)
         summary["significance"] = {"alpha": ALPHA, **{k: v for k, v in sig.items() if v}}

@@ -62,12 +62,68 @@ def legend(result: EvalResult, alpha: float = ALPHA) -> list[str]:
     ]
 
 
-def significance(result: EvalResult, alpha: float = ALPHA) -> dict[str, Any] | None:
+def _same_value(x: Any, y: Any) -> bool:
+    if _is_number(x) and _is_number(y):
+        return bool(x == y or (x != x and y != y))  # (NaN: the same undefined value)
+    return type(x) is type(y) and x == y  # (null, or a value that is no number)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _against(comp: dict[str, Any], baseline: EvalResult) -> bool:
+    """Whether a comparison's other system is ``baseline``'s: every value of that system the comparison
+    holds (``"b"`` of each metric) that ``baseline`` also has (its summary, or its per-class ``ap`` for
+    ``ap:<class>``) is ``baseline``'s own value, exactly (deteval's numbers are deterministic, so one system
+    evaluated alike gives the same doubles), and there is at least one. Names cannot tell: ``compare_to``
+    holds the other run's path, a saved result no path of its inputs."""
+    found = 0
+    for metric, c in comp.items():
+        if not isinstance(c, dict) or "b" not in c:
+            continue
+        if metric.startswith("ap:"):
+            row = baseline.per_class.get(metric[3:])
+            if not isinstance(row, dict) or "ap" not in row:
+                continue
+            mine = row["ap"]
+        elif metric in baseline.summary:
+            mine = baseline.summary[metric]
+        else:
+            continue
+        if not _same_value(c["b"], mine):
+            return False
+        found += 1
+    return found > 0
+
+
+def significance(
+    result: EvalResult, alpha: float = ALPHA, baseline: EvalResult | None = None
+) -> dict[str, Any] | None:
     """What ``deteval compare`` stores of one side: ``{"marks": marks(result), "legend": legend(result)}``,
-    or None when that side holds no comparison."""
+    or None when that side holds no comparison.
+
+    ``baseline`` (the other side of the compare table): only a comparison against that very system is
+    marked, since a mark next to the table's delta reads as "this side differs significantly from the other
+    side"; a comparison with any other system is left unmarked and named in ``"not_marked"`` (and in the
+    legend), with the reason."""
     if not system_letters(result):
         return None
-    return {"marks": marks(result, alpha), "legend": legend(result, alpha)}
+    if baseline is None:
+        return {"marks": marks(result, alpha), "legend": legend(result, alpha)}
+    groups = _groups(result)
+    kept = {other: comp for other, comp in groups.items() if _against(comp, baseline)}
+    dropped = [other for other in groups if other not in kept]
+    view = EvalResult(result.protocol, {**result.summary, "comparison": kept, "compare_to": list(kept)})
+    out: dict[str, Any] = {"marks": marks(view, alpha), "legend": legend(view, alpha)}
+    if dropped:
+        out["not_marked"] = dropped
+        out["legend"] += [
+            f"comparison with {other} not marked: {other} is not the other side of this table (its values "
+            "differ), and a mark here would read as a difference from that side"
+            for other in dropped
+        ]
+    return out
 
 
 def cell_marks(result: EvalResult) -> tuple[dict[tuple[str | None, str], str], list[str]]:

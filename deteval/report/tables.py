@@ -180,9 +180,16 @@ def render_table(result: EvalResult) -> str:
                       else format_cell(row.get(c), False)) + _mark(marked, name, c) for c in cols)]
             for name, row in rows
         ]  # fmt: skip
-        parts.append(_grid([row_label(result), *cols], grid))
+        if result.protocol == "mir":  # dotted groups of columns, wrapped to 100 characters
+            from deteval.report.grouped_grid import grouped_grid
+
+            parts.append(grouped_grid([row_label(result), *cols], grid))
+        else:
+            parts.append(_grid([row_label(result), *cols], grid))
     if result.warnings:
-        parts.append("\n".join(f"warning: {w}" for w in result.warnings))
+        from deteval.report.warning_cap import shown_warnings
+
+        parts.append("\n".join(f"warning: {w}" for w in shown_warnings(result.warnings)))
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
@@ -232,7 +239,9 @@ def render_markdown(result: EvalResult) -> str:
         # what the superscript letters mean (deteval.report.marks)
         parts += ["", *(re.sub(r"\^([a-z]+):", r"<sup>\1</sup>:", _md(x)) + "  " for x in legend)]
     if result.warnings:
-        parts += ["", *(f"> warning: {_md(w)}" for w in result.warnings)]
+        from deteval.report.warning_cap import shown_warnings
+
+        parts += ["", *(f"> warning: {_md(w)}" for w in shown_warnings(result.warnings))]
     return "\n".join(parts) + "\n"
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -221,11 +221,25 @@ def parse_measures(
 _DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)", re.ASCII)  # ASCII digits only, no 1_0
 
 
+def _parts(text: str, spec: str) -> list[str]:
+    """The comma-separated items of a parameter list; an empty item (``P.5,,10``, ``P.5,``) is refused:
+    trec_eval reads it as 0 (``atol``/``atof`` of ""), so a cutoff list stops with "Negative cutoff detected",
+    iprec_at_recall and Rprec_mult gain a 0.00 level and utility a 0 coefficient (never what was meant), and
+    gain maps stop as malformed pairs."""
+    parts = text.split(",") if text else []
+    if "" in parts:
+        raise ConfigError(
+            f"empty item in the parameters of measure {spec!r}: separate the values by single commas "
+            "(trec_eval would read an empty item as 0 or stop)"
+        )
+    return parts
+
+
 def _parse_params(fam: Family, text: str, spec: str) -> list:
     if fam.params in ("coef", "beta", "gains"):
         return _parse_whole(fam, text, spec)
     vals: list = []
-    for part in [p for p in text.split(",") if p]:
+    for part in _parts(text, spec):
         if not _DECIMAL.fullmatch(part):
             raise ConfigError(f"bad parameter {part!r} in measure {spec!r}")
         # trec_eval reads cutoffs with atol: "23.4" is cutoff 23
@@ -244,7 +258,7 @@ def _parse_params(fam: Family, text: str, spec: str) -> list:
 
 def _parse_whole(fam: Family, text: str, spec: str) -> list:
     """utility's four coefficients, set_F's beta, or ``level=gain`` pairs (gain maps)."""
-    parts = [p for p in text.split(",") if p]
+    parts = _parts(text, spec)
     if fam.params == "gains":
         pairs = []
         for part in parts:
@@ -467,6 +481,9 @@ class TrecResult(EvalResult):
 
     unprinted_topics: list[str] = field(default_factory=list)
     zscores: bool = False  # -Z: printed as trec_eval prints z-scores (format_trec)
+    #: ``evaluate_trec(topic_columns=True)``: the topic names and each measure's per-topic values as arrays
+    #: (8 bytes a value), which :func:`iter_trec_lines` prints without building ``per_class``'s dicts
+    topic_columns: tuple[list[str], dict[str, np.ndarray]] | None = None
 
 
 def _check_rel_format(requested: Sequence[tuple[Family, tuple]], jg_mode: bool) -> None:
@@ -509,6 +526,7 @@ def evaluate_trec(
     num_docs: int = 0,
     client: Any = None,
     shards: int | None = None,
+    topic_columns: bool = False,
 ) -> EvalResult:
     """Evaluate a run against qrels like ``trec_eval [-q] [-c] [-l N] -m ...``.
 
@@ -532,7 +550,9 @@ def evaluate_trec(
 
     Returns an :class:`EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by measure name
     (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all``
-    lines (:func:`format_trec` renders the per-topic lines too).
+    lines (:func:`format_trec` renders the per-topic lines too). ``topic_columns``: the per-topic values are
+    also kept as arrays (``result.topic_columns``), from which :func:`iter_trec_lines` prints ``-q`` output
+    a block of topics at a time (a dict per topic costs ~25 times the memory of its values).
 
     >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
     >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}
@@ -595,14 +615,13 @@ def evaluate_trec(
     if q.skipped is not None or r.skipped is not None:  # asked for on_error="skip"
         summary["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
     per_class: dict[str, dict[str, Any]] = {}
+    int_measures = {n for n, (_, agg) in values.items() if agg in ("sum", "count") and zscores is None}
+    # num_q (like runid) has no per-topic value in trec_eval -q output
+    arrays = {
+        n: (v.astype(np.int64) if n in int_measures else v) for n, (v, _) in values.items() if n != "num_q"
+    }
     if per_query:
-        int_measures = {n for n, (_, agg) in values.items() if agg in ("sum", "count") and zscores is None}
-        # num_q (like runid) has no per-topic value in trec_eval -q output
-        cols = {
-            n: (v.astype(np.int64).tolist() if n in int_measures else v.tolist())
-            for n, (v, _) in values.items()
-            if n != "num_q"
-        }
+        cols = {n: v.tolist() for n, v in arrays.items()}
         for i, topic in enumerate(names):
             per_class[topic] = {n: col[i] for n, col in cols.items()}
     unprinted = [t for t, r in zip(names, in_run.tolist()) if not r] if version == "9.0.8" else []
@@ -613,6 +632,7 @@ def evaluate_trec(
         warnings=warnings,
         unprinted_topics=unprinted,
         zscores=zscores is not None,
+        topic_columns=(list(names), arrays) if topic_columns else None,
     )
     result.lines = format_trec(result)
     return result
@@ -669,7 +689,17 @@ def format_trec(result: EvalResult, *, per_query: bool = False) -> list[str]:
     With ``-Z`` trec_eval prints every measure but ``runid`` and ``relstring`` as ``Z%-22s`` and its value
     as ``%6.4f``, counts and sums included (``Znum_ret  301  -2.7605``, ``Znum_q  all  3.0000``; its
     ``test/out.test.aqZ``)."""
-    lines: list[str] = []
+    return [ln for block in iter_trec_lines(result, per_query=per_query) for ln in block]
+
+
+#: Topics whose ``-q`` lines :func:`iter_trec_lines` yields at once (bounds the lines held in memory).
+TOPIC_BLOCK = 2048
+
+
+def iter_trec_lines(result: EvalResult, *, per_query: bool = False) -> Iterator[list[str]]:
+    """:func:`format_trec`'s lines in blocks, the per-topic ones :data:`TOPIC_BLOCK` topics at a time, in
+    topic order: from ``result.topic_columns`` when it is kept (no per-topic dict is ever built), else from
+    ``per_class``. Written block by block, ``-q`` output costs memory for one block of lines only."""
     z = isinstance(result, TrecResult) and result.zscores
 
     def line(name: str, topic: str, value: Any) -> str:
@@ -679,18 +709,32 @@ def format_trec(result: EvalResult, *, per_query: bool = False) -> list[str]:
 
     if per_query:
         hidden = set(result.unprinted_topics) if isinstance(result, TrecResult) else set()
-        for topic, row in result.per_class.items():
-            if topic in hidden:
-                continue
-            for name, value in row.items():
-                if name.startswith("gm_"):  # trec_eval -q prints no per-topic gm_* line
-                    continue
-                lines.append(line(name, topic, value))
-    for name, value in result.summary.items():
-        if name == "skipped_records":  # not a trec_eval measure: in the warnings and the other formats
-            continue
-        lines.append(line(name, "all", value))
-    return lines
+        table = result.topic_columns if isinstance(result, TrecResult) else None
+        if table is not None:
+            names, arrays = table
+            printed = [n for n in arrays if not n.startswith("gm_")]  # trec_eval -q prints no gm_* per topic
+            for lo in range(0, len(names), TOPIC_BLOCK):
+                cols = [(n, arrays[n][lo : lo + TOPIC_BLOCK].tolist()) for n in printed]
+                yield [
+                    line(name, topic, col[i])
+                    for i, topic in enumerate(names[lo : lo + TOPIC_BLOCK])
+                    if topic not in hidden
+                    for name, col in cols
+                ]
+        else:
+            rows = [(t, row) for t, row in result.per_class.items() if t not in hidden]
+            for lo in range(0, len(rows), TOPIC_BLOCK):
+                yield [
+                    line(name, topic, value)
+                    for topic, row in rows[lo : lo + TOPIC_BLOCK]
+                    for name, value in row.items()
+                    if not name.startswith("gm_")
+                ]
+    yield [
+        line(name, "all", value)
+        for name, value in result.summary.items()
+        if name != "skipped_records"  # not a trec_eval measure: in the warnings and the other formats
+    ]
 
 
 PIECE_ROWS = 1 << 18  # run rows joined and scored at once: bounds the temporaries of a large run
