@@ -35,6 +35,8 @@ EMPTY_ITEMS = (
     "iprec_at_recall.0.1,,0.5", "Rprec_mult.0.2,,1", "utility.1,,-1,0", "ndcg.1=2,,2=3", "11pt_avg..25,,.5",
 )  # fmt: skip
 
+DUPLICATE_ITEMS = ("P.5,5", "P.5,10,5.7", "recall.10,10", "iprec_at_recall.0.5,0.50", "Rprec_mult.1,1.0")
+
 BAD = [
     ("coco", ["--area-rng", "0,1e10,5"], ["--area-rng", "two numbers lo,hi"]),
     ("coco", ["--area-rng", "0,1e10;5"], ["--area-rng", "two numbers lo,hi", "['5']"]),
@@ -105,6 +107,8 @@ BAD = [
     ("trec", ["-m", "iprec_at_recall.0_5"], ["bad parameter '0_5'"]),
     # an empty item: trec_eval reads it as 0 (a cutoff list stops, a level list gains 0.00); refused
     *[("trec", ["-m", m], ["empty item", repr(m), "single commas"]) for m in EMPTY_ITEMS],
+    # a repeat within one list: trec_eval stops ("duplicate cutoffs detected"); atol reads 5.7 as 5
+    *[("trec", ["-m", m], ["duplicate parameter", repr(m)]) for m in DUPLICATE_ITEMS],
 ]
 
 

@@ -250,6 +250,10 @@ def _parse_params(fam: Family, text: str, spec: str) -> list:
             raise ConfigError(f"multiples of R must be positive in measure {spec!r}")
         if fam.params == "float" and not 0.0 <= v <= 1.0:
             raise ConfigError(f"recall levels must be in [0, 1] in measure {spec!r}")
+        if v in vals:
+            # trec_eval sorts the list and stops on an equal neighbour ("duplicate cutoffs detected"); a
+            # repeat across separate -m options is a different matter (merged, see parse_measures)
+            raise ConfigError(f"duplicate parameter {part!r} in measure {spec!r} (trec_eval refuses it too)")
         vals.append(v)
     if not vals:
         raise ConfigError(f"no parameters in measure {spec!r}")
