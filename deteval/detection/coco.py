@@ -62,6 +62,13 @@ from deteval.io.coco import (
     results_two_parts,
     results_with_tail,
 )
+from deteval.io.coco_keypoints import (
+    KeypointsTail,
+    keypoints_split_byte,
+    keypoints_tail,
+    keypoints_with_tail,
+    tail_buffer,
+)
 from deteval.results import EvalResult, PRCurve
 
 __all__ = [
@@ -424,11 +431,13 @@ def match_coco(
                 file=gt.source,
             )
         oks = KeypointOks(res.keypoints[dsel], gt.keypoints[gsel], gt.bbox[gsel], gt.area[gsel], sig)
+        # pairs certainly below the lowest threshold the matcher uses are never candidates: not computed
+        lowest = float(np.minimum(params.iou_thrs, 1 - 1e-10).min())
 
         def iou_fn(
             di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
         ) -> np.ndarray:
-            return oks(di, gi)
+            return oks(di, gi, below=lowest)
 
         if not params.use_cats and compat == "pycocotools":
             warnings.append(
@@ -649,7 +658,11 @@ def evaluate_coco(
         )
         r = None
         if tail is not None:
-            r = results_with_tail(results, g, tail[1], tail[0].result)
+            child, start = tail
+            if isinstance(child, KeypointsTail):
+                r = keypoints_with_tail(results, g, start, child.result)
+            else:
+                r = results_with_tail(results, g, start, child.result)
     finally:
         if tail is not None:
             tail[0].cancel()
@@ -675,8 +688,9 @@ def evaluate_coco(
 
 # ------------------------------------------------------------------------------------------- two cores
 # Large inputs use a second core through forked children (deteval.distributed.forked): one parses the tail
-# of the results file while this process reads the ground truth and the head (segm, keypoints: the head only,
-# the child forked once the ground truth is read); then one matches (and accumulates) half of the categories,
+# of the results file while this process reads the ground truth and the head (keypoints: the child's columns
+# checked against the ground truth once back, deteval.io.coco_keypoints; segm: the head only, the child forked
+# once the ground truth is read); then one matches (and accumulates) half of the categories,
 # or with one category half of the images, while this process does the other half. Categories and images are
 # independent, and each half runs the one-process code, so the numbers are the same bits. A child that fails
 # for any reason is ignored and its work done here (raising any error as one process would).
@@ -687,15 +701,18 @@ FORK_RESULTS_BYTES = 8 << 20
 FORK_DETECTIONS = 100_000
 #: ... for segm (masks) and keypoints (OKS), which cost far more per detection.
 FORK_MASKS = 5_000
-FORK_KEYPOINTS = 20_000
+FORK_KEYPOINTS = 100_000
 #: segm and keypoints: the share of the results file this process reads (it also unpickles the child's part,
 #: 0.05 s for the RLEs of 10 MB of segm results, and puts the columns together: 0.04 s for 60k keypoint rows)
 HEAD_SHARE = 0.45
 
 
-def _fork_results_tail(gt: Any, results: Any, p: CocoParams, on_error: str) -> tuple[Forked, int] | None:
-    """A forked child already parsing the tail of a large bbox results file (and the byte it starts at)."""
-    if p.iou_type != "bbox" or on_error != "raise" or not isinstance(results, (str, PathLike)):
+def _fork_results_tail(
+    gt: Any, results: Any, p: CocoParams, on_error: str
+) -> tuple[Forked | KeypointsTail, int] | None:
+    """A forked child already parsing the tail of a large bbox (or keypoints) results file (and the byte it
+    starts at)."""
+    if p.iou_type == "segm" or on_error != "raise" or not isinstance(results, (str, PathLike)):
         return None
     try:
         size = os.stat(results).st_size
@@ -704,6 +721,11 @@ def _fork_results_tail(gt: Any, results: Any, p: CocoParams, on_error: str) -> t
         return None
     if size < FORK_RESULTS_BYTES:
         return None
+    if p.iou_type == "keypoints":
+        start = keypoints_split_byte(size, gt_size)
+        shared = tail_buffer(results, start)
+        kp_child = None if shared is None else fork_call(keypoints_tail, results, start, shared)
+        return None if kp_child is None or shared is None else (KeypointsTail(kp_child, shared), start)
     start = results_split_byte(size, gt_size)
     child = fork_call(results_tail, results, start)
     return None if child is None else (child, start)

@@ -162,9 +162,56 @@ class KeypointOks:
         self.xg, self.yg = gkp[:, 0::3], gkp[:, 1::3]
         self.scale = garea + np.spacing(1)
         self.gbox = gbox
+        self.visible = vis & (k1 > 0)[:, None]
+        self._extents: tuple[np.ndarray, ...] | None = None
 
-    def __call__(self, di: np.ndarray, gi: np.ndarray) -> np.ndarray:
-        """OKS of detection ``di[p]`` with ground truth ``gi[p]`` for every pair p."""
+    def __call__(self, di: np.ndarray, gi: np.ndarray, below: float | None = None) -> np.ndarray:
+        """OKS of detection ``di[p]`` with ground truth ``gi[p]`` for every pair p. ``below``: a pair whose
+        OKS is certainly below this value (:meth:`far`) gets −inf instead, without computing it (the matcher
+        keeps only pairs at or above its lowest threshold)."""
+        if below is None or di.shape[0] == 0:
+            return self._oks(di, gi)
+        far = self.far(di, gi, below)
+        if not far.any():
+            return self._oks(di, gi)
+        out = np.full(di.shape[0], -np.inf)
+        near = np.flatnonzero(~far)
+        out[near] = self._oks(di[near], gi[near])
+        return out
+
+    def far(self, di: np.ndarray, gi: np.ndarray, below: float) -> np.ndarray:
+        """Pairs whose OKS is below ``below`` by a bound: every visible keypoint k of the ground truth lies in
+        the box of its visible keypoints and the detection's k-th keypoint in the box of all of them, so
+        ``|dx_k| ≥ gap_x`` and ``|dy_k| ≥ gap_y`` (the gaps between those boxes), each ``e_k`` is at least
+        ``(gap_x² + gap_y²) / max var / (area + eps) / 2`` and OKS, a mean of ``exp(−e_k)``, at most the
+        exponential of minus that. A pair is far where that bound is below ``below`` by a factor e^(−1e−6),
+        far beyond the rounding of either computation. Ground truths without visible keypoints are never
+        far (their OKS is measured to a box)."""
+        if not below > 0:
+            return np.zeros(di.shape[0], dtype=bool)
+        if self._extents is None:
+            vis = self.visible
+            with np.errstate(invalid="ignore"):
+                self._extents = (
+                    self.xd.min(axis=1),
+                    self.xd.max(axis=1),
+                    self.yd.min(axis=1),
+                    self.yd.max(axis=1),
+                    np.where(vis, self.xg, np.inf).min(axis=1),
+                    np.where(vis, self.xg, -np.inf).max(axis=1),
+                    np.where(vis, self.yg, np.inf).min(axis=1),
+                    np.where(vis, self.yg, -np.inf).max(axis=1),
+                    np.where(vis, self.var, 0.0).max(axis=1),
+                )
+        dx0, dx1, dy0, dy1, gx0, gx1, gy0, gy1, vmax = self._extents
+        gap_x = np.maximum(np.maximum(gx0[gi] - dx1[di], dx0[di] - gx1[gi]), 0.0)
+        gap_y = np.maximum(np.maximum(gy0[gi] - dy1[di], dy0[di] - gy1[gi]), 0.0)
+        v = vmax[gi]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            z = (gap_x * gap_x + gap_y * gap_y) / np.where(v > 0, v, np.inf) / self.scale[gi] / 2
+            return (z > 1e-6 - np.log(below)) & ~self.none[gi]
+
+    def _oks(self, di: np.ndarray, gi: np.ndarray) -> np.ndarray:
         n = di.shape[0]
         out = np.zeros(n, dtype=np.float64)
         if n == 0:

@@ -1017,11 +1017,8 @@ def _results_from_records(
             _field(records, "keypoints", file, None), file, None, "keypoints", width=width
         )
 
-    if kind == "keypoints" and keypoints is not None:  # loadRes: the keypoints' extent, for every record
-        x, y = keypoints[:, 0::3], keypoints[:, 1::3]
-        x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
-        bbox = np.stack([x0, y0, x1 - x0, y1 - y0], axis=1)
-        area = (x1 - x0) * (y1 - y0)
+    if kind == "keypoints" and keypoints is not None:
+        bbox, area = keypoint_extent(keypoints)
     else:
         # segm branch: every mask validated and converted once, read for the areas, the missing boxes and
         # (kept in ``rles``) by the matcher
@@ -1048,6 +1045,14 @@ def _results_from_records(
 
 
 _MISSING: Any = object()
+
+
+def keypoint_extent(keypoints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """loadRes' keypoints branch, for every record: ``bbox`` = the keypoints' extent ``[x0, y0, x1 − x0,
+    y1 − y0]``, ``area = (x1 − x0)·(y1 − y0)``."""
+    x, y = keypoints[:, 0::3], keypoints[:, 1::3]
+    x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
+    return np.stack([x0, y0, x1 - x0, y1 - y0], axis=1), (x1 - x0) * (y1 - y0)
 
 
 def loadres_branch(first: dict, file: str) -> str:
