@@ -17,6 +17,7 @@ from deteval.io.coco_keypoints import (
     keypoints_split_byte,
     keypoints_tail,
     keypoints_with_tail,
+    read_keypoints,
     tail_buffer,
 )
 
@@ -121,6 +122,9 @@ def test_random_files_read_as_in_one_process(tmp_path, small_pieces):
             assert two is not None, (seed, start)
             _same_results(one, two)
             read += 1
+        alone = read_keypoints(dp, g)  # (the one-process reading with the same matrices)
+        assert alone is not None
+        _same_results(one, alone)
     assert read > 80
 
 
@@ -181,6 +185,7 @@ def test_what_one_process_refuses_is_left_to_it(tmp_path, small_pieces, what, ch
         with pytest.raises(coco_io.DetevalError):
             load_coco_results(dp, g, iou_type="keypoints")
         assert _read(dp, g, dp.stat().st_size // 2) is None, (what, frac)
+        assert read_keypoints(dp, g) is None, (what, frac)
 
 
 def test_keypoints_of_another_width_than_the_ground_truth(tmp_path, small_pieces):
@@ -205,3 +210,28 @@ def test_a_file_whose_first_record_has_a_box_is_left_to_one_process(tmp_path, sm
     gp, dp = _write(tmp_path, gt, dets)
     g = load_coco_gt(gp, need_keypoints=True)
     assert _read(dp, g, dp.stat().st_size // 2) is None
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_evaluation_from_files_equals_pycocotools(tmp_path, small_pieces, monkeypatch, processes):
+    """End to end from files, read in one process (read_keypoints) or two (the tail forked at once, the
+    size thresholds forced small): pycocotools' arrays, bit for bit."""
+    from _coco_cases import assert_same_as_reference, run_pycocotools
+
+    import deteval.detection.coco as coco_eval
+    import deteval.distributed.forked as forked
+
+    monkeypatch.setenv(forked.ENV_PROCESSES, processes)
+    monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", 0)
+    used = []
+    for name in ("read_keypoints", "keypoints_with_tail"):
+        real = getattr(coco_eval, name)
+        monkeypatch.setattr(coco_eval, name, lambda *a, real=real, name=name: used.append(name) or real(*a))
+    seeds = [s for s in range(100) if len(_case(s)[1][0]["keypoints"]) == 51][:2]  # (COCO's 17 sigmas)
+    for seed in seeds:
+        gt, dets = _case(seed)
+        gp, dp = _write(tmp_path, gt, dets, seed)
+        ev = coco_eval.evaluate_coco(str(gp), str(dp), iou_type="keypoints")
+        assert_same_as_reference(ev, run_pycocotools(gt, dets, "keypoints"), f"seed {seed}")
+    can = forked.can_fork()
+    assert used == (["keypoints_with_tail"] * 2 if processes == "2" and can else ["read_keypoints"] * 2)

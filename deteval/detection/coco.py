@@ -67,6 +67,7 @@ from deteval.io.coco_keypoints import (
     keypoints_split_byte,
     keypoints_tail,
     keypoints_with_tail,
+    read_keypoints,
     tail_buffer,
 )
 from deteval.results import EvalResult, PRCurve
@@ -668,6 +669,13 @@ def evaluate_coco(
             tail[0].cancel()
     if tail is None and p.iou_type in ("segm", "keypoints"):
         r = _results_forked(g, results, p, on_error)
+    if (
+        r is None
+        and p.iou_type == "keypoints"
+        and on_error == "raise"
+        and isinstance(results, (str, PathLike))
+    ):
+        r = read_keypoints(results, g)  # (one process)
     if r is None and is_path_list(results):
         from deteval.distributed.coco import load_results_files
 
