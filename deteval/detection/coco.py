@@ -336,9 +336,9 @@ def id_selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np
     return pos
 
 
-#: Pairs whose OKS is computed at once (about 15 MB of temporaries with 17 keypoints; from 4k to 20k pairs
+#: Pairs whose OKS is computed at once (about 6 MB of temporaries with 17 keypoints; from 4k to 20k pairs
 #: the time is the same, larger chunks are slower, being out of cache).
-KEYPOINT_PAIR_CHUNK = 20_000
+KEYPOINT_PAIR_CHUNK = 8_000
 
 
 def match_coco(
@@ -709,7 +709,7 @@ FORK_RESULTS_BYTES = 8 << 20
 FORK_DETECTIONS = 100_000
 #: ... for segm (masks) and keypoints (OKS), which cost far more per detection.
 FORK_MASKS = 5_000
-FORK_KEYPOINTS = 100_000
+FORK_KEYPOINTS = 20_000
 #: segm and keypoints: the share of the results file this process reads (it also unpickles the child's part,
 #: 0.05 s for the RLEs of 10 MB of segm results, and puts the columns together: 0.04 s for 60k keypoint rows)
 HEAD_SHARE = 0.45
