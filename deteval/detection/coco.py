@@ -731,6 +731,8 @@ def _fork_results_tail(
         return None
     if p.iou_type == "keypoints":
         start = keypoints_split_byte(size, gt_size)
+        if start >= size:  # (a ground truth far larger than the results: the child would have nothing)
+            return None
         shared = tail_buffer(results, start)
         kp_child = None if shared is None else fork_call(keypoints_tail, results, start, shared)
         return None if kp_child is None or shared is None else (KeypointsTail(kp_child, shared), start)
