@@ -216,7 +216,12 @@ class KeypointsTail:
         return img_ids, cat_ids, score, keypoints
 
     def cancel(self) -> None:
+        """End the child and unmap the buffer (its pages are the memory of the tail's keypoints)."""
         self.child.cancel()
+        try:
+            self.shared.close()
+        except BufferError:  # pragma: no cover - a view of it still in use: unmapped when that goes
+            pass
 
 
 def keypoints_with_tail(
