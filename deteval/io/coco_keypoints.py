@@ -74,7 +74,7 @@ def _part(path: str | PathLike[str], start: int, head: bool) -> Iterator[Any] | 
     if not mine:
         return iter([False])
     lo, hi = coco_io._piece_bounds(data, cuts, mine[0])[0], coco_io._piece_bounds(data, cuts, mine[-1])[1]
-    bools = data.find(b"true", lo, hi) >= 0 or data.find(b"false", lo, hi) >= 0
+    bools = _may_hold(data, b"true", lo, hi) or _may_hold(data, b"false", lo, hi)
     file = str(path)
 
     def pieces() -> Iterator[Any]:
@@ -83,6 +83,12 @@ def _part(path: str | PathLike[str], start: int, head: bool) -> Iterator[Any] | 
             yield coco_io._piece_records(data, cuts, i, file)
 
     return pieces()
+
+
+def _may_hold(data: Any, word: bytes, lo: int, hi: int) -> bool:
+    """Whether ``data[lo:hi]`` holds ``word``: first the test for its rarest letter (``u``, ``l``: in none of
+    the keys of a keypoints result), a ``memchr`` pass about 25 times as fast as the search for the word."""
+    return data.find(word[2:3], lo, hi) >= 0 and data.find(word, lo, hi) >= 0
 
 
 def _matrix(values: list, bools: bool, file: str) -> np.ndarray:
