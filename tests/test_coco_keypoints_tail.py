@@ -235,3 +235,41 @@ def test_evaluation_from_files_equals_pycocotools(tmp_path, small_pieces, monkey
         assert_same_as_reference(ev, run_pycocotools(gt, dets, "keypoints"), f"seed {seed}")
     can = forked.can_fork()
     assert used == (["keypoints_with_tail"] * 2 if processes == "2" and can else ["read_keypoints"] * 2)
+
+
+GT_DAMAGE = [
+    lambda k: [*k[:-1], True],  # a boolean visibility flag (read as 1 by one np.array call)
+    lambda k: [*k[:-1], "2"],
+    lambda k: [*k[:-1], None],
+    lambda k: k[:-3],
+    lambda k: [*k[:-1], 3],  # visibility 3
+    lambda k: [*k[:-2], float("nan"), 2],
+]
+
+
+@pytest.mark.parametrize("pieces", [False, True])
+def test_ground_truth_keypoints_from_a_file_as_from_memory(tmp_path, monkeypatch, pieces):
+    """A ground-truth file without true/false has its keypoints read as one matrix (whole or in pieces):
+    the same columns as record by record (an in-memory dict), and the same error for a bad record."""
+    if pieces:  # (the ground truth's annotations parsed piece by piece)
+        monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+    for seed in range(8):
+        gt, _ = _case(seed)
+        (tmp_path / "gt.json").write_text(json.dumps(gt))
+        a = load_coco_gt(tmp_path / "gt.json", need_keypoints=True)
+        b = load_coco_gt(gt, need_keypoints=True)
+        for f in ("keypoints", "num_keypoints", "bbox", "area", "img", "cat", "ann_id"):
+            assert np.array_equal(getattr(a, f), getattr(b, f)), (seed, f)
+            assert getattr(a, f).dtype == getattr(b, f).dtype
+    gt, _ = next((g, d) for g, d in map(_case, range(100)) if len(g["annotations"]) > 20)
+    for damage in GT_DAMAGE:
+        for j in (0, len(gt["annotations"]) // 2, len(gt["annotations"]) - 1):
+            bad = json.loads(json.dumps(gt))
+            bad["annotations"][j]["keypoints"] = damage(bad["annotations"][j]["keypoints"])
+            (tmp_path / "gt.json").write_text(json.dumps(bad))
+            errors = []
+            for source in (tmp_path / "gt.json", bad):
+                with pytest.raises(coco_io.DetevalError) as exc:
+                    load_coco_gt(source, need_keypoints=True)
+                errors.append((type(exc.value), exc.value.record, exc.value.reason))
+            assert errors[0] == errors[1], errors

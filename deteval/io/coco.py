@@ -431,12 +431,49 @@ def _is_coco_object(obj: Any) -> bool:
     return hasattr(obj, "dataset") and hasattr(obj, "createIndex") and isinstance(obj.dataset, dict)
 
 
+def plain_keypoints(values: list) -> np.ndarray | None:
+    """``values`` (lists of numbers from a JSON text without ``true``/``false``) as an N×3K float64 matrix in
+    one ``np.array`` call, if it gives one that :func:`_keypoint_matrix` would accept as it is (finite, within
+    ±2**53, 3K > 0 numbers per record, the same K): strings, ``null``, nesting and rows of unequal length give
+    another dtype or shape, or an error. None otherwise (the record-by-record checks then name the fault). Only
+    booleans would pass unseen (as 1/0), hence the condition on the text."""
+    try:
+        mat = np.array(values)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if mat.ndim != 2 or mat.dtype.kind not in "iuf" or mat.shape[1] == 0 or mat.shape[1] % 3:
+        return None
+    mat = mat.astype(np.float64, copy=False)
+    return mat if np.isfinite(mat).all() and not (np.abs(mat) > MAX_COORD).any() else None
+
+
+def no_json_booleans(data: Any, lo: int = 0, hi: int | None = None) -> bool:
+    """Whether the JSON text ``data[lo:hi]`` (bytes or a mapping of a file) holds no ``true`` or ``false``:
+    each word is looked for only when its rarest letter (``u``, ``l``: in none of COCO's keys) is there, a
+    ``memchr`` pass about 25 times as fast as the search for the word."""
+    hi = len(data) if hi is None else hi
+    return not any(data.find(w[2:3], lo, hi) >= 0 and data.find(w, lo, hi) >= 0 for w in (b"true", b"false"))
+
+
 def _keypoint_matrix(
-    values: list, file: str, where: str | None, what: str, *, width: int | None = None, gt: bool = False
+    values: list,
+    file: str,
+    where: str | None,
+    what: str,
+    *,
+    width: int | None = None,
+    gt: bool = False,
+    plain: bool = False,
 ) -> np.ndarray:
     """An N×3K float64 matrix; ``width``: the 3K every record must have (the ground truth's), else the first
-    record's. ``gt``: visibility flags must be 0, 1 or 2."""
+    record's. ``gt``: visibility flags must be 0, 1 or 2. ``plain``: the values come from a text without
+    ``true``/``false`` (:func:`plain_keypoints` then builds the matrix at once)."""
     n = len(values)
+    mat = plain_keypoints(values) if plain and n else None
+    if mat is not None and (width is None or mat.shape[1] == width):
+        if gt:
+            _check_visibility(mat, file, where, what)
+        return mat
     if set(map(type, values)) != {list} and not all(map(_is_list, values)):  # (the first: one C-level pass)
         i = _first_bad(values, _is_list)
         raise InputFormatError(
@@ -473,16 +510,20 @@ def _keypoint_matrix(
         raise ValidationError(f"{what} are not finite", file=file, record=_rec(where, i))
     _check_magnitude(mat, what, values, file, where)
     if gt:
-        v = mat[:, 2::3]
-        bad = ((v != 0) & (v != 1) & (v != 2)).any(axis=1)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValidationError(
-                f"{what} visibility flags must be 0, 1 or 2, got {sorted(set(v[i].tolist()))}",
-                file=file,
-                record=_rec(where, i),
-            )
+        _check_visibility(mat, file, where, what)
     return mat
+
+
+def _check_visibility(mat: np.ndarray, file: str, where: str | None, what: str) -> None:
+    v = mat[:, 2::3]
+    bad = ((v != 0) & (v != 1) & (v != 2)).any(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(
+            f"{what} visibility flags must be 0, 1 or 2, got {sorted(set(v[i].tolist()))}",
+            file=file,
+            record=_rec(where, i),
+        )
 
 
 _FLOAT_MAX = float(np.finfo(np.float64).max)
@@ -510,10 +551,11 @@ def _ann_columns(
     need_keypoints: bool,
     kp_width: int | None = None,
     crowd_optional: bool = False,
+    plain: bool = False,
 ) -> dict[str, Any]:
     """The annotation fields the protocol reads, as arrays (ids not yet mapped to indices). ``kp_width``: the
     3K every record's keypoints must have (default: the first record's). ``crowd_optional``: a missing
-    ``iscrowd`` means 0 (LVIS has no such field)."""
+    ``iscrowd`` means 0 (LVIS has no such field). ``plain``: read from a text without ``true``/``false``."""
     where = "annotations"
     ann_id = _id_array(_field(anns, "id", file, where), "annotation id", file, where, strings=False)
     crowd_raw = _field(anns, "iscrowd", file, where, **({"default": 0} if crowd_optional else {}))
@@ -541,7 +583,13 @@ def _ann_columns(
             )
         cols["num_keypoints"] = nk.astype(np.int64)
         cols["keypoints"] = _keypoint_matrix(
-            _field(anns, "keypoints", file, where), file, where, "keypoints", width=kp_width, gt=True
+            _field(anns, "keypoints", file, where),
+            file,
+            where,
+            "keypoints",
+            width=kp_width,
+            gt=True,
+            plain=plain,
         )
     return cols
 
@@ -647,6 +695,7 @@ def _load_gt(
     crowd_optional: bool = False,
 ) -> CocoGroundTruth:
     cols = None
+    plain = False  # (keypoints from a text without true/false: read as one matrix)
     if _is_coco_object(source):
         data, file = source.dataset, "<pycocotools COCO ground truth>"
     elif isinstance(source, (str, PathLike)):
@@ -656,6 +705,7 @@ def _load_gt(
             data, cols = pieces
         else:
             data = read_json(source)
+            plain = need_keypoints and _file_without_booleans(Path(source))
     elif isinstance(source, dict):
         data, file = source, file or "<in-memory ground truth>"
     else:
@@ -673,7 +723,9 @@ def _load_gt(
         anns = data.get("annotations", [])
         if not isinstance(anns, list):
             raise InputFormatError("'annotations' must be a list", file=file)
-        cols = _ann_columns(anns, file, keep_segmentation, need_keypoints, crowd_optional=crowd_optional)
+        cols = _ann_columns(
+            anns, file, keep_segmentation, need_keypoints, crowd_optional=crowd_optional, plain=plain
+        )
     images, cats = data["images"], data["categories"]
 
     img_ids_file = _id_array(_field(images, "id", file, "images"), "image id", file, "images")
@@ -729,6 +781,15 @@ def _load_gt(
         category_records=cats,
         image_file_order=np.argsort(order, kind="stable"),
     )
+
+
+def _file_without_booleans(path: Path) -> bool:
+    """:func:`no_json_booleans` of a file's text (mapped, not read again); False if unreadable."""
+    try:
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return no_json_booleans(data)
+    except (OSError, ValueError):
+        return False
 
 
 _ANNOTATIONS_KEY = re.compile(rb'"annotations"\s*:\s*\[')
@@ -792,6 +853,7 @@ def _gt_in_pieces(
     if m is None:
         return None
     file = str(path)
+    plain = need_keypoints and no_json_booleans(data)
     parts: list[dict[str, Any]] = []
     starts: list[int] = []  # each part's first annotation index
     offset = 0
@@ -835,6 +897,7 @@ def _gt_in_pieces(
                         need_keypoints,
                         kp_width,
                         crowd_optional=crowd_optional,
+                        plain=plain,
                     )
                 )
             except DetevalError as exc:
