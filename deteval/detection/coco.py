@@ -47,7 +47,7 @@ from deteval.detection.coco_iou import KeypointOks, bbox_iou_blocks, segm_iou_bl
 from deteval.detection.coco_match import MatchTable, match_groups
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.coco_rles import dt_rles, gt_rles
-from deteval.distributed.forked import Forked, fork_call
+from deteval.distributed.forked import Forked, can_fork, fork_call
 from deteval.errors import ConfigError, DetevalError, InputFormatError, ValidationError
 from deteval.io.arrays import numeric_array
 from deteval.io.coco import (
@@ -731,7 +731,8 @@ def _fork_results_tail(
         return None
     if p.iou_type == "keypoints":
         start = keypoints_split_byte(size, gt_size)
-        if start >= size:  # (a ground truth far larger than the results: the child would have nothing)
+        # (a ground truth far larger than the results: the child would have nothing; no fork: no buffer)
+        if start >= size or not can_fork():
             return None
         shared = tail_buffer(results, start)
         kp_child = None if shared is None else fork_call(keypoints_tail, results, start, shared)
