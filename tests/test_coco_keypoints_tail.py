@@ -273,3 +273,39 @@ def test_ground_truth_keypoints_from_a_file_as_from_memory(tmp_path, monkeypatch
                     load_coco_gt(source, need_keypoints=True)
                 errors.append((type(exc.value), exc.value.record, exc.value.reason))
             assert errors[0] == errors[1], errors
+
+
+def test_the_text_test_for_booleans_on_random_texts(monkeypatch):
+    """no_json_booleans(data, lo, hi) == neither b"true" nor b"false" in data[lo:hi], on random texts of word
+    pieces (near misses such as "tru, e", "fals", "ttrue"), whole and in blocks of 7 bytes."""
+    from deteval.io.coco import no_json_booleans
+
+    rng = np.random.default_rng(3)
+    tokens = [
+        b"true",
+        b"false",
+        b"tru",
+        b"fals",
+        b"e",
+        b"t",
+        b"ru",
+        b"al",
+        b"se",
+        b"u",
+        b"l",
+        b"x",
+        b"1",
+        b", ",
+    ]
+    for block in (1 << 24, 7):
+        monkeypatch.setattr(coco_io, "_WORD_BLOCK", block)
+        found = 0
+        for _ in range(2000):
+            text = b"".join(tokens[int(i)] for i in rng.integers(0, len(tokens), int(rng.integers(0, 25))))
+            n = len(text)
+            lo = int(rng.integers(0, n + 1))
+            hi = int(rng.integers(lo, n + 1))
+            has = b"true" in text[lo:hi] or b"false" in text[lo:hi]
+            assert no_json_booleans(text, lo, hi) == (not has), (text, lo, hi)
+            found += has
+        assert found > 50

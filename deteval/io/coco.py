@@ -448,11 +448,28 @@ def plain_keypoints(values: list) -> np.ndarray | None:
 
 
 def no_json_booleans(data: Any, lo: int = 0, hi: int | None = None) -> bool:
-    """Whether the JSON text ``data[lo:hi]`` (bytes or a mapping of a file) holds no ``true`` or ``false``:
-    each word is looked for only when its rarest letter (``u``, ``l``: in none of COCO's keys) is there, a
-    ``memchr`` pass about 25 times as fast as the search for the word."""
+    """Whether the JSON text ``data[lo:hi]`` (bytes or a mapping of a file) holds no ``true`` or ``false``.
+    Without a ``u`` or an ``l`` (in none of a keypoints result's keys) two ``memchr`` passes tell; otherwise
+    the bytes before every ``e`` are compared at once (numpy, in blocks), about 4 times as fast as
+    ``find(b"true")`` and ``find(b"false")``."""
     hi = len(data) if hi is None else hi
-    return not any(data.find(w[2:3], lo, hi) >= 0 and data.find(w, lo, hi) >= 0 for w in (b"true", b"false"))
+    if data.find(b"u", lo, hi) < 0 and data.find(b"l", lo, hi) < 0:
+        return True
+    text = np.frombuffer(data, dtype=np.uint8)
+    for start in range(lo, hi, _WORD_BLOCK):
+        part = text[max(lo, start - 4) : min(hi, start + _WORD_BLOCK)]  # (4 bytes back: words across blocks)
+        e = np.flatnonzero(part == 0x65)  # "e"
+        for word in (b"tru", b"fals"):
+            at = e[e >= len(word)]
+            found = np.ones(at.shape[0], dtype=bool)
+            for k, c in enumerate(word):
+                found &= part[at - len(word) + k] == c
+            if found.any():
+                return False
+    return True
+
+
+_WORD_BLOCK = 1 << 24
 
 
 def _keypoint_matrix(
