@@ -66,3 +66,65 @@ def test_oks_is_bit_identical_to_compute_oks():
             assert np.array_equal(ours.reshape(len(dts), len(gts)), np.asarray(ref)), seed
             checked += ref.size
     assert checked > 500
+
+
+def _oks_by_the_rule(d, g, box, area, sigmas):
+    """One pair's OKS as COCOeval.computeOks states it, on 1-D arrays (np.sum of the compacted exp)."""
+    var = (sigmas * 2) ** 2
+    xg, yg, vg = g[0::3], g[1::3], g[2::3]
+    xd, yd = d[0::3], d[1::3]
+    k1 = np.count_nonzero(vg > 0)
+    if k1 > 0:
+        dx, dy = xd - xg, yd - yg
+    else:
+        z = np.zeros(len(sigmas))
+        x0, x1 = box[0] - box[2], box[0] + box[2] * 2
+        y0, y1 = box[1] - box[3], box[1] + box[3] * 2
+        dx = np.max((z, x0 - xd), axis=0) + np.max((z, xd - x1), axis=0)
+        dy = np.max((z, y0 - yd), axis=0) + np.max((z, yd - y1), axis=0)
+    e = (dx**2 + dy**2) / var / (area + np.spacing(1)) / 2
+    if k1 > 0:
+        e = e[vg > 0]
+    return np.sum(np.exp(-e)) / e.shape[0]
+
+
+def test_keypoint_oks_in_chunks_follows_the_rule_for_any_number_of_keypoints():
+    """KeypointOks, built once and called on chunks of pairs in any order (as the matcher does), gives every
+    pair the double of computeOks' rule: 1 to 30 keypoints, every visible count, none visible; with a floor,
+    the pairs it leaves out are below it."""
+    from deteval.detection.coco_iou import KeypointOks
+
+    rng = np.random.default_rng(7)
+    skipped = 0
+    for trial in range(30):
+        k = int(rng.integers(1, 31))
+        sigmas = rng.uniform(0.02, 0.12, k)
+        n_g, n_d = int(rng.integers(1, 40)), int(rng.integers(1, 60))
+        g = np.zeros((n_g, 3 * k))
+        corner, size = rng.uniform(0, 500, (n_g, 2)), rng.uniform(5, 150, (n_g, 2))  # people's boxes
+        g[:, 0::3] = np.round(corner[:, :1] + rng.random((n_g, k)) * size[:, :1], int(rng.integers(0, 3)))
+        g[:, 1::3] = np.round(corner[:, 1:] + rng.random((n_g, k)) * size[:, 1:], 1)
+        visible = rng.random((n_g, 1)) * 1.2 > rng.random((n_g, k))  # from none to all visible
+        g[:, 2::3] = np.where(visible, rng.integers(1, 3, (n_g, k)), 0)
+        box = np.c_[rng.uniform(0, 300, (n_g, 2)), rng.uniform(1, 200, (n_g, 2))]
+        area = rng.uniform(0, 5e4, n_g) * (rng.random(n_g) > 0.05)  # some zero areas
+        d = np.zeros((n_d, 3 * k))
+        near = rng.integers(0, n_g, n_d)  # each detection: a ground truth's keypoints, jittered and moved
+        shift = rng.normal(0, 1, (n_d, 2)) * rng.choice([0, 5, 50, 300], (n_d, 1))
+        d[:, 0::3] = g[near, 0::3] + rng.normal(0, 3, (n_d, k)) + shift[:, :1]
+        d[:, 1::3] = g[near, 1::3] + rng.normal(0, 3, (n_d, k)) + shift[:, 1:]
+        d[:, 2::3] = rng.random((n_d, k))
+        oks = KeypointOks(d, g, box, area, sigmas)
+        n = int(rng.integers(1, 400))
+        di, gi = rng.integers(0, n_d, n), rng.integers(0, n_g, n)
+        cuts = np.sort(rng.integers(0, n + 1, int(rng.integers(0, 5))))
+        ours = np.concatenate([oks(a, b) for a, b in zip(np.split(di, cuts), np.split(gi, cuts))])
+        ref = np.array([_oks_by_the_rule(d[i], g[j], box[j], area[j], sigmas) for i, j in zip(di, gi)])
+        assert np.array_equal(ours, ref), trial
+        # the matcher's call: pairs certainly below its lowest threshold are left out (-inf), others exact
+        below = float(rng.choice([0.5, 0.05, 1e-3, 1 - 1e-10, rng.random()]))
+        cut = np.concatenate([oks(a, b, below) for a, b in zip(np.split(di, cuts), np.split(gi, cuts))])
+        far = np.isinf(cut)
+        assert (ref[far] < below).all() and np.array_equal(cut[~far], ref[~far]), trial
+        skipped += int(far.sum())
+    assert skipped > 1000

@@ -399,7 +399,10 @@ def test_segm_and_keypoints_on_two_cores_give_the_one_process_numbers(
     assert not any(small_thresholds)
     small_thresholds.clear()
     used = []
-    for name in ("results_two_parts", "_match_accumulate_forked"):
+    # keypoints: the tail forked at once (its columns checked against the ground truth once back); segm: the
+    # tail forked once the ground truth is read
+    reader = "keypoints_with_tail" if iou_type == "keypoints" else "results_two_parts"
+    for name in (reader, "_match_accumulate_forked"):
         real = getattr(coco_eval, name)
         monkeypatch.setattr(coco_eval, name, lambda *a, real=real: used.append(real(*a)) or used[-1])
     two = _outcome(g, d, monkeypatch, "", iou_type)
@@ -434,6 +437,7 @@ KP_DAMAGE = [
     ("keypoints", lambda k: k[:-3]),
     ("keypoints", lambda k: [*k[:-1], "1"]),
     ("keypoints", lambda k: [*k[:-1], float("nan")]),
+    ("keypoints", lambda k: [*k[:-1], True]),  # (the child reads keypoints without looking at each value)
     ("keypoints", lambda k: None),
     ("score", lambda k: None),
     ("image_id", lambda k: 123456),
@@ -491,7 +495,7 @@ def test_segm_and_keypoints_children_that_die_are_replaced(tmp_path, monkeypatch
 
         return call
 
-    for name in ("results_part", "_half", "_image_half"):
+    for name in ("results_part", "keypoints_tail", "_half", "_image_half"):
         monkeypatch.setattr(coco_eval, name, dying(getattr(coco_eval, name)))
     small_thresholds.clear()
     two = _outcome(g, d, monkeypatch, "", iou_type)

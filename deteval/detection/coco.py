@@ -43,11 +43,11 @@ import numpy as np
 
 from deteval.detection import coco_match
 from deteval.detection.coco_accumulate import accumulate
-from deteval.detection.coco_iou import bbox_iou_blocks, oks_pairs, segm_iou_blocks
+from deteval.detection.coco_iou import KeypointOks, bbox_iou_blocks, segm_iou_blocks
 from deteval.detection.coco_match import MatchTable, match_groups
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.coco_rles import dt_rles, gt_rles
-from deteval.distributed.forked import Forked, fork_call
+from deteval.distributed.forked import Forked, can_fork, fork_call
 from deteval.errors import ConfigError, DetevalError, InputFormatError, ValidationError
 from deteval.io.arrays import numeric_array
 from deteval.io.coco import (
@@ -61,6 +61,14 @@ from deteval.io.coco import (
     results_tail,
     results_two_parts,
     results_with_tail,
+)
+from deteval.io.coco_keypoints import (
+    KeypointsTail,
+    keypoints_split_byte,
+    keypoints_tail,
+    keypoints_with_tail,
+    read_keypoints,
+    tail_buffer,
 )
 from deteval.results import EvalResult, PRCurve
 
@@ -328,9 +336,9 @@ def id_selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np
     return pos
 
 
-#: Pairs whose OKS is computed at once (about 30 MB of temporaries with 17 keypoints; larger chunks are
-#: slower as well, being out of cache).
-KEYPOINT_PAIR_CHUNK = 20_000
+#: Pairs whose OKS is computed at once (about 6 MB of temporaries with 17 keypoints; from 4k to 20k pairs
+#: the time is the same, larger chunks are slower, being out of cache).
+KEYPOINT_PAIR_CHUNK = 8_000
 
 
 def match_coco(
@@ -423,13 +431,14 @@ def match_coco(
                 f"ground truth has {gt.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
                 file=gt.source,
             )
-        dkp, gkp = res.keypoints[dsel], gt.keypoints[gsel]
-        gbox, garea = gt.bbox[gsel], gt.area[gsel]
+        oks = KeypointOks(res.keypoints[dsel], gt.keypoints[gsel], gt.bbox[gsel], gt.area[gsel], sig)
+        # pairs certainly below the lowest threshold the matcher uses are never candidates: not computed
+        lowest = float(np.minimum(params.iou_thrs, 1 - 1e-10).min())
 
         def iou_fn(
             di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
         ) -> np.ndarray:
-            return oks_pairs(dkp, gkp, gbox, garea, sig, di, gi)
+            return oks(di, gi, below=lowest)
 
         if not params.use_cats and compat == "pycocotools":
             warnings.append(
@@ -469,7 +478,7 @@ def match_coco(
         g_crowd=crowd,
         g_ignore=ignore,
         iou_fn=iou_fn,
-        # OKS holds about a dozen K-wide float64 arrays per pair in flight (bbox IoU: a few numbers)
+        # OKS holds about half a dozen K-wide arrays per pair in flight (bbox IoU: a few numbers)
         pair_chunk=min(coco_match.PAIR_CHUNK, KEYPOINT_PAIR_CHUNK) if iou_type == "keypoints" else None,
     )
     counts = {
@@ -650,12 +659,23 @@ def evaluate_coco(
         )
         r = None
         if tail is not None:
-            r = results_with_tail(results, g, tail[1], tail[0].result)
+            child, start = tail
+            if isinstance(child, KeypointsTail):
+                r = keypoints_with_tail(results, g, start, child.result)
+            else:
+                r = results_with_tail(results, g, start, child.result)
     finally:
         if tail is not None:
             tail[0].cancel()
     if tail is None and p.iou_type in ("segm", "keypoints"):
         r = _results_forked(g, results, p, on_error)
+    if (
+        r is None
+        and p.iou_type == "keypoints"
+        and on_error == "raise"
+        and isinstance(results, (str, PathLike))
+    ):
+        r = read_keypoints(results, g)  # (one process)
     if r is None and is_path_list(results):
         from deteval.distributed.coco import load_results_files
 
@@ -676,8 +696,9 @@ def evaluate_coco(
 
 # ------------------------------------------------------------------------------------------- two cores
 # Large inputs use a second core through forked children (deteval.distributed.forked): one parses the tail
-# of the results file while this process reads the ground truth and the head (segm, keypoints: the head only,
-# the child forked once the ground truth is read); then one matches (and accumulates) half of the categories,
+# of the results file while this process reads the ground truth and the head (keypoints: the child's columns
+# checked against the ground truth once back, deteval.io.coco_keypoints; segm: the head only, the child forked
+# once the ground truth is read); then one matches (and accumulates) half of the categories,
 # or with one category half of the images, while this process does the other half. Categories and images are
 # independent, and each half runs the one-process code, so the numbers are the same bits. A child that fails
 # for any reason is ignored and its work done here (raising any error as one process would).
@@ -694,9 +715,12 @@ FORK_KEYPOINTS = 20_000
 HEAD_SHARE = 0.45
 
 
-def _fork_results_tail(gt: Any, results: Any, p: CocoParams, on_error: str) -> tuple[Forked, int] | None:
-    """A forked child already parsing the tail of a large bbox results file (and the byte it starts at)."""
-    if p.iou_type != "bbox" or on_error != "raise" or not isinstance(results, (str, PathLike)):
+def _fork_results_tail(
+    gt: Any, results: Any, p: CocoParams, on_error: str
+) -> tuple[Forked | KeypointsTail, int] | None:
+    """A forked child already parsing the tail of a large bbox (or keypoints) results file (and the byte it
+    starts at)."""
+    if p.iou_type == "segm" or on_error != "raise" or not isinstance(results, (str, PathLike)):
         return None
     try:
         size = os.stat(results).st_size
@@ -705,6 +729,14 @@ def _fork_results_tail(gt: Any, results: Any, p: CocoParams, on_error: str) -> t
         return None
     if size < FORK_RESULTS_BYTES:
         return None
+    if p.iou_type == "keypoints":
+        start = keypoints_split_byte(size, gt_size)
+        # (a ground truth far larger than the results: the child would have nothing; no fork: no buffer)
+        if start >= size or not can_fork():
+            return None
+        shared = tail_buffer(results, start)
+        kp_child = None if shared is None else fork_call(keypoints_tail, results, start, shared)
+        return None if kp_child is None or shared is None else (KeypointsTail(kp_child, shared), start)
     start = results_split_byte(size, gt_size)
     child = fork_call(results_tail, results, start)
     return None if child is None else (child, start)

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 __all__ = [
+    "KeypointOks",
     "RleLookup",
     "bbox_iou_blocks",
     "bbox_iou_pairs",
@@ -127,46 +128,125 @@ def oks_pairs(
     di: np.ndarray,
     gi: np.ndarray,
 ) -> np.ndarray:
-    """Object keypoint similarity for every pair, as ``COCOeval.computeOks``.
+    """Object keypoint similarity for every pair, as ``COCOeval.computeOks`` (see :class:`KeypointOks`, which
+    does the per-ground-truth work once for many calls)."""
+    return KeypointOks(dkp, gkp, gbox, garea, sigmas)(di, gi)
+
+
+class KeypointOks:
+    """OKS of (detection, ground truth) pairs, as ``COCOeval.computeOks``; built once per evaluation, called
+    per chunk of pairs.
 
     ``e_k = (dx_k² + dy_k²) / (2σ_k)² / (area + eps) / 2``; OKS = mean of ``exp(−e_k)`` over the ground
     truth's visible keypoints (v > 0). Without visible keypoints, ``dx`` is the distance outside the ground
-    truth box enlarged to ``[x − w, x + 2w]`` (likewise y) and the mean runs over all keypoints.
+    truth box enlarged to ``[x − w, x + 2w]`` (likewise y) and the mean runs over all keypoints. Every step is
+    the float64 operation pycocotools does, in its order (``−(x / 2)`` is ``x · −0.5`` exactly), and the sum
+    runs over the visible keypoints compacted to the front, in numpy's pairwise order.
     """
-    n_kp = sigmas.shape[0]
-    out = np.zeros(di.shape[0], dtype=np.float64)
-    if di.size == 0:
+
+    def __init__(
+        self, dkp: np.ndarray, gkp: np.ndarray, gbox: np.ndarray, garea: np.ndarray, sigmas: np.ndarray
+    ) -> None:
+        n_kp = sigmas.shape[0]
+        self.n_kp = n_kp
+        self.var = (sigmas * 2) ** 2
+        # per ground truth: how many keypoints are visible, and the order that puts them first (in order), as
+        # pycocotools' e[vg > 0] compacts them; without any, all keypoints in order
+        vis = gkp[:, 2::3] > 0
+        k1 = np.count_nonzero(vis, axis=1)
+        vis[k1 == 0] = True
+        self.order = np.argsort(~vis, axis=1, kind="stable")
+        self.count = np.where(k1 > 0, k1, n_kp)
+        self.none = k1 == 0
+        self.xd, self.yd = dkp[:, 0::3], dkp[:, 1::3]
+        self.xg, self.yg = gkp[:, 0::3], gkp[:, 1::3]
+        self.scale = garea + np.spacing(1)
+        self.gbox = gbox
+        self.visible = vis & (k1 > 0)[:, None]
+        self._extents: tuple[np.ndarray, ...] | None = None
+
+    def __call__(self, di: np.ndarray, gi: np.ndarray, below: float | None = None) -> np.ndarray:
+        """OKS of detection ``di[p]`` with ground truth ``gi[p]`` for every pair p. ``below``: a pair whose
+        OKS is certainly below this value (:meth:`far`) gets −inf instead, without computing it (the matcher
+        keeps only pairs at or above its lowest threshold)."""
+        if below is None or di.shape[0] == 0:
+            return self._oks(di, gi)
+        far = self.far(di, gi, below)
+        if not far.any():
+            return self._oks(di, gi)
+        out = np.full(di.shape[0], -np.inf)
+        near = np.flatnonzero(~far)
+        out[near] = self._oks(di[near], gi[near])
         return out
-    var = (sigmas * 2) ** 2
-    # per ground truth (not per pair): how many keypoints are visible, and the order that puts them first
-    # (in order), as pycocotools' e[vg > 0] compacts them; without any, all keypoints in order
-    vis = gkp[:, 2::3] > 0
-    k1 = np.count_nonzero(vis, axis=1)
-    vis[k1 == 0] = True
-    order = np.argsort(~vis, axis=1, kind="stable")
-    count = np.where(k1 > 0, k1, n_kp)[gi]
-    d = dkp[di]
-    g = gkp[gi]
-    xd, yd = d[:, 0::3], d[:, 1::3]
-    dx = xd - g[:, 0::3]
-    dy = yd - g[:, 1::3]
-    none = np.flatnonzero(k1[gi] == 0)
-    if none.size:  # where the ground truth has no visible keypoint: the distance outside its enlarged box
-        bb = gbox[gi[none]]
-        x0 = (bb[:, 0] - bb[:, 2])[:, None]
-        x1 = (bb[:, 0] + bb[:, 2] * 2)[:, None]
-        y0 = (bb[:, 1] - bb[:, 3])[:, None]
-        y1 = (bb[:, 1] + bb[:, 3] * 2)[:, None]
-        xn, yn = xd[none], yd[none]
-        z = np.zeros_like(xn)
-        dx[none] = np.maximum(z, x0 - xn) + np.maximum(z, xn - x1)
-        dy[none] = np.maximum(z, y0 - yn) + np.maximum(z, yn - y1)
-    e = (dx**2 + dy**2) / var / (garea[gi] + np.spacing(1))[:, None] / 2
-    ex = np.exp(-np.take_along_axis(e, order[gi], axis=1))
-    for c in np.unique(count):
-        rows = np.flatnonzero(count == c)
-        out[rows] = numpy_pairwise_sum_rows(np.ascontiguousarray(ex[rows, :c])) / c
-    return out
+
+    def far(self, di: np.ndarray, gi: np.ndarray, below: float) -> np.ndarray:
+        """Pairs whose OKS is below ``below`` by a bound: every visible keypoint k of the ground truth lies in
+        the box of its visible keypoints and the detection's k-th keypoint in the box of all of them, so
+        ``|dx_k| ≥ gap_x`` and ``|dy_k| ≥ gap_y`` (the gaps between those boxes), each ``e_k`` is at least
+        ``(gap_x² + gap_y²) / max var / (area + eps) / 2`` and OKS, a mean of ``exp(−e_k)``, at most the
+        exponential of minus that. A pair is far where that bound is below ``below`` by a factor e^(−1e−6),
+        far beyond the rounding of either computation. Ground truths without visible keypoints are never
+        far (their OKS is measured to a box)."""
+        if not below > 0:
+            return np.zeros(di.shape[0], dtype=bool)
+        if self._extents is None:
+            vis = self.visible
+            with np.errstate(invalid="ignore"):
+                self._extents = (
+                    self.xd.min(axis=1),
+                    self.xd.max(axis=1),
+                    self.yd.min(axis=1),
+                    self.yd.max(axis=1),
+                    np.where(vis, self.xg, np.inf).min(axis=1),
+                    np.where(vis, self.xg, -np.inf).max(axis=1),
+                    np.where(vis, self.yg, np.inf).min(axis=1),
+                    np.where(vis, self.yg, -np.inf).max(axis=1),
+                    np.where(vis, self.var, 0.0).max(axis=1),
+                )
+        dx0, dx1, dy0, dy1, gx0, gx1, gy0, gy1, vmax = self._extents
+        gap_x = np.maximum(np.maximum(gx0[gi] - dx1[di], dx0[di] - gx1[gi]), 0.0)
+        gap_y = np.maximum(np.maximum(gy0[gi] - dy1[di], dy0[di] - gy1[gi]), 0.0)
+        v = vmax[gi]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            z = (gap_x * gap_x + gap_y * gap_y) / np.where(v > 0, v, np.inf) / self.scale[gi] / 2
+            return (z > 1e-6 - np.log(below)) & ~self.none[gi]
+
+    def _oks(self, di: np.ndarray, gi: np.ndarray) -> np.ndarray:
+        n = di.shape[0]
+        out = np.zeros(n, dtype=np.float64)
+        if n == 0:
+            return out
+        dx = self.xd[di]
+        dx -= self.xg[gi]
+        dy = self.yd[di]
+        dy -= self.yg[gi]
+        none = np.flatnonzero(self.none[gi])
+        if none.size:  # where the ground truth has no visible keypoint: the distance outside its enlarged box
+            bb = self.gbox[gi[none]]
+            x0 = (bb[:, 0] - bb[:, 2])[:, None]
+            x1 = (bb[:, 0] + bb[:, 2] * 2)[:, None]
+            y0 = (bb[:, 1] - bb[:, 3])[:, None]
+            y1 = (bb[:, 1] + bb[:, 3] * 2)[:, None]
+            xn, yn = self.xd[di[none]], self.yd[di[none]]
+            z = np.zeros_like(xn)
+            dx[none] = np.maximum(z, x0 - xn) + np.maximum(z, xn - x1)
+            dy[none] = np.maximum(z, y0 - yn) + np.maximum(z, yn - y1)
+        e = np.multiply(dx, dx, out=dx)
+        e += np.multiply(dy, dy, out=dy)
+        e /= self.var
+        e /= self.scale[gi][:, None]
+        # the visible keypoints of each pair's ground truth first (one flat gather), then exp(-(e / 2))
+        idx = self.order[gi]
+        idx += (np.arange(n, dtype=idx.dtype) * self.n_kp)[:, None]
+        e = e.ravel().take(idx)
+        e *= -0.5
+        np.exp(e, out=e)
+        count = self.count[gi]
+        # (np.bincount, not np.unique: numpy 2's unique imports numpy.ma on first use, 5-10 ms in a fresh process)
+        for c in np.flatnonzero(np.bincount(count)).tolist():
+            rows = np.flatnonzero(count == c)
+            out[rows] = numpy_pairwise_sum_rows(e[rows, :c]) / c
+        return out
 
 
 def segm_iou_blocks(

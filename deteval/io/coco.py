@@ -433,12 +433,66 @@ def _is_coco_object(obj: Any) -> bool:
     return hasattr(obj, "dataset") and hasattr(obj, "createIndex") and isinstance(obj.dataset, dict)
 
 
+def plain_keypoints(values: list) -> np.ndarray | None:
+    """``values`` (lists of numbers from a JSON text without ``true``/``false``) as an N×3K float64 matrix in
+    one ``np.array`` call, if it gives one that :func:`_keypoint_matrix` would accept as it is (finite, within
+    ±2**53, 3K > 0 numbers per record, the same K): strings, ``null``, nesting and rows of unequal length give
+    another dtype or shape, or an error. None otherwise (the record-by-record checks then name the fault). Only
+    booleans would pass unseen (as 1/0), hence the condition on the text."""
+    try:
+        mat = np.array(values)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if mat.ndim != 2 or mat.dtype.kind not in "iuf" or mat.shape[1] == 0 or mat.shape[1] % 3:
+        return None
+    mat = mat.astype(np.float64, copy=False)
+    return mat if np.isfinite(mat).all() and not (np.abs(mat) > MAX_COORD).any() else None
+
+
+def no_json_booleans(data: Any, lo: int = 0, hi: int | None = None) -> bool:
+    """Whether the JSON text ``data[lo:hi]`` (bytes or a mapping of a file) holds no ``true`` or ``false``.
+    Without a ``u`` or an ``l`` (in none of a keypoints result's keys) two ``memchr`` passes tell; otherwise
+    the bytes before every ``e`` are compared at once (numpy, in blocks), about 4 times as fast as
+    ``find(b"true")`` and ``find(b"false")``."""
+    hi = len(data) if hi is None else hi
+    if data.find(b"u", lo, hi) < 0 and data.find(b"l", lo, hi) < 0:
+        return True
+    text = np.frombuffer(data, dtype=np.uint8)
+    for start in range(lo, hi, _WORD_BLOCK):
+        part = text[max(lo, start - 4) : min(hi, start + _WORD_BLOCK)]  # (4 bytes back: words across blocks)
+        e = np.flatnonzero(part == 0x65)  # "e"
+        for word in (b"tru", b"fals"):
+            at = e[e >= len(word)]
+            found = np.ones(at.shape[0], dtype=bool)
+            for k, c in enumerate(word):
+                found &= part[at - len(word) + k] == c
+            if found.any():
+                return False
+    return True
+
+
+_WORD_BLOCK = 1 << 24
+
+
 def _keypoint_matrix(
-    values: list, file: str, where: str | None, what: str, *, width: int | None = None, gt: bool = False
+    values: list,
+    file: str,
+    where: str | None,
+    what: str,
+    *,
+    width: int | None = None,
+    gt: bool = False,
+    plain: bool = False,
 ) -> np.ndarray:
     """An N×3K float64 matrix; ``width``: the 3K every record must have (the ground truth's), else the first
-    record's. ``gt``: visibility flags must be 0, 1 or 2."""
+    record's. ``gt``: visibility flags must be 0, 1 or 2. ``plain``: the values come from a text without
+    ``true``/``false`` (:func:`plain_keypoints` then builds the matrix at once)."""
     n = len(values)
+    mat = plain_keypoints(values) if plain and n else None
+    if mat is not None and (width is None or mat.shape[1] == width):
+        if gt:
+            _check_visibility(mat, file, where, what)
+        return mat
     if set(map(type, values)) != {list} and not all(map(_is_list, values)):  # (the first: one C-level pass)
         i = _first_bad(values, _is_list)
         raise InputFormatError(
@@ -475,16 +529,20 @@ def _keypoint_matrix(
         raise ValidationError(f"{what} are not finite", file=file, record=_rec(where, i))
     _check_magnitude(mat, what, values, file, where)
     if gt:
-        v = mat[:, 2::3]
-        bad = ((v != 0) & (v != 1) & (v != 2)).any(axis=1)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValidationError(
-                f"{what} visibility flags must be 0, 1 or 2, got {sorted(set(v[i].tolist()))}",
-                file=file,
-                record=_rec(where, i),
-            )
+        _check_visibility(mat, file, where, what)
     return mat
+
+
+def _check_visibility(mat: np.ndarray, file: str, where: str | None, what: str) -> None:
+    v = mat[:, 2::3]
+    bad = ((v != 0) & (v != 1) & (v != 2)).any(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError(
+            f"{what} visibility flags must be 0, 1 or 2, got {sorted(set(v[i].tolist()))}",
+            file=file,
+            record=_rec(where, i),
+        )
 
 
 _FLOAT_MAX = float(np.finfo(np.float64).max)
@@ -512,10 +570,11 @@ def _ann_columns(
     need_keypoints: bool,
     kp_width: int | None = None,
     crowd_optional: bool = False,
+    plain: bool = False,
 ) -> dict[str, Any]:
     """The annotation fields the protocol reads, as arrays (ids not yet mapped to indices). ``kp_width``: the
     3K every record's keypoints must have (default: the first record's). ``crowd_optional``: a missing
-    ``iscrowd`` means 0 (LVIS has no such field)."""
+    ``iscrowd`` means 0 (LVIS has no such field). ``plain``: read from a text without ``true``/``false``."""
     where = "annotations"
     ann_id = _id_array(_field(anns, "id", file, where), "annotation id", file, where, strings=False)
     crowd_raw = _field(anns, "iscrowd", file, where, **({"default": 0} if crowd_optional else {}))
@@ -543,7 +602,13 @@ def _ann_columns(
             )
         cols["num_keypoints"] = nk.astype(np.int64)
         cols["keypoints"] = _keypoint_matrix(
-            _field(anns, "keypoints", file, where), file, where, "keypoints", width=kp_width, gt=True
+            _field(anns, "keypoints", file, where),
+            file,
+            where,
+            "keypoints",
+            width=kp_width,
+            gt=True,
+            plain=plain,
         )
     return cols
 
@@ -649,6 +714,7 @@ def _load_gt(
     crowd_optional: bool = False,
 ) -> CocoGroundTruth:
     cols = None
+    plain = False  # (keypoints from a text without true/false: read as one matrix)
     if _is_coco_object(source):
         data, file = source.dataset, "<pycocotools COCO ground truth>"
     elif isinstance(source, (str, PathLike)):
@@ -658,6 +724,7 @@ def _load_gt(
             data, cols = pieces
         else:
             data = read_json(source)
+            plain = need_keypoints and _file_without_booleans(Path(source))
     elif isinstance(source, dict):
         data, file = source, file or "<in-memory ground truth>"
     else:
@@ -675,7 +742,9 @@ def _load_gt(
         anns = data.get("annotations", [])
         if not isinstance(anns, list):
             raise InputFormatError("'annotations' must be a list", file=file)
-        cols = _ann_columns(anns, file, keep_segmentation, need_keypoints, crowd_optional=crowd_optional)
+        cols = _ann_columns(
+            anns, file, keep_segmentation, need_keypoints, crowd_optional=crowd_optional, plain=plain
+        )
     images, cats = data["images"], data["categories"]
 
     img_ids_file = _id_array(_field(images, "id", file, "images"), "image id", file, "images")
@@ -731,6 +800,15 @@ def _load_gt(
         category_records=cats,
         image_file_order=np.argsort(order, kind="stable"),
     )
+
+
+def _file_without_booleans(path: Path) -> bool:
+    """:func:`no_json_booleans` of a file's text (mapped, not read again); False if unreadable."""
+    try:
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return no_json_booleans(data)
+    except (OSError, ValueError):
+        return False
 
 
 _ANNOTATIONS_KEY = re.compile(rb'"annotations"\s*:\s*\[')
@@ -794,6 +872,7 @@ def _gt_in_pieces(
     if m is None:
         return None
     file = str(path)
+    plain = need_keypoints and no_json_booleans(data)
     parts: list[dict[str, Any]] = []
     starts: list[int] = []  # each part's first annotation index
     offset = 0
@@ -837,6 +916,7 @@ def _gt_in_pieces(
                         need_keypoints,
                         kp_width,
                         crowd_optional=crowd_optional,
+                        plain=plain,
                     )
                 )
             except DetevalError as exc:
@@ -1020,11 +1100,8 @@ def _results_from_records(
             _field(records, "keypoints", file, None), file, None, "keypoints", width=width
         )
 
-    if kind == "keypoints" and keypoints is not None:  # loadRes: the keypoints' extent, for every record
-        x, y = keypoints[:, 0::3], keypoints[:, 1::3]
-        x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
-        bbox = np.stack([x0, y0, x1 - x0, y1 - y0], axis=1)
-        area = (x1 - x0) * (y1 - y0)
+    if kind == "keypoints" and keypoints is not None:
+        bbox, area = keypoint_extent(keypoints)
     else:
         # segm branch: every mask validated and converted once, read for the areas, the missing boxes and
         # (kept in ``rles``) by the matcher
@@ -1051,6 +1128,14 @@ def _results_from_records(
 
 
 _MISSING: Any = object()
+
+
+def keypoint_extent(keypoints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """loadRes' keypoints branch, for every record: ``bbox`` = the keypoints' extent ``[x0, y0, x1 − x0,
+    y1 − y0]``, ``area = (x1 − x0)·(y1 − y0)``."""
+    x, y = keypoints[:, 0::3], keypoints[:, 1::3]
+    x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
+    return np.stack([x0, y0, x1 - x0, y1 - y0], axis=1), (x1 - x0) * (y1 - y0)
 
 
 def loadres_branch(first: dict, file: str) -> str:

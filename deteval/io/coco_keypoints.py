@@ -1,0 +1,271 @@
+"""A large COCO keypoints results file read on two cores, the tail by a forked child from the start.
+
+The child (:func:`keypoints_tail`) parses the pieces of the file from byte ``start`` on while this process reads
+the ground truth and then the head (:func:`keypoints_with_tail`): the child needs nothing from the ground
+truth, because every check that involves it (the ids known, the number of keypoints) is made by this process
+on the child's columns once they come back. Both run the checks of the one-process path on whole pieces
+(:func:`deteval.io.coco.load_coco_results`), and any fault or doubt (a bad record, a piece that does not
+parse, keypoints of another width than the ground truth's, a child that fails) makes
+:func:`keypoints_with_tail` return None: the caller then reads the file in one process, which raises the
+error naming the record. The result is the one-process :class:`~deteval.io.coco.CocoResults`, array for
+array (pycocotools' loadRes keypoints branch: ``bbox`` and ``area`` from the keypoints' extent).
+
+The keypoints of a piece become one float64 matrix in a single ``np.array`` call, which refuses strings,
+``null``, nested lists and rows of unequal length by the dtype or shape it gives; only ``true``/``false``,
+which it would read as 1/0, need another test, and that one is made on the text: a part of the file without
+the bytes ``true`` and ``false`` holds no boolean (else its pieces are checked value by value).
+"""
+
+from __future__ import annotations
+
+import gc
+import mmap
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from deteval.distributed.forked import Forked
+from deteval.errors import DetevalError
+from deteval.io import coco as coco_io
+from deteval.io.coco import CocoGroundTruth, CocoResults
+
+__all__ = [
+    "KeypointColumns",
+    "KeypointsTail",
+    "keypoints_split_byte",
+    "keypoints_tail",
+    "keypoints_with_tail",
+    "read_keypoints",
+    "tail_buffer",
+]
+
+#: (image ids, category ids, scores, N×3K keypoints) of a part of the file, checked but not yet mapped to the
+#: ground truth
+KeypointColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+#: The ground truth costs about this many times as much per byte as keypoints results (its records hold
+#: more fields, integers and a visibility check), measured on the bench_coco keypoints set.
+GT_BYTE_COST = 2.6
+
+
+def keypoints_split_byte(results_bytes: int, gt_bytes: int) -> int:
+    """The byte from which the child parses the results: this process reads the ground truth and the head,
+    so that both take about as long (the head keeps at least one piece: the first record decides loadRes'
+    branch)."""
+    return max(coco_io.CHUNK_BYTES, int((results_bytes - GT_BYTE_COST * gt_bytes) / 2))
+
+
+def _part(path: str | PathLike[str], start: int, head: bool) -> Iterator[Any] | None:
+    """The records of each piece of the head (pieces beginning before ``start``, and always the first) or of
+    the tail (None for a piece that does not parse), preceded by whether that part of the text may hold a
+    boolean; None if the file is not read in pieces."""
+    read = coco_io._read_in_pieces(Path(path), coco_io.CHUNK_BYTES // 4)  # (quarter pieces: parts balanced)
+    if read is None:
+        return None
+    data, cuts = read
+    mine = [
+        i for i in range(len(cuts) + 1) if (i == 0 or coco_io._piece_bounds(data, cuts, i)[0] < start) == head
+    ]
+    if not mine:
+        return iter([False])
+    lo, hi = coco_io._piece_bounds(data, cuts, mine[0])[0], coco_io._piece_bounds(data, cuts, mine[-1])[1]
+    bools = not coco_io.no_json_booleans(data, lo, hi)
+    file = str(path)
+
+    def pieces() -> Iterator[Any]:
+        yield bools
+        for i in mine:
+            yield coco_io._piece_records(data, cuts, i, file)
+
+    return pieces()
+
+
+def _matrix(values: list, bools: bool, file: str) -> np.ndarray:
+    """The keypoints of a piece as an N×3K float64 matrix (3K: the piece's first record's), checked as the
+    one-process path checks them (:func:`deteval.io.coco._keypoint_matrix`, which names a bad record)."""
+    return coco_io._keypoint_matrix(values, file, None, "keypoints", plain=not bools)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The garbage collector off while a part's millions of small objects come and go (as read_json)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _piece_columns(records: list, bools: bool, file: str) -> KeypointColumns:
+    return (
+        coco_io._result_ids(records, "image_id", file),
+        coco_io._result_ids(records, "category_id", file),
+        coco_io._floats(coco_io._field(records, "score", file, None), "score", file, None),
+        _matrix(coco_io._field(records, "keypoints", file, None), bools, file),
+    )
+
+
+def _columns(
+    pieces: Iterator[Any], file: str, first: bool, out: np.ndarray | None = None
+) -> KeypointColumns | None:
+    """The pieces' columns concatenated; None on any fault (``first``: the file's first piece is among them,
+    and its first record must take loadRes' keypoints branch). ``out``: a flat float64 buffer the keypoints
+    are written into instead (the returned matrix is then a view of it)."""
+    bools = next(pieces)
+    parts: list[KeypointColumns] = []
+    used = 0
+    with _collector_paused():
+        for records in pieces:
+            try:
+                if records is None or (
+                    first and not parts and coco_io.loadres_branch(records[0], file) != "keypoints"
+                ):
+                    return None
+                parts.append(_piece_columns(records, bools, file))
+            except DetevalError:
+                return None
+            del records
+            mat = parts[-1][3]
+            if out is not None:
+                if used + mat.size > out.shape[0] or mat.shape[1] != parts[0][3].shape[1]:
+                    return None
+                out[used : used + mat.size] = mat.ravel()
+                used += mat.size
+                parts[-1] = (*parts[-1][:3], np.empty((0, mat.shape[1])))  # (the copy in ``out`` is kept)
+    # keypoints of two widths, or string ids next to integer ones: left to the one-process path (it says)
+    if (
+        not parts
+        or len({p[3].shape[1] for p in parts}) > 1
+        or any(_mixed([p[k] for p in parts]) for k in (0, 1))
+    ):
+        return None
+    width = parts[0][3].shape[1]
+    return (
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]),
+        np.concatenate([p[3] for p in parts]) if out is None else out[:used].reshape(-1, width),
+    )
+
+
+def _mixed(ids: list[np.ndarray]) -> bool:
+    """String ids in one array and integers in another (refused by the one-process path)."""
+    return len({a.dtype.kind == "U" for a in ids if a.shape[0]}) > 1
+
+
+#: What the child sends back: the columns of :data:`KeypointColumns`, but for the keypoints only their shape
+#: (rows, 3K): the matrix itself is in the buffer shared with this process (:class:`KeypointsTail`).
+TailColumns = tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]
+
+
+def keypoints_tail(path: str | PathLike[str], start: int, shared: mmap.mmap) -> TailColumns | None:
+    """The child's share: the pieces of a keypoints results file beginning at or after byte ``start`` (the
+    first piece excepted), as checked columns not yet mapped to the ground truth, the keypoints written into
+    ``shared`` (:func:`tail_buffer`); None on any fault."""
+    pieces = _part(path, start, False)
+    if pieces is None:
+        return None
+    cols = _columns(pieces, str(path), False, np.frombuffer(shared, dtype=np.float64))
+    if cols is None:
+        return None
+    img_ids, cat_ids, score, keypoints = cols
+    return img_ids, cat_ids, score, (int(keypoints.shape[0]), int(keypoints.shape[1]))
+
+
+def tail_buffer(path: str | PathLike[str], start: int) -> mmap.mmap | None:
+    """Memory shared with a child (anonymous, mapped before the fork) that holds the keypoints of the file
+    from byte ``start`` on: a number takes at least two bytes of text (a digit and a comma or bracket), so
+    four times the bytes as float64 (only the pages written take memory). Returning the matrix through the
+    child's pipe instead costs this process about 20 ms per 10 MB (copied into the pipe and out again)."""
+    try:
+        size = os.stat(path).st_size - start
+        return mmap.mmap(-1, (4 * max(size, 0) // mmap.PAGESIZE + 1) * mmap.PAGESIZE)
+    except (OSError, ValueError, OverflowError):
+        return None
+
+
+class KeypointsTail:
+    """A forked child running :func:`keypoints_tail` and the buffer it writes the keypoints into;
+    :meth:`result` gives its :data:`KeypointColumns` (None if it failed), :meth:`cancel` ends it."""
+
+    def __init__(self, child: Forked, shared: mmap.mmap) -> None:
+        self.child, self.shared = child, shared
+
+    def result(self) -> KeypointColumns | None:
+        got = self.child.result()
+        if got is None:
+            return None
+        img_ids, cat_ids, score, (n, width) = got
+        keypoints = np.frombuffer(self.shared, dtype=np.float64, count=n * width).reshape(n, width)
+        return img_ids, cat_ids, score, keypoints
+
+    def cancel(self) -> None:
+        """End the child and unmap the buffer (its pages are the memory of the tail's keypoints)."""
+        self.child.cancel()
+        try:
+            self.shared.close()
+        except BufferError:  # pragma: no cover - a view of it still in use: unmapped when that goes
+            pass
+
+
+def keypoints_with_tail(
+    path: str | PathLike[str],
+    gt: CocoGroundTruth,
+    start: int,
+    tail: Callable[[], KeypointColumns | None],
+) -> CocoResults | None:
+    """The head read here, then the child's tail (``tail()``: what :func:`keypoints_tail` returned), both
+    mapped to ``gt``: the :class:`CocoResults` of the one-process path; None on any fault."""
+    if gt.keypoints is None or not len(gt):
+        return None
+    pieces = _part(path, start, True)
+    if pieces is None:
+        return None
+    file = str(path)
+    head = _columns(pieces, file, True)
+    if head is None:
+        return None
+    rest = tail()
+    if rest is None:
+        return None
+    width = gt.keypoints.shape[1]
+    if head[3].shape[1] != width or (rest[3].shape[0] and rest[3].shape[1] != width):
+        return None
+    if _mixed([head[0], rest[0]]) or _mixed([head[1], rest[1]]):
+        return None
+    try:
+        img = coco_io._index_of(np.concatenate([head[0], rest[0]]), gt.image_ids, "image_id", file, None)
+        cat = coco_io._index_of(np.concatenate([head[1], rest[1]]), gt.cat_ids, "category_id", file, None)
+    except DetevalError:
+        return None
+    keypoints = np.concatenate([head[3], rest[3]])
+    bbox, area = coco_io.keypoint_extent(keypoints)
+    return CocoResults(
+        img=img,
+        cat=cat,
+        score=np.concatenate([head[2], rest[2]]),
+        bbox=bbox,
+        area=area,
+        keypoints=keypoints,
+        kind="keypoints",
+        source=file,
+    )
+
+
+def read_keypoints(path: str | PathLike[str], gt: CocoGroundTruth) -> CocoResults | None:
+    """The whole file read by this process (one process: the keypoints matrices built as the two-core reader
+    builds them, faster than record by record); None where that does not apply or on any fault."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return None
+    width = gt.keypoints.shape[1] if gt.keypoints is not None else 0
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros((0, width)))
+    return keypoints_with_tail(path, gt, size + 1, lambda: empty)
