@@ -5,7 +5,7 @@
   ``u = da`` for a crowd ground truth else ``(da + ga) − i`` with ``da = dw·dh``, ``ga = gw·gh``; IoU = i / u.
   Every step is an IEEE float64 operation done element-wise by numpy in the same order, so the result is
   the same double.
-* segm: ``pycocotools.mask.iou`` on RLEs (one call per (image, category) block of pairs).
+* segm: ``pycocotools.mask.iou`` on RLEs, many (image, category) blocks of pairs per call.
 * keypoints: COCO's OKS (``COCOeval.computeOks``), vectorised over pairs. The per-pair sum of
   ``exp(−e)`` over the visible keypoints reproduces numpy's pairwise summation order, so it is the same
   double as ``np.sum`` on the 1-D array pycocotools builds.
@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+from itertools import chain
+from operator import itemgetter
 from typing import Any, Protocol
 
 import numpy as np
@@ -169,6 +171,10 @@ def oks_pairs(
     return out
 
 
+#: Pairs (detections × ground truths of several groups, most of them across groups) of one ``mask.iou`` call.
+SEGM_CALL_PAIRS = 1 << 12
+
+
 def segm_iou_blocks(
     drles: RleLookup,
     grles: RleLookup,
@@ -179,17 +185,84 @@ def segm_iou_blocks(
     block_nd: np.ndarray,
     block_ng: np.ndarray,
 ) -> np.ndarray:
-    """Mask IoU through ``pycocotools.mask.iou``, one call per block of nd × ng pairs (detection-major)."""
+    """Mask IoU through ``pycocotools.mask.iou`` for blocks of nd × ng pairs (detection-major), many blocks
+    per call (see :func:`_tagged`)."""
     from pycocotools import mask as mask_utils
 
     out = np.zeros(di.shape[0], dtype=np.float64)
+    if di.shape[0] == 0:
+        return out
     for table, idx in ((drles, di), (grles, gi)):
         if hasattr(table, "ensure"):  # convert only the masks that take part, in batches
             table.ensure(np.unique(idx))
-    for s, nd, ng in zip(block_start.tolist(), block_nd.tolist(), block_ng.tolist()):
-        dets = [drles[i] for i in di[s : s + nd * ng : ng].tolist()]
-        gts_idx = gi[s : s + ng]
-        gts = [grles[i] for i in gts_idx.tolist()]
-        m = mask_utils.iou(dets, gts, gcrowd[gts_idx].astype(np.uint8).tolist())
-        out[s : s + nd * ng] = np.asarray(m, dtype=np.float64).reshape(nd * ng)
+    npairs = block_nd * block_ng
+    blk = np.repeat(np.arange(block_start.shape[0]), npairs)
+    local = np.arange(di.shape[0], dtype=np.int64) - block_start[blk]
+    kd, kg = local // block_ng[blk], local % block_ng[blk]  # row and column inside the block
+    del local
+    d_first, g_first = np.cumsum(block_nd) - block_nd, np.cumsum(block_ng) - block_ng
+    d_rows, g_rows = di[kg == 0].tolist(), gi[kd == 0].tolist()  # each block's detections, ground truths
+    # (an RleTable's converted masks are read straight from its cache: one C-level map per call)
+    d_get, g_get = _getter(drles), _getter(grles)
+    nb = block_start.shape[0]
+    lo = 0
+    while lo < nb:
+        window = slice(lo, min(nb, lo + 4096))
+        grow = np.cumsum(block_nd[window]) * np.cumsum(block_ng[window])
+        hi = lo + max(1, int(np.searchsorted(grow, SEGM_CALL_PAIRS, side="right")))
+        d0, d1 = int(d_first[lo]), int(d_first[hi - 1] + block_nd[hi - 1])
+        g0, g1 = int(g_first[lo]), int(g_first[hi - 1] + block_ng[hi - 1])
+        p0, p1 = int(block_start[lo]), int(block_start[hi - 1] + npairs[hi - 1])
+        dets = list(map(d_get, d_rows[d0:d1]))
+        gts = list(map(g_get, g_rows[g0:g1]))
+        crowd = gcrowd[g_rows[g0:g1]].astype(np.uint8).tolist()
+        tagged = _tagged(dets, gts, block_nd[lo:hi], block_ng[lo:hi])
+        if tagged is None:  # (not plain RLE dicts: untagged, the pairs across blocks are computed too)
+            m = np.asarray(mask_utils.iou(dets, gts, crowd), dtype=np.float64).reshape(len(dets), len(gts))
+        else:
+            m = np.asarray(mask_utils.iou(*tagged, crowd), dtype=np.float64).reshape(len(dets), len(gts))
+        b = blk[p0:p1]
+        out[p0:p1] = m[d_first[b] - d0 + kd[p0:p1], g_first[b] - g0 + kg[p0:p1]]
+        lo = hi
     return out
+
+
+def _getter(table: RleLookup) -> Any:
+    cache = getattr(table, "cache", None)
+    return cache.__getitem__ if isinstance(cache, list) else table.__getitem__
+
+
+def _tagged(dets: list, gts: list, nd: np.ndarray, ng: np.ndarray) -> tuple[list, list] | None:
+    """The masks of several blocks, each block's given a width of its own, so that one ``mask.iou`` call walks
+    the runs of the pairs inside a block only (pycocotools gives masks of different sizes −1 before walking
+    their runs). Where every mask of a block has one size, that changes no IoU inside the block: the runs
+    and ``rleToBbox``'s box depend on the height alone, the width being only where the box's first column
+    starts (``xs = w``, before the minimum over the foreground runs, every one of them in a column below
+    w): a mask without foreground pixels but with runs keeps a box starting at column ``w`` (+ its block's
+    offset), clear of every other box but those of such masks, and any pair with it has IoU 0 either way.
+    Block j's masks get width ``w + j · (max w + 1)``, below 2**32 (rleToBbox reads it as a 32-bit uint).
+
+    None (the caller then calls without tags: correct, only slower) where a block mixes mask sizes (where
+    −1 against a box that moved would change) or a mask is not an RLE dict with a size of two integers."""
+    try:
+        masks = dets + gts
+        sizes = list(map(itemgetter("size"), masks))
+        counts = list(map(itemgetter("counts"), masks))
+        if set(map(len, sizes)) != {2} or set(map(type, chain.from_iterable(sizes))) != {int}:
+            return None
+        hw = np.array(sizes, dtype=np.int64)
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError):
+        return None
+    nb = nd.shape[0]
+    n_d = len(dets)
+    block = np.concatenate([np.repeat(np.arange(nb), nd), np.repeat(np.arange(nb), ng)])
+    order = np.argsort(block, kind="stable")
+    starts = np.cumsum(nd + ng) - (nd + ng)
+    for col in (hw[order, 0], hw[order, 1]):
+        if (np.minimum.reduceat(col, starts) != np.maximum.reduceat(col, starts)).any():
+            return None
+    if hw[:, 1].min() < 0 or (hw[:, 1].max() + 1) * nb >= 2**32:
+        return None
+    tags = (hw[:, 1] + block * (hw[:, 1].max() + 1)).tolist()
+    tagged = [{"size": [h, t], "counts": c} for (h, _), t, c in zip(sizes, tags, counts)]
+    return tagged[:n_d], tagged[n_d:]
