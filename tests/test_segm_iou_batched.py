@@ -122,3 +122,61 @@ def test_one_call_holds_blocks_whose_masks_would_overlap(monkeypatch):
     ref = float(np.asarray(real([a], [b], [0]))[0, 0])
     assert calls == [(2, 2)] and ref == 12 / 20
     assert out.tolist() == [ref, ref]
+
+
+def test_evaluation_tags_from_image_sizes_and_reads_mask_sizes_where_an_image_has_none(monkeypatch):
+    """Through evaluate_coco: masks of images with a size are tagged from those sizes (the masks were checked to
+    have them), as pycocotools; an image without a size has masks of any size, read from the masks, -1 where
+    they differ from a detection's, as one mask.iou call per block."""
+    from _coco_cases import assert_same_as_reference, random_segm_case, run_pycocotools
+
+    from deteval.detection.coco import evaluate_coco
+
+    sources = []
+    real = coco_iou._table_sizes
+    monkeypatch.setattr(
+        coco_iou, "_table_sizes", lambda t, rows: sources.append(real(t, rows)) or sources[-1]
+    )
+    monkeypatch.setattr(coco_iou, "SEGM_CALL_PAIRS", 64)  # (several blocks per call even in small cases)
+    for seed in range(6):
+        case = random_segm_case(seed)
+        ref = run_pycocotools(case["gt"], case["dt"], "segm")
+        assert_same_as_reference(evaluate_coco(case["gt"], case["dt"], iou_type="segm"), ref, f"seed {seed}")
+    assert sources and all(s is not None for s in sources)
+    # image 1 without a size: its crowd RLEs and results may have any size
+    rng = np.random.default_rng(0)
+    case = random_segm_case(3)
+    gt, dt = case["gt"], case["dt"]
+    del gt["images"][0]["height"], gt["images"][0]["width"]
+    gt["annotations"] = [a for a in gt["annotations"] if a["image_id"] != 1]
+    dt = [d for d in dt if d["image_id"] != 1]
+    for k in range(6):
+        h, w = (80, 100) if k % 2 else (80 + k, 100 - k)
+        m = np.zeros((h, w), dtype=bool)
+        m[10 + k : 40, 20 : 60 + k] = True
+        gt["annotations"].append(
+            {"id": 1000 + k, "image_id": 1, "category_id": 1, "segmentation": _encode(m, rng), "area": 100.0,
+             "bbox": [20, 10, 40, 30], "iscrowd": k % 3 == 0}
+        )  # fmt: skip
+        for j in range(2):
+            d = np.roll(m, 2 * j + k, axis=1)
+            dt.append(
+                {"image_id": 1, "category_id": 1, "segmentation": _encode(d, rng), "score": 0.1 * (k + j)}
+            )
+    for a in gt["annotations"]:
+        if isinstance(a["segmentation"], dict) and isinstance(a["segmentation"]["counts"], bytes):
+            a["segmentation"]["counts"] = a["segmentation"]["counts"].decode("ascii")
+    for d in dt:
+        if isinstance(d["segmentation"]["counts"], bytes):
+            d["segmentation"]["counts"] = d["segmentation"]["counts"].decode("ascii")
+    sources.clear()
+    # (pycocotools cannot read an image without a size: the reference is one mask.iou call per block; a
+    # threshold of 0 makes a pair of IoU 0 a candidate and one of -1 not)
+    params = {"iou_thrs": np.array([0.0, 0.5])}
+    batched = evaluate_coco(gt, dt, iou_type="segm", params=params)
+    monkeypatch.setattr(coco_iou, "SEGM_CALL_PAIRS", 1)
+    per_block = evaluate_coco(gt, dt, iou_type="segm", params=params)
+    assert None in sources
+    for a, b in ((batched.precision, per_block.precision), (batched.recall, per_block.recall)):
+        assert np.array_equal(a, b)
+    assert batched.stats[0] > 0
