@@ -95,7 +95,8 @@ def _decode(buf: np.ndarray, lengths: np.ndarray) -> _Decoded:
     for i in np.flatnonzero(lengths == 0).tolist():
         errors[i] = "RLE counts string is empty (no run at all)"
     c = buf - np.uint8(_FIRST)  # wraps below '0': one comparison finds every character outside '0'..'o'
-    fail(np.flatnonzero(c > _LAST - _FIRST), "RLE counts string holds a character outside '0'..'o'")
+    if c.size and c.max() > _LAST - _FIRST:  # (the maximum first: no mask, no search, on valid input)
+        fail(np.flatnonzero(c > _LAST - _FIRST), "RLE counts string holds a character outside '0'..'o'")
     is_end = c < _MORE  # (a refused character may look like either: its string is already bad)
     last = str_end[lengths > 0] - 1
     fail(last[~is_end[last]], "RLE counts string ends inside a value (truncated or corrupt)")
