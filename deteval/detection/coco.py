@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from deteval.collector import collector_paused
 from deteval.detection import coco_match
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_iou import bbox_iou_blocks, oks_pairs, segm_iou_blocks
@@ -600,6 +601,7 @@ def finish_evaluation(
     )
 
 
+@collector_paused  # (tens of thousands of records, no cycles: see deteval.collector)
 def evaluate_coco(
     gt: Any,
     results: Any,
