@@ -1,5 +1,6 @@
 """evaluate_coco runs with the garbage collector paused (no collection walks its records) and gives the
-caller's collector state back, also when it raises."""
+caller's collector state back, also when it raises; a forked child's value is unpickled with it paused (in
+this file, which runs before the tests that leave threads behind and so stop forking)."""
 
 import gc
 import traceback
@@ -9,6 +10,7 @@ from _coco_cases import random_segm_case
 
 from deteval.collector import paused
 from deteval.detection.coco import evaluate_coco
+from deteval.distributed import forked
 from deteval.errors import DetevalError
 
 
@@ -45,3 +47,30 @@ def test_paused_nests():
             assert not gc.isenabled()
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+def _many_dicts(n: int) -> list:
+    return [{"size": [4, 5], "counts": str(i)} for i in range(n)]
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_result_unpickles_with_the_collector_paused_and_restored(monkeypatch, enabled):
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
+    if not forked.can_fork():
+        pytest.skip("needs os.fork, 2 CPUs and no other thread")
+    seen = []
+    real_load = forked.pickle.load
+
+    def load(f):
+        seen.append(gc.isenabled())
+        return real_load(f)
+
+    monkeypatch.setattr(forked.pickle, "load", load)
+    (gc.enable if enabled else gc.disable)()
+    try:
+        child = forked.fork_call(_many_dicts, 20_000)
+        assert child is not None
+        assert child.result() == _many_dicts(20_000)
+        assert seen == [False] and gc.isenabled() == enabled
+    finally:
+        gc.enable()
