@@ -174,3 +174,21 @@ def test_key_token_count_equals_the_plain_count_in_any_blocks(monkeypatch):
         for _ in range(800):
             text = bytes(rng.choice(alphabet, int(rng.integers(0, 40))).tolist())
             assert jsonkeys._key_tokens(text) == text.count(b'":') + len(spaced.findall(text))
+
+
+def test_segm_results_take_the_fast_count_and_nested_repeats_are_still_found():
+    """The keys of a result's RLE object are counted with the record's: no second pass (dumps) for a plain
+    segm file, and a key repeated inside the RLE object is still refused."""
+    import orjson
+
+    def no_second_pass(obj):
+        raise AssertionError("the count check fell back to dumps")
+
+    for data in (SEGM_RES, SEGM_GT):
+        text = json.dumps(data).encode()
+        check_unique_keys(text, orjson.loads(text), "f", no_second_pass)
+    text = json.dumps(SEGM_RES)
+    counts = json.dumps(SEGM_RES[3]["segmentation"]["counts"])
+    bad = _repeat(text, f'"counts": {counts}', f'"counts": "0", "counts": {counts}').encode()
+    with pytest.raises(InputFormatError, match="duplicate key 'counts'"):
+        check_unique_keys(bad, orjson.loads(bad), "f", orjson.dumps)

@@ -5,7 +5,7 @@
   ``u = da`` for a crowd ground truth else ``(da + ga) − i`` with ``da = dw·dh``, ``ga = gw·gh``; IoU = i / u.
   Every step is an IEEE float64 operation done element-wise by numpy in the same order, so the result is
   the same double.
-* segm: ``pycocotools.mask.iou`` on RLEs (one call per (image, category) block of pairs).
+* segm: ``pycocotools.mask.iou`` on RLEs, many (image, category) blocks of pairs per call.
 * keypoints: COCO's OKS (``COCOeval.computeOks``), vectorised over pairs. The per-pair sum of
   ``exp(−e)`` over the visible keypoints reproduces numpy's pairwise summation order, so it is the same
   double as ``np.sum`` on the 1-D array pycocotools builds.
@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+from itertools import chain
+from operator import itemgetter
 from typing import Any, Protocol
 
 import numpy as np
@@ -249,6 +251,10 @@ class KeypointOks:
         return out
 
 
+#: Pairs (detections × ground truths of several groups, most of them across groups) of one ``mask.iou`` call.
+SEGM_CALL_PAIRS = 1 << 12
+
+
 def segm_iou_blocks(
     drles: RleLookup,
     grles: RleLookup,
@@ -259,17 +265,134 @@ def segm_iou_blocks(
     block_nd: np.ndarray,
     block_ng: np.ndarray,
 ) -> np.ndarray:
-    """Mask IoU through ``pycocotools.mask.iou``, one call per block of nd × ng pairs (detection-major)."""
+    """Mask IoU through ``pycocotools.mask.iou`` for blocks of nd × ng pairs (detection-major), many blocks
+    per call (see :class:`_Tags`)."""
     from pycocotools import mask as mask_utils
 
     out = np.zeros(di.shape[0], dtype=np.float64)
+    if di.shape[0] == 0:
+        return out
     for table, idx in ((drles, di), (grles, gi)):
         if hasattr(table, "ensure"):  # convert only the masks that take part, in batches
             table.ensure(np.unique(idx))
-    for s, nd, ng in zip(block_start.tolist(), block_nd.tolist(), block_ng.tolist()):
-        dets = [drles[i] for i in di[s : s + nd * ng : ng].tolist()]
-        gts_idx = gi[s : s + ng]
-        gts = [grles[i] for i in gts_idx.tolist()]
-        m = mask_utils.iou(dets, gts, gcrowd[gts_idx].astype(np.uint8).tolist())
-        out[s : s + nd * ng] = np.asarray(m, dtype=np.float64).reshape(nd * ng)
+    npairs = block_nd * block_ng
+    blk = np.repeat(np.arange(block_start.shape[0]), npairs)
+    local = np.arange(di.shape[0], dtype=np.int64) - block_start[blk]
+    kd, kg = local // block_ng[blk], local % block_ng[blk]  # row and column inside the block
+    del local
+    d_first, g_first = np.cumsum(block_nd) - block_nd, np.cumsum(block_ng) - block_ng
+    d_rows, g_rows = di[kg == 0].tolist(), gi[kd == 0].tolist()  # each block's detections, ground truths
+    # (an RleTable's converted masks are read straight from its cache: one C-level map)
+    dets_all = list(map(_getter(drles), d_rows))
+    gts_all = list(map(_getter(grles), g_rows))
+    hw_d, hw_g = _table_sizes(drles, d_rows), _table_sizes(grles, g_rows)
+    hw = None if hw_d is None or hw_g is None else np.concatenate([hw_d, hw_g])
+    tags = _Tags.of(dets_all, gts_all, block_nd, block_ng, hw)
+    nb = block_start.shape[0]
+    lo = 0
+    while lo < nb:
+        window = slice(lo, min(nb, lo + 4096))
+        grow = np.cumsum(block_nd[window]) * np.cumsum(block_ng[window])
+        hi = lo + max(1, int(np.searchsorted(grow, SEGM_CALL_PAIRS, side="right")))
+        d0, d1 = int(d_first[lo]), int(d_first[hi - 1] + block_nd[hi - 1])
+        g0, g1 = int(g_first[lo]), int(g_first[hi - 1] + block_ng[hi - 1])
+        p0, p1 = int(block_start[lo]), int(block_start[hi - 1] + npairs[hi - 1])
+        crowd = gcrowd[g_rows[g0:g1]].astype(np.uint8).tolist()
+        tagged = None if tags is None else tags.masks(lo, hi, d0, d1, g0, g1)
+        if tagged is None:  # (not plain RLE dicts: untagged, the pairs across blocks are computed too)
+            dets, gts = dets_all[d0:d1], gts_all[g0:g1]
+        else:
+            dets, gts = tagged
+        m = np.asarray(mask_utils.iou(dets, gts, crowd), dtype=np.float64).reshape(d1 - d0, g1 - g0)
+        b = blk[p0:p1]
+        out[p0:p1] = m[d_first[b] - d0 + kd[p0:p1], g_first[b] - g0 + kg[p0:p1]]
+        lo = hi
     return out
+
+
+def _getter(table: RleLookup) -> Any:
+    cache = getattr(table, "cache", None)
+    return cache.__getitem__ if isinstance(cache, list) else table.__getitem__
+
+
+def _table_sizes(table: RleLookup, rows: list[int]) -> np.ndarray | None:
+    """``[h, w]`` of masks ``rows`` of an :class:`~deteval.detection.coco_rles.RleTable` from their images' sizes,
+    where every one of those images has a size: the table's masks were checked to be their image's size (or
+    made at it from polygons), so reading them from the image spares a pass over the scattered mask dicts."""
+    img, image_hw = getattr(table, "img", None), getattr(table, "image_hw", None)
+    if not isinstance(img, np.ndarray) or not isinstance(image_hw, np.ndarray):
+        return None
+    hw = image_hw[img[np.asarray(rows, dtype=np.int64)]].astype(np.int64).reshape(-1, 2)
+    return hw if (hw >= 0).all() else None
+
+
+class _Tags:
+    """The masks of several blocks, each block's given a width of its own, so that one ``mask.iou`` call walks
+    the runs of the pairs inside a block only (pycocotools gives masks of different sizes −1 before walking
+    their runs). Where every mask of a block has one size, that changes no IoU inside the block: the runs
+    and ``rleToBbox``'s box depend on the height alone, the width being only where the box's first column
+    starts (``xs = w``, before the minimum over the foreground runs, every one of them in a column below
+    w): a mask without foreground pixels but with runs keeps a box starting at column ``w`` (+ its block's
+    offset), clear of every other box but those of such masks, and any pair with it has IoU 0 either way.
+    Block j of a call gets width ``w + j · (max w + 1)``, below 2**32 (rleToBbox reads it as a 32-bit uint).
+
+    A call is left untagged (correct, only slower) where one of its blocks mixes mask sizes (where −1
+    against a box that moved would change), and every call where a mask is not an RLE dict with a size of
+    two integers (:meth:`of` gives None)."""
+
+    def __init__(
+        self,
+        h: list[int],
+        w: np.ndarray,
+        counts: list,
+        mixed: np.ndarray,
+        n_d: int,
+        nd: np.ndarray,
+        ng: np.ndarray,
+    ) -> None:
+        self.h, self.w, self.counts, self.mixed, self.n_d, self.nd, self.ng = h, w, counts, mixed, n_d, nd, ng
+
+    @classmethod
+    def of(
+        cls, dets: list, gts: list, nd: np.ndarray, ng: np.ndarray, hw: np.ndarray | None = None
+    ) -> _Tags | None:
+        """The sizes (read from the masks unless ``hw`` gives them) and counts of every block's masks, read
+        once (C-level passes)."""
+        try:
+            masks = dets + gts
+            counts = list(map(itemgetter("counts"), masks))
+            if hw is None:
+                sizes = list(map(itemgetter("size"), masks))
+                if set(map(len, sizes)) != {2} or set(map(type, chain.from_iterable(sizes))) != {int}:
+                    return None
+                n = len(sizes)
+                hw = np.fromiter(chain.from_iterable(sizes), dtype=np.int64, count=2 * n).reshape(n, 2)
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError):
+            return None
+        nb = nd.shape[0]
+        block = np.concatenate([np.repeat(np.arange(nb), nd), np.repeat(np.arange(nb), ng)])
+        other = (hw != hw[(np.cumsum(nd) - nd)[block]]).any(axis=1)  # not the size of its block's first mask
+        mixed = np.bincount(block[other], minlength=nb) > 0
+        return cls(hw[:, 0].tolist(), hw[:, 1], counts, mixed, len(dets), nd, ng)
+
+    def masks(self, lo: int, hi: int, d0: int, d1: int, g0: int, g1: int) -> tuple[list, list] | None:
+        """The tagged masks of blocks ``lo:hi`` (their detections ``d0:d1``, ground truths ``g0:g1``), or None."""
+        w_d, w_g = self.w[d0:d1], self.w[self.n_d + g0 : self.n_d + g1]
+        w_max = max(int(w_d.max()), int(w_g.max()))
+        if (
+            self.mixed[lo:hi].any()
+            or min(int(w_d.min()), int(w_g.min())) < 0
+            or (w_max + 1) * (hi - lo) >= 2**32
+        ):
+            return None
+        offsets = np.arange(hi - lo, dtype=np.int64) * (w_max + 1)
+        out = []
+        for s0, s1, w, n in (
+            (d0, d1, w_d, self.nd[lo:hi]),
+            (self.n_d + g0, self.n_d + g1, w_g, self.ng[lo:hi]),
+        ):
+            tags = (w + np.repeat(offsets, n)).tolist()
+            out.append(
+                [{"size": [h, t], "counts": c} for h, t, c in zip(self.h[s0:s1], tags, self.counts[s0:s1])]
+            )
+        return out[0], out[1]

@@ -95,7 +95,8 @@ def _decode(buf: np.ndarray, lengths: np.ndarray) -> _Decoded:
     for i in np.flatnonzero(lengths == 0).tolist():
         errors[i] = "RLE counts string is empty (no run at all)"
     c = buf - np.uint8(_FIRST)  # wraps below '0': one comparison finds every character outside '0'..'o'
-    fail(np.flatnonzero(c > _LAST - _FIRST), "RLE counts string holds a character outside '0'..'o'")
+    if c.size and c.max() > _LAST - _FIRST:  # (the maximum first: no mask, no search, on valid input)
+        fail(np.flatnonzero(c > _LAST - _FIRST), "RLE counts string holds a character outside '0'..'o'")
     is_end = c < _MORE  # (a refused character may look like either: its string is already bad)
     last = str_end[lengths > 0] - 1
     fail(last[~is_end[last]], "RLE counts string ends inside a value (truncated or corrupt)")
@@ -120,7 +121,6 @@ def _decode(buf: np.ndarray, lengths: np.ndarray) -> _Decoded:
             if not more.any():
                 break
             sub, sx, s_end, s_n = sub[more], sx[more], s_end[more], s_n[more]
-    n_val = x.shape[0]
     v_end = np.searchsorted(ends, str_end - 1, side="right")  # values up to each string's end
     n_runs = np.diff(v_end, prepend=0)
     out = _Decoded(x, n_runs, errors)
@@ -129,33 +129,37 @@ def _decode(buf: np.ndarray, lengths: np.ndarray) -> _Decoded:
         return out
     first, count = (v_end - n_runs)[has], n_runs[has]
     p = np.empty_like(x)
-    np.cumsum(x[0::2], out=p[0::2])
-    np.cumsum(x[1::2], out=p[1::2])
+    even, odd = p[0::2], p[1::2]  # the running sums of the values at even and at odd positions of the batch
+    np.cumsum(x[0::2], out=even)
+    np.cumsum(x[1::2], out=odd)
     before_odd = np.where(first > 0, p[np.maximum(first - 1, 0)], 0)  # P[f-1]
     before_even = p[first]
-    odd = np.repeat((first & 1).astype(bool), count)  # whether each value's index in its string is odd
-    odd ^= _alternating(n_val)
+    # a string's values at even batch positions have one parity in the string, those at odd ones the other:
+    # one constant to subtract per string and half (no per-value parity array)
+    f_odd = (first & 1).astype(bool)
+    n_even = (first + count + 1) // 2 - (first + 1) // 2  # its values at even positions
+    n_odd = count - n_even
+    even -= np.repeat(np.where(f_odd, before_odd, before_even), n_even)
+    odd -= np.repeat(np.where(f_odd, before_even, before_odd), n_odd)
     runs = p
-    runs -= np.repeat(before_even, count)
-    runs -= odd * np.repeat(before_odd - before_even, count)
     runs[first] = x[first]
     out.runs = runs
-    out.negative[np.unique(np.searchsorted(v_end, np.flatnonzero(runs < 0), side="right"))] = True
-    out.total[has] = np.add.reduceat(runs, first)
-    out.area[has] = np.add.reduceat(runs * odd, first)
+    if runs.min() < 0:
+        out.negative[np.unique(np.searchsorted(v_end, np.flatnonzero(runs < 0), side="right"))] = True
+    sum_even = _segment_sums(even, (first + 1) // 2, n_even)
+    sum_odd = _segment_sums(odd, first // 2, n_odd)
+    out.total[has] = sum_even + sum_odd
+    out.area[has] = np.where(f_odd, sum_even, sum_odd)  # the runs of odd index in the string
     return out
 
 
-_ALTERNATING = np.zeros(0, dtype=bool)
-
-
-def _alternating(n: int) -> np.ndarray:
-    """False, True, False, ... (n values; a read-only view of one shared array)."""
-    global _ALTERNATING
-    if _ALTERNATING.shape[0] < n:
-        _ALTERNATING = (np.arange(max(n, 2 * BATCH_CHARS), dtype=np.int64) & 1).astype(bool)
-        _ALTERNATING.flags.writeable = False
-    return _ALTERNATING[:n]
+def _segment_sums(a: np.ndarray, start: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Sums of ``a[start[i] : start[i] + n[i]]`` for consecutive, back-to-back segments (some empty)."""
+    sums = np.zeros(start.shape[0], dtype=a.dtype)
+    full = np.flatnonzero(n > 0)  # (reduceat would give an empty segment an element of the next)
+    if full.size:
+        sums[full] = np.add.reduceat(a, start[full])
+    return sums
 
 
 def _size_pixels(segm: dict) -> int:
