@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from test_stats import VOC_ARGS, _cli_json, _coco_case
 
+from deteval.distributed import forked
 from deteval.errors import ConfigError
 from deteval.stats import parallel
 from deteval.stats.parallel import AUTO_MIN_SECONDS, auto_processes, evaluate_rows
@@ -56,22 +58,31 @@ def test_cli_json_equal_for_any_processes(
 
 
 def test_auto_processes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """auto: 2 for work estimated at AUTO_MIN_SECONDS or more on two cores or more, one of them idle, without
-    other threads, else 1; the first chunk decides; numbers pass through; bad values are refused."""
-    monkeypatch.setattr(parallel, "_cores", lambda: 2)
-    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)  # earlier tests may leave threads
-    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    """auto: 2 for work estimated at AUTO_MIN_SECONDS or more where the evaluation's fork rule allows a fork
+    (forked.can_fork: two usable CPUs, one of them idle, no other thread, DETEVAL_PROCESSES), else 1; the
+    first chunk decides; numbers pass through; bad values are refused."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("forks on Linux only")
+    monkeypatch.delenv(forked.ENV_PROCESSES, raising=False)
+    monkeypatch.setattr(forked, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)  # earlier tests may leave threads
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
     assert auto_processes(AUTO_MIN_SECONDS) == 2
     assert auto_processes(AUTO_MIN_SECONDS / 2) == 1
-    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (1.6, 1.0, 1.0))  # both cores busy
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: False)  # every core busy
     assert auto_processes(AUTO_MIN_SECONDS) == 1
-    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (0.2, 1.0, 1.0))
-    monkeypatch.setattr(parallel.threading, "active_count", lambda: 2)
+    monkeypatch.setenv(forked.ENV_PROCESSES, "2")  # ... unless forced
+    assert auto_processes(AUTO_MIN_SECONDS) == 2
+    monkeypatch.setenv(forked.ENV_PROCESSES, "1")
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
     assert auto_processes(AUTO_MIN_SECONDS) == 1
-    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
-    monkeypatch.setattr(parallel, "_cores", lambda: 1)
+    monkeypatch.delenv(forked.ENV_PROCESSES)
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 2)
+    assert auto_processes(AUTO_MIN_SECONDS) == 1
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(forked, "usable_cpus", lambda: 1)
     assert auto_processes(10 * AUTO_MIN_SECONDS) == 1
-    monkeypatch.setattr(parallel, "_cores", lambda: 2)
+    monkeypatch.setattr(forked, "usable_cpus", lambda: 2)
 
     def slow(w: np.ndarray) -> np.ndarray:  # one chunk "takes" AUTO_MIN_SECONDS: the rest is forked
         clock[0] += AUTO_MIN_SECONDS
