@@ -29,8 +29,10 @@ nothing is sorted.
 Layout: per list (variant, group) its relevant items (*slots*) then an end slot of weight 0 (precision −inf),
 all lists in one array, so that one cumulative sum serves every list: the end slot takes back its list's
 weight (the sums restart), and a *J stream* (per list an entry carrying the ranked weight before it, then
-its J items) gives N with one gather. The c-th unit's slot comes from ``np.repeat`` of the slots by weight
-(``flatnonzero`` for weights 0/1). The envelope at the sampled slots is either the running maximum over the
+its J items) gives N with one gather. The c-th unit's slot is the last slot with fewer than c units before
+it: a cumulative histogram of the units before each slot (``np.bincount``, O(slots + units)) gives every
+level's slot with one gather, where one entry per unit (``np.repeat`` of the slots by weight) cost a third of
+a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``). The envelope at the sampled slots is either the running maximum over the
 levels of the maxima between consecutive sampled slots (``np.maximum.reduceat``) or, where the slots are
 few, one lexicographic running maximum over the reversed slots as complex numbers (list key, precision);
 both are exact and give the same numbers. Weightings are taken one at a time, in buffers made once (the size
@@ -133,7 +135,6 @@ class ReweightedLists:
         self.list_end = np.cumsum(n_slots) - 1  # the end slot of each list
         self.list_first = self.list_end + 1 - n_slots  # its first slot
         slot_list = np.repeat(np.arange(T * G), n_slots)
-        self.slot_index = np.arange(self.slot_col.shape[0])
         # the envelope by a scan over the slots when they are fewer than about 1.5 per sampled level (else
         # block maxima between the sampled slots): the same numbers, whichever is cheaper
         self.scan = (
@@ -155,7 +156,7 @@ class ReweightedLists:
         # the same integers), set per call from the largest weight
         self._int: np.dtype[np.signedinteger[Any]] = np.dtype(np.int64)
         self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
-        self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def evaluate(self, weights: np.ndarray, n_pos: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         """(B, T, R, G) interpolated precision (levels before groups, as pycocotools' arrays; None when built
@@ -205,15 +206,15 @@ class ReweightedLists:
                 if prec is None or prec_c is None or cc is None:
                     continue
                 ws = self._work
-                unit = self._units(ws["hw"], True)
-                mask_c = np.logical_not(ws["mask"], out=ws["mask_c"])  # the complement's weighted slots
-                mask_c[self.list_end] = False
-                mask_c[-1] = True
-                unit_c = np.flatnonzero(mask_c)
-                self._envelope(ws["tp"], ws["n"], unit, tp0, cc[r], prec[r])
+                pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, cc[r], True)
+                # the complement's slot weights and their running sum (end slots 0 in both)
+                hw_c = np.subtract(ones[3], ws["hw"], out=ws["hw"])
+                cs_c = np.subtract(ones[4], ws["cs"], out=ws["cs"])
+                pos_c = self._sampled_slots(hw_c, cs_c, tp0_c, cc[r], True)
+                self._envelope(ws["tp"], ws["n"], pos, prec[r])
                 tp_c = np.subtract(ones[1], ws["tp"], out=ws["tp"])
                 n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
-                self._envelope(tp_c, n_c, unit_c, tp0_c, cc[r], prec_c[r])
+                self._envelope(tp_c, n_c, pos_c, prec_c[r])
         return (self._in_order(prec), hits), (self._in_order(prec_c), hits_c)
 
     def _set_int(self, max_weight: int) -> None:
@@ -267,8 +268,8 @@ class ReweightedLists:
             "n": np.empty(S, dtype=i64),
             "tmp": np.empty(S, dtype=i64),
             "p": np.empty(S),
+            "before": np.empty(S, dtype=np.int64),
             "mask": np.empty(S, dtype=bool),
-            "mask_c": np.empty(S, dtype=bool),
             "bw": np.empty(self.base_col.shape[0], dtype=i64),
             "c_cum": np.zeros(self.base_col.shape[0] + 1, dtype=i64),
             "jw": np.empty(J, dtype=i64),
@@ -278,14 +279,18 @@ class ReweightedLists:
         }
         return ws
 
-    def _ones(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(relevant weight up to each list's end, TP, N) of all weights 1: the complements' minuends."""
+    def _ones(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(relevant weight up to each list's end, TP, N, slot weights with end slots 0, their running sum)
+        of all weights 1: the complements' minuends."""
         key = self._int.str
         if key not in self._ones_counts:
             wr = np.ones(self._max_col + 2, dtype=self._int)
             wr[-1] = 0  # the end slots' column
             last = self._counts(wr, self.precision)
-            self._ones_counts[key] = (last.copy(), self._work["tp"].copy(), self._work["n"].copy())
+            ws = self._work
+            hw = ws["hw"].copy()
+            hw[self.list_end] = 0
+            self._ones_counts[key] = (last.copy(), ws["tp"].copy(), ws["n"].copy(), hw, ws["cs"].copy())
         return self._ones_counts[key]
 
     def _counts(self, wr: np.ndarray, precision: bool) -> np.ndarray:
@@ -314,20 +319,40 @@ class ReweightedLists:
         n -= np.take(np.cumsum(stream, dtype=self._int), self.slot_jn, out=ws["tmp"])
         return last
 
-    def _units(self, hw: np.ndarray, binary: bool) -> np.ndarray:
-        """One entry per unit of relevant weight (its slot), then one for the last end slot."""
+    def _sampled_slots(
+        self, hw: np.ndarray, cs: np.ndarray, tp0: np.ndarray, cc: np.ndarray, binary: bool
+    ) -> np.ndarray:
+        """(T·G, R) the slot of each list holding its cc-th unit of relevant weight (past the list's weight:
+        its end slot), from the slots' weights ``hw`` (end slots set to 0 here), their running sum ``cs`` over
+        all lists and the relevant weight ``tp0`` before each list. The u-th unit (from 0) lies in the last
+        slot with fewer than u + 1 units before it: the count of such slots (running sums are non-decreasing)
+        is a cumulative histogram of the units before each slot, O(slots + units) without laying out one
+        entry per unit; with ``binary`` weights (0 or 1) the weighted slots are the units themselves."""
+        T, G = self.n_variants, self.n_groups
         hw[self.list_end] = 0
-        hw[-1] = 1
-        if not binary:
-            return np.repeat(self.slot_index, hw)
-        return np.flatnonzero(np.not_equal(hw, 0, out=self._work["mask"]))
+        total = int(cs[-1]) if cs.shape[0] else 0
+        at = (tp0.reshape(T, G, 1) + (cc - 1)).reshape(T * G, -1)
+        np.minimum(at, total, out=at)  # beyond every unit: the last slot (an end slot)
+        if binary:  # weights 0 or 1: the weighted slots are the units (then the last slot)
+            hw[-1] = 1
+            unit = np.flatnonzero(np.not_equal(hw, 0, out=self._work["mask"]))
+            hw[-1] = 0
+            pos = unit[at]
+        else:
+            before = np.subtract(cs, hw, out=self._work["before"])  # units before each slot
+            upto = np.bincount(before, minlength=total + 1)
+            np.cumsum(upto, out=upto)  # upto[u]: slots with at most u units before them
+            pos = upto[at]
+            pos -= 1
+        np.minimum(pos, self.list_end[:, None], out=pos)
+        return pos
 
     def _row(
         self,
         wr: np.ndarray,
         hits: np.ndarray,
         prec_cc: tuple[np.ndarray, np.ndarray] | None,
-        binary: bool = False,
+        binary: bool,
     ) -> None:
         T, G = self.n_variants, self.n_groups
         last = self._counts(wr, prec_cc is not None)
@@ -336,20 +361,12 @@ class ReweightedLists:
         if prec_cc is None:
             return
         ws = self._work
-        unit = self._units(ws["hw"], binary)
-        self._envelope(ws["tp"], ws["n"], unit, tp0, prec_cc[1], prec_cc[0])
+        pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, prec_cc[1], binary)
+        self._envelope(ws["tp"], ws["n"], pos, prec_cc[0])
 
-    def _envelope(
-        self,
-        tp: np.ndarray,
-        n: np.ndarray,
-        unit: np.ndarray,
-        tp0: np.ndarray,
-        cc: np.ndarray,
-        prec: np.ndarray,
-    ) -> None:
-        """(T, R, G) interpolated precision into ``prec`` from the slots' TP and N, the slots of the units of
-        relevant weight and the relevant weight before each list."""
+    def _envelope(self, tp: np.ndarray, n: np.ndarray, pos: np.ndarray, prec: np.ndarray) -> None:
+        """(T, R, G) interpolated precision into ``prec`` from the slots' TP and N and the sampled slots
+        ``pos`` (:meth:`_sampled_slots`)."""
         T, G = self.n_variants, self.n_groups
         p = self._work["p"]
         if self.eps > 0:
@@ -359,11 +376,6 @@ class ReweightedLists:
             p.fill(0.0)
             np.divide(tp, n, out=p, where=n > 0)
         p[self.list_end] = -np.inf
-        # the slot holding the cc-th unit of relevant weight; past the list's weight: its end slot (-inf)
-        at = (tp0.reshape(T, G, 1) + (cc - 1)).reshape(T * G, -1)
-        np.minimum(at, unit.shape[0] - 1, out=at)
-        pos = unit[at]
-        np.minimum(pos, self.list_end[:, None], out=pos)
         if self.scan:
             # the envelope at every slot: a running maximum from each list's end, over the reversed slots as
             # complex numbers (list key, precision), which numpy orders lexicographically: a list's larger
@@ -383,10 +395,3 @@ class ReweightedLists:
         for i in range(1, env.shape[0]):  # faster than np.maximum.accumulate along this axis
             np.maximum(env[i], env[i - 1], out=env[i])
         np.maximum(env[::-1].reshape(-1, T, G).transpose(1, 0, 2), 0.0, out=prec)
-
-
-def _cum0(x: np.ndarray) -> np.ndarray:
-    """Cumulative sums with a leading 0."""
-    out = np.zeros(x.shape[0] + 1, dtype=np.int64)
-    np.cumsum(x, out=out[1:])
-    return out
