@@ -99,8 +99,14 @@ class ReweightedLists:
         self._lv_order = np.argsort(lv, kind="stable")  # levels taken ascending, returned in input order
         self.levels = lv[self._lv_order]
         group = np.repeat(np.arange(G), cnt)
-        # the base: items ignored under every variant never count, whatever their weight
-        base = np.flatnonzero(~ig.all(axis=0)) if ig is not None else np.arange(col.shape[0])
+        # the base: items ignored under every variant never count, whatever their weight; nor do those after
+        # the last item of their group relevant under some variant (no slot's ranked weight reaches them:
+        # a detector's tail of false positives)
+        counted = ~ig.all(axis=0) if ig is not None else np.ones(col.shape[0], dtype=bool)
+        any_rel = rel.any(axis=0)
+        rel_upto = np.cumsum(any_rel)  # relevant items up to each item, all groups
+        rel_in_group = rel_upto[np.cumsum(cnt) - 1] if col.shape[0] else np.zeros(G, dtype=np.int64)
+        base = np.flatnonzero(counted & (rel_upto - any_rel < np.repeat(rel_in_group, cnt)))
         b_group = group[base]
         b_count = np.bincount(b_group, minlength=G)
         b_start = np.cumsum(b_count) - b_count
