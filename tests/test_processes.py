@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from test_coco_two_cores import _data
 from test_stats import VOC_ARGS, _cli_json, _coco_case
 
+import deteval.detection.coco as coco_eval
+import deteval.io.coco as coco_io
+from deteval.detection.coco import CocoEvaluation
 from deteval.distributed import forked
 from deteval.errors import ConfigError
 from deteval.stats import parallel
+from deteval.stats.bootstrap import bootstrap_weights
+from deteval.stats.coco import CocoUnits
 from deteval.stats.parallel import AUTO_MIN_SECONDS, auto_processes, evaluate_rows
 
 
@@ -98,3 +105,38 @@ def test_auto_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     for bad in (0, -1, "two", 1.5, True):
         with pytest.raises(ConfigError):
             evaluate_rows(slow, rows, processes=bad)  # type: ignore[arg-type]
+
+
+def test_coco_units_read_results_on_two_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CocoUnits parses each large results file with a forked child (the tail), as evaluate_coco does: the
+    match tables, the evaluations and the resampled metrics equal those of one process, bit for bit; a
+    compared system's evaluation is made when first read."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("forks on Linux only")
+    gt, dets = _data(3, n_img=30)
+    paths = [tmp_path / "gt.json", tmp_path / "a.json", tmp_path / "b.json"]
+    for path, data in zip(paths, (gt, dets, [{**d, "score": d["score"] ** 2} for d in dets[::2]])):
+        path.write_text(json.dumps(data))
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)  # (the machine may be busy)
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", 0)
+    forks = []
+    real = coco_eval.fork_call
+    monkeypatch.setattr(coco_eval, "fork_call", lambda fn, *a: forks.append(real(fn, *a)) or forks[-1])
+    runs = []
+    for setting in ("1", "2"):
+        monkeypatch.setenv(forked.ENV_PROCESSES, setting)
+        runs.append(CocoUnits(str(paths[0]), [str(p) for p in paths[1:]]))
+    assert len(forks) == 4 and [f is not None for f in forks] == [False, False, True, True]
+    one, two = runs
+    assert [isinstance(e, CocoEvaluation) for e in two._evaluations] == [True, False]  # B's: not made yet
+    for t1, t2 in zip(one.tables, two.tables):
+        for f in dataclasses.fields(t1):
+            a, b = getattr(t1, f.name), getattr(t2, f.name)
+            assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
+    for e1, e2 in zip(one.evaluations, two.evaluations):
+        assert np.array_equal(e1.precision, e2.precision) and np.array_equal(e1.stats, e2.stats)
+        assert e1.counts == e2.counts and e1.warnings == e2.warnings
+    w = bootstrap_weights(one.n_units, 5, 1)
+    assert np.array_equal(one.metric(0)(w), two.metric(0)(w), equal_nan=True)
