@@ -181,6 +181,9 @@ def test_processes_change_no_number() -> None:
     assert np.array_equal(pa.samples, pb.samples, equal_nan=True)
     ra, rb = (randomization_test(units.mix(0, 1), n, n_rounds=150, processes=k) for k in (1, 2))
     assert np.array_equal(ra.p_value, rb.p_value, equal_nan=True)
+    ones = np.ones((1, n), dtype=np.int64)  # A and B (from the merged table's round that swaps nothing)
+    assert np.array_equal(ra.a, units.metric(0)(ones)[0], equal_nan=True)
+    assert np.array_equal(ra.b, units.metric(1)(ones)[0], equal_nan=True)
     parent = os.getpid()
 
     def fails_in_child(w: np.ndarray) -> np.ndarray:
