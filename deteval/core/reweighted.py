@@ -242,13 +242,14 @@ class ReweightedLists:
         return self._out[i][:B]  # every row is written in full (T * G > 0) or empty
 
     def _sampled_counts(self, n_pos: np.ndarray, B: int) -> np.ndarray | None:
-        """(B, 1, G, R) the relevant weight whose slot each level samples (at least 1), or None."""
+        """(B, 1, G, R) the relevant weight before the unit whose slot each level samples (the c-th unit, c
+        at least 1: c − 1), or None."""
         if not self.precision:
             return None
         R, G = self.levels.shape[0], self.n_groups
         uniq, inv = np.unique(np.asarray(n_pos, dtype=np.int64), return_inverse=True)
         c = min_counts_for_recall(self.levels, uniq)  # once per distinct n_pos
-        return np.asarray(np.maximum(c, 1)[inv.reshape(-1)].reshape(B, 1, G, R))
+        return np.asarray((np.maximum(c, 1) - 1)[inv.reshape(-1)].reshape(B, 1, G, R))
 
     def _in_order(self, prec: np.ndarray | None) -> np.ndarray | None:
         """Levels back in the input order."""
@@ -276,6 +277,7 @@ class ReweightedLists:
             "p": np.empty(S),
             "before": np.empty(S, dtype=np.int64),
             "mask": np.empty(S, dtype=bool),
+            "at": np.empty((self.n_variants, self.n_groups, self.levels.shape[0]), dtype=np.int64),
             "bw": np.empty(self.base_col.shape[0], dtype=i64),
             "c_cum": np.zeros(self.base_col.shape[0] + 1, dtype=i64),
             "jw": np.empty(J, dtype=i64),
@@ -328,8 +330,8 @@ class ReweightedLists:
     def _sampled_slots(
         self, hw: np.ndarray, cs: np.ndarray, tp0: np.ndarray, cc: np.ndarray, binary: bool
     ) -> np.ndarray:
-        """(T·G, R) the slot of each list holding its cc-th unit of relevant weight (past the list's weight:
-        its end slot), from the slots' weights ``hw`` (end slots set to 0 here), their running sum ``cs`` over
+        """(T·G, R) the slot of each list holding its (cc + 1)-th unit of relevant weight (past the list's
+        weight: its end slot), from the slots' weights ``hw`` (end slots set to 0 here), their running sum ``cs`` over
         all lists and the relevant weight ``tp0`` before each list. The u-th unit (from 0) lies in the last
         slot with fewer than u + 1 units before it: the count of such slots (running sums are non-decreasing)
         is a cumulative histogram of the units before each slot, O(slots + units) without laying out one
@@ -337,19 +339,20 @@ class ReweightedLists:
         T, G = self.n_variants, self.n_groups
         hw[self.list_end] = 0
         total = int(cs[-1]) if cs.shape[0] else 0
-        at = (tp0.reshape(T, G, 1) + (cc - 1)).reshape(T * G, -1)
-        np.minimum(at, total, out=at)  # beyond every unit: the last slot (an end slot)
+        at = np.add(tp0.reshape(T, G, 1), cc, out=self._work["at"]).reshape(T * G, -1)
         if binary:  # weights 0 or 1: the weighted slots are the units (then the last slot)
+            np.minimum(at, total, out=at)  # beyond every unit: the last slot (an end slot)
             hw[-1] = 1
             unit = np.flatnonzero(np.not_equal(hw, 0, out=self._work["mask"]))
             hw[-1] = 0
-            pos = unit[at]
+            pos = np.take(unit, at)
         else:
             before = np.subtract(cs, hw, out=self._work["before"])  # units before each slot
-            upto = np.bincount(before, minlength=total + 1)
-            np.cumsum(upto, out=upto)  # upto[u]: slots with at most u units before them
-            pos = upto[at]
-            pos -= 1
+            # past every unit (at most the largest cc - 1 beyond): all slots, the last an end slot
+            upto = np.bincount(before, minlength=total + int(cc.max(initial=0)) + 1)
+            upto[0] -= 1  # then upto[u]: the last slot with at most u units before it
+            np.cumsum(upto, out=upto)
+            pos = np.take(upto, at)
         np.minimum(pos, self.list_end[:, None], out=pos)
         return pos
 

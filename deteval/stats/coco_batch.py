@@ -178,16 +178,23 @@ def _row_means(x: np.ndarray) -> np.ndarray:
 
 
 def _masked_means(sel: np.ndarray, has: np.ndarray) -> np.ndarray:
-    """Per row b: the mean of ``sel[b][..., has[b]]`` flattened in C order (NaN if empty), rows of equal
-    masks at once."""
-    out = np.full(sel.shape[0], np.nan)
-    masks, inv = np.unique(has, axis=0, return_inverse=True)
-    for g, mask in enumerate(masks):
-        rows = np.flatnonzero(inv.reshape(-1) == g)
-        if not mask.any():
-            continue
-        part = sel if rows.shape[0] == sel.shape[0] else sel[rows]
-        if not mask.all():
-            part = np.take(part, np.flatnonzero(mask), axis=-1)
-        out[rows] = _row_means(part.reshape(rows.shape[0], -1))
+    """Per row b: the mean of ``sel[b][..., has[b]]`` flattened in C order (NaN if empty): the rows with
+    every category at once, in place; each other row from one gather of its values (the positions made once
+    per distinct mask), where copying its group's rows and then their columns cost twice the memory traffic."""
+    B = sel.shape[0]
+    out = np.full(B, np.nan)
+    flat = np.ascontiguousarray(sel).reshape(B, -1)
+    full = has.all(axis=1)
+    if full.all():
+        return _row_means(flat)
+    if full.any():
+        out[full] = _row_means(flat[full])
+    positions: dict[bytes, np.ndarray] = {}
+    for b in np.flatnonzero(~full).tolist():
+        mask = has[b]
+        idx = positions.get(mask.tobytes())
+        if idx is None:
+            idx = positions[mask.tobytes()] = np.flatnonzero(np.broadcast_to(mask, sel.shape[1:]))
+        if idx.shape[0]:
+            out[b] = np.take(flat[b], idx).sum() / idx.shape[0]
     return out
