@@ -78,6 +78,41 @@ def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
                 assert np.array_equal(hits[b, t], copies.n_hits)
 
 
+def test_reweighted_envelope_over_many_lists() -> None:
+    """Many lists (159, of up to 30 items): the scan, the block maxima and weighted_levels give the same
+    interpolated precision, bit for bit, for weights and 0/1 complements."""
+    rng = np.random.default_rng(5)
+    n_groups, n_var, n_cols = 53, 3, 40
+    cnt = rng.integers(0, 30, n_groups)
+    n = int(cnt.sum())
+    col = rng.integers(0, n_cols, n)
+    rel = rng.random((n_var, n)) < 0.4
+    ign = (~rel) & (rng.random((n_var, n)) < 0.2)
+    group = np.repeat(np.arange(n_groups), cnt)
+    for w in (rng.integers(0, 4, (3, n_cols)), rng.integers(0, 2, (3, n_cols))):
+        n_pos = np.stack(
+            [
+                np.max([np.bincount(group, weights=r * row[col], minlength=n_groups) for r in rel], axis=0)
+                for row in w
+            ]
+        ).astype(np.int64) + rng.integers(0, 2, (w.shape[0], n_groups))
+        scan = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS, scan=True)
+        q, _ = scan.evaluate(w, n_pos)
+        q_blocks, _ = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS, scan=False).evaluate(
+            w, n_pos
+        )
+        assert q is not None and np.array_equal(q, q_blocks)
+        for b, row in enumerate(w):
+            for t in range(n_var):
+                ref, _, _ = weighted_levels(
+                    cnt, rel[t], ign[t], n_pos[b], row[col], COCO_RECALL_LEVELS, COCO_EPS
+                )
+                assert np.array_equal(q[b, t].T, ref)
+        if w.max() <= 1:
+            (qa, _), (qb, _) = scan.evaluate_complements(w, n_pos)
+            assert np.array_equal(qa, q) and np.array_equal(qb, scan.evaluate(1 - w, n_pos)[0])
+
+
 def _other(dets: list, rng: np.random.Generator) -> list:
     """A second system: every other detection, scores perturbed (ties kept where they were ties)."""
     return [{**d, "score": round(d["score"] ** 2, 3)} for d in dets if rng.random() < 0.7]
