@@ -154,6 +154,26 @@ def test_coco_batch_equals_accumulation(seed: int) -> None:
     assert np.array_equal(fast[: w.shape[0]], units.metric(0)(w), equal_nan=True)
 
 
+def test_coco_batch_rows_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Weightings split into calls of a few rows (the precision output kept small): the same numbers."""
+    import deteval.stats.coco_batch as coco_batch
+
+    case = random_case(4)
+    rng = np.random.default_rng(4)
+    units = CocoUnits(case["gt"], [case["dt"], _other(case["dt"], rng)])
+    n = units.n_units
+    w, swap = bootstrap_weights(n, 7, 4), rng.integers(0, 2, (5, n))
+    whole = units.metric(0)(w), units.mix(0, 1).rounds(swap)  # type: ignore[attr-defined]
+    batch = units._system_batch(0)
+    assert batch is not None and batch._rows_per_call(1) >= 7
+    monkeypatch.setattr(coco_batch, "OUT_BYTES", 1)  # one row per call
+    assert batch._rows_per_call(1) == 1
+    assert np.array_equal(units.metric(0)(w), whole[0], equal_nan=True)
+    split = units.mix(0, 1).rounds(swap)  # type: ignore[attr-defined]
+    assert np.array_equal(split[0], whole[1][0], equal_nan=True)
+    assert np.array_equal(split[1], whole[1][1], equal_nan=True)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_coco_batch_equals_duplicated_images(seed: int) -> None:
     """Bootstrap weights on a random bbox case: the batched numbers are those of evaluate_coco on the files
