@@ -78,9 +78,12 @@ def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
                 assert np.array_equal(hits[b, t], copies.n_hits)
 
 
-def test_reweighted_envelope_over_many_lists() -> None:
+def test_reweighted_envelope_over_many_lists(monkeypatch: pytest.MonkeyPatch) -> None:
     """Many lists (159, of up to 30 items): the scan, the block maxima and weighted_levels give the same
-    interpolated precision, bit for bit, for weights and 0/1 complements."""
+    interpolated precision, bit for bit, for weights and 0/1 complements; sampled counts from the table kept
+    across calls or per call (large n_pos) alike."""
+    import deteval.core.reweighted as reweighted
+
     rng = np.random.default_rng(5)
     n_groups, n_var, n_cols = 53, 3, 40
     cnt = rng.integers(0, 30, n_groups)
@@ -102,6 +105,10 @@ def test_reweighted_envelope_over_many_lists() -> None:
             w, n_pos
         )
         assert q is not None and np.array_equal(q, q_blocks)
+        with monkeypatch.context() as m:
+            m.setattr(reweighted, "_COUNTS_TABLE", 0)
+            q_large, _ = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS).evaluate(w, n_pos)
+        assert np.array_equal(q_large, q)
         for b, row in enumerate(w):
             for t in range(n_var):
                 ref, _, _ = weighted_levels(

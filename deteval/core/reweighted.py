@@ -56,6 +56,9 @@ from deteval.core.lists import min_counts_for_recall
 
 __all__ = ["ReweightedLists"]
 
+#: n_pos below this take their sampled counts from a table kept across calls (at most this many rows)
+_COUNTS_TABLE = 1 << 16
+
 
 class ReweightedLists:
     """G groups of items in a fixed rank order under T variants; interpolated precision at ``levels`` and
@@ -162,6 +165,7 @@ class ReweightedLists:
         # the same integers), set per call from the largest weight
         self._int: np.dtype[np.signedinteger[Any]] = np.dtype(np.int64)
         self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
+        self._counts_table = np.zeros((0, self.levels.shape[0]), dtype=np.int64)  # _sampled_counts per n_pos
         self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def evaluate(self, weights: np.ndarray, n_pos: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
@@ -247,9 +251,17 @@ class ReweightedLists:
         if not self.precision:
             return None
         R, G = self.levels.shape[0], self.n_groups
-        uniq, inv = np.unique(np.asarray(n_pos, dtype=np.int64), return_inverse=True)
-        c = min_counts_for_recall(self.levels, uniq)  # once per distinct n_pos
-        return np.asarray((np.maximum(c, 1) - 1)[inv.reshape(-1)].reshape(B, 1, G, R))
+        n = np.asarray(n_pos, dtype=np.int64)
+        top = int(n.max(initial=0))
+        if top >= _COUNTS_TABLE:  # large weights: once per distinct n_pos of these weightings
+            uniq, inv = np.unique(n, return_inverse=True)
+            c = np.maximum(min_counts_for_recall(self.levels, uniq), 1) - 1
+            return np.asarray(c[inv.reshape(-1)].reshape(B, 1, G, R))
+        if top >= self._counts_table.shape[0]:  # each n_pos up to the largest seen, computed once
+            more = np.arange(self._counts_table.shape[0], top + 1)
+            c = np.maximum(min_counts_for_recall(self.levels, more), 1) - 1
+            self._counts_table = np.concatenate([self._counts_table, c])
+        return np.asarray(self._counts_table[n.reshape(-1)].reshape(B, 1, G, R))
 
     def _in_order(self, prec: np.ndarray | None) -> np.ndarray | None:
         """Levels back in the input order."""
