@@ -180,6 +180,7 @@ class CocoBatch:
                 )  # (B, T, K); categories without truth are left out below
         out = np.full((B, len(self.columns)), np.nan)
         per_class: dict[tuple[int, int, bytes], np.ndarray] = {}
+        positions: dict[tuple[tuple[int, ...], bytes], np.ndarray] = {}  # (shape, mask): the values kept
         for j, (ap, thr, a, m, k) in enumerate(self.columns):
             if a is None or m is None or (a, m) not in (prec if ap else rec):
                 continue
@@ -191,7 +192,7 @@ class CocoBatch:
                 else src[:, thr]
             )
             if k is None:
-                out[:, j] = _masked_means(sel, has)
+                out[:, j] = _masked_means(sel, has, positions)
                 continue
             key = (a, m, thr.tobytes())
             if key not in per_class:  # every category's values in (threshold, level) order, one row each
@@ -206,10 +207,12 @@ def _row_means(x: np.ndarray) -> np.ndarray:
     return x.sum(axis=-1) / max(x.shape[-1], 1)
 
 
-def _masked_means(sel: np.ndarray, has: np.ndarray) -> np.ndarray:
+def _masked_means(
+    sel: np.ndarray, has: np.ndarray, positions: dict[tuple[tuple[int, ...], bytes], np.ndarray]
+) -> np.ndarray:
     """Per row b: the mean of ``sel[b][..., has[b]]`` flattened in C order (NaN if empty): the rows with
     every category at once, in place; each other row from one gather of its values (the positions made once
-    per distinct mask), where copying its group's rows and then their columns cost twice the memory traffic."""
+    per distinct (shape, mask) in ``positions``), where copying its group's rows and then their columns cost twice the memory traffic."""
     B = sel.shape[0]
     out = np.full(B, np.nan)
     flat = np.ascontiguousarray(sel).reshape(B, -1)
@@ -218,12 +221,11 @@ def _masked_means(sel: np.ndarray, has: np.ndarray) -> np.ndarray:
         return _row_means(flat)
     if full.any():
         out[full] = _row_means(flat[full])
-    positions: dict[bytes, np.ndarray] = {}
     for b in np.flatnonzero(~full).tolist():
-        mask = has[b]
-        idx = positions.get(mask.tobytes())
+        key = (sel.shape[1:], has[b].tobytes())
+        idx = positions.get(key)
         if idx is None:
-            idx = positions[mask.tobytes()] = np.flatnonzero(np.broadcast_to(mask, sel.shape[1:]))
+            idx = positions[key] = np.flatnonzero(np.broadcast_to(has[b], sel.shape[1:]))
         if idx.shape[0]:
             out[b] = np.take(flat[b], idx).sum() / idx.shape[0]
     return out
