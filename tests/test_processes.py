@@ -140,3 +140,25 @@ def test_coco_units_read_results_on_two_cores(tmp_path: Path, monkeypatch: pytes
         assert e1.counts == e2.counts and e1.warnings == e2.warnings
     w = bootstrap_weights(one.n_units, 5, 1)
     assert np.array_equal(one.metric(0)(w), two.metric(0)(w), equal_nan=True)
+
+
+def test_cpu_idle_reads_the_instant_count_and_the_minute(monkeypatch: pytest.MonkeyPatch) -> None:
+    """forked.cpu_idle: a CPU is free when at most ``cpus`` tasks run now (this one included) and the
+    1-minute load average is below cpus - 1/2; an unreadable /proc/loadavg does not refuse."""
+    import io
+    from collections.abc import Callable
+
+    def loadavg(text: bytes) -> Callable[..., io.BytesIO]:
+        return lambda *a, **k: io.BytesIO(text)
+
+    cases = [
+        (b"0.20 0.30 0.40 2/100 123\n", True),
+        (b"1.40 0.30 0.40 1/100 123\n", True),
+        (b"1.50 0.30 0.40 1/100 123\n", False),  # busy for the last minute
+        (b"3.30 3.00 2.00 2/120 123\n", False),
+        (b"0.20 0.30 0.40 3/100 123\n", False),  # both CPUs taken right now
+        (b"garbage\n", True),
+    ]
+    for text, idle in cases:
+        monkeypatch.setattr(forked, "open", loadavg(text), raising=False)
+        assert forked.cpu_idle(2) is idle, text
