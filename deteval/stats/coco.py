@@ -25,9 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.coco import (  # the results tail parsed by a forked child, as evaluate_coco does
+from deteval.detection.coco import (  # evaluate_coco's two-core reading and matching
     CocoEvaluation,
+    _fork_detections,
     _fork_results_tail,
+    _split_images,
     finish_evaluation,
     match_in_shards,
     resolve_params,
@@ -79,7 +81,12 @@ class CocoUnits:
             if i:
                 tail = _fork_results_tail(gt, res, p, "raise")
             r = _load_results(res, g, p, tail)
-            table, counts, warnings = match_in_shards(g, r, p, compat)
+            # matched by two processes (half of the images each, the tables merged) where evaluate_coco would
+            split = _split_images(g, r, p, compat) if len(r) >= _fork_detections(p.iou_type) else None
+            if split is not None:
+                table, _, counts, warnings = split
+            else:
+                table, counts, warnings = match_in_shards(g, r, p, compat)
             self.tables.append(table)
             self._evaluations.append(
                 functools.partial(
