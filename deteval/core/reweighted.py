@@ -8,7 +8,8 @@ its weight from a *column* of the weight matrix (an image; a (system, image) pai
 
 With w the weights, for variant t and an item k of group g (rank order, all integers, exact):
 
-* the *base*: the items not ignored under every variant (the others never count, whatever their weight);
+* the *base*: the items not ignored under every variant (the others never count, whatever their weight), up
+  to the group's last item relevant under some variant (no relevant item's N reaches those after it);
 * C(k) = Σ w over the base items of g up to k; J_t(k) = Σ w over those ignored under t (a short, static
   index per variant);
 * ranked weight N_t(k) = C(k) − J_t(k); relevant weight TP_t(k) = Σ w over the items of g up to k relevant
@@ -31,18 +32,19 @@ all lists in one array, so that one cumulative sum serves every list: the end sl
 weight (the sums restart), and a *J stream* (per list an entry carrying the ranked weight before it, then
 its J items) gives N with one gather. The c-th unit's slot is the last slot with fewer than c units before
 it: a cumulative histogram of the units before each slot (``np.bincount``, O(slots + units)) gives every
-level's slot with one gather, where one entry per unit (``np.repeat`` of the slots by weight) cost a third of
-a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``). The envelope at the sampled slots is either the running maximum over the
-levels of the maxima between consecutive sampled slots (``np.maximum.reduceat``) or, where the slots are
-few, one lexicographic running maximum over the reversed slots as complex numbers (list key, precision);
-both are exact and give the same numbers. Weightings are taken one at a time, in buffers made once (the size
+level's slot with one gather, where one entry per unit (``np.repeat`` of the slots by weight) cost a third
+of a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``). The envelope at the
+sampled slots is either the running maximum over the levels of the maxima between consecutive sampled slots
+(``np.maximum.reduceat``) or, where the slots are few, one lexicographic running maximum over the reversed
+slots as complex numbers (list key, precision); both are exact and give the same numbers. Weightings are taken one at a time, in buffers made once (the size
 of one weighting's slots; fresh arrays of that size cost more in page faults than the sums). A randomization
 round's two pseudo-systems have complementary weights (w and 1 − w, weights 0 or 1): every count above is a
 sum of weights, so those of 1 − w are those of all weights 1 (computed once) minus those of w, and
 :meth:`ReweightedLists.evaluate_complements` gathers and sums once per round, leaving the precision, the
 sampled slots and the envelope to each pseudo-system. The sums are int32 whenever no sum can reach 2**31
-(items × the largest weight), int64 otherwise: the same integers, half the memory traffic. tests/test_resample.py checks every number against
-:func:`~deteval.core.weighted.weighted_levels` and against the laid-out copies
+(items × the largest weight), int64 otherwise: the same integers, half the memory traffic.
+tests/test_resample.py checks every number against :func:`~deteval.core.weighted.weighted_levels` and
+against the laid-out copies
 (:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit, with both envelope methods.
 """
 
