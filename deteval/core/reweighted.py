@@ -36,15 +36,15 @@ level's slot with one gather, where one entry per unit (``np.repeat`` of the slo
 of a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``). The envelope at the
 sampled slots is either the running maximum over the levels of the maxima between consecutive sampled slots
 (``np.maximum.reduceat``) or, where the slots are few, one lexicographic running maximum over the reversed
-slots as complex numbers (list key, precision); both are exact and give the same numbers. Weightings are taken one at a time, in buffers made once (the size
-of one weighting's slots; fresh arrays of that size cost more in page faults than the sums). A randomization
-round's two pseudo-systems have complementary weights (w and 1 − w, weights 0 or 1): every count above is a
-sum of weights, so those of 1 − w are those of all weights 1 (computed once) minus those of w, and
-:meth:`ReweightedLists.evaluate_complements` gathers and sums once per round, leaving the precision, the
-sampled slots and the envelope to each pseudo-system. The sums are int32 whenever no sum can reach 2**31
-(items × the largest weight), int64 otherwise: the same integers, half the memory traffic.
-tests/test_resample.py checks every number against :func:`~deteval.core.weighted.weighted_levels` and
-against the laid-out copies
+slots as complex numbers (list key, precision); both are exact and give the same numbers. Weightings are
+taken one at a time, in buffers made once (the size of one weighting's slots; fresh arrays of that size cost
+more in page faults than the sums). A randomization round's two pseudo-systems have complementary weights
+(w and 1 − w, weights 0 or 1): every count above is a sum of weights, so those of 1 − w are those of all
+weights 1 (computed once) minus those of w, and :meth:`ReweightedLists.evaluate_complements` gathers and
+sums once per round, leaving the precision, the sampled slots and the envelope to each pseudo-system. The
+sums are int32 whenever no sum can reach 2**31 (items × the largest weight), int64 otherwise: the same
+integers, half the memory traffic. tests/test_resample.py checks every number against
+:func:`~deteval.core.weighted.weighted_levels` and against the laid-out copies
 (:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit, with both envelope methods.
 """
 
