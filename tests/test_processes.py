@@ -66,7 +66,7 @@ def test_cli_json_equal_for_any_processes(
 def test_auto_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     """auto: 2 for work estimated at AUTO_MIN_SECONDS or more where the evaluation's fork rule allows a fork
     (forked.can_fork: two usable CPUs, one of them idle, no other thread, DETEVAL_PROCESSES), else 1; the
-    first chunk decides; numbers pass through; bad values are refused."""
+    first rows (a quarter chunk) decide; numbers pass through; bad values are refused."""
     if not sys.platform.startswith("linux"):
         pytest.skip("forks on Linux only")
     monkeypatch.delenv(forked.ENV_PROCESSES, raising=False)

@@ -8,8 +8,8 @@ block. A child that fails is re-run in the parent, so the
 result never depends on the workers.
 
 ``processes="auto"`` (the default of the resampling functions and of the CLI's ``--processes``): the first
-chunk is evaluated here and timed; the rest goes to 2 processes where that pays for a fork: the rest would
-take at least ``AUTO_MIN_SECONDS`` at the first chunk's pace (COCO 5k with 1,000 resamples, not VOC nor 50
+quarter chunk of rows is evaluated here and timed; the rest goes to 2 processes where that pays for a fork: the rest would
+take at least ``AUTO_MIN_SECONDS`` at the first rows' pace (COCO 5k with 1,000 resamples, not VOC nor 50
 TREC topics) and :func:`deteval.distributed.forked.can_fork` allows a fork, the rule the two-core evaluation
 follows too (Linux, two usable CPUs, no other Python thread, one CPU idle by the kernel's count of runnable
 tasks and by the 1-minute load average: on a busy machine a second process only competes for the same cores;
@@ -72,14 +72,15 @@ def evaluate_rows(
     processes (a number or ``"auto"``: module docstring); (n_rows, m) values in row order."""
     _check(processes)
     n, chunk = rows.shape[0], max(1, chunk)
-    if isinstance(processes, str):  # "auto": the first chunk here, timed, decides for the rest
+    if isinstance(processes, str):  # "auto": the first rows here, timed, decide for the rest
+        probe = max(1, chunk // 4)  # (a quarter chunk: rows done here before the fork are not shared)
         t0 = time.perf_counter()
-        first = _serial(fn, rows[:chunk], chunk)
-        if n <= chunk:
+        first = _serial(fn, rows[:probe], chunk)
+        if n <= probe:
             LAST["processes"] = 1
             return first
-        p = auto_processes((time.perf_counter() - t0) * (n - chunk) / chunk)
-        return np.concatenate([first, evaluate_rows(fn, rows[chunk:], chunk=chunk, processes=p)], axis=0)
+        p = auto_processes((time.perf_counter() - t0) * (n - probe) / probe)
+        return np.concatenate([first, evaluate_rows(fn, rows[probe:], chunk=chunk, processes=p)], axis=0)
     LAST["processes"] = p = max(1, min(int(processes), -(-n // max(chunk, 1)))) if hasattr(os, "fork") else 1
     if p == 1:
         return _serial(fn, rows, chunk)
