@@ -147,9 +147,9 @@ def test_coco_units_read_and_match_on_two_cores(tmp_path: Path, monkeypatch: pyt
         assert np.array_equal(x, y, equal_nan=True)
 
 
-def test_cpu_idle_reads_the_instant_count_and_the_minute(monkeypatch: pytest.MonkeyPatch) -> None:
-    """forked.cpu_idle: a CPU is free when at most ``cpus`` tasks run now (this one included) and the
-    1-minute load average is below cpus - 1/2; an unreadable /proc/loadavg does not refuse."""
+def test_cpu_idle_reads_the_instant_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """forked.cpu_idle: a CPU is free when at most ``cpus`` tasks run now (this one included), whatever the
+    load averages; an unreadable /proc/loadavg does not refuse."""
     import io
     from collections.abc import Callable
 
@@ -158,9 +158,7 @@ def test_cpu_idle_reads_the_instant_count_and_the_minute(monkeypatch: pytest.Mon
 
     cases = [
         (b"0.20 0.30 0.40 2/100 123\n", True),
-        (b"1.40 0.30 0.40 1/100 123\n", True),
-        (b"1.50 0.30 0.40 1/100 123\n", False),  # busy for the last minute
-        (b"3.30 3.00 2.00 2/120 123\n", False),
+        (b"3.30 3.00 2.00 2/120 123\n", True),  # an instant's count only
         (b"0.20 0.30 0.40 3/100 123\n", False),  # both CPUs taken right now
         (b"garbage\n", True),
     ]

@@ -7,8 +7,8 @@ the caller then does the work itself, in this process, so that errors are raised
 the one-process path gives. Forking is skipped (:func:`fork_call` returns None) where it is unavailable or
 unsafe: outside Linux (no ``os.fork`` on Windows; macOS system libraries do not support a fork without
 exec), one usable CPU, other threads running (a fork copies their locks in whatever state they are), or
-``DETEVAL_PROCESSES=1`` in the environment; and unless ``DETEVAL_PROCESSES=2``, also when no CPU is idle
-(:func:`cpu_idle`: at that moment, and over the last minute): every usable CPU already busy, a child would only take turns with this process (with the
+``DETEVAL_PROCESSES=1`` in the environment; and unless ``DETEVAL_PROCESSES=2``, also when no CPU is idle at
+that moment: every usable CPU already busy, a child would only take turns with this process (with the
 kernel's per-session scheduling, on this process's share) and add its own costs (the copied pages, the
 pickled results), so the one-process path is then faster.
 
@@ -54,24 +54,17 @@ def usable_cpus() -> int:
 
 
 def cpu_idle(cpus: int) -> bool:
-    """Whether a CPU is free for a second process, from ``/proc/loadavg`` (True if unreadable): at most
-    ``cpus`` tasks runnable right now, this process included (the first number of the fourth field), and a
-    1-minute load average below ``cpus`` − 1/2 (the first field).
-
-    One other runnable task is allowed because the count is an instant's: a short-lived task (a waking
-    monitor, a child exiting) is nearly always there, and refusing then kept even an idle 2-core machine on
-    one process (bench_coco bbox 5k: 0.73 s against 0.55 s with the fork). The average catches what one
-    instant misses on a machine busy for the last minute (other tasks between their time slices): there, with
-    the kernel's per-session scheduling, a child only takes turns with this process (COCO 5k resamples at a
-    load of 3.3, forked on the instant count alone: 6.8 ms wall per resample against 5.9 in one process)."""
+    """Whether at most ``cpus`` tasks are runnable right now, this process included: the kernel's count of
+    runnable tasks, the first number of the fourth field of ``/proc/loadavg``. True if unreadable. One other
+    runnable task is allowed because the count is an instant's: a short-lived task (a waking monitor, a child
+    exiting) is nearly always there, and refusing then kept even an idle 2-core machine on one process
+    (bench_coco bbox 5k: 0.73 s against 0.55 s with the fork)."""
     try:
         with open("/proc/loadavg", "rb") as f:
-            fields = f.read().split()
-        load = float(fields[0])
-        running = int(fields[3].split(b"/")[0])
+            running = int(f.read().split()[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
         return True
-    return running <= cpus and load < cpus - 0.5
+    return running <= cpus
 
 
 class Forked:

@@ -12,8 +12,8 @@ quarter chunk of rows is evaluated here and timed; the rest goes to 2 processes 
 take at least ``AUTO_MIN_SECONDS`` at the first rows' pace (COCO 5k with 1,000 resamples, not VOC nor 50
 TREC topics) and :func:`deteval.distributed.forked.can_fork` allows a fork, the rule the two-core evaluation
 follows too (Linux, two usable CPUs, no other Python thread, one CPU idle by the kernel's count of runnable
-tasks and by the 1-minute load average: on a busy machine a second process only competes for the same cores;
-``DETEVAL_PROCESSES=1`` or ``2`` in the environment never or always allows it); 1 otherwise. ``LAST["processes"]`` records the last
+tasks: on a busy machine a second process only competes for the same cores; ``DETEVAL_PROCESSES=1`` or
+``2`` in the environment never or always allows it); 1 otherwise. ``LAST["processes"]`` records the last
 choice (for benchmarks).
 """
 
