@@ -105,6 +105,14 @@ def test_reweighted_envelope_over_many_lists(monkeypatch: pytest.MonkeyPatch) ->
             w, n_pos
         )
         assert q is not None and np.array_equal(q, q_blocks)
+        for eps in (0.0, 0.37):  # the runs' ends (eps 0 or COCO's), every relevant item (another eps)
+            q_eps, _ = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, eps).evaluate(w, n_pos)
+            for b, row in enumerate(w):
+                for t in range(n_var):
+                    ref, _, _ = weighted_levels(
+                        cnt, rel[t], ign[t], n_pos[b], row[col], COCO_RECALL_LEVELS, eps
+                    )
+                    assert q_eps is not None and np.array_equal(q_eps[b, t].T, ref)
         with monkeypatch.context() as m:
             m.setattr(reweighted, "_COUNTS_TABLE", 0)
             q_large, _ = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS).evaluate(w, n_pos)
