@@ -60,7 +60,7 @@ elif mode in ("coco_bootstrap", "coco_randomization"):
     else:
         from deteval.stats.tests import randomization_test
         mix = units.mix(0, 1)
-        mix(one, 0 * one)
+        mix.rounds(0 * one)  # both systems' numbers, as randomization_test takes them
         t_setup, c_setup = time.perf_counter() - t0, time.process_time() - c0
         randomization_test(mix, units.n_units, n_rounds=b, seed=0, processes=processes)
 else:

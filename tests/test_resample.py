@@ -78,6 +78,56 @@ def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
                 assert np.array_equal(hits[b, t], copies.n_hits)
 
 
+def test_reweighted_envelope_over_many_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many lists (159, of up to 30 items): the scan, the block maxima and weighted_levels give the same
+    interpolated precision, bit for bit, for weights and 0/1 complements; sampled counts from the table kept
+    across calls or per call (large n_pos) alike."""
+    import deteval.core.reweighted as reweighted
+
+    rng = np.random.default_rng(5)
+    n_groups, n_var, n_cols = 53, 3, 40
+    cnt = rng.integers(0, 30, n_groups)
+    n = int(cnt.sum())
+    col = rng.integers(0, n_cols, n)
+    rel = rng.random((n_var, n)) < 0.4
+    ign = (~rel) & (rng.random((n_var, n)) < 0.2)
+    group = np.repeat(np.arange(n_groups), cnt)
+    for w in (rng.integers(0, 4, (3, n_cols)), rng.integers(0, 2, (3, n_cols))):
+        n_pos = np.stack(
+            [
+                np.max([np.bincount(group, weights=r * row[col], minlength=n_groups) for r in rel], axis=0)
+                for row in w
+            ]
+        ).astype(np.int64) + rng.integers(0, 2, (w.shape[0], n_groups))
+        scan = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS, scan=True)
+        q, _ = scan.evaluate(w, n_pos)
+        q_blocks, _ = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS, scan=False).evaluate(
+            w, n_pos
+        )
+        assert q is not None and np.array_equal(q, q_blocks)
+        for eps in (0.0, 0.37):  # the runs' ends (eps 0 or COCO's), every relevant item (another eps)
+            q_eps, _ = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, eps).evaluate(w, n_pos)
+            for b, row in enumerate(w):
+                for t in range(n_var):
+                    ref, _, _ = weighted_levels(
+                        cnt, rel[t], ign[t], n_pos[b], row[col], COCO_RECALL_LEVELS, eps
+                    )
+                    assert q_eps is not None and np.array_equal(q_eps[b, t].T, ref)
+        with monkeypatch.context() as m:
+            m.setattr(reweighted, "_COUNTS_TABLE", 0)
+            q_large, _ = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS).evaluate(w, n_pos)
+        assert np.array_equal(q_large, q)
+        for b, row in enumerate(w):
+            for t in range(n_var):
+                ref, _, _ = weighted_levels(
+                    cnt, rel[t], ign[t], n_pos[b], row[col], COCO_RECALL_LEVELS, COCO_EPS
+                )
+                assert np.array_equal(q[b, t].T, ref)
+        if w.max() <= 1:
+            (qa, _), (qb, _) = scan.evaluate_complements(w, n_pos)
+            assert np.array_equal(qa, q) and np.array_equal(qb, scan.evaluate(1 - w, n_pos)[0])
+
+
 def _other(dets: list, rng: np.random.Generator) -> list:
     """A second system: every other detection, scores perturbed (ties kept where they were ties)."""
     return [{**d, "score": round(d["score"] ** 2, 3)} for d in dets if rng.random() < 0.7]
@@ -117,6 +167,26 @@ def test_coco_batch_equals_accumulation(seed: int) -> None:
     assert np.array_equal(both[0], slow(1 - swap, swap), equal_nan=True)
     assert np.array_equal(both[1], slow(swap, 1 - swap), equal_nan=True)
     assert np.array_equal(fast[: w.shape[0]], units.metric(0)(w), equal_nan=True)
+
+
+def test_coco_batch_rows_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Weightings split into calls of a few rows (the precision output kept small): the same numbers."""
+    import deteval.stats.coco_batch as coco_batch
+
+    case = random_case(4)
+    rng = np.random.default_rng(4)
+    units = CocoUnits(case["gt"], [case["dt"], _other(case["dt"], rng)])
+    n = units.n_units
+    w, swap = bootstrap_weights(n, 7, 4), rng.integers(0, 2, (5, n))
+    whole = units.metric(0)(w), units.mix(0, 1).rounds(swap)  # type: ignore[attr-defined]
+    batch = units._system_batch(0)
+    assert batch is not None and batch._rows_per_call(1) >= 7
+    monkeypatch.setattr(coco_batch, "OUT_BYTES", 1)  # one row per call
+    assert batch._rows_per_call(1) == 1
+    assert np.array_equal(units.metric(0)(w), whole[0], equal_nan=True)
+    split = units.mix(0, 1).rounds(swap)  # type: ignore[attr-defined]
+    assert np.array_equal(split[0], whole[1][0], equal_nan=True)
+    assert np.array_equal(split[1], whole[1][1], equal_nan=True)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -181,6 +251,9 @@ def test_processes_change_no_number() -> None:
     assert np.array_equal(pa.samples, pb.samples, equal_nan=True)
     ra, rb = (randomization_test(units.mix(0, 1), n, n_rounds=150, processes=k) for k in (1, 2))
     assert np.array_equal(ra.p_value, rb.p_value, equal_nan=True)
+    ones = np.ones((1, n), dtype=np.int64)  # A and B (from the merged table's round that swaps nothing)
+    assert np.array_equal(ra.a, units.metric(0)(ones)[0], equal_nan=True)
+    assert np.array_equal(ra.b, units.metric(1)(ones)[0], equal_nan=True)
     parent = os.getpid()
 
     def fails_in_child(w: np.ndarray) -> np.ndarray:

@@ -8,7 +8,8 @@ its weight from a *column* of the weight matrix (an image; a (system, image) pai
 
 With w the weights, for variant t and an item k of group g (rank order, all integers, exact):
 
-* the *base*: the items not ignored under every variant (the others never count, whatever their weight);
+* the *base*: the items not ignored under every variant (the others never count, whatever their weight), up
+  to the group's last item relevant under some variant (no relevant item's N reaches those after it);
 * C(k) = Σ w over the base items of g up to k; J_t(k) = Σ w over those ignored under t (a short, static
   index per variant);
 * ranked weight N_t(k) = C(k) − J_t(k); relevant weight TP_t(k) = Σ w over the items of g up to k relevant
@@ -16,12 +17,20 @@ With w the weights, for variant t and an item k of group g (rank order, all inte
 
 and, as :mod:`deteval.core.weighted` shows for one weighting, the interpolated precision at a level is the
 maximum of P = TP_t(k) / (N_t(k) + eps) over the relevant items k from the one holding the c-th unit of
-relevant weight (c from :func:`~deteval.core.lists.min_counts_for_recall`) to the group's end. Precision is
-computed at every relevant item of the variant, whatever its weight. A relevant item z of weight 0 has the TP
+relevant weight (c from :func:`~deteval.core.lists.min_counts_for_recall`) to the group's end. Precision may be
+computed at any relevant item of the variant, whatever its weight. A relevant item z of weight 0 has the TP
 of the last weighted relevant item r before it in its group over an N at least as large, so P(z) <= P(r)
 (IEEE division is monotone in the denominator); if z lies at or after the item holding the c-th unit, which is
 weighted, so does r; if there is no r, P(z) = 0 / (N + eps) = 0 (guarded when eps = 0). So such extra
 candidates never change a maximum, and the c-th unit always lies in a weighted item (TP only grows there).
+Nor do the relevant items inside a *run* (relevant items of a list with no item counted under t, neither
+relevant nor ignored, between them): along a run TP and N grow by the same weights w, and with tp <= n,
+(tp + w) / fl(n + w + eps) >= tp / fl(n + eps) for eps 0 and COCO's np.spacing(1) (fl(n + eps) is then n,
+or n + eps for n <= 1, exactly), so the computed P never falls (division rounds monotonically), and the
+maximum from any item of a run on is the maximum from the run's last item on. For those eps the precision
+and the envelope are therefore taken at the runs' last items only (COCO 5k: 70% of the relevant items), each
+sampled item standing for its run's end; for another eps, at every relevant item.
+
 Per weighting the cost is one gather and cumulative sum over the base items, one over the relevant items of
 all variants, one over the J items, and G × levels lookups: no copy of a repeated item is laid out and
 nothing is sorted.
@@ -29,17 +38,20 @@ nothing is sorted.
 Layout: per list (variant, group) its relevant items (*slots*) then an end slot of weight 0 (precision −inf),
 all lists in one array, so that one cumulative sum serves every list: the end slot takes back its list's
 weight (the sums restart), and a *J stream* (per list an entry carrying the ranked weight before it, then
-its J items) gives N with one gather. The c-th unit's slot comes from ``np.repeat`` of the slots by weight
-(``flatnonzero`` for weights 0/1). The envelope at the sampled slots is either the running maximum over the
-levels of the maxima between consecutive sampled slots (``np.maximum.reduceat``) or, where the slots are
-few, one lexicographic running maximum over the reversed slots as complex numbers (list key, precision);
-both are exact and give the same numbers. Weightings are taken one at a time, in buffers made once (the size
-of one weighting's slots; fresh arrays of that size cost more in page faults than the sums). A randomization
-round's two pseudo-systems have complementary weights (w and 1 − w, weights 0 or 1): every count above is a
-sum of weights, so those of 1 − w are those of all weights 1 (computed once) minus those of w, and
-:meth:`ReweightedLists.evaluate_complements` gathers and sums once per round, leaving the precision, the
-sampled slots and the envelope to each pseudo-system. The sums are int32 whenever no sum can reach 2**31
-(items × the largest weight), int64 otherwise: the same integers, half the memory traffic. tests/test_resample.py checks every number against
+its J items) gives N with one gather. The c-th unit's slot is the last slot with fewer than c units before
+it: a cumulative histogram of the units before each slot (``np.bincount``, O(slots + units)) gives every
+level's slot with one gather, where one entry per unit (``np.repeat`` of the slots by weight) cost a third
+of a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``). The envelope at the
+sampled slots is either the running maximum over the levels of the maxima between consecutive sampled slots
+(``np.maximum.reduceat``) or, where the slots are few, one lexicographic running maximum over the reversed
+slots as complex numbers (list key, precision); both are exact and give the same numbers. Weightings are
+taken one at a time, in buffers made once (the size of one weighting's slots; fresh arrays of that size cost
+more in page faults than the sums). A randomization round's two pseudo-systems have complementary weights
+(w and 1 − w, weights 0 or 1): every count above is a sum of weights, so those of 1 − w are those of all
+weights 1 (computed once) minus those of w, and :meth:`ReweightedLists.evaluate_complements` gathers and
+sums once per round, leaving the precision, the sampled slots and the envelope to each pseudo-system. The
+sums are int32 whenever no sum can reach 2**31 (items × the largest weight), int64 otherwise: the same
+integers, half the memory traffic. tests/test_resample.py checks every number against
 :func:`~deteval.core.weighted.weighted_levels` and against the laid-out copies
 (:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit, with both envelope methods.
 """
@@ -53,6 +65,9 @@ import numpy as np
 from deteval.core.lists import min_counts_for_recall
 
 __all__ = ["ReweightedLists"]
+
+#: n_pos below this take their sampled counts from a table kept across calls (at most this many rows)
+_COUNTS_TABLE = 1 << 16
 
 
 class ReweightedLists:
@@ -97,15 +112,21 @@ class ReweightedLists:
         self._lv_order = np.argsort(lv, kind="stable")  # levels taken ascending, returned in input order
         self.levels = lv[self._lv_order]
         group = np.repeat(np.arange(G), cnt)
-        # the base: items ignored under every variant never count, whatever their weight
-        base = np.flatnonzero(~ig.all(axis=0)) if ig is not None else np.arange(col.shape[0])
+        # the base: items ignored under every variant never count, whatever their weight; nor do those after
+        # the last item of their group relevant under some variant (no slot's ranked weight reaches them:
+        # a detector's tail of false positives)
+        counted = ~ig.all(axis=0) if ig is not None else np.ones(col.shape[0], dtype=bool)
+        any_rel = rel.any(axis=0)
+        rel_upto = np.cumsum(any_rel)  # relevant items up to each item, all groups
+        rel_in_group = rel_upto[np.cumsum(cnt) - 1] if col.shape[0] else np.zeros(G, dtype=np.int64)
+        base = np.flatnonzero(counted & (rel_upto - any_rel < np.repeat(rel_in_group, cnt)))
         b_group = group[base]
         b_count = np.bincount(b_group, minlength=G)
         b_start = np.cumsum(b_count) - b_count
         self.base_col = col[base]
         # slots: per list (variant t, group g) its relevant items in rank order, then one slot of weight 0
         # (the weight matrix gets a zero column) that ends the list: -inf in the precision, the list's end
-        slot_col, slot_c, slot_j, j_cols = [], [], [], []
+        slot_col, slot_c, slot_j, j_cols, run_end = [], [], [], [], []
         list_c = np.tile(b_start, T)  # ranked weight before the list: C at the group's first base item
         list_j = np.zeros(
             T * G, dtype=np.int64
@@ -122,6 +143,13 @@ class ReweightedLists:
             slot_c.append(np.insert(hp + 1, at, 0))
             slot_j.append(np.insert(j_off + np.searchsorted(jp, hp, side="right"), at, 0))
             j_off += jp.shape[0]
+            # a relevant item ends its run unless the next one of its list follows with no item counted
+            # under t (an item neither relevant nor ignored) between them; the end slots end theirs
+            counted_t = ~rel[t, base] if ig is None else ~(rel[t, base] | ig[t, base])
+            fp_upto = np.cumsum(counted_t)
+            ends = np.ones(hp.shape[0], dtype=bool)
+            ends[:-1] = (b_group[hp[1:]] != b_group[hp[:-1]]) | (fp_upto[hp[1:]] != fp_upto[hp[:-1]])
+            run_end.append(np.insert(ends, at, True))
         self.slot_col = np.concatenate(slot_col) if T else np.zeros(0, dtype=np.int64)
         self.slot_c = np.concatenate(slot_c) if T else np.zeros(0, dtype=np.int64)
         self.slot_j = np.concatenate(slot_j) if T else np.zeros(0, dtype=np.int64)
@@ -133,14 +161,19 @@ class ReweightedLists:
         self.list_end = np.cumsum(n_slots) - 1  # the end slot of each list
         self.list_first = self.list_end + 1 - n_slots  # its first slot
         slot_list = np.repeat(np.arange(T * G), n_slots)
-        self.slot_index = np.arange(self.slot_col.shape[0])
+        # the precision is taken at the run ends only (module docstring): their slots, each slot's run end
+        # among them, and each list's end slot among them
+        keep = np.concatenate(run_end) if T else np.zeros(0, dtype=bool)
+        if self.eps not in (0.0, float(np.spacing(1.0))):  # runs need an exact n + eps (module docstring)
+            keep[:] = True
+        self.kept = np.flatnonzero(keep)
+        self.kept_of_slot = np.cumsum(keep) - keep
+        self.kept_list_end = self.kept_of_slot[self.list_end]
         # the envelope by a scan over the slots when they are fewer than about 1.5 per sampled level (else
         # block maxima between the sampled slots): the same numbers, whichever is cheaper
-        self.scan = (
-            self.slot_col.shape[0] < 1.5 * T * G * (self.levels.shape[0] + 1) if scan is None else scan
-        )
-        self.z_key = np.zeros(self.slot_col.shape[0] if self.scan else 0, dtype=np.complex128)
-        self.z_key.real = -slot_list[::-1] if self.scan else 0.0  # reversed: the key grows list by list
+        self.scan = self.kept.shape[0] < 1.5 * T * G * (self.levels.shape[0] + 1) if scan is None else scan
+        self.z_key = np.zeros(self.kept.shape[0] if self.scan else 0, dtype=np.complex128)
+        self.z_key.real = -slot_list[self.kept][::-1] if self.scan else 0.0  # reversed: grows list by list
         self.list_c = list_c
         # the J stream: per list an entry that sets the running sum to the ranked weight before the list
         # (C at its group's start), then the list's J items, so that the running sum at a relevant item is
@@ -149,13 +182,15 @@ class ReweightedLists:
         self.j_stream = np.arange(self.j_col.shape[0]) + j_list + 1
         self.j_first, self.j_end = list_j, np.r_[list_j[1:], self.j_col.shape[0]]
         self.pseudo = list_j + np.arange(T * G)
-        self.slot_jn = self.slot_j + slot_list
+        self.kept_c = self.slot_c[self.kept]
+        self.kept_jn = (self.slot_j + slot_list)[self.kept]
         self._max_col = int(col.max()) if col.size else -1
         # the integer type of the sums: int32 while no sum can reach 2**31 (half the memory traffic of int64,
         # the same integers), set per call from the largest weight
         self._int: np.dtype[np.signedinteger[Any]] = np.dtype(np.int64)
         self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
-        self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._counts_table = np.zeros((0, self.levels.shape[0]), dtype=np.int64)  # _sampled_counts per n_pos
+        self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def evaluate(self, weights: np.ndarray, n_pos: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         """(B, T, R, G) interpolated precision (levels before groups, as pycocotools' arrays; None when built
@@ -205,15 +240,15 @@ class ReweightedLists:
                 if prec is None or prec_c is None or cc is None:
                     continue
                 ws = self._work
-                unit = self._units(ws["hw"], True)
-                mask_c = np.logical_not(ws["mask"], out=ws["mask_c"])  # the complement's weighted slots
-                mask_c[self.list_end] = False
-                mask_c[-1] = True
-                unit_c = np.flatnonzero(mask_c)
-                self._envelope(ws["tp"], ws["n"], unit, tp0, cc[r], prec[r])
-                tp_c = np.subtract(ones[1], ws["tp"], out=ws["tp"])
+                pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, cc[r], True)
+                # the complement's slot weights and their running sum (end slots 0 in both)
+                hw_c = np.subtract(ones[3], ws["hw"], out=ws["hw"])
+                cs_c = np.subtract(ones[4], ws["cs"], out=ws["cs"])
+                pos_c = self._sampled_slots(hw_c, cs_c, tp0_c, cc[r], True)
+                self._envelope(ws["tpk"], ws["n"], pos, prec[r])
+                tp_c = np.subtract(ones[1], ws["tpk"], out=ws["tpk"])
                 n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
-                self._envelope(tp_c, n_c, unit_c, tp0_c, cc[r], prec_c[r])
+                self._envelope(tp_c, n_c, pos_c, prec_c[r])
         return (self._in_order(prec), hits), (self._in_order(prec_c), hits_c)
 
     def _set_int(self, max_weight: int) -> None:
@@ -235,13 +270,22 @@ class ReweightedLists:
         return self._out[i][:B]  # every row is written in full (T * G > 0) or empty
 
     def _sampled_counts(self, n_pos: np.ndarray, B: int) -> np.ndarray | None:
-        """(B, 1, G, R) the relevant weight whose slot each level samples (at least 1), or None."""
+        """(B, 1, G, R) the relevant weight before the unit whose slot each level samples (the c-th unit, c
+        at least 1: c − 1), or None."""
         if not self.precision:
             return None
         R, G = self.levels.shape[0], self.n_groups
-        uniq, inv = np.unique(np.asarray(n_pos, dtype=np.int64), return_inverse=True)
-        c = min_counts_for_recall(self.levels, uniq)  # once per distinct n_pos
-        return np.asarray(np.maximum(c, 1)[inv.reshape(-1)].reshape(B, 1, G, R))
+        n = np.asarray(n_pos, dtype=np.int64)
+        top = int(n.max(initial=0))
+        if top >= _COUNTS_TABLE:  # large weights: once per distinct n_pos of these weightings
+            uniq, inv = np.unique(n, return_inverse=True)
+            c = np.maximum(min_counts_for_recall(self.levels, uniq), 1) - 1
+            return np.asarray(c[inv.reshape(-1)].reshape(B, 1, G, R))
+        if top >= self._counts_table.shape[0]:  # each n_pos up to the largest seen, computed once
+            more = np.arange(self._counts_table.shape[0], top + 1)
+            c = np.maximum(min_counts_for_recall(self.levels, more), 1) - 1
+            self._counts_table = np.concatenate([self._counts_table, c])
+        return np.asarray(self._counts_table[n.reshape(-1)].reshape(B, 1, G, R))
 
     def _in_order(self, prec: np.ndarray | None) -> np.ndarray | None:
         """Levels back in the input order."""
@@ -258,34 +302,40 @@ class ReweightedLists:
         ws = self._ws.get(self._int.str)
         if ws is not None:
             return ws
-        S, J = self.slot_col.shape[0], self.j_col.shape[0]
+        S, J, K = self.slot_col.shape[0], self.j_col.shape[0], self.kept.shape[0]
         i64 = self._int
         ws = self._ws[self._int.str] = {
             "hw": np.empty(S, dtype=i64),
             "cs": np.empty(S, dtype=i64),
             "tp": np.empty(S, dtype=i64),
-            "n": np.empty(S, dtype=i64),
-            "tmp": np.empty(S, dtype=i64),
-            "p": np.empty(S),
+            "tpk": np.empty(K, dtype=i64),
+            "n": np.empty(K, dtype=i64),
+            "tmp": np.empty(K, dtype=i64),
+            "p": np.empty(K),
+            "before": np.empty(S, dtype=np.int64),
             "mask": np.empty(S, dtype=bool),
-            "mask_c": np.empty(S, dtype=bool),
+            "at": np.empty((self.n_variants, self.n_groups, self.levels.shape[0]), dtype=np.int64),
             "bw": np.empty(self.base_col.shape[0], dtype=i64),
             "c_cum": np.zeros(self.base_col.shape[0] + 1, dtype=i64),
             "jw": np.empty(J, dtype=i64),
             "j_cum": np.zeros(J + 1, dtype=i64),
             "stream": np.empty(J + self.n_variants * self.n_groups, dtype=i64),
-            "z": np.empty(S if self.scan else 0, dtype=np.complex128),
+            "z": np.empty(K if self.scan else 0, dtype=np.complex128),
         }
         return ws
 
-    def _ones(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(relevant weight up to each list's end, TP, N) of all weights 1: the complements' minuends."""
+    def _ones(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(relevant weight up to each list's end, TP, N, slot weights with end slots 0, their running sum)
+        of all weights 1: the complements' minuends."""
         key = self._int.str
         if key not in self._ones_counts:
             wr = np.ones(self._max_col + 2, dtype=self._int)
             wr[-1] = 0  # the end slots' column
             last = self._counts(wr, self.precision)
-            self._ones_counts[key] = (last.copy(), self._work["tp"].copy(), self._work["n"].copy())
+            ws = self._work
+            hw = ws["hw"].copy()
+            hw[self.list_end] = 0
+            self._ones_counts[key] = (last.copy(), ws["tpk"].copy(), ws["n"].copy(), hw, ws["cs"].copy())
         return self._ones_counts[key]
 
     def _counts(self, wr: np.ndarray, precision: bool) -> np.ndarray:
@@ -310,24 +360,46 @@ class ReweightedLists:
         stream = ws["stream"]
         stream[self.j_stream] = jw
         stream[self.pseudo] = c0 - np.r_[0, c0[:-1] + (j_cum[self.j_end] - j_cum[self.j_first])[:-1]]
-        n = np.take(c_cum, self.slot_c, out=ws["n"])
-        n -= np.take(np.cumsum(stream, dtype=self._int), self.slot_jn, out=ws["tmp"])
+        n = np.take(c_cum, self.kept_c, out=ws["n"])
+        n -= np.take(np.cumsum(stream, dtype=self._int), self.kept_jn, out=ws["tmp"])
+        np.take(ws["tp"], self.kept, out=ws["tpk"])
         return last
 
-    def _units(self, hw: np.ndarray, binary: bool) -> np.ndarray:
-        """One entry per unit of relevant weight (its slot), then one for the last end slot."""
+    def _sampled_slots(
+        self, hw: np.ndarray, cs: np.ndarray, tp0: np.ndarray, cc: np.ndarray, binary: bool
+    ) -> np.ndarray:
+        """(T·G, R) the slot of each list holding its (cc + 1)-th unit of relevant weight (past the list's
+        weight: its end slot), from the slots' weights ``hw`` (end slots set to 0 here), their running sum ``cs`` over
+        all lists and the relevant weight ``tp0`` before each list. The u-th unit (from 0) lies in the last
+        slot with fewer than u + 1 units before it: the count of such slots (running sums are non-decreasing)
+        is a cumulative histogram of the units before each slot, O(slots + units) without laying out one
+        entry per unit; with ``binary`` weights (0 or 1) the weighted slots are the units themselves."""
+        T, G = self.n_variants, self.n_groups
         hw[self.list_end] = 0
-        hw[-1] = 1
-        if not binary:
-            return np.repeat(self.slot_index, hw)
-        return np.flatnonzero(np.not_equal(hw, 0, out=self._work["mask"]))
+        total = int(cs[-1]) if cs.shape[0] else 0
+        at = np.add(tp0.reshape(T, G, 1), cc, out=self._work["at"]).reshape(T * G, -1)
+        if binary:  # weights 0 or 1: the weighted slots are the units (then the last slot)
+            np.minimum(at, total, out=at)  # beyond every unit: the last slot (an end slot)
+            hw[-1] = 1
+            unit = np.flatnonzero(np.not_equal(hw, 0, out=self._work["mask"]))
+            hw[-1] = 0
+            pos = np.take(unit, at)
+        else:
+            before = np.subtract(cs, hw, out=self._work["before"])  # units before each slot
+            # past every unit (at most the largest cc - 1 beyond): all slots, the last an end slot
+            upto = np.bincount(before, minlength=total + int(cc.max(initial=0)) + 1)
+            upto[0] -= 1  # then upto[u]: the last slot with at most u units before it
+            np.cumsum(upto, out=upto)
+            pos = np.take(upto, at)
+        np.minimum(pos, self.list_end[:, None], out=pos)
+        return pos
 
     def _row(
         self,
         wr: np.ndarray,
         hits: np.ndarray,
         prec_cc: tuple[np.ndarray, np.ndarray] | None,
-        binary: bool = False,
+        binary: bool,
     ) -> None:
         T, G = self.n_variants, self.n_groups
         last = self._counts(wr, prec_cc is not None)
@@ -336,20 +408,12 @@ class ReweightedLists:
         if prec_cc is None:
             return
         ws = self._work
-        unit = self._units(ws["hw"], binary)
-        self._envelope(ws["tp"], ws["n"], unit, tp0, prec_cc[1], prec_cc[0])
+        pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, prec_cc[1], binary)
+        self._envelope(ws["tpk"], ws["n"], pos, prec_cc[0])
 
-    def _envelope(
-        self,
-        tp: np.ndarray,
-        n: np.ndarray,
-        unit: np.ndarray,
-        tp0: np.ndarray,
-        cc: np.ndarray,
-        prec: np.ndarray,
-    ) -> None:
-        """(T, R, G) interpolated precision into ``prec`` from the slots' TP and N, the slots of the units of
-        relevant weight and the relevant weight before each list."""
+    def _envelope(self, tp: np.ndarray, n: np.ndarray, pos: np.ndarray, prec: np.ndarray) -> None:
+        """(T, R, G) interpolated precision into ``prec`` from the slots' TP and N and the sampled slots
+        ``pos`` (:meth:`_sampled_slots`)."""
         T, G = self.n_variants, self.n_groups
         p = self._work["p"]
         if self.eps > 0:
@@ -358,12 +422,8 @@ class ReweightedLists:
         else:  # a relevant item of weight 0 before any weight: 0, as the module docstring says
             p.fill(0.0)
             np.divide(tp, n, out=p, where=n > 0)
-        p[self.list_end] = -np.inf
-        # the slot holding the cc-th unit of relevant weight; past the list's weight: its end slot (-inf)
-        at = (tp0.reshape(T, G, 1) + (cc - 1)).reshape(T * G, -1)
-        np.minimum(at, unit.shape[0] - 1, out=at)
-        pos = unit[at]
-        np.minimum(pos, self.list_end[:, None], out=pos)
+        p[self.kept_list_end] = -np.inf
+        pos = np.take(self.kept_of_slot, pos)  # the sampled slot's run end: the top of the run's precision
         if self.scan:
             # the envelope at every slot: a running maximum from each list's end, over the reversed slots as
             # complex numbers (list key, precision), which numpy orders lexicographically: a list's larger
@@ -377,16 +437,9 @@ class ReweightedLists:
             return
         # more slots than sampled levels: maxima between consecutive sampled slots, then the running maximum
         # from the last level down, level by level over all lists at once ((levels, lists) layout)
-        bounds = np.concatenate([pos, self.list_end[:, None]], axis=1).reshape(-1)
+        bounds = np.concatenate([pos, self.kept_list_end[:, None]], axis=1).reshape(-1)
         block = np.maximum.reduceat(p, bounds).reshape(T * G, -1)
         env = np.ascontiguousarray(block[:, -2::-1].T)  # (levels from the last, lists)
         for i in range(1, env.shape[0]):  # faster than np.maximum.accumulate along this axis
             np.maximum(env[i], env[i - 1], out=env[i])
         np.maximum(env[::-1].reshape(-1, T, G).transpose(1, 0, 2), 0.0, out=prec)
-
-
-def _cum0(x: np.ndarray) -> np.ndarray:
-    """Cumulative sums with a leading 0."""
-    out = np.zeros(x.shape[0] + 1, dtype=np.int64)
-    np.cumsum(x, out=out[1:])
-    return out

@@ -11,6 +11,10 @@ exec), one usable CPU, other threads running (a fork copies their locks in whate
 that moment: every usable CPU already busy, a child would only take turns with this process (with the
 kernel's per-session scheduling, on this process's share) and add its own costs (the copied pages, the
 pickled results), so the one-process path is then faster.
+
+This is deteval's one rule for "a second process pays": :func:`can_fork` (with :func:`usable_cpus` and
+:func:`cpu_idle`) decides both the two-core evaluation (:func:`fork_call`) and the resampling's
+``processes="auto"`` (:func:`deteval.stats.parallel.auto_processes`, which adds its own minimum of work).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Forked", "can_fork", "fork_call", "start_child"]
+__all__ = ["Forked", "can_fork", "cpu_idle", "fork_call", "start_child", "usable_cpus"]
 
 #: Environment variable: ``1`` keeps every evaluation in one process; ``2`` forks even when no CPU is idle.
 ENV_PROCESSES = "DETEVAL_PROCESSES"
@@ -36,11 +40,17 @@ def can_fork() -> bool:
     setting = os.environ.get(ENV_PROCESSES, "").strip()
     if not sys.platform.startswith("linux") or setting == "1":
         return False
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except OSError:  # pragma: no cover
-        cpus = os.cpu_count() or 1
+    cpus = usable_cpus()
     return cpus >= 2 and threading.active_count() == 1 and (setting == "2" or cpu_idle(cpus))
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask (a container's or ``taskset``'s limit), else
+    ``os.cpu_count()``."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - no affinity call on this system
+        return os.cpu_count() or 1
 
 
 def cpu_idle(cpus: int) -> bool:

@@ -18,14 +18,18 @@ maxDets).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from deteval.detection.coco import (
+from deteval.detection.coco import (  # evaluate_coco's two-core reading and matching
     CocoEvaluation,
+    _fork_detections,
+    _fork_results_tail,
+    _split_images,
     finish_evaluation,
     match_in_shards,
     resolve_params,
@@ -35,7 +39,8 @@ from deteval.detection.coco import (
 )
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_match import MatchTable, merge_tables
-from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.distributed.forked import Forked
+from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results, results_with_tail
 from deteval.results import EvalResult
 from deteval.stats.attach import add_statistics
 from deteval.stats.coco_batch import CocoBatch
@@ -57,16 +62,35 @@ class CocoUnits:
         compat: str = "pycocotools",
     ) -> None:
         p = resolve_params(params, iou_type)
-        g = load_coco_gt(gt, keep_segmentation=p.iou_type == "segm", need_keypoints=p.iou_type == "keypoints")
+        # a large bbox results file is parsed by two processes, as evaluate_coco does: a forked child the
+        # tail while this process reads the ground truth (the first file) or the head
+        tail = _fork_results_tail(gt, systems[0], p, "raise") if systems else None
+        try:
+            g = load_coco_gt(
+                gt, keep_segmentation=p.iou_type == "segm", need_keypoints=p.iou_type == "keypoints"
+            )
+        except BaseException:
+            if tail is not None:
+                tail[0].cancel()
+            raise
         self.params, self.compat = p, compat
         self.tables: list[MatchTable] = []
-        self.evaluations: list[CocoEvaluation] = []
-        for res in systems:
-            r = load_coco_results(res, g, iou_type=p.iou_type)
-            table, counts, warnings = match_in_shards(g, r, p, compat)
+        # each system's evaluation, made when first read (a compared system's is not needed for the statistics)
+        self._evaluations: list[CocoEvaluation | Callable[[], CocoEvaluation]] = []
+        for i, res in enumerate(systems):
+            if i:
+                tail = _fork_results_tail(gt, res, p, "raise")
+            r = _load_results(res, g, p, tail)
+            # matched by two processes (half of the images each, the tables merged) where evaluate_coco would
+            split = _split_images(g, r, p, compat) if len(r) >= _fork_detections(p.iou_type) else None
+            if split is not None:
+                table, _, counts, warnings = split
+            else:
+                table, counts, warnings = match_in_shards(g, r, p, compat)
             self.tables.append(table)
-            self.evaluations.append(
-                finish_evaluation(
+            self._evaluations.append(
+                functools.partial(
+                    finish_evaluation,
                     table,
                     p,
                     compat,
@@ -75,12 +99,23 @@ class CocoUnits:
                     r.warnings + warnings,
                 )
             )
-        ev = self.evaluations[0]
+        ev = self._evaluation(0)
         self.n_units = int(ev.counts["n_images"])
         self.rows = list(ev.per_class())
         self.names: tuple[str, ...] = (*ev.stat_names, *(f"ap:{c}" for c in self.rows))
         self._read = self._slices_read(ev.precision.shape, ev.recall.shape)
         self._batches: dict[int, CocoBatch | None] = {}
+
+    def _evaluation(self, system: int) -> CocoEvaluation:
+        ev = self._evaluations[system]
+        if not isinstance(ev, CocoEvaluation):
+            ev = self._evaluations[system] = ev()
+        return ev
+
+    @property
+    def evaluations(self) -> list[CocoEvaluation]:
+        """Each system's :class:`~deteval.detection.coco.CocoEvaluation` (what ``evaluate_coco`` returns)."""
+        return [self._evaluation(i) for i in range(len(self._evaluations))]
 
     def _slices_read(self, p_shape: tuple[int, ...], r_shape: tuple[int, ...]) -> set[tuple[int, int]]:
         """The (area, maxDet) slices the metric columns read: those whose values change a column when
@@ -204,10 +239,23 @@ class CocoUnits:
     def add_statistics(self, other_names: Sequence[str] = (), **options: Any) -> EvalResult:
         """System 0's result with intervals of the summary numbers and every category's AP, and comparisons
         with the other systems; ``options`` as :func:`deteval.stats.attach.add_statistics`."""
-        result = self.evaluations[0].to_result()
+        result = self._evaluation(0).to_result()
         row_of = {f"ap:{c}": c for c in self.rows}
         others = [(n, self.mix(0, i + 1), None, self.n_units) for i, n in enumerate(other_names)]
         add_statistics(
             result, self.names, self.metric(0), self.n_units, "image", others=others, row_of=row_of, **options
         )
         return result
+
+
+def _load_results(res: Any, g: CocoGroundTruth, p: Any, tail: tuple[Forked, int] | None) -> CocoResults:
+    """The results ``res`` on ``g``: the head read here and the tail from the forked child ``tail`` (child,
+    first byte), or, without a child or if it fails, read here whole (the same columns either way)."""
+    if tail is not None:
+        try:
+            r = results_with_tail(res, g, tail[1], tail[0].result)
+        finally:
+            tail[0].cancel()
+        if r is not None:
+            return r
+    return load_coco_results(res, g, iou_type=p.iou_type)

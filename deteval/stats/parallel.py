@@ -8,24 +8,24 @@ block. A child that fails is re-run in the parent, so the
 result never depends on the workers.
 
 ``processes="auto"`` (the default of the resampling functions and of the CLI's ``--processes``): the first
-chunk is evaluated here and timed; the rest goes to 2 processes where that pays for a fork: the rest would
-take at least ``AUTO_MIN_SECONDS`` at the first chunk's pace (COCO 5k with 1,000 resamples, not VOC nor 50
-TREC topics), the machine gives this process two cores or more and one is idle (1-minute load average below
-cores − 1/2: on a busy machine a second process only competes for the same cores), ``os.fork`` exists and
-the process runs no other Python thread (forking a threaded process can deadlock the child); 1 otherwise.
-``LAST["processes"]`` records the last choice (for benchmarks).
+quarter chunk of rows is evaluated here and timed; the rest goes to 2 processes where that pays for a fork: the rest would
+take at least ``AUTO_MIN_SECONDS`` at the first rows' pace (COCO 5k with 1,000 resamples, not VOC nor 50
+TREC topics) and :func:`deteval.distributed.forked.can_fork` allows a fork, the rule the two-core evaluation
+follows too (Linux, two usable CPUs, no other Python thread, one CPU idle by the kernel's count of runnable
+tasks: on a busy machine a second process only competes for the same cores; ``DETEVAL_PROCESSES=1`` or
+``2`` in the environment never or always allows it); 1 otherwise. ``LAST["processes"]`` records the last
+choice (for benchmarks).
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Callable
 
 import numpy as np
 
-from deteval.distributed.forked import Forked, start_child
+from deteval.distributed.forked import Forked, can_fork, start_child
 from deteval.errors import ConfigError
 
 __all__ = ["AUTO_MIN_SECONDS", "CHUNK", "LAST", "Processes", "auto_processes", "evaluate_rows"]
@@ -40,19 +40,9 @@ LAST: dict[str, int] = {"processes": 1}
 Processes = int | str
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
-
-
 def auto_processes(seconds_left: float) -> int:
     """The ``"auto"`` rule (module docstring) for work estimated at ``seconds_left`` seconds in one process."""
-    if seconds_left < AUTO_MIN_SECONDS or not hasattr(os, "fork") or threading.active_count() > 1:
-        return 1
-    cores = _cores()
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    return 2 if cores >= 2 and load < cores - 0.5 else 1
+    return 2 if seconds_left >= AUTO_MIN_SECONDS and can_fork() else 1
 
 
 def _check(processes: Processes) -> None:
@@ -82,14 +72,15 @@ def evaluate_rows(
     processes (a number or ``"auto"``: module docstring); (n_rows, m) values in row order."""
     _check(processes)
     n, chunk = rows.shape[0], max(1, chunk)
-    if isinstance(processes, str):  # "auto": the first chunk here, timed, decides for the rest
+    if isinstance(processes, str):  # "auto": the first rows here, timed, decide for the rest
+        probe = max(1, chunk // 4)  # (a quarter chunk: rows done here before the fork are not shared)
         t0 = time.perf_counter()
-        first = _serial(fn, rows[:chunk], chunk)
-        if n <= chunk:
+        first = _serial(fn, rows[:probe], chunk)
+        if n <= probe:
             LAST["processes"] = 1
             return first
-        p = auto_processes((time.perf_counter() - t0) * (n - chunk) / chunk)
-        return np.concatenate([first, evaluate_rows(fn, rows[chunk:], chunk=chunk, processes=p)], axis=0)
+        p = auto_processes((time.perf_counter() - t0) * (n - probe) / probe)
+        return np.concatenate([first, evaluate_rows(fn, rows[probe:], chunk=chunk, processes=p)], axis=0)
     LAST["processes"] = p = max(1, min(int(processes), -(-n // max(chunk, 1)))) if hasattr(os, "fork") else 1
     if p == 1:
         return _serial(fn, rows, chunk)
