@@ -14,7 +14,10 @@ Python. The same decisions are made here with array operations:
    (regular before ignored, IoU, later ground truth): exactly pycocotools' rule "start from
    min(t, 1 − 1e−10); regular ground truth first, stop at the first ignored one once a regular match exists;
    take a ground truth whose IoU is ≥ the best so far (so the later one wins a tie)". Taken non-crowd ground
-   truths become unavailable; crowds stay available.
+   truths become unavailable; crowds stay available. A detection whose candidates are all its own (or crowds)
+   decides alone, so those are matched before the steps: with one candidate by a direct rule (nearly every
+   detection of a set with many categories and about one object per category and image), with several in
+   one step of their own (:func:`_decide_alone`).
 
 The outcome is a :class:`MatchTable`: per kept detection its category, image, score and rank, and per area
 range × threshold two flags (true positive, ignored), plus per category × area range the number of
@@ -44,7 +47,8 @@ STEP_PAIRS = 4096
 def _steps(
     bounds: np.ndarray, seg_start: np.ndarray, seg_id: np.ndarray, n_seg: int, n_pairs: int
 ) -> Iterator[tuple[int, int]]:
-    """The greedy steps as pair ranges: one per detection rank (``bounds``), a large one cut between
+    """The greedy steps as pair ranges: one per detection rank (``bounds``; the first holds the detections
+    that decide alone), a large one cut between
     detections (``seg_start``) into pieces of about ``STEP_PAIRS``. The detections of one rank belong to
     different (image, category) groups, which share no ground truth, so the pieces are independent."""
     for r in range(bounds.shape[0] - 1):
@@ -153,6 +157,48 @@ def _split_blocks(
         gs[blk] + g0,
         np.minimum(g_piece[blk], ng[blk] - g0),
     )
+
+
+def _decide_alone(
+    pd: np.ndarray,
+    pg: np.ndarray,
+    piou: np.ndarray,
+    prank: np.ndarray,
+    n_det: int,
+    gig: np.ndarray,
+    gcrowd: np.ndarray,
+    thr: np.ndarray,
+    tp: np.ndarray,
+    ig: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Decide the detections that decide alone, and return the candidate pairs left to the greedy steps.
+
+    A detection whose candidates are all its own (no other detection's candidate, or a crowd, which is never
+    taken) decides alone: nothing another detection does changes what it may take, and what it takes no
+    other detection could have taken. With one candidate (nearly every detection of a large set with many
+    categories) the rule comes down to: matched at the thresholds its IoU reaches, a true positive unless the
+    ground truth is ignored in the area range, which makes the detection ignored; those are written into
+    ``tp`` and ``ig`` here. The others that decide alone are returned first, in one step (rank -1), moved
+    stably so that each detection's candidates stay together in their order; the rest keep their ranks."""
+    shared = (np.bincount(pg, minlength=gig.shape[1])[pg] > 1) & ~gcrowd[pg]
+    contested = np.zeros(n_det, dtype=bool)
+    contested[pd[shared]] = True
+    alone = ~contested[pd]
+    del shared, contested
+    if not alone.any():
+        return pd, pg, piou, prank
+    single = alone & (np.bincount(pd, minlength=n_det)[pd] == 1)
+    q = np.flatnonzero(single)
+    for c in range(0, q.shape[0], STEP_PAIRS):
+        qc = q[c : c + STEP_PAIRS]
+        d, g = pd[qc], pg[qc]
+        hit = piou[qc][None, :] >= thr[:, None]  # (T, n): matched at these thresholds
+        g_ig = gig[:, g][:, None, :]  # (A, 1, n)
+        tp[:, :, d] = hit & ~g_ig
+        ig[:, :, d] = np.where(hit, g_ig, ig[:, :, d])
+    rest = ~single
+    o = np.flatnonzero(rest)[np.argsort(~alone[rest], kind="stable")]
+    return pd[o], pg[o], piou[o], np.where(alone[o], -1, prank[o])
 
 
 # IoU callback: (det indices, gt indices, block_start, block_nd, block_ng) -> IoU per pair. Indices point
@@ -278,6 +324,9 @@ def match_groups(
     tp = np.zeros((A, T, N), dtype=bool)
     del d_area_k, d_out
     if P:
+        pd, pg, piou, prank = _decide_alone(pd, pg, piou, prank, N, gig, gcrowd, thr, tp, ig)
+        P = pd.shape[0]
+    if P:
         seg_start = _group_starts(pd)
         seg_id = np.cumsum(np.r_[True, pd[1:] != pd[:-1]], dtype=np.int32 if P < 2**31 else np.int64) - 1
         ord_in = np.arange(P) - seg_start[seg_id]
@@ -287,7 +336,7 @@ def match_groups(
         elig_thr = piou[None, :] >= thr[:, None]  # (T, P)
         crowd_p = gcrowd[pg]
         taken = np.zeros((A, T, G), dtype=bool)
-        bounds = np.searchsorted(prank, np.arange(int(prank.max()) + 2))
+        bounds = np.searchsorted(prank, np.arange(-1, int(prank.max()) + 2))
         del ord_in, piou, prank
         n_seg = seg_start.shape[0]
         for s, e in _steps(bounds, seg_start, seg_id, n_seg, P):
