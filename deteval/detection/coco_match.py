@@ -17,7 +17,9 @@ Python. The same decisions are made here with array operations:
    truths become unavailable; crowds stay available. A detection whose candidates are all its own (or crowds)
    decides alone, so those are matched before the steps: with one candidate by a direct rule (nearly every
    detection of a set with many categories and about one object per category and image), with several in
-   one step of their own (:func:`_decide_alone`).
+   one step of their own (:func:`_decide_alone`). So are stars, a ground truth that is the only candidate of
+   each of its detections (duplicates of one object): at each threshold the first of them in rank order
+   whose IoU reaches it takes it.
 
 The outcome is a :class:`MatchTable`: per kept detection its category, image, score and rank, and per area
 range × threshold two flags (true positive, ignored), plus per category × area range the number of
@@ -184,21 +186,58 @@ def _decide_alone(
     contested = np.zeros(n_det, dtype=bool)
     contested[pd[shared]] = True
     alone = ~contested[pd]
-    del shared, contested
-    if not alone.any():
-        return pd, pg, piou, prank
-    single = alone & (np.bincount(pd, minlength=n_det)[pd] == 1)
+    one = np.bincount(pd, minlength=n_det)[pd] == 1  # the detection's only candidate
+    # a star: a ground truth (not a crowd) whose detections all have it as their only candidate
+    several = np.zeros(gig.shape[1], dtype=bool)
+    several[pg[~one]] = True
+    star = shared & one & ~several[pg]
+    del shared, contested, several
+    single = alone & one
     q = np.flatnonzero(single)
     for c in range(0, q.shape[0], STEP_PAIRS):
         qc = q[c : c + STEP_PAIRS]
-        d, g = pd[qc], pg[qc]
-        hit = piou[qc][None, :] >= thr[:, None]  # (T, n): matched at these thresholds
-        g_ig = gig[:, g][:, None, :]  # (A, 1, n)
-        tp[:, :, d] = hit & ~g_ig
-        ig[:, :, d] = np.where(hit, g_ig, ig[:, :, d])
-    rest = ~single
+        _write_matches(piou[qc][None, :] >= thr[:, None], pd[qc], pg[qc], gig, tp, ig)
+    if star.any():
+        _decide_stars(np.flatnonzero(star), pd, pg, piou, prank, gig, thr, tp, ig)
+    rest = ~(single | star)
     o = np.flatnonzero(rest)[np.argsort(~alone[rest], kind="stable")]
     return pd[o], pg[o], piou[o], np.where(alone[o], -1, prank[o])
+
+
+def _write_matches(
+    hit: np.ndarray, d: np.ndarray, g: np.ndarray, gig: np.ndarray, tp: np.ndarray, ig: np.ndarray
+) -> None:
+    """Detections ``d`` (one pair each) matched to ``g`` at the thresholds where ``hit`` (T, n): a true
+    positive unless the ground truth is ignored in the area range, which makes the detection ignored."""
+    g_ig = gig[:, g][:, None, :]  # (A, 1, n)
+    tp[:, :, d] = hit & ~g_ig
+    ig[:, :, d] = np.where(hit, g_ig, ig[:, :, d])
+
+
+def _decide_stars(
+    q: np.ndarray,
+    pd: np.ndarray,
+    pg: np.ndarray,
+    piou: np.ndarray,
+    prank: np.ndarray,
+    gig: np.ndarray,
+    thr: np.ndarray,
+    tp: np.ndarray,
+    ig: np.ndarray,
+) -> None:
+    """Pairs ``q`` of stars (a ground truth, not a crowd, that is the only candidate of each of its
+    detections): at each threshold the first of its detections in rank order whose IoU reaches it takes it,
+    and the others stay unmatched (the greedy steps' outcome: nothing else competes for it)."""
+    o = q[np.lexsort((prank[q], pg[q]))]  # by ground truth, then rank
+    seg = _group_starts(pg[o])
+    counts = np.diff(np.r_[seg, o.shape[0]])
+    hit = np.empty((thr.shape[0], o.shape[0]), dtype=bool)
+    for t in range(thr.shape[0]):
+        elig = piou[o] >= thr[t]
+        c = np.cumsum(elig, dtype=np.int64)
+        before = np.repeat(c[seg] - elig[seg], counts)  # eligible detections before the star's first
+        hit[t] = elig & (c - before == 1)
+    _write_matches(hit, pd[o], pg[o], gig, tp, ig)
 
 
 # IoU callback: (det indices, gt indices, block_start, block_nd, block_ng) -> IoU per pair. Indices point
