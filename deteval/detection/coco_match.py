@@ -209,9 +209,12 @@ def _write_matches(
 ) -> None:
     """Detections ``d`` (one pair each) matched to ``g`` at the thresholds where ``hit`` (T, n): a true
     positive unless the ground truth is ignored in the area range, which makes the detection ignored."""
-    g_ig = gig[:, g][:, None, :]  # (A, 1, n)
-    tp[:, :, d] = hit & ~g_ig
-    ig[:, :, d] = np.where(hit, g_ig, ig[:, :, d])
+    t_i, j_i = np.nonzero(hit)  # only the matches are written (tp is False, ig as set, elsewhere)
+    d_j, g_j = d[j_i], g[j_i]
+    for a in range(gig.shape[0]):
+        g_ig = gig[a, g_j]
+        tp[a, t_i, d_j] = ~g_ig
+        ig[a, t_i, d_j] = g_ig
 
 
 def _decide_stars(
