@@ -240,7 +240,9 @@ def _decide_stars(
         c = np.cumsum(elig, dtype=np.int64)
         before = np.repeat(c[seg] - elig[seg], counts)  # eligible detections before the star's first
         hit[t] = elig & (c - before == 1)
-    _write_matches(hit, pd[o], pg[o], gig, tp, ig)
+    for c0 in range(0, o.shape[0], STEP_PAIRS):  # (bounded temporaries)
+        oc = o[c0 : c0 + STEP_PAIRS]
+        _write_matches(hit[:, c0 : c0 + STEP_PAIRS], pd[oc], pg[oc], gig, tp, ig)
 
 
 # IoU callback: (det indices, gt indices, block_start, block_nd, block_ng) -> IoU per pair. Indices point
