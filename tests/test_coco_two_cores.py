@@ -253,6 +253,38 @@ def test_a_ground_truth_larger_than_the_results_is_shared_with_the_child(
     assert one[4][0] > 0.02  # a real evaluation (a fifth of the objects have a detection)
 
 
+def test_a_large_ground_truth_with_a_small_results_file_is_shared(tmp_path, monkeypatch, small_thresholds):
+    """Results too small for two cores (and to cut in pieces): the child reads half of the ground truth."""
+    gt, dets = _gt_larger(tmp_path, 14)
+    dets = dets[:20]
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", (tmp_path / "gt.json").stat().st_size)
+    assert (tmp_path / "dt.json").stat().st_size < 2 * coco_io.CHUNK_BYTES
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    used = _spy_gt_head(monkeypatch)
+    small_thresholds.clear()
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert small_thresholds == [True, True] and used == [True]
+    _same(one, two)
+    monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", (tmp_path / "gt.json").stat().st_size + 1)
+    small_thresholds.clear()
+    _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
+    assert small_thresholds == [True]  # both files below the size: the category halves only
+
+
+def test_split_reading_balances_the_bytes():
+    chunk = coco_io.CHUNK_BYTES
+    assert coco_io.split_reading(30 * chunk, 10 * chunk) == (10 * chunk, 0)  # the parent: ground truth + head
+    assert coco_io.split_reading(3 * chunk, 2 * chunk) == (chunk, 0)  # (the first piece stays here)
+    # a larger ground truth: the child's head of it and its results (but the first piece) against the rest
+    start, head = coco_io.split_reading(20 * chunk, 40 * chunk)
+    theirs = 20 * chunk - start
+    assert start == chunk and abs((40 * chunk - head + start + theirs // 10) - (head + theirs)) <= 2
+    assert coco_io.split_reading(chunk, 40 * chunk) == (chunk, (41 * chunk) // 2)  # results too small to cut
+    assert coco_io.split_reading(chunk, 3 * chunk) == (chunk, chunk)  # a piece of the ground truth stays here
+
+
 @pytest.mark.parametrize(
     "key,value", [("area", -1.0), ("image_id", 98765), ("image_id", "7"), ("bbox", [1, 2, 3]), ("id", 1)]
 )

@@ -688,7 +688,8 @@ def evaluate_coco(
 # independent, and each half runs the one-process code, so the numbers are the same bits. A child that fails
 # for any reason is ignored and its work done here (raising any error as one process would).
 
-#: Results files from this size on are read on two cores (smaller ones take a few tens of ms).
+#: Results files from this size on are read on two cores (smaller ones take a few tens of ms); so is a ground
+#: truth file from this size on that is larger than the results.
 FORK_RESULTS_BYTES = 8 << 20
 #: Evaluated detections from which matching and accumulation are split by categories over two processes.
 FORK_DETECTIONS = 100_000
@@ -741,9 +742,9 @@ def _fork_reading(gt: Any, results: Any, p: CocoParams, on_error: str) -> _Share
         gt_size = os.stat(gt).st_size if isinstance(gt, (str, PathLike)) else 0
     except OSError:
         return None
-    if size < FORK_RESULTS_BYTES:
-        return None
     start, gt_bytes = split_reading(size, gt_size)
+    if size < FORK_RESULTS_BYTES and (gt_bytes == 0 or gt_size < FORK_RESULTS_BYTES):
+        return None
     child = fork_call(_read_share, gt, gt_bytes, results, start)
     return None if child is None else _Share(child, gt_bytes, start)
 

@@ -1343,12 +1343,16 @@ def split_reading(results_bytes: int, gt_bytes: int) -> tuple[int, int]:
     either way). A ground truth smaller than the results stays whole with the parent, which also parses the
     head of the results; a larger one gives its first pieces to the child, which then parses all the results
     but the first piece (that piece, whose first record decides loadRes' branch, always stays with the
-    parent). The parent also puts the child's results together with its own (a tenth of the time the child
-    took to parse them: at the Objects365 scale of ``scripts/bench_scale.py``, 0.18 s against 1.65 s), so the
-    child's share of the ground truth is larger by half that. ``gt_bytes`` 0: a ground truth in memory."""
+    parent; a results file too small to cut stays whole with it). The parent also puts the child's results
+    together with its own (a tenth of the time the child took to parse them: at the Objects365 scale of
+    ``scripts/bench_scale.py``, 0.17 s against 1.96 s), which counts on its side. ``gt_bytes`` 0: a ground
+    truth in memory."""
     if gt_bytes <= results_bytes or gt_bytes < 2 * CHUNK_BYTES:
         return max(CHUNK_BYTES, (results_bytes - gt_bytes) // 2), 0
-    return CHUNK_BYTES, (gt_bytes - results_bytes) // 2 + CHUNK_BYTES + results_bytes // 20
+    theirs = results_bytes - CHUNK_BYTES if results_bytes >= 2 * CHUNK_BYTES else 0
+    ours = results_bytes - theirs
+    head = (gt_bytes + ours - theirs + theirs // 10) // 2
+    return CHUNK_BYTES, max(0, min(head, gt_bytes - 2 * CHUNK_BYTES))
 
 
 def _part_pieces(
