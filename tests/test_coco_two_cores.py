@@ -237,6 +237,17 @@ def _spy_gt_head(monkeypatch) -> list[bool]:
     return used
 
 
+def _shared_as_one_process(tmp_path, monkeypatch, small_thresholds):
+    """The one-process outcome, after checking that two cores (the ground truth shared) give it too."""
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    used = _spy_gt_head(monkeypatch)
+    small_thresholds.clear()
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert small_thresholds == [True, True] and used == [True]
+    _same(one, two)
+    return one
+
+
 def test_a_ground_truth_larger_than_the_results_is_shared_with_the_child(
     tmp_path, monkeypatch, small_thresholds
 ):
@@ -244,12 +255,7 @@ def test_a_ground_truth_larger_than_the_results_is_shared_with_the_child(
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "dt.json").write_text(json.dumps(dets))
     assert (tmp_path / "gt.json").stat().st_size > 2 * (tmp_path / "dt.json").stat().st_size
-    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
-    used = _spy_gt_head(monkeypatch)
-    small_thresholds.clear()
-    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
-    assert small_thresholds == [True, True] and used == [True]
-    _same(one, two)
+    one = _shared_as_one_process(tmp_path, monkeypatch, small_thresholds)
     assert one[4][0] > 0.02  # a real evaluation (a fifth of the objects have a detection)
 
 
@@ -261,12 +267,7 @@ def test_a_large_ground_truth_with_a_small_results_file_is_shared(tmp_path, monk
     (tmp_path / "dt.json").write_text(json.dumps(dets))
     monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", (tmp_path / "gt.json").stat().st_size)
     assert (tmp_path / "dt.json").stat().st_size < 2 * coco_io.CHUNK_BYTES
-    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
-    used = _spy_gt_head(monkeypatch)
-    small_thresholds.clear()
-    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
-    assert small_thresholds == [True, True] and used == [True]
-    _same(one, two)
+    one = _shared_as_one_process(tmp_path, monkeypatch, small_thresholds)
     monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", (tmp_path / "gt.json").stat().st_size + 1)
     small_thresholds.clear()
     _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
