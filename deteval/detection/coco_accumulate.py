@@ -166,14 +166,15 @@ def _accumulate_plain(
     top = _top_rank(cat_s, rank_s, K)
     slices = []
     for m, max_det in enumerate(max_dets):
+        keep = rank_s < max_det if rank_s.size and rank_s.max() >= max_det else None
         need = None if m == 0 else top >= min(max_det, max_dets[m - 1])
-        if need is not None and need.all():
-            need = None
-        keep = None
-        if rank_s.size and rank_s.max() >= max_det:
-            keep = rank_s < max_det
         if need is not None:
-            keep = need[cat_s] if keep is None else keep & need[cat_s]
+            part = need[cat_s] if keep is None else keep & need[cat_s]
+            # only when it leaves out most rows (else the copies of the selection cost more than they save)
+            if 2 * np.count_nonzero(part) < (rank_s.size if keep is None else np.count_nonzero(keep)):
+                keep = part
+            else:
+                need = None
         sel = None if keep is None else np.flatnonzero(keep)
         sm = score_s if sel is None else score_s[sel]
         wm = None
