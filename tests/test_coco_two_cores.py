@@ -183,11 +183,8 @@ def test_a_bad_ground_truth_is_reported_before_the_results(tmp_path, monkeypatch
     _same(_outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1"), two)
 
 
-def test_a_child_that_dies_is_replaced_by_this_process(tmp_path, monkeypatch, small_thresholds):
-    gt, dets = _data(6)
-    (tmp_path / "gt.json").write_text(json.dumps(gt))
-    (tmp_path / "dt.json").write_text(json.dumps(dets))
-    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+def _dies_in_a_child():
+    """A function that ends a forked child at once (and must never run in this process)."""
     parent = os.getpid()
 
     def dying(*args):
@@ -195,7 +192,16 @@ def test_a_child_that_dies_is_replaced_by_this_process(tmp_path, monkeypatch, sm
             os._exit(3)
         raise AssertionError("runs in the child only")
 
-    monkeypatch.setattr(coco_eval, "results_tail", dying)
+    return dying
+
+
+def test_a_child_that_dies_is_replaced_by_this_process(tmp_path, monkeypatch, small_thresholds):
+    gt, dets = _data(6)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    parent = os.getpid()
+    monkeypatch.setattr(coco_eval, "results_tail", _dies_in_a_child())
     real_half = coco_eval._half
 
     def half(*args):
@@ -207,6 +213,106 @@ def test_a_child_that_dies_is_replaced_by_this_process(tmp_path, monkeypatch, sm
     small_thresholds.clear()
     two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
     assert small_thresholds == [True, True]
+    _same(one, two)
+
+
+def _gt_larger(tmp_path, seed: int) -> tuple[dict, list[dict]]:
+    """A ground truth file larger than the results file: the child reads the first annotation pieces too."""
+    gt, dets = _data(seed, n_img=60)
+    return gt, dets[: len(dets) // 12]
+
+
+def _spy_gt_head(monkeypatch) -> list[bool]:
+    """Whether each ground truth read with a child's head used it (True) or fell back to reading alone."""
+    used: list[bool] = []
+    real = coco_io._gt_in_pieces
+
+    def spy(*args):
+        out = real(*args)
+        if len(args) > 4 and args[4] is not None:
+            used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(coco_io, "_gt_in_pieces", spy)
+    return used
+
+
+def _shared_as_one_process(tmp_path, monkeypatch, small_thresholds):
+    """The one-process outcome, after checking that two cores (the ground truth shared) give it too."""
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    used = _spy_gt_head(monkeypatch)
+    small_thresholds.clear()
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert small_thresholds == [True, True] and used == [True]
+    _same(one, two)
+    return one
+
+
+def test_a_ground_truth_larger_than_the_results_is_shared_with_the_child(
+    tmp_path, monkeypatch, small_thresholds
+):
+    gt, dets = _gt_larger(tmp_path, 11)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    assert (tmp_path / "gt.json").stat().st_size > 2 * (tmp_path / "dt.json").stat().st_size
+    one = _shared_as_one_process(tmp_path, monkeypatch, small_thresholds)
+    assert one[4][0] > 0.02  # a real evaluation (a fifth of the objects have a detection)
+
+
+def test_a_large_ground_truth_with_a_small_results_file_is_shared(tmp_path, monkeypatch, small_thresholds):
+    """Results too small for two cores (and to cut in pieces): the child reads half of the ground truth."""
+    gt, dets = _gt_larger(tmp_path, 14)
+    dets = dets[:20]
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", (tmp_path / "gt.json").stat().st_size)
+    assert (tmp_path / "dt.json").stat().st_size < 2 * coco_io.CHUNK_BYTES
+    one = _shared_as_one_process(tmp_path, monkeypatch, small_thresholds)
+    monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", (tmp_path / "gt.json").stat().st_size + 1)
+    small_thresholds.clear()
+    _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
+    assert small_thresholds == [True]  # both files below the size: the category halves only
+
+
+def test_split_reading_balances_the_bytes():
+    chunk = coco_io.CHUNK_BYTES
+    assert coco_io.split_reading(30 * chunk, 10 * chunk) == (10 * chunk, 0)  # the parent: ground truth + head
+    assert coco_io.split_reading(3 * chunk, 2 * chunk) == (chunk, 0)  # (the first piece stays here)
+    # a larger ground truth: the child's head of it and its results (but the first piece) against the rest
+    start, head = coco_io.split_reading(20 * chunk, 40 * chunk)
+    theirs = 20 * chunk - start
+    assert start == chunk and abs((40 * chunk - head + start + theirs // 10) - (head + theirs)) <= 2
+    assert coco_io.split_reading(chunk, 40 * chunk) == (chunk, (41 * chunk) // 2)  # results too small to cut
+    assert coco_io.split_reading(chunk, 3 * chunk) == (chunk, chunk)  # a piece of the ground truth stays here
+
+
+@pytest.mark.parametrize(
+    "key,value", [("area", -1.0), ("image_id", 98765), ("image_id", "7"), ("bbox", [1, 2, 3]), ("id", 1)]
+)
+def test_a_bad_annotation_in_either_share_gives_the_one_process_error(
+    tmp_path, monkeypatch, small_thresholds, key, value
+):
+    gt, dets = _gt_larger(tmp_path, 12)
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    n = len(gt["annotations"])
+    for j in (2, n // 2, n - 1):  # the child's first piece, the parent's pieces, the last record
+        bad = json.loads(json.dumps(gt))
+        bad["annotations"][j][key] = value
+        (tmp_path / "gt.json").write_text(json.dumps(bad))
+        one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+        assert one[0] == "error" and one[3].startswith("annotations[")
+        _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
+
+
+def test_a_child_that_dies_reading_the_ground_truth_is_replaced(tmp_path, monkeypatch, small_thresholds):
+    gt, dets = _gt_larger(tmp_path, 13)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    monkeypatch.setattr(coco_eval, "gt_head", _dies_in_a_child())
+    used = _spy_gt_head(monkeypatch)
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert used == [False]
     _same(one, two)
 
 

@@ -9,7 +9,9 @@ right-to-left running maximum of ``pr``, and samples it at ``searchsorted(rc, re
 That is one ranked list per (threshold, category) for each area range and maxDet: one
 :class:`~deteval.core.lists.RankedLists` of T × K lists per (a, m) (so that memory stays that of one slice),
 all ranked by one stable sort by (category, −score, image, rank) shared by every threshold and area range
-(only the outcome column differs).
+(only the outcome column differs). A category whose (image, category) groups are all shorter than two
+consecutive maxDets has the same list at both: the later one copies its numbers (with many categories and
+few detections per image, most of them).
 The core's interpolated precision with eps = ``np.spacing(1)``, its scores at the sampled rows and the recall
 at the last rank give ``precision[T,R,K,A,M]``, ``scores`` and ``recall[T,K,A,M]`` by a reshape.
 """
@@ -158,22 +160,38 @@ def _accumulate_plain(
     cat_s = table.cat[order]
     rank_s = table.rank[order]
     score_s = table.score[order]
-    # per maxDet: the rows it keeps (None: all), their scores, detections per category, their weights
+    # per maxDet: the rows it keeps (None: all), their scores, detections per category, their weights, and the
+    # categories it computes (None: all; the others have every (image, category) group shorter than this and
+    # the previous maxDet, so their lists, and numbers, are the previous maxDet's: copied)
+    top = _top_rank(cat_s, rank_s, K)
     slices = []
-    for max_det in max_dets:
-        sel = np.flatnonzero(rank_s < max_det) if rank_s.size and rank_s.max() >= max_det else None
+    for m, max_det in enumerate(max_dets):
+        keep = rank_s < max_det if rank_s.size and rank_s.max() >= max_det else None
+        need = None if m == 0 else top >= min(max_det, max_dets[m - 1])
+        if need is not None:
+            part = need[cat_s] if keep is None else keep & need[cat_s]
+            # only when it leaves out most rows (else the copies of the selection cost more than they save)
+            if 2 * np.count_nonzero(part) < (rank_s.size if keep is None else np.count_nonzero(keep)):
+                keep = part
+            else:
+                need = None
+        sel = None if keep is None else np.flatnonzero(keep)
         sm = score_s if sel is None else score_s[sel]
         wm = None
         if weights is not None:
             wm = weights[order] if sel is None else weights[order[sel]]
-        slices.append((sel, sm, np.bincount(cat_s if sel is None else cat_s[sel], minlength=K), wm))
+        slices.append((sel, sm, np.bincount(cat_s if sel is None else cat_s[sel], minlength=K), wm, need))
     for a in range(A):
         if not valid[a].any():
             continue
         # the flags of one area range in ranked order once; each maxDet reads its rows of them
         tp_a = np.take(table.tp[a], order, axis=1)
         ig_a = np.take(table.ig[a], order, axis=1)
-        for m, (sel, sm, per_cat, wm) in enumerate(slices):
+        for m, (sel, sm, per_cat, wm, need) in enumerate(slices):
+            if need is not None:
+                prec[a, m], sc[a, m], rec[a, m] = prec[a, m - 1], sc[a, m - 1], rec[a, m - 1]
+                if not need.any():
+                    continue
             n_m = sm.shape[0]
             step = max(1, min(T, LIST_ITEMS // max(n_m, 1)))
             for t0 in range(0, T, step):
@@ -187,13 +205,28 @@ def _accumulate_plain(
                 rows = lists.sampled_items(rec_thrs)  # items are nt copies of the same n_m detections
                 if lists.order is not None:  # weighted: an expanded item back to the row it repeats
                     rows = np.where(rows >= 0, lists.order[np.maximum(rows, 0)], rows)
-                prec[a, m, t0:t1] = lists.interpolated_precision(rec_thrs, COCO_EPS).reshape(nt, K, R)
-                sc[a, m, t0:t1] = _sampled_scores(rows, sm).reshape(nt, K, R)
-                rec[a, m, t0:t1] = safe_div(lists.n_hits, n_pos).reshape(nt, K)
-                del lists, tp, ig, rows
+                q = lists.interpolated_precision(rec_thrs, COCO_EPS).reshape(nt, K, R)
+                s_q = _sampled_scores(rows, sm).reshape(nt, K, R)
+                r_q = safe_div(lists.n_hits, n_pos).reshape(nt, K)
+                if need is None:
+                    prec[a, m, t0:t1], sc[a, m, t0:t1], rec[a, m, t0:t1] = q, s_q, r_q
+                else:
+                    for out, val in ((prec, q), (sc, s_q), (rec, r_q)):
+                        view = out[a, m, t0:t1]  # (a view: the categories computed are written in place)
+                        view[:, need] = val[:, need]
+                del lists, tp, ig, rows, q, s_q, r_q
             _no_truth(prec, sc, rec, a, m, valid[a])
         del tp_a, ig_a
     return _pycocotools_layout(prec, sc, rec)
+
+
+def _top_rank(cat_s: np.ndarray, rank_s: np.ndarray, n_cats: int) -> np.ndarray:
+    """(K,) the largest rank of every category's rows (``cat_s`` sorted), -1 for a category without rows."""
+    top = np.full(n_cats, -1, dtype=np.int64)
+    if cat_s.size:
+        starts = np.flatnonzero(np.r_[True, cat_s[1:] != cat_s[:-1]])
+        top[cat_s[starts]] = np.maximum.reduceat(rank_s, starts)
+    return top
 
 
 def _in_group_order(table: MatchTable) -> bool:

@@ -14,7 +14,12 @@ Python. The same decisions are made here with array operations:
    (regular before ignored, IoU, later ground truth): exactly pycocotools' rule "start from
    min(t, 1 − 1e−10); regular ground truth first, stop at the first ignored one once a regular match exists;
    take a ground truth whose IoU is ≥ the best so far (so the later one wins a tie)". Taken non-crowd ground
-   truths become unavailable; crowds stay available.
+   truths become unavailable; crowds stay available. A detection whose candidates are all its own (or crowds)
+   decides alone, so those are matched before the steps: with one candidate by a direct rule (nearly every
+   detection of a set with many categories and about one object per category and image), with several in
+   one step of their own (:func:`_decide_alone`). So are stars, a ground truth that is the only candidate of
+   each of its detections (duplicates of one object): at each threshold the first of them in rank order
+   whose IoU reaches it takes it.
 
 The outcome is a :class:`MatchTable`: per kept detection its category, image, score and rank, and per area
 range × threshold two flags (true positive, ignored), plus per category × area range the number of
@@ -44,7 +49,8 @@ STEP_PAIRS = 4096
 def _steps(
     bounds: np.ndarray, seg_start: np.ndarray, seg_id: np.ndarray, n_seg: int, n_pairs: int
 ) -> Iterator[tuple[int, int]]:
-    """The greedy steps as pair ranges: one per detection rank (``bounds``), a large one cut between
+    """The greedy steps as pair ranges: one per detection rank (``bounds``; the first holds the detections
+    that decide alone), a large one cut between
     detections (``seg_start``) into pieces of about ``STEP_PAIRS``. The detections of one rank belong to
     different (image, category) groups, which share no ground truth, so the pieces are independent."""
     for r in range(bounds.shape[0] - 1):
@@ -153,6 +159,90 @@ def _split_blocks(
         gs[blk] + g0,
         np.minimum(g_piece[blk], ng[blk] - g0),
     )
+
+
+def _decide_alone(
+    pd: np.ndarray,
+    pg: np.ndarray,
+    piou: np.ndarray,
+    prank: np.ndarray,
+    n_det: int,
+    gig: np.ndarray,
+    gcrowd: np.ndarray,
+    thr: np.ndarray,
+    tp: np.ndarray,
+    ig: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Decide the detections that decide alone, and return the candidate pairs left to the greedy steps.
+
+    A detection whose candidates are all its own (no other detection's candidate, or a crowd, which is never
+    taken) decides alone: nothing another detection does changes what it may take, and what it takes no
+    other detection could have taken. With one candidate (nearly every detection of a large set with many
+    categories) the rule comes down to: matched at the thresholds its IoU reaches, a true positive unless the
+    ground truth is ignored in the area range, which makes the detection ignored; those are written into
+    ``tp`` and ``ig`` here. The others that decide alone are returned first, in one step (rank -1), moved
+    stably so that each detection's candidates stay together in their order; the rest keep their ranks."""
+    shared = (np.bincount(pg, minlength=gig.shape[1])[pg] > 1) & ~gcrowd[pg]
+    contested = np.zeros(n_det, dtype=bool)
+    contested[pd[shared]] = True
+    alone = ~contested[pd]
+    one = np.bincount(pd, minlength=n_det)[pd] == 1  # the detection's only candidate
+    # a star: a ground truth (not a crowd) whose detections all have it as their only candidate
+    several = np.zeros(gig.shape[1], dtype=bool)
+    several[pg[~one]] = True
+    star = shared & one & ~several[pg]
+    del shared, contested, several
+    single = alone & one
+    q = np.flatnonzero(single)
+    for c in range(0, q.shape[0], STEP_PAIRS):
+        qc = q[c : c + STEP_PAIRS]
+        _write_matches(piou[qc][None, :] >= thr[:, None], pd[qc], pg[qc], gig, tp, ig)
+    if star.any():
+        _decide_stars(np.flatnonzero(star), pd, pg, piou, prank, gig, thr, tp, ig)
+    rest = ~(single | star)
+    o = np.flatnonzero(rest)[np.argsort(~alone[rest], kind="stable")]
+    return pd[o], pg[o], piou[o], np.where(alone[o], -1, prank[o])
+
+
+def _write_matches(
+    hit: np.ndarray, d: np.ndarray, g: np.ndarray, gig: np.ndarray, tp: np.ndarray, ig: np.ndarray
+) -> None:
+    """Detections ``d`` (one pair each) matched to ``g`` at the thresholds where ``hit`` (T, n): a true
+    positive unless the ground truth is ignored in the area range, which makes the detection ignored."""
+    t_i, j_i = np.nonzero(hit)  # only the matches are written (tp is False, ig as set, elsewhere)
+    d_j, g_j = d[j_i], g[j_i]
+    for a in range(gig.shape[0]):
+        g_ig = gig[a, g_j]
+        tp[a, t_i, d_j] = ~g_ig
+        ig[a, t_i, d_j] = g_ig
+
+
+def _decide_stars(
+    q: np.ndarray,
+    pd: np.ndarray,
+    pg: np.ndarray,
+    piou: np.ndarray,
+    prank: np.ndarray,
+    gig: np.ndarray,
+    thr: np.ndarray,
+    tp: np.ndarray,
+    ig: np.ndarray,
+) -> None:
+    """Pairs ``q`` of stars (a ground truth, not a crowd, that is the only candidate of each of its
+    detections): at each threshold the first of its detections in rank order whose IoU reaches it takes it,
+    and the others stay unmatched (the greedy steps' outcome: nothing else competes for it)."""
+    o = q[np.lexsort((prank[q], pg[q]))]  # by ground truth, then rank
+    seg = _group_starts(pg[o])
+    counts = np.diff(np.r_[seg, o.shape[0]])
+    hit = np.empty((thr.shape[0], o.shape[0]), dtype=bool)
+    for t in range(thr.shape[0]):
+        elig = piou[o] >= thr[t]
+        c = np.cumsum(elig, dtype=np.int64)
+        before = np.repeat(c[seg] - elig[seg], counts)  # eligible detections before the star's first
+        hit[t] = elig & (c - before == 1)
+    for c0 in range(0, o.shape[0], STEP_PAIRS):  # (bounded temporaries)
+        oc = o[c0 : c0 + STEP_PAIRS]
+        _write_matches(hit[:, c0 : c0 + STEP_PAIRS], pd[oc], pg[oc], gig, tp, ig)
 
 
 # IoU callback: (det indices, gt indices, block_start, block_nd, block_ng) -> IoU per pair. Indices point
@@ -278,6 +368,9 @@ def match_groups(
     tp = np.zeros((A, T, N), dtype=bool)
     del d_area_k, d_out
     if P:
+        pd, pg, piou, prank = _decide_alone(pd, pg, piou, prank, N, gig, gcrowd, thr, tp, ig)
+        P = pd.shape[0]
+    if P:
         seg_start = _group_starts(pd)
         seg_id = np.cumsum(np.r_[True, pd[1:] != pd[:-1]], dtype=np.int32 if P < 2**31 else np.int64) - 1
         ord_in = np.arange(P) - seg_start[seg_id]
@@ -287,7 +380,7 @@ def match_groups(
         elig_thr = piou[None, :] >= thr[:, None]  # (T, P)
         crowd_p = gcrowd[pg]
         taken = np.zeros((A, T, G), dtype=bool)
-        bounds = np.searchsorted(prank, np.arange(int(prank.max()) + 2))
+        bounds = np.searchsorted(prank, np.arange(-1, int(prank.max()) + 2))
         del ord_in, piou, prank
         n_seg = seg_start.shape[0]
         for s, e in _steps(bounds, seg_start, seg_id, n_seg, P):

@@ -28,10 +28,10 @@ import numpy as np
 from deteval.detection.coco import (  # evaluate_coco's two-core reading and matching
     CocoEvaluation,
     _fork_detections,
-    _fork_results_tail,
     _split_images,
     finish_evaluation,
     match_in_shards,
+    read_inputs,
     resolve_params,
     stat_maxdet,
     summarize,
@@ -39,8 +39,6 @@ from deteval.detection.coco import (  # evaluate_coco's two-core reading and mat
 )
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_match import MatchTable, merge_tables
-from deteval.distributed.forked import Forked
-from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results, results_with_tail
 from deteval.results import EvalResult
 from deteval.stats.attach import add_statistics
 from deteval.stats.coco_batch import CocoBatch
@@ -62,25 +60,15 @@ class CocoUnits:
         compat: str = "pycocotools",
     ) -> None:
         p = resolve_params(params, iou_type)
-        # a large bbox results file is parsed by two processes, as evaluate_coco does: a forked child the
-        # tail while this process reads the ground truth (the first file) or the head
-        tail = _fork_results_tail(gt, systems[0], p, "raise") if systems else None
-        try:
-            g = load_coco_gt(
-                gt, keep_segmentation=p.iou_type == "segm", need_keypoints=p.iou_type == "keypoints"
-            )
-        except BaseException:
-            if tail is not None:
-                tail[0].cancel()
-            raise
+        # each results file read as evaluate_coco reads it (a large one on two cores), the ground truth
+        # with the first (read whole once, then passed on as it is)
         self.params, self.compat = p, compat
         self.tables: list[MatchTable] = []
         # each system's evaluation, made when first read (a compared system's is not needed for the statistics)
         self._evaluations: list[CocoEvaluation | Callable[[], CocoEvaluation]] = []
-        for i, res in enumerate(systems):
-            if i:
-                tail = _fork_results_tail(gt, res, p, "raise")
-            r = _load_results(res, g, p, tail)
+        g: Any = gt
+        for res in systems:
+            g, r = read_inputs(g, res, p)
             # matched by two processes (half of the images each, the tables merged) where evaluate_coco would
             split = _split_images(g, r, p, compat) if len(r) >= _fork_detections(p.iou_type) else None
             if split is not None:
@@ -246,16 +234,3 @@ class CocoUnits:
             result, self.names, self.metric(0), self.n_units, "image", others=others, row_of=row_of, **options
         )
         return result
-
-
-def _load_results(res: Any, g: CocoGroundTruth, p: Any, tail: tuple[Forked, int] | None) -> CocoResults:
-    """The results ``res`` on ``g``: the head read here and the tail from the forked child ``tail`` (child,
-    first byte), or, without a child or if it fails, read here whole (the same columns either way)."""
-    if tail is not None:
-        try:
-            r = results_with_tail(res, g, tail[1], tail[0].result)
-        finally:
-            tail[0].cancel()
-        if r is not None:
-            return r
-    return load_coco_results(res, g, iou_type=p.iou_type)
