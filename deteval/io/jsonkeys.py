@@ -75,13 +75,14 @@ def _key_tokens(data: bytes) -> int:
     return n
 
 
-def _record_keys(value: Any) -> int:
-    """Keys of a record (or of each record of a list) and of the objects its fields hold (a segm result's
-    RLE ``segmentation``: without them every such file took the slow check)."""
+def _record_keys(value: Any, deep: bool) -> int:
+    """Keys of a record (or of each record of a list); ``deep``: also of the objects its fields hold (a segm
+    result's RLE ``segmentation``: without them every such file took the slow check)."""
     if type(value) is dict:
-        return len(value) + _inner_keys(value.values())
+        return len(value) + (_inner_keys(value.values()) if deep else 0)
     if type(value) is list and value and set(map(type, value)) == {dict}:
-        return sum(map(len, value)) + _inner_keys(chain.from_iterable(map(dict.values, value)))
+        inner = _inner_keys(chain.from_iterable(map(dict.values, value))) if deep else 0
+        return sum(map(len, value)) + inner
     return 0
 
 
@@ -89,17 +90,19 @@ def _inner_keys(fields: Iterable[Any]) -> int:
     return sum(len(v) for v in fields if type(v) is dict)
 
 
-def _shallow_keys(obj: Any) -> int:
+def _shallow_keys(obj: Any, deep: bool = False) -> int:
     if type(obj) is dict:
-        return len(obj) + sum(map(_record_keys, obj.values()))
-    return _record_keys(obj)
+        return len(obj) + sum(_record_keys(v, deep) for v in obj.values())
+    return _record_keys(obj, deep)
 
 
 def check_unique_keys(data: bytes, parsed: Any, file: str, dumps: Any = None) -> None:
     """Raise :class:`~deteval.errors.InputFormatError` naming ``file`` and the key if the JSON text ``data``
     repeats a key in one object (``parsed``: its value as orjson read it; ``dumps``: ``orjson.dumps``)."""
     n = _key_tokens(data)
-    if n == _shallow_keys(parsed):
+    # the records' own keys first: walking every field for objects (segm RLEs) costs 0.12 s on a 305k-record
+    # bbox file, which has none
+    if n == _shallow_keys(parsed) or n == _shallow_keys(parsed, deep=True):
         return
     if dumps is not None and _HIDING_ESCAPE.search(data) is None:
         try:
