@@ -137,3 +137,29 @@ def test_yolo_predictions_json(tmp_path):
     assert err.value.file == str(pj) and err.value.record == 1
     pj.write_text(json.dumps([good, dict(good, bbox=[40, 20, B, 10])]))
     assert load_yolo_predictions(pj, ds).xyxy[1].tolist() == [40, 20, 40 + B, 30]
+
+
+@pytest.mark.parametrize("value", OVER)
+@pytest.mark.parametrize("side", ["preds", "targets"])
+@pytest.mark.parametrize("as_array", [False, True])
+def test_coco_per_image_arrays(value, side, as_array):
+    """evaluate_coco_arrays (and so MeanAveragePrecision, CocoStream): an integer box beyond 2**53 is refused
+    whether given as Python ints or an int64 array; 2**53 itself is accepted."""
+    from deteval.detection.coco import evaluate_coco_arrays
+
+    def case(x2: int) -> tuple[list, list]:
+        box = [[0, 0, 5, 5], [0, 0, x2, 10]]
+        boxes = np.array(box, dtype=np.int64) if as_array and abs(x2) < 2**63 else box
+        preds = [{"boxes": [[0, 0, 5, 5]], "scores": [0.5], "labels": [1]}]
+        targets = [{"boxes": [[0, 0, 5, 5]], "labels": [1]}]
+        one = preds if side == "preds" else targets
+        one[0] = dict(
+            one[0], boxes=boxes, **({"scores": [0.5, 0.4]} if side == "preds" else {}), labels=[1, 1]
+        )
+        return preds, targets
+
+    with pytest.raises(ValidationError) as err:
+        evaluate_coco_arrays(*case(value))
+    assert err.value.file == f"<{side}>" and err.value.record == "image 0, box 1"
+    assert "beyond ±2**53" in str(err.value) and str(value) in str(err.value)
+    evaluate_coco_arrays(*case(B))  # exact: accepted

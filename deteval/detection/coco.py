@@ -50,7 +50,7 @@ from deteval.detection.coco_params import CocoParams
 from deteval.detection.coco_rles import dt_rles, gt_rles
 from deteval.distributed.forked import Forked, can_fork, fork_call
 from deteval.errors import ConfigError, DetevalError, InputFormatError, ValidationError
-from deteval.io.arrays import numeric_array
+from deteval.io.arrays import numeric_array, rows_beyond_exact
 from deteval.io.coco import (
     CHUNK_BYTES,
     CocoGroundTruth,
@@ -1033,6 +1033,19 @@ def _xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
     raise ConfigError(f"unknown box_format {box_format!r}: use 'xyxy' or 'xywh'")
 
 
+def _boxes_within_bound(rows: np.ndarray, given: Any, width: int, file: str, where: str) -> None:
+    """Refuse a box with a coordinate beyond ±2**53 as the caller wrote it (``given``: an integer 2**53 + 1 is
+    already 2**53 in the float64 ``rows``), as the file loaders do."""
+    big = rows_beyond_exact(rows, lambda r: np.asarray(given).reshape(-1, width)[r].tolist())
+    if big.size:
+        k = int(big[0])
+        raise ValidationError(
+            f"box {np.asarray(given).reshape(-1, width)[k].tolist()} has a coordinate beyond \u00b12**53",
+            file=file,
+            record=f"{where}, box {k}",
+        )
+
+
 def _arrays_to_tables(
     preds: Sequence[Mapping[str, Any]],
     targets: Sequence[Mapping[str, Any]],
@@ -1064,6 +1077,8 @@ def _arrays_to_tables(
                     file=f"<{what}>",
                     record=f"image {first_image + i}",
                 ) from None
+            if key == "boxes":
+                _boxes_within_bound(out[-1], value, width, f"<{what}>", f"image {first_image + i}")
         return out
 
     pb = column(preds, "boxes", "preds", 4, np.float64)
