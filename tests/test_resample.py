@@ -183,6 +183,27 @@ def test_reweighted_chunked_envelope_long_lists(seed: int) -> None:
             assert np.array_equal(qa, q) and np.array_equal(qb, chunked.evaluate(1 - w, n_pos)[0])
 
 
+def test_reweighted_lists_without_lists() -> None:
+    """No group or no variant: every envelope method returns empty arrays of the right shapes."""
+    for G, T in ((0, 2), (2, 0)):
+        for method in _METHOD:
+            lists = ReweightedLists(
+                np.zeros(G, dtype=np.int64),
+                np.zeros(0, dtype=np.int64),
+                np.zeros((T, 0), dtype=bool),
+                None,
+                COCO_RECALL_LEVELS,
+                COCO_EPS,
+                scan=method,
+            )
+            w, n_pos = np.ones((2, 3), dtype=np.int64), np.zeros((2, G), dtype=np.int64)
+            q, hits = lists.evaluate(w, n_pos)
+            assert q is not None and q.shape == (2, T, 101, G) and hits.shape == (2, T, G)
+            (qa, ha), (qb, _) = lists.evaluate_complements(w, n_pos)
+            assert qa is not None and qb is not None and qa.shape == qb.shape == q.shape
+            assert ha.shape == hits.shape
+
+
 def _other(dets: list, rng: np.random.Generator) -> list:
     """A second system: every other detection, scores perturbed (ties kept where they were ties)."""
     return [{**d, "score": round(d["score"] ** 2, 3)} for d in dets if rng.random() < 0.7]

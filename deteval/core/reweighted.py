@@ -209,7 +209,7 @@ class ReweightedLists:
         boundaries become static penalties (0 inside a list, −inf across one, added before each maximum:
         exact, as x + 0 = x and no value is +inf or NaN)."""
         C, K = _CHUNK, self.kept.shape[0]
-        n_ch = max(1, -(-K // C))
+        n_ch = -(-K // C)  # none without lists (T·G = 0: nothing is evaluated)
         pad = n_ch * C - K
         # flat position f sits at (f % C) * n_ch + f // C of the layout; pads are lists of their own
         at = np.arange(n_ch * C).reshape(n_ch, C).T.reshape(-1)  # the flat position at each layout index
@@ -230,7 +230,7 @@ class ReweightedLists:
         # and from chunk c + 1's first slot on it runs through c + 1 into c + 2 when c + 1 is all one list
         # that continues: chunks linked so form a segment, scanned (reversed) as complex (segment, value)
         link = (lst == lst[0]).all(axis=0) & cont
-        seg = np.concatenate([[0], np.cumsum(~link[:-1])])
+        seg = np.concatenate([[0], np.cumsum(~link[:-1])])[:n_ch]
         self._chunk_key = -seg[::-1].astype(np.float64)
 
     def evaluate(self, weights: np.ndarray, n_pos: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
