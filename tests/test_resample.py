@@ -3,6 +3,8 @@ accumulation (deteval.core.weighted, one accumulation per weighting) and the lai
 
 from __future__ import annotations
 
+from functools import partialmethod
+
 import numpy as np
 import pytest
 from _coco_cases import random_case, random_keypoints_case
@@ -15,12 +17,15 @@ from deteval.detection.coco import evaluate_coco
 from deteval.stats.bootstrap import bootstrap_weights
 from deteval.stats.coco import CocoUnits
 
+#: the envelope's methods: chunked (the default), complex scan, block maxima
+_METHOD = (None, True, False)
+
 
 @pytest.mark.parametrize("seed", range(3))
 def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
     """Variants (thresholds) of lists sharing one order, weight columns, zero weights, items ignored under
     every variant or some: interpolated precision and hits of every weighting and variant equal
-    weighted_levels and presorted_lists with the copies laid out (both envelope methods)."""
+    weighted_levels and presorted_lists with the copies laid out (every envelope method)."""
     rng = np.random.default_rng(seed)
     for trial in range(150):
         n_groups, n_var, n_cols = int(rng.integers(1, 5)), int(rng.integers(1, 4)), int(rng.integers(1, 6))
@@ -46,17 +51,19 @@ def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
                 for row in w
             ]
         ).astype(np.int64) + rng.integers(0, 3, (w.shape[0], n_groups))
-        q, hits = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=trial % 4 < 2).evaluate(w, n_pos)
+        q, hits = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=_METHOD[trial % 3]).evaluate(w, n_pos)
         _, hits_only = ReweightedLists(cnt, col, rel, ign, levels, eps, precision=False).evaluate(w, n_pos)
         if trial % 5 == 1:  # sums in int64 (weights too large for int32 sums): the same numbers
-            wide = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=trial % 4 < 2)
+            wide = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=_METHOD[trial % 3])
             wide._set_int = lambda m: None  # type: ignore[method-assign]
             q64, hits64 = wide.evaluate(w, n_pos)
             assert wide._int == np.int64 and np.array_equal(q64, q) and np.array_equal(hits64, hits)
         assert q is not None and np.array_equal(hits_only, hits)
         if w.max(initial=0) <= 1:  # a round's two pseudo-systems at once: the numbers of w and of 1 - w
             for prec in (True, False):
-                lists = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=trial % 4 < 2, precision=prec)
+                lists = ReweightedLists(
+                    cnt, col, rel, ign, levels, eps, scan=_METHOD[trial % 3], precision=prec
+                )
                 if trial % 2:
                     lists._set_int = lambda m: None  # type: ignore[method-assign]  # int64 sums
                 (qa, ha), (qb, hb) = lists.evaluate_complements(w, n_pos)
@@ -78,6 +85,46 @@ def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
                 assert np.array_equal(hits[b, t], copies.n_hits)
 
 
+def _lists(
+    rng: np.random.Generator, cnt: np.ndarray, n_var: int, n_cols: int, p_rel: float, p_ign: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Random item columns, relevant and ignored flags (never both) of lists of ``cnt`` items, and each
+    item's group."""
+    n = int(cnt.sum())
+    col = rng.integers(0, n_cols, n)
+    rel = rng.random((n_var, n)) < p_rel
+    ign = (~rel) & (rng.random((n_var, n)) < p_ign)
+    return col, rel, ign, np.repeat(np.arange(cnt.shape[0]), cnt)
+
+
+def _n_pos(w: np.ndarray, rel: np.ndarray, col: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per weighting and group the largest relevant weight over the variants (a consistent n_pos)."""
+    return np.stack(
+        [
+            np.max([np.bincount(group, weights=r * row[col], minlength=n_groups) for r in rel], axis=0)
+            for row in w
+        ]
+    ).astype(np.int64)
+
+
+def _assert_weighted_levels(
+    q: np.ndarray | None,
+    cnt: np.ndarray,
+    col: np.ndarray,
+    rel: np.ndarray,
+    ign: np.ndarray,
+    w: np.ndarray,
+    n_pos: np.ndarray,
+    eps: float,
+) -> None:
+    """``q`` (COCO's recall levels) equals weighted_levels for every weighting and variant, bit for bit."""
+    assert q is not None
+    for b, row in enumerate(w):
+        for t in range(rel.shape[0]):
+            ref, _, _ = weighted_levels(cnt, rel[t], ign[t], n_pos[b], row[col], COCO_RECALL_LEVELS, eps)
+            assert np.array_equal(q[b, t].T, ref)
+
+
 def test_reweighted_envelope_over_many_lists(monkeypatch: pytest.MonkeyPatch) -> None:
     """Many lists (159, of up to 30 items): the scan, the block maxima and weighted_levels give the same
     interpolated precision, bit for bit, for weights and 0/1 complements; sampled counts from the table kept
@@ -87,18 +134,9 @@ def test_reweighted_envelope_over_many_lists(monkeypatch: pytest.MonkeyPatch) ->
     rng = np.random.default_rng(5)
     n_groups, n_var, n_cols = 53, 3, 40
     cnt = rng.integers(0, 30, n_groups)
-    n = int(cnt.sum())
-    col = rng.integers(0, n_cols, n)
-    rel = rng.random((n_var, n)) < 0.4
-    ign = (~rel) & (rng.random((n_var, n)) < 0.2)
-    group = np.repeat(np.arange(n_groups), cnt)
+    col, rel, ign, group = _lists(rng, cnt, n_var, n_cols, 0.4, 0.2)
     for w in (rng.integers(0, 4, (3, n_cols)), rng.integers(0, 2, (3, n_cols))):
-        n_pos = np.stack(
-            [
-                np.max([np.bincount(group, weights=r * row[col], minlength=n_groups) for r in rel], axis=0)
-                for row in w
-            ]
-        ).astype(np.int64) + rng.integers(0, 2, (w.shape[0], n_groups))
+        n_pos = _n_pos(w, rel, col, group, n_groups) + rng.integers(0, 2, (w.shape[0], n_groups))
         scan = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS, scan=True)
         q, _ = scan.evaluate(w, n_pos)
         q_blocks, _ = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS, scan=False).evaluate(
@@ -107,25 +145,63 @@ def test_reweighted_envelope_over_many_lists(monkeypatch: pytest.MonkeyPatch) ->
         assert q is not None and np.array_equal(q, q_blocks)
         for eps in (0.0, 0.37):  # the runs' ends (eps 0 or COCO's), every relevant item (another eps)
             q_eps, _ = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, eps).evaluate(w, n_pos)
-            for b, row in enumerate(w):
-                for t in range(n_var):
-                    ref, _, _ = weighted_levels(
-                        cnt, rel[t], ign[t], n_pos[b], row[col], COCO_RECALL_LEVELS, eps
-                    )
-                    assert q_eps is not None and np.array_equal(q_eps[b, t].T, ref)
+            _assert_weighted_levels(q_eps, cnt, col, rel, ign, w, n_pos, eps)
         with monkeypatch.context() as m:
             m.setattr(reweighted, "_COUNTS_TABLE", 0)
             q_large, _ = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS).evaluate(w, n_pos)
         assert np.array_equal(q_large, q)
-        for b, row in enumerate(w):
-            for t in range(n_var):
-                ref, _, _ = weighted_levels(
-                    cnt, rel[t], ign[t], n_pos[b], row[col], COCO_RECALL_LEVELS, COCO_EPS
-                )
-                assert np.array_equal(q[b, t].T, ref)
+        _assert_weighted_levels(q, cnt, col, rel, ign, w, n_pos, COCO_EPS)
         if w.max() <= 1:
-            (qa, _), (qb, _) = scan.evaluate_complements(w, n_pos)
-            assert np.array_equal(qa, q) and np.array_equal(qb, scan.evaluate(1 - w, n_pos)[0])
+            for lists in (scan, ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS)):
+                (qa, _), (qb, _) = lists.evaluate_complements(w, n_pos)
+                assert np.array_equal(qa, q) and np.array_equal(qb, scan.evaluate(1 - w, n_pos)[0])
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_reweighted_chunked_envelope_long_lists(seed: int) -> None:
+    """Lists much longer than a chunk (up to 400 items, so a list runs through many chunks of the chunked
+    envelope) next to empty and one-item lists: the chunked envelope equals the complex scan, the block
+    maxima and weighted_levels, bit for bit, for weights and 0/1 complements."""
+    rng = np.random.default_rng(seed)
+    n_groups, n_var, n_cols = 9, 2, 30
+    cnt = rng.choice([0, 1, 17, 150, 400], n_groups)
+    col, rel, ign, group = _lists(rng, cnt, n_var, n_cols, 0.6, 0.1)
+    for w in (rng.integers(0, 3, (3, n_cols)), rng.integers(0, 2, (3, n_cols))):
+        n_pos = _n_pos(w, rel, col, group, n_groups)
+        chunked = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS)
+        assert chunked.chunked
+        q, _ = chunked.evaluate(w, n_pos)
+        assert q is not None
+        for method in (True, False):
+            other, _ = ReweightedLists(
+                cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS, scan=method
+            ).evaluate(w, n_pos)
+            assert np.array_equal(q, other)
+        _assert_weighted_levels(q, cnt, col, rel, ign, w, n_pos, COCO_EPS)
+        if w.max() <= 1:
+            (qa, _), (qb, _) = chunked.evaluate_complements(w, n_pos)
+            assert np.array_equal(qa, q) and np.array_equal(qb, chunked.evaluate(1 - w, n_pos)[0])
+
+
+def test_reweighted_lists_without_lists() -> None:
+    """No group or no variant: every envelope method returns empty arrays of the right shapes."""
+    for G, T in ((0, 2), (2, 0)):
+        for method in _METHOD:
+            lists = ReweightedLists(
+                np.zeros(G, dtype=np.int64),
+                np.zeros(0, dtype=np.int64),
+                np.zeros((T, 0), dtype=bool),
+                None,
+                COCO_RECALL_LEVELS,
+                COCO_EPS,
+                scan=method,
+            )
+            w, n_pos = np.ones((2, 3), dtype=np.int64), np.zeros((2, G), dtype=np.int64)
+            q, hits = lists.evaluate(w, n_pos)
+            assert q is not None and q.shape == (2, T, 101, G) and hits.shape == (2, T, G)
+            (qa, ha), (qb, _) = lists.evaluate_complements(w, n_pos)
+            assert qa is not None and qb is not None and qa.shape == qb.shape == q.shape
+            assert ha.shape == hits.shape
 
 
 def _other(dets: list, rng: np.random.Generator) -> list:
@@ -134,13 +210,14 @@ def _other(dets: list, rng: np.random.Generator) -> list:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_coco_batch_equals_accumulation(seed: int) -> None:
+def test_coco_batch_equals_accumulation(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """COCO bbox with random parameters (maxDets, thresholds, recall levels, area ranges, use_cats): the
     batched metric and mix equal one weighted accumulation per weighting, bit for bit, on random integer
     weights with zeros, all-zero rows and swap masks."""
     case = random_case(seed)
     rng = np.random.default_rng(seed)
-    units = CocoUnits(case["gt"], [case["dt"], _other(case["dt"], rng)], params=case["params"])
+    dt2 = _other(case["dt"], rng)
+    units = CocoUnits(case["gt"], [case["dt"], dt2], params=case["params"])
     n = units.n_units
     w = np.concatenate([np.ones((1, n), dtype=np.int64), bootstrap_weights(n, 5, seed)])
     w[-1] = rng.integers(0, 3, n) * (rng.random(n) < 0.6)
@@ -148,11 +225,14 @@ def test_coco_batch_equals_accumulation(seed: int) -> None:
         assert units._system_batch(s) is not None  # the batched path, not the fallback
         fast, slow = units.metric(s)(w), units._metric_accumulated(s)(w)
         assert np.array_equal(fast, slow, equal_nan=True)
-        batch = units._system_batch(s)
-        assert batch is not None
-        for lists in batch.slices.values():
-            lists.scan = False  # the other envelope method (block maxima), as large slices use
-        assert np.array_equal(units.metric(s)(w), slow, equal_nan=True)
+        for method in (True, False):  # the other envelope methods (complex scan, block maxima)
+            with monkeypatch.context() as m:
+                init = ReweightedLists.__init__
+                m.setattr(ReweightedLists, "__init__", partialmethod(init, scan=method))
+                other = CocoUnits(case["gt"], [case["dt"], dt2], params=case["params"])
+                assert np.array_equal(other.metric(s)(w), slow, equal_nan=True)
+                batch = other._system_batch(s)
+                assert batch is not None and not any(sl.chunked for sl in batch.slices.values())
     swap = rng.integers(0, 2, (4, n))
     wa = np.concatenate([w, 1 - swap, np.zeros((1, n), dtype=np.int64), w[1:2]])
     wb = np.concatenate([np.zeros_like(w), swap, w[2:3], w[3:4]])

@@ -42,9 +42,11 @@ its J items) gives N with one gather. The c-th unit's slot is the last slot with
 it: a cumulative histogram of the units before each slot (``np.bincount``, O(slots + units)) gives every
 level's slot with one gather, where one entry per unit (``np.repeat`` of the slots by weight) cost a third
 of a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``). The envelope at the
-sampled slots is either the running maximum over the levels of the maxima between consecutive sampled slots
-(``np.maximum.reduceat``) or, where the slots are few, one lexicographic running maximum over the reversed
-slots as complex numbers (list key, precision); both are exact and give the same numbers. Weightings are
+sampled slots is, by default, a running maximum from each list's end over the kept slots laid out in chunks
+of 16 (one vector step per slot of a chunk over all chunks, then a short scan over the chunks: two thirds of
+the time of the alternatives on COCO 5k), or (``scan``) one lexicographic running maximum over the reversed
+slots as complex numbers (list key, precision), or the running maximum over the levels of the maxima between
+consecutive sampled slots (``np.maximum.reduceat``); all are exact and give the same numbers. Weightings are
 taken one at a time, in buffers made once (the size of one weighting's slots; fresh arrays of that size cost
 more in page faults than the sums). A randomization round's two pseudo-systems have complementary weights
 (w and 1 − w, weights 0 or 1): every count above is a sum of weights, so those of 1 − w are those of all
@@ -66,6 +68,9 @@ from deteval.core.lists import min_counts_for_recall
 
 __all__ = ["ReweightedLists"]
 
+#: kept slots per chunk of the chunked envelope (:meth:`ReweightedLists._chunk_layout`): the steps of the
+#: running maximum inside the chunks, each one vector operation over every chunk
+_CHUNK = 16
 #: n_pos below this take their sampled counts from a table kept across calls (at most this many rows)
 _COUNTS_TABLE = 1 << 16
 
@@ -77,8 +82,8 @@ class ReweightedLists:
     ``count`` (G,) items per group (items in (group, rank) order); ``column`` (N,) each item's weight column;
     ``relevant`` / ``ignored`` (T, N) flags (an item is never both under one variant; ``ignored`` None: none);
     ``eps`` the precision denominator's term; ``precision`` False: relevant weights only (recall); ``scan``
-    the envelope's method (None: the cheaper for the sizes; both give the same numbers); ``reuse_output``:
-    the precision arrays returned are buffers that the next call overwrites (no fresh pages per call)."""
+    the envelope's method (None: chunked, True: complex scan, False: block maxima; the same numbers);
+    ``reuse_output``: the precision arrays returned are buffers that the next call overwrites (no fresh pages per call)."""
 
     def __init__(
         self,
@@ -169,11 +174,14 @@ class ReweightedLists:
         self.kept = np.flatnonzero(keep)
         self.kept_of_slot = np.cumsum(keep) - keep
         self.kept_list_end = self.kept_of_slot[self.list_end]
-        # the envelope by a scan over the slots when they are fewer than about 1.5 per sampled level (else
-        # block maxima between the sampled slots): the same numbers, whichever is cheaper
-        self.scan = self.kept.shape[0] < 1.5 * T * G * (self.levels.shape[0] + 1) if scan is None else scan
+        # the envelope's method (the same numbers): by default the chunked scan (kept slots laid out in
+        # chunks, _chunk_layout); scan=True the complex scan, scan=False block maxima between sampled slots
+        self.chunked = scan is None
+        self.scan = bool(scan)
         self.z_key = np.zeros(self.kept.shape[0] if self.scan else 0, dtype=np.complex128)
         self.z_key.real = -slot_list[self.kept][::-1] if self.scan else 0.0  # reversed: grows list by list
+        if self.chunked:
+            self._chunk_layout(slot_list)
         self.list_c = list_c
         # the J stream: per list an entry that sets the running sum to the ranked weight before the list
         # (C at its group's start), then the list's J items, so that the running sum at a relevant item is
@@ -191,6 +199,39 @@ class ReweightedLists:
         self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
         self._counts_table = np.zeros((0, self.levels.shape[0]), dtype=np.int64)  # _sampled_counts per n_pos
         self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def _chunk_layout(self, slot_list: np.ndarray) -> None:
+        """Lay the kept slots out for :meth:`_envelope_chunked`: the flat order (lists one after the other)
+        cut into chunks of ``_CHUNK`` slots, padded with slots of precision −inf, stored transposed (row j
+        holds every chunk's j-th slot) so that each step of the running maximum inside the chunks is one
+        contiguous vector operation. ``kept`` (hence TP and N) stays flat, padded, and the precision is
+        written through a transposed view; ``kept_of_slot`` and ``kept_list_end`` index the layout; the list
+        boundaries become static penalties (0 inside a list, −inf across one, added before each maximum:
+        exact, as x + 0 = x and no value is +inf or NaN)."""
+        C, K = _CHUNK, self.kept.shape[0]
+        n_ch = -(-K // C)  # none without lists (T·G = 0: nothing is evaluated)
+        pad = n_ch * C - K
+        # flat position f sits at (f % C) * n_ch + f // C of the layout; pads are lists of their own
+        at = np.arange(n_ch * C).reshape(n_ch, C).T.reshape(-1)  # the flat position at each layout index
+        lst = np.concatenate([slot_list[self.kept], -1 - np.arange(pad)])[at].reshape(C, n_ch)
+        where = np.empty(n_ch * C, dtype=np.int64)
+        where[at] = np.arange(n_ch * C)
+        fill = self.kept[-1:].repeat(pad) if K else np.zeros(pad, dtype=np.int64)
+        self.kept = np.concatenate([self.kept, fill])  # flat: TP and N gathered in rank order (cache)
+        self.kept_of_slot = where[self.kept_of_slot]
+        self.kept_list_end = np.concatenate([where[self.kept_list_end], where[K:]])  # and the pads: −inf
+        # slot j + 1 of a chunk continues slot j's list
+        self._pen = np.where(lst[:-1] == lst[1:], 0.0, -np.inf)
+        # chunk c continues into chunk c + 1 when its last slot's list is c + 1's first slot's list; the
+        # maximum from chunk c + 1's first slot on then reaches the slots of that list in chunk c
+        cont = np.zeros(n_ch, dtype=bool)
+        cont[:-1] = lst[-1, :-1] == lst[0, 1:]
+        self._pen_carry = np.where((lst == lst[-1]) & cont, 0.0, -np.inf)
+        # and from chunk c + 1's first slot on it runs through c + 1 into c + 2 when c + 1 is all one list
+        # that continues: chunks linked so form a segment, scanned (reversed) as complex (segment, value)
+        link = (lst == lst[0]).all(axis=0) & cont
+        seg = np.concatenate([[0], np.cumsum(~link[:-1])])[:n_ch]
+        self._chunk_key = -seg[::-1].astype(np.float64)
 
     def evaluate(self, weights: np.ndarray, n_pos: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         """(B, T, R, G) interpolated precision (levels before groups, as pycocotools' arrays; None when built
@@ -321,6 +362,10 @@ class ReweightedLists:
             "j_cum": np.zeros(J + 1, dtype=i64),
             "stream": np.empty(J + self.n_variants * self.n_groups, dtype=i64),
             "z": np.empty(K if self.scan else 0, dtype=np.complex128),
+            "zc": np.empty(K // _CHUNK if self.chunked else 0, dtype=np.complex128),
+            "row": np.empty(K // _CHUNK if self.chunked else 0),
+            "carry": np.empty(K // _CHUNK if self.chunked else 0),
+            "grid": np.empty((_CHUNK, K // _CHUNK) if self.chunked else 0),
         }
         return ws
 
@@ -416,14 +461,21 @@ class ReweightedLists:
         ``pos`` (:meth:`_sampled_slots`)."""
         T, G = self.n_variants, self.n_groups
         p = self._work["p"]
+        pv = p
+        if self.chunked:  # TP and N in flat order, the precision into the chunk layout
+            tp, n, pv = tp.reshape(-1, _CHUNK).T, n.reshape(-1, _CHUNK).T, p.reshape(_CHUNK, -1)
         if self.eps > 0:
-            np.add(n, self.eps, out=p)
-            np.divide(tp, p, out=p)
+            np.add(n, self.eps, out=pv)
+            np.divide(tp, pv, out=pv)
         else:  # a relevant item of weight 0 before any weight: 0, as the module docstring says
-            p.fill(0.0)
-            np.divide(tp, n, out=p, where=n > 0)
+            pv.fill(0.0)
+            np.divide(tp, n, out=pv, where=n > 0)
         p[self.kept_list_end] = -np.inf
         pos = np.take(self.kept_of_slot, pos)  # the sampled slot's run end: the top of the run's precision
+        if self.chunked:
+            self._envelope_chunked(p)
+            np.maximum(np.take(p, pos).reshape(T, G, -1).transpose(0, 2, 1), 0.0, out=prec)
+            return
         if self.scan:
             # the envelope at every slot: a running maximum from each list's end, over the reversed slots as
             # complex numbers (list key, precision), which numpy orders lexicographically: a list's larger
@@ -443,3 +495,25 @@ class ReweightedLists:
         for i in range(1, env.shape[0]):  # faster than np.maximum.accumulate along this axis
             np.maximum(env[i], env[i - 1], out=env[i])
         np.maximum(env[::-1].reshape(-1, T, G).transpose(1, 0, 2), 0.0, out=prec)
+
+    def _envelope_chunked(self, p: np.ndarray) -> None:
+        """The maximum of ``p`` (in the chunk layout) from each kept slot to its list's end, in place: inside
+        each chunk from its last slot down, one vector step per slot; then across chunks, the maximum from
+        each chunk's first slot on (a reversed running maximum over the chunks, as complex numbers (segment,
+        value), restarting where a list ends); then each chunk's slots of the list that runs on into the
+        next chunk take that next chunk's maximum."""
+        C, n_ch = _CHUNK, self._chunk_key.shape[0]
+        q = p.reshape(C, n_ch)
+        row = self._work["row"]
+        for j in range(C - 2, -1, -1):
+            np.add(q[j + 1], self._pen[j], out=row)
+            np.maximum(q[j], row, out=q[j])
+        z = self._work["zc"]
+        z.real = self._chunk_key
+        z.imag = q[0, ::-1]
+        np.maximum.accumulate(z, out=z)
+        carry = self._work["carry"]
+        carry[:-1] = z.imag[-2::-1]  # chunk c + 1's maximum, for chunk c
+        carry[-1] = -np.inf
+        grid = np.add(carry, self._pen_carry, out=self._work["grid"])
+        np.maximum(q, grid, out=q)
