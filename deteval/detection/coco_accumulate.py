@@ -115,8 +115,9 @@ def accumulation_slices(
         return
     kept: list[_Slice] = []
     T, K = table.tp.shape[1], table.n_cats
-    # pycocotools' ranking of a category: images in ascending id order, then a stable sort by -score
-    order = np.lexsort((table.rank, table.img, -table.score, table.cat))
+    # pycocotools' ranking of a category: images in ascending id order, then a stable sort by -score (the
+    # keys packed into one integer where they fit: a third of np.lexsort's time on two systems' 5k tables)
+    order = lex_order((table.rank, table.img, -table.score, table.cat))
     cat_s = table.cat[order]
     rank_s = table.rank[order]
     score_s = table.score[order]
