@@ -137,11 +137,15 @@ class ReweightedLists:
             T * G, dtype=np.int64
         )  # and J there (a J item before it belongs to an earlier group)
         j_off = 0
+        rel_b = rel[:, base]  # the flags of the base items, each variant's row gathered once
+        ig_b = ig[:, base] if ig is not None else None
+        n_slots = np.ones(T * G, dtype=np.int64)  # per list its relevant items, then its end slot
         for t in range(T):
-            hp = np.flatnonzero(rel[t, base])  # base positions of the relevant items
+            hp = np.flatnonzero(rel_b[t])  # base positions of the relevant items
             h_count = np.bincount(b_group[hp], minlength=G)
+            n_slots[t * G : (t + 1) * G] += h_count
             at = np.cumsum(h_count)  # the end slot of each list, before the end slots are inserted
-            jp = np.flatnonzero(ig[t, base]) if ig is not None else np.zeros(0, dtype=np.int64)
+            jp = np.flatnonzero(ig_b[t]) if ig_b is not None else np.zeros(0, dtype=np.int64)
             j_cols.append(self.base_col[jp])
             list_j[t * G : (t + 1) * G] = j_off + np.searchsorted(jp, b_start, side="left")
             slot_col.append(np.insert(self.base_col[hp], at, -1))
@@ -150,7 +154,7 @@ class ReweightedLists:
             j_off += jp.shape[0]
             # a relevant item ends its run unless the next one of its list follows with no item counted
             # under t (an item neither relevant nor ignored) between them; the end slots end theirs
-            counted_t = ~rel[t, base] if ig is None else ~(rel[t, base] | ig[t, base])
+            counted_t = ~rel_b[t] if ig_b is None else ~(rel_b[t] | ig_b[t])
             fp_upto = np.cumsum(counted_t)
             ends = np.ones(hp.shape[0], dtype=bool)
             ends[:-1] = (b_group[hp[1:]] != b_group[hp[:-1]]) | (fp_upto[hp[1:]] != fp_upto[hp[:-1]])
@@ -159,10 +163,6 @@ class ReweightedLists:
         self.slot_c = np.concatenate(slot_c) if T else np.zeros(0, dtype=np.int64)
         self.slot_j = np.concatenate(slot_j) if T else np.zeros(0, dtype=np.int64)
         self.j_col = np.concatenate(j_cols) if T else np.zeros(0, dtype=np.int64)
-        n_slots = np.bincount(np.repeat(np.arange(T * G), 1), minlength=T * G)  # the end slot of each list
-        for t in range(T):
-            hp_g = np.bincount(b_group[np.flatnonzero(rel[t, base])], minlength=G)
-            n_slots[t * G : (t + 1) * G] += hp_g
         self.list_end = np.cumsum(n_slots) - 1  # the end slot of each list
         self.list_first = self.list_end + 1 - n_slots  # its first slot
         slot_list = np.repeat(np.arange(T * G), n_slots)
