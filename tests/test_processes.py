@@ -109,7 +109,7 @@ def test_auto_processes(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_coco_units_read_and_match_on_two_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """CocoUnits parses each large results file with a forked child (the tail) and matches half of the
     images there, as evaluate_coco does: the match tables, the evaluations and the resampled metrics equal
-    those of one process, bit for bit; a compared system's evaluation is made when first read."""
+    those of one process, bit for bit; each system's evaluation is made when first asked for."""
     if not sys.platform.startswith("linux"):
         pytest.skip("forks on Linux only")
     gt, dets = _data(3, n_img=30)
@@ -130,7 +130,7 @@ def test_coco_units_read_and_match_on_two_cores(tmp_path: Path, monkeypatch: pyt
         runs.append(CocoUnits(str(paths[0]), [str(p) for p in paths[1:]]))
     assert [f is not None for f in forks] == [False] * 4 + [True] * 4  # tail, matching; per system
     one, two = runs
-    assert [isinstance(e, CocoEvaluation) for e in two._evaluations] == [True, False]  # B's: not made yet
+    assert [isinstance(e, CocoEvaluation) for e in two._evaluations] == [False, False]  # made when asked for
     for t1, t2 in zip(one.tables, two.tables):  # the same rows (in another order: image halves appended)
         assert len(t1) == len(t2) and np.array_equal(t1.npig, t2.npig)
         k1 = np.lexsort((t1.rank, t1.img, t1.cat))

@@ -365,6 +365,26 @@ def test_coco_weights_equal_duplicated_images(seed: int) -> None:
     ]
 
 
+@pytest.mark.parametrize("params", [None, {"max_dets": (1, 5, 20)}, {"use_cats": False}])
+def test_coco_units_names_and_shapes_without_evaluating(params: dict | None) -> None:
+    """CocoUnits takes names, categories, the image count and the slices read from an evaluation of the first
+    system's shape (every number -1): those of its real evaluation, which is made only when asked for."""
+    from deteval.detection.coco import CocoEvaluation
+    from deteval.detection.coco_params import CocoParams
+    from deteval.stats.coco import CocoUnits
+
+    gt, dets = _coco_case(5)
+    gt["categories"].append({**gt["categories"][0], "id": 99})  # a repeated name: two rows
+    units = CocoUnits(gt, [dets], params=None if params is None else CocoParams(**params))
+    assert not isinstance(units._evaluations[0], CocoEvaluation)  # not evaluated yet
+    ev = units.evaluations[0]
+    assert units.n_units == ev.counts["n_images"] == 10
+    assert units.rows == list(ev.per_class())
+    assert units.names == (*ev.stat_names, *(f"ap:{c}" for c in ev.per_class()))
+    assert units._read == units._slices_read(ev.precision.shape, ev.recall.shape)
+    assert len(units._read) >= 1
+
+
 def test_cli_coco_ci_and_comparison(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 

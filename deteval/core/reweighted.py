@@ -137,11 +137,15 @@ class ReweightedLists:
             T * G, dtype=np.int64
         )  # and J there (a J item before it belongs to an earlier group)
         j_off = 0
+        rel_b = rel[:, base]  # the flags of the base items, each variant's row gathered once
+        ig_b = ig[:, base] if ig is not None else None
+        n_slots = np.ones(T * G, dtype=np.int64)  # per list its relevant items, then its end slot
         for t in range(T):
-            hp = np.flatnonzero(rel[t, base])  # base positions of the relevant items
+            hp = np.flatnonzero(rel_b[t])  # base positions of the relevant items
             h_count = np.bincount(b_group[hp], minlength=G)
+            n_slots[t * G : (t + 1) * G] += h_count
             at = np.cumsum(h_count)  # the end slot of each list, before the end slots are inserted
-            jp = np.flatnonzero(ig[t, base]) if ig is not None else np.zeros(0, dtype=np.int64)
+            jp = np.flatnonzero(ig_b[t]) if ig_b is not None else np.zeros(0, dtype=np.int64)
             j_cols.append(self.base_col[jp])
             list_j[t * G : (t + 1) * G] = j_off + np.searchsorted(jp, b_start, side="left")
             slot_col.append(np.insert(self.base_col[hp], at, -1))
@@ -150,7 +154,7 @@ class ReweightedLists:
             j_off += jp.shape[0]
             # a relevant item ends its run unless the next one of its list follows with no item counted
             # under t (an item neither relevant nor ignored) between them; the end slots end theirs
-            counted_t = ~rel[t, base] if ig is None else ~(rel[t, base] | ig[t, base])
+            counted_t = ~rel_b[t] if ig_b is None else ~(rel_b[t] | ig_b[t])
             fp_upto = np.cumsum(counted_t)
             ends = np.ones(hp.shape[0], dtype=bool)
             ends[:-1] = (b_group[hp[1:]] != b_group[hp[:-1]]) | (fp_upto[hp[1:]] != fp_upto[hp[:-1]])
@@ -159,10 +163,6 @@ class ReweightedLists:
         self.slot_c = np.concatenate(slot_c) if T else np.zeros(0, dtype=np.int64)
         self.slot_j = np.concatenate(slot_j) if T else np.zeros(0, dtype=np.int64)
         self.j_col = np.concatenate(j_cols) if T else np.zeros(0, dtype=np.int64)
-        n_slots = np.bincount(np.repeat(np.arange(T * G), 1), minlength=T * G)  # the end slot of each list
-        for t in range(T):
-            hp_g = np.bincount(b_group[np.flatnonzero(rel[t, base])], minlength=G)
-            n_slots[t * G : (t + 1) * G] += hp_g
         self.list_end = np.cumsum(n_slots) - 1  # the end slot of each list
         self.list_first = self.list_end + 1 - n_slots  # its first slot
         slot_list = np.repeat(np.arange(T * G), n_slots)
@@ -198,7 +198,7 @@ class ReweightedLists:
         self._int: np.dtype[np.signedinteger[Any]] = np.dtype(np.int64)
         self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
         self._counts_table = np.zeros((0, self.levels.shape[0]), dtype=np.int64)  # _sampled_counts per n_pos
-        self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
 
     def _chunk_layout(self, slot_list: np.ndarray) -> None:
         """Lay the kept slots out for :meth:`_envelope_chunked`: the flat order (lists one after the other)
@@ -282,10 +282,12 @@ class ReweightedLists:
                     continue
                 ws = self._work
                 pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, cc[r], True)
-                # the complement's slot weights and their running sum (end slots 0 in both)
-                hw_c = np.subtract(ones[3], ws["hw"], out=ws["hw"])
-                cs_c = np.subtract(ones[4], ws["cs"], out=ws["cs"])
-                pos_c = self._sampled_slots(hw_c, cs_c, tp0_c, cc[r], True)
+                # the complement's units: the slots of weight 0 but the end slots (whose weights
+                # _sampled_slots set to 0); its total weight from the running sums' ends
+                unit_c = np.equal(ws["hw"], 0, out=ws["mask"])
+                unit_c[self.list_end] = False
+                total_c = ones[3] - int(ws["cs"][-1])
+                pos_c = self._unit_slots(unit_c, total_c, self._at(tp0_c, cc[r]))
                 self._envelope(ws["tpk"], ws["n"], pos, prec[r])
                 tp_c = np.subtract(ones[1], ws["tpk"], out=ws["tpk"])
                 n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
@@ -369,18 +371,17 @@ class ReweightedLists:
         }
         return ws
 
-    def _ones(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(relevant weight up to each list's end, TP, N, slot weights with end slots 0, their running sum)
-        of all weights 1: the complements' minuends."""
+    def _ones(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """(relevant weight up to each list's end, TP, N, the slots' total weight) of all weights 1: the
+        complements' minuends."""
         key = self._int.str
         if key not in self._ones_counts:
             wr = np.ones(self._max_col + 2, dtype=self._int)
             wr[-1] = 0  # the end slots' column
             last = self._counts(wr, self.precision)
             ws = self._work
-            hw = ws["hw"].copy()
-            hw[self.list_end] = 0
-            self._ones_counts[key] = (last.copy(), ws["tpk"].copy(), ws["n"].copy(), hw, ws["cs"].copy())
+            total = int(ws["cs"][-1]) if ws["cs"].shape[0] else 0
+            self._ones_counts[key] = (last.copy(), ws["tpk"].copy(), ws["n"].copy(), total)
         return self._ones_counts[key]
 
     def _counts(self, wr: np.ndarray, precision: bool) -> np.ndarray:
@@ -419,23 +420,33 @@ class ReweightedLists:
         slot with fewer than u + 1 units before it: the count of such slots (running sums are non-decreasing)
         is a cumulative histogram of the units before each slot, O(slots + units) without laying out one
         entry per unit; with ``binary`` weights (0 or 1) the weighted slots are the units themselves."""
-        T, G = self.n_variants, self.n_groups
         hw[self.list_end] = 0
         total = int(cs[-1]) if cs.shape[0] else 0
-        at = np.add(tp0.reshape(T, G, 1), cc, out=self._work["at"]).reshape(T * G, -1)
-        if binary:  # weights 0 or 1: the weighted slots are the units (then the last slot)
-            np.minimum(at, total, out=at)  # beyond every unit: the last slot (an end slot)
-            hw[-1] = 1
-            unit = np.flatnonzero(np.not_equal(hw, 0, out=self._work["mask"]))
-            hw[-1] = 0
-            pos = np.take(unit, at)
-        else:
-            before = np.subtract(cs, hw, out=self._work["before"])  # units before each slot
-            # past every unit (at most the largest cc - 1 beyond): all slots, the last an end slot
-            upto = np.bincount(before, minlength=total + int(cc.max(initial=0)) + 1)
-            upto[0] -= 1  # then upto[u]: the last slot with at most u units before it
-            np.cumsum(upto, out=upto)
-            pos = np.take(upto, at)
+        at = self._at(tp0, cc)
+        if binary:  # weights 0 or 1: the weighted slots are the units
+            return self._unit_slots(np.not_equal(hw, 0, out=self._work["mask"]), total, at)
+        before = np.subtract(cs, hw, out=self._work["before"])  # units before each slot
+        # past every unit (at most the largest cc - 1 beyond): all slots, the last an end slot
+        upto = np.bincount(before, minlength=total + int(cc.max(initial=0)) + 1)
+        upto[0] -= 1  # then upto[u]: the last slot with at most u units before it
+        np.cumsum(upto, out=upto)
+        pos = np.take(upto, at)
+        np.minimum(pos, self.list_end[:, None], out=pos)
+        return pos
+
+    def _at(self, tp0: np.ndarray, cc: np.ndarray) -> np.ndarray:
+        """(T·G, R) the unit each level samples, counted over all lists: ``tp0`` (T·G,) the relevant weight
+        before each list plus ``cc`` (1, G, R) (:meth:`_sampled_counts`), into the workspace."""
+        T, G = self.n_variants, self.n_groups
+        return np.add(tp0.reshape(T, G, 1), cc, out=self._work["at"]).reshape(T * G, -1)
+
+    def _unit_slots(self, unit: np.ndarray, total: int, at: np.ndarray) -> np.ndarray:
+        """:meth:`_sampled_slots` of weights 0 or 1: ``unit`` (S,) flags the slots of weight 1 (changed
+        here), ``total`` their count; unit u (from 0) is the u-th flagged slot, and past every unit the last
+        slot (an end slot), each clipped to its list's end slot."""
+        np.minimum(at, total, out=at)
+        unit[-1] = True
+        pos = np.take(np.flatnonzero(unit), at)
         np.minimum(pos, self.list_end[:, None], out=pos)
         return pos
 

@@ -101,27 +101,36 @@ _Slice = tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndar
 
 
 def accumulation_slices(
-    table: MatchTable, max_dets: tuple[int, ...], valid: np.ndarray, cache: dict[str, Any] | None
+    table: MatchTable,
+    max_dets: tuple[int, ...],
+    valid: np.ndarray,
+    cache: dict[str, Any] | None,
+    only: set[tuple[int, int]] | None = None,
 ) -> Iterator[_Slice]:
     """(m, a, rows in ranked order, their scores, items per list, tp, ig) of every (maxDet, area range) slice
-    with a category to score; from ``cache`` when it holds them (every slice is then kept)."""
+    with a category to score; from ``cache`` when it holds them (every slice is then kept); without a
+    cache, ``only`` the (area, maxDet) index pairs in ``only`` when given (the others' columns not laid out)."""
     if cache is not None and "slices" in cache:
         yield from (s for s in cache["slices"] if valid[s[1]].any())
         return
     kept: list[_Slice] = []
     T, K = table.tp.shape[1], table.n_cats
-    # pycocotools' ranking of a category: images in ascending id order, then a stable sort by -score
-    order = np.lexsort((table.rank, table.img, -table.score, table.cat))
+    # pycocotools' ranking of a category: images in ascending id order, then a stable sort by -score (the
+    # keys packed into one integer where they fit: a third of np.lexsort's time on two systems' 5k tables)
+    order = lex_order((table.rank, table.img, -table.score, table.cat))
     cat_s = table.cat[order]
     rank_s = table.rank[order]
     score_s = table.score[order]
+    want = None if cache is not None else only  # a cache keeps every slice
     for m, max_det in enumerate(max_dets):
+        if want is not None and not any((a, m) in want for a in range(table.tp.shape[0])):
+            continue
         sel = np.flatnonzero(rank_s < max_det) if rank_s.size and rank_s.max() >= max_det else None
         om = order if sel is None else order[sel]
         sm = score_s if sel is None else score_s[sel]
         per_list = np.tile(np.bincount(cat_s if sel is None else cat_s[sel], minlength=K), T)
         for a in range(table.tp.shape[0]):
-            if cache is None and not valid[a].any():
+            if cache is None and (not valid[a].any() or (want is not None and (a, m) not in want)):
                 continue
             tp = np.take(table.tp[a], om, axis=1).reshape(-1)
             ig = np.take(table.ig[a], om, axis=1).reshape(-1)

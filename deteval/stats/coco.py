@@ -67,6 +67,7 @@ class CocoUnits:
         # each system's evaluation, made when first read (a compared system's is not needed for the statistics)
         self._evaluations: list[CocoEvaluation | Callable[[], CocoEvaluation]] = []
         g: Any = gt
+        first: tuple[Any, dict[str, int]] | None = None  # the first system's ground truth and counts
         for res in systems:
             g, r = read_inputs(g, res, p)
             # matched by two processes (half of the images each, the tables merged) where evaluate_coco would
@@ -76,6 +77,8 @@ class CocoUnits:
             else:
                 table, counts, warnings = match_in_shards(g, r, p, compat)
             self.tables.append(table)
+            if first is None:
+                first = (g, {**counts, "skipped_records": g.skipped + r.skipped})
             self._evaluations.append(
                 functools.partial(
                     finish_evaluation,
@@ -87,12 +90,24 @@ class CocoUnits:
                     r.warnings + warnings,
                 )
             )
-        ev = self._evaluation(0)
+        if first is None:
+            raise ValueError("CocoUnits needs at least one system")
+        ev = self._shape_only(first[0], first[1])
         self.n_units = int(ev.counts["n_images"])
         self.rows = list(ev.per_class())
         self.names: tuple[str, ...] = (*ev.stat_names, *(f"ap:{c}" for c in self.rows))
         self._read = self._slices_read(ev.precision.shape, ev.recall.shape)
         self._batches: dict[int, CocoBatch | None] = {}
+
+    def _shape_only(self, gt: Any, counts: dict[str, int]) -> CocoEvaluation:
+        """The first system's evaluation with every number −1: its names, categories, counts and array shapes
+        (precision (T, R, K, A, M), recall (T, K, A, M), as accumulate lays them out) without accumulating,
+        which is left until its numbers are asked for (a randomization test never reads them)."""
+        p, K = self.params, self.tables[0].n_cats
+        shape = (p.iou_thrs.shape[0], p.rec_thrs.shape[0], K, len(p.area_rng), len(p.max_dets))
+        blank = np.full(shape, -1.0)
+        recall = np.full((shape[0], *shape[2:]), -1.0)
+        return finish_evaluation(None, p, self.compat, gt, dict(counts), [], (blank, recall, blank))
 
     def _evaluation(self, system: int) -> CocoEvaluation:
         ev = self._evaluations[system]

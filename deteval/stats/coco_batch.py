@@ -58,9 +58,7 @@ class CocoBatch:
         K, A = table.n_cats, table.tp.shape[0]
         valid = (table.npig > 0).T
         self.slices: dict[tuple[int, int], ReweightedLists] = {}
-        for m, a, om, _, per_list, tp, ig in accumulation_slices(table, params.max_dets, valid, None):
-            if (a, m) not in read:
-                continue
+        for m, a, om, _, per_list, tp, ig in accumulation_slices(table, params.max_dets, valid, None, read):
             T = table.tp.shape[1]
             self.slices[a, m] = ReweightedLists(
                 per_list[:K],
