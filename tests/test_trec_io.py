@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deteval.errors import InputFormatError, ValidationError
+from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io import trec as trec_io
 from deteval.io.trec import (
     load_qrels,
@@ -190,6 +190,32 @@ def test_measure_syntax():
     ]
     names = [f.name for f, _ in parse_measures("all_trec")]
     assert names[:3] == ["runid", "num_q", "num_ret"] and "dcg_cut" not in names and "set_F" in names
+
+
+def test_a_request_with_parameters_replaces_the_defaults_as_in_trec_eval():
+    """trec_eval (meas_init.c) uses a family's first ``-m name.params`` instead of its default parameters,
+    whether the family was also marked bare or by a set: ``-m official -m P.5`` prints P_5 alone. A second,
+    different request with parameters (ignored by trec_eval) is refused; the same one twice is harmless."""
+    from deteval.retrieval import parse_measures
+
+    def params(specs: list[str]) -> dict[str, tuple]:
+        return {f.name: tuple(p) for f, p in parse_measures(specs)}
+
+    official = params(["official"])
+    assert official["P"] == (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+    got = params(["official", "P.5"])
+    assert got["P"] == (5,) and got["map"] == () and set(got) == set(official)
+    assert params(["P.20,5", "P"])["P"] == (5, 20) == params(["P", "P.20,5"])["P"]
+    assert params(["P.5,10", "P.5,10"])["P"] == (5, 10)
+    assert params(["iprec_at_recall.0.5", "official"])["iprec_at_recall"] == (0.5,)
+    assert params(["P_30", "P.5"])["P"] == (5, 30)  # deteval's P_30 form adds a value
+    for twice in (
+        ["P.5", "P.10"],
+        ["ndcg_cut.5", "official", "ndcg_cut.5,10"],
+        ["utility.1,-1,0,0", "utility.2,-1,0,0"],
+    ):
+        with pytest.raises(ConfigError, match="given parameters twice"):
+            parse_measures(twice)
 
 
 def test_simple_layout_fast_path_still_counts_fields(tmp_path):

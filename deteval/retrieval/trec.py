@@ -137,7 +137,7 @@ def _param_name(fam: Family, value: float) -> str:
     return f"{fam.name}_{value:.2f}" if fam.params in ("float", "mult") else f"{fam.name}_{int(value)}"
 
 
-_WHOLE = ("coef", "beta", "gains")  # the last request's parameters replace the earlier ones
+_WHOLE = ("coef", "beta", "gains")  # kept in the order given (not sorted)
 
 
 class Params(tuple):
@@ -169,41 +169,56 @@ def parse_measures(
         specs = ["official"]
     if isinstance(specs, str):
         specs = [specs]
-    wanted: dict[str, list] = {}
-    texts: dict[str, str] = {}
-
-    def add(fam: Family, params: Iterable, text: str = "") -> None:
-        if _single(fam):
-            wanted[fam.name] = list(params)
-            texts[fam.name] = text
-            return
-        lst = wanted.setdefault(fam.name, [])
-        for p in params:
-            if p not in lst:
-                lst.append(p)
+    # trec_eval's rule (trec_eval.c mark_measure, meas_init.c): a set or a bare family marks measures, which
+    # take their default parameters; a family's first request with parameters (P.5,10) replaces those
+    # defaults. trec_eval ignores a second such request silently; here it is refused unless it is the same.
+    # deteval's P_10 form adds single values to whatever the family has.
+    marked: set[str] = set()
+    given: dict[str, tuple[list, str]] = {}  # family -> (parameters, spec) of its request with parameters
+    extra: dict[str, list] = {}
 
     for raw in specs:
         for spec in [s for s in str(raw).split() if s]:
             if spec in named_sets:
-                for name in named_sets[spec]:
-                    add(FAMILIES[name], FAMILIES[name].default)
+                marked.update(named_sets[spec])
                 continue
             name, dot, rest = spec.partition(".")
             if name in FAMILIES and dot:
                 fam = FAMILIES[name]
                 if not fam.params:
                     raise ConfigError(f"measure {name!r} takes no parameters (got {spec!r})")
-                add(fam, _parse_params(fam, rest, spec), rest)
+                values = _parse_params(fam, rest, spec)
+                if name in given and given[name][1] != spec:
+                    raise ConfigError(
+                        f"measure {name!r} is given parameters twice ({given[name][1]!r} and {spec!r}); "
+                        f"trec_eval would use only the first: give them in one list ({name}.a,b,...)"
+                    )
+                given[name] = (values, spec)
                 continue
             if name in FAMILIES:
-                add(FAMILIES[name], FAMILIES[name].default)
+                marked.add(name)
                 continue
             head, _, tail = spec.rpartition("_")
             if head in FAMILIES and FAMILIES[head].params:
-                add(FAMILIES[head], _parse_params(FAMILIES[head], tail, spec))
+                lst = extra.setdefault(head, [])
+                lst.extend(v for v in _parse_params(FAMILIES[head], tail, spec) if v not in lst)
                 continue
             known = ", ".join(list(named_sets) + list(FAMILIES))
             raise ConfigError(f"unknown measure {spec!r}; known: {known}")
+    wanted: dict[str, list] = {}
+    texts: dict[str, str] = {}
+    for name in marked | set(given) | set(extra):
+        fam = FAMILIES[name]
+        if name in given:
+            base = given[name][0]
+            if _single(fam):  # (trec_eval names those after the parameters as written)
+                texts[name] = given[name][1].partition(".")[2]
+        else:
+            base = list(fam.default) if name in marked else []
+        if _single(fam):
+            wanted[name] = base if name in given or name not in extra else extra[name]
+        else:
+            wanted[name] = base + [v for v in extra.get(name, []) if v not in base]
     order = list(FAMILIES)
     out: list[tuple[Family, Params]] = []
     for name in sorted(wanted, key=order.index):
@@ -252,7 +267,7 @@ def _parse_params(fam: Family, text: str, spec: str) -> list:
             raise ConfigError(f"recall levels must be in [0, 1] in measure {spec!r}")
         if v in vals:
             # trec_eval sorts the list and stops on an equal neighbour ("duplicate cutoffs detected"); a
-            # repeat across separate -m options is a different matter (merged, see parse_measures)
+            # second request with parameters for the family is refused in parse_measures
             raise ConfigError(f"duplicate parameter {part!r} in measure {spec!r} (trec_eval refuses it too)")
         vals.append(v)
     if not vals:
