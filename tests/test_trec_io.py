@@ -193,9 +193,9 @@ def test_measure_syntax():
 
 
 def test_a_request_with_parameters_replaces_the_defaults_as_in_trec_eval():
-    """trec_eval (meas_init.c) uses a family's first ``-m name.params`` instead of its default parameters,
-    whether the family was also marked bare or by a set: ``-m official -m P.5`` prints P_5 alone. A second,
-    different request with parameters (ignored by trec_eval) is refused; the same one twice is harmless."""
+    """trec_eval (meas_init.c) and pytrec_eval use a family's ``name.params`` instead of its default
+    parameters, whether the family was also marked bare or by a set: ``-m official -m P.5`` prints P_5
+    alone. Several requests with parameters merge, as in pytrec_eval (trec_eval keeps the first)."""
     from deteval.retrieval import parse_measures
 
     def params(specs: list[str]) -> dict[str, tuple]:
@@ -206,16 +206,35 @@ def test_a_request_with_parameters_replaces_the_defaults_as_in_trec_eval():
     got = params(["official", "P.5"])
     assert got["P"] == (5,) and got["map"] == () and set(got) == set(official)
     assert params(["P.20,5", "P"])["P"] == (5, 20) == params(["P", "P.20,5"])["P"]
-    assert params(["P.5,10", "P.5,10"])["P"] == (5, 10)
+    assert params(["P.5,10", "P.5,10"])["P"] == (5, 10) == params(["P.10", "P.5"])["P"]
+    assert params(["ndcg_cut.5", "official", "ndcg_cut.10,5"])["ndcg_cut"] == (5, 10)
     assert params(["iprec_at_recall.0.5", "official"])["iprec_at_recall"] == (0.5,)
     assert params(["P_30", "P.5"])["P"] == (5, 30)  # deteval's P_30 form adds a value
-    for twice in (
-        ["P.5", "P.10"],
-        ["ndcg_cut.5", "official", "ndcg_cut.5,10"],
-        ["utility.1,-1,0,0", "utility.2,-1,0,0"],
-    ):
-        with pytest.raises(ConfigError, match="given parameters twice"):
-            parse_measures(twice)
+    with pytest.raises(ConfigError, match="given parameters twice"):
+        parse_measures(["utility.1,-1,0,0", "utility.2,-1,0,0"])  # printed as one value
+
+
+@pytest.mark.parametrize(
+    "measures",
+    [
+        {"P.5", "P.10"},
+        {"P", "P.2"},
+        {"official", "P.2"},
+        {"ndcg_cut.3", "ndcg_cut.1,3", "map"},
+        {"recall", "P"},
+    ],
+)
+def test_measure_requests_name_what_pytrec_eval_computes(measures):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from deteval.retrieval import evaluate_trec
+
+    rng = np.random.default_rng(len(measures))
+    qrels = {f"q{t}": {f"d{i}": int(rng.integers(0, 3)) for i in range(12)} for t in range(3)}
+    run = {q: {f"d{i}": float(rng.random()) for i in range(0, 15, 2)} for q in qrels}
+    want = pytrec_eval.RelevanceEvaluator(qrels, set(measures)).evaluate(run)
+    got = evaluate_trec(qrels, run, sorted(measures))
+    names = {n for n in got.summary if n != "runid"}
+    assert names == set(want["q0"]) - {"runid"}
 
 
 def test_simple_layout_fast_path_still_counts_fields(tmp_path):

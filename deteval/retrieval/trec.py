@@ -169,9 +169,10 @@ def parse_measures(
         specs = ["official"]
     if isinstance(specs, str):
         specs = [specs]
-    # trec_eval's rule (trec_eval.c mark_measure, meas_init.c): a set or a bare family marks measures, which
-    # take their default parameters; a family's first request with parameters (P.5,10) replaces those
-    # defaults. trec_eval ignores a second such request silently; here it is refused unless it is the same.
+    # trec_eval's and pytrec_eval's rule (trec_eval.c mark_measure, meas_init.c): a set or a bare family marks
+    # measures, which take their default parameters; a request with parameters (P.5,10) replaces those
+    # defaults. Several such requests are merged as pytrec_eval merges them (trec_eval silently uses only the
+    # first); for a measure printed as one value (utility, 11pt_avg...) a different second one is refused.
     # deteval's P_10 form adds single values to whatever the family has.
     marked: set[str] = set()
     given: dict[str, tuple[list, str]] = {}  # family -> (parameters, spec) of its request with parameters
@@ -188,11 +189,14 @@ def parse_measures(
                 if not fam.params:
                     raise ConfigError(f"measure {name!r} takes no parameters (got {spec!r})")
                 values = _parse_params(fam, rest, spec)
-                if name in given and given[name][1] != spec:
+                if name in given and _single(fam) and given[name][1] != spec:
                     raise ConfigError(
                         f"measure {name!r} is given parameters twice ({given[name][1]!r} and {spec!r}); "
-                        f"trec_eval would use only the first: give them in one list ({name}.a,b,...)"
+                        "it prints one value: give one list"
                     )
+                if name in given:  # pytrec_eval's rule (trec_eval would use only the first list)
+                    values = given[name][0] + [v for v in values if v not in given[name][0]]
+                    spec = given[name][1]
                 given[name] = (values, spec)
                 continue
             if name in FAMILIES:
