@@ -674,7 +674,7 @@ def read_inputs(
     two cores where that pays (see below): the same columns, warnings and errors as one process gives."""
     share = _fork_reading(gt, results, p, on_error)
     try:
-        if share is not None and share.gt_bytes:
+        if isinstance(share, _Share) and share.gt_bytes:
             g = load_gt_with_head(gt, (share.gt_bytes, share.gt))
         else:
             g = load_coco_gt(
@@ -763,13 +763,8 @@ class _KeypointsShare:
     """A forked child reading the tail of a keypoints results file from byte ``start`` into memory shared
     with this process (:mod:`deteval.io.coco_keypoints`); it reads no ground truth."""
 
-    gt_bytes = 0
-
     def __init__(self, child: KeypointsTail, start: int) -> None:
         self.child, self.start = child, start
-
-    def gt(self) -> None:  # pragma: no cover - gt_bytes is 0
-        return None
 
     def read(self, results: Any, g: CocoGroundTruth) -> CocoResults | None:
         """The results: the head read here, the tail from the child (None if it failed)."""

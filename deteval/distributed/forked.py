@@ -28,6 +28,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from deteval.collector import paused
+
 __all__ = ["Forked", "can_fork", "cpu_idle", "fork_call", "start_child", "usable_cpus"]
 
 #: Environment variable: ``1`` keeps every evaluation in one process; ``2`` forks even when no CPU is idle.
@@ -80,16 +82,12 @@ class Forked:
             return None
         # the collector paused while unpickling: tens of thousands of small objects (a segm child's masks)
         # would set it off hundreds of times, each pass over every object so far (0.08 s of 0.1 s for 33k)
-        enabled = gc.isenabled()
-        gc.disable()
         try:
-            with os.fdopen(self.fd, "rb") as f:
+            with paused(), os.fdopen(self.fd, "rb") as f:
                 ok, value = pickle.load(f)
         except Exception:
             ok, value = False, None
         finally:
-            if enabled:
-                gc.enable()
             self._reap()
         return value if ok else None
 

@@ -31,7 +31,6 @@ image and category have ground truth).
 
 from __future__ import annotations
 
-import gc
 import importlib
 import json
 import math
@@ -49,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.collector import paused
 from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io.arrays import rows_beyond_exact
 from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique, unique_keys
@@ -91,34 +91,30 @@ def read_json(path: str | PathLike[str]) -> Any:
         data = data[3:]
     if not data or data.isspace():  # (isspace scans without copying the file)
         raise InputFormatError("empty file (no JSON at all)", file=p)
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        if _orjson is not None:
-            try:
-                value = _orjson.loads(data)
-            except ValueError:
-                pass  # the slower parser below accepts NaN/Infinity and gives the error's line
-            else:
-                check_unique_keys(data, value, str(p), _orjson.dumps)
-                return value
-        return loads_unique(data)
-    except DuplicateKeyError as exc:
-        raise InputFormatError(str(exc), file=p) from None
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputFormatError(f"not UTF-8 text: {exc.reason}", file=p, record=f"line {line}") from None
-    except json.JSONDecodeError as exc:
-        raise InputFormatError(
-            f"invalid JSON: {exc.msg} (column {exc.colno})", file=p, record=f"line {exc.lineno}"
-        ) from None
-    except RecursionError:
-        raise InputFormatError("invalid JSON: nested too deeply", file=p) from None
-    except ValueError as exc:
-        raise InputFormatError(f"invalid JSON: {exc}", file=p) from None
-    finally:
-        if enabled:
-            gc.enable()
+    with paused():
+        try:
+            if _orjson is not None:
+                try:
+                    value = _orjson.loads(data)
+                except ValueError:
+                    pass  # the slower parser below accepts NaN/Infinity and gives the error's line
+                else:
+                    check_unique_keys(data, value, str(p), _orjson.dumps)
+                    return value
+            return loads_unique(data)
+        except DuplicateKeyError as exc:
+            raise InputFormatError(str(exc), file=p) from None
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise InputFormatError(f"not UTF-8 text: {exc.reason}", file=p, record=f"line {line}") from None
+        except json.JSONDecodeError as exc:
+            raise InputFormatError(
+                f"invalid JSON: {exc.msg} (column {exc.colno})", file=p, record=f"line {exc.lineno}"
+            ) from None
+        except RecursionError:
+            raise InputFormatError("invalid JSON: nested too deeply", file=p) from None
+        except ValueError as exc:
+            raise InputFormatError(f"invalid JSON: {exc}", file=p) from None
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -1000,71 +996,70 @@ def _gt_in_pieces(
         lo = skipped[1]
     first_lo = lo
     ann_end = -1
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        while ann_end < 0:
-            cut = _RECORD_BOUNDARY.search(data, lo + CHUNK_BYTES)
-            records = None
-            if cut is not None:
-                nxt = cut.end() - 1
-                try:
-                    records = _loads_piece(b"[" + data[lo : cut.start() + 1] + b"]", file)
-                except ValueError:
-                    records = None  # this piece runs past the end of the annotations array
-            if records is None:  # the last piece: it ends at the array's closing bracket
-                records, ann_end = _last_piece(data, lo, file)
-                nxt = ann_end
-            if records is None:  # raw_decode stops at the array's closing bracket
-                try:
-                    tail = "[" + data[lo:].decode("utf-8")
-                    records, end = json.JSONDecoder(object_pairs_hook=unique_keys).raw_decode(tail)
-                except (ValueError, UnicodeDecodeError):
+    with paused():
+        try:
+            while ann_end < 0:
+                cut = _RECORD_BOUNDARY.search(data, lo + CHUNK_BYTES)
+                records = None
+                if cut is not None:
+                    nxt = cut.end() - 1
+                    try:
+                        records = _loads_piece(b"[" + data[lo : cut.start() + 1] + b"]", file)
+                    except ValueError:
+                        records = None  # this piece runs past the end of the annotations array
+                if records is None:  # the last piece: it ends at the array's closing bracket
+                    records, ann_end = _last_piece(data, lo, file)
+                    nxt = ann_end
+                if records is None:  # raw_decode stops at the array's closing bracket
+                    try:
+                        tail = "[" + data[lo:].decode("utf-8")
+                        records, end = json.JSONDecoder(object_pairs_hook=unique_keys).raw_decode(tail)
+                    except (ValueError, UnicodeDecodeError):
+                        return None
+                    # the byte offset just past the closing "]"
+                    ann_end = lo + len(tail[:end].encode("utf-8")) - 1
+                    del tail
+                    nxt = ann_end
+                if not isinstance(records, list):
                     return None
-                ann_end = lo + len(tail[:end].encode("utf-8")) - 1  # byte offset just past the closing "]"
-                del tail
-                nxt = ann_end
-            if not isinstance(records, list):
-                return None
-            try:
-                kp_width = (
-                    parts[0]["keypoints"].shape[1] if parts and parts[0]["keypoints"] is not None else None
-                )
-                parts.append(
-                    _ann_columns(
-                        records,
-                        file,
-                        keep_segmentation,
-                        need_keypoints,
-                        kp_width,
-                        crowd_optional=crowd_optional,
-                        plain=plain,
+                try:
+                    kp_width = (
+                        parts[0]["keypoints"].shape[1]
+                        if parts and parts[0]["keypoints"] is not None
+                        else None
                     )
-                )
-            except DetevalError as exc:
-                if head is not None:  # (its record index depends on the child's count)
-                    return None
-                ids = ("image_id", "category_id")
-                failed = next((k for k in ids if exc.reason.startswith(f"{k} must be an integer")), None)
-                _same_id_kinds(parts, starts, file, failed)
-                rec = exc.record
-                mm = _ANN_RECORD.match(rec) if isinstance(rec, str) else None
-                if mm:
-                    rec = f"annotations[{int(mm.group(1)) + offset}]"
-                raise type(exc)(exc.reason, file=exc.file, record=rec) from None
-            starts.append(offset)
-            if head is None:
-                _same_id_kinds(parts, starts, file)
-            offset += len(records)
-            del records
-            lo = nxt
-        rest = _loads_piece(data[: m.start()] + b'"annotations": []' + data[ann_end:], file)
-        del data  # (before the child's share comes in: the peak memory)
-    except ValueError:
-        return None
-    finally:
-        if enabled:
-            gc.enable()
+                    parts.append(
+                        _ann_columns(
+                            records,
+                            file,
+                            keep_segmentation,
+                            need_keypoints,
+                            kp_width,
+                            crowd_optional=crowd_optional,
+                            plain=plain,
+                        )
+                    )
+                except DetevalError as exc:
+                    if head is not None:  # (its record index depends on the child's count)
+                        return None
+                    ids = ("image_id", "category_id")
+                    failed = next((k for k in ids if exc.reason.startswith(f"{k} must be an integer")), None)
+                    _same_id_kinds(parts, starts, file, failed)
+                    rec = exc.record
+                    mm = _ANN_RECORD.match(rec) if isinstance(rec, str) else None
+                    if mm:
+                        rec = f"annotations[{int(mm.group(1)) + offset}]"
+                    raise type(exc)(exc.reason, file=exc.file, record=rec) from None
+                starts.append(offset)
+                if head is None:
+                    _same_id_kinds(parts, starts, file)
+                offset += len(records)
+                del records
+                lo = nxt
+            rest = _loads_piece(data[: m.start()] + b'"annotations": []' + data[ann_end:], file)
+            del data  # (before the child's share comes in: the peak memory)
+        except ValueError:
+            return None
     if not isinstance(rest, dict) or rest.get("annotations") != []:
         return None
     if head is not None:
@@ -1411,9 +1406,7 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
     file = str(path)
     parts: list[CocoResults] = []
     offset = 0
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         for i in range(len(cuts) + 1):
             records = _piece_records(data, cuts, i, file)
             if records is None:
@@ -1438,9 +1431,6 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
             parts.append(part)
             offset += len(records)
             del records
-    finally:
-        if enabled:
-            gc.enable()
     return _concat_results(parts, file, iou_type)
 
 
@@ -1540,9 +1530,7 @@ def results_with_tail(
     file = str(path)
     parts: list[CocoResults] = []
     n_tail = 0
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         for i in range(len(cuts) + 1):
             if i and _piece_bounds(data, cuts, i)[0] >= start:
                 n_tail += 1
@@ -1566,9 +1554,6 @@ def results_with_tail(
             except DetevalError:
                 return None
             parts.append(CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3]))
-    finally:
-        if enabled:
-            gc.enable()
     return _concat_results(parts, file)
 
 
@@ -1593,9 +1578,7 @@ def results_part(
         return None
     file = str(path)
     parts: list[CocoResults] = []
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         for records in pieces:
             if records is None:
                 return None
@@ -1612,9 +1595,6 @@ def results_part(
                 return None
             parts.append(part)
             del records
-    finally:
-        if enabled:
-            gc.enable()
     return parts
 
 

@@ -18,17 +18,16 @@ the bytes ``true`` and ``false`` holds no boolean (else its pieces are checked v
 
 from __future__ import annotations
 
-import gc
 import mmap
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from deteval.collector import paused
 from deteval.distributed.forked import Forked
 from deteval.errors import DetevalError
 from deteval.io import coco as coco_io
@@ -91,18 +90,6 @@ def _matrix(values: list, bools: bool, file: str) -> np.ndarray:
     return coco_io._keypoint_matrix(values, file, None, "keypoints", plain=not bools)
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The garbage collector off while a part's millions of small objects come and go (as read_json)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _piece_columns(records: list, bools: bool, file: str) -> KeypointColumns:
     return (
         coco_io._result_ids(records, "image_id", file),
@@ -121,7 +108,7 @@ def _columns(
     bools = next(pieces)
     parts: list[KeypointColumns] = []
     used = 0
-    with _collector_paused():
+    with paused():
         for records in pieces:
             try:
                 if records is None or (

@@ -18,12 +18,12 @@ error message, or its choice of records to skip, is then the one a single proces
 
 from __future__ import annotations
 
-import gc
 from os import PathLike
 from typing import Any
 
 import numpy as np
 
+from deteval.collector import paused
 from deteval.errors import DetevalError
 from deteval.io.coco import CocoGroundTruth, CocoResults, _orjson, _results_from_records, loadres_branch
 from deteval.io.jsonkeys import check_unique_keys, loads_unique
@@ -34,9 +34,8 @@ __all__ = ["first_record", "load_results_range"]
 
 def _parse(text: bytes, file: str) -> Any:
     """``text`` parsed as :func:`~deteval.io.coco.read_json` parses a file; raises on anything it refuses."""
-    enabled = gc.isenabled()
-    gc.disable()  # (as read_json: millions of small objects)
-    try:
+    # (as read_json: millions of small objects)
+    with paused():
         if _orjson is not None:
             try:
                 value = _orjson.loads(text)
@@ -46,9 +45,6 @@ def _parse(text: bytes, file: str) -> Any:
                 check_unique_keys(text, value, file, _orjson.dumps)
                 return value
         return loads_unique(text)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _read(path: str | PathLike[str], lo: int, hi: int) -> bytes:

@@ -34,7 +34,6 @@ repeated spaces. Every class of bad input and its handling is listed in ``docs/e
 
 from __future__ import annotations
 
-import gc
 import glob
 import itertools
 import operator
@@ -48,6 +47,7 @@ from typing import Literal
 
 import numpy as np
 
+from deteval.collector import paused
 from deteval.detection.voc import MAX_COORD, VOCDetections, VOCGroundTruth
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.arrays import beyond_exact, rows_beyond_exact
@@ -604,16 +604,12 @@ def load_voc_annotations(
     occluded: list[int] = []
     pose: list[str] = []
     image_meta: dict[str, list] = {"filename": [], "width": [], "height": [], "depth": []}
-    collecting = gc.isenabled()
-    gc.disable()  # tens of thousands of elements: collections would rescan them, finding no cycle
-    try:
+    # tens of thousands of elements: collections would rescan them, finding no cycle
+    with paused():
         roots = _parse_together([str(p) for p in paths] if paths is not None else texts)
         plain = _plain_columns(roots) if roots is not None else None
         if plain is not None:
             roots = None  # freed here: with collections back on, the first would walk the whole tree
-    finally:
-        if collecting:
-            gc.enable()
     if plain is not None:
         image_meta, names, img_idx, boxes, difficult, truncated, occluded, pose = plain
     if paths is None and plain is None:
