@@ -35,16 +35,17 @@ Per weighting the cost is one gather and cumulative sum over the base items, one
 all variants, one over the J items, and G × levels lookups: no copy of a repeated item is laid out and
 nothing is sorted.
 
-Layout: per list (variant, group) its relevant items (*slots*) then an end slot of weight 0 (precision −inf),
-all lists in one array, so that one cumulative sum serves every list: the end slot takes back its list's
+Layout: per list (variant, group) its relevant items (*slots*) then an end slot of weight 0 (precision −inf;
+0 in the chunked envelope), all lists in one array, so that one cumulative sum serves every list: the end slot takes back its list's
 weight (the sums restart), and a *J stream* (per list an entry carrying the ranked weight before it, then
 its J items) gives N with one gather. The c-th unit's slot is the last slot with fewer than c units before
 it: a cumulative histogram of the units before each slot (``np.bincount``, O(slots + units)) gives every
 level's slot with one gather, where one entry per unit (``np.repeat`` of the slots by weight) cost a third
 of a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``). The envelope at the
 sampled slots is, by default, a running maximum from each list's end over the kept slots laid out in chunks
-of 16 (one vector step per slot of a chunk over all chunks, then a short scan over the chunks: two thirds of
-the time of the alternatives on COCO 5k), or (``scan``) one lexicographic running maximum over the reversed
+of 16, each list from a chunk of its own (one vector step per slot of a chunk over all chunks, then a short
+scan over the chunks; the end slots and the pads hold precision 0, below every other, so no step needs a list
+boundary: a third of the time of the alternatives on COCO 5k), or (``scan``) one lexicographic running maximum over the reversed
 slots as complex numbers (list key, precision), or the running maximum over the levels of the maxima between
 consecutive sampled slots (``np.maximum.reduceat``); all are exact and give the same numbers. Weightings are
 taken one at a time, in buffers made once (the size of one weighting's slots; fresh arrays of that size cost
@@ -130,7 +131,7 @@ class ReweightedLists:
         b_start = np.cumsum(b_count) - b_count
         self.base_col = col[base]
         # slots: per list (variant t, group g) its relevant items in rank order, then one slot of weight 0
-        # (the weight matrix gets a zero column) that ends the list: -inf in the precision, the list's end
+        # (the weight matrix gets a zero column) that ends the list: -inf (or 0) in the precision, the list's end
         slot_col, slot_c, slot_j, j_cols, run_end = [], [], [], [], []
         list_c = np.tile(b_start, T)  # ranked weight before the list: C at the group's first base item
         list_j = np.zeros(
@@ -145,10 +146,12 @@ class ReweightedLists:
             h_count = np.bincount(b_group[hp], minlength=G)
             n_slots[t * G : (t + 1) * G] += h_count
             at = np.cumsum(h_count)  # the end slot of each list, before the end slots are inserted
+            slot_col.append(np.insert(self.base_col[hp], at, -1))
+            if not precision:  # recall only: the slots' weights are all that is read
+                continue
             jp = np.flatnonzero(ig_b[t]) if ig_b is not None else np.zeros(0, dtype=np.int64)
             j_cols.append(self.base_col[jp])
             list_j[t * G : (t + 1) * G] = j_off + np.searchsorted(jp, b_start, side="left")
-            slot_col.append(np.insert(self.base_col[hp], at, -1))
             slot_c.append(np.insert(hp + 1, at, 0))
             slot_j.append(np.insert(j_off + np.searchsorted(jp, hp, side="right"), at, 0))
             j_off += jp.shape[0]
@@ -160,23 +163,23 @@ class ReweightedLists:
             ends[:-1] = (b_group[hp[1:]] != b_group[hp[:-1]]) | (fp_upto[hp[1:]] != fp_upto[hp[:-1]])
             run_end.append(np.insert(ends, at, True))
         self.slot_col = np.concatenate(slot_col) if T else np.zeros(0, dtype=np.int64)
-        self.slot_c = np.concatenate(slot_c) if T else np.zeros(0, dtype=np.int64)
-        self.slot_j = np.concatenate(slot_j) if T else np.zeros(0, dtype=np.int64)
-        self.j_col = np.concatenate(j_cols) if T else np.zeros(0, dtype=np.int64)
+        self.slot_c = np.concatenate(slot_c) if slot_c else np.zeros(0, dtype=np.int64)
+        self.slot_j = np.concatenate(slot_j) if slot_j else np.zeros(0, dtype=np.int64)
+        self.j_col = np.concatenate(j_cols) if j_cols else np.zeros(0, dtype=np.int64)
         self.list_end = np.cumsum(n_slots) - 1  # the end slot of each list
         self.list_first = self.list_end + 1 - n_slots  # its first slot
         slot_list = np.repeat(np.arange(T * G), n_slots)
         # the precision is taken at the run ends only (module docstring): their slots, each slot's run end
         # among them, and each list's end slot among them
-        keep = np.concatenate(run_end) if T else np.zeros(0, dtype=bool)
+        keep = np.concatenate(run_end) if run_end else np.zeros(0, dtype=bool)
         if self.eps not in (0.0, float(np.spacing(1.0))):  # runs need an exact n + eps (module docstring)
             keep[:] = True
         self.kept = np.flatnonzero(keep)
         self.kept_of_slot = np.cumsum(keep) - keep
-        self.kept_list_end = self.kept_of_slot[self.list_end]
+        self.kept_list_end = self.kept_of_slot[self.list_end] if precision else self.kept_of_slot
         # the envelope's method (the same numbers): by default the chunked scan (kept slots laid out in
         # chunks, _chunk_layout); scan=True the complex scan, scan=False block maxima between sampled slots
-        self.chunked = scan is None
+        self.chunked = scan is None and precision
         self.scan = bool(scan)
         self.z_key = np.zeros(self.kept.shape[0] if self.scan else 0, dtype=np.complex128)
         self.z_key.real = -slot_list[self.kept][::-1] if self.scan else 0.0  # reversed: grows list by list
@@ -191,7 +194,7 @@ class ReweightedLists:
         self.j_first, self.j_end = list_j, np.r_[list_j[1:], self.j_col.shape[0]]
         self.pseudo = list_j + np.arange(T * G)
         self.kept_c = self.slot_c[self.kept]
-        self.kept_jn = (self.slot_j + slot_list)[self.kept]
+        self.kept_jn = (self.slot_j + slot_list)[self.kept] if precision else self.kept
         self._max_col = int(col.max()) if col.size else -1
         # the integer type of the sums: int32 while no sum can reach 2**31 (half the memory traffic of int64,
         # the same integers), set per call from the largest weight
@@ -201,37 +204,39 @@ class ReweightedLists:
         self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
 
     def _chunk_layout(self, slot_list: np.ndarray) -> None:
-        """Lay the kept slots out for :meth:`_envelope_chunked`: the flat order (lists one after the other)
-        cut into chunks of ``_CHUNK`` slots, padded with slots of precision −inf, stored transposed (row j
+        """Lay the kept slots out for :meth:`_envelope_chunked`: each list's kept slots from a multiple of
+        ``_CHUNK`` on (padded to the next one), so that no chunk holds two lists, stored transposed (row j
         holds every chunk's j-th slot) so that each step of the running maximum inside the chunks is one
-        contiguous vector operation. ``kept`` (hence TP and N) stays flat, padded, and the precision is
-        written through a transposed view; ``kept_of_slot`` and ``kept_list_end`` index the layout; the list
-        boundaries become static penalties (0 inside a list, −inf across one, added before each maximum:
-        exact, as x + 0 = x and no value is +inf or NaN)."""
-        C, K = _CHUNK, self.kept.shape[0]
-        n_ch = -(-K // C)  # none without lists (T·G = 0: nothing is evaluated)
-        pad = n_ch * C - K
-        # flat position f sits at (f % C) * n_ch + f // C of the layout; pads are lists of their own
-        at = np.arange(n_ch * C).reshape(n_ch, C).T.reshape(-1)  # the flat position at each layout index
-        lst = np.concatenate([slot_list[self.kept], -1 - np.arange(pad)])[at].reshape(C, n_ch)
-        where = np.empty(n_ch * C, dtype=np.int64)
-        where[at] = np.arange(n_ch * C)
-        fill = self.kept[-1:].repeat(pad) if K else np.zeros(pad, dtype=np.int64)
-        self.kept = np.concatenate([self.kept, fill])  # flat: TP and N gathered in rank order (cache)
-        self.kept_of_slot = where[self.kept_of_slot]
-        self.kept_list_end = np.concatenate([where[self.kept_list_end], where[K:]])  # and the pads: −inf
-        # slot j + 1 of a chunk continues slot j's list
-        self._pen = np.where(lst[:-1] == lst[1:], 0.0, -np.inf)
-        # chunk c continues into chunk c + 1 when its last slot's list is c + 1's first slot's list; the
-        # maximum from chunk c + 1's first slot on then reaches the slots of that list in chunk c
-        cont = np.zeros(n_ch, dtype=bool)
-        cont[:-1] = lst[-1, :-1] == lst[0, 1:]
-        self._pen_carry = np.where((lst == lst[-1]) & cont, 0.0, -np.inf)
-        # and from chunk c + 1's first slot on it runs through c + 1 into c + 2 when c + 1 is all one list
-        # that continues: chunks linked so form a segment, scanned (reversed) as complex (segment, value)
-        link = (lst == lst[0]).all(axis=0) & cont
-        seg = np.concatenate([[0], np.cumsum(~link[:-1])])[:n_ch]
-        self._chunk_key = -seg[::-1].astype(np.float64)
+        contiguous vector operation. ``kept`` (hence TP and N) stays flat, padded with the list's end slot
+        (cache), and the precision is written through a transposed view; ``kept_of_slot`` indexes the
+        layout; ``kept_zero`` holds the layout positions of the end slots and the pads, whose precision is
+        set to 0: below or equal to every precision, the envelope needs no list boundary inside a chunk, and
+        levels past a list's relevant weight sample its end slot (0, pycocotools' zero-filled precision)."""
+        C, L = _CHUNK, self.n_variants * self.n_groups
+        k_list = slot_list[self.kept]  # non-decreasing: lists one after the other
+        m = np.bincount(k_list, minlength=L)  # kept slots per list (at least its end slot)
+        chunks = -(-m // C)
+        n_ch = int(chunks.sum())
+        first = np.cumsum(m) - m  # each list's first kept slot
+        flat = (C * (np.cumsum(chunks) - chunks))[k_list] + np.arange(self.kept.shape[0]) - first[k_list]
+
+        def layout(f: np.ndarray) -> np.ndarray:  # flat position f sits at (f % C) * n_ch + f // C
+            return (f % C) * n_ch + f // C
+
+        zero = np.ones(n_ch * C, dtype=bool)
+        zero[flat] = False
+        if L:
+            zero[flat[first + m - 1]] = True  # the end slots
+        padded = np.repeat(self.kept[first + m - 1], chunks * C) if L else self.kept
+        padded[flat] = self.kept
+        self.kept = padded
+        self.kept_of_slot = layout(flat)[self.kept_of_slot]
+        self.kept_zero = layout(np.flatnonzero(zero))
+        chunk_list = np.repeat(np.arange(L), chunks)
+        # the maximum from chunk c + 1 on reaches chunk c's slots when both hold one list (1.0, else 0.0);
+        # the running maximum over the chunks, reversed, restarts at each list (complex (list, value))
+        self._cont = (chunk_list[1:] == chunk_list[:-1]).astype(np.float64)
+        self._chunk_key = -chunk_list[::-1].astype(np.float64)
 
     def evaluate(self, weights: np.ndarray, n_pos: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         """(B, T, R, G) interpolated precision (levels before groups, as pycocotools' arrays; None when built
@@ -481,12 +486,14 @@ class ReweightedLists:
         else:  # a relevant item of weight 0 before any weight: 0, as the module docstring says
             pv.fill(0.0)
             np.divide(tp, n, out=pv, where=n > 0)
-        p[self.kept_list_end] = -np.inf
         pos = np.take(self.kept_of_slot, pos)  # the sampled slot's run end: the top of the run's precision
         if self.chunked:
+            p[self.kept_zero] = 0.0
             self._envelope_chunked(p)
-            np.maximum(np.take(p, pos).reshape(T, G, -1).transpose(0, 2, 1), 0.0, out=prec)
+            # gathered in list order (the positions ascend within a list), then laid out levels first
+            np.copyto(prec, np.take(p, pos).reshape(T, G, -1).transpose(0, 2, 1))
             return
+        p[self.kept_list_end] = -np.inf
         if self.scan:
             # the envelope at every slot: a running maximum from each list's end, over the reversed slots as
             # complex numbers (list key, precision), which numpy orders lexicographically: a list's larger
@@ -508,23 +515,20 @@ class ReweightedLists:
         np.maximum(env[::-1].reshape(-1, T, G).transpose(1, 0, 2), 0.0, out=prec)
 
     def _envelope_chunked(self, p: np.ndarray) -> None:
-        """The maximum of ``p`` (in the chunk layout) from each kept slot to its list's end, in place: inside
-        each chunk from its last slot down, one vector step per slot; then across chunks, the maximum from
-        each chunk's first slot on (a reversed running maximum over the chunks, as complex numbers (segment,
-        value), restarting where a list ends); then each chunk's slots of the list that runs on into the
-        next chunk take that next chunk's maximum."""
+        """The maximum of ``p`` (in the chunk layout, every value >= 0) from each kept slot to its list's
+        end, in place: inside each chunk (one list) from its last slot down, one vector step per slot; then
+        the maximum from each chunk's first slot to its list's end (a reversed running maximum over the
+        chunks, as complex numbers (list, value), restarting at each list), which each chunk's slots take
+        from the next chunk of their list (0 where none: every value is >= 0)."""
         C, n_ch = _CHUNK, self._chunk_key.shape[0]
         q = p.reshape(C, n_ch)
-        row = self._work["row"]
         for j in range(C - 2, -1, -1):
-            np.add(q[j + 1], self._pen[j], out=row)
-            np.maximum(q[j], row, out=q[j])
+            np.maximum(q[j], q[j + 1], out=q[j])
         z = self._work["zc"]
         z.real = self._chunk_key
         z.imag = q[0, ::-1]
         np.maximum.accumulate(z, out=z)
         carry = self._work["carry"]
-        carry[:-1] = z.imag[-2::-1]  # chunk c + 1's maximum, for chunk c
-        carry[-1] = -np.inf
-        grid = np.add(carry, self._pen_carry, out=self._work["grid"])
-        np.maximum(q, grid, out=q)
+        np.multiply(z.imag[-2::-1], self._cont, out=carry[:-1])  # chunk c + 1's maximum, for chunk c
+        carry[-1] = 0.0
+        np.maximum(q, carry, out=q)
