@@ -35,33 +35,38 @@ Per weighting the cost is one gather and cumulative sum over the base items, one
 all variants, one over the J items, and G × levels lookups: no copy of a repeated item is laid out and
 nothing is sorted.
 
-Layout: per list (variant, group) its relevant items (*slots*) then an end slot of weight 0 (precision −inf;
-0 in the chunked envelope), all lists in one array, so that one cumulative sum serves every list: the end slot takes back its list's
-weight (the sums restart), and a *J stream* (per list an entry carrying the ranked weight before it, then
-its J items) gives N with one gather. The c-th unit's slot is the last slot with fewer than c units before
-it: a cumulative histogram of the units before each slot (``np.bincount``, O(slots + units)) gives every
-level's slot with one gather, where one entry per unit (``np.repeat`` of the slots by weight) cost a third
-of a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``). The envelope at the
-sampled slots is, by default, a running maximum from each list's end over the kept slots laid out in chunks
-of 16, each list from a chunk of its own (one vector step per slot of a chunk over all chunks, then a short
-scan over the chunks; the end slots and the pads hold precision 0, below every other, so no step needs a list
-boundary: a third of the time of the alternatives on COCO 5k), or (``scan``) one lexicographic running maximum over the reversed
-slots as complex numbers (list key, precision), or the running maximum over the levels of the maxima between
-consecutive sampled slots (``np.maximum.reduceat``); all are exact and give the same numbers. Weightings are
-taken one at a time, in buffers made once (the size of one weighting's slots; fresh arrays of that size cost
-more in page faults than the sums). A randomization round's two pseudo-systems have complementary weights
-(w and 1 − w, weights 0 or 1): every count above is a sum of weights, so those of 1 − w are those of all
-weights 1 (computed once) minus those of w, and :meth:`ReweightedLists.evaluate_complements` gathers and
-sums once per round, leaving the precision, the sampled slots and the envelope to each pseudo-system. The
-sums are int32 whenever no sum can reach 2**31 (items × the largest weight), int64 otherwise: the same
-integers, half the memory traffic. tests/test_resample.py checks every number against
-:func:`~deteval.core.weighted.weighted_levels` and against the laid-out copies
-(:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit, with both envelope methods.
+Layout: per list (variant, group) its relevant items (*slots*) then an end slot of weight 0 (precision −inf; 0
+in the chunked envelope), all lists in one array, so that one cumulative sum serves every list: the end slot
+takes back its list's weight (the sums restart), and a *J stream* (per list an entry carrying the ranked
+weight before it, then its J items) gives N with one gather. The c-th unit's slot is the last slot with fewer
+than c units before it: a cumulative histogram of the units before each slot (``np.bincount``, O(slots +
+units)) gives every level's slot with one gather, where one entry per unit (``np.repeat`` of the slots by
+weight) cost a third of a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``).
+The envelope at the sampled slots is, by default, a running maximum from each list's end over the kept slots
+laid out in chunks of 16, each list from a chunk of its own (one vector step per slot of a chunk over all
+chunks, then a short scan over the chunks; the end slots and the pads hold precision 0, below every other, so
+no step needs a list boundary: a third of the time of the alternatives on COCO 5k), or (``scan``) one
+lexicographic running maximum over the reversed slots as complex numbers (list key, precision), or the running
+maximum over the levels of the maxima between consecutive sampled slots (``np.maximum.reduceat``); all are
+exact and give the same numbers. Weightings are taken one at a time, in buffers made once (the size of one
+weighting's slots; fresh arrays of that size cost more in page faults than the sums); gathers into them use
+``mode="wrap"``, the same elements as the default "raise" for indices in range, negative ones too (every index
+here is, by construction), where "raise" gathers into a temporary and copies it (up to 4x slower). A
+randomization round's two pseudo-systems have complementary weights (w and 1 − w, weights 0 or 1): every count
+above is a sum of weights, so those of 1 − w are those of all weights 1 (computed once) minus those of w, and
+:meth:`ReweightedLists.evaluate_complements` gathers and sums once per round, leaving the precision, the
+sampled slots and the envelope to each pseudo-system. The sums are int32 whenever no sum can reach 2**31
+(items × the largest weight), int64 otherwise: the same integers, half the memory traffic.
+Levels of a group that sample the same unit (a group with fewer units than levels) are looked up once per
+(variant, group, unit) and spread to the levels at the end (:class:`_Plan`: on COCO 5k 50–77% of the levels
+are distinct). tests/test_resample.py checks every number against :func:`~deteval.core.weighted.weighted_levels` and against
+the laid-out copies (:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit, with both
+envelope methods.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -74,6 +79,20 @@ __all__ = ["ReweightedLists"]
 _CHUNK = 16
 #: n_pos below this take their sampled counts from a table kept across calls (at most this many rows)
 _COUNTS_TABLE = 1 << 16
+#: sampling plans kept across calls (:class:`_Plan`, one per distinct n_pos row: a randomization test has one)
+_PLANS = 8
+
+
+class _Plan(NamedTuple):
+    """Which units the levels of one n_pos row sample. Levels of a group that sample the same unit (the same
+    count: a group with fewer units of n_pos than levels, or with close levels) are looked up once: D
+    distinct (group, count) pairs, and ``expand`` takes each level's value from them."""
+
+    counts: np.ndarray  # (D,) the relevant weight before the sampled unit (c − 1) of each pair
+    lists: np.ndarray  # (T, D) the list (variant, group) of each pair under each variant
+    ends: np.ndarray  # (T, D) that list's end slot
+    expand: np.ndarray  # (T, R, G) each level's entry among the (T·D) pairs, in the precision's order
+    top: int  # the largest count
 
 
 class ReweightedLists:
@@ -201,6 +220,7 @@ class ReweightedLists:
         self._int: np.dtype[np.signedinteger[Any]] = np.dtype(np.int64)
         self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
         self._counts_table = np.zeros((0, self.levels.shape[0]), dtype=np.int64)  # _sampled_counts per n_pos
+        self._plan_cache: dict[bytes, _Plan] = {}
         self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
 
     def _chunk_layout(self, slot_list: np.ndarray) -> None:
@@ -251,10 +271,10 @@ class ReweightedLists:
         prec = self._prec_out(B, 0)
         if T * G == 0:
             return prec, hits
-        cc = self._sampled_counts(n_pos, B)
+        plans = self._plans(n_pos, B)
         binary = bool(w.size == 0 or w.max() <= 1)  # randomization rounds: weights 0 or 1
         for r in range(B):
-            self._row(wz[r], hits[r], None if prec is None or cc is None else (prec[r], cc[r]), binary)
+            self._row(wz[r], hits[r], None if prec is None or plans is None else (prec[r], plans[r]), binary)
         return self._in_order(prec), hits
 
     def evaluate_complements(
@@ -273,7 +293,7 @@ class ReweightedLists:
         hits, hits_c = np.zeros((B, T, G), dtype=np.int64), np.zeros((B, T, G), dtype=np.int64)
         prec, prec_c = self._prec_out(B, 0), self._prec_out(B, 1)
         if T * G:
-            cc = self._sampled_counts(n_pos, B)
+            plans = self._plans(n_pos, B)
             ones = self._ones()
             for r in range(B):
                 wr = np.zeros(w.shape[1] + 1, dtype=self._int)
@@ -283,20 +303,20 @@ class ReweightedLists:
                 tp0, tp0_c = np.r_[0, last[:-1]], np.r_[0, last_c[:-1]]
                 hits[r] = (last - tp0).reshape(T, G)
                 hits_c[r] = (last_c - tp0_c).reshape(T, G)
-                if prec is None or prec_c is None or cc is None:
+                if prec is None or prec_c is None or plans is None:
                     continue
-                ws = self._work
-                pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, cc[r], True)
+                ws, plan = self._work, plans[r]
+                pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, plan, True)
                 # the complement's units: the slots of weight 0 but the end slots (whose weights
                 # _sampled_slots set to 0); its total weight from the running sums' ends
                 unit_c = np.equal(ws["hw"], 0, out=ws["mask"])
                 unit_c[self.list_end] = False
                 total_c = ones[3] - int(ws["cs"][-1])
-                pos_c = self._unit_slots(unit_c, total_c, self._at(tp0_c, cc[r]))
-                self._envelope(ws["tpk"], ws["n"], pos, prec[r])
+                pos_c = self._unit_slots(unit_c, total_c, self._at(tp0_c, plan), plan)
+                self._envelope(ws["tpk"], ws["n"], pos, prec[r], plan)
                 tp_c = np.subtract(ones[1], ws["tpk"], out=ws["tpk"])
                 n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
-                self._envelope(tp_c, n_c, pos_c, prec_c[r])
+                self._envelope(tp_c, n_c, pos_c, prec_c[r], plan)
         return (self._in_order(prec), hits), (self._in_order(prec_c), hits_c)
 
     def _set_int(self, max_weight: int) -> None:
@@ -335,6 +355,36 @@ class ReweightedLists:
             self._counts_table = np.concatenate([self._counts_table, c])
         return np.asarray(self._counts_table[n.reshape(-1)].reshape(B, 1, G, R))
 
+    def _plans(self, n_pos: np.ndarray, B: int) -> list[_Plan] | None:
+        """Each weighting's :class:`_Plan` (None without precision), made once per distinct n_pos row."""
+        cc = self._sampled_counts(n_pos, B)
+        if cc is None:
+            return None
+        rows = np.asarray(n_pos, dtype=np.int64).reshape(B, -1)
+        out = []
+        for b in range(B):
+            key = rows[b].tobytes()
+            plan = self._plan_cache.get(key)
+            if plan is None:
+                if len(self._plan_cache) >= _PLANS:
+                    self._plan_cache.clear()
+                plan = self._plan_cache[key] = self._plan(cc[b, 0])
+            out.append(plan)
+        return out
+
+    def _plan(self, cc: np.ndarray) -> _Plan:
+        """The :class:`_Plan` of the sampled counts ``cc`` (G, R), non-decreasing along the levels."""
+        T, (G, R) = self.n_variants, cc.shape
+        first = np.ones((G, R), dtype=bool)
+        first[:, 1:] = cc[:, 1:] != cc[:, :-1]
+        pair = np.flatnonzero(first)
+        D = pair.shape[0]
+        lists = np.arange(T)[:, None] * G + pair // max(R, 1)
+        entry = (np.cumsum(first.reshape(-1)) - 1).reshape(G, R).T  # (R, G): each level's pair
+        expand = np.arange(T)[:, None, None] * D + entry
+        count = cc.reshape(-1)[pair]
+        return _Plan(count, lists, self.list_end[lists], expand, int(count.max(initial=0)))
+
     def _in_order(self, prec: np.ndarray | None) -> np.ndarray | None:
         """Levels back in the input order."""
         if prec is None or np.array_equal(self._lv_order, np.arange(self.levels.shape[0])):
@@ -362,7 +412,7 @@ class ReweightedLists:
             "p": np.empty(K),
             "before": np.empty(S, dtype=np.int64),
             "mask": np.empty(S, dtype=bool),
-            "at": np.empty((self.n_variants, self.n_groups, self.levels.shape[0]), dtype=np.int64),
+            "at": np.empty(self.n_variants * self.n_groups * self.levels.shape[0], dtype=np.int64),
             "bw": np.empty(self.base_col.shape[0], dtype=i64),
             "c_cum": np.zeros(self.base_col.shape[0] + 1, dtype=i64),
             "jw": np.empty(J, dtype=i64),
@@ -394,7 +444,7 @@ class ReweightedLists:
         ``hw`` the slots' weights (end slots: minus their list's weight), ``tp`` the relevant weight up to
         each slot inside its list, ``n`` the ranked weight there."""
         ws = self._work
-        hw = np.take(wr, self.slot_col, out=ws["hw"])
+        hw = np.take(wr, self.slot_col, out=ws["hw"], mode="wrap")
         last = np.cumsum(hw, dtype=self._int, out=ws["cs"])[
             self.list_end
         ]  # relevant weight up to each list's end, all lists
@@ -403,23 +453,24 @@ class ReweightedLists:
         hw[self.list_end] = np.r_[0, last[:-1]] - last  # each end slot takes back its list's weight
         np.cumsum(hw, dtype=self._int, out=ws["tp"])  # relevant weight up to each slot, inside its list
         c_cum = ws["c_cum"]
-        np.cumsum(np.take(wr, self.base_col, out=ws["bw"]), dtype=self._int, out=c_cum[1:])
-        jw = np.take(wr, self.j_col, out=ws["jw"])
+        np.cumsum(np.take(wr, self.base_col, out=ws["bw"], mode="wrap"), dtype=self._int, out=c_cum[1:])
+        jw = np.take(wr, self.j_col, out=ws["jw"], mode="wrap")
         j_cum = ws["j_cum"]
         np.cumsum(jw, dtype=self._int, out=j_cum[1:])
         c0 = c_cum[self.list_c]  # ranked weight (base) before each list's group
         stream = ws["stream"]
         stream[self.j_stream] = jw
         stream[self.pseudo] = c0 - np.r_[0, c0[:-1] + (j_cum[self.j_end] - j_cum[self.j_first])[:-1]]
-        n = np.take(c_cum, self.kept_c, out=ws["n"])
-        n -= np.take(np.cumsum(stream, dtype=self._int), self.kept_jn, out=ws["tmp"])
-        np.take(ws["tp"], self.kept, out=ws["tpk"])
+        n = np.take(c_cum, self.kept_c, out=ws["n"], mode="wrap")
+        n -= np.take(np.cumsum(stream, dtype=self._int), self.kept_jn, out=ws["tmp"], mode="wrap")
+        np.take(ws["tp"], self.kept, out=ws["tpk"], mode="wrap")
         return last
 
     def _sampled_slots(
-        self, hw: np.ndarray, cs: np.ndarray, tp0: np.ndarray, cc: np.ndarray, binary: bool
+        self, hw: np.ndarray, cs: np.ndarray, tp0: np.ndarray, plan: _Plan, binary: bool
     ) -> np.ndarray:
-        """(T·G, R) the slot of each list holding its (cc + 1)-th unit of relevant weight (past the list's
+        """(T, D) the slot of each list holding its (count + 1)-th unit of relevant weight for each of the
+        ``plan``'s pairs (past the list's
         weight: its end slot), from the slots' weights ``hw`` (end slots set to 0 here), their running sum ``cs`` over
         all lists and the relevant weight ``tp0`` before each list. The u-th unit (from 0) lies in the last
         slot with fewer than u + 1 units before it: the count of such slots (running sums are non-decreasing)
@@ -427,54 +478,56 @@ class ReweightedLists:
         entry per unit; with ``binary`` weights (0 or 1) the weighted slots are the units themselves."""
         hw[self.list_end] = 0
         total = int(cs[-1]) if cs.shape[0] else 0
-        at = self._at(tp0, cc)
+        at = self._at(tp0, plan)
         if binary:  # weights 0 or 1: the weighted slots are the units
-            return self._unit_slots(np.not_equal(hw, 0, out=self._work["mask"]), total, at)
+            return self._unit_slots(np.not_equal(hw, 0, out=self._work["mask"]), total, at, plan)
         before = np.subtract(cs, hw, out=self._work["before"])  # units before each slot
         # past every unit (at most the largest cc - 1 beyond): all slots, the last an end slot
-        upto = np.bincount(before, minlength=total + int(cc.max(initial=0)) + 1)
+        upto = np.bincount(before, minlength=total + plan.top + 1)
         upto[0] -= 1  # then upto[u]: the last slot with at most u units before it
         np.cumsum(upto, out=upto)
         pos = np.take(upto, at)
-        np.minimum(pos, self.list_end[:, None], out=pos)
+        np.minimum(pos, plan.ends, out=pos)
         return pos
 
-    def _at(self, tp0: np.ndarray, cc: np.ndarray) -> np.ndarray:
-        """(T·G, R) the unit each level samples, counted over all lists: ``tp0`` (T·G,) the relevant weight
-        before each list plus ``cc`` (1, G, R) (:meth:`_sampled_counts`), into the workspace."""
-        T, G = self.n_variants, self.n_groups
-        return np.add(tp0.reshape(T, G, 1), cc, out=self._work["at"]).reshape(T * G, -1)
+    def _at(self, tp0: np.ndarray, plan: _Plan) -> np.ndarray:
+        """(T, D) the unit each of the ``plan``'s pairs samples, counted over all lists: ``tp0`` (T·G,) the
+        relevant weight before each list plus the pair's count, into the workspace."""
+        at = self._work["at"][: plan.lists.size].reshape(plan.lists.shape)
+        return np.add(np.take(tp0, plan.lists), plan.counts, out=at)
 
-    def _unit_slots(self, unit: np.ndarray, total: int, at: np.ndarray) -> np.ndarray:
+    def _unit_slots(self, unit: np.ndarray, total: int, at: np.ndarray, plan: _Plan) -> np.ndarray:
         """:meth:`_sampled_slots` of weights 0 or 1: ``unit`` (S,) flags the slots of weight 1 (changed
         here), ``total`` their count; unit u (from 0) is the u-th flagged slot, and past every unit the last
         slot (an end slot), each clipped to its list's end slot."""
         np.minimum(at, total, out=at)
         unit[-1] = True
         pos = np.take(np.flatnonzero(unit), at)
-        np.minimum(pos, self.list_end[:, None], out=pos)
+        np.minimum(pos, plan.ends, out=pos)
         return pos
 
     def _row(
         self,
         wr: np.ndarray,
         hits: np.ndarray,
-        prec_cc: tuple[np.ndarray, np.ndarray] | None,
+        prec_plan: tuple[np.ndarray, _Plan] | None,
         binary: bool,
     ) -> None:
         T, G = self.n_variants, self.n_groups
-        last = self._counts(wr, prec_cc is not None)
+        last = self._counts(wr, prec_plan is not None)
         tp0 = np.r_[0, last[:-1]]  # before each list
         hits[:] = (last - tp0).reshape(T, G)
-        if prec_cc is None:
+        if prec_plan is None:
             return
-        ws = self._work
-        pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, prec_cc[1], binary)
-        self._envelope(ws["tpk"], ws["n"], pos, prec_cc[0])
+        ws, (prec, plan) = self._work, prec_plan
+        pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, plan, binary)
+        self._envelope(ws["tpk"], ws["n"], pos, prec, plan)
 
-    def _envelope(self, tp: np.ndarray, n: np.ndarray, pos: np.ndarray, prec: np.ndarray) -> None:
-        """(T, R, G) interpolated precision into ``prec`` from the slots' TP and N and the sampled slots
-        ``pos`` (:meth:`_sampled_slots`)."""
+    def _envelope(
+        self, tp: np.ndarray, n: np.ndarray, pos: np.ndarray, prec: np.ndarray, plan: _Plan
+    ) -> None:
+        """(T, R, G) interpolated precision into ``prec`` from the slots' TP and N and the slots ``pos``
+        (:meth:`_sampled_slots`) that the ``plan``'s pairs sample."""
         T, G = self.n_variants, self.n_groups
         p = self._work["p"]
         pv = p
@@ -490,8 +543,9 @@ class ReweightedLists:
         if self.chunked:
             p[self.kept_zero] = 0.0
             self._envelope_chunked(p)
-            # gathered in list order (the positions ascend within a list), then laid out levels first
-            np.copyto(prec, np.take(p, pos).reshape(T, G, -1).transpose(0, 2, 1))
+            np.take(
+                np.take(p, pos).reshape(-1), plan.expand, out=prec, mode="wrap"
+            )  # each pair once, then each level
             return
         p[self.kept_list_end] = -np.inf
         if self.scan:
@@ -502,11 +556,12 @@ class ReweightedLists:
             np.copyto(z, self.z_key)
             z.imag = p[::-1]
             np.maximum.accumulate(z, out=z)
-            env = z.imag[(p.shape[0] - 1) - pos]
-            np.maximum(env.reshape(T, G, -1).transpose(0, 2, 1), 0.0, out=prec)
+            np.take(z.imag[(p.shape[0] - 1) - pos].reshape(-1), plan.expand, out=prec, mode="wrap")
+            np.maximum(prec, 0.0, out=prec)
             return
         # more slots than sampled levels: maxima between consecutive sampled slots, then the running maximum
         # from the last level down, level by level over all lists at once ((levels, lists) layout)
+        pos = np.take(pos.reshape(-1), plan.expand.transpose(0, 2, 1)).reshape(T * G, -1)  # every level
         bounds = np.concatenate([pos, self.kept_list_end[:, None]], axis=1).reshape(-1)
         block = np.maximum.reduceat(p, bounds).reshape(T * G, -1)
         env = np.ascontiguousarray(block[:, -2::-1].T)  # (levels from the last, lists)
