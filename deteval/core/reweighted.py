@@ -221,6 +221,7 @@ class ReweightedLists:
         self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
         self._counts_table = np.zeros((0, self.levels.shape[0]), dtype=np.int64)  # _sampled_counts per n_pos
         self._plan_cache: dict[bytes, _Plan] = {}
+        self._levels_plan: _Plan | None = None
         self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
 
     def _chunk_layout(self, slot_list: np.ndarray) -> None:
@@ -356,14 +357,21 @@ class ReweightedLists:
         return np.asarray(self._counts_table[n.reshape(-1)].reshape(B, 1, G, R))
 
     def _plans(self, n_pos: np.ndarray, B: int) -> list[_Plan] | None:
-        """Each weighting's :class:`_Plan` (None without precision), made once per distinct n_pos row."""
+        """Each weighting's :class:`_Plan` (None without precision): an n_pos row met more than once (every
+        round of a randomization test has the same) gets its distinct pairs, found once and kept; another
+        (a bootstrap resample's own) takes every level as its own pair, in a layout made once, where finding
+        the pairs would cost more than it saves."""
         cc = self._sampled_counts(n_pos, B)
         if cc is None:
             return None
-        rows = np.asarray(n_pos, dtype=np.int64).reshape(B, -1)
+        keys = [row.tobytes() for row in np.asarray(n_pos, dtype=np.int64).reshape(B, -1)]
+        repeated = {k for k in keys if k in self._plan_cache} | {k for k in keys if keys.count(k) > 1}
         out = []
-        for b in range(B):
-            key = rows[b].tobytes()
+        for b, key in enumerate(keys):
+            if key not in repeated:
+                top = int(cc[b].max(initial=0))
+                out.append(self._level_plan()._replace(counts=cc[b, 0].reshape(-1), top=top))
+                continue
             plan = self._plan_cache.get(key)
             if plan is None:
                 if len(self._plan_cache) >= _PLANS:
@@ -371,6 +379,15 @@ class ReweightedLists:
                 plan = self._plan_cache[key] = self._plan(cc[b, 0])
             out.append(plan)
         return out
+
+    def _level_plan(self) -> _Plan:
+        """Every (group, level) its own pair (``counts`` left to fill): the layout, made once."""
+        if self._levels_plan is None:
+            T, G, R = self.n_variants, self.n_groups, self.levels.shape[0]
+            lists = np.repeat(np.arange(T * G), R).reshape(T, G * R)
+            expand = np.arange(T * G * R).reshape(T, G, R).transpose(0, 2, 1).copy()
+            self._levels_plan = _Plan(np.zeros(0, dtype=np.int64), lists, self.list_end[lists], expand, 0)
+        return self._levels_plan
 
     def _plan(self, cc: np.ndarray) -> _Plan:
         """The :class:`_Plan` of the sampled counts ``cc`` (G, R), non-decreasing along the levels."""
