@@ -301,7 +301,7 @@ class ReweightedLists:
                 wr[:-1] = w[r]
                 last = self._counts(wr, prec is not None)
                 last_c = ones[0] - last
-                tp0, tp0_c = np.r_[0, last[:-1]], np.r_[0, last_c[:-1]]
+                tp0, tp0_c = self._before(last, "tp0"), self._before(last_c, "tp0_c")
                 hits[r] = (last - tp0).reshape(T, G)
                 hits_c[r] = (last_c - tp0_c).reshape(T, G)
                 if prec is None or prec_c is None or plans is None:
@@ -429,6 +429,8 @@ class ReweightedLists:
             "p": np.empty(K),
             "before": np.empty(S, dtype=np.int64),
             "mask": np.empty(S, dtype=bool),
+            "tp0": np.zeros(self.n_variants * self.n_groups, dtype=np.int64),
+            "tp0_c": np.zeros(self.n_variants * self.n_groups, dtype=np.int64),
             "at": np.empty(self.n_variants * self.n_groups * self.levels.shape[0], dtype=np.int64),
             "bw": np.empty(self.base_col.shape[0], dtype=i64),
             "c_cum": np.zeros(self.base_col.shape[0] + 1, dtype=i64),
@@ -511,7 +513,16 @@ class ReweightedLists:
         """(T, D) the unit each of the ``plan``'s pairs samples, counted over all lists: ``tp0`` (T·G,) the
         relevant weight before each list plus the pair's count, into the workspace."""
         at = self._work["at"][: plan.lists.size].reshape(plan.lists.shape)
-        return np.add(np.take(tp0, plan.lists), plan.counts, out=at)
+        np.take(tp0, plan.lists, out=at, mode="wrap")
+        return np.add(at, plan.counts, out=at)
+
+    def _before(self, last: np.ndarray, name: str) -> np.ndarray:
+        """The relevant weight before each list (int64, into workspace buffer ``name``) from ``last``, that
+        up to each list's end."""
+        out = self._work[name]
+        out[0] = 0
+        out[1:] = last[:-1]
+        return out
 
     def _unit_slots(self, unit: np.ndarray, total: int, at: np.ndarray, plan: _Plan) -> np.ndarray:
         """:meth:`_sampled_slots` of weights 0 or 1: ``unit`` (S,) flags the slots of weight 1 (changed
@@ -532,7 +543,7 @@ class ReweightedLists:
     ) -> None:
         T, G = self.n_variants, self.n_groups
         last = self._counts(wr, prec_plan is not None)
-        tp0 = np.r_[0, last[:-1]]  # before each list
+        tp0 = self._before(last, "tp0")
         hits[:] = (last - tp0).reshape(T, G)
         if prec_plan is None:
             return
