@@ -125,6 +125,46 @@ def _assert_weighted_levels(
             assert np.array_equal(q[b, t].T, ref)
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_reweighted_repeated_n_pos_rows_share_their_levels(seed: int) -> None:
+    """Weightings with the same n_pos row (a randomization test's rounds) look each distinct (group, count)
+    up once and spread it to the levels (_Plan); rows met once take every level as its own: the same numbers,
+    bit for bit, with every envelope method, in one call, row by row, through the complements, and past the
+    plans kept across calls (more distinct repeated rows than the cache holds)."""
+    rng = np.random.default_rng(100 + seed)
+    for trial in range(60):
+        n_groups, n_var, n_cols = int(rng.integers(1, 6)), int(rng.integers(1, 4)), int(rng.integers(2, 12))
+        cnt = rng.integers(0, 40, n_groups)
+        n = int(cnt.sum())
+        col = rng.integers(0, n_cols, n)
+        rel = rng.random((n_var, n)) < 0.5
+        ig = (~rel) & (rng.random((n_var, n)) < 0.2)
+        w = (rng.random((int(rng.integers(2, 7)), n_cols)) < 0.5).astype(np.int64)
+        n_pos = rng.integers(0, 12, n_groups)  # fewer units than levels: levels share their units
+        groups = np.repeat(np.arange(n_groups), cnt)
+        most = np.max([np.bincount(groups, weights=r, minlength=n_groups) for r in rel], axis=0)
+        n_pos = np.maximum(n_pos, most).astype(np.int64)  # never fewer than the relevant items
+        if trial % 4 == 3:  # n_pos rows in pairs, more distinct ones than the plans kept
+            rows = np.repeat(n_pos[None] + np.arange(6)[:, None], 2, axis=0)
+            w = (rng.random((rows.shape[0], n_cols)) < 0.5).astype(np.int64)
+        else:
+            rows = np.tile(n_pos, (w.shape[0], 1))
+        method = _METHOD[trial % 3]
+        one = ReweightedLists(cnt, col, rel, ig, COCO_RECALL_LEVELS, COCO_EPS, scan=method)
+        together, hits = one.evaluate(w, rows)
+        assert together is not None
+        for b in range(w.shape[0]):  # each row alone: every level its own pair
+            alone, h = ReweightedLists(cnt, col, rel, ig, COCO_RECALL_LEVELS, COCO_EPS, scan=method).evaluate(
+                w[b : b + 1], rows[b : b + 1]
+            )
+            assert (
+                alone is not None and np.array_equal(alone[0], together[b]) and np.array_equal(h[0], hits[b])
+            )
+        (qa, _), (qb, _) = one.evaluate_complements(w, rows)
+        assert np.array_equal(qa, together)
+        assert np.array_equal(qb, one.evaluate(1 - w, rows)[0])
+
+
 def test_reweighted_envelope_over_many_lists(monkeypatch: pytest.MonkeyPatch) -> None:
     """Many lists (159, of up to 30 items): the scan, the block maxima and weighted_levels give the same
     interpolated precision, bit for bit, for weights and 0/1 complements; sampled counts from the table kept

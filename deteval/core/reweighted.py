@@ -35,32 +35,38 @@ Per weighting the cost is one gather and cumulative sum over the base items, one
 all variants, one over the J items, and G × levels lookups: no copy of a repeated item is laid out and
 nothing is sorted.
 
-Layout: per list (variant, group) its relevant items (*slots*) then an end slot of weight 0 (precision −inf),
-all lists in one array, so that one cumulative sum serves every list: the end slot takes back its list's
-weight (the sums restart), and a *J stream* (per list an entry carrying the ranked weight before it, then
-its J items) gives N with one gather. The c-th unit's slot is the last slot with fewer than c units before
-it: a cumulative histogram of the units before each slot (``np.bincount``, O(slots + units)) gives every
-level's slot with one gather, where one entry per unit (``np.repeat`` of the slots by weight) cost a third
-of a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``). The envelope at the
-sampled slots is, by default, a running maximum from each list's end over the kept slots laid out in chunks
-of 16 (one vector step per slot of a chunk over all chunks, then a short scan over the chunks: two thirds of
-the time of the alternatives on COCO 5k), or (``scan``) one lexicographic running maximum over the reversed
-slots as complex numbers (list key, precision), or the running maximum over the levels of the maxima between
-consecutive sampled slots (``np.maximum.reduceat``); all are exact and give the same numbers. Weightings are
-taken one at a time, in buffers made once (the size of one weighting's slots; fresh arrays of that size cost
-more in page faults than the sums). A randomization round's two pseudo-systems have complementary weights
-(w and 1 − w, weights 0 or 1): every count above is a sum of weights, so those of 1 − w are those of all
-weights 1 (computed once) minus those of w, and :meth:`ReweightedLists.evaluate_complements` gathers and
-sums once per round, leaving the precision, the sampled slots and the envelope to each pseudo-system. The
-sums are int32 whenever no sum can reach 2**31 (items × the largest weight), int64 otherwise: the same
-integers, half the memory traffic. tests/test_resample.py checks every number against
-:func:`~deteval.core.weighted.weighted_levels` and against the laid-out copies
-(:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit, with both envelope methods.
+Layout: per list (variant, group) its relevant items (*slots*) then an end slot of weight 0 (precision −inf; 0
+in the chunked envelope), all lists in one array, so that one cumulative sum serves every list: the end slot
+takes back its list's weight (the sums restart), and a *J stream* (per list an entry carrying the ranked
+weight before it, then its J items) gives N with one gather. The c-th unit's slot is the last slot with fewer
+than c units before it: a cumulative histogram of the units before each slot (``np.bincount``, O(slots +
+units)) gives every level's slot with one gather, where one entry per unit (``np.repeat`` of the slots by
+weight) cost a third of a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``).
+The envelope at the sampled slots is, by default, a running maximum from each list's end over the kept slots
+laid out in chunks of 16, each list from a chunk of its own (one vector step per slot of a chunk over all
+chunks, then a short scan over the chunks; the end slots and the pads hold precision 0, below every other, so
+no step needs a list boundary: a third of the time of the alternatives on COCO 5k), or (``scan``) one
+lexicographic running maximum over the reversed slots as complex numbers (list key, precision), or the running
+maximum over the levels of the maxima between consecutive sampled slots (``np.maximum.reduceat``); all are
+exact and give the same numbers. Weightings are taken one at a time, in buffers made once (the size of one
+weighting's slots; fresh arrays of that size cost more in page faults than the sums); gathers into them use
+``mode="wrap"``, the same elements as the default "raise" for indices in range, negative ones too (every index
+here is, by construction), where "raise" gathers into a temporary and copies it (up to 4x slower). A
+randomization round's two pseudo-systems have complementary weights (w and 1 − w, weights 0 or 1): every count
+above is a sum of weights, so those of 1 − w are those of all weights 1 (computed once) minus those of w, and
+:meth:`ReweightedLists.evaluate_complements` gathers and sums once per round, leaving the precision, the
+sampled slots and the envelope to each pseudo-system. The sums are int32 whenever no sum can reach 2**31
+(items × the largest weight), int64 otherwise: the same integers, half the memory traffic.
+Levels of a group that sample the same unit (a group with fewer units than levels) are looked up once per
+(variant, group, unit) and spread to the levels at the end (:class:`_Plan`: on COCO 5k 50–77% of the levels
+are distinct). tests/test_resample.py checks every number against :func:`~deteval.core.weighted.weighted_levels` and against
+the laid-out copies (:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit, with both
+envelope methods.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -73,6 +79,20 @@ __all__ = ["ReweightedLists"]
 _CHUNK = 16
 #: n_pos below this take their sampled counts from a table kept across calls (at most this many rows)
 _COUNTS_TABLE = 1 << 16
+#: sampling plans kept across calls (:class:`_Plan`, one per distinct n_pos row: a randomization test has one)
+_PLANS = 8
+
+
+class _Plan(NamedTuple):
+    """Which units the levels of one n_pos row sample. Levels of a group that sample the same unit (the same
+    count: a group with fewer units of n_pos than levels, or with close levels) are looked up once: D
+    distinct (group, count) pairs, and ``expand`` takes each level's value from them."""
+
+    counts: np.ndarray  # (D,) the relevant weight before the sampled unit (c − 1) of each pair
+    lists: np.ndarray  # (T, D) the list (variant, group) of each pair under each variant
+    ends: np.ndarray  # (T, D) that list's end slot
+    expand: np.ndarray  # (T, R, G) each level's entry among the (T·D) pairs, in the precision's order
+    top: int  # the largest count
 
 
 class ReweightedLists:
@@ -130,7 +150,7 @@ class ReweightedLists:
         b_start = np.cumsum(b_count) - b_count
         self.base_col = col[base]
         # slots: per list (variant t, group g) its relevant items in rank order, then one slot of weight 0
-        # (the weight matrix gets a zero column) that ends the list: -inf in the precision, the list's end
+        # (the weight matrix gets a zero column) that ends the list: -inf (or 0) in the precision, the list's end
         slot_col, slot_c, slot_j, j_cols, run_end = [], [], [], [], []
         list_c = np.tile(b_start, T)  # ranked weight before the list: C at the group's first base item
         list_j = np.zeros(
@@ -145,10 +165,12 @@ class ReweightedLists:
             h_count = np.bincount(b_group[hp], minlength=G)
             n_slots[t * G : (t + 1) * G] += h_count
             at = np.cumsum(h_count)  # the end slot of each list, before the end slots are inserted
+            slot_col.append(np.insert(self.base_col[hp], at, -1))
+            if not precision:  # recall only: the slots' weights are all that is read
+                continue
             jp = np.flatnonzero(ig_b[t]) if ig_b is not None else np.zeros(0, dtype=np.int64)
             j_cols.append(self.base_col[jp])
             list_j[t * G : (t + 1) * G] = j_off + np.searchsorted(jp, b_start, side="left")
-            slot_col.append(np.insert(self.base_col[hp], at, -1))
             slot_c.append(np.insert(hp + 1, at, 0))
             slot_j.append(np.insert(j_off + np.searchsorted(jp, hp, side="right"), at, 0))
             j_off += jp.shape[0]
@@ -160,23 +182,23 @@ class ReweightedLists:
             ends[:-1] = (b_group[hp[1:]] != b_group[hp[:-1]]) | (fp_upto[hp[1:]] != fp_upto[hp[:-1]])
             run_end.append(np.insert(ends, at, True))
         self.slot_col = np.concatenate(slot_col) if T else np.zeros(0, dtype=np.int64)
-        self.slot_c = np.concatenate(slot_c) if T else np.zeros(0, dtype=np.int64)
-        self.slot_j = np.concatenate(slot_j) if T else np.zeros(0, dtype=np.int64)
-        self.j_col = np.concatenate(j_cols) if T else np.zeros(0, dtype=np.int64)
+        self.slot_c = np.concatenate(slot_c) if slot_c else np.zeros(0, dtype=np.int64)
+        self.slot_j = np.concatenate(slot_j) if slot_j else np.zeros(0, dtype=np.int64)
+        self.j_col = np.concatenate(j_cols) if j_cols else np.zeros(0, dtype=np.int64)
         self.list_end = np.cumsum(n_slots) - 1  # the end slot of each list
         self.list_first = self.list_end + 1 - n_slots  # its first slot
         slot_list = np.repeat(np.arange(T * G), n_slots)
         # the precision is taken at the run ends only (module docstring): their slots, each slot's run end
         # among them, and each list's end slot among them
-        keep = np.concatenate(run_end) if T else np.zeros(0, dtype=bool)
+        keep = np.concatenate(run_end) if run_end else np.zeros(0, dtype=bool)
         if self.eps not in (0.0, float(np.spacing(1.0))):  # runs need an exact n + eps (module docstring)
             keep[:] = True
         self.kept = np.flatnonzero(keep)
         self.kept_of_slot = np.cumsum(keep) - keep
-        self.kept_list_end = self.kept_of_slot[self.list_end]
+        self.kept_list_end = self.kept_of_slot[self.list_end] if precision else self.kept_of_slot
         # the envelope's method (the same numbers): by default the chunked scan (kept slots laid out in
         # chunks, _chunk_layout); scan=True the complex scan, scan=False block maxima between sampled slots
-        self.chunked = scan is None
+        self.chunked = scan is None and precision
         self.scan = bool(scan)
         self.z_key = np.zeros(self.kept.shape[0] if self.scan else 0, dtype=np.complex128)
         self.z_key.real = -slot_list[self.kept][::-1] if self.scan else 0.0  # reversed: grows list by list
@@ -191,47 +213,51 @@ class ReweightedLists:
         self.j_first, self.j_end = list_j, np.r_[list_j[1:], self.j_col.shape[0]]
         self.pseudo = list_j + np.arange(T * G)
         self.kept_c = self.slot_c[self.kept]
-        self.kept_jn = (self.slot_j + slot_list)[self.kept]
+        self.kept_jn = (self.slot_j + slot_list)[self.kept] if precision else self.kept
         self._max_col = int(col.max()) if col.size else -1
         # the integer type of the sums: int32 while no sum can reach 2**31 (half the memory traffic of int64,
         # the same integers), set per call from the largest weight
         self._int: np.dtype[np.signedinteger[Any]] = np.dtype(np.int64)
         self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
         self._counts_table = np.zeros((0, self.levels.shape[0]), dtype=np.int64)  # _sampled_counts per n_pos
+        self._plan_cache: dict[bytes, _Plan] = {}
+        self._levels_plan: _Plan | None = None
         self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
 
     def _chunk_layout(self, slot_list: np.ndarray) -> None:
-        """Lay the kept slots out for :meth:`_envelope_chunked`: the flat order (lists one after the other)
-        cut into chunks of ``_CHUNK`` slots, padded with slots of precision −inf, stored transposed (row j
+        """Lay the kept slots out for :meth:`_envelope_chunked`: each list's kept slots from a multiple of
+        ``_CHUNK`` on (padded to the next one), so that no chunk holds two lists, stored transposed (row j
         holds every chunk's j-th slot) so that each step of the running maximum inside the chunks is one
-        contiguous vector operation. ``kept`` (hence TP and N) stays flat, padded, and the precision is
-        written through a transposed view; ``kept_of_slot`` and ``kept_list_end`` index the layout; the list
-        boundaries become static penalties (0 inside a list, −inf across one, added before each maximum:
-        exact, as x + 0 = x and no value is +inf or NaN)."""
-        C, K = _CHUNK, self.kept.shape[0]
-        n_ch = -(-K // C)  # none without lists (T·G = 0: nothing is evaluated)
-        pad = n_ch * C - K
-        # flat position f sits at (f % C) * n_ch + f // C of the layout; pads are lists of their own
-        at = np.arange(n_ch * C).reshape(n_ch, C).T.reshape(-1)  # the flat position at each layout index
-        lst = np.concatenate([slot_list[self.kept], -1 - np.arange(pad)])[at].reshape(C, n_ch)
-        where = np.empty(n_ch * C, dtype=np.int64)
-        where[at] = np.arange(n_ch * C)
-        fill = self.kept[-1:].repeat(pad) if K else np.zeros(pad, dtype=np.int64)
-        self.kept = np.concatenate([self.kept, fill])  # flat: TP and N gathered in rank order (cache)
-        self.kept_of_slot = where[self.kept_of_slot]
-        self.kept_list_end = np.concatenate([where[self.kept_list_end], where[K:]])  # and the pads: −inf
-        # slot j + 1 of a chunk continues slot j's list
-        self._pen = np.where(lst[:-1] == lst[1:], 0.0, -np.inf)
-        # chunk c continues into chunk c + 1 when its last slot's list is c + 1's first slot's list; the
-        # maximum from chunk c + 1's first slot on then reaches the slots of that list in chunk c
-        cont = np.zeros(n_ch, dtype=bool)
-        cont[:-1] = lst[-1, :-1] == lst[0, 1:]
-        self._pen_carry = np.where((lst == lst[-1]) & cont, 0.0, -np.inf)
-        # and from chunk c + 1's first slot on it runs through c + 1 into c + 2 when c + 1 is all one list
-        # that continues: chunks linked so form a segment, scanned (reversed) as complex (segment, value)
-        link = (lst == lst[0]).all(axis=0) & cont
-        seg = np.concatenate([[0], np.cumsum(~link[:-1])])[:n_ch]
-        self._chunk_key = -seg[::-1].astype(np.float64)
+        contiguous vector operation. ``kept`` (hence TP and N) stays flat, padded with the list's end slot
+        (cache), and the precision is written through a transposed view; ``kept_of_slot`` indexes the
+        layout; ``kept_zero`` holds the layout positions of the end slots and the pads, whose precision is
+        set to 0: below or equal to every precision, the envelope needs no list boundary inside a chunk, and
+        levels past a list's relevant weight sample its end slot (0, pycocotools' zero-filled precision)."""
+        C, L = _CHUNK, self.n_variants * self.n_groups
+        k_list = slot_list[self.kept]  # non-decreasing: lists one after the other
+        m = np.bincount(k_list, minlength=L)  # kept slots per list (at least its end slot)
+        chunks = -(-m // C)
+        n_ch = int(chunks.sum())
+        first = np.cumsum(m) - m  # each list's first kept slot
+        flat = (C * (np.cumsum(chunks) - chunks))[k_list] + np.arange(self.kept.shape[0]) - first[k_list]
+
+        def layout(f: np.ndarray) -> np.ndarray:  # flat position f sits at (f % C) * n_ch + f // C
+            return (f % C) * n_ch + f // C
+
+        zero = np.ones(n_ch * C, dtype=bool)
+        zero[flat] = False
+        if L:
+            zero[flat[first + m - 1]] = True  # the end slots
+        padded = np.repeat(self.kept[first + m - 1], chunks * C) if L else self.kept
+        padded[flat] = self.kept
+        self.kept = padded
+        self.kept_of_slot = layout(flat)[self.kept_of_slot]
+        self.kept_zero = layout(np.flatnonzero(zero))
+        chunk_list = np.repeat(np.arange(L), chunks)
+        # the maximum from chunk c + 1 on reaches chunk c's slots when both hold one list (1.0, else 0.0);
+        # the running maximum over the chunks, reversed, restarts at each list (complex (list, value))
+        self._cont = (chunk_list[1:] == chunk_list[:-1]).astype(np.float64)
+        self._chunk_key = -chunk_list[::-1].astype(np.float64)
 
     def evaluate(self, weights: np.ndarray, n_pos: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         """(B, T, R, G) interpolated precision (levels before groups, as pycocotools' arrays; None when built
@@ -246,10 +272,10 @@ class ReweightedLists:
         prec = self._prec_out(B, 0)
         if T * G == 0:
             return prec, hits
-        cc = self._sampled_counts(n_pos, B)
+        plans = self._plans(n_pos, B)
         binary = bool(w.size == 0 or w.max() <= 1)  # randomization rounds: weights 0 or 1
         for r in range(B):
-            self._row(wz[r], hits[r], None if prec is None or cc is None else (prec[r], cc[r]), binary)
+            self._row(wz[r], hits[r], None if prec is None or plans is None else (prec[r], plans[r]), binary)
         return self._in_order(prec), hits
 
     def evaluate_complements(
@@ -268,30 +294,30 @@ class ReweightedLists:
         hits, hits_c = np.zeros((B, T, G), dtype=np.int64), np.zeros((B, T, G), dtype=np.int64)
         prec, prec_c = self._prec_out(B, 0), self._prec_out(B, 1)
         if T * G:
-            cc = self._sampled_counts(n_pos, B)
+            plans = self._plans(n_pos, B)
             ones = self._ones()
             for r in range(B):
                 wr = np.zeros(w.shape[1] + 1, dtype=self._int)
                 wr[:-1] = w[r]
                 last = self._counts(wr, prec is not None)
                 last_c = ones[0] - last
-                tp0, tp0_c = np.r_[0, last[:-1]], np.r_[0, last_c[:-1]]
+                tp0, tp0_c = self._before(last, "tp0"), self._before(last_c, "tp0_c")
                 hits[r] = (last - tp0).reshape(T, G)
                 hits_c[r] = (last_c - tp0_c).reshape(T, G)
-                if prec is None or prec_c is None or cc is None:
+                if prec is None or prec_c is None or plans is None:
                     continue
-                ws = self._work
-                pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, cc[r], True)
+                ws, plan = self._work, plans[r]
+                pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, plan, True)
                 # the complement's units: the slots of weight 0 but the end slots (whose weights
                 # _sampled_slots set to 0); its total weight from the running sums' ends
                 unit_c = np.equal(ws["hw"], 0, out=ws["mask"])
                 unit_c[self.list_end] = False
                 total_c = ones[3] - int(ws["cs"][-1])
-                pos_c = self._unit_slots(unit_c, total_c, self._at(tp0_c, cc[r]))
-                self._envelope(ws["tpk"], ws["n"], pos, prec[r])
+                pos_c = self._unit_slots(unit_c, total_c, self._at(tp0_c, plan), plan)
+                self._envelope(ws["tpk"], ws["n"], pos, prec[r], plan)
                 tp_c = np.subtract(ones[1], ws["tpk"], out=ws["tpk"])
                 n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
-                self._envelope(tp_c, n_c, pos_c, prec_c[r])
+                self._envelope(tp_c, n_c, pos_c, prec_c[r], plan)
         return (self._in_order(prec), hits), (self._in_order(prec_c), hits_c)
 
     def _set_int(self, max_weight: int) -> None:
@@ -330,6 +356,52 @@ class ReweightedLists:
             self._counts_table = np.concatenate([self._counts_table, c])
         return np.asarray(self._counts_table[n.reshape(-1)].reshape(B, 1, G, R))
 
+    def _plans(self, n_pos: np.ndarray, B: int) -> list[_Plan] | None:
+        """Each weighting's :class:`_Plan` (None without precision): an n_pos row met more than once (every
+        round of a randomization test has the same) gets its distinct pairs, found once and kept; another
+        (a bootstrap resample's own) takes every level as its own pair, in a layout made once, where finding
+        the pairs would cost more than it saves."""
+        cc = self._sampled_counts(n_pos, B)
+        if cc is None:
+            return None
+        keys = [row.tobytes() for row in np.asarray(n_pos, dtype=np.int64).reshape(B, -1)]
+        repeated = {k for k in keys if k in self._plan_cache} | {k for k in keys if keys.count(k) > 1}
+        out = []
+        for b, key in enumerate(keys):
+            if key not in repeated:
+                top = int(cc[b].max(initial=0))
+                out.append(self._level_plan()._replace(counts=cc[b, 0].reshape(-1), top=top))
+                continue
+            plan = self._plan_cache.get(key)
+            if plan is None:
+                if len(self._plan_cache) >= _PLANS:
+                    self._plan_cache.clear()
+                plan = self._plan_cache[key] = self._plan(cc[b, 0])
+            out.append(plan)
+        return out
+
+    def _level_plan(self) -> _Plan:
+        """Every (group, level) its own pair (``counts`` left to fill): the layout, made once."""
+        if self._levels_plan is None:
+            T, G, R = self.n_variants, self.n_groups, self.levels.shape[0]
+            lists = np.repeat(np.arange(T * G), R).reshape(T, G * R)
+            expand = np.arange(T * G * R).reshape(T, G, R).transpose(0, 2, 1).copy()
+            self._levels_plan = _Plan(np.zeros(0, dtype=np.int64), lists, self.list_end[lists], expand, 0)
+        return self._levels_plan
+
+    def _plan(self, cc: np.ndarray) -> _Plan:
+        """The :class:`_Plan` of the sampled counts ``cc`` (G, R), non-decreasing along the levels."""
+        T, (G, R) = self.n_variants, cc.shape
+        first = np.ones((G, R), dtype=bool)
+        first[:, 1:] = cc[:, 1:] != cc[:, :-1]
+        pair = np.flatnonzero(first)
+        D = pair.shape[0]
+        lists = np.arange(T)[:, None] * G + pair // max(R, 1)
+        entry = (np.cumsum(first.reshape(-1)) - 1).reshape(G, R).T  # (R, G): each level's pair
+        expand = np.arange(T)[:, None, None] * D + entry
+        count = cc.reshape(-1)[pair]
+        return _Plan(count, lists, self.list_end[lists], expand, int(count.max(initial=0)))
+
     def _in_order(self, prec: np.ndarray | None) -> np.ndarray | None:
         """Levels back in the input order."""
         if prec is None or np.array_equal(self._lv_order, np.arange(self.levels.shape[0])):
@@ -357,7 +429,9 @@ class ReweightedLists:
             "p": np.empty(K),
             "before": np.empty(S, dtype=np.int64),
             "mask": np.empty(S, dtype=bool),
-            "at": np.empty((self.n_variants, self.n_groups, self.levels.shape[0]), dtype=np.int64),
+            "tp0": np.zeros(self.n_variants * self.n_groups, dtype=np.int64),
+            "tp0_c": np.zeros(self.n_variants * self.n_groups, dtype=np.int64),
+            "at": np.empty(self.n_variants * self.n_groups * self.levels.shape[0], dtype=np.int64),
             "bw": np.empty(self.base_col.shape[0], dtype=i64),
             "c_cum": np.zeros(self.base_col.shape[0] + 1, dtype=i64),
             "jw": np.empty(J, dtype=i64),
@@ -389,7 +463,7 @@ class ReweightedLists:
         ``hw`` the slots' weights (end slots: minus their list's weight), ``tp`` the relevant weight up to
         each slot inside its list, ``n`` the ranked weight there."""
         ws = self._work
-        hw = np.take(wr, self.slot_col, out=ws["hw"])
+        hw = np.take(wr, self.slot_col, out=ws["hw"], mode="wrap")
         last = np.cumsum(hw, dtype=self._int, out=ws["cs"])[
             self.list_end
         ]  # relevant weight up to each list's end, all lists
@@ -398,23 +472,24 @@ class ReweightedLists:
         hw[self.list_end] = np.r_[0, last[:-1]] - last  # each end slot takes back its list's weight
         np.cumsum(hw, dtype=self._int, out=ws["tp"])  # relevant weight up to each slot, inside its list
         c_cum = ws["c_cum"]
-        np.cumsum(np.take(wr, self.base_col, out=ws["bw"]), dtype=self._int, out=c_cum[1:])
-        jw = np.take(wr, self.j_col, out=ws["jw"])
+        np.cumsum(np.take(wr, self.base_col, out=ws["bw"], mode="wrap"), dtype=self._int, out=c_cum[1:])
+        jw = np.take(wr, self.j_col, out=ws["jw"], mode="wrap")
         j_cum = ws["j_cum"]
         np.cumsum(jw, dtype=self._int, out=j_cum[1:])
         c0 = c_cum[self.list_c]  # ranked weight (base) before each list's group
         stream = ws["stream"]
         stream[self.j_stream] = jw
         stream[self.pseudo] = c0 - np.r_[0, c0[:-1] + (j_cum[self.j_end] - j_cum[self.j_first])[:-1]]
-        n = np.take(c_cum, self.kept_c, out=ws["n"])
-        n -= np.take(np.cumsum(stream, dtype=self._int), self.kept_jn, out=ws["tmp"])
-        np.take(ws["tp"], self.kept, out=ws["tpk"])
+        n = np.take(c_cum, self.kept_c, out=ws["n"], mode="wrap")
+        n -= np.take(np.cumsum(stream, dtype=self._int), self.kept_jn, out=ws["tmp"], mode="wrap")
+        np.take(ws["tp"], self.kept, out=ws["tpk"], mode="wrap")
         return last
 
     def _sampled_slots(
-        self, hw: np.ndarray, cs: np.ndarray, tp0: np.ndarray, cc: np.ndarray, binary: bool
+        self, hw: np.ndarray, cs: np.ndarray, tp0: np.ndarray, plan: _Plan, binary: bool
     ) -> np.ndarray:
-        """(T·G, R) the slot of each list holding its (cc + 1)-th unit of relevant weight (past the list's
+        """(T, D) the slot of each list holding its (count + 1)-th unit of relevant weight for each of the
+        ``plan``'s pairs (past the list's
         weight: its end slot), from the slots' weights ``hw`` (end slots set to 0 here), their running sum ``cs`` over
         all lists and the relevant weight ``tp0`` before each list. The u-th unit (from 0) lies in the last
         slot with fewer than u + 1 units before it: the count of such slots (running sums are non-decreasing)
@@ -422,54 +497,65 @@ class ReweightedLists:
         entry per unit; with ``binary`` weights (0 or 1) the weighted slots are the units themselves."""
         hw[self.list_end] = 0
         total = int(cs[-1]) if cs.shape[0] else 0
-        at = self._at(tp0, cc)
+        at = self._at(tp0, plan)
         if binary:  # weights 0 or 1: the weighted slots are the units
-            return self._unit_slots(np.not_equal(hw, 0, out=self._work["mask"]), total, at)
+            return self._unit_slots(np.not_equal(hw, 0, out=self._work["mask"]), total, at, plan)
         before = np.subtract(cs, hw, out=self._work["before"])  # units before each slot
         # past every unit (at most the largest cc - 1 beyond): all slots, the last an end slot
-        upto = np.bincount(before, minlength=total + int(cc.max(initial=0)) + 1)
+        upto = np.bincount(before, minlength=total + plan.top + 1)
         upto[0] -= 1  # then upto[u]: the last slot with at most u units before it
         np.cumsum(upto, out=upto)
         pos = np.take(upto, at)
-        np.minimum(pos, self.list_end[:, None], out=pos)
+        np.minimum(pos, plan.ends, out=pos)
         return pos
 
-    def _at(self, tp0: np.ndarray, cc: np.ndarray) -> np.ndarray:
-        """(T·G, R) the unit each level samples, counted over all lists: ``tp0`` (T·G,) the relevant weight
-        before each list plus ``cc`` (1, G, R) (:meth:`_sampled_counts`), into the workspace."""
-        T, G = self.n_variants, self.n_groups
-        return np.add(tp0.reshape(T, G, 1), cc, out=self._work["at"]).reshape(T * G, -1)
+    def _at(self, tp0: np.ndarray, plan: _Plan) -> np.ndarray:
+        """(T, D) the unit each of the ``plan``'s pairs samples, counted over all lists: ``tp0`` (T·G,) the
+        relevant weight before each list plus the pair's count, into the workspace."""
+        at = self._work["at"][: plan.lists.size].reshape(plan.lists.shape)
+        np.take(tp0, plan.lists, out=at, mode="wrap")
+        return np.add(at, plan.counts, out=at)
 
-    def _unit_slots(self, unit: np.ndarray, total: int, at: np.ndarray) -> np.ndarray:
+    def _before(self, last: np.ndarray, name: str) -> np.ndarray:
+        """The relevant weight before each list (int64, into workspace buffer ``name``) from ``last``, that
+        up to each list's end."""
+        out = self._work[name]
+        out[0] = 0
+        out[1:] = last[:-1]
+        return out
+
+    def _unit_slots(self, unit: np.ndarray, total: int, at: np.ndarray, plan: _Plan) -> np.ndarray:
         """:meth:`_sampled_slots` of weights 0 or 1: ``unit`` (S,) flags the slots of weight 1 (changed
         here), ``total`` their count; unit u (from 0) is the u-th flagged slot, and past every unit the last
         slot (an end slot), each clipped to its list's end slot."""
         np.minimum(at, total, out=at)
         unit[-1] = True
         pos = np.take(np.flatnonzero(unit), at)
-        np.minimum(pos, self.list_end[:, None], out=pos)
+        np.minimum(pos, plan.ends, out=pos)
         return pos
 
     def _row(
         self,
         wr: np.ndarray,
         hits: np.ndarray,
-        prec_cc: tuple[np.ndarray, np.ndarray] | None,
+        prec_plan: tuple[np.ndarray, _Plan] | None,
         binary: bool,
     ) -> None:
         T, G = self.n_variants, self.n_groups
-        last = self._counts(wr, prec_cc is not None)
-        tp0 = np.r_[0, last[:-1]]  # before each list
+        last = self._counts(wr, prec_plan is not None)
+        tp0 = self._before(last, "tp0")
         hits[:] = (last - tp0).reshape(T, G)
-        if prec_cc is None:
+        if prec_plan is None:
             return
-        ws = self._work
-        pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, prec_cc[1], binary)
-        self._envelope(ws["tpk"], ws["n"], pos, prec_cc[0])
+        ws, (prec, plan) = self._work, prec_plan
+        pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, plan, binary)
+        self._envelope(ws["tpk"], ws["n"], pos, prec, plan)
 
-    def _envelope(self, tp: np.ndarray, n: np.ndarray, pos: np.ndarray, prec: np.ndarray) -> None:
-        """(T, R, G) interpolated precision into ``prec`` from the slots' TP and N and the sampled slots
-        ``pos`` (:meth:`_sampled_slots`)."""
+    def _envelope(
+        self, tp: np.ndarray, n: np.ndarray, pos: np.ndarray, prec: np.ndarray, plan: _Plan
+    ) -> None:
+        """(T, R, G) interpolated precision into ``prec`` from the slots' TP and N and the slots ``pos``
+        (:meth:`_sampled_slots`) that the ``plan``'s pairs sample."""
         T, G = self.n_variants, self.n_groups
         p = self._work["p"]
         pv = p
@@ -481,12 +567,15 @@ class ReweightedLists:
         else:  # a relevant item of weight 0 before any weight: 0, as the module docstring says
             pv.fill(0.0)
             np.divide(tp, n, out=pv, where=n > 0)
-        p[self.kept_list_end] = -np.inf
         pos = np.take(self.kept_of_slot, pos)  # the sampled slot's run end: the top of the run's precision
         if self.chunked:
+            p[self.kept_zero] = 0.0
             self._envelope_chunked(p)
-            np.maximum(np.take(p, pos).reshape(T, G, -1).transpose(0, 2, 1), 0.0, out=prec)
+            np.take(
+                np.take(p, pos).reshape(-1), plan.expand, out=prec, mode="wrap"
+            )  # each pair once, then each level
             return
+        p[self.kept_list_end] = -np.inf
         if self.scan:
             # the envelope at every slot: a running maximum from each list's end, over the reversed slots as
             # complex numbers (list key, precision), which numpy orders lexicographically: a list's larger
@@ -495,11 +584,12 @@ class ReweightedLists:
             np.copyto(z, self.z_key)
             z.imag = p[::-1]
             np.maximum.accumulate(z, out=z)
-            env = z.imag[(p.shape[0] - 1) - pos]
-            np.maximum(env.reshape(T, G, -1).transpose(0, 2, 1), 0.0, out=prec)
+            np.take(z.imag[(p.shape[0] - 1) - pos].reshape(-1), plan.expand, out=prec, mode="wrap")
+            np.maximum(prec, 0.0, out=prec)
             return
         # more slots than sampled levels: maxima between consecutive sampled slots, then the running maximum
         # from the last level down, level by level over all lists at once ((levels, lists) layout)
+        pos = np.take(pos.reshape(-1), plan.expand.transpose(0, 2, 1)).reshape(T * G, -1)  # every level
         bounds = np.concatenate([pos, self.kept_list_end[:, None]], axis=1).reshape(-1)
         block = np.maximum.reduceat(p, bounds).reshape(T * G, -1)
         env = np.ascontiguousarray(block[:, -2::-1].T)  # (levels from the last, lists)
@@ -508,23 +598,20 @@ class ReweightedLists:
         np.maximum(env[::-1].reshape(-1, T, G).transpose(1, 0, 2), 0.0, out=prec)
 
     def _envelope_chunked(self, p: np.ndarray) -> None:
-        """The maximum of ``p`` (in the chunk layout) from each kept slot to its list's end, in place: inside
-        each chunk from its last slot down, one vector step per slot; then across chunks, the maximum from
-        each chunk's first slot on (a reversed running maximum over the chunks, as complex numbers (segment,
-        value), restarting where a list ends); then each chunk's slots of the list that runs on into the
-        next chunk take that next chunk's maximum."""
+        """The maximum of ``p`` (in the chunk layout, every value >= 0) from each kept slot to its list's
+        end, in place: inside each chunk (one list) from its last slot down, one vector step per slot; then
+        the maximum from each chunk's first slot to its list's end (a reversed running maximum over the
+        chunks, as complex numbers (list, value), restarting at each list), which each chunk's slots take
+        from the next chunk of their list (0 where none: every value is >= 0)."""
         C, n_ch = _CHUNK, self._chunk_key.shape[0]
         q = p.reshape(C, n_ch)
-        row = self._work["row"]
         for j in range(C - 2, -1, -1):
-            np.add(q[j + 1], self._pen[j], out=row)
-            np.maximum(q[j], row, out=q[j])
+            np.maximum(q[j], q[j + 1], out=q[j])
         z = self._work["zc"]
         z.real = self._chunk_key
         z.imag = q[0, ::-1]
         np.maximum.accumulate(z, out=z)
         carry = self._work["carry"]
-        carry[:-1] = z.imag[-2::-1]  # chunk c + 1's maximum, for chunk c
-        carry[-1] = -np.inf
-        grid = np.add(carry, self._pen_carry, out=self._work["grid"])
-        np.maximum(q, grid, out=q)
+        np.multiply(z.imag[-2::-1], self._cont, out=carry[:-1])  # chunk c + 1's maximum, for chunk c
+        carry[-1] = 0.0
+        np.maximum(q, carry, out=q)
