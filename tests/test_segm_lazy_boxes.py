@@ -9,21 +9,13 @@ import pickle
 
 import numpy as np
 import pytest
-from _coco_cases import random_segm_case
+from _coco_cases import segm_case_without_boxes as _case_without_boxes
 from pycocotools import mask as mask_utils
 
 from deteval.detection.coco import evaluate_coco
 from deteval.distributed import forked
 from deteval.io import coco as coco_io
 from deteval.io.coco import MaskBoxes, load_coco_gt, load_coco_results, stored_boxes
-
-
-def _case_without_boxes(seed: int) -> dict:
-    for s in range(seed, seed + 50):
-        case = random_segm_case(s)
-        if "bbox" not in case["dt"][0]:
-            return case
-    raise AssertionError("no case without boxes")
 
 
 def _loadres_boxes(case: dict) -> np.ndarray:
@@ -60,7 +52,7 @@ def test_parts_stay_lazy_when_put_together():
         load_coco_results(dt[:half], g, iou_type="segm"),
         load_coco_results(dt[half:], g, iou_type="segm"),
     ]
-    whole = coco_io._concat_results(parts, "both", "segm")
+    whole = coco_io.concat_results(parts, "both")
     assert isinstance(stored_boxes(whole), MaskBoxes)
     assert np.array_equal(whole.bbox, _loadres_boxes(case))
 

@@ -56,7 +56,14 @@ from deteval.detection.coco_params import CocoParams
 from deteval.detection.match_table import merge_coco_tables
 from deteval.distributed.shards import default_shards, shard_range
 from deteval.errors import ConfigError
-from deteval.io.coco import CHUNK_BYTES, CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
+from deteval.io.coco import (
+    CHUNK_BYTES,
+    CocoGroundTruth,
+    CocoResults,
+    concat_results,
+    load_coco_gt,
+    load_coco_results,
+)
 from deteval.io.coco_ranges import first_record, load_results_range
 from deteval.io.json_ranges import ArrayRanges, scan_json_array
 
@@ -78,29 +85,6 @@ def _subset(r: CocoResults, rows: np.ndarray) -> CocoResults:
         keypoints=None if r.keypoints is None else r.keypoints[rows],
         segmentation=None if r.segmentation is None else [r.segmentation[i] for i in rows.tolist()],
         rles=None if r.rles is None else [r.rles[i] for i in rows.tolist()],
-    )
-
-
-def concat_results(parts: Sequence[CocoResults]) -> CocoResults:
-    """Results read one after the other, as one: columns of the non-empty parts (an empty part's keypoint
-    matrix may have no width), the sources, warnings and skipped counts of all."""
-    full = [p for p in parts if len(p)] or list(parts[:1])
-    first = full[0]
-    return replace(
-        first,
-        img=np.concatenate([p.img for p in full]),
-        cat=np.concatenate([p.cat for p in full]),
-        score=np.concatenate([p.score for p in full]),
-        bbox=np.concatenate([p.bbox for p in full]),
-        area=np.concatenate([p.area for p in full]),
-        keypoints=None if first.keypoints is None else np.concatenate([p.keypoints for p in full]),
-        segmentation=None
-        if first.segmentation is None
-        else [s for p in full for s in (p.segmentation or [])],
-        rles=None if any(p.rles is None for p in full) else [x for p in full for x in (p.rles or [])],
-        source=", ".join(p.source for p in parts),
-        warnings=[w for p in parts for w in p.warnings],
-        skipped=sum(p.skipped for p in parts),
     )
 
 
@@ -320,7 +304,7 @@ def _match_task(
     source: str,
 ) -> ShardTable:
     """Shard ``k``'s pieces (in file order) matched against its ground truth."""
-    r = replace(concat_results(pieces), source=source, warnings=[], skipped=0)
+    r = replace(concat_results(pieces, source), warnings=[], skipped=0)
     lo, hi = int(plan.bounds[k]), int(plan.bounds[k + 1])
     table, counts, warnings = _match_bounded(g, r, params, compat, plan.img_map, lo, hi)
     return ShardTable(
