@@ -14,6 +14,7 @@ from pycocotools import mask as mask_utils
 
 from deteval.detection.coco import evaluate_coco
 from deteval.distributed import forked
+from deteval.distributed.coco import evaluate_coco_sharded
 from deteval.io import coco as coco_io
 from deteval.io.coco import MaskBoxes, load_coco_gt, load_coco_results, stored_boxes
 
@@ -65,7 +66,7 @@ def test_bbox_evaluation_of_mask_results_still_gets_boxes():
     assert np.array_equal(r.bbox, _loadres_boxes(case))
 
 
-@pytest.mark.parametrize("processes", ["1", "2"])
+@pytest.mark.parametrize("processes", ["1", "2", "sharded"])
 def test_segm_evaluation_never_computes_boxes(tmp_path, monkeypatch, processes):
     case = _case_without_boxes(11)
     ref = evaluate_coco(case["gt"], case["dt"], iou_type="segm").stats
@@ -77,6 +78,11 @@ def test_segm_evaluation_never_computes_boxes(tmp_path, monkeypatch, processes):
         raise AssertionError("toBbox called")
 
     monkeypatch.setattr(mask_utils, "toBbox", refuse)
+    if processes == "sharded":  # pieces cut by image shard and put together again stay lazy
+        for shards, range_bytes in [(1, 1 << 20), (3, 300)]:
+            ev = evaluate_coco_sharded(g, d, shards=shards, iou_type="segm", range_bytes=range_bytes)
+            assert np.array_equal(ev.stats, ref)
+        return
     monkeypatch.setenv(forked.ENV_PROCESSES, processes)
     monkeypatch.setattr(coco_io, "CHUNK_BYTES", 512)  # (two cores: the file is read in pieces, by both)
     from deteval.detection import coco as coco_eval

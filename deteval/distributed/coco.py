@@ -60,9 +60,11 @@ from deteval.io.coco import (
     CHUNK_BYTES,
     CocoGroundTruth,
     CocoResults,
+    MaskBoxes,
     concat_results,
     load_coco_gt,
     load_coco_results,
+    stored_boxes,
 )
 from deteval.io.coco_ranges import first_record, load_results_range
 from deteval.io.json_ranges import ArrayRanges, scan_json_array
@@ -74,13 +76,17 @@ _OUTSIDE = " detections outside the selected images/categories were not evaluate
 
 
 def _subset(r: CocoResults, rows: np.ndarray) -> CocoResults:
-    """The results of ``rows`` (ascending), every column cut alike; input order is kept."""
+    """The results of ``rows`` (ascending), every column cut alike; input order is kept (masks' boxes not yet
+    computed stay so)."""
+    boxes = stored_boxes(r)
     return replace(
         r,
         img=r.img[rows],
         cat=r.cat[rows],
         score=r.score[rows],
-        bbox=r.bbox[rows],
+        bbox=MaskBoxes([boxes.rles[i] for i in rows.tolist()], boxes.file)
+        if isinstance(boxes, MaskBoxes)
+        else boxes[rows],
         area=r.area[rows],
         keypoints=None if r.keypoints is None else r.keypoints[rows],
         segmentation=None if r.segmentation is None else [r.segmentation[i] for i in rows.tolist()],
@@ -205,7 +211,7 @@ class _Read:
 def _read_done(r: CocoResults, plan: ShardPlan) -> _Read:
     return _Read(
         True,
-        plan.split(replace(r, warnings=[], skipped=0)),
+        plan.split(replace(r, bbox=stored_boxes(r), warnings=[], skipped=0)),  # (replace would read bbox)
         shards=plan.shard(r.img),
         kind=r.kind,
         has_keypoints=r.keypoints is not None,
@@ -304,7 +310,8 @@ def _match_task(
     source: str,
 ) -> ShardTable:
     """Shard ``k``'s pieces (in file order) matched against its ground truth."""
-    r = replace(concat_results(pieces, source), warnings=[], skipped=0)
+    r = concat_results(pieces, source)
+    r.warnings, r.skipped = [], 0
     lo, hi = int(plan.bounds[k]), int(plan.bounds[k + 1])
     table, counts, warnings = _match_bounded(g, r, params, compat, plan.img_map, lo, hi)
     return ShardTable(
