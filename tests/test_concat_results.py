@@ -9,6 +9,7 @@ import pytest
 from _coco_cases import random_case, random_keypoints_case, random_segm_case, segm_case_without_boxes
 
 from deteval.distributed import coco as dist_coco
+from deteval.errors import ConfigError
 from deteval.io.coco import (
     CocoResults,
     MaskBoxes,
@@ -117,3 +118,32 @@ def test_sharded_reading_uses_the_one_concatenation(tmp_path):
     _same(r, load_coco_results(dt, g, iou_type="keypoints"))
     assert r.source == ", ".join(str(f) for f in files)
     assert dist_coco.concat_results is concat_results
+
+
+@pytest.mark.parametrize(
+    ("make", "iou_type"), [(random_segm_case, "segm"), (random_keypoints_case, "keypoints")]
+)
+def test_an_empty_file_among_several_holds_any_kind(tmp_path, make, iou_type):
+    """A rank without detections writes ``[]``, which reads as the bbox branch (no first record): among
+    segm or keypoints files it is the empty part of their concatenation, not a file of another kind."""
+    from deteval.detection.coco import evaluate_coco
+
+    case = make(1)
+    g, d, e = tmp_path / "gt.json", tmp_path / "dt.json", tmp_path / "empty.json"
+    g.write_text(json.dumps(case["gt"]))
+    d.write_text(json.dumps(case["dt"]))
+    e.write_text("[]")
+    ref = evaluate_coco(g, d, iou_type=iou_type).stats
+    for files in ([d, e], [e, d, e]):
+        assert np.array_equal(evaluate_coco(g, files, iou_type=iou_type).stats, ref)
+        for range_bytes in (300, 1 << 20):
+            ev = dist_coco.evaluate_coco_sharded(
+                g, files, shards=2, iou_type=iou_type, range_bytes=range_bytes
+            )
+            assert np.array_equal(ev.stats, ref)
+    if iou_type == "segm":  # (non-empty files of two kinds are still refused)
+        bbox = tmp_path / "bbox.json"
+        keys = ("image_id", "category_id", "score")
+        bbox.write_text(json.dumps([{k: r[k] for k in keys} | {"bbox": [1, 2, 3, 4]} for r in case["dt"]]))
+        with pytest.raises(ConfigError, match=r"different kinds of results \(bbox, segm\)"):
+            evaluate_coco(g, [d, e, bbox], iou_type=iou_type)

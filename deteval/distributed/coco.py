@@ -112,8 +112,9 @@ def load_results_files(
     for src in sources:
         r = load_coco_results(src, gt, iou_type=iou_type, on_error=on_error)
         parts.append(r if keep is None else _subset(r, keep(r)))
-    kinds = {p.kind for p in parts}
-    if len(kinds) > 1 or len({p.keypoints is None for p in parts}) > 1:
+    full = [p for p in parts if len(p)]  # (an empty file says "bbox", whatever the others hold)
+    kinds = {p.kind for p in full}
+    if len(kinds) > 1 or len({p.keypoints is None for p in full}) > 1:
         raise ConfigError(f"the result files hold different kinds of results ({', '.join(sorted(kinds))})")
     return concat_results(parts)
 
@@ -400,9 +401,11 @@ def read_results(
 
 
 def check_kinds(reads: Sequence[_Read]) -> None:
-    """Several result files must hold one kind of results (as :func:`load_results_files`)."""
-    if len({m.kind for m in reads}) > 1 or len({m.has_keypoints for m in reads}) > 1:
-        kinds = ", ".join(sorted({m.kind for m in reads}))
+    """Several result files must hold one kind of results (as :func:`load_results_files`; empty ones hold
+    any)."""
+    full = [m for m in reads if m.n]
+    if len({m.kind for m in full}) > 1 or len({m.has_keypoints for m in full}) > 1:
+        kinds = ", ".join(sorted({m.kind for m in full}))
         raise ConfigError(f"the result files hold different kinds of results ({kinds})")
 
 
