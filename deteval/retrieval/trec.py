@@ -644,9 +644,7 @@ def evaluate_trec(
         n: (v.astype(np.int64) if n in int_measures else v) for n, (v, _) in values.items() if n != "num_q"
     }
     if per_query:
-        cols = {n: v.tolist() for n, v in arrays.items()}
-        for i, topic in enumerate(names):
-            per_class[topic] = {n: col[i] for n, col in cols.items()}
+        per_class = per_topic_rows(names, arrays)
     unprinted = [t for t, r in zip(names, in_run.tolist()) if not r] if version == "9.0.8" else []
     result = TrecResult(
         protocol="trec",
@@ -659,6 +657,13 @@ def evaluate_trec(
     )
     result.lines = format_trec(result)
     return result
+
+
+def per_topic_rows(names: Sequence[str], arrays: Mapping[str, np.ndarray]) -> dict[str, dict[str, Any]]:
+    """``{topic: {measure: value}}`` (``per_class``) from per-topic value arrays (numpy scalars as Python
+    ones)."""
+    cols = {n: v.tolist() for n, v in arrays.items()}
+    return {topic: {n: col[i] for n, col in cols.items()} for i, topic in enumerate(names)}
 
 
 def no_topic_error(q: Qrels, r: Run) -> ValidationError:
