@@ -43,10 +43,10 @@ from deteval.io.prefs import PrefLine, Prefs
 from deteval.io.trec import Run
 from deteval.retrieval.trec import (
     TrecResult,
-    aggregate,
     as_read_by,
     format_trec,
     per_topic_rows,
+    summary_and_columns,
     to_zscores,
 )
 from deteval.retrieval.versions import DEFAULT_VERSION, check_version
@@ -400,17 +400,16 @@ def evaluate_prefs(
     summary: dict[str, Any] = {}
     if "runid" in names:
         summary["runid"] = run.tag
-    for name, (vals, agg) in values.items():
-        summary[name] = aggregate(vals, agg)
-    arrays = {
-        n: (v.astype(np.int64) if agg == "sum" else v) for n, (v, agg) in values.items() if n != "num_q"
-    }
+    # -Z: z-scores printed as trec_eval prints every measure's (Z<name>, %6.4f, sums included)
+    all_values, arrays = summary_and_columns(values, zscores is not None)
+    summary.update(all_values)
     unprinted = [n for n, t in zip(topic_names, topics) if t not in rankings] if version == "9.0.8" else []
     result = TrecResult(
         protocol="trec",
         summary=summary,
         per_class=per_topic_rows(topic_names, arrays) if per_query else {},
         unprinted_topics=unprinted,
+        zscores=zscores is not None,
         topic_columns=(topic_names, arrays) if topic_columns else None,
     )
     result.lines = format_trec(result)
