@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.core.sorting import sorted_unique
 from deteval.detection.coco import (
     COMPAT_MODES,
     SHARD_DETECTIONS,
@@ -292,7 +293,7 @@ def _match_bounded(
     tables: list[MatchTable] = []
     total: dict[str, int] = {}
     warnings: list[str] = []
-    for k in np.unique(piece).tolist():
+    for k in sorted_unique(piece).tolist():
         t, c, w = match_coco(g, r, params, compat, images=lo + np.flatnonzero(piece == k))
         tables.append(t)
         warnings = warnings or w
