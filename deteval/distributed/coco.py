@@ -148,6 +148,7 @@ def gt_rows(g: CocoGroundTruth, rows: np.ndarray) -> CocoGroundTruth:
         segmentation=None if g.segmentation is None else [g.segmentation[i] for i in rows.tolist()],
         image_records=None,
         category_records=None,
+        file_rows=rows if g.file_rows is None else g.file_rows[rows],  # (what errors name)
     )
 
 

@@ -394,6 +394,9 @@ class CocoGroundTruth:
     category_records: list | None = None
     #: the file's ``images`` list as indices into ``image_ids`` (tidecv walks images in file order)
     image_file_order: np.ndarray | None = None
+    #: a subset of the file's annotations (an image shard's): each one's index in the file's ``annotations``,
+    #: which errors name; None: all of them, in file order
+    file_rows: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.ann_id.shape[0])
