@@ -261,6 +261,16 @@ def random_segm_case(seed: int) -> dict:
     return {"gt": gt, "dt": dets}
 
 
+def segm_case_without_boxes(seed: int) -> dict:
+    """The first :func:`random_segm_case` from ``seed`` on whose results give no ``bbox`` (loadRes then makes
+    them from the masks)."""
+    for s in range(seed, seed + 50):
+        case = random_segm_case(s)
+        if "bbox" not in case["dt"][0]:
+            return case
+    raise AssertionError("no case without boxes")
+
+
 def random_keypoints_case(seed: int) -> dict:
     """People with 17 keypoints (random visibility, some with none, some crowds) and keypoint detections."""
     rng = np.random.default_rng(20_000 + seed)

@@ -9,21 +9,14 @@ import pickle
 
 import numpy as np
 import pytest
-from _coco_cases import random_segm_case
+from _coco_cases import segm_case_without_boxes as _case_without_boxes
 from pycocotools import mask as mask_utils
 
 from deteval.detection.coco import evaluate_coco
 from deteval.distributed import forked
+from deteval.distributed.coco import evaluate_coco_sharded
 from deteval.io import coco as coco_io
 from deteval.io.coco import MaskBoxes, load_coco_gt, load_coco_results, stored_boxes
-
-
-def _case_without_boxes(seed: int) -> dict:
-    for s in range(seed, seed + 50):
-        case = random_segm_case(s)
-        if "bbox" not in case["dt"][0]:
-            return case
-    raise AssertionError("no case without boxes")
 
 
 def _loadres_boxes(case: dict) -> np.ndarray:
@@ -60,7 +53,7 @@ def test_parts_stay_lazy_when_put_together():
         load_coco_results(dt[:half], g, iou_type="segm"),
         load_coco_results(dt[half:], g, iou_type="segm"),
     ]
-    whole = coco_io._concat_results(parts, "both", "segm")
+    whole = coco_io.concat_results(parts, "both")
     assert isinstance(stored_boxes(whole), MaskBoxes)
     assert np.array_equal(whole.bbox, _loadres_boxes(case))
 
@@ -73,7 +66,7 @@ def test_bbox_evaluation_of_mask_results_still_gets_boxes():
     assert np.array_equal(r.bbox, _loadres_boxes(case))
 
 
-@pytest.mark.parametrize("processes", ["1", "2"])
+@pytest.mark.parametrize("processes", ["1", "2", "sharded"])
 def test_segm_evaluation_never_computes_boxes(tmp_path, monkeypatch, processes):
     case = _case_without_boxes(11)
     ref = evaluate_coco(case["gt"], case["dt"], iou_type="segm").stats
@@ -85,6 +78,11 @@ def test_segm_evaluation_never_computes_boxes(tmp_path, monkeypatch, processes):
         raise AssertionError("toBbox called")
 
     monkeypatch.setattr(mask_utils, "toBbox", refuse)
+    if processes == "sharded":  # pieces cut by image shard and put together again stay lazy
+        for shards, range_bytes in [(1, 1 << 20), (3, 300)]:
+            ev = evaluate_coco_sharded(g, d, shards=shards, iou_type="segm", range_bytes=range_bytes)
+            assert np.array_equal(ev.stats, ref)
+        return
     monkeypatch.setenv(forked.ENV_PROCESSES, processes)
     monkeypatch.setattr(coco_io, "CHUNK_BYTES", 512)  # (two cores: the file is read in pieces, by both)
     from deteval.detection import coco as coco_eval

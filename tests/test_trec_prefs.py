@@ -193,3 +193,31 @@ def test_cli(tmp_path, capsys):
     assert main(["trec", "-R", "prefs", "-m", "map", str(p), str(r)]) == 2
     with pytest.raises(DetevalError):
         evaluate_prefs(load_prefs(p), load_run(r), max_docs=0)
+
+
+def test_zscores_printed_as_trec_eval_prints_them(tmp_path, capsys):
+    """-Z with preferences: every per-topic value becomes (value - mean) / stddev (convert_zscores.c) and is
+    printed as ``Z<name>`` with ``%6.4f``, the summed counts included; a summed measure's ``all`` value is the
+    sum of its z-scores as a double (as trec_eval's test/out.test.aqZ prints num_ret), the others their mean.
+    (Before, the z-scores of the counts were truncated to integers and no line had the Z.)"""
+    p = prefs_file(
+        tmp_path, ["q1 g s d1 3", "q1 g s d2 2", "q1 g s d3 0", "q1 g s d4 0", "q2 g s d1 1", "q2 g s d2 0"]
+    )
+    r = run_file(tmp_path, [("q1", "d3", 0.9), ("q1", "d1", 0.8), ("q1", "d5", 0.7), ("q2", "d1", 0.5)])
+    plain = evaluate_prefs(load_prefs(p), load_run(r), per_query=True).per_class
+    z = tmp_path / "z"
+    moments = {m: (0.3 + 0.1 * i, 0.7 + 0.05 * i) for i, m in enumerate(PREFS_MEASURES)}
+    z.write_text("".join(f"{t} {m} {a!r} {b!r}\n" for t in ("q1", "q2") for m, (a, b) in moments.items()))
+    assert main(["trec", "-q", "-R", "prefs", "-Z", str(z), str(p), str(r)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    want = {t: {m: (plain[t][m] - a) / b for m, (a, b) in moments.items()} for t in ("q1", "q2")}
+    for t in ("q1", "q2"):
+        for m in PREFS_MEASURES:
+            assert f"Z{m:<22s}\t{t}\t{want[t][m]:6.4f}" in out
+    assert plain["q1"]["prefs_num_prefs_poss"] == 5  # (z = 6.7143: truncated, it printed 6)
+    for m in PREFS_MEASURES:
+        zs = [want[t][m] for t in ("q1", "q2")]
+        total = zs[0] + zs[1] if m.startswith("prefs_num") else (zs[0] + zs[1]) / 2
+        assert f"Z{m:<22s}\tall\t{total:6.4f}" in out
+    assert "Znum_q                 \tall\t2.0000" in out
+    assert "runid                 \tall\ttag" in out

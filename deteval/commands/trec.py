@@ -102,10 +102,11 @@ def _run_prefs(args: argparse.Namespace) -> int:
         results,
         args.measures or None,
         complete=args.complete,
-        per_query=args.query or args.format in ("json", "csv"),
+        per_query=(args.query and args.format != "trec") or args.format in ("json", "csv"),
         max_docs=args.max_docs,
         version=args.trec_eval_version,
         zscores=load_zscores(args.zscores) if args.zscores else None,
+        topic_columns=args.query,  # -q in trec format: lines streamed from arrays (iter_trec_lines)
     )
     return _emit(result, args)
 

@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from deteval.collector import collector_paused
+from deteval.core.sorting import sorted_unique
 from deteval.detection import coco_match
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_iou import KeypointOks, bbox_iou_blocks, segm_iou_blocks
@@ -550,7 +551,7 @@ def match_in_shards(
     tables: list[MatchTable] = []
     counts: dict[str, int] | None = None
     warnings: list[str] = []
-    for s in np.unique(shard[in_images]).tolist():
+    for s in sorted_unique(shard[in_images]).tolist():
         t, c, w = match_coco(
             gt, res, params, compat, images=np.flatnonzero((shard == s) & in_images), categories=categories
         )

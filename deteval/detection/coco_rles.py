@@ -136,7 +136,8 @@ def gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> RleTable:
     as ``annotations[i]`` of the ground-truth file."""
     if gt.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the ground truth", file=gt.source)
-    return RleTable(_take(gt.segmentation, keep), gt.img[keep], gt.image_hw, gt.source, "annotations", keep)
+    named = keep if gt.file_rows is None else gt.file_rows[keep]  # (an image shard's: the file's index)
+    return RleTable(_take(gt.segmentation, keep), gt.img[keep], gt.image_hw, gt.source, "annotations", named)
 
 
 def dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> RleTable:

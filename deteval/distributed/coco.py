@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.core.sorting import sorted_unique
 from deteval.detection.coco import (
     COMPAT_MODES,
     SHARD_DETECTIONS,
@@ -56,7 +57,16 @@ from deteval.detection.coco_params import CocoParams
 from deteval.detection.match_table import merge_coco_tables
 from deteval.distributed.shards import default_shards, shard_range
 from deteval.errors import ConfigError
-from deteval.io.coco import CHUNK_BYTES, CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
+from deteval.io.coco import (
+    CHUNK_BYTES,
+    CocoGroundTruth,
+    CocoResults,
+    MaskBoxes,
+    concat_results,
+    load_coco_gt,
+    load_coco_results,
+    stored_boxes,
+)
 from deteval.io.coco_ranges import first_record, load_results_range
 from deteval.io.json_ranges import ArrayRanges, scan_json_array
 
@@ -67,40 +77,21 @@ _OUTSIDE = " detections outside the selected images/categories were not evaluate
 
 
 def _subset(r: CocoResults, rows: np.ndarray) -> CocoResults:
-    """The results of ``rows`` (ascending), every column cut alike; input order is kept."""
+    """The results of ``rows`` (ascending), every column cut alike; input order is kept (masks' boxes not yet
+    computed stay so)."""
+    boxes = stored_boxes(r)
     return replace(
         r,
         img=r.img[rows],
         cat=r.cat[rows],
         score=r.score[rows],
-        bbox=r.bbox[rows],
+        bbox=MaskBoxes([boxes.rles[i] for i in rows.tolist()], boxes.file)
+        if isinstance(boxes, MaskBoxes)
+        else boxes[rows],
         area=r.area[rows],
         keypoints=None if r.keypoints is None else r.keypoints[rows],
         segmentation=None if r.segmentation is None else [r.segmentation[i] for i in rows.tolist()],
         rles=None if r.rles is None else [r.rles[i] for i in rows.tolist()],
-    )
-
-
-def concat_results(parts: Sequence[CocoResults]) -> CocoResults:
-    """Results read one after the other, as one: columns of the non-empty parts (an empty part's keypoint
-    matrix may have no width), the sources, warnings and skipped counts of all."""
-    full = [p for p in parts if len(p)] or list(parts[:1])
-    first = full[0]
-    return replace(
-        first,
-        img=np.concatenate([p.img for p in full]),
-        cat=np.concatenate([p.cat for p in full]),
-        score=np.concatenate([p.score for p in full]),
-        bbox=np.concatenate([p.bbox for p in full]),
-        area=np.concatenate([p.area for p in full]),
-        keypoints=None if first.keypoints is None else np.concatenate([p.keypoints for p in full]),
-        segmentation=None
-        if first.segmentation is None
-        else [s for p in full for s in (p.segmentation or [])],
-        rles=None if any(p.rles is None for p in full) else [x for p in full for x in (p.rles or [])],
-        source=", ".join(p.source for p in parts),
-        warnings=[w for p in parts for w in p.warnings],
-        skipped=sum(p.skipped for p in parts),
     )
 
 
@@ -122,8 +113,9 @@ def load_results_files(
     for src in sources:
         r = load_coco_results(src, gt, iou_type=iou_type, on_error=on_error)
         parts.append(r if keep is None else _subset(r, keep(r)))
-    kinds = {p.kind for p in parts}
-    if len(kinds) > 1 or len({p.keypoints is None for p in parts}) > 1:
+    full = [p for p in parts if len(p)]  # (an empty file says "bbox", whatever the others hold)
+    kinds = {p.kind for p in full}
+    if len(kinds) > 1 or len({p.keypoints is None for p in full}) > 1:
         raise ConfigError(f"the result files hold different kinds of results ({', '.join(sorted(kinds))})")
     return concat_results(parts)
 
@@ -156,6 +148,7 @@ def gt_rows(g: CocoGroundTruth, rows: np.ndarray) -> CocoGroundTruth:
         segmentation=None if g.segmentation is None else [g.segmentation[i] for i in rows.tolist()],
         image_records=None,
         category_records=None,
+        file_rows=rows if g.file_rows is None else g.file_rows[rows],  # (what errors name)
     )
 
 
@@ -221,7 +214,7 @@ class _Read:
 def _read_done(r: CocoResults, plan: ShardPlan) -> _Read:
     return _Read(
         True,
-        plan.split(replace(r, warnings=[], skipped=0)),
+        plan.split(replace(r, bbox=stored_boxes(r), warnings=[], skipped=0)),  # (replace would read bbox)
         shards=plan.shard(r.img),
         kind=r.kind,
         has_keypoints=r.keypoints is not None,
@@ -301,7 +294,7 @@ def _match_bounded(
     tables: list[MatchTable] = []
     total: dict[str, int] = {}
     warnings: list[str] = []
-    for k in np.unique(piece).tolist():
+    for k in sorted_unique(piece).tolist():
         t, c, w = match_coco(g, r, params, compat, images=lo + np.flatnonzero(piece == k))
         tables.append(t)
         warnings = warnings or w
@@ -320,7 +313,8 @@ def _match_task(
     source: str,
 ) -> ShardTable:
     """Shard ``k``'s pieces (in file order) matched against its ground truth."""
-    r = replace(concat_results(pieces), source=source, warnings=[], skipped=0)
+    r = concat_results(pieces, source)
+    r.warnings, r.skipped = [], 0
     lo, hi = int(plan.bounds[k]), int(plan.bounds[k + 1])
     table, counts, warnings = _match_bounded(g, r, params, compat, plan.img_map, lo, hi)
     return ShardTable(
@@ -409,9 +403,11 @@ def read_results(
 
 
 def check_kinds(reads: Sequence[_Read]) -> None:
-    """Several result files must hold one kind of results (as :func:`load_results_files`)."""
-    if len({m.kind for m in reads}) > 1 or len({m.has_keypoints for m in reads}) > 1:
-        kinds = ", ".join(sorted({m.kind for m in reads}))
+    """Several result files must hold one kind of results (as :func:`load_results_files`; empty ones hold
+    any)."""
+    full = [m for m in reads if m.n]
+    if len({m.kind for m in full}) > 1 or len({m.has_keypoints for m in full}) > 1:
+        kinds = ", ".join(sorted({m.kind for m in full}))
         raise ConfigError(f"the result files hold different kinds of results ({kinds})")
 
 

@@ -33,13 +33,12 @@ from deteval.distributed.coco import (
     ShardPlan,
     TaskRunner,
     check_kinds,
-    concat_results,
     gt_rows,
     read_results,
     record_keys,
 )
 from deteval.distributed.shards import default_shards, shard_range
-from deteval.io.coco import CocoGroundTruth, CocoResults
+from deteval.io.coco import CocoGroundTruth, CocoResults, concat_results
 from deteval.io.lvis import LvisGroundTruth
 
 __all__ = ["read_and_match_lvis"]

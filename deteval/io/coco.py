@@ -38,7 +38,7 @@ import mmap
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from operator import itemgetter
 from os import PathLike
@@ -66,6 +66,7 @@ except ImportError:  # pragma: no cover - exercised only without orjson
 __all__ = [
     "CocoGroundTruth",
     "CocoResults",
+    "concat_results",
     "load_coco_gt",
     "load_coco_results",
     "loadres_branch",
@@ -393,6 +394,9 @@ class CocoGroundTruth:
     category_records: list | None = None
     #: the file's ``images`` list as indices into ``image_ids`` (tidecv walks images in file order)
     image_file_order: np.ndarray | None = None
+    #: a subset of the file's annotations (an image shard's): each one's index in the file's ``annotations``,
+    #: which errors name; None: all of them, in file order
+    file_rows: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.ann_id.shape[0])
@@ -1431,26 +1435,40 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
             parts.append(part)
             offset += len(records)
             del records
-    return _concat_results(parts, file, iou_type)
+    return concat_results(parts, file)
 
 
 def _bbox_branch(first: dict) -> bool:
     return "bbox" in first and first["bbox"] != []
 
 
-def _concat_results(parts: list[CocoResults], file: str, iou_type: str = "bbox") -> CocoResults:
-    segm = iou_type == "segm"
-    return CocoResults(
-        img=np.concatenate([p.img for p in parts]),
-        cat=np.concatenate([p.cat for p in parts]),
-        score=np.concatenate([p.score for p in parts]),
-        bbox=concat_boxes(parts),
-        area=np.concatenate([p.area for p in parts]),
-        keypoints=np.concatenate([p.keypoints for p in parts]) if iou_type == "keypoints" else None,
-        segmentation=list(chain.from_iterable(p.segmentation or [] for p in parts)) if segm else None,
-        rles=list(chain.from_iterable(p.rles or [] for p in parts)) if segm else None,
-        kind=iou_type,
-        source=file,
+def concat_results(parts: Sequence[CocoResults], source: str | None = None) -> CocoResults:
+    """Results read one after the other (pieces of one file, or several files), as one.
+
+    The columns of the non-empty parts in order (an empty part's keypoint matrix may have no width); the
+    ``bbox`` columns still to be computed if every such part's are (:func:`concat_boxes`); ``rles`` only if
+    every such part has them; the warnings and skipped counts of all parts. ``source``: the result's source
+    (default: the parts' sources joined by ", "). The other fields (``kind``) are the first non-empty part's.
+    """
+    if not parts:
+        raise ValueError("no results to put together")
+    full = [p for p in parts if len(p)] or [parts[0]]
+    first = full[0]
+    return replace(
+        first,
+        img=np.concatenate([p.img for p in full]),
+        cat=np.concatenate([p.cat for p in full]),
+        score=np.concatenate([p.score for p in full]),
+        bbox=concat_boxes(full),
+        area=np.concatenate([p.area for p in full]),
+        keypoints=None if first.keypoints is None else np.concatenate([p.keypoints for p in full]),
+        segmentation=None
+        if first.segmentation is None
+        else [s for p in full for s in (p.segmentation or [])],
+        rles=None if any(p.rles is None for p in full) else [x for p in full for x in (p.rles or [])],
+        source=", ".join(p.source for p in parts) if source is None else source,
+        warnings=[w for p in parts for w in p.warnings],
+        skipped=sum(p.skipped for p in parts),
     )
 
 
@@ -1554,7 +1572,7 @@ def results_with_tail(
             except DetevalError:
                 return None
             parts.append(CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3]))
-    return _concat_results(parts, file)
+    return concat_results(parts, file)
 
 
 # ------------------------------------------------------------- a large segm or keypoints file on two cores
@@ -1613,7 +1631,7 @@ def results_two_parts(
     rest = tail()
     if rest is None:
         return None
-    return _concat_results(parts + rest, str(path), iou_type)
+    return concat_results(parts + rest, str(path))
 
 
 def _result_keys(records: list, gt: CocoGroundTruth, file: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -41,7 +41,14 @@ import numpy as np
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.prefs import PrefLine, Prefs
 from deteval.io.trec import Run
-from deteval.retrieval.trec import TrecResult, aggregate, as_read_by, format_trec, to_zscores
+from deteval.retrieval.trec import (
+    TrecResult,
+    as_read_by,
+    format_trec,
+    per_topic_rows,
+    summary_and_columns,
+    to_zscores,
+)
 from deteval.retrieval.versions import DEFAULT_VERSION, check_version
 
 #: trec_eval's prefs measures in its print order (te_trec_measures in measures.c); the first three are sums
@@ -355,11 +362,15 @@ def evaluate_prefs(
     max_docs: int | None = None,
     version: str = DEFAULT_VERSION,
     zscores: Mapping[tuple[str, str], tuple[float, float]] | None = None,
+    topic_columns: bool = False,
 ) -> TrecResult:
     """Evaluate a run against preference judgements like ``trec_eval -R prefs|qrels_prefs -m all_prefs``
     (see the module docstring for the definitions). Topics: those with both results and preferences, or
     with ``complete`` (``-c``) every preference topic (a missing one is an empty ranking); ``max_docs``
-    (``-M``) cuts each ranking; ``version`` reads scores as that trec_eval does (float32 in 9.0.8)."""
+    (``-M``) cuts each ranking; ``version`` reads scores as that trec_eval does (float32 in 9.0.8).
+    ``per_query``: ``per_class`` holds one row per topic; ``topic_columns``: the per-topic values are kept
+    as arrays instead (as :func:`~deteval.retrieval.trec.evaluate_trec` keeps them), from which
+    :func:`~deteval.retrieval.trec.iter_trec_lines` prints ``-q`` a block of topics at a time."""
     check_version(version)
     if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
         raise ConfigError(f"max_docs must be a positive integer, got {max_docs!r}")
@@ -371,33 +382,35 @@ def evaluate_prefs(
             f"no topic has both results and preferences ({len(run)} run rows, {len(prefs)} prefs rows)",
             file=f"{run.source} vs {prefs.source}",
         )
-    rows = [_topic_values(prefs.topics[t], rankings.get(t, []), prefs.source) for t in topics]
+    # each topic's values go straight into one array per measure: no dict per topic is kept
+    cols = {n: np.empty(len(topics), dtype=np.float64) for n in names if n not in ("runid", "num_q")}
+    for i, t in enumerate(topics):
+        row = _topic_values(prefs.topics[t], rankings.get(t, []), prefs.source)
+        for n, col in cols.items():
+            col[i] = row[n]
     topic_names = [t.decode("utf-8", "backslashreplace") for t in topics]
     values: dict[str, tuple[np.ndarray, str]] = {}
     for name in names:
         if name == "num_q":
             values[name] = (np.ones(len(topics)), "count")
         elif name != "runid":
-            values[name] = (
-                np.array([r[name] for r in rows], dtype=np.float64),
-                "sum" if name in _SUMS else "mean",
-            )
+            values[name] = (cols[name], "sum" if name in _SUMS else "mean")
     if zscores is not None:
         values = to_zscores(values, topic_names, zscores)
     summary: dict[str, Any] = {}
     if "runid" in names:
         summary["runid"] = run.tag
-    for name, (vals, agg) in values.items():
-        summary[name] = aggregate(vals, agg)
-    per_class: dict[str, dict[str, Any]] = {}
-    if per_query:
-        for i, topic in enumerate(topic_names):
-            per_class[topic] = {
-                n: (int(v[i]) if agg == "sum" else float(v[i]))
-                for n, (v, agg) in values.items()
-                if n != "num_q"
-            }
+    # -Z: z-scores printed as trec_eval prints every measure's (Z<name>, %6.4f, sums included)
+    all_values, arrays = summary_and_columns(values, zscores is not None)
+    summary.update(all_values)
     unprinted = [n for n, t in zip(topic_names, topics) if t not in rankings] if version == "9.0.8" else []
-    result = TrecResult(protocol="trec", summary=summary, per_class=per_class, unprinted_topics=unprinted)
+    result = TrecResult(
+        protocol="trec",
+        summary=summary,
+        per_class=per_topic_rows(topic_names, arrays) if per_query else {},
+        unprinted_topics=unprinted,
+        zscores=zscores is not None,
+        topic_columns=(topic_names, arrays) if topic_columns else None,
+    )
     result.lines = format_trec(result)
     return result

@@ -629,24 +629,13 @@ def evaluate_trec(
         summary["runid"] = r.tag
     # -c: the qrels topics missing from the run are evaluated as empty rankings and summed too (trec_eval's
     # test/out.test.aqc, 9.0.x and 10.0 alike: num_rel includes the missing topic's relevant documents)
-    for name, (vals, agg) in values.items():
-        if agg != "none":  # relstring: per topic only
-            # -Z: a summed measure's all value is the sum of its z-scores, kept as a double (out.test.aqZ)
-            summary[name] = (
-                sequential_sum(vals) if zscores is not None and agg == "sum" else aggregate(vals, agg)
-            )
+    all_values, arrays = summary_and_columns(values, zscores is not None)
+    summary.update(all_values)
     if q.skipped is not None or r.skipped is not None:  # asked for on_error="skip"
         summary["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
     per_class: dict[str, dict[str, Any]] = {}
-    int_measures = {n for n, (_, agg) in values.items() if agg in ("sum", "count") and zscores is None}
-    # num_q (like runid) has no per-topic value in trec_eval -q output
-    arrays = {
-        n: (v.astype(np.int64) if n in int_measures else v) for n, (v, _) in values.items() if n != "num_q"
-    }
     if per_query:
-        cols = {n: v.tolist() for n, v in arrays.items()}
-        for i, topic in enumerate(names):
-            per_class[topic] = {n: col[i] for n, col in cols.items()}
+        per_class = per_topic_rows(names, arrays)
     unprinted = [t for t, r in zip(names, in_run.tolist()) if not r] if version == "9.0.8" else []
     result = TrecResult(
         protocol="trec",
@@ -659,6 +648,32 @@ def evaluate_trec(
     )
     result.lines = format_trec(result)
     return result
+
+
+def summary_and_columns(
+    values: Mapping[str, tuple[np.ndarray, str]], zscores: bool
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The ``all`` value of every measure (:func:`aggregate`; ``relstring`` has none) and the per-topic
+    arrays ``-q`` prints (``num_q``, like ``runid``, has none; sums and counts as integers). With -Z
+    (``zscores``) the values are z-scores: a summed measure's ``all`` value is the sum of its z-scores and
+    stays a double, as do its per-topic values (trec_eval's test/out.test.aqZ)."""
+    summary: dict[str, Any] = {}
+    for name, (vals, agg) in values.items():
+        if agg != "none":  # relstring: per topic only
+            summary[name] = sequential_sum(vals) if zscores and agg == "sum" else aggregate(vals, agg)
+    arrays = {
+        n: (v.astype(np.int64) if agg in ("sum", "count") and not zscores else v)
+        for n, (v, agg) in values.items()
+        if n != "num_q"
+    }
+    return summary, arrays
+
+
+def per_topic_rows(names: Sequence[str], arrays: Mapping[str, np.ndarray]) -> dict[str, dict[str, Any]]:
+    """``{topic: {measure: value}}`` (``per_class``) from per-topic value arrays (numpy scalars as Python
+    ones)."""
+    cols = {n: v.tolist() for n, v in arrays.items()}
+    return {topic: {n: col[i] for n, col in cols.items()} for i, topic in enumerate(names)}
 
 
 def no_topic_error(q: Qrels, r: Run) -> ValidationError:
