@@ -130,7 +130,8 @@ def test_reweighted_repeated_n_pos_rows_share_their_levels(seed: int) -> None:
     """Weightings with the same n_pos row (a randomization test's rounds) look each distinct (group, count)
     up once and spread it to the levels (_Plan); rows met once take every level as its own: the same numbers,
     bit for bit, with every envelope method, in one call, row by row, through the complements, and past the
-    plans kept across calls (more distinct repeated rows than the cache holds)."""
+    plans kept across calls (more distinct repeated rows than the cache holds); asked for some groups only,
+    those groups' values."""
     rng = np.random.default_rng(100 + seed)
     for trial in range(60):
         n_groups, n_var, n_cols = int(rng.integers(1, 6)), int(rng.integers(1, 4)), int(rng.integers(2, 12))
@@ -163,6 +164,17 @@ def test_reweighted_repeated_n_pos_rows_share_their_levels(seed: int) -> None:
         (qa, _), (qb, _) = one.evaluate_complements(w, rows)
         assert np.array_equal(qa, together)
         assert np.array_equal(qb, one.evaluate(1 - w, rows)[0])
+        # the precision of some groups only: those groups' values, in one call, row by row, complements
+        keep = rng.random(n_groups) < 0.6
+        part, _ = one.evaluate(w, rows, keep)
+        assert part is not None and np.array_equal(part, together[..., keep])
+        alone, _ = ReweightedLists(cnt, col, rel, ig, COCO_RECALL_LEVELS, COCO_EPS, scan=method).evaluate(
+            w[:1], rows[:1], keep
+        )
+        assert alone is not None and np.array_equal(alone, together[:1, ..., keep])
+        (qa, _), (qb, _) = one.evaluate_complements(w, rows, keep)
+        assert np.array_equal(qa, together[..., keep])
+        assert np.array_equal(qb, one.evaluate(1 - w, rows)[0][..., keep])
 
 
 def test_reweighted_envelope_over_many_lists(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -91,8 +91,10 @@ class _Plan(NamedTuple):
     counts: np.ndarray  # (D,) the relevant weight before the sampled unit (c − 1) of each pair
     lists: np.ndarray  # (T, D) the list (variant, group) of each pair under each variant
     ends: np.ndarray  # (T, D) that list's end slot
-    expand: np.ndarray  # (T, R, G) each level's entry among the (T·D) pairs, in the precision's order
+    expand: np.ndarray  # (T, R, G') each level's entry among the (T·D) pairs of the groups returned
     top: int  # the largest count
+    every: np.ndarray  # (T, R, G) ``expand`` of every group
+    groups: np.ndarray | None  # (G,) the groups returned (None: all)
 
 
 class ReweightedLists:
@@ -221,7 +223,7 @@ class ReweightedLists:
         self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
         self._counts_table = np.zeros((0, self.levels.shape[0]), dtype=np.int64)  # _sampled_counts per n_pos
         self._plan_cache: dict[bytes, _Plan] = {}
-        self._levels_plan: _Plan | None = None
+        self._levels_plans: dict[bytes, _Plan] = {}
         self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
 
     def _chunk_layout(self, slot_list: np.ndarray) -> None:
@@ -259,42 +261,48 @@ class ReweightedLists:
         self._cont = (chunk_list[1:] == chunk_list[:-1]).astype(np.float64)
         self._chunk_key = -chunk_list[::-1].astype(np.float64)
 
-    def evaluate(self, weights: np.ndarray, n_pos: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    def evaluate(
+        self, weights: np.ndarray, n_pos: np.ndarray, groups: np.ndarray | None = None
+    ) -> tuple[np.ndarray | None, np.ndarray]:
         """(B, T, R, G) interpolated precision (levels before groups, as pycocotools' arrays; None when built
         with ``precision=False``) and (B, T, G) relevant weight of B weightings: ``weights`` (B, columns)
-        integers >= 0, ``n_pos`` (B, G)."""
+        integers >= 0, ``n_pos`` (B, G). ``groups`` (G,) flags: the precision of those groups only (B, T, R,
+        groups.sum()), as ``prec[..., groups]`` (a summary leaves out the categories without ground truth:
+        their values are then never made, nor gathered out)."""
         w = np.asarray(weights, dtype=np.int64)
         B, T, G = w.shape[0], self.n_variants, self.n_groups
         self._set_int(int(w.max(initial=0)))
         wz = np.zeros((B, w.shape[1] + 1), dtype=self._int)
         wz[:, :-1] = w  # the last column: the end slots' weight 0
         hits = np.zeros((B, T, G), dtype=np.int64)
-        prec = self._prec_out(B, 0)
+        keep = None if groups is None else np.asarray(groups, dtype=bool)
+        prec = self._prec_out(B, 0, keep)
         if T * G == 0:
             return prec, hits
-        plans = self._plans(n_pos, B)
+        plans = self._plans(n_pos, B, keep)
         binary = bool(w.size == 0 or w.max() <= 1)  # randomization rounds: weights 0 or 1
         for r in range(B):
             self._row(wz[r], hits[r], None if prec is None or plans is None else (prec[r], plans[r]), binary)
         return self._in_order(prec), hits
 
     def evaluate_complements(
-        self, weights: np.ndarray, n_pos: np.ndarray
+        self, weights: np.ndarray, n_pos: np.ndarray, groups: np.ndarray | None = None
     ) -> tuple[tuple[np.ndarray | None, np.ndarray], tuple[np.ndarray | None, np.ndarray]]:
         """:meth:`evaluate` of B weightings of 0s and 1s and of their complements 1 − w (a randomization
         round's two pseudo-systems), both with ``n_pos``: every count of 1 − w is that of all weights 1 minus
         that of w (sums are linear in the weights), so the gathers and cumulative sums are made once per pair;
         only the precision, the sampled slots and the envelope are taken per weighting. The same numbers as
-        :meth:`evaluate` on each."""
+        :meth:`evaluate` on each (``groups`` as there)."""
         w = np.asarray(weights, dtype=np.int64)
         if w.size and (w.min() < 0 or w.max() > 1):
             raise ValueError("complements need weights 0 or 1")
         self._set_int(1)
         B, T, G = w.shape[0], self.n_variants, self.n_groups
         hits, hits_c = np.zeros((B, T, G), dtype=np.int64), np.zeros((B, T, G), dtype=np.int64)
-        prec, prec_c = self._prec_out(B, 0), self._prec_out(B, 1)
+        keep = None if groups is None else np.asarray(groups, dtype=bool)
+        prec, prec_c = self._prec_out(B, 0, keep), self._prec_out(B, 1, keep)
         if T * G:
-            plans = self._plans(n_pos, B)
+            plans = self._plans(n_pos, B, keep)
             ones = self._ones()
             for r in range(B):
                 wr = np.zeros(w.shape[1] + 1, dtype=self._int)
@@ -325,16 +333,18 @@ class ReweightedLists:
         small = max_weight * max(self.n_items, 1) < 2**31 - 1
         self._int = np.dtype(np.int32 if small else np.int64)
 
-    def _prec_out(self, B: int, i: int) -> np.ndarray | None:
-        """(B, T, R, G) for the precision (None without precision): zeros, or buffer ``i`` (reuse_output)."""
-        shape = (B, self.n_variants, self.levels.shape[0], self.n_groups)
+    def _prec_out(self, B: int, i: int, keep: np.ndarray | None) -> np.ndarray | None:
+        """(B, T, R, G') for the precision of the groups ``keep`` (None: all; None without precision): zeros,
+        or buffer ``i`` (reuse_output)."""
+        g_out = self.n_groups if keep is None else int(np.count_nonzero(keep))
+        shape = (B, self.n_variants, self.levels.shape[0], g_out)
         if not self.precision:
             return None
         if not self.reuse_output:
             return np.zeros(shape)
         while len(self._out) <= i:
             self._out.append(np.zeros((0, *shape[1:])))
-        if self._out[i].shape[0] < B:
+        if self._out[i].shape[0] < B or self._out[i].shape[1:] != shape[1:]:
             self._out[i] = np.zeros(shape)
         return self._out[i][:B]  # every row is written in full (T * G > 0) or empty
 
@@ -356,41 +366,49 @@ class ReweightedLists:
             self._counts_table = np.concatenate([self._counts_table, c])
         return np.asarray(self._counts_table[n.reshape(-1)].reshape(B, 1, G, R))
 
-    def _plans(self, n_pos: np.ndarray, B: int) -> list[_Plan] | None:
+    def _plans(self, n_pos: np.ndarray, B: int, keep: np.ndarray | None) -> list[_Plan] | None:
         """Each weighting's :class:`_Plan` (None without precision): an n_pos row met more than once (every
         round of a randomization test has the same) gets its distinct pairs, found once and kept; another
         (a bootstrap resample's own) takes every level as its own pair, in a layout made once, where finding
-        the pairs would cost more than it saves."""
+        the pairs would cost more than it saves. ``keep``: the groups returned (None: all)."""
         cc = self._sampled_counts(n_pos, B)
         if cc is None:
             return None
-        keys = [row.tobytes() for row in np.asarray(n_pos, dtype=np.int64).reshape(B, -1)]
+        tail = b"" if keep is None else keep.tobytes()
+        keys = [row.tobytes() + tail for row in np.asarray(n_pos, dtype=np.int64).reshape(B, -1)]
         repeated = {k for k in keys if k in self._plan_cache} | {k for k in keys if keys.count(k) > 1}
         out = []
         for b, key in enumerate(keys):
             if key not in repeated:
                 top = int(cc[b].max(initial=0))
-                out.append(self._level_plan()._replace(counts=cc[b, 0].reshape(-1), top=top))
+                out.append(self._level_plan(keep)._replace(counts=cc[b, 0].reshape(-1), top=top))
                 continue
             plan = self._plan_cache.get(key)
             if plan is None:
                 if len(self._plan_cache) >= _PLANS:
                     self._plan_cache.clear()
-                plan = self._plan_cache[key] = self._plan(cc[b, 0])
+                plan = self._plan_cache[key] = self._plan(cc[b, 0], keep)
             out.append(plan)
         return out
 
-    def _level_plan(self) -> _Plan:
-        """Every (group, level) its own pair (``counts`` left to fill): the layout, made once."""
-        if self._levels_plan is None:
+    def _level_plan(self, keep: np.ndarray | None) -> _Plan:
+        """Every (group, level) its own pair (``counts`` left to fill): the layout, made once per ``keep``."""
+        key = b"" if keep is None else keep.tobytes()
+        if key not in self._levels_plans:
+            if len(self._levels_plans) >= _PLANS:
+                self._levels_plans.clear()
             T, G, R = self.n_variants, self.n_groups, self.levels.shape[0]
             lists = np.repeat(np.arange(T * G), R).reshape(T, G * R)
-            expand = np.arange(T * G * R).reshape(T, G, R).transpose(0, 2, 1).copy()
-            self._levels_plan = _Plan(np.zeros(0, dtype=np.int64), lists, self.list_end[lists], expand, 0)
-        return self._levels_plan
+            every = np.arange(T * G * R).reshape(T, G, R).transpose(0, 2, 1).copy()
+            expand = every if keep is None else np.ascontiguousarray(every[:, :, keep])
+            self._levels_plans[key] = _Plan(
+                np.zeros(0, dtype=np.int64), lists, self.list_end[lists], expand, 0, every, keep
+            )
+        return self._levels_plans[key]
 
-    def _plan(self, cc: np.ndarray) -> _Plan:
-        """The :class:`_Plan` of the sampled counts ``cc`` (G, R), non-decreasing along the levels."""
+    def _plan(self, cc: np.ndarray, keep: np.ndarray | None) -> _Plan:
+        """The :class:`_Plan` of the sampled counts ``cc`` (G, R), non-decreasing along the levels, returning
+        the groups ``keep`` (None: all)."""
         T, (G, R) = self.n_variants, cc.shape
         first = np.ones((G, R), dtype=bool)
         first[:, 1:] = cc[:, 1:] != cc[:, :-1]
@@ -398,9 +416,10 @@ class ReweightedLists:
         D = pair.shape[0]
         lists = np.arange(T)[:, None] * G + pair // max(R, 1)
         entry = (np.cumsum(first.reshape(-1)) - 1).reshape(G, R).T  # (R, G): each level's pair
-        expand = np.arange(T)[:, None, None] * D + entry
+        every = np.arange(T)[:, None, None] * D + entry
+        expand = every if keep is None else np.ascontiguousarray(every[:, :, keep])
         count = cc.reshape(-1)[pair]
-        return _Plan(count, lists, self.list_end[lists], expand, int(count.max(initial=0)))
+        return _Plan(count, lists, self.list_end[lists], expand, int(count.max(initial=0)), every, keep)
 
     def _in_order(self, prec: np.ndarray | None) -> np.ndarray | None:
         """Levels back in the input order."""
@@ -589,13 +608,14 @@ class ReweightedLists:
             return
         # more slots than sampled levels: maxima between consecutive sampled slots, then the running maximum
         # from the last level down, level by level over all lists at once ((levels, lists) layout)
-        pos = np.take(pos.reshape(-1), plan.expand.transpose(0, 2, 1)).reshape(T * G, -1)  # every level
+        pos = np.take(pos.reshape(-1), plan.every.transpose(0, 2, 1)).reshape(T * G, -1)  # every level
         bounds = np.concatenate([pos, self.kept_list_end[:, None]], axis=1).reshape(-1)
         block = np.maximum.reduceat(p, bounds).reshape(T * G, -1)
         env = np.ascontiguousarray(block[:, -2::-1].T)  # (levels from the last, lists)
         for i in range(1, env.shape[0]):  # faster than np.maximum.accumulate along this axis
             np.maximum(env[i], env[i - 1], out=env[i])
-        np.maximum(env[::-1].reshape(-1, T, G).transpose(1, 0, 2), 0.0, out=prec)
+        full = np.maximum(env[::-1].reshape(-1, T, G).transpose(1, 0, 2), 0.0)
+        prec[...] = full if plan.groups is None else full[:, :, plan.groups]
 
     def _envelope_chunked(self, p: np.ndarray) -> None:
         """The maximum of ``p`` (in the chunk layout, every value >= 0) from each kept slot to its list's

@@ -139,8 +139,9 @@ class CocoBatch:
                 [self(w[i : i + rows], gt_weights[i : i + rows]) for i in range(0, w.shape[0], rows)]
             )
         npig = self._npig(np.asarray(gt_weights, dtype=np.int64))
-        lists = {key: sl.evaluate(w, npig[:, :, key[0]]) for key, sl in self.slices.items()}
-        return self._values(npig, lists)
+        groups = self._groups(npig)
+        lists = {key: sl.evaluate(w, npig[:, :, key[0]], groups.get(key)) for key, sl in self.slices.items()}
+        return self._values(npig, lists, groups)
 
     def complements(self, weights: np.ndarray, gt_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The values of ``weights`` (0s and 1s) and of 1 − ``weights`` (a randomization round's two
@@ -155,17 +156,36 @@ class CocoBatch:
             ]
             return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
         npig = self._npig(np.asarray(gt_weights, dtype=np.int64))
-        pairs = {key: sl.evaluate_complements(w, npig[:, :, key[0]]) for key, sl in self.slices.items()}
+        groups = self._groups(npig)
+        pairs = {
+            key: sl.evaluate_complements(w, npig[:, :, key[0]], groups.get(key))
+            for key, sl in self.slices.items()
+        }
         return (
-            self._values(npig, {key: pair[0] for key, pair in pairs.items()}),
-            self._values(npig, {key: pair[1] for key, pair in pairs.items()}),
+            self._values(npig, {key: pair[0] for key, pair in pairs.items()}, groups),
+            self._values(npig, {key: pair[1] for key, pair in pairs.items()}, groups),
         )
 
+    def _groups(self, npig: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+        """Per precision slice whose weightings all leave the same categories without ground truth (every
+        round of a randomization test), the categories with ground truth: only their precision is made
+        (the others' is never read), so the summary means take whole rows instead of gathering them."""
+        out: dict[tuple[int, int], np.ndarray] = {}
+        for key, sl in self.slices.items():
+            has = npig[:, :, key[0]] > 0
+            if sl.precision and has.shape[0] and (has == has[0]).all() and 0 < has[0].sum() < has.shape[1]:
+                out[key] = has[0]
+        return out
+
     def _values(
-        self, npig: np.ndarray, lists: dict[tuple[int, int], tuple[np.ndarray | None, np.ndarray]]
+        self,
+        npig: np.ndarray,
+        lists: dict[tuple[int, int], tuple[np.ndarray | None, np.ndarray]],
+        groups: dict[tuple[int, int], np.ndarray],
     ) -> np.ndarray:
-        """(B, columns) values from npig (B, K, A) and each slice's (precision or None, hits)."""
-        B, K = npig.shape[0], self.shape[0]
+        """(B, columns) values from npig (B, K, A) and each slice's (precision or None, hits); a slice in
+        ``groups`` has the precision of those categories only (:meth:`_groups`)."""
+        B = npig.shape[0]
         prec: dict[tuple[int, int], np.ndarray] = {}
         rec: dict[tuple[int, int], np.ndarray] = {}
         for (sa, sm), (q, hits) in lists.items():
@@ -184,18 +204,24 @@ class CocoBatch:
                 continue
             has = npig[:, :, a] > 0  # (B, K): the categories whose values are > −1
             src = prec[a, m] if ap else rec[a, m]
+            kept = groups.get((a, m)) if ap else None
+            # the categories of src: all, or those with ground truth (every one of them is > −1)
+            has_src = has if kept is None else np.ones((B, src.shape[-1]), dtype=bool)
             sel = (
                 src
                 if thr.shape[0] == src.shape[1] and (thr == np.arange(thr.shape[0])).all()
                 else src[:, thr]
             )
             if k is None:
-                out[:, j] = _masked_means(sel, has, positions)
+                out[:, j] = _masked_means(sel, has_src, positions)
                 continue
             key = (a, m, thr.tobytes())
             if key not in per_class:  # every category's values in (threshold, level) order, one row each
-                per_class[key] = _row_means(np.moveaxis(sel, -1, 1).reshape(B, K, -1))
-            out[:, j] = np.where(has[:, k], per_class[key][:, k], np.nan)
+                per_class[key] = _row_means(np.moveaxis(sel, -1, 1).reshape(B, src.shape[-1], -1))
+            if kept is not None and not kept[k]:
+                continue  # no ground truth: NaN
+            at = k if kept is None else int(np.count_nonzero(kept[:k]))
+            out[:, j] = np.where(has[:, k], per_class[key][:, at], np.nan)
         return out
 
 
