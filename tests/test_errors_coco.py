@@ -135,6 +135,53 @@ def test_the_first_record_decides_nothing_once_skipped():
     assert scores(api(GT, records, on_error="skip")) == scores(api(GT, RES))
 
 
+def _segm_only(record: dict) -> dict:
+    """The record as a mask of its box, without a bbox: loadRes' segm branch (first record decides)."""
+    x, y, w, h = record["bbox"]
+    out = {k: v for k, v in record.items() if k != "bbox"}
+    out["segmentation"] = [[x, y, x + w, y, x + w, y + h, x, y + h]]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("first", "others", "bad"),
+    [
+        ("bbox", "bbox", [7, 20]),  # segm-only records among bbox ones
+        ("segm", "segm", [3, 8]),  # bbox-only records among segm ones
+        ("broken", "segm", [0, 5]),  # a broken first record: the next (segm) decides
+    ],
+)
+def test_a_record_of_another_kind_is_skipped(first, others, bad):
+    """loadRes reads every record in the branch of the first one: with records skipped, the first kept one.
+    A record of the other kind is bad (it lacks its branch's field) and skipped wherever it is, and the rest
+    scores exactly as the file without it (such a record used to load alone, pass as good, and make the final
+    load fail: ``--on-error skip`` raised)."""
+    other = {"bbox": "segm", "segm": "bbox"}[others]
+    kinds = [others] * 40
+    for i in bad:
+        kinds[i] = other
+    if first == "broken":
+        kinds[0] = "broken"
+    records = []
+    for r, kind in zip(copy.deepcopy(RES[:40]), kinds):
+        if kind == "segm":
+            r = _segm_only(r)
+        elif kind == "broken":
+            r["bbox"] = "1,2,3,4"
+        records.append(r)
+    keep = [r for i, r in enumerate(records) if i not in bad]
+    doc = api(GT, records, on_error="skip")
+    assert scores(doc) == scores(api(GT, keep))
+    assert doc["skipped_records"] == len(bad)
+    skipped = [int(w.split("record ")[1].split(":")[0]) for w in doc["warnings"] if w.startswith("skipped")]
+    assert skipped == bad
+    with pytest.raises(
+        InputFormatError,
+        match="record 1: missing field 'bbox'" if first == "broken" else f"record {bad[0]}: missing field",
+    ):
+        api(GT, records)  # without skipping: the first record's branch (a check of all records' bbox first)
+
+
 # (mutation of the ground truth's annotation 2, error class, words)
 BAD_ANNOTATIONS = {
     "bbox_3_numbers": ({"bbox": [1, 2, 3]}, InputFormatError, "bbox must have 4 numbers"),

@@ -450,6 +450,7 @@ class ReweightedLists:
             "mask": np.empty(S, dtype=bool),
             "tp0": np.zeros(self.n_variants * self.n_groups, dtype=np.int64),
             "tp0_c": np.zeros(self.n_variants * self.n_groups, dtype=np.int64),
+            "tp0_end": np.zeros(self.n_variants * self.n_groups, dtype=np.int64),
             "at": np.empty(self.n_variants * self.n_groups * self.levels.shape[0], dtype=np.int64),
             "bw": np.empty(self.base_col.shape[0], dtype=i64),
             "c_cum": np.zeros(self.base_col.shape[0] + 1, dtype=i64),
@@ -488,7 +489,7 @@ class ReweightedLists:
         ]  # relevant weight up to each list's end, all lists
         if not precision:
             return last
-        hw[self.list_end] = np.r_[0, last[:-1]] - last  # each end slot takes back its list's weight
+        hw[self.list_end] = self._before(last, "tp0_end") - last  # each end slot takes back its list's weight
         np.cumsum(hw, dtype=self._int, out=ws["tp"])  # relevant weight up to each slot, inside its list
         c_cum = ws["c_cum"]
         np.cumsum(np.take(wr, self.base_col, out=ws["bw"], mode="wrap"), dtype=self._int, out=c_cum[1:])

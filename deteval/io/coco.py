@@ -1147,13 +1147,35 @@ def load_coco_results(
     else:
         records, file, from_coco = list(source), "<in-memory results>", False
 
-    def load(idx: np.ndarray) -> CocoResults:
-        return _results_from_records([records[i] for i in idx.tolist()], file, from_coco, gt, iou_type)
+    def load(idx: np.ndarray, kind: str | None = None) -> CocoResults:
+        return _results_from_records([records[i] for i in idx.tolist()], file, from_coco, gt, iou_type, kind)
 
     def local(exc: DetevalError) -> int | None:
         return exc.record if isinstance(exc.record, int) else None
 
-    res, bad, _ = load_skipping(len(records), load, local, lambda i: i)
+    # loadRes' branch is the first record's, so with records left out it is the first kept record's: the
+    # first record that loads alone (each one before it is bad whatever the branch), and every record is
+    # then read in that branch (a subset must not pick its own from its first record: a record of another
+    # kind would load alone, pass as good, and fail the final load)
+    lead, bad = 0, {}
+    while lead < len(records):
+        try:
+            load(np.array([lead]))
+            break
+        except DetevalError as exc:
+            if local(exc) is None:
+                raise
+            bad[lead] = type(exc)(exc.reason, file=exc.file, record=lead)
+            lead += 1
+    if lead == len(records):
+        res = load(np.zeros(0, dtype=np.int64))
+    else:
+        kind = "loaded" if from_coco else loadres_branch(records[lead], file)
+        rest = np.arange(lead, len(records))
+        res, bad_rest, _ = load_skipping(
+            rest.shape[0], lambda idx: load(rest[idx], kind), local, lambda i: int(rest[i])
+        )
+        bad.update({int(rest[i]): exc for i, exc in bad_rest.items()})
     res.skipped = len(bad)
     res.warnings = [f"skipped bad record: {exc}" for exc in bad.values()] + res.warnings
     return res

@@ -108,6 +108,9 @@ class CocoBatch:
     def _npig(self, gt_weights: np.ndarray) -> np.ndarray:
         """(B, K, A) npig of the weightings (integers)."""
         B, (K, A) = gt_weights.shape[0], self.shape
+        if B > 1 and gt_weights.min(initial=1) == 1 and gt_weights.max(initial=1) == 1:
+            # every ground truth once (a randomization test's rounds): one row, repeated
+            return np.repeat(self._npig(gt_weights[:1]), B, axis=0)
         out = np.empty((B, K, A), dtype=np.int64)
         g = np.take(gt_weights, self.gt_image, axis=1)
         cum = np.zeros((B, g.shape[1] + 1), dtype=np.int64)
