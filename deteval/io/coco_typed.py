@@ -1,0 +1,101 @@
+"""COCO bbox results decoded by type (msgspec, when installed): the columns without a dict per record.
+
+A bbox results file is a list of ``{"image_id", "category_id", "bbox", "score"}`` records. Parsing it with
+orjson makes a dict, a list and eight numbers per record, and the loader then pulls each field out of every
+dict again; msgspec decodes it straight into small fixed records (a ``Struct`` per record, a tuple for the
+box), about twice as fast, and the columns are read off them in four C-level passes.
+
+This is only a shortcut: :func:`bbox_columns` returns columns only for a text it can vouch that the ordinary
+path (:func:`deteval.io.coco.read_json` or its piece reader, then the field checks) reads *without error and
+to the same arrays*, and None for anything else, after which the caller runs the ordinary path on the same
+bytes, which gives its own result or error message. It vouches when:
+
+* the text decodes as a JSON list of objects holding exactly the four keys (an unknown key, a missing one, a
+  ``true``/``false``, a string or null, a whole float as an id, ``NaN``, a BOM, anything that is not JSON:
+  msgspec refuses it), with a box of four numbers;
+* no key is repeated (msgspec keeps the last value silently): the text holds only the known keys as strings,
+  so its key tokens (:func:`deteval.io.jsonkeys.key_tokens`) are four per record exactly when none repeats;
+* every id fits an int64, every coordinate is below 2**53 and every score below 2**63 in magnitude, all
+  finite, and no box has a negative width or height. In that range the values are the ones orjson gives
+  (the same integers, floats rounded to nearest by both parsers; orjson reads an integer beyond 2**64 as a
+  float) and the ordinary path converts them to the same float64 (an int64 and a Python int round alike).
+
+Anything outside (a value at the bound, an empty list, a file with ``segmentation`` or ``id`` keys next to the
+box) is left to the ordinary path, which also names the record at fault.
+"""
+
+from __future__ import annotations
+
+import importlib
+from itertools import chain
+from operator import attrgetter
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from deteval.collector import paused
+from deteval.io.jsonkeys import key_tokens
+
+__all__ = ["BboxColumns", "bbox_columns"]
+
+# Optional, as orjson is; imported by name so that the type check gives the same answer with or without it.
+_msgspec: ModuleType | None
+try:
+    _msgspec = importlib.import_module("msgspec")
+except ImportError:  # pragma: no cover - exercised only without msgspec
+    _msgspec = None
+
+#: (image ids int64, category ids int64, scores float64, N×4 boxes float64) of the records, in file order
+BboxColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+_FIELDS = ("image_id", "category_id", "bbox", "score")
+_IMG, _CAT, _BOX, _SCORE = (attrgetter(f) for f in _FIELDS)
+
+
+def _decoder(module: ModuleType | None) -> Any:
+    if module is None:
+        return None
+    number = int | float  # (a plain ``float`` field would turn 2**53 + 1 into 2**53 before any check)
+    record = module.defstruct(
+        "BboxResult",
+        [
+            ("image_id", int),
+            ("category_id", int),
+            ("bbox", tuple[number, number, number, number]),
+            ("score", number),
+        ],
+        forbid_unknown_fields=True,
+        gc=False,  # (records hold numbers only: never part of a cycle)
+    )
+    return module.json.Decoder(list.__class_getitem__(record))  # (list[record]: ``record`` is made here)
+
+
+_DECODER = _decoder(_msgspec)
+
+
+def bbox_columns(text: bytes) -> BboxColumns | None:
+    """The columns of the bbox results list ``text`` (JSON), as the ordinary loader would read them; None
+    whenever that is not certain (see the module's docstring) or msgspec is not installed."""
+    if _DECODER is None:
+        return None
+    with paused():
+        try:
+            records = _DECODER.decode(text)
+        except _msgspec.DecodeError:  # type: ignore[union-attr]  # (ValidationError is one)
+            return None
+        n = len(records)
+        if n == 0 or key_tokens(text) != len(_FIELDS) * n:
+            return None
+        try:
+            img = np.fromiter(map(_IMG, records), np.int64, n)
+            cat = np.fromiter(map(_CAT, records), np.int64, n)
+            score = np.fromiter(map(_SCORE, records), np.float64, n)
+            bbox = np.fromiter(chain.from_iterable(map(_BOX, records)), np.float64, 4 * n).reshape(n, 4)
+        except OverflowError:  # (an integer beyond int64, or beyond float64 for a number)
+            return None
+    if not (np.abs(score) < 2.0**63).all() or not (np.abs(bbox) < 2.0**53).all():
+        return None  # (also NaN: not below anything)
+    if (bbox[:, 2] < 0).any() or (bbox[:, 3] < 0).any():
+        return None
+    return img, cat, score, bbox
