@@ -135,7 +135,9 @@ def _box(draw: Any, hostile: bool) -> str:
     return "[" + draw(st.sampled_from([", ", ",", " ,\n"])).join(values) + "]"
 
 
-KEYS = ("image_id", "category_id", "bbox", "score")
+NAMES = ['"000000000139.jpg"', '"a b\\u00e9.png"', '"x\\\\y.jpg"', '""', '"\\ud83d\\ude00.jpg"', '"x\\u0000"']
+# a key-like ``\":`` (one key token too many), not UTF-8, a lone surrogate (json reads it), a control character
+HOSTILE_NAMES = ['"a\\":b.jpg"', '"a\udcff.jpg"', '"\\ud800"', '"a\x01"', "null", "7", '["a"]', '{"a": 1}']
 ESCAPED = {"image_id": "image_\\u0069d", "score": "\\u0073core", "bbox": "bbox", "category_id": "category_id"}
 
 
@@ -148,9 +150,12 @@ def _record(draw: Any, hostile: bool) -> str:
         "score": draw(_token(SCORE, hostile)),
     }
     items = [[k, v] for k, v in values.items()]
+    if draw(st.booleans()):  # (Ultralytics' predictions.json names the image file)
+        names = NAMES + HOSTILE_NAMES if hostile else NAMES
+        items.insert(draw(st.integers(0, 4)), ["file_name", draw(st.sampled_from(names))])
     if draw(st.integers(0, 9)) == 0:
         items = draw(st.permutations(items))
-    damage = draw(st.integers(0, 29)) if hostile else 3 + draw(st.integers(0, 29))
+    damage = draw(st.integers(0, 29)) if hostile else (3 if draw(st.integers(0, 29)) == 0 else -1)
     if damage == 0:  # a missing key
         del items[draw(st.integers(0, 3))]
     elif damage == 1:  # a repeated key, same or other value
@@ -163,8 +168,11 @@ def _record(draw: Any, hostile: bool) -> str:
         items.append(extra.split(": ", 1))
         items[-1][0] = items[-1][0].strip('"')
     elif damage == 3:  # a key written with an escape (valid)
-        k = draw(st.integers(0, 3))
+        k = draw(st.integers(0, len(items) - 1))
         items[k][0] = ESCAPED.get(items[k][0], items[k][0])
+    elif damage == 4:  # a key that is not UTF-8
+        k = draw(st.integers(0, len(items) - 1))
+        items[k][0] += "\udcff"
     colon = draw(st.sampled_from([": ", ":", " : "]))
     return "{" + ", ".join(f'"{k}"{colon}{v}' for k, v in items) + "}"
 
@@ -175,7 +183,7 @@ def _document(draw: Any) -> bytes:
     hostile = draw(st.integers(0, 2)) == 0
     records = draw(st.lists(_record(hostile), min_size=0, max_size=10))
     sep = draw(st.sampled_from([", ", ",\n", ","]))
-    text = ("[" + sep.join(records) + "]").encode()
+    text = ("[" + sep.join(records) + "]").encode("utf-8", "surrogateescape")  # (\udcff: the byte 0xff)
     damage = draw(st.integers(0, 19)) if hostile else 20
     if damage == 0:
         text = b"\xef\xbb\xbf" + text
@@ -271,6 +279,8 @@ def test_typed_columns_are_the_ordinary_columns_of_the_same_text(text):
 
 VALID = [
     b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2.5, 3, 4], "score": 0.5}]',
+    b'[{"image_id": 3, "file_name": "000000000003.jpg", "category_id": 1, "bbox": [1, 2, 3, 4], "score": 0.5},'
+    b' {"image_id": 3, "category_id": 1, "bbox": [1, 2, 3, 4], "score": 0.25}]',
     b'[{"score": 1, "bbox": [0, 0, 0, 0], "category_id": 5, "image_id": 9007199254740993}]',
     b'\n[ {"image_id" : 42 , "category_id":1,"bbox":[-0.0,1e2,0.1e1,9007199254740991],"score":-0.0} ]\n',
     b'[{"image_\\u0069d": 2, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 9223372036854774784}]',
@@ -294,6 +304,10 @@ REFUSED = [  # left to the ordinary path: it accepts some of these, and names th
     b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, -3, 4], "score": 0.5}]',
     b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3], "score": 0.5}]',
     b'\xef\xbb\xbf[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5}]',
+    b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5, "file_name": null}]',
+    b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5, "file_name": "a\\":b"}]',
+    b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5, "file_name": "a\xff"}]',
+    b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score\xff": 0.5}]',
     b'{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5}',
 ]
 

@@ -10,11 +10,13 @@ path (:func:`deteval.io.coco.read_json` or its piece reader, then the field chec
 to the same arrays*, and None for anything else, after which the caller runs the ordinary path on the same
 bytes, which gives its own result or error message. It vouches when:
 
-* the text decodes as a JSON list of objects holding exactly the four keys (an unknown key, a missing one, a
-  ``true``/``false``, a string or null, a whole float as an id, ``NaN``, a BOM, anything that is not JSON:
-  msgspec refuses it), with a box of four numbers;
-* no key is repeated (msgspec keeps the last value silently): the text holds only the known keys as strings,
-  so its key tokens (:func:`deteval.io.jsonkeys.key_tokens`) are four per record exactly when none repeats;
+* the text decodes as a JSON list of objects holding exactly the four keys, and perhaps a string
+  ``file_name`` (Ultralytics writes it; the loader never reads it), with a box of four numbers (an unknown
+  key, a missing one, a ``true``/``false``, a string or null, a whole float as an id, ``NaN``, a BOM, text
+  that is not UTF-8 or not JSON: msgspec refuses it);
+* no key is repeated (msgspec keeps the last value silently): the text's key tokens
+  (:func:`deteval.io.jsonkeys.key_tokens`, which counts a ``\\":`` inside a string as well, never fewer than
+  the keys written) are as many as the keys decoded exactly when none repeats;
 * every id fits an int64, every coordinate is below 2**53 and every score below 2**63 in magnitude, all
   finite, and no box has a negative width or height. In that range the values are the ones orjson gives
   (the same integers, floats rounded to nearest by both parsers; orjson reads an integer beyond 2**64 as a
@@ -49,8 +51,8 @@ except ImportError:  # pragma: no cover - exercised only without msgspec
 #: (image ids int64, category ids int64, scores float64, N×4 boxes float64) of the records, in file order
 BboxColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
-_FIELDS = ("image_id", "category_id", "bbox", "score")
-_IMG, _CAT, _BOX, _SCORE = (attrgetter(f) for f in _FIELDS)
+_FIELDS = ("image_id", "category_id", "bbox", "score", "file_name")
+_IMG, _CAT, _BOX, _SCORE, _NAME = (attrgetter(f) for f in _FIELDS)
 
 
 def _decoder(module: ModuleType | None) -> Any:
@@ -64,6 +66,7 @@ def _decoder(module: ModuleType | None) -> Any:
             ("category_id", int),
             ("bbox", tuple[number, number, number, number]),
             ("score", number),
+            ("file_name", str | None, None),  # (a JSON null: decoded as absent, then one key too many)
         ],
         forbid_unknown_fields=True,
         gc=False,  # (records hold numbers only: never part of a cycle)
@@ -82,10 +85,10 @@ def bbox_columns(text: bytes) -> BboxColumns | None:
     with paused():
         try:
             records = _DECODER.decode(text)
-        except _msgspec.DecodeError:  # type: ignore[union-attr]  # (ValidationError is one)
+        except ValueError:  # (msgspec's DecodeError and ValidationError, UnicodeDecodeError)
             return None
         n = len(records)
-        if n == 0 or key_tokens(text) != len(_FIELDS) * n:
+        if n == 0 or key_tokens(text) != 5 * n - list(map(_NAME, records)).count(None):
             return None
         try:
             img = np.fromiter(map(_IMG, records), np.int64, n)
