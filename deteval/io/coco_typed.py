@@ -39,7 +39,7 @@ import numpy as np
 from deteval.collector import paused
 from deteval.io.jsonkeys import key_tokens
 
-__all__ = ["BboxColumns", "bbox_columns"]
+__all__ = ["BboxColumns", "bbox_columns", "typed_decoding"]
 
 # Optional, as orjson is; imported by name so that the type check gives the same answer with or without it.
 _msgspec: ModuleType | None
@@ -75,6 +75,11 @@ def _decoder(module: ModuleType | None) -> Any:
 
 
 _DECODER = _decoder(_msgspec)
+
+
+def typed_decoding() -> bool:
+    """Whether bbox results are decoded by type (msgspec is installed)."""
+    return _DECODER is not None
 
 
 def bbox_columns(text: bytes) -> BboxColumns | None:
