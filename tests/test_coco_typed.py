@@ -1,8 +1,8 @@
-"""bbox and keypoints results decoded by type (msgspec, :mod:`deteval.io.coco_typed`) give exactly what the
-ordinary path (orjson or json, then the field checks) gives: the same columns bit for bit, the same error
-message string for string, for whole files, for files read in pieces and for the two-core readers (the child's
-tail, the parent's head). Each input is loaded with the typed decoder on and off (and with orjson on and off);
-the inputs are random records, most of them valid, with hostile numbers, keys and bytes mixed in."""
+"""bbox results decoded by type (msgspec, :mod:`deteval.io.coco_typed`) give exactly what the ordinary path
+(orjson or json, then the field checks) gives: the same columns bit for bit, the same error message string for
+string, for whole files, for files read in pieces and for the two-core readers (the child's tail, the parent's
+head). Each input is loaded with the typed decoder on and off (and with orjson on and off); the inputs are
+random records, most of them valid, with hostile numbers, keys and bytes mixed in."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import deteval.io.coco as coco_io
 from deteval.errors import DetevalError
-from deteval.io import coco_keypoints, coco_typed
+from deteval.io import coco_typed
 from deteval.io.coco import load_coco_gt, load_coco_results
 
 pytest.importorskip("msgspec")
@@ -358,103 +358,3 @@ def test_typed_path_reads_a_file_in_pieces_and_on_two_cores(tmp_path, monkeypatc
 
 def _never(*args: Any) -> Any:
     raise AssertionError("the ordinary parser was called")
-
-
-# ------------------------------------------------------------------------------------------------ keypoints
-KP_GT = load_coco_gt(
-    {
-        "images": [{"id": i, "width": 640, "height": 480} for i in IMAGES],
-        "categories": [{"id": 1, "name": "p", "keypoints": ["a", "b"]}],
-        "annotations": [
-            {
-                "id": k + 1,
-                "image_id": i,
-                "category_id": 1,
-                "bbox": [1, 2, 30, 40],
-                "area": 1200,
-                "iscrowd": 0,
-                "keypoints": [10, 20, 2, 15, 25, 1],
-                "num_keypoints": 2,
-            }
-            for k, i in enumerate(IMAGES)
-        ],
-    },
-    need_keypoints=True,
-)
-
-
-@st.composite
-def _kp_record(draw: Any, hostile: bool) -> str:
-    k = draw(st.integers(0, 19)) if hostile else 19
-    n = {0: 0, 1: 3, 2: 5, 3: 9}.get(k, 6)  # (the ground truth's: 6 numbers)
-    kp = "[" + ", ".join(draw(_token(COORD, hostile)) for _ in range(n)) + "]"
-    items = [
-        ["image_id", draw(_id(IMAGES, hostile))],
-        ["category_id", draw(_id([1], hostile))],
-        ["keypoints", kp if k != 4 else draw(st.sampled_from(NOT_NUMBERS))],
-        ["score", draw(_token(SCORE, hostile))],
-    ]
-    damage = draw(st.integers(0, 19)) if hostile else -1
-    if damage == 0:
-        del items[draw(st.integers(0, 3))]
-    elif damage == 1:
-        items.insert(draw(st.integers(0, 4)), list(items[draw(st.integers(0, 3))]))
-    elif damage == 2:
-        items.append(draw(st.sampled_from([["bbox", "[1, 2, 3, 4]"], ["id", "1"], ["file_name", '"a.jpg"']])))
-    colon = draw(st.sampled_from([": ", ":"]))
-    return "{" + ", ".join(f'"{k}"{colon}{v}' for k, v in items) + "}"
-
-
-@st.composite
-def _kp_document(draw: Any) -> bytes:
-    hostile = draw(st.integers(0, 2)) == 0
-    records = draw(st.lists(_kp_record(hostile), min_size=0, max_size=10))
-    return ("[" + ", ".join(records) + "]").encode()
-
-
-def _kp_load(path: Path, typed: bool, chunk: int) -> Any:
-    with ExitStack() as stack:
-        _settings(stack, typed, True, chunk)
-        if not typed:
-            stack.enter_context(patch.object(coco_typed, "_KEYPOINTS_DECODER", None))
-        try:  # (a repeated key: the ordinary piece reader raises)
-            one = coco_keypoints.read_keypoints(path, KP_GT)
-            start = path.stat().st_size // 2
-            tail = coco_keypoints._part(path, start, False)
-            rest = None if tail is None else coco_keypoints._columns(tail, str(path), False)
-            two = coco_keypoints.keypoints_with_tail(path, KP_GT, start, lambda: rest)
-        except DetevalError as exc:
-            return ("error", type(exc).__name__, str(exc))
-    return [None if r is None else _columns(r) for r in (one, two)], _raw(None if rest is None else [rest])
-
-
-@fuzz_settings(250)
-@given(_kp_document(), st.sampled_from([100, 300]))
-def test_typed_keypoints_agree_with_the_ordinary_path(text, chunk):
-    """read_keypoints (one process) and the two-core readers, in pieces, typed and not: the same columns (or
-    the same None, after which the caller reads the file record by record)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "kp.json"
-        path.write_bytes(text)
-        assert _kp_load(path, True, chunk) == _kp_load(path, False, chunk)
-
-
-@fuzz_settings(300)
-@given(_kp_document())
-def test_typed_keypoints_are_the_ordinary_columns_of_the_same_text(text):
-    raw = coco_typed.keypoints_columns(text)
-    if raw is None:
-        return
-    records = coco_io._parsed_piece(text, "f")
-    assert records is not None
-    for bools in (True, False):
-        assert _raw([raw]) == _raw([coco_keypoints._piece_columns(records, bools, "f")])
-
-
-def test_plain_keypoints_take_the_typed_path():
-    text = b'[{"image_id": 1, "category_id": 1, "keypoints": [1, 2.5, 2, 3, 4, 0], "score": 0.5}]'
-    assert _raw([coco_typed.keypoints_columns(text)]) == _raw(
-        [coco_keypoints._piece_columns(json.loads(text), False, "f")]
-    )
-    for bad in (b"[1, 2, 3, 4, 5]", b"[]", b"[1, 2, true, 3, 4, 5]", b"[1, 2, 9007199254740993, 3, 4, 5]"):
-        assert coco_typed.keypoints_columns(text.replace(b"[1, 2.5, 2, 3, 4, 0]", bad)) is None

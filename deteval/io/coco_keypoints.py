@@ -32,7 +32,6 @@ from deteval.distributed.forked import Forked
 from deteval.errors import DetevalError
 from deteval.io import coco as coco_io
 from deteval.io.coco import CocoGroundTruth, CocoResults
-from deteval.io.coco_typed import keypoints_columns
 
 __all__ = [
     "KeypointColumns",
@@ -61,9 +60,9 @@ def keypoints_split_byte(results_bytes: int, gt_bytes: int) -> int:
 
 
 def _part(path: str | PathLike[str], start: int, head: bool) -> Iterator[Any] | None:
-    """The text of each piece of the head (pieces beginning before ``start``, and always the first) or of the
-    tail, preceded by whether that part of the text may hold a boolean; None if the file is not read in
-    pieces."""
+    """The records of each piece of the head (pieces beginning before ``start``, and always the first) or of
+    the tail (None for a piece that does not parse), preceded by whether that part of the text may hold a
+    boolean; None if the file is not read in pieces."""
     read = coco_io._read_in_pieces(Path(path), coco_io.CHUNK_BYTES // 4)  # (quarter pieces: parts balanced)
     if read is None:
         return None
@@ -75,11 +74,12 @@ def _part(path: str | PathLike[str], start: int, head: bool) -> Iterator[Any] | 
         return iter([False])
     lo, hi = coco_io._piece_bounds(data, cuts, mine[0])[0], coco_io._piece_bounds(data, cuts, mine[-1])[1]
     bools = not coco_io.no_json_booleans(data, lo, hi)
+    file = str(path)
 
     def pieces() -> Iterator[Any]:
         yield bools
         for i in mine:
-            yield coco_io._piece_text(data, cuts, i)
+            yield coco_io._piece_records(data, cuts, i, file)
 
     return pieces()
 
@@ -99,22 +99,6 @@ def _piece_columns(records: list, bools: bool, file: str) -> KeypointColumns:
     )
 
 
-def _text_columns(text: bytes, bools: bool, file: str, first: bool) -> KeypointColumns | None:
-    """The columns of a piece's text: decoded by type (:mod:`deteval.io.coco_typed`) where that is certain
-    to give what the ordinary path gives, else parsed and checked by it; None on any fault (``first``: the
-    file's first piece, whose first record must take loadRes' keypoints branch, as a typed record does)."""
-    typed = keypoints_columns(text)
-    if typed is not None:
-        return typed
-    records = coco_io._parsed_piece(text, file)
-    try:
-        if records is None or (first and coco_io.loadres_branch(records[0], file) != "keypoints"):
-            return None
-        return _piece_columns(records, bools, file)
-    except DetevalError:
-        return None
-
-
 def _columns(
     pieces: Iterator[Any], file: str, first: bool, out: np.ndarray | None = None
 ) -> KeypointColumns | None:
@@ -125,12 +109,16 @@ def _columns(
     parts: list[KeypointColumns] = []
     used = 0
     with paused():
-        for text in pieces:
-            cols = _text_columns(text, bools, file, first and not parts)
-            if cols is None:
+        for records in pieces:
+            try:
+                if records is None or (
+                    first and not parts and coco_io.loadres_branch(records[0], file) != "keypoints"
+                ):
+                    return None
+                parts.append(_piece_columns(records, bools, file))
+            except DetevalError:
                 return None
-            parts.append(cols)
-            del text
+            del records
             mat = parts[-1][3]
             if out is not None:
                 if used + mat.size > out.shape[0] or mat.shape[1] != parts[0][3].shape[1]:
