@@ -208,6 +208,7 @@ def _columns(r: Any) -> tuple:
 def _settings(stack: ExitStack, typed: bool, orjson: bool, chunk: int | None) -> None:
     if not typed:
         stack.enter_context(patch.object(coco_typed, "_DECODER", None))
+    stack.enter_context(patch.object(coco_typed, "MIN_BYTES", 0))  # (whole files of any size)
     if not orjson:
         stack.enter_context(patch.object(coco_io, "_orjson", None))
     if chunk is not None:
@@ -240,10 +241,6 @@ def _two_cores(path: Path, typed: bool, start: int, chunk: int) -> tuple:
         except DetevalError as exc:
             return ("error", type(exc).__name__, str(exc))
     return _raw(tail), None if whole is None else _columns(whole)
-
-
-def _used_typed(text: bytes) -> bool:
-    return coco_typed.bbox_columns(text) is not None
 
 
 @fuzz_settings(300)
@@ -358,3 +355,25 @@ def test_typed_path_reads_a_file_in_pieces_and_on_two_cores(tmp_path, monkeypatc
 
 def _never(*args: Any) -> Any:
     raise AssertionError("the ordinary parser was called")
+
+
+def test_msgspec_is_imported_only_for_a_file_that_repays_it(tmp_path, monkeypatch):
+    """A small file is read by the ordinary path without importing msgspec (10-25 ms); a whole file from
+    MIN_BYTES on (and each piece of a large one) is decoded by type."""
+    path = tmp_path / "res.json"
+    path.write_text(json.dumps([{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5}] * 50))
+    expected = _load(path, False, True, None, "raise")
+    built = []
+
+    def build(module: Any) -> Any:
+        built.append(module.__name__)
+        raise ImportError  # (as without msgspec: the ordinary path reads the file)
+
+    monkeypatch.setattr(coco_typed, "_DECODER", coco_typed._UNBUILT)
+    monkeypatch.setattr(coco_typed, "_build", build)
+    assert coco_typed.typed_decoding()  # (found, not imported)
+    monkeypatch.setattr(coco_typed, "MIN_BYTES", path.stat().st_size + 1)
+    assert ("ok", *_columns(load_coco_results(path, GT))) == expected and built == []
+    monkeypatch.setattr(coco_typed, "MIN_BYTES", path.stat().st_size)
+    assert ("ok", *_columns(load_coco_results(path, GT))) == expected and built == ["msgspec"]
+    assert not coco_typed.typed_decoding()

@@ -50,6 +50,7 @@ import numpy as np
 
 from deteval.collector import paused
 from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io import coco_typed
 from deteval.io.arrays import rows_beyond_exact
 from deteval.io.coco_typed import bbox_columns, typed_decoding
 from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique, unique_keys
@@ -1177,7 +1178,9 @@ def _load_results(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResult
             if fast is not None:
                 return fast
         data = _json_bytes(Path(source))
-        typed = _typed_bbox(data, gt, file) if iou_type == "bbox" else None
+        typed = (
+            _typed_bbox(data, gt, file) if iou_type == "bbox" and len(data) >= coco_typed.MIN_BYTES else None
+        )
         if typed is not None:
             return typed
         records = _parse_json(data, Path(source))

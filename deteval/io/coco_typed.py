@@ -29,6 +29,7 @@ box) is left to the ordinary path, which also names the record at fault.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from itertools import chain
 from operator import attrgetter
 from types import ModuleType
@@ -41,13 +42,6 @@ from deteval.io.jsonkeys import key_tokens
 
 __all__ = ["BboxColumns", "bbox_columns", "typed_decoding"]
 
-# Optional, as orjson is; imported by name so that the type check gives the same answer with or without it.
-_msgspec: ModuleType | None
-try:
-    _msgspec = importlib.import_module("msgspec")
-except ImportError:  # pragma: no cover - exercised only without msgspec
-    _msgspec = None
-
 #: (image ids int64, category ids int64, scores float64, N×4 boxes float64) of the records, in file order
 BboxColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -55,9 +49,7 @@ _FIELDS = ("image_id", "category_id", "bbox", "score", "file_name")
 _IMG, _CAT, _BOX, _SCORE, _NAME = (attrgetter(f) for f in _FIELDS)
 
 
-def _decoder(module: ModuleType | None) -> Any:
-    if module is None:
-        return None
+def _build(module: ModuleType) -> Any:
     number = int | float  # (a plain ``float`` field would turn 2**53 + 1 into 2**53 before any check)
     record = module.defstruct(
         "BboxResult",
@@ -74,22 +66,42 @@ def _decoder(module: ModuleType | None) -> Any:
     return module.json.Decoder(list.__class_getitem__(record))  # (list[record]: ``record`` is made here)
 
 
-_DECODER = _decoder(_msgspec)
+_UNBUILT: Any = object()
+#: The decoder of a bbox results list; None: msgspec is not installed (or the tests turned it off). Built on
+#: first use: importing msgspec costs 10-25 ms (with typing_extensions), which only a large file repays.
+_DECODER: Any = _UNBUILT
+
+#: Whole files from this size on are decoded by type (the pieces of a large file always are): it saves about
+#: 7 ms per MB, so a smaller file would not repay the import.
+MIN_BYTES = 2 << 20
+
+
+def _decoder() -> Any:
+    global _DECODER
+    if _DECODER is _UNBUILT:
+        try:  # (optional, as orjson is; imported by name: the type check gives the same answer without it)
+            _DECODER = _build(importlib.import_module("msgspec"))
+        except ImportError:  # pragma: no cover - exercised only without msgspec
+            _DECODER = None
+    return _DECODER
 
 
 def typed_decoding() -> bool:
-    """Whether bbox results are decoded by type (msgspec is installed)."""
+    """Whether bbox results are decoded by type (msgspec is installed), without importing it."""
+    if _DECODER is _UNBUILT:
+        return importlib.util.find_spec("msgspec") is not None
     return _DECODER is not None
 
 
 def bbox_columns(text: bytes) -> BboxColumns | None:
     """The columns of the bbox results list ``text`` (JSON), as the ordinary loader would read them; None
     whenever that is not certain (see the module's docstring) or msgspec is not installed."""
-    if _DECODER is None:
+    decoder = _decoder()
+    if decoder is None:
         return None
     with paused():
         try:
-            records = _DECODER.decode(text)
+            records = decoder.decode(text)
         except ValueError:  # (msgspec's DecodeError and ValidationError, UnicodeDecodeError)
             return None
         n = len(records)
