@@ -1,4 +1,4 @@
-"""COCO bbox results decoded by type (msgspec, when installed): the columns without a dict per record.
+"""COCO bbox results decoded by type (msgspec): the columns without a dict per record.
 
 A bbox results file is a list of ``{"image_id", "category_id", "bbox", "score"}`` records. Parsing it with
 orjson makes a dict, a list and eight numbers per record, and the loader then pulls each field out of every
@@ -79,7 +79,7 @@ MIN_BYTES = 2 << 20
 def _decoder() -> Any:
     global _DECODER
     if _DECODER is _UNBUILT:
-        try:  # (optional, as orjson is; imported by name: the type check gives the same answer without it)
+        try:  # (a dependency, but the loader reads every file without it; imported by name for the type check)
             _DECODER = _build(importlib.import_module("msgspec"))
         except ImportError:  # pragma: no cover - exercised only without msgspec
             _DECODER = None
