@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ import deteval.distributed.forked as forked
 import deteval.io.coco as coco_io
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import DetevalError
+from deteval.io import coco_typed
 
 
 def _data(seed: int = 0, n_img: int = 40, n_cat: int = 7) -> tuple[dict, list[dict]]:
@@ -274,16 +276,29 @@ def test_a_large_ground_truth_with_a_small_results_file_is_shared(tmp_path, monk
     assert small_thresholds == [True]  # both files below the size: the category halves only
 
 
-def test_split_reading_balances_the_bytes():
+# (a byte of results costs w bytes of ground truth: orjson, msgspec)
+@pytest.mark.parametrize("w", [1.0, 0.5])
+def test_split_reading_balances_the_bytes(w):
     chunk = coco_io.CHUNK_BYTES
-    assert coco_io.split_reading(30 * chunk, 10 * chunk) == (10 * chunk, 0)  # the parent: ground truth + head
-    assert coco_io.split_reading(3 * chunk, 2 * chunk) == (chunk, 0)  # (the first piece stays here)
-    # a larger ground truth: the child's head of it and its results (but the first piece) against the rest
-    start, head = coco_io.split_reading(20 * chunk, 40 * chunk)
-    theirs = 20 * chunk - start
-    assert start == chunk and abs((40 * chunk - head + start + theirs // 10) - (head + theirs)) <= 2
-    assert coco_io.split_reading(chunk, 40 * chunk) == (chunk, (41 * chunk) // 2)  # results too small to cut
-    assert coco_io.split_reading(chunk, 3 * chunk) == (chunk, chunk)  # a piece of the ground truth stays here
+    for results, gt in ((30 * chunk, 10 * chunk), (30 * chunk, 0)):  # the parent: ground truth + head
+        start, head = coco_io.split_reading(results, gt, w)
+        assert head == 0 and abs(gt + w * start - w * (results - start)) <= 2
+    assert coco_io.split_reading(3 * chunk, 2 * chunk, w) == (chunk, 0)  # (the first piece stays here)
+    # a costlier ground truth: the child's head of it and its results (but the first piece) against the rest
+    for results, gt in ((20 * chunk, 40 * chunk), (30 * chunk, 16 * chunk)):
+        start, head = coco_io.split_reading(results, gt, w)
+        theirs = results - start
+        if gt <= w * results:
+            continue
+        assert start == chunk and abs((gt - head + w * start + theirs // 10) - (head + w * theirs)) <= 2
+    assert coco_io.split_reading(chunk, 40 * chunk, w) == (chunk, int((40 + w) * chunk) // 2)  # results uncut
+    assert coco_io.split_reading(chunk, 3 * chunk, w) == (
+        chunk,
+        chunk,
+    )  # a piece of the ground truth stays here
+    with patch.object(coco_typed, "_DECODER", None):
+        assert coco_io.results_byte_cost() == 1.0
+    assert coco_io.results_byte_cost() == (0.5 if coco_typed.typed_decoding() else 1.0)
 
 
 @pytest.mark.parametrize(

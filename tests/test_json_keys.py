@@ -173,7 +173,7 @@ def test_key_token_count_equals_the_plain_count_in_any_blocks(monkeypatch):
         monkeypatch.setattr(jsonkeys, "_BLOCK", block)
         for _ in range(800):
             text = bytes(rng.choice(alphabet, int(rng.integers(0, 40))).tolist())
-            assert jsonkeys._key_tokens(text) == text.count(b'":') + len(spaced.findall(text))
+            assert jsonkeys.key_tokens(text) == text.count(b'":') + len(spaced.findall(text))
 
 
 def test_segm_results_take_the_fast_count_and_nested_repeats_are_still_found():

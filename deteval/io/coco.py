@@ -50,7 +50,9 @@ import numpy as np
 
 from deteval.collector import paused
 from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io import coco_typed
 from deteval.io.arrays import rows_beyond_exact
+from deteval.io.coco_typed import bbox_columns, typed_decoding
 from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique, unique_keys
 from deteval.io.rle import check_rles
 from deteval.io.skipping import check_on_error as _check_on_error
@@ -84,6 +86,11 @@ def read_json(path: str | PathLike[str]) -> Any:
     :mod:`deteval.io.jsonkeys`). Anything else that is not JSON is an :class:`InputFormatError` naming the line.
     """
     p = Path(path)
+    return _parse_json(_json_bytes(p), p)
+
+
+def _json_bytes(p: Path) -> bytes:
+    """The bytes of the JSON file ``p`` without a UTF-8 BOM; an unreadable or empty file raises."""
     try:
         data = p.read_bytes()
     except OSError as exc:
@@ -92,6 +99,11 @@ def read_json(path: str | PathLike[str]) -> Any:
         data = data[3:]
     if not data or data.isspace():  # (isspace scans without copying the file)
         raise InputFormatError("empty file (no JSON at all)", file=p)
+    return data
+
+
+def _parse_json(data: bytes, p: Path) -> Any:
+    """The text ``data`` of the file ``p`` parsed as :func:`read_json` says."""
     with paused():
         try:
             if _orjson is not None:
@@ -1191,7 +1203,13 @@ def _load_results(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResult
             fast = _bbox_results_in_chunks(Path(source), gt, iou_type)
             if fast is not None:
                 return fast
-        records = read_json(source)
+        data = _json_bytes(Path(source))
+        typed = (
+            _typed_bbox(data, gt, file) if iou_type == "bbox" and len(data) >= coco_typed.MIN_BYTES else None
+        )
+        if typed is not None:
+            return typed
+        records = _parse_json(data, Path(source))
     elif isinstance(source, np.ndarray):
         return _results_from_array(source, gt, "<numpy results array>")
     elif isinstance(source, (list, tuple)):
@@ -1351,6 +1369,27 @@ def _nan_boxes(n: int) -> np.ndarray:
     return np.full((n, 4), np.nan)
 
 
+def _typed_bbox(text: bytes, gt: CocoGroundTruth, file: str) -> CocoResults | None:
+    """The bbox results in the JSON list ``text`` decoded by type (:mod:`deteval.io.coco_typed`) and mapped to
+    ``gt``, as :func:`_results_from_records` reads them in loadRes' bbox branch; None where it cannot vouch
+    for that or an id is not in ``gt`` (the ordinary path then reads ``text`` and names the fault)."""
+    raw = bbox_columns(text)
+    if raw is None:
+        return None
+    try:
+        return _mapped_bbox(raw, gt, file)
+    except DetevalError:
+        return None
+
+
+def _mapped_bbox(raw: RawColumns, gt: CocoGroundTruth, file: str) -> CocoResults:
+    """Checked bbox columns (:data:`RawColumns`) with their ids mapped to ``gt`` (an unknown one raises)."""
+    img_ids, cat_ids, score, bbox = raw
+    img = _index_of(img_ids, gt.image_ids, "image_id", file, None)
+    cat = _index_of(cat_ids, gt.cat_ids, "category_id", file, None)
+    return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3], source=file)
+
+
 def _loads_piece(text: bytes, file: str) -> Any:
     """Parse one piece of a large file; a repeated key raises (orjson: :class:`InputFormatError`; json:
     :class:`DuplicateKeyError`, a ValueError, so that the whole file is then read by :func:`read_json`)."""
@@ -1401,12 +1440,21 @@ def _piece_bounds(data: Any, cuts: list[tuple[int, int]], i: int) -> tuple[int, 
     return (0 if i == 0 else cuts[i - 1][1]), (len(data) if i == len(cuts) else cuts[i][0])
 
 
-def _piece_records(data: Any, cuts: list[tuple[int, int]], i: int, file: str) -> list | None:
-    """Piece ``i`` parsed as a list of records; None if it does not parse as a non-empty list whose first
-    element is an object (the whole file is then parsed at once, which names the fault)."""
+def _piece_text(data: Any, cuts: list[tuple[int, int]], i: int) -> bytes:
+    """Piece ``i`` as the text of a JSON list (one copy: the piece with its brackets)."""
     lo, hi = _piece_bounds(data, cuts, i)
-    with memoryview(data) as view:  # one copy: the piece with its brackets
-        text = b"".join((b"" if i == 0 else b"[", view[lo:hi], b"" if i == len(cuts) else b"]"))
+    with memoryview(data) as view:
+        return b"".join((b"" if i == 0 else b"[", view[lo:hi], b"" if i == len(cuts) else b"]"))
+
+
+def _piece_records(data: Any, cuts: list[tuple[int, int]], i: int, file: str) -> list | None:
+    """Piece ``i`` parsed as a list of records (:func:`_parsed_piece`)."""
+    return _parsed_piece(_piece_text(data, cuts, i), file)
+
+
+def _parsed_piece(text: bytes, file: str) -> list | None:
+    """A piece's text parsed as a list of records; None if it does not parse as a non-empty list whose first
+    element is an object (the whole file is then parsed at once, which names the fault)."""
     try:
         records = _loads_piece(text, file)
     except ValueError:
@@ -1434,7 +1482,13 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
     offset = 0
     with paused():
         for i in range(len(cuts) + 1):
-            records = _piece_records(data, cuts, i, file)
+            text = _piece_text(data, cuts, i)
+            typed = _typed_bbox(text, gt, file) if iou_type == "bbox" else None
+            if typed is not None:
+                parts.append(typed)
+                offset += len(typed)
+                continue
+            records = _parsed_piece(text, file)
             if records is None:
                 return None
             first = records[0]
@@ -1504,57 +1558,78 @@ def concat_results(parts: Sequence[CocoResults], source: str | None = None) -> C
 RawColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def split_reading(results_bytes: int, gt_bytes: int) -> tuple[int, int]:
+def results_byte_cost() -> float:
+    """Parse time of a byte of bbox results relative to a byte of ground truth: about 1 with orjson or json,
+    0.5 when msgspec decodes them by type (:mod:`deteval.io.coco_typed`; bench_coco bbox 5k: 5.6 ms/MB
+    against 11.3 ms/MB for the ground truth)."""
+    return 0.5 if typed_decoding() else 1.0
+
+
+def split_reading(results_bytes: int, gt_bytes: int, results_cost: float | None = None) -> tuple[int, int]:
     """(the byte from which the child parses the results, the bytes of the ground truth's annotations array
-    it parses first): both processes then parse about as many bytes (JSON parses at about the same rate
-    either way). A ground truth smaller than the results stays whole with the parent, which also parses the
-    head of the results; a larger one gives its first pieces to the child, which then parses all the results
-    but the first piece (that piece, whose first record decides loadRes' branch, always stays with the
-    parent; a results file too small to cut stays whole with it). The parent also puts the child's results
-    together with its own (a tenth of the time the child took to parse them: at the Objects365 scale of
-    ``scripts/bench_scale.py``, 0.17 s against 1.96 s), which counts on its side. ``gt_bytes`` 0: a ground
-    truth in memory."""
-    if gt_bytes <= results_bytes or gt_bytes < 2 * CHUNK_BYTES:
-        return max(CHUNK_BYTES, (results_bytes - gt_bytes) // 2), 0
+    it parses first): both processes then take about as long, a byte of results costing ``results_cost``
+    bytes of ground truth (default :func:`results_byte_cost`). A ground truth that costs less than the
+    results stays whole with the parent, which also parses the head of the results; a costlier one gives its
+    first pieces to the child, which then parses all the results but the first piece (that piece, whose first
+    record decides loadRes' branch, always stays with the parent; a results file too small to cut stays whole
+    with it). The parent also puts the child's results together with its own (a tenth of the time orjson
+    took to parse them: at the Objects365 scale of ``scripts/bench_scale.py``, 0.17 s against 1.96 s), which
+    counts on its side. ``gt_bytes`` 0: a ground truth in memory."""
+    w = results_byte_cost() if results_cost is None else results_cost
+    if gt_bytes <= w * results_bytes or gt_bytes < 2 * CHUNK_BYTES:
+        return max(CHUNK_BYTES, int((w * results_bytes - gt_bytes) / (2 * w))), 0
     theirs = results_bytes - CHUNK_BYTES if results_bytes >= 2 * CHUNK_BYTES else 0
     ours = results_bytes - theirs
-    head = (gt_bytes + ours - theirs + theirs // 10) // 2
+    head = int(gt_bytes + w * (ours - theirs) + theirs // 10) // 2
     return CHUNK_BYTES, max(0, min(head, gt_bytes - 2 * CHUNK_BYTES))
 
 
-def _part_pieces(
+def _part_texts(
     path: str | PathLike[str], start: int, head: bool, chunk: int | None = None
-) -> Iterator[list | None] | None:
-    """The records of each piece that begins before byte ``start`` (``head``; always the first piece) or of
-    each other piece (None for a piece that does not parse); None if the file is not read in pieces."""
+) -> Iterator[bytes] | None:
+    """The text (:func:`_piece_text`) of each piece that begins before byte ``start`` (``head``; always the
+    first piece) or of each other piece; None if the file is not read in pieces."""
     read = _read_in_pieces(Path(path), chunk)
     if read is None:
         return None
     data, cuts = read
-    file = str(path)
     return (
-        _piece_records(data, cuts, i, file)
+        _piece_text(data, cuts, i)
         for i in range(len(cuts) + 1)
         if (i == 0 or _piece_bounds(data, cuts, i)[0] < start) == head
     )
 
 
+def _part_pieces(
+    path: str | PathLike[str], start: int, head: bool, chunk: int | None = None
+) -> Iterator[list | None] | None:
+    """The records of each piece of :func:`_part_texts` (None for a piece that does not parse)."""
+    texts = _part_texts(path, start, head, chunk)
+    file = str(path)
+    return None if texts is None else (_parsed_piece(text, file) for text in texts)
+
+
 def results_tail(path: str | PathLike[str], start: int) -> list[RawColumns] | None:
     """The child's share: every piece that begins at or after byte ``start`` (except the first), as validated
     unmapped columns; None on any fault."""
-    pieces = _part_pieces(path, start, False)
-    if pieces is None:
+    texts = _part_texts(path, start, False)
+    if texts is None:
         return None
     file = str(path)
     out: list[RawColumns] = []
-    for records in pieces:
-        if records is None:
-            return None
-        try:
-            out.append(_raw_bbox_columns(records, file))
-        except DetevalError:
-            return None
-        del records
+    with paused():
+        for text in texts:
+            raw = bbox_columns(text)
+            if raw is None:
+                records = _parsed_piece(text, file)
+                if records is None:
+                    return None
+                try:
+                    raw = _raw_bbox_columns(records, file)
+                except DetevalError:
+                    return None
+                del records
+            out.append(raw)
     return out
 
 
@@ -1575,7 +1650,12 @@ def results_with_tail(
             if i and _piece_bounds(data, cuts, i)[0] >= start:
                 n_tail += 1
                 continue
-            records = _piece_records(data, cuts, i, file)
+            text = _piece_text(data, cuts, i)
+            typed = _typed_bbox(text, gt, file)
+            if typed is not None:
+                parts.append(typed)
+                continue
+            records = _parsed_piece(text, file)
             if records is None or (i == 0 and not _bbox_branch(records[0])):
                 return None
             try:
@@ -1587,13 +1667,11 @@ def results_with_tail(
         raw = tail()
         if raw is None or len(raw) != n_tail:
             return None
-        for img_ids, cat_ids, score, bbox in raw:
+        for columns in raw:
             try:
-                img = _index_of(img_ids, gt.image_ids, "image_id", file, None)
-                cat = _index_of(cat_ids, gt.cat_ids, "category_id", file, None)
+                parts.append(_mapped_bbox(columns, gt, file))
             except DetevalError:
                 return None
-            parts.append(CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3]))
     return concat_results(parts, file)
 
 

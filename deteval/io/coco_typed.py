@@ -1,0 +1,121 @@
+"""COCO bbox results decoded by type (msgspec): the columns without a dict per record.
+
+A bbox results file is a list of ``{"image_id", "category_id", "bbox", "score"}`` records. Parsing it with
+orjson makes a dict, a list and eight numbers per record, and the loader then pulls each field out of every
+dict again; msgspec decodes it straight into small fixed records (a ``Struct`` per record, a tuple for the
+box), about twice as fast, and the columns are read off them in four C-level passes.
+
+This is only a shortcut: :func:`bbox_columns` returns columns only for a text it can vouch that the ordinary
+path (:func:`deteval.io.coco.read_json` or its piece reader, then the field checks) reads *without error and
+to the same arrays*, and None for anything else, after which the caller runs the ordinary path on the same
+bytes, which gives its own result or error message. It vouches when:
+
+* the text decodes as a JSON list of objects holding exactly the four keys, and perhaps a string
+  ``file_name`` (Ultralytics writes it; the loader never reads it), with a box of four numbers (an unknown
+  key, a missing one, a ``true``/``false``, a string or null, a whole float as an id, ``NaN``, a BOM, text
+  that is not UTF-8 or not JSON: msgspec refuses it);
+* no key is repeated (msgspec keeps the last value silently): the text's key tokens
+  (:func:`deteval.io.jsonkeys.key_tokens`, which counts a ``\\":`` inside a string as well, never fewer than
+  the keys written) are as many as the keys decoded exactly when none repeats;
+* every id fits an int64, every coordinate is below 2**53 and every score below 2**63 in magnitude, all
+  finite, and no box has a negative width or height. In that range the values are the ones orjson gives
+  (the same integers, floats rounded to nearest by both parsers; orjson reads an integer beyond 2**64 as a
+  float) and the ordinary path converts them to the same float64 (an int64 and a Python int round alike).
+
+Anything outside (a value at the bound, an empty list, a file with ``segmentation`` or ``id`` keys next to the
+box) is left to the ordinary path, which also names the record at fault.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from itertools import chain
+from operator import attrgetter
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from deteval.collector import paused
+from deteval.io.jsonkeys import key_tokens
+
+__all__ = ["BboxColumns", "bbox_columns", "typed_decoding"]
+
+#: (image ids int64, category ids int64, scores float64, N×4 boxes float64) of the records, in file order
+BboxColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+_FIELDS = ("image_id", "category_id", "bbox", "score", "file_name")
+_IMG, _CAT, _BOX, _SCORE, _NAME = (attrgetter(f) for f in _FIELDS)
+
+
+def _build(module: ModuleType) -> Any:
+    number = int | float  # (a plain ``float`` field would turn 2**53 + 1 into 2**53 before any check)
+    record = module.defstruct(
+        "BboxResult",
+        [
+            ("image_id", int),
+            ("category_id", int),
+            ("bbox", tuple[number, number, number, number]),
+            ("score", number),
+            ("file_name", str | None, None),  # (a JSON null: decoded as absent, then one key too many)
+        ],
+        forbid_unknown_fields=True,
+        gc=False,  # (records hold numbers only: never part of a cycle)
+    )
+    return module.json.Decoder(list.__class_getitem__(record))  # (list[record]: ``record`` is made here)
+
+
+_UNBUILT: Any = object()
+#: The decoder of a bbox results list; None: msgspec is not installed (or the tests turned it off). Built on
+#: first use: importing msgspec costs 10-25 ms (with typing_extensions), which only a large file repays.
+_DECODER: Any = _UNBUILT
+
+#: Whole files from this size on are decoded by type (the pieces of a large file always are): it saves about
+#: 7 ms per MB, so a smaller file would not repay the import.
+MIN_BYTES = 2 << 20
+
+
+def _decoder() -> Any:
+    global _DECODER
+    if _DECODER is _UNBUILT:
+        try:  # (a dependency, but the loader reads every file without it; imported by name for the type check)
+            _DECODER = _build(importlib.import_module("msgspec"))
+        except ImportError:  # pragma: no cover - exercised only without msgspec
+            _DECODER = None
+    return _DECODER
+
+
+def typed_decoding() -> bool:
+    """Whether bbox results are decoded by type (msgspec is installed), without importing it."""
+    if _DECODER is _UNBUILT:
+        return importlib.util.find_spec("msgspec") is not None
+    return _DECODER is not None
+
+
+def bbox_columns(text: bytes) -> BboxColumns | None:
+    """The columns of the bbox results list ``text`` (JSON), as the ordinary loader would read them; None
+    whenever that is not certain (see the module's docstring) or msgspec is not installed."""
+    decoder = _decoder()
+    if decoder is None:
+        return None
+    with paused():
+        try:
+            records = decoder.decode(text)
+        except ValueError:  # (msgspec's DecodeError and ValidationError, UnicodeDecodeError)
+            return None
+        n = len(records)
+        if n == 0 or key_tokens(text) != 5 * n - list(map(_NAME, records)).count(None):
+            return None
+        try:
+            img = np.fromiter(map(_IMG, records), np.int64, n)
+            cat = np.fromiter(map(_CAT, records), np.int64, n)
+            score = np.fromiter(map(_SCORE, records), np.float64, n)
+            bbox = np.fromiter(chain.from_iterable(map(_BOX, records)), np.float64, 4 * n).reshape(n, 4)
+        except OverflowError:  # (an integer beyond int64, or beyond float64 for a number)
+            return None
+    if not (np.abs(score) < 2.0**63).all() or not (np.abs(bbox) < 2.0**53).all():
+        return None  # (also NaN: not below anything)
+    if (bbox[:, 2] < 0).any() or (bbox[:, 3] < 0).any():
+        return None
+    return img, cat, score, bbox
