@@ -19,8 +19,10 @@ numbers (docs/openimages.md lists them).
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import warnings
+from pathlib import Path
 from typing import Any
 
 import hotcoco
@@ -265,3 +267,84 @@ def test_hotcoco_hierarchy_from_dict_makes_the_root_a_class_and_keeps_one_parent
     two = {"LabelName": "/m/root", "Subcategory": [*TREE["Subcategory"][:2], {"LabelName": "/m/pet", "Subcategory": [{"LabelName": "/m/dog"}]}]}  # fmt: skip
     h = hotcoco.Hierarchy.from_dict(two, label_to_id=CID)
     assert CID["/m/pet"] in h.ancestors(CID["/m/dog"]) and CID["/m/animal"] not in h.ancestors(CID["/m/dog"])
+
+
+# --- through both tools' own CSV readers ------------------------------------------------------------------
+
+
+def _write_csv(path: Any, rows: list[dict[str, Any]], fields: list[str]) -> str:
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    return str(path)
+
+
+def _hotcoco_csv(boxes_csv: str, preds_csv: str, parent: dict[str, str] | None = None) -> dict[str, float]:
+    """hotcoco's per-class AP from the challenge CSVs (``COCO.from_oid``, ``load_res_oid``)."""
+    gt = hotcoco.COCO.from_oid(boxes_csv)
+    ids = {c["name"]: c["id"] for c in gt.loadCats(gt.getCatIds())}
+    h = None
+    if parent:
+        extra = sorted(set(parent.values()) - set(ids))
+        ids.update({p: max(ids.values()) + 1 + k for k, p in enumerate(extra)})
+        h = hotcoco.Hierarchy.from_parent_map({ids[c]: ids[p] for c, p in parent.items() if c in ids})
+    ev = hotcoco.COCOeval(gt, gt.load_res_oid(preds_csv), "bbox", oid_style=True, hierarchy=h)
+    ev.params.max_dets = [10_000]
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ev.run()
+    names = {i: n for n, i in ids.items()}
+    per = ev.results(per_class=True)["per_class"]
+    # classes only in the hierarchy come back named "_unknown": name them by id through the eval's categories
+    out = {c: float(a) for c, a in per.items() if a >= 0 and c != "_unknown"}
+    if "_unknown" in per:
+        (only,) = [n for n in names.values() if n not in per]
+        out[only] = float(per["_unknown"])
+    return out
+
+
+def test_random_cases_through_the_csv_readers_agree(tmp_path):
+    box_fields = ["ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax", "IsGroupOf"]
+    det_fields = ["ImageID", "LabelName", "Score", "XMin", "XMax", "YMin", "YMax"]
+    compared = 0
+    for seed in range(220, 250):
+        boxes, preds, _ = _comparable(seed)
+        images = sorted({b["ImageID"] for b in boxes})
+        classes = sorted({b["LabelName"] for b in boxes})
+        preds = [
+            p for p in preds if p["ImageID"] in images and p["LabelName"] in classes
+        ]  # hotcoco: else an error
+        if not boxes or not preds:
+            continue
+        b_csv = _write_csv(tmp_path / f"b{seed}.csv", boxes, box_fields)
+        p_csv = _write_csv(tmp_path / f"p{seed}.csv", preds, det_fields)
+        labels = [{"ImageID": im, "LabelName": c, "Confidence": 0} for im in images for c in classes]
+        ev = evaluate_openimages(b_csv, p_csv, labels=labels)
+        hc = _hotcoco_csv(b_csv, p_csv)
+        assert hc.keys() == ev.per_class().keys(), seed
+        for c, row in ev.per_class().items():
+            assert abs(hc[c] - row["ap"]) <= 1e-12, (seed, c)
+        compared += 1
+    assert compared > 25
+
+
+def test_the_shipped_sample_agrees_with_every_class_verified_in_every_image():
+    d = f"{Path(__file__).resolve().parent.parent / 'data_samples' / 'openimages'}/"
+    hc = _hotcoco_csv(
+        d + "boxes.csv",
+        d + "predictions.csv",
+        dict.fromkeys(("/m/date", "/m/fig", "/m/hazelnut"), "/m/fruit"),
+    )
+    with open(d + "boxes.csv") as f:
+        images = sorted({r["ImageID"] for r in csv.DictReader(f)})
+    classes = ["/m/fruit", "/m/date", "/m/fig", "/m/hazelnut"]
+    labels = [{"ImageID": im, "LabelName": c, "Confidence": 0} for im in images for c in classes]
+    ev = evaluate_openimages(
+        d + "boxes.csv", d + "predictions.csv", labels=labels, hierarchy=d + "hierarchy.json"
+    )
+    assert (
+        hc
+        == {c: row["ap"] for c, row in ev.per_class().items()}
+        == {c: float(c != "/m/fruit") for c in classes}
+    )
