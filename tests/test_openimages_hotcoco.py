@@ -9,7 +9,7 @@ the mean in its own order). The random cases of ``tests/_oid_cases.py`` are comp
   prediction is of a class with a box in its image;
 * a hierarchy where each class has one parent (``Hierarchy.from_parent_map``: hotcoco keeps one parent, and
   its ``from_dict`` makes the root a class);
-* distinct positive scores, valid boxes and ``max_dets=[10000]``.
+* distinct positive scores, valid prediction boxes, no repeated ground-truth box, ``max_dets=[10000]``.
 
 Where hotcoco departs from the TF rules (read in ``per_image_evaluation.py``, ``np_box_list_ops.py`` and
 ``metrics.py``), deteval keeps the TF rule; each departure is asserted on a hand-made case below, with both
