@@ -22,6 +22,32 @@ LEAVES = ["/m/dog", "/m/cat", "/m/car", "/m/bus", "/m/tree"]
 ALL = ["/m/animal", "/m/dog", "/m/cat", "/m/vehicle", "/m/car", "/m/bus", "/m/pet", "/m/tree"]
 
 
+def oid_box(img, label, x0, x1, y0, y1, group=0) -> dict:
+    """A ground-truth box row of the challenge CSV."""
+    return {
+        "ImageID": img,
+        "LabelName": label,
+        "XMin": x0,
+        "XMax": x1,
+        "YMin": y0,
+        "YMax": y1,
+        "IsGroupOf": group,
+    }
+
+
+def oid_det(img, label, score, x0, x1, y0, y1) -> dict:
+    """A prediction row of the challenge CSV."""
+    return {
+        "ImageID": img,
+        "LabelName": label,
+        "Score": score,
+        "XMin": x0,
+        "XMax": x1,
+        "YMin": y0,
+        "YMax": y1,
+    }
+
+
 def _relatives():
     up: dict = {}
     down: dict = {}

@@ -7,6 +7,8 @@ import json
 import numpy as np
 import pytest
 from _oid_cases import ALL, HIERARCHY, random_oid_case, reference_oid
+from _oid_cases import oid_box as _box
+from _oid_cases import oid_det as _det
 
 from deteval.cli import main
 from deteval.detection.openimages import evaluate_openimages
@@ -46,30 +48,6 @@ def test_random_cases_without_hierarchy_match_the_reference_rules():
         m, ap = reference_oid(case, ALL, expand=False)
         ev = evaluate_openimages(case["boxes"], case["preds"], labels=case["labels"], class_names=names)
         _same(ev, m, ap, seed)
-
-
-def _box(img, label, x0, x1, y0, y1, group=0):
-    return {
-        "ImageID": img,
-        "LabelName": label,
-        "XMin": x0,
-        "XMax": x1,
-        "YMin": y0,
-        "YMax": y1,
-        "IsGroupOf": group,
-    }
-
-
-def _det(img, label, score, x0, x1, y0, y1):
-    return {
-        "ImageID": img,
-        "LabelName": label,
-        "Score": score,
-        "XMin": x0,
-        "XMax": x1,
-        "YMin": y0,
-        "YMax": y1,
-    }
 
 
 def _ap(ev, label):
