@@ -74,6 +74,7 @@ from deteval.io.coco_keypoints import (
     read_keypoints,
     tail_buffer,
 )
+from deteval.io.coco_segm_tail import segm_tail, segm_with_tail
 from deteval.results import EvalResult, PRCurve
 
 __all__ = [
@@ -708,8 +709,8 @@ def read_inputs(
 # ------------------------------------------------------------------------------------------- two cores
 # Large inputs use a second core through forked children (deteval.distributed.forked): one parses the tail
 # of the results file while this process reads the ground truth and the head (keypoints: the child's columns
-# checked against the ground truth once back, deteval.io.coco_keypoints; segm: the head only, the child forked
-# once the ground truth is read); then one matches (and accumulates) half of the categories,
+# checked against the ground truth once back, deteval.io.coco_keypoints; segm: the child's masks checked
+# without the ground truth, their ids and sizes against it once back, deteval.io.coco_segm_tail); then one matches (and accumulates) half of the categories,
 # or with one category half of the images, while this process does the other half. Categories and images are
 # independent, and each half runs the one-process code, so the numbers are the same bits. A child that fails
 # for any reason is ignored and its work done here (raising any error as one process would).
@@ -729,6 +730,9 @@ HEAD_SHARE = 0.45
 #: read and the child's part is unpickled with the collector paused (measured: this process's 45% in 0.115 s
 #: CPU, the child's 55% in 0.12 s plus 0.02 s to pickle)
 SEGM_HEAD_SHARE = 0.5
+#: ... when the segm child starts before the ground truth is read (:func:`segm_split_byte`): this process then
+#: reads this share of the results less half the ground truth's bytes
+SEGM_EARLY_SHARE = 0.5
 
 
 class _Share:
@@ -759,6 +763,18 @@ class _Share:
         return results_with_tail(results, g, self.start, self.results)
 
 
+class _SegmShare:
+    """A forked child reading the tail of a large segm results file from byte ``start`` without the ground
+    truth (:func:`~deteval.io.coco_segm_tail.segm_tail`), started before this process reads it."""
+
+    def __init__(self, child: Forked, start: int) -> None:
+        self.child, self.start = child, start
+
+    def read(self, results: Any, g: CocoGroundTruth) -> CocoResults | None:
+        """The results: the head read here, the tail from the child (None if it failed)."""
+        return segm_with_tail(results, g, self.start, self.child.result)
+
+
 class _KeypointsShare:
     """A forked child reading the tail of a keypoints results file from byte ``start`` into memory shared
     with this process (:mod:`deteval.io.coco_keypoints`); it reads no ground truth."""
@@ -779,16 +795,24 @@ def _read_share(
     return head, results_tail(results, start)
 
 
-def _fork_reading(gt: Any, results: Any, p: CocoParams, on_error: str) -> _Share | _KeypointsShare | None:
+def _fork_reading(
+    gt: Any, results: Any, p: CocoParams, on_error: str
+) -> _Share | _SegmShare | _KeypointsShare | None:
     """A forked child already reading its share of a large bbox evaluation (:func:`split_reading`) or the
-    tail of a large keypoints results file (:func:`keypoints_split_byte`)."""
-    if p.iou_type == "segm" or on_error != "raise" or not isinstance(results, (str, PathLike)):
+    tail of a large segm (:func:`segm_split_byte`) or keypoints results file (:func:`keypoints_split_byte`)."""
+    if on_error != "raise" or not isinstance(results, (str, PathLike)):
         return None
     try:
         size = os.stat(results).st_size
         gt_size = os.stat(gt).st_size if isinstance(gt, (str, PathLike)) else 0
     except OSError:
         return None
+    if p.iou_type == "segm":
+        segm_start = segm_split_byte(size, gt_size)
+        if size < FORK_RESULTS_BYTES or segm_start >= size:
+            return None
+        segm_child = fork_call(segm_tail, results, segm_start)
+        return None if segm_child is None else _SegmShare(segm_child, segm_start)
     if p.iou_type == "keypoints":
         if size < FORK_RESULTS_BYTES:
             return None
@@ -806,6 +830,13 @@ def _fork_reading(gt: Any, results: Any, p: CocoParams, on_error: str) -> _Share
         return None
     child = fork_call(_read_share, gt, gt_bytes, results, start)
     return None if child is None else _Share(child, gt_bytes, start)
+
+
+def segm_split_byte(results_bytes: int, gt_bytes: int) -> int:
+    """The byte from which the child reads a segm results file (:class:`_SegmShare`): this process also reads
+    the ground truth (``gt_bytes``, 0 in memory) and puts the child's part together with its own, so its
+    share of the results is smaller (``SEGM_EARLY_SHARE``)."""
+    return max(0, int(results_bytes * SEGM_EARLY_SHARE) - gt_bytes // 2)
 
 
 def _results_forked(g: CocoGroundTruth, results: Any, p: CocoParams, on_error: str) -> CocoResults | None:

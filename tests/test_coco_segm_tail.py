@@ -1,0 +1,115 @@
+"""A large segm results file read on two cores from the start (deteval.io.coco_segm_tail): the child's tail,
+read without the ground truth, put together with the head gives the one-process columns exactly; whatever
+the child does not read as the one-process loader would (a given box, a polygon, an uncompressed RLE, a
+mask of another size than its image's, an unknown id) makes it decline, and the evaluation is then the
+one-process one."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from test_coco_two_cores import _outcome, _same, _segm_data
+
+import deteval.detection.coco as coco_eval
+import deteval.io.coco as coco_io
+from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.io.coco_segm_tail import segm_tail, segm_with_tail
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+
+
+def _files(tmp_path, gt: dict, dets: list[dict]):
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    return str(tmp_path / "gt.json"), str(tmp_path / "dt.json")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_head_and_tail_give_the_one_process_columns(tmp_path, small_pieces, seed):
+    gt, dets = _segm_data(seed)
+    g_path, d_path = _files(tmp_path, gt, dets)
+    g = load_coco_gt(g_path, keep_segmentation=True)
+    one = load_coco_results(d_path, g, iou_type="segm")
+    size = (tmp_path / "dt.json").stat().st_size
+    for start in (0, size // 3, size // 2, size + 1):
+        tail = segm_tail(d_path, start)
+        assert tail is not None
+        two = segm_with_tail(d_path, g, start, lambda tail=tail: tail)
+        assert two is not None
+        for f in ("img", "cat", "score", "area"):
+            a, b = getattr(one, f), getattr(two, f)
+            assert a.dtype == b.dtype and np.array_equal(a, b), f
+        assert two.segmentation == one.segmentation and two.rles == one.rles
+        assert two.kind == one.kind == "segm" and two.source == one.source
+        assert np.array_equal(two.bbox, one.bbox)  # (the masks' boxes, made when read)
+        assert (len(tail) > 0) == (start < size)  # (a start past the end: the head is the whole file)
+
+
+def _given_box(d: dict) -> None:
+    d["bbox"] = [1.0, 2.0, 3.0, 4.0]
+
+
+def _polygon(d: dict) -> None:
+    d["segmentation"] = [[10.0, 10.0, 40.0, 10.0, 40.0, 30.0]]
+
+
+def _uncompressed(d: dict) -> None:
+    d["segmentation"] = {"size": [400, 500], "counts": [1000, 50, 400 * 500 - 1050]}
+
+
+def _other_size(d: dict) -> None:
+    d["segmentation"] = {"size": [400, 501], "counts": d["segmentation"]["counts"]}
+
+
+def _unknown_image(d: dict) -> None:
+    d["image_id"] = 987654
+
+
+def _bad_runs(d: dict) -> None:
+    d["segmentation"] = {"size": [400, 500], "counts": d["segmentation"]["counts"][:-2]}
+
+
+@pytest.mark.parametrize(
+    "change,valid",
+    [
+        (_given_box, True),
+        (_polygon, True),
+        (_uncompressed, True),
+        (_other_size, False),
+        (_unknown_image, False),
+        (_bad_runs, False),
+    ],
+)
+def test_what_the_tail_does_not_read_is_declined(tmp_path, monkeypatch, small_pieces, change, valid):
+    gt, dets = _segm_data(2)
+    change(dets[-3])  # (in the child's tail)
+    g_path, d_path = _files(tmp_path, gt, dets)
+    g = load_coco_gt(g_path, keep_segmentation=True)
+    start = (tmp_path / "dt.json").stat().st_size // 2
+    tail = segm_tail(d_path, start)
+    assert tail is None or segm_with_tail(d_path, g, start, lambda: tail) is None
+    # the evaluation then reads the file in one process: the same numbers, or the same error
+    from deteval.distributed import forked
+
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
+    if not forked.can_fork():
+        pytest.skip("needs os.fork, 2 CPUs and no other thread")
+    monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", 0)
+    one = _outcome(g_path, d_path, monkeypatch, "1", "segm")
+    two = _outcome(g_path, d_path, monkeypatch, "", "segm")
+    assert (one[0] == "ok") == valid, one
+    _same(one, two)
+
+
+def test_split_byte_leaves_this_process_less_the_ground_truth():
+    assert coco_eval.segm_split_byte(20_000_000, 0) == int(20_000_000 * coco_eval.SEGM_EARLY_SHARE)
+    assert (
+        coco_eval.segm_split_byte(20_000_000, 4_000_000)
+        == int(20_000_000 * coco_eval.SEGM_EARLY_SHARE) - 2_000_000
+    )
+    assert coco_eval.segm_split_byte(1_000_000, 40_000_000) == 0
