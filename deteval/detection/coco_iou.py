@@ -274,7 +274,7 @@ def segm_iou_blocks(
         return out
     for table, idx in ((drles, di), (grles, gi)):
         if hasattr(table, "ensure"):  # convert only the masks that take part, in batches
-            table.ensure(np.unique(idx))
+            table.ensure(np.flatnonzero(np.bincount(idx)))  # (the rows in order, each once; see above)
     npairs = block_nd * block_ng
     blk = np.repeat(np.arange(block_start.shape[0]), npairs)
     local = np.arange(di.shape[0], dtype=np.int64) - block_start[blk]

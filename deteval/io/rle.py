@@ -88,6 +88,8 @@ def _decode(buf: np.ndarray, lengths: np.ndarray) -> _Decoded:
     str_end = np.cumsum(lengths)  # exclusive end of each string in ``buf``
 
     def fail(positions: np.ndarray, reason: str) -> None:
+        if not positions.size:  # (as on valid input: np.unique's first call imports numpy.ma, 6 ms)
+            return
         for i in np.unique(np.searchsorted(str_end, positions, side="right")).tolist():
             if errors[i] is None:
                 errors[i] = reason
