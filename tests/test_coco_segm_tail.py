@@ -10,10 +10,12 @@ import json
 
 import numpy as np
 import pytest
-from test_coco_two_cores import _outcome, _same, _segm_data
+from test_coco_two_cores import _data, _outcome, _same, _segm_data
 
 import deteval.detection.coco as coco_eval
 import deteval.io.coco as coco_io
+from deteval.detection.coco_params import CocoParams
+from deteval.distributed import forked
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.io.coco_segm_tail import segm_tail, segm_with_tail
 
@@ -94,8 +96,6 @@ def test_what_the_tail_does_not_read_is_declined(tmp_path, monkeypatch, small_pi
     tail = segm_tail(d_path, start)
     assert tail is None or segm_with_tail(d_path, g, start, lambda: tail) is None
     # the evaluation then reads the file in one process: the same numbers, or the same error
-    from deteval.distributed import forked
-
     monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
     if not forked.can_fork():
         pytest.skip("needs os.fork, 2 CPUs and no other thread")
@@ -113,3 +113,32 @@ def test_split_byte_leaves_this_process_less_the_ground_truth():
         == int(20_000_000 * coco_eval.SEGM_EARLY_SHARE) - 2_000_000
     )
     assert coco_eval.segm_split_byte(1_000_000, 40_000_000) == 0
+
+
+@pytest.mark.parametrize("iou_type", ["bbox", "segm"])
+def test_category_halves_written_in_shared_memory_with_other_params(tmp_path, monkeypatch, iou_type):
+    """The halves of the categories write their precision, recall and scores into memory shared with the
+    child (coco._shared_arrays): shaped from the parameters, so other thresholds, recall levels, area
+    ranges and maxDets give the one-process numbers too."""
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
+    if not forked.can_fork():
+        pytest.skip("needs os.fork, 2 CPUs and no other thread")
+    monkeypatch.setattr(coco_eval, "FORK_DETECTIONS", 0)
+    monkeypatch.setattr(coco_eval, "FORK_MASKS", 0)
+    used = []
+    real = coco_eval._half_into
+    monkeypatch.setattr(coco_eval, "_half_into", lambda *a: used.append(real(*a)) or used[-1])
+    gt, dets = _segm_data(5) if iou_type == "segm" else _data(5)
+    g_path, d_path = _files(tmp_path, gt, dets)
+    params = CocoParams(
+        iou_type=iou_type,
+        iou_thrs=np.array([0.3, 0.5, 0.75]),
+        rec_thrs=np.linspace(0, 1, 11),
+        max_dets=(1, 10),
+        area_rng=((0.0, 1e10), (0.0, 2000.0)),
+        area_lbl=("all", "small"),
+    )
+    one = _outcome(g_path, d_path, monkeypatch, "1", iou_type, params=params)
+    two = _outcome(g_path, d_path, monkeypatch, "", iou_type, params=params)
+    assert len(used) == 1 and one[1].shape == (3, 11, 7 if iou_type == "bbox" else 5, 2, 2)
+    _same(one, two)
