@@ -941,18 +941,18 @@ def _split_categories(
 
 
 def _shared_arrays(p: CocoParams, n_cats: int) -> _Arrays:
-    """precision, recall and scores of ``n_cats`` categories (pycocotools' layouts) in memory shared with the
-    forked child (anonymous, mapped before the fork): each half writes its categories' columns there, so the
-    child's numbers need no pickling, no pipe and no copy into place (8 MB each way at 80 categories)."""
+    """precision, recall and scores of ``n_cats`` categories (pycocotools' shapes) in memory shared with the
+    forked child (anonymous, mapped before the fork): each half writes its categories there, so the child's
+    numbers need no pickling, no pipe and no copy into place (8 MB each way at 80 categories). Stored
+    category by category (the arrays are views of that layout), each half fills pages of its own."""
     T, R, A, M = p.iou_thrs.shape[0], p.rec_thrs.shape[0], len(p.area_rng), len(p.max_dets)
-    shape_p, shape_r = (T, R, n_cats, A, M), (T, n_cats, A, M)
-    n_p, n_r = int(np.prod(shape_p)), int(np.prod(shape_r))
+    n_p, n_r = n_cats * T * R * A * M, n_cats * T * A * M
     buf = mmap.mmap(-1, 8 * max(1, 2 * n_p + n_r))
     flat = np.frombuffer(buf, dtype=np.float64)
     return (
-        flat[:n_p].reshape(shape_p),
-        flat[2 * n_p : 2 * n_p + n_r].reshape(shape_r),
-        flat[n_p : 2 * n_p].reshape(shape_p),
+        flat[:n_p].reshape(n_cats, T, R, A, M).transpose(1, 2, 0, 3, 4),
+        flat[2 * n_p : 2 * n_p + n_r].reshape(n_cats, T, A, M).transpose(1, 0, 2, 3),
+        flat[n_p : 2 * n_p].reshape(n_cats, T, R, A, M).transpose(1, 2, 0, 3, 4),
     )
 
 
