@@ -7,6 +7,7 @@ one-process one."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -142,3 +143,26 @@ def test_category_halves_written_in_shared_memory_with_other_params(tmp_path, mo
     two = _outcome(g_path, d_path, monkeypatch, "", iou_type, params=params)
     assert len(used) == 1 and one[1].shape == (3, 11, 7 if iou_type == "bbox" else 5, 2, 2)
     _same(one, two)
+
+
+PROBE = """
+import os, sys
+from deteval.detection.coco import evaluate_coco
+stats = evaluate_coco(sys.argv[1], sys.argv[2], iou_type="segm").stats
+print(stats[0] > 0, "numpy.ma" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_segm_evaluation_imports_no_numpy_ma(tmp_path, processes):
+    """numpy 2's first ``np.unique`` imports numpy.ma (about 6 ms in a fresh process): a segm evaluation of
+    valid input calls none (checked in a fresh interpreter, where nothing has imported it yet)."""
+    import subprocess
+    import sys
+
+    g_path, d_path = _files(tmp_path, *_segm_data(7))
+    env = {**os.environ, forked.ENV_PROCESSES: processes}
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, g_path, d_path], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.split() == ["True", "False"], out.stdout + out.stderr
