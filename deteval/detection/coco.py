@@ -732,10 +732,11 @@ HEAD_SHARE = 0.45
 #: CPU, the child's 55% in 0.12 s plus 0.02 s to pickle)
 SEGM_HEAD_SHARE = 0.5
 #: ... when the segm child starts before the ground truth is read (:func:`segm_split_byte`): this process then
-#: reads this share of the results less half the ground truth's bytes (it also rebuilds the child's masks:
-#: measured on bench_coco's segm set, CPU from the fork to the results read, this process / the child:
-#: 0.187 / 0.138 s at 0.5, 0.151-0.169 / 0.144-0.154 s at 0.4, 0.152-0.156 / 0.160-0.162 s at 0.36)
-SEGM_EARLY_SHARE = 0.4
+#: reads this share of the results less half the ground truth's bytes. Balanced on wall time, not CPU: the child
+#: runs on fresh memory (page faults) and its part comes through the pipe. bench_coco's segm set, idle
+#: machine, wall from the first fork to the second, median of 5-6 fresh processes: 0.178 s at 0.4 (balanced
+#: on CPU), 0.163 at 0.45, 0.164 at 0.5, 0.177 at 0.55
+SEGM_EARLY_SHARE = 0.46
 
 
 class _Share:
