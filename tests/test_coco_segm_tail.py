@@ -18,7 +18,7 @@ import deteval.io.coco as coco_io
 from deteval.detection.coco_params import CocoParams
 from deteval.distributed import forked
 from deteval.io.coco import load_coco_gt, load_coco_results
-from deteval.io.coco_segm_tail import segm_tail, segm_with_tail
+from deteval.io.coco_segm_tail import segm_tail, segm_with_pending_tail, segm_with_tail
 
 
 @pytest.fixture
@@ -166,3 +166,65 @@ def test_segm_evaluation_imports_no_numpy_ma(tmp_path, processes):
         [sys.executable, "-c", PROBE, g_path, d_path], capture_output=True, text=True, check=True, env=env
     )
     assert out.stdout.split() == ["True", "False"], out.stdout + out.stderr
+
+
+def test_pending_masks_made_per_category_then_all(tmp_path, small_pieces):
+    """The tail's mask dicts left to make (segm_with_pending_tail): a half of the categories makes only its
+    records' (where None stood), the rest then make the one-process columns."""
+    gt, dets = _segm_data(8)
+    g_path, d_path = _files(tmp_path, gt, dets)
+    g = load_coco_gt(g_path, keep_segmentation=True)
+    one = load_coco_results(d_path, g, iou_type="segm")
+    start = (tmp_path / "dt.json").stat().st_size // 3
+    tail = segm_tail(d_path, start)
+    got = segm_with_pending_tail(d_path, g, start, lambda: tail)
+    assert got is not None
+    res, pending = got
+    rows = pending.rows
+    assert rows.size and all(res.rles[i] is None and res.segmentation[i] is None for i in rows.tolist())
+    head = np.setdiff1d(np.arange(len(res)), rows)
+    assert all(res.rles[i] == one.rles[i] for i in head.tolist())
+    half = np.zeros(g.cat_ids.shape[0], dtype=bool)
+    half[::2] = True
+    pending.fill(res, half)
+    made = half[res.cat[rows]]
+    assert made.any() and not made.all()
+    for i, m in zip(rows.tolist(), made.tolist()):
+        assert (res.rles[i] is not None) == m and (res.segmentation[i] is not None) == m
+        if m:
+            assert res.rles[i] == one.rles[i] and res.segmentation[i] is res.rles[i]
+    pending.fill(res)
+    assert res.rles == one.rles and res.segmentation == one.segmentation
+    assert np.array_equal(res.bbox, one.bbox)
+
+
+def test_a_matching_child_that_dies_leaves_the_masks_to_make_here(tmp_path, monkeypatch, small_pieces):
+    """The tail's masks are made by each half of the categories after the fork; when the child fails, this
+    process makes the rest and matches everything itself: the one-process numbers."""
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
+    if not forked.can_fork():
+        pytest.skip("needs os.fork, 2 CPUs and no other thread")
+    monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", 0)
+    monkeypatch.setattr(coco_eval, "FORK_MASKS", 0)
+    gt, dets = _segm_data(9)
+    g_path, d_path = _files(tmp_path, gt, dets)
+    one = _outcome(g_path, d_path, monkeypatch, "1", "segm")
+    parent = os.getpid()
+    real_half = coco_eval._half
+    filled = []
+    real_fill = coco_eval.PendingMasks.fill
+
+    def dying(*args):
+        if os.getpid() != parent:
+            os.kill(os.getpid(), 9)
+        return real_half(*args)
+
+    def spy(self, res, categories=None):
+        filled.append(categories is None)
+        return real_fill(self, res, categories)
+
+    monkeypatch.setattr(coco_eval, "_half", dying)
+    monkeypatch.setattr(coco_eval.PendingMasks, "fill", spy)
+    two = _outcome(g_path, d_path, monkeypatch, "", "segm")
+    assert filled == [False, True]  # this half's masks, then the rest once the child failed
+    _same(one, two)

@@ -506,7 +506,7 @@ def test_segm_and_keypoints_on_two_cores_give_the_one_process_numbers(
     small_thresholds.clear()
     used = []
     # the tail forked at once, its columns checked against the ground truth once back
-    reader = "keypoints_with_tail" if iou_type == "keypoints" else "segm_with_tail"
+    reader = "keypoints_with_tail" if iou_type == "keypoints" else "segm_with_pending_tail"
     for name in (reader, "_match_accumulate_forked"):
         real = getattr(coco_eval, name)
         monkeypatch.setattr(coco_eval, name, lambda *a, real=real: used.append(real(*a)) or used[-1])

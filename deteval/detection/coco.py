@@ -75,7 +75,7 @@ from deteval.io.coco_keypoints import (
     read_keypoints,
     tail_buffer,
 )
-from deteval.io.coco_segm_tail import segm_tail, segm_with_tail
+from deteval.io.coco_segm_tail import PendingMasks, segm_tail, segm_with_pending_tail, segm_with_tail
 from deteval.results import EvalResult, PRCurve
 
 __all__ = [
@@ -656,11 +656,13 @@ def evaluate_coco(
             on_error=on_error,
         )
     p = resolve_params(params, iou_type)
-    g, r = read_inputs(gt, results, p, on_error)
-    split = _match_accumulate_forked(g, r, p, compat)
+    g, r, pending = _read_inputs(gt, results, p, on_error, defer=True)
+    split = _match_accumulate_forked(g, r, p, compat, pending)
     if split is not None:
         table, arrays, counts, warnings = split
     else:
+        if pending is not None:
+            pending.fill(r)
         table, counts, warnings = match_in_shards(g, r, p, compat)
         arrays = None
     if p.iou_type == "bbox":
@@ -674,6 +676,16 @@ def read_inputs(
 ) -> tuple[CocoGroundTruth, CocoResults]:
     """The ground truth and the results of an evaluation (the arguments of :func:`evaluate_coco`), read on
     two cores where that pays (see below): the same columns, warnings and errors as one process gives."""
+    g, r, _ = _read_inputs(gt, results, p, on_error)
+    return g, r
+
+
+def _read_inputs(
+    gt: Any, results: Any, p: CocoParams, on_error: str, defer: bool = False
+) -> tuple[CocoGroundTruth, CocoResults, PendingMasks | None]:
+    """:func:`read_inputs`; ``defer``: the masks of a segm tail read by a child may be left to make
+    (:class:`~deteval.io.coco_segm_tail.PendingMasks`, returned; None when every mask is made)."""
+    pending = None
     share = _fork_reading(gt, results, p, on_error)
     try:
         if isinstance(share, _Share) and share.gt_bytes:
@@ -685,7 +697,11 @@ def read_inputs(
                 need_keypoints=p.iou_type == "keypoints",
                 on_error=on_error,
             )
-        r = None if share is None else share.read(results, g)
+        if isinstance(share, _SegmShare) and defer:
+            got = share.read_pending(results, g)
+            r, pending = (None, None) if got is None else got
+        else:
+            r = None if share is None else share.read(results, g)
     finally:
         if share is not None:
             share.child.cancel()
@@ -704,7 +720,7 @@ def read_inputs(
         r = load_results_files(results, g, iou_type=p.iou_type, on_error=on_error)
     elif r is None:
         r = load_coco_results(results, g, iou_type=p.iou_type, on_error=on_error)
-    return g, r
+    return g, r, pending
 
 
 # ------------------------------------------------------------------------------------------- two cores
@@ -777,6 +793,10 @@ class _SegmShare:
     def read(self, results: Any, g: CocoGroundTruth) -> CocoResults | None:
         """The results: the head read here, the tail from the child (None if it failed)."""
         return segm_with_tail(results, g, self.start, self.child.result)
+
+    def read_pending(self, results: Any, g: CocoGroundTruth) -> tuple[CocoResults, PendingMasks] | None:
+        """:meth:`read`, the tail's mask dicts left to make (:class:`~deteval.io.coco_segm_tail.PendingMasks`)."""
+        return segm_with_pending_tail(results, g, self.start, self.child.result)
 
 
 class _KeypointsShare:
@@ -911,30 +931,38 @@ def _fork_detections(iou_type: str) -> int:
 
 
 def _match_accumulate_forked(
-    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str
+    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, pending: PendingMasks | None = None
 ) -> tuple[MatchTable | None, _Arrays | None, dict[str, int], list[str]] | None:
     """The matching (and, split by categories, the accumulation) done by two processes: a half of the
     categories each (their precision, recall and scores columns come back), or, with one category or
     ``use_cats=False``, a half of the images each (their match tables come back, merged for
     :func:`accumulate`). Returns (table or None, arrays or None, counts, warnings); None where that does not
-    pay (small input) or fails."""
+    pay (small input) or fails. ``pending``: masks still to make (:func:`_read_inputs`), each half of the
+    categories makes its own after the fork; made here otherwise (and by the caller if this returns None)."""
     if len(r) < _fork_detections(p.iou_type):
         return None
     if p.iou_type == "segm":  # imported once, before the fork, not by each half (3-5 ms each, measured)
         import pycocotools.mask  # noqa: F401
     cat_sel = id_selection(g.cat_ids, p.cat_ids, "category")
     if p.use_cats and cat_sel.shape[0] >= 2:
-        split = _split_categories(g, r, p, compat, cat_sel)
+        split = _split_categories(g, r, p, compat, cat_sel, pending)
         return None if split is None else (None, *split)
+    if pending is not None:
+        pending.fill(r)
     return _split_images(g, r, p, compat)
 
 
 def _split_categories(
-    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, cat_sel: np.ndarray
+    g: CocoGroundTruth,
+    r: CocoResults,
+    p: CocoParams,
+    compat: str,
+    cat_sel: np.ndarray,
+    pending: PendingMasks | None = None,
 ) -> tuple[_Arrays, dict[str, int], list[str]] | None:
     mine, theirs = _category_halves(r, cat_sel, g.cat_ids.shape[0])
     out = _shared_arrays(p, cat_sel.shape[0])
-    both = _both_halves(_half_into, (g, r, p, compat, out), mine, theirs)
+    both = _both_halves(_half_into, (g, r, p, compat, out, pending), mine, theirs)
     if both is None:
         return None
     (counts, warnings), (counts_t, _) = both
@@ -958,9 +986,20 @@ def _shared_arrays(p: CocoParams, n_cats: int) -> _Arrays:
 
 
 def _half_into(
-    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, out: _Arrays, part: np.ndarray
+    g: CocoGroundTruth,
+    r: CocoResults,
+    p: CocoParams,
+    compat: str,
+    out: _Arrays,
+    pending: PendingMasks | None,
+    part: np.ndarray,
 ) -> tuple[dict[str, int], list[str]]:
-    """:func:`_half`, its precision, recall and scores written into ``out`` at the categories ``part``."""
+    """:func:`_half`, its precision, recall and scores written into ``out`` at the categories ``part`` (its
+    masks made first, where ``pending``: the only ones its matching reads)."""
+    if pending is not None:
+        in_part = np.zeros(g.cat_ids.shape[0], dtype=bool)
+        in_part[id_selection(g.cat_ids, p.cat_ids, "category")[part]] = True
+        pending.fill(r, in_part)
     (precision, recall, scores), counts, warnings = _half(g, r, p, compat, part)
     out[0][:, :, part], out[1][:, part], out[2][:, :, part] = precision, recall, scores
     return counts, warnings
