@@ -749,10 +749,10 @@ HEAD_SHARE = 0.45
 SEGM_HEAD_SHARE = 0.5
 #: ... when the segm child starts before the ground truth is read (:func:`segm_split_byte`): this process then
 #: reads this share of the results less half the ground truth's bytes. Balanced on wall time, not CPU: the child
-#: runs on fresh memory (page faults) and its part comes through the pipe. bench_coco's segm set, idle
-#: machine, wall from the first fork to the second, median of 5-6 fresh processes: 0.178 s at 0.4 (balanced
-#: on CPU), 0.163 at 0.45, 0.164 at 0.5, 0.177 at 0.55
-SEGM_EARLY_SHARE = 0.46
+#: runs on fresh memory (page faults) and its part comes through the pipe. bench_coco's segm set, wall from the
+#: first fork to the second, median of 8 fresh processes each, interleaved (the tail's masks made after the
+#: matching fork): 0.158 s at 0.38, 0.150 at 0.42, 0.154 at 0.46, 0.166 at 0.5, 0.170 at 0.54
+SEGM_EARLY_SHARE = 0.42
 
 
 class _Share:
