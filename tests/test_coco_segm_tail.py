@@ -119,8 +119,8 @@ def test_split_byte_leaves_this_process_less_the_ground_truth():
 @pytest.mark.parametrize("iou_type", ["bbox", "segm"])
 def test_category_halves_written_in_shared_memory_with_other_params(tmp_path, monkeypatch, iou_type):
     """The halves of the categories write their precision, recall and scores into memory shared with the
-    child (coco._shared_arrays): shaped from the parameters, so other thresholds, recall levels, area
-    ranges and maxDets give the one-process numbers too."""
+    child (coco._shared_arrays, segm; bbox sends the child's through the pipe): shaped from the parameters,
+    so other thresholds, recall levels, area ranges and maxDets give the one-process numbers too."""
     monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
     if not forked.can_fork():
         pytest.skip("needs os.fork, 2 CPUs and no other thread")
@@ -141,7 +141,7 @@ def test_category_halves_written_in_shared_memory_with_other_params(tmp_path, mo
     )
     one = _outcome(g_path, d_path, monkeypatch, "1", iou_type, params=params)
     two = _outcome(g_path, d_path, monkeypatch, "", iou_type, params=params)
-    assert len(used) == 1 and one[1].shape == (3, 11, 7 if iou_type == "bbox" else 5, 2, 2)
+    assert len(used) == (iou_type == "segm") and one[1].shape == (3, 11, 7 if iou_type == "bbox" else 5, 2, 2)
     _same(one, two)
 
 

@@ -961,6 +961,8 @@ def _split_categories(
     pending: PendingMasks | None = None,
 ) -> tuple[_Arrays, dict[str, int], list[str]] | None:
     mine, theirs = _category_halves(r, cat_sel, g.cat_ids.shape[0])
+    if p.iou_type == "bbox":  # (shared arrays measured no faster for bbox 5k, and 11 MB more at the peak)
+        return _split_categories_piped(g, r, p, compat, cat_sel, mine, theirs)
     out = _shared_arrays(p, cat_sel.shape[0])
     both = _both_halves(_half_into, (g, r, p, compat, out, pending), mine, theirs)
     if both is None:
@@ -969,11 +971,37 @@ def _split_categories(
     return out, _add_counts(counts, counts_t), warnings
 
 
+def _split_categories_piped(
+    g: CocoGroundTruth,
+    r: CocoResults,
+    p: CocoParams,
+    compat: str,
+    cat_sel: np.ndarray,
+    mine: np.ndarray,
+    theirs: np.ndarray,
+) -> tuple[_Arrays, dict[str, int], list[str]] | None:
+    """The halves' precision, recall and scores put together here, the child's sent through the pipe."""
+    both = _both_halves(_half, (g, r, p, compat), mine, theirs)
+    if both is None:
+        return None
+    ((pm, rm, sm), counts, warnings), ((pt, rt, st), counts_t, _) = both
+    K = cat_sel.shape[0]
+    precision = np.empty(pm.shape[:2] + (K,) + pm.shape[3:])
+    scores = np.empty_like(precision)
+    recall = np.empty(rm.shape[:1] + (K,) + rm.shape[2:])
+    precision[:, :, mine], precision[:, :, theirs] = pm, pt
+    scores[:, :, mine], scores[:, :, theirs] = sm, st
+    recall[:, mine], recall[:, theirs] = rm, rt
+    return (precision, recall, scores), _add_counts(counts, counts_t), warnings
+
+
 def _shared_arrays(p: CocoParams, n_cats: int) -> _Arrays:
     """precision, recall and scores of ``n_cats`` categories (pycocotools' shapes) in memory shared with the
     forked child (anonymous, mapped before the fork): each half writes its categories there, so the child's
     numbers need no pickling, no pipe and no copy into place (8 MB each way at 80 categories). Stored
-    category by category (the arrays are views of that layout), each half fills pages of its own."""
+    category by category (the arrays are views of that layout), each half fills pages of its own. segm only
+    (bench_coco segm 1k, 7 interleaved runs: wall 0.431 / median 0.440 s against 0.446 / 0.477 s piped,
+    peak RSS 119 against 127 MB; bbox 5k: the same wall, 120 against 109 MB)."""
     T, R, A, M = p.iou_thrs.shape[0], p.rec_thrs.shape[0], len(p.area_rng), len(p.max_dets)
     n_p, n_r = n_cats * T * R * A * M, n_cats * T * A * M
     buf = mmap.mmap(-1, 8 * max(1, 2 * n_p + n_r))
