@@ -520,9 +520,8 @@ def test_segm_and_keypoints_on_two_cores_give_the_one_process_numbers(
     assert not any(small_thresholds)
     small_thresholds.clear()
     used = []
-    # keypoints: the tail forked at once (its columns checked against the ground truth once back); segm: the
-    # tail forked once the ground truth is read
-    reader = "keypoints_with_tail" if iou_type == "keypoints" else "results_two_parts"
+    # the tail forked at once, its columns checked against the ground truth once back
+    reader = "keypoints_with_tail" if iou_type == "keypoints" else "segm_with_pending_tail"
     for name in (reader, "_match_accumulate_forked"):
         real = getattr(coco_eval, name)
         monkeypatch.setattr(coco_eval, name, lambda *a, real=real: used.append(real(*a)) or used[-1])
@@ -616,7 +615,7 @@ def test_segm_and_keypoints_children_that_die_are_replaced(tmp_path, monkeypatch
 
         return call
 
-    for name in ("results_part", "keypoints_tail", "_half", "_image_half"):
+    for name in ("results_part", "segm_tail", "keypoints_tail", "_half", "_image_half"):
         monkeypatch.setattr(coco_eval, name, dying(getattr(coco_eval, name)))
     small_thresholds.clear()
     two = _outcome(g, d, monkeypatch, "", iou_type)

@@ -91,8 +91,8 @@ def test_segm_evaluation_never_computes_boxes(tmp_path, monkeypatch, processes):
     monkeypatch.setattr(coco_eval, "FORK_MASKS", 0)
     monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
     read = []
-    real = coco_eval.results_two_parts
-    monkeypatch.setattr(coco_eval, "results_two_parts", lambda *a: read.append(real(*a)) or read[-1])
+    real = coco_eval.segm_with_pending_tail
+    monkeypatch.setattr(coco_eval, "segm_with_pending_tail", lambda *a: read.append(real(*a)) or read[-1])
     assert np.array_equal(evaluate_coco(str(g), str(d), iou_type="segm").stats, ref)
     if processes == "2" and forked.can_fork():
         assert len(read) == 1 and read[0] is not None  # (read in two parts, put together lazily)

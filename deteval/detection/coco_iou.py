@@ -19,8 +19,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from deteval.core.sorting import sorted_unique
-
 __all__ = [
     "KeypointOks",
     "RleLookup",
@@ -276,7 +274,7 @@ def segm_iou_blocks(
         return out
     for table, idx in ((drles, di), (grles, gi)):
         if hasattr(table, "ensure"):  # convert only the masks that take part, in batches
-            table.ensure(sorted_unique(np.sort(idx)))  # (np.unique's sort, without its numpy.ma import)
+            table.ensure(np.flatnonzero(np.bincount(idx)))  # (the rows in order, each once; see above)
     npairs = block_nd * block_ng
     blk = np.repeat(np.arange(block_start.shape[0]), npairs)
     local = np.arange(di.shape[0], dtype=np.int64) - block_start[blk]

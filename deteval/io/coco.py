@@ -1871,24 +1871,31 @@ def _plain_rles_fit(segmentation: list, img: np.ndarray, gt: CocoGroundTruth) ->
     """Whether every entry is a compressed RLE dict (string ``counts``, ``size`` two ints) of its image's size:
     what :func:`check_segmentation` and :func:`check_rle_size` accept, checked in a few C-level passes. False
     means only "not sure": the record-by-record checks then run and name the bad record."""
+    hw = plain_rle_sizes(segmentation)
+    return hw is not None and bool((hw == gt.image_hw[img]).all())
+
+
+def plain_rle_sizes(segmentation: list) -> np.ndarray | None:
+    """The ``[height, width]`` of every entry (an N×2 int64 array) when every one is a compressed RLE dict
+    (string ``counts``, ``size`` two ints, each below 2**31, below 2**32 pixels): what
+    :func:`check_segmentation` accepts, checked in a few C-level passes; None means only "not sure"."""
     if not segmentation or set(map(type, segmentation)) != {dict}:
-        return False
+        return None
     try:
         counts = list(map(itemgetter("counts"), segmentation))
         sizes = list(map(itemgetter("size"), segmentation))
     except KeyError:
-        return False
+        return None
     if set(map(type, counts)) != {str} or set(map(type, sizes)) != {list} or set(map(len, sizes)) != {2}:
-        return False
+        return None
     if set(map(type, chain.from_iterable(sizes))) != {int}:
-        return False
+        return None
     try:
         hw = np.fromiter(chain.from_iterable(sizes), dtype=np.int64, count=2 * len(sizes)).reshape(-1, 2)
     except OverflowError:
-        return False
-    return bool((hw >= 0).all() and (hw < 2**31).all() and (hw == gt.image_hw[img]).all()) and bool(
-        (hw[:, 0] * hw[:, 1] < MAX_MASK_PIXELS).all()
-    )
+        return None
+    ok = (hw >= 0).all() and (hw < 2**31).all() and (hw[:, 0] * hw[:, 1] < MAX_MASK_PIXELS).all()
+    return hw if ok else None
 
 
 def _rles(segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str) -> tuple[list, np.ndarray]:
