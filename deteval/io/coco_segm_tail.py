@@ -33,12 +33,12 @@ from deteval.io.coco import (
     CocoGroundTruth,
     CocoResults,
     MaskBoxes,
-    _concat_results,
     _field,
     _floats,
     _index_of,
     _part_pieces,
     _result_ids,
+    concat_results,
     plain_rle_sizes,
     results_part,
     stored_boxes,
@@ -139,7 +139,7 @@ def segm_with_pending_tail(
             sizes.append(piece[3])
             counts.extend(part[1])
             offset += len(part[0])
-        res = _concat_results(parts, file, "segm")
+        res = concat_results(parts, file)
     empty = np.zeros(0, dtype=np.int64)
     return res, PendingMasks(
         np.concatenate(rows) if rows else empty,
