@@ -299,6 +299,11 @@ def test_split_reading_balances_the_bytes(w):
     with patch.object(coco_typed, "_DECODER", None):
         assert coco_io.results_byte_cost() == 1.0
     assert coco_io.results_byte_cost() == (0.5 if coco_typed.typed_decoding() else 1.0)
+    # a ground truth read in pieces has its annotations decoded by type too: a byte costs about the same
+    assert coco_io.results_byte_cost(2 * coco_io.CHUNK_BYTES) == 1.0
+    assert coco_io.results_byte_cost(2 * coco_io.CHUNK_BYTES - 1) == (
+        0.5 if coco_typed.typed_decoding() else 1.0
+    )
 
 
 @pytest.mark.parametrize(

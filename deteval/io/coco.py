@@ -52,7 +52,7 @@ from deteval.collector import paused
 from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io import coco_typed
 from deteval.io.arrays import rows_beyond_exact
-from deteval.io.coco_typed import bbox_columns, typed_decoding
+from deteval.io.coco_typed import bbox_columns, gt_annotations, struct_field, typed_decoding
 from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique, unique_keys
 from deteval.io.rle import check_rles
 from deteval.io.skipping import check_on_error as _check_on_error
@@ -138,7 +138,13 @@ def _rec(where: str | None, i: int) -> str | int:
 
 
 def _field(records: list, key: str, file: str, where: str | None, default: Any = ...) -> list:
-    """``[r[key] for r in records]`` with a precise error for a non-object or a missing key."""
+    """``[r[key] for r in records]`` with a precise error for a non-object or a missing key (records decoded
+    by type: :func:`deteval.io.coco_typed.struct_field`)."""
+    if records and not isinstance(records[0], dict) and hasattr(records[0], "__struct_fields__"):
+        values, missing = struct_field(records, key, default)
+        if missing >= 0:
+            raise InputFormatError(f"missing field {key!r}", file=file, record=_rec(where, missing))
+        return values
     try:
         if default is ...:
             return [r[key] for r in records]
@@ -905,7 +911,7 @@ def _same_id_kinds(
 _OBJECT_LIST_END = re.compile(rb"\}\s*\]")
 
 
-def _last_piece(data: bytes, lo: int, file: str) -> tuple[list | None, int]:
+def _last_piece(data: bytes, lo: int, file: str, typed: bool = False) -> tuple[list | None, int]:
     """The records from ``lo`` to the end of the annotations array (and the byte just past its ``]``) when the
     first ``}]`` after ``lo`` closes it, parsed by orjson; (None, -1) otherwise (the caller then lets Python's
     ``raw_decode`` find the end). A text that parses as one array up to that ``]`` is the array ``raw_decode``
@@ -914,7 +920,7 @@ def _last_piece(data: bytes, lo: int, file: str) -> tuple[list | None, int]:
     if m is None or _orjson is None:
         return None, -1
     try:
-        records = _loads_piece(b"[" + data[lo : m.end()], file)
+        records = _ann_piece(b"[" + data[lo : m.end()], file, typed)
     except (ValueError, DetevalError):  # (a repeated key: named by the path below, as before)
         return None, -1
     return records, m.end()
@@ -955,11 +961,12 @@ def gt_head(
     if cut is None:
         return None
     parts: list[dict[str, Any]] = []
+    typed = not keep_segmentation and typed_decoding()
     for lo, hi in cut[0]:
         try:
             with memoryview(data) as view:  # one copy: the piece with its brackets
                 text = b"".join((b"[", view[lo:hi], b"]"))
-            records = _loads_piece(text, file)
+            records = _ann_piece(text, file, typed)
             del text
             if not isinstance(records, list):
                 return None
@@ -1001,6 +1008,7 @@ def _gt_in_pieces(
         return None
     file = str(path)
     plain = need_keypoints and no_json_booleans(data)
+    typed = not keep_segmentation and typed_decoding()
     parts: list[dict[str, Any]] = []
     starts: list[int] = []  # each part's first annotation index
     offset = 0
@@ -1020,11 +1028,11 @@ def _gt_in_pieces(
                 if cut is not None:
                     nxt = cut.end() - 1
                     try:
-                        records = _loads_piece(b"[" + data[lo : cut.start() + 1] + b"]", file)
+                        records = _ann_piece(b"[" + data[lo : cut.start() + 1] + b"]", file, typed)
                     except ValueError:
                         records = None  # this piece runs past the end of the annotations array
                 if records is None:  # the last piece: it ends at the array's closing bracket
-                    records, ann_end = _last_piece(data, lo, file)
+                    records, ann_end = _last_piece(data, lo, file, typed)
                     nxt = ann_end
                 if records is None:  # raw_decode stops at the array's closing bracket
                     try:
@@ -1390,6 +1398,14 @@ def _mapped_bbox(raw: RawColumns, gt: CocoGroundTruth, file: str) -> CocoResults
     return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3], source=file)
 
 
+def _ann_piece(text: bytes, file: str, typed: bool) -> Any:
+    """The annotation records of one piece of a large ground truth: decoded by type when ``typed`` (an
+    evaluation that reads no segmentation) and :func:`deteval.io.coco_typed.gt_annotations` vouches for the
+    text, else :func:`_loads_piece`."""
+    records = gt_annotations(text) if typed else None
+    return _loads_piece(text, file) if records is None else records
+
+
 def _loads_piece(text: bytes, file: str) -> Any:
     """Parse one piece of a large file; a repeated key raises (orjson: :class:`InputFormatError`; json:
     :class:`DuplicateKeyError`, a ValueError, so that the whole file is then read by :func:`read_json`)."""
@@ -1558,11 +1574,15 @@ def concat_results(parts: Sequence[CocoResults], source: str | None = None) -> C
 RawColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def results_byte_cost() -> float:
-    """Parse time of a byte of bbox results relative to a byte of ground truth: about 1 with orjson or json,
-    0.5 when msgspec decodes them by type (:mod:`deteval.io.coco_typed`; bench_coco bbox 5k: 5.6 ms/MB
-    against 11.3 ms/MB for the ground truth)."""
-    return 0.5 if typed_decoding() else 1.0
+def results_byte_cost(gt_bytes: int = 0) -> float:
+    """Parse time of a byte of bbox results relative to a byte of a ground truth of ``gt_bytes``: about 1 with
+    orjson or json; with msgspec (:mod:`deteval.io.coco_typed`) 0.5 against a ground truth read whole by
+    orjson (bench_coco bbox 5k: 5.6 ms/MB against 11.3 ms/MB), and about 1 again against one read in pieces
+    (from ``2 * CHUNK_BYTES``), whose annotations are decoded by type too (4.9-5.2 ms/MB against the
+    results' 5.3-5.8)."""
+    if not typed_decoding():
+        return 1.0
+    return 1.0 if gt_bytes >= 2 * CHUNK_BYTES else 0.5
 
 
 def split_reading(results_bytes: int, gt_bytes: int, results_cost: float | None = None) -> tuple[int, int]:
@@ -1575,7 +1595,7 @@ def split_reading(results_bytes: int, gt_bytes: int, results_cost: float | None 
     with it). The parent also puts the child's results together with its own (a tenth of the time orjson
     took to parse them: at the Objects365 scale of ``scripts/bench_scale.py``, 0.17 s against 1.96 s), which
     counts on its side. ``gt_bytes`` 0: a ground truth in memory."""
-    w = results_byte_cost() if results_cost is None else results_cost
+    w = results_byte_cost(gt_bytes) if results_cost is None else results_cost
     if gt_bytes <= w * results_bytes or gt_bytes < 2 * CHUNK_BYTES:
         return max(CHUNK_BYTES, int((w * results_bytes - gt_bytes) / (2 * w))), 0
     theirs = results_bytes - CHUNK_BYTES if results_bytes >= 2 * CHUNK_BYTES else 0

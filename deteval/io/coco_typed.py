@@ -1,4 +1,5 @@
-"""COCO bbox results decoded by type (msgspec): the columns without a dict per record.
+"""COCO bbox results, and the annotations of a ground truth read in pieces, decoded by type (msgspec): the
+columns without a dict per record (the annotations: :func:`gt_annotations`, below).
 
 A bbox results file is a list of ``{"image_id", "category_id", "bbox", "score"}`` records. Parsing it with
 orjson makes a dict, a list and eight numbers per record, and the loader then pulls each field out of every
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 from itertools import chain
 from operator import attrgetter
 from types import ModuleType
@@ -40,7 +42,7 @@ import numpy as np
 from deteval.collector import paused
 from deteval.io.jsonkeys import key_tokens
 
-__all__ = ["BboxColumns", "bbox_columns", "typed_decoding"]
+__all__ = ["BboxColumns", "bbox_columns", "gt_annotations", "struct_field", "typed_decoding"]
 
 #: (image ids int64, category ids int64, scores float64, N×4 boxes float64) of the records, in file order
 BboxColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -119,3 +121,124 @@ def bbox_columns(text: bytes) -> BboxColumns | None:
     if (bbox[:, 2] < 0).any() or (bbox[:, 3] < 0).any():
         return None
     return img, cat, score, bbox
+
+
+# ------------------------------------------------------------------- ground-truth annotations (bbox, keypoints)
+# The annotation pieces of a large ground truth, for an evaluation that never reads ``segmentation`` (bbox,
+# keypoints): each record decoded into a Struct whose segmentation stays unparsed (``msgspec.Raw``: no Python
+# list per polygon to make and free, 60% of the piece's time). The loader's own field checks then run on the
+# values read off the Structs (:func:`struct_field`), which are the Python values orjson gives (ints within
+# [-2**63, 2**63), floats rounded to nearest, strings, lists), so the columns and every error are the ordinary
+# path's. It vouches for a piece when the records hold no key but the fields below, each a number, a string id
+# or a list of numbers (msgspec refuses anything else: a true/false, a null, an integer beyond those bounds,
+# NaN), and no key repeats at any depth: the text's key tokens are as many as the keys decoded, counting the
+# keys of each segmentation that is an object (an RLE, parsed for that) and none inside a polygon list (a key
+# there, or a string holding a key token, makes the counts differ). Otherwise None: the caller parses the piece
+# as before.
+
+_GT_UNBUILT: Any = object()
+_GT_DECODER: Any = _GT_UNBUILT
+#: msgspec's UNSET (a field the record does not have), once msgspec is imported
+UNSET: Any = object()
+
+
+def _build_gt(module: ModuleType) -> Any:
+    meta = module.Meta
+    from typing import Annotated  # (noqa: here, where msgspec is)
+
+    id_int = Annotated[int, meta(ge=-(2**63), le=2**63 - 1)]
+    num = id_int | float  # (an integer beyond int64 is left to the ordinary path)
+    unset = module.UNSET
+    record = module.defstruct(
+        "GtAnnotation",
+        [
+            ("id", id_int | str, unset),
+            ("image_id", id_int | str, unset),
+            ("category_id", id_int | str, unset),
+            ("bbox", list.__class_getitem__(num), unset),
+            ("area", num, unset),
+            ("iscrowd", num, unset),
+            ("ignore", num, unset),
+            ("segmentation", module.Raw, unset),
+            ("num_keypoints", num, unset),
+            ("keypoints", list.__class_getitem__(num), unset),
+        ],
+        forbid_unknown_fields=True,
+        gc=False,
+    )
+    return module.json.Decoder(list.__class_getitem__(record))
+
+
+def _gt_decoder() -> Any:
+    global _GT_DECODER, UNSET
+    if _GT_DECODER is _GT_UNBUILT:
+        try:
+            module = importlib.import_module("msgspec")
+        except ImportError:  # pragma: no cover - exercised only without msgspec
+            _GT_DECODER = None
+        else:
+            UNSET = module.UNSET
+            _GT_DECODER = _build_gt(module)
+    return _GT_DECODER
+
+
+_GT_FIELDS = (
+    "id",
+    "image_id",
+    "category_id",
+    "bbox",
+    "area",
+    "iscrowd",
+    "ignore",
+    "segmentation",
+    "num_keypoints",
+    "keypoints",
+)
+
+
+def gt_annotations(text: bytes) -> list | None:
+    """The annotation records of the JSON list ``text`` as Structs whose fields the loader reads with
+    :func:`struct_field`, or None whenever the ordinary parse is not certain to give the same values (see
+    above) or msgspec is not installed."""
+    decoder = _gt_decoder()
+    if decoder is None:
+        return None
+    with paused():
+        try:
+            records = decoder.decode(text)
+        except ValueError:
+            return None
+        if not records:
+            return None
+        keys = 0
+        for field in _GT_FIELDS:
+            values = list(map(attrgetter(field), records))
+            unset = values.count(UNSET)
+            keys += len(values) - unset
+            if field == "segmentation" and unset < len(values):
+                for raw in values:
+                    if raw is UNSET:
+                        continue
+                    seg = bytes(raw)
+                    if (
+                        seg[:1] == b"{"
+                    ):  # an RLE: its keys, each once (json keeps a repeated key's last value)
+                        try:
+                            value = json.loads(seg)
+                        except ValueError:
+                            return None
+                        keys += len(value) if isinstance(value, dict) else 0
+        if key_tokens(text) != keys:
+            return None
+    return records
+
+
+def struct_field(records: list, key: str, default: Any) -> tuple[list, int]:
+    """``[r.key for r in records]``, an absent field given ``default`` (``...``: none); with the index of the
+    first record without it (-1: none)."""
+    values = list(map(attrgetter(key), records))
+    if UNSET not in values:
+        return values, -1
+    if default is ...:
+        return values, values.index(UNSET)
+    return [default if v is UNSET else v for v in values], -1
