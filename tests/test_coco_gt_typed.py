@@ -91,8 +91,9 @@ def _document(seed: int, keypoints: bool) -> str:
         else:
             rec[field] = value
     texts = []
+    colon = ": " if seed % 3 else " :\n  "  # (key tokens with blanks before the colon are counted too)
     for rec in anns:
-        items = [f'"{k}": {v}' for k, v in rec.items()]
+        items = [f'"{k}"{colon}{v}' for k, v in rec.items()]
         if rng.random() < 0.003:  # a repeated key in the record itself
             items.append(items[int(rng.integers(0, len(items)))])
         texts.append("{" + ", ".join(items) + "}")
@@ -172,6 +173,7 @@ def test_typed_decoding_declines_what_it_cannot_vouch_for() -> None:
         ok[:-2] + b', "segmentation": {"counts": [0], "counts": [5], "size": [5, 1]}}]',
         ok[:-2] + b', "segmentation": [[1, 2, {"a": 1}]]}]',  # a key the decoder does not see
         ok.replace(b'"image_id": 2', b'"image_id": "x\\": 2"'),  # a key token inside a string
+        ok.replace(b'"area": 12', b'"area": 12, "\\u0061rea": 13'),  # a repeated key, escaped
         b"[]",
         b"[1, 2]",
         b'\xef\xbb\xbf[{"id": 1}]',
