@@ -25,7 +25,14 @@ import numpy as np
 
 from deteval.collector import paused
 from deteval.errors import DetevalError
-from deteval.io.coco import CocoGroundTruth, CocoResults, _orjson, _results_from_records, loadres_branch
+from deteval.io.coco import (
+    CocoGroundTruth,
+    CocoResults,
+    _orjson,
+    _results_from_records,
+    _typed_bbox,
+    loadres_branch,
+)
 from deteval.io.jsonkeys import check_unique_keys, loads_unique
 from deteval.io.skipping import load_skipping
 
@@ -86,7 +93,13 @@ def load_results_range(
     and category tables (and one annotation, for the keypoint width)."""
     file = str(path)
     try:
-        records = _parse(_read(path, lo, hi), file)
+        text = _read(path, lo, hi)
+        if on_error == "raise" and iou_type == "bbox" and kind == "bbox":  # decoded by type where it vouches
+            typed = _typed_bbox(text, gt, file)  # (else the ordinary parse below, on the same bytes)
+            if typed is not None and (count < 0 or len(typed) == count):
+                return typed
+        records = _parse(text, file)
+        del text
     except (ValueError, TypeError, RecursionError, UnicodeDecodeError, DetevalError):
         return None
     if not isinstance(records, list) or (count >= 0 and len(records) != count):
