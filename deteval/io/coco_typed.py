@@ -210,25 +210,19 @@ def gt_annotations(text: bytes) -> list | None:
             return None
         if not records:
             return None
-        keys = 0
-        for field in _GT_FIELDS:
-            values = list(map(attrgetter(field), records))
-            unset = values.count(UNSET)
-            keys += len(values) - unset
-            if field == "segmentation" and unset < len(values):
-                for raw in values:
-                    if raw is UNSET:
-                        continue
-                    seg = bytes(raw)
-                    if (
-                        seg[:1] == b"{"
-                    ):  # an RLE: its keys, each once (json keeps a repeated key's last value)
-                        try:
-                            value = json.loads(seg)
-                        except ValueError:
-                            return None
-                        keys += len(value) if isinstance(value, dict) else 0
-        if key_tokens(text) != keys:
+        tokens = key_tokens(text)
+        keys = sum(len(records) - list(map(attrgetter(f), records)).count(UNSET) for f in _GT_FIELDS)
+        # tokens >= the keys written >= the fields decoded: equal, nothing else holds a key (no RLE has one,
+        # none repeats); more: each RLE's keys, counted once each (json keeps a repeated key's last value)
+        if tokens > keys:
+            for raw in map(attrgetter("segmentation"), records):
+                if raw is not UNSET and memoryview(raw)[0] == 0x7B:  # (an object: "{")
+                    try:
+                        value = json.loads(bytes(raw))
+                    except ValueError:
+                        return None
+                    keys += len(value) if isinstance(value, dict) else 0
+        if tokens != keys:
             return None
     return records
 
