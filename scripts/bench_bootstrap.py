@@ -14,6 +14,8 @@ with every score perturbed, written beforehand) against the first, B rounds of t
 script prints wall and CPU time (the machine may be shared: CPU time is the steadier), peak RSS, and
 "1,000 resamples = N x one evaluation" with the time of the setup (load, match, first evaluation) plus 1000
 times the measured time per resample, divided by the one evaluation's wall time (the target is <= 10x).
+A randomization test's line also divides by the evaluation of both systems it compares (each file's
+``evaluate_coco`` in a fresh process, their times added): what a comparison without the test would cost.
 By default each is timed with one process and with ``processes="auto"`` (the default of the API and CLI:
 the line says what it resolved to). With ``--repeat N`` every measurement (the one evaluation too) runs N
 times, each in a fresh process, and the fastest run (wall) is reported, with its CPU time. Nothing is written to the tree.
@@ -105,8 +107,9 @@ def run(mode: str, files: list[Path], b: int = 0, processes: str = "1") -> dict:
     return res
 
 
-def report(label: str, one: dict, res: dict, b: int, what: str) -> None:
-    """Setup plus 1000 times the measured time per resample, against one evaluation (wall and CPU)."""
+def report(label: str, one: dict, res: dict, b: int, what: str, pair: dict | None = None) -> None:
+    """Setup plus 1000 times the measured time per resample, against one evaluation (wall and CPU); with
+    ``pair`` (the evaluation of both compared systems, each in a fresh process) against that too."""
     per = (res["wall"] - res["setup"]) / b
     per_cpu = (res["cpu"] - res["setup_cpu"]) / b
     total, total_cpu = res["setup"] + 1000 * per, res["setup_cpu"] + 1000 * per_cpu
@@ -118,6 +121,11 @@ def report(label: str, one: dict, res: dict, b: int, what: str) -> None:
         f"    1,000 {what}s = {total / one['wall']:.1f}x one evaluation (wall; {total:.1f} s), "
         f"{total_cpu / one['cpu']:.1f}x in CPU time"
     )
+    if pair is not None:
+        print(
+            f"    = {total / pair['wall']:.1f}x the evaluation of both systems it compares ({pair['wall']:.2f} s "
+            f"wall: one fresh process each), {total_cpu / pair['cpu']:.1f}x in CPU time"
+        )
 
 
 def main() -> int:
@@ -149,13 +157,20 @@ def main() -> int:
         print(
             f"one evaluation: {one['wall']:.2f} s wall, {one['cpu']:.2f} s CPU, {one['rss_mb']:.0f} MB peak"
         )
+        pair = None
+        if "randomization" not in args.skip:  # the baseline of a comparison: both systems evaluated
+            two = run("coco_evaluate", [gt, dt2])
+            pair = {"wall": one["wall"] + two["wall"], "cpu": one["cpu"] + two["cpu"]}
+            print(f"both systems evaluated: {pair['wall']:.2f} s wall, {pair['cpu']:.2f} s CPU")
         for p in args.processes:
             if "bootstrap" not in args.skip:
                 res = run("coco_bootstrap", [gt, dt], b, p)
                 report(f"bootstrap, processes={p} ({res['used']})", one, res, b, "resample")
             if "randomization" not in args.skip:
                 res = run("coco_randomization", [gt, dt, dt2], b, p)
-                report(f"randomization (two systems), processes={p} ({res['used']})", one, res, b, "round")
+                report(
+                    f"randomization (two systems), processes={p} ({res['used']})", one, res, b, "round", pair
+                )
         if "voc" in args.skip:
             return 0
         folder = Path(tmp) / "voc"
