@@ -1317,9 +1317,20 @@ _MISSING: Any = object()
 def keypoint_extent(keypoints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """loadRes' keypoints branch, for every record: ``bbox`` = the keypoints' extent ``[x0, y0, x1 − x0,
     y1 − y0]``, ``area = (x1 − x0)·(y1 − y0)``."""
-    x, y = keypoints[:, 0::3], keypoints[:, 1::3]
-    x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
+    # (per block of rows, over transposed copies of its x and y: one elementwise pass per keypoint, on rows
+    # still in cache; a row-wise min of 17 numbers costs about 30 ns a row: 8.8 -> 2.7 ms for 60k records)
+    n = keypoints.shape[0]
+    ext = np.empty((4, n), dtype=np.float64)  # x0, y0, x1, y1
+    for lo in range(0, n, _EXTENT_ROWS):
+        block = keypoints[lo : lo + _EXTENT_ROWS]
+        for k, col in ((0, block[:, 0::3].T.copy()), (1, block[:, 1::3].T.copy())):
+            np.minimum.reduce(col, axis=0, out=ext[k, lo : lo + _EXTENT_ROWS])
+            np.maximum.reduce(col, axis=0, out=ext[k + 2, lo : lo + _EXTENT_ROWS])
+    x0, y0, x1, y1 = ext
     return np.stack([x0, y0, x1 - x0, y1 - y0], axis=1), (x1 - x0) * (y1 - y0)
+
+
+_EXTENT_ROWS = 1024
 
 
 def loadres_branch(first: dict, file: str) -> str:
