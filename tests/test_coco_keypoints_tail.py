@@ -80,14 +80,15 @@ def _write(tmp_path, gt, dets, seed=0):
 
 def _read(dt, g, start):
     """The two-core reading, the child's part run here (its columns taken from the shared buffer)."""
-    shared = tail_buffer(dt, start)
+    shared = tail_buffer(dt)
     got = keypoints_tail(dt, start, shared)
 
     class Done:  # (what KeypointsTail reads of a finished child)
         def result(self):
             return got
 
-    return keypoints_with_tail(dt, g, start, KeypointsTail(Done(), shared).result)  # type: ignore[arg-type]
+    tail = KeypointsTail(Done(), shared)  # type: ignore[arg-type]
+    return keypoints_with_tail(dt, g, start, tail.result, tail.join)
 
 
 @pytest.fixture
@@ -133,13 +134,13 @@ def test_a_forked_child_and_its_shared_buffer(tmp_path, small_pieces):
     gp, dp = _write(tmp_path, gt, dets)
     g = load_coco_gt(gp, need_keypoints=True)
     start = dp.stat().st_size // 2
-    shared = tail_buffer(dp, start)
+    shared = tail_buffer(dp)
     child = start_child(keypoints_tail, dp, start, shared)
     if child is None:
         pytest.skip("cannot fork")
     tail = KeypointsTail(child, shared)
     try:
-        two = keypoints_with_tail(dp, g, start, tail.result)
+        two = keypoints_with_tail(dp, g, start, tail.result, tail.join)
     finally:
         tail.cancel()
     assert two is not None

@@ -809,7 +809,7 @@ class _KeypointsShare:
 
     def read(self, results: Any, g: CocoGroundTruth) -> CocoResults | None:
         """The results: the head read here, the tail from the child (None if it failed)."""
-        return keypoints_with_tail(results, g, self.start, self.child.result)
+        return keypoints_with_tail(results, g, self.start, self.child.result, self.child.join)
 
 
 def _read_share(
@@ -845,7 +845,7 @@ def _fork_reading(
         # (a ground truth far larger than the results: the child would have nothing; no fork: no buffer)
         if kp_start >= size or not can_fork():
             return None
-        shared = tail_buffer(results, kp_start)
+        shared = tail_buffer(results)
         kp_child = None if shared is None else fork_call(keypoints_tail, results, kp_start, shared)
         if kp_child is None or shared is None:
             return None
