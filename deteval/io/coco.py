@@ -1317,16 +1317,27 @@ _MISSING: Any = object()
 def keypoint_extent(keypoints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """loadRes' keypoints branch, for every record: ``bbox`` = the keypoints' extent ``[x0, y0, x1 − x0,
     y1 − y0]``, ``area = (x1 − x0)·(y1 − y0)``."""
-    # (per block of rows, over transposed copies of its x and y: one elementwise pass per keypoint, on rows
-    # still in cache; a row-wise min of 17 numbers costs about 30 ns a row: 8.8 -> 2.7 ms for 60k records)
+    return boxes_from_bounds(keypoint_bounds(keypoints))
+
+
+def keypoint_bounds(keypoints: np.ndarray) -> np.ndarray:
+    """(4, N): every record's smallest x and y and largest x and y over all its keypoints.
+
+    Per block of rows, over transposed copies of its x and y: one elementwise min/max pass per keypoint, on
+    rows still in cache; a row-wise min of 17 numbers costs about 30 ns a row (8.8 -> 2.7 ms for 60k)."""
     n = keypoints.shape[0]
-    ext = np.empty((4, n), dtype=np.float64)  # x0, y0, x1, y1
+    out = np.empty((4, n), dtype=np.float64)  # x0, y0, x1, y1
     for lo in range(0, n, _EXTENT_ROWS):
         block = keypoints[lo : lo + _EXTENT_ROWS]
         for k, col in ((0, block[:, 0::3].T.copy()), (1, block[:, 1::3].T.copy())):
-            np.minimum.reduce(col, axis=0, out=ext[k, lo : lo + _EXTENT_ROWS])
-            np.maximum.reduce(col, axis=0, out=ext[k + 2, lo : lo + _EXTENT_ROWS])
-    x0, y0, x1, y1 = ext
+            np.minimum.reduce(col, axis=0, out=out[k, lo : lo + _EXTENT_ROWS])
+            np.maximum.reduce(col, axis=0, out=out[k + 2, lo : lo + _EXTENT_ROWS])
+    return out
+
+
+def boxes_from_bounds(bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``bbox`` and ``area`` (:func:`keypoint_extent`) from :func:`keypoint_bounds`."""
+    x0, y0, x1, y1 = bounds
     return np.stack([x0, y0, x1 - x0, y1 - y0], axis=1), (x1 - x0) * (y1 - y0)
 
 

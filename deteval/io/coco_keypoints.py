@@ -43,9 +43,10 @@ __all__ = [
     "tail_buffer",
 ]
 
-#: (image ids, category ids, scores, N×3K keypoints) of a part of the file, checked but not yet mapped to the
-#: ground truth
-KeypointColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: (image ids, category ids, scores, N×3K keypoints, 4×N bounds of the keypoints) of a part of the file,
+#: checked but not yet mapped to the ground truth (bounds: :func:`deteval.io.coco.keypoint_bounds`, made
+#: where a piece's keypoints are still in cache, by the process that read them)
+KeypointColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 #: The ground truth costs about this many times as much per byte as keypoints results (its records hold
 #: more fields, integers and a visibility check), measured on the bench_coco keypoints set ...
@@ -98,11 +99,13 @@ def _matrix(values: list, bools: bool, file: str) -> np.ndarray:
 
 
 def _piece_columns(records: list, bools: bool, file: str) -> KeypointColumns:
+    keypoints = _matrix(coco_io._field(records, "keypoints", file, None), bools, file)
     return (
         coco_io._result_ids(records, "image_id", file),
         coco_io._result_ids(records, "category_id", file),
         coco_io._floats(coco_io._field(records, "score", file, None), "score", file, None),
-        _matrix(coco_io._field(records, "keypoints", file, None), bools, file),
+        keypoints,
+        coco_io.keypoint_bounds(keypoints),
     )
 
 
@@ -133,7 +136,7 @@ def _columns(
                     return None
                 out[used : used + mat.size] = mat.ravel()
                 used += mat.size
-                parts[-1] = (*parts[-1][:3], np.empty((0, mat.shape[1])))  # (the copy in ``out`` is kept)
+                parts[-1] = (*parts[-1][:3], np.empty((0, mat.shape[1])), parts[-1][4])  # (``out`` keeps it)
     # keypoints of two widths, or string ids next to integer ones: left to the one-process path (it says)
     if (
         not parts
@@ -147,6 +150,7 @@ def _columns(
         np.concatenate([p[1] for p in parts]),
         np.concatenate([p[2] for p in parts]),
         [p[3] for p in parts] if out is None else [out[:used].reshape(-1, width)],
+        np.concatenate([p[4] for p in parts], axis=1),
     )
 
 
@@ -155,13 +159,14 @@ def _mixed(ids: list[np.ndarray]) -> bool:
     return len({a.dtype.kind == "U" for a in ids if a.shape[0]}) > 1
 
 
-#: A part's columns as :func:`_columns` gives them: ids, category ids, scores, and the keypoints as one matrix
-#: per piece (the head's, copied once to their place, :func:`keypoints_with_tail`) or one view of ``out``.
-_PartColumns = tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]
+#: A part's columns as :func:`_columns` gives them: ids, category ids, scores, the keypoints as one matrix
+#: per piece (the head's, copied once to their place, :func:`keypoints_with_tail`) or one view of ``out``,
+#: and their bounds.
+_PartColumns = tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]
 
 #: What the child sends back: the columns of :data:`KeypointColumns`, but for the keypoints only where they
 #: begin in the buffer shared with this process and their shape (:class:`KeypointsTail`).
-TailColumns = tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int, int]]
+TailColumns = tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int, int], np.ndarray]
 
 
 def keypoints_tail(path: str | PathLike[str], start: int, shared: mmap.mmap) -> TailColumns | None:
@@ -184,8 +189,8 @@ def keypoints_tail(path: str | PathLike[str], start: int, shared: mmap.mmap) -> 
     cols = _columns(again(), str(path), False, buf[offset:])
     if cols is None:
         return None
-    img_ids, cat_ids, score, (keypoints,) = cols
-    return img_ids, cat_ids, score, (offset, int(keypoints.shape[0]), int(keypoints.shape[1]))
+    img_ids, cat_ids, score, (keypoints,), bounds = cols
+    return img_ids, cat_ids, score, (offset, int(keypoints.shape[0]), int(keypoints.shape[1])), bounds
 
 
 def tail_buffer(path: str | PathLike[str]) -> mmap.mmap | None:
@@ -215,10 +220,10 @@ class KeypointsTail:
         got = self.child.result()
         if got is None:
             return None
-        img_ids, cat_ids, score, (offset, n, width) = got
+        img_ids, cat_ids, score, (offset, n, width), bounds = got
         self.offset = offset
         keypoints = np.frombuffer(self.shared, dtype=np.float64, count=n * width, offset=8 * offset)
-        return img_ids, cat_ids, score, keypoints.reshape(n, width)
+        return img_ids, cat_ids, score, keypoints.reshape(n, width), bounds
 
     def join(self, head: list[np.ndarray], tail: np.ndarray) -> np.ndarray | None:
         """The head's keypoint matrices (``head``) written just before the tail's rows (``tail``, from
@@ -279,7 +284,7 @@ def keypoints_with_tail(
     keypoints = np.concatenate([*head[3], rest[3]]) if join is None else join(head[3], rest[3])
     if keypoints is None:
         return None
-    bbox, area = coco_io.keypoint_extent(keypoints)
+    bbox, area = coco_io.boxes_from_bounds(np.concatenate([head[4], rest[4]], axis=1))
     return CocoResults(
         img=img,
         cat=cat,
@@ -300,5 +305,11 @@ def read_keypoints(path: str | PathLike[str], gt: CocoGroundTruth) -> CocoResult
     except OSError:
         return None
     width = gt.keypoints.shape[1] if gt.keypoints is not None else 0
-    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros((0, width)))
+    empty = (
+        np.zeros(0, np.int64),
+        np.zeros(0, np.int64),
+        np.zeros(0),
+        np.zeros((0, width)),
+        np.zeros((4, 0)),
+    )
     return keypoints_with_tail(path, gt, size + 1, lambda: empty)
