@@ -122,6 +122,10 @@ def test_keypoint_oks_in_chunks_follows_the_rule_for_any_number_of_keypoints():
         ours = np.concatenate([oks(a, b) for a, b in zip(np.split(di, cuts), np.split(gi, cuts))])
         ref = np.array([_oks_by_the_rule(d[i], g[j], box[j], area[j], sigmas) for i, j in zip(di, gi)])
         assert np.array_equal(ours, ref), trial
+        # the same detections as rows of a larger matrix (a matching half's): the same doubles
+        more = np.concatenate([rng.uniform(0, 500, (n_d, 3 * k)), d])
+        rows = np.arange(n_d, 2 * n_d)
+        assert np.array_equal(KeypointOks(more, g, box, area, sigmas, rows)(di, gi), ref), trial
         # the matcher's call: pairs certainly below its lowest threshold are left out (-inf), others exact
         below = float(rng.choice([0.5, 0.05, 1e-3, 1 - 1e-10, rng.random()]))
         cut = np.concatenate([oks(a, b, below) for a, b in zip(np.split(di, cuts), np.split(gi, cuts))])

@@ -438,7 +438,9 @@ def match_coco(
                 f"ground truth has {gt.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
                 file=gt.source,
             )
-        oks = KeypointOks(res.keypoints[dsel], gt.keypoints[gsel], gt.bbox[gsel], gt.area[gsel], sig)
+        # (a half's detections: their x and y taken from the whole matrix, without a copy of their rows)
+        d_rows = None if isinstance(dsel, slice) else dsel
+        oks = KeypointOks(res.keypoints, gt.keypoints[gsel], gt.bbox[gsel], gt.area[gsel], sig, d_rows)
         # pairs certainly below the lowest threshold the matcher uses are never candidates: not computed
         lowest = float(np.minimum(params.iou_thrs, 1 - 1e-10).min())
 

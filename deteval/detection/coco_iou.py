@@ -148,8 +148,16 @@ class KeypointOks:
     """
 
     def __init__(
-        self, dkp: np.ndarray, gkp: np.ndarray, gbox: np.ndarray, garea: np.ndarray, sigmas: np.ndarray
+        self,
+        dkp: np.ndarray,
+        gkp: np.ndarray,
+        gbox: np.ndarray,
+        garea: np.ndarray,
+        sigmas: np.ndarray,
+        d_rows: np.ndarray | None = None,
     ) -> None:
+        """``d_rows``: the rows of ``dkp`` that are the detections (default: all), taken without a copy of
+        their whole rows."""
         n_kp = sigmas.shape[0]
         self.n_kp = n_kp
         self.var = (sigmas * 2) ** 2
@@ -163,7 +171,10 @@ class KeypointOks:
         self.order = _visible_first(vis)
         self.count = np.where(self.none, n_kp, k1)
         # (contiguous copies: a pair's keypoints are then gathered as one short row, not 17 strided numbers)
-        self.xd, self.yd = np.ascontiguousarray(dkp[:, 0::3]), np.ascontiguousarray(dkp[:, 1::3])
+        if d_rows is None:
+            self.xd, self.yd = np.ascontiguousarray(dkp[:, 0::3]), np.ascontiguousarray(dkp[:, 1::3])
+        else:
+            self.xd, self.yd = np.take(dkp[:, 0::3], d_rows, axis=0), np.take(dkp[:, 1::3], d_rows, axis=0)
         self.xg, self.yg = np.ascontiguousarray(gkp[:, 0::3]), np.ascontiguousarray(gkp[:, 1::3])
         self.scale = garea + np.spacing(1)
         self.gbox = gbox
