@@ -163,6 +163,8 @@ DAMAGE = [
     ("one keypoint short", lambda d: d.__setitem__("keypoints", d["keypoints"][:-3])),
     ("a nested list", lambda d: d.__setitem__("keypoints", [d["keypoints"][:3], *d["keypoints"][3:]])),
     ("beyond 2**53", lambda d: d.__setitem__("keypoints", [*d["keypoints"][:-1], 2.0**60])),
+    # (an integer that float64 rounds to 2**53: only the value as written is beyond)
+    ("2**53 + 1", lambda d: d.__setitem__("keypoints", [*d["keypoints"][:-1], 2**53 + 1])),
     ("an unknown image", lambda d: d.__setitem__("image_id", 10**7)),
     ("a string image id", lambda d: d.__setitem__("image_id", "x")),
     ("a missing score", lambda d: d.pop("score")),
@@ -245,6 +247,7 @@ GT_DAMAGE = [
     lambda k: k[:-3],
     lambda k: [*k[:-1], 3],  # visibility 3
     lambda k: [*k[:-2], float("nan"), 2],
+    lambda k: [2**53 + 1, *k[1:]],  # (float64 rounds it to 2**53: only the written value is beyond)
 ]
 
 

@@ -502,7 +502,9 @@ def plain_keypoints(values: list) -> np.ndarray | None:
     one ``np.array`` call, if it gives one that :func:`_keypoint_matrix` would accept as it is (finite, within
     ±2**53, 3K > 0 numbers per record, the same K): strings, ``null``, nesting and rows of unequal length give
     another dtype or shape, or an error. None otherwise (the record-by-record checks then name the fault). Only
-    booleans would pass unseen (as 1/0), hence the condition on the text."""
+    booleans would pass unseen (as 1/0), hence the condition on the text. A value of magnitude 2**53 in the
+    matrix is left to those checks too: the integer 2**53 + 1 becomes 2**53 in float64, and only the value as
+    written tells them apart."""
     try:
         mat = np.array(values)
     except (ValueError, TypeError, OverflowError):
@@ -510,7 +512,7 @@ def plain_keypoints(values: list) -> np.ndarray | None:
     if mat.ndim != 2 or mat.dtype.kind not in "iuf" or mat.shape[1] == 0 or mat.shape[1] % 3:
         return None
     mat = mat.astype(np.float64, copy=False)
-    return mat if np.isfinite(mat).all() and not (np.abs(mat) > MAX_COORD).any() else None
+    return mat if np.isfinite(mat).all() and not (np.abs(mat) >= MAX_COORD).any() else None
 
 
 def no_json_booleans(data: Any, lo: int = 0, hi: int | None = None) -> bool:
