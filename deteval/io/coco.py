@@ -980,6 +980,18 @@ def gt_head(
     return parts, cut[1]
 
 
+#: A keypoints ground truth from twice this size on is parsed in pieces of about this size: each piece's
+#: objects (51 numbers an annotation) are made, read into columns and freed while in cache, and the next
+#: piece reuses their memory. bench_coco keypoints 5k (4.8 MB), CPU of load_coco_gt, fastest of 6 fresh
+#: processes: 93 ms whole (13.5k page faults), 68 in pieces of 1 MB, 64 of 512 KB, 58 of 256 KB (6.2k page
+#: faults), 61 of 128 KB; 72 of 512 KB decoded by type (msgspec: its import included).
+KEYPOINT_GT_PIECE_BYTES = 256 << 10
+#: Whether those pieces are decoded by type (:mod:`deteval.io.coco_typed`) where msgspec is installed: no, it
+#: is slower for keypoints (59 against 69 ms in pieces of 256 KB, msgspec already imported; its import costs
+#: 17-34 ms more).
+KEYPOINT_GT_TYPED = False
+
+
 def _gt_in_pieces(
     path: Path,
     keep_segmentation: bool,
@@ -987,7 +999,8 @@ def _gt_in_pieces(
     crowd_optional: bool = False,
     head: GtHead | None = None,
 ) -> tuple[dict, dict] | None:
-    """Parse a large ground-truth file with its ``annotations`` array in pieces of about ``CHUNK_BYTES``.
+    """Parse a large ground-truth file with its ``annotations`` array in pieces of about ``CHUNK_BYTES``
+    (keypoints: :data:`KEYPOINT_GT_PIECE_BYTES`, parsed by orjson, not by type).
 
     Only one piece's Python objects exist at a time: each is reduced to columns at once. The pieces are cut
     between records (``}, {``); the piece that runs past the end of the array is read with
@@ -1003,14 +1016,15 @@ def _gt_in_pieces(
         data = path.read_bytes()
     except OSError:
         return None
-    if len(data) < 2 * CHUNK_BYTES or data.count(b'"annotations"') != 1:
+    step = min(CHUNK_BYTES, KEYPOINT_GT_PIECE_BYTES) if need_keypoints else CHUNK_BYTES
+    if len(data) < 2 * step or data.count(b'"annotations"') != 1:
         return None
     m = _ANNOTATIONS_KEY.search(data)
     if m is None:
         return None
     file = str(path)
     plain = need_keypoints and no_json_booleans(data)
-    typed = not keep_segmentation and typed_decoding()
+    typed = not keep_segmentation and (KEYPOINT_GT_TYPED or not need_keypoints) and typed_decoding()
     parts: list[dict[str, Any]] = []
     starts: list[int] = []  # each part's first annotation index
     offset = 0
@@ -1025,7 +1039,7 @@ def _gt_in_pieces(
     with paused():
         try:
             while ann_end < 0:
-                cut = _RECORD_BOUNDARY.search(data, lo + CHUNK_BYTES)
+                cut = _RECORD_BOUNDARY.search(data, lo + step)
                 records = None
                 if cut is not None:
                     nxt = cut.end() - 1

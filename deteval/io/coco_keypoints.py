@@ -49,13 +49,16 @@ __all__ = [
 KeypointColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 #: The ground truth costs about this many times as much per byte as keypoints results (its records hold
-#: more fields, integers and a visibility check), measured on the bench_coco keypoints set ...
-GT_BYTE_COST = 2.3
+#: more fields, integers and a visibility check; read in pieces, :data:`deteval.io.coco.KEYPOINT_GT_PIECE_BYTES`),
+#: measured on the bench_coco keypoints set ...
+GT_BYTE_COST = 2.0
 #: ... and the child about this many times as much per byte of results as this process (its objects land on
 #: fresh pages, its keypoints in the shared buffer, its columns go through the pipe; this process reuses the
 #: memory the ground truth's objects freed). bench_coco keypoints 5k, two processes forced, 10 runs each,
 #: fastest: this process's reading (the fork to the last column) 166 ms with 1.0 and 2.6 (waiting 18 ms for
-#: the child), 159 ms with 1.1 and 2.3, 165 ms with 1.2 and 2.3.
+#: the child), 159 ms with 1.1 and 2.3, 165 ms with 1.2 and 2.3. Once the ground truth was read in pieces
+#: (93 -> 60 ms), CPU of this process's reading against the child's, 5 runs each on a loaded machine: 153 and
+#: 161 ms with 2.3, 160 and 153 ms with 1.9.
 TAIL_BYTE_COST = 1.1
 
 
