@@ -108,6 +108,7 @@ def _document(seed: int, keypoints: bool) -> str:
 def _load(path: Path, keypoints: bool, typed: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
     with monkeypatch.context() as m:
         m.setattr(coco_io, "CHUNK_BYTES", 700)  # several pieces, the path of a large file
+        m.setattr(coco_io, "KEYPOINT_GT_TYPED", True)  # (keypoints: the typed decoder is off by default)
         if not typed:
             m.setattr(coco_typed, "_GT_DECODER", None)
         try:

@@ -90,14 +90,15 @@ def _oks_by_the_rule(d, g, box, area, sigmas):
 
 def test_keypoint_oks_in_chunks_follows_the_rule_for_any_number_of_keypoints():
     """KeypointOks, built once and called on chunks of pairs in any order (as the matcher does), gives every
-    pair the double of computeOks' rule: 1 to 30 keypoints, every visible count, none visible; with a floor,
-    the pairs it leaves out are below it."""
+    pair the double of computeOks' rule: 1 to 30 keypoints, every visible count, none visible, and a few
+    sets of 120 to 300 keypoints (numpy's sum splits more than 128 numbers in halves); with a floor, the pairs
+    it leaves out are below it."""
     from deteval.detection.coco_iou import KeypointOks
 
     rng = np.random.default_rng(7)
     skipped = 0
-    for trial in range(30):
-        k = int(rng.integers(1, 31))
+    for trial in range(36):
+        k = int(rng.integers(1, 31)) if trial < 30 else int(rng.integers(120, 301))
         sigmas = rng.uniform(0.02, 0.12, k)
         n_g, n_d = int(rng.integers(1, 40)), int(rng.integers(1, 60))
         g = np.zeros((n_g, 3 * k))
@@ -121,6 +122,10 @@ def test_keypoint_oks_in_chunks_follows_the_rule_for_any_number_of_keypoints():
         ours = np.concatenate([oks(a, b) for a, b in zip(np.split(di, cuts), np.split(gi, cuts))])
         ref = np.array([_oks_by_the_rule(d[i], g[j], box[j], area[j], sigmas) for i, j in zip(di, gi)])
         assert np.array_equal(ours, ref), trial
+        # the same detections as rows of a larger matrix (a matching half's): the same doubles
+        more = np.concatenate([rng.uniform(0, 500, (n_d, 3 * k)), d])
+        rows = np.arange(n_d, 2 * n_d)
+        assert np.array_equal(KeypointOks(more, g, box, area, sigmas, rows)(di, gi), ref), trial
         # the matcher's call: pairs certainly below its lowest threshold are left out (-inf), others exact
         below = float(rng.choice([0.5, 0.05, 1e-3, 1 - 1e-10, rng.random()]))
         cut = np.concatenate([oks(a, b, below) for a, b in zip(np.split(di, cuts), np.split(gi, cuts))])

@@ -80,14 +80,15 @@ def _write(tmp_path, gt, dets, seed=0):
 
 def _read(dt, g, start):
     """The two-core reading, the child's part run here (its columns taken from the shared buffer)."""
-    shared = tail_buffer(dt, start)
+    shared = tail_buffer(dt)
     got = keypoints_tail(dt, start, shared)
 
     class Done:  # (what KeypointsTail reads of a finished child)
         def result(self):
             return got
 
-    return keypoints_with_tail(dt, g, start, KeypointsTail(Done(), shared).result)  # type: ignore[arg-type]
+    tail = KeypointsTail(Done(), shared)  # type: ignore[arg-type]
+    return keypoints_with_tail(dt, g, start, tail.result, tail.join)
 
 
 @pytest.fixture
@@ -133,13 +134,13 @@ def test_a_forked_child_and_its_shared_buffer(tmp_path, small_pieces):
     gp, dp = _write(tmp_path, gt, dets)
     g = load_coco_gt(gp, need_keypoints=True)
     start = dp.stat().st_size // 2
-    shared = tail_buffer(dp, start)
+    shared = tail_buffer(dp)
     child = start_child(keypoints_tail, dp, start, shared)
     if child is None:
         pytest.skip("cannot fork")
     tail = KeypointsTail(child, shared)
     try:
-        two = keypoints_with_tail(dp, g, start, tail.result)
+        two = keypoints_with_tail(dp, g, start, tail.result, tail.join)
     finally:
         tail.cancel()
     assert two is not None
@@ -162,6 +163,8 @@ DAMAGE = [
     ("one keypoint short", lambda d: d.__setitem__("keypoints", d["keypoints"][:-3])),
     ("a nested list", lambda d: d.__setitem__("keypoints", [d["keypoints"][:3], *d["keypoints"][3:]])),
     ("beyond 2**53", lambda d: d.__setitem__("keypoints", [*d["keypoints"][:-1], 2.0**60])),
+    # (an integer that float64 rounds to 2**53: only the value as written is beyond)
+    ("2**53 + 1", lambda d: d.__setitem__("keypoints", [*d["keypoints"][:-1], 2**53 + 1])),
     ("an unknown image", lambda d: d.__setitem__("image_id", 10**7)),
     ("a string image id", lambda d: d.__setitem__("image_id", "x")),
     ("a missing score", lambda d: d.pop("score")),
@@ -244,6 +247,7 @@ GT_DAMAGE = [
     lambda k: k[:-3],
     lambda k: [*k[:-1], 3],  # visibility 3
     lambda k: [*k[:-2], float("nan"), 2],
+    lambda k: [2**53 + 1, *k[1:]],  # (float64 rounds it to 2**53: only the written value is beyond)
 ]
 
 

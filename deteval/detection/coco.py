@@ -438,7 +438,9 @@ def match_coco(
                 f"ground truth has {gt.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
                 file=gt.source,
             )
-        oks = KeypointOks(res.keypoints[dsel], gt.keypoints[gsel], gt.bbox[gsel], gt.area[gsel], sig)
+        # (a half's detections: their x and y taken from the whole matrix, without a copy of their rows)
+        d_rows = None if isinstance(dsel, slice) else dsel
+        oks = KeypointOks(res.keypoints, gt.keypoints[gsel], gt.bbox[gsel], gt.area[gsel], sig, d_rows)
         # pairs certainly below the lowest threshold the matcher uses are never candidates: not computed
         lowest = float(np.minimum(params.iou_thrs, 1 - 1e-10).min())
 
@@ -809,7 +811,7 @@ class _KeypointsShare:
 
     def read(self, results: Any, g: CocoGroundTruth) -> CocoResults | None:
         """The results: the head read here, the tail from the child (None if it failed)."""
-        return keypoints_with_tail(results, g, self.start, self.child.result)
+        return keypoints_with_tail(results, g, self.start, self.child.result, self.child.join)
 
 
 def _read_share(
@@ -845,7 +847,7 @@ def _fork_reading(
         # (a ground truth far larger than the results: the child would have nothing; no fork: no buffer)
         if kp_start >= size or not can_fork():
             return None
-        shared = tail_buffer(results, kp_start)
+        shared = tail_buffer(results)
         kp_child = None if shared is None else fork_call(keypoints_tail, results, kp_start, shared)
         if kp_child is None or shared is None:
             return None

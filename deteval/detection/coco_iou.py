@@ -143,28 +143,43 @@ class KeypointOks:
     truth's visible keypoints (v > 0). Without visible keypoints, ``dx`` is the distance outside the ground
     truth box enlarged to ``[x − w, x + 2w]`` (likewise y) and the mean runs over all keypoints. Every step is
     the float64 operation pycocotools does, in its order (``−(x / 2)`` is ``x · −0.5`` exactly), and the sum
-    runs over the visible keypoints compacted to the front, in numpy's pairwise order.
+    runs over the visible keypoints compacted to the front, in numpy's pairwise order
+    (:func:`_compacted_sums`).
     """
 
     def __init__(
-        self, dkp: np.ndarray, gkp: np.ndarray, gbox: np.ndarray, garea: np.ndarray, sigmas: np.ndarray
+        self,
+        dkp: np.ndarray,
+        gkp: np.ndarray,
+        gbox: np.ndarray,
+        garea: np.ndarray,
+        sigmas: np.ndarray,
+        d_rows: np.ndarray | None = None,
     ) -> None:
+        """``d_rows``: the rows of ``dkp`` that are the detections (default: all), taken without a copy of
+        their whole rows."""
         n_kp = sigmas.shape[0]
         self.n_kp = n_kp
         self.var = (sigmas * 2) ** 2
         # per ground truth: how many keypoints are visible, and the order that puts them first (in order), as
-        # pycocotools' e[vg > 0] compacts them; without any, all keypoints in order
+        # pycocotools' e[vg > 0] compacts them; without any, all keypoints in order. The slots past the
+        # visible ones point far beyond any pair's row: a clipped take reads a 0 there (:meth:`_oks`)
         vis = gkp[:, 2::3] > 0
         k1 = np.count_nonzero(vis, axis=1)
-        vis[k1 == 0] = True
-        self.order = np.argsort(~vis, axis=1, kind="stable")
-        self.count = np.where(k1 > 0, k1, n_kp)
         self.none = k1 == 0
-        self.xd, self.yd = dkp[:, 0::3], dkp[:, 1::3]
-        self.xg, self.yg = gkp[:, 0::3], gkp[:, 1::3]
+        vis[self.none] = True
+        self.order = _visible_first(vis)
+        self.count = np.where(self.none, n_kp, k1)
+        # (contiguous copies: a pair's keypoints are then gathered as one short row, not 17 strided numbers)
+        if d_rows is None:
+            self.xd, self.yd = np.ascontiguousarray(dkp[:, 0::3]), np.ascontiguousarray(dkp[:, 1::3])
+        else:
+            self.xd, self.yd = np.take(dkp[:, 0::3], d_rows, axis=0), np.take(dkp[:, 1::3], d_rows, axis=0)
+        self.xg, self.yg = np.ascontiguousarray(gkp[:, 0::3]), np.ascontiguousarray(gkp[:, 1::3])
         self.scale = garea + np.spacing(1)
         self.gbox = gbox
-        self.visible = vis & (k1 > 0)[:, None]
+        vis[self.none] = False
+        self.visible = vis
         self._extents: tuple[np.ndarray, ...] | None = None
 
     def __call__(self, di: np.ndarray, gi: np.ndarray, below: float | None = None) -> np.ndarray:
@@ -192,19 +207,14 @@ class KeypointOks:
         if not below > 0:
             return np.zeros(di.shape[0], dtype=bool)
         if self._extents is None:
-            vis = self.visible
-            with np.errstate(invalid="ignore"):
-                self._extents = (
-                    self.xd.min(axis=1),
-                    self.xd.max(axis=1),
-                    self.yd.min(axis=1),
-                    self.yd.max(axis=1),
-                    np.where(vis, self.xg, np.inf).min(axis=1),
-                    np.where(vis, self.xg, -np.inf).max(axis=1),
-                    np.where(vis, self.yg, np.inf).min(axis=1),
-                    np.where(vis, self.yg, -np.inf).max(axis=1),
-                    np.where(vis, self.var, 0.0).max(axis=1),
-                )
+            vis = self.visible.T.copy()
+            self._extents = (
+                *_row_extents(self.xd),
+                *_row_extents(self.yd),
+                *_row_extents(self.xg, vis),
+                *_row_extents(self.yg, vis),
+                np.maximum.reduce(np.where(vis, self.var[:, None], 0.0), axis=0),
+            )
         dx0, dx1, dy0, dy1, gx0, gx1, gy0, gy1, vmax = self._extents
         gap_x = np.maximum(np.maximum(gx0[gi] - dx1[di], dx0[di] - gx1[gi]), 0.0)
         gap_y = np.maximum(np.maximum(gy0[gi] - dy1[di], dy0[di] - gy1[gi]), 0.0)
@@ -214,14 +224,18 @@ class KeypointOks:
             return (z > 1e-6 - np.log(below)) & ~self.none[gi]
 
     def _oks(self, di: np.ndarray, gi: np.ndarray) -> np.ndarray:
-        n = di.shape[0]
-        out = np.zeros(n, dtype=np.float64)
+        n, n_kp = di.shape[0], self.n_kp
         if n == 0:
-            return out
-        dx = self.xd[di]
-        dx -= self.xg[gi]
-        dy = self.yd[di]
-        dy -= self.yg[gi]
+            return np.zeros(0, dtype=np.float64)
+        # e in a buffer with one cell past the pairs' rows, 0: where the compaction reads a slot past the
+        # visible keypoints (the zeros change no sum, see _compacted_sums)
+        buf = np.empty(n * n_kp + 1, dtype=np.float64)
+        buf[-1] = 0.0
+        dx = buf[:-1].reshape(n, n_kp)
+        self.xd.take(di, axis=0, out=dx)
+        dx -= self.xg.take(gi, axis=0)
+        dy = self.yd.take(di, axis=0)
+        dy -= self.yg.take(gi, axis=0)
         none = np.flatnonzero(self.none[gi])
         if none.size:  # where the ground truth has no visible keypoint: the distance outside its enlarged box
             bb = self.gbox[gi[none]]
@@ -235,20 +249,82 @@ class KeypointOks:
             dy[none] = np.maximum(z, y0 - yn) + np.maximum(z, yn - y1)
         e = np.multiply(dx, dx, out=dx)
         e += np.multiply(dy, dy, out=dy)
+        del dy
         e /= self.var
-        e /= self.scale[gi][:, None]
-        # the visible keypoints of each pair's ground truth first (one flat gather), then exp(-(e / 2))
-        idx = self.order[gi]
-        idx += (np.arange(n, dtype=idx.dtype) * self.n_kp)[:, None]
-        e = e.ravel().take(idx)
+        e /= self.scale.take(gi)[:, None]
         e *= -0.5
         np.exp(e, out=e)
-        count = self.count[gi]
-        # (np.bincount, not np.unique: numpy 2's unique imports numpy.ma on first use, 5-10 ms in a fresh process)
-        for c in np.flatnonzero(np.bincount(count)).tolist():
-            rows = np.flatnonzero(count == c)
-            out[rows] = numpy_pairwise_sum_rows(e[rows, :c]) / c
-        return out
+        # the visible keypoints of each pair's ground truth first (one flat gather), zeros after them
+        idx = self.order.take(gi, axis=0)
+        idx += (np.arange(n, dtype=idx.dtype) * n_kp)[:, None]
+        return _compacted_sums(buf.take(idx, mode="clip"), self.count.take(gi))
+
+
+#: An index past every pair's row in :meth:`KeypointOks._oks`' buffer (a clipped take reads its last cell);
+#: adding a row's offset keeps it within int64.
+_PAST = 1 << 62
+
+
+def _visible_first(vis: np.ndarray) -> np.ndarray:
+    """Per row of ``vis`` (rows × K), the columns that are True, in order, then ``_PAST``."""
+    order = np.argsort(~vis, axis=1, kind="stable")
+    return np.where(np.arange(vis.shape[1]) < np.count_nonzero(vis, axis=1)[:, None], order, _PAST)
+
+
+def _row_extents(a: np.ndarray, where: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's minimum and maximum of ``a`` (rows × K), over the columns where ``where`` (K × rows, the
+    transposed mask) holds: +inf and −inf for a row without any. One elementwise pass per column of a
+    transposed copy: ``a.min(axis=1)`` costs about 30 ns a row for rows of 17 numbers, four times as much."""
+    t = a.T.copy()
+    if where is None:
+        return np.minimum.reduce(t, axis=0), np.maximum.reduce(t, axis=0)
+    return (
+        np.minimum.reduce(np.where(where, t, np.inf), axis=0),
+        np.maximum.reduce(np.where(where, t, -np.inf), axis=0),
+    )
+
+
+def _compacted_sums(a: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``np.sum(row[:c]) / c`` for each row of ``a`` and its count c, where the row holds zeros from c on.
+
+    numpy's pairwise sum of c numbers (:func:`numpy_pairwise_sum_rows`) depends on c only through c // 8
+    while c ≤ 128: c < 8 is summed left to right; otherwise 8 accumulators run over the c // 8 full blocks,
+    are combined as a tree, and the remaining c % 8 numbers are added left to right. Adding 0 leaves a sum
+    of non-negative numbers unchanged, so one formula per c // 8, run over 8 · (c // 8) + 7 columns of the
+    zero-padded rows, gives every row of that group its exact sum: at most three groups for 17 keypoints,
+    instead of one per visible count. Rows with c > 128 (numpy's sum then splits) are summed per count."""
+    n, n_kp = a.shape
+    out = np.empty(n, dtype=np.float64)
+    group = np.where(count > 128, 17, count >> 3)
+    present = np.flatnonzero(np.bincount(group)).tolist()
+    for m in present:
+        rows = None if len(present) == 1 else np.flatnonzero(group == m)
+        g = a if rows is None else a[rows]
+        if m > 16:  # (c > 128: numpy's sum splits c in halves, so each count is summed on its own)
+            gc = count if rows is None else count[rows]
+            s = np.empty(g.shape[0], dtype=np.float64)
+            for c in np.flatnonzero(np.bincount(gc)).tolist():
+                sel = np.flatnonzero(gc == c)
+                s[sel] = numpy_pairwise_sum_rows(g[sel, :c])
+        elif m == 0:
+            s = g[:, 0].copy()
+            for j in range(1, min(7, n_kp)):
+                s += g[:, j]
+        else:
+            acc = g[:, 0:8].copy()
+            for b in range(1, m):
+                acc += g[:, 8 * b : 8 * b + 8]
+            s = ((acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])) + (
+                (acc[:, 4] + acc[:, 5]) + (acc[:, 6] + acc[:, 7])
+            )
+            for j in range(8 * m, min(8 * m + 7, n_kp)):
+                s += g[:, j]
+        if rows is None:
+            out[:] = s
+        else:
+            out[rows] = s
+    out /= count
+    return out
 
 
 #: Pairs (detections × ground truths of several groups, most of them across groups) of one ``mask.iou`` call.

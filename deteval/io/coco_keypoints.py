@@ -43,27 +43,46 @@ __all__ = [
     "tail_buffer",
 ]
 
-#: (image ids, category ids, scores, N×3K keypoints) of a part of the file, checked but not yet mapped to the
-#: ground truth
-KeypointColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: (image ids, category ids, scores, N×3K keypoints, 4×N bounds of the keypoints) of a part of the file,
+#: checked but not yet mapped to the ground truth (bounds: :func:`deteval.io.coco.keypoint_bounds`, made
+#: where a piece's keypoints are still in cache, by the process that read them)
+KeypointColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 #: The ground truth costs about this many times as much per byte as keypoints results (its records hold
-#: more fields, integers and a visibility check), measured on the bench_coco keypoints set.
-GT_BYTE_COST = 2.6
+#: more fields, integers and a visibility check; read in pieces, :data:`deteval.io.coco.KEYPOINT_GT_PIECE_BYTES`),
+#: measured on the bench_coco keypoints set ...
+GT_BYTE_COST = 2.0
+#: ... and the child about this many times as much per byte of results as this process (its objects land on
+#: fresh pages, its keypoints in the shared buffer, its columns go through the pipe; this process reuses the
+#: memory the ground truth's objects freed). bench_coco keypoints 5k, two processes forced, 10 runs each,
+#: fastest: this process's reading (the fork to the last column) 166 ms with 1.0 and 2.6 (waiting 18 ms for
+#: the child), 159 ms with 1.1 and 2.3, 165 ms with 1.2 and 2.3. Once the ground truth was read in pieces
+#: (93 -> 60 ms), CPU of this process's reading against the child's, 5 runs each on a loaded machine: 153 and
+#: 161 ms with 2.3, 160 and 153 ms with 1.9.
+TAIL_BYTE_COST = 1.1
+
+
+#: The results are parsed in pieces of about this size: each piece's objects (51 numbers a record) are made,
+#: read into columns and freed while in cache, and the next piece reuses their memory; the parts' bounds also
+#: fall closer to the split byte. read_keypoints of bench_coco's 25 MB keypoints results, CPU, fastest of 5
+#: fresh processes: 198 ms in pieces of 1 MB, 185 of 512 KB, 166 of 256 KB, 159 of 192 KB, 162 of 128 KB,
+#: 167 of 64 KB.
+PIECE_BYTES = 192 << 10
 
 
 def keypoints_split_byte(results_bytes: int, gt_bytes: int) -> int:
     """The byte from which the child parses the results: this process reads the ground truth and the head,
     so that both take about as long (the head keeps at least one piece: the first record decides loadRes'
     branch)."""
-    return max(coco_io.CHUNK_BYTES, int((results_bytes - GT_BYTE_COST * gt_bytes) / 2))
+    head = (TAIL_BYTE_COST * results_bytes - GT_BYTE_COST * gt_bytes) / (1 + TAIL_BYTE_COST)
+    return max(coco_io.CHUNK_BYTES, int(head))
 
 
 def _part(path: str | PathLike[str], start: int, head: bool) -> Iterator[Any] | None:
     """The records of each piece of the head (pieces beginning before ``start``, and always the first) or of
     the tail (None for a piece that does not parse), preceded by whether that part of the text may hold a
-    boolean; None if the file is not read in pieces."""
-    read = coco_io._read_in_pieces(Path(path), coco_io.CHUNK_BYTES // 4)  # (quarter pieces: parts balanced)
+    boolean and the byte where the part begins; None if the file is not read in pieces."""
+    read = coco_io._read_in_pieces(Path(path), min(coco_io.CHUNK_BYTES // 4, PIECE_BYTES))
     if read is None:
         return None
     data, cuts = read
@@ -71,13 +90,13 @@ def _part(path: str | PathLike[str], start: int, head: bool) -> Iterator[Any] | 
         i for i in range(len(cuts) + 1) if (i == 0 or coco_io._piece_bounds(data, cuts, i)[0] < start) == head
     ]
     if not mine:
-        return iter([False])
+        return iter([(False, len(data))])
     lo, hi = coco_io._piece_bounds(data, cuts, mine[0])[0], coco_io._piece_bounds(data, cuts, mine[-1])[1]
     bools = not coco_io.no_json_booleans(data, lo, hi)
     file = str(path)
 
     def pieces() -> Iterator[Any]:
-        yield bools
+        yield bools, lo
         for i in mine:
             yield coco_io._piece_records(data, cuts, i, file)
 
@@ -91,21 +110,24 @@ def _matrix(values: list, bools: bool, file: str) -> np.ndarray:
 
 
 def _piece_columns(records: list, bools: bool, file: str) -> KeypointColumns:
+    keypoints = _matrix(coco_io._field(records, "keypoints", file, None), bools, file)
     return (
         coco_io._result_ids(records, "image_id", file),
         coco_io._result_ids(records, "category_id", file),
         coco_io._floats(coco_io._field(records, "score", file, None), "score", file, None),
-        _matrix(coco_io._field(records, "keypoints", file, None), bools, file),
+        keypoints,
+        coco_io.keypoint_bounds(keypoints),
     )
 
 
 def _columns(
     pieces: Iterator[Any], file: str, first: bool, out: np.ndarray | None = None
-) -> KeypointColumns | None:
-    """The pieces' columns concatenated; None on any fault (``first``: the file's first piece is among them,
-    and its first record must take loadRes' keypoints branch). ``out``: a flat float64 buffer the keypoints
-    are written into instead (the returned matrix is then a view of it)."""
-    bools = next(pieces)
+) -> _PartColumns | None:
+    """The pieces' columns concatenated, the keypoints as one matrix per piece; None on any fault
+    (``first``: the file's first piece is among them, and its first record must take loadRes' keypoints
+    branch). ``out``: a flat float64 buffer the keypoints are written into instead (the one matrix returned
+    is then a view of it)."""
+    bools, _ = next(pieces)
     parts: list[KeypointColumns] = []
     used = 0
     with paused():
@@ -125,7 +147,7 @@ def _columns(
                     return None
                 out[used : used + mat.size] = mat.ravel()
                 used += mat.size
-                parts[-1] = (*parts[-1][:3], np.empty((0, mat.shape[1])))  # (the copy in ``out`` is kept)
+                parts[-1] = (*parts[-1][:3], np.empty((0, mat.shape[1])), parts[-1][4])  # (``out`` keeps it)
     # keypoints of two widths, or string ids next to integer ones: left to the one-process path (it says)
     if (
         not parts
@@ -138,7 +160,8 @@ def _columns(
         np.concatenate([p[0] for p in parts]),
         np.concatenate([p[1] for p in parts]),
         np.concatenate([p[2] for p in parts]),
-        np.concatenate([p[3] for p in parts]) if out is None else out[:used].reshape(-1, width),
+        [p[3] for p in parts] if out is None else [out[:used].reshape(-1, width)],
+        np.concatenate([p[4] for p in parts], axis=1),
     )
 
 
@@ -147,32 +170,49 @@ def _mixed(ids: list[np.ndarray]) -> bool:
     return len({a.dtype.kind == "U" for a in ids if a.shape[0]}) > 1
 
 
-#: What the child sends back: the columns of :data:`KeypointColumns`, but for the keypoints only their shape
-#: (rows, 3K): the matrix itself is in the buffer shared with this process (:class:`KeypointsTail`).
-TailColumns = tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]
+#: A part's columns as :func:`_columns` gives them: ids, category ids, scores, the keypoints as one matrix
+#: per piece (the head's, copied once to their place, :func:`keypoints_with_tail`) or one view of ``out``,
+#: and their bounds.
+_PartColumns = tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]
+
+#: What the child sends back: the columns of :data:`KeypointColumns`, but for the keypoints only where they
+#: begin in the buffer shared with this process and their shape (:class:`KeypointsTail`).
+TailColumns = tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int, int], np.ndarray]
 
 
 def keypoints_tail(path: str | PathLike[str], start: int, shared: mmap.mmap) -> TailColumns | None:
     """The child's share: the pieces of a keypoints results file beginning at or after byte ``start`` (the
     first piece excepted), as checked columns not yet mapped to the ground truth, the keypoints written into
-    ``shared`` (:func:`tail_buffer`); None on any fault."""
+    ``shared`` (:func:`tail_buffer`) from number ``lo // 2`` on, ``lo`` the byte where the tail begins (the
+    head, ``lo`` bytes, holds at most that many numbers: each takes a digit and a comma or a bracket, so this
+    process can write its keypoints just before: one matrix, no copy of the tail's); None on any fault."""
     pieces = _part(path, start, False)
     if pieces is None:
         return None
-    cols = _columns(pieces, str(path), False, np.frombuffer(shared, dtype=np.float64))
+    first = next(pieces)
+    offset = first[1] // 2
+
+    def again() -> Iterator[Any]:
+        yield first
+        yield from pieces
+
+    buf = np.frombuffer(shared, dtype=np.float64)
+    cols = _columns(again(), str(path), False, buf[offset:])
     if cols is None:
         return None
-    img_ids, cat_ids, score, keypoints = cols
-    return img_ids, cat_ids, score, (int(keypoints.shape[0]), int(keypoints.shape[1]))
+    img_ids, cat_ids, score, (keypoints,), bounds = cols
+    return img_ids, cat_ids, score, (offset, int(keypoints.shape[0]), int(keypoints.shape[1])), bounds
 
 
-def tail_buffer(path: str | PathLike[str], start: int) -> mmap.mmap | None:
-    """Memory shared with a child (anonymous, mapped before the fork) that holds the keypoints of the file
-    from byte ``start`` on: a number takes at least two bytes of text (a digit and a comma or bracket), so
-    four times the bytes as float64 (only the pages written take memory). Returning the matrix through the
-    child's pipe instead costs this process about 20 ms per 10 MB (copied into the pipe and out again)."""
+def tail_buffer(path: str | PathLike[str]) -> mmap.mmap | None:
+    """Memory shared with a child (anonymous, mapped before the fork) that holds the keypoints of the whole
+    file, the tail's written by the child, the head's by this process (:func:`keypoints_tail`): a number
+    takes at least two bytes of text (a digit and a comma or bracket), so four times the file's bytes as
+    float64. Only the pages written take memory; the rest is address space. Returning the matrix through the
+    child's pipe instead costs this process about 20 ms per 10 MB (copied into the pipe and out again), and
+    putting the head and the tail together in fresh memory 4 ms for 24 MB, and 4 ms more to unmap the tail."""
     try:
-        size = os.stat(path).st_size - start
+        size = os.stat(path).st_size
         return mmap.mmap(-1, (4 * max(size, 0) // mmap.PAGESIZE + 1) * mmap.PAGESIZE)
     except (OSError, ValueError, OverflowError):
         return None
@@ -180,25 +220,43 @@ def tail_buffer(path: str | PathLike[str], start: int) -> mmap.mmap | None:
 
 class KeypointsTail:
     """A forked child running :func:`keypoints_tail` and the buffer it writes the keypoints into;
-    :meth:`result` gives its :data:`KeypointColumns` (None if it failed), :meth:`cancel` ends it."""
+    :meth:`result` gives its :data:`KeypointColumns` (None if it failed), :meth:`join` puts the head's
+    keypoints before them, :meth:`cancel` ends it."""
 
     def __init__(self, child: Forked, shared: mmap.mmap) -> None:
         self.child, self.shared = child, shared
+        self.offset = 0
 
     def result(self) -> KeypointColumns | None:
         got = self.child.result()
         if got is None:
             return None
-        img_ids, cat_ids, score, (n, width) = got
-        keypoints = np.frombuffer(self.shared, dtype=np.float64, count=n * width).reshape(n, width)
-        return img_ids, cat_ids, score, keypoints
+        img_ids, cat_ids, score, (offset, n, width), bounds = got
+        self.offset = offset
+        keypoints = np.frombuffer(self.shared, dtype=np.float64, count=n * width, offset=8 * offset)
+        return img_ids, cat_ids, score, keypoints.reshape(n, width), bounds
+
+    def join(self, head: list[np.ndarray], tail: np.ndarray) -> np.ndarray | None:
+        """The head's keypoint matrices (``head``) written just before the tail's rows (``tail``, from
+        :meth:`result`), and the whole as one matrix viewing the buffer; None if they do not fit."""
+        width = tail.shape[1]
+        begin = self.offset - sum(m.size for m in head)
+        if begin < 0 or any(m.shape[1] != width for m in head):
+            return None
+        flat = np.frombuffer(self.shared, dtype=np.float64)
+        at = begin
+        for m in head:
+            flat[at : at + m.size] = m.ravel()
+            at += m.size
+        return flat[begin : self.offset + tail.size].reshape(-1, width)
 
     def cancel(self) -> None:
-        """End the child and unmap the buffer (its pages are the memory of the tail's keypoints)."""
+        """End the child and unmap the buffer, unless the keypoints read from it are still in use (they live
+        there: unmapped when they go)."""
         self.child.cancel()
         try:
             self.shared.close()
-        except BufferError:  # pragma: no cover - a view of it still in use: unmapped when that goes
+        except BufferError:
             pass
 
 
@@ -207,9 +265,11 @@ def keypoints_with_tail(
     gt: CocoGroundTruth,
     start: int,
     tail: Callable[[], KeypointColumns | None],
+    join: Callable[[list[np.ndarray], np.ndarray], np.ndarray | None] | None = None,
 ) -> CocoResults | None:
     """The head read here, then the child's tail (``tail()``: what :func:`keypoints_tail` returned), both
-    mapped to ``gt``: the :class:`CocoResults` of the one-process path; None on any fault."""
+    mapped to ``gt``: the :class:`CocoResults` of the one-process path; None on any fault. ``join``: puts
+    the head's keypoint matrices and the tail's together (:meth:`KeypointsTail.join`; default: a copy)."""
     if gt.keypoints is None or not len(gt):
         return None
     pieces = _part(path, start, True)
@@ -223,7 +283,7 @@ def keypoints_with_tail(
     if rest is None:
         return None
     width = gt.keypoints.shape[1]
-    if head[3].shape[1] != width or (rest[3].shape[0] and rest[3].shape[1] != width):
+    if head[3][0].shape[1] != width or (rest[3].shape[0] and rest[3].shape[1] != width):
         return None
     if _mixed([head[0], rest[0]]) or _mixed([head[1], rest[1]]):
         return None
@@ -232,8 +292,10 @@ def keypoints_with_tail(
         cat = coco_io._index_of(np.concatenate([head[1], rest[1]]), gt.cat_ids, "category_id", file, None)
     except DetevalError:
         return None
-    keypoints = np.concatenate([head[3], rest[3]])
-    bbox, area = coco_io.keypoint_extent(keypoints)
+    keypoints = np.concatenate([*head[3], rest[3]]) if join is None else join(head[3], rest[3])
+    if keypoints is None:
+        return None
+    bbox, area = coco_io.boxes_from_bounds(np.concatenate([head[4], rest[4]], axis=1))
     return CocoResults(
         img=img,
         cat=cat,
@@ -254,5 +316,11 @@ def read_keypoints(path: str | PathLike[str], gt: CocoGroundTruth) -> CocoResult
     except OSError:
         return None
     width = gt.keypoints.shape[1] if gt.keypoints is not None else 0
-    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros((0, width)))
+    empty = (
+        np.zeros(0, np.int64),
+        np.zeros(0, np.int64),
+        np.zeros(0),
+        np.zeros((0, width)),
+        np.zeros((4, 0)),
+    )
     return keypoints_with_tail(path, gt, size + 1, lambda: empty)

@@ -1,0 +1,58 @@
+"""A forked child's value is read whole through its (enlarged) pipe, and a child whose value was read but had
+not yet exited is reaped later, by the next start_child: no child is left a zombie."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from deteval.distributed import forked
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
+
+
+def _big(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).random(400_000)  # 3.2 MB: several times a default 64 KB pipe
+
+
+def test_values_come_whole_and_every_child_is_reaped():
+    pids = []
+    for seed in range(4):
+        child = forked.start_child(_big, seed)
+        assert child is not None
+        assert np.array_equal(child.result(), _big(seed))
+        assert child.done
+        pids.append(child.pid)
+    last = forked.start_child(int, "7")  # (reaps the children that had exited since)
+    assert last is not None and last.result() == 7
+    pids.append(last.pid)
+    for _ in range(200):  # (a child may still be unmapping its memory: wait for it, then reap)
+        forked._reap_exited()
+        if not forked._EXITING:
+            break
+        time.sleep(0.01)
+    assert not forked._EXITING
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_failed_or_cancelled_child_is_reaped():
+    child = forked.start_child(int, "not a number")
+    assert child is not None and child.result() is None
+    other = forked.start_child(time.sleep, 30)
+    assert other is not None
+    other.cancel()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(other.pid, os.WNOHANG)
+    for _ in range(200):
+        forked._reap_exited()
+        if not forked._EXITING:
+            break
+        time.sleep(0.01)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child.pid, os.WNOHANG)
