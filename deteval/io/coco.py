@@ -52,7 +52,7 @@ from deteval.collector import paused
 from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io import coco_typed
 from deteval.io.arrays import rows_beyond_exact
-from deteval.io.coco_typed import bbox_columns, gt_annotations, struct_field, typed_decoding
+from deteval.io.coco_typed import bbox_columns, gt_annotations, gt_box_columns, struct_field, typed_decoding
 from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique, unique_keys
 from deteval.io.rle import check_rles
 from deteval.io.skipping import check_on_error as _check_on_error
@@ -911,7 +911,9 @@ def _same_id_kinds(
 _OBJECT_LIST_END = re.compile(rb"\}\s*\]")
 
 
-def _last_piece(data: bytes, lo: int, file: str, typed: bool = False) -> tuple[list | None, int]:
+def _last_piece(
+    data: bytes, lo: int, file: str, typed: bool = False, boxes: _Boxes = None
+) -> tuple[list | _BoxPiece | None, int]:
     """The records from ``lo`` to the end of the annotations array (and the byte just past its ``]``) when the
     first ``}]`` after ``lo`` closes it, parsed by orjson; (None, -1) otherwise (the caller then lets Python's
     ``raw_decode`` find the end). A text that parses as one array up to that ``]`` is the array ``raw_decode``
@@ -920,7 +922,7 @@ def _last_piece(data: bytes, lo: int, file: str, typed: bool = False) -> tuple[l
     if m is None or _orjson is None:
         return None, -1
     try:
-        records = _ann_piece(b"[" + data[lo : m.end()], file, typed)
+        records = _ann_piece(b"[" + data[lo : m.end()], file, typed, boxes)
     except (ValueError, DetevalError):  # (a repeated key: named by the path below, as before)
         return None, -1
     return records, m.end()
@@ -962,16 +964,17 @@ def gt_head(
         return None
     parts: list[dict[str, Any]] = []
     typed = not keep_segmentation and typed_decoding()
+    boxes = _box_mode(typed, need_keypoints, False)
     for lo, hi in cut[0]:
         try:
             with memoryview(data) as view:  # one copy: the piece with its brackets
                 text = b"".join((b"[", view[lo:hi], b"]"))
-            records = _ann_piece(text, file, typed)
+            records = _ann_piece(text, file, typed, boxes)
             del text
-            if not isinstance(records, list):
+            if not isinstance(records, (list, _BoxPiece)):
                 return None
             kp_width = parts[0]["keypoints"].shape[1] if parts and parts[0]["keypoints"] is not None else None
-            parts.append(_ann_columns(records, file, keep_segmentation, need_keypoints, kp_width))
+            parts.append(_piece_columns(records, file, keep_segmentation, need_keypoints, kp_width))
         except (ValueError, DetevalError):
             return None
         del records
@@ -1009,6 +1012,7 @@ def _gt_in_pieces(
     file = str(path)
     plain = need_keypoints and no_json_booleans(data)
     typed = not keep_segmentation and typed_decoding()
+    boxes = _box_mode(typed, need_keypoints, crowd_optional)
     parts: list[dict[str, Any]] = []
     starts: list[int] = []  # each part's first annotation index
     offset = 0
@@ -1028,11 +1032,11 @@ def _gt_in_pieces(
                 if cut is not None:
                     nxt = cut.end() - 1
                     try:
-                        records = _ann_piece(b"[" + data[lo : cut.start() + 1] + b"]", file, typed)
+                        records = _ann_piece(b"[" + data[lo : cut.start() + 1] + b"]", file, typed, boxes)
                     except ValueError:
                         records = None  # this piece runs past the end of the annotations array
                 if records is None:  # the last piece: it ends at the array's closing bracket
-                    records, ann_end = _last_piece(data, lo, file, typed)
+                    records, ann_end = _last_piece(data, lo, file, typed, boxes)
                     nxt = ann_end
                 if records is None:  # raw_decode stops at the array's closing bracket
                     try:
@@ -1044,7 +1048,7 @@ def _gt_in_pieces(
                     ann_end = lo + len(tail[:end].encode("utf-8")) - 1
                     del tail
                     nxt = ann_end
-                if not isinstance(records, list):
+                if not isinstance(records, (list, _BoxPiece)):
                     return None
                 try:
                     kp_width = (
@@ -1053,7 +1057,7 @@ def _gt_in_pieces(
                         else None
                     )
                     parts.append(
-                        _ann_columns(
+                        _piece_columns(
                             records,
                             file,
                             keep_segmentation,
@@ -1398,12 +1402,45 @@ def _mapped_bbox(raw: RawColumns, gt: CocoGroundTruth, file: str) -> CocoResults
     return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3], source=file)
 
 
-def _ann_piece(text: bytes, file: str, typed: bool) -> Any:
+def _ann_piece(text: bytes, file: str, typed: bool, boxes: _Boxes = None) -> Any:
     """The annotation records of one piece of a large ground truth: decoded by type when ``typed`` (an
     evaluation that reads no segmentation) and :func:`deteval.io.coco_typed.gt_annotations` vouches for the
-    text, else :func:`_loads_piece`."""
+    text, else :func:`_loads_piece`. ``boxes`` (a bbox evaluation: whether ``iscrowd`` is optional): first
+    its columns straight from the text (:class:`_BoxPiece`) where :func:`~deteval.io.coco_typed.gt_box_columns`
+    vouches for them."""
+    if boxes is not None:
+        columns = gt_box_columns(text, boxes)
+        if columns is not None:
+            return _BoxPiece(columns)
     records = gt_annotations(text) if typed else None
     return _loads_piece(text, file) if records is None else records
+
+
+#: ``_ann_piece``'s ``boxes``: None, or a bbox evaluation's ``crowd_optional``
+_Boxes = bool | None
+
+
+class _BoxPiece:
+    """A piece of annotations read straight to the columns a bbox evaluation uses, in place of its records
+    (:func:`_piece_columns` hands them on; ``len`` is the records')."""
+
+    def __init__(self, columns: dict[str, Any]) -> None:
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return len(self.columns["ann_id"])
+
+
+def _box_mode(typed: bool, need_keypoints: bool, crowd_optional: bool) -> _Boxes:
+    """``_ann_piece``'s ``boxes`` for an evaluation: ``crowd_optional`` for bbox (typed, no keypoints)."""
+    return crowd_optional if typed and not need_keypoints else None
+
+
+def _piece_columns(records: Any, file: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """:func:`_ann_columns` of a piece's records (a :class:`_BoxPiece`: its columns)."""
+    if isinstance(records, _BoxPiece):
+        return records.columns
+    return _ann_columns(records, file, *args, **kwargs)
 
 
 def _loads_piece(text: bytes, file: str) -> Any:
