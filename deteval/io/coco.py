@@ -912,7 +912,7 @@ _OBJECT_LIST_END = re.compile(rb"\}\s*\]")
 
 
 def _last_piece(
-    data: bytes, lo: int, file: str, typed: bool = False, boxes: _Boxes = None
+    data: Any, lo: int, file: str, typed: bool = False, boxes: _Boxes = None
 ) -> tuple[list | _BoxPiece | None, int]:
     """The records from ``lo`` to the end of the annotations array (and the byte just past its ``]``) when the
     first ``}]`` after ``lo`` closes it, parsed by orjson; (None, -1) otherwise (the caller then lets Python's
@@ -1000,11 +1000,16 @@ def _gt_in_pieces(
     process reads the others; any fault, here or there, gives None (the caller then reads the file alone,
     which names the first fault as one process does).
     """
+    # mapped read-only, as the results (:func:`_read_in_pieces`): no copy of the file, no fresh memory to fault in
     try:
-        data = path.read_bytes()
-    except OSError:
+        with path.open("rb") as f:
+            if os.fstat(f.fileno()).st_size < 2 * CHUNK_BYTES:
+                return None
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
         return None
-    if len(data) < 2 * CHUNK_BYTES or data.count(b'"annotations"') != 1:
+    first = data.find(b'"annotations"')
+    if first < 0 or data.find(b'"annotations"', first + 1) >= 0:  # (exactly one: else the whole-file path)
         return None
     m = _ANNOTATIONS_KEY.search(data)
     if m is None:
