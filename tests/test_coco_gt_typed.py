@@ -1,5 +1,6 @@
 """Ground-truth annotations decoded by type (:func:`deteval.io.coco_typed.gt_annotations`, for evaluations that
-read no segmentation) give exactly what the ordinary path gives: every column of the loaded ground truth bit
+read no segmentation, and :func:`~deteval.io.coco_typed.gt_box_columns`, straight to the columns of a bbox
+evaluation) give exactly what the ordinary path gives: every column of the loaded ground truth bit
 for bit, or the same error message string for string. Each file is read in small pieces (the path large files
 take, also the two-core child's head) with the typed decoder on and off, for bbox (no keypoints) and for
 keypoints; the annotations are random, most of them valid, with hostile values, keys and bytes mixed in:
@@ -105,10 +106,13 @@ def _document(seed: int, keypoints: bool) -> str:
     return head + ', "annotations": [' + ", ".join(texts) + "], " + json.dumps({"categories": categories})[1:]
 
 
-def _load(path: Path, keypoints: bool, typed: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+def _load(path: Path, keypoints: bool, typed: bool | str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The loaded ground truth (or the error's text); ``typed``: "records" leaves out only the box columns."""
     with monkeypatch.context() as m:
         m.setattr(coco_io, "CHUNK_BYTES", 700)  # several pieces, the path of a large file
         m.setattr(coco_io, "KEYPOINT_GT_TYPED", True)  # (keypoints: the typed decoder is off by default)
+        if typed is not True:
+            m.setattr(coco_typed, "_BOX_DECODER", None)
         if not typed:
             m.setattr(coco_typed, "_GT_DECODER", None)
         try:
@@ -135,16 +139,21 @@ def _same(a: Any, b: Any) -> None:
 def test_typed_ground_truth_pieces_equal_the_ordinary_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keypoints: bool
 ) -> None:
-    typed_used = 0
-    real = coco_typed.gt_annotations
+    used = {"records": 0, "boxes": 0}
+    real, real_boxes = coco_typed.gt_annotations, coco_typed.gt_box_columns
 
     def counting(text: bytes) -> Any:
-        nonlocal typed_used
         out = real(text)
-        typed_used += out is not None
+        used["records"] += out is not None
+        return out
+
+    def counting_boxes(text: bytes, crowd_optional: bool = False) -> Any:
+        out = real_boxes(text, crowd_optional)
+        used["boxes"] += out is not None
         return out
 
     monkeypatch.setattr(coco_io, "gt_annotations", counting)
+    monkeypatch.setattr(coco_io, "gt_box_columns", counting_boxes)
     outcomes = {"loaded": 0, "refused": 0}
     for seed in range(120):
         path = tmp_path / f"gt{seed}.json"
@@ -152,9 +161,13 @@ def test_typed_ground_truth_pieces_equal_the_ordinary_path(
         typed = _load(path, keypoints, True, monkeypatch)
         plain = _load(path, keypoints, False, monkeypatch)
         _same(typed, plain)
+        if not keypoints:  # the records' path for bbox too (where the box columns decline a piece)
+            _same(_load(path, keypoints, "records", monkeypatch), plain)
         outcomes["refused" if isinstance(plain, str) else "loaded"] += 1
     assert outcomes["loaded"] > 30 and outcomes["refused"] > 10  # both kinds of outcome were compared
-    assert typed_used > 100  # and the typed path did the reading of most pieces
+    # and the typed paths did the reading of most pieces (bbox: the box columns, then the records' path)
+    assert used["records"] > 100
+    assert used["boxes"] > 100 if not keypoints else used["boxes"] == 0
 
 
 def test_typed_decoding_declines_what_it_cannot_vouch_for() -> None:
@@ -198,3 +211,57 @@ def test_the_childs_head_reads_typed_pieces_too(tmp_path: Path, monkeypatch: pyt
                 assert np.array_equal(value, b[key], equal_nan=True), key
             else:
                 assert value == b[key], key
+
+
+def test_box_columns_decline_what_they_cannot_vouch_for() -> None:
+    """gt_box_columns accepts valid pieces (the columns the ordinary path gives) and declines (None) every text
+    the ordinary path reads differently or refuses, and every value at or beyond its bounds."""
+    ok = b'[{"id": 1, "image_id": 2, "category_id": 3, "bbox": [1, 2.5, 3, 4], "area": 12, "iscrowd": 0}]'
+    cols = coco_typed.gt_box_columns(ok)
+    assert cols is not None
+    assert (
+        cols["ann_id"].tolist() == [1]
+        and cols["image_id"].tolist() == [2]
+        and cols["category_id"].tolist() == [3]
+    )
+    assert cols["bbox"].tolist() == [[1.0, 2.5, 3.0, 4.0]] and cols["area"].tolist() == [12.0]
+    assert cols["iscrowd"].tolist() == [False] and cols["ignore"].tolist() == [False]
+    both = ok[:-2] + b', "ignore": 1, "segmentation": {"counts": [0, 5], "size": [5, 1]}}, ' + ok[1:]
+    cols = coco_typed.gt_box_columns(both.replace(b'"iscrowd": 0}]', b'"iscrowd": 1.0}]'))
+    assert (
+        cols is not None and cols["ignore"].tolist() == [True, False] and cols["iscrowd"].tolist() == [0, 1]
+    )
+    no_crowd = ok.replace(b', "iscrowd": 0', b"")
+    assert coco_typed.gt_box_columns(no_crowd) is None  # (the loader names the missing field)
+    lvis = coco_typed.gt_box_columns(no_crowd, crowd_optional=True)
+    assert lvis is not None and lvis["iscrowd"].tolist() == [False]
+    for bad in (
+        ok.replace(b'"area": 12', b'"area": 12, "area": 13'),  # a repeated key
+        ok.replace(b'"iscrowd": 0', b'"iscrowd": 0, "ignore": 0, "ignore": 1'),
+        ok.replace(b'"iscrowd": 0', b'"iscrowd": true'),  # true/false
+        ok.replace(b'"iscrowd": 0', b'"iscrowd": 2'),
+        ok.replace(b'"iscrowd": 0', b'"iscrowd": 0, "ignore": 0.5'),
+        ok.replace(b'"id": 1', b'"id": 1.0'),  # a whole float as an id
+        ok.replace(b'"image_id": 2', b'"image_id": "2"'),  # a string id (all strings: the ordinary path)
+        ok.replace(b'"id": 1', b'"id": 9223372036854775808'),  # beyond int64
+        ok.replace(b"[1, 2.5, 3, 4]", b"[1, 2.5, 3]"),
+        ok.replace(b"[1, 2.5, 3, 4]", b"[1, 2.5, -3, 4]"),
+        ok.replace(b"[1, 2.5, 3, 4]", b"[9007199254740992, 2.5, 3, 4]"),  # 2**53
+        ok.replace(b"[1, 2.5, 3, 4]", b"[9007199254740993, 2.5, 3, 4]"),  # read as 2**53
+        ok.replace(b"[1, 2.5, 3, 4]", b"[1e400, 2.5, 3, 4]"),
+        ok.replace(b'"area": 12', b'"area": -1'),
+        ok.replace(b'"area": 12', b'"area": 1e300'),
+        ok.replace(b'"area": 12', b'"area": NaN'),
+        ok.replace(b'"area": 12', b'"area": null'),
+        ok.replace(b'"area": 12', b'"area": "12"'),
+        ok.replace(b', "area": 12', b""),  # a required field missing
+        ok.replace(b'"iscrowd": 0', b'"iscrowd": 0, "extra": 1'),  # an unknown field
+        ok[:-2] + b', "segmentation": {"counts": [0], "counts": [5], "size": [5, 1]}}]',
+        ok[:-2] + b', "segmentation": [[1, 2, {"a": 1}]]}]',  # a key the decoder does not see
+        ok[:-2] + b', "keypoints": [{"a": 1}]}]',
+        ok.replace(b'"area": 12', b'"area": 12, "\\u0061rea": 13'),  # a repeated key, escaped
+        b"[]",
+        b"[1, 2]",
+        b"\xef\xbb\xbf" + ok,
+    ):
+        assert coco_typed.gt_box_columns(bad) is None, bad

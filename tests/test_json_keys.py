@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cli_errors import cli_error
 
@@ -105,6 +106,26 @@ def test_repeated_key_in_a_later_piece_of_a_large_file(tmp_path, monkeypatch, or
     bad_res.write_text(text[:i] + '"score": 0.5, ' + text[i:])
     with pytest.raises(InputFormatError, match="duplicate key 'score'"):
         evaluate_coco(GT, str(bad_res))
+
+
+def test_annotations_twice_in_a_file_read_in_pieces(tmp_path, monkeypatch):
+    """A ground truth read in pieces (mapped, CHUNK_BYTES forced small) with a second "annotations" key, after
+    the array or before it, or only a string "annotations" elsewhere: the repeat refused as one piece gives it,
+    the lone string loaded as the whole file is."""
+    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 500)
+    clean = tmp_path / "clean.json"
+    clean.write_text(GT_TEXT)
+    assert coco_io._gt_in_pieces(clean, False, False) is not None  # (the path in question)
+    for text in (gt_annotations_twice(), '{"annotations": [], ' + GT_TEXT.lstrip()[1:]):
+        bad = tmp_path / "gt.json"
+        bad.write_text(text)
+        assert coco_io._gt_in_pieces(bad, False, False) is None  # (left to the whole file's path)
+        with pytest.raises(InputFormatError, match="duplicate key 'annotations' in one JSON object"):
+            evaluate_coco(str(bad), RES)
+    named = tmp_path / "named.json"
+    named.write_text(GT_TEXT.rstrip()[:-1] + ', "note": {"about": "annotations"}}')
+    plain = evaluate_coco(GT, RES)
+    assert np.array_equal(evaluate_coco(str(named), RES).stats, plain.stats)
 
 
 LOOKALIKES = {

@@ -52,7 +52,7 @@ from deteval.collector import paused
 from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io import coco_typed
 from deteval.io.arrays import rows_beyond_exact
-from deteval.io.coco_typed import bbox_columns, gt_annotations, struct_field, typed_decoding
+from deteval.io.coco_typed import bbox_columns, gt_annotations, gt_box_columns, struct_field, typed_decoding
 from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique, unique_keys
 from deteval.io.rle import check_rles
 from deteval.io.skipping import check_on_error as _check_on_error
@@ -913,7 +913,9 @@ def _same_id_kinds(
 _OBJECT_LIST_END = re.compile(rb"\}\s*\]")
 
 
-def _last_piece(data: bytes, lo: int, file: str, typed: bool = False) -> tuple[list | None, int]:
+def _last_piece(
+    data: Any, lo: int, file: str, typed: bool = False, boxes: _Boxes = None
+) -> tuple[list | _BoxPiece | None, int]:
     """The records from ``lo`` to the end of the annotations array (and the byte just past its ``]``) when the
     first ``}]`` after ``lo`` closes it, parsed by orjson; (None, -1) otherwise (the caller then lets Python's
     ``raw_decode`` find the end). A text that parses as one array up to that ``]`` is the array ``raw_decode``
@@ -922,7 +924,7 @@ def _last_piece(data: bytes, lo: int, file: str, typed: bool = False) -> tuple[l
     if m is None or _orjson is None:
         return None, -1
     try:
-        records = _ann_piece(b"[" + data[lo : m.end()], file, typed)
+        records = _ann_piece(b"[" + data[lo : m.end()], file, typed, boxes)
     except (ValueError, DetevalError):  # (a repeated key: named by the path below, as before)
         return None, -1
     return records, m.end()
@@ -933,12 +935,13 @@ def _last_piece(data: bytes, lo: int, file: str, typed: bool = False) -> tuple[l
 GtHead = tuple[int, Callable[[], "tuple[list[dict[str, Any]], int] | None"]]
 
 
-def _head_pieces(data: Any, lo: int, end: int) -> tuple[list[tuple[int, int]], int] | None:
-    """The annotation pieces :func:`_gt_in_pieces` cuts from byte ``lo`` that begin before byte ``end``, as
-    (start, end) byte ranges, and the start of the next piece; found without parsing (None: no cut left)."""
+def _head_pieces(data: Any, lo: int, end: int, piece: int) -> tuple[list[tuple[int, int]], int] | None:
+    """The annotation pieces :func:`_gt_in_pieces` cuts from byte ``lo`` (every ``piece`` bytes) that begin
+    before byte ``end``, as (start, end) byte ranges, and the start of the next piece; found without parsing
+    (None: no cut left)."""
     pieces = []
     while lo < end:
-        cut = _RECORD_BOUNDARY.search(data, lo + CHUNK_BYTES)
+        cut = _RECORD_BOUNDARY.search(data, lo + piece)
         if cut is None:
             return None
         pieces.append((lo, cut.start() + 1))
@@ -959,21 +962,22 @@ def gt_head(
     except (OSError, ValueError):
         return None
     m = _ANNOTATIONS_KEY.search(data)
-    cut = None if m is None else _head_pieces(data, m.end(), m.end() + length)
+    typed = not keep_segmentation and (KEYPOINT_GT_TYPED or not need_keypoints) and typed_decoding()
+    boxes = _box_mode(typed, need_keypoints, False)
+    cut = None if m is None else _head_pieces(data, m.end(), m.end() + length, _gt_piece_bytes(boxes))
     if cut is None:
         return None
     parts: list[dict[str, Any]] = []
-    typed = not keep_segmentation and typed_decoding()
     for lo, hi in cut[0]:
         try:
             with memoryview(data) as view:  # one copy: the piece with its brackets
                 text = b"".join((b"[", view[lo:hi], b"]"))
-            records = _ann_piece(text, file, typed)
+            records = _ann_piece(text, file, typed, boxes)
             del text
-            if not isinstance(records, list):
+            if not isinstance(records, (list, _BoxPiece)):
                 return None
             kp_width = parts[0]["keypoints"].shape[1] if parts and parts[0]["keypoints"] is not None else None
-            parts.append(_ann_columns(records, file, keep_segmentation, need_keypoints, kp_width))
+            parts.append(_piece_columns(records, file, keep_segmentation, need_keypoints, kp_width))
         except (ValueError, DetevalError):
             return None
         del records
@@ -1000,7 +1004,8 @@ def _gt_in_pieces(
     head: GtHead | None = None,
 ) -> tuple[dict, dict] | None:
     """Parse a large ground-truth file with its ``annotations`` array in pieces of about ``CHUNK_BYTES``
-    (keypoints: :data:`KEYPOINT_GT_PIECE_BYTES`, parsed by orjson, not by type).
+    (bbox: :func:`_gt_piece_bytes`; keypoints: :data:`KEYPOINT_GT_PIECE_BYTES`, parsed by orjson, not by
+    type).
 
     Only one piece's Python objects exist at a time: each is reduced to columns at once. The pieces are cut
     between records (``}, {``); the piece that runs past the end of the array is read with
@@ -1012,12 +1017,17 @@ def _gt_in_pieces(
     process reads the others; any fault, here or there, gives None (the caller then reads the file alone,
     which names the first fault as one process does).
     """
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
     step = min(CHUNK_BYTES, KEYPOINT_GT_PIECE_BYTES) if need_keypoints else CHUNK_BYTES
-    if len(data) < 2 * step or data.count(b'"annotations"') != 1:
+    # mapped read-only, as the results (:func:`_read_in_pieces`): no copy of the file, no fresh memory to fault in
+    try:
+        with path.open("rb") as f:
+            if os.fstat(f.fileno()).st_size < 2 * step:
+                return None
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    first = data.find(b'"annotations"')
+    if first < 0 or data.find(b'"annotations"', first + 1) >= 0:  # (exactly one: else the whole-file path)
         return None
     m = _ANNOTATIONS_KEY.search(data)
     if m is None:
@@ -1025,12 +1035,14 @@ def _gt_in_pieces(
     file = str(path)
     plain = need_keypoints and no_json_booleans(data)
     typed = not keep_segmentation and (KEYPOINT_GT_TYPED or not need_keypoints) and typed_decoding()
+    boxes = _box_mode(typed, need_keypoints, crowd_optional)
+    piece = step if need_keypoints else _gt_piece_bytes(boxes)
     parts: list[dict[str, Any]] = []
     starts: list[int] = []  # each part's first annotation index
     offset = 0
     lo = m.end()
     if head is not None:  # the child reads the pieces before byte ``lo`` (the same cuts, found here unparsed)
-        skipped = _head_pieces(data, lo, lo + head[0])
+        skipped = _head_pieces(data, lo, lo + head[0], piece)
         if skipped is None or not skipped[0]:
             return None
         lo = skipped[1]
@@ -1039,16 +1051,16 @@ def _gt_in_pieces(
     with paused():
         try:
             while ann_end < 0:
-                cut = _RECORD_BOUNDARY.search(data, lo + step)
+                cut = _RECORD_BOUNDARY.search(data, lo + piece)
                 records = None
                 if cut is not None:
                     nxt = cut.end() - 1
                     try:
-                        records = _ann_piece(b"[" + data[lo : cut.start() + 1] + b"]", file, typed)
+                        records = _ann_piece(b"[" + data[lo : cut.start() + 1] + b"]", file, typed, boxes)
                     except ValueError:
                         records = None  # this piece runs past the end of the annotations array
                 if records is None:  # the last piece: it ends at the array's closing bracket
-                    records, ann_end = _last_piece(data, lo, file, typed)
+                    records, ann_end = _last_piece(data, lo, file, typed, boxes)
                     nxt = ann_end
                 if records is None:  # raw_decode stops at the array's closing bracket
                     try:
@@ -1060,7 +1072,7 @@ def _gt_in_pieces(
                     ann_end = lo + len(tail[:end].encode("utf-8")) - 1
                     del tail
                     nxt = ann_end
-                if not isinstance(records, list):
+                if not isinstance(records, (list, _BoxPiece)):
                     return None
                 try:
                     kp_width = (
@@ -1069,7 +1081,7 @@ def _gt_in_pieces(
                         else None
                     )
                     parts.append(
-                        _ann_columns(
+                        _piece_columns(
                             records,
                             file,
                             keep_segmentation,
@@ -1436,12 +1448,51 @@ def _mapped_bbox(raw: RawColumns, gt: CocoGroundTruth, file: str) -> CocoResults
     return CocoResults(img=img, cat=cat, score=score, bbox=bbox, area=bbox[:, 2] * bbox[:, 3], source=file)
 
 
-def _ann_piece(text: bytes, file: str, typed: bool) -> Any:
+def _ann_piece(text: bytes, file: str, typed: bool, boxes: _Boxes = None) -> Any:
     """The annotation records of one piece of a large ground truth: decoded by type when ``typed`` (an
     evaluation that reads no segmentation) and :func:`deteval.io.coco_typed.gt_annotations` vouches for the
-    text, else :func:`_loads_piece`."""
+    text, else :func:`_loads_piece`. ``boxes`` (a bbox evaluation: whether ``iscrowd`` is optional): first
+    its columns straight from the text (:class:`_BoxPiece`) where :func:`~deteval.io.coco_typed.gt_box_columns`
+    vouches for them."""
+    if boxes is not None:
+        columns = gt_box_columns(text, boxes)
+        if columns is not None:
+            return _BoxPiece(columns)
     records = gt_annotations(text) if typed else None
     return _loads_piece(text, file) if records is None else records
+
+
+#: ``_ann_piece``'s ``boxes``: None, or a bbox evaluation's ``crowd_optional``
+_Boxes = bool | None
+
+
+class _BoxPiece:
+    """A piece of annotations read straight to the columns a bbox evaluation uses, in place of its records
+    (:func:`_piece_columns` hands them on; ``len`` is the records')."""
+
+    def __init__(self, columns: dict[str, Any]) -> None:
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return len(self.columns["ann_id"])
+
+
+def _gt_piece_bytes(boxes: _Boxes) -> int:
+    """The size of a large ground truth's annotation pieces: :func:`_bbox_piece_bytes` for bbox (``boxes``),
+    else ``CHUNK_BYTES``."""
+    return CHUNK_BYTES if boxes is None else _bbox_piece_bytes()
+
+
+def _box_mode(typed: bool, need_keypoints: bool, crowd_optional: bool) -> _Boxes:
+    """``_ann_piece``'s ``boxes`` for an evaluation: ``crowd_optional`` for bbox (typed, no keypoints)."""
+    return crowd_optional if typed and not need_keypoints else None
+
+
+def _piece_columns(records: Any, file: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """:func:`_ann_columns` of a piece's records (a :class:`_BoxPiece`: its columns)."""
+    if isinstance(records, _BoxPiece):
+        return records.columns
+    return _ann_columns(records, file, *args, **kwargs)
 
 
 def _loads_piece(text: bytes, file: str) -> Any:
@@ -1527,7 +1578,12 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
     file, not bbox results, a piece that does not parse); the caller then parses the whole file, which also
     produces the precise error message.
     """
-    read = _read_in_pieces(path)
+    try:  # (a file below 2 * CHUNK_BYTES is read whole, even where its pieces would be smaller)
+        if path.stat().st_size < 2 * CHUNK_BYTES:
+            return None
+    except OSError:
+        return None
+    read = _read_in_pieces(path, _bbox_piece_bytes() if iou_type == "bbox" else None)
     if read is None:
         return None
     data, cuts = read
@@ -1667,10 +1723,20 @@ def _part_pieces(
     return None if texts is None else (_parsed_piece(text, file) for text in texts)
 
 
+def _bbox_piece_bytes() -> int:
+    """The pieces of a large file in a bbox evaluation, results and ground truth, one process or two: a quarter
+    of ``CHUNK_BYTES`` (which still decides which files are read in pieces). A piece's decoded records then
+    stay in the processor's cache while their columns are read off them (Objects365-like set, one process:
+    the ground truth 1.12 -> 0.85 s, the results 0.85 -> 0.70 s; bench_coco 5k results 0.156 -> 0.140 s), and
+    two processes' shares of a file end within a megabyte of the split byte (whole pieces overshot by up to
+    4 MB, about 20 ms of parsing)."""
+    return CHUNK_BYTES // 4
+
+
 def results_tail(path: str | PathLike[str], start: int) -> list[RawColumns] | None:
     """The child's share: every piece that begins at or after byte ``start`` (except the first), as validated
     unmapped columns; None on any fault."""
-    texts = _part_texts(path, start, False)
+    texts = _part_texts(path, start, False, _bbox_piece_bytes())
     if texts is None:
         return None
     file = str(path)
@@ -1696,7 +1762,7 @@ def results_with_tail(
 ) -> CocoResults | None:
     """The parent's share (the pieces before byte ``start``, mapped to ``gt`` as they are parsed), then the
     child's (``tail()``: what :func:`results_tail` returned) mapped and appended; None on any fault."""
-    read = _read_in_pieces(Path(path))
+    read = _read_in_pieces(Path(path), _bbox_piece_bytes())
     if read is None:
         return None
     data, cuts = read

@@ -32,8 +32,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+from collections.abc import Callable
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, countOf
 from types import ModuleType
 from typing import Any
 
@@ -42,13 +43,22 @@ import numpy as np
 from deteval.collector import paused
 from deteval.io.jsonkeys import key_tokens
 
-__all__ = ["BboxColumns", "bbox_columns", "gt_annotations", "struct_field", "typed_decoding"]
+__all__ = [
+    "BboxColumns",
+    "GtBoxColumns",
+    "bbox_columns",
+    "gt_annotations",
+    "gt_box_columns",
+    "struct_field",
+    "typed_decoding",
+]
 
 #: (image ids int64, category ids int64, scores float64, N×4 boxes float64) of the records, in file order
 BboxColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 _FIELDS = ("image_id", "category_id", "bbox", "score", "file_name")
 _IMG, _CAT, _BOX, _SCORE, _NAME = (attrgetter(f) for f in _FIELDS)
+_SEGM = attrgetter("segmentation")
 
 
 def _build(module: ModuleType) -> Any:
@@ -149,7 +159,8 @@ def _build_gt(module: ModuleType) -> Any:
     id_int = Annotated[int, meta(ge=-(2**63), le=2**63 - 1)]
     num = id_int | float  # (an integer beyond int64 is left to the ordinary path)
     unset = module.UNSET
-    record = module.defstruct(
+    return _records_decoder(
+        module,
         "GtAnnotation",
         [
             ("id", id_int | str, unset),
@@ -163,23 +174,38 @@ def _build_gt(module: ModuleType) -> Any:
             ("num_keypoints", num, unset),
             ("keypoints", list.__class_getitem__(num), unset),
         ],
-        forbid_unknown_fields=True,
-        gc=False,
     )
+
+
+def _records_decoder(module: ModuleType, name: str, fields: list) -> Any:
+    """A decoder of a JSON list of records with exactly ``fields`` (msgspec ``defstruct`` fields)."""
+    record = module.defstruct(name, fields, forbid_unknown_fields=True, gc=False)  # (numbers: no cycles)
     return module.json.Decoder(list.__class_getitem__(record))
 
 
+def _built(decoder: Any, build: Callable[[ModuleType], Any]) -> Any:
+    """``decoder``, or if not yet built, ``build(msgspec)`` (None without msgspec)."""
+    if decoder is not _GT_UNBUILT:
+        return decoder
+    module = _msgspec()
+    return None if module is None else build(module)
+
+
 def _gt_decoder() -> Any:
-    global _GT_DECODER, UNSET
-    if _GT_DECODER is _GT_UNBUILT:
-        try:
-            module = importlib.import_module("msgspec")
-        except ImportError:  # pragma: no cover - exercised only without msgspec
-            _GT_DECODER = None
-        else:
-            UNSET = module.UNSET
-            _GT_DECODER = _build_gt(module)
+    global _GT_DECODER
+    _GT_DECODER = _built(_GT_DECODER, _build_gt)
     return _GT_DECODER
+
+
+def _msgspec() -> ModuleType | None:
+    """msgspec, imported (and its UNSET noted), or None if it is not installed."""
+    global UNSET
+    try:
+        module = importlib.import_module("msgspec")
+    except ImportError:  # pragma: no cover - exercised only without msgspec
+        return None
+    UNSET = module.UNSET
+    return module
 
 
 _GT_FIELDS = (
@@ -200,7 +226,19 @@ def gt_annotations(text: bytes) -> list | None:
     """The annotation records of the JSON list ``text`` as Structs whose fields the loader reads with
     :func:`struct_field`, or None whenever the ordinary parse is not certain to give the same values (see
     above) or msgspec is not installed."""
-    decoder = _gt_decoder()
+    records = _decoded(_gt_decoder(), text)
+    if records is None:
+        return None
+    with paused():
+        keys = sum(len(records) - list(map(attrgetter(f), records)).count(UNSET) for f in _GT_FIELDS)
+        if not _keys_all_decoded(text, records, keys):
+            return None
+    return records
+
+
+def _decoded(decoder: Any, text: bytes) -> list | None:
+    """``decoder.decode(text)``; None without a decoder (no msgspec), for a text it refuses (msgspec's
+    DecodeError and ValidationError, UnicodeDecodeError: ValueErrors) and for an empty list."""
     if decoder is None:
         return None
     with paused():
@@ -208,23 +246,24 @@ def gt_annotations(text: bytes) -> list | None:
             records = decoder.decode(text)
         except ValueError:
             return None
-        if not records:
-            return None
-        tokens = key_tokens(text)
-        keys = sum(len(records) - list(map(attrgetter(f), records)).count(UNSET) for f in _GT_FIELDS)
-        # tokens >= the keys written >= the fields decoded: equal, nothing else holds a key (no RLE has one,
-        # none repeats); more: each RLE's keys, counted once each (json keeps a repeated key's last value)
-        if tokens > keys:
-            for raw in map(attrgetter("segmentation"), records):
-                if raw is not UNSET and memoryview(raw)[0] == 0x7B:  # (an object: "{")
-                    try:
-                        value = json.loads(bytes(raw))
-                    except ValueError:
-                        return None
-                    keys += len(value) if isinstance(value, dict) else 0
-        if tokens != keys:
-            return None
-    return records
+    return records or None
+
+
+def _keys_all_decoded(text: bytes, records: list, keys: int) -> bool:
+    """Whether the ``keys`` decoded from ``text`` (the records' fields) are all the keys it holds, none
+    repeated: tokens >= the keys written >= the fields decoded, so equal counts prove it (no RLE has a key,
+    none repeats); more tokens: each RLE segmentation's keys (parsed for that; json keeps a repeated key's
+    last value, so a repeat still leaves the counts apart) are added before comparing."""
+    tokens = key_tokens(text)
+    if tokens > keys:
+        for raw in map(_SEGM, records):
+            if raw is not UNSET and memoryview(raw)[0] == 0x7B:  # (an object: "{")
+                try:
+                    value = json.loads(bytes(raw))
+                except ValueError:
+                    return False
+                keys += len(value) if isinstance(value, dict) else 0
+    return tokens == keys
 
 
 def struct_field(records: list, key: str, default: Any) -> tuple[list, int]:
@@ -236,3 +275,99 @@ def struct_field(records: list, key: str, default: Any) -> tuple[list, int]:
     if default is ...:
         return values, values.index(UNSET)
     return [default if v is UNSET else v for v in values], -1
+
+
+# ------------------------------------------------------------------- ground-truth boxes, straight to columns
+# A bbox evaluation reads six fields of an annotation, all numbers. Their Structs are decoded with the fields
+# typed as tightly as the loader checks them (ids int64, a box of exactly four numbers, the area a number; the
+# segmentation and keypoints left unparsed), required where the loader requires them, and the columns read off
+# in one C-level pass each: no Python list per field, no second pass to find absent fields (an absent optional
+# number decodes as NaN, which no JSON text holds), no ``np.array`` discovering types. It vouches only where the
+# ordinary path (:func:`gt_annotations` or orjson, then ``_ann_columns``) gives the same arrays without error:
+# every number below 2**53 in magnitude (where an integer and its float are the same value; msgspec refuses
+# NaN, infinities and true/false), boxes without a negative side, areas not negative, iscrowd and ignore 0 or
+# 1, iscrowd present (unless ``crowd_optional``), ids within int64, and every key decoded once (the count of
+# :func:`_keys_all_decoded`). Anything else, a string id included, is left to the ordinary path.
+
+_BOX_DECODER: Any = _GT_UNBUILT
+_NAN = float("nan")
+#: The fields a bbox evaluation reads, and those it only counts (their values are never read)
+_BOX_REQUIRED = ("id", "image_id", "category_id", "bbox", "area")
+_BOX_COUNTED = ("segmentation", "num_keypoints", "keypoints")
+_BOX_GET = attrgetter("bbox")
+
+#: Columns of a piece of annotations, as ``deteval.io.coco._ann_columns`` gives them for a bbox evaluation
+GtBoxColumns = dict[str, Any]
+
+
+def _build_gt_boxes(module: ModuleType) -> Any:
+    from typing import Annotated  # (noqa: here, where msgspec is)
+
+    id_int = Annotated[int, module.Meta(ge=-(2**63), le=2**63 - 1)]
+    raw, unset = module.Raw, module.UNSET
+    return _records_decoder(
+        module,
+        "GtBox",
+        [
+            ("id", id_int),
+            ("image_id", id_int),
+            ("category_id", id_int),
+            ("bbox", tuple[float, float, float, float]),
+            ("area", float),
+            ("iscrowd", float, _NAN),
+            ("ignore", float, _NAN),
+        ]
+        + [(name, raw, unset) for name in _BOX_COUNTED],
+    )
+
+
+def _box_decoder() -> Any:
+    global _BOX_DECODER
+    _BOX_DECODER = _built(_BOX_DECODER, _build_gt_boxes)
+    return _BOX_DECODER
+
+
+def gt_box_columns(text: bytes, crowd_optional: bool = False) -> GtBoxColumns | None:
+    """The columns a bbox evaluation reads from the annotation records of the JSON list ``text`` (ids not yet
+    mapped), or None whenever the ordinary path is not certain to give the same arrays without error (see
+    above) or msgspec is not installed. ``crowd_optional``: an absent ``iscrowd`` is 0 (LVIS)."""
+    records = _decoded(_box_decoder(), text)
+    if records is None:
+        return None
+    n = len(records)
+    with paused():
+        ann_id, img, cat = (np.fromiter(map(attrgetter(f), records), np.int64, n) for f in _BOX_REQUIRED[:3])
+        bbox = np.fromiter(chain.from_iterable(map(_BOX_GET, records)), np.float64, 4 * n).reshape(n, 4)
+        area, crowd, ignore = (
+            np.fromiter(map(attrgetter(f), records), np.float64, n) for f in ("area", "iscrowd", "ignore")
+        )
+        no_crowd, no_ignore = np.isnan(crowd), np.isnan(ignore)
+        keys = (7 * n - int(no_crowd.sum()) - int(no_ignore.sum())) + sum(
+            n - countOf(map(attrgetter(f), records), UNSET) for f in _BOX_COUNTED
+        )
+        if not _keys_all_decoded(text, records, keys):
+            return None
+        del records
+    if no_crowd.any():
+        if not crowd_optional:
+            return None
+        crowd[no_crowd] = 0.0
+    ignore[no_ignore] = 0.0
+    if not ((np.abs(bbox) < 2.0**53).all() and (bbox[:, 2:] >= 0).all()):
+        return None
+    if not ((area >= 0).all() and (area < 2.0**53).all()):
+        return None
+    if not (((crowd == 0) | (crowd == 1)).all() and ((ignore == 0) | (ignore == 1)).all()):
+        return None
+    return {
+        "ann_id": ann_id,
+        "image_id": img,
+        "category_id": cat,
+        "bbox": bbox,
+        "area": area,
+        "iscrowd": crowd != 0,
+        "ignore": ignore != 0,
+        "num_keypoints": np.full(n, -1, dtype=np.int64),
+        "keypoints": None,
+        "segmentation": None,
+    }
