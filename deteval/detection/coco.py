@@ -658,12 +658,13 @@ def evaluate_coco(
         )
     p = resolve_params(params, iou_type)
     g, r, pending = _read_inputs(gt, results, p, on_error, defer=True)
-    split = _match_accumulate_forked(g, r, p, compat, pending)
+    # a segm tail's masks stay in the child's text, read from it by the matcher: no dict made per mask (nor
+    # its pages copied by a process that has only to read them)
+    r.lazy_masks = pending
+    split = _match_accumulate_forked(g, r, p, compat)
     if split is not None:
         table, arrays, counts, warnings = split
     else:
-        if pending is not None:
-            pending.fill(r)
         table, counts, warnings = match_in_shards(g, r, p, compat)
         arrays = None
     if p.iou_type == "bbox":
@@ -932,24 +933,21 @@ def _fork_detections(iou_type: str) -> int:
 
 
 def _match_accumulate_forked(
-    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, pending: PendingMasks | None = None
+    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str
 ) -> tuple[MatchTable | None, _Arrays | None, dict[str, int], list[str]] | None:
     """The matching (and, split by categories, the accumulation) done by two processes: a half of the
     categories each (their precision, recall and scores columns come back), or, with one category or
     ``use_cats=False``, a half of the images each (their match tables come back, merged for
     :func:`accumulate`). Returns (table or None, arrays or None, counts, warnings); None where that does not
-    pay (small input) or fails. ``pending``: masks still to make (:func:`_read_inputs`), each half of the
-    categories makes its own after the fork; made here otherwise (and by the caller if this returns None)."""
+    pay (small input) or fails."""
     if len(r) < _fork_detections(p.iou_type):
         return None
     if p.iou_type == "segm":  # imported once, before the fork, not by each half (3-5 ms each, measured)
         import pycocotools.mask  # noqa: F401
     cat_sel = id_selection(g.cat_ids, p.cat_ids, "category")
     if p.use_cats and cat_sel.shape[0] >= 2:
-        split = _split_categories(g, r, p, compat, cat_sel, pending)
+        split = _split_categories(g, r, p, compat, cat_sel)
         return None if split is None else (None, *split)
-    if pending is not None:
-        pending.fill(r)
     return _split_images(g, r, p, compat)
 
 
@@ -959,13 +957,12 @@ def _split_categories(
     p: CocoParams,
     compat: str,
     cat_sel: np.ndarray,
-    pending: PendingMasks | None = None,
 ) -> tuple[_Arrays, dict[str, int], list[str]] | None:
     mine, theirs = _category_halves(r, cat_sel, g.cat_ids.shape[0])
     if p.iou_type == "bbox":  # (shared arrays measured no faster for bbox 5k, and 11 MB more at the peak)
         return _split_categories_piped(g, r, p, compat, cat_sel, mine, theirs)
     out = _shared_arrays(p, cat_sel.shape[0])
-    both = _both_halves(_half_into, (g, r, p, compat, out, pending), mine, theirs)
+    both = _both_halves(_half_into, (g, r, p, compat, out), mine, theirs)
     if both is None:
         return None
     (counts, warnings), (counts_t, _) = both
@@ -1020,15 +1017,9 @@ def _half_into(
     p: CocoParams,
     compat: str,
     out: _Arrays,
-    pending: PendingMasks | None,
     part: np.ndarray,
 ) -> tuple[dict[str, int], list[str]]:
-    """:func:`_half`, its precision, recall and scores written into ``out`` at the categories ``part`` (its
-    masks made first, where ``pending``: the only ones its matching reads)."""
-    if pending is not None:
-        in_part = np.zeros(g.cat_ids.shape[0], dtype=bool)
-        in_part[id_selection(g.cat_ids, p.cat_ids, "category")[part]] = True
-        pending.fill(r, in_part)
+    """:func:`_half`, its precision, recall and scores written into ``out`` at the categories ``part``."""
     (precision, recall, scores), counts, warnings = _half(g, r, p, compat, part)
     out[0][:, :, part], out[1][:, part], out[2][:, :, part] = precision, recall, scores
     return counts, warnings
