@@ -18,7 +18,7 @@ import deteval.io.coco as coco_io
 from deteval.detection.coco_params import CocoParams
 from deteval.distributed import forked
 from deteval.io.coco import load_coco_gt, load_coco_results
-from deteval.io.coco_segm_tail import segm_tail, segm_with_pending_tail, segm_with_tail
+from deteval.io.coco_segm_tail import _lean_head, segm_tail, segm_with_pending_tail, segm_with_tail
 
 
 @pytest.fixture
@@ -51,6 +51,15 @@ def test_head_and_tail_give_the_one_process_columns(tmp_path, small_pieces, seed
         assert two.kind == one.kind == "segm" and two.source == one.source
         assert np.array_equal(two.bbox, one.bbox)  # (the masks' boxes, made when read)
         assert (len(tail[0]) > 0) == (start < size)  # (a start past the end: the head is the whole file)
+        # the head read as the child reads the tail (lean_head), its masks made from the texts as well
+        lean = segm_with_pending_tail(d_path, g, start, lambda tail=tail: tail, True)
+        assert lean is not None and lean[1].rows.shape[0] == len(one)
+        assert _lean_head(d_path, g, start) is not None
+        lean[1].fill(lean[0])
+        for f in ("img", "cat", "score", "area"):
+            a, b = getattr(one, f), getattr(lean[0], f)
+            assert a.dtype == b.dtype and np.array_equal(a, b), f
+        assert lean[0].segmentation == one.segmentation and lean[0].rles == one.rles
 
 
 def _given_box(d: dict) -> None:
@@ -93,14 +102,23 @@ def _not_ascii(d: dict) -> None:
         (_not_ascii, False),
     ],
 )
-def test_what_the_tail_does_not_read_is_declined(tmp_path, monkeypatch, small_pieces, change, valid):
+@pytest.mark.parametrize("where", ["tail", "head"])
+def test_what_the_tail_does_not_read_is_declined(tmp_path, monkeypatch, small_pieces, change, valid, where):
+    """... nor in the head, read as the tail is where it can (lean_head) and else by results_part."""
     gt, dets = _segm_data(2)
-    change(dets[-3])  # (in the child's tail)
+    change(dets[-3] if where == "tail" else dets[2])  # (in the child's tail, or this process's head)
     g_path, d_path = _files(tmp_path, gt, dets)
     g = load_coco_gt(g_path, keep_segmentation=True)
     start = (tmp_path / "dt.json").stat().st_size // 2
     tail = segm_tail(d_path, start)
-    assert tail is None or segm_with_tail(d_path, g, start, lambda: tail) is None
+    if where == "tail":
+        assert tail is None or segm_with_tail(d_path, g, start, lambda: tail) is None
+    else:
+        assert tail is not None and _lean_head(d_path, g, start) is None
+        lean = segm_with_pending_tail(d_path, g, start, lambda: tail, True)
+        assert valid or lean is None  # (a valid one may be read by results_part, the tail's masks pending)
+        if lean is not None:
+            assert lean[1].rows.shape[0] < len(lean[0])
     # the evaluation then reads the file in one process: the same numbers, or the same error
     monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
     if not forked.can_fork():

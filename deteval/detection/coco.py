@@ -753,8 +753,11 @@ SEGM_HEAD_SHARE = 0.5
 #: reads this share of the results less half the ground truth's bytes. Balanced on wall time, not CPU: the child
 #: runs on fresh memory (page faults) and its part comes through the pipe. bench_coco's segm set, wall from the
 #: first fork to the second, median of 8 fresh processes each, interleaved (the tail's masks made after the
-#: matching fork): 0.158 s at 0.38, 0.150 at 0.42, 0.154 at 0.46, 0.166 at 0.5, 0.170 at 0.54
-SEGM_EARLY_SHARE = 0.42
+#: matching fork): 0.158 s at 0.38, 0.150 at 0.42, 0.154 at 0.46, 0.166 at 0.5, 0.170 at 0.54. Since this
+#: process reads its head as the child reads the tail (coco_segm_tail._lean_head), CPU of the ground truth and
+#: head against the child's tail, median of 6 (loaded machine): 0.136 / 0.138 s at 0.42, 0.130 / 0.132 at
+#: 0.45, 0.141 / 0.122 at 0.48; the child then pickles its part (about 5 ms)
+SEGM_EARLY_SHARE = 0.46
 
 
 class _Share:
@@ -798,7 +801,7 @@ class _SegmShare:
 
     def read_pending(self, results: Any, g: CocoGroundTruth) -> tuple[CocoResults, PendingMasks] | None:
         """:meth:`read`, the tail's mask dicts left to make (:class:`~deteval.io.coco_segm_tail.PendingMasks`)."""
-        return segm_with_pending_tail(results, g, self.start, self.child.result)
+        return segm_with_pending_tail(results, g, self.start, self.child.result, True)  # (lean head)
 
 
 class _KeypointsShare:

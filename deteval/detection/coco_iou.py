@@ -20,6 +20,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from deteval.io.rle import text_slices
+
 __all__ = [
     "KeypointOks",
     "LazyCounts",
@@ -418,14 +420,28 @@ class _Tags:
 
 
 class LazyCounts:
-    """The masks of a list that stand there as placeholders, their counts strings still in one text: entry
-    ``pos[k]`` (ascending) has ``text[starts[k]:ends[k]]`` (validated) and size ``hw[k]``. pycocotools reads
-    a ``counts`` given as bytes as it reads the string's ASCII encoding (``_frString`` encodes a str first)."""
+    """The masks of a list that stand there as placeholders, their counts strings still in texts that hold
+    many: entry ``pos[k]`` (ascending) has ``texts[which[k]][starts[k]:ends[k]]`` (validated) and size
+    ``hw[k]``. pycocotools reads a ``counts`` given as bytes as it reads the string's ASCII encoding
+    (``_frString`` encodes a str first)."""
 
     def __init__(
-        self, pos: np.ndarray, starts: np.ndarray, ends: np.ndarray, hw: np.ndarray, text: bytes
+        self,
+        pos: np.ndarray,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        hw: np.ndarray,
+        texts: list[bytes],
+        which: np.ndarray,
     ) -> None:
-        self.pos, self.starts, self.ends, self.hw, self.text = pos, starts, ends, hw, text
+        self.pos, self.starts, self.ends, self.hw, self.texts, self.which = (
+            pos,
+            starts,
+            ends,
+            hw,
+            texts,
+            which,
+        )
 
     def _range(self, lo: int, hi: int) -> tuple[int, int]:
         return int(np.searchsorted(self.pos, lo)), int(np.searchsorted(self.pos, hi))
@@ -433,8 +449,8 @@ class LazyCounts:
     def slices(self, lo: int, hi: int) -> tuple[list[int], list[bytes]]:
         """The entries in ``lo:hi`` that are placeholders (their places from ``lo``) and their counts."""
         k0, k1 = self._range(lo, hi)
-        texts = map(self.text.__getitem__, map(slice, self.starts[k0:k1].tolist(), self.ends[k0:k1].tolist()))
-        return (self.pos[k0:k1] - lo).tolist(), list(texts)
+        texts = text_slices(self.texts, self.which[k0:k1], self.starts[k0:k1], self.ends[k0:k1])
+        return (self.pos[k0:k1] - lo).tolist(), texts
 
     def made(self, masks: list, lo: int, hi: int) -> list:
         """``masks[lo:hi]`` with the placeholders made into RLE dicts."""

@@ -73,7 +73,7 @@ class RleTable:
             return None
         k = idx[pos]
         src = self.source
-        return LazyCounts(pos, src.starts[k], src.ends[k], src.hw[k], src.text)
+        return LazyCounts(pos, src.starts[k], src.ends[k], src.hw[k], src.texts, src.which[k])
 
     def _record(self, i: int) -> str | int:
         j = i if self.index is None else int(self.index[i])

@@ -24,6 +24,7 @@ An uncompressed RLE (``counts`` a list of integers) must have at least one count
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from itertools import chain
 from operator import itemgetter
@@ -33,7 +34,7 @@ import numpy as np
 
 from deteval.errors import InputFormatError, ValidationError
 
-__all__ = ["check_rle_text", "check_rles", "decode_counts"]
+__all__ = ["check_rle_text", "check_rles", "decode_counts", "text_slices"]
 
 _FIRST, _LAST = 48, 111  # '0' .. 'o': 48 + a 6-bit group
 _MORE, _SIGN, _BITS = 0x20, 0x10, 0x1F
@@ -324,3 +325,18 @@ def _plain_strings(
         return None
     lengths = np.fromiter(map(len, counts), dtype=np.int64, count=len(counts))
     return np.frombuffer(joined, dtype=np.uint8), lengths, pixels
+
+
+def text_slices(
+    texts: Sequence[bytes], which: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> list[bytes]:
+    """``[texts[which[k]][starts[k]:ends[k]] for k ...]``: counts strings cut from texts that hold many of them
+    laid end to end, one C-level pass per text."""
+    if len(texts) == 1:
+        return list(map(texts[0].__getitem__, map(slice, starts.tolist(), ends.tolist())))
+    out: list[bytes] = [b""] * which.shape[0]
+    for t in np.flatnonzero(np.bincount(which, minlength=len(texts))).tolist():
+        sel = np.flatnonzero(which == t)
+        cut = map(texts[t].__getitem__, map(slice, starts[sel].tolist(), ends[sel].tolist()))
+        deque(map(out.__setitem__, sel.tolist(), cut), maxlen=0)  # (out[i] = slice, in C)
+    return out
