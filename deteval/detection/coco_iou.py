@@ -406,14 +406,14 @@ class _Tags:
             return None
         offsets = np.arange(hi - lo, dtype=np.int64) * (w_max + 1)
         out = []
-        for s0, s1, w, n in (
-            (d0, d1, w_d, self.nd[lo:hi]),
-            (self.n_d + g0, self.n_d + g1, w_g, self.ng[lo:hi]),
+        for s0, s1, w, n, lazy in (
+            (d0, d1, w_d, self.nd[lo:hi], self.lazy),  # (only detections are read from texts)
+            (self.n_d + g0, self.n_d + g1, w_g, self.ng[lo:hi], None),
         ):
             tags = (w + np.repeat(offsets, n)).tolist()
             counts = self.counts[s0:s1]
-            if s0 == d0 and self.lazy is not None:
-                at, texts = self.lazy.slices(d0, d1)
+            if lazy is not None:
+                at, texts = lazy.slices(d0, d1)
                 deque(map(counts.__setitem__, at, texts), maxlen=0)  # (counts[i] = text, in C)
             out.append([{"size": [h, t], "counts": c} for h, t, c in zip(self.h[s0:s1], tags, counts)])
         return out[0], out[1]

@@ -489,7 +489,7 @@ class CocoResults:
     #: instead of validating ``segmentation`` again); None otherwise
     rles: list | None = None
     #: segm masks validated but not made into dicts (their places in ``segmentation`` and ``rles`` hold None):
-    #: a :class:`~deteval.io.coco_segm_tail.PendingMasks` whose text the matcher reads them from; set by
+    #: a :class:`~deteval.io.coco_segm_tail.PendingMasks` whose texts the matcher reads them from; set by
     #: :func:`~deteval.detection.coco.evaluate_coco` on results it read itself
     lazy_masks: Any = None
 
