@@ -18,7 +18,7 @@ import deteval.io.coco as coco_io
 from deteval.detection.coco_params import CocoParams
 from deteval.distributed import forked
 from deteval.io.coco import load_coco_gt, load_coco_results
-from deteval.io.coco_segm_tail import segm_tail, segm_with_pending_tail, segm_with_tail
+from deteval.io.coco_segm_tail import _lean_head, segm_tail, segm_with_pending_tail, segm_with_tail
 
 
 @pytest.fixture
@@ -50,7 +50,16 @@ def test_head_and_tail_give_the_one_process_columns(tmp_path, small_pieces, seed
         assert two.segmentation == one.segmentation and two.rles == one.rles
         assert two.kind == one.kind == "segm" and two.source == one.source
         assert np.array_equal(two.bbox, one.bbox)  # (the masks' boxes, made when read)
-        assert (len(tail) > 0) == (start < size)  # (a start past the end: the head is the whole file)
+        assert (len(tail[0]) > 0) == (start < size)  # (a start past the end: the head is the whole file)
+        # the head read as the child reads the tail (lean_head), its masks made from the texts as well
+        lean = segm_with_pending_tail(d_path, g, start, lambda tail=tail: tail, True)
+        assert lean is not None and lean[1].rows.shape[0] == len(one)
+        assert _lean_head(d_path, g, start) is not None
+        lean[1].fill(lean[0])
+        for f in ("img", "cat", "score", "area"):
+            a, b = getattr(one, f), getattr(lean[0], f)
+            assert a.dtype == b.dtype and np.array_equal(a, b), f
+        assert lean[0].segmentation == one.segmentation and lean[0].rles == one.rles
 
 
 def _given_box(d: dict) -> None:
@@ -77,6 +86,10 @@ def _bad_runs(d: dict) -> None:
     d["segmentation"] = {"size": [400, 500], "counts": d["segmentation"]["counts"][:-2]}
 
 
+def _not_ascii(d: dict) -> None:
+    d["segmentation"] = {"size": [400, 500], "counts": d["segmentation"]["counts"][:-1] + "\u00e9"}
+
+
 @pytest.mark.parametrize(
     "change,valid",
     [
@@ -86,16 +99,26 @@ def _bad_runs(d: dict) -> None:
         (_other_size, False),
         (_unknown_image, False),
         (_bad_runs, False),
+        (_not_ascii, False),
     ],
 )
-def test_what_the_tail_does_not_read_is_declined(tmp_path, monkeypatch, small_pieces, change, valid):
+@pytest.mark.parametrize("where", ["tail", "head"])
+def test_what_the_tail_does_not_read_is_declined(tmp_path, monkeypatch, small_pieces, change, valid, where):
+    """... nor in the head, read as the tail is where it can (lean_head) and else by results_part."""
     gt, dets = _segm_data(2)
-    change(dets[-3])  # (in the child's tail)
+    change(dets[-3] if where == "tail" else dets[2])  # (in the child's tail, or this process's head)
     g_path, d_path = _files(tmp_path, gt, dets)
     g = load_coco_gt(g_path, keep_segmentation=True)
     start = (tmp_path / "dt.json").stat().st_size // 2
     tail = segm_tail(d_path, start)
-    assert tail is None or segm_with_tail(d_path, g, start, lambda: tail) is None
+    if where == "tail":
+        assert tail is None or segm_with_tail(d_path, g, start, lambda: tail) is None
+    else:
+        assert tail is not None and _lean_head(d_path, g, start) is None
+        lean = segm_with_pending_tail(d_path, g, start, lambda: tail, True)
+        assert valid or lean is None  # (a valid one may be read by results_part, the tail's masks pending)
+        if lean is not None:
+            assert lean[1].rows.shape[0] < len(lean[0])
     # the evaluation then reads the file in one process: the same numbers, or the same error
     monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
     if not forked.can_fork():
@@ -168,18 +191,23 @@ def test_segm_evaluation_imports_no_numpy_ma(tmp_path, processes):
     assert out.stdout.split() == ["True", "False"], out.stdout + out.stderr
 
 
-def test_pending_masks_made_per_category_then_all(tmp_path, small_pieces):
-    """The tail's mask dicts left to make (segm_with_pending_tail): a half of the categories makes only its
-    records' (where None stood), the rest then make the one-process columns."""
-    gt, dets = _segm_data(8)
-    g_path, d_path = _files(tmp_path, gt, dets)
+def _pending_read(tmp_path, seed: int):
+    """The ground truth, the one-process results, and the results read with a third of the file as the tail
+    (its masks pending) of a segm set."""
+    g_path, d_path = _files(tmp_path, *_segm_data(seed))
     g = load_coco_gt(g_path, keep_segmentation=True)
     one = load_coco_results(d_path, g, iou_type="segm")
     start = (tmp_path / "dt.json").stat().st_size // 3
     tail = segm_tail(d_path, start)
     got = segm_with_pending_tail(d_path, g, start, lambda: tail)
     assert got is not None
-    res, pending = got
+    return (g, one, *got)
+
+
+def test_pending_masks_made_per_category_then_all(tmp_path, small_pieces):
+    """The tail's mask dicts left to make (segm_with_pending_tail): a half of the categories makes only its
+    records' (where None stood), the rest then make the one-process columns."""
+    g, one, res, pending = _pending_read(tmp_path, 8)
     rows = pending.rows
     assert rows.size and all(res.rles[i] is None and res.segmentation[i] is None for i in rows.tolist())
     head = np.setdiff1d(np.arange(len(res)), rows)
@@ -198,9 +226,32 @@ def test_pending_masks_made_per_category_then_all(tmp_path, small_pieces):
     assert np.array_equal(res.bbox, one.bbox)
 
 
-def test_a_matching_child_that_dies_leaves_the_masks_to_make_here(tmp_path, monkeypatch, small_pieces):
-    """The tail's masks are made by each half of the categories after the fork; when the child fails, this
-    process makes the rest and matches everything itself: the one-process numbers."""
+def _lazy_spy(monkeypatch) -> list[int]:
+    """Records, for every detection table given masks to read from the tail's text, how many."""
+    from deteval.detection import coco_rles
+
+    lazy: list[int] = []
+    real = coco_rles.RleTable.set_lazy
+
+    def spy(self, source, index):
+        lazy.append(int((index >= 0).sum()))
+        return real(self, source, index)
+
+    monkeypatch.setattr(coco_rles.RleTable, "set_lazy", spy)
+    return lazy
+
+
+def _never_filled(monkeypatch) -> None:
+    def refuse(self, res, categories=None):
+        raise AssertionError("the tail's mask dicts were made")
+
+    monkeypatch.setattr(coco_eval.PendingMasks, "fill", refuse)
+
+
+def test_a_matching_child_that_dies_leaves_the_masks_to_read_here(tmp_path, monkeypatch, small_pieces):
+    """The tail's masks are read from the child's text by each half of the categories, no dict made; when
+    the matching child fails, this process matches everything itself, reading them the same way: the
+    one-process numbers."""
     monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
     if not forked.can_fork():
         pytest.skip("needs os.fork, 2 CPUs and no other thread")
@@ -211,20 +262,70 @@ def test_a_matching_child_that_dies_leaves_the_masks_to_make_here(tmp_path, monk
     one = _outcome(g_path, d_path, monkeypatch, "1", "segm")
     parent = os.getpid()
     real_half = coco_eval._half
-    filled = []
-    real_fill = coco_eval.PendingMasks.fill
 
     def dying(*args):
         if os.getpid() != parent:
             os.kill(os.getpid(), 9)
         return real_half(*args)
 
-    def spy(self, res, categories=None):
-        filled.append(categories is None)
-        return real_fill(self, res, categories)
-
     monkeypatch.setattr(coco_eval, "_half", dying)
-    monkeypatch.setattr(coco_eval.PendingMasks, "fill", spy)
+    _never_filled(monkeypatch)
+    lazy = _lazy_spy(monkeypatch)
     two = _outcome(g_path, d_path, monkeypatch, "", "segm")
-    assert filled == [False, True]  # this half's masks, then the rest once the child failed
+    # this half's masks, then all of them once the child failed (one shard: every detection in one table)
+    assert len(lazy) == 2 and 0 < lazy[0] < lazy[1], lazy
     _same(one, two)
+
+
+@pytest.mark.parametrize("untagged", ["every call", "one call in two"])
+def test_masks_read_from_the_text_where_calls_are_untagged(tmp_path, monkeypatch, small_pieces, untagged):
+    """Where ``mask.iou`` calls cannot be tagged by block (masks of mixed sizes, sizes not known), the masks
+    read from the tail's text are made into RLE dicts for those calls: the same numbers."""
+    from deteval.detection import coco_iou
+
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
+    if not forked.can_fork():
+        pytest.skip("needs os.fork, 2 CPUs and no other thread")
+    monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", 0)
+    monkeypatch.setattr(coco_iou, "SEGM_CALL_PAIRS", 64)  # (many calls)
+    gt, dets = _segm_data(10)
+    g_path, d_path = _files(tmp_path, gt, dets)
+    one = _outcome(g_path, d_path, monkeypatch, "1", "segm")
+    if untagged == "every call":
+        monkeypatch.setattr(coco_iou._Tags, "of", classmethod(lambda cls, *a: None))
+    else:
+        real = coco_iou._Tags.masks
+        calls = []
+
+        def every_other(self, *a):
+            calls.append(1)
+            return real(self, *a) if len(calls) % 2 else None
+
+        monkeypatch.setattr(coco_iou._Tags, "masks", every_other)
+    _never_filled(monkeypatch)
+    lazy = _lazy_spy(monkeypatch)
+    two = _outcome(g_path, d_path, monkeypatch, "", "segm")
+    assert lazy and all(n > 0 for n in lazy)
+    _same(one, two)
+    assert one[4][0] > 0.05
+
+
+def test_a_mask_read_from_the_text_is_the_one_process_mask(tmp_path, small_pieces):
+    """An RleTable entry read from the tail's text gives the mask the one-process loader makes (its counts as
+    the ASCII bytes of the string), and the entries made from JSON stay as they are."""
+    from deteval.detection.coco_rles import LAZY, dt_rles
+
+    g, one, res, pending = _pending_read(tmp_path, 11)
+    res.lazy_masks = pending
+    keep = np.arange(1, len(res), 2)
+    table = dt_rles(res, keep, g)
+    lazy = set(np.flatnonzero(np.isin(keep, pending.rows)).tolist())
+    assert lazy and len(lazy) < keep.shape[0]
+    for j, i in enumerate(keep.tolist()):
+        assert (table.cache[j] is LAZY) == (j in lazy)
+        mask = table[j]
+        expect = one.rles[i]
+        if j in lazy:
+            assert mask["size"] == expect["size"] and mask["counts"] == expect["counts"].encode("ascii")
+        else:
+            assert mask is res.rles[i] and mask == expect

@@ -45,7 +45,7 @@ import numpy as np
 from deteval.collector import collector_paused
 from deteval.core.sorting import sorted_unique
 from deteval.detection import coco_match
-from deteval.detection.coco_accumulate import accumulate
+from deteval.detection.coco_accumulate import accumulate, pycocotools_views
 from deteval.detection.coco_iou import KeypointOks, bbox_iou_blocks, segm_iou_blocks
 from deteval.detection.coco_match import MatchTable, match_groups
 from deteval.detection.coco_params import CocoParams
@@ -660,12 +660,13 @@ def evaluate_coco(
         )
     p = resolve_params(params, iou_type)
     g, r, pending = _read_inputs(gt, results, p, on_error, defer=True)
-    split = _match_accumulate_forked(g, r, p, compat, pending)
+    # a segm tail's masks stay in the child's text, read from it by the matcher: no dict made per mask (nor
+    # its pages copied by a process that has only to read them)
+    r.lazy_masks = pending
+    split = _match_accumulate_forked(g, r, p, compat)
     if split is not None:
         table, arrays, counts, warnings = split
     else:
-        if pending is not None:
-            pending.fill(r)
         table, counts, warnings = match_in_shards(g, r, p, compat)
         arrays = None
     if p.iou_type == "bbox":
@@ -754,8 +755,11 @@ SEGM_HEAD_SHARE = 0.5
 #: reads this share of the results less half the ground truth's bytes. Balanced on wall time, not CPU: the child
 #: runs on fresh memory (page faults) and its part comes through the pipe. bench_coco's segm set, wall from the
 #: first fork to the second, median of 8 fresh processes each, interleaved (the tail's masks made after the
-#: matching fork): 0.158 s at 0.38, 0.150 at 0.42, 0.154 at 0.46, 0.166 at 0.5, 0.170 at 0.54
-SEGM_EARLY_SHARE = 0.42
+#: matching fork): 0.158 s at 0.38, 0.150 at 0.42, 0.154 at 0.46, 0.166 at 0.5, 0.170 at 0.54. Since this
+#: process reads its head as the child reads the tail (coco_segm_tail._lean_head), CPU of the ground truth and
+#: head against the child's tail, median of 6 (loaded machine): 0.136 / 0.138 s at 0.42, 0.130 / 0.132 at
+#: 0.45, 0.141 / 0.122 at 0.48; the child then pickles its part (about 5 ms)
+SEGM_EARLY_SHARE = 0.46
 
 
 class _Share:
@@ -799,7 +803,7 @@ class _SegmShare:
 
     def read_pending(self, results: Any, g: CocoGroundTruth) -> tuple[CocoResults, PendingMasks] | None:
         """:meth:`read`, the tail's mask dicts left to make (:class:`~deteval.io.coco_segm_tail.PendingMasks`)."""
-        return segm_with_pending_tail(results, g, self.start, self.child.result)
+        return segm_with_pending_tail(results, g, self.start, self.child.result, True)  # (lean head)
 
 
 class _KeypointsShare:
@@ -888,12 +892,17 @@ def _results_forked(g: CocoGroundTruth, results: Any, p: CocoParams, on_error: s
         child.cancel()
 
 
-def _category_halves(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> tuple[np.ndarray, np.ndarray]:
-    """Two sets of evaluated categories with about as many detections each (largest first, to the lighter)."""
+def _per_category(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> np.ndarray:
+    """Detections of each evaluated category (``cat_sel``: their indices among the ``n_cats``)."""
     cat_map = np.full(n_cats, -1, dtype=np.int64)
     cat_map[cat_sel] = np.arange(cat_sel.shape[0])
     c = cat_map[r.cat]
-    per_cat = np.bincount(c[c >= 0], minlength=cat_sel.shape[0])
+    return np.bincount(c[c >= 0], minlength=cat_sel.shape[0])
+
+
+def _category_halves(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two sets of evaluated categories with about as many detections each (largest first, to the lighter)."""
+    per_cat = _per_category(r, cat_sel, n_cats)
     load = [0, 0]
     side = np.zeros(cat_sel.shape[0], dtype=np.int64)
     for k in np.argsort(-per_cat, kind="stable").tolist():
@@ -908,9 +917,15 @@ _T = TypeVar("_T")
 
 
 def _half(
-    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, part: np.ndarray
+    g: CocoGroundTruth,
+    r: CocoResults,
+    p: CocoParams,
+    compat: str,
+    part: np.ndarray,
+    out: _Arrays | None = None,
 ) -> tuple[_Arrays, dict[str, int], list[str]]:
-    """Match and accumulate the categories ``part`` alone; their precision, recall and scores columns."""
+    """Match and accumulate the categories ``part`` alone; their precision, recall and scores columns
+    (written into ``out`` when given: see :func:`~deteval.detection.coco_accumulate.accumulate`)."""
     table, counts, warnings = match_in_shards(g, r, p, compat, categories=part)
     # only the part's categories, renumbered in the same order (so the rows stay in group order)
     index = np.zeros(table.n_cats, dtype=np.int64)
@@ -924,7 +939,7 @@ def _half(
         gt_cat=None,
         gt_counted=None,
     )
-    return accumulate(compact, p.rec_thrs, p.max_dets), counts, warnings
+    return accumulate(compact, p.rec_thrs, p.max_dets, out=out), counts, warnings
 
 
 def _fork_detections(iou_type: str) -> int:
@@ -934,24 +949,21 @@ def _fork_detections(iou_type: str) -> int:
 
 
 def _match_accumulate_forked(
-    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, pending: PendingMasks | None = None
+    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str
 ) -> tuple[MatchTable | None, _Arrays | None, dict[str, int], list[str]] | None:
     """The matching (and, split by categories, the accumulation) done by two processes: a half of the
     categories each (their precision, recall and scores columns come back), or, with one category or
     ``use_cats=False``, a half of the images each (their match tables come back, merged for
     :func:`accumulate`). Returns (table or None, arrays or None, counts, warnings); None where that does not
-    pay (small input) or fails. ``pending``: masks still to make (:func:`_read_inputs`), each half of the
-    categories makes its own after the fork; made here otherwise (and by the caller if this returns None)."""
+    pay (small input) or fails."""
     if len(r) < _fork_detections(p.iou_type):
         return None
     if p.iou_type == "segm":  # imported once, before the fork, not by each half (3-5 ms each, measured)
         import pycocotools.mask  # noqa: F401
     cat_sel = id_selection(g.cat_ids, p.cat_ids, "category")
     if p.use_cats and cat_sel.shape[0] >= 2:
-        split = _split_categories(g, r, p, compat, cat_sel, pending)
+        split = _split_categories(g, r, p, compat, cat_sel)
         return None if split is None else (None, *split)
-    if pending is not None:
-        pending.fill(r)
     return _split_images(g, r, p, compat)
 
 
@@ -961,17 +973,26 @@ def _split_categories(
     p: CocoParams,
     compat: str,
     cat_sel: np.ndarray,
-    pending: PendingMasks | None = None,
 ) -> tuple[_Arrays, dict[str, int], list[str]] | None:
-    mine, theirs = _category_halves(r, cat_sel, g.cat_ids.shape[0])
     if p.iou_type == "bbox":  # (shared arrays measured no faster for bbox 5k, and 11 MB more at the peak)
+        mine, theirs = _category_halves(r, cat_sel, g.cat_ids.shape[0])
         return _split_categories_piped(g, r, p, compat, cat_sel, mine, theirs)
+    mine, theirs = _category_runs(r, cat_sel, g.cat_ids.shape[0])
     out = _shared_arrays(p, cat_sel.shape[0])
-    both = _both_halves(_half_into, (g, r, p, compat, out, pending), mine, theirs)
+    both = _both_halves(_half_into, (g, r, p, compat, out), mine, theirs)
     if both is None:
         return None
     (counts, warnings), (counts_t, _) = both
-    return out, _add_counts(counts, counts_t), warnings
+    return pycocotools_views(*out), _add_counts(counts, counts_t), warnings
+
+
+def _category_runs(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> tuple[np.ndarray, np.ndarray]:
+    """The evaluated categories cut in two runs of consecutive ones with about as many detections each (each
+    half then fills a block of its own of :func:`_shared_arrays`)."""
+    per_cat = _per_category(r, cat_sel, n_cats)
+    k = cat_sel.shape[0]
+    cut = min(max(int(np.searchsorted(np.cumsum(per_cat), per_cat.sum() / 2)), 1), k - 1)
+    return np.arange(0, cut, dtype=np.int64), np.arange(cut, k, dtype=np.int64)
 
 
 def _split_categories_piped(
@@ -999,20 +1020,21 @@ def _split_categories_piped(
 
 
 def _shared_arrays(p: CocoParams, n_cats: int) -> _Arrays:
-    """precision, recall and scores of ``n_cats`` categories (pycocotools' shapes) in memory shared with the
-    forked child (anonymous, mapped before the fork): each half writes its categories there, so the child's
-    numbers need no pickling, no pipe and no copy into place (8 MB each way at 80 categories). Stored
-    category by category (the arrays are views of that layout), each half fills pages of its own. segm only
-    (bench_coco segm 1k, 7 interleaved runs: wall 0.431 / median 0.440 s against 0.446 / 0.477 s piped,
-    peak RSS 119 against 127 MB; bbox 5k: the same wall, 120 against 109 MB)."""
+    """precision and scores as (A, M, T, K, R) and recall as (A, M, T, K) for ``n_cats`` categories (the
+    layout :func:`~deteval.detection.coco_accumulate.accumulate` fills), in memory shared with the forked
+    child (anonymous, mapped before the fork): each half accumulates its run of categories straight into
+    them (``out=``), so the child's numbers need no pickling, no pipe, no copy into place and no buffers of
+    their own (8 MB each way at 80 categories); pycocotools' arrays are transposed views. segm only (bench_coco
+    segm 1k, 7 interleaved runs: wall 0.431 / median 0.440 s against 0.446 / 0.477 s piped, peak RSS 119
+    against 127 MB; bbox 5k: the same wall, 120 against 109 MB)."""
     T, R, A, M = p.iou_thrs.shape[0], p.rec_thrs.shape[0], len(p.area_rng), len(p.max_dets)
     n_p, n_r = n_cats * T * R * A * M, n_cats * T * A * M
     buf = mmap.mmap(-1, 8 * max(1, 2 * n_p + n_r))
     flat = np.frombuffer(buf, dtype=np.float64)
     return (
-        flat[:n_p].reshape(n_cats, T, R, A, M).transpose(1, 2, 0, 3, 4),
-        flat[2 * n_p : 2 * n_p + n_r].reshape(n_cats, T, A, M).transpose(1, 0, 2, 3),
-        flat[n_p : 2 * n_p].reshape(n_cats, T, R, A, M).transpose(1, 2, 0, 3, 4),
+        flat[:n_p].reshape(A, M, T, n_cats, R),
+        flat[n_p : 2 * n_p].reshape(A, M, T, n_cats, R),
+        flat[2 * n_p : 2 * n_p + n_r].reshape(A, M, T, n_cats),
     )
 
 
@@ -1022,17 +1044,15 @@ def _half_into(
     p: CocoParams,
     compat: str,
     out: _Arrays,
-    pending: PendingMasks | None,
     part: np.ndarray,
 ) -> tuple[dict[str, int], list[str]]:
-    """:func:`_half`, its precision, recall and scores written into ``out`` at the categories ``part`` (its
-    masks made first, where ``pending``: the only ones its matching reads)."""
-    if pending is not None:
-        in_part = np.zeros(g.cat_ids.shape[0], dtype=bool)
-        in_part[id_selection(g.cat_ids, p.cat_ids, "category")[part]] = True
-        pending.fill(r, in_part)
-    (precision, recall, scores), counts, warnings = _half(g, r, p, compat, part)
-    out[0][:, :, part], out[1][:, part], out[2][:, :, part] = precision, recall, scores
+    """:func:`_half` of the run of categories ``part``, accumulated into its block of ``out``
+    (:func:`_shared_arrays`)."""
+    k0, k1 = int(part[0]), int(part[-1]) + 1
+    if not np.array_equal(part, np.arange(k0, k1)):
+        raise ValueError("_half_into: the categories must be consecutive")
+    block = (out[0][:, :, :, k0:k1], out[1][:, :, :, k0:k1], out[2][:, :, :, k0:k1])
+    _, counts, warnings = _half(g, r, p, compat, part, block)
     return counts, warnings
 
 

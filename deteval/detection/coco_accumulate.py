@@ -28,7 +28,7 @@ from deteval.core.sorting import lex_order
 from deteval.core.weighted import weighted_levels
 from deteval.detection.coco_match import MatchTable
 
-__all__ = ["accumulate"]
+__all__ = ["accumulate", "pycocotools_views"]
 
 #: Items (thresholds × detections) ranked at once: the thresholds are taken in groups of about this many
 #: items, which bounds the temporaries of the core (lists are independent, so the numbers are the same).
@@ -44,6 +44,7 @@ def accumulate(
     npig: np.ndarray | None = None,
     cache: dict[str, Any] | None = None,
     only: set[tuple[int, int]] | None = None,
+    out: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``precision[T,R,K,A,M]``, ``recall[T,K,A,M]`` and ``scores[T,R,K,A,M]`` in pycocotools' layout.
 
@@ -51,9 +52,13 @@ def accumulate(
     drawn k times gives its detections weight k and adds k times its ground truths to npig). ``cache``: a
     dict kept by the caller across calls on the same table (resamples): the sort and the per-slice outcome
     columns, which weights never change, are then computed once. ``only``: the (area, maxDet) index pairs to
-    fill (the others stay −1), for callers that read a few slices."""
+    fill (the others stay −1), for callers that read a few slices. ``out``: precision, scores as (A, M, T, K, R)
+    and recall as (A, M, T, K), e.g. views of memory shared with another process, filled in place (the
+    arrays returned are then their transposed views, no copy); neither ``cache`` nor ``only`` with it."""
     if cache is None and only is None:
-        return _accumulate_plain(table, rec_thrs, max_dets, weights=weights, npig=npig)
+        return _accumulate_plain(table, rec_thrs, max_dets, weights=weights, npig=npig, into=out)
+    if out is not None:
+        raise ValueError("accumulate: out= goes with neither cache nor only")
     return _accumulate_resampled(table, rec_thrs, max_dets, weights, npig, cache, only)
 
 
@@ -150,6 +155,7 @@ def _accumulate_plain(
     *,
     weights: np.ndarray | None = None,
     npig: np.ndarray | None = None,
+    into: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One evaluation: every slice, thresholds taken in groups of about ``LIST_ITEMS`` items (bounded
     temporaries); weighted rows are laid out as copies by the core."""
@@ -157,7 +163,14 @@ def _accumulate_plain(
     K = table.n_cats
     R = rec_thrs.shape[0]
     M = len(max_dets)
-    prec, sc, rec = _buffers(A, M, T, K, R)
+    if into is None:
+        prec, sc, rec = _buffers(A, M, T, K, R)
+    else:  # (accumulate's out=)
+        prec, sc, rec = into
+        if prec.shape != (A, M, T, K, R) or sc.shape != prec.shape or rec.shape != (A, M, T, K):
+            raise ValueError("accumulate: out= arrays of the wrong shape")
+        for buf in into:
+            buf[...] = -1.0
     npig_ka = table.npig if npig is None else npig
     valid = (npig_ka > 0).T  # (A, K)
 
@@ -226,6 +239,8 @@ def _accumulate_plain(
                 del lists, tp, ig, rows, q, s_q, r_q
             _no_truth(prec, sc, rec, a, m, valid[a])
         del tp_a, ig_a
+    if into is not None:
+        return pycocotools_views(prec, sc, rec)
     return _pycocotools_layout(prec, sc, rec)
 
 
@@ -250,6 +265,14 @@ def _buffers(A: int, M: int, T: int, K: int, R: int) -> tuple[np.ndarray, np.nda
     """precision and scores as (A, M, T, K, R), recall as (A, M, T, K), all −1: filled slice by slice, then
     transposed to pycocotools' layout by :func:`_pycocotools_layout`."""
     return -np.ones((A, M, T, K, R)), -np.ones((A, M, T, K, R)), -np.ones((A, M, T, K))
+
+
+def pycocotools_views(
+    prec: np.ndarray, sc: np.ndarray, rec: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``precision[T,R,K,A,M]``, ``recall[T,K,A,M]``, ``scores[T,R,K,A,M]`` as views (no copy) of buffers in
+    the (A, M, T, K, R) layout accumulation fills (``out=`` of :func:`accumulate`)."""
+    return prec.transpose(2, 4, 3, 0, 1), rec.transpose(2, 3, 0, 1), sc.transpose(2, 4, 3, 0, 1)
 
 
 def _pycocotools_layout(

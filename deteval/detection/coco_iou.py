@@ -13,14 +13,18 @@
 
 from __future__ import annotations
 
+from collections import deque
 from itertools import chain
 from operator import itemgetter
 from typing import Any, Protocol
 
 import numpy as np
 
+from deteval.io.rle import text_slices
+
 __all__ = [
     "KeypointOks",
+    "LazyCounts",
     "RleLookup",
     "bbox_iou_blocks",
     "bbox_iou_pairs",
@@ -357,13 +361,17 @@ def segm_iou_blocks(
     kd, kg = local // block_ng[blk], local % block_ng[blk]  # row and column inside the block
     del local
     d_first, g_first = np.cumsum(block_nd) - block_nd, np.cumsum(block_ng) - block_ng
-    d_rows, g_rows = di[kg == 0].tolist(), gi[kd == 0].tolist()  # each block's detections, ground truths
+    d_idx = di[kg == 0]
+    d_rows, g_rows = d_idx.tolist(), gi[kd == 0].tolist()  # each block's detections, ground truths
     # (an RleTable's converted masks are read straight from its cache: one C-level map)
     dets_all = list(map(_getter(drles), d_rows))
     gts_all = list(map(_getter(grles), g_rows))
+    lazy = drles.lazy_counts(d_idx) if hasattr(drles, "lazy_counts") else None
     hw_d, hw_g = _table_sizes(drles, d_rows), _table_sizes(grles, g_rows)
     hw = None if hw_d is None or hw_g is None else np.concatenate([hw_d, hw_g])
-    tags = _Tags.of(dets_all, gts_all, block_nd, block_ng, hw)
+    tags = _Tags.of(dets_all, gts_all, block_nd, block_ng, hw, lazy)
+    if tags is None and lazy is not None:  # (every call untagged: the masks made as dicts once)
+        dets_all, lazy = lazy.made(dets_all, 0, len(dets_all)), None
     nb = block_start.shape[0]
     lo = 0
     while lo < nb:
@@ -376,7 +384,8 @@ def segm_iou_blocks(
         crowd = gcrowd[g_rows[g0:g1]].astype(np.uint8).tolist()
         tagged = None if tags is None else tags.masks(lo, hi, d0, d1, g0, g1)
         if tagged is None:  # (not plain RLE dicts: untagged, the pairs across blocks are computed too)
-            dets, gts = dets_all[d0:d1], gts_all[g0:g1]
+            dets = dets_all[d0:d1] if lazy is None else lazy.made(dets_all, d0, d1)
+            gts = gts_all[g0:g1]
         else:
             dets, gts = tagged
         m = np.asarray(mask_utils.iou(dets, gts, crowd), dtype=np.float64).reshape(d1 - d0, g1 - g0)
@@ -425,15 +434,25 @@ class _Tags:
         n_d: int,
         nd: np.ndarray,
         ng: np.ndarray,
+        lazy: LazyCounts | None = None,
     ) -> None:
         self.h, self.w, self.counts, self.mixed, self.n_d, self.nd, self.ng = h, w, counts, mixed, n_d, nd, ng
+        self.lazy = lazy
 
     @classmethod
     def of(
-        cls, dets: list, gts: list, nd: np.ndarray, ng: np.ndarray, hw: np.ndarray | None = None
+        cls,
+        dets: list,
+        gts: list,
+        nd: np.ndarray,
+        ng: np.ndarray,
+        hw: np.ndarray | None = None,
+        lazy: LazyCounts | None = None,
     ) -> _Tags | None:
         """The sizes (read from the masks unless ``hw`` gives them) and counts of every block's masks, read
-        once (C-level passes)."""
+        once (C-level passes); ``lazy``: the detections whose counts are read from a text, call by call."""
+        if lazy is not None and hw is None:
+            return None
         try:
             masks = dets + gts
             counts = list(map(itemgetter("counts"), masks))
@@ -449,7 +468,7 @@ class _Tags:
         block = np.concatenate([np.repeat(np.arange(nb), nd), np.repeat(np.arange(nb), ng)])
         other = (hw != hw[(np.cumsum(nd) - nd)[block]]).any(axis=1)  # not the size of its block's first mask
         mixed = np.bincount(block[other], minlength=nb) > 0
-        return cls(hw[:, 0].tolist(), hw[:, 1], counts, mixed, len(dets), nd, ng)
+        return cls(hw[:, 0].tolist(), hw[:, 1], counts, mixed, len(dets), nd, ng, lazy)
 
     def masks(self, lo: int, hi: int, d0: int, d1: int, g0: int, g1: int) -> tuple[list, list] | None:
         """The tagged masks of blocks ``lo:hi`` (their detections ``d0:d1``, ground truths ``g0:g1``), or None."""
@@ -463,12 +482,57 @@ class _Tags:
             return None
         offsets = np.arange(hi - lo, dtype=np.int64) * (w_max + 1)
         out = []
-        for s0, s1, w, n in (
-            (d0, d1, w_d, self.nd[lo:hi]),
-            (self.n_d + g0, self.n_d + g1, w_g, self.ng[lo:hi]),
+        for s0, s1, w, n, lazy in (
+            (d0, d1, w_d, self.nd[lo:hi], self.lazy),  # (only detections are read from texts)
+            (self.n_d + g0, self.n_d + g1, w_g, self.ng[lo:hi], None),
         ):
             tags = (w + np.repeat(offsets, n)).tolist()
-            out.append(
-                [{"size": [h, t], "counts": c} for h, t, c in zip(self.h[s0:s1], tags, self.counts[s0:s1])]
-            )
+            counts = self.counts[s0:s1]
+            if lazy is not None:
+                at, texts = lazy.slices(d0, d1)
+                deque(map(counts.__setitem__, at, texts), maxlen=0)  # (counts[i] = text, in C)
+            out.append([{"size": [h, t], "counts": c} for h, t, c in zip(self.h[s0:s1], tags, counts)])
         return out[0], out[1]
+
+
+class LazyCounts:
+    """The masks of a list that stand there as placeholders, their counts strings still in texts that hold
+    many: entry ``pos[k]`` (ascending) has ``texts[which[k]][starts[k]:ends[k]]`` (validated) and size
+    ``hw[k]``. pycocotools reads a ``counts`` given as bytes as it reads the string's ASCII encoding
+    (``_frString`` encodes a str first)."""
+
+    def __init__(
+        self,
+        pos: np.ndarray,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        hw: np.ndarray,
+        texts: list[bytes],
+        which: np.ndarray,
+    ) -> None:
+        self.pos, self.starts, self.ends, self.hw, self.texts, self.which = (
+            pos,
+            starts,
+            ends,
+            hw,
+            texts,
+            which,
+        )
+
+    def _range(self, lo: int, hi: int) -> tuple[int, int]:
+        return int(np.searchsorted(self.pos, lo)), int(np.searchsorted(self.pos, hi))
+
+    def slices(self, lo: int, hi: int) -> tuple[list[int], list[bytes]]:
+        """The entries in ``lo:hi`` that are placeholders (their places from ``lo``) and their counts."""
+        k0, k1 = self._range(lo, hi)
+        texts = text_slices(self.texts, self.which[k0:k1], self.starts[k0:k1], self.ends[k0:k1])
+        return (self.pos[k0:k1] - lo).tolist(), texts
+
+    def made(self, masks: list, lo: int, hi: int) -> list:
+        """``masks[lo:hi]`` with the placeholders made into RLE dicts."""
+        out = masks[lo:hi]
+        at, texts = self.slices(lo, hi)
+        k0, _ = self._range(lo, hi)
+        for i, size, c in zip(at, self.hw[k0 : k0 + len(at)].tolist(), texts):
+            out[i] = {"size": size, "counts": c}
+        return out

@@ -4,11 +4,13 @@ results) whose masks are converted on demand, as pycocotools' ``annToRLE`` conve
 
 from __future__ import annotations
 
-from itertools import chain
+from collections import deque
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
 
+from deteval.detection.coco_iou import LazyCounts
 from deteval.errors import InputFormatError
 from deteval.io.coco import (
     MAX_POLYGON_COORD,
@@ -20,7 +22,10 @@ from deteval.io.coco import (
 )
 from deteval.io.rle import check_rles
 
-__all__ = ["RleTable", "dt_rles", "gt_rles"]
+__all__ = ["LAZY", "RleTable", "dt_rles", "gt_rles"]
+
+#: An :class:`RleTable`'s cache entry for a mask read from a text when it takes part (one shared object).
+LAZY: dict = {"size": None, "counts": None}
 
 
 class RleTable:
@@ -43,6 +48,32 @@ class RleTable:
         self.segs, self.img, self.image_hw, self.file, self.where = segs, img, image_hw, file, where
         self.index = index  # position of each entry in the input, to name its record
         self.cache: list = [None] * len(segs)
+        # entries whose counts are still in a text (set_lazy): each one's mask number there, else -1
+        self.lazy: np.ndarray | None = None
+        self.source: Any = None
+
+    def set_lazy(self, source: Any, index: np.ndarray) -> None:
+        """Read the masks of the entries with ``index >= 0`` from ``source`` (a
+        :class:`~deteval.io.coco_segm_tail.PendingMasks`: validated, of their images' size) when they take part:
+        their places in the cache hold :data:`LAZY` (so :meth:`ensure` leaves them alone), no dict each."""
+        pos = np.flatnonzero(index >= 0)
+        if not pos.size:
+            return
+        self.lazy, self.source = index, source
+        deque(map(self.cache.__setitem__, pos.tolist(), repeat(LAZY)), maxlen=0)
+
+    def lazy_counts(self, rows: np.ndarray) -> LazyCounts | None:
+        """The lazy entries among ``rows`` (:class:`~deteval.detection.coco_iou.LazyCounts` of the list
+        ``[self[i] for i in rows]``), None if there is none."""
+        if self.lazy is None:
+            return None
+        idx = self.lazy[rows]
+        pos = np.flatnonzero(idx >= 0)
+        if not pos.size:
+            return None
+        k = idx[pos]
+        src = self.source
+        return LazyCounts(pos, src.starts[k], src.ends[k], src.hw[k], src.texts, src.which[k])
 
     def _record(self, i: int) -> str | int:
         j = i if self.index is None else int(self.index[i])
@@ -128,7 +159,12 @@ class RleTable:
         return [i for i in todo if i not in taken]
 
     def __getitem__(self, i: int) -> Any:
-        return self.cache[i]
+        mask = self.cache[i]
+        if mask is LAZY:
+            made = self.lazy_counts(np.array([i], dtype=np.int64))
+            assert made is not None
+            return made.made([mask], 0, 1)[0]
+        return mask
 
 
 def gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> RleTable:
@@ -148,6 +184,8 @@ def dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> RleTable
     table = RleTable(_take(res.segmentation, keep), res.img[keep], gt.image_hw, res.source, None, keep)
     if res.rles is not None and len(res.rles) == len(res):  # validated and converted at load
         table.cache = _take(res.rles, keep)
+    if res.lazy_masks is not None:
+        table.set_lazy(res.lazy_masks, res.lazy_masks.index(len(res))[keep])
     return table
 
 

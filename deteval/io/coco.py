@@ -488,6 +488,10 @@ class CocoResults:
     #: segm branch: every mask as a pycocotools RLE, validated and converted at load (the matcher reads these
     #: instead of validating ``segmentation`` again); None otherwise
     rles: list | None = None
+    #: segm masks validated but not made into dicts (their places in ``segmentation`` and ``rles`` hold None):
+    #: a :class:`~deteval.io.coco_segm_tail.PendingMasks` whose texts the matcher reads them from; set by
+    #: :func:`~deteval.detection.coco.evaluate_coco` on results it read itself
+    lazy_masks: Any = None
 
     def __len__(self) -> int:
         return int(self.score.shape[0])

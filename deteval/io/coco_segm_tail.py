@@ -43,28 +43,37 @@ from deteval.io.coco import (
     results_part,
     stored_boxes,
 )
-from deteval.io.rle import check_rles
+from deteval.io.rle import check_rle_text, text_slices
 
 __all__ = ["PendingMasks", "RawMasks", "segm_tail", "segm_with_pending_tail", "segm_with_tail"]
 
 #: One piece of the tail: image ids, category ids, scores (not yet mapped to the ground truth), each mask's
-#: ``[height, width]``, its area, and its ``counts`` strings joined by newlines (a checked counts string holds
-#: only ``'0'..'o'``).
-RawMasks = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]
+#: ``[height, width]``, its area and the length of its ``counts`` string.
+RawMasks = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: The child's tail: its pieces, and for each the ``counts`` strings of its masks laid end to end (ASCII: a
+#: checked counts string holds only ``'0'..'o'``), one bytes object rather than a string per mask.
+SegmTail = tuple[list[RawMasks], list[bytes]]
 
 
-def segm_tail(path: str | PathLike[str], start: int) -> list[RawMasks] | None:
+def segm_tail(path: str | PathLike[str], start: int) -> SegmTail | None:
     """The child's share: every piece of ``path`` beginning at or after byte ``start`` (never the first), read
     as :func:`_raw_masks`; None on any fault or doubt."""
-    # cut as :func:`~deteval.io.coco.results_part` cuts the head (quarter pieces), so the parts fit together
-    pieces = _part_pieces(path, start, False, coco_io.CHUNK_BYTES // 4)
+    return _raw_pieces(path, start, False)
+
+
+def _raw_pieces(path: str | PathLike[str], start: int, head: bool) -> SegmTail | None:
+    """The pieces of ``path`` beginning before byte ``start`` (``head``) or the others, each read as
+    :func:`_raw_masks`; None on any fault or doubt."""
+    # cut as :func:`~deteval.io.coco.results_part` cuts them (quarter pieces), so that the parts fit together
+    pieces = _part_pieces(path, start, head, coco_io.CHUNK_BYTES // 4)
     if pieces is None:
         return None
     file = str(path)
     out: list[RawMasks] = []
+    texts: list[bytes] = []
     with paused():  # (tens of thousands of objects per piece, no cycles)
         for records in pieces:
-            if records is None:
+            if not records:  # (unreadable; an empty one is left to the one-process path)
                 return None
             try:
                 raw = _raw_masks(records, file)
@@ -72,12 +81,13 @@ def segm_tail(path: str | PathLike[str], start: int) -> list[RawMasks] | None:
                 return None
             if raw is None:
                 return None
-            out.append(raw)
+            out.append(raw[0])
+            texts.append(raw[1])
             del records
-    return out
+    return out, texts
 
 
-def _raw_masks(records: list, file: str) -> RawMasks | None:
+def _raw_masks(records: list, file: str) -> tuple[RawMasks, bytes] | None:
     """The columns of segm-branch results whose masks are all compressed RLE dicts and which have no ``bbox``
     (loadRes then takes every box from the mask), checked as the one-process loader checks them but for what
     needs the ground truth; None if the records are not such (the one-process path decides)."""
@@ -93,14 +103,21 @@ def _raw_masks(records: list, file: str) -> RawMasks | None:
     hw = plain_rle_sizes(segs)  # (the comparison with the images' sizes is the parent's)
     if hw is None:
         return None
-    counts = list(map(itemgetter("counts"), segs))
-    pixels = hw[:, 0] * hw[:, 1]
-    area = check_rles(segs, file, range(len(segs)), pixels=pixels)
-    return img_ids, cat_ids, score, hw, area, "\n".join(counts)
+    counts = list(map(itemgetter("counts"), segs))  # (strings: plain_rle_sizes checked)
+    try:
+        text = "".join(counts).encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    lengths = np.fromiter(map(len, counts), dtype=np.int64, count=len(counts))
+    # (check_rles' checks of these strings, on the text already laid end to end)
+    area = check_rle_text(
+        np.frombuffer(text, dtype=np.uint8), lengths, hw[:, 0] * hw[:, 1], file, range(len(segs))
+    )
+    return (img_ids, cat_ids, score, hw, area, lengths), text
 
 
 def segm_with_tail(
-    path: str | PathLike[str], gt: CocoGroundTruth, start: int, tail: Callable[[], list[RawMasks] | None]
+    path: str | PathLike[str], gt: CocoGroundTruth, start: int, tail: Callable[[], SegmTail | None]
 ) -> CocoResults | None:
     """The head read here against ``gt`` (:func:`~deteval.io.coco.results_part`), then the child's pieces
     (``tail()``: what :func:`segm_tail` returned) mapped to ``gt`` and appended: the columns the one-process
@@ -114,55 +131,77 @@ def segm_with_tail(
 
 
 def segm_with_pending_tail(
-    path: str | PathLike[str], gt: CocoGroundTruth, start: int, tail: Callable[[], list[RawMasks] | None]
+    path: str | PathLike[str],
+    gt: CocoGroundTruth,
+    start: int,
+    tail: Callable[[], SegmTail | None],
+    lean_head: bool = False,
 ) -> tuple[CocoResults, PendingMasks] | None:
     """:func:`segm_with_tail` with the tail's mask dicts not made yet: their places in ``segmentation``,
-    ``rles`` (and the boxes still to compute) hold None until :meth:`PendingMasks.fill` makes them, so that
-    two processes matching halves of the categories each make only its own (after the fork, in memory of its
-    own); everything else (the ids, the sizes) is checked here."""
-    parts = results_part(path, gt, "segm", start, True)
+    ``rles`` (and the boxes still to compute) hold None until :meth:`PendingMasks.fill` makes them, or for
+    good when the matcher reads them from the texts (:attr:`~deteval.io.coco.CocoResults.lazy_masks`);
+    everything else (the ids, the sizes) is checked here. ``lean_head``: the head read as the child reads
+    the tail where it can (:func:`_lean_head`), its masks pending too (for a caller that only matches: a
+    segmentation dict's keys other than ``size`` and ``counts`` are not kept)."""
+    head = _lean_head(path, gt, start) if lean_head else None
+    parts = results_part(path, gt, "segm", start, True) if head is None else head[0]
     if parts is None:
         return None
-    raw = tail()
-    if raw is None:
+    got = tail()
+    if got is None:
         return None
+    raw, texts = got
     file = str(path)
     offset = sum(len(q) for q in parts)
-    rows, sizes, counts = [], [], []
+    first = offset
     with paused():
         for piece in raw:
             part = _mapped(piece, gt, file)
             if part is None:
                 return None
-            parts.append(part[0])
-            rows.append(np.arange(offset, offset + len(part[0]), dtype=np.int64))
-            sizes.append(piece[3])
-            counts.extend(part[1])
-            offset += len(part[0])
+            parts.append(part)
+            offset += len(part)
         res = concat_results(parts, file)
-    empty = np.zeros(0, dtype=np.int64)
-    return res, PendingMasks(
-        np.concatenate(rows) if rows else empty,
-        np.concatenate(sizes) if sizes else empty.reshape(0, 2),
-        counts,
-    )
+    pending = PendingMasks.of(np.arange(first, offset, dtype=np.int64), raw, texts)
+    if pending is None or head is None:
+        return None if pending is None else (res, pending)
+    return res, PendingMasks.joined(head[1], pending)
 
 
-def _mapped(piece: RawMasks, gt: CocoGroundTruth, file: str) -> tuple[CocoResults, list[str]] | None:
-    """One piece of the tail against ``gt``: the ids mapped, every mask of its image's size (checked); its
-    masks (None for now, see :class:`PendingMasks`) and their counts strings; None if an id is unknown or a
-    size differs."""
-    img_ids, cat_ids, score, hw, area, joined = piece
+def _lean_head(
+    path: str | PathLike[str], gt: CocoGroundTruth, start: int
+) -> tuple[list[CocoResults], PendingMasks] | None:
+    """The pieces of the head (those :func:`~deteval.io.coco.results_part` reads) read as the child reads the
+    tail (:func:`_raw_masks`, :func:`_mapped`: the one-process columns, in less time), their masks pending;
+    None where a piece is not such (``results_part`` then reads the head)."""
+    got = _raw_pieces(path, start, True)
+    if got is None:
+        return None
+    file = str(path)
+    parts = []
+    with paused():
+        for piece in got[0]:
+            part = _mapped(piece, gt, file)
+            if part is None:
+                return None
+            parts.append(part)
+    pending = PendingMasks.of(np.arange(sum(map(len, parts)), dtype=np.int64), *got)
+    return None if pending is None else (parts, pending)
+
+
+def _mapped(piece: RawMasks, gt: CocoGroundTruth, file: str) -> CocoResults | None:
+    """One piece of the tail against ``gt``: the ids mapped, every mask of its image's size (checked), its
+    masks None for now (see :class:`PendingMasks`); None if an id is unknown or a size differs."""
+    img_ids, cat_ids, score, hw, area, lengths = piece
     try:
         img = _index_of(img_ids, gt.image_ids, "image_id", file, None)
         cat = _index_of(cat_ids, gt.cat_ids, "category_id", file, None)
     except DetevalError:
         return None
-    counts = joined.split("\n")
-    if len(counts) != img.shape[0] or not np.array_equal(hw, gt.image_hw[img]):
+    if lengths.shape[0] != img.shape[0] or not np.array_equal(hw, gt.image_hw[img]):
         return None
-    masks: list[Any] = [None] * len(counts)
-    part = CocoResults(
+    masks: list[Any] = [None] * lengths.shape[0]
+    return CocoResults(
         img=img,
         cat=cat,
         score=score,
@@ -173,16 +212,67 @@ def _mapped(piece: RawMasks, gt: CocoGroundTruth, file: str) -> tuple[CocoResult
         source=file,
         rles=list(masks),
     )
-    return part, counts
 
 
 class PendingMasks:
-    """The tail's masks of a :class:`~deteval.io.coco.CocoResults` whose RLE dicts are made when asked for:
-    ``rows`` (their positions), their ``[height, width]`` and ``counts`` strings."""
+    """The masks of a :class:`~deteval.io.coco.CocoResults` whose RLE dicts are made when asked for: ``rows``
+    (their positions), their ``[height, width]``, and their ``counts`` strings, laid end to end in ``texts``
+    (ASCII, one per piece of the file): mask ``k``'s is ``texts[which[k]][starts[k]:ends[k]]``."""
 
-    def __init__(self, rows: np.ndarray, hw: np.ndarray, counts: list[str]) -> None:
-        self.rows, self.hw, self.counts = rows, hw, counts
+    def __init__(
+        self,
+        rows: np.ndarray,
+        hw: np.ndarray,
+        texts: list[bytes],
+        which: np.ndarray,
+        starts: np.ndarray,
+        ends: np.ndarray,
+    ) -> None:
+        self.rows, self.hw, self.texts, self.which, self.starts, self.ends = (
+            rows,
+            hw,
+            texts,
+            which,
+            starts,
+            ends,
+        )
         self.done = np.zeros(rows.shape[0], dtype=bool)
+        self._index: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, rows: np.ndarray, raw: list[RawMasks], texts: list[bytes]) -> PendingMasks | None:
+        """The masks of the pieces ``raw`` (their sizes and lengths), piece ``i``'s counts in ``texts[i]``, at
+        ``rows``; None if a text is not its masks' counts end to end."""
+        if len(raw) != len(texts) or rows.shape[0] != sum(p[5].shape[0] for p in raw):
+            return None
+        empty = np.zeros(0, dtype=np.int64)
+        ends = [np.cumsum(p[5]) for p in raw]
+        if any(int(e[-1] if e.size else 0) != len(t) for e, t in zip(ends, texts)):
+            return None
+        ends_all = np.concatenate(ends) if ends else empty
+        lengths = np.concatenate([p[5] for p in raw]) if raw else empty
+        which = np.repeat(np.arange(len(raw), dtype=np.int64), [p[5].shape[0] for p in raw])
+        hw = np.concatenate([p[3] for p in raw]) if raw else empty.reshape(0, 2)
+        return cls(rows, hw, list(texts), which, ends_all - lengths, ends_all)
+
+    @classmethod
+    def joined(cls, first: PendingMasks, second: PendingMasks) -> PendingMasks:
+        """The masks of both (``first``'s rows before ``second``'s)."""
+        return cls(
+            np.concatenate([first.rows, second.rows]),
+            np.concatenate([first.hw, second.hw]),
+            first.texts + second.texts,
+            np.concatenate([first.which, second.which + len(first.texts)]),
+            np.concatenate([first.starts, second.starts]),
+            np.concatenate([first.ends, second.ends]),
+        )
+
+    def index(self, n: int) -> np.ndarray:
+        """For each of the ``n`` rows of the results, its mask's number here; -1 for the rows not here."""
+        if self._index is None or self._index.shape[0] != n:
+            self._index = np.full(n, -1, dtype=np.int64)
+            self._index[self.rows] = np.arange(self.rows.shape[0], dtype=np.int64)
+        return self._index
 
     def fill(self, res: CocoResults, categories: np.ndarray | None = None) -> None:
         """Make the dicts (as JSON gives them) of the masks not made yet, of every record or (``categories``,
@@ -195,11 +285,10 @@ class PendingMasks:
         if not idx.size:
             return
         self.done[idx] = True
+        cut = text_slices(self.texts, self.which[idx], self.starts[idx], self.ends[idx])
+        counts = map(bytes.decode, cut)  # (ASCII: checked)
         # (each size list made by numpy's tolist, in C: 0.0066 s for 36k dicts against 0.009-0.011 s)
-        masks = [
-            {"size": size, "counts": c}
-            for size, c in zip(self.hw[idx].tolist(), map(self.counts.__getitem__, idx.tolist()))
-        ]
+        masks = [{"size": size, "counts": c} for size, c in zip(self.hw[idx].tolist(), counts)]
         rows = self.rows[idx].tolist()
         boxes = stored_boxes(res)
         for column in (res.segmentation, res.rles, boxes.rles if isinstance(boxes, MaskBoxes) else None):

@@ -24,7 +24,8 @@ An uncompressed RLE (``counts`` a list of integers) must have at least one count
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from itertools import chain
 from operator import itemgetter
 from typing import Any
@@ -33,7 +34,7 @@ import numpy as np
 
 from deteval.errors import InputFormatError, ValidationError
 
-__all__ = ["check_rles", "decode_counts"]
+__all__ = ["check_rle_text", "check_rles", "decode_counts", "text_slices"]
 
 _FIRST, _LAST = 48, 111  # '0' .. 'o': 48 + a 6-bit group
 _MORE, _SIGN, _BITS = 0x20, 0x10, 0x1F
@@ -173,6 +174,22 @@ def _size_pixels(segm: dict) -> int:
 BATCH_CHARS = 1 << 18
 
 
+class _FirstFault:
+    """The fault of the lowest entry seen so far (errors name the first bad record of the input)."""
+
+    def __init__(self) -> None:
+        self.first: tuple[int, type, str] | None = None
+
+    def __call__(self, i: int, cls: type, reason: str) -> None:
+        if self.first is None or i < self.first[0]:
+            self.first = (i, cls, reason)
+
+    def raise_first(self, file: str, records: Sequence[str | int]) -> None:
+        if self.first is not None:
+            i, cls, reason = self.first
+            raise cls(reason, file=file, record=records[i])
+
+
 def check_rles(
     segms: Sequence[Any], file: str, records: Sequence[str | int], *, pixels: np.ndarray | None = None
 ) -> np.ndarray:
@@ -185,56 +202,79 @@ def check_rles(
     for any other entry (a polygon, a count list, a list of parts). ``pixels``: height × width of every entry,
     when the caller has checked that each is a dict with ``size`` (spares reading the sizes again).
     """
-    area = np.full(len(segms), np.nan)
-    first_bad: tuple[int, type, str] | None = None
-
-    def bad(i: int, cls: type, reason: str) -> None:
-        nonlocal first_bad
-        if first_bad is None or i < first_bad[0]:
-            first_bad = (i, cls, reason)
-
     plain = _plain_strings(segms, pixels)
     if plain is not None:  # every entry a dict with a counts string: no loop over the records
-        buf, lengths, pixels = plain
-        owner = whole = None
-    else:
-        strings: list[bytes] = []
-        s_owner: list[int] = []
-        s_pixels: list[int] = []
-        s_whole: list[bool] = []
-        for i, s in enumerate(segms):
-            parts = (
-                [s]
-                if isinstance(s, dict)
-                else [p for p in s if isinstance(p, dict)]
-                if isinstance(s, list)
-                else []
-            )
-            for p in parts:
-                counts = p["counts"]
-                if isinstance(counts, list):
-                    if not counts:
-                        bad(i, InputFormatError, "RLE counts list is empty (no run at all)")
-                    elif sum(counts) != _size_pixels(p):
-                        bad(
-                            i,
-                            ValidationError,
-                            f"RLE runs add up to {sum(counts)} pixels, not height * width = {_size_pixels(p)}",
-                        )
-                    continue
-                raw = _as_bytes(counts)
-                if raw is None:
-                    bad(i, InputFormatError, "RLE counts string holds a character outside '0'..'o'")
-                    continue
-                strings.append(raw)
-                s_owner.append(i)
-                s_pixels.append(_size_pixels(p))
-                s_whole.append(p is s)
-        buf = np.frombuffer(b"".join(strings), dtype=np.uint8)
-        lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
-        pixels = np.array(s_pixels, dtype=np.int64)
-        owner = np.array(s_owner, dtype=np.int64)
-        whole = np.array(s_whole, dtype=bool)
+        return check_rle_text(*plain, file, records)
+    area = np.full(len(segms), np.nan)
+    bad = _FirstFault()
+    strings: list[bytes] = []
+    s_owner: list[int] = []
+    s_pixels: list[int] = []
+    s_whole: list[bool] = []
+    for i, s in enumerate(segms):
+        parts = (
+            [s]
+            if isinstance(s, dict)
+            else [p for p in s if isinstance(p, dict)]
+            if isinstance(s, list)
+            else []
+        )
+        for p in parts:
+            counts = p["counts"]
+            if isinstance(counts, list):
+                if not counts:
+                    bad(i, InputFormatError, "RLE counts list is empty (no run at all)")
+                elif sum(counts) != _size_pixels(p):
+                    bad(
+                        i,
+                        ValidationError,
+                        f"RLE runs add up to {sum(counts)} pixels, not height * width = {_size_pixels(p)}",
+                    )
+                continue
+            raw = _as_bytes(counts)
+            if raw is None:
+                bad(i, InputFormatError, "RLE counts string holds a character outside '0'..'o'")
+                continue
+            strings.append(raw)
+            s_owner.append(i)
+            s_pixels.append(_size_pixels(p))
+            s_whole.append(p is s)
+    _check_batches(
+        np.frombuffer(b"".join(strings), dtype=np.uint8),
+        np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)),
+        np.array(s_pixels, dtype=np.int64),
+        np.array(s_owner, dtype=np.int64),
+        np.array(s_whole, dtype=bool),
+        area,
+        bad,
+    )
+    bad.raise_first(file, records)
+    return area
+
+
+def check_rle_text(
+    buf: np.ndarray, lengths: np.ndarray, pixels: np.ndarray, file: str, records: Sequence[str | int]
+) -> np.ndarray:
+    """:func:`check_rles` of compressed ``counts`` strings laid end to end (``buf``, uint8; entry ``i`` has
+    ``lengths[i]`` characters and ``pixels[i]`` = height × width): their areas."""
+    area = np.full(lengths.shape[0], np.nan)
+    bad = _FirstFault()
+    _check_batches(buf, lengths, pixels, None, None, area, bad)
+    bad.raise_first(file, records)
+    return area
+
+
+def _check_batches(
+    buf: np.ndarray,
+    lengths: np.ndarray,
+    pixels: np.ndarray,
+    owner: np.ndarray | None,
+    whole: np.ndarray | None,
+    area: np.ndarray,
+    bad: Callable[[int, type, str], None],
+) -> None:
+    """Decode and check the strings of ``buf`` (:func:`check_rles`), reporting each fault to ``bad`` with its
+    entry (``owner`` of each string, else its position); the areas of whole entries written to ``area``."""
     # batches of about BATCH_CHARS characters: the int64 arrays per value stay small (and in cache)
     ends = np.cumsum(lengths)
     lo = 0
@@ -261,10 +301,6 @@ def check_rles(
             sel = whole[lo:hi]
             area[who[sel]] = d.area[sel]
         lo = hi
-    if first_bad is not None:
-        i, cls, reason = first_bad
-        raise cls(reason, file=file, record=records[i])
-    return area
 
 
 def _plain_strings(
@@ -289,3 +325,18 @@ def _plain_strings(
         return None
     lengths = np.fromiter(map(len, counts), dtype=np.int64, count=len(counts))
     return np.frombuffer(joined, dtype=np.uint8), lengths, pixels
+
+
+def text_slices(
+    texts: Sequence[bytes], which: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> list[bytes]:
+    """``[texts[which[k]][starts[k]:ends[k]] for k ...]``: counts strings cut from texts that hold many of them
+    laid end to end, one C-level pass per text."""
+    if len(texts) == 1:
+        return list(map(texts[0].__getitem__, map(slice, starts.tolist(), ends.tolist())))
+    out: list[bytes] = [b""] * which.shape[0]
+    for t in np.flatnonzero(np.bincount(which, minlength=len(texts))).tolist():
+        sel = np.flatnonzero(which == t)
+        cut = map(texts[t].__getitem__, map(slice, starts[sel].tolist(), ends[sel].tolist()))
+        deque(map(out.__setitem__, sel.tolist(), cut), maxlen=0)  # (out[i] = slice, in C)
+    return out
