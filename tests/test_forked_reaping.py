@@ -56,3 +56,30 @@ def test_a_failed_or_cancelled_child_is_reaped():
         time.sleep(0.01)
     with pytest.raises(ChildProcessError):
         os.waitpid(child.pid, os.WNOHANG)
+
+
+def test_a_child_still_exiting_is_not_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """can_fork on two CPUs with three runnable tasks: refused, unless one of them is a child of ours whose
+    value was read and that is still exiting (in _EXITING, not yet reaped)."""
+    monkeypatch.delenv(forked.ENV_PROCESSES, raising=False)
+    monkeypatch.setattr(forked, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(forked, "_runnable", lambda: 3)
+    monkeypatch.setattr(forked, "_EXITING", [])
+    assert not forked.can_fork()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        time.sleep(2)
+        os._exit(0)
+    try:
+        forked._EXITING.append(pid)
+        assert forked.can_fork()  # (still running: not reaped, and discounted)
+        monkeypatch.setattr(forked, "_runnable", lambda: 4)
+        assert not forked.can_fork()  # one exiting child excuses one task, not two
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        forked._EXITING.clear()
+    monkeypatch.setattr(forked, "_runnable", lambda: 2)
+    assert forked.can_fork()
+    monkeypatch.setattr(forked, "_runnable", lambda: None)  # unreadable: allowed, as before
+    assert forked.can_fork()

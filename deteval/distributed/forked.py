@@ -54,7 +54,11 @@ def can_fork() -> bool:
     if not sys.platform.startswith("linux") or setting == "1":
         return False
     cpus = usable_cpus()
-    return cpus >= 2 and threading.active_count() == 1 and (setting == "2" or cpu_idle(cpus))
+    if cpus < 2 or threading.active_count() != 1:
+        return False
+    _reap_exited()  # (our children that have exited since their value was read)
+    # a child of ours whose value was read is still exiting (unmapping its memory): it is not load
+    return setting == "2" or cpu_idle(cpus + len(_EXITING))
 
 
 def usable_cpus() -> int:
@@ -71,13 +75,21 @@ def cpu_idle(cpus: int) -> bool:
     runnable tasks, the first number of the fourth field of ``/proc/loadavg``. True if unreadable. One other
     runnable task is allowed because the count is an instant's: a short-lived task (a waking monitor, a child
     exiting) is nearly always there, and refusing then kept even an idle 2-core machine on one process
-    (bench_coco bbox 5k: 0.73 s against 0.55 s with the fork)."""
+    (bench_coco bbox 5k: 0.73 s against 0.55 s with the fork). :func:`can_fork` adds one per child of this
+    process whose value was read and that is still exiting (:func:`_reap_exited`): runnable for a few more
+    milliseconds but no load (counted, a segm evaluation's tail child exiting as the matching halves are
+    forked made that second fork depend on which came first)."""
+    running = _runnable()
+    return running is None or running <= cpus
+
+
+def _runnable() -> int | None:
+    """The kernel's count of runnable tasks now (``/proc/loadavg``), or None if unreadable."""
     try:
         with open("/proc/loadavg", "rb") as f:
-            running = int(f.read().split()[3].split(b"/")[0])
+            return int(f.read().split()[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
-        return True
-    return running <= cpus
+        return None
 
 
 class Forked:
