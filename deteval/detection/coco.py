@@ -57,7 +57,7 @@ from deteval.io.coco import (
     CHUNK_BYTES,
     CocoGroundTruth,
     CocoResults,
-    RawColumns,
+    RawTail,
     gt_head,
     load_coco_gt,
     load_coco_results,
@@ -778,7 +778,7 @@ class _Share:
     def gt(self) -> tuple[list[dict[str, Any]], int] | None:
         return self._take(0)
 
-    def results(self) -> list[RawColumns] | None:
+    def results(self) -> RawTail | None:
         return self._take(1)
 
     def read(self, results: Any, g: CocoGroundTruth) -> CocoResults | None:
@@ -816,7 +816,7 @@ class _KeypointsShare:
 
 def _read_share(
     gt: Any, gt_bytes: int, results: Any, start: int
-) -> tuple[tuple[list[dict[str, Any]], int] | None, list[RawColumns] | None]:
+) -> tuple[tuple[list[dict[str, Any]], int] | None, RawTail | None]:
     """The child's share: the head of the ground truth's annotations (when ``gt_bytes``), the results' tail."""
     head = gt_head(gt, gt_bytes) if gt_bytes else None
     return head, results_tail(results, start)

@@ -44,7 +44,7 @@ from operator import itemgetter
 from os import PathLike
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -1679,6 +1679,11 @@ def results_byte_cost(gt_bytes: int = 0) -> float:
     return 1.0 if gt_bytes >= 2 * CHUNK_BYTES else 0.5
 
 
+#: The parent's cost of taking in the child's results (unpickling and mapping their ids; they come joined),
+#: per byte of results parsed by the child, in bytes of ground truth parsed (:func:`split_reading`)
+HANDOVER_COST = 0.15
+
+
 def split_reading(results_bytes: int, gt_bytes: int, results_cost: float | None = None) -> tuple[int, int]:
     """(the byte from which the child parses the results, the bytes of the ground truth's annotations array
     it parses first): both processes then take about as long, a byte of results costing ``results_cost``
@@ -1692,10 +1697,10 @@ def split_reading(results_bytes: int, gt_bytes: int, results_cost: float | None 
     w = results_byte_cost(gt_bytes) if results_cost is None else results_cost
     if gt_bytes <= w * results_bytes or gt_bytes < 2 * CHUNK_BYTES:
         return max(CHUNK_BYTES, int((w * results_bytes - gt_bytes) / (2 * w))), 0
-    theirs = results_bytes - CHUNK_BYTES if results_bytes >= 2 * CHUNK_BYTES else 0
+    theirs = results_bytes if results_bytes >= 2 * CHUNK_BYTES else 0
     ours = results_bytes - theirs
-    head = int(gt_bytes + w * (ours - theirs) + theirs // 10) // 2
-    return CHUNK_BYTES, max(0, min(head, gt_bytes - 2 * CHUNK_BYTES))
+    head = int(gt_bytes + w * (ours - theirs) + int(theirs * HANDOVER_COST)) // 2
+    return (0 if theirs else CHUNK_BYTES), max(0, min(head, gt_bytes - 2 * CHUNK_BYTES))
 
 
 def _part_texts(
@@ -1733,20 +1738,36 @@ def _bbox_piece_bytes() -> int:
     return CHUNK_BYTES // 4
 
 
-def results_tail(path: str | PathLike[str], start: int) -> list[RawColumns] | None:
-    """The child's share: every piece that begins at or after byte ``start`` (except the first), as validated
-    unmapped columns; None on any fault."""
-    texts = _part_texts(path, start, False, _bbox_piece_bytes())
-    if texts is None:
+#: What a child that read the tail of a bbox results file sends back (:func:`results_tail`): how many pieces it
+#: read and their columns, already joined (this process then copies them no more than the one-process path)
+RawTail = tuple[int, RawColumns]
+
+
+def _in_tail(data: Any, cuts: list[tuple[int, int]], i: int, start: int) -> bool:
+    """Whether piece ``i`` is the child's: it begins at or after byte ``start``; the first piece only when
+    ``start`` is 0 (the child then reads every piece)."""
+    return start <= 0 or (i > 0 and _piece_bounds(data, cuts, i)[0] >= start)
+
+
+def results_tail(path: str | PathLike[str], start: int) -> RawTail | None:
+    """The child's share: every piece that begins at or after byte ``start`` (the first one only from
+    ``start`` 0, its first record then checked for loadRes' bbox branch, as the parent does), as validated
+    unmapped columns joined (:data:`RawTail`); None on any fault."""
+    read = _read_in_pieces(Path(path), _bbox_piece_bytes())
+    if read is None:
         return None
+    data, cuts = read
     file = str(path)
     out: list[RawColumns] = []
     with paused():
-        for text in texts:
+        for i in range(len(cuts) + 1):
+            if not _in_tail(data, cuts, i, start):
+                continue
+            text = _piece_text(data, cuts, i)
             raw = bbox_columns(text)
             if raw is None:
                 records = _parsed_piece(text, file)
-                if records is None:
+                if records is None or (i == 0 and not _bbox_branch(records[0])):
                     return None
                 try:
                     raw = _raw_bbox_columns(records, file)
@@ -1754,14 +1775,18 @@ def results_tail(path: str | PathLike[str], start: int) -> list[RawColumns] | No
                     return None
                 del records
             out.append(raw)
-    return out
+    if not out:
+        return None
+    joined = tuple(np.concatenate(col) for col in zip(*out)) if len(out) > 1 else out[0]
+    return len(out), cast(RawColumns, joined)
 
 
 def results_with_tail(
-    path: str | PathLike[str], gt: CocoGroundTruth, start: int, tail: Callable[[], list[RawColumns] | None]
+    path: str | PathLike[str], gt: CocoGroundTruth, start: int, tail: Callable[[], RawTail | None]
 ) -> CocoResults | None:
-    """The parent's share (the pieces before byte ``start``, mapped to ``gt`` as they are parsed), then the
-    child's (``tail()``: what :func:`results_tail` returned) mapped and appended; None on any fault."""
+    """The parent's share (the pieces before byte ``start``, mapped to ``gt`` as they are parsed; none from
+    ``start`` 0), then the child's (``tail()``: what :func:`results_tail` returned) mapped and appended; None
+    on any fault."""
     read = _read_in_pieces(Path(path), _bbox_piece_bytes())
     if read is None:
         return None
@@ -1771,7 +1796,7 @@ def results_with_tail(
     n_tail = 0
     with paused():
         for i in range(len(cuts) + 1):
-            if i and _piece_bounds(data, cuts, i)[0] >= start:
+            if _in_tail(data, cuts, i, start):
                 n_tail += 1
                 continue
             text = _piece_text(data, cuts, i)
@@ -1788,15 +1813,16 @@ def results_with_tail(
                 return None
             del records
         del data, read  # (the mapping is closed: the tail comes from the child)
-        raw = tail()
-        if raw is None or len(raw) != n_tail:
+        got = tail()
+        if got is None or got[0] != n_tail:
             return None
-        for columns in raw:
-            try:
-                parts.append(_mapped_bbox(columns, gt, file))
-            except DetevalError:
-                return None
-    return concat_results(parts, file)
+        try:
+            parts.append(_mapped_bbox(got[1], gt, file))
+        except DetevalError:
+            return None
+        del got
+    # (the child's columns alone: taken as they are, not copied once more)
+    return parts[0] if len(parts) == 1 else concat_results(parts, file)
 
 
 # ------------------------------------------------------------- a large segm or keypoints file on two cores
