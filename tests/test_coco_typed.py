@@ -240,7 +240,7 @@ def _two_cores(path: Path, typed: bool, start: int, chunk: int) -> tuple:
             whole = coco_io.results_with_tail(path, GT, start, lambda: tail)
         except DetevalError as exc:
             return ("error", type(exc).__name__, str(exc))
-    return None if tail is None else (tail[0], _raw([tail[1]])), None if whole is None else _columns(whole)
+    return None if tail is None else (tail[0], _raw(tail[1])), None if whole is None else _columns(whole)
 
 
 @fuzz_settings(300)

@@ -1739,8 +1739,8 @@ def _bbox_piece_bytes() -> int:
 
 
 #: What a child that read the tail of a bbox results file sends back (:func:`results_tail`): how many pieces it
-#: read and their columns, already joined (this process then copies them no more than the one-process path)
-RawTail = tuple[int, RawColumns]
+#: read and their columns, joined into one when it read them all (the parent then takes them as they are)
+RawTail = tuple[int, list[RawColumns]]
 
 
 def _in_tail(data: Any, cuts: list[tuple[int, int]], i: int, start: int) -> bool:
@@ -1752,7 +1752,9 @@ def _in_tail(data: Any, cuts: list[tuple[int, int]], i: int, start: int) -> bool
 def results_tail(path: str | PathLike[str], start: int) -> RawTail | None:
     """The child's share: every piece that begins at or after byte ``start`` (the first one only from
     ``start`` 0, its first record then checked for loadRes' bbox branch, as the parent does), as validated
-    unmapped columns joined (:data:`RawTail`); None on any fault."""
+    unmapped columns (:data:`RawTail`: joined from ``start`` 0, where the parent has no columns of its own
+    to put first; else piece by piece, as the parent puts them after its own in one copy); None on any
+    fault."""
     read = _read_in_pieces(Path(path), _bbox_piece_bytes())
     if read is None:
         return None
@@ -1777,8 +1779,9 @@ def results_tail(path: str | PathLike[str], start: int) -> RawTail | None:
             out.append(raw)
     if not out:
         return None
-    joined = tuple(np.concatenate(col) for col in zip(*out)) if len(out) > 1 else out[0]
-    return len(out), cast(RawColumns, joined)
+    if start <= 0 and len(out) > 1:
+        return len(out), [cast(RawColumns, tuple(np.concatenate(col) for col in zip(*out)))]
+    return len(out), out
 
 
 def results_with_tail(
@@ -1816,10 +1819,11 @@ def results_with_tail(
         got = tail()
         if got is None or got[0] != n_tail:
             return None
-        try:
-            parts.append(_mapped_bbox(got[1], gt, file))
-        except DetevalError:
-            return None
+        for columns in got[1]:
+            try:
+                parts.append(_mapped_bbox(columns, gt, file))
+            except DetevalError:
+                return None
         del got
     # (the child's columns alone: taken as they are, not copied once more)
     return parts[0] if len(parts) == 1 else concat_results(parts, file)
