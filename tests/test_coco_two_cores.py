@@ -708,3 +708,21 @@ def test_a_busy_machine_keeps_one_process(monkeypatch):
     assert child is not None and child.result() not in (None, os.getpid())
     monkeypatch.setenv(forked.ENV_PROCESSES, "1")
     assert not forked.can_fork()
+
+
+def test_category_halves_weigh_the_detections_crowded_in_an_image():
+    """A category whose detections share one image costs more than as many spread over many (all against
+    all in each image): it makes a half alone; the halves always split the evaluated categories."""
+    from deteval.io.coco import CocoResults
+
+    n = 300
+    img = np.concatenate([np.zeros(n, dtype=np.int64), *[np.arange(n) for _ in range(3)]])
+    cat = np.repeat(np.arange(4), n)
+    z = np.zeros(img.shape[0])
+    r = CocoResults(img=img, cat=cat, score=z, bbox=np.zeros((img.shape[0], 4)), area=z)
+    mine, theirs = coco_eval._category_halves(r, np.arange(4), 4)
+    assert mine.tolist() == [0] and theirs.tolist() == [1, 2, 3]
+    # only some categories evaluated (positions in the selection), one of them with no detection
+    r5 = CocoResults(img=img, cat=cat + 1, score=z, bbox=r.bbox, area=z)
+    mine, theirs = coco_eval._category_halves(r5, np.array([0, 1, 3]), 5)
+    assert sorted(mine.tolist() + theirs.tolist()) == [0, 1, 2] and mine.tolist() == [1]
