@@ -1680,8 +1680,12 @@ def results_byte_cost(gt_bytes: int = 0) -> float:
 
 
 #: The parent's cost of taking in the child's results (unpickling and mapping their ids; they come joined),
-#: per byte of results parsed by the child, in bytes of ground truth parsed (:func:`split_reading`)
-HANDOVER_COST = 0.15
+#: per byte of results parsed by the child, in bytes of ground truth parsed (:func:`split_reading`).
+#: Objects365-like set (bench_scale --full), reading alone, DETEVAL_PROCESSES=2, load average 1.5-1.7, wall
+#: (parent CPU / child CPU) s: 0.15: 0.88 (0.87/0.68), 0.83, 0.81; 0.2: 0.83 (0.79/0.67), 0.82, 0.79;
+#: 0.3: 0.80 (0.75/0.69), 0.83, 0.81, 0.82, 0.80; 0.35: 0.81 (0.73/0.70), 0.81; 0.45: 0.86 (0.72/0.75), 0.85
+#: (the parent waits); 0: the parent waits 0.05-0.07 s for the child's value.
+HANDOVER_COST = 0.3
 
 
 def split_reading(results_bytes: int, gt_bytes: int, results_cost: float | None = None) -> tuple[int, int]:
@@ -1689,11 +1693,10 @@ def split_reading(results_bytes: int, gt_bytes: int, results_cost: float | None 
     it parses first): both processes then take about as long, a byte of results costing ``results_cost``
     bytes of ground truth (default :func:`results_byte_cost`). A ground truth that costs less than the
     results stays whole with the parent, which also parses the head of the results; a costlier one gives its
-    first pieces to the child, which then parses all the results but the first piece (that piece, whose first
-    record decides loadRes' branch, always stays with the parent; a results file too small to cut stays whole
-    with it). The parent also puts the child's results together with its own (a tenth of the time orjson
-    took to parse them: at the Objects365 scale of ``scripts/bench_scale.py``, 0.17 s against 1.96 s), which
-    counts on its side. ``gt_bytes`` 0: a ground truth in memory."""
+    first pieces to the child, which then parses all the results (checking the first record's loadRes branch
+    as the parent would; a results file too small to cut stays whole with the parent). The parent also takes
+    in the child's results (:data:`HANDOVER_COST`), which counts on its side. ``gt_bytes`` 0: a ground truth
+    in memory."""
     w = results_byte_cost(gt_bytes) if results_cost is None else results_cost
     if gt_bytes <= w * results_bytes or gt_bytes < 2 * CHUNK_BYTES:
         return max(CHUNK_BYTES, int((w * results_bytes - gt_bytes) / (2 * w))), 0
