@@ -283,14 +283,15 @@ def test_split_reading_balances_the_bytes(w):
     for results, gt in ((30 * chunk, 10 * chunk), (30 * chunk, 0)):  # the parent: ground truth + head
         start, head = coco_io.split_reading(results, gt, w)
         assert head == 0 and abs(gt + w * start - w * (results - start)) <= 2
-    assert coco_io.split_reading(3 * chunk, 2 * chunk, w) == (chunk, 0)  # (the first piece stays here)
-    # a costlier ground truth: the child's head of it and its results (but the first piece) against the rest
+    # (the first piece stays here; results cheaper to parse: the child parses them all)
+    assert coco_io.split_reading(3 * chunk, 2 * chunk, w) == ((chunk, 0) if w == 1 else (0, 0))
+    # a costlier ground truth: the child's head of it and all the results against the rest and the hand-over
     for results, gt in ((20 * chunk, 40 * chunk), (30 * chunk, 16 * chunk)):
         start, head = coco_io.split_reading(results, gt, w)
-        theirs = results - start
         if gt <= w * results:
             continue
-        assert start == chunk and abs((gt - head + w * start + theirs // 10) - (head + w * theirs)) <= 2
+        handover = int(results * coco_io.HANDOVER_COST)
+        assert start == 0 and abs((gt - head + handover) - (head + w * results)) <= 2
     assert coco_io.split_reading(chunk, 40 * chunk, w) == (chunk, int((40 + w) * chunk) // 2)  # results uncut
     assert coco_io.split_reading(chunk, 3 * chunk, w) == (
         chunk,
@@ -334,6 +335,67 @@ def test_a_child_that_dies_reading_the_ground_truth_is_replaced(tmp_path, monkey
     two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
     assert used == [False]
     _same(one, two)
+
+
+def _spy_starts(monkeypatch) -> list[int]:
+    """The byte from which each two-core bbox results read left the results to the child."""
+    starts: list[int] = []
+    real = coco_eval.results_with_tail
+
+    def spy(path, g, start, tail):
+        starts.append(start)
+        return real(path, g, start, tail)
+
+    monkeypatch.setattr(coco_eval, "results_with_tail", spy)
+    return starts
+
+
+@pytest.mark.parametrize("key,value", [(None, None), *DAMAGE[:6]])
+def test_the_child_reads_every_result_when_the_ground_truth_costs_more(
+    tmp_path, monkeypatch, small_thresholds, key, value
+):
+    """A ground truth costlier than the results: the child reads all of them (its first record's loadRes
+    branch checked there), the parent none; the one-process numbers, and errors, whatever the record."""
+    gt, dets = _gt_larger(tmp_path, 15)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    n = len(dets)
+    for j in (0, n // 2, n - 1) if key else (0,):
+        bad = [dict(d) for d in dets]
+        if key:
+            bad[j][key] = value
+        (tmp_path / "dt.json").write_text(json.dumps(bad))
+        one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+        starts = _spy_starts(monkeypatch)
+        _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
+        assert starts == [0] and (one[0] == "error") == bool(key)
+        monkeypatch.setattr(coco_eval, "results_with_tail", coco_io.results_with_tail)
+
+
+def test_a_first_result_of_another_branch_is_left_to_one_process(tmp_path, monkeypatch, small_thresholds):
+    """The child reading every result refuses a first record in loadRes' segm branch (a mask): the parent
+    then reads the file alone, as one process does."""
+    gt, dets = _gt_larger(tmp_path, 16)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    dets[0]["segmentation"] = [[1.0, 1.0, 5.0, 1.0, 5.0, 5.0]]
+    del dets[0]["bbox"]
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    assert coco_io.results_tail(tmp_path / "dt.json", 0) is None
+    assert coco_io.results_tail(tmp_path / "dt.json", 3 * coco_io.CHUNK_BYTES) is not None  # (a later start)
+    starts = _spy_starts(monkeypatch)
+    _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
+    assert starts == [0]
+
+
+def test_a_child_that_dies_reading_every_result_is_replaced(tmp_path, monkeypatch, small_thresholds):
+    gt, dets = _gt_larger(tmp_path, 17)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    monkeypatch.setattr(coco_eval, "results_tail", _dies_in_a_child())
+    starts = _spy_starts(monkeypatch)
+    _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
+    assert starts == [0]
 
 
 BAD_BOXES = [
@@ -646,3 +708,21 @@ def test_a_busy_machine_keeps_one_process(monkeypatch):
     assert child is not None and child.result() not in (None, os.getpid())
     monkeypatch.setenv(forked.ENV_PROCESSES, "1")
     assert not forked.can_fork()
+
+
+def test_category_halves_weigh_the_detections_crowded_in_an_image():
+    """A category whose detections share one image costs more than as many spread over many (all against
+    all in each image): it makes a half alone; the halves always split the evaluated categories."""
+    from deteval.io.coco import CocoResults
+
+    n = 300
+    img = np.concatenate([np.zeros(n, dtype=np.int64), *[np.arange(n) for _ in range(3)]])
+    cat = np.repeat(np.arange(4), n)
+    z = np.zeros(img.shape[0])
+    r = CocoResults(img=img, cat=cat, score=z, bbox=np.zeros((img.shape[0], 4)), area=z)
+    mine, theirs = coco_eval._category_halves(r, np.arange(4), 4)
+    assert mine.tolist() == [0] and theirs.tolist() == [1, 2, 3]
+    # only some categories evaluated (positions in the selection), one of them with no detection
+    r5 = CocoResults(img=img, cat=cat + 1, score=z, bbox=r.bbox, area=z)
+    mine, theirs = coco_eval._category_halves(r5, np.array([0, 1, 3]), 5)
+    assert sorted(mine.tolist() + theirs.tolist()) == [0, 1, 2] and mine.tolist() == [1]

@@ -240,7 +240,7 @@ def _two_cores(path: Path, typed: bool, start: int, chunk: int) -> tuple:
             whole = coco_io.results_with_tail(path, GT, start, lambda: tail)
         except DetevalError as exc:
             return ("error", type(exc).__name__, str(exc))
-    return _raw(tail), None if whole is None else _columns(whole)
+    return None if tail is None else (tail[0], _raw(tail[1])), None if whole is None else _columns(whole)
 
 
 @fuzz_settings(300)
@@ -253,9 +253,10 @@ def test_typed_decoding_agrees_with_the_ordinary_path(text, chunk, orjson):
         assert typed == _load(path, False, orjson, chunk, "raise")
         if typed[0] == "error":  # the records skipped, and the rest, are also the ordinary path's
             assert _load(path, True, orjson, chunk, "skip") == _load(path, False, orjson, chunk, "skip")
+        # (from byte 0: the child reads every piece, the first one's branch checked there)
         if chunk is not None:
-            start = len(text) // 2
-            assert _two_cores(path, True, start, chunk) == _two_cores(path, False, start, chunk)
+            for start in (len(text) // 2, 0):
+                assert _two_cores(path, True, start, chunk) == _two_cores(path, False, start, chunk)
 
 
 @fuzz_settings(600)
@@ -344,6 +345,7 @@ def test_typed_path_reads_a_file_in_pieces_and_on_two_cores(tmp_path, monkeypatc
     assert _load(path, True, True, 2000, "raise") == ordinary  # in pieces
     assert _load(path, True, True, None, "raise") == ordinary  # whole
     assert _two_cores(path, True, size // 2, 2000)[1] == ordinary[1:]
+    assert _two_cores(path, True, 0, 2000)[1] == ordinary[1:]  # (the child reads every piece)
     monkeypatch.undo()
     text = path.read_text()
     i = text.rindex('"score"')

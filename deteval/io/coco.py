@@ -44,7 +44,7 @@ from operator import itemgetter
 from os import PathLike
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -1683,23 +1683,31 @@ def results_byte_cost(gt_bytes: int = 0) -> float:
     return 1.0 if gt_bytes >= 2 * CHUNK_BYTES else 0.5
 
 
+#: The parent's cost of taking in the child's results (unpickling and mapping their ids; they come joined),
+#: per byte of results parsed by the child, in bytes of ground truth parsed (:func:`split_reading`).
+#: Objects365-like set (bench_scale --full), reading alone, DETEVAL_PROCESSES=2, load average 1.5-1.7, wall
+#: (parent CPU / child CPU) s: 0.15: 0.88 (0.87/0.68), 0.83, 0.81; 0.2: 0.83 (0.79/0.67), 0.82, 0.79;
+#: 0.3: 0.80 (0.75/0.69), 0.83, 0.81, 0.82, 0.80; 0.35: 0.81 (0.73/0.70), 0.81; 0.45: 0.86 (0.72/0.75), 0.85
+#: (the parent waits); 0: the parent waits 0.05-0.07 s for the child's value.
+HANDOVER_COST = 0.3
+
+
 def split_reading(results_bytes: int, gt_bytes: int, results_cost: float | None = None) -> tuple[int, int]:
     """(the byte from which the child parses the results, the bytes of the ground truth's annotations array
     it parses first): both processes then take about as long, a byte of results costing ``results_cost``
     bytes of ground truth (default :func:`results_byte_cost`). A ground truth that costs less than the
     results stays whole with the parent, which also parses the head of the results; a costlier one gives its
-    first pieces to the child, which then parses all the results but the first piece (that piece, whose first
-    record decides loadRes' branch, always stays with the parent; a results file too small to cut stays whole
-    with it). The parent also puts the child's results together with its own (a tenth of the time orjson
-    took to parse them: at the Objects365 scale of ``scripts/bench_scale.py``, 0.17 s against 1.96 s), which
-    counts on its side. ``gt_bytes`` 0: a ground truth in memory."""
+    first pieces to the child, which then parses all the results (checking the first record's loadRes branch
+    as the parent would; a results file too small to cut stays whole with the parent). The parent also takes
+    in the child's results (:data:`HANDOVER_COST`), which counts on its side. ``gt_bytes`` 0: a ground truth
+    in memory."""
     w = results_byte_cost(gt_bytes) if results_cost is None else results_cost
     if gt_bytes <= w * results_bytes or gt_bytes < 2 * CHUNK_BYTES:
         return max(CHUNK_BYTES, int((w * results_bytes - gt_bytes) / (2 * w))), 0
-    theirs = results_bytes - CHUNK_BYTES if results_bytes >= 2 * CHUNK_BYTES else 0
+    theirs = results_bytes if results_bytes >= 2 * CHUNK_BYTES else 0
     ours = results_bytes - theirs
-    head = int(gt_bytes + w * (ours - theirs) + theirs // 10) // 2
-    return CHUNK_BYTES, max(0, min(head, gt_bytes - 2 * CHUNK_BYTES))
+    head = int(gt_bytes + w * (ours - theirs) + int(theirs * HANDOVER_COST)) // 2
+    return (0 if theirs else CHUNK_BYTES), max(0, min(head, gt_bytes - 2 * CHUNK_BYTES))
 
 
 def _part_texts(
@@ -1737,20 +1745,38 @@ def _bbox_piece_bytes() -> int:
     return CHUNK_BYTES // 4
 
 
-def results_tail(path: str | PathLike[str], start: int) -> list[RawColumns] | None:
-    """The child's share: every piece that begins at or after byte ``start`` (except the first), as validated
-    unmapped columns; None on any fault."""
-    texts = _part_texts(path, start, False, _bbox_piece_bytes())
-    if texts is None:
+#: What a child that read the tail of a bbox results file sends back (:func:`results_tail`): how many pieces it
+#: read and their columns, joined into one when it read them all (the parent then takes them as they are)
+RawTail = tuple[int, list[RawColumns]]
+
+
+def _in_tail(data: Any, cuts: list[tuple[int, int]], i: int, start: int) -> bool:
+    """Whether piece ``i`` is the child's: it begins at or after byte ``start``; the first piece only when
+    ``start`` is 0 (the child then reads every piece)."""
+    return start <= 0 or (i > 0 and _piece_bounds(data, cuts, i)[0] >= start)
+
+
+def results_tail(path: str | PathLike[str], start: int) -> RawTail | None:
+    """The child's share: every piece that begins at or after byte ``start`` (the first one only from
+    ``start`` 0, its first record then checked for loadRes' bbox branch, as the parent does), as validated
+    unmapped columns (:data:`RawTail`: joined from ``start`` 0, where the parent has no columns of its own
+    to put first; else piece by piece, as the parent puts them after its own in one copy); None on any
+    fault."""
+    read = _read_in_pieces(Path(path), _bbox_piece_bytes())
+    if read is None:
         return None
+    data, cuts = read
     file = str(path)
     out: list[RawColumns] = []
     with paused():
-        for text in texts:
+        for i in range(len(cuts) + 1):
+            if not _in_tail(data, cuts, i, start):
+                continue
+            text = _piece_text(data, cuts, i)
             raw = bbox_columns(text)
             if raw is None:
                 records = _parsed_piece(text, file)
-                if records is None:
+                if records is None or (i == 0 and not _bbox_branch(records[0])):
                     return None
                 try:
                     raw = _raw_bbox_columns(records, file)
@@ -1758,14 +1784,19 @@ def results_tail(path: str | PathLike[str], start: int) -> list[RawColumns] | No
                     return None
                 del records
             out.append(raw)
-    return out
+    if not out:
+        return None
+    if start <= 0 and len(out) > 1:
+        return len(out), [cast(RawColumns, tuple(np.concatenate(col) for col in zip(*out)))]
+    return len(out), out
 
 
 def results_with_tail(
-    path: str | PathLike[str], gt: CocoGroundTruth, start: int, tail: Callable[[], list[RawColumns] | None]
+    path: str | PathLike[str], gt: CocoGroundTruth, start: int, tail: Callable[[], RawTail | None]
 ) -> CocoResults | None:
-    """The parent's share (the pieces before byte ``start``, mapped to ``gt`` as they are parsed), then the
-    child's (``tail()``: what :func:`results_tail` returned) mapped and appended; None on any fault."""
+    """The parent's share (the pieces before byte ``start``, mapped to ``gt`` as they are parsed; none from
+    ``start`` 0), then the child's (``tail()``: what :func:`results_tail` returned) mapped and appended; None
+    on any fault."""
     read = _read_in_pieces(Path(path), _bbox_piece_bytes())
     if read is None:
         return None
@@ -1775,7 +1806,7 @@ def results_with_tail(
     n_tail = 0
     with paused():
         for i in range(len(cuts) + 1):
-            if i and _piece_bounds(data, cuts, i)[0] >= start:
+            if _in_tail(data, cuts, i, start):
                 n_tail += 1
                 continue
             text = _piece_text(data, cuts, i)
@@ -1792,15 +1823,17 @@ def results_with_tail(
                 return None
             del records
         del data, read  # (the mapping is closed: the tail comes from the child)
-        raw = tail()
-        if raw is None or len(raw) != n_tail:
+        got = tail()
+        if got is None or got[0] != n_tail:
             return None
-        for columns in raw:
+        for columns in got[1]:
             try:
                 parts.append(_mapped_bbox(columns, gt, file))
             except DetevalError:
                 return None
-    return concat_results(parts, file)
+        del got
+    # (the child's columns alone: taken as they are, not copied once more)
+    return parts[0] if len(parts) == 1 else concat_results(parts, file)
 
 
 # ------------------------------------------------------------- a large segm or keypoints file on two cores
