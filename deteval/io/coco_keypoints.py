@@ -98,19 +98,22 @@ def _part(path: str | PathLike[str], start: int, head: bool) -> Iterator[Any] | 
     def pieces() -> Iterator[Any]:
         yield bools, lo
         for i in mine:
-            yield coco_io._piece_records(data, cuts, i, file)
+            text = coco_io._piece_text(data, cuts, i)
+            records = coco_io._parsed_piece(text, file)
+            yield records, records is not None and coco_io.only_key_strings(text, records)
 
     return pieces()
 
 
-def _matrix(values: list, bools: bool, file: str) -> np.ndarray:
+def _matrix(values: list, bools: bool, file: str, numbers: bool = False) -> np.ndarray:
     """The keypoints of a piece as an N×3K float64 matrix (3K: the piece's first record's), checked as the
-    one-process path checks them (:func:`deteval.io.coco._keypoint_matrix`, which names a bad record)."""
-    return coco_io._keypoint_matrix(values, file, None, "keypoints", plain=not bools)
+    one-process path checks them (:func:`deteval.io.coco._keypoint_matrix`, which names a bad record);
+    ``numbers``: the piece's text holds no string but its records' keys."""
+    return coco_io._keypoint_matrix(values, file, None, "keypoints", plain=not bools, numbers=numbers)
 
 
-def _piece_columns(records: list, bools: bool, file: str) -> KeypointColumns:
-    keypoints = _matrix(coco_io._field(records, "keypoints", file, None), bools, file)
+def _piece_columns(records: list, bools: bool, file: str, numbers: bool = False) -> KeypointColumns:
+    keypoints = _matrix(coco_io._field(records, "keypoints", file, None), bools, file, numbers)
     return (
         coco_io._result_ids(records, "image_id", file),
         coco_io._result_ids(records, "category_id", file),
@@ -131,13 +134,13 @@ def _columns(
     parts: list[KeypointColumns] = []
     used = 0
     with paused():
-        for records in pieces:
+        for records, numbers in pieces:
             try:
                 if records is None or (
                     first and not parts and coco_io.loadres_branch(records[0], file) != "keypoints"
                 ):
                     return None
-                parts.append(_piece_columns(records, bools, file))
+                parts.append(_piece_columns(records, bools, file, numbers))
             except DetevalError:
                 return None
             del records
