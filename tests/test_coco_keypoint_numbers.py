@@ -212,3 +212,61 @@ def test_bad_keypoints_on_the_numbers_path_are_left_to_the_record_checks(tmp_pat
         with pytest.raises(coco_io.DetevalError) as exc:
             load_coco_results(dp, g, iou_type="keypoints")
         assert exc.value.record == j
+
+
+def _gt(seed, n=200, k=5):
+    rng = np.random.default_rng(seed)
+    anns = []
+    for i in range(n):
+        kp = np.round(rng.uniform(0, 400, (k, 3))).astype(int)
+        kp[:, 2] = rng.integers(0, 3, k)
+        anns.append(
+            {
+                "id": i + 1,
+                "image_id": int(rng.integers(1, 6)),
+                "category_id": 1,
+                "bbox": [1.0, 2.0, 30.0, 40.0],
+                "area": float(np.round(rng.uniform(1, 1e4), 2)),
+                "iscrowd": 0,
+                "num_keypoints": int((kp[:, 2] > 0).sum()),
+                "keypoints": [int(v) for v in kp.ravel()] if seed % 2 else kp.ravel().astype(float).tolist(),
+            }
+        )
+    return {
+        "images": [{"id": i, "height": 480, "width": 640} for i in range(1, 6)],
+        "categories": [{"id": 1, "name": "person", "keypoints": [f"k{j}" for j in range(k)]}],
+        "annotations": anns,
+    }
+
+
+def test_ground_truth_pieces_take_the_numbers_path(tmp_path, small_pieces, monkeypatch):
+    calls = []
+    real = coco_io._number_rows
+    monkeypatch.setattr(coco_io, "_number_rows", lambda v: calls.append(1) or real(v))
+    for seed in range(4):
+        gt = _gt(seed)
+        (tmp_path / "gt.json").write_text(json.dumps(gt))
+        a = load_coco_gt(tmp_path / "gt.json", need_keypoints=True)
+        b = load_coco_gt(gt, need_keypoints=True)
+        for f in ("keypoints", "num_keypoints", "bbox", "area", "img", "cat", "ann_id"):
+            x, y = getattr(a, f), getattr(b, f)
+            assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), (seed, f)
+    assert len(calls) > 8
+
+
+@pytest.mark.parametrize("damage", range(len(BAD)))
+def test_bad_ground_truth_keypoints_on_the_numbers_path(tmp_path, small_pieces, monkeypatch, damage):
+    """The same error as without the numbers path (the pieces' np.array), naming the record."""
+    gt = _gt(1)
+    n = len(gt["annotations"])
+    for j in (0, n // 2, n - 1):
+        bad = json.loads(json.dumps(gt))
+        bad["annotations"][j]["keypoints"] = BAD[damage](bad["annotations"][j]["keypoints"])
+        (tmp_path / "gt.json").write_text(json.dumps(bad))
+        errors = []
+        for proven in (coco_io.only_key_strings, lambda text, records: False):
+            monkeypatch.setattr(coco_io, "only_key_strings", proven)
+            with pytest.raises(coco_io.DetevalError) as exc:
+                load_coco_gt(tmp_path / "gt.json", need_keypoints=True)
+            errors.append((type(exc.value), exc.value.record, exc.value.reason))
+        assert errors[0] == errors[1] and errors[0][1] == f"annotations[{j}]", errors

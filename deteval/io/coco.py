@@ -680,10 +680,12 @@ def _ann_columns(
     kp_width: int | None = None,
     crowd_optional: bool = False,
     plain: bool = False,
+    numbers: bool = False,
 ) -> dict[str, Any]:
     """The annotation fields the protocol reads, as arrays (ids not yet mapped to indices). ``kp_width``: the
     3K every record's keypoints must have (default: the first record's). ``crowd_optional``: a missing
-    ``iscrowd`` means 0 (LVIS has no such field). ``plain``: read from a text without ``true``/``false``."""
+    ``iscrowd`` means 0 (LVIS has no such field). ``plain``: read from a text without ``true``/``false``;
+    ``numbers``: and without strings but the records' keys (:func:`only_key_strings`)."""
     where = "annotations"
     ann_id = _id_array(_field(anns, "id", file, where), "annotation id", file, where, strings=False)
     crowd_raw = _field(anns, "iscrowd", file, where, **({"default": 0} if crowd_optional else {}))
@@ -718,6 +720,7 @@ def _ann_columns(
             width=kp_width,
             gt=True,
             plain=plain,
+            numbers=numbers,
         )
     return cols
 
@@ -1096,10 +1099,14 @@ def _gt_in_pieces(
             while ann_end < 0:
                 cut = _RECORD_BOUNDARY.search(data, lo + piece)
                 records = None
+                numbers = False  # (the piece's text holds no string but its records' keys)
                 if cut is not None:
                     nxt = cut.end() - 1
                     try:
-                        records = _ann_piece(b"[" + data[lo : cut.start() + 1] + b"]", file, typed, boxes)
+                        text = b"[" + data[lo : cut.start() + 1] + b"]"
+                        records = _ann_piece(text, file, typed, boxes)
+                        numbers = plain and type(records) is list and only_key_strings(text, records)
+                        del text
                     except ValueError:
                         records = None  # this piece runs past the end of the annotations array
                 if records is None:  # the last piece: it ends at the array's closing bracket
@@ -1132,6 +1139,7 @@ def _gt_in_pieces(
                             kp_width,
                             crowd_optional=crowd_optional,
                             plain=plain,
+                            numbers=numbers,
                         )
                     )
                 except DetevalError as exc:
