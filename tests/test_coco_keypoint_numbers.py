@@ -270,3 +270,29 @@ def test_bad_ground_truth_keypoints_on_the_numbers_path(tmp_path, small_pieces, 
                 load_coco_gt(tmp_path / "gt.json", need_keypoints=True)
             errors.append((type(exc.value), exc.value.record, exc.value.reason))
         assert errors[0] == errors[1] and errors[0][1] == f"annotations[{j}]", errors
+
+
+def test_one_process_without_address_space_for_one_buffer(tmp_path, small_pieces, monkeypatch):
+    """read_keypoints writes every piece's keypoints into one fresh buffer; where that cannot be had
+    (MemoryError) it concatenates the pieces' matrices: the same results either way."""
+    import deteval.io.coco_keypoints as coco_keypoints
+
+    class NoBuffer:
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+        @staticmethod
+        def empty(*args, **kwargs):
+            raise MemoryError
+
+    g, dp = _files(tmp_path, _dets(4))
+    one = load_coco_results(dp, g, iou_type="keypoints")
+    whole = read_keypoints(dp, g)
+    monkeypatch.setattr(coco_keypoints, "np", NoBuffer())
+    pieces = read_keypoints(dp, g)
+    assert whole is not None and pieces is not None
+    assert (
+        whole.keypoints.base is not None and pieces.keypoints.base is None
+    )  # (a view of the buffer; a copy)
+    for f in ("img", "cat", "score", "bbox", "area", "keypoints"):
+        assert getattr(one, f).tobytes() == getattr(whole, f).tobytes() == getattr(pieces, f).tobytes(), f

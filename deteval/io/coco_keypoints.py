@@ -291,7 +291,12 @@ def keypoints_with_tail(
         yield bools, tail_lo
         yield from pieces
 
-    out = None if shared is None else shared.head_buffer(tail_lo)
+    # (alone: one fresh buffer, of which only the pages written take memory, instead of a copy of every
+    # piece's matrix into one at the end)
+    try:
+        out = np.empty(tail_lo // 2) if shared is None else shared.head_buffer(tail_lo)
+    except MemoryError:  # (no such address space: the pieces' matrices concatenated at the end)
+        out = None
     head = _columns(again(), file, out, backward=shared is not None)
     if head is None:
         return None
@@ -308,9 +313,12 @@ def keypoints_with_tail(
         cat = coco_io._index_of(np.concatenate([head[1], rest[1]]), gt.cat_ids, "category_id", file, None)
     except DetevalError:
         return None
-    keypoints = (
-        np.concatenate([*head[3], rest[3]]) if shared is None else shared.joined(tail_lo, head[3][0], rest[3])
-    )
+    if shared is not None:
+        keypoints = shared.joined(tail_lo, head[3][0], rest[3])
+    else:
+        keypoints = (
+            np.concatenate([*head[3], rest[3]]) if len(head[3]) > 1 or rest[3].shape[0] else head[3][0]
+        )
     if keypoints is None:
         return None
     bbox, area = coco_io.boxes_from_bounds(np.concatenate([head[4], rest[4]], axis=1))
