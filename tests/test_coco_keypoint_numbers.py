@@ -296,3 +296,27 @@ def test_one_process_without_address_space_for_one_buffer(tmp_path, small_pieces
     )  # (a view of the buffer; a copy)
     for f in ("img", "cat", "score", "bbox", "area", "keypoints"):
         assert getattr(one, f).tobytes() == getattr(whole, f).tobytes() == getattr(pieces, f).tobytes(), f
+
+
+@pytest.mark.parametrize("key", ["score", "keypoints", "image_id"])
+def test_a_repeated_key_is_found_on_the_numbers_path(tmp_path, small_pieces, key):
+    """A key written twice in one record (numbers only, so that nothing but the quote count shows it): the
+    numbers path is not taken for its piece, and the repeated-key check refuses it as load_coco_results does."""
+    dets = _dets(2)
+    for j in (0, len(dets) // 2, len(dets) - 1):
+        parts = [json.dumps(d) for d in dets]
+        parts[j] = (
+            f'{{"{key}": {json.dumps(dets[j][key])}, ' + parts[j][1:]
+        )  # (the first of two: the last kept)
+        g, dp = _files(tmp_path, dets)
+        dp.write_text("[" + ", ".join(parts) + "]")
+        with pytest.raises(coco_io.DetevalError) as one:
+            load_coco_results(dp, g, iou_type="keypoints")
+        assert "duplicate key" in one.value.reason
+        with pytest.raises(coco_io.DetevalError) as alone:
+            read_keypoints(dp, g)
+        assert (type(alone.value), alone.value.reason, alone.value.file) == (
+            type(one.value),
+            one.value.reason,
+            one.value.file,
+        )

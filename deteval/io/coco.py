@@ -1615,9 +1615,30 @@ def _parsed_piece(text: bytes, file: str) -> list | None:
         records = _loads_piece(text, file)
     except ValueError:
         return None
-    if not isinstance(records, list) or not records or type(records[0]) is not dict:
-        return None
-    return records
+    return _records(records)
+
+
+def _records(value: Any) -> list | None:
+    return value if isinstance(value, list) and value and type(value[0]) is dict else None
+
+
+def parsed_number_piece(text: bytes, file: str) -> tuple[list | None, bool]:
+    """:func:`_parsed_piece` and whether the piece holds no string but its records' keys
+    (:func:`only_key_strings`). Where it holds, the repeated-key check is not needed: a key written twice in
+    one object is one entry of the parsed dict, and its second string would leave more than two quotes per
+    key kept (nested objects can only be ``{}``: any key of theirs is another string)."""
+    if _orjson is None:
+        records = _parsed_piece(text, file)
+        return records, records is not None and only_key_strings(text, records)
+    try:
+        value = _orjson.loads(text)
+        records = _records(value)
+        if records is not None and only_key_strings(text, records):
+            return records, True
+        check_unique_keys(text, value, file, _orjson.dumps)  # (as _loads_piece: a repeated key raises)
+    except ValueError:
+        return None, False
+    return records, False
 
 
 def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bbox") -> CocoResults | None:

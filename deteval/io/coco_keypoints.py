@@ -100,9 +100,7 @@ def _part(path: str | PathLike[str], start: int, head: bool, backward: bool = Fa
     def pieces() -> Iterator[Any]:
         yield bools, tail_lo
         for i in reversed(mine) if backward else mine:
-            text = coco_io._piece_text(data, cuts, i)
-            records = coco_io._parsed_piece(text, file)
-            yield i, records, records is not None and coco_io.only_key_strings(text, records)
+            yield i, *coco_io.parsed_number_piece(coco_io._piece_text(data, cuts, i), file)
 
     return pieces()
 
