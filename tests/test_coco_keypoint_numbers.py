@@ -320,3 +320,23 @@ def test_a_repeated_key_is_found_on_the_numbers_path(tmp_path, small_pieces, key
             one.value.reason,
             one.value.file,
         )
+
+
+@pytest.mark.parametrize("key", ["area", "keypoints", "num_keypoints"])
+def test_a_repeated_key_in_a_ground_truth_read_in_pieces(tmp_path, small_pieces, monkeypatch, key):
+    """A key written twice in one annotation (numbers only): refused with the error the pieces gave before
+    the numbers path (the quote count sees it; the repeated-key check names it)."""
+    gt = _gt(3)
+    anns = gt["annotations"]
+    for j in (0, len(anns) // 2, len(anns) - 1):
+        parts = [json.dumps(a) for a in anns]
+        parts[j] = f'{{"{key}": {json.dumps(anns[j][key])}, ' + parts[j][1:]
+        head = json.dumps({k: v for k, v in gt.items() if k != "annotations"})[:-1]
+        (tmp_path / "gt.json").write_text(head + ', "annotations": [' + ", ".join(parts) + "]}")
+        errors = []
+        for proven in (coco_io.only_key_strings, lambda text, records: False):
+            monkeypatch.setattr(coco_io, "only_key_strings", proven)
+            with pytest.raises(coco_io.DetevalError) as exc:
+                load_coco_gt(tmp_path / "gt.json", need_keypoints=True)
+            errors.append((type(exc.value), exc.value.reason, exc.value.file))
+        assert errors[0] == errors[1] and "duplicate key" in errors[0][1], errors

@@ -1104,8 +1104,10 @@ def _gt_in_pieces(
                     nxt = cut.end() - 1
                     try:
                         text = b"[" + data[lo : cut.start() + 1] + b"]"
-                        records = _ann_piece(text, file, typed, boxes)
-                        numbers = plain and type(records) is list and only_key_strings(text, records)
+                        if plain and not typed and boxes is None:
+                            records, numbers = _plain_ann_piece(text, file)
+                        else:
+                            records = _ann_piece(text, file, typed, boxes)
                         del text
                     except ValueError:
                         records = None  # this piece runs past the end of the annotations array
@@ -1513,6 +1515,20 @@ def _ann_piece(text: bytes, file: str, typed: bool, boxes: _Boxes = None) -> Any
     return _loads_piece(text, file) if records is None else records
 
 
+def _plain_ann_piece(text: bytes, file: str) -> tuple[Any, bool]:
+    """:func:`_ann_piece` of a keypoints ground truth's piece (parsed by orjson, from a text without
+    ``true``/``false``) and whether its text holds no string but its records' keys, in which case no key is
+    repeated (:func:`parsed_number_piece`) and the repeated-key check is skipped."""
+    if _orjson is None:
+        value = _loads_piece(text, file)
+        return value, type(value) is list and only_key_strings(text, value)
+    value = _orjson.loads(text)
+    if type(value) is list and only_key_strings(text, value):
+        return value, True
+    check_unique_keys(text, value, file, _orjson.dumps)
+    return value, False
+
+
 #: ``_ann_piece``'s ``boxes``: None, or a bbox evaluation's ``crowd_optional``
 _Boxes = bool | None
 
@@ -1627,18 +1643,12 @@ def parsed_number_piece(text: bytes, file: str) -> tuple[list | None, bool]:
     (:func:`only_key_strings`). Where it holds, the repeated-key check is not needed: a key written twice in
     one object is one entry of the parsed dict, and its second string would leave more than two quotes per
     key kept (nested objects can only be ``{}``: any key of theirs is another string)."""
-    if _orjson is None:
-        records = _parsed_piece(text, file)
-        return records, records is not None and only_key_strings(text, records)
     try:
-        value = _orjson.loads(text)
-        records = _records(value)
-        if records is not None and only_key_strings(text, records):
-            return records, True
-        check_unique_keys(text, value, file, _orjson.dumps)  # (as _loads_piece: a repeated key raises)
+        value, numbers = _plain_ann_piece(text, file)
     except ValueError:
         return None, False
-    return records, False
+    records = _records(value)
+    return records, numbers and records is not None
 
 
 def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bbox") -> CocoResults | None:
