@@ -133,3 +133,41 @@ def test_keypoint_oks_in_chunks_follows_the_rule_for_any_number_of_keypoints():
         assert (ref[far] < below).all() and np.array_equal(cut[~far], ref[~far]), trial
         skipped += int(far.sum())
     assert skipped > 1000
+
+
+def test_row_extents_in_blocks_equal_the_row_min_and_max(monkeypatch):
+    """_row_extents, block by block (blocks forced small), is each row's min and max over its masked columns
+    (+inf and −inf where none), bit for bit."""
+    import deteval.detection.coco_iou as coco_iou
+
+    rng = np.random.default_rng(2)
+    for rows in (1, 7):
+        monkeypatch.setattr(coco_iou, "_EXTENT_ROWS", rows)
+        for _ in range(30):
+            n, k = int(rng.integers(0, 40)), int(rng.integers(1, 20))
+            a = np.round(rng.normal(0, 100, (n, k)), 2)
+            mask = rng.random((n, k)) < 0.6
+            lo, hi = coco_iou._row_extents(a)
+            assert np.array_equal(lo, a.min(axis=1, initial=np.inf))
+            assert np.array_equal(hi, a.max(axis=1, initial=-np.inf))
+            lo, hi = coco_iou._row_extents(a, mask.T.copy())
+            assert np.array_equal(lo, np.where(mask, a, np.inf).min(axis=1, initial=np.inf))
+            assert np.array_equal(hi, np.where(mask, a, -np.inf).max(axis=1, initial=-np.inf))
+
+
+def test_compacted_column_sums_equal_numpy_sums():
+    """Rows zero-padded past their count c, sorted by group and transposed: np.sum(row[:c]) / c, bit for bit,
+    for every c from 1 to 300 (numpy's pairwise sum splits past 128)."""
+    from deteval.detection.coco_iou import _compacted_column_sums, _sum_groups
+
+    rng = np.random.default_rng(4)
+    for k in (1, 7, 17, 30, 300):
+        n = 500
+        count = rng.integers(1, k + 1, n)
+        a = rng.exponential(1.0, (n, k)) * (np.arange(k) < count[:, None])
+        group = _sum_groups(count)
+        perm = np.argsort(group, kind="stable")
+        got = np.empty(n)
+        got[perm] = _compacted_column_sums(np.ascontiguousarray(a[perm].T), count[perm], group[perm])
+        ref = np.array([np.sum(a[i, : count[i]]) / count[i] for i in range(n)])
+        assert np.array_equal(got, ref), k

@@ -88,7 +88,7 @@ def _read(dt, g, start):
             return got
 
     tail = KeypointsTail(Done(), shared)  # type: ignore[arg-type]
-    return keypoints_with_tail(dt, g, start, tail.result, tail.join)
+    return keypoints_with_tail(dt, g, start, tail.result, tail)
 
 
 @pytest.fixture
@@ -140,7 +140,7 @@ def test_a_forked_child_and_its_shared_buffer(tmp_path, small_pieces):
         pytest.skip("cannot fork")
     tail = KeypointsTail(child, shared)
     try:
-        two = keypoints_with_tail(dp, g, start, tail.result, tail.join)
+        two = keypoints_with_tail(dp, g, start, tail.result, tail)
     finally:
         tail.cancel()
     assert two is not None

@@ -815,7 +815,7 @@ class _KeypointsShare:
 
     def read(self, results: Any, g: CocoGroundTruth) -> CocoResults | None:
         """The results: the head read here, the tail from the child (None if it failed)."""
-        return keypoints_with_tail(results, g, self.start, self.child.result, self.child.join)
+        return keypoints_with_tail(results, g, self.start, self.child.result, self.child)
 
 
 def _read_share(

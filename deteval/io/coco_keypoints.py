@@ -78,39 +78,42 @@ def keypoints_split_byte(results_bytes: int, gt_bytes: int) -> int:
     return max(coco_io.CHUNK_BYTES, int(head))
 
 
-def _part(path: str | PathLike[str], start: int, head: bool) -> Iterator[Any] | None:
-    """The records of each piece of the head (pieces beginning before ``start``, and always the first) or of
-    the tail (None for a piece that does not parse), preceded by whether that part of the text may hold a
-    boolean and the byte where the part begins; None if the file is not read in pieces."""
+def _part(path: str | PathLike[str], start: int, head: bool, backward: bool = False) -> Iterator[Any] | None:
+    """For each piece of the head (pieces beginning before ``start``, and always the first) or of the tail:
+    its index, its records (None if it does not parse) and whether its text holds no string but their keys
+    (:func:`deteval.io.coco.only_key_strings`); ``backward``: the last piece first. Preceded by whether that
+    part of the text may hold a boolean and the byte where the tail begins; None if the file is not read in
+    pieces."""
     read = coco_io._read_in_pieces(Path(path), min(coco_io.CHUNK_BYTES // 4, PIECE_BYTES))
     if read is None:
         return None
     data, cuts = read
-    mine = [
-        i for i in range(len(cuts) + 1) if (i == 0 or coco_io._piece_bounds(data, cuts, i)[0] < start) == head
-    ]
+    heads = [i == 0 or coco_io._piece_bounds(data, cuts, i)[0] < start for i in range(len(cuts) + 1)]
+    mine = [i for i, h in enumerate(heads) if h == head]
+    tail_lo = coco_io._piece_bounds(data, cuts, heads.index(False))[0] if False in heads else len(data)
     if not mine:
-        return iter([(False, len(data))])
+        return iter([(False, tail_lo)])
     lo, hi = coco_io._piece_bounds(data, cuts, mine[0])[0], coco_io._piece_bounds(data, cuts, mine[-1])[1]
     bools = not coco_io.no_json_booleans(data, lo, hi)
     file = str(path)
 
     def pieces() -> Iterator[Any]:
-        yield bools, lo
-        for i in mine:
-            yield coco_io._piece_records(data, cuts, i, file)
+        yield bools, tail_lo
+        for i in reversed(mine) if backward else mine:
+            yield i, *coco_io.parsed_number_piece(coco_io._piece_text(data, cuts, i), file)
 
     return pieces()
 
 
-def _matrix(values: list, bools: bool, file: str) -> np.ndarray:
+def _matrix(values: list, bools: bool, file: str, numbers: bool = False) -> np.ndarray:
     """The keypoints of a piece as an N×3K float64 matrix (3K: the piece's first record's), checked as the
-    one-process path checks them (:func:`deteval.io.coco._keypoint_matrix`, which names a bad record)."""
-    return coco_io._keypoint_matrix(values, file, None, "keypoints", plain=not bools)
+    one-process path checks them (:func:`deteval.io.coco._keypoint_matrix`, which names a bad record);
+    ``numbers``: the piece's text holds no string but its records' keys."""
+    return coco_io._keypoint_matrix(values, file, None, "keypoints", plain=not bools, numbers=numbers)
 
 
-def _piece_columns(records: list, bools: bool, file: str) -> KeypointColumns:
-    keypoints = _matrix(coco_io._field(records, "keypoints", file, None), bools, file)
+def _piece_columns(records: list, bools: bool, file: str, numbers: bool = False) -> KeypointColumns:
+    keypoints = _matrix(coco_io._field(records, "keypoints", file, None), bools, file, numbers)
     return (
         coco_io._result_ids(records, "image_id", file),
         coco_io._result_ids(records, "category_id", file),
@@ -121,23 +124,21 @@ def _piece_columns(records: list, bools: bool, file: str) -> KeypointColumns:
 
 
 def _columns(
-    pieces: Iterator[Any], file: str, first: bool, out: np.ndarray | None = None
+    pieces: Iterator[Any], file: str, out: np.ndarray | None = None, backward: bool = False
 ) -> _PartColumns | None:
-    """The pieces' columns concatenated, the keypoints as one matrix per piece; None on any fault
-    (``first``: the file's first piece is among them, and its first record must take loadRes' keypoints
-    branch). ``out``: a flat float64 buffer the keypoints are written into instead (the one matrix returned
-    is then a view of it)."""
+    """The pieces' columns concatenated, the keypoints as one matrix per piece; None on any fault (the
+    file's first piece, if among them, must begin with a record that takes loadRes' keypoints branch).
+    ``out``: a flat float64 buffer the keypoints are written into instead (the one matrix returned is then a
+    view of it), from its start or, ``backward`` (the pieces come last first), ending at its end."""
     bools, _ = next(pieces)
     parts: list[KeypointColumns] = []
     used = 0
     with paused():
-        for records in pieces:
+        for i, records, numbers in pieces:
             try:
-                if records is None or (
-                    first and not parts and coco_io.loadres_branch(records[0], file) != "keypoints"
-                ):
+                if records is None or (i == 0 and coco_io.loadres_branch(records[0], file) != "keypoints"):
                     return None
-                parts.append(_piece_columns(records, bools, file))
+                parts.append(_piece_columns(records, bools, file, numbers))
             except DetevalError:
                 return None
             del records
@@ -145,7 +146,8 @@ def _columns(
             if out is not None:
                 if used + mat.size > out.shape[0] or mat.shape[1] != parts[0][3].shape[1]:
                     return None
-                out[used : used + mat.size] = mat.ravel()
+                at = out.shape[0] - used - mat.size if backward else used
+                out[at : at + mat.size] = mat.ravel()
                 used += mat.size
                 parts[-1] = (*parts[-1][:3], np.empty((0, mat.shape[1])), parts[-1][4])  # (``out`` keeps it)
     # keypoints of two widths, or string ids next to integer ones: left to the one-process path (it says)
@@ -156,11 +158,14 @@ def _columns(
     ):
         return None
     width = parts[0][3].shape[1]
+    if backward:
+        parts.reverse()
+    written = None if out is None else out[out.shape[0] - used :] if backward else out[:used]
     return (
         np.concatenate([p[0] for p in parts]),
         np.concatenate([p[1] for p in parts]),
         np.concatenate([p[2] for p in parts]),
-        [p[3] for p in parts] if out is None else [out[:used].reshape(-1, width)],
+        [p[3] for p in parts] if written is None else [written.reshape(-1, width)],
         np.concatenate([p[4] for p in parts], axis=1),
     )
 
@@ -197,7 +202,7 @@ def keypoints_tail(path: str | PathLike[str], start: int, shared: mmap.mmap) -> 
         yield from pieces
 
     buf = np.frombuffer(shared, dtype=np.float64)
-    cols = _columns(again(), str(path), False, buf[offset:])
+    cols = _columns(again(), str(path), buf[offset:])
     if cols is None:
         return None
     img_ids, cat_ids, score, (keypoints,), bounds = cols
@@ -220,8 +225,9 @@ def tail_buffer(path: str | PathLike[str]) -> mmap.mmap | None:
 
 class KeypointsTail:
     """A forked child running :func:`keypoints_tail` and the buffer it writes the keypoints into;
-    :meth:`result` gives its :data:`KeypointColumns` (None if it failed), :meth:`join` puts the head's
-    keypoints before them, :meth:`cancel` ends it."""
+    :meth:`head_buffer` is where this process writes the head's keypoints, meanwhile, :meth:`result` gives
+    the child's :data:`KeypointColumns` (None if it failed), :meth:`joined` the whole matrix, :meth:`cancel`
+    ends it."""
 
     def __init__(self, child: Forked, shared: mmap.mmap) -> None:
         self.child, self.shared = child, shared
@@ -236,19 +242,19 @@ class KeypointsTail:
         keypoints = np.frombuffer(self.shared, dtype=np.float64, count=n * width, offset=8 * offset)
         return img_ids, cat_ids, score, keypoints.reshape(n, width), bounds
 
-    def join(self, head: list[np.ndarray], tail: np.ndarray) -> np.ndarray | None:
-        """The head's keypoint matrices (``head``) written just before the tail's rows (``tail``, from
-        :meth:`result`), and the whole as one matrix viewing the buffer; None if they do not fit."""
-        width = tail.shape[1]
-        begin = self.offset - sum(m.size for m in head)
-        if begin < 0 or any(m.shape[1] != width for m in head):
+    def head_buffer(self, tail_lo: int) -> np.ndarray:
+        """The numbers of the buffer before the child's (which begin at number ``tail_lo // 2``, ``tail_lo``
+        the byte where the tail begins: :func:`keypoints_tail`): the head's keypoints are written so as to
+        end there (:func:`_columns` ``backward``), while the child reads, with no copy afterwards."""
+        return np.frombuffer(self.shared, dtype=np.float64, count=tail_lo // 2)
+
+    def joined(self, tail_lo: int, head: np.ndarray, tail: np.ndarray) -> np.ndarray | None:
+        """The head's rows (``head``, a view ending at the end of :meth:`head_buffer`) and the tail's (from
+        :meth:`result`) as one matrix viewing the buffer; None if they are not contiguous there."""
+        if tail_lo // 2 != self.offset or head.shape[1] != tail.shape[1]:
             return None
         flat = np.frombuffer(self.shared, dtype=np.float64)
-        at = begin
-        for m in head:
-            flat[at : at + m.size] = m.ravel()
-            at += m.size
-        return flat[begin : self.offset + tail.size].reshape(-1, width)
+        return flat[self.offset - head.size : self.offset + tail.size].reshape(-1, tail.shape[1])
 
     def cancel(self) -> None:
         """End the child and unmap the buffer, unless the keypoints read from it are still in use (they live
@@ -265,18 +271,31 @@ def keypoints_with_tail(
     gt: CocoGroundTruth,
     start: int,
     tail: Callable[[], KeypointColumns | None],
-    join: Callable[[list[np.ndarray], np.ndarray], np.ndarray | None] | None = None,
+    shared: KeypointsTail | None = None,
 ) -> CocoResults | None:
     """The head read here, then the child's tail (``tail()``: what :func:`keypoints_tail` returned), both
-    mapped to ``gt``: the :class:`CocoResults` of the one-process path; None on any fault. ``join``: puts
-    the head's keypoint matrices and the tail's together (:meth:`KeypointsTail.join`; default: a copy)."""
+    mapped to ``gt``: the :class:`CocoResults` of the one-process path; None on any fault. ``shared``: the
+    child's buffer, where the head's keypoints are written just before the tail's (default: the head's
+    matrices and the tail's concatenated)."""
     if gt.keypoints is None or not len(gt):
         return None
-    pieces = _part(path, start, True)
+    pieces = _part(path, start, True, backward=shared is not None)
     if pieces is None:
         return None
     file = str(path)
-    head = _columns(pieces, file, True)
+    bools, tail_lo = next(pieces)
+
+    def again() -> Iterator[Any]:
+        yield bools, tail_lo
+        yield from pieces
+
+    # (alone: one fresh buffer, of which only the pages written take memory, instead of a copy of every
+    # piece's matrix into one at the end)
+    try:
+        out = np.empty(tail_lo // 2) if shared is None else shared.head_buffer(tail_lo)
+    except MemoryError:  # (no such address space: the pieces' matrices concatenated at the end)
+        out = None
+    head = _columns(again(), file, out, backward=shared is not None)
     if head is None:
         return None
     rest = tail()
@@ -292,7 +311,12 @@ def keypoints_with_tail(
         cat = coco_io._index_of(np.concatenate([head[1], rest[1]]), gt.cat_ids, "category_id", file, None)
     except DetevalError:
         return None
-    keypoints = np.concatenate([*head[3], rest[3]]) if join is None else join(head[3], rest[3])
+    if shared is not None:
+        keypoints = shared.joined(tail_lo, head[3][0], rest[3])
+    else:
+        keypoints = (
+            np.concatenate([*head[3], rest[3]]) if len(head[3]) > 1 or rest[3].shape[0] else head[3][0]
+        )
     if keypoints is None:
         return None
     bbox, area = coco_io.boxes_from_bounds(np.concatenate([head[4], rest[4]], axis=1))
