@@ -3,6 +3,7 @@
     python scripts/bench_scale.py                     # scaled down: 8k images, 365 categories, ~120k detections
     python scripts/bench_scale.py --full              # 80k images x 365 categories x ~1.2M detections
     python scripts/bench_scale.py --images 20000 --workers 2 4 --skip pycocotools
+    python scripts/bench_scale.py --full --repeat 5 --skip deteval-dask faster_coco_eval pycocotools
 
 A seeded Objects365-like set (365 categories with a long-tailed frequency, ~13 objects and ~15 detections
 per image, some crowds, near-miss and background detections, scores with ties) is written to a temporary
@@ -214,6 +215,9 @@ def main() -> int:
     ap.add_argument(
         "--lvis", action="store_true", help="also LVIS (the set as LVIS ground truth), one process and Dask"
     )
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="fresh runs per tool, interleaved (the fastest is shown)"
+    )
     args = ap.parse_args()
     n_images = 80_000 if args.full else args.images
     with tempfile.TemporaryDirectory(prefix="deteval_scale_") as tmp:
@@ -228,13 +232,16 @@ def main() -> int:
         runs += [(t, 0) for t in ("hotcoco", "ultrafast-pycocotools", "faster_coco_eval", "pycocotools")]
         if args.lvis:
             runs += [("deteval-lvis", 0)] + [("deteval-lvis-dask", w) for w in args.workers]
-        results = {}
-        for tool, workers in runs:
-            if tool in args.skip or not available(MODULES[tool]):
-                continue
-            r = run_tool(tool, Path(tmp) / "lvis_gt.json" if "lvis" in tool else gt, dt, workers, Path(tmp))
-            if r is not None:
-                results[tool if not workers else f"{tool} ({workers} workers)"] = r
+        results: dict = {}
+        runs = [(t, w) for t, w in runs if t not in args.skip and available(MODULES[t])]
+        for _ in range(max(1, args.repeat)):  # rounds over every tool: a slow spell hits them all alike
+            for tool, workers in runs:
+                r = run_tool(
+                    tool, Path(tmp) / "lvis_gt.json" if "lvis" in tool else gt, dt, workers, Path(tmp)
+                )
+                name = tool if not workers else f"{tool} ({workers} workers)"
+                if r is not None and (name not in results or r["wall"] < results[name]["wall"]):
+                    results[name] = r
         print(f"{'tool':<28}{'wall s':>9}{'peak MB':>9}  {'worker peaks MB':<20}{'max |Δstat|':>12}")
         for name, r in results.items():
             base = results.get("deteval-lvis" if "lvis" in name else "deteval")
