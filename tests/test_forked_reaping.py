@@ -84,3 +84,28 @@ def test_a_child_still_exiting_is_not_load(monkeypatch: pytest.MonkeyPatch) -> N
     assert forked.can_fork()
     monkeypatch.setattr(forked, "_runnable", lambda: None)  # unreadable: allowed, as before
     assert forked.can_fork()
+
+
+def test_a_moment_of_load_is_counted_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cpu_idle counts the runnable tasks up to IDLE_SAMPLES times: one count at the limit allows the fork
+    (a task that ran for a moment), every count over it refuses (the cores are taken)."""
+    monkeypatch.setattr(forked, "IDLE_SAMPLE_GAP", 0.0)
+    counts: list[int] = []
+
+    def runnable(seq: list[int]) -> None:
+        it = iter(seq)
+
+        def count() -> int:
+            counts.append(1)
+            return next(it)
+
+        monkeypatch.setattr(forked, "_runnable", count)
+
+    runnable([3, 3, 2, 5])
+    assert forked.cpu_idle(2) and len(counts) == 3
+    counts.clear()
+    runnable([3] * forked.IDLE_SAMPLES + [2])
+    assert not forked.cpu_idle(2) and len(counts) == forked.IDLE_SAMPLES
+    counts.clear()
+    runnable([1])
+    assert forked.cpu_idle(2) and len(counts) == 1
