@@ -136,23 +136,33 @@ def test_keypoint_oks_in_chunks_follows_the_rule_for_any_number_of_keypoints():
 
 
 def test_row_extents_in_blocks_equal_the_row_min_and_max(monkeypatch):
-    """_row_extents, block by block (blocks forced small), is each row's min and max over its masked columns
-    (+inf and −inf where none), bit for bit."""
-    import deteval.detection.coco_iou as coco_iou
+    """row_extents (OKS pruning and loadRes' keypoint boxes), block by block (blocks forced small), is each
+    row's min and max over its masked columns (+inf and −inf where none), bit for bit; keypoint_bounds the x
+    and y extents of every record."""
+    import deteval.io.coco as coco_io
 
     rng = np.random.default_rng(2)
     for rows in (1, 7):
-        monkeypatch.setattr(coco_iou, "_EXTENT_ROWS", rows)
+        monkeypatch.setattr(coco_io, "_EXTENT_ROWS", rows)
         for _ in range(30):
             n, k = int(rng.integers(0, 40)), int(rng.integers(1, 20))
             a = np.round(rng.normal(0, 100, (n, k)), 2)
             mask = rng.random((n, k)) < 0.6
-            lo, hi = coco_iou._row_extents(a)
+            lo, hi = coco_io.row_extents(a)
             assert np.array_equal(lo, a.min(axis=1, initial=np.inf))
             assert np.array_equal(hi, a.max(axis=1, initial=-np.inf))
-            lo, hi = coco_iou._row_extents(a, mask.T.copy())
+            lo, hi = coco_io.row_extents(a, mask.T.copy())
             assert np.array_equal(lo, np.where(mask, a, np.inf).min(axis=1, initial=np.inf))
             assert np.array_equal(hi, np.where(mask, a, -np.inf).max(axis=1, initial=-np.inf))
+            kp = np.round(rng.normal(0, 100, (n, 3 * k)), 2)
+            x, y = kp[:, 0::3], kp[:, 1::3]
+            expected = [
+                x.min(axis=1, initial=np.inf),
+                y.min(axis=1, initial=np.inf),
+                x.max(axis=1, initial=-np.inf),
+                y.max(axis=1, initial=-np.inf),
+            ]
+            assert np.array_equal(coco_io.keypoint_bounds(kp), np.stack(expected).reshape(4, n))
 
 
 def test_compacted_column_sums_equal_numpy_sums():

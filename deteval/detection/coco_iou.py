@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from deteval.io.coco import row_extents
 from deteval.io.rle import text_slices
 
 __all__ = [
@@ -214,10 +215,10 @@ class KeypointOks:
         if self._extents is None:
             vis = self.visible.T.copy()
             self._extents = (
-                *_row_extents(self.xd),
-                *_row_extents(self.yd),
-                *_row_extents(self.xg, vis),
-                *_row_extents(self.yg, vis),
+                *row_extents(self.xd),
+                *row_extents(self.yd),
+                *row_extents(self.xg, vis),
+                *row_extents(self.yg, vis),
                 np.maximum.reduce(np.where(vis, self.var[:, None], 0.0), axis=0),
             )
         dx0, dx1, dy0, dy1, gx0, gx1, gy0, gy1, vmax = self._extents
@@ -281,31 +282,6 @@ def _visible_first(vis: np.ndarray) -> np.ndarray:
     """Per row of ``vis`` (rows × K), the columns that are True, in order, then ``_PAST``."""
     order = np.argsort(~vis, axis=1, kind="stable")
     return np.where(np.arange(vis.shape[1]) < np.count_nonzero(vis, axis=1)[:, None], order, _PAST)
-
-
-def _row_extents(a: np.ndarray, where: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's minimum and maximum of ``a`` (rows × K), over the columns where ``where`` (K × rows, the
-    transposed mask) holds: +inf and −inf for a row without any. One elementwise pass per column of a
-    transposed copy: ``a.min(axis=1)`` costs about 30 ns a row for rows of 17 numbers, four times as much.
-    The copies are made per block of rows, small enough to stay in cache and to reuse the same memory: one
-    transposed copy of all the rows (8 MB for 60k detections) costs as much again in fresh pages."""
-    n = a.shape[0]
-    lo, hi = np.empty(n, dtype=np.float64), np.empty(n, dtype=np.float64)
-    for s in range(0, n, _EXTENT_ROWS):
-        e = min(n, s + _EXTENT_ROWS)
-        t = a[s:e].T.copy()
-        if where is None:
-            np.minimum.reduce(t, axis=0, out=lo[s:e])
-            np.maximum.reduce(t, axis=0, out=hi[s:e])
-        else:
-            w = where[:, s:e]
-            np.minimum.reduce(np.where(w, t, np.inf), axis=0, out=lo[s:e])
-            np.maximum.reduce(np.where(w, t, -np.inf), axis=0, out=hi[s:e])
-    return lo, hi
-
-
-#: Rows per block of :func:`_row_extents` (17 keypoints: 136 KB per transposed copy)
-_EXTENT_ROWS = 1024
 
 
 def _sum_groups(count: np.ndarray) -> np.ndarray:

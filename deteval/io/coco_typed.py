@@ -108,16 +108,12 @@ def typed_decoding() -> bool:
 def bbox_columns(text: bytes) -> BboxColumns | None:
     """The columns of the bbox results list ``text`` (JSON), as the ordinary loader would read them; None
     whenever that is not certain (see the module's docstring) or msgspec is not installed."""
-    decoder = _decoder()
-    if decoder is None:
+    records = _decoded(_decoder(), text)
+    if records is None:
         return None
+    n = len(records)
     with paused():
-        try:
-            records = decoder.decode(text)
-        except ValueError:  # (msgspec's DecodeError and ValidationError, UnicodeDecodeError)
-            return None
-        n = len(records)
-        if n == 0 or key_tokens(text) != 5 * n - list(map(_NAME, records)).count(None):
+        if key_tokens(text) != 5 * n - list(map(_NAME, records)).count(None):
             return None
         try:
             img = np.fromiter(map(_IMG, records), np.int64, n)
