@@ -102,11 +102,12 @@ def _json_bytes(p: Path) -> bytes:
     return data
 
 
-def _parse_json(data: bytes, p: Path) -> Any:
-    """The text ``data`` of the file ``p`` parsed as :func:`read_json` says."""
+def _parse_json(data: bytes, p: Path, exact: bool = False) -> Any:
+    """The text ``data`` of the file ``p`` parsed as :func:`read_json` says (``exact``: by Python's ``json``,
+    which keeps an integer beyond 64 bits as written: see :func:`wide_integers`)."""
     with paused():
         try:
-            if _orjson is not None:
+            if _orjson is not None and not exact:
                 try:
                     value = _orjson.loads(data)
                 except ValueError:
@@ -128,6 +129,45 @@ def _parse_json(data: bytes, p: Path) -> Any:
             raise InputFormatError("invalid JSON: nested too deeply", file=p) from None
         except ValueError as exc:
             raise InputFormatError(f"invalid JSON: {exc}", file=p) from None
+
+
+#: Digits to ``0``, every other byte to a blank: a run of digits is then a run of ``0`` that ``bytes.find`` finds.
+_DIGITS_TO_ZEROS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+#: The fewest digits of an integer beyond int64 and uint64 (``-2**63 - 1`` and ``2**64`` have 19 and 20).
+_WIDE_DIGITS = b"0" * 19
+_WIDE_BLOCK = 1 << 22
+#: 2**63: an integer written beyond int64/uint64 becomes, in orjson, a float at least this large in magnitude.
+_WIDE = 2.0**63
+
+
+def wide_integers(data: Any) -> bool:
+    """Whether the JSON text ``data`` (bytes or a mapped file) may hold an integer beyond int64 and uint64
+    (``2**64 + 1``, ``-2**63 - 1``): a run of 19 or more digits. orjson reads such an integer as the nearest
+    float, where Python's ``json`` (and a dict given in memory) keeps the integer, which the checks then refuse
+    as written; a loader that meets a value such a float could be reads the file again exactly. Streamed in
+    blocks of 4 MB (bounded memory); about 1 ms/MB, so it runs only where such a float was met."""
+    n = len(data)
+    for lo in range(0, n, _WIDE_BLOCK):
+        block = data[lo : lo + _WIDE_BLOCK + len(_WIDE_DIGITS) - 1]
+        if block.translate(_DIGITS_TO_ZEROS).find(_WIDE_DIGITS) >= 0:
+            return True
+    return False
+
+
+def _of_file_text(path: Path, test: Callable[[Any], bool]) -> bool:
+    """``test`` of a file's text (mapped, not read whole); False if unreadable."""
+    try:
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return test(data)
+    except (OSError, ValueError):
+        return False
+
+
+def _read_json_exact(path: Path) -> Any:
+    """:func:`read_json` by Python's ``json`` where the file may hold an integer beyond 64 bits (each kept as
+    written, as in a dict given in memory), else by orjson."""
+    data = _json_bytes(path)
+    return _parse_json(data, path, exact=wide_integers(data))
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -803,7 +843,7 @@ def load_coco_gt(
     if _is_coco_object(source):
         data, file = source.dataset, "<pycocotools COCO ground truth>"
     elif isinstance(source, (str, PathLike)):
-        data, file = read_json(source), str(source)
+        data, file = _read_json_exact(Path(source)), str(source)
     else:
         data, file = source, "<in-memory ground truth>"
     anns = data["annotations"]
@@ -829,6 +869,31 @@ def load_gt_with_head(path: str | PathLike[str], head: GtHead) -> CocoGroundTrut
 
 
 def _load_gt(
+    source: Any,
+    keep_segmentation: bool,
+    need_keypoints: bool,
+    file: str | None = None,
+    crowd_optional: bool = False,
+    head: GtHead | None = None,
+) -> CocoGroundTruth:
+    """:func:`_gt_table`; a file that gave an error, or an area of 2**63 or more, and may hold an integer
+    beyond 64 bits (which orjson reads as a float) is read again exactly: such an integer is then refused with
+    the message a dict given in memory gets (not as the float orjson made of it, or not at all)."""
+    args = (keep_segmentation, need_keypoints)
+    if not isinstance(source, (str, PathLike)):
+        return _gt_table(source, *args, file, crowd_optional, head)
+    try:
+        g = _gt_table(source, *args, file, crowd_optional, head)
+    except DetevalError:
+        if not _of_file_text(Path(source), wide_integers):
+            raise
+    else:
+        if not (np.abs(g.area) >= _WIDE).any() or not _of_file_text(Path(source), wide_integers):
+            return g
+    return _gt_table(_read_json_exact(Path(source)), *args, str(source), crowd_optional)
+
+
+def _gt_table(
     source: Any,
     keep_segmentation: bool,
     need_keypoints: bool,
@@ -931,11 +996,7 @@ def _load_gt(
 
 def _file_without_booleans(path: Path) -> bool:
     """:func:`no_json_booleans` of a file's text (mapped, not read again); False if unreadable."""
-    try:
-        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return no_json_booleans(data)
-    except (OSError, ValueError):
-        return False
+    return _of_file_text(path, no_json_booleans)
 
 
 _ANNOTATIONS_KEY = re.compile(rb'"annotations"\s*:\s*\[')
@@ -2043,8 +2104,9 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
                 record=record,
             )
         counts = segm["counts"]
+        # (a count from 2**63 on: orjson reads it from a file as a float, refused so; refused so in a dict too)
         if not isinstance(counts, (str, bytes, list)) or (
-            isinstance(counts, list) and not all(type(v) is int and v >= 0 for v in counts)
+            isinstance(counts, list) and not all(type(v) is int and 0 <= v < 2**63 for v in counts)
         ):
             raise InputFormatError(
                 "RLE 'counts' must be a string or a list of counts", file=file, record=record
