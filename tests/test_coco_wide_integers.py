@@ -18,7 +18,7 @@ import deteval.io.coco as coco_io
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import DetevalError
 from deteval.io import coco_typed
-from deteval.io.coco import load_coco_gt, wide_integers
+from deteval.io.coco import load_coco_gt, load_coco_results, wide_integers
 
 WIDE = [2**64 + 1, -(2**63) - 1, 5 * 10**19, 10**25 + 7]
 
@@ -174,3 +174,61 @@ def test_rle_counts_beyond_int64_in_a_segm_ground_truth(tmp_path: Path) -> None:
             evaluate_coco(source, copy.deepcopy(dt), iou_type="segm")
         got.append((type(exc.value), exc.value.record, exc.value.reason))
     assert got[0] == got[1] and got[0][1] == "annotations[1]" and "counts" in got[0][2], got
+
+
+def _results(kind: str, field: str, value: int, j: int, n: int = 60) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(5)
+    dets = []
+    for _ in range(n):
+        x, y = (float(v) for v in np.round(rng.uniform(0, 50, 2), 2))
+        d: dict[str, Any] = {"image_id": int(rng.integers(1, 4)), "category_id": 1, "score": 0.25}
+        if kind == "bbox":
+            d["bbox"] = [x, y, 20.0, 10.0]
+        elif kind == "keypoints":
+            d["keypoints"] = [x, y, 1.0, x + 3, y + 4, 1.0]
+        else:
+            d["segmentation"] = {"size": [100, 100], "counts": [int(x) * 100, 30, 10000 - int(x) * 100 - 30]}
+        dets.append(d)
+    if field == "coord":
+        dets[j]["bbox" if kind == "bbox" else "keypoints"][2] = value
+    elif field == "counts":
+        dets[j]["segmentation"]["counts"][1] = value
+    else:
+        dets[j][field] = value
+    return dets
+
+
+RESULT_CASES = [
+    (k, f) for k in ("bbox", "keypoints") for f in ("score", "coord", "image_id", "category_id")
+] + [
+    ("segm", "score"),
+    ("segm", "counts"),
+]
+
+
+@pytest.mark.parametrize("pieces", [False, True, "typed"])
+@pytest.mark.parametrize(("kind", "field"), RESULT_CASES)
+def test_a_wide_integer_in_results_is_refused_from_a_file_as_from_a_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, field: str, pieces: bool | str
+) -> None:
+    if pieces:
+        monkeypatch.setattr(coco_io, "CHUNK_BYTES", 700)
+        monkeypatch.setattr(coco_typed, "MIN_BYTES", 0 if pieces == "typed" else 1 << 40)
+    g = load_coco_gt(_gt(), need_keypoints=True, keep_segmentation=True)
+    path = tmp_path / "dt.json"
+    for value in WIDE[:2]:
+        for j in (0, 33, 59):
+            dets = _results(kind, field, value, j)
+            path.write_text(json.dumps(dets))
+            got = []
+            for source in (copy.deepcopy(dets), path):
+                with pytest.raises(DetevalError) as exc:
+                    load_coco_results(source, g, iou_type=kind)
+                got.append((type(exc.value), exc.value.record, exc.value.reason))
+            assert got[0] == got[1] and got[0][1] == j, (kind, field, value, got)
+            # and left out alike: the same records kept
+            kept = [
+                load_coco_results(s, g, iou_type=kind, on_error="skip") for s in (copy.deepcopy(dets), path)
+            ]
+            assert kept[0].skipped == kept[1].skipped == 1
+            assert kept[0].score.tobytes() == kept[1].score.tobytes()

@@ -44,7 +44,7 @@ from operator import itemgetter
 from os import PathLike
 from pathlib import Path
 from types import ModuleType
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -876,21 +876,39 @@ def _load_gt(
     crowd_optional: bool = False,
     head: GtHead | None = None,
 ) -> CocoGroundTruth:
-    """:func:`_gt_table`; a file that gave an error, or an area of 2**63 or more, and may hold an integer
-    beyond 64 bits (which orjson reads as a float) is read again exactly: such an integer is then refused with
-    the message a dict given in memory gets (not as the float orjson made of it, or not at all)."""
+    """:func:`_gt_table`, a file read again exactly where it may hold an integer beyond 64 bits
+    (:func:`_exact_on_doubt`: an error, or an area of 2**63 or more)."""
     args = (keep_segmentation, need_keypoints)
     if not isinstance(source, (str, PathLike)):
         return _gt_table(source, *args, file, crowd_optional, head)
+    return _exact_on_doubt(
+        Path(source),
+        lambda: _gt_table(source, *args, file, crowd_optional, head),
+        lambda g: g.area,
+        lambda data: _gt_table(data, *args, str(source), crowd_optional),
+    )
+
+
+_T = TypeVar("_T")
+
+
+def _exact_on_doubt(
+    path: Path, read: Callable[[], _T], column: Callable[[_T], np.ndarray], exact: Callable[[Any], _T]
+) -> _T:
+    """``read()`` of the file ``path``; where it raised, or ``column`` of its table (a value read as a float, not
+    bounded by the checks: an area, a score) holds one of 2**63 or more, and the file may hold an integer
+    beyond 64 bits (:func:`wide_integers`, which orjson reads as a float), ``exact`` of the file read by
+    Python's json: such an integer is then refused with the message a dict given in memory gets (not shown as
+    the float orjson made of it, nor accepted as one)."""
     try:
-        g = _gt_table(source, *args, file, crowd_optional, head)
+        got = read()
     except DetevalError:
-        if not _of_file_text(Path(source), wide_integers):
+        if not _of_file_text(path, wide_integers):
             raise
     else:
-        if not (np.abs(g.area) >= _WIDE).any() or not _of_file_text(Path(source), wide_integers):
-            return g
-    return _gt_table(_read_json_exact(Path(source)), *args, str(source), crowd_optional)
+        if not (np.abs(column(got)) >= _WIDE).any() or not _of_file_text(path, wide_integers):
+            return got
+    return exact(_read_json_exact(path))
 
 
 def _gt_table(
@@ -1309,7 +1327,7 @@ def load_coco_results(
     if _is_coco_object(source):
         records, file, from_coco = source.dataset.get("annotations", []), "<pycocotools COCO results>", True
     elif isinstance(source, (str, PathLike)):
-        records, file, from_coco = read_json(source), str(source), False
+        records, file, from_coco = _read_json_exact(Path(source)), str(source), False
     else:
         records, file, from_coco = list(source), "<in-memory results>", False
 
@@ -1348,6 +1366,19 @@ def load_coco_results(
 
 
 def _load_results(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResults:
+    """:func:`_results_table`, a file read again exactly where it may hold an integer beyond 64 bits
+    (:func:`_exact_on_doubt`: an error, or a score of 2**63 or more)."""
+    if not isinstance(source, (str, PathLike)):
+        return _results_table(source, gt, iou_type)
+    return _exact_on_doubt(
+        Path(source),
+        lambda: _results_table(source, gt, iou_type),
+        lambda r: r.score,
+        lambda records: _results_from_records(records, str(source), False, gt, iou_type),
+    )
+
+
+def _results_table(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResults:
     from_coco = False
     if _is_coco_object(source):
         records, file, from_coco = source.dataset.get("annotations", []), "<pycocotools COCO results>", True
