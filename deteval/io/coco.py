@@ -512,6 +512,8 @@ class CocoResults:
     ``kind``: the loadRes branch (``"bbox"``, ``"segm"``, ``"keypoints"``) or ``"loaded"`` (read from a
     pycocotools ``COCO``). ``bbox`` is NaN where segm/keypoints evaluation, which never reads it, got no box;
     segm results without boxes get their masks' boxes, computed when ``bbox`` is first read (:class:`BoxColumn`).
+    A copy with other values is :meth:`replace`, which leaves them so: ``dataclasses.replace`` reads every field
+    it is not given, ``bbox`` too, and so computes them.
     """
 
     img: np.ndarray
@@ -535,6 +537,12 @@ class CocoResults:
 
     def __len__(self) -> int:
         return int(self.score.shape[0])
+
+    def replace(self, **changes: Any) -> CocoResults:
+        """``dataclasses.replace(self, **changes)``, the masks' boxes still to be computed if they are (the
+        stored ``bbox`` is passed on unless ``changes`` has one)."""
+        changes.setdefault("bbox", stored_boxes(self))
+        return replace(self, **changes)
 
 
 def _is_coco_object(obj: Any) -> bool:
