@@ -53,6 +53,7 @@ from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io import coco_typed
 from deteval.io.arrays import rows_beyond_exact
 from deteval.io.coco_typed import bbox_columns, gt_annotations, gt_box_columns, struct_field, typed_decoding
+from deteval.io.json_errors import piece_error
 from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique, unique_keys
 from deteval.io.rle import check_rles
 from deteval.io.skipping import check_on_error as _check_on_error
@@ -910,8 +911,9 @@ def _exact_on_doubt(
     the float orjson made of it, nor accepted as one)."""
     try:
         got = read()
-    except DetevalError:
-        if not _of_file_text(path, wide_integers):
+    except DetevalError as exc:  # (a fault of the text, named by line or not at all, is no value's)
+        file_fault = exc.record is None or (isinstance(exc.record, str) and exc.record.startswith("line "))
+        if file_fault or not _of_file_text(path, wide_integers):
             raise
     else:
         if not (np.abs(column(got)) >= _WIDE).any() or not _of_file_text(path, wide_integers):
@@ -1799,7 +1801,10 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
                 offset += len(typed)
                 continue
             records = _parsed_piece(text, file)
-            if records is None:
+            if records is None:  # (the error the whole file's parse gives, found from this piece, if it can)
+                fault = piece_error(data, _piece_bounds(data, cuts, i)[0], text, i == len(cuts), file)
+                if fault is not None:
+                    raise fault
                 return None
             first = records[0]
             if i == 0 and iou_type == "bbox" and not _bbox_branch(first):
