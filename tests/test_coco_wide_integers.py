@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+import test_coco_two_cores as two_cores
+from test_coco_two_cores import small_thresholds  # noqa: F401  (a fixture)
 
 import deteval.io.coco as coco_io
 from deteval.detection.coco import evaluate_coco
@@ -222,8 +224,11 @@ def test_a_wide_integer_in_results_is_refused_from_a_file_as_from_a_list(
             path.write_text(json.dumps(dets))
             got = []
             for source in (copy.deepcopy(dets), path):
-                with pytest.raises(DetevalError) as exc:
-                    load_coco_results(source, g, iou_type=kind)
+                with monkeypatch.context() as m:
+                    if pieces and kind != "segm":  # (the piece parsed again, not the whole file)
+                        m.setattr(coco_io, "_read_json_exact", lambda p: pytest.fail("read whole"))
+                    with pytest.raises(DetevalError) as exc:
+                        load_coco_results(source, g, iou_type=kind)
                 got.append((type(exc.value), exc.value.record, exc.value.reason))
             assert got[0] == got[1] and got[0][1] == j, (kind, field, value, got)
             # and left out alike: the same records kept
@@ -232,3 +237,42 @@ def test_a_wide_integer_in_results_is_refused_from_a_file_as_from_a_list(
             ]
             assert kept[0].skipped == kept[1].skipped == 1
             assert kept[0].score.tobytes() == kept[1].score.tobytes()
+
+
+@pytest.mark.parametrize("iou_type", ["bbox", "segm", "keypoints"])
+def test_two_cores_refuse_a_wide_score_as_one_process(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    small_thresholds: list,  # noqa: F811  (the fixture imported above)
+    iou_type: str,
+) -> None:
+    """The readers of a second core (and the keypoints reader of one) read a score by orjson: one written
+    2**64 + 1 is then read again by the one-process loader, which refuses it."""
+    make = {"bbox": two_cores._data, "segm": two_cores._segm_data, "keypoints": two_cores._kp_data}[iou_type]
+    gt, dets = make(3)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    n = len(dets)
+    for j in (0, n // 2, n - 1):
+        bad = [dict(d) for d in dets]
+        bad[j]["score"] = 2**64 + 1
+        (tmp_path / "dt.json").write_text(json.dumps(bad))
+        one = two_cores._outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1", iou_type)
+        two = two_cores._outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "", iou_type)
+        assert one == two and one[0] == "error" and one[3] == j and "2**64" in one[4], (one, two)
+
+
+@pytest.mark.parametrize("kind", ["bbox", "keypoints", "segm"])
+def test_sharded_reading_refuses_a_wide_score_as_one_process(tmp_path: Path, kind: str) -> None:
+    """Each byte range is read by orjson: a range holding a score written 2**64 + 1 leaves the file to the
+    one-process loader, which refuses it (it was accepted as a float)."""
+    from deteval.distributed.coco import evaluate_coco_sharded
+
+    g = load_coco_gt(_gt(), need_keypoints=True, keep_segmentation=True)
+    path = tmp_path / "dt.json"
+    for j in (0, 30, 59):
+        path.write_text(json.dumps(_results(kind, "score", 2**64 + 1, j)))
+        with pytest.raises(DetevalError) as one:
+            load_coco_results(path, g, iou_type=kind)
+        with pytest.raises(DetevalError) as sharded:
+            evaluate_coco_sharded(g, path, iou_type=kind, shards=2, range_bytes=500)
+        assert str(one.value) == str(sharded.value) and one.value.record == j

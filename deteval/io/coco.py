@@ -39,6 +39,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import chain
 from operator import itemgetter
 from os import PathLike
@@ -162,6 +163,18 @@ def _of_file_text(path: Path, test: Callable[[Any], bool]) -> bool:
             return test(data)
     except (OSError, ValueError):
         return False
+
+
+def wide_scores(r: CocoResults, text: Any) -> bool:
+    """Whether results read by a faster path than :func:`load_coco_results` (orjson) hold a score that may
+    have been written as an integer beyond 64 bits (one of 2**63 or more, and a run of 19 digits in ``text``,
+    a path or the bytes read): that loader reads such an integer as written and refuses it, so it must read
+    them instead."""
+    if not (np.abs(r.score) >= _WIDE).any():
+        return False
+    return (
+        _of_file_text(Path(text), wide_integers) if isinstance(text, (str, PathLike)) else wide_integers(text)
+    )
 
 
 def _read_json_exact(path: Path) -> Any:
@@ -890,11 +903,12 @@ def _load_gt(
     args = (keep_segmentation, need_keypoints)
     if not isinstance(source, (str, PathLike)):
         return _gt_table(source, *args, file, crowd_optional, head)
+    path = Path(source)
     return _exact_on_doubt(
-        Path(source),
         lambda: _gt_table(source, *args, file, crowd_optional, head),
         lambda g: g.area,
-        lambda data: _gt_table(data, *args, str(source), crowd_optional),
+        lambda: _of_file_text(path, wide_integers),
+        lambda: _gt_table(_read_json_exact(path), *args, str(source), crowd_optional),
     )
 
 
@@ -902,23 +916,26 @@ _T = TypeVar("_T")
 
 
 def _exact_on_doubt(
-    path: Path, read: Callable[[], _T], column: Callable[[_T], np.ndarray], exact: Callable[[Any], _T]
+    read: Callable[[], _T],
+    column: Callable[[_T], np.ndarray],
+    doubt: Callable[[], bool],
+    exact: Callable[[], _T],
 ) -> _T:
-    """``read()`` of the file ``path``; where it raised, or ``column`` of its table (a value read as a float, not
-    bounded by the checks: an area, a score) holds one of 2**63 or more, and the file may hold an integer
-    beyond 64 bits (:func:`wide_integers`, which orjson reads as a float), ``exact`` of the file read by
-    Python's json: such an integer is then refused with the message a dict given in memory gets (not shown as
-    the float orjson made of it, nor accepted as one)."""
+    """``read()`` (of a text parsed by orjson); where it raised, or ``column`` of its table (a value read as a
+    float and not bounded by the checks: an area, a score) holds one of 2**63 or more, and ``doubt()`` (the
+    text may hold an integer beyond 64 bits: :func:`wide_integers`, which orjson reads as a float), ``exact()``
+    (the same text parsed by Python's json): such an integer is then refused with the message a dict given in
+    memory gets (not shown as the float orjson made of it, nor accepted as one)."""
     try:
         got = read()
     except DetevalError as exc:  # (a fault of the text, named by line or not at all, is no value's)
         file_fault = exc.record is None or (isinstance(exc.record, str) and exc.record.startswith("line "))
-        if file_fault or not _of_file_text(path, wide_integers):
+        if file_fault or not doubt():
             raise
     else:
-        if not (np.abs(column(got)) >= _WIDE).any() or not _of_file_text(path, wide_integers):
+        if not (np.abs(column(got)) >= _WIDE).any() or not doubt():
             return got
-    return exact(_read_json_exact(path))
+    return exact()
 
 
 def _gt_table(
@@ -1376,35 +1393,21 @@ def load_coco_results(
 
 
 def _load_results(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResults:
-    """:func:`_results_table`, a file read again exactly where it may hold an integer beyond 64 bits
-    (:func:`_exact_on_doubt`: an error, or a score of 2**63 or more)."""
-    if not isinstance(source, (str, PathLike)):
-        return _results_table(source, gt, iou_type)
-    return _exact_on_doubt(
-        Path(source),
-        lambda: _results_table(source, gt, iou_type),
-        lambda r: r.score,
-        lambda records: _results_from_records(records, str(source), False, gt, iou_type),
-    )
-
-
-def _results_table(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResults:
     from_coco = False
     if _is_coco_object(source):
         records, file, from_coco = source.dataset.get("annotations", []), "<pycocotools COCO results>", True
     elif isinstance(source, (str, PathLike)):
-        file = str(source)
         if iou_type in ("bbox", "keypoints"):
-            fast = _bbox_results_in_chunks(Path(source), gt, iou_type)
+            fast = _bbox_results_in_chunks(Path(source), gt, iou_type)  # (exact piece by piece)
             if fast is not None:
                 return fast
-        data = _json_bytes(Path(source))
-        typed = (
-            _typed_bbox(data, gt, file) if iou_type == "bbox" and len(data) >= coco_typed.MIN_BYTES else None
+        path = Path(source)
+        return _exact_on_doubt(
+            lambda: _whole_results(path, gt, iou_type),
+            _score,
+            lambda: _of_file_text(path, wide_integers),
+            lambda: _results_from_records(_read_json_exact(path), str(path), False, gt, iou_type),
         )
-        if typed is not None:
-            return typed
-        records = _parse_json(data, Path(source))
     elif isinstance(source, np.ndarray):
         return _results_from_array(source, gt, "<numpy results array>")
     elif isinstance(source, (list, tuple)):
@@ -1415,6 +1418,16 @@ def _results_table(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResul
             f"not {type(source).__name__}"
         )
     return _results_from_records(records, file, from_coco, gt, iou_type)
+
+
+def _whole_results(path: Path, gt: CocoGroundTruth, iou_type: str) -> CocoResults:
+    """A results file read at once: decoded by type where that vouches for it, else parsed."""
+    file = str(path)
+    data = _json_bytes(path)
+    typed = _typed_bbox(data, gt, file) if iou_type == "bbox" and len(data) >= coco_typed.MIN_BYTES else None
+    if typed is not None:
+        return typed
+    return _results_from_records(_parse_json(data, path), file, False, gt, iou_type)
 
 
 def _results_from_records(
@@ -1792,6 +1805,12 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
     file = str(path)
     parts: list[CocoResults] = []
     offset = 0
+
+    def columns(records: list) -> CocoResults:
+        if iou_type == "bbox":
+            return _bbox_columns(records, gt, file)
+        return _results_from_records(records, file, False, gt, iou_type, kind="keypoints")
+
     with paused():
         for i in range(len(cuts) + 1):
             text = _piece_text(data, cuts, i)
@@ -1815,11 +1834,13 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
                         return None
                 except DetevalError:
                     return None
-            try:
-                if iou_type == "bbox":
-                    part = _bbox_columns(records, gt, file)
-                else:
-                    part = _results_from_records(records, file, False, gt, iou_type, kind="keypoints")
+            try:  # (exact where the piece may hold an integer beyond 64 bits: see _exact_on_doubt)
+                part = _exact_on_doubt(
+                    partial(columns, records),
+                    _score,
+                    partial(wide_integers, text),
+                    partial(_exactly, columns, text),
+                )
             except DetevalError as exc:
                 rec = exc.record + offset if isinstance(exc.record, int) else exc.record
                 raise type(exc)(exc.reason, file=exc.file, record=rec) from None
@@ -1827,6 +1848,15 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
             offset += len(records)
             del records
     return concat_results(parts, file)
+
+
+def _score(r: CocoResults) -> np.ndarray:
+    return r.score
+
+
+def _exactly(read: Callable[[list], _T], text: bytes) -> _T:
+    """``read`` of the records of ``text`` parsed by Python's json (integers kept as written)."""
+    return read(loads_unique(text))
 
 
 def _bbox_branch(first: dict) -> bool:
