@@ -168,8 +168,8 @@ def _of_file_text(path: Path, test: Callable[[Any], bool]) -> bool:
 def wide_scores(r: CocoResults, text: Any) -> bool:
     """Whether results read by a faster path than :func:`load_coco_results` (orjson) hold a score that may
     have been written as an integer beyond 64 bits (one of 2**63 or more, and a run of 19 digits in ``text``,
-    a path or the bytes read): that loader reads such an integer as written and refuses it, so it must read
-    them instead."""
+    a path or the bytes read, looked at only then): that loader reads such an integer as written and refuses
+    it, so it must read them instead."""
     if not (np.abs(r.score) >= _WIDE).any():
         return False
     return (
