@@ -146,8 +146,8 @@ def wide_integers(data: Any) -> bool:
     """Whether the JSON text ``data`` (bytes or a mapped file) may hold an integer beyond int64 and uint64
     (``2**64 + 1``, ``-2**63 - 1``): a run of 19 or more digits. orjson reads such an integer as the nearest
     float, where Python's ``json`` (and a dict given in memory) keeps the integer, which the checks then refuse
-    as written; a loader that meets a value such a float could be reads the file again exactly. Streamed in
-    blocks of 4 MB (bounded memory); about 1 ms/MB, so it runs only where such a float was met."""
+    as written; a loader that meets a value which could be such a float reads the text again exactly. Streamed
+    in blocks of 4 MB (bounded memory); about 1 ms/MB, so it runs only where such a value was met."""
     n = len(data)
     for lo in range(0, n, _WIDE_BLOCK):
         block = data[lo : lo + _WIDE_BLOCK + len(_WIDE_DIGITS) - 1]
