@@ -165,12 +165,17 @@ def _of_file_text(path: Path, test: Callable[[Any], bool]) -> bool:
         return False
 
 
+def _holds_wide(column: np.ndarray) -> bool:
+    """A value of 2**63 or more in magnitude in the finite float column (two passes, no temporary array)."""
+    return bool(column.size) and bool(column.max() >= _WIDE or column.min() <= -_WIDE)
+
+
 def wide_scores(r: CocoResults, text: Any) -> bool:
     """Whether results read by a faster path than :func:`load_coco_results` (orjson) hold a score that may
     have been written as an integer beyond 64 bits (one of 2**63 or more, and a run of 19 digits in ``text``,
     a path or the bytes read, looked at only then): that loader reads such an integer as written and refuses
     it, so it must read them instead."""
-    if not (np.abs(r.score) >= _WIDE).any():
+    if not _holds_wide(r.score):
         return False
     return (
         _of_file_text(Path(text), wide_integers) if isinstance(text, (str, PathLike)) else wide_integers(text)
@@ -933,7 +938,7 @@ def _exact_on_doubt(
         if file_fault or not doubt():
             raise
     else:
-        if not (np.abs(column(got)) >= _WIDE).any() or not doubt():
+        if not _holds_wide(column(got)) or not doubt():
             return got
     return exact()
 
