@@ -173,7 +173,6 @@ def gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> RleTable:
     if gt.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the ground truth", file=gt.source)
     named = keep if gt.file_rows is None else gt.file_rows[keep]  # (an image shard's: the file's index)
-    _check_sized(gt.img[keep], gt, gt.source, "annotations", named)
     return RleTable(_take(gt.segmentation, keep), gt.img[keep], gt.image_hw, gt.source, "annotations", named)
 
 
@@ -182,34 +181,12 @@ def dt_rles(res: CocoResults, keep: np.ndarray, gt: CocoGroundTruth) -> RleTable
     by their position in the results file); RLEs converted at load are taken as they are."""
     if res.segmentation is None:
         raise InputFormatError("segm evaluation needs 'segmentation' in the results", file=res.source)
-    _check_sized(res.img[keep], gt, res.source, None, keep)
     table = RleTable(_take(res.segmentation, keep), res.img[keep], gt.image_hw, res.source, None, keep)
     if res.rles is not None and len(res.rles) == len(res):  # validated and converted at load
         table.cache = _take(res.rles, keep)
     if res.lazy_masks is not None:
         table.set_lazy(res.lazy_masks, res.lazy_masks.index(len(res))[keep])
     return table
-
-
-def _check_sized(
-    img: np.ndarray, gt: CocoGroundTruth, file: str, where: str | None, named: np.ndarray
-) -> None:
-    """Refuse a mask (polygon or RLE) of an image without a height and width, naming the first such record
-    (``named``: each one's index in its file). pycocotools' ``annToRLE`` (and lvis-api's ``ann_to_rle``)
-    reads them for every mask it evaluates, an RLE too, and fails (``KeyError: 'height'``); without them an
-    RLE would be checked only against its own size, and one of another size than the image's masks would
-    silently never match (IoU -1)."""
-    hw = gt.image_hw[img]
-    unsized = np.flatnonzero((hw < 0).any(axis=1))
-    if unsized.size:
-        i = int(unsized[0])
-        j = int(named[i])
-        raise InputFormatError(
-            f"image {gt.image_ids[img[i]].item()!r} has no height/width, which pycocotools reads for every "
-            "mask (annToRLE), a polygon or an RLE",
-            file=file,
-            record=j if where is None else f"{where}[{j}]",
-        )
 
 
 def _take(items: list, keep: np.ndarray) -> list:
