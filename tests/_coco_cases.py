@@ -9,11 +9,11 @@ import io
 import numpy as np
 
 
-def random_case(seed: int) -> dict:
-    """A small random COCO problem exercising the protocol's corners."""
+def random_case(seed: int, min_cats: int = 1) -> dict:
+    """A small random COCO problem exercising the protocol's corners (``min_cats`` to 3 categories)."""
     rng = np.random.default_rng(seed)
     n_img = int(rng.integers(1, 6))
-    n_cat = int(rng.integers(1, 4))
+    n_cat = int(rng.integers(min_cats, 4))
     cat_ids = sorted(rng.choice(np.arange(0, 20), n_cat, replace=False).tolist())
     img_ids = sorted(rng.choice(np.arange(1, 1000), n_img, replace=False).tolist())
     images = [{"id": i, "height": 200, "width": 200} for i in img_ids]

@@ -14,8 +14,8 @@ from deteval.detection.coco_params import CocoParams
 from deteval.io.coco import load_coco_gt, load_coco_results
 
 
-def _table(seed: int):
-    case = random_case(seed)
+def _table(seed: int, min_cats: int = 1):
+    case = random_case(seed, min_cats)
     p = CocoParams.from_options("bbox", **case["params"])
     g = load_coco_gt(case["gt"])
     r = load_coco_results(case["dt"], g)
@@ -49,12 +49,11 @@ def test_accumulate_out_refuses_what_it_cannot_fill():
         accumulate(table, p.rec_thrs, p.max_dets, cache={}, out=_buffers(p, table.n_cats, 0.0))
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(12))
 def test_category_runs_are_consecutive_and_balanced(seed):
-    g, r, _, _ = _table(seed)
+    g, r, _, _ = _table(seed, min_cats=2)  # (one category cannot be cut in two runs)
     cat_sel = np.arange(g.cat_ids.shape[0])
-    if cat_sel.shape[0] < 2:
-        pytest.skip("one category")
+    assert cat_sel.shape[0] >= 2
     first, second = _category_runs(r, cat_sel, g.cat_ids.shape[0])
     assert first.size and second.size
     assert np.array_equal(np.concatenate([first, second]), np.arange(cat_sel.shape[0]))
@@ -62,3 +61,8 @@ def test_category_runs_are_consecutive_and_balanced(seed):
     a, b = int(per_cat[first].sum()), int(per_cat[second].sum())
     # the cut is where the running count reaches half: off by at most the category it falls in
     assert abs(a - b) <= int(per_cat.max()) or first.size == 1 or second.size == 1
+    # (with two or three categories a run has one, so also: the first run is below half unless it is one
+    # category, and reaches half with the category after it)
+    half = per_cat.sum() / 2
+    assert a < half or first.size == 1
+    assert a + int(per_cat[second[0]]) >= half

@@ -147,3 +147,32 @@ def test_an_empty_file_among_several_holds_any_kind(tmp_path, make, iou_type):
         bbox.write_text(json.dumps([{k: r[k] for k in keys} | {"bbox": [1, 2, 3, 4]} for r in case["dt"]]))
         with pytest.raises(ConfigError, match=r"different kinds of results \(bbox, segm\)"):
             evaluate_coco(g, [d, e, bbox], iou_type=iou_type)
+
+
+def test_replace_keeps_mask_boxes_lazy(monkeypatch):
+    """``CocoResults.replace``: a copy with other values whose masks' boxes are still to be computed (as the
+    distributed reading hands its results on); ``dataclasses.replace`` computes them (it reads every field)."""
+    import dataclasses
+
+    case = segm_case_without_boxes(3)
+    g = load_coco_gt(case["gt"], keep_segmentation=True)
+    whole = load_coco_results(case["dt"], g, iou_type="segm")
+    assert whole.bbox.shape == (len(whole), 4)  # (computed here, before counting)
+    computed = []
+    real = MaskBoxes.compute
+    monkeypatch.setattr(MaskBoxes, "compute", lambda self: computed.append(1) or real(self))
+    r = load_coco_results(case["dt"], g, iou_type="segm")
+    c = r.replace(warnings=["w"], skipped=2)
+    assert isinstance(stored_boxes(c), MaskBoxes) and isinstance(stored_boxes(r), MaskBoxes)
+    assert c.warnings == ["w"] and c.skipped == 2 and r.warnings == [] and r.skipped == 0
+    given = r.replace(bbox=np.zeros((len(r), 4)))
+    assert not given.bbox.any() and isinstance(stored_boxes(r), MaskBoxes)
+    plan = dist_coco._plan(g, dist_coco.CocoParams.from_options("segm"), 2)
+    read = dist_coco._read_done(r, plan)
+    assert sum(map(len, read.pieces)) == len(r)
+    assert all(isinstance(stored_boxes(p), MaskBoxes) for p in read.pieces)
+    assert not computed
+    _same(c, whole)  # (reading c.bbox computes them now, the same boxes)
+    assert computed == [1]
+    dataclasses.replace(r)
+    assert computed == [1, 1] and isinstance(stored_boxes(r), np.ndarray)

@@ -193,3 +193,39 @@ def test_streamed_from_a_pipe_and_growing_lines(tmp_path, monkeypatch):
     (tmp_path / "run.txt").write_text(text)
     assert _fields(piped)[0] == _fields(trec_io._run_from_bytes(text.encode(), "x"))[0]
     assert _fields(load_run(tmp_path / "run.txt"))[0] == _fields(piped)[0]
+
+
+@pytest.mark.parametrize("block", [5, 64, 1 << 22])
+def test_streamed_fault_then_nul_found_in_blocks(tmp_path, monkeypatch, block):
+    """A bad line read in blocks, then a NUL byte somewhere: the NUL is named by its line as the whole-file
+    check names it (:func:`deteval.io.trec._read_bytes`), found reading the file in blocks, never whole."""
+    from pathlib import Path
+
+    monkeypatch.setattr(trec_io, "_BLOCK", block)
+    rng = np.random.default_rng(block)
+    p = tmp_path / "run.txt"
+    for _ in range(40):
+        lines = [f"q{i % 5} Q0 d{i} {i} {1.0 / (i + 1)!r} tag\n".encode() for i in range(60)]
+        bad = int(rng.integers(0, 60))
+        lines[bad] = b"q1 Q0 dx 3\n"  # four fields
+        text = b"".join(lines)
+        nul = int(rng.integers(0, len(text)))
+        if rng.random() < 0.8:
+            text = text[:nul] + b"\x00" + text[nul + 1 :]
+        p.write_bytes((b"\xef\xbb\xbf" if rng.random() < 0.2 else b"") + text)
+        with pytest.raises(DetevalError) as whole:
+            trec_io._read_bytes(p)
+            trec_io._run_from_bytes(trec_io._read_bytes(p), p)
+        read = Path.read_bytes
+        monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("the whole file read"))
+        with pytest.raises(DetevalError) as streamed:
+            load_run(p)
+        monkeypatch.setattr(Path, "read_bytes", read)
+        assert (type(streamed.value), streamed.value.record, streamed.value.reason) == (
+            type(whole.value),
+            whole.value.record,
+            whole.value.reason,
+        )
+    p.unlink()
+    with pytest.raises(DetevalError, match="cannot read file"):
+        trec_io._refuse_nul(p)

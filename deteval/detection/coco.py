@@ -67,6 +67,7 @@ from deteval.io.coco import (
     results_two_parts,
     results_with_tail,
     split_reading,
+    wide_scores,
 )
 from deteval.io.coco_keypoints import (
     KeypointsTail,
@@ -718,6 +719,8 @@ def _read_inputs(
         and isinstance(results, (str, PathLike))
     ):
         r = read_keypoints(results, g)  # (one process)
+    if r is not None and isinstance(results, (str, PathLike)) and wide_scores(r, results):
+        r, pending = None, None  # (read by load_coco_results, which reads such an integer as written)
     if r is None and is_path_list(results):
         from deteval.distributed.coco import load_results_files
 

@@ -214,7 +214,7 @@ class _Read:
 def _read_done(r: CocoResults, plan: ShardPlan) -> _Read:
     return _Read(
         True,
-        plan.split(replace(r, bbox=stored_boxes(r), warnings=[], skipped=0)),  # (replace would read bbox)
+        plan.split(r.replace(warnings=[], skipped=0)),
         shards=plan.shard(r.img),
         kind=r.kind,
         has_keypoints=r.keypoints is not None,

@@ -39,12 +39,13 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import chain
 from operator import itemgetter
 from os import PathLike
 from pathlib import Path
 from types import ModuleType
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -53,6 +54,7 @@ from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io import coco_typed
 from deteval.io.arrays import rows_beyond_exact
 from deteval.io.coco_typed import bbox_columns, gt_annotations, gt_box_columns, struct_field, typed_decoding
+from deteval.io.json_errors import piece_error
 from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique, unique_keys
 from deteval.io.rle import check_rles
 from deteval.io.skipping import check_on_error as _check_on_error
@@ -102,11 +104,12 @@ def _json_bytes(p: Path) -> bytes:
     return data
 
 
-def _parse_json(data: bytes, p: Path) -> Any:
-    """The text ``data`` of the file ``p`` parsed as :func:`read_json` says."""
+def _parse_json(data: bytes, p: Path, exact: bool = False) -> Any:
+    """The text ``data`` of the file ``p`` parsed as :func:`read_json` says (``exact``: by Python's ``json``,
+    which keeps an integer beyond 64 bits as written: see :func:`wide_integers`)."""
     with paused():
         try:
-            if _orjson is not None:
+            if _orjson is not None and not exact:
                 try:
                     value = _orjson.loads(data)
                 except ValueError:
@@ -128,6 +131,62 @@ def _parse_json(data: bytes, p: Path) -> Any:
             raise InputFormatError("invalid JSON: nested too deeply", file=p) from None
         except ValueError as exc:
             raise InputFormatError(f"invalid JSON: {exc}", file=p) from None
+
+
+#: Digits to ``0``, every other byte to a blank: a run of digits is then a run of ``0`` that ``bytes.find`` finds.
+_DIGITS_TO_ZEROS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+#: The fewest digits of an integer beyond int64 and uint64 (``-2**63 - 1`` and ``2**64`` have 19 and 20).
+_WIDE_DIGITS = b"0" * 19
+_WIDE_BLOCK = 1 << 22
+#: 2**63: an integer written beyond int64/uint64 becomes, in orjson, a float at least this large in magnitude.
+_WIDE = 2.0**63
+
+
+def wide_integers(data: Any) -> bool:
+    """Whether the JSON text ``data`` (bytes or a mapped file) may hold an integer beyond int64 and uint64
+    (``2**64 + 1``, ``-2**63 - 1``): a run of 19 or more digits. orjson reads such an integer as the nearest
+    float, where Python's ``json`` (and a dict given in memory) keeps the integer, which the checks then refuse
+    as written; a loader that meets a value which could be such a float reads the text again exactly. Streamed
+    in blocks of 4 MB (bounded memory); about 1 ms/MB, so it runs only where such a value was met."""
+    n = len(data)
+    for lo in range(0, n, _WIDE_BLOCK):
+        block = data[lo : lo + _WIDE_BLOCK + len(_WIDE_DIGITS) - 1]
+        if block.translate(_DIGITS_TO_ZEROS).find(_WIDE_DIGITS) >= 0:
+            return True
+    return False
+
+
+def _of_file_text(path: Path, test: Callable[[Any], bool]) -> bool:
+    """``test`` of a file's text (mapped, not read whole); False if unreadable."""
+    try:
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return test(data)
+    except (OSError, ValueError):
+        return False
+
+
+def _holds_wide(column: np.ndarray) -> bool:
+    """A value of 2**63 or more in magnitude in the finite float column (two passes, no temporary array)."""
+    return bool(column.size) and bool(column.max() >= _WIDE or column.min() <= -_WIDE)
+
+
+def wide_scores(r: CocoResults, text: Any) -> bool:
+    """Whether results read by a faster path than :func:`load_coco_results` (orjson) hold a score that may
+    have been written as an integer beyond 64 bits (one of 2**63 or more, and a run of 19 digits in ``text``,
+    a path or the bytes read, looked at only then): that loader reads such an integer as written and refuses
+    it, so it must read them instead."""
+    if not _holds_wide(r.score):
+        return False
+    return (
+        _of_file_text(Path(text), wide_integers) if isinstance(text, (str, PathLike)) else wide_integers(text)
+    )
+
+
+def _read_json_exact(path: Path) -> Any:
+    """:func:`read_json` by Python's ``json`` where the file may hold an integer beyond 64 bits (each kept as
+    written, as in a dict given in memory), else by orjson."""
+    data = _json_bytes(path)
+    return _parse_json(data, path, exact=wide_integers(data))
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -472,6 +531,8 @@ class CocoResults:
     ``kind``: the loadRes branch (``"bbox"``, ``"segm"``, ``"keypoints"``) or ``"loaded"`` (read from a
     pycocotools ``COCO``). ``bbox`` is NaN where segm/keypoints evaluation, which never reads it, got no box;
     segm results without boxes get their masks' boxes, computed when ``bbox`` is first read (:class:`BoxColumn`).
+    A copy with other values is :meth:`replace`, which leaves them so: ``dataclasses.replace`` reads every field
+    it is not given, ``bbox`` too, and so computes them.
     """
 
     img: np.ndarray
@@ -495,6 +556,12 @@ class CocoResults:
 
     def __len__(self) -> int:
         return int(self.score.shape[0])
+
+    def replace(self, **changes: Any) -> CocoResults:
+        """``dataclasses.replace(self, **changes)``, the masks' boxes still to be computed if they are (the
+        stored ``bbox`` is passed on unless ``changes`` has one)."""
+        changes.setdefault("bbox", stored_boxes(self))
+        return replace(self, **changes)
 
 
 def _is_coco_object(obj: Any) -> bool:
@@ -803,7 +870,7 @@ def load_coco_gt(
     if _is_coco_object(source):
         data, file = source.dataset, "<pycocotools COCO ground truth>"
     elif isinstance(source, (str, PathLike)):
-        data, file = read_json(source), str(source)
+        data, file = _read_json_exact(Path(source)), str(source)
     else:
         data, file = source, "<in-memory ground truth>"
     anns = data["annotations"]
@@ -829,6 +896,54 @@ def load_gt_with_head(path: str | PathLike[str], head: GtHead) -> CocoGroundTrut
 
 
 def _load_gt(
+    source: Any,
+    keep_segmentation: bool,
+    need_keypoints: bool,
+    file: str | None = None,
+    crowd_optional: bool = False,
+    head: GtHead | None = None,
+) -> CocoGroundTruth:
+    """:func:`_gt_table`, a file read again exactly where it may hold an integer beyond 64 bits
+    (:func:`_exact_on_doubt`: an error, or an area of 2**63 or more)."""
+    args = (keep_segmentation, need_keypoints)
+    if not isinstance(source, (str, PathLike)):
+        return _gt_table(source, *args, file, crowd_optional, head)
+    path = Path(source)
+    return _exact_on_doubt(
+        lambda: _gt_table(source, *args, file, crowd_optional, head),
+        lambda g: g.area,
+        lambda: _of_file_text(path, wide_integers),
+        lambda: _gt_table(_read_json_exact(path), *args, str(source), crowd_optional),
+    )
+
+
+_T = TypeVar("_T")
+
+
+def _exact_on_doubt(
+    read: Callable[[], _T],
+    column: Callable[[_T], np.ndarray],
+    doubt: Callable[[], bool],
+    exact: Callable[[], _T],
+) -> _T:
+    """``read()`` (of a text parsed by orjson); where it raised, or ``column`` of its table (a value read as a
+    float and not bounded by the checks: an area, a score) holds one of 2**63 or more, and ``doubt()`` (the
+    text may hold an integer beyond 64 bits: :func:`wide_integers`, which orjson reads as a float), ``exact()``
+    (the same text parsed by Python's json): such an integer is then refused with the message a dict given in
+    memory gets (not shown as the float orjson made of it, nor accepted as one)."""
+    try:
+        got = read()
+    except DetevalError as exc:  # (a fault of the text, named by line or not at all, is no value's)
+        file_fault = exc.record is None or (isinstance(exc.record, str) and exc.record.startswith("line "))
+        if file_fault or not doubt():
+            raise
+    else:
+        if not _holds_wide(column(got)) or not doubt():
+            return got
+    return exact()
+
+
+def _gt_table(
     source: Any,
     keep_segmentation: bool,
     need_keypoints: bool,
@@ -931,11 +1046,7 @@ def _load_gt(
 
 def _file_without_booleans(path: Path) -> bool:
     """:func:`no_json_booleans` of a file's text (mapped, not read again); False if unreadable."""
-    try:
-        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return no_json_booleans(data)
-    except (OSError, ValueError):
-        return False
+    return _of_file_text(path, no_json_booleans)
 
 
 _ANNOTATIONS_KEY = re.compile(rb'"annotations"\s*:\s*\[')
@@ -1248,7 +1359,7 @@ def load_coco_results(
     if _is_coco_object(source):
         records, file, from_coco = source.dataset.get("annotations", []), "<pycocotools COCO results>", True
     elif isinstance(source, (str, PathLike)):
-        records, file, from_coco = read_json(source), str(source), False
+        records, file, from_coco = _read_json_exact(Path(source)), str(source), False
     else:
         records, file, from_coco = list(source), "<in-memory results>", False
 
@@ -1291,18 +1402,17 @@ def _load_results(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResult
     if _is_coco_object(source):
         records, file, from_coco = source.dataset.get("annotations", []), "<pycocotools COCO results>", True
     elif isinstance(source, (str, PathLike)):
-        file = str(source)
         if iou_type in ("bbox", "keypoints"):
-            fast = _bbox_results_in_chunks(Path(source), gt, iou_type)
+            fast = _bbox_results_in_chunks(Path(source), gt, iou_type)  # (exact piece by piece)
             if fast is not None:
                 return fast
-        data = _json_bytes(Path(source))
-        typed = (
-            _typed_bbox(data, gt, file) if iou_type == "bbox" and len(data) >= coco_typed.MIN_BYTES else None
+        path = Path(source)
+        return _exact_on_doubt(
+            lambda: _whole_results(path, gt, iou_type),
+            _score,
+            lambda: _of_file_text(path, wide_integers),
+            lambda: _results_from_records(_read_json_exact(path), str(path), False, gt, iou_type),
         )
-        if typed is not None:
-            return typed
-        records = _parse_json(data, Path(source))
     elif isinstance(source, np.ndarray):
         return _results_from_array(source, gt, "<numpy results array>")
     elif isinstance(source, (list, tuple)):
@@ -1313,6 +1423,16 @@ def _load_results(source: Any, gt: CocoGroundTruth, iou_type: str) -> CocoResult
             f"not {type(source).__name__}"
         )
     return _results_from_records(records, file, from_coco, gt, iou_type)
+
+
+def _whole_results(path: Path, gt: CocoGroundTruth, iou_type: str) -> CocoResults:
+    """A results file read at once: decoded by type where that vouches for it, else parsed."""
+    file = str(path)
+    data = _json_bytes(path)
+    typed = _typed_bbox(data, gt, file) if iou_type == "bbox" and len(data) >= coco_typed.MIN_BYTES else None
+    if typed is not None:
+        return typed
+    return _results_from_records(_parse_json(data, path), file, False, gt, iou_type)
 
 
 def _results_from_records(
@@ -1690,6 +1810,12 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
     file = str(path)
     parts: list[CocoResults] = []
     offset = 0
+
+    def columns(records: list) -> CocoResults:
+        if iou_type == "bbox":
+            return _bbox_columns(records, gt, file)
+        return _results_from_records(records, file, False, gt, iou_type, kind="keypoints")
+
     with paused():
         for i in range(len(cuts) + 1):
             text = _piece_text(data, cuts, i)
@@ -1699,7 +1825,10 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
                 offset += len(typed)
                 continue
             records = _parsed_piece(text, file)
-            if records is None:
+            if records is None:  # (the error the whole file's parse gives, found from this piece, if it can)
+                fault = piece_error(data, _piece_bounds(data, cuts, i)[0], text, i == len(cuts), file)
+                if fault is not None:
+                    raise fault
                 return None
             first = records[0]
             if i == 0 and iou_type == "bbox" and not _bbox_branch(first):
@@ -1710,11 +1839,13 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
                         return None
                 except DetevalError:
                     return None
-            try:
-                if iou_type == "bbox":
-                    part = _bbox_columns(records, gt, file)
-                else:
-                    part = _results_from_records(records, file, False, gt, iou_type, kind="keypoints")
+            try:  # (exact where the piece may hold an integer beyond 64 bits: see _exact_on_doubt)
+                part = _exact_on_doubt(
+                    partial(columns, records),
+                    _score,
+                    partial(wide_integers, text),
+                    partial(_exactly, columns, text),
+                )
             except DetevalError as exc:
                 rec = exc.record + offset if isinstance(exc.record, int) else exc.record
                 raise type(exc)(exc.reason, file=exc.file, record=rec) from None
@@ -1722,6 +1853,15 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
             offset += len(records)
             del records
     return concat_results(parts, file)
+
+
+def _score(r: CocoResults) -> np.ndarray:
+    return r.score
+
+
+def _exactly(read: Callable[[list], _T], text: bytes) -> _T:
+    """``read`` of the records of ``text`` parsed by Python's json (integers kept as written)."""
+    return read(loads_unique(text))
 
 
 def _bbox_branch(first: dict) -> bool:
@@ -2043,8 +2183,9 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
                 record=record,
             )
         counts = segm["counts"]
+        # (a count from 2**63 on: orjson reads it from a file as a float, refused so; refused so in a dict too)
         if not isinstance(counts, (str, bytes, list)) or (
-            isinstance(counts, list) and not all(type(v) is int and v >= 0 for v in counts)
+            isinstance(counts, list) and not all(type(v) is int and 0 <= v < 2**63 for v in counts)
         ):
             raise InputFormatError(
                 "RLE 'counts' must be a string or a list of counts", file=file, record=record

@@ -32,6 +32,7 @@ from deteval.io.coco import (
     _results_from_records,
     _typed_bbox,
     loadres_branch,
+    wide_scores,
 )
 from deteval.io.jsonkeys import check_unique_keys, loads_unique
 from deteval.io.skipping import load_skipping
@@ -122,6 +123,8 @@ def load_results_range(
             res.warnings = [f"skipped bad record: {exc}" for exc in bad.values()]
     except DetevalError:
         return None
+    if wide_scores(res, path):  # (the file scanned only where a score is 2**63 or more)
+        return None  # (the whole-file loader reads an integer beyond 64 bits as written)
     fixed = gt.keypoints is not None and len(gt) > 0  # else the first record's length is every record's
     if res.keypoints is not None and len(res) and not fixed and res.keypoints.shape[1] != kp_width:
         return None

@@ -297,6 +297,29 @@ def _tokenise_simple(
     return fields, longs, np.arange(line0 + 1, line0 + 1 + ends.shape[0], dtype=np.int64), 0
 
 
+def _nul_error(path: str | PathLike[str], line: int) -> InputFormatError:
+    return InputFormatError(
+        "binary data (a NUL byte) in a text file; save it as UTF-8 text",
+        file=str(path),
+        record=f"line {line}",
+    )
+
+
+def _refuse_nul(path: str | PathLike[str]) -> None:
+    """:func:`_read_bytes`' refusals (an unreadable file, the first NUL byte named by its line) read in blocks
+    of ``_BLOCK`` bytes, not the whole text at once: the error path of a streamed read."""
+    lines = 0
+    try:
+        with Path(path).open("rb") as fh:
+            while block := fh.read(_BLOCK):
+                nul = block.find(b"\x00")
+                if nul >= 0:
+                    raise _nul_error(path, lines + block.count(b"\n", 0, nul) + 1)
+                lines += block.count(b"\n")
+    except OSError as exc:
+        raise InputFormatError(f"cannot read file: {exc.strerror or exc}", file=str(path)) from None
+
+
 def _read_bytes(path: str | PathLike[str]) -> bytes:
     """The file's bytes, ready to tokenise: a UTF-8 BOM removed (else it would glue onto the first topic
     id), old-Mac CR line ends made LF; NUL bytes (binary or UTF-16 data) refused."""
@@ -308,12 +331,7 @@ def _read_bytes(path: str | PathLike[str]) -> bytes:
         data = data[3:]
     nul = data.find(b"\x00")
     if nul >= 0:
-        line = data.count(b"\n", 0, nul) + 1
-        raise InputFormatError(
-            "binary data (a NUL byte) in a text file; save it as UTF-8 text",
-            file=str(path),
-            record=f"line {line}",
-        )
+        raise _nul_error(path, data.count(b"\n", 0, nul) + 1)
     if b"\n" not in data and b"\r" in data:
         data = data.replace(b"\r", b"\n")
     return data
@@ -642,12 +660,7 @@ class _FileBlocks:
     def _prepare(self, block: bytes, line0: int) -> bytes:
         nul = block.find(b"\x00")
         if nul >= 0:
-            line = line0 + block.count(b"\n", 0, nul) + 1
-            raise InputFormatError(
-                "binary data (a NUL byte) in a text file; save it as UTF-8 text",
-                file=str(self.path),
-                record=f"line {line}",
-            )
+            raise _nul_error(self.path, line0 + block.count(b"\n", 0, nul) + 1)
         if self.pattern is not None:
             block, n = _without_comments(block, self.pattern)
             self.n_comments += n
@@ -671,7 +684,7 @@ def _read(
         try:
             out = stream(blocks, path)
         except DetevalError:
-            _read_bytes(
+            _refuse_nul(
                 path
             )  # a NUL byte anywhere is named first, as when the whole file is checked up front
             raise
