@@ -52,7 +52,7 @@ class CocoBatch:
         n_images: int,
     ) -> None:
         self.params = params
-        self.columns = self._columns(params, compat, n_classes)
+        self.columns = self.summary_columns(params, compat, n_classes)
         ap_read = {(a, m) for ap, _, a, m, _ in self.columns if ap and a is not None and m is not None}
         read = {(a, m) for _, _, a, m, _ in self.columns if a is not None and m is not None}
         K, A = table.n_cats, table.tp.shape[0]
@@ -85,8 +85,10 @@ class CocoBatch:
         self.gt_bounds = np.searchsorted(key // n_images, np.arange(K + 1), side="left")
         self.shape = (K, A)
 
-    def _columns(self, p: CocoParams, compat: str, n_classes: int) -> list[_Column]:
-        """The summary numbers, then the per-category AP, as selections (``summarize_value``'s)."""
+    @staticmethod
+    def summary_columns(p: CocoParams, compat: str, n_classes: int) -> list[_Column]:
+        """The summary numbers, then the per-category AP, as selections (``summarize_value``'s); raises
+        NotImplementedError where the parameters need the accumulation path (nothing else does)."""
         specs: list[tuple[bool, float | None, str, int | None, int | None]] = [
             (*s, None) for s in summary_specs(p, compat)
         ]
