@@ -20,6 +20,7 @@ import numpy as np
 
 from deteval.core.lists import COCO_EPS
 from deteval.core.reweighted import ReweightedLists
+from deteval.core.sorting import sorted_unique
 from deteval.detection.coco import stat_maxdet, summary_specs
 from deteval.detection.coco_accumulate import accumulation_slices
 from deteval.detection.coco_match import MatchTable
@@ -75,7 +76,8 @@ class CocoBatch:
         # npig of a weighting: per (image, category) with counted ground truths, the image's weight times
         # their count per area range, summed by category (pairs sorted by category: a cumulative sum)
         keep = gt_table.gt_cat < K
-        key = np.unique(gt_table.gt_cat[keep] * n_images + gt_table.gt_img[keep])
+        # np.unique, without its first-use import of numpy.ma (10 ms in each fresh process)
+        key = sorted_unique(np.sort(gt_table.gt_cat[keep] * n_images + gt_table.gt_img[keep]))
         pair = np.searchsorted(key, gt_table.gt_cat * n_images + gt_table.gt_img)
         self.gt_count = np.zeros((key.shape[0], A), dtype=np.int64)
         for a in range(A):
