@@ -301,6 +301,45 @@ def test_coco_batch_equals_accumulation(seed: int, monkeypatch: pytest.MonkeyPat
     assert np.array_equal(fast[: w.shape[0]], units.metric(0)(w), equal_nan=True)
 
 
+def test_coco_mix_builds_the_merged_table_only_when_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A paired bootstrap weighs one system per row: its mix never merges the two tables; rounds (and rows
+    weighing both systems) merge them once. Parameters that need the accumulation path take it for
+    mix too."""
+    import deteval.stats.coco as stats_coco
+
+    case = random_case(5)
+    rng = np.random.default_rng(5)
+    dt2 = _other(case["dt"], rng)
+    merges = []
+    real = stats_coco.merge_tables
+    monkeypatch.setattr(stats_coco, "merge_tables", lambda t: merges.append(1) or real(t))
+    units = CocoUnits(case["gt"], [case["dt"], dt2])
+    n = units.n_units
+    mix = units.mix(0, 1)
+    w = bootstrap_weights(n, 3, 5)
+    z = np.zeros_like(w)
+    delta = mix(w, z) - mix(z, w)
+    assert merges == []
+    assert np.array_equal(delta, units.metric(0)(w) - units.metric(1)(w), equal_nan=True)
+    swap = rng.integers(0, 2, (3, n))
+    a, b = mix.rounds(swap)  # type: ignore[attr-defined]
+    mixed = mix(1 - swap, swap)
+    assert merges == [1]
+    assert np.array_equal(a, mixed, equal_nan=True)
+    assert np.array_equal(a, units._mix_accumulated(0, 1)(1 - swap, swap), equal_nan=True)
+    assert np.array_equal(b, units._mix_accumulated(0, 1)(swap, 1 - swap), equal_nan=True)
+
+    # parameters that the batched columns refuse (validated CocoParams never are: a guard) take the
+    # accumulation path for mix too
+    def refuse(*args: object) -> None:
+        raise NotImplementedError
+
+    monkeypatch.setattr(stats_coco.CocoBatch, "summary_columns", staticmethod(refuse))
+    slow = units.mix(0, 1)
+    assert not hasattr(slow, "rounds")
+    assert np.array_equal(slow(w, z), units.metric(0)(w), equal_nan=True)
+
+
 def test_coco_batch_rows_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
     """Weightings split into calls of a few rows (the precision output kept small): the same numbers."""
     import deteval.stats.coco_batch as coco_batch

@@ -196,11 +196,23 @@ class CocoUnits:
     def mix(self, a: int, b: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """(w_a, w_b) → the metrics of the system answering each image with system a's results w_a times
         and b's w_b times (see :mod:`deteval.stats.bootstrap`)."""
-        ta, tb = self.tables[a], self.tables[b]
-        both = merge_tables([ta, tb])
-        fast = self._batch(both, np.concatenate([ta.img, tb.img + self.n_units]), ta)
-        if fast is None:
+        try:
+            CocoBatch.summary_columns(self.params, self.compat, len(self.rows))
+        except NotImplementedError:
             return self._mix_accumulated(a, b)
+        ta, tb = self.tables[a], self.tables[b]
+        made: list[CocoBatch] = []
+
+        def merged() -> CocoBatch:
+            # both systems' rows in one table: built on first use, since a paired bootstrap never needs it
+            # (each of its rows weighs one system only: the single tables below)
+            if not made:
+                both = merge_tables([ta, tb])
+                fast = self._batch(both, np.concatenate([ta.img, tb.img + self.n_units]), ta)
+                if fast is None:  # summary_columns said the batched path applies
+                    raise AssertionError("no batched evaluation of the merged table")
+                made.append(fast)
+            return made[0]
 
         def mixed(wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
             wa, wb = np.asarray(wa, dtype=np.int64), np.asarray(wb, dtype=np.int64)
@@ -217,13 +229,13 @@ class CocoUnits:
                 else:
                     both_ |= rows
             if both_.any():
-                out[both_] = fast(np.concatenate([wa[both_], wb[both_]], axis=1), wa[both_] + wb[both_])
+                out[both_] = merged()(np.concatenate([wa[both_], wb[both_]], axis=1), wa[both_] + wb[both_])
             return out
 
         def rounds(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             # mix(1 - s, s) and mix(s, 1 - s): complementary weights of the merged rows, ground truths 1
             s = np.asarray(s, dtype=np.int64)
-            return fast.complements(np.concatenate([1 - s, s], axis=1), np.ones_like(s))
+            return merged().complements(np.concatenate([1 - s, s], axis=1), np.ones_like(s))
 
         return SwapMix(mixed, rounds)
 
