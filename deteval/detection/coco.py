@@ -58,6 +58,7 @@ from deteval.io.coco import (
     CocoGroundTruth,
     CocoResults,
     RawTail,
+    TailBuffer,
     gt_head,
     load_coco_gt,
     load_coco_results,
@@ -764,12 +765,13 @@ SEGM_EARLY_SHARE = 0.46
 
 class _Share:
     """A forked child reading its share of a bbox evaluation's files (:func:`_read_share`): the first
-    ``gt_bytes`` of the ground truth's annotations array, then the results from byte ``start``. Its value is
-    fetched once, and each part handed out once (None: the child failed), so that no reference outlives
-    its use (at the Objects365 scale the results' part is 70 MB)."""
+    ``gt_bytes`` of the ground truth's annotations array, then the results from byte ``start``, their columns
+    written into ``shared`` (:class:`~deteval.io.coco.TailBuffer`). Its value is fetched once, and each part
+    handed out once (None: the child failed), so that no reference outlives its use (at the Objects365 scale
+    the results' part is 70 MB)."""
 
-    def __init__(self, child: Forked, gt_bytes: int, start: int) -> None:
-        self.child, self.gt_bytes, self.start = child, gt_bytes, start
+    def __init__(self, child: Forked, gt_bytes: int, start: int, shared: TailBuffer | None = None) -> None:
+        self.child, self.gt_bytes, self.start, self.shared = child, gt_bytes, start, shared
         self._parts: list[Any] | None = None
 
     def _take(self, i: int) -> Any:
@@ -787,7 +789,7 @@ class _Share:
 
     def read(self, results: Any, g: CocoGroundTruth) -> CocoResults | None:
         """The results: the head read here, the tail from the child (None if it failed)."""
-        return results_with_tail(results, g, self.start, self.results)
+        return results_with_tail(results, g, self.start, self.results, self.shared)
 
 
 class _SegmShare:
@@ -819,11 +821,12 @@ class _KeypointsShare:
 
 
 def _read_share(
-    gt: Any, gt_bytes: int, results: Any, start: int
+    gt: Any, gt_bytes: int, results: Any, start: int, shared: TailBuffer | None = None
 ) -> tuple[tuple[list[dict[str, Any]], int] | None, RawTail | None]:
-    """The child's share: the head of the ground truth's annotations (when ``gt_bytes``), the results' tail."""
+    """The child's share: the head of the ground truth's annotations (when ``gt_bytes``), the results' tail
+    (its columns written into ``shared`` where they fit)."""
     head = gt_head(gt, gt_bytes) if gt_bytes else None
-    return head, results_tail(results, start)
+    return head, results_tail(results, start, shared)
 
 
 def _fork_reading(
@@ -859,8 +862,9 @@ def _fork_reading(
     start, gt_bytes = split_reading(size, gt_size)
     if size < FORK_RESULTS_BYTES and (gt_bytes == 0 or gt_size < FORK_RESULTS_BYTES):
         return None
-    child = fork_call(_read_share, gt, gt_bytes, results, start)
-    return None if child is None else _Share(child, gt_bytes, start)
+    buffer = TailBuffer(size - start)  # (mapped before the fork: shared with the child; address space only)
+    child = fork_call(_read_share, gt, gt_bytes, results, start, buffer)
+    return None if child is None else _Share(child, gt_bytes, start, buffer)
 
 
 def segm_split_byte(results_bytes: int, gt_bytes: int) -> int:
