@@ -1917,6 +1917,15 @@ class TailBuffer:
         self.used = hi
         return cast(RawColumns, views)
 
+    def release_ids(self) -> None:
+        """Free the pages of the image and category id columns (mapped to the ground truth once read): the
+        scores and boxes the results keep as views hold the buffer, and with it those pages, until they go
+        (Linux' MADV_REMOVE; elsewhere nothing)."""
+        try:
+            self.map.madvise(mmap.MADV_REMOVE, 0, 16 * self.rows // mmap.PAGESIZE * mmap.PAGESIZE)
+        except (AttributeError, OSError, ValueError):
+            pass
+
     def columns(self, n: int) -> RawColumns | None:
         """(this process) The first ``n`` rows the child wrote; None if it claims more than the buffer holds."""
         if not 0 <= n <= self.rows:
@@ -2022,6 +2031,7 @@ def results_with_tail(
         if got is None or got[0] != n_tail:
             return None
         columns_in = got[1]
+        in_buffer = isinstance(columns_in, int)
         if isinstance(columns_in, int):
             one = None if shared is None else shared.columns(columns_in)
             if one is None:
@@ -2032,7 +2042,9 @@ def results_with_tail(
                 parts.append(_mapped_bbox(columns, gt, file))
             except DetevalError:
                 return None
-        del got
+        del got, columns_in
+        if in_buffer and shared is not None:
+            shared.release_ids()  # (mapped: the scores and boxes may stay in the buffer, the ids need not)
     # (the child's columns alone: taken as they are, not copied once more)
     return parts[0] if len(parts) == 1 else concat_results(parts, file)
 
