@@ -356,6 +356,7 @@ def match_coco(
     compat: str = "pycocotools",
     images: np.ndarray | None = None,
     categories: np.ndarray | None = None,
+    ranked: bool = False,
 ) -> tuple[MatchTable, dict[str, int], list[str]]:
     """Run the matching stage on columnar inputs; returns the compact :class:`MatchTable` plus counts.
 
@@ -363,6 +364,7 @@ def match_coco(
     shards merged with :func:`~deteval.detection.coco_match.merge_tables` accumulate to the full result.
     ``categories``: optional indices (into the evaluated categories, ascending id) to match alone (with
     ``use_cats``); the other categories then have no detection and no ground truth in the table.
+    ``ranked``: the rows in accumulation's order (:func:`~deteval.detection.coco_match.match_groups`).
     """
     if compat not in COMPAT_MODES:
         raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
@@ -490,6 +492,7 @@ def match_coco(
         iou_fn=iou_fn,
         # OKS holds about half a dozen K-wide arrays per pair in flight (bbox IoU: a few numbers)
         pair_chunk=min(coco_match.PAIR_CHUNK, KEYPOINT_PAIR_CHUNK) if iou_type == "keypoints" else None,
+        ranked=ranked,
     )
     counts = {
         "n_images": n_img,
@@ -529,14 +532,24 @@ def match_in_shards(
     compat: str,
     categories: np.ndarray | None = None,
     images: np.ndarray | None = None,
+    ranked: bool = False,
 ) -> tuple[MatchTable, dict[str, int], list[str]]:
     """:func:`match_coco` over shards of consecutive images holding about ``SHARD_DETECTIONS`` detections each,
     merged; identical to one call (groups never straddle images) with bounded temporary memory.
-    ``categories``, ``images``: as in :func:`match_coco`."""
+    ``categories``, ``images``: as in :func:`match_coco`. ``ranked`` (with ``categories``): the rows in
+    accumulation's order (:func:`~deteval.detection.coco_match.match_groups`), the shards then runs of
+    consecutive categories where each category fits in one (accumulation ranks category by category), else
+    shards of images, the table then not ranked."""
     from deteval.detection.coco_match import merge_tables
 
     if len(res) <= SHARD_DETECTIONS:
-        return match_coco(gt, res, params, compat, images=images, categories=categories)
+        return match_coco(gt, res, params, compat, images=images, categories=categories, ranked=ranked)
+    if ranked and categories is not None and images is None and params.use_cats:
+        runs = _category_shards(res, id_selection(gt.cat_ids, params.cat_ids, "category"), gt, categories)
+        if runs is not None:
+            return _merged(
+                [match_coco(gt, res, params, compat, categories=run, ranked=True) for run in runs], True
+            )
     n_img = int(id_selection(gt.image_ids, params.img_ids, "image").shape[0])
     img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
     img_map[id_selection(gt.image_ids, params.img_ids, "image")] = np.arange(n_img)
@@ -570,6 +583,40 @@ def match_in_shards(
     if counts is None:  # no image selected, so no shard: the one-pass match gives the same (empty) table
         return match_coco(gt, res, params, compat, images=images, categories=categories)
     return merge_tables(tables), counts, warnings
+
+
+def _category_shards(
+    res: CocoResults, cat_sel: np.ndarray, gt: CocoGroundTruth, categories: np.ndarray
+) -> list[np.ndarray] | None:
+    """``categories`` (ascending indices into the evaluated ones) cut into runs holding at most
+    ``SHARD_DETECTIONS`` detections each; None if one category alone holds more."""
+    per_cat = _per_category(res, cat_sel, gt.cat_ids.shape[0])[categories]
+    if per_cat.size and int(per_cat.max()) > SHARD_DETECTIONS:
+        return None
+    runs: list[np.ndarray] = []
+    lo, total = 0, 0
+    for k, n in enumerate(per_cat.tolist()):
+        if total + n > SHARD_DETECTIONS and k > lo:
+            runs.append(categories[lo:k])
+            lo, total = k, 0
+        total += n
+    runs.append(categories[lo:])
+    return runs
+
+
+def _merged(
+    parts: list[tuple[MatchTable, dict[str, int], list[str]]], ranked: bool
+) -> tuple[MatchTable, dict[str, int], list[str]]:
+    """The tables of shards of disjoint categories, in ascending category order, merged (still ranked: each
+    category's rows are in one shard), their counts added."""
+    from deteval.detection.coco_match import merge_tables
+
+    counts = dict(parts[0][1])
+    for _, c, _ in parts[1:]:
+        counts = {k: (v if k in ("n_images", "n_categories") else counts[k] + v) for k, v in c.items()}
+    table = merge_tables([t for t, _, _ in parts])
+    table.ranked = ranked and all(t.ranked for t, _, _ in parts)
+    return table, counts, parts[-1][2]
 
 
 def finish_evaluation(
@@ -955,7 +1002,7 @@ def _half(
 ) -> tuple[_Arrays, dict[str, int], list[str]]:
     """Match and accumulate the categories ``part`` alone; their precision, recall and scores columns
     (written into ``out`` when given: see :func:`~deteval.detection.coco_accumulate.accumulate`)."""
-    table, counts, warnings = match_in_shards(g, r, p, compat, categories=part)
+    table, counts, warnings = match_in_shards(g, r, p, compat, categories=part, ranked=True)
     # only the part's categories, renumbered in the same order (so the rows stay in group order)
     index = np.zeros(table.n_cats, dtype=np.int64)
     index[part] = np.arange(part.shape[0])
