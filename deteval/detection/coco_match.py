@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deteval.core.sorting import lex_order
+from deteval.core.sorting import dense_ranks, lex_order
 
 __all__ = ["MatchTable", "match_groups", "merge_tables"]
 
@@ -310,7 +310,11 @@ def match_groups(
 
     # detections: one stable sort by (group, -score, input order); keep the first max_det of each group
     d_grp = d_cat.astype(np.int64) * n_imgs + d_img
-    order = lex_order((d_order, -d_score, d_grp), unique=True)
+    # (ranked: the scores ranked once for both sorts by them, here and below)
+    by_score = dense_ranks(-d_score) if ranked and n_imgs else None
+    if by_score is None:
+        by_score = -d_score
+    order = lex_order((d_order, by_score, d_grp), unique=True)
     sg = d_grp[order]
     starts = _group_starts(sg)
     counts = np.diff(np.r_[starts, sg.shape[0]])
@@ -325,7 +329,7 @@ def match_groups(
 
     # the row of each kept detection in the table (ranked: a stable sort by (category, -score) of the group
     # order, which is (category, image, rank)); the flags are written there
-    perm = lex_order((-d_score[det], dgrp // n_imgs if n_imgs else dgrp)) if ranked and N else None
+    perm = lex_order((by_score[det], dgrp // n_imgs)) if ranked and N else None
     row = None
     if perm is not None:
         row = np.empty(N, dtype=np.int64)
