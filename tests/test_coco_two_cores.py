@@ -526,6 +526,33 @@ def test_halves_matched_in_shards_of_images(tmp_path, monkeypatch, small_thresho
     _same(one, two)
 
 
+def test_the_child_half_gives_the_past_border_warning(tmp_path, monkeypatch, small_thresholds):
+    """Boxes given as [x1, y1, x2, y2]: the category halves' child counts them past the border (this process
+    then does not), and the warning, as every number, is the one-process one."""
+    gt, dets = _data(11)
+    for d in dets:
+        x, y, w, h = d["bbox"]
+        d["bbox"] = [x, y, round(x + w, 2), round(y + h, 2)]
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    assert any("past their image's right or bottom border" in w for w in one[6])
+    here: list[int] = []
+    real = coco_eval._past_border_warning
+
+    def counting(g, r):
+        here.append(os.getpid())
+        return real(g, r)
+
+    monkeypatch.setattr(coco_eval, "_past_border_warning", counting)
+    small_thresholds.clear()
+    _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
+    assert small_thresholds == [True, True] and here == []  # (counted in the child, whose list this is not)
+    monkeypatch.setenv(forked.ENV_PROCESSES, "1")
+    _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1"))
+    assert here == [os.getpid()]  # one process: counted here
+
+
 def test_bbox_of_pooled_categories_splits_the_images(tmp_path, monkeypatch, small_thresholds):
     """use_cats=False: no categories to split; each process matches a half of the images."""
     gt, dets = _data(10)

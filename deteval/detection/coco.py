@@ -712,13 +712,14 @@ def evaluate_coco(
     # its pages copied by a process that has only to read them)
     r.lazy_masks = pending
     split = _match_accumulate_forked(g, r, p, compat)
+    border = None
     if split is not None:
-        table, arrays, counts, warnings = split
+        table, arrays, counts, warnings, border = split
     else:
         table, counts, warnings = match_in_shards(g, r, p, compat)
         arrays = None
     if p.iou_type == "bbox":
-        warnings += _past_border_warning(g, r)
+        warnings += _past_border_warning(g, r) if border is None else border
     counts = {**counts, "skipped_records": g.skipped + r.skipped}
     return finish_evaluation(table, p, compat, g, counts, r.warnings + warnings, arrays)
 
@@ -1026,12 +1027,12 @@ def _fork_detections(iou_type: str) -> int:
 
 def _match_accumulate_forked(
     g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str
-) -> tuple[MatchTable | None, _Arrays | None, dict[str, int], list[str]] | None:
+) -> tuple[MatchTable | None, _Arrays | None, dict[str, int], list[str], list[str] | None] | None:
     """The matching (and, split by categories, the accumulation) done by two processes: a half of the
     categories each (their precision, recall and scores columns come back), or, with one category or
     ``use_cats=False``, a half of the images each (their match tables come back, merged for
-    :func:`accumulate`). Returns (table or None, arrays or None, counts, warnings); None where that does not
-    pay (small input) or fails."""
+    :func:`accumulate`). Returns (table or None, arrays or None, counts, warnings, the past-border warning
+    when the child gave it, else None); None where that does not pay (small input) or fails."""
     if len(r) < _fork_detections(p.iou_type):
         return None
     if p.iou_type == "segm":  # imported once, before the fork, not by each half (3-5 ms each, measured)
@@ -1040,7 +1041,8 @@ def _match_accumulate_forked(
     if p.use_cats and cat_sel.shape[0] >= 2:
         split = _split_categories(g, r, p, compat, cat_sel)
         return None if split is None else (None, *split)
-    return _split_images(g, r, p, compat)
+    by_images = _split_images(g, r, p, compat)
+    return None if by_images is None else (*by_images, None)
 
 
 def _split_categories(
@@ -1049,7 +1051,7 @@ def _split_categories(
     p: CocoParams,
     compat: str,
     cat_sel: np.ndarray,
-) -> tuple[_Arrays, dict[str, int], list[str]] | None:
+) -> tuple[_Arrays, dict[str, int], list[str], list[str] | None] | None:
     if p.iou_type == "bbox":  # (shared arrays measured no faster for bbox 5k, and 11 MB more at the peak)
         mine, theirs = _category_halves(r, cat_sel, g.cat_ids.shape[0])
         return _split_categories_piped(g, r, p, compat, cat_sel, mine, theirs)
@@ -1059,7 +1061,7 @@ def _split_categories(
     if both is None:
         return None
     (counts, warnings), (counts_t, _) = both
-    return pycocotools_views(*out), _add_counts(counts, counts_t), warnings
+    return pycocotools_views(*out), _add_counts(counts, counts_t), warnings, None
 
 
 def _category_runs(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> tuple[np.ndarray, np.ndarray]:
@@ -1079,12 +1081,13 @@ def _split_categories_piped(
     cat_sel: np.ndarray,
     mine: np.ndarray,
     theirs: np.ndarray,
-) -> tuple[_Arrays, dict[str, int], list[str]] | None:
-    """The halves' precision, recall and scores put together here, the child's sent through the pipe."""
-    both = _both_halves(_half, (g, r, p, compat), mine, theirs)
+) -> tuple[_Arrays, dict[str, int], list[str], list[str] | None] | None:
+    """The halves' precision, recall and scores put together here, the child's sent through the pipe with the
+    past-border warning (:func:`_half_and_border`)."""
+    both = _both_halves(_half, (g, r, p, compat), mine, theirs, _half_and_border)
     if both is None:
         return None
-    ((pm, rm, sm), counts, warnings), ((pt, rt, st), counts_t, _) = both
+    ((pm, rm, sm), counts, warnings), ((pt, rt, st), counts_t, _, border) = both
     K = cat_sel.shape[0]
     precision = np.empty(pm.shape[:2] + (K,) + pm.shape[3:])
     scores = np.empty_like(precision)
@@ -1092,7 +1095,16 @@ def _split_categories_piped(
     precision[:, :, mine], precision[:, :, theirs] = pm, pt
     scores[:, :, mine], scores[:, :, theirs] = sm, st
     recall[:, mine], recall[:, theirs] = rm, rt
-    return (precision, recall, scores), _add_counts(counts, counts_t), warnings
+    return (precision, recall, scores), _add_counts(counts, counts_t), warnings, border
+
+
+def _half_and_border(
+    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, part: np.ndarray
+) -> tuple[_Arrays, dict[str, int], list[str], list[str]]:
+    """:func:`_half`, and the results' past-border warning (:func:`_past_border_warning`), in the child: its
+    half ends before this process's, which then puts the halves together (bench_coco 20k: 10-50 ms before;
+    the warning takes 7-9 ms)."""
+    return (*_half(g, r, p, compat, part), _past_border_warning(g, r))
 
 
 def _shared_arrays(p: CocoParams, n_cats: int) -> _Arrays:
@@ -1133,11 +1145,16 @@ def _half_into(
 
 
 def _both_halves(
-    fn: Callable[..., _T], args: tuple, mine: np.ndarray, theirs: np.ndarray
-) -> tuple[_T, _T] | None:
-    """``fn(*args, mine)`` here and ``fn(*args, theirs)`` in a forked child at the same time; None if the
-    child could not start or failed, or this half raised (the one-process path then raises it again)."""
-    child = fork_call(fn, *args, theirs)
+    fn: Callable[..., _T],
+    args: tuple,
+    mine: np.ndarray,
+    theirs: np.ndarray,
+    child_fn: Callable[..., Any] | None = None,
+) -> tuple[_T, Any] | None:
+    """``fn(*args, mine)`` here and ``fn(*args, theirs)`` (or ``child_fn``) in a forked child at the same time;
+    None if the child could not start or failed, or this half raised (the one-process path then raises it
+    again)."""
+    child = fork_call(fn if child_fn is None else child_fn, *args, theirs)
     if child is None:
         return None
     try:
