@@ -385,6 +385,23 @@ def test_the_tail_columns_come_through_shared_memory(tmp_path, monkeypatch, star
         assert all(np.array_equal(x, y) for x, y in zip(a, b))
     assert np.array_equal(via_pipe.bbox, whole.bbox)
     assert buffer.columns(buffer.rows + 1) is None  # (a child claiming more rows than the buffer holds)
+    if (
+        start
+    ):  # the head's rows written before the tail's: the results are the buffer's rows, the same numbers
+        with_head = coco_io.TailBuffer(size - start, start)
+        tail, joined = _tail_columns(tmp_path / "dt.json", tmp_path / "gt.json", start, with_head)
+        assert isinstance(tail[1], int) and with_head.base > 0
+        assert np.shares_memory(joined.bbox, np.frombuffer(with_head.map, dtype=np.uint8))
+        for name in ("img", "cat", "score", "bbox", "area"):
+            assert np.array_equal(getattr(joined, name), getattr(whole, name))
+        cramped = coco_io.TailBuffer(size - start, start)
+        cramped.base = 3  # (no room for the head: its columns are put together with the tail's as before)
+        tail, joined = _tail_columns(tmp_path / "dt.json", tmp_path / "gt.json", start, cramped)
+        assert isinstance(tail[1], int) and not np.shares_memory(
+            joined.bbox, np.frombuffer(cramped.map, np.uint8)
+        )
+        for name in ("img", "cat", "score", "bbox", "area"):
+            assert np.array_equal(getattr(joined, name), getattr(whole, name))
     # string image ids are not typed columns: through the pipe
     for d in dets:
         d["image_id"] = str(d["image_id"])

@@ -1871,13 +1871,19 @@ class TailBuffer:
     fork): the child writes each piece's columns into it as it reads them (:meth:`put`) and this process
     reads them in place once the child is done (:meth:`columns`), instead of the columns coming pickled
     through the pipe (90 MB of text at 20k images: 50 MB of columns, copied into the pipe and out of it after
-    the child has finished, 30-40 ms this process waits). Only the pages written take memory; the rest is
+    the child has finished, 30-40 ms this process waits). With ``head_bytes`` (the byte where the tail
+    begins), room for the rows of the head of the file (this process's share) is left before the tail's: this process writes its columns
+    there (:meth:`put_head`) while the child reads, maps the tail's ids in place, and the results' columns
+    are the buffer's, not a concatenation of both parts. Only the pages written take memory; the rest is
     address space."""
 
-    def __init__(self, tail_bytes: int) -> None:
-        self.rows = max(0, tail_bytes) // MIN_BBOX_RECORD_BYTES + 1
+    def __init__(self, tail_bytes: int, head_bytes: int = 0) -> None:
+        # (this process's pieces begin before byte ``head_bytes`` and end within two pieces of it)
+        head = head_bytes + 2 * _bbox_piece_bytes() if head_bytes > 0 else 0
+        self.base = head // MIN_BBOX_RECORD_BYTES + 1 if head else 0
+        self.rows = self.base + max(0, tail_bytes) // MIN_BBOX_RECORD_BYTES + 1
         self.map = mmap.mmap(-1, 56 * self.rows)
-        self.used = 0
+        self.used = 0  # (rows the child wrote, from row ``base``)
 
     def _views(self) -> RawColumns:
         n = self.rows
@@ -1901,21 +1907,55 @@ class TailBuffer:
     def put(self, raw: RawColumns) -> RawColumns | None:
         """(the child) Write one piece's columns after the previous ones; their views in the buffer, or None if
         they do not fit or are not the typed columns (int64 ids, float64 scores and N×4 boxes)."""
+        n = raw[0].shape[0]
+        lo = self.base + self.used
+        if not self._fits(raw, lo):
+            return None
+        views = self._write(raw, lo)
+        self.used += n
+        return views
+
+    def _fits(self, raw: RawColumns, lo: int, hi: int | None = None) -> bool:
+        """Whether ``raw`` (typed columns: int64 ids, float64 scores and N×4 boxes) fits in rows [lo, hi)."""
         img, cat, score, bbox = raw
         n = img.shape[0]
-        if (
-            self.used + n > self.rows
-            or (img.dtype, cat.dtype, score.dtype, bbox.dtype) != (_I8, _I8, _F8, _F8)
-            or bbox.shape != (n, 4)
-        ):
-            return None
-        lo, hi = self.used, self.used + n
+        return (
+            lo + n <= (self.rows if hi is None else hi)
+            and (img.dtype, cat.dtype, score.dtype, bbox.dtype) == (_I8, _I8, _F8, _F8)
+            and cat.shape == score.shape == (n,)
+            and bbox.shape == (n, 4)
+        )
+
+    def _write(self, raw: RawColumns, lo: int) -> RawColumns:
+        hi = lo + raw[0].shape[0]
         self._populate(MADV_POPULATE_WRITE, lo, hi)
         views = tuple(v[lo:hi] for v in self._views())
         for v, col in zip(views, raw):
             v[...] = col
-        self.used = hi
         return cast(RawColumns, views)
+
+    def put_head(self, parts: Sequence[CocoResults]) -> int | None:
+        """(this process) Write the head's columns (ids mapped) so that they end where the tail's rows begin;
+        the row where they begin, or None if they do not fit or are not plain typed bbox columns."""
+        lo = self.base - sum(len(p) for p in parts)
+        if lo < 0:
+            return None
+        raws: list[RawColumns] = []
+        at = lo
+        for p in parts:
+            boxes = stored_boxes(p)
+            if p.warnings or p.skipped or not isinstance(boxes, np.ndarray):
+                return None
+            raw = (p.img, p.cat, p.score, boxes)
+            if not self._fits(raw, at, self.base):
+                return None
+            raws.append(raw)
+            at += len(p)
+        at = lo
+        for raw in raws:
+            self._write(raw, at)
+            at += raw[0].shape[0]
+        return lo
 
     def release_ids(self) -> None:
         """Free the pages of the image and category id columns (mapped to the ground truth once read): the
@@ -1926,12 +1966,14 @@ class TailBuffer:
         except (AttributeError, OSError, ValueError):
             pass
 
-    def columns(self, n: int) -> RawColumns | None:
-        """(this process) The first ``n`` rows the child wrote; None if it claims more than the buffer holds."""
-        if not 0 <= n <= self.rows:
+    def columns(self, n: int, lo: int | None = None) -> RawColumns | None:
+        """(this process) The first ``n`` rows the child wrote, from row ``lo`` on when given (the head's,
+        :meth:`put_head`); None if it claims more than the buffer holds."""
+        if not 0 <= n <= self.rows - self.base:
             return None
-        self._populate(MADV_POPULATE_READ, 0, n)
-        return cast(RawColumns, tuple(v[:n] for v in self._views()))
+        self._populate(MADV_POPULATE_READ, self.base, self.base + n)
+        first = self.base if lo is None else lo
+        return cast(RawColumns, tuple(v[first : self.base + n] for v in self._views()))
 
 
 _I8, _F8 = np.dtype(np.int64), np.dtype(np.float64)
@@ -2027,11 +2069,15 @@ def results_with_tail(
                 return None
             del records
         del data, read  # (the mapping is closed: the tail comes from the child)
+        # (while the child reads: the head's columns written into the buffer, just before the tail's rows)
+        head_lo = shared.put_head(parts) if shared is not None and shared.base and parts else None
         got = tail()
         if got is None or got[0] != n_tail:
             return None
         columns_in = got[1]
         in_buffer = isinstance(columns_in, int)
+        if isinstance(columns_in, int) and head_lo is not None and shared is not None:
+            return _joined_in_buffer(shared, columns_in, head_lo, parts[0], gt, file)
         if isinstance(columns_in, int):
             one = None if shared is None else shared.columns(columns_in)
             if one is None:
@@ -2047,6 +2093,27 @@ def results_with_tail(
             shared.release_ids()  # (mapped: the scores and boxes may stay in the buffer, the ids need not)
     # (the child's columns alone: taken as they are, not copied once more)
     return parts[0] if len(parts) == 1 else concat_results(parts, file)
+
+
+def _joined_in_buffer(
+    shared: TailBuffer, n: int, lo: int, first: CocoResults, gt: CocoGroundTruth, file: str
+) -> CocoResults | None:
+    """The results from the buffer's rows: the head's from row ``lo`` (:meth:`TailBuffer.put_head`), then the
+    ``n`` the child wrote, their ids mapped to ``gt`` in place; the columns are views of the buffer, with
+    ``first``'s other fields (the head's first part: plain bbox columns, as every part). None if an id is
+    unknown (the one-process path then names it)."""
+    tail = shared.columns(n)
+    whole = shared.columns(n, lo)
+    if tail is None or whole is None:
+        return None
+    try:
+        img = _index_of(tail[0], gt.image_ids, "image_id", file, None)
+        cat = _index_of(tail[1], gt.cat_ids, "category_id", file, None)
+    except DetevalError:
+        return None
+    tail[0][...], tail[1][...] = img, cat
+    bbox = whole[3]
+    return replace(first, img=whole[0], cat=whole[1], score=whole[2], bbox=bbox, area=bbox[:, 2] * bbox[:, 3])
 
 
 # ------------------------------------------------------------- a large segm or keypoints file on two cores
