@@ -427,6 +427,13 @@ def test_two_cores_read_the_tail_through_shared_memory(tmp_path, monkeypatch, sm
     _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
     assert len(sent) == 1 and isinstance(sent[0], int) and sent[0] > 0
 
+    def refused(*args):
+        raise OSError("cannot map that much")
+
+    monkeypatch.setattr(coco_eval, "TailBuffer", refused)  # (no buffer: the columns through the pipe)
+    _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
+    assert len(sent) == 2 and isinstance(sent[1], list)
+
 
 @pytest.mark.parametrize("key,value", [(None, None), *DAMAGE[:6]])
 def test_the_child_reads_every_result_when_the_ground_truth_costs_more(

@@ -910,8 +910,12 @@ def _fork_reading(
     start, gt_bytes = split_reading(size, gt_size)
     if size < FORK_RESULTS_BYTES and (gt_bytes == 0 or gt_size < FORK_RESULTS_BYTES):
         return None
-    # (mapped before the fork: shared with the child, the head's rows before the tail's; address space only)
-    buffer = TailBuffer(size - start, start)
+    # (mapped before the fork: shared with the child, the head's rows before the tail's; address space only,
+    # which a system may refuse for a huge file: the columns then come through the pipe)
+    try:
+        buffer: TailBuffer | None = TailBuffer(size - start, start)
+    except (OSError, ValueError, OverflowError):
+        buffer = None
     child = fork_call(_read_share, gt, gt_bytes, results, start, buffer)
     return None if child is None else _Share(child, gt_bytes, start, buffer)
 
