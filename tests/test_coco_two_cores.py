@@ -280,9 +280,10 @@ def test_a_large_ground_truth_with_a_small_results_file_is_shared(tmp_path, monk
 @pytest.mark.parametrize("w", [1.0, 0.5])
 def test_split_reading_balances_the_bytes(w):
     chunk = coco_io.CHUNK_BYTES
+    h = w * coco_io.HEAD_SPLIT_COST  # (the parent maps the head's ids; the child's columns reach it)
     for results, gt in ((30 * chunk, 10 * chunk), (30 * chunk, 0)):  # the parent: ground truth + head
         start, head = coco_io.split_reading(results, gt, w)
-        assert head == 0 and abs(gt + w * start - w * (results - start)) <= 2
+        assert head == 0 and abs(gt + h * start - h * (results - start)) <= 2
     # (the first piece stays here; results cheaper to parse: the child parses them all)
     assert coco_io.split_reading(3 * chunk, 2 * chunk, w) == ((chunk, 0) if w == 1 else (0, 0))
     # a costlier ground truth: the child's head of it and all the results against the rest and the hand-over
@@ -342,12 +343,96 @@ def _spy_starts(monkeypatch) -> list[int]:
     starts: list[int] = []
     real = coco_eval.results_with_tail
 
-    def spy(path, g, start, tail):
+    def spy(path, g, start, tail, *shared):
         starts.append(start)
-        return real(path, g, start, tail)
+        return real(path, g, start, tail, *shared)
 
     monkeypatch.setattr(coco_eval, "results_with_tail", spy)
     return starts
+
+
+def _tail_columns(path, gt_path, start, shared):
+    """The child's tail (read here) and the parent's results put together from it, with or without a
+    TailBuffer."""
+    g = coco_io.load_coco_gt(gt_path)
+    tail = coco_io.results_tail(path, start, shared)
+    return tail, coco_io.results_with_tail(path, g, start, lambda: tail, shared)
+
+
+@pytest.mark.parametrize("start_share", [0.0, 0.4])
+def test_the_tail_columns_come_through_shared_memory(tmp_path, monkeypatch, start_share):
+    """The child writes its columns into the TailBuffer and sends only their number of rows; the parent's
+    results are the pipe's, column for column. A buffer too small for every piece (or a piece whose ids are
+    not integers) sends them all through the pipe, those already written included."""
+    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+    gt, dets = _data(3)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    size = (tmp_path / "dt.json").stat().st_size
+    start = int(size * start_share)
+    piped, whole = _tail_columns(tmp_path / "dt.json", tmp_path / "gt.json", start, None)
+    assert isinstance(piped[1], list) and piped[0] > 2
+    buffer = coco_io.TailBuffer(size - start)
+    shared, via_buffer = _tail_columns(tmp_path / "dt.json", tmp_path / "gt.json", start, buffer)
+    assert shared[0] == piped[0] and shared[1] == buffer.used == sum(len(c[0]) for c in piped[1])
+    for name in ("img", "cat", "score", "bbox", "area"):
+        assert np.array_equal(getattr(via_buffer, name), getattr(whole, name))
+    small = coco_io.TailBuffer((buffer.used - 2) * coco_io.MIN_BBOX_RECORD_BYTES)
+    assert small.rows == buffer.used - 1  # (the last record does not fit)
+    fallback, via_pipe = _tail_columns(tmp_path / "dt.json", tmp_path / "gt.json", start, small)
+    assert isinstance(fallback[1], list) and len(fallback[1]) == len(piped[1])
+    for a, b in zip(fallback[1], piped[1]):
+        assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert np.array_equal(via_pipe.bbox, whole.bbox)
+    assert buffer.columns(buffer.rows + 1) is None  # (a child claiming more rows than the buffer holds)
+    if (
+        start
+    ):  # the head's rows written before the tail's: the results are the buffer's rows, the same numbers
+        with_head = coco_io.TailBuffer(size - start, start)
+        tail, joined = _tail_columns(tmp_path / "dt.json", tmp_path / "gt.json", start, with_head)
+        assert isinstance(tail[1], int) and with_head.base > 0
+        assert np.shares_memory(joined.bbox, np.frombuffer(with_head.map, dtype=np.uint8))
+        for name in ("img", "cat", "score", "bbox", "area"):
+            assert np.array_equal(getattr(joined, name), getattr(whole, name))
+        cramped = coco_io.TailBuffer(size - start, start)
+        cramped.base = 3  # (no room for the head: its columns are put together with the tail's as before)
+        tail, joined = _tail_columns(tmp_path / "dt.json", tmp_path / "gt.json", start, cramped)
+        assert isinstance(tail[1], int) and not np.shares_memory(
+            joined.bbox, np.frombuffer(cramped.map, np.uint8)
+        )
+        for name in ("img", "cat", "score", "bbox", "area"):
+            assert np.array_equal(getattr(joined, name), getattr(whole, name))
+    # string image ids are not typed columns: through the pipe
+    for d in dets:
+        d["image_id"] = str(d["image_id"])
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    tail = coco_io.results_tail(tmp_path / "dt.json", start, coco_io.TailBuffer(size))
+    assert tail is not None and isinstance(tail[1], list)
+
+
+def test_two_cores_read_the_tail_through_shared_memory(tmp_path, monkeypatch, small_thresholds):
+    gt, dets = _data(4)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    sent: list = []
+    real = coco_eval._Share.results
+
+    def spy(self):
+        got = real(self)
+        sent.append(None if got is None else got[1])
+        return got
+
+    monkeypatch.setattr(coco_eval._Share, "results", spy)
+    _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
+    assert len(sent) == 1 and isinstance(sent[0], int) and sent[0] > 0
+
+    def refused(*args):
+        raise OSError("cannot map that much")
+
+    monkeypatch.setattr(coco_eval, "TailBuffer", refused)  # (no buffer: the columns through the pipe)
+    _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
+    assert len(sent) == 2 and isinstance(sent[1], list)
 
 
 @pytest.mark.parametrize("key,value", [(None, None), *DAMAGE[:6]])
@@ -463,6 +548,33 @@ def test_halves_matched_in_shards_of_images(tmp_path, monkeypatch, small_thresho
     two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
     assert small_thresholds == [True, True]
     _same(one, two)
+
+
+def test_the_child_half_gives_the_past_border_warning(tmp_path, monkeypatch, small_thresholds):
+    """Boxes given as [x1, y1, x2, y2]: the category halves' child counts them past the border (this process
+    then does not), and the warning, as every number, is the one-process one."""
+    gt, dets = _data(11)
+    for d in dets:
+        x, y, w, h = d["bbox"]
+        d["bbox"] = [x, y, round(x + w, 2), round(y + h, 2)]
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    assert any("past their image's right or bottom border" in w for w in one[6])
+    here: list[int] = []
+    real = coco_eval._past_border_warning
+
+    def counting(g, r):
+        here.append(os.getpid())
+        return real(g, r)
+
+    monkeypatch.setattr(coco_eval, "_past_border_warning", counting)
+    small_thresholds.clear()
+    _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
+    assert small_thresholds == [True, True] and here == []  # (counted in the child, whose list this is not)
+    monkeypatch.setenv(forked.ENV_PROCESSES, "1")
+    _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1"))
+    assert here == [os.getpid()]  # one process: counted here
 
 
 def test_bbox_of_pooled_categories_splits_the_images(tmp_path, monkeypatch, small_thresholds):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deteval.core.sorting import lex_order
+from deteval.core.sorting import dense_ranks, lex_order
 
 
 def _key(rng: np.random.Generator, kind: int, n: int) -> np.ndarray:
@@ -42,3 +42,23 @@ def test_lex_order_large_keys_fall_back_and_positions_pack():
     pos = rng.permutation(n)  # distinct: no position needed
     keys = [pos, rng.random(n).round(2), rng.integers(0, 50, n)]
     assert np.array_equal(lex_order(keys, unique=True), np.lexsort(keys))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dense_ranks_sort_as_their_key(seed):
+    """A key's dense ranks (ties, -0.0 and 0.0 included, share one) put in its place give np.lexsort's order;
+    a key with NaN has none."""
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(300):
+        n = int(rng.integers(0, 60))
+        kind = int(rng.choice([0, 1, 2, 4, 5]))
+        key = _key(rng, kind, n)
+        ranks = dense_ranks(key)
+        assert ranks is not None and ranks.dtype == np.int64 and ranks.shape == key.shape
+        # every pair in the key's order, ties kept
+        assert np.array_equal(ranks[:, None] < ranks[None, :], key[:, None] < key[None, :])
+        assert np.array_equal(ranks[:, None] == ranks[None, :], key[:, None] == key[None, :])
+        other = _key(rng, 0, n)
+        assert np.array_equal(lex_order((np.arange(n), ranks, other)), np.lexsort((np.arange(n), key, other)))
+    assert dense_ranks(np.array([1.0, np.nan])) is None
+    assert dense_ranks(np.array([0.0, -0.0, 1.0])).tolist() == [0, 0, 1]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["lex_order", "sorted_unique"]
+__all__ = ["dense_ranks", "lex_order", "sorted_unique"]
 
 #: Integer keys spanning at most this many values (times 4 the length) are used as they are, without ranking.
 _DIRECT_SPAN = 1 << 20
@@ -48,6 +48,17 @@ def _dense(key: np.ndarray) -> tuple[np.ndarray, int] | None:
     rank = np.empty(n, dtype=np.int64)
     rank[o] = new
     return rank, int(new[-1]) + 1
+
+
+def dense_ranks(key: np.ndarray) -> np.ndarray | None:
+    """An int64 code per value of ``key`` in the same order, equal values (``-0.0`` and ``0.0`` included)
+    sharing one: the rank among the distinct values (value − min for an integer key of a small range), or
+    None for a key holding NaN. :func:`lex_order` takes it as it is (no sort of its own) in place of ``key``,
+    with the same order: for callers that sort by one key more than once."""
+    if key.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    d = _dense(key)
+    return None if d is None else d[0]
 
 
 def lex_order(keys: Sequence[np.ndarray], *, unique: bool = False) -> np.ndarray:

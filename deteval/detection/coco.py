@@ -58,6 +58,7 @@ from deteval.io.coco import (
     CocoGroundTruth,
     CocoResults,
     RawTail,
+    TailBuffer,
     gt_head,
     load_coco_gt,
     load_coco_results,
@@ -356,6 +357,7 @@ def match_coco(
     compat: str = "pycocotools",
     images: np.ndarray | None = None,
     categories: np.ndarray | None = None,
+    ranked: bool = False,
 ) -> tuple[MatchTable, dict[str, int], list[str]]:
     """Run the matching stage on columnar inputs; returns the compact :class:`MatchTable` plus counts.
 
@@ -363,6 +365,7 @@ def match_coco(
     shards merged with :func:`~deteval.detection.coco_match.merge_tables` accumulate to the full result.
     ``categories``: optional indices (into the evaluated categories, ascending id) to match alone (with
     ``use_cats``); the other categories then have no detection and no ground truth in the table.
+    ``ranked``: the rows in accumulation's order (:func:`~deteval.detection.coco_match.match_groups`).
     """
     if compat not in COMPAT_MODES:
         raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
@@ -490,6 +493,7 @@ def match_coco(
         iou_fn=iou_fn,
         # OKS holds about half a dozen K-wide arrays per pair in flight (bbox IoU: a few numbers)
         pair_chunk=min(coco_match.PAIR_CHUNK, KEYPOINT_PAIR_CHUNK) if iou_type == "keypoints" else None,
+        ranked=ranked,
     )
     counts = {
         "n_images": n_img,
@@ -529,14 +533,24 @@ def match_in_shards(
     compat: str,
     categories: np.ndarray | None = None,
     images: np.ndarray | None = None,
+    ranked: bool = False,
 ) -> tuple[MatchTable, dict[str, int], list[str]]:
     """:func:`match_coco` over shards of consecutive images holding about ``SHARD_DETECTIONS`` detections each,
     merged; identical to one call (groups never straddle images) with bounded temporary memory.
-    ``categories``, ``images``: as in :func:`match_coco`."""
+    ``categories``, ``images``: as in :func:`match_coco`. ``ranked`` (with ``categories``): the rows in
+    accumulation's order (:func:`~deteval.detection.coco_match.match_groups`), the shards then runs of
+    consecutive categories where each category fits in one (accumulation ranks category by category), else
+    shards of images, the table then not ranked."""
     from deteval.detection.coco_match import merge_tables
 
     if len(res) <= SHARD_DETECTIONS:
-        return match_coco(gt, res, params, compat, images=images, categories=categories)
+        return match_coco(gt, res, params, compat, images=images, categories=categories, ranked=ranked)
+    if ranked and categories is not None and images is None and params.use_cats:
+        runs = _category_shards(res, id_selection(gt.cat_ids, params.cat_ids, "category"), gt, categories)
+        if runs is not None:
+            return _merged(
+                [match_coco(gt, res, params, compat, categories=run, ranked=True) for run in runs], True
+            )
     n_img = int(id_selection(gt.image_ids, params.img_ids, "image").shape[0])
     img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
     img_map[id_selection(gt.image_ids, params.img_ids, "image")] = np.arange(n_img)
@@ -570,6 +584,40 @@ def match_in_shards(
     if counts is None:  # no image selected, so no shard: the one-pass match gives the same (empty) table
         return match_coco(gt, res, params, compat, images=images, categories=categories)
     return merge_tables(tables), counts, warnings
+
+
+def _category_shards(
+    res: CocoResults, cat_sel: np.ndarray, gt: CocoGroundTruth, categories: np.ndarray
+) -> list[np.ndarray] | None:
+    """``categories`` (ascending indices into the evaluated ones) cut into runs holding at most
+    ``SHARD_DETECTIONS`` detections each; None if one category alone holds more."""
+    per_cat = _per_category(res, cat_sel, gt.cat_ids.shape[0])[categories]
+    if per_cat.size and int(per_cat.max()) > SHARD_DETECTIONS:
+        return None
+    runs: list[np.ndarray] = []
+    lo, total = 0, 0
+    for k, n in enumerate(per_cat.tolist()):
+        if total + n > SHARD_DETECTIONS and k > lo:
+            runs.append(categories[lo:k])
+            lo, total = k, 0
+        total += n
+    runs.append(categories[lo:])
+    return runs
+
+
+def _merged(
+    parts: list[tuple[MatchTable, dict[str, int], list[str]]], ranked: bool
+) -> tuple[MatchTable, dict[str, int], list[str]]:
+    """The tables of shards of disjoint categories, in ascending category order, merged (still ranked: each
+    category's rows are in one shard), their counts added."""
+    from deteval.detection.coco_match import merge_tables
+
+    counts = dict(parts[0][1])
+    for _, c, _ in parts[1:]:
+        counts = {k: (v if k in ("n_images", "n_categories") else counts[k] + v) for k, v in c.items()}
+    table = merge_tables([t for t, _, _ in parts])
+    table.ranked = ranked and all(t.ranked for t, _, _ in parts)
+    return table, counts, parts[-1][2]
 
 
 def finish_evaluation(
@@ -665,13 +713,14 @@ def evaluate_coco(
     # its pages copied by a process that has only to read them)
     r.lazy_masks = pending
     split = _match_accumulate_forked(g, r, p, compat)
+    border = None
     if split is not None:
-        table, arrays, counts, warnings = split
+        table, arrays, counts, warnings, border = split
     else:
         table, counts, warnings = match_in_shards(g, r, p, compat)
         arrays = None
     if p.iou_type == "bbox":
-        warnings += _past_border_warning(g, r)
+        warnings += _past_border_warning(g, r) if border is None else border
     counts = {**counts, "skipped_records": g.skipped + r.skipped}
     return finish_evaluation(table, p, compat, g, counts, r.warnings + warnings, arrays)
 
@@ -767,12 +816,13 @@ SEGM_EARLY_SHARE = 0.46
 
 class _Share:
     """A forked child reading its share of a bbox evaluation's files (:func:`_read_share`): the first
-    ``gt_bytes`` of the ground truth's annotations array, then the results from byte ``start``. Its value is
-    fetched once, and each part handed out once (None: the child failed), so that no reference outlives
-    its use (at the Objects365 scale the results' part is 70 MB)."""
+    ``gt_bytes`` of the ground truth's annotations array, then the results from byte ``start``, their columns
+    written into ``shared`` (:class:`~deteval.io.coco.TailBuffer`). Its value is fetched once, and each part
+    handed out once (None: the child failed), so that no reference outlives its use (at the Objects365 scale
+    the results' part is 70 MB)."""
 
-    def __init__(self, child: Forked, gt_bytes: int, start: int) -> None:
-        self.child, self.gt_bytes, self.start = child, gt_bytes, start
+    def __init__(self, child: Forked, gt_bytes: int, start: int, shared: TailBuffer | None = None) -> None:
+        self.child, self.gt_bytes, self.start, self.shared = child, gt_bytes, start, shared
         self._parts: list[Any] | None = None
 
     def _take(self, i: int) -> Any:
@@ -790,7 +840,7 @@ class _Share:
 
     def read(self, results: Any, g: CocoGroundTruth) -> CocoResults | None:
         """The results: the head read here, the tail from the child (None if it failed)."""
-        return results_with_tail(results, g, self.start, self.results)
+        return results_with_tail(results, g, self.start, self.results, self.shared)
 
 
 class _SegmShare:
@@ -822,11 +872,12 @@ class _KeypointsShare:
 
 
 def _read_share(
-    gt: Any, gt_bytes: int, results: Any, start: int
+    gt: Any, gt_bytes: int, results: Any, start: int, shared: TailBuffer | None = None
 ) -> tuple[tuple[list[dict[str, Any]], int] | None, RawTail | None]:
-    """The child's share: the head of the ground truth's annotations (when ``gt_bytes``), the results' tail."""
+    """The child's share: the head of the ground truth's annotations (when ``gt_bytes``), the results' tail
+    (its columns written into ``shared`` where they fit)."""
     head = gt_head(gt, gt_bytes) if gt_bytes else None
-    return head, results_tail(results, start)
+    return head, results_tail(results, start, shared)
 
 
 def _fork_reading(
@@ -862,8 +913,14 @@ def _fork_reading(
     start, gt_bytes = split_reading(size, gt_size)
     if size < FORK_RESULTS_BYTES and (gt_bytes == 0 or gt_size < FORK_RESULTS_BYTES):
         return None
-    child = fork_call(_read_share, gt, gt_bytes, results, start)
-    return None if child is None else _Share(child, gt_bytes, start)
+    # (mapped before the fork: shared with the child, the head's rows before the tail's; address space only,
+    # which a system may refuse for a huge file: the columns then come through the pipe)
+    try:
+        buffer: TailBuffer | None = TailBuffer(size - start, start)
+    except (OSError, ValueError, OverflowError):
+        buffer = None
+    child = fork_call(_read_share, gt, gt_bytes, results, start, buffer)
+    return None if child is None else _Share(child, gt_bytes, start, buffer)
 
 
 def segm_split_byte(results_bytes: int, gt_bytes: int) -> int:
@@ -954,7 +1011,7 @@ def _half(
 ) -> tuple[_Arrays, dict[str, int], list[str]]:
     """Match and accumulate the categories ``part`` alone; their precision, recall and scores columns
     (written into ``out`` when given: see :func:`~deteval.detection.coco_accumulate.accumulate`)."""
-    table, counts, warnings = match_in_shards(g, r, p, compat, categories=part)
+    table, counts, warnings = match_in_shards(g, r, p, compat, categories=part, ranked=True)
     # only the part's categories, renumbered in the same order (so the rows stay in group order)
     index = np.zeros(table.n_cats, dtype=np.int64)
     index[part] = np.arange(part.shape[0])
@@ -978,12 +1035,12 @@ def _fork_detections(iou_type: str) -> int:
 
 def _match_accumulate_forked(
     g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str
-) -> tuple[MatchTable | None, _Arrays | None, dict[str, int], list[str]] | None:
+) -> tuple[MatchTable | None, _Arrays | None, dict[str, int], list[str], list[str] | None] | None:
     """The matching (and, split by categories, the accumulation) done by two processes: a half of the
     categories each (their precision, recall and scores columns come back), or, with one category or
     ``use_cats=False``, a half of the images each (their match tables come back, merged for
-    :func:`accumulate`). Returns (table or None, arrays or None, counts, warnings); None where that does not
-    pay (small input) or fails."""
+    :func:`accumulate`). Returns (table or None, arrays or None, counts, warnings, the past-border warning
+    when the child gave it, else None); None where that does not pay (small input) or fails."""
     if len(r) < _fork_detections(p.iou_type):
         return None
     if p.iou_type == "segm":  # imported once, before the fork, not by each half (3-5 ms each, measured)
@@ -992,7 +1049,8 @@ def _match_accumulate_forked(
     if p.use_cats and cat_sel.shape[0] >= 2:
         split = _split_categories(g, r, p, compat, cat_sel)
         return None if split is None else (None, *split)
-    return _split_images(g, r, p, compat)
+    by_images = _split_images(g, r, p, compat)
+    return None if by_images is None else (*by_images, None)
 
 
 def _split_categories(
@@ -1001,7 +1059,7 @@ def _split_categories(
     p: CocoParams,
     compat: str,
     cat_sel: np.ndarray,
-) -> tuple[_Arrays, dict[str, int], list[str]] | None:
+) -> tuple[_Arrays, dict[str, int], list[str], list[str] | None] | None:
     if p.iou_type == "bbox":  # (shared arrays measured no faster for bbox 5k, and 11 MB more at the peak)
         mine, theirs = _category_halves(r, cat_sel, g.cat_ids.shape[0])
         return _split_categories_piped(g, r, p, compat, cat_sel, mine, theirs)
@@ -1011,7 +1069,7 @@ def _split_categories(
     if both is None:
         return None
     (counts, warnings), (counts_t, _) = both
-    return pycocotools_views(*out), _add_counts(counts, counts_t), warnings
+    return pycocotools_views(*out), _add_counts(counts, counts_t), warnings, None
 
 
 def _category_runs(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> tuple[np.ndarray, np.ndarray]:
@@ -1031,12 +1089,13 @@ def _split_categories_piped(
     cat_sel: np.ndarray,
     mine: np.ndarray,
     theirs: np.ndarray,
-) -> tuple[_Arrays, dict[str, int], list[str]] | None:
-    """The halves' precision, recall and scores put together here, the child's sent through the pipe."""
-    both = _both_halves(_half, (g, r, p, compat), mine, theirs)
+) -> tuple[_Arrays, dict[str, int], list[str], list[str] | None] | None:
+    """The halves' precision, recall and scores put together here, the child's sent through the pipe with the
+    past-border warning (:func:`_half_and_border`)."""
+    both = _both_halves(_half, (g, r, p, compat), mine, theirs, _half_and_border)
     if both is None:
         return None
-    ((pm, rm, sm), counts, warnings), ((pt, rt, st), counts_t, _) = both
+    ((pm, rm, sm), counts, warnings), ((pt, rt, st), counts_t, _, border) = both
     K = cat_sel.shape[0]
     precision = np.empty(pm.shape[:2] + (K,) + pm.shape[3:])
     scores = np.empty_like(precision)
@@ -1044,7 +1103,16 @@ def _split_categories_piped(
     precision[:, :, mine], precision[:, :, theirs] = pm, pt
     scores[:, :, mine], scores[:, :, theirs] = sm, st
     recall[:, mine], recall[:, theirs] = rm, rt
-    return (precision, recall, scores), _add_counts(counts, counts_t), warnings
+    return (precision, recall, scores), _add_counts(counts, counts_t), warnings, border
+
+
+def _half_and_border(
+    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, part: np.ndarray
+) -> tuple[_Arrays, dict[str, int], list[str], list[str]]:
+    """:func:`_half`, and the results' past-border warning (:func:`_past_border_warning`), in the child: its
+    half ends before this process's, which then puts the halves together (bench_coco 20k: 10-50 ms before;
+    the warning takes 7-9 ms)."""
+    return (*_half(g, r, p, compat, part), _past_border_warning(g, r))
 
 
 def _shared_arrays(p: CocoParams, n_cats: int) -> _Arrays:
@@ -1085,11 +1153,16 @@ def _half_into(
 
 
 def _both_halves(
-    fn: Callable[..., _T], args: tuple, mine: np.ndarray, theirs: np.ndarray
-) -> tuple[_T, _T] | None:
-    """``fn(*args, mine)`` here and ``fn(*args, theirs)`` in a forked child at the same time; None if the
-    child could not start or failed, or this half raised (the one-process path then raises it again)."""
-    child = fork_call(fn, *args, theirs)
+    fn: Callable[..., _T],
+    args: tuple,
+    mine: np.ndarray,
+    theirs: np.ndarray,
+    child_fn: Callable[..., Any] | None = None,
+) -> tuple[_T, Any] | None:
+    """``fn(*args, mine)`` here and ``fn(*args, theirs)`` (or ``child_fn``) in a forked child at the same time;
+    None if the child could not start or failed, or this half raised (the one-process path then raises it
+    again)."""
+    child = fork_call(fn if child_fn is None else child_fn, *args, theirs)
     if child is None:
         return None
     try:

@@ -175,13 +175,16 @@ def _accumulate_plain(
     valid = (npig_ka > 0).T  # (A, K)
 
     # pycocotools' ranking of a category: images in ascending id order, then a stable sort by -score
-    if _in_group_order(table):  # as match_groups leaves it: a stable sort by (category, -score) is enough
+    order: np.ndarray | None = None
+    if table.ranked:  # (match_groups' ranked: the rows are in that order, the flags taken as they are)
+        pass
+    elif _in_group_order(table):  # as match_groups leaves it: a stable sort by (category, -score) is enough
         order = lex_order((-table.score, table.cat))
     else:  # e.g. tables of several shards concatenated
         order = lex_order((table.rank, table.img, -table.score, table.cat))
-    cat_s = table.cat[order]
-    rank_s = table.rank[order]
-    score_s = table.score[order]
+    cat_s = table.cat if order is None else table.cat[order]
+    rank_s = table.rank if order is None else table.rank[order]
+    score_s = table.score if order is None else table.score[order]
     # per maxDet: the rows it keeps (None: all), their scores, detections per category, their weights, and the
     # categories it computes (None: all; the others have every (image, category) group shorter than this and
     # the previous maxDet, so their lists, and numbers, are the previous maxDet's: copied)
@@ -201,14 +204,15 @@ def _accumulate_plain(
         sm = score_s if sel is None else score_s[sel]
         wm = None
         if weights is not None:
-            wm = weights[order] if sel is None else weights[order[sel]]
+            w_s = weights if order is None else weights[order]
+            wm = w_s if sel is None else w_s[sel]
         slices.append((sel, sm, np.bincount(cat_s if sel is None else cat_s[sel], minlength=K), wm, need))
     for a in range(A):
         if not valid[a].any():
             continue
         # the flags of one area range in ranked order once; each maxDet reads its rows of them
-        tp_a = np.take(table.tp[a], order, axis=1)
-        ig_a = np.take(table.ig[a], order, axis=1)
+        tp_a = table.tp[a] if order is None else np.take(table.tp[a], order, axis=1)
+        ig_a = table.ig[a] if order is None else np.take(table.ig[a], order, axis=1)
         for m, (sel, sm, per_cat, wm, need) in enumerate(slices):
             if need is not None:
                 prec[a, m], sc[a, m], rec[a, m] = prec[a, m - 1], sc[a, m - 1], rec[a, m - 1]

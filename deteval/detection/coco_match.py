@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deteval.core.sorting import lex_order
+from deteval.core.sorting import dense_ranks, lex_order
 
 __all__ = ["MatchTable", "match_groups", "merge_tables"]
 
@@ -83,6 +83,9 @@ class MatchTable:
     gt_img: np.ndarray | None = None
     gt_cat: np.ndarray | None = None
     gt_counted: np.ndarray | None = None
+    # rows in the order accumulation ranks them, (category, -score, image, rank), instead of (category, image,
+    # rank): :func:`match_groups` ``ranked``; accumulation then takes the flags as they are, not permuted
+    ranked: bool = False
 
     def npig_weighted(self, image_weights: np.ndarray) -> np.ndarray:
         """(K, A) npig with image i's ground truths counted ``image_weights[i]`` times (integers)."""
@@ -104,6 +107,7 @@ def merge_tables(tables: Sequence[MatchTable]) -> MatchTable:
     """Concatenate tables computed on disjoint sets of images (same parameters)."""
     if not tables:
         raise ValueError("no tables to merge")
+    gt = _merged_gt(tables)
     return MatchTable(
         cat=np.concatenate([t.cat for t in tables]),
         img=np.concatenate([t.img for t in tables]),
@@ -113,7 +117,9 @@ def merge_tables(tables: Sequence[MatchTable]) -> MatchTable:
         ig=np.concatenate([t.ig for t in tables], axis=2),
         npig=np.sum([t.npig for t in tables], axis=0),
         n_cats=tables[0].n_cats,
-        **_merged_gt(tables),
+        gt_img=gt.get("gt_img"),
+        gt_cat=gt.get("gt_cat"),
+        gt_counted=gt.get("gt_counted"),
     )
 
 
@@ -172,6 +178,7 @@ def _decide_alone(
     thr: np.ndarray,
     tp: np.ndarray,
     ig: np.ndarray,
+    row: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Decide the detections that decide alone, and return the candidate pairs left to the greedy steps.
 
@@ -181,7 +188,8 @@ def _decide_alone(
     categories) the rule comes down to: matched at the thresholds its IoU reaches, a true positive unless the
     ground truth is ignored in the area range, which makes the detection ignored; those are written into
     ``tp`` and ``ig`` here. The others that decide alone are returned first, in one step (rank -1), moved
-    stably so that each detection's candidates stay together in their order; the rest keep their ranks."""
+    stably so that each detection's candidates stay together in their order; the rest keep their ranks.
+    ``row``: the table row of each detection (:func:`match_groups` ``ranked``), where its flags are written."""
     shared = (np.bincount(pg, minlength=gig.shape[1])[pg] > 1) & ~gcrowd[pg]
     contested = np.zeros(n_det, dtype=bool)
     contested[pd[shared]] = True
@@ -196,21 +204,28 @@ def _decide_alone(
     q = np.flatnonzero(single)
     for c in range(0, q.shape[0], STEP_PAIRS):
         qc = q[c : c + STEP_PAIRS]
-        _write_matches(piou[qc][None, :] >= thr[:, None], pd[qc], pg[qc], gig, tp, ig)
+        _write_matches(piou[qc][None, :] >= thr[:, None], pd[qc], pg[qc], gig, tp, ig, row)
     if star.any():
-        _decide_stars(np.flatnonzero(star), pd, pg, piou, prank, gig, thr, tp, ig)
+        _decide_stars(np.flatnonzero(star), pd, pg, piou, prank, gig, thr, tp, ig, row)
     rest = ~(single | star)
     o = np.flatnonzero(rest)[np.argsort(~alone[rest], kind="stable")]
     return pd[o], pg[o], piou[o], np.where(alone[o], -1, prank[o])
 
 
 def _write_matches(
-    hit: np.ndarray, d: np.ndarray, g: np.ndarray, gig: np.ndarray, tp: np.ndarray, ig: np.ndarray
+    hit: np.ndarray,
+    d: np.ndarray,
+    g: np.ndarray,
+    gig: np.ndarray,
+    tp: np.ndarray,
+    ig: np.ndarray,
+    row: np.ndarray | None = None,
 ) -> None:
-    """Detections ``d`` (one pair each) matched to ``g`` at the thresholds where ``hit`` (T, n): a true
-    positive unless the ground truth is ignored in the area range, which makes the detection ignored."""
+    """Detections ``d`` (one pair each; their flags at ``row[d]`` when given) matched to ``g`` at the
+    thresholds where ``hit`` (T, n): a true positive unless the ground truth is ignored in the area range,
+    which makes the detection ignored."""
     t_i, j_i = np.nonzero(hit)  # only the matches are written (tp is False, ig as set, elsewhere)
-    d_j, g_j = d[j_i], g[j_i]
+    d_j, g_j = (d[j_i] if row is None else row[d[j_i]]), g[j_i]
     for a in range(gig.shape[0]):
         g_ig = gig[a, g_j]
         tp[a, t_i, d_j] = ~g_ig
@@ -227,6 +242,7 @@ def _decide_stars(
     thr: np.ndarray,
     tp: np.ndarray,
     ig: np.ndarray,
+    row: np.ndarray | None = None,
 ) -> None:
     """Pairs ``q`` of stars (a ground truth, not a crowd, that is the only candidate of each of its
     detections): at each threshold the first of its detections in rank order whose IoU reaches it takes it,
@@ -242,7 +258,7 @@ def _decide_stars(
         hit[t] = elig & (c - before == 1)
     for c0 in range(0, o.shape[0], STEP_PAIRS):  # (bounded temporaries)
         oc = o[c0 : c0 + STEP_PAIRS]
-        _write_matches(hit[:, c0 : c0 + STEP_PAIRS], pd[oc], pg[oc], gig, tp, ig)
+        _write_matches(hit[:, c0 : c0 + STEP_PAIRS], pd[oc], pg[oc], gig, tp, ig, row)
 
 
 # IoU callback: (det indices, gt indices, block_start, block_nd, block_ng) -> IoU per pair. Indices point
@@ -271,8 +287,13 @@ def match_groups(
     g_ignore: np.ndarray,
     iou_fn: IouFn,
     pair_chunk: int | None = None,
+    ranked: bool = False,
 ) -> MatchTable:
     """Match detections to ground truth in every (image, category) group (see the module docstring).
+
+    ``ranked``: the table's rows in the order accumulation ranks them (a stable sort of the group order by
+    (category, -score): :attr:`MatchTable.ranked`), the flags written there as the matches are found, so
+    that accumulation need not permute them (4 area ranges × 2 flags × 10 thresholds of every row).
 
     ``d_order`` / ``g_order`` break score ties and order ground truth inside a group (input position).
     A ground truth is identified by its position, never by its annotation id (pycocotools stores a match as
@@ -289,7 +310,11 @@ def match_groups(
 
     # detections: one stable sort by (group, -score, input order); keep the first max_det of each group
     d_grp = d_cat.astype(np.int64) * n_imgs + d_img
-    order = lex_order((d_order, -d_score, d_grp), unique=True)
+    # (ranked: the scores ranked once for both sorts by them, here and below)
+    by_score = dense_ranks(-d_score) if ranked and n_imgs else None
+    if by_score is None:
+        by_score = -d_score
+    order = lex_order((d_order, by_score, d_grp), unique=True)
     sg = d_grp[order]
     starts = _group_starts(sg)
     counts = np.diff(np.r_[starts, sg.shape[0]])
@@ -301,6 +326,14 @@ def match_groups(
     N = det.shape[0]
     # (temporaries are dropped as soon as they are used: this function sets the evaluation's peak memory)
     del order, sg, starts, counts, rank_all, keep
+
+    # the row of each kept detection in the table (ranked: a stable sort by (category, -score) of the group
+    # order, which is (category, image, rank)); the flags are written there
+    perm = lex_order((by_score[det], dgrp // n_imgs)) if ranked and N else None
+    row = None
+    if perm is not None:
+        row = np.empty(N, dtype=np.int64)
+        row[perm] = np.arange(N)
 
     # ground truth: stable by (group, input order)
     g_grp = g_cat.astype(np.int64) * n_imgs + g_img
@@ -362,13 +395,13 @@ def match_groups(
     P = pd.shape[0]
     # per-detection flags, written as the matches are found (a detection is matched at most once per area
     # range and threshold): no list of matches is kept
-    d_area_k = d_area[det]
+    d_area_k = d_area[det] if perm is None else d_area[det[perm]]
     d_out = (d_area_k[None, :] < lo[:, None]) | (d_area_k[None, :] > hi[:, None])  # (A, N)
     ig = np.repeat(d_out[:, None, :], T, axis=1)
     tp = np.zeros((A, T, N), dtype=bool)
     del d_area_k, d_out
     if P:
-        pd, pg, piou, prank = _decide_alone(pd, pg, piou, prank, N, gig, gcrowd, thr, tp, ig)
+        pd, pg, piou, prank = _decide_alone(pd, pg, piou, prank, N, gig, gcrowd, thr, tp, ig, row)
         P = pd.shape[0]
     if P:
         seg_start = _group_starts(pd)
@@ -399,12 +432,14 @@ def match_groups(
             pair = segs[s_i] + best[a_i, t_i, s_i] % big
             gsel = pg[pair]
             taken[a_i, t_i, gsel] = True
-            d_i = pd[pair]
+            d_i = pd[pair] if row is None else row[pd[pair]]
             det_ig = gig[a_i, gsel]  # a match to an ignored ground truth makes the detection ignored
             ig[a_i, t_i, d_i] = det_ig
             tp[a_i, t_i, d_i] = ~det_ig
         del key, elig_thr, crowd_p, taken, seg_start, seg_id
     del pd, pg
+    if perm is not None:
+        det, rank = det[perm], rank[perm]
     return MatchTable(
         cat=d_cat[det].astype(np.int64),
         img=d_img[det].astype(np.int64),
@@ -417,4 +452,5 @@ def match_groups(
         gt_img=g_img[gsort].astype(np.int64),
         gt_cat=gcat.astype(np.int64),
         gt_counted=~gig,
+        ranked=perm is not None or N < 2,
     )
