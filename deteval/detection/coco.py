@@ -422,7 +422,9 @@ def match_coco(
 
     iou_type = params.iou_type
     if iou_type == "bbox":
-        dbox, gbox = res.bbox[dsel], gt.bbox[gsel]
+        # (np.take: a quarter of the time of res.bbox[dkeep] for rows of 4)
+        dbox = res.bbox if isinstance(dsel, slice) else np.take(res.bbox, dsel, axis=0)
+        gbox = gt.bbox if isinstance(gsel, slice) else np.take(gt.bbox, gsel, axis=0)
 
         def iou_fn(
             di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
