@@ -550,6 +550,31 @@ def test_halves_matched_in_shards_of_images(tmp_path, monkeypatch, small_thresho
     _same(one, two)
 
 
+@pytest.mark.parametrize("seed", [9, 10])
+def test_halves_matched_in_runs_of_categories(tmp_path, monkeypatch, small_thresholds, seed):
+    """A half larger than a shard is matched in runs of its categories, each accumulated into its block of
+    the half's columns as it is matched (no merged table): the one-process numbers, counts and warnings."""
+    gt, dets = _data(seed, n_cat=9)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    monkeypatch.setattr(coco_eval, "SHARD_DETECTIONS", 300)
+    runs: list[int] = []
+    real = coco_eval._category_shards
+
+    def counting(*args):
+        got = real(*args)
+        runs.append(0 if got is None else len(got))
+        return got
+
+    monkeypatch.setattr(coco_eval, "_category_shards", counting)
+    small_thresholds.clear()
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert small_thresholds == [True, True]
+    assert len(runs) == 1 and runs[0] >= 2  # (this process's half; the child's calls are not seen here)
+    _same(one, two)
+
+
 def test_the_child_half_gives_the_past_border_warning(tmp_path, monkeypatch, small_thresholds):
     """Boxes given as [x1, y1, x2, y2]: the category halves' child counts them past the border (this process
     then does not), and the warning, as every number, is the one-process one."""

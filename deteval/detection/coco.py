@@ -578,11 +578,7 @@ def match_in_shards(
         )
         tables.append(t)
         warnings = w
-        counts = (
-            c
-            if counts is None
-            else {k: (v if k in ("n_images", "n_categories") else counts[k] + v) for k, v in c.items()}
-        )
+        counts = c if counts is None else _sum_counts(counts, c)
     if counts is None:  # no image selected, so no shard: the one-pass match gives the same (empty) table
         return match_coco(gt, res, params, compat, images=images, categories=categories)
     return merge_tables(tables), counts, warnings
@@ -616,10 +612,15 @@ def _merged(
 
     counts = dict(parts[0][1])
     for _, c, _ in parts[1:]:
-        counts = {k: (v if k in ("n_images", "n_categories") else counts[k] + v) for k, v in c.items()}
+        counts = _sum_counts(counts, c)
     table = merge_tables([t for t, _, _ in parts])
     table.ranked = ranked and all(t.ranked for t, _, _ in parts)
     return table, counts, parts[-1][2]
+
+
+def _sum_counts(counts: dict[str, int], c: dict[str, int]) -> dict[str, int]:
+    """The counts of two disjoint shards of one evaluation (the same images and categories selected)."""
+    return {k: (v if k in ("n_images", "n_categories") else counts[k] + v) for k, v in c.items()}
 
 
 def finish_evaluation(
@@ -1012,12 +1013,39 @@ def _half(
     out: _Arrays | None = None,
 ) -> tuple[_Arrays, dict[str, int], list[str]]:
     """Match and accumulate the categories ``part`` alone; their precision, recall and scores columns
-    (written into ``out`` when given: see :func:`~deteval.detection.coco_accumulate.accumulate`)."""
-    table, counts, warnings = match_in_shards(g, r, p, compat, categories=part, ranked=True)
-    # only the part's categories, renumbered in the same order (so the rows stay in group order)
+    (written into ``out`` when given: see :func:`~deteval.detection.coco_accumulate.accumulate`). A part
+    with more than ``SHARD_DETECTIONS`` detections is matched in runs of consecutive categories
+    (:func:`_category_shards`), each accumulated into its block of the columns as soon as it is matched: no
+    merged table (its flags copied once more) and one run's table at a time."""
+    runs = None
+    if len(r) > SHARD_DETECTIONS and p.use_cats:
+        runs = _category_shards(r, id_selection(g.cat_ids, p.cat_ids, "category"), g, part)
+    if runs is None or len(runs) < 2:
+        table, counts, warnings = match_in_shards(g, r, p, compat, categories=part, ranked=True)
+        return accumulate(_compact(table, part), p.rec_thrs, p.max_dets, out=out), counts, warnings
+    if out is None:
+        T, R, A, M = p.iou_thrs.shape[0], p.rec_thrs.shape[0], len(p.area_rng), len(p.max_dets)
+        K = part.shape[0]
+        out = (np.empty((A, M, T, K, R)), np.empty((A, M, T, K, R)), np.empty((A, M, T, K)))
+    lo = 0
+    summed: dict[str, int] = {}
+    for run in runs:
+        t, c, w = match_coco(g, r, p, compat, categories=run, ranked=True)
+        hi = lo + run.shape[0]
+        block = (out[0][:, :, :, lo:hi], out[1][:, :, :, lo:hi], out[2][:, :, :, lo:hi])
+        accumulate(_compact(t, run), p.rec_thrs, p.max_dets, out=block)
+        summed = _sum_counts(summed, c) if summed else c
+        lo = hi
+        del t
+    return pycocotools_views(*out), summed, w
+
+
+def _compact(table: MatchTable, part: np.ndarray) -> MatchTable:
+    """``table`` of the categories ``part`` alone, renumbered in the same order (so the rows stay in group
+    order), without its ground-truth columns."""
     index = np.zeros(table.n_cats, dtype=np.int64)
     index[part] = np.arange(part.shape[0])
-    compact = replace(
+    return replace(
         table,
         cat=index[table.cat],
         npig=table.npig[part],
@@ -1026,7 +1054,6 @@ def _half(
         gt_cat=None,
         gt_counted=None,
     )
-    return accumulate(compact, p.rec_thrs, p.max_dets, out=out), counts, warnings
 
 
 def _fork_detections(iou_type: str) -> int:
