@@ -379,25 +379,32 @@ def match_coco(
     n_img = int(img_sel.shape[0])
     n_cat_sel = int(cat_sel.shape[0])
 
-    g_img, g_cat = img_map[gt.img], cat_map[gt.cat]
-    d_img, d_cat = img_map[res.img], cat_map[res.cat]
-    gmask, dmask = (g_img >= 0) & (g_cat >= 0), (d_img >= 0) & (d_cat >= 0)
-    if dmask.sum() < len(res):
-        warnings.append(
-            f"{len(res) - int(dmask.sum())} detections outside the selected images/categories "
-            f"were not evaluated"
-        )
+    # every image (category) evaluated, the default: the indices are their own map, every record is in
+    # (no copy, no mask of the results' rows: each category run of a half of a large set reads them all)
+    all_img, all_cat = n_img == gt.image_ids.shape[0], n_cat_sel == gt.cat_ids.shape[0]
+    g_img, d_img = (gt.img, res.img) if all_img else (img_map[gt.img], img_map[res.img])
+    g_cat, d_cat = (gt.cat, res.cat) if all_cat else (cat_map[gt.cat], cat_map[res.cat])
+    gmask: np.ndarray | None = None
+    dmask: np.ndarray | None = None
+    if not (all_img and all_cat):
+        gmask, dmask = (g_img >= 0) & (g_cat >= 0), (d_img >= 0) & (d_cat >= 0)
+        if dmask.sum() < len(res):
+            warnings.append(
+                f"{len(res) - int(dmask.sum())} detections outside the selected images/categories "
+                f"were not evaluated"
+            )
     if images is not None and n_img:
         in_shard = np.zeros(n_img, dtype=bool)
         in_shard[np.asarray(images, dtype=np.int64)] = True
-        gmask &= in_shard[np.maximum(g_img, 0)]
-        dmask &= in_shard[np.maximum(d_img, 0)]
+        gmask = _and(gmask, in_shard[g_img if all_img else np.maximum(g_img, 0)])
+        dmask = _and(dmask, in_shard[d_img if all_img else np.maximum(d_img, 0)])
     if categories is not None and n_cat_sel:
         in_part = np.zeros(n_cat_sel, dtype=bool)
         in_part[np.asarray(categories, dtype=np.int64)] = True
-        gmask &= in_part[np.maximum(g_cat, 0)]
-        dmask &= in_part[np.maximum(d_cat, 0)]
-    gkeep, dkeep = np.flatnonzero(gmask), np.flatnonzero(dmask)
+        gmask = _and(gmask, in_part[g_cat if all_cat else np.maximum(g_cat, 0)])
+        dmask = _and(dmask, in_part[d_cat if all_cat else np.maximum(d_cat, 0)])
+    gkeep = np.arange(len(gt)) if gmask is None else np.flatnonzero(gmask)
+    dkeep = np.arange(len(res)) if dmask is None else np.flatnonzero(dmask)
     # every record kept (the usual case): views instead of copies of every column
     gsel = slice(None) if gkeep.shape[0] == len(gt) else gkeep
     dsel = slice(None) if dkeep.shape[0] == len(res) else dkeep
@@ -505,6 +512,14 @@ def match_coco(
         "n_dt_evaluated": len(table),
     }
     return table, counts, warnings
+
+
+def _and(mask: np.ndarray | None, other: np.ndarray) -> np.ndarray:
+    """``mask & other`` (in place), or ``other`` where there is no mask yet (every record in)."""
+    if mask is None:
+        return other
+    mask &= other
+    return mask
 
 
 def _listing_order(gt: CocoGroundTruth, params: CocoParams, cat_sel: np.ndarray) -> np.ndarray:
