@@ -1134,12 +1134,13 @@ def _split_categories_piped(
     mine: np.ndarray,
     theirs: np.ndarray,
 ) -> tuple[_Arrays, dict[str, int], list[str], list[str] | None] | None:
-    """The halves' precision, recall and scores put together here, the child's sent through the pipe with the
-    past-border warning (:func:`_half_and_border`)."""
-    both = _both_halves(_half, (g, r, p, compat), mine, theirs, _half_and_border)
+    """The halves' precision, recall and scores put together here, the child's sent through the pipe; each
+    half also counts the boxes past the border in a half of the rows (:func:`_half_and_border`)."""
+    both = _both_halves(_half_and_border, (g, r, p, compat), mine, theirs, _half_and_border_head)
     if both is None:
         return None
-    ((pm, rm, sm), counts, warnings), ((pt, rt, st), counts_t, _, border) = both
+    ((pm, rm, sm), counts, warnings, (n_past, n)), ((pt, rt, st), counts_t, _, (n_past_t, n_t)) = both
+    border = past_border_message(n_past + n_past_t, n + n_t)
     K = cat_sel.shape[0]
     precision = np.empty(pm.shape[:2] + (K,) + pm.shape[3:])
     scores = np.empty_like(precision)
@@ -1151,12 +1152,22 @@ def _split_categories_piped(
 
 
 def _half_and_border(
+    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, part: np.ndarray, head: bool = False
+) -> tuple[_Arrays, dict[str, int], list[str], tuple[int, int]]:
+    """:func:`_half`, and the counts of :func:`past_border_counts` in the second half of the results' rows
+    (``head``: the first half; the counts of the two add up). Each process counts half: the halves end
+    together (bench_coco 20k, 4 runs: within 3 ms of each other), and the whole count (7-9 ms) in one of
+    them kept the other waiting for it."""
+    half = len(r) // 2
+    rows = slice(0, half) if head else slice(half, None)
+    return (*_half(g, r, p, compat, part), past_border_counts(g, r, rows))
+
+
+def _half_and_border_head(
     g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, part: np.ndarray
-) -> tuple[_Arrays, dict[str, int], list[str], list[str]]:
-    """:func:`_half`, and the results' past-border warning (:func:`_past_border_warning`), in the child: its
-    half ends before this process's, which then puts the halves together (bench_coco 20k: 10-50 ms before;
-    the warning takes 7-9 ms)."""
-    return (*_half(g, r, p, compat, part), _past_border_warning(g, r))
+) -> tuple[_Arrays, dict[str, int], list[str], tuple[int, int]]:
+    """:func:`_half_and_border` of the first half of the rows (the forked child's)."""
+    return _half_and_border(g, r, p, compat, part, head=True)
 
 
 def _shared_arrays(p: CocoParams, n_cats: int) -> _Arrays:
@@ -1273,8 +1284,9 @@ def _past_border_warning(gt: CocoGroundTruth, res: CocoResults) -> list[str]:
     return past_border_message(*past_border_counts(gt, res))
 
 
-def past_border_counts(gt: CocoGroundTruth, res: CocoResults) -> tuple[int, int]:
-    """(boxes past the border, boxes on images of known size): counts of disjoint shards add up."""
+def past_border_counts(gt: CocoGroundTruth, res: CocoResults, rows: slice | None = None) -> tuple[int, int]:
+    """(boxes past the border, boxes on images of known size), of the results' ``rows`` (all by default):
+    counts of disjoint shards add up."""
     if not len(res) or gt.image_hw.shape[0] == 0:
         return 0, 0
     h, w = gt.image_hw[:, 0], gt.image_hw[:, 1]
@@ -1283,9 +1295,11 @@ def past_border_counts(gt: CocoGroundTruth, res: CocoResults) -> tuple[int, int]
         return 0, 0
     lim_w = np.where(known, w * (1 + BORDER_SLACK), np.inf)
     lim_h = np.where(known, h * (1 + BORDER_SLACK), np.inf)
-    b = res.bbox
-    past = (b[:, 0] + b[:, 2] > lim_w[res.img]) | (b[:, 1] + b[:, 3] > lim_h[res.img])
-    return int(np.count_nonzero(past)), int(np.count_nonzero(known[res.img]))
+    sel = slice(None) if rows is None else rows
+    b, img = res.bbox[sel], res.img[sel]
+    past = (b[:, 0] + b[:, 2] > lim_w[img]) | (b[:, 1] + b[:, 3] > lim_h[img])
+    n = img.shape[0] if known.all() else int(np.count_nonzero(known[img]))
+    return int(np.count_nonzero(past)), n
 
 
 def past_border_message(n_past: int, n: int) -> list[str]:
