@@ -403,7 +403,8 @@ def match_groups(
     P = pd.shape[0]
     # per-detection flags, written as the matches are found (a detection is matched at most once per area
     # range and threshold): no list of matches is kept
-    d_area_k = d_area[det] if perm is None else d_area[det[perm]]
+    det_rows = det if perm is None else det[perm]  # (the table's rows: kept for its columns below)
+    d_area_k = d_area[det_rows]
     d_out = (d_area_k[None, :] < lo[:, None]) | (d_area_k[None, :] > hi[:, None])  # (A, N)
     ig = np.repeat(d_out[:, None, :], T, axis=1)
     tp = np.zeros((A, T, N), dtype=bool)
@@ -449,10 +450,10 @@ def match_groups(
         del key, elig_thr, crowd_p, taken, seg_start, seg_id
     del pd, pg
     if perm is not None:
-        det, rank = det[perm], rank[perm]
+        det, rank = det_rows, rank[perm]
     return MatchTable(
-        cat=d_cat[det].astype(np.int64),
-        img=d_img[det].astype(np.int64),
+        cat=d_cat[det].astype(np.int64, copy=False),
+        img=d_img[det].astype(np.int64, copy=False),
         score=d_score[det],
         rank=rank,
         tp=tp,
