@@ -994,7 +994,7 @@ def _category_halves(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> tuple[
     makes the balance rougher, never the numbers different)."""
     cat_map = np.full(n_cats, -1, dtype=np.int64)
     cat_map[cat_sel] = np.arange(cat_sel.shape[0])
-    c = cat_map[r.cat]
+    c = r.cat if cat_sel.shape[0] == n_cats else cat_map[r.cat]  # (every category: its own index)
     size = 1 << max(10, (len(c) // 2).bit_length())
     key = r.img * n_cats
     key += r.cat
