@@ -8,7 +8,7 @@ import numpy as np
 from _coco_cases import random_keypoints_case
 from pycocotools import mask as mask_utils
 
-from deteval.detection.coco_iou import bbox_iou_pairs, numpy_pairwise_sum_rows, oks_pairs
+from deteval.detection.coco_iou import bb_iou, bbox_iou_pairs, numpy_pairwise_sum_rows, oks_pairs
 from deteval.detection.coco_params import COCO_KPT_OKS_SIGMAS
 
 
@@ -28,6 +28,26 @@ def test_bbox_iou_is_bit_identical_to_pycocotools_bbiou():
         di, gi = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
         ours = bbox_iou_pairs(d, g, crowd, di.ravel(), gi.ravel()).reshape(m, n)
         assert np.array_equal(ours, ref)
+
+
+def test_bbox_iou_of_pairs_equals_the_broadcast_matrix_with_degenerate_boxes():
+    # the pairs path (gathered columns, in-place arithmetic) against bb_iou's broadcast matrix and pycocotools:
+    # zero widths and heights, boxes that only touch, crowds, repeated pairs in any order
+    rng = np.random.default_rng(5)
+    for trial in range(40):
+        m, n = int(rng.integers(1, 40)), int(rng.integers(1, 40))
+        d = np.round(np.abs(rng.normal(0, 1, (m, 4))) * 8)
+        g = np.round(np.abs(rng.normal(0, 1, (n, 4))) * 8)
+        d[rng.random(m) < 0.2, 2 + trial % 2] = 0.0
+        g[rng.random(n) < 0.2, 3 - trial % 2] = 0.0
+        crowd = rng.random(n) < 0.3
+        matrix = bb_iou(d[:, None, :], g[None, :, :], crowd[None, :])
+        ref = np.asarray(mask_utils.iou(d.tolist(), g.tolist(), crowd.astype(int).tolist())).reshape(m, n)
+        assert np.array_equal(matrix, ref)
+        di, gi = rng.integers(0, m, 3 * m * n), rng.integers(0, n, 3 * m * n)
+        ours = bbox_iou_pairs(d, g, crowd, di, gi)
+        assert np.array_equal(ours, matrix[di, gi])
+        assert not np.signbit(ours).any()
 
 
 def test_pairwise_sum_emulates_numpy_sum():

@@ -550,31 +550,65 @@ def test_halves_matched_in_shards_of_images(tmp_path, monkeypatch, small_thresho
     _same(one, two)
 
 
-def test_the_child_half_gives_the_past_border_warning(tmp_path, monkeypatch, small_thresholds):
-    """Boxes given as [x1, y1, x2, y2]: the category halves' child counts them past the border (this process
-    then does not), and the warning, as every number, is the one-process one."""
+@pytest.mark.parametrize("seed", [9, 10])
+def test_halves_matched_in_runs_of_categories(tmp_path, monkeypatch, small_thresholds, seed):
+    """A half larger than a shard is matched in runs of its categories, each accumulated into its block of
+    the half's columns as it is matched (no merged table): the one-process numbers, counts and warnings."""
+    gt, dets = _data(seed, n_cat=9)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
+    monkeypatch.setattr(coco_eval, "SHARD_DETECTIONS", 300)
+    runs: list[int] = []
+    real = coco_eval._category_shards
+
+    def counting(*args):
+        got = real(*args)
+        runs.append(0 if got is None else len(got))
+        return got
+
+    monkeypatch.setattr(coco_eval, "_category_shards", counting)
+    small_thresholds.clear()
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert small_thresholds == [True, True]
+    assert len(runs) == 1 and runs[0] >= 2  # (this process's half; the child's calls are not seen here)
+    _same(one, two)
+
+
+def test_the_halves_count_the_boxes_past_the_border_in_halves(tmp_path, monkeypatch, small_thresholds):
+    """Boxes given as [x1, y1, x2, y2]: each category half counts the boxes past the border in a half of the
+    rows (this process the second), and the warning, as every number, is the one-process one."""
     gt, dets = _data(11)
     for d in dets:
         x, y, w, h = d["bbox"]
         d["bbox"] = [x, y, round(x + w, 2), round(y + h, 2)]
+    dets[-1]["bbox"] = [1.0, 1.0, 2.0, 2.0]  # (the second half's count differs from the first's)
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "dt.json").write_text(json.dumps(dets))
     one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
     assert any("past their image's right or bottom border" in w for w in one[6])
-    here: list[int] = []
-    real = coco_eval._past_border_warning
+    here: list[tuple[int, slice | None, tuple[int, int]]] = []
+    real = coco_eval.past_border_counts
 
-    def counting(g, r):
-        here.append(os.getpid())
-        return real(g, r)
+    def counting(g, r, rows=None):
+        got = real(g, r, rows)
+        here.append((os.getpid(), rows, got))
+        return got
 
-    monkeypatch.setattr(coco_eval, "_past_border_warning", counting)
+    monkeypatch.setattr(coco_eval, "past_border_counts", counting)
     small_thresholds.clear()
     _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
-    assert small_thresholds == [True, True] and here == []  # (counted in the child, whose list this is not)
+    assert small_thresholds == [True, True]
+    n = len(dets)
+    # (the child's count of the first rows is not seen here)
+    assert [(pid, rows) for pid, rows, _ in here] == [(os.getpid(), slice(n // 2, None))]
+    second = here[0][2]
+    here.clear()
     monkeypatch.setenv(forked.ENV_PROCESSES, "1")
     _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1"))
-    assert here == [os.getpid()]  # one process: counted here
+    assert [(pid, rows) for pid, rows, _ in here] == [(os.getpid(), None)]  # one process: all rows here
+    whole = here[0][2]
+    assert 0 < second[0] < whole[0] and second[1] == n - n // 2 and whole[1] == n
 
 
 def test_bbox_of_pooled_categories_splits_the_images(tmp_path, monkeypatch, small_thresholds):

@@ -379,25 +379,32 @@ def match_coco(
     n_img = int(img_sel.shape[0])
     n_cat_sel = int(cat_sel.shape[0])
 
-    g_img, g_cat = img_map[gt.img], cat_map[gt.cat]
-    d_img, d_cat = img_map[res.img], cat_map[res.cat]
-    gmask, dmask = (g_img >= 0) & (g_cat >= 0), (d_img >= 0) & (d_cat >= 0)
-    if dmask.sum() < len(res):
-        warnings.append(
-            f"{len(res) - int(dmask.sum())} detections outside the selected images/categories "
-            f"were not evaluated"
-        )
+    # every image (category) evaluated, the default: the indices are their own map, every record is in
+    # (no copy, no mask of the results' rows: each category run of a half of a large set reads them all)
+    all_img, all_cat = n_img == gt.image_ids.shape[0], n_cat_sel == gt.cat_ids.shape[0]
+    g_img, d_img = (gt.img, res.img) if all_img else (img_map[gt.img], img_map[res.img])
+    g_cat, d_cat = (gt.cat, res.cat) if all_cat else (cat_map[gt.cat], cat_map[res.cat])
+    gmask: np.ndarray | None = None
+    dmask: np.ndarray | None = None
+    if not (all_img and all_cat):
+        gmask, dmask = (g_img >= 0) & (g_cat >= 0), (d_img >= 0) & (d_cat >= 0)
+        if dmask.sum() < len(res):
+            warnings.append(
+                f"{len(res) - int(dmask.sum())} detections outside the selected images/categories "
+                f"were not evaluated"
+            )
     if images is not None and n_img:
         in_shard = np.zeros(n_img, dtype=bool)
         in_shard[np.asarray(images, dtype=np.int64)] = True
-        gmask &= in_shard[np.maximum(g_img, 0)]
-        dmask &= in_shard[np.maximum(d_img, 0)]
+        gmask = _and(gmask, in_shard[g_img if all_img else np.maximum(g_img, 0)])
+        dmask = _and(dmask, in_shard[d_img if all_img else np.maximum(d_img, 0)])
     if categories is not None and n_cat_sel:
         in_part = np.zeros(n_cat_sel, dtype=bool)
         in_part[np.asarray(categories, dtype=np.int64)] = True
-        gmask &= in_part[np.maximum(g_cat, 0)]
-        dmask &= in_part[np.maximum(d_cat, 0)]
-    gkeep, dkeep = np.flatnonzero(gmask), np.flatnonzero(dmask)
+        gmask = _and(gmask, in_part[g_cat if all_cat else np.maximum(g_cat, 0)])
+        dmask = _and(dmask, in_part[d_cat if all_cat else np.maximum(d_cat, 0)])
+    gkeep = np.arange(len(gt)) if gmask is None else np.flatnonzero(gmask)
+    dkeep = np.arange(len(res)) if dmask is None else np.flatnonzero(dmask)
     # every record kept (the usual case): views instead of copies of every column
     gsel = slice(None) if gkeep.shape[0] == len(gt) else gkeep
     dsel = slice(None) if dkeep.shape[0] == len(res) else dkeep
@@ -422,7 +429,9 @@ def match_coco(
 
     iou_type = params.iou_type
     if iou_type == "bbox":
-        dbox, gbox = res.bbox[dsel], gt.bbox[gsel]
+        # (np.take: a quarter of the time of res.bbox[dkeep] for rows of 4)
+        dbox = res.bbox if isinstance(dsel, slice) else np.take(res.bbox, dsel, axis=0)
+        gbox = gt.bbox if isinstance(gsel, slice) else np.take(gt.bbox, gsel, axis=0)
 
         def iou_fn(
             di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
@@ -505,6 +514,14 @@ def match_coco(
     return table, counts, warnings
 
 
+def _and(mask: np.ndarray | None, other: np.ndarray) -> np.ndarray:
+    """``mask & other`` (in place), or ``other`` where there is no mask yet (every record in)."""
+    if mask is None:
+        return other
+    mask &= other
+    return mask
+
+
 def _listing_order(gt: CocoGroundTruth, params: CocoParams, cat_sel: np.ndarray) -> np.ndarray:
     """Per selected category (index into ``cat_sel``), its position in pycocotools' pooled lists: with
     ``useCats=0`` pycocotools keeps ``params.catIds`` in the given order (it sorts them only with useCats) and
@@ -576,11 +593,7 @@ def match_in_shards(
         )
         tables.append(t)
         warnings = w
-        counts = (
-            c
-            if counts is None
-            else {k: (v if k in ("n_images", "n_categories") else counts[k] + v) for k, v in c.items()}
-        )
+        counts = c if counts is None else _sum_counts(counts, c)
     if counts is None:  # no image selected, so no shard: the one-pass match gives the same (empty) table
         return match_coco(gt, res, params, compat, images=images, categories=categories)
     return merge_tables(tables), counts, warnings
@@ -614,10 +627,15 @@ def _merged(
 
     counts = dict(parts[0][1])
     for _, c, _ in parts[1:]:
-        counts = {k: (v if k in ("n_images", "n_categories") else counts[k] + v) for k, v in c.items()}
+        counts = _sum_counts(counts, c)
     table = merge_tables([t for t, _, _ in parts])
     table.ranked = ranked and all(t.ranked for t, _, _ in parts)
     return table, counts, parts[-1][2]
+
+
+def _sum_counts(counts: dict[str, int], c: dict[str, int]) -> dict[str, int]:
+    """The counts of two disjoint shards of one evaluation (the same images and categories selected)."""
+    return {k: (v if k in ("n_images", "n_categories") else counts[k] + v) for k, v in c.items()}
 
 
 def finish_evaluation(
@@ -976,7 +994,7 @@ def _category_halves(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> tuple[
     makes the balance rougher, never the numbers different)."""
     cat_map = np.full(n_cats, -1, dtype=np.int64)
     cat_map[cat_sel] = np.arange(cat_sel.shape[0])
-    c = cat_map[r.cat]
+    c = r.cat if cat_sel.shape[0] == n_cats else cat_map[r.cat]  # (every category: its own index)
     size = 1 << max(10, (len(c) // 2).bit_length())
     key = r.img * n_cats
     key += r.cat
@@ -1010,12 +1028,39 @@ def _half(
     out: _Arrays | None = None,
 ) -> tuple[_Arrays, dict[str, int], list[str]]:
     """Match and accumulate the categories ``part`` alone; their precision, recall and scores columns
-    (written into ``out`` when given: see :func:`~deteval.detection.coco_accumulate.accumulate`)."""
-    table, counts, warnings = match_in_shards(g, r, p, compat, categories=part, ranked=True)
-    # only the part's categories, renumbered in the same order (so the rows stay in group order)
+    (written into ``out`` when given: see :func:`~deteval.detection.coco_accumulate.accumulate`). A part
+    with more than ``SHARD_DETECTIONS`` detections is matched in runs of consecutive categories
+    (:func:`_category_shards`), each accumulated into its block of the columns as soon as it is matched: no
+    merged table (its flags copied once more) and one run's table at a time."""
+    runs = None
+    if len(r) > SHARD_DETECTIONS and p.use_cats:
+        runs = _category_shards(r, id_selection(g.cat_ids, p.cat_ids, "category"), g, part)
+    if runs is None or len(runs) < 2:
+        table, counts, warnings = match_in_shards(g, r, p, compat, categories=part, ranked=True)
+        return accumulate(_compact(table, part), p.rec_thrs, p.max_dets, out=out), counts, warnings
+    if out is None:
+        T, R, A, M = p.iou_thrs.shape[0], p.rec_thrs.shape[0], len(p.area_rng), len(p.max_dets)
+        K = part.shape[0]
+        out = (np.empty((A, M, T, K, R)), np.empty((A, M, T, K, R)), np.empty((A, M, T, K)))
+    lo = 0
+    summed: dict[str, int] = {}
+    for run in runs:
+        t, c, w = match_coco(g, r, p, compat, categories=run, ranked=True)
+        hi = lo + run.shape[0]
+        block = (out[0][:, :, :, lo:hi], out[1][:, :, :, lo:hi], out[2][:, :, :, lo:hi])
+        accumulate(_compact(t, run), p.rec_thrs, p.max_dets, out=block)
+        summed = _sum_counts(summed, c) if summed else c
+        lo = hi
+        del t
+    return pycocotools_views(*out), summed, w
+
+
+def _compact(table: MatchTable, part: np.ndarray) -> MatchTable:
+    """``table`` of the categories ``part`` alone, renumbered in the same order (so the rows stay in group
+    order), without its ground-truth columns."""
     index = np.zeros(table.n_cats, dtype=np.int64)
     index[part] = np.arange(part.shape[0])
-    compact = replace(
+    return replace(
         table,
         cat=index[table.cat],
         npig=table.npig[part],
@@ -1024,7 +1069,6 @@ def _half(
         gt_cat=None,
         gt_counted=None,
     )
-    return accumulate(compact, p.rec_thrs, p.max_dets, out=out), counts, warnings
 
 
 def _fork_detections(iou_type: str) -> int:
@@ -1090,12 +1134,13 @@ def _split_categories_piped(
     mine: np.ndarray,
     theirs: np.ndarray,
 ) -> tuple[_Arrays, dict[str, int], list[str], list[str] | None] | None:
-    """The halves' precision, recall and scores put together here, the child's sent through the pipe with the
-    past-border warning (:func:`_half_and_border`)."""
-    both = _both_halves(_half, (g, r, p, compat), mine, theirs, _half_and_border)
+    """The halves' precision, recall and scores put together here, the child's sent through the pipe; each
+    half also counts the boxes past the border in a half of the rows (:func:`_half_and_border`)."""
+    both = _both_halves(_half_and_border, (g, r, p, compat), mine, theirs, _half_and_border_head)
     if both is None:
         return None
-    ((pm, rm, sm), counts, warnings), ((pt, rt, st), counts_t, _, border) = both
+    ((pm, rm, sm), counts, warnings, (n_past, n)), ((pt, rt, st), counts_t, _, (n_past_t, n_t)) = both
+    border = past_border_message(n_past + n_past_t, n + n_t)
     K = cat_sel.shape[0]
     precision = np.empty(pm.shape[:2] + (K,) + pm.shape[3:])
     scores = np.empty_like(precision)
@@ -1107,12 +1152,22 @@ def _split_categories_piped(
 
 
 def _half_and_border(
+    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, part: np.ndarray, head: bool = False
+) -> tuple[_Arrays, dict[str, int], list[str], tuple[int, int]]:
+    """:func:`_half`, and the counts of :func:`past_border_counts` in the second half of the results' rows
+    (``head``: the first half; the counts of the two add up). Each process counts half: the halves end
+    together (bench_coco 20k, 4 runs: within 3 ms of each other), and the whole count (7-9 ms) in one of
+    them kept the other waiting for it."""
+    half = len(r) // 2
+    rows = slice(0, half) if head else slice(half, None)
+    return (*_half(g, r, p, compat, part), past_border_counts(g, r, rows))
+
+
+def _half_and_border_head(
     g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, part: np.ndarray
-) -> tuple[_Arrays, dict[str, int], list[str], list[str]]:
-    """:func:`_half`, and the results' past-border warning (:func:`_past_border_warning`), in the child: its
-    half ends before this process's, which then puts the halves together (bench_coco 20k: 10-50 ms before;
-    the warning takes 7-9 ms)."""
-    return (*_half(g, r, p, compat, part), _past_border_warning(g, r))
+) -> tuple[_Arrays, dict[str, int], list[str], tuple[int, int]]:
+    """:func:`_half_and_border` of the first half of the rows (the forked child's)."""
+    return _half_and_border(g, r, p, compat, part, head=True)
 
 
 def _shared_arrays(p: CocoParams, n_cats: int) -> _Arrays:
@@ -1229,8 +1284,9 @@ def _past_border_warning(gt: CocoGroundTruth, res: CocoResults) -> list[str]:
     return past_border_message(*past_border_counts(gt, res))
 
 
-def past_border_counts(gt: CocoGroundTruth, res: CocoResults) -> tuple[int, int]:
-    """(boxes past the border, boxes on images of known size): counts of disjoint shards add up."""
+def past_border_counts(gt: CocoGroundTruth, res: CocoResults, rows: slice | None = None) -> tuple[int, int]:
+    """(boxes past the border, boxes on images of known size), of the results' ``rows`` (all by default):
+    counts of disjoint shards add up."""
     if not len(res) or gt.image_hw.shape[0] == 0:
         return 0, 0
     h, w = gt.image_hw[:, 0], gt.image_hw[:, 1]
@@ -1239,9 +1295,11 @@ def past_border_counts(gt: CocoGroundTruth, res: CocoResults) -> tuple[int, int]
         return 0, 0
     lim_w = np.where(known, w * (1 + BORDER_SLACK), np.inf)
     lim_h = np.where(known, h * (1 + BORDER_SLACK), np.inf)
-    b = res.bbox
-    past = (b[:, 0] + b[:, 2] > lim_w[res.img]) | (b[:, 1] + b[:, 3] > lim_h[res.img])
-    return int(np.count_nonzero(past)), int(np.count_nonzero(known[res.img]))
+    sel = slice(None) if rows is None else rows
+    b, img = res.bbox[sel], res.img[sel]
+    past = (b[:, 0] + b[:, 2] > lim_w[img]) | (b[:, 1] + b[:, 3] > lim_h[img])
+    n = img.shape[0] if known.all() else int(np.count_nonzero(known[img]))
+    return int(np.count_nonzero(past)), n
 
 
 def past_border_message(n_past: int, n: int) -> list[str]:

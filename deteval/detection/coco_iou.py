@@ -48,7 +48,41 @@ def bbox_iou_pairs(
 
     A crowd ground truth divides the intersection by the detection's area instead of the union.
     """
-    return bb_iou(dbox[di], gbox[gi], gcrowd[gi])
+    # rows gathered by np.take (a quarter of the time of dbox[di]), then as four contiguous columns each
+    # (:func:`_pair_iou`); bench_coco 20k bbox, 300k pairs: 11 ms against 23 ms with bb_iou(dbox[di], ...)
+    d = np.take(dbox, di, axis=0).T.copy()
+    g = np.take(gbox, gi, axis=0).T.copy()
+    return _pair_iou(d, g, gcrowd[gi])
+
+
+def _pair_iou(d: np.ndarray, g: np.ndarray, crowd: np.ndarray) -> np.ndarray:
+    """:func:`bb_iou` of pairs given as (4, P) columns, the same operations on the same doubles (so the same
+    results), written into buffers of their own (``d`` and ``g`` are overwritten): a few P-long temporaries
+    instead of a dozen."""
+    dx, dy, dw, dh = d
+    gx, gy, gw, gh = g
+    w = dw + dx
+    t = gw + gx
+    np.minimum(w, t, out=w)
+    np.maximum(dx, gx, out=t)
+    w -= t
+    h = dh + dy
+    np.add(gh, gy, out=t)
+    np.minimum(h, t, out=h)
+    np.maximum(dy, gy, out=t)
+    h -= t
+    inter = w * h
+    union = np.multiply(gw, gh, out=t)
+    da = np.multiply(dw, dh, out=dx)
+    union += da  # (da + gw * gh: a sum of two doubles is the same either way round)
+    union -= inter
+    np.copyto(union, da, where=crowd)
+    ok = w > 0
+    ok &= h > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.divide(inter, union, out=inter)
+    np.copyto(inter, 0.0, where=~ok)
+    return inter
 
 
 def bb_iou(d: np.ndarray, g: np.ndarray, crowd: np.ndarray) -> np.ndarray:
@@ -93,7 +127,8 @@ def bbox_iou_blocks(
         out[small] = bbox_iou_pairs(dbox, gbox, gcrowd, di[small], gi[small])
     for s, nd, ng in zip(block_start[big].tolist(), block_nd[big].tolist(), block_ng[big].tolist()):
         cols = gi[s : s + ng]
-        m = bb_iou(dbox[di[s : s + nd * ng : ng]][:, None, :], gbox[cols][None, :, :], gcrowd[cols][None, :])
+        rows = np.take(dbox, di[s : s + nd * ng : ng], axis=0)
+        m = bb_iou(rows[:, None, :], np.take(gbox, cols, axis=0)[None, :, :], gcrowd[cols][None, :])
         out[s : s + nd * ng] = m.reshape(-1)
     return out
 

@@ -226,10 +226,18 @@ def _write_matches(
     which makes the detection ignored."""
     t_i, j_i = np.nonzero(hit)  # only the matches are written (tp is False, ig as set, elsewhere)
     d_j, g_j = (d[j_i] if row is None else row[d[j_i]]), g[j_i]
+    at = t_i * tp.shape[2] + d_j  # (one flat index instead of two: the scatter takes half the time)
     for a in range(gig.shape[0]):
         g_ig = gig[a, g_j]
-        tp[a, t_i, d_j] = ~g_ig
-        ig[a, t_i, d_j] = g_ig
+        _flat(tp[a])[at] = ~g_ig
+        _flat(ig[a])[at] = g_ig
+
+
+def _flat(x: np.ndarray) -> np.ndarray:
+    """``x`` (C-contiguous) as one row, a view: what is written into it is written into ``x``."""
+    if not x.flags.c_contiguous:
+        raise ValueError("the match flags must be C-contiguous")
+    return x.reshape(-1)
 
 
 def _decide_stars(
@@ -395,7 +403,8 @@ def match_groups(
     P = pd.shape[0]
     # per-detection flags, written as the matches are found (a detection is matched at most once per area
     # range and threshold): no list of matches is kept
-    d_area_k = d_area[det] if perm is None else d_area[det[perm]]
+    det_rows = det if perm is None else det[perm]  # (the table's rows: kept for its columns below)
+    d_area_k = d_area[det_rows]
     d_out = (d_area_k[None, :] < lo[:, None]) | (d_area_k[None, :] > hi[:, None])  # (A, N)
     ig = np.repeat(d_out[:, None, :], T, axis=1)
     tp = np.zeros((A, T, N), dtype=bool)
@@ -431,18 +440,20 @@ def match_groups(
                 continue
             pair = segs[s_i] + best[a_i, t_i, s_i] % big
             gsel = pg[pair]
-            taken[a_i, t_i, gsel] = True
+            at_t = a_i * T + t_i
+            _flat(taken)[at_t * G + gsel] = True
             d_i = pd[pair] if row is None else row[pd[pair]]
             det_ig = gig[a_i, gsel]  # a match to an ignored ground truth makes the detection ignored
-            ig[a_i, t_i, d_i] = det_ig
-            tp[a_i, t_i, d_i] = ~det_ig
+            at = at_t * N + d_i  # (flat indices: the scatter takes half the time)
+            _flat(ig)[at] = det_ig
+            _flat(tp)[at] = ~det_ig
         del key, elig_thr, crowd_p, taken, seg_start, seg_id
     del pd, pg
     if perm is not None:
-        det, rank = det[perm], rank[perm]
+        det, rank = det_rows, rank[perm]
     return MatchTable(
-        cat=d_cat[det].astype(np.int64),
-        img=d_img[det].astype(np.int64),
+        cat=d_cat[det].astype(np.int64, copy=False),
+        img=d_img[det].astype(np.int64, copy=False),
         score=d_score[det],
         rank=rank,
         tp=tp,
