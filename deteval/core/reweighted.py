@@ -251,9 +251,9 @@ class ReweightedLists:
         """Lay the kept slots out for :meth:`_envelope_chunked`: each list's kept slots from a multiple of
         ``_CHUNK`` on (padded to the next one), so that no chunk holds two lists, stored transposed (row j
         holds every chunk's j-th slot) so that each step of the running maximum inside the chunks is one
-        contiguous vector operation. ``kept`` (hence TP and N) stays flat, padded with the list's end slot
-        (cache), and the precision is written through a transposed view; ``kept_of_slot`` indexes the
-        layout; ``kept_zero`` holds the layout positions of the end slots and the pads, whose precision is
+        contiguous vector operation. ``kept`` (hence TP, N and the precision) is in the layout's order too,
+        padded with the list's end slot (its gathers stride, but the division runs over contiguous arrays,
+        where a transposed view of it cost more than they do); ``kept_of_slot`` indexes the layout; ``kept_zero`` holds the layout positions of the end slots and the pads, whose precision is
         set to 0: below or equal to every precision, the envelope needs no list boundary inside a chunk, and
         levels past a list's relevant weight sample its end slot (0, pycocotools' zero-filled precision)."""
         C, L = _CHUNK, self.n_variants * self.n_groups
@@ -273,7 +273,8 @@ class ReweightedLists:
             zero[flat[first + m - 1]] = True  # the end slots
         padded = np.repeat(self.kept[first + m - 1], chunks * C) if L else self.kept
         padded[flat] = self.kept
-        self.kept = padded
+        self.kept = np.empty_like(padded)
+        self.kept[layout(np.arange(padded.shape[0]))] = padded
         self.kept_of_slot = layout(flat)[self.kept_of_slot]
         self.kept_zero = layout(np.flatnonzero(zero))
         chunk_list = np.repeat(np.arange(L), chunks)
@@ -653,15 +654,12 @@ class ReweightedLists:
         slots ``pos`` (:meth:`_sampled_slots`) that the ``plan``'s lookups sample."""
         T, G = self.n_variants, self.n_groups
         p = self._work["p"]
-        pv = p
-        if self.chunked:  # TP and N in flat order, the precision into the chunk layout
-            tp, n, pv = tp.reshape(-1, _CHUNK).T, n.reshape(-1, _CHUNK).T, p.reshape(_CHUNK, -1)
-        if self.eps > 0:
-            np.add(n, self.eps, out=pv)
-            np.divide(tp, pv, out=pv)
+        if self.eps > 0:  # (chunked: TP, N and the precision in the chunk layout alike)
+            np.add(n, self.eps, out=p)
+            np.divide(tp, p, out=p)
         else:  # a relevant item of weight 0 before any weight: 0, as the module docstring says
-            pv.fill(0.0)
-            np.divide(tp, n, out=pv, where=n > 0)
+            p.fill(0.0)
+            np.divide(tp, n, out=p, where=n > 0)
         pos = np.take(self.kept_of_slot, pos)  # the sampled slot's run end: the top of the run's precision
         if self.chunked:
             p[self.kept_zero] = 0.0
