@@ -516,7 +516,6 @@ class ReweightedLists:
             "n": np.empty(K, dtype=i64),
             "tmp": np.empty(K, dtype=i64),
             "p": np.empty(K),
-            "before": np.empty(S, dtype=np.int64),
             "mask": np.empty(S, dtype=bool),
             "tp0": np.zeros(self.n_variants * self.n_groups, dtype=np.int64),
             "tp0_c": np.zeros(self.n_variants * self.n_groups, dtype=np.int64),
@@ -582,20 +581,19 @@ class ReweightedLists:
         """(T, D) the slot of each list holding its (count + 1)-th unit of relevant weight for each of the
         ``plan``'s pairs (past the list's
         weight: its end slot), from the slots' weights ``hw`` (end slots set to 0 here), their running sum ``cs`` over
-        all lists and the relevant weight ``tp0`` before each list. The u-th unit (from 0) lies in the last
-        slot with fewer than u + 1 units before it: the count of such slots (running sums are non-decreasing)
-        is a cumulative histogram of the units before each slot, O(slots + units) without laying out one
-        entry per unit; with ``binary`` weights (0 or 1) the weighted slots are the units themselves."""
+        all lists and the relevant weight ``tp0`` before each list. The u-th unit (from 0) lies in the first
+        slot whose running sum exceeds u, the one after every slot with a running sum of at most u (running
+        sums are non-decreasing): its index is the count of those, a cumulative histogram of the running
+        sums, O(slots + units) without laying out one entry per unit (past every unit: every slot, an index
+        one too far that the clip to the list's end slot takes back, as it does every lookup past its list);
+        with ``binary`` weights (0 or 1) the weighted slots are the units themselves."""
         hw[self.list_end] = 0
         total = int(cs[-1]) if cs.shape[0] else 0
         at = self._at(tp0, plan)
         if binary:  # weights 0 or 1: the weighted slots are the units
             return self._unit_slots(np.not_equal(hw, 0, out=self._work["mask"]), total, at, plan)
-        before = np.subtract(cs, hw, out=self._work["before"])  # units before each slot
-        # past every unit (at most the largest cc - 1 beyond): all slots, the last an end slot
-        upto = np.bincount(before, minlength=total + plan.top + 1)
-        upto[0] -= 1  # then upto[u]: the last slot with at most u units before it
-        np.cumsum(upto, out=upto)
+        upto = np.bincount(cs, minlength=total + plan.top + 1)  # (at most the largest count past the units)
+        np.cumsum(upto, out=upto)  # upto[u]: the slots with at most u units up to their end
         pos = np.take(upto, at)
         np.minimum(pos, self._ends(plan), out=pos)
         return pos
