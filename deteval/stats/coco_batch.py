@@ -240,12 +240,16 @@ def _packed_means(q: np.ndarray, has: np.ndarray, thr: np.ndarray) -> np.ndarray
     for g, rows in _packed_rows(q, has):
         if g == 0:
             continue
-        if run:
-            lo, hi = int(thr[0]) * R * g, (int(thr[-1]) + 1) * R * g
-            x = flat[:, lo:hi] if rows.shape[0] == B else flat[rows, lo:hi]
-        else:
+        if not run:
             x = flat[rows[:, None], (thr[:, None] * (R * g) + np.arange(R * g)).reshape(-1)]
-        out[rows] = x.sum(axis=1) / x.shape[1]
+            out[rows] = x.sum(axis=1) / x.shape[1]
+            continue
+        lo, hi = int(thr[0]) * R * g, (int(thr[-1]) + 1) * R * g
+        if rows.shape[0] == B:
+            out[:] = flat[:, lo:hi].sum(axis=1) / (hi - lo)
+            continue
+        for b in rows.tolist():  # each row's run as it lies (no copy of the rows)
+            out[b] = flat[b, lo:hi].sum() / (hi - lo)
     return out
 
 
