@@ -84,6 +84,8 @@ __all__ = ["ReweightedLists"]
 _CHUNK = 16
 #: n_pos below this take their sampled counts from a table kept across calls (at most this many rows)
 _COUNTS_TABLE = 1 << 16
+#: those tables, per level set (every slice of a COCO evaluation has the same recall levels: one table)
+_TABLES: dict[bytes, np.ndarray] = {}
 #: sampling plans kept across calls (:class:`_Plan`, one per distinct n_pos row: a randomization test has one)
 _PLANS = 8
 
@@ -180,8 +182,10 @@ class ReweightedLists:
             T * G, dtype=np.int64
         )  # and J there (a J item before it belongs to an earlier group)
         j_off = 0
-        rel_b = rel[:, base]  # the flags of the base items, each variant's row gathered once
-        ig_b = ig[:, base] if ig is not None else None
+        # the flags of the base items, each variant's row gathered once (take: half the time of rel[:, base]);
+        # recall only (no precision) reads no ignored flag
+        rel_b = np.take(rel, base, axis=1)
+        ig_b = np.take(ig, base, axis=1) if ig is not None and precision else None
         n_slots = np.ones(T * G, dtype=np.int64)  # per list its relevant items, then its end slot
         for t in range(T):
             hp = np.flatnonzero(rel_b[t])  # base positions of the relevant items
@@ -242,7 +246,6 @@ class ReweightedLists:
         # the same integers), set per call from the largest weight
         self._int: np.dtype[np.signedinteger[Any]] = np.dtype(np.int64)
         self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
-        self._counts_table = np.zeros((0, self.levels.shape[0]), dtype=np.int64)  # _sampled_counts per n_pos
         self._plan_cache: dict[bytes, _Plan] = {}
         self._levels_plans: dict[bytes, _Plan] = {}
         self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
@@ -273,8 +276,7 @@ class ReweightedLists:
             zero[flat[first + m - 1]] = True  # the end slots
         padded = np.repeat(self.kept[first + m - 1], chunks * C) if L else self.kept
         padded[flat] = self.kept
-        self.kept = np.empty_like(padded)
-        self.kept[layout(np.arange(padded.shape[0]))] = padded
+        self.kept = np.ascontiguousarray(padded.reshape(n_ch, C).T).reshape(-1)  # in the layout's order
         self.kept_of_slot = layout(flat)[self.kept_of_slot]
         self.kept_zero = layout(np.flatnonzero(zero))
         chunk_list = np.repeat(np.arange(L), chunks)
@@ -397,11 +399,13 @@ class ReweightedLists:
             uniq, inv = np.unique(n, return_inverse=True)
             c = np.maximum(min_counts_for_recall(self.levels, uniq), 1) - 1
             return np.asarray(c[inv.reshape(-1)].reshape(B, 1, G, R))
-        if top >= self._counts_table.shape[0]:  # each n_pos up to the largest seen, computed once
-            more = np.arange(self._counts_table.shape[0], top + 1)
+        key = self.levels.tobytes()
+        table = _TABLES.get(key, np.zeros((0, R), dtype=np.int64))
+        if top >= table.shape[0]:  # each n_pos up to the largest seen, computed once for these levels
+            more = np.arange(table.shape[0], top + 1)
             c = np.maximum(min_counts_for_recall(self.levels, more), 1) - 1
-            self._counts_table = np.concatenate([self._counts_table, c])
-        return np.asarray(self._counts_table[n.reshape(-1)].reshape(B, 1, G, R))
+            table = _TABLES[key] = np.concatenate([table, c])
+        return np.asarray(table[n.reshape(-1)].reshape(B, 1, G, R))
 
     def _plans(
         self, n_pos: np.ndarray, B: int, keep: np.ndarray | None, packed: bool

@@ -61,11 +61,14 @@ class CocoBatch:
         K, A = table.n_cats, table.tp.shape[0]
         valid = (table.npig > 0).T
         self.slices: dict[tuple[int, int], ReweightedLists] = {}
+        ranked: dict[int, np.ndarray] = {}  # per maxDet, the rows' weight columns in ranked order
         for m, a, om, _, per_list, tp, ig in accumulation_slices(table, params.max_dets, valid, None, read):
             T = table.tp.shape[1]
+            if m not in ranked:
+                ranked[m] = column[om]
             self.slices[a, m] = ReweightedLists(
                 per_list[:K],
-                column[om],
+                ranked[m],
                 tp.reshape(T, -1),
                 ig.reshape(T, -1),
                 params.rec_thrs,
