@@ -167,7 +167,9 @@ class ReweightedLists:
         # a detector's tail of false positives)
         counted = ~ig.all(axis=0) if ig is not None else np.ones(col.shape[0], dtype=bool)
         any_rel = rel.any(axis=0)
-        rel_upto = np.cumsum(any_rel)  # relevant items up to each item, all groups
+        # running counts of flags in int32 where they fit: numpy sums booleans into int64 ~20x slower
+        count_type = np.int32 if col.shape[0] < 2**31 - 1 else np.int64
+        rel_upto = np.cumsum(any_rel, dtype=count_type)  # relevant items up to each item, all groups
         rel_in_group = rel_upto[np.cumsum(cnt) - 1] if col.shape[0] else np.zeros(G, dtype=np.int64)
         base = np.flatnonzero(counted & (rel_upto - any_rel < np.repeat(rel_in_group, cnt)))
         b_group = group[base]
@@ -204,7 +206,7 @@ class ReweightedLists:
             # a relevant item ends its run unless the next one of its list follows with no item counted
             # under t (an item neither relevant nor ignored) between them; the end slots end theirs
             counted_t = ~rel_b[t] if ig_b is None else ~(rel_b[t] | ig_b[t])
-            fp_upto = np.cumsum(counted_t)
+            fp_upto = np.cumsum(counted_t, dtype=count_type)
             ends = np.ones(hp.shape[0], dtype=bool)
             ends[:-1] = (b_group[hp[1:]] != b_group[hp[:-1]]) | (fp_upto[hp[1:]] != fp_upto[hp[:-1]])
             run_end.append(np.insert(ends, at, True))
@@ -221,7 +223,7 @@ class ReweightedLists:
         if self.eps not in (0.0, float(np.spacing(1.0))):  # runs need an exact n + eps (module docstring)
             keep[:] = True
         self.kept = np.flatnonzero(keep)
-        self.kept_of_slot = np.cumsum(keep) - keep
+        self.kept_of_slot = (np.cumsum(keep, dtype=count_type) - keep).astype(np.int64)  # (an index array)
         self.kept_list_end = self.kept_of_slot[self.list_end] if precision else self.kept_of_slot
         # the envelope's method (the same numbers): by default the chunked scan (kept slots laid out in
         # chunks, _chunk_layout); scan=True the complex scan, scan=False block maxima between sampled slots
