@@ -575,7 +575,9 @@ class ReweightedLists:
         c0 = c_cum[self.list_c]  # ranked weight (base) before each list's group
         stream = ws["stream"]
         stream[self.j_stream] = jw
-        stream[self.pseudo] = c0 - np.r_[0, c0[:-1] + (j_cum[self.j_end] - j_cum[self.j_first])[:-1]]
+        step = c0.copy()  # each list's entry: its start minus where the stream stands after the list before
+        step[1:] -= c0[:-1] + (j_cum[self.j_end[:-1]] - j_cum[self.j_first[:-1]])
+        stream[self.pseudo] = step
         n = np.take(c_cum, self.kept_c, out=ws["n"], mode="wrap")
         n -= np.take(np.cumsum(stream, dtype=self._int), self.kept_jn, out=ws["tmp"], mode="wrap")
         np.take(ws["tp"], self.kept, out=ws["tpk"], mode="wrap")
