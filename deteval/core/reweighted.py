@@ -43,7 +43,7 @@ than c units before it: a cumulative histogram of the units before each slot (``
 units)) gives every level's slot with one gather, where one entry per unit (``np.repeat`` of the slots by
 weight) cost a third of a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``).
 The envelope at the sampled slots is, by default, a running maximum from each list's end over the kept slots
-laid out in chunks of 16, each list from a chunk of its own (one vector step per slot of a chunk over all
+laid out in chunks of 8, each list from a chunk of its own (one vector step per slot of a chunk over all
 chunks, then a short scan over the chunks; the end slots and the pads hold precision 0, below every other, so
 no step needs a list boundary: a third of the time of the alternatives on COCO 5k), or (``scan``) one
 lexicographic running maximum over the reversed slots as complex numbers (list key, precision), or the running
@@ -59,7 +59,12 @@ sampled slots and the envelope to each pseudo-system. The sums are int32 wheneve
 (items × the largest weight), int64 otherwise: the same integers, half the memory traffic.
 Levels of a group that sample the same unit (a group with fewer units than levels) are looked up once per
 (variant, group, unit) and spread to the levels at the end (:class:`_Plan`: on COCO 5k 50–77% of the levels
-are distinct). tests/test_resample.py checks every number against :func:`~deteval.core.weighted.weighted_levels` and against
+are distinct), when an n_pos row recurs (a randomization test's rounds). A bootstrap resample's own levels
+are looked up each on its own (:class:`_Levels`): the units from one broadcast sum, in (variant, group,
+level) order (each list's lookups ascending, near each other), and the values copied transposed into the
+output's (variant, level, group) order, with no index array. With ``packed`` output a
+weighting's row holds only the groups with positive n_pos (a summary's categories with ground truth: the
+others are never looked up, and the summary sums a contiguous run of the row instead of gathering it). tests/test_resample.py checks every number against :func:`~deteval.core.weighted.weighted_levels` and against
 the laid-out copies (:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit, with both
 envelope methods.
 """
@@ -75,10 +80,14 @@ from deteval.core.lists import min_counts_for_recall
 __all__ = ["ReweightedLists"]
 
 #: kept slots per chunk of the chunked envelope (:meth:`ReweightedLists._chunk_layout`): the steps of the
-#: running maximum inside the chunks, each one vector operation over every chunk
-_CHUNK = 16
+#: running maximum inside the chunks, each one vector operation over every chunk (8: now that TP and N are
+#: gathered in the layout's order, shorter strides and less padding beat 16 by ~2% of a COCO 5k resample;
+#: 4 and 32 were slower)
+_CHUNK = 8
 #: n_pos below this take their sampled counts from a table kept across calls (at most this many rows)
 _COUNTS_TABLE = 1 << 16
+#: those tables, per level set (every slice of a COCO evaluation has the same recall levels: one table)
+_TABLES: dict[bytes, np.ndarray] = {}
 #: sampling plans kept across calls (:class:`_Plan`, one per distinct n_pos row: a randomization test has one)
 _PLANS = 8
 
@@ -91,10 +100,24 @@ class _Plan(NamedTuple):
     counts: np.ndarray  # (D,) the relevant weight before the sampled unit (c − 1) of each pair
     lists: np.ndarray  # (T, D) the list (variant, group) of each pair under each variant
     ends: np.ndarray  # (T, D) that list's end slot
-    expand: np.ndarray  # (T, R, G') each level's entry among the (T·D) pairs of the groups returned
+    expand: np.ndarray  # (T, R, G') each level's entry (input order) among the (T·D) pairs, groups returned
     top: int  # the largest count
-    every: np.ndarray  # (T, R, G) ``expand`` of every group
+    every: np.ndarray  # (T, R, G) each level's entry (ascending levels), every group
     groups: np.ndarray | None  # (G,) the groups returned (None: all)
+
+
+class _Levels(NamedTuple):
+    """Every level of one weighting looked up on its own (a bootstrap resample's: finding the repeated
+    units would cost more than it saves), in (variant, group, level) order (each list's lookups ascending:
+    near each other in memory), then copied transposed into the output's (variant, level, group) order."""
+
+    counts: np.ndarray  # (G', R) the relevant weight before each (group returned, level)'s unit; input order
+    groups: np.ndarray | None  # (G',) the groups returned (None: all)
+    top: int  # the largest count
+
+
+#: how one weighting's levels sample their units
+_Lookup = _Plan | _Levels
 
 
 class ReweightedLists:
@@ -138,13 +161,17 @@ class ReweightedLists:
         lv = np.asarray(levels, dtype=np.float64)
         self._lv_order = np.argsort(lv, kind="stable")  # levels taken ascending, returned in input order
         self.levels = lv[self._lv_order]
+        self._lv_inv = np.argsort(self._lv_order)  # each input level's place among the ascending ones
+        self._lv_sorted = bool(np.array_equal(self._lv_order, np.arange(lv.shape[0])))
         group = np.repeat(np.arange(G), cnt)
         # the base: items ignored under every variant never count, whatever their weight; nor do those after
         # the last item of their group relevant under some variant (no slot's ranked weight reaches them:
         # a detector's tail of false positives)
         counted = ~ig.all(axis=0) if ig is not None else np.ones(col.shape[0], dtype=bool)
         any_rel = rel.any(axis=0)
-        rel_upto = np.cumsum(any_rel)  # relevant items up to each item, all groups
+        # running counts of flags in int32 where they fit: numpy sums booleans into int64 ~20x slower
+        count_type = np.int32 if col.shape[0] < 2**31 - 1 else np.int64
+        rel_upto = np.cumsum(any_rel, dtype=count_type)  # relevant items up to each item, all groups
         rel_in_group = rel_upto[np.cumsum(cnt) - 1] if col.shape[0] else np.zeros(G, dtype=np.int64)
         base = np.flatnonzero(counted & (rel_upto - any_rel < np.repeat(rel_in_group, cnt)))
         b_group = group[base]
@@ -159,8 +186,10 @@ class ReweightedLists:
             T * G, dtype=np.int64
         )  # and J there (a J item before it belongs to an earlier group)
         j_off = 0
-        rel_b = rel[:, base]  # the flags of the base items, each variant's row gathered once
-        ig_b = ig[:, base] if ig is not None else None
+        # the flags of the base items, each variant's row gathered once (take: half the time of rel[:, base]);
+        # recall only (no precision) reads no ignored flag
+        rel_b = np.take(rel, base, axis=1)
+        ig_b = np.take(ig, base, axis=1) if ig is not None and precision else None
         n_slots = np.ones(T * G, dtype=np.int64)  # per list its relevant items, then its end slot
         for t in range(T):
             hp = np.flatnonzero(rel_b[t])  # base positions of the relevant items
@@ -179,7 +208,7 @@ class ReweightedLists:
             # a relevant item ends its run unless the next one of its list follows with no item counted
             # under t (an item neither relevant nor ignored) between them; the end slots end theirs
             counted_t = ~rel_b[t] if ig_b is None else ~(rel_b[t] | ig_b[t])
-            fp_upto = np.cumsum(counted_t)
+            fp_upto = np.cumsum(counted_t, dtype=count_type)
             ends = np.ones(hp.shape[0], dtype=bool)
             ends[:-1] = (b_group[hp[1:]] != b_group[hp[:-1]]) | (fp_upto[hp[1:]] != fp_upto[hp[:-1]])
             run_end.append(np.insert(ends, at, True))
@@ -196,7 +225,7 @@ class ReweightedLists:
         if self.eps not in (0.0, float(np.spacing(1.0))):  # runs need an exact n + eps (module docstring)
             keep[:] = True
         self.kept = np.flatnonzero(keep)
-        self.kept_of_slot = np.cumsum(keep) - keep
+        self.kept_of_slot = (np.cumsum(keep, dtype=count_type) - keep).astype(np.int64)  # (an index array)
         self.kept_list_end = self.kept_of_slot[self.list_end] if precision else self.kept_of_slot
         # the envelope's method (the same numbers): by default the chunked scan (kept slots laid out in
         # chunks, _chunk_layout); scan=True the complex scan, scan=False block maxima between sampled slots
@@ -221,7 +250,6 @@ class ReweightedLists:
         # the same integers), set per call from the largest weight
         self._int: np.dtype[np.signedinteger[Any]] = np.dtype(np.int64)
         self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
-        self._counts_table = np.zeros((0, self.levels.shape[0]), dtype=np.int64)  # _sampled_counts per n_pos
         self._plan_cache: dict[bytes, _Plan] = {}
         self._levels_plans: dict[bytes, _Plan] = {}
         self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
@@ -230,9 +258,9 @@ class ReweightedLists:
         """Lay the kept slots out for :meth:`_envelope_chunked`: each list's kept slots from a multiple of
         ``_CHUNK`` on (padded to the next one), so that no chunk holds two lists, stored transposed (row j
         holds every chunk's j-th slot) so that each step of the running maximum inside the chunks is one
-        contiguous vector operation. ``kept`` (hence TP and N) stays flat, padded with the list's end slot
-        (cache), and the precision is written through a transposed view; ``kept_of_slot`` indexes the
-        layout; ``kept_zero`` holds the layout positions of the end slots and the pads, whose precision is
+        contiguous vector operation. ``kept`` (hence TP, N and the precision) is in the layout's order too,
+        padded with the list's end slot (its gathers stride, but the division runs over contiguous arrays,
+        where a transposed view of it cost more than they do); ``kept_of_slot`` indexes the layout; ``kept_zero`` holds the layout positions of the end slots and the pads, whose precision is
         set to 0: below or equal to every precision, the envelope needs no list boundary inside a chunk, and
         levels past a list's relevant weight sample its end slot (0, pycocotools' zero-filled precision)."""
         C, L = _CHUNK, self.n_variants * self.n_groups
@@ -252,7 +280,7 @@ class ReweightedLists:
             zero[flat[first + m - 1]] = True  # the end slots
         padded = np.repeat(self.kept[first + m - 1], chunks * C) if L else self.kept
         padded[flat] = self.kept
-        self.kept = padded
+        self.kept = np.ascontiguousarray(padded.reshape(n_ch, C).T).reshape(-1)  # in the layout's order
         self.kept_of_slot = layout(flat)[self.kept_of_slot]
         self.kept_zero = layout(np.flatnonzero(zero))
         chunk_list = np.repeat(np.arange(L), chunks)
@@ -262,13 +290,20 @@ class ReweightedLists:
         self._chunk_key = -chunk_list[::-1].astype(np.float64)
 
     def evaluate(
-        self, weights: np.ndarray, n_pos: np.ndarray, groups: np.ndarray | None = None
+        self,
+        weights: np.ndarray,
+        n_pos: np.ndarray,
+        groups: np.ndarray | None = None,
+        *,
+        packed: bool = False,
     ) -> tuple[np.ndarray | None, np.ndarray]:
         """(B, T, R, G) interpolated precision (levels before groups, as pycocotools' arrays; None when built
         with ``precision=False``) and (B, T, G) relevant weight of B weightings: ``weights`` (B, columns)
         integers >= 0, ``n_pos`` (B, G). ``groups`` (G,) flags: the precision of those groups only (B, T, R,
-        groups.sum()), as ``prec[..., groups]`` (a summary leaves out the categories without ground truth:
-        their values are then never made, nor gathered out)."""
+        groups.sum()), as ``prec[..., groups]``. ``packed``: row b holds only the groups (of ``groups``) with
+        ``n_pos[b] > 0``, as ``prec[b][..., n_pos[b] > 0]`` flattened at the start of the row (the rest
+        unspecified). A summary leaves out the categories without ground truth: their values are then never
+        made, nor gathered out."""
         w = np.asarray(weights, dtype=np.int64)
         B, T, G = w.shape[0], self.n_variants, self.n_groups
         self._set_int(int(w.max(initial=0)))
@@ -276,23 +311,28 @@ class ReweightedLists:
         wz[:, :-1] = w  # the last column: the end slots' weight 0
         hits = np.zeros((B, T, G), dtype=np.int64)
         keep = None if groups is None else np.asarray(groups, dtype=bool)
-        prec = self._prec_out(B, 0, keep)
+        prec = self._prec_out(B, 0, None if packed else keep)
         if T * G == 0:
             return prec, hits
-        plans = self._plans(n_pos, B, keep)
+        plans = self._plans(n_pos, B, keep, packed)
         binary = bool(w.size == 0 or w.max() <= 1)  # randomization rounds: weights 0 or 1
         for r in range(B):
             self._row(wz[r], hits[r], None if prec is None or plans is None else (prec[r], plans[r]), binary)
-        return self._in_order(prec), hits
+        return prec, hits
 
     def evaluate_complements(
-        self, weights: np.ndarray, n_pos: np.ndarray, groups: np.ndarray | None = None
+        self,
+        weights: np.ndarray,
+        n_pos: np.ndarray,
+        groups: np.ndarray | None = None,
+        *,
+        packed: bool = False,
     ) -> tuple[tuple[np.ndarray | None, np.ndarray], tuple[np.ndarray | None, np.ndarray]]:
         """:meth:`evaluate` of B weightings of 0s and 1s and of their complements 1 − w (a randomization
         round's two pseudo-systems), both with ``n_pos``: every count of 1 − w is that of all weights 1 minus
         that of w (sums are linear in the weights), so the gathers and cumulative sums are made once per pair;
         only the precision, the sampled slots and the envelope are taken per weighting. The same numbers as
-        :meth:`evaluate` on each (``groups`` as there)."""
+        :meth:`evaluate` on each (``groups``, ``packed`` as there)."""
         w = np.asarray(weights, dtype=np.int64)
         if w.size and (w.min() < 0 or w.max() > 1):
             raise ValueError("complements need weights 0 or 1")
@@ -300,9 +340,12 @@ class ReweightedLists:
         B, T, G = w.shape[0], self.n_variants, self.n_groups
         hits, hits_c = np.zeros((B, T, G), dtype=np.int64), np.zeros((B, T, G), dtype=np.int64)
         keep = None if groups is None else np.asarray(groups, dtype=bool)
-        prec, prec_c = self._prec_out(B, 0, keep), self._prec_out(B, 1, keep)
+        prec, prec_c = (
+            self._prec_out(B, 0, None if packed else keep),
+            self._prec_out(B, 1, None if packed else keep),
+        )
         if T * G:
-            plans = self._plans(n_pos, B, keep)
+            plans = self._plans(n_pos, B, keep, packed)
             ones = self._ones()
             for r in range(B):
                 wr = np.zeros(w.shape[1] + 1, dtype=self._int)
@@ -322,11 +365,11 @@ class ReweightedLists:
                 unit_c[self.list_end] = False
                 total_c = ones[3] - int(ws["cs"][-1])
                 pos_c = self._unit_slots(unit_c, total_c, self._at(tp0_c, plan), plan)
-                self._envelope(ws["tpk"], ws["n"], pos, prec[r], plan)
+                self._envelope(ws["tpk"], ws["n"], pos, self._target(prec[r], plan), plan)
                 tp_c = np.subtract(ones[1], ws["tpk"], out=ws["tpk"])
                 n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
-                self._envelope(tp_c, n_c, pos_c, prec_c[r], plan)
-        return (self._in_order(prec), hits), (self._in_order(prec_c), hits_c)
+                self._envelope(tp_c, n_c, pos_c, self._target(prec_c[r], plan), plan)
+        return (prec, hits), (prec_c, hits_c)
 
     def _set_int(self, max_weight: int) -> None:
         """int32 sums when n_items × the largest weight stays below 2**31 (no sum can overflow), else int64."""
@@ -346,7 +389,7 @@ class ReweightedLists:
             self._out.append(np.zeros((0, *shape[1:])))
         if self._out[i].shape[0] < B or self._out[i].shape[1:] != shape[1:]:
             self._out[i] = np.zeros(shape)
-        return self._out[i][:B]  # every row is written in full (T * G > 0) or empty
+        return self._out[i][:B]  # every row is written (in full unless packed) or empty
 
     def _sampled_counts(self, n_pos: np.ndarray, B: int) -> np.ndarray | None:
         """(B, 1, G, R) the relevant weight before the unit whose slot each level samples (the c-th unit, c
@@ -360,35 +403,54 @@ class ReweightedLists:
             uniq, inv = np.unique(n, return_inverse=True)
             c = np.maximum(min_counts_for_recall(self.levels, uniq), 1) - 1
             return np.asarray(c[inv.reshape(-1)].reshape(B, 1, G, R))
-        if top >= self._counts_table.shape[0]:  # each n_pos up to the largest seen, computed once
-            more = np.arange(self._counts_table.shape[0], top + 1)
+        key = self.levels.tobytes()
+        table = _TABLES.get(key, np.zeros((0, R), dtype=np.int64))
+        if top >= table.shape[0]:  # each n_pos up to the largest seen, computed once for these levels
+            more = np.arange(table.shape[0], top + 1)
             c = np.maximum(min_counts_for_recall(self.levels, more), 1) - 1
-            self._counts_table = np.concatenate([self._counts_table, c])
-        return np.asarray(self._counts_table[n.reshape(-1)].reshape(B, 1, G, R))
+            table = _TABLES[key] = np.concatenate([table, c])
+        return np.asarray(table[n.reshape(-1)].reshape(B, 1, G, R))
 
-    def _plans(self, n_pos: np.ndarray, B: int, keep: np.ndarray | None) -> list[_Plan] | None:
-        """Each weighting's :class:`_Plan` (None without precision): an n_pos row met more than once (every
-        round of a randomization test has the same) gets its distinct pairs, found once and kept; another
-        (a bootstrap resample's own) takes every level as its own pair, in a layout made once, where finding
-        the pairs would cost more than it saves. ``keep``: the groups returned (None: all)."""
+    def _plans(
+        self, n_pos: np.ndarray, B: int, keep: np.ndarray | None, packed: bool
+    ) -> list[_Lookup] | None:
+        """Each weighting's lookup (None without precision): an n_pos row met more than once (every round of
+        a randomization test has the same) gets its distinct pairs (:class:`_Plan`), found once and kept;
+        another (a bootstrap resample's own) looks every level up on its own, where finding the pairs would
+        cost more than it saves (:class:`_Levels`; with another envelope than the chunked one, a pair layout
+        made once). ``keep``: the groups returned (None: all); ``packed``: those with n_pos > 0 only."""
         cc = self._sampled_counts(n_pos, B)
         if cc is None:
             return None
-        tail = b"" if keep is None else keep.tobytes()
-        keys = [row.tobytes() + tail for row in np.asarray(n_pos, dtype=np.int64).reshape(B, -1)]
+        n = np.asarray(n_pos, dtype=np.int64).reshape(B, -1)
+        tail = (b"" if keep is None else keep.tobytes()) + (b"p" if packed else b"")
+        keys = [row.tobytes() + tail for row in n]
         repeated = {k for k in keys if k in self._plan_cache} | {k for k in keys if keys.count(k) > 1}
-        out = []
+        out: list[_Lookup] = []
+        by_level: np.ndarray | None = None  # (B, G, R) the counts, levels in the input order
+        rows: np.ndarray = np.ones(n.shape, dtype=bool) if keep is None else np.broadcast_to(keep, n.shape)
+        if packed:
+            rows = rows & (n > 0)
+        whole = [bool(x) for x in np.all(rows, axis=1)]  # all groups returned: no selection
+        tops = [int(x) for x in cc.reshape(B, -1).max(axis=1, initial=0)]
         for b, key in enumerate(keys):
-            if key not in repeated:
-                top = int(cc[b].max(initial=0))
-                out.append(self._level_plan(keep)._replace(counts=cc[b, 0].reshape(-1), top=top))
+            kept = None if whole[b] else rows[b]
+            if key in repeated:
+                plan = self._plan_cache.get(key)
+                if plan is None:
+                    if len(self._plan_cache) >= _PLANS:
+                        self._plan_cache.clear()
+                    plan = self._plan_cache[key] = self._plan(cc[b, 0], kept)
+                out.append(plan)
                 continue
-            plan = self._plan_cache.get(key)
-            if plan is None:
-                if len(self._plan_cache) >= _PLANS:
-                    self._plan_cache.clear()
-                plan = self._plan_cache[key] = self._plan(cc[b, 0], keep)
-            out.append(plan)
+            top = tops[b]
+            if not self.chunked:
+                out.append(self._level_plan(kept)._replace(counts=cc[b, 0].reshape(-1), top=top))
+                continue
+            if by_level is None:
+                by_level = cc[:, 0] if self._lv_sorted else np.ascontiguousarray(cc[:, 0][:, :, self._lv_inv])
+            groups = None if kept is None else np.flatnonzero(kept)
+            out.append(_Levels(by_level[b] if groups is None else by_level[b][groups], groups, top))
         return out
 
     def _level_plan(self, keep: np.ndarray | None) -> _Plan:
@@ -400,9 +462,14 @@ class ReweightedLists:
             T, G, R = self.n_variants, self.n_groups, self.levels.shape[0]
             lists = np.repeat(np.arange(T * G), R).reshape(T, G * R)
             every = np.arange(T * G * R).reshape(T, G, R).transpose(0, 2, 1).copy()
-            expand = every if keep is None else np.ascontiguousarray(every[:, :, keep])
             self._levels_plans[key] = _Plan(
-                np.zeros(0, dtype=np.int64), lists, self.list_end[lists], expand, 0, every, keep
+                np.zeros(0, dtype=np.int64),
+                lists,
+                self.list_end[lists],
+                self._expand(every, keep),
+                0,
+                every,
+                keep,
             )
         return self._levels_plans[key]
 
@@ -417,17 +484,28 @@ class ReweightedLists:
         lists = np.arange(T)[:, None] * G + pair // max(R, 1)
         entry = (np.cumsum(first.reshape(-1)) - 1).reshape(G, R).T  # (R, G): each level's pair
         every = np.arange(T)[:, None, None] * D + entry
-        expand = every if keep is None else np.ascontiguousarray(every[:, :, keep])
         count = cc.reshape(-1)[pair]
+        expand = self._expand(every, keep)
         return _Plan(count, lists, self.list_end[lists], expand, int(count.max(initial=0)), every, keep)
 
-    def _in_order(self, prec: np.ndarray | None) -> np.ndarray | None:
-        """Levels back in the input order."""
-        if prec is None or np.array_equal(self._lv_order, np.arange(self.levels.shape[0])):
-            return prec
-        out = np.empty_like(prec)
-        out[:, :, self._lv_order] = prec
-        return out
+    def _expand(self, every: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
+        """``every`` (T, R, G), ascending levels, with the levels in the input order and the groups ``keep``
+        (None: all)."""
+        out = every if self._lv_sorted else every[:, self._lv_inv]
+        return np.ascontiguousarray(out if keep is None else out[:, :, keep])
+
+    def _target(self, row: np.ndarray, look: _Lookup) -> np.ndarray:
+        """The part of one weighting's output ``row`` (T, R, G) that ``look`` fills: all of it, or its groups
+        packed at the start."""
+        shape = look.expand.shape if isinstance(look, _Plan) else (self.n_variants, *look.counts.shape[::-1])
+        return row.reshape(-1)[: shape[0] * shape[1] * shape[2]].reshape(shape)
+
+    def _ends(self, look: _Lookup) -> np.ndarray:
+        """The end slot of the list of each of ``look``'s lookups (:meth:`_at`), broadcast."""
+        if isinstance(look, _Plan):
+            return look.ends
+        ends = self.list_end.reshape(self.n_variants, -1)
+        return (ends if look.groups is None else ends[:, look.groups])[:, :, None]
 
     @property
     def _work(self) -> dict[str, np.ndarray]:
@@ -446,12 +524,12 @@ class ReweightedLists:
             "n": np.empty(K, dtype=i64),
             "tmp": np.empty(K, dtype=i64),
             "p": np.empty(K),
-            "before": np.empty(S, dtype=np.int64),
             "mask": np.empty(S, dtype=bool),
             "tp0": np.zeros(self.n_variants * self.n_groups, dtype=np.int64),
             "tp0_c": np.zeros(self.n_variants * self.n_groups, dtype=np.int64),
             "tp0_end": np.zeros(self.n_variants * self.n_groups, dtype=np.int64),
             "at": np.empty(self.n_variants * self.n_groups * self.levels.shape[0], dtype=np.int64),
+            "vals": np.empty(self.n_variants * self.n_groups * self.levels.shape[0] if self.chunked else 0),
             "bw": np.empty(self.base_col.shape[0], dtype=i64),
             "c_cum": np.zeros(self.base_col.shape[0] + 1, dtype=i64),
             "jw": np.empty(J, dtype=i64),
@@ -499,39 +577,45 @@ class ReweightedLists:
         c0 = c_cum[self.list_c]  # ranked weight (base) before each list's group
         stream = ws["stream"]
         stream[self.j_stream] = jw
-        stream[self.pseudo] = c0 - np.r_[0, c0[:-1] + (j_cum[self.j_end] - j_cum[self.j_first])[:-1]]
+        step = c0.copy()  # each list's entry: its start minus where the stream stands after the list before
+        step[1:] -= c0[:-1] + (j_cum[self.j_end[:-1]] - j_cum[self.j_first[:-1]])
+        stream[self.pseudo] = step
         n = np.take(c_cum, self.kept_c, out=ws["n"], mode="wrap")
         n -= np.take(np.cumsum(stream, dtype=self._int), self.kept_jn, out=ws["tmp"], mode="wrap")
         np.take(ws["tp"], self.kept, out=ws["tpk"], mode="wrap")
         return last
 
     def _sampled_slots(
-        self, hw: np.ndarray, cs: np.ndarray, tp0: np.ndarray, plan: _Plan, binary: bool
+        self, hw: np.ndarray, cs: np.ndarray, tp0: np.ndarray, plan: _Lookup, binary: bool
     ) -> np.ndarray:
         """(T, D) the slot of each list holding its (count + 1)-th unit of relevant weight for each of the
         ``plan``'s pairs (past the list's
         weight: its end slot), from the slots' weights ``hw`` (end slots set to 0 here), their running sum ``cs`` over
-        all lists and the relevant weight ``tp0`` before each list. The u-th unit (from 0) lies in the last
-        slot with fewer than u + 1 units before it: the count of such slots (running sums are non-decreasing)
-        is a cumulative histogram of the units before each slot, O(slots + units) without laying out one
-        entry per unit; with ``binary`` weights (0 or 1) the weighted slots are the units themselves."""
+        all lists and the relevant weight ``tp0`` before each list. The u-th unit (from 0) lies in the first
+        slot whose running sum exceeds u, the one after every slot with a running sum of at most u (running
+        sums are non-decreasing): its index is the count of those, a cumulative histogram of the running
+        sums, O(slots + units) without laying out one entry per unit (past every unit: every slot, an index
+        one too far that the clip to the list's end slot takes back, as it does every lookup past its list);
+        with ``binary`` weights (0 or 1) the weighted slots are the units themselves."""
         hw[self.list_end] = 0
         total = int(cs[-1]) if cs.shape[0] else 0
         at = self._at(tp0, plan)
         if binary:  # weights 0 or 1: the weighted slots are the units
             return self._unit_slots(np.not_equal(hw, 0, out=self._work["mask"]), total, at, plan)
-        before = np.subtract(cs, hw, out=self._work["before"])  # units before each slot
-        # past every unit (at most the largest cc - 1 beyond): all slots, the last an end slot
-        upto = np.bincount(before, minlength=total + plan.top + 1)
-        upto[0] -= 1  # then upto[u]: the last slot with at most u units before it
-        np.cumsum(upto, out=upto)
+        upto = np.bincount(cs, minlength=total + plan.top + 1)  # (at most the largest count past the units)
+        np.cumsum(upto, out=upto)  # upto[u]: the slots with at most u units up to their end
         pos = np.take(upto, at)
-        np.minimum(pos, plan.ends, out=pos)
+        np.minimum(pos, self._ends(plan), out=pos)
         return pos
 
-    def _at(self, tp0: np.ndarray, plan: _Plan) -> np.ndarray:
-        """(T, D) the unit each of the ``plan``'s pairs samples, counted over all lists: ``tp0`` (T·G,) the
-        relevant weight before each list plus the pair's count, into the workspace."""
+    def _at(self, tp0: np.ndarray, plan: _Lookup) -> np.ndarray:
+        """(T, D) the unit each of the ``plan``'s pairs samples ((T, G', R) each level's of a :class:`_Levels`),
+        counted over all lists: ``tp0`` (T·G,) the relevant weight before each list plus the count, into the
+        workspace."""
+        if isinstance(plan, _Levels):  # one broadcast sum, no gather
+            T, (g, R) = self.n_variants, plan.counts.shape
+            before = tp0.reshape(T, -1) if plan.groups is None else tp0.reshape(T, -1)[:, plan.groups]
+            return np.add(before[:, :, None], plan.counts, out=self._work["at"][: T * R * g].reshape(T, g, R))
         at = self._work["at"][: plan.lists.size].reshape(plan.lists.shape)
         np.take(tp0, plan.lists, out=at, mode="wrap")
         return np.add(at, plan.counts, out=at)
@@ -544,21 +628,21 @@ class ReweightedLists:
         out[1:] = last[:-1]
         return out
 
-    def _unit_slots(self, unit: np.ndarray, total: int, at: np.ndarray, plan: _Plan) -> np.ndarray:
+    def _unit_slots(self, unit: np.ndarray, total: int, at: np.ndarray, plan: _Lookup) -> np.ndarray:
         """:meth:`_sampled_slots` of weights 0 or 1: ``unit`` (S,) flags the slots of weight 1 (changed
         here), ``total`` their count; unit u (from 0) is the u-th flagged slot, and past every unit the last
         slot (an end slot), each clipped to its list's end slot."""
         np.minimum(at, total, out=at)
         unit[-1] = True
         pos = np.take(np.flatnonzero(unit), at)
-        np.minimum(pos, plan.ends, out=pos)
+        np.minimum(pos, self._ends(plan), out=pos)
         return pos
 
     def _row(
         self,
         wr: np.ndarray,
         hits: np.ndarray,
-        prec_plan: tuple[np.ndarray, _Plan] | None,
+        prec_plan: tuple[np.ndarray, _Lookup] | None,
         binary: bool,
     ) -> None:
         T, G = self.n_variants, self.n_groups
@@ -569,32 +653,33 @@ class ReweightedLists:
             return
         ws, (prec, plan) = self._work, prec_plan
         pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, plan, binary)
-        self._envelope(ws["tpk"], ws["n"], pos, prec, plan)
+        self._envelope(ws["tpk"], ws["n"], pos, self._target(prec, plan), plan)
 
     def _envelope(
-        self, tp: np.ndarray, n: np.ndarray, pos: np.ndarray, prec: np.ndarray, plan: _Plan
+        self, tp: np.ndarray, n: np.ndarray, pos: np.ndarray, prec: np.ndarray, plan: _Lookup
     ) -> None:
-        """(T, R, G) interpolated precision into ``prec`` from the slots' TP and N and the slots ``pos``
-        (:meth:`_sampled_slots`) that the ``plan``'s pairs sample."""
+        """(T, R, G') interpolated precision into ``prec`` (:meth:`_target`) from the slots' TP and N and the
+        slots ``pos`` (:meth:`_sampled_slots`) that the ``plan``'s lookups sample."""
         T, G = self.n_variants, self.n_groups
         p = self._work["p"]
-        pv = p
-        if self.chunked:  # TP and N in flat order, the precision into the chunk layout
-            tp, n, pv = tp.reshape(-1, _CHUNK).T, n.reshape(-1, _CHUNK).T, p.reshape(_CHUNK, -1)
-        if self.eps > 0:
-            np.add(n, self.eps, out=pv)
-            np.divide(tp, pv, out=pv)
+        if self.eps > 0:  # (chunked: TP, N and the precision in the chunk layout alike)
+            np.add(n, self.eps, out=p)
+            np.divide(tp, p, out=p)
         else:  # a relevant item of weight 0 before any weight: 0, as the module docstring says
-            pv.fill(0.0)
-            np.divide(tp, n, out=pv, where=n > 0)
+            p.fill(0.0)
+            np.divide(tp, n, out=p, where=n > 0)
         pos = np.take(self.kept_of_slot, pos)  # the sampled slot's run end: the top of the run's precision
         if self.chunked:
             p[self.kept_zero] = 0.0
             self._envelope_chunked(p)
-            np.take(
-                np.take(p, pos).reshape(-1), plan.expand, out=prec, mode="wrap"
-            )  # each pair once, then each level
+            if isinstance(plan, _Levels):  # (T, G', R), then each level in place
+                vals = np.take(p, pos, out=self._work["vals"][: pos.size].reshape(pos.shape), mode="wrap")
+                np.copyto(prec, vals.transpose(0, 2, 1))
+            else:  # each pair once, then each level
+                np.take(np.take(p, pos).reshape(-1), plan.expand, out=prec, mode="wrap")
             return
+        if not isinstance(plan, _Plan):
+            raise AssertionError("the other envelopes take pair layouts (_plans)")
         p[self.kept_list_end] = -np.inf
         if self.scan:
             # the envelope at every slot: a running maximum from each list's end, over the reversed slots as
@@ -616,6 +701,8 @@ class ReweightedLists:
         for i in range(1, env.shape[0]):  # faster than np.maximum.accumulate along this axis
             np.maximum(env[i], env[i - 1], out=env[i])
         full = np.maximum(env[::-1].reshape(-1, T, G).transpose(1, 0, 2), 0.0)
+        if not self._lv_sorted:
+            full = full[:, self._lv_inv]
         prec[...] = full if plan.groups is None else full[:, :, plan.groups]
 
     def _envelope_chunked(self, p: np.ndarray) -> None:

@@ -70,10 +70,10 @@ def bootstrap_weights(n_units: int, n_resamples: int, seed: int = 0) -> np.ndarr
     ``seed``: the same seed gives the same resamples."""
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n_units, size=(int(n_resamples), n_units))
-    offset = (np.arange(int(n_resamples), dtype=np.int64) * n_units)[:, None]
-    return np.bincount((draws + offset).reshape(-1), minlength=int(n_resamples) * n_units).reshape(
-        int(n_resamples), n_units
-    )
+    out = np.empty((int(n_resamples), n_units), dtype=np.int64)
+    for r, row in enumerate(draws):  # row by row: no offset copy of every draw (page faults in a new process)
+        out[r] = np.bincount(row, minlength=n_units)
+    return out
 
 
 def _evaluate(metric: Metric, weights: np.ndarray, processes: Processes = 1) -> np.ndarray:

@@ -7,9 +7,11 @@ recall only is read (AR1, AR10, ...) get the relevant weight alone (no ranking w
 weighting is its image weights times each image's counted ground truths (one matrix product, exact in
 doubles). The summary numbers are then ``np.mean(s[s > -1])`` of the same selections as
 :func:`~deteval.detection.coco.summarize`, taken for all weightings at once: the values of the categories with
-ground truth, in pycocotools' (threshold, recall level, category) order, summed along one contiguous row per
+ground truth, in pycocotools' (threshold, recall level, category) order, summed as one contiguous run per
 weighting (numpy's pairwise sum of a row equals that of the same values as a 1-D array) and divided by their
-count; weightings that leave different categories without ground truth are taken in groups of equal masks.
+count: each weighting's precision row holds only its categories with ground truth (``packed``), so a run of
+consecutive thresholds is one slice of it; the per-category AP takes each category's values as one row (a
+transposed copy per group of weightings with as many categories).
 Every number equals :meth:`CocoUnits._numbers` on :func:`~deteval.detection.coco_accumulate.accumulate` bit
 for bit (tests/test_stats.py).
 """
@@ -59,11 +61,14 @@ class CocoBatch:
         K, A = table.n_cats, table.tp.shape[0]
         valid = (table.npig > 0).T
         self.slices: dict[tuple[int, int], ReweightedLists] = {}
+        ranked: dict[int, np.ndarray] = {}  # per maxDet, the rows' weight columns in ranked order
         for m, a, om, _, per_list, tp, ig in accumulation_slices(table, params.max_dets, valid, None, read):
             T = table.tp.shape[1]
+            if m not in ranked:
+                ranked[m] = column[om]
             self.slices[a, m] = ReweightedLists(
                 per_list[:K],
-                column[om],
+                ranked[m],
                 tp.reshape(T, -1),
                 ig.reshape(T, -1),
                 params.rec_thrs,
@@ -146,9 +151,8 @@ class CocoBatch:
                 [self(w[i : i + rows], gt_weights[i : i + rows]) for i in range(0, w.shape[0], rows)]
             )
         npig = self._npig(np.asarray(gt_weights, dtype=np.int64))
-        groups = self._groups(npig)
-        lists = {key: sl.evaluate(w, npig[:, :, key[0]], groups.get(key)) for key, sl in self.slices.items()}
-        return self._values(npig, lists, groups)
+        lists = {key: sl.evaluate(w, npig[:, :, key[0]], packed=True) for key, sl in self.slices.items()}
+        return self._values(npig, lists)
 
     def complements(self, weights: np.ndarray, gt_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The values of ``weights`` (0s and 1s) and of 1 − ``weights`` (a randomization round's two
@@ -163,42 +167,27 @@ class CocoBatch:
             ]
             return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
         npig = self._npig(np.asarray(gt_weights, dtype=np.int64))
-        groups = self._groups(npig)
         pairs = {
-            key: sl.evaluate_complements(w, npig[:, :, key[0]], groups.get(key))
+            key: sl.evaluate_complements(w, npig[:, :, key[0]], packed=True)
             for key, sl in self.slices.items()
         }
         return (
-            self._values(npig, {key: pair[0] for key, pair in pairs.items()}, groups),
-            self._values(npig, {key: pair[1] for key, pair in pairs.items()}, groups),
+            self._values(npig, {key: pair[0] for key, pair in pairs.items()}),
+            self._values(npig, {key: pair[1] for key, pair in pairs.items()}),
         )
 
-    def _groups(self, npig: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
-        """Per precision slice whose weightings all leave the same categories without ground truth (every
-        round of a randomization test), the categories with ground truth: only their precision is made
-        (the others' is never read), so the summary means take whole rows instead of gathering them."""
-        out: dict[tuple[int, int], np.ndarray] = {}
-        for key, sl in self.slices.items():
-            has = npig[:, :, key[0]] > 0
-            if sl.precision and has.shape[0] and (has == has[0]).all() and 0 < has[0].sum() < has.shape[1]:
-                out[key] = has[0]
-        return out
-
     def _values(
-        self,
-        npig: np.ndarray,
-        lists: dict[tuple[int, int], tuple[np.ndarray | None, np.ndarray]],
-        groups: dict[tuple[int, int], np.ndarray],
+        self, npig: np.ndarray, lists: dict[tuple[int, int], tuple[np.ndarray | None, np.ndarray]]
     ) -> np.ndarray:
-        """(B, columns) values from npig (B, K, A) and each slice's (precision or None, hits); a slice in
-        ``groups`` has the precision of those categories only (:meth:`_groups`)."""
+        """(B, columns) values from npig (B, K, A) and each slice's (precision or None, hits); the precision
+        rows are packed (:meth:`ReweightedLists.evaluate`): the categories with ground truth only."""
         B = npig.shape[0]
         prec: dict[tuple[int, int], np.ndarray] = {}
         rec: dict[tuple[int, int], np.ndarray] = {}
         for (sa, sm), (q, hits) in lists.items():
             n_pos = npig[:, :, sa]
             if q is not None:
-                prec[sa, sm] = q  # (B, T, R, K): pycocotools' order of a slice
+                prec[sa, sm] = q  # (B, T, R, K), packed rows
             with np.errstate(divide="ignore", invalid="ignore"):
                 rec[sa, sm] = (
                     hits / n_pos[:, None, :]
@@ -210,26 +199,81 @@ class CocoBatch:
             if a is None or m is None or (a, m) not in (prec if ap else rec):
                 continue
             has = npig[:, :, a] > 0  # (B, K): the categories whose values are > −1
-            src = prec[a, m] if ap else rec[a, m]
-            kept = groups.get((a, m)) if ap else None
-            # the categories of src: all, or those with ground truth (every one of them is > −1)
-            has_src = has if kept is None else np.ones((B, src.shape[-1]), dtype=bool)
+            if ap:
+                if k is None:
+                    out[:, j] = _packed_means(prec[a, m], has, thr)
+                    continue
+                key = (a, m, thr.tobytes())
+                if key not in per_class:
+                    per_class[key] = _packed_class_means(prec[a, m], has, thr)
+                out[:, j] = per_class[key][:, k]
+                continue
+            src = rec[a, m]
             sel = (
                 src
                 if thr.shape[0] == src.shape[1] and (thr == np.arange(thr.shape[0])).all()
                 else src[:, thr]
             )
             if k is None:
-                out[:, j] = _masked_means(sel, has_src, positions)
+                out[:, j] = _masked_means(sel, has, positions)
                 continue
             key = (a, m, thr.tobytes())
             if key not in per_class:  # every category's values in (threshold, level) order, one row each
                 per_class[key] = _row_means(np.moveaxis(sel, -1, 1).reshape(B, src.shape[-1], -1))
-            if kept is not None and not kept[k]:
-                continue  # no ground truth: NaN
-            at = k if kept is None else int(np.count_nonzero(kept[:k]))
-            out[:, j] = np.where(has[:, k], per_class[key][:, at], np.nan)
+            out[:, j] = np.where(has[:, k], per_class[key][:, k], np.nan)
         return out
+
+
+def _packed_rows(q: np.ndarray, has: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The rows of packed ``q`` (B, T, R, K) by their number g of categories with ground truth (``has``
+    (B, K)): (g, rows), rows in order."""
+    g = np.count_nonzero(has, axis=1)
+    return [(n, np.flatnonzero(g == n)) for n in np.flatnonzero(np.bincount(g)).tolist()]
+
+
+def _packed_means(q: np.ndarray, has: np.ndarray, thr: np.ndarray) -> np.ndarray:
+    """Per row b: the mean of ``q[b][thr][..., has[b]]`` flattened in C order (NaN if empty), ``q`` packed
+    (its row b holds the (T, R, g) values of the categories in ``has[b]`` at its start): the thresholds
+    ``thr`` of a row are one contiguous run of it when consecutive (every threshold, or one), summed as one
+    1-D array like ``np.mean`` (pairwise)."""
+    B, R = q.shape[0], q.shape[2]
+    flat = q.reshape(B, -1)
+    out = np.full(B, np.nan)
+    run = bool((np.diff(thr) == 1).all())
+    for g, rows in _packed_rows(q, has):
+        if g == 0:
+            continue
+        if not run:
+            x = flat[rows[:, None], (thr[:, None] * (R * g) + np.arange(R * g)).reshape(-1)]
+            out[rows] = x.sum(axis=1) / x.shape[1]
+            continue
+        lo, hi = int(thr[0]) * R * g, (int(thr[-1]) + 1) * R * g
+        if rows.shape[0] == B:
+            out[:] = flat[:, lo:hi].sum(axis=1) / (hi - lo)
+            continue
+        for b in rows.tolist():  # each row's run as it lies (no copy of the rows)
+            out[b] = flat[b, lo:hi].sum() / (hi - lo)
+    return out
+
+
+def _packed_class_means(q: np.ndarray, has: np.ndarray, thr: np.ndarray) -> np.ndarray:
+    """(B, K) per row and category with ground truth the mean of its values ``q[b][thr][..., k]`` in
+    (threshold, level) order, each summed as a contiguous row like ``np.mean``; NaN for the others. ``q``
+    packed as in :func:`_packed_means`."""
+    B, T, R, K = q.shape
+    flat = q.reshape(B, -1)
+    out = np.full((B, K), np.nan)
+    every = thr.shape[0] == T and bool((thr == np.arange(T)).all())
+    for g, rows in _packed_rows(q, has):
+        if g == 0:
+            continue
+        # all rows at once, or each row alone: a slice of the rows, never a copy before the transposed one
+        for lo, hi in [(0, B)] if rows.shape[0] == B else [(b, b + 1) for b in rows.tolist()]:
+            x = flat[lo:hi, : T * R * g].reshape(-1, T, R, g)
+            per = np.ascontiguousarray(np.moveaxis(x if every else x[:, thr], -1, 1)).reshape(hi - lo, g, -1)
+            part = out[lo:hi]
+            part[has[lo:hi]] = (per.sum(axis=-1) / per.shape[-1]).reshape(-1)
+    return out
 
 
 def _row_means(x: np.ndarray) -> np.ndarray:

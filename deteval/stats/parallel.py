@@ -8,9 +8,10 @@ block. A child that fails is re-run in the parent, so the
 result never depends on the workers.
 
 ``processes="auto"`` (the default of the resampling functions and of the CLI's ``--processes``): the first
-quarter chunk of rows is evaluated here and timed; the rest goes to 2 processes where that pays for a fork: the rest would
-take at least ``AUTO_MIN_SECONDS`` at the first rows' pace (COCO 5k with 1,000 resamples, not VOC nor 50
-TREC topics) and :func:`deteval.distributed.forked.can_fork` allows a fork, the rule the two-core evaluation
+row is evaluated here and timed (``AUTO_PROBE`` rows: whatever runs before the fork delays the child's
+block, so the probe is kept short; one call's overheads only make the estimate larger); the rest goes to 2
+processes where that pays for a fork: the rest would take at least ``AUTO_MIN_SECONDS`` at the first row's
+pace (COCO 5k with 1,000 resamples, not VOC nor 50 TREC topics) and :func:`deteval.distributed.forked.can_fork` allows a fork, the rule the two-core evaluation
 follows too (Linux, two usable CPUs, no other Python thread, one CPU idle by the kernel's count of runnable
 tasks: on a busy machine a second process only competes for the same cores; ``DETEVAL_PROCESSES=1`` or
 ``2`` in the environment never or always allows it); 1 otherwise. ``LAST["processes"]`` records the last
@@ -28,12 +29,15 @@ import numpy as np
 from deteval.distributed.forked import Forked, can_fork, start_child
 from deteval.errors import ConfigError
 
-__all__ = ["AUTO_MIN_SECONDS", "CHUNK", "LAST", "Processes", "auto_processes", "evaluate_rows"]
+__all__ = ["AUTO_MIN_SECONDS", "AUTO_PROBE", "CHUNK", "LAST", "Processes", "auto_processes", "evaluate_rows"]
 
 #: rows evaluated per call: bounds the memory of the temporaries (k × the test set's size)
 CHUNK = 64
 #: estimated seconds of work left from which ``processes="auto"`` forks a second process
 AUTO_MIN_SECONDS = 2.0
+#: rows that ``processes="auto"`` times before it decides (a quarter chunk, 16 rows, was 70 ms on COCO 5k
+#: before the fork: 35 ms of the two processes' wall time)
+AUTO_PROBE = 1
 #: the number of processes of the last :func:`evaluate_rows` (``"auto"`` resolved)
 LAST: dict[str, int] = {"processes": 1}
 #: a number of processes, or ``"auto"`` (module docstring)
@@ -73,7 +77,7 @@ def evaluate_rows(
     _check(processes)
     n, chunk = rows.shape[0], max(1, chunk)
     if isinstance(processes, str):  # "auto": the first rows here, timed, decide for the rest
-        probe = max(1, chunk // 4)  # (a quarter chunk: rows done here before the fork are not shared)
+        probe = AUTO_PROBE  # (rows done here before the fork are not shared)
         t0 = time.perf_counter()
         first = _serial(fn, rows[:probe], chunk)
         if n <= probe:
