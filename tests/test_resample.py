@@ -116,12 +116,14 @@ def _assert_weighted_levels(
     w: np.ndarray,
     n_pos: np.ndarray,
     eps: float,
+    levels: np.ndarray = COCO_RECALL_LEVELS,
 ) -> None:
-    """``q`` (COCO's recall levels) equals weighted_levels for every weighting and variant, bit for bit."""
+    """``q`` (at ``levels``, COCO's recall levels by default) equals weighted_levels for every weighting and
+    variant, bit for bit."""
     assert q is not None
     for b, row in enumerate(w):
         for t in range(rel.shape[0]):
-            ref, _, _ = weighted_levels(cnt, rel[t], ign[t], n_pos[b], row[col], COCO_RECALL_LEVELS, eps)
+            ref, _, _ = weighted_levels(cnt, rel[t], ign[t], n_pos[b], row[col], levels, eps)
             assert np.array_equal(q[b, t].T, ref)
 
 
@@ -207,6 +209,30 @@ def test_reweighted_envelope_over_many_lists(monkeypatch: pytest.MonkeyPatch) ->
             for lists in (scan, ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS)):
                 (qa, _), (qb, _) = lists.evaluate_complements(w, n_pos)
                 assert np.array_equal(qa, q) and np.array_equal(qb, scan.evaluate(1 - w, n_pos)[0])
+
+
+def test_sampled_count_tables_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sampled-count tables kept across calls (one per level set) are at most _PLANS: evaluations with
+    many distinct level sets do not keep one table each, and a table made again gives the same numbers."""
+    import deteval.core.reweighted as reweighted
+
+    monkeypatch.setattr(reweighted, "_TABLES", {})
+    rng = np.random.default_rng(11)
+    n_groups, n_var, n_cols = 7, 2, 20
+    cnt = rng.integers(1, 12, n_groups)
+    col, rel, ign, group = _lists(rng, cnt, n_var, n_cols, 0.4, 0.2)
+    w = rng.integers(0, 3, (2, n_cols))
+    n_pos = _n_pos(w, rel, col, group, n_groups) + 1
+    first = None
+    for k in range(3 * reweighted._PLANS):
+        levels = np.linspace(0.0, 1.0, 11 + k % (reweighted._PLANS + 3))
+        q, _ = ReweightedLists(cnt, col, rel, ign, levels, COCO_EPS).evaluate(w, n_pos)
+        assert len(reweighted._TABLES) <= reweighted._PLANS
+        _assert_weighted_levels(q, cnt, col, rel, ign, w, n_pos, COCO_EPS, levels)
+        if k == 0:
+            first = q
+        elif k % (reweighted._PLANS + 3) == 0:
+            assert np.array_equal(q, first)
 
 
 @pytest.mark.parametrize("seed", range(2))

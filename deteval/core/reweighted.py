@@ -86,7 +86,8 @@ __all__ = ["ReweightedLists"]
 _CHUNK = 8
 #: n_pos below this take their sampled counts from a table kept across calls (at most this many rows)
 _COUNTS_TABLE = 1 << 16
-#: those tables, per level set (every slice of a COCO evaluation has the same recall levels: one table)
+#: those tables, per level set (every slice of a COCO evaluation has the same recall levels: one table); at
+#: most ``_PLANS`` level sets are kept (each table can reach ``_COUNTS_TABLE`` x levels int64: 53 MB for 101)
 _TABLES: dict[bytes, np.ndarray] = {}
 #: sampling plans kept across calls (:class:`_Plan`, one per distinct n_pos row: a randomization test has one)
 _PLANS = 8
@@ -408,6 +409,8 @@ class ReweightedLists:
         if top >= table.shape[0]:  # each n_pos up to the largest seen, computed once for these levels
             more = np.arange(table.shape[0], top + 1)
             c = np.maximum(min_counts_for_recall(self.levels, more), 1) - 1
+            if key not in _TABLES and len(_TABLES) >= _PLANS:
+                _TABLES.clear()
             table = _TABLES[key] = np.concatenate([table, c])
         return np.asarray(table[n.reshape(-1)].reshape(B, 1, G, R))
 
