@@ -62,8 +62,9 @@ def test_a_ranked_table_is_the_table_in_accumulation_order(iou_type, seed, max_d
 
 @pytest.mark.parametrize("seed", range(6))
 def test_ranked_shards_of_categories_and_of_images(seed, monkeypatch):
-    """Small shards: runs of categories (still ranked), or, below the largest category's detections, shards
-    of images (not ranked); each accumulates to the one-call numbers, also a few thresholds at a time."""
+    """Small shards: a category half matches runs of categories (each table ranked), or, below the largest
+    category's detections, shards of images (a table not ranked); either accumulates to the one-call numbers,
+    also a few thresholds at a time."""
     g, r, p = _inputs("bbox", 100 + seed, [1, 10, 100])
     n_sel = coco.id_selection(g.cat_ids, p.cat_ids, "category").shape[0]
     part = np.arange(n_sel)
@@ -71,14 +72,20 @@ def test_ranked_shards_of_categories_and_of_images(seed, monkeypatch):
     per_cat = coco._per_category(r, coco.id_selection(g.cat_ids, p.cat_ids, "category"), g.cat_ids.shape[0])
     if not p.use_cats or len(r) < 2:
         return
+    tables: list = []  # (the tables accumulated)
     for shard, ranked in ((int(per_cat.max()), True), (max(1, int(per_cat.max()) - 1), False)):
-        monkeypatch.setattr(coco, "SHARD_DETECTIONS", shard)
-        table, counts, _ = coco.match_in_shards(g, r, p, "pycocotools", categories=part, ranked=True)
-        assert table.ranked == ranked and counts["n_dt"] == len(r)
-        _same_arrays(accumulate(table, p.rec_thrs, p.max_dets), whole)
-        monkeypatch.setattr(coco_accumulate, "LIST_ITEMS", 3)
-        _same_arrays(accumulate(table, p.rec_thrs, p.max_dets), whole)
-        monkeypatch.undo()
+        for items in (None, 3):
+            monkeypatch.setattr(coco, "SHARD_DETECTIONS", shard)
+            if items is not None:
+                monkeypatch.setattr(coco_accumulate, "LIST_ITEMS", items)
+            tables.clear()
+            monkeypatch.setattr(
+                coco, "accumulate", lambda t, *a, **k: tables.append(t) or accumulate(t, *a, **k)
+            )
+            arrays, counts, _ = coco._half(g, r, p, "pycocotools", part)
+            assert tables and all(t.ranked == ranked for t in tables) and counts["n_dt"] == len(r)
+            _same_arrays(arrays, whole)
+            monkeypatch.undo()
 
 
 def test_category_shards_cut_between_categories(monkeypatch):

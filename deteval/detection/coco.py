@@ -550,24 +550,15 @@ def match_in_shards(
     compat: str,
     categories: np.ndarray | None = None,
     images: np.ndarray | None = None,
-    ranked: bool = False,
 ) -> tuple[MatchTable, dict[str, int], list[str]]:
     """:func:`match_coco` over shards of consecutive images holding about ``SHARD_DETECTIONS`` detections each,
     merged; identical to one call (groups never straddle images) with bounded temporary memory.
-    ``categories``, ``images``: as in :func:`match_coco`. ``ranked`` (with ``categories``): the rows in
-    accumulation's order (:func:`~deteval.detection.coco_match.match_groups`), the shards then runs of
-    consecutive categories where each category fits in one (accumulation ranks category by category), else
-    shards of images, the table then not ranked."""
+    ``categories``, ``images``: as in :func:`match_coco`. (A category half matches runs of its categories
+    instead, each ranked and accumulated on its own: :func:`_half`.)"""
     from deteval.detection.coco_match import merge_tables
 
     if len(res) <= SHARD_DETECTIONS:
-        return match_coco(gt, res, params, compat, images=images, categories=categories, ranked=ranked)
-    if ranked and categories is not None and images is None and params.use_cats:
-        runs = _category_shards(res, id_selection(gt.cat_ids, params.cat_ids, "category"), gt, categories)
-        if runs is not None:
-            return _merged(
-                [match_coco(gt, res, params, compat, categories=run, ranked=True) for run in runs], True
-            )
+        return match_coco(gt, res, params, compat, images=images, categories=categories)
     n_img = int(id_selection(gt.image_ids, params.img_ids, "image").shape[0])
     img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
     img_map[id_selection(gt.image_ids, params.img_ids, "image")] = np.arange(n_img)
@@ -616,21 +607,6 @@ def _category_shards(
         total += n
     runs.append(categories[lo:])
     return runs
-
-
-def _merged(
-    parts: list[tuple[MatchTable, dict[str, int], list[str]]], ranked: bool
-) -> tuple[MatchTable, dict[str, int], list[str]]:
-    """The tables of shards of disjoint categories, in ascending category order, merged (still ranked: each
-    category's rows are in one shard), their counts added."""
-    from deteval.detection.coco_match import merge_tables
-
-    counts = dict(parts[0][1])
-    for _, c, _ in parts[1:]:
-        counts = _sum_counts(counts, c)
-    table = merge_tables([t for t, _, _ in parts])
-    table.ranked = ranked and all(t.ranked for t, _, _ in parts)
-    return table, counts, parts[-1][2]
 
 
 def _sum_counts(counts: dict[str, int], c: dict[str, int]) -> dict[str, int]:
@@ -1032,11 +1008,19 @@ def _half(
     with more than ``SHARD_DETECTIONS`` detections is matched in runs of consecutive categories
     (:func:`_category_shards`), each accumulated into its block of the columns as soon as it is matched: no
     merged table (its flags copied once more) and one run's table at a time."""
-    runs = None
-    if len(r) > SHARD_DETECTIONS and p.use_cats:
-        runs = _category_shards(r, id_selection(g.cat_ids, p.cat_ids, "category"), g, part)
+    runs: list[np.ndarray] | None = [part]
+    if len(r) > SHARD_DETECTIONS:  # (a category larger than a shard: shards of images, a table not ranked)
+        runs = (
+            _category_shards(r, id_selection(g.cat_ids, p.cat_ids, "category"), g, part)
+            if p.use_cats
+            else None
+        )
     if runs is None or len(runs) < 2:
-        table, counts, warnings = match_in_shards(g, r, p, compat, categories=part, ranked=True)
+        table, counts, warnings = (
+            match_in_shards(g, r, p, compat, categories=part)
+            if runs is None
+            else match_coco(g, r, p, compat, categories=part, ranked=True)
+        )
         return accumulate(_compact(table, part), p.rec_thrs, p.max_dets, out=out), counts, warnings
     if out is None:
         T, R, A, M = p.iou_thrs.shape[0], p.rec_thrs.shape[0], len(p.area_rng), len(p.max_dets)
@@ -1113,7 +1097,7 @@ def _split_categories(
     if both is None:
         return None
     (counts, warnings), (counts_t, _) = both
-    return pycocotools_views(*out), _add_counts(counts, counts_t), warnings, None
+    return pycocotools_views(*out), _sum_counts(counts, counts_t), warnings, None
 
 
 def _category_runs(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> tuple[np.ndarray, np.ndarray]:
@@ -1148,7 +1132,7 @@ def _split_categories_piped(
     precision[:, :, mine], precision[:, :, theirs] = pm, pt
     scores[:, :, mine], scores[:, :, theirs] = sm, st
     recall[:, mine], recall[:, theirs] = rm, rt
-    return (precision, recall, scores), _add_counts(counts, counts_t), warnings, border
+    return (precision, recall, scores), _sum_counts(counts, counts_t), warnings, border
 
 
 def _half_and_border(
@@ -1230,12 +1214,6 @@ def _both_halves(
     return None if got is None else (here, got)
 
 
-def _add_counts(counts: dict[str, int], other: dict[str, int]) -> dict[str, int]:
-    for key in ("n_gt", "n_dt", "n_dt_evaluated"):
-        counts[key] += other[key]
-    return counts
-
-
 def _image_halves(g: CocoGroundTruth, r: CocoResults, p: CocoParams) -> tuple[np.ndarray, np.ndarray]:
     """The evaluated images (indices, ascending id) cut in two runs with about as many detections each."""
     img_sel = id_selection(g.image_ids, p.img_ids, "image")
@@ -1269,7 +1247,7 @@ def _split_images(
         return None
     (table, counts, warnings), (table_t, counts_t, _) = both
     # the first images' rows first, as the one-process shards are merged
-    return merge_tables([table, table_t]), None, _add_counts(counts, counts_t), warnings
+    return merge_tables([table, table_t]), None, _sum_counts(counts, counts_t), warnings
 
 
 #: A box "runs past the border" when its far edge is beyond the image by more than this share of its size.
