@@ -649,14 +649,14 @@ class MeanAveragePrecision:
 
     def state_dict(self) -> dict[str, Any]:
         """Everything accumulated so far as plain values (COCO bbox: compact match tables, not boxes);
-        :meth:`load_state_dict` restores it (see :mod:`deteval.distributed.metric_state`)."""
-        from deteval.distributed.metric_state import metric_state
+        :meth:`load_state_dict` restores it (see :mod:`deteval.run.metric_state`)."""
+        from deteval.run.metric_state import metric_state
 
         return metric_state(self)
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Replace the accumulated state by ``state`` (from :meth:`state_dict` of a metric configured alike)."""
-        from deteval.distributed.metric_state import absorb_state
+        from deteval.run.metric_state import absorb_state
 
         self.reset()
         absorb_state(self, state)
@@ -664,7 +664,7 @@ class MeanAveragePrecision:
     def merge(self, other: MeanAveragePrecision) -> MeanAveragePrecision:
         """Add ``other``'s images after this metric's: ``compute()`` then equals, bit for bit, one metric
         that saw this metric's batches and then ``other``'s. Returns ``self``."""
-        from deteval.distributed.metric_state import absorb_state
+        from deteval.run.metric_state import absorb_state
 
         absorb_state(self, other.state_dict())
         return self
@@ -673,7 +673,7 @@ class MeanAveragePrecision:
         """Gather the state of every ``torch.distributed`` rank (``all_gather_object``) and merge them in rank
         order, so every rank then computes the result of all ranks' images. Without torch or an initialised
         process group, nothing changes. Call it once per evaluation, before ``compute()``. Returns ``self``."""
-        from deteval.distributed.metric_state import absorb_state, gather_states
+        from deteval.run.metric_state import absorb_state, gather_states
 
         states = gather_states(self.state_dict(), group)
         if len(states) > 1:

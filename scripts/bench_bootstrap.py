@@ -90,7 +90,7 @@ else:
         t_setup, c_setup = time.perf_counter() - t0, time.process_time() - c0
         bootstrap(metric, units.n_units, n_resamples=b, seed=0, processes=processes)
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-from deteval.distributed import forked
+from deteval.run import forked
 forked._reap_exited(True)  # (children whose value was read exit on their own: wait, so their CPU counts)
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 cpu += usage.ru_utime + usage.ru_stime  # forked workers

@@ -123,11 +123,11 @@ if __name__ == "__main__":
     worker_mb, idle_mb = [], []
     if tool in ("deteval-lvis", "deteval-lvis-dask"):
         from deteval.detection.lvis import evaluate_lvis
-        from deteval.distributed.client import dask_client
+        from deteval.run.client import dask_client
         idle_mb = [peak_mb()]
         with dask_client(int(workers) if tool.endswith("dask") else None) as client:
             if client is not None:
-                client.run(lambda: __import__("deteval.distributed.lvis"))
+                client.run(lambda: __import__("deteval.run.lvis"))
                 idle_mb = sorted(client.run(peak_mb).values())
             stats = list(evaluate_lvis(gt, dt, client=client).results.values())
             if client is not None:
@@ -138,9 +138,9 @@ if __name__ == "__main__":
         stats = evaluate_coco(gt, dt).stats.tolist()
     elif tool == "deteval-dask":
         from deteval.detection.coco import evaluate_coco
-        from deteval.distributed.client import dask_client
+        from deteval.run.client import dask_client
         with dask_client(int(workers)) as client:
-            client.run(lambda: __import__("deteval.distributed.coco"))
+            client.run(lambda: __import__("deteval.run.coco"))
             idle_mb = sorted(client.run(peak_mb).values())  # each worker before the evaluation
             t1 = time.perf_counter()
             stats = evaluate_coco(gt, dt, client=client).stats.tolist()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import deteval.io.coco as coco_io
-from deteval.distributed.forked import start_child
+from deteval.run.forked import start_child
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.io.coco_keypoints import (
     KeypointsTail,
@@ -222,7 +222,7 @@ def test_evaluation_from_files_equals_pycocotools(tmp_path, small_pieces, monkey
     from _coco_cases import assert_same_as_reference, run_pycocotools
 
     import deteval.detection.coco as coco_eval
-    import deteval.distributed.forked as forked
+    import deteval.run.forked as forked
 
     monkeypatch.setenv(forked.ENV_PROCESSES, processes)
     monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", 0)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import deteval.detection.coco as coco_eval
-import deteval.distributed.forked as forked
+import deteval.run.forked as forked
 import deteval.io.coco as coco_io
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import DetevalError

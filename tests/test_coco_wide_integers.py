@@ -265,7 +265,7 @@ def test_two_cores_refuse_a_wide_score_as_one_process(
 def test_sharded_reading_refuses_a_wide_score_as_one_process(tmp_path: Path, kind: str) -> None:
     """Each byte range is read by orjson: a range holding a score written 2**64 + 1 leaves the file to the
     one-process loader, which refuses it (it was accepted as a float)."""
-    from deteval.distributed.coco import evaluate_coco_sharded
+    from deteval.run.coco import evaluate_coco_sharded
 
     g = load_coco_gt(_gt(), need_keypoints=True, keep_segmentation=True)
     path = tmp_path / "dt.json"

@@ -10,7 +10,7 @@ from _coco_cases import random_segm_case
 
 from deteval.collector import paused
 from deteval.detection.coco import evaluate_coco
-from deteval.distributed import forked
+from deteval.run import forked
 from deteval.errors import DetevalError
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from _coco_cases import random_case, random_keypoints_case, random_segm_case, segm_case_without_boxes
 
-from deteval.distributed import coco as dist_coco
+from deteval.run import coco as dist_coco
 from deteval.errors import ConfigError
 from deteval.io.coco import (
     CocoResults,

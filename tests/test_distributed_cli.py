@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from deteval.cli import main
-from deteval.distributed.client import dask_client
+from deteval.run.client import dask_client
 from deteval.errors import ConfigError
 
 pytest.importorskip("distributed")

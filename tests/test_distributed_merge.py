@@ -12,7 +12,7 @@ from _coco_cases import random_case, random_keypoints_case, random_segm_case
 
 from deteval.detection.coco import evaluate_coco, finish_evaluation, match_coco, resolve_params
 from deteval.detection.match_table import VocMatchTable, merge_coco_tables, merge_voc_tables
-from deteval.distributed.coco import evaluate_coco_sharded
+from deteval.run.coco import evaluate_coco_sharded
 from deteval.errors import ValidationError
 from deteval.io.coco import load_coco_gt, load_coco_results
 
@@ -127,7 +127,7 @@ def test_voc_shards_equal_one_process(profile: str, seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_a_shard_is_matched_in_bounded_pieces(monkeypatch, seed: int) -> None:
-    import deteval.distributed.coco as dc
+    import deteval.run.coco as dc
 
     monkeypatch.setattr(dc, "SHARD_DETECTIONS", 3)  # several pieces per shard
     case = random_case(seed)

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from _coco_cases import random_case, random_keypoints_case, random_segm_case
 
-import deteval.distributed.coco as dcoco
+import deteval.run.coco as dcoco
 from deteval.detection.coco import evaluate_coco
-from deteval.distributed.coco import evaluate_coco_sharded
+from deteval.run.coco import evaluate_coco_sharded
 from deteval.errors import DetevalError
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.io.coco_ranges import first_record, load_results_range
@@ -289,7 +289,7 @@ def test_skip_with_a_record_of_another_branch(
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
     pytest.importorskip("distributed")
-    from deteval.distributed.client import dask_client
+    from deteval.run.client import dask_client
 
     with dask_client(2) as c:  # a real LocalCluster of 2 worker processes
         yield c
@@ -338,7 +338,7 @@ def _lvis_files(tmp_path: Path, seed: int, segm: bool, n_files: int) -> tuple[st
 @pytest.fixture
 def lvis_spy(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Every outcome of the workers' reading of LVIS results (None: the driver read them)."""
-    import deteval.distributed.lvis as dlvis
+    import deteval.run.lvis as dlvis
 
     outcomes: list[Any] = []
     real = dlvis.read_and_match_lvis

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from deteval.detection.voc import match_voc
-from deteval.distributed.voc import match_voc_sharded
+from deteval.run.voc import match_voc_sharded
 from deteval.errors import ValidationError
 
 BOX = [1, 1, 10, 10]

@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from deteval.distributed import forked
+from deteval.run import forked
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
 

@@ -130,7 +130,7 @@ def test_sharded_reading_names_it_without_parsing_the_whole_file(
 ) -> None:
     """The sharded reader's error path (a bad range: the file read by the one-process loader) gives the
     one-process message, and no parse of the whole text by Python's json makes it."""
-    from deteval.distributed.coco import evaluate_coco_sharded
+    from deteval.run.coco import evaluate_coco_sharded
 
     monkeypatch.setattr(coco_io, "CHUNK_BYTES", 1500)
     g = load_coco_gt(_gt())

@@ -19,7 +19,7 @@ DATA = Path(__file__).parent / "data" / "coco"
 _SCRIPT = """
 import os, sys
 from pathlib import Path
-from deteval.distributed import forked
+from deteval.run import forked
 os.environ[forked.ENV_PROCESSES] = "1"
 from deteval.detection import coco as coco_eval
 from deteval.io import coco as coco_io

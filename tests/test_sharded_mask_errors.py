@@ -13,7 +13,7 @@ import pytest
 from _coco_cases import random_segm_case
 
 from deteval.detection.coco import evaluate_coco
-from deteval.distributed.coco import evaluate_coco_sharded
+from deteval.run.coco import evaluate_coco_sharded
 from deteval.errors import DetevalError
 from deteval.io.coco import load_coco_gt, load_coco_results
 

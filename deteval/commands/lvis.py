@@ -13,7 +13,7 @@ from deteval.report.progress import Progress
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from deteval.distributed.client import dask_client
+    from deteval.run.client import dask_client
 
     sharded = cluster_requested(args) or args.shards is not None
     stage = (

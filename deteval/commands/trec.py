@@ -15,7 +15,6 @@ from deteval.commands.cluster import add_cluster_args, cluster_requested, refuse
 from deteval.commands.common import apply_preset, warn_on_stderr, write_text
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
-from deteval.distributed.client import dask_client
 from deteval.errors import ConfigError
 from deteval.io.prefs import load_prefs
 from deteval.io.trec import load_qrels, load_run, load_zscores
@@ -24,6 +23,7 @@ from deteval.report.progress import Progress
 from deteval.retrieval.prefs import evaluate_prefs
 from deteval.retrieval.trec import evaluate_trec, format_trec, iter_trec_lines
 from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION, RECALL_LEVELS, VERSIONS
+from deteval.run.client import dask_client
 
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
 

@@ -50,7 +50,6 @@ from deteval.detection.coco_iou import KeypointOks, bbox_iou_blocks, segm_iou_bl
 from deteval.detection.coco_match import MatchTable, match_groups
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.coco_rles import dt_rles, gt_rles
-from deteval.distributed.forked import Forked, can_fork, fork_call
 from deteval.errors import ConfigError, DetevalError, InputFormatError, ValidationError
 from deteval.io.arrays import numeric_array, rows_beyond_exact
 from deteval.io.coco import (
@@ -80,6 +79,7 @@ from deteval.io.coco_keypoints import (
 )
 from deteval.io.coco_segm_tail import PendingMasks, segm_tail, segm_with_pending_tail, segm_with_tail
 from deteval.results import EvalResult, PRCurve
+from deteval.run.forked import Forked, can_fork, fork_call
 
 __all__ = [
     "COMPAT_MODES",
@@ -684,12 +684,12 @@ def evaluate_coco(
     ``results`` may also be several result files (a list of paths, e.g. one per training rank): read as
     their concatenation in the given order. ``client``: a ``dask.distributed`` Client; the images are then
     split into ``shards`` (default: one per worker thread) that workers load and match on their own, and
-    only the match tables come back (:mod:`deteval.distributed.coco`): the result is bit-identical.
+    only the match tables come back (:mod:`deteval.run.coco`): the result is bit-identical.
     """
     if compat not in COMPAT_MODES:
         raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
     if client is not None or shards is not None:
-        from deteval.distributed.coco import evaluate_coco_sharded
+        from deteval.run.coco import evaluate_coco_sharded
 
         return evaluate_coco_sharded(
             gt,
@@ -765,7 +765,7 @@ def _read_inputs(
     if r is not None and isinstance(results, (str, PathLike)) and wide_scores(r, results):
         r, pending = None, None  # (read by load_coco_results, which reads such an integer as written)
     if r is None and is_path_list(results):
-        from deteval.distributed.coco import load_results_files
+        from deteval.run.coco import load_results_files
 
         r = load_results_files(results, g, iou_type=p.iou_type, on_error=on_error)
     elif r is None:
@@ -774,7 +774,7 @@ def _read_inputs(
 
 
 # ------------------------------------------------------------------------------------------- two cores
-# Large inputs use a second core through forked children (deteval.distributed.forked): one parses the tail
+# Large inputs use a second core through forked children (deteval.run.forked): one parses the tail
 # of the results file while this process reads the ground truth and the head (keypoints: the child's columns
 # checked against the ground truth once back, deteval.io.coco_keypoints; segm: the child's masks checked
 # without the ground truth, their ids and sizes against it once back, deteval.io.coco_segm_tail); then one matches (and accumulates) half of the categories,

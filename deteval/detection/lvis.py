@@ -342,7 +342,7 @@ def _match(
 ) -> MatchTable:
     """Match the selected detections, shard by shard of whole images (groups never straddle images): runs of
     at most ``SHARD_DETECTIONS`` detections in this process, or with ``client``/``shards`` the image ranges
-    of :func:`~deteval.distributed.shards.shard_range` (on the cluster if ``client`` is given). Every
+    of :func:`~deteval.run.shards.shard_range` (on the cluster if ``client`` is given). Every
     (image, category) group is matched whole in one shard, so the merged table is the same for any split."""
     g = lg.coco
     n_img = int(g.image_ids.shape[0])
@@ -351,7 +351,7 @@ def _match(
         per_img = np.bincount(r.img[dsel], minlength=n_img)
         shard = np.cumsum(per_img) // SHARD_DETECTIONS
     else:
-        from deteval.distributed.shards import default_shards, shard_range
+        from deteval.run.shards import default_shards, shard_range
 
         n_shards = default_shards(client, shards)
         shard = np.zeros(n_img, dtype=np.int64)
@@ -364,10 +364,9 @@ def _match(
         gk = gsel[in_shard[g.img[gsel]]] if n_img else gsel
         dk = dsel[in_shard[r.img[dsel]]] if n_img else dsel
         tasks.append((n_img, K, p, lvis_detections(r, dk, dk, g, p.iou_type), lvis_truths(g, gk, p.iou_type)))
-    if client is None:
-        tables = [match_lvis_shard(*t) for t in tasks]
-    else:
-        tables = client.gather([client.submit(match_lvis_shard, *t, pure=False) for t in tasks])
+    from deteval.run.parts import map_parts
+
+    tables = map_parts(match_lvis_shard, tasks, client)
     return merge_lvis_tables(lg, tables)
 
 
@@ -479,7 +478,7 @@ def evaluate_lvis(
     ``max_dets=None, dets_per_cat=10_000`` (Fixed AP) unless ``dets_per_cat`` is given; ``pooled=True`` adds
     the pooled APs. ``client`` (a ``dask.distributed`` Client) and/or ``shards``: the matching runs on
     ``shards`` image shards (default: one per worker thread), on the cluster if ``client`` is given. Result
-    files are then read by the workers in byte ranges (:mod:`deteval.distributed.lvis`); this process reads
+    files are then read by the workers in byte ranges (:mod:`deteval.run.lvis`); this process reads
     the ground truth and applies the caps (the per-image cap and Fixed AP's per-category cut over all
     images) on four columns of the detections, so each worker holds only its ranges and its shard's
     detections and ground truths and returns its match table; the results are bit-identical to one process
@@ -499,14 +498,14 @@ def evaluate_lvis(
     if (client is not None or shards is not None) and (
         isinstance(results, (str, PathLike)) or is_path_list(results)
     ):  # files: read by the workers, each a byte range of whole records
-        from deteval.distributed.lvis import read_and_match_lvis
+        from deteval.run.lvis import read_and_match_lvis
 
         read = read_and_match_lvis(lg, results, p, max_dets, dets_per_cat, on_error, client, shards)
     if read is not None:
         r, gsel, counts, warnings, table = read
     else:
         if is_path_list(results):
-            from deteval.distributed.coco import load_results_files
+            from deteval.run.coco import load_results_files
 
             r = load_results_files(results, g, iou_type=iou_type, on_error=on_error)
         else:

@@ -397,7 +397,7 @@ def match_inputs(
     """:func:`match_voc`'s inputs validated (shapes, numbers, finite in-bound non-inverted boxes, finite
     scores, non-negative integer indices) as ``(det boxes, scores, image, label, gt boxes, image, label,
     difficult)`` arrays, or a :class:`ValidationError` naming the record: what every path to the matcher
-    (one process or sharded, :mod:`deteval.distributed.voc`) checks alike."""
+    (one process or sharded, :mod:`deteval.run.voc`) checks alike."""
     db = as_boxes(det_boxes, "detection boxes")
     gb = as_boxes(gt_boxes, "ground-truth boxes")
     m, n = db.shape[0], gb.shape[0]
@@ -548,7 +548,7 @@ def evaluate_voc(
     Returns an :class:`EvalResult` (protocol ``"voc"``) with a PR curve per class in ``curves``.
     ``client`` (a ``dask.distributed`` Client) and/or ``shards``: the matching runs on image shards, each
     worker sent only its images' boxes and returning only their outcomes
-    (:func:`deteval.distributed.voc.match_voc_sharded`); the result is bit-identical.
+    (:func:`deteval.run.voc.match_voc_sharded`); the result is bit-identical.
     """
     if params is None:
         params = VOCParams(
@@ -586,7 +586,7 @@ def evaluate_voc(
 
     match = match_voc
     if client is not None or shards is not None:
-        from deteval.distributed.voc import match_voc_sharded
+        from deteval.run.voc import match_voc_sharded
 
         match = partial(match_voc_sharded, client=client, shards=shards)
     outcome_all = match(

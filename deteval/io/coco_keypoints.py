@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 
 from deteval.collector import paused
-from deteval.distributed.forked import Forked
 from deteval.errors import DetevalError
 from deteval.io import coco as coco_io
 from deteval.io.coco import CocoGroundTruth, CocoResults
+from deteval.run.forked import Forked
 
 __all__ = [
     "KeypointColumns",

@@ -1,5 +1,5 @@
 """Qrels and run tables cut by rows (pieces of whole topics) and their warnings put back together: what both
-the sharded evaluation (:mod:`deteval.distributed.trec`) and the piecewise evaluation of a large run
+the sharded evaluation (:mod:`deteval.run.trec`) and the piecewise evaluation of a large run
 (:mod:`deteval.retrieval.trec`) need to give the numbers and the warnings of one pass."""
 
 from __future__ import annotations

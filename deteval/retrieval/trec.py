@@ -569,7 +569,7 @@ def evaluate_trec(
     binaries that printed trec_eval's ``test/out.test.a`` did; :func:`deteval.retrieval.versions.recall_cutoff`).
 
     ``client`` (a ``dask.distributed`` Client) and/or ``shards``: the topics are split into shards evaluated
-    on their own (:mod:`deteval.distributed.trec`); every value is bit-identical to one process.
+    on their own (:mod:`deteval.run.trec`); every value is bit-identical to one process.
 
     Returns an :class:`EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by measure name
     (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all``
@@ -609,7 +609,7 @@ def evaluate_trec(
             raise ConfigError(
                 "judgment groups (-R qrels_jg) are evaluated in one process: drop client/shards"
             )
-        from deteval.distributed.trec import topic_values_sharded
+        from deteval.run.trec import topic_values_sharded
 
         names, in_run, values, rt_warnings = topic_values_sharded(
             q, r, requested, opts, prep, int(num_docs), client, shards
@@ -789,7 +789,7 @@ def _topic_values_in_pieces(
 ) -> tuple[list[str], np.ndarray, dict[str, tuple[np.ndarray, str]], list[str]] | None:
     """:func:`topic_values` of a large run, evaluated a few hundred thousand rows at a time.
 
-    A topic's values depend on its own rows alone (the argument of :mod:`deteval.distributed.trec`), so
+    A topic's values depend on its own rows alone (the argument of :mod:`deteval.run.trec`), so
     cutting the run between topic blocks into pieces of about ``PIECE_ROWS`` rows, each with its topics'
     qrels rows (qrels topics absent from the run go with the first piece), and putting the per-topic values
     back in topic order gives the one-piece table exactly, with temporaries bounded by the piece. A run

@@ -2,7 +2,7 @@
 
 Each row's values depend on that row alone, so splitting the rows changes no number: with ``processes``
 p > 1 (on systems with ``os.fork``) the rows are cut into p contiguous blocks, p − 1 forked children
-(:func:`deteval.distributed.forked.start_child`) evaluate one block each (they inherit the evaluator, its
+(:func:`deteval.run.forked.start_child`) evaluate one block each (they inherit the evaluator, its
 tables and caches, copy-on-write) and send the values back through a pipe, and the parent evaluates the first
 block. A child that fails is re-run in the parent, so the
 result never depends on the workers.
@@ -11,7 +11,7 @@ result never depends on the workers.
 row is evaluated here and timed (``AUTO_PROBE`` rows: whatever runs before the fork delays the child's
 block, so the probe is kept short; one call's overheads only make the estimate larger); the rest goes to 2
 processes where that pays for a fork: the rest would take at least ``AUTO_MIN_SECONDS`` at the first row's
-pace (COCO 5k with 1,000 resamples, not VOC nor 50 TREC topics) and :func:`deteval.distributed.forked.can_fork` allows a fork, the rule the two-core evaluation
+pace (COCO 5k with 1,000 resamples, not VOC nor 50 TREC topics) and :func:`deteval.run.forked.can_fork` allows a fork, the rule the two-core evaluation
 follows too (Linux, two usable CPUs, no other Python thread, one CPU idle by the kernel's count of runnable
 tasks: on a busy machine a second process only competes for the same cores; ``DETEVAL_PROCESSES=1`` or
 ``2`` in the environment never or always allows it); 1 otherwise. ``LAST["processes"]`` records the last
@@ -26,8 +26,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from deteval.distributed.forked import Forked, can_fork, start_child
 from deteval.errors import ConfigError
+from deteval.run.forked import Forked, can_fork, start_child
 
 __all__ = ["AUTO_MIN_SECONDS", "AUTO_PROBE", "CHUNK", "LAST", "Processes", "auto_processes", "evaluate_rows"]
 

@@ -55,7 +55,6 @@ from deteval.detection.coco import (
 from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.match_table import merge_coco_tables
-from deteval.distributed.shards import default_shards, shard_range
 from deteval.errors import ConfigError
 from deteval.io.coco import (
     CHUNK_BYTES,
@@ -69,6 +68,7 @@ from deteval.io.coco import (
 )
 from deteval.io.coco_ranges import first_record, load_results_range
 from deteval.io.json_ranges import ArrayRanges, scan_json_array
+from deteval.run.shards import default_shards, shard_range
 
 __all__ = ["RANGE_BYTES", "ShardTable", "evaluate_coco_sharded", "load_results_files", "merge_shards"]
 

@@ -1,6 +1,6 @@
 """LVIS evaluation with the results read by ``dask.distributed`` workers, bit-identical to one process.
 
-The results files are read as for COCO (:mod:`deteval.distributed.coco`): tasks read byte ranges of whole
+The results files are read as for COCO (:mod:`deteval.run.coco`): tasks read byte ranges of whole
 records and cut their columns into shards of whole images (all images, ascending id). lvis-api's caps span
 more than a shard (Fixed AP keeps the top K detections of each category over all images; the per-image cap
 breaks ties in that order), so the driver gathers four numbers per detection (image, category, score, area:
@@ -28,8 +28,10 @@ from deteval.detection.lvis import (
     match_lvis_shard,
     merge_lvis_tables,
 )
-from deteval.distributed import coco as _coco
-from deteval.distributed.coco import (
+from deteval.io.coco import CocoGroundTruth, CocoResults, concat_results
+from deteval.io.lvis import LvisGroundTruth
+from deteval.run import coco as _coco
+from deteval.run.coco import (
     ShardPlan,
     TaskRunner,
     check_kinds,
@@ -37,9 +39,7 @@ from deteval.distributed.coco import (
     read_results,
     record_keys,
 )
-from deteval.distributed.shards import default_shards, shard_range
-from deteval.io.coco import CocoGroundTruth, CocoResults, concat_results
-from deteval.io.lvis import LvisGroundTruth
+from deteval.run.shards import default_shards, shard_range
 
 __all__ = ["read_and_match_lvis"]
 
@@ -75,7 +75,7 @@ def read_and_match_lvis(
     Returns the results' key columns (image, category, score, area; ``warnings`` and ``skipped`` of the
     reading), the selected ground truths, counts, warnings and the merged match table; None in the case
     the driver must read itself (see the module docstring). ``range_bytes``: the size of the byte ranges
-    (default: :data:`deteval.distributed.coco.RANGE_BYTES`)."""
+    (default: :data:`deteval.run.coco.RANGE_BYTES`)."""
     g = lg.coco
     n_img, K = int(g.image_ids.shape[0]), int(g.cat_ids.shape[0])
     n = default_shards(client, shards)

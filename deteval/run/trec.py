@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from deteval.distributed.shards import default_shards
 from deteval.io.trec import Qrels, Run
 from deteval.retrieval.topic_rows import merge_warnings, take_rows
 from deteval.retrieval.trec import Family, Options, no_topic_error, topic_values
+from deteval.run.parts import map_parts
+from deteval.run.shards import default_shards
 
 __all__ = ["topic_values_sharded"]
 
@@ -48,10 +49,7 @@ def topic_values_sharded(
     for k in range(n):
         qk, rk = take_rows(q, np.flatnonzero(q_shard == k)), take_rows(r, np.flatnonzero(r_shard == k))
         args.append((qk, rk, requested, opts, prep, num_docs))
-    if client is None:
-        parts = [topic_values(*a, (a[0], a[1])) for a in args]
-    else:
-        parts = client.gather([client.submit(topic_values, *a, (a[0], a[1]), pure=False) for a in args])
+    parts = map_parts(topic_values, [(*a, (a[0], a[1])) for a in args], client)
     out_names = [t for p in parts for t in p[0]]
     in_run = np.concatenate([p[1] for p in parts])
     values = {

@@ -17,7 +17,8 @@ from numpy.typing import ArrayLike
 from deteval.core.ranking import TiePolicy
 from deteval.detection.match_table import VocMatchTable, merge_voc_tables
 from deteval.detection.voc import match_inputs, match_voc, rank_positions
-from deteval.distributed.shards import default_shards, shard_range
+from deteval.run.parts import map_parts
+from deteval.run.shards import default_shards, shard_range
 
 __all__ = ["match_voc_shard", "match_voc_sharded"]
 
@@ -85,8 +86,5 @@ def match_voc_sharded(
         rows = np.flatnonzero((di >= lo) & (di < hi))
         g = np.flatnonzero((gi >= lo) & (gi < hi))
         tasks.append((rows, di[rows], db[rows], dl[rows], rank[rows], gi[g], gb[g], gd[g], gl[g], options))
-    if client is None:
-        tables = [match_voc_shard(*t) for t in tasks]
-    else:
-        tables = client.gather([client.submit(match_voc_shard, *t, pure=False) for t in tasks])
+    tables = map_parts(match_voc_shard, tasks, client)
     return merge_voc_tables(tables, di.shape[0])
