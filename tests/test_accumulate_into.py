@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from _coco_cases import random_case
 
-from deteval.detection.coco import _category_runs, match_coco
+from deteval.detection.coco import match_coco
 from deteval.detection.coco_accumulate import accumulate, pycocotools_views
 from deteval.detection.coco_params import CocoParams
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.run.coco_two_cores import _category_runs
 
 
 def _table(seed: int, min_cats: int = 1):

@@ -147,7 +147,7 @@ def test_coco_accumulation_in_threshold_groups_and_from_shards_gives_identical_r
 ):
     """Accumulation over a few thresholds at a time (LIST_ITEMS), and over a table of merged shards (rows not
     in (category, image, rank) order: the full four-key ranking) equals the one-pass result (issue 15)."""
-    import deteval.detection.coco as coco
+    import deteval.detection.coco.parts as coco
     import deteval.detection.coco_accumulate as coco_accumulate
 
     case = CASES[iou_type](seed)

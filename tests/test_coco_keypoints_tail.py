@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import deteval.io.coco as coco_io
-from deteval.run.forked import start_child
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.io.coco_keypoints import (
     KeypointsTail,
@@ -20,6 +19,7 @@ from deteval.io.coco_keypoints import (
     read_keypoints,
     tail_buffer,
 )
+from deteval.run.forked import start_child
 
 FIELDS = ("img", "cat", "score", "bbox", "area", "keypoints")
 
@@ -221,8 +221,9 @@ def test_evaluation_from_files_equals_pycocotools(tmp_path, small_pieces, monkey
     size thresholds forced small): pycocotools' arrays, bit for bit."""
     from _coco_cases import assert_same_as_reference, run_pycocotools
 
-    import deteval.detection.coco as coco_eval
+    import deteval.run.coco_two_cores as coco_eval
     import deteval.run.forked as forked
+    from deteval.detection.coco import evaluate_coco
 
     monkeypatch.setenv(forked.ENV_PROCESSES, processes)
     monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", 0)
@@ -234,7 +235,7 @@ def test_evaluation_from_files_equals_pycocotools(tmp_path, small_pieces, monkey
     for seed in seeds:
         gt, dets = _case(seed)
         gp, dp = _write(tmp_path, gt, dets, seed)
-        ev = coco_eval.evaluate_coco(str(gp), str(dp), iou_type="keypoints")
+        ev = evaluate_coco(str(gp), str(dp), iou_type="keypoints")
         assert_same_as_reference(ev, run_pycocotools(gt, dets, "keypoints"), f"seed {seed}")
     can = forked.can_fork()
     assert used == (["keypoints_with_tail"] * 2 if processes == "2" and can else ["read_keypoints"] * 2)

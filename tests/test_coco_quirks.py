@@ -300,7 +300,7 @@ def test_arrays_entry_point_errors_name_image_and_box():
 def test_automatic_matching_shards_do_not_change_anything(monkeypatch):
     from _coco_cases import random_case
 
-    import deteval.detection.coco as coco_mod
+    import deteval.detection.coco.parts as coco_mod
 
     for seed in range(40, 60):
         case = random_case(seed)

@@ -10,6 +10,7 @@ import pytest
 from _coco_cases import random_case, random_keypoints_case, random_segm_case
 
 import deteval.detection.coco as coco
+import deteval.detection.coco.parts as coco_parts
 import deteval.detection.coco_accumulate as coco_accumulate
 from deteval.core.sorting import lex_order
 from deteval.detection.coco_accumulate import accumulate
@@ -69,20 +70,22 @@ def test_ranked_shards_of_categories_and_of_images(seed, monkeypatch):
     n_sel = coco.id_selection(g.cat_ids, p.cat_ids, "category").shape[0]
     part = np.arange(n_sel)
     whole = accumulate(coco.match_coco(g, r, p, categories=part)[0], p.rec_thrs, p.max_dets)
-    per_cat = coco._per_category(r, coco.id_selection(g.cat_ids, p.cat_ids, "category"), g.cat_ids.shape[0])
+    per_cat = coco_parts.per_category(
+        r, coco.id_selection(g.cat_ids, p.cat_ids, "category"), g.cat_ids.shape[0]
+    )
     if not p.use_cats or len(r) < 2:
         return
     tables: list = []  # (the tables accumulated)
     for shard, ranked in ((int(per_cat.max()), True), (max(1, int(per_cat.max()) - 1), False)):
         for items in (None, 3):
-            monkeypatch.setattr(coco, "SHARD_DETECTIONS", shard)
+            monkeypatch.setattr(coco_parts, "SHARD_DETECTIONS", shard)
             if items is not None:
                 monkeypatch.setattr(coco_accumulate, "LIST_ITEMS", items)
             tables.clear()
             monkeypatch.setattr(
-                coco, "accumulate", lambda t, *a, **k: tables.append(t) or accumulate(t, *a, **k)
+                coco_parts, "accumulate", lambda t, *a, **k: tables.append(t) or accumulate(t, *a, **k)
             )
-            arrays, counts, _ = coco._half(g, r, p, "pycocotools", part)
+            arrays, counts, _ = coco_parts.accumulate_categories(g, r, p, "pycocotools", part)
             assert tables and all(t.ranked == ranked for t in tables) and counts["n_dt"] == len(r)
             _same_arrays(arrays, whole)
             monkeypatch.undo()
@@ -93,14 +96,14 @@ def test_category_shards_cut_between_categories(monkeypatch):
     alone holds more."""
     g, r, p = _inputs("bbox", 3, [1, 10, 100])
     cat_sel = coco.id_selection(g.cat_ids, p.cat_ids, "category")
-    per_cat = coco._per_category(r, cat_sel, g.cat_ids.shape[0])
+    per_cat = coco_parts.per_category(r, cat_sel, g.cat_ids.shape[0])
     part = np.arange(cat_sel.shape[0])
-    monkeypatch.setattr(coco, "SHARD_DETECTIONS", int(per_cat.max()))
-    runs = coco._category_shards(r, cat_sel, g, part)
+    monkeypatch.setattr(coco_parts, "SHARD_DETECTIONS", int(per_cat.max()))
+    runs = coco_parts.category_shards(r, cat_sel, g, part)
     assert runs is not None and np.array_equal(np.concatenate(runs), part)
     assert all(per_cat[run].sum() <= per_cat.max() for run in runs)
-    monkeypatch.setattr(coco, "SHARD_DETECTIONS", int(per_cat.max()) - 1)
-    assert coco._category_shards(r, cat_sel, g, part) is None
+    monkeypatch.setattr(coco_parts, "SHARD_DETECTIONS", int(per_cat.max()) - 1)
+    assert coco_parts.category_shards(r, cat_sel, g, part) is None
 
 
 def test_a_ranked_table_of_many_images_is_permuted():

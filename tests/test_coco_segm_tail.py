@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from test_coco_two_cores import _data, _outcome, _same, _segm_data
 
-import deteval.detection.coco as coco_eval
 import deteval.io.coco as coco_io
+import deteval.run.coco_two_cores as coco_eval
 from deteval.detection.coco_params import CocoParams
-from deteval.run import forked
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.io.coco_segm_tail import _lean_head, segm_tail, segm_with_pending_tail, segm_with_tail
+from deteval.run import forked
 
 
 @pytest.fixture
@@ -142,7 +142,7 @@ def test_split_byte_leaves_this_process_less_the_ground_truth():
 @pytest.mark.parametrize("iou_type", ["bbox", "segm"])
 def test_category_halves_written_in_shared_memory_with_other_params(tmp_path, monkeypatch, iou_type):
     """The halves of the categories write their precision, recall and scores into memory shared with the
-    child (coco._shared_arrays, segm; bbox sends the child's through the pipe): shaped from the parameters,
+    child (coco_two_cores._shared_arrays, segm; bbox sends the child's through the pipe): shaped from the parameters,
     so other thresholds, recall levels, area ranges and maxDets give the one-process numbers too."""
     monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)
     if not forked.can_fork():
@@ -261,14 +261,14 @@ def test_a_matching_child_that_dies_leaves_the_masks_to_read_here(tmp_path, monk
     g_path, d_path = _files(tmp_path, gt, dets)
     one = _outcome(g_path, d_path, monkeypatch, "1", "segm")
     parent = os.getpid()
-    real_half = coco_eval._half
+    real_half = coco_eval.accumulate_categories
 
     def dying(*args):
         if os.getpid() != parent:
             os.kill(os.getpid(), 9)
         return real_half(*args)
 
-    monkeypatch.setattr(coco_eval, "_half", dying)
+    monkeypatch.setattr(coco_eval, "accumulate_categories", dying)
     _never_filled(monkeypatch)
     lazy = _lazy_spy(monkeypatch)
     two = _outcome(g_path, d_path, monkeypatch, "", "segm")

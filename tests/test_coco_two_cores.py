@@ -11,9 +11,11 @@ from unittest.mock import patch
 import numpy as np
 import pytest
 
-import deteval.detection.coco as coco_eval
-import deteval.run.forked as forked
+import deteval.detection.coco.parts as coco_parts
 import deteval.io.coco as coco_io
+import deteval.run.coco as run_coco
+import deteval.run.coco_two_cores as coco_eval
+import deteval.run.forked as forked
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import DetevalError
 from deteval.io import coco_typed
@@ -204,14 +206,14 @@ def test_a_child_that_dies_is_replaced_by_this_process(tmp_path, monkeypatch, sm
     one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
     parent = os.getpid()
     monkeypatch.setattr(coco_eval, "results_tail", _dies_in_a_child())
-    real_half = coco_eval._half
+    real_half = coco_eval.accumulate_categories
 
     def half(*args):
         if os.getpid() != parent:
             os.kill(os.getpid(), 9)
         return real_half(*args)
 
-    monkeypatch.setattr(coco_eval, "_half", half)
+    monkeypatch.setattr(coco_eval, "accumulate_categories", half)
     small_thresholds.clear()
     two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
     assert small_thresholds == [True, True]
@@ -543,7 +545,7 @@ def test_halves_matched_in_shards_of_images(tmp_path, monkeypatch, small_thresho
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "dt.json").write_text(json.dumps(dets))
     one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
-    monkeypatch.setattr(coco_eval, "SHARD_DETECTIONS", 150)
+    monkeypatch.setattr(coco_parts, "SHARD_DETECTIONS", 150)
     small_thresholds.clear()
     two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
     assert small_thresholds == [True, True]
@@ -558,16 +560,16 @@ def test_halves_matched_in_runs_of_categories(tmp_path, monkeypatch, small_thres
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "dt.json").write_text(json.dumps(dets))
     one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
-    monkeypatch.setattr(coco_eval, "SHARD_DETECTIONS", 300)
+    monkeypatch.setattr(coco_parts, "SHARD_DETECTIONS", 300)
     runs: list[int] = []
-    real = coco_eval._category_shards
+    real = coco_parts.category_shards
 
     def counting(*args):
         got = real(*args)
         runs.append(0 if got is None else len(got))
         return got
 
-    monkeypatch.setattr(coco_eval, "_category_shards", counting)
+    monkeypatch.setattr(coco_parts, "category_shards", counting)
     small_thresholds.clear()
     two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
     assert small_thresholds == [True, True]
@@ -596,6 +598,7 @@ def test_the_halves_count_the_boxes_past_the_border_in_halves(tmp_path, monkeypa
         return got
 
     monkeypatch.setattr(coco_eval, "past_border_counts", counting)
+    monkeypatch.setattr(run_coco, "past_border_counts", counting)
     small_thresholds.clear()
     _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
     assert small_thresholds == [True, True]
@@ -735,7 +738,7 @@ def test_segm_and_keypoints_on_two_cores_give_the_one_process_numbers(
     used = []
     # the tail forked at once, its columns checked against the ground truth once back
     reader = "keypoints_with_tail" if iou_type == "keypoints" else "segm_with_pending_tail"
-    for name in (reader, "_match_accumulate_forked"):
+    for name in (reader, "match_on_two_cores"):
         real = getattr(coco_eval, name)
         monkeypatch.setattr(coco_eval, name, lambda *a, real=real: used.append(real(*a)) or used[-1])
     two = _outcome(g, d, monkeypatch, "", iou_type)
@@ -828,7 +831,7 @@ def test_segm_and_keypoints_children_that_die_are_replaced(tmp_path, monkeypatch
 
         return call
 
-    for name in ("results_part", "segm_tail", "keypoints_tail", "_half", "_image_half"):
+    for name in ("results_part", "segm_tail", "keypoints_tail", "accumulate_categories", "_image_half"):
         monkeypatch.setattr(coco_eval, name, dying(getattr(coco_eval, name)))
     small_thresholds.clear()
     two = _outcome(g, d, monkeypatch, "", iou_type)

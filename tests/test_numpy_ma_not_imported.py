@@ -22,6 +22,7 @@ from pathlib import Path
 from deteval.run import forked
 os.environ[forked.ENV_PROCESSES] = "1"
 from deteval.detection import coco as coco_eval
+from deteval.detection.coco import parts as coco_parts
 from deteval.io import coco as coco_io
 from deteval.io.coco import load_coco_gt
 assert "numpy.ma" not in sys.modules
@@ -33,8 +34,8 @@ cases = [
     (K / "gt_dataset.json", K / "dt_dataset.json", "keypoints"),
 ]
 stats = []
-for shard, chunk in ((coco_eval.SHARD_DETECTIONS, coco_io.CHUNK_BYTES), (40, 4096)):
-    coco_eval.SHARD_DETECTIONS, coco_io.CHUNK_BYTES = shard, chunk  # (sharded matching, reading in pieces)
+for shard, chunk in ((coco_parts.SHARD_DETECTIONS, coco_io.CHUNK_BYTES), (40, 4096)):
+    coco_parts.SHARD_DETECTIONS, coco_io.CHUNK_BYTES = shard, chunk  # (sharded matching, reading in pieces)
     for g, d, iou_type in cases:
         stats.append(coco_eval.evaluate_coco(g, d, iou_type=iou_type).stats[0])
 # the two-core readers (the pieces of 4096 bytes), each part read here (these keypoints results have boxes:

@@ -50,7 +50,7 @@ def test_sharded_match_with_no_image_selected_equals_one_pass(monkeypatch):
     gt, res = COCO / "instances_val.json", COCO / "results_bbox.json"
     params = CocoParams.from_options("bbox", img_ids=[])
     one_pass = coco.evaluate_coco(gt, res, params=params)
-    monkeypatch.setattr(coco, "SHARD_DETECTIONS", 2)
+    monkeypatch.setattr(coco.parts, "SHARD_DETECTIONS", 2)
     sharded = coco.evaluate_coco(gt, res, params=params)
     assert one_pass.stats.tolist() == sharded.stats.tolist() == [-1.0] * 12
     np.testing.assert_array_equal(one_pass.precision, sharded.precision)

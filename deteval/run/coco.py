@@ -39,19 +39,19 @@ from typing import Any
 
 import numpy as np
 
+from deteval.collector import collector_paused
 from deteval.core.sorting import sorted_unique
-from deteval.detection.coco import (
-    COMPAT_MODES,
-    SHARD_DETECTIONS,
-    CocoEvaluation,
-    finish_evaluation,
-    id_selection,
+from deteval.detection.coco.evaluation import CocoEvaluation, finish_evaluation
+from deteval.detection.coco.inputs import (
     is_path_list,
-    match_coco,
+    load_results_files,
     past_border_counts,
     past_border_message,
-    resolve_params,
+    results_rows,
 )
+from deteval.detection.coco.match import match_coco
+from deteval.detection.coco.params import check_compat, id_selection, resolve_params
+from deteval.detection.coco.parts import SHARD_DETECTIONS, match_in_shards
 from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.match_table import merge_coco_tables
@@ -60,64 +60,86 @@ from deteval.io.coco import (
     CHUNK_BYTES,
     CocoGroundTruth,
     CocoResults,
-    MaskBoxes,
     concat_results,
     load_coco_gt,
     load_coco_results,
-    stored_boxes,
 )
 from deteval.io.coco_ranges import first_record, load_results_range
 from deteval.io.json_ranges import ArrayRanges, scan_json_array
+
+# (the module, not its names: it imports deteval.detection.coco, which imports this module)
+from deteval.run import coco_two_cores
 from deteval.run.shards import default_shards, shard_range
 
-__all__ = ["RANGE_BYTES", "ShardTable", "evaluate_coco_sharded", "load_results_files", "merge_shards"]
+__all__ = [
+    "RANGE_BYTES",
+    "STRATEGIES",
+    "ShardTable",
+    "evaluate_coco",
+    "evaluate_coco_sharded",
+    "load_results_files",
+    "merge_shards",
+]
+
+#: How an evaluation may run: ``"auto"`` (a second core where that pays, image shards on ``client`` or with
+#: ``shards``) or ``"one process"`` (no child process, no shards). Every strategy gives the same bits.
+STRATEGIES = ("auto", "one process")
 
 #: the warning match_coco gives about detections outside the selection (recounted over all shards)
 _OUTSIDE = " detections outside the selected images/categories were not evaluated"
 
 
-def _subset(r: CocoResults, rows: np.ndarray) -> CocoResults:
-    """The results of ``rows`` (ascending), every column cut alike; input order is kept (masks' boxes not yet
-    computed stay so)."""
-    boxes = stored_boxes(r)
-    return replace(
-        r,
-        img=r.img[rows],
-        cat=r.cat[rows],
-        score=r.score[rows],
-        bbox=MaskBoxes([boxes.rles[i] for i in rows.tolist()], boxes.file)
-        if isinstance(boxes, MaskBoxes)
-        else boxes[rows],
-        area=r.area[rows],
-        keypoints=None if r.keypoints is None else r.keypoints[rows],
-        segmentation=None if r.segmentation is None else [r.segmentation[i] for i in rows.tolist()],
-        rles=None if r.rles is None else [r.rles[i] for i in rows.tolist()],
-    )
-
-
-def load_results_files(
-    sources: Sequence[Any],
-    gt: CocoGroundTruth,
+@collector_paused  # (tens of thousands of records, no cycles: see deteval.collector)
+def evaluate_coco(
+    gt: Any,
+    results: Any,
     *,
-    iou_type: str = "bbox",
+    iou_type: str | None = None,
+    params: CocoParams | Any | None = None,
+    compat: str = "pycocotools",
     on_error: str = "raise",
-    keep: Any = None,
-) -> CocoResults:
-    """Several result files read as their concatenation, in the given order (the tie order of equal scores).
-
-    ``keep``: optional function from a file's :class:`CocoResults` to the rows to keep, applied to each file
-    as soon as it is read (so only one whole file is in memory at a time). Files of different kinds (bbox
-    and segm results) are refused.
-    """
-    parts = []
-    for src in sources:
-        r = load_coco_results(src, gt, iou_type=iou_type, on_error=on_error)
-        parts.append(r if keep is None else _subset(r, keep(r)))
-    full = [p for p in parts if len(p)]  # (an empty file says "bbox", whatever the others hold)
-    kinds = {p.kind for p in full}
-    if len(kinds) > 1 or len({p.keypoints is None for p in full}) > 1:
-        raise ConfigError(f"the result files hold different kinds of results ({', '.join(sorted(kinds))})")
-    return concat_results(parts)
+    client: Any = None,
+    shards: int | None = None,
+    strategy: str = "auto",
+) -> CocoEvaluation:
+    """:func:`deteval.detection.coco.evaluate_coco`: the protocol's steps run one after the other, on two
+    cores (:mod:`deteval.run.coco_two_cores`) or in image shards (:func:`evaluate_coco_sharded`), as
+    ``strategy`` (one of :data:`STRATEGIES`), ``client`` and ``shards`` say."""
+    check_compat(compat)
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"unknown strategy {strategy!r}: use one of {', '.join(map(repr, STRATEGIES))}")
+    if client is not None or shards is not None:
+        if strategy == "one process":
+            raise ConfigError("strategy 'one process' runs no shards: leave client and shards unset")
+        return evaluate_coco_sharded(
+            gt,
+            results,
+            client=client,
+            shards=shards,
+            iou_type=iou_type,
+            params=params,
+            compat=compat,
+            on_error=on_error,
+        )
+    p = resolve_params(params, iou_type)
+    two_cores = strategy == "auto"
+    g, r, pending = coco_two_cores.read_with_pending(
+        gt, results, p, on_error, defer=True, two_cores=two_cores
+    )
+    # a segm tail's masks stay in the child's text, read from it by the matcher: no dict made per mask (nor
+    # its pages copied by a process that has only to read them)
+    r.lazy_masks = pending
+    split = coco_two_cores.match_on_two_cores(g, r, p, compat) if two_cores else None
+    border = None
+    if split is not None:
+        table, arrays, counts, warnings, border = split
+    else:
+        table, counts, warnings = match_in_shards(g, r, p, compat)
+        arrays = None
+    if p.iou_type == "bbox":
+        warnings += past_border_message(*past_border_counts(g, r)) if border is None else border
+    counts = {**counts, "skipped_records": g.skipped + r.skipped}
+    return finish_evaluation(table, p, compat, g, counts, r.warnings + warnings, arrays)
 
 
 @dataclass
@@ -177,7 +199,7 @@ class ShardPlan:
         s = self.shard(r.img)
         order = np.argsort(s, kind="stable")
         ends = np.searchsorted(s[order], np.arange(self.bounds.shape[0] - 2), side="right")
-        return [_subset(r, rows) for rows in np.split(order, ends)]
+        return [results_rows(r, rows) for rows in np.split(order, ends)]
 
 
 def _plan(g: CocoGroundTruth, params: CocoParams, n: int) -> ShardPlan:
@@ -427,8 +449,7 @@ def evaluate_coco_sharded(
     ``client`` (without a client, the same tasks run one after the other in this process). Bit-identical to
     one process for every shard count and every ``range_bytes`` (the size of the byte ranges result files are
     read in; see the module docstring)."""
-    if compat not in COMPAT_MODES:
-        raise ConfigError(f"unknown compat {compat!r}: use one of {', '.join(COMPAT_MODES)}")
+    check_compat(compat)
     p = resolve_params(params, iou_type)
     n = default_shards(client, shards)
     run = TaskRunner(client)

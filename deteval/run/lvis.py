@@ -14,22 +14,33 @@ first record (LVISResults takes its branch from that record, and may read the fi
 
 from __future__ import annotations
 
+from os import PathLike
 from typing import Any
 
 import numpy as np
 
+from deteval.detection.coco.inputs import is_path_list, load_results_files
 from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
-from deteval.detection.lvis import (
-    lvis_caps,
+from deteval.detection.lvis.evaluation import (
+    FIXED_AP_DETS_PER_CAT,
+    IOU_TYPES,
+    LvisEvaluation,
+    check_cap,
+    finish_lvis,
+)
+from deteval.detection.lvis.match import (
+    bounded_parts,
     lvis_detections,
-    lvis_selection,
     lvis_truths,
     match_lvis_shard,
     merge_lvis_tables,
+    part_tasks,
 )
-from deteval.io.coco import CocoGroundTruth, CocoResults, concat_results
-from deteval.io.lvis import LvisGroundTruth
+from deteval.detection.lvis.selection import lvis_branch, lvis_caps, lvis_selection
+from deteval.errors import ConfigError
+from deteval.io.coco import CocoGroundTruth, CocoResults, concat_results, load_coco_results
+from deteval.io.lvis import LvisGroundTruth, load_lvis_gt
 from deteval.run import coco as _coco
 from deteval.run.coco import (
     ShardPlan,
@@ -39,9 +50,10 @@ from deteval.run.coco import (
     read_results,
     record_keys,
 )
+from deteval.run.parts import map_parts
 from deteval.run.shards import default_shards, shard_range
 
-__all__ = ["read_and_match_lvis"]
+__all__ = ["evaluate_lvis", "match_selected", "read_and_match_lvis"]
 
 
 def _lvis_shard_task(
@@ -118,3 +130,74 @@ def read_and_match_lvis(
         parts.append(run.submit(_lvis_shard_task, light, pieces[k], rows, dk, n_img, K, p, gd))
     table = merge_lvis_tables(lg, run.gather(parts))
     return r, gsel, counts, warnings, table
+
+
+def evaluate_lvis(
+    gt: Any,
+    results: Any,
+    *,
+    iou_type: str = "bbox",
+    max_dets: int | None = 300,
+    dets_per_cat: int | None = None,
+    fixed_ap: bool = False,
+    pooled: bool = False,
+    on_error: str = "raise",
+    client: Any = None,
+    shards: int | None = None,
+) -> LvisEvaluation:
+    """:func:`deteval.detection.lvis.evaluate_lvis`: the protocol's steps in this process (parts of at most
+    ``SHARD_DETECTIONS`` detections), or with ``client``/``shards`` in image shards, the result files then
+    read by the workers in byte ranges (:func:`read_and_match_lvis`)."""
+    if iou_type not in IOU_TYPES:
+        raise ConfigError(f"unknown iou_type {iou_type!r} for LVIS: use bbox or segm (as lvis-api)")
+    if fixed_ap:
+        max_dets = None
+        dets_per_cat = FIXED_AP_DETS_PER_CAT if dets_per_cat is None else dets_per_cat
+    max_dets = check_cap(max_dets, "max_dets")
+    dets_per_cat = check_cap(dets_per_cat, "dets_per_cat")
+    p = CocoParams.default(iou_type)
+    lg = load_lvis_gt(gt, keep_segmentation=iou_type == "segm", on_error=on_error)
+    g = lg.coco
+    read = None
+    if (client is not None or shards is not None) and (
+        isinstance(results, (str, PathLike)) or is_path_list(results)
+    ):  # files: read by the workers, each a byte range of whole records
+        read = read_and_match_lvis(lg, results, p, max_dets, dets_per_cat, on_error, client, shards)
+    if read is not None:
+        r, gsel, counts, warnings, table = read
+    else:
+        if is_path_list(results):
+            r = load_results_files(results, g, iou_type=iou_type, on_error=on_error)
+        else:
+            r = load_coco_results(results, g, iou_type=iou_type, on_error=on_error)
+        r = lvis_branch(results, r, g, iou_type, max_dets, dets_per_cat, on_error)
+        gsel, dsel, counts, warnings = lvis_selection(lg, r, max_dets, dets_per_cat)
+        table = match_selected(lg, r, gsel, dsel, p, client, shards)
+    counts["skipped_records"] = g.skipped + r.skipped
+    return finish_lvis(lg, r, gsel, table, p, max_dets, dets_per_cat, pooled, counts, warnings)
+
+
+def match_selected(
+    lg: LvisGroundTruth,
+    r: CocoResults,
+    gsel: np.ndarray,
+    dsel: np.ndarray,
+    p: CocoParams,
+    client: Any = None,
+    shards: int | None = None,
+) -> MatchTable:
+    """Match the selected detections part by part of whole images (groups never straddle images): runs of at
+    most ``SHARD_DETECTIONS`` detections in this process, or with ``client``/``shards`` the image ranges of
+    :func:`~deteval.run.shards.shard_range` (on the cluster if ``client`` is given). Every (image, category)
+    group is matched whole in one part, so the merged table is the same for any split."""
+    n_img = int(lg.coco.image_ids.shape[0])
+    if client is None and shards is None:
+        part = bounded_parts(r, dsel, n_img)
+    else:
+        n_shards = default_shards(client, shards)
+        part = np.zeros(n_img, dtype=np.int64)
+        for k in range(n_shards):
+            lo, hi = shard_range(n_img, k, n_shards)
+            part[lo:hi] = k
+    tables = map_parts(match_lvis_shard, part_tasks(lg, r, gsel, dsel, p, part), client)
+    return merge_lvis_tables(lg, tables)

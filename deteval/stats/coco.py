@@ -25,21 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.coco import (  # evaluate_coco's two-core reading and matching
-    CocoEvaluation,
-    _fork_detections,
-    _split_images,
-    finish_evaluation,
-    match_in_shards,
-    read_inputs,
-    resolve_params,
-    stat_maxdet,
-    summarize,
-    summarize_value,
-)
+from deteval.detection.coco.evaluation import CocoEvaluation, finish_evaluation
+from deteval.detection.coco.params import resolve_params
+from deteval.detection.coco.parts import match_in_shards
+from deteval.detection.coco.summary import stat_maxdet, summarize, summarize_value
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_match import MatchTable, merge_tables
 from deteval.results import EvalResult
+from deteval.run.coco_two_cores import fork_detections, match_image_halves, read_inputs
 from deteval.stats.attach import add_statistics
 from deteval.stats.coco_batch import CocoBatch
 from deteval.stats.tests import SwapMix
@@ -71,7 +64,7 @@ class CocoUnits:
         for res in systems:
             g, r = read_inputs(g, res, p)
             # matched by two processes (half of the images each, the tables merged) where evaluate_coco would
-            split = _split_images(g, r, p, compat) if len(r) >= _fork_detections(p.iou_type) else None
+            split = match_image_halves(g, r, p, compat) if len(r) >= fork_detections(p.iou_type) else None
             if split is not None:
                 table, _, counts, warnings = split
             else:

@@ -23,7 +23,7 @@ import numpy as np
 from deteval.core.lists import COCO_EPS
 from deteval.core.reweighted import ReweightedLists
 from deteval.core.sorting import sorted_unique
-from deteval.detection.coco import stat_maxdet, summary_specs
+from deteval.detection.coco.summary import stat_maxdet, summary_specs
 from deteval.detection.coco_accumulate import accumulation_slices
 from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams

@@ -1,0 +1,147 @@
+"""COCO evaluation (bbox, segm, keypoints), identical to pycocotools' ``COCOeval`` and much faster.
+
+>>> ev = evaluate_coco("instances_val.json", "detections.json")          # doctest: +SKIP
+>>> ev.stats[0], ev.precision.shape                                       # doctest: +SKIP
+(0.504..., (10, 101, 80, 4, 3))
+
+The protocol (pycocotools, ``cocoeval.py``): per (image, category), detections sorted stably by descending
+score and cut to ``maxDets[-1]``; greedy matching at each IoU threshold t starting from ``min(t, 1 − 1e−10)``,
+regular ground truth before ignored (crowd, or outside the area range), the later ground truth winning an IoU
+tie, crowds absorbing any number of detections (crowd IoU = intersection / detection area); per category,
+area range and maxDet, precision ``tp/(tp+fp+np.spacing(1))`` made monotone and sampled at 101 recall levels
+with ``searchsorted(side="left")``; AP = mean over thresholds, recall levels and categories with ground truth.
+
+Compatibility profiles (``compat=``), side by side:
+
+================================  =================================  ==================================
+behaviour                         ``"pycocotools"`` (default)        ``"fixed"``
+================================  =================================  ==================================
+stat 0 (AP@[.5:.95], all)         at ``maxDets == 100`` literally     at ``maxDets[-1]``
+                                  (−1 if 100 is not in maxDets)
+stats 1–5, 8–11                   at ``maxDets[2]`` (−1 if absent)    at ``maxDets[-1]``
+a user ``ignore`` flag            overwritten by ``iscrowd``         honoured (ignore = iscrowd or ignore)
+keypoint stats                    at ``maxDets == 20`` literally      at ``maxDets[-1]``
+================================  =================================  ==================================
+
+Both profiles differ from pycocotools where it has bugs rather than conventions: a ground-truth annotation with
+``id == 0`` is matched like any other (pycocotools stores a match as the gt id with 0 meaning "unmatched", so a
+detection on that annotation becomes a false positive); an empty results list is valid (pycocotools crashes);
+duplicate annotation ids are rejected (pycocotools silently keeps the last). Everything else is the same in
+both profiles and equals pycocotools to the bit.
+
+The package holds the protocol's steps, none of which starts a process or knows of Dask: :mod:`.params`
+(parameters and the ids they select), :mod:`.match` (one part matched: :func:`match_coco`), :mod:`.parts`
+(an evaluation in runs of images or categories, merged), :mod:`.evaluation` (accumulation, summary and the
+result, :class:`CocoEvaluation`), :mod:`.summary` (pycocotools' twelve numbers), :mod:`.inputs` (several
+result files, boxes past the border), :mod:`.arrays` and :mod:`.stream` (per-image arrays, batches of a
+training loop). How an evaluation is executed (one process, two cores, image shards on Dask) is
+:mod:`deteval.run.coco`'s, which :func:`evaluate_coco` calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deteval.collector import collector_paused
+from deteval.detection.coco.arrays import evaluate_coco_arrays
+from deteval.detection.coco.evaluation import CocoEvaluation, finish_evaluation
+from deteval.detection.coco.inputs import is_path_list, past_border_counts, past_border_message
+from deteval.detection.coco.match import match_coco
+from deteval.detection.coco.params import COMPAT_MODES, id_selection, resolve_params
+from deteval.detection.coco.parts import SHARD_DETECTIONS, match_in_shards
+from deteval.detection.coco.stream import CocoStream
+from deteval.detection.coco.summary import (
+    DET_STAT_NAMES,
+    KPT_STAT_NAMES,
+    stat_maxdet,
+    summarize,
+    summarize_value,
+    summary_specs,
+)
+from deteval.detection.coco_params import CocoParams
+
+# (the module, not its names: deteval.run.coco imports this package's modules, and may be imported first)
+from deteval.run import coco as runner
+
+__all__ = [
+    "COMPAT_MODES",
+    "DET_STAT_NAMES",
+    "KPT_STAT_NAMES",
+    "SHARD_DETECTIONS",
+    "CocoEvaluation",
+    "CocoStream",
+    "evaluate_coco",
+    "evaluate_coco_arrays",
+    "finish_evaluation",
+    "id_selection",
+    "is_path_list",
+    "match_coco",
+    "match_in_shards",
+    "past_border_counts",
+    "past_border_message",
+    "resolve_params",
+    "stat_maxdet",
+    "summarize",
+    "summarize_value",
+    "summary_specs",
+]
+
+
+@collector_paused  # (tens of thousands of records, no cycles: see deteval.collector)
+def evaluate_coco(
+    gt: Any,
+    results: Any,
+    *,
+    iou_type: str | None = None,
+    params: CocoParams | Any | None = None,
+    compat: str = "pycocotools",
+    on_error: str = "raise",
+    client: Any = None,
+    shards: int | None = None,
+    strategy: str = "auto",
+) -> CocoEvaluation:
+    """Evaluate ``results`` against ``gt`` with the COCO protocol (see the package docstring).
+
+    Parameters
+    ----------
+    gt
+        A path, a parsed dict, a pycocotools ``COCO`` or a :class:`~deteval.io.coco.CocoGroundTruth`.
+    results
+        A path, a list of dicts, an N×7 array, a pycocotools ``COCO`` (from ``loadRes``) or a
+        :class:`~deteval.io.coco.CocoResults`; or several result files (a list of paths, e.g. one per
+        training rank), read as their concatenation in the given order.
+    iou_type
+        "bbox" (default), "segm" or "keypoints".
+    params
+        A :class:`~deteval.detection.coco_params.CocoParams`, a pycocotools ``Params`` or a dict of options.
+    compat
+        "pycocotools" (default) or "fixed" (see the table in the package docstring).
+    on_error
+        "raise" (default), or "skip": bad result records and ground-truth annotations are left out, listed
+        in the warnings and counted in ``skipped_records`` (see :func:`~deteval.io.coco.load_coco_results`);
+        the summary always holds the count.
+    client
+        A ``dask.distributed`` Client: the images are split into ``shards`` (default: one per worker
+        thread) that workers load and match on their own, and only the match tables come back
+        (:func:`deteval.run.coco.evaluate_coco_sharded`).
+    shards
+        The number of image shards (also without a client: the shards then run one after the other here).
+    strategy
+        "auto" (default: a second core where that pays, :mod:`deteval.run.coco_two_cores`) or "one process".
+
+    Returns
+    -------
+    CocoEvaluation
+        pycocotools' arrays, the summary numbers and lines; bit-identical for every strategy and shard count.
+    """
+    return runner.evaluate_coco(
+        gt,
+        results,
+        iou_type=iou_type,
+        params=params,
+        compat=compat,
+        on_error=on_error,
+        client=client,
+        shards=shards,
+        strategy=strategy,
+    )

@@ -1,0 +1,132 @@
+"""LVIS matching in parts of whole images: per (image, category), pycocotools' greedy rule with no crowd
+(:func:`match_lvis_shard`); the tables of consecutive parts merge into the table of one pass
+(:func:`merge_lvis_tables`), where a detection of a category not exhaustively annotated in its image is
+ignored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from deteval.detection.coco_iou import bbox_iou_pairs, segm_iou_blocks
+from deteval.detection.coco_match import IouFn, MatchTable, match_groups, merge_tables
+from deteval.detection.coco_params import CocoParams
+from deteval.detection.coco_rles import dt_rles, gt_rles
+from deteval.io.coco import CocoGroundTruth, CocoResults
+from deteval.io.lvis import LvisGroundTruth
+
+__all__ = [
+    "SHARD_DETECTIONS",
+    "bounded_parts",
+    "lvis_detections",
+    "lvis_truths",
+    "match_lvis_shard",
+    "merge_lvis_tables",
+    "part_tasks",
+]
+
+#: Detections per matching part (parts are whole images; bounded memory, same result).
+SHARD_DETECTIONS = 400_000
+
+
+def _iou_fn(iou_type: str, dgeom: Any, ggeom: Any, crowd: np.ndarray) -> IouFn:
+    """IoU of (detection, ground truth) pairs of one shard, as ``mask_utils.iou`` with iscrowd all 0;
+    ``dgeom``/``ggeom``: the shard's boxes (bbox) or RLE tables (segm)."""
+    if iou_type == "bbox":
+
+        def bbox_fn(
+            di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
+        ) -> np.ndarray:
+            return bbox_iou_pairs(dgeom, ggeom, crowd, di, gi)
+
+        return bbox_fn
+
+    def segm_fn(
+        di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
+    ) -> np.ndarray:
+        return segm_iou_blocks(dgeom, ggeom, crowd, di, gi, bs, bnd, bng)
+
+    return segm_fn
+
+
+def match_lvis_shard(
+    n_img: int, n_cat: int, p: CocoParams, d: dict[str, Any], gd: dict[str, Any]
+) -> MatchTable:
+    """The task a worker runs: federated matching of one shard of whole images. ``d``/``gd``: the shard's
+    selected detections and ground truths (img, cat, score, order, area, ignore, geom), cut on the driver."""
+    crowd = np.zeros(gd["img"].shape[0], dtype=bool)  # lvis-api passes iscrowd = 0 for every ground truth
+    group_sizes = np.unique(d["img"].astype(np.int64) * n_cat + d["cat"], return_counts=True)[1]
+    return match_groups(
+        n_imgs=n_img,
+        n_cats=n_cat,
+        iou_thrs=p.iou_thrs,
+        area_rng=p.area_rng,
+        max_det=int(group_sizes.max()) if group_sizes.size else 1,  # no per-(image, category) limit
+        d_img=d["img"],
+        d_cat=d["cat"],
+        d_score=d["score"],
+        d_order=d["order"],
+        d_area=d["area"],
+        g_img=gd["img"],
+        g_cat=gd["cat"],
+        g_order=gd["order"],
+        g_area=gd["area"],
+        g_crowd=crowd,
+        g_ignore=gd["ignore"],
+        iou_fn=_iou_fn(p.iou_type, d["geom"], gd["geom"], crowd),
+    )
+
+
+def bounded_parts(r: CocoResults, dsel: np.ndarray, n_img: int) -> np.ndarray:
+    """The part of each image: runs of consecutive images holding at most about ``SHARD_DETECTIONS`` of the
+    selected detections ``dsel`` each (one process: the matching's temporaries stay those of one part)."""
+    per_img = np.bincount(r.img[dsel], minlength=n_img)
+    return np.cumsum(per_img) // SHARD_DETECTIONS
+
+
+def part_tasks(
+    lg: LvisGroundTruth, r: CocoResults, gsel: np.ndarray, dsel: np.ndarray, p: CocoParams, part: np.ndarray
+) -> list[tuple[Any, ...]]:
+    """The arguments of :func:`match_lvis_shard` for each part (``part``: the part of each image,
+    non-decreasing), in part order: the selected ground truths ``gsel`` and detections ``dsel`` of its
+    images."""
+    g = lg.coco
+    n_img = int(g.image_ids.shape[0])
+    K = int(g.cat_ids.shape[0])
+    tasks: list[tuple[Any, ...]] = []
+    for s in np.unique(part).tolist() or [0]:
+        in_part = part == s if n_img else np.zeros(0, bool)
+        gk = gsel[in_part[g.img[gsel]]] if n_img else gsel
+        dk = dsel[in_part[r.img[dsel]]] if n_img else dsel
+        tasks.append((n_img, K, p, lvis_detections(r, dk, dk, g, p.iou_type), lvis_truths(g, gk, p.iou_type)))
+    return tasks
+
+
+def lvis_detections(
+    r: CocoResults, rows: np.ndarray, order: np.ndarray, g: CocoGroundTruth, iou_type: str
+) -> dict[str, Any]:
+    """The columns :func:`match_lvis_shard` reads of the detections ``rows`` of ``r``; ``order``: their
+    positions in the whole results (the tie order)."""
+    geom = r.bbox[rows] if iou_type == "bbox" else dt_rles(r, rows, g)  # (masks: converted on demand)
+    d = {"img": r.img[rows], "cat": r.cat[rows], "score": r.score[rows], "order": order.astype(np.int64)}
+    d.update(area=r.area[rows], geom=geom)
+    return d
+
+
+def lvis_truths(g: CocoGroundTruth, rows: np.ndarray, iou_type: str) -> dict[str, Any]:
+    """The columns :func:`match_lvis_shard` reads of the ground truths ``rows``."""
+    geom = g.bbox[rows] if iou_type == "bbox" else gt_rles(g, rows)
+    gd = {"img": g.img[rows], "cat": g.cat[rows], "order": rows.astype(np.int64), "area": g.area[rows]}
+    gd.update(ignore=g.ignore[rows], geom=geom)
+    return gd
+
+
+def merge_lvis_tables(lg: LvisGroundTruth, tables: list[MatchTable]) -> MatchTable:
+    """The tables of consecutive image shards, in shard order, as one; an unmatched detection of a category
+    not exhaustively annotated in its image is ignored (a match to an ignored gt already is)."""
+    table = merge_tables(tables)
+    K = int(lg.coco.cat_ids.shape[0])
+    nel = np.isin(table.img.astype(np.int64) * K + table.cat, lg.not_exhaustive)
+    table.ig |= nel[None, None, :] & ~table.tp
+    return table
