@@ -39,8 +39,8 @@ except ImportError:  # pragma: no cover - Windows (which never forks)
 
 __all__ = ["Forked", "can_fork", "cpu_idle", "fork_call", "start_child", "usable_cpus"]
 
-#: The pipe a child's value comes through holds this much (Linux' default is 64 KB: a 3.5 MB match table then
-#: takes over 50 turns between the child writing and this process reading, 3-4 ms). At most the system's
+#: The pipe a child's value comes through holds this much (Linux' default, 64 KB, makes a match table of a few
+#: MB take dozens of turns between the child writing and this process reading). At most the system's
 #: ``/proc/sys/fs/pipe-max-size``, 1 MB by default.
 PIPE_BYTES = 1 << 20
 
@@ -78,16 +78,14 @@ def cpu_idle(cpus: int) -> bool:
     """Whether at most ``cpus`` tasks are runnable right now, this process included: the kernel's count of
     runnable tasks, the first number of the fourth field of ``/proc/loadavg``. True if unreadable. One other
     runnable task is allowed because the count is an instant's: a short-lived task (a waking monitor, a child
-    exiting) is nearly always there, and refusing then kept even an idle 2-core machine on one process
-    (bench_coco bbox 5k: 0.73 s against 0.55 s with the fork). :func:`can_fork` adds one per child of this
+    exiting) is nearly always there, and refusing then kept even an idle 2-core machine on one process.
+    :func:`can_fork` adds one per child of this
     process whose value was read and that is still exiting (:func:`_reap_exited`): runnable for a few more
     milliseconds but no load (counted, a segm evaluation's tail child exiting as the matching halves are
     forked made that second fork depend on which came first). The count is taken up to ``IDLE_SAMPLES``
-    times, ``IDLE_SAMPLE_GAP`` apart, and one count at the limit is enough: tasks that run for a moment (on
-    this 2-core VM, just after another evaluation's process has exited, three of eight idle runs saw three
-    runnable tasks at their first count, and ran 1.2 s in one process instead of 0.92 s; one of them still
-    at the third count, 3 ms on) are gone milliseconds later, whereas a machine whose cores are taken stays
-    over the limit at every count (at most 8 ms spent counting)."""
+    times, ``IDLE_SAMPLE_GAP`` apart, and one count at the limit is enough: tasks that run for a moment (just
+    after another evaluation's process has exited) are gone milliseconds later, whereas a machine whose cores
+    are taken stays over the limit at every count."""
     for i in range(IDLE_SAMPLES):
         running = _runnable()
         if running is None or running <= cpus:
@@ -118,7 +116,7 @@ class Forked:
         if self.done:
             return None
         # the collector paused while unpickling: tens of thousands of small objects (a segm child's masks)
-        # would set it off hundreds of times, each pass over every object so far (0.08 s of 0.1 s for 33k)
+        # would set it off hundreds of times, each pass over every object so far (most of the unpickling time)
         try:
             with paused(), os.fdopen(self.fd, "rb") as f:
                 ok, value = pickle.load(f)
@@ -144,7 +142,7 @@ class Forked:
 
     def _reap(self, wait: bool = True) -> None:
         """Collect the child's exit status; ``wait=False``: only if it has exited, else later
-        (:func:`_reap_exited`): its value read, the child still unmaps its memory as it exits (1-5 ms for a
+        (:func:`_reap_exited`): its value read, the child still unmaps its memory as it exits (a few ms for a
         matching half), on the other core, while this process goes on."""
         self.done = True
         try:

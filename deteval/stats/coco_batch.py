@@ -81,7 +81,7 @@ class CocoBatch:
         # npig of a weighting: per (image, category) with counted ground truths, the image's weight times
         # their count per area range, summed by category (pairs sorted by category: a cumulative sum)
         keep = gt_table.gt_cat < K
-        # np.unique, without its first-use import of numpy.ma (10 ms in each fresh process)
+        # np.unique, without its first-use import of numpy.ma (a cost in each fresh process)
         key = sorted_unique(np.sort(gt_table.gt_cat[keep] * n_images + gt_table.gt_img[keep]))
         pair = np.searchsorted(key, gt_table.gt_cat * n_images + gt_table.gt_img)
         self.gt_count = np.zeros((key.shape[0], A), dtype=np.int64)

@@ -35,8 +35,8 @@ __all__ = ["AUTO_MIN_SECONDS", "AUTO_PROBE", "CHUNK", "LAST", "Processes", "auto
 CHUNK = 64
 #: estimated seconds of work left from which ``processes="auto"`` forks a second process
 AUTO_MIN_SECONDS = 2.0
-#: rows that ``processes="auto"`` times before it decides (a quarter chunk, 16 rows, was 70 ms on COCO 5k
-#: before the fork: 35 ms of the two processes' wall time)
+#: rows that ``processes="auto"`` times before it decides (more rows cost the time of a row each before the
+#: fork, half of it on the two processes' wall time)
 AUTO_PROBE = 1
 #: the number of processes of the last :func:`evaluate_rows` (``"auto"`` resolved)
 LAST: dict[str, int] = {"processes": 1}

@@ -25,7 +25,13 @@ def _xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
     if box_format == "xyxy":
         with np.errstate(over="ignore", invalid="ignore"):  # overflowing boxes are refused as non-finite
             return np.stack(
-                [boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]], axis=1
+                [
+                    boxes[:, 0],
+                    boxes[:, 1],
+                    boxes[:, 2] - boxes[:, 0],
+                    boxes[:, 3] - boxes[:, 1],
+                ],
+                axis=1,
             )
     raise ConfigError(f"unknown box_format {box_format!r}: use 'xyxy' or 'xywh'")
 
@@ -43,59 +49,44 @@ def _boxes_within_bound(rows: np.ndarray, given: Any, width: int, file: str, whe
         )
 
 
-def arrays_to_tables(
-    preds: Sequence[Mapping[str, Any]],
-    targets: Sequence[Mapping[str, Any]],
-    box_format: str,
-    class_names: Mapping[int, str] | None,
-    first_image: int = 0,
-) -> tuple[CocoGroundTruth, CocoResults]:
-    """Per-image prediction/target arrays → columnar tables (categories = labels seen, image i → id i)."""
-    if len(preds) != len(targets):
-        raise InputFormatError(f"{len(preds)} prediction entries for {len(targets)} target entries")
+def _column(
+    items: Sequence[Mapping[str, Any]],
+    key: str,
+    what: str,
+    width: int,
+    dtype: Any,
+    first_image: int,
+    default: Any = None,
+) -> list[np.ndarray]:
+    """Per image, ``items[i][key]`` as a numeric array (rows of ``width`` when given); a missing value or one
+    that is not numbers is refused, naming ``<what>`` and the image."""
+    out = []
+    for i, it in enumerate(items):
+        value = it.get(key, default) if isinstance(it, Mapping) else None
+        if value is None:
+            raise InputFormatError(f"missing {key!r}", file=f"<{what}>", record=f"image {first_image + i}")
+        try:
+            arr = numeric_array(value, dtype, bools=key == "iscrowd")
+            out.append(arr.reshape(-1, width) if width else arr.reshape(-1))
+        except (TypeError, ValueError) as exc:
+            held = f": it {exc}" if isinstance(exc, TypeError) else ""
+            raise InputFormatError(
+                f"{key!r} must be numbers" + (f" of shape (n, {width})" if width else "") + held,
+                file=f"<{what}>",
+                record=f"image {first_image + i}",
+            ) from None
+        if key == "boxes":
+            _boxes_within_bound(out[-1], value, width, f"<{what}>", f"image {first_image + i}")
+    return out
 
-    def column(
-        items: Sequence[Mapping[str, Any]], key: str, what: str, width: int, dtype: Any, default: Any = None
-    ) -> list[np.ndarray]:
-        out = []
-        for i, it in enumerate(items):
-            value = it.get(key, default) if isinstance(it, Mapping) else None
-            if value is None:
-                raise InputFormatError(
-                    f"missing {key!r}", file=f"<{what}>", record=f"image {first_image + i}"
-                )
-            try:
-                arr = numeric_array(value, dtype, bools=key == "iscrowd")
-                out.append(arr.reshape(-1, width) if width else arr.reshape(-1))
-            except (TypeError, ValueError) as exc:
-                held = f": it {exc}" if isinstance(exc, TypeError) else ""
-                raise InputFormatError(
-                    f"{key!r} must be numbers" + (f" of shape (n, {width})" if width else "") + held,
-                    file=f"<{what}>",
-                    record=f"image {first_image + i}",
-                ) from None
-            if key == "boxes":
-                _boxes_within_bound(out[-1], value, width, f"<{what}>", f"image {first_image + i}")
-        return out
 
-    pb = column(preds, "boxes", "preds", 4, np.float64)
-    ps = column(preds, "scores", "preds", 0, np.float64)
-    pl = column(preds, "labels", "preds", 0, np.float64)
-    tb = column(targets, "boxes", "targets", 4, np.float64)
-    tl = column(targets, "labels", "targets", 0, np.float64)
-    no_value: list[dict[str, Any]] = [{} for _ in targets]
-    tc = column([t if t.get("iscrowd") is not None else n for t, n in zip(targets, no_value)], "iscrowd",
-                "targets", 0, np.float64, default=())  # fmt: skip
-    ta = column([t if t.get("area") is not None else n for t, n in zip(targets, no_value)], "area",
-                "targets", 0, np.float64, default=())  # fmt: skip
-    for i in range(len(targets)):
-        if targets[i].get("iscrowd") is None:
-            tc[i] = np.zeros(tl[i].shape[0])
-        if targets[i].get("area") is None:
-            with np.errstate(over="ignore", invalid="ignore"):  # bad boxes are refused below
-                xywh = _xywh(tb[i], box_format)
-                ta[i] = xywh[:, 2] * xywh[:, 3]
-    for what, parts, name in (("preds", pl, "labels"), ("targets", tl, "labels"), ("targets", tc, "iscrowd")):
+def _check_codes(pl: list[np.ndarray], tl: list[np.ndarray], tc: list[np.ndarray], first_image: int) -> None:
+    """Labels must be integers (below 2**62), ``iscrowd`` 0 or 1."""
+    for what, parts, name in (
+        ("preds", pl, "labels"),
+        ("targets", tl, "labels"),
+        ("targets", tc, "iscrowd"),
+    ):
         for i, v in enumerate(parts):
             ok = (v == np.round(v)) & (np.abs(v) < 2.0**62) if name == "labels" else (v == 0) | (v == 1)
             if not ok.all():
@@ -105,34 +96,11 @@ def arrays_to_tables(
                     file=f"<{what}>",
                     record=f"image {first_image + i}, {name[:-1] if name == 'labels' else name} {k}",
                 )
-    pl = [v.astype(np.int64) for v in pl]
-    tl = [v.astype(np.int64) for v in tl]
-    for i in range(len(preds)):
-        img = f"image {first_image + i}"
-        if not (pb[i].shape[0] == ps[i].shape[0] == pl[i].shape[0]):
-            raise InputFormatError("boxes, scores and labels differ in length", file="<preds>", record=img)
-        if not (tb[i].shape[0] == tl[i].shape[0] == tc[i].shape[0] == ta[i].shape[0]):
-            raise InputFormatError(
-                "boxes, labels, iscrowd and area differ in length", file="<targets>", record=img
-            )
-    n_img = len(preds)
-    d_img = np.repeat(np.arange(n_img), [b.shape[0] for b in pb])
-    g_img = np.repeat(np.arange(n_img), [b.shape[0] for b in tb])
 
-    def cat(parts: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
-        return np.concatenate(parts) if parts else empty
 
-    dbox = _xywh(cat(pb, np.zeros((0, 4))), box_format)
-    gbox = _xywh(cat(tb, np.zeros((0, 4))), box_format)
-    score, area = cat(ps, np.zeros(0)), cat(ta, np.zeros(0))
-    dlab, glab = cat(pl, np.zeros(0, np.int64)), cat(tl, np.zeros(0, np.int64))
-    crowd = cat(tc, np.zeros(0)) != 0
-    checks = (
-        ("preds", "box", dbox, d_img),
-        ("targets", "box", gbox, g_img),
-        ("preds", "score", score, d_img),
-        ("targets", "area", area, g_img),
-    )
+def _check_finite(checks: Sequence[tuple[str, str, np.ndarray, np.ndarray]], first_image: int) -> None:
+    """Boxes, scores and areas must be finite, not negative (box sizes, areas) and boxes within ±2**53
+    (``checks``: side, name, values and the image of each row)."""
     for what, name, arr, owner in checks:
         bad = ~np.isfinite(arr).all(axis=1) if arr.ndim == 2 else ~np.isfinite(arr)
         if name == "box":
@@ -148,6 +116,78 @@ def arrays_to_tables(
                 file=f"<{what}>",
                 record=f"image {first_image + int(owner[j])}, {name} {k}",
             )
+
+
+def _check_lengths(
+    preds: Sequence[list[np.ndarray]],
+    targets: Sequence[list[np.ndarray]],
+    first_image: int,
+) -> None:
+    """Per image, the prediction columns (boxes, scores, labels) and the target columns (boxes, labels,
+    iscrowd, area) have one length each."""
+    pb, ps, pl = preds
+    tb, tl, tc, ta = targets
+    for i in range(len(pb)):
+        img = f"image {first_image + i}"
+        if not (pb[i].shape[0] == ps[i].shape[0] == pl[i].shape[0]):
+            raise InputFormatError("boxes, scores and labels differ in length", file="<preds>", record=img)
+        if not (tb[i].shape[0] == tl[i].shape[0] == tc[i].shape[0] == ta[i].shape[0]):
+            raise InputFormatError(
+                "boxes, labels, iscrowd and area differ in length",
+                file="<targets>",
+                record=img,
+            )
+
+
+def arrays_to_tables(
+    preds: Sequence[Mapping[str, Any]],
+    targets: Sequence[Mapping[str, Any]],
+    box_format: str,
+    class_names: Mapping[int, str] | None,
+    first_image: int = 0,
+) -> tuple[CocoGroundTruth, CocoResults]:
+    """Per-image prediction/target arrays → columnar tables (categories = labels seen, image i → id i)."""
+    if len(preds) != len(targets):
+        raise InputFormatError(f"{len(preds)} prediction entries for {len(targets)} target entries")
+
+    pb = _column(preds, "boxes", "preds", 4, np.float64, first_image)
+    ps = _column(preds, "scores", "preds", 0, np.float64, first_image)
+    pl = _column(preds, "labels", "preds", 0, np.float64, first_image)
+    tb = _column(targets, "boxes", "targets", 4, np.float64, first_image)
+    tl = _column(targets, "labels", "targets", 0, np.float64, first_image)
+    no_value: list[dict[str, Any]] = [{} for _ in targets]
+    tc = _column([t if t.get("iscrowd") is not None else n for t, n in zip(targets, no_value)], "iscrowd",
+                 "targets", 0, np.float64, first_image, default=())  # fmt: skip
+    ta = _column([t if t.get("area") is not None else n for t, n in zip(targets, no_value)], "area",
+                 "targets", 0, np.float64, first_image, default=())  # fmt: skip
+    for i in range(len(targets)):
+        if targets[i].get("iscrowd") is None:
+            tc[i] = np.zeros(tl[i].shape[0])
+        if targets[i].get("area") is None:
+            with np.errstate(over="ignore", invalid="ignore"):  # bad boxes are refused below
+                xywh = _xywh(tb[i], box_format)
+                ta[i] = xywh[:, 2] * xywh[:, 3]
+    _check_codes(pl, tl, tc, first_image)
+    pl = [v.astype(np.int64) for v in pl]
+    tl = [v.astype(np.int64) for v in tl]
+    _check_lengths((pb, ps, pl), (tb, tl, tc, ta), first_image)
+    n_img = len(preds)
+    d_img = np.repeat(np.arange(n_img), [b.shape[0] for b in pb])
+    g_img = np.repeat(np.arange(n_img), [b.shape[0] for b in tb])
+
+    def cat(parts: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
+        return np.concatenate(parts) if parts else empty
+
+    dbox = _xywh(cat(pb, np.zeros((0, 4))), box_format)
+    gbox = _xywh(cat(tb, np.zeros((0, 4))), box_format)
+    score, area = cat(ps, np.zeros(0)), cat(ta, np.zeros(0))
+    dlab, glab = cat(pl, np.zeros(0, np.int64)), cat(tl, np.zeros(0, np.int64))
+    crowd = cat(tc, np.zeros(0)) != 0
+    _check_finite(
+        (("preds", "box", dbox, d_img), ("targets", "box", gbox, g_img), ("preds", "score", score, d_img),
+         ("targets", "area", area, g_img)),
+        first_image,
+    )  # fmt: skip
     cat_ids = np.unique(np.concatenate([glab, dlab]))
     names = [str(class_names.get(int(c), c)) if class_names else str(c) for c in cat_ids.tolist()]
     g = CocoGroundTruth(

@@ -24,7 +24,9 @@ __all__ = [
     "accumulate_categories",
     "category_shards",
     "compact_categories",
+    "image_parts",
     "match_in_shards",
+    "merge_parts",
     "per_category",
     "sum_counts",
 ]
@@ -36,6 +38,48 @@ Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
 SHARD_DETECTIONS = 400_000
 
 
+def image_parts(
+    gt: CocoGroundTruth,
+    res: CocoResults,
+    params: CocoParams,
+    categories: np.ndarray | None = None,
+    images: np.ndarray | None = None,
+) -> list[np.ndarray] | None:
+    """The parts of an evaluation: runs of consecutive evaluated images (indices, ascending id) holding about
+    ``SHARD_DETECTIONS`` of the detections of ``images`` and ``categories`` each (as in :func:`match_coco`);
+    None where one part holds them all, and an empty list where no image is selected."""
+    if len(res) <= SHARD_DETECTIONS:
+        return None
+    n_img = int(id_selection(gt.image_ids, params.img_ids, "image").shape[0])
+    img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
+    img_map[id_selection(gt.image_ids, params.img_ids, "image")] = np.arange(n_img)
+    d_img = img_map[res.img]
+    in_images = np.ones(n_img, dtype=bool)
+    if images is not None and n_img:  # only these images' detections fill the parts
+        in_images[:] = False
+        in_images[np.asarray(images, dtype=np.int64)] = True
+        d_img = np.where(in_images[np.maximum(d_img, 0)], d_img, -1)
+    if categories is not None and params.use_cats:  # only these categories' detections fill the parts
+        cat_sel = id_selection(gt.cat_ids, params.cat_ids, "category")
+        in_part = np.zeros(gt.cat_ids.shape[0], dtype=bool)
+        in_part[cat_sel[np.asarray(categories, dtype=np.int64)]] = True
+        d_img = np.where(in_part[res.cat], d_img, -1)
+    per_img = np.bincount(d_img[d_img >= 0], minlength=n_img)
+    shard = np.cumsum(per_img) // SHARD_DETECTIONS  # non-decreasing part number per image
+    return [np.flatnonzero((shard == s) & in_images) for s in sorted_unique(shard[in_images]).tolist()]
+
+
+def merge_parts(
+    matched: list[tuple[MatchTable, dict[str, int], list[str]]],
+) -> tuple[MatchTable, dict[str, int], list[str]]:
+    """The tables of disjoint parts (in image order) as one, their counts summed; the last part's warnings
+    (every part gives the same ones)."""
+    counts = matched[0][1]
+    for _, c, _ in matched[1:]:
+        counts = sum_counts(counts, c)
+    return merge_tables([t for t, _, _ in matched]), counts, matched[-1][2]
+
+
 def match_in_shards(
     gt: CocoGroundTruth,
     res: CocoResults,
@@ -44,41 +88,14 @@ def match_in_shards(
     categories: np.ndarray | None = None,
     images: np.ndarray | None = None,
 ) -> tuple[MatchTable, dict[str, int], list[str]]:
-    """:func:`match_coco` over shards of consecutive images holding about ``SHARD_DETECTIONS`` detections each,
-    merged; identical to one call (groups never straddle images) with bounded temporary memory.
-    ``categories``, ``images``: as in :func:`match_coco`. (A category half matches runs of its categories
-    instead, each ranked and accumulated on its own: :func:`accumulate_categories`.)"""
-    if len(res) <= SHARD_DETECTIONS:
+    """:func:`match_coco` over the :func:`image_parts`, merged (:func:`merge_parts`); identical to one call
+    (groups never straddle images) with bounded temporary memory. ``categories``, ``images``: as in
+    :func:`match_coco`. (A category half matches runs of its categories instead, each ranked and accumulated
+    on its own: :func:`accumulate_categories`.)"""
+    parts = image_parts(gt, res, params, categories, images)
+    if not parts:  # one part; or no image selected: the one-pass match gives the same (empty) table
         return match_coco(gt, res, params, compat, images=images, categories=categories)
-    n_img = int(id_selection(gt.image_ids, params.img_ids, "image").shape[0])
-    img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
-    img_map[id_selection(gt.image_ids, params.img_ids, "image")] = np.arange(n_img)
-    d_img = img_map[res.img]
-    in_images = np.ones(n_img, dtype=bool)
-    if images is not None and n_img:  # only these images' detections fill the shards
-        in_images[:] = False
-        in_images[np.asarray(images, dtype=np.int64)] = True
-        d_img = np.where(in_images[np.maximum(d_img, 0)], d_img, -1)
-    if categories is not None and params.use_cats:  # only these categories' detections fill the shards
-        cat_sel = id_selection(gt.cat_ids, params.cat_ids, "category")
-        in_part = np.zeros(gt.cat_ids.shape[0], dtype=bool)
-        in_part[cat_sel[np.asarray(categories, dtype=np.int64)]] = True
-        d_img = np.where(in_part[res.cat], d_img, -1)
-    per_img = np.bincount(d_img[d_img >= 0], minlength=n_img)
-    shard = np.cumsum(per_img) // SHARD_DETECTIONS  # non-decreasing shard number per image
-    tables: list[MatchTable] = []
-    counts: dict[str, int] | None = None
-    warnings: list[str] = []
-    for s in sorted_unique(shard[in_images]).tolist():
-        t, c, w = match_coco(
-            gt, res, params, compat, images=np.flatnonzero((shard == s) & in_images), categories=categories
-        )
-        tables.append(t)
-        warnings = w
-        counts = c if counts is None else sum_counts(counts, c)
-    if counts is None:  # no image selected, so no shard: the one-pass match gives the same (empty) table
-        return match_coco(gt, res, params, compat, images=images, categories=categories)
-    return merge_tables(tables), counts, warnings
+    return merge_parts([match_coco(gt, res, params, compat, images=p, categories=categories) for p in parts])
 
 
 def category_shards(
