@@ -17,9 +17,13 @@ from typing import Any
 import numpy as np
 
 from deteval.detection.box_table import BoxTable
+from deteval.detection.coco import evaluate_coco
+from deteval.detection.supervision_profile import supervision_from_coco
 from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics
 from deteval.errors import ConfigError
+from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.io.yolo import YoloDataset, load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
 
 PROFILE_NAMES = ("coco", "supervision", *PROFILES, *ALIASES)
 
@@ -66,10 +70,6 @@ def _counts(ds: YoloDataset, c: int) -> tuple[int, int]:
 
 def coco_evaluation(ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox") -> Any:
     """deteval's COCOeval on the converted dataset and predictions (a :class:`CocoEvaluation`)."""
-    from deteval.detection.coco import evaluate_coco
-    from deteval.io.coco import load_coco_gt, load_coco_results
-    from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
-
     segm = iou_type == "segm"
     gt = load_coco_gt(dataset_to_coco(ds, all_sizes=segm, segm=segm), keep_segmentation=segm)
     res = load_coco_results(predictions_to_coco(ds, preds, segm=segm), gt, iou_type=iou_type)
@@ -139,8 +139,6 @@ def evaluate_yolo(
         s = [float(v) for v in ev.stats]
         summary = {"mAP50-95": s[0], "mAP50": s[1], "mAP75": s[2]}
         return YoloResult(profile, summary, rows, stats=s, warnings=list(ds.warnings), n_images=ds.n_images)
-    from deteval.detection.supervision_profile import supervision_from_coco
-
     sv = supervision_from_coco(ev)
     for k, c in enumerate(range(len(ds.names))):
         ap = sv.ap_per_class[k]
