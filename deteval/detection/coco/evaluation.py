@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.coco.params import id_selection
+from deteval.detection.coco.params import id_selection, unknown_id_notes
 from deteval.detection.coco.summary import (
     DET_STAT_NAMES,
     KPT_STAT_NAMES,
@@ -143,6 +143,13 @@ def finish_evaluation(
     precision, recall, scores = arrays
     stats, lines = summarize(precision, recall, params, compat)
     cat_sel = id_selection(gt.cat_ids, params.cat_ids, "category")
+    warnings = unknown_id_notes(gt, params, compat) + warnings
+    repeated = sorted({m for m in params.max_dets if params.max_dets.count(m) > 1})
+    if repeated:
+        warnings.append(
+            f"maxDets {list(params.max_dets)} lists {', '.join(map(str, repeated))} twice: as in pycocotools, "
+            "each listing is evaluated (the same numbers)"
+        )
     if compat == "pycocotools" and len(params.max_dets) < 3 and params.iou_type != "keypoints":
         warnings.append(
             "fewer than 3 maxDets: pycocotools would crash; the stats that need maxDets[2] are -1"

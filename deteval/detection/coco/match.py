@@ -176,8 +176,9 @@ def _listing_order(gt: CocoGroundTruth, params: CocoParams, cat_sel: np.ndarray)
             f"cat_ids {given} repeat an id: with use_cats=False pycocotools would list (and count) that "
             "category's objects and detections once per repetition"
         )
+    known = np.isin(np.asarray(given), gt.cat_ids[cat_sel])  # unknown ids list nothing (unknown_id_notes)
     order = np.empty(cat_sel.shape[0], dtype=np.int64)
-    order[np.searchsorted(gt.cat_ids[cat_sel], np.asarray(given))] = np.arange(len(given))
+    order[np.searchsorted(gt.cat_ids[cat_sel], np.asarray(given)[known])] = np.arange(int(known.sum()))
     return order
 
 

@@ -11,8 +11,9 @@ import numpy as np
 
 from deteval.detection.coco_params import CocoParams
 from deteval.errors import ConfigError
+from deteval.io.coco import CocoGroundTruth
 
-__all__ = ["COMPAT_MODES", "check_compat", "id_selection", "resolve_params"]
+__all__ = ["COMPAT_MODES", "check_compat", "id_selection", "resolve_params", "unknown_id_notes"]
 
 #: The compatibility profiles: pycocotools' behaviour, or its conventions with its quirks fixed.
 COMPAT_MODES = ("pycocotools", "fixed")
@@ -47,9 +48,17 @@ def resolve_params(params: CocoParams | Any | None, iou_type: str | None) -> Coc
 
 
 def id_selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np.ndarray:
-    """Indices (into sorted ``ids``) of the evaluated ids; all by default."""
+    """Indices (into sorted ``ids``) of the evaluated ids; all by default. Wanted ids that ``ids`` lacks
+    select nothing, as in pycocotools (:func:`unknown_id_notes` warns of them, or refuses them under
+    ``compat="fixed"``)."""
     if wanted is None:
         return np.arange(ids.shape[0])
+    w, known = _known(ids, wanted, what)
+    return np.searchsorted(ids, w[known])
+
+
+def _known(ids: np.ndarray, wanted: Sequence[Any], what: str) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct wanted ids (ascending) and which of them are in sorted ``ids``."""
     w = np.unique(np.asarray(list(wanted)))
     if (
         w.size
@@ -58,12 +67,36 @@ def id_selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np
         and not (w.dtype.kind in "iu" and ids.dtype.kind in "iu")
     ):
         raise ConfigError(f"{what} ids have the wrong type")
-    pos = np.searchsorted(ids, w)
-    bad = (
-        (pos >= ids.shape[0]) | (ids[np.minimum(pos, max(ids.shape[0] - 1, 0))] != w)
-        if ids.size
-        else np.ones(w.shape, bool)
-    )
-    if bad.any():
-        raise ConfigError(f"{what} id {w[np.flatnonzero(bad)[0]].item()!r} is not in the ground truth")
-    return pos
+    if not ids.size:
+        return w, np.zeros(w.shape, bool)
+    pos = np.minimum(np.searchsorted(ids, w), ids.shape[0] - 1)
+    return w, ids[pos] == w
+
+
+def unknown_id_notes(gt: CocoGroundTruth, params: CocoParams, compat: str) -> list[str]:
+    """Warnings for ``img_ids`` / ``cat_ids`` that name ids the ground truth lacks.
+
+    pycocotools evaluates them (an unknown category has no ground truth, so its precision is -1 and it is left
+    out of every mean; an unknown image has nothing to match), so its numbers are those of the known ids alone:
+    under ``compat="pycocotools"`` they are ignored with this warning. Under ``compat="fixed"`` they are
+    refused (ConfigError), since a misspelt id is more likely than a deliberate one.
+    """
+    notes = []
+    for what, ids, wanted in (
+        ("image", gt.image_ids, params.img_ids),
+        ("category", gt.cat_ids, params.cat_ids),
+    ):
+        if wanted is None:
+            continue
+        w, known = _known(ids, wanted, what)
+        lost = w[~known].tolist()
+        if not lost:
+            continue
+        if compat == "fixed":
+            raise ConfigError(f"{what} id {lost[0]!r} is not in the ground truth")
+        shown = ", ".join(repr(v) for v in lost[:5]) + (f" and {len(lost) - 5} more" if len(lost) > 5 else "")
+        notes.append(
+            f"{len(lost)} {what} id{'s' if len(lost) > 1 else ''} not in the ground truth ignored ({shown}): "
+            "pycocotools evaluates them to nothing (compat='fixed' refuses them)"
+        )
+    return notes
