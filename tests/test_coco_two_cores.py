@@ -17,7 +17,7 @@ import deteval.run.coco as run_coco
 import deteval.run.coco_two_cores as coco_eval
 import deteval.run.forked as forked
 from deteval.detection.coco import evaluate_coco
-from deteval.errors import DetevalError
+from deteval.errors import ConfigError, DetevalError
 from deteval.io import coco_typed
 
 
@@ -875,3 +875,23 @@ def test_category_halves_weigh_the_detections_crowded_in_an_image():
     r5 = CocoResults(img=img, cat=cat + 1, score=z, bbox=r.bbox, area=z)
     mine, theirs = coco_eval._category_halves(r5, np.array([0, 1, 3]), 5)
     assert sorted(mine.tolist() + theirs.tolist()) == [0, 1, 2] and mine.tolist() == [1]
+
+
+def test_the_one_process_strategy_forks_nothing_and_gives_the_same_numbers(
+    tmp_path, monkeypatch, small_thresholds
+):
+    """``strategy="one process"`` reads and matches in this process (no fork is even tried, though every
+    threshold is forced small and forking is allowed): the numbers, counts and warnings of "auto" on two cores."""
+    gt, dets = _data(7)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    two = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "")
+    assert small_thresholds == [True, True]
+    small_thresholds.clear()
+    one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "", strategy="one process")
+    assert small_thresholds == []
+    _same(two, one)
+    with pytest.raises(ConfigError, match="unknown strategy"):
+        evaluate_coco(str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), strategy="two processes")
+    with pytest.raises(ConfigError, match="runs no shards"):
+        evaluate_coco(str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), shards=2, strategy="one process")
