@@ -37,6 +37,7 @@ from typing import Any, Literal
 import numpy as np
 
 from deteval.detection.boxes import BOX_FORMATS, BoxFormat, convert_boxes
+from deteval.detection.coco import summarize_value, summary_specs
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.arrays import numeric_array
 from deteval.results import EvalResult
@@ -232,22 +233,45 @@ def _mean_valid(values: np.ndarray) -> float:
     return float(np.mean(v)) if v.size else -1.0
 
 
+def _summary_key(ap: bool, iou_thr: float | None, area: str, max_det: int | None) -> str | None:
+    """torchmetrics' name of one summary number (:data:`~deteval.detection.coco.SummarySpec`): ``map``,
+    ``map_50``, ``map_<area>``; ``mar_<maxDets>`` over all areas and IoU thresholds, ``mar_50``,
+    ``mar_<area>``. None for a recall over all areas read at no maxDets value (pycocotools' −1 when
+    ``maxDets[2]`` does not exist)."""
+    if not ap and iou_thr is None and area == "all":
+        return None if max_det is None else f"mar_{max_det}"
+    name = "map" if ap else "mar"
+    if iou_thr is not None:
+        name += f"_{round(iou_thr * 100)}"
+    return name if area == "all" else f"{name}_{area}"
+
+
 def _coco_metrics(ev: Any, class_metrics: bool) -> dict[str, Any]:
-    """torchmetrics' result keys from a :class:`~deteval.detection.coco.CocoEvaluation` (pycocotools'
-    ``stats`` in torchmetrics' names; per class: the mean of ``precision[:, :, k, all, -1]`` and of
-    ``recall[:, k, all, -1]`` over entries > -1, as torchmetrics computes them)."""
-    p, s = ev.params, [float(x) for x in ev.stats]
+    """torchmetrics' result keys from a :class:`~deteval.detection.coco.CocoEvaluation`: each summary number
+    under the name of the slice it averages (:func:`~deteval.detection.coco.summary_specs`, so any number of
+    maxDets, area ranges or IoU thresholds names every key right), then ``mar_<m>`` (AR over all areas at
+    maxDets m) for every maxDets value not named yet. Keypoints' ``mar_50``/``mar_75`` are AR at IoU 0.5 /
+    0.75 (torchmetrics' names); AR at maxDets 50 or 75 is then ``mar_maxdets_50`` / ``mar_maxdets_75``.
+    Per class: the mean of ``precision[:, :, k, all, -1]`` and of ``recall[:, k, all, -1]`` over entries
+    > -1, as torchmetrics computes them."""
+    p = ev.params
+    named = [(_summary_key(*spec), spec, float(v)) for spec, v in zip(summary_specs(p, ev.compat), ev.stats)]
+    named += [
+        (
+            f"mar_{m}",
+            (False, None, "all", int(m)),
+            summarize_value(ev.precision, ev.recall, p, False, None, "all", int(m)),
+        )
+        for m in p.max_dets
+    ]
+    at_iou = {key for key, spec, _ in named if spec[1] is not None}
+    out: dict[str, Any] = {}
+    for key, (_, iou_thr, _, max_det), value in named:
+        if key in at_iou and iou_thr is None:  # keypoints with maxDets 50 or 75
+            key = f"mar_maxdets_{max_det}"
+        if key is not None:
+            out.setdefault(key, value)  # two stats of one slice (fixed compat, < 3 maxDets): equal values
     md = list(p.max_dets)
-    if p.iou_type == "keypoints":
-        names = ["map", "map_50", "map_75", "map_medium", "map_large", f"mar_{md[-1]}", "mar_50", "mar_75"]
-        names += ["mar_medium", "mar_large"]
-    else:
-        names = ["map", "map_50", "map_75", "map_small", "map_medium", "map_large"]
-        names += [f"mar_{m}" for m in md[:3]] + ["mar_small", "mar_medium", "mar_large"]
-        if len(md) < 3:
-            names = names[: 6 + len(md)] + names[9:]
-            s = s[: 6 + len(md)] + s[9:]
-    out: dict[str, Any] = dict(zip(names, s))
     classes = np.asarray(ev.cat_ids if p.use_cats else [], dtype=np.int64)
     per_ap: Any = -1.0
     per_ar: Any = -1.0
