@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deteval.errors import ConfigError
-from deteval.report.plots import literal, new_figure, plot_dir, save_png
+from deteval.report.figure import literal, new_figure, plot_dir, save_png
 from deteval.results import EvalResult
 
 if TYPE_CHECKING:

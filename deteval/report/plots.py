@@ -32,12 +32,16 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from deteval.core.ap import precision_envelope
 from deteval.errors import ConfigError, ValidationError
+from deteval.report.delta_plot import class_deltas, class_deltas_figure, comparison_others
+from deteval.report.figure import DPI as DPI  # the figures' resolution, also read here
+from deteval.report.figure import literal, new_figure, plot_dir, save_png
+from deteval.report.marks import system_letters
 from deteval.report.progress import Progress, note
 from deteval.report.tables import class_rows, numeric_columns, row_label
 from deteval.results import EvalResult
@@ -46,7 +50,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-DPI = 100
 PANEL_INCHES = 2.5
 OVERLAY_INCHES = (8.0, 6.0)
 BAR_WIDTH_INCHES = 8.0
@@ -60,50 +63,12 @@ MAX_BARS = 40  # bar chart: more classes than this show the best and worst MAX_B
 _COCO_ARRAY = "<coco precision array>"
 
 
-def new_figure(
-    width_in: float, height_in: float, *, layout: Literal["constrained"] | None = "constrained"
-) -> Figure:
-    """A matplotlib figure of that size in inches at :data:`DPI`, on the Agg canvas (no GUI backend, no pyplot
-    state)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width_in, height_in), dpi=DPI, layout=layout)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def save_png(fig: Figure, path: Path) -> Path:
-    """Write ``fig`` to ``path`` as PNG at :data:`DPI`; a write that fails is a :class:`ConfigError` naming it."""
-    try:
-        # fast zlib level: the figures are flat colours, level 1 costs little size and saves ~20% of the time
-        fig.savefig(path, dpi=DPI, format="png", pil_kwargs={"compress_level": 1})
-    except OSError as exc:
-        raise ConfigError(f"cannot write plot: {exc.strerror or exc}", file=path) from None
-    return path
-
-
-def plot_dir(out_dir: str | Path) -> Path:
-    """``out_dir``, created with its parents if missing (a :class:`ConfigError` naming it if that fails)."""
-    path = Path(out_dir)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the plot folder: {exc.strerror or exc}", file=path) from None
-    return path
-
-
 def grid_shape(n: int, ncols: int | None = None) -> tuple[int, int]:
     """(rows, columns) of a small-multiples grid for ``n`` panels: about square, at least 4 wide."""
     if n <= 0:
         return (1, 1)
     cols = min(n, ncols if ncols else max(4, math.ceil(math.sqrt(n))))
     return (math.ceil(n / cols), cols)
-
-
-def literal(text: str) -> str:
-    """``text`` drawn as written: ``$`` would start matplotlib's math mode (``$x_{$`` fails to parse)."""
-    return text.replace("$", r"\$")
 
 
 def _short(name: str, limit: int = 28) -> str:
@@ -536,9 +501,6 @@ def plot_coco_precision(
 def _delta_plan(result: EvalResult) -> list[tuple[str, Any]]:
     """``class_deltas.png`` (``class_deltas_<letter>.png`` per other system when there are several) when
     the result holds a comparison with per-class AP intervals (deteval.stats, ``--compare-to``)."""
-    from deteval.report.delta_plot import class_deltas, class_deltas_figure, comparison_others
-    from deteval.report.marks import system_letters
-
     others = comparison_others(result)
     letters = system_letters(result)
     plan: list[tuple[str, Any]] = []

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
 from typing import Any
 
-from deteval.errors import ConfigError, InputFormatError
-from deteval.results import EvalResult, jsonable
+from deteval.errors import ConfigError
+from deteval.report.grouped_grid import grouped_grid, is_number_cell
+from deteval.results import EvalResult, flat_fields, jsonable
+from deteval.results import flatten as flatten  # its home is results (dotted keys); this path keeps working
 
 FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
 
@@ -37,42 +38,6 @@ def format_cell(value: Any, full: bool) -> str:
         text = f"{value:.4f}"
         return "0.0000" if text == "-0.0000" else text
     return str(value)
-
-
-def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Yield ``(dotted.key, scalar)`` pairs of a JSON-ready value; lists are indexed ``key.0``, ``key.1``.
-
-    An empty dict or list yields one pair with the value ``"{}"`` or ``"[]"`` so the key is still shown.
-    """
-    if isinstance(value, dict):
-        if not value and prefix:
-            yield prefix, "{}"
-        for k, v in value.items():
-            yield from flatten(v, f"{prefix}.{k}" if prefix else str(k))
-    elif isinstance(value, list):
-        if not value:
-            yield prefix, "[]"
-        for i, v in enumerate(value):
-            yield from flatten(v, f"{prefix}.{i}" if prefix else str(i))
-    else:
-        yield prefix, value
-
-
-def flat_fields(value: Any, *, file: str | None = None, record: str | None = None) -> list[tuple[str, Any]]:
-    """:func:`flatten` as a list, refusing two keys that flatten to one name (``{"x.y": 1}`` next to
-    ``{"x": {"y": 2}}``), of which a table, a CSV file or ``compare`` could show only one."""
-    pairs = list(flatten(value))
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise InputFormatError(
-                f"two fields flatten to the same column {key!r} (a key with a dot next to a nested object); "
-                "rename one",
-                file=file,
-                record=record,
-            )
-        seen.add(key)
-    return pairs
 
 
 def summary_fields(result: EvalResult) -> list[tuple[str, Any]]:
@@ -134,20 +99,10 @@ def class_rows(result: EvalResult) -> tuple[list[str], list[tuple[str, dict[str,
     return list(cols), rows
 
 
-def _is_number_cell(cell: str) -> bool:
-    if cell == "-":
-        return True
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
-
-
 def _grid(header: list[str], rows: list[list[str]]) -> str:
     """Aligned plain-text columns: the first and text columns left, numeric columns right."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    right = [i > 0 and all(_is_number_cell(r[i]) for r in rows) for i in range(len(header))]
+    right = [i > 0 and all(is_number_cell(r[i]) for r in rows) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
@@ -181,8 +136,6 @@ def render_table(result: EvalResult) -> str:
             for name, row in rows
         ]  # fmt: skip
         if result.protocol == "mir":  # dotted groups of columns, wrapped to 100 characters
-            from deteval.report.grouped_grid import grouped_grid
-
             parts.append(grouped_grid([row_label(result), *cols], grid))
         else:
             parts.append(_grid([row_label(result), *cols], grid))
