@@ -318,7 +318,9 @@ def _bars(result: EvalResult, key: str) -> Figure:
     ax.tick_params(axis="x", labelsize=7)
     if result.protocol == "compare":
         s = result.summary
-        title = f"per-class {label}: B = {s.get('b', 'B')}, A = {s.get('a', 'A')}"
+        title = (
+            f"per-class {label}: B = {s.get('b', 'B')}, A = {s.get('a', 'A')} (B: under test, A: baseline)"
+        )
     else:
         title = f"{result.protocol}: per-{unit} {label}"
     notes = [f"{caption} {units}" if caption else "", f"{len(missing)} without a value" if missing else ""]
