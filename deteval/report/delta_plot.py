@@ -71,8 +71,8 @@ def class_deltas_figure(result: EvalResult, *, other: str | None = None, alpha: 
     ax.set_yticks(range(len(rows)), [literal(r[0]) for r in rows])
     names = result.summary.get("compare_to") or []
     baseline = other if other is not None else (str(names[0]) if len(names) == 1 else "the other system")
-    delta = DELTA_IS.format(candidate="this system", baseline=baseline)
-    ax.set_xlabel(literal(f"AP delta = {delta}, with its interval; filled: adjusted p < {alpha:g}"))
+    sign = DELTA_IS.format(candidate="this system", baseline=baseline)
+    ax.set_xlabel(literal(f"AP delta = {sign}, with its interval; filled: adjusted p < {alpha:g}"))
     return fig
 
 
