@@ -156,7 +156,22 @@ def _line_legend(fig: Figure, coco: bool) -> None:
             Line2D([], [], color="C0", lw=1.0, label="precision at each rank"),
             Line2D([], [], color="C1", lw=0.8, ls="--", label="interpolated: max precision at recall ≥ r"),
         ]
-    fig.legend(handles=handles, loc="upper right", fontsize=7, ncols=len(handles), frameon=False)
+    _header_legend(fig, handles)
+
+
+def _header_legend(fig: Figure, handles: list[Any]) -> None:
+    """The line legend of a small-multiples grid, in its own row under the title (at the right it ran
+    into a long title)."""
+    top = 1 - 0.32 / fig.get_figheight()
+    fig.legend(
+        handles=handles, loc="upper left", bbox_to_anchor=(0.005, top), fontsize=7, ncols=len(handles),
+        frameon=False, borderaxespad=0.0,
+    )  # fmt: skip
+
+
+def _header_title(fig: Figure, title: str) -> None:
+    """The title of a small-multiples grid, in the first row of its header (the legend is in the second)."""
+    fig.suptitle(title, x=0.01, y=1 - 0.06 / fig.get_figheight(), ha="left", va="top", fontsize=10)
 
 
 def _pr_grid(result: EvalResult, ncols: int | None) -> Figure:
@@ -174,6 +189,8 @@ def _pr_grid(result: EvalResult, ncols: int | None) -> Figure:
         curve = result.curves[name]
         first_col, last_row = i % axes.shape[1] == 0, i >= len(shown) - axes.shape[1]
         _unit_axes(ax, "recall" if last_row else None, "precision" if first_col else None, limits=i == 0)
+        if last_row:  # the lowest panel of its column (above an empty cell, shared axes hide its numbers)
+            ax.xaxis.set_tick_params(labelbottom=True)
         ap = aps.get(name)
         ax.set_title(_short(name) + ("" if ap is None else f"  {label} {ap:.3f}"), fontsize=9)
         if curve.recall.size == 0:
@@ -184,7 +201,7 @@ def _pr_grid(result: EvalResult, ncols: int | None) -> Figure:
             env = precision_envelope(curve.precision)  # NaN (the devkit's 0/0) skipped
             ax.step(np.r_[0.0, curve.recall], np.r_[env[0], env], where="pre", lw=0.8, ls="--", color="C1")
     title = literal(what) + (f" ({caption} classes by {label})" if caption else f" ({len(names)} classes)")
-    fig.suptitle(title, x=0.01, ha="left", fontsize=10)
+    _header_title(fig, title)
     _line_legend(fig, coco)
     return fig
 
@@ -425,6 +442,8 @@ def _coco_grid(
         k = index[shown[i]]
         first_col, last_row = i % axes.shape[1] == 0, i >= len(shown) - axes.shape[1]
         _unit_axes(ax, "recall" if last_row else None, "precision" if first_col else None, limits=i == 0)
+        if last_row:  # the lowest panel of its column (above an empty cell, shared axes hide its numbers)
+            ax.xaxis.set_tick_params(labelbottom=True)
         ax.set_title(f"{_short(shown[i])}  AP {aps[shown[i]]:.3f}", fontsize=9)
         for j, label in enumerate(labels):
             ax.plot(recs, curves[label][:, k], lw=_width(j, len(labels)), color=f"C{j}")
@@ -434,13 +453,13 @@ def _coco_grid(
         Line2D([], [], color=f"C{j}", lw=_width(j, len(labels)), label=_measure(kind, lab))
         for j, lab in enumerate(labels)
     ]
-    fig.legend(handles=handles, loc="upper right", fontsize=7, ncols=len(handles), frameon=False)
+    _header_legend(fig, handles)
     n_out = len(names) - len(with_gt)
     title = f"COCO precision per category; AP = mean over {_measure(kind, mean_label)}"
     title += f" ({caption} categories by AP)" if caption else f" ({len(with_gt)} categories)"
     if n_out:
         title += f"; {n_out} without ground truth not shown"
-    fig.suptitle(literal(title), x=0.01, ha="left", fontsize=10)
+    _header_title(fig, literal(title))
     return fig
 
 
