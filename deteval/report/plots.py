@@ -206,6 +206,11 @@ def _pr_grid(result: EvalResult, ncols: int | None) -> Figure:
     return fig
 
 
+def pr_grid_figure(result: EvalResult, ncols: int | None = None) -> Figure:
+    """The figure of ``pr_curves.png``: one panel per class (the best and worst when there are many)."""
+    return _pr_grid(result, ncols)
+
+
 def _pr_overlay(result: EvalResult) -> Figure:
     from matplotlib.collections import LineCollection
 
