@@ -7,7 +7,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -109,13 +111,45 @@ def test_to_and_plot():
 
 def test_tensors_back_when_tensors_went_in():
     torch = pytest.importorskip("torch")
+    box, target = [[0.0, 0, 9, 9]], {"boxes": [[0.0, 0, 9, 9]], "labels": [1]}
+    plain = MeanAveragePrecision(class_metrics=True)
+    expected = plain([{"boxes": box, "scores": [0.9], "labels": [1]}], [target])
     m = MeanAveragePrecision(class_metrics=True)
-    pred = {
-        "boxes": torch.tensor([[0.0, 0, 9, 9]]),
-        "scores": torch.tensor([0.9]),
-        "labels": torch.tensor([1]),
-    }
-    r = m.to("cpu")([pred], [{"boxes": torch.tensor([[0.0, 0, 9, 9]]), "labels": torch.tensor([1])}])
-    assert isinstance(r["map"], torch.Tensor) and r["map"].item() == 1.0 and r["map"].dtype == torch.float64
-    assert r["classes"].tolist() == [1] and r["map_per_class"].tolist() == [1.0]
-    assert r.summary["AP"] == 1.0  # the EvalResult side keeps plain numbers
+    pred = {"boxes": torch.tensor(box), "scores": torch.tensor([0.9]), "labels": torch.tensor([1])}
+    r = m.to("cpu")([pred], [{k: torch.tensor(v) for k, v in target.items()}])
+    assert isinstance(r["map"], torch.Tensor) and r["map"].dtype == torch.float64
+    assert r["map"].item() == expected["map"] and r["mar_100"].item() == expected["mar_100"]
+    assert r["classes"].tolist() == [1] and r["map_per_class"].tolist() == expected["map_per_class"].tolist()
+    assert r.summary["AP"] == expected["map"]  # the EvalResult side keeps plain numbers
+
+
+TORCHMETRICS = Path(__file__).resolve().parent / "data" / "torchmetrics" / "random_boxes.json"
+
+
+def test_where_torchmetrics_1_9_differs_and_why():
+    """scripts/torchmetrics_expected.py ran torchmetrics 1.9.0 (torch 2.13.0) on random boxes: with its
+    defaults, map_large differs from pycocotools' (and deteval's) in the 4th decimal, because its recall
+    thresholds are torch.linspace(0, 1, 101) in float32 (0.07 is 0.07000000029802322: a recall of exactly
+    7/100 falls below that level); given the doubles, or deteval given its float32 thresholds, the numbers
+    agree to torchmetrics' float32 results."""
+    doc = json.loads(TORCHMETRICS.read_text())
+    assert doc["versions"]["torchmetrics"] == "1.9.0"
+    keys = [k for k in doc["torchmetrics"] if not k.endswith("_per_class")]
+
+    def run(**kw):
+        m = MeanAveragePrecision(**kw)
+        m.update(doc["preds"], doc["targets"])
+        r = m.compute()
+        return {k: float(np.float32(r[k])) for k in keys}
+
+    ours = run()
+    tm = doc["torchmetrics"]
+    assert [k for k in keys if ours[k] != tm[k]] == ["map_large"]
+    assert 1e-4 < ours["map_large"] - tm["map_large"] < 1e-3
+    assert ours == {k: doc["torchmetrics_double_thresholds"][k] for k in keys}
+    thresholds = doc["default_thresholds"]
+    assert thresholds["rec_thresholds"][7] == float(np.float32(0.07)) != 0.07
+    as_torchmetrics = run(
+        iou_thresholds=thresholds["iou_thresholds"], rec_thresholds=thresholds["rec_thresholds"]
+    )
+    assert as_torchmetrics == {k: tm[k] for k in keys}
