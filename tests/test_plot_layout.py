@@ -94,3 +94,18 @@ def test_worst_image_drawing_has_a_title_and_the_colour_key(tmp_path, capsys):
     assert (title < 100).all(axis=2).sum() > 300  # black title text on white
     for colour in [(0, 170, 0), (255, 140, 0), (120, 120, 120), (30, 90, 255), (230, 0, 0)]:
         assert (key == colour).all(axis=2).sum() > 20, colour
+
+
+def test_coco_curve_is_labelled_with_its_own_ap():
+    """With more than three maxDets, pycocotools' rule reads the per-class AP50 at maxDets[2] while the curve
+    is drawn at maxDets[-1]: the number beside a curve is the mean of the curve drawn (its AP50 there)."""
+    from deteval.results import EvalResult, PRCurve
+
+    levels = np.linspace(0, 1, 101)
+    curve = PRCurve(recall=levels, precision=np.where(levels <= 0.5, 1.0, 0.0), scores=levels)
+    params = {"max_dets": [1, 10, 100, 300]}
+    r = EvalResult(
+        "coco", {"iou_type": "bbox", "params": params}, {"cat": {"ap50": 0.25}}, curves={"cat": curve}
+    )
+    ax = next(a for a in figures(r)["pr_curves.png"].axes if a.axison)
+    assert ax.get_title() == f"cat  AP@IoU.50 {np.mean(curve.precision):.3f}" == "cat  AP@IoU.50 0.505"

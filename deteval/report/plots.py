@@ -146,6 +146,15 @@ def _curve_context(result: EvalResult) -> tuple[str, str, str]:
     return "ap", "AP", f"{result.protocol} PR curves"
 
 
+def _curve_values(result: EvalResult, key: str) -> dict[str, float]:
+    """The number printed beside each curve. COCO: the mean of the drawn curve, its AP at that threshold
+    read at the curve's maxDets (the last; the per-class ``ap50`` is read where the summary reads it, which
+    is ``maxDets[2]`` under pycocotools' rule when there are more than three); else the ``key`` column."""
+    if result.protocol != "coco":
+        return _column(result, key)
+    return {n: float(np.mean(c.precision)) for n, c in result.curves.items() if c.precision.size}
+
+
 def _line_legend(fig: Figure, coco: bool) -> None:
     from matplotlib.lines import Line2D
 
@@ -177,7 +186,7 @@ def _header_title(fig: Figure, title: str) -> None:
 def _pr_grid(result: EvalResult, ncols: int | None) -> Figure:
     names = _ordered_curve_names(result)
     key, label, what = _curve_context(result)
-    aps = _column(result, key)
+    aps = _curve_values(result, key)
     shown, caption = best_and_worst(names, aps, MAX_PANELS)
     fig, axes = _grid_figure(len(shown), ncols)
     coco = result.protocol == "coco"
@@ -216,7 +225,7 @@ def _pr_overlay(result: EvalResult) -> Figure:
 
     names = _ordered_curve_names(result)
     key, label, what = _curve_context(result)
-    aps = _column(result, key)
+    aps = _curve_values(result, key)
     fig = new_figure(*OVERLAY_INCHES)
     ax = fig.subplots()
     _unit_axes(ax, "recall", "precision")
