@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from deteval.cli import main
 
 S = Path(__file__).resolve().parent.parent / "data_samples" / "voc"
@@ -42,3 +44,15 @@ def test_images_and_html_say_what_they_wrote(tmp_path, capsys):
     assert f"deteval: wrote the HTML report to {html}" in err and html.stat().st_size > 10_000
     assert main([*VOC, "--images", str(images), "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("compat", ["pycocotools", "fixed"])
+def test_tide_base_ap_is_the_printed_ap50_with_four_max_dets(compat, capsys):
+    """The error block's AP is the AP50 the same run prints, also when the summary reads it at maxDets[2]
+    (pycocotools' rule with four maxDets; the sample has more than 3 detections per image and category)."""
+    c = Path(__file__).resolve().parent.parent / "data_samples" / "coco"
+    args = ["coco", str(c / "instances_val.json"), str(c / "results_bbox.json"), "--max-dets", "1,2,3,4"]
+    assert main([*args, "--compat", compat, "--errors", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["errors"]["ap"] == doc["AP50"]
+    assert (doc["AP50"] == 0.8118811881188119) == (compat == "pycocotools")  # at maxDets 3 and 4 they differ

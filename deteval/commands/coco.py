@@ -94,6 +94,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             compat=compat,
             pos_threshold=0.5 if fg is None else fg,
             bg_threshold=bg,
+            summary_compat=args.compat,
         ),
         confusion=lambda thr: coco_confusion(gt, results, params=params, iou=iou, score_threshold=thr),
         matched=lambda: coco_matched(gt, results, params=params, iou=iou),
