@@ -6,11 +6,11 @@ import csv
 import io
 from typing import Any
 
+from deteval.detection.coco import DET_STAT_NAMES
 from deteval.detection.yolo_eval import YoloResult
 
 YOLO_FORMATS = ("table", "json", "csv", "markdown")
 _COLUMNS = ("P", "R", "AP50", "AP75", "AP50-95")
-_COCO_STATS = ("AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl")
 
 
 def _rows(result: YoloResult) -> list[dict[str, Any]]:
@@ -59,7 +59,7 @@ def render_yolo(result: YoloResult, fmt: str) -> str:
         return f"profile: {result.profile}\n\n" + "\n".join(lines) + "\n"
     out = [f"profile: {result.profile}"]
     if result.stats is not None:
-        out += [f"{n:>6} = {v:.3f}" for n, v in zip(_COCO_STATS, result.stats)]
+        out += [f"{n:>6} = {v:.3f}" for n, v in zip(DET_STAT_NAMES, result.stats)]
     out.append(("%22s" + "%11s" * (2 + len(cols))) % ("Class", "Images", "Instances", *cols))
     for r in rows:
         out.append(
