@@ -96,6 +96,8 @@ def _data_uri(png: bytes) -> str:
 
 def _class_table(result: EvalResult) -> str:
     rows = result.per_class
+    if not rows:
+        return "<p>The result has no per-class rows (categories pooled: use_cats off).</p>"
     cols: list[str] = []
     for r in rows.values():
         for k, v in r.items():
@@ -213,15 +215,24 @@ def _curves_section(ops: OperatingPoints | None, cal: Calibration | None) -> str
     return "".join(parts)
 
 
+_HEADLINE_WITH = ("metric", "iou_threshold")  # said beside the headline number
+
+
+def _main_key(result: EvalResult) -> str | None:
+    """The summary field a protocol without printed lines is known by (VOC: ``map``)."""
+    s = result.summary
+    return next((k for k in ("map", "AP", "mAP50-95", "f") if isinstance(s.get(k), (int, float))), None)
+
+
 def _headline(result: EvalResult) -> str:
     """The protocol's own printed lines (COCO's twelve), or its main number (VOC's mAP) in large type."""
     s = result.summary
     if result.lines:
         return f"<pre>{_e(chr(10).join(result.lines))}</pre>"
-    main = next((k for k in ("map", "AP", "mAP50-95", "f") if isinstance(s.get(k), (int, float))), None)
+    main = _main_key(result)
     if main is None:
         return ""
-    what = ", ".join(f"{k} {_e(format_cell(s[k], False))}" for k in ("metric", "iou_threshold") if k in s)
+    what = ", ".join(f"{k} {_e(format_cell(s[k], False))}" for k in _HEADLINE_WITH if k in s)
     return f'<p class="headline">{_e(main)} {s[main]:.4f} <small>{_e(result.protocol)}: {what}</small></p>'
 
 
@@ -229,9 +240,11 @@ def _settings(result: EvalResult) -> str:
     """The summary's other fields as the table output shows them (4 decimals, parameters as the command
     line spells them), the analyses' own sections left out."""
     skip = ("errors", "confusion", "operating_points", "calibration", "images", "stats", *STATS_KEYS)
-    shown = {
-        k for k, v in result.summary.items() if isinstance(v, float) and result.lines and k[:1].isupper()
-    }
+    main = _main_key(result)
+    if result.lines:  # the printed lines show the named stats (COCO's AP, AP50, ...)
+        shown = {k for k, v in result.summary.items() if isinstance(v, float) and k[:1].isupper()}
+    else:  # said in the headline
+        shown = {main, *_HEADLINE_WITH} if main is not None else set()
     rows = [
         f"<tr><td>{_e(k)}</td><td>{_e(format_cell(v, False))}</td></tr>"
         for k, v in display_fields(result)
