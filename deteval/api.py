@@ -41,6 +41,7 @@ from deteval.detection.boxes import BOX_FORMATS, BoxFormat, convert_boxes
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.arrays import numeric_array
 from deteval.metric_result import MetricResult, box_ious, coco_metrics, listing, voc_metrics
+from deteval.report.metric_plot import plot_values
 from deteval.results import EvalResult
 from deteval.tensors import as_tensors, is_torch_tensor
 
@@ -640,8 +641,6 @@ class MeanAveragePrecision:
     def plot(self, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
         """(figure, axes): the scalar values of ``val`` (a result, or :meth:`compute`'s when None) as bars,
         as torchmetrics' ``plot()``; matplotlib is needed."""
-        from deteval.report.metric_plot import plot_values
-
         result = self.compute() if val is None else val
         return plot_values(dict(result.items()), ax)
 

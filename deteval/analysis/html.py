@@ -24,6 +24,7 @@ from deteval.analysis.confusion import Confusion
 from deteval.analysis.operating import OperatingPoints
 from deteval.analysis.tide import ERROR_TYPES, ErrorAnalysis
 from deteval.report.figure import new_figure
+from deteval.report.plots import pr_grid_figure
 from deteval.report.stats_table import STATS_KEYS
 from deteval.report.tables import display_fields, format_cell
 from deteval.results import EvalResult
@@ -254,8 +255,6 @@ def _settings(result: EvalResult) -> str:
 
 
 def _pr_section(result: EvalResult) -> str:
-    from deteval.report.plots import pr_grid_figure
-
     if not result.curves:
         return "<p>The result holds no PR curve (no class has ground truth at the curves' threshold).</p>"
     return f'<img alt="precision-recall curves" src="{_png(pr_grid_figure(result))}">'
