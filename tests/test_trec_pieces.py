@@ -75,6 +75,10 @@ def test_pieces_equal_one_pass(tmp_path, monkeypatch, seed, version, interleave)
     kw = {"measures": ["all_trec"], "per_query": True, "version": version}
     for extra in ({}, {"complete": True}, {"max_docs": 5}, {"judged_only": True}, {"relevance_level": 2}):
         whole, pieces, n_calls = _both(monkeypatch, q, r, **kw, **extra)
+        if isinstance(whole, str) and version == "10.0" and not extra.get("complete"):
+            # 10.0 stops at the first qrels topic missing from the run (q14, q2, ...: kind 2 of random_case)
+            assert whole == pieces and "qrels topic 'q14' has no results in the run" in whole
+            continue
         if isinstance(whole, str):  # -c evaluates the topic judged twice: both refuse it alike
             assert whole == pieces and "duplicate document 'dup'" in whole and extra == {"complete": True}
             continue

@@ -1072,7 +1072,9 @@ def qrels_from_lists(
 def load_zscores(path: str | PathLike[str]) -> dict[tuple[str, str], tuple[float, float]]:
     """Read a trec_eval ``-Z`` file (``qid measure mean stddev`` per line, get_zscores.c) into
     ``{(qid, measure): (mean, stddev)}``. trec_eval reads the numbers with ``atof`` (garbage as 0); deteval
-    refuses a line that is not four fields with two finite numbers, and a repeated (qid, measure)."""
+    refuses a line that is not four fields with two numbers, and a repeated (qid, measure). ``nan`` and
+    ``inf`` are numbers to ``atof`` and are read as such (trec_eval 9.0.8's own test/zscores_file has
+    ``nan`` for set_F: every z-score of that measure is then NaN)."""
     data = _read_bytes(path)
     out: dict[tuple[str, str], tuple[float, float]] = {}
     for i, raw in enumerate(data.split(b"\n"), 1):
@@ -1090,8 +1092,8 @@ def load_zscores(path: str | PathLike[str]) -> dict[tuple[str, str], tuple[float
             mean, std = float(parts[2]), float(parts[3])
         except ValueError:
             raise InputFormatError("mean and stddev must be numbers", file=str(path), record=record) from None
-        if not (math.isfinite(mean) and math.isfinite(std)) or b"_" in parts[2] + parts[3]:
-            raise InputFormatError("mean and stddev must be finite numbers", file=str(path), record=record)
+        if b"_" in parts[2] + parts[3]:  # Python's float() reads 1_0 as 10; atof stops at the "_"
+            raise InputFormatError("mean and stddev must be numbers", file=str(path), record=record)
         key = (parts[0].decode("utf-8", "backslashreplace"), parts[1].decode("utf-8", "backslashreplace"))
         if key in out:
             raise ValidationError(f"({key[0]}, {key[1]}) given twice", file=str(path), record=record)

@@ -44,10 +44,12 @@ from deteval.io.trec import Run
 from deteval.retrieval.trec import (
     TrecResult,
     as_read_by,
+    check_topics_in_run,
     format_trec,
     per_topic_rows,
     summary_and_columns,
     to_zscores,
+    zscore_topics,
 )
 from deteval.retrieval.versions import DEFAULT_VERSION, check_version
 
@@ -375,6 +377,13 @@ def evaluate_prefs(
     if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
         raise ConfigError(f"max_docs must be a positive integer, got {max_docs!r}")
     names = parse_prefs_measures(measures)
+    check_topics_in_run(
+        np.array(list(prefs.topics), dtype=bytes),
+        run.topic,
+        version,
+        complete,
+        f"{run.source} vs {prefs.source}",
+    )
     rankings = _rankings(as_read_by(run, version), max_docs)
     topics = sorted(t for t in prefs.topics if complete or t in rankings)
     if not topics:
@@ -396,7 +405,9 @@ def evaluate_prefs(
         elif name != "runid":
             values[name] = (cols[name], "sum" if name in _SUMS else "mean")
     if zscores is not None:
-        values = to_zscores(values, topic_names, zscores)
+        values = to_zscores(
+            values, topic_names, zscores, zscore_topics(np.array([t in rankings for t in topics]), version)
+        )
     summary: dict[str, Any] = {}
     if "runid" in names:
         summary["runid"] = run.tag

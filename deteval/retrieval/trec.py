@@ -311,6 +311,7 @@ class Options:
     ap_denominator: str = "num_rel"  # map/map_cut: "num_rel" (trec_eval) or "num_rel_ret" (seed 003)
     version: str = DEFAULT_VERSION  # the trec_eval release whose rules apply (deteval.retrieval.versions)
     recall_levels: str = DEFAULT_RECALL_LEVELS  # "float32": the float-level binaries (versions.recall_cutoff)
+    judged_only: bool = False  # -J (trec_eval's own convention; read by the measures of -c's empty rankings)
 
     def check(self) -> None:
         check_recall_levels(self.recall_levels)
@@ -410,19 +411,27 @@ def compute(
     return out
 
 
+#: The NaN that 0.0 / 0.0 gives on x86-64 (sign bit set: glibc prints it "-nan"), as trec_eval's measures
+#: compute it.
+NAN_0_0 = -np.nan
+
+
 def _iprec(c: M.Cache, params: tuple, opts: Options) -> np.ndarray:
     """iprec_at_recall at the levels, with trec_eval's NaN: a run topic left with nothing retrieved (-J
     removed every document) starts from precision 0/0, and every level that maps to 0 relevant documents
     takes that NaN (m_iprec_at_recall.c, m_11pt_avg.c; pytrec_eval agrees). The empty rankings of -c
-    give 0 there (trec_eval's test/out.test.aqc)."""
+    give 0 there (trec_eval's test/out.test.aqc), except in 10.0 with -J: 10.0 scores a missing topic as a
+    ranking of one unjudged document (trec_eval.c's ``bogus_ranking``), which -J empties, so the NaN is
+    there too; 9.0.8 does not evaluate those topics."""
     rt = c.rt
     levels = np.asarray(params, dtype=np.float64)
     vals = M.iprec_at_recall(c, levels, opts.version, opts.recall_levels)
-    empty = (rt.num_ret == 0) & rt.in_run
+    scored = rt.in_run | (opts.version == "10.0" and opts.judged_only)
+    empty = (rt.num_ret == 0) & scored
     if empty.any():
         for j, x in enumerate(levels.tolist()):
             cut = recall_cutoff(x, rt.num_rel, opts.version, opts.recall_levels)
-            vals[empty & (cut == 0), j] = np.nan
+            vals[empty & (cut == 0), j] = NAN_0_0
     return vals
 
 
@@ -439,10 +448,13 @@ def to_zscores(
     values: dict[str, tuple[np.ndarray, str]],
     topics: list[str],
     zscores: Mapping[tuple[str, str], tuple[float, float]],
+    convert: np.ndarray | None = None,
 ) -> dict[str, tuple[np.ndarray, str]]:
     """Per-topic values as z-scores (trec_eval -Z, convert_zscores.c): (value - mean) / stddev with the
     topic's and measure's mean and stddev; with stddev 0, 0 if value == mean; -1000000 where the file has
-    no entry (trec_eval's MISSING_ZSCORE_VALUE). ``num_q`` (a count) and ``relstring`` keep their values."""
+    no entry (trec_eval's MISSING_ZSCORE_VALUE). A NaN mean or stddev (``nan`` in the file) gives NaN, as in
+    C. ``num_q`` (a count) and ``relstring`` keep their values, and so do the topics where ``convert``
+    (a bool per topic) is False: :func:`zscore_topics`."""
     out = {}
     for name, (vals, agg) in values.items():
         if name == "num_q" or agg == "none":
@@ -452,7 +464,9 @@ def to_zscores(
         for i, topic in enumerate(topics):
             ms = zscores.get((topic, name))
             v = float(vals[i])
-            if ms is None:
+            if convert is not None and not convert[i]:
+                z[i] = v
+            elif ms is None:
                 z[i] = MISSING_ZSCORE_VALUE
             elif ms[1]:
                 z[i] = (v - ms[0]) / ms[1]
@@ -460,6 +474,21 @@ def to_zscores(
                 z[i] = 0.0 if v == ms[0] else MISSING_ZSCORE_VALUE
         out[name] = (z, agg)
     return out
+
+
+def zscore_topics(in_run: np.ndarray, version: str) -> np.ndarray:
+    """The topics whose values -Z converts: all of them in 10.0; in 9.0.8 only those in the run, because
+    9.0.8 never evaluates the qrels topics ``-c`` adds (it divides by their number): they add their
+    empty-ranking value unconverted (0; log(1e-5) for ``gm_*``, trec_eval's MIN_GEO_MEAN)."""
+    return in_run if version == "9.0.8" else np.ones(in_run.shape[0], dtype=bool)
+
+
+def complete_num_rel(q: Qrels, zscores: bool) -> float | int:
+    """``num_rel``'s ``all`` value under ``-c`` (m_num_rel.c, te_calc_avg_num_rel, 9.0.8 and 10.0): the
+    number of qrels rows with rel > 0 over every qrels topic, whatever the relevance level (``-l``),
+    ``-J``, ``-M`` or ``-Z`` (it replaces the sum of z-scores); a double under -Z."""
+    n = int(np.count_nonzero(q.rel > 0))
+    return float(n) if zscores else n
 
 
 def sequential_sum(values: np.ndarray) -> float:
@@ -583,7 +612,7 @@ def evaluate_trec(
     {'map': 0.8333333333333333, 'recip_rank': 1.0, 'P_2': 0.5}
     """
     check_version(version)
-    opts = Options(gain, discount, recall_denominator, ap_denominator, version, recall_levels)
+    opts = Options(gain, discount, recall_denominator, ap_denominator, version, recall_levels, judged_only)
     opts.check()
     if int(relevance_level) != relevance_level or relevance_level < 0:
         # negative levels would make unjudged documents (-1 inside trec_eval) relevant
@@ -598,6 +627,7 @@ def evaluate_trec(
         raise ConfigError(f"num_docs must be a non-negative integer, got {num_docs!r}")
     jg_mode = q.group is not None
     _check_rel_format(requested, jg_mode)
+    check_topics_in_run(q.topic, r.topic, version, complete, f"{r.source} vs {q.source}")
     if jg_mode:
         q_eval, r_eval = split_groups(q, r)
     else:
@@ -619,7 +649,7 @@ def evaluate_trec(
             q_eval, r_eval, requested, opts, prep, int(num_docs), (q, r), jg_mode
         )
     if zscores is not None:
-        values = to_zscores(values, names, zscores)
+        values = to_zscores(values, names, zscores, zscore_topics(in_run, version))
     warnings = list(rt_warnings)
     if non := opts.non_default():
         warnings.append("non-trec_eval conventions in effect: " + ", ".join(non))
@@ -631,6 +661,8 @@ def evaluate_trec(
     # test/out.test.aqc, 9.0.x and 10.0 alike: num_rel includes the missing topic's relevant documents)
     all_values, arrays = summary_and_columns(values, zscores is not None)
     summary.update(all_values)
+    if complete and "num_rel" in summary:
+        summary["num_rel"] = complete_num_rel(q, zscores is not None)
     if q.skipped is not None or r.skipped is not None:  # asked for on_error="skip"
         summary["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
     per_class: dict[str, dict[str, Any]] = {}
@@ -674,6 +706,26 @@ def per_topic_rows(names: Sequence[str], arrays: Mapping[str, np.ndarray]) -> di
     ones)."""
     cols = {n: v.tolist() for n, v in arrays.items()}
     return {topic: {n: col[i] for n, col in cols.items()} for i, topic in enumerate(names)}
+
+
+def check_topics_in_run(
+    qrels_topics: np.ndarray, run_topics: np.ndarray, version: str, complete: bool, file: str
+) -> None:
+    """trec_eval 10.0 without ``-c`` stops (status 4) at the first qrels topic, in topic order, that has no
+    results in the run (trec_eval.c; its message, "result qid 'X' not found in qrels", names that topic).
+    9.0.8 evaluates the topics the two files share, and ``-c`` scores the missing ones as empty rankings."""
+    if version != "10.0" or complete:
+        return
+    q_names = np.unique(qrels_topics)
+    missing = q_names[~np.isin(q_names, run_topics)]
+    if missing.size:
+        topic = bytes(missing[0]).decode("utf-8", "backslashreplace")
+        raise ValidationError(
+            f"qrels topic '{topic}' has no results in the run: trec_eval 10.0 stops here (\"result qid "
+            f"'{topic}' not found in qrels\"); use -c to score it as an empty ranking, or version 9.0.8 to "
+            "evaluate only the topics both files have",
+            file=file,
+        )
 
 
 def no_topic_error(q: Qrels, r: Run) -> ValidationError:
@@ -721,6 +773,14 @@ def _fmt_value(name: str, value: Any) -> str:
     return f"{float(value):6.4f}"
 
 
+def printf_6_4f(value: float) -> str:
+    """C's ``printf("%6.4f", value)`` with glibc: as Python's format, except that a NaN keeps its sign
+    (``-nan`` for the NaN of 0.0/0.0, ``nan`` for one read from a file, as trec_eval -Z prints both)."""
+    if math.isnan(value):
+        return ("-nan" if math.copysign(1.0, value) < 0 else "nan").rjust(6)
+    return f"{value:6.4f}"
+
+
 def format_trec(result: EvalResult, *, per_query: bool = False) -> list[str]:
     """trec_eval's three-column output: ``measure`` padded to 22, tab, topic or ``all``, tab, value.
 
@@ -742,7 +802,7 @@ def iter_trec_lines(result: EvalResult, *, per_query: bool = False) -> Iterator[
 
     def line(name: str, topic: str, value: Any) -> str:
         if z and name != "runid" and not name.startswith("relstring"):
-            return f"Z{name:<22s}\t{topic}\t{float(value):6.4f}"
+            return f"Z{name:<22s}\t{topic}\t{printf_6_4f(float(value))}"
         return f"{name:<22s}\t{topic}\t{_fmt_value(name, value)}"
 
     if per_query:
