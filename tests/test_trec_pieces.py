@@ -16,6 +16,7 @@ from test_trec_vs_pytrec_eval import MEASURES, assert_same, pytrec, random_case
 
 import deteval.io.trec as trec_io
 import deteval.retrieval.trec as trec_eval_mod
+import deteval.run.trec as trec_run_mod
 from deteval.errors import DetevalError
 from deteval.io.trec import load_qrels, load_run
 from deteval.retrieval import evaluate_trec
@@ -46,7 +47,7 @@ def _both(monkeypatch, q, r, **kw):
 
     whole = run()
     with monkeypatch.context() as m:
-        m.setattr(trec_eval_mod, "PIECE_ROWS", 7)
+        m.setattr(trec_run_mod, "PIECE_ROWS", 7)
         calls = []
         real = trec_eval_mod.prepare
         m.setattr(trec_eval_mod, "prepare", lambda *a, **k: calls.append(1) or real(*a, **k))
@@ -86,7 +87,7 @@ def test_pieces_equal_one_pass(tmp_path, monkeypatch, seed, version, interleave)
         _same_result(whole, pieces)
     # and against trec_eval itself (pytrec_eval), through the pieces
     with monkeypatch.context() as m:
-        m.setattr(trec_eval_mod, "PIECE_ROWS", 5)
+        m.setattr(trec_run_mod, "PIECE_ROWS", 5)
         got = evaluate_trec(q, r, MEASURES, per_query=True).per_class
     if not seed % 2:
         ref = pytrec(qrels, run)
@@ -119,7 +120,7 @@ def test_pieces_report_the_first_error(tmp_path, monkeypatch):
     with pytest.raises(DetevalError) as whole:
         evaluate_trec(q, r, ["map"])
     with monkeypatch.context() as m, pytest.raises(DetevalError) as pieces:
-        m.setattr(trec_eval_mod, "PIECE_ROWS", 7)
+        m.setattr(trec_run_mod, "PIECE_ROWS", 7)
         evaluate_trec(q, r, ["map"])
     assert str(whole.value) == str(pieces.value)
     assert "line 111" in str(pieces.value)
@@ -129,7 +130,7 @@ def test_no_topic_in_any_piece(tmp_path, monkeypatch):
     qp, rp = write_trec(tmp_path, {"x": {"a": 1}}, {f"t{i}": {"a": 1.0, "b": 0.5} for i in range(10)})
     q, r = load_qrels(qp), load_run(rp)
     with monkeypatch.context() as m, pytest.raises(DetevalError, match="no topic has both"):
-        m.setattr(trec_eval_mod, "PIECE_ROWS", 3)
+        m.setattr(trec_run_mod, "PIECE_ROWS", 3)
         evaluate_trec(q, r, ["map"])
 
 

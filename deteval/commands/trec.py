@@ -21,9 +21,10 @@ from deteval.io.trec import load_qrels, load_run, load_zscores
 from deteval.report import render
 from deteval.report.progress import Progress
 from deteval.retrieval.prefs import evaluate_prefs
-from deteval.retrieval.trec import evaluate_trec, format_trec, iter_trec_lines
+from deteval.retrieval.trec_output import format_trec, iter_trec_lines
 from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION, RECALL_LEVELS, VERSIONS
 from deteval.run.client import dask_client
+from deteval.run.trec import evaluate_trec
 
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
 
