@@ -15,6 +15,7 @@ from _trec_files import write_trec
 from test_trec_vs_pytrec_eval import MEASURES, assert_same, pytrec, random_case
 
 import deteval.io.trec as trec_io
+import deteval.io.trec_blocks as trec_blocks
 import deteval.retrieval.trec as trec_eval_mod
 import deteval.run.trec as trec_run_mod
 from deteval.errors import DetevalError
@@ -156,8 +157,8 @@ def test_streamed_blocks_read_like_the_whole_file(tmp_path, monkeypatch, block):
             rows.append("  # comment\n")
     rp = tmp_path / "run.txt"
     rp.write_bytes(b"\xef\xbb\xbf" + "".join(rows).encode() + b"\n\n")
-    whole = trec_io._read(rp, "raise", True, trec_io._RUN_COMMENT, trec_io._run_from_bytes)  # one piece
-    monkeypatch.setattr(trec_io, "_BLOCK", block)
+    whole = trec_io._read(rp, "raise", True, trec_blocks.RUN_COMMENT, trec_io._run_from_bytes)  # one piece
+    monkeypatch.setattr(trec_blocks, "BLOCK", block)
     # comment lines are data (with the wrong field count) unless comments=True
     with pytest.raises(DetevalError, match="line 9: expected 6 fields"):
         load_run(rp)
@@ -168,7 +169,7 @@ def test_streamed_blocks_read_like_the_whole_file(tmp_path, monkeypatch, block):
 
 @pytest.mark.parametrize("block", [3, 1 << 22])
 def test_streamed_faults(tmp_path, monkeypatch, block):
-    monkeypatch.setattr(trec_io, "_BLOCK", block)
+    monkeypatch.setattr(trec_blocks, "BLOCK", block)
     p = tmp_path / "q.txt"
     # a bad line, then a NUL byte further on: the NUL is named, as when the whole file is checked first
     p.write_bytes(b"1 0 a 1\n1 0 b\n" + b"1 0 c 1\n" * 5 + b"1 0 \x00 1\n")
@@ -187,7 +188,7 @@ def test_streamed_from_a_pipe_and_growing_lines(tmp_path, monkeypatch):
     import os
     import threading
 
-    monkeypatch.setattr(trec_io, "_BLOCK", 4096)
+    monkeypatch.setattr(trec_blocks, "BLOCK", 4096)
     text = "".join(f"q{i % 97} Q0 D{'x' * (i // 500)}{i} {i} {1.0 / (i + 1)!r} tag\n" for i in range(5000))
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -203,10 +204,10 @@ def test_streamed_from_a_pipe_and_growing_lines(tmp_path, monkeypatch):
 @pytest.mark.parametrize("block", [5, 64, 1 << 22])
 def test_streamed_fault_then_nul_found_in_blocks(tmp_path, monkeypatch, block):
     """A bad line read in blocks, then a NUL byte somewhere: the NUL is named by its line as the whole-file
-    check names it (:func:`deteval.io.trec._read_bytes`), found reading the file in blocks, never whole."""
+    check names it (:func:`deteval.io.trec_blocks.read_bytes`), found reading the file in blocks, never whole."""
     from pathlib import Path
 
-    monkeypatch.setattr(trec_io, "_BLOCK", block)
+    monkeypatch.setattr(trec_blocks, "BLOCK", block)
     rng = np.random.default_rng(block)
     p = tmp_path / "run.txt"
     for _ in range(40):
@@ -219,8 +220,8 @@ def test_streamed_fault_then_nul_found_in_blocks(tmp_path, monkeypatch, block):
             text = text[:nul] + b"\x00" + text[nul + 1 :]
         p.write_bytes((b"\xef\xbb\xbf" if rng.random() < 0.2 else b"") + text)
         with pytest.raises(DetevalError) as whole:
-            trec_io._read_bytes(p)
-            trec_io._run_from_bytes(trec_io._read_bytes(p), p)
+            trec_blocks.read_bytes(p)
+            trec_io._run_from_bytes(trec_blocks.read_bytes(p), p)
         read = Path.read_bytes
         monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("the whole file read"))
         with pytest.raises(DetevalError) as streamed:
@@ -233,4 +234,4 @@ def test_streamed_fault_then_nul_found_in_blocks(tmp_path, monkeypatch, block):
         )
     p.unlink()
     with pytest.raises(DetevalError, match="cannot read file"):
-        trec_io._refuse_nul(p)
+        trec_blocks.refuse_nul(p)
