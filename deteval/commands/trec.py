@@ -185,30 +185,7 @@ def register(sub: Any) -> None:
         metavar="N",
         help="evaluate only the first N ranks of each topic",
     )
-    p.add_argument(
-        "--gain",
-        choices=("trec", "exp2"),
-        default="trec",
-        help="nDCG gain: the relevance value (trec_eval) or 2^rel - 1",
-    )
-    p.add_argument(
-        "--discount",
-        choices=("trec", "max2"),
-        default="trec",
-        help="DCG discount: log2(rank + 1) (trec_eval) or log2(max(rank, 2))",
-    )
-    p.add_argument(
-        "--recall-denominator",
-        choices=("R", "min_k_R"),
-        default="R",
-        help="recall_k divides by R (trec_eval) or by min(k, R)",
-    )
-    p.add_argument(
-        "--ap-denominator",
-        choices=("num_rel", "num_rel_ret"),
-        default="num_rel",
-        help="AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
-    )
+    _add_conventions(p)
     p.add_argument(
         "-R",
         dest="rel_format",
@@ -267,3 +244,31 @@ def register(sub: Any) -> None:
     add_stats_args(p, "another run file")
     add_cluster_args(p)
     p.set_defaults(func=run, _parser=p)
+
+
+def _add_conventions(p: argparse.ArgumentParser) -> None:
+    """The non-trec_eval conventions (nDCG gain and discount, recall and AP denominators)."""
+    p.add_argument(
+        "--gain",
+        choices=("trec", "exp2"),
+        default="trec",
+        help="nDCG gain: the relevance value (trec_eval) or 2^rel - 1",
+    )
+    p.add_argument(
+        "--discount",
+        choices=("trec", "max2"),
+        default="trec",
+        help="DCG discount: log2(rank + 1) (trec_eval) or log2(max(rank, 2))",
+    )
+    p.add_argument(
+        "--recall-denominator",
+        choices=("R", "min_k_R"),
+        default="R",
+        help="recall_k divides by R (trec_eval) or by min(k, R)",
+    )
+    p.add_argument(
+        "--ap-denominator",
+        choices=("num_rel", "num_rel_ret"),
+        default="num_rel",
+        help="AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
+    )
