@@ -20,11 +20,13 @@ from deteval.io.prefs import load_prefs
 from deteval.io.trec import load_qrels, load_run, load_zscores
 from deteval.report import render
 from deteval.report.progress import Progress
+from deteval.report.stats_table import stats_lines
 from deteval.retrieval.prefs import evaluate_prefs
 from deteval.retrieval.trec_output import format_trec, iter_trec_lines
 from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION, RECALL_LEVELS, VERSIONS
 from deteval.run.client import dask_client
 from deteval.run.trec import evaluate_trec
+from deteval.stats.trec import trec_statistics
 
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
 
@@ -131,8 +133,6 @@ def _with_statistics(
     args: argparse.Namespace, result: Any, evaluate: Any, comments: bool, stats: dict[str, Any]
 ) -> Any:
     """Intervals and comparisons over topics (deteval.stats); each --compare-to run is evaluated alike."""
-    from deteval.stats.trec import trec_statistics
-
     others = [
         (o, evaluate(load_run(o, on_error=args.on_error, comments=comments))) for o in args.compare_to or ()
     ]
@@ -141,8 +141,6 @@ def _with_statistics(
     if not (args.query or args.format in ("json", "csv")):
         result.per_class = {}  # evaluated per topic for the statistics only
     if args.format == "trec":
-        from deteval.report.stats_table import stats_lines
-
         result.lines = [*trec_lines, "", *stats_lines(result)]
     return result
 
