@@ -99,13 +99,26 @@ def load_qrels(
 ) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``); see the module docstring.
 
-    ``on_error="skip"``: bad lines (field count, relevance) are left out, listed in ``warnings`` and
-    counted in ``skipped``; the rest is read exactly as the file without them. Whole-file faults (unreadable,
-    binary) and duplicates (two lines at fault, checked at evaluation) still raise.
-    ``comments=True``: lines starting with ``#`` are comments, as trec_eval 10.0 reads qrels (9.0.8 has no
-    comments: such a line is data, usually with the wrong number of fields).
-    ``judgment_groups=True``: the ``iter`` field is kept as each row's judgment group (``Qrels.group``,
-    trec_eval's ``-R qrels_jg``); the same document may then be judged once per group.
+    Parameters
+    ----------
+    path
+        The qrels file.
+    on_error
+        ``"raise"`` (default) stops at the first bad line; ``"skip"`` leaves bad lines (field count,
+        relevance) out, listed in ``warnings`` and counted in ``skipped``, the rest read exactly as the file
+        without them. Whole-file faults (unreadable, binary) and duplicates (two lines at fault, checked at
+        evaluation) still raise.
+    comments
+        Lines starting with ``#`` are comments, as trec_eval 10.0 reads qrels (9.0.8 has no comments: such
+        a line is data, usually with the wrong number of fields).
+    judgment_groups
+        Keep the ``iter`` field as each row's judgment group (``Qrels.group``, trec_eval's ``-R
+        qrels_jg``); the same document may then be judged once per group.
+
+    Returns
+    -------
+    Qrels
+        One row per judgement, in file order.
     """
     if judgment_groups:
         return _read(path, on_error, comments, QRELS_COMMENT, _qrels_jg_from_bytes)
@@ -195,8 +208,20 @@ def _qrels_table(
 def load_run(path: str | PathLike[str], *, on_error: str = "raise", comments: bool = False) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag``); scores must be finite numbers.
 
-    ``on_error="skip"``: bad lines (field count, score) are left out, as in :func:`load_qrels`.
-    ``comments=True``: lines whose first non-blank byte is ``#`` are comments (trec_eval 10.0).
+    Parameters
+    ----------
+    path
+        The run file.
+    on_error
+        ``"raise"`` (default) or ``"skip"``: bad lines (field count, score) left out, as in
+        :func:`load_qrels`.
+    comments
+        Lines whose first non-blank byte is ``#`` are comments (trec_eval 10.0).
+
+    Returns
+    -------
+    Run
+        One row per retrieved document, in file order; ``tag`` is the last line's run tag.
     """
     return _read(
         path,
@@ -248,11 +273,23 @@ def _run_table(
 
 
 def load_zscores(path: str | PathLike[str]) -> dict[tuple[str, str], tuple[float, float]]:
-    """Read a trec_eval ``-Z`` file (``qid measure mean stddev`` per line, get_zscores.c) into
-    ``{(qid, measure): (mean, stddev)}``. trec_eval reads the numbers with ``atof`` (garbage as 0); deteval
-    refuses a line that is not four fields with two numbers, and a repeated (qid, measure). ``nan`` and
-    ``inf`` are numbers to ``atof`` and are read as such (trec_eval 9.0.8's own test/zscores_file has
-    ``nan`` for set_F: every z-score of that measure is then NaN)."""
+    """Read a trec_eval ``-Z`` file (``qid measure mean stddev`` per line, get_zscores.c).
+
+    trec_eval reads the numbers with ``atof`` (garbage as 0); deteval refuses a line that is not four fields
+    with two numbers, and a repeated (qid, measure). ``nan`` and ``inf`` are numbers to ``atof`` and are
+    read as such (trec_eval 9.0.8's own test/zscores_file has ``nan`` for set_F: every z-score of that
+    measure is then NaN).
+
+    Parameters
+    ----------
+    path
+        The z-score file.
+
+    Returns
+    -------
+    dict
+        ``{(qid, measure): (mean, stddev)}``, for ``evaluate_trec(zscores=...)``.
+    """
     data = read_bytes(path)
     out: dict[tuple[str, str], tuple[float, float]] = {}
     for i, raw in enumerate(data.split(b"\n"), 1):

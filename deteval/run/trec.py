@@ -48,33 +48,71 @@ def evaluate_trec(
     shards: int | None = None,
     topic_columns: bool = False,
 ) -> TrecResult:
-    """Evaluate a run against qrels like ``trec_eval [-q] [-c] [-l N] -m ...``.
+    """Evaluate a run against qrels like ``trec_eval [-q] [-c] [-l N] [-M N] [-J] [-Z FILE] -m ...``.
 
-    ``qrels``/``run``: loaded files (:func:`deteval.io.trec.load_qrels`, :func:`~deteval.io.trec.load_run`)
-    or pytrec_eval-style dicts. ``measures``: trec_eval names/families/sets (default ``official``).
-    ``complete`` (``-c``): qrels topics missing from the run count as empty rankings. ``max_docs`` (``-M``):
-    only the first ``max_docs`` ranks of each topic are evaluated. The options ``gain``,
-    ``discount``, ``recall_denominator`` and ``ap_denominator`` select the non-trec_eval conventions of
-    seeds 002/003 (see :mod:`deteval.retrieval.measures`). ``version`` selects the trec_eval release whose
-    rules apply, ``"9.0.8"`` (default: pytrec_eval and most published numbers) or ``"10.0"``; see
-    :mod:`deteval.retrieval.versions` and docs/trec.md. ``zscores`` (``-Z``, from
-    :func:`deteval.io.trec.load_zscores`): every per-topic value becomes (value - mean) / stddev before
-    averaging, as convert_zscores.c does. ``judged_only`` (``-J``): documents without a judgement leave the
-    ranking. ``num_docs`` (``-N``): the collection size, used only by ``utility``'s fourth coefficient.
-    ``recall_levels`` (``iprec_at_recall``, ``11pt_avg``): ``"double"`` (default, the version's rule as its
-    source has it) or ``"float32"`` (the level held in a C float, ``(long)(levelf * R + 0.9)``, as the
-    binaries that printed trec_eval's ``test/out.test.a`` did; :func:`deteval.retrieval.versions.recall_cutoff`).
+    Each measure's ``all`` value is trec_eval's: the mean over the evaluated topics summed one topic at a
+    time in topic order, a sum for the counts, exp(mean log) for ``gm_*`` (docs/trec.md lists every rule).
 
-    ``client`` (a ``dask.distributed`` Client) and/or ``shards``: the topics are split into shards evaluated
-    on their own (on the client's workers if given); every value is bit-identical to one process. Without
-    them, a run of more than :data:`PIECE_ROWS` rows is evaluated a piece at a time in this process.
+    Parameters
+    ----------
+    qrels, run
+        Loaded files (:func:`deteval.io.trec.load_qrels`, :func:`~deteval.io.trec.load_run`) or
+        pytrec_eval-style dicts ``{qid: {docno: rel}}`` and ``{qid: {docno: score}}``.
+    measures
+        trec_eval names, families or sets (``map``, ``P.5,10``, ``ndcg_cut``, ``all_trec``); default
+        ``official`` (``qrels_jg`` for qrels read with judgment groups).
+    relevance_level
+        ``-l``: a judgement >= this value is relevant.
+    complete
+        ``-c``: qrels topics missing from the run count as empty rankings.
+    per_query
+        ``-q``: ``per_class`` holds one row per topic.
+    max_docs
+        ``-M``: only the first ``max_docs`` ranks of each topic are evaluated.
+    gain, discount, recall_denominator, ap_denominator
+        The non-trec_eval conventions of seeds 002/003 (:mod:`deteval.retrieval.measures`); the defaults
+        are trec_eval's.
+    version
+        The trec_eval release whose rules apply: ``"9.0.8"`` (default: pytrec_eval and most published
+        numbers) or ``"10.0"`` (:mod:`deteval.retrieval.versions`, docs/trec.md).
+    zscores
+        ``-Z`` (:func:`deteval.io.trec.load_zscores`): every per-topic value becomes
+        (value - mean) / stddev before averaging, as convert_zscores.c does.
+    judged_only
+        ``-J``: documents without a judgement leave the ranking.
+    recall_levels
+        ``iprec_at_recall`` and ``11pt_avg``: ``"double"`` (default, the version's rule as its source has
+        it) or ``"float32"`` (the level held in a C float, ``(long)(levelf * R + 0.9)``, as the binaries
+        that printed trec_eval's ``test/out.test.a`` did; :func:`deteval.retrieval.versions.recall_cutoff`).
+    num_docs
+        ``-N``: the collection size, used only by ``utility``'s fourth coefficient.
+    client, shards
+        A ``dask.distributed`` Client and/or a number of shards: the topics are split into shards evaluated
+        on their own (on the client's workers if given); every value is bit-identical to one process.
+        Without them, a run of more than :data:`PIECE_ROWS` rows is evaluated a piece at a time here.
+    topic_columns
+        Also keep the per-topic values as arrays (``result.topic_columns``), from which
+        :func:`~deteval.retrieval.trec_output.iter_trec_lines` prints ``-q`` output a block of topics at a
+        time (a dict per topic costs ~25 times the memory of its values).
 
-    Returns an :class:`~deteval.results.EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by measure name
-    (plus ``runid``), ``per_class`` = one row per topic when ``per_query``; ``lines`` = trec_eval's ``all``
-    lines (:func:`~deteval.retrieval.trec_output.format_trec` renders the per-topic lines too). ``topic_columns``: the per-topic values are
-    also kept as arrays (``result.topic_columns``), from which :func:`~deteval.retrieval.trec_output.iter_trec_lines` prints ``-q`` output
-    a block of topics at a time (a dict per topic costs ~25 times the memory of its values).
+    Returns
+    -------
+    TrecResult
+        An :class:`~deteval.results.EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by
+        measure name (plus ``runid``), ``per_class`` = one row per topic when ``per_query``, ``lines`` =
+        trec_eval's ``all`` lines (:func:`~deteval.retrieval.trec_output.format_trec` renders the
+        per-topic lines too).
 
+    Raises
+    ------
+    ConfigError
+        A bad option or measure.
+    ValidationError
+        No topic to evaluate, a duplicate document, or (10.0 without ``-c``) a qrels topic missing from the
+        run, which trec_eval 10.0 refuses too.
+
+    Examples
+    --------
     >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
     >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}
     >>> evaluate_trec(qrels, run, ["map", "P.2", "recip_rank"]).summary
