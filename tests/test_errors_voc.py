@@ -16,9 +16,9 @@ import pytest
 from cli_errors import cli_error, insert_line, subprocess_error
 
 from deteval.cli import main
-from deteval.detection.voc import evaluate_voc
 from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io.voc import load_voc_annotations, load_voc_detections
+from deteval.run.voc import evaluate_voc
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data_samples" / "voc"
 CAR = "results/comp4_det_test_car.txt"

@@ -22,13 +22,14 @@ from deteval.commands.cluster import add_cluster_args, refuse_with_cluster
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
-from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
+from deteval.detection.voc import METRICS, PROFILES, VOCParams
 from deteval.errors import ConfigError
 from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
 from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import Progress
 from deteval.run.client import dask_client
+from deteval.run.voc import evaluate_voc
 
 DEFAULTS: dict[str, Any] = {
     "metric": "voc2010",

@@ -48,10 +48,11 @@ from typing import Literal
 import numpy as np
 
 from deteval.collector import paused
-from deteval.detection.voc import MAX_COORD, VOCDetections, VOCGroundTruth
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.arrays import beyond_exact, rows_beyond_exact
 from deteval.syntax import fields, parse_decimal, text_lines
+from deteval.tables.arrays import MAX_COORD
+from deteval.tables.voc import VOCDetections, VOCGroundTruth
 
 PathLike = str | os.PathLike
 
