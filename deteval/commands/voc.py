@@ -9,6 +9,7 @@ without a detection file is scored with 0 detections, with a warning. ``--classe
 from __future__ import annotations
 
 import argparse
+import difflib
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,7 @@ def _with_statistics(
     args: argparse.Namespace, gt: Any, dets: Any, params: VOCParams, classes: Any, stats: dict[str, Any]
 ) -> Any:
     """Intervals and comparisons (deteval.stats): every other detections pattern is matched once."""
-    from deteval.stats.voc import VOCUnits
+    from deteval.stats.voc import VOCUnits  # (only with statistics: a plain evaluation imports none of it)
 
     others = list(args.compare_to or ())
     systems = [
@@ -132,8 +133,6 @@ def _check_classes(wanted: list[str], gt_classes: set[str], pattern: str | None,
     unknown = [c for c in wanted if c not in known]
     if not unknown:
         return
-    import difflib
-
     hints = []
     for c in unknown:
         close = difflib.get_close_matches(c, sorted(known), n=1)
