@@ -294,9 +294,30 @@ def match_voc(
     py-faster-rcnn) on a difficult box → ignored; on a box already taken by a higher-ranked detection of
     the class → FP; otherwise TP. Ranks come from descending score under ``ties`` ("stable": row order among
     equal scores; "quicksort": ``np.argsort(-scores)`` per class). Without labels everything is one class.
-    ``pair_chunk``: at most this many (detection, box) IoUs at once (default :data:`PAIR_CHUNK`); the result
-    does not depend on it. ``rank``: each detection's position in its class's ranking, when the caller
-    ranked a larger table of which these detections are a part (default: ranked here under ``ties``).
+
+    Parameters
+    ----------
+    det_image, det_boxes, det_scores
+        Each detection's image index, ``xyxy`` box and score (N rows, in file order: the tie order).
+    gt_image, gt_boxes, gt_difficult
+        Each ground-truth box's image index, ``xyxy`` box and difficult flag (0/1 or booleans).
+    det_label, gt_label
+        Class indices (default: one class).
+    iou_threshold, plus_one, strict
+        A match needs IoU >= threshold (> with ``strict``); ``plus_one``: the devkit's pixel-inclusive IoU.
+    ties
+        The ranking's tie policy.
+    pair_chunk
+        At most this many (detection, box) IoUs at once (default :data:`PAIR_CHUNK`); the result does not
+        depend on it.
+    rank
+        Each detection's position in its class's ranking, when the caller ranked a larger table of which
+        these detections are a part (default: ranked here under ``ties``).
+
+    Returns
+    -------
+    numpy.ndarray
+        int8 outcome of every detection, in input order.
 
     >>> match_voc([0, 0, 0], [[1, 1, 10, 10]] * 3, [0.9, 0.8, 0.95], [0], [[1, 1, 10, 10]]).tolist()
     [0, 0, 1]
