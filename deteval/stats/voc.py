@@ -1,9 +1,9 @@
 """Pascal VOC AP and mAP as functions of image weights: the match outcomes of every system are computed once
-(:func:`~deteval.detection.voc.match_voc`), a resample only re-weights them.
+(:func:`~deteval.detection.voc.match_part`, one part of every image), a resample only re-weights them.
 
 An image of weight k counts k times: each of its detections is an item of weight k in its class's ranked
 list (:func:`~deteval.core.lists.presorted_lists`), and its non-difficult ground-truth boxes add k × their
-count to the class's npos. All weights 1 give :func:`~deteval.detection.voc.evaluate_voc`'s numbers bit for
+count to the class's npos. All weights 1 give :func:`~deteval.run.voc.evaluate_voc`'s numbers bit for
 bit; an image of weight 2 gives the numbers of the files in which that image is listed twice (its copy's
 detections right after its own among equal scores). Metric columns: ``map``, then AP of every class in
 ``classes`` order (NaN where a resample leaves a class without ground truth; mAP averages the others).
