@@ -20,6 +20,7 @@ import numpy as np
 
 from deteval.analysis.tide import Assignment, TideInput, assign
 from deteval.core.ap import ap_all_points, ap_coco101, ap_voc07
+from deteval.core.levels import COCO_RECALL_LEVELS
 from deteval.errors import ValidationError
 
 __all__ = ["ImageDiagnostics", "draw_image", "draw_worst", "image_diagnostics"]
@@ -61,7 +62,7 @@ def image_diagnostics(
     """Counts and AP loss per image, worst (largest loss, then most errors) first (module docstring)."""
     if protocol not in ("coco", "voc2010", "voc07"):
         raise ValidationError(f"unknown protocol {protocol!r}")
-    levels = np.linspace(0.0, 1.0, 101) if rec_thrs is None else np.asarray(rec_thrs, dtype=np.float64)
+    levels = COCO_RECALL_LEVELS if rec_thrs is None else np.asarray(rec_thrs, dtype=np.float64)
     a = assign(inp, iou, 0.0, max_dets, rule)
     keep = a.state != 2
     cls, tp, img = a.cls[keep], a.state[keep] == 1, inp.dt_img[a.det[keep]]

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from deteval.core.ap import ap_all_points, ap_voc07, interpolated_precision
+from deteval.core.levels import COCO_RECALL_LEVELS, TIDECV_RECALL_LEVELS
 from deteval.detection.boxes import box_area, box_iou
 from deteval.detection.coco_iou import bbox_iou_pairs
 from deteval.errors import ValidationError
@@ -364,8 +365,7 @@ def _ap_tide(tp: np.ndarray, n_gt: int) -> float:
         return 0.0
     ntrue = np.cumsum(tp)
     prec = ntrue / np.arange(1, len(tp) + 1)
-    levels = np.array([x / 100 for x in range(101)])
-    y = interpolated_precision(ntrue / n_gt, prec, levels).tolist()
+    y = interpolated_precision(ntrue / n_gt, prec, TIDECV_RECALL_LEVELS).tolist()
     return sum(y) / len(y) * 100
 
 
@@ -493,7 +493,7 @@ def tide_errors(
         raise ValidationError(
             f"need 0 <= bg_threshold <= pos_threshold <= 1, got {bg_threshold}, {pos_threshold}"
         )
-    levels = np.linspace(0.0, 1.0, 101) if rec_thrs is None else np.asarray(rec_thrs, dtype=np.float64)
+    levels = COCO_RECALL_LEVELS if rec_thrs is None else np.asarray(rec_thrs, dtype=np.float64)
     if protocol not in PROTOCOLS:
         raise ValidationError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     mode = "tide" if compat == "tide" else protocol

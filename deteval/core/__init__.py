@@ -20,10 +20,6 @@ Edges (tested in tests/test_core_edges.py):
 
 from deteval.core.ap import (
     AP_METHODS,
-    COCO_RECALL_LEVELS,
-    PY_FASTER_RCNN_LEVELS,
-    VOC07_LEVELS,
-    VOC_DEVKIT_LEVELS,
     ap_all_points,
     ap_coco101,
     ap_uninterpolated,
@@ -32,6 +28,13 @@ from deteval.core.ap import (
     interpolated_precision,
     precision_envelope,
 )
+from deteval.core.levels import (
+    COCO_IOU_THRESHOLDS,
+    COCO_RECALL_LEVELS,
+    PY_FASTER_RCNN_LEVELS,
+    VOC07_LEVELS,
+    VOC_DEVKIT_LEVELS,
+)
 from deteval.core.lists import RankedLists, presorted_lists, ranked_lists
 from deteval.core.prf import PRF, f_beta, precision_recall_f
 from deteval.core.ranking import IGNORED, NONRELEVANT, RELEVANT, Ranking, rank
@@ -39,6 +42,7 @@ from deteval.core.summary import RankedSummary, precision_at_k, recall_at_k, sum
 
 __all__ = [
     "AP_METHODS",
+    "COCO_IOU_THRESHOLDS",
     "COCO_RECALL_LEVELS",
     "IGNORED",
     "NONRELEVANT",

@@ -33,14 +33,20 @@ from typing import Any, Literal
 
 import numpy as np
 
+from deteval.core.levels import (
+    COCO_IOU_THRESHOLDS,
+    ULTRALYTICS_CONFIDENCES,
+    ULTRALYTICS_IOU_THRESHOLDS,
+    ULTRALYTICS_RECALL_POINTS,
+)
 from deteval.detection.box_table import BoxTable
 from deteval.errors import ConfigError
 
 Matcher = Literal["unique", "greedy"]
 Sentinel = Literal["one", "repeat_last"]
 
-IOU_THRESHOLDS_32 = np.linspace(0.5, 0.95, 10).astype(np.float32)  # == torch.linspace(0.5, 0.95, 10)
-IOU_THRESHOLDS_64 = np.linspace(0.5, 0.95, 10)
+IOU_THRESHOLDS_32 = ULTRALYTICS_IOU_THRESHOLDS  # == torch.linspace(0.5, 0.95, 10)
+IOU_THRESHOLDS_64 = COCO_IOU_THRESHOLDS  # np.linspace(0.5, 0.95, 10), for explain's float64 steps
 _EPS_IOU = 1e-7
 _EPS = 1e-16
 
@@ -139,7 +145,7 @@ def _ap(recall: np.ndarray, precision: np.ndarray, sentinel: Sentinel) -> float:
         mrec = np.concatenate(([0.0], recall, [last], [1.0]))
         mpre = np.concatenate(([1.0], precision, [0.0], [0.0]))
     mpre = np.flip(np.maximum.accumulate(np.flip(mpre)))
-    x = np.linspace(0, 1, 101)
+    x = ULTRALYTICS_RECALL_POINTS
     return float(np.trapezoid(np.interp(x, mrec, mpre), x))
 
 
@@ -195,7 +201,7 @@ def ap_per_class(
     order = np.argsort(-conf)
     tp, conf, pred_cls = tp[order], conf[order], pred_cls[order]
     classes, n_labels = np.unique(target_cls, return_counts=True)
-    x = np.linspace(0, 1, 1000)
+    x = ULTRALYTICS_CONFIDENCES
     ap = np.zeros((len(classes), tp.shape[1]))
     p_curve, r_curve = np.zeros((len(classes), 1000)), np.zeros((len(classes), 1000))
     for k, c in enumerate(classes):

@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from deteval.core import VOC_DEVKIT_LEVELS
+from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.lists import ranked_lists
 from deteval.detection.boxes import box_iou
 from deteval.detection.coco import evaluate_coco
@@ -50,8 +50,8 @@ from deteval.errors import ConfigError, ValidationError
 from deteval.explain.yolo import Explanation, coco_sampled_precision
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 
-THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
-RECALL_LEVELS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
+THRESHOLDS = COCO_IOU_THRESHOLDS
+RECALL_LEVELS = COCO_RECALL_LEVELS
 
 
 @dataclass(frozen=True)

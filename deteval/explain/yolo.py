@@ -33,6 +33,7 @@ from typing import Any, Literal
 import numpy as np
 
 from deteval.core.ap import interpolated_precision
+from deteval.core.levels import COCO_RECALL_LEVELS
 from deteval.detection.box_table import BoxTable
 from deteval.detection.supervision_profile import masked_mean
 from deteval.detection.ultralytics import IOU_THRESHOLDS_32, IOU_THRESHOLDS_64, ap_per_class, box_iou
@@ -147,7 +148,7 @@ def _match_all(gt: BoxTable, dt: BoxTable, n_images: int, rules: Rules) -> _Matc
 
 def _coco_table(m: _Matched, gt: BoxTable, n_classes: int) -> np.ndarray:
     """COCOeval's precision table [T, R, K] (−1 for classes without labels)."""
-    rec_thrs = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
+    rec_thrs = COCO_RECALL_LEVELS
     table = -np.ones((10, len(rec_thrs), n_classes))
     for k in range(n_classes):
         npos = int((gt.cls == k).sum())
