@@ -14,9 +14,9 @@ import pytest
 from _coco_cases import random_case, random_keypoints_case, random_segm_case, run_pycocotools
 
 import deteval.detection.coco_iou as coco_iou
-import deteval.detection.coco_match as coco_match
+import deteval.match.coco as coco_match
 from deteval.detection.coco import evaluate_coco
-from deteval.detection.coco_match import _split_blocks
+from deteval.match.coco import _split_blocks
 from deteval.detection.coco_params import CocoParams
 
 

@@ -39,6 +39,7 @@ import numpy as np
 from deteval.core.ap import ap_all_points
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.openimages import Hierarchy, OidTable, load_class_names, load_hierarchy, read_oid_csv
+from deteval.match.iou import iou_ioa_yxyx
 from deteval.results import EvalResult
 
 __all__ = ["OpenImagesEvaluation", "evaluate_openimages"]
@@ -332,18 +333,6 @@ def evaluate_openimages(
     )
 
 
-def _iou_ioa(d: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """IoU and intersection over the detection's area of pairs of [ymin, xmin, ymax, xmax] boxes, with
-    ``np_box_ops``' operation order (so the same doubles)."""
-    h = np.maximum(0.0, np.minimum(d[:, 2], g[:, 2]) - np.maximum(d[:, 0], g[:, 0]))
-    w = np.maximum(0.0, np.minimum(d[:, 3], g[:, 3]) - np.maximum(d[:, 1], g[:, 1]))
-    inter = h * w
-    da = (d[:, 2] - d[:, 0]) * (d[:, 3] - d[:, 1])
-    ga = (g[:, 2] - g[:, 0]) * (g[:, 3] - g[:, 1])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return inter / ((da + ga) - inter), inter / da
-
-
 def _first_best(pd: np.ndarray, pg_pos: np.ndarray, val: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Per detection, ``np.argmax`` over its pairs (the first maximum in box order): (box, value), −1 if none."""
     box = np.full(n, -1, dtype=np.int64)
@@ -377,7 +366,7 @@ def _match(
         pd = np.repeat(np.arange(n), cnt)
         off = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
         pg = gsel[np.repeat(lo, cnt) + off]
-        iou, ioa = _iou_ioa(d_box[pd], g_box[pg])
+        iou, ioa = iou_ioa_yxyx(d_box[pd], g_box[pg])
         if not stage_group:
             box, v = _first_best(pd, off, iou, n)
             ok = (box >= 0) & (v >= IOU_THRESHOLD)

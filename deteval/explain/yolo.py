@@ -35,10 +35,18 @@ import numpy as np
 from deteval.core.ap import interpolated_precision
 from deteval.core.levels import COCO_RECALL_LEVELS
 from deteval.detection.box_table import BoxTable
+from deteval.detection.boxes import convert_boxes
 from deteval.detection.supervision_profile import masked_mean
-from deteval.detection.ultralytics import IOU_THRESHOLDS_32, IOU_THRESHOLDS_64, ap_per_class, box_iou
+from deteval.detection.ultralytics import (
+    IOU_THRESHOLDS_32,
+    IOU_THRESHOLDS_64,
+    ap_per_class,
+    box_iou,
+    match_image,
+)
 from deteval.detection.yolo_eval import canonical_profile, evaluate_yolo
 from deteval.io.yolo import YoloDataset
+from deteval.match.iou import bb_iou
 
 
 @dataclass(frozen=True)
@@ -72,20 +80,13 @@ _RULE_TEXT = {
 # ------------------------------------------------------------------------------------ step-wise evaluator
 def _coco_iou(g: np.ndarray, d: np.ndarray) -> np.ndarray:
     """pycocotools' bbIou (labels × detections) on the ``[x, y, w, h]`` boxes the COCO conversion writes."""
-    gx, gy, gw, gh = g[:, 0:1], g[:, 1:2], g[:, 2:3] - g[:, 0:1], g[:, 3:4] - g[:, 1:2]
-    dx, dy = d[None, :, 0], d[None, :, 1]
-    dw, dh = d[None, :, 2] - dx, d[None, :, 3] - dy
-    w = np.minimum(dw + dx, gw + gx) - np.maximum(dx, gx)
-    h = np.minimum(dh + dy, gh + gy) - np.maximum(dy, gy)
-    inter = w * h
-    union = (dw * dh + gw * gh) - inter
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where((w > 0) & (h > 0), inter / union, 0.0)
+    no_crowd = np.zeros((len(g), 1), dtype=bool)  # a YOLO dataset has no crowd regions
+    return bb_iou(
+        convert_boxes(d, "xyxy", "xywh")[None, :, :], convert_boxes(g, "xyxy", "xywh")[:, None, :], no_crowd
+    )
 
 
 def _match(iou: np.ndarray, gcls: np.ndarray, dcls: np.ndarray, thr: np.ndarray, matcher: str) -> np.ndarray:
-    from deteval.detection.ultralytics import match_image
-
     if matcher != "coco":
         return match_image(iou, gcls, dcls, thr, matcher)  # type: ignore[arg-type]
     # COCOeval: the same greedy walk, but the LAST ground truth wins an IoU tie: argmax over reversed rows.
