@@ -19,21 +19,19 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.tide import Assignment, TideInput, assign
-from deteval.core.ap import ap_all_points, ap_coco101, ap_voc07
 from deteval.core.levels import COCO_RECALL_LEVELS
+from deteval.core.lists import presorted_lists
 from deteval.errors import ValidationError
 
 __all__ = ["ImageDiagnostics", "draw_image", "draw_worst", "image_diagnostics"]
 
 
 def _ap(tp: np.ndarray, n_gt: int, protocol: str, rec_thrs: np.ndarray) -> float:
-    tps = np.cumsum(tp).astype(np.float64)
-    fps = np.cumsum(~tp).astype(np.float64)
-    rec = tps / n_gt
+    """AP of one ranked list of true-positive flags by the protocol's method (the core's ranked lists)."""
+    lists = presorted_lists([tp.shape[0]], tp, [n_gt])
     if protocol == "coco":
-        return ap_coco101(rec, tps / (fps + tps + np.spacing(1)), rec_thrs)
-    prec = tps / (fps + tps)
-    return ap_voc07(rec, prec) if protocol == "voc07" else ap_all_points(rec, prec)
+        return float(lists.average_precision("coco101", levels=rec_thrs)[0])
+    return float(lists.average_precision("voc07" if protocol == "voc07" else "all_points")[0])
 
 
 @dataclass

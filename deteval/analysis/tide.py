@@ -41,8 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from deteval.core.ap import ap_all_points, ap_voc07, interpolated_precision
+from deteval.core.ap import interpolated_precision
 from deteval.core.levels import COCO_RECALL_LEVELS, TIDECV_RECALL_LEVELS
+from deteval.core.lists import COCO_EPS, presorted_lists
 from deteval.detection.boxes import box_area, box_iou
 from deteval.detection.coco_iou import bbox_iou_pairs
 from deteval.errors import ValidationError
@@ -363,17 +364,17 @@ def _ap_tide(tp: np.ndarray, n_gt: int) -> float:
     envelope sampled at x/100, summed in Python as tidecv does."""
     if n_gt == 0:
         return 0.0
+    # tidecv's own curve, kept here on purpose: its matching can give a list more true positives than ground
+    # truths (recall above 1), which the core's ranked lists refuse; the envelope sampling is the core's.
     ntrue = np.cumsum(tp)
     prec = ntrue / np.arange(1, len(tp) + 1)
     y = interpolated_precision(ntrue / n_gt, prec, TIDECV_RECALL_LEVELS).tolist()
-    return sum(y) / len(y) * 100
+    return sum(y) / len(y) * 100  # Python's left-to-right sum, as tidecv
 
 
 def _q_coco(tp: np.ndarray, n_gt: int, rec_thrs: np.ndarray) -> np.ndarray:
     """pycocotools' interpolated precision at ``rec_thrs`` for one category (COCOeval.accumulate)."""
-    tps = np.cumsum(tp).astype(np.float64)
-    fps = np.cumsum(~tp).astype(np.float64)
-    return interpolated_precision(tps / n_gt, tps / (fps + tps + np.spacing(1)), rec_thrs)
+    return presorted_lists([tp.shape[0]], tp, [n_gt]).interpolated_precision(rec_thrs, COCO_EPS)[0]
 
 
 class _Oracle:
@@ -460,10 +461,10 @@ class _Oracle:
                 if n == 0:
                     continue
                 t = tp[cls == c]
-                tps = np.cumsum(t).astype(np.float64)
-                fps = np.cumsum(~t).astype(np.float64)
-                rec, prec = tps / n, tps / (fps + tps)
-                aps.append(ap_voc07(rec, prec) if self.compat == "voc07" else ap_all_points(rec, prec))
+                lists = presorted_lists([t.shape[0]], t, [n])
+                aps.append(
+                    float(lists.average_precision("voc07" if self.compat == "voc07" else "all_points")[0])
+                )
             return float(np.mean(aps)) if aps else -1.0
         q = -np.ones((len(self.rec_thrs), len(ids)))
         for k, c in enumerate(ids.tolist()):

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.core.ap import ap_all_points
+from deteval.core.lists import presorted_lists
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.openimages import Hierarchy, OidTable, load_class_names, load_hierarchy, read_oid_csv
 from deteval.match.iou import iou_ioa_yxyx
@@ -304,21 +304,16 @@ def evaluate_openimages(
     e_cls, e_score, e_tp = e_cls[o], e_score[o], e_tp[o]
 
     n_gt = np.bincount(g_cls, minlength=C).astype(np.float64)  # group-of weight 1: a group counts once
-    n_tp = np.zeros(C, dtype=np.int64)
-    ap = np.full(C, np.nan)
     cs = np.searchsorted(e_cls, np.arange(C + 1))
-    for c in range(C):
-        if n_gt[c] == 0:
-            continue
-        s, t = e_score[cs[c] : cs[c + 1]], e_tp[cs[c] : cs[c + 1]]
-        srt = np.argsort(s)[::-1]
-        lab_c = t[srt]
-        ctp = np.cumsum(lab_c)
-        cfp = np.cumsum((lab_c <= 0).astype(float))
-        precision = ctp.astype(float) / (ctp + cfp)
-        recall = ctp.astype(float) / n_gt[c]
-        ap[c] = ap_all_points(recall, precision)
-        n_tp[c] = int(lab_c.sum())
+    # The challenge's ranking: per class, np.argsort(scores)[::-1] (unstable; reversed, so ties in reverse).
+    rank = np.concatenate(
+        [np.zeros(0, dtype=np.int64)]
+        + [cs[c] + np.argsort(e_score[cs[c] : cs[c + 1]])[::-1] for c in range(C)]
+    )
+    hit = e_tp[rank] > 0
+    lists = presorted_lists(np.diff(cs), hit, n_gt.astype(np.int64))
+    ap = np.where(n_gt > 0, lists.average_precision("all_points"), np.nan)
+    n_tp = np.where(n_gt > 0, lists.n_hits, 0).astype(np.int64)
     with np.errstate(all="ignore"):
         mean = float(np.nanmean(ap)) if (~np.isnan(ap)).any() else float("nan")
     return OpenImagesEvaluation(

@@ -46,7 +46,7 @@ from deteval.detection.boxes import box_iou
 from deteval.detection.coco import evaluate_coco
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc, rank_positions
 from deteval.errors import ConfigError, ValidationError
-from deteval.explain.yolo import Explanation, coco_sampled_precision
+from deteval.explain.yolo import Explanation, coco_precision_at_levels
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.match.greedy import greedy_outcomes
 from deteval.match.iou import bb_iou, xyxy_ioa
@@ -293,11 +293,7 @@ def _coco_ap(
     for k in np.flatnonzero(npos > 0).tolist():
         mine = kept[data.d_cls[kept] == k]
         mine = mine[np.argsort(pos[mine], kind="stable")]
-        o = outcome[:, mine]
-        tps = np.cumsum(o == 1, axis=1).astype(float)
-        fps = np.cumsum(o == 0, axis=1).astype(float)
-        for t in range(len(THRESHOLDS)):
-            table[t, :, k] = coco_sampled_precision(tps[t], fps[t], int(npos[k]), RECALL_LEVELS)
+        table[:, :, k] = coco_precision_at_levels(outcome[:, mine], int(npos[k]), RECALL_LEVELS)
     s, s50 = table[table > -1], table[0][table[0] > -1]
     ap = table.mean(axis=1)
     ap = np.where(ap < 0, np.nan, ap)

@@ -32,8 +32,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from deteval.core.ap import interpolated_precision
 from deteval.core.levels import COCO_RECALL_LEVELS
+from deteval.core.lists import COCO_EPS, presorted_lists
 from deteval.detection.box_table import BoxTable
 from deteval.detection.boxes import convert_boxes
 from deteval.detection.supervision_profile import masked_mean
@@ -157,18 +157,20 @@ def _coco_table(m: _Matched, gt: BoxTable, n_classes: int) -> np.ndarray:
             continue
         mine = np.flatnonzero(m.cls == k)  # image order, descending score within each image
         order = np.argsort(-m.conf[mine], kind="mergesort")
-        tp = m.tp[mine][order].T
-        tps = np.cumsum(tp, axis=1).astype(float)
-        fps = np.cumsum(~tp, axis=1).astype(float)
-        for t in range(10):
-            table[t, :, k] = coco_sampled_precision(tps[t], fps[t], npos, rec_thrs)
+        table[:, :, k] = coco_precision_at_levels(m.tp[mine][order].T, npos, rec_thrs)
     return table
 
 
-def coco_sampled_precision(tps: np.ndarray, fps: np.ndarray, npos: int, levels: np.ndarray) -> np.ndarray:
-    """pycocotools' accumulate for one ranked list: precision ``tp/(tp+fp+ε)`` and the core's envelope
-    sampled at the recall ``levels`` (:func:`deteval.core.ap.interpolated_precision`)."""
-    return interpolated_precision(tps / npos, tps / (fps + tps + np.spacing(1)), levels)
+def coco_precision_at_levels(outcomes: np.ndarray, npos: int, levels: np.ndarray) -> np.ndarray:
+    """pycocotools' accumulate for one category's ranked detections at every IoU threshold: (T, R) precision
+    ``tp/(tp+fp+ε)``, its envelope sampled at the recall ``levels`` (the core's ranked lists, one per threshold).
+
+    ``outcomes`` is (T, n): True or 1 a true positive, False or 0 a false positive, −1 ignored."""
+    n_t, n = outcomes.shape
+    flat = np.asarray(outcomes).reshape(-1)
+    ignored = None if flat.dtype == np.bool_ else flat == -1
+    lists = presorted_lists(np.full(n_t, n), flat == 1, np.full(n_t, npos), ignored)
+    return lists.interpolated_precision(levels, COCO_EPS)
 
 
 def score(
