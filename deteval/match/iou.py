@@ -40,8 +40,8 @@ def bbox_iou_pairs(
 
     A crowd ground truth divides the intersection by the detection's area instead of the union.
     """
-    # rows gathered by np.take (a quarter of the time of dbox[di]), then as four contiguous columns each
-    # (:func:`bb_iou_columns`); bench_coco 20k bbox, 300k pairs: 11 ms against 23 ms with bb_iou(dbox[di], ...)
+    # rows gathered by np.take (faster than fancy indexing dbox[di]), then as four contiguous columns each
+    # (:func:`bb_iou_columns`, fewer temporaries than bb_iou on the gathered rows)
     d = np.take(dbox, di, axis=0).T.copy()
     g = np.take(gbox, gi, axis=0).T.copy()
     return bb_iou_columns(d, g, gcrowd[gi])
