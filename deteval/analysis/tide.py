@@ -47,6 +47,7 @@ from deteval.core.lists import COCO_EPS, presorted_lists
 from deteval.detection.boxes import box_area, box_iou
 from deteval.detection.coco_iou import bbox_iou_pairs
 from deteval.errors import ValidationError
+from deteval.match.greedy import greedy_match
 
 __all__ = [
     "AREA_RANGES",
@@ -196,6 +197,23 @@ def _keep_top(
     return order[rank < max_dets]
 
 
+def _protocol_match(
+    regular: np.ndarray, special: np.ndarray, pos: float, rule: str, g: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One image's detections (rows, in rank order) under the COCO or VOC devkit greedy rule at IoU ``pos``
+    (:func:`deteval.match.greedy.greedy_match`); ``special`` holds the crowd (COCO) or difficult (VOC) boxes.
+    Returns each detection's state, the ground truth (input index) a true positive took, and the columns of
+    ``regular`` taken."""
+    full = np.concatenate([regular, special], axis=1).T
+    flags = np.r_[np.zeros(regular.shape[1], dtype=bool), np.ones(special.shape[1], dtype=bool)]
+    out, m = greedy_match(full, flags, np.array([pos], dtype=np.float64), "voc" if rule == "voc" else "coco")
+    state = np.where(out[0] == 1, _TP, np.where(out[0] == -1, _IGN, _FP))
+    tp = m[0] >= 0
+    match = np.full(regular.shape[0], -1, dtype=np.int64)
+    match[tp] = g[m[0][tp]]
+    return state, match, m[0][tp]
+
+
 def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> Assignment:
     """Match ``inp`` image by image and classify every unmatched detection (module docstring). ``rule``:
     ``"tide"`` (tidecv), ``"coco"`` (pycocotools at IoU ``pos``) or ``"voc"`` (VOCevaldet.m)."""
@@ -256,35 +274,36 @@ def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> A
         buf = cls_iou.copy()
         state = np.full(len(d), _FP)
         match = np.full(len(d), -1)
-        if rule == "voc":
-            # VOCevaldet.m: the box of maximum IoU among all boxes of the class (taken, difficult or not;
-            # the first wins a tie); difficult -> ignored, taken -> false positive
-            diff = iou_matrix(dbox[d], gbox[crowd], False, inp) * (dc[:, None] == inp.gt_cls[crowd][None, :])
-            full = np.concatenate([cls_iou, diff], axis=1)
-            for i in range(len(d)):
-                j = int(np.argmax(full[i])) if full.shape[1] else -1
-                if j < 0 or full[i, j] < pos:
-                    continue
-                if j >= len(g):
-                    state[i] = _IGN
-                elif not used_g[j]:
-                    state[i] = _TP
-                    used_g[j] = True
-                    match[i] = g[j]
-            crowd = crowd[:0]
+        if not tide:
+            same_crowd = dc[:, None] == inp.gt_cls[crowd][None, :]
+            if rule == "voc":
+                # VOCevaldet.m: the box of maximum IoU among all boxes of the class (taken, difficult or not;
+                # the first wins a tie); difficult -> ignored, taken -> false positive
+                regular = cls_iou
+                special = iou_matrix(dbox[d], gbox[crowd], False, inp) * same_crowd
+            else:
+                # pycocotools at IoU pos; −1 keeps another class's boxes out of reach even at pos = 0
+                regular = np.where(same, iou, -1.0)
+                special = (
+                    np.where(same_crowd, iou_matrix(dbox[d], gbox[crowd], True, inp), -1.0)
+                    if len(crowd)
+                    else np.zeros((len(d), 0))
+                )
+            state, match, taken = _protocol_match(regular, special, pos, rule, g)
+            used_g[taken] = True
         elif len(g):
+            # tidecv: the first box of maximum IoU among the boxes of the class not yet taken
             for i in range(len(d)):
                 row = buf[i]
-                j = int(np.argmax(row)) if tide else len(row) - 1 - int(np.argmax(row[::-1]))
+                j = int(np.argmax(row))
                 if row[j] >= pos:
                     state[i] = _TP
                     used_g[j] = True
                     match[i] = g[j]
                     buf[:, j] = 0.0
-        for r in crowd.tolist():
+        for r in crowd.tolist() if tide else ():
             ciou = iou_matrix(dbox[d], gbox[r : r + 1], True, inp)[:, 0]
-            hit = ciou > pos if tide else ciou >= pos
-            state[(state != _TP) & hit & (dc == inp.gt_cls[r])] = _IGN
+            state[(state != _TP) & (ciou > pos) & (dc == inp.gt_cls[r])] = _IGN
         noncls_iou = iou * ~same
         used_cls = iou * same * used_g[None, :]
         for i in range(len(d)):

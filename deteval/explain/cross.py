@@ -48,7 +48,7 @@ from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc, r
 from deteval.errors import ConfigError, ValidationError
 from deteval.explain.yolo import Explanation, coco_precision_at_levels
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
-from deteval.match.greedy import greedy_outcomes
+from deteval.match.greedy import greedy_match
 from deteval.match.iou import bb_iou, xyxy_ioa
 
 THRESHOLDS = COCO_IOU_THRESHOLDS
@@ -256,9 +256,9 @@ def _score(data: CrossData, rules: CrossRules) -> _Point:
     for key in np.unique(dk).tolist():
         di = d_order[np.searchsorted(dk, key) : np.searchsorted(dk, key, side="right")]
         gi = g_order[np.searchsorted(gk, key) : np.searchsorted(gk, key, side="right")]
-        outcome[:, di] = greedy_outcomes(
+        outcome[:, di] = greedy_match(
             _iou(data, gi, di, rules), data.g_crowd[gi], THRESHOLDS, rules.matcher, rules.comparison == ">"
-        )
+        )[0]
     npos = np.bincount(data.g_cls[~data.g_crowd], minlength=data.n_classes)
     if rules.ap == "coco101":
         return _coco_ap(data, pos, kept, outcome, npos)

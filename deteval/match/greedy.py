@@ -21,17 +21,17 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["greedy_outcomes"]
+__all__ = ["greedy_match"]
 
 
-def greedy_outcomes(
+def greedy_match(
     iou: np.ndarray,
     crowd: np.ndarray,
     thresholds: np.ndarray,
     rule: Literal["coco", "voc"],
     strict: bool = False,
-) -> np.ndarray:
-    """Outcomes (thresholds × detections): 1 true positive, 0 false positive, −1 ignored.
+) -> tuple[np.ndarray, np.ndarray]:
+    """Outcomes and the ground truth each true positive took, per threshold and detection.
 
     Parameters
     ----------
@@ -43,13 +43,15 @@ def greedy_outcomes(
 
     Returns
     -------
-    (T, D) int8 outcomes.
+    outcomes : (T, D) int8, 1 true positive, 0 false positive, −1 ignored.
+    matched : (T, D) int64, the row of ``iou`` a true positive took, −1 for the other outcomes.
     """
     n_g, n_d = iou.shape
     n_t = len(thresholds)
     out = np.zeros((n_t, n_d), dtype=np.int8)
+    matched = np.full((n_t, n_d), -1, dtype=np.int64)
     if n_g == 0:
-        return out
+        return out, matched
     taken = np.zeros((n_t, n_g), dtype=bool)
     rows = np.arange(n_t)
     for d in range(n_d):
@@ -62,6 +64,7 @@ def greedy_outcomes(
             else:
                 new = hit & ~taken[:, j]
                 out[new, d] = 1
+                matched[new, d] = j
                 taken[new, j] = True
             continue
         # pycocotools: regular ground truths first; among those qualifying the last maximum wins.
@@ -71,7 +74,8 @@ def greedy_outcomes(
         j = n_g - 1 - np.argmax(vals[:, ::-1], axis=1)
         has = regular.any(axis=1)
         out[has, d] = 1
+        matched[has, d] = j[has]
         taken[rows[has], j[has]] = True
         on_crowd = ~has & (ok & crowd[None, :]).any(axis=1)
         out[on_crowd, d] = -1
-    return out
+    return out, matched
