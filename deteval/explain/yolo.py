@@ -46,6 +46,7 @@ from deteval.detection.ultralytics import (
 )
 from deteval.detection.yolo_eval import canonical_profile, evaluate_yolo
 from deteval.io.yolo import YoloDataset
+from deteval.match.greedy import greedy_match
 from deteval.match.iou import bb_iou
 
 
@@ -87,11 +88,14 @@ def _coco_iou(g: np.ndarray, d: np.ndarray) -> np.ndarray:
 
 
 def _match(iou: np.ndarray, gcls: np.ndarray, dcls: np.ndarray, thr: np.ndarray, matcher: str) -> np.ndarray:
+    """Correct-at-threshold matrix (detections × thresholds) of one image under the step's matcher."""
     if matcher != "coco":
         return match_image(iou, gcls, dcls, thr, matcher)  # type: ignore[arg-type]
-    # COCOeval: the same greedy walk, but the LAST ground truth wins an IoU tie: argmax over reversed rows.
-    flipped = match_image(iou[::-1], gcls[::-1], dcls, thr, "greedy")
-    return flipped
+    # COCOeval's greedy rule within each class (the last ground truth wins an IoU tie); −1 keeps other classes'
+    # labels out of reach. A YOLO dataset has no crowd regions.
+    within = np.where(gcls[:, None] == dcls[None, :], iou, -1.0)
+    outcomes, _ = greedy_match(within, np.zeros(len(gcls), dtype=bool), thr, "coco")
+    return (outcomes == 1).T
 
 
 @dataclass
