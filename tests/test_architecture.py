@@ -39,8 +39,6 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         # detc
         ("function_import", "deteval.detection.coco", "deteval.detection.coco_match"),
         ("function_import", "deteval.detection.coco", "deteval.run.coco"),
-        ("function_import", "deteval.detection.coco", "pycocotools.mask"),
-        ("function_import", "deteval.detection.coco_rles", "pycocotools"),
         ("function_import", "deteval.detection.lvis", "deteval.run.coco"),
         ("function_import", "deteval.detection.lvis", "deteval.run.lvis"),
         ("function_import", "deteval.detection.lvis", "deteval.run.parts"),
@@ -66,7 +64,6 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         ("layer", "deteval.retrieval.trec", "deteval.run.trec"),
         ("private", "deteval.io.prefs", "deteval.io.trec._read_bytes"),
         # ioc
-        ("function_import", "deteval.io.coco", "pycocotools"),
         ("function_import", "deteval.io.coco_typed", "typing"),
         ("layer", "deteval.io.coco_keypoints", "deteval.run.forked"),
         ("private", "deteval.io.coco_keypoints", "deteval.io.coco._field"),
@@ -157,7 +154,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 
 #: Optional heavy dependencies: the only imports allowed inside functions (each with a comment saying so).
-HEAVY = frozenset({"matplotlib", "scipy", "dask", "distributed", "PIL", "torch", "msgspec", "orjson"})
+#: pycocotools is a dependency, but loaded only where masks are rasterised or compared: a bbox evaluation
+#: never imports it (tests/test_cli_imports.py).
+HEAVY = frozenset(
+    {"matplotlib", "scipy", "dask", "distributed", "PIL", "torch", "msgspec", "orjson", "pycocotools"}
+)
 
 #: The one home of each kernel; every other module that holds a copy is named for the tool whose arithmetic it
 #: reproduces, with the reason.

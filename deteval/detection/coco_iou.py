@@ -16,7 +16,6 @@ from operator import itemgetter
 from typing import Any, Protocol
 
 import numpy as np
-from pycocotools import mask as mask_utils  # a required dependency (pycocotools.mask: the C RLE kernels)
 
 from deteval.io.coco import row_extents
 from deteval.io.rle import text_slices
@@ -293,6 +292,9 @@ def segm_iou_blocks(
 ) -> np.ndarray:
     """Mask IoU through ``pycocotools.mask.iou`` for blocks of nd × ng pairs (detection-major), many blocks
     per call (see :class:`_Tags`)."""
+    # pycocotools is imported where masks are compared only: a bbox evaluation never loads it
+    from pycocotools import mask as mask_utils
+
     out = np.zeros(di.shape[0], dtype=np.float64)
     if di.shape[0] == 0:
         return out
