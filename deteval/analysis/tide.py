@@ -31,6 +31,12 @@ Two AP functions (``compat``):
 * ``"protocol"`` (default): pycocotools' AP at IoU ``pos`` (its ``recThrs``, tp/(tp+fp+eps), categories with
   no GT left out, the top ``max_dets`` per image *and category*, the later GT wins an IoU tie, crowd IoU >=
   pos to ignore), so the base AP is COCOeval's AP at that IoU (all areas, maxDets[-1]). Values are 0–1.
+
+This module is named for tidecv and keeps, on purpose, the parts of tidecv's arithmetic that the shared homes
+do not have: its first-maximum matching with a strict crowd test (``assign``), its precision curve (a list may
+hold more true positives than ground truths) and its Python summation of the 101 samples (``_ap_tide``). The
+``coco`` and ``voc`` rules match through :func:`deteval.match.greedy.greedy_match` and score through the core's
+ranked lists. tests/test_analysis_tide.py checks the numbers against tidecv itself.
 """
 
 from __future__ import annotations

@@ -24,6 +24,13 @@ with ≥ 1 label: recall ``tp / (n + 1e-16)``, precision ``tp / (tp + fp)``, pre
 AP = ``trapezoid(interp(linspace(0, 1, 101), mrec, mpre))`` (so at most 0.995). P and R are read at one
 confidence for all classes: the argmax of the class-mean F1 curve on ``linspace(0, 1, 1000)`` after a box
 filter of 10 % width.
+
+A deliberate copy of kernels that have their home elsewhere, to reproduce Ultralytics' own arithmetic: the
+float32 IoU with ``+ 1e-7`` in the union (:func:`box_iou`; the float64 kernels are in ``match/iou.py``), its two
+matchers (:func:`match_image`; pycocotools' and the devkit's rules are in ``match/``), and the precision
+envelope of the sentinel-padded curve integrated with ``np.trapezoid`` (``_ap``; the core's AP methods never
+interpolate linearly). The grids and thresholds come from ``core/levels.py``. tests/test_yolo_ultralytics.py
+checks the results against the values Ultralytics reports.
 """
 
 from __future__ import annotations
