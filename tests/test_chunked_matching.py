@@ -16,8 +16,8 @@ from _coco_cases import random_case, random_keypoints_case, random_segm_case, ru
 import deteval.detection.coco_iou as coco_iou
 import deteval.match.coco as coco_match
 from deteval.detection.coco import evaluate_coco
-from deteval.match.coco import _split_blocks
 from deteval.detection.coco_params import CocoParams
+from deteval.match.coco import _split_blocks
 
 
 def _eval(case: dict, iou_type: str):
