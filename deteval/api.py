@@ -207,7 +207,7 @@ class MeanAveragePrecision:
     """Accumulate detections and targets batch by batch, then score them with the COCO or VOC protocol.
 
     ``protocol="coco"`` (default) is pycocotools' COCOeval; ``protocol="voc"`` runs
-    :func:`deteval.detection.voc.evaluate_voc` (its options ``metric``, ``iou_threshold``, ``profile``, ...
+    :func:`deteval.run.voc.evaluate_voc` (its options ``metric``, ``iou_threshold``, ``profile``, ...
     are accepted here). torchmetrics' keywords work unchanged: ``box_format`` ("xyxy", "xywh", "cxcywh"),
     ``iou_type`` ("bbox", "segm", "keypoints" or a tuple of them), ``iou_thresholds``, ``rec_thresholds``,
     ``max_detection_thresholds``, ``class_metrics``; ``backend`` ("pycocotools"; "faster_coco_eval" gives the
