@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from deteval import __version__
+from deteval.commands.options import check_shared_options
 from deteval.errors import DetevalError
 from deteval.report.progress import add_progress_args, configure_from_args
 
@@ -81,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     configure_from_args(args)
     try:
+        check_shared_options(args, args._parser)  # (the bounds of the options several commands share)
         return int(args.func(args, args._parser) or 0)
     except DetevalError as exc:
         print(f"deteval: error: {exc}", file=sys.stderr)

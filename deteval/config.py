@@ -12,7 +12,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from deteval.errors import ConfigError
+from deteval.errors import ConfigError, InputFormatError
+from deteval.io.guards import read_bytes
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -71,11 +72,18 @@ def load_preset(name_or_path: str) -> dict[str, Any]:
     """Read a preset into a dict; a TOML syntax error raises :class:`ConfigError` naming the file."""
     path = resolve_preset(name_or_path)
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        data = read_bytes(path, "preset")  # (a pipe, a device or a folder is refused unopened)
+    except InputFormatError as exc:
+        raise ConfigError(exc.reason, file=path) from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", file=path) from None
+    except RecursionError:  # arrays or inline tables nested thousands deep
+        raise ConfigError("invalid TOML: nested too deeply", file=path) from None
     except UnicodeDecodeError as exc:  # tomllib decodes the whole file as UTF-8 first
         raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
+    except ValueError as exc:  # an integer beyond Python's 4,300-digit limit
+        raise ConfigError(f"invalid TOML: {str(exc).split(';')[0][:120]}", file=path) from None
     except OSError as exc:
         raise ConfigError(f"cannot read preset: {exc.strerror or exc}", file=path) from None
