@@ -21,6 +21,7 @@ from deteval.analysis.calibration import Calibration
 from deteval.analysis.confusion import Confusion
 from deteval.analysis.operating import OperatingPoints
 from deteval.analysis.tide import ERROR_TYPES, ErrorAnalysis
+from deteval.io.guards import write_file
 from deteval.results import EvalResult
 
 __all__ = ["render_html", "write_html"]
@@ -253,8 +254,5 @@ def render_html(
 
 
 def write_html(path: str | Path, result: EvalResult, **kwargs: Any) -> Path:
-    """Write :func:`render_html` to ``path`` (UTF-8)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(render_html(result, **kwargs), encoding="utf-8")
-    return p
+    """Write :func:`render_html` to ``path`` (UTF-8, atomically: :func:`deteval.io.guards.write_file`)."""
+    return write_file(path, render_html(result, **kwargs), "HTML report")

@@ -217,3 +217,35 @@ def check_shared_options(args: Any, parser: Any) -> None:
                 setattr(args, dest, checker(value, isinstance(value, str)))
             except ConfigError as exc:
                 raise ConfigError(f"{flags[dest]} {exc.reason}") from None
+
+
+#: Options that name files or folders a command writes.
+OUTPUT_DESTS = ("output", "html", "images", "plots", "predictions_out")
+#: Options (besides the positional arguments) that name files or folders a command reads.
+INPUT_DESTS = (
+    "compare_to",
+    "labels",
+    "hierarchy",
+    "class_names",
+    "image_root",
+    "predictions",
+    "config",
+    "zscores",
+)
+
+
+def check_outputs(args: Any, parser: Any) -> None:
+    """Refuse an output option naming one of the run's inputs (the same file or folder, also through a
+    link): the run would replace what it reads, and the next run would fail on it."""
+    from deteval.io.guards import refuse_overwriting_inputs
+
+    flags = {a.dest: max(a.option_strings, key=len) for a in parser._actions if a.option_strings}
+    dests = [a.dest for a in parser._actions if not a.option_strings] + list(INPUT_DESTS)
+    inputs: list[str] = []
+    for dest in dests:
+        value = getattr(args, dest, None)
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str):
+                inputs.append(v)
+    outputs = [(flags.get(d, d), getattr(args, d, None)) for d in OUTPUT_DESTS if d in flags]
+    refuse_overwriting_inputs([(f, o) for f, o in outputs if isinstance(o, str)], inputs)

@@ -14,19 +14,22 @@
   clearly; a picture named by a data file is looked up inside its image folder only (an absolute name or one
   with ``..`` is refused); a canvas is bounded (:func:`canvas_size`).
 * **Outputs** (:func:`refuse_overwriting_inputs`): an output path that is one of the inputs is refused.
-  The one atomic writer is :func:`deteval.commands.common.write_text`.
+  Every file is written by the one atomic writer, :func:`write_atomically`.
 * **Declared sizes** (:func:`bounded_count`): a count a file declares (``nc``, a number of images) is bounded
   before anything is sized from it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import errno
 import json
 import os
 import stat
+import tempfile
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -45,12 +48,15 @@ __all__ = [
     "csv_rows",
     "image_size",
     "loads_json",
+    "make_folder",
     "open_image",
     "read_bytes",
     "read_json",
     "read_text",
     "refuse_overwriting_inputs",
     "regular_file",
+    "write_atomically",
+    "write_file",
 ]
 
 #: The most digits a JSON integer may have: below Python's own 4,300-digit limit (a bare ``ValueError``);
@@ -265,6 +271,52 @@ def contained_path(root: str | PathLike[str], name: str, file: str | PathLike[st
 
 
 # ------------------------------------------------------------------------------------------------ outputs
+def write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
+    """Replace the file ``path`` by ``chunks``, atomically: they go to a temporary file in the same folder,
+    flushed to disk (fsync) and renamed over ``path``; a kill, a full disk or any error mid-write leaves the
+    previous file intact and no temporary file behind. An existing non-regular file (``/dev/stdout``, a
+    named pipe) is written directly, as a rename cannot replace it; a folder raises ``IsADirectoryError``.
+    Every file deteval writes goes through here (``--output`` through
+    :func:`deteval.commands.common.write_text`)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with path.open("wb") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+        return
+    if st is not None:
+        mode = stat.S_IMODE(st.st_mode)
+    else:  # what a plain open() would give: 0o666 less the umask
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:  # also KeyboardInterrupt: never leave the temporary file behind
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    # Make the rename itself durable; not every platform or file system lets a folder be fsynced.
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
 def refuse_overwriting_inputs(
     outputs: Sequence[tuple[str, str | PathLike[str] | None]], inputs: Sequence[str | PathLike[str] | None]
 ) -> None:
@@ -292,3 +344,35 @@ def refuse_overwriting_inputs(
                 raise ConfigError(f"{flag} {out} is an input of this run ({x}): it would be overwritten")
             if stat.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) == (sx.st_dev, sx.st_ino):
                 raise ConfigError(f"{flag} {out} is an input folder of this run: its files would be replaced")
+
+
+def write_file(path: str | PathLike[str], data: bytes | str, what: str = "output") -> Path:
+    """Write ``data`` to the file ``path`` with :func:`write_atomically`, creating its folder; any failure (a
+    read-only folder, a path under a file, a full disk) is a :class:`~deteval.errors.ConfigError` naming it."""
+    from deteval.errors import ConfigError
+
+    p = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(Path(os.path.realpath(p)), [raw])
+    except OSError as exc:
+        raise ConfigError(f"cannot write the {what}: {exc.strerror or exc}", file=p) from None
+    return p
+
+
+def make_folder(path: str | PathLike[str], what: str = "output folder") -> Path:
+    """Create the folder ``path`` (and its parents) if needed; an existing file there or a failure is a
+    :class:`~deteval.errors.ConfigError` naming it."""
+    from deteval.errors import ConfigError
+
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ConfigError(f"the {what} exists and is not a folder", file=p)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the {what}: {exc.strerror or exc}", file=p) from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise ConfigError(f"cannot write into the {what}: permission denied", file=p)
+    return p

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import yaml
 
 from deteval.detection.box_table import BoxTable
 from deteval.errors import DetevalWarning, InputFormatError, ValidationError
@@ -139,8 +140,6 @@ _KEY_TYPES: dict[str, tuple[type, ...]] = {
 
 def _safe_load(text: str) -> Any:
     """PyYAML's safe loader, the C one when PyYAML has it (as Ultralytics' ``YAML`` picks it)."""
-    import yaml  # (imported here: only data.yaml files need it)
-
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return yaml.load(text, Loader=loader)  # (a safe loader)
 
@@ -153,8 +152,6 @@ def read_data_yaml(path: str | os.PathLike[str], keys: set[str] | None = None) -
     What Ultralytics refuses is a :class:`~deteval.errors.InputFormatError` naming the file: a name not ending
     in ``.yaml``/``.yml``, a syntax error (with PyYAML's line), a document that is not a mapping, a key of the
     wrong type (``_KEY_TYPES``). Nesting deeper than the parser's stack is refused too."""
-    import yaml  # (imported here: only data.yaml files need it)
-
     p = Path(path)
     if not str(p).lower().endswith((".yaml", ".yml")):
         raise InputFormatError("a dataset file must be a .yaml or .yml file (Ultralytics)", file=p)
