@@ -252,10 +252,11 @@ def canvas_size(width: float, height: float, max_pixels: int = MAX_CANVAS_PIXELS
 
     w = width if math.isfinite(width) and width > 0 else 16.0
     h = height if math.isfinite(height) and height > 0 else 16.0
-    w, h = max(w, 16.0), max(h, 16.0)
+    longest = max_pixels / 16  # (the other side is at least 16)
+    w, h = min(max(w, 16.0), longest), min(max(h, 16.0), longest)
     if w * h > max_pixels:
         s = math.sqrt(max_pixels / (w * h))
-        w, h = w * s, h * s
+        w, h = max(w * s, 16.0), max(h * s, 16.0)
     return max(int(w), 16), max(int(h), 16)
 
 
