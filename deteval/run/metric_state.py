@@ -81,6 +81,7 @@ def metric_state(m: Any) -> dict[str, Any]:
 
 
 _WHERE = "<state_dict>"
+_COUNTS = ("n_gt", "n_dt", "n_dt_evaluated")  # (what compute() sums over the parts)
 _KEYS = (
     "deteval_state", "config", "n_images", "image_ids", "coco_tables", "voc_pred", "voc_gt", "images",
     "annotations", "detections",
@@ -145,6 +146,9 @@ def _check_table(part: Any, k: int, n: int) -> None:
         isinstance(key, str) and _is_int(v) and v >= 0 for key, v in counts.items()
     ):
         raise _bad("counts must map names to non-negative integers", rec)
+    lacking = [key for key in _COUNTS if key not in counts]
+    if lacking:
+        raise _bad(f"counts lack {', '.join(lacking)}", rec)
 
 
 def _check_columns(cols: Any, name: str, n: int) -> None:
