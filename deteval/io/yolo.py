@@ -219,7 +219,7 @@ def _class_count(nc: Any, file: str) -> int | None:
     return bounded_count(value, "'nc'", file)
 
 
-def _names(raw: Any, nc_raw: Any, file: str) -> list[str]:
+def class_names(raw: Any, nc_raw: Any, file: str) -> list[str]:
     nc = _class_count(nc_raw, file)
     if raw is None:
         if nc is None:
@@ -360,7 +360,7 @@ def load_yolo_dataset(
         )
     if data.get("val") is None and data.get("validation") is not None:
         data["val"] = data["validation"]
-    names = _names(data.get("names"), data.get("nc"), file)
+    names = class_names(data.get("names"), data.get("nc"), file)
     if not data.get(split):
         raise ValidationError(f"no '{split}:' split in the dataset", file=file)
     root, found_from = _resolve_root(data, yaml_path)
