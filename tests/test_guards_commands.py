@@ -329,3 +329,40 @@ def test_output_under_a_file(tmp_path: Path, capsys, flag: str) -> None:
     """A path whose folder is a file (NotADirectoryError, as a read-only folder gives PermissionError)."""
     (tmp_path / "file").write_text("x")
     cli_error(capsys, ["coco", *COCO, flag, str(tmp_path / "file" / "out")], "cannot")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+@pytest.mark.parametrize(
+    "which", ["coco-gt", "coco-results", "trec-qrels", "trec-run", "trec-Z", "voc-xml", "report"]
+)
+def test_pipes_and_devices_in_every_reader(tmp_path: Path, capsys, kind: str, which: str) -> None:
+    """A FIFO blocked the open forever and /dev/zero was read until memory ran out."""
+    bad = tmp_path / "bad"
+    if kind == "fifo":
+        os.mkfifo(bad)
+    else:
+        bad.symlink_to("/dev/zero")
+    trec = [
+        str(ROOT / "data_samples" / "trec" / "qrels.txt"),
+        str(ROOT / "data_samples" / "trec" / "run.txt"),
+    ]
+    voc = tmp_path / "voc"
+    shutil.copytree(ROOT / "data_samples" / "voc", voc)
+    xml = voc / "Annotations" / "000004.xml"
+    xml.unlink()
+    if kind == "fifo":
+        os.mkfifo(xml)
+    else:
+        xml.symlink_to("/dev/zero")
+    argv = {
+        "coco-gt": ["coco", str(bad), COCO[1]],
+        "coco-results": ["coco", COCO[0], str(bad)],
+        "trec-qrels": ["trec", str(bad), trec[1]],
+        "trec-run": ["trec", trec[0], str(bad)],
+        "trec-Z": ["trec", *trec, "-Z", str(bad)],
+        "voc-xml": ["voc", "--annotations", str(voc / "Annotations"), "--detections", str(voc / "results")],
+        "report": ["report", str(bad)],
+    }[which]
+    piece = "named pipe" if kind == "fifo" else "character device"
+    cli_error(capsys, argv, piece)

@@ -54,6 +54,7 @@ __all__ = [
     "read_json",
     "read_text",
     "refuse_overwriting_inputs",
+    "refuse_special",
     "regular_file",
     "write_atomically",
     "write_file",
@@ -97,6 +98,18 @@ def regular_file(path: str | PathLike[str], what: str = "file") -> Path:
         if test(st.st_mode):
             raise InputFormatError(f"the {what} is {kind}, not a regular file", file=p)
     return p
+
+
+def refuse_special(path: str | PathLike[str], what: str = "file") -> None:
+    """Refuse a named pipe, a device or a socket at ``path`` before it is opened (opening a pipe blocks,
+    ``/dev/zero`` never ends); anything else (a missing file, a folder) is left to the caller's own error."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return
+    for test, kind in _KINDS[:-1]:  # (not S_ISDIR)
+        if test(st.st_mode):
+            raise InputFormatError(f"the {what} is {kind}, not a regular file", file=path)
 
 
 def read_bytes(path: str | PathLike[str], what: str = "file") -> bytes:

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.io.guards import refuse_special
 from deteval.syntax import ASCII_SPACE, fields, parse_decimal, text_lines
 
 #: The largest time accepted (1e12: 31 700 years in seconds, 260 days in samples at 44.1 kHz). Larger
@@ -243,6 +244,7 @@ def load_lab(path: str | PathLike[str], *, on_error: str = "raise") -> Segments:
     if on_error not in ("raise", "skip"):
         raise ConfigError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     p = Path(path)
+    refuse_special(p, ".lab file")  # (a pipe would block the open, /dev/zero never end)
     try:
         data = p.read_bytes()
     except OSError as exc:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io.guards import refuse_special
 from deteval.io.skipping import check_on_error, load_skipping
 
 _BLOCK = 1 << 21  # 2 MiB of text per block bounds the temporaries (a few blocks are in flight)
@@ -309,6 +310,7 @@ def _refuse_nul(path: str | PathLike[str]) -> None:
     """:func:`_read_bytes`' refusals (an unreadable file, the first NUL byte named by its line) read in blocks
     of ``_BLOCK`` bytes, not the whole text at once: the error path of a streamed read."""
     lines = 0
+    refuse_special(path, "file")  # (a pipe would block the open, /dev/zero never end)
     try:
         with Path(path).open("rb") as fh:
             while block := fh.read(_BLOCK):
@@ -323,6 +325,7 @@ def _refuse_nul(path: str | PathLike[str]) -> None:
 def _read_bytes(path: str | PathLike[str]) -> bytes:
     """The file's bytes, ready to tokenise: a UTF-8 BOM removed (else it would glue onto the first topic
     id), old-Mac CR line ends made LF; NUL bytes (binary or UTF-16 data) refused."""
+    refuse_special(path, "file")  # (a pipe would block the open, /dev/zero never end)
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -620,6 +623,7 @@ class _FileBlocks:
             self.size = 0  # the read names the problem
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        refuse_special(self.path, "file")  # (a pipe would block the open, /dev/zero never end)
         try:
             fh = Path(self.path).open("rb")
         except OSError as exc:

@@ -39,6 +39,7 @@ import itertools
 import operator
 import os
 import re
+import stat
 import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
@@ -51,6 +52,7 @@ from deteval.collector import paused
 from deteval.detection.voc import MAX_COORD, VOCDetections, VOCGroundTruth
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.arrays import beyond_exact, rows_beyond_exact
+from deteval.io.guards import refuse_special
 from deteval.syntax import fields, parse_decimal, text_lines
 
 PathLike = str | os.PathLike
@@ -121,8 +123,10 @@ _XML_SPACE = " \t\r\n"
 def _read_small(path: PathLike) -> bytes:
     """A file's bytes in as few system calls as the OS allows (open, one read, close for a small file):
     thousands of annotation files cost more in calls than in bytes."""
-    fd = os.open(path, os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # (a pipe must not block the open)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a pipe or a device: the file-by-file path names it
+            raise OSError(f"{path}: not a regular file")
         data = os.read(fd, 1 << 16)
         if len(data) == 1 << 16:
             chunks = [data]
@@ -196,6 +200,7 @@ def read_image_set(path: PathLike) -> list[str]:
     (the devkit would count its objects twice), and so is a list without any id. A UTF-8 byte-order mark,
     Windows or old Mac line endings, tabs and repeated spaces are accepted.
     """
+    refuse_special(path, "file")  # (a pipe would block the open, /dev/zero never end)
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -618,6 +623,7 @@ def load_voc_annotations(
         if roots is not None:
             info, objects = _voc_record(roots[i], path, skipped)
         else:
+            refuse_special(path, "annotation file")  # (a pipe would block the read)
             try:
                 data = path.read_bytes()
             except FileNotFoundError:
@@ -987,6 +993,7 @@ def load_voc_detections(
         return idx, ~unknown
 
     def read(path: PathLike) -> bytes:
+        refuse_special(path, "detection file")  # (a pipe would block the read)
         try:
             data = Path(path).read_bytes()
         except OSError as exc:
