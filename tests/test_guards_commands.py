@@ -26,7 +26,7 @@ OID = ROOT / "data_samples" / "openimages"
     [
         (["--ci", "0.9", "--seed", "-1"], "--seed must be a whole number from 0"),
         (["--ci", "0.9", "--seed", str(2**40)], "--seed"),
-        (["--ci", "0.9", "--bootstrap", "1000000000"], "--bootstrap must be a whole number from 1 to 100000"),
+        (["--ci", "0.9", "--bootstrap", "1000000000"], "--bootstrap must be a whole number up to 100000"),
         (["--calibration", "--calibration-bins", "1000000000"], "--calibration-bins"),
         (["--confusion", "--score-threshold", "nan"], "--score-threshold must be a finite number"),
         (["--confusion", "--score-threshold", "inf"], "--score-threshold must be a finite number"),
@@ -366,3 +366,20 @@ def test_pipes_and_devices_in_every_reader(tmp_path: Path, capsys, kind: str, wh
     }[which]
     piece = "named pipe" if kind == "fifo" else "character device"
     cli_error(capsys, argv, piece)
+
+
+def test_bootstrap_weights_are_bounded_and_unchanged() -> None:
+    """Resample weights beyond 2**28 counts are refused before allocation (10**6 topics × 1000 resamples
+    asked for 7.5 GiB); below, the int32 draws give the very weights the int64 draws gave."""
+    from deteval.errors import ConfigError
+    from deteval.stats.bootstrap import MAX_WEIGHTS, bootstrap_weights
+
+    with pytest.raises(ConfigError, match=r"use --bootstrap 268 or fewer"):
+        bootstrap_weights(10**6, 1000, 0)
+    assert MAX_WEIGHTS == 1 << 28
+    for n, b in ((1, 3), (7, 50), (1001, 20)):
+        rng = np.random.default_rng(5)
+        draws = rng.integers(0, n, size=(b, n))  # the int64 draws of the previous release
+        want = np.stack([np.bincount(row, minlength=n) for row in draws])
+        got = bootstrap_weights(n, b, 5)
+        assert got.dtype == np.int64 and np.array_equal(got, want)

@@ -156,6 +156,19 @@ def run_checker(checker: Checker, value: Any, *, cli: bool, flag: str, file: str
         raise ConfigError(exc.reason, file=file, record=f"key {flag!r}") from None
 
 
+def at_most(hi: int, what: str) -> Checker:
+    """A whole number up to ``hi`` (its lower bound is checked where it is used)."""
+    check = whole(-(2**62), hi, what)
+
+    def bounded(value: Any, cli: bool) -> int:
+        try:
+            return check(value, cli)
+        except ConfigError:
+            raise ConfigError(f"must be a whole number up to {hi} ({what}), got {_shown(value)}") from None
+
+    return bounded
+
+
 def finite(what: str) -> Checker:
     """Any finite number (``nan`` and ``inf`` refused)."""
     check = number(-_FLOAT_MAX, _FLOAT_MAX, what)
@@ -193,8 +206,9 @@ _FLOAT_MAX = sys.float_info.max
 #: lists them.
 SHARED: dict[str, Checker] = {
     "seed": whole(0, 2**32 - 1, "a random seed"),
-    "bootstrap": whole(1, 100_000, "resamples"),
-    "calibration_bins": whole(1, 10_000, "confidence bins"),
+    # (the lower bounds of these two are checked, with their own messages, where they are used)
+    "bootstrap": at_most(100_000, "resamples"),
+    "calibration_bins": at_most(10_000, "confidence bins"),
     "worst_images": whole(1, 100_000, "images to list"),
     "score_threshold": finite("a score"),
     "iou": number(0.0, 1.0, "an IoU threshold"),
