@@ -193,10 +193,17 @@ def render_table(result: EvalResult) -> str:
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+_ENTITY_START = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+
+
 def md_text(text: str) -> str:
-    """``text`` for a Markdown table cell: a pipe would end the cell and a newline the row; ``<``, ``>`` and
-    ``&`` as entities, so that raw HTML in a name is shown, never run by a renderer that does not sanitize."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """``text`` for a Markdown table cell: a pipe would end the cell and a newline the row; a ``<`` that could
+    open an HTML tag, comment or autolink (CommonMark: followed by a letter, ``/``, ``!`` or ``?``) and an
+    ``&`` that could start an entity become entities, so that raw HTML in a name is shown, never run by a
+    renderer that does not sanitize (``p < 0.05`` stays as written)."""
+    text = _ENTITY_START.sub("&amp;", text)
+    text = _TAG_START.sub("&lt;", text)
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
