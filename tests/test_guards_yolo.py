@@ -269,3 +269,50 @@ def test_csv_and_markdown_output_neutralise_names(sample: Path, capsys) -> None:
     assert main(["yolo", str(y), str(sample / "predictions" / "labels"), "--format", "markdown"]) == 0
     out = capsys.readouterr().out
     assert "<img" not in out and "&lt;img src=x onerror=alert(1)>" in out and "a\\|b" in out
+
+
+def _png_with_exif(path: Path, before_data: bool) -> None:
+    """A 40 x 30 PNG whose ``eXIf`` chunk (orientation 6) comes before or after its image data."""
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("L", (40, 30), 128).save(buf, format="PNG")
+    png, pos, chunks = buf.getvalue(), 8, []
+    while pos < len(png):
+        n = struct.unpack(">I", png[pos : pos + 4])[0]
+        chunks.append((png[pos + 4 : pos + 8], png[pos + 8 : pos + 8 + n]))
+        pos += 12 + n
+    exif = Image.Exif()
+    exif[274] = 6
+    body = exif.tobytes()
+    body = body[6:] if body.startswith(b"Exif\x00\x00") else body
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    out = b"\x89PNG\r\n\x1a\n"
+    for kind, data in chunks:
+        if kind == (b"IDAT" if before_data else b"IEND"):
+            out += chunk(b"eXIf", body)
+        out += chunk(kind, data)
+    path.write_bytes(out)
+
+
+def test_png_exif_read_from_the_header_as_ultralytics(tmp_path: Path, monkeypatch) -> None:
+    """Ultralytics 8.4.190 (``Image.open``, ``verify()``, ``exif_size``) swaps for an ``eXIf`` chunk before the
+    image data and not for one after it (its load after verify fails); no pixel is decoded here."""
+    from PIL import PngImagePlugin
+
+    from deteval.io.guards import image_size
+
+    _png_with_exif(tmp_path / "before.png", True)
+    _png_with_exif(tmp_path / "after.png", False)
+
+    def no_decode(self, *a, **k):
+        raise AssertionError("pixels decoded")
+
+    monkeypatch.setattr(PngImagePlugin.PngImageFile, "load", no_decode)
+    assert image_size(tmp_path / "before.png") == (30, 40)
+    assert image_size(tmp_path / "after.png") == (40, 30)

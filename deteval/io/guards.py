@@ -206,10 +206,23 @@ def bounded_count(value: int, what: str, file: str | PathLike[str], hi: int = MA
 
 # ------------------------------------------------------------------------------------------------- images
 def _exif_orientation(im: Any) -> int | None:
-    """The EXIF orientation tag (274) of an opened image, or None (a broken EXIF block does not make the
-    image unreadable, as in Ultralytics' ``exif_size``)."""
+    """The EXIF orientation tag (274) of an opened image, or None, read from the header without decoding a
+    pixel: a JPEG's APP1 block (pillow reads it on open), a PNG's ``eXIf`` chunk only where it comes before
+    the image data (pillow's ``getexif`` would decode the whole picture to look for a later one; Ultralytics
+    8.4.190's ``exif_size`` runs after ``verify()``, where that load fails and no orientation applies). A
+    broken EXIF block does not make the image unreadable (``exif_size`` ignores it)."""
+    from PIL import Image  # optional heavy dependency, only where image sizes are read
+
     try:
-        value = im.getexif().get(274)
+        if im.format == "PNG":
+            raw = im.info.get("exif")
+            if not raw:
+                return None
+            exif = Image.Exif()
+            exif.load(raw)
+            value = exif.get(274)
+        else:
+            value = im.getexif().get(274)
     except Exception:
         return None
     return value if isinstance(value, int) else None

@@ -18,8 +18,10 @@ Dataset (Ultralytics ``check_det_dataset`` / ``YOLODataset``):
   class must be an integer in ``[0, nc)``.
 * Exactly duplicated rows: an error by default; ``duplicates="drop"`` (the Ultralytics profiles) keeps one
   of each with a warning and, like Ultralytics, reorders that file's rows as ``np.unique`` sorts them.
-* Image sizes come from the image header (pillow, no pixel decode), with EXIF orientations 5–8 swapping
-  width and height, and only for images that have labels or predictions.
+* Image sizes come from the image header (:func:`deteval.io.guards.image_size`: pillow, no pixel decode,
+  bounded), with EXIF orientations 5–8 swapping width and height (a PNG's ``eXIf`` chunk only before the
+  image data, as Ultralytics' ``exif_size`` after ``verify()``), and only for images that have labels or
+  predictions.
 
 Predictions: a folder of ``<image stem>.txt`` (``yolo predict … save_txt save_conf``: ``cls xc yc w h
 conf`` or ``cls x1 y1 … xn yn conf``, normalized), or a JSON list (``yolo val save_json``'s
