@@ -316,3 +316,25 @@ def test_png_exif_read_from_the_header_as_ultralytics(tmp_path: Path, monkeypatc
     monkeypatch.setattr(PngImagePlugin.PngImageFile, "load", no_decode)
     assert image_size(tmp_path / "before.png") == (30, 40)
     assert image_size(tmp_path / "after.png") == (40, 30)
+
+
+def test_dropped_duplicates_are_warned_through_the_common_channel(sample: Path, capsys) -> None:
+    from deteval.cli import main
+
+    lp = sample / "labels" / "val" / "street_04.txt"
+    lp.write_text(lp.read_text() + lp.read_text().splitlines()[0] + "\n")
+    assert (
+        main(["yolo", str(sample / "data.yaml"), str(sample / "predictions" / "labels"), "--format", "json"])
+        == 0
+    )
+    err = capsys.readouterr().err
+    assert err == f"deteval: warning: {lp}: 1 duplicate labels removed (as Ultralytics does)\n"
+
+
+def test_huge_class_number_is_not_printed_whole(sample: Path, capsys) -> None:
+    lp = sample / "labels" / "val" / "street_04.txt"
+    lp.write_text("1" + "0" * 300 + " 0.5 0.5 0.1 0.1\n")
+    err = cli_error(
+        capsys, ["yolo", str(sample / "data.yaml"), str(sample / "predictions" / "labels")], "1e+300"
+    )
+    assert len(err) < 300

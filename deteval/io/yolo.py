@@ -416,7 +416,8 @@ def _check_row(cls: float, xywh: np.ndarray, points: np.ndarray, nc: int, path: 
             f"class {cls:g} is not a non-negative integer", file=path, record=f"line {line}"
         )
     if cls >= nc:
-        raise ValidationError(f"class {int(cls)} is not below nc={nc}", file=path, record=f"line {line}")
+        shown = str(int(cls)) if cls < 1e15 else f"{cls:g}"  # (a 301-digit class is not printed whole)
+        raise ValidationError(f"class {shown} is not below nc={nc}", file=path, record=f"line {line}")
     if points.max(initial=0.0) > 1.01:
         raise ValidationError(
             "coordinate above 1.01: labels must be normalized to [0, 1]", file=path, record=f"line {line}"
