@@ -79,7 +79,7 @@ def load_preset(name_or_path: str) -> dict[str, Any]:
     except InputFormatError as exc:
         raise ConfigError(exc.reason, file=path) from None
     try:
-        preset = tomllib.loads(data.decode("utf-8"))
+        preset = tomllib.loads(data.decode("utf-8-sig"))  # (a BOM accepted, as by every other reader)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", file=path) from None
     except RecursionError:  # arrays or inline tables nested thousands deep

@@ -383,3 +383,11 @@ def test_bootstrap_weights_are_bounded_and_unchanged() -> None:
         want = np.stack([np.bincount(row, minlength=n) for row in draws])
         got = bootstrap_weights(n, b, 5)
         assert got.dtype == np.int64 and np.array_equal(got, want)
+
+
+def test_preset_with_a_bom_reads(tmp_path: Path) -> None:
+    from deteval.config import load_preset
+
+    preset = tmp_path / "p.toml"
+    preset.write_bytes(b'\xef\xbb\xbfiou-thrs = "0.5"\n')
+    assert load_preset(str(preset)) == {"iou-thrs": "0.5"}
