@@ -391,3 +391,36 @@ def test_preset_with_a_bom_reads(tmp_path: Path) -> None:
     preset = tmp_path / "p.toml"
     preset.write_bytes(b'\xef\xbb\xbfiou-thrs = "0.5"\n')
     assert load_preset(str(preset)) == {"iou-thrs": "0.5"}
+
+
+@pytest.mark.parametrize("std", ["-0.5", "1e-320"])
+def test_zscore_stddev_negative_or_denormal(tmp_path: Path, capsys, std: str) -> None:
+    """A negative stddev flipped the z-score's sign; a denormal one printed inf and wrote null."""
+    trec = [
+        str(ROOT / "data_samples" / "trec" / "qrels.txt"),
+        str(ROOT / "data_samples" / "trec" / "run.txt"),
+    ]
+    z = tmp_path / "z.txt"
+    z.write_text(f"q1 map 0.3 {std}\n")
+    cli_error(capsys, ["trec", *trec, "-Z", str(z)], "z.txt", "line 1", "stddev")
+
+
+def test_voc_box_of_9e11_pixels_draws_a_bounded_canvas(tmp_path: Path, capsys) -> None:
+    from PIL import Image
+
+    from deteval.cli import main
+
+    voc = tmp_path / "voc"
+    shutil.copytree(ROOT / "data_samples" / "voc", voc)
+    for xml in (voc / "Annotations").glob("*.xml"):
+        text = xml.read_text()
+        text = text.replace("<width>", "<width>9").replace("</xmax>", "00000000</xmax>", 1)
+        xml.write_text(text)
+    out = tmp_path / "pics"
+    argv = ["voc", "--annotations", str(voc / "Annotations"), "--detections",
+            str(voc / "results" / "comp4_det_test_{cls}.txt"), "--images", str(out), "--worst-images", "2"]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    for png in out.glob("*.png"):
+        with Image.open(png) as im:
+            assert im.size[0] * im.size[1] <= 1 << 26

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -1096,6 +1097,10 @@ def load_zscores(path: str | PathLike[str]) -> dict[tuple[str, str], tuple[float
             raise InputFormatError("mean and stddev must be numbers", file=str(path), record=record) from None
         if not (math.isfinite(mean) and math.isfinite(std)) or b"_" in parts[2] + parts[3]:
             raise InputFormatError("mean and stddev must be finite numbers", file=str(path), record=record)
+        if std < 0 or 0 < std < sys.float_info.min:  # (a sign flip; a z-score overflowing to inf)
+            raise ValidationError(
+                f"stddev {std:g} must be 0 or a positive normal number", file=str(path), record=record
+            )
         key = (parts[0].decode("utf-8", "backslashreplace"), parts[1].decode("utf-8", "backslashreplace"))
         if key in out:
             raise ValidationError(f"({key[0]}, {key[1]}) given twice", file=str(path), record=record)
