@@ -39,7 +39,9 @@ from deteval.io.jsonkeys import DuplicateKeyError, unique_keys
 
 __all__ = [
     "MAX_CSV_FIELD",
+    "MAX_CANVAS_PIXELS",
     "MAX_DECLARED_COUNT",
+    "MAX_DRAW_PIXELS",
     "MAX_IMAGE_PIXELS",
     "MAX_INT_DIGITS",
     "bounded_count",
@@ -69,8 +71,10 @@ MAX_CSV_FIELD = 1 << 20
 #: The most pixels of an image whose size or pixels are read: pillow's decompression-bomb limit (twice its
 #: ``Image.MAX_IMAGE_PIXELS`` default, 89,478,485), above which pillow refuses to open the file.
 MAX_IMAGE_PIXELS = 2 * 89_478_485
-#: The largest canvas drawn for a picture that is not on disk (pixels): 64 Mpx (an 8192 × 8192 image).
-MAX_CANVAS_PIXELS = 1 << 26
+#: The largest picture decoded to be drawn on (pixels): 64 Mpx (8192 × 8192; camera photos are smaller).
+MAX_DRAW_PIXELS = 1 << 26
+#: The largest grey canvas drawn where there is no picture (pixels): 16 Mpx (4096 × 4096, 48 MB in RGB).
+MAX_CANVAS_PIXELS = 1 << 24
 #: The largest count a file may declare (classes, images) before arrays are sized from it.
 MAX_DECLARED_COUNT = 10_000_000
 
@@ -254,7 +258,7 @@ def image_size(path: str | PathLike[str], *, exif: bool = True) -> tuple[int, in
     return (h, w) if orientation in (5, 6, 7, 8) else (w, h)
 
 
-def open_image(path: str | PathLike[str], max_pixels: int = MAX_CANVAS_PIXELS) -> Any:
+def open_image(path: str | PathLike[str], max_pixels: int = MAX_DRAW_PIXELS) -> Any:
     """The picture ``path`` decoded as an RGB pillow image, after :func:`image_size` checked it (readable,
     at most ``max_pixels``, so that its decoded pixels are bounded)."""
     from PIL import Image  # optional heavy dependency, only where pictures are drawn
