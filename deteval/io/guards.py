@@ -38,8 +38,8 @@ from deteval.errors import InputFormatError, ValidationError
 from deteval.io.jsonkeys import DuplicateKeyError, unique_keys
 
 __all__ = [
-    "MAX_CSV_FIELD",
     "MAX_CANVAS_PIXELS",
+    "MAX_CSV_FIELD",
     "MAX_DECLARED_COUNT",
     "MAX_DRAW_PIXELS",
     "MAX_IMAGE_PIXELS",
