@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import deteval.io.coco as coco_io
-from deteval.run.forked import start_child
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.io.coco_keypoints import (
     KeypointsTail,
@@ -20,6 +19,7 @@ from deteval.io.coco_keypoints import (
     read_keypoints,
     tail_buffer,
 )
+from deteval.run.forked import start_child
 
 FIELDS = ("img", "cat", "score", "bbox", "area", "keypoints")
 

@@ -16,9 +16,9 @@ from test_coco_two_cores import _data, _outcome, _same, _segm_data
 import deteval.detection.coco as coco_eval
 import deteval.io.coco as coco_io
 from deteval.detection.coco_params import CocoParams
-from deteval.run import forked
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.io.coco_segm_tail import _lean_head, segm_tail, segm_with_pending_tail, segm_with_tail
+from deteval.run import forked
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import deteval.detection.coco as coco_eval
-import deteval.run.forked as forked
 import deteval.io.coco as coco_io
+import deteval.run.forked as forked
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import DetevalError
 from deteval.io import coco_typed

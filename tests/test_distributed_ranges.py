@@ -18,11 +18,11 @@ from _coco_cases import random_case, random_keypoints_case, random_segm_case
 
 import deteval.run.coco as dcoco
 from deteval.detection.coco import evaluate_coco
-from deteval.run.coco import evaluate_coco_sharded
 from deteval.errors import DetevalError
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.io.coco_ranges import first_record, load_results_range
 from deteval.io.json_ranges import scan_json_array
+from deteval.run.coco import evaluate_coco_sharded
 
 # strings that cut a naive split: quotes, backslash runs, brackets, braces and commas inside strings
 NASTY = ["", "\\", '"', '\\"', "\\\\", '"],[{', "},{", "a\\\\\\", "é\u2028", "[[", "]]", ',"x":{']

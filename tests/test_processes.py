@@ -14,8 +14,8 @@ from test_stats import VOC_ARGS, _cli_json, _coco_case
 import deteval.detection.coco as coco_eval
 import deteval.io.coco as coco_io
 from deteval.detection.coco import CocoEvaluation
-from deteval.run import forked
 from deteval.errors import ConfigError
+from deteval.run import forked
 from deteval.stats import parallel
 from deteval.stats.bootstrap import bootstrap_weights
 from deteval.stats.coco import CocoUnits

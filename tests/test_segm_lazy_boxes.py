@@ -13,10 +13,10 @@ from _coco_cases import segm_case_without_boxes as _case_without_boxes
 from pycocotools import mask as mask_utils
 
 from deteval.detection.coco import evaluate_coco
-from deteval.run import forked
-from deteval.run.coco import evaluate_coco_sharded
 from deteval.io import coco as coco_io
 from deteval.io.coco import MaskBoxes, load_coco_gt, load_coco_results, stored_boxes
+from deteval.run import forked
+from deteval.run.coco import evaluate_coco_sharded
 
 
 def _loadres_boxes(case: dict) -> np.ndarray:
