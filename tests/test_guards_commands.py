@@ -424,3 +424,25 @@ def test_voc_box_of_9e11_pixels_draws_a_bounded_canvas(tmp_path: Path, capsys) -
     for png in out.glob("*.png"):
         with Image.open(png) as im:
             assert im.size[0] * im.size[1] <= 1 << 26
+
+
+def test_pycocotools_object_with_a_stale_index_is_refused() -> None:
+    """pycocotools evaluates its index; a dataset appended to without createIndex() would read differently."""
+    from contextlib import redirect_stdout
+    from io import StringIO
+
+    from pycocotools import coco as pycoco
+
+    from deteval.detection.coco import evaluate_coco
+
+    with redirect_stdout(StringIO()):
+        gt = pycoco.COCO(COCO[0])
+    dets = json.loads(Path(ROOT / "data_samples" / "coco" / "results_bbox.json").read_text())
+    evaluate_coco(gt, dets)  # fresh: accepted
+    extra = dict(gt.dataset["annotations"][0], id=10**6)
+    gt.dataset["annotations"].append(extra)
+    with pytest.raises(DetevalError, match="call createIndex"):
+        evaluate_coco(gt, dets)
+    with redirect_stdout(StringIO()):
+        gt.createIndex()
+    evaluate_coco(gt, dets)

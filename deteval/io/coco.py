@@ -567,7 +567,20 @@ class CocoResults:
 
 
 def _is_coco_object(obj: Any) -> bool:
-    return hasattr(obj, "dataset") and hasattr(obj, "createIndex") and isinstance(obj.dataset, dict)
+    """Whether ``obj`` is a pycocotools ``COCO``; one whose index (``anns``, ``imgs``, ``cats``) no longer
+    counts what its ``dataset`` holds (appended to without ``createIndex()``) is refused: pycocotools would
+    evaluate the index, deteval reads ``dataset``, and the two would differ."""
+    if not (hasattr(obj, "dataset") and hasattr(obj, "createIndex") and isinstance(obj.dataset, dict)):
+        return False
+    for index, key in (("anns", "annotations"), ("imgs", "images"), ("cats", "categories")):
+        held, listed = getattr(obj, index, None), obj.dataset.get(key)
+        if isinstance(held, dict) and isinstance(listed, list) and len(held) != len(listed):
+            raise ValidationError(
+                f"the COCO object's index holds {len(held)} {key} but its dataset {len(listed)}: call "
+                "createIndex() after changing dataset (pycocotools evaluates the index)",
+                file="<pycocotools COCO>",
+            )
+    return True
 
 
 def plain_keypoints(values: list, numbers: bool = False) -> np.ndarray | None:
