@@ -42,10 +42,10 @@ from typing import Any, Literal
 import numpy as np
 import yaml
 
-from deteval.detection.box_table import BoxTable
 from deteval.errors import DetevalWarning, InputFormatError, ValidationError
 from deteval.io.arrays import beyond_exact
 from deteval.io.guards import bounded_count, image_size, read_json, read_text, regular_file
+from deteval.tables.boxes import BoxTable
 
 IMG_FORMATS = frozenset(
     {"avif", "bmp", "dng", "heic", "heif", "jp2", "jpeg", "jpg", "mpo", "png", "tif", "tiff", "webp"}

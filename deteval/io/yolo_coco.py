@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import yaml
 
-from deteval.detection.box_table import BoxTable
 from deteval.errors import ValidationError
 from deteval.io.guards import make_folder, write_file
 from deteval.io.yolo import COCO80_TO_91, YoloDataset
+from deteval.tables.boxes import BoxTable
 
 
 def category_ids(ds: YoloDataset) -> list[int]:
