@@ -446,8 +446,9 @@ class MeanAveragePrecision:
             if key in item:
                 flag = key in ("iscrowd", "difficult")  # (a boolean tensor is a natural flag)
                 out[key] = _vector(item[key], n, f"{where}['{key}']", dtype, bools=flag)
-        if "iscrowd" in out and not np.isin(out["iscrowd"], (0, 1)).all():
-            raise ValidationError(f"{where}['iscrowd'] must hold 0 or 1")
+        for key in ("iscrowd", "difficult"):
+            if key in out and not np.isin(out[key], (0, 1)).all():
+                raise ValidationError(f"{where}['{key}'] must hold 0 or 1")
         if "area" in out and (out["area"] < 0).any():
             raise ValidationError(f"{where}['area'] must not be negative")
         return out
