@@ -108,6 +108,7 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         ("function_import", "deteval.api", "deteval.detection.coco"),
         ("function_import", "deteval.api", "deteval.detection.coco_params"),
         ("function_import", "deteval.api", "deteval.detection.voc"),
+        ("function_import", "deteval.api", "deteval.run.voc"),
         ("function_import", "deteval.api", "deteval.run.metric_state"),
         ("function_import", "deteval.api", "importlib"),
         ("function_import", "deteval.commands.compare", "deteval.report.latex"),
@@ -125,12 +126,7 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         ("layer", "deteval.results", "deteval.report.tables"),
         ("private", "deteval.report.grouped_grid", "deteval.report.tables._is_number_cell"),
         # vocarch
-        ("function_import", "deteval.commands.voc", "deteval.stats.voc"),
-        ("function_import", "deteval.commands.voc", "difflib"),
-        ("function_import", "deteval.detection.voc", "deteval.run.voc"),
         ("function_import", "deteval.mir.tracks", "deteval.stats.mir"),
-        ("layer", "deteval.detection.voc", "deteval.run.voc"),
-        ("layer", "deteval.io.voc", "deteval.detection.voc"),
         ("layer", "deteval.mir.tracks", "deteval.stats.mir"),
     }
 )
