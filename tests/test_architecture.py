@@ -118,7 +118,6 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         ("layer", "deteval.results", "deteval.report.tables"),
         ("private", "deteval.report.grouped_grid", "deteval.report.tables._is_number_cell"),
         # vocarch
-        ("function_import", "deteval.commands.voc", "deteval.stats.voc"),
         ("function_import", "deteval.mir.tracks", "deteval.stats.mir"),
         ("layer", "deteval.mir.tracks", "deteval.stats.mir"),
     }
