@@ -23,7 +23,7 @@ def _coco_figures():
 
 
 def _voc_figures():
-    from deteval.detection.voc import evaluate_voc
+    from deteval.run.voc import evaluate_voc
     from deteval.io.voc import load_voc_annotations, load_voc_detections
 
     v = S / "voc"
