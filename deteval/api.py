@@ -209,7 +209,7 @@ class MeanAveragePrecision:
     """Accumulate detections and targets batch by batch, then score them with the COCO or VOC protocol.
 
     ``protocol="coco"`` (default) is pycocotools' COCOeval; ``protocol="voc"`` runs
-    :func:`deteval.detection.voc.evaluate_voc` (its options ``metric``, ``iou_threshold``, ``profile``, ...
+    :func:`deteval.run.voc.evaluate_voc` (its options ``metric``, ``iou_threshold``, ``profile``, ...
     are accepted here). torchmetrics' keywords work unchanged: ``box_format`` ("xyxy", "xywh", "cxcywh"),
     ``iou_type`` ("bbox", "segm", "keypoints" or a tuple of them), ``iou_thresholds``, ``rec_thresholds``,
     ``max_detection_thresholds``, ``class_metrics``; ``backend`` ("pycocotools"; "faster_coco_eval" gives the
@@ -448,8 +448,9 @@ class MeanAveragePrecision:
             if key in item:
                 flag = key in ("iscrowd", "difficult")  # (a boolean tensor is a natural flag)
                 out[key] = _vector(item[key], n, f"{where}['{key}']", dtype, bools=flag)
-        if "iscrowd" in out and not np.isin(out["iscrowd"], (0, 1)).all():
-            raise ValidationError(f"{where}['iscrowd'] must hold 0 or 1")
+        for key in ("iscrowd", "difficult"):
+            if key in out and not np.isin(out[key], (0, 1)).all():
+                raise ValidationError(f"{where}['{key}'] must hold 0 or 1")
         if "area" in out and (out["area"] < 0).any():
             raise ValidationError(f"{where}['area'] must not be negative")
         return out

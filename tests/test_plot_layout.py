@@ -23,8 +23,8 @@ def _coco_figures():
 
 
 def _voc_figures():
-    from deteval.run.voc import evaluate_voc
     from deteval.io.voc import load_voc_annotations, load_voc_detections
+    from deteval.run.voc import evaluate_voc
 
     v = S / "voc"
     gt = load_voc_annotations(str(v / "Annotations"), str(v / "ImageSets" / "Main" / "test.txt"))
