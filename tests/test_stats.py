@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, evaluate_voc
+from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams
 from deteval.errors import ConfigError
 from deteval.io.voc import load_voc_annotations, load_voc_detections
+from deteval.run.voc import evaluate_voc
 from deteval.stats import adjust_pvalues, bootstrap, bootstrap_weights, paired_bootstrap, paired_t, wilcoxon
 from deteval.stats.means import aggregate_metric, aggregate_mix
 from deteval.stats.tests import randomization_test
@@ -248,7 +249,7 @@ def _trec_case(seed: int, n_topics: int = 12) -> tuple[dict, dict, dict]:
 
 
 def test_trec_weights_equal_duplicated_topics() -> None:
-    from deteval.retrieval.trec import evaluate_trec
+    from deteval.run.trec import evaluate_trec
     from deteval.stats.trec import trec_measures
 
     qrels, run, _ = _trec_case(0)
@@ -268,7 +269,7 @@ def test_trec_weights_equal_duplicated_topics() -> None:
 
 
 def test_cli_trec_tests_equal_scipy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from deteval.retrieval.trec import evaluate_trec
+    from deteval.run.trec import evaluate_trec
 
     qrels, run_a, run_b = _trec_case(5, 25)
     files = {}
