@@ -211,7 +211,7 @@ def render_markdown(result: EvalResult) -> str:
 
 def _shown(key: str, lines: list[str]) -> bool:
     """Whether a summary number is one of the protocol's printed ``lines`` (COCO's twelve stats)."""
-    from deteval.detection.coco.summary import DET_STAT_NAMES, KPT_STAT_NAMES
+    from deteval.detection.coco import DET_STAT_NAMES, KPT_STAT_NAMES
 
     return key in DET_STAT_NAMES + KPT_STAT_NAMES and any("Average" in line for line in lines)
 
