@@ -299,6 +299,7 @@ def _tamper(state: dict, path: tuple, value: object) -> dict:
         ("voc", ("images",), "x", "images: must be a list"),
     ],
 )
+@pytest.mark.filterwarnings("ignore:deteval. 1 class.es. without non-difficult ground truth")  # (class 2)
 def test_tampered_states_are_refused(protocol: str, path: tuple, value: object, piece: str) -> None:
     from deteval.api import MeanAveragePrecision
 
