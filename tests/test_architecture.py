@@ -98,7 +98,6 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         ("function_import", "deteval.report.tables", "deteval.report.stats_table"),
         ("function_import", "deteval.report.tables", "deteval.report.warning_cap"),
         # vocarch
-        ("function_import", "deteval.commands.voc", "deteval.stats.voc"),
         ("function_import", "deteval.mir.tracks", "deteval.stats.mir"),
         ("layer", "deteval.mir.tracks", "deteval.stats.mir"),
     }
