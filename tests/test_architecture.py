@@ -82,18 +82,11 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         # lead (docs/architecture.md is being rewritten)
         ("docs", "deteval.stats", "docs/architecture.md"),
         # lead
-        ("function_import", "deteval.cli", "deteval.commands.options"),
         ("function_import", "deteval", "importlib"),
         ("function_import", "deteval.commands.coco", "deteval.stats.coco"),
         ("function_import", "deteval.commands.lvis", "deteval.run.client"),
         ("function_import", "deteval.stats.attach", "deteval.stats.bootstrap"),
         # robust
-        ("function_import", "deteval.commands.options", "deteval.io.guards"),
-        ("function_import", "deteval.io.guards", "deteval.errors"),
-        ("function_import", "deteval.io.guards", "io"),
-        ("function_import", "deteval.io.guards", "math"),
-        ("function_import", "deteval.io.yolo", "deteval.io.guards"),
-        ("layer", "deteval.config", "deteval.io.guards"),
         ("function_import", "deteval.commands.common", "deteval.report.warning_cap"),
         ("function_import", "deteval.commands.yolo", "deteval.explain"),
         ("function_import", "deteval.commands.yolo", "deteval.explain.cross"),
