@@ -56,13 +56,6 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         ("private", "deteval.stats.coco", "deteval.detection.coco._fork_detections"),
         ("private", "deteval.stats.coco", "deteval.detection.coco._split_images"),
         ("process", "deteval.detection.coco", "mmap"),
-        # fid
-        ("function_import", "deteval.commands.trec", "deteval.report.stats_table"),
-        ("function_import", "deteval.commands.trec", "deteval.stats.trec"),
-        ("function_import", "deteval.retrieval.lists", "deteval.retrieval.trec"),
-        ("function_import", "deteval.retrieval.trec", "deteval.run.trec"),
-        ("layer", "deteval.retrieval.trec", "deteval.run.trec"),
-        ("private", "deteval.io.prefs", "deteval.io.trec._read_bytes"),
         # ioc
         ("function_import", "deteval.io.coco_typed", "typing"),
         ("layer", "deteval.io.coco_keypoints", "deteval.run.forked"),
