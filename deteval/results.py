@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputFormatError
+from deteval.io.guards import refuse_special
 from deteval.io.jsonkeys import DuplicateKeyError, unique_keys
 
 # Top-level JSON keys that are not summary fields; a summary may not use them (they would be overwritten).
@@ -320,6 +321,7 @@ def _bounded_int(token: str) -> int:
 def load_result(path: str | PathLike[str]) -> EvalResult:
     """Read a result saved with ``--format json`` (or :meth:`EvalResult.to_json`)."""
     p = Path(path)
+    refuse_special(p, "result file")  # (a pipe would block the open, /dev/zero never end)
     try:
         data = p.read_bytes()
     except OSError as exc:

@@ -23,6 +23,7 @@ from deteval.analysis.calibration import Calibration
 from deteval.analysis.confusion import Confusion
 from deteval.analysis.operating import OperatingPoints
 from deteval.analysis.tide import ERROR_TYPES, ErrorAnalysis
+from deteval.io.guards import write_file
 from deteval.report.figure import new_figure
 from deteval.report.plots import pr_grid_figure
 from deteval.report.stats_table import STATS_KEYS
@@ -318,8 +319,5 @@ def render_html(
 
 
 def write_html(path: str | Path, result: EvalResult, **kwargs: Any) -> Path:
-    """Write :func:`render_html` to ``path`` (UTF-8)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(render_html(result, **kwargs), encoding="utf-8")
-    return p
+    """Write :func:`render_html` to ``path`` (UTF-8, atomically: :func:`deteval.io.guards.write_file`)."""
+    return write_file(path, render_html(result, **kwargs), "HTML report")

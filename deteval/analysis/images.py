@@ -11,6 +11,8 @@ classes with positives.
 
 from __future__ import annotations
 
+import io
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,7 @@ from deteval.analysis.tide import Assignment, TideInput, assign
 from deteval.core.levels import COCO_RECALL_LEVELS
 from deteval.core.lists import presorted_lists
 from deteval.errors import ValidationError
+from deteval.io.guards import canvas_size, open_image, write_file
 
 __all__ = ["ImageDiagnostics", "draw_image", "draw_worst", "image_diagnostics"]
 
@@ -187,19 +190,21 @@ def draw_image(
     rows = np.flatnonzero((inp.dt_img[a.det] == index) & (a.state != 2))
     g = conv(inp.gt_box[gsel]) if gsel.size else np.zeros((0, 4))
     d = conv(inp.dt_box[a.det[rows]]) if rows.size else np.zeros((0, 4))
-    if picture is not None and Path(picture).is_file():
-        im = Image.open(picture).convert("RGB")
+    if picture is not None and os.path.lexists(picture):
+        im = open_image(picture)  # (bounded, a non-image refused naming it)
     else:
         ext = np.concatenate([g, d])
         w, h = (
             size
             if size and size[0] > 0 and size[1] > 0
-            else (
-                int(ext[:, 2].max(initial=1) + 10),
-                int(ext[:, 3].max(initial=1) + 10),
-            )
+            else (ext[:, 2].max(initial=1) + 10, ext[:, 3].max(initial=1) + 10)
         )
-        im = Image.new("RGB", (max(w, 16), max(h, 16)), (200, 200, 200))
+        im = Image.new("RGB", canvas_size(w, h), (200, 200, 200))
+        scale = im.size[0] / max(float(w), 16.0)
+        if scale < 1:  # a canvas scaled down from a huge declared size: the boxes with it
+            g, d = g * scale, d * scale
+    lim = 4.0 * max(im.size)  # (pillow cannot draw beyond a C int; nothing past the picture shows anyway)
+    g, d = np.clip(g, -lim, lim), np.clip(d, -lim, lim)
     dr = ImageDraw.Draw(im)
     found, missed, ignored, tp, fp = (k[0] for k in DRAWING_KEY)
     matched = set(a.match[a.match >= 0].tolist())
@@ -221,10 +226,9 @@ def draw_image(
         dr.rectangle(rect, fill=(255, 255, 255), outline=color)  # a label stays readable over lines
         dr.text((rect[0] + 2, rect[1] + 1), text, fill=color)
     im = _framed(im, _drawing_title(diag, index, inp))
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    im.save(path)
-    return path
+    buf = io.BytesIO()
+    im.save(buf, format="PNG")
+    return write_file(out, buf.getvalue(), "picture")
 
 
 def _drawing_title(diag: ImageDiagnostics, index: int, inp: TideInput) -> str:

@@ -54,6 +54,7 @@ from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io import coco_typed
 from deteval.io.arrays import rows_beyond_exact
 from deteval.io.coco_typed import bbox_columns, gt_annotations, gt_box_columns, struct_field, typed_decoding
+from deteval.io.guards import refuse_special
 from deteval.io.json_errors import piece_error
 from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique, unique_keys
 from deteval.io.rle import check_rles
@@ -93,6 +94,7 @@ def read_json(path: str | PathLike[str]) -> Any:
 
 def _json_bytes(p: Path) -> bytes:
     """The bytes of the JSON file ``p`` without a UTF-8 BOM; an unreadable or empty file raises."""
+    refuse_special(p, "JSON file")  # (a pipe would block the open, /dev/zero never end)
     try:
         data = p.read_bytes()
     except OSError as exc:
@@ -565,7 +567,20 @@ class CocoResults:
 
 
 def _is_coco_object(obj: Any) -> bool:
-    return hasattr(obj, "dataset") and hasattr(obj, "createIndex") and isinstance(obj.dataset, dict)
+    """Whether ``obj`` is a pycocotools ``COCO``; one whose index (``anns``, ``imgs``, ``cats``) no longer
+    counts what its ``dataset`` holds (appended to without ``createIndex()``) is refused: pycocotools would
+    evaluate the index, deteval reads ``dataset``, and the two would differ."""
+    if not (hasattr(obj, "dataset") and hasattr(obj, "createIndex") and isinstance(obj.dataset, dict)):
+        return False
+    for index, key in (("anns", "annotations"), ("imgs", "images"), ("cats", "categories")):
+        held, listed = getattr(obj, index, None), obj.dataset.get(key)
+        if isinstance(held, dict) and isinstance(listed, list) and len(held) != len(listed):
+            raise ValidationError(
+                f"the COCO object's index holds {len(held)} {key} but its dataset {len(listed)}: call "
+                "createIndex() after changing dataset (pycocotools evaluates the index)",
+                file="<pycocotools COCO>",
+            )
+    return True
 
 
 def plain_keypoints(values: list, numbers: bool = False) -> np.ndarray | None:
@@ -1117,6 +1132,7 @@ def gt_head(
     annotation pieces :func:`_gt_in_pieces` would cut in the first ``length`` bytes of the annotations
     array, and the byte where the next piece starts; None on any fault (the parent then reads them itself)."""
     file = str(path)
+    refuse_special(path, "JSON file")  # (a pipe would block the open, /dev/zero never end)
     try:
         with open(path, "rb") as fh:
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
@@ -1180,6 +1196,7 @@ def _gt_in_pieces(
     """
     step = min(CHUNK_BYTES, KEYPOINT_GT_PIECE_BYTES) if need_keypoints else CHUNK_BYTES
     # mapped read-only, as the results (:func:`_read_in_pieces`): no copy of the file, no fresh memory to fault in
+    refuse_special(path, "JSON file")  # (a pipe would block the open, /dev/zero never end)
     try:
         with path.open("rb") as f:
             if os.fstat(f.fileno()).st_size < 2 * step:
@@ -1734,6 +1751,7 @@ def _result_cuts(data: Any, chunk: int | None = None) -> list[tuple[int, int]]:
 def _read_in_pieces(path: Path, chunk: int | None = None) -> tuple[Any, list[tuple[int, int]]] | None:
     """A results file mapped in memory (read-only ``mmap``: the page cache's pages, no copy, no fresh memory
     to fault in) and its cuts (:func:`_result_cuts`); None if unreadable or too small to cut."""
+    refuse_special(path, "results file")  # (a pipe would block the open, /dev/zero never end)
     try:
         with path.open("rb") as f:
             size = os.fstat(f.fileno()).st_size

@@ -34,6 +34,7 @@ from deteval.io.coco import (
     loadres_branch,
     wide_scores,
 )
+from deteval.io.guards import refuse_special
 from deteval.io.jsonkeys import check_unique_keys, loads_unique
 from deteval.io.skipping import load_skipping
 
@@ -56,6 +57,7 @@ def _parse(text: bytes, file: str) -> Any:
 
 
 def _read(path: str | PathLike[str], lo: int, hi: int) -> bytes:
+    refuse_special(path, "results file")  # (a pipe would block the open)
     with open(path, "rb") as fh:
         fh.seek(lo)
         return b"[" + fh.read(hi - lo) + b"]"

@@ -146,8 +146,17 @@ def render_table(result: EvalResult) -> str:
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
-def _md(text: str) -> str:
-    # A pipe would end the cell and a newline the row.
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+_ENTITY_START = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+
+
+def md_text(text: str) -> str:
+    """``text`` for a Markdown table cell: a pipe would end the cell and a newline the row; a ``<`` that could
+    open an HTML tag, comment or autolink (CommonMark: followed by a letter, ``/``, ``!`` or ``?``) and an
+    ``&`` that could start an entity become entities, so that raw HTML in a name is shown, never run by a
+    renderer that does not sanitize (``p < 0.05`` stays as written)."""
+    text = _ENTITY_START.sub("&amp;", text)
+    text = _TAG_START.sub("&lt;", text)
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
@@ -159,7 +168,7 @@ def _mark(marked: dict[tuple[str | None, str], str], row: str | None, key: str) 
 
 def _sup(marked: dict[tuple[str | None, str], str], row: str | None, key: str) -> str:
     mark = marked.get((row, key))
-    return f"<sup>{_md(mark)}</sup>" if mark else ""
+    return f"<sup>{md_text(mark)}</sup>" if mark else ""
 
 
 def render_markdown(result: EvalResult) -> str:
@@ -167,7 +176,7 @@ def render_markdown(result: EvalResult) -> str:
     table, the warnings as quotes."""
     from deteval.report.marks import cell_marks
 
-    parts = [f"## {_md(result.protocol)} evaluation", ""]
+    parts = [f"## {md_text(result.protocol)} evaluation", ""]
     if result.lines:
         # The protocol's familiar rendering (e.g. pycocotools' twelve lines), verbatim.
         fence = "~~~~" if any(line.lstrip().startswith("```") for line in result.lines) else "```"
@@ -180,21 +189,23 @@ def render_markdown(result: EvalResult) -> str:
     marked, legend = cell_marks(result)
     fields = [(k, v) for k, v in fields if not k.startswith("significance.")]  # shown as marks + legend
     parts += ["| field | value |", "|---|---|"]
-    parts += [f"| {_md(k)} | {_md(format_cell(v, False))}{_sup(marked, None, k)} |" for k, v in fields]
+    parts += [
+        f"| {md_text(k)} | {md_text(format_cell(v, False))}{_sup(marked, None, k)} |" for k, v in fields
+    ]
     cols, rows = class_rows(result)
     if rows:
-        head = f"| {row_label(result)} | " + " | ".join(_md(c) for c in cols) + " |"
+        head = f"| {row_label(result)} | " + " | ".join(md_text(c) for c in cols) + " |"
         parts += ["", head, "|---" * (len(cols) + 1) + "|"]
         for name, row in rows:
-            cells = (_md(format_cell(row.get(c), False)) + _sup(marked, name, c) for c in cols)
-            parts.append(f"| {_md(name)} | " + " | ".join(cells) + " |")
+            cells = (md_text(format_cell(row.get(c), False)) + _sup(marked, name, c) for c in cols)
+            parts.append(f"| {md_text(name)} | " + " | ".join(cells) + " |")
     if legend:
         # what the superscript letters mean (deteval.report.marks)
-        parts += ["", *(re.sub(r"\^([a-z]+):", r"<sup>\1</sup>:", _md(x)) + "  " for x in legend)]
+        parts += ["", *(re.sub(r"\^([a-z]+):", r"<sup>\1</sup>:", md_text(x)) + "  " for x in legend)]
     if result.warnings:
         from deteval.report.warning_cap import shown_warnings
 
-        parts += ["", *(f"> warning: {_md(w)}" for w in shown_warnings(result.warnings))]
+        parts += ["", *(f"> warning: {md_text(w)}" for w in shown_warnings(result.warnings))]
     return "\n".join(parts) + "\n"
 
 
@@ -227,7 +238,8 @@ def _csv_cell(cell: str) -> str:
     return cell
 
 
-def _csv_row(cells: list[str]) -> str:
+def csv_row(cells: list[str]) -> str:
+    """One CSV line of text cells: RFC 4180 quoting, formula-like cells prefixed with ``'``."""
     if cells == [""]:
         return '""'  # a single empty cell, not a blank line
     return ",".join(_csv_cell(c) for c in cells)
@@ -245,12 +257,12 @@ def render_csv(result: EvalResult) -> str:
     cols, rows = class_rows(result)
     lines = []
     if rows:
-        lines = [_csv_row([row_label(result), *cols])]
-        lines += [_csv_row([name, *(format_cell(row.get(c), True) for c in cols)]) for name, row in rows]
+        lines = [csv_row([row_label(result), *cols])]
+        lines += [csv_row([name, *(format_cell(row.get(c), True) for c in cols)]) for name, row in rows]
         lines += [""]
-    lines += [_csv_row(["field", "value"]), _csv_row(["protocol", result.protocol])]
-    lines += [_csv_row([k, format_cell(v, True)]) for k, v in display_fields(result)]
-    lines += [_csv_row(["warning", w]) for w in result.warnings]
+    lines += [csv_row(["field", "value"]), csv_row(["protocol", result.protocol])]
+    lines += [csv_row([k, format_cell(v, True)]) for k, v in display_fields(result)]
+    lines += [csv_row(["warning", w]) for w in result.warnings]
     return "\n".join(lines) + "\n"
 
 
