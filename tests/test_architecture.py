@@ -42,6 +42,11 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         ("layer", "deteval.detection.coco", "deteval.run.coco"),
         ("layer", "deteval.detection.lvis", "deteval.run.lvis"),
         # fid
+        ("layer", "deteval.detection.lvis", "deteval.run.parts"),
+        ("layer", "deteval.detection.lvis", "deteval.run.shards"),
+        ("private", "deteval.stats.coco", "deteval.detection.coco._fork_detections"),
+        ("private", "deteval.stats.coco", "deteval.detection.coco._split_images"),
+        ("process", "deteval.detection.coco", "mmap"),
         # ioc
         ("function_import", "deteval.io.coco_typed", "typing"),
         ("layer", "deteval.io.coco_keypoints", "deteval.run.forked"),
