@@ -81,11 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     configure_from_args(args)
     try:
-        # (imported here, as the subcommands are: --help and --version load no numpy)
-        from deteval.commands.options import check_outputs, check_shared_options
-
-        check_shared_options(args, args._parser)  # the bounds of the options several commands share
-        check_outputs(args, args._parser)  # no output onto an input
+        # loaded as the subcommands are (build_parser): --help and --version load no numpy
+        options = importlib.import_module("deteval.commands.options")
+        options.check_shared_options(args, args._parser)  # the bounds of the options several commands share
+        options.check_outputs(args, args._parser)  # no output onto an input
         return int(args.func(args, args._parser) or 0)
     except DetevalError as exc:
         print(f"deteval: error: {exc}", file=sys.stderr)

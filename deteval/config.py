@@ -12,8 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from deteval.errors import ConfigError, InputFormatError
-from deteval.io.guards import read_bytes, regular_file
+from deteval.errors import ConfigError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -58,12 +57,9 @@ def resolve_preset(name_or_path: str) -> Path:
     """The file for a preset name (``voc07``) or a path to a TOML file."""
     path = Path(name_or_path)
     if path.suffix == ".toml" or path.exists() or path.is_symlink():
-        if not path.exists() and not path.is_symlink():
-            raise ConfigError("preset file not found", file=path)
-        try:
-            return regular_file(path, "preset")  # (a pipe, a device or a folder is refused unopened)
-        except InputFormatError as exc:
-            raise ConfigError(exc.reason, file=path) from None
+        if not path.is_file():  # (also a pipe, a device, a folder or a dangling link: refused unopened)
+            raise ConfigError("preset file not found, or not a regular file", file=path)
+        return path
     folder = preset_dir()
     if folder is not None and (folder / f"{name_or_path}.toml").is_file():
         return folder / f"{name_or_path}.toml"
@@ -75,9 +71,9 @@ def load_preset(name_or_path: str) -> dict[str, Any]:
     """Read a preset into a dict; a TOML syntax error raises :class:`ConfigError` naming the file."""
     path = resolve_preset(name_or_path)
     try:
-        data = read_bytes(path, "preset")  # (a pipe, a device or a folder is refused unopened)
-    except InputFormatError as exc:
-        raise ConfigError(exc.reason, file=path) from None
+        data = path.read_bytes()  # (a regular file: resolve_preset refused anything else)
+    except OSError as exc:
+        raise ConfigError(f"cannot read preset: {exc.strerror or exc}", file=path) from None
     try:
         preset = tomllib.loads(data.decode("utf-8-sig"))  # (a BOM accepted, as by every other reader)
     except tomllib.TOMLDecodeError as exc:

@@ -18,6 +18,7 @@ from typing import Any
 
 from deteval.detection.coco_params import parse_option
 from deteval.errors import ConfigError
+from deteval.io.guards import refuse_overwriting_inputs
 from deteval.syntax import parse_decimal, parse_integer
 
 #: ``checker(value, from_cli)`` → the value to use; raises ConfigError with the reason.
@@ -251,8 +252,6 @@ INPUT_DESTS = (
 def check_outputs(args: Any, parser: Any) -> None:
     """Refuse an output option naming one of the run's inputs (the same file or folder, also through a
     link): the run would replace what it reads, and the next run would fail on it."""
-    from deteval.io.guards import refuse_overwriting_inputs
-
     flags = {a.dest: max(a.option_strings, key=len) for a in parser._actions if a.option_strings}
     dests = [a.dest for a in parser._actions if not a.option_strings] + list(INPUT_DESTS)
     inputs: list[str] = []

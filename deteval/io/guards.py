@@ -24,7 +24,9 @@ from __future__ import annotations
 import contextlib
 import csv
 import errno
+import io
 import json
+import math
 import os
 import stat
 import tempfile
@@ -34,7 +36,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from deteval.errors import InputFormatError, ValidationError
+from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.jsonkeys import DuplicateKeyError, unique_keys
 
 __all__ = [
@@ -178,8 +180,6 @@ def read_json(path: str | PathLike[str], what: str = "file") -> Any:
 def csv_rows(text: str, file: str | PathLike[str], *, first_line: int = 1) -> Iterator[tuple[int, list[str]]]:
     """``(line, fields)`` of each row of the CSV ``text`` (``line``: where the row starts, 1-based); a field
     longer than :data:`MAX_CSV_FIELD` characters or any other CSV fault names the line."""
-    import io
-
     old = csv.field_size_limit(MAX_CSV_FIELD)
     try:
         reader = csv.reader(io.StringIO(text, newline=""))
@@ -278,8 +278,6 @@ def open_image(path: str | PathLike[str], max_pixels: int = MAX_DRAW_PIXELS) -> 
 def canvas_size(width: float, height: float, max_pixels: int = MAX_CANVAS_PIXELS) -> tuple[int, int]:
     """A drawing canvas of at least 16 × 16 for a declared (``width``, ``height``), scaled down (aspect kept)
     to at most ``max_pixels``; non-finite or non-positive sides become 16."""
-    import math
-
     w = width if math.isfinite(width) and width > 0 else 16.0
     h = height if math.isfinite(height) and height > 0 else 16.0
     longest = max_pixels / 16  # (the other side is at least 16)
@@ -353,8 +351,6 @@ def refuse_overwriting_inputs(
 ) -> None:
     """Refuse an output path (``(flag, path)`` pairs) that is one of ``inputs`` (the same file, also through a
     link): writing it would replace the input the next run reads."""
-    from deteval.errors import ConfigError
-
     existing = []
     for x in inputs:
         if x is None:
@@ -380,8 +376,6 @@ def refuse_overwriting_inputs(
 def write_file(path: str | PathLike[str], data: bytes | str, what: str = "output") -> Path:
     """Write ``data`` to the file ``path`` with :func:`write_atomically`, creating its folder; any failure (a
     read-only folder, a path under a file, a full disk) is a :class:`~deteval.errors.ConfigError` naming it."""
-    from deteval.errors import ConfigError
-
     p = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
@@ -395,8 +389,6 @@ def write_file(path: str | PathLike[str], data: bytes | str, what: str = "output
 def make_folder(path: str | PathLike[str], what: str = "output folder") -> Path:
     """Create the folder ``path`` (and its parents) if needed; an existing file there or a failure is a
     :class:`~deteval.errors.ConfigError` naming it."""
-    from deteval.errors import ConfigError
-
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise ConfigError(f"the {what} exists and is not a folder", file=p)

@@ -44,7 +44,7 @@ import yaml
 
 from deteval.errors import DetevalWarning, InputFormatError, ValidationError
 from deteval.io.arrays import beyond_exact
-from deteval.io.guards import bounded_count, image_size, read_json, read_text, regular_file
+from deteval.io.guards import bounded_count, image_size, read_bytes, read_json, read_text, regular_file
 from deteval.tables.boxes import BoxTable
 
 IMG_FORMATS = frozenset(
@@ -187,8 +187,6 @@ def read_data_yaml(path: str | os.PathLike[str], keys: set[str] | None = None) -
 def read_bytes_lenient(path: Path) -> str:
     """The text of a regular file decoded as UTF-8 with undecodable bytes dropped (``errors="ignore"``, as
     Ultralytics opens yaml files) and universal newlines."""
-    from deteval.io.guards import read_bytes
-
     text = read_bytes(path, "dataset yaml").decode("utf-8", errors="ignore")
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
