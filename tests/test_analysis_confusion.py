@@ -42,6 +42,7 @@ def _pycocotools_tp(gt_d, res_d, iou, thr):
     return tp
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(20))
 @pytest.mark.parametrize("iou,thr", [(0.5, 0.25), (0.75, 0.0)])
 def test_coco_sums_and_diagonal_against_pycocotools(seed, iou, thr, capsys):

@@ -27,6 +27,7 @@ def _report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, d
     return out, json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_self_contained(tmp_path, capsys):
     out, doc = _report(tmp_path, capsys)
     text = out.read_text(encoding="utf-8")
@@ -44,6 +45,7 @@ def test_self_contained(tmp_path, capsys):
         assert f'data-v="{name}"' in text
 
 
+@pytest.mark.slow
 def test_coco_report_has_the_per_class_table(tmp_path, capsys):
     out = tmp_path / "coco.html"
     args = ["coco", str(COCO / "fruit_val_coco_format.json"), str(COCO / "coco_instances_results.json")]
@@ -65,6 +67,7 @@ def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([BROWSER, *flags, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(BROWSER is None, reason="no Chromium installed (Debian: apt-get install chromium)")
 def test_opens_in_headless_chromium(tmp_path, capsys):
     out, doc = _report(tmp_path, capsys)

@@ -37,6 +37,7 @@ def _ours(e):
     return {"ap": e.ap, "main": e.main, "special": e.special, "by_size": e.by_size, "counts": e.counts}
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(60))
 def test_tide_compat_equals_tidecv_on_random_cases(seed):
     inp = random_case(seed, crowd=seed % 3 != 0)
@@ -48,6 +49,7 @@ def test_tide_compat_equals_tidecv_on_random_cases(seed):
     assert _ours(tide_errors(inp, compat="tide")) == ref  # bit for bit, percent units as tidecv
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pos,bg", [(0.5, 0.1), (0.75, 0.3), (0.3, 0.0)])
 def test_tide_compat_other_thresholds(pos, bg):
     for seed in range(100, 110):
@@ -141,6 +143,7 @@ def test_hand_checked_oracle_fixes():
     assert e.main["bkg"] > 0 and e.main["dupe"] == 0.0 and e.main["both"] == 0.0
 
 
+@pytest.mark.slow
 def test_json_units_and_cli(capsys, tmp_path):
     gt_file, res_file = FIXTURES[0]
     code = main(["coco", str(DATA / gt_file), str(DATA / res_file), "--errors", "--format", "json"])

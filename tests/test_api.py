@@ -142,6 +142,7 @@ def test_bad_batches_are_refused_without_changing_state():
 COCO = Path(__file__).resolve().parent / "data" / "coco"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "gt_name, res_name",
     [

@@ -71,6 +71,7 @@ def _reference(kind: str, iou_type: str):
     return run_pycocotools(gt, res, iou_type)
 
 
+@pytest.mark.slow
 def test_bbox_file_order_with_image_id_is_pycocotools_bit_for_bit():
     gt, res = _val2014()
     stats, precision, recall, _ = _reference("bbox", "bbox")
@@ -92,6 +93,7 @@ def test_bbox_file_order_with_image_id_is_pycocotools_bit_for_bit():
     assert (r["map_per_class"] == -1).sum() == 6  # detected categories without ground truth
 
 
+@pytest.mark.slow
 def test_bbox_file_order_without_image_id_uses_update_order():
     """Documented: without image_id the update order breaks score ties across images (0.504569 here)."""
     gt, res = _val2014()
@@ -160,6 +162,7 @@ def _decoded_masks(img, anns, dets):
     return t, p
 
 
+@pytest.mark.slow
 def test_segm_decoded_masks_equal_pycocotools():
     gt, res = _val2014("segm")
     stats = _reference("segm", "segm")[0]
@@ -169,6 +172,7 @@ def test_segm_decoded_masks_equal_pycocotools():
     assert r.summary["iou_type"] == "segm"
 
 
+@pytest.mark.slow
 def test_segm_rle_dicts_and_default_area_equal_pycocotools():
     """Masks as COCO RLE dicts; without 'area' the target's area is its mask area (torchmetrics' default)."""
     from pycocotools import mask as mask_utils
@@ -228,6 +232,7 @@ def test_keypoints_equal_pycocotools():
     assert stats[0] > 0.5  # a real score, not an empty evaluation
 
 
+@pytest.mark.slow
 def test_torchmetrics_thresholds_and_iou_type_tuple():
     gt, res = _val2014("segm")
     sub = {i["id"] for i in gt["images"][:40]}
@@ -320,6 +325,7 @@ def test_bad_batches_name_the_key_and_list_what_is_accepted():
     assert all(issubclass(e, DetevalError) for e in (ValidationError, ConfigError))
 
 
+@pytest.mark.slow
 def test_print_is_short_and_keys_are_listed():
     gt, res = _val2014()
     r = _run(*_per_image(gt, res), box_format="xywh", class_metrics=True)
@@ -337,6 +343,7 @@ def test_entry_points_are_importable_from_deteval():
     assert "MeanAveragePrecision" in (deteval.__doc__ or "") and "docs/api.md" in deteval.__doc__
 
 
+@pytest.mark.slow
 def test_import_and_evaluation_do_not_import_matplotlib():
     code = (
         "import sys, deteval\n"

@@ -39,6 +39,7 @@ CASES = {
 }
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("iou_type", sorted(CASES))
 @pytest.mark.parametrize("seed", range(12))
 def test_coco_groups_split_in_tiny_chunks_give_identical_results(iou_type, seed, monkeypatch):
@@ -62,6 +63,7 @@ def test_coco_groups_split_in_tiny_chunks_give_identical_results(iou_type, seed,
             assert np.array_equal(ours.stats, stats)
 
 
+@pytest.mark.slow
 def test_one_crowded_group_with_many_detections_and_large_max_dets(monkeypatch):
     """A single (image, category) group of 300 ground truths × 400 detections, maxDets 1000: one block of
     120k pairs, split into sub-blocks of a few hundred pairs."""
@@ -106,6 +108,7 @@ def test_split_blocks_cover_every_pair_once():
         assert got == want
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("iou_type", sorted(CASES))
 @pytest.mark.parametrize("seed", range(8))
 def test_coco_greedy_steps_split_in_tiny_pieces_give_identical_results(iou_type, seed, monkeypatch):
@@ -140,6 +143,7 @@ def test_greedy_steps_cover_every_pair_once_and_cut_only_between_detections():
             assert all(e - s <= max(step, int(seg_len.max())) for s, e in pieces)
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("iou_type", sorted(CASES))
 @pytest.mark.parametrize("seed", range(6))
 def test_coco_accumulation_in_threshold_groups_and_from_shards_gives_identical_results(

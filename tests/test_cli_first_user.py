@@ -118,6 +118,7 @@ def test_help_has_no_rest_markup_and_no_idle_options(capsys):
     assert main(["presets", "--quiet"]) == 0
 
 
+@pytest.mark.slow
 def test_xyxy_given_as_xywh_is_warned_with_the_count(tmp_path, capsys):
     res = json.loads((VAL / "instances_val2014_fakebbox100_results.json").read_text())
     for d in res:

@@ -45,6 +45,7 @@ def test_help_imports_no_numpy_and_lists_every_command() -> None:
     assert not modules & set(HEAVY)
 
 
+@pytest.mark.slow
 def test_plain_coco_run_imports_nothing_heavy() -> None:
     gt, dt = DATA / "fruit_val_coco_format.json", DATA / "coco_instances_results.json"
     code, out, modules = _run("coco", str(gt), str(dt), "--format", "json")
@@ -56,6 +57,7 @@ def test_plain_coco_run_imports_nothing_heavy() -> None:
     assert "pycocotools" not in modules  # bbox evaluation never rasterises masks
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["coco", "trec", "explain"])
 def test_subcommand_help_still_complete(command: str) -> None:
     code, out, _ = _run(command, "--help")

@@ -104,6 +104,7 @@ def test_bad_options_exit_2(capsys, args: list, message: str) -> None:
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_bad_file_names_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.lab"
     bad.write_text("0 10 A\n10 oops B\n", encoding="utf-8")

@@ -58,6 +58,7 @@ def _baseline(folder: Path, step: float) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_every_track_and_the_mean_equal_mir_eval(capsys) -> None:
     doc = _json(capsys, REF, EST, "--config", "mir_eval_segment")
     assert (doc["n_tracks"], doc["average"], doc["adjust"]) == (10, "mean over tracks", True)
@@ -146,6 +147,7 @@ def test_intervals_reproducible_and_equal_to_the_api(capsys) -> None:
     assert set(first["ci"]) == set(METRICS)
 
 
+@pytest.mark.fast_cases(test=1)
 @pytest.mark.parametrize("test", ["t", "wilcoxon"])
 def test_comparison_tests_equal_scipy_on_the_tracks(capsys, tmp_path: Path, test: str) -> None:
     other = _baseline(tmp_path / "grid20", 20.0)
@@ -170,6 +172,7 @@ def test_comparison_tests_equal_scipy_on_the_tracks(capsys, tmp_path: Path, test
     assert doc["comparison"][smallest]["p_adjusted"] == pytest.approx(min(1.0, 9 * min(p_values)), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_several_other_systems_and_the_table(capsys, tmp_path: Path) -> None:
     b = _baseline(tmp_path / "grid20", 20.0)
     c = _baseline(tmp_path / "grid10", 10.0)

@@ -16,6 +16,7 @@ def _ours(case):
     return evaluate_coco(case["gt"], case["dt"], params=params)
 
 
+@pytest.mark.fast_cases(block=1)
 @pytest.mark.parametrize("block", range(8))
 def test_random_cases_match_pycocotools_exactly(block):
     per_block = N_CASES // 8
@@ -36,6 +37,7 @@ def test_random_cases_match_pycocotools_exactly(block):
         assert np.array_equal(ev.stats, stats), f"seed {seed}: stats {ev.stats} != {stats}"
 
 
+@pytest.mark.slow
 def test_fixed_mode_equals_pycocotools_that_honours_ignore():
     """compat="fixed" = pycocotools with ``ignore = iscrowd or ignore`` (an ignored non-crowd box absorbs one
     detection; a crowd absorbs any number), compared on the full precision and recall arrays."""

@@ -11,12 +11,14 @@ def _check(case, iou_type, seed):
     assert_same_as_reference(evaluate_coco(case["gt"], case["dt"], iou_type=iou_type), ref, f"seed {seed}")
 
 
+@pytest.mark.fast_cases(block=1)
 @pytest.mark.parametrize("block", range(3))
 def test_random_segm_cases(block):
     for seed in range(block * 20, block * 20 + 20):
         _check(random_segm_case(seed), "segm", seed)
 
 
+@pytest.mark.fast_cases(block=1)
 @pytest.mark.parametrize("block", range(3))
 def test_random_keypoints_cases(block):
     for seed in range(block * 30, block * 30 + 30):

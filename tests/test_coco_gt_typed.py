@@ -135,6 +135,7 @@ def _same(a: Any, b: Any) -> None:
         assert np.array_equal(a.keypoints, b.keypoints, equal_nan=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("keypoints", [False, True])
 def test_typed_ground_truth_pieces_equal_the_ordinary_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keypoints: bool

@@ -155,6 +155,7 @@ def test_cli_json_and_errors(tmp_path, capsys):
     assert isinstance(DetevalError("x"), Exception)
 
 
+@pytest.mark.slow
 def test_large_results_are_parsed_in_pieces_with_the_same_arrays_and_record_numbers(tmp_path, monkeypatch):
     import deteval.io.coco as coco_io
 
@@ -201,6 +202,7 @@ def test_json_fallback_without_orjson_gives_the_same_arrays(tmp_path, monkeypatc
     assert "invalid JSON" in str(info.value)
 
 
+@pytest.mark.slow
 def test_cli_segm_and_keypoints_on_fixtures(capsys):
     from pathlib import Path
 
@@ -245,6 +247,7 @@ def test_cli_segm_and_keypoints_on_fixtures(capsys):
     assert "coco " in listed and "coco_fixed" in listed and "coco_keypoints" in listed
 
 
+@pytest.mark.slow
 def test_pycocotools_objects_and_params_are_accepted():
     from pathlib import Path
 
@@ -267,6 +270,7 @@ def test_pycocotools_objects_and_params_are_accepted():
     assert ev.counts["n_images"] == 50 and any("not evaluated" in w for w in ev.warnings)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name,opts",
     [

@@ -52,6 +52,7 @@ def _random_value(rng: np.random.Generator, depth: int = 0) -> object:
     return {str(rng.choice(["k", 'e"sc', "x"])): _random_value(rng, depth + 1)}
 
 
+@pytest.mark.slow
 def test_the_quote_count_proves_no_string_but_the_keys():
     rng = np.random.default_rng(11)
     proven = refused = 0
@@ -119,6 +120,7 @@ def _random_rows(rng: np.random.Generator) -> list:
     return rows
 
 
+@pytest.mark.slow
 def test_the_matrix_from_numbers_equals_np_array():
     rng = np.random.default_rng(5)
     built = left = 0
@@ -201,6 +203,7 @@ BAD = [
 ]
 
 
+@pytest.mark.fast_cases(damage=1)
 @pytest.mark.parametrize("damage", range(len(BAD)))
 def test_bad_keypoints_on_the_numbers_path_are_left_to_the_record_checks(tmp_path, small_pieces, damage):
     dets = _dets(1)
@@ -254,6 +257,7 @@ def test_ground_truth_pieces_take_the_numbers_path(tmp_path, small_pieces, monke
     assert len(calls) > 8
 
 
+@pytest.mark.fast_cases(damage=1)
 @pytest.mark.parametrize("damage", range(len(BAD)))
 def test_bad_ground_truth_keypoints_on_the_numbers_path(tmp_path, small_pieces, monkeypatch, damage):
     """The same error as without the numbers path (the pieces' np.array), naming the record."""

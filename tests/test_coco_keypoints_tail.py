@@ -110,6 +110,7 @@ def _same_results(a, b):
     )
 
 
+@pytest.mark.slow
 def test_random_files_read_as_in_one_process(tmp_path, small_pieces):
     read = 0
     for seed in range(40):
@@ -171,6 +172,7 @@ DAMAGE = [
 ]
 
 
+@pytest.mark.fast_cases(what=1)
 @pytest.mark.parametrize("what,change", DAMAGE)
 def test_what_one_process_refuses_is_left_to_it(tmp_path, small_pieces, what, change):
     # integer ids, float keypoints and no boolean anywhere in the text (the fast path, which must find it)
@@ -215,6 +217,7 @@ def test_a_file_whose_first_record_has_a_box_is_left_to_one_process(tmp_path, sm
     assert _read(dp, g, dp.stat().st_size // 2) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("processes", ["1", "2"])
 def test_evaluation_from_files_equals_pycocotools(tmp_path, small_pieces, monkeypatch, processes):
     """End to end from files, read in one process (read_keypoints) or two (the tail forked at once, the
@@ -252,6 +255,7 @@ GT_DAMAGE = [
 ]
 
 
+@pytest.mark.fast_cases(pieces=1)
 @pytest.mark.parametrize("pieces", [False, True])
 def test_ground_truth_keypoints_from_a_file_as_from_memory(tmp_path, monkeypatch, pieces):
     """A ground-truth file without true/false has its keypoints read as one matrix (whole or in pieces):
@@ -280,6 +284,7 @@ def test_ground_truth_keypoints_from_a_file_as_from_memory(tmp_path, monkeypatch
             assert errors[0] == errors[1], errors
 
 
+@pytest.mark.slow
 def test_the_text_test_for_booleans_on_random_texts(monkeypatch):
     """no_json_booleans(data, lo, hi) == neither b"true" nor b"false" in data[lo:hi], on random texts of word
     pieces (near misses such as "tru, e", "fals", "ttrue"), whole and in blocks of 7 bytes."""

@@ -144,6 +144,7 @@ def _run_reference(case: dict, iou_type: str):
     return np.asarray(E.stats), E.eval["precision"], E.eval["recall"], E.eval["scores"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", range(4))
 def test_mixed_result_records_match_pycocotools_loadres(block):
     ran = {"bbox": 0, "segm": 0, "keypoints": 0}
@@ -219,6 +220,7 @@ def test_segm_branch_keeps_each_records_bbox_and_fills_only_missing_ones():
 FIXTURES = Path(__file__).parent / "data" / "coco"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("gt_file", "dt_file", "iou_type", "ap"),
     [

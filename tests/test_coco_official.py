@@ -99,6 +99,7 @@ def test_keypoints_published_numbers():
     assert ev.precision.shape == (10, 101, 1, 3, 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "gt,dt,iou_type",
     [

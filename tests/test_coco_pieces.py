@@ -45,6 +45,7 @@ def _pieces_equal_whole(tmp_path, monkeypatch, gt: dict, **kw):
     return whole
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["image_id", "category_id"])
 def test_integer_ids_then_string_ids_refused_as_in_a_small_file(tmp_path, monkeypatch, key):
     n = len(GT["annotations"])
@@ -64,6 +65,7 @@ def test_integer_ids_then_string_ids_refused_as_in_a_small_file(tmp_path, monkey
             assert outcome[0] == "InputFormatError" and outcome[2] == "annotations[0]", outcome
 
 
+@pytest.mark.slow
 def test_string_annotation_ids_refused_alike(tmp_path, monkeypatch):
     for j in range(len(GT["annotations"])):
         gt = copy.deepcopy(GT)

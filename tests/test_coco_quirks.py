@@ -199,6 +199,7 @@ def test_columnar_entry_point_equals_json_entry_point():
     np.testing.assert_allclose(ev3.stats, ev.stats, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_image_shards_merge_to_the_full_result():
     from _coco_cases import random_case
 
@@ -260,6 +261,7 @@ def _batches(seed):
     return case, preds, targets
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_cats", [True, False])
 def test_stream_in_batches_equals_the_whole_evaluation(use_cats):
     from deteval.detection.coco import CocoStream
@@ -297,6 +299,7 @@ def test_arrays_entry_point_errors_name_image_and_box():
     assert "image 0" in str(info.value) and "'labels'" in str(info.value)
 
 
+@pytest.mark.slow
 def test_automatic_matching_shards_do_not_change_anything(monkeypatch):
     from _coco_cases import random_case
 

@@ -39,6 +39,7 @@ def _same_arrays(a, b) -> None:
         assert x.shape == y.shape and np.array_equal(x, y)
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("iou_type", sorted(CASES))
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("max_dets", [[1, 10, 100], [1, 2, 3]])
@@ -61,6 +62,7 @@ def test_a_ranked_table_is_the_table_in_accumulation_order(iou_type, seed, max_d
         _same_arrays(accumulate(ranked, p.rec_thrs, p.max_dets), accumulate(plain, p.rec_thrs, p.max_dets))
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(6))
 def test_ranked_shards_of_categories_and_of_images(seed, monkeypatch):
     """Small shards: a category half matches runs of categories (each table ranked), or, below the largest

@@ -32,6 +32,7 @@ def _files(tmp_path, gt: dict, dets: list[dict]):
     return str(tmp_path / "gt.json"), str(tmp_path / "dt.json")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_head_and_tail_give_the_one_process_columns(tmp_path, small_pieces, seed):
     gt, dets = _segm_data(seed)
@@ -90,6 +91,7 @@ def _not_ascii(d: dict) -> None:
     d["segmentation"] = {"size": [400, 500], "counts": d["segmentation"]["counts"][:-1] + "\u00e9"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "change,valid",
     [
@@ -139,6 +141,7 @@ def test_split_byte_leaves_this_process_less_the_ground_truth():
     assert coco_eval.segm_split_byte(1_000_000, 40_000_000) == 0
 
 
+@pytest.mark.fast_cases(iou_type=1)
 @pytest.mark.parametrize("iou_type", ["bbox", "segm"])
 def test_category_halves_written_in_shared_memory_with_other_params(tmp_path, monkeypatch, iou_type):
     """The halves of the categories write their precision, recall and scores into memory shared with the
@@ -176,6 +179,7 @@ print(stats[0] > 0, "numpy.ma" in sys.modules)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("processes", ["1", "2"])
 def test_segm_evaluation_imports_no_numpy_ma(tmp_path, processes):
     """numpy 2's first ``np.unique`` imports numpy.ma (about 6 ms in a fresh process): a segm evaluation of
@@ -204,6 +208,7 @@ def _pending_read(tmp_path, seed: int):
     return (g, one, *got)
 
 
+@pytest.mark.slow
 def test_pending_masks_made_per_category_then_all(tmp_path, small_pieces):
     """The tail's mask dicts left to make (segm_with_pending_tail): a half of the categories makes only its
     records' (where None stood), the rest then make the one-process columns."""
@@ -248,6 +253,7 @@ def _never_filled(monkeypatch) -> None:
     monkeypatch.setattr(coco_eval.PendingMasks, "fill", refuse)
 
 
+@pytest.mark.slow
 def test_a_matching_child_that_dies_leaves_the_masks_to_read_here(tmp_path, monkeypatch, small_pieces):
     """The tail's masks are read from the child's text by each half of the categories, no dict made; when
     the matching child fails, this process matches everything itself, reading them the same way: the
@@ -277,6 +283,7 @@ def test_a_matching_child_that_dies_leaves_the_masks_to_read_here(tmp_path, monk
     _same(one, two)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("untagged", ["every call", "one call in two"])
 def test_masks_read_from_the_text_where_calls_are_untagged(tmp_path, monkeypatch, small_pieces, untagged):
     """Where ``mask.iou`` calls cannot be tagged by block (masks of mixed sizes, sizes not known), the masks
@@ -310,6 +317,7 @@ def test_masks_read_from_the_text_where_calls_are_untagged(tmp_path, monkeypatch
     assert one[4][0] > 0.05
 
 
+@pytest.mark.slow
 def test_a_mask_read_from_the_text_is_the_one_process_mask(tmp_path, small_pieces):
     """An RleTable entry read from the tail's text gives the mask the one-process loader makes (its counts as
     the ASCII bytes of the string), and the entries made from JSON stay as they are."""

@@ -110,6 +110,7 @@ def _same(a, b):
     assert a[5] == b[5] and a[6] == b[6]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_two_cores_give_the_one_process_numbers(tmp_path, monkeypatch, small_thresholds, seed):
     gt, dets = _data(seed)
@@ -143,6 +144,7 @@ DAMAGE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key,value", DAMAGE)
 def test_a_bad_record_anywhere_gives_the_one_process_error(
     tmp_path, monkeypatch, small_thresholds, key, value
@@ -162,6 +164,7 @@ def test_a_bad_record_anywhere_gives_the_one_process_error(
         _same(one, two)
 
 
+@pytest.mark.slow
 def test_duplicate_key_and_broken_json_in_the_tail(tmp_path, monkeypatch, small_thresholds):
     gt, dets = _data(4)
     (tmp_path / "gt.json").write_text(json.dumps(gt))
@@ -199,6 +202,7 @@ def _dies_in_a_child():
     return dying
 
 
+@pytest.mark.slow
 def test_a_child_that_dies_is_replaced_by_this_process(tmp_path, monkeypatch, small_thresholds):
     gt, dets = _data(6)
     (tmp_path / "gt.json").write_text(json.dumps(gt))
@@ -263,6 +267,7 @@ def test_a_ground_truth_larger_than_the_results_is_shared_with_the_child(
     assert one[4][0] > 0.02  # a real evaluation (a fifth of the objects have a detection)
 
 
+@pytest.mark.slow
 def test_a_large_ground_truth_with_a_small_results_file_is_shared(tmp_path, monkeypatch, small_thresholds):
     """Results too small for two cores (and to cut in pieces): the child reads half of the ground truth."""
     gt, dets = _gt_larger(tmp_path, 14)
@@ -310,6 +315,7 @@ def test_split_reading_balances_the_bytes(w):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "key,value", [("area", -1.0), ("image_id", 98765), ("image_id", "7"), ("bbox", [1, 2, 3]), ("id", 1)]
 )
@@ -328,6 +334,7 @@ def test_a_bad_annotation_in_either_share_gives_the_one_process_error(
         _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
 
 
+@pytest.mark.slow
 def test_a_child_that_dies_reading_the_ground_truth_is_replaced(tmp_path, monkeypatch, small_thresholds):
     gt, dets = _gt_larger(tmp_path, 13)
     (tmp_path / "gt.json").write_text(json.dumps(gt))
@@ -361,6 +368,7 @@ def _tail_columns(path, gt_path, start, shared):
     return tail, coco_io.results_with_tail(path, g, start, lambda: tail, shared)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("start_share", [0.0, 0.4])
 def test_the_tail_columns_come_through_shared_memory(tmp_path, monkeypatch, start_share):
     """The child writes its columns into the TailBuffer and sends only their number of rows; the parent's
@@ -412,6 +420,7 @@ def test_the_tail_columns_come_through_shared_memory(tmp_path, monkeypatch, star
     assert tail is not None and isinstance(tail[1], list)
 
 
+@pytest.mark.slow
 def test_two_cores_read_the_tail_through_shared_memory(tmp_path, monkeypatch, small_thresholds):
     gt, dets = _data(4)
     (tmp_path / "gt.json").write_text(json.dumps(gt))
@@ -437,6 +446,7 @@ def test_two_cores_read_the_tail_through_shared_memory(tmp_path, monkeypatch, sm
     assert len(sent) == 2 and isinstance(sent[1], list)
 
 
+@pytest.mark.fast_cases(key=1)
 @pytest.mark.parametrize("key,value", [(None, None), *DAMAGE[:6]])
 def test_the_child_reads_every_result_when_the_ground_truth_costs_more(
     tmp_path, monkeypatch, small_thresholds, key, value
@@ -474,6 +484,7 @@ def test_a_first_result_of_another_branch_is_left_to_one_process(tmp_path, monke
     assert starts == [0]
 
 
+@pytest.mark.slow
 def test_a_child_that_dies_reading_every_result_is_replaced(tmp_path, monkeypatch, small_thresholds):
     gt, dets = _gt_larger(tmp_path, 17)
     (tmp_path / "gt.json").write_text(json.dumps(gt))
@@ -501,6 +512,7 @@ BAD_BOXES = [
 ]
 
 
+@pytest.mark.fast_cases(box=1)
 @pytest.mark.parametrize("box", BAD_BOXES)
 def test_boxes_read_from_a_file_in_pieces_as_from_a_list(tmp_path, monkeypatch, box):
     """A large file read in pieces (in one process) accepts and refuses boxes as the reading of an
@@ -539,6 +551,7 @@ def test_a_half_without_detections_and_empty_categories(tmp_path, monkeypatch, s
     assert (one[1][:, :, 1] == -1).all() and (one[1][:, :, 2] == 0).all()  # no truth: -1; no detection: 0
 
 
+@pytest.mark.slow
 def test_halves_matched_in_shards_of_images(tmp_path, monkeypatch, small_thresholds):
     """Each half is matched in shards of whole images filled by its own categories' detections."""
     gt, dets = _data(9)
@@ -552,6 +565,7 @@ def test_halves_matched_in_shards_of_images(tmp_path, monkeypatch, small_thresho
     _same(one, two)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [9, 10])
 def test_halves_matched_in_runs_of_categories(tmp_path, monkeypatch, small_thresholds, seed):
     """A half larger than a shard is matched in runs of its categories, each accumulated into its block of
@@ -577,6 +591,7 @@ def test_halves_matched_in_runs_of_categories(tmp_path, monkeypatch, small_thres
     _same(one, two)
 
 
+@pytest.mark.slow
 def test_the_halves_count_the_boxes_past_the_border_in_halves(tmp_path, monkeypatch, small_thresholds):
     """Boxes given as [x1, y1, x2, y2]: each category half counts the boxes past the border in a half of the
     rows (this process the second), and the warning, as every number, is the one-process one."""
@@ -614,6 +629,7 @@ def test_the_halves_count_the_boxes_past_the_border_in_halves(tmp_path, monkeypa
     assert 0 < second[0] < whole[0] and second[1] == n - n // 2 and whole[1] == n
 
 
+@pytest.mark.slow
 def test_bbox_of_pooled_categories_splits_the_images(tmp_path, monkeypatch, small_thresholds):
     """use_cats=False: no categories to split; each process matches a half of the images."""
     gt, dets = _data(10)
@@ -726,6 +742,7 @@ def _write(tmp_path, gt, dets):
     return tmp_path / "gt.json", tmp_path / "dt.json"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("iou_type,seed", [("segm", 0), ("segm", 1), ("keypoints", 0), ("keypoints", 1)])
 def test_segm_and_keypoints_on_two_cores_give_the_one_process_numbers(
     tmp_path, monkeypatch, small_thresholds, iou_type, seed
@@ -780,6 +797,7 @@ KP_DAMAGE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "iou_type,key,damage",
     [("segm", k, f) for k, f in SEGM_DAMAGE] + [("keypoints", k, f) for k, f in KP_DAMAGE],
@@ -802,6 +820,7 @@ def test_a_bad_mask_or_keypoints_record_anywhere_gives_the_one_process_error(
         _same(one, two)
 
 
+@pytest.mark.slow
 def test_segm_pieces_with_a_bad_given_box_read_as_one_file(tmp_path, monkeypatch, small_thresholds):
     """segm results whose given boxes are not all valid get NaN boxes throughout (never read by segm
     evaluation): decided over the whole file, so such a file is read in one process."""
@@ -816,6 +835,7 @@ def test_segm_pieces_with_a_bad_given_box_read_as_one_file(tmp_path, monkeypatch
     _same(one, two)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("iou_type", ["segm", "keypoints"])
 def test_segm_and_keypoints_children_that_die_are_replaced(tmp_path, monkeypatch, small_thresholds, iou_type):
     gt, dets = _segm_data(6) if iou_type == "segm" else _kp_data(6)

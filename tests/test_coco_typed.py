@@ -243,6 +243,7 @@ def _two_cores(path: Path, typed: bool, start: int, chunk: int) -> tuple:
     return None if tail is None else (tail[0], _raw(tail[1])), None if whole is None else _columns(whole)
 
 
+@pytest.mark.slow
 @fuzz_settings(300)
 @given(_document(), st.sampled_from([None, 120, 300]), st.booleans())
 def test_typed_decoding_agrees_with_the_ordinary_path(text, chunk, orjson):
@@ -259,6 +260,7 @@ def test_typed_decoding_agrees_with_the_ordinary_path(text, chunk, orjson):
                 assert _two_cores(path, True, start, chunk) == _two_cores(path, False, start, chunk)
 
 
+@pytest.mark.slow
 @fuzz_settings(600)
 @given(_document())
 def test_typed_columns_are_the_ordinary_columns_of_the_same_text(text):

@@ -83,6 +83,7 @@ def tied_case(seed: int) -> dict:
     return {"gt": gt, "dt": dets, "params": params}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", range(3))
 def test_pooled_categories_in_the_given_order_match_pycocotools(block):
     order_mattered = 0
@@ -148,6 +149,7 @@ def _pycocotools_with_pooled_oks(gt: dict, dt: list):
     return np.asarray(E.stats), E.eval["precision"], E.eval["recall"], E.eval["scores"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", range(2))
 def test_keypoints_without_categories(block):
     compared = 0

@@ -84,6 +84,7 @@ FIELDS = [
 ]
 
 
+@pytest.mark.fast_cases(field=1)
 @pytest.mark.parametrize("pieces", [False, True, "typed"])
 @pytest.mark.parametrize("field", FIELDS)
 def test_a_wide_integer_is_refused_from_a_file_as_from_a_dict(
@@ -208,6 +209,7 @@ RESULT_CASES = [
 ]
 
 
+@pytest.mark.fast_cases(kind=1)
 @pytest.mark.parametrize("pieces", [False, True, "typed"])
 @pytest.mark.parametrize(("kind", "field"), RESULT_CASES)
 def test_a_wide_integer_in_results_is_refused_from_a_file_as_from_a_list(
@@ -239,6 +241,7 @@ def test_a_wide_integer_in_results_is_refused_from_a_file_as_from_a_list(
             assert kept[0].score.tobytes() == kept[1].score.tobytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("iou_type", ["bbox", "segm", "keypoints"])
 def test_two_cores_refuse_a_wide_score_as_one_process(
     tmp_path: Path,

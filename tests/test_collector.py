@@ -53,6 +53,7 @@ def _many_dicts(n: int) -> list:
     return [{"size": [4, 5], "counts": str(i)} for i in range(n)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("enabled", [True, False])
 def test_result_unpickles_with_the_collector_paused_and_restored(monkeypatch, enabled):
     monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)

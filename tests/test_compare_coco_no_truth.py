@@ -21,6 +21,7 @@ def bbox_segm():
     return bbox, segm
 
 
+@pytest.mark.slow
 def test_val2014_bbox_against_segm(bbox_segm):
     bbox, segm = bbox_segm
     c = compare_results(bbox.to_result(), segm.to_result())
@@ -51,6 +52,7 @@ def test_minus_one_on_one_side_is_an_empty_value_and_summary_fields_too(bbox_seg
     assert c.summary["fields"]["APs"] == {"a": a.summary["APs"], "b": None, "delta": None}
 
 
+@pytest.mark.slow
 def test_compare_command_and_its_plot_leave_them_out(bbox_segm, tmp_path, capsys):
     paths = []
     for ev, name in zip(bbox_segm, ("bbox", "segm")):

@@ -99,6 +99,7 @@ def split(lid, scores, outcomes, k):
     return scores[rows].tolist(), outcomes[rows].tolist()
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(many_lists())
 def test_every_ap_method_equals_one_list_reference_bit_for_bit(data):
@@ -116,6 +117,7 @@ def test_every_ap_method_equals_one_list_reference_bit_for_bit(data):
             assert q[k].tolist() == ref_interp(rows, n_pos[k], levels)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(many_lists())
 def test_curves_and_cutoff_measures_equal_one_list_reference(data):
@@ -152,6 +154,7 @@ def expand(lid, scores, outcomes, w):
     return np.repeat(lid, w), np.repeat(scores, w), np.repeat(outcomes, w)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(many_lists(weights=True))
 def test_weights_equal_repeated_items_for_every_measure(data):
@@ -262,6 +265,7 @@ def test_readme_core_example_runs_and_weights_mean_copies():
         assert resample.average_precision(method).tolist() == repeated.average_precision(method).tolist()
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(many_lists(weights=True))
 def test_presorted_weights_equal_ranked_weights(data):

@@ -51,6 +51,7 @@ def _coco_q(scores, matched, ignored, gt_ignore, max_det):
     return ev.eval["precision"][0, :, 0, 0, 0], float(ev.eval["recall"][0, 0, 0, 0])
 
 
+@pytest.mark.slow
 def test_coco_accumulate_interpolated_precision_bit_for_bit():
     pytest.importorskip("pycocotools")
     rng = np.random.default_rng(20240611)
@@ -97,6 +98,7 @@ def _trec_case(rng, qid):
     return qrels, run, ret, scores, rel, len(missed)
 
 
+@pytest.mark.slow
 def test_trec_eval_measures_on_random_runs():
     pytrec_eval = pytest.importorskip("pytrec_eval")
     rng = np.random.default_rng(1992)

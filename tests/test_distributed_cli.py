@@ -75,6 +75,7 @@ def scheduler() -> Iterator[str]:
                 p.wait()
 
 
+@pytest.mark.slow
 def test_coco_scheduler_and_workers_print_one_process_numbers(
     capsys: pytest.CaptureFixture[str], scheduler: str, tmp_path: Path
 ) -> None:
@@ -95,6 +96,7 @@ def test_coco_scheduler_and_workers_print_one_process_numbers(
     assert _json(capsys, ["coco", GT, *map(str, files), "--format", "json"]) == one
 
 
+@pytest.mark.slow
 def test_voc_scheduler(capsys: pytest.CaptureFixture[str], scheduler: str) -> None:
     root = Path(__file__).parent.parent / "data_samples" / "voc"
     if not root.exists():
@@ -105,6 +107,7 @@ def test_voc_scheduler(capsys: pytest.CaptureFixture[str], scheduler: str) -> No
     assert _json(capsys, [*args, "--scheduler", scheduler, "--shards", "3"]) == one
 
 
+@pytest.mark.slow
 def test_workers_option_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     one = _json(capsys, ["coco", GT, RES, "--format", "json"])
     assert _json(capsys, ["coco", GT, RES, "--format", "json", "--workers", "2"]) == one
@@ -115,6 +118,7 @@ def test_workers_option_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
             pass
 
 
+@pytest.mark.slow
 def test_trec_scheduler_and_shards(capsys: pytest.CaptureFixture[str], scheduler: str) -> None:
     root = Path(__file__).parent.parent / "data_samples" / "trec"
     qrels, run = sorted(root.glob("*qrels*"))[0], sorted(root.glob("*run*"))[0]
@@ -127,6 +131,7 @@ def test_trec_scheduler_and_shards(capsys: pytest.CaptureFixture[str], scheduler
     assert capsys.readouterr().out == one
 
 
+@pytest.mark.slow
 def test_lvis_scheduler_with_fixed_ap_and_pooled(capsys: pytest.CaptureFixture[str], scheduler: str) -> None:
     root = Path(__file__).parent.parent / "data_samples"
     args = ["lvis", str(root / "lvis" / "lvis_val.json"), str(root / "coco" / "results_bbox.json"),

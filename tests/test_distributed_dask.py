@@ -37,6 +37,7 @@ def _same(a: Any, b: Any) -> None:
     assert (a.lines, a.counts, a.warnings) == (b.lines, b.counts, b.warnings)
 
 
+@pytest.mark.slow
 def test_coco_files_on_the_cluster(client: Any, tmp_path: Any) -> None:
     cases = {"bbox": random_case(5), "segm": random_segm_case(2), "keypoints": random_keypoints_case(1)}
     for iou_type, case in cases.items():
@@ -54,6 +55,7 @@ def test_coco_files_on_the_cluster(client: Any, tmp_path: Any) -> None:
             )
 
 
+@pytest.mark.slow
 def test_coco_in_memory_inputs_and_default_shards(client: Any) -> None:
     case = random_case(8)
     one = evaluate_coco(copy.deepcopy(case["gt"]), copy.deepcopy(case["dt"]), params=case["params"])
@@ -61,6 +63,7 @@ def test_coco_in_memory_inputs_and_default_shards(client: Any) -> None:
     _same(got, one)
 
 
+@pytest.mark.slow
 def test_voc_on_the_cluster(client: Any) -> None:
     from test_distributed_merge import random_voc
 
@@ -74,6 +77,7 @@ def test_voc_on_the_cluster(client: Any) -> None:
             )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["bbox", "segm"])
 def test_coco_val2014_sample_on_the_cluster(client: Any, kind: str) -> None:
     from pathlib import Path

@@ -47,6 +47,7 @@ def _usable(case: dict) -> bool:
     return not any(a["id"] == 0 for a in case["gt"]["annotations"])
 
 
+@pytest.mark.slow
 def test_random_federated_cases_on_the_cluster(client: Any) -> None:
     checked = 0
     for seed, segm in [(s, False) for s in range(8)] + [(s, True) for s in range(500, 504)]:
@@ -68,6 +69,7 @@ def test_random_federated_cases_on_the_cluster(client: Any) -> None:
     assert checked >= 6
 
 
+@pytest.mark.slow
 def test_fixed_ap_cut_spans_all_shards(client: Any) -> None:
     """The top-K-per-category cut is taken over every image on the driver before sharding: with K small, the
     cut removes detections from images in other shards than the category's best ones."""
@@ -99,6 +101,7 @@ def test_fixed_ap_cut_spans_all_shards(client: Any) -> None:
     assert checked >= 6
 
 
+@pytest.mark.slow
 def test_data_sample_and_default_shards(client: Any) -> None:
     gt = json.loads((SAMPLES / "lvis" / "lvis_val.json").read_text())
     dt = json.loads((SAMPLES / "coco" / "results_bbox.json").read_text())
@@ -112,6 +115,7 @@ def test_data_sample_and_default_shards(client: Any) -> None:
     _same(evaluate_lvis(gt, dt, fixed_ap=True, pooled=True, client=client, shards=7), fixed, "fixed ap")
 
 
+@pytest.mark.slow
 def test_shards_without_a_client_run_here() -> None:
     for seed in range(20, 40):
         case = random_lvis_case(seed)
@@ -120,6 +124,7 @@ def test_shards_without_a_client_run_here() -> None:
             _same(evaluate_lvis(case["gt"], case["dt"], max_dets=case["max_dets"], shards=shards), one, seed)
 
 
+@pytest.mark.slow
 def test_cli_workers_and_shards(capsys: pytest.CaptureFixture[str]) -> None:
     gt, res = str(SAMPLES / "lvis" / "lvis_val.json"), str(SAMPLES / "coco" / "results_bbox.json")
 

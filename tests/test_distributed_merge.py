@@ -27,6 +27,7 @@ def _same_eval(a, b) -> None:
     assert a.warnings == b.warnings
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("iou_type", sorted(CASES))
 @pytest.mark.parametrize("seed", range(12))
 def test_any_partition_merges_to_the_single_process_table(iou_type: str, seed: int) -> None:
@@ -51,6 +52,7 @@ def test_any_partition_merges_to_the_single_process_table(iou_type: str, seed: i
                finish_evaluation(whole, params, "pycocotools", g, counts, list(warnings)))  # fmt: skip
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("iou_type", sorted(CASES))
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 9])  # 0, 3: img_ids; 4: use_cats=False; 9: cat_ids
 @pytest.mark.parametrize("shards", [1, 2, 7])
@@ -110,6 +112,7 @@ def random_voc(seed: int):
     return gt, dets
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("profile", ["voc_devkit", "py_faster_rcnn"])
 @pytest.mark.parametrize("seed", range(25))
 def test_voc_shards_equal_one_process(profile: str, seed: int) -> None:
@@ -125,6 +128,7 @@ def test_voc_shards_equal_one_process(profile: str, seed: int) -> None:
             assert np.array_equal(part.curves[c].precision, one.curves[c].precision)
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(6))
 def test_a_shard_is_matched_in_bounded_pieces(monkeypatch, seed: int) -> None:
     import deteval.run.coco as dc

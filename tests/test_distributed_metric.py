@@ -61,6 +61,7 @@ CONFIGS = [
 ]
 
 
+@pytest.mark.fast_cases(config=1)
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(map(str, c.values())))
 @pytest.mark.parametrize("with_ids", [False, True])
 def test_merged_and_restored_metrics_equal_one_metric(config: dict, with_ids: bool) -> None:

@@ -52,6 +52,7 @@ def _ranges_parse(path: Path, data: bytes, range_bytes: int, chunk: int) -> list
     return got
 
 
+@pytest.mark.slow
 def test_scan_finds_the_elements_at_every_chunk_border(tmp_path: Path) -> None:
     rng = random.Random(3)
     path = tmp_path / "a.json"
@@ -154,6 +155,7 @@ def no_whole_reads(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return calls
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_in_process_shards_and_ranges(tmp_path: Path, seed: int, no_whole_reads: list[Any]) -> None:
     case = [random_case, random_segm_case, random_keypoints_case, random_case][seed](seed + 10)
@@ -206,6 +208,7 @@ def _bad_files(tmp_path: Path, seed: int) -> tuple[Path, list[str]]:
     return gt, paths
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_bad_records_in_any_range(tmp_path: Path, seed: int, no_whole_reads: list[Any]) -> None:
     gt, paths = _bad_files(tmp_path, seed)
@@ -223,6 +226,7 @@ def test_bad_records_in_any_range(tmp_path: Path, seed: int, no_whole_reads: lis
     assert no_whole_reads  # the files with a bad record were read whole
 
 
+@pytest.mark.slow
 def test_files_that_are_not_one_array(tmp_path: Path) -> None:
     case = random_case(2)
     gt = tmp_path / "gt.json"
@@ -295,6 +299,7 @@ def client() -> Iterator[Any]:
         yield c
 
 
+@pytest.mark.slow
 def test_ranges_on_the_cluster(client: Any, tmp_path: Path) -> None:
     cases = {"bbox": random_case(5), "segm": random_segm_case(2), "keypoints": random_keypoints_case(1)}
     for iou_type, case in cases.items():
@@ -310,6 +315,7 @@ def test_ranges_on_the_cluster(client: Any, tmp_path: Path) -> None:
             _same(got, one)
 
 
+@pytest.mark.slow
 def test_bad_records_on_the_cluster(client: Any, tmp_path: Path) -> None:
     gt, paths = _bad_files(tmp_path, 1)
     with pytest.raises(DetevalError) as one:
@@ -361,6 +367,7 @@ def _lvis_same(a: Any, b: Any) -> None:
         assert (x is None and y is None) or np.array_equal(x, y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("segm", [False, True])
 def test_lvis_files_read_by_the_tasks(
     tmp_path: Path, segm: bool, monkeypatch: pytest.MonkeyPatch, lvis_spy: list[Any]
@@ -409,6 +416,7 @@ def test_lvis_bad_records_and_skip(tmp_path: Path) -> None:
     _lvis_same(evaluate_lvis(gt, paths, shards=3, on_error="skip"), skipped)
 
 
+@pytest.mark.slow
 def test_lvis_ranges_on_the_cluster(client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from deteval.detection.lvis import evaluate_lvis
 
@@ -443,6 +451,7 @@ def test_lvis_cli_several_files(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert run(*paths, "--shards", "3") == one
 
 
+@pytest.mark.slow
 def test_bbox_ranges_decoded_by_type(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bbox file's byte ranges are decoded by type (msgspec) where it vouches for them: the sharded result
     equals the one-process result and the sharded result with typed decoding off, bit for bit, on clean and

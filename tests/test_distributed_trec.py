@@ -41,6 +41,7 @@ def _same(a: Any, b: Any) -> None:
     assert a.warnings == b.warnings
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(15))
 def test_topic_shards_equal_one_process(seed: int) -> None:
     q, r = random_trec(seed)
@@ -59,6 +60,7 @@ def test_no_evaluated_topic_and_judgment_groups() -> None:
         evaluate_trec(jg, r, shards=2)
 
 
+@pytest.mark.slow
 def test_topic_shards_on_a_local_cluster() -> None:
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,

@@ -94,6 +94,7 @@ def with_bad(records: list, fields, at: int = 3) -> list:
     return out
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(BAD_RESULTS))
 def test_bad_result_record(tmp_path, capsys, name):
     fields, exc, words = BAD_RESULTS[name]
@@ -213,6 +214,7 @@ def gt_with(mutations: dict, at: int = 2) -> tuple[dict, dict]:
     return bad, without
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(BAD_ANNOTATIONS))
 def test_bad_ground_truth_annotation(tmp_path, capsys, name):
     fields, exc, words = BAD_ANNOTATIONS[name]
@@ -267,6 +269,7 @@ BAD_GT_FILES = {
 }  # fmt: skip
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(BAD_GT_FILES))
 def test_bad_ground_truth_file(tmp_path, capsys, name):
     content, exc, words = BAD_GT_FILES[name]
@@ -339,6 +342,7 @@ HARMLESS = {
 }
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(HARMLESS))
 @pytest.mark.parametrize("which", ["gt", "res"])
 def test_harmless_variants_score_as_the_original(tmp_path, capsys, name, which):
@@ -414,6 +418,7 @@ BAD_SEGMENTATIONS = {
 }  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BAD_SEGMENTATIONS))
 def test_bad_segmentation(tmp_path, capsys, name):
     segm, exc, words = BAD_SEGMENTATIONS[name]
@@ -428,6 +433,7 @@ def test_bad_segmentation(tmp_path, capsys, name):
     assert scores(doc) == scores(api(SEGM_GT, SEGM_RES, "segm")) and doc["skipped_records"] == 1
 
 
+@pytest.mark.slow
 def test_bad_ground_truth_segmentation_and_image_size(tmp_path, capsys):
     gt = copy.deepcopy(SEGM_GT)
     gt["annotations"][2]["segmentation"] = [[NAN, 1, 2, 3, 4, 5]]
@@ -457,6 +463,7 @@ BAD_KEYPOINTS = {
 }
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(BAD_KEYPOINTS))
 def test_bad_keypoints(tmp_path, capsys, name):
     change, exc, words = BAD_KEYPOINTS[name]
@@ -478,6 +485,7 @@ def test_ground_truth_visibility_flags_must_be_0_1_2(tmp_path, capsys):
     cli_error(capsys, ["coco", path, res, "--iou-type", "keypoints"], "annotations[2]: keypoints visibility")
 
 
+@pytest.mark.slow
 def test_through_a_subprocess(tmp_path):
     gt = write(tmp_path / "gt.json", GT)
     res = write(tmp_path / "res.json", with_bad(RES, {"bbox": [1, 2, 3]}))
@@ -586,6 +594,7 @@ def test_images_too_large_for_pycocotools_masks(tmp_path, capsys):
     cli_error(capsys, ["coco", path, res, "--iou-type", "segm"], f"{res}: record 3: ", "below 2**32 pixels")
 
 
+@pytest.mark.slow
 def test_an_rle_of_another_size_than_its_image(tmp_path, capsys):
     """pycocotools gives it an IoU of -1: it would silently never match."""
     records = copy.deepcopy(SEGM_RES)

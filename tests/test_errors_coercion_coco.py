@@ -201,6 +201,7 @@ _NOT_NUMBERS = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     n=st.integers(1, 12),

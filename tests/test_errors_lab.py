@@ -61,6 +61,7 @@ BAD_LINES = {
 }
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(BAD_LINES))
 @pytest.mark.parametrize("side", ["reference", "estimate"])
 def test_bad_lab_line(labs, capsys, name, side):
@@ -173,6 +174,7 @@ def test_harmless_variants_give_the_original_result(labs, capsys, name):
     assert cli_json(capsys, str(ref), str(est)) == clean
 
 
+@pytest.mark.slow
 def test_through_a_subprocess(labs):
     ref, est = labs
     insert_line(est, 4, b"12.8 nan B")

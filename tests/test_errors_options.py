@@ -111,6 +111,7 @@ BAD = [
 ]
 
 
+@pytest.mark.fast_cases(command=1)
 @pytest.mark.parametrize(
     ("command", "extra", "pieces"), BAD, ids=[f"{c}{' '.join(e)[:40]}" for c, e, _ in BAD]
 )
@@ -118,6 +119,7 @@ def test_bad_option_values_are_one_clear_error(capsys, command, extra, pieces):
     cli_error(capsys, [*BASE[command], *extra], *pieces)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "extra",
     [
@@ -143,6 +145,7 @@ def test_the_reported_commands_end_fast_without_a_traceback(extra):
     assert extra[0] in proc.stderr
 
 
+@pytest.mark.slow
 def test_values_at_the_bounds_are_accepted(capsys):
     ok = [
         ("coco", ["--iou-thrs", "0,1", "--max-dets", "1,1000000000", "--area-rng", "0,0;0,1e10", "--area-lbl", "a,b"]),

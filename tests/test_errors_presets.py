@@ -59,6 +59,7 @@ BAD = [
 ]
 
 
+@pytest.mark.fast_cases(command=1)
 @pytest.mark.parametrize(("command", "toml", "key", "pieces"), BAD, ids=[f"{c}-{t}" for c, t, _, _ in BAD])
 def test_bad_preset_values_name_the_file_and_key(tmp_path, capsys, command, toml, key, pieces):
     preset = tmp_path / "bad.toml"
@@ -125,6 +126,7 @@ def test_shipped_presets_still_load(capsys):
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_through_a_subprocess(tmp_path):
     preset = tmp_path / "bad.toml"
     preset.write_text("iou = true\n", encoding="utf-8")

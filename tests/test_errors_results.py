@@ -47,6 +47,7 @@ BAD = {
 }
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(BAD))
 def test_bad_result_files_are_one_clear_error(tmp_path, capsys, name):
     data, pieces = BAD[name]
@@ -91,6 +92,7 @@ def test_unreadable_paths(tmp_path, capsys, monkeypatch):
     cli_error(capsys, ["report", str(locked)], str(locked), "Permission denied")
 
 
+@pytest.mark.slow
 def test_through_a_subprocess(tmp_path):
     path = tmp_path / "nan.json"
     path.write_bytes(BAD["nan_token"][0])

@@ -25,6 +25,7 @@ def _doc(where: str, number: str) -> bytes:
     return text.replace("@", number).encode()
 
 
+@pytest.mark.fast_cases(number=1)
 @pytest.mark.parametrize("where", ["row", "summary", "curve"])
 @pytest.mark.parametrize("number", [BIG, "-" + BIG, str(2**63), str(-(2**63))])
 def test_a_huge_integer_is_one_clear_error(tmp_path, capsys, where, number):
@@ -59,6 +60,7 @@ def test_in_memory_huge_integer_in_compare_is_a_deteval_error():
         compare_results(big, EvalResult.from_dict(GOOD))
 
 
+@pytest.mark.slow
 def test_through_a_subprocess(tmp_path):
     path = tmp_path / "big.json"
     path.write_bytes(_doc("row", BIG))

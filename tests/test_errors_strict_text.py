@@ -52,6 +52,7 @@ BAD_OBJECTS = {
 }  # fmt: skip
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(BAD_OBJECTS))
 def test_coerced_or_ignored_objects_are_refused(voc, capsys, name):
     xml, record, words = BAD_OBJECTS[name]
@@ -77,6 +78,7 @@ NESTED = {
 }
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(NESTED))
 def test_an_object_that_is_not_a_direct_child_is_refused(voc, capsys, name):
     xml, parent, nested_name = NESTED[name]
@@ -158,6 +160,7 @@ def test_lab_times_in_other_notations_are_refused(tmp_path, capsys, token):
     }
 
 
+@pytest.mark.slow
 def test_through_a_subprocess(voc):
     insert_object(voc / XML, _box("5_0"))
     subprocess_error(argv(voc), f"{voc / XML}: object 2 (car): ", "'5_0'")

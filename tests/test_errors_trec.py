@@ -74,6 +74,7 @@ BAD_QRELS_LINES = {
 }  # fmt: skip
 
 
+@pytest.mark.fast_cases(which=1)
 @pytest.mark.parametrize(
     "which,name",
     [("run", n) for n in sorted(BAD_RUN_LINES)] + [("qrels", n) for n in sorted(BAD_QRELS_LINES)],
@@ -233,6 +234,7 @@ def test_bad_on_error_value(files):
         load_run(files[1], on_error="ignore")
 
 
+@pytest.mark.slow
 def test_through_a_subprocess(files):
     qrels, run = files
     insert_line(run, 4, b"401 Q0 X 1 nan t")

@@ -107,6 +107,7 @@ BAD_LINES = {
 }
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(BAD_LINES))
 def test_bad_detection_line(voc, capsys, name):
     line, exc, words = BAD_LINES[name]
@@ -166,6 +167,7 @@ BAD_OBJECTS = {
 }  # fmt: skip
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(BAD_OBJECTS))
 def test_bad_annotation_object(voc, capsys, name):
     xml, exc, words = BAD_OBJECTS[name]
@@ -241,6 +243,7 @@ BAD_FILES = {
 }  # fmt: skip
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(BAD_FILES))
 def test_bad_file(voc, capsys, name):
     mutate, rel, exc, words = BAD_FILES[name]
@@ -331,6 +334,7 @@ HARMLESS = {
 }
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(HARMLESS))
 def test_harmless_variants_score_as_the_original(voc, capsys, name):
     clean = api(voc)
@@ -373,6 +377,7 @@ def test_a_missing_detection_file_for_a_ground_truth_class_is_reported(voc, caps
     assert any("no detection file for 1 class(es)" in w and "car" in w for w in doc["warnings"])
 
 
+@pytest.mark.slow
 def test_through_a_subprocess(voc):
     insert_line(voc / CAR, 4, b"000004 nan 1 2 3 4")
     subprocess_error(argv(voc), f"{voc / CAR}: line 4: score is not finite")

@@ -68,6 +68,7 @@ def _check(gt: Any, res: Any, a: str, b: str) -> Any:
     return e
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_steps_sum_and_ends_for_every_pair(seed: int) -> None:
     gt, res = _random(seed)
@@ -179,6 +180,7 @@ def test_docs_python_example(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
     assert capsys.readouterr().out.startswith(" " * 66 + "mAP50-95")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_voc_input_ends_are_the_voc_and_pycocotools_numbers(seed: int) -> None:
     """VOC tables in: the VOC end is evaluate_voc on the tables as read, the COCO end pycocotools (live) on

@@ -19,6 +19,7 @@ def _big(seed: int) -> np.ndarray:
     return np.random.default_rng(seed).random(400_000)  # 3.2 MB: several times a default 64 KB pipe
 
 
+@pytest.mark.slow
 def test_values_come_whole_and_every_child_is_reaped():
     pids = []
     for seed in range(4):

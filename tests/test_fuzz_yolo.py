@@ -53,6 +53,7 @@ def _run(target: str, data: bytes, profile: str) -> None:
 PROFILES = st.sampled_from(("coco", "ultralytics", "supervision"))
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::deteval.errors.DetevalWarning")  # duplicated lines: dropped, counted
 @fuzz_settings(60)
 @given(data=st.data(), profile=PROFILES, target=st.sampled_from(("label", "poly", "pred", "yaml", "json")))

@@ -64,6 +64,7 @@ CASES = {
 }
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("orjson", [True, False])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_repeated_keys_are_refused(tmp_path, capsys, monkeypatch, name, orjson):
@@ -137,6 +138,7 @@ LOOKALIKES = {
 }
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(LOOKALIKES))
 def test_texts_that_only_look_like_repeated_keys_load_unchanged(tmp_path, monkeypatch, name):
     monkeypatch.setattr(coco_io, "CHUNK_BYTES", 1000)  # the piecewise path as well as the whole file
@@ -178,6 +180,7 @@ def test_saved_results_still_refuse_repeated_keys(tmp_path):
         load_result(path)
 
 
+@pytest.mark.slow
 def test_key_token_count_equals_the_plain_count_in_any_blocks(monkeypatch):
     """The vectorised count of key ends (issue 15) is ``count(b'":')`` plus the spaced ones the regex finds,
     whatever the block size, on random texts of quotes, colons and blanks."""

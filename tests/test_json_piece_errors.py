@@ -80,6 +80,7 @@ def _error(path: Path, g) -> tuple | None:
     return None
 
 
+@pytest.mark.slow
 def test_the_piece_names_the_whole_files_fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(coco_io, "CHUNK_BYTES", 1500)  # several pieces, the path of a large file
     monkeypatch.setattr(coco_io, "_bbox_piece_bytes", lambda: 1500)

@@ -30,6 +30,7 @@ def _usable(case):
     return not any(a["id"] == 0 for a in case["gt"]["annotations"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", range(4))
 def test_random_bbox_cases_match_lvis_api(block):
     checked = 0
@@ -44,6 +45,7 @@ def test_random_bbox_cases_match_lvis_api(block):
     assert checked > 40  # most cases have something to score
 
 
+@pytest.mark.slow
 def test_random_segm_cases_match_lvis_api():
     checked = 0
     for seed in range(500, 560):
@@ -60,6 +62,7 @@ def test_random_segm_cases_match_lvis_api():
     assert checked > 40
 
 
+@pytest.mark.slow
 def test_segm_results_scored_as_boxes_match_lvis_api():
     """bbox evaluation of mask results: LVISResults' segm branch takes a missing box from the mask."""
     for seed in range(600, 620):
@@ -73,6 +76,7 @@ def test_segm_results_scored_as_boxes_match_lvis_api():
         _same(evaluate_lvis(case["gt"], case["dt"], max_dets=case["max_dets"]), res, precision, recall, seed)
 
 
+@pytest.mark.slow
 def test_dets_per_category_cap_matches_the_fixed_ap_recipe():
     """Fixed AP as Dave et al.'s evaluate_ap_fixed.py runs it: keep each category's top K detections (a stable
     sort by score), then LVISResults with max_dets=-1 and LVISEval with params.max_dets = -1. Also both caps
@@ -112,6 +116,7 @@ def _federated_fixture() -> dict:
     return gt
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("iou_type", ["bbox", "segm"])
 def test_federated_cocoapi_demo_matches_lvis_api(iou_type, tmp_path):
     gt = _federated_fixture()
@@ -128,6 +133,7 @@ def test_federated_cocoapi_demo_matches_lvis_api(iou_type, tmp_path):
     _same(evaluate_lvis(LVIS(str(gpath)), dt, iou_type=iou_type), res, precision, recall, "LVIS object")
 
 
+@pytest.mark.slow
 def test_per_category_rows_are_lvis_api_means_of_that_category():
     gt = _federated_fixture()
     dt = json.loads((DATA / "instances_val2014_fakebbox100_results.json").read_text())
@@ -194,6 +200,7 @@ def _pooled_reference(case, max_dets, dets_per_cat):
     return out
 
 
+@pytest.mark.slow
 def test_pooled_ap_follows_its_definition_on_lvis_api_matches():
     checked = 0
     for seed in range(800, 840):

@@ -24,6 +24,7 @@ def brute_pairs(ref: list, est: list) -> tuple[int, int, int]:
     return int(np.sum(r & e)), int(np.sum(~r & e)), int(np.sum(r & ~e))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_pair_counts_equal_the_pair_matrix(data) -> None:
@@ -54,6 +55,7 @@ def brute_max_matching(ref: np.ndarray, est: np.ndarray, w: float) -> int:
 points = st.lists(st.integers(0, 40), min_size=0, max_size=25)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(points, points, st.sampled_from([0, 1, 2, 3, 0.5, 2.5]))
 def test_greedy_matching_is_maximum(ref: list, est: list, w: float) -> None:
@@ -65,6 +67,7 @@ def test_greedy_matching_is_maximum(ref: list, est: list, w: float) -> None:
     assert (res.tp, res.fp, res.fn) == (len(ri), len(est) - len(ri), len(ref) - len(ri))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(points, points, st.sampled_from([0, 1, 2, 3.5]))
 def test_fmp_rule_follows_its_definition(ref: list, est: list, tau: float) -> None:

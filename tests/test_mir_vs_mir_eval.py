@@ -52,6 +52,7 @@ def near_tolerance_points(rng: np.random.Generator, n: int, window: float, durat
 
 
 # --------------------------------------------------------------------------------- segment.detection
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_detection_matches_mir_eval(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -68,6 +69,7 @@ def test_detection_matches_mir_eval(seed: int) -> None:
             assert (got.precision, got.recall, got.f) == expected  # in fact bit for bit
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_detection_on_boundaries_at_the_window_edge(seed: int) -> None:
     # Estimated boundaries at reference ± window, nudged by a few ulps: the hit test must decide each
@@ -86,6 +88,7 @@ def test_detection_on_boundaries_at_the_window_edge(seed: int) -> None:
     assert (got.precision, got.recall, got.f) == expected
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_one_to_one_count_equals_mir_eval_matching(seed: int) -> None:
     rng = np.random.default_rng(20_000 + seed)
@@ -115,6 +118,7 @@ def test_near_tolerance_distance_is_decided_like_mir_eval() -> None:
 
 
 # --------------------------------------------------------------------------------------- onset
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_onset_f_measure_matches_mir_eval(seed: int) -> None:
     rng = np.random.default_rng(30_000 + seed)
@@ -133,6 +137,7 @@ def test_onset_f_measure_matches_mir_eval(seed: int) -> None:
 
 
 # ---------------------------------------------------------------------------------------- pairwise
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_pairwise_matches_mir_eval_on_its_grid(seed: int) -> None:
     rng = np.random.default_rng(40_000 + seed)
@@ -158,6 +163,7 @@ def test_pairwise_matches_mir_eval_on_its_grid(seed: int) -> None:
     assert (got.precision, got.recall, got.f) == expected
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_pairwise_exact_grid_equals_mir_eval_off_grid(seed: int) -> None:
     # Boundaries far (>= 1e-6 s) from every frame time: the float32 grid and k / frame_rate agree.
@@ -251,6 +257,7 @@ def test_segment_boundaries_match_mir_eval() -> None:
     np.testing.assert_array_equal(segment_boundaries(seg), mir_eval.util.intervals_to_boundaries(iv))
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(50))
 def test_pairwise_with_gaps_matches_mir_eval(seed: int) -> None:
     # Frames in no segment share one label in mir_eval (None); here too, and they are reported.

@@ -52,6 +52,7 @@ print("numpy.ma" in sys.modules, *stats)
 """
 
 
+@pytest.mark.slow
 def test_coco_evaluation_imports_no_numpy_ma():
     out = subprocess.run(
         [sys.executable, "-c", _SCRIPT, str(DATA)], capture_output=True, text=True, check=True

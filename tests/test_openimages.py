@@ -21,6 +21,7 @@ def _same(ev, m, ap, what):
     assert ev.map == m or (np.isnan(m) and np.isnan(ev.map)), what
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Mean of empty slice")
 def test_random_cases_with_hierarchy_match_the_reference_rules():
     order = load_hierarchy(HIERARCHY).order
@@ -40,6 +41,7 @@ def test_random_cases_with_hierarchy_match_the_reference_rules():
     assert scored > 100
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Mean of empty slice")
 def test_random_cases_without_hierarchy_match_the_reference_rules():
     names = [(c, c[3:]) for c in ALL]

@@ -154,6 +154,7 @@ def _agree(a: tuple[float, dict[str, float]], b: tuple[float, dict[str, float]],
     assert abs(a[0] - b[0]) <= 1e-12, (what, a[0], b[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hierarchy", [False, True])
 def test_random_cases_agree_with_hotcoco_every_class_verified_in_every_image(hierarchy):
     scored = 0
@@ -168,6 +169,7 @@ def test_random_cases_agree_with_hotcoco_every_class_verified_in_every_image(hie
     assert scored > 90
 
 
+@pytest.mark.slow
 def test_random_cases_agree_with_hotcoco_without_labels_when_predictions_stay_in_boxed_classes():
     ancestors = {
         "/m/dog": ["/m/animal"],
@@ -304,6 +306,7 @@ def _hotcoco_csv(boxes_csv: str, preds_csv: str, parent: dict[str, str] | None =
     return out
 
 
+@pytest.mark.slow
 def test_random_cases_through_the_csv_readers_agree(tmp_path):
     box_fields = ["ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax", "IsGroupOf"]
     det_fields = ["ImageID", "LabelName", "Score", "XMin", "XMax", "YMin", "YMax"]

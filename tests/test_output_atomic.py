@@ -74,6 +74,7 @@ class _DiskFull:
 NAMES = ["voc", "coco", "trec", "mir", "report", "compare"]
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", NAMES)
 def test_a_failing_write_leaves_the_old_file_and_no_temporary(tmp_path, capsys, monkeypatch, saved, name):
     out = tmp_path / "out" / "result.txt"
@@ -99,6 +100,7 @@ def test_a_failing_fsync_leaves_the_old_file(tmp_path, capsys, monkeypatch, save
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json", "saved.json"]
 
 
+@pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", NAMES)
 def test_a_good_write_replaces_the_file_keeping_its_mode(tmp_path, capsys, saved, name):
     out = tmp_path / "result.txt"
@@ -130,6 +132,7 @@ def test_a_new_file_gets_the_usual_mode_and_a_symlink_is_followed(tmp_path, caps
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_a_kill_mid_write_leaves_the_old_file(tmp_path, saved):
     """SIGKILL while half of the output is written: the old file is untouched (the temporary file that a
     killed process cannot remove is the only trace)."""

@@ -46,6 +46,7 @@ def _title_value(ax) -> tuple[str, float]:
     return m.group(1), float(m.group(3))
 
 
+@pytest.mark.slow
 def test_coco_pr_curves_titles_are_the_ap_at_the_iou_drawn(val2014):
     ev, figs = val2014
     fig = figs["pr_curves.png"]
@@ -68,6 +69,7 @@ def test_coco_pr_curves_titles_are_the_ap_at_the_iou_drawn(val2014):
     assert legend == ["interpolated precision at 101 recall levels"]
 
 
+@pytest.mark.slow
 def test_coco_precision_figures_agree_with_pycocotools_stats(val2014):
     ev, figs = val2014
     fig = figs["coco_precision_all.png"]
@@ -99,6 +101,7 @@ def test_keypoints_say_oks():
     assert labels[0].startswith("OKS=0.50") and not any("IoU" in t for t in labels)
 
 
+@pytest.mark.slow
 def test_voc_panels_legend_and_ap_from_the_drawn_curve(capsys):
     assert main(
         [
@@ -140,6 +143,7 @@ def _many(n: int) -> EvalResult:
     return EvalResult("voc", {"metric": "voc2010", "iou_threshold": 0.5}, per_class, curves)
 
 
+@pytest.mark.slow
 def test_a_thousand_classes_stay_readable():
     result = _many(1000)
     figs = figures(result)
@@ -172,6 +176,7 @@ def test_delta_bars_name_the_metric_and_inputs_and_fit_the_data():
     assert hi - lo < 1.5 * span  # fitted to the data, not stretched to [0, 1]
 
 
+@pytest.mark.slow
 def test_names_with_math_markup_are_drawn_literally(tmp_path):
     names = ["$x_{$", "a$b$c", r"\frac{1}{0}$"]
     curves = {n: PRCurve([0.5, 1.0], [1.0, 0.5]) for n in names}
@@ -183,6 +188,7 @@ def test_names_with_math_markup_are_drawn_literally(tmp_path):
     assert titles[0] == r"\$x_{\$  AP 0.500" and plots.literal("$x_{$") == r"\$x_{\$"
 
 
+@pytest.mark.slow
 def test_coco_command_with_a_math_markup_category_and_progress(tmp_path, capsys):
     gt = json.loads((ROOT / "data_samples/coco/instances_val.json").read_text())
     gt["categories"][0]["name"] = "$x_{$"

@@ -22,6 +22,7 @@ from deteval.stats.coco import CocoUnits
 from deteval.stats.parallel import AUTO_MIN_SECONDS, auto_processes, evaluate_rows
 
 
+@pytest.mark.slow
 def test_cli_json_equal_for_any_processes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -106,6 +107,7 @@ def test_auto_processes(monkeypatch: pytest.MonkeyPatch) -> None:
             evaluate_rows(slow, rows, processes=bad)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_coco_units_read_and_match_on_two_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """CocoUnits parses each large results file with a forked child (the tail) and matches half of the
     images there, as evaluate_coco does: the match tables, the evaluations and the resampled metrics equal

@@ -35,6 +35,7 @@ def test_readme_has_an_example_per_protocol():
         assert sub in commands
 
 
+@pytest.mark.fast_cases(command=1)
 @pytest.mark.parametrize("command, shown", EXAMPLES, ids=[c.split()[1] for c, _ in EXAMPLES])
 def test_readme_example(command, shown, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
@@ -80,6 +81,7 @@ def _doc_blocks(name: str) -> list[str]:
     return [b for lang, b in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S) if lang == "python"]
 
 
+@pytest.mark.fast_cases(index=1)
 @pytest.mark.parametrize("index", range(6))
 def test_docs_api_examples_run(index, capsys, monkeypatch):
     """Each Python example of docs/api.md runs from the repository root and prints something."""

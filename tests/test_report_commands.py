@@ -48,6 +48,7 @@ def test_report_default_format_output_file_and_curves_kept(tmp_path, capsys):
     assert json.loads(out.read_text()) == json.loads(path.read_text())  # curves survive a re-render
 
 
+@pytest.mark.slow
 def test_report_plots(tmp_path, capsys):
     path = _save(tmp_path / "r.json", voc_result(), curves=True)
     figs = tmp_path / "figs"

@@ -49,6 +49,7 @@ def test_grid_shape():
     assert grid_shape(7, ncols=3) == (3, 3)
 
 
+@pytest.mark.slow
 def test_pr_curves_small_multiples_and_overlay(tmp_path):
     result = voc_result()  # 5 classes: 2 rows of 4 panels
     paths = plot_pr_curves(result, tmp_path / "new" / "dir")
@@ -57,6 +58,7 @@ def test_pr_curves_small_multiples_and_overlay(tmp_path):
     assert _size(paths[1]) == (800, 600)
 
 
+@pytest.mark.slow
 def test_pr_curves_handle_empty_and_nan_curves(tmp_path):
     r = EvalResult(
         "voc",
@@ -73,6 +75,7 @@ def test_pr_curves_without_curves_is_a_clear_error(tmp_path):
         plot_pr_curves(coco_result(), tmp_path)
 
 
+@pytest.mark.slow
 def test_ap_bars_size_grows_with_the_classes(tmp_path):
     path = plot_ap_bars(voc_result(), tmp_path)
     assert path.name == "ap_bars.png"
@@ -81,6 +84,7 @@ def test_ap_bars_size_grows_with_the_classes(tmp_path):
     assert _size(plot_ap_bars(many, tmp_path / "m")) == (800, 700)  # (1 + 0.25 * 24) * 100 px
 
 
+@pytest.mark.slow
 def test_ap_bars_other_keys_and_missing_values(tmp_path):
     coco = coco_result()
     coco.per_class["bicycle"]["ap50"] = -1.0  # pycocotools' "no ground truth": drawn as n/a
@@ -122,6 +126,7 @@ def test_coco_curves_average_to_the_pycocotools_numbers():
     assert abs(np.nanmean(medium["IoU=0.50:0.95"]) - ev.stats[4]) < 1e-12
 
 
+@pytest.mark.slow
 def test_coco_precision_figures_from_pycocotools_arrays(tmp_path):
     ev, names = _fruits_eval()
     paths = plot_coco_precision(ev.eval["precision"], ev.params.iouThrs, ev.params.recThrs, names, tmp_path)
@@ -150,6 +155,7 @@ def test_coco_precision_without_ground_truth_and_bad_shapes(tmp_path):
     assert list(coco_precision_curves(prec[:2], [0.5, 0.6])) == ["IoU=0.50", "IoU=0.50:0.60"]
 
 
+@pytest.mark.slow
 def test_write_plots_dispatches_on_what_the_result_has(tmp_path):
     assert [p.name for p in write_plots(voc_result(), tmp_path / "voc")] == [
         "pr_curves.png",
@@ -174,6 +180,7 @@ def test_write_plots_dispatches_on_what_the_result_has(tmp_path):
         write_plots(coco_result(), tmp_path, coco_arrays={"precision": prec, "iou_thrs": 1, "rec_thrs": 1})
 
 
+@pytest.mark.slow
 def test_plot_args_and_the_helper_for_subcommands(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     add_plot_args(parser)
@@ -199,6 +206,7 @@ def test_unwritable_plot_folder_is_a_config_error(tmp_path):
         write_plots(voc_result(), blocker / "sub")
 
 
+@pytest.mark.slow
 def test_importing_deteval_does_not_import_matplotlib():
     code = (
         "import sys, deteval, deteval.cli, deteval.report, deteval.report.plots; "
@@ -214,6 +222,7 @@ def test_importing_deteval_does_not_import_matplotlib():
     assert plots.DPI == 100
 
 
+@pytest.mark.slow
 def test_comparison_plots_its_deltas(tmp_path):
     from deteval.report.compare import compare_results
 

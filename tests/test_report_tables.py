@@ -230,6 +230,7 @@ _values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     summary=st.dictionaries(_keys, _values, max_size=5),

@@ -21,6 +21,7 @@ from deteval.stats.coco import CocoUnits
 _METHOD = (None, True, False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
     """Variants (thresholds) of lists sharing one order, weight columns, zero weights, items ignored under
@@ -127,6 +128,7 @@ def _assert_weighted_levels(
             assert np.array_equal(q[b, t].T, ref)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(2))
 def test_reweighted_repeated_n_pos_rows_share_their_levels(seed: int) -> None:
     """Weightings with the same n_pos row (a randomization test's rounds) look each distinct (group, count)
@@ -287,6 +289,7 @@ def _other(dets: list, rng: np.random.Generator) -> list:
     return [{**d, "score": round(d["score"] ** 2, 3)} for d in dets if rng.random() < 0.7]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(12))
 def test_coco_batch_equals_accumulation(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """COCO bbox with random parameters (maxDets, thresholds, recall levels, area ranges, use_cats): the
@@ -411,6 +414,7 @@ def test_coco_batch_equals_duplicated_images(seed: int) -> None:
         assert [-1.0 if np.isnan(v) else v for v in values] == want
 
 
+@pytest.mark.fast_cases(compat=1)
 @pytest.mark.parametrize("compat", ["pycocotools", "fixed"])
 def test_coco_batch_keypoints_and_compat(compat: str) -> None:
     """Keypoints (10 numbers at maxDets 20) and the ``fixed`` profile's slices: batched == accumulated."""
@@ -428,6 +432,7 @@ def test_coco_batch_keypoints_and_compat(compat: str) -> None:
     assert np.array_equal(units.metric(0)(w), units._metric_accumulated(0)(w), equal_nan=True)
 
 
+@pytest.mark.slow
 def test_processes_change_no_number() -> None:
     """Resamples and rounds split over forked processes: the same numbers as one process; a worker that
     fails is re-run in the parent."""

@@ -14,6 +14,7 @@ from deteval.core.reweighted import ReweightedLists
 _METHOD = (None, True, False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_packed_rows_hold_the_groups_with_positive_n_pos(seed: int) -> None:
     """Random lists, weights (bootstrap-like, and 0/1 with repeated n_pos rows as a randomization test's

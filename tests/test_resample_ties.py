@@ -64,6 +64,7 @@ def test_ties_across_images_only_stay_exact(seed: int) -> None:
         assert [-1.0 if np.isnan(v) else v for v in got] == want  # bit for bit
 
 
+@pytest.mark.slow
 def test_ties_within_a_drawn_image_stay_within_the_bound() -> None:
     differed = 0
     for seed in range(8):

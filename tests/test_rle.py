@@ -165,6 +165,7 @@ def test_count_lists():
         check_rles([{"size": [5, 6], "counts": []}], "f", [0])
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # pycocotools' decode under numpy 2
 @fuzz_settings(300)
 @given(
@@ -234,6 +235,7 @@ RESULT_DAMAGE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(RESULT_DAMAGE))
 def test_cli_refuses_bad_result_rles_and_skips_them(tmp_path, name):
     change, words = RESULT_DAMAGE[name]
@@ -251,6 +253,7 @@ def test_cli_refuses_bad_result_rles_and_skips_them(tmp_path, name):
     assert doc["skipped_records"] == 1 and doc["stats"] == clean["stats"]
 
 
+@pytest.mark.slow
 def test_cli_refuses_bad_crowd_rle_in_the_ground_truth(tmp_path):
     gt = copy.deepcopy(GT)
     gt["annotations"][CROWD]["segmentation"]["counts"][-1] += 1  # one pixel too many

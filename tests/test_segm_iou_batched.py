@@ -81,6 +81,7 @@ def _per_block(drles, grles, crowd, di, gi, starts, nds, ngs) -> np.ndarray:
     return np.concatenate(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("call_pairs", [1, 10, 200, 1 << 12])
 @pytest.mark.parametrize("mixed", [0.0, 0.15])
 def test_batched_calls_equal_one_call_per_block(call_pairs, mixed, monkeypatch):

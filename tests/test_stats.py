@@ -1,5 +1,5 @@
-"""Confidence intervals and significance tests (issue 16): weights equal repetition, scipy's paired tests,
-ranx's randomization test, Holm/BH, and the coverage of the bootstrap interval by simulation."""
+"""Confidence intervals and significance tests (issue 16): weights equal repetition, scipy's paired tests and
+permutation test, Holm/BH, and the coverage of the bootstrap interval by simulation."""
 
 from __future__ import annotations
 
@@ -100,8 +100,9 @@ def test_paired_tests_equal_scipy() -> None:
     assert np.isnan(wilcoxon([0.1, 0.2], [0.1, 0.2]))
 
 
-def test_randomization_agrees_with_ranx() -> None:
-    ranx_tests = pytest.importorskip("ranx.statistical_tests")
+def test_randomization_agrees_with_scipy_permutation_test() -> None:
+    # scipy's paired permutation test ("samples": each unit's two values swapped or not) of |mean(a - b)| is the
+    # same Fisher randomization test, with the same Monte-Carlo p-value (1 + count) / (R + 1)
     rng = np.random.default_rng(7)
     for shift in (0.0, 0.02, 0.05):
         a = rng.random(50)
@@ -109,12 +110,21 @@ def test_randomization_agrees_with_ranx() -> None:
         va, vb = a[:, None], b[:, None]
         rounds = 4000
         ours = randomization_test(aggregate_mix(va, vb, ["mean"]), 50, n_rounds=rounds, seed=1).p_value[0]
-        ref = float(ranx_tests.fisher_randomization_test(a, b, n_permutations=rounds, random_seed=1)[0])
+        ref = sps.permutation_test(
+            (a, b),
+            lambda x, y, axis: np.abs(np.mean(x - y, axis=axis)),
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=rounds,
+            alternative="greater",
+            random_state=np.random.default_rng(1),
+        ).pvalue
         # two independent Monte-Carlo estimates of one p-value: 4 standard errors of their difference
         se = np.sqrt(2 * max(ref, 1 / rounds) * (1 - ref) / rounds)
         assert abs(ours - ref) <= 4 * se + 1 / rounds, (shift, ours, ref)
 
 
+@pytest.mark.slow
 def test_randomization_exact_on_tiny_case() -> None:
     # 3 units: all 8 swap patterns are equally likely, so the p-value tends to the exact permutation one
     a = np.array([[0.9], [0.8], [0.7]])
@@ -161,6 +171,7 @@ def test_paired_bootstrap_of_identical_systems() -> None:
     assert r.delta[0] == 0.0 and r.ci[0].tolist() == [0.0, 0.0] and r.p_value[0] == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["percentile", "bca"])
 def test_interval_coverage_by_simulation(method: str) -> None:
     # known generator: 60 units of N(0.5, 0.2); the true metric (the mean) is 0.5. 1000 draws of the test
@@ -195,6 +206,7 @@ def _cli_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_cli_voc_ci_and_comparison(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -337,6 +349,7 @@ def _coco_duplicate(gt: dict, dets: list, w: np.ndarray) -> tuple[dict, list]:
     return {**gt, "images": images, "annotations": anns}, d2
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(3))
 def test_coco_weights_equal_duplicated_images(seed: int) -> None:
     from deteval.detection.coco import evaluate_coco
@@ -386,6 +399,7 @@ def test_coco_units_names_and_shapes_without_evaluating(params: dict | None) -> 
     assert len(units._read) >= 1
 
 
+@pytest.mark.slow
 def test_cli_coco_ci_and_comparison(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
@@ -495,6 +509,7 @@ def test_plot_class_deltas(tmp_path: Path) -> None:
         plot_class_deltas(units.results[1], tmp_path)
 
 
+@pytest.mark.slow
 def test_significance_marks_on_real_outputs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -568,6 +583,7 @@ def test_significance_marks_on_real_outputs(
     assert "<sup>" not in plain and "significantly" not in plain
 
 
+@pytest.mark.slow
 def test_plots_draw_class_deltas_of_the_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -613,6 +629,7 @@ def test_plots_draw_class_deltas_of_the_json(
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_weighted_levels_equal_laid_out_copies(seed: int) -> None:
     """The bootstrap's fast path (copies never laid out) gives what presorted_lists with weights gives (the

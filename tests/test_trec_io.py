@@ -37,6 +37,7 @@ def test_qrels_parse_and_negative_relevance(tmp_path):
     assert q.rel.tolist() == [1, -1, 2] and q.topic.tolist() == [b"1", b"1", b"2"]
 
 
+@pytest.mark.slow
 def test_block_boundaries_keep_line_numbers(tmp_path, monkeypatch):
     monkeypatch.setattr(trec_blocks, "BLOCK", 64)  # many tiny blocks
     lines = [f"q{i % 7} Q0 doc{i} {i} {1.0 / (i + 1)!r} t\n" for i in range(200)]

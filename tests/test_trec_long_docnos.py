@@ -25,6 +25,7 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 HUGE = "X" * 200_000
 
 
+@pytest.mark.slow
 def test_one_huge_docno_keeps_memory_small(tmp_path) -> None:
     # 20,000 lines and one 200 KB docno: a column as wide as the longest docno would need 4 GB
     rng = np.random.default_rng(0)
@@ -84,6 +85,7 @@ def test_codes_order_long_docnos_among_short_ones() -> None:
     assert got.tolist() == list(expected)
 
 
+@pytest.mark.slow
 def test_a_repeated_long_docno_is_refused(tmp_path) -> None:
     qp, rp = tmp_path / "qrels", tmp_path / "run"
     qp.write_text("q 0 a 1\n")

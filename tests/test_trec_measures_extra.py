@@ -29,6 +29,7 @@ EXTRA = [
 ]
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(10))
 @pytest.mark.parametrize("level", [1, 2])
 def test_extra_measures_match_pytrec_eval(seed: int, level: int) -> None:

@@ -56,6 +56,7 @@ def _both(monkeypatch, q, r, **kw):
     return whole, pieces, len(calls)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("version", ["9.0.8", "10.0"])
 @pytest.mark.parametrize("interleave", [False, True])
@@ -140,6 +141,7 @@ def _fields(t):
     return [c.tolist() for c in cols], t.docno_long, t.blank_lines, t.warnings, getattr(t, "tag", None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [1, 5, 64, 1 << 22])
 def test_streamed_blocks_read_like_the_whole_file(tmp_path, monkeypatch, block):
     rng = np.random.default_rng(block)
@@ -201,6 +203,7 @@ def test_streamed_from_a_pipe_and_growing_lines(tmp_path, monkeypatch):
     assert _fields(load_run(tmp_path / "run.txt"))[0] == _fields(piped)[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [5, 64, 1 << 22])
 def test_streamed_fault_then_nul_found_in_blocks(tmp_path, monkeypatch, block):
     """A bad line read in blocks, then a NUL byte somewhere: the NUL is named by its line as the whole-file

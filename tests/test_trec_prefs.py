@@ -132,6 +132,7 @@ def _random_prefs(rng, n_docs: int, n_levels: int) -> list[tuple[str, int]]:
     return [(f"d{d}", int(rng.integers(0, n_levels))) for d in docs]
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(25))
 def test_one_sub_group_gives_the_same_counts_as_a_matrix(tmp_path, seed):
     # a sub-group written twice makes the group a preference matrix (two sub-groups) with exactly the

@@ -41,6 +41,7 @@ def _data(n_topics: int = 7, seed: int = 3) -> tuple[dict, dict]:
     return qrels, run
 
 
+@pytest.mark.fast_cases(extra=1)
 @pytest.mark.parametrize("block", [1, 3, 2048])
 @pytest.mark.parametrize(
     "extra",
@@ -77,6 +78,7 @@ def test_cli_builds_no_per_topic_dicts(tmp_path, capsys, monkeypatch):
     assert "".join(ln + "\n" for b in blocks for ln in b) == capsys.readouterr().out
 
 
+@pytest.mark.fast_cases(extra=1)
 @pytest.mark.parametrize("block", [1, 5, 2048])
 @pytest.mark.parametrize(
     "extra", [[], ["-c", "-M", "40"], ["-c", "--trec-eval-version", "10.0"], ["-m", "prefs"]]

@@ -45,6 +45,7 @@ def qrels_123(tmp_path: Path, group: str | None = None) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["9.0.8", "10.0"])
 def test_qrels_prefs(capsys, version):
     # ./trec_eval -m all_prefs -q -R qrels_prefs test/qrels.test test/results.test

@@ -77,6 +77,7 @@ def _plain(c, g, d):
     return pg, pd, rows
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(240))
 def test_devkit_profile_matches_plain_reference(seed):
     n_img, n_cls, g, d, thr = random_case(seed, big=seed % 5 == 0)
@@ -123,6 +124,7 @@ def test_devkit_profile_matches_plain_reference(seed):
         assert res.summary["map"] == (pytest.approx(float(np.mean(aps)), abs=1e-15) if aps else None)
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(120))
 def test_py_faster_rcnn_profile_matches_plain_port(seed):
     n_img, n_cls, g, d, thr = random_case(1000 + seed, big=seed % 2 == 0)  # big: > 16 rows, introsort
@@ -269,6 +271,7 @@ def _perfect_prefix(n_tp: int, n_obj: int):
     return gt, dt, [(0, b, False) for b in gtb], [(0, s, b) for s, b in zip(scores, gtb)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("n_tp", "n_obj", "levels_reached"),
     [(3, 10, 3), (288, 480, 6), (7, 10, 7), (6, 10, 6), (4, 10, 5), (144, 480, 3)],
@@ -352,6 +355,7 @@ _box = st.tuples(st.integers(0, 15), st.integers(0, 15), st.integers(0, 6), st.i
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     gts=st.lists(st.tuples(st.integers(0, 2), _box, st.booleans()), max_size=8),
@@ -371,6 +375,7 @@ def test_hypothesis_one_class_matches_reference(gts, dets, thr):
     assert outcome.tolist() == devkit_outcomes(gts, dets, thr)[0]
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(60))
 def test_pairs_in_small_chunks_give_identical_outcomes(seed, monkeypatch):
     """The (detection, box) pairs are processed in chunks of at most ``pair_chunk`` (bounded memory on a
@@ -397,6 +402,7 @@ def test_pairs_in_small_chunks_give_identical_outcomes(seed, monkeypatch):
         match_voc(*args, **kw, pair_chunk=0)
 
 
+@pytest.mark.slow
 def test_crowded_image_matches_plain_reference_in_any_chunks():
     """One image with 300 objects and 400 detections (each detection faces 300 boxes: the matrix path),
     integer boxes so that IoU ties between boxes occur: the devkit loop's outcomes for any chunk size."""

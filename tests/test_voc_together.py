@@ -129,6 +129,7 @@ def _same(a, b) -> None:
         assert np.array_equal(a.image_meta[key], b.image_meta[key])
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(60))
 def test_one_parse_reads_like_file_by_file(tmp_path, monkeypatch, seed):
     rng = np.random.default_rng(seed)

@@ -29,6 +29,7 @@ def _check(ds, preds, a: str, b: str):
     return e
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_steps_sum_to_the_difference_for_every_pair(tmp_path: Path, seed: int) -> None:
     data, pred, _ = random_dataset(tmp_path, 100 + seed)
@@ -136,6 +137,7 @@ def test_ties_are_counted(tmp_path: Path) -> None:
     assert "2 detections share their class and score" in step["what"]
 
 
+@pytest.mark.slow
 def test_scores_equal_in_float32_only(tmp_path: Path) -> None:
     """Scores distinct in float64 but equal in float32: the ends still equal the profiles' own numbers."""
     rows = [f"0 {_box(i, i + 60)} {0.5 + i * 1e-9!r}" for i in range(6)]

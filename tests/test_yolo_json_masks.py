@@ -57,6 +57,7 @@ def _pycocotools(ds: Any, records: list[dict[str, Any]]) -> list[float]:
     return [float(v) for v in ev.stats]
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(3))
 def test_rle_masks_equal_pycocotools_on_the_file(tmp_path: Path, seed: int) -> None:
     ds, txt, path, records = _masks_json(tmp_path, seed)

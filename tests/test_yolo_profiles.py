@@ -35,6 +35,7 @@ def _pycocotools_stats(ds, preds, iou_type: str = "bbox") -> np.ndarray:
     return ev.stats
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_coco_profile_equals_pycocotools(tmp_path: Path, seed: int) -> None:
     data, pred_dir, _ = random_dataset(tmp_path, seed)
@@ -48,6 +49,7 @@ def test_coco_profile_equals_pycocotools(tmp_path: Path, seed: int) -> None:
     assert got.summary["mAP50-95"] == want[0] and got.summary["mAP50"] == want[1]
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", SEEDS[:4])
 def test_coco_segm_profile_equals_pycocotools(tmp_path: Path, seed: int) -> None:
     data, pred_dir, _ = random_dataset(tmp_path, seed, polygons=True)
@@ -89,6 +91,7 @@ def _supervision(ds, preds):
         return sv.metrics.MeanAveragePrecision().update(predictions, targets).compute()
 
 
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_supervision_profile_equals_supervision(tmp_path: Path, seed: int) -> None:
     data, pred_dir, _ = random_dataset(tmp_path, seed)

@@ -76,6 +76,7 @@ def _run(case: dict, profile: str):
     return evaluate_ultralytics(gt, dt, n, profile), None
 
 
+@pytest.mark.fast_cases(version=1)
 @pytest.mark.parametrize("version", list(VERSION_PROFILE))
 def test_every_case_equals_ultralytics(version: str) -> None:
     data = EXPECTED[version]

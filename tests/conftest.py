@@ -1,0 +1,53 @@
+"""The two profiles of the suite.
+
+``python -m pytest`` runs every test and every case (CI and the README's test command). ``python -m pytest -m
+"not slow"`` is the contributors' profile for iteration: every oracle still runs, on a few of its seeded
+cases, and every other test runs unless it is marked ``slow`` (CONTRIBUTING.md says what each profile costs).
+
+Two markers select what the fast profile leaves out (both are registered in ``pyproject.toml``):
+
+* ``@pytest.mark.slow``: the whole test runs only in the full suite (a fuzz test's hundreds of examples, a
+  subprocess round trip that another fast test already covers).
+* ``@pytest.mark.fast_cases(seed=2)``: of a parametrized test, the cases whose ``seed`` is one of the first two
+  values of its list run in both profiles; every other case is marked ``slow``. Other parameters of the test
+  are not restricted, so the fast profile still sees each of their values. Several names may be given
+  (``fast_cases(seed=1, block=1)``): a case is fast when it is within the count for each of them.
+
+The modules in ``SLOW_MODULES`` are slow as a whole (fuzz and property searches of hundreds of examples per
+test, matplotlib figures), without a marker in their files.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# fuzz tests (damaged files, hostile values), hypothesis properties of the core, the one test of
+# test_coco_alone (pycocotools on large random cases; other pycocotools oracle tests stay in the fast profile)
+# and the figures drawn by `--plots` (matplotlib; the figures' numbers are also checked in test_plots_truthful)
+SLOW_MODULES = (
+    "test_fuzz_*.py",
+    "test_core_properties.py",
+    "test_coco_alone.py",
+    "test_cli_plots_progress.py",
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before the ``-m`` selection reads the markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.path.match(pattern) for pattern in SLOW_MODULES):
+            item.add_marker(pytest.mark.slow)
+        marker = item.get_closest_marker("fast_cases")
+        if marker is None:
+            continue
+        if marker.args or not marker.kwargs:
+            raise pytest.UsageError(f"{item.nodeid}: fast_cases takes parameter names, as fast_cases(seed=2)")
+        indices = getattr(getattr(item, "callspec", None), "indices", {})
+        for name, count in marker.kwargs.items():
+            if name not in indices:
+                raise pytest.UsageError(
+                    f"{item.nodeid}: fast_cases names {name!r}, which it is not parametrized by"
+                )
+            if indices[name] >= count:
+                item.add_marker(pytest.mark.slow)
+                break
