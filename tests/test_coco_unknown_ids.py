@@ -99,3 +99,26 @@ def test_fixed_compat_refuses_unknown_ids():
     imgs = [i["id"] for i in case["gt"]["images"]]
     with pytest.raises(ConfigError, match="image id -5 is not in the ground truth"):
         evaluate_coco(case["gt"], case["dt"], params={"img_ids": [*imgs, -5]}, compat="fixed")
+
+
+@pytest.mark.parametrize(
+    ("max_dets", "compat", "names"),
+    [
+        ((1, 10, 100), "pycocotools", ("AR1", "AR10", "AR100")),
+        ((1, 2, 3), "fixed", ("AR1", "AR2", "AR3")),
+        ((1, 2, 3), "pycocotools", ("AR1", "AR2", "AR3")),
+        ((5, 10, 20, 50), "fixed", ("AR5", "AR10", "AR50")),
+        ((5, 10, 20, 50), "pycocotools", ("AR5", "AR10", "AR20")),
+    ],
+)
+def test_recall_stats_are_named_by_the_max_dets_they_read(max_dets, compat, names):
+    """Each AR key of the result names the maxDets its printed line reads (the keys were AR1/AR10/AR100
+    whatever maxDets were given)."""
+    case = random_case(7)
+    ev = evaluate_coco(
+        case["gt"], case["dt"], params=CocoParams.from_options("bbox", max_dets=list(max_dets)), compat=compat
+    )
+    summary = ev.to_result().summary
+    for name, k in zip(names, (6, 7, 8)):
+        assert summary[name] == ev.stats[k]
+        assert f"maxDets={int(name[2:]):>3d}" in ev.lines[k]

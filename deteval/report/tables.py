@@ -209,11 +209,13 @@ def render_markdown(result: EvalResult) -> str:
     return "\n".join(parts) + "\n"
 
 
+#: The names of COCO's summary numbers (AP, AP50, APs, ..., AR1, AR10, AR100 or the maxDets given, ARl)
+_STAT_NAME = re.compile(r"A[PR](?:\d+|[sml])?")
+
+
 def _shown(key: str, lines: list[str]) -> bool:
     """Whether a summary number is one of the protocol's printed ``lines`` (COCO's twelve stats)."""
-    from deteval.detection.coco import DET_STAT_NAMES, KPT_STAT_NAMES
-
-    return key in DET_STAT_NAMES + KPT_STAT_NAMES and any("Average" in line for line in lines)
+    return _STAT_NAME.fullmatch(key) is not None and any("Average" in line for line in lines)
 
 
 #: A cell that is a plain decimal number (a spreadsheet reads it as a number, never as a formula).

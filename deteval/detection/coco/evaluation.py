@@ -11,9 +11,8 @@ import numpy as np
 
 from deteval.detection.coco.params import id_selection, unknown_id_notes
 from deteval.detection.coco.summary import (
-    DET_STAT_NAMES,
-    KPT_STAT_NAMES,
     stat_maxdet,
+    stat_names,
     summarize,
     summarize_value,
 )
@@ -50,7 +49,7 @@ class CocoEvaluation:
 
     @property
     def stat_names(self) -> tuple[str, ...]:
-        return KPT_STAT_NAMES if self.params.iou_type == "keypoints" else DET_STAT_NAMES
+        return stat_names(self.params, self.compat)
 
     def _mean(self, ap: bool, k: int | None, iou_thr: float | None, area: str, max_det: int | None) -> float:
         return summarize_value(self.precision, self.recall, self.params, ap, iou_thr, area, max_det, k)

@@ -12,6 +12,7 @@ __all__ = [
     "KPT_STAT_NAMES",
     "SummarySpec",
     "stat_maxdet",
+    "stat_names",
     "summarize",
     "summarize_value",
     "summary_specs",
@@ -100,6 +101,20 @@ def summary_specs(p: CocoParams, compat: str) -> list[SummarySpec]:
         (False, None, "medium", last),
         (False, None, "large", last),
     ]
+
+
+def stat_names(p: CocoParams, compat: str) -> tuple[str, ...]:
+    """The names of the summary numbers: :data:`DET_STAT_NAMES` (:data:`KPT_STAT_NAMES` for keypoints), with
+    the three recall-at-maxDets stats named by the maxDets value they read (``AR1``, ``AR10``, ``AR100`` by
+    default; ``AR2`` for ``max_dets=(1, 2, 3)`` under ``compat="fixed"``). A stat that reads no maxDets (−1,
+    pycocotools with fewer than three) keeps its default name."""
+    if p.iou_type == "keypoints":
+        return KPT_STAT_NAMES
+    names = list(DET_STAT_NAMES)
+    for i, (_, _, _, max_det) in enumerate(summary_specs(p, compat)[6:9], start=6):
+        if max_det is not None:
+            names[i] = f"AR{max_det}"
+    return tuple(names)
 
 
 def summarize(
