@@ -42,11 +42,6 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         ("layer", "deteval.detection.coco", "deteval.run.coco"),
         ("layer", "deteval.detection.lvis", "deteval.run.lvis"),
         # fid
-        ("layer", "deteval.detection.lvis", "deteval.run.parts"),
-        ("layer", "deteval.detection.lvis", "deteval.run.shards"),
-        ("private", "deteval.stats.coco", "deteval.detection.coco._fork_detections"),
-        ("private", "deteval.stats.coco", "deteval.detection.coco._split_images"),
-        ("process", "deteval.detection.coco", "mmap"),
         # ioc
         ("function_import", "deteval.io.coco_typed", "typing"),
         ("layer", "deteval.io.coco_keypoints", "deteval.run.forked"),
@@ -95,7 +90,6 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         ("function_import", "deteval.commands.mir", "deteval.mir.tracks"),
         ("function_import", "deteval.report", "deteval.report"),
         ("function_import", "deteval.report.stats_table", "deteval.report.marks"),
-        ("function_import", "deteval.report.tables", "deteval.detection.coco"),
         ("function_import", "deteval.report.tables", "deteval.report.marks"),
         ("function_import", "deteval.report.tables", "deteval.report.stats_table"),
         ("function_import", "deteval.report.tables", "deteval.report.warning_cap"),
