@@ -4,7 +4,8 @@ Where to start (docs/api.md has one example for each):
 
 * ``MeanAveragePrecision``: the training-loop metric (torchmetrics' keywords and result keys, pycocotools'
   numbers): ``update(preds, targets)`` per batch, ``compute()`` at the end.
-* ``evaluate_coco(gt, results)`` and ``evaluate_voc(gt, dets)``: detection files or arrays.
+* ``evaluate_coco(gt, results)``, ``evaluate_lvis(gt, results)`` and ``evaluate_voc(gt, dets)``: detection
+  files or arrays; ``evaluate_yolo_files(data_yaml, predictions)``: a YOLO dataset under any profile.
 * ``evaluate_trec(qrels, run)``: trec_eval's measures; ``evaluate_mir(...)``: MIR P/R/F.
 * ``deteval.report.render(result, "markdown")`` and ``deteval.report.plots.write_plots(result, folder)``:
   tables and figures of any result.
@@ -14,6 +15,7 @@ Every evaluator returns an :class:`EvalResult` (``summary``, ``per_class``, ``cu
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -28,19 +30,23 @@ from deteval.errors import (
 
 if TYPE_CHECKING:
     from deteval.api import MeanAveragePrecision
-    from deteval.detection.coco import evaluate_coco
     from deteval.mir.evaluate import evaluate_mir
     from deteval.results import EvalResult, PRCurve
+    from deteval.run.coco import evaluate_coco
+    from deteval.run.lvis import evaluate_lvis
     from deteval.run.trec import evaluate_trec
     from deteval.run.voc import evaluate_voc
+    from deteval.run.yolo import evaluate_yolo_files
 
 # The evaluators (and numpy with them) are imported on first use, so ``import deteval`` stays light.
 _LAZY = {
     "MeanAveragePrecision": "deteval.api",
     "EvalResult": "deteval.results",
     "PRCurve": "deteval.results",
-    "evaluate_coco": "deteval.detection.coco",
+    "evaluate_coco": "deteval.run.coco",
+    "evaluate_lvis": "deteval.run.lvis",
     "evaluate_voc": "deteval.run.voc",
+    "evaluate_yolo_files": "deteval.run.yolo",
     "evaluate_mir": "deteval.mir.evaluate",
     "evaluate_trec": "deteval.run.trec",
 }
@@ -48,8 +54,6 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'deteval' has no attribute {name!r}")
 
@@ -65,7 +69,9 @@ __all__ = [
     "ValidationError",
     "__version__",
     "evaluate_coco",
+    "evaluate_lvis",
     "evaluate_mir",
     "evaluate_trec",
     "evaluate_voc",
+    "evaluate_yolo_files",
 ]

@@ -38,12 +38,16 @@ from typing import Any, Literal
 import numpy as np
 
 from deteval.detection.boxes import BOX_FORMATS, BoxFormat, convert_boxes
+from deteval.detection.coco import CocoStream, resolve_params
+from deteval.detection.coco_params import CocoParams
 from deteval.detection.voc import VOCDetections, VOCGroundTruth
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.arrays import numeric_array
 from deteval.metric_result import MetricResult, box_ious, coco_metrics, listing, voc_metrics
 from deteval.report.metric_plot import plot_values
 from deteval.results import EvalResult
+from deteval.run.coco import evaluate_coco
+from deteval.run.metric_state import absorb_state, gather_states, metric_state
 from deteval.run.voc import evaluate_voc
 from deteval.tensors import as_tensors, is_torch_tensor
 
@@ -321,12 +325,9 @@ class MeanAveragePrecision:
         self.reset()
 
     def _params(self, iou_type: str) -> Any:
-        from deteval.detection.coco import resolve_params
 
         params = self.options.get("params")
         if params is None and any(v is not None for v in self._tm_params.values()):
-            from deteval.detection.coco_params import CocoParams
-
             base = CocoParams.default(iou_type)
             tm = self._tm_params
             params = replace(
@@ -349,8 +350,6 @@ class MeanAveragePrecision:
         self._dets: list[dict[str, Any]] = []
         self._boxes: list[tuple[int, dict[str, Any], dict[str, Any]]] = []  # extended_summary's IoUs
         if self.protocol == "coco" and "bbox" in self.iou_types:
-            from deteval.detection.coco import CocoStream
-
             # Matched batch by batch into a compact table: memory stays bounded over a long validation run.
             self._stream = CocoStream(
                 params=self._params("bbox"),
@@ -650,13 +649,11 @@ class MeanAveragePrecision:
     def state_dict(self) -> dict[str, Any]:
         """Everything accumulated so far as plain values (COCO bbox: compact match tables, not boxes);
         :meth:`load_state_dict` restores it (see :mod:`deteval.run.metric_state`)."""
-        from deteval.run.metric_state import metric_state
 
         return metric_state(self)
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Replace the accumulated state by ``state`` (from :meth:`state_dict` of a metric configured alike)."""
-        from deteval.run.metric_state import absorb_state
 
         self.reset()
         absorb_state(self, state)
@@ -664,7 +661,6 @@ class MeanAveragePrecision:
     def merge(self, other: MeanAveragePrecision) -> MeanAveragePrecision:
         """Add ``other``'s images after this metric's: ``compute()`` then equals, bit for bit, one metric
         that saw this metric's batches and then ``other``'s. Returns ``self``."""
-        from deteval.run.metric_state import absorb_state
 
         absorb_state(self, other.state_dict())
         return self
@@ -673,7 +669,6 @@ class MeanAveragePrecision:
         """Gather the state of every ``torch.distributed`` rank (``all_gather_object``) and merge them in rank
         order, so every rank then computes the result of all ranks' images. Without torch or an initialised
         process group, nothing changes. Call it once per evaluation, before ``compute()``. Returns ``self``."""
-        from deteval.run.metric_state import absorb_state, gather_states
 
         states = gather_states(self.state_dict(), group)
         if len(states) > 1:
@@ -719,7 +714,6 @@ class MeanAveragePrecision:
         if iou_type == "bbox":
             assert self._stream is not None
             return self._stream.compute()
-        from deteval.detection.coco import evaluate_coco
 
         labels = sorted({a["category_id"] for a in self._anns} | {d["category_id"] for d in self._dets})
         gt = {

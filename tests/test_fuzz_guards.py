@@ -52,8 +52,8 @@ def _yolo_copy(tmp: str) -> Path:
 
 
 def _score(root: Path, preds: Path) -> None:
-    from deteval.detection.yolo_eval import evaluate_yolo
     from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
+    from deteval.run.yolo import evaluate_yolo
 
     try:
         ds = load_yolo_dataset(root / "data.yaml", duplicates="drop")

@@ -13,9 +13,9 @@ from fuzz_mutations import fuzz_settings, mutated
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deteval.detection.yolo_eval import evaluate_yolo
 from deteval.errors import DetevalError
 from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
+from deteval.run.yolo import evaluate_yolo
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data_samples" / "yolo"
 LABEL = (SAMPLE / "labels" / "val" / "street_04.txt").read_bytes()

@@ -11,9 +11,9 @@ import pytest
 from _yolo_cases import random_dataset, write_image
 
 from deteval.cli import main
-from deteval.detection.yolo_eval import evaluate_yolo
 from deteval.explain import PROFILE_RULES, explain
 from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
+from deteval.run.yolo import evaluate_yolo
 
 PROFILES = list(PROFILE_RULES)
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from _yolo_cases import random_dataset
 
-from deteval.detection.yolo_eval import evaluate_yolo
 from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
 from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
+from deteval.run.yolo import evaluate_yolo
 
 SEEDS = range(8)
 

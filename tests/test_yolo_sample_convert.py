@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from deteval.cli import main
-from deteval.detection.yolo_eval import evaluate_yolo
 from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
+from deteval.run.yolo import evaluate_yolo
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data_samples" / "yolo"
 DATA, TXT, JSON = (
@@ -125,7 +125,7 @@ def test_a_predict_run_folder_means_its_labels(capsys: pytest.CaptureFixture[str
 def test_api_docstring_example(monkeypatch: pytest.MonkeyPatch) -> None:
     import doctest
 
-    import deteval.detection.yolo_eval as mod
+    import deteval.run.yolo as mod
 
     monkeypatch.chdir(SAMPLE.parent.parent)
     result = doctest.testmod(mod, raise_on_error=False)

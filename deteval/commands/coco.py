@@ -14,7 +14,7 @@ from deteval.commands.cluster import add_cluster_args, cluster_requested, refuse
 from deteval.commands.common import add_output_args, apply_preset, emit, wants_per_class
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
-from deteval.detection.coco import COMPAT_MODES, evaluate_coco
+from deteval.detection.coco import COMPAT_MODES
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
 from deteval.io.coco import load_coco_gt, load_coco_results, read_json
 from deteval.io.guards import contained_path
@@ -22,7 +22,7 @@ from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import Progress
 from deteval.run.client import dask_client
-from deteval.run.coco import load_results_files
+from deteval.run.coco import evaluate_coco, load_results_files
 
 _PARAM_OPTIONS = ("iou_thrs", "rec_thrs", "max_dets", "area_rng", "area_lbl", "use_cats", "kpt_oks_sigmas")
 

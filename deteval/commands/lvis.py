@@ -9,8 +9,9 @@ from typing import Any
 from deteval.commands.cluster import add_cluster_args, cluster_requested
 from deteval.commands.common import add_output_args, emit, wants_per_class
 from deteval.commands.options import max_dets_or_unlimited, run_checker, whole
-from deteval.detection.lvis import IOU_TYPES, evaluate_lvis
+from deteval.detection.lvis import IOU_TYPES
 from deteval.report.progress import Progress
+from deteval.run.lvis import evaluate_lvis
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

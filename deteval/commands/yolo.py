@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from deteval.commands.common import write_text
-from deteval.detection.yolo_eval import PROFILE_NAMES, evaluate_yolo_files, is_ultralytics
 from deteval.errors import ConfigError, DetevalWarning
 from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
 from deteval.report.progress import note
 from deteval.report.warning_cap import shown_warnings
 from deteval.report.yolo_table import YOLO_FORMATS, render_yolo
+from deteval.run.yolo import PROFILE_NAMES, evaluate_yolo_files, is_ultralytics
 
 VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain.voc.VOC_PROFILE_RULES
 

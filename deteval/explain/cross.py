@@ -43,13 +43,13 @@ import numpy as np
 from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.lists import ranked_lists
 from deteval.detection.boxes import box_iou
-from deteval.detection.coco import evaluate_coco
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, rank_positions
 from deteval.errors import ConfigError, ValidationError
 from deteval.explain.yolo import Explanation, coco_precision_at_levels
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.match.greedy import greedy_match
 from deteval.match.iou import bb_iou, xyxy_ioa
+from deteval.run.coco import evaluate_coco
 from deteval.run.voc import evaluate_voc
 
 THRESHOLDS = COCO_IOU_THRESHOLDS

@@ -44,10 +44,10 @@ from deteval.detection.ultralytics import (
     box_iou,
     match_image,
 )
-from deteval.detection.yolo_eval import canonical_profile, evaluate_yolo
 from deteval.io.yolo import YoloDataset
 from deteval.match.greedy import greedy_match
 from deteval.match.iou import bb_iou
+from deteval.run.yolo import canonical_profile, evaluate_yolo
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from deteval.detection.coco import DET_STAT_NAMES
-from deteval.detection.yolo_eval import YoloResult
 from deteval.report.tables import csv_row, md_text
+from deteval.run.yolo import YoloResult
 
 YOLO_FORMATS = ("table", "json", "csv", "markdown")
 _COLUMNS = ("P", "R", "AP50", "AP75", "AP50-95")

@@ -102,9 +102,43 @@ def evaluate_coco(
     shards: int | None = None,
     strategy: str = "auto",
 ) -> CocoEvaluation:
-    """:func:`deteval.detection.coco.evaluate_coco`: the protocol's steps run one after the other, on two
-    cores (:mod:`deteval.run.coco_two_cores`) or in image shards (:func:`evaluate_coco_sharded`), as
-    ``strategy`` (one of :data:`STRATEGIES`), ``client`` and ``shards`` say."""
+    """Evaluate ``results`` against ``gt`` with the COCO protocol (see :mod:`deteval.detection.coco`).
+
+    Parameters
+    ----------
+    gt
+        A path, a parsed dict, a pycocotools ``COCO`` or a :class:`~deteval.io.coco.CocoGroundTruth`.
+    results
+        A path, a list of dicts, an N×7 array, a pycocotools ``COCO`` (from ``loadRes``) or a
+        :class:`~deteval.io.coco.CocoResults`; or several result files (a list of paths, e.g. one per
+        training rank), read as their concatenation in the given order.
+    iou_type
+        "bbox" (default), "segm" or "keypoints".
+    params
+        A :class:`~deteval.detection.coco_params.CocoParams`, a pycocotools ``Params`` or a dict of options.
+    compat
+        "pycocotools" (default) or "fixed" (see the table in the package docstring).
+    on_error
+        "raise" (default), or "skip": bad result records and ground-truth annotations are left out, listed
+        in the warnings and counted in ``skipped_records`` (see :func:`~deteval.io.coco.load_coco_results`);
+        the summary always holds the count.
+    client
+        A ``dask.distributed`` Client: the images are split into ``shards`` (default: one per worker
+        thread) that workers load and match on their own, and only the match tables come back
+        (:func:`deteval.run.coco.evaluate_coco_sharded`).
+    shards
+        The number of image shards (also without a client: the shards then run one after the other here).
+    strategy
+        "auto" (default: a second core where that pays, :mod:`deteval.run.coco_two_cores`) or "one process".
+
+    Returns
+    -------
+    CocoEvaluation
+        pycocotools' arrays, the summary numbers and lines; bit-identical for every strategy and shard count.
+
+    The protocol's steps run one after the other, on two cores (:mod:`deteval.run.coco_two_cores`) or in
+    image shards (:func:`evaluate_coco_sharded`), as ``strategy``, ``client`` and ``shards`` say.
+    """
     check_compat(compat)
     if strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {strategy!r}: use one of {', '.join(map(repr, STRATEGIES))}")

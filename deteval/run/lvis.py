@@ -145,9 +145,26 @@ def evaluate_lvis(
     client: Any = None,
     shards: int | None = None,
 ) -> LvisEvaluation:
-    """:func:`deteval.detection.lvis.evaluate_lvis`: the protocol's steps in this process (parts of at most
-    ``SHARD_DETECTIONS`` detections), or with ``client``/``shards`` in image shards, the result files then
-    read by the workers in byte ranges (:func:`read_and_match_lvis`)."""
+    """Evaluate ``results`` against LVIS ground truth ``gt`` (the rules: :mod:`deteval.detection.lvis`).
+
+    ``gt``: a path, a parsed dict, an lvis-api ``LVIS`` or an :class:`~deteval.io.lvis.LvisGroundTruth`;
+    ``results``: a path or a list of result dicts (COCO results format, read as loadRes/LVISResults read them),
+    or several paths (e.g. one file per training rank), read as their concatenation in the given order.
+    ``max_dets``: detections kept per image (lvis-api's 300; None or −1: no limit); ``dets_per_cat``:
+    detections kept per category over the dataset (None: no limit); ``fixed_ap=True`` sets
+    ``max_dets=None, dets_per_cat=10_000`` (Fixed AP) unless ``dets_per_cat`` is given; ``pooled=True`` adds
+    the pooled APs. ``client`` (a ``dask.distributed`` Client) and/or ``shards``: the matching runs on
+    ``shards`` image shards (default: one per worker thread), on the cluster if ``client`` is given. Result
+    files are then read by the workers in byte ranges (:mod:`deteval.run.lvis`); this process reads
+    the ground truth and applies the caps (the per-image cap and Fixed AP's per-category cut over all
+    images) on four columns of the detections, so each worker holds only its ranges and its shard's
+    detections and ground truths and returns its match table; the results are bit-identical to one process
+    for every shard count.
+
+    The protocol's steps run in this process (parts of at most ``SHARD_DETECTIONS`` detections), or with
+    ``client``/``shards`` in image shards, the result files then read by the workers in byte ranges
+    (:func:`read_and_match_lvis`).
+    """
     if iou_type not in IOU_TYPES:
         raise ConfigError(f"unknown iou_type {iou_type!r} for LVIS: use bbox or segm (as lvis-api)")
     if fixed_ap:

@@ -40,9 +40,9 @@ training loop). How an evaluation is executed (one process, two cores, image sha
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from deteval.collector import collector_paused
 from deteval.detection.coco.arrays import evaluate_coco_arrays
 from deteval.detection.coco.evaluation import CocoEvaluation, finish_evaluation
 from deteval.detection.coco.inputs import is_path_list, past_border_counts, past_border_message
@@ -61,8 +61,8 @@ from deteval.detection.coco.summary import (
 )
 from deteval.detection.coco_params import CocoParams
 
-# (the module, not its names: deteval.run.coco imports this package's modules, and may be imported first)
-from deteval.run import coco as runner
+if TYPE_CHECKING:
+    from deteval.run.coco import evaluate_coco
 
 __all__ = [
     "COMPAT_MODES",
@@ -70,6 +70,7 @@ __all__ = [
     "KPT_STAT_NAMES",
     "SHARD_DETECTIONS",
     "CocoEvaluation",
+    "CocoParams",
     "CocoStream",
     "evaluate_coco",
     "evaluate_coco_arrays",
@@ -89,61 +90,9 @@ __all__ = [
 ]
 
 
-@collector_paused  # (tens of thousands of records, no cycles: see deteval.collector)
-def evaluate_coco(
-    gt: Any,
-    results: Any,
-    *,
-    iou_type: str | None = None,
-    params: CocoParams | Any | None = None,
-    compat: str = "pycocotools",
-    on_error: str = "raise",
-    client: Any = None,
-    shards: int | None = None,
-    strategy: str = "auto",
-) -> CocoEvaluation:
-    """Evaluate ``results`` against ``gt`` with the COCO protocol (see the package docstring).
-
-    Parameters
-    ----------
-    gt
-        A path, a parsed dict, a pycocotools ``COCO`` or a :class:`~deteval.io.coco.CocoGroundTruth`.
-    results
-        A path, a list of dicts, an N×7 array, a pycocotools ``COCO`` (from ``loadRes``) or a
-        :class:`~deteval.io.coco.CocoResults`; or several result files (a list of paths, e.g. one per
-        training rank), read as their concatenation in the given order.
-    iou_type
-        "bbox" (default), "segm" or "keypoints".
-    params
-        A :class:`~deteval.detection.coco_params.CocoParams`, a pycocotools ``Params`` or a dict of options.
-    compat
-        "pycocotools" (default) or "fixed" (see the table in the package docstring).
-    on_error
-        "raise" (default), or "skip": bad result records and ground-truth annotations are left out, listed
-        in the warnings and counted in ``skipped_records`` (see :func:`~deteval.io.coco.load_coco_results`);
-        the summary always holds the count.
-    client
-        A ``dask.distributed`` Client: the images are split into ``shards`` (default: one per worker
-        thread) that workers load and match on their own, and only the match tables come back
-        (:func:`deteval.run.coco.evaluate_coco_sharded`).
-    shards
-        The number of image shards (also without a client: the shards then run one after the other here).
-    strategy
-        "auto" (default: a second core where that pays, :mod:`deteval.run.coco_two_cores`) or "one process".
-
-    Returns
-    -------
-    CocoEvaluation
-        pycocotools' arrays, the summary numbers and lines; bit-identical for every strategy and shard count.
-    """
-    return runner.evaluate_coco(
-        gt,
-        results,
-        iou_type=iou_type,
-        params=params,
-        compat=compat,
-        on_error=on_error,
-        client=client,
-        shards=shards,
-        strategy=strategy,
-    )
+def __getattr__(name: str) -> Any:
+    # The user-facing driver lives with the runner (deteval.run.coco), which imports this package's steps;
+    # this path, shown in earlier READMEs, keeps working (deprecated: use deteval.evaluate_coco).
+    if name == "evaluate_coco":
+        return importlib.import_module("deteval.run.coco").evaluate_coco
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

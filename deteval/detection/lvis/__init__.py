@@ -42,7 +42,8 @@ on Dask, result files read in byte ranges) is :mod:`deteval.run.lvis`'s, which :
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from deteval.detection.lvis.evaluation import (
     FIXED_AP_DETS_PER_CAT,
@@ -61,8 +62,8 @@ from deteval.detection.lvis.match import (
 )
 from deteval.detection.lvis.selection import lvis_caps, lvis_selection
 
-# (the module, not its names: deteval.run.lvis imports this package's modules, and may be imported first)
-from deteval.run import lvis as runner
+if TYPE_CHECKING:
+    from deteval.run.lvis import evaluate_lvis
 
 __all__ = [
     "FIXED_AP_DETS_PER_CAT",
@@ -82,44 +83,9 @@ __all__ = [
 ]
 
 
-def evaluate_lvis(
-    gt: Any,
-    results: Any,
-    *,
-    iou_type: str = "bbox",
-    max_dets: int | None = 300,
-    dets_per_cat: int | None = None,
-    fixed_ap: bool = False,
-    pooled: bool = False,
-    on_error: str = "raise",
-    client: Any = None,
-    shards: int | None = None,
-) -> LvisEvaluation:
-    """Evaluate ``results`` against LVIS ground truth ``gt`` (see the package docstring for the rules).
-
-    ``gt``: a path, a parsed dict, an lvis-api ``LVIS`` or an :class:`~deteval.io.lvis.LvisGroundTruth`;
-    ``results``: a path or a list of result dicts (COCO results format, read as loadRes/LVISResults read them),
-    or several paths (e.g. one file per training rank), read as their concatenation in the given order.
-    ``max_dets``: detections kept per image (lvis-api's 300; None or −1: no limit); ``dets_per_cat``:
-    detections kept per category over the dataset (None: no limit); ``fixed_ap=True`` sets
-    ``max_dets=None, dets_per_cat=10_000`` (Fixed AP) unless ``dets_per_cat`` is given; ``pooled=True`` adds
-    the pooled APs. ``client`` (a ``dask.distributed`` Client) and/or ``shards``: the matching runs on
-    ``shards`` image shards (default: one per worker thread), on the cluster if ``client`` is given. Result
-    files are then read by the workers in byte ranges (:mod:`deteval.run.lvis`); this process reads
-    the ground truth and applies the caps (the per-image cap and Fixed AP's per-category cut over all
-    images) on four columns of the detections, so each worker holds only its ranges and its shard's
-    detections and ground truths and returns its match table; the results are bit-identical to one process
-    for every shard count.
-    """
-    return runner.evaluate_lvis(
-        gt,
-        results,
-        iou_type=iou_type,
-        max_dets=max_dets,
-        dets_per_cat=dets_per_cat,
-        fixed_ap=fixed_ap,
-        pooled=pooled,
-        on_error=on_error,
-        client=client,
-        shards=shards,
-    )
+def __getattr__(name: str) -> Any:
+    # The user-facing driver lives with the runner (deteval.run.lvis), which imports this package's steps;
+    # this path, shown in earlier READMEs, keeps working (deprecated: use deteval.evaluate_lvis).
+    if name == "evaluate_lvis":
+        return importlib.import_module("deteval.run.lvis").evaluate_lvis
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
