@@ -10,8 +10,8 @@ from _coco_cases import random_segm_case
 
 from deteval.collector import paused
 from deteval.detection.coco import evaluate_coco
-from deteval.run import forked
 from deteval.errors import DetevalError
+from deteval.run import forked
 
 
 def test_no_collection_during_an_evaluation_and_the_state_is_restored():

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from _coco_cases import random_case, random_keypoints_case, random_segm_case, segm_case_without_boxes
 
-from deteval.run import coco as dist_coco
 from deteval.errors import ConfigError
 from deteval.io.coco import (
     CocoResults,
@@ -18,6 +17,7 @@ from deteval.io.coco import (
     load_coco_results,
     stored_boxes,
 )
+from deteval.run import coco as dist_coco
 
 _COLUMNS = ("img", "cat", "score", "bbox", "area")
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from deteval.cli import main
-from deteval.run.client import dask_client
 from deteval.errors import ConfigError
+from deteval.run.client import dask_client
 
 pytest.importorskip("distributed")
 

@@ -12,9 +12,9 @@ from _coco_cases import random_case, random_keypoints_case, random_segm_case
 
 from deteval.detection.coco import evaluate_coco, finish_evaluation, match_coco, resolve_params
 from deteval.detection.match_table import VocMatchTable, merge_coco_tables, merge_voc_tables
-from deteval.run.coco import evaluate_coco_sharded
 from deteval.errors import ValidationError
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.run.coco import evaluate_coco_sharded
 
 CASES = {"bbox": random_case, "segm": random_segm_case, "keypoints": random_keypoints_case}
 

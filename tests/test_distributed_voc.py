@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from deteval.detection.voc import match_voc
-from deteval.run.voc import match_voc_sharded
 from deteval.errors import ValidationError
+from deteval.run.voc import match_voc_sharded
 
 BOX = [1, 1, 10, 10]
 

@@ -13,9 +13,9 @@ import pytest
 from _coco_cases import random_segm_case
 
 from deteval.detection.coco import evaluate_coco
-from deteval.run.coco import evaluate_coco_sharded
 from deteval.errors import DetevalError
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.run.coco import evaluate_coco_sharded
 
 _GT_FAULTS = {
     "odd polygon": [[1, 2, 3, 4, 5]],

@@ -57,7 +57,6 @@ from deteval.io.coco import (
     CocoGroundTruth,
     CocoResults,
     RawTail,
-    TailBuffer,
     gt_head,
     load_coco_gt,
     load_coco_results,
@@ -66,19 +65,18 @@ from deteval.io.coco import (
     results_tail,
     results_two_parts,
     results_with_tail,
-    split_reading,
     wide_scores,
 )
-from deteval.io.coco_keypoints import (
+from deteval.io.coco.keypoints_tail import keypoints_tail, keypoints_with_tail, read_keypoints
+from deteval.io.coco.segm_tail import PendingMasks, segm_tail, segm_with_pending_tail, segm_with_tail
+from deteval.results import EvalResult, PRCurve
+from deteval.run.coco_reading import (
     KeypointsTail,
+    TailBuffer,
     keypoints_split_byte,
-    keypoints_tail,
-    keypoints_with_tail,
-    read_keypoints,
+    split_reading,
     tail_buffer,
 )
-from deteval.io.coco_segm_tail import PendingMasks, segm_tail, segm_with_pending_tail, segm_with_tail
-from deteval.results import EvalResult, PRCurve
 from deteval.run.forked import Forked, can_fork, fork_call
 
 __all__ = [

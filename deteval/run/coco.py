@@ -66,7 +66,7 @@ from deteval.io.coco import (
     load_coco_results,
     stored_boxes,
 )
-from deteval.io.coco_ranges import first_record, load_results_range
+from deteval.io.coco.ranges import first_record, load_results_range
 from deteval.io.json_ranges import ArrayRanges, scan_json_array
 from deteval.run.shards import default_shards, shard_range
 
