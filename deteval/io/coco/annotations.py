@@ -25,7 +25,7 @@ def ann_columns(
     """The annotation fields the protocol reads, as arrays (ids not yet mapped to indices). ``kp_width``: the
     3K every record's keypoints must have (default: the first record's). ``crowd_optional``: a missing
     ``iscrowd`` means 0 (LVIS has no such field). ``plain``: read from a text without ``true``/``false``;
-    ``numbers``: and without strings but the records' keys (:func:`only_key_strings`)."""
+    ``numbers``: and without strings but the records' keys (:func:`~deteval.io.coco.json_text.only_key_strings`)."""
     where = "annotations"
     ann_id = id_array(field_values(anns, "id", file, where), "annotation id", file, where, strings=False)
     crowd_raw = field_values(anns, "iscrowd", file, where, **({"default": 0} if crowd_optional else {}))

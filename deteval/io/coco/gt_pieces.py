@@ -28,10 +28,10 @@ _ANNOTATIONS_KEY = re.compile(rb'"annotations"\s*:\s*\[')
 def _same_id_kinds(
     parts: list[dict[str, Any]], starts: list[int], file: str, failed: str | None = None
 ) -> None:
-    """The rule of :func:`id_array` across pieces (piece k from ``annotations[starts[k]]``): ids all integers
-    or all strings. A piece holds one kind (else it raised on its own); a mix of pieces is refused naming the
-    file's first string id, as the whole-file path does: the first record of the first piece of strings.
-    ``failed``: the id a piece just refused for a mix inside it (refused again here if a string came before)."""
+    """The rule of :func:`~deteval.io.coco.fields.id_array` across pieces (piece k from ``annotations[starts[k]]``): ids
+    all integers or all strings. A piece holds one kind (else it raised on its own); a mix of pieces is refused naming
+    the file's first string id, as the whole-file path does: the first record of the first piece of strings. ``failed``:
+    the id a piece just refused for a mix inside it (refused again here if a string came before)."""
     for key in ("image_id", "category_id"):
         kinds = [p[key].dtype.kind == "U" for p in parts]
         if (key == failed and any(kinds)) or (kinds and min(kinds) != max(kinds)):
@@ -221,9 +221,9 @@ def gt_in_pieces(
 
 
 def _annotations_array(path: Path, step: int) -> tuple[Any, re.Match[bytes]] | None:
-    """A ground-truth file mapped read-only (as the results, :func:`read_in_pieces`: no copy of the file, no
-    fresh memory to fault in) and where its ``"annotations": [`` is; None if it is smaller than two pieces of
-    ``step`` bytes, unreadable, or does not hold that key exactly once (the whole-file path then reads it)."""
+    """A ground-truth file mapped read-only (as the results, :func:`~deteval.io.coco.pieces.read_in_pieces`: no copy of
+    the file, no fresh memory to fault in) and where its ``"annotations": [`` is; None if it is smaller than two pieces
+    of ``step`` bytes, unreadable, or does not hold that key exactly once (the whole-file path then reads it)."""
     try:
         with path.open("rb") as f:
             if os.fstat(f.fileno()).st_size < 2 * step:

@@ -212,9 +212,9 @@ def file_without_booleans(path: Path) -> bool:
 
 
 def loads_plain_piece(text: bytes, file: str) -> tuple[Any, bool]:
-    """:func:`_ann_piece` of a keypoints ground truth's piece (parsed by orjson, from a text without
-    ``true``/``false``) and whether its text holds no string but its records' keys, in which case no key is
-    repeated (:func:`parsed_number_piece`) and the repeated-key check is skipped."""
+    """:func:`~deteval.io.coco.gt_pieces._ann_piece` of a keypoints ground truth's piece (parsed by orjson, from a text
+    without ``true``/``false``) and whether its text holds no string but its records' keys, in which case no key is
+    repeated (:func:`~deteval.io.coco.pieces.parsed_number_piece`) and the repeated-key check is skipped."""
     if _orjson is None:
         value = loads_piece(text, file)
         return value, type(value) is list and only_key_strings(text, value)

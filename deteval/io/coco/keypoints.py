@@ -29,12 +29,12 @@ def plain_keypoints(values: list, numbers: bool = False) -> np.ndarray | None:
     matrix is left to those checks too: the integer 2**53 + 1 becomes 2**53 in float64, and only the value as
     written tells them apart.
 
-    ``numbers``: the text is also known to hold no string but the records' keys (:func:`only_key_strings`),
-    so that the values are numbers, ``null``, lists or ``{}``: then one ``np.fromiter`` over them all builds
-    the matrix, faster than ``np.array`` (no pass to find the dtype and shape), once every row
-    has the same length. It reads ``null`` as NaN (refused below, as the NaN would be) and refuses a list or
-    ``{}`` among the numbers and an integer beyond float64; the numbers it keeps are the floats themselves or
-    integers below 2**53, exact in float64, which ``np.array`` gives too."""
+    ``numbers``: the text is also known to hold no string but the records' keys
+    (:func:`~deteval.io.coco.json_text.only_key_strings`), so that the values are numbers, ``null``, lists or ``{}``:
+    then one ``np.fromiter`` over them all builds the matrix, faster than ``np.array`` (no pass to find the dtype and
+    shape), once every row has the same length. It reads ``null`` as NaN (refused below, as the NaN would be) and
+    refuses a list or ``{}`` among the numbers and an integer beyond float64; the numbers it keeps are the floats
+    themselves or integers below 2**53, exact in float64, which ``np.array`` gives too."""
     if numbers:
         mat = _number_rows(values)
         if mat is None:
@@ -83,7 +83,7 @@ def keypoint_matrix(
     """An N×3K float64 matrix; ``width``: the 3K every record must have (the ground truth's), else the first
     record's. ``gt``: visibility flags must be 0, 1 or 2. ``plain``: the values come from a text without
     ``true``/``false`` (:func:`plain_keypoints` then builds the matrix at once); ``numbers``: and without
-    strings but the records' keys (:func:`only_key_strings`)."""
+    strings but the records' keys (:func:`~deteval.io.coco.json_text.only_key_strings`)."""
     n = len(values)
     mat = plain_keypoints(values, numbers) if plain and n else None
     if mat is not None and (width is None or mat.shape[1] == width):

@@ -138,7 +138,8 @@ def plain_rle_sizes(segmentation: list) -> np.ndarray | None:
 
 
 def mask_areas(rles: list, file: str) -> np.ndarray:
-    """pycocotools' ``area`` of RLEs already validated and converted (:func:`checked_rles`)."""
+    """pycocotools' ``area`` of RLEs already validated and converted
+    (:func:`~deteval.io.coco.result_masks.checked_rles`)."""
     from pycocotools import mask as mask_utils
 
     try:
@@ -155,7 +156,8 @@ def mask_areas(rles: list, file: str) -> np.ndarray:
 
 
 def mask_boxes(rles: list, file: str) -> np.ndarray:
-    """pycocotools' ``toBbox`` of RLEs already validated and converted (:func:`checked_rles`)."""
+    """pycocotools' ``toBbox`` of RLEs already validated and converted
+    (:func:`~deteval.io.coco.result_masks.checked_rles`)."""
     from pycocotools import mask as mask_utils
 
     try:

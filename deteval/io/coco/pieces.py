@@ -79,9 +79,9 @@ def _records(value: Any) -> list | None:
 
 def parsed_number_piece(text: bytes, file: str) -> tuple[list | None, bool]:
     """:func:`parsed_piece` and whether the piece holds no string but its records' keys
-    (:func:`only_key_strings`). Where it holds, the repeated-key check is not needed: a key written twice in
-    one object is one entry of the parsed dict, and its second string would leave more than two quotes per
-    key kept (nested objects can only be ``{}``: any key of theirs is another string)."""
+    (:func:`~deteval.io.coco.json_text.only_key_strings`). Where it holds, the repeated-key check is not needed: a key
+    written twice in one object is one entry of the parsed dict, and its second string would leave more than two quotes
+    per key kept (nested objects can only be ``{}``: any key of theirs is another string)."""
     try:
         value, numbers = loads_plain_piece(text, file)
     except ValueError:

@@ -369,9 +369,9 @@ def _bbox_results_in_chunks(path: Path, gt: CocoGroundTruth, iou_type: str = "bb
     at a time. Keypoints results are read so only in loadRes' keypoints branch and when the ground truth fixes
     the number of keypoints (so that every piece is checked against the same width).
 
-    The file is cut between records (:func:`_result_cuts`). Returns None whenever this does not apply (small
-    file, not bbox results, a piece that does not parse); the caller then parses the whole file, which also
-    produces the precise error message.
+    The file is cut between records (:func:`~deteval.io.coco.pieces.read_in_pieces`). Returns None whenever this does
+    not apply (small file, not bbox results, a piece that does not parse); the caller then parses the whole file, which
+    also produces the precise error message.
     """
     try:  # (a file below 2 * coco_pieces.CHUNK_BYTES is read whole, even where its pieces would be smaller)
         if path.stat().st_size < 2 * coco_pieces.CHUNK_BYTES:
