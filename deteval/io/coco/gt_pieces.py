@@ -5,8 +5,6 @@ optionally by another process (:func:`gt_head`): the same table, errors and mess
 from __future__ import annotations
 
 import json
-import mmap
-import os
 import re
 from collections.abc import Callable
 from os import PathLike
@@ -17,7 +15,13 @@ from deteval.collector import paused
 from deteval.errors import DetevalError, InputFormatError
 from deteval.io.coco import pieces as coco_pieces
 from deteval.io.coco.annotations import ANN_RECORD, ann_columns, concat_columns
-from deteval.io.coco.json_text import loads_piece, loads_plain_piece, no_json_booleans, orjson_available
+from deteval.io.coco.json_text import (
+    loads_piece,
+    loads_plain_piece,
+    mapped_file,
+    no_json_booleans,
+    orjson_available,
+)
 from deteval.io.coco.pieces import RECORD_BOUNDARY, bbox_piece_bytes
 from deteval.io.coco.typed import gt_annotations, gt_box_columns, typed_decoding
 from deteval.io.jsonkeys import unique_keys
@@ -89,10 +93,8 @@ def gt_head(
     annotation pieces :func:`gt_in_pieces` would cut in the first ``length`` bytes of the annotations
     array, and the byte where the next piece starts; None on any fault (the parent then reads them itself)."""
     file = str(path)
-    try:
-        with open(path, "rb") as fh:
-            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
+    data = mapped_file(path)
+    if data is None:
         return None
     m = _ANNOTATIONS_KEY.search(data)
     typed = not keep_segmentation and (KEYPOINT_GT_TYPED or not need_keypoints) and typed_decoding()
@@ -221,15 +223,11 @@ def gt_in_pieces(
 
 
 def _annotations_array(path: Path, step: int) -> tuple[Any, re.Match[bytes]] | None:
-    """A ground-truth file mapped read-only (as the results, :func:`~deteval.io.coco.pieces.read_in_pieces`: no copy of
-    the file, no fresh memory to fault in) and where its ``"annotations": [`` is; None if it is smaller than two pieces
-    of ``step`` bytes, unreadable, or does not hold that key exactly once (the whole-file path then reads it)."""
-    try:
-        with path.open("rb") as f:
-            if os.fstat(f.fileno()).st_size < 2 * step:
-                return None
-            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
+    """A ground-truth file mapped read-only (:func:`~deteval.io.coco.json_text.mapped_file`, as the results) and where
+    its ``"annotations": [`` is; None if it is smaller than two pieces of ``step`` bytes, unreadable, or does not hold
+    that key exactly once (the whole-file path then reads it)."""
+    data = mapped_file(path, 2 * step)
+    if data is None:
         return None
     first = data.find(b'"annotations"')
     if first < 0 or data.find(b'"annotations"', first + 1) >= 0:  # (exactly one: else the whole-file path)

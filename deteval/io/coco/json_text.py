@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import mmap
+import os
 from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
@@ -124,10 +125,25 @@ def wide_integers(data: Any) -> bool:
     return False
 
 
+def mapped_file(path: str | PathLike[str], min_bytes: int = 0) -> Any | None:
+    """The bytes of the file ``path`` mapped read-only (``mmap``: the page cache's pages, no copy of the file,
+    no fresh memory to fault in); None if it is unreadable, empty or smaller than ``min_bytes``."""
+    try:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size < min_bytes:
+                return None
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+
+
 def of_file_text(path: Path, test: Callable[[Any], bool]) -> bool:
     """``test`` of a file's text (mapped, not read whole); False if unreadable."""
+    data = mapped_file(path)
+    if data is None:
+        return False
     try:
-        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        with data:
             return test(data)
     except (OSError, ValueError):
         return False

@@ -4,15 +4,13 @@ file's pieces split into a head and a tail.
 
 from __future__ import annotations
 
-import mmap
-import os
 import re
 from collections.abc import Iterator
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from deteval.io.coco.json_text import loads_piece, loads_plain_piece
+from deteval.io.coco.json_text import loads_piece, loads_plain_piece, mapped_file
 
 RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 
@@ -38,15 +36,10 @@ def _result_cuts(data: Any, chunk: int | None = None) -> list[tuple[int, int]]:
 
 
 def read_in_pieces(path: Path, chunk: int | None = None) -> tuple[Any, list[tuple[int, int]]] | None:
-    """A results file mapped in memory (read-only ``mmap``: the page cache's pages, no copy, no fresh memory
-    to fault in) and its cuts (:func:`_result_cuts`); None if unreadable or too small to cut."""
-    try:
-        with path.open("rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size < 2 * (CHUNK_BYTES if chunk is None else chunk):
-                return None
-            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
+    """A results file mapped in memory (:func:`~deteval.io.coco.json_text.mapped_file`) and its cuts
+    (:func:`_result_cuts`); None if unreadable or too small to cut."""
+    data = mapped_file(path, 2 * (CHUNK_BYTES if chunk is None else chunk))
+    if data is None:
         return None
     cuts = _result_cuts(data, chunk)
     return (data, cuts) if cuts else None
