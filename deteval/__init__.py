@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from deteval.detection.voc import evaluate_voc
     from deteval.mir.evaluate import evaluate_mir
     from deteval.results import EvalResult, PRCurve
-    from deteval.retrieval.trec import evaluate_trec
+    from deteval.run.trec import evaluate_trec
 
 # The evaluators (and numpy with them) are imported on first use, so ``import deteval`` stays light.
 _LAZY = {
@@ -42,7 +42,7 @@ _LAZY = {
     "evaluate_coco": "deteval.detection.coco",
     "evaluate_voc": "deteval.detection.voc",
     "evaluate_mir": "deteval.mir.evaluate",
-    "evaluate_trec": "deteval.retrieval.trec",
+    "evaluate_trec": "deteval.run.trec",
 }
 
 

@@ -1,6 +1,7 @@
 """Benchmark deteval's COCO evaluation against the other evaluators, end to end, bbox, segm and keypoints.
 
-    python scripts/bench_coco.py              # bbox 5k images (~37k gts, ~305k dets), segm 1k, keypoints 5k
+    python scripts/bench_coco.py              # bbox 5k images, segm 1k, keypoints 5k; COCO-shaped and synthetic
+    python scripts/bench_coco.py --data coco-shaped --types bbox segm      # the sets shaped like COCO val2017
     python scripts/bench_coco.py --types bbox --images 20000
     python scripts/bench_coco.py --skip pycocotools faster_coco_eval    # deteval vs the native tools only
     python scripts/bench_coco.py --repeat 3   # each tool 3 times, interleaved; best wall and its CPU time
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -233,12 +235,137 @@ def generate_keypoints(folder: Path, n_images: int, seed: int = 0) -> tuple[Path
     return gt_path, dt_path, n_gt, len(dets)
 
 
+#: Instances per category of COCO val2017's instances file (category id: count), rounded to the nearest
+#: ten below 1,000; the shape (person about 30% of all objects, then car, chair, book, bottle, a long tail
+#: down to toaster and hair drier) is what matters here, not the last digit.
+VAL2017_INSTANCES = {
+    1: 11000, 2: 320, 3: 1930, 4: 370, 5: 140, 6: 280, 7: 190, 8: 410, 9: 430, 10: 630, 11: 100, 13: 80,
+    14: 60, 15: 410, 16: 440, 17: 200, 18: 220, 19: 270, 20: 360, 21: 380, 22: 260, 23: 70, 24: 270,
+    25: 230, 27: 370, 28: 410, 31: 540, 32: 250, 33: 300, 34: 120, 35: 240, 36: 70, 37: 260, 38: 340,
+    39: 150, 40: 150, 41: 180, 42: 270, 43: 230, 44: 1030, 46: 340, 47: 900, 48: 220, 49: 330, 50: 250,
+    51: 630, 52: 380, 53: 240, 54: 180, 55: 290, 56: 320, 57: 370, 58: 130, 59: 290, 60: 340, 61: 320,
+    62: 1790, 63: 260, 64: 340, 65: 160, 67: 700, 70: 180, 72: 290, 73: 230, 74: 110, 75: 280, 76: 150,
+    77: 260, 78: 60, 79: 140, 80: 10, 81: 230, 82: 130, 84: 1160, 85: 270, 86: 280, 87: 40, 88: 190,
+    89: 10, 90: 60,
+}  # fmt: skip
+
+#: The real COCO images the COCO-shaped sets are drawn from (val2014, the cocoapi demo's 100 images)
+REAL_COCO = ROOT / "tests" / "data" / "coco" / "coco_val2014_100" / "instances_val2014_100.json"
+
+
+def generate_coco_shaped(
+    folder: Path, n_images: int, seed: int = 0, masks: bool = False
+) -> tuple[Path, Path, int, int]:
+    """A set shaped like COCO val2017, built from real COCO images rather than drawn shapes.
+
+    Each image is a real val2014 image of the cocoapi demo (``REAL_COCO``), drawn with replacement: its size
+    (640x480, 640x427, 480x640, ...), its objects' boxes, polygon outlines (1-3 polygons of tens of points),
+    areas, crowd regions as uncompressed RLE and its crowding (1% of the images hold 40+ objects) are kept,
+    each object shifted by a few pixels so that no two copies coincide. Person stays person; every other
+    object gets a category drawn from val2017's instance counts (``VAL2017_INSTANCES``), so that the long
+    tail over 80 categories is COCO's. Detections are those of a decent detector: per object 0-3 jittered
+    boxes (the right class mostly), background boxes, at most 100 per image by score, scores with 5
+    decimals and boxes with 2, as detectors write them. ``masks``: each detection carries instead a
+    compressed RLE of its object's outline moved with its box (the background ones an ellipse).
+    """
+    from pycocotools import mask as mask_utils
+
+    rng = np.random.default_rng(seed)
+    real = json.loads(REAL_COCO.read_text())
+    by_img: dict[int, list[dict]] = {}
+    for a in real["annotations"]:
+        by_img.setdefault(a["image_id"], []).append(a)
+    templates = [im for im in real["images"] if im["id"] in by_img]
+    cat_ids = np.array(sorted(VAL2017_INSTANCES))
+    other = cat_ids[cat_ids != 1]
+    p_other = np.array([VAL2017_INSTANCES[int(c)] for c in other], dtype=np.float64)
+    p_other /= p_other.sum()
+    images, anns, dets = [], [], []
+    for n in range(n_images):
+        tpl = templates[int(rng.integers(0, len(templates)))]
+        img_id, H, W = 100_000 + 7 * n, int(tpl["height"]), int(tpl["width"])
+        images.append({"id": img_id, "height": H, "width": W, "file_name": f"{img_id:012d}.jpg"})
+        img_dets = []
+        objs = by_img[tpl["id"]]
+        shift = rng.normal(0, 3, (len(objs), 2))
+        drawn = rng.choice(other, len(objs), p=p_other)
+        n_hits = rng.choice(4, len(objs), p=[0.12, 0.58, 0.2, 0.1])
+        for j, a in enumerate(objs):
+            x, y, w, h = a["bbox"]
+            dx = float(np.clip(shift[j, 0], -x, W - x - w))
+            dy = float(np.clip(shift[j, 1], -y, H - y - h))
+            cat = 1 if a["category_id"] == 1 else int(drawn[j])
+            seg = a["segmentation"]
+            if isinstance(seg, list):
+                seg = [[round(v + (dx if k % 2 == 0 else dy), 2) for k, v in enumerate(poly)] for poly in seg]
+            anns.append(
+                {
+                    "id": len(anns) + 1,
+                    "image_id": img_id,
+                    "category_id": cat,
+                    "bbox": [round(x + dx, 2), round(y + dy, 2), w, h],
+                    "area": a["area"],
+                    "iscrowd": a["iscrowd"],
+                    "segmentation": seg,
+                }
+            )
+            if a["iscrowd"]:
+                continue
+            for _ in range(int(n_hits[j])):
+                jx, jy, jw, jh = rng.normal(0, 0.08, 4) * [w, h, w, h]
+                box = [x + dx + jx, y + dy + jy, max(w + jw, 1.0), max(h + jh, 1.0)]
+                c = cat if rng.random() < 0.9 else int(rng.choice(cat_ids))
+                outline = seg if isinstance(seg, list) else None
+                img_dets.append((box, c, float(rng.beta(4, 2)), outline, (jx, jy)))
+        for _ in range(int(rng.poisson(40))):
+            side = rng.uniform(4, 0.6 * min(W, H))
+            bw, bh = side * rng.uniform(0.5, 1.5), side * rng.uniform(0.5, 1.5)
+            box = [rng.uniform(0, W - 2), rng.uniform(0, H - 2), bw, bh]
+            img_dets.append((box, int(rng.choice(cat_ids)), float(rng.beta(1.2, 5)), None, (0.0, 0.0)))
+        img_dets.sort(key=lambda d: -d[2])
+        for box, c, score, outline, (jx, jy) in img_dets[:100]:
+            rec: dict = {"image_id": img_id, "category_id": c, "score": round(score, 5)}
+            if not masks:
+                rec["bbox"] = [round(float(v), 2) for v in box]
+            else:
+                if outline is None:
+                    t = np.linspace(0, 2 * np.pi, 12, endpoint=False)
+                    ell = np.empty(24)
+                    ell[0::2] = box[0] + box[2] / 2 * (1 + np.cos(t))
+                    ell[1::2] = box[1] + box[3] / 2 * (1 + np.sin(t))
+                    outline = [ell.tolist()]
+                else:
+                    outline = [
+                        [v + (jx if k % 2 == 0 else jy) for k, v in enumerate(poly)] for poly in outline
+                    ]
+                rle = mask_utils.merge(mask_utils.frPyObjects(outline, H, W))
+                rec["segmentation"] = {"size": [H, W], "counts": rle["counts"].decode("ascii")}
+            dets.append(rec)
+    order = rng.permutation(len(dets))
+    gt = {
+        "info": {"description": "deteval benchmark: COCO-shaped, from real val2014 images"},
+        "images": images,
+        "categories": [{"id": int(c), "name": f"class_{c}", "supercategory": "thing"} for c in cat_ids],
+        "annotations": anns,
+    }
+    gt_path, dt_path = folder / "gt.json", folder / "dt.json"
+    gt_path.write_text(json.dumps(gt))
+    dt_path.write_text(json.dumps([dets[i] for i in order]))
+    return gt_path, dt_path, len(anns), len(dets)
+
+
 CHILD = r"""
 import contextlib, io, json, resource, sys, time
 t0 = time.perf_counter()
 tool, gt, dt, iou_type = sys.argv[1:5]
 sink = io.StringIO()
-if tool.startswith("deteval"):
+if tool.startswith("deteval-cli"):
+    sys.path.insert(0, sys.argv[5])
+    from deteval.cli import main
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(io.StringIO()):
+        main(["coco", gt, dt, "--iou-type", iou_type, "--format", "json"])
+    stats = json.loads(sink.getvalue())["stats"]
+elif tool.startswith("deteval"):
     sys.path.insert(0, sys.argv[5])
     from deteval.detection.coco import evaluate_coco
     stats = evaluate_coco(gt, dt, iou_type=iou_type).stats.tolist()
@@ -331,6 +458,7 @@ def available(module: str) -> bool:
 
 TOOLS = (
     ("deteval", "numpy"),
+    ("deteval-cli", "numpy"),
     ("hotcoco", "hotcoco"),
     ("ultrafast", "ultrafast_pycocotools"),
     ("faster_coco_eval", "faster_coco_eval"),
@@ -340,7 +468,13 @@ NATIVE = ("hotcoco", "ultrafast")
 
 
 def bench_type(
-    iou_type: str, gt: Path, dt: Path, tools: list[str], repeat: int, other: Path | None = None
+    iou_type: str,
+    gt: Path,
+    dt: Path,
+    tools: list[str],
+    repeat: int,
+    other: Path | None = None,
+    label: str = "",
 ) -> None:
     """Run every tool ``repeat`` times, interleaved (a burst of load on the shared machine hits all tools
     alike); keep each tool's fastest run."""
@@ -368,20 +502,23 @@ def bench_type(
             f"{diff:>30.3g}"
         )
     native = [results[t] for t in NATIVE if t in results]
-    if d and native:
+    for how in ("deteval", "deteval-cli"):
+        mine = results.get(how)
+        if not (mine and native):
+            continue
         best = min(native, key=lambda r: r["wall"])
         name = next(t for t in NATIVE if results.get(t) is best)
         print(
-            f"{iou_type}: deteval / fastest native ({name}): wall {d['wall'] / best['wall']:.2f}x, "
-            f"cpu {d['cpu'] / best['cpu']:.2f}x, peak RSS {d['rss_mb'] / best['rss_mb']:.2f}x "
-            f"(deteval {d['rss_mb']:.0f} MB, its largest forked child {d.get('child_mb', 0):.0f} MB, "
-            f"sum {d['rss_mb'] + d.get('child_mb', 0):.0f} MB; a child's RSS counts the pages it shares)"
+            f"{label}{iou_type}: {how} / fastest native ({name}): wall {mine['wall'] / best['wall']:.2f}x, "
+            f"cpu {mine['cpu'] / best['cpu']:.2f}x, peak RSS {mine['rss_mb'] / best['rss_mb']:.2f}x "
+            f"({how} {mine['rss_mb']:.0f} MB, its largest forked child {mine.get('child_mb', 0):.0f} MB, "
+            f"sum {mine['rss_mb'] + mine.get('child_mb', 0):.0f} MB; a child's RSS counts the pages it shares)"
         )
     if d:
         for tool in ("pycocotools", "faster_coco_eval"):
             if tool in results:
                 print(
-                    f"{iou_type}: deteval vs {tool}: {results[tool]['wall'] / d['wall']:.1f}x faster end to end, "
+                    f"{label}{iou_type}: deteval vs {tool}: {results[tool]['wall'] / d['wall']:.1f}x faster end to end, "
                     f"{results[tool]['rss_mb'] / d['rss_mb']:.1f}x less peak memory"
                 )
 
@@ -391,6 +528,13 @@ def main() -> int:
     ap.add_argument("--images", type=int, default=5000, help="images of the bbox and keypoints sets")
     ap.add_argument("--segm-images", type=int, default=1000, help="images of the segm set")
     ap.add_argument("--types", nargs="*", default=["bbox", "segm", "keypoints"])
+    ap.add_argument(
+        "--data",
+        nargs="*",
+        default=["coco-shaped", "synthetic"],
+        choices=["coco-shaped", "synthetic"],
+        help="coco-shaped: drawn from real COCO images with val2017's category mix; synthetic: drawn shapes",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=1, help="runs per tool (interleaved; the fastest is shown)")
     ap.add_argument("--scaling", action="store_true", help="deteval at 5k, 10k, 20k images (time growth)")
@@ -427,20 +571,26 @@ def main() -> int:
         if args.other:
             tools.insert(1, "deteval@other")
         makers = {
-            "bbox": (generate, args.images),
-            "segm": (generate_segm, args.segm_images),
-            "keypoints": (generate_keypoints, args.images),
+            ("synthetic", "bbox"): (generate, args.images),
+            ("synthetic", "segm"): (generate_segm, args.segm_images),
+            ("synthetic", "keypoints"): (generate_keypoints, args.images),
+            ("coco-shaped", "bbox"): (generate_coco_shaped, args.images),
+            ("coco-shaped", "segm"): (partial(generate_coco_shaped, masks=True), args.segm_images),
         }
         print(f"tools: {', '.join(tools)} ({os.cpu_count()} CPUs)")
-        for iou_type in args.types:
-            make, n = makers[iou_type]
-            t0 = time.perf_counter()
-            gt, dt, n_gt, n_dt = make(Path(tmp), n, args.seed)
-            print(
-                f"\n{iou_type}: {n} images, {n_gt} ground truths, {n_dt} detections "
-                f"(generated in {time.perf_counter() - t0:.1f} s)"
-            )
-            bench_type(iou_type, gt, dt, tools, args.repeat, args.other)
+        for data in args.data:
+            for iou_type in args.types:
+                if (data, iou_type) not in makers:
+                    print(f"\n{data} {iou_type}: no such set (keypoints: synthetic only)")
+                    continue
+                make, n = makers[data, iou_type]
+                t0 = time.perf_counter()
+                gt, dt, n_gt, n_dt = make(Path(tmp), n, args.seed)
+                print(
+                    f"\n{data} {iou_type}: {n} images, {n_gt} ground truths, {n_dt} detections "
+                    f"(generated in {time.perf_counter() - t0:.1f} s)"
+                )
+                bench_type(iou_type, gt, dt, tools, args.repeat, args.other, f"{data} ")
     return 0
 
 

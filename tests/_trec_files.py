@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).parent / "data" / "trec_eval"
 
 
 def write_trec(directory: Path, qrels: dict, run: dict, tag: str = "t") -> tuple[Path, Path]:
@@ -17,3 +20,18 @@ def write_trec(directory: Path, qrels: dict, run: dict, tag: str = "t") -> tuple
         )
     )
     return qp, rp
+
+
+def case_arguments(case: dict[str, Any], directory: Path) -> list[str]:
+    """The trec_eval arguments of a case of ``tests/data/trec_eval/live_cases.json`` (options, then qrels
+    and run), its input files written into ``directory``, or taken from tests/data/trec_eval when named
+    ``@name``; ``{z}`` stands for the z-score file. Used by the tests and by scripts/trec_eval_expected.py."""
+    paths = {}
+    for key, text in case["files"].items():
+        if text.startswith("@"):
+            paths[key] = DATA / text[1:]
+        else:
+            paths[key] = directory / key
+            paths[key].write_text(text)
+    args = [str(paths["z"]) if a == "{z}" else a for a in case["args"]]
+    return [*args, str(paths["qrels"]), str(paths["run"])]

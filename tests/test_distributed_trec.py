@@ -11,7 +11,7 @@ import pytest
 
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.trec import qrels_from_dict, run_from_dict
-from deteval.retrieval.trec import evaluate_trec
+from deteval.run.trec import evaluate_trec
 
 
 def random_trec(seed: int) -> tuple[Any, Any]:

@@ -17,7 +17,8 @@ from cli_errors import cli_error, insert_line, subprocess_error
 from deteval.cli import main
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.trec import load_qrels, load_run
-from deteval.retrieval.trec import evaluate_trec, format_trec
+from deteval.retrieval.trec_output import format_trec
+from deteval.run.trec import evaluate_trec
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data_samples" / "trec"
 MEASURES = ["map", "P_10", "ndcg", "recip_rank", "num_ret", "num_rel_ret"]

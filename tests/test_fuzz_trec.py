@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from deteval.errors import DetevalError
 from deteval.io.trec import load_qrels, load_run, run_from_dict
-from deteval.retrieval.trec import evaluate_trec
+from deteval.run.trec import evaluate_trec
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data_samples" / "trec"
 QRELS = (SAMPLE / "qrels.txt").read_bytes()

@@ -248,7 +248,7 @@ def _trec_case(seed: int, n_topics: int = 12) -> tuple[dict, dict, dict]:
 
 
 def test_trec_weights_equal_duplicated_topics() -> None:
-    from deteval.retrieval.trec import evaluate_trec
+    from deteval.run.trec import evaluate_trec
     from deteval.stats.trec import trec_measures
 
     qrels, run, _ = _trec_case(0)
@@ -268,7 +268,7 @@ def test_trec_weights_equal_duplicated_topics() -> None:
 
 
 def test_cli_trec_tests_equal_scipy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from deteval.retrieval.trec import evaluate_trec
+    from deteval.run.trec import evaluate_trec
 
     qrels, run_a, run_b = _trec_case(5, 25)
     files = {}

@@ -9,7 +9,7 @@ import pytest
 from test_trec_vs_pytrec_eval import random_case
 
 from deteval.retrieval import evaluate_trec, format_trec
-from deteval.retrieval.trec import aggregate
+from deteval.retrieval.trec_output import aggregate
 from deteval.retrieval.versions import recall_cutoff
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

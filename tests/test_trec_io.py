@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from deteval.errors import ConfigError, InputFormatError, ValidationError
-from deteval.io import trec as trec_io
+from deteval.io import trec_blocks, trec_tokens
 from deteval.io.trec import (
     load_qrels,
     load_run,
@@ -38,7 +38,7 @@ def test_qrels_parse_and_negative_relevance(tmp_path):
 
 
 def test_block_boundaries_keep_line_numbers(tmp_path, monkeypatch):
-    monkeypatch.setattr(trec_io, "_BLOCK", 64)  # many tiny blocks
+    monkeypatch.setattr(trec_blocks, "BLOCK", 64)  # many tiny blocks
     lines = [f"q{i % 7} Q0 doc{i} {i} {1.0 / (i + 1)!r} t\n" for i in range(200)]
     lines[150] = "q1 Q0 bad 1 0.5\n"
     p = tmp_path / "run.txt"
@@ -141,11 +141,11 @@ def test_vectorised_decimal_parser_equals_float():
     texts += [f"{x:.{int(rng.integers(0, 9))}f}" for x in rng.normal(scale=1000, size=2000)]
     texts += [repr(float(x)) for x in rng.normal(size=500)]
     arr = np.array([t.encode() for t in texts], dtype="S")
-    values = trec_io._parse_floats(arr, np.arange(arr.size), "<test>", "score")
+    values = trec_tokens.parse_floats(arr, np.arange(arr.size), "<test>", "score")
     expected = np.array([float(t) for t in texts])
     assert np.array_equal(values, expected, equal_nan=True)
     assert np.array_equal(np.signbit(values), np.signbit(expected))
-    _, ok = trec_io._parse_decimals(arr)
+    _, ok = trec_tokens.parse_decimals(arr)
     assert ok[:3].all() and not ok[9] and not ok[10] and ok.sum() > 2000
 
 

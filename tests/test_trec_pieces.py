@@ -15,7 +15,9 @@ from _trec_files import write_trec
 from test_trec_vs_pytrec_eval import MEASURES, assert_same, pytrec, random_case
 
 import deteval.io.trec as trec_io
+import deteval.io.trec_blocks as trec_blocks
 import deteval.retrieval.trec as trec_eval_mod
+import deteval.run.trec as trec_run_mod
 from deteval.errors import DetevalError
 from deteval.io.trec import load_qrels, load_run
 from deteval.retrieval import evaluate_trec
@@ -46,7 +48,7 @@ def _both(monkeypatch, q, r, **kw):
 
     whole = run()
     with monkeypatch.context() as m:
-        m.setattr(trec_eval_mod, "PIECE_ROWS", 7)
+        m.setattr(trec_run_mod, "PIECE_ROWS", 7)
         calls = []
         real = trec_eval_mod.prepare
         m.setattr(trec_eval_mod, "prepare", lambda *a, **k: calls.append(1) or real(*a, **k))
@@ -75,6 +77,10 @@ def test_pieces_equal_one_pass(tmp_path, monkeypatch, seed, version, interleave)
     kw = {"measures": ["all_trec"], "per_query": True, "version": version}
     for extra in ({}, {"complete": True}, {"max_docs": 5}, {"judged_only": True}, {"relevance_level": 2}):
         whole, pieces, n_calls = _both(monkeypatch, q, r, **kw, **extra)
+        if isinstance(whole, str) and version == "10.0" and not extra.get("complete"):
+            # 10.0 stops at the first qrels topic missing from the run (q14, q2, ...: kind 2 of random_case)
+            assert whole == pieces and "qrels topic 'q14' has no results in the run" in whole
+            continue
         if isinstance(whole, str):  # -c evaluates the topic judged twice: both refuse it alike
             assert whole == pieces and "duplicate document 'dup'" in whole and extra == {"complete": True}
             continue
@@ -82,7 +88,7 @@ def test_pieces_equal_one_pass(tmp_path, monkeypatch, seed, version, interleave)
         _same_result(whole, pieces)
     # and against trec_eval itself (pytrec_eval), through the pieces
     with monkeypatch.context() as m:
-        m.setattr(trec_eval_mod, "PIECE_ROWS", 5)
+        m.setattr(trec_run_mod, "PIECE_ROWS", 5)
         got = evaluate_trec(q, r, MEASURES, per_query=True).per_class
     if not seed % 2:
         ref = pytrec(qrels, run)
@@ -115,7 +121,7 @@ def test_pieces_report_the_first_error(tmp_path, monkeypatch):
     with pytest.raises(DetevalError) as whole:
         evaluate_trec(q, r, ["map"])
     with monkeypatch.context() as m, pytest.raises(DetevalError) as pieces:
-        m.setattr(trec_eval_mod, "PIECE_ROWS", 7)
+        m.setattr(trec_run_mod, "PIECE_ROWS", 7)
         evaluate_trec(q, r, ["map"])
     assert str(whole.value) == str(pieces.value)
     assert "line 111" in str(pieces.value)
@@ -125,7 +131,7 @@ def test_no_topic_in_any_piece(tmp_path, monkeypatch):
     qp, rp = write_trec(tmp_path, {"x": {"a": 1}}, {f"t{i}": {"a": 1.0, "b": 0.5} for i in range(10)})
     q, r = load_qrels(qp), load_run(rp)
     with monkeypatch.context() as m, pytest.raises(DetevalError, match="no topic has both"):
-        m.setattr(trec_eval_mod, "PIECE_ROWS", 3)
+        m.setattr(trec_run_mod, "PIECE_ROWS", 3)
         evaluate_trec(q, r, ["map"])
 
 
@@ -151,8 +157,8 @@ def test_streamed_blocks_read_like_the_whole_file(tmp_path, monkeypatch, block):
             rows.append("  # comment\n")
     rp = tmp_path / "run.txt"
     rp.write_bytes(b"\xef\xbb\xbf" + "".join(rows).encode() + b"\n\n")
-    whole = trec_io._read(rp, "raise", True, trec_io._RUN_COMMENT, trec_io._run_from_bytes)  # one piece
-    monkeypatch.setattr(trec_io, "_BLOCK", block)
+    whole = trec_io._read(rp, "raise", True, trec_blocks.RUN_COMMENT, trec_io._run_from_bytes)  # one piece
+    monkeypatch.setattr(trec_blocks, "BLOCK", block)
     # comment lines are data (with the wrong field count) unless comments=True
     with pytest.raises(DetevalError, match="line 9: expected 6 fields"):
         load_run(rp)
@@ -163,7 +169,7 @@ def test_streamed_blocks_read_like_the_whole_file(tmp_path, monkeypatch, block):
 
 @pytest.mark.parametrize("block", [3, 1 << 22])
 def test_streamed_faults(tmp_path, monkeypatch, block):
-    monkeypatch.setattr(trec_io, "_BLOCK", block)
+    monkeypatch.setattr(trec_blocks, "BLOCK", block)
     p = tmp_path / "q.txt"
     # a bad line, then a NUL byte further on: the NUL is named, as when the whole file is checked first
     p.write_bytes(b"1 0 a 1\n1 0 b\n" + b"1 0 c 1\n" * 5 + b"1 0 \x00 1\n")
@@ -182,7 +188,7 @@ def test_streamed_from_a_pipe_and_growing_lines(tmp_path, monkeypatch):
     import os
     import threading
 
-    monkeypatch.setattr(trec_io, "_BLOCK", 4096)
+    monkeypatch.setattr(trec_blocks, "BLOCK", 4096)
     text = "".join(f"q{i % 97} Q0 D{'x' * (i // 500)}{i} {i} {1.0 / (i + 1)!r} tag\n" for i in range(5000))
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -198,10 +204,10 @@ def test_streamed_from_a_pipe_and_growing_lines(tmp_path, monkeypatch):
 @pytest.mark.parametrize("block", [5, 64, 1 << 22])
 def test_streamed_fault_then_nul_found_in_blocks(tmp_path, monkeypatch, block):
     """A bad line read in blocks, then a NUL byte somewhere: the NUL is named by its line as the whole-file
-    check names it (:func:`deteval.io.trec._read_bytes`), found reading the file in blocks, never whole."""
+    check names it (:func:`deteval.io.trec_blocks.read_bytes`), found reading the file in blocks, never whole."""
     from pathlib import Path
 
-    monkeypatch.setattr(trec_io, "_BLOCK", block)
+    monkeypatch.setattr(trec_blocks, "BLOCK", block)
     rng = np.random.default_rng(block)
     p = tmp_path / "run.txt"
     for _ in range(40):
@@ -214,8 +220,8 @@ def test_streamed_fault_then_nul_found_in_blocks(tmp_path, monkeypatch, block):
             text = text[:nul] + b"\x00" + text[nul + 1 :]
         p.write_bytes((b"\xef\xbb\xbf" if rng.random() < 0.2 else b"") + text)
         with pytest.raises(DetevalError) as whole:
-            trec_io._read_bytes(p)
-            trec_io._run_from_bytes(trec_io._read_bytes(p), p)
+            trec_blocks.read_bytes(p)
+            trec_io._run_from_bytes(trec_blocks.read_bytes(p), p)
         read = Path.read_bytes
         monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("the whole file read"))
         with pytest.raises(DetevalError) as streamed:
@@ -228,4 +234,4 @@ def test_streamed_fault_then_nul_found_in_blocks(tmp_path, monkeypatch, block):
         )
     p.unlink()
     with pytest.raises(DetevalError, match="cannot read file"):
-        trec_io._refuse_nul(p)
+        trec_blocks.refuse_nul(p)

@@ -11,12 +11,13 @@ from _trec_files import write_trec
 from test_trec_quicktest import prefs_inputs
 
 import deteval.commands.trec as trec_command
-import deteval.retrieval.trec as trec_mod
+import deteval.retrieval.trec_output as trec_mod
 from deteval.cli import main
 from deteval.io.prefs import load_prefs
 from deteval.io.trec import load_qrels, load_run
 from deteval.retrieval.prefs import evaluate_prefs
-from deteval.retrieval.trec import evaluate_trec, format_trec, iter_trec_lines
+from deteval.retrieval.trec_output import format_trec, iter_trec_lines
+from deteval.run.trec import evaluate_trec
 
 
 def _spy(monkeypatch, name: str) -> list:

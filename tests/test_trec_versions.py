@@ -133,7 +133,7 @@ def test_comment_lines_are_read_by_10_0_only(tmp_path, capsys) -> None:
 
 def test_all_trec_names_of_both_versions() -> None:
     from deteval.retrieval import parse_measures
-    from deteval.retrieval.trec import FAMILIES
+    from deteval.retrieval.trec_measures import FAMILIES
     from deteval.retrieval.versions import ALL_TREC
 
     # measures.c's trec_names: 10.0 added unj, rbp and rbp_resid

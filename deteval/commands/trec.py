@@ -20,10 +20,13 @@ from deteval.io.prefs import load_prefs
 from deteval.io.trec import load_qrels, load_run, load_zscores
 from deteval.report import render
 from deteval.report.progress import Progress
+from deteval.report.stats_table import stats_lines
 from deteval.retrieval.prefs import evaluate_prefs
-from deteval.retrieval.trec import evaluate_trec, format_trec, iter_trec_lines
+from deteval.retrieval.trec_output import format_trec, iter_trec_lines
 from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION, RECALL_LEVELS, VERSIONS
 from deteval.run.client import dask_client
+from deteval.run.trec import evaluate_trec
+from deteval.stats.trec import trec_statistics
 
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
 
@@ -130,8 +133,6 @@ def _with_statistics(
     args: argparse.Namespace, result: Any, evaluate: Any, comments: bool, stats: dict[str, Any]
 ) -> Any:
     """Intervals and comparisons over topics (deteval.stats); each --compare-to run is evaluated alike."""
-    from deteval.stats.trec import trec_statistics
-
     others = [
         (o, evaluate(load_run(o, on_error=args.on_error, comments=comments))) for o in args.compare_to or ()
     ]
@@ -140,8 +141,6 @@ def _with_statistics(
     if not (args.query or args.format in ("json", "csv")):
         result.per_class = {}  # evaluated per topic for the statistics only
     if args.format == "trec":
-        from deteval.report.stats_table import stats_lines
-
         result.lines = [*trec_lines, "", *stats_lines(result)]
     return result
 
@@ -184,30 +183,7 @@ def register(sub: Any) -> None:
         metavar="N",
         help="evaluate only the first N ranks of each topic",
     )
-    p.add_argument(
-        "--gain",
-        choices=("trec", "exp2"),
-        default="trec",
-        help="nDCG gain: the relevance value (trec_eval) or 2^rel - 1",
-    )
-    p.add_argument(
-        "--discount",
-        choices=("trec", "max2"),
-        default="trec",
-        help="DCG discount: log2(rank + 1) (trec_eval) or log2(max(rank, 2))",
-    )
-    p.add_argument(
-        "--recall-denominator",
-        choices=("R", "min_k_R"),
-        default="R",
-        help="recall_k divides by R (trec_eval) or by min(k, R)",
-    )
-    p.add_argument(
-        "--ap-denominator",
-        choices=("num_rel", "num_rel_ret"),
-        default="num_rel",
-        help="AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
-    )
+    _add_conventions(p)
     p.add_argument(
         "-R",
         dest="rel_format",
@@ -266,3 +242,31 @@ def register(sub: Any) -> None:
     add_stats_args(p, "another run file")
     add_cluster_args(p)
     p.set_defaults(func=run, _parser=p)
+
+
+def _add_conventions(p: argparse.ArgumentParser) -> None:
+    """The non-trec_eval conventions (nDCG gain and discount, recall and AP denominators)."""
+    p.add_argument(
+        "--gain",
+        choices=("trec", "exp2"),
+        default="trec",
+        help="nDCG gain: the relevance value (trec_eval) or 2^rel - 1",
+    )
+    p.add_argument(
+        "--discount",
+        choices=("trec", "max2"),
+        default="trec",
+        help="DCG discount: log2(rank + 1) (trec_eval) or log2(max(rank, 2))",
+    )
+    p.add_argument(
+        "--recall-denominator",
+        choices=("R", "min_k_R"),
+        default="R",
+        help="recall_k divides by R (trec_eval) or by min(k, R)",
+    )
+    p.add_argument(
+        "--ap-denominator",
+        choices=("num_rel", "num_rel_ret"),
+        default="num_rel",
+        help="AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
+    )

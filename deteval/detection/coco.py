@@ -321,9 +321,17 @@ def resolve_params(params: CocoParams | Any | None, iou_type: str | None) -> Coc
 
 
 def id_selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np.ndarray:
-    """Indices (into sorted ``ids``) of the evaluated ids; all by default."""
+    """Indices (into sorted ``ids``) of the evaluated ids; all by default. Wanted ids that ``ids`` lacks
+    select nothing, as in pycocotools (:func:`unknown_id_notes` warns of them, or refuses them under
+    ``compat="fixed"``)."""
     if wanted is None:
         return np.arange(ids.shape[0])
+    w, known = _known(ids, wanted, what)
+    return np.searchsorted(ids, w[known])
+
+
+def _known(ids: np.ndarray, wanted: Sequence[Any], what: str) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct wanted ids (ascending) and which of them are in sorted ``ids``."""
     w = np.unique(np.asarray(list(wanted)))
     if (
         w.size
@@ -332,15 +340,39 @@ def id_selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np
         and not (w.dtype.kind in "iu" and ids.dtype.kind in "iu")
     ):
         raise ConfigError(f"{what} ids have the wrong type")
-    pos = np.searchsorted(ids, w)
-    bad = (
-        (pos >= ids.shape[0]) | (ids[np.minimum(pos, max(ids.shape[0] - 1, 0))] != w)
-        if ids.size
-        else np.ones(w.shape, bool)
-    )
-    if bad.any():
-        raise ConfigError(f"{what} id {w[np.flatnonzero(bad)[0]].item()!r} is not in the ground truth")
-    return pos
+    if not ids.size:
+        return w, np.zeros(w.shape, bool)
+    pos = np.minimum(np.searchsorted(ids, w), ids.shape[0] - 1)
+    return w, ids[pos] == w
+
+
+def unknown_id_notes(gt: CocoGroundTruth, params: CocoParams, compat: str) -> list[str]:
+    """Warnings for ``img_ids`` / ``cat_ids`` that name ids the ground truth lacks.
+
+    pycocotools evaluates them (an unknown category has no ground truth, so its precision is -1 and it is left
+    out of every mean; an unknown image has nothing to match), so its numbers are those of the known ids alone:
+    under ``compat="pycocotools"`` they are ignored with this warning. Under ``compat="fixed"`` they are
+    refused (ConfigError), since a misspelt id is more likely than a deliberate one.
+    """
+    notes = []
+    for what, ids, wanted in (
+        ("image", gt.image_ids, params.img_ids),
+        ("category", gt.cat_ids, params.cat_ids),
+    ):
+        if wanted is None:
+            continue
+        w, known = _known(ids, wanted, what)
+        lost = w[~known].tolist()
+        if not lost:
+            continue
+        if compat == "fixed":
+            raise ConfigError(f"{what} id {lost[0]!r} is not in the ground truth")
+        shown = ", ".join(repr(v) for v in lost[:5]) + (f" and {len(lost) - 5} more" if len(lost) > 5 else "")
+        notes.append(
+            f"{len(lost)} {what} id{'s' if len(lost) > 1 else ''} not in the ground truth ignored ({shown}): "
+            "pycocotools evaluates them to nothing (compat='fixed' refuses them)"
+        )
+    return notes
 
 
 #: Pairs whose OKS is computed at once (about 6 MB of temporaries with 17 keypoints; from 4k to 20k pairs
@@ -532,8 +564,9 @@ def _listing_order(gt: CocoGroundTruth, params: CocoParams, cat_sel: np.ndarray)
             f"cat_ids {given} repeat an id: with use_cats=False pycocotools would list (and count) that "
             "category's objects and detections once per repetition"
         )
+    known = np.isin(np.asarray(given), gt.cat_ids[cat_sel])  # unknown ids list nothing (unknown_id_notes)
     order = np.empty(cat_sel.shape[0], dtype=np.int64)
-    order[np.searchsorted(gt.cat_ids[cat_sel], np.asarray(given))] = np.arange(len(given))
+    order[np.searchsorted(gt.cat_ids[cat_sel], np.asarray(given)[known])] = np.arange(int(known.sum()))
     return order
 
 
@@ -629,6 +662,13 @@ def finish_evaluation(
     precision, recall, scores = arrays
     stats, lines = summarize(precision, recall, params, compat)
     cat_sel = id_selection(gt.cat_ids, params.cat_ids, "category")
+    warnings = unknown_id_notes(gt, params, compat) + warnings
+    repeated = sorted({m for m in params.max_dets if params.max_dets.count(m) > 1})
+    if repeated:
+        warnings.append(
+            f"maxDets {list(params.max_dets)} lists {', '.join(map(str, repeated))} twice: as in pycocotools, "
+            "each listing is evaluated (the same numbers)"
+        )
     if compat == "pycocotools" and len(params.max_dets) < 3 and params.iou_type != "keypoints":
         warnings.append(
             "fewer than 3 maxDets: pycocotools would crash; the stats that need maxDets[2] are -1"

@@ -270,7 +270,7 @@ def check_field(name: str, value: Any) -> Any:
     * 1 to ``MAX_IOU_THRS`` IoU thresholds in [0, 1];
     * 1 to ``MAX_REC_THRS`` recall levels in [-1, 2] (outside [0, 1] pycocotools' sampling rule applies:
       below 0 as 0, above 1 never reached);
-    * 1 to ``MAX_MAX_DETS`` distinct whole maxDets from 1 to ``MAX_DET_LIMIT``;
+    * 1 to ``MAX_MAX_DETS`` whole maxDets from 1 to ``MAX_DET_LIMIT`` (sorted; a repeated value is kept);
     * 1 to ``MAX_AREA_RNG`` finite area ranges with 0 <= lo <= hi, and distinct non-empty labels;
     * 1 to ``MAX_KEYPOINTS`` OKS sigmas, finite and > 0; ``use_cats`` a bool.
 
@@ -304,8 +304,7 @@ def check_field(name: str, value: Any) -> Any:
                 raise ConfigError(f"max_dets must be whole numbers, got {m!r}")
             if not 1 <= int(m) <= MAX_DET_LIMIT:
                 raise ConfigError(f"max_dets must be from 1 to {MAX_DET_LIMIT}, got {m!r}")
-        if len(set(dets)) != len(dets):
-            raise ConfigError(f"max_dets lists a value twice: {list(dets)}")
+        # a repeated value is kept, as pycocotools keeps it: its column is computed once per listing
         return tuple(sorted(int(m) for m in dets))
     if name == "area_rng":
         try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 
 from deteval.errors import InputFormatError
-from deteval.io.trec import _read_bytes
+from deteval.io.trec_blocks import read_bytes
 from deteval.syntax import parse_decimal
 
 
@@ -46,7 +46,7 @@ def load_prefs(path: str | PathLike[str], *, qrels_format: bool = False, comment
     refused (``atof`` would read it as its leading digits or 0). ``comments=True`` (trec_eval 10.0, whose
     ``test/prefs.comment.test`` has them): a line starting with ``#`` is a comment, as in 10.0's qrels; a
     ``#`` inside a docno is data."""
-    data = _read_bytes(path)
+    data = read_bytes(path)
     n_fields = 4 if qrels_format else 5
     out = Prefs(source=str(path))
     lines = data.split(b"\n")

@@ -7,6 +7,9 @@
   :func:`reciprocal_rank`, :func:`dcg_at_k`, :func:`ndcg_at_k`, :func:`break_even_point`, :func:`f_max`.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from deteval.retrieval.lists import (
     average_precision,
     break_even_point,
@@ -18,7 +21,20 @@ from deteval.retrieval.lists import (
     recall_at_k,
     reciprocal_rank,
 )
-from deteval.retrieval.trec import evaluate_trec, format_trec, parse_measures
+from deteval.retrieval.trec_measures import parse_measures
+from deteval.retrieval.trec_output import format_trec
+
+if TYPE_CHECKING:
+    from deteval.run.trec import evaluate_trec
+
+
+def __getattr__(name: str) -> Any:
+    # evaluate_trec lives with the runner (deteval.run.trec), which imports this package's protocol steps:
+    # it is loaded on first use, so that importing either one first works
+    if name == "evaluate_trec":
+        return importlib.import_module("deteval.run.trec").evaluate_trec
+    raise AttributeError(f"module 'deteval.retrieval' has no attribute {name!r}")
+
 
 __all__ = [
     "average_precision",

@@ -22,6 +22,7 @@ from deteval.core.ranking import Ranking, rank
 from deteval.errors import ValidationError
 from deteval.io.trec import qrels_from_lists, run_from_lists
 from deteval.results import EvalResult
+from deteval.retrieval import trec
 
 
 def _rel(relevance: ArrayLike, level: int = 1) -> np.ndarray:
@@ -143,8 +144,6 @@ def evaluate_lists(
     ``convention="seed003"``: recall divides by min(k, R) and MAP@k by the relevant documents found within
     k (that tutorial's definitions); ``"trec"``: trec_eval's (both divide by R).
     """
-    from deteval.retrieval.trec import evaluate_trec
-
     if len(results) != len(ground_truth):
         raise ValidationError(f"{len(results)} ranked lists for {len(ground_truth)} ground-truth lists")
     if convention not in ("seed003", "trec"):
@@ -152,7 +151,7 @@ def evaluate_lists(
     names = [f"{i:0{len(str(len(results)))}d}" for i in range(len(results))]
     cuts = ",".join(str(core_summary.check_k(k)) for k in cutoffs)
     seed = convention == "seed003"
-    return evaluate_trec(
+    task = trec.start(
         qrels_from_lists(ground_truth, topics=names),
         run_from_lists(results, topics=names),
         [f"recall.{cuts}", f"recip_rank_cut.{cuts}", f"P.{cuts}", f"map_cut.{cuts}", f"ndcg_cut.{cuts}"],
@@ -161,3 +160,4 @@ def evaluate_lists(
         recall_denominator="min_k_R" if seed else "R",
         ap_denominator="num_rel_ret" if seed else "num_rel",
     )
+    return trec.finish(task, trec.merge(task, [trec.part_values(task.spec, *task.whole())]))

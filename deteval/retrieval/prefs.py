@@ -41,14 +41,9 @@ import numpy as np
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.prefs import PrefLine, Prefs
 from deteval.io.trec import Run
-from deteval.retrieval.trec import (
-    TrecResult,
-    as_read_by,
-    format_trec,
-    per_topic_rows,
-    summary_and_columns,
-    to_zscores,
-)
+from deteval.retrieval.trec import check_topics_in_run
+from deteval.retrieval.trec_output import TrecResult, format_trec, per_topic_rows, summary_and_columns
+from deteval.retrieval.trec_values import as_read_by, to_zscores, zscore_topics
 from deteval.retrieval.versions import DEFAULT_VERSION, check_version
 
 #: trec_eval's prefs measures in its print order (te_trec_measures in measures.c); the first three are sums
@@ -369,12 +364,19 @@ def evaluate_prefs(
     with ``complete`` (``-c``) every preference topic (a missing one is an empty ranking); ``max_docs``
     (``-M``) cuts each ranking; ``version`` reads scores as that trec_eval does (float32 in 9.0.8).
     ``per_query``: ``per_class`` holds one row per topic; ``topic_columns``: the per-topic values are kept
-    as arrays instead (as :func:`~deteval.retrieval.trec.evaluate_trec` keeps them), from which
-    :func:`~deteval.retrieval.trec.iter_trec_lines` prints ``-q`` a block of topics at a time."""
+    as arrays instead (as :func:`~deteval.run.trec.evaluate_trec` keeps them), from which
+    :func:`~deteval.retrieval.trec_output.iter_trec_lines` prints ``-q`` a block of topics at a time."""
     check_version(version)
     if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
         raise ConfigError(f"max_docs must be a positive integer, got {max_docs!r}")
     names = parse_prefs_measures(measures)
+    check_topics_in_run(
+        np.array(list(prefs.topics), dtype=bytes),
+        run.topic,
+        version,
+        complete,
+        f"{run.source} vs {prefs.source}",
+    )
     rankings = _rankings(as_read_by(run, version), max_docs)
     topics = sorted(t for t in prefs.topics if complete or t in rankings)
     if not topics:
@@ -396,7 +398,9 @@ def evaluate_prefs(
         elif name != "runid":
             values[name] = (cols[name], "sum" if name in _SUMS else "mean")
     if zscores is not None:
-        values = to_zscores(values, topic_names, zscores)
+        values = to_zscores(
+            values, topic_names, zscores, zscore_topics(np.array([t in rankings for t in topics]), version)
+        )
     summary: dict[str, Any] = {}
     if "runid" in names:
         summary["runid"] = run.tag

@@ -354,6 +354,39 @@ def prepare(
     """
     level = int(relevance_level)
     warnings = list(qrels.warnings) + list(run.warnings)
+    names, q_tc, r_tc, has_r, evaluated, n_qrels_topics = _topic_codes(qrels, run, complete, warnings)
+    new_code = np.cumsum(evaluated) - 1
+    n_topics = int(np.count_nonzero(evaluated))
+    row_topic, rel = _ranked_rows(qrels, run, q_tc, r_tc, evaluated, new_code, max_docs, exact_join, warnings)
+    row_topic, rel, rank, num_ret, start = _cut_rankings(row_topic, rel, n_topics, max_docs, judged_only)
+    qe = evaluated[q_tc]
+    num_rel, num_nonrel, it, irank, ig = _judged_counts(new_code[q_tc[qe]], qrels.rel[qe], level, n_topics)
+    return RankedTopics(
+        topics=names[evaluated],
+        in_run=has_r[evaluated],
+        start=start,
+        num_ret=num_ret,
+        row_topic=row_topic,
+        rank=rank,
+        rel=rel,
+        relevant=(rel >= level) & (rel >= 0),
+        num_rel=num_rel,
+        num_nonrel=num_nonrel,
+        ideal_topic=it,
+        ideal_rank=irank,
+        ideal_gain=ig.astype(np.float64),
+        relevance_level=level,
+        n_qrels_topics=n_qrels_topics,
+        warnings=warnings,
+    )
+
+
+def _topic_codes(
+    qrels: Qrels, run: Run, complete: bool, warnings: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """Every topic name (sorted bytewise), each qrels and run row's topic code, which topics are in the run
+    and which are evaluated (in both inputs, or every qrels topic with ``complete``), and the number of
+    qrels topics; the warnings name the topics left out."""
     q_names, q_code = group_codes(qrels.topic)
     r_names, r_code = group_codes(run.topic)
     names = np.union1d(q_names, r_names) if (q_names.size or r_names.size) else q_names
@@ -375,14 +408,26 @@ def prepare(
             f"{n_missing} qrels topic(s) absent from the run were not evaluated; "
             "use -c (Python: complete=True) to count them as 0"
         )
-    evaluated = has_q & (has_r | complete)
-    new_code = np.cumsum(evaluated) - 1
-    n_topics = int(np.count_nonzero(evaluated))
+    return names, q_tc, r_tc, has_r, has_q & (has_r | complete), int(q_names.shape[0])
 
+
+def _ranked_rows(
+    qrels: Qrels,
+    run: Run,
+    q_tc: np.ndarray,
+    r_tc: np.ndarray,
+    evaluated: np.ndarray,
+    new_code: np.ndarray,
+    max_docs: int | None,
+    exact_join: bool,
+    warnings: list[str],
+) -> tuple[np.ndarray, np.ndarray]:
+    """The evaluated topics' run rows in rank order: each row's topic (evaluated-topic code) and judged
+    value (``NONPOOL`` if not in the qrels, ``UNJUDGED`` if judged negative)."""
     # Rank every run row; duplicates and the join are checked on all rows (a duplicate is an error
     # even in a topic that is not evaluated).
     ranked = _rank_order(r_tc, run.score, run.docno, run.docno_long)
-    counts = np.bincount(r_tc, minlength=n_names)
+    counts = np.bincount(r_tc, minlength=evaluated.shape[0])
     # trec_eval looks for repeated docnos only where it evaluates: topics in both inputs, first -M ranks
     run_checked = evaluated[r_tc]
     if max_docs is not None and r_tc.shape[0]:
@@ -401,14 +446,20 @@ def prepare(
                 f"{n_dup} repeated document(s) in the {what} outside the evaluated rankings were ignored "
                 "(as trec_eval)"
             )
-
     keep = evaluated[r_tc[ranked]]
     order = ranked if keep.all() else ranked[keep]
-    row_topic = new_code[r_tc[order]]
     m = match[order]
     qrel = qrels.rel
     rel = np.where(m >= 0, qrel[np.maximum(m, 0)] if qrel.size else 0, NONPOOL)
     rel = np.where((m >= 0) & (rel < 0), UNJUDGED, rel).astype(np.int64)
+    return new_code[r_tc[order]], rel
+
+
+def _cut_rankings(
+    row_topic: np.ndarray, rel: np.ndarray, n_topics: int, max_docs: int | None, judged_only: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``-M`` (the first ``max_docs`` ranks) then ``-J`` (unjudged documents leave the ranking, the rest
+    close up): the rows, their ranks, and each topic's number of rows and first row."""
     num_ret = np.bincount(row_topic, minlength=n_topics).astype(np.int64)
     start = np.cumsum(num_ret) - num_ret
     rank = np.arange(row_topic.shape[0], dtype=np.int64) - np.repeat(start, num_ret) + 1
@@ -417,16 +468,21 @@ def prepare(
         row_topic, rel, rank = row_topic[cut], rel[cut], rank[cut]
         num_ret = np.minimum(num_ret, max_docs)
         start = np.cumsum(num_ret) - num_ret
-    if judged_only:  # trec_eval -J: unjudged documents leave the ranking, the rest close up (after -M)
+    if judged_only:
         keep = rel >= 0
         row_topic, rel = row_topic[keep], rel[keep]
         num_ret = np.bincount(row_topic, minlength=n_topics).astype(np.int64)
         start = np.cumsum(num_ret) - num_ret
         rank = np.arange(row_topic.shape[0], dtype=np.int64) - np.repeat(start, num_ret) + 1
+    return row_topic, rel, rank, num_ret, start
 
-    qe = evaluated[q_tc]
-    qt = new_code[q_tc[qe]]
-    qr = qrel[qe]
+
+def _judged_counts(
+    qt: np.ndarray, qr: np.ndarray, level: int, n_topics: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """From the evaluated topics' judgements (topic code, value): each topic's relevant (>= ``level``) and
+    judged non-relevant counts, and the ideal ranking of its positive judgements (topic, rank, gain; by
+    value descending) that nDCG divides by."""
     judged = qr >= 0
     num_rel = np.bincount(qt[judged & (qr >= level)], minlength=n_topics).astype(np.int64)
     num_nonrel = np.bincount(qt[judged & (qr < level)], minlength=n_topics).astype(np.int64)
@@ -437,22 +493,4 @@ def prepare(
     icount = np.bincount(it, minlength=n_topics)
     istart = np.cumsum(icount) - icount
     irank = np.arange(it.shape[0], dtype=np.int64) - np.repeat(istart, icount) + 1
-
-    return RankedTopics(
-        topics=names[evaluated],
-        in_run=has_r[evaluated],
-        start=start,
-        num_ret=num_ret,
-        row_topic=row_topic,
-        rank=rank,
-        rel=rel,
-        relevant=(rel >= level) & (rel >= 0),
-        num_rel=num_rel,
-        num_nonrel=num_nonrel,
-        ideal_topic=it,
-        ideal_rank=irank,
-        ideal_gain=ig.astype(np.float64),
-        relevance_level=level,
-        n_qrels_topics=int(q_names.shape[0]),
-        warnings=warnings,
-    )
+    return num_rel, num_nonrel, it, irank, ig

@@ -9,7 +9,7 @@ and is exact for any number of parts, so every strategy gives the one-process nu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 __all__ = ["map_parts"]
@@ -17,7 +17,7 @@ __all__ = ["map_parts"]
 T = TypeVar("T")
 
 
-def map_parts(fn: Callable[..., T], tasks: Sequence[Sequence[Any]], client: Any = None) -> list[T]:
+def map_parts(fn: Callable[..., T], tasks: Iterable[Sequence[Any]], client: Any = None) -> list[T]:
     """``[fn(*task) for task in tasks]``, in task order: here, one after the other, or on ``client``.
 
     Parameters
@@ -25,7 +25,8 @@ def map_parts(fn: Callable[..., T], tasks: Sequence[Sequence[Any]], client: Any 
     fn
         The protocol's step for one part (a module-level function, so that Dask can send it by name).
     tasks
-        The arguments of each call.
+        The arguments of each call (an iterator is consumed one task at a time here, so that a part's inputs
+        can be made as it is reached).
     client
         A ``dask.distributed.Client`` (each task submitted with ``pure=False`` and gathered in order), or None
         to run every task in this process.

@@ -1,10 +1,11 @@
-"""trec_eval measures with the topics sharded over ``dask.distributed`` workers, bit-identical to one process.
+"""How a trec_eval evaluation runs: :func:`evaluate_trec` chains the protocol's steps
+(:mod:`deteval.retrieval.trec`) and decides where the parts run.
 
 Every measure's per-topic value depends on that topic's run and qrels rows alone, and trec_eval's ``all``
-values are sums in topic order. Shard k holds a run of the sorted topic names (at least one evaluated topic
-each; topics that are not evaluated travel with their neighbours, so that duplicate checks see every row);
-each worker joins, ranks and scores its topics; the driver concatenates the per-topic values in topic order,
-which is exactly the single-process table, and aggregates it as one process does.
+values are sums in topic order, so the topics can be cut into parts evaluated on their own and merged back
+in topic order, bit-identical to one process: in shards on ``dask.distributed`` workers
+(``client``/``shards``), or, for a large run, in pieces of :data:`PIECE_ROWS` rows one after the other here,
+which bounds the temporaries of the join and ranking.
 """
 
 from __future__ import annotations
@@ -12,48 +13,150 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
+from deteval.errors import ConfigError, DetevalError
 from deteval.io.trec import Qrels, Run
-from deteval.retrieval.topic_rows import merge_warnings, take_rows
-from deteval.retrieval.trec import Family, Options, no_topic_error, topic_values
+from deteval.retrieval import trec
+from deteval.retrieval.trec_output import TrecResult
+from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION
 from deteval.run.parts import map_parts
 from deteval.run.shards import default_shards
 
-__all__ = ["topic_values_sharded"]
+__all__ = ["PIECE_ROWS", "evaluate_trec", "topic_table"]
+
+PIECE_ROWS = 1 << 18  # run rows joined and scored at once: bounds the temporaries of a large run
 
 
-def topic_values_sharded(
-    q: Qrels,
-    r: Run,
-    requested: Sequence[tuple[Family, tuple]],
-    opts: Options,
-    prep: Mapping[str, Any],
-    num_docs: int,
+def evaluate_trec(
+    qrels: Qrels | Mapping[Any, Mapping[Any, int]],
+    run: Run | Mapping[Any, Mapping[Any, float]],
+    measures: Sequence[str] | str | None = None,
+    *,
+    relevance_level: int = 1,
+    complete: bool = False,
+    per_query: bool = False,
+    max_docs: int | None = None,
+    gain: str = "trec",
+    discount: str = "trec",
+    recall_denominator: str = "R",
+    ap_denominator: str = "num_rel",
+    version: str = DEFAULT_VERSION,
+    zscores: Mapping[tuple[str, str], tuple[float, float]] | None = None,
+    judged_only: bool = False,
+    recall_levels: str = DEFAULT_RECALL_LEVELS,
+    num_docs: int = 0,
     client: Any = None,
     shards: int | None = None,
-) -> tuple[list[str], np.ndarray, dict[str, tuple[np.ndarray, str]], list[str]]:
-    """:func:`deteval.retrieval.trec.topic_values` over topic shards (on ``client`` if given, else here)."""
-    names = np.union1d(np.unique(q.topic), np.unique(r.topic))
-    has_q = np.isin(names, q.topic)
-    has_r = np.isin(names, r.topic)
-    evaluated = np.flatnonzero(has_q & (has_r | bool(prep.get("complete"))))
-    if evaluated.size == 0:
-        raise no_topic_error(q, r)
-    n = min(default_shards(client, shards), int(evaluated.size))
-    first = evaluated[[k * evaluated.size // n for k in range(n)]]
-    first[0] = 0
-    q_shard = np.searchsorted(first, np.searchsorted(names, q.topic), side="right") - 1
-    r_shard = np.searchsorted(first, np.searchsorted(names, r.topic), side="right") - 1
-    args = []
-    for k in range(n):
-        qk, rk = take_rows(q, np.flatnonzero(q_shard == k)), take_rows(r, np.flatnonzero(r_shard == k))
-        args.append((qk, rk, requested, opts, prep, num_docs))
-    parts = map_parts(topic_values, [(*a, (a[0], a[1])) for a in args], client)
-    out_names = [t for p in parts for t in p[0]]
-    in_run = np.concatenate([p[1] for p in parts])
-    values = {
-        key: (np.concatenate([p[2][key][0] for p in parts]), agg) for key, (_, agg) in parts[0][2].items()
-    }
-    warnings = list(q.warnings) + list(r.warnings) + merge_warnings([p[3] for p in parts])
-    return out_names, in_run, values, warnings
+    topic_columns: bool = False,
+) -> TrecResult:
+    """Evaluate a run against qrels like ``trec_eval [-q] [-c] [-l N] [-M N] [-J] [-Z FILE] -m ...``.
+
+    Each measure's ``all`` value is trec_eval's: the mean over the evaluated topics summed one topic at a
+    time in topic order, a sum for the counts, exp(mean log) for ``gm_*`` (docs/trec.md lists every rule).
+
+    Parameters
+    ----------
+    qrels, run
+        Loaded files (:func:`deteval.io.trec.load_qrels`, :func:`~deteval.io.trec.load_run`) or
+        pytrec_eval-style dicts ``{qid: {docno: rel}}`` and ``{qid: {docno: score}}``.
+    measures
+        trec_eval names, families or sets (``map``, ``P.5,10``, ``ndcg_cut``, ``all_trec``); default
+        ``official`` (``qrels_jg`` for qrels read with judgment groups).
+    relevance_level
+        ``-l``: a judgement >= this value is relevant.
+    complete
+        ``-c``: qrels topics missing from the run count as empty rankings.
+    per_query
+        ``-q``: ``per_class`` holds one row per topic.
+    max_docs
+        ``-M``: only the first ``max_docs`` ranks of each topic are evaluated.
+    gain, discount, recall_denominator, ap_denominator
+        The non-trec_eval conventions of seeds 002/003 (:mod:`deteval.retrieval.measures`); the defaults
+        are trec_eval's.
+    version
+        The trec_eval release whose rules apply: ``"9.0.8"`` (default: pytrec_eval and most published
+        numbers) or ``"10.0"`` (:mod:`deteval.retrieval.versions`, docs/trec.md).
+    zscores
+        ``-Z`` (:func:`deteval.io.trec.load_zscores`): every per-topic value becomes
+        (value - mean) / stddev before averaging, as convert_zscores.c does.
+    judged_only
+        ``-J``: documents without a judgement leave the ranking.
+    recall_levels
+        ``iprec_at_recall`` and ``11pt_avg``: ``"double"`` (default, the version's rule as its source has
+        it) or ``"float32"`` (the level held in a C float, ``(long)(levelf * R + 0.9)``, as the binaries
+        that printed trec_eval's ``test/out.test.a`` did; :func:`deteval.retrieval.versions.recall_cutoff`).
+    num_docs
+        ``-N``: the collection size, used only by ``utility``'s fourth coefficient.
+    client, shards
+        A ``dask.distributed`` Client and/or a number of shards: the topics are split into shards evaluated
+        on their own (on the client's workers if given); every value is bit-identical to one process.
+        Without them, a run of more than :data:`PIECE_ROWS` rows is evaluated a piece at a time here.
+    topic_columns
+        Also keep the per-topic values as arrays (``result.topic_columns``), from which
+        :func:`~deteval.retrieval.trec_output.iter_trec_lines` prints ``-q`` output a block of topics at a
+        time (a dict per topic costs ~25 times the memory of its values).
+
+    Returns
+    -------
+    TrecResult
+        An :class:`~deteval.results.EvalResult` (protocol ``"trec"``): ``summary`` = the ``all`` values by
+        measure name (plus ``runid``), ``per_class`` = one row per topic when ``per_query``, ``lines`` =
+        trec_eval's ``all`` lines (:func:`~deteval.retrieval.trec_output.format_trec` renders the
+        per-topic lines too).
+
+    Raises
+    ------
+    ConfigError
+        A bad option or measure.
+    ValidationError
+        No topic to evaluate, a duplicate document, or (10.0 without ``-c``) a qrels topic missing from the
+        run, which trec_eval 10.0 refuses too.
+
+    Examples
+    --------
+    >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
+    >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}
+    >>> evaluate_trec(qrels, run, ["map", "P.2", "recip_rank"]).summary
+    {'map': 0.8333333333333333, 'recip_rank': 1.0, 'P_2': 0.5}
+    """
+    task = trec.start(
+        qrels,
+        run,
+        measures,
+        relevance_level=relevance_level,
+        complete=complete,
+        per_query=per_query,
+        max_docs=max_docs,
+        gain=gain,
+        discount=discount,
+        recall_denominator=recall_denominator,
+        ap_denominator=ap_denominator,
+        version=version,
+        zscores=zscores,
+        judged_only=judged_only,
+        recall_levels=recall_levels,
+        num_docs=num_docs,
+        topic_columns=topic_columns,
+    )
+    return trec.finish(task, topic_table(task, client, shards))
+
+
+def topic_table(task: trec.TrecTask, client: Any = None, shards: int | None = None) -> trec.TopicValues:
+    """The task's merged per-topic table, evaluated where the options say: in shards (``client`` and/or
+    ``shards``), in pieces of :data:`PIECE_ROWS` run rows (a large run), or as one part."""
+    spec, q, r = task.spec, task.qrels, task.run
+    if client is not None or shards is not None:
+        if spec.jg_mode:
+            raise ConfigError(
+                "judgment groups (-R qrels_jg) are evaluated in one process: drop client/shards"
+            )
+        parts = trec.shard_parts(q, r, bool(spec.prep["complete"]), default_shards(client, shards))
+        if len(parts) > 1:
+            return trec.merge(task, map_parts(trec.part_values, [(spec, *p) for p in parts], client))
+    elif not spec.jg_mode and len(r) > PIECE_ROWS:
+        try:
+            pieces = map_parts(trec.part_values, ((spec, *p) for p in trec.piece_parts(q, r, PIECE_ROWS)))
+        except DetevalError:
+            pieces = []  # evaluated in one part below, so that the error is the one one pass reports first
+        if len(pieces) > 1:
+            return trec.merge(task, pieces)
+    return trec.merge(task, [trec.part_values(spec, *task.whole())])

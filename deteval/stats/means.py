@@ -4,7 +4,7 @@ With per-unit values v (n, m) and unit weights w (k, n): ``mean`` = w·v / Σw, 
 whose per-topic values are logarithms) = exp(w·v / Σw), ``sum`` = w·v. w·v is summed as trec_eval sums
 topics, one value after the other in unit order, unit i's value added w_i times (``sum += v_i``, not
 ``sum += w_i v_i``, which rounds differently): all weights 1 give trec_eval's ``all`` values bit for bit
-(:func:`deteval.retrieval.trec.aggregate`), and a unit of weight 2 equals that unit listed twice in a row.
+(:func:`deteval.retrieval.trec_output.aggregate`), and a unit of weight 2 equals that unit listed twice in a row.
 """
 
 from __future__ import annotations

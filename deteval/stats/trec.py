@@ -1,6 +1,6 @@
 """trec_eval measures with intervals and paired tests: the unit is the topic, and every measure's ``all``
 value is an aggregate of per-topic values (:mod:`deteval.stats.means`), so a resample is a weighted mean of
-the per-topic values :func:`~deteval.retrieval.trec.evaluate_trec` returns (``per_query=True``).
+the per-topic values :func:`~deteval.run.trec.evaluate_trec` returns (``per_query=True``).
 
 Measures without a per-topic value (``runid``, ``num_q``) or without an aggregate (``relstring``) get no
 interval. ``gm_map`` / ``gm_bpref`` resample the per-topic logarithms (their geometric mean).
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from deteval.results import EvalResult
-from deteval.retrieval.trec import FAMILIES
+from deteval.retrieval.trec_measures import FAMILIES
 from deteval.stats.attach import add_statistics
 from deteval.stats.means import aggregate_metric, aggregate_mix
 
