@@ -225,7 +225,7 @@ def test_wrong_types_anywhere_name_their_record(n, data):
 
 
 def test_byte_ranges_leave_a_coerced_value_to_the_whole_file(tmp_path):
-    """The range reader (deteval.io.coco_ranges) checks as the whole-file loader does: the range holding a
+    """The range reader (deteval.io.coco.ranges) checks as the whole-file loader does: the range holding a
     ``true`` bbox value gives None (the caller then reads the whole file, which names the record)."""
     from deteval.io.coco.ranges import load_results_range
     from deteval.io.json_ranges import scan_json_array
