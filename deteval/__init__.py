@@ -29,10 +29,10 @@ from deteval.errors import (
 if TYPE_CHECKING:
     from deteval.api import MeanAveragePrecision
     from deteval.detection.coco import evaluate_coco
-    from deteval.detection.voc import evaluate_voc
     from deteval.mir.evaluate import evaluate_mir
     from deteval.results import EvalResult, PRCurve
     from deteval.run.trec import evaluate_trec
+    from deteval.run.voc import evaluate_voc
 
 # The evaluators (and numpy with them) are imported on first use, so ``import deteval`` stays light.
 _LAZY = {
@@ -40,7 +40,7 @@ _LAZY = {
     "EvalResult": "deteval.results",
     "PRCurve": "deteval.results",
     "evaluate_coco": "deteval.detection.coco",
-    "evaluate_voc": "deteval.detection.voc",
+    "evaluate_voc": "deteval.run.voc",
     "evaluate_mir": "deteval.mir.evaluate",
     "evaluate_trec": "deteval.run.trec",
 }

@@ -738,7 +738,7 @@ class MeanAveragePrecision:
 
 
 def _evaluate_voc() -> Any:
-    from deteval.detection.voc import evaluate_voc
+    from deteval.run.voc import evaluate_voc
 
     return evaluate_voc
 

@@ -76,7 +76,8 @@ elif mode in ("coco_bootstrap", "coco_randomization", "coco_paired"):
         t_setup, c_setup = time.perf_counter() - t0, time.process_time() - c0
         randomization_test(mix, units.n_units, n_rounds=b, seed=0, processes=processes)
 else:
-    from deteval.detection.voc import VOC_CLASSES, VOCParams, evaluate_voc
+    from deteval.detection.voc import VOC_CLASSES, VOCParams
+    from deteval.run.voc import evaluate_voc
     from deteval.io.voc import load_voc_annotations, load_voc_detections
     gt = load_voc_annotations(files[0], files[1])
     dets = load_voc_detections(files[2], gt.images, classes=list(VOC_CLASSES))

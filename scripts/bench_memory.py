@@ -71,7 +71,8 @@ def voc_data(case: str, scale: float) -> tuple:
 
 
 def voc_deteval(data: tuple) -> list[int]:
-    from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc
+    from deteval.detection.voc import VOCDetections, VOCGroundTruth
+    from deteval.run.voc import evaluate_voc
 
     gi, gb, diff, di, db, score = data
     n = int(max(gi.max(), di.max())) + 1

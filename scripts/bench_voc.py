@@ -37,8 +37,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from deteval.detection.voc import VOC_CLASSES, evaluate_voc  # noqa: E402
+from deteval.detection.voc import VOC_CLASSES  # noqa: E402
 from deteval.io.voc import load_voc_annotations, load_voc_detections  # noqa: E402
+from deteval.run.voc import evaluate_voc  # noqa: E402
 
 
 def build(folder: Path, n_images: int, n_dets: int, seed: int = 0) -> None:

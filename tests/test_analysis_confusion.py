@@ -13,8 +13,9 @@ from _tide_cases import coco_files, one_image, random_case, voc_tables
 from deteval.analysis.confusion import confusion_matrix
 from deteval.analysis.inputs import coco_confusion, tide_input_coco, voc_confusion
 from deteval.cli import main
-from deteval.detection.voc import VOCParams, evaluate_voc
+from deteval.detection.voc import VOCParams
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.run.voc import evaluate_voc
 
 DATA = Path(__file__).resolve().parent / "data" / "coco"
 VOC_SAMPLE = Path(__file__).resolve().parent.parent / "data_samples" / "voc"

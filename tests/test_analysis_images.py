@@ -13,8 +13,9 @@ from _tide_cases import coco_files, random_case, voc_tables
 from deteval.analysis.inputs import coco_images, voc_images
 from deteval.cli import main
 from deteval.detection.coco import evaluate_coco
-from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc
+from deteval.detection.voc import VOCDetections, VOCGroundTruth
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.run.voc import evaluate_voc
 
 VOC_SAMPLE = Path(__file__).resolve().parent.parent / "data_samples" / "voc"
 

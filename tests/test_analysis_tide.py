@@ -15,9 +15,10 @@ from deteval.analysis.inputs import coco_errors, voc_errors
 from deteval.analysis.tide import tide_errors
 from deteval.cli import main
 from deteval.detection.coco import evaluate_coco
-from deteval.detection.voc import VOCParams, evaluate_voc
+from deteval.detection.voc import VOCParams
 from deteval.errors import ConfigError
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.run.voc import evaluate_voc
 
 pytest.importorskip("tidecv")
 

@@ -7,9 +7,9 @@ import pytest
 
 from deteval.api import MeanAveragePrecision, to_numpy
 from deteval.detection.boxes import convert_boxes
-from deteval.detection.voc import evaluate_voc
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.voc import load_voc_annotations, load_voc_detections
+from deteval.run.voc import evaluate_voc
 
 VOC = Path(__file__).resolve().parent.parent / "data_samples" / "voc"
 

@@ -13,7 +13,7 @@ import pytest
 from _coco_cases import random_case, random_keypoints_case, random_segm_case
 
 from deteval.detection.coco import evaluate_coco
-from deteval.detection.voc import evaluate_voc
+from deteval.run.voc import evaluate_voc
 
 distributed = pytest.importorskip("distributed")
 

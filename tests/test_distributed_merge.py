@@ -113,7 +113,7 @@ def random_voc(seed: int):
 @pytest.mark.parametrize("profile", ["voc_devkit", "py_faster_rcnn"])
 @pytest.mark.parametrize("seed", range(25))
 def test_voc_shards_equal_one_process(profile: str, seed: int) -> None:
-    from deteval.detection.voc import evaluate_voc
+    from deteval.run.voc import evaluate_voc
 
     gt, dets = random_voc(seed)
     metric = "voc07" if seed % 2 else "voc2010"

@@ -16,9 +16,9 @@ import pytest
 from cli_errors import cli_error, insert_line, subprocess_error
 
 from deteval.cli import main
-from deteval.detection.voc import evaluate_voc
 from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io.voc import load_voc_annotations, load_voc_detections
+from deteval.run.voc import evaluate_voc
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data_samples" / "voc"
 CAR = "results/comp4_det_test_car.txt"
@@ -258,11 +258,12 @@ def test_billion_laughs_is_refused_before_parsing(voc, monkeypatch):
     """Refused by a byte scan: the XML parser is never even created for the file."""
     (voc / XML).write_bytes(BILLION_LAUGHS)
     import deteval.io.voc as voc_io
+    import deteval.io.voc.xml_safety as voc_xml
 
     def no_parser(*a, **k):
         raise AssertionError("the parser must not see a DTD")
 
-    monkeypatch.setattr(voc_io.ET, "XMLParser", no_parser)
+    monkeypatch.setattr(voc_xml.ET, "XMLParser", no_parser)
     with pytest.raises(InputFormatError, match="line 2"):
         voc_io.parse_voc_xml((voc / XML).read_bytes(), voc / XML)
 
@@ -282,11 +283,11 @@ def test_unreadable_files_are_errors_naming_them(voc, capsys, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_small(path)
 
-    import deteval.io.voc as voc_io
+    import deteval.io.voc.xml_safety as voc_xml
 
-    real_small = voc_io._read_small
+    real_small = voc_xml.read_small
     monkeypatch.setattr(Path, "read_bytes", deny)
-    monkeypatch.setattr(voc_io, "_read_small", deny_small)
+    monkeypatch.setattr(voc_xml, "read_small", deny_small)
     cli_error(capsys, argv(voc), str(voc / IMAGE_SET), "Permission denied")
     err = cli_error(capsys, argv(voc)[:3] + argv(voc)[5:], str(voc / XML), "Permission denied")
     assert "Traceback" not in err

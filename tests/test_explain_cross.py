@@ -13,9 +13,9 @@ import pytest
 
 from deteval.cli import main
 from deteval.detection.coco import evaluate_coco
-from deteval.detection.voc import evaluate_voc
 from deteval.errors import DetevalError
 from deteval.explain.cross import CROSS_PROFILE_RULES, cross_data, explain_cross
+from deteval.run.voc import evaluate_voc
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from deteval.cli import main
-from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc
+from deteval.detection.voc import VOCDetections, VOCGroundTruth
 from deteval.explain.voc import VOC_PROFILE_RULES, explain_voc
+from deteval.run.voc import evaluate_voc
 
 ROOT = Path(__file__).resolve().parent.parent / "data_samples" / "voc"
 

@@ -10,7 +10,6 @@ from fuzz_mutations import assert_valid_result, fuzz_settings, mutated
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deteval.detection.voc import evaluate_voc
 from deteval.errors import DetevalError
 from deteval.io.voc import load_voc_annotations, load_voc_detections
 from deteval.mir import evaluate_mir
@@ -18,6 +17,7 @@ from deteval.report.compare import compare_results
 from deteval.report.plots import write_plots
 from deteval.report.tables import FORMATS, render
 from deteval.results import EvalResult, load_result
+from deteval.run.voc import evaluate_voc
 
 ROOT = Path(__file__).resolve().parent.parent / "data_samples"
 

@@ -15,9 +15,10 @@ from fuzz_mutations import assert_valid_result, fuzz_settings, mutated
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc, match_voc
+from deteval.detection.voc import VOCDetections, VOCGroundTruth, match_voc
 from deteval.errors import DetevalError
 from deteval.io.voc import load_voc_annotations, load_voc_detections, parse_voc_xml, read_image_set
+from deteval.run.voc import evaluate_voc
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data_samples" / "voc"
 XML = (SAMPLE / "Annotations" / "000004.xml").read_bytes()

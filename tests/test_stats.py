@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, evaluate_voc
+from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams
 from deteval.errors import ConfigError
 from deteval.io.voc import load_voc_annotations, load_voc_detections
+from deteval.run.voc import evaluate_voc
 from deteval.stats import adjust_pvalues, bootstrap, bootstrap_weights, paired_bootstrap, paired_t, wilcoxon
 from deteval.stats.means import aggregate_metric, aggregate_mix
 from deteval.stats.tests import randomization_test

@@ -17,10 +17,10 @@ from deteval.detection.voc import (
     VOCDetections,
     VOCGroundTruth,
     VOCParams,
-    evaluate_voc,
     match_voc,
 )
 from deteval.errors import ConfigError, ValidationError
+from deteval.run.voc import evaluate_voc
 
 
 def random_case(seed: int, big: bool = False):

@@ -9,8 +9,9 @@ import pytest
 from voc_reference import devkit_ap
 
 from deteval.core import VOC07_LEVELS
-from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc
+from deteval.detection.voc import VOCDetections, VOCGroundTruth
 from deteval.io.voc import load_voc_annotations, load_voc_detections
+from deteval.run.voc import evaluate_voc
 
 DATA = Path(__file__).parent / "data" / "padilla"
 

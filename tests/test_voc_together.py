@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import deteval.io.voc as voc_io
+import deteval.io.voc.annotations as voc_io
 from deteval.errors import DetevalError
 from deteval.io.voc import load_voc_annotations
 
@@ -109,7 +109,7 @@ def _doc(rng, quirk: str | None, obj_quirk: str | None) -> bytes | None:
 def _load(folder, ids, on_error, one_by_one: bool, monkeypatch):
     with monkeypatch.context() as m:
         if one_by_one:
-            m.setattr(voc_io, "_parse_together", lambda paths: None)
+            m.setattr(voc_io, "parse_together", lambda paths: None)
         try:
             return load_voc_annotations(folder, ids, on_error=on_error)
         except DetevalError as exc:

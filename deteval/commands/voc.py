@@ -9,6 +9,7 @@ without a detection file is scored with 0 detections, with a warning. ``--classe
 from __future__ import annotations
 
 import argparse
+import difflib
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +23,14 @@ from deteval.commands.cluster import add_cluster_args, refuse_with_cluster
 from deteval.commands.common import add_output_args, apply_preset, emit
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
-from deteval.detection.voc import METRICS, PROFILES, VOCParams, evaluate_voc
+from deteval.detection.voc import METRICS, PROFILES, VOCParams
 from deteval.errors import ConfigError
 from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
 from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import Progress
 from deteval.run.client import dask_client
+from deteval.run.voc import evaluate_voc
 
 DEFAULTS: dict[str, Any] = {
     "metric": "voc2010",
@@ -108,7 +110,7 @@ def _with_statistics(
     args: argparse.Namespace, gt: Any, dets: Any, params: VOCParams, classes: Any, stats: dict[str, Any]
 ) -> Any:
     """Intervals and comparisons (deteval.stats): every other detections pattern is matched once."""
-    from deteval.stats.voc import VOCUnits
+    from deteval.stats.voc import VOCUnits  # (only with statistics: a plain evaluation imports none of it)
 
     others = list(args.compare_to or ())
     systems = [
@@ -131,8 +133,6 @@ def _check_classes(wanted: list[str], gt_classes: set[str], pattern: str | None,
     unknown = [c for c in wanted if c not in known]
     if not unknown:
         return
-    import difflib
-
     hints = []
     for c in unknown:
         close = difflib.get_close_matches(c, sorted(known), n=1)

@@ -23,24 +23,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from deteval.errors import ValidationError
-from deteval.io.arrays import numeric_array
+from deteval.tables.arrays import as_boxes
 
 BoxFormat = Literal["xyxy", "xywh", "cxcywh"]
 BOX_FORMATS: tuple[str, ...] = ("xyxy", "xywh", "cxcywh")
-
-
-def as_boxes(boxes: ArrayLike, what: str = "boxes") -> np.ndarray:
-    """``boxes`` as a float64 array of shape (N, 4); an empty input gives shape (0, 4). Strings and booleans
-    are refused, not read as numbers (:func:`deteval.io.arrays.numeric_array`)."""
-    try:
-        arr = numeric_array(boxes, np.float64)
-    except TypeError as exc:
-        raise ValidationError(f"{what} {exc}") from None
-    if arr.size == 0:
-        return arr.reshape(0, 4)
-    if arr.ndim != 2 or arr.shape[1] != 4:
-        raise ValidationError(f"{what} must have shape (N, 4), got {arr.shape}")
-    return arr
 
 
 def convert_boxes(boxes: ArrayLike, src: BoxFormat, dst: BoxFormat = "xyxy") -> np.ndarray:

@@ -1,14 +1,14 @@
 """Pascal VOC detection evaluation, reproducing the official devkit (VOCevaldet.m, VOCap.m).
 
-Data in, as columnar tables (arrays of length N, never lists of dicts):
+Data in, as the columnar tables of :mod:`deteval.tables.voc` (:class:`VOCGroundTruth`, :class:`VOCDetections`,
+re-exported here), which the loaders in :mod:`deteval.io.voc` return and a training loop can build directly.
 
-* :class:`VOCGroundTruth`: image index, class index, box ``x1, y1, x2, y2`` (the file's pixel convention,
-  1-based inclusive in VOC), ``difficult``; plus the image and class names the indices refer to.
-* :class:`VOCDetections`: image index, class index, box, score. Row order is the tie order: for equal
-  scores the devkit's stable sort keeps file order, so keep rows in file order.
-
-The loaders in :mod:`deteval.io.voc` build these tables; a training loop can build them directly
-(``VOCGroundTruth.from_arrays`` / ``VOCDetections.from_arrays``) and call :func:`evaluate_voc`.
+The protocol is a few public steps, and holds no scheduling: :func:`prepare` aligns names, keeps the
+evaluated classes and validates and ranks the rows once (:func:`whole_part`); :func:`parts` cuts that table
+into runs of whole images, :func:`match_part` matches one part, :func:`merge` puts the parts' outcomes back in
+row order; :func:`finish` turns the outcomes into AP per class and mAP. Where the parts run (here, or on a
+Dask client) is :mod:`deteval.run.voc`'s business, whose :func:`~deteval.run.voc.evaluate_voc` (also
+``deteval.evaluate_voc``) chains the steps.
 
 Matching rules (``profile="voc_devkit"``, the default):
 
@@ -53,8 +53,7 @@ to tp/(tp+fp) once ignored rows are removed). Its IoU also uses the +1 conventio
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any, Literal
 
@@ -62,12 +61,46 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from deteval.core import PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS
-from deteval.core.lists import ranked_lists, sort_lists
+from deteval.core.lists import RankedLists, ranked_lists, sort_lists
 from deteval.core.ranking import TiePolicy
-from deteval.detection.boxes import as_boxes, box_iou, paired_iou
+from deteval.detection.boxes import box_iou, paired_iou
+from deteval.detection.match_table import VocMatchTable, merge_voc_tables
 from deteval.errors import ConfigError, ValidationError
-from deteval.io.arrays import EXACT_BOUND, numeric_array, rows_beyond_exact
 from deteval.results import EvalResult, PRCurve
+from deteval.tables.arrays import MAX_COORD, as_boxes
+from deteval.tables.voc import (
+    VOCDetections,
+    VOCGroundTruth,
+    check_boxes,
+    difficult_flags,
+    float_column,
+    index_column,
+)
+
+__all__ = [
+    "MAX_COORD",
+    "METRICS",
+    "PAIR_CHUNK",
+    "PROFILES",
+    "PY_FASTER_RCNN_LEVELS",
+    "VOC_CLASSES",
+    "VOC_DEVKIT_LEVELS",
+    "VOCDetections",
+    "VOCEvaluation",
+    "VOCGroundTruth",
+    "VOCMatchPart",
+    "VOCParams",
+    "align_names",
+    "finish",
+    "match_inputs",
+    "match_part",
+    "match_voc",
+    "merge",
+    "parts",
+    "prepare",
+    "rank_positions",
+    "whole_part",
+]
 
 Metric = Literal["voc07", "voc2010"]
 Profile = Literal["voc_devkit", "py_faster_rcnn"]
@@ -115,199 +148,6 @@ class VOCParams:
         if self.recall_levels is not None:
             return np.asarray(self.recall_levels, dtype=np.float64)
         return PY_FASTER_RCNN_LEVELS if self.profile == "py_faster_rcnn" else VOC_DEVKIT_LEVELS
-
-
-def _numbers(values: ArrayLike, what: str, *, bools: bool = False) -> np.ndarray:
-    """A float64 array; strings (and booleans unless ``bools``) are refused, not read as numbers."""
-    try:
-        return numeric_array(values, np.float64, bools=bools)
-    except TypeError as exc:
-        raise ValidationError(f"{what} {exc}") from None
-
-
-def _difficult(values: ArrayLike) -> np.ndarray:
-    """Difficult flags as booleans: 0/1 or true/false only (``astype(bool)`` would read 2, 0.5 and the string
-    "0" as difficult)."""
-    flags = _numbers(values, "difficult", bools=True).reshape(-1)
-    if not np.isin(flags, (0.0, 1.0)).all():
-        i = int(np.flatnonzero(~np.isin(flags, (0.0, 1.0)))[0])
-        raise ValidationError(f"difficult must be 0/1 or true/false, got {flags[i].item():g}", record=i)
-    return flags != 0
-
-
-def _int_array(values: ArrayLike, n: int, what: str) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.dtype.kind not in "iuf":  # (a string or boolean index would be read as a number)
-        _numbers(values, what)
-        arr = arr.astype(np.float64)
-    if arr.size == 0:
-        arr = arr.reshape(0)
-    if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValidationError(f"{what} must be 1-D of length {n}, got shape {arr.shape}")
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        as_int = arr.astype(np.int64)
-        if not np.array_equal(as_int, arr):
-            raise ValidationError(f"{what} must hold integer indices")
-        arr = as_int
-    return arr.astype(np.int64, copy=False)
-
-
-#: The largest coordinate magnitude accepted (2**53): beyond it a float64 no longer holds whole pixels (the
-#: devkit's +1 is lost) and products of coordinates could overflow, turning IoUs into inf/inf = NaN.
-MAX_COORD: float = float(EXACT_BOUND)
-
-
-def _given_row(given: ArrayLike, i: int) -> list[Any]:
-    """Row ``i`` of the boxes as the caller gave them (an integer beyond 2**53 not yet rounded)."""
-    if isinstance(given, (list, tuple)):
-        return list(given[i])
-    return list(np.asarray(given)[i].tolist())
-
-
-def _check_boxes(boxes: np.ndarray, what: str, given: ArrayLike) -> None:
-    """Finite, within ±2**53 as given (``given``: the input ``boxes`` was read from), x2 >= x1, y2 >= y1."""
-    bad = ~np.isfinite(boxes).all(axis=1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValidationError(f"{what} box {boxes[i].tolist()} has a non-finite coordinate", record=i)
-    big = rows_beyond_exact(boxes, lambda i: _given_row(given, i))
-    if big.size:
-        i = int(big[0])
-        raise ValidationError(f"{what} box {_given_row(given, i)} has a coordinate beyond ±2**53", record=i)
-    inverted = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
-    if inverted.any():
-        i = int(np.flatnonzero(inverted)[0])
-        raise ValidationError(f"{what} box {boxes[i].tolist()} has x2 < x1 or y2 < y1", record=i)
-
-
-def _check_index(idx: np.ndarray, n: int, what: str) -> None:
-    bad = (idx < 0) | (idx >= n)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValidationError(f"{what} index {int(idx[i])} is outside 0..{n - 1}", record=i)
-
-
-@dataclass(frozen=True)
-class VOCGroundTruth:
-    """Ground-truth boxes as columns. ``image[i]`` indexes ``images``, ``label[i]`` indexes ``classes``.
-
-    ``meta`` holds optional per-object columns (``truncated``, ``occluded``: int8 with -1 for missing;
-    ``pose``: str array) and ``image_meta`` per-image ones (``width``, ``height``, ``depth``, ``filename``,
-    ``source``): kept for reports, not used by the metric. ``skipped`` lists the bad objects the loader
-    left out under ``on_error="skip"`` (``"<file>: object N (name): reason"``).
-    """
-
-    images: tuple[str, ...]
-    classes: tuple[str, ...]
-    image: np.ndarray
-    label: np.ndarray
-    boxes: np.ndarray
-    difficult: np.ndarray
-    meta: dict[str, np.ndarray] = field(default_factory=dict)
-    image_meta: dict[str, np.ndarray] = field(default_factory=dict)
-    skipped: tuple[str, ...] = ()
-
-    def __len__(self) -> int:
-        return int(self.image.shape[0])
-
-    @classmethod
-    def from_arrays(
-        cls,
-        image: ArrayLike,
-        label: ArrayLike,
-        boxes: ArrayLike,
-        difficult: ArrayLike | None = None,
-        *,
-        images: Sequence[str] | int | None = None,
-        classes: Sequence[str] | int | None = None,
-    ) -> VOCGroundTruth:
-        """Validate and wrap columns. ``images`` / ``classes`` are the names (or counts, named "0", "1",
-        ...); by default, as many as the largest index + 1. Boxes are ``xyxy`` with x2 >= x1, y2 >= y1."""
-        b, img, lab, img_names, cls_names = _indexed_boxes(
-            image, label, boxes, images, classes, "ground-truth"
-        )
-        n = b.shape[0]
-        diff = np.zeros(n, dtype=bool) if difficult is None else _difficult(difficult)
-        if diff.shape[0] != n:
-            raise ValidationError(f"difficult must have length {n}, got {diff.shape[0]}")
-        return cls(img_names, cls_names, img, lab, b, diff)
-
-
-@dataclass(frozen=True)
-class VOCDetections:
-    """Detections as columns, in file order (the tie order). ``image`` indexes ``images``, ``label``
-    indexes ``classes``; ``warnings`` carries what the loader tolerated (e.g. unknown image ids dropped),
-    ``skipped`` the bad records left out under ``on_error="skip"`` (``"<file>: line N: reason"``) and
-    ``dropped_unknown_images`` how many detections named an image outside the image set."""
-
-    images: tuple[str, ...]
-    classes: tuple[str, ...]
-    image: np.ndarray
-    label: np.ndarray
-    boxes: np.ndarray
-    scores: np.ndarray
-    warnings: tuple[str, ...] = ()
-    skipped: tuple[str, ...] = ()
-    dropped_unknown_images: int = 0
-
-    def __len__(self) -> int:
-        return int(self.image.shape[0])
-
-    @classmethod
-    def from_arrays(
-        cls,
-        image: ArrayLike,
-        label: ArrayLike,
-        boxes: ArrayLike,
-        scores: ArrayLike,
-        *,
-        images: Sequence[str] | int | None = None,
-        classes: Sequence[str] | int | None = None,
-    ) -> VOCDetections:
-        """Validate and wrap columns (finite scores and boxes, x2 >= x1, y2 >= y1, indices in range)."""
-        b, img, lab, img_names, cls_names = _indexed_boxes(image, label, boxes, images, classes, "detection")
-        n = b.shape[0]
-        sc = _numbers(scores, "scores").reshape(-1)
-        if sc.shape[0] != n:
-            raise ValidationError(f"scores must have length {n}, got {sc.shape[0]}")
-        bad = ~np.isfinite(sc)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValidationError(f"detection score {sc[i]!r} is not finite", record=i)
-        return cls(img_names, cls_names, img, lab, b, sc)
-
-
-def _indexed_boxes(
-    image: ArrayLike,
-    label: ArrayLike,
-    boxes: ArrayLike,
-    images: Sequence[str] | int | None,
-    classes: Sequence[str] | int | None,
-    what: str,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...], tuple[str, ...]]:
-    """The validation both tables share: N×4 boxes, integer image and label columns in range of their
-    names, finite boxes with x2 >= x1 and y2 >= y1."""
-    b = as_boxes(boxes, f"{what} boxes")
-    n = b.shape[0]
-    img = _int_array(image, n, f"{what} image")
-    lab = _int_array(label, n, f"{what} label")
-    img_names = _names(images, img)
-    cls_names = _names(classes, lab)
-    _check_index(img, len(img_names), f"{what} image")
-    _check_index(lab, len(cls_names), f"{what} label")
-    _check_boxes(b, what, boxes)
-    return b, img, lab, img_names, cls_names
-
-
-def _names(names: Sequence[str] | int | None, idx: np.ndarray) -> tuple[str, ...]:
-    if names is None:
-        names = int(idx.max()) + 1 if idx.size else 0
-    if isinstance(names, (int, np.integer)):
-        return tuple(str(i) for i in range(int(names)))
-    out = tuple(str(s) for s in names)
-    if len(set(out)) != len(out):
-        raise ValidationError("names must be unique")
-    return out
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -401,23 +241,23 @@ def match_inputs(
     db = as_boxes(det_boxes, "detection boxes")
     gb = as_boxes(gt_boxes, "ground-truth boxes")
     m, n = db.shape[0], gb.shape[0]
-    di = _int_array(det_image, m, "detection image")
-    gi = _int_array(gt_image, n, "ground-truth image")
-    sc = _numbers(det_scores, "detection scores").reshape(-1)
+    di = index_column(det_image, m, "detection image")
+    gi = index_column(gt_image, n, "ground-truth image")
+    sc = float_column(det_scores, "detection scores").reshape(-1)
     if sc.shape[0] != m:
         raise ValidationError(f"{sc.shape[0]} scores for {m} detection boxes")
     if not np.isfinite(sc).all():
         raise ValidationError(
             "detection scores must be finite", record=int(np.flatnonzero(~np.isfinite(sc))[0])
         )
-    dl = np.zeros(m, dtype=np.int64) if det_label is None else _int_array(det_label, m, "detection label")
-    gl = np.zeros(n, dtype=np.int64) if gt_label is None else _int_array(gt_label, n, "ground-truth label")
-    diff = np.zeros(n, dtype=bool) if gt_difficult is None else _difficult(gt_difficult)
+    dl = np.zeros(m, dtype=np.int64) if det_label is None else index_column(det_label, m, "detection label")
+    gl = np.zeros(n, dtype=np.int64) if gt_label is None else index_column(gt_label, n, "ground-truth label")
+    diff = np.zeros(n, dtype=bool) if gt_difficult is None else difficult_flags(gt_difficult)
     if diff.shape[0] != n:
         raise ValidationError(f"{diff.shape[0]} difficult flags for {n} ground-truth boxes")
     # Non-finite or overflowing coordinates would give NaN IoUs, which no threshold test can handle.
-    _check_boxes(db, "detection", det_boxes)
-    _check_boxes(gb, "ground-truth", gt_boxes)
+    check_boxes(db, "detection", det_boxes)
+    check_boxes(gb, "ground-truth", gt_boxes)
 
     for arr, what in ((di, "detection image"), (gi, "ground-truth image"), (dl, "detection label"),
                       (gl, "ground-truth label")):  # fmt: skip
@@ -454,19 +294,182 @@ def match_voc(
     py-faster-rcnn) on a difficult box → ignored; on a box already taken by a higher-ranked detection of
     the class → FP; otherwise TP. Ranks come from descending score under ``ties`` ("stable": row order among
     equal scores; "quicksort": ``np.argsort(-scores)`` per class). Without labels everything is one class.
-    ``pair_chunk``: at most this many (detection, box) IoUs at once (default :data:`PAIR_CHUNK`); the result
-    does not depend on it. ``rank``: each detection's position in its class's ranking, when the caller
-    ranked a larger table of which these detections are a shard (default: ranked here under ``ties``).
+
+    Parameters
+    ----------
+    det_image, det_boxes, det_scores
+        Each detection's image index, ``xyxy`` box and score (N rows, in file order: the tie order).
+    gt_image, gt_boxes, gt_difficult
+        Each ground-truth box's image index, ``xyxy`` box and difficult flag (0/1 or booleans).
+    det_label, gt_label
+        Class indices (default: one class).
+    iou_threshold, plus_one, strict
+        A match needs IoU >= threshold (> with ``strict``); ``plus_one``: the devkit's pixel-inclusive IoU.
+    ties
+        The ranking's tie policy.
+    pair_chunk
+        At most this many (detection, box) IoUs at once (default :data:`PAIR_CHUNK`); the result does not
+        depend on it.
+    rank
+        Each detection's position in its class's ranking, when the caller ranked a larger table of which
+        these detections are a part (default: ranked here under ``ties``).
+
+    Returns
+    -------
+    numpy.ndarray
+        int8 outcome of every detection, in input order.
 
     >>> match_voc([0, 0, 0], [[1, 1, 10, 10]] * 3, [0.9, 0.8, 0.95], [0], [[1, 1, 10, 10]]).tolist()
     [0, 0, 1]
     """
-    pair_chunk = PAIR_CHUNK if pair_chunk is None else int(pair_chunk)
-    if pair_chunk < 1:
-        raise ConfigError(f"pair_chunk must be at least 1, got {pair_chunk}")
-    db, sc, di, dl, gb, gi, gl, diff = match_inputs(
+    chunk = _pair_chunk(pair_chunk)
+    whole = whole_part(
+        det_image, det_boxes, det_scores, gt_image, gt_boxes, gt_difficult,
+        det_label=det_label, gt_label=gt_label, iou_threshold=iou_threshold, plus_one=plus_one,
+        strict=strict, ties=ties, rank=rank,
+    )  # fmt: skip
+    return _outcomes(whole, chunk)
+
+
+def _pair_chunk(pair_chunk: int | None) -> int:
+    chunk = PAIR_CHUNK if pair_chunk is None else int(pair_chunk)
+    if chunk < 1:
+        raise ConfigError(f"pair_chunk must be at least 1, got {chunk}")
+    return chunk
+
+
+# --------------------------------------------------------------------------------------------------------
+# Parts of whole images: cut, match, merge
+
+
+@dataclass(frozen=True)
+class VOCMatchPart:
+    """The matcher's inputs for a run of whole images, validated (:func:`match_inputs`).
+
+    ``rows`` is each detection's row in the whole detection table and ``rank`` its position in its class's
+    ranking over the whole table, so that a part decides which of several claimants takes a box exactly as
+    the whole table does (an unstable sort depends on the whole class). Then each detection's image, box and
+    class; the ground truth of the same images; and the matching rule (threshold, +1 pixel, strict ``>``).
+    """
+
+    rows: np.ndarray
+    det_image: np.ndarray
+    det_boxes: np.ndarray
+    det_label: np.ndarray
+    rank: np.ndarray
+    gt_image: np.ndarray
+    gt_boxes: np.ndarray
+    gt_difficult: np.ndarray
+    gt_label: np.ndarray
+    iou_threshold: float = 0.5
+    plus_one: bool = True
+    strict: bool = False
+
+    def __len__(self) -> int:
+        return int(self.rows.shape[0])
+
+    @property
+    def n_images(self) -> int:
+        """The largest image index + 1 (0 without any box)."""
+        return int(max(self.det_image.max(initial=-1), self.gt_image.max(initial=-1))) + 1
+
+
+def whole_part(
+    det_image: ArrayLike,
+    det_boxes: ArrayLike,
+    det_scores: ArrayLike,
+    gt_image: ArrayLike,
+    gt_boxes: ArrayLike,
+    gt_difficult: ArrayLike | None = None,
+    *,
+    det_label: ArrayLike | None = None,
+    gt_label: ArrayLike | None = None,
+    iou_threshold: float = 0.5,
+    plus_one: bool = True,
+    strict: bool = False,
+    ties: TiePolicy = "stable",
+    rank: ArrayLike | None = None,
+) -> VOCMatchPart:
+    """The whole table as one part: :func:`match_voc`'s inputs validated (:func:`match_inputs`) and each
+    detection ranked once in its class under ``ties`` (or by the given ``rank``).
+
+    Parameters
+    ----------
+    det_image, det_boxes, det_scores, gt_image, gt_boxes, gt_difficult, det_label, gt_label
+        The columns of :func:`match_voc`.
+    iou_threshold, plus_one, strict, ties
+        The matching rule and the tie policy of the ranking.
+    rank
+        Each detection's position in its class's ranking, if already known.
+
+    Returns
+    -------
+    VOCMatchPart
+        Every detection and box, ``rows`` 0 … N−1.
+    """
+    db, sc, di, dl, gb, gi, gl, gd = match_inputs(
         det_image, det_boxes, det_scores, gt_image, gt_boxes, gt_difficult, det_label, gt_label
     )
+    pos = rank_positions(sc, dl, ties) if rank is None else np.asarray(rank, dtype=np.int64)
+    rows = np.arange(di.shape[0], dtype=np.int64)
+    return VOCMatchPart(rows, di, db, dl, pos, gi, gb, gd, gl, iou_threshold, plus_one, strict)
+
+
+def parts(whole: VOCMatchPart, ranges: Sequence[tuple[int, int]]) -> list[VOCMatchPart]:
+    """``whole`` cut into one part per image range ``[lo, hi)``: the detections and boxes of those images.
+
+    Matching never looks across images, so parts of disjoint ranges covering every image match to the whole
+    table's outcomes (:func:`merge`). A range holding every image gives ``whole`` itself (no copy).
+    """
+    out = []
+    n_images = whole.n_images
+    for lo, hi in ranges:
+        if lo <= 0 and hi >= n_images:
+            out.append(whole)
+            continue
+        d = np.flatnonzero((whole.det_image >= lo) & (whole.det_image < hi))
+        g = np.flatnonzero((whole.gt_image >= lo) & (whole.gt_image < hi))
+        out.append(
+            replace(
+                whole,
+                rows=whole.rows[d],
+                det_image=whole.det_image[d],
+                det_boxes=whole.det_boxes[d],
+                det_label=whole.det_label[d],
+                rank=whole.rank[d],
+                gt_image=whole.gt_image[g],
+                gt_boxes=whole.gt_boxes[g],
+                gt_difficult=whole.gt_difficult[g],
+                gt_label=whole.gt_label[g],
+            )
+        )
+    return out
+
+
+def match_part(part: VOCMatchPart, pair_chunk: int | None = None) -> VocMatchTable:
+    """VOCevaldet.m's matching of one part (:func:`match_voc`'s rules, the ranking given by ``part.rank``).
+
+    Returns
+    -------
+    VocMatchTable
+        The outcome (1 TP, 0 FP, −1 ignored) of each of the part's detection rows.
+    """
+    return VocMatchTable(row=part.rows, outcome=_outcomes(part, _pair_chunk(pair_chunk)))
+
+
+def merge(tables: Sequence[VocMatchTable], n_rows: int) -> np.ndarray:
+    """The outcome of every one of ``n_rows`` detections, in row order, from the parts' tables
+    (:func:`~deteval.detection.match_table.merge_voc_tables`); one table of every row in order is already
+    that outcome."""
+    if len(tables) == 1 and np.array_equal(tables[0].row, np.arange(n_rows)):
+        return tables[0].outcome
+    return merge_voc_tables(tables, n_rows)
+
+
+def _outcomes(part: VOCMatchPart, pair_chunk: int) -> np.ndarray:
+    """The outcome of each of the part's detections (module docstring, rules 1 to 3)."""
+    db, di, dl = part.det_boxes, part.det_image, part.det_label
+    gb, gi, gl, diff = part.gt_boxes, part.gt_image, part.gt_label, part.gt_difficult
     m, n = db.shape[0], gb.shape[0]
 
     outcome = np.zeros(m, dtype=np.int8)
@@ -485,8 +488,8 @@ def match_voc(
 
     rows = np.flatnonzero(count > 0)
     if rows.size:
-        best, jmax = _best_boxes(db, gb, gorder, rows, start[rows], count[rows], plus_one, pair_chunk)
-        hit = best > iou_threshold if strict else best >= iou_threshold
+        best, jmax = _best_boxes(db, gb, gorder, rows, start[rows], count[rows], part.plus_one, pair_chunk)
+        hit = best > part.iou_threshold if part.strict else best >= part.iou_threshold
         det_hit = rows[hit]
         gt_hit = jmax[hit]
         is_diff = diff[gt_hit]
@@ -494,7 +497,7 @@ def match_voc(
         cand = det_hit[~is_diff]
         cand_gt = gt_hit[~is_diff]
         if cand.size:
-            pos = rank_positions(sc, dl, ties) if rank is None else np.asarray(rank, dtype=np.int64)
+            pos = part.rank
             # The highest-ranked claimant of each box takes it; the others are duplicates (FP).
             o = np.lexsort((pos[cand], cand_gt))
             g_sorted = cand_gt[o]
@@ -505,7 +508,7 @@ def match_voc(
 
 
 # --------------------------------------------------------------------------------------------------------
-# The protocol
+# The protocol: prepare → (parts → match_part → merge) → finish
 
 
 def align_names(names_from: tuple[str, ...], names_to: tuple[str, ...], what: str) -> np.ndarray | None:
@@ -521,43 +524,47 @@ def align_names(names_from: tuple[str, ...], names_to: tuple[str, ...], what: st
     return np.array([pos[n] for n in names_from], dtype=np.int64)
 
 
-def evaluate_voc(
-    gt: VOCGroundTruth,
-    dets: VOCDetections,
-    *,
-    iou_threshold: float = 0.5,
-    metric: str = "voc2010",
-    profile: str = "voc_devkit",
-    plus_one: bool = True,
-    classes: Sequence[str] | None = None,
-    recall_levels: ArrayLike | None = None,
-    params: VOCParams | None = None,
-    client: Any = None,
-    shards: int | None = None,
-) -> EvalResult:
-    """Pascal VOC AP per class and mAP, as the devkit (or ``profile="py_faster_rcnn"``) computes them.
+@dataclass(frozen=True)
+class VOCEvaluation:
+    """One VOC evaluation set up by :func:`prepare`: what the matcher needs (``whole``) and what
+    :func:`finish` needs (each kept detection's ranked list and score, positives per list, messages)."""
 
-    ``metric``: ``"voc07"`` (11-point, VOCevaldet.m with ``VOCopts.year == 2007``) or ``"voc2010"``
-    (all-point, VOCap.m). mAP is the mean AP over the classes with npos > 0; classes without non-difficult
-    ground truth are reported with ``ap = None`` and left out of the mean (with a warning).
+    params: VOCParams
+    selected: tuple[str, ...]
+    whole: VOCMatchPart
+    det_list: np.ndarray
+    det_scores: np.ndarray
+    npos: np.ndarray
+    n_difficult: np.ndarray
+    warnings: tuple[str, ...]
+    left_out: tuple[str, ...]
+    n_images: int
+    skipped_records: int
+    dropped_detections: int
 
-    ``classes`` picks the evaluated classes, in that order (default: every class named by ``gt.classes``,
-    then those only ``dets.classes`` names; the loaders sort names, so the 20 VOC classes come in the
-    devkit's order). A class without non-difficult ground truth is reported, not averaged. Detections
-    refer to images by name: ``dets.images`` is mapped onto ``gt.images`` and an unknown one raises.
-    Returns an :class:`EvalResult` (protocol ``"voc"``) with a PR curve per class in ``curves``.
-    ``client`` (a ``dask.distributed`` Client) and/or ``shards``: the matching runs on image shards, each
-    worker sent only its images' boxes and returning only their outcomes
-    (:func:`deteval.run.voc.match_voc_sharded`); the result is bit-identical.
+
+def prepare(
+    gt: VOCGroundTruth, dets: VOCDetections, params: VOCParams, classes: Sequence[str] | None = None
+) -> VOCEvaluation:
+    """Align the detections' image and class names on the ground truth's, keep the evaluated classes and
+    validate and rank the kept rows (:func:`whole_part`).
+
+    Parameters
+    ----------
+    gt, dets
+        The tables. Detections refer to images by name: ``dets.images`` is mapped onto ``gt.images`` and an
+        unknown one raises.
+    params
+        The protocol.
+    classes
+        The evaluated classes, in that order (default: every class named by ``gt.classes``, then those only
+        ``dets.classes`` names).
+
+    Returns
+    -------
+    VOCEvaluation
+        The input of the matching steps (``whole``) and of :func:`finish`.
     """
-    if params is None:
-        params = VOCParams(
-            iou_threshold=float(iou_threshold),
-            metric=metric,
-            profile=profile,
-            plus_one=bool(plus_one),
-            recall_levels=None if recall_levels is None else tuple(np.asarray(recall_levels, float).tolist()),
-        )
     # Common class list: the ground truth's, then any class only the detections name.
     all_classes = list(gt.classes) + [c for c in dets.classes if c not in set(gt.classes)]
     class_pos = {c: i for i, c in enumerate(all_classes)}
@@ -570,57 +577,115 @@ def evaluate_voc(
     if imap is not None:
         det_image = imap[det_image] if det_image.size else det_image
 
-    if classes is None:
-        selected = list(all_classes)
-    else:
-        selected = list(dict.fromkeys(str(c) for c in classes))
+    selected = list(all_classes) if classes is None else list(dict.fromkeys(str(c) for c in classes))
     for c in selected:
         if c not in class_pos:
             class_pos[c] = len(all_classes)
             all_classes.append(c)
 
-    warnings = list(dets.warnings)
     sel_idx = np.array([class_pos[c] for c in selected], dtype=np.int64)
     g_keep = np.isin(gt.label, sel_idx)
     d_keep = np.isin(det_label, sel_idx)
-
-    match = match_voc
-    if client is not None or shards is not None:
-        from deteval.run.voc import match_voc_sharded
-
-        match = partial(match_voc_sharded, client=client, shards=shards)
-    outcome_all = match(
-        det_image[d_keep],
-        dets.boxes[d_keep],
-        dets.scores[d_keep],
-        gt.image[g_keep],
-        gt.boxes[g_keep],
-        gt.difficult[g_keep],
-        det_label=det_label[d_keep],
-        gt_label=gt.label[g_keep],
-        iou_threshold=params.iou_threshold,
-        plus_one=params.plus_one,
-        strict=params.strict,
-        ties=params.ties,
-    )
+    whole = whole_part(
+        det_image[d_keep], dets.boxes[d_keep], dets.scores[d_keep],
+        gt.image[g_keep], gt.boxes[g_keep], gt.difficult[g_keep],
+        det_label=det_label[d_keep], gt_label=gt.label[g_keep], iou_threshold=params.iou_threshold,
+        plus_one=params.plus_one, strict=params.strict, ties=params.ties,
+    )  # fmt: skip
     d_lab = det_label[d_keep]
-    d_sc = dets.scores[d_keep]
     g_lab = gt.label[g_keep]
     g_diff = gt.difficult[g_keep]
 
-    # one ranked list per selected class, ranked once under the profile's tie policy
+    # one ranked list per selected class
     list_of = np.full(len(all_classes), -1, dtype=np.int64)
     list_of[sel_idx] = np.arange(sel_idx.shape[0])
-    d_list = list_of[d_lab] if d_lab.size else d_lab
-    npos = np.bincount(list_of[g_lab[~g_diff]], minlength=len(selected))
-    n_diff = np.bincount(list_of[g_lab[g_diff]], minlength=len(selected))
+    return VOCEvaluation(
+        params=params,
+        selected=tuple(selected),
+        whole=whole,
+        det_list=list_of[d_lab] if d_lab.size else d_lab,
+        det_scores=dets.scores[d_keep],
+        npos=np.bincount(list_of[g_lab[~g_diff]], minlength=len(selected)),
+        n_difficult=np.bincount(list_of[g_lab[g_diff]], minlength=len(selected)),
+        warnings=tuple(dets.warnings),
+        left_out=tuple(_left_out(gt, dets, g_keep, d_keep)),
+        n_images=len(gt.images),
+        skipped_records=len(gt.skipped) + len(dets.skipped),
+        dropped_detections=int(dets.dropped_unknown_images),
+    )
+
+
+def _left_out(gt: VOCGroundTruth, dets: VOCDetections, g_keep: np.ndarray, d_keep: np.ndarray) -> list[str]:
+    """The warnings for what the evaluation leaves out: objects and detections of classes not evaluated, and
+    the bad records the loaders skipped."""
+    warnings = []
+    other = int(np.count_nonzero(~g_keep))
+    if other:
+        names = sorted({gt.classes[i] for i in np.unique(gt.label[~g_keep]).tolist()})
+        warnings.append(f"{other} ground-truth object(s) of classes not evaluated: {', '.join(names)}")
+    other_d = int(np.count_nonzero(~d_keep))
+    if other_d:
+        warnings.append(f"{other_d} detection(s) of classes not evaluated were left out")
+    warnings.extend(f"skipped bad record: {s}" for s in (*gt.skipped, *dets.skipped))
+    return warnings
+
+
+def finish(evaluation: VOCEvaluation, outcome: np.ndarray) -> EvalResult:
+    """AP per class and mAP from the outcome of every kept detection (in row order, :func:`merge`).
+
+    One ranked list per selected class, ranked once under the profile's tie policy; AP is VOCap.m's
+    all-point area (``voc2010``) or the 11-point mean over the profile's levels (``voc07``). mAP is the mean
+    over the classes with npos > 0; the others are reported with ``ap = None``.
+
+    Returns
+    -------
+    EvalResult
+        Protocol ``"voc"``: the summary, a row per class (``ap``, ``npos``, ``ndet``, ``tp``, ``fp``,
+        ``ignored``, ``difficult``), a PR curve per class, and the warnings.
+    """
+    ev, params = evaluation, evaluation.params
+    selected = ev.selected
     lists = ranked_lists(
-        d_list, d_sc, outcome_all, npos.astype(np.int64), n_lists=len(selected), ties=params.ties
+        ev.det_list, ev.det_scores, outcome, ev.npos.astype(np.int64), n_lists=len(selected), ties=params.ties
     )
     if params.metric == "voc07":
         ap_all = lists.average_precision("voc07", levels=params.levels)
     else:
         ap_all = lists.average_precision("all_points")
+    per_class, curves, aps, no_gt = _class_rows(ev, lists, ap_all)
+
+    warnings = list(ev.warnings)
+    if no_gt:
+        warnings.append(
+            f"{len(no_gt)} class(es) without non-difficult ground truth, reported but not averaged: "
+            + ", ".join(f"{c} ({per_class[c]['ndet']} detections)" for c in no_gt)
+        )
+    warnings.extend(ev.left_out)
+    summary = {
+        "metric": params.metric,
+        "iou_threshold": float(params.iou_threshold),
+        "map": float(np.mean(aps)) if aps else None,
+        "profile": params.profile,
+        "plus_one": params.plus_one,
+        "n_images": ev.n_images,
+        "n_classes": len(selected),
+        "n_classes_averaged": len(aps),
+        # What was tolerated, as numbers (the warnings say which records): bad records skipped on request
+        # (on_error="skip"), detections for images outside the image set (unknown_images="warn").
+        "skipped_records": ev.skipped_records,
+        "dropped_detections": ev.dropped_detections,
+    }
+    if not aps:
+        warnings.append("no class has non-difficult ground truth: mAP is undefined (null)")
+    return EvalResult(protocol="voc", summary=summary, per_class=per_class, curves=curves, warnings=warnings)
+
+
+def _class_rows(
+    ev: VOCEvaluation, lists: RankedLists, ap_all: np.ndarray
+) -> tuple[dict[str, dict[str, Any]], dict[str, PRCurve], list[float], list[str]]:
+    """Each selected class's row (AP, counts) and PR curve; the APs averaged into mAP, and the classes left
+    out of it (no non-difficult ground truth)."""
+    selected = ev.selected
     rec_all, prec_all = lists.recall(), lists.precision()
     score_all = lists.scores[lists.ranked_items] if lists.scores is not None else None
 
@@ -645,42 +710,10 @@ def evaluate_voc(
             "tp": tp,
             "fp": n_ranked - tp,
             "ignored": int(lists.count[i]) - n_ranked,
-            "difficult": int(n_diff[i]),
+            "difficult": int(ev.n_difficult[i]),
         }
         sl = slice(int(lists.rank_start[i]), int(lists.rank_start[i]) + n_ranked)
         curves[c] = PRCurve(
             recall=rec_all[sl], precision=prec_all[sl], scores=None if score_all is None else score_all[sl]
         )
-
-    if no_gt:
-        warnings.append(
-            f"{len(no_gt)} class(es) without non-difficult ground truth, reported but not averaged: "
-            + ", ".join(f"{c} ({per_class[c]['ndet']} detections)" for c in no_gt)
-        )
-    other = int(np.count_nonzero(~g_keep))
-    if other:
-        names = sorted({gt.classes[i] for i in np.unique(gt.label[~g_keep]).tolist()})
-        warnings.append(f"{other} ground-truth object(s) of classes not evaluated: {', '.join(names)}")
-    other_d = int(np.count_nonzero(~d_keep))
-    if other_d:
-        warnings.append(f"{other_d} detection(s) of classes not evaluated were left out")
-
-    skipped = list(gt.skipped) + list(dets.skipped)
-    warnings.extend(f"skipped bad record: {s}" for s in skipped)
-    summary = {
-        "metric": params.metric,
-        "iou_threshold": float(params.iou_threshold),
-        "map": float(np.mean(aps)) if aps else None,
-        "profile": params.profile,
-        "plus_one": params.plus_one,
-        "n_images": len(gt.images),
-        "n_classes": len(selected),
-        "n_classes_averaged": len(aps),
-        # What was tolerated, as numbers (the warnings say which records): bad records skipped on request
-        # (on_error="skip"), detections for images outside the image set (unknown_images="warn").
-        "skipped_records": len(skipped),
-        "dropped_detections": int(dets.dropped_unknown_images),
-    }
-    if not aps:
-        warnings.append("no class has non-difficult ground truth: mAP is undefined (null)")
-    return EvalResult(protocol="voc", summary=summary, per_class=per_class, curves=curves, warnings=warnings)
+    return per_class, curves, aps, no_gt

@@ -45,10 +45,11 @@ from deteval.core.lists import ranked_lists
 from deteval.detection.boxes import box_iou
 from deteval.detection.coco import evaluate_coco
 from deteval.detection.coco_iou import bb_iou
-from deteval.detection.voc import VOCDetections, VOCGroundTruth, evaluate_voc, rank_positions
+from deteval.detection.voc import VOCDetections, VOCGroundTruth, rank_positions
 from deteval.errors import ConfigError, ValidationError
 from deteval.explain.yolo import Explanation, coco_sampled_precision
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
+from deteval.run.voc import evaluate_voc
 
 THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
 RECALL_LEVELS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)

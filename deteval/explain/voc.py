@@ -23,9 +23,10 @@ import numpy as np
 
 from deteval.core import PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.ranking import TiePolicy
-from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, evaluate_voc
+from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams
 from deteval.errors import ConfigError
 from deteval.explain.yolo import Explanation
+from deteval.run.voc import evaluate_voc
 
 
 @dataclass(frozen=True)

@@ -40,10 +40,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from deteval.detection.box_table import BoxTable
 from deteval.errors import DetevalWarning, InputFormatError, ValidationError
 from deteval.io.arrays import beyond_exact
 from deteval.io.yaml_subset import read_yaml_subset
+from deteval.tables.boxes import BoxTable
 
 IMG_FORMATS = frozenset(
     {"avif", "bmp", "dng", "heic", "heif", "jp2", "jpeg", "jpg", "mpo", "png", "tif", "tiff", "webp"}

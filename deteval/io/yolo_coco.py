@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.box_table import BoxTable
 from deteval.errors import ValidationError
 from deteval.io.yolo import COCO80_TO_91, YoloDataset
+from deteval.tables.boxes import BoxTable
 
 
 def category_ids(ds: YoloDataset) -> list[int]:

@@ -11,7 +11,7 @@
 * :func:`adjust_to_reference`: ``mir_eval.segment.evaluate``'s time-span adjustment of a pair.
 
 Segment annotations are read by :func:`deteval.io.lab.load_lab` (re-exported here with
-:class:`~deteval.io.lab.Segments` and :func:`~deteval.io.lab.segments_from_list`).
+:class:`~deteval.tables.segments.Segments` and :func:`~deteval.tables.segments.segments_from_list`).
 
 Where the references disagree or fail: FMP compares labels by identity and divides by zero on empty
 estimates, and libfmp's boundary code counts an estimate once per reference window; mir_eval lower-cases
@@ -19,7 +19,7 @@ labels, samples frames on a float32 grid and returns NaN when no pair is positiv
 says which behaviour is followed, which is offered as an option, and what is returned instead.
 """
 
-from deteval.io.lab import Segments, load_lab, segments_from_list
+from deteval.io.lab import load_lab
 from deteval.mir.boundary import (
     RULES,
     BoundarySpacingWarning,
@@ -35,6 +35,7 @@ from deteval.mir.pairwise import PairwiseResult, frame_times, pair_counts, pairw
 from deteval.mir.sets import set_prf
 from deteval.mir.timespan import adjust_to_reference
 from deteval.mir.tracks import evaluate_mir_tracks, pair_folders
+from deteval.tables.segments import Segments, segments_from_list
 
 __all__ = [
     "RULES",

@@ -31,9 +31,10 @@ from typing import Any, Literal
 import numpy as np
 
 from deteval.errors import ConfigError, DetevalWarning, InputFormatError, ValidationError
-from deteval.io.lab import Segments, as_segments
+from deteval.io.lab import as_segments
 from deteval.mir.counts import PRFCounts, prf_counts
 from deteval.mir.matching import fmp_counts, match_one_to_one
+from deteval.tables.segments import Segments
 
 Rule = Literal["fmp", "one_to_one"]
 RULES: tuple[str, ...] = ("fmp", "one_to_one")
@@ -124,7 +125,7 @@ def boundary_prf(
     """Boundary P/R/F with tolerance ``tau`` under ``rule`` (``"one_to_one"`` or ``"fmp"``).
 
     ``reference``/``estimate``: positions (frame indices or seconds, any order), binary boundary arrays
-    with ``binary=True``, or :class:`~deteval.io.lab.Segments` (their :func:`segment_boundaries`, with
+    with ``binary=True``, or :class:`~deteval.tables.segments.Segments` (their :func:`segment_boundaries`, with
     ``trim``). ``warn=False`` keeps the spacing messages in the result only.
 
     >>> ref = [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0]

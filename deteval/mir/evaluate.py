@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from deteval.errors import ConfigError
 from deteval.io.lab import as_segments
 from deteval.mir.boundary import RULES, Rule, boundary_prf, segment_boundaries, spacing_warnings
-from deteval.mir.pairwise import Grid, pairwise_prf
+from deteval.mir.pairwise import Grid, PairwiseResult, pairwise_prf
 from deteval.mir.timespan import adjust_to_reference
 from deteval.results import EvalResult
+from deteval.tables.segments import Segments
 
 DEFAULT_TAUS: tuple[str, ...] = ("0.5", "3.0")
 
@@ -42,7 +45,7 @@ def evaluate_mir(
 ) -> EvalResult:
     """Pairwise and boundary P/R/F of an estimated structure annotation against a reference.
 
-    ``reference``/``estimate``: ``.lab`` paths, :class:`~deteval.io.lab.Segments` or ``[[start, end,
+    ``reference``/``estimate``: ``.lab`` paths, :class:`~deteval.tables.segments.Segments` or ``[[start, end,
     label], ...]``. ``taus`` are boundary tolerances (seconds, or frames when ``frame_rate`` is None); each
     keys the ``boundary`` block by its text as given (``"0.5"``, ``"3.0"``). ``frame_rate`` samples the
     pairwise measure (mir_eval's default frame size 0.1 s is 10 frames/s). The JSON document is::
@@ -59,16 +62,7 @@ def evaluate_mir(
     """
     if rule not in RULES:
         raise ConfigError(f"unknown boundary rule {rule!r}; choose one of {', '.join(RULES)}")
-    if not taus:
-        raise ConfigError("give at least one boundary tolerance")
-    keys = [_tau_key(t) for t in taus]
-    dup = sorted({k for k in keys if keys.count(k) > 1})
-    if dup:
-        raise ConfigError(f"tolerance given twice: {', '.join(dup)}")
-    try:
-        values = [float(t) for t in taus]
-    except (TypeError, ValueError):
-        raise ConfigError(f"tolerances must be numbers, got {list(taus)!r}") from None
+    keys, values = _tolerances(taus)
     ref = as_segments(reference, source="<reference>", on_error=on_error)
     est = as_segments(estimate, source="<estimate>", on_error=on_error)
     skipped = list(ref.skipped) + list(est.skipped)
@@ -86,7 +80,6 @@ def evaluate_mir(
         spacing = spacing_warnings(ref_b, tau, "reference") + spacing_warnings(est_b, tau, "estimated")
         warnings.extend(f"boundary tau {key}: {w}" for w in spacing)
 
-    unit = "frames" if frame_rate is None else "s"
     summary: dict[str, Any] = {
         "rule": rule,
         "reference": ref.source,
@@ -103,7 +96,40 @@ def evaluate_mir(
         "boundary": boundary,
         "skipped_records": len(skipped),
     }
+    lines = _lines(ref, est, ref_b, est_b, pw, summary)
+    return EvalResult(protocol="mir", summary=summary, warnings=warnings, lines=lines)
+
+
+def _tolerances(taus: Sequence[float | str]) -> tuple[list[str], list[float]]:
+    """The boundary tolerances' keys (their text as given) and values; none, a repeated one or one that is
+    not a number is refused."""
+    if not taus:
+        raise ConfigError("give at least one boundary tolerance")
+    keys = [_tau_key(t) for t in taus]
+    dup = sorted({k for k in keys if keys.count(k) > 1})
+    if dup:
+        raise ConfigError(f"tolerance given twice: {', '.join(dup)}")
+    try:
+        values = [float(t) for t in taus]
+    except (TypeError, ValueError):
+        raise ConfigError(f"tolerances must be numbers, got {list(taus)!r}") from None
+    return keys, values
+
+
+def _lines(
+    ref: Segments,
+    est: Segments,
+    ref_b: np.ndarray,
+    est_b: np.ndarray,
+    pw: PairwiseResult,
+    summary: dict[str, Any],
+) -> list[str]:
+    """The plain-text rendering of one pair's result: the annotations, the pairwise and the boundary table."""
+    rule, trim, adjust = summary["rule"], summary["trim"], summary["adjust"]
+    frame_rate, boundary = summary["frame_rate"], summary["boundary"]
     rate = "frame indices" if frame_rate is None else f"{frame_rate:g} frames/s"
+    unit = "frames" if frame_rate is None else "s"
+    keys = list(boundary)
     lines = [
         f"reference: {ref.source}  ({len(ref)} segments, {ref_b.shape[0]} boundaries, "
         f"ends at {ref.duration:g} {unit})",
@@ -124,4 +150,4 @@ def evaluate_mir(
             f"  {key.rjust(width)}  {b['precision']:9.4f}  {b['recall']:6.4f}  {b['f']:6.4f}"
             f"  {b['tp']:4d}  {b['fp']:4d}  {b['fn']:4d}"
         )
-    return EvalResult(protocol="mir", summary=summary, warnings=warnings, lines=lines)
+    return lines

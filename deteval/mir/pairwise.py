@@ -47,8 +47,9 @@ from typing import Any, Literal
 import numpy as np
 
 from deteval.errors import ConfigError, ValidationError
-from deteval.io.lab import Segments, as_segments
+from deteval.io.lab import as_segments
 from deteval.mir.counts import PRFCounts, prf_counts
+from deteval.tables.segments import Segments
 
 Grid = Literal["exact", "mir_eval"]
 GRIDS: tuple[str, ...] = ("exact", "mir_eval")
@@ -230,7 +231,7 @@ def pairwise_prf(
 ) -> PairwiseResult:
     """Pairwise frame-label P/R/F of two segment annotations.
 
-    ``reference``/``estimate``: :class:`~deteval.io.lab.Segments`, a ``.lab`` path or ``[[start, end,
+    ``reference``/``estimate``: :class:`~deteval.tables.segments.Segments`, a ``.lab`` path or ``[[start, end,
     label], ...]``. Neither ``frame_rate`` nor ``frame_size``: times are frame indices; otherwise seconds
     sampled at ``frame_rate`` frames per second or every ``frame_size`` seconds (mir_eval's parameter; with
     ``grid="mir_eval"`` give the same ``frame_size`` as to mir_eval, since 1 / (1 / x) need not be x).

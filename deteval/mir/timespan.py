@@ -21,7 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from deteval.io.lab import Segments, build_segments
+from deteval.tables.segments import Segments, build_segments
 
 __all__ = ["END_LABEL", "START_LABEL", "adjust_to_reference"]
 

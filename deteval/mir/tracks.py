@@ -111,6 +111,8 @@ def evaluate_mir_tracks(
     same tracks by another system). The summary holds the means under ``pairwise.precision``, ...,
     ``boundary.<tau>.f`` (the names of ``"ci"`` and ``"comparison"``), one per-class row per track.
     """
+    # (here, not at the top: the protocol package stays free of the statistics and their process code until
+    # a collection is evaluated)
     from deteval.stats.mir import mir_collection
 
     tracks = pair_folders(reference, estimate, pattern=pattern)

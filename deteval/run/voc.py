@@ -1,55 +1,102 @@
-"""VOC matching with the images sharded over ``dask.distributed`` workers, bit-identical to one process.
+"""Running the Pascal VOC protocol: its steps chained in this process, or its parts on Dask workers.
 
-The devkit ranks a class's detections by descending score, ties in file order (the py-faster-rcnn profile:
-numpy's unstable sort of the whole class). The driver ranks once, on the whole table, exactly as one
-process does; each shard (a run of image indices) is then matched alone, with those global ranks deciding
-which of several claimants takes a box, and only (row, outcome) pairs come back
-(:class:`~deteval.detection.match_table.VocMatchTable`), merged in row order.
+:mod:`deteval.detection.voc` says what is computed (prepare → parts → match_part → merge → finish); this
+module decides where the parts run. The ranking is made once, on the whole table, as one process makes it
+(the py-faster-rcnn profile's unstable sort depends on the whole class); each part (a run of whole images)
+is then matched alone with those global ranks deciding which of several claimants takes a box, and only
+(row, outcome) pairs come back (:class:`~deteval.detection.match_table.VocMatchTable`), merged in row order.
+Every strategy gives the one-process numbers bit for bit.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from deteval.core.ranking import TiePolicy
-from deteval.detection.match_table import VocMatchTable, merge_voc_tables
-from deteval.detection.voc import match_inputs, match_voc, rank_positions
+from deteval.detection import voc
+from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams
+from deteval.results import EvalResult
 from deteval.run.parts import map_parts
 from deteval.run.shards import default_shards, shard_range
 
-__all__ = ["match_voc_shard", "match_voc_sharded"]
+__all__ = ["evaluate_voc", "match_in_parts", "match_voc_sharded"]
 
 
-def match_voc_shard(
-    rows: np.ndarray,
-    det_image: np.ndarray,
-    det_boxes: np.ndarray,
-    det_label: np.ndarray,
-    rank: np.ndarray,
-    gt_image: np.ndarray,
-    gt_boxes: np.ndarray,
-    gt_difficult: np.ndarray,
-    gt_label: np.ndarray,
-    options: dict[str, Any],
-) -> VocMatchTable:
-    """The task a worker runs: :func:`~deteval.detection.voc.match_voc` on one shard's images, ranked by
-    the driver's global ``rank``; returns the outcomes of ``rows``."""
-    outcome = match_voc(
-        det_image,
-        det_boxes,
-        np.zeros(det_image.shape[0]),  # only ``rank`` orders claimants here; scores stay on the driver
-        gt_image,
-        gt_boxes,
-        gt_difficult,
-        det_label=det_label,
-        gt_label=gt_label,
-        rank=rank,
-        **options,
-    )
-    return VocMatchTable(row=rows, outcome=outcome)
+def evaluate_voc(
+    gt: VOCGroundTruth,
+    dets: VOCDetections,
+    *,
+    iou_threshold: float = 0.5,
+    metric: str = "voc2010",
+    profile: str = "voc_devkit",
+    plus_one: bool = True,
+    classes: Sequence[str] | None = None,
+    recall_levels: ArrayLike | None = None,
+    params: VOCParams | None = None,
+    client: Any = None,
+    shards: int | None = None,
+) -> EvalResult:
+    """Pascal VOC AP per class and mAP, as the devkit (or ``profile="py_faster_rcnn"``) computes them.
+
+    Parameters
+    ----------
+    gt, dets
+        The ground truth and the detections (:mod:`deteval.tables.voc`; the loaders of
+        :mod:`deteval.io.voc` return them). Detections refer to images by name: ``dets.images`` is mapped
+        onto ``gt.images`` and an unknown one raises.
+    iou_threshold, plus_one
+        The match threshold (0.5) and the devkit's +1 pixel-inclusive IoU.
+    metric
+        ``"voc07"`` (11-point, VOCevaldet.m with ``VOCopts.year == 2007``) or ``"voc2010"`` (all-point,
+        VOCap.m).
+    profile
+        ``"voc_devkit"`` or ``"py_faster_rcnn"`` (that port's strict ``>`` and unstable sort).
+    classes
+        The evaluated classes, in that order (default: every class named by ``gt.classes``, then those only
+        ``dets.classes`` names; the loaders sort names, so the 20 VOC classes come in the devkit's order).
+    recall_levels
+        The 11-point metric's recall levels (default: the profile's).
+    params
+        The protocol as one :class:`~deteval.detection.voc.VOCParams` (replaces the five keywords above).
+    client, shards
+        A ``dask.distributed`` Client and/or a number of image parts: the matching runs on parts of whole
+        images, each worker sent only its images' boxes and returning only their outcomes. The result is
+        bit-identical to one process.
+
+    Returns
+    -------
+    EvalResult
+        Protocol ``"voc"``, with a PR curve per class in ``curves``. mAP is the mean AP over the classes with
+        npos > 0; classes without non-difficult ground truth are reported with ``ap = None`` and left out of
+        the mean (with a warning).
+    """
+    if params is None:
+        params = VOCParams(
+            iou_threshold=float(iou_threshold),
+            metric=metric,
+            profile=profile,
+            plus_one=bool(plus_one),
+            recall_levels=None if recall_levels is None else tuple(np.asarray(recall_levels, float).tolist()),
+        )
+    evaluation = voc.prepare(gt, dets, params, classes)
+    return voc.finish(evaluation, match_in_parts(evaluation.whole, client, shards))
+
+
+def match_in_parts(whole: voc.VOCMatchPart, client: Any = None, shards: int | None = None) -> np.ndarray:
+    """The outcome of every detection of ``whole``, in row order, matched in parts of whole images.
+
+    ``shards`` parts if given, else one per worker thread of ``client``, else one; part k holds the image
+    indices ``[k·I // n, (k+1)·I // n)`` with I = the largest index + 1. The parts run on ``client`` if
+    given, else one after the other here (:func:`~deteval.run.parts.map_parts`).
+    """
+    n = default_shards(client, shards)
+    ranges = [shard_range(whole.n_images, k, n) for k in range(n)]
+    tables = map_parts(voc.match_part, [(part,) for part in voc.parts(whole, ranges)], client)
+    return voc.merge(tables, len(whole))
 
 
 def match_voc_sharded(
@@ -69,22 +116,13 @@ def match_voc_sharded(
     client: Any = None,
     shards: int | None = None,
 ) -> np.ndarray:
-    """:func:`~deteval.detection.voc.match_voc` over image shards (on ``client`` if given, else one after
-    the other here): the same outcomes, in input order. Shard k holds the image indices
-    ``[k·I // n, (k+1)·I // n)`` with I = the largest index + 1. The inputs are validated as the one-process
-    path validates them (:func:`~deteval.detection.voc.match_inputs`: the same errors) before any shard."""
-    db, sc, di, dl, gb, gi, gl, gd = match_inputs(
-        det_image, det_boxes, det_scores, gt_image, gt_boxes, gt_difficult, det_label, gt_label
-    )
-    rank = rank_positions(sc, dl, ties)  # once, globally: an unstable sort depends on the whole class
-    options = {"iou_threshold": iou_threshold, "plus_one": plus_one, "strict": strict, "ties": ties}
-    n_img = int(max(di.max(initial=-1), gi.max(initial=-1))) + 1
-    n = default_shards(client, shards)
-    tasks = []
-    for k in range(n):
-        lo, hi = shard_range(n_img, k, n)
-        rows = np.flatnonzero((di >= lo) & (di < hi))
-        g = np.flatnonzero((gi >= lo) & (gi < hi))
-        tasks.append((rows, di[rows], db[rows], dl[rows], rank[rows], gi[g], gb[g], gd[g], gl[g], options))
-    tables = map_parts(match_voc_shard, tasks, client)
-    return merge_voc_tables(tables, di.shape[0])
+    """:func:`~deteval.detection.voc.match_voc` over parts of whole images (on ``client`` if given, else one
+    after the other here; :func:`match_in_parts`): the same outcomes, in input order. The inputs are
+    validated as the one-process path validates them (:func:`~deteval.detection.voc.match_inputs`: the same
+    errors) before any part."""
+    whole = voc.whole_part(
+        det_image, det_boxes, det_scores, gt_image, gt_boxes, gt_difficult,
+        det_label=det_label, gt_label=gt_label, iou_threshold=iou_threshold, plus_one=plus_one,
+        strict=strict, ties=ties,
+    )  # fmt: skip
+    return match_in_parts(whole, client, shards)

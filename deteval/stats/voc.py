@@ -1,9 +1,9 @@
 """Pascal VOC AP and mAP as functions of image weights: the match outcomes of every system are computed once
-(:func:`~deteval.detection.voc.match_voc`), a resample only re-weights them.
+(:func:`~deteval.detection.voc.match_part`, one part of every image), a resample only re-weights them.
 
 An image of weight k counts k times: each of its detections is an item of weight k in its class's ranked
 list (:func:`~deteval.core.lists.presorted_lists`), and its non-difficult ground-truth boxes add k × their
-count to the class's npos. All weights 1 give :func:`~deteval.detection.voc.evaluate_voc`'s numbers bit for
+count to the class's npos. All weights 1 give :func:`~deteval.run.voc.evaluate_voc`'s numbers bit for
 bit; an image of weight 2 gives the numbers of the files in which that image is listed twice (its copy's
 detections right after its own among equal scores). Metric columns: ``map``, then AP of every class in
 ``classes`` order (NaN where a resample leaves a class without ground truth; mAP averages the others).
@@ -21,14 +21,7 @@ import numpy as np
 
 from deteval.core.lists import presorted_lists, sort_lists
 from deteval.core.reweighted import ReweightedLists
-from deteval.detection.voc import (
-    VOCDetections,
-    VOCGroundTruth,
-    VOCParams,
-    align_names,
-    evaluate_voc,
-    match_voc,
-)
+from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, finish, match_part, prepare
 from deteval.results import EvalResult
 from deteval.stats.attach import add_statistics
 
@@ -54,9 +47,10 @@ class VOCUnits:
         classes: Sequence[str] | None = None,
     ) -> None:
         self.params = params
-        self.results: list[EvalResult] = [
-            evaluate_voc(gt, d, params=params, classes=classes) for d in systems
-        ]
+        # each system matched once: its outcomes give its result and the items every resample re-weights
+        evaluations = [prepare(gt, d, params, classes) for d in systems]
+        outcomes = [match_part(ev.whole).outcome for ev in evaluations]
+        self.results: list[EvalResult] = [finish(ev, o) for ev, o in zip(evaluations, outcomes)]
         self.classes: tuple[str, ...] = tuple(self.results[0].per_class)
         self.names: tuple[str, ...] = ("map", *self.classes)
         self.n_units = len(gt.images)
@@ -67,35 +61,13 @@ class VOCUnits:
         # (images, classes) non-difficult boxes: a resample's npos is its weights times this
         self.npos_img = np.zeros((self.n_units, len(self.classes)), dtype=np.int64)
         np.add.at(self.npos_img, (gt.image[keep], g_l[keep]), 1)
-        self._g_l = g_l
-        self.items = [self._items(gt, d) for d in systems]
+        self.items = []
+        for d, ev, o in zip(systems, evaluations, outcomes):
+            if ev.selected != self.classes:  # (another system naming other classes: re-read on system 0's)
+                ev = prepare(gt, d, params, self.classes)
+                o = match_part(ev.whole).outcome
+            self.items.append(_Items(ev.whole.det_image, ev.det_list, ev.det_scores, o))
         self._engines: dict[tuple[int, ...], ReweightedLists] = {}
-
-    def _items(self, gt: VOCGroundTruth, dets: VOCDetections) -> _Items:
-        pos = {c: i for i, c in enumerate(self.classes)}
-        d_list = np.array([pos.get(c, -1) for c in dets.classes], dtype=np.int64)
-        d_l = d_list[dets.label] if dets.label.size else dets.label
-        imap = align_names(dets.images, gt.images, "image")
-        d_img = dets.image if imap is None or not dets.image.size else imap[dets.image]
-        d_keep = d_l >= 0
-        p = self.params
-        g_l = self._g_l
-        g_keep = g_l >= 0
-        outcome = match_voc(
-            d_img[d_keep],
-            dets.boxes[d_keep],
-            dets.scores[d_keep],
-            gt.image[g_keep],
-            gt.boxes[g_keep],
-            gt.difficult[g_keep],
-            det_label=d_l[d_keep],
-            gt_label=g_l[g_keep],
-            iou_threshold=p.iou_threshold,
-            plus_one=p.plus_one,
-            strict=p.strict,
-            ties=p.ties,
-        )
-        return _Items(d_img[d_keep], d_l[d_keep], dets.scores[d_keep], outcome)
 
     def metric(self, system: int = 0) -> Callable[[np.ndarray], np.ndarray]:
         """Image weights (k, n_images) → (k, 1 + classes): mAP and per-class AP of one system."""
