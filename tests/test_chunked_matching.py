@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from _coco_cases import random_case, random_keypoints_case, random_segm_case, run_pycocotools
 
-import deteval.detection.coco_iou as coco_iou
-import deteval.detection.coco_match as coco_match
+import deteval.match.coco as coco_match
+import deteval.match.iou as coco_iou
 from deteval.detection.coco import evaluate_coco
-from deteval.detection.coco_match import _split_blocks
 from deteval.detection.coco_params import CocoParams
+from deteval.match.coco import _split_blocks
 
 
 def _eval(case: dict, iou_type: str):

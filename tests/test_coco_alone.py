@@ -6,7 +6,7 @@ ground truths ignored by area range, and detections with two candidates of their
 import numpy as np
 from _coco_cases import run_pycocotools
 
-import deteval.detection.coco_match as coco_match
+import deteval.match.coco as coco_match
 from deteval.detection.coco import evaluate_coco
 from deteval.detection.coco_params import CocoParams
 

@@ -13,14 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deteval.core.lists import (
-    AP_METHODS,
-    COCO_RECALL_LEVELS,
-    PY_FASTER_RCNN_LEVELS,
-    VOC_DEVKIT_LEVELS,
-    presorted_lists,
-    ranked_lists,
-)
+from deteval.core.levels import COCO_RECALL_LEVELS, PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS
+from deteval.core.lists import AP_METHODS, presorted_lists, ranked_lists
 from deteval.errors import ValidationError
 
 SETTINGS = settings(max_examples=150, deadline=None)

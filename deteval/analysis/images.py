@@ -19,20 +19,19 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.tide import Assignment, TideInput, assign
-from deteval.core.ap import ap_all_points, ap_coco101, ap_voc07
+from deteval.core.levels import COCO_RECALL_LEVELS
+from deteval.core.lists import presorted_lists
 from deteval.errors import ValidationError
 
 __all__ = ["ImageDiagnostics", "draw_image", "draw_worst", "image_diagnostics"]
 
 
 def _ap(tp: np.ndarray, n_gt: int, protocol: str, rec_thrs: np.ndarray) -> float:
-    tps = np.cumsum(tp).astype(np.float64)
-    fps = np.cumsum(~tp).astype(np.float64)
-    rec = tps / n_gt
+    """AP of one ranked list of true-positive flags by the protocol's method (the core's ranked lists)."""
+    lists = presorted_lists([tp.shape[0]], tp, [n_gt])
     if protocol == "coco":
-        return ap_coco101(rec, tps / (fps + tps + np.spacing(1)), rec_thrs)
-    prec = tps / (fps + tps)
-    return ap_voc07(rec, prec) if protocol == "voc07" else ap_all_points(rec, prec)
+        return float(lists.average_precision("coco101", levels=rec_thrs)[0])
+    return float(lists.average_precision("voc07" if protocol == "voc07" else "all_points")[0])
 
 
 @dataclass
@@ -61,7 +60,7 @@ def image_diagnostics(
     """Counts and AP loss per image, worst (largest loss, then most errors) first (module docstring)."""
     if protocol not in ("coco", "voc2010", "voc07"):
         raise ValidationError(f"unknown protocol {protocol!r}")
-    levels = np.linspace(0.0, 1.0, 101) if rec_thrs is None else np.asarray(rec_thrs, dtype=np.float64)
+    levels = COCO_RECALL_LEVELS if rec_thrs is None else np.asarray(rec_thrs, dtype=np.float64)
     a = assign(inp, iou, 0.0, max_dets, rule)
     keep = a.state != 2
     cls, tp, img = a.cls[keep], a.state[keep] == 1, inp.dt_img[a.det[keep]]

@@ -31,6 +31,12 @@ Two AP functions (``compat``):
 * ``"protocol"`` (default): pycocotools' AP at IoU ``pos`` (its ``recThrs``, tp/(tp+fp+eps), categories with
   no GT left out, the top ``max_dets`` per image *and category*, the later GT wins an IoU tie, crowd IoU >=
   pos to ignore), so the base AP is COCOeval's AP at that IoU (all areas, maxDets[-1]). Values are 0–1.
+
+This module is named for tidecv and keeps, on purpose, the parts of tidecv's arithmetic that the shared homes
+do not have: its first-maximum matching with a strict crowd test (``assign``), its precision curve (a list may
+hold more true positives than ground truths) and its Python summation of the 101 samples (``_ap_tide``). The
+``coco`` and ``voc`` rules match through :func:`deteval.match.greedy.greedy_match` and score through the core's
+ranked lists. tests/test_analysis_tide.py checks the numbers against tidecv itself.
 """
 
 from __future__ import annotations
@@ -41,10 +47,13 @@ from typing import Any
 
 import numpy as np
 
-from deteval.core.ap import ap_all_points, ap_voc07, interpolated_precision
+from deteval.core.ap import interpolated_precision
+from deteval.core.levels import COCO_RECALL_LEVELS, TIDECV_RECALL_LEVELS
+from deteval.core.lists import COCO_EPS, presorted_lists
 from deteval.detection.boxes import box_area, box_iou
 from deteval.detection.coco_iou import bbox_iou_pairs
 from deteval.errors import ValidationError
+from deteval.match.greedy import greedy_match
 
 __all__ = [
     "AREA_RANGES",
@@ -194,6 +203,23 @@ def _keep_top(
     return order[rank < max_dets]
 
 
+def _protocol_match(
+    regular: np.ndarray, special: np.ndarray, pos: float, rule: str, g: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One image's detections (rows, in rank order) under the COCO or VOC devkit greedy rule at IoU ``pos``
+    (:func:`deteval.match.greedy.greedy_match`); ``special`` holds the crowd (COCO) or difficult (VOC) boxes.
+    Returns each detection's state, the ground truth (input index) a true positive took, and the columns of
+    ``regular`` taken."""
+    full = np.concatenate([regular, special], axis=1).T
+    flags = np.r_[np.zeros(regular.shape[1], dtype=bool), np.ones(special.shape[1], dtype=bool)]
+    out, m = greedy_match(full, flags, np.array([pos], dtype=np.float64), "voc" if rule == "voc" else "coco")
+    state = np.where(out[0] == 1, _TP, np.where(out[0] == -1, _IGN, _FP))
+    tp = m[0] >= 0
+    match = np.full(regular.shape[0], -1, dtype=np.int64)
+    match[tp] = g[m[0][tp]]
+    return state, match, m[0][tp]
+
+
 def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> Assignment:
     """Match ``inp`` image by image and classify every unmatched detection (module docstring). ``rule``:
     ``"tide"`` (tidecv), ``"coco"`` (pycocotools at IoU ``pos``) or ``"voc"`` (VOCevaldet.m)."""
@@ -254,35 +280,36 @@ def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> A
         buf = cls_iou.copy()
         state = np.full(len(d), _FP)
         match = np.full(len(d), -1)
-        if rule == "voc":
-            # VOCevaldet.m: the box of maximum IoU among all boxes of the class (taken, difficult or not;
-            # the first wins a tie); difficult -> ignored, taken -> false positive
-            diff = iou_matrix(dbox[d], gbox[crowd], False, inp) * (dc[:, None] == inp.gt_cls[crowd][None, :])
-            full = np.concatenate([cls_iou, diff], axis=1)
-            for i in range(len(d)):
-                j = int(np.argmax(full[i])) if full.shape[1] else -1
-                if j < 0 or full[i, j] < pos:
-                    continue
-                if j >= len(g):
-                    state[i] = _IGN
-                elif not used_g[j]:
-                    state[i] = _TP
-                    used_g[j] = True
-                    match[i] = g[j]
-            crowd = crowd[:0]
+        if not tide:
+            same_crowd = dc[:, None] == inp.gt_cls[crowd][None, :]
+            if rule == "voc":
+                # VOCevaldet.m: the box of maximum IoU among all boxes of the class (taken, difficult or not;
+                # the first wins a tie); difficult -> ignored, taken -> false positive
+                regular = cls_iou
+                special = iou_matrix(dbox[d], gbox[crowd], False, inp) * same_crowd
+            else:
+                # pycocotools at IoU pos; −1 keeps another class's boxes out of reach even at pos = 0
+                regular = np.where(same, iou, -1.0)
+                special = (
+                    np.where(same_crowd, iou_matrix(dbox[d], gbox[crowd], True, inp), -1.0)
+                    if len(crowd)
+                    else np.zeros((len(d), 0))
+                )
+            state, match, taken = _protocol_match(regular, special, pos, rule, g)
+            used_g[taken] = True
         elif len(g):
+            # tidecv: the first box of maximum IoU among the boxes of the class not yet taken
             for i in range(len(d)):
                 row = buf[i]
-                j = int(np.argmax(row)) if tide else len(row) - 1 - int(np.argmax(row[::-1]))
+                j = int(np.argmax(row))
                 if row[j] >= pos:
                     state[i] = _TP
                     used_g[j] = True
                     match[i] = g[j]
                     buf[:, j] = 0.0
-        for r in crowd.tolist():
+        for r in crowd.tolist() if tide else ():
             ciou = iou_matrix(dbox[d], gbox[r : r + 1], True, inp)[:, 0]
-            hit = ciou > pos if tide else ciou >= pos
-            state[(state != _TP) & hit & (dc == inp.gt_cls[r])] = _IGN
+            state[(state != _TP) & (ciou > pos) & (dc == inp.gt_cls[r])] = _IGN
         noncls_iou = iou * ~same
         used_cls = iou * same * used_g[None, :]
         for i in range(len(d)):
@@ -362,18 +389,17 @@ def _ap_tide(tp: np.ndarray, n_gt: int) -> float:
     envelope sampled at x/100, summed in Python as tidecv does."""
     if n_gt == 0:
         return 0.0
+    # tidecv's own curve, kept here on purpose: its matching can give a list more true positives than ground
+    # truths (recall above 1), which the core's ranked lists refuse; the envelope sampling is the core's.
     ntrue = np.cumsum(tp)
     prec = ntrue / np.arange(1, len(tp) + 1)
-    levels = np.array([x / 100 for x in range(101)])
-    y = interpolated_precision(ntrue / n_gt, prec, levels).tolist()
-    return sum(y) / len(y) * 100
+    y = interpolated_precision(ntrue / n_gt, prec, TIDECV_RECALL_LEVELS).tolist()
+    return sum(y) / len(y) * 100  # Python's left-to-right sum, as tidecv
 
 
 def _q_coco(tp: np.ndarray, n_gt: int, rec_thrs: np.ndarray) -> np.ndarray:
     """pycocotools' interpolated precision at ``rec_thrs`` for one category (COCOeval.accumulate)."""
-    tps = np.cumsum(tp).astype(np.float64)
-    fps = np.cumsum(~tp).astype(np.float64)
-    return interpolated_precision(tps / n_gt, tps / (fps + tps + np.spacing(1)), rec_thrs)
+    return presorted_lists([tp.shape[0]], tp, [n_gt]).interpolated_precision(rec_thrs, COCO_EPS)[0]
 
 
 class _Oracle:
@@ -460,10 +486,10 @@ class _Oracle:
                 if n == 0:
                     continue
                 t = tp[cls == c]
-                tps = np.cumsum(t).astype(np.float64)
-                fps = np.cumsum(~t).astype(np.float64)
-                rec, prec = tps / n, tps / (fps + tps)
-                aps.append(ap_voc07(rec, prec) if self.compat == "voc07" else ap_all_points(rec, prec))
+                lists = presorted_lists([t.shape[0]], t, [n])
+                aps.append(
+                    float(lists.average_precision("voc07" if self.compat == "voc07" else "all_points")[0])
+                )
             return float(np.mean(aps)) if aps else -1.0
         q = -np.ones((len(self.rec_thrs), len(ids)))
         for k, c in enumerate(ids.tolist()):
@@ -493,7 +519,7 @@ def tide_errors(
         raise ValidationError(
             f"need 0 <= bg_threshold <= pos_threshold <= 1, got {bg_threshold}, {pos_threshold}"
         )
-    levels = np.linspace(0.0, 1.0, 101) if rec_thrs is None else np.asarray(rec_thrs, dtype=np.float64)
+    levels = COCO_RECALL_LEVELS if rec_thrs is None else np.asarray(rec_thrs, dtype=np.float64)
     if protocol not in PROTOCOLS:
         raise ValidationError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     mode = "tide" if compat == "tide" else protocol

@@ -16,14 +16,27 @@ Edges (tested in tests/test_core_edges.py):
 * Ties: ``ties="stable"`` (default) keeps input order among equal scores, so the lower index ranks higher;
   ``tiebreak`` orders equal scores by a key; ties are never averaged over their permutations.
 * ``voc07`` can return 1 + 2**-52 on a perfect ranking (eleven additions of 1/11, as the devkit does).
+
+Recall levels and IoU thresholds of every protocol are defined once, in ``levels.py``; the outcome vocabulary
+(``RELEVANT``, ``NONRELEVANT``, ``IGNORED``, tie policies, input checks) in ``outcomes.py``, below both
+``lists.py`` and ``ranking.py``.
+
+Interpolated precision at recall levels has one definition (``lists.py``: the envelope at the c-th hit, c
+from :func:`~deteval.core.lists.min_counts_for_recall`) and three engines, each kept for a shape of input the
+others would serve only at a cost of memory or time; tests check that they give the same doubles:
+
+* :meth:`RankedLists.envelope_at_counts` (``lists.py``): lists laid out item by item (weights as repeated
+  items); the general engine, and the reference for the other two.
+* :func:`~deteval.core.weighted.weighted_levels` (``weighted.py``): one integer weighting without laying out
+  the copies, O(items + hits) instead of O(Σ weights) (COCO accumulation of weighted tables);
+  tests/test_stats.py compares it with the repeated lists.
+* :class:`~deteval.core.reweighted.ReweightedLists` (``reweighted.py``): fixed lists under many weightings at
+  once (bootstrap and randomization resamples), laying out once what the weights cannot change;
+  tests/test_resample.py and tests/test_resample_packed.py compare it with the repeated lists.
 """
 
 from deteval.core.ap import (
     AP_METHODS,
-    COCO_RECALL_LEVELS,
-    PY_FASTER_RCNN_LEVELS,
-    VOC07_LEVELS,
-    VOC_DEVKIT_LEVELS,
     ap_all_points,
     ap_coco101,
     ap_uninterpolated,
@@ -32,6 +45,13 @@ from deteval.core.ap import (
     interpolated_precision,
     precision_envelope,
 )
+from deteval.core.levels import (
+    COCO_IOU_THRESHOLDS,
+    COCO_RECALL_LEVELS,
+    PY_FASTER_RCNN_LEVELS,
+    VOC07_LEVELS,
+    VOC_DEVKIT_LEVELS,
+)
 from deteval.core.lists import RankedLists, presorted_lists, ranked_lists
 from deteval.core.prf import PRF, f_beta, precision_recall_f
 from deteval.core.ranking import IGNORED, NONRELEVANT, RELEVANT, Ranking, rank
@@ -39,6 +59,7 @@ from deteval.core.summary import RankedSummary, precision_at_k, recall_at_k, sum
 
 __all__ = [
     "AP_METHODS",
+    "COCO_IOU_THRESHOLDS",
     "COCO_RECALL_LEVELS",
     "IGNORED",
     "NONRELEVANT",

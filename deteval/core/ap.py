@@ -25,14 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from deteval.core.lists import (
-    AP_METHODS,
-    COCO_RECALL_LEVELS,
-    PY_FASTER_RCNN_LEVELS,
-    VOC07_LEVELS,
-    VOC_DEVKIT_LEVELS,
-    APMethod,
-)
+from deteval.core.levels import COCO_RECALL_LEVELS, PY_FASTER_RCNN_LEVELS, VOC07_LEVELS, VOC_DEVKIT_LEVELS
+from deteval.core.lists import AP_METHODS, APMethod
 from deteval.core.ranking import Ranking
 from deteval.errors import ValidationError
 

@@ -47,8 +47,9 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from deteval.core.levels import COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
+from deteval.core.outcomes import IGNORED, RELEVANT, TiePolicy, as_outcomes, as_scores
 from deteval.core.prf import f_beta
-from deteval.core.ranking import IGNORED, RELEVANT, TiePolicy, as_outcomes, as_scores
 from deteval.errors import ValidationError
 
 APMethod = Literal["voc07", "all_points", "coco101", "uninterpolated"]
@@ -56,17 +57,6 @@ AP_METHODS: tuple[str, ...] = ("voc07", "all_points", "coco101", "uninterpolated
 APDenominator = Literal["n_pos", "min_k_n_pos", "retrieved"]
 AP_AT_K_DENOMINATORS: tuple[str, ...] = ("n_pos", "min_k_n_pos", "retrieved")
 
-#: The VOC devkit's recall levels: VOCevaldet.m loops ``for t=0:0.1:1``, and a MATLAB (and Octave) for-loop
-#: variable is ``a + k*d``, so t = k*0.1: 0.30000000000000004, 0.6000000000000001 and 0.7000000000000001 at
-#: k = 3, 6, 7 (a recall of exactly 0.3, 0.6 or 0.7 does not reach them). The default of ``voc07``.
-VOC_DEVKIT_LEVELS = np.array([0.0 + k * 0.1 for k in range(11)], dtype=np.float64)
-#: py-faster-rcnn's ``np.arange(0.0, 1.1, 0.1)``: the same eleven doubles as the devkit's loop.
-PY_FASTER_RCNN_LEVELS = np.arange(0.0, 1.1, 0.1)
-#: 0.0, 0.1, ..., 1.0 as the nearest doubles to the decimals (i / 10 is correctly rounded), for tools that
-#: sample the decimals; not the devkit's levels.
-VOC07_LEVELS = np.array([i / 10 for i in range(11)], dtype=np.float64)
-#: pycocotools' ``recThrs``.
-COCO_RECALL_LEVELS = np.linspace(0.0, 1.0, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
 #: pycocotools' precision denominator term.
 COCO_EPS = float(np.spacing(1))
 

@@ -15,21 +15,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from deteval.core.lists import RankedLists, presorted_lists, ranked_lists, sort_lists
+from deteval.core.outcomes import IGNORED, NONRELEVANT, RELEVANT, TiePolicy, as_outcomes, as_scores
 from deteval.errors import ValidationError
 
-if TYPE_CHECKING:
-    from deteval.core.lists import RankedLists
-
-RELEVANT = 1
-NONRELEVANT = 0
-IGNORED = -1
-
-TiePolicy = Literal["stable", "quicksort", "presorted"]
+# The outcome vocabulary is defined in deteval.core.outcomes; these names stay importable from here.
+__all__ = [
+    "IGNORED",
+    "NONRELEVANT",
+    "RELEVANT",
+    "Ranking",
+    "TiePolicy",
+    "as_outcomes",
+    "as_scores",
+    "rank",
+    "rank_order",
+]
 
 
 @dataclass(frozen=True)
@@ -54,8 +59,6 @@ class Ranking:
     def lists(self) -> RankedLists:
         """This ranking as the one-list case of :class:`~deteval.core.lists.RankedLists` (every measure of
         a single ranking is computed there)."""
-        from deteval.core.lists import presorted_lists
-
         return presorted_lists([len(self)], self.relevant, [self.n_pos], scores=self.scores)
 
     def precision(self, eps: float = 0.0) -> np.ndarray:
@@ -69,51 +72,6 @@ class Ranking:
     def recall(self) -> np.ndarray:
         """R(r) = tp / n_pos at every rank; all zeros when ``n_pos == 0`` (nothing can be recalled)."""
         return self.lists.recall()
-
-
-def as_scores(scores: ArrayLike, what: str = "scores") -> np.ndarray:
-    """``scores`` as a 1-D float64 array, or a :class:`ValidationError` naming the first non-finite item."""
-    try:
-        arr = np.asarray(scores, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(f"{what} must be numbers: {exc}") from None
-    if arr.ndim != 1:
-        raise ValidationError(f"{what} must be one-dimensional, got shape {arr.shape}")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValidationError(
-            f"{what} must be finite: item {i} has score {float(arr[i])!r} ({int(bad.sum())} non-finite in all)",
-            record=i,
-        )
-    return arr
-
-
-def as_outcomes(outcomes: ArrayLike, n: int | None) -> np.ndarray:
-    """``outcomes`` (booleans or 1, 0, −1; ``n`` items when given) as int8 :data:`RELEVANT`, :data:`NONRELEVANT`,
-    :data:`IGNORED`; anything else, or a length other than ``n``, is a :class:`ValidationError`."""
-    try:
-        arr = np.asarray(outcomes)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(f"outcomes must be booleans or the integers 1, 0, -1: {exc}") from None
-    if arr.ndim != 1:
-        raise ValidationError(f"outcomes must be one-dimensional, got shape {arr.shape}")
-    # Checked before any conversion: a length mismatch must never be cut or padded silently.
-    if n is not None and arr.shape[0] != n:
-        raise ValidationError(f"{arr.shape[0]} outcomes for {n} scores")
-    if arr.dtype == np.bool_:
-        return arr.astype(np.int8)
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        numeric = np.issubdtype(arr.dtype, np.floating) and bool(np.isfinite(arr).all())
-        as_int = arr.astype(np.int64) if numeric else None
-        if as_int is None or not np.array_equal(as_int, arr):
-            raise ValidationError("outcomes must be booleans or the integers 1, 0, -1")
-        arr = as_int
-    bad = (arr != RELEVANT) & (arr != NONRELEVANT) & (arr != IGNORED)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValidationError(f"outcome {arr[i].item()!r} is not 1 (relevant), 0 or -1 (ignored)", record=i)
-    return arr.astype(np.int8, copy=False)
 
 
 def _as_count(n_pos: object) -> int:
@@ -139,8 +97,6 @@ def rank_order(
     * ``tiebreak``: an array sorted ascending among equal scores (then input order), e.g. trec_eval's
       docno-descending rule expressed as integer ranks of the docnos.
     """
-    from deteval.core.lists import sort_lists
-
     return sort_lists(np.zeros(scores.shape[0], dtype=np.int64), scores, ties=ties, tiebreak=tiebreak)
 
 
@@ -164,8 +120,6 @@ def rank(
     >>> r.tp.tolist(), r.fp.tolist(), r.recall().tolist()
     ([1, 1, 2], [0, 1, 1], [0.3333333333333333, 0.3333333333333333, 0.6666666666666666])
     """
-    from deteval.core.lists import ranked_lists
-
     if n_pos is not None:
         n_pos = _as_count(n_pos)
     rl = ranked_lists(None, scores, outcomes, n_pos, weights=weights, ties=ties, tiebreak=tiebreak)

@@ -1,4 +1,5 @@
-"""Axis-aligned boxes: formats, areas and intersection over union.
+"""Axis-aligned boxes: formats, areas and intersection over union (checked inputs; the kernel is
+:func:`deteval.match.iou.xyxy_iou`).
 
 Inside deteval a box is four float64 numbers ``x1, y1, x2, y2`` (``xyxy``) in the pixel convention of its
 source. Other formats are converted with :func:`convert_boxes`.
@@ -23,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from deteval.errors import ValidationError
+from deteval.match.iou import xyxy_iou
 from deteval.tables.arrays import as_boxes
 
 BoxFormat = Literal["xyxy", "xywh", "cxcywh"]
@@ -62,22 +64,6 @@ def box_area(boxes: ArrayLike, *, plus_one: bool = False) -> np.ndarray:
     return (b[:, 2] - b[:, 0] + one) * (b[:, 3] - b[:, 1] + one)
 
 
-def _iou(a: np.ndarray, b: np.ndarray, one: float, no_overlap: float) -> np.ndarray:
-    # a and b broadcast against each other; the arithmetic order is VOCevaldet.m's.
-    iw = np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]) + one
-    ih = np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]) + one
-    inter = iw * ih
-    union = (
-        (a[..., 2] - a[..., 0] + one) * (a[..., 3] - a[..., 1] + one)
-        + (b[..., 2] - b[..., 0] + one) * (b[..., 3] - b[..., 1] + one)
-        - inter
-    )
-    overlap = (iw > 0) & (ih > 0)
-    out = np.full(overlap.shape, no_overlap, dtype=np.float64)
-    np.divide(inter, union, out=out, where=overlap)
-    return out
-
-
 def box_iou(a: ArrayLike, b: ArrayLike, *, plus_one: bool = False, no_overlap: float = 0.0) -> np.ndarray:
     """IoU matrix (N, M) between boxes ``a`` (N, 4) and ``b`` (M, 4), ``xyxy``.
 
@@ -88,7 +74,7 @@ def box_iou(a: ArrayLike, b: ArrayLike, *, plus_one: bool = False, no_overlap: f
     [[1.0, 0.3333333333333333]]
     """
     aa, bb = as_boxes(a, "a"), as_boxes(b, "b")
-    return _iou(aa[:, None, :], bb[None, :, :], 1.0 if plus_one else 0.0, no_overlap)
+    return xyxy_iou(aa[:, None, :], bb[None, :, :], 1.0 if plus_one else 0.0, no_overlap)
 
 
 def paired_iou(a: ArrayLike, b: ArrayLike, *, plus_one: bool = False, no_overlap: float = 0.0) -> np.ndarray:
@@ -96,4 +82,4 @@ def paired_iou(a: ArrayLike, b: ArrayLike, *, plus_one: bool = False, no_overlap
     aa, bb = as_boxes(a, "a"), as_boxes(b, "b")
     if aa.shape != bb.shape:
         raise ValidationError(f"paired boxes must have equal shapes, got {aa.shape} and {bb.shape}")
-    return _iou(aa, bb, 1.0 if plus_one else 0.0, no_overlap)
+    return xyxy_iou(aa, bb, 1.0 if plus_one else 0.0, no_overlap)

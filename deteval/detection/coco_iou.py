@@ -1,10 +1,7 @@
 """IoU and OKS for flat lists of (detection, ground truth) pairs, bit-identical to pycocotools.
 
-* bbox: pycocotools' C ``bbIou`` (maskApi.c) on ``[x, y, w, h]`` float64 boxes, with its exact operation
-  order: ``w = min(dx+dw, gx+gw) − max(dx, gx)`` (0 if ≤ 0), likewise ``h``; ``i = w·h``;
-  ``u = da`` for a crowd ground truth else ``(da + ga) − i`` with ``da = dw·dh``, ``ga = gw·gh``; IoU = i / u.
-  Every step is an IEEE float64 operation done element-wise by numpy in the same order, so the result is
-  the same double.
+* bbox: pycocotools' C ``bbIou`` (maskApi.c), defined in :mod:`deteval.match.iou` (the home of every box IoU)
+  and re-exported here.
 * segm: ``pycocotools.mask.iou`` on RLEs, many (image, category) blocks of pairs per call.
 * keypoints: COCO's OKS (``COCOeval.computeOks``), vectorised over pairs. The per-pair sum of
   ``exp(−e)`` over the visible keypoints reproduces numpy's pairwise summation order, so it is the same
@@ -22,11 +19,15 @@ import numpy as np
 
 from deteval.io.coco import row_extents
 from deteval.io.rle import text_slices
+from deteval.match.iou import MATRIX_PAIRS, bb_iou, bbox_iou_blocks, bbox_iou_pairs
 
+# The box kernels live in deteval.match.iou; their names stay importable from here.
 __all__ = [
+    "MATRIX_PAIRS",
     "KeypointOks",
     "LazyCounts",
     "RleLookup",
+    "bb_iou",
     "bbox_iou_blocks",
     "bbox_iou_pairs",
     "numpy_pairwise_sum_rows",
@@ -39,98 +40,6 @@ class RleLookup(Protocol):
     """The RLE of annotation ``i``: a list of RLEs, or a table that converts them on demand (``ensure``)."""
 
     def __getitem__(self, i: int, /) -> Any: ...
-
-
-def bbox_iou_pairs(
-    dbox: np.ndarray, gbox: np.ndarray, gcrowd: np.ndarray, di: np.ndarray, gi: np.ndarray
-) -> np.ndarray:
-    """IoU of detection ``dbox[di[p]]`` with ground truth ``gbox[gi[p]]`` for every pair p (xywh boxes).
-
-    A crowd ground truth divides the intersection by the detection's area instead of the union.
-    """
-    # rows gathered by np.take (a quarter of the time of dbox[di]), then as four contiguous columns each
-    # (:func:`_pair_iou`); bench_coco 20k bbox, 300k pairs: 11 ms against 23 ms with bb_iou(dbox[di], ...)
-    d = np.take(dbox, di, axis=0).T.copy()
-    g = np.take(gbox, gi, axis=0).T.copy()
-    return _pair_iou(d, g, gcrowd[gi])
-
-
-def _pair_iou(d: np.ndarray, g: np.ndarray, crowd: np.ndarray) -> np.ndarray:
-    """:func:`bb_iou` of pairs given as (4, P) columns, the same operations on the same doubles (so the same
-    results), written into buffers of their own (``d`` and ``g`` are overwritten): a few P-long temporaries
-    instead of a dozen."""
-    dx, dy, dw, dh = d
-    gx, gy, gw, gh = g
-    w = dw + dx
-    t = gw + gx
-    np.minimum(w, t, out=w)
-    np.maximum(dx, gx, out=t)
-    w -= t
-    h = dh + dy
-    np.add(gh, gy, out=t)
-    np.minimum(h, t, out=h)
-    np.maximum(dy, gy, out=t)
-    h -= t
-    inter = w * h
-    union = np.multiply(gw, gh, out=t)
-    da = np.multiply(dw, dh, out=dx)
-    union += da  # (da + gw * gh: a sum of two doubles is the same either way round)
-    union -= inter
-    np.copyto(union, da, where=crowd)
-    ok = w > 0
-    ok &= h > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        np.divide(inter, union, out=inter)
-    np.copyto(inter, 0.0, where=~ok)
-    return inter
-
-
-def bb_iou(d: np.ndarray, g: np.ndarray, crowd: np.ndarray) -> np.ndarray:
-    """``bbIou`` element-wise on ``d[..., k]`` and ``g[..., k]`` (pairs, or rows × columns by broadcasting)."""
-    dx, dy, dw, dh = d[..., 0], d[..., 1], d[..., 2], d[..., 3]
-    gx, gy, gw, gh = g[..., 0], g[..., 1], g[..., 2], g[..., 3]
-    w = np.minimum(dw + dx, gw + gx) - np.maximum(dx, gx)
-    h = np.minimum(dh + dy, gh + gy) - np.maximum(dy, gy)
-    inter = w * h
-    da = dw * dh
-    union = np.where(crowd, da, (da + (gw * gh)) - inter)
-    ok = (w > 0) & (h > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        iou = inter / union
-    return np.where(ok, iou, 0.0)
-
-
-#: Blocks of at least this many pairs are computed as a detections × ground truths matrix (broadcast).
-MATRIX_PAIRS = 4096
-
-
-def bbox_iou_blocks(
-    dbox: np.ndarray,
-    gbox: np.ndarray,
-    gcrowd: np.ndarray,
-    di: np.ndarray,
-    gi: np.ndarray,
-    block_start: np.ndarray,
-    block_nd: np.ndarray,
-    block_ng: np.ndarray,
-) -> np.ndarray:
-    """:func:`bbox_iou_pairs` for pairs that come in blocks of nd × ng (detection-major): a large block as
-    one broadcast matrix (no gathered copy of the boxes per pair; the same operations, so the same doubles),
-    the small ones together as pairs."""
-    npairs = block_nd * block_ng
-    big = npairs >= MATRIX_PAIRS
-    if not big.any():
-        return bbox_iou_pairs(dbox, gbox, gcrowd, di, gi)
-    out = np.empty(di.shape[0], dtype=np.float64)
-    small = np.repeat(~big, npairs)
-    if small.any():
-        out[small] = bbox_iou_pairs(dbox, gbox, gcrowd, di[small], gi[small])
-    for s, nd, ng in zip(block_start[big].tolist(), block_nd[big].tolist(), block_ng[big].tolist()):
-        cols = gi[s : s + ng]
-        rows = np.take(dbox, di[s : s + nd * ng : ng], axis=0)
-        m = bb_iou(rows[:, None, :], np.take(gbox, cols, axis=0)[None, :, :], gcrowd[cols][None, :])
-        out[s : s + nd * ng] = m.reshape(-1)
-    return out
 
 
 def numpy_pairwise_sum_rows(a: np.ndarray) -> np.ndarray:
@@ -383,6 +292,7 @@ def segm_iou_blocks(
 ) -> np.ndarray:
     """Mask IoU through ``pycocotools.mask.iou`` for blocks of nd × ng pairs (detection-major), many blocks
     per call (see :class:`_Tags`)."""
+    # pycocotools is imported where masks are compared only: a bbox evaluation never loads it
     from pycocotools import mask as mask_utils
 
     out = np.zeros(di.shape[0], dtype=np.float64)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS
 from deteval.errors import ConfigError
 from deteval.syntax import parse_decimal, parse_integer
 
@@ -37,13 +38,15 @@ def _linspace(start: float, stop: float, num: int) -> np.ndarray:
 
 
 def coco_iou_thresholds() -> np.ndarray:
-    """``np.linspace(.5, .95, 10)``: pycocotools' IoU thresholds, bit for bit."""
-    return _linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1)
+    """A copy of :data:`~deteval.core.levels.COCO_IOU_THRESHOLDS` (``np.linspace(.5, .95, 10)``):
+    pycocotools' IoU thresholds, bit for bit."""
+    return COCO_IOU_THRESHOLDS.copy()
 
 
 def coco_recall_thresholds() -> np.ndarray:
-    """``np.linspace(0, 1, 101)``: pycocotools' recall sampling points."""
-    return _linspace(0.0, 1.0, int(np.round((1.00 - 0.0) / 0.01)) + 1)
+    """A copy of :data:`~deteval.core.levels.COCO_RECALL_LEVELS` (``np.linspace(0, 1, 101)``): pycocotools'
+    recall sampling points."""
+    return COCO_RECALL_LEVELS.copy()
 
 
 _LINSPACE = re.compile(r"^\s*linspace\(\s*([^,]+),\s*([^,]+),\s*([^,)]+?)\s*\)\s*$")

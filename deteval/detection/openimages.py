@@ -36,9 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from deteval.core.ap import ap_all_points
+from deteval.core.lists import presorted_lists
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.openimages import Hierarchy, OidTable, load_class_names, load_hierarchy, read_oid_csv
+from deteval.match.iou import iou_ioa_yxyx
 from deteval.results import EvalResult
 
 __all__ = ["OpenImagesEvaluation", "evaluate_openimages"]
@@ -303,21 +304,16 @@ def evaluate_openimages(
     e_cls, e_score, e_tp = e_cls[o], e_score[o], e_tp[o]
 
     n_gt = np.bincount(g_cls, minlength=C).astype(np.float64)  # group-of weight 1: a group counts once
-    n_tp = np.zeros(C, dtype=np.int64)
-    ap = np.full(C, np.nan)
     cs = np.searchsorted(e_cls, np.arange(C + 1))
-    for c in range(C):
-        if n_gt[c] == 0:
-            continue
-        s, t = e_score[cs[c] : cs[c + 1]], e_tp[cs[c] : cs[c + 1]]
-        srt = np.argsort(s)[::-1]
-        lab_c = t[srt]
-        ctp = np.cumsum(lab_c)
-        cfp = np.cumsum((lab_c <= 0).astype(float))
-        precision = ctp.astype(float) / (ctp + cfp)
-        recall = ctp.astype(float) / n_gt[c]
-        ap[c] = ap_all_points(recall, precision)
-        n_tp[c] = int(lab_c.sum())
+    # The challenge's ranking: per class, np.argsort(scores)[::-1] (unstable; reversed, so ties in reverse).
+    rank = np.concatenate(
+        [np.zeros(0, dtype=np.int64)]
+        + [cs[c] + np.argsort(e_score[cs[c] : cs[c + 1]])[::-1] for c in range(C)]
+    )
+    hit = e_tp[rank] > 0
+    lists = presorted_lists(np.diff(cs), hit, n_gt.astype(np.int64))
+    ap = np.where(n_gt > 0, lists.average_precision("all_points"), np.nan)
+    n_tp = np.where(n_gt > 0, lists.n_hits, 0).astype(np.int64)
     with np.errstate(all="ignore"):
         mean = float(np.nanmean(ap)) if (~np.isnan(ap)).any() else float("nan")
     return OpenImagesEvaluation(
@@ -330,18 +326,6 @@ def evaluate_openimages(
         counts=counts,
         warnings=warnings,
     )
-
-
-def _iou_ioa(d: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """IoU and intersection over the detection's area of pairs of [ymin, xmin, ymax, xmax] boxes, with
-    ``np_box_ops``' operation order (so the same doubles)."""
-    h = np.maximum(0.0, np.minimum(d[:, 2], g[:, 2]) - np.maximum(d[:, 0], g[:, 0]))
-    w = np.maximum(0.0, np.minimum(d[:, 3], g[:, 3]) - np.maximum(d[:, 1], g[:, 1]))
-    inter = h * w
-    da = (d[:, 2] - d[:, 0]) * (d[:, 3] - d[:, 1])
-    ga = (g[:, 2] - g[:, 0]) * (g[:, 3] - g[:, 1])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return inter / ((da + ga) - inter), inter / da
 
 
 def _first_best(pd: np.ndarray, pg_pos: np.ndarray, val: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -377,7 +361,7 @@ def _match(
         pd = np.repeat(np.arange(n), cnt)
         off = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
         pg = gsel[np.repeat(lo, cnt) + off]
-        iou, ioa = _iou_ioa(d_box[pd], g_box[pg])
+        iou, ioa = iou_ioa_yxyx(d_box[pd], g_box[pg])
         if not stage_group:
             box, v = _first_best(pd, off, iou, n)
             ok = (box >= 0) & (v >= IOU_THRESHOLD)

@@ -24,6 +24,13 @@ with ≥ 1 label: recall ``tp / (n + 1e-16)``, precision ``tp / (tp + fp)``, pre
 AP = ``trapezoid(interp(linspace(0, 1, 101), mrec, mpre))`` (so at most 0.995). P and R are read at one
 confidence for all classes: the argmax of the class-mean F1 curve on ``linspace(0, 1, 1000)`` after a box
 filter of 10 % width.
+
+A deliberate copy of kernels that have their home elsewhere, to reproduce Ultralytics' own arithmetic: the
+float32 IoU with ``+ 1e-7`` in the union (:func:`box_iou`; the float64 kernels are in ``match/iou.py``), its two
+matchers (:func:`match_image`; pycocotools' and the devkit's rules are in ``match/``), and the precision
+envelope of the sentinel-padded curve integrated with ``np.trapezoid`` (``_ap``; the core's AP methods never
+interpolate linearly). The grids and thresholds come from ``core/levels.py``. tests/test_yolo_ultralytics.py
+checks the results against the values Ultralytics reports.
 """
 
 from __future__ import annotations
@@ -33,14 +40,20 @@ from typing import Any, Literal
 
 import numpy as np
 
+from deteval.core.levels import (
+    COCO_IOU_THRESHOLDS,
+    ULTRALYTICS_CONFIDENCES,
+    ULTRALYTICS_IOU_THRESHOLDS,
+    ULTRALYTICS_RECALL_POINTS,
+)
 from deteval.detection.box_table import BoxTable
 from deteval.errors import ConfigError
 
 Matcher = Literal["unique", "greedy"]
 Sentinel = Literal["one", "repeat_last"]
 
-IOU_THRESHOLDS_32 = np.linspace(0.5, 0.95, 10).astype(np.float32)  # == torch.linspace(0.5, 0.95, 10)
-IOU_THRESHOLDS_64 = np.linspace(0.5, 0.95, 10)
+IOU_THRESHOLDS_32 = ULTRALYTICS_IOU_THRESHOLDS  # == torch.linspace(0.5, 0.95, 10)
+IOU_THRESHOLDS_64 = COCO_IOU_THRESHOLDS  # np.linspace(0.5, 0.95, 10), for explain's float64 steps
 _EPS_IOU = 1e-7
 _EPS = 1e-16
 
@@ -139,7 +152,7 @@ def _ap(recall: np.ndarray, precision: np.ndarray, sentinel: Sentinel) -> float:
         mrec = np.concatenate(([0.0], recall, [last], [1.0]))
         mpre = np.concatenate(([1.0], precision, [0.0], [0.0]))
     mpre = np.flip(np.maximum.accumulate(np.flip(mpre)))
-    x = np.linspace(0, 1, 101)
+    x = ULTRALYTICS_RECALL_POINTS
     return float(np.trapezoid(np.interp(x, mrec, mpre), x))
 
 
@@ -195,7 +208,7 @@ def ap_per_class(
     order = np.argsort(-conf)
     tp, conf, pred_cls = tp[order], conf[order], pred_cls[order]
     classes, n_labels = np.unique(target_cls, return_counts=True)
-    x = np.linspace(0, 1, 1000)
+    x = ULTRALYTICS_CONFIDENCES
     ap = np.zeros((len(classes), tp.shape[1]))
     p_curve, r_curve = np.zeros((len(classes), 1000)), np.zeros((len(classes), 1000))
     for k, c in enumerate(classes):

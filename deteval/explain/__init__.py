@@ -19,9 +19,9 @@ from deteval.explain.yolo import (
     PROFILE_RULES,
     Explanation,
     Rules,
-    coco_sampled_precision,
+    coco_precision_at_levels,
     explain,
     score,
 )
 
-__all__ = ["ORDER", "PROFILE_RULES", "Explanation", "Rules", "coco_sampled_precision", "explain", "score"]
+__all__ = ["ORDER", "PROFILE_RULES", "Explanation", "Rules", "coco_precision_at_levels", "explain", "score"]

@@ -40,19 +40,20 @@ from typing import Any, Literal
 
 import numpy as np
 
-from deteval.core import VOC_DEVKIT_LEVELS
+from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.lists import ranked_lists
 from deteval.detection.boxes import box_iou
 from deteval.detection.coco import evaluate_coco
-from deteval.detection.coco_iou import bb_iou
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, rank_positions
 from deteval.errors import ConfigError, ValidationError
-from deteval.explain.yolo import Explanation, coco_sampled_precision
+from deteval.explain.yolo import Explanation, coco_precision_at_levels
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
+from deteval.match.greedy import greedy_match
+from deteval.match.iou import bb_iou, xyxy_ioa
 from deteval.run.voc import evaluate_voc
 
-THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
-RECALL_LEVELS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
+THRESHOLDS = COCO_IOU_THRESHOLDS
+RECALL_LEVELS = COCO_RECALL_LEVELS
 
 
 @dataclass(frozen=True)
@@ -230,52 +231,9 @@ def _iou(data: CrossData, gi: np.ndarray, di: np.ndarray, rules: CrossRules) -> 
     g, d = data.g_voc[gi], data.d_voc[di]
     iou = box_iou(g, d, plus_one=True)
     if crowd.any():
-        iw = np.minimum(g[:, None, 2], d[None, :, 2]) - np.maximum(g[:, None, 0], d[None, :, 0]) + 1.0
-        ih = np.minimum(g[:, None, 3], d[None, :, 3]) - np.maximum(g[:, None, 1], d[None, :, 1]) + 1.0
-        da = (d[:, 2] - d[:, 0] + 1.0) * (d[:, 3] - d[:, 1] + 1.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            on_area = np.where((iw > 0) & (ih > 0), (iw * ih) / da[None, :], 0.0)
-        iou = np.where(crowd[:, None], on_area, iou)
+        # a crowd region: intersection over the detection's (+1 pixel) area
+        iou = np.where(crowd[:, None], xyxy_ioa(g[:, None, :], d[None, :, :], 1.0), iou)
     return iou
-
-
-def _match_block(iou: np.ndarray, crowd: np.ndarray, rules: CrossRules) -> np.ndarray:
-    """Outcomes (thresholds × detections, detections in rank order): 1 TP, 0 FP, −1 ignored.
-
-    Detections are walked one by one (each depends on what the previous ones took), all ten thresholds at
-    once: ``taken`` is thresholds × ground truths.
-    """
-    n_g, n_d = iou.shape
-    n_t = len(THRESHOLDS)
-    out = np.zeros((n_t, n_d), dtype=np.int8)
-    if n_g == 0:
-        return out
-    strict = rules.comparison == ">"
-    taken = np.zeros((n_t, n_g), dtype=bool)
-    rows = np.arange(n_t)
-    for d in range(n_d):
-        col = iou[:, d]
-        if rules.matcher == "voc":
-            j = int(np.argmax(col))  # the first maximum, as the devkit's `ov > ovmax`
-            hit = col[j] > THRESHOLDS if strict else col[j] >= THRESHOLDS
-            if crowd[j]:
-                out[hit, d] = -1
-            else:
-                new = hit & ~taken[:, j]
-                out[new, d] = 1
-                taken[new, j] = True
-            continue
-        # pycocotools: regular ground truths first; among those qualifying the last maximum wins.
-        ok = col[None, :] > THRESHOLDS[:, None] if strict else col[None, :] >= THRESHOLDS[:, None]
-        regular = ok & ~crowd[None, :] & ~taken
-        vals = np.where(regular, col[None, :], -np.inf)
-        j = n_g - 1 - np.argmax(vals[:, ::-1], axis=1)
-        has = regular.any(axis=1)
-        out[has, d] = 1
-        taken[rows[has], j[has]] = True
-        on_crowd = ~has & (ok & crowd[None, :]).any(axis=1)
-        out[on_crowd, d] = -1
-    return out
 
 
 @dataclass
@@ -299,7 +257,9 @@ def _score(data: CrossData, rules: CrossRules) -> _Point:
     for key in np.unique(dk).tolist():
         di = d_order[np.searchsorted(dk, key) : np.searchsorted(dk, key, side="right")]
         gi = g_order[np.searchsorted(gk, key) : np.searchsorted(gk, key, side="right")]
-        outcome[:, di] = _match_block(_iou(data, gi, di, rules), data.g_crowd[gi], rules)
+        outcome[:, di] = greedy_match(
+            _iou(data, gi, di, rules), data.g_crowd[gi], THRESHOLDS, rules.matcher, rules.comparison == ">"
+        )[0]
     npos = np.bincount(data.g_cls[~data.g_crowd], minlength=data.n_classes)
     if rules.ap == "coco101":
         return _coco_ap(data, pos, kept, outcome, npos)
@@ -334,11 +294,7 @@ def _coco_ap(
     for k in np.flatnonzero(npos > 0).tolist():
         mine = kept[data.d_cls[kept] == k]
         mine = mine[np.argsort(pos[mine], kind="stable")]
-        o = outcome[:, mine]
-        tps = np.cumsum(o == 1, axis=1).astype(float)
-        fps = np.cumsum(o == 0, axis=1).astype(float)
-        for t in range(len(THRESHOLDS)):
-            table[t, :, k] = coco_sampled_precision(tps[t], fps[t], int(npos[k]), RECALL_LEVELS)
+        table[:, :, k] = coco_precision_at_levels(outcome[:, mine], int(npos[k]), RECALL_LEVELS)
     s, s50 = table[table > -1], table[0][table[0] > -1]
     ap = table.mean(axis=1)
     ap = np.where(ap < 0, np.nan, ap)

@@ -32,12 +32,22 @@ from typing import Any, Literal
 
 import numpy as np
 
-from deteval.core.ap import interpolated_precision
+from deteval.core.levels import COCO_RECALL_LEVELS
+from deteval.core.lists import COCO_EPS, presorted_lists
 from deteval.detection.box_table import BoxTable
+from deteval.detection.boxes import convert_boxes
 from deteval.detection.supervision_profile import masked_mean
-from deteval.detection.ultralytics import IOU_THRESHOLDS_32, IOU_THRESHOLDS_64, ap_per_class, box_iou
+from deteval.detection.ultralytics import (
+    IOU_THRESHOLDS_32,
+    IOU_THRESHOLDS_64,
+    ap_per_class,
+    box_iou,
+    match_image,
+)
 from deteval.detection.yolo_eval import canonical_profile, evaluate_yolo
 from deteval.io.yolo import YoloDataset
+from deteval.match.greedy import greedy_match
+from deteval.match.iou import bb_iou
 
 
 @dataclass(frozen=True)
@@ -71,25 +81,21 @@ _RULE_TEXT = {
 # ------------------------------------------------------------------------------------ step-wise evaluator
 def _coco_iou(g: np.ndarray, d: np.ndarray) -> np.ndarray:
     """pycocotools' bbIou (labels × detections) on the ``[x, y, w, h]`` boxes the COCO conversion writes."""
-    gx, gy, gw, gh = g[:, 0:1], g[:, 1:2], g[:, 2:3] - g[:, 0:1], g[:, 3:4] - g[:, 1:2]
-    dx, dy = d[None, :, 0], d[None, :, 1]
-    dw, dh = d[None, :, 2] - dx, d[None, :, 3] - dy
-    w = np.minimum(dw + dx, gw + gx) - np.maximum(dx, gx)
-    h = np.minimum(dh + dy, gh + gy) - np.maximum(dy, gy)
-    inter = w * h
-    union = (dw * dh + gw * gh) - inter
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where((w > 0) & (h > 0), inter / union, 0.0)
+    no_crowd = np.zeros((len(g), 1), dtype=bool)  # a YOLO dataset has no crowd regions
+    return bb_iou(
+        convert_boxes(d, "xyxy", "xywh")[None, :, :], convert_boxes(g, "xyxy", "xywh")[:, None, :], no_crowd
+    )
 
 
 def _match(iou: np.ndarray, gcls: np.ndarray, dcls: np.ndarray, thr: np.ndarray, matcher: str) -> np.ndarray:
-    from deteval.detection.ultralytics import match_image
-
+    """Correct-at-threshold matrix (detections × thresholds) of one image under the step's matcher."""
     if matcher != "coco":
         return match_image(iou, gcls, dcls, thr, matcher)  # type: ignore[arg-type]
-    # COCOeval: the same greedy walk, but the LAST ground truth wins an IoU tie: argmax over reversed rows.
-    flipped = match_image(iou[::-1], gcls[::-1], dcls, thr, "greedy")
-    return flipped
+    # COCOeval's greedy rule within each class (the last ground truth wins an IoU tie); −1 keeps other classes'
+    # labels out of reach. A YOLO dataset has no crowd regions.
+    within = np.where(gcls[:, None] == dcls[None, :], iou, -1.0)
+    outcomes, _ = greedy_match(within, np.zeros(len(gcls), dtype=bool), thr, "coco")
+    return (outcomes == 1).T
 
 
 @dataclass
@@ -147,7 +153,7 @@ def _match_all(gt: BoxTable, dt: BoxTable, n_images: int, rules: Rules) -> _Matc
 
 def _coco_table(m: _Matched, gt: BoxTable, n_classes: int) -> np.ndarray:
     """COCOeval's precision table [T, R, K] (−1 for classes without labels)."""
-    rec_thrs = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
+    rec_thrs = COCO_RECALL_LEVELS
     table = -np.ones((10, len(rec_thrs), n_classes))
     for k in range(n_classes):
         npos = int((gt.cls == k).sum())
@@ -155,18 +161,20 @@ def _coco_table(m: _Matched, gt: BoxTable, n_classes: int) -> np.ndarray:
             continue
         mine = np.flatnonzero(m.cls == k)  # image order, descending score within each image
         order = np.argsort(-m.conf[mine], kind="mergesort")
-        tp = m.tp[mine][order].T
-        tps = np.cumsum(tp, axis=1).astype(float)
-        fps = np.cumsum(~tp, axis=1).astype(float)
-        for t in range(10):
-            table[t, :, k] = coco_sampled_precision(tps[t], fps[t], npos, rec_thrs)
+        table[:, :, k] = coco_precision_at_levels(m.tp[mine][order].T, npos, rec_thrs)
     return table
 
 
-def coco_sampled_precision(tps: np.ndarray, fps: np.ndarray, npos: int, levels: np.ndarray) -> np.ndarray:
-    """pycocotools' accumulate for one ranked list: precision ``tp/(tp+fp+ε)`` and the core's envelope
-    sampled at the recall ``levels`` (:func:`deteval.core.ap.interpolated_precision`)."""
-    return interpolated_precision(tps / npos, tps / (fps + tps + np.spacing(1)), levels)
+def coco_precision_at_levels(outcomes: np.ndarray, npos: int, levels: np.ndarray) -> np.ndarray:
+    """pycocotools' accumulate for one category's ranked detections at every IoU threshold: (T, R) precision
+    ``tp/(tp+fp+ε)``, its envelope sampled at the recall ``levels`` (the core's ranked lists, one per threshold).
+
+    ``outcomes`` is (T, n): True or 1 a true positive, False or 0 a false positive, −1 ignored."""
+    n_t, n = outcomes.shape
+    flat = np.asarray(outcomes).reshape(-1)
+    ignored = None if flat.dtype == np.bool_ else flat == -1
+    lists = presorted_lists(np.full(n_t, n), flat == 1, np.full(n_t, npos), ignored)
+    return lists.interpolated_precision(levels, COCO_EPS)
 
 
 def score(
