@@ -36,7 +36,7 @@ from collections.abc import Callable
 from itertools import chain
 from operator import attrgetter, countOf
 from types import ModuleType
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -150,7 +150,6 @@ UNSET: Any = object()
 
 def _build_gt(module: ModuleType) -> Any:
     meta = module.Meta
-    from typing import Annotated  # (noqa: here, where msgspec is)
 
     id_int = Annotated[int, meta(ge=-(2**63), le=2**63 - 1)]
     num = id_int | float  # (an integer beyond int64 is left to the ordinary path)
@@ -298,7 +297,6 @@ GtBoxColumns = dict[str, Any]
 
 
 def _build_gt_boxes(module: ModuleType) -> Any:
-    from typing import Annotated  # (noqa: here, where msgspec is)
 
     id_int = Annotated[int, module.Meta(ge=-(2**63), le=2**63 - 1)]
     raw, unset = module.Raw, module.UNSET
