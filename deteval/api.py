@@ -30,6 +30,7 @@ pycocotools' numbers when scores tie across images). Any other key is refused, s
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -39,7 +40,10 @@ import numpy as np
 from deteval.detection.boxes import BOX_FORMATS, BoxFormat, convert_boxes
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.arrays import numeric_array
+from deteval.metric_result import MetricResult, box_ious, coco_metrics, listing, voc_metrics
+from deteval.report.metric_plot import plot_values
 from deteval.results import EvalResult
+from deteval.tensors import as_tensors, is_torch_tensor
 
 IOU_TYPES = ("bbox", "segm", "keypoints")
 
@@ -103,7 +107,7 @@ def _vector(value: Any, n: int, what: str, dtype: Any, *, bools: bool = False) -
     return arr
 
 
-def _boxes(value: Any, what: str) -> np.ndarray:
+def _boxes(value: Any, what: str, box_format: str = "xyxy") -> np.ndarray:
     arr = to_numpy(value, what=what)
     if arr.size == 0:
         return np.zeros((0, 4), dtype=np.float64)
@@ -111,6 +115,20 @@ def _boxes(value: Any, what: str) -> np.ndarray:
         raise ValidationError(f"{what} must be N×4, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValidationError(f"{what} contains NaN or inf")
+    if box_format == "xyxy":
+        bad = np.flatnonzero((arr[:, 2] < arr[:, 0]) | (arr[:, 3] < arr[:, 1]))
+        layout, other = "(x1, y1, x2, y2) with x2 >= x1 and y2 >= y1", "xywh"
+    else:
+        bad = np.flatnonzero((arr[:, 2] < 0) | (arr[:, 3] < 0))
+        layout, other = "(x, y, width, height) with no negative size", "xyxy"
+        if box_format == "cxcywh":
+            layout = "(centre x, centre y, width, height) with no negative size"
+    if bad.size:
+        box = ", ".join(f"{v:g}" for v in arr[bad[0]].tolist())
+        raise ValidationError(
+            f"{what}[{bad[0]}] = [{box}] is not a box in box_format={box_format!r}: it must be {layout} "
+            f"({bad.size} such box(es)); if your boxes are {other}, pass box_format={other!r}"
+        )
     return arr
 
 
@@ -185,104 +203,21 @@ def _numbers(value: Any, name: str, *, integer: bool = False) -> np.ndarray:
     return arr.astype(np.int64) if integer else arr
 
 
-def _listing(values: Sequence[Any]) -> str:
-    return ", ".join(repr(v) for v in values)
-
-
-class MetricResult(EvalResult):
-    """An :class:`~deteval.results.EvalResult` that can also be read by torchmetrics' keys.
-
-    ``result["map"]``, ``result["map_50"]``, ... (see :meth:`keys`) are Python floats; ``map_per_class``,
-    ``mar_<maxdet>_per_class`` and ``classes`` are numpy arrays in the same class order (or -1.0 when
-    ``class_metrics`` is off, as in torchmetrics). With several ``iou_type`` values, every key is prefixed
-    (``bbox_map``, ``segm_map``), as torchmetrics does, and ``results`` holds one EvalResult per type.
-    """
-
-    def __init__(self, base: EvalResult, metrics: dict[str, Any], results: dict[str, EvalResult]) -> None:
-        super().__init__(
-            protocol=base.protocol,
-            summary=base.summary,
-            per_class=base.per_class,
-            curves=base.curves,
-            warnings=base.warnings,
-            lines=base.lines,
-        )
-        self.metrics = metrics
-        self.results = results
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self.metrics:
-            raise KeyError(f"{key!r}: this result has {_listing(list(self.metrics))}")
-        return self.metrics[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.metrics
-
-    def keys(self) -> list[str]:
-        """The torchmetrics-style keys this result answers."""
-        return list(self.metrics)
-
-    def items(self) -> list[tuple[str, Any]]:
-        return list(self.metrics.items())
-
-
-def _mean_valid(values: np.ndarray) -> float:
-    """pycocotools' mean over entries > -1, or -1 when there is none."""
-    v = values[values > -1]
-    return float(np.mean(v)) if v.size else -1.0
-
-
-def _coco_metrics(ev: Any, class_metrics: bool) -> dict[str, Any]:
-    """torchmetrics' result keys from a :class:`~deteval.detection.coco.CocoEvaluation` (pycocotools'
-    ``stats`` in torchmetrics' names; per class: the mean of ``precision[:, :, k, all, -1]`` and of
-    ``recall[:, k, all, -1]`` over entries > -1, as torchmetrics computes them)."""
-    p, s = ev.params, [float(x) for x in ev.stats]
-    md = list(p.max_dets)
-    if p.iou_type == "keypoints":
-        names = ["map", "map_50", "map_75", "map_medium", "map_large", f"mar_{md[-1]}", "mar_50", "mar_75"]
-        names += ["mar_medium", "mar_large"]
-    else:
-        names = ["map", "map_50", "map_75", "map_small", "map_medium", "map_large"]
-        names += [f"mar_{m}" for m in md[:3]] + ["mar_small", "mar_medium", "mar_large"]
-        if len(md) < 3:
-            names = names[: 6 + len(md)] + names[9:]
-            s = s[: 6 + len(md)] + s[9:]
-    out: dict[str, Any] = dict(zip(names, s))
-    classes = np.asarray(ev.cat_ids if p.use_cats else [], dtype=np.int64)
-    per_ap: Any = -1.0
-    per_ar: Any = -1.0
-    if class_metrics and p.use_cats and "all" in p.area_lbl:
-        a = p.area_lbl.index("all")
-        per_ap = np.array([_mean_valid(ev.precision[:, :, k, a, -1]) for k in range(len(classes))])
-        per_ar = np.array([_mean_valid(ev.recall[:, k, a, -1]) for k in range(len(classes))])
-    out["map_per_class"] = per_ap
-    out[f"mar_{md[-1]}_per_class"] = per_ar
-    out["classes"] = classes
-    return out
-
-
-def _voc_metrics(
-    result: EvalResult, class_ids: np.ndarray, names: Sequence[str], class_metrics: bool
-) -> dict[str, Any]:
-    """torchmetrics-style keys for the VOC protocol: ``map`` (mAP at the VOC IoU threshold), ``classes`` and,
-    with ``class_metrics``, ``map_per_class`` (AP of each class, -1 for a class without ground truth)."""
-    rows = [result.per_class.get(name, {}) for name in names]
-    per: Any = -1.0
-    if class_metrics:
-        per = np.array([-1.0 if r.get("ap") is None else float(r["ap"]) for r in rows])
-    return {"map": result.summary["map"], "map_per_class": per, "classes": class_ids}
-
-
 class MeanAveragePrecision:
     """Accumulate detections and targets batch by batch, then score them with the COCO or VOC protocol.
 
     ``protocol="coco"`` (default) is pycocotools' COCOeval; ``protocol="voc"`` runs
-    :func:`deteval.detection.voc.evaluate_voc` (its options ``metric``, ``iou_threshold``, ``profile``, ...
+    :func:`deteval.run.voc.evaluate_voc` (its options ``metric``, ``iou_threshold``, ``profile``, ...
     are accepted here). torchmetrics' keywords work unchanged: ``box_format`` ("xyxy", "xywh", "cxcywh"),
     ``iou_type`` ("bbox", "segm", "keypoints" or a tuple of them), ``iou_thresholds``, ``rec_thresholds``,
     ``max_detection_thresholds``, ``class_metrics``; ``backend`` ("pycocotools"; "faster_coco_eval" gives the
-    same numbers), ``average`` ("macro" only) and ``extended_summary`` (False only) are accepted for
-    compatibility. deteval's own COCO options: ``params`` (a CocoParams or dict) and ``compat``
+    same numbers) and ``average`` ("macro" only) are accepted for compatibility; ``extended_summary=True``
+    adds ``precision``, ``recall``, ``scores`` (pycocotools' ``eval`` arrays over the labels seen) and, for
+    boxes, ``ious`` (per (image id, label), pycocotools' ``computeIoU`` matrix). As in torchmetrics:
+    ``metric(preds, targets)`` (``forward``) adds a batch and returns that batch's result alone;
+    ``.to(device)``; ``.plot()``; when torch tensors were passed, the result's values are tensors (float64:
+    deteval's numbers are pycocotools' doubles) on that device; a result's warnings (and ``compute()``
+    before ``update()``) also go through :func:`warnings.warn`. deteval's own COCO options: ``params`` (a CocoParams or dict) and ``compat``
     ("pycocotools" or "fixed"). ``class_names`` maps a label to the name used in the per-class table.
     An unknown keyword, or one the chosen protocol does not use, raises a ConfigError naming it.
 
@@ -314,7 +249,7 @@ class MeanAveragePrecision:
             hint = " (box_format is the second argument, or a keyword)" if protocol in BOX_FORMATS else ""
             raise ConfigError(f"unknown protocol {protocol!r}; choose 'voc' or 'coco'{hint}")
         if box_format not in BOX_FORMATS:
-            raise ConfigError(f"unknown box_format {box_format!r}; choose one of {_listing(BOX_FORMATS)}")
+            raise ConfigError(f"unknown box_format {box_format!r}; choose one of {listing(BOX_FORMATS)}")
         types = (
             (iou_type,)
             if isinstance(iou_type, str)
@@ -324,18 +259,25 @@ class MeanAveragePrecision:
         )
         if not types or any(t not in IOU_TYPES for t in types) or len(set(types)) != len(types):
             raise ConfigError(
-                f"iou_type must be one of {_listing(IOU_TYPES)} or a tuple of them, got {iou_type!r}"
+                f"iou_type must be one of {listing(IOU_TYPES)} or a tuple of them, got {iou_type!r}"
             )
         if protocol == "voc" and types != ("bbox",):
             raise ConfigError("protocol='voc' scores boxes only: iou_type must be 'bbox'")
         for name, value, allowed in (
             ("backend", backend, ("pycocotools", "faster_coco_eval")),
             ("average", average, ("macro",)),
-            ("extended_summary", extended_summary, (False,)),
+            ("extended_summary", extended_summary, (False, True)),
         ):
             if value not in allowed:
-                raise ConfigError(f"{name}={value!r} is not supported; accepted: {_listing(allowed)}")
+                raise ConfigError(f"{name}={value!r} is not supported; accepted: {listing(allowed)}")
+        if extended_summary and protocol == "voc":
+            raise ConfigError(
+                "extended_summary=True is for protocol='coco' (pycocotools' precision/recall arrays)"
+            )
         self.protocol = protocol
+        self.extended_summary = bool(extended_summary)
+        self.device: Any = None
+        self._tensors = False  # torch tensors were passed: compute() hands tensors back
         self.box_format = box_format
         self.iou_types = types
         self.class_metrics = bool(class_metrics)
@@ -352,21 +294,21 @@ class MeanAveragePrecision:
             accepted = [n for n in inspect.signature(_evaluate_voc()).parameters if n not in ("gt", "dets")]
             if given:
                 raise ConfigError(
-                    f"{_listing(list(given))} not used by protocol='voc' (it has one IoU threshold: use "
+                    f"{listing(list(given))} not used by protocol='voc' (it has one IoU threshold: use "
                     "iou_threshold=...; recall sampling: metric= or recall_levels=)"
                 )
         else:
             accepted = ["params", "compat"]
             if given and options.get("params") is not None:
-                raise ConfigError(f"give either params= or {_listing(list(given))}, not both")
+                raise ConfigError(f"give either params= or {listing(list(given))}, not both")
         unknown = sorted(set(options) - set(accepted))
         if unknown:
             common = ["box_format", "iou_type", "class_metrics", "class_names"]
             if protocol == "coco":
                 common += list(tm)
             raise ConfigError(
-                f"unknown keyword {_listing(unknown)} for protocol={protocol!r}; accepted: "
-                f"{_listing(common + accepted)}"
+                f"unknown keyword {listing(unknown)} for protocol={protocol!r}; accepted: "
+                f"{listing(common + accepted)}"
             )
         self.options = options
         self._tm_params = {
@@ -403,6 +345,7 @@ class MeanAveragePrecision:
         self._images: list[dict[str, Any]] = []
         self._anns: list[dict[str, Any]] = []
         self._dets: list[dict[str, Any]] = []
+        self._boxes: list[tuple[int, dict[str, Any], dict[str, Any]]] = []  # extended_summary's IoUs
         if self.protocol == "coco" and "bbox" in self.iou_types:
             from deteval.detection.coco import CocoStream
 
@@ -425,12 +368,12 @@ class MeanAveragePrecision:
         if unknown:
             kind = "protocol='voc'" if self.protocol == "voc" else f"iou_type={self._type_label()}"
             raise ValidationError(
-                f"{where} has key(s) {_listing([str(k) for k in unknown])} that {kind} does not use; "
-                f"accepted: {_listing(accepted)}"
+                f"{where} has key(s) {listing([str(k) for k in unknown])} that {kind} does not use; "
+                f"accepted: {listing(accepted)}"
             )
         missing = [k for k in accepted if k in _REQUIRED and k not in item and not self._optional(k, where)]
         if missing:
-            raise ValidationError(f"{where} has no {_listing(missing)}")
+            raise ValidationError(f"{where} has no {listing(missing)}")
 
     def _optional(self, key: str, where: str) -> bool:
         # boxes are optional with masks; with keypoints, targets need them (OKS uses the box and area)
@@ -465,6 +408,7 @@ class MeanAveragePrecision:
             where_p, where_t = f"predictions[{i}]", f"targets[{i}]"
             self._check_keys(p, where_p, p_keys)
             self._check_keys(t, where_t, t_keys)
+            self._tensors = self._tensors or any(is_torch_tensor(v) for d in (p, t) for v in d.values())
             pred, target = self._arrays(p, where_p, "pred"), self._arrays(t, where_t, "target")
             ids = {_image_id(d["image_id"], f"{w}['image_id']") for d, w in ((p, where_p), (t, where_t))
                    if "image_id" in d}  # fmt: skip
@@ -487,7 +431,7 @@ class MeanAveragePrecision:
             out["keypoints"] = _keypoints(item["keypoints"], f"{where}['keypoints']")
             n = out["keypoints"].shape[0]
         if "boxes" in item:
-            out["boxes"] = _boxes(item["boxes"], f"{where}['boxes']")
+            out["boxes"] = _boxes(item["boxes"], f"{where}['boxes']", self.box_format)
             if n is not None and out["boxes"].shape[0] != n:
                 raise ValidationError(f"{where}['boxes'] has {out['boxes'].shape[0]} rows for {n} objects")
             n = out["boxes"].shape[0]
@@ -502,8 +446,9 @@ class MeanAveragePrecision:
             if key in item:
                 flag = key in ("iscrowd", "difficult")  # (a boolean tensor is a natural flag)
                 out[key] = _vector(item[key], n, f"{where}['{key}']", dtype, bools=flag)
-        if "iscrowd" in out and not np.isin(out["iscrowd"], (0, 1)).all():
-            raise ValidationError(f"{where}['iscrowd'] must hold 0 or 1")
+        for key in ("iscrowd", "difficult"):
+            if key in out and not np.isin(out[key], (0, 1)).all():
+                raise ValidationError(f"{where}['{key}'] must hold 0 or 1")
         if "area" in out and (out["area"] < 0).any():
             raise ValidationError(f"{where}['area'] must not be negative")
         return out
@@ -541,6 +486,10 @@ class MeanAveragePrecision:
             self._stream.update(
                 [p for p, _ in boxes], [t for _, t in boxes], [int(i) for i in ids] if any(with_id) else None
             )
+        if self.extended_summary and "bbox" in self.iou_types:
+            for offset, (pred, target) in enumerate(batch):
+                img = self._n_images + offset if pred["image_id"] is None else int(pred["image_id"])
+                self._boxes.append((img, pred, target))
         if self.protocol == "coco" and set(self.iou_types) - {"bbox"}:
             for offset, (pred, target) in enumerate(batch):
                 self._add_coco_records(self._n_images + offset, pred, target)
@@ -635,17 +584,66 @@ class MeanAveragePrecision:
         Returns a :class:`MetricResult`: the :class:`~deteval.results.EvalResult` of the file-based commands,
         also readable by torchmetrics' keys (``result["map"]``, ``result["mar_100"]``, ...).
         """
+        if self._n_images == 0:
+            warnings.warn(
+                "MeanAveragePrecision.compute() was called before update(): there is nothing to score",
+                UserWarning,
+                stacklevel=2,
+            )
         if self.protocol == "voc":
             res, class_ids, names = self._compute_voc()
-            return MetricResult(res, _voc_metrics(res, class_ids, names, self.class_metrics), {"bbox": res})
+            return self._handed_back(
+                MetricResult(res, voc_metrics(res, class_ids, names, self.class_metrics), {"bbox": res})
+            )
         results: dict[str, EvalResult] = {}
         metrics: dict[str, Any] = {}
         for t in self.iou_types:
             ev = self._compute_coco(t)
             results[t] = ev.to_result()
             prefix = "" if len(self.iou_types) == 1 else f"{t}_"
-            metrics.update({prefix + k: v for k, v in _coco_metrics(ev, self.class_metrics).items()})
-        return MetricResult(results[self.iou_types[0]], metrics, results)
+            metrics.update({prefix + k: v for k, v in coco_metrics(ev, self.class_metrics).items()})
+            if self.extended_summary:
+                extra = {"precision": ev.precision, "recall": ev.recall, "scores": ev.scores}
+                if t == "bbox":
+                    extra["ious"] = box_ious(self._boxes, self.box_format, ev.params.max_dets[-1])
+                metrics.update({prefix + k: v for k, v in extra.items()})
+        return self._handed_back(MetricResult(results[self.iou_types[0]], metrics, results))
+
+    def _handed_back(self, result: MetricResult) -> MetricResult:
+        """``result`` with its warnings also raised through :func:`warnings.warn` (a training loop sees
+        them) and, when tensors were passed, its values as tensors on :attr:`device`."""
+        for w in result.warnings:
+            warnings.warn(f"deteval: {w}", UserWarning, stacklevel=3)
+        if self._tensors:
+            result.metrics = as_tensors(result.metrics, self.device)
+        return result
+
+    def to(self, device: Any) -> MeanAveragePrecision:
+        """Where the result's tensors are put (``"cuda:0"``, a ``torch.device``); the state stays in numpy
+        on the CPU, where the evaluation runs. Returns ``self``, as torchmetrics' ``Metric.to``."""
+        self.device = device
+        return self
+
+    def forward(
+        self, predictions: Sequence[Mapping[str, Any]], targets: Sequence[Mapping[str, Any]]
+    ) -> MetricResult:
+        """Add the batch (as :meth:`update`) and return the result of this batch alone, as torchmetrics'
+        ``forward`` does for a metric whose state is the whole list of detections."""
+        alone = MeanAveragePrecision.__new__(MeanAveragePrecision)
+        alone.__dict__.update(self.__dict__)
+        alone.reset()
+        alone.update(predictions, targets)
+        result = alone.compute()
+        self.update(predictions, targets)
+        return result
+
+    __call__ = forward
+
+    def plot(self, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
+        """(figure, axes): the scalar values of ``val`` (a result, or :meth:`compute`'s when None) as bars,
+        as torchmetrics' ``plot()``; matplotlib is needed."""
+        result = self.compute() if val is None else val
+        return plot_values(dict(result.items()), ax)
 
     def state_dict(self) -> dict[str, Any]:
         """Everything accumulated so far as plain values (COCO bbox: compact match tables, not boxes);

@@ -81,6 +81,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     configure_from_args(args)
     try:
+        # (imported here, as the subcommands are: --help and --version load no numpy)
+        from deteval.commands.options import check_outputs, check_shared_options
+
+        check_shared_options(args, args._parser)  # the bounds of the options several commands share
+        check_outputs(args, args._parser)  # no output onto an input
         return int(args.func(args, args._parser) or 0)
     except DetevalError as exc:
         print(f"deteval: error: {exc}", file=sys.stderr)

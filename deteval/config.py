@@ -12,7 +12,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from deteval.errors import ConfigError
+from deteval.errors import ConfigError, InputFormatError
+from deteval.io.guards import read_bytes, regular_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -56,10 +57,13 @@ def list_presets() -> dict[str, str]:
 def resolve_preset(name_or_path: str) -> Path:
     """The file for a preset name (``voc07``) or a path to a TOML file."""
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        if not path.is_file():
+    if path.suffix == ".toml" or path.exists() or path.is_symlink():
+        if not path.exists() and not path.is_symlink():
             raise ConfigError("preset file not found", file=path)
-        return path
+        try:
+            return regular_file(path, "preset")  # (a pipe, a device or a folder is refused unopened)
+        except InputFormatError as exc:
+            raise ConfigError(exc.reason, file=path) from None
     folder = preset_dir()
     if folder is not None and (folder / f"{name_or_path}.toml").is_file():
         return folder / f"{name_or_path}.toml"
@@ -71,11 +75,42 @@ def load_preset(name_or_path: str) -> dict[str, Any]:
     """Read a preset into a dict; a TOML syntax error raises :class:`ConfigError` naming the file."""
     path = resolve_preset(name_or_path)
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        data = read_bytes(path, "preset")  # (a pipe, a device or a folder is refused unopened)
+    except InputFormatError as exc:
+        raise ConfigError(exc.reason, file=path) from None
+    try:
+        preset = tomllib.loads(data.decode("utf-8-sig"))  # (a BOM accepted, as by every other reader)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", file=path) from None
+    except RecursionError:  # arrays or inline tables nested thousands deep
+        raise ConfigError("invalid TOML: nested too deeply", file=path) from None
     except UnicodeDecodeError as exc:  # tomllib decodes the whole file as UTF-8 first
         raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
+    except ValueError as exc:  # an integer beyond Python's 4,300-digit limit
+        raise ConfigError(f"invalid TOML: {str(exc).split(';')[0][:120]}", file=path) from None
     except OSError as exc:
         raise ConfigError(f"cannot read preset: {exc.strerror or exc}", file=path) from None
+    for key, value in preset.items():
+        _check_bounded(value, path, key)
+    return preset
+
+
+#: The largest integer magnitude a preset value may hold (every option is far below it).
+_MAX_PRESET_INT = 2**53
+
+
+def _check_bounded(value: Any, path: Path, key: str) -> None:
+    """Refuse an integer beyond ±2**53 anywhere in a preset value (a float cannot hold it: the checks that
+    convert it would overflow), naming the key; lists are walked without recursion."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, int) and not isinstance(v, bool) and abs(v) > _MAX_PRESET_INT:
+            digits = len(str(abs(v)))
+            raise ConfigError(
+                f"an integer of {digits} digits (at most 2**53)", file=path, record=f"key {key!r}"
+            )

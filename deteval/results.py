@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputFormatError
+from deteval.io.guards import refuse_special
 from deteval.io.jsonkeys import DuplicateKeyError, unique_keys
 
 # Top-level JSON keys that are not summary fields; a summary may not use them (they would be overwritten).
@@ -230,12 +232,46 @@ class EvalResult:
             ) from None
         result = cls.from_dict(data, file=where)
         # Refused here, naming the file, rather than when a renderer meets the clash.
-        from deteval.report.tables import flat_fields  # the renderers import this module
-
         flat_fields(jsonable(result.summary), file=str(where), record="summary")
         for name, row in result.per_class.items():
             flat_fields(jsonable(row), file=str(where), record=f"class {name!r}")
         return result
+
+
+def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Yield ``(dotted.key, scalar)`` pairs of a JSON-ready value; lists are indexed ``key.0``, ``key.1``.
+
+    An empty dict or list yields one pair with the value ``"{}"`` or ``"[]"`` so the key is still shown.
+    """
+    if isinstance(value, dict):
+        if not value and prefix:
+            yield prefix, "{}"
+        for k, v in value.items():
+            yield from flatten(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(value, list):
+        if not value:
+            yield prefix, "[]"
+        for i, v in enumerate(value):
+            yield from flatten(v, f"{prefix}.{i}" if prefix else str(i))
+    else:
+        yield prefix, value
+
+
+def flat_fields(value: Any, *, file: str | None = None, record: str | None = None) -> list[tuple[str, Any]]:
+    """:func:`flatten` as a list, refusing two keys that flatten to one name (``{"x.y": 1}`` next to
+    ``{"x": {"y": 2}}``), of which a table, a CSV file or ``compare`` could show only one."""
+    pairs = list(flatten(value))
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise InputFormatError(
+                f"two fields flatten to the same column {key!r} (a key with a dot next to a nested object); "
+                "rename one",
+                file=file,
+                record=record,
+            )
+        seen.add(key)
+    return pairs
 
 
 _SURROGATE_ESCAPE_B = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -285,6 +321,7 @@ def _bounded_int(token: str) -> int:
 def load_result(path: str | PathLike[str]) -> EvalResult:
     """Read a result saved with ``--format json`` (or :meth:`EvalResult.to_json`)."""
     p = Path(path)
+    refuse_special(p, "result file")  # (a pipe would block the open, /dev/zero never end)
     try:
         data = p.read_bytes()
     except OSError as exc:

@@ -197,10 +197,10 @@ def test_segm_rle_dicts_and_default_area_equal_pycocotools():
     assert [r[k] for k in TM_KEYS] == run_pycocotools(gt, res, "segm")[0].tolist()
 
 
-def test_keypoints_equal_pycocotools():
+def keypoints_case():
+    """The one-image keypoints sample: (gt, results, prediction dict, target dict)."""
     gt = json.loads((COCO / "coco_keypoints" / "gt_dataset.json").read_text())
     res = json.loads((COCO / "coco_keypoints" / "dt_dataset.json").read_text())
-    stats = run_pycocotools(gt, res, "keypoints")[0]
     img = gt["images"][0]["id"]
     anns = gt["annotations"]
     target = {
@@ -216,6 +216,12 @@ def test_keypoints_equal_pycocotools():
         "scores": [d["score"] for d in res],
         "labels": [d["category_id"] for d in res],
     }
+    return gt, res, pred, target
+
+
+def test_keypoints_equal_pycocotools():
+    gt, res, pred, target = keypoints_case()
+    stats = run_pycocotools(gt, res, "keypoints")[0]
     r = _run([pred], [target], iou_type="keypoints", box_format="xywh")
     keys = ["map", "map_50", "map_75", "map_medium", "map_large", "mar_20", "mar_50", "mar_75"]
     assert [r[k] for k in [*keys, "mar_medium", "mar_large"]] == stats.tolist()

@@ -16,6 +16,7 @@ from deteval.analysis.operating import OperatingPoints, operating_points
 from deteval.analysis.ranked import Matched
 from deteval.analysis.tide import COMPAT_MODES, ErrorAnalysis, TideInput, format_errors
 from deteval.errors import ValidationError
+from deteval.report.progress import note
 from deteval.report.tables import summary_fields
 from deteval.results import EvalResult
 
@@ -131,20 +132,59 @@ def attach_confusion(result: EvalResult, confusion: Confusion, text: bool = True
         result.lines.extend(["", *confusion.lines()])
 
 
-def attach_operating(result: EvalResult, ops: OperatingPoints, text: bool = True) -> None:
-    """``summary["operating_points"]``, and the global threshold after the protocol's lines."""
-    result.summary["operating_points"] = ops.to_dict()
-    if text and result.lines and ops.global_threshold is not None:
-        result.lines.extend(
-            ["", f"Global score threshold {ops.global_threshold:.4g}: mean F1 {ops.global_mean_f1:.4f}"]
+def operating_lines(ops: OperatingPoints) -> list[str]:
+    """The operating points as text: per class the threshold of maximum F1 with its P, R, F1, TP, FP and
+    ground truth, and the class's F1 at the global threshold; then the global threshold."""
+    rows = [(name, b, ops.global_per_class.get(name)) for name, b in ops.best.items()]
+    width = max([5, *(len(name) for name, _, _ in rows)])
+    g = "-" if ops.global_threshold is None else f"{ops.global_threshold:.4g}"
+    out = [
+        f"Operating points (maximum F1 per class; F1@global: at the global threshold {g})",
+        f"  {'class':<{width}} {'threshold':>9} {'P':>6} {'R':>6} {'F1':>6} {'TP':>6} {'FP':>6} {'GT':>6} "
+        f"{'F1@global':>9}",
+    ]
+    for name, b, at_global in rows:
+        th = "-" if b["threshold"] is None else f"{b['threshold']:.4g}"
+        fg = "-" if at_global is None else f"{at_global:.4f}"
+        out.append(
+            f"  {name:<{width}} {th:>9} {b['precision']:6.4f} {b['recall']:6.4f} {b['f1']:6.4f} {b['tp']:6d} "
+            f"{b['fp']:6d} {b['n_gt']:6d} {fg:>9}"
         )
+    if ops.global_threshold is not None:
+        out.append(f"Global score threshold {ops.global_threshold:.4g}: mean F1 {ops.global_mean_f1:.4f}")
+    return out
+
+
+def calibration_lines(cal: Calibration) -> list[str]:
+    """Calibration as text: ECE and MCE, then each confidence bin's detections, mean confidence, fraction
+    of true positives and their gap (``-`` for an empty bin)."""
+    out = [
+        f"Calibration at IoU {cal.iou:g}: ECE {cal.ece:.4f}, MCE {cal.mce:.4f}",
+        f"  {'bin':<11} {'detections':>10} {'confidence':>10} {'TP share':>9} {'gap':>7}",
+    ]
+    for i, n in enumerate(cal.count.tolist()):
+        lo, hi = cal.edges[i], cal.edges[i + 1]
+        conf, acc = cal.confidence[i], cal.accuracy[i]
+        span = f"[{lo:.2f}, {hi:.2f}{']' if i == len(cal.count) - 1 else ')'}"
+        if conf is None or acc is None:
+            out.append(f"  {span:<11} {n:>10} {'-':>10} {'-':>9} {'-':>7}")
+        else:
+            out.append(f"  {span:<11} {n:>10} {conf:10.4f} {acc:9.4f} {acc - conf:+7.4f}")
+    return out
+
+
+def attach_operating(result: EvalResult, ops: OperatingPoints, text: bool = True) -> None:
+    """``summary["operating_points"]``, and the per-class table after the protocol's lines."""
+    result.summary["operating_points"] = ops.to_dict()
+    if text and result.lines:
+        result.lines.extend(["", *operating_lines(ops)])
 
 
 def attach_calibration(result: EvalResult, cal: Calibration, text: bool = True) -> None:
-    """``summary["calibration"]``, and the ECE after the protocol's lines."""
+    """``summary["calibration"]``, and the ECE with the reliability bins after the protocol's lines."""
     result.summary["calibration"] = cal.to_dict()
     if text and result.lines:
-        result.lines.extend(["", f"Calibration at IoU {cal.iou:g}: ECE {cal.ece:.4f}, MCE {cal.mce:.4f}"])
+        result.lines.extend(["", *calibration_lines(cal)])
 
 
 def attach_images(result: EvalResult, diag: ImageDiagnostics, top: int, text: bool = True) -> None:
@@ -238,7 +278,11 @@ def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHo
                     row.pop("picture", None)
                     worst.append((dict(row), path.read_bytes()))
         if args.images:
-            hooks.draw(diag, inp, args.images, top)
+            drawn = hooks.draw(diag, inp, args.images, top)
+            note(
+                f"deteval: wrote {len(drawn)} image(s) to {args.images}"
+                + (f": {drawn[0].name}, ..." if drawn else "")
+            )
         attach_images(result, diag, top, args.worst_images is not None or bool(args.images))
     if every:
         write_html(
@@ -255,6 +299,7 @@ def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHo
             calibration=cal,
             worst=worst,
         )
+        note(f"deteval: wrote the HTML report to {args.html}")
 
 
 def _or(value: float | int | None, default: float) -> float:

@@ -1,5 +1,8 @@
-"""One self-contained HTML report: summary, a sortable per-class table, the TIDE error breakdown, the
-confusion matrix, F1 / precision / recall against confidence, the reliability diagram and the worst images.
+"""One self-contained HTML report, in the order a person reads it: the headline numbers as the protocol prints
+them (COCO's twelve lines; VOC's mAP) with the settings, the sortable per-class table, the PR curves, where the
+AP goes (TIDE), the confusion matrix, F1 / precision / recall against confidence, the reliability diagram and
+the worst images with their drawings. No section is empty (a section with nothing to show says why in one
+sentence) and nothing is raw JSON.
 
 Nothing is fetched: the figures are PNG data URIs (matplotlib, Agg), the table sorter is a few lines of
 inline JavaScript, the style is inline CSS.
@@ -10,7 +13,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,11 @@ from deteval.analysis.calibration import Calibration
 from deteval.analysis.confusion import Confusion
 from deteval.analysis.operating import OperatingPoints
 from deteval.analysis.tide import ERROR_TYPES, ErrorAnalysis
+from deteval.io.guards import write_file
+from deteval.report.figure import new_figure
+from deteval.report.plots import pr_grid_figure
+from deteval.report.stats_table import STATS_KEYS
+from deteval.report.tables import display_fields, format_cell
 from deteval.results import EvalResult
 
 __all__ = ["render_html", "write_html"]
@@ -32,6 +39,8 @@ table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ddd;paddin
 th{background:#f3f3f3;cursor:pointer;position:sticky;top:0}td:first-child,th:first-child{text-align:left}
 pre{background:#f7f7f7;padding:1em;overflow-x:auto}.muted{color:#777}
 img{max-width:100%;border:1px solid #ccc;margin:4px}
+.headline{font-size:2em;margin:.3em 0}.headline small{font-size:.45em;color:#555}
+table.settings td{text-align:left}
 """
 
 _JS = """
@@ -49,6 +58,7 @@ function sortBy(th, col){
   table.querySelectorAll('th').forEach(function(h){ h.removeAttribute('data-order'); });
   th.setAttribute('data-order', asc ? 'asc' : 'desc');
 }
+document.body.setAttribute('data-ready', '1');  // the script ran to here without an error
 document.querySelectorAll('table.sortable').forEach(function(table){
   table.querySelectorAll('th').forEach(function(th, col){
     th.addEventListener('click', function(){ sortBy(th, col); });
@@ -78,10 +88,7 @@ def _num(v: Any) -> str:
 
 def _png(fig: Any) -> str:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
+    fig.savefig(buf, format="png", dpi=90)
     return _data_uri(buf.getvalue())
 
 
@@ -91,6 +98,8 @@ def _data_uri(png: bytes) -> str:
 
 def _class_table(result: EvalResult) -> str:
     rows = result.per_class
+    if not rows:
+        return "<p>The result has no per-class rows (categories pooled: use_cats off).</p>"
     cols: list[str] = []
     for r in rows.values():
         for k, v in r.items():
@@ -109,18 +118,7 @@ def _class_table(result: EvalResult) -> str:
 
 
 def _errors_section(e: ErrorAnalysis) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     d = e.to_dict()
-    fig, ax = plt.subplots(1, 2, figsize=(9, 2.8), gridspec_kw={"width_ratios": [3, 1]})
-    ax[0].bar(list(ERROR_TYPES), [100 * d["main"][k] for k in ERROR_TYPES], color="#c0504d")
-    ax[0].set_ylabel("dAP (AP points)")
-    ax[0].set_title("main errors")
-    ax[1].bar(["fp", "fn"], [100 * d["special"]["fp"], 100 * d["special"]["fn"]], color="#4f81bd")
-    ax[1].set_title("special")
     rows = "".join(
         f"<tr><td>{k}</td><td>{100 * d['main'][k]:.2f}</td><td>{d['counts'][k]}</td>"
         + "".join(f"<td>{100 * d['by_size'][s][k]:.2f}</td>" for s in ("small", "medium", "large"))
@@ -131,12 +129,26 @@ def _errors_section(e: ErrorAnalysis) -> str:
         "<table><thead><tr><th>error</th><th>dAP</th><th>count</th><th>small</th><th>medium</th><th>large</th>"
         f"</tr></thead><tbody>{rows}</tbody></table>"
     )
-    return (
+    text = (
         f"<p>TIDE ({_e(e.compat)}), foreground IoU {e.pos_threshold:g}, background IoU {e.bg_threshold:g}: "
         f"AP {100 * d['ap']:.2f}; fixing every false positive would add {100 * d['special']['fp']:.2f}, "
         f"every false negative {100 * d['special']['fn']:.2f} AP points.</p>"
-        f'<img alt="error breakdown" src="{_png(fig)}">{table}'
     )
+    values = [100 * d["main"][k] for k in ERROR_TYPES] + [100 * d["special"][k] for k in ("fp", "fn")]
+    if not any(abs(v) >= 0.005 for v in values):  # a chart of zero bars says nothing
+        return (
+            text + "<p>No error type costs any AP here (every dAP is 0.00); the counts are below.</p>" + table
+        )
+    fig = new_figure(9.0, 2.8)
+    ax = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 1]})
+    ax[0].bar(list(ERROR_TYPES), [100 * d["main"][k] for k in ERROR_TYPES], color="#c0504d")
+    ax[0].set_ylabel("dAP (AP points)")
+    ax[0].set_title("main errors")
+    ax[1].bar(["fp", "fn"], [100 * d["special"]["fp"], 100 * d["special"]["fn"]], color="#4f81bd")
+    ax[1].set_title("special")
+    for a in ax:
+        a.set_ylim(bottom=0.0)
+    return text + f'<img alt="error breakdown" src="{_png(fig)}">{table}'
 
 
 def _confusion_section(c: Confusion) -> str:
@@ -155,14 +167,10 @@ def _confusion_section(c: Confusion) -> str:
 
 
 def _curves_section(ops: OperatingPoints | None, cal: Calibration | None) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     parts = []
     if ops is not None:
-        fig, ax = plt.subplots(1, 3, figsize=(12, 3.2))
+        fig = new_figure(12.0, 3.2)
+        ax = fig.subplots(1, 3)
         for name, cur in ops.curves.items():
             if cur.thresholds.size == 0 or cur.n_gt == 0:
                 continue
@@ -195,7 +203,8 @@ def _curves_section(ops: OperatingPoints | None, cal: Calibration | None) -> str
             f"<th>precision</th><th>recall</th></tr></thead><tbody>{rows}</tbody></table>"
         )
     if cal is not None:
-        fig, ax = plt.subplots(figsize=(4, 4))
+        fig = new_figure(4.0, 4.0)
+        ax = fig.subplots()
         centers = (cal.edges[:-1] + cal.edges[1:]) / 2
         acc = [np.nan if v is None else v for v in cal.accuracy]
         ax.bar(centers, acc, width=np.diff(cal.edges), edgecolor="k", color="#4f81bd", label="accuracy")
@@ -205,6 +214,72 @@ def _curves_section(ops: OperatingPoints | None, cal: Calibration | None) -> str
         ax.set_title(f"reliability: ECE {cal.ece:.4f}")
         ax.legend(fontsize=7)
         parts.append(f'<img alt="reliability diagram" src="{_png(fig)}">')
+    return "".join(parts)
+
+
+_HEADLINE_WITH = ("metric", "iou_threshold")  # said beside the headline number
+
+
+def _main_key(result: EvalResult) -> str | None:
+    """The summary field a protocol without printed lines is known by (VOC: ``map``)."""
+    s = result.summary
+    return next((k for k in ("map", "AP", "mAP50-95", "f") if isinstance(s.get(k), (int, float))), None)
+
+
+def _headline(result: EvalResult) -> str:
+    """The protocol's own printed lines (COCO's twelve), or its main number (VOC's mAP) in large type."""
+    s = result.summary
+    if result.lines:
+        return f"<pre>{_e(chr(10).join(result.lines))}</pre>"
+    main = _main_key(result)
+    if main is None:
+        return ""
+    what = ", ".join(f"{k} {_e(format_cell(s[k], False))}" for k in _HEADLINE_WITH if k in s)
+    return f'<p class="headline">{_e(main)} {s[main]:.4f} <small>{_e(result.protocol)}: {what}</small></p>'
+
+
+def _settings(result: EvalResult) -> str:
+    """The summary's other fields as the table output shows them (4 decimals, parameters as the command
+    line spells them), the analyses' own sections left out."""
+    skip = ("errors", "confusion", "operating_points", "calibration", "images", "stats", *STATS_KEYS)
+    main = _main_key(result)
+    if result.lines:  # the printed lines show the named stats (COCO's AP, AP50, ...)
+        shown = {k for k, v in result.summary.items() if isinstance(v, float) and k[:1].isupper()}
+    else:  # said in the headline
+        shown = {main, *_HEADLINE_WITH} if main is not None else set()
+    rows = [
+        f"<tr><td>{_e(k)}</td><td>{_e(format_cell(v, False))}</td></tr>"
+        for k, v in display_fields(result)
+        if k.split(".")[0] not in skip and k not in shown
+    ]
+    return f'<table class="settings"><tbody>{"".join(rows)}</tbody></table>' if rows else ""
+
+
+def _pr_section(result: EvalResult) -> str:
+    if not result.curves:
+        return "<p>The result holds no PR curve (no class has ground truth at the curves' threshold).</p>"
+    return f'<img alt="precision-recall curves" src="{_png(pr_grid_figure(result))}">'
+
+
+def _worst_section(worst: Sequence[tuple[dict[str, Any], bytes]]) -> str:
+    costly = [(r, p) for r, p in worst if r["ap_loss"] > 0]
+    parts = []
+    if costly:
+        shown = costly
+    else:
+        shown = list(worst)
+        parts.append(
+            "<p>No image costs any AP here (its false positives rank below every true positive of their "
+            "class); below, the images with the most false positives and missed objects.</p>"
+        )
+    for row, png in shown:
+        cap = (
+            f"{_e(row['image'])}: {row['fp']} false positives, {row['missed']} missed, "
+            f"AP loss {row['ap_loss']:.4f} ({100 * row['share']:.1f}% of the loss)"
+        )
+        parts.append(
+            f'<figure><img alt="{cap}" src="{_data_uri(png)}"><figcaption>{cap}</figcaption></figure>'
+        )
     return "".join(parts)
 
 
@@ -219,18 +294,17 @@ def render_html(
     worst: Sequence[tuple[dict[str, Any], bytes]] = (),
 ) -> str:
     """The report as one HTML string (see the module docstring); ``worst``: (row, PNG bytes) per image."""
-    summary = {k: v for k, v in result.to_dict().items() if k not in ("per_class", "curves")}
-    for k in ("errors", "confusion", "operating_points", "calibration", "images", "lines"):
-        summary.pop(k, None)
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
         "<h2>Summary</h2>",
-        f"<pre>{_e(chr(10).join(result.lines))}</pre>" if result.lines else "",
-        f"<pre>{_e(json.dumps(summary, indent=1, default=str))}</pre>",
+        _headline(result),
+        _settings(result),
         "<h2>Per class</h2><p class='muted'>Click a column to sort.</p>",
         _class_table(result),
+        "<h2>Precision-recall curves</h2>",
+        _pr_section(result),
     ]
     if errors is not None:
         parts += ["<h2>Where does the AP go? (error breakdown)</h2>", _errors_section(errors)]
@@ -239,22 +313,11 @@ def render_html(
     if operating is not None or calibration is not None:
         parts += ["<h2>Thresholds and calibration</h2>", _curves_section(operating, calibration)]
     if worst:
-        parts.append("<h2>Worst images</h2>")
-        for row, png in worst:
-            cap = (
-                f"{_e(row['image'])}: {row['fp']} false positives, {row['missed']} missed, "
-                f"AP loss {row['ap_loss']:.5f} ({100 * row['share']:.1f}%)"
-            )
-            parts.append(
-                f'<figure><img alt="{cap}" src="{_data_uri(png)}"><figcaption>{cap}</figcaption></figure>'
-            )
+        parts += ["<h2>Worst images</h2>", _worst_section(worst)]
     parts.append(f"<script>{_JS}</script></body></html>")
     return "\n".join(parts)
 
 
 def write_html(path: str | Path, result: EvalResult, **kwargs: Any) -> Path:
-    """Write :func:`render_html` to ``path`` (UTF-8)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(render_html(result, **kwargs), encoding="utf-8")
-    return p
+    """Write :func:`render_html` to ``path`` (UTF-8, atomically: :func:`deteval.io.guards.write_file`)."""
+    return write_file(path, render_html(result, **kwargs), "HTML report")

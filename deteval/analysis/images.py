@@ -11,6 +11,8 @@ classes with positives.
 
 from __future__ import annotations
 
+import io
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,7 @@ from deteval.analysis.tide import Assignment, TideInput, assign
 from deteval.core.levels import COCO_RECALL_LEVELS
 from deteval.core.lists import presorted_lists
 from deteval.errors import ValidationError
+from deteval.io.guards import canvas_size, open_image, write_file
 
 __all__ = ["ImageDiagnostics", "draw_image", "draw_worst", "image_diagnostics"]
 
@@ -121,6 +124,48 @@ def image_diagnostics(
     return ImageDiagnostics(rows=rows, assignment=a, iou=iou)
 
 
+#: The colour key of a drawn image: (colour, outline width, meaning).
+DRAWING_KEY = (
+    ((0, 170, 0), 2, "ground truth found"),
+    ((255, 140, 0), 4, "ground truth missed"),
+    ((120, 120, 120), 2, "ignored (crowd / difficult)"),
+    ((30, 90, 255), 2, "true positive"),
+    ((230, 0, 0), 2, "false positive"),
+)
+
+
+def place_labels(
+    sizes: Sequence[tuple[int, int]], anchors: Sequence[tuple[float, float]], bounds: tuple[int, int]
+) -> list[tuple[int, int, int, int]]:
+    """Rectangles ``(x0, y0, x1, y1)`` for labels of ``sizes`` (width, height), each as near its anchor (its
+    box's corner) as it can be without covering a label placed before it: the candidates are the anchor
+    moved by whole label heights up or down and whole label widths left or right, inside ``bounds``
+    (width, height), nearest first; where every candidate collides, the label stays at its anchor."""
+    placed = np.zeros((0, 4), dtype=np.int64)
+    width, height = bounds
+    out: list[tuple[int, int, int, int]] = []
+    for (w, h), (ax, ay) in zip(sizes, anchors):
+        x_at = int(min(max(ax, 0), max(width - w, 0)))
+        y_at = int(min(max(ay, 0), max(height - h, 0)))
+        ys = y_at + (h + 1) * np.arange(-(height // (h + 1)) - 1, height // (h + 1) + 2)
+        xs = x_at + (w + 1) * np.arange(-4, 5)
+        ys, xs = ys[(ys >= 0) & (ys + h <= height)], xs[(xs >= 0) & (xs + w <= width)]
+        cand = np.array([(x, y) for x in xs.tolist() for y in ys.tolist()], dtype=np.int64).reshape(-1, 2)
+        cand = cand[np.argsort(np.abs(cand[:, 1] - y_at) + 2 * np.abs(cand[:, 0] - x_at), kind="stable")]
+        free: np.ndarray = np.ones(cand.shape[0], dtype=bool)
+        if placed.size and cand.size:
+            x0, y0 = cand[:, :1], cand[:, 1:]
+            hit = (
+                (x0 < placed[:, 2]) & (placed[:, 0] < x0 + w) & (y0 < placed[:, 3]) & (placed[:, 1] < y0 + h)
+            )
+            free = np.logical_not(hit.any(axis=1))
+        x, y = (int(v) for v in cand[np.argmax(free)]) if free.any() else (x_at, y_at)
+        rect = (x, y, x + w, y + h)
+        out.append(rect)
+        placed = np.vstack([placed, np.array([rect], dtype=np.int64)])
+    return out
+
+
 def draw_image(
     diag: ImageDiagnostics,
     inp: TideInput,
@@ -132,9 +177,11 @@ def draw_image(
     picture: str | Path | None = None,
     to_xyxy: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Path:
-    """Draw image ``index``: ground truth green (missed ones dashed-thick orange), true positives blue, false
-    positives red, each detection labelled ``class score``. On ``picture`` when it exists, else on a grey
-    canvas of ``size`` (width, height) or of the boxes' extent. Writes a PNG and returns its path."""
+    """Draw image ``index``: ground truth green (missed ones thick orange, ignored grey), true positives
+    blue, false positives red, each labelled (detections ``class score``) where no other label is
+    (:func:`place_labels`). On ``picture`` when it exists, else on a grey canvas of ``size`` (width, height)
+    or of the boxes' extent; a title band above (image, false positives, missed objects, AP loss) and the
+    colour key below. Writes a PNG and returns its path."""
     from PIL import Image, ImageDraw
 
     conv = to_xyxy or (lambda b: np.c_[b[:, 0], b[:, 1], b[:, 0] + b[:, 2], b[:, 1] + b[:, 3]])
@@ -143,34 +190,73 @@ def draw_image(
     rows = np.flatnonzero((inp.dt_img[a.det] == index) & (a.state != 2))
     g = conv(inp.gt_box[gsel]) if gsel.size else np.zeros((0, 4))
     d = conv(inp.dt_box[a.det[rows]]) if rows.size else np.zeros((0, 4))
-    if picture is not None and Path(picture).is_file():
-        im = Image.open(picture).convert("RGB")
+    if picture is not None and os.path.lexists(picture):
+        im = open_image(picture)  # (bounded, a non-image refused naming it)
     else:
         ext = np.concatenate([g, d])
         w, h = (
             size
             if size and size[0] > 0 and size[1] > 0
-            else (
-                int(ext[:, 2].max(initial=1) + 10),
-                int(ext[:, 3].max(initial=1) + 10),
-            )
+            else (ext[:, 2].max(initial=1) + 10, ext[:, 3].max(initial=1) + 10)
         )
-        im = Image.new("RGB", (max(w, 16), max(h, 16)), (200, 200, 200))
+        im = Image.new("RGB", canvas_size(w, h), (200, 200, 200))
+        scale = im.size[0] / max(float(w), 16.0)
+        if scale < 1:  # a canvas scaled down from a huge declared size: the boxes with it
+            g, d = g * scale, d * scale
+    lim = 4.0 * max(im.size)  # (pillow cannot draw beyond a C int; nothing past the picture shows anyway)
+    g, d = np.clip(g, -lim, lim), np.clip(d, -lim, lim)
     dr = ImageDraw.Draw(im)
+    found, missed, ignored, tp, fp = (k[0] for k in DRAWING_KEY)
     matched = set(a.match[a.match >= 0].tolist())
+    labels: list[tuple[str, tuple[int, int, int], tuple[float, float]]] = []
     for j, box in zip(gsel.tolist(), g.tolist()):
         crowd = bool(inp.gt_crowd[j])
-        color = (120, 120, 120) if crowd else ((0, 170, 0) if j in matched else (255, 140, 0))
+        color = ignored if crowd else (found if j in matched else missed)
         dr.rectangle(box, outline=color, width=2 if j in matched or crowd else 4)
-        dr.text((box[0] + 2, box[3] - 12), names[int(inp.gt_cls[j])], fill=color)
+        labels.append((names[int(inp.gt_cls[j])], color, (box[0] + 2, box[3] - 13)))
     for r, box in zip(rows.tolist(), d.tolist()):
-        color = (30, 90, 255) if a.state[r] == 1 else (230, 0, 0)
+        color = tp if a.state[r] == 1 else fp
         dr.rectangle(box, outline=color, width=2)
-        dr.text((box[0] + 2, box[1] + 1), f"{names[int(a.cls[r])]} {a.score[r]:.2f}", fill=color)
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    im.save(path)
-    return path
+        labels.append((f"{names[int(a.cls[r])]} {a.score[r]:.2f}", color, (box[0] + 2, box[1] + 2)))
+    sizes = []
+    for text, _, _ in labels:
+        x0, y0, x1, y1 = dr.textbbox((0, 0), text)
+        sizes.append((int(x1 - x0) + 4, int(y1 - y0) + 4))
+    for (text, color, _), rect in zip(labels, place_labels(sizes, [p for _, _, p in labels], im.size)):
+        dr.rectangle(rect, fill=(255, 255, 255), outline=color)  # a label stays readable over lines
+        dr.text((rect[0] + 2, rect[1] + 1), text, fill=color)
+    im = _framed(im, _drawing_title(diag, index, inp))
+    buf = io.BytesIO()
+    im.save(buf, format="PNG")
+    return write_file(out, buf.getvalue(), "picture")
+
+
+def _drawing_title(diag: ImageDiagnostics, index: int, inp: TideInput) -> str:
+    row = next((r for r in diag.rows if int(r["index"]) == index), None)
+    if row is None:
+        return f"image {index}"
+    return (
+        f"image {row['image']}: {row['fp']} false positive(s), {row['missed']} missed object(s), AP loss "
+        f"{row['ap_loss']:.4f} ({100 * row['share']:.1f}% of the loss), IoU {diag.iou:g}"
+    )
+
+
+def _framed(im: Any, title: str) -> Any:
+    """``im`` with a white title band above and the colour key (:data:`DRAWING_KEY`) below."""
+    from PIL import Image, ImageDraw
+
+    band = 22
+    width = max(im.size[0], 560)
+    out = Image.new("RGB", (width, im.size[1] + 2 * band), (255, 255, 255))
+    out.paste(im, (0, band))
+    dr = ImageDraw.Draw(out)
+    dr.text((4, 5), title, fill=(0, 0, 0))
+    x, y = 4, im.size[1] + band + 5
+    for color, line, text in DRAWING_KEY:
+        dr.rectangle((x, y, x + 14, y + 10), outline=color, width=min(line, 3))
+        dr.text((x + 18, y), text, fill=(0, 0, 0))
+        x += 24 + int(dr.textlength(text))
+    return out
 
 
 def draw_worst(

@@ -10,6 +10,7 @@ from deteval.analysis.confusion import Confusion, confusion_matrix
 from deteval.analysis.images import ImageDiagnostics, image_diagnostics
 from deteval.analysis.ranked import Matched, matched
 from deteval.analysis.tide import ErrorAnalysis, TideInput, tide_errors
+from deteval.detection.coco import stat_maxdet
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams
 from deteval.errors import ConfigError
@@ -104,15 +105,19 @@ def coco_errors(
     compat: str = "protocol",
     pos_threshold: float = 0.5,
     bg_threshold: float = 0.1,
+    summary_compat: str = "pycocotools",
 ) -> ErrorAnalysis:
     """TIDE errors of COCO bbox results (:func:`deteval.analysis.tide.tide_errors`); the protocol AP uses
-    ``params``' recall levels and its last ``max_dets`` (pycocotools' AP at ``pos_threshold``)."""
+    ``params``' recall levels and the maxDets at which the summary reads AP50 under ``summary_compat``
+    (pycocotools' rule: ``maxDets[2]``; "fixed": the last), so that it is the AP50 the same run prints
+    (pycocotools' AP at ``pos_threshold``); the last maxDets where the summary has none."""
     p = params if params is not None else CocoParams.from_options("bbox")
     if p.iou_type != "bbox":
         raise ConfigError("the error analysis supports --iou-type bbox only")
     if not p.use_cats:
         raise ConfigError("the error analysis needs use_cats=true (errors are defined per class)")
-    max_dets = 100 if compat == "tide" else int(p.max_dets[-1])
+    at = stat_maxdet(p, summary_compat, "last")
+    max_dets = 100 if compat == "tide" else int(p.max_dets[-1] if at is None else at)
     return tide_errors(
         tide_input_coco(gt, results),
         pos_threshold=pos_threshold,

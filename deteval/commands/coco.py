@@ -17,6 +17,7 @@ from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.coco import COMPAT_MODES, evaluate_coco
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
 from deteval.io.coco import load_coco_gt, load_coco_results, read_json
+from deteval.io.guards import contained_path
 from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import Progress
@@ -94,6 +95,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             compat=compat,
             pos_threshold=0.5 if fg is None else fg,
             bg_threshold=bg,
+            summary_compat=args.compat,
         ),
         confusion=lambda thr: coco_confusion(gt, results, params=params, iou=iou, score_threshold=thr),
         matched=lambda: coco_matched(gt, results, params=params, iou=iou),
@@ -131,7 +133,7 @@ def _pictures(args: argparse.Namespace, gt: Any) -> list[str | None] | None:
     doc = read_json(args.gt)
     by_id = {im.get("id"): im.get("file_name") for im in doc.get("images", []) if isinstance(im, dict)}
     names = [by_id.get(i) for i in gt.image_ids.tolist()]
-    return [str(Path(args.image_root) / n) if isinstance(n, str) else None for n in names]
+    return [str(contained_path(args.image_root, n, args.gt)) if isinstance(n, str) else None for n in names]
 
 
 def _with_statistics(

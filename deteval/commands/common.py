@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import errno
 import os
-import stat
 import sys
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -16,6 +12,7 @@ from typing import Any
 from deteval.commands.options import Checker, run_checker
 from deteval.config import load_preset, resolve_preset
 from deteval.errors import ConfigError
+from deteval.io.guards import write_atomically
 from deteval.report import FORMATS, render
 from deteval.report.progress import note
 from deteval.results import EvalResult
@@ -93,49 +90,9 @@ def write_text(text: str | Iterable[str], output: str | None) -> None:
             sys.stdout.write(piece)
         return
     try:
-        _replace_atomically(Path(os.path.realpath(output)), (p.encode("utf-8") for p in pieces))
+        write_atomically(Path(os.path.realpath(output)), (p.encode("utf-8") for p in pieces))
     except OSError as exc:
         raise ConfigError(f"cannot write the output: {exc.strerror or exc}", file=output) from None
-
-
-def _replace_atomically(path: Path, chunks: Iterable[bytes]) -> None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        st = None
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        with path.open("wb") as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-        return
-    if st is not None:
-        mode = stat.S_IMODE(st.st_mode)
-    else:  # what a plain open() would give: 0o666 less the umask
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:  # also KeyboardInterrupt: never leave the temporary file behind
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    # Make the rename itself durable; not every platform or file system lets a folder be fsynced.
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
 
 
 def wants_per_class(args: argparse.Namespace) -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 
 from deteval.commands.cluster import add_cluster_args, cluster_requested
 from deteval.commands.common import add_output_args, emit, wants_per_class
+from deteval.commands.options import max_dets_or_unlimited, run_checker, whole
 from deteval.detection.lvis import IOU_TYPES, evaluate_lvis
 from deteval.report.progress import Progress
 
@@ -15,6 +16,10 @@ from deteval.report.progress import Progress
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from deteval.run.client import dask_client
 
+    args.max_dets = run_checker(max_dets_or_unlimited, args.max_dets, cli=True, flag="--max-dets")
+    if args.dets_per_cat is not None:
+        per_cat = whole(1, 10**9, "detections per category")
+        args.dets_per_cat = run_checker(per_cat, args.dets_per_cat, cli=True, flag="--dets-per-cat")
     sharded = cluster_requested(args) or args.shards is not None
     stage = (
         "reading, matching on image shards and accumulating"

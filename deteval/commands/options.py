@@ -10,6 +10,9 @@ from the command line; a TOML value from a preset, which must already have the r
 from __future__ import annotations
 
 import math
+import os
+import re
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -151,3 +154,112 @@ def run_checker(checker: Checker, value: Any, *, cli: bool, flag: str, file: str
         if cli:
             raise ConfigError(f"{flag} {exc.reason}") from None
         raise ConfigError(exc.reason, file=file, record=f"key {flag!r}") from None
+
+
+def at_most(hi: int, what: str) -> Checker:
+    """A whole number up to ``hi`` (its lower bound is checked where it is used)."""
+    check = whole(-(2**62), hi, what)
+
+    def bounded(value: Any, cli: bool) -> int:
+        try:
+            return check(value, cli)
+        except ConfigError:
+            raise ConfigError(f"must be a whole number up to {hi} ({what}), got {_shown(value)}") from None
+
+    return bounded
+
+
+def finite(what: str) -> Checker:
+    """Any finite number (``nan`` and ``inf`` refused)."""
+    check = number(-_FLOAT_MAX, _FLOAT_MAX, what)
+
+    def finite_number(value: Any, cli: bool) -> float:
+        try:
+            return check(value, cli)
+        except ConfigError:
+            raise ConfigError(f"must be a finite number ({what}), got {_shown(value)}") from None
+
+    return finite_number
+
+
+def address(value: Any, cli: bool) -> str:
+    """A dask scheduler address: ``[scheme://]host:port`` (port 1-65535), e.g. ``tcp://10.0.0.5:8786``."""
+    m = _ADDRESS.fullmatch(value) if isinstance(value, str) else None
+    if m is None or not 1 <= int(m.group("port")) <= 65535:
+        raise ConfigError(f"must be a scheduler address such as tcp://host:8786, got {_shown(value)}")
+    return str(value)
+
+
+def max_dets_or_unlimited(value: Any, cli: bool) -> int:
+    """A positive number of detections per image, or -1 for no limit (lvis-api's convention)."""
+    v = whole(-(10**9), 10**9, "detections per image; -1: no limit")(value, cli)
+    if v == 0 or v < -1:
+        raise ConfigError(f"must be a positive number of detections or -1 (no limit), got {_shown(value)}")
+    return v
+
+
+_ADDRESS = re.compile(r"(?:[a-z][a-z0-9+.-]*://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(?P<port>\d{1,5})/?")
+_FLOAT_MAX = sys.float_info.max
+
+#: Options several subcommands share and their bounds, checked for every command in
+#: :func:`check_shared_options` (so that a command declaring one cannot forget its bound). docs/errors.md
+#: lists them.
+SHARED: dict[str, Checker] = {
+    "seed": whole(0, 2**32 - 1, "a random seed"),
+    # (the lower bounds of these two are checked, with their own messages, where they are used)
+    "bootstrap": at_most(100_000, "resamples"),
+    "calibration_bins": at_most(10_000, "confidence bins"),
+    "worst_images": whole(1, 100_000, "images to list"),
+    "score_threshold": finite("a score"),
+    "iou": number(0.0, 1.0, "an IoU threshold"),
+    "errors_fg_iou": number(0.0, 1.0, "an IoU threshold"),
+    "errors_bg_iou": number(0.0, 1.0, "an IoU threshold"),
+    "workers": whole(1, max(2, os.cpu_count() or 1), "local worker processes, at most the CPU cores"),
+    "shards": whole(1, 1_000_000, "image shards"),
+    "scheduler": address,
+}
+
+
+def check_shared_options(args: Any, parser: Any) -> None:
+    """Run the :data:`SHARED` checkers on the values ``args`` holds (from the command line or the defaults);
+    a bad one is a :class:`ConfigError` naming the flag."""
+    flags = {a.dest: max(a.option_strings, key=len) for a in parser._actions if a.option_strings}
+    for dest, checker in SHARED.items():
+        value = getattr(args, dest, None)
+        if value is not None and dest in flags:
+            try:
+                setattr(args, dest, checker(value, isinstance(value, str)))
+            except ConfigError as exc:
+                raise ConfigError(f"{flags[dest]} {exc.reason}") from None
+
+
+#: Options that name files or folders a command writes.
+OUTPUT_DESTS = ("output", "html", "images", "plots", "predictions_out")
+#: Options (besides the positional arguments) that name files or folders a command reads.
+INPUT_DESTS = (
+    "compare_to",
+    "labels",
+    "hierarchy",
+    "class_names",
+    "image_root",
+    "predictions",
+    "config",
+    "zscores",
+)
+
+
+def check_outputs(args: Any, parser: Any) -> None:
+    """Refuse an output option naming one of the run's inputs (the same file or folder, also through a
+    link): the run would replace what it reads, and the next run would fail on it."""
+    from deteval.io.guards import refuse_overwriting_inputs
+
+    flags = {a.dest: max(a.option_strings, key=len) for a in parser._actions if a.option_strings}
+    dests = [a.dest for a in parser._actions if not a.option_strings] + list(INPUT_DESTS)
+    inputs: list[str] = []
+    for dest in dests:
+        value = getattr(args, dest, None)
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str):
+                inputs.append(v)
+    outputs = [(flags.get(d, d), getattr(args, d, None)) for d in OUTPUT_DESTS if d in flags]
+    refuse_overwriting_inputs([(f, o) for f, o in outputs if isinstance(o, str)], inputs)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.voc import METRICS, PROFILES, VOCParams
 from deteval.errors import ConfigError
+from deteval.io.guards import contained_path
 from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
 from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         sizes = np.c_[meta["width"], meta["height"]] if "width" in meta and "height" in meta else None
         pics: list[str | None] | None = None
         if args.image_root:
-            pics = [str(Path(args.image_root) / f"{name}.jpg") for name in gt.images]
+            pics = [str(contained_path(args.image_root, f"{name}.jpg")) for name in gt.images]
         return draw_worst(diag, inp, names, out, top, sizes=sizes, pictures=pics, to_xyxy=lambda b: b)
 
     hooks = AnalysisHooks(

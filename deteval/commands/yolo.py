@@ -5,27 +5,36 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
 from deteval.commands.common import write_text
 from deteval.detection.yolo_eval import PROFILE_NAMES, evaluate_yolo_files, is_ultralytics
-from deteval.errors import ConfigError
+from deteval.errors import ConfigError, DetevalWarning
 from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
+from deteval.report.progress import note
+from deteval.report.warning_cap import shown_warnings
 from deteval.report.yolo_table import YOLO_FORMATS, render_yolo
 
 VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain.voc.VOC_PROFILE_RULES
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    result = evaluate_yolo_files(
-        args.data,
-        args.predictions,
-        split=args.split,
-        profile=args.profile or "ultralytics",
-        iou_type=args.iou_type,
-    )
+    with warnings.catch_warnings():  # (what the readers tolerate is in result.warnings, printed below)
+        warnings.simplefilter("ignore", DetevalWarning)
+        result = evaluate_yolo_files(
+            args.data,
+            args.predictions,
+            split=args.split,
+            profile=args.profile or "ultralytics",
+            iou_type=args.iou_type,
+        )
     write_text(render_yolo(result, args.format or "table"), args.output)
+    sys.stdout.flush()
+    for w in shown_warnings(result.warnings):  # the channel of every other command's warnings
+        note(f"deteval: warning: {w}")
     return 0
 
 

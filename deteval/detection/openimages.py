@@ -97,6 +97,7 @@ def _boxes_table(source: Any) -> OidTable:
         ("ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax", "IsGroupOf"),
         ("XMin", "XMax", "YMin", "YMax", "IsGroupOf"),
         "ground-truth boxes",
+        unit=("XMin", "XMax", "YMin", "YMax"),
     )
     v = t.values
     bad = (v["XMin"] > v["XMax"]) | (v["YMin"] > v["YMax"])

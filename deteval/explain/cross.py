@@ -28,7 +28,7 @@ Both columns are kept all the way: ``mAP50`` is the score at IoU 0.5 (the VOC nu
 ``mAP50-95`` the mean over the ten thresholds ``linspace(0.5, 0.95, 10)`` (pycocotools' AP at the COCO end;
 at the VOC end the VOC mAP at each of the ten thresholds, averaged, which no VOC tool prints). The ends are
 :func:`~deteval.detection.coco.evaluate_coco`'s ``stats[0]``/``stats[1]`` and
-:func:`~deteval.detection.voc.evaluate_voc`'s mAP; a ``residual`` step would show if the step-wise evaluator
+:func:`~deteval.run.voc.evaluate_voc`'s mAP; a ``residual`` step would show if the step-wise evaluator
 ever disagreed with them (the tests check it never does). Not covered: pycocotools' area range ``all``
 ignores objects over 1e10 px², which the VOC side keeps (such boxes would show as a residual).
 """

@@ -9,7 +9,7 @@ The three profiles are points in four rule dimensions, switched in this fixed or
 3. ``comparison`` — a match needs IoU ≥ 0.5 (devkit) or > 0.5 (py-faster-rcnn).
 4. ``ranking`` — ties in score kept in file order (the devkit's stable sort) or numpy's default sort.
 
-Each step re-scores with :func:`deteval.detection.voc.evaluate_voc` under one more rule of the target; the
+Each step re-scores with :func:`deteval.run.voc.evaluate_voc` under one more rule of the target; the
 deltas add up to the difference. VOC has one IoU threshold: ``mAP50`` is the VOC mAP and ``mAP50-95`` is
 ``None``.
 """

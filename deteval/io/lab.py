@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.io.guards import refuse_special
 from deteval.syntax import ASCII_SPACE, fields, parse_decimal, text_lines
 from deteval.tables.segments import MAX_TIME, Segments, build_segments, segments_from_list
 
@@ -145,6 +146,7 @@ def load_lab(path: str | PathLike[str], *, on_error: str = "raise") -> Segments:
     if on_error not in ("raise", "skip"):
         raise ConfigError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     p = Path(path)
+    refuse_special(p, ".lab file")  # (a pipe would block the open, /dev/zero never end)
     try:
         data = p.read_bytes()
     except OSError as exc:

@@ -14,18 +14,15 @@ Every bad row is a :class:`~deteval.errors.DetevalError` naming the file and the
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 from dataclasses import dataclass
 from os import PathLike
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from deteval.errors import InputFormatError, ValidationError
+from deteval.io.guards import csv_rows, read_json, read_text
 from deteval.syntax import parse_decimal
 
 __all__ = [
@@ -53,14 +50,7 @@ class OidTable:
 
 
 def _text(source: str | PathLike[str]) -> str:
-    try:
-        data = Path(source).read_bytes()
-    except OSError as exc:
-        raise InputFormatError(f"cannot read file: {exc.strerror or exc}", file=str(source)) from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputFormatError(f"not UTF-8 text: {exc.reason}", file=str(source)) from None
+    return read_text(source)  # (through the guards: a pipe, a device or a folder is refused unopened)
 
 
 def _number(v: Any) -> float:
@@ -76,33 +66,51 @@ def _number(v: Any) -> float:
     return math.nan
 
 
-def read_oid_csv(source: Any, columns: tuple[str, ...], numeric: tuple[str, ...], what: str) -> OidTable:
+def _dict_rows(text: str, file: str, columns: tuple[str, ...], what: str) -> tuple[list[dict], list[int]]:
+    """The rows after the header as ``{column: field}`` (as ``csv.DictReader``: a short row lacks the last
+    columns; blank lines are skipped) and the line each starts on (a quoted newline does not shift it)."""
+    rows = csv_rows(text, file)
+    header: list[str] = []
+    for _, fields in rows:
+        if fields:
+            header = fields
+            break
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise InputFormatError(
+            f"the header lacks {', '.join(missing)} (a {what} CSV needs {', '.join(columns)})",
+            file=file,
+            record="line 1",
+        )
+    out, lines = [], []
+    for line, fields in rows:
+        if fields:
+            out.append(dict(zip(header, fields)))
+            lines.append(line)
+    return out, lines
+
+
+def read_oid_csv(
+    source: Any, columns: tuple[str, ...], numeric: tuple[str, ...], what: str, unit: tuple[str, ...] = ()
+) -> OidTable:
     """Read a CSV with a header (a path, or a list of row dicts), keeping ``columns``; ``numeric`` ones as
-    finite float64. A missing column, a short row or a non-number names the file and line."""
+    finite float64, the ``unit`` ones (normalised coordinates) within [0, 1]. A missing column, a short row,
+    a non-number or a value out of range names the file and line."""
     file = str(source) if isinstance(source, (str, PathLike)) else f"<in-memory {what}>"
     if isinstance(source, (str, PathLike)):
-        reader = csv.DictReader(io.StringIO(_text(source)))
-        header = reader.fieldnames or []
-        missing = [c for c in columns if c not in header]
-        if missing:
-            raise InputFormatError(
-                f"the header lacks {', '.join(missing)} (a {what} CSV needs {', '.join(columns)})",
-                file=file,
-                record="line 1",
-            )
-        rows = list(reader)
-        first_line = 2
+        rows, line_of = _dict_rows(_text(source), file, columns, what)
+        records = [f"line {x}" for x in line_of]
     else:
         rows = list(source)
-        first_line = 0
+        line_of = list(range(len(rows)))
+        records = [f"row {i}" for i in line_of]
     n = len(rows)
     cols: dict[str, list[Any]] = {c: [None] * n for c in columns}
     for i, row in enumerate(rows):
         for c in columns:
             v = row.get(c) if isinstance(row, dict) else None
             if v is None:
-                rec = f"line {first_line + i}" if first_line else f"row {i}"
-                raise InputFormatError(f"missing {c}", file=file, record=rec)
+                raise InputFormatError(f"missing {c}", file=file, record=records[i])
             cols[c][i] = v
     values: dict[str, np.ndarray] = {}
     for c in numeric:
@@ -110,11 +118,16 @@ def read_oid_csv(source: Any, columns: tuple[str, ...], numeric: tuple[str, ...]
         for i, v in enumerate(cols[c]):
             x = _number(v)
             if not math.isfinite(x):
-                rec = f"line {first_line + i}" if first_line else f"row {i}"
-                raise ValidationError(f"{c} must be a finite number, got {v!r}", file=file, record=rec)
+                raise ValidationError(f"{c} must be a finite number, got {v!r}", file=file, record=records[i])
+            if c in unit and not 0.0 <= x <= 1.0:
+                raise ValidationError(
+                    f"{c} {x:g} is outside [0, 1] (coordinates are normalised to the image)",
+                    file=file,
+                    record=records[i],
+                )
             out[i] = x
         values[c] = out
-    lines = np.arange(n) + (first_line if first_line else 0)
+    lines = np.asarray(line_of, dtype=np.int64)
     return OidTable(
         image=np.asarray([str(v) for v in cols["ImageID"]], dtype=object),
         label=np.asarray([str(v) for v in cols["LabelName"]], dtype=object),
@@ -134,41 +147,53 @@ class Hierarchy:
     order: list[str]  # labels in depth-first order of first appearance
 
 
+#: The deepest hierarchy read (the TF tool recurses once per level; Python's stack ends near 1000).
+MAX_HIERARCHY_DEPTH = 1000
+
+
 def load_hierarchy(source: Any) -> Hierarchy:
-    """Read the class hierarchy JSON (a path or the parsed dict); the top node is the root, not a class."""
+    """Read the class hierarchy JSON (a path or the parsed dict); the top node is the root, not a class.
+
+    Walked without recursion. A label that is its own ancestor (a cycle or a self-loop: the TF tool would
+    recurse forever, or count a box twice) and a hierarchy deeper than :data:`MAX_HIERARCHY_DEPTH` levels
+    are refused naming the label."""
     file = str(source) if isinstance(source, (str, PathLike)) else "<in-memory hierarchy>"
-    if isinstance(source, (str, PathLike)):
-        try:
-            tree = json.loads(_text(source))
-        except ValueError as exc:
-            raise InputFormatError(f"invalid JSON: {exc}", file=file) from None
-    else:
-        tree = source
+    tree = read_json(source, "hierarchy") if isinstance(source, (str, PathLike)) else source
     anc: dict[str, set[str]] = {}
     desc: dict[str, set[str]] = {}
     order: list[str] = []
-
-    def walk(node: Any, path: list[str], depth: int) -> set[str]:
+    # an explicit stack of (node, path from the root, leaving?); ``below[k]``: the labels found so far
+    # under the k-th node of the current path
+    below: list[set[str]] = []
+    stack: list[tuple[Any, list[str], bool]] = [(tree, [], False)]
+    while stack:
+        node, path, leaving = stack.pop()
+        if leaving:
+            name = node["LabelName"]
+            mine = below.pop()
+            if path:  # the root is skipped, as skip_root=True in the TF tool
+                if name not in anc:
+                    order.append(name)
+                anc.setdefault(name, set()).update(path[1:])
+                desc.setdefault(name, set()).update(mine)
+                below[-1] |= mine | {name}
+            continue
         if not isinstance(node, dict) or not isinstance(node.get("LabelName"), str):
             raise InputFormatError("every node needs a 'LabelName' string", file=file, record="/".join(path))
-        if depth > 1000:
-            raise ValidationError("the hierarchy is deeper than 1000 levels", file=file)
+        if len(path) > MAX_HIERARCHY_DEPTH:
+            raise ValidationError(f"the hierarchy is deeper than {MAX_HIERARCHY_DEPTH} levels", file=file)
         name = node["LabelName"]
+        if name in path[1:]:
+            raise ValidationError(
+                f"{name!r} is its own ancestor (a cycle in the hierarchy)", file=file, record="/".join(path)
+            )
         subs = node.get("Subcategory", [])
         if not isinstance(subs, list):
             raise InputFormatError("'Subcategory' must be a list", file=file, record=name)
-        below: set[str] = set()
-        for child in subs:
-            below |= walk(child, [*path, name], depth + 1)
-        if depth > 0:  # the root is skipped, as skip_root=True in the TF tool
-            if name not in anc:
-                order.append(name)
-            anc.setdefault(name, set()).update(p for p in path[1:])
-            desc.setdefault(name, set()).update(below)
-            return below | {name}
-        return below
-
-    walk(tree, [], 0)
+        below.append(set())
+        stack.append((node, path, True))
+        for child in reversed(subs):  # (popped in file order, as the recursive walk visits them)
+            stack.append((child, [*path, name], False))
     return Hierarchy(
         ancestors={k: sorted(v) for k, v in anc.items()},
         descendants={k: sorted(v) for k, v in desc.items()},
@@ -180,10 +205,10 @@ def load_class_names(source: Any) -> list[tuple[str, str]]:
     """Class descriptions: ``LabelName,DisplayName`` rows, no header (Open Images' ``class-descriptions``)."""
     file = str(source)
     out = []
-    for i, row in enumerate(csv.reader(io.StringIO(_text(source)))):
+    for line, row in csv_rows(_text(source), file):
         if not row:
             continue
         if len(row) < 2:
-            raise InputFormatError("expected LabelName,DisplayName", file=file, record=f"line {i + 1}")
+            raise InputFormatError("expected LabelName,DisplayName", file=file, record=f"line {line}")
         out.append((row[0], row[1]))
     return out

@@ -21,6 +21,7 @@ no Python code runs per line unless a line is bad and has to be named.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable
 from os import PathLike
 from typing import Any
@@ -309,6 +310,10 @@ def load_zscores(path: str | PathLike[str]) -> dict[tuple[str, str], tuple[float
             raise InputFormatError("mean and stddev must be numbers", file=str(path), record=record) from None
         if b"_" in parts[2] + parts[3]:  # Python's float() reads 1_0 as 10; atof stops at the "_"
             raise InputFormatError("mean and stddev must be numbers", file=str(path), record=record)
+        if std < 0 or 0 < std < sys.float_info.min:  # (a sign flip; a z-score overflowing to inf)
+            raise ValidationError(
+                f"stddev {std:g} must be 0 or a positive normal number", file=str(path), record=record
+            )
         key = (parts[0].decode("utf-8", "backslashreplace"), parts[1].decode("utf-8", "backslashreplace"))
         if key in out:
             raise ValidationError(f"({key[0]}, {key[1]}) given twice", file=str(path), record=record)

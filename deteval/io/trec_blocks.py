@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from deteval.errors import InputFormatError
+from deteval.io.guards import refuse_special
 from deteval.io.trec_tables import column_width
 from deteval.io.trec_tokens import Tokens, tokenise
 
@@ -48,6 +49,7 @@ def refuse_nul(path: str | PathLike[str]) -> None:
     """:func:`read_bytes`' refusals (an unreadable file, the first NUL byte named by its line) read in blocks
     of ``BLOCK`` bytes, not the whole text at once: the error path of a streamed read."""
     lines = 0
+    refuse_special(path, "file")  # (a pipe would block the open, /dev/zero never end)
     try:
         with Path(path).open("rb") as fh:
             while block := fh.read(BLOCK):
@@ -62,6 +64,7 @@ def refuse_nul(path: str | PathLike[str]) -> None:
 def read_bytes(path: str | PathLike[str]) -> bytes:
     """The file's bytes, ready to tokenise: a UTF-8 BOM removed (else it would glue onto the first topic
     id), old-Mac CR line ends made LF; NUL bytes (binary or UTF-16 data) refused."""
+    refuse_special(path, "file")  # (a pipe would block the open, /dev/zero never end)
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -260,6 +263,7 @@ class FileBlocks:
             self.size = 0  # the read names the problem
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        refuse_special(self.path, "file")  # (a pipe would block the open, /dev/zero never end)
         try:
             fh = Path(self.path).open("rb")
         except OSError as exc:

@@ -18,8 +18,10 @@ Dataset (Ultralytics ``check_det_dataset`` / ``YOLODataset``):
   class must be an integer in ``[0, nc)``.
 * Exactly duplicated rows: an error by default; ``duplicates="drop"`` (the Ultralytics profiles) keeps one
   of each with a warning and, like Ultralytics, reorders that file's rows as ``np.unique`` sorts them.
-* Image sizes come from the image header (pillow, no pixel decode), with EXIF orientations 5–8 swapping
-  width and height, and only for images that have labels or predictions.
+* Image sizes come from the image header (:func:`deteval.io.guards.image_size`: pillow, no pixel decode,
+  bounded), with EXIF orientations 5–8 swapping width and height (a PNG's ``eXIf`` chunk only before the
+  image data, as Ultralytics' ``exif_size`` after ``verify()``), and only for images that have labels or
+  predictions.
 
 Predictions: a folder of ``<image stem>.txt`` (``yolo predict … save_txt save_conf``: ``cls xc yc w h
 conf`` or ``cls x1 y1 … xn yn conf``, normalized), or a JSON list (``yolo val save_json``'s
@@ -30,19 +32,19 @@ conf`` or ``cls x1 y1 … xn yn conf``, normalized), or a JSON list (``yolo val 
 
 from __future__ import annotations
 
-import glob
-import json
 import os
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import yaml
 
 from deteval.errors import DetevalWarning, InputFormatError, ValidationError
 from deteval.io.arrays import beyond_exact
-from deteval.io.yaml_subset import read_yaml_subset
+from deteval.io.guards import bounded_count, image_size, read_json, read_text, regular_file
 from deteval.tables.boxes import BoxTable
 
 IMG_FORMATS = frozenset(
@@ -105,19 +107,9 @@ class YoloDataset:
 
 
 def read_image_size(path: Path) -> tuple[int, int]:
-    """Width and height from the image header with pillow; EXIF orientations 5–8 (transposed) swap them."""
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(path) as im:
-            w, h = im.size
-            try:
-                orientation = im.getexif().get(274)
-            except Exception:  # a broken EXIF block does not make the image unreadable (Ultralytics)
-                orientation = None
-    except (OSError, UnidentifiedImageError) as exc:
-        raise InputFormatError(f"cannot read the image size: {exc}", file=path) from None
-    return (h, w) if orientation in (5, 6, 7, 8) else (w, h)
+    """Width and height from the image header (:func:`deteval.io.guards.image_size`: pillow, no pixel decode,
+    bounded); EXIF orientations 5–8 (transposed) swap them."""
+    return image_size(path)
 
 
 def to_pixels(norm: BoxTable, ds: YoloDataset) -> BoxTable:
@@ -134,43 +126,148 @@ def to_pixels(norm: BoxTable, ds: YoloDataset) -> BoxTable:
 
 
 # --------------------------------------------------------------------------------------------- data.yaml
-def _names(raw: Any, nc: Any, file: str) -> list[str]:
-    if nc is not None and (isinstance(nc, bool) or not isinstance(nc, (int, float)) or nc != int(nc)):
-        raise ValidationError(f"'nc: {nc}' must be an integer", file=file)
+#: Characters Ultralytics' ``YAML.load`` removes before its second attempt to parse a file.
+_UNPRINTABLE = re.compile(r"[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]+")
+#: Ultralytics' ``DATASET_KEY_TYPES``: the types a dataset yaml's keys may have (when not null).
+_KEY_TYPES: dict[str, tuple[type, ...]] = {
+    "path": (str,),
+    "train": (str, list),
+    "val": (str, list),
+    "test": (str, list),
+    "names": (list, dict),
+    "kpt_shape": (list,),
+    "flip_idx": (list,),
+}
+
+
+def _safe_load(text: str) -> Any:
+    """PyYAML's safe loader, the C one when PyYAML has it (as Ultralytics' ``YAML`` picks it)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(text, Loader=loader)  # (a safe loader)
+
+
+def read_data_yaml(path: str | os.PathLike[str], keys: set[str] | None = None) -> dict[str, Any]:
+    """A dataset yaml read exactly as Ultralytics' ``YAML.load`` reads it: UTF-8 with undecodable bytes
+    dropped, PyYAML ``safe_load`` (on a syntax error, once more without the characters it calls
+    problematic), an empty file as ``{}``, a top-level ``"None"`` string as null. ``keys``: keep only these.
+
+    What Ultralytics refuses is a :class:`~deteval.errors.InputFormatError` naming the file: a name not ending
+    in ``.yaml``/``.yml``, a syntax error (with PyYAML's line), a document that is not a mapping, a key of the
+    wrong type (``_KEY_TYPES``). Nesting deeper than the parser's stack is refused too."""
+    p = Path(path)
+    if not str(p).lower().endswith((".yaml", ".yml")):
+        raise InputFormatError("a dataset file must be a .yaml or .yml file (Ultralytics)", file=p)
+    s = read_bytes_lenient(p)
+    try:
+        try:
+            data = _safe_load(s)
+        except yaml.YAMLError as first:
+            try:
+                data = _safe_load(_UNPRINTABLE.sub("", s))
+            except yaml.YAMLError:
+                mark = getattr(first, "problem_mark", None)
+                where = f"line {mark.line + 1}" if mark is not None else None
+                reason = getattr(first, "problem", None) or str(first).splitlines()[0]
+                raise InputFormatError(f"YAML syntax error: {reason}", file=p, record=where) from None
+    except RecursionError:
+        raise InputFormatError("YAML nested too deeply", file=p) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InputFormatError(f"not a YAML mapping (a {type(data).__name__})", file=p)
+    if "None" in data.values():
+        data = {k: None if v == "None" else v for k, v in data.items()}
+    for key, types in _KEY_TYPES.items():
+        if data.get(key) is not None and not isinstance(data[key], types):
+            want = " or ".join(t.__name__ for t in types)
+            raise InputFormatError(f"'{key}' must be a {want}, not {type(data[key]).__name__}", file=p)
+    return data if keys is None else {k: v for k, v in data.items() if k in keys}
+
+
+def read_bytes_lenient(path: Path) -> str:
+    """The text of a regular file decoded as UTF-8 with undecodable bytes dropped (``errors="ignore"``, as
+    Ultralytics opens yaml files) and universal newlines."""
+    from deteval.io.guards import read_bytes
+
+    text = read_bytes(path, "dataset yaml").decode("utf-8", errors="ignore")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _scalar_name(v: Any, key: Any, file: str) -> str:
+    """``str(v)`` of a class name, as Ultralytics; a list or mapping as a name is refused (its text could be
+    exponentially long through YAML aliases, and no dataset means one)."""
+    if isinstance(v, (list, dict)):
+        raise ValidationError(f"'names' entry {key!r} is a {type(v).__name__}, not a name", file=file)
+    return str(v)
+
+
+def _class_count(nc: Any, file: str) -> int | None:
+    """Ultralytics' ``nc`` rule: an int, or a value ``float()`` reads as a whole number (``10.0``, ``'10'``);
+    bounded by :data:`~deteval.io.guards.MAX_DECLARED_COUNT` (a list of that many names is built from it)."""
+    if nc is None:
+        return None
+    if isinstance(nc, int) and not isinstance(nc, bool):
+        value = nc
+    else:
+        try:
+            f = float(nc)  # (bool: Ultralytics reads true as 1)
+            if not np.isfinite(f) or f != int(f):
+                raise ValueError
+            value = int(f)
+        except (TypeError, ValueError, OverflowError):
+            raise ValidationError(f"'nc: {str(nc)[:40]}' must be an integer", file=file) from None
+    if value < 1:
+        raise ValidationError(f"'nc: {value}': a dataset needs at least one class", file=file)
+    return bounded_count(value, "'nc'", file)
+
+
+def class_names(raw: Any, nc_raw: Any, file: str) -> list[str]:
+    nc = _class_count(nc_raw, file)
     if raw is None:
         if nc is None:
             raise ValidationError("either 'names' or 'nc' is required", file=file)
-        return [f"class_{i}" for i in range(int(nc))]
+        return [f"class_{i}" for i in range(nc)]
     if isinstance(raw, list):
-        names: dict[int, Any] = dict(enumerate(raw))
-    elif isinstance(raw, dict):
+        names: dict[int, str] = {i: _scalar_name(v, i, file) for i, v in enumerate(raw)}
+    else:
         names = {}
+        seen: dict[int, Any] = {}
         for k, v in raw.items():
             try:
-                names[int(k)] = v
-            except (TypeError, ValueError):
+                if isinstance(k, float) and k != int(k):
+                    raise ValueError
+                index = int(k)
+            except (TypeError, ValueError, OverflowError):
                 raise ValidationError(f"'names' key {k!r} is not a class index", file=file) from None
-    else:
-        raise ValidationError(f"'names' must be a list or a mapping, not {type(raw).__name__}", file=file)
+            if index in seen:  # Ultralytics' {int(k): ...} would keep the later one silently
+                raise ValidationError(
+                    f"'names' keys {seen[index]!r} and {k!r} both name class {index}", file=file
+                )
+            seen[index] = k
+            names[index] = _scalar_name(v, k, file)
     if not names:
         raise ValidationError("'names' is empty", file=file)
     if sorted(names) != list(range(len(names))):
         raise ValidationError(f"'names' must use the class indices 0-{len(names) - 1}", file=file)
-    if nc is not None and int(nc) != len(names):
+    if nc is not None and nc != len(names):
         raise ValidationError(f"'names' length {len(names)} and 'nc: {nc}' must match", file=file)
-    return [str(names[i]) for i in range(len(names))]
+    return [names[i] for i in range(len(names))]
 
 
-def _resolve_root(data: dict[str, Any], yaml_path: Path) -> Path:
+def _resolve_root(data: dict[str, Any], yaml_path: Path) -> tuple[Path, str]:
+    """The dataset root and how it was found (for messages): ``path`` relative to the current directory when
+    it exists there (Ultralytics), else to the yaml's folder; no ``path``: the yaml's folder."""
     raw = data.get("path")
     if raw is None or raw == "":
-        return yaml_path.parent.resolve()
-    if not isinstance(raw, str):
-        raise ValidationError(f"'path' must be a string, not {type(raw).__name__}", file=yaml_path)
+        root = yaml_path.parent.resolve()
+        return root, f"no 'path': the yaml's folder {root}"
     p = Path(raw)
-    if p.is_absolute() or p.exists():
-        return p.resolve()
-    return (yaml_path.parent / p).resolve()
+    if p.is_absolute():
+        return p.resolve(), f"'path: {raw}'"
+    if p.exists():
+        return p.resolve(), f"'path: {raw}' resolved against the current directory {Path.cwd()}"
+    root = (yaml_path.parent / p).resolve()
+    return root, f"'path: {raw}' resolved against the yaml's folder {yaml_path.parent.resolve()} to {root}"
 
 
 def _split_paths(value: Any, root: Path, key: str, file: str) -> list[Path]:
@@ -184,17 +281,48 @@ def _split_paths(value: Any, root: Path, key: str, file: str) -> list[Path]:
     raise ValidationError(f"'{key}' must be a path or a list of paths", file=file)
 
 
+def _walk_names(top: Path) -> list[str]:
+    """The paths ``glob(top/**/*.*, recursive=True)`` lists (hidden names skipped, folders reached through
+    symbolic links followed), each folder read once: two links to one folder, or a link to its own parent,
+    would make glob run until the path is too long."""
+    found: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    stack = [str(top)]
+    while stack:
+        folder = stack.pop()
+        try:
+            st = os.stat(folder)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            if "." in e.name:
+                found.append(e.path)
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                stack.append(e.path)
+    return found
+
+
 def list_images(sources: list[Path], where: str) -> list[Path]:
     """Image files of folders (recursive) and ``.txt`` lists, filtered by extension and sorted as strings."""
     found: list[str] = []
     for p in sources:
         if p.is_dir():
-            found += glob.glob(str(Path(glob.escape(str(p))) / "**" / "*.*"), recursive=True)
-        elif p.is_file():
-            try:
-                rows = p.read_text(encoding="utf-8-sig").strip().splitlines()
-            except (OSError, UnicodeDecodeError) as exc:
-                raise InputFormatError(f"cannot read the image list: {exc}", file=p) from None
+            found += _walk_names(p)
+        elif os.path.lexists(p):
+            rows = read_text(regular_file(p, "image list"), "image list").strip().splitlines()
             parent = str(p.parent) + os.sep
             for n, x in enumerate(rows, 1):
                 x = x.replace("./", parent, 1) if x.startswith("./") else x
@@ -227,21 +355,19 @@ def load_yolo_dataset(
     file = str(yaml_path)
     if yaml_path.is_dir():
         raise InputFormatError("give the data.yaml file, not its folder", file=file)
-    data = read_yaml_subset(
-        yaml_path, {"path", "train", "val", "validation", "test", "names", "nc", "kpt_shape"}
-    )
+    data = read_data_yaml(yaml_path)
     if data.get("kpt_shape") is not None:
         raise ValidationError(
             "a pose dataset (kpt_shape): keypoints are not scored by deteval yolo", file=file
         )
     if data.get("val") is None and data.get("validation") is not None:
         data["val"] = data["validation"]
-    names = _names(data.get("names"), data.get("nc"), file)
+    names = class_names(data.get("names"), data.get("nc"), file)
     if not data.get(split):
         raise ValidationError(f"no '{split}:' split in the dataset", file=file)
-    root = _resolve_root(data, yaml_path)
+    root, found_from = _resolve_root(data, yaml_path)
     sources = _split_paths(data[split], root, split, file)
-    images = list_images(sources, f"the '{split}' split")
+    images = list_images(sources, f"the '{split}' split ({found_from})")
     # Ultralytics' test, on the resolved split path: the COCO-91 category ids of predictions.json apply.
     resolved = str(sources[0])
     is_coco = (
@@ -256,10 +382,7 @@ def load_yolo_dataset(
 
 # ---------------------------------------------------------------------------------------------- label rows
 def _rows(path: Path) -> list[tuple[int, list[str]]]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFormatError(f"cannot read: {exc}", file=path) from None
+    text = read_text(path, "label file")  # (a pipe, a device or a folder is refused before it is opened)
     return [(n, line.split()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
 
 
@@ -293,7 +416,8 @@ def _check_row(cls: float, xywh: np.ndarray, points: np.ndarray, nc: int, path: 
             f"class {cls:g} is not a non-negative integer", file=path, record=f"line {line}"
         )
     if cls >= nc:
-        raise ValidationError(f"class {int(cls)} is not below nc={nc}", file=path, record=f"line {line}")
+        shown = str(int(cls)) if cls < 1e15 else f"{cls:g}"  # (a 301-digit class is not printed whole)
+        raise ValidationError(f"class {shown} is not below nc={nc}", file=path, record=f"line {line}")
     if points.max(initial=0.0) > 1.01:
         raise ValidationError(
             "coordinate above 1.01: labels must be normalized to [0, 1]", file=path, record=f"line {line}"
@@ -418,8 +542,9 @@ def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
     any_poly = False
     for i, image in enumerate(ds.images):
         lp = label_path(image)
-        if not lp.is_file():
+        if not os.path.lexists(lp):  # no label file: an image without objects (Ultralytics)
             continue
+        regular_file(lp, "label file")  # a folder or a dangling link is not "no labels"
         c, b, _, p, dropped = parse_label_file(lp, len(ds.names), duplicates=duplicates)
         if dropped:
             msg = f"{lp}: {dropped} duplicate labels removed (as Ultralytics does)"
@@ -449,8 +574,8 @@ def load_yolo_predictions(source: str | os.PathLike[str], ds: YoloDataset) -> Bo
     p = Path(source)
     if p.is_dir():
         return _txt_predictions(p, ds)
-    if p.is_file():
-        return _json_predictions(p, ds)
+    if os.path.lexists(p):
+        return _json_predictions(p, ds)  # (read through the guards: a pipe or device is refused)
     raise InputFormatError("predictions not found (a folder of txt files or a JSON file)", file=p)
 
 
@@ -489,10 +614,7 @@ def _txt_predictions(folder: Path, ds: YoloDataset) -> BoxTable:
 
 
 def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputFormatError(f"not a JSON file: {exc}", file=path) from None
+    records = read_json(path, "predictions file")
     if not isinstance(records, list):
         raise InputFormatError("expected a JSON list of detections", file=path)
     stems = ds.stem_index()

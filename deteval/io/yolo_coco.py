@@ -17,14 +17,15 @@ they are refused, not dropped.
 from __future__ import annotations
 
 import importlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 from deteval.errors import ValidationError
+from deteval.io.guards import make_folder, write_file
 from deteval.io.yolo import COCO80_TO_91, YoloDataset
 from deteval.tables.boxes import BoxTable
 
@@ -200,9 +201,13 @@ def coco_to_yolo(gt_json: str | os.PathLike[str], out_dir: str | os.PathLike[str
         if stem in stems:
             raise ValidationError(f"two images share the stem {stem!r}", file=file, record=f"image id {iid}")
         stems[stem] = iid
+        if any(ch in name for ch in "\r\n\x85\u2028\u2029"):  # (val.txt holds one image per line)
+            raise ValidationError(
+                "a file_name with a line break cannot be listed", file=file, record=f"image id {iid}"
+            )
     hw = np.array([sizes[i] for i in gt.image_ids.tolist()]).reshape(-1, 2)
-    out = Path(out_dir)
-    (out / "labels").mkdir(parents=True, exist_ok=True)
+    out = make_folder(out_dir, "YOLO folder")
+    make_folder(out / "labels", "labels folder")
     rows: list[list[str]] = [[] for _ in range(len(gt.image_ids))]
     for k in range(len(gt)):
         h, w = hw[gt.img[k]]
@@ -212,12 +217,15 @@ def coco_to_yolo(gt_json: str | os.PathLike[str], out_dir: str | os.PathLike[str
     listed = []
     for i, iid in enumerate(gt.image_ids.tolist()):
         name = files[iid]
-        (out / "labels" / f"{Path(name).stem}.txt").write_text(
-            "".join(r + "\n" for r in rows[i]), encoding="utf-8"
+        write_file(
+            out / "labels" / f"{Path(name).stem}.txt", "".join(r + "\n" for r in rows[i]), "label file"
         )
         listed.append(f"./images/{Path(name).name}")
-    (out / "val.txt").write_text("".join(x + "\n" for x in listed), encoding="utf-8")
-    names = "".join(f"  {k}: {json.dumps(n, ensure_ascii=False)}\n" for k, n in enumerate(gt.cat_names))
-    yaml = out / "data.yaml"
-    yaml.write_text(f"val: val.txt\nnames:\n{names}", encoding="utf-8")  # root: the yaml's folder
-    return yaml
+    write_file(out / "val.txt", "".join(x + "\n" for x in listed), "image list")
+    # PyYAML writes the names: any character (quotes, backslashes, line breaks) reads back as written
+    text = yaml.safe_dump(
+        {"val": "val.txt", "names": dict(enumerate(map(str, gt.cat_names)))},
+        allow_unicode=True,
+        sort_keys=False,
+    )
+    return write_file(out / "data.yaml", text, "dataset yaml")  # root: the yaml's folder

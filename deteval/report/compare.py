@@ -19,7 +19,7 @@ import math
 from typing import Any
 
 from deteval.errors import ConfigError, ValidationError
-from deteval.report.marks import ALPHA, significance
+from deteval.report.marks import ALPHA, DELTA_IS, significance
 from deteval.report.stats_table import STATS_KEYS
 from deteval.report.tables import class_rows, pick_metric, summary_fields
 from deteval.results import MAX_INT, EvalResult
@@ -59,7 +59,8 @@ def compare_results(
     reverse: bool = False,
     sources: tuple[str, str] = ("A", "B"),
 ) -> EvalResult:
-    """Compare ``b`` against ``a`` (delta = b − a) on the per-class ``metric``.
+    """Compare ``b`` against ``a`` (delta = b − a: the result under test minus the baseline, as everywhere
+    in deteval, :data:`DELTA_IS`; ``summary["delta"]`` says so) on the per-class ``metric``.
 
     ``metric`` defaults to ``"ap"`` when the rows have it, else the first numeric column of the rows.
     ``sort``: ``"delta"`` (largest gain first), ``"abs"`` (largest change first), ``"name"`` or ``"none"``
@@ -138,6 +139,9 @@ def compare_results(
             )
 
     summary: dict[str, Any] = {"compared": a.protocol, "a": sources[0], "b": sources[1]}
+    # deteval's one sign convention: a delta is the system under test minus its baseline (here B − A;
+    # --compare-to OTHER: this system − OTHER), said in every output
+    summary["delta"] = DELTA_IS.format(candidate=f"B ({sources[1]})", baseline=f"A ({sources[0]})")
     if has_rows:
         both = [n for n in with_delta if rows[n]["present"] == "both"]
         mean_a = sum(rows[n]["a"] for n in both) / len(both) if both else None

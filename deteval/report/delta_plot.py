@@ -1,6 +1,7 @@
 """The per-class deltas of a comparison (``deteval.stats``) with their intervals, as a figure.
 
-One horizontal bar per class: ``delta`` = a − b of its AP, the paired-bootstrap interval as an error bar,
+One horizontal bar per class: ``delta`` = a − b of its AP (this system minus the other, deteval's one sign
+convention :data:`~deteval.report.marks.DELTA_IS`), the paired-bootstrap interval as an error bar,
 filled when the adjusted p-value is below ``alpha`` (significant), hollow otherwise. Drawn on an Agg canvas
 like :mod:`deteval.report.plots` (no pyplot, no global backend).
 """
@@ -11,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deteval.errors import ConfigError
-from deteval.report.plots import literal, new_figure, plot_dir, save_png
+from deteval.report.figure import literal, new_figure, plot_dir, save_png
+from deteval.report.marks import DELTA_IS
 from deteval.results import EvalResult
 
 if TYPE_CHECKING:
@@ -67,8 +69,10 @@ def class_deltas_figure(result: EvalResult, *, other: str | None = None, alpha: 
         )  # fmt: skip
     ax.axvline(0.0, color="0.5", lw=0.8)
     ax.set_yticks(range(len(rows)), [literal(r[0]) for r in rows])
-    title = "" if other is None else f" vs {other}"
-    ax.set_xlabel(f"AP delta (a - b{title}) with its interval; filled: adjusted p < {alpha:g}")
+    names = result.summary.get("compare_to") or []
+    baseline = other if other is not None else (str(names[0]) if len(names) == 1 else "the other system")
+    sign = DELTA_IS.format(candidate="this system", baseline=baseline)
+    ax.set_xlabel(literal(f"AP delta = {sign}, with its interval; filled: adjusted p < {alpha:g}"))
     return fig
 
 

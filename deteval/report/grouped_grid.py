@@ -6,14 +6,23 @@ such columns; with full dotted names one per column its table was about 170 char
 
 from __future__ import annotations
 
-from deteval.report.tables import _is_number_cell as is_number_cell
-
-__all__ = ["WIDTH", "grouped_grid"]
+__all__ = ["WIDTH", "grouped_grid", "is_number_cell"]
 
 #: The widest line a block may have (as the other tables: a 100-column terminal).
 WIDTH = 100
 
 _GAP = "   "  # between groups (two spaces between the columns of one group)
+
+
+def is_number_cell(cell: str) -> bool:
+    """Whether a table cell is a number (or ``-``, a missing one): such columns are right-aligned."""
+    if cell == "-":
+        return True
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 def _split(col: str) -> tuple[str, str]:

@@ -14,6 +14,10 @@ from typing import Any
 
 from deteval.results import EvalResult
 
+#: deteval's one sign convention for a difference of two systems: the system under test minus its baseline
+#: (``deteval compare A B``: B − A; ``--compare-to OTHER``: this system − OTHER), stated in every output.
+DELTA_IS = "{candidate} - {baseline}"
+
 __all__ = ["ALPHA", "cell_marks", "legend", "marks", "significance", "system_letters"]
 
 #: the level below which an adjusted p-value earns a mark

@@ -32,12 +32,16 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from deteval.core.ap import precision_envelope
 from deteval.errors import ConfigError, ValidationError
+from deteval.report.delta_plot import class_deltas, class_deltas_figure, comparison_others
+from deteval.report.figure import DPI as DPI  # the figures' resolution, also read here
+from deteval.report.figure import literal, new_figure, plot_dir, save_png
+from deteval.report.marks import system_letters
 from deteval.report.progress import Progress, note
 from deteval.report.tables import class_rows, numeric_columns, row_label
 from deteval.results import EvalResult
@@ -46,7 +50,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-DPI = 100
 PANEL_INCHES = 2.5
 OVERLAY_INCHES = (8.0, 6.0)
 BAR_WIDTH_INCHES = 8.0
@@ -60,50 +63,12 @@ MAX_BARS = 40  # bar chart: more classes than this show the best and worst MAX_B
 _COCO_ARRAY = "<coco precision array>"
 
 
-def new_figure(
-    width_in: float, height_in: float, *, layout: Literal["constrained"] | None = "constrained"
-) -> Figure:
-    """A matplotlib figure of that size in inches at :data:`DPI`, on the Agg canvas (no GUI backend, no pyplot
-    state)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width_in, height_in), dpi=DPI, layout=layout)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def save_png(fig: Figure, path: Path) -> Path:
-    """Write ``fig`` to ``path`` as PNG at :data:`DPI`; a write that fails is a :class:`ConfigError` naming it."""
-    try:
-        # fast zlib level: the figures are flat colours, level 1 costs little size and saves ~20% of the time
-        fig.savefig(path, dpi=DPI, format="png", pil_kwargs={"compress_level": 1})
-    except OSError as exc:
-        raise ConfigError(f"cannot write plot: {exc.strerror or exc}", file=path) from None
-    return path
-
-
-def plot_dir(out_dir: str | Path) -> Path:
-    """``out_dir``, created with its parents if missing (a :class:`ConfigError` naming it if that fails)."""
-    path = Path(out_dir)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the plot folder: {exc.strerror or exc}", file=path) from None
-    return path
-
-
 def grid_shape(n: int, ncols: int | None = None) -> tuple[int, int]:
     """(rows, columns) of a small-multiples grid for ``n`` panels: about square, at least 4 wide."""
     if n <= 0:
         return (1, 1)
     cols = min(n, ncols if ncols else max(4, math.ceil(math.sqrt(n))))
     return (math.ceil(n / cols), cols)
-
-
-def literal(text: str) -> str:
-    """``text`` drawn as written: ``$`` would start matplotlib's math mode (``$x_{$`` fails to parse)."""
-    return text.replace("$", r"\$")
 
 
 def _short(name: str, limit: int = 28) -> str:
@@ -181,6 +146,15 @@ def _curve_context(result: EvalResult) -> tuple[str, str, str]:
     return "ap", "AP", f"{result.protocol} PR curves"
 
 
+def _curve_values(result: EvalResult, key: str) -> dict[str, float]:
+    """The number printed beside each curve. COCO: the mean of the drawn curve, its AP at that threshold
+    read at the curve's maxDets (the last; the per-class ``ap50`` is read where the summary reads it, which
+    is ``maxDets[2]`` under pycocotools' rule when there are more than three); else the ``key`` column."""
+    if result.protocol != "coco":
+        return _column(result, key)
+    return {n: float(np.mean(c.precision)) for n, c in result.curves.items() if c.precision.size}
+
+
 def _line_legend(fig: Figure, coco: bool) -> None:
     from matplotlib.lines import Line2D
 
@@ -191,13 +165,28 @@ def _line_legend(fig: Figure, coco: bool) -> None:
             Line2D([], [], color="C0", lw=1.0, label="precision at each rank"),
             Line2D([], [], color="C1", lw=0.8, ls="--", label="interpolated: max precision at recall ≥ r"),
         ]
-    fig.legend(handles=handles, loc="upper right", fontsize=7, ncols=len(handles), frameon=False)
+    _header_legend(fig, handles)
+
+
+def _header_legend(fig: Figure, handles: list[Any]) -> None:
+    """The line legend of a small-multiples grid, in its own row under the title (at the right it ran
+    into a long title)."""
+    top = 1 - 0.32 / fig.get_figheight()
+    fig.legend(
+        handles=handles, loc="upper left", bbox_to_anchor=(0.005, top), fontsize=7, ncols=len(handles),
+        frameon=False, borderaxespad=0.0,
+    )  # fmt: skip
+
+
+def _header_title(fig: Figure, title: str) -> None:
+    """The title of a small-multiples grid, in the first row of its header (the legend is in the second)."""
+    fig.suptitle(title, x=0.01, y=1 - 0.06 / fig.get_figheight(), ha="left", va="top", fontsize=10)
 
 
 def _pr_grid(result: EvalResult, ncols: int | None) -> Figure:
     names = _ordered_curve_names(result)
     key, label, what = _curve_context(result)
-    aps = _column(result, key)
+    aps = _curve_values(result, key)
     shown, caption = best_and_worst(names, aps, MAX_PANELS)
     fig, axes = _grid_figure(len(shown), ncols)
     coco = result.protocol == "coco"
@@ -209,6 +198,8 @@ def _pr_grid(result: EvalResult, ncols: int | None) -> Figure:
         curve = result.curves[name]
         first_col, last_row = i % axes.shape[1] == 0, i >= len(shown) - axes.shape[1]
         _unit_axes(ax, "recall" if last_row else None, "precision" if first_col else None, limits=i == 0)
+        if last_row:  # the lowest panel of its column (above an empty cell, shared axes hide its numbers)
+            ax.xaxis.set_tick_params(labelbottom=True)
         ap = aps.get(name)
         ax.set_title(_short(name) + ("" if ap is None else f"  {label} {ap:.3f}"), fontsize=9)
         if curve.recall.size == 0:
@@ -219,9 +210,14 @@ def _pr_grid(result: EvalResult, ncols: int | None) -> Figure:
             env = precision_envelope(curve.precision)  # NaN (the devkit's 0/0) skipped
             ax.step(np.r_[0.0, curve.recall], np.r_[env[0], env], where="pre", lw=0.8, ls="--", color="C1")
     title = literal(what) + (f" ({caption} classes by {label})" if caption else f" ({len(names)} classes)")
-    fig.suptitle(title, x=0.01, ha="left", fontsize=10)
+    _header_title(fig, title)
     _line_legend(fig, coco)
     return fig
+
+
+def pr_grid_figure(result: EvalResult, ncols: int | None = None) -> Figure:
+    """The figure of ``pr_curves.png``: one panel per class (the best and worst when there are many)."""
+    return _pr_grid(result, ncols)
 
 
 def _pr_overlay(result: EvalResult) -> Figure:
@@ -229,7 +225,7 @@ def _pr_overlay(result: EvalResult) -> Figure:
 
     names = _ordered_curve_names(result)
     key, label, what = _curve_context(result)
-    aps = _column(result, key)
+    aps = _curve_values(result, key)
     fig = new_figure(*OVERLAY_INCHES)
     ax = fig.subplots()
     _unit_axes(ax, "recall", "precision")
@@ -353,7 +349,9 @@ def _bars(result: EvalResult, key: str) -> Figure:
     ax.tick_params(axis="x", labelsize=7)
     if result.protocol == "compare":
         s = result.summary
-        title = f"per-class {label}: B = {s.get('b', 'B')}, A = {s.get('a', 'A')}"
+        title = (
+            f"per-class {label}: B = {s.get('b', 'B')}, A = {s.get('a', 'A')} (B: under test, A: baseline)"
+        )
     else:
         title = f"{result.protocol}: per-{unit} {label}"
     notes = [f"{caption} {units}" if caption else "", f"{len(missing)} without a value" if missing else ""]
@@ -458,6 +456,8 @@ def _coco_grid(
         k = index[shown[i]]
         first_col, last_row = i % axes.shape[1] == 0, i >= len(shown) - axes.shape[1]
         _unit_axes(ax, "recall" if last_row else None, "precision" if first_col else None, limits=i == 0)
+        if last_row:  # the lowest panel of its column (above an empty cell, shared axes hide its numbers)
+            ax.xaxis.set_tick_params(labelbottom=True)
         ax.set_title(f"{_short(shown[i])}  AP {aps[shown[i]]:.3f}", fontsize=9)
         for j, label in enumerate(labels):
             ax.plot(recs, curves[label][:, k], lw=_width(j, len(labels)), color=f"C{j}")
@@ -467,13 +467,13 @@ def _coco_grid(
         Line2D([], [], color=f"C{j}", lw=_width(j, len(labels)), label=_measure(kind, lab))
         for j, lab in enumerate(labels)
     ]
-    fig.legend(handles=handles, loc="upper right", fontsize=7, ncols=len(handles), frameon=False)
+    _header_legend(fig, handles)
     n_out = len(names) - len(with_gt)
     title = f"COCO precision per category; AP = mean over {_measure(kind, mean_label)}"
     title += f" ({caption} categories by AP)" if caption else f" ({len(with_gt)} categories)"
     if n_out:
         title += f"; {n_out} without ground truth not shown"
-    fig.suptitle(literal(title), x=0.01, ha="left", fontsize=10)
+    _header_title(fig, literal(title))
     return fig
 
 
@@ -536,9 +536,6 @@ def plot_coco_precision(
 def _delta_plan(result: EvalResult) -> list[tuple[str, Any]]:
     """``class_deltas.png`` (``class_deltas_<letter>.png`` per other system when there are several) when
     the result holds a comparison with per-class AP intervals (deteval.stats, ``--compare-to``)."""
-    from deteval.report.delta_plot import class_deltas, class_deltas_figure, comparison_others
-    from deteval.report.marks import system_letters
-
     others = comparison_others(result)
     letters = system_letters(result)
     plan: list[tuple[str, Any]] = []

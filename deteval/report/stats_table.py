@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deteval.report.marks import system_letters
+from deteval.report.marks import DELTA_IS, system_letters
 from deteval.results import EvalResult
 
 #: summary keys written by deteval.stats.attach; shown by :func:`stats_lines`, not as plain fields
@@ -79,7 +79,8 @@ def stats_lines(result: EvalResult) -> list[str]:
         how = f"test {s.get('test')}, correction {s.get('correction')}"
         groups = {others[0]: comp} if len(others) == 1 else comp
         for i, (other, c) in enumerate(groups.items()):
-            out.append(f"comparison with {other} ({how}): a = this system, b = {other}")
+            delta = DELTA_IS.format(candidate="a", baseline="b")
+            out.append(f"comparison with {other} ({how}): a = this system, b = {other}; delta = {delta}")
             out.extend(
                 _comparison_lines(c, system_letters(result).get(other, "abcdefghijklmnopqrstuvwxyz"[i % 26]))
             )

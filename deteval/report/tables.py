@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
 from typing import Any
 
-from deteval.errors import ConfigError, InputFormatError
-from deteval.results import EvalResult, jsonable
+from deteval.errors import ConfigError
+from deteval.report.grouped_grid import grouped_grid, is_number_cell
+from deteval.results import EvalResult, flat_fields, jsonable
+from deteval.results import flatten as flatten  # its home is results (dotted keys); this path keeps working
 
 FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
 
@@ -37,42 +38,6 @@ def format_cell(value: Any, full: bool) -> str:
         text = f"{value:.4f}"
         return "0.0000" if text == "-0.0000" else text
     return str(value)
-
-
-def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Yield ``(dotted.key, scalar)`` pairs of a JSON-ready value; lists are indexed ``key.0``, ``key.1``.
-
-    An empty dict or list yields one pair with the value ``"{}"`` or ``"[]"`` so the key is still shown.
-    """
-    if isinstance(value, dict):
-        if not value and prefix:
-            yield prefix, "{}"
-        for k, v in value.items():
-            yield from flatten(v, f"{prefix}.{k}" if prefix else str(k))
-    elif isinstance(value, list):
-        if not value:
-            yield prefix, "[]"
-        for i, v in enumerate(value):
-            yield from flatten(v, f"{prefix}.{i}" if prefix else str(i))
-    else:
-        yield prefix, value
-
-
-def flat_fields(value: Any, *, file: str | None = None, record: str | None = None) -> list[tuple[str, Any]]:
-    """:func:`flatten` as a list, refusing two keys that flatten to one name (``{"x.y": 1}`` next to
-    ``{"x": {"y": 2}}``), of which a table, a CSV file or ``compare`` could show only one."""
-    pairs = list(flatten(value))
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise InputFormatError(
-                f"two fields flatten to the same column {key!r} (a key with a dot next to a nested object); "
-                "rename one",
-                file=file,
-                record=record,
-            )
-        seen.add(key)
-    return pairs
 
 
 def summary_fields(result: EvalResult) -> list[tuple[str, Any]]:
@@ -134,20 +99,10 @@ def class_rows(result: EvalResult) -> tuple[list[str], list[tuple[str, dict[str,
     return list(cols), rows
 
 
-def _is_number_cell(cell: str) -> bool:
-    if cell == "-":
-        return True
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
-
-
 def _grid(header: list[str], rows: list[list[str]]) -> str:
     """Aligned plain-text columns: the first and text columns left, numeric columns right."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    right = [i > 0 and all(_is_number_cell(r[i]) for r in rows) for i in range(len(header))]
+    right = [i > 0 and all(is_number_cell(r[i]) for r in rows) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
@@ -181,8 +136,6 @@ def render_table(result: EvalResult) -> str:
             for name, row in rows
         ]  # fmt: skip
         if result.protocol == "mir":  # dotted groups of columns, wrapped to 100 characters
-            from deteval.report.grouped_grid import grouped_grid
-
             parts.append(grouped_grid([row_label(result), *cols], grid))
         else:
             parts.append(_grid([row_label(result), *cols], grid))
@@ -193,8 +146,17 @@ def render_table(result: EvalResult) -> str:
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
-def _md(text: str) -> str:
-    # A pipe would end the cell and a newline the row.
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+_ENTITY_START = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+
+
+def md_text(text: str) -> str:
+    """``text`` for a Markdown table cell: a pipe would end the cell and a newline the row; a ``<`` that could
+    open an HTML tag, comment or autolink (CommonMark: followed by a letter, ``/``, ``!`` or ``?``) and an
+    ``&`` that could start an entity become entities, so that raw HTML in a name is shown, never run by a
+    renderer that does not sanitize (``p < 0.05`` stays as written)."""
+    text = _ENTITY_START.sub("&amp;", text)
+    text = _TAG_START.sub("&lt;", text)
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
@@ -206,7 +168,7 @@ def _mark(marked: dict[tuple[str | None, str], str], row: str | None, key: str) 
 
 def _sup(marked: dict[tuple[str | None, str], str], row: str | None, key: str) -> str:
     mark = marked.get((row, key))
-    return f"<sup>{_md(mark)}</sup>" if mark else ""
+    return f"<sup>{md_text(mark)}</sup>" if mark else ""
 
 
 def render_markdown(result: EvalResult) -> str:
@@ -214,7 +176,7 @@ def render_markdown(result: EvalResult) -> str:
     table, the warnings as quotes."""
     from deteval.report.marks import cell_marks
 
-    parts = [f"## {_md(result.protocol)} evaluation", ""]
+    parts = [f"## {md_text(result.protocol)} evaluation", ""]
     if result.lines:
         # The protocol's familiar rendering (e.g. pycocotools' twelve lines), verbatim.
         fence = "~~~~" if any(line.lstrip().startswith("```") for line in result.lines) else "```"
@@ -227,21 +189,23 @@ def render_markdown(result: EvalResult) -> str:
     marked, legend = cell_marks(result)
     fields = [(k, v) for k, v in fields if not k.startswith("significance.")]  # shown as marks + legend
     parts += ["| field | value |", "|---|---|"]
-    parts += [f"| {_md(k)} | {_md(format_cell(v, False))}{_sup(marked, None, k)} |" for k, v in fields]
+    parts += [
+        f"| {md_text(k)} | {md_text(format_cell(v, False))}{_sup(marked, None, k)} |" for k, v in fields
+    ]
     cols, rows = class_rows(result)
     if rows:
-        head = f"| {row_label(result)} | " + " | ".join(_md(c) for c in cols) + " |"
+        head = f"| {row_label(result)} | " + " | ".join(md_text(c) for c in cols) + " |"
         parts += ["", head, "|---" * (len(cols) + 1) + "|"]
         for name, row in rows:
-            cells = (_md(format_cell(row.get(c), False)) + _sup(marked, name, c) for c in cols)
-            parts.append(f"| {_md(name)} | " + " | ".join(cells) + " |")
+            cells = (md_text(format_cell(row.get(c), False)) + _sup(marked, name, c) for c in cols)
+            parts.append(f"| {md_text(name)} | " + " | ".join(cells) + " |")
     if legend:
         # what the superscript letters mean (deteval.report.marks)
-        parts += ["", *(re.sub(r"\^([a-z]+):", r"<sup>\1</sup>:", _md(x)) + "  " for x in legend)]
+        parts += ["", *(re.sub(r"\^([a-z]+):", r"<sup>\1</sup>:", md_text(x)) + "  " for x in legend)]
     if result.warnings:
         from deteval.report.warning_cap import shown_warnings
 
-        parts += ["", *(f"> warning: {_md(w)}" for w in shown_warnings(result.warnings))]
+        parts += ["", *(f"> warning: {md_text(w)}" for w in shown_warnings(result.warnings))]
     return "\n".join(parts) + "\n"
 
 
@@ -274,7 +238,8 @@ def _csv_cell(cell: str) -> str:
     return cell
 
 
-def _csv_row(cells: list[str]) -> str:
+def csv_row(cells: list[str]) -> str:
+    """One CSV line of text cells: RFC 4180 quoting, formula-like cells prefixed with ``'``."""
     if cells == [""]:
         return '""'  # a single empty cell, not a blank line
     return ",".join(_csv_cell(c) for c in cells)
@@ -292,12 +257,12 @@ def render_csv(result: EvalResult) -> str:
     cols, rows = class_rows(result)
     lines = []
     if rows:
-        lines = [_csv_row([row_label(result), *cols])]
-        lines += [_csv_row([name, *(format_cell(row.get(c), True) for c in cols)]) for name, row in rows]
+        lines = [csv_row([row_label(result), *cols])]
+        lines += [csv_row([name, *(format_cell(row.get(c), True) for c in cols)]) for name, row in rows]
         lines += [""]
-    lines += [_csv_row(["field", "value"]), _csv_row(["protocol", result.protocol])]
-    lines += [_csv_row([k, format_cell(v, True)]) for k, v in display_fields(result)]
-    lines += [_csv_row(["warning", w]) for w in result.warnings]
+    lines += [csv_row(["field", "value"]), csv_row(["protocol", result.protocol])]
+    lines += [csv_row([k, format_cell(v, True)]) for k, v in display_fields(result)]
+    lines += [csv_row(["warning", w]) for w in result.warnings]
     return "\n".join(lines) + "\n"
 
 

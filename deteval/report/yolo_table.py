@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
+from deteval.detection.coco import DET_STAT_NAMES
 from deteval.detection.yolo_eval import YoloResult
+from deteval.report.tables import csv_row, md_text
 
 YOLO_FORMATS = ("table", "json", "csv", "markdown")
 _COLUMNS = ("P", "R", "AP50", "AP75", "AP50-95")
-_COCO_STATS = ("AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl")
 
 
 def _rows(result: YoloResult) -> list[dict[str, Any]]:
@@ -38,13 +37,13 @@ def render_yolo(result: YoloResult, fmt: str) -> str:
         return result.to_json()
     cols = _cols(result)
     rows = _rows(result)
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["class", "images", "instances", *cols])
+    if fmt == "csv":  # (the other commands' CSV rules: quoting, formula-like names prefixed with ')
+        lines = [csv_row(["class", "images", "instances", *cols])]
         for r in rows:
-            w.writerow([r["class"], r["images"], r["instances"], *(repr(r[c]) for c in cols)])
-        return buf.getvalue()
+            lines.append(
+                csv_row([str(r["class"]), str(r["images"]), str(r["instances"]), *(repr(r[c]) for c in cols)])
+            )
+        return "\n".join(lines) + "\n"
     if fmt == "markdown":
         head = ["class", "images", "instances", *cols]
         lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
@@ -52,14 +51,15 @@ def render_yolo(result: YoloResult, fmt: str) -> str:
             lines.append(
                 "| "
                 + " | ".join(
-                    [str(r["class"]), str(r["images"]), str(r["instances"])] + [f"{r[c]:.4f}" for c in cols]
+                    [md_text(str(r["class"])), str(r["images"]), str(r["instances"])]
+                    + [f"{r[c]:.4f}" for c in cols]
                 )
                 + " |"
             )
         return f"profile: {result.profile}\n\n" + "\n".join(lines) + "\n"
     out = [f"profile: {result.profile}"]
     if result.stats is not None:
-        out += [f"{n:>6} = {v:.3f}" for n, v in zip(_COCO_STATS, result.stats)]
+        out += [f"{n:>6} = {v:.3f}" for n, v in zip(DET_STAT_NAMES, result.stats)]
     out.append(("%22s" + "%11s" * (2 + len(cols))) % ("Class", "Images", "Instances", *cols))
     for r in rows:
         out.append(

@@ -9,6 +9,7 @@ family (``P`` = trec_eval's default cutoffs) or a set: ``official`` (trec_eval's
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -228,6 +229,10 @@ def _parts(text: str, spec: str) -> list[str]:
     return parts
 
 
+#: The largest cutoff read (a C int: trec_eval's ``atol`` has no meaning beyond a long).
+_MAX_CUTOFF = 2**31 - 1
+
+
 def _parse_params(fam: Family, text: str, spec: str) -> list:
     if fam.params in ("coef", "beta", "gains"):
         return _parse_whole(fam, text, spec)
@@ -235,8 +240,11 @@ def _parse_params(fam: Family, text: str, spec: str) -> list:
     for part in _parts(text, spec):
         if not _DECIMAL.fullmatch(part):
             raise ConfigError(f"bad parameter {part!r} in measure {spec!r}")
-        # trec_eval reads cutoffs with atol: "23.4" is cutoff 23
-        v = float(part) if fam.params in ("float", "mult") else int(float(part))
+        # trec_eval reads cutoffs with atol: "23.4" is cutoff 23; beyond a C long (or inf) it has no meaning
+        f = float(part)
+        if not math.isfinite(f) or (fam.params == "int" and abs(f) > _MAX_CUTOFF):
+            raise ConfigError(f"parameter {part[:40]!r} in measure {spec[:60]!r} is beyond {_MAX_CUTOFF}")
+        v = f if fam.params in ("float", "mult") else int(f)
         if fam.params == "int" and v < 1:
             raise ConfigError(f"cutoffs must be positive in measure {spec!r}")
         if fam.params == "mult" and v <= 0:

@@ -65,11 +65,26 @@ def _check(n_units: int, n_resamples: int, level: float) -> None:
         raise ConfigError(f"the confidence level must be between 0 and 1 (e.g. 0.95), got {level!r}")
 
 
+#: The most resample weights (resamples × units) held at once: 2**28 int64 counts, 2 GiB (and 1 GiB of draws).
+MAX_WEIGHTS = 1 << 28
+
+
 def bootstrap_weights(n_units: int, n_resamples: int, seed: int = 0) -> np.ndarray:
     """(B, n_units) int64 unit counts of B resamples with replacement (module docstring), reproducible from
-    ``seed``: the same seed gives the same resamples."""
+    ``seed``: the same seed gives the same resamples. More than :data:`MAX_WEIGHTS` counts is a
+    :class:`~deteval.errors.ConfigError` saying how many resamples fit, before anything is allocated."""
+    if int(n_resamples) * int(n_units) > MAX_WEIGHTS:
+        fit = max(MAX_WEIGHTS // max(int(n_units), 1), 0)
+        raise ConfigError(
+            f"{int(n_resamples):,} resamples of {int(n_units):,} units need "
+            f"{int(n_resamples) * int(n_units) * 8 / 2**30:.1f} GiB of resample weights (at most "
+            f"{MAX_WEIGHTS * 8 / 2**30:.0f} GiB): use --bootstrap {fit} or fewer"
+        )
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_units, size=(int(n_resamples), n_units))
+    # int32 draws where the units fit: numpy's bounded generator draws the same values for int32 and int64
+    # (both through its 32-bit Lemire path below 2**32), in half the memory
+    dtype = np.int32 if n_units < 2**31 else np.int64
+    draws = rng.integers(0, n_units, size=(int(n_resamples), n_units), dtype=dtype)
     out = np.empty((int(n_resamples), n_units), dtype=np.int64)
     for r, row in enumerate(draws):  # row by row: no offset copy of every draw (page faults in a new process)
         out[r] = np.bincount(row, minlength=n_units)

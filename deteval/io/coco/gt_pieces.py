@@ -24,6 +24,7 @@ from deteval.io.coco.json_text import (
 )
 from deteval.io.coco.pieces import RECORD_BOUNDARY, bbox_piece_bytes
 from deteval.io.coco.typed import gt_annotations, gt_box_columns, typed_decoding
+from deteval.io.guards import refuse_special
 from deteval.io.jsonkeys import unique_keys
 
 _ANNOTATIONS_KEY = re.compile(rb'"annotations"\s*:\s*\[')
@@ -93,6 +94,7 @@ def gt_head(
     annotation pieces :func:`gt_in_pieces` would cut in the first ``length`` bytes of the annotations
     array, and the byte where the next piece starts; None on any fault (the parent then reads them itself)."""
     file = str(path)
+    refuse_special(path, "JSON file")  # (a pipe would block the open, /dev/zero never end)
     data = mapped_file(path)
     if data is None:
         return None
@@ -155,6 +157,7 @@ def gt_in_pieces(
     step = (
         min(coco_pieces.CHUNK_BYTES, KEYPOINT_GT_PIECE_BYTES) if need_keypoints else coco_pieces.CHUNK_BYTES
     )
+    refuse_special(path, "JSON file")  # (a pipe would block the open, /dev/zero never end)
     found = _annotations_array(path, step)
     if found is None:
         return None

@@ -19,6 +19,7 @@ import numpy as np
 
 from deteval.collector import paused
 from deteval.errors import DetevalError, InputFormatError
+from deteval.io.guards import refuse_special
 from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique
 
 # An optional accelerator, imported by name so that the type check gives the same answer with or without it.
@@ -64,6 +65,7 @@ def read_json(path: str | PathLike[str]) -> Any:
 
 def json_bytes(p: Path) -> bytes:
     """The bytes of the JSON file ``p`` without a UTF-8 BOM; an unreadable or empty file raises."""
+    refuse_special(p, "JSON file")  # (a pipe would block the open, /dev/zero never end)
     try:
         data = p.read_bytes()
     except OSError as exc:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from deteval.io.coco.json_text import loads_piece, loads_plain_piece, mapped_file
+from deteval.io.guards import refuse_special
 
 RECORD_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 
@@ -38,6 +39,7 @@ def _result_cuts(data: Any, chunk: int | None = None) -> list[tuple[int, int]]:
 def read_in_pieces(path: Path, chunk: int | None = None) -> tuple[Any, list[tuple[int, int]]] | None:
     """A results file mapped in memory (:func:`~deteval.io.coco.json_text.mapped_file`) and its cuts
     (:func:`_result_cuts`); None if unreadable or too small to cut."""
+    refuse_special(path, "results file")  # (a pipe would block the open, /dev/zero never end)
     data = mapped_file(path, 2 * (CHUNK_BYTES if chunk is None else chunk))
     if data is None:
         return None

@@ -28,6 +28,7 @@ from deteval.errors import DetevalError
 from deteval.io.coco.json_text import loads_piece, orjson_available
 from deteval.io.coco.results import loadres_branch, results_from_records, typed_bbox, wide_scores
 from deteval.io.coco.tables import CocoGroundTruth, CocoResults
+from deteval.io.guards import refuse_special
 from deteval.io.jsonkeys import loads_unique
 from deteval.io.skipping import load_skipping
 
@@ -47,6 +48,8 @@ def _parse(text: bytes, file: str) -> Any:
 
 
 def _read(path: str | PathLike[str], lo: int, hi: int) -> bytes:
+    refuse_special(path, "results file")  # (a pipe would block the open)
+    refuse_special(path, "results file")  # (a pipe would block the open)
     with open(path, "rb") as fh:
         fh.seek(lo)
         return b"[" + fh.read(hi - lo) + b"]"

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.errors import ValidationError
 from deteval.io.coco.masks import mask_boxes
 
 
@@ -141,7 +142,20 @@ class CocoResults:
 
 
 def is_coco_object(obj: Any) -> bool:
-    return hasattr(obj, "dataset") and hasattr(obj, "createIndex") and isinstance(obj.dataset, dict)
+    """Whether ``obj`` is a pycocotools ``COCO``; one whose index (``anns``, ``imgs``, ``cats``) no longer
+    counts what its ``dataset`` holds (appended to without ``createIndex()``) is refused: pycocotools would
+    evaluate the index, deteval reads ``dataset``, and the two would differ."""
+    if not (hasattr(obj, "dataset") and hasattr(obj, "createIndex") and isinstance(obj.dataset, dict)):
+        return False
+    for index, key in (("anns", "annotations"), ("imgs", "images"), ("cats", "categories")):
+        held, listed = getattr(obj, index, None), obj.dataset.get(key)
+        if isinstance(held, dict) and isinstance(listed, list) and len(held) != len(listed):
+            raise ValidationError(
+                f"the COCO object's index holds {len(held)} {key} but its dataset {len(listed)}: call "
+                "createIndex() after changing dataset (pycocotools evaluates the index)",
+                file="<pycocotools COCO>",
+            )
+    return True
 
 
 def concat_results(parts: Sequence[CocoResults], source: str | None = None) -> CocoResults:

@@ -29,6 +29,7 @@ import numpy as np
 
 from deteval.collector import paused
 from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.io.guards import refuse_special
 from deteval.io.voc.files import PathLike, read_image_set
 from deteval.io.voc.xml_safety import parse_together, parse_xml_safely
 from deteval.syntax import parse_decimal
@@ -446,6 +447,7 @@ def _columns_one_by_one(
         if roots is not None:
             info, objects = _voc_record(roots[i], path, skipped)
         else:
+            refuse_special(path, "annotation file")  # (a pipe would block the read)
             try:
                 data = path.read_bytes()
             except FileNotFoundError:

@@ -20,6 +20,7 @@ from typing import Literal
 import numpy as np
 
 from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.io.guards import refuse_special
 from deteval.io.voc.files import PathLike
 from deteval.io.voc.text_table import read_table, token_text
 from deteval.tables.voc import VOCDetections
@@ -123,6 +124,7 @@ class _Files:
         self, path: PathLike, n_str: int, layout: str
     ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
         """A file's string columns, numbers and line numbers (:func:`read_table`)."""
+        refuse_special(path, "detection file")  # (a pipe would block the open, /dev/zero never end)
         try:
             data = Path(path).read_bytes()
         except OSError as exc:

@@ -4,9 +4,11 @@ UTF-8 text whose faults name the line, and image-set lists (``ImageSets/Main/<sp
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from deteval.errors import InputFormatError, ValidationError
+from deteval.io.guards import refuse_special
 from deteval.syntax import fields, text_lines
 
 __all__ = ["PathLike", "read_image_set", "read_small"]
@@ -17,8 +19,10 @@ PathLike = str | os.PathLike
 def read_small(path: PathLike) -> bytes:
     """A file's bytes in as few system calls as the OS allows (open, one read, close for a small file):
     thousands of annotation files cost more in calls than in bytes."""
-    fd = os.open(path, os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # (a pipe must not block the open)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a pipe or a device: the file-by-file path names it
+            raise OSError(f"{path}: not a regular file")
         data = os.read(fd, 1 << 16)
         if len(data) == 1 << 16:
             chunks = [data]
@@ -37,6 +41,7 @@ def read_image_set(path: PathLike) -> list[str]:
     (the devkit would count its objects twice), and so is a list without any id. A UTF-8 byte-order mark,
     Windows or old Mac line endings, tabs and repeated spaces are accepted.
     """
+    refuse_special(path, "file")  # (a pipe would block the open, /dev/zero never end)
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
