@@ -38,11 +38,13 @@ from typing import Any, Literal
 import numpy as np
 
 from deteval.detection.boxes import BOX_FORMATS, BoxFormat, convert_boxes
+from deteval.detection.voc import VOCDetections, VOCGroundTruth
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.arrays import numeric_array
 from deteval.metric_result import MetricResult, box_ious, coco_metrics, listing, voc_metrics
 from deteval.report.metric_plot import plot_values
 from deteval.results import EvalResult
+from deteval.run.voc import evaluate_voc
 from deteval.tensors import as_tensors, is_torch_tensor
 
 IOU_TYPES = ("bbox", "segm", "keypoints")
@@ -291,7 +293,7 @@ class MeanAveragePrecision:
             k: _numbers(v, k, integer=k == "max_detection_thresholds") for k, v in tm.items() if v is not None
         }
         if protocol == "voc":
-            accepted = [n for n in inspect.signature(_evaluate_voc()).parameters if n not in ("gt", "dets")]
+            accepted = [n for n in inspect.signature(evaluate_voc).parameters if n not in ("gt", "dets")]
             if given:
                 raise ConfigError(
                     f"{listing(list(given))} not used by protocol='voc' (it has one IoU threshold: use "
@@ -695,7 +697,7 @@ class MeanAveragePrecision:
             g_img, p_img = rank[g_img], rank[p_img]
             g_order, p_order = np.argsort(g_img, kind="stable"), np.argsort(p_img, kind="stable")
             images = tuple(str(i) for i in np.sort(img_ids).tolist())
-        gt = _voc_types()[0].from_arrays(
+        gt = VOCGroundTruth.from_arrays(
             g_img[g_order],
             np.searchsorted(ids, g_lab)[g_order],
             convert_boxes(self._gt.concat("boxes", np.float64, (4,)), self.box_format, "xyxy")[g_order],
@@ -703,7 +705,7 @@ class MeanAveragePrecision:
             images=images,
             classes=names,
         )
-        dets = _voc_types()[1].from_arrays(
+        dets = VOCDetections.from_arrays(
             p_img[p_order],
             np.searchsorted(ids, p_lab)[p_order],
             convert_boxes(self._pred.concat("boxes", np.float64, (4,)), self.box_format, "xyxy")[p_order],
@@ -711,7 +713,7 @@ class MeanAveragePrecision:
             images=images,
             classes=names,
         )
-        return _evaluate_voc()(gt, dets, **self.options), ids, names
+        return evaluate_voc(gt, dets, **self.options), ids, names
 
     def _compute_coco(self, iou_type: str) -> Any:
         if iou_type == "bbox":
@@ -733,15 +735,3 @@ class MeanAveragePrecision:
             params=params,
             compat=self.options.get("compat", "pycocotools"),
         )
-
-
-def _evaluate_voc() -> Any:
-    from deteval.run.voc import evaluate_voc
-
-    return evaluate_voc
-
-
-def _voc_types() -> tuple[Any, Any]:
-    from deteval.detection.voc import VOCDetections, VOCGroundTruth
-
-    return VOCGroundTruth, VOCDetections

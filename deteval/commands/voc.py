@@ -31,6 +31,7 @@ from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import Progress
 from deteval.run.client import dask_client
 from deteval.run.voc import evaluate_voc
+from deteval.stats.voc import VOCUnits
 
 DEFAULTS: dict[str, Any] = {
     "metric": "voc2010",
@@ -110,8 +111,6 @@ def _with_statistics(
     args: argparse.Namespace, gt: Any, dets: Any, params: VOCParams, classes: Any, stats: dict[str, Any]
 ) -> Any:
     """Intervals and comparisons (deteval.stats): every other detections pattern is matched once."""
-    from deteval.stats.voc import VOCUnits  # (only with statistics: a plain evaluation imports none of it)
-
     others = list(args.compare_to or ())
     systems = [
         dets,
