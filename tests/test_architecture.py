@@ -39,27 +39,7 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         # detc
         # fid
         # ioc
-        ("function_import", "deteval.io.coco_typed", "typing"),
-        ("layer", "deteval.io.coco_keypoints", "deteval.run.forked"),
-        ("private", "deteval.io.coco_keypoints", "deteval.io.coco._field"),
-        ("private", "deteval.io.coco_keypoints", "deteval.io.coco._floats"),
-        ("private", "deteval.io.coco_keypoints", "deteval.io.coco._index_of"),
-        ("private", "deteval.io.coco_keypoints", "deteval.io.coco._keypoint_matrix"),
-        ("private", "deteval.io.coco_keypoints", "deteval.io.coco._piece_bounds"),
-        ("private", "deteval.io.coco_keypoints", "deteval.io.coco._piece_text"),
-        ("private", "deteval.io.coco_keypoints", "deteval.io.coco._read_in_pieces"),
-        ("private", "deteval.io.coco_keypoints", "deteval.io.coco._result_ids"),
-        ("private", "deteval.io.coco_ranges", "deteval.io.coco._orjson"),
-        ("private", "deteval.io.coco_ranges", "deteval.io.coco._results_from_records"),
-        ("private", "deteval.io.coco_ranges", "deteval.io.coco._typed_bbox"),
-        ("private", "deteval.io.coco_segm_tail", "deteval.io.coco._field"),
-        ("private", "deteval.io.coco_segm_tail", "deteval.io.coco._floats"),
-        ("private", "deteval.io.coco_segm_tail", "deteval.io.coco._index_of"),
-        ("private", "deteval.io.coco_segm_tail", "deteval.io.coco._part_pieces"),
-        ("private", "deteval.io.coco_segm_tail", "deteval.io.coco._result_ids"),
-        ("process", "deteval.io.coco", "madvise"),
-        ("process", "deteval.io.coco", "mmap"),
-        ("process", "deteval.io.coco_keypoints", "mmap"),
+        ("process", "deteval.io.coco.json_text", "mmap"),
         # lead (docs/architecture.md is being rewritten)
         ("docs", "deteval.stats", "docs/architecture.md"),
         # lead

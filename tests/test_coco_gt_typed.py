@@ -1,5 +1,5 @@
-"""Ground-truth annotations decoded by type (:func:`deteval.io.coco_typed.gt_annotations`, for evaluations that
-read no segmentation, and :func:`~deteval.io.coco_typed.gt_box_columns`, straight to the columns of a bbox
+"""Ground-truth annotations decoded by type (:func:`deteval.io.coco.typed.gt_annotations`, for evaluations that
+read no segmentation, and :func:`~deteval.io.coco.typed.gt_box_columns`, straight to the columns of a bbox
 evaluation) give exactly what the ordinary path gives: every column of the loaded ground truth bit
 for bit, or the same error message string for string. Each file is read in small pieces (the path large files
 take, also the two-core child's head) with the typed decoder on and off, for bbox (no keypoints) and for
@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-import deteval.io.coco as coco_io
 from deteval.errors import DetevalError
-from deteval.io import coco_typed
 from deteval.io.coco import gt_head, load_coco_gt
+from deteval.io.coco import gt_pieces as coco_gt_pieces
+from deteval.io.coco import pieces as coco_pieces
+from deteval.io.coco import typed as coco_typed
 
 pytest.importorskip("msgspec")
 
@@ -109,8 +110,10 @@ def _document(seed: int, keypoints: bool) -> str:
 def _load(path: Path, keypoints: bool, typed: bool | str, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The loaded ground truth (or the error's text); ``typed``: "records" leaves out only the box columns."""
     with monkeypatch.context() as m:
-        m.setattr(coco_io, "CHUNK_BYTES", 700)  # several pieces, the path of a large file
-        m.setattr(coco_io, "KEYPOINT_GT_TYPED", True)  # (keypoints: the typed decoder is off by default)
+        m.setattr(coco_pieces, "CHUNK_BYTES", 700)  # several pieces, the path of a large file
+        m.setattr(
+            coco_gt_pieces, "KEYPOINT_GT_TYPED", True
+        )  # (keypoints: the typed decoder is off by default)
         if typed is not True:
             m.setattr(coco_typed, "_BOX_DECODER", None)
         if not typed:
@@ -153,8 +156,8 @@ def test_typed_ground_truth_pieces_equal_the_ordinary_path(
         used["boxes"] += out is not None
         return out
 
-    monkeypatch.setattr(coco_io, "gt_annotations", counting)
-    monkeypatch.setattr(coco_io, "gt_box_columns", counting_boxes)
+    monkeypatch.setattr(coco_gt_pieces, "gt_annotations", counting)
+    monkeypatch.setattr(coco_gt_pieces, "gt_box_columns", counting_boxes)
     outcomes = {"loaded": 0, "refused": 0}
     for seed in range(120):
         path = tmp_path / f"gt{seed}.json"
@@ -200,7 +203,7 @@ def test_the_childs_head_reads_typed_pieces_too(tmp_path: Path, monkeypatch: pyt
     """gt_head (a forked child's share of a large ground truth) gives the same columns either way."""
     path = tmp_path / "gt.json"
     path.write_text(_document(3, False))
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 700)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 700)
     typed = gt_head(path, 3000)
     monkeypatch.setattr(coco_typed, "_GT_DECODER", None)
     plain = gt_head(path, 3000)

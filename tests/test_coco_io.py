@@ -11,7 +11,11 @@ import pytest
 from deteval.cli import main
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io.coco import gt_pieces as coco_gt_pieces
+from deteval.io.coco import json_text as coco_json
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.io.coco import pieces as coco_pieces
+from deteval.io.coco import results as coco_results
 
 GT = {
     "images": [{"id": 7, "height": 100, "width": 100}, {"id": 3, "height": 100, "width": 100}],
@@ -171,9 +175,9 @@ def test_large_results_are_parsed_in_pieces_with_the_same_arrays_and_record_numb
     ]
     path = tmp_path / "dt.json"
     path.write_text(json.dumps(dets))
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 4096)
     g = coco_io.load_coco_gt(GT)
-    chunked = coco_io._bbox_results_in_chunks(path, g)
+    chunked = coco_results._bbox_results_in_chunks(path, g)
     assert chunked is not None
     whole = coco_io.load_coco_results(dets, g)
     for key in ("img", "cat", "score", "bbox", "area"):
@@ -186,12 +190,11 @@ def test_large_results_are_parsed_in_pieces_with_the_same_arrays_and_record_numb
 
 
 def test_json_fallback_without_orjson_gives_the_same_arrays(tmp_path, monkeypatch):
-    import deteval.io.coco as coco_io
 
     (tmp_path / "gt.json").write_text(json.dumps(GT))
     (tmp_path / "dt.json").write_text(json.dumps(DT))
     with_fast = evaluate_coco(tmp_path / "gt.json", tmp_path / "dt.json")
-    monkeypatch.setattr(coco_io, "_orjson", None)
+    monkeypatch.setattr(coco_json, "_orjson", None)
     plain = evaluate_coco(tmp_path / "gt.json", tmp_path / "dt.json")
     assert np.array_equal(with_fast.precision, plain.precision) and np.array_equal(
         with_fast.stats, plain.stats
@@ -286,8 +289,8 @@ def test_large_ground_truth_is_parsed_in_pieces_identically(name, opts, monkeypa
 
     path = Path(__file__).parent / "data" / "coco" / name
     whole = coco_io.load_coco_gt(json.loads(path.read_text()), **opts)
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 300)
-    assert coco_io._gt_in_pieces(
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 300)
+    assert coco_gt_pieces.gt_in_pieces(
         path, opts.get("keep_segmentation", False), opts.get("need_keypoints", False)
     )
     pieces = coco_io.load_coco_gt(path, **opts)
@@ -321,7 +324,7 @@ def test_large_ground_truth_is_parsed_in_pieces_identically(name, opts, monkeypa
 def test_id_lookup_table_and_binary_search_agree():
     """_index_of reads dense integer ids through a lookup table (issue 15): same positions, and the same first
     unknown id refused, as the binary search, including ids far outside the table (no int64 wrap)."""
-    from deteval.io.coco import _index_of
+    from deteval.io.coco import index_of as _index_of
 
     rng = np.random.default_rng(1)
     extremes = np.array([-(2**63), 2**63 - 1, -1, 0], dtype=np.int64)
@@ -357,9 +360,9 @@ def test_large_keypoints_results_file_read_in_pieces_equals_whole(tmp_path, monk
     dt = [{k: v for k, v in d.items() if k not in ("bbox", "segmentation")} for d in case["dt"]]
     path = tmp_path / "dt.json"
     path.write_text(json.dumps(dt))
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 300)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 300)
     g = coco_io.load_coco_gt(case["gt"], need_keypoints=True)
-    chunked = coco_io._bbox_results_in_chunks(path, g, "keypoints")
+    chunked = coco_results._bbox_results_in_chunks(path, g, "keypoints")
     assert chunked is not None
     whole = coco_io.load_coco_results(dt, g, iou_type="keypoints")
     for key in ("img", "cat", "score", "bbox", "area", "keypoints"):

@@ -10,6 +10,7 @@ from pycocotools import mask as mask_utils
 
 from deteval.detection.coco_iou import bb_iou, bbox_iou_pairs, numpy_pairwise_sum_rows, oks_pairs
 from deteval.detection.coco_params import COCO_KPT_OKS_SIGMAS
+from deteval.io.coco import keypoints as coco_kp
 
 
 def test_bbox_iou_is_bit_identical_to_pycocotools_bbiou():
@@ -163,7 +164,7 @@ def test_row_extents_in_blocks_equal_the_row_min_and_max(monkeypatch):
 
     rng = np.random.default_rng(2)
     for rows in (1, 7):
-        monkeypatch.setattr(coco_io, "_EXTENT_ROWS", rows)
+        monkeypatch.setattr(coco_kp, "_EXTENT_ROWS", rows)
         for _ in range(30):
             n, k = int(rng.integers(0, 40)), int(rng.integers(1, 20))
             a = np.round(rng.normal(0, 100, (n, k)), 2)

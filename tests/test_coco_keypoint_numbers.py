@@ -11,9 +11,12 @@ import numpy as np
 import orjson
 import pytest
 
-import deteval.io.coco as coco_io
+from deteval.errors import DetevalError
+from deteval.io.coco import json_text as coco_json
+from deteval.io.coco import keypoints as coco_kp
 from deteval.io.coco import load_coco_gt, load_coco_results, only_key_strings, plain_keypoints
-from deteval.io.coco_keypoints import read_keypoints
+from deteval.io.coco import pieces as coco_pieces
+from deteval.io.coco.keypoints_tail import read_keypoints
 
 
 def _strings_within(value: object) -> int:
@@ -139,7 +142,7 @@ def test_the_matrix_from_numbers_equals_np_array():
 
 @pytest.fixture
 def small_pieces(monkeypatch):
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 2048)
 
 
 def _files(tmp_path, dets, k=5):
@@ -179,8 +182,8 @@ def _dets(seed, n=300, k=5):
 
 def test_results_in_pieces_take_the_numbers_path(tmp_path, small_pieces, monkeypatch):
     calls = []
-    real = coco_io._number_rows
-    monkeypatch.setattr(coco_io, "_number_rows", lambda v: calls.append(1) or real(v))
+    real = coco_kp._number_rows
+    monkeypatch.setattr(coco_kp, "_number_rows", lambda v: calls.append(1) or real(v))
     for seed in range(5):
         g, dp = _files(tmp_path, _dets(seed))
         one = load_coco_results(dp, g, iou_type="keypoints")
@@ -212,7 +215,7 @@ def test_bad_keypoints_on_the_numbers_path_are_left_to_the_record_checks(tmp_pat
         bad[j]["keypoints"] = BAD[damage](bad[j]["keypoints"])
         g, dp = _files(tmp_path, bad)
         assert read_keypoints(dp, g) is None, j
-        with pytest.raises(coco_io.DetevalError) as exc:
+        with pytest.raises(DetevalError) as exc:
             load_coco_results(dp, g, iou_type="keypoints")
         assert exc.value.record == j
 
@@ -244,8 +247,8 @@ def _gt(seed, n=200, k=5):
 
 def test_ground_truth_pieces_take_the_numbers_path(tmp_path, small_pieces, monkeypatch):
     calls = []
-    real = coco_io._number_rows
-    monkeypatch.setattr(coco_io, "_number_rows", lambda v: calls.append(1) or real(v))
+    real = coco_kp._number_rows
+    monkeypatch.setattr(coco_kp, "_number_rows", lambda v: calls.append(1) or real(v))
     for seed in range(4):
         gt = _gt(seed)
         (tmp_path / "gt.json").write_text(json.dumps(gt))
@@ -268,9 +271,9 @@ def test_bad_ground_truth_keypoints_on_the_numbers_path(tmp_path, small_pieces, 
         bad["annotations"][j]["keypoints"] = BAD[damage](bad["annotations"][j]["keypoints"])
         (tmp_path / "gt.json").write_text(json.dumps(bad))
         errors = []
-        for proven in (coco_io.only_key_strings, lambda text, records: False):
-            monkeypatch.setattr(coco_io, "only_key_strings", proven)
-            with pytest.raises(coco_io.DetevalError) as exc:
+        for proven in (coco_json.only_key_strings, lambda text, records: False):
+            monkeypatch.setattr(coco_json, "only_key_strings", proven)
+            with pytest.raises(DetevalError) as exc:
                 load_coco_gt(tmp_path / "gt.json", need_keypoints=True)
             errors.append((type(exc.value), exc.value.record, exc.value.reason))
         assert errors[0] == errors[1] and errors[0][1] == f"annotations[{j}]", errors
@@ -279,7 +282,7 @@ def test_bad_ground_truth_keypoints_on_the_numbers_path(tmp_path, small_pieces, 
 def test_one_process_without_address_space_for_one_buffer(tmp_path, small_pieces, monkeypatch):
     """read_keypoints writes every piece's keypoints into one fresh buffer; where that cannot be had
     (MemoryError) it concatenates the pieces' matrices: the same results either way."""
-    import deteval.io.coco_keypoints as coco_keypoints
+    import deteval.io.coco.keypoints_tail as coco_keypoints
 
     class NoBuffer:
         def __getattr__(self, name):
@@ -314,10 +317,10 @@ def test_a_repeated_key_is_found_on_the_numbers_path(tmp_path, small_pieces, key
         )  # (the first of two: the last kept)
         g, dp = _files(tmp_path, dets)
         dp.write_text("[" + ", ".join(parts) + "]")
-        with pytest.raises(coco_io.DetevalError) as one:
+        with pytest.raises(DetevalError) as one:
             load_coco_results(dp, g, iou_type="keypoints")
         assert "duplicate key" in one.value.reason
-        with pytest.raises(coco_io.DetevalError) as alone:
+        with pytest.raises(DetevalError) as alone:
             read_keypoints(dp, g)
         assert (type(alone.value), alone.value.reason, alone.value.file) == (
             type(one.value),
@@ -338,9 +341,9 @@ def test_a_repeated_key_in_a_ground_truth_read_in_pieces(tmp_path, small_pieces,
         head = json.dumps({k: v for k, v in gt.items() if k != "annotations"})[:-1]
         (tmp_path / "gt.json").write_text(head + ', "annotations": [' + ", ".join(parts) + "]}")
         errors = []
-        for proven in (coco_io.only_key_strings, lambda text, records: False):
-            monkeypatch.setattr(coco_io, "only_key_strings", proven)
-            with pytest.raises(coco_io.DetevalError) as exc:
+        for proven in (coco_json.only_key_strings, lambda text, records: False):
+            monkeypatch.setattr(coco_json, "only_key_strings", proven)
+            with pytest.raises(DetevalError) as exc:
                 load_coco_gt(tmp_path / "gt.json", need_keypoints=True)
             errors.append((type(exc.value), exc.value.reason, exc.value.file))
         assert errors[0] == errors[1] and "duplicate key" in errors[0][1], errors

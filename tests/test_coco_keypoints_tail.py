@@ -1,4 +1,4 @@
-"""A keypoints results file read on two cores (deteval.io.coco_keypoints: the tail parsed by a child before the
+"""A keypoints results file read on two cores (deteval.io.coco.keypoints_tail: the tail parsed by a child before the
 ground truth is read, checked against it once back) gives the one-process CocoResults array for array, on
 random files and split points; anything the one-process path would refuse makes it give up (None)."""
 
@@ -9,16 +9,12 @@ import json
 import numpy as np
 import pytest
 
-import deteval.io.coco as coco_io
+from deteval.errors import DetevalError
+from deteval.io.coco import json_text as coco_json
 from deteval.io.coco import load_coco_gt, load_coco_results
-from deteval.io.coco_keypoints import (
-    KeypointsTail,
-    keypoints_split_byte,
-    keypoints_tail,
-    keypoints_with_tail,
-    read_keypoints,
-    tail_buffer,
-)
+from deteval.io.coco import pieces as coco_pieces
+from deteval.io.coco.keypoints_tail import keypoints_tail, keypoints_with_tail, read_keypoints
+from deteval.run.coco_reading import KeypointsTail, keypoints_split_byte, tail_buffer
 from deteval.run.forked import start_child
 
 FIELDS = ("img", "cat", "score", "bbox", "area", "keypoints")
@@ -93,7 +89,7 @@ def _read(dt, g, start):
 
 @pytest.fixture
 def small_pieces(monkeypatch):
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 2048)
 
 
 def _same_results(a, b):
@@ -187,7 +183,7 @@ def test_what_one_process_refuses_is_left_to_it(tmp_path, small_pieces, what, ch
     for frac in (0.0, 0.2, 0.9, 1.0):  # the head, the tail
         gp, dp = _write(tmp_path, gt, _damaged(frac, change)(dets))
         g = load_coco_gt(gp, need_keypoints=True)
-        with pytest.raises(coco_io.DetevalError):
+        with pytest.raises(DetevalError):
             load_coco_results(dp, g, iou_type="keypoints")
         assert _read(dp, g, dp.stat().st_size // 2) is None, (what, frac)
         assert read_keypoints(dp, g) is None, (what, frac)
@@ -261,7 +257,7 @@ def test_ground_truth_keypoints_from_a_file_as_from_memory(tmp_path, monkeypatch
     """A ground-truth file without true/false has its keypoints read as one matrix (whole or in pieces):
     the same columns as record by record (an in-memory dict), and the same error for a bad record."""
     if pieces:  # (the ground truth's annotations parsed piece by piece)
-        monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+        monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 2048)
     for seed in range(8):
         gt, _ = _case(seed)
         (tmp_path / "gt.json").write_text(json.dumps(gt))
@@ -278,7 +274,7 @@ def test_ground_truth_keypoints_from_a_file_as_from_memory(tmp_path, monkeypatch
             (tmp_path / "gt.json").write_text(json.dumps(bad))
             errors = []
             for source in (tmp_path / "gt.json", bad):
-                with pytest.raises(coco_io.DetevalError) as exc:
+                with pytest.raises(DetevalError) as exc:
                     load_coco_gt(source, need_keypoints=True)
                 errors.append((type(exc.value), exc.value.record, exc.value.reason))
             assert errors[0] == errors[1], errors
@@ -308,7 +304,7 @@ def test_the_text_test_for_booleans_on_random_texts(monkeypatch):
         b", ",
     ]
     for block in (1 << 24, 7):
-        monkeypatch.setattr(coco_io, "_WORD_BLOCK", block)
+        monkeypatch.setattr(coco_json, "_WORD_BLOCK", block)
         found = 0
         for _ in range(2000):
             text = b"".join(tokens[int(i)] for i in rng.integers(0, len(tokens), int(rng.integers(0, 25))))

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-import deteval.io.coco as coco_io
 from deteval.errors import DetevalError
 from deteval.io.coco import load_coco_gt
+from deteval.io.coco import pieces as coco_pieces
 
 DATA = Path(__file__).resolve().parent / "data" / "coco"
 GT = json.loads((DATA / "coco_fruits" / "fruit_val_coco_format.json").read_text())
@@ -21,7 +21,7 @@ KP_GT = json.loads((DATA / "coco_keypoints" / "gt_dataset.json").read_text())
 
 
 def _outcome(path: str, monkeypatch, chunk: int, **kw):
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", chunk)
     try:
         g = load_coco_gt(path, **kw)
     except DetevalError as exc:

@@ -1,4 +1,4 @@
-"""A large segm results file read on two cores from the start (deteval.io.coco_segm_tail): the child's tail,
+"""A large segm results file read on two cores from the start (deteval.io.coco.segm_tail): the child's tail,
 read without the ground truth, put together with the head gives the one-process columns exactly; whatever
 the child does not read as the one-process loader would (a given box, a polygon, an uncompressed RLE, a
 mask of another size than its image's, an unknown id) makes it decline, and the evaluation is then the
@@ -13,17 +13,17 @@ import numpy as np
 import pytest
 from test_coco_two_cores import _data, _outcome, _same, _segm_data
 
-import deteval.io.coco as coco_io
 import deteval.run.coco_two_cores as coco_eval
 from deteval.detection.coco_params import CocoParams
 from deteval.io.coco import load_coco_gt, load_coco_results
-from deteval.io.coco_segm_tail import _lean_head, segm_tail, segm_with_pending_tail, segm_with_tail
+from deteval.io.coco import pieces as coco_pieces
+from deteval.io.coco.segm_tail import _lean_head, segm_tail, segm_with_pending_tail, segm_with_tail
 from deteval.run import forked
 
 
 @pytest.fixture
 def small_pieces(monkeypatch):
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 2048)
 
 
 def _files(tmp_path, gt: dict, dets: list[dict]):

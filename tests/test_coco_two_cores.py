@@ -18,7 +18,10 @@ import deteval.run.coco_two_cores as coco_eval
 import deteval.run.forked as forked
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import ConfigError, DetevalError
-from deteval.io import coco_typed
+from deteval.io.coco import ground_truth as coco_gt
+from deteval.io.coco import pieces as coco_pieces
+from deteval.io.coco import typed as coco_typed
+from deteval.run import coco_reading
 
 
 def _data(seed: int = 0, n_img: int = 40, n_cat: int = 7) -> tuple[dict, list[dict]]:
@@ -74,7 +77,7 @@ def small_thresholds(monkeypatch):
     monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)  # (the machine may be busy)
     if not forked.can_fork():  # (checked here: an earlier test may have left a thread running)
         pytest.skip("needs os.fork, 2 CPUs and no other thread")
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 2048)
     monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", 0)
     monkeypatch.setattr(coco_eval, "FORK_DETECTIONS", 0)
     monkeypatch.setattr(coco_eval, "FORK_MASKS", 0)
@@ -233,7 +236,7 @@ def _gt_larger(tmp_path, seed: int) -> tuple[dict, list[dict]]:
 def _spy_gt_head(monkeypatch) -> list[bool]:
     """Whether each ground truth read with a child's head used it (True) or fell back to reading alone."""
     used: list[bool] = []
-    real = coco_io._gt_in_pieces
+    real = coco_gt.gt_in_pieces
 
     def spy(*args):
         out = real(*args)
@@ -241,7 +244,7 @@ def _spy_gt_head(monkeypatch) -> list[bool]:
             used.append(out is not None)
         return out
 
-    monkeypatch.setattr(coco_io, "_gt_in_pieces", spy)
+    monkeypatch.setattr(coco_gt, "gt_in_pieces", spy)
     return used
 
 
@@ -275,7 +278,7 @@ def test_a_large_ground_truth_with_a_small_results_file_is_shared(tmp_path, monk
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "dt.json").write_text(json.dumps(dets))
     monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", (tmp_path / "gt.json").stat().st_size)
-    assert (tmp_path / "dt.json").stat().st_size < 2 * coco_io.CHUNK_BYTES
+    assert (tmp_path / "dt.json").stat().st_size < 2 * coco_pieces.CHUNK_BYTES
     one = _shared_as_one_process(tmp_path, monkeypatch, small_thresholds)
     monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", (tmp_path / "gt.json").stat().st_size + 1)
     small_thresholds.clear()
@@ -286,31 +289,34 @@ def test_a_large_ground_truth_with_a_small_results_file_is_shared(tmp_path, monk
 # (a byte of results costs w bytes of ground truth: orjson, msgspec)
 @pytest.mark.parametrize("w", [1.0, 0.5])
 def test_split_reading_balances_the_bytes(w):
-    chunk = coco_io.CHUNK_BYTES
-    h = w * coco_io.HEAD_SPLIT_COST  # (the parent maps the head's ids; the child's columns reach it)
+    chunk = coco_pieces.CHUNK_BYTES
+    h = w * coco_reading.HEAD_SPLIT_COST  # (the parent maps the head's ids; the child's columns reach it)
     for results, gt in ((30 * chunk, 10 * chunk), (30 * chunk, 0)):  # the parent: ground truth + head
-        start, head = coco_io.split_reading(results, gt, w)
+        start, head = coco_reading.split_reading(results, gt, w)
         assert head == 0 and abs(gt + h * start - h * (results - start)) <= 2
     # (the first piece stays here; results cheaper to parse: the child parses them all)
-    assert coco_io.split_reading(3 * chunk, 2 * chunk, w) == ((chunk, 0) if w == 1 else (0, 0))
+    assert coco_reading.split_reading(3 * chunk, 2 * chunk, w) == ((chunk, 0) if w == 1 else (0, 0))
     # a costlier ground truth: the child's head of it and all the results against the rest and the hand-over
     for results, gt in ((20 * chunk, 40 * chunk), (30 * chunk, 16 * chunk)):
-        start, head = coco_io.split_reading(results, gt, w)
+        start, head = coco_reading.split_reading(results, gt, w)
         if gt <= w * results:
             continue
-        handover = int(results * coco_io.HANDOVER_COST)
+        handover = int(results * coco_reading.HANDOVER_COST)
         assert start == 0 and abs((gt - head + handover) - (head + w * results)) <= 2
-    assert coco_io.split_reading(chunk, 40 * chunk, w) == (chunk, int((40 + w) * chunk) // 2)  # results uncut
-    assert coco_io.split_reading(chunk, 3 * chunk, w) == (
+    assert coco_reading.split_reading(chunk, 40 * chunk, w) == (
+        chunk,
+        int((40 + w) * chunk) // 2,
+    )  # results uncut
+    assert coco_reading.split_reading(chunk, 3 * chunk, w) == (
         chunk,
         chunk,
     )  # a piece of the ground truth stays here
     with patch.object(coco_typed, "_DECODER", None):
-        assert coco_io.results_byte_cost() == 1.0
-    assert coco_io.results_byte_cost() == (0.5 if coco_typed.typed_decoding() else 1.0)
+        assert coco_reading.results_byte_cost() == 1.0
+    assert coco_reading.results_byte_cost() == (0.5 if coco_typed.typed_decoding() else 1.0)
     # a ground truth read in pieces has its annotations decoded by type too: a byte costs about the same
-    assert coco_io.results_byte_cost(2 * coco_io.CHUNK_BYTES) == 1.0
-    assert coco_io.results_byte_cost(2 * coco_io.CHUNK_BYTES - 1) == (
+    assert coco_reading.results_byte_cost(2 * coco_pieces.CHUNK_BYTES) == 1.0
+    assert coco_reading.results_byte_cost(2 * coco_pieces.CHUNK_BYTES - 1) == (
         0.5 if coco_typed.typed_decoding() else 1.0
     )
 
@@ -374,7 +380,7 @@ def test_the_tail_columns_come_through_shared_memory(tmp_path, monkeypatch, star
     """The child writes its columns into the TailBuffer and sends only their number of rows; the parent's
     results are the pipe's, column for column. A buffer too small for every piece (or a piece whose ids are
     not integers) sends them all through the pipe, those already written included."""
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 2048)
     gt, dets = _data(3)
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "dt.json").write_text(json.dumps(dets))
@@ -382,12 +388,12 @@ def test_the_tail_columns_come_through_shared_memory(tmp_path, monkeypatch, star
     start = int(size * start_share)
     piped, whole = _tail_columns(tmp_path / "dt.json", tmp_path / "gt.json", start, None)
     assert isinstance(piped[1], list) and piped[0] > 2
-    buffer = coco_io.TailBuffer(size - start)
+    buffer = coco_reading.TailBuffer(size - start)
     shared, via_buffer = _tail_columns(tmp_path / "dt.json", tmp_path / "gt.json", start, buffer)
     assert shared[0] == piped[0] and shared[1] == buffer.used == sum(len(c[0]) for c in piped[1])
     for name in ("img", "cat", "score", "bbox", "area"):
         assert np.array_equal(getattr(via_buffer, name), getattr(whole, name))
-    small = coco_io.TailBuffer((buffer.used - 2) * coco_io.MIN_BBOX_RECORD_BYTES)
+    small = coco_reading.TailBuffer((buffer.used - 2) * coco_reading.MIN_BBOX_RECORD_BYTES)
     assert small.rows == buffer.used - 1  # (the last record does not fit)
     fallback, via_pipe = _tail_columns(tmp_path / "dt.json", tmp_path / "gt.json", start, small)
     assert isinstance(fallback[1], list) and len(fallback[1]) == len(piped[1])
@@ -398,13 +404,13 @@ def test_the_tail_columns_come_through_shared_memory(tmp_path, monkeypatch, star
     if (
         start
     ):  # the head's rows written before the tail's: the results are the buffer's rows, the same numbers
-        with_head = coco_io.TailBuffer(size - start, start)
+        with_head = coco_reading.TailBuffer(size - start, start)
         tail, joined = _tail_columns(tmp_path / "dt.json", tmp_path / "gt.json", start, with_head)
         assert isinstance(tail[1], int) and with_head.base > 0
         assert np.shares_memory(joined.bbox, np.frombuffer(with_head.map, dtype=np.uint8))
         for name in ("img", "cat", "score", "bbox", "area"):
             assert np.array_equal(getattr(joined, name), getattr(whole, name))
-        cramped = coco_io.TailBuffer(size - start, start)
+        cramped = coco_reading.TailBuffer(size - start, start)
         cramped.base = 3  # (no room for the head: its columns are put together with the tail's as before)
         tail, joined = _tail_columns(tmp_path / "dt.json", tmp_path / "gt.json", start, cramped)
         assert isinstance(tail[1], int) and not np.shares_memory(
@@ -416,7 +422,7 @@ def test_the_tail_columns_come_through_shared_memory(tmp_path, monkeypatch, star
     for d in dets:
         d["image_id"] = str(d["image_id"])
     (tmp_path / "dt.json").write_text(json.dumps(dets))
-    tail = coco_io.results_tail(tmp_path / "dt.json", start, coco_io.TailBuffer(size))
+    tail = coco_io.results_tail(tmp_path / "dt.json", start, coco_reading.TailBuffer(size))
     assert tail is not None and isinstance(tail[1], list)
 
 
@@ -478,7 +484,9 @@ def test_a_first_result_of_another_branch_is_left_to_one_process(tmp_path, monke
     (tmp_path / "dt.json").write_text(json.dumps(dets))
     one = _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, "1")
     assert coco_io.results_tail(tmp_path / "dt.json", 0) is None
-    assert coco_io.results_tail(tmp_path / "dt.json", 3 * coco_io.CHUNK_BYTES) is not None  # (a later start)
+    assert (
+        coco_io.results_tail(tmp_path / "dt.json", 3 * coco_pieces.CHUNK_BYTES) is not None
+    )  # (a later start)
     starts = _spy_starts(monkeypatch)
     _same(one, _outcome(tmp_path / "gt.json", tmp_path / "dt.json", monkeypatch, ""))
     assert starts == [0]
@@ -517,7 +525,7 @@ BAD_BOXES = [
 def test_boxes_read_from_a_file_in_pieces_as_from_a_list(tmp_path, monkeypatch, box):
     """A large file read in pieces (in one process) accepts and refuses boxes as the reading of an
     in-memory list does, with the same message."""
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 2048)
     gt, dets = _data(7)
     g = coco_io.load_coco_gt(gt)
     for j in (3, len(dets) // 2):

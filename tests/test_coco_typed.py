@@ -1,4 +1,4 @@
-"""bbox results decoded by type (msgspec, :mod:`deteval.io.coco_typed`) give exactly what the ordinary path
+"""bbox results decoded by type (msgspec, :mod:`deteval.io.coco.typed`) give exactly what the ordinary path
 (orjson or json, then the field checks) gives: the same columns bit for bit, the same error message string for
 string, for whole files, for files read in pieces and for the two-core readers (the child's tail, the parent's
 head). Each input is loaded with the typed decoder on and off (and with orjson on and off); the inputs are
@@ -21,8 +21,12 @@ from hypothesis import strategies as st
 
 import deteval.io.coco as coco_io
 from deteval.errors import DetevalError
-from deteval.io import coco_typed
+from deteval.io.coco import gt_pieces as coco_gt_pieces
+from deteval.io.coco import json_text as coco_json
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.io.coco import pieces as coco_pieces
+from deteval.io.coco import results as coco_results
+from deteval.io.coco import typed as coco_typed
 
 pytest.importorskip("msgspec")
 
@@ -210,9 +214,9 @@ def _settings(stack: ExitStack, typed: bool, orjson: bool, chunk: int | None) ->
         stack.enter_context(patch.object(coco_typed, "_DECODER", None))
     stack.enter_context(patch.object(coco_typed, "MIN_BYTES", 0))  # (whole files of any size)
     if not orjson:
-        stack.enter_context(patch.object(coco_io, "_orjson", None))
+        stack.enter_context(patch.object(coco_json, "_orjson", None))
     if chunk is not None:
-        stack.enter_context(patch.object(coco_io, "CHUNK_BYTES", chunk))
+        stack.enter_context(patch.object(coco_pieces, "CHUNK_BYTES", chunk))
 
 
 def _load(path: Path, typed: bool, orjson: bool, chunk: int | None, on_error: str) -> tuple:
@@ -272,9 +276,9 @@ def test_typed_columns_are_the_ordinary_columns_of_the_same_text(text):
     for orjson in (True, False):
         with ExitStack() as stack:
             _settings(stack, True, orjson, None)
-            records = coco_io._parsed_piece(text, "f")
+            records = coco_pieces.parsed_piece(text, "f")
             assert records is not None
-            assert _raw([raw]) == _raw([coco_io._raw_bbox_columns(records, "f")])
+            assert _raw([raw]) == _raw([coco_results.raw_bbox_columns(records, "f")])
 
 
 VALID = [
@@ -317,7 +321,7 @@ def test_plain_results_take_the_typed_path(text):
     """Not vacuous: ordinary bbox results are decoded by type, and agree with the ordinary reader."""
     raw = coco_typed.bbox_columns(text)
     assert raw is not None
-    assert _raw([raw]) == _raw([coco_io._raw_bbox_columns(json.loads(text), "f")])
+    assert _raw([raw]) == _raw([coco_results.raw_bbox_columns(json.loads(text), "f")])
 
 
 @pytest.mark.parametrize("text", REFUSED)
@@ -342,8 +346,10 @@ def test_typed_path_reads_a_file_in_pieces_and_on_two_cores(tmp_path, monkeypatc
     path.write_text(json.dumps(recs))
     size = path.stat().st_size
     ordinary = _load(path, False, True, 2000, "raise")
-    monkeypatch.setattr(coco_io, "_loads_piece", _never)
-    monkeypatch.setattr(coco_io, "_parse_json", _never)
+    for module in (coco_json, coco_pieces, coco_gt_pieces):
+        monkeypatch.setattr(module, "loads_piece", _never)
+    monkeypatch.setattr(coco_json, "parse_json", _never)
+    monkeypatch.setattr(coco_results, "parse_json", _never)
     assert _load(path, True, True, 2000, "raise") == ordinary  # in pieces
     assert _load(path, True, True, None, "raise") == ordinary  # whole
     assert _two_cores(path, True, size // 2, 2000)[1] == ordinary[1:]

@@ -16,11 +16,14 @@ import pytest
 import test_coco_two_cores as two_cores
 from test_coco_two_cores import small_thresholds  # noqa: F401  (a fixture)
 
-import deteval.io.coco as coco_io
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import DetevalError
-from deteval.io import coco_typed
+from deteval.io.coco import ground_truth as coco_gt
+from deteval.io.coco import json_text as coco_json
 from deteval.io.coco import load_coco_gt, load_coco_results, wide_integers
+from deteval.io.coco import pieces as coco_pieces
+from deteval.io.coco import results as coco_results
+from deteval.io.coco import typed as coco_typed
 
 WIDE = [2**64 + 1, -(2**63) - 1, 5 * 10**19, 10**25 + 7]
 
@@ -91,7 +94,7 @@ def test_a_wide_integer_is_refused_from_a_file_as_from_a_dict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, field: str, pieces: bool | str
 ) -> None:
     if pieces:
-        monkeypatch.setattr(coco_io, "CHUNK_BYTES", 700)  # several pieces, the path of a large file
+        monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 700)  # several pieces, the path of a large file
         if pieces != "typed":
             monkeypatch.setattr(coco_typed, "_BOX_DECODER", None)
             monkeypatch.setattr(coco_typed, "_GT_DECODER", None)
@@ -143,7 +146,8 @@ def test_a_float_of_as_many_digits_is_still_a_float(tmp_path: Path) -> None:
 def test_valid_files_are_not_scanned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The scan for long digit runs runs only on an error or an area of 2**63 or more."""
     calls = []
-    monkeypatch.setattr(coco_io, "wide_integers", lambda data: calls.append(1) or wide_integers(data))
+    for module in (coco_json, coco_gt, coco_results):
+        monkeypatch.setattr(module, "wide_integers", lambda data: calls.append(1) or wide_integers(data))
     path = tmp_path / "gt.json"
     path.write_text(json.dumps(_gt()))
     load_coco_gt(path, need_keypoints=True)
@@ -155,7 +159,7 @@ def test_valid_files_are_not_scanned(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_wide_integers_finds_a_run_across_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(coco_io, "_WIDE_BLOCK", 64)
+    monkeypatch.setattr(coco_json, "_WIDE_BLOCK", 64)
     for at in range(40, 90):
         text = b" " * at + b"1" * 19 + b" " * 100
         assert wide_integers(text) and not wide_integers(text.replace(b"1" * 19, b"1" * 18))
@@ -216,7 +220,7 @@ def test_a_wide_integer_in_results_is_refused_from_a_file_as_from_a_list(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, field: str, pieces: bool | str
 ) -> None:
     if pieces:
-        monkeypatch.setattr(coco_io, "CHUNK_BYTES", 700)
+        monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 700)
         monkeypatch.setattr(coco_typed, "MIN_BYTES", 0 if pieces == "typed" else 1 << 40)
     g = load_coco_gt(_gt(), need_keypoints=True, keep_segmentation=True)
     path = tmp_path / "dt.json"
@@ -228,7 +232,7 @@ def test_a_wide_integer_in_results_is_refused_from_a_file_as_from_a_list(
             for source in (copy.deepcopy(dets), path):
                 with monkeypatch.context() as m:
                     if pieces and kind != "segm":  # (the piece parsed again, not the whole file)
-                        m.setattr(coco_io, "_read_json_exact", lambda p: pytest.fail("read whole"))
+                        m.setattr(coco_results, "read_json_exact", lambda p: pytest.fail("read whole"))
                     with pytest.raises(DetevalError) as exc:
                         load_coco_results(source, g, iou_type=kind)
                 got.append((type(exc.value), exc.value.record, exc.value.reason))

@@ -20,7 +20,7 @@ import deteval.run.coco as dcoco
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import DetevalError
 from deteval.io.coco import load_coco_gt, load_coco_results
-from deteval.io.coco_ranges import first_record, load_results_range
+from deteval.io.coco.ranges import first_record, load_results_range
 from deteval.io.json_ranges import scan_json_array
 from deteval.run.coco import evaluate_coco_sharded
 
@@ -457,17 +457,18 @@ def test_bbox_ranges_decoded_by_type(tmp_path: Path, monkeypatch: pytest.MonkeyP
     equals the one-process result and the sharded result with typed decoding off, bit for bit, on clean and
     on damaged files (a repeated key, a bool score: those ranges are read by the ordinary parse)."""
     pytest.importorskip("msgspec")
-    from deteval.io import coco_ranges, coco_typed
+    from deteval.io.coco import ranges as coco_ranges
+    from deteval.io.coco import typed as coco_typed
 
     typed_ranges = []
-    real = coco_ranges._typed_bbox
+    real = coco_ranges.typed_bbox
 
     def spy(*args: Any) -> Any:
         out = real(*args)
         typed_ranges.append(out is not None)
         return out
 
-    monkeypatch.setattr(coco_ranges, "_typed_bbox", spy)
+    monkeypatch.setattr(coco_ranges, "typed_bbox", spy)
     fruits = Path(__file__).resolve().parent / "data" / "coco" / "coco_fruits"
     gt = fruits / "fruit_val_coco_format.json"
     records = json.loads((fruits / "coco_instances_results.json").read_text())

@@ -21,6 +21,7 @@ from deteval.cli import main
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import ConfigError, DetevalError, InputFormatError, ValidationError
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.io.coco import pieces as coco_pieces
 
 DATA = Path(__file__).resolve().parent / "data" / "coco"
 GT = json.loads((DATA / "coco_fruits" / "fruit_val_coco_format.json").read_text())
@@ -530,9 +531,8 @@ def test_results_array_rows():
 def test_large_files_read_in_pieces_name_the_global_record(tmp_path, monkeypatch, capsys):
     """Files above 2 pieces are parsed piece by piece; a bad record in a later piece is still named by its
     index in the whole file, and skipping it gives the same result as the file without it."""
-    import deteval.io.coco as coco_io
 
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 1000)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 1000)
     gt = write(tmp_path / "gt.json", GT)
     clean = api(gt, write(tmp_path / "clean.json", RES))
     at = len(RES) - 5

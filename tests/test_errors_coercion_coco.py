@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import deteval.io.coco as coco_io
 from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.io.coco import pieces as coco_pieces
 
 
 def _gt() -> dict:
@@ -166,7 +167,7 @@ def test_flags_keep_their_documented_forms():
 def test_file_and_pieces_refuse_alike(tmp_path, monkeypatch, chunk):
     """A ``true`` in a bbox and a float id in a results file (parsed by orjson, whole or in pieces) and in a
     ground-truth file read in pieces."""
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", chunk)
     gt = _gt()
     gt["annotations"] = [dict(copy.deepcopy(gt["annotations"][k % 2]), id=k + 1) for k in range(40)]
     gpath = tmp_path / "gt.json"
@@ -225,9 +226,9 @@ def test_wrong_types_anywhere_name_their_record(n, data):
 
 
 def test_byte_ranges_leave_a_coerced_value_to_the_whole_file(tmp_path):
-    """The range reader (deteval.io.coco_ranges) checks as the whole-file loader does: the range holding a
+    """The range reader (deteval.io.coco.ranges) checks as the whole-file loader does: the range holding a
     ``true`` bbox value gives None (the caller then reads the whole file, which names the record)."""
-    from deteval.io.coco_ranges import load_results_range
+    from deteval.io.coco.ranges import load_results_range
     from deteval.io.json_ranges import scan_json_array
 
     g = load_coco_gt(_gt())
@@ -263,7 +264,7 @@ def test_a_results_array_holds_numbers(dtype):
 def test_whole_float_ids_are_the_integers_they_equal(tmp_path, monkeypatch, chunk):
     """``2.0`` is the id 2, as in pycocotools' dict index (JSON has one number type), in memory, from a file
     and from a file read in pieces; the evaluation equals the one with integer ids."""
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", chunk)
     gt = _gt()
     gt["annotations"] = [dict(copy.deepcopy(gt["annotations"][k % 2]), id=k + 1) for k in range(40)]
     res = [copy.deepcopy(_res()[k % 2]) for k in range(60)]

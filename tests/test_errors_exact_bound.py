@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from _yolo_cases import write_image
 
-import deteval.io.coco as coco_io
 from deteval.detection.voc import VOCDetections, match_voc
 from deteval.errors import ValidationError
 from deteval.io.arrays import beyond_exact
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.io.coco import pieces as coco_pieces
 from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
 
 B = 2**53
@@ -87,7 +87,7 @@ def test_coco_integer_array_ids_are_exact():
 
 @pytest.mark.parametrize("chunk", [1 << 30, 300])
 def test_coco_files_whole_and_in_pieces(tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", chunk)
     gt = _gt(40)
     bad = copy.deepcopy(gt)
     bad["annotations"][33]["bbox"][2] = B + 1

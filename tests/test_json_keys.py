@@ -15,9 +15,11 @@ import numpy as np
 import pytest
 from cli_errors import cli_error
 
-import deteval.io.coco as coco_io
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import InputFormatError
+from deteval.io.coco import gt_pieces as coco_gt_pieces
+from deteval.io.coco import json_text as coco_json
+from deteval.io.coco import pieces as coco_pieces
 from deteval.io.jsonkeys import check_unique_keys, loads_unique
 from deteval.results import load_result
 
@@ -69,7 +71,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_repeated_keys_are_refused(tmp_path, capsys, monkeypatch, name, orjson):
     if not orjson:
-        monkeypatch.setattr(coco_io, "_orjson", None)
+        monkeypatch.setattr(coco_json, "_orjson", None)
     make, which, key = CASES[name]
     bad = tmp_path / "bad.json"
     bad.write_text(make())
@@ -92,9 +94,9 @@ def test_repeated_keys_are_refused(tmp_path, capsys, monkeypatch, name, orjson):
 @pytest.mark.parametrize("orjson", [True, False])
 def test_repeated_key_in_a_later_piece_of_a_large_file(tmp_path, monkeypatch, orjson):
     """Large files are parsed in pieces (CHUNK_BYTES forced small): a repeated key in any piece is refused."""
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 1000)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 1000)
     if not orjson:
-        monkeypatch.setattr(coco_io, "_orjson", None)
+        monkeypatch.setattr(coco_json, "_orjson", None)
     bad_gt = tmp_path / "gt.json"
     text = json.dumps(GT)
     a = GT["annotations"][-3]
@@ -113,14 +115,14 @@ def test_annotations_twice_in_a_file_read_in_pieces(tmp_path, monkeypatch):
     """A ground truth read in pieces (mapped, CHUNK_BYTES forced small) with a second "annotations" key, after
     the array or before it, or only a string "annotations" elsewhere: the repeat refused as one piece gives it,
     the lone string loaded as the whole file is."""
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 500)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 500)
     clean = tmp_path / "clean.json"
     clean.write_text(GT_TEXT)
-    assert coco_io._gt_in_pieces(clean, False, False) is not None  # (the path in question)
+    assert coco_gt_pieces.gt_in_pieces(clean, False, False) is not None  # (the path in question)
     for text in (gt_annotations_twice(), '{"annotations": [], ' + GT_TEXT.lstrip()[1:]):
         bad = tmp_path / "gt.json"
         bad.write_text(text)
-        assert coco_io._gt_in_pieces(bad, False, False) is None  # (left to the whole file's path)
+        assert coco_gt_pieces.gt_in_pieces(bad, False, False) is None  # (left to the whole file's path)
         with pytest.raises(InputFormatError, match="duplicate key 'annotations' in one JSON object"):
             evaluate_coco(str(bad), RES)
     named = tmp_path / "named.json"
@@ -141,7 +143,7 @@ LOOKALIKES = {
 @pytest.mark.fast_cases(name=1)
 @pytest.mark.parametrize("name", sorted(LOOKALIKES))
 def test_texts_that_only_look_like_repeated_keys_load_unchanged(tmp_path, monkeypatch, name):
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 1000)  # the piecewise path as well as the whole file
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 1000)  # the piecewise path as well as the whole file
     if name == "rle_dicts":  # deeper objects: the count falls back to re-serialising
         path = tmp_path / "gt.json"
         path.write_text(json.dumps(SEGM_GT))

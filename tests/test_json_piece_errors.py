@@ -12,10 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import deteval.io.coco as coco_io
 import deteval.io.json_errors as json_errors
 from deteval.errors import DetevalError
+from deteval.io.coco import json_text as coco_json
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.io.coco import pieces as coco_pieces
+from deteval.io.coco import results as coco_results
 from deteval.io.json_errors import utf8_fault
 
 
@@ -82,8 +84,8 @@ def _error(path: Path, g) -> tuple | None:
 
 @pytest.mark.slow
 def test_the_piece_names_the_whole_files_fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 1500)  # several pieces, the path of a large file
-    monkeypatch.setattr(coco_io, "_bbox_piece_bytes", lambda: 1500)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 1500)  # several pieces, the path of a large file
+    monkeypatch.setattr(coco_results, "bbox_piece_bytes", lambda: 1500)
     monkeypatch.setattr(json_errors, "_BLOCK", 1000)  # (the counts and the decoding span blocks)
     g = load_coco_gt(_gt())
     rng = np.random.default_rng(7)
@@ -101,9 +103,9 @@ def test_the_piece_names_the_whole_files_fault(tmp_path: Path, monkeypatch: pyte
         if rng.random() < 0.03:
             text = b"\xef\xbb\xbf" + text
         path.write_bytes(text)
-        monkeypatch.setattr(coco_io, "piece_error", counting)
+        monkeypatch.setattr(coco_results, "piece_error", counting)
         new = _error(path, g)
-        monkeypatch.setattr(coco_io, "piece_error", lambda *args: None)  # (the whole file parsed)
+        monkeypatch.setattr(coco_results, "piece_error", lambda *args: None)  # (the whole file parsed)
         old = _error(path, g)
         assert new == old, (new, old)
     assert sum(named) > 100 and len(named) - sum(named) > 5, (sum(named), len(named))
@@ -133,7 +135,7 @@ def test_sharded_reading_names_it_without_parsing_the_whole_file(
     one-process message, and no parse of the whole text by Python's json makes it."""
     from deteval.run.coco import evaluate_coco_sharded
 
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 1500)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 1500)
     g = load_coco_gt(_gt())
     rng = np.random.default_rng(11)
     path = tmp_path / "dt.json"
@@ -141,9 +143,9 @@ def test_sharded_reading_names_it_without_parsing_the_whole_file(
     at = text.index(b'"score"', len(text) // 2)
     path.write_bytes(text[:at] + b'"score": 0.5.3' + text[at + 7 :])
     whole = []
-    real = coco_io.loads_unique
+    real = coco_json.loads_unique
     monkeypatch.setattr(
-        coco_io, "loads_unique", lambda data, **kw: whole.append(len(data)) or real(data, **kw)
+        coco_json, "loads_unique", lambda data, **kw: whole.append(len(data)) or real(data, **kw)
     )
     with pytest.raises(DetevalError) as one:
         load_coco_results(path, g)
@@ -151,7 +153,7 @@ def test_sharded_reading_names_it_without_parsing_the_whole_file(
         evaluate_coco_sharded(g, path, iou_type="bbox", shards=2, range_bytes=2000)
     assert not whole
     assert str(one.value) == str(sharded.value) and "invalid JSON: Expecting ',' delimiter" in str(one.value)
-    monkeypatch.setattr(coco_io, "piece_error", lambda *args: None)  # (as before: the whole file parsed)
+    monkeypatch.setattr(coco_results, "piece_error", lambda *args: None)  # (as before: the whole file parsed)
     with pytest.raises(DetevalError) as before:
         load_coco_results(path, g)
     assert whole and str(before.value) == str(one.value)

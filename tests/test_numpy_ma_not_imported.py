@@ -25,6 +25,7 @@ from deteval.detection import coco as coco_eval
 from deteval.detection.coco import parts as coco_parts
 from deteval.io import coco as coco_io
 from deteval.io.coco import load_coco_gt
+from deteval.io.coco import pieces as coco_pieces
 assert "numpy.ma" not in sys.modules
 V, K = Path(sys.argv[1]) / "coco_val2014_100", Path(sys.argv[1]) / "coco_keypoints"
 gt = V / "instances_val2014_100.json"
@@ -34,8 +35,8 @@ cases = [
     (K / "gt_dataset.json", K / "dt_dataset.json", "keypoints"),
 ]
 stats = []
-for shard, chunk in ((coco_parts.SHARD_DETECTIONS, coco_io.CHUNK_BYTES), (40, 4096)):
-    coco_parts.SHARD_DETECTIONS, coco_io.CHUNK_BYTES = shard, chunk  # (sharded matching, reading in pieces)
+for shard, chunk in ((coco_parts.SHARD_DETECTIONS, coco_pieces.CHUNK_BYTES), (40, 4096)):
+    coco_parts.SHARD_DETECTIONS, coco_pieces.CHUNK_BYTES = shard, chunk  # (sharded matching, reading in pieces)
     for g, d, iou_type in cases:
         stats.append(coco_eval.evaluate_coco(g, d, iou_type=iou_type).stats[0])
 # the two-core readers (the pieces of 4096 bytes), each part read here (these keypoints results have boxes:

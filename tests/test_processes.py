@@ -11,10 +11,10 @@ import pytest
 from test_coco_two_cores import _data
 from test_stats import VOC_ARGS, _cli_json, _coco_case
 
-import deteval.io.coco as coco_io
 import deteval.run.coco_two_cores as coco_eval
 from deteval.detection.coco import CocoEvaluation
 from deteval.errors import ConfigError
+from deteval.io.coco import pieces as coco_pieces
 from deteval.run import forked
 from deteval.stats import parallel
 from deteval.stats.bootstrap import bootstrap_weights
@@ -120,7 +120,7 @@ def test_coco_units_read_and_match_on_two_cores(tmp_path: Path, monkeypatch: pyt
         path.write_text(json.dumps(data))
     monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)  # (the machine may be busy)
     monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 2048)
     monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", 0)
     monkeypatch.setattr(coco_eval, "FORK_DETECTIONS", 0)
     forks = []

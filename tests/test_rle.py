@@ -25,6 +25,8 @@ from pycocotools import mask as mask_utils
 
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io.coco import masks as coco_masks
+from deteval.io.coco import result_masks as coco_result_masks
 from deteval.io.rle import check_rles, decode_counts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -287,7 +289,6 @@ def test_segm_result_masks_are_validated_once(monkeypatch):
 
     import deteval.detection.coco as coco_mod
     import deteval.detection.coco_rles as coco_rles
-    import deteval.io.coco as io_coco
 
     sys.path.insert(0, str(Path(__file__).parent))
     from _coco_cases import random_segm_case, run_pycocotools
@@ -307,7 +308,8 @@ def test_segm_result_masks_are_validated_once(monkeypatch):
 
         return wrapper
 
-    monkeypatch.setattr(io_coco, "check_rles", counting(io_coco.check_rles))
+    for module in (coco_masks, coco_result_masks):
+        monkeypatch.setattr(module, "check_rles", counting(module.check_rles))
     monkeypatch.setattr(coco_rles, "check_rles", counting(coco_rles.check_rles))
     ours = coco_mod.evaluate_coco(case["gt"], dt, iou_type="segm")
     assert sorted(seen) == list(range(len(dt)))
@@ -357,7 +359,7 @@ def test_segm_results_fast_structure_check_gives_the_record_by_record_outcome(mu
         return r.area.tolist(), r.bbox.tolist()
 
     fast = outcome()
-    monkeypatch.setattr(io_coco, "_plain_rles_fit", lambda *a: False)
+    monkeypatch.setattr(coco_result_masks, "_plain_rles_fit", lambda *a: False)
     assert outcome() == fast
 
 

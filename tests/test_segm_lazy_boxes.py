@@ -15,6 +15,7 @@ from pycocotools import mask as mask_utils
 from deteval.detection.coco import evaluate_coco
 from deteval.io import coco as coco_io
 from deteval.io.coco import MaskBoxes, load_coco_gt, load_coco_results, stored_boxes
+from deteval.io.coco import pieces as coco_pieces
 from deteval.run import forked
 from deteval.run.coco import evaluate_coco_sharded
 
@@ -84,7 +85,7 @@ def test_segm_evaluation_never_computes_boxes(tmp_path, monkeypatch, processes):
             assert np.array_equal(ev.stats, ref)
         return
     monkeypatch.setenv(forked.ENV_PROCESSES, processes)
-    monkeypatch.setattr(coco_io, "CHUNK_BYTES", 512)  # (two cores: the file is read in pieces, by both)
+    monkeypatch.setattr(coco_pieces, "CHUNK_BYTES", 512)  # (two cores: the file is read in pieces, by both)
     from deteval.run import coco_two_cores as coco_eval
 
     monkeypatch.setattr(coco_eval, "FORK_RESULTS_BYTES", 0)

@@ -54,7 +54,7 @@ class RleTable:
 
     def set_lazy(self, source: Any, index: np.ndarray) -> None:
         """Read the masks of the entries with ``index >= 0`` from ``source`` (a
-        :class:`~deteval.io.coco_segm_tail.PendingMasks`: validated, of their images' size) when they take part:
+        :class:`~deteval.io.coco.segm_tail.PendingMasks`: validated, of their images' size) when they take part:
         their places in the cache hold :data:`LAZY` (so :meth:`ensure` leaves them alone), no dict each."""
         pos = np.flatnonzero(index >= 0)
         if not pos.size:

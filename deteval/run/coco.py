@@ -5,7 +5,7 @@ work is a map over the results and a reduce per shard:
 
 * **map**: every results file is split into byte ranges of whole records (about ``range_bytes`` each; a scan
   task per file finds the element boundaries with :func:`~deteval.io.json_ranges.scan_json_array`); each task
-  reads and validates only its range (:func:`~deteval.io.coco_ranges.load_results_range`) and cuts its
+  reads and validates only its range (:func:`~deteval.io.coco.ranges.load_results_range`) and cuts its
   columns by image shard. Several files (one per training rank) are read as their concatenation, each its own
   ranges. Where a range cannot stand for its file (a bad record, a file that is not one JSON array, an input
   that is not a file), that file is read whole by one task with the ordinary loader, so error messages and
@@ -64,7 +64,7 @@ from deteval.io.coco import (
     load_coco_gt,
     load_coco_results,
 )
-from deteval.io.coco_ranges import first_record, load_results_range
+from deteval.io.coco.ranges import first_record, load_results_range
 from deteval.io.json_ranges import ArrayRanges, scan_json_array
 
 # (the module, not its names: it imports deteval.detection.coco, which imports this module)

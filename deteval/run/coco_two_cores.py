@@ -3,8 +3,8 @@
 
 Large inputs use a second core: a forked child parses the tail of the results file while this process reads
 the ground truth and the head (keypoints: the child's columns checked against the ground truth once back,
-:mod:`deteval.io.coco_keypoints`; segm: the child's masks checked without the ground truth, their ids and
-sizes against it once back, :mod:`deteval.io.coco_segm_tail`); then one matches (and accumulates) half of the
+:mod:`deteval.io.coco.keypoints_tail`; segm: the child's masks checked without the ground truth, their ids and
+sizes against it once back, :mod:`deteval.io.coco.segm_tail`); then one matches (and accumulates) half of the
 categories, or with one category half of the images, while this process does the other half. Categories and
 images are independent, and each half runs the protocol's one-process steps
 (:func:`~deteval.detection.coco.parts.accumulate_categories`,
@@ -45,7 +45,6 @@ from deteval.io.coco import (
     CocoGroundTruth,
     CocoResults,
     RawTail,
-    TailBuffer,
     gt_head,
     load_coco_gt,
     load_coco_results,
@@ -54,18 +53,17 @@ from deteval.io.coco import (
     results_tail,
     results_two_parts,
     results_with_tail,
-    split_reading,
     wide_scores,
 )
-from deteval.io.coco_keypoints import (
+from deteval.io.coco.keypoints_tail import keypoints_tail, keypoints_with_tail, read_keypoints
+from deteval.io.coco.segm_tail import PendingMasks, segm_tail, segm_with_pending_tail, segm_with_tail
+from deteval.run.coco_reading import (
     KeypointsTail,
+    TailBuffer,
     keypoints_split_byte,
-    keypoints_tail,
-    keypoints_with_tail,
-    read_keypoints,
+    split_reading,
     tail_buffer,
 )
-from deteval.io.coco_segm_tail import PendingMasks, segm_tail, segm_with_pending_tail, segm_with_tail
 from deteval.run.forked import Forked, can_fork, fork_call
 
 __all__ = [
@@ -95,7 +93,7 @@ def read_with_pending(
     gt: Any, results: Any, p: CocoParams, on_error: str, defer: bool = False, two_cores: bool = True
 ) -> tuple[CocoGroundTruth, CocoResults, PendingMasks | None]:
     """:func:`read_inputs`; ``defer``: the masks of a segm tail read by a child may be left to make
-    (:class:`~deteval.io.coco_segm_tail.PendingMasks`, returned; None when every mask is made);
+    (:class:`~deteval.io.coco.segm_tail.PendingMasks`, returned; None when every mask is made);
     ``two_cores=False``: read in this process only."""
     pending = None
     share = _fork_reading(gt, results, p, on_error) if two_cores else None
@@ -187,7 +185,7 @@ class _Share:
 
 class _SegmShare:
     """A forked child reading the tail of a large segm results file from byte ``start`` without the ground
-    truth (:func:`~deteval.io.coco_segm_tail.segm_tail`), started before this process reads it."""
+    truth (:func:`~deteval.io.coco.segm_tail.segm_tail`), started before this process reads it."""
 
     def __init__(self, child: Forked, start: int) -> None:
         self.child, self.start = child, start
@@ -197,13 +195,13 @@ class _SegmShare:
         return segm_with_tail(results, g, self.start, self.child.result)
 
     def read_pending(self, results: Any, g: CocoGroundTruth) -> tuple[CocoResults, PendingMasks] | None:
-        """:meth:`read`, the tail's mask dicts left to make (:class:`~deteval.io.coco_segm_tail.PendingMasks`)."""
+        """:meth:`read`, the tail's mask dicts left to make (:class:`~deteval.io.coco.segm_tail.PendingMasks`)."""
         return segm_with_pending_tail(results, g, self.start, self.child.result, True)  # (lean head)
 
 
 class _KeypointsShare:
     """A forked child reading the tail of a keypoints results file from byte ``start`` into memory shared
-    with this process (:mod:`deteval.io.coco_keypoints`); it reads no ground truth."""
+    with this process (:mod:`deteval.io.coco.keypoints_tail`); it reads no ground truth."""
 
     def __init__(self, child: KeypointsTail, start: int) -> None:
         self.child, self.start = child, start

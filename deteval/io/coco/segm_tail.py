@@ -3,7 +3,7 @@
 The usual segm results (compressed RLE masks, no ``bbox``) need the ground truth for three things only: the
 ids' positions in it, each mask's size against its image's, and polygons (which need an image size). The
 child (:func:`segm_tail`) therefore starts before the ground truth is read and does everything else on its
-records, as the one-process loader does (:func:`~deteval.io.coco._results_from_records`): the ids and scores
+records, as the one-process loader does (:func:`~deteval.io.coco.results.results_from_records`): the ids and scores
 checked, every mask's structure checked and its runs decoded and checked (:func:`~deteval.io.rle.check_rles`,
 which gives the areas). It sends back compact columns (the counts strings joined into one text: no dict per
 record to pickle). The parent reads the ground truth and the head (:func:`~deteval.io.coco.results_part`),
@@ -28,21 +28,13 @@ import numpy as np
 
 from deteval.collector import paused
 from deteval.errors import DetevalError
-from deteval.io import coco as coco_io
-from deteval.io.coco import (
-    CocoGroundTruth,
-    CocoResults,
-    MaskBoxes,
-    _field,
-    _floats,
-    _index_of,
-    _part_pieces,
-    _result_ids,
-    concat_results,
-    plain_rle_sizes,
-    results_part,
-    stored_boxes,
-)
+from deteval.io.coco import pieces as coco_pieces
+from deteval.io.coco.fields import field_values, finite_floats, index_of
+from deteval.io.coco.head_tail import results_part
+from deteval.io.coco.masks import plain_rle_sizes
+from deteval.io.coco.pieces import part_pieces
+from deteval.io.coco.results import result_ids
+from deteval.io.coco.tables import CocoGroundTruth, CocoResults, MaskBoxes, concat_results, stored_boxes
 from deteval.io.rle import check_rle_text, text_slices
 
 __all__ = ["PendingMasks", "RawMasks", "segm_tail", "segm_with_pending_tail", "segm_with_tail"]
@@ -65,7 +57,7 @@ def _raw_pieces(path: str | PathLike[str], start: int, head: bool) -> SegmTail |
     """The pieces of ``path`` beginning before byte ``start`` (``head``) or the others, each read as
     :func:`_raw_masks`; None on any fault or doubt."""
     # cut as :func:`~deteval.io.coco.results_part` cuts them (quarter pieces), so that the parts fit together
-    pieces = _part_pieces(path, start, head, coco_io.CHUNK_BYTES // 4)
+    pieces = part_pieces(path, start, head, coco_pieces.CHUNK_BYTES // 4)
     if pieces is None:
         return None
     file = str(path)
@@ -93,9 +85,9 @@ def _raw_masks(records: list, file: str) -> tuple[RawMasks, bytes] | None:
     needs the ground truth; None if the records are not such (the one-process path decides)."""
     if set(map(type, records)) != {dict} or any(map(contains, records, repeat("bbox"))):
         return None
-    img_ids = _result_ids(records, "image_id", file)
-    cat_ids = _result_ids(records, "category_id", file)
-    score = _floats(_field(records, "score", file, None), "score", file, None)
+    img_ids = result_ids(records, "image_id", file)
+    cat_ids = result_ids(records, "category_id", file)
+    score = finite_floats(field_values(records, "score", file, None), "score", file, None)
     try:
         segs = list(map(itemgetter("segmentation"), records))
     except KeyError:
@@ -194,8 +186,8 @@ def _mapped(piece: RawMasks, gt: CocoGroundTruth, file: str) -> CocoResults | No
     masks None for now (see :class:`PendingMasks`); None if an id is unknown or a size differs."""
     img_ids, cat_ids, score, hw, area, lengths = piece
     try:
-        img = _index_of(img_ids, gt.image_ids, "image_id", file, None)
-        cat = _index_of(cat_ids, gt.cat_ids, "category_id", file, None)
+        img = index_of(img_ids, gt.image_ids, "image_id", file, None)
+        cat = index_of(cat_ids, gt.cat_ids, "category_id", file, None)
     except DetevalError:
         return None
     if lengths.shape[0] != img.shape[0] or not np.array_equal(hw, gt.image_hw[img]):
@@ -287,7 +279,7 @@ class PendingMasks:
         self.done[idx] = True
         cut = text_slices(self.texts, self.which[idx], self.starts[idx], self.ends[idx])
         counts = map(bytes.decode, cut)  # (ASCII: checked)
-        # (each size list made by numpy's tolist, in C: 0.0066 s for 36k dicts against 0.009-0.011 s)
+        # (each size list made by numpy's tolist, in C)
         masks = [{"size": size, "counts": c} for size, c in zip(self.hw[idx].tolist(), counts)]
         rows = self.rows[idx].tolist()
         boxes = stored_boxes(res)

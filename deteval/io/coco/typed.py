@@ -4,7 +4,7 @@ columns without a dict per record (the annotations: :func:`gt_annotations`, belo
 A bbox results file is a list of ``{"image_id", "category_id", "bbox", "score"}`` records. Parsing it with
 orjson makes a dict, a list and eight numbers per record, and the loader then pulls each field out of every
 dict again; msgspec decodes it straight into small fixed records (a ``Struct`` per record, a tuple for the
-box), about twice as fast, and the columns are read off them in four C-level passes.
+box), faster, and the columns are read off them in four C-level passes.
 
 This is only a shortcut: :func:`bbox_columns` returns columns only for a text it can vouch that the ordinary
 path (:func:`deteval.io.coco.read_json` or its piece reader, then the field checks) reads *without error and
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from itertools import chain
 from operator import attrgetter, countOf
 from types import ModuleType
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -80,11 +80,11 @@ def _build(module: ModuleType) -> Any:
 
 _UNBUILT: Any = object()
 #: The decoder of a bbox results list; None: msgspec is not installed (or the tests turned it off). Built on
-#: first use: importing msgspec costs 10-25 ms (with typing_extensions), which only a large file repays.
+#: first use: importing msgspec (with typing_extensions) takes time that only a large file repays.
 _DECODER: Any = _UNBUILT
 
-#: Whole files from this size on are decoded by type (the pieces of a large file always are): it saves about
-#: 7 ms per MB, so a smaller file would not repay the import.
+#: Whole files from this size on are decoded by type (the pieces of a large file always are): the time it saves
+#: grows with the file, and a smaller file would not repay the import.
 MIN_BYTES = 2 << 20
 
 
@@ -150,7 +150,6 @@ UNSET: Any = object()
 
 def _build_gt(module: ModuleType) -> Any:
     meta = module.Meta
-    from typing import Annotated  # (noqa: here, where msgspec is)
 
     id_int = Annotated[int, meta(ge=-(2**63), le=2**63 - 1)]
     num = id_int | float  # (an integer beyond int64 is left to the ordinary path)
@@ -292,12 +291,12 @@ _BOX_REQUIRED = ("id", "image_id", "category_id", "bbox", "area")
 _BOX_COUNTED = ("segmentation", "num_keypoints", "keypoints")
 _BOX_GET = attrgetter("bbox")
 
-#: Columns of a piece of annotations, as ``deteval.io.coco._ann_columns`` gives them for a bbox evaluation
+#: Columns of a piece of annotations, as :func:`deteval.io.coco.annotations.ann_columns` gives them for a bbox
+#: evaluation
 GtBoxColumns = dict[str, Any]
 
 
 def _build_gt_boxes(module: ModuleType) -> Any:
-    from typing import Annotated  # (noqa: here, where msgspec is)
 
     id_int = Annotated[int, module.Meta(ge=-(2**63), le=2**63 - 1)]
     raw, unset = module.Raw, module.UNSET

@@ -25,17 +25,11 @@ import numpy as np
 
 from deteval.collector import paused
 from deteval.errors import DetevalError
-from deteval.io.coco import (
-    CocoGroundTruth,
-    CocoResults,
-    _orjson,
-    _results_from_records,
-    _typed_bbox,
-    loadres_branch,
-    wide_scores,
-)
+from deteval.io.coco.json_text import loads_piece, orjson_available
+from deteval.io.coco.results import loadres_branch, results_from_records, typed_bbox, wide_scores
+from deteval.io.coco.tables import CocoGroundTruth, CocoResults
 from deteval.io.guards import refuse_special
-from deteval.io.jsonkeys import check_unique_keys, loads_unique
+from deteval.io.jsonkeys import loads_unique
 from deteval.io.skipping import load_skipping
 
 __all__ = ["first_record", "load_results_range"]
@@ -45,18 +39,16 @@ def _parse(text: bytes, file: str) -> Any:
     """``text`` parsed as :func:`~deteval.io.coco.read_json` parses a file; raises on anything it refuses."""
     # (as read_json: millions of small objects)
     with paused():
-        if _orjson is not None:
+        if orjson_available():
             try:
-                value = _orjson.loads(text)
+                return loads_piece(text, file)
             except ValueError:
                 pass  # NaN / Infinity: the json module reads them
-            else:
-                check_unique_keys(text, value, file, _orjson.dumps)
-                return value
         return loads_unique(text)
 
 
 def _read(path: str | PathLike[str], lo: int, hi: int) -> bytes:
+    refuse_special(path, "results file")  # (a pipe would block the open)
     refuse_special(path, "results file")  # (a pipe would block the open)
     with open(path, "rb") as fh:
         fh.seek(lo)
@@ -98,7 +90,7 @@ def load_results_range(
     try:
         text = _read(path, lo, hi)
         if on_error == "raise" and iou_type == "bbox" and kind == "bbox":  # decoded by type where it vouches
-            typed = _typed_bbox(text, gt, file)  # (else the ordinary parse below, on the same bytes)
+            typed = typed_bbox(text, gt, file)  # (else the ordinary parse below, on the same bytes)
             if typed is not None and (count < 0 or len(typed) == count):
                 return typed
         records = _parse(text, file)
@@ -109,13 +101,13 @@ def load_results_range(
         return None
     try:
         if on_error == "raise":
-            res = _results_from_records(records, file, False, gt, iou_type, kind=kind)
+            res = results_from_records(records, file, False, gt, iou_type, kind=kind)
         else:
             if not all(type(r) is dict and loadres_branch(r, file) == kind for r in records):
                 return None
 
             def load(idx: np.ndarray) -> CocoResults:
-                return _results_from_records([records[i] for i in idx.tolist()], file, False, gt, iou_type)
+                return results_from_records([records[i] for i in idx.tolist()], file, False, gt, iou_type)
 
             def local(exc: DetevalError) -> int | None:
                 return exc.record if isinstance(exc.record, int) else None

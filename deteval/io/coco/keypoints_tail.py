@@ -18,64 +18,35 @@ the bytes ``true`` and ``false`` holds no boolean (else its pieces are checked v
 
 from __future__ import annotations
 
-import mmap
 import os
 from collections.abc import Callable, Iterator
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from deteval.collector import paused
 from deteval.errors import DetevalError
-from deteval.io import coco as coco_io
-from deteval.io.coco import CocoGroundTruth, CocoResults
-from deteval.run.forked import Forked
+from deteval.io.coco import pieces as coco_pieces
+from deteval.io.coco.fields import field_values, finite_floats, index_of
+from deteval.io.coco.json_text import no_json_booleans
+from deteval.io.coco.keypoints import boxes_from_bounds, keypoint_bounds, keypoint_matrix
+from deteval.io.coco.pieces import parsed_number_piece, piece_bounds, piece_text, read_in_pieces
+from deteval.io.coco.results import loadres_branch, result_ids
+from deteval.io.coco.tables import CocoGroundTruth, CocoResults
 
-__all__ = [
-    "KeypointColumns",
-    "KeypointsTail",
-    "keypoints_split_byte",
-    "keypoints_tail",
-    "keypoints_with_tail",
-    "read_keypoints",
-    "tail_buffer",
-]
+__all__ = ["KeypointBuffer", "KeypointColumns", "keypoints_tail", "keypoints_with_tail", "read_keypoints"]
 
 #: (image ids, category ids, scores, N×3K keypoints, 4×N bounds of the keypoints) of a part of the file,
 #: checked but not yet mapped to the ground truth (bounds: :func:`deteval.io.coco.keypoint_bounds`, made
 #: where a piece's keypoints are still in cache, by the process that read them)
 KeypointColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
-#: The ground truth costs about this many times as much per byte as keypoints results (its records hold
-#: more fields, integers and a visibility check; read in pieces, :data:`deteval.io.coco.KEYPOINT_GT_PIECE_BYTES`),
-#: measured on the bench_coco keypoints set ...
-GT_BYTE_COST = 2.0
-#: ... and the child about this many times as much per byte of results as this process (its objects land on
-#: fresh pages, its keypoints in the shared buffer, its columns go through the pipe; this process reuses the
-#: memory the ground truth's objects freed). bench_coco keypoints 5k, two processes forced, 10 runs each,
-#: fastest: this process's reading (the fork to the last column) 166 ms with 1.0 and 2.6 (waiting 18 ms for
-#: the child), 159 ms with 1.1 and 2.3, 165 ms with 1.2 and 2.3. Once the ground truth was read in pieces
-#: (93 -> 60 ms), CPU of this process's reading against the child's, 5 runs each on a loaded machine: 153 and
-#: 161 ms with 2.3, 160 and 153 ms with 1.9.
-TAIL_BYTE_COST = 1.1
-
-
 #: The results are parsed in pieces of about this size: each piece's objects (51 numbers a record) are made,
 #: read into columns and freed while in cache, and the next piece reuses their memory; the parts' bounds also
-#: fall closer to the split byte. read_keypoints of bench_coco's 25 MB keypoints results, CPU, fastest of 5
-#: fresh processes: 198 ms in pieces of 1 MB, 185 of 512 KB, 166 of 256 KB, 159 of 192 KB, 162 of 128 KB,
-#: 167 of 64 KB.
+#: fall closer to the split byte (measured: the fastest size; smaller pieces pay more for the cuts).
 PIECE_BYTES = 192 << 10
-
-
-def keypoints_split_byte(results_bytes: int, gt_bytes: int) -> int:
-    """The byte from which the child parses the results: this process reads the ground truth and the head,
-    so that both take about as long (the head keeps at least one piece: the first record decides loadRes'
-    branch)."""
-    head = (TAIL_BYTE_COST * results_bytes - GT_BYTE_COST * gt_bytes) / (1 + TAIL_BYTE_COST)
-    return max(coco_io.CHUNK_BYTES, int(head))
 
 
 def _part(path: str | PathLike[str], start: int, head: bool, backward: bool = False) -> Iterator[Any] | None:
@@ -84,42 +55,42 @@ def _part(path: str | PathLike[str], start: int, head: bool, backward: bool = Fa
     (:func:`deteval.io.coco.only_key_strings`); ``backward``: the last piece first. Preceded by whether that
     part of the text may hold a boolean and the byte where the tail begins; None if the file is not read in
     pieces."""
-    read = coco_io._read_in_pieces(Path(path), min(coco_io.CHUNK_BYTES // 4, PIECE_BYTES))
+    read = read_in_pieces(Path(path), min(coco_pieces.CHUNK_BYTES // 4, PIECE_BYTES))
     if read is None:
         return None
     data, cuts = read
-    heads = [i == 0 or coco_io._piece_bounds(data, cuts, i)[0] < start for i in range(len(cuts) + 1)]
+    heads = [i == 0 or piece_bounds(data, cuts, i)[0] < start for i in range(len(cuts) + 1)]
     mine = [i for i, h in enumerate(heads) if h == head]
-    tail_lo = coco_io._piece_bounds(data, cuts, heads.index(False))[0] if False in heads else len(data)
+    tail_lo = piece_bounds(data, cuts, heads.index(False))[0] if False in heads else len(data)
     if not mine:
         return iter([(False, tail_lo)])
-    lo, hi = coco_io._piece_bounds(data, cuts, mine[0])[0], coco_io._piece_bounds(data, cuts, mine[-1])[1]
-    bools = not coco_io.no_json_booleans(data, lo, hi)
+    lo, hi = piece_bounds(data, cuts, mine[0])[0], piece_bounds(data, cuts, mine[-1])[1]
+    bools = not no_json_booleans(data, lo, hi)
     file = str(path)
 
     def pieces() -> Iterator[Any]:
         yield bools, tail_lo
         for i in reversed(mine) if backward else mine:
-            yield i, *coco_io.parsed_number_piece(coco_io._piece_text(data, cuts, i), file)
+            yield i, *parsed_number_piece(piece_text(data, cuts, i), file)
 
     return pieces()
 
 
 def _matrix(values: list, bools: bool, file: str, numbers: bool = False) -> np.ndarray:
     """The keypoints of a piece as an N×3K float64 matrix (3K: the piece's first record's), checked as the
-    one-process path checks them (:func:`deteval.io.coco._keypoint_matrix`, which names a bad record);
+    one-process path checks them (:func:`deteval.io.coco.keypoints.keypoint_matrix`, which names a bad record);
     ``numbers``: the piece's text holds no string but its records' keys."""
-    return coco_io._keypoint_matrix(values, file, None, "keypoints", plain=not bools, numbers=numbers)
+    return keypoint_matrix(values, file, None, "keypoints", plain=not bools, numbers=numbers)
 
 
 def _piece_columns(records: list, bools: bool, file: str, numbers: bool = False) -> KeypointColumns:
-    keypoints = _matrix(coco_io._field(records, "keypoints", file, None), bools, file, numbers)
+    keypoints = _matrix(field_values(records, "keypoints", file, None), bools, file, numbers)
     return (
-        coco_io._result_ids(records, "image_id", file),
-        coco_io._result_ids(records, "category_id", file),
-        coco_io._floats(coco_io._field(records, "score", file, None), "score", file, None),
+        result_ids(records, "image_id", file),
+        result_ids(records, "category_id", file),
+        finite_floats(field_values(records, "score", file, None), "score", file, None),
         keypoints,
-        coco_io.keypoint_bounds(keypoints),
+        keypoint_bounds(keypoints),
     )
 
 
@@ -136,7 +107,7 @@ def _columns(
     with paused():
         for i, records, numbers in pieces:
             try:
-                if records is None or (i == 0 and coco_io.loadres_branch(records[0], file) != "keypoints"):
+                if records is None or (i == 0 and loadres_branch(records[0], file) != "keypoints"):
                     return None
                 parts.append(_piece_columns(records, bools, file, numbers))
             except DetevalError:
@@ -181,16 +152,16 @@ def _mixed(ids: list[np.ndarray]) -> bool:
 _PartColumns = tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]
 
 #: What the child sends back: the columns of :data:`KeypointColumns`, but for the keypoints only where they
-#: begin in the buffer shared with this process and their shape (:class:`KeypointsTail`).
+#: begin in the buffer shared with this process and their shape (:class:`deteval.run.coco_reading.KeypointsTail`).
 TailColumns = tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int, int], np.ndarray]
 
 
-def keypoints_tail(path: str | PathLike[str], start: int, shared: mmap.mmap) -> TailColumns | None:
-    """The child's share: the pieces of a keypoints results file beginning at or after byte ``start`` (the
-    first piece excepted), as checked columns not yet mapped to the ground truth, the keypoints written into
-    ``shared`` (:func:`tail_buffer`) from number ``lo // 2`` on, ``lo`` the byte where the tail begins (the
-    head, ``lo`` bytes, holds at most that many numbers: each takes a digit and a comma or a bracket, so this
-    process can write its keypoints just before: one matrix, no copy of the tail's); None on any fault."""
+def keypoints_tail(path: str | PathLike[str], start: int, shared: Any) -> TailColumns | None:
+    """The child's share: the pieces of a keypoints results file beginning at or after byte ``start`` (the first piece
+    excepted), as checked columns not yet mapped to the ground truth, the keypoints written into ``shared`` (a writable
+    buffer, :func:`deteval.run.coco_reading.tail_buffer`) from number ``lo // 2`` on, ``lo`` the byte where the tail
+    begins (the head, ``lo`` bytes, holds at most that many numbers: each takes a digit and a comma or a bracket, so
+    this process can write its keypoints just before: one matrix, no copy of the tail's); None on any fault."""
     pieces = _part(path, start, False)
     if pieces is None:
         return None
@@ -209,61 +180,16 @@ def keypoints_tail(path: str | PathLike[str], start: int, shared: mmap.mmap) -> 
     return img_ids, cat_ids, score, (offset, int(keypoints.shape[0]), int(keypoints.shape[1])), bounds
 
 
-def tail_buffer(path: str | PathLike[str]) -> mmap.mmap | None:
-    """Memory shared with a child (anonymous, mapped before the fork) that holds the keypoints of the whole
-    file, the tail's written by the child, the head's by this process (:func:`keypoints_tail`): a number
-    takes at least two bytes of text (a digit and a comma or bracket), so four times the file's bytes as
-    float64. Only the pages written take memory; the rest is address space. Returning the matrix through the
-    child's pipe instead costs this process about 20 ms per 10 MB (copied into the pipe and out again), and
-    putting the head and the tail together in fresh memory 4 ms for 24 MB, and 4 ms more to unmap the tail."""
-    try:
-        size = os.stat(path).st_size
-        return mmap.mmap(-1, (4 * max(size, 0) // mmap.PAGESIZE + 1) * mmap.PAGESIZE)
-    except (OSError, ValueError, OverflowError):
-        return None
-
-
-class KeypointsTail:
-    """A forked child running :func:`keypoints_tail` and the buffer it writes the keypoints into;
-    :meth:`head_buffer` is where this process writes the head's keypoints, meanwhile, :meth:`result` gives
-    the child's :data:`KeypointColumns` (None if it failed), :meth:`joined` the whole matrix, :meth:`cancel`
-    ends it."""
-
-    def __init__(self, child: Forked, shared: mmap.mmap) -> None:
-        self.child, self.shared = child, shared
-        self.offset = 0
-
-    def result(self) -> KeypointColumns | None:
-        got = self.child.result()
-        if got is None:
-            return None
-        img_ids, cat_ids, score, (offset, n, width), bounds = got
-        self.offset = offset
-        keypoints = np.frombuffer(self.shared, dtype=np.float64, count=n * width, offset=8 * offset)
-        return img_ids, cat_ids, score, keypoints.reshape(n, width), bounds
+class KeypointBuffer(Protocol):
+    """The buffer the tail's keypoints were written into (:func:`keypoints_tail`), where the head's are
+    written just before them (:class:`deteval.run.coco_reading.KeypointsTail`: memory shared by two
+    processes)."""
 
     def head_buffer(self, tail_lo: int) -> np.ndarray:
-        """The numbers of the buffer before the child's (which begin at number ``tail_lo // 2``, ``tail_lo``
-        the byte where the tail begins: :func:`keypoints_tail`): the head's keypoints are written so as to
-        end there (:func:`_columns` ``backward``), while the child reads, with no copy afterwards."""
-        return np.frombuffer(self.shared, dtype=np.float64, count=tail_lo // 2)
+        """The numbers before the tail's, which begin at number ``tail_lo // 2``."""
 
     def joined(self, tail_lo: int, head: np.ndarray, tail: np.ndarray) -> np.ndarray | None:
-        """The head's rows (``head``, a view ending at the end of :meth:`head_buffer`) and the tail's (from
-        :meth:`result`) as one matrix viewing the buffer; None if they are not contiguous there."""
-        if tail_lo // 2 != self.offset or head.shape[1] != tail.shape[1]:
-            return None
-        flat = np.frombuffer(self.shared, dtype=np.float64)
-        return flat[self.offset - head.size : self.offset + tail.size].reshape(-1, tail.shape[1])
-
-    def cancel(self) -> None:
-        """End the child and unmap the buffer, unless the keypoints read from it are still in use (they live
-        there: unmapped when they go)."""
-        self.child.cancel()
-        try:
-            self.shared.close()
-        except BufferError:
-            pass
+        """The head's rows and the tail's as one matrix viewing the buffer; None if not contiguous."""
 
 
 def keypoints_with_tail(
@@ -271,7 +197,7 @@ def keypoints_with_tail(
     gt: CocoGroundTruth,
     start: int,
     tail: Callable[[], KeypointColumns | None],
-    shared: KeypointsTail | None = None,
+    shared: KeypointBuffer | None = None,
 ) -> CocoResults | None:
     """The head read here, then the child's tail (``tail()``: what :func:`keypoints_tail` returned), both
     mapped to ``gt``: the :class:`CocoResults` of the one-process path; None on any fault. ``shared``: the
@@ -307,8 +233,8 @@ def keypoints_with_tail(
     if _mixed([head[0], rest[0]]) or _mixed([head[1], rest[1]]):
         return None
     try:
-        img = coco_io._index_of(np.concatenate([head[0], rest[0]]), gt.image_ids, "image_id", file, None)
-        cat = coco_io._index_of(np.concatenate([head[1], rest[1]]), gt.cat_ids, "category_id", file, None)
+        img = index_of(np.concatenate([head[0], rest[0]]), gt.image_ids, "image_id", file, None)
+        cat = index_of(np.concatenate([head[1], rest[1]]), gt.cat_ids, "category_id", file, None)
     except DetevalError:
         return None
     if shared is not None:
@@ -319,7 +245,7 @@ def keypoints_with_tail(
         )
     if keypoints is None:
         return None
-    bbox, area = coco_io.boxes_from_bounds(np.concatenate([head[4], rest[4]], axis=1))
+    bbox, area = boxes_from_bounds(np.concatenate([head[4], rest[4]], axis=1))
     return CocoResults(
         img=img,
         cat=cat,
