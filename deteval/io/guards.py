@@ -106,19 +106,14 @@ def regular_file(path: str | PathLike[str], what: str = "file") -> Path:
     return p
 
 
-def refuse_special(path: str | PathLike[str], what: str = "file", *, pipes: bool = False) -> None:
+def refuse_special(path: str | PathLike[str], what: str = "file") -> None:
     """Refuse a named pipe, a device or a socket at ``path`` before it is opened (opening a pipe blocks,
-    ``/dev/zero`` never ends); anything else (a missing file, a folder) is left to the caller's own error.
-    ``pipes=True``: a named pipe is read (a reader that streams its input in blocks, as trec_eval users feed
-    ``<(zcat run.gz)``: its memory follows what the writer sends, and the open waits for a writer as ``cat``
-    does)."""
+    ``/dev/zero`` never ends); anything else (a missing file, a folder) is left to the caller's own error."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return
     for test, kind in _KINDS[:-1]:  # (not S_ISDIR)
-        if pipes and test is stat.S_ISFIFO:
-            continue
         if test(st.st_mode):
             raise InputFormatError(f"the {what} is {kind}, not a regular file", file=path)
 

@@ -263,7 +263,7 @@ class FileBlocks:
             self.size = 0  # the read names the problem
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
-        refuse_special(self.path, "file", pipes=True)  # (/dev/zero would never end; a pipe streams)
+        refuse_special(self.path, "file")  # (a pipe would block the open, /dev/zero never end)
         try:
             fh = Path(self.path).open("rb")
         except OSError as exc:
