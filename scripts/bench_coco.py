@@ -397,7 +397,10 @@ except OSError:
 # the largest forked child's peak (deteval's second core; the native tools fork none); deteval's children
 # whose value was read exit on their own: waited for first, so that they count
 if tool.startswith("deteval"):
-    from deteval.run import forked
+    try:
+        from deteval.run import forked
+    except ImportError:  # (a checkout from before deteval.distributed became deteval.run, with --other)
+        from deteval.distributed import forked
     forked._reap_exited(True)
 child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(json.dumps({"stats": stats, "inner": time.perf_counter() - t0, "rss_mb": rss, "child_mb": child}))
