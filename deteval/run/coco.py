@@ -13,7 +13,7 @@ work is a map over the results and a reduce per shard:
 * **reduce**: shard k's task concatenates its pieces in file order (the order of equal scores, as one process
   reads them), matches them against shard k's ground truth (:func:`~deteval.detection.coco.match_coco`
   restricted to the shard) and returns the compact :class:`~deteval.detection.coco_match.MatchTable` with
-  counts. The driver merges the tables (:func:`~deteval.detection.match_table.merge_coco_tables`) and
+  counts. The driver merges the tables (:func:`~deteval.match.coco.merge_coco_tables`) and
   accumulates them.
 
 Only columns of the shard's records travel (numpy arrays; for segm also the masks' RLEs). A worker holds the
@@ -54,7 +54,6 @@ from deteval.detection.coco.params import check_compat, id_selection, resolve_pa
 from deteval.detection.coco.parts import SHARD_DETECTIONS, match_in_shards
 from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
-from deteval.detection.match_table import merge_coco_tables
 from deteval.errors import ConfigError
 from deteval.io.coco import (
     CHUNK_BYTES,
@@ -66,6 +65,7 @@ from deteval.io.coco import (
 )
 from deteval.io.coco.ranges import first_record, load_results_range
 from deteval.io.json_ranges import ArrayRanges, scan_json_array
+from deteval.match.coco import merge_coco_tables
 
 # (the module, not its names: it imports deteval.detection.coco, which imports this module)
 from deteval.run import coco_two_cores
