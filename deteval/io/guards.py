@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.io.image_header import HEADER_BYTES, header_size
 from deteval.io.jsonkeys import DuplicateKeyError, unique_keys
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "contained_path",
     "csv_rows",
     "decode_text",
+    "image_header",
     "image_size",
     "loads_json",
     "make_folder",
@@ -237,19 +239,37 @@ def _exif_orientation(im: Any) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def image_size(path: str | PathLike[str], *, exif: bool = True) -> tuple[int, int]:
-    """(width, height) of the image ``path`` from its header with pillow (no pixel decode), EXIF orientations
-    5–8 swapping them (``exif``); a file that is not an image, or larger than :data:`MAX_IMAGE_PIXELS`, is
-    an :class:`InputFormatError` naming it."""
+def image_header(path: str | PathLike[str]) -> tuple[str, int, int, int | None]:
+    """``(format, width, height, orientation)`` of the image ``path`` from its header, no pixel decoded: PNG
+    and JPEG headers read directly where they hold only what :mod:`deteval.io.image_header` checks, any
+    other file by pillow (the same answer). ``orientation`` is the EXIF tag 274 (an int) or None (module
+    :func:`_exif_orientation` says where it comes from). A file that is not an image, or larger than
+    :data:`MAX_IMAGE_PIXELS`, is an :class:`InputFormatError` naming it."""
+    p = regular_file(path, "image")
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(1 << 13)  # (most headers; a large EXIF block needs more)
+            quick = header_size(head)
+            if quick is None and len(head) == 1 << 13:
+                head += fh.read(HEADER_BYTES - len(head))
+                quick = header_size(head)
+    except OSError as exc:
+        raise InputFormatError(f"cannot read the image: {exc.strerror or exc}", file=p) from None
+    if quick is not None and 0 < quick[1] * quick[2] <= MAX_IMAGE_PIXELS:
+        return quick
+    return _pillow_header(p)
+
+
+def _pillow_header(p: Path) -> tuple[str, int, int, int | None]:
     from PIL import Image  # optional heavy dependency, only where image sizes are read
 
-    p = regular_file(path, "image")
     try:
         with warnings.catch_warnings():  # (pillow's DecompressionBombWarning: the bound below says it)
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             with Image.open(p) as im:
                 w, h = im.size
-                orientation = _exif_orientation(im) if exif else None
+                fmt = str(im.format)
+                orientation = _exif_orientation(im)
     except Image.DecompressionBombError:
         raise InputFormatError(
             f"the image is larger than {MAX_IMAGE_PIXELS:,} pixels", file=p
@@ -260,7 +280,14 @@ def image_size(path: str | PathLike[str], *, exif: bool = True) -> tuple[int, in
         raise InputFormatError(f"the image is {w} x {h}: more than {MAX_IMAGE_PIXELS:,} pixels", file=p)
     if w <= 0 or h <= 0:
         raise InputFormatError(f"the image is {w} x {h}: an empty picture", file=p)
-    return (h, w) if orientation in (5, 6, 7, 8) else (w, h)
+    return fmt, w, h, orientation
+
+
+def image_size(path: str | PathLike[str], *, exif: bool = True) -> tuple[int, int]:
+    """(width, height) of the image ``path`` from its header (:func:`image_header`), EXIF orientations 5–8
+    swapping them (``exif``)."""
+    _, w, h, orientation = image_header(path)
+    return (h, w) if exif and orientation in (5, 6, 7, 8) else (w, h)
 
 
 def open_image(path: str | PathLike[str], max_pixels: int = MAX_DRAW_PIXELS) -> Any:
