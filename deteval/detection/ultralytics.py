@@ -68,12 +68,17 @@ class UltralyticsRules:
     float32: bool = True
     max_det: int = 300
     versions: str = ""
+    #: How image sizes follow the EXIF orientation (:data:`deteval.io.yolo.ExifRule`; 8.4.174 and 8.4.175, in
+    #: the 8.4.37 era, already read it as 8.4.176 does).
+    exif: str = "swap-5-8"
 
 
 PROFILES: dict[str, UltralyticsRules] = {
-    "ultralytics-8.0": UltralyticsRules("ultralytics-8.0", "unique", "one", versions="8.0 to 8.4.36, YOLOv5"),
+    "ultralytics-8.0": UltralyticsRules(
+        "ultralytics-8.0", "unique", "one", versions="8.0 to 8.4.36, YOLOv5", exif="jpeg-6-8"
+    ),
     "ultralytics-8.4.37": UltralyticsRules(
-        "ultralytics-8.4.37", "unique", "repeat_last", versions="8.4.37 to 8.4.175"
+        "ultralytics-8.4.37", "unique", "repeat_last", versions="8.4.37 to 8.4.175", exif="jpeg-6-8"
     ),
     "ultralytics-8.4.176": UltralyticsRules(
         "ultralytics-8.4.176", "greedy", "repeat_last", versions="8.4.176 and later"

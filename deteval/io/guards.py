@@ -285,9 +285,10 @@ def _pillow_header(p: Path) -> tuple[str, int, int, int | None]:
 
 def image_size(path: str | PathLike[str], *, exif: bool = True) -> tuple[int, int]:
     """(width, height) of the image ``path`` from its header (:func:`image_header`), EXIF orientations 5–8
-    swapping them (``exif``)."""
-    _, w, h, orientation = image_header(path)
-    return (h, w) if exif and orientation in (5, 6, 7, 8) else (w, h)
+    swapping them (``exif``; pillow gives a TIFF's size turned by its orientation already)."""
+    fmt, w, h, orientation = image_header(path)
+    turn = exif and orientation in (5, 6, 7, 8) and fmt != "TIFF"  # (pillow's TIFF size is turned already)
+    return (h, w) if turn else (w, h)
 
 
 def open_image(path: str | PathLike[str], max_pixels: int = MAX_DRAW_PIXELS) -> Any:
