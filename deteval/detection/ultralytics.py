@@ -258,11 +258,9 @@ def match_split(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRul
     capped = int((rank >= rules.max_det).sum())
     kept = d_order[rank < rules.max_det]
     pairs = same_class_pairs(gt, dt, g_order, kept, rules.float32)
-    if rules.matcher == "greedy":
-        tp = _greedy_matches(pairs, len(kept), len(gt), thresholds)
-    else:
-        tp = _unique_matches(pairs, len(kept), thresholds)
-        redo = np.unique(dt.img[kept[pairs.det[pairs.tied]]])
+    tp = match_pairs(pairs, len(kept), len(gt), thresholds, rules.matcher)
+    if rules.matcher == "unique":
+        redo = np.unique(pairs.image[pairs.tied])
         if len(redo):  # IoU ties decide which label a detection keeps: Ultralytics' own sort, per image
             g_start = np.searchsorted(gt.img[g_order], redo)
             g_end = np.searchsorted(gt.img[g_order], redo, side="right")
@@ -295,7 +293,17 @@ def same_class_pairs(
     """Every (label, detection) pair of one image and one class with IoU ≥ 0.5 (:func:`box_iou`'s float
     arithmetic, pair by pair), as :class:`Pairs`. Pairs of two classes never match (Ultralytics zeroes
     their IoU) and neither do IoUs below every threshold."""
-    dtype: Any = np.float32 if float32 else np.float64
+    det, label = pair_index(gt, dt, g_order, kept)
+    iou = paired_box_iou(gt.xyxy[label], dt.xyxy[kept[det]], float32=float32)
+    low = (IOU_THRESHOLDS_32 if float32 else IOU_THRESHOLDS_64).min()
+    return pairs_at_least(det, label, iou, low, dt.img[kept[det]])
+
+
+def pair_index(
+    gt: BoxTable, dt: BoxTable, g_order: np.ndarray, kept: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(detection, label) of every pair of one image and one class: detections by their position in ``kept``
+    (ascending), and for each its labels in ``g_order`` order."""
     n_cls = int(max(gt.cls.max(initial=0), dt.cls.max(initial=0))) + 1
     g_key = gt.img[g_order] * n_cls + gt.cls[g_order]
     by_key = np.argsort(g_key, kind="stable")  # (within a key: label order)
@@ -305,23 +313,41 @@ def same_class_pairs(
     count = np.searchsorted(g_sorted, d_key, side="right") - lo
     det = np.repeat(np.arange(len(kept)), count)
     offset = np.arange(len(det)) - np.repeat(np.cumsum(count) - count, count)
-    label = g_order[by_key[np.repeat(lo, count) + offset]]
-    a, b = gt.xyxy[label].astype(dtype), dt.xyxy[kept[det]].astype(dtype)
+    return det, g_order[by_key[np.repeat(lo, count) + offset]]
+
+
+def paired_box_iou(gt_xyxy: np.ndarray, dt_xyxy: np.ndarray, *, float32: bool = True) -> np.ndarray:
+    """:func:`box_iou` of the pairs (``gt_xyxy[p]``, ``dt_xyxy[p]``): the same operations element-wise."""
+    dtype: Any = np.float32 if float32 else np.float64
+    a, b = gt_xyxy.astype(dtype), dt_xyxy.astype(dtype)
     wh = np.maximum(np.minimum(a[:, 2:], b[:, 2:]) - np.maximum(a[:, :2], b[:, :2]), dtype(0))
     inter = wh[:, 0] * wh[:, 1]
     wa, wb = a[:, 2:] - a[:, :2], b[:, 2:] - b[:, :2]
-    iou = inter / (wa[:, 0] * wa[:, 1] + wb[:, 0] * wb[:, 1] - inter + dtype(_EPS_IOU))
-    low = (IOU_THRESHOLDS_32 if float32 else IOU_THRESHOLDS_64).min()
+    return inter / (wa[:, 0] * wa[:, 1] + wb[:, 0] * wb[:, 1] - inter + dtype(_EPS_IOU))
+
+
+def pairs_at_least(
+    det: np.ndarray, label: np.ndarray, iou: np.ndarray, low: float, image: np.ndarray
+) -> Pairs:
+    """The pairs with ``iou ≥ low`` as :class:`Pairs` (their ties marked)."""
     keep = iou >= low
-    det, label, iou = det[keep], label[keep], iou[keep]
+    det, label, iou, image = det[keep], label[keep], iou[keep], image[keep]
     tied = np.zeros(len(det), dtype=bool)
     if len(det):
         starts = np.flatnonzero(np.diff(det, prepend=-1))
-        best = np.maximum.reduceat(iou, starts)
-        at_best = iou == np.repeat(best, np.diff(np.append(starts, len(det))))
-        shared = np.add.reduceat(at_best.astype(np.int64), starts) > 1
-        tied = np.repeat(shared, np.diff(np.append(starts, len(det))))
-    return Pairs(det, label, iou, tied, dt.img[kept[det]])
+        sizes = np.diff(np.append(starts, len(det)))
+        at_best = iou == np.repeat(np.maximum.reduceat(iou, starts), sizes)
+        tied = np.repeat(np.add.reduceat(at_best.astype(np.int64), starts) > 1, sizes)
+    return Pairs(det, label, iou, tied, image)
+
+
+def match_pairs(pairs: Pairs, n_dt: int, n_gt: int, thresholds: np.ndarray, matcher: Matcher) -> np.ndarray:
+    """Correct-at-threshold matrix (detections × thresholds) of every image's pairs under an Ultralytics
+    matcher; for ``unique``, the rows of detections in an image with ``pairs.tied`` are left to
+    :func:`match_image` (the caller's)."""
+    if matcher == "greedy":
+        return _greedy_matches(pairs, n_dt, n_gt, thresholds)
+    return _unique_matches(pairs, n_dt, thresholds)
 
 
 def _first_best(pairs: Pairs, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
