@@ -59,6 +59,7 @@ __all__ = [
     "open_image",
     "read_bytes",
     "read_json",
+    "read_regular",
     "read_text",
     "refuse_overwriting_inputs",
     "refuse_special",
@@ -128,6 +129,39 @@ def read_bytes(path: str | PathLike[str], what: str = "file") -> bytes:
         return p.read_bytes()
     except OSError as exc:
         raise InputFormatError(f"cannot read the {what}: {exc.strerror or exc}", file=p) from None
+
+
+def read_regular(
+    path: str | PathLike[str], what: str = "file", *, limit: int | None = None, missing_ok: bool = False
+) -> bytes:
+    """:func:`read_bytes` in fewer system calls, for readers of many small files: the file is opened without
+    blocking (a FIFO does not block the open) and checked by its descriptor; anything but a regular file
+    raises :func:`read_bytes`'s error. ``limit``: at most that many bytes. ``missing_ok``: no file at all (not
+    even a dangling link) reads as ``b""``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        if missing_ok and not os.path.lexists(path):
+            return b""
+        return read_bytes(path, what)  # (raises, naming a dangling link)
+    except OSError:
+        return read_bytes(path, what)  # (raises, naming what it is)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return read_bytes(path, what)  # (raises, naming what it is)
+        want = st.st_size + 1 if limit is None else limit
+        data = os.read(fd, want)
+        if len(data) < want or limit is not None:  # (a regular file reads whole up to its end)
+            return data
+        chunks = [data]
+        while chunk := os.read(fd, 1 << 20):  # (the file grew since fstat)
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputFormatError(f"cannot read the {what}: {exc.strerror or exc}", file=path) from None
+    finally:
+        os.close(fd)
 
 
 def read_text(path: str | PathLike[str], what: str = "file") -> str:
@@ -245,19 +279,13 @@ def image_header(path: str | PathLike[str]) -> tuple[str, int, int, int | None]:
     other file by pillow (the same answer). ``orientation`` is the EXIF tag 274 (an int) or None (module
     :func:`_exif_orientation` says where it comes from). A file that is not an image, or larger than
     :data:`MAX_IMAGE_PIXELS`, is an :class:`InputFormatError` naming it."""
-    p = regular_file(path, "image")
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(1 << 13)  # (most headers; a large EXIF block needs more)
-            quick = header_size(head)
-            if quick is None and len(head) == 1 << 13:
-                head += fh.read(HEADER_BYTES - len(head))
-                quick = header_size(head)
-    except OSError as exc:
-        raise InputFormatError(f"cannot read the image: {exc.strerror or exc}", file=p) from None
+    head = read_regular(path, "image", limit=1 << 13)  # (most headers; a large EXIF block needs more)
+    quick = header_size(head)
+    if quick is None and len(head) == 1 << 13:
+        quick = header_size(read_regular(path, "image", limit=HEADER_BYTES))
     if quick is not None and 0 < quick[1] * quick[2] <= MAX_IMAGE_PIXELS:
         return quick
-    return _pillow_header(p)
+    return _pillow_header(regular_file(path, "image"))
 
 
 def _pillow_header(p: Path) -> tuple[str, int, int, int | None]:

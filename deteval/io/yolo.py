@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -403,8 +403,12 @@ def list_images(sources: list[Path], where: str) -> list[Path]:
 
 def label_path(image: Path) -> Path:
     """Ultralytics' rule: the last ``/images/`` becomes ``/labels/``, the extension ``.txt``."""
+    return Path(_label_name(str(image)))
+
+
+def _label_name(image: str) -> str:
     sa, sb = f"{os.sep}images{os.sep}", f"{os.sep}labels{os.sep}"
-    return Path(sb.join(str(image).rsplit(sa, 1)).rsplit(".", 1)[0] + ".txt")
+    return sb.join(image.rsplit(sa, 1)).rsplit(".", 1)[0] + ".txt"
 
 
 def load_yolo_dataset(
@@ -456,7 +460,7 @@ class LabelRows:
 
 
 def parse_label_files(
-    paths: list[Path],
+    paths: Sequence[str | os.PathLike[str]],
     nc: int,
     *,
     with_conf: bool = False,
@@ -761,7 +765,7 @@ def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
         warnings.warn(msg, DetevalWarning, stacklevel=5)
 
     out = parse_label_files(
-        [label_path(image) for image in ds.images],
+        [_label_name(str(image)) for image in ds.images],
         len(ds.names),
         duplicates=duplicates,
         missing_ok=True,
