@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.cli import add_analysis_args, analyses_requested, run_analyses
-from deteval.analysis.inputs import coco_confusion
+from deteval.analysis.inputs import coco_confusion, coco_matched
+from deteval.analysis.ranked import Matched
 from deteval.commands.coco import coco_hooks, coco_statistics
 from deteval.commands.common import add_output_args, warn_on_stderr, write_text
 from deteval.commands.stats_options import add_stats_args, stats_options
@@ -21,7 +22,13 @@ from deteval.detection.coco_params import CocoParams
 from deteval.detection.ultralytics import evaluate_ultralytics
 from deteval.errors import ConfigError, DetevalWarning
 from deteval.io.yolo import YoloDataset, load_yolo_dataset, load_yolo_predictions
-from deteval.io.yolo_coco import coco_to_yolo, dataset_to_coco, image_ids, predictions_to_coco
+from deteval.io.yolo_coco import (
+    coco_to_yolo,
+    dataset_to_coco,
+    image_ids,
+    place_images,
+    predictions_to_coco,
+)
 from deteval.report.progress import note
 from deteval.report.stats_table import STATS_KEYS
 from deteval.report.yolo_plots import YoloCurves, write_yolo_val_plots
@@ -48,12 +55,15 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise ConfigError(
             f"--ci and --compare-to resample images under --profile coco (pycocotools' numbers), not {profile}"
         )
-    ds, preds = _read(args.data, args.predictions, args.split, profile, args.conf)
+    ds, preds = _read(args.data, args.predictions, args.split, is_ultralytics(profile), args.conf)
     result = evaluate_yolo(ds, preds, profile, iou_type=args.iou_type)
     wanted = analyses_requested(args)
-    if stats is not None or wanted:
+    own_pr = "precision" not in result.summary and args.iou_type == "bbox"
+    if stats is not None or wanted or own_pr:  # the COCO-protocol inputs the analyses read
         gt, res = coco_inputs(ds, preds, args.iou_type, all_sizes=wanted)
         params = CocoParams.from_options(args.iou_type)
+    if own_pr:
+        add_precision_recall(result, coco_matched(gt, res, params=params, iou=0.5))
     if stats is not None:
         others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
         systems = [res, *(coco_results(ds, o, gt, args.iou_type) for o in others)]
@@ -83,13 +93,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _read(data: str, predictions: str, split: str, profile: str, conf: float | None) -> tuple[Any, Any]:
-    """The split (duplicate labels dropped under the Ultralytics profiles, as Ultralytics does; an error
-    under the others) and its predictions above ``conf``; what the readers tolerate goes to ``ds.warnings``
+def _read(data: str, predictions: str, split: str, drop: bool, conf: float | None) -> tuple[Any, Any]:
+    """The split (with ``drop``, under the Ultralytics profiles, duplicate labels dropped as Ultralytics does;
+    else an error) and its predictions above ``conf``; what the readers tolerate goes to ``ds.warnings``
     (printed through the common channel, never as a raw Python warning)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DetevalWarning)
-        ds = load_yolo_dataset(data, split, duplicates="drop" if is_ultralytics(profile) else "error")
+        ds = load_yolo_dataset(data, split, duplicates="drop" if drop else "error")
         preds = load_yolo_predictions(predictions, ds)
     return ds, confidence_floor(preds, conf)
 
@@ -118,6 +128,26 @@ def write_yolo_plots(ds: YoloDataset, preds: BoxTable, profile: str, args: argpa
     )
     paths = write_yolo_val_plots(args.plots, curves, confusion)
     note(f"deteval: wrote {len(paths)} plot(s) to {args.plots}: {', '.join(p.name for p in paths)}")
+
+
+def add_precision_recall(result: EvalResult, m: Matched) -> None:
+    """Per class ``P`` = TP / predictions and ``R`` = TP / labels at IoU 0.5 (pycocotools' matching, 100
+    predictions per image and class) over every prediction kept (above ``--conf``), and their class means as
+    ``precision`` and ``recall``: the P and R of the profiles that define none (coco, supervision)."""
+    k = len(m.names)
+    tp = np.bincount(m.cls[m.tp], minlength=k)
+    n = np.bincount(m.cls, minlength=k)
+    ps, rs = [], []
+    for c, name in enumerate(m.names):
+        row = result.per_class.get(name)
+        if row is None:
+            continue
+        row["P"] = float(tp[c] / n[c]) if n[c] else 0.0
+        row["R"] = float(tp[c] / m.n_gt[c]) if m.n_gt[c] else 0.0
+        ps.append(row["P"])
+        rs.append(row["R"])
+    result.summary["precision"] = float(np.mean(ps)) if ps else 0.0
+    result.summary["recall"] = float(np.mean(rs)) if rs else 0.0
 
 
 def adopt_statistics(result: EvalResult, with_stats: EvalResult) -> None:
@@ -197,10 +227,10 @@ def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     if args.image_set:
         raise ConfigError("--image-set is for the VOC profiles (voc07, voc2012, py_faster_rcnn)")
     either = is_ultralytics(args.from_profile) or is_ultralytics(args.to_profile)
-    ds = load_yolo_dataset(args.data, args.split, duplicates="drop" if either else "error")
-    preds = load_yolo_predictions(args.predictions, ds)
+    ds, preds = _read(args.data, args.predictions, args.split, either, None)
     e = explain(ds, preds, args.from_profile, args.to_profile)
     write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
+    warn_on_stderr(EvalResult("yolo", warnings=list(ds.warnings)))  # the common channel
     return 0
 
 
@@ -219,8 +249,27 @@ def run_convert(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         if not args.output:
             raise ConfigError("COCO → YOLO needs -o OUT_DIR (labels/ and data.yaml are written there)")
         print(coco_to_yolo(src, args.output))
+        _place_images(src, args)
         return 0
     raise ConfigError("SOURCE must be a data.yaml (YOLO → COCO) or a COCO .json (COCO → YOLO)", file=str(src))
+
+
+def _place_images(src: Path, args: argparse.Namespace) -> None:
+    """Link (or copy) the pictures into OUT_DIR/images, and say where the missing ones must go."""
+    if args.no_images:
+        note(f"deteval: no images placed: put them in {Path(args.output) / 'images'} under their file names")
+        return
+    placed, missing = place_images(src, args.output, args.image_root, copy=args.copy_images)
+    if placed:
+        how = "copied" if args.copy_images else "linked"
+        note(f"deteval: {how} {placed} image(s) into {Path(args.output) / 'images'}")
+    if missing:
+        root = args.image_root or src.parent
+        note(
+            f"deteval: warning: {len(missing)} image(s) not found under {root} (e.g. {missing[0]}): deteval yolo "
+            f"needs each in {Path(args.output) / 'images'} under its file name ({missing[0].name}); pass "
+            "--image-root FOLDER (the folder file_name is relative to) or put them there"
+        )
 
 
 def register(sub: Any) -> None:
@@ -303,4 +352,16 @@ def register(sub: Any) -> None:
     c.add_argument("--predictions", metavar="PRED", help="YOLO predictions to convert as well")
     c.add_argument("--predictions-out", metavar="FILE", help="where the COCO results go")
     c.add_argument("--output", "-o", metavar="OUT", help="COCO .json (default: stdout) or the YOLO folder")
+    c.add_argument(
+        "--image-root",
+        metavar="DIR",
+        default=None,
+        help="COCO → YOLO: the folder the images' file_name is relative to (default: the .json's folder)",
+    )
+    c.add_argument(
+        "--copy-images",
+        action="store_true",
+        help="COCO → YOLO: copy the images into OUT/images (default: symbolic links)",
+    )
+    c.add_argument("--no-images", action="store_true", help="COCO → YOLO: leave OUT/images to you")
     c.set_defaults(func=run_convert, _parser=c)
