@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -59,6 +59,13 @@ def _lines(ax: object, x: np.ndarray, ys: np.ndarray, labels: list[str]) -> None
         ax.add_collection(LineCollection(list(segments), linewidths=1, colors="grey"))  # type: ignore[attr-defined]
 
 
+def _curve_axes() -> tuple[Any, Any]:
+    """A 9 × 6 in figure (Ultralytics' size) with room on the right for the legend."""
+    fig = new_figure(9, 6, layout=None)
+    fig.subplots_adjust(left=0.08, right=0.7, bottom=0.1, top=0.93)
+    return fig, fig.subplots()
+
+
 def _finish(fig: object, ax: object, xlabel: str, ylabel: str, title: str, path: Path) -> Path:
     ax.set_xlabel(xlabel)  # type: ignore[attr-defined]
     ax.set_ylabel(ylabel)  # type: ignore[attr-defined]
@@ -70,8 +77,7 @@ def _finish(fig: object, ax: object, xlabel: str, ylabel: str, title: str, path:
 
 
 def _pr_figure(c: YoloCurves, path: Path) -> Path:
-    fig = new_figure(9, 6)
-    ax = fig.subplots()
+    fig, ax = _curve_axes()
     x = ULTRALYTICS_CONFIDENCES  # (the same grid serves as recall axis)
     _lines(ax, x, c.pr, [f"{n} {a:.3f}" for n, a in zip(c.names, c.ap50)])
     mean = c.pr.mean(0) if len(c.pr) else np.zeros_like(x)
@@ -81,8 +87,7 @@ def _pr_figure(c: YoloCurves, path: Path) -> Path:
 
 
 def _confidence_figure(ys: np.ndarray, names: list[str], ylabel: str, path: Path) -> Path:
-    fig = new_figure(9, 6)
-    ax = fig.subplots()
+    fig, ax = _curve_axes()
     x = ULTRALYTICS_CONFIDENCES
     _lines(ax, x, ys, names)
     mean = box_filter(ys.mean(0), 0.05) if len(ys) else np.zeros_like(x)
@@ -98,8 +103,8 @@ def _confusion_figure(conf: Confusion, normalize: bool, path: Path) -> Path:
         m = m / (m.sum(0, keepdims=True) + 1e-9)
     labels = [literal(n) for n in conf.labels]
     k = len(labels)
-    size = min(max(6.0, 0.3 * k + 3), 24.0)
-    fig = new_figure(size, size * 0.85)
+    fig = new_figure(12, 9, layout=None)  # Ultralytics' size; a fixed layout is much faster than a solver
+    fig.subplots_adjust(left=0.14, right=0.98, bottom=0.14, top=0.95)
     ax = fig.subplots()
     shown = np.where(m < 0.005, np.nan, m) if normalize else np.where(m == 0, np.nan, m)
     im = ax.imshow(shown, cmap="Blues", vmin=0.0, aspect="auto", interpolation="nearest")
