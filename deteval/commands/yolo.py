@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.analysis.cli import add_analysis_args, analyses_requested, run_analyses
+from deteval.analysis.cli import AnalysisHooks, add_analysis_args, analyses_requested, run_analyses
 from deteval.analysis.inputs import coco_confusion, coco_matched
 from deteval.analysis.ranked import Matched
 from deteval.commands.coco import coco_hooks, coco_statistics
@@ -21,6 +21,7 @@ from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.ultralytics import evaluate_ultralytics
 from deteval.errors import ConfigError, DetevalWarning
+from deteval.io.coco import CocoGroundTruth, CocoResults
 from deteval.io.yolo import YoloDataset, load_yolo_dataset, load_yolo_predictions
 from deteval.io.yolo_coco import (
     coco_to_yolo,
@@ -72,18 +73,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         adopt_statistics(result, with_stats)
     result.lines = yolo_lines(result)
     if wanted:
-        by_id = dict(zip(image_ids(ds), ds.images))
-        hooks = coco_hooks(
-            gt,
-            res,
-            params,
-            compat="pycocotools",
-            iou=0.5 if args.iou is None else args.iou,
-            title=f"deteval yolo: {Path(args.predictions).name} ({profile})",
-            per_class=None,
-            pictures=lambda: [str(by_id[i]) for i in gt.image_ids.tolist()],
-        )
-        run_analyses(args, result, hooks)
+        run_analyses(args, result, _hooks(args, ds, gt, res, params, profile))
     if args.plots:
         write_yolo_plots(ds, preds, profile, args)
     fmt = args.format or "table"
@@ -91,6 +81,28 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     write_text(render_yolo(shown, fmt, include_curves=args.curves), args.output)
     warn_on_stderr(result)
     return 0
+
+
+def _hooks(
+    args: argparse.Namespace,
+    ds: YoloDataset,
+    gt: CocoGroundTruth,
+    res: CocoResults,
+    params: CocoParams,
+    profile: str,
+) -> AnalysisHooks:
+    """The analyses on the split's COCO-protocol inputs, the worst images drawn on the dataset's pictures."""
+    by_id = dict(zip(image_ids(ds), ds.images))
+    return coco_hooks(
+        gt,
+        res,
+        params,
+        compat="pycocotools",
+        iou=0.5 if args.iou is None else args.iou,
+        title=f"deteval yolo: {Path(args.predictions).name} ({profile})",
+        per_class=None,
+        pictures=lambda: [str(by_id[i]) for i in gt.image_ids.tolist()],
+    )
 
 
 def _read(data: str, predictions: str, split: str, drop: bool, conf: float | None) -> tuple[Any, Any]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -242,8 +243,6 @@ def place_images(
     ``out_dir/images/<base name>``: a symbolic link to ``image_root / file_name`` (default root: the COCO file's
     folder), or a copy with ``copy``. A picture already there is left as it is. Returns how many are in place
     and the sources that do not exist (nothing is created for them; ``images/`` only when one is placed)."""
-    import shutil
-
     from deteval.io.coco import read_json
 
     root = Path(gt_json).parent if image_root is None else Path(image_root)

@@ -12,6 +12,12 @@ from deteval.results import EvalResult
 
 YOLO_FORMATS = (*FORMATS, "latex")
 _COLUMNS = ("P", "R", "AP50", "AP75", "AP50-95")
+_RUN_FIELDS = (
+    ("profile", "profile"),
+    ("iou_type", "iou_type"),
+    ("images", "n_images"),
+    ("instances", "instances"),
+)
 _SUMMARY_OF = {"P": "precision", "R": "recall", "AP50": "mAP50", "AP75": "mAP75", "AP50-95": "mAP50-95"}
 
 
@@ -52,22 +58,33 @@ def yolo_lines(result: EvalResult) -> list[str]:
     return out
 
 
+def _fields_only(result: EvalResult) -> EvalResult:
+    """``result`` without its class rows and text lines: what the common CSV and Markdown exporters add after
+    ``yolo val``'s rows (the summary fields, the analyses, the statistics, the warnings)."""
+    run = {k: _run(result, k, a) for k, a in _RUN_FIELDS}
+    return EvalResult(result.protocol, {**run, **result.summary}, warnings=list(result.warnings))
+
+
 def render_yolo(result: EvalResult, fmt: str, *, include_curves: bool = False) -> str:
     """``table`` (:func:`yolo_lines`, then whatever the analyses and statistics added), ``csv`` (the same
-    rows at full precision), ``markdown``; ``json`` and ``latex`` as every other command's."""
+    rows at full precision, then the common ``field,value`` section) and ``markdown`` (the rows, then the common
+    field table); ``json`` and ``latex`` as every other command's."""
     cols = _cols(result)
     if fmt == "csv":  # (the other commands' CSV rules: quoting, formula-like names prefixed with ')
         lines = [csv_row(["class", "images", "instances", *cols])]
         for name, r in _rows(result):
             lines.append(csv_row([name, str(r["images"]), str(r["instances"]), *(repr(r[c]) for c in cols)]))
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines) + "\n\n" + render(_fields_only(result), "csv")
     if fmt == "markdown":
         head = ["class", "images", "instances", *cols]
         lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
         for name, r in _rows(result):
             cells = [md_text(name), str(r["images"]), str(r["instances"]), *(f"{r[c]:.4f}" for c in cols)]
             lines.append("| " + " | ".join(cells) + " |")
-        return f"profile: {_run(result, 'profile', 'profile')}\n\n" + "\n".join(lines) + "\n"
+        profile = _run(result, "profile", "profile")
+        return (
+            f"profile: {profile}\n\n" + "\n".join(lines) + "\n\n" + render(_fields_only(result), "markdown")
+        )
     if fmt == "latex":
         return render_latex(result)
     return render(result, fmt, include_curves=include_curves)
