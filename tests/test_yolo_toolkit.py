@@ -123,9 +123,25 @@ def test_compare_to_gives_a_paired_verdict(capsys: pytest.CaptureFixture[str]) -
     assert all(len(row["ci"]) == 2 for row in doc["per_class"].values())
 
 
-def test_statistics_need_the_coco_profile(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["yolo", str(DATA), str(TXT), "--ci", "0.95"]) == 2
-    assert "--profile coco" in capsys.readouterr().err
+@pytest.mark.parametrize("profile", ["ultralytics", "ultralytics-8.0"])
+def test_statistics_under_the_ultralytics_profiles(profile: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [str(TXT), "--profile", profile, "--compare-to", str(MODEL_B), "--ci", "0.9", "--bootstrap", "200"]
+    doc = _json(capsys, *argv)
+    ds = load_yolo_dataset(DATA, duplicates="drop")
+    a = evaluate_yolo(ds, load_yolo_predictions(TXT, ds), profile)
+    b = evaluate_yolo(ds, load_yolo_predictions(MODEL_B, ds), profile)
+    for key in ("mAP50-95", "mAP50", "precision", "recall"):  # the resamples start from yolo val's numbers
+        assert doc["comparison"][key]["a"] == a.summary[key] and doc["comparison"][key]["b"] == b.summary[key]
+        lo, hi = doc["ci"][key]
+        assert lo <= a.summary[key] <= hi
+    assert doc["comparison"]["ap:car"]["b"] == b.per_class["car"]["AP50-95"]
+    assert doc["comparison"]["mAP50-95"]["delta"] > 0 and 0 < doc["comparison"]["mAP50-95"]["p_adjusted"] <= 1
+    assert all(len(row["ci"]) == 2 for row in doc["per_class"].values())
+
+
+def test_statistics_are_refused_under_supervision(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["yolo", str(DATA), str(TXT), "--profile", "supervision", "--ci", "0.95"]) == 2
+    assert "not supervision" in capsys.readouterr().err
 
 
 def test_plots_are_yolo_vals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -44,6 +44,7 @@ from deteval.run.yolo import (
     evaluate_yolo,
     is_ultralytics,
 )
+from deteval.stats.ultralytics import UltralyticsUnits
 from deteval.tables.boxes import BoxTable
 
 VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain.voc.VOC_PROFILE_RULES
@@ -52,20 +53,26 @@ VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     profile = args.profile or "ultralytics"
     stats = stats_options(args)
-    if stats is not None and canonical_profile(profile) != "coco":
+    if stats is not None and canonical_profile(profile) == "supervision":
         raise ConfigError(
-            f"--ci and --compare-to resample images under --profile coco (pycocotools' numbers), not {profile}"
+            "--ci and --compare-to resample images under --profile coco (pycocotools' numbers) or an "
+            "Ultralytics profile, not supervision (its float32 port of pycocotools is not resampled)"
         )
     ds, preds = _read(args.data, args.predictions, args.split, is_ultralytics(profile), args.conf)
     result = evaluate_yolo(ds, preds, profile, iou_type=args.iou_type)
     wanted = analyses_requested(args)
     own_pr = "precision" not in result.summary and args.iou_type == "bbox"
-    if stats is not None or wanted or own_pr:  # the COCO-protocol inputs the analyses read
+    ultra = is_ultralytics(profile)
+    if stats is not None and ultra:
+        others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
+        units = UltralyticsUnits(ds.labels, [preds, *others], ds.n_images, ds.names, profile)
+        units.add_statistics(result, list(args.compare_to or ()), **stats)
+    if (stats is not None and not ultra) or wanted or own_pr:  # the COCO-protocol inputs the analyses read
         gt, res = coco_inputs(ds, preds, args.iou_type, all_sizes=wanted)
         params = CocoParams.from_options(args.iou_type)
     if own_pr:
         add_precision_recall(result, coco_matched(gt, res, params=params, iou=0.5))
-    if stats is not None:
+    if stats is not None and not ultra:
         others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
         systems = [res, *(coco_results(ds, o, gt, args.iou_type) for o in others)]
         names = list(args.compare_to or ())
@@ -321,7 +328,7 @@ def register(sub: Any) -> None:
     )
     add_output_args(p, YOLO_FORMATS)
     add_analysis_args(p, fg_default="0.5", add_iou=True)
-    add_stats_args(p, "another predictions folder or JSON of the same split (--profile coco)")
+    add_stats_args(p, "another predictions folder or JSON of the same split (coco and Ultralytics profiles)")
     p.set_defaults(func=run, _parser=p)
 
     e = sub.add_parser(

@@ -257,6 +257,8 @@ class MatchedSet:
     pred_cls: np.ndarray
     target_cls: np.ndarray
     capped: int = 0
+    pred_img: np.ndarray | None = None  # each detection's image (for resampling images)
+    target_img: np.ndarray | None = None  # each label's image
 
 
 def match_split(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRules) -> MatchedSet:
@@ -281,7 +283,7 @@ def match_split(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRul
     kept = np.concatenate(keep) if keep else np.zeros(0, dtype=np.int64)
     tp = np.concatenate(tps) if tps else np.zeros((0, 10), dtype=bool)
     conf = dt.conf[kept].astype(np.float32 if rules.float32 else np.float64)
-    return MatchedSet(tp, conf, dt.cls[kept], gt.cls[g_order], capped)
+    return MatchedSet(tp, conf, dt.cls[kept], gt.cls[g_order], capped, dt.img[kept], gt.img[g_order])
 
 
 def evaluate_ultralytics(
