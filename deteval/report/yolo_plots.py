@@ -8,7 +8,8 @@
 * ``confusion_matrix.png`` and ``confusion_matrix_normalized.png``: rows predicted, columns true (background
   last), the normalized one divided by each column's sum (each true class sums to 1), as Ultralytics draws it.
 
-Ultralytics draws one line per class only below 21 classes and writes cell values below 30; so here. The
+Ultralytics draws one line per class only below 21 classes, names the matrix's rows below 99 and writes its
+cell values below 30 (background included); so here. The
 lines of all classes go into one collection and the matrix is one image, so that 80 classes draw quickly.
 """
 
@@ -31,7 +32,9 @@ __all__ = ["YoloCurves", "write_yolo_val_plots"]
 
 #: Ultralytics draws per-class lines (and a legend) only below this many classes.
 PER_CLASS_LINES_BELOW = 21
-#: ... and writes the value of each confusion-matrix cell only below this many classes.
+#: ... names the confusion matrix's rows and columns below this many (background included) ...
+TICK_LABELS_BELOW = 99
+#: ... and writes the value of each cell below this many (background included).
 CELL_VALUES_BELOW = 30
 
 
@@ -106,12 +109,14 @@ def _confusion_figure(conf: Confusion, normalize: bool, path: Path) -> Path:
     fig = new_figure(12, 9, layout=None)  # Ultralytics' size; a fixed layout is much faster than a solver
     fig.subplots_adjust(left=0.14, right=0.98, bottom=0.14, top=0.95)
     ax = fig.subplots()
-    shown = np.where(m < 0.005, np.nan, m) if normalize else np.where(m == 0, np.nan, m)
+    shown = np.where(m < 0.005, np.nan, m)  # (blank, as Ultralytics leaves them: 0 and below 0.005)
     im = ax.imshow(shown, cmap="Blues", vmin=0.0, aspect="auto", interpolation="nearest")
     fig.colorbar(im, ax=ax)
-    if k < CELL_VALUES_BELOW + 1:
-        ax.set_xticks(range(k), labels, rotation=90)
-        ax.set_yticks(range(k), labels)
+    if k < TICK_LABELS_BELOW:
+        size = max(6.0, 15 - 0.1 * k)
+        ax.set_xticks(range(k), labels, rotation=90, fontsize=size)
+        ax.set_yticks(range(k), labels, fontsize=size)
+    if k < CELL_VALUES_BELOW:
         for i, j in zip(*np.nonzero(~np.isnan(shown))):
             text = f"{m[i, j]:.2f}" if normalize else f"{int(m[i, j])}"
             ax.text(j, i, text, ha="center", va="center", fontsize=8)
