@@ -172,6 +172,11 @@ def test_conf_floor_changes_p_r_and_the_confusion(capsys: pytest.CaptureFixture[
     assert kept == int((preds.conf > floor).sum())  # every kept prediction lands in one cell
 
 
+def test_conf_must_be_finite(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["yolo", str(DATA), str(TXT), "--conf", "nan"]) == 2
+    assert "--conf must be a finite confidence" in capsys.readouterr().err
+
+
 def test_explain_warns_through_the_common_channel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import shutil
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -52,6 +53,8 @@ VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     profile = args.profile or "ultralytics"
+    if args.conf is not None and not math.isfinite(args.conf):
+        raise ConfigError(f"--conf must be a finite confidence, got {args.conf}")
     stats = stats_options(args)
     if stats is not None and canonical_profile(profile) == "supervision":
         raise ConfigError(
