@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,31 +82,56 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         ev, result = _with_statistics(args, gt, results, params, stats, wants_per_class(args))
     else:
         result = ev.to_result(per_class=wants_per_class(args))
-    iou = 0.5 if args.iou is None else args.iou
+    hooks = coco_hooks(
+        gt,
+        results,
+        params,
+        compat=args.compat,
+        iou=0.5 if args.iou is None else args.iou,
+        title=f"deteval coco: {', '.join(Path(s).name for s in sources)}",
+        per_class=lambda: ev.to_result(per_class=True).per_class,
+        pictures=lambda: _pictures(args, gt),
+    )
+    run_analyses(args, result, hooks)
+    return _report(ev, args, result)
+
+
+def coco_hooks(
+    gt: Any,
+    results: Any,
+    params: CocoParams,
+    *,
+    compat: str,
+    iou: float,
+    title: str,
+    per_class: Callable[[], dict[str, dict]] | None,
+    pictures: Callable[[], list[str | None] | None],
+) -> AnalysisHooks:
+    """How the analyses (:mod:`deteval.analysis.cli`) are computed on a COCO ground truth and results:
+    pycocotools' matching at ``iou`` (errors at their own IoUs), worst images drawn on ``pictures()`` (one
+    path or None per image, ascending id; None: a grey canvas)."""
 
     def draw(diag: Any, inp: Any, out: str, top: int) -> Any:
         sizes = gt.image_hw[:, ::-1] if (gt.image_hw >= 0).all() else None
-        return draw_worst(diag, inp, gt.cat_names, out, top, sizes=sizes, pictures=_pictures(args, gt))
+        return draw_worst(diag, inp, gt.cat_names, out, top, sizes=sizes, pictures=pictures())
 
-    hooks = AnalysisHooks(
-        errors=lambda compat, fg, bg: coco_errors(
+    return AnalysisHooks(
+        errors=lambda errors_compat, fg, bg: coco_errors(
             gt,
             results,
             params=params,
-            compat=compat,
+            compat=errors_compat,
             pos_threshold=0.5 if fg is None else fg,
             bg_threshold=bg,
-            summary_compat=args.compat,
+            summary_compat=compat,
         ),
         confusion=lambda thr: coco_confusion(gt, results, params=params, iou=iou, score_threshold=thr),
         matched=lambda: coco_matched(gt, results, params=params, iou=iou),
         images=lambda: coco_images(gt, results, params=params, iou=iou),
         draw=draw,
-        title=f"deteval coco: {', '.join(Path(s).name for s in sources)}",
-        per_class=lambda: ev.to_result(per_class=True).per_class,
+        title=title,
+        per_class=per_class,
     )
-    run_analyses(args, result, hooks)
-    return _report(ev, args, result)
 
 
 def _report(ev: Any, args: argparse.Namespace, result: Any = None) -> int:
@@ -142,14 +168,28 @@ def _with_statistics(
     args: argparse.Namespace, gt: Any, results: Any, params: Any, stats: dict[str, Any], per_class: bool
 ) -> tuple[Any, Any]:
     """Intervals and comparisons over images (deteval.stats); each --compare-to file is matched once."""
-    from deteval.stats.coco import CocoUnits
-
     others = list(args.compare_to or ())
     systems = [
         results,
         *(load_coco_results(o, gt, iou_type=params.iou_type, on_error=args.on_error) for o in others),
     ]
-    units = CocoUnits(gt, systems, params=params, compat=args.compat)
+    return coco_statistics(gt, systems, others, params, args.compat, stats, per_class)
+
+
+def coco_statistics(
+    gt: Any,
+    systems: list[Any],
+    others: list[str],
+    params: Any,
+    compat: str,
+    stats: dict[str, Any],
+    per_class: bool,
+) -> tuple[Any, Any]:
+    """The first system's evaluation and its result with intervals over images and comparisons with the
+    other ``systems`` (named ``others``), as :meth:`deteval.stats.coco.CocoUnits.add_statistics` gives."""
+    from deteval.stats.coco import CocoUnits
+
+    units = CocoUnits(gt, systems, params=params, compat=compat)
     result = units.add_statistics(others, **stats)
     if not per_class:
         result.per_class = {}
