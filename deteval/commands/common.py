@@ -13,6 +13,7 @@ from deteval.commands.options import Checker, run_checker
 from deteval.config import load_preset, resolve_preset
 from deteval.errors import ConfigError
 from deteval.io.guards import write_atomically
+from deteval.match.boundary import BOUNDARY_PROFILES
 from deteval.report import FORMATS, render
 from deteval.report.progress import note
 from deteval.results import EvalResult
@@ -30,6 +31,24 @@ def add_output_args(
             action="store_true",
             help="include the per-class PR curves in JSON output (for `deteval report --plots` later)",
         )
+
+
+def add_boundary_args(parser: argparse.ArgumentParser) -> None:
+    """``--dilation-ratio`` and ``--boundary-profile``, read with ``--iou-type boundary``."""
+    parser.add_argument(
+        "--dilation-ratio",
+        default=None,
+        metavar="R",
+        help="boundary IoU: the boundary's width as a share of the image diagonal (default 0.02, as "
+        "boundary-iou-api); d = max(1, round(R x diagonal)) pixels",
+    )
+    parser.add_argument(
+        "--boundary-profile",
+        choices=tuple(BOUNDARY_PROFILES),
+        default=None,
+        help="boundary IoU: whose rounding of R x diagonal to pixels: boundary-iou-api (default; vernier's, "
+        "half to even), ultrafast (half away from zero) or faster-coco-eval (halves down)",
+    )
 
 
 def apply_preset(
