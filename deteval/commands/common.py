@@ -11,6 +11,7 @@ from typing import Any
 
 from deteval.commands.options import Checker, run_checker
 from deteval.config import load_preset, resolve_preset
+from deteval.detection.coco_params import parse_option
 from deteval.errors import ConfigError
 from deteval.io.guards import write_atomically
 from deteval.match.boundary import BOUNDARY_PROFILES
@@ -49,6 +50,17 @@ def add_boundary_args(parser: argparse.ArgumentParser) -> None:
         help="boundary IoU: whose rounding of R x diagonal to pixels: boundary-iou-api (default; vernier's, "
         "half to even), ultrafast (half away from zero) or faster-coco-eval (halves down)",
     )
+
+
+def boundary_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``dilation_ratio`` and ``boundary_profile`` as given on the command line (read and bounded), for an
+    evaluation function's keywords."""
+    out: dict[str, Any] = {}
+    if getattr(args, "dilation_ratio", None) is not None:
+        out["dilation_ratio"] = parse_option("dilation_ratio", args.dilation_ratio)
+    if getattr(args, "boundary_profile", None) is not None:
+        out["boundary_profile"] = args.boundary_profile
+    return out
 
 
 def apply_preset(
