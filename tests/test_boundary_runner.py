@@ -122,7 +122,7 @@ def test_lvis_shards_give_the_one_process_numbers(tmp_path):
 
 
 def test_confidence_intervals_on_boundary_iou(files, capsys):
-    gt, ranks, case = files
+    gt, ranks, _ = files
     args = ["coco", gt, ranks[0], "--iou-type", "boundary", "--dilation-ratio", "0.05", "--format", "json"]
     assert main([*args, "--ci", "0.9", "--bootstrap", "30"]) == 0
     out = json.loads(capsys.readouterr().out)
