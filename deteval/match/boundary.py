@@ -261,7 +261,7 @@ def _boundary_runs(
         hi, stride, n_cols = lo, 0, 1
         while hi < order.shape[0] and int(depth[order[hi]]) == d:
             m = int(order[hi])
-            s, c = max(stride, int(bh[m]) + 1), n_cols + int(bw[m]) + 1
+            s, c = max(stride, _stride(int(bh[m]))), n_cols + int(bw[m]) + 1
             if hi > lo and s * c > CANVAS_PIXELS:
                 break
             stride, n_cols, hi = s, c, hi + 1
@@ -290,12 +290,12 @@ def _canvas(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The boundaries of ``members`` (masks with foreground, erosion depth ``d``) on one canvas: their runs
     (flat [start, end) in their images, interleaved) and the mask of each run."""
-    stride = int(bh[members].max()) + 1  # (≥ 1 background row under every column)
+    stride = _stride(int(bh[members].max()))
     cols = bw[members] + 1  # (≥ 1 background column after every mask)
     col_base = np.cumsum(cols) - cols + 1  # (a background column first)
     n_cols = int(cols.sum()) + 1
     size = n_cols * stride
-    # the pieces of the members, in canvas order
+    # the pieces of the members, in canvas order (ascending positions)
     k = cnt[members]
     sel = np.repeat(grp[members], k) + (np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k))
     where = np.zeros(hw.shape[0], dtype=np.int64)
@@ -304,25 +304,32 @@ def _canvas(
     at = col_base[where[own]] + p_col[sel] - x0[own]
     top = at * stride - y0[own]
     a, b = p_y0[sel], p_y1[sel]
-    mask = _paint(top + a, top + b, size)
     a2, b2 = a + d, b - d
     ok = a2 < b2
-    vert = _paint((top + a2)[ok], (top + b2)[ok], size)
-    # the row pass: an AND of 2d + 1 neighbouring columns, by doubling
+    # the column pass on the runs, the row pass on the canvas packed 8 pixels a byte (a column is a whole
+    # number of bytes): an AND of 2d + 1 neighbouring columns, by doubling
+    row = stride // 8
+    acc = np.packbits(_paint((top + a2)[ok], (top + b2)[ok], size))
     length, p = 2 * d + 1, 1
-    acc = vert
     while 2 * p <= length:
-        cut = max(acc.shape[0] - p * stride, 0)
-        acc = acc[:cut] & acc[p * stride : p * stride + cut]
+        cut = max(acc.shape[0] - p * row, 0)
+        acc = acc[:cut] & acc[p * row : p * row + cut]
         p *= 2
-    eroded = np.zeros(size, dtype=bool)
-    span = size - 2 * d * stride
+    eroded = np.zeros(size // 8, dtype=np.uint8)
+    span = size // 8 - 2 * d * row
     if span > 0:
-        shift = (length - p) * stride
-        np.logical_and(acc[:span], acc[shift : shift + span], out=eroded[d * stride : d * stride + span])
-    np.logical_and(mask, ~eroded, out=mask)
-    # runs of the boundary: the canvas starts and ends with a background column
-    edges = np.flatnonzero(mask[1:] != mask[:-1]) + 1
+        shift = (length - p) * row
+        np.bitwise_and(acc[:span], acc[shift : shift + span], out=eroded[d * row : d * row + span])
+    # the boundary is the mask XOR its erosion (the erosion lies inside the mask, 1 pixel or more from each
+    # end of its runs): its edges are the mask's run ends and the erosion's edges, these read from the bytes
+    # that differ from themselves moved by one pixel (MSB first: pixel 8k is bit 7 of byte k)
+    moved = eroded >> 1
+    moved[1:] |= eroded[:-1] << 7
+    moved ^= eroded
+    at_byte = np.flatnonzero(moved)
+    bits = np.unpackbits(moved[at_byte]).reshape(-1, 8)
+    r, c = np.nonzero(bits)
+    edges = np.sort(np.concatenate([top + a, top + b, at_byte[r] * 8 + c]))
     col, row = np.divmod(edges, stride)
     m_of_col = np.repeat(members, cols)
     m_of_col = np.concatenate([[0], m_of_col])
@@ -346,12 +353,15 @@ def _canvas(
     return se.reshape(-1), o2
 
 
+def _stride(height: int) -> int:
+    """The canvas rows of a column: at least one background row under ``height``, a multiple of 8."""
+    return (height + 8) // 8 * 8
+
+
 def _paint(starts: np.ndarray, ends: np.ndarray, size: int) -> np.ndarray:
     """A boolean plane of ``size`` pixels, True on the disjoint, non-touching ``[starts, ends)`` (ascending)."""
     if not starts.size:
         return np.zeros(size, dtype=bool)
-    order = np.argsort(starts, kind="stable")
-    starts, ends = starts[order], ends[order]
     bounds = np.empty(2 * starts.shape[0] + 2, dtype=np.int64)
     bounds[0] = 0
     bounds[1:-1:2] = starts
@@ -372,23 +382,39 @@ def encode_counts(counts: np.ndarray, n_counts: np.ndarray) -> list[bytes]:
     if not counts.size:
         return [b""] * n
     first = np.cumsum(n_counts) - n_counts
-    owner = np.repeat(np.arange(n), n_counts)
-    local = np.arange(counts.shape[0]) - first[owner]
     x = counts.copy()
-    back = local >= 3
-    x[back] -= counts[np.flatnonzero(back) - 2]
+    x[2:] -= counts[:-2]
+    for i in range(3):  # (a mask's first three counts are written as they are)
+        at = first[n_counts > i] + i
+        x[at] = counts[at]
+    # characters per value: most take one (|x| < 16), few more than two; each longer group counted on the
+    # values that still need it
     k = np.ones(x.shape[0], dtype=np.int64)
-    for j in range(1, 7):
-        lim = 1 << (5 * j - 1)
-        k += (x < -lim) | (x >= lim)
-    rep = np.repeat(x, k)
-    k_rep = np.repeat(k, k)
-    j = np.arange(rep.shape[0]) - np.repeat(np.cumsum(k) - k, k)
-    ch = (rep >> (5 * j)) & 0x1F
-    ch |= (j < k_rep - 1).astype(np.int64) << 5
+    idx = np.flatnonzero((x < -16) | (x >= 16))
+    lim = 16
+    while idx.size:
+        k[idx] += 1
+        lim <<= 5
+        xi = x[idx]
+        idx = idx[(xi < -lim) | (xi >= lim)]
+    end = np.cumsum(k)
+    start = end - k
+    out = np.empty(int(end[-1]), dtype=np.uint8)
+    more = k > 1
+    ch = x & 0x1F
+    ch |= more.astype(np.int64) << 5
     ch += 48
-    buf = ch.astype(np.uint8).tobytes()
-    chars = np.bincount(owner, weights=k, minlength=n).astype(np.int64)
-    ends = np.cumsum(chars).tolist()
-    starts = [0, *ends[:-1]]
-    return [buf[a:b] for a, b in zip(starts, ends)]
+    out[start] = ch
+    sel = np.flatnonzero(more)
+    j = 1
+    while sel.size:  # (the second and later characters of the few values that have them)
+        ks = k[sel]
+        ch = (x[sel] >> (5 * j)) & 0x1F
+        ch |= (ks - 1 > j).astype(np.int64) << 5
+        ch += 48
+        out[start[sel] + j] = ch
+        j += 1
+        sel = sel[ks > j]
+    buf = out.tobytes()
+    ends = end[first + n_counts - 1].tolist()
+    return [buf[a:b] for a, b in zip([0, *ends[:-1]], ends)]
