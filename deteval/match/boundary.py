@@ -308,18 +308,20 @@ def _canvas(
     ok = a2 < b2
     # the column pass on the runs, the row pass on the canvas packed 8 pixels a byte (a column is a whole
     # number of bytes): an AND of 2d + 1 neighbouring columns, by doubling
-    row = stride // 8
+    row_bytes = stride // 8
     acc = np.packbits(_paint((top + a2)[ok], (top + b2)[ok], size))
     length, p = 2 * d + 1, 1
     while 2 * p <= length:
-        cut = max(acc.shape[0] - p * row, 0)
-        acc = acc[:cut] & acc[p * row : p * row + cut]
+        cut = max(acc.shape[0] - p * row_bytes, 0)
+        acc = acc[:cut] & acc[p * row_bytes : p * row_bytes + cut]
         p *= 2
     eroded = np.zeros(size // 8, dtype=np.uint8)
-    span = size // 8 - 2 * d * row
+    span = size // 8 - 2 * d * row_bytes
     if span > 0:
-        shift = (length - p) * row
-        np.bitwise_and(acc[:span], acc[shift : shift + span], out=eroded[d * row : d * row + span])
+        shift = (length - p) * row_bytes
+        np.bitwise_and(
+            acc[:span], acc[shift : shift + span], out=eroded[d * row_bytes : d * row_bytes + span]
+        )
     # the boundary is the mask XOR its erosion (the erosion lies inside the mask, 1 pixel or more from each
     # end of its runs): its edges are the mask's run ends and the erosion's edges, these read from the bytes
     # that differ from themselves moved by one pixel (MSB first: pixel 8k is bit 7 of byte k)
@@ -327,7 +329,7 @@ def _canvas(
     moved[1:] |= eroded[:-1] << 7
     moved ^= eroded
     at_byte = np.flatnonzero(moved)
-    bits = np.unpackbits(moved[at_byte]).reshape(-1, 8)
+    bits = np.unpackbits(moved[at_byte].astype(np.uint8)).reshape(-1, 8)
     r, c = np.nonzero(bits)
     edges = np.sort(np.concatenate([top + a, top + b, at_byte[r] * 8 + c]))
     col, row = np.divmod(edges, stride)
