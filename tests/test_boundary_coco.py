@@ -402,3 +402,17 @@ def test_lvis_boundary_equals_lvis_api_with_boundary_iou_api_iou():
             assert ev.results[k] == float(v), f"seed {seed}: {k}"
         checked += 1
     assert checked > 20
+
+
+def test_the_official_demo_files_equal_vernier_and_boundary_iou_api():
+    """pycocotools' val2014 demo (100 images, its fake segm results): the command of the README."""
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "coco" / "coco_val2014_100"
+    gt = json.loads((data / "instances_val2014_100.json").read_text())
+    dt = json.loads((data / "instances_val2014_fakesegm100_results.json").read_text())
+    ev = evaluate_coco(gt, dt, iou_type="boundary")
+    assert_same_as_reference(ev, run_boundary_api(gt, dt), "val2014 demo")
+    assert 0.2 < ev.stats[0] < evaluate_coco(gt, dt, iou_type="segm").stats[0]
+    pytest.importorskip("vernier")
+    assert_same_as_reference(ev, _run_live("vernier", gt, dt, 0.02), "val2014 demo, vernier")
