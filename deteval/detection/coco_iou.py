@@ -356,6 +356,7 @@ def boundary_iou_blocks(
     block_start: np.ndarray,
     block_nd: np.ndarray,
     block_ng: np.ndarray,
+    floor: float = 0.0,
 ) -> np.ndarray:
     """Boundary IoU of blocks of pairs (as :func:`segm_iou_blocks`): ``min(mask IoU, boundary IoU)`` where
     the ground truth is not a crowd, the mask IoU (intersection over the detection's area) where it is.
@@ -364,9 +365,11 @@ def boundary_iou_blocks(
     :class:`~deteval.detection.coco_rles.BoundaryTable`). A boundary lies inside its mask, so where two masks
     do not meet (mask IoU 0) their boundaries do not either: the boundary IoU is computed only for the pairs
     of a regular ground truth whose mask IoU is above 0, so a mask's boundary is made only when it meets one.
+    ``floor``: the matcher's lowest threshold; a pair whose mask IoU is below it keeps its mask IoU (the
+    minimum is below it too, and the matcher leaves out every pair below it either way).
     """
     iou = segm_iou_blocks(drles, grles, gcrowd, di, gi, block_start, block_nd, block_ng)
-    pairs = np.flatnonzero((iou > 0) & ~gcrowd[gi])
+    pairs = np.flatnonzero((iou > 0) & (iou >= floor) & ~gcrowd[gi])
     if pairs.size:
         ones = np.ones(pairs.shape[0], dtype=np.int64)
         starts = np.arange(pairs.shape[0], dtype=np.int64)

@@ -194,17 +194,19 @@ class BoundaryTable:
 
 
 def boundary_measure(
-    drles: RleTable, grles: RleTable, crowd: np.ndarray, ratio: float, profile: str
+    drles: RleTable, grles: RleTable, crowd: np.ndarray, ratio: float, profile: str, iou_thrs: np.ndarray
 ) -> Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
     """The matcher's IoU function (pairs ``di``, ``gi`` in blocks ``bs``, ``bnd``, ``bng``) of boundary IoU
     between the masks of two tables (:func:`~deteval.detection.coco_iou.boundary_iou_blocks`), each
-    mask's boundary made once."""
+    mask's boundary made once; ``iou_thrs``: the matcher's thresholds (pairs below all of them by their mask
+    IoU are left as they are: the matcher drops them)."""
     db, gb = BoundaryTable(drles, ratio, profile), BoundaryTable(grles, ratio, profile)
+    floor = min(float(np.min(iou_thrs)), 1 - 1e-10)  # (the matcher's lowest threshold, min(t, 1 − 1e−10))
 
     def boundary_iou(
         di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
     ) -> np.ndarray:
-        return boundary_iou_blocks(drles, grles, db, gb, crowd, di, gi, bs, bnd, bng)
+        return boundary_iou_blocks(drles, grles, db, gb, crowd, di, gi, bs, bnd, bng, floor)
 
     return boundary_iou
 

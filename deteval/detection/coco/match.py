@@ -212,7 +212,9 @@ def _pair_measure(
     grles = gt_rles(gt, gkeep)
     drles = dt_rles(res, dkeep, gt)
     if params.iou_type == "boundary":
-        return boundary_measure(drles, grles, crowd, params.dilation_ratio, params.boundary_profile)
+        return boundary_measure(
+            drles, grles, crowd, params.dilation_ratio, params.boundary_profile, params.iou_thrs
+        )
 
     def mask_iou(
         di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray

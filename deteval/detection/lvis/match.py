@@ -42,7 +42,7 @@ def _iou_fn(p: CocoParams, dgeom: Any, ggeom: Any, crowd: np.ndarray) -> IouFn:
 
         return bbox_fn
     if p.iou_type == "boundary":
-        return boundary_measure(dgeom, ggeom, crowd, p.dilation_ratio, p.boundary_profile)
+        return boundary_measure(dgeom, ggeom, crowd, p.dilation_ratio, p.boundary_profile, p.iou_thrs)
 
     def segm_fn(
         di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
