@@ -416,3 +416,53 @@ def test_the_official_demo_files_equal_vernier_and_boundary_iou_api():
     assert 0.2 < ev.stats[0] < evaluate_coco(gt, dt, iou_type="segm").stats[0]
     pytest.importorskip("vernier")
     assert_same_as_reference(ev, _run_live("vernier", gt, dt, 0.02), "val2014 demo, vernier")
+
+
+def test_mean_average_precision_scores_boundary_iou_as_the_files_are_scored():
+    from deteval.api import MeanAveragePrecision
+
+    case = random_boundary_case(11)
+    gt, dt = case["gt"], case["dt"]
+    images = sorted(im["id"] for im in gt["images"])
+    hw = {im["id"]: (im["height"], im["width"]) for im in gt["images"]}
+
+    def masks(records: list, h: int, w: int) -> np.ndarray:
+        out = np.zeros((len(records), h, w), dtype=bool)
+        for j, r in enumerate(records):
+            seg = r["segmentation"]
+            rle = (
+                mask_utils.frPyObjects(seg, h, w)
+                if not isinstance(seg, dict) or isinstance(seg["counts"], list)
+                else seg
+            )
+            out[j] = mask_utils.decode(mask_utils.merge(rle) if isinstance(rle, list) else rle).astype(bool)
+        return out
+
+    metric = MeanAveragePrecision(iou_type=("segm", "boundary"), params=None)
+    preds, targets = [], []
+    for i in images:
+        h, w = hw[i]
+        ds = [d for d in dt if d["image_id"] == i]
+        gs = [a for a in gt["annotations"] if a["image_id"] == i]
+        preds.append(
+            {
+                "masks": masks(ds, h, w),
+                "scores": np.array([d["score"] for d in ds]),
+                "labels": np.array([d["category_id"] for d in ds], dtype=np.int64),
+                "image_id": i,
+            }
+        )
+        targets.append(
+            {
+                "masks": masks(gs, h, w),
+                "labels": np.array([a["category_id"] for a in gs], dtype=np.int64),
+                "iscrowd": np.array([a["iscrowd"] for a in gs], dtype=np.int64),
+                "area": np.array([a["area"] for a in gs]),
+                "image_id": i,
+            }
+        )
+    metric.update(preds, targets)
+    got = metric.compute()
+    want = evaluate_coco(gt, dt, iou_type="boundary")
+    assert got["boundary_map"] == float(want.stats[0])
+    assert got["segm_map"] == float(evaluate_coco(gt, dt, iou_type="segm").stats[0])
