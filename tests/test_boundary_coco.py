@@ -466,3 +466,20 @@ def test_mean_average_precision_scores_boundary_iou_as_the_files_are_scored():
     want = evaluate_coco(gt, dt, iou_type="boundary")
     assert got["boundary_map"] == float(want.stats[0])
     assert got["segm_map"] == float(evaluate_coco(gt, dt, iou_type="segm").stats[0])
+
+
+def test_the_coco_boundary_preset_is_the_default_boundary_evaluation(capsys):
+    from pathlib import Path
+
+    from deteval.cli import main
+
+    data = Path(__file__).parent / "data" / "coco" / "coco_val2014_100"
+    files = [
+        str(data / "instances_val2014_100.json"),
+        str(data / "instances_val2014_fakesegm100_results.json"),
+    ]
+    assert main(["coco", *files, "--config", "coco_boundary", "--format", "json"]) == 0
+    preset = json.loads(capsys.readouterr().out)
+    assert main(["coco", *files, "--iou-type", "boundary", "--format", "json"]) == 0
+    assert preset["stats"] == json.loads(capsys.readouterr().out)["stats"]
+    assert preset["params"]["boundary_profile"] == "boundary-iou-api"

@@ -196,7 +196,9 @@ def register(sub: Any) -> None:
     )
     add_boundary_args(p)
     p.add_argument(
-        "--config", metavar="PRESET", help="a preset name (coco, coco_fixed, coco_keypoints) or TOML file"
+        "--config",
+        metavar="PRESET",
+        help="a preset name (coco, coco_fixed, coco_keypoints, coco_boundary) or TOML file",
     )
     p.add_argument(
         "--compat",
