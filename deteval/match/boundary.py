@@ -8,12 +8,17 @@ OpenCV; a zero border eroded ``d`` times reaches ``d`` pixels in, so a mask cut 
 boundary there). ``d = max(1, round(ratio · √(h² + w²)))``, ``ratio`` the dilation ratio (0.02 by
 default).
 
-The erosion here is the same set, computed without OpenCV: ``d`` iterations of a 3×3 minimum are one
-minimum over the ``(2d+1) × (2d+1)`` square (a square is the ``d``-fold Minkowski sum of the 3×3 one), which
+The erosion here is the same set, computed without OpenCV. Why it is the same: OpenCV's erosion reads
+outside its canvas a border value that never erodes (``morphologyDefaultBorderValue``), so one 3×3 erosion
+is the minimum over the 3×3 window clipped to the padded canvas, and ``d`` of them the minimum over every
+pixel ``d`` king's moves away without leaving the canvas: the ``(2d+1) × (2d+1)`` window clipped to the
+canvas (a rectangle: every pixel of the clipped window is reached by such moves). For a pixel of the image,
+that clipped window holds a pixel of the zero ring exactly when the full window leaves the image. So
+``erode(G)`` is 1 exactly where the whole ``(2d+1) × (2d+1)`` window lies in the image and in ``G``, which
 separates into a column pass and a row pass. The column pass shrinks every foreground run of a column by
 ``d`` at both ends (the runs are read straight from the RLE, which is column-major); the row pass is an AND of
 ``2d + 1`` neighbouring columns, done in ``⌈log₂(2d+1)⌉ + 1`` ANDs of shifted copies (a window of length ``p``
-is two windows of length ``p/2``). It runs over many masks at once: each mask's bounding box (the only place a
+is two windows of length ``p/2``), on columns packed 8 pixels a byte. It runs over many masks at once: each mask's bounding box (the only place a
 boundary can be) is laid out column after column on one flat canvas, with at least one background pixel
 below each column and one background column after each mask, so that a window that leaves a mask's box meets
 a background pixel, as it does in the image.
