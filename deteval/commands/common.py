@@ -17,6 +17,7 @@ from deteval.io.guards import write_atomically
 from deteval.match.boundary import BOUNDARY_PROFILES
 from deteval.report import FORMATS, render
 from deteval.report.progress import note
+from deteval.report.warning_cap import shown_warnings
 from deteval.results import EvalResult
 
 
@@ -133,17 +134,23 @@ def wants_per_class(args: argparse.Namespace) -> bool:
 
 
 def emit(result: EvalResult, args: argparse.Namespace) -> None:
-    """Render ``result`` in ``args.format`` to ``args.output`` or stdout, then its warnings on stderr."""
+    """Render ``result`` in ``args.format`` to ``args.output`` or stdout, then its warnings on stderr. A table
+    on the terminal leaves them to stderr alone (printed once); a file, and every other format, keeps them."""
     fmt = getattr(args, "format", None) or "table"
-    text = render(result, fmt, include_curves=bool(getattr(args, "curves", False)))
-    write_text(text, getattr(args, "output", None))
+    output = getattr(args, "output", None)
+    text = render(
+        result,
+        fmt,
+        include_curves=bool(getattr(args, "curves", False)),
+        with_warnings=fmt != "table" or bool(output),
+    )
+    write_text(text, output)
     warn_on_stderr(result)
 
 
 def warn_on_stderr(result: EvalResult) -> None:
     """Each warning as ``deteval: warning: ...`` on stderr, whatever the format or ``--output`` (the result
     keeps them too); silenced by ``--quiet``."""
-    from deteval.report.warning_cap import shown_warnings
 
     sys.stdout.flush()  # the result first, when both go to one terminal
     for w in shown_warnings(result.warnings):  # (skipped records: the first 20 and a count)
