@@ -137,3 +137,19 @@ def test_the_analysis_options_refuse_boundary_as_they_refuse_segm(files, capsys)
     gt, ranks, _ = files
     assert main(["coco", gt, ranks[0], "--iou-type", "boundary", "--errors"]) == 2
     assert "bbox only" in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("ignore:The 'warn' method is deprecated:DeprecationWarning")
+def test_deteval_lvis_boundary_on_the_command_line(tmp_path, capsys):
+    from _lvis_cases import random_lvis_case
+
+    case = random_lvis_case(511, segm=True)
+    (tmp_path / "gt.json").write_text(json.dumps(case["gt"]))
+    (tmp_path / "dt.json").write_text(json.dumps(case["dt"]))
+    args = ["lvis", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--iou-type", "boundary"]
+    assert main([*args, "--dilation-ratio", "0.05", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    want = evaluate_lvis(case["gt"], case["dt"], iou_type="boundary", dilation_ratio=0.05)
+    assert out["AP"] == want.results["AP"]
+    assert main([*args, "--dilation-ratio", "abc"]) == 2
+    assert "--dilation-ratio 'abc' is not a number" in capsys.readouterr().err

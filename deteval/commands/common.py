@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from deteval.commands.options import Checker, run_checker
+from deteval.commands.options import Checker, coco, run_checker
 from deteval.config import load_preset, resolve_preset
 from deteval.detection.coco_params import parse_option
 from deteval.errors import ConfigError
@@ -58,7 +58,8 @@ def boundary_options(args: argparse.Namespace) -> dict[str, Any]:
     evaluation function's keywords."""
     out: dict[str, Any] = {}
     if getattr(args, "dilation_ratio", None) is not None:
-        out["dilation_ratio"] = parse_option("dilation_ratio", args.dilation_ratio)
+        checked = run_checker(coco("dilation_ratio"), args.dilation_ratio, cli=True, flag="--dilation-ratio")
+        out["dilation_ratio"] = parse_option("dilation_ratio", checked)
     if getattr(args, "boundary_profile", None) is not None:
         out["boundary_profile"] = args.boundary_profile
     return out
