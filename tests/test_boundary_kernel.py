@@ -207,3 +207,15 @@ def test_boundary_counts_of_no_mask_and_of_empty_images():
     )
     assert counts.tolist() == [0, 0] and n.tolist() == [1, 1]
     assert mask_boundaries([]) == []
+
+
+def test_canvases_of_any_size_give_the_same_boundaries(monkeypatch):
+    import deteval.match.boundary as kernel
+
+    cases = _cases(9, 90)
+    rles = [mask_utils.encode(np.asfortranarray(m)) for m, _ in cases]
+    whole = mask_boundaries(rles, 0.05)
+    monkeypatch.setattr(kernel, "CANVAS_PIXELS", 64)  # (a canvas per mask)
+    assert mask_boundaries(rles, 0.05) == whole
+    for (m, _), b in zip(cases, whole):
+        assert np.array_equal(mask_utils.decode(b), cv2_boundary(m, api_depth(*m.shape, 0.05)))
