@@ -28,7 +28,7 @@ from deteval.core.sorting import lex_order
 from deteval.core.weighted import weighted_levels
 from deteval.detection.coco_match import MatchTable
 
-__all__ = ["accumulate", "pycocotools_views"]
+__all__ = ["accumulate", "precision_recall", "pycocotools_views"]
 
 #: Items (thresholds × detections) ranked at once: the thresholds are taken in groups of about this many
 #: items, which bounds the temporaries of the core (lists are independent, so the numbers are the same).
@@ -56,10 +56,23 @@ def accumulate(
     and recall as (A, M, T, K), e.g. views of memory shared with another process, filled in place (the
     arrays returned are then their transposed views, no copy); neither ``cache`` nor ``only`` with it."""
     if cache is None and only is None:
-        return _accumulate_plain(table, rec_thrs, max_dets, weights=weights, npig=npig, into=out)
+        precision, recall, scores = _accumulate_plain(
+            table, rec_thrs, max_dets, weights=weights, npig=npig, into=out
+        )
+        assert scores is not None  # (scores are computed unless asked not to be)
+        return precision, recall, scores
     if out is not None:
         raise ValueError("accumulate: out= goes with neither cache nor only")
     return _accumulate_resampled(table, rec_thrs, max_dets, weights, npig, cache, only)
+
+
+def precision_recall(
+    table: MatchTable, rec_thrs: np.ndarray, max_dets: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``precision[T,R,K,A,M]`` and ``recall[T,K,A,M]`` of :func:`accumulate`, the same numbers, for callers
+    that never read pycocotools' ``scores`` (LVIS): the sampled rows and their scores are not computed."""
+    precision, recall, _ = _accumulate_plain(table, rec_thrs, max_dets, with_scores=False)
+    return precision, recall
 
 
 def _accumulate_resampled(
@@ -156,13 +169,14 @@ def _accumulate_plain(
     weights: np.ndarray | None = None,
     npig: np.ndarray | None = None,
     into: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    with_scores: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """One evaluation: every slice, thresholds taken in groups of about ``LIST_ITEMS`` items (bounded
-    temporaries); weighted rows are laid out as copies by the core."""
+    temporaries); weighted rows are laid out as copies by the core. ``with_scores=False``: no scores (None)."""
     A, T, _ = table.tp.shape
     K = table.n_cats
     R = rec_thrs.shape[0]
-    prec, sc, rec = _out_buffers((A, len(max_dets), T, K, R), into)
+    prec, sc, rec = _out_buffers((A, len(max_dets), T, K, R), into, with_scores)
     npig_ka = table.npig if npig is None else npig
     valid = (npig_ka > 0).T  # (A, K)
     order = _ranking_order(table)
@@ -173,9 +187,12 @@ def _accumulate_plain(
         # the flags of one area range in ranked order once; each maxDet reads its rows of them
         tp_a = table.tp[a] if order is None else np.take(table.tp[a], order, axis=1)
         ig_a = table.ig[a] if order is None else np.take(table.ig[a], order, axis=1)
+        no_truth = ~valid[a]
         for m, (sel, sm, per_cat, wm, need) in enumerate(slices):
+            bufs = (prec, rec) if sc is None else (prec, rec, sc)
             if need is not None:
-                prec[a, m], sc[a, m], rec[a, m] = prec[a, m - 1], sc[a, m - 1], rec[a, m - 1]
+                for buf in bufs:
+                    buf[a, m] = buf[a, m - 1]
                 if not need.any():
                     continue
             n_m = sm.shape[0]
@@ -188,33 +205,41 @@ def _accumulate_plain(
                 ig = (ig_a[t0:t1] if sel is None else np.take(ig_a[t0:t1], sel, axis=1)).reshape(-1)
                 w = None if wm is None else np.tile(wm, nt)
                 lists = presorted_lists(np.tile(per_cat, nt), tp, n_pos, ig, weights=w)
-                rows = lists.sampled_items(rec_thrs)  # items are nt copies of the same n_m detections
-                if lists.order is not None:  # weighted: an expanded item back to the row it repeats
-                    rows = np.where(rows >= 0, lists.order[np.maximum(rows, 0)], rows)
-                q = lists.interpolated_precision(rec_thrs, COCO_EPS).reshape(nt, K, R)
-                s_q = _sampled_scores(rows, sm).reshape(nt, K, R)
-                r_q = safe_div(lists.n_hits, n_pos).reshape(nt, K)
-                if need is None:
-                    prec[a, m, t0:t1], sc[a, m, t0:t1], rec[a, m, t0:t1] = q, s_q, r_q
-                else:
-                    for out, val in ((prec, q), (sc, s_q), (rec, r_q)):
-                        view = out[a, m, t0:t1]  # (a view: the categories computed are written in place)
+                vals = [
+                    lists.interpolated_precision(rec_thrs, COCO_EPS).reshape(nt, K, R),
+                    safe_div(lists.n_hits, n_pos).reshape(nt, K),
+                ]
+                if sc is not None:
+                    rows = lists.sampled_items(rec_thrs)  # items are nt copies of the same n_m detections
+                    if lists.order is not None:  # weighted: an expanded item back to the row it repeats
+                        rows = np.where(rows >= 0, lists.order[np.maximum(rows, 0)], rows)
+                    vals.append(_sampled_scores(rows, sm).reshape(nt, K, R))
+                for buf, val in zip(bufs, vals, strict=True):
+                    # categories without non-ignored ground truth keep pycocotools' -1: set in the contiguous
+                    # values, so that the (strided) buffer is written once
+                    val[:, no_truth] = -1.0
+                    if need is None:
+                        buf[a, m, t0:t1] = val
+                    else:
+                        view = buf[a, m, t0:t1]  # (a view: the categories computed are written in place)
                         view[:, need] = val[:, need]
-                del lists, tp, ig, rows, q, s_q, r_q
-            _no_truth(prec, sc, rec, a, m, valid[a])
+                del lists, tp, ig, vals
         del tp_a, ig_a
-    if into is not None:
+    if into is not None and sc is not None:
         return pycocotools_views(prec, sc, rec)
-    return _pycocotools_layout(prec, sc, rec)
+    precision, recall, scores = _pycocotools_layout(prec, sc, rec)
+    return precision, recall, scores
 
 
 def _out_buffers(
-    shape: tuple[int, int, int, int, int], into: tuple[np.ndarray, np.ndarray, np.ndarray] | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """precision, scores (A, M, T, K, R) and recall (A, M, T, K), all -1: new, or ``into`` (accumulate's
-    ``out=``) checked and reset."""
+    shape: tuple[int, int, int, int, int],
+    into: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+    with_scores: bool = True,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """precision, scores (A, M, T, K, R; None without scores) and recall (A, M, T, K), all -1: new, or
+    ``into`` (accumulate's ``out=``) checked and reset."""
     if into is None:
-        return _buffers(*shape)
+        return _buffers(*shape, with_scores=with_scores)
     prec, sc, rec = into
     if prec.shape != shape or sc.shape != prec.shape or rec.shape != shape[:4]:
         raise ValueError("accumulate: out= arrays of the wrong shape")
@@ -287,13 +312,17 @@ def _in_group_order(table: MatchTable) -> bool:
     return bool(((dc > 0) | ((dc == 0) & ((di > 0) | ((di == 0) & (dr > 0))))).all())
 
 
-def _buffers(A: int, M: int, T: int, K: int, R: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _buffers(
+    A: int, M: int, T: int, K: int, R: int, *, with_scores: bool = True
+) -> tuple[np.ndarray, Any, np.ndarray]:
     """precision and scores as (A, M, T, K, R), recall as (A, M, T, K), all −1, filled slice by slice: views
     of arrays laid out as pycocotools' (:func:`pycocotools_views` reversed), so that
-    :func:`_pycocotools_layout` hands them over without a transposing copy (half the peak memory)."""
-    precision, scores = np.full((T, R, K, A, M), -1.0), np.full((T, R, K, A, M), -1.0)
+    :func:`_pycocotools_layout` hands them over without a transposing copy (half the peak memory).
+    ``with_scores=False``: scores None."""
+    precision = np.full((T, R, K, A, M), -1.0)
+    scores = np.full((T, R, K, A, M), -1.0).transpose(3, 4, 0, 2, 1) if with_scores else None
     recall = np.full((T, K, A, M), -1.0)
-    return precision.transpose(3, 4, 0, 2, 1), scores.transpose(3, 4, 0, 2, 1), recall.transpose(2, 3, 0, 1)
+    return precision.transpose(3, 4, 0, 2, 1), scores, recall.transpose(2, 3, 0, 1)
 
 
 def pycocotools_views(
@@ -304,13 +333,11 @@ def pycocotools_views(
     return prec.transpose(2, 4, 3, 0, 1), rec.transpose(2, 3, 0, 1), sc.transpose(2, 4, 3, 0, 1)
 
 
-def _pycocotools_layout(
-    prec: np.ndarray, sc: np.ndarray, rec: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``precision[T,R,K,A,M]``, ``recall[T,K,A,M]``, ``scores[T,R,K,A,M]`` from the filled buffers (no copy
-    for :func:`_buffers`' own)."""
+def _pycocotools_layout(prec: np.ndarray, sc: Any, rec: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+    """``precision[T,R,K,A,M]``, ``recall[T,K,A,M]``, ``scores[T,R,K,A,M]`` (None for None) from the filled
+    buffers (no copy for :func:`_buffers`' own)."""
     precision = np.ascontiguousarray(prec.transpose(2, 4, 3, 0, 1))
-    scores = np.ascontiguousarray(sc.transpose(2, 4, 3, 0, 1))
+    scores = None if sc is None else np.ascontiguousarray(sc.transpose(2, 4, 3, 0, 1))
     recall = np.ascontiguousarray(rec.transpose(2, 3, 0, 1))
     return precision, recall, scores
 

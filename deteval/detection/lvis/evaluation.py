@@ -12,7 +12,7 @@ import numpy as np
 
 from deteval.detection.coco.evaluation import FULL_ARRAYS_BYTES, full_arrays_bytes, with_truth_only
 from deteval.detection.coco.summary import at_threshold, category_means, every_category
-from deteval.detection.coco_accumulate import accumulate
+from deteval.detection.coco_accumulate import precision_recall
 from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
 from deteval.errors import ConfigError
@@ -213,7 +213,7 @@ def pooled_arrays(table: MatchTable, frequency: np.ndarray, p: CocoParams) -> tu
             npig=npig,
             n_cats=n_pools,
         )
-        pr, rc, _ = accumulate(pooled, p.rec_thrs, (int(rank.max()) + 1 if len(table) else 1,))
+        pr, rc = precision_recall(pooled, p.rec_thrs, (int(rank.max()) + 1 if len(table) else 1,))
         prec.append(pr[..., 0])
         rec.append(rc[..., 0])
     return np.concatenate(prec, axis=2), np.concatenate(rec, axis=1)
@@ -241,7 +241,7 @@ def finish_lvis(
     if full_arrays_bytes(p, table.n_cats, n_max_dets=1) > FULL_ARRAYS_BYTES:
         table, cat_index = with_truth_only(table)
         frequency = lg.frequency[cat_index]
-    precision, recall, _ = accumulate(table, p.rec_thrs, (big,))
+    precision, recall = precision_recall(table, p.rec_thrs, (big,))
     precision, recall = precision[..., 0], recall[..., 0]
 
     groups = [np.flatnonzero(frequency == i).tolist() for i in range(len(FREQUENCIES))]
