@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.core.sorting import lex_order
 from deteval.detection.coco.inputs import is_path_list
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_results, loadres_branch, read_json
 from deteval.io.lvis import LvisGroundTruth
@@ -18,9 +19,9 @@ __all__ = ["lvis_branch", "lvis_caps", "lvis_selection"]
 
 def _rank_within(key: np.ndarray, score: np.ndarray, tie: np.ndarray | None = None) -> np.ndarray:
     """Rank of each item inside its ``key`` group by descending score, ties by ascending ``tie`` (the list
-    order: Python's stable ``sorted(..., key=score, reverse=True)``); None: input order (lexsort is stable)."""
+    order: Python's stable ``sorted(..., key=score, reverse=True)``); None: input order (``np.lexsort``'s permutation, which ``lex_order`` gives)."""
     n = key.shape[0]
-    order = np.lexsort((-score, key) if tie is None else (tie, -score, key))
+    order = lex_order((-score, key) if tie is None else (tie, -score, key))
     ks = key[order]
     start = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]]) if n else np.zeros(0, np.int64)
     pos_in = np.arange(n) - np.repeat(start, np.diff(np.r_[start, n]))
