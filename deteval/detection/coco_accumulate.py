@@ -187,42 +187,49 @@ def _accumulate_plain(
         # the flags of one area range in ranked order once; each maxDet reads its rows of them
         tp_a = table.tp[a] if order is None else np.take(table.tp[a], order, axis=1)
         ig_a = table.ig[a] if order is None else np.take(table.ig[a], order, axis=1)
-        no_truth = ~valid[a]
-        for m, (sel, sm, per_cat, wm, need) in enumerate(slices):
+        for m, (sel, sm, cm, wm, need) in enumerate(slices):
             bufs = (prec, rec) if sc is None else (prec, rec, sc)
             if need is not None:
                 for buf in bufs:
                     buf[a, m] = buf[a, m - 1]
-                if not need.any():
-                    continue
+            # only the categories with non-ignored ground truth (the others keep pycocotools' -1) that this
+            # maxDet computes: their rows, one list per (threshold, category)
+            comp = valid[a] if need is None else valid[a] & need
+            if not comp.any():
+                continue
+            whole = bool(comp.all())
+            if not whole:
+                sub = np.flatnonzero(comp[cm])
+                sel = sub if sel is None else sel[sub]
+                sm, cm = sm[sub], cm[sub]
+                wm = None if wm is None else wm[sub]
+            n_c = int(np.count_nonzero(comp))
+            per_cat = np.bincount(cm, minlength=K)[comp]
             n_m = sm.shape[0]
             step = max(1, min(T, LIST_ITEMS // max(n_m, 1)))
             for t0 in range(0, T, step):
                 t1 = min(T, t0 + step)
                 nt = t1 - t0
-                n_pos = np.tile(npig_ka[:, a], nt)  # lists in (threshold, category) order
+                n_pos = np.tile(npig_ka[comp, a], nt)  # lists in (threshold, category) order
                 tp = (tp_a[t0:t1] if sel is None else np.take(tp_a[t0:t1], sel, axis=1)).reshape(-1)
                 ig = (ig_a[t0:t1] if sel is None else np.take(ig_a[t0:t1], sel, axis=1)).reshape(-1)
                 w = None if wm is None else np.tile(wm, nt)
                 lists = presorted_lists(np.tile(per_cat, nt), tp, n_pos, ig, weights=w)
                 vals = [
-                    lists.interpolated_precision(rec_thrs, COCO_EPS).reshape(nt, K, R),
-                    safe_div(lists.n_hits, n_pos).reshape(nt, K),
+                    lists.interpolated_precision(rec_thrs, COCO_EPS).reshape(nt, n_c, R),
+                    safe_div(lists.n_hits, n_pos).reshape(nt, n_c),
                 ]
                 if sc is not None:
                     rows = lists.sampled_items(rec_thrs)  # items are nt copies of the same n_m detections
                     if lists.order is not None:  # weighted: an expanded item back to the row it repeats
                         rows = np.where(rows >= 0, lists.order[np.maximum(rows, 0)], rows)
-                    vals.append(_sampled_scores(rows, sm).reshape(nt, K, R))
+                    vals.append(_sampled_scores(rows, sm).reshape(nt, n_c, R))
                 for buf, val in zip(bufs, vals, strict=True):
-                    # categories without non-ignored ground truth keep pycocotools' -1: set in the contiguous
-                    # values, so that the (strided) buffer is written once
-                    val[:, no_truth] = -1.0
-                    if need is None:
+                    if whole:
                         buf[a, m, t0:t1] = val
                     else:
                         view = buf[a, m, t0:t1]  # (a view: the categories computed are written in place)
-                        view[:, need] = val[:, need]
+                        view[:, comp] = val
                 del lists, tp, ig, vals
         del tp_a, ig_a
     if into is not None and sc is not None:
@@ -265,7 +272,7 @@ _MaxDetRows = tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray | None
 def _max_det_slices(
     table: MatchTable, order: np.ndarray | None, max_dets: tuple[int, ...], weights: np.ndarray | None
 ) -> list[_MaxDetRows]:
-    """Per maxDet, in ranked rows: the rows it keeps (None: all), their scores, detections per category,
+    """Per maxDet, in ranked rows: the rows it keeps (None: all), their scores, their categories,
     their weights, and the categories it computes (None: all; the others have every (image, category)
     group shorter than this and the previous maxDet, so their lists, and numbers, are the previous
     maxDet's: copied)."""
@@ -291,7 +298,7 @@ def _max_det_slices(
         if weights is not None:
             w_s = weights if order is None else weights[order]
             wm = w_s if sel is None else w_s[sel]
-        slices.append((sel, sm, np.bincount(cat_s if sel is None else cat_s[sel], minlength=K), wm, need))
+        slices.append((sel, sm, cat_s if sel is None else cat_s[sel], wm, need))
     return slices
 
 
