@@ -4,6 +4,7 @@
     python scripts/bench_lvis.py --images 5000
     python scripts/bench_lvis.py --full          # LVIS v1 val's shape: 19,809 images, ~6M detections
     python scripts/bench_lvis.py --skip lvis     # deteval (and hotcoco) only
+    python scripts/bench_lvis.py --data DIR      # DIR's lvis_gt.json, lvis_dt.json (a set made before)
 
 A seeded synthetic set of LVIS v1 val's shape is written to a temporary directory: 1,203 categories with
 LVIS's r/c/f split (337/461/405) and a long-tailed frequency, ~12 ground truths per image, per image
@@ -185,15 +186,25 @@ def main() -> int:
     ap.add_argument(
         "--other", type=Path, metavar="PATH", help="also run the deteval of this checkout as 'deteval@other'"
     )
+    ap.add_argument(
+        "--data",
+        type=Path,
+        metavar="DIR",
+        help="time DIR's lvis_gt.json and lvis_dt.json instead of a new set",
+    )
     args = ap.parse_args()
     n_images = FULL_IMAGES if args.full else args.images
     with tempfile.TemporaryDirectory(prefix="deteval_bench_lvis_") as tmp:
         t0 = time.perf_counter()
-        gt, dt, n_gt, n_dt = generate(Path(tmp), n_images, args.dets_per_image, args.seed)
-        print(
-            f"synthetic LVIS set: {n_images} images, {N_CATS} categories, {n_gt} ground truths, {n_dt} detections "
-            f"(generated in {time.perf_counter() - t0:.1f} s; {os.cpu_count()} CPUs)"
-        )
+        if args.data:
+            gt, dt = args.data / "lvis_gt.json", args.data / "lvis_dt.json"
+            print(f"LVIS set of {args.data} ({os.cpu_count()} CPUs)")
+        else:
+            gt, dt, n_gt, n_dt = generate(Path(tmp), n_images, args.dets_per_image, args.seed)
+            print(
+                f"synthetic LVIS set: {n_images} images, {N_CATS} categories, {n_gt} ground truths, "
+                f"{n_dt} detections (generated in {time.perf_counter() - t0:.1f} s; {os.cpu_count()} CPUs)"
+            )
         results: dict[str, dict] = {}
         walls: dict[str, list[float]] = {}
         tools = [("deteval", "numpy")] + ([("deteval@other", "numpy")] if args.other else [])
