@@ -103,9 +103,9 @@ class LvisEvaluation:
         """(K,) lvis-api's ``_summarize`` of each category's slice, all at once (:func:`category_means`)."""
         s, aidx = at_threshold(self.precision, self.recall, self.params, ap, iou_thr, area)
         axis = 2 if ap else 1
-        return category_means(
-            lambda k0, k1: s[:, :, k0:k1, aidx] if ap else s[:, k0:k1, aidx], axis, s.shape[axis]
-        )
+        # one area range: a plain index (a view, the same elements in the same order), not a copy
+        a: int | list[int] = aidx[0] if len(aidx) == 1 else aidx
+        return category_means(lambda k0, k1: s[:, :, k0:k1, a] if ap else s[:, k0:k1, a], axis, s.shape[axis])
 
     def to_result(self, *, per_class: bool = True) -> EvalResult:
         """An :class:`EvalResult` (protocol "lvis"): lvis-api's result keys at the top level."""
