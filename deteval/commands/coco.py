@@ -17,12 +17,13 @@ from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.coco import COMPAT_MODES
 from deteval.detection.coco_params import IOU_TYPES, CocoParams
 from deteval.io.coco import load_coco_gt, load_coco_results, read_json
+from deteval.io.coco_obb import load_obb_results
 from deteval.io.guards import contained_path
 from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import Progress
 from deteval.run.client import dask_client
-from deteval.run.coco import evaluate_coco, load_results_files
+from deteval.run.coco import evaluate_coco, load_results_files, obb_inputs
 
 _PARAM_OPTIONS = ("iou_thrs", "rec_thrs", "max_dets", "area_rng", "area_lbl", "use_cats", "kpt_oks_sigmas")
 
@@ -63,17 +64,21 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return _report(ev, args)
     with Progress(3, "deteval coco") as bar:
         bar.stage("reading ground truth")
+        gt_source, read = args.gt, sources
+        if params.iou_type == "obb":  # oriented boxes: their own reader (deteval.io.coco_obb), into tables
+            gt_source, obb_results = obb_inputs(args.gt, sources, args.on_error)
+            read = [obb_results]
         gt = load_coco_gt(
-            args.gt,
+            gt_source,
             keep_segmentation=params.iou_type == "segm",
             need_keypoints=params.iou_type == "keypoints",
             on_error=args.on_error,
         )
         bar.stage("reading results")
-        if len(sources) == 1:
-            results = load_coco_results(sources[0], gt, iou_type=params.iou_type, on_error=args.on_error)
+        if len(read) == 1:
+            results = load_coco_results(read[0], gt, iou_type=params.iou_type, on_error=args.on_error)
         else:
-            results = load_results_files(sources, gt, iou_type=params.iou_type, on_error=args.on_error)
+            results = load_results_files(read, gt, iou_type=params.iou_type, on_error=args.on_error)
         bar.stage("matching and accumulating")
         if stats is None:
             ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
@@ -145,7 +150,12 @@ def _with_statistics(
     others = list(args.compare_to or ())
     systems = [
         results,
-        *(load_coco_results(o, gt, iou_type=params.iou_type, on_error=args.on_error) for o in others),
+        *(
+            load_obb_results(o, gt)
+            if params.iou_type == "obb"
+            else load_coco_results(o, gt, iou_type=params.iou_type, on_error=args.on_error)
+            for o in others
+        ),
     ]
     units = CocoUnits(gt, systems, params=params, compat=args.compat)
     result = units.add_statistics(others, **stats)
@@ -178,7 +188,12 @@ def register(sub: Any) -> None:
         help="COCO results JSON (a list of detections); several files (e.g. one per training rank) are read "
         "as their concatenation",
     )
-    p.add_argument("--iou-type", choices=IOU_TYPES, default=None, help="bbox (default), segm or keypoints")
+    p.add_argument(
+        "--iou-type",
+        choices=IOU_TYPES,
+        default=None,
+        help="bbox (default), segm, keypoints or obb (oriented boxes: an 'obb' [cx, cy, w, h, radians] per record)",
+    )
     p.add_argument(
         "--config", metavar="PRESET", help="a preset name (coco, coco_fixed, coco_keypoints) or TOML file"
     )

@@ -22,7 +22,8 @@ from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS
 from deteval.errors import ConfigError
 from deteval.syntax import parse_decimal, parse_integer
 
-IOU_TYPES = ("bbox", "segm", "keypoints")
+#: "obb": oriented boxes (rotated IoU, :mod:`deteval.detection.coco_obb`), otherwise bbox's parameters
+IOU_TYPES = ("bbox", "segm", "keypoints", "obb")
 
 #: COCO's 17 person keypoint sigmas, computed exactly as pycocotools does.
 COCO_KPT_OKS_SIGMAS = (

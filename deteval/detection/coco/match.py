@@ -10,6 +10,7 @@ from deteval.detection import coco_match
 from deteval.detection.coco.params import check_compat, id_selection
 from deteval.detection.coco_iou import KeypointOks, bbox_iou_blocks, segm_iou_blocks
 from deteval.detection.coco_match import IouFn, MatchTable, match_groups
+from deteval.detection.coco_obb import obb_measure
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.coco_rles import dt_rles, gt_rles
 from deteval.errors import ConfigError, InputFormatError, ValidationError
@@ -207,6 +208,8 @@ def _pair_measure(
             return bbox_iou_blocks(dbox, gbox, crowd, di, gi, bs, bnd, bng)
 
         return box_iou
+    if params.iou_type == "obb":
+        return obb_measure(gt, res, gsel, dsel, crowd)
     if params.iou_type == "keypoints":
         return _keypoint_measure(gt, res, params, compat, gsel, dsel, warnings)
     grles = gt_rles(gt, gkeep)
