@@ -25,8 +25,12 @@ AP = ``trapezoid(interp(linspace(0, 1, 101), mrec, mpre))`` (so at most 0.995). 
 confidence for all classes: the argmax of the class-mean F1 curve on ``linspace(0, 1, 1000)`` after a box
 filter of 10 % width.
 
+Oriented boxes (``yolo val`` of an OBB model, ``OBBValidator``): the same matchers, ranking and AP, with
+Ultralytics' ProbIoU (:func:`probiou`, float32) of ``(cx, cy, w, h, r)`` boxes instead of the box IoU.
+
 A deliberate copy of kernels that have their home elsewhere, to reproduce Ultralytics' own arithmetic: the
-float32 IoU with ``+ 1e-7`` in the union (:func:`box_iou`; the float64 kernels are in ``match/iou.py``), its two
+float32 IoU with ``+ 1e-7`` in the union (:func:`box_iou`; the float64 kernels are in ``match/iou.py``), the
+float32 ProbIoU of oriented boxes (:func:`probiou`; the polygon IoU is in ``match/rotated.py``), its two
 matchers (:func:`match_image`; pycocotools' and the devkit's rules are in ``match/``), and the precision
 envelope of the sentinel-padded curve integrated with ``np.trapezoid`` (``_ap``; the core's AP methods never
 interpolate linearly). The grids and thresholds come from ``core/levels.py``. tests/test_yolo_ultralytics.py
@@ -35,6 +39,7 @@ checks the results against the values Ultralytics reports.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -50,6 +55,8 @@ from deteval.detection.box_table import BoxTable
 from deteval.errors import ConfigError
 
 Matcher = Literal["unique", "greedy"]
+#: labels × detections IoU of label rows ``gi`` and detection rows ``di``
+PairIou = Callable[[np.ndarray, np.ndarray], np.ndarray]
 Sentinel = Literal["one", "repeat_last"]
 
 IOU_THRESHOLDS_32 = ULTRALYTICS_IOU_THRESHOLDS  # == torch.linspace(0.5, 0.95, 10)
@@ -106,6 +113,41 @@ def box_iou(gt_xyxy: np.ndarray, dt_xyxy: np.ndarray, *, float32: bool = True) -
     inter = wh[..., 0] * wh[..., 1]
     wa, wb = a[..., 2:] - a[..., :2], b[..., 2:] - b[..., :2]
     return inter / (wa[..., 0] * wa[..., 1] + wb[..., 0] * wb[..., 1] - inter + dtype(_EPS_IOU))
+
+
+def _covariance(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ultralytics' ``_get_covariance_matrix`` (8.1 and later) of float32 ``(cx, cy, w, h, r)`` rows: the
+    Gaussian of a rectangle, ``a = w²/12``, ``b = h²/12``, rotated by r."""
+    a, bb, r = b[:, 2] ** 2 / 12, b[:, 3] ** 2 / 12, b[:, 4]
+    cos, sin = np.cos(r), np.sin(r)
+    cos2, sin2 = cos**2, sin**2
+    return a * cos2 + bb * sin2, a * sin2 + bb * cos2, (a - bb) * cos * sin
+
+
+def probiou(gt_xywhr: np.ndarray, dt_xywhr: np.ndarray) -> np.ndarray:
+    """Ultralytics' ``batch_probiou`` (labels × detections) in float32, its operations in its order: the
+    Bhattacharyya distance ``bd`` of the boxes' Gaussians (``t1 + t2 + t3``, each denominator ``+ 1e-7``),
+    clamped to [1e-7, 100], and ``1 − √(1 − e^(−bd) + 1e-7)``. The OBB validator's IoU (``yolo val`` of an
+    OBB model); ``(cx, cy, w, h, r)`` in pixels, r in radians.
+    """
+    f = np.float32
+    g, d = np.asarray(gt_xywhr, dtype=f), np.asarray(dt_xywhr, dtype=f)
+    eps = f(_EPS_IOU)
+    x1, y1 = g[:, 0:1], g[:, 1:2]
+    x2, y2 = d[None, :, 0], d[None, :, 1]
+    a1, b1, c1 = (v[:, None] for v in _covariance(g))
+    a2, b2, c2 = (v[None, :] for v in _covariance(d))
+    t1 = (
+        ((a1 + a2) * (y1 - y2) ** 2 + (b1 + b2) * (x1 - x2) ** 2)
+        / ((a1 + a2) * (b1 + b2) - (c1 + c2) ** 2 + eps)
+    ) * f(0.25)
+    t2 = (((c1 + c2) * (x2 - x1) * (y1 - y2)) / ((a1 + a2) * (b1 + b2) - (c1 + c2) ** 2 + eps)) * f(0.5)
+    root = np.sqrt(np.maximum(a1 * b1 - c1**2, f(0)) * np.maximum(a2 * b2 - c2**2, f(0)))
+    with np.errstate(divide="ignore", invalid="ignore"):  # (degenerate boxes: as torch, NaN or inf, clamped)
+        t3 = np.log(((a1 + a2) * (b1 + b2) - (c1 + c2) ** 2) / (f(4) * root + eps) + eps) * f(0.5)
+    bd = np.clip(t1 + t2 + t3, eps, f(100.0))
+    hd = np.sqrt(f(1.0) - np.exp(-bd) + eps)
+    return f(1) - hd
 
 
 def match_image(
@@ -239,8 +281,13 @@ class MatchedSet:
     capped: int = 0
 
 
-def match_split(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRules) -> MatchedSet:
-    """Cap, rank within image, match image by image and concatenate in image order (``yolo val``'s loop)."""
+def match_split(
+    gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRules, iou: PairIou | None = None
+) -> MatchedSet:
+    """Cap, rank within image, match image by image and concatenate in image order (``yolo val``'s loop).
+
+    ``iou(gi, di)``: the labels × detections IoU of label rows ``gi`` and detection rows ``di`` (default:
+    :func:`box_iou` of their boxes; oriented boxes: :func:`probiou`)."""
     thresholds = IOU_THRESHOLDS_32 if rules.float32 else IOU_THRESHOLDS_64
     g_order = np.argsort(gt.img, kind="stable")
     # Within an image: descending confidence, file order on ties (the NMS output order Ultralytics sees).
@@ -255,8 +302,8 @@ def match_split(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRul
         if len(di) > rules.max_det:
             capped += len(di) - rules.max_det
             di = di[: rules.max_det]
-        iou = box_iou(gt.xyxy[gi], dt.xyxy[di], float32=rules.float32)
-        tps.append(match_image(iou, gt.cls[gi], dt.cls[di], thresholds, rules.matcher))
+        m = box_iou(gt.xyxy[gi], dt.xyxy[di], float32=rules.float32) if iou is None else iou(gi, di)
+        tps.append(match_image(m, gt.cls[gi], dt.cls[di], thresholds, rules.matcher))
         keep.append(di)
     kept = np.concatenate(keep) if keep else np.zeros(0, dtype=np.int64)
     tp = np.concatenate(tps) if tps else np.zeros((0, 10), dtype=bool)
@@ -265,17 +312,33 @@ def match_split(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRul
 
 
 def evaluate_ultralytics(
-    gt: BoxTable, dt: BoxTable, n_images: int, profile: str | UltralyticsRules = "ultralytics"
+    gt: BoxTable,
+    dt: BoxTable,
+    n_images: int,
+    profile: str | UltralyticsRules = "ultralytics",
+    *,
+    iou: PairIou | None = None,
 ) -> UltralyticsMetrics:
-    """``yolo val``'s box metrics of detections ``dt`` against labels ``gt`` (pixel xyxy) under a profile."""
+    """``yolo val``'s box metrics of detections ``dt`` against labels ``gt`` (pixel xyxy) under a profile;
+    ``iou`` as in :func:`match_split` (:func:`obb_pair_iou` for an OBB model's metrics)."""
     rules = get_rules(profile)
-    m = match_split(gt, dt, n_images, rules)
+    m = match_split(gt, dt, n_images, rules, iou)
     out = ap_per_class(m.tp, m.conf, m.pred_cls, m.target_cls, rules.sentinel)
     out.extra["capped"] = m.capped
     out.extra["images_per_class"] = np.array(
         [len(np.unique(gt.img[gt.cls == c])) for c in out.classes], dtype=np.int64
     )
     return out
+
+
+def obb_pair_iou(gt_xywhr: np.ndarray, dt_xywhr: np.ndarray) -> PairIou:
+    """The ``iou(gi, di)`` of :func:`match_split` for oriented boxes: :func:`probiou` of the rows'
+    ``(cx, cy, w, h, r)``, as the OBB validator's ``_process_batch``."""
+
+    def pair_iou(gi: np.ndarray, di: np.ndarray) -> np.ndarray:
+        return probiou(gt_xywhr[gi], dt_xywhr[di])
+
+    return pair_iou
 
 
 def with_rules(profile: str | UltralyticsRules, **changes: Any) -> UltralyticsRules:

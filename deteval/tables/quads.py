@@ -6,6 +6,9 @@ column every oriented-box table holds (COCO-style OBB JSON, DOTA, YOLO-OBB) and 
   ``obb_to_corners`` computes them, area ``w·h``;
 * :func:`polygon_quads`: four corner points → counter-clockwise corners, area by the shoelace formula;
 * :func:`polygon_area`: the shoelace sum in vertex order (hotcoco's ``signed_polygon_area``);
+* :func:`corners_obb`: four corner points → ``(cx, cy, w, h, angle)`` as hotcoco's ``corners_to_obb``
+  (its DOTA converter): the mean of the corners, the lengths of the first two edges, the first edge's angle;
+  exact for a rectangle;
 * :func:`quad_extents`: the axis-aligned ``[x, y, w, h]`` extent.
 """
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["QUAD_COLUMNS", "obb_quads", "polygon_area", "polygon_quads", "quad_extents"]
+__all__ = ["QUAD_COLUMNS", "corners_obb", "obb_quads", "polygon_area", "polygon_quads", "quad_extents"]
 
 #: A row of a quadrilateral table: x1, y1, …, x4, y4 and the area the union uses.
 QUAD_COLUMNS = 9
@@ -86,3 +89,28 @@ def quad_extents(quads: np.ndarray) -> np.ndarray:
     x, y = quads[:, 0:8:2], quads[:, 1:8:2]
     lo_x, lo_y = x.min(axis=1), y.min(axis=1)
     return np.stack([lo_x, lo_y, x.max(axis=1) - lo_x, y.max(axis=1) - lo_y], axis=1)
+
+
+def corners_obb(corners: np.ndarray) -> np.ndarray:
+    """``(N, 8)`` corners ``x1 y1 … x4 y4`` → ``(N, 5)`` ``(cx, cy, w, h, angle)`` in hotcoco's order of
+    operations: ``cx = (x1 + x2 + x3 + x4) / 4`` (likewise ``cy``), ``w = √(dx₁₂² + dy₁₂²)``,
+    ``h = √(dx₂₃² + dy₂₃²)``, ``angle = atan2(dy₁₂, dx₁₂)``.
+
+    Parameters
+    ----------
+    corners
+        Four corner points per row, in the order the file gives them.
+
+    Returns
+    -------
+    numpy.ndarray
+        Centre, width, height and angle (radians) per row, float64.
+    """
+    c = np.asarray(corners, dtype=np.float64).reshape(-1, 8)
+    cx = (((c[:, 0] + c[:, 2]) + c[:, 4]) + c[:, 6]) / 4.0
+    cy = (((c[:, 1] + c[:, 3]) + c[:, 5]) + c[:, 7]) / 4.0
+    dx01, dy01 = c[:, 2] - c[:, 0], c[:, 3] - c[:, 1]
+    dx12, dy12 = c[:, 4] - c[:, 2], c[:, 5] - c[:, 3]
+    w = np.sqrt(dx01 * dx01 + dy01 * dy01)
+    h = np.sqrt(dx12 * dx12 + dy12 * dy12)
+    return np.stack([cx, cy, w, h, np.arctan2(dy01, dx01)], axis=1)
