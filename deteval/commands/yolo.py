@@ -16,7 +16,7 @@ from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
 from deteval.report.progress import note
 from deteval.report.warning_cap import shown_warnings
 from deteval.report.yolo_table import YOLO_FORMATS, render_yolo
-from deteval.run.yolo import PROFILE_NAMES, evaluate_yolo_files, is_ultralytics
+from deteval.run.yolo import PROFILE_NAMES, TASKS, evaluate_yolo_files, is_ultralytics
 
 VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain.voc.VOC_PROFILE_RULES
 
@@ -30,6 +30,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             split=args.split,
             profile=args.profile or "ultralytics",
             iou_type=args.iou_type,
+            task=args.task,
         )
     write_text(render_yolo(result, args.format or "table"), args.output)
     sys.stdout.flush()
@@ -152,6 +153,12 @@ def register(sub: Any) -> None:
         choices=("bbox", "segm"),
         default="bbox",
         help="segm: mask AP of polygon labels and predictions (coco profile only)",
+    )
+    p.add_argument(
+        "--task",
+        choices=TASKS,
+        default="detect",
+        help="detect (default); obb: oriented boxes, rows cls x1 y1 … x4 y4 (coco or ultralytics profiles)",
     )
     p.add_argument("--format", choices=YOLO_FORMATS, default=None, help="output format (default: table)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")

@@ -8,8 +8,8 @@ Dataset (Ultralytics ``check_det_dataset`` / ``YOLODataset``):
   paths (``./x`` relative to the list's folder, other relative paths to the current directory), or a list
   of either; a relative split path that does not exist and starts with ``../`` is retried without it.
   ``validation`` stands for a missing ``val``. ``names``: list or ``{id: name}``; ``nc`` must agree.
-  ``kpt_shape`` (pose) is refused: pose and OBB datasets are not scored (OBB rows cannot be told apart from
-  4-point polygons, so do not give an OBB dataset).
+  ``kpt_shape`` (pose) is refused. OBB rows (``cls x1 y1 … x4 y4``) read here as 4-point polygons; an OBB
+  dataset is scored as one with ``--task obb`` (:mod:`deteval.io.yolo_obb`).
 * Images: files whose extension is one of Ultralytics' image formats, sorted by path string.
 * Labels: the last ``/images/`` of the image path becomes ``/labels/`` and the extension ``.txt``; a
   missing or empty file is an image without objects. Rows: ``cls xc yc w h`` (normalized) or polygons

@@ -5,6 +5,9 @@
 * ``supervision``: supervision ≥ 0.26 ``MeanAveragePrecision`` (see :mod:`.supervision_profile`).
 * ``ultralytics-8.0``, ``ultralytics-8.4.37``, ``ultralytics-8.4.176`` (``ultralytics`` = the newest):
   ``yolo val``'s box metrics (see :mod:`.ultralytics`).
+
+Oriented boxes (``task="obb"``): ``coco`` is the COCO-style OBB protocol (the rotated polygon IoU,
+:mod:`deteval.detection.coco_obb`); the Ultralytics profiles are the OBB validator's metrics (ProbIoU).
 """
 
 from __future__ import annotations
@@ -18,14 +21,20 @@ import numpy as np
 
 from deteval.detection.box_table import BoxTable
 from deteval.detection.supervision_profile import supervision_from_coco
-from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics
+from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics, obb_pair_iou
 from deteval.errors import ConfigError
 from deteval.io.coco import load_coco_gt, load_coco_results
-from deteval.io.yolo import YoloDataset, load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo import Duplicates, YoloDataset, load_yolo_dataset, load_yolo_predictions
 from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
+from deteval.io.yolo_obb import load_yolo_obb
 from deteval.run.coco import evaluate_coco
+from deteval.tables.quads import corners_obb, obb_quads
 
 PROFILE_NAMES = ("coco", "supervision", *PROFILES, *ALIASES)
+#: What a YOLO dataset's rows are: boxes (or polygons), oriented boxes, poses (Ultralytics' task names)
+TASKS = ("detect", "obb", "pose")
+#: The labels' and the predictions' (N, 8) pixel corners of an oriented-box split
+Corners = tuple[np.ndarray, np.ndarray]
 
 
 def canonical_profile(name: str) -> str:
@@ -68,23 +77,45 @@ def _counts(ds: YoloDataset, c: int) -> tuple[int, int]:
     return len(np.unique(ds.labels.img[mine])), int(mine.sum())
 
 
-def coco_evaluation(ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox") -> Any:
-    """deteval's COCOeval on the converted dataset and predictions (a :class:`CocoEvaluation`)."""
+def coco_evaluation(
+    ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox", obb: Corners | None = None
+) -> Any:
+    """deteval's COCOeval on the converted dataset and predictions (a :class:`CocoEvaluation`); ``obb``: the
+    labels' and predictions' pixel corners, scored with the rotated IoU (``iou_type="obb"``, each
+    quadrilateral read as hotcoco's DOTA converter reads it, area ``w·h``)."""
     segm = iou_type == "segm"
     gt = load_coco_gt(dataset_to_coco(ds, all_sizes=segm, segm=segm), keep_segmentation=segm)
-    res = load_coco_results(predictions_to_coco(ds, preds, segm=segm), gt, iou_type=iou_type)
+    res = load_coco_results(
+        predictions_to_coco(ds, preds, segm=segm), gt, iou_type="bbox" if obb else iou_type
+    )
+    if obb is not None:
+        gt.obb, gq = obb_quads(corners_obb(obb[0])), obb_quads(corners_obb(obb[1]))
+        gt.area = gt.obb[:, 8].copy()
+        res = res.replace(obb=gq, area=gq[:, 8].copy())
+        iou_type = "obb"
     return evaluate_coco(gt, res, iou_type=iou_type)
 
 
 def evaluate_yolo(
-    ds: YoloDataset, preds: BoxTable, profile: str = "ultralytics", *, iou_type: str = "bbox"
+    ds: YoloDataset,
+    preds: BoxTable,
+    profile: str = "ultralytics",
+    *,
+    iou_type: str = "bbox",
+    obb: Corners | None = None,
 ) -> YoloResult:
     """Score ``preds`` against the split ``ds`` under ``profile`` (see the module docstring).
 
     ``iou_type="segm"`` (``coco`` only): mask AP of polygon labels and polygon predictions, pycocotools'
-    ``segm`` with the polygons rasterized at each image's size.
+    ``segm`` with the polygons rasterized at each image's size. ``obb``: oriented boxes (``--task obb``), the
+    labels' and the predictions' ``(N, 8)`` pixel corners (:func:`deteval.io.yolo_obb.load_yolo_obb`): the
+    rotated IoU under ``coco`` (:mod:`deteval.detection.coco_obb`), Ultralytics' ProbIoU under its profiles.
     """
     name = canonical_profile(profile)
+    if obb is not None and name == "supervision":
+        raise ConfigError(
+            "oriented boxes are scored under the coco and ultralytics profiles, not supervision"
+        )
     if iou_type not in ("bbox", "segm"):
         raise ConfigError(f"unknown iou_type {iou_type!r}; choose bbox or segm")
     if iou_type == "segm" and name != "coco":
@@ -93,7 +124,8 @@ def evaluate_yolo(
             "mAP needs the model's prototype masks, which files do not hold)"
         )
     if name.startswith("ultralytics"):
-        m = evaluate_ultralytics(ds.labels, preds, ds.n_images, name)
+        iou = None if obb is None else obb_pair_iou(corners_obb(obb[0]), corners_obb(obb[1]))
+        m = evaluate_ultralytics(ds.labels, preds, ds.n_images, name, iou=iou)
         rows = []
         for k, c in enumerate(m.classes):
             images, instances = _counts(ds, int(c))
@@ -117,7 +149,7 @@ def evaluate_yolo(
             "recall": m.recall,
         }
         return YoloResult(profile, summary, rows, warnings=list(ds.warnings), n_images=ds.n_images)
-    ev = coco_evaluation(ds, preds, iou_type)
+    ev = coco_evaluation(ds, preds, iou_type, obb)
     rows = []
     if name == "coco":
         per = ev.per_class()
@@ -167,8 +199,11 @@ def evaluate_yolo_files(
     split: str = "val",
     profile: str = "ultralytics",
     iou_type: str = "bbox",
+    task: str = "detect",
 ) -> YoloResult:
     """One call from files: ``deteval yolo DATA.yaml PREDICTIONS --split S --profile P`` in Python.
+
+    ``task="obb"``: an oriented-box dataset and predictions (:mod:`deteval.io.yolo_obb`).
 
     Exact duplicate label rows are dropped (with a warning) under the Ultralytics profiles, as Ultralytics
     does, and are an error under the others.
@@ -177,5 +212,13 @@ def evaluate_yolo_files(
     >>> round(r.summary["mAP50-95"], 4), r.per_class[0]["class"]
     (0.3578, 'person')
     """
-    ds = load_yolo_dataset(data_yaml, split, duplicates="drop" if is_ultralytics(profile) else "error")
+    duplicates: Duplicates = "drop" if is_ultralytics(profile) else "error"
+    if task not in TASKS:
+        raise ConfigError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
+    if task == "obb":
+        ds, preds, g, d = load_yolo_obb(data_yaml, predictions, split, duplicates=duplicates)
+        return evaluate_yolo(ds, preds, profile, obb=(g, d))
+    if task != "detect":
+        raise ConfigError(f"--task {task} is not scored by deteval yolo")
+    ds = load_yolo_dataset(data_yaml, split, duplicates=duplicates)
     return evaluate_yolo(ds, load_yolo_predictions(predictions, ds), profile, iou_type=iou_type)
