@@ -28,6 +28,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "coco",
         "COCO detection / segmentation / keypoints evaluation (pycocotools numbers, much faster)",
     ),
+    "dota": ("dota", "DOTA oriented-box mAP (Task1), as the DOTA devkit computes it"),
     "lvis": ("lvis", "LVIS federated evaluation (lvis-api numbers), Fixed AP and pooled AP"),
     "openimages": (
         "openimages",
