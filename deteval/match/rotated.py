@@ -17,7 +17,9 @@ double:
   a crossing point ``p1 + t·(p2 − p1)``, ``t = ((s_x − p1_x)·d2_y − (s_y − p1_y)·d2_x) / denom``, is left out
   where ``|denom| < 1e−12``), its area by the shoelace sum in vertex order, halved, absolute;
 * IoU = ``i / (a_d + a_g − i)``; ``i / a_d`` for a crowd ground truth; 0 where either area is ≤ 0, where
-  ``i ≤ 0`` or where the union is ≤ 0.
+  ``i ≤ 0`` or where the union is ≤ 0. Pairs whose axis-aligned extents do not meet are not clipped (IoU 0:
+  their polygons cannot intersect; hotcoco clips them too, to the same 0 but for a rounding-level area that
+  no threshold above 0 can tell from 0).
 
 A quadrilateral given by its corners gets its shoelace area and is put counter-clockwise (the inside test
 assumes it); the clipping is exact for convex quadrilaterals (rotated rectangles), which is what these formats
@@ -53,9 +55,10 @@ def _clip(
     ``j−1 → j`` (when it crosses) and vertex j (when inside), as hotcoco's loop pushes them."""
     p, m = x.shape
     rows = np.arange(p)
-    prev = np.where(np.arange(m)[None, :] == 0, (n - 1)[:, None], np.arange(m)[None, :] - 1)
-    prev = np.maximum(prev, 0)
-    px, py = x[rows[:, None], prev], y[rows[:, None], prev]
+    last = np.maximum(n - 1, 0)
+    px, py = np.empty_like(x), np.empty_like(y)  # vertex j−1 (the last live vertex for j = 0)
+    px[:, 1:], py[:, 1:] = x[:, :-1], y[:, :-1]
+    px[:, 0], py[:, 0] = x[rows, last], y[rows, last]
     dex, dey = (ex - sx)[:, None], (ey - sy)[:, None]
     s0x, s0y = sx[:, None], sy[:, None]
     cur_in = (dex * (y - s0y)) - (dey * (x - s0x)) >= 0.0
@@ -73,10 +76,19 @@ def _clip(
     cand_x = np.stack([ix, x], axis=2).reshape(p, 2 * m)
     cand_y = np.stack([iy, y], axis=2).reshape(p, 2 * m)
     valid = np.stack([crossing, keep], axis=2).reshape(p, 2 * m)
-    count = valid.sum(axis=1)
+    slot = np.cumsum(valid, axis=1)
+    count = slot[:, -1]
     width = max(int(count.max()) if p else 0, 1)
-    order = np.argsort(~valid, axis=1, kind="stable")[:, :width]
-    return np.take_along_axis(cand_x, order, 1), np.take_along_axis(cand_y, order, 1), count
+    out_x, out_y = np.zeros((p, width)), np.zeros((p, width))
+    r, c = np.nonzero(valid)  # (row-major: each row's slots in order)
+    out_x[r, slot[r, c] - 1], out_y[r, slot[r, c] - 1] = cand_x[r, c], cand_y[r, c]
+    return out_x, out_y, count
+
+
+def _extents(quads: np.ndarray) -> np.ndarray:
+    """Per row ``x_min, y_min, x_max, y_max`` of the corners and the area."""
+    x, y = quads[:, 0:8:2], quads[:, 1:8:2]
+    return np.stack([x.min(1), y.min(1), x.max(1), y.max(1), quads[:, 8]], axis=1)
 
 
 def _pairs(dq: np.ndarray, gq: np.ndarray, crowd: np.ndarray) -> np.ndarray:
@@ -114,10 +126,17 @@ def quad_iou_pairs(
     numpy.ndarray
         One IoU per pair, float64 (hotcoco's ``obb_iou`` for the same boxes).
     """
-    out = np.empty(di.shape[0], dtype=np.float64)
+    # Pairs whose axis-aligned extents are apart (or with an empty box) have IoU 0 and are not clipped.
+    dext, gext = _extents(dquad), _extents(gquad)
+    out = np.zeros(di.shape[0], dtype=np.float64)
     for s in range(0, di.shape[0], QUAD_PAIR_CHUNK):
         d, g = di[s : s + QUAD_PAIR_CHUNK], gi[s : s + QUAD_PAIR_CHUNK]
-        out[s : s + d.shape[0]] = _pairs(np.take(dquad, d, axis=0), np.take(gquad, g, axis=0), gcrowd[g])
+        a, b = np.take(dext, d, axis=0), np.take(gext, g, axis=0)
+        near = (a[:, 0] <= b[:, 2]) & (b[:, 0] <= a[:, 2]) & (a[:, 1] <= b[:, 3]) & (b[:, 1] <= a[:, 3])
+        near &= (a[:, 4] > 0.0) & (b[:, 4] > 0.0)
+        k = np.flatnonzero(near)
+        if k.size:
+            out[s + k] = _pairs(np.take(dquad, d[k], axis=0), np.take(gquad, g[k], axis=0), gcrowd[g[k]])
     return out
 
 
