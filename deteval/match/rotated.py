@@ -62,7 +62,8 @@ def _clip(
     dex, dey = (ex - sx)[:, None], (ey - sy)[:, None]
     s0x, s0y = sx[:, None], sy[:, None]
     cur_in = (dex * (y - s0y)) - (dey * (x - s0x)) >= 0.0
-    prev_in = (dex * (py - s0y)) - (dey * (px - s0x)) >= 0.0
+    prev_in = np.empty_like(cur_in)  # (vertex j−1's own test: the same operations on the same point)
+    prev_in[:, 1:], prev_in[:, 0] = cur_in[:, :-1], cur_in[rows, last]
     live = np.arange(m)[None, :] < n[:, None]
     d1x, d1y = x - px, y - py
     denom = (d1x * dey) - (d1y * dex)
@@ -73,9 +74,10 @@ def _clip(
     ix, iy = px + t * d1x, py + t * d1y
     keep = live & cur_in
     # slots 2j (crossing) and 2j+1 (vertex j), compacted to the front of each row in slot order
-    cand_x = np.stack([ix, x], axis=2).reshape(p, 2 * m)
-    cand_y = np.stack([iy, y], axis=2).reshape(p, 2 * m)
-    valid = np.stack([crossing, keep], axis=2).reshape(p, 2 * m)
+    cand_x, cand_y, valid = np.empty((p, 2 * m)), np.empty((p, 2 * m)), np.empty((p, 2 * m), dtype=bool)
+    cand_x[:, 0::2], cand_x[:, 1::2] = ix, x
+    cand_y[:, 0::2], cand_y[:, 1::2] = iy, y
+    valid[:, 0::2], valid[:, 1::2] = crossing, keep
     slot = np.cumsum(valid, axis=1)
     count = slot[:, -1]
     width = max(int(count.max()) if p else 0, 1)
