@@ -99,6 +99,10 @@ def make_cases() -> list[dict[str, Any]]:
 
 
 def _run_version() -> dict[str, Any]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from ultralytics_expected import install_shims
+
+    install_shims()  # (8.0.239 under numpy 2.4)
     import torch
     import ultralytics
     from ultralytics.models.yolo.obb import OBBValidator

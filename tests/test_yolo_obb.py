@@ -16,6 +16,7 @@ from deteval.detection.ultralytics import evaluate_ultralytics, obb_pair_iou
 DATA = Path(__file__).parent / "data" / "ultralytics"
 CASES = {c["name"]: c for c in json.loads((DATA / "obb-cases.json").read_text())["cases"]}
 VERSION_PROFILE = {
+    "8.0.239": "ultralytics-8.0",
     "8.4.36": "ultralytics-8.0",
     "8.4.37": "ultralytics-8.4.37",
     "8.4.175": "ultralytics-8.4.37",

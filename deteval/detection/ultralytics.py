@@ -116,8 +116,9 @@ def box_iou(gt_xyxy: np.ndarray, dt_xyxy: np.ndarray, *, float32: bool = True) -
 
 
 def _covariance(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Ultralytics' ``_get_covariance_matrix`` (8.1 and later) of float32 ``(cx, cy, w, h, r)`` rows: the
-    Gaussian of a rectangle, ``a = w²/12``, ``b = h²/12``, rotated by r."""
+    """Ultralytics' ``_get_covariance_matrix`` (8.4's form) of float32 ``(cx, cy, w, h, r)`` rows: the Gaussian
+    of a rectangle, ``a = w²/12``, ``b = h²/12``, rotated by r. (8.0.239 writes the off-diagonal term as
+    ``a·cos·sin − b·sin·cos``; its expected numbers in the tests are the same.)"""
     a, bb, r = b[:, 2] ** 2 / 12, b[:, 3] ** 2 / 12, b[:, 4]
     cos, sin = np.cos(r), np.sin(r)
     cos2, sin2 = cos**2, sin**2
