@@ -193,3 +193,11 @@ def test_plain_coco_inputs_are_refused_for_obb():
         del d["obb"]
     with pytest.raises(DetevalError, match="'obb' of 5 numbers"):
         evaluate_coco(gt, dts, iou_type="obb")
+
+
+def test_vernier_has_no_obb_mode_to_compare_with():
+    # docs/obb.md: vernier 0.5 scores bbox, segm, boundary and keypoints only. Should it gain an OBB mode,
+    # this fails, and the comparison above gains vernier as a second live oracle.
+    vernier = pytest.importorskip("vernier")
+    with pytest.raises(NotImplementedError, match="iouType"):
+        vernier.COCOeval(None, None, iouType="obb")
