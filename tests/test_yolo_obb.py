@@ -194,6 +194,8 @@ def test_yolo_obb_refuses_box_rows_and_supervision(tmp_path):
     from deteval.run.yolo import evaluate_yolo_files
 
     write_obb_split(tmp_path, 2)
+    with pytest.raises(ConfigError, match="oriented"):
+        evaluate_yolo_files(tmp_path / "data.yaml", tmp_path / "pred", iou_type="segm", task="obb")
     with pytest.raises(ConfigError, match="supervision"):
         evaluate_yolo_files(tmp_path / "data.yaml", tmp_path / "pred", profile="supervision", task="obb")
     (tmp_path / "labels" / "val" / "im1.txt").write_text("0 0.5 0.5 0.2 0.2\n")

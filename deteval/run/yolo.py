@@ -216,6 +216,10 @@ def evaluate_yolo_files(
     if task not in TASKS:
         raise ConfigError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
     if task == "obb":
+        if iou_type != "bbox":
+            raise ConfigError(
+                f"--iou-type {iou_type} is for boxes and masks; --task obb scores oriented boxes"
+            )
         ds, preds, g, d = load_yolo_obb(data_yaml, predictions, split, duplicates=duplicates)
         return evaluate_yolo(ds, preds, profile, obb=(g, d))
     if task != "detect":
