@@ -129,3 +129,41 @@ def test_bad_detection_rows_are_named(tmp_path):
         load_dota_detections(tmp_path)
     with pytest.raises(DetevalError, match="Task1_"):
         load_dota_detections(tmp_path / "missing")
+
+
+def test_coco_protocol_equals_hotcoco_from_dota(tmp_path):
+    # the same labelTxt folder read by hotcoco's own DOTA converter; the Task1 rows given to it as obb results
+    import json
+    import warnings
+
+    from deteval.tables.quads import corners_obb
+
+    hotcoco = pytest.importorskip("hotcoco")
+    compared = 0
+    for seed in range(12):
+        root = tmp_path / f"{seed}"
+        write_case(root, seed)
+        gt = load_dota_annotations(root / "labelTxt")
+        dets, corners = load_dota_detections(root / "det")
+        if not len(dets) or not len(gt):
+            continue
+        ours = evaluate_dota(gt, dets, corners, protocol="coco")
+        names = list(gt.classes) + [c for c in dets.classes if c not in gt.classes]
+        obb = corners_obb(corners)
+        results = [
+            {"image_id": gt.images.index(dets.images[int(dets.image[k])]) + 1,
+             "category_id": names.index(dets.classes[int(dets.label[k])]) + 1,
+             "obb": obb[k].tolist(), "score": float(dets.scores[k])}
+            for k in range(len(dets))
+        ]  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            coco = hotcoco.COCO.from_dota(str(root / "labelTxt"), categories=names)
+            ev = hotcoco.COCOeval(coco, coco.loadRes(json.loads(json.dumps(results))), "obb")
+            ev.evaluate()
+            ev.accumulate()
+            with contextlib.redirect_stdout(io.StringIO()):
+                ev.summarize()
+        assert ours.summary["stats"] == [float(v) for v in ev.stats], seed
+        compared += 1
+    assert compared > 8

@@ -9,7 +9,7 @@ from deteval.commands.common import add_output_args, emit
 from deteval.detection.voc import METRICS
 from deteval.io.dota import load_dota_annotations, load_dota_detections
 from deteval.report import FORMATS
-from deteval.run.dota import evaluate_dota
+from deteval.run.dota import PROTOCOLS, evaluate_dota
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -17,7 +17,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     dets, corners = load_dota_detections(args.detections)
     result = evaluate_dota(
         gt, dets, corners, iou_threshold=args.iou, metric=args.metric, difficult=not args.no_difficult,
-        classes=args.classes, shards=args.shards,
+        classes=args.classes, shards=args.shards, protocol=args.protocol,
     )  # fmt: skip
     emit(result, args)
     return 0
@@ -44,6 +44,12 @@ def register(sub: Any) -> None:
         help="count difficult objects as any other (the devkit's DOTA 1.5 and 2.0)",
     )
     p.add_argument("--classes", nargs="+", metavar="NAME", help="only these categories")
+    p.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default=PROTOCOLS[0],
+        help="dota_devkit (default) or coco: COCO-style AP with the rotated IoU, difficult objects as crowds",
+    )
     p.add_argument("--shards", type=int, default=None, help="match in this many parts of whole images")
     add_output_args(p, FORMATS)
     p.set_defaults(func=run, _parser=p)

@@ -23,9 +23,10 @@ import numpy as np
 
 from deteval.errors import InputFormatError, ValidationError
 from deteval.io.guards import read_text
+from deteval.tables.quads import corners_obb
 from deteval.tables.voc import VOCDetections, VOCGroundTruth
 
-__all__ = ["HEADER_KEYS", "TASK1_PREFIX", "load_dota_annotations", "load_dota_detections"]
+__all__ = ["HEADER_KEYS", "TASK1_PREFIX", "dota_coco", "load_dota_annotations", "load_dota_detections"]
 
 #: Header lines of a DOTA annotation file (``imagesource:GoogleEarth``, ``gsd:0.146``).
 HEADER_KEYS = ("imagesource:", "gsd:")
@@ -169,3 +170,44 @@ def load_dota_detections(folder: str | os.PathLike[str]) -> tuple[VOCDetections,
         scores=np.array(score, dtype=np.float64),
     )
     return dets, corners
+
+
+def dota_coco(gt: VOCGroundTruth, dets: VOCDetections, det_corners: np.ndarray) -> tuple[dict, list]:
+    """The tables in the COCO-style OBB form, as hotcoco's ``COCO.from_dota`` reads a labelTxt folder.
+
+    Images get ids 1, 2, … in the annotations' image order (sorted names), categories 1, 2, … in
+    ``gt.classes`` order then those only the detections name; every quadrilateral becomes
+    ``obb = corners_obb(corners)`` with ``area = w·h``, and a difficult object ``iscrowd = 1`` (hotcoco's rule:
+    a crowd region, matched by intersection over the detection's area).
+
+    Returns
+    -------
+    tuple
+        The ground-truth dict and the results list (:func:`deteval.io.coco_obb.load_obb_gt` reads both).
+    """
+    classes = list(gt.classes) + [c for c in dets.classes if c not in set(gt.classes)]
+    cat_id = {c: k + 1 for k, c in enumerate(classes)}
+    img_id = {n: i + 1 for i, n in enumerate(gt.images)}
+    unknown = [n for n in dets.images if n not in img_id]
+    if unknown:
+        raise ValidationError(
+            f"{len(unknown)} detection image(s) without an annotation file, e.g. {unknown[0]!r}"
+        )
+    corners = gt.meta["corners"]
+    g, d = corners_obb(corners).tolist(), corners_obb(det_corners).tolist()
+    anns = [
+        {"id": k + 1, "image_id": int(gt.image[k]) + 1, "category_id": cat_id[gt.classes[int(gt.label[k])]],
+         "obb": g[k], "area": g[k][2] * g[k][3], "iscrowd": int(gt.difficult[k])}
+        for k in range(len(gt))
+    ]  # fmt: skip
+    results = [
+        {"image_id": img_id[dets.images[int(dets.image[k])]], "category_id": cat_id[dets.classes[int(dets.label[k])]],
+         "obb": d[k], "score": float(dets.scores[k])}
+        for k in range(len(dets))
+    ]  # fmt: skip
+    doc = {
+        "images": [{"id": i, "file_name": f"{n}.png"} for n, i in img_id.items()],
+        "categories": [{"id": k, "name": c} for c, k in cat_id.items()],
+        "annotations": anns,
+    }
+    return doc, results
