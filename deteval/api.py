@@ -29,6 +29,7 @@ pycocotools' numbers when scores tie across images). Any other key is refused, s
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import warnings
 from collections.abc import Mapping, Sequence
@@ -176,7 +177,6 @@ def _masks(value: Any, what: str) -> tuple[list[dict[str, Any]], tuple[int, int]
 
 def _mask_utils() -> Any:
     """pycocotools' RLE functions (imported on first use: bbox-only users never load them)."""
-    import importlib
 
     return importlib.import_module("pycocotools.mask")
 
@@ -604,7 +604,8 @@ class MeanAveragePrecision:
             prefix = "" if len(self.iou_types) == 1 else f"{t}_"
             metrics.update({prefix + k: v for k, v in coco_metrics(ev, self.class_metrics).items()})
             if self.extended_summary:
-                extra = {"precision": ev.precision, "recall": ev.recall, "scores": ev.scores}
+                precision, recall, scores = ev.full_arrays()
+                extra = {"precision": precision, "recall": recall, "scores": scores}
                 if t == "bbox":
                     extra["ious"] = box_ious(self._boxes, self.box_format, ev.params.max_dets[-1])
                 metrics.update({prefix + k: v for k, v in extra.items()})

@@ -126,7 +126,7 @@ def _report(ev: Any, args: argparse.Namespace, result: Any = None) -> int:
             "precision": ev.precision,
             "iou_thrs": ev.params.iou_thrs,
             "rec_thrs": ev.params.rec_thrs,
-            "names": ev.cat_names,
+            "names": [ev.cat_names[k] for k in ev.array_categories.tolist()],
         },
     )
     return 0

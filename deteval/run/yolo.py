@@ -21,12 +21,12 @@ import numpy as np
 
 from deteval.detection.box_table import BoxTable
 from deteval.detection.supervision_profile import supervision_from_coco
-from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics, obb_pair_iou
+from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics, get_rules, obb_pair_iou
 from deteval.errors import ConfigError
 from deteval.io.coco import load_coco_gt, load_coco_results
-from deteval.io.yolo import Duplicates, YoloDataset, load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo import Duplicates, YoloDataset, for_exif_rule, load_yolo_dataset, load_yolo_predictions
 from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
-from deteval.io.yolo_obb import load_yolo_obb
+from deteval.io.yolo_obb import load_yolo_obb, obb_corners
 from deteval.run.coco import evaluate_coco
 from deteval.tables.quads import corners_obb, obb_quads
 
@@ -124,7 +124,11 @@ def evaluate_yolo(
             "mAP needs the model's prototype masks, which files do not hold)"
         )
     if name.startswith("ultralytics"):
-        iou = None if obb is None else obb_pair_iou(corners_obb(obb[0]), corners_obb(obb[1]))
+        ds, preds = for_exif_rule(ds, preds, get_rules(name).exif)
+        iou = None
+        if obb is not None:  # (the corners again: the era's EXIF rule may have turned the image sizes)
+            g, d = obb_corners(ds.labels, ds, "labels"), obb_corners(preds, ds, "predictions")
+            iou = obb_pair_iou(corners_obb(g), corners_obb(d))
         m = evaluate_ultralytics(ds.labels, preds, ds.n_images, name, iou=iou)
         rows = []
         for k, c in enumerate(m.classes):
