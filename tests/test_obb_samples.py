@@ -70,3 +70,12 @@ def test_yolo_obb_sample_under_both_profiles(tmp_path):
     assert 0.5 < ultra["mAP50"] < 1 and 0.5 < coco["mAP50"] < 1
     # the COCO JSON holds the same boxes with one crowd region per image; YOLO has no crowds
     assert coco["mAP50-95"] != pytest.approx(0.0)
+
+
+def test_coco_obb_with_intervals_and_a_comparison(tmp_path):
+    gt, res = str(SAMPLE / "coco" / "gt.json"), str(SAMPLE / "coco" / "results.json")
+    plain = run_json(["coco", gt, res, "--iou-type", "obb"], tmp_path)
+    out = run_json(["coco", gt, res, "--iou-type", "obb", "--compare-to", res, "--bootstrap", "30"], tmp_path)
+    assert out["stats"] == plain["stats"]  # the statistics resample the same OBB matches
+    ap = out["comparison"]["AP"]  # the same results against themselves: no difference, p = 1
+    assert ap["a"] == ap["b"] == plain["stats"][0] and ap["delta"] == 0.0 and ap["p_value"] == 1.0
