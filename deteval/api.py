@@ -604,7 +604,8 @@ class MeanAveragePrecision:
             prefix = "" if len(self.iou_types) == 1 else f"{t}_"
             metrics.update({prefix + k: v for k, v in coco_metrics(ev, self.class_metrics).items()})
             if self.extended_summary:
-                extra = {"precision": ev.precision, "recall": ev.recall, "scores": ev.scores}
+                precision, recall, scores = ev.full_arrays()
+                extra = {"precision": precision, "recall": recall, "scores": scores}
                 if t == "bbox":
                     extra["ious"] = box_ious(self._boxes, self.box_format, ev.params.max_dets[-1])
                 metrics.update({prefix + k: v for k, v in extra.items()})

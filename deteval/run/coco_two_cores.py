@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from deteval.detection.coco.evaluation import FULL_ARRAYS_BYTES, full_arrays_bytes
 from deteval.detection.coco.inputs import (
     is_path_list,
     load_results_files,
@@ -349,7 +350,9 @@ def match_on_two_cores(
     if p.iou_type == "segm":  # imported once, before the fork, not by each half
         import pycocotools.mask  # noqa: F401
     cat_sel = id_selection(g.cat_ids, p.cat_ids, "category")
-    if p.use_cats and cat_sel.shape[0] >= 2:
+    # (halves of the categories each lay out arrays for every category; past that size, halves of the images,
+    # whose merged table is accumulated for the categories with ground truth only)
+    if p.use_cats and cat_sel.shape[0] >= 2 and full_arrays_bytes(p, cat_sel.shape[0]) <= FULL_ARRAYS_BYTES:
         split = _split_categories(g, r, p, compat, cat_sel)
         return None if split is None else (None, *split)
     by_images = match_image_halves(g, r, p, compat)

@@ -18,10 +18,10 @@ import numpy as np
 
 from deteval.detection.box_table import BoxTable
 from deteval.detection.supervision_profile import supervision_from_coco
-from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics
+from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics, get_rules
 from deteval.errors import ConfigError
 from deteval.io.coco import load_coco_gt, load_coco_results
-from deteval.io.yolo import YoloDataset, load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo import YoloDataset, for_exif_rule, load_yolo_dataset, load_yolo_predictions
 from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
 from deteval.run.coco import evaluate_coco
 
@@ -93,6 +93,7 @@ def evaluate_yolo(
             "mAP needs the model's prototype masks, which files do not hold)"
         )
     if name.startswith("ultralytics"):
+        ds, preds = for_exif_rule(ds, preds, get_rules(name).exif)
         m = evaluate_ultralytics(ds.labels, preds, ds.n_images, name)
         rows = []
         for k, c in enumerate(m.classes):
