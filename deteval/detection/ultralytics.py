@@ -147,8 +147,11 @@ def match_image(
     return correct
 
 
-def _ap(recall: np.ndarray, precision: np.ndarray, sentinel: Sentinel) -> float:
-    """101-point trapezoid AP of one PR curve with Ultralytics' sentinels and right-to-left envelope."""
+def envelope_curve(
+    recall: np.ndarray, precision: np.ndarray, sentinel: Sentinel
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ultralytics' ``compute_ap`` curve: recall and precision closed with the profile's sentinels, precision
+    replaced by its envelope from the right (what the AP integrates and ``PR_curve.png`` draws)."""
     if sentinel == "one":
         mrec = np.concatenate(([0.0], recall, [1.0]))
         mpre = np.concatenate(([1.0], precision, [0.0]))
@@ -156,13 +159,19 @@ def _ap(recall: np.ndarray, precision: np.ndarray, sentinel: Sentinel) -> float:
         last = recall[-1] if len(recall) else 1.0
         mrec = np.concatenate(([0.0], recall, [last], [1.0]))
         mpre = np.concatenate(([1.0], precision, [0.0], [0.0]))
-    mpre = np.flip(np.maximum.accumulate(np.flip(mpre)))
+    return mrec, np.flip(np.maximum.accumulate(np.flip(mpre)))
+
+
+def _ap(recall: np.ndarray, precision: np.ndarray, sentinel: Sentinel) -> float:
+    """101-point trapezoid AP of one PR curve with Ultralytics' sentinels and right-to-left envelope."""
+    mrec, mpre = envelope_curve(recall, precision, sentinel)
     x = ULTRALYTICS_RECALL_POINTS
     return float(np.trapezoid(np.interp(x, mrec, mpre), x))
 
 
-def _box_filter(y: np.ndarray, fraction: float) -> np.ndarray:
-    """Moving average of odd width ``round(len·fraction·2)//2 + 1``, edges padded with the end values."""
+def box_filter(y: np.ndarray, fraction: float) -> np.ndarray:
+    """Ultralytics' ``smooth``: a moving average of odd width ``round(len·fraction·2)//2 + 1``, edges padded
+    with the end values."""
     width = round(len(y) * fraction * 2) // 2 + 1
     pad = np.ones(width // 2)
     padded = np.concatenate((pad * y[0], y, pad * y[-1]), 0)
@@ -172,7 +181,10 @@ def _box_filter(y: np.ndarray, fraction: float) -> np.ndarray:
 @dataclass
 class UltralyticsMetrics:
     """Per class (classes with ≥ 1 label, ascending id): ``ap`` (K × 10), ``p``, ``r``, ``n_labels``;
-    the means ``precision``, ``recall``, ``map50``, ``map75``, ``map`` (mAP50-95) as ``yolo val`` reports."""
+    the means ``precision``, ``recall``, ``map50``, ``map75``, ``map`` (mAP50-95) as ``yolo val`` reports.
+    ``extra``: ``p_curve``, ``r_curve``, ``f1_curve`` (K × 1000, against the confidence grid) and
+    ``pr_curves`` (per class: rank-order recall, precision and confidence at IoU 0.5), ``pr_plot`` (K × 1000:
+    the precision envelope at IoU 0.5 on the recall grid ``linspace(0, 1, 1000)``)."""
 
     classes: np.ndarray
     ap: np.ndarray
@@ -216,6 +228,9 @@ def ap_per_class(
     x = ULTRALYTICS_CONFIDENCES
     ap = np.zeros((len(classes), tp.shape[1]))
     p_curve, r_curve = np.zeros((len(classes), 1000)), np.zeros((len(classes), 1000))
+    empty = np.zeros(0)
+    pr_curves = [(empty, empty, empty)] * len(classes)  # rank-order recall, precision, conf at IoU 0.5
+    pr_plot = np.zeros((len(classes), 1000))  # the envelope at IoU 0.5 on the recall grid x (PR_curve.png)
     for k, c in enumerate(classes):
         mine = pred_cls == c
         if not mine.any():
@@ -226,11 +241,16 @@ def ap_per_class(
         precision = tpc / (tpc + fpc)
         r_curve[k] = np.interp(-x, -conf[mine], recall[:, 0], left=0)
         p_curve[k] = np.interp(-x, -conf[mine], precision[:, 0], left=1)
+        pr_curves[k] = (recall[:, 0], precision[:, 0], conf[mine].astype(np.float64))
+        pr_plot[k] = np.interp(x, *envelope_curve(recall[:, 0], precision[:, 0], sentinel))
         for t in range(tp.shape[1]):
             ap[k, t] = _ap(recall[:, t], precision[:, t], sentinel)
     f1 = 2 * p_curve * r_curve / (p_curve + r_curve + _EPS)
-    best = _box_filter(f1.mean(0), 0.1).argmax() if len(classes) else 0
-    return UltralyticsMetrics(classes, ap, p_curve[:, best], r_curve[:, best], n_labels)
+    best = box_filter(f1.mean(0), 0.1).argmax() if len(classes) else 0
+    out = UltralyticsMetrics(classes, ap, p_curve[:, best], r_curve[:, best], n_labels)
+    # the curves yolo val plots: P, R and F1 against the confidence grid, and each class's PR curve
+    out.extra.update(p_curve=p_curve, r_curve=r_curve, f1_curve=f1, pr_curves=pr_curves, pr_plot=pr_plot)
+    return out
 
 
 @dataclass
@@ -242,6 +262,8 @@ class MatchedSet:
     pred_cls: np.ndarray
     target_cls: np.ndarray
     capped: int = 0
+    pred_img: np.ndarray | None = None  # each detection's image (for resampling images)
+    target_img: np.ndarray | None = None  # each label's image
 
 
 def match_split(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRules) -> MatchedSet:
@@ -270,7 +292,7 @@ def match_split(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRul
                 iou = box_iou(gt.xyxy[gi], dt.xyxy[kept[rows]], float32=rules.float32)
                 tp[rows] = match_image(iou, gt.cls[gi], dt.cls[kept[rows]], thresholds, rules.matcher)
     conf = dt.conf[kept].astype(np.float32 if rules.float32 else np.float64)
-    return MatchedSet(tp, conf, dt.cls[kept], gt.cls[g_order], capped)
+    return MatchedSet(tp, conf, dt.cls[kept], gt.cls[g_order], capped, dt.img[kept], gt.img[g_order])
 
 
 @dataclass
