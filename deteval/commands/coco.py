@@ -12,20 +12,21 @@ from deteval.analysis.images import draw_worst
 from deteval.analysis.inputs import coco_confusion, coco_errors, coco_images, coco_matched
 from deteval.commands import options as opt
 from deteval.commands.cluster import add_cluster_args, cluster_requested, refuse_with_cluster
-from deteval.commands.common import add_output_args, apply_preset, emit, wants_per_class
+from deteval.commands.common import add_boundary_args, add_output_args, apply_preset, emit, wants_per_class
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.coco import COMPAT_MODES
-from deteval.detection.coco_params import IOU_TYPES, CocoParams
+from deteval.detection.coco_params import FIELDS, IOU_TYPES, MASK_TYPES, CocoParams, results_kind
 from deteval.io.coco import load_coco_gt, load_coco_results, read_json
 from deteval.io.guards import contained_path
+from deteval.match.boundary import BOUNDARY_PROFILES
 from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import Progress
 from deteval.run.client import dask_client
 from deteval.run.coco import evaluate_coco, load_results_files
 
-_PARAM_OPTIONS = ("iou_thrs", "rec_thrs", "max_dets", "area_rng", "area_lbl", "use_cats", "kpt_oks_sigmas")
+_PARAM_OPTIONS = (*FIELDS, "dilation_ratio", "boundary_profile")
 
 
 OPTIONS: dict[str, Checker] = {
@@ -35,6 +36,7 @@ OPTIONS: dict[str, Checker] = {
     "on_error": opt.choice(("raise", "skip")),
     "format": opt.choice(FORMATS),
     **{key: opt.coco(key) for key in _PARAM_OPTIONS},
+    "boundary_profile": opt.choice(tuple(BOUNDARY_PROFILES)),
 }
 
 
@@ -66,15 +68,19 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         bar.stage("reading ground truth")
         gt = load_coco_gt(
             args.gt,
-            keep_segmentation=params.iou_type == "segm",
+            keep_segmentation=params.iou_type in MASK_TYPES,
             need_keypoints=params.iou_type == "keypoints",
             on_error=args.on_error,
         )
         bar.stage("reading results")
         if len(sources) == 1:
-            results = load_coco_results(sources[0], gt, iou_type=params.iou_type, on_error=args.on_error)
+            results = load_coco_results(
+                sources[0], gt, iou_type=results_kind(params.iou_type), on_error=args.on_error
+            )
         else:
-            results = load_results_files(sources, gt, iou_type=params.iou_type, on_error=args.on_error)
+            results = load_results_files(
+                sources, gt, iou_type=results_kind(params.iou_type), on_error=args.on_error
+            )
         bar.stage("matching and accumulating")
         if stats is None:
             ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
@@ -171,7 +177,10 @@ def _with_statistics(
     others = list(args.compare_to or ())
     systems = [
         results,
-        *(load_coco_results(o, gt, iou_type=params.iou_type, on_error=args.on_error) for o in others),
+        *(
+            load_coco_results(o, gt, iou_type=results_kind(params.iou_type), on_error=args.on_error)
+            for o in others
+        ),
     ]
     return coco_statistics(gt, systems, others, params, args.compat, stats, per_class)
 
@@ -220,9 +229,18 @@ def register(sub: Any) -> None:
         help="COCO results JSON (a list of detections); several files (e.g. one per training rank) are read "
         "as their concatenation",
     )
-    p.add_argument("--iou-type", choices=IOU_TYPES, default=None, help="bbox (default), segm or keypoints")
     p.add_argument(
-        "--config", metavar="PRESET", help="a preset name (coco, coco_fixed, coco_keypoints) or TOML file"
+        "--iou-type",
+        choices=IOU_TYPES,
+        default=None,
+        help="bbox (default), segm, keypoints or boundary (Boundary IoU, Cheng et al. 2021: min(mask IoU, "
+        "boundary IoU); crowds keep the mask IoU)",
+    )
+    add_boundary_args(p)
+    p.add_argument(
+        "--config",
+        metavar="PRESET",
+        help="a preset name (coco, coco_fixed, coco_keypoints, coco_boundary) or TOML file",
     )
     p.add_argument(
         "--compat",

@@ -33,7 +33,7 @@ __all__ = [
 
 #: Dave et al.'s K for LVIS: detections kept per category over the whole dataset under Fixed AP.
 FIXED_AP_DETS_PER_CAT = 10_000
-IOU_TYPES = ("bbox", "segm")
+IOU_TYPES = ("bbox", "segm", "boundary")
 POOLS = ("all", *FREQUENCIES)
 
 
