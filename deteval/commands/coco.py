@@ -15,7 +15,7 @@ from deteval.commands.common import add_output_args, apply_preset, emit, wants_p
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.coco import COMPAT_MODES
-from deteval.detection.coco_params import IOU_TYPES, CocoParams
+from deteval.detection.coco_params import FIELDS, IOU_TYPES, CocoParams
 from deteval.io.coco import load_coco_gt, load_coco_results, read_json
 from deteval.io.guards import contained_path
 from deteval.report import FORMATS
@@ -24,7 +24,7 @@ from deteval.report.progress import Progress
 from deteval.run.client import dask_client
 from deteval.run.coco import evaluate_coco, load_results_files
 
-_PARAM_OPTIONS = ("iou_thrs", "rec_thrs", "max_dets", "area_rng", "area_lbl", "use_cats", "kpt_oks_sigmas")
+_PARAM_OPTIONS = FIELDS  # (every parameter of CocoParams that an option sets)
 
 
 OPTIONS: dict[str, Checker] = {
@@ -211,6 +211,13 @@ def register(sub: Any) -> None:
         default=None,
         metavar="LIST",
         help="per-keypoint OKS sigmas, comma-separated (default: COCO's 17)",
+    )
+    p.add_argument(
+        "--kpt-oks-sigmas-per-category",
+        default=None,
+        metavar="SPEC",
+        help="OKS sigmas of some categories, 'ID:s1,s2,...;ID:s1,s2,...' (before a category record's "
+        "'sigmas' and --kpt-oks-sigmas)",
     )
     p.add_argument(
         "--on-error",

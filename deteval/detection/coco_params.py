@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS
+from deteval.detection.keypoint_sigmas import parse_sigmas_per_category
 from deteval.errors import ConfigError
 from deteval.syntax import parse_decimal, parse_integer
 
@@ -136,6 +137,8 @@ class CocoParams:
     * ``area_rng`` [areaRng] and ``area_lbl`` [areaRngLbl]: A closed ranges on the annotation ``area``.
     * ``use_cats`` [useCats]: False pools all categories (class-agnostic, as in proposal scoring).
     * ``kpt_oks_sigmas``: per-keypoint sigmas for OKS (COCO's 17 by default).
+    * ``kpt_oks_sigmas_per_category``: ``{category_id: sigmas}`` for categories with sigmas of their own (before
+      a category record's ``"sigmas"`` and ``kpt_oks_sigmas``: :mod:`deteval.detection.keypoint_sigmas`).
     * ``img_ids`` / ``cat_ids`` [imgIds, catIds]: restrict to these ids (None = all in the ground truth).
       With ``use_cats=False`` the order of ``cat_ids`` counts, as in pycocotools: the pooled lists run
       category by category in that order, which decides score and IoU ties.
@@ -154,6 +157,7 @@ class CocoParams:
     area_lbl: tuple[str, ...] = ("all", "small", "medium", "large")
     use_cats: bool = True
     kpt_oks_sigmas: np.ndarray = field(default_factory=lambda: COCO_KPT_OKS_SIGMAS.copy())
+    kpt_oks_sigmas_per_category: dict[Any, np.ndarray] | None = None
     img_ids: Sequence[Any] | None = None
     cat_ids: Sequence[Any] | None = None
 
@@ -228,6 +232,15 @@ class CocoParams:
             "area_rng": [list(a) for a in self.area_rng],
             "area_lbl": list(self.area_lbl),
             "use_cats": self.use_cats,
+            **(
+                {}
+                if self.kpt_oks_sigmas_per_category is None
+                else {
+                    "kpt_oks_sigmas_per_category": {
+                        str(k): v.tolist() for k, v in self.kpt_oks_sigmas_per_category.items()
+                    }
+                }
+            ),
         }
 
 
@@ -240,6 +253,7 @@ FIELDS: tuple[str, ...] = (
     "area_lbl",
     "use_cats",
     "kpt_oks_sigmas",
+    "kpt_oks_sigmas_per_category",
 )
 _COUNT_LIMITS = {"iou_thrs": MAX_IOU_THRS, "rec_thrs": MAX_REC_THRS, "kpt_oks_sigmas": MAX_KEYPOINTS}
 
@@ -264,6 +278,8 @@ def parse_option(key: str, value: Any) -> Any:
         return check_field(key, tuple(v.strip() for v in labels))
     if key == "use_cats":
         return check_field(key, value)
+    if key == "kpt_oks_sigmas_per_category":
+        return parse_sigmas_per_category(value, key)
     raise ConfigError(f"unknown COCO parameter {key!r}")
 
 
@@ -331,6 +347,8 @@ def check_field(name: str, value: Any) -> Any:
         if not isinstance(value, (bool, np.bool_)):
             raise ConfigError(f"use_cats must be true or false, got {value!r}"[:200])
         return bool(value)
+    if name == "kpt_oks_sigmas_per_category":
+        return None if value is None else parse_sigmas_per_category(value, name)
     raise ConfigError(f"unknown COCO parameter {name!r}")
 
 
