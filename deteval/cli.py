@@ -29,6 +29,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "COCO detection / segmentation / keypoints evaluation (pycocotools numbers, much faster)",
     ),
     "lvis": ("lvis", "LVIS federated evaluation (lvis-api numbers), Fixed AP and pooled AP"),
+    "crowdpose": (
+        "pose",
+        "CrowdPose keypoints: AP by crowd level (faster-coco-eval's keypoints_crowd numbers)",
+    ),
     "openimages": (
         "openimages",
         "Open Images challenge detection metric (group-of boxes, image-level labels, hierarchy)",
