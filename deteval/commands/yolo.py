@@ -11,17 +11,28 @@ from pathlib import Path
 from typing import Any
 
 from deteval.commands.common import write_text
+from deteval.commands.yolo_pose import run_yolo_pose
 from deteval.errors import ConfigError, DetevalWarning
-from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions, read_data_yaml
 from deteval.report.progress import note
 from deteval.report.warning_cap import shown_warnings
 from deteval.report.yolo_table import YOLO_FORMATS, render_yolo
 from deteval.run.yolo import PROFILE_NAMES, evaluate_yolo_files, is_ultralytics
 
 VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain.voc.VOC_PROFILE_RULES
+TASKS = ("detect", "obb", "pose")
+
+
+def task_of(data_yaml: str) -> str:
+    """The task a data.yaml implies, as Ultralytics infers it: pose where it has ``kpt_shape``."""
+    if not str(data_yaml).lower().endswith((".yaml", ".yml")) or not Path(data_yaml).is_file():
+        return "detect"  # (the loader names what is wrong with it)
+    return "pose" if read_data_yaml(data_yaml, {"kpt_shape"}).get("kpt_shape") is not None else "detect"
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if (args.task or task_of(args.data)) == "pose":
+        return run_yolo_pose(args)
     with warnings.catch_warnings():  # (what the readers tolerate is in result.warnings, printed below)
         warnings.simplefilter("ignore", DetevalWarning)
         result = evaluate_yolo_files(
@@ -146,6 +157,12 @@ def register(sub: Any) -> None:
     p.add_argument("data", metavar="DATA.yaml", help="the dataset's data.yaml")
     p.add_argument("predictions", metavar="PREDICTIONS", help="folder of txt files, or a JSON file")
     p.add_argument("--split", default="val", help="train, val (default) or test")
+    p.add_argument(
+        "--task",
+        choices=TASKS,
+        default=None,
+        help="detect, obb or pose (default: pose if the data.yaml has kpt_shape, else detect)",
+    )
     p.add_argument("--profile", choices=PROFILE_NAMES, default=None, help="default: ultralytics (the newest)")
     p.add_argument(
         "--iou-type",

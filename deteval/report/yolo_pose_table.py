@@ -1,0 +1,81 @@
+"""Render a YOLO pose result: the table ``yolo val`` prints for a pose model (``Box(P R mAP50 mAP50-95)
+Pose(P R mAP50 mAP50-95)``), CSV, Markdown, JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deteval.report.tables import csv_row, md_text
+from deteval.run.yolo import YoloResult
+
+__all__ = ["render_yolo_pose"]
+
+_COLUMNS = ("P", "R", "AP50", "AP50-95")
+
+
+def _rows(result: YoloResult) -> list[dict[str, Any]]:
+    s = result.summary
+    total: dict[str, Any] = {
+        "class": "all",
+        "images": result.n_images,
+        "instances": sum(r["instances"] for r in result.per_class),
+    }
+    for prefix in ("", "pose "):
+        total.update(
+            {
+                f"{prefix}P": s[f"{prefix}precision"],
+                f"{prefix}R": s[f"{prefix}recall"],
+                f"{prefix}AP50": s[f"{prefix}mAP50"],
+                f"{prefix}AP50-95": s[f"{prefix}mAP50-95"],
+            }
+        )
+    return [total, *result.per_class]
+
+
+def render_yolo_pose(result: YoloResult, fmt: str) -> str:
+    """``table`` (yolo val's layout, 3 significant digits), ``json``, ``csv`` (full precision) or ``markdown``."""
+    if fmt == "json":
+        return result.to_json()
+    cols = [*(f"Box {c}" for c in _COLUMNS), *(f"Pose {c}" for c in _COLUMNS)]
+    keys = [*_COLUMNS, *(f"pose {c}" for c in _COLUMNS)]
+    rows = _rows(result)
+    if fmt == "csv":
+        lines = [csv_row(["class", "images", "instances", *cols])]
+        lines += [
+            csv_row([str(r["class"]), str(r["images"]), str(r["instances"]), *(repr(r[k]) for k in keys)])
+            for r in rows
+        ]
+        return "\n".join(lines) + "\n"
+    if fmt == "markdown":
+        head = ["class", "images", "instances", *cols]
+        lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+        for r in rows:
+            cells = [md_text(str(r["class"])), str(r["images"]), str(r["instances"])] + [
+                f"{r[k]:.4f}" for k in keys
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+        return f"profile: {result.profile}\n\n" + "\n".join(lines) + "\n"
+    out = [f"profile: {result.profile}"]
+    out.append(
+        ("%22s" + "%11s" * 10)
+        % (
+            "Class",
+            "Images",
+            "Instances",
+            "Box(P",
+            "R",
+            "mAP50",
+            "mAP50-95)",
+            "Pose(P",
+            "R",
+            "mAP50",
+            "mAP50-95)",
+        )
+    )
+    for r in rows:
+        out.append(
+            ("%22s" + "%11i" * 2 + "%11.3g" * 8)
+            % (r["class"], r["images"], r["instances"], *(r[k] for k in keys))
+        )
+    out += [f"warning: {w}" for w in result.warnings]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,100 @@
+"""Score a YOLO pose split as ``yolo val`` does: box and pose (OKS) P, R, mAP50, mAP50-95 under an Ultralytics
+profile (:func:`deteval.detection.ultralytics.evaluate_ultralytics_pose`)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from deteval.detection.ultralytics import (
+    UltralyticsMetrics,
+    evaluate_ultralytics_pose,
+    get_rules,
+    pose_sigmas,
+)
+from deteval.errors import ConfigError
+from deteval.io.yolo_pose import PoseDataset, load_pose_dataset, load_pose_predictions
+from deteval.run.yolo import YoloResult, canonical_profile, is_ultralytics
+from deteval.tables.boxes import BoxTable
+
+__all__ = ["evaluate_yolo_pose", "evaluate_yolo_pose_files"]
+
+#: The profiles whose versions read the data.yaml's ``kpt_oks_sigmas`` (8.4.175 and later; 8.4.37 to 8.4.174
+#: share the 8.4.37 profile's box rules but not all of them read the sigmas).
+_READS_DATASET_SIGMAS = ("ultralytics-8.4.176",)
+
+
+def _summary(m: UltralyticsMetrics, prefix: str) -> dict[str, float]:
+    return {
+        f"{prefix}mAP50-95": m.map,
+        f"{prefix}mAP50": m.map50,
+        f"{prefix}mAP75": m.map75,
+        f"{prefix}precision": m.precision,
+        f"{prefix}recall": m.recall,
+    }
+
+
+def evaluate_yolo_pose(
+    pds: PoseDataset, preds: BoxTable, pred_kpts: np.ndarray, profile: str = "ultralytics"
+) -> YoloResult:
+    """Box and pose metrics of ``preds`` (with their keypoints) against the pose split ``pds``.
+
+    The summary holds the box numbers under the detect names (``mAP50-95``, ``mAP50``, ``mAP75``,
+    ``precision``, ``recall``) and the pose numbers under the same names prefixed ``pose ``; each class row
+    likewise. The sigmas are :func:`~deteval.detection.ultralytics.pose_sigmas`: the data.yaml's
+    ``kpt_oks_sigmas`` under the ``ultralytics-8.4.176`` profile (the versions that read them), else COCO's 17
+    for ``kpt_shape [17, 3]``, else ``1 / K``."""
+    name = canonical_profile(profile)
+    if not is_ultralytics(name):
+        raise ConfigError(f"pose is scored under the Ultralytics profiles (yolo val's OKS), not {profile!r}")
+    rules = get_rules(name)
+    warnings = list(pds.ds.warnings)
+    dataset_sigmas = pds.sigmas if name in _READS_DATASET_SIGMAS else None
+    if pds.sigmas is not None and dataset_sigmas is None:
+        warnings.append(
+            f"kpt_oks_sigmas in the data.yaml are not read under {name} (those versions ignore them)"
+        )
+    sigma = pose_sigmas(pds.kpt_shape, rules.oks, dataset_sigmas)
+    ds = pds.ds
+    box, pose = evaluate_ultralytics_pose(
+        ds.labels, pds.keypoints, preds, pred_kpts, ds.n_images, rules, sigma
+    )
+    rows: list[dict[str, Any]] = []
+    for k, c in enumerate(box.classes):
+        mine = ds.labels.cls == c
+        row: dict[str, Any] = {
+            "class": ds.names[int(c)],
+            "images": len(np.unique(ds.labels.img[mine])),
+            "instances": int(mine.sum()),
+        }
+        for m, prefix in ((box, ""), (pose, "pose ")):
+            row.update(
+                {
+                    f"{prefix}P": float(m.p[k]),
+                    f"{prefix}R": float(m.r[k]),
+                    f"{prefix}AP50": float(m.ap[k, 0]),
+                    f"{prefix}AP75": float(m.ap[k, 5]),
+                    f"{prefix}AP50-95": float(m.ap[k].mean()),
+                }
+            )
+        rows.append(row)
+    summary = {**_summary(box, ""), **_summary(pose, "pose ")}
+    return YoloResult(profile, summary, rows, warnings=warnings, n_images=ds.n_images)
+
+
+def evaluate_yolo_pose_files(
+    data_yaml: str | os.PathLike[str],
+    predictions: str | os.PathLike[str],
+    *,
+    split: str = "val",
+    profile: str = "ultralytics",
+) -> YoloResult:
+    """``deteval yolo DATA.yaml PREDICTIONS --task pose`` in Python (exact duplicate label rows dropped with a
+    warning, as Ultralytics does)."""
+    if not is_ultralytics(profile):
+        raise ConfigError(f"pose is scored under the Ultralytics profiles (yolo val's OKS), not {profile!r}")
+    pds = load_pose_dataset(data_yaml, split, duplicates="drop")
+    preds, kpts = load_pose_predictions(predictions, pds)
+    return evaluate_yolo_pose(pds, preds, kpts, profile)
