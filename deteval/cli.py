@@ -33,6 +33,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "pose",
         "CrowdPose keypoints: AP by crowd level (faster-coco-eval's keypoints_crowd numbers)",
     ),
+    "sigmas": ("pose", "estimate per-keypoint OKS sigmas from repeated annotations or a model's errors"),
     "openimages": (
         "openimages",
         "Open Images challenge detection metric (group-of boxes, image-level labels, hierarchy)",

@@ -1,18 +1,22 @@
 """``deteval crowdpose GT.json RESULTS.json``: CrowdPose's keypoint protocol (faster-coco-eval's
-``keypoints_crowd`` numbers)."""
+``keypoints_crowd`` numbers); ``deteval sigmas GT.json``: OKS sigmas estimated from data."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
-from deteval.commands.common import add_output_args, emit, wants_per_class
+from deteval.commands.common import add_output_args, emit, wants_per_class, write_text
 from deteval.commands.options import coco as coco_option
 from deteval.commands.options import run_checker
 from deteval.detection.coco.params import COMPAT_MODES
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.crowdpose import CROWDPOSE_KPT_OKS_SIGMAS
-from deteval.report.progress import Progress
+from deteval.detection.sigma_estimate import estimate_sigmas, pairs_from_repeats, pairs_from_results
+from deteval.errors import ConfigError
+from deteval.io.coco import load_coco_gt, load_coco_results, read_json
+from deteval.report.progress import Progress, note
 from deteval.run.crowdpose import evaluate_crowdpose
 
 
@@ -83,3 +87,77 @@ def register(sub: Any) -> None:
     )
     add_output_args(p, curves=False)
     p.set_defaults(func=run_crowdpose, _parser=p)
+    register_sigmas(sub)
+
+
+def run_sigmas(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    gt = load_coco_gt(args.gt, need_keypoints=True)
+    if args.results:
+        if args.group_key:
+            raise ConfigError("--group-key is for repeated annotations; drop it with --results")
+        res = load_coco_results(args.results, gt, iou_type="keypoints")
+        est = estimate_sigmas(pairs_from_results(gt, res, args.max_distance), gt, "a model's errors")
+    else:
+        key = None
+        if args.group_key:
+            anns = read_json(args.gt).get("annotations", [])
+            key = [a.get(args.group_key) if isinstance(a, dict) else None for a in anns]
+        est = estimate_sigmas(pairs_from_repeats(gt, args.iou, key), gt, "repeated annotations")
+    if args.format == "json":
+        text = json.dumps(est.to_dict(), indent=2) + "\n"
+    else:
+        names = {r.get("id"): r.get("keypoints") for r in gt.category_records or () if isinstance(r, dict)}
+        lines = [f"OKS sigmas from {est.method}: sigma_i = sqrt(mean of d_i^2 / s^2) (COCO's definition)"]
+        for k, (cid, cname) in enumerate(zip(est.cat_ids, est.cat_names)):
+            if not est.pairs[k]:
+                continue
+            lines.append(f"category {cid} ({cname}): {int(est.pairs[k])} pairs")
+            kp_names = names.get(cid) or []
+            for i, (sig, n) in enumerate(zip(est.sigmas[k], est.counts[k])):
+                label = kp_names[i] if i < len(kp_names) and isinstance(kp_names[i], str) else f"keypoint {i}"
+                lines.append(f"  {label:<24} sigma = {sig:.6f}   ({int(n)} pairs)")
+        spec = est.spec()
+        lines.append(
+            f"--kpt-oks-sigmas-per-category '{spec}'"
+            if spec
+            else "no category has a sigma for every keypoint"
+        )
+        text = "\n".join(lines) + "\n"
+    write_text(text, args.output)
+    for w in est.warnings:
+        note(f"deteval: warning: {w}")
+    return 0
+
+
+def register_sigmas(sub: Any) -> None:
+    p = sub.add_parser(
+        "sigmas",
+        help="estimate per-keypoint OKS sigmas from repeated annotations or a model's errors",
+        description="Estimate each category's OKS sigmas as COCO defines them, sigma_i^2 = E[d_i^2 / s^2] "
+        "(d_i: distance between two keypoints of the same object, s^2: its area): from repeated annotations "
+        "of the same objects in GT.json (pairs sharing --group-key, or whose boxes overlap with IoU >= --iou), "
+        "or with --results from a model's detections matched to the ground truth. Prints a "
+        "--kpt-oks-sigmas-per-category value. See docs/pose.md.",
+    )
+    p.add_argument("gt", metavar="GT.json", help="COCO keypoint ground truth")
+    p.add_argument(
+        "--results", metavar="RESULTS.json", help="keypoint results: estimate from the model's errors"
+    )
+    p.add_argument(
+        "--iou",
+        type=float,
+        default=0.5,
+        help="repeated annotations: box IoU that makes two boxes one object (0.5)",
+    )
+    p.add_argument(
+        "--max-distance",
+        type=float,
+        default=0.5,
+        help="--results: the largest root mean d^2/s^2 of a detection and the object it is paired with (0.5)",
+    )
+    p.add_argument(
+        "--group-key", metavar="FIELD", help="annotation field naming the object (repeated annotations)"
+    )
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
+    p.set_defaults(func=run_sigmas, _parser=p)
