@@ -264,8 +264,8 @@ def generate_coco_shaped(
     each object shifted by a few pixels so that no two copies coincide. Person stays person; every other
     object gets a category drawn from val2017's instance counts (``VAL2017_INSTANCES``), so that the long
     tail over 80 categories is COCO's. Detections are those of a decent detector: per object 0-3 jittered
-    boxes (the right class mostly), background boxes, at most 100 per image by score, scores with 5
-    decimals and boxes with 2, as detectors write them. ``masks``: each detection carries instead a
+    boxes (the right class mostly), background boxes, at most 100 per image by score, boxes clipped to the
+    image, scores with 5 decimals and boxes with 2, as detectors write them. ``masks``: each detection carries instead a
     compressed RLE of its object's outline moved with its box (the background ones an ellipse).
     """
     from pycocotools import mask as mask_utils
@@ -326,7 +326,10 @@ def generate_coco_shaped(
         for box, c, score, outline, (jx, jy) in img_dets[:100]:
             rec: dict = {"image_id": img_id, "category_id": c, "score": round(score, 5)}
             if not masks:
-                rec["bbox"] = [round(float(v), 2) for v in box]
+                # detectors clip their boxes to the image, as torchvision's and Ultralytics' post-processing do
+                x1, y1 = min(max(box[0], 0.0), W - 1.0), min(max(box[1], 0.0), H - 1.0)
+                x2, y2 = min(box[0] + box[2], float(W)), min(box[1] + box[3], float(H))
+                rec["bbox"] = [round(float(v), 2) for v in (x1, y1, max(x2 - x1, 1.0), max(y2 - y1, 1.0))]
             else:
                 if outline is None:
                     t = np.linspace(0, 2 * np.pi, 12, endpoint=False)

@@ -46,4 +46,5 @@ def test_multi_track_mir_warns_once_per_kind(capsys):
     assert len(lines) == 2 and all(line.startswith("deteval: warning: seg00: boundary tau") for line in lines)
     assert "(and 17 more like it on 9 rows: seg00, seg01, seg02, seg03, seg05, ...;" in lines[0]
     assert "(and 14 more like it on 9 rows:" in lines[1]
-    assert out.count("warning:") == 2 and len(out.splitlines()) < 40
+    # on stderr only: the terminal's table leaves them out
+    assert out.count("warning:") == 0 and len(out.splitlines()) < 40

@@ -112,6 +112,8 @@ def _report(ev: Any, args: argparse.Namespace, result: Any = None) -> int:
     if result is None:
         result = ev.to_result(per_class=wants_per_class(args))
     emit(result, args)
+    if not getattr(args, "plots", None):
+        return 0  # the per-class rows and curves the figures need are built only when figures are asked for
     write_plots_from_args(
         ev.to_result(per_class=True),
         args,

@@ -102,10 +102,17 @@ def wants_per_class(args: argparse.Namespace) -> bool:
 
 
 def emit(result: EvalResult, args: argparse.Namespace) -> None:
-    """Render ``result`` in ``args.format`` to ``args.output`` or stdout, then its warnings on stderr."""
+    """Render ``result`` in ``args.format`` to ``args.output`` or stdout, then its warnings on stderr. A table
+    on the terminal leaves them to stderr alone (printed once); a file, and every other format, keeps them."""
     fmt = getattr(args, "format", None) or "table"
-    text = render(result, fmt, include_curves=bool(getattr(args, "curves", False)))
-    write_text(text, getattr(args, "output", None))
+    output = getattr(args, "output", None)
+    text = render(
+        result,
+        fmt,
+        include_curves=bool(getattr(args, "curves", False)),
+        with_warnings=fmt != "table" or bool(output),
+    )
+    write_text(text, output)
     warn_on_stderr(result)
 
 

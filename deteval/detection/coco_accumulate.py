@@ -266,9 +266,12 @@ def _in_group_order(table: MatchTable) -> bool:
 
 
 def _buffers(A: int, M: int, T: int, K: int, R: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """precision and scores as (A, M, T, K, R), recall as (A, M, T, K), all −1: filled slice by slice, then
-    transposed to pycocotools' layout by :func:`_pycocotools_layout`."""
-    return -np.ones((A, M, T, K, R)), -np.ones((A, M, T, K, R)), -np.ones((A, M, T, K))
+    """precision and scores as (A, M, T, K, R), recall as (A, M, T, K), all −1, filled slice by slice: views
+    of arrays laid out as pycocotools' (:func:`pycocotools_views` reversed), so that
+    :func:`_pycocotools_layout` hands them over without a transposing copy (half the peak memory)."""
+    precision, scores = np.full((T, R, K, A, M), -1.0), np.full((T, R, K, A, M), -1.0)
+    recall = np.full((T, K, A, M), -1.0)
+    return precision.transpose(3, 4, 0, 2, 1), scores.transpose(3, 4, 0, 2, 1), recall.transpose(2, 3, 0, 1)
 
 
 def pycocotools_views(
@@ -282,7 +285,8 @@ def pycocotools_views(
 def _pycocotools_layout(
     prec: np.ndarray, sc: np.ndarray, rec: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``precision[T,R,K,A,M]``, ``recall[T,K,A,M]``, ``scores[T,R,K,A,M]`` from the filled buffers."""
+    """``precision[T,R,K,A,M]``, ``recall[T,K,A,M]``, ``scores[T,R,K,A,M]`` from the filled buffers (no copy
+    for :func:`_buffers`' own)."""
     precision = np.ascontiguousarray(prec.transpose(2, 4, 3, 0, 1))
     scores = np.ascontiguousarray(sc.transpose(2, 4, 3, 0, 1))
     recall = np.ascontiguousarray(rec.transpose(2, 3, 0, 1))

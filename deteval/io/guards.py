@@ -50,6 +50,7 @@ __all__ = [
     "canvas_size",
     "contained_path",
     "csv_rows",
+    "decode_text",
     "image_size",
     "loads_json",
     "make_folder",
@@ -129,12 +130,16 @@ def read_bytes(path: str | PathLike[str], what: str = "file") -> bytes:
 
 def read_text(path: str | PathLike[str], what: str = "file") -> str:
     """The UTF-8 text of the regular file ``path``, a BOM dropped; a byte that is not UTF-8 names its line."""
-    data = read_bytes(path, what)
+    return decode_text(read_bytes(path, what), path)
+
+
+def decode_text(data: bytes, file: str | PathLike[str]) -> str:
+    """``data`` decoded as UTF-8, a leading BOM dropped; a byte that is not UTF-8 names its line of ``file``."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InputFormatError(f"not UTF-8 text: {exc.reason}", file=path, record=f"line {line}") from None
+        raise InputFormatError(f"not UTF-8 text: {exc.reason}", file=file, record=f"line {line}") from None
 
 
 class _BadValue(ValueError):

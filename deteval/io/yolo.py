@@ -43,9 +43,10 @@ from typing import Any, Literal
 import numpy as np
 import yaml
 
-from deteval.errors import DetevalWarning, InputFormatError, ValidationError
+from deteval.errors import DetevalError, DetevalWarning, InputFormatError, ValidationError
 from deteval.io.arrays import beyond_exact
 from deteval.io.guards import bounded_count, image_size, read_bytes, read_json, read_text, regular_file
+from deteval.io.text_rows import Check, TextRows, first_fault, read_rows
 from deteval.tables.boxes import BoxTable
 
 IMG_FORMATS = frozenset(
@@ -386,52 +387,274 @@ def load_yolo_dataset(
 
 
 # ---------------------------------------------------------------------------------------------- label rows
-def _rows(path: Path) -> list[tuple[int, list[str]]]:
-    text = read_text(path, "label file")  # (a pipe, a device or a folder is refused before it is opened)
-    return [(n, line.split()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+@dataclass
+class LabelRows:
+    """The rows of many label (or prediction) files: ``file`` (index into the paths), class, normalized
+    ``xc yc w h`` (a polygon's extent), conf (zeros for labels), the polygons (one flat normalized array per
+    row, or None when no file has polygon rows), and per file the exact duplicates dropped."""
+
+    file: np.ndarray
+    cls: np.ndarray
+    xywh: np.ndarray
+    conf: np.ndarray
+    polygons: list[np.ndarray | None] | None
+    dropped: dict[int, int]
 
 
-def _numbers(fields: list[str], path: Path, line: int) -> np.ndarray:
-    try:
-        if any("_" in x or not x.isascii() for x in fields):
-            raise ValueError
-        values = np.array([float(x) for x in fields], dtype=np.float64)
-    except ValueError:
-        bad = next(x for x in fields if not _is_float(x))
-        raise InputFormatError(f"{bad!r} is not a number", file=path, record=f"line {line}") from None
-    if not np.isfinite(values).all():
-        raise ValidationError("NaN or infinite value", file=path, record=f"line {line}")
-    return values
+def parse_label_files(
+    paths: list[Path],
+    nc: int,
+    *,
+    with_conf: bool = False,
+    duplicates: Duplicates = "error",
+    missing_ok: bool = False,
+    file_errors: dict[int, DetevalError] | None = None,
+    on_dropped: Callable[[Path, int], None] | None = None,
+) -> LabelRows:
+    """Rows of many label (``cls xc yc w h`` or ``cls x1 y1 … xn yn``) or prediction (the same and ``conf``)
+    files, read in bulk (:func:`deteval.io.text_rows.read_rows`) and checked as columns.
 
+    The first fault is raised as a file-by-file reader meets it (files in order; in a file, a row of the
+    wrong column count, then a file mixing box and polygon rows, then row by row: a field that is not a
+    number, NaN or infinity, a confidence outside [0, 1], a class that is not an integer in ``[0, nc)``,
+    Ultralytics' coordinate checks; then exact duplicates). ``file_errors``: faults of whole files known to
+    the caller (they come first in their file). ``duplicates="drop"`` keeps one of each exact duplicate
+    (labels only) in ``np.unique`` order, as Ultralytics, and calls ``on_dropped(path, count)`` per file in
+    order (for the files before a fault too)."""
+    rows = read_rows(paths, "label file", missing_ok=missing_ok)
+    if file_errors:
+        rows.file_errors.update(file_errors)
+    extra = 1 if with_conf else 0
+    n = rows.width - extra
+    kind = np.where(n == 5, 0, np.where((n >= 7) & (n % 2 == 1), 1, 2)).astype(np.int8)
 
-def _is_float(x: str) -> bool:
-    if "_" in x or not x.isascii():  # float() reads "1_0" as 10 and "\u0665" as 5: ASCII decimals only
-        return False
-    try:
-        float(x)
-    except ValueError:
-        return False
-    return True
-
-
-def _check_row(cls: float, xywh: np.ndarray, points: np.ndarray, nc: int, path: Path, line: int) -> None:
-    """Ultralytics' label checks: integer class in range, points ≤ 1.01, ≥ 0 (or ≥ −0.01 with w, h ≥ 0)."""
-    if cls % 1 != 0 or cls < 0:
-        raise ValidationError(
-            f"class {cls:g} is not a non-negative integer", file=path, record=f"line {line}"
+    def bad_width(r: int) -> DetevalError:
+        path, where = rows.where(r)
+        w = int(rows.width[r])
+        if with_conf and w == 5:
+            return InputFormatError(
+                "5 columns: a prediction row needs a confidence (yolo predict … save_conf=True)",
+                file=path,
+                record=where,
+            )
+        want = (
+            "cls xc yc w h conf or cls x1 y1 … xn yn conf"
+            if with_conf
+            else "cls xc yc w h or cls x1 y1 … xn yn"
         )
-    if cls >= nc:
-        shown = str(int(cls)) if cls < 1e15 else f"{cls:g}"  # (a 301-digit class is not printed whole)
-        raise ValidationError(f"class {shown} is not below nc={nc}", file=path, record=f"line {line}")
-    if points.max(initial=0.0) > 1.01:
-        raise ValidationError(
-            "coordinate above 1.01: labels must be normalized to [0, 1]", file=path, record=f"line {line}"
+        return InputFormatError(f"{w} columns; expected {want}", file=path, record=where)
+
+    def mixed(r: int) -> DetevalError:
+        path, where = rows.where(r)
+        return ValidationError("the file mixes box rows and polygon rows", file=path, record=where)
+
+    cls, xywh, conf, points_max = _row_columns(rows, kind, extra)
+    value_checks = _value_checks(rows, cls, xywh, conf, points_max, nc, with_conf)
+    phases: list[list[Check]] = [
+        [(kind == 2, bad_width)],
+        [(_other_kind(rows, kind), mixed)],
+        value_checks,
+    ]
+    polys = _polygons(rows, kind, extra)
+    multi = np.zeros(0, dtype=np.int64) if with_conf else _files_with_duplicates(rows, cls, xywh, polys)
+    dup_rows = np.zeros(len(rows), dtype=bool)
+    keeps: dict[int, np.ndarray] = {}
+    for f in multi.tolist():
+        lo, hi = rows.file_rows(f)
+        p = _file_polygons(polys, kind, lo, hi)
+        keep = _unique_rows(cls[lo:hi], xywh[lo:hi], p)
+        if len(keep) < hi - lo:
+            keeps[f] = keep
+            if duplicates == "error":
+                dup_rows[lo + _first_duplicate(cls[lo:hi], xywh[lo:hi], p)[1]] = True
+
+    def duplicate(r: int) -> DetevalError:
+        f = int(rows.file[r])
+        lo, hi = rows.file_rows(f)
+        first = _first_duplicate(cls[lo:hi], xywh[lo:hi], _file_polygons(polys, kind, lo, hi))
+        path, where = rows.where(r)
+        return ValidationError(
+            f"exact duplicate of line {int(rows.line[lo + first[0]])} (Ultralytics drops it; pass a "
+            "ultralytics profile to do the same)",
+            file=path,
+            record=where,
         )
-    low = min(cls, xywh.min())
-    if not (low >= 0 or (low >= -0.01 and xywh[2:].min() >= 0)):
-        raise ValidationError(
-            "negative coordinate beyond Ultralytics' −0.01 tolerance", file=path, record=f"line {line}"
-        )
+
+    phases.append([(dup_rows, duplicate)])
+    fault = first_fault(rows, phases)
+    dropped = {f: rows.file_rows(f)[1] - rows.file_rows(f)[0] - len(k) for f, k in keeps.items()}
+    if on_dropped is not None:  # (a file-by-file reader warns for the files before the fault)
+        for f in sorted(dropped):
+            if fault is None or f < fault[0]:
+                on_dropped(Path(rows.paths[f]), dropped[f])
+    if fault is not None:
+        raise fault[1]
+    if keeps:
+        order = np.arange(len(rows))
+        pieces = []
+        last = 0
+        for f in sorted(keeps):
+            lo, hi = rows.file_rows(f)
+            pieces += [order[last:lo], lo + keeps[f]]
+            last = hi
+        pieces.append(order[last:])
+        take = np.concatenate(pieces)
+        file, cls, xywh, conf = rows.file[take], cls[take], xywh[take], conf[take]
+        if polys is not None:
+            polys = [polys[i] for i in take.tolist()]
+    else:
+        file = rows.file
+    return LabelRows(file, cls.astype(np.int64), xywh, conf, polys, dropped)
+
+
+def _row_columns(
+    rows: TextRows, kind: np.ndarray, extra: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: class, ``xc yc w h`` (a polygon's extent), conf, and the largest coordinate (at least 0)."""
+    r = len(rows)
+    cls = rows.column(0)
+    conf = rows.column(-1) if extra else np.zeros(r)
+    xywh = np.full((r, 4), np.nan)
+    box = kind == 0
+    with np.errstate(invalid="ignore"):
+        if box.all():
+            xywh[:] = rows.matrix(5 + extra)[:, 1:5]
+        else:
+            xywh[box] = rows.matrix(5, np.flatnonzero(box))[:, 1:5]
+        points_max = np.maximum(xywh.max(1), 0.0)
+        poly = np.flatnonzero(kind == 1)
+        if len(poly):
+            pos = rows.position()
+            is_point = (pos >= 1) & (pos < np.repeat(rows.width - extra, rows.width))
+            points_max[poly] = rows.row_reduce(np.maximum, np.where(is_point, rows.values, 0.0))[poly]
+            ends = []
+            for parity in (1, 0):  # x at odd fields, y at even ones
+                on = is_point & (pos % 2 == parity)
+                ends.append(rows.row_reduce(np.minimum, np.where(on, rows.values, np.inf))[poly])
+                ends.append(rows.row_reduce(np.maximum, np.where(on, rows.values, -np.inf))[poly])
+            lo_x, hi_x, lo_y, hi_y = ends
+            xywh[poly] = np.stack([(lo_x + hi_x) / 2, (lo_y + hi_y) / 2, hi_x - lo_x, hi_y - lo_y], 1)
+    return cls, xywh, conf, points_max
+
+
+def _value_checks(
+    rows: TextRows,
+    cls: np.ndarray,
+    xywh: np.ndarray,
+    conf: np.ndarray,
+    points_max: np.ndarray,
+    nc: int,
+    with_conf: bool,
+) -> list[Check]:
+    """Ultralytics' label checks per row, in the order a row meets them: every field a number, finite, the
+    confidence in [0, 1], an integer class in range, points ≤ 1.01, ≥ 0 (or ≥ −0.01 with w, h ≥ 0)."""
+    with np.errstate(invalid="ignore"):
+        finite = np.isfinite(rows.values)
+        nonfinite = np.zeros(len(rows), bool) if finite.all() else rows.row_reduce(np.logical_or, ~finite)
+        low = np.minimum(cls, xywh.min(1))
+        checks: list[tuple[np.ndarray, Callable[[int], str], type[DetevalError]]] = [
+            (rows.unparsed, lambda r: f"{rows.unparsed_field(r)!r} is not a number", InputFormatError),
+            (nonfinite, lambda r: "NaN or infinite value", ValidationError),
+        ]
+        if with_conf:
+            checks.append(
+                (
+                    ~((conf >= 0) & (conf <= 1)),
+                    lambda r: f"confidence {conf[r]:g} outside [0, 1]",
+                    ValidationError,
+                )
+            )
+        checks += [
+            (
+                (cls % 1 != 0) | (cls < 0),
+                lambda r: f"class {cls[r]:g} is not a non-negative integer",
+                ValidationError,
+            ),
+            (
+                cls >= nc,
+                lambda r: f"class {_shown_class(float(cls[r]))} is not below nc={nc}",
+                ValidationError,
+            ),
+            (
+                points_max > 1.01,
+                lambda r: "coordinate above 1.01: labels must be normalized to [0, 1]",
+                ValidationError,
+            ),
+            (
+                ~((low >= 0) | ((low >= -0.01) & (xywh[:, 2:].min(1) >= 0))),
+                lambda r: "negative coordinate beyond Ultralytics' −0.01 tolerance",
+                ValidationError,
+            ),
+        ]
+    return [(mask, _raiser(rows, text, kind)) for mask, text, kind in checks]
+
+
+def _raiser(
+    rows: TextRows, text: Callable[[int], str], kind: type[DetevalError]
+) -> Callable[[int], DetevalError]:
+    def make(r: int) -> DetevalError:
+        path, where = rows.where(r)
+        return kind(text(r), file=path, record=where)
+
+    return make
+
+
+def _shown_class(cls: float) -> str:
+    return str(int(cls)) if cls < 1e15 else f"{cls:g}"  # (a 301-digit class is not printed whole)
+
+
+def _polygons(rows: TextRows, kind: np.ndarray, extra: int) -> list[np.ndarray | None] | None:
+    """Each polygon row's points (a flat float64 array), None for box rows; None if there is no polygon."""
+    poly = np.flatnonzero(kind == 1)
+    if not len(poly):
+        return None
+    out: list[np.ndarray | None] = [None] * len(rows)
+    for r in poly.tolist():
+        s = int(rows.start[r])
+        out[r] = rows.values[s + 1 : s + int(rows.width[r]) - extra].copy()
+    return out
+
+
+def _other_kind(rows: TextRows, kind: np.ndarray) -> np.ndarray:
+    """Rows whose kind (box, polygon) is not that of their file's first row."""
+    if not ((kind == 0).any() and (kind == 1).any()):
+        return np.zeros(len(rows), dtype=bool)
+    first = np.flatnonzero(np.diff(rows.file, prepend=-1))  # (rows are sorted by file)
+    return kind != np.repeat(kind[first], np.diff(np.append(first, len(rows))))
+
+
+def _file_polygons(
+    polys: list[np.ndarray | None] | None, kind: np.ndarray, lo: int, hi: int
+) -> list[np.ndarray | None] | None:
+    """The polygons of rows ``lo:hi`` (one file), or None if its rows are boxes."""
+    return None if polys is None or kind[lo] != 1 else polys[lo:hi]
+
+
+def _files_with_duplicates(
+    rows: TextRows, cls: np.ndarray, xywh: np.ndarray, polys: list[np.ndarray | None] | None
+) -> np.ndarray:
+    """Files that may hold two rows equal as Ultralytics compares them (float32 class and box): a hash of
+    each row's float32 values sorted, equal neighbours flagged; :func:`_unique_rows` then decides exactly."""
+    if len(rows) < 2:
+        return np.zeros(0, dtype=np.int64)
+    with np.errstate(over="ignore", invalid="ignore"):  # (rows of faulty files may hold anything)
+        columns = [cls, *xywh.T]
+        h = rows.file.astype(np.uint64) * np.uint64(0xFF51AFD7ED558CCD)
+        for k, mix in enumerate(_MIX):
+            bits = (columns[k].astype(np.float32) + np.float32(0)).view(np.uint32)  # (−0 as 0, as ==)
+            h ^= bits.astype(np.uint64) * mix
+            h = (h << np.uint64(31)) | (h >> np.uint64(33))
+    hs = np.sort(h)
+    repeated = hs[1:][hs[1:] == hs[:-1]]
+    if not len(repeated):
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(rows.file[np.isin(h, repeated)])
+
+
+_MIX = np.array(
+    [0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x27D4EB2F165667C5, 0x94D049BB133111EB],
+    dtype=np.uint64,
+)
 
 
 def parse_label_file(
@@ -439,72 +662,8 @@ def parse_label_file(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray | None] | None, int]:
     """Rows of one label (or prediction) file → class, normalized ``xc yc w h``, conf, polygons, and the
     number of exact duplicate rows dropped (``duplicates="drop"``; with ``"error"`` a duplicate raises)."""
-    rows = _rows(path)
-    extra = 1 if with_conf else 0
-    kinds = []
-    for line, f in rows:
-        n = len(f) - extra
-        if n == 5:
-            kinds.append("box")
-        elif n >= 7 and n % 2 == 1:
-            kinds.append("polygon")
-        elif with_conf and len(f) == 5:
-            raise InputFormatError(
-                "5 columns: a prediction row needs a confidence (yolo predict … save_conf=True)",
-                file=path,
-                record=f"line {line}",
-            )
-        else:
-            want = (
-                "cls xc yc w h conf or cls x1 y1 … xn yn conf"
-                if with_conf
-                else "cls xc yc w h or cls x1 y1 … xn yn"
-            )
-            raise InputFormatError(f"{len(f)} columns; expected {want}", file=path, record=f"line {line}")
-    if "box" in kinds and "polygon" in kinds:
-        line = rows[kinds.index("polygon" if kinds[0] == "box" else "box")][0]
-        raise ValidationError("the file mixes box rows and polygon rows", file=path, record=f"line {line}")
-    cls = np.zeros(len(rows))
-    xywh = np.zeros((len(rows), 4))
-    conf = np.zeros(len(rows))
-    polys: list[np.ndarray | None] | None = [] if kinds and kinds[0] == "polygon" else None
-    for k, (line, f) in enumerate(rows):
-        v = _numbers(f, path, line)
-        if with_conf:
-            conf[k] = v[-1]
-            v = v[:-1]
-            if not 0 <= conf[k] <= 1:
-                raise ValidationError(
-                    f"confidence {conf[k]:g} outside [0, 1]", file=path, record=f"line {line}"
-                )
-        cls[k] = v[0]
-        if polys is not None:
-            pts = v[1:].reshape(-1, 2)
-            lo, hi = pts.min(0), pts.max(0)
-            xywh[k] = [(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, hi[0] - lo[0], hi[1] - lo[1]]
-            polys.append(v[1:])
-            points = v[1:]
-        else:
-            xywh[k] = v[1:5]
-            points = v[1:5]
-        _check_row(cls[k], xywh[k], points, nc, path, line)
-    dropped = 0
-    if len(rows) > 1 and not with_conf:
-        keep = _unique_rows(cls, xywh, polys)
-        if len(keep) < len(rows):
-            if duplicates == "error":
-                first = _first_duplicate(cls, xywh, polys)
-                raise ValidationError(
-                    f"exact duplicate of line {rows[first[0]][0]} (Ultralytics drops it; pass a ultralytics "
-                    "profile to do the same)",
-                    file=path,
-                    record=f"line {rows[first[1]][0]}",
-                )
-            dropped = len(rows) - len(keep)
-            cls, xywh = cls[keep], xywh[keep]
-            if polys is not None:
-                polys = [polys[i] for i in keep]
-    return cls.astype(np.int64), xywh, conf, polys, dropped
+    out = parse_label_files([path], nc, with_conf=with_conf, duplicates=duplicates)
+    return out.cls, out.xywh, out.conf, out.polygons, sum(out.dropped.values())
 
 
 def _unique_rows(cls: np.ndarray, xywh: np.ndarray, polys: list[np.ndarray | None] | None) -> np.ndarray:
@@ -526,13 +685,14 @@ def _unique_rows(cls: np.ndarray, xywh: np.ndarray, polys: list[np.ndarray | Non
 def _first_duplicate(
     cls: np.ndarray, xywh: np.ndarray, polys: list[np.ndarray | None] | None
 ) -> tuple[int, int]:
+    """The first row equal to an earlier one, and that earlier row, as :func:`_unique_rows` compares rows
+    (box values numerically, so −0 equals 0; polygons by their float32 bytes)."""
     seen: dict[bytes, int] = {}
     for k in range(len(cls)):
-        key = np.float32(cls[k]).tobytes() + (
-            np.asarray(polys[k], np.float32).tobytes()
-            if polys is not None
-            else xywh[k].astype(np.float32).tobytes()
-        )
+        if polys is not None:
+            key = np.float32(cls[k]).tobytes() + np.asarray(polys[k], np.float32).tobytes()
+        else:
+            key = (np.append(cls[k], xywh[k]).astype(np.float32) + np.float32(0)).tobytes()
         if key in seen:
             return seen[key], k
         seen[key] = k
@@ -540,37 +700,22 @@ def _first_duplicate(
 
 
 def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
-    imgs: list[np.ndarray] = []
-    clss: list[np.ndarray] = []
-    boxes: list[np.ndarray] = []
-    polys: list[np.ndarray | None] = []
-    any_poly = False
-    for i, image in enumerate(ds.images):
-        lp = label_path(image)
-        if not os.path.lexists(lp):  # no label file: an image without objects (Ultralytics)
-            continue
-        regular_file(lp, "label file")  # a folder or a dangling link is not "no labels"
-        c, b, _, p, dropped = parse_label_file(lp, len(ds.names), duplicates=duplicates)
-        if dropped:
-            msg = f"{lp}: {dropped} duplicate labels removed (as Ultralytics does)"
-            ds.warnings.append(msg)
-            ds.duplicates_dropped += dropped
-            warnings.warn(msg, DetevalWarning, stacklevel=3)
-        imgs.append(np.full(len(c), i, dtype=np.int64))
-        clss.append(c)
-        boxes.append(b)
-        any_poly |= p is not None
-        polys += p if p is not None else [None] * len(c)
-    if not imgs:
-        t = BoxTable.empty()
-        return t
-    return BoxTable(
-        np.concatenate(imgs),
-        np.concatenate(clss),
-        np.concatenate(boxes),
-        np.zeros(sum(len(c) for c in clss)),
-        polys if any_poly else None,
+    def dropped(path: Path, count: int) -> None:
+        msg = f"{path}: {count} duplicate labels removed (as Ultralytics does)"
+        ds.warnings.append(msg)
+        ds.duplicates_dropped += count
+        warnings.warn(msg, DetevalWarning, stacklevel=5)
+
+    out = parse_label_files(
+        [label_path(image) for image in ds.images],
+        len(ds.names),
+        duplicates=duplicates,
+        missing_ok=True,
+        on_dropped=dropped,
     )
+    if not len(out.file):
+        return BoxTable.empty()
+    return BoxTable(out.file, out.cls, out.xywh, np.zeros(len(out.file)), out.polygons)
 
 
 # ------------------------------------------------------------------------------------------- predictions
@@ -592,30 +737,20 @@ def _txt_predictions(folder: Path, ds: YoloDataset) -> BoxTable:
         files = sorted(folder.glob("*.txt"))
     if not files:
         raise InputFormatError("no .txt prediction files in the folder", file=folder)
-    imgs: list[np.ndarray] = []
-    clss: list[np.ndarray] = []
-    boxes: list[np.ndarray] = []
-    confs: list[np.ndarray] = []
-    polys: list[np.ndarray | None] = []
-    any_poly = False
-    for f in files:
+    image = np.zeros(len(files), dtype=np.int64)
+    unknown: dict[int, DetevalError] = {}  # (checked before each file's rows, as a file-by-file reader)
+    for k, f in enumerate(files):
         i = stems.get(f.stem)
         if i is None:
-            raise ValidationError(f"no image with the stem {f.stem!r} in the '{ds.split}' split", file=f)
-        if i < 0:
-            raise ValidationError(f"two images of the split share the stem {f.stem!r}", file=f)
-        c, b, conf, p, _ = parse_label_file(f, len(ds.names), with_conf=True)
-        imgs.append(np.full(len(c), i, dtype=np.int64))
-        clss.append(c)
-        boxes.append(b)
-        confs.append(conf)
-        any_poly |= p is not None
-        polys += p if p is not None else [None] * len(c)
-    norm = BoxTable(
-        np.concatenate(imgs), np.concatenate(clss), np.concatenate(boxes), np.concatenate(confs),
-        polys if any_poly else None,
-    )  # fmt: skip
-    return to_pixels(norm, ds)
+            unknown[k] = ValidationError(
+                f"no image with the stem {f.stem!r} in the '{ds.split}' split", file=f
+            )
+        elif i < 0:
+            unknown[k] = ValidationError(f"two images of the split share the stem {f.stem!r}", file=f)
+        else:
+            image[k] = i
+    out = parse_label_files(files, len(ds.names), with_conf=True, file_errors=unknown)
+    return to_pixels(BoxTable(image[out.file], out.cls, out.xywh, out.conf, out.polygons), ds)
 
 
 def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:

@@ -110,8 +110,9 @@ def _grid(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)])
 
 
-def render_table(result: EvalResult) -> str:
-    """Plain text: the protocol's own ``lines`` (or the flattened summary), the per-class grid, warnings."""
+def render_table(result: EvalResult, *, with_warnings: bool = True) -> str:
+    """Plain text: the protocol's own ``lines`` (or the flattened summary), the per-class grid, and the
+    warnings unless ``with_warnings`` is false (the terminal, where they go to stderr alone)."""
     from deteval.report.marks import cell_marks
     from deteval.report.stats_table import STATS_KEYS, stats_lines, with_ci
 
@@ -139,7 +140,7 @@ def render_table(result: EvalResult) -> str:
             parts.append(grouped_grid([row_label(result), *cols], grid))
         else:
             parts.append(_grid([row_label(result), *cols], grid))
-    if result.warnings:
+    if result.warnings and with_warnings:
         from deteval.report.warning_cap import shown_warnings
 
         parts.append("\n".join(f"warning: {w}" for w in shown_warnings(result.warnings)))
@@ -268,10 +269,13 @@ def render_csv(result: EvalResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(result: EvalResult, fmt: str = "table", *, include_curves: bool = False) -> str:
+def render(
+    result: EvalResult, fmt: str = "table", *, include_curves: bool = False, with_warnings: bool = True
+) -> str:
     """``result`` as text in one of :data:`FORMATS`: ``"table"`` (aligned columns, what the terminal
     shows), ``"markdown"``, ``"csv"`` (two sections, see docs/results.md) or ``"json"`` (the full document;
     ``include_curves`` adds the PR curves). The same text as the command line's ``--format``.
+    ``with_warnings=False`` leaves the warnings out of the table (the other formats keep them as data).
 
     >>> from deteval.results import EvalResult
     >>> print(render(EvalResult("voc", {"map": 0.5}, {"cat": {"ap": 0.5}}), "csv"), end="")
@@ -283,7 +287,7 @@ def render(result: EvalResult, fmt: str = "table", *, include_curves: bool = Fal
     map,0.5
     """
     if fmt == "table":
-        return render_table(result)
+        return render_table(result, with_warnings=with_warnings)
     if fmt == "markdown":
         return render_markdown(result)
     if fmt == "csv":
