@@ -166,3 +166,37 @@ def test_bad_sigmas_name_the_file_and_category():
     # the last category has no sigmas of its own and COCO's 17 do not fit 5 keypoints
     with pytest.raises(ValidationError, match="kpt_oks_sigmas has 17"):
         evaluate_coco(case["gt"], case["dt"], iou_type="keypoints")
+
+
+def test_two_cores_read_the_category_sigmas_too(tmp_path, monkeypatch):
+    import deteval.run.coco_two_cores as two_cores
+    import deteval.run.forked as forked
+
+    monkeypatch.setattr(forked, "cpu_idle", lambda cpus: True)  # (the machine may be busy)
+    if not forked.can_fork():
+        pytest.skip("needs os.fork, 2 CPUs and no other thread")
+    for name in ("FORK_RESULTS_BYTES", "FORK_DETECTIONS", "FORK_MASKS", "FORK_KEYPOINTS"):
+        monkeypatch.setattr(two_cores, name, 0)
+    forks = []
+    real = two_cores.fork_call
+
+    def counting(fn, *args):
+        child = real(fn, *args)
+        forks.append(child is not None)
+        return child
+
+    monkeypatch.setattr(two_cores, "fork_call", counting)
+    case = random_pose_case(0, 17, n_cats=4)
+    for rec in case["gt"]["categories"]:
+        rec["sigmas"] = case["sigmas"][rec["id"]]
+    (tmp_path / "gt.json").write_text(json.dumps(case["gt"]))
+    (tmp_path / "dt.json").write_text(json.dumps(case["dt"]))
+    monkeypatch.setenv(forked.ENV_PROCESSES, "1")
+    one = evaluate_coco(str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), iou_type="keypoints")
+    monkeypatch.setenv(forked.ENV_PROCESSES, "")
+    two = evaluate_coco(str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), iou_type="keypoints")
+    assert any(forks)
+    assert np.array_equal(one.precision, two.precision) and one.stats[0] > 0
+    for j, cid in enumerate(sorted(case["sigmas"])):
+        precision, _ = _pycocotools_one_category(case, cid, case["sigmas"][cid])
+        assert np.array_equal(two.precision[:, :, j], precision)
