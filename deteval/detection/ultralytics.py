@@ -31,6 +31,11 @@ matchers (:func:`match_image`; pycocotools' and the devkit's rules are in ``matc
 envelope of the sentinel-padded curve integrated with ``np.trapezoid`` (``_ap``; the core's AP methods never
 interpolate linearly). The grids and thresholds come from ``core/levels.py``. tests/test_yolo_ultralytics.py
 checks the results against the values Ultralytics reports.
+
+Pose (:func:`evaluate_ultralytics_pose`, ``PoseValidator``): the same ranking and matcher run a second time on
+Ultralytics' float32 OKS (:func:`kpt_iou`; COCO's float64 OKS is in ``detection/coco_iou.py``) with its
+sigmas (:func:`pose_sigmas`) and scale ``0.53 · box area`` (:func:`pose_area`); ``ultralytics-8.0`` divides
+as 8.0.239 does (``UltralyticsRules.oks``). tests/test_yolo_pose.py checks them against Ultralytics' own code.
 """
 
 from __future__ import annotations
@@ -77,7 +82,7 @@ class UltralyticsRules:
 
 
 PROFILES: dict[str, UltralyticsRules] = {
-    # (pose: 8.0's OKS; 8.4.0 to 8.4.36 compute it as the later eras: with_rules("ultralytics-8.0", oks="product"))
+    # (pose: 8.0.239's OKS; 8.4.36 computes it as the later eras: with_rules("ultralytics-8.0", oks="product"))
     "ultralytics-8.0": UltralyticsRules(
         "ultralytics-8.0", "unique", "one", versions="8.0 to 8.4.36, YOLOv5", oks="divided"
     ),
