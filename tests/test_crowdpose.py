@@ -11,7 +11,7 @@ from _pose_cases import random_pose_case
 
 from deteval.detection.crowdpose import CROWDPOSE_KPT_OKS_SIGMAS, crowdpose_params
 from deteval.detection.faster_coco_eval import FIRST_HIT, faster_coco_eval_precision
-from deteval.errors import ValidationError
+from deteval.errors import DetevalError, ValidationError
 from deteval.run.crowdpose import evaluate_crowdpose
 
 fce = pytest.importorskip("faster_coco_eval")
@@ -108,3 +108,13 @@ def test_faster_coco_eval_precision_only_changes_a_first_hit():
     n = np.arange(2, 2000)
     for tp in (n - 1, n // 2):
         assert not (tp / (n + np.spacing(1)) == FIRST_HIT).any()
+
+
+def test_a_bad_file_is_named(tmp_path):
+    case = _case(3, 5, drop_area=True)
+    del case["gt"]["annotations"][0]["num_keypoints"]
+    gt_path = tmp_path / "gt.json"
+    gt_path.write_text(json.dumps(case["gt"]))
+    with pytest.raises(DetevalError, match="num_keypoints") as exc:
+        evaluate_crowdpose(gt_path, case["dt"], params=crowdpose_params([0.1] * 5))
+    assert exc.value.file == str(gt_path) and exc.value.record == "annotations[0]"

@@ -11,10 +11,14 @@ from typing import Any
 from deteval.detection.coco.params import check_compat, resolve_params
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.crowdpose import CrowdPoseEvaluation, box_scale, crowd_levels, crowdpose_params
+from deteval.errors import DetevalError
 from deteval.io.coco import CocoGroundTruth, load_coco_gt, load_coco_results, read_json
 from deteval.run.coco import evaluate_coco
 
 __all__ = ["evaluate_crowdpose"]
+
+#: How the loader names a ground truth given as a parsed dict.
+_IN_MEMORY = "<in-memory ground truth>"
 
 
 def evaluate_crowdpose(
@@ -77,5 +81,10 @@ def _ground_truth(gt: Any, use_area: bool, on_error: str) -> CocoGroundTruth:
     if isinstance(anns, list) and any(isinstance(a, dict) and "area" not in a for a in anns):
         filled = [{**a, "area": 0} if isinstance(a, dict) and "area" not in a else a for a in anns]
         doc = {**doc, "annotations": filled}
-    g = load_coco_gt(doc, need_keypoints=True, on_error=on_error)
-    return replace(g, source=str(gt)) if isinstance(gt, (str, PathLike)) else g
+    if not isinstance(gt, (str, PathLike)):
+        return load_coco_gt(doc, need_keypoints=True, on_error=on_error)
+    try:
+        g = load_coco_gt(doc, need_keypoints=True, on_error=on_error)
+    except DetevalError as exc:  # (read from the parsed file: its errors name the file)
+        raise type(exc)(exc.reason, file=str(gt), record=exc.record) from None
+    return replace(g, source=str(gt), warnings=[w.replace(_IN_MEMORY, str(gt)) for w in g.warnings])
