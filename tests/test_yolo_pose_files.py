@@ -81,7 +81,8 @@ def _pose_dataset(
                         "category_id": dc + 1,
                         "bbox": [box[0], box[1], box[2] - box[0], box[3] - box[1]],
                         "score": conf,
-                        "keypoints": pk.reshape(-1).tolist(),
+                        # (a [K, 2] model's predictions.json holds x, y only)
+                        "keypoints": pk[:, :dim].reshape(-1).tolist(),
                     }
                 )
         (root / "labels" / "val").mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,8 @@
 * Predictions: a folder of ``<image stem>.txt`` written by ``yolo predict … save_txt save_conf`` (``cls xc yc w
   h`` then K keypoints of ``x y`` or ``x y conf``, then the box confidence: ``6 + 2K`` or ``6 + 3K``
   columns, normalized), or a JSON list (``yolo val save_json``'s ``predictions.json``: the box fields of
-  :func:`deteval.io.yolo.load_yolo_predictions` and ``keypoints`` = 3K pixel numbers ``x, y, score``).
+  :func:`deteval.io.yolo.load_yolo_predictions` and ``keypoints`` = 3K pixel numbers ``x, y, score``, or 2K
+  ``x, y`` from a ``[K, 2]`` model).
 
 Keypoints come back as N × K × 3 float64 pixel arrays (``x y v`` for labels, ``x y score`` for predictions),
 aligned with the rows of the labels' and predictions' box tables.
@@ -292,14 +293,17 @@ def load_pose_predictions(source: str | os.PathLike[str], pds: PoseDataset) -> t
 
 
 def _json_keypoints(path: Path, k: int) -> np.ndarray:
-    """Each record's ``keypoints`` (3K pixel numbers) as M × K × 3."""
+    """Each record's ``keypoints`` (``yolo val save_json``: the K keypoints flattened, 3K numbers ``x, y,
+    score`` or, for a ``[K, 2]`` model, 2K numbers ``x, y``) as M × K × 3 pixels (score 1 where none)."""
     records = read_json(path, "predictions file")
-    out = np.zeros((len(records), k, 3))
+    out = np.ones((len(records), k, 3))
     for r, rec in enumerate(records):
         kp = rec.get("keypoints") if isinstance(rec, dict) else None
-        if not isinstance(kp, list) or len(kp) != 3 * k:
+        if not isinstance(kp, list) or len(kp) not in (2 * k, 3 * k):
             raise ValidationError(
-                f"'keypoints' must be {3 * k} numbers (x, y, score per keypoint)", file=path, record=r
+                f"'keypoints' must be {3 * k} numbers (x, y, score per keypoint) or {2 * k} (x, y)",
+                file=path,
+                record=r,
             )
         try:
             arr = np.array(kp, dtype=np.float64)
@@ -307,5 +311,6 @@ def _json_keypoints(path: Path, k: int) -> np.ndarray:
             raise ValidationError("'keypoints' must be numbers", file=path, record=r) from None
         if any(isinstance(v, bool) for v in kp) or not np.isfinite(arr).all():
             raise ValidationError("'keypoints' must be finite numbers", file=path, record=r)
-        out[r] = arr.reshape(k, 3)
+        dim = len(kp) // k
+        out[r, :, :dim] = arr.reshape(k, dim)
     return out
