@@ -27,24 +27,8 @@ IOU_TYPES = ("bbox", "segm", "keypoints")
 
 #: COCO's 17 person keypoint sigmas in tenths, as the COCO tools write them (each tool divides by 10 its way).
 COCO_KPT_OKS_TENTHS = (
-    0.26,
-    0.25,
-    0.25,
-    0.35,
-    0.35,
-    0.79,
-    0.79,
-    0.72,
-    0.72,
-    0.62,
-    0.62,
-    1.07,
-    1.07,
-    0.87,
-    0.87,
-    0.89,
-    0.89,
-)
+    0.26, 0.25, 0.25, 0.35, 0.35, 0.79, 0.79, 0.72, 0.72, 0.62, 0.62, 1.07, 1.07, 0.87, 0.87, 0.89, 0.89,
+)  # fmt: skip
 
 #: COCO's 17 person keypoint sigmas, computed exactly as pycocotools does.
 COCO_KPT_OKS_SIGMAS = np.array(COCO_KPT_OKS_TENTHS) / 10.0
