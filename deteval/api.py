@@ -29,6 +29,7 @@ pycocotools' numbers when scores tie across images). Any other key is refused, s
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import warnings
 from collections.abc import Mapping, Sequence
@@ -176,7 +177,6 @@ def _masks(value: Any, what: str) -> tuple[list[dict[str, Any]], tuple[int, int]
 
 def _mask_utils() -> Any:
     """pycocotools' RLE functions (imported on first use: bbox-only users never load them)."""
-    import importlib
 
     return importlib.import_module("pycocotools.mask")
 

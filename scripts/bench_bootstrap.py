@@ -77,7 +77,10 @@ elif mode in ("coco_bootstrap", "coco_randomization", "coco_paired"):
         randomization_test(mix, units.n_units, n_rounds=b, seed=0, processes=processes)
 else:
     from deteval.detection.voc import VOC_CLASSES, VOCParams
-    from deteval.run.voc import evaluate_voc
+    try:
+        from deteval.run.voc import evaluate_voc
+    except ImportError:  # (a checkout from before deteval.run, with --other)
+        from deteval.detection.voc import evaluate_voc
     from deteval.io.voc import load_voc_annotations, load_voc_detections
     gt = load_voc_annotations(files[0], files[1])
     dets = load_voc_detections(files[2], gt.images, classes=list(VOC_CLASSES))
@@ -91,7 +94,10 @@ else:
         t_setup, c_setup = time.perf_counter() - t0, time.process_time() - c0
         bootstrap(metric, units.n_units, n_resamples=b, seed=0, processes=processes)
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-from deteval.run import forked
+try:
+    from deteval.run import forked
+except ImportError:  # (a checkout from before deteval.distributed became deteval.run, with --other)
+    from deteval.distributed import forked
 forked._reap_exited(True)  # (children whose value was read exit on their own: wait, so their CPU counts)
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 cpu += usage.ru_utime + usage.ru_stime  # forked workers
@@ -103,20 +109,29 @@ print(json.dumps({"wall": wall, "cpu": cpu, "setup": t_setup, "setup_cpu": c_set
 
 
 REPEAT = 1  # fresh processes per measurement (--repeat): the fastest is reported
+OTHER: Path | None = None  # --other: another checkout, run interleaved with this one
 
 
 def run(mode: str, files: list[Path], b: int = 0, processes: str = "1") -> dict:
-    runs = []
+    runs: dict[Path, list[dict]] = {}
     for _ in range(REPEAT):
-        out = subprocess.run(
-            [sys.executable, "-c", CHILD, str(ROOT), mode, str(b), processes, *map(str, files)],
-            capture_output=True,
-            text=True,
+        for root in (ROOT,) if OTHER is None else (ROOT, OTHER):
+            out = subprocess.run(
+                [sys.executable, "-c", CHILD, str(root), mode, str(b), processes, *map(str, files)],
+                capture_output=True,
+                text=True,
+            )
+            if out.returncode != 0:
+                raise SystemExit(f"{mode} failed ({root}):\n{out.stderr}")
+            runs.setdefault(root, []).append(json.loads(out.stdout.strip().splitlines()[-1]))
+    res: dict = min(runs[ROOT], key=lambda r: r["wall"])
+    if OTHER is not None:
+        walls = {root: sorted(r["wall"] for r in rs) for root, rs in runs.items()}
+        print(
+            f"  [{mode} p={processes}] this checkout: fastest {walls[ROOT][0]:.2f} s, median "
+            f"{walls[ROOT][len(walls[ROOT]) // 2]:.2f} s; {OTHER}: fastest {walls[OTHER][0]:.2f} s, median "
+            f"{walls[OTHER][len(walls[OTHER]) // 2]:.2f} s"
         )
-        if out.returncode != 0:
-            raise SystemExit(f"{mode} failed:\n{out.stderr}")
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    res: dict = min(runs, key=lambda r: r["wall"])
     return res
 
 
@@ -156,9 +171,16 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="fresh runs per measurement, the fastest reported")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip", nargs="*", default=[], choices=["bootstrap", "paired", "randomization", "voc"])
+    ap.add_argument(
+        "--other",
+        type=Path,
+        metavar="PATH",
+        help="also run every measurement from this checkout, interleaved",
+    )
     args = ap.parse_args()
-    global REPEAT
+    global REPEAT, OTHER
     REPEAT = max(1, args.repeat)
+    OTHER = args.other
     b = args.resamples
     with tempfile.TemporaryDirectory(prefix="deteval_bench_boot_") as tmp:
         gt, dt, n_gt, n_dt = generate(Path(tmp), args.images, args.seed)

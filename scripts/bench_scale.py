@@ -110,6 +110,7 @@ CHILD = r"""
 import contextlib, io, json, sys, time
 t0 = time.perf_counter()
 tool, gt, dt, root, workers = sys.argv[1:6]
+tool = tool.removesuffix("@other")
 
 def peak_mb():
     for line in open("/proc/self/status"):
@@ -120,14 +121,20 @@ def peak_mb():
 
 if __name__ == "__main__":
     sys.path.insert(0, root)
+    import importlib
+    try:  # (a checkout from before deteval.distributed became deteval.run, with --other)
+        importlib.import_module("deteval.run.client")
+        RUN = "deteval.run"
+    except ImportError:
+        RUN = "deteval.distributed"
+    dask_client = importlib.import_module(RUN + ".client").dask_client
     worker_mb, idle_mb = [], []
     if tool in ("deteval-lvis", "deteval-lvis-dask"):
         from deteval.detection.lvis import evaluate_lvis
-        from deteval.run.client import dask_client
         idle_mb = [peak_mb()]
         with dask_client(int(workers) if tool.endswith("dask") else None) as client:
             if client is not None:
-                client.run(lambda: __import__("deteval.run.lvis"))
+                client.run(lambda: __import__(RUN + ".lvis"))
                 idle_mb = sorted(client.run(peak_mb).values())
             stats = list(evaluate_lvis(gt, dt, client=client).results.values())
             if client is not None:
@@ -138,9 +145,8 @@ if __name__ == "__main__":
         stats = evaluate_coco(gt, dt).stats.tolist()
     elif tool == "deteval-dask":
         from deteval.detection.coco import evaluate_coco
-        from deteval.run.client import dask_client
         with dask_client(int(workers)) as client:
-            client.run(lambda: __import__("deteval.run.coco"))
+            client.run(lambda: __import__(RUN + ".coco"))
             idle_mb = sorted(client.run(peak_mb).values())  # each worker before the evaluation
             t1 = time.perf_counter()
             stats = evaluate_coco(gt, dt, client=client).stats.tolist()
@@ -180,12 +186,12 @@ MODULES = {
 }
 
 
-def run_tool(tool: str, gt: Path, dt: Path, workers: int, folder: Path) -> dict | None:
+def run_tool(tool: str, gt: Path, dt: Path, workers: int, folder: Path, root: Path = ROOT) -> dict | None:
     script = folder / "child.py"  # a file, not -c: Dask's worker processes re-import the main module
     script.write_text(CHILD)
     t0 = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, str(script), tool, str(gt), str(dt), str(ROOT), str(workers)],
+        [sys.executable, str(script), tool, str(gt), str(dt), str(root), str(workers)],
         capture_output=True,
         text=True,
         check=False,
@@ -218,6 +224,12 @@ def main() -> int:
     ap.add_argument(
         "--repeat", type=int, default=1, help="fresh runs per tool, interleaved (the fastest is shown)"
     )
+    ap.add_argument(
+        "--other",
+        type=Path,
+        metavar="PATH",
+        help="also run every deteval tool from this checkout (e.g. /work/wt/prev) as '<tool>@other', interleaved",
+    )
     args = ap.parse_args()
     n_images = 80_000 if args.full else args.images
     with tempfile.TemporaryDirectory(prefix="deteval_scale_") as tmp:
@@ -234,11 +246,13 @@ def main() -> int:
             runs += [("deteval-lvis", 0)] + [("deteval-lvis-dask", w) for w in args.workers]
         results: dict = {}
         runs = [(t, w) for t, w in runs if t not in args.skip and available(MODULES[t])]
+        if args.other:
+            runs += [(f"{t}@other", w) for t, w in runs if t.startswith("deteval")]
         for _ in range(max(1, args.repeat)):  # rounds over every tool: a slow spell hits them all alike
             for tool, workers in runs:
-                r = run_tool(
-                    tool, Path(tmp) / "lvis_gt.json" if "lvis" in tool else gt, dt, workers, Path(tmp)
-                )
+                gt_file = Path(tmp) / "lvis_gt.json" if "lvis" in tool else gt
+                root = args.other if tool.endswith("@other") else ROOT
+                r = run_tool(tool, gt_file, dt, workers, Path(tmp), root)
                 name = tool if not workers else f"{tool} ({workers} workers)"
                 if r is not None and (name not in results or r["wall"] < results[name]["wall"]):
                     results[name] = r

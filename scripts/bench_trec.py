@@ -107,8 +107,8 @@ def worker_trec_eval(qrels: str, run: str, binary: str) -> dict:
             "cpu": usage.ru_utime + usage.ru_stime}  # fmt: skip
 
 
-def worker_deteval(qrels: str, run: str) -> dict:
-    sys.path.insert(0, str(ROOT))
+def worker_deteval(qrels: str, run: str, root: str = str(ROOT)) -> dict:
+    sys.path.insert(0, root)
     from deteval.io.trec import load_qrels, load_run
     from deteval.retrieval import evaluate_trec
 
@@ -183,6 +183,11 @@ def main() -> int:
     ap.add_argument("--keep", metavar="DIR", help="generate into DIR (reused if the files exist)")
     ap.add_argument("--trec-eval", metavar="PATH", default=shutil.which("trec_eval"), help="trec_eval binary")
     ap.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
+    ap.add_argument("--skip", nargs="*", default=[], help="tools to skip (pytrec_eval, ranx, trec_eval)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per tool, interleaved (the fastest is shown)")
+    ap.add_argument(
+        "--other", type=Path, metavar="PATH", help="also run the deteval of this checkout as 'deteval@other'"
+    )
     args = ap.parse_args()
     if args.worker:
         tool, qrels, run, *extra = args.worker
@@ -190,7 +195,9 @@ def main() -> int:
             out = worker_trec_eval(qrels, run, extra[0])
             out["peak_rss_mb"] = out.pop("child_peak_mb")
         else:
-            out = WORKERS[tool](qrels, run)
+            out = (
+                worker_deteval(qrels, run, extra[0]) if tool == "deteval@other" else WORKERS[tool](qrels, run)
+            )
             out["peak_rss_mb"] = peak_rss_mb()
             times = os.times()
             out["cpu"] = times.user + times.system
@@ -213,23 +220,33 @@ def main() -> int:
             f"(run {run.stat().st_size / 1e6:.0f} MB, qrels {qrels.stat().st_size / 1e6:.0f} MB)"
         )
 
-    results = {}
-    for tool in WORKERS:
-        if tool == "ranx":
-            try:
-                import ranx  # noqa: F401
-            except ImportError:
-                print("ranx: not installed, skipped")
-                continue
-        res = run_worker(tool, qrels, run)
-        if res is not None:
-            results[tool] = res
+    tools: list[tuple[str, tuple[str, ...]]] = [("deteval", ())]
+    if args.other:
+        tools.append(("deteval@other", (str(args.other),)))
+    tools.append(("pytrec_eval", ()))
+    try:
+        import ranx  # noqa: F401
+
+        tools.append(("ranx", ()))
+    except ImportError:
+        print("ranx: not installed, skipped")
     if args.trec_eval:
-        res = run_worker("trec_eval", qrels, run, (args.trec_eval,))
-        if res is not None:
-            results["trec_eval"] = res
+        tools.append(("trec_eval", (args.trec_eval,)))
     else:
         print("trec_eval: not found (--trec-eval PATH), skipped")
+    results: dict[str, dict] = {}
+    walls: dict[str, list[float]] = {}
+    tools = [(t, e) for t, e in tools if t not in args.skip]
+    for _ in range(max(1, args.repeat)):  # rounds over every tool: a slow spell hits them all alike
+        for tool, extra in tools:
+            res = run_worker(tool, qrels, run, extra)
+            if res is not None:
+                walls.setdefault(tool, []).append(res["seconds"])
+                if tool not in results or res["seconds"] < results[tool]["seconds"]:
+                    results[tool] = res
+    for tool, w in walls.items():
+        if len(w) > 1:
+            print(f"{tool}: median {sorted(w)[len(w) // 2]:.2f} s over {len(w)} runs")
 
     base = results.get("deteval")
     print(

@@ -40,9 +40,6 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
     {
         ("process", "deteval.io.coco.json_text", "mmap"),
         ("function_import", "deteval.commands.coco", "deteval.stats.coco"),
-        ("function_import", "deteval.commands.lvis", "deteval.run.client"),
-        ("function_import", "deteval.stats.attach", "deteval.stats.bootstrap"),
-        ("function_import", "deteval.commands.common", "deteval.report.warning_cap"),
         ("function_import", "deteval.commands.yolo", "deteval.explain"),
         ("function_import", "deteval.commands.yolo", "deteval.explain.cross"),
         ("function_import", "deteval.commands.yolo", "deteval.explain.voc"),
@@ -51,16 +48,6 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         ("function_import", "deteval.io.yolo", "deteval.io.coco"),
         ("function_import", "deteval.io.yolo", "deteval.io.rle"),
         ("function_import", "deteval.io.yolo_coco", "deteval.io.coco"),
-        ("function_import", "deteval.api", "importlib"),
-        ("function_import", "deteval.commands.compare", "deteval.report.latex"),
-        ("function_import", "deteval.commands.mir", "deteval.mir.tracks"),
-        ("function_import", "deteval.report", "deteval.report"),
-        ("function_import", "deteval.report.stats_table", "deteval.report.marks"),
-        ("function_import", "deteval.report.tables", "deteval.report.marks"),
-        ("function_import", "deteval.report.tables", "deteval.report.stats_table"),
-        ("function_import", "deteval.report.tables", "deteval.report.warning_cap"),
-        ("function_import", "deteval.mir.tracks", "deteval.stats.mir"),
-        ("layer", "deteval.mir.tracks", "deteval.stats.mir"),
     }
 )
 

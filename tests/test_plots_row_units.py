@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from deteval.mir.tracks import evaluate_mir_tracks
+from deteval.mir import evaluate_mir_tracks
 from deteval.report.plots import _bars
 
 MIREX = Path(__file__).resolve().parent.parent / "data_samples" / "mir" / "mirex"

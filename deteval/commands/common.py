@@ -15,6 +15,7 @@ from deteval.errors import ConfigError
 from deteval.io.guards import write_atomically
 from deteval.report import FORMATS, render
 from deteval.report.progress import note
+from deteval.report.warning_cap import shown_warnings
 from deteval.results import EvalResult
 
 
@@ -119,7 +120,6 @@ def emit(result: EvalResult, args: argparse.Namespace) -> None:
 def warn_on_stderr(result: EvalResult) -> None:
     """Each warning as ``deteval: warning: ...`` on stderr, whatever the format or ``--output`` (the result
     keeps them too); silenced by ``--quiet``."""
-    from deteval.report.warning_cap import shown_warnings
 
     sys.stdout.flush()  # the result first, when both go to one terminal
     for w in shown_warnings(result.warnings):  # (skipped records: the first 20 and a count)

@@ -7,6 +7,7 @@ from typing import Any
 
 from deteval.commands.common import add_output_args, warn_on_stderr, write_text
 from deteval.report.compare import SORTS, compare_results
+from deteval.report.latex import render_latex
 from deteval.report.tables import FORMATS, render
 from deteval.results import load_result
 
@@ -18,8 +19,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         a, b, metric=args.metric, sort=args.sort, reverse=args.reverse, sources=(args.a, args.b)
     )
     if args.format == "latex":
-        from deteval.report.latex import render_latex
-
         write_text(render_latex(result), args.output)
     else:
         write_text(render(result, args.format or "table"), args.output)

@@ -11,11 +11,11 @@ from deteval.commands.common import add_output_args, emit, wants_per_class
 from deteval.commands.options import max_dets_or_unlimited, run_checker, whole
 from deteval.detection.lvis import IOU_TYPES
 from deteval.report.progress import Progress
+from deteval.run.client import dask_client
 from deteval.run.lvis import evaluate_lvis
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from deteval.run.client import dask_client
 
     args.max_dets = run_checker(max_dets_or_unlimited, args.max_dets, cli=True, flag="--max-dets")
     if args.dets_per_cat is not None:

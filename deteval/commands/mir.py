@@ -17,6 +17,7 @@ from deteval.mir.boundary import RULES
 from deteval.mir.evaluate import DEFAULT_TAUS, evaluate_mir
 from deteval.mir.pairwise import GRIDS
 from deteval.report import FORMATS
+from deteval.stats.mir import evaluate_mir_tracks
 
 #: The highest frame rate accepted for the pairwise measure (frames per second).
 MAX_FRAME_RATE = 1e6
@@ -73,8 +74,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 f"{folder} is a folder but {other} is not: give two .lab files (one track) or two folders "
                 "(tracks paired by file name)"
             )
-        from deteval.mir.tracks import evaluate_mir_tracks
-
         result = evaluate_mir_tracks(
             args.reference,
             args.estimate,

@@ -19,7 +19,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike
 
-from deteval.core.lists import RankedLists, presorted_lists, ranked_lists, sort_lists
+from deteval.core.lists import RankedLists, presorted_lists, ranked_lists
 from deteval.core.outcomes import IGNORED, NONRELEVANT, RELEVANT, TiePolicy, as_outcomes, as_scores
 from deteval.errors import ValidationError
 
@@ -33,7 +33,6 @@ __all__ = [
     "as_outcomes",
     "as_scores",
     "rank",
-    "rank_order",
 ]
 
 
@@ -84,20 +83,6 @@ def _as_count(n_pos: object) -> int:
     if not integral or value < 0:
         raise ValidationError(f"n_pos must be a non-negative integer, got {n_pos!r}")
     return value
-
-
-def rank_order(
-    scores: np.ndarray, *, ties: TiePolicy = "stable", tiebreak: ArrayLike | None = None
-) -> np.ndarray:
-    """Indices sorting ``scores`` in descending order under an explicit tie policy.
-
-    * ``"stable"``: equal scores keep input order (VOC devkit, pycocotools, FMP's "lower id first").
-    * ``"quicksort"``: ``np.argsort(-scores)`` with numpy's default unstable sort, as py-faster-rcnn did.
-    * ``"presorted"``: the input order is the ranking; scores are not consulted.
-    * ``tiebreak``: an array sorted ascending among equal scores (then input order), e.g. trec_eval's
-      docno-descending rule expressed as integer ranks of the docnos.
-    """
-    return sort_lists(np.zeros(scores.shape[0], dtype=np.int64), scores, ties=ties, tiebreak=tiebreak)
 
 
 def rank(

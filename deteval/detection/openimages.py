@@ -164,17 +164,7 @@ def evaluate_openimages(
     hierarchy's depth-first order, else sorted labels). Predictions of unknown classes are an error.
     """
     gtb = _boxes_table(boxes)
-    lab = (
-        read_oid_csv(labels, ("ImageID", "LabelName", "Confidence"), ("Confidence",), "image-level labels")
-        if labels is not None
-        else None
-    )
-    if lab is not None:
-        conf = lab.values["Confidence"]
-        bad = (conf != 0) & (conf != 1)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValidationError("Confidence must be 0 or 1", file=lab.source, record=f"line {lab.line[i]}")
+    lab = _labels_table(labels) if labels is not None else None
     det = read_oid_csv(
         predictions,
         ("ImageID", "LabelName", "Score", "XMin", "XMax", "YMin", "YMax"),
@@ -192,33 +182,8 @@ def evaluate_openimages(
     g_img = gtb.image[g_row]
     g_box = np.stack([gtb.values[k][g_row] for k in ("YMin", "XMin", "YMax", "XMax")], axis=1)
     g_group = gtb.values["IsGroupOf"][g_row] != 0
-    l_img = np.zeros(0, dtype=object)
-    l_label = np.zeros(0, dtype=object)
-    if lab is not None:
-        l_img, l_label = lab.image, lab.label
-        if h is not None:
-            pos = lab.values["Confidence"] == 1
-            r1, lab1 = _expand(lab.label[pos], h.ancestors, "image-level", lab.source)
-            r0, lab0 = _expand(lab.label[~pos], h.descendants, "image-level", lab.source)
-            l_img = np.concatenate([lab.image[pos][r1], lab.image[~pos][r0]])
-            l_label = np.concatenate([lab1, lab0])
-
-    # classes
-    if class_names is not None:
-        pairs = (
-            [(str(a), str(b)) for a, b in class_names]
-            if isinstance(class_names, (list, tuple))
-            else load_class_names(class_names)
-        )
-        classes, names = [p[0] for p in pairs], [p[1] for p in pairs]
-        if len(set(classes)) != len(classes):
-            raise ConfigError("the class descriptions repeat a label", file=str(class_names))
-    elif h is not None:
-        classes = list(h.order)
-        names = list(classes)
-    else:
-        classes = sorted(set(g_label.tolist()) | set(l_label.tolist()))
-        names = list(classes)
+    l_img, l_label = _image_labels(lab, h)
+    classes, names = _classes(class_names, h, g_label, l_label)
     cindex = {c: i for i, c in enumerate(classes)}
     C = len(classes)
 
@@ -284,26 +249,7 @@ def evaluate_openimages(
     d_score = dv["Score"][di]
     d_grp = d_key[di]
     tp, in_group = _match(d_grp, d_box, g_ii * C + g_cls, g_box, g_group)
-    # group-of entries: per group box, the highest score among its detections (dropped if <= 0)
-    gi_all = np.flatnonzero(g_group)
-    best = np.full(g_box.shape[0], -np.inf)
-    hit = in_group >= 0
-    np.maximum.at(best, in_group[hit], d_score[hit])
-    g_entry = gi_all[np.isfinite(best[gi_all]) & (best[gi_all] > 0)]
-
-    # per class, entries in the reference's concatenation order: image, then detections, then group boxes
-    valid = ~hit
-    e_img = np.concatenate([d_grp[valid] // C, g_ii[g_entry]])
-    e_cls = np.concatenate([d_grp[valid] % C, g_cls[g_entry]])
-    e_kind = np.concatenate([np.zeros(int(valid.sum()), np.int64), np.ones(g_entry.shape[0], np.int64)])
-    e_pos = np.concatenate(
-        [np.flatnonzero(valid), g_entry]
-    )  # rank order for detections, file order for groups
-    e_score = np.concatenate([d_score[valid], best[g_entry]])
-    e_tp = np.concatenate([tp[valid].astype(np.float64), np.ones(g_entry.shape[0])])
-    o = np.lexsort((e_pos, e_kind, e_img, e_cls))
-    e_cls, e_score, e_tp = e_cls[o], e_score[o], e_tp[o]
-
+    e_cls, e_score, e_tp = _entries(d_grp, d_score, tp, in_group, g_group, g_ii, g_cls, C)
     n_gt = np.bincount(g_cls, minlength=C).astype(np.float64)  # group-of weight 1: a group counts once
     cs = np.searchsorted(e_cls, np.arange(C + 1))
     # The challenge's ranking: per class, np.argsort(scores)[::-1] (unstable; reversed, so ties in reverse).
@@ -327,6 +273,80 @@ def evaluate_openimages(
         counts=counts,
         warnings=warnings,
     )
+
+
+def _labels_table(labels: Any) -> Any:
+    """The image-level labels read, their Confidence checked (0 or 1)."""
+    lab = read_oid_csv(labels, ("ImageID", "LabelName", "Confidence"), ("Confidence",), "image-level labels")
+    conf = lab.values["Confidence"]
+    bad = (conf != 0) & (conf != 1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValidationError("Confidence must be 0 or 1", file=lab.source, record=f"line {lab.line[i]}")
+    return lab
+
+
+def _image_labels(lab: Any, h: Hierarchy | None) -> tuple[np.ndarray, np.ndarray]:
+    """The image-level labels' images and labels, expanded with the hierarchy (positives to their ancestors,
+    negatives to their descendants, as the challenge's expansion script)."""
+    if lab is None:
+        return np.zeros(0, dtype=object), np.zeros(0, dtype=object)
+    if h is None:
+        return lab.image, lab.label
+    pos = lab.values["Confidence"] == 1
+    r1, lab1 = _expand(lab.label[pos], h.ancestors, "image-level", lab.source)
+    r0, lab0 = _expand(lab.label[~pos], h.descendants, "image-level", lab.source)
+    return np.concatenate([lab.image[pos][r1], lab.image[~pos][r0]]), np.concatenate([lab1, lab0])
+
+
+def _classes(
+    class_names: Any, h: Hierarchy | None, g_label: np.ndarray, l_label: np.ndarray
+) -> tuple[list[str], list[str]]:
+    """The class labels in class order and their display names: the class descriptions' order, else the
+    hierarchy's depth-first order, else the sorted labels."""
+    if class_names is not None:
+        pairs = (
+            [(str(a), str(b)) for a, b in class_names]
+            if isinstance(class_names, (list, tuple))
+            else load_class_names(class_names)
+        )
+        classes, names = [p[0] for p in pairs], [p[1] for p in pairs]
+        if len(set(classes)) != len(classes):
+            raise ConfigError("the class descriptions repeat a label", file=str(class_names))
+        return classes, names
+    classes = list(h.order) if h is not None else sorted(set(g_label.tolist()) | set(l_label.tolist()))
+    return classes, list(classes)
+
+
+def _entries(
+    d_grp: np.ndarray,
+    d_score: np.ndarray,
+    tp: np.ndarray,
+    in_group: np.ndarray,
+    g_group: np.ndarray,
+    g_ii: np.ndarray,
+    g_cls: np.ndarray,
+    C: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ranked entries (class, score, 1 TP / 0 FP), sorted by class in the reference's concatenation
+    order: image, then the detections not absorbed by a group-of box (in rank order), then one entry per
+    group-of box with the highest score among its detections (dropped if <= 0), in file order."""
+    gi_all = np.flatnonzero(g_group)
+    best = np.full(g_group.shape[0], -np.inf)
+    hit = in_group >= 0
+    np.maximum.at(best, in_group[hit], d_score[hit])
+    g_entry = gi_all[np.isfinite(best[gi_all]) & (best[gi_all] > 0)]
+    valid = ~hit
+    e_img = np.concatenate([d_grp[valid] // C, g_ii[g_entry]])
+    e_cls = np.concatenate([d_grp[valid] % C, g_cls[g_entry]])
+    e_kind = np.concatenate([np.zeros(int(valid.sum()), np.int64), np.ones(g_entry.shape[0], np.int64)])
+    e_pos = np.concatenate(
+        [np.flatnonzero(valid), g_entry]
+    )  # rank order for detections, file order for groups
+    e_score = np.concatenate([d_score[valid], best[g_entry]])
+    e_tp = np.concatenate([tp[valid].astype(np.float64), np.ones(g_entry.shape[0])])
+    o = np.lexsort((e_pos, e_kind, e_img, e_cls))
+    return e_cls[o], e_score[o], e_tp[o]
 
 
 def _first_best(pd: np.ndarray, pg_pos: np.ndarray, val: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -64,7 +64,6 @@ from deteval.core import PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.lists import RankedLists, ranked_lists, sort_lists
 from deteval.core.ranking import TiePolicy
 from deteval.detection.boxes import box_iou, paired_iou
-from deteval.detection.match_table import VocMatchTable, merge_voc_tables
 from deteval.errors import ConfigError, ValidationError
 from deteval.results import EvalResult, PRCurve
 from deteval.tables.arrays import MAX_COORD, as_boxes
@@ -90,12 +89,14 @@ __all__ = [
     "VOCGroundTruth",
     "VOCMatchPart",
     "VOCParams",
+    "VocMatchTable",
     "align_names",
     "finish",
     "match_inputs",
     "match_part",
     "match_voc",
     "merge",
+    "merge_voc_tables",
     "parts",
     "prepare",
     "rank_positions",
@@ -446,6 +447,38 @@ def parts(whole: VOCMatchPart, ranges: Sequence[tuple[int, int]]) -> list[VOCMat
     return out
 
 
+@dataclass
+class VocMatchTable:
+    """VOC matching outcome of one part: ``row`` (the detection's row in the full detection table) and
+    ``outcome`` (int8: 1 true positive, 0 false positive, −1 ignored on a difficult box). The devkit ranks a
+    class's detections by score with ties in *file* order, so the table carries each detection's row."""
+
+    row: np.ndarray
+    outcome: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.row.shape[0])
+
+
+def merge_voc_tables(tables: Sequence[VocMatchTable], n_rows: int) -> np.ndarray:
+    """The outcome of every one of ``n_rows`` detections, in row order, from the parts' tables.
+
+    Every row must come from exactly one part (the parts hold disjoint images and cover all of them).
+    """
+    outcome = np.zeros(n_rows, dtype=np.int8)
+    seen = np.zeros(n_rows, dtype=np.int64)
+    for t in tables:
+        row = np.asarray(t.row, dtype=np.int64)
+        if row.size and (row.min() < 0 or row.max() >= n_rows):
+            raise ValidationError(f"a match table names detection row {int(row.max())} of {n_rows}")
+        outcome[row] = t.outcome
+        np.add.at(seen, row, 1)
+    if n_rows and (seen != 1).any():
+        i = int(np.flatnonzero(seen != 1)[0])
+        raise ValidationError(f"detection row {i} is in {int(seen[i])} match tables, not exactly one")
+    return outcome
+
+
 def match_part(part: VOCMatchPart, pair_chunk: int | None = None) -> VocMatchTable:
     """VOCevaldet.m's matching of one part (:func:`match_voc`'s rules, the ranking given by ``part.rank``).
 
@@ -459,7 +492,7 @@ def match_part(part: VOCMatchPart, pair_chunk: int | None = None) -> VocMatchTab
 
 def merge(tables: Sequence[VocMatchTable], n_rows: int) -> np.ndarray:
     """The outcome of every one of ``n_rows`` detections, in row order, from the parts' tables
-    (:func:`~deteval.detection.match_table.merge_voc_tables`); one table of every row in order is already
+    (:func:`merge_voc_tables`); one table of every row in order is already
     that outcome."""
     if len(tables) == 1 and np.array_equal(tables[0].row, np.arange(n_rows)):
         return tables[0].outcome

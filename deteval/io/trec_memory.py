@@ -5,7 +5,8 @@ lists of ranked and relevant documents (:func:`run_from_lists`, :func:`qrels_fro
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -49,43 +50,57 @@ def _as_column(values: list[bytes]) -> tuple[np.ndarray, dict[int, bytes]]:
     return np.array(values, dtype=f"S{width}"), long
 
 
+def _entries(
+    d: object, source: str, outer: str, inner: str, value: Callable[[Any, str], Any]
+) -> tuple[np.ndarray, np.ndarray, dict[int, bytes], list[Any]]:
+    """The topic, docno and ``value(v, record)`` of every entry of ``{qid: {docno: v}}``, in dict order;
+    ``outer`` and ``inner`` are the messages for a ``d`` or a topic that is not a dict."""
+    if not isinstance(d, Mapping):
+        raise InputFormatError(outer, file=source)
+    topics: list[bytes] = []
+    docs: list[bytes] = []
+    values: list[Any] = []
+    for qid, entries in d.items():
+        q = _key_bytes(qid, "topic id", source, f"topic {qid!r}")
+        if not isinstance(entries, Mapping):
+            raise InputFormatError(inner, file=source, record=f"topic {qid!r}")
+        for doc, v in entries.items():
+            rec = f"topic {qid!r}, document {doc!r}"
+            docs.append(_key_bytes(doc, "docno", source, rec))
+            values.append(value(v, rec))
+            topics.append(q)
+    docno, long = _as_column(docs)
+    return _as_s(topics), docno, long, values
+
+
 def qrels_from_dict(
     qrels: Mapping[object, Mapping[object, int]], *, source: str = "<in-memory qrels>"
 ) -> Qrels:
     """Qrels from ``{qid: {docno: rel}}`` (pytrec_eval's input form). Relevance values must be integers."""
-    if not isinstance(qrels, Mapping):
-        raise InputFormatError("qrels must be a dict qid -> {docno: rel}", file=source)
-    topics: list[bytes] = []
-    docs: list[bytes] = []
-    rels: list[int] = []
-    for qid, judged in qrels.items():
-        q = _key_bytes(qid, "topic id", source, f"topic {qid!r}")
-        if not isinstance(judged, Mapping):
-            raise InputFormatError(
-                "judgements must be a dict docno -> rel", file=source, record=f"topic {qid!r}"
-            )
-        for doc, rel in judged.items():
-            rec = f"topic {qid!r}, document {doc!r}"
-            docs.append(_key_bytes(doc, "docno", source, rec))
-            if isinstance(rel, bool) or not isinstance(rel, (int, np.integer)):
-                if isinstance(rel, (float, np.floating)) and float(rel).is_integer():
-                    rel = int(rel)
-                else:
-                    raise ValidationError(
-                        f"relevance must be an integer, got {rel!r}", file=source, record=rec
-                    )
-            if not -(2**63) <= int(rel) < 2**63:  # (the column is int64, as for qrels files)
-                raise ValidationError(f"relevance {rel!r} is out of range", file=source, record=rec)
-            rels.append(int(rel))
-            topics.append(q)
-    n = len(topics)
-    docno, long = _as_column(docs)
+
+    def relevance(rel: Any, rec: str) -> int:
+        if isinstance(rel, bool) or not isinstance(rel, (int, np.integer)):
+            if isinstance(rel, (float, np.floating)) and float(rel).is_integer():
+                rel = int(rel)
+            else:
+                raise ValidationError(f"relevance must be an integer, got {rel!r}", file=source, record=rec)
+        if not -(2**63) <= int(rel) < 2**63:  # (the column is int64, as for qrels files)
+            raise ValidationError(f"relevance {rel!r} is out of range", file=source, record=rec)
+        return int(rel)
+
+    topic, docno, long, rels = _entries(
+        qrels,
+        source,
+        "qrels must be a dict qid -> {docno: rel}",
+        "judgements must be a dict docno -> rel",
+        relevance,
+    )
     return Qrels(
-        topic=_as_s(topics),
+        topic=topic,
         docno=docno,
         docno_long=long,
         rel=np.array(rels, dtype=np.int64),
-        line=np.arange(n, dtype=np.int64),
+        line=np.arange(len(rels), dtype=np.int64),
         source=source,
         record_kind="entry",
     )
@@ -95,42 +110,33 @@ def run_from_dict(
     run: Mapping[object, Mapping[object, float]], *, tag: str = "", source: str = "<in-memory run>"
 ) -> Run:
     """Run from ``{qid: {docno: score}}`` (pytrec_eval's input form). Scores must be finite numbers."""
-    if not isinstance(run, Mapping):
-        raise InputFormatError("run must be a dict qid -> {docno: score}", file=source)
-    topics: list[bytes] = []
-    docs: list[bytes] = []
-    scores: list[float] = []
-    for qid, ranked in run.items():
-        q = _key_bytes(qid, "topic id", source, f"topic {qid!r}")
-        if not isinstance(ranked, Mapping):
-            raise InputFormatError(
-                "a run topic must be a dict docno -> score", file=source, record=f"topic {qid!r}"
-            )
-        for doc, score in ranked.items():
-            rec = f"topic {qid!r}, document {doc!r}"
-            docs.append(_key_bytes(doc, "docno", source, rec))
-            try:
-                if isinstance(score, (bool, np.bool_, str, bytes)):  # float() would read True, "1" and b"1"
-                    raise TypeError
-                s = float(score)
-            except OverflowError:  # an integer beyond float range
-                raise ValidationError(f"score {score!r} is not finite", file=source, record=rec) from None
-            except (TypeError, ValueError):
-                raise ValidationError(
-                    f"score must be a number, got {score!r}", file=source, record=rec
-                ) from None
-            if not math.isfinite(s):
-                raise ValidationError(f"score {s!r} is not finite", file=source, record=rec)
-            scores.append(s)
-            topics.append(q)
-    n = len(topics)
-    docno, long = _as_column(docs)
+
+    def finite(score: Any, rec: str) -> float:
+        try:
+            if isinstance(score, (bool, np.bool_, str, bytes)):  # float() would read True, "1" and b"1"
+                raise TypeError
+            s = float(score)
+        except OverflowError:  # an integer beyond float range
+            raise ValidationError(f"score {score!r} is not finite", file=source, record=rec) from None
+        except (TypeError, ValueError):
+            raise ValidationError(f"score must be a number, got {score!r}", file=source, record=rec) from None
+        if not math.isfinite(s):
+            raise ValidationError(f"score {s!r} is not finite", file=source, record=rec)
+        return s
+
+    topic, docno, long, scores = _entries(
+        run,
+        source,
+        "run must be a dict qid -> {docno: score}",
+        "a run topic must be a dict docno -> score",
+        finite,
+    )
     return Run(
-        topic=_as_s(topics),
+        topic=topic,
         docno=docno,
         docno_long=long,
         score=np.array(scores, dtype=np.float64),
-        line=np.arange(n, dtype=np.int64),
+        line=np.arange(len(scores), dtype=np.int64),
         tag=tag,
         source=source,
         record_kind="entry",

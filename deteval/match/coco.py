@@ -24,7 +24,7 @@ Python. The same decisions are made here with array operations:
 The outcome is a :class:`MatchTable`: per kept detection its category, image, score and rank, and per area
 range × threshold two flags (true positive, ignored), plus per category × area range the number of
 non-ignored ground truths. Tables of disjoint image shards can be concatenated with :func:`merge_tables`
-before accumulation.
+before accumulation, or merged into the single-process layout with :func:`merge_coco_tables`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from deteval.core.sorting import dense_ranks, lex_order
+from deteval.errors import ValidationError
 
-__all__ = ["MatchTable", "match_groups", "merge_tables"]
+__all__ = ["MatchTable", "match_groups", "merge_coco_tables", "merge_tables"]
 
 #: Upper bound on same-group pairs whose IoU is computed at once (about 100 MB of temporaries).
 PAIR_CHUNK = 1_000_000
@@ -121,6 +122,34 @@ def merge_tables(tables: Sequence[MatchTable]) -> MatchTable:
         gt_cat=gt.get("gt_cat"),
         gt_counted=gt.get("gt_counted"),
     )
+
+
+def merge_coco_tables(tables: Sequence[MatchTable]) -> MatchTable:
+    """Merge COCO match tables of disjoint image shards (same parameters and categories).
+
+    pycocotools accumulates a category's detections in ascending image-id order, then sorts stably by
+    score, so ties between images are broken by image order. The rows are therefore reordered by
+    (category, image, rank) with one stable sort: the layout of a single process's table, whatever order the
+    shards arrive in, so accumulation gives the same bits. ``npig`` (positives per category × area) adds up.
+    """
+    if not tables:
+        raise ValueError("no tables to merge")
+    if len({t.n_cats for t in tables}) != 1 or len({t.tp.shape[:2] for t in tables}) != 1:
+        raise ValidationError("match tables of different categories or parameters cannot be merged")
+    merged = merge_tables(tables)
+    order = np.lexsort((merged.rank, merged.img, merged.cat))
+    if (order[1:] < order[:-1]).any():
+        merged = MatchTable(
+            cat=merged.cat[order],
+            img=merged.img[order],
+            score=merged.score[order],
+            rank=merged.rank[order],
+            tp=merged.tp[:, :, order],
+            ig=merged.ig[:, :, order],
+            npig=merged.npig,
+            n_cats=merged.n_cats,
+        )
+    return merged
 
 
 def _merged_gt(tables: Sequence[MatchTable]) -> dict[str, np.ndarray | None]:

@@ -3,6 +3,7 @@ matplotlib imported only when drawing), comparisons of two results (``compare``)
 reporter (``progress``). Nothing is imported up front (the exporters need numpy), so that ``deteval --help``
 and ``import deteval.report.progress`` stay light."""
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -12,13 +13,10 @@ __all__ = ["FORMATS", "figures", "render", "write_plots"]
 
 
 def __getattr__(name: str) -> Any:
+    # ``deteval.report.render`` / ``write_plots`` without importing the exporters or the plotting module up
+    # front (as the package facade ``deteval`` does)
     if name in ("FORMATS", "render"):
-        from deteval.report import tables
-
-        return getattr(tables, name)
-    # ``deteval.report.write_plots`` / ``figures`` without importing the plotting module up front
+        return getattr(importlib.import_module("deteval.report.tables"), name)
     if name in ("write_plots", "figures"):
-        from deteval.report import plots
-
-        return getattr(plots, name)
+        return getattr(importlib.import_module("deteval.report.plots"), name)
     raise AttributeError(f"module 'deteval.report' has no attribute {name!r}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deteval.report.marks import DELTA_IS, system_letters
+from deteval.report.marks import ALPHA, DELTA_IS, system_letters
 from deteval.results import EvalResult
 
 #: summary keys written by deteval.stats.attach; shown by :func:`stats_lines`, not as plain fields
@@ -40,7 +40,6 @@ def with_ci(value: Any, pair: Any) -> str:
 
 
 def _comparison_lines(comp: dict[str, Any], letter: str) -> list[str]:
-    from deteval.report.marks import ALPHA
 
     width = max(len(k) for k in comp) if comp else 0
 

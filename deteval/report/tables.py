@@ -19,6 +19,9 @@ from typing import Any
 
 from deteval.errors import ConfigError
 from deteval.report.grouped_grid import grouped_grid, is_number_cell
+from deteval.report.marks import cell_marks
+from deteval.report.stats_table import STATS_KEYS, stats_lines, with_ci
+from deteval.report.warning_cap import shown_warnings
 from deteval.results import EvalResult, flat_fields, jsonable
 from deteval.results import flatten as flatten  # its home is results (dotted keys); this path keeps working
 
@@ -113,8 +116,6 @@ def _grid(header: list[str], rows: list[list[str]]) -> str:
 def render_table(result: EvalResult, *, with_warnings: bool = True) -> str:
     """Plain text: the protocol's own ``lines`` (or the flattened summary), the per-class grid, and the
     warnings unless ``with_warnings`` is false (the terminal, where they go to stderr alone)."""
-    from deteval.report.marks import cell_marks
-    from deteval.report.stats_table import STATS_KEYS, stats_lines, with_ci
 
     marked, legend = cell_marks(result)
     parts: list[str] = []
@@ -141,8 +142,6 @@ def render_table(result: EvalResult, *, with_warnings: bool = True) -> str:
         else:
             parts.append(_grid([row_label(result), *cols], grid))
     if result.warnings and with_warnings:
-        from deteval.report.warning_cap import shown_warnings
-
         parts.append("\n".join(f"warning: {w}" for w in shown_warnings(result.warnings)))
     return "\n\n".join(p for p in parts if p) + "\n"
 
@@ -175,7 +174,6 @@ def _sup(marked: dict[tuple[str | None, str], str], row: str | None, key: str) -
 def render_markdown(result: EvalResult) -> str:
     """GitHub Markdown: a heading, the protocol's ``lines`` in a code block, a field/value table, a class
     table, the warnings as quotes."""
-    from deteval.report.marks import cell_marks
 
     parts = [f"## {md_text(result.protocol)} evaluation", ""]
     if result.lines:
@@ -204,8 +202,6 @@ def render_markdown(result: EvalResult) -> str:
         # what the superscript letters mean (deteval.report.marks)
         parts += ["", *(re.sub(r"\^([a-z]+):", r"<sup>\1</sup>:", md_text(x)) + "  " for x in legend)]
     if result.warnings:
-        from deteval.report.warning_cap import shown_warnings
-
         parts += ["", *(f"> warning: {md_text(w)}" for w in shown_warnings(result.warnings))]
     return "\n".join(parts) + "\n"
 

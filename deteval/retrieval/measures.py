@@ -133,11 +133,6 @@ def r_precision(c: Cache) -> np.ndarray:
     return c.lists.r_precision()
 
 
-def _first_relevant_rank(c: Cache) -> np.ndarray:
-    """Rank of the first relevant document per topic (0 if none)."""
-    return c.lists.first_hit_rank()
-
-
 def recip_rank(c: Cache, k: int | None = None) -> np.ndarray:
     """1 / rank of the first relevant document (within k if given), 0 if none."""
     return c.lists.reciprocal_rank(k)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION, c
 __all__ = [
     "PartSpec",
     "TopicValues",
+    "TrecOptions",
     "TrecTask",
     "check_topics_in_run",
     "complete_num_rel",
@@ -100,6 +101,26 @@ def _as_qrels(q: Qrels | Mapping) -> Qrels:
 
 def _as_run(r: Run | Mapping) -> Run:
     return r if isinstance(r, Run) else run_from_dict(r)
+
+
+class TrecOptions(TypedDict, total=False):
+    """The options of :func:`start` (and so of :func:`deteval.run.trec.evaluate_trec`), as keywords that
+    callers pass through unchanged; their defaults and meaning are :func:`start`'s."""
+
+    relevance_level: int
+    complete: bool
+    per_query: bool
+    max_docs: int | None
+    gain: str
+    discount: str
+    recall_denominator: str
+    ap_denominator: str
+    version: str
+    zscores: Mapping[tuple[str, str], tuple[float, float]] | None
+    judged_only: bool
+    recall_levels: str
+    num_docs: int
+    topic_columns: bool
 
 
 def start(

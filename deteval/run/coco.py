@@ -13,7 +13,7 @@ work is a map over the results and a reduce per shard:
 * **reduce**: shard k's task concatenates its pieces in file order (the order of equal scores, as one process
   reads them), matches them against shard k's ground truth (:func:`~deteval.detection.coco.match_coco`
   restricted to the shard) and returns the compact :class:`~deteval.detection.coco_match.MatchTable` with
-  counts. The driver merges the tables (:func:`~deteval.detection.match_table.merge_coco_tables`) and
+  counts. The driver merges the tables (:func:`~deteval.match.coco.merge_coco_tables`) and
   accumulates them.
 
 Only columns of the shard's records travel (numpy arrays; for segm also the masks' RLEs). A worker holds the
@@ -54,7 +54,6 @@ from deteval.detection.coco.params import check_compat, id_selection, resolve_pa
 from deteval.detection.coco.parts import SHARD_DETECTIONS, match_in_shards
 from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
-from deteval.detection.match_table import merge_coco_tables
 from deteval.errors import ConfigError
 from deteval.io.coco import (
     CHUNK_BYTES,
@@ -66,9 +65,11 @@ from deteval.io.coco import (
 )
 from deteval.io.coco.ranges import first_record, load_results_range
 from deteval.io.json_ranges import ArrayRanges, scan_json_array
+from deteval.match.coco import merge_coco_tables
 
 # (the module, not its names: it imports deteval.detection.coco, which imports this module)
 from deteval.run import coco_two_cores
+from deteval.run.parts import map_parts, scatter
 from deteval.run.shards import default_shards, shard_range
 
 __all__ = [
@@ -382,37 +383,8 @@ def _match_task(
     )
 
 
-class TaskRunner:
-    """Tasks on a dask client, or (client None) run at once in this process: one code path for both."""
-
-    def __init__(self, client: Any) -> None:
-        self.client = client
-
-    def submit(self, fn: Any, *args: Any) -> Any:
-        if self.client is None:
-            return fn(*args)
-        return self.client.submit(fn, *args, pure=False)
-
-    def scatter(self, value: Any, broadcast: bool = False) -> Any:
-        if self.client is None:
-            return value
-        return self.client.scatter([value], broadcast=broadcast, hash=False)[0]  # (a list: one value)
-
-    def gather(self, futures: list[Any]) -> list[Any]:
-        """The values; the first failed task in list order raises its error (the order of one process)."""
-        if self.client is None:
-            return futures
-        from distributed import wait
-
-        wait(futures)
-        for f in futures:
-            if f.status == "error":
-                raise f.exception()
-        return list(self.client.gather(futures))
-
-
 def read_results(
-    run: TaskRunner,
+    client: Any,
     sources: list[Any],
     gt: Any,
     plan: Any,
@@ -426,23 +398,22 @@ def read_results(
     range that cannot stand for it is read again, whole."""
     paths = [i for i, s in enumerate(sources) if isinstance(s, (str, PathLike))]
     # anything else (parsed records, an array, a pycocotools COCO) is sent once, read whole by one task
-    given = [s if i in paths else run.scatter(s) for i, s in enumerate(sources)]
-    scans = run.gather([run.submit(_scan_task, sources[i], range_bytes) for i in paths])
+    given = [s if i in paths else scatter(s, client) for i, s in enumerate(sources)]
+    scans = map_parts(_scan_task, [(sources[i], range_bytes) for i in paths], client)
     units: dict[int, list[Any]] = {}
     for i, scan in zip(paths, scans):
         if scan is not None:
             ranges, head = scan
             bounds = zip(*(a.tolist() for a in (ranges.starts, ranges.ends, ranges.first, ranges.counts)))
-            units[i] = [
-                run.submit(_range_task, sources[i], b, head, gt, plan, iou_type, on_error) for b in bounds
-            ]
-    metas = {i: run.gather([run.submit(_meta, u) for u in us]) for i, us in units.items()}
+            tasks = [(sources[i], b, head, gt, plan, iou_type, on_error) for b in bounds]
+            units[i] = map_parts(_range_task, tasks, client, keep=True)
+    metas = {i: map_parts(_meta, [(u,) for u in us], client) for i, us in units.items()}
     for i in range(len(sources)):
         if i not in units or not all(m.ok for m in metas[i]):
-            units[i] = [run.submit(_whole_task, given[i], gt, plan, iou_type, on_error)]
-            metas[i] = run.gather([run.submit(_meta, units[i][0])])
-    tasks = [u for i in range(len(sources)) for u in units[i]]
-    pieces = [[run.submit(_piece, u, k) for u in tasks] for k in range(n)]
+            units[i] = map_parts(_whole_task, [(given[i], gt, plan, iou_type, on_error)], client, keep=True)
+            metas[i] = map_parts(_meta, [(units[i][0],)], client)
+    reads = [u for i in range(len(sources)) for u in units[i]]
+    pieces = [map_parts(_piece, [(u, k) for u in reads], client, keep=True) for k in range(n)]
     per_source = []
     for i in range(len(sources)):
         ms = metas[i]
@@ -455,7 +426,7 @@ def read_results(
                 skipped=sum(m.skipped for m in ms),
             )
         )
-    return tasks, pieces, per_source
+    return reads, pieces, per_source
 
 
 def check_kinds(reads: Sequence[_Read]) -> None:
@@ -486,7 +457,6 @@ def evaluate_coco_sharded(
     check_compat(compat)
     p = resolve_params(params, iou_type)
     n = default_shards(client, shards)
-    run = TaskRunner(client)
     g = load_coco_gt(
         gt,
         keep_segmentation=p.iou_type == "segm",
@@ -495,21 +465,20 @@ def evaluate_coco_sharded(
     )
     plan = _plan(g, p, n)
     gt_shard = plan.shard(g.img)
-    gt_shards = [run.scatter(gt_rows(g, np.flatnonzero(gt_shard == k))) for k in range(n)]
+    gt_shards = [scatter(gt_rows(g, np.flatnonzero(gt_shard == k)), client) for k in range(n)]
     light = _light_gt(g)
-    base = run.scatter(gt_rows(g, np.arange(min(1, len(g)))), broadcast=True)
+    base = scatter(gt_rows(g, np.arange(min(1, len(g)))), client, broadcast=True)
     del g, gt_shard  # the driver keeps the image and category tables only
-    plan_f = run.scatter(plan, broadcast=True)
+    plan_f = scatter(plan, client, broadcast=True)
 
     several = is_path_list(results)
     sources = list(results) if several else [results]
-    _, pieces, reads = read_results(run, sources, base, plan_f, n, p.iou_type, on_error, range_bytes)
+    _, pieces, reads = read_results(client, sources, base, plan_f, n, p.iou_type, on_error, range_bytes)
     if several:
         check_kinds(reads)
     source = ", ".join(m.source for m in reads)
-    parts: list[ShardTable] = run.gather(
-        [run.submit(_match_task, gt_shards[k], pieces[k], k, plan_f, p, compat, source) for k in range(n)]
-    )
+    tasks = [(gt_shards[k], pieces[k], k, plan_f, p, compat, source) for k in range(n)]
+    parts: list[ShardTable] = map_parts(_match_task, tasks, client)
     return merge_shards(parts, p, compat, light, reads)
 
 

@@ -14,6 +14,7 @@ first record (LVISResults takes its branch from that record, and may read the fi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from os import PathLike
 from typing import Any
 
@@ -44,13 +45,12 @@ from deteval.io.lvis import LvisGroundTruth, load_lvis_gt
 from deteval.run import coco as _coco
 from deteval.run.coco import (
     ShardPlan,
-    TaskRunner,
     check_kinds,
     gt_rows,
     read_results,
     record_keys,
 )
-from deteval.run.parts import map_parts
+from deteval.run.parts import map_parts, scatter
 from deteval.run.shards import default_shards, shard_range
 
 __all__ = ["evaluate_lvis", "match_selected", "read_and_match_lvis"]
@@ -91,19 +91,18 @@ def read_and_match_lvis(
     g = lg.coco
     n_img, K = int(g.image_ids.shape[0]), int(g.cat_ids.shape[0])
     n = default_shards(client, shards)
-    run = TaskRunner(client)
     bounds = [shard_range(n_img, k, n)[0] for k in range(n)] + [n_img]
     plan = ShardPlan(np.arange(n_img, dtype=np.int64), np.array(bounds, dtype=np.int64))
-    base = run.scatter(gt_rows(g, np.arange(min(1, len(g)))), broadcast=True)
-    light = run.scatter(gt_rows(g, np.zeros(0, dtype=np.int64)), broadcast=True)
-    plan_f = run.scatter(plan, broadcast=True)
+    base = scatter(gt_rows(g, np.arange(min(1, len(g)))), client, broadcast=True)
+    light = scatter(gt_rows(g, np.zeros(0, dtype=np.int64)), client, broadcast=True)
+    plan_f = scatter(plan, client, broadcast=True)
     several = isinstance(results, (list, tuple))
     sources = list(results) if several else [results]
     size = _coco.RANGE_BYTES if range_bytes is None else range_bytes
-    tasks, pieces, reads = read_results(run, sources, base, plan_f, n, p.iou_type, on_error, size)
+    read_tasks, pieces, reads = read_results(client, sources, base, plan_f, n, p.iou_type, on_error, size)
     if several:
         check_kinds(reads)
-    keys = run.gather([run.submit(record_keys, t) for t in tasks])
+    keys = map_parts(record_keys, [(t,) for t in read_tasks], client)
     img, cat, score, area = (np.concatenate([k[i] for k in keys]) for i in range(4))
     full = [m for m in reads if m.n] or reads[:1]
     r = CocoResults(
@@ -122,13 +121,14 @@ def read_and_match_lvis(
     gsel, dsel, counts, warnings = lvis_selection(lg, r, max_dets, dets_per_cat)
     shard = plan.shard(r.img)
     d_shard, g_shard = shard[dsel], plan.shard(g.img[gsel])
-    parts = []
-    for k in range(n):
-        dk = dsel[d_shard == k]
-        rows = np.searchsorted(np.flatnonzero(shard == k), dk)  # positions among the shard's pieces
-        gd = lvis_truths(g, gsel[g_shard == k], p.iou_type)
-        parts.append(run.submit(_lvis_shard_task, light, pieces[k], rows, dk, n_img, K, p, gd))
-    table = merge_lvis_tables(lg, run.gather(parts))
+
+    def tasks() -> Iterator[tuple[Any, ...]]:  # (each shard's ground truth made as its task is sent)
+        for k in range(n):
+            dk = dsel[d_shard == k]
+            rows = np.searchsorted(np.flatnonzero(shard == k), dk)  # positions among the shard's pieces
+            yield light, pieces[k], rows, dk, n_img, K, p, lvis_truths(g, gsel[g_shard == k], p.iou_type)
+
+    table = merge_lvis_tables(lg, map_parts(_lvis_shard_task, tasks(), client))
     return r, gsel, counts, warnings, table
 
 

@@ -11,15 +11,17 @@ which bounds the temporaries of the join and ranking.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deteval.errors import ConfigError, DetevalError
 from deteval.io.trec import Qrels, Run
 from deteval.retrieval import trec
 from deteval.retrieval.trec_output import TrecResult
-from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION
 from deteval.run.parts import map_parts
 from deteval.run.shards import default_shards
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # (typing.Unpack from Python 3.11 on)
 
 __all__ = ["PIECE_ROWS", "evaluate_trec", "topic_table"]
 
@@ -31,22 +33,9 @@ def evaluate_trec(
     run: Run | Mapping[Any, Mapping[Any, float]],
     measures: Sequence[str] | str | None = None,
     *,
-    relevance_level: int = 1,
-    complete: bool = False,
-    per_query: bool = False,
-    max_docs: int | None = None,
-    gain: str = "trec",
-    discount: str = "trec",
-    recall_denominator: str = "R",
-    ap_denominator: str = "num_rel",
-    version: str = DEFAULT_VERSION,
-    zscores: Mapping[tuple[str, str], tuple[float, float]] | None = None,
-    judged_only: bool = False,
-    recall_levels: str = DEFAULT_RECALL_LEVELS,
-    num_docs: int = 0,
     client: Any = None,
     shards: int | None = None,
-    topic_columns: bool = False,
+    **options: Unpack[trec.TrecOptions],
 ) -> TrecResult:
     """Evaluate a run against qrels like ``trec_eval [-q] [-c] [-l N] [-M N] [-J] [-Z FILE] -m ...``.
 
@@ -118,25 +107,7 @@ def evaluate_trec(
     >>> evaluate_trec(qrels, run, ["map", "P.2", "recip_rank"]).summary
     {'map': 0.8333333333333333, 'recip_rank': 1.0, 'P_2': 0.5}
     """
-    task = trec.start(
-        qrels,
-        run,
-        measures,
-        relevance_level=relevance_level,
-        complete=complete,
-        per_query=per_query,
-        max_docs=max_docs,
-        gain=gain,
-        discount=discount,
-        recall_denominator=recall_denominator,
-        ap_denominator=ap_denominator,
-        version=version,
-        zscores=zscores,
-        judged_only=judged_only,
-        recall_levels=recall_levels,
-        num_docs=num_docs,
-        topic_columns=topic_columns,
-    )
+    task = trec.start(qrels, run, measures, **options)
     return trec.finish(task, topic_table(task, client, shards))
 
 

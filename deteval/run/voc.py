@@ -4,7 +4,7 @@
 module decides where the parts run. The ranking is made once, on the whole table, as one process makes it
 (the py-faster-rcnn profile's unstable sort depends on the whole class); each part (a run of whole images)
 is then matched alone with those global ranks deciding which of several claimants takes a box, and only
-(row, outcome) pairs come back (:class:`~deteval.detection.match_table.VocMatchTable`), merged in row order.
+(row, outcome) pairs come back (:class:`~deteval.detection.voc.VocMatchTable`), merged in row order.
 Every strategy gives the one-process numbers bit for bit.
 """
 
@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from deteval.core.ranking import TiePolicy
 from deteval.detection import voc
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams
 from deteval.results import EvalResult
@@ -100,29 +99,12 @@ def match_in_parts(whole: voc.VOCMatchPart, client: Any = None, shards: int | No
 
 
 def match_voc_sharded(
-    det_image: ArrayLike,
-    det_boxes: ArrayLike,
-    det_scores: ArrayLike,
-    gt_image: ArrayLike,
-    gt_boxes: ArrayLike,
-    gt_difficult: ArrayLike | None = None,
-    *,
-    det_label: ArrayLike | None = None,
-    gt_label: ArrayLike | None = None,
-    iou_threshold: float = 0.5,
-    plus_one: bool = True,
-    strict: bool = False,
-    ties: TiePolicy = "stable",
-    client: Any = None,
-    shards: int | None = None,
+    *columns: Any, client: Any = None, shards: int | None = None, **rule: Any
 ) -> np.ndarray:
     """:func:`~deteval.detection.voc.match_voc` over parts of whole images (on ``client`` if given, else one
-    after the other here; :func:`match_in_parts`): the same outcomes, in input order. The inputs are
-    validated as the one-process path validates them (:func:`~deteval.detection.voc.match_inputs`: the same
-    errors) before any part."""
-    whole = voc.whole_part(
-        det_image, det_boxes, det_scores, gt_image, gt_boxes, gt_difficult,
-        det_label=det_label, gt_label=gt_label, iou_threshold=iou_threshold, plus_one=plus_one,
-        strict=strict, ties=ties,
-    )  # fmt: skip
-    return match_in_parts(whole, client, shards)
+    after the other here; :func:`match_in_parts`): the same outcomes, in input order.
+
+    ``columns`` and ``rule`` are :func:`~deteval.detection.voc.whole_part`'s (the columns and keywords of
+    ``match_voc`` but ``pair_chunk``), validated as the one-process path validates them
+    (:func:`~deteval.detection.voc.match_inputs`: the same errors) before any part."""
+    return match_in_parts(voc.whole_part(*columns, **rule), client, shards)

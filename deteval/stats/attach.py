@@ -18,7 +18,7 @@ import numpy as np
 
 from deteval.errors import ConfigError
 from deteval.results import EvalResult
-from deteval.stats.bootstrap import BootstrapResult, PairMetric, paired_bootstrap
+from deteval.stats.bootstrap import BootstrapResult, PairMetric, bootstrap, paired_bootstrap
 from deteval.stats.correction import adjust_pvalues
 from deteval.stats.parallel import Processes
 from deteval.stats.tests import TESTS, paired_t, randomization_test, wilcoxon
@@ -138,7 +138,6 @@ def add_statistics(
     """Intervals (when ``level`` is set) of ``metric`` over ``n_units`` units, and comparisons with
     ``others`` = (name, mix, per-unit values or None, number of units the mix takes); resamples and rounds
     in ``processes`` processes (:mod:`deteval.stats.parallel`; the numbers do not depend on it)."""
-    from deteval.stats.bootstrap import bootstrap
 
     if level is not None:
         boot = bootstrap(
