@@ -173,3 +173,46 @@ def test_duplicate_rows_dropped_as_ultralytics(tmp_path):
     with pytest.warns(Warning, match="1 duplicate labels removed"):
         pds = load_pose_dataset(tmp_path / "data.yaml", duplicates="drop")
     assert pds.ds.labels.cls.tolist() == [0, 1]  # np.unique's order, as Ultralytics keeps the rows
+
+
+@pytest.mark.parametrize(("k", "dim", "sigmas"), [(17, 3, False), (5, 3, True), (17, 2, True)])
+def test_coco_profile_equals_pycocotools_on_the_converted_split(tmp_path, k, dim, sigmas):
+    import contextlib
+    import io
+
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    from deteval.detection.coco_params import COCO_KPT_OKS_SIGMAS
+    from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
+
+    data, pred_dir, _, _ = _pose_dataset(tmp_path, 5, k, dim, sigmas=sigmas)
+    r = evaluate_yolo_pose_files(data, pred_dir, profile="coco")
+    pds = load_pose_dataset(data)
+    preds, kpts = load_pose_predictions(pred_dir, pds)
+    gt = dataset_to_coco(pds.ds)
+    for n, ann in enumerate(gt["annotations"]):
+        ann["keypoints"] = pds.keypoints[n].reshape(-1).tolist()
+        ann["num_keypoints"] = int((pds.keypoints[n, :, 2] > 0).sum())
+    res = predictions_to_coco(pds.ds, preds)
+    for n, rec in enumerate(res):
+        rec["keypoints"] = kpts[n].reshape(-1).tolist()
+    with contextlib.redirect_stdout(io.StringIO()):
+        cg = COCO()
+        cg.dataset = gt
+        cg.createIndex()
+        E = COCOeval(cg, cg.loadRes(res), "keypoints")
+        E.params.kpt_oks_sigmas = np.array(pds.sigmas) if sigmas else COCO_KPT_OKS_SIGMAS
+        E.evaluate()
+        E.accumulate()
+        E.summarize()
+    assert [r.summary["pose mAP50-95"], r.summary["pose mAP50"], r.summary["pose mAP75"]] == E.stats[
+        :3
+    ].tolist()
+    assert r.summary["pose mAP50-95"] > 0
+
+
+def test_coco_profile_needs_sigmas_for_another_skeleton(tmp_path):
+    data, pred_dir, _, _ = _pose_dataset(tmp_path, 2, 5, 3)
+    with pytest.raises(DetevalError, match="needs OKS sigmas for 5 keypoints"):
+        evaluate_yolo_pose_files(data, pred_dir, profile="coco")

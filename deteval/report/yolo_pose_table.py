@@ -23,8 +23,8 @@ def _rows(result: YoloResult) -> list[dict[str, Any]]:
     for prefix in ("", "pose "):
         total.update(
             {
-                f"{prefix}P": s[f"{prefix}precision"],
-                f"{prefix}R": s[f"{prefix}recall"],
+                f"{prefix}P": s.get(f"{prefix}precision"),
+                f"{prefix}R": s.get(f"{prefix}recall"),
                 f"{prefix}AP50": s[f"{prefix}mAP50"],
                 f"{prefix}AP50-95": s[f"{prefix}mAP50-95"],
             }
@@ -32,12 +32,18 @@ def _rows(result: YoloResult) -> list[dict[str, Any]]:
     return [total, *result.per_class]
 
 
+def _columns(result: YoloResult) -> tuple[str, ...]:
+    """P and R only where the profile defines them (the Ultralytics ones)."""
+    return _COLUMNS if "precision" in result.summary else ("AP50", "AP50-95")
+
+
 def render_yolo_pose(result: YoloResult, fmt: str) -> str:
     """``table`` (yolo val's layout, 3 significant digits), ``json``, ``csv`` (full precision) or ``markdown``."""
     if fmt == "json":
         return result.to_json()
-    cols = [*(f"Box {c}" for c in _COLUMNS), *(f"Pose {c}" for c in _COLUMNS)]
-    keys = [*_COLUMNS, *(f"pose {c}" for c in _COLUMNS)]
+    shown = _columns(result)
+    cols = [*(f"Box {c}" for c in shown), *(f"Pose {c}" for c in shown)]
+    keys = [*shown, *(f"pose {c}" for c in shown)]
     rows = _rows(result)
     if fmt == "csv":
         lines = [csv_row(["class", "images", "instances", *cols])]
@@ -56,25 +62,13 @@ def render_yolo_pose(result: YoloResult, fmt: str) -> str:
             lines.append("| " + " | ".join(cells) + " |")
         return f"profile: {result.profile}\n\n" + "\n".join(lines) + "\n"
     out = [f"profile: {result.profile}"]
-    out.append(
-        ("%22s" + "%11s" * 10)
-        % (
-            "Class",
-            "Images",
-            "Instances",
-            "Box(P",
-            "R",
-            "mAP50",
-            "mAP50-95)",
-            "Pose(P",
-            "R",
-            "mAP50",
-            "mAP50-95)",
-        )
-    )
+    names = {"P": "P", "R": "R", "AP50": "mAP50", "AP50-95": "mAP50-95"}
+    head = [names[c] for c in shown]
+    head = [f"Box({head[0]}", *head[1:-1], f"{head[-1]})", f"Pose({head[0]}", *head[1:-1], f"{head[-1]})"]
+    out.append(("%22s" + "%11s" * (2 + len(head))) % ("Class", "Images", "Instances", *head))
     for r in rows:
         out.append(
-            ("%22s" + "%11i" * 2 + "%11.3g" * 8)
+            ("%22s" + "%11i" * 2 + "%11.3g" * len(keys))
             % (r["class"], r["images"], r["instances"], *(r[k] for k in keys))
         )
     out += [f"warning: {w}" for w in result.warnings]
