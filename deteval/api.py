@@ -16,6 +16,8 @@ iou_type            predictions                                targets
 ``"segm"``          ``masks`` (N×H×W booleans or a list of     ``masks``, ``labels``; ``iscrowd``, ``area``
                     COCO RLE dicts), ``scores``, ``labels``;   (default: mask area), ``boxes`` (default:
                     ``boxes`` optional                         the mask's extent)
+``"boundary"``      as ``"segm"`` (Boundary IoU; ``params``    as ``"segm"``
+                    sets ``dilation_ratio``)
 ``"keypoints"``     ``keypoints`` (N×K×3 or N×3K: x, y, v),    ``keypoints`` (M×K×3), ``boxes``, ``labels``;
                     ``scores``, ``labels``                     ``iscrowd``, ``area`` (default: box area)
 ==================  =========================================  ==============================================
@@ -40,7 +42,7 @@ import numpy as np
 
 from deteval.detection.boxes import BOX_FORMATS, BoxFormat, convert_boxes
 from deteval.detection.coco import CocoStream, resolve_params
-from deteval.detection.coco_params import CocoParams
+from deteval.detection.coco_params import MASK_TYPES, CocoParams
 from deteval.detection.voc import VOCDetections, VOCGroundTruth
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.arrays import numeric_array
@@ -52,17 +54,19 @@ from deteval.run.metric_state import absorb_state, gather_states, metric_state
 from deteval.run.voc import evaluate_voc
 from deteval.tensors import as_tensors, is_torch_tensor
 
-IOU_TYPES = ("bbox", "segm", "keypoints")
+IOU_TYPES = ("bbox", "segm", "keypoints", "boundary")
 
 _TARGET_KEYS = {
     ("voc", "bbox"): ("boxes", "labels", "difficult", "image_id"),
     ("coco", "bbox"): ("boxes", "labels", "iscrowd", "area", "image_id"),
     ("coco", "segm"): ("masks", "labels", "iscrowd", "area", "boxes", "image_id"),
+    ("coco", "boundary"): ("masks", "labels", "iscrowd", "area", "boxes", "image_id"),
     ("coco", "keypoints"): ("keypoints", "boxes", "labels", "iscrowd", "area", "image_id"),
 }
 _PRED_KEYS = {
     "bbox": ("boxes", "scores", "labels", "image_id"),
     "segm": ("masks", "scores", "labels", "boxes", "image_id"),
+    "boundary": ("masks", "scores", "labels", "boxes", "image_id"),
     "keypoints": ("keypoints", "scores", "labels", "image_id"),
 }
 _REQUIRED = {"boxes", "scores", "labels", "masks", "keypoints"}
@@ -215,7 +219,7 @@ class MeanAveragePrecision:
     ``protocol="coco"`` (default) is pycocotools' COCOeval; ``protocol="voc"`` runs
     :func:`deteval.run.voc.evaluate_voc` (its options ``metric``, ``iou_threshold``, ``profile``, ...
     are accepted here). torchmetrics' keywords work unchanged: ``box_format`` ("xyxy", "xywh", "cxcywh"),
-    ``iou_type`` ("bbox", "segm", "keypoints" or a tuple of them), ``iou_thresholds``, ``rec_thresholds``,
+    ``iou_type`` ("bbox", "segm", "keypoints", "boundary" or a tuple of them), ``iou_thresholds``, ``rec_thresholds``,
     ``max_detection_thresholds``, ``class_metrics``; ``backend`` ("pycocotools"; "faster_coco_eval" gives the
     same numbers) and ``average`` ("macro" only) are accepted for compatibility; ``extended_summary=True``
     adds ``precision``, ``recall``, ``scores`` (pycocotools' ``eval`` arrays over the labels seen) and, for
@@ -384,6 +388,10 @@ class MeanAveragePrecision:
             and not ("keypoints" in self.iou_types and where.startswith("targets"))
         )
 
+    def _masked(self) -> bool:
+        """Whether an iou type scores masks (segm, boundary)."""
+        return any(t in MASK_TYPES for t in self.iou_types)
+
     def _type_label(self) -> str:
         return repr(self.iou_types[0]) if len(self.iou_types) == 1 else repr(self.iou_types)
 
@@ -521,7 +529,7 @@ class MeanAveragePrecision:
         image: dict[str, Any] = {"id": img_id}
         if hw is not None:
             image["height"], image["width"] = hw
-        elif "segm" in self.iou_types:
+        elif self._masked():
             image["height"] = image["width"] = 0  # no mask on this image: its size is never read
         self._images.append(image)
         tb = target.get("boxes")
@@ -536,7 +544,7 @@ class MeanAveragePrecision:
             tb = np.zeros((m, 4))
         area = target.get("area")
         if area is None:
-            if "segm" in self.iou_types and "masks" in target and m:
+            if self._masked() and "masks" in target and m:
                 mask_utils = _mask_utils()
 
                 area = np.asarray(mask_utils.area(target["masks"]), dtype=np.float64)
@@ -568,7 +576,7 @@ class MeanAveragePrecision:
                 det["segmentation"] = pred["masks"][j]
             if "keypoints" in pred:
                 det["keypoints"] = pred["keypoints"][j].tolist()
-            if "boxes" in pred and "segm" in self.iou_types:
+            if "boxes" in pred and self._masked():
                 det["bbox"] = convert_boxes(pred["boxes"][j : j + 1], self.box_format, "xywh")[0].tolist()
             self._dets.append(det)
 
@@ -604,7 +612,8 @@ class MeanAveragePrecision:
             prefix = "" if len(self.iou_types) == 1 else f"{t}_"
             metrics.update({prefix + k: v for k, v in coco_metrics(ev, self.class_metrics).items()})
             if self.extended_summary:
-                extra = {"precision": ev.precision, "recall": ev.recall, "scores": ev.scores}
+                precision, recall, scores = ev.full_arrays()
+                extra = {"precision": precision, "recall": recall, "scores": scores}
                 if t == "bbox":
                     extra["ious"] = box_ious(self._boxes, self.box_format, ev.params.max_dets[-1])
                 metrics.update({prefix + k: v for k, v in extra.items()})

@@ -109,8 +109,11 @@ def coco_metrics(ev: Any, class_metrics: bool) -> dict[str, Any]:
     per_ar: Any = -1.0
     if class_metrics and p.use_cats and "all" in p.area_lbl:
         a = p.area_lbl.index("all")
-        per_ap = np.array([_mean_valid(ev.precision[:, :, k, a, -1]) for k in range(len(classes))])
-        per_ar = np.array([_mean_valid(ev.recall[:, k, a, -1]) for k in range(len(classes))])
+        # (categories the arrays leave out, CocoEvaluation.cat_index, are -1 throughout: -1 here too)
+        per_ap, per_ar = np.full(len(classes), -1.0), np.full(len(classes), -1.0)
+        for k, pos in enumerate(ev.array_categories.tolist()):
+            per_ap[pos] = _mean_valid(ev.precision[:, :, k, a, -1])
+            per_ar[pos] = _mean_valid(ev.recall[:, k, a, -1])
     out["map_per_class"] = per_ap
     out[f"mar_{md[-1]}_per_class"] = per_ar
     out["classes"] = classes

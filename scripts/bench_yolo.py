@@ -1,20 +1,23 @@
 """Benchmark: a YOLO dataset scored by deteval's profiles and by the reference tools, each in a fresh process.
 
-Builds a synthetic YOLO split in a temporary directory (``--images`` grey PNGs of 640×480 or 480×640, about
-7 labels and 25 predictions per image, 20 classes), converts it once to COCO JSON and to pixel arrays, then
-runs, each in its own Python process (imports and file reading included), timing the whole child and reading
-its peak RSS:
+Builds synthetic YOLO splits in a temporary directory (``--images`` grey PNG or JPEG images of 640×480 or
+480×640, about 7 labels and 15 predictions per image, 20 classes), converts each once to COCO JSON and to
+pixel arrays, then runs, each in its own Python process (imports and file reading included), timing the whole
+child and reading its peak RSS:
 
-* ``deteval yolo --profile coco`` / ``--profile ultralytics`` / ``--profile supervision`` (the CLI);
-* pycocotools ``COCOeval`` on the converted JSON (the ``coco`` profile's reference);
-* supervision ``MeanAveragePrecision`` on the pixel arrays (the ``supervision`` profile's reference);
-* with ``--ultralytics-python PY`` (a Python with ultralytics and torch, see scripts/ultralytics_expected.py):
-  Ultralytics' own ``box_iou`` + ``match_predictions`` + ``ap_per_class`` on the same arrays.
+* ``deteval yolo --profile coco`` / ``--profile ultralytics`` / ``--profile supervision`` (the CLI), and
+  ``deteval coco`` on the same split converted to COCO JSON: the ratio ``deteval yolo`` / ``deteval coco``
+  is the cost of reading the YOLO files (target: at most 1.5);
+* with ``--references``: pycocotools ``COCOeval`` on the converted JSON (the ``coco`` profile's reference),
+  supervision ``MeanAveragePrecision`` on the pixel arrays (the ``supervision`` profile's reference), and
+  with ``--ultralytics-python PY`` (a Python with ultralytics and torch, see scripts/ultralytics_expected.py)
+  Ultralytics' own ``box_iou`` + ``match_predictions`` + ``ap_per_class`` on the same arrays;
+* with ``--label-rows N``: N label rows (40 per file) read by ``load_yolo_dataset`` alone (target: 2M rows in
+  3 s and 500 MB).
 
-Every child prints its mAP50-95; the script checks the pairs agree and prints time and memory ratios. deteval's
-children read the YOLO files themselves (image headers, label and prediction txt); the references get the
-already converted JSON or arrays, so the comparison is tilted their way.
-Usage: python scripts/bench_yolo.py [--images 2000] [--ultralytics-python /work/venvs/ultra/bin/python]
+Every child prints its mAP50-95; the script checks the pairs agree and prints time and memory ratios.
+Usage: python scripts/bench_yolo.py [--images 5000 50000] [--formats png jpeg] [--label-rows 2000000]
+       [--references] [--ultralytics-python /work/venvs/ultra/bin/python]
 """
 
 from __future__ import annotations
@@ -82,7 +85,7 @@ print(m.map)
 """
 
 
-def build(folder: Path, n_images: int, seed: int = 0) -> None:
+def build(folder: Path, n_images: int, seed: int = 0, fmt: str = "png") -> None:
     from PIL import Image
 
     rng = np.random.default_rng(seed)
@@ -91,7 +94,7 @@ def build(folder: Path, n_images: int, seed: int = 0) -> None:
     (folder / "pred").mkdir()
     sizes = {(640, 480): None, (480, 640): None}
     for wh in sizes:
-        buf = folder / f"tmpl_{wh[0]}.png"
+        buf = folder / f"tmpl_{wh[0]}.{fmt}"
         Image.new("L", wh, 100).save(buf)
         sizes[wh] = buf.read_bytes()  # type: ignore[assignment]
     (folder / "data.yaml").write_text(
@@ -99,7 +102,7 @@ def build(folder: Path, n_images: int, seed: int = 0) -> None:
     )
     for i in range(n_images):
         wh = (640, 480) if rng.random() < 0.7 else (480, 640)
-        (folder / "images" / "val" / f"{i:06d}.png").write_bytes(sizes[wh])  # type: ignore[arg-type]
+        (folder / "images" / "val" / f"{i:06d}.{fmt}").write_bytes(sizes[wh])  # type: ignore[arg-type]
         n = int(rng.integers(0, 15))
         c = rng.uniform(0.1, 0.9, (n, 2))
         s = rng.uniform(0.02, 0.3, (n, 2))
@@ -120,6 +123,32 @@ def build(folder: Path, n_images: int, seed: int = 0) -> None:
         )
 
 
+def build_rows(folder: Path, n_rows: int, seed: int = 0) -> None:
+    """A split of ``n_rows`` label rows, 40 per label file, its images one shared 640×480 PNG's bytes."""
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    (folder / "images" / "val").mkdir(parents=True)
+    (folder / "labels" / "val").mkdir(parents=True)
+    Image.new("L", (640, 480), 100).save(folder / "tmpl.png")
+    png = (folder / "tmpl.png").read_bytes()
+    (folder / "data.yaml").write_text("val: images/val\nnc: 80\n")
+    for i in range(n_rows // 40):
+        (folder / "images" / "val" / f"{i:07d}.png").write_bytes(png)
+        c, b = rng.integers(0, 80, 40), rng.uniform(0.1, 0.6, (40, 4))
+        (folder / "labels" / "val" / f"{i:07d}.txt").write_text(
+            "".join(f"{c[k]} {b[k, 0]:g} {b[k, 1]:g} {b[k, 2]:g} {b[k, 3]:g}\n" for k in range(40))
+        )
+
+
+LOAD_ROWS = """
+import sys
+from deteval.io.yolo import load_yolo_dataset
+ds = load_yolo_dataset(sys.argv[1])
+print(len(ds._norm))
+"""
+
+
 def child(args: list[str], code: str | None = None, python: str = sys.executable) -> tuple[float, float, str]:
     cmd = [python, "-c", code + "\n" + PEAK, *args] if code else [python, "-c", _cli(), *args]
     t = time.perf_counter()
@@ -137,17 +166,17 @@ def _cli() -> str:
     )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--images", type=int, default=2000)
-    ap.add_argument("--ultralytics-python", default=None)
-    args = ap.parse_args()
+def _row(name: str, run: tuple[float, float, str]) -> None:
+    print(f"{name:44}{run[0]:10.2f}{run[1]:10.0f}  {run[2]}")
+
+
+def bench_split(n_images: int, fmt: str, references: bool, ultralytics_python: str | None) -> None:
     from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
     from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
 
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
-        build(d, args.images)
+        build(d, n_images, fmt=fmt)
         ds = load_yolo_dataset(d / "data.yaml")
         preds = load_yolo_predictions(d / "pred", ds)
         (d / "gt.json").write_text(json.dumps(dataset_to_coco(ds)))
@@ -155,34 +184,73 @@ def main() -> None:
         L = ds.labels
         np.savez(d / "arrays.npz", n=ds.n_images, gi=L.img, gc=L.cls, gb=L.xyxy, di=preds.img, dc=preds.cls,
                  db=preds.xyxy, ds=preds.conf)  # fmt: skip
-        print(f"{ds.n_images} images, {len(L)} labels, {len(preds)} predictions, 20 classes\n")
+        print(f"\n{fmt.upper()}: {ds.n_images} images, {len(L)} labels, {len(preds)} predictions, 20 classes")
         base = [str(d / "data.yaml"), str(d / "pred"), "--format", "json"]
-        runs = {
-            "deteval --profile coco": child(["yolo", *base, "--profile", "coco"]),
+        coco = child(["coco", str(d / "gt.json"), str(d / "res.json"), "--format", "json"], COCO_CLI)
+        runs = {f"deteval yolo --profile {p}": child(["yolo", *base, "--profile", p])
+                for p in ("coco", "ultralytics", "supervision")}  # fmt: skip
+        print(f"{'':44}{'seconds':>10}{'peak MB':>10}  mAP50-95")
+        _row("deteval coco (the split as COCO JSON)", coco)
+        for name, run in runs.items():
+            _row(name, run)
+        for name, run in runs.items():
+            print(f"{name} / deteval coco: {run[0] / coco[0]:.2f}x the time (target 1.5x)")
+        if float(runs["deteval yolo --profile coco"][2]) != float(coco[2]):
+            print("DIFFERENT mAP between deteval yolo --profile coco and deteval coco")
+        if not references:
+            return
+        refs = {
             "pycocotools COCOeval": child([str(d / "gt.json"), str(d / "res.json")], PYCOCOTOOLS),
-            "deteval --profile supervision": child(["yolo", *base, "--profile", "supervision"]),
             "supervision MeanAveragePrecision": child([str(d / "arrays.npz")], SUPERVISION),
-            "deteval --profile ultralytics": child(["yolo", *base, "--profile", "ultralytics"]),
         }
-        if args.ultralytics_python:
-            runs["ultralytics (own metric code)"] = child(
-                [str(d / "arrays.npz")], ULTRALYTICS, args.ultralytics_python
+        if ultralytics_python:
+            refs["ultralytics (own metric code)"] = child(
+                [str(d / "arrays.npz")], ULTRALYTICS, ultralytics_python
             )
-        print(f"{'':36}{'seconds':>10}{'peak MB':>10}  mAP50-95")
-        for name, (t, mb, value) in runs.items():
-            print(f"{name:36}{t:10.2f}{mb:10.0f}  {value}")
-        pairs = [("deteval --profile coco", "pycocotools COCOeval"),
-                 ("deteval --profile supervision", "supervision MeanAveragePrecision"),
-                 ("deteval --profile ultralytics", "ultralytics (own metric code)")]  # fmt: skip
-        print()
+        for name, run in refs.items():
+            _row(name, run)
+        pairs = [("deteval yolo --profile coco", "pycocotools COCOeval"),
+                 ("deteval yolo --profile supervision", "supervision MeanAveragePrecision"),
+                 ("deteval yolo --profile ultralytics", "ultralytics (own metric code)")]  # fmt: skip
         for a, b in pairs:
-            if b in runs:
-                ta, ma, va = runs[a]
-                tb, mb, vb = runs[b]
+            if b in refs:
+                (ta, ma, va), (tb, mb, vb) = runs[a], refs[b]
                 same = "same mAP" if float(va) == float(vb) else f"DIFFERENT mAP ({va} vs {vb})"
-                print(
-                    f"{a} vs {b}: deteval {tb / ta:.1f}x faster, the reference uses {mb / ma:.1f}x the memory; {same}"
-                )
+                print(f"{a} vs {b}: deteval {tb / ta:.1f}x faster, {mb / ma:.1f}x the memory; {same}")
+
+
+def bench_rows(n_rows: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        build_rows(d, n_rows)
+        size = sum(p.stat().st_size for p in (d / "labels" / "val").iterdir())
+        t, mb, rows = child([str(d / "data.yaml")], LOAD_ROWS)
+        print(
+            f"\n{rows} label rows in {n_rows // 40} files ({size / 1e6:.0f} MB of text): load_yolo_dataset "
+            f"{t:.2f} s, peak {mb:.0f} MB (target 3 s, 500 MB)"
+        )
+
+
+COCO_CLI = (
+    "import sys, json, io, contextlib\nfrom deteval.cli import main\nbuf = io.StringIO()\n"
+    "with contextlib.redirect_stdout(buf):\n    main(sys.argv[1:])\n"
+    "print(json.loads(buf.getvalue())['AP'])"
+)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--images", type=int, nargs="*", default=[5000])
+    ap.add_argument("--formats", nargs="*", default=["png", "jpeg"], choices=["png", "jpeg"])
+    ap.add_argument("--label-rows", type=int, default=0)
+    ap.add_argument("--references", action="store_true")
+    ap.add_argument("--ultralytics-python", default=None)
+    args = ap.parse_args()
+    for n in args.images:
+        for fmt in args.formats:
+            bench_split(n, fmt, args.references, args.ultralytics_python)
+    if args.label_rows:
+        bench_rows(args.label_rows)
 
 
 if __name__ == "__main__":

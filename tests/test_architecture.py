@@ -44,7 +44,6 @@ ALLOWLIST: frozenset[tuple[str, str, str]] = frozenset(
         ("function_import", "deteval.commands.yolo", "deteval.explain.cross"),
         ("function_import", "deteval.commands.yolo", "deteval.explain.voc"),
         ("function_import", "deteval.commands.yolo", "deteval.io.voc"),
-        ("function_import", "deteval.commands.yolo", "deteval.io.yolo_coco"),
         ("function_import", "deteval.io.yolo", "deteval.io.coco"),
         ("function_import", "deteval.io.yolo", "deteval.io.rle"),
         ("function_import", "deteval.io.yolo_coco", "deteval.io.coco"),

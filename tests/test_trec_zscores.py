@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -73,3 +74,35 @@ def test_non_finite_zscores_read_as_atof_reads_them(tmp_path) -> None:
     res = evaluate_trec(QRELS, RUN, ["map"], zscores=zs, per_query=True)
     assert math.isnan(res.per_class["a"]["map"]) and res.per_class["b"]["map"] == 0.0
     assert res.lines == ["Zmap                   \tall\t   nan"]
+
+
+def test_missing_zscores_are_counted_and_warned(tmp_path) -> None:
+    """trec_eval's -1000000 (no line for a (topic, measure), a topic missing, stddev 0 with a value other than
+    the mean) is kept, counted in ``zscores_missing`` and said in one warning; never a trec_eval line."""
+    zs = load_zscores(write(tmp_path, "a map 0.5 0.25\na P_5 0.4 0\nb P_5 0.1 0\n"))
+    res = evaluate_trec(QRELS, RUN, ["map", "P.5"], zscores=zs, per_query=True)
+    # b has no map line (1), b's P_5 0.2 differs from its mean with stddev 0 (1); a's P_5 equals its mean
+    assert res.per_class["b"]["map"] == res.per_class["b"]["P_5"] == -1000000.0
+    assert res.summary["zscores_missing"] == 2
+    assert [w for w in res.warnings if w.startswith("-Z: 2 per-topic values")] == [res.warnings[-1]]
+    assert all("zscores_missing" not in line for line in res.lines)
+    assert res.to_dict()["zscores_missing"] == 2
+    # every value converted: a count of 0 and no warning
+    full = load_zscores(write(tmp_path, "a map 0.5 0.25\nb map 0.5 0.1\n"))
+    ok = evaluate_trec(QRELS, RUN, ["map"], zscores=full)
+    assert ok.summary["zscores_missing"] == 0 and not any(w.startswith("-Z") for w in ok.warnings)
+    # without -Z: no such key
+    assert "zscores_missing" not in evaluate_trec(QRELS, RUN, ["map"]).summary
+
+
+def test_empty_zscore_file_counts_every_value(tmp_path, capsys) -> None:
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("".join(f"{t} 0 {d} {v}\n" for t, docs in QRELS.items() for d, v in docs.items()))
+    r.write_text("".join(f"{t} Q0 {d} 1 {s} x\n" for t, docs in RUN.items() for d, s in docs.items()))
+    z = write(tmp_path, "")
+    assert main(["trec", str(q), str(r), "-m", "map", "-m", "P.5", "-Z", str(z)]) == 0
+    out, err = capsys.readouterr()
+    assert out.split("\n")[0].split() == ["Zmap", "all", "-1000000.0000"]
+    assert "deteval: warning: -Z: 4 per-topic values had no (topic, measure) line" in err
+    assert main(["trec", str(q), str(r), "-m", "map", "-Z", str(z), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["zscores_missing"] == 2

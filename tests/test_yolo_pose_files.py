@@ -120,7 +120,8 @@ def test_the_command_infers_pose_and_prints_box_and_pose(tmp_path, capsys):
         == 0
     )
     doc = json.loads(out_json.read_text())
-    assert set(doc["summary"]) >= {"mAP50-95", "pose mAP50-95", "pose mAP50", "pose precision", "pose recall"}
+    assert set(doc) >= {"mAP50-95", "pose mAP50-95", "pose mAP50", "pose precision", "pose recall"}
+    assert doc["protocol"] == "yolo" and doc["iou_type"] == "pose"
     with pytest.raises(DetevalError, match="pose dataset"):
         load_yolo_dataset(data)  # the detect reader still refuses a pose dataset
 

@@ -102,7 +102,7 @@ def test_supervision_profile_equals_supervision(tmp_path: Path, seed: int) -> No
     assert got.summary["mAP50-95"] == want.map50_95
     assert got.summary["mAP50"] == want.map50
     assert got.summary["mAP75"] == want.map75
-    rows = {r["class"]: r for r in got.per_class}
+    rows = got.per_class  # class name -> row
     for c, ap in zip(want.matched_classes, want.ap_per_class):
         if ap[0] < 0:
             continue

@@ -232,12 +232,7 @@ def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> A
     n_img = int(max(inp.gt_img.max(initial=-1), inp.dt_img.max(initial=-1))) + 1
     if inp.image_order is not None:
         n_img = max(n_img, len(inp.image_order))
-    g_by = np.split(
-        np.argsort(inp.gt_img, kind="stable"), np.cumsum(np.bincount(inp.gt_img, minlength=n_img))[:-1]
-    )
-    d_by = np.split(
-        np.argsort(inp.dt_img, kind="stable"), np.cumsum(np.bincount(inp.dt_img, minlength=n_img))[:-1]
-    )
+    g_by, d_by = _by_image(inp.gt_img, n_img), _by_image(inp.dt_img, n_img)
     cols: dict[str, list[Any]] = {
         k: [] for k in ("cls", "score", "state", "err", "gt", "area", "key", "tie", "det", "match")
     }
@@ -277,39 +272,7 @@ def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> A
         iou = iou_matrix(dbox[d], gbox[g], False, inp)
         same = dc[:, None] == gc[None, :]
         cls_iou = iou * same
-        buf = cls_iou.copy()
-        state = np.full(len(d), _FP)
-        match = np.full(len(d), -1)
-        if not tide:
-            same_crowd = dc[:, None] == inp.gt_cls[crowd][None, :]
-            if rule == "voc":
-                # VOCevaldet.m: the box of maximum IoU among all boxes of the class (taken, difficult or not;
-                # the first wins a tie); difficult -> ignored, taken -> false positive
-                regular = cls_iou
-                special = iou_matrix(dbox[d], gbox[crowd], False, inp) * same_crowd
-            else:
-                # pycocotools at IoU pos; −1 keeps another class's boxes out of reach even at pos = 0
-                regular = np.where(same, iou, -1.0)
-                special = (
-                    np.where(same_crowd, iou_matrix(dbox[d], gbox[crowd], True, inp), -1.0)
-                    if len(crowd)
-                    else np.zeros((len(d), 0))
-                )
-            state, match, taken = _protocol_match(regular, special, pos, rule, g)
-            used_g[taken] = True
-        elif len(g):
-            # tidecv: the first box of maximum IoU among the boxes of the class not yet taken
-            for i in range(len(d)):
-                row = buf[i]
-                j = int(np.argmax(row))
-                if row[j] >= pos:
-                    state[i] = _TP
-                    used_g[j] = True
-                    match[i] = g[j]
-                    buf[:, j] = 0.0
-        for r in crowd.tolist() if tide else ():
-            ciou = iou_matrix(dbox[d], gbox[r : r + 1], True, inp)[:, 0]
-            state[(state != _TP) & (ciou > pos) & (dc == inp.gt_cls[r])] = _IGN
+        state, match = _match_image(inp, d, g, crowd, iou, same, pos, rule, used_g)
         noncls_iou = iou * ~same
         used_cls = iou * same * used_g[None, :]
         for i in range(len(d)):
@@ -319,21 +282,7 @@ def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> A
                 see(c)
             err, tgt, area = -1, -1, float(darea[p])
             if state[i] != _TP:
-                if len(g) == 0:
-                    err = _BKG
-                else:
-                    j = int(np.argmax(cls_iou[i]))
-                    k = int(np.argmax(noncls_iou[i]))
-                    if bg <= cls_iou[i, j] <= pos:
-                        err, tgt = _LOC, j
-                    elif noncls_iou[i, k] >= pos:
-                        err, tgt = _CLS, k
-                    elif used_cls[i].max() >= pos:
-                        err = _DUPE
-                    elif iou[i].max() <= bg:
-                        err = _BKG
-                    else:
-                        err = _BOTH
+                err, tgt = _error(iou[i], cls_iou[i], noncls_iou[i], used_cls[i], pos, bg)
                 if tgt >= 0:
                     area = float(garea[g[tgt]])
                     if not used_g[tgt]:
@@ -382,6 +331,83 @@ def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> A
         n_gt=n_gt,
         class_order=order,
     )
+
+
+def _by_image(img: np.ndarray, n_img: int) -> list[np.ndarray]:
+    """The rows of each image ``0 … n_img − 1``, in row order."""
+    return np.split(np.argsort(img, kind="stable"), np.cumsum(np.bincount(img, minlength=n_img))[:-1])
+
+
+def _match_image(
+    inp: TideInput,
+    d: np.ndarray,
+    g: np.ndarray,
+    crowd: np.ndarray,
+    iou: np.ndarray,
+    same: np.ndarray,
+    pos: float,
+    rule: str,
+    used_g: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One image's detections ``d`` (in rank order) matched to its regular boxes ``g`` under ``rule``: each
+    detection's state (TP, FP or ignored) and matched box (−1: none); ``used_g`` marks the boxes taken."""
+    dbox, gbox, dc = inp.dt_box, inp.gt_box, inp.dt_cls[d]
+    state = np.full(len(d), _FP)
+    match = np.full(len(d), -1)
+    if rule != "tide":
+        same_crowd = dc[:, None] == inp.gt_cls[crowd][None, :]
+        if rule == "voc":
+            # VOCevaldet.m: the box of maximum IoU among all boxes of the class (taken, difficult or not;
+            # the first wins a tie); difficult -> ignored, taken -> false positive
+            regular = iou * same
+            special = iou_matrix(dbox[d], gbox[crowd], False, inp) * same_crowd
+        else:
+            # pycocotools at IoU pos; −1 keeps another class's boxes out of reach even at pos = 0
+            regular = np.where(same, iou, -1.0)
+            special = (
+                np.where(same_crowd, iou_matrix(dbox[d], gbox[crowd], True, inp), -1.0)
+                if len(crowd)
+                else np.zeros((len(d), 0))
+            )
+        state, match, taken = _protocol_match(regular, special, pos, rule, g)
+        used_g[taken] = True
+        return state, match
+    if len(g):
+        # tidecv: the first box of maximum IoU among the boxes of the class not yet taken
+        buf = iou * same
+        for i in range(len(d)):
+            row = buf[i]
+            j = int(np.argmax(row))
+            if row[j] >= pos:
+                state[i] = _TP
+                used_g[j] = True
+                match[i] = g[j]
+                buf[:, j] = 0.0
+    for r in crowd.tolist():
+        ciou = iou_matrix(dbox[d], gbox[r : r + 1], True, inp)[:, 0]
+        state[(state != _TP) & (ciou > pos) & (dc == inp.gt_cls[r])] = _IGN
+    return state, match
+
+
+def _error(
+    iou: np.ndarray, cls_iou: np.ndarray, noncls_iou: np.ndarray, used_cls: np.ndarray, pos: float, bg: float
+) -> tuple[int, int]:
+    """A detection's error type (tidecv's order of tests) and the index of the box it is blamed on (−1:
+    none), from its IoUs with the image's regular boxes: all, of its class, of other classes, of its class
+    already taken."""
+    if iou.shape[0] == 0:
+        return _BKG, -1
+    j = int(np.argmax(cls_iou))
+    k = int(np.argmax(noncls_iou))
+    if bg <= cls_iou[j] <= pos:
+        return _LOC, j
+    if noncls_iou[k] >= pos:
+        return _CLS, k
+    if used_cls.max() >= pos:
+        return _DUPE, -1
+    if iou.max() <= bg:
+        return _BKG, -1
+    return _BOTH, -1
 
 
 def _ap_tide(tp: np.ndarray, n_gt: int) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,20 +12,21 @@ from deteval.analysis.images import draw_worst
 from deteval.analysis.inputs import coco_confusion, coco_errors, coco_images, coco_matched
 from deteval.commands import options as opt
 from deteval.commands.cluster import add_cluster_args, cluster_requested, refuse_with_cluster
-from deteval.commands.common import add_output_args, apply_preset, emit, wants_per_class
+from deteval.commands.common import add_boundary_args, add_output_args, apply_preset, emit, wants_per_class
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.coco import COMPAT_MODES
-from deteval.detection.coco_params import FIELDS, IOU_TYPES, CocoParams
+from deteval.detection.coco_params import FIELDS, IOU_TYPES, MASK_TYPES, CocoParams, results_kind
 from deteval.io.coco import load_coco_gt, load_coco_results, read_json
 from deteval.io.guards import contained_path
+from deteval.match.boundary import BOUNDARY_PROFILES
 from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import Progress
 from deteval.run.client import dask_client
 from deteval.run.coco import evaluate_coco, load_results_files
 
-_PARAM_OPTIONS = FIELDS  # (every parameter of CocoParams that an option sets)
+_PARAM_OPTIONS = (*FIELDS, "dilation_ratio", "boundary_profile")
 
 
 OPTIONS: dict[str, Checker] = {
@@ -34,6 +36,7 @@ OPTIONS: dict[str, Checker] = {
     "on_error": opt.choice(("raise", "skip")),
     "format": opt.choice(FORMATS),
     **{key: opt.coco(key) for key in _PARAM_OPTIONS},
+    "boundary_profile": opt.choice(tuple(BOUNDARY_PROFILES)),
 }
 
 
@@ -65,15 +68,19 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         bar.stage("reading ground truth")
         gt = load_coco_gt(
             args.gt,
-            keep_segmentation=params.iou_type == "segm",
+            keep_segmentation=params.iou_type in MASK_TYPES,
             need_keypoints=params.iou_type == "keypoints",
             on_error=args.on_error,
         )
         bar.stage("reading results")
         if len(sources) == 1:
-            results = load_coco_results(sources[0], gt, iou_type=params.iou_type, on_error=args.on_error)
+            results = load_coco_results(
+                sources[0], gt, iou_type=results_kind(params.iou_type), on_error=args.on_error
+            )
         else:
-            results = load_results_files(sources, gt, iou_type=params.iou_type, on_error=args.on_error)
+            results = load_results_files(
+                sources, gt, iou_type=results_kind(params.iou_type), on_error=args.on_error
+            )
         bar.stage("matching and accumulating")
         if stats is None:
             ev = evaluate_coco(gt, results, params=params, compat=args.compat, on_error=args.on_error)
@@ -81,31 +88,56 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         ev, result = _with_statistics(args, gt, results, params, stats, wants_per_class(args))
     else:
         result = ev.to_result(per_class=wants_per_class(args))
-    iou = 0.5 if args.iou is None else args.iou
+    hooks = coco_hooks(
+        gt,
+        results,
+        params,
+        compat=args.compat,
+        iou=0.5 if args.iou is None else args.iou,
+        title=f"deteval coco: {', '.join(Path(s).name for s in sources)}",
+        per_class=lambda: ev.to_result(per_class=True).per_class,
+        pictures=lambda: _pictures(args, gt),
+    )
+    run_analyses(args, result, hooks)
+    return _report(ev, args, result)
+
+
+def coco_hooks(
+    gt: Any,
+    results: Any,
+    params: CocoParams,
+    *,
+    compat: str,
+    iou: float,
+    title: str,
+    per_class: Callable[[], dict[str, dict]] | None,
+    pictures: Callable[[], list[str | None] | None],
+) -> AnalysisHooks:
+    """How the analyses (:mod:`deteval.analysis.cli`) are computed on a COCO ground truth and results:
+    pycocotools' matching at ``iou`` (errors at their own IoUs), worst images drawn on ``pictures()`` (one
+    path or None per image, ascending id; None: a grey canvas)."""
 
     def draw(diag: Any, inp: Any, out: str, top: int) -> Any:
         sizes = gt.image_hw[:, ::-1] if (gt.image_hw >= 0).all() else None
-        return draw_worst(diag, inp, gt.cat_names, out, top, sizes=sizes, pictures=_pictures(args, gt))
+        return draw_worst(diag, inp, gt.cat_names, out, top, sizes=sizes, pictures=pictures())
 
-    hooks = AnalysisHooks(
-        errors=lambda compat, fg, bg: coco_errors(
+    return AnalysisHooks(
+        errors=lambda errors_compat, fg, bg: coco_errors(
             gt,
             results,
             params=params,
-            compat=compat,
+            compat=errors_compat,
             pos_threshold=0.5 if fg is None else fg,
             bg_threshold=bg,
-            summary_compat=args.compat,
+            summary_compat=compat,
         ),
         confusion=lambda thr: coco_confusion(gt, results, params=params, iou=iou, score_threshold=thr),
         matched=lambda: coco_matched(gt, results, params=params, iou=iou),
         images=lambda: coco_images(gt, results, params=params, iou=iou),
         draw=draw,
-        title=f"deteval coco: {', '.join(Path(s).name for s in sources)}",
-        per_class=lambda: ev.to_result(per_class=True).per_class,
+        title=title,
+        per_class=per_class,
     )
-    run_analyses(args, result, hooks)
-    return _report(ev, args, result)
 
 
 def _report(ev: Any, args: argparse.Namespace, result: Any = None) -> int:
@@ -121,7 +153,7 @@ def _report(ev: Any, args: argparse.Namespace, result: Any = None) -> int:
             "precision": ev.precision,
             "iou_thrs": ev.params.iou_thrs,
             "rec_thrs": ev.params.rec_thrs,
-            "names": ev.cat_names,
+            "names": [ev.cat_names[k] for k in ev.array_categories.tolist()],
         },
     )
     return 0
@@ -142,14 +174,31 @@ def _with_statistics(
     args: argparse.Namespace, gt: Any, results: Any, params: Any, stats: dict[str, Any], per_class: bool
 ) -> tuple[Any, Any]:
     """Intervals and comparisons over images (deteval.stats); each --compare-to file is matched once."""
-    from deteval.stats.coco import CocoUnits
-
     others = list(args.compare_to or ())
     systems = [
         results,
-        *(load_coco_results(o, gt, iou_type=params.iou_type, on_error=args.on_error) for o in others),
+        *(
+            load_coco_results(o, gt, iou_type=results_kind(params.iou_type), on_error=args.on_error)
+            for o in others
+        ),
     ]
-    units = CocoUnits(gt, systems, params=params, compat=args.compat)
+    return coco_statistics(gt, systems, others, params, args.compat, stats, per_class)
+
+
+def coco_statistics(
+    gt: Any,
+    systems: list[Any],
+    others: list[str],
+    params: Any,
+    compat: str,
+    stats: dict[str, Any],
+    per_class: bool,
+) -> tuple[Any, Any]:
+    """The first system's evaluation and its result with intervals over images and comparisons with the
+    other ``systems`` (named ``others``), as :meth:`deteval.stats.coco.CocoUnits.add_statistics` gives."""
+    from deteval.stats.coco import CocoUnits
+
+    units = CocoUnits(gt, systems, params=params, compat=compat)
     result = units.add_statistics(others, **stats)
     if not per_class:
         result.per_class = {}
@@ -180,9 +229,18 @@ def register(sub: Any) -> None:
         help="COCO results JSON (a list of detections); several files (e.g. one per training rank) are read "
         "as their concatenation",
     )
-    p.add_argument("--iou-type", choices=IOU_TYPES, default=None, help="bbox (default), segm or keypoints")
     p.add_argument(
-        "--config", metavar="PRESET", help="a preset name (coco, coco_fixed, coco_keypoints) or TOML file"
+        "--iou-type",
+        choices=IOU_TYPES,
+        default=None,
+        help="bbox (default), segm, keypoints or boundary (Boundary IoU, Cheng et al. 2021: min(mask IoU, "
+        "boundary IoU); crowds keep the mask IoU)",
+    )
+    add_boundary_args(p)
+    p.add_argument(
+        "--config",
+        metavar="PRESET",
+        help="a preset name (coco, coco_fixed, coco_keypoints, coco_boundary) or TOML file",
     )
     p.add_argument(
         "--compat",

@@ -9,10 +9,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from deteval.commands.options import Checker, run_checker
+from deteval.commands.options import Checker, coco, run_checker
 from deteval.config import load_preset, resolve_preset
+from deteval.detection.coco_params import parse_option
 from deteval.errors import ConfigError
 from deteval.io.guards import write_atomically
+from deteval.match.boundary import BOUNDARY_PROFILES
 from deteval.report import FORMATS, render
 from deteval.report.progress import note
 from deteval.report.warning_cap import shown_warnings
@@ -31,6 +33,36 @@ def add_output_args(
             action="store_true",
             help="include the per-class PR curves in JSON output (for `deteval report --plots` later)",
         )
+
+
+def add_boundary_args(parser: argparse.ArgumentParser) -> None:
+    """``--dilation-ratio`` and ``--boundary-profile``, read with ``--iou-type boundary``."""
+    parser.add_argument(
+        "--dilation-ratio",
+        default=None,
+        metavar="R",
+        help="boundary IoU: the boundary's width as a share of the image diagonal (default 0.02, as "
+        "boundary-iou-api); d = max(1, round(R x diagonal)) pixels",
+    )
+    parser.add_argument(
+        "--boundary-profile",
+        choices=tuple(BOUNDARY_PROFILES),
+        default=None,
+        help="boundary IoU: whose rounding of R x diagonal to pixels: boundary-iou-api (default; vernier's, "
+        "half to even), ultrafast (half away from zero) or faster-coco-eval (halves down)",
+    )
+
+
+def boundary_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``dilation_ratio`` and ``boundary_profile`` as given on the command line (read and bounded), for an
+    evaluation function's keywords."""
+    out: dict[str, Any] = {}
+    if getattr(args, "dilation_ratio", None) is not None:
+        checked = run_checker(coco("dilation_ratio"), args.dilation_ratio, cli=True, flag="--dilation-ratio")
+        out["dilation_ratio"] = parse_option("dilation_ratio", checked)
+    if getattr(args, "boundary_profile", None) is not None:
+        out["boundary_profile"] = args.boundary_profile
+    return out
 
 
 def apply_preset(

@@ -7,7 +7,13 @@ import argparse
 from typing import Any
 
 from deteval.commands.cluster import add_cluster_args, cluster_requested
-from deteval.commands.common import add_output_args, emit, wants_per_class
+from deteval.commands.common import (
+    add_boundary_args,
+    add_output_args,
+    boundary_options,
+    emit,
+    wants_per_class,
+)
 from deteval.commands.options import max_dets_or_unlimited, run_checker, whole
 from deteval.detection.lvis import IOU_TYPES
 from deteval.report.progress import Progress
@@ -33,6 +39,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             args.gt,
             args.results[0] if len(args.results) == 1 else list(args.results),
             iou_type=args.iou_type,
+            **boundary_options(args),
             max_dets=args.max_dets,
             dets_per_cat=args.dets_per_cat,
             fixed_ap=args.fixed_ap,
@@ -61,7 +68,13 @@ def register(sub: Any) -> None:
         help="results JSON (a list of COCO-style detections); several files (e.g. one per training rank) are "
         "read as their concatenation, in the order given",
     )
-    p.add_argument("--iou-type", choices=IOU_TYPES, default="bbox", help="bbox (default) or segm")
+    p.add_argument(
+        "--iou-type",
+        choices=IOU_TYPES,
+        default="bbox",
+        help="bbox (default), segm or boundary (Boundary IoU)",
+    )
+    add_boundary_args(p)
     p.add_argument(
         "--max-dets",
         type=int,

@@ -5,19 +5,49 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+import math
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from deteval.commands.common import write_text
+import numpy as np
+
+from deteval.analysis.cli import AnalysisHooks, add_analysis_args, analyses_requested, run_analyses
+from deteval.analysis.inputs import coco_confusion, coco_matched
+from deteval.analysis.ranked import Matched
+from deteval.commands.coco import coco_hooks, coco_statistics
+from deteval.commands.common import add_output_args, warn_on_stderr, write_text
+from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.commands.yolo_pose import run_yolo_pose
+from deteval.detection.coco_params import CocoParams
+from deteval.detection.ultralytics import evaluate_ultralytics
 from deteval.errors import ConfigError, DetevalWarning
-from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions, read_data_yaml
+from deteval.io.coco import CocoGroundTruth, CocoResults
+from deteval.io.yolo import YoloDataset, load_yolo_dataset, load_yolo_predictions, read_data_yaml
+from deteval.io.yolo_coco import (
+    coco_to_yolo,
+    dataset_to_coco,
+    image_ids,
+    place_images,
+    predictions_to_coco,
+)
 from deteval.report.progress import note
-from deteval.report.warning_cap import shown_warnings
-from deteval.report.yolo_table import YOLO_FORMATS, render_yolo
-from deteval.run.yolo import PROFILE_NAMES, evaluate_yolo_files, is_ultralytics
+from deteval.report.stats_table import STATS_KEYS
+from deteval.report.yolo_plots import YoloCurves, write_yolo_val_plots
+from deteval.report.yolo_table import YOLO_FORMATS, render_yolo, yolo_lines
+from deteval.results import EvalResult
+from deteval.run.yolo import (
+    PROFILE_NAMES,
+    canonical_profile,
+    coco_inputs,
+    coco_results,
+    confidence_floor,
+    evaluate_yolo,
+    is_ultralytics,
+)
+from deteval.stats.ultralytics import UltralyticsUnits
+from deteval.tables.boxes import BoxTable
 
 VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain.voc.VOC_PROFILE_RULES
 TASKS = ("detect", "obb", "pose")
@@ -33,20 +63,137 @@ def task_of(data_yaml: str) -> str:
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if (args.task or task_of(args.data)) == "pose":
         return run_yolo_pose(args)
-    with warnings.catch_warnings():  # (what the readers tolerate is in result.warnings, printed below)
-        warnings.simplefilter("ignore", DetevalWarning)
-        result = evaluate_yolo_files(
-            args.data,
-            args.predictions,
-            split=args.split,
-            profile=args.profile or "ultralytics",
-            iou_type=args.iou_type,
+    profile = args.profile or "ultralytics"
+    if args.conf is not None and not math.isfinite(args.conf):
+        raise ConfigError(f"--conf must be a finite confidence, got {args.conf}")
+    stats = stats_options(args)
+    if stats is not None and canonical_profile(profile) == "supervision":
+        raise ConfigError(
+            "--ci and --compare-to resample images under --profile coco (pycocotools' numbers) or an "
+            "Ultralytics profile, not supervision (its float32 port of pycocotools is not resampled)"
         )
-    write_text(render_yolo(result, args.format or "table"), args.output)
-    sys.stdout.flush()
-    for w in shown_warnings(result.warnings):  # the channel of every other command's warnings
-        note(f"deteval: warning: {w}")
+    ds, preds = _read(args.data, args.predictions, args.split, is_ultralytics(profile), args.conf)
+    result = evaluate_yolo(ds, preds, profile, iou_type=args.iou_type)
+    wanted = analyses_requested(args)
+    own_pr = "precision" not in result.summary and args.iou_type == "bbox"
+    ultra = is_ultralytics(profile)
+    if stats is not None and ultra:
+        others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
+        units = UltralyticsUnits(ds.labels, [preds, *others], ds.n_images, ds.names, profile)
+        units.add_statistics(result, list(args.compare_to or ()), **stats)
+    if (stats is not None and not ultra) or wanted or own_pr:  # the COCO-protocol inputs the analyses read
+        gt, res = coco_inputs(ds, preds, args.iou_type, all_sizes=wanted)
+        params = CocoParams.from_options(args.iou_type)
+    if own_pr:
+        add_precision_recall(result, coco_matched(gt, res, params=params, iou=0.5))
+    if stats is not None and not ultra:
+        others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
+        systems = [res, *(coco_results(ds, o, gt, args.iou_type) for o in others)]
+        names = list(args.compare_to or ())
+        _, with_stats = coco_statistics(gt, systems, names, params, "pycocotools", stats, True)
+        adopt_statistics(result, with_stats)
+    result.lines = yolo_lines(result)
+    if wanted:
+        run_analyses(args, result, _hooks(args, ds, gt, res, params, profile))
+    if args.plots:
+        write_yolo_plots(ds, preds, profile, args)
+    fmt = args.format or "table"
+    shown = result if fmt != "table" or args.per_class else replace(result, per_class={})
+    write_text(render_yolo(shown, fmt, include_curves=args.curves), args.output)
+    warn_on_stderr(result)
     return 0
+
+
+def _hooks(
+    args: argparse.Namespace,
+    ds: YoloDataset,
+    gt: CocoGroundTruth,
+    res: CocoResults,
+    params: CocoParams,
+    profile: str,
+) -> AnalysisHooks:
+    """The analyses on the split's COCO-protocol inputs, the worst images drawn on the dataset's pictures."""
+    by_id = dict(zip(image_ids(ds), ds.images))
+    return coco_hooks(
+        gt,
+        res,
+        params,
+        compat="pycocotools",
+        iou=0.5 if args.iou is None else args.iou,
+        title=f"deteval yolo: {Path(args.predictions).name} ({profile})",
+        per_class=None,
+        pictures=lambda: [str(by_id[i]) for i in gt.image_ids.tolist()],
+    )
+
+
+def _read(data: str, predictions: str, split: str, drop: bool, conf: float | None) -> tuple[Any, Any]:
+    """The split (with ``drop``, under the Ultralytics profiles, duplicate labels dropped as Ultralytics does;
+    else an error) and its predictions above ``conf``; what the readers tolerate goes to ``ds.warnings``
+    (printed through the common channel, never as a raw Python warning)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DetevalWarning)
+        ds = load_yolo_dataset(data, split, duplicates="drop" if drop else "error")
+        preds = load_yolo_predictions(predictions, ds)
+    return ds, confidence_floor(preds, conf)
+
+
+def write_yolo_plots(ds: YoloDataset, preds: BoxTable, profile: str, args: argparse.Namespace) -> None:
+    """``--plots DIR``: the figures ``yolo val`` writes (:mod:`deteval.report.yolo_plots`), from the profile's
+    Ultralytics era (the newest under coco and supervision, which define no confidence curves), and the
+    confusion matrix at ``--iou`` and ``--score-threshold``."""
+    era = profile if is_ultralytics(profile) else "ultralytics"
+    m = evaluate_ultralytics(ds.labels, preds, ds.n_images, era)
+    x = m.extra
+    curves = YoloCurves(
+        [ds.names[int(c)] for c in m.classes],
+        m.ap[:, 0] if len(m.ap) else np.zeros(0),
+        x["p_curve"],
+        x["r_curve"],
+        x["f1_curve"],
+        x["pr_plot"],
+    )
+    gt, res = coco_inputs(ds, preds)
+    confusion = coco_confusion(
+        gt,
+        res,
+        iou=0.5 if args.iou is None else args.iou,
+        score_threshold=0.25 if args.score_threshold is None else args.score_threshold,
+    )
+    paths = write_yolo_val_plots(args.plots, curves, confusion)
+    note(f"deteval: wrote {len(paths)} plot(s) to {args.plots}: {', '.join(p.name for p in paths)}")
+
+
+def add_precision_recall(result: EvalResult, m: Matched) -> None:
+    """Per class ``P`` = TP / predictions and ``R`` = TP / labels at IoU 0.5 (pycocotools' matching, 100
+    predictions per image and class) over every prediction kept (above ``--conf``), and their class means as
+    ``precision`` and ``recall``: the P and R of the profiles that define none (coco, supervision)."""
+    k = len(m.names)
+    tp = np.bincount(m.cls[m.tp], minlength=k)
+    n = np.bincount(m.cls, minlength=k)
+    ps, rs = [], []
+    for c, name in enumerate(m.names):
+        row = result.per_class.get(name)
+        if row is None:
+            continue
+        row["P"] = float(tp[c] / n[c]) if n[c] else 0.0
+        row["R"] = float(tp[c] / m.n_gt[c]) if m.n_gt[c] else 0.0
+        ps.append(row["P"])
+        rs.append(row["R"])
+    result.summary["precision"] = float(np.mean(ps)) if ps else 0.0
+    result.summary["recall"] = float(np.mean(rs)) if rs else 0.0
+
+
+def adopt_statistics(result: EvalResult, with_stats: EvalResult) -> None:
+    """Move the intervals and comparisons that :mod:`deteval.stats` attached to the COCO-protocol result
+    ``with_stats`` into the YOLO ``result``: the summary fields (keyed by pycocotools' stat names) and each
+    class's AP interval."""
+    for key in STATS_KEYS:
+        if key in with_stats.summary:
+            result.summary[key] = with_stats.summary[key]
+    for name, row in result.per_class.items():
+        other = with_stats.per_class.get(name)
+        if other is not None and "ci" in other:
+            row["ci"] = other["ci"]
 
 
 def _voc_tables(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -76,8 +223,6 @@ def _explain_cross(args: argparse.Namespace) -> Any:
     if args.image_set:
         raise ConfigError("--image-set is for a VOC Annotations folder", file=str(args.data))
     if str(args.data).lower().endswith((".yaml", ".yml")):
-        from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
-
         ds = load_yolo_dataset(args.data, args.split)
         preds = load_yolo_predictions(args.predictions, ds)
         return explain_cross(
@@ -115,18 +260,16 @@ def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     if args.image_set:
         raise ConfigError("--image-set is for the VOC profiles (voc07, voc2012, py_faster_rcnn)")
     either = is_ultralytics(args.from_profile) or is_ultralytics(args.to_profile)
-    ds = load_yolo_dataset(args.data, args.split, duplicates="drop" if either else "error")
-    preds = load_yolo_predictions(args.predictions, ds)
+    ds, preds = _read(args.data, args.predictions, args.split, either, None)
     e = explain(ds, preds, args.from_profile, args.to_profile)
     write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
+    warn_on_stderr(EvalResult("yolo", warnings=list(ds.warnings)))  # the common channel
     return 0
 
 
 def run_convert(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     src = Path(args.source)
     if src.suffix.lower() in (".yaml", ".yml"):
-        from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
-
         ds = load_yolo_dataset(src, args.split)
         write_text(json.dumps(dataset_to_coco(ds)) + "\n", args.output)
         if args.predictions:
@@ -136,13 +279,30 @@ def run_convert(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
             write_text(json.dumps(predictions_to_coco(ds, preds)) + "\n", args.predictions_out)
         return 0
     if src.suffix.lower() == ".json":
-        from deteval.io.yolo_coco import coco_to_yolo
-
         if not args.output:
             raise ConfigError("COCO → YOLO needs -o OUT_DIR (labels/ and data.yaml are written there)")
         print(coco_to_yolo(src, args.output))
+        _place_images(src, args)
         return 0
     raise ConfigError("SOURCE must be a data.yaml (YOLO → COCO) or a COCO .json (COCO → YOLO)", file=str(src))
+
+
+def _place_images(src: Path, args: argparse.Namespace) -> None:
+    """Link (or copy) the pictures into OUT_DIR/images, and say where the missing ones must go."""
+    if args.no_images:
+        note(f"deteval: no images placed: put them in {Path(args.output) / 'images'} under their file names")
+        return
+    placed, missing = place_images(src, args.output, args.image_root, copy=args.copy_images)
+    if placed:
+        how = "copied" if args.copy_images else "linked"
+        note(f"deteval: {how} {placed} image(s) into {Path(args.output) / 'images'}")
+    if missing:
+        root = args.image_root or src.parent
+        note(
+            f"deteval: warning: {len(missing)} image(s) not found under {root} (e.g. {missing[0]}): deteval yolo "
+            f"needs each in {Path(args.output) / 'images'} under its file name ({missing[0].name}); pass "
+            "--image-root FOLDER (the folder file_name is relative to) or put them there"
+        )
 
 
 def register(sub: Any) -> None:
@@ -170,8 +330,25 @@ def register(sub: Any) -> None:
         default="bbox",
         help="segm: mask AP of polygon labels and predictions (coco profile only)",
     )
-    p.add_argument("--format", choices=YOLO_FORMATS, default=None, help="output format (default: table)")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
+    p.add_argument(
+        "--conf",
+        type=float,
+        default=None,
+        metavar="C",
+        help="confidence floor: only predictions scored above C count (as yolo val's --conf; it changes P, R "
+        "and the confusion matrix; default: every prediction in the files)",
+    )
+    p.add_argument("--per-class", action="store_true", help="the common per-class table after yolo val's")
+    p.add_argument(
+        "--plots",
+        metavar="DIR",
+        default=None,
+        help="write the figures yolo val writes to DIR: confusion_matrix.png, confusion_matrix_normalized.png, "
+        "BoxPR_curve.png, BoxF1_curve.png, BoxP_curve.png, BoxR_curve.png",
+    )
+    add_output_args(p, YOLO_FORMATS)
+    add_analysis_args(p, fg_default="0.5", add_iou=True)
+    add_stats_args(p, "another predictions folder or JSON of the same split (coco and Ultralytics profiles)")
     p.set_defaults(func=run, _parser=p)
 
     e = sub.add_parser(
@@ -214,4 +391,16 @@ def register(sub: Any) -> None:
     c.add_argument("--predictions", metavar="PRED", help="YOLO predictions to convert as well")
     c.add_argument("--predictions-out", metavar="FILE", help="where the COCO results go")
     c.add_argument("--output", "-o", metavar="OUT", help="COCO .json (default: stdout) or the YOLO folder")
+    c.add_argument(
+        "--image-root",
+        metavar="DIR",
+        default=None,
+        help="COCO → YOLO: the folder the images' file_name is relative to (default: the .json's folder)",
+    )
+    c.add_argument(
+        "--copy-images",
+        action="store_true",
+        help="COCO → YOLO: copy the images into OUT/images (default: symbolic links)",
+    )
+    c.add_argument("--no-images", action="store_true", help="COCO → YOLO: leave OUT/images to you")
     c.set_defaults(func=run_convert, _parser=c)

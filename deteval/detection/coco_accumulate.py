@@ -162,51 +162,11 @@ def _accumulate_plain(
     A, T, _ = table.tp.shape
     K = table.n_cats
     R = rec_thrs.shape[0]
-    M = len(max_dets)
-    if into is None:
-        prec, sc, rec = _buffers(A, M, T, K, R)
-    else:  # (accumulate's out=)
-        prec, sc, rec = into
-        if prec.shape != (A, M, T, K, R) or sc.shape != prec.shape or rec.shape != (A, M, T, K):
-            raise ValueError("accumulate: out= arrays of the wrong shape")
-        for buf in into:
-            buf[...] = -1.0
+    prec, sc, rec = _out_buffers((A, len(max_dets), T, K, R), into)
     npig_ka = table.npig if npig is None else npig
     valid = (npig_ka > 0).T  # (A, K)
-
-    # pycocotools' ranking of a category: images in ascending id order, then a stable sort by -score
-    order: np.ndarray | None = None
-    if table.ranked:  # (match_groups' ranked: the rows are in that order, the flags taken as they are)
-        pass
-    elif _in_group_order(table):  # as match_groups leaves it: a stable sort by (category, -score) is enough
-        order = lex_order((-table.score, table.cat))
-    else:  # e.g. tables of several shards concatenated
-        order = lex_order((table.rank, table.img, -table.score, table.cat))
-    cat_s = table.cat if order is None else table.cat[order]
-    rank_s = table.rank if order is None else table.rank[order]
-    score_s = table.score if order is None else table.score[order]
-    # per maxDet: the rows it keeps (None: all), their scores, detections per category, their weights, and the
-    # categories it computes (None: all; the others have every (image, category) group shorter than this and
-    # the previous maxDet, so their lists, and numbers, are the previous maxDet's: copied)
-    top = _top_rank(cat_s, rank_s, K)
-    slices = []
-    for m, max_det in enumerate(max_dets):
-        keep = rank_s < max_det if rank_s.size and rank_s.max() >= max_det else None
-        need = None if m == 0 else top >= min(max_det, max_dets[m - 1])
-        if need is not None:
-            part = need[cat_s] if keep is None else keep & need[cat_s]
-            # only when it leaves out most rows (else the copies of the selection cost more than they save)
-            if 2 * np.count_nonzero(part) < (rank_s.size if keep is None else np.count_nonzero(keep)):
-                keep = part
-            else:
-                need = None
-        sel = None if keep is None else np.flatnonzero(keep)
-        sm = score_s if sel is None else score_s[sel]
-        wm = None
-        if weights is not None:
-            w_s = weights if order is None else weights[order]
-            wm = w_s if sel is None else w_s[sel]
-        slices.append((sel, sm, np.bincount(cat_s if sel is None else cat_s[sel], minlength=K), wm, need))
+    order = _ranking_order(table)
+    slices = _max_det_slices(table, order, max_dets, weights)
     for a in range(A):
         if not valid[a].any():
             continue
@@ -246,6 +206,68 @@ def _accumulate_plain(
     if into is not None:
         return pycocotools_views(prec, sc, rec)
     return _pycocotools_layout(prec, sc, rec)
+
+
+def _out_buffers(
+    shape: tuple[int, int, int, int, int], into: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """precision, scores (A, M, T, K, R) and recall (A, M, T, K), all -1: new, or ``into`` (accumulate's
+    ``out=``) checked and reset."""
+    if into is None:
+        return _buffers(*shape)
+    prec, sc, rec = into
+    if prec.shape != shape or sc.shape != prec.shape or rec.shape != shape[:4]:
+        raise ValueError("accumulate: out= arrays of the wrong shape")
+    for buf in into:
+        buf[...] = -1.0
+    return prec, sc, rec
+
+
+def _ranking_order(table: MatchTable) -> np.ndarray | None:
+    """The rows in pycocotools' ranking of a category (images in ascending id order, then a stable sort by
+    -score), or None when they already are."""
+    if table.ranked:  # (match_groups' ranked: the rows are in that order, the flags taken as they are)
+        return None
+    if _in_group_order(table):  # as match_groups leaves it: a stable sort by (category, -score) is enough
+        return lex_order((-table.score, table.cat))
+    # e.g. tables of several shards concatenated
+    return lex_order((table.rank, table.img, -table.score, table.cat))
+
+
+_MaxDetRows = tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
+
+
+def _max_det_slices(
+    table: MatchTable, order: np.ndarray | None, max_dets: tuple[int, ...], weights: np.ndarray | None
+) -> list[_MaxDetRows]:
+    """Per maxDet, in ranked rows: the rows it keeps (None: all), their scores, detections per category,
+    their weights, and the categories it computes (None: all; the others have every (image, category)
+    group shorter than this and the previous maxDet, so their lists, and numbers, are the previous
+    maxDet's: copied)."""
+    K = table.n_cats
+    cat_s = table.cat if order is None else table.cat[order]
+    rank_s = table.rank if order is None else table.rank[order]
+    score_s = table.score if order is None else table.score[order]
+    top = _top_rank(cat_s, rank_s, K)
+    slices: list[_MaxDetRows] = []
+    for m, max_det in enumerate(max_dets):
+        keep = rank_s < max_det if rank_s.size and rank_s.max() >= max_det else None
+        need = None if m == 0 else top >= min(max_det, max_dets[m - 1])
+        if need is not None:
+            part = need[cat_s] if keep is None else keep & need[cat_s]
+            # only when it leaves out most rows (else the copies of the selection cost more than they save)
+            if 2 * np.count_nonzero(part) < (rank_s.size if keep is None else np.count_nonzero(keep)):
+                keep = part
+            else:
+                need = None
+        sel = None if keep is None else np.flatnonzero(keep)
+        sm = score_s if sel is None else score_s[sel]
+        wm = None
+        if weights is not None:
+            w_s = weights if order is None else weights[order]
+            wm = w_s if sel is None else w_s[sel]
+        slices.append((sel, sm, np.bincount(cat_s if sel is None else cat_s[sel], minlength=K), wm, need))
+    return slices
 
 
 def _top_rank(cat_s: np.ndarray, rank_s: np.ndarray, n_cats: int) -> np.ndarray:

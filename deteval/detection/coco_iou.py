@@ -3,6 +3,9 @@
 * bbox: pycocotools' C ``bbIou`` (maskApi.c), defined in :mod:`deteval.match.iou` (the home of every box IoU)
   and re-exported here.
 * segm: ``pycocotools.mask.iou`` on RLEs, many (image, category) blocks of pairs per call.
+* boundary: Boundary IoU (Cheng et al., CVPR 2021) as boundary-iou-api scores it: ``min(mask IoU,
+  boundary IoU)`` against a regular ground truth, the mask IoU (crowd rule) against a crowd; both through
+  ``pycocotools.mask.iou``, the boundaries from :mod:`deteval.match.boundary`.
 * keypoints: COCO's OKS (``COCOeval.computeOks``), vectorised over pairs. The per-pair sum of
   ``exp(−e)`` over the visible keypoints reproduces numpy's pairwise summation order, so it is the same
   double as ``np.sum`` on the 1-D array pycocotools builds.
@@ -30,6 +33,7 @@ __all__ = [
     "bb_iou",
     "bbox_iou_blocks",
     "bbox_iou_pairs",
+    "boundary_iou_blocks",
     "numpy_pairwise_sum_rows",
     "oks_pairs",
     "segm_iou_blocks",
@@ -345,6 +349,40 @@ def segm_iou_blocks(
         out[p0:p1] = m[d_first[b] - d0 + kd[p0:p1], g_first[b] - g0 + kg[p0:p1]]
         lo = hi
     return out
+
+
+def boundary_iou_blocks(
+    drles: RleLookup,
+    grles: RleLookup,
+    dbounds: RleLookup,
+    gbounds: RleLookup,
+    gcrowd: np.ndarray,
+    di: np.ndarray,
+    gi: np.ndarray,
+    block_start: np.ndarray,
+    block_nd: np.ndarray,
+    block_ng: np.ndarray,
+    floor: float = 0.0,
+) -> np.ndarray:
+    """Boundary IoU of blocks of pairs (as :func:`segm_iou_blocks`): ``min(mask IoU, boundary IoU)`` where
+    the ground truth is not a crowd, the mask IoU (intersection over the detection's area) where it is.
+
+    ``dbounds``/``gbounds``: the boundaries of the masks (a
+    :class:`~deteval.detection.coco_rles.BoundaryTable`). A boundary lies inside its mask, so where two masks
+    do not meet (mask IoU 0) their boundaries do not either: the boundary IoU is computed only for the pairs
+    of a regular ground truth whose mask IoU is above 0, so a mask's boundary is made only when it meets one.
+    ``floor``: the matcher's lowest threshold; a pair whose mask IoU is below it keeps its mask IoU (the
+    minimum is below it too, and the matcher leaves out every pair below it either way).
+    """
+    iou = segm_iou_blocks(drles, grles, gcrowd, di, gi, block_start, block_nd, block_ng)
+    pairs = np.flatnonzero((iou > 0) & (iou >= floor) & ~gcrowd[gi])
+    if pairs.size:
+        ones = np.ones(pairs.shape[0], dtype=np.int64)
+        starts = np.arange(pairs.shape[0], dtype=np.int64)
+        no_crowd = np.zeros(gcrowd.shape[0], dtype=bool)
+        b = segm_iou_blocks(dbounds, gbounds, no_crowd, di[pairs], gi[pairs], starts, ones, ones)
+        iou[pairs] = np.minimum(iou[pairs], b)
+    return iou
 
 
 def _getter(table: RleLookup) -> Any:

@@ -21,9 +21,20 @@ import numpy as np
 from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS
 from deteval.detection.keypoint_sigmas import parse_sigmas_per_category
 from deteval.errors import ConfigError
+from deteval.match.boundary import BOUNDARY_PROFILES, DEFAULT_DILATION_RATIO
 from deteval.syntax import parse_decimal, parse_integer
 
-IOU_TYPES = ("bbox", "segm", "keypoints")
+IOU_TYPES = ("bbox", "segm", "keypoints", "boundary")
+
+#: The IoU types scored on masks: their results are read as pycocotools' ``loadRes`` reads segm results.
+MASK_TYPES = ("segm", "boundary")
+
+
+def results_kind(iou_type: str) -> str:
+    """The kind of results an evaluation of ``iou_type`` reads: ``"segm"`` for every mask type, else
+    ``iou_type`` itself."""
+    return "segm" if iou_type in MASK_TYPES else iou_type
+
 
 #: COCO's 17 person keypoint sigmas in tenths, as the COCO tools write them (each tool divides by 10 its way).
 COCO_KPT_OKS_TENTHS = (
@@ -130,7 +141,11 @@ def parse_thresholds(value: Any, what: str, max_count: int = MAX_REC_THRS) -> np
 class CocoParams:
     """Evaluation parameters (pycocotools name in brackets).
 
-    * ``iou_type`` [iouType]: ``"bbox"``, ``"segm"`` or ``"keypoints"``.
+    * ``iou_type`` [iouType]: ``"bbox"``, ``"segm"``, ``"keypoints"`` or ``"boundary"`` (Boundary IoU,
+      Cheng et al. 2021: min(mask IoU, boundary IoU) against a regular ground truth, mask IoU against a crowd).
+    * ``dilation_ratio`` (boundary only): the boundary's width as a share of the image diagonal (0.02).
+    * ``boundary_profile`` (boundary only): whose rounding of ``dilation_ratio · diagonal`` to pixels
+      (:data:`~deteval.match.boundary.BOUNDARY_PROFILES`; ``"boundary-iou-api"`` by default).
     * ``iou_thrs`` [iouThrs]: T IoU (or OKS) thresholds; a detection matches at t if IoU >= min(t, 1 − 1e−10).
     * ``rec_thrs`` [recThrs]: R recall levels at which interpolated precision is sampled.
     * ``max_dets`` [maxDets]: M limits on detections per image *and category*, sorted ascending.
@@ -160,6 +175,8 @@ class CocoParams:
     kpt_oks_sigmas_per_category: dict[Any, np.ndarray] | None = None
     img_ids: Sequence[Any] | None = None
     cat_ids: Sequence[Any] | None = None
+    dilation_ratio: float = DEFAULT_DILATION_RATIO
+    boundary_profile: str = next(iter(BOUNDARY_PROFILES))
 
     @classmethod
     def default(cls, iou_type: str = "bbox") -> CocoParams:
@@ -210,6 +227,11 @@ class CocoParams:
         """
         if self.iou_type not in IOU_TYPES:
             raise ConfigError(f"unknown iou_type {self.iou_type!r}: use one of {', '.join(IOU_TYPES)}")
+        self.dilation_ratio = check_dilation_ratio(self.dilation_ratio)
+        if self.boundary_profile not in BOUNDARY_PROFILES:
+            raise ConfigError(
+                f"unknown boundary_profile {self.boundary_profile!r}: use one of {', '.join(BOUNDARY_PROFILES)}"
+            )
         for name in FIELDS:
             setattr(self, name, check_field(name, getattr(self, name)))
         if len(self.area_rng) != len(self.area_lbl):
@@ -232,6 +254,11 @@ class CocoParams:
             "area_rng": [list(a) for a in self.area_rng],
             "area_lbl": list(self.area_lbl),
             "use_cats": self.use_cats,
+            **(
+                {"dilation_ratio": self.dilation_ratio, "boundary_profile": self.boundary_profile}
+                if self.iou_type == "boundary"
+                else {}
+            ),
             **(
                 {}
                 if self.kpt_oks_sigmas_per_category is None
@@ -280,7 +307,25 @@ def parse_option(key: str, value: Any) -> Any:
         return check_field(key, value)
     if key == "kpt_oks_sigmas_per_category":
         return parse_sigmas_per_category(value, key)
+    if key == "dilation_ratio":
+        return check_dilation_ratio(_scalar(value, key))
+    if key == "boundary_profile":
+        return value
     raise ConfigError(f"unknown COCO parameter {key!r}")
+
+
+#: The largest dilation ratio accepted: the boundary is then every pixel of the mask.
+MAX_DILATION_RATIO = 1.0
+
+
+def check_dilation_ratio(value: Any) -> float:
+    """A dilation ratio: a real number from 0 to :data:`MAX_DILATION_RATIO` (not a bool)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Real, np.floating, np.integer)):
+        raise ConfigError(f"dilation_ratio must be a number, got {value!r}"[:200])
+    ratio = float(value)
+    if not 0 <= ratio <= MAX_DILATION_RATIO:
+        raise ConfigError(f"dilation_ratio must be from 0 to {MAX_DILATION_RATIO}, got {value!r}")
+    return ratio
 
 
 def check_field(name: str, value: Any) -> Any:

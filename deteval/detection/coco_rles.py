@@ -5,12 +5,13 @@ results) whose masks are converted on demand, as pycocotools' ``annToRLE`` conve
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
 
-from deteval.detection.coco_iou import LazyCounts
+from deteval.detection.coco_iou import LazyCounts, boundary_iou_blocks
 from deteval.errors import InputFormatError
 from deteval.io.coco import (
     MAX_POLYGON_COORD,
@@ -21,8 +22,9 @@ from deteval.io.coco import (
     to_rle,
 )
 from deteval.io.rle import check_rles
+from deteval.match.boundary import BOUNDARY_PROFILES, mask_boundaries
 
-__all__ = ["LAZY", "RleTable", "dt_rles", "gt_rles"]
+__all__ = ["LAZY", "BoundaryTable", "RleTable", "boundary_measure", "dt_rles", "gt_rles"]
 
 #: An :class:`RleTable`'s cache entry for a mask read from a text when it takes part (one shared object).
 LAZY: dict = {"size": None, "counts": None}
@@ -165,6 +167,48 @@ class RleTable:
             assert made is not None
             return made.made([mask], 0, 1)[0]
         return mask
+
+
+class BoundaryTable:
+    """The boundaries of an :class:`RleTable`'s masks (:func:`~deteval.match.boundary.mask_boundaries`),
+    computed once per mask, when it first takes part, many masks per pass; read as the table's masks are
+    (the same image sizes)."""
+
+    def __init__(self, masks: RleTable, ratio: float, profile: str) -> None:
+        self.masks, self.ratio, self.rounding = masks, ratio, BOUNDARY_PROFILES[profile]
+        self.cache: list = [None] * len(masks.cache)
+        self.img, self.image_hw = masks.img, masks.image_hw
+
+    def ensure(self, idx: np.ndarray) -> None:
+        """Compute the boundaries of rows ``idx`` (ascending, distinct) not computed yet."""
+        todo = [i for i in idx.tolist() if self.cache[i] is None]
+        if not todo:
+            return
+        self.masks.ensure(np.asarray(todo, dtype=np.int64))
+        made = mask_boundaries([self.masks[i] for i in todo], self.ratio, self.rounding)
+        for i, b in zip(todo, made):
+            self.cache[i] = b
+
+    def __getitem__(self, i: int) -> Any:
+        return self.cache[i]
+
+
+def boundary_measure(
+    drles: RleTable, grles: RleTable, crowd: np.ndarray, ratio: float, profile: str, iou_thrs: np.ndarray
+) -> Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """The matcher's IoU function (pairs ``di``, ``gi`` in blocks ``bs``, ``bnd``, ``bng``) of boundary IoU
+    between the masks of two tables (:func:`~deteval.detection.coco_iou.boundary_iou_blocks`), each
+    mask's boundary made once; ``iou_thrs``: the matcher's thresholds (pairs below all of them by their mask
+    IoU are left as they are: the matcher drops them)."""
+    db, gb = BoundaryTable(drles, ratio, profile), BoundaryTable(grles, ratio, profile)
+    floor = min(float(np.min(iou_thrs)), 1 - 1e-10)  # (the matcher's lowest threshold, min(t, 1 − 1e−10))
+
+    def boundary_iou(
+        di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
+    ) -> np.ndarray:
+        return boundary_iou_blocks(drles, grles, db, gb, crowd, di, gi, bs, bnd, bng, floor)
+
+    return boundary_iou
 
 
 def gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> RleTable:

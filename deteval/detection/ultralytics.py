@@ -40,7 +40,6 @@ as 8.0.239 does (``UltralyticsRules.oks``). tests/test_yolo_pose.py checks them 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -78,16 +77,19 @@ class UltralyticsRules:
     float32: bool = True
     max_det: int = 300
     versions: str = ""
+    #: How image sizes follow the EXIF orientation (:data:`deteval.io.yolo.ExifRule`; 8.4.174 and 8.4.175, in
+    #: the 8.4.37 era, already read it as 8.4.176 does).
+    exif: str = "swap-5-8"
     oks: OksForm = "product"
 
 
 PROFILES: dict[str, UltralyticsRules] = {
     # (pose: 8.0.239's OKS; 8.4.36 computes it as the later eras: with_rules("ultralytics-8.0", oks="product"))
     "ultralytics-8.0": UltralyticsRules(
-        "ultralytics-8.0", "unique", "one", versions="8.0 to 8.4.36, YOLOv5", oks="divided"
+        "ultralytics-8.0", "unique", "one", versions="8.0 to 8.4.36, YOLOv5", exif="jpeg-6-8", oks="divided"
     ),
     "ultralytics-8.4.37": UltralyticsRules(
-        "ultralytics-8.4.37", "unique", "repeat_last", versions="8.4.37 to 8.4.175"
+        "ultralytics-8.4.37", "unique", "repeat_last", versions="8.4.37 to 8.4.175", exif="jpeg-6-8"
     ),
     "ultralytics-8.4.176": UltralyticsRules(
         "ultralytics-8.4.176", "greedy", "repeat_last", versions="8.4.176 and later"
@@ -156,8 +158,11 @@ def match_image(
     return correct
 
 
-def _ap(recall: np.ndarray, precision: np.ndarray, sentinel: Sentinel) -> float:
-    """101-point trapezoid AP of one PR curve with Ultralytics' sentinels and right-to-left envelope."""
+def envelope_curve(
+    recall: np.ndarray, precision: np.ndarray, sentinel: Sentinel
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ultralytics' ``compute_ap`` curve: recall and precision closed with the profile's sentinels, precision
+    replaced by its envelope from the right (what the AP integrates and ``PR_curve.png`` draws)."""
     if sentinel == "one":
         mrec = np.concatenate(([0.0], recall, [1.0]))
         mpre = np.concatenate(([1.0], precision, [0.0]))
@@ -165,13 +170,19 @@ def _ap(recall: np.ndarray, precision: np.ndarray, sentinel: Sentinel) -> float:
         last = recall[-1] if len(recall) else 1.0
         mrec = np.concatenate(([0.0], recall, [last], [1.0]))
         mpre = np.concatenate(([1.0], precision, [0.0], [0.0]))
-    mpre = np.flip(np.maximum.accumulate(np.flip(mpre)))
+    return mrec, np.flip(np.maximum.accumulate(np.flip(mpre)))
+
+
+def _ap(recall: np.ndarray, precision: np.ndarray, sentinel: Sentinel) -> float:
+    """101-point trapezoid AP of one PR curve with Ultralytics' sentinels and right-to-left envelope."""
+    mrec, mpre = envelope_curve(recall, precision, sentinel)
     x = ULTRALYTICS_RECALL_POINTS
     return float(np.trapezoid(np.interp(x, mrec, mpre), x))
 
 
-def _box_filter(y: np.ndarray, fraction: float) -> np.ndarray:
-    """Moving average of odd width ``round(len·fraction·2)//2 + 1``, edges padded with the end values."""
+def box_filter(y: np.ndarray, fraction: float) -> np.ndarray:
+    """Ultralytics' ``smooth``: a moving average of odd width ``round(len·fraction·2)//2 + 1``, edges padded
+    with the end values."""
     width = round(len(y) * fraction * 2) // 2 + 1
     pad = np.ones(width // 2)
     padded = np.concatenate((pad * y[0], y, pad * y[-1]), 0)
@@ -181,7 +192,10 @@ def _box_filter(y: np.ndarray, fraction: float) -> np.ndarray:
 @dataclass
 class UltralyticsMetrics:
     """Per class (classes with ≥ 1 label, ascending id): ``ap`` (K × 10), ``p``, ``r``, ``n_labels``;
-    the means ``precision``, ``recall``, ``map50``, ``map75``, ``map`` (mAP50-95) as ``yolo val`` reports."""
+    the means ``precision``, ``recall``, ``map50``, ``map75``, ``map`` (mAP50-95) as ``yolo val`` reports.
+    ``extra``: ``p_curve``, ``r_curve``, ``f1_curve`` (K × 1000, against the confidence grid) and
+    ``pr_curves`` (per class: rank-order recall, precision and confidence at IoU 0.5), ``pr_plot`` (K × 1000:
+    the precision envelope at IoU 0.5 on the recall grid ``linspace(0, 1, 1000)``)."""
 
     classes: np.ndarray
     ap: np.ndarray
@@ -225,6 +239,9 @@ def ap_per_class(
     x = ULTRALYTICS_CONFIDENCES
     ap = np.zeros((len(classes), tp.shape[1]))
     p_curve, r_curve = np.zeros((len(classes), 1000)), np.zeros((len(classes), 1000))
+    empty = np.zeros(0)
+    pr_curves = [(empty, empty, empty)] * len(classes)  # rank-order recall, precision, conf at IoU 0.5
+    pr_plot = np.zeros((len(classes), 1000))  # the envelope at IoU 0.5 on the recall grid x (PR_curve.png)
     for k, c in enumerate(classes):
         mine = pred_cls == c
         if not mine.any():
@@ -235,11 +252,16 @@ def ap_per_class(
         precision = tpc / (tpc + fpc)
         r_curve[k] = np.interp(-x, -conf[mine], recall[:, 0], left=0)
         p_curve[k] = np.interp(-x, -conf[mine], precision[:, 0], left=1)
+        pr_curves[k] = (recall[:, 0], precision[:, 0], conf[mine].astype(np.float64))
+        pr_plot[k] = np.interp(x, *envelope_curve(recall[:, 0], precision[:, 0], sentinel))
         for t in range(tp.shape[1]):
             ap[k, t] = _ap(recall[:, t], precision[:, t], sentinel)
     f1 = 2 * p_curve * r_curve / (p_curve + r_curve + _EPS)
-    best = _box_filter(f1.mean(0), 0.1).argmax() if len(classes) else 0
-    return UltralyticsMetrics(classes, ap, p_curve[:, best], r_curve[:, best], n_labels)
+    best = box_filter(f1.mean(0), 0.1).argmax() if len(classes) else 0
+    out = UltralyticsMetrics(classes, ap, p_curve[:, best], r_curve[:, best], n_labels)
+    # the curves yolo val plots: P, R and F1 against the confidence grid, and each class's PR curve
+    out.extra.update(p_curve=p_curve, r_curve=r_curve, f1_curve=f1, pr_curves=pr_curves, pr_plot=pr_plot)
+    return out
 
 
 @dataclass
@@ -251,47 +273,176 @@ class MatchedSet:
     pred_cls: np.ndarray
     target_cls: np.ndarray
     capped: int = 0
-    tp_extra: np.ndarray | None = None
+    pred_img: np.ndarray | None = None  # each detection's image (for resampling images)
+    target_img: np.ndarray | None = None  # each label's image
+    kept: np.ndarray | None = None  # each detection's row in the detections table
 
 
-def match_split(
-    gt: BoxTable,
-    dt: BoxTable,
-    n_images: int,
-    rules: UltralyticsRules,
-    similarity: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-) -> MatchedSet:
-    """Cap, rank within image, match image by image and concatenate in image order (``yolo val``'s loop).
-
-    ``similarity(label rows, detection rows)``: a second measure (labels × detections, e.g. OKS) matched as
-    the boxes are, into ``MatchedSet.tp_extra``."""
+def match_split(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRules) -> MatchedSet:
+    """Cap, rank within image, match every image and concatenate in image order (``yolo val``'s loop), all
+    images at once: :func:`same_class_pairs` holds every pair that can match, the matchers run on it as
+    columns (:func:`_unique_matches`, :func:`_greedy_matches`) and give what :func:`match_image` gives image
+    by image."""
     thresholds = IOU_THRESHOLDS_32 if rules.float32 else IOU_THRESHOLDS_64
     g_order = np.argsort(gt.img, kind="stable")
     # Within an image: descending confidence, file order on ties (the NMS output order Ultralytics sees).
     d_order = np.lexsort((-dt.conf, dt.img))
-    g_start = np.searchsorted(gt.img[g_order], np.arange(n_images + 1))
-    d_start = np.searchsorted(dt.img[d_order], np.arange(n_images + 1))
-    tps, keep, extra = [], [], []
-    capped = 0
-    for i in range(n_images):
-        gi = g_order[g_start[i] : g_start[i + 1]]
-        di = d_order[d_start[i] : d_start[i + 1]]
-        if len(di) > rules.max_det:
-            capped += len(di) - rules.max_det
-            di = di[: rules.max_det]
-        iou = box_iou(gt.xyxy[gi], dt.xyxy[di], float32=rules.float32)
-        tps.append(match_image(iou, gt.cls[gi], dt.cls[di], thresholds, rules.matcher))
-        if similarity is not None:
-            sim = similarity(gi, di) if len(gi) and len(di) else np.zeros((len(gi), len(di)), np.float32)
-            extra.append(match_image(sim, gt.cls[gi], dt.cls[di], thresholds, rules.matcher))
-        keep.append(di)
-    kept = np.concatenate(keep) if keep else np.zeros(0, dtype=np.int64)
-    tp = np.concatenate(tps) if tps else np.zeros((0, 10), dtype=bool)
+    d_img = dt.img[d_order]
+    rank = np.arange(len(d_order)) - np.searchsorted(d_img, d_img)
+    capped = int((rank >= rules.max_det).sum())
+    kept = d_order[rank < rules.max_det]
+    pairs = same_class_pairs(gt, dt, g_order, kept, rules.float32)
+    tp = match_pairs(pairs, len(kept), len(gt), thresholds, rules.matcher)
+    if rules.matcher == "unique":
+        redo = np.unique(pairs.image[pairs.tied])
+        if len(redo):  # IoU ties decide which label a detection keeps: Ultralytics' own sort, per image
+            g_start = np.searchsorted(gt.img[g_order], redo)
+            g_end = np.searchsorted(gt.img[g_order], redo, side="right")
+            k_img = dt.img[kept]
+            for i, lo, hi in zip(redo.tolist(), g_start.tolist(), g_end.tolist()):
+                gi, rows = g_order[lo:hi], np.flatnonzero(k_img == i)
+                iou = box_iou(gt.xyxy[gi], dt.xyxy[kept[rows]], float32=rules.float32)
+                tp[rows] = match_image(iou, gt.cls[gi], dt.cls[kept[rows]], thresholds, rules.matcher)
     conf = dt.conf[kept].astype(np.float32 if rules.float32 else np.float64)
-    tp_extra = None
-    if similarity is not None:
-        tp_extra = np.concatenate(extra) if extra else np.zeros((0, 10), dtype=bool)
-    return MatchedSet(tp, conf, dt.cls[kept], gt.cls[g_order], capped, tp_extra)
+    return MatchedSet(tp, conf, dt.cls[kept], gt.cls[g_order], capped, dt.img[kept], gt.img[g_order], kept)
+
+
+@dataclass
+class Pairs:
+    """The (label, detection) pairs of one image and one class whose IoU reaches the lowest threshold, sorted
+    by detection (its position in the kept, image-then-rank order) then label (its index in ``g_order``):
+    ``det``, ``label`` (a row of the label table), ``iou``, ``image``; ``tied`` marks the pairs of a
+    detection whose best IoU is shared by two labels."""
+
+    det: np.ndarray
+    label: np.ndarray
+    iou: np.ndarray
+    tied: np.ndarray
+    image: np.ndarray
+
+
+def same_class_pairs(
+    gt: BoxTable, dt: BoxTable, g_order: np.ndarray, kept: np.ndarray, float32: bool = True
+) -> Pairs:
+    """Every (label, detection) pair of one image and one class with IoU ≥ 0.5 (:func:`box_iou`'s float
+    arithmetic, pair by pair), as :class:`Pairs`. Pairs of two classes never match (Ultralytics zeroes
+    their IoU) and neither do IoUs below every threshold."""
+    det, label = pair_index(gt, dt, g_order, kept)
+    iou = paired_box_iou(gt.xyxy[label], dt.xyxy[kept[det]], float32=float32)
+    low = (IOU_THRESHOLDS_32 if float32 else IOU_THRESHOLDS_64).min()
+    return pairs_at_least(det, label, iou, low, dt.img[kept[det]])
+
+
+def pair_index(
+    gt: BoxTable, dt: BoxTable, g_order: np.ndarray, kept: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(detection, label) of every pair of one image and one class: detections by their position in ``kept``
+    (ascending), and for each its labels in ``g_order`` order."""
+    n_cls = int(max(gt.cls.max(initial=0), dt.cls.max(initial=0))) + 1
+    g_key = gt.img[g_order] * n_cls + gt.cls[g_order]
+    by_key = np.argsort(g_key, kind="stable")  # (within a key: label order)
+    g_sorted = g_key[by_key]
+    d_key = dt.img[kept] * n_cls + dt.cls[kept]
+    lo = np.searchsorted(g_sorted, d_key)
+    count = np.searchsorted(g_sorted, d_key, side="right") - lo
+    det = np.repeat(np.arange(len(kept)), count)
+    offset = np.arange(len(det)) - np.repeat(np.cumsum(count) - count, count)
+    return det, g_order[by_key[np.repeat(lo, count) + offset]]
+
+
+def paired_box_iou(gt_xyxy: np.ndarray, dt_xyxy: np.ndarray, *, float32: bool = True) -> np.ndarray:
+    """:func:`box_iou` of the pairs (``gt_xyxy[p]``, ``dt_xyxy[p]``): the same operations element-wise."""
+    dtype: Any = np.float32 if float32 else np.float64
+    a, b = gt_xyxy.astype(dtype), dt_xyxy.astype(dtype)
+    wh = np.maximum(np.minimum(a[:, 2:], b[:, 2:]) - np.maximum(a[:, :2], b[:, :2]), dtype(0))
+    inter = wh[:, 0] * wh[:, 1]
+    wa, wb = a[:, 2:] - a[:, :2], b[:, 2:] - b[:, :2]
+    return inter / (wa[:, 0] * wa[:, 1] + wb[:, 0] * wb[:, 1] - inter + dtype(_EPS_IOU))
+
+
+def pairs_at_least(
+    det: np.ndarray, label: np.ndarray, iou: np.ndarray, low: float, image: np.ndarray
+) -> Pairs:
+    """The pairs with ``iou ≥ low`` as :class:`Pairs` (their ties marked)."""
+    keep = iou >= low
+    det, label, iou, image = det[keep], label[keep], iou[keep], image[keep]
+    tied = np.zeros(len(det), dtype=bool)
+    if len(det):
+        starts = np.flatnonzero(np.diff(det, prepend=-1))
+        sizes = np.diff(np.append(starts, len(det)))
+        at_best = iou == np.repeat(np.maximum.reduceat(iou, starts), sizes)
+        tied = np.repeat(np.add.reduceat(at_best.astype(np.int64), starts) > 1, sizes)
+    return Pairs(det, label, iou, tied, image)
+
+
+def match_pairs(pairs: Pairs, n_dt: int, n_gt: int, thresholds: np.ndarray, matcher: Matcher) -> np.ndarray:
+    """Correct-at-threshold matrix (detections × thresholds) of every image's pairs under an Ultralytics
+    matcher; for ``unique``, the rows of detections in an image with ``pairs.tied`` are left to
+    :func:`match_image` (the caller's)."""
+    if matcher == "greedy":
+        return _greedy_matches(pairs, n_dt, n_gt, thresholds)
+    return _unique_matches(pairs, n_dt, thresholds)
+
+
+def _first_best(pairs: Pairs, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per detection with pairs (ascending): its index, the largest of ``values`` (pairs × columns) over its
+    pairs and the first pair holding it (lowest label index on ties, as ``argmax``)."""
+    starts = np.flatnonzero(np.diff(pairs.det, prepend=-1))
+    sizes = np.diff(np.append(starts, len(pairs.det)))
+    best = np.maximum.reduceat(values, starts, axis=0)
+    position = np.where(
+        values == np.repeat(best, sizes, axis=0), np.arange(len(values))[:, None], len(values)
+    )
+    return pairs.det[starts], best, np.minimum.reduceat(position, starts, axis=0)
+
+
+def _unique_matches(pairs: Pairs, n_dt: int, thresholds: np.ndarray) -> np.ndarray:
+    """The ``unique`` matcher of every image at once: each detection keeps its best label (a tie between
+    labels is left to the caller: ``pairs.tied``), and each label its first (highest-ranked) detection among
+    those keeping it, threshold by threshold."""
+    correct = np.zeros((n_dt, len(thresholds)), dtype=bool)
+    if not len(pairs.det):
+        return correct
+    dets, best, first = _first_best(pairs, pairs.iou[:, None])
+    label = pairs.label[first[:, 0]]
+    candidate = best[:, 0][:, None] >= thresholds  # (dets × thresholds)
+    order = np.lexsort((dets, label))  # by label, then rank
+    label, dets, candidate = label[order], dets[order], candidate[order]
+    group = np.flatnonzero(np.diff(label, prepend=-1))
+    counts = np.cumsum(candidate, axis=0)
+    before: np.ndarray = np.repeat(
+        counts[group] - candidate[group], np.diff(np.append(group, len(label))), axis=0
+    )
+    correct[dets] = candidate & (counts - before == 1)
+    return correct
+
+
+def _greedy_matches(pairs: Pairs, n_dt: int, n_gt: int, thresholds: np.ndarray) -> np.ndarray:
+    """The ``greedy`` matcher (8.4.176) of every image at once: step ``s`` takes each image's ``s``-th
+    detection (in rank order) among those with a pair, which claims per threshold its unclaimed label of
+    highest IoU (lowest label index on ties) if that IoU reaches the threshold."""
+    correct = np.zeros((n_dt, len(thresholds)), dtype=bool)
+    if not len(pairs.det):
+        return correct
+    claimed = np.zeros((n_gt, len(thresholds)), dtype=bool)
+    starts = np.flatnonzero(np.diff(pairs.det, prepend=-1))
+    sizes = np.diff(np.append(starts, len(pairs.det)))
+    image = pairs.image[starts]  # (ascending: detections are in image-then-rank order)
+    step = np.arange(len(starts)) - np.searchsorted(image, image)
+    for s in range(int(step.max()) + 1):
+        these = np.flatnonzero(step == s)
+        seg = np.repeat(starts[these], sizes[these]) + (
+            np.arange(int(sizes[these].sum()))
+            - np.repeat(np.cumsum(sizes[these]) - sizes[these], sizes[these])
+        )
+        sub = Pairs(pairs.det[seg], pairs.label[seg], pairs.iou[seg], pairs.tied[seg], pairs.image[seg])
+        free = np.where(claimed[sub.label], 0, sub.iou[:, None])
+        d, best, first = _first_best(sub, free)
+        ok = best >= thresholds
+        correct[d] = ok
+        cols = np.broadcast_to(np.arange(len(thresholds)), ok.shape)
+        claimed[sub.label[first][ok], cols[ok]] = True
+    return correct
 
 
 def evaluate_ultralytics(
@@ -383,14 +534,40 @@ def evaluate_ultralytics_pose(
     if sigma is None:
         sigma = pose_sigmas((gt_kpts.shape[1], 3), rules.oks)
     area = pose_area(gt.xyxy)
-
-    def oks(gi: np.ndarray, di: np.ndarray) -> np.ndarray:
-        return kpt_iou(gt_kpts[gi], dt_kpts[di], area[gi], sigma, rules.oks)
-
-    m = match_split(gt, dt, n_images, rules, similarity=oks)
-    assert m.tp_extra is not None
+    m = match_split(gt, dt, n_images, rules)
+    assert m.kept is not None
+    tp_pose = pose_matches(gt, gt_kpts, dt, dt_kpts, m.kept, area, sigma, rules)
     box = ap_per_class(m.tp, m.conf, m.pred_cls, m.target_cls, rules.sentinel)
-    pose = ap_per_class(m.tp_extra, m.conf, m.pred_cls, m.target_cls, rules.sentinel)
+    pose = ap_per_class(tp_pose, m.conf, m.pred_cls, m.target_cls, rules.sentinel)
     for out in (box, pose):
         out.extra["capped"] = m.capped
     return box, pose
+
+
+def pose_matches(
+    gt: BoxTable,
+    gt_kpts: np.ndarray,
+    dt: BoxTable,
+    dt_kpts: np.ndarray,
+    kept: np.ndarray,
+    area: np.ndarray,
+    sigma: np.ndarray,
+    rules: UltralyticsRules,
+) -> np.ndarray:
+    """The correct-at-threshold matrix of the kept detections (``kept``: their rows, image by image in rank
+    order, as :func:`match_split` keeps them) on OKS: per image, :func:`kpt_iou` of its labels (in table order)
+    and detections, through the era's :func:`match_image`."""
+    thresholds = IOU_THRESHOLDS_32 if rules.float32 else IOU_THRESHOLDS_64
+    tp = np.zeros((len(kept), len(thresholds)), dtype=bool)
+    g_order = np.argsort(gt.img, kind="stable")
+    g_img = gt.img[g_order]
+    k_img = dt.img[kept]
+    for i in np.unique(k_img).tolist():
+        gi = g_order[np.searchsorted(g_img, i) : np.searchsorted(g_img, i, side="right")]
+        if not len(gi):
+            continue
+        rows = np.flatnonzero(k_img == i)
+        di = kept[rows]
+        oks = kpt_iou(gt_kpts[gi], dt_kpts[di], area[gi], sigma, rules.oks)
+        tp[rows] = match_image(oks, gt.cls[gi], dt.cls[di], thresholds, rules.matcher)
+    return tp

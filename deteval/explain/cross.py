@@ -42,13 +42,12 @@ import numpy as np
 
 from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.lists import ranked_lists
-from deteval.detection.boxes import box_iou
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, rank_positions
 from deteval.errors import ConfigError, ValidationError
 from deteval.explain.yolo import Explanation, coco_precision_at_levels
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
-from deteval.match.greedy import greedy_match
-from deteval.match.iou import bb_iou, xyxy_ioa
+from deteval.match.greedy import greedy_match_pairs
+from deteval.match.iou import bb_iou, xyxy_ioa, xyxy_iou
 from deteval.run.coco import evaluate_coco
 from deteval.run.voc import evaluate_voc
 
@@ -223,16 +222,17 @@ def _kept(data: CrossData, pos: np.ndarray, cap: str) -> np.ndarray:
     return keep
 
 
-def _iou(data: CrossData, gi: np.ndarray, di: np.ndarray, rules: CrossRules) -> np.ndarray:
-    """IoU matrix (ground truths × detections) under the IoU and crowd-IoU rules."""
+def _pair_iou(data: CrossData, gi: np.ndarray, di: np.ndarray, rules: CrossRules) -> np.ndarray:
+    """IoU of each pair (ground truth ``gi[p]``, detection ``di[p]``) under the IoU and crowd-IoU rules, the
+    element-wise form of the matrices :func:`greedy_match` reads (the same operations on the same doubles)."""
     crowd = data.g_crowd[gi] if rules.crowd_iou == "crowd" else np.zeros(len(gi), dtype=bool)
     if rules.iou == "xywh":
-        return bb_iou(data.d_xywh[di][None, :, :], data.g_xywh[gi][:, None, :], crowd[:, None])
+        return bb_iou(data.d_xywh[di], data.g_xywh[gi], crowd)
     g, d = data.g_voc[gi], data.d_voc[di]
-    iou = box_iou(g, d, plus_one=True)
+    iou = xyxy_iou(g, d, 1.0)
     if crowd.any():
         # a crowd region: intersection over the detection's (+1 pixel) area
-        iou = np.where(crowd[:, None], xyxy_ioa(g[:, None, :], d[None, :, :], 1.0), iou)
+        iou = np.where(crowd, xyxy_ioa(g, d, 1.0), iou)
     return iou
 
 
@@ -254,12 +254,18 @@ def _score(data: CrossData, rules: CrossRules) -> _Point:
     kept = np.flatnonzero(keep)
     d_order = kept[np.lexsort((pos[kept], d_key[kept]))]
     gk, dk = g_key[g_order], d_key[d_order]
-    for key in np.unique(dk).tolist():
-        di = d_order[np.searchsorted(dk, key) : np.searchsorted(dk, key, side="right")]
-        gi = g_order[np.searchsorted(gk, key) : np.searchsorted(gk, key, side="right")]
-        outcome[:, di] = greedy_match(
-            _iou(data, gi, di, rules), data.g_crowd[gi], THRESHOLDS, rules.matcher, rules.comparison == ">"
-        )[0]
+    # Every (detection, ground truth) pair of one image and class, detections block by block in rank order,
+    # ground truths in their block's order: the blocks are walked together (greedy_match_pairs).
+    lo = np.searchsorted(gk, dk)
+    count = np.searchsorted(gk, dk, side="right") - lo
+    pair_det = np.repeat(np.arange(len(d_order)), count)
+    pair_gt = g_order[np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(len(pair_det))]
+    iou = _pair_iou(data, pair_gt, d_order[pair_det], rules)
+    near = iou >= THRESHOLDS.min()
+    outcome[:, d_order] = greedy_match_pairs(
+        pair_det[near], pair_gt[near], iou[near], dk, data.g_crowd, THRESHOLDS, rules.matcher,
+        rules.comparison == ">",
+    )  # fmt: skip
     npos = np.bincount(data.g_cls[~data.g_crowd], minlength=data.n_classes)
     if rules.ap == "coco101":
         return _coco_ap(data, pos, kept, outcome, npos)

@@ -43,9 +43,13 @@ from deteval.detection.ultralytics import (
     ap_per_class,
     box_iou,
     match_image,
+    match_pairs,
+    pair_index,
+    paired_box_iou,
+    pairs_at_least,
 )
 from deteval.io.yolo import YoloDataset
-from deteval.match.greedy import greedy_match
+from deteval.match.greedy import greedy_match, greedy_match_pairs
 from deteval.match.iou import bb_iou
 from deteval.run.yolo import canonical_profile, evaluate_yolo
 
@@ -129,26 +133,45 @@ def _kept(dt: BoxTable, rules: Rules) -> tuple[np.ndarray, int]:
 
 
 def _match_all(gt: BoxTable, dt: BoxTable, n_images: int, rules: Rules) -> _Matched:
+    """The step's matcher on every image at once: the pairs of one image and class (their IoU under the
+    step's IoU rule, element-wise), the Ultralytics matchers as columns, COCOeval's walk with
+    :func:`greedy_match_pairs` (images as blocks); images where IoU ties decide Ultralytics' ``unique``
+    matcher go through :func:`_match` as one image."""
     keep, capped = _kept(dt, rules)
     thr = IOU_THRESHOLDS_32 if rules.float32 else IOU_THRESHOLDS_64
     g_order = np.argsort(gt.img, kind="stable")
-    g_start = np.searchsorted(gt.img[g_order], np.arange(n_images + 1))
-    d_start = np.searchsorted(dt.img[keep], np.arange(n_images + 1))
-    tps, near = [], 0
-    for i in range(n_images):
-        gi, di = g_order[g_start[i] : g_start[i + 1]], keep[d_start[i] : d_start[i + 1]]
-        if rules.float32:
-            iou = box_iou(gt.xyxy[gi], dt.xyxy[di])
-        else:
-            iou = _coco_iou(gt.xyxy[gi], dt.xyxy[di])
-        same = gt.cls[gi][:, None] == dt.cls[di][None, :]
-        near += int(
-            (same[..., None] & (np.abs(iou.astype(np.float64)[..., None] - IOU_THRESHOLDS_64) < 1e-6)).sum()
+    det, label = pair_index(gt, dt, g_order, keep)
+    if rules.float32:
+        iou = paired_box_iou(gt.xyxy[label], dt.xyxy[keep[det]])
+    else:
+        iou = _coco_pair_iou(gt.xyxy[label], dt.xyxy[keep[det]])
+    near = int((np.abs(iou.astype(np.float64)[:, None] - IOU_THRESHOLDS_64) < 1e-6).sum())
+    pairs = pairs_at_least(det, label, iou, thr.min(), dt.img[keep[det]])
+    if rules.matcher == "coco":  # (a YOLO dataset has no crowd regions)
+        outcome = greedy_match_pairs(
+            pairs.det, pairs.label, pairs.iou, dt.img[keep], np.zeros(len(gt), dtype=bool), thr, "coco"
         )
-        tps.append(_match(iou, gt.cls[gi], dt.cls[di], thr, rules.matcher))
-    tp = np.concatenate(tps) if tps else np.zeros((0, 10), dtype=bool)
+        tp = (outcome == 1).T
+    else:
+        tp = match_pairs(pairs, len(keep), len(gt), thr, rules.matcher)
+        if rules.matcher == "unique":
+            for i in np.unique(pairs.image[pairs.tied]).tolist():
+                gi, rows = g_order[gt.img[g_order] == i], np.flatnonzero(dt.img[keep] == i)
+                di = keep[rows]
+                m = (
+                    box_iou(gt.xyxy[gi], dt.xyxy[di])
+                    if rules.float32
+                    else _coco_iou(gt.xyxy[gi], dt.xyxy[di])
+                )
+                tp[rows] = _match(m, gt.cls[gi], dt.cls[di], thr, rules.matcher)
     conf = dt.conf[keep].astype(np.float32) if rules.float32 else dt.conf[keep]
     return _Matched(dt.img[keep], dt.cls[keep], conf, tp, capped, near)
+
+
+def _coco_pair_iou(g: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """:func:`_coco_iou` of the pairs (``g[p]``, ``d[p]``), element-wise."""
+    no_crowd = np.zeros(len(g), dtype=bool)
+    return bb_iou(convert_boxes(d, "xyxy", "xywh"), convert_boxes(g, "xyxy", "xywh"), no_crowd)
 
 
 def _coco_table(m: _Matched, gt: BoxTable, n_classes: int) -> np.ndarray:

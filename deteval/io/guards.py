@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.io.image_header import HEADER_BYTES, header_size
 from deteval.io.jsonkeys import DuplicateKeyError, unique_keys
 
 __all__ = [
@@ -51,12 +52,14 @@ __all__ = [
     "contained_path",
     "csv_rows",
     "decode_text",
+    "image_header",
     "image_size",
     "loads_json",
     "make_folder",
     "open_image",
     "read_bytes",
     "read_json",
+    "read_regular",
     "read_text",
     "refuse_overwriting_inputs",
     "refuse_special",
@@ -126,6 +129,39 @@ def read_bytes(path: str | PathLike[str], what: str = "file") -> bytes:
         return p.read_bytes()
     except OSError as exc:
         raise InputFormatError(f"cannot read the {what}: {exc.strerror or exc}", file=p) from None
+
+
+def read_regular(
+    path: str | PathLike[str], what: str = "file", *, limit: int | None = None, missing_ok: bool = False
+) -> bytes:
+    """:func:`read_bytes` in fewer system calls, for readers of many small files: the file is opened without
+    blocking (a FIFO does not block the open) and checked by its descriptor; anything but a regular file
+    raises :func:`read_bytes`'s error. ``limit``: at most that many bytes. ``missing_ok``: no file at all (not
+    even a dangling link) reads as ``b""``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        if missing_ok and not os.path.lexists(path):
+            return b""
+        return read_bytes(path, what)  # (raises, naming a dangling link)
+    except OSError:
+        return read_bytes(path, what)  # (raises, naming what it is)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return read_bytes(path, what)  # (raises, naming what it is)
+        want = st.st_size + 1 if limit is None else limit
+        data = os.read(fd, want)
+        if len(data) < want or limit is not None:  # (a regular file reads whole up to its end)
+            return data
+        chunks = [data]
+        while chunk := os.read(fd, 1 << 20):  # (the file grew since fstat)
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputFormatError(f"cannot read the {what}: {exc.strerror or exc}", file=path) from None
+    finally:
+        os.close(fd)
 
 
 def read_text(path: str | PathLike[str], what: str = "file") -> str:
@@ -237,19 +273,31 @@ def _exif_orientation(im: Any) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def image_size(path: str | PathLike[str], *, exif: bool = True) -> tuple[int, int]:
-    """(width, height) of the image ``path`` from its header with pillow (no pixel decode), EXIF orientations
-    5–8 swapping them (``exif``); a file that is not an image, or larger than :data:`MAX_IMAGE_PIXELS`, is
-    an :class:`InputFormatError` naming it."""
+def image_header(path: str | PathLike[str]) -> tuple[str, int, int, int | None]:
+    """``(format, width, height, orientation)`` of the image ``path`` from its header, no pixel decoded: PNG
+    and JPEG headers read directly where they hold only what :mod:`deteval.io.image_header` checks, any
+    other file by pillow (the same answer). ``orientation`` is the EXIF tag 274 (an int) or None (module
+    :func:`_exif_orientation` says where it comes from). A file that is not an image, or larger than
+    :data:`MAX_IMAGE_PIXELS`, is an :class:`InputFormatError` naming it."""
+    head = read_regular(path, "image", limit=1 << 13)  # (most headers; a large EXIF block needs more)
+    quick = header_size(head)
+    if quick is None and len(head) == 1 << 13:
+        quick = header_size(read_regular(path, "image", limit=HEADER_BYTES))
+    if quick is not None and 0 < quick[1] * quick[2] <= MAX_IMAGE_PIXELS:
+        return quick
+    return _pillow_header(regular_file(path, "image"))
+
+
+def _pillow_header(p: Path) -> tuple[str, int, int, int | None]:
     from PIL import Image  # optional heavy dependency, only where image sizes are read
 
-    p = regular_file(path, "image")
     try:
         with warnings.catch_warnings():  # (pillow's DecompressionBombWarning: the bound below says it)
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             with Image.open(p) as im:
                 w, h = im.size
-                orientation = _exif_orientation(im) if exif else None
+                fmt = str(im.format)
+                orientation = _exif_orientation(im)
     except Image.DecompressionBombError:
         raise InputFormatError(
             f"the image is larger than {MAX_IMAGE_PIXELS:,} pixels", file=p
@@ -260,7 +308,15 @@ def image_size(path: str | PathLike[str], *, exif: bool = True) -> tuple[int, in
         raise InputFormatError(f"the image is {w} x {h}: more than {MAX_IMAGE_PIXELS:,} pixels", file=p)
     if w <= 0 or h <= 0:
         raise InputFormatError(f"the image is {w} x {h}: an empty picture", file=p)
-    return (h, w) if orientation in (5, 6, 7, 8) else (w, h)
+    return fmt, w, h, orientation
+
+
+def image_size(path: str | PathLike[str], *, exif: bool = True) -> tuple[int, int]:
+    """(width, height) of the image ``path`` from its header (:func:`image_header`), EXIF orientations 5–8
+    swapping them (``exif``; pillow gives a TIFF's size turned by its orientation already)."""
+    fmt, w, h, orientation = image_header(path)
+    turn = exif and orientation in (5, 6, 7, 8) and fmt != "TIFF"  # (pillow's TIFF size is turned already)
+    return (h, w) if turn else (w, h)
 
 
 def open_image(path: str | PathLike[str], max_pixels: int = MAX_DRAW_PIXELS) -> Any:

@@ -19,7 +19,6 @@ it the first phase of checks that fails (say, column counts before values), at i
 from __future__ import annotations
 
 import os
-import stat
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from deteval.errors import DetevalError, InputFormatError
-from deteval.io.guards import decode_text, read_bytes
+from deteval.io.guards import decode_text, read_bytes, read_regular
 
 __all__ = ["PIECE_BYTES", "Check", "TextRows", "first_fault", "is_number", "read_rows"]
 
@@ -206,7 +205,7 @@ def read_rows(
     size = 0
     for f, p in enumerate(plist):
         try:
-            data = _read(p, what, missing_ok)
+            data = read_regular(p, what, missing_ok=missing_ok)
         except DetevalError as exc:
             errors[f] = exc
             continue
@@ -231,34 +230,6 @@ def read_rows(
     if columns is not None:
         _check_columns(rows, columns, expected or str(columns))
     return rows
-
-
-def _read(path: str | os.PathLike[str], what: str, missing_ok: bool) -> bytes:
-    """The bytes of a regular file, opened without blocking (a FIFO) and checked by its descriptor; anything
-    else raises :func:`deteval.io.guards.read_bytes`'s error. ``missing_ok``: no file at all reads as b""."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        if missing_ok and not os.path.lexists(path):
-            return b""
-        return read_bytes(path, what)  # (raises, naming a dangling link)
-    except OSError:
-        return read_bytes(path, what)  # (raises, naming what it is)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return read_bytes(path, what)  # (raises, naming what it is)
-        data = os.read(fd, st.st_size + 1)
-        if len(data) <= st.st_size:  # (all of it: a regular file reads whole up to its end)
-            return data
-        chunks = [data]
-        while chunk := os.read(fd, 1 << 20):  # (the file grew since fstat)
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise InputFormatError(f"cannot read the {what}: {exc.strerror or exc}", file=path) from None
-    finally:
-        os.close(fd)
 
 
 def _check_columns(rows: TextRows, columns: int, expected: str) -> None:

@@ -18,10 +18,9 @@ Dataset (Ultralytics ``check_det_dataset`` / ``YOLODataset``):
   class must be an integer in ``[0, nc)``.
 * Exactly duplicated rows: an error by default; ``duplicates="drop"`` (the Ultralytics profiles) keeps one
   of each with a warning and, like Ultralytics, reorders that file's rows as ``np.unique`` sorts them.
-* Image sizes come from the image header (:func:`deteval.io.guards.image_size`: pillow, no pixel decode,
-  bounded), with EXIF orientations 5–8 swapping width and height (a PNG's ``eXIf`` chunk only before the
-  image data, as Ultralytics' ``exif_size`` after ``verify()``), and only for images that have labels or
-  predictions.
+* Image sizes come from the image header (:func:`deteval.io.guards.image_header`: no pixel decode,
+  bounded), only for images that have labels or predictions, turned by the EXIF orientation as the
+  Ultralytics version of the profile does (:data:`EXIF_RULES`, :func:`oriented_size`).
 
 Predictions: a folder of ``<image stem>.txt`` (``yolo predict … save_txt save_conf``: ``cls xc yc w h
 conf`` or ``cls x1 y1 … xn yn conf``, normalized), or a JSON list (``yolo val save_json``'s
@@ -35,8 +34,8 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,7 +44,15 @@ import yaml
 
 from deteval.errors import DetevalError, DetevalWarning, InputFormatError, ValidationError
 from deteval.io.arrays import beyond_exact
-from deteval.io.guards import bounded_count, image_size, read_bytes, read_json, read_text, regular_file
+from deteval.io.guards import (
+    bounded_count,
+    image_header,
+    image_size,
+    read_bytes,
+    read_json,
+    read_text,
+    regular_file,
+)
 from deteval.io.text_rows import Check, TextRows, first_fault, read_rows
 from deteval.tables.boxes import BoxTable
 
@@ -53,6 +60,18 @@ IMG_FORMATS = frozenset(
     {"avif", "bmp", "dng", "heic", "heif", "jp2", "jpeg", "jpg", "mpo", "png", "tif", "tiff", "webp"}
 )
 Duplicates = Literal["error", "drop"]
+#: How Ultralytics' ``exif_size`` turns an image's EXIF orientation (tag 274) into its size:
+#:
+#: * ``"swap-5-8"`` (8.4.174 and later; the ``coco`` and ``supervision`` profiles too): orientations 5–8
+#:   swap width and height. JPEG, MPO, PNG and AVIF swap by rule (a PNG's ``eXIf`` chunk counts only before
+#:   the image data: after ``verify()`` pillow cannot load the image to look further); WebP and TIFF take
+#:   the size of the picture OpenCV decodes, which with OpenCV 5.1 (the one Ultralytics 8.4.190 installs
+#:   here) is turned the same way: a WebP swaps, a TIFF keeps pillow's size (pillow turns a TIFF's size by
+#:   its orientation itself, as OpenCV turns its pixels).
+#: * ``"jpeg-6-8"`` (8.4.173 and earlier, YOLOv5): only a file pillow reads as ``JPEG`` (not ``MPO``), only
+#:   orientations 6 and 8 (a TIFF keeps pillow's turned size here too).
+ExifRule = Literal["swap-5-8", "jpeg-6-8"]
+EXIF_RULES: tuple[ExifRule, ...] = ("swap-5-8", "jpeg-6-8")
 
 # COCO's 80 training classes → the 91 category ids of the COCO files (Ultralytics' coco80_to_coco91_class).
 COCO80_TO_91 = [
@@ -75,6 +94,8 @@ class YoloDataset:
     _norm: BoxTable | None = None
     _sizes: dict[int, tuple[int, int]] = field(default_factory=dict)
     _labels: BoxTable | None = None
+    exif: ExifRule = "swap-5-8"
+    _headers: dict[int, tuple[str, int, int, int | None]] = field(default_factory=dict)
 
     @property
     def n_images(self) -> int:
@@ -83,8 +104,16 @@ class YoloDataset:
     def image_size(self, i: int) -> tuple[int, int]:
         """(width, height) of image ``i`` as Ultralytics sees it (EXIF orientation applied), read once."""
         if i not in self._sizes:
-            self._sizes[i] = read_image_size(self.images[i])
+            if i not in self._headers:
+                self._headers[i] = image_header(self.images[i])
+            self._sizes[i] = oriented_size(*self._headers[i], self.exif)
         return self._sizes[i]
+
+    def with_exif(self, rule: ExifRule) -> YoloDataset:
+        """The same split with image sizes turned by another EXIF rule (headers read once for both)."""
+        if rule == self.exif:
+            return self
+        return replace(self, exif=rule, _sizes={}, _labels=None, warnings=list(self.warnings))
 
     def sizes_of(self, img: np.ndarray) -> np.ndarray:
         """Per box, its image's (width, height), as an N×2 float array."""
@@ -109,9 +138,40 @@ class YoloDataset:
 
 
 def read_image_size(path: Path) -> tuple[int, int]:
-    """Width and height from the image header (:func:`deteval.io.guards.image_size`: pillow, no pixel decode,
+    """Width and height from the image header (:func:`deteval.io.guards.image_size`: no pixel decode,
     bounded); EXIF orientations 5–8 (transposed) swap them."""
     return image_size(path)
+
+
+def oriented_size(
+    fmt: str, width: int, height: int, orientation: int | None, rule: ExifRule
+) -> tuple[int, int]:
+    """(width, height) of an image as Ultralytics' ``exif_size`` gives it under ``rule`` (:data:`ExifRule`)."""
+    if rule == "jpeg-6-8":
+        swap = fmt == "JPEG" and orientation in (6, 8)
+    else:
+        swap = orientation in (5, 6, 7, 8) and fmt != "TIFF"  # (pillow's TIFF size is turned already)
+    return (height, width) if swap else (width, height)
+
+
+@dataclass
+class YoloPredictions(BoxTable):
+    """Predictions in pixels; ``normalized``: the txt rows they were scaled from (None for a JSON file, whose
+    boxes are pixels already), so that another EXIF rule can scale them again."""
+
+    normalized: BoxTable | None = None
+
+
+def for_exif_rule(ds: YoloDataset, preds: BoxTable, rule: str) -> tuple[YoloDataset, BoxTable]:
+    """The split and its predictions with image sizes turned by ``rule`` (an Ultralytics version's
+    :data:`ExifRule`)."""
+    if rule == ds.exif:
+        return ds, preds
+    if rule not in EXIF_RULES:
+        raise ValueError(f"unknown EXIF rule {rule!r}")
+    other = ds.with_exif(rule)
+    normalized = getattr(preds, "normalized", None)
+    return other, preds if normalized is None else _scaled(normalized, other)
 
 
 def to_pixels(norm: BoxTable, ds: YoloDataset) -> BoxTable:
@@ -343,8 +403,12 @@ def list_images(sources: list[Path], where: str) -> list[Path]:
 
 def label_path(image: Path) -> Path:
     """Ultralytics' rule: the last ``/images/`` becomes ``/labels/``, the extension ``.txt``."""
+    return Path(_label_name(str(image)))
+
+
+def _label_name(image: str) -> str:
     sa, sb = f"{os.sep}images{os.sep}", f"{os.sep}labels{os.sep}"
-    return Path(sb.join(str(image).rsplit(sa, 1)).rsplit(".", 1)[0] + ".txt")
+    return sb.join(image.rsplit(sa, 1)).rsplit(".", 1)[0] + ".txt"
 
 
 def load_yolo_dataset(
@@ -402,7 +466,7 @@ class LabelRows:
 
 
 def parse_label_files(
-    paths: list[Path],
+    paths: Sequence[str | os.PathLike[str]],
     nc: int,
     *,
     with_conf: bool = False,
@@ -707,7 +771,7 @@ def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
         warnings.warn(msg, DetevalWarning, stacklevel=5)
 
     out = parse_label_files(
-        [label_path(image) for image in ds.images],
+        [_label_name(str(image)) for image in ds.images],
         len(ds.names),
         duplicates=duplicates,
         missing_ok=True,
@@ -750,7 +814,12 @@ def _txt_predictions(folder: Path, ds: YoloDataset) -> BoxTable:
         else:
             image[k] = i
     out = parse_label_files(files, len(ds.names), with_conf=True, file_errors=unknown)
-    return to_pixels(BoxTable(image[out.file], out.cls, out.xywh, out.conf, out.polygons), ds)
+    return _scaled(BoxTable(image[out.file], out.cls, out.xywh, out.conf, out.polygons), ds)
+
+
+def _scaled(normalized: BoxTable, ds: YoloDataset) -> YoloPredictions:
+    t = to_pixels(normalized, ds)
+    return YoloPredictions(t.img, t.cls, t.xyxy, t.conf, t.polygons, t.masks, normalized=normalized)
 
 
 def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:

@@ -8,7 +8,7 @@ pixel ``[x, y, w, h]`` computed in float64 from the normalized label, ``area`` =
 polygon rows also give ``segmentation``. Predictions become a COCO results list in the same ids, each record
 also carrying the image's ``file_name`` (pycocotools ignores it; deteval's YOLO reader matches on it first).
 
-COCO → YOLO: ``images/`` is not copied; one ``labels/<stem>.txt`` per image with ``cls xc yc w h`` written
+COCO → YOLO: :func:`place_images` links (or copies) the pictures into ``images/``; one ``labels/<stem>.txt`` per image with ``cls xc yc w h`` written
 with ``%.17g`` (round-trips every float64 exactly; Ultralytics itself writes ``%g``, 6 significant digits,
 so its own files lose digits), and a ``data.yaml`` listing the images. Crowd annotations have no YOLO form:
 they are refused, not dropped.
@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
 
-from deteval.errors import ValidationError
-from deteval.io.guards import make_folder, write_file
+from deteval.errors import ConfigError, ValidationError
+from deteval.io.guards import contained_path, make_folder, write_file
 from deteval.io.yolo import COCO80_TO_91, YoloDataset
 from deteval.tables.boxes import BoxTable
 
@@ -229,3 +230,40 @@ def coco_to_yolo(gt_json: str | os.PathLike[str], out_dir: str | os.PathLike[str
         sort_keys=False,
     )
     return write_file(out / "data.yaml", text, "dataset yaml")  # root: the yaml's folder
+
+
+def place_images(
+    gt_json: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    image_root: str | os.PathLike[str] | None = None,
+    *,
+    copy: bool = False,
+) -> tuple[int, list[Path]]:
+    """Put each picture of a COCO file where :func:`coco_to_yolo`'s ``val.txt`` lists it,
+    ``out_dir/images/<base name>``: a symbolic link to ``image_root / file_name`` (default root: the COCO file's
+    folder), or a copy with ``copy``. A picture already there is left as it is. Returns how many are in place
+    and the sources that do not exist (nothing is created for them; ``images/`` only when one is placed)."""
+    from deteval.io.coco import read_json
+
+    root = Path(gt_json).parent if image_root is None else Path(image_root)
+    placed, missing = 0, []
+    for im in read_json(gt_json)["images"]:
+        name = im["file_name"]
+        src = contained_path(root, name, gt_json)
+        dest = Path(out_dir) / "images" / Path(name).name
+        if dest.exists():
+            placed += 1
+            continue
+        if not src.is_file():
+            missing.append(src)
+            continue
+        make_folder(dest.parent, "images folder")
+        try:
+            if copy:
+                shutil.copyfile(src, dest)
+            else:
+                dest.symlink_to(os.path.abspath(src))
+        except OSError as exc:
+            raise ConfigError(f"cannot place the image: {exc.strerror or exc}", file=dest) from None
+        placed += 1
+    return placed, missing

@@ -162,6 +162,112 @@ def _merged_gt(tables: Sequence[MatchTable]) -> dict[str, np.ndarray | None]:
     }
 
 
+def _candidate_pairs(
+    det: np.ndarray,
+    dgrp: np.ndarray,
+    gsort: np.ndarray,
+    ggrp: np.ndarray,
+    iou_fn: IouFn,
+    thr_min: float,
+    pair_chunk: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The same-group (kept detection, sorted ground truth) pairs whose IoU reaches ``thr_min``, and their
+    IoU: computed by blocks of nd × ng, at most about ``pair_chunk`` pairs at once (a crowded group split
+    into sub-blocks). ``det``/``dgrp``: the kept detections (caller indices, groups) in (group, rank)
+    order; ``gsort``/``ggrp``: the ground truth (caller indices, groups) in (group, input) order."""
+    d_starts = _group_starts(dgrp)
+    d_cnt = np.diff(np.r_[d_starts, dgrp.shape[0]])
+    g_starts = _group_starts(ggrp)
+    g_cnt = np.diff(np.r_[g_starts, ggrp.shape[0]])
+    _, i_d, i_g = np.intersect1d(dgrp[d_starts], ggrp[g_starts], assume_unique=True, return_indices=True)
+    b_ds, b_nd, b_gs, b_ng = _split_blocks(d_starts[i_d], d_cnt[i_d], g_starts[i_g], g_cnt[i_g], pair_chunk)
+    b_np = b_nd * b_ng
+    cand_d, cand_g, cand_iou = [], [], []
+    b = 0
+    nb = b_ds.shape[0]
+    cum = np.cumsum(b_np)
+    while b < nb:
+        base = cum[b - 1] if b else 0
+        e = int(np.searchsorted(cum, base + pair_chunk, side="right"))
+        e = max(e, b + 1)
+        nd, ng, ds, gs, npairs = b_nd[b:e], b_ng[b:e], b_ds[b:e], b_gs[b:e], b_np[b:e]
+        bstart = np.r_[0, np.cumsum(npairs)[:-1]]
+        if e - b == 1:  # one (sub-)block, e.g. of a crowded group: no per-pair division
+            pd = ds[0] + np.repeat(np.arange(nd[0]), ng[0])
+            pg = gs[0] + np.tile(np.arange(ng[0]), nd[0])
+        else:
+            blk = np.repeat(np.arange(e - b), npairs)
+            local = np.arange(int(npairs.sum())) - bstart[blk]
+            ngb = ng[blk]
+            pd = ds[blk] + local // ngb  # kept-detection index
+            pg = gs[blk] + local % ngb  # sorted-gt index
+        iou = iou_fn(det[pd], gsort[pg], bstart, nd, ng)
+        ok = iou >= thr_min
+        cand_d.append(pd[ok])
+        cand_g.append(pg[ok])
+        cand_iou.append(iou[ok])
+        b = e
+    pd = np.concatenate(cand_d) if cand_d else np.zeros(0, dtype=np.int64)
+    pg = np.concatenate(cand_g) if cand_g else np.zeros(0, dtype=np.int64)
+    piou = np.concatenate(cand_iou) if cand_iou else np.zeros(0)
+    return pd, pg, piou
+
+
+def _greedy_steps(
+    pairs: list[np.ndarray],
+    gig: np.ndarray,
+    gcrowd: np.ndarray,
+    thr: np.ndarray,
+    tp: np.ndarray,
+    ig: np.ndarray,
+    row: np.ndarray | None,
+) -> None:
+    """The greedy matching of the candidate pairs left after :func:`_decide_alone` (sorted by ground truth,
+    IoU, detection, rank), stepping over detection rank (module docstring, step 3): at each rank every
+    group's detection takes, per area range and threshold, the available candidate of the highest key
+    (regular before ignored, IoU, later ground truth); its flags are written into ``tp`` and ``ig`` (at
+    ``row`` of it when given). ``pairs``: (detection, ground truth, IoU, rank) of each pair, emptied here."""
+    pd, pg, piou, prank = pairs
+    pairs.clear()
+    A, T, N = tp.shape
+    G = gig.shape[1]
+    P = pd.shape[0]
+    seg_start = _group_starts(pd)
+    seg_id = np.cumsum(np.r_[True, pd[1:] != pd[:-1]], dtype=np.int32 if P < 2**31 else np.int64) - 1
+    ord_in = np.arange(P) - seg_start[seg_id]
+    big = int(ord_in.max()) + 1
+    kdt = np.int32 if 2 * big < 2**31 else np.int64
+    key = (ord_in[None, :] + (~gig[:, pg]) * big).astype(kdt)  # (A, P): regular first, then IoU, later gt
+    elig_thr = piou[None, :] >= thr[:, None]  # (T, P)
+    crowd_p = gcrowd[pg]
+    taken = np.zeros((A, T, G), dtype=bool)
+    bounds = np.searchsorted(prank, np.arange(-1, int(prank.max()) + 2))
+    del ord_in, piou, prank
+    n_seg = seg_start.shape[0]
+    for s, e in _steps(bounds, seg_start, seg_id, n_seg, P):
+        gi_s = pg[s:e]
+        avail = ~taken[:, :, gi_s]
+        avail |= crowd_p[s:e]
+        avail &= elig_thr[None, :, s:e]
+        vals = np.where(avail, key[:, None, s:e], -1)
+        first_seg = int(seg_id[s])
+        segs = seg_start[first_seg : int(seg_id[e - 1]) + 1]
+        best = np.maximum.reduceat(vals, segs - s, axis=2)  # (A, T, n_dets at this rank)
+        a_i, t_i, s_i = np.nonzero(best >= 0)
+        del vals, avail
+        if a_i.size == 0:
+            continue
+        pair = segs[s_i] + best[a_i, t_i, s_i] % big
+        gsel = pg[pair]
+        at_t = a_i * T + t_i
+        _flat(taken)[at_t * G + gsel] = True
+        d_i = pd[pair] if row is None else row[pd[pair]]
+        det_ig = gig[a_i, gsel]  # a match to an ignored ground truth makes the detection ignored
+        at = at_t * N + d_i  # (flat indices: the scatter takes half the time)
+        _flat(ig)[at] = det_ig
+        _flat(tp)[at] = ~det_ig
+
+
 def _group_starts(sorted_keys: np.ndarray) -> np.ndarray:
     n = sorted_keys.shape[0]
     if n == 0:
@@ -376,7 +482,6 @@ def match_groups(
     g_grp = g_cat.astype(np.int64) * n_imgs + g_img
     gsort = lex_order((g_order, g_grp), unique=True)
     ggrp = g_grp[gsort]
-    G = gsort.shape[0]
     garea = g_area[gsort]
     gcrowd = g_crowd[gsort]
     gig = g_ignore[gsort][None, :] | (garea[None, :] < lo[:, None]) | (garea[None, :] > hi[:, None])  # (A, G)
@@ -385,44 +490,8 @@ def match_groups(
     for a in range(A):
         npig[:, a] = np.bincount(gcat[~gig[a]], minlength=n_cats)[:n_cats]
 
-    # same-group pairs, by blocks of nd × ng
-    d_starts = _group_starts(dgrp)
-    d_cnt = np.diff(np.r_[d_starts, N])
-    g_starts = _group_starts(ggrp)
-    g_cnt = np.diff(np.r_[g_starts, G])
-    _, i_d, i_g = np.intersect1d(dgrp[d_starts], ggrp[g_starts], assume_unique=True, return_indices=True)
-    b_ds, b_nd, b_gs, b_ng = _split_blocks(d_starts[i_d], d_cnt[i_d], g_starts[i_g], g_cnt[i_g], pair_chunk)
-    b_np = b_nd * b_ng
-    thr_min = thr.min()
-    cand_d, cand_g, cand_iou = [], [], []
-    b = 0
-    nb = b_ds.shape[0]
-    cum = np.cumsum(b_np)
-    while b < nb:
-        base = cum[b - 1] if b else 0
-        e = int(np.searchsorted(cum, base + pair_chunk, side="right"))
-        e = max(e, b + 1)
-        nd, ng, ds, gs, npairs = b_nd[b:e], b_ng[b:e], b_ds[b:e], b_gs[b:e], b_np[b:e]
-        bstart = np.r_[0, np.cumsum(npairs)[:-1]]
-        if e - b == 1:  # one (sub-)block, e.g. of a crowded group: no per-pair division
-            pd = ds[0] + np.repeat(np.arange(nd[0]), ng[0])
-            pg = gs[0] + np.tile(np.arange(ng[0]), nd[0])
-        else:
-            blk = np.repeat(np.arange(e - b), npairs)
-            local = np.arange(int(npairs.sum())) - bstart[blk]
-            ngb = ng[blk]
-            pd = ds[blk] + local // ngb  # kept-detection index
-            pg = gs[blk] + local % ngb  # sorted-gt index
-        iou = iou_fn(det[pd], gsort[pg], bstart, nd, ng)
-        ok = iou >= thr_min
-        cand_d.append(pd[ok])
-        cand_g.append(pg[ok])
-        cand_iou.append(iou[ok])
-        b = e
-    pd = np.concatenate(cand_d) if cand_d else np.zeros(0, dtype=np.int64)
-    pg = np.concatenate(cand_g) if cand_g else np.zeros(0, dtype=np.int64)
-    piou = np.concatenate(cand_iou) if cand_iou else np.zeros(0)
-    del cand_d, cand_g, cand_iou
+    # same-group pairs, by blocks of nd × ng; only those that can match at some threshold are kept
+    pd, pg, piou = _candidate_pairs(det, dgrp, gsort, ggrp, iou_fn, float(thr.min()), pair_chunk)
 
     # greedy matching, stepping over detection rank
     o = lex_order((pg, piou, pd, rank[pd]), unique=True)  # (a detection meets a ground truth once)
@@ -442,42 +511,11 @@ def match_groups(
         pd, pg, piou, prank = _decide_alone(pd, pg, piou, prank, N, gig, gcrowd, thr, tp, ig, row)
         P = pd.shape[0]
     if P:
-        seg_start = _group_starts(pd)
-        seg_id = np.cumsum(np.r_[True, pd[1:] != pd[:-1]], dtype=np.int32 if P < 2**31 else np.int64) - 1
-        ord_in = np.arange(P) - seg_start[seg_id]
-        big = int(ord_in.max()) + 1
-        kdt = np.int32 if 2 * big < 2**31 else np.int64
-        key = (ord_in[None, :] + (~gig[:, pg]) * big).astype(kdt)  # (A, P): regular first, then IoU, later gt
-        elig_thr = piou[None, :] >= thr[:, None]  # (T, P)
-        crowd_p = gcrowd[pg]
-        taken = np.zeros((A, T, G), dtype=bool)
-        bounds = np.searchsorted(prank, np.arange(-1, int(prank.max()) + 2))
-        del ord_in, piou, prank
-        n_seg = seg_start.shape[0]
-        for s, e in _steps(bounds, seg_start, seg_id, n_seg, P):
-            gi_s = pg[s:e]
-            avail = ~taken[:, :, gi_s]
-            avail |= crowd_p[s:e]
-            avail &= elig_thr[None, :, s:e]
-            vals = np.where(avail, key[:, None, s:e], -1)
-            first_seg = int(seg_id[s])
-            segs = seg_start[first_seg : int(seg_id[e - 1]) + 1]
-            best = np.maximum.reduceat(vals, segs - s, axis=2)  # (A, T, n_dets at this rank)
-            a_i, t_i, s_i = np.nonzero(best >= 0)
-            del vals, avail
-            if a_i.size == 0:
-                continue
-            pair = segs[s_i] + best[a_i, t_i, s_i] % big
-            gsel = pg[pair]
-            at_t = a_i * T + t_i
-            _flat(taken)[at_t * G + gsel] = True
-            d_i = pd[pair] if row is None else row[pd[pair]]
-            det_ig = gig[a_i, gsel]  # a match to an ignored ground truth makes the detection ignored
-            at = at_t * N + d_i  # (flat indices: the scatter takes half the time)
-            _flat(ig)[at] = det_ig
-            _flat(tp)[at] = ~det_ig
-        del key, elig_thr, crowd_p, taken, seg_start, seg_id
-    del pd, pg
+        # (handed over in a list that the steps empty: the IoUs and ranks are freed before the steps' own
+        # temporaries are made, as this function's peak memory is the evaluation's)
+        pairs = [pd, pg, piou, prank]
+        del pd, pg, piou, prank
+        _greedy_steps(pairs, gig, gcrowd, thr, tp, ig, row)
     if perm is not None:
         det, rank = det_rows, rank[perm]
     return MatchTable(

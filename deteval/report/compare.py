@@ -50,6 +50,80 @@ def _triple(va: Any, vb: Any) -> dict[str, Any]:
     return {"a": na, "b": nb, "delta": None if na is None or nb is None else nb - na}
 
 
+def _compare_rows(
+    protocol_a: str,
+    protocol_b: str,
+    table_a: dict[str, dict[str, Any]],
+    table_b: dict[str, dict[str, Any]],
+    key: str,
+    names: list[str],
+    rows: dict[str, dict[str, Any]],
+) -> list[str]:
+    """Fill ``rows`` with each class's (a, b, delta, present) on the per-class field ``key`` (empty: no
+    rows); the classes with no ground truth on either side are taken out of ``names`` and returned."""
+    no_truth: list[str] = []
+    for name in list(names):
+        va, vb = table_a.get(name, {}).get(key), table_b.get(name, {}).get(key)
+        undefined_a, undefined_b = _undefined(protocol_a, va), _undefined(protocol_b, vb)
+        if (undefined_a or name not in table_a) and (undefined_b or name not in table_b):
+            # COCO's -1 is "no ground truth", not a score: such a class is in no mean, count or plot
+            no_truth.append(name)
+            names.remove(name)
+            continue
+        row = _triple(None if undefined_a else va, None if undefined_b else vb)
+        row["present"] = (
+            "both" if name in table_a and name in table_b else ("A only" if name in table_a else "B only")
+        )
+        rows[name] = row
+    return no_truth
+
+
+def _row_order(
+    rows: dict[str, dict[str, Any]],
+    names: list[str],
+    with_delta: list[str],
+    without: list[str],
+    sort: str,
+    reverse: bool,
+) -> list[str]:
+    """The classes in the order ``sort`` and ``reverse`` ask for (see :func:`compare_results`); sorts
+    ``with_delta`` (and, by name, ``without``) in place."""
+    if sort == "delta":
+        with_delta.sort(key=lambda n: rows[n]["delta"], reverse=True)
+    elif sort == "abs":
+        with_delta.sort(key=lambda n: abs(rows[n]["delta"]), reverse=True)
+    elif sort == "name":
+        with_delta.sort()
+        without.sort()
+    order = names if sort == "none" else with_delta + without
+    if reverse:
+        order = order[::-1] if sort == "none" else with_delta[::-1] + without
+    return order
+
+
+def _compare_fields(a: EvalResult, b: EvalResult) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The summary fields of both sides as (a, b, delta) where either is a number; a warning for each other
+    field that differs. The statistics of deteval.stats (intervals, each side's own comparison) are not
+    fields to subtract: a side's comparison is shown as marks on its values (``summary["significance"]``)."""
+    stats = tuple(f"{k}." for k in STATS_KEYS)
+    fa, fb = (
+        {k: v for k, v in summary_fields(r) if k not in STATS_KEYS and not k.startswith(stats)}
+        for r in (a, b)
+    )
+    fields: dict[str, dict[str, Any]] = {}
+    warnings: list[str] = []
+    for key in list(fa) + [k for k in fb if k not in fa]:
+        va, vb = fa.get(key), fb.get(key)
+        va, vb = (None if _undefined(a.protocol, va) else va), (None if _undefined(b.protocol, vb) else vb)
+        if _number(va) is not None or _number(vb) is not None:
+            fields[key] = _triple(va, vb)
+        elif va != vb:
+            warnings.append(
+                f"summary field {key!r} differs (A: {va}, B: {vb}); the numbers may not be comparable"
+            )
+    return fields, warnings
+
+
 def compare_results(
     a: EvalResult,
     b: EvalResult,
@@ -89,54 +163,11 @@ def compare_results(
     rows: dict[str, dict[str, Any]] = {}
     if has_rows:
         metric = pick_metric(a, b, metric=metric)
-    key = metric or ""  # without rows there is no name to look up
-    no_truth: list[str] = []
-    for name in list(names):
-        va, vb = table_a.get(name, {}).get(key), table_b.get(name, {}).get(key)
-        undefined_a, undefined_b = _undefined(a.protocol, va), _undefined(b.protocol, vb)
-        if (undefined_a or name not in table_a) and (undefined_b or name not in table_b):
-            # COCO's -1 is "no ground truth", not a score: such a class is in no mean, count or plot
-            no_truth.append(name)
-            names.remove(name)
-            continue
-        row = _triple(None if undefined_a else va, None if undefined_b else vb)
-        row["present"] = (
-            "both" if name in table_a and name in table_b else ("A only" if name in table_a else "B only")
-        )
-        rows[name] = row
-
+    no_truth = _compare_rows(a.protocol, b.protocol, table_a, table_b, metric or "", names, rows)
     with_delta = [n for n in names if rows[n]["delta"] is not None]
     without = [n for n in names if rows[n]["delta"] is None]
-    if sort == "delta":
-        with_delta.sort(key=lambda n: rows[n]["delta"], reverse=True)
-    elif sort == "abs":
-        with_delta.sort(key=lambda n: abs(rows[n]["delta"]), reverse=True)
-    elif sort == "name":
-        with_delta.sort()
-        without.sort()
-    order = names if sort == "none" else with_delta + without
-    if reverse:
-        order = order[::-1] if sort == "none" else with_delta[::-1] + without
-    per_class = {n: rows[n] for n in order}
-
-    # the statistics of deteval.stats (intervals, each side's own comparison) are not fields to subtract:
-    # a side's comparison is shown as marks on its values (summary["significance"])
-    stats = tuple(f"{k}." for k in STATS_KEYS)
-    fa, fb = (
-        {k: v for k, v in summary_fields(r) if k not in STATS_KEYS and not k.startswith(stats)}
-        for r in (a, b)
-    )
-    fields: dict[str, dict[str, Any]] = {}
-    warnings: list[str] = []
-    for key in list(fa) + [k for k in fb if k not in fa]:
-        va, vb = fa.get(key), fb.get(key)
-        va, vb = (None if _undefined(a.protocol, va) else va), (None if _undefined(b.protocol, vb) else vb)
-        if _number(va) is not None or _number(vb) is not None:
-            fields[key] = _triple(va, vb)
-        elif va != vb:
-            warnings.append(
-                f"summary field {key!r} differs (A: {va}, B: {vb}); the numbers may not be comparable"
-            )
+    per_class = {n: rows[n] for n in _row_order(rows, names, with_delta, without, sort, reverse)}
+    fields, warnings = _compare_fields(a, b)
 
     summary: dict[str, Any] = {"compared": a.protocol, "a": sources[0], "b": sources[1]}
     # deteval's one sign convention: a delta is the system under test minus its baseline (here B − A;

@@ -8,7 +8,10 @@ from typing import Any
 from deteval.report.tables import csv_row, md_text
 from deteval.run.yolo import YoloResult
 
-__all__ = ["render_yolo_pose"]
+__all__ = ["POSE_FORMATS", "render_yolo_pose"]
+
+#: The formats a pose result renders to.
+POSE_FORMATS = ("table", "json", "csv", "markdown")
 
 _COLUMNS = ("P", "R", "AP50", "AP50-95")
 
@@ -18,7 +21,7 @@ def _rows(result: YoloResult) -> list[dict[str, Any]]:
     total: dict[str, Any] = {
         "class": "all",
         "images": result.n_images,
-        "instances": sum(r["instances"] for r in result.per_class),
+        "instances": result.instances,
     }
     for prefix in ("", "pose "):
         total.update(
@@ -29,7 +32,7 @@ def _rows(result: YoloResult) -> list[dict[str, Any]]:
                 f"{prefix}AP50-95": s[f"{prefix}mAP50-95"],
             }
         )
-    return [total, *result.per_class]
+    return [total, *({"class": name, **row} for name, row in result.per_class.items())]
 
 
 def _columns(result: YoloResult) -> tuple[str, ...]:

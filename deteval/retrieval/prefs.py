@@ -42,8 +42,19 @@ from deteval.errors import ConfigError, ValidationError
 from deteval.io.prefs import PrefLine, Prefs
 from deteval.io.trec import Run
 from deteval.retrieval.trec import check_topics_in_run
-from deteval.retrieval.trec_output import TrecResult, format_trec, per_topic_rows, summary_and_columns
-from deteval.retrieval.trec_values import as_read_by, to_zscores, zscore_topics
+from deteval.retrieval.trec_output import (
+    ZSCORES_MISSING,
+    TrecResult,
+    format_trec,
+    per_topic_rows,
+    summary_and_columns,
+)
+from deteval.retrieval.trec_values import (
+    as_read_by,
+    missing_zscores_note,
+    to_zscores,
+    zscore_topics,
+)
 from deteval.retrieval.versions import DEFAULT_VERSION, check_version
 
 #: trec_eval's prefs measures in its print order (te_trec_measures in measures.c); the first three are sums
@@ -397,21 +408,28 @@ def evaluate_prefs(
             values[name] = (np.ones(len(topics)), "count")
         elif name != "runid":
             values[name] = (cols[name], "sum" if name in _SUMS else "mean")
+    warnings = []
+    missing = 0
     if zscores is not None:
-        values = to_zscores(
+        values, missing = to_zscores(
             values, topic_names, zscores, zscore_topics(np.array([t in rankings for t in topics]), version)
         )
+        if missing:
+            warnings.append(missing_zscores_note(missing))
     summary: dict[str, Any] = {}
     if "runid" in names:
         summary["runid"] = run.tag
     # -Z: z-scores printed as trec_eval prints every measure's (Z<name>, %6.4f, sums included)
     all_values, arrays = summary_and_columns(values, zscores is not None)
     summary.update(all_values)
+    if zscores is not None:
+        summary[ZSCORES_MISSING] = missing
     unprinted = [n for n, t in zip(topic_names, topics) if t not in rankings] if version == "9.0.8" else []
     result = TrecResult(
         protocol="trec",
         summary=summary,
         per_class=per_topic_rows(topic_names, arrays) if per_query else {},
+        warnings=warnings,
         unprinted_topics=unprinted,
         zscores=zscores is not None,
         topic_columns=(topic_names, arrays) if topic_columns else None,

@@ -31,8 +31,21 @@ from deteval.retrieval.jg import compute_jg, real_topics, split_groups
 from deteval.retrieval.prepare import group_codes, prepare
 from deteval.retrieval.topic_rows import merge_warnings, take_rows
 from deteval.retrieval.trec_measures import Family, check_rel_format, parse_measures
-from deteval.retrieval.trec_output import TrecResult, format_trec, per_topic_rows, summary_and_columns
-from deteval.retrieval.trec_values import Options, as_read_by, compute, to_zscores, zscore_topics
+from deteval.retrieval.trec_output import (
+    ZSCORES_MISSING,
+    TrecResult,
+    format_trec,
+    per_topic_rows,
+    summary_and_columns,
+)
+from deteval.retrieval.trec_values import (
+    Options,
+    as_read_by,
+    compute,
+    missing_zscores_note,
+    to_zscores,
+    zscore_topics,
+)
 from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION, check_version
 
 __all__ = [
@@ -280,9 +293,12 @@ def finish(task: TrecTask, table: TopicValues) -> TrecResult:
     spec, q, r = task.spec, task.qrels, task.run
     version = spec.opts.version
     values = table.values
+    missing = 0
     if task.zscores is not None:
-        values = to_zscores(values, table.names, task.zscores, zscore_topics(table.in_run, version))
+        values, missing = to_zscores(values, table.names, task.zscores, zscore_topics(table.in_run, version))
     warnings = list(table.warnings)
+    if task.zscores is not None and missing:
+        warnings.append(missing_zscores_note(missing))
     if non := spec.opts.non_default():
         warnings.append("non-trec_eval conventions in effect: " + ", ".join(non))
     summary: dict[str, Any] = {}
@@ -294,6 +310,8 @@ def finish(task: TrecTask, table: TopicValues) -> TrecResult:
     summary.update(all_values)
     if spec.prep["complete"] and "num_rel" in summary:
         summary["num_rel"] = complete_num_rel(q, task.zscores is not None)
+    if task.zscores is not None:
+        summary[ZSCORES_MISSING] = missing
     if q.skipped is not None or r.skipped is not None:  # asked for on_error="skip"
         summary["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
     names = table.names

@@ -66,6 +66,11 @@ def per_topic_rows(names: Sequence[str], arrays: Mapping[str, np.ndarray]) -> di
     return {topic: {n: col[i] for n, col in cols.items()} for i, topic in enumerate(names)}
 
 
+#: The summary key counting the per-topic values ``-Z`` set to -1000000 (not a trec_eval measure: never
+#: printed among trec_eval's lines; in the JSON, CSV and table outputs, with a warning).
+ZSCORES_MISSING = "zscores_missing"
+
+
 @dataclass
 class TrecResult(EvalResult):
     """:class:`EvalResult` plus what :func:`format_trec` needs to print ``-q`` as the chosen trec_eval
@@ -149,5 +154,6 @@ def iter_trec_lines(result: EvalResult, *, per_query: bool = False) -> Iterator[
     yield [
         line(name, "all", value)
         for name, value in result.summary.items()
-        if name != "skipped_records"  # not a trec_eval measure: in the warnings and the other formats
+        if name not in ("skipped_records", ZSCORES_MISSING)  # not trec_eval measures: in the warnings and the
+        # other formats
     ]

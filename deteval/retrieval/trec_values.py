@@ -14,6 +14,7 @@ from deteval.retrieval import measures as M
 from deteval.retrieval import measures_extra as X
 from deteval.retrieval.prepare import RankedTopics
 from deteval.retrieval.trec_measures import Family, param_name, printed_name
+from deteval.retrieval.trec_output import ZSCORES_MISSING
 from deteval.retrieval.versions import (
     DEFAULT_RECALL_LEVELS,
     DEFAULT_VERSION,
@@ -170,13 +171,16 @@ def to_zscores(
     topics: list[str],
     zscores: Mapping[tuple[str, str], tuple[float, float]],
     convert: np.ndarray | None = None,
-) -> dict[str, tuple[np.ndarray, str]]:
+) -> tuple[dict[str, tuple[np.ndarray, str]], int]:
     """Per-topic values as z-scores (trec_eval -Z, convert_zscores.c): (value - mean) / stddev with the
     topic's and measure's mean and stddev; with stddev 0, 0 if value == mean; -1000000 where the file has
-    no entry (trec_eval's MISSING_ZSCORE_VALUE). A NaN mean or stddev (``nan`` in the file) gives NaN, as in
-    C. ``num_q`` (a count) and ``relstring`` keep their values, and so do the topics where ``convert``
-    (a bool per topic) is False: :func:`zscore_topics`."""
+    no entry or the stddev is 0 and the value is not the mean (trec_eval's MISSING_ZSCORE_VALUE). A NaN mean
+    or stddev (``nan`` in the file) gives NaN, as in C. ``num_q`` (a count) and ``relstring`` keep their
+    values, and so do the topics where ``convert`` (a bool per topic) is False: :func:`zscore_topics`.
+
+    Returns the values and how many of them are -1000000 that way (:func:`missing_zscores_note`)."""
     out = {}
+    missing = 0
     for name, (vals, agg) in values.items():
         if name == "num_q" or agg == "none":
             out[name] = (vals, agg)
@@ -189,12 +193,25 @@ def to_zscores(
                 z[i] = v
             elif ms is None:
                 z[i] = MISSING_ZSCORE_VALUE
+                missing += 1
             elif ms[1]:
                 z[i] = (v - ms[0]) / ms[1]
+            elif v == ms[0]:
+                z[i] = 0.0
             else:
-                z[i] = 0.0 if v == ms[0] else MISSING_ZSCORE_VALUE
+                z[i] = MISSING_ZSCORE_VALUE
+                missing += 1
         out[name] = (z, agg)
-    return out
+    return out, missing
+
+
+def missing_zscores_note(n: int) -> str:
+    """The warning for ``n`` per-topic values that ``-Z`` could not convert (:func:`to_zscores`)."""
+    return (
+        f"-Z: {n} per-topic value{'s' if n != 1 else ''} had no (topic, measure) line in the z-score file, or "
+        "a stddev of 0 with a value other than the mean: set to -1000000 as trec_eval sets them (they dominate "
+        f"the averages); counted in {ZSCORES_MISSING}"
+    )
 
 
 def zscore_topics(in_run: np.ndarray, version: str) -> np.ndarray:

@@ -53,7 +53,7 @@ from deteval.detection.coco.match import match_coco
 from deteval.detection.coco.params import check_compat, id_selection, resolve_params
 from deteval.detection.coco.parts import SHARD_DETECTIONS, match_in_shards
 from deteval.detection.coco_match import MatchTable
-from deteval.detection.coco_params import CocoParams
+from deteval.detection.coco_params import MASK_TYPES, CocoParams, results_kind
 from deteval.errors import ConfigError
 from deteval.io.coco import (
     CHUNK_BYTES,
@@ -459,7 +459,7 @@ def evaluate_coco_sharded(
     n = default_shards(client, shards)
     g = load_coco_gt(
         gt,
-        keep_segmentation=p.iou_type == "segm",
+        keep_segmentation=p.iou_type in MASK_TYPES,
         need_keypoints=p.iou_type == "keypoints",
         on_error=on_error,
     )
@@ -473,7 +473,9 @@ def evaluate_coco_sharded(
 
     several = is_path_list(results)
     sources = list(results) if several else [results]
-    _, pieces, reads = read_results(client, sources, base, plan_f, n, p.iou_type, on_error, range_bytes)
+    _, pieces, reads = read_results(
+        client, sources, base, plan_f, n, results_kind(p.iou_type), on_error, range_bytes
+    )
     if several:
         check_kinds(reads)
     source = ", ".join(m.source for m in reads)

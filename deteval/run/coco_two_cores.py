@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from deteval.detection.coco.evaluation import FULL_ARRAYS_BYTES, full_arrays_bytes
 from deteval.detection.coco.inputs import (
     is_path_list,
     load_results_files,
@@ -38,7 +39,7 @@ from deteval.detection.coco.parts import (
 )
 from deteval.detection.coco_accumulate import pycocotools_views
 from deteval.detection.coco_match import MatchTable, merge_tables
-from deteval.detection.coco_params import CocoParams
+from deteval.detection.coco_params import MASK_TYPES, CocoParams, results_kind
 from deteval.errors import DetevalError
 from deteval.io.coco import (
     CHUNK_BYTES,
@@ -103,7 +104,7 @@ def read_with_pending(
         else:
             g = load_coco_gt(
                 gt,
-                keep_segmentation=p.iou_type == "segm",
+                keep_segmentation=p.iou_type in MASK_TYPES,
                 need_keypoints=p.iou_type == "keypoints",
                 on_error=on_error,
             )
@@ -115,7 +116,7 @@ def read_with_pending(
     finally:
         if share is not None:
             share.child.cancel()
-    if share is None and two_cores and p.iou_type in ("segm", "keypoints"):
+    if share is None and two_cores and p.iou_type in (*MASK_TYPES, "keypoints"):
         r = _results_forked(g, results, p, on_error)
     if (
         r is None
@@ -127,9 +128,9 @@ def read_with_pending(
     if r is not None and isinstance(results, (str, PathLike)) and wide_scores(r, results):
         r, pending = None, None  # (read by load_coco_results, which reads such an integer as written)
     if r is None and is_path_list(results):
-        r = load_results_files(results, g, iou_type=p.iou_type, on_error=on_error)
+        r = load_results_files(results, g, iou_type=results_kind(p.iou_type), on_error=on_error)
     elif r is None:
-        r = load_coco_results(results, g, iou_type=p.iou_type, on_error=on_error)
+        r = load_coco_results(results, g, iou_type=results_kind(p.iou_type), on_error=on_error)
     return g, r, pending
 
 
@@ -232,7 +233,7 @@ def _fork_reading(
         gt_size = os.stat(gt).st_size if isinstance(gt, (str, PathLike)) else 0
     except OSError:
         return None
-    if p.iou_type == "segm":
+    if p.iou_type in MASK_TYPES:
         segm_start = segm_split_byte(size, gt_size)
         if size < FORK_RESULTS_BYTES or segm_start >= size:
             return None
@@ -282,12 +283,12 @@ def _results_forked(g: CocoGroundTruth, results: Any, p: CocoParams, on_error: s
         return None
     if size < FORK_RESULTS_BYTES:
         return None
-    start = max(CHUNK_BYTES, int(size * (SEGM_HEAD_SHARE if p.iou_type == "segm" else HEAD_SHARE)))
-    child = fork_call(results_part, results, g, p.iou_type, start, False)
+    start = max(CHUNK_BYTES, int(size * (SEGM_HEAD_SHARE if p.iou_type in MASK_TYPES else HEAD_SHARE)))
+    child = fork_call(results_part, results, g, results_kind(p.iou_type), start, False)
     if child is None:
         return None
     try:
-        return results_two_parts(results, g, p.iou_type, start, child.result)
+        return results_two_parts(results, g, results_kind(p.iou_type), start, child.result)
     finally:
         child.cancel()
 
@@ -333,7 +334,7 @@ _T = TypeVar("_T")
 def fork_detections(iou_type: str) -> int:
     """Evaluated detections from which matching is split over two processes (a mask or an OKS costs far more
     than a box)."""
-    return {"bbox": FORK_DETECTIONS, "segm": FORK_MASKS}.get(iou_type, FORK_KEYPOINTS)
+    return {"bbox": FORK_DETECTIONS, "segm": FORK_MASKS, "boundary": FORK_MASKS}.get(iou_type, FORK_KEYPOINTS)
 
 
 def match_on_two_cores(
@@ -346,10 +347,12 @@ def match_on_two_cores(
     when the child gave it, else None); None where that does not pay (small input) or fails."""
     if len(r) < fork_detections(p.iou_type):
         return None
-    if p.iou_type == "segm":  # imported once, before the fork, not by each half
+    if p.iou_type in MASK_TYPES:  # imported once, before the fork, not by each half
         import pycocotools.mask  # noqa: F401
     cat_sel = id_selection(g.cat_ids, p.cat_ids, "category")
-    if p.use_cats and cat_sel.shape[0] >= 2:
+    # (halves of the categories each lay out arrays for every category; past that size, halves of the images,
+    # whose merged table is accumulated for the categories with ground truth only)
+    if p.use_cats and cat_sel.shape[0] >= 2 and full_arrays_bytes(p, cat_sel.shape[0]) <= FULL_ARRAYS_BYTES:
         split = _split_categories(g, r, p, compat, cat_sel)
         return None if split is None else (None, *split)
     by_images = match_image_halves(g, r, p, compat)

@@ -15,6 +15,7 @@ first record (LVISResults takes its branch from that record, and may read the fi
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from os import PathLike
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from deteval.detection.coco.inputs import is_path_list, load_results_files
 from deteval.detection.coco_match import MatchTable
-from deteval.detection.coco_params import CocoParams
+from deteval.detection.coco_params import MASK_TYPES, CocoParams, results_kind
 from deteval.detection.lvis.evaluation import (
     FIXED_AP_DETS_PER_CAT,
     IOU_TYPES,
@@ -42,6 +43,7 @@ from deteval.detection.lvis.selection import lvis_branch, lvis_caps, lvis_select
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults, concat_results, load_coco_results
 from deteval.io.lvis import LvisGroundTruth, load_lvis_gt
+from deteval.match.boundary import DEFAULT_DILATION_RATIO
 from deteval.run import coco as _coco
 from deteval.run.coco import (
     ShardPlan,
@@ -99,7 +101,9 @@ def read_and_match_lvis(
     several = isinstance(results, (list, tuple))
     sources = list(results) if several else [results]
     size = _coco.RANGE_BYTES if range_bytes is None else range_bytes
-    read_tasks, pieces, reads = read_results(client, sources, base, plan_f, n, p.iou_type, on_error, size)
+    read_tasks, pieces, reads = read_results(
+        client, sources, base, plan_f, n, results_kind(p.iou_type), on_error, size
+    )
     if several:
         check_kinds(reads)
     keys = map_parts(record_keys, [(t,) for t in read_tasks], client)
@@ -137,6 +141,8 @@ def evaluate_lvis(
     results: Any,
     *,
     iou_type: str = "bbox",
+    dilation_ratio: float = DEFAULT_DILATION_RATIO,
+    boundary_profile: str = "boundary-iou-api",
     max_dets: int | None = 300,
     dets_per_cat: int | None = None,
     fixed_ap: bool = False,
@@ -150,6 +156,8 @@ def evaluate_lvis(
     ``gt``: a path, a parsed dict, an lvis-api ``LVIS`` or an :class:`~deteval.io.lvis.LvisGroundTruth`;
     ``results``: a path or a list of result dicts (COCO results format, read as loadRes/LVISResults read them),
     or several paths (e.g. one file per training rank), read as their concatenation in the given order.
+    ``iou_type``: ``"bbox"``, ``"segm"`` or ``"boundary"`` (boundary-iou-api's LVIS rule: min(mask IoU,
+    boundary IoU), ``dilation_ratio`` and ``boundary_profile`` as for COCO, :class:`CocoParams`).
     ``max_dets``: detections kept per image (lvis-api's 300; None or −1: no limit); ``dets_per_cat``:
     detections kept per category over the dataset (None: no limit); ``fixed_ap=True`` sets
     ``max_dets=None, dets_per_cat=10_000`` (Fixed AP) unless ``dets_per_cat`` is given; ``pooled=True`` adds
@@ -166,14 +174,20 @@ def evaluate_lvis(
     (:func:`read_and_match_lvis`).
     """
     if iou_type not in IOU_TYPES:
-        raise ConfigError(f"unknown iou_type {iou_type!r} for LVIS: use bbox or segm (as lvis-api)")
+        raise ConfigError(
+            f"unknown iou_type {iou_type!r} for LVIS: use bbox, segm (as lvis-api) or boundary (as boundary-iou-api)"
+        )
     if fixed_ap:
         max_dets = None
         dets_per_cat = FIXED_AP_DETS_PER_CAT if dets_per_cat is None else dets_per_cat
     max_dets = check_cap(max_dets, "max_dets")
     dets_per_cat = check_cap(dets_per_cat, "dets_per_cat")
-    p = CocoParams.default(iou_type)
-    lg = load_lvis_gt(gt, keep_segmentation=iou_type == "segm", on_error=on_error)
+    p = replace(
+        CocoParams.default(iou_type), dilation_ratio=dilation_ratio, boundary_profile=boundary_profile
+    )
+    p = p.validated()
+    lg = load_lvis_gt(gt, keep_segmentation=iou_type in MASK_TYPES, on_error=on_error)
+    kind = results_kind(iou_type)
     g = lg.coco
     read = None
     if (client is not None or shards is not None) and (
@@ -184,10 +198,10 @@ def evaluate_lvis(
         r, gsel, counts, warnings, table = read
     else:
         if is_path_list(results):
-            r = load_results_files(results, g, iou_type=iou_type, on_error=on_error)
+            r = load_results_files(results, g, iou_type=kind, on_error=on_error)
         else:
-            r = load_coco_results(results, g, iou_type=iou_type, on_error=on_error)
-        r = lvis_branch(results, r, g, iou_type, max_dets, dets_per_cat, on_error)
+            r = load_coco_results(results, g, iou_type=kind, on_error=on_error)
+        r = lvis_branch(results, r, g, kind, max_dets, dets_per_cat, on_error)
         gsel, dsel, counts, warnings = lvis_selection(lg, r, max_dets, dets_per_cat)
         table = match_selected(lg, r, gsel, dsel, p, client, shards)
     counts["skipped_records"] = g.skipped + r.skipped

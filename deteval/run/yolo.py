@@ -9,20 +9,21 @@
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from deteval.detection.box_table import BoxTable
+from deteval.detection.coco import DET_STAT_NAMES
 from deteval.detection.supervision_profile import supervision_from_coco
-from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics
+from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics, get_rules
 from deteval.errors import ConfigError
-from deteval.io.coco import load_coco_gt, load_coco_results
-from deteval.io.yolo import YoloDataset, load_yolo_dataset, load_yolo_predictions
+from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
+from deteval.io.yolo import YoloDataset, for_exif_rule, load_yolo_dataset, load_yolo_predictions
 from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
+from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco
 
 PROFILE_NAMES = ("coco", "supervision", *PROFILES, *ALIASES)
@@ -40,27 +41,77 @@ def is_ultralytics(profile: str) -> bool:
 
 
 @dataclass
-class YoloResult:
-    """One profile's numbers: ``summary`` (mAP50-95, mAP50, mAP75, and precision/recall where defined),
-    ``per_class`` rows (``class``, ``images``, ``instances``, ``AP50``, ``AP50-95``, ...), ``stats`` (coco)."""
+class YoloResult(EvalResult):
+    """The common :class:`~deteval.results.EvalResult` (protocol ``"yolo"``) of one profile.
 
-    profile: str
-    summary: dict[str, float]
-    per_class: list[dict[str, Any]]
-    stats: list[float] | None = None
-    warnings: list[str] = field(default_factory=list)
+    ``summary`` holds the metrics only: ``mAP50-95``, ``mAP50``, ``mAP75``; ``precision`` and ``recall``
+    where the profile defines them (the Ultralytics ones: at the confidence of maximum class-mean F1); under
+    ``coco`` also pycocotools' twelve numbers by name (``AP``, ``AP50``, ..., ``ARl``). ``per_class``: class
+    name → ``AP50-95``, ``AP50``, ``AP75``, (``P``, ``R``), ``images``, ``instances``, for the classes the
+    profile averages over. ``curves``: the PR curve at IoU 0.5 per class. ``profile``, ``iou_type``,
+    ``n_images`` and ``instances`` describe the run; the JSON document holds them as top-level fields
+    (``profile``, ``iou_type``, ``images``, ``instances``), which a result read back keeps in its summary.
+    """
+
+    profile: str = ""
+    iou_type: str = "bbox"
     n_images: int = 0
+    instances: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"profile": self.profile, "summary": self.summary, "per_class": self.per_class}
-        if self.stats is not None:
-            out["stats"] = self.stats
-        if self.warnings:
-            out["warnings"] = self.warnings
-        return out
+    @property
+    def stats(self) -> list[float] | None:
+        """pycocotools' twelve numbers (``coco`` profile), else None."""
+        if "AP" not in self.summary:
+            return None
+        return [float(self.summary[n]) for n in DET_STAT_NAMES]
 
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent) + "\n"
+    def to_dict(self, *, include_curves: bool = False) -> dict[str, Any]:
+        """The common document, with the run's ``profile``, ``iou_type``, ``images`` and ``instances``."""
+        out = super().to_dict(include_curves=include_curves)
+        head = {"profile": self.profile, "iou_type": self.iou_type}
+        return {
+            "protocol": out.pop("protocol"),
+            **head,
+            "images": self.n_images,
+            "instances": self.instances,
+            **out,
+        }
+
+
+def _row_key(rows: dict[str, Any], name: str, c: int) -> str:
+    key = name
+    while key in rows:  # two classes with one name: keep both rows
+        key = f"{key} (class {c})"
+    return key
+
+
+def _result(
+    ds: YoloDataset,
+    profile: str,
+    iou_type: str,
+    summary: dict[str, Any],
+    rows: list[tuple[int, dict[str, Any]]],
+    curves: dict[int, PRCurve],
+) -> YoloResult:
+    per_class: dict[str, dict[str, Any]] = {}
+    named_curves: dict[str, PRCurve] = {}
+    for c, row in rows:
+        images, instances = _counts(ds, c)
+        key = _row_key(per_class, ds.names[c], c)
+        per_class[key] = {**row, "images": images, "instances": instances}
+        if c in curves:
+            named_curves[key] = curves[c]
+    return YoloResult(
+        protocol="yolo",
+        summary=summary,
+        per_class=per_class,
+        curves=named_curves,
+        warnings=list(ds.warnings),
+        profile=profile,
+        iou_type=iou_type,
+        n_images=ds.n_images,
+        instances=len(ds.labels),
+    )
 
 
 def _counts(ds: YoloDataset, c: int) -> tuple[int, int]:
@@ -68,12 +119,33 @@ def _counts(ds: YoloDataset, c: int) -> tuple[int, int]:
     return len(np.unique(ds.labels.img[mine])), int(mine.sum())
 
 
+def coco_inputs(
+    ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox", *, all_sizes: bool = False
+) -> tuple[CocoGroundTruth, CocoResults]:
+    """The split and its predictions as deteval's COCO ground truth and results (:mod:`.yolo_coco`'s ids);
+    ``all_sizes``: every image's size read (the worst-image drawings need them), not only the labelled ones'."""
+    segm = iou_type == "segm"
+    gt = load_coco_gt(dataset_to_coco(ds, all_sizes=segm or all_sizes, segm=segm), keep_segmentation=segm)
+    return gt, coco_results(ds, preds, gt, iou_type)
+
+
+def coco_results(
+    ds: YoloDataset, preds: BoxTable, gt: CocoGroundTruth, iou_type: str = "bbox"
+) -> CocoResults:
+    """``preds`` as COCO results against ``gt`` of :func:`coco_inputs` (another model's, for a comparison)."""
+    return load_coco_results(predictions_to_coco(ds, preds, segm=iou_type == "segm"), gt, iou_type=iou_type)
+
+
 def coco_evaluation(ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox") -> Any:
     """deteval's COCOeval on the converted dataset and predictions (a :class:`CocoEvaluation`)."""
-    segm = iou_type == "segm"
-    gt = load_coco_gt(dataset_to_coco(ds, all_sizes=segm, segm=segm), keep_segmentation=segm)
-    res = load_coco_results(predictions_to_coco(ds, preds, segm=segm), gt, iou_type=iou_type)
+    gt, res = coco_inputs(ds, preds, iou_type)
     return evaluate_coco(gt, res, iou_type=iou_type)
+
+
+def confidence_floor(preds: BoxTable, conf: float | None) -> BoxTable:
+    """The predictions scored above ``conf`` (strictly, as ``yolo val``'s NMS keeps ``score > conf``);
+    all of them when ``conf`` is None."""
+    return preds if conf is None else preds.take(preds.conf > conf)
 
 
 def evaluate_yolo(
@@ -93,22 +165,21 @@ def evaluate_yolo(
             "mAP needs the model's prototype masks, which files do not hold)"
         )
     if name.startswith("ultralytics"):
+        ds, preds = for_exif_rule(ds, preds, get_rules(name).exif)
         m = evaluate_ultralytics(ds.labels, preds, ds.n_images, name)
-        rows = []
-        for k, c in enumerate(m.classes):
-            images, instances = _counts(ds, int(c))
-            rows.append(
+        rows = [
+            (
+                int(c),
                 {
-                    "class": ds.names[int(c)],
-                    "images": images,
-                    "instances": instances,
-                    "P": float(m.p[k]),
-                    "R": float(m.r[k]),
+                    "AP50-95": float(m.ap[k].mean()),
                     "AP50": float(m.ap[k, 0]),
                     "AP75": float(m.ap[k, 5]),
-                    "AP50-95": float(m.ap[k].mean()),
-                }
+                    "P": float(m.p[k]),
+                    "R": float(m.r[k]),
+                },
             )
+            for k, c in enumerate(m.classes)
+        ]
         summary = {
             "mAP50-95": m.map,
             "mAP50": m.map50,
@@ -116,48 +187,33 @@ def evaluate_yolo(
             "precision": m.precision,
             "recall": m.recall,
         }
-        return YoloResult(profile, summary, rows, warnings=list(ds.warnings), n_images=ds.n_images)
+        curves = {int(c): PRCurve(*m.extra["pr_curves"][k]) for k, c in enumerate(m.classes)}
+        return _result(ds, profile, iou_type, summary, rows, curves)
     ev = coco_evaluation(ds, preds, iou_type)
-    rows = []
+    coco = ev.to_result(per_class=False)
+    by_name = {n: c for c, n in reversed(list(enumerate(ds.names)))}
+    curves = {by_name[n]: curve for n, curve in coco.curves.items() if n in by_name}
     if name == "coco":
         per = ev.per_class()
+        rows = []
         for c, cname in enumerate(ds.names):
             r = per.get(cname)
             if r is None or r["ap"] < 0:
                 continue
-            images, instances = _counts(ds, c)
-            rows.append(
-                {
-                    "class": cname,
-                    "images": images,
-                    "instances": instances,
-                    "AP50": r["ap50"],
-                    "AP75": r["ap75"],
-                    "AP50-95": r["ap"],
-                }
-            )
+            rows.append((c, {"AP50-95": r["ap"], "AP50": r["ap50"], "AP75": r["ap75"]}))
         s = [float(v) for v in ev.stats]
-        summary = {"mAP50-95": s[0], "mAP50": s[1], "mAP75": s[2]}
-        return YoloResult(profile, summary, rows, stats=s, warnings=list(ds.warnings), n_images=ds.n_images)
+        summary = {"mAP50-95": s[0], "mAP50": s[1], "mAP75": s[2], **dict(zip(DET_STAT_NAMES, s))}
+        return _result(ds, profile, iou_type, summary, rows, curves)
     sv = supervision_from_coco(ev)
-    for k, c in enumerate(range(len(ds.names))):
-        ap = sv.ap_per_class[k]
+    rows = []
+    for c in range(len(ds.names)):
+        ap = sv.ap_per_class[c]
         if ap[0] < 0:
             continue
-        images, instances = _counts(ds, c)
         valid = ap[ap > -1]
-        rows.append(
-            {
-                "class": ds.names[c],
-                "images": images,
-                "instances": instances,
-                "AP50": float(ap[0]),
-                "AP75": float(ap[5]),
-                "AP50-95": float(valid.mean()),
-            }
-        )
+        rows.append((c, {"AP50-95": float(valid.mean()), "AP50": float(ap[0]), "AP75": float(ap[5])}))
     summary = {"mAP50-95": sv.map50_95, "mAP50": sv.map50, "mAP75": sv.map75}
-    return YoloResult(profile, summary, rows, warnings=list(ds.warnings), n_images=ds.n_images)
+    return _result(ds, profile, iou_type, summary, rows, curves)
 
 
 def evaluate_yolo_files(
@@ -174,7 +230,7 @@ def evaluate_yolo_files(
     does, and are an error under the others.
 
     >>> r = evaluate_yolo_files("data_samples/yolo/data.yaml", "data_samples/yolo/predictions/labels")
-    >>> round(r.summary["mAP50-95"], 4), r.per_class[0]["class"]
+    >>> round(r.summary["mAP50-95"], 4), list(r.per_class)[0]
     (0.3578, 'person')
     """
     ds = load_yolo_dataset(data_yaml, split, duplicates="drop" if is_ultralytics(profile) else "error")

@@ -66,7 +66,7 @@ def evaluate_yolo_pose(
     box, pose = evaluate_ultralytics_pose(
         ds.labels, pds.keypoints, preds, pred_kpts, ds.n_images, rules, sigma
     )
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[int, dict[str, Any]]] = []
     for k, c in enumerate(box.classes):
         mine = ds.labels.cls == c
         row: dict[str, Any] = {
@@ -84,9 +84,9 @@ def evaluate_yolo_pose(
                     f"{prefix}AP50-95": float(m.ap[k].mean()),
                 }
             )
-        rows.append(row)
+        rows.append((int(c), row))
     summary = {**_summary(box, ""), **_summary(pose, "pose ")}
-    return YoloResult(profile, summary, rows, warnings=warnings, n_images=ds.n_images)
+    return pose_result(ds, profile, summary, rows, warnings)
 
 
 def evaluate_yolo_pose_files(
@@ -129,7 +129,7 @@ def coco_pose(pds: PoseDataset, preds: BoxTable, pred_kpts: np.ndarray) -> YoloR
     box = evaluate_coco(gt, res, iou_type="bbox")
     pose = evaluate_coco(gt, res, iou_type="keypoints", params=params or None)
     box_rows, pose_rows = box.per_class(), pose.per_class()
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[int, dict[str, Any]]] = []
     for c, cname in enumerate(ds.names):
         b, p = box_rows.get(cname), pose_rows.get(cname)
         if b is None or b["ap"] < 0:
@@ -145,7 +145,7 @@ def coco_pose(pds: PoseDataset, preds: BoxTable, pred_kpts: np.ndarray) -> YoloR
         }
         if p is not None:
             row.update({"pose AP50": p["ap50"], "pose AP75": p["ap75"], "pose AP50-95": p["ap"]})
-        rows.append(row)
+        rows.append((int(c), row))
     summary = {
         "mAP50-95": float(box.stats[0]),
         "mAP50": float(box.stats[1]),
@@ -154,4 +154,31 @@ def coco_pose(pds: PoseDataset, preds: BoxTable, pred_kpts: np.ndarray) -> YoloR
         "pose mAP50": float(pose.stats[1]),
         "pose mAP75": float(pose.stats[2]),
     }
-    return YoloResult("coco", summary, rows, warnings=list(ds.warnings), n_images=ds.n_images)
+    return pose_result(ds, "coco", summary, rows, list(ds.warnings))
+
+
+def pose_result(
+    ds: Any,
+    profile: str,
+    summary: dict[str, Any],
+    rows: list[tuple[int, dict[str, Any]]],
+    warnings: list[str],
+) -> YoloResult:
+    """The common YOLO result (iou_type ``"pose"``): ``per_class`` keyed by class name (a second class of one
+    name gets `` (class c)``), each row without its ``class`` field."""
+    per_class: dict[str, dict[str, Any]] = {}
+    for c, row in rows:
+        key = row["class"]
+        while key in per_class:
+            key = f"{key} (class {c})"
+        per_class[key] = {k: v for k, v in row.items() if k != "class"}
+    return YoloResult(
+        protocol="yolo",
+        summary=summary,
+        per_class=per_class,
+        warnings=warnings,
+        profile=profile,
+        iou_type="pose",
+        n_images=ds.n_images,
+        instances=len(ds.labels),
+    )

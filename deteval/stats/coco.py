@@ -25,12 +25,18 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.coco.evaluation import CocoEvaluation, finish_evaluation
+from deteval.detection.coco.evaluation import (
+    FULL_ARRAYS_BYTES,
+    CocoEvaluation,
+    finish_evaluation,
+    full_arrays_bytes,
+)
 from deteval.detection.coco.params import resolve_params
 from deteval.detection.coco.parts import match_in_shards
-from deteval.detection.coco.summary import stat_maxdet, summarize, summarize_value
+from deteval.detection.coco.summary import stat_maxdet, summarize, summarize_per_category
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_match import MatchTable, merge_tables
+from deteval.errors import ConfigError
 from deteval.results import EvalResult
 from deteval.run.coco_two_cores import fork_detections, match_image_halves, read_inputs
 from deteval.stats.attach import add_statistics
@@ -85,6 +91,13 @@ class CocoUnits:
             )
         if first is None:
             raise ValueError("CocoUnits needs at least one system")
+        need = full_arrays_bytes(p, self.tables[0].n_cats)
+        if p.use_cats and need > FULL_ARRAYS_BYTES:  # (each resample lays out arrays for every category)
+            raise ConfigError(
+                f"statistics over {self.tables[0].n_cats} categories need {need / 2**30:.1f} GiB of arrays per "
+                f"resample, above the bound of {FULL_ARRAYS_BYTES / 2**30:.2f} GiB: restrict the categories "
+                "(cat_ids) or evaluate without intervals and comparisons"
+            )
         ev = self._shape_only(first[0], first[1])
         self.n_units = int(ev.counts["n_images"])
         self.rows = list(ev.per_class())
@@ -153,11 +166,8 @@ class CocoUnits:
         # the per-class "ap" of CocoEvaluation.per_class (same call, in category order), without the six
         # other per-class numbers it also computes
         md_ap = stat_maxdet(self.params, self.compat, "ap")
-        aps = [
-            summarize_value(prec, rec, self.params, True, None, "all", md_ap, k)
-            for k in range(len(self.rows))
-        ]
-        out = np.array([*stats.tolist(), *aps], dtype=np.float64)
+        aps = summarize_per_category(prec, rec, self.params, True, None, "all", md_ap)[: len(self.rows)]
+        out = np.array([*stats.tolist(), *aps.tolist()], dtype=np.float64)
         return np.where(out == -1.0, np.nan, out)  # pycocotools' "undefined"
 
     def _batch(self, table: MatchTable, column: np.ndarray, gt_table: MatchTable) -> CocoBatch | None:

@@ -47,3 +47,15 @@ class BoxTable:
             xyxy,
             c,
         )
+
+    def take(self, rows: np.ndarray) -> BoxTable:
+        """The boxes at ``rows`` (indices or a boolean mask), in that order, with their polygons and masks."""
+        idx = np.flatnonzero(rows) if np.asarray(rows).dtype == bool else np.asarray(rows, dtype=np.int64)
+        return BoxTable(
+            self.img[idx],
+            self.cls[idx],
+            self.xyxy[idx],
+            self.conf[idx],
+            None if self.polygons is None else [self.polygons[i] for i in idx.tolist()],
+            None if self.masks is None else [self.masks[i] for i in idx.tolist()],
+        )

@@ -11,10 +11,11 @@ import numpy as np
 
 from deteval.detection.coco.params import id_selection, unknown_id_notes
 from deteval.detection.coco.summary import (
+    every_category,
     stat_maxdet,
     stat_names,
     summarize,
-    summarize_value,
+    summarize_per_category,
 )
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_match import MatchTable
@@ -22,7 +23,12 @@ from deteval.detection.coco_params import CocoParams
 from deteval.io.coco import CocoGroundTruth
 from deteval.results import EvalResult, PRCurve
 
-__all__ = ["CocoEvaluation", "finish_evaluation"]
+__all__ = ["FULL_ARRAYS_BYTES", "CocoEvaluation", "finish_evaluation", "full_arrays_bytes", "with_truth_only"]
+
+#: Above this size of the arrays for every evaluated category (precision, scores and recall; 256 MiB, about
+#: 1,300 categories with the default parameters), the arrays hold only the categories with non-ignored ground
+#: truth (:attr:`CocoEvaluation.cat_index`): memory follows the ground truth, not the declared categories.
+FULL_ARRAYS_BYTES = 1 << 28
 
 
 @dataclass
@@ -33,6 +39,10 @@ class CocoEvaluation:
       (−1 where a category has no ground truth in an area range).
     * ``stats``: the 12 summary numbers (10 for keypoints), ``lines``: pycocotools' printed summary.
     * ``cat_ids`` / ``cat_names``: the K categories (sorted by id), ``params``: the parameters used.
+    * ``cat_index``: None (the arrays hold every category), or, when arrays for every category would take
+      more than :data:`FULL_ARRAYS_BYTES`, the positions in ``cat_ids`` of the categories the arrays hold:
+      those with non-ignored ground truth. Every other category is pycocotools' −1 throughout (its per-class
+      row too) and left out of every mean, so no number changes; :meth:`full_arrays` lays out all K.
     """
 
     params: CocoParams
@@ -46,17 +56,38 @@ class CocoEvaluation:
     cat_names: list[str]
     counts: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    cat_index: np.ndarray | None = None
+
+    @property
+    def array_categories(self) -> np.ndarray:
+        """The positions in ``cat_ids`` of the arrays' category axis (all K unless ``cat_index`` is set)."""
+        return np.arange(len(self.cat_ids)) if self.cat_index is None else self.cat_index
+
+    def full_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``precision``, ``recall``, ``scores`` with every one of the K categories (−1 for those
+        ``cat_index`` leaves out): ``COCOeval.eval``'s arrays."""
+        if self.cat_index is None:
+            return self.precision, self.recall, self.scores
+        K = len(self.cat_ids)
+        out = []
+        for arr, axis in ((self.precision, 2), (self.recall, 1), (self.scores, 2)):
+            shape = list(arr.shape)
+            shape[axis] = K
+            full = np.full(shape, -1.0)
+            index: list[Any] = [slice(None)] * len(shape)
+            index[axis] = self.cat_index
+            full[tuple(index)] = arr
+            out.append(full)
+        return out[0], out[1], out[2]
 
     @property
     def stat_names(self) -> tuple[str, ...]:
         return stat_names(self.params, self.compat)
 
-    def _mean(self, ap: bool, k: int | None, iou_thr: float | None, area: str, max_det: int | None) -> float:
-        return summarize_value(self.precision, self.recall, self.params, ap, iou_thr, area, max_det, k)
-
     def per_class(self) -> dict[str, dict[str, float]]:
         """Per category: ap, ap50, ap75, aps/apm/apl and ar (−1 where undefined), as pycocotools would average
-        a single category's slice of ``precision`` / ``recall``."""
+        a single category's slice of ``precision`` / ``recall`` (each number computed for every category at
+        once: :func:`~deteval.detection.coco.summary.summarize_per_category`)."""
         p = self.params
         md_ap = stat_maxdet(p, self.compat, "ap")
         md = stat_maxdet(p, self.compat, "last")
@@ -64,21 +95,25 @@ class CocoEvaluation:
         if not p.use_cats:
             return out
         kp = p.iou_type == "keypoints"
+        columns: dict[str, np.ndarray] = {
+            "ap": self._means(True, None, "all", md_ap),
+            "ap50": self._means(True, 0.5, "all", md),
+            "ap75": self._means(True, 0.75, "all", md),
+        }
+        for lbl, key in (("small", "aps"), ("medium", "apm"), ("large", "apl")):
+            if not (kp and lbl == "small"):
+                columns[key] = self._means(True, None, lbl, md)
+        columns[f"ar{md}" if md is not None else "ar"] = self._means(False, None, "all", md)
+        values = {key: every_category(col, self.cat_index, len(self.cat_ids)) for key, col in columns.items()}
         for k, name in enumerate(self.cat_names):
-            row = {
-                "ap": self._mean(True, k, None, "all", md_ap),
-                "ap50": self._mean(True, k, 0.5, "all", md),
-                "ap75": self._mean(True, k, 0.75, "all", md),
-            }
-            for lbl, key in (("small", "aps"), ("medium", "apm"), ("large", "apl")):
-                if not (kp and lbl == "small"):
-                    row[key] = self._mean(True, k, None, lbl, md)
-            row[f"ar{md}" if md is not None else "ar"] = self._mean(False, k, None, "all", md)
             key = name
             while key in out:  # two categories with one name: keep both rows
                 key = f"{key} (id {self.cat_ids[k]})"
-            out[key] = row
+            out[key] = {col: vals[k] for col, vals in values.items()}
         return out
+
+    def _means(self, ap: bool, iou_thr: float | None, area: str, max_det: int | None) -> np.ndarray:
+        return summarize_per_category(self.precision, self.recall, self.params, ap, iou_thr, area, max_det)
 
     def to_result(self, *, per_class: bool = True) -> EvalResult:
         """An :class:`EvalResult` (protocol "coco") with the stats, per-class rows and the summary lines."""
@@ -93,15 +128,20 @@ class CocoEvaluation:
         }
         curves: dict[str, PRCurve] = {}
         t50 = np.flatnonzero(p.iou_thrs == 0.5)
+        # the curve of the per-class ap50: at its maxDets (pycocotools reads maxDets[2] when there are more
+        # than three), else at the last
+        md = stat_maxdet(p, self.compat, "last")
+        m = p.max_dets.index(md) if md in p.max_dets else len(p.max_dets) - 1
         if p.use_cats and t50.size and "all" in p.area_lbl:
             a = p.area_lbl.index("all")
-            for k, name in enumerate(self.cat_names):
-                prec = self.precision[t50[0], :, k, a, -1]
+            for k, pos in enumerate(self.array_categories.tolist()):
+                name = self.cat_names[pos]
+                prec = self.precision[t50[0], :, k, a, m]
                 if (prec > -1).all():
                     curves[name] = PRCurve(
                         recall=p.rec_thrs.copy(),
                         precision=prec.copy(),
-                        scores=self.scores[t50[0], :, k, a, -1].copy(),
+                        scores=self.scores[t50[0], :, k, a, m].copy(),
                     )
         return EvalResult(
             protocol="coco",
@@ -116,9 +156,10 @@ class CocoEvaluation:
         """JSON-ready dict; ``arrays=True`` adds ``precision``, ``recall`` and ``scores`` as nested lists."""
         out = self.to_result().to_dict()
         if arrays:
-            out["precision"] = self.precision.tolist()
-            out["recall"] = self.recall.tolist()
-            out["scores"] = self.scores.tolist()
+            precision, recall, scores = self.full_arrays()
+            out["precision"] = precision.tolist()
+            out["recall"] = recall.tolist()
+            out["scores"] = scores.tolist()
         return out
 
     def to_json(self, *, arrays: bool = False, indent: int | None = 2) -> str:
@@ -135,9 +176,12 @@ def finish_evaluation(
     arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> CocoEvaluation:
     """Accumulate ``table`` (or take ``arrays``: precision, recall, scores already accumulated), summarize."""
+    cat_index = None
     if arrays is None:
         if table is None:
             raise ValueError("finish_evaluation needs a table or accumulated arrays")
+        if params.use_cats and full_arrays_bytes(params, table.n_cats) > FULL_ARRAYS_BYTES:
+            table, cat_index = with_truth_only(table)
         arrays = accumulate(table, params.rec_thrs, params.max_dets)
     precision, recall, scores = arrays
     stats, lines = summarize(precision, recall, params, compat)
@@ -176,4 +220,45 @@ def finish_evaluation(
         cat_names=[gt.cat_names[i] for i in cat_sel.tolist()] if params.use_cats else ["all"],
         counts=counts,
         warnings=warnings + gt.warnings,
+        cat_index=cat_index,
     )
+
+
+def full_arrays_bytes(params: CocoParams, n_cats: int, n_max_dets: int | None = None) -> int:
+    """Bytes of ``precision``, ``scores`` (T×R×K×A×M float64 each) and ``recall`` (T×K×A×M) for ``n_cats``
+    categories (M: ``n_max_dets``, by default ``len(params.max_dets)``)."""
+    M = len(params.max_dets) if n_max_dets is None else n_max_dets
+    per_cat = params.iou_thrs.shape[0] * len(params.area_rng) * M
+    return 8 * n_cats * per_cat * (2 * params.rec_thrs.shape[0] + 1)
+
+
+def with_truth_only(table: MatchTable) -> tuple[MatchTable, np.ndarray]:
+    """``table`` restricted to the categories with non-ignored ground truth in some area range, renumbered
+    in the same order, and their indices. The others' lists are never scored (pycocotools leaves −1 for a
+    category without non-ignored ground truth), and each category's lists are ranked on their own, so the
+    numbers of the categories kept do not change."""
+    keep = np.flatnonzero((table.npig > 0).any(axis=1))
+    new_index = np.full(table.n_cats, -1, dtype=np.int64)
+    new_index[keep] = np.arange(keep.shape[0])
+    rows = np.flatnonzero(new_index[table.cat] >= 0)
+    gt_cols: dict[str, Any] = {}
+    if table.gt_img is not None and table.gt_cat is not None and table.gt_counted is not None:
+        g = np.flatnonzero(new_index[table.gt_cat] >= 0)
+        gt_cols = {
+            "gt_img": table.gt_img[g],
+            "gt_cat": new_index[table.gt_cat[g]],
+            "gt_counted": table.gt_counted[:, g],
+        }
+    kept = MatchTable(
+        cat=new_index[table.cat[rows]],
+        img=table.img[rows],
+        score=table.score[rows],
+        rank=table.rank[rows],
+        tp=table.tp[:, :, rows],
+        ig=table.ig[:, :, rows],
+        npig=table.npig[keep],
+        n_cats=int(keep.shape[0]),
+        ranked=table.ranked,
+        **gt_cols,
+    )
+    return kept, keep

@@ -11,7 +11,7 @@ from deteval.detection.coco.params import check_compat, id_selection
 from deteval.detection.coco_iou import KeypointOks, bbox_iou_blocks, segm_iou_blocks
 from deteval.detection.coco_match import IouFn, MatchTable, match_groups
 from deteval.detection.coco_params import CocoParams
-from deteval.detection.coco_rles import dt_rles, gt_rles
+from deteval.detection.coco_rles import boundary_measure, dt_rles, gt_rles
 from deteval.detection.keypoint_sigmas import category_variances
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.coco import CocoGroundTruth, CocoResults
@@ -195,7 +195,7 @@ def _pair_measure(
     crowd: np.ndarray,
     warnings: list[str],
 ) -> IouFn:
-    """The IoU (bbox, segm) or OKS (keypoints) of (detection, ground truth) pairs of the kept rows, as the
+    """The IoU (bbox, segm, boundary) or OKS (keypoints) of (detection, ground truth) pairs of the kept rows, as the
     matcher asks for them (``gsel``/``dsel``: the kept rows, a slice where every row is kept)."""
     if params.iou_type == "bbox":
         # (np.take: a quarter of the time of res.bbox[dkeep] for rows of 4)
@@ -212,6 +212,10 @@ def _pair_measure(
         return _keypoint_measure(gt, res, params, compat, gsel, dsel, warnings)
     grles = gt_rles(gt, gkeep)
     drles = dt_rles(res, dkeep, gt)
+    if params.iou_type == "boundary":
+        return boundary_measure(
+            drles, grles, crowd, params.dilation_ratio, params.boundary_profile, params.iou_thrs
+        )
 
     def mask_iou(
         di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray

@@ -3,6 +3,8 @@ and the printed lines."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from deteval.detection.coco_params import CocoParams
@@ -11,9 +13,13 @@ __all__ = [
     "DET_STAT_NAMES",
     "KPT_STAT_NAMES",
     "SummarySpec",
+    "at_threshold",
+    "category_means",
+    "every_category",
     "stat_maxdet",
     "stat_names",
     "summarize",
+    "summarize_per_category",
     "summarize_value",
     "summary_specs",
 ]
@@ -35,20 +41,86 @@ def summarize_value(
     """pycocotools' ``_summarize``: ``np.mean(s[s > -1])`` over the selected slice, −1 if empty."""
     if max_det is None:
         return -1.0
-    aind = [i for i, lbl in enumerate(p.area_lbl) if lbl == area]
+    s, aind = at_threshold(precision, recall, p, ap, iou_thr, area)
     mind = [i for i, m in enumerate(p.max_dets) if m == max_det]
     if ap:
-        s = precision
-        if iou_thr is not None:
-            s = s[np.where(iou_thr == p.iou_thrs)[0]]
         s = s[:, :, :, aind, mind] if k is None else s[:, :, k : k + 1, aind, mind]
     else:
-        s = recall
-        if iou_thr is not None:
-            s = s[np.where(iou_thr == p.iou_thrs)[0]]
         s = s[:, :, aind, mind] if k is None else s[:, k : k + 1, aind, mind]
     sel = s[s > -1]
     return -1.0 if len(sel) == 0 else float(np.mean(sel))
+
+
+def at_threshold(
+    precision: np.ndarray, recall: np.ndarray, p: CocoParams, ap: bool, iou_thr: float | None, area: str
+) -> tuple[np.ndarray, list[int]]:
+    """``precision`` (``ap``) or ``recall`` at ``iou_thr`` (all thresholds for None), and the indices of the
+    area ranges labelled ``area``, as pycocotools' and lvis-api's ``_summarize`` select them."""
+    aind = [i for i, lbl in enumerate(p.area_lbl) if lbl == area]
+    s = precision if ap else recall
+    if iou_thr is not None:
+        s = s[np.where(iou_thr == p.iou_thrs)[0]]
+    return s, aind
+
+
+#: Categories averaged at once by :func:`summarize_per_category` (bounds its copy of the selected slices).
+CATEGORY_BLOCK = 256
+
+
+def summarize_per_category(
+    precision: np.ndarray,
+    recall: np.ndarray,
+    p: CocoParams,
+    ap: bool,
+    iou_thr: float | None,
+    area: str,
+    max_det: int | None,
+) -> np.ndarray:
+    """(K,) :func:`summarize_value` of every category at once (:func:`category_means` of the same slice):
+    ``np.mean(s[s > -1])`` over each category's values, −1 where it selects nothing; bit-identical to
+    :func:`summarize_value` with ``k`` for each category."""
+    if max_det is None:
+        return np.full(precision.shape[2], -1.0)
+    s, aind = at_threshold(precision, recall, p, ap, iou_thr, area)
+    mind = [i for i, m in enumerate(p.max_dets) if m == max_det]
+    axis = 2 if ap else 1
+    return category_means(
+        lambda k0, k1: s[:, :, k0:k1, aind, mind] if ap else s[:, k0:k1, aind, mind], axis, s.shape[axis]
+    )
+
+
+def category_means(select: Callable[[int, int], np.ndarray], axis: int, n_cats: int) -> np.ndarray:
+    """(K,) ``np.mean(v[v > -1])`` of each category's values, −1 where none is > −1. ``select(k0, k1)``: the
+    selected slice of categories k0..k1 (category axis ``axis``), as pycocotools' ``_summarize`` indexes
+    one category's.
+
+    Bit-identical to the mean of each category's own selection: a category's values are laid out
+    contiguously in the order its own selection has (the category axis moved first), and summed by one
+    reduction along that row, which is numpy's pairwise sum of a 1-D array. A row whose values are partly
+    −1 is averaged on its own. Categories are taken :data:`CATEGORY_BLOCK` at a time (a bounded copy)."""
+    out = np.full(n_cats, -1.0)
+    for k0 in range(0, n_cats, CATEGORY_BLOCK):
+        k1 = min(n_cats, k0 + CATEGORY_BLOCK)
+        rows = np.ascontiguousarray(np.moveaxis(select(k0, k1), axis, 0)).reshape(k1 - k0, -1)
+        if rows.shape[1] == 0:
+            continue
+        keep = rows > -1
+        n = keep.sum(axis=1)
+        full = n == rows.shape[1]
+        out[k0:k1][full] = np.add.reduce(rows[full], axis=1) / rows.shape[1]
+        for i in np.flatnonzero(~full & (n > 0)).tolist():
+            out[k0 + i] = float(np.mean(rows[i][keep[i]]))
+    return out
+
+
+def every_category(values: np.ndarray, cat_index: np.ndarray | None, n_cats: int) -> list[float]:
+    """Per-category ``values`` of the arrays' categories (``cat_index``: their positions, None: all) as a
+    list over all ``n_cats`` categories, −1 (pycocotools' "undefined") for the others."""
+    if cat_index is None:
+        return values.tolist()
+    out = np.full(n_cats, -1.0)
+    out[cat_index] = values
+    return out.tolist()
 
 
 def stat_maxdet(p: CocoParams, compat: str, which: str) -> int | None:

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from deteval.detection.coco.evaluation import FULL_ARRAYS_BYTES, full_arrays_bytes, with_truth_only
+from deteval.detection.coco.summary import at_threshold, category_means, every_category
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
@@ -31,7 +33,7 @@ __all__ = [
 
 #: Dave et al.'s K for LVIS: detections kept per category over the whole dataset under Fixed AP.
 FIXED_AP_DETS_PER_CAT = 10_000
-IOU_TYPES = ("bbox", "segm")
+IOU_TYPES = ("bbox", "segm", "boundary")
 POOLS = ("all", *FREQUENCIES)
 
 
@@ -45,7 +47,12 @@ def lvis_result_names(max_dets: int | None = 300) -> tuple[str, ...]:
 @dataclass
 class LvisEvaluation:
     """The LVIS result: lvis-api's ``eval["precision"][T, R, K, A]`` and ``eval["recall"][T, K, A]``, the
-    ``results`` dict (lvis-api's keys and values), per-category rows, and the pooled arrays when asked for."""
+    ``results`` dict (lvis-api's keys and values), per-category rows, and the pooled arrays when asked for.
+
+    ``cat_index``: None (the arrays hold every category), or, when arrays for every category would take more
+    than :data:`~deteval.detection.coco.evaluation.FULL_ARRAYS_BYTES`, the positions in ``cat_ids`` of the
+    categories the arrays hold: those with non-ignored ground truth; every other category is lvis-api's −1
+    throughout (its per-class row too) and left out of every mean, so no number changes."""
 
     params: CocoParams
     max_dets: int | None
@@ -61,27 +68,44 @@ class LvisEvaluation:
     pooled_recall: np.ndarray | None = None
     counts: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    cat_index: np.ndarray | None = None
+
+    @property
+    def array_categories(self) -> np.ndarray:
+        """The positions in ``cat_ids`` of the arrays' category axis (all K unless ``cat_index`` is set)."""
+        return np.arange(len(self.cat_ids)) if self.cat_index is None else self.cat_index
 
     def per_class(self) -> dict[str, dict[str, Any]]:
         """Per category: frequency, ap, ap50, ap75, aps/apm/apl and ar (lvis-api's means on that category's
         slice; −1 where it has no non-ignored ground truth)."""
-        p = self.params
         md = -1 if self.max_dets is None else self.max_dets
         out: dict[str, dict[str, Any]] = {}
+        columns = {
+            "ap": self._means(True, None, "all"),
+            "ap50": self._means(True, 0.5, "all"),
+            "ap75": self._means(True, 0.75, "all"),
+            **{
+                key: self._means(True, None, lbl)
+                for lbl, key in (("small", "aps"), ("medium", "apm"), ("large", "apl"))
+            },
+            f"ar@{md}": self._means(False, None, "all"),
+        }
+        values = {key: every_category(col, self.cat_index, len(self.cat_ids)) for key, col in columns.items()}
         for k, name in enumerate(self.cat_names):
-            one = [k]
-            row: dict[str, Any] = {"frequency": self.frequency[k]}
-            row["ap"] = _summarize(self.precision, self.recall, p, True, None, "all", one)
-            row["ap50"] = _summarize(self.precision, self.recall, p, True, 0.5, "all", one)
-            row["ap75"] = _summarize(self.precision, self.recall, p, True, 0.75, "all", one)
-            for lbl, key in (("small", "aps"), ("medium", "apm"), ("large", "apl")):
-                row[key] = _summarize(self.precision, self.recall, p, True, None, lbl, one)
-            row[f"ar@{md}"] = _summarize(self.precision, self.recall, p, False, None, "all", one)
+            row: dict[str, Any] = {"frequency": self.frequency[k], **{c: v[k] for c, v in values.items()}}
             key = name
             while key in out:
                 key = f"{key} (id {self.cat_ids[k]})"
             out[key] = row
         return out
+
+    def _means(self, ap: bool, iou_thr: float | None, area: str) -> np.ndarray:
+        """(K,) lvis-api's ``_summarize`` of each category's slice, all at once (:func:`category_means`)."""
+        s, aidx = at_threshold(self.precision, self.recall, self.params, ap, iou_thr, area)
+        axis = 2 if ap else 1
+        return category_means(
+            lambda k0, k1: s[:, :, k0:k1, aidx] if ap else s[:, k0:k1, aidx], axis, s.shape[axis]
+        )
 
     def to_result(self, *, per_class: bool = True) -> EvalResult:
         """An :class:`EvalResult` (protocol "lvis"): lvis-api's result keys at the top level."""
@@ -95,7 +119,8 @@ class LvisEvaluation:
         curves: dict[str, PRCurve] = {}
         t50 = np.flatnonzero(self.params.iou_thrs == 0.5)
         if t50.size:
-            for k, name in enumerate(self.cat_names):
+            for k, pos in enumerate(self.array_categories.tolist()):
+                name = self.cat_names[pos]
                 prec = self.precision[t50[0], :, k, 0]
                 if (prec > -1).all():
                     curves[name] = PRCurve(recall=self.params.rec_thrs.copy(), precision=prec.copy())
@@ -126,10 +151,7 @@ def _summarize(
 ) -> float:
     """lvis-api's ``_summarize``: ``np.mean(s[s > -1])`` over the slice (−1 if empty); the same fancy indexing,
     so the same element order and the same sum."""
-    aidx = [i for i, lbl in enumerate(p.area_lbl) if lbl == area]
-    s = precision if ap else recall
-    if iou_thr is not None:
-        s = s[np.where(iou_thr == p.iou_thrs)[0]]
+    s, aidx = at_threshold(precision, recall, p, ap, iou_thr, area)
     if ap:
         s = s[:, :, cats, aidx] if cats is not None else s[:, :, :, aidx]
     else:
@@ -213,10 +235,16 @@ def finish_lvis(
     pooled APs when asked for; ``gsel``: the evaluated ground truths of ``lg``, ``r``: the results read."""
     g = lg.coco
     big = int(table.rank.max()) + 1 if len(table) else 1
+    whole = table
+    cat_index = None
+    frequency = lg.frequency
+    if full_arrays_bytes(p, table.n_cats, n_max_dets=1) > FULL_ARRAYS_BYTES:
+        table, cat_index = with_truth_only(table)
+        frequency = lg.frequency[cat_index]
     precision, recall, _ = accumulate(table, p.rec_thrs, (big,))
     precision, recall = precision[..., 0], recall[..., 0]
 
-    groups = [np.flatnonzero(lg.frequency == i).tolist() for i in range(len(FREQUENCIES))]
+    groups = [np.flatnonzero(frequency == i).tolist() for i in range(len(FREQUENCIES))]
     names = lvis_result_names(max_dets)
     res: dict[str, float] = {}
     res[names[0]] = _summarize(precision, recall, p, True, None, "all")
@@ -230,7 +258,7 @@ def finish_lvis(
         res[name] = _summarize(precision, recall, p, False, None, area)
     pooled_precision = pooled_recall = None
     if pooled:
-        pooled_precision, pooled_recall = pooled_arrays(table, lg.frequency, p)
+        pooled_precision, pooled_recall = pooled_arrays(whole, lg.frequency, p)
         for i, pool in enumerate(POOLS):
             s = pooled_precision[:, :, i]
             sel = s[s > -1]
@@ -257,4 +285,5 @@ def finish_lvis(
         pooled_recall=pooled_recall,
         counts=counts,
         warnings=lg.warnings + g.warnings + r.warnings + warnings,
+        cat_index=cat_index,
     )

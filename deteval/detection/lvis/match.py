@@ -12,7 +12,7 @@ import numpy as np
 from deteval.detection.coco_iou import bbox_iou_pairs, segm_iou_blocks
 from deteval.detection.coco_match import IouFn, MatchTable, match_groups, merge_tables
 from deteval.detection.coco_params import CocoParams
-from deteval.detection.coco_rles import dt_rles, gt_rles
+from deteval.detection.coco_rles import boundary_measure, dt_rles, gt_rles
 from deteval.io.coco import CocoGroundTruth, CocoResults
 from deteval.io.lvis import LvisGroundTruth
 
@@ -30,10 +30,10 @@ __all__ = [
 SHARD_DETECTIONS = 400_000
 
 
-def _iou_fn(iou_type: str, dgeom: Any, ggeom: Any, crowd: np.ndarray) -> IouFn:
+def _iou_fn(p: CocoParams, dgeom: Any, ggeom: Any, crowd: np.ndarray) -> IouFn:
     """IoU of (detection, ground truth) pairs of one shard, as ``mask_utils.iou`` with iscrowd all 0;
-    ``dgeom``/``ggeom``: the shard's boxes (bbox) or RLE tables (segm)."""
-    if iou_type == "bbox":
+    ``dgeom``/``ggeom``: the shard's boxes (bbox) or RLE tables (segm, boundary)."""
+    if p.iou_type == "bbox":
 
         def bbox_fn(
             di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
@@ -41,6 +41,8 @@ def _iou_fn(iou_type: str, dgeom: Any, ggeom: Any, crowd: np.ndarray) -> IouFn:
             return bbox_iou_pairs(dgeom, ggeom, crowd, di, gi)
 
         return bbox_fn
+    if p.iou_type == "boundary":
+        return boundary_measure(dgeom, ggeom, crowd, p.dilation_ratio, p.boundary_profile, p.iou_thrs)
 
     def segm_fn(
         di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
@@ -74,7 +76,7 @@ def match_lvis_shard(
         g_area=gd["area"],
         g_crowd=crowd,
         g_ignore=gd["ignore"],
-        iou_fn=_iou_fn(p.iou_type, d["geom"], gd["geom"], crowd),
+        iou_fn=_iou_fn(p, d["geom"], gd["geom"], crowd),
     )
 
 
