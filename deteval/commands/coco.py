@@ -281,6 +281,13 @@ def register(sub: Any) -> None:
         help="per-keypoint OKS sigmas, comma-separated (default: COCO's 17)",
     )
     p.add_argument(
+        "--kpt-oks-sigmas-per-category",
+        default=None,
+        metavar="SPEC",
+        help="OKS sigmas of some categories, 'ID:s1,s2,...;ID:s1,s2,...' (before a category record's "
+        "'sigmas' and --kpt-oks-sigmas)",
+    )
+    p.add_argument(
         "--on-error",
         choices=("raise", "skip"),
         default=None,

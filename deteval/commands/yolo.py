@@ -19,11 +19,12 @@ from deteval.analysis.ranked import Matched
 from deteval.commands.coco import coco_hooks, coco_statistics
 from deteval.commands.common import add_output_args, warn_on_stderr, write_text
 from deteval.commands.stats_options import add_stats_args, stats_options
+from deteval.commands.yolo_pose import run_yolo_pose
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.ultralytics import evaluate_ultralytics
 from deteval.errors import ConfigError, DetevalWarning
 from deteval.io.coco import CocoGroundTruth, CocoResults
-from deteval.io.yolo import YoloDataset, load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo import YoloDataset, load_yolo_dataset, load_yolo_predictions, read_data_yaml
 from deteval.io.yolo_coco import (
     coco_to_yolo,
     dataset_to_coco,
@@ -51,9 +52,19 @@ from deteval.stats.ultralytics import UltralyticsUnits
 from deteval.tables.boxes import BoxTable
 
 VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain.voc.VOC_PROFILE_RULES
+TASKS = ("detect", "obb", "pose")
+
+
+def task_of(data_yaml: str) -> str:
+    """The task a data.yaml implies, as Ultralytics infers it: pose where it has ``kpt_shape``."""
+    if not str(data_yaml).lower().endswith((".yaml", ".yml")) or not Path(data_yaml).is_file():
+        return "detect"  # (the loader names what is wrong with it)
+    return "pose" if read_data_yaml(data_yaml, {"kpt_shape"}).get("kpt_shape") is not None else "detect"
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if (args.task or task_of(args.data)) == "pose":
+        return run_yolo_pose(args)
     profile = args.profile or "ultralytics"
     if args.conf is not None and not math.isfinite(args.conf):
         raise ConfigError(f"--conf must be a finite confidence, got {args.conf}")
@@ -334,6 +345,12 @@ def register(sub: Any) -> None:
     p.add_argument("data", metavar="DATA.yaml", help="the dataset's data.yaml")
     p.add_argument("predictions", metavar="PREDICTIONS", help="folder of txt files, or a JSON file")
     p.add_argument("--split", default="val", help="train, val (default) or test")
+    p.add_argument(
+        "--task",
+        choices=TASKS,
+        default=None,
+        help="detect, obb or pose (default: pose if the data.yaml has kpt_shape, else detect)",
+    )
     p.add_argument("--profile", choices=PROFILE_NAMES, default=None, help="default: ultralytics (the newest)")
     p.add_argument(
         "--iou-type",

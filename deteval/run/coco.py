@@ -221,7 +221,7 @@ def gt_rows(g: CocoGroundTruth, rows: np.ndarray) -> CocoGroundTruth:
         obb=None if g.obb is None else g.obb[rows],
         segmentation=None if g.segmentation is None else [g.segmentation[i] for i in rows.tolist()],
         image_records=None,
-        category_records=None,
+        category_records=g.category_records,  # (small; keypoints read a category's own OKS sigmas there)
         file_rows=rows if g.file_rows is None else g.file_rows[rows],  # (what errors name)
     )
 
