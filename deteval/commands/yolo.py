@@ -52,7 +52,6 @@ from deteval.stats.ultralytics import UltralyticsUnits
 from deteval.tables.boxes import BoxTable
 
 VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain.voc.VOC_PROFILE_RULES
-TASKS = ("detect", "obb", "pose")
 
 
 def task_of(data_yaml: str) -> str:
@@ -63,7 +62,8 @@ def task_of(data_yaml: str) -> str:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    if (args.task or task_of(args.data)) == "pose":
+    args.task = args.task or task_of(args.data)
+    if args.task == "pose":
         return run_yolo_pose(args)
     profile = args.profile or "ultralytics"
     if args.conf is not None and not math.isfinite(args.conf):
@@ -349,7 +349,8 @@ def register(sub: Any) -> None:
         "--task",
         choices=TASKS,
         default=None,
-        help="detect, obb or pose (default: pose if the data.yaml has kpt_shape, else detect)",
+        help="detect, obb (oriented boxes, rows cls x1 y1 … x4 y4; coco or ultralytics profiles) or pose "
+        "(default: pose if the data.yaml has kpt_shape, else detect)",
     )
     p.add_argument("--profile", choices=PROFILE_NAMES, default=None, help="default: ultralytics (the newest)")
     p.add_argument(
@@ -357,12 +358,6 @@ def register(sub: Any) -> None:
         choices=("bbox", "segm"),
         default="bbox",
         help="segm: mask AP of polygon labels and predictions (coco profile only)",
-    )
-    p.add_argument(
-        "--task",
-        choices=TASKS,
-        default="detect",
-        help="detect (default); obb: oriented boxes, rows cls x1 y1 … x4 y4 (coco or ultralytics profiles)",
     )
     p.add_argument(
         "--conf",
