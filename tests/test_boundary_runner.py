@@ -153,3 +153,13 @@ def test_deteval_lvis_boundary_on_the_command_line(tmp_path, capsys):
     assert out["AP"] == want.results["AP"]
     assert main([*args, "--dilation-ratio", "abc"]) == 2
     assert "--dilation-ratio 'abc' is not a number" in capsys.readouterr().err
+
+
+def test_the_html_report_of_boundary_iou_leaves_out_the_bbox_only_analyses(files, tmp_path, capsys):
+    gt, ranks, _ = files
+    out = tmp_path / "report.html"
+    assert main(["coco", gt, ranks[0], "--iou-type", "boundary", "--html", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "left out of the report: the error analysis supports --iou-type bbox only" in err
+    assert "left out of the report: per-image diagnostics support --iou-type bbox only" in err
+    assert out.stat().st_size > 10_000 and "boundary" in out.read_text()

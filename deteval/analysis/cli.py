@@ -7,6 +7,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from deteval.analysis.calibration import Calibration, calibration
 from deteval.analysis.confusion import Confusion
@@ -15,7 +16,7 @@ from deteval.analysis.images import ImageDiagnostics
 from deteval.analysis.operating import OperatingPoints, operating_points
 from deteval.analysis.ranked import Matched
 from deteval.analysis.tide import COMPAT_MODES, ErrorAnalysis, TideInput, format_errors
-from deteval.errors import ValidationError
+from deteval.errors import ConfigError, ValidationError
 from deteval.report.progress import note
 from deteval.report.tables import summary_fields
 from deteval.results import EvalResult
@@ -247,15 +248,28 @@ def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHo
     errors = confusion = None
     ops = cal = None
     if args.errors or every:
-        errors = hooks.errors(
-            args.errors_compat or "protocol", args.errors_fg_iou, _or(args.errors_bg_iou, 0.1)
+        errors = _supported(
+            lambda: hooks.errors(
+                args.errors_compat or "protocol", args.errors_fg_iou, _or(args.errors_bg_iou, 0.1)
+            ),
+            bool(args.errors),
+            result,
         )
-        attach_errors(result, errors, bool(args.errors))
+        if errors is not None:
+            attach_errors(result, errors, bool(args.errors))
     if args.confusion or every:
-        confusion = hooks.confusion(_or(args.score_threshold, 0.25))
-        attach_confusion(result, confusion, bool(args.confusion))
+        confusion = _supported(
+            lambda: hooks.confusion(_or(args.score_threshold, 0.25)),
+            bool(args.confusion),
+            result,
+        )
+        if confusion is not None:
+            attach_confusion(result, confusion, bool(args.confusion))
+    m = None
     if args.operating_points or args.calibration or every:
-        m = hooks.matched()
+        asked_m = bool(args.operating_points or args.calibration)
+        m = _supported(hooks.matched, asked_m, result)
+    if m is not None:
         if args.operating_points or every:
             ops = operating_points(m)
             attach_operating(result, ops, bool(args.operating_points))
@@ -269,9 +283,11 @@ def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHo
             if cal is not None:
                 attach_calibration(result, cal, bool(args.calibration))
     worst: list[tuple[dict, bytes]] = []
-    if args.worst_images is not None or args.images or every:
+    asked_images = args.worst_images is not None or bool(args.images)
+    shown = _supported(hooks.images, asked_images, result) if asked_images or every else None
+    if shown is not None:
         top = int(_or(args.worst_images, 10))
-        diag, inp = hooks.images()
+        diag, inp = shown
         if every:
             with tempfile.TemporaryDirectory() as tmp:
                 for path, row in zip(hooks.draw(diag, inp, tmp, min(top, 6)), diag.rows):
@@ -300,6 +316,22 @@ def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHo
             worst=worst,
         )
         note(f"deteval: wrote the HTML report to {args.html}")
+
+
+_T = TypeVar("_T")
+
+
+def _supported(make: Callable[[], _T], asked: bool, result: EvalResult) -> _T | None:
+    """``make()``; where only the HTML report wants it (not asked for itself), an analysis the evaluation does
+    not support (its ConfigError: the bbox-only analyses of a segm or boundary evaluation) is left out of the
+    report with a warning instead."""
+    try:
+        return make()
+    except ConfigError as exc:
+        if asked:
+            raise
+        result.warnings.append(f"left out of the report: {exc.reason}")
+        return None
 
 
 def _or(value: float | int | None, default: float) -> float:

@@ -128,16 +128,20 @@ class CocoEvaluation:
         }
         curves: dict[str, PRCurve] = {}
         t50 = np.flatnonzero(p.iou_thrs == 0.5)
+        # the curve of the per-class ap50: at its maxDets (pycocotools reads maxDets[2] when there are more
+        # than three), else at the last
+        md = stat_maxdet(p, self.compat, "last")
+        m = p.max_dets.index(md) if md in p.max_dets else len(p.max_dets) - 1
         if p.use_cats and t50.size and "all" in p.area_lbl:
             a = p.area_lbl.index("all")
             for k, pos in enumerate(self.array_categories.tolist()):
                 name = self.cat_names[pos]
-                prec = self.precision[t50[0], :, k, a, -1]
+                prec = self.precision[t50[0], :, k, a, m]
                 if (prec > -1).all():
                     curves[name] = PRCurve(
                         recall=p.rec_thrs.copy(),
                         precision=prec.copy(),
-                        scores=self.scores[t50[0], :, k, a, -1].copy(),
+                        scores=self.scores[t50[0], :, k, a, m].copy(),
                     )
         return EvalResult(
             protocol="coco",
