@@ -21,10 +21,16 @@ from deteval.commands.common import add_output_args, warn_on_stderr, write_text
 from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.commands.yolo_pose import run_yolo_pose
 from deteval.detection.coco_params import CocoParams
-from deteval.detection.ultralytics import evaluate_ultralytics
+from deteval.detection.ultralytics import evaluate_ultralytics, get_rules
 from deteval.errors import ConfigError, DetevalWarning
 from deteval.io.coco import CocoGroundTruth, CocoResults
-from deteval.io.yolo import YoloDataset, load_yolo_dataset, load_yolo_predictions, read_data_yaml
+from deteval.io.yolo import (
+    YoloDataset,
+    for_exif_rule,
+    load_yolo_dataset,
+    load_yolo_predictions,
+    read_data_yaml,
+)
 from deteval.io.yolo_coco import (
     coco_to_yolo,
     dataset_to_coco,
@@ -83,7 +89,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     ultra = is_ultralytics(profile)
     if stats is not None and ultra:
         others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
-        units = UltralyticsUnits(ds.labels, [preds, *others], ds.n_images, ds.names, profile)
+        rule = get_rules(profile).exif  # (image sizes as that Ultralytics version reads them)
+        sized = [for_exif_rule(ds, p, rule) for p in (preds, *others)]
+        units = UltralyticsUnits(sized[0][0].labels, [p for _, p in sized], ds.n_images, ds.names, profile)
         units.add_statistics(result, list(args.compare_to or ()), **stats)
     if (stats is not None and not ultra) or wanted or own_pr:  # the COCO-protocol inputs the analyses read
         gt, res = coco_inputs(ds, preds, args.iou_type, all_sizes=wanted)
@@ -170,6 +178,7 @@ def write_yolo_plots(ds: YoloDataset, preds: BoxTable, profile: str, args: argpa
     Ultralytics era (the newest under coco and supervision, which define no confidence curves), and the
     confusion matrix at ``--iou`` and ``--score-threshold``."""
     era = profile if is_ultralytics(profile) else "ultralytics"
+    ds, preds = for_exif_rule(ds, preds, get_rules(era).exif)  # (image sizes as that version reads them)
     m = evaluate_ultralytics(ds.labels, preds, ds.n_images, era)
     x = m.extra
     curves = YoloCurves(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from deteval.core.sorting import sorted_unique
 from deteval.detection import coco_match
 from deteval.detection.coco.params import check_compat, id_selection
 from deteval.detection.coco_iou import KeypointOks, bbox_iou_blocks, segm_iou_blocks
@@ -297,7 +298,8 @@ def _category_variances(
     if not given and not gt.category_records:
         return None
     n_kp = (gt.keypoints.shape[1] if len(gt) else res.keypoints.shape[1]) // 3  # type: ignore[union-attr]
-    used = np.union1d(gt.cat[gsel], res.cat[dsel])
+    # (np.union1d: np.unique, which imports numpy.ma on first use)
+    used = sorted_unique(np.sort(np.concatenate((gt.cat[gsel], res.cat[dsel]))))
     return category_variances(
         gt.cat_ids, params.kpt_oks_sigmas, given, gt.category_records, gt.source, n_kp, used
     )
