@@ -51,9 +51,9 @@ from deteval.core.ap import interpolated_precision
 from deteval.core.levels import COCO_RECALL_LEVELS, TIDECV_RECALL_LEVELS
 from deteval.core.lists import COCO_EPS, presorted_lists
 from deteval.detection.boxes import box_area, box_iou
-from deteval.detection.coco_iou import bbox_iou_pairs
 from deteval.errors import ValidationError
 from deteval.match.greedy import greedy_match
+from deteval.match.iou import bbox_iou_pairs
 
 __all__ = [
     "AREA_RANGES",
