@@ -28,7 +28,13 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "coco",
         "COCO detection / segmentation / keypoints evaluation (pycocotools numbers, much faster)",
     ),
+    "dota": ("dota", "DOTA oriented-box mAP (Task1), as the DOTA devkit computes it"),
     "lvis": ("lvis", "LVIS federated evaluation (lvis-api numbers), Fixed AP and pooled AP"),
+    "crowdpose": (
+        "pose",
+        "CrowdPose keypoints: AP by crowd level (faster-coco-eval's keypoints_crowd numbers)",
+    ),
+    "sigmas": ("pose", "estimate per-keypoint OKS sigmas from repeated annotations or a model's errors"),
     "openimages": (
         "openimages",
         "Open Images challenge detection metric (group-of boxes, image-level labels, hierarchy)",

@@ -8,8 +8,8 @@ Two sets are built in a temporary directory:
 * a YOLO set (``scripts/bench_yolo.py``'s split, ``--images`` PNG images): ``deteval explain DATA PRED --from
   ultralytics --to coco`` against ``deteval yolo --profile ultralytics`` plus ``--profile coco``.
 
-Each child is timed whole (imports and reading included); the script prints explain / (end A + end B), the
-ratio the target bounds (at most 5).
+Each child is timed whole (imports and reading included), wall and CPU (user + system) seconds; the script
+prints explain / (end A + end B), the ratio the target bounds (at most 5).
 Usage (from the repository root): python scripts/bench_explain.py [--images 5000]
 """
 
@@ -40,12 +40,12 @@ print(evaluate_voc(gt, dets, iou_threshold=0.5, metric="voc07").summary["map"])
 """
 
 
-def _report(name: str, explain: float, ends: dict[str, float]) -> None:
-    total = sum(ends.values())
-    parts = " + ".join(f"{k} {v:.2f} s" for k, v in ends.items())
-    print(
-        f"{name}: explain {explain:.2f} s; ends {parts} = {total:.2f} s; ratio {explain / total:.2f}x (target 5x)"
-    )
+def _report(name: str, explain: tuple, ends: dict[str, tuple]) -> None:
+    for k, what in ((0, "wall"), (3, "CPU")):
+        total = sum(v[k] for v in ends.values())
+        parts = " + ".join(f"{end} {v[k]:.2f} s" for end, v in ends.items())
+        print(f"{name} ({what}): explain {explain[k]:.2f} s; ends {parts} = {total:.2f} s; "
+              f"ratio {explain[k] / total:.2f}x (target 5x)")  # fmt: skip
 
 
 def main() -> None:
@@ -57,17 +57,17 @@ def main() -> None:
         (d / "coco").mkdir()
         gt, dt, n_gt, n_dt = generate(d / "coco", args.images)
         print(f"COCO set: {args.images} images, {n_gt} objects, {n_dt} detections")
-        explain = child(["explain", str(gt), str(dt), "--from", "coco", "--to", "voc07"], CLI)[0]
+        explain = child(["explain", str(gt), str(dt), "--from", "coco", "--to", "voc07"], CLI)
         ends = {
-            "coco": child(["coco", str(gt), str(dt)], CLI)[0],
-            "voc07": child([str(gt), str(dt)], VOC_END)[0],
+            "coco": child(["coco", str(gt), str(dt)], CLI),
+            "voc07": child([str(gt), str(dt)], VOC_END),
         }
         _report("explain --from coco --to voc07", explain, ends)
         build(d / "yolo", args.images)
         data, pred = str(d / "yolo" / "data.yaml"), str(d / "yolo" / "pred")
         print(f"YOLO set: {args.images} PNG images")
-        explain = child(["explain", data, pred, "--from", "ultralytics", "--to", "coco"], CLI)[0]
-        ends = {p: child(["yolo", data, pred, "--profile", p], CLI)[0] for p in ("ultralytics", "coco")}
+        explain = child(["explain", data, pred, "--from", "ultralytics", "--to", "coco"], CLI)
+        ends = {p: child(["yolo", data, pred, "--profile", p], CLI) for p in ("ultralytics", "coco")}
         _report("explain --from ultralytics --to coco", explain, ends)
 
 

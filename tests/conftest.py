@@ -1,8 +1,9 @@
 """The two profiles of the suite.
 
-``python -m pytest`` runs every test and every case (CI and the README's test command). ``python -m pytest -m
-"not slow"`` is the contributors' profile for iteration: every oracle still runs, on a few of its seeded
-cases, and every other test runs unless it is marked ``slow`` (CONTRIBUTING.md says what each profile costs).
+``python -m pytest -n auto`` runs every test and every case, one process per core (CI and the README's test
+command). ``python -m pytest -m "not slow"`` is the contributors' profile for iteration: every oracle still
+runs, on a few of its seeded cases, and every other test runs unless it is marked ``slow`` (CONTRIBUTING.md
+says what each profile costs).
 
 Two markers select what the fast profile leaves out (both are registered in ``pyproject.toml``):
 

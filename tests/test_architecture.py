@@ -8,8 +8,9 @@ In the spirit of hotcoco's ``tests/architecture.rs``: every check reads the sour
    are how cycles hide.
 2. ``layer``: an import against the layer order (:data:`LAYERS`, the order docs/architecture.md draws).
 3. ``private``: a private name (``_x``) imported from another module.
-4. ``envelope`` / ``levels`` / ``box_iou``: ``maximum.accumulate`` / ``fmax.accumulate``, a recall-level
-   ``linspace``/``arange``, or a box-IoU formula outside its one home (:data:`HOMES`; deliberate copies that
+4. ``envelope`` / ``levels`` / ``box_iou`` / ``rotated_iou``: ``maximum.accumulate`` / ``fmax.accumulate``, a
+   recall-level ``linspace``/``arange``, a box-IoU formula, or a polygon clipping's half-plane test
+   (``a·(b − c) − d·(e − f)``) outside its one home (:data:`HOMES`; deliberate copies that
    reproduce a tool's arithmetic live in modules named for that tool, listed there with the reason).
 5. ``process``: ``os.fork``, ``multiprocessing``, ``mmap``, ``madvise`` or ``dask`` outside ``deteval/run/``.
 
@@ -90,6 +91,9 @@ HOMES: dict[str, dict[str, str]] = {
     "box_iou": {
         "deteval.match.iou": "box IoU: pycocotools' bbIou (crowd), +1 pixel VOC, IoA",
         "deteval.detection.ultralytics": "Ultralytics' box_iou: float32, + 1e-7 in the union",
+    },
+    "rotated_iou": {
+        "deteval.match.rotated": "rotated-box IoU: polygon clipping (hotcoco's arithmetic)",
     },
 }
 
@@ -399,6 +403,25 @@ def _is_extent(node: ast.AST) -> bool:
     )
 
 
+def _is_side_test(node: ast.AST) -> bool:
+    """``a·(b − c) − d·(e − f)``: the side of an edge a point lies on (a 2-D cross product), the half-plane
+    test of polygon clipping."""
+
+    def scaled_difference(n: ast.AST) -> bool:
+        return (
+            isinstance(n, ast.BinOp)
+            and isinstance(n.op, ast.Mult)
+            and any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.Sub) for x in (n.left, n.right))
+        )
+
+    return (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Sub)
+        and scaled_difference(node.left)
+        and scaled_difference(node.right)
+    )
+
+
 def _axes(extent: ast.AST) -> int:
     """2 when the extent spans coordinates at once (``a[..., 2:]``, ``a[:, :2]``), else 1 (``a[:, 0]``)."""
     sliced = any(
@@ -431,6 +454,10 @@ def _kernel_uses(check: str) -> list[tuple[str, str, str]]:
             for node in ast.walk(tree):
                 if _is_level_range(node) or _is_level_comprehension(node):
                     found.append((check, module, ast.unparse(node)[:60]))
+        elif check == "rotated_iou":
+            for name, fn in _functions(tree):
+                if any(_is_side_test(n) for n in ast.walk(fn)):
+                    found.append((check, module, name))
         else:  # box IoU: overlap extents along two axes in one function
             for name, fn in _functions(tree):
                 nested = {
@@ -486,6 +513,8 @@ def test_the_checks_see_the_kernels_they_look_for():
         if isinstance(n, ast.Call) and _call_name(n) in ("linspace", "arange")
     ] == [True, True, False]
     assert sum(_is_level_comprehension(n) for n in ast.walk(src)) == 1
+    side = ast.parse("c = (ex - sx) * (py - sy) - (ey - sy) * (px - sx)").body[0]
+    assert sum(_is_side_test(n) for n in ast.walk(side)) == 1
 
 
 # ------------------------------------------------------------------------------------ 5. process code

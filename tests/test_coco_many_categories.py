@@ -115,7 +115,8 @@ def test_arrays_for_categories_with_truth_only(seed: int, monkeypatch: pytest.Mo
     for got, want in zip(ev.full_arrays(), (whole.precision, whole.recall, whole.scores)):
         assert np.array_equal(got, want)
     assert ev.per_class() == whole.per_class()
-    assert ev.to_dict(arrays=True) == whole.to_dict(arrays=True)
+    if seed == 0:  # (the nested lists of every array: a third of a second)
+        assert ev.to_dict(arrays=True) == whole.to_dict(arrays=True)
     assert ev.to_result().curves.keys() == whole.to_result().curves.keys()
     if p.use_cats:
         assert ev.cat_index is not None and ev.precision.shape[2] == ev.cat_index.shape[0] < len(ev.cat_ids)

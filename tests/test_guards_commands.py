@@ -386,6 +386,33 @@ def test_bootstrap_weights_are_bounded_and_unchanged() -> None:
         assert got.dtype == np.int64 and np.array_equal(got, want)
 
 
+def test_trec_bootstrap_beyond_the_weights_is_refused_before_evaluating(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--ci on more topics than the resample weights allow is refused once the files are read, before the
+    evaluation (10**6 topics were evaluated for a minute before the refusal); the topics counted are those of
+    both files, or every qrels topic with -c."""
+    import importlib
+
+    import deteval.commands.trec as trec_command
+
+    bootstrap = importlib.import_module("deteval.stats.bootstrap")  # (deteval.stats.bootstrap: the function)
+
+    def not_evaluated(*args: object, **kwargs: object) -> None:
+        raise AssertionError("evaluated before the refusal")
+
+    monkeypatch.setattr(bootstrap, "MAX_WEIGHTS", 10 * 3)  # 10 resamples of 3 topics fit
+    monkeypatch.setattr(trec_command, "evaluate_trec", not_evaluated)
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("".join(f"{t} 0 d{t} 1\n" for t in range(5)))
+    r.write_text("".join(f"{t} Q0 d{t} 1 1.0 x\n" for t in range(3, 8)))  # topics 3 and 4 judged
+    trec = ["trec", str(q), str(r), "-m", "map", "--ci", "0.95"]
+    cli_error(capsys, [*trec, "--bootstrap", "16"], "16 resamples of 2 units", "use --bootstrap 15 or fewer")
+    cli_error(
+        capsys, [*trec, "--bootstrap", "11", "-c"], "11 resamples of 5 units", "use --bootstrap 6 or fewer"
+    )
+
+
 def test_preset_with_a_bom_reads(tmp_path: Path) -> None:
     from deteval.config import load_preset
 

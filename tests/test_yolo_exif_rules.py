@@ -71,3 +71,21 @@ def test_profiles_use_their_rule(dataset: tuple[Path, Path]) -> None:
     assert old == by_hand_old["mAP50-95"]
     assert new == evaluate_yolo(ds, preds, "ultralytics").summary["mAP50-95"]
     assert ds.exif == "swap-5-8"
+
+
+def test_explain_walks_the_exif_rule(dataset: tuple[Path, Path]) -> None:
+    """Between an old era and COCO the sizes step is shown with its count, and the steps add up."""
+    from deteval.explain.yolo import explain
+
+    ds = load_yolo_dataset(dataset[0], duplicates="drop")
+    preds = load_yolo_predictions(dataset[1], ds)
+    e = explain(ds, preds, "ultralytics-8.0", "coco").to_dict()
+    first = e["steps"][0]
+    assert (
+        first["rule"].startswith("image sizes under the EXIF orientation") and first["count"] == 4
+    )  # (a.jpg, c.jpg, e.png, f.webp)
+    assert not any(s["rule"].startswith("residual") for s in e["steps"])
+    total = sum(s["delta"]["mAP50-95"] for s in e["steps"])
+    assert abs(e["from"]["mAP50-95"] + total - e["to"]["mAP50-95"]) < 1e-12
+    same_rule = explain(ds, preds, "ultralytics", "coco").to_dict()
+    assert not any(s["rule"].startswith("image sizes") for s in same_rule["steps"])

@@ -18,13 +18,14 @@ from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.detection.coco import COMPAT_MODES
 from deteval.detection.coco_params import FIELDS, IOU_TYPES, MASK_TYPES, CocoParams, results_kind
 from deteval.io.coco import load_coco_gt, load_coco_results, read_json
+from deteval.io.coco_obb import load_obb_results
 from deteval.io.guards import contained_path
 from deteval.match.boundary import BOUNDARY_PROFILES
 from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
 from deteval.report.progress import Progress
 from deteval.run.client import dask_client
-from deteval.run.coco import evaluate_coco, load_results_files
+from deteval.run.coco import evaluate_coco, load_results_files, obb_inputs
 
 _PARAM_OPTIONS = (*FIELDS, "dilation_ratio", "boundary_profile")
 
@@ -66,20 +67,24 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return _report(ev, args)
     with Progress(3, "deteval coco") as bar:
         bar.stage("reading ground truth")
+        gt_source, read = args.gt, sources
+        if params.iou_type == "obb":  # oriented boxes: their own reader (deteval.io.coco_obb), into tables
+            gt_source, obb_results = obb_inputs(args.gt, sources, args.on_error)
+            read = [obb_results]
         gt = load_coco_gt(
-            args.gt,
+            gt_source,
             keep_segmentation=params.iou_type in MASK_TYPES,
             need_keypoints=params.iou_type == "keypoints",
             on_error=args.on_error,
         )
         bar.stage("reading results")
-        if len(sources) == 1:
+        if len(read) == 1:
             results = load_coco_results(
-                sources[0], gt, iou_type=results_kind(params.iou_type), on_error=args.on_error
+                read[0], gt, iou_type=results_kind(params.iou_type), on_error=args.on_error
             )
         else:
             results = load_results_files(
-                sources, gt, iou_type=results_kind(params.iou_type), on_error=args.on_error
+                read, gt, iou_type=results_kind(params.iou_type), on_error=args.on_error
             )
         bar.stage("matching and accumulating")
         if stats is None:
@@ -178,7 +183,9 @@ def _with_statistics(
     systems = [
         results,
         *(
-            load_coco_results(o, gt, iou_type=results_kind(params.iou_type), on_error=args.on_error)
+            load_obb_results(o, gt)
+            if params.iou_type == "obb"
+            else load_coco_results(o, gt, iou_type=results_kind(params.iou_type), on_error=args.on_error)
             for o in others
         ),
     ]
@@ -233,14 +240,15 @@ def register(sub: Any) -> None:
         "--iou-type",
         choices=IOU_TYPES,
         default=None,
-        help="bbox (default), segm, keypoints or boundary (Boundary IoU, Cheng et al. 2021: min(mask IoU, "
-        "boundary IoU); crowds keep the mask IoU)",
+        help="bbox (default), segm, keypoints, boundary (Boundary IoU, Cheng et al. 2021: min(mask IoU, "
+        "boundary IoU); crowds keep the mask IoU) or obb (oriented boxes: an 'obb' [cx, cy, w, h, radians] "
+        "per record)",
     )
     add_boundary_args(p)
     p.add_argument(
         "--config",
         metavar="PRESET",
-        help="a preset name (coco, coco_fixed, coco_keypoints, coco_boundary) or TOML file",
+        help="a preset name (coco, coco_fixed, coco_keypoints, coco_boundary, coco_obb) or TOML file",
     )
     p.add_argument(
         "--compat",
@@ -271,6 +279,13 @@ def register(sub: Any) -> None:
         default=None,
         metavar="LIST",
         help="per-keypoint OKS sigmas, comma-separated (default: COCO's 17)",
+    )
+    p.add_argument(
+        "--kpt-oks-sigmas-per-category",
+        default=None,
+        metavar="SPEC",
+        help="OKS sigmas of some categories, 'ID:s1,s2,...;ID:s1,s2,...' (before a category record's "
+        "'sigmas' and --kpt-oks-sigmas)",
     )
     p.add_argument(
         "--on-error",

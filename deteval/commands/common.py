@@ -135,15 +135,16 @@ def wants_per_class(args: argparse.Namespace) -> bool:
 
 
 def emit(result: EvalResult, args: argparse.Namespace) -> None:
-    """Render ``result`` in ``args.format`` to ``args.output`` or stdout, then its warnings on stderr. A table
-    on the terminal leaves them to stderr alone (printed once); a file, and every other format, keeps them."""
+    """Render ``result`` in ``args.format`` to ``args.output`` or stdout, then its warnings on stderr. The
+    table leaves them to stderr alone (printed once; the file holds what the terminal shows); every other
+    format keeps them as data."""
     fmt = getattr(args, "format", None) or "table"
     output = getattr(args, "output", None)
     text = render(
         result,
         fmt,
         include_curves=bool(getattr(args, "curves", False)),
-        with_warnings=fmt != "table" or bool(output),
+        with_warnings=fmt != "table",
     )
     write_text(text, output)
     warn_on_stderr(result)

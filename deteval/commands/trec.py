@@ -10,6 +10,8 @@ import argparse
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from deteval.commands import options as opt
 from deteval.commands.cluster import add_cluster_args, cluster_requested, refuse_with_cluster
 from deteval.commands.common import apply_preset, warn_on_stderr, write_text
@@ -26,6 +28,7 @@ from deteval.retrieval.trec_output import format_trec, iter_trec_lines
 from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION, RECALL_LEVELS, VERSIONS
 from deteval.run.client import dask_client
 from deteval.run.trec import evaluate_trec
+from deteval.stats.bootstrap import check_weights
 from deteval.stats.trec import trec_statistics
 
 _FORMATS = ("trec", "json", "csv", "table", "markdown")
@@ -56,6 +59,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         bar.stage("measures")
         stats = stats_options(args)
         refuse_with_cluster(args, stats is not None, False)
+        if stats is not None and stats.get("level") is not None:
+            # the topics the bootstrap resamples are known now: a refusal need not wait for the evaluation
+            check_weights(_evaluated_topics(qrels, results, args.complete), stats["n_resamples"])
 
         def evaluate(results: Any, client: Any = None) -> Any:
             return evaluate_trec(
@@ -112,6 +118,12 @@ def _run_prefs(args: argparse.Namespace) -> int:
         topic_columns=args.query,  # -q in trec format: lines streamed from arrays (iter_trec_lines)
     )
     return _emit(result, args)
+
+
+def _evaluated_topics(qrels: Any, run: Any, complete: bool) -> int:
+    """How many topics are evaluated: every qrels topic with ``-c``, else those of both files."""
+    judged = np.unique(qrels.topic)
+    return int(judged.shape[0]) if complete else int(np.intersect1d(judged, np.unique(run.topic)).shape[0])
 
 
 def _emit(result: Any, args: argparse.Namespace, with_stats: bool = False) -> int:

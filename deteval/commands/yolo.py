@@ -19,11 +19,18 @@ from deteval.analysis.ranked import Matched
 from deteval.commands.coco import coco_hooks, coco_statistics
 from deteval.commands.common import add_output_args, warn_on_stderr, write_text
 from deteval.commands.stats_options import add_stats_args, stats_options
+from deteval.commands.yolo_pose import run_yolo_pose
 from deteval.detection.coco_params import CocoParams
-from deteval.detection.ultralytics import evaluate_ultralytics
+from deteval.detection.ultralytics import evaluate_ultralytics, get_rules
 from deteval.errors import ConfigError, DetevalWarning
 from deteval.io.coco import CocoGroundTruth, CocoResults
-from deteval.io.yolo import YoloDataset, load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo import (
+    YoloDataset,
+    for_exif_rule,
+    load_yolo_dataset,
+    load_yolo_predictions,
+    read_data_yaml,
+)
 from deteval.io.yolo_coco import (
     coco_to_yolo,
     dataset_to_coco,
@@ -31,6 +38,7 @@ from deteval.io.yolo_coco import (
     place_images,
     predictions_to_coco,
 )
+from deteval.io.yolo_obb import load_yolo_obb
 from deteval.report.progress import note
 from deteval.report.stats_table import STATS_KEYS
 from deteval.report.yolo_plots import YoloCurves, write_yolo_val_plots
@@ -38,6 +46,7 @@ from deteval.report.yolo_table import YOLO_FORMATS, render_yolo, yolo_lines
 from deteval.results import EvalResult
 from deteval.run.yolo import (
     PROFILE_NAMES,
+    TASKS,
     canonical_profile,
     coco_inputs,
     coco_results,
@@ -51,7 +60,17 @@ from deteval.tables.boxes import BoxTable
 VOC_EXPLAIN_PROFILES = ("voc07", "voc2012", "py_faster_rcnn")  # deteval.explain.voc.VOC_PROFILE_RULES
 
 
+def task_of(data_yaml: str) -> str:
+    """The task a data.yaml implies, as Ultralytics infers it: pose where it has ``kpt_shape``."""
+    if not str(data_yaml).lower().endswith((".yaml", ".yml")) or not Path(data_yaml).is_file():
+        return "detect"  # (the loader names what is wrong with it)
+    return "pose" if read_data_yaml(data_yaml, {"kpt_shape"}).get("kpt_shape") is not None else "detect"
+
+
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    args.task = args.task or task_of(args.data)
+    if args.task == "pose":
+        return run_yolo_pose(args)
     profile = args.profile or "ultralytics"
     if args.conf is not None and not math.isfinite(args.conf):
         raise ConfigError(f"--conf must be a finite confidence, got {args.conf}")
@@ -61,6 +80,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             "--ci and --compare-to resample images under --profile coco (pycocotools' numbers) or an "
             "Ultralytics profile, not supervision (its float32 port of pycocotools is not resampled)"
         )
+    if args.task != "detect":
+        return _run_task(args, profile, stats is not None)
     ds, preds = _read(args.data, args.predictions, args.split, is_ultralytics(profile), args.conf)
     result = evaluate_yolo(ds, preds, profile, iou_type=args.iou_type)
     wanted = analyses_requested(args)
@@ -68,7 +89,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     ultra = is_ultralytics(profile)
     if stats is not None and ultra:
         others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
-        units = UltralyticsUnits(ds.labels, [preds, *others], ds.n_images, ds.names, profile)
+        rule = get_rules(profile).exif  # (image sizes as that Ultralytics version reads them)
+        sized = [for_exif_rule(ds, p, rule) for p in (preds, *others)]
+        units = UltralyticsUnits(sized[0][0].labels, [p for _, p in sized], ds.n_images, ds.names, profile)
         units.add_statistics(result, list(args.compare_to or ()), **stats)
     if (stats is not None and not ultra) or wanted or own_pr:  # the COCO-protocol inputs the analyses read
         gt, res = coco_inputs(ds, preds, args.iou_type, all_sizes=wanted)
@@ -86,6 +109,30 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         run_analyses(args, result, _hooks(args, ds, gt, res, params, profile))
     if args.plots:
         write_yolo_plots(ds, preds, profile, args)
+    fmt = args.format or "table"
+    shown = result if fmt != "table" or args.per_class else replace(result, per_class={})
+    write_text(render_yolo(shown, fmt, include_curves=args.curves), args.output)
+    warn_on_stderr(result)
+    return 0
+
+
+def _run_task(args: argparse.Namespace, profile: str, stats: bool) -> int:
+    """``--task obb``: oriented boxes (:mod:`deteval.io.yolo_obb`), the metrics and ``--conf``; the
+    statistics, analyses and plots are the detect task's."""
+    if args.task != "obb":
+        raise ConfigError(f"--task {args.task} is not scored by deteval yolo")
+    if stats or analyses_requested(args) or args.plots or args.iou_type != "bbox":
+        raise ConfigError(
+            "--task obb prints the metrics (--conf, --per-class, --format): --ci, --compare-to, the analyses, "
+            "--html, --plots and --iou-type are for --task detect"
+        )
+    with warnings.catch_warnings():  # (what the readers tolerate is in ds.warnings, printed below)
+        warnings.simplefilter("ignore", DetevalWarning)
+        ds, preds, _, _ = load_yolo_obb(
+            args.data, args.predictions, args.split, duplicates="drop" if is_ultralytics(profile) else "error"
+        )
+    result = evaluate_yolo(ds, confidence_floor(preds, args.conf), profile, iou_type="obb")
+    result.lines = yolo_lines(result)
     fmt = args.format or "table"
     shown = result if fmt != "table" or args.per_class else replace(result, per_class={})
     write_text(render_yolo(shown, fmt, include_curves=args.curves), args.output)
@@ -131,6 +178,7 @@ def write_yolo_plots(ds: YoloDataset, preds: BoxTable, profile: str, args: argpa
     Ultralytics era (the newest under coco and supervision, which define no confidence curves), and the
     confusion matrix at ``--iou`` and ``--score-threshold``."""
     era = profile if is_ultralytics(profile) else "ultralytics"
+    ds, preds = for_exif_rule(ds, preds, get_rules(era).exif)  # (image sizes as that version reads them)
     m = evaluate_ultralytics(ds.labels, preds, ds.n_images, era)
     x = m.extra
     curves = YoloCurves(
@@ -306,6 +354,13 @@ def register(sub: Any) -> None:
     p.add_argument("data", metavar="DATA.yaml", help="the dataset's data.yaml")
     p.add_argument("predictions", metavar="PREDICTIONS", help="folder of txt files, or a JSON file")
     p.add_argument("--split", default="val", help="train, val (default) or test")
+    p.add_argument(
+        "--task",
+        choices=TASKS,
+        default=None,
+        help="detect, obb (oriented boxes, rows cls x1 y1 … x4 y4; coco or ultralytics profiles) or pose "
+        "(default: pose if the data.yaml has kpt_shape, else detect)",
+    )
     p.add_argument("--profile", choices=PROFILE_NAMES, default=None, help="default: ultralytics (the newest)")
     p.add_argument(
         "--iou-type",

@@ -108,12 +108,16 @@ class KeypointOks:
         garea: np.ndarray,
         sigmas: np.ndarray,
         d_rows: np.ndarray | None = None,
+        variances: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         """``d_rows``: the rows of ``dkp`` that are the detections (default: all), taken without a copy of
-        their whole rows."""
+        their whole rows. ``variances``: per-category sigmas, as a table of ``(2σ)²`` rows (one per category)
+        and each ground truth's row in it; ``sigmas`` then only gives the keypoint count."""
         n_kp = sigmas.shape[0]
         self.n_kp = n_kp
         self.var = (sigmas * 2) ** 2
+        # with per-category sigmas, each ground truth's own variances (a pair divides by its ground truth's)
+        self.gvar = None if variances is None else variances[0].take(variances[1], axis=0)
         # per ground truth: how many keypoints are visible, and the order that puts them first (in order), as
         # pycocotools' e[vg > 0] compacts them; without any, all keypoints in order. The slots past the
         # visible ones point far beyond any pair's row: a clipped take reads a 0 there (:meth:`_oks`)
@@ -167,7 +171,9 @@ class KeypointOks:
                 *row_extents(self.yd),
                 *row_extents(self.xg, vis),
                 *row_extents(self.yg, vis),
-                np.maximum.reduce(np.where(vis, self.var[:, None], 0.0), axis=0),
+                np.maximum.reduce(
+                    np.where(vis, self.var[:, None] if self.gvar is None else self.gvar.T, 0.0), axis=0
+                ),
             )
         dx0, dx1, dy0, dy1, gx0, gx1, gy0, gy1, vmax = self._extents
         gap_x = np.maximum(np.maximum(gx0[gi] - dx1[di], dx0[di] - gx1[gi]), 0.0)
@@ -204,7 +210,7 @@ class KeypointOks:
         e = np.multiply(dx, dx, out=dx)
         e += np.multiply(dy, dy, out=dy)
         del dy
-        e /= self.var
+        e /= self.var if self.gvar is None else self.gvar.take(gi, axis=0)
         e /= self.scale.take(gi)[:, None]
         e *= -0.5
         np.exp(e, out=e)

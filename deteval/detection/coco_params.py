@@ -19,11 +19,13 @@ from typing import Any
 import numpy as np
 
 from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS
+from deteval.detection.keypoint_sigmas import parse_sigmas_per_category
 from deteval.errors import ConfigError
 from deteval.match.boundary import BOUNDARY_PROFILES, DEFAULT_DILATION_RATIO
 from deteval.syntax import parse_decimal, parse_integer
 
-IOU_TYPES = ("bbox", "segm", "keypoints", "boundary")
+#: "obb": oriented boxes (rotated IoU, :mod:`deteval.detection.coco_obb`), otherwise bbox's parameters
+IOU_TYPES = ("bbox", "segm", "keypoints", "boundary", "obb")
 
 #: The IoU types scored on masks: their results are read as pycocotools' ``loadRes`` reads segm results.
 MASK_TYPES = ("segm", "boundary")
@@ -35,13 +37,13 @@ def results_kind(iou_type: str) -> str:
     return "segm" if iou_type in MASK_TYPES else iou_type
 
 
+#: COCO's 17 person keypoint sigmas in tenths, as the COCO tools write them (each tool divides by 10 its way).
+COCO_KPT_OKS_TENTHS = (
+    0.26, 0.25, 0.25, 0.35, 0.35, 0.79, 0.79, 0.72, 0.72, 0.62, 0.62, 1.07, 1.07, 0.87, 0.87, 0.89, 0.89,
+)  # fmt: skip
+
 #: COCO's 17 person keypoint sigmas, computed exactly as pycocotools does.
-COCO_KPT_OKS_SIGMAS = (
-    np.array(
-        [0.26, 0.25, 0.25, 0.35, 0.35, 0.79, 0.79, 0.72, 0.72, 0.62, 0.62, 1.07, 1.07, 0.87, 0.87, 0.89, 0.89]
-    )
-    / 10.0
-)
+COCO_KPT_OKS_SIGMAS = np.array(COCO_KPT_OKS_TENTHS) / 10.0
 
 
 def _linspace(start: float, stop: float, num: int) -> np.ndarray:
@@ -151,6 +153,8 @@ class CocoParams:
     * ``area_rng`` [areaRng] and ``area_lbl`` [areaRngLbl]: A closed ranges on the annotation ``area``.
     * ``use_cats`` [useCats]: False pools all categories (class-agnostic, as in proposal scoring).
     * ``kpt_oks_sigmas``: per-keypoint sigmas for OKS (COCO's 17 by default).
+    * ``kpt_oks_sigmas_per_category``: ``{category_id: sigmas}`` for categories with sigmas of their own (before
+      a category record's ``"sigmas"`` and ``kpt_oks_sigmas``: :mod:`deteval.detection.keypoint_sigmas`).
     * ``img_ids`` / ``cat_ids`` [imgIds, catIds]: restrict to these ids (None = all in the ground truth).
       With ``use_cats=False`` the order of ``cat_ids`` counts, as in pycocotools: the pooled lists run
       category by category in that order, which decides score and IoU ties.
@@ -169,6 +173,7 @@ class CocoParams:
     area_lbl: tuple[str, ...] = ("all", "small", "medium", "large")
     use_cats: bool = True
     kpt_oks_sigmas: np.ndarray = field(default_factory=lambda: COCO_KPT_OKS_SIGMAS.copy())
+    kpt_oks_sigmas_per_category: dict[Any, np.ndarray] | None = None
     img_ids: Sequence[Any] | None = None
     cat_ids: Sequence[Any] | None = None
     dilation_ratio: float = DEFAULT_DILATION_RATIO
@@ -255,6 +260,15 @@ class CocoParams:
                 if self.iou_type == "boundary"
                 else {}
             ),
+            **(
+                {}
+                if self.kpt_oks_sigmas_per_category is None
+                else {
+                    "kpt_oks_sigmas_per_category": {
+                        str(k): v.tolist() for k, v in self.kpt_oks_sigmas_per_category.items()
+                    }
+                }
+            ),
         }
 
 
@@ -267,6 +281,7 @@ FIELDS: tuple[str, ...] = (
     "area_lbl",
     "use_cats",
     "kpt_oks_sigmas",
+    "kpt_oks_sigmas_per_category",
 )
 _COUNT_LIMITS = {"iou_thrs": MAX_IOU_THRS, "rec_thrs": MAX_REC_THRS, "kpt_oks_sigmas": MAX_KEYPOINTS}
 
@@ -291,6 +306,8 @@ def parse_option(key: str, value: Any) -> Any:
         return check_field(key, tuple(v.strip() for v in labels))
     if key == "use_cats":
         return check_field(key, value)
+    if key == "kpt_oks_sigmas_per_category":
+        return parse_sigmas_per_category(value, key)
     if key == "dilation_ratio":
         return check_dilation_ratio(_scalar(value, key))
     if key == "boundary_profile":
@@ -376,6 +393,8 @@ def check_field(name: str, value: Any) -> Any:
         if not isinstance(value, (bool, np.bool_)):
             raise ConfigError(f"use_cats must be true or false, got {value!r}"[:200])
         return bool(value)
+    if name == "kpt_oks_sigmas_per_category":
+        return None if value is None else parse_sigmas_per_category(value, name)
     raise ConfigError(f"unknown COCO parameter {name!r}")
 
 

@@ -25,16 +25,26 @@ AP = ``trapezoid(interp(linspace(0, 1, 101), mrec, mpre))`` (so at most 0.995). 
 confidence for all classes: the argmax of the class-mean F1 curve on ``linspace(0, 1, 1000)`` after a box
 filter of 10 % width.
 
+Oriented boxes (``yolo val`` of an OBB model, ``OBBValidator``): the same matchers, ranking and AP, with
+Ultralytics' ProbIoU (:func:`probiou`, float32) of ``(cx, cy, w, h, r)`` boxes instead of the box IoU.
+
 A deliberate copy of kernels that have their home elsewhere, to reproduce Ultralytics' own arithmetic: the
-float32 IoU with ``+ 1e-7`` in the union (:func:`box_iou`; the float64 kernels are in ``match/iou.py``), its two
+float32 IoU with ``+ 1e-7`` in the union (:func:`box_iou`; the float64 kernels are in ``match/iou.py``), the
+float32 ProbIoU of oriented boxes (:func:`probiou`; the polygon IoU is in ``match/rotated.py``), its two
 matchers (:func:`match_image`; pycocotools' and the devkit's rules are in ``match/``), and the precision
 envelope of the sentinel-padded curve integrated with ``np.trapezoid`` (``_ap``; the core's AP methods never
 interpolate linearly). The grids and thresholds come from ``core/levels.py``. tests/test_yolo_ultralytics.py
 checks the results against the values Ultralytics reports.
+
+Pose (:func:`evaluate_ultralytics_pose`, ``PoseValidator``): the same ranking and matcher run a second time on
+Ultralytics' float32 OKS (:func:`kpt_iou`; COCO's float64 OKS is in ``detection/coco_iou.py``) with its
+sigmas (:func:`pose_sigmas`) and scale ``0.53 · box area`` (:func:`pose_area`); ``ultralytics-8.0`` divides
+as 8.0.239 does (``UltralyticsRules.oks``). tests/test_yolo_pose.py checks them against Ultralytics' own code.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -47,10 +57,16 @@ from deteval.core.levels import (
     ULTRALYTICS_RECALL_POINTS,
 )
 from deteval.detection.box_table import BoxTable
+from deteval.detection.coco_params import COCO_KPT_OKS_TENTHS
 from deteval.errors import ConfigError
 
 Matcher = Literal["unique", "greedy"]
+#: The IoU of pairs: label rows ``gi[p]`` with detection rows ``di[p]``, one value per pair (element-wise)
+PairIou = Callable[[np.ndarray, np.ndarray], np.ndarray]
 Sentinel = Literal["one", "repeat_last"]
+#: The OKS formulas of the pose validator: 8.0 divides three times (``d / (2σ)² / (area + eps) / 2``), 8.4
+#: divides once by the product (``d / ((2σ)² · (area + eps) · 2)``); in float32 the two round differently.
+OksForm = Literal["divided", "product"]
 
 IOU_THRESHOLDS_32 = ULTRALYTICS_IOU_THRESHOLDS  # == torch.linspace(0.5, 0.95, 10)
 IOU_THRESHOLDS_64 = COCO_IOU_THRESHOLDS  # np.linspace(0.5, 0.95, 10), for explain's float64 steps
@@ -71,11 +87,13 @@ class UltralyticsRules:
     #: How image sizes follow the EXIF orientation (:data:`deteval.io.yolo.ExifRule`; 8.4.174 and 8.4.175, in
     #: the 8.4.37 era, already read it as 8.4.176 does).
     exif: str = "swap-5-8"
+    oks: OksForm = "product"
 
 
 PROFILES: dict[str, UltralyticsRules] = {
+    # (pose: 8.0.239's OKS; 8.4.36 computes it as the later eras: with_rules("ultralytics-8.0", oks="product"))
     "ultralytics-8.0": UltralyticsRules(
-        "ultralytics-8.0", "unique", "one", versions="8.0 to 8.4.36, YOLOv5", exif="jpeg-6-8"
+        "ultralytics-8.0", "unique", "one", versions="8.0 to 8.4.36, YOLOv5", exif="jpeg-6-8", oks="divided"
     ),
     "ultralytics-8.4.37": UltralyticsRules(
         "ultralytics-8.4.37", "unique", "repeat_last", versions="8.4.37 to 8.4.175", exif="jpeg-6-8"
@@ -111,6 +129,52 @@ def box_iou(gt_xyxy: np.ndarray, dt_xyxy: np.ndarray, *, float32: bool = True) -
     inter = wh[..., 0] * wh[..., 1]
     wa, wb = a[..., 2:] - a[..., :2], b[..., 2:] - b[..., :2]
     return inter / (wa[..., 0] * wa[..., 1] + wb[..., 0] * wb[..., 1] - inter + dtype(_EPS_IOU))
+
+
+def _covariance(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ultralytics' ``_get_covariance_matrix`` (8.4's form) of float32 ``(cx, cy, w, h, r)`` rows: the Gaussian
+    of a rectangle, ``a = w²/12``, ``b = h²/12``, rotated by r. (8.0.239 writes the off-diagonal term as
+    ``a·cos·sin − b·sin·cos``; its expected numbers in the tests are the same.)"""
+    a, bb, r = b[:, 2] ** 2 / 12, b[:, 3] ** 2 / 12, b[:, 4]
+    cos, sin = np.cos(r), np.sin(r)
+    cos2, sin2 = cos**2, sin**2
+    return a * cos2 + bb * sin2, a * sin2 + bb * cos2, (a - bb) * cos * sin
+
+
+def probiou(gt_xywhr: np.ndarray, dt_xywhr: np.ndarray) -> np.ndarray:
+    """Ultralytics' ``batch_probiou`` of the pairs (``gt_xywhr[p]``, ``dt_xywhr[p]``), element-wise, in
+    float32, its operations in its order: the Bhattacharyya distance ``bd`` of the boxes' Gaussians
+    (``t1 + t2 + t3``, each denominator ``+ 1e-7``), clamped to [1e-7, 100], and ``1 − √(1 − e^(−bd) + 1e-7)``.
+    The OBB validator's IoU (``yolo val`` of an OBB model, its labels × predictions matrix read pair by pair);
+    ``(cx, cy, w, h, r)`` in pixels, r in radians.
+    """
+    f = np.float32
+    g, d = np.asarray(gt_xywhr, dtype=f).reshape(-1, 5), np.asarray(dt_xywhr, dtype=f).reshape(-1, 5)
+    eps = f(_EPS_IOU)
+    x1, y1, x2, y2 = g[:, 0], g[:, 1], d[:, 0], d[:, 1]
+    a1, b1, c1 = _covariance(g)
+    a2, b2, c2 = _covariance(d)
+    t1 = (
+        ((a1 + a2) * (y1 - y2) ** 2 + (b1 + b2) * (x1 - x2) ** 2)
+        / ((a1 + a2) * (b1 + b2) - (c1 + c2) ** 2 + eps)
+    ) * f(0.25)
+    t2 = (((c1 + c2) * (x2 - x1) * (y1 - y2)) / ((a1 + a2) * (b1 + b2) - (c1 + c2) ** 2 + eps)) * f(0.5)
+    root = np.sqrt(np.maximum(a1 * b1 - c1**2, f(0)) * np.maximum(a2 * b2 - c2**2, f(0)))
+    with np.errstate(divide="ignore", invalid="ignore"):  # (degenerate boxes: as torch, NaN or inf, clamped)
+        t3 = np.log(((a1 + a2) * (b1 + b2) - (c1 + c2) ** 2) / (f(4) * root + eps) + eps) * f(0.5)
+    bd = np.clip(t1 + t2 + t3, eps, f(100.0))
+    hd = np.sqrt(f(1.0) - np.exp(-bd) + eps)
+    return f(1) - hd
+
+
+def obb_pair_iou(gt_xywhr: np.ndarray, dt_xywhr: np.ndarray) -> PairIou:
+    """The pair IoU of :func:`match_split` for oriented boxes: :func:`probiou` of the rows' ``(cx, cy, w, h,
+    r)``, as the OBB validator's ``_process_batch``."""
+
+    def pair_iou(gi: np.ndarray, di: np.ndarray) -> np.ndarray:
+        return probiou(gt_xywhr[gi], dt_xywhr[di])
+
+    return pair_iou
 
 
 def match_image(
@@ -264,13 +328,17 @@ class MatchedSet:
     capped: int = 0
     pred_img: np.ndarray | None = None  # each detection's image (for resampling images)
     target_img: np.ndarray | None = None  # each label's image
+    kept: np.ndarray | None = None  # each detection's row in the detections table
 
 
-def match_split(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRules) -> MatchedSet:
+def match_split(
+    gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRules, iou: PairIou | None = None
+) -> MatchedSet:
     """Cap, rank within image, match every image and concatenate in image order (``yolo val``'s loop), all
     images at once: :func:`same_class_pairs` holds every pair that can match, the matchers run on it as
     columns (:func:`_unique_matches`, :func:`_greedy_matches`) and give what :func:`match_image` gives image
-    by image."""
+    by image. ``iou``: the pairs' IoU (default: :func:`box_iou`'s of their boxes; oriented boxes:
+    :func:`obb_pair_iou`)."""
     thresholds = IOU_THRESHOLDS_32 if rules.float32 else IOU_THRESHOLDS_64
     g_order = np.argsort(gt.img, kind="stable")
     # Within an image: descending confidence, file order on ties (the NMS output order Ultralytics sees).
@@ -279,7 +347,7 @@ def match_split(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRul
     rank = np.arange(len(d_order)) - np.searchsorted(d_img, d_img)
     capped = int((rank >= rules.max_det).sum())
     kept = d_order[rank < rules.max_det]
-    pairs = same_class_pairs(gt, dt, g_order, kept, rules.float32)
+    pairs = same_class_pairs(gt, dt, g_order, kept, rules.float32, iou)
     tp = match_pairs(pairs, len(kept), len(gt), thresholds, rules.matcher)
     if rules.matcher == "unique":
         redo = np.unique(pairs.image[pairs.tied])
@@ -289,10 +357,14 @@ def match_split(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRul
             k_img = dt.img[kept]
             for i, lo, hi in zip(redo.tolist(), g_start.tolist(), g_end.tolist()):
                 gi, rows = g_order[lo:hi], np.flatnonzero(k_img == i)
-                iou = box_iou(gt.xyxy[gi], dt.xyxy[kept[rows]], float32=rules.float32)
-                tp[rows] = match_image(iou, gt.cls[gi], dt.cls[kept[rows]], thresholds, rules.matcher)
+                di = kept[rows]
+                if iou is None:
+                    m = box_iou(gt.xyxy[gi], dt.xyxy[di], float32=rules.float32)
+                else:  # (labels × detections, from the pairs' IoU)
+                    m = iou(np.repeat(gi, len(di)), np.tile(di, len(gi))).reshape(len(gi), len(di))
+                tp[rows] = match_image(m, gt.cls[gi], dt.cls[di], thresholds, rules.matcher)
     conf = dt.conf[kept].astype(np.float32 if rules.float32 else np.float64)
-    return MatchedSet(tp, conf, dt.cls[kept], gt.cls[g_order], capped, dt.img[kept], gt.img[g_order])
+    return MatchedSet(tp, conf, dt.cls[kept], gt.cls[g_order], capped, dt.img[kept], gt.img[g_order], kept)
 
 
 @dataclass
@@ -310,13 +382,21 @@ class Pairs:
 
 
 def same_class_pairs(
-    gt: BoxTable, dt: BoxTable, g_order: np.ndarray, kept: np.ndarray, float32: bool = True
+    gt: BoxTable,
+    dt: BoxTable,
+    g_order: np.ndarray,
+    kept: np.ndarray,
+    float32: bool = True,
+    pair_iou: PairIou | None = None,
 ) -> Pairs:
     """Every (label, detection) pair of one image and one class with IoU ≥ 0.5 (:func:`box_iou`'s float
-    arithmetic, pair by pair), as :class:`Pairs`. Pairs of two classes never match (Ultralytics zeroes
-    their IoU) and neither do IoUs below every threshold."""
+    arithmetic, pair by pair, or ``pair_iou``'s), as :class:`Pairs`. Pairs of two classes never match
+    (Ultralytics zeroes their IoU) and neither do IoUs below every threshold."""
     det, label = pair_index(gt, dt, g_order, kept)
-    iou = paired_box_iou(gt.xyxy[label], dt.xyxy[kept[det]], float32=float32)
+    if pair_iou is None:
+        iou = paired_box_iou(gt.xyxy[label], dt.xyxy[kept[det]], float32=float32)
+    else:
+        iou = pair_iou(label, kept[det])
     low = (IOU_THRESHOLDS_32 if float32 else IOU_THRESHOLDS_64).min()
     return pairs_at_least(det, label, iou, low, dt.img[kept[det]])
 
@@ -434,11 +514,17 @@ def _greedy_matches(pairs: Pairs, n_dt: int, n_gt: int, thresholds: np.ndarray) 
 
 
 def evaluate_ultralytics(
-    gt: BoxTable, dt: BoxTable, n_images: int, profile: str | UltralyticsRules = "ultralytics"
+    gt: BoxTable,
+    dt: BoxTable,
+    n_images: int,
+    profile: str | UltralyticsRules = "ultralytics",
+    *,
+    iou: PairIou | None = None,
 ) -> UltralyticsMetrics:
-    """``yolo val``'s box metrics of detections ``dt`` against labels ``gt`` (pixel xyxy) under a profile."""
+    """``yolo val``'s box metrics of detections ``dt`` against labels ``gt`` (pixel xyxy) under a profile;
+    ``iou`` as in :func:`match_split` (:func:`obb_pair_iou` for an OBB model's metrics)."""
     rules = get_rules(profile)
-    m = match_split(gt, dt, n_images, rules)
+    m = match_split(gt, dt, n_images, rules, iou)
     out = ap_per_class(m.tp, m.conf, m.pred_cls, m.target_cls, rules.sentinel)
     out.extra["capped"] = m.capped
     out.extra["images_per_class"] = np.array(
@@ -450,3 +536,112 @@ def evaluate_ultralytics(
 def with_rules(profile: str | UltralyticsRules, **changes: Any) -> UltralyticsRules:
     """A copy of a profile's rules with some changed (``explain`` walks from one era to another this way)."""
     return replace(get_rules(profile), **changes)
+
+
+# ------------------------------------------------------------------------------------------------------ pose
+#: Ultralytics' scale of a label's box area in OKS (xtcocotools' CrowdPose constant).
+POSE_AREA_FACTOR = 0.53
+
+
+def pose_sigmas(kpt_shape: tuple[int, int], oks: OksForm, dataset_sigmas: Any = None) -> np.ndarray:
+    """The float32 sigmas ``PoseValidator`` uses: the data.yaml's ``kpt_oks_sigmas`` where given (read by recent
+    8.4 versions), else COCO's 17 for ``kpt_shape == [17, 3]`` (only that shape: ``[17, 2]`` gets the uniform
+    ones), else ``1 / K`` for each of the K keypoints. COCO's are ``OKS_SIGMA``: 8.0 divides the float64 tenths
+    by 10 (then torch rounds them to float32), 8.4 divides float32 tenths by 10 in float32."""
+    n_kpt = int(kpt_shape[0])
+    if dataset_sigmas is not None:
+        return np.asarray(dataset_sigmas, dtype=np.float32).reshape(-1)
+    if tuple(kpt_shape) == (17, 3):
+        if oks == "divided":
+            return (np.array(COCO_KPT_OKS_TENTHS) / 10.0).astype(np.float32)
+        return np.array(COCO_KPT_OKS_TENTHS, dtype=np.float32) / np.float32(10.0)
+    return (np.ones(n_kpt) / n_kpt).astype(np.float32)
+
+
+def pose_area(gt_xyxy: np.ndarray) -> np.ndarray:
+    """``xyxy2xywh(bboxes)[:, 2:].prod(1) * 0.53`` in float32: each label's OKS scale."""
+    b = gt_xyxy.astype(np.float32).reshape(-1, 4)
+    return (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) * np.float32(POSE_AREA_FACTOR)
+
+
+def kpt_iou(
+    gt_kpts: np.ndarray, dt_kpts: np.ndarray, area: np.ndarray, sigma: np.ndarray, oks: OksForm
+) -> np.ndarray:
+    """Ultralytics' ``kpt_iou`` (labels × detections) in float32: ``Σ_k exp(−e_k) · [v_k ≠ 0] / (Σ_k [v_k ≠ 0] +
+    1e-7)`` over the label's keypoints, ``e_k = d_k² / (2σ_k)² / (area + 1e-7) / 2`` (grouped as ``oks`` says).
+
+    A copy of COCO's OKS (:class:`deteval.detection.coco_iou.KeypointOks`, float64, the mean over the visible
+    keypoints, a box distance where none is) kept for Ultralytics' arithmetic: float32, the ``1e-7`` in the
+    area and in the count (a label without visible keypoints has OKS 0), its scale ``0.53 · box area``. Each
+    float32 operation is torch's; the sum over keypoints and ``exp`` are numpy's, which may differ from
+    torch's in the last bit (this matters only for an OKS within a float32 ulp of a threshold).
+    """
+    g = gt_kpts.astype(np.float32)
+    d = dt_kpts.astype(np.float32)
+    dist = (g[:, None, :, 0] - d[None, :, :, 0]) ** 2 + (g[:, None, :, 1] - d[None, :, :, 1]) ** 2
+    mask = g[..., 2] != 0
+    eps = np.float32(_EPS_IOU)
+    two_sigma_sq = (2 * sigma.astype(np.float32)) ** 2
+    scale = area.astype(np.float32)[:, None, None] + eps
+    if oks == "divided":
+        e = dist / two_sigma_sq / scale / np.float32(2)
+    else:
+        e = dist / (two_sigma_sq * scale * np.float32(2))
+    total = (np.exp(-e) * mask[:, None, :]).sum(-1, dtype=np.float32)
+    return total / (mask.sum(-1).astype(np.float32)[:, None] + eps)
+
+
+def evaluate_ultralytics_pose(
+    gt: BoxTable,
+    gt_kpts: np.ndarray,
+    dt: BoxTable,
+    dt_kpts: np.ndarray,
+    n_images: int,
+    profile: str | UltralyticsRules = "ultralytics",
+    sigma: np.ndarray | None = None,
+) -> tuple[UltralyticsMetrics, UltralyticsMetrics]:
+    """``yolo val``'s box and pose metrics (``Box(P R mAP50 mAP50-95) Pose(P R mAP50 mAP50-95)``) of a pose
+    model's detections: the same ranking and matcher, once on box IoU, once on :func:`kpt_iou` (labels
+    ``gt_kpts`` N × K × 3 with visibility, detections ``dt_kpts`` M × K × 2 or 3, pixels; ``sigma``: K float32
+    sigmas, default :func:`pose_sigmas` of a ``[K, 3]`` skeleton)."""
+    rules = get_rules(profile)
+    if sigma is None:
+        sigma = pose_sigmas((gt_kpts.shape[1], 3), rules.oks)
+    area = pose_area(gt.xyxy)
+    m = match_split(gt, dt, n_images, rules)
+    assert m.kept is not None
+    tp_pose = pose_matches(gt, gt_kpts, dt, dt_kpts, m.kept, area, sigma, rules)
+    box = ap_per_class(m.tp, m.conf, m.pred_cls, m.target_cls, rules.sentinel)
+    pose = ap_per_class(tp_pose, m.conf, m.pred_cls, m.target_cls, rules.sentinel)
+    for out in (box, pose):
+        out.extra["capped"] = m.capped
+    return box, pose
+
+
+def pose_matches(
+    gt: BoxTable,
+    gt_kpts: np.ndarray,
+    dt: BoxTable,
+    dt_kpts: np.ndarray,
+    kept: np.ndarray,
+    area: np.ndarray,
+    sigma: np.ndarray,
+    rules: UltralyticsRules,
+) -> np.ndarray:
+    """The correct-at-threshold matrix of the kept detections (``kept``: their rows, image by image in rank
+    order, as :func:`match_split` keeps them) on OKS: per image, :func:`kpt_iou` of its labels (in table order)
+    and detections, through the era's :func:`match_image`."""
+    thresholds = IOU_THRESHOLDS_32 if rules.float32 else IOU_THRESHOLDS_64
+    tp = np.zeros((len(kept), len(thresholds)), dtype=bool)
+    g_order = np.argsort(gt.img, kind="stable")
+    g_img = gt.img[g_order]
+    k_img = dt.img[kept]
+    for i in np.unique(k_img).tolist():
+        gi = g_order[np.searchsorted(g_img, i) : np.searchsorted(g_img, i, side="right")]
+        if not len(gi):
+            continue
+        rows = np.flatnonzero(k_img == i)
+        di = kept[rows]
+        oks = kpt_iou(gt_kpts[gi], dt_kpts[di], area[gi], sigma, rules.oks)
+        tp[rows] = match_image(oks, gt.cls[gi], dt.cls[di], thresholds, rules.matcher)
+    return tp

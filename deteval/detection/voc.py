@@ -65,6 +65,7 @@ from deteval.core.lists import RankedLists, ranked_lists, sort_lists
 from deteval.core.ranking import TiePolicy
 from deteval.detection.boxes import box_iou, paired_iou
 from deteval.errors import ConfigError, ValidationError
+from deteval.match.rotated import quad_iou_matrix, quad_iou_pairs
 from deteval.results import EvalResult, PRCurve
 from deteval.tables.arrays import MAX_COORD, as_boxes
 from deteval.tables.voc import (
@@ -178,10 +179,12 @@ def _best_boxes(
     cnt: np.ndarray,
     plus_one: bool,
     pair_chunk: int,
+    rotated: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each detection ``rows[k]``: the maximum IoU over its candidate boxes ``gorder[start[k]:start[k] +
     cnt[k]]`` and the first box reaching it (the devkit's ``ov > ovmax`` keeps the first), computed over
-    chunks of whole detections holding at most ``pair_chunk`` pairs (one detection at least)."""
+    chunks of whole detections holding at most ``pair_chunk`` pairs (one detection at least). ``rotated``:
+    quadrilateral rows and the rotated IoU (:func:`_pair_iou`)."""
     best = np.empty(rows.shape[0], dtype=np.float64)
     jmax = np.empty(rows.shape[0], dtype=np.int64)
     # Detections facing many boxes: one IoU matrix per (class, image) block of rows (broadcast, no gathered
@@ -198,7 +201,10 @@ def _best_boxes(
         step = max(1, pair_chunk // c)
         for i in range(0, k.shape[0], step):
             kk = k[i : i + step]
-            iou = box_iou(db[rows[kk]], boxes, plus_one=plus_one, no_overlap=-np.inf)
+            if rotated:
+                iou = _no_overlap(quad_iou_matrix(db[rows[kk]], boxes))
+            else:
+                iou = box_iou(db[rows[kk]], boxes, plus_one=plus_one, no_overlap=-np.inf)
             j = np.argmax(iou, axis=1)  # the first maximum, as the devkit's `ov > ovmax`
             best[kk] = iou[np.arange(kk.shape[0]), j]
             jmax[kk] = cols[j]
@@ -214,7 +220,10 @@ def _best_boxes(
         first = np.cumsum(ck) - ck  # offset of each detection's first pair
         within = np.arange(pair_det.shape[0]) - np.repeat(first, ck)
         pair_gt = gorder[np.repeat(start[k], ck) + within]
-        iou = paired_iou(db[pair_det], gb[pair_gt], plus_one=plus_one, no_overlap=-np.inf)
+        if rotated:
+            iou = _no_overlap(quad_iou_pairs(db, gb, np.zeros(gb.shape[0], bool), pair_det, pair_gt))
+        else:
+            iou = paired_iou(db[pair_det], gb[pair_gt], plus_one=plus_one, no_overlap=-np.inf)
         b = np.maximum.reduceat(iou, first)
         is_best_idx = np.flatnonzero(iou == np.repeat(b, ck))
         seg = np.repeat(np.arange(hi - lo), ck)[is_best_idx]
@@ -223,6 +232,12 @@ def _best_boxes(
         jmax[k] = pair_gt[is_best_idx[first_best]]
         lo = hi
     return best, jmax
+
+
+def _no_overlap(iou: np.ndarray) -> np.ndarray:
+    """Rotated IoUs with −inf where the boxes do not overlap, as the box kernels' ``no_overlap`` gives (so
+    that a threshold of 0 never matches disjoint boxes)."""
+    return np.where(iou > 0.0, iou, -np.inf)
 
 
 def match_inputs(
@@ -365,6 +380,9 @@ class VOCMatchPart:
     iou_threshold: float = 0.5
     plus_one: bool = True
     strict: bool = False
+    #: boxes are quadrilateral rows (:mod:`deteval.tables.quads`) and the IoU is the rotated one
+    #: (:mod:`deteval.match.rotated`, the DOTA devkit's polygon IoU); ``plus_one`` does not apply
+    rotated: bool = False
 
     def __len__(self) -> int:
         return int(self.rows.shape[0])
@@ -521,7 +539,9 @@ def _outcomes(part: VOCMatchPart, pair_chunk: int) -> np.ndarray:
 
     rows = np.flatnonzero(count > 0)
     if rows.size:
-        best, jmax = _best_boxes(db, gb, gorder, rows, start[rows], count[rows], part.plus_one, pair_chunk)
+        best, jmax = _best_boxes(
+            db, gb, gorder, rows, start[rows], count[rows], part.plus_one, pair_chunk, part.rotated
+        )
         hit = best > part.iou_threshold if part.strict else best >= part.iou_threshold
         det_hit = rows[hit]
         gt_hit = jmax[hit]

@@ -1,8 +1,11 @@
 """``deteval explain`` for the YOLO profiles: why two evaluators give two numbers, one rule at a time.
 
-Every YOLO profile is a point in five rule dimensions. Walking from profile A to profile B, the dimensions
+Every YOLO profile is a point in six rule dimensions. Walking from profile A to profile B, the dimensions
 are switched one at a time in this fixed order, each step re-scoring the same data with one more rule of B:
 
+0. ``exif`` — how image sizes follow the EXIF orientation (:data:`deteval.io.yolo.ExifRule`: Ultralytics ≤
+   8.4.173 ``jpeg-6-8``, later versions, COCO and supervision ``swap-5-8``); the step is shown only when some
+   image is sized differently by the two rules.
 1. ``matcher`` — ``unique`` (Ultralytics ≤ 8.4.175: all pairs ≥ t by IoU, one ``np.unique`` per side),
    ``greedy`` (Ultralytics ≥ 8.4.176: detections in rank order take the best unclaimed label, lowest index on
    IoU ties), ``coco`` (COCOeval: the same greedy walk, the last ground truth winning IoU ties).
@@ -48,7 +51,8 @@ from deteval.detection.ultralytics import (
     paired_box_iou,
     pairs_at_least,
 )
-from deteval.io.yolo import YoloDataset
+from deteval.detection.ultralytics import PROFILES as ULTRA
+from deteval.io.yolo import YoloDataset, for_exif_rule
 from deteval.match.greedy import greedy_match, greedy_match_pairs
 from deteval.match.iou import bb_iou
 from deteval.run.yolo import canonical_profile, evaluate_yolo
@@ -63,17 +67,25 @@ class Rules:
     ap: Literal["ultralytics", "coco", "supervision"]
     float32: bool
     cap: Literal["300/image", "100/image+class"]
+    exif: str = "swap-5-8"  # (deteval.io.yolo.ExifRule: how image sizes follow the EXIF orientation)
 
 
 PROFILE_RULES: dict[str, Rules] = {
-    "ultralytics-8.0": Rules("unique", "one", "ultralytics", True, "300/image"),
-    "ultralytics-8.4.37": Rules("unique", "repeat_last", "ultralytics", True, "300/image"),
-    "ultralytics-8.4.176": Rules("greedy", "repeat_last", "ultralytics", True, "300/image"),
+    "ultralytics-8.0": Rules(
+        "unique", "one", "ultralytics", True, "300/image", ULTRA["ultralytics-8.0"].exif
+    ),
+    "ultralytics-8.4.37": Rules(
+        "unique", "repeat_last", "ultralytics", True, "300/image", ULTRA["ultralytics-8.4.37"].exif
+    ),
+    "ultralytics-8.4.176": Rules(
+        "greedy", "repeat_last", "ultralytics", True, "300/image", ULTRA["ultralytics-8.4.176"].exif
+    ),
     "coco": Rules("coco", "repeat_last", "coco", False, "100/image+class"),
     "supervision": Rules("coco", "repeat_last", "supervision", False, "100/image+class"),
 }
-ORDER = ("matcher", "sentinel", "ap", "float32", "cap")
+ORDER = ("exif", "matcher", "sentinel", "ap", "float32", "cap")
 _RULE_TEXT = {
+    "exif": "image sizes under the EXIF orientation (Ultralytics' exif_size)",
     "matcher": "matcher",
     "sentinel": "end sentinel of the recall curve",
     "ap": "AP integration and ranking",
@@ -293,23 +305,38 @@ def _count(rule: str, before: tuple, after: tuple) -> tuple[int, str]:
     return changed, "detections matched differently"
 
 
+def _resized(a: YoloDataset, b: YoloDataset, preds: BoxTable) -> int:
+    """Images with labels or predictions whose size differs between two EXIF rules (their sizes are read)."""
+    used = np.unique(np.concatenate([a.labels.img, preds.img]))
+    return int(sum(a.image_size(int(i)) != b.image_size(int(i)) for i in used))
+
+
 def explain(ds: YoloDataset, preds: BoxTable, profile_from: str, profile_to: str) -> Explanation:
     """Attribute the difference between two profiles' mAP50-95 and mAP50 rule by rule (module docstring)."""
     a_name, b_name = canonical_profile(profile_from), canonical_profile(profile_to)
     ra, rb = PROFILE_RULES[a_name], PROFILE_RULES[b_name]
-    gt, n, k = ds.labels, ds.n_images, len(ds.names)
+    n, k = ds.n_images, len(ds.names)
+    # The labels and predictions in pixels under each EXIF rule of the walk.
+    tables = {r.exif: for_exif_rule(ds, preds, r.exif) for r in (ra, rb)}
     res_a, res_b = evaluate_yolo(ds, preds, a_name), evaluate_yolo(ds, preds, b_name)
     steps = []
     cur = ra
-    prev = score(gt, preds, n, k, cur)
+    prev = score(tables[cur.exif][0].labels, tables[cur.exif][1], n, k, cur)
     first = (prev[0], prev[1])
+    gt = tables[rb.exif][0].labels
     for dim in ORDER:
         want = getattr(rb, dim)
         if getattr(cur, dim) == want:
             continue
         nxt_rules = replace(cur, **{dim: want})
-        nxt = score(gt, preds, n, k, nxt_rules)
-        count, what = _count(dim, prev, nxt)
+        if dim == "exif":
+            count, what = _resized(tables[cur.exif][0], tables[want][0], preds), "images sized differently"
+            if not count:  # (no image has an orientation the two rules read differently: no step)
+                cur = nxt_rules
+                continue
+        nxt = score(tables[nxt_rules.exif][0].labels, tables[nxt_rules.exif][1], n, k, nxt_rules)
+        if dim != "exif":
+            count, what = _count(dim, prev, nxt)
         steps.append(
             {
                 "rule": f"{_RULE_TEXT[dim]}: {getattr(cur, dim)} → {want}",

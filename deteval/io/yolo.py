@@ -8,8 +8,9 @@ Dataset (Ultralytics ``check_det_dataset`` / ``YOLODataset``):
   paths (``./x`` relative to the list's folder, other relative paths to the current directory), or a list
   of either; a relative split path that does not exist and starts with ``../`` is retried without it.
   ``validation`` stands for a missing ``val``. ``names``: list or ``{id: name}``; ``nc`` must agree.
-  ``kpt_shape`` (pose) is refused: pose and OBB datasets are not scored (OBB rows cannot be told apart from
-  4-point polygons, so do not give an OBB dataset).
+  ``kpt_shape`` (pose) is refused here: :mod:`deteval.io.yolo_pose` reads pose rows (``--task pose``). OBB
+  rows (``cls x1 y1 … x4 y4``) read here as 4-point polygons; an OBB dataset is scored as one with
+  ``--task obb`` (:mod:`deteval.io.yolo_obb`).
 * Images: files whose extension is one of Ultralytics' image formats, sorted by path string.
 * Labels: the last ``/images/`` of the image path becomes ``/labels/`` and the extension ``.txt``; a
   missing or empty file is an image without objects. Rows: ``cls xc yc w h`` (normalized) or polygons
@@ -412,17 +413,23 @@ def _label_name(image: str) -> str:
 
 
 def load_yolo_dataset(
-    data_yaml: str | os.PathLike[str], split: str = "val", *, duplicates: Duplicates = "error"
+    data_yaml: str | os.PathLike[str],
+    split: str = "val",
+    *,
+    duplicates: Duplicates = "error",
+    read_labels: Callable[[YoloDataset, Duplicates], BoxTable] | None = None,
 ) -> YoloDataset:
-    """Read one split of a YOLO dataset (see the module docstring for the rules)."""
+    """Read one split of a YOLO dataset (see the module docstring for the rules). ``read_labels``: the reader
+    of another task's label rows (pose: :func:`deteval.io.yolo_pose.load_pose_dataset`)."""
     yaml_path = Path(data_yaml)
     file = str(yaml_path)
     if yaml_path.is_dir():
         raise InputFormatError("give the data.yaml file, not its folder", file=file)
     data = read_data_yaml(yaml_path)
-    if data.get("kpt_shape") is not None:
+    if data.get("kpt_shape") is not None and read_labels is None:
         raise ValidationError(
-            "a pose dataset (kpt_shape): keypoints are not scored by deteval yolo", file=file
+            "a pose dataset (kpt_shape): score it with deteval yolo --task pose (deteval.io.yolo_pose)",
+            file=file,
         )
     if data.get("val") is None and data.get("validation") is not None:
         data["val"] = data["validation"]
@@ -440,7 +447,7 @@ def load_yolo_dataset(
         and resolved.endswith((f"{os.sep}val2017.txt", f"{os.sep}test-dev2017.txt"))
     )
     ds = YoloDataset(yaml_path, root, split, names, images, is_coco=is_coco)
-    ds._norm = _read_labels(ds, duplicates)
+    ds._norm = (read_labels or _read_labels)(ds, duplicates)
     return ds
 
 

@@ -64,6 +64,7 @@ from deteval.io.coco import (
     load_coco_results,
 )
 from deteval.io.coco.ranges import first_record, load_results_range
+from deteval.io.coco_obb import load_obb_gt, load_obb_results
 from deteval.io.json_ranges import ArrayRanges, scan_json_array
 from deteval.match.coco import merge_coco_tables
 
@@ -80,6 +81,7 @@ __all__ = [
     "evaluate_coco_sharded",
     "load_results_files",
     "merge_shards",
+    "obb_inputs",
 ]
 
 #: How an evaluation may run: ``"auto"`` (a second core where that pays, image shards on ``client`` or with
@@ -114,7 +116,7 @@ def evaluate_coco(
         :class:`~deteval.io.coco.CocoResults`; or several result files (a list of paths, e.g. one per
         training rank), read as their concatenation in the given order.
     iou_type
-        "bbox" (default), "segm" or "keypoints".
+        "bbox" (default), "segm", "keypoints" or "obb" (oriented boxes, :mod:`deteval.detection.coco_obb`).
     params
         A :class:`~deteval.detection.coco_params.CocoParams`, a pycocotools ``Params`` or a dict of options.
     compat
@@ -143,6 +145,8 @@ def evaluate_coco(
     check_compat(compat)
     if strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {strategy!r}: use one of {', '.join(map(repr, STRATEGIES))}")
+    if resolve_params(params, iou_type).iou_type == "obb":
+        gt, results = obb_inputs(gt, results, on_error)
     if client is not None or shards is not None:
         if strategy == "one process":
             raise ConfigError("strategy 'one process' runs no shards: leave client and shards unset")
@@ -177,6 +181,18 @@ def evaluate_coco(
     return finish_evaluation(table, p, compat, g, counts, r.warnings + warnings, arrays)
 
 
+def obb_inputs(gt: Any, results: Any, on_error: str) -> tuple[CocoGroundTruth, CocoResults]:
+    """Oriented-box inputs (:mod:`deteval.io.coco_obb`) read whole, as tables every strategy then takes."""
+    if on_error != "raise":
+        raise ConfigError(
+            "iou_type 'obb' reads its inputs with on_error='raise' only: a bad record is an error"
+        )
+    g = load_obb_gt(gt)
+    if is_path_list(results):
+        return g, concat_results([load_obb_results(s, g) for s in results])
+    return g, load_obb_results(results, g)
+
+
 @dataclass
 class ShardTable:
     """What a shard task sends back: its match table and counts."""
@@ -202,9 +218,10 @@ def gt_rows(g: CocoGroundTruth, rows: np.ndarray) -> CocoGroundTruth:
         ignore=g.ignore[rows],
         num_keypoints=g.num_keypoints[rows],
         keypoints=None if g.keypoints is None else g.keypoints[rows],
+        obb=None if g.obb is None else g.obb[rows],
         segmentation=None if g.segmentation is None else [g.segmentation[i] for i in rows.tolist()],
         image_records=None,
-        category_records=None,
+        category_records=g.category_records,  # (small; keypoints read a category's own OKS sigmas there)
         file_rows=rows if g.file_rows is None else g.file_rows[rows],  # (what errors name)
     )
 

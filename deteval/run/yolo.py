@@ -5,6 +5,9 @@
 * ``supervision``: supervision ≥ 0.26 ``MeanAveragePrecision`` (see :mod:`.supervision_profile`).
 * ``ultralytics-8.0``, ``ultralytics-8.4.37``, ``ultralytics-8.4.176`` (``ultralytics`` = the newest):
   ``yolo val``'s box metrics (see :mod:`.ultralytics`).
+
+Oriented boxes (``task="obb"``): ``coco`` is the COCO-style OBB protocol (the rotated polygon IoU,
+:mod:`deteval.detection.coco_obb`); the Ultralytics profiles are the OBB validator's metrics (ProbIoU).
 """
 
 from __future__ import annotations
@@ -18,15 +21,19 @@ import numpy as np
 from deteval.detection.box_table import BoxTable
 from deteval.detection.coco import DET_STAT_NAMES
 from deteval.detection.supervision_profile import supervision_from_coco
-from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics, get_rules
+from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics, get_rules, obb_pair_iou
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
-from deteval.io.yolo import YoloDataset, for_exif_rule, load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo import Duplicates, YoloDataset, for_exif_rule, load_yolo_dataset, load_yolo_predictions
 from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
+from deteval.io.yolo_obb import load_yolo_obb, obb_corners
 from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco
+from deteval.tables.quads import corners_obb, obb_quads
 
 PROFILE_NAMES = ("coco", "supervision", *PROFILES, *ALIASES)
+#: What a YOLO dataset's rows are: boxes (or polygons), oriented boxes, poses (Ultralytics' task names)
+TASKS = ("detect", "obb", "pose")
 
 
 def canonical_profile(name: str) -> str:
@@ -137,8 +144,15 @@ def coco_results(
 
 
 def coco_evaluation(ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox") -> Any:
-    """deteval's COCOeval on the converted dataset and predictions (a :class:`CocoEvaluation`)."""
-    gt, res = coco_inputs(ds, preds, iou_type)
+    """deteval's COCOeval on the converted dataset and predictions (a :class:`CocoEvaluation`);
+    ``iou_type="obb"``: every row a 4-point polygon, scored with the rotated IoU (each quadrilateral read as
+    hotcoco's DOTA converter reads it, area ``w·h``)."""
+    gt, res = coco_inputs(ds, preds, "bbox" if iou_type == "obb" else iou_type)
+    if iou_type == "obb":
+        gt.obb = obb_quads(corners_obb(obb_corners(ds.labels, ds, "labels")))
+        gq = obb_quads(corners_obb(obb_corners(preds, ds, "predictions")))
+        gt.area = gt.obb[:, 8].copy()
+        res = res.replace(obb=gq, area=gq[:, 8].copy())
     return evaluate_coco(gt, res, iou_type=iou_type)
 
 
@@ -154,11 +168,17 @@ def evaluate_yolo(
     """Score ``preds`` against the split ``ds`` under ``profile`` (see the module docstring).
 
     ``iou_type="segm"`` (``coco`` only): mask AP of polygon labels and polygon predictions, pycocotools'
-    ``segm`` with the polygons rasterized at each image's size.
+    ``segm`` with the polygons rasterized at each image's size. ``iou_type="obb"`` (``--task obb``): oriented
+    boxes, every row 4 corners (:mod:`deteval.io.yolo_obb`): the rotated IoU under ``coco``
+    (:mod:`deteval.detection.coco_obb`), Ultralytics' ProbIoU under its profiles.
     """
     name = canonical_profile(profile)
-    if iou_type not in ("bbox", "segm"):
-        raise ConfigError(f"unknown iou_type {iou_type!r}; choose bbox or segm")
+    if iou_type not in ("bbox", "segm", "obb"):
+        raise ConfigError(f"unknown iou_type {iou_type!r}; choose bbox, segm or obb")
+    if iou_type == "obb" and name == "supervision":
+        raise ConfigError(
+            "oriented boxes are scored under the coco and ultralytics profiles, not supervision"
+        )
     if iou_type == "segm" and name != "coco":
         raise ConfigError(
             f"mask AP is scored under the coco profile only ({profile} is a box metric: Ultralytics' mask "
@@ -166,7 +186,11 @@ def evaluate_yolo(
         )
     if name.startswith("ultralytics"):
         ds, preds = for_exif_rule(ds, preds, get_rules(name).exif)
-        m = evaluate_ultralytics(ds.labels, preds, ds.n_images, name)
+        iou = None
+        if iou_type == "obb":  # (the corners after the era's EXIF rule, which may turn the image sizes)
+            g, d = obb_corners(ds.labels, ds, "labels"), obb_corners(preds, ds, "predictions")
+            iou = obb_pair_iou(corners_obb(g), corners_obb(d))
+        m = evaluate_ultralytics(ds.labels, preds, ds.n_images, name, iou=iou)
         rows = [
             (
                 int(c),
@@ -223,8 +247,12 @@ def evaluate_yolo_files(
     split: str = "val",
     profile: str = "ultralytics",
     iou_type: str = "bbox",
+    task: str = "detect",
 ) -> YoloResult:
     """One call from files: ``deteval yolo DATA.yaml PREDICTIONS --split S --profile P`` in Python.
+
+    ``task="obb"``: an oriented-box dataset and predictions (:mod:`deteval.io.yolo_obb`), scored with
+    ``iou_type="obb"``.
 
     Exact duplicate label rows are dropped (with a warning) under the Ultralytics profiles, as Ultralytics
     does, and are an error under the others.
@@ -233,5 +261,17 @@ def evaluate_yolo_files(
     >>> round(r.summary["mAP50-95"], 4), list(r.per_class)[0]
     (0.3578, 'person')
     """
-    ds = load_yolo_dataset(data_yaml, split, duplicates="drop" if is_ultralytics(profile) else "error")
+    duplicates: Duplicates = "drop" if is_ultralytics(profile) else "error"
+    if task not in TASKS:
+        raise ConfigError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
+    if task == "obb":
+        if iou_type != "bbox":
+            raise ConfigError(
+                f"--iou-type {iou_type} is for boxes and masks; --task obb scores oriented boxes"
+            )
+        ds, preds, _, _ = load_yolo_obb(data_yaml, predictions, split, duplicates=duplicates)
+        return evaluate_yolo(ds, preds, profile, iou_type="obb")
+    if task != "detect":
+        raise ConfigError(f"--task {task} is not scored by deteval yolo")
+    ds = load_yolo_dataset(data_yaml, split, duplicates=duplicates)
     return evaluate_yolo(ds, load_yolo_predictions(predictions, ds), profile, iou_type=iou_type)

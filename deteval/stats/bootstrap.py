@@ -42,6 +42,7 @@ __all__ = [
     "PairMetric",
     "bootstrap",
     "bootstrap_weights",
+    "check_weights",
     "min_detectable_difference",
     "paired_bootstrap",
 ]
@@ -69,10 +70,10 @@ def _check(n_units: int, n_resamples: int, level: float) -> None:
 MAX_WEIGHTS = 1 << 28
 
 
-def bootstrap_weights(n_units: int, n_resamples: int, seed: int = 0) -> np.ndarray:
-    """(B, n_units) int64 unit counts of B resamples with replacement (module docstring), reproducible from
-    ``seed``: the same seed gives the same resamples. More than :data:`MAX_WEIGHTS` counts is a
-    :class:`~deteval.errors.ConfigError` saying how many resamples fit, before anything is allocated."""
+def check_weights(n_units: int, n_resamples: int) -> None:
+    """Refuse (:class:`~deteval.errors.ConfigError`, saying how many resamples fit) more than
+    :data:`MAX_WEIGHTS` resample weights: ``n_resamples`` × ``n_units`` int64 counts. A command that knows its
+    units before evaluating calls it first, so that the refusal does not wait for the evaluation."""
     if int(n_resamples) * int(n_units) > MAX_WEIGHTS:
         fit = max(MAX_WEIGHTS // max(int(n_units), 1), 0)
         raise ConfigError(
@@ -80,6 +81,13 @@ def bootstrap_weights(n_units: int, n_resamples: int, seed: int = 0) -> np.ndarr
             f"{int(n_resamples) * int(n_units) * 8 / 2**30:.1f} GiB of resample weights (at most "
             f"{MAX_WEIGHTS * 8 / 2**30:.0f} GiB): use --bootstrap {fit} or fewer"
         )
+
+
+def bootstrap_weights(n_units: int, n_resamples: int, seed: int = 0) -> np.ndarray:
+    """(B, n_units) int64 unit counts of B resamples with replacement (module docstring), reproducible from
+    ``seed``: the same seed gives the same resamples. More than :data:`MAX_WEIGHTS` counts is a
+    :class:`~deteval.errors.ConfigError` saying how many resamples fit, before anything is allocated."""
+    check_weights(n_units, n_resamples)
     rng = np.random.default_rng(seed)
     # int32 draws where the units fit: numpy's bounded generator draws the same values for int32 and int64
     # (both through its 32-bit Lemire path below 2**32), in half the memory

@@ -8,5 +8,6 @@ read them, and neither is imported here.
 * :mod:`~deteval.tables.boxes`: :class:`~deteval.tables.boxes.BoxTable` (YOLO labels and predictions);
 * :mod:`~deteval.tables.voc`: :class:`~deteval.tables.voc.VOCGroundTruth` and
   :class:`~deteval.tables.voc.VOCDetections` (Pascal VOC);
-* :mod:`~deteval.tables.segments`: :class:`~deteval.tables.segments.Segments` (MIR segment annotations).
+* :mod:`~deteval.tables.segments`: :class:`~deteval.tables.segments.Segments` (MIR segment annotations);
+* :mod:`~deteval.tables.quads`: oriented boxes as quadrilateral rows (corners and area).
 """

@@ -89,6 +89,7 @@ def results_rows(r: CocoResults, rows: np.ndarray) -> CocoResults:
         else boxes[rows],
         area=r.area[rows],
         keypoints=None if r.keypoints is None else r.keypoints[rows],
+        obb=None if r.obb is None else r.obb[rows],
         segmentation=None if r.segmentation is None else [r.segmentation[i] for i in rows.tolist()],
         rles=None if r.rles is None else [r.rles[i] for i in rows.tolist()],
     )

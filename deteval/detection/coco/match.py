@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from deteval.core.sorting import sorted_unique
 from deteval.detection import coco_match
 from deteval.detection.coco.params import check_compat, id_selection
 from deteval.detection.coco_iou import KeypointOks, bbox_iou_blocks, segm_iou_blocks
 from deteval.detection.coco_match import IouFn, MatchTable, match_groups
+from deteval.detection.coco_obb import obb_measure
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.coco_rles import boundary_measure, dt_rles, gt_rles
+from deteval.detection.keypoint_sigmas import category_variances
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.coco import CocoGroundTruth, CocoResults
 
@@ -207,6 +210,8 @@ def _pair_measure(
             return bbox_iou_blocks(dbox, gbox, crowd, di, gi, bs, bnd, bng)
 
         return box_iou
+    if params.iou_type == "obb":
+        return obb_measure(gt, res, gsel, dsel, crowd)
     if params.iou_type == "keypoints":
         return _keypoint_measure(gt, res, params, compat, gsel, dsel, warnings)
     grles = gt_rles(gt, gkeep)
@@ -237,6 +242,9 @@ def _keypoint_measure(
     if res.keypoints is None or gt.keypoints is None:
         raise InputFormatError("keypoints evaluation needs keypoints in the ground truth and the results")
     sig = params.kpt_oks_sigmas
+    variances = _category_variances(gt, res, params, gsel, dsel)
+    if variances is not None:  # (each category's sigmas were checked against the keypoints' count)
+        sig = np.ones(gt.keypoints.shape[1] // 3 if len(gt) else res.keypoints.shape[1] // 3)
     if len(res) and res.keypoints.shape[1] != 3 * sig.shape[0]:
         raise ValidationError(
             f"results have {res.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
@@ -249,7 +257,8 @@ def _keypoint_measure(
         )
     # (a half's detections: their x and y taken from the whole matrix, without a copy of their rows)
     d_rows = None if isinstance(dsel, slice) else dsel
-    oks = KeypointOks(res.keypoints, gt.keypoints[gsel], gt.bbox[gsel], gt.area[gsel], sig, d_rows)
+    per_gt = None if variances is None else (variances, gt.cat[gsel])
+    oks = KeypointOks(res.keypoints, gt.keypoints[gsel], gt.bbox[gsel], gt.area[gsel], sig, d_rows, per_gt)
     # pairs certainly below the lowest threshold the matcher uses are never candidates: not computed
     lowest = float(np.minimum(params.iou_thrs, 1 - 1e-10).min())
 
@@ -273,3 +282,24 @@ def _keypoint_measure(
         return oks(di, gi, below=lowest)
 
     return keypoint_oks
+
+
+def _category_variances(
+    gt: CocoGroundTruth,
+    res: CocoResults,
+    params: CocoParams,
+    gsel: slice | np.ndarray,
+    dsel: slice | np.ndarray,
+) -> np.ndarray | None:
+    """Per category of the ground truth, the ``(2σ)²`` of its own sigmas (:mod:`deteval.detection.keypoint_sigmas`),
+    or None where every category takes ``kpt_oks_sigmas``. The categories of the kept rows must have as many
+    sigmas as the keypoints."""
+    given = params.kpt_oks_sigmas_per_category
+    if not given and not gt.category_records:
+        return None
+    n_kp = (gt.keypoints.shape[1] if len(gt) else res.keypoints.shape[1]) // 3  # type: ignore[union-attr]
+    # (np.union1d: np.unique, which imports numpy.ma on first use)
+    used = sorted_unique(np.sort(np.concatenate((gt.cat[gsel], res.cat[dsel]))))
+    return category_variances(
+        gt.cat_ids, params.kpt_oks_sigmas, given, gt.category_records, gt.source, n_kp, used
+    )

@@ -51,6 +51,9 @@ class CocoGroundTruth:
     #: a subset of the file's annotations (an image shard's): each one's index in the file's ``annotations``,
     #: which errors name; None: all of them, in file order
     file_rows: np.ndarray | None = None
+    #: oriented boxes (the COCO-style OBB protocol, :mod:`deteval.io.coco_obb`): N×9 rows of four corners and
+    #: the area the IoU's union uses (:mod:`deteval.match.rotated`); None otherwise
+    obb: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.ann_id.shape[0])
@@ -130,6 +133,8 @@ class CocoResults:
     #: a :class:`~deteval.io.coco.segm_tail.PendingMasks` whose texts the matcher reads them from; set by
     #: :func:`~deteval.detection.coco.evaluate_coco` on results it read itself
     lazy_masks: Any = None
+    #: oriented boxes, as :attr:`CocoGroundTruth.obb`
+    obb: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.score.shape[0])
@@ -178,6 +183,7 @@ def concat_results(parts: Sequence[CocoResults], source: str | None = None) -> C
         bbox=concat_boxes(full),
         area=np.concatenate([p.area for p in full]),
         keypoints=None if first.keypoints is None else np.concatenate([p.keypoints for p in full]),
+        obb=None if first.obb is None else np.concatenate([p.obb for p in full if p.obb is not None]),
         segmentation=None
         if first.segmentation is None
         else [s for p in full for s in (p.segmentation or [])],

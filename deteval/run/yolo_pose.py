@@ -1,0 +1,184 @@
+"""Score a YOLO pose split as ``yolo val`` does: box and pose (OKS) P, R, mAP50, mAP50-95 under an Ultralytics
+profile (:func:`deteval.detection.ultralytics.evaluate_ultralytics_pose`), or as pycocotools does (``coco``:
+:func:`coco_pose`)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from deteval.detection.ultralytics import (
+    UltralyticsMetrics,
+    evaluate_ultralytics_pose,
+    get_rules,
+    pose_sigmas,
+)
+from deteval.errors import ConfigError
+from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
+from deteval.io.yolo_pose import PoseDataset, load_pose_dataset, load_pose_predictions
+from deteval.run.coco import evaluate_coco
+from deteval.run.yolo import YoloResult, canonical_profile, is_ultralytics
+from deteval.tables.boxes import BoxTable
+
+__all__ = ["coco_pose", "evaluate_yolo_pose", "evaluate_yolo_pose_files"]
+
+#: The profiles whose versions read the data.yaml's ``kpt_oks_sigmas`` (8.4.175 and later; 8.4.37 to 8.4.174
+#: share the 8.4.37 profile's box rules but not all of them read the sigmas).
+_READS_DATASET_SIGMAS = ("ultralytics-8.4.176",)
+
+
+def _summary(m: UltralyticsMetrics, prefix: str) -> dict[str, float]:
+    return {
+        f"{prefix}mAP50-95": m.map,
+        f"{prefix}mAP50": m.map50,
+        f"{prefix}mAP75": m.map75,
+        f"{prefix}precision": m.precision,
+        f"{prefix}recall": m.recall,
+    }
+
+
+def evaluate_yolo_pose(
+    pds: PoseDataset, preds: BoxTable, pred_kpts: np.ndarray, profile: str = "ultralytics"
+) -> YoloResult:
+    """Box and pose metrics of ``preds`` (with their keypoints) against the pose split ``pds``.
+
+    The summary holds the box numbers under the detect names (``mAP50-95``, ``mAP50``, ``mAP75``,
+    ``precision``, ``recall``) and the pose numbers under the same names prefixed ``pose ``; each class row
+    likewise. The sigmas are :func:`~deteval.detection.ultralytics.pose_sigmas`: the data.yaml's
+    ``kpt_oks_sigmas`` under the ``ultralytics-8.4.176`` profile (the versions that read them), else COCO's 17
+    for ``kpt_shape [17, 3]``, else ``1 / K``."""
+    name = canonical_profile(profile)
+    if name == "coco":
+        return coco_pose(pds, preds, pred_kpts)
+    if not is_ultralytics(name):
+        raise ConfigError(f"pose is scored under the Ultralytics profiles and coco, not {profile!r}")
+    rules = get_rules(name)
+    warnings = list(pds.ds.warnings)
+    dataset_sigmas = pds.sigmas if name in _READS_DATASET_SIGMAS else None
+    if pds.sigmas is not None and dataset_sigmas is None:
+        warnings.append(
+            f"kpt_oks_sigmas in the data.yaml are not read under {name} (those versions ignore them)"
+        )
+    sigma = pose_sigmas(pds.kpt_shape, rules.oks, dataset_sigmas)
+    ds = pds.ds
+    box, pose = evaluate_ultralytics_pose(
+        ds.labels, pds.keypoints, preds, pred_kpts, ds.n_images, rules, sigma
+    )
+    rows: list[tuple[int, dict[str, Any]]] = []
+    for k, c in enumerate(box.classes):
+        mine = ds.labels.cls == c
+        row: dict[str, Any] = {
+            "class": ds.names[int(c)],
+            "images": len(np.unique(ds.labels.img[mine])),
+            "instances": int(mine.sum()),
+        }
+        for m, prefix in ((box, ""), (pose, "pose ")):
+            row.update(
+                {
+                    f"{prefix}P": float(m.p[k]),
+                    f"{prefix}R": float(m.r[k]),
+                    f"{prefix}AP50": float(m.ap[k, 0]),
+                    f"{prefix}AP75": float(m.ap[k, 5]),
+                    f"{prefix}AP50-95": float(m.ap[k].mean()),
+                }
+            )
+        rows.append((int(c), row))
+    summary = {**_summary(box, ""), **_summary(pose, "pose ")}
+    return pose_result(ds, profile, summary, rows, warnings)
+
+
+def evaluate_yolo_pose_files(
+    data_yaml: str | os.PathLike[str],
+    predictions: str | os.PathLike[str],
+    *,
+    split: str = "val",
+    profile: str = "ultralytics",
+) -> YoloResult:
+    """``deteval yolo DATA.yaml PREDICTIONS --task pose`` in Python (exact duplicate label rows dropped with a
+    warning under the Ultralytics profiles, as Ultralytics does; an error under ``coco``)."""
+    pds = load_pose_dataset(data_yaml, split, duplicates="drop" if is_ultralytics(profile) else "error")
+    preds, kpts = load_pose_predictions(predictions, pds)
+    return evaluate_yolo_pose(pds, preds, kpts, profile)
+
+
+def coco_pose(pds: PoseDataset, preds: BoxTable, pred_kpts: np.ndarray) -> YoloResult:
+    """The ``coco`` profile of a pose split: pycocotools' bbox and keypoints evaluations (deteval's exact port)
+    of the split converted to COCO (:func:`~deteval.io.yolo_coco.dataset_to_coco`: area = box area in pixels,
+    no crowds; keypoints ``x y v`` in pixels, ``num_keypoints`` the labelled ones) and of the predictions with
+    their keypoints (``x y score``). The OKS sigmas: the data.yaml's ``kpt_oks_sigmas``, else COCO's 17 for 17
+    keypoints; another skeleton without them is refused (pycocotools has sigmas for COCO's person only)."""
+    ds = pds.ds
+    k = pds.kpt_shape[0]
+    if pds.sigmas is None and k != 17:
+        raise ConfigError(
+            f"the coco profile needs OKS sigmas for {k} keypoints: give kpt_oks_sigmas in the data.yaml "
+            "(deteval sigmas estimates them)",
+            file=str(ds.yaml_path),
+        )
+    gt = dataset_to_coco(ds)
+    kp = pds.keypoints
+    for n, ann in enumerate(gt["annotations"]):  # (one annotation per label row, in order)
+        ann["keypoints"] = kp[n].reshape(-1).tolist()
+        ann["num_keypoints"] = int((kp[n, :, 2] > 0).sum())
+    res = predictions_to_coco(ds, preds)
+    for n, rec in enumerate(res):  # (one record per prediction row, in order)
+        rec["keypoints"] = pred_kpts[n].reshape(-1).tolist()
+    params = {"kpt_oks_sigmas": pds.sigmas} if pds.sigmas is not None else {}
+    box = evaluate_coco(gt, res, iou_type="bbox")
+    pose = evaluate_coco(gt, res, iou_type="keypoints", params=params or None)
+    box_rows, pose_rows = box.per_class(), pose.per_class()
+    rows: list[tuple[int, dict[str, Any]]] = []
+    for c, cname in enumerate(ds.names):
+        b, p = box_rows.get(cname), pose_rows.get(cname)
+        if b is None or b["ap"] < 0:
+            continue
+        mine = ds.labels.cls == c
+        row: dict[str, Any] = {
+            "class": cname,
+            "images": len(np.unique(ds.labels.img[mine])),
+            "instances": int(mine.sum()),
+            "AP50": b["ap50"],
+            "AP75": b["ap75"],
+            "AP50-95": b["ap"],
+        }
+        if p is not None:
+            row.update({"pose AP50": p["ap50"], "pose AP75": p["ap75"], "pose AP50-95": p["ap"]})
+        rows.append((int(c), row))
+    summary = {
+        "mAP50-95": float(box.stats[0]),
+        "mAP50": float(box.stats[1]),
+        "mAP75": float(box.stats[2]),
+        "pose mAP50-95": float(pose.stats[0]),
+        "pose mAP50": float(pose.stats[1]),
+        "pose mAP75": float(pose.stats[2]),
+    }
+    return pose_result(ds, "coco", summary, rows, list(ds.warnings))
+
+
+def pose_result(
+    ds: Any,
+    profile: str,
+    summary: dict[str, Any],
+    rows: list[tuple[int, dict[str, Any]]],
+    warnings: list[str],
+) -> YoloResult:
+    """The common YOLO result (iou_type ``"pose"``): ``per_class`` keyed by class name (a second class of one
+    name gets `` (class c)``), each row without its ``class`` field."""
+    per_class: dict[str, dict[str, Any]] = {}
+    for c, row in rows:
+        key = row["class"]
+        while key in per_class:
+            key = f"{key} (class {c})"
+        per_class[key] = {k: v for k, v in row.items() if k != "class"}
+    return YoloResult(
+        protocol="yolo",
+        summary=summary,
+        per_class=per_class,
+        warnings=warnings,
+        profile=profile,
+        iou_type="pose",
+        n_images=ds.n_images,
+        instances=len(ds.labels),
+    )
