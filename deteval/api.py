@@ -45,13 +45,13 @@ from deteval.detection.coco import CocoStream, resolve_params
 from deteval.detection.coco_params import MASK_TYPES, CocoParams
 from deteval.detection.voc import VOCDetections, VOCGroundTruth
 from deteval.errors import ConfigError, ValidationError
-from deteval.io.arrays import numeric_array
 from deteval.metric_result import MetricResult, box_ious, coco_metrics, listing, voc_metrics
 from deteval.report.metric_plot import plot_values
 from deteval.results import EvalResult
 from deteval.run.coco import evaluate_coco
 from deteval.run.metric_state import absorb_state, gather_states, metric_state
 from deteval.run.voc import evaluate_voc
+from deteval.tables.arrays import numeric_array
 from deteval.tensors import as_tensors, is_torch_tensor
 
 IOU_TYPES = ("bbox", "segm", "keypoints", "boundary")
@@ -75,7 +75,7 @@ _REQUIRED = {"boxes", "scores", "labels", "masks", "keypoints"}
 def to_numpy(value: Any, *, what: str, dtype: Any = np.float64, bools: bool = False) -> np.ndarray:
     """``value`` as a numpy array of ``dtype``; torch-like tensors are detached and moved to the CPU first.
     Strings (``"12.5"``), complex numbers and, unless ``bools`` (flags, masks), booleans are refused: numpy
-    would read them as numbers (:func:`deteval.io.arrays.numeric_array`)."""
+    would read them as numbers (:func:`deteval.tables.arrays.numeric_array`)."""
     if hasattr(value, "detach") and callable(value.detach):
         value = value.detach()
     if hasattr(value, "cpu") and callable(value.cpu):

@@ -11,7 +11,7 @@ import numpy as np
 
 from deteval.detection.boxes import convert_boxes
 from deteval.detection.coco import summarize_value, summary_specs
-from deteval.detection.coco_iou import bb_iou
+from deteval.match.iou import bb_iou
 from deteval.results import EvalResult
 
 __all__ = ["MetricResult", "box_ious", "coco_metrics", "listing", "summary_key", "voc_metrics"]

@@ -22,15 +22,9 @@ the GT was free and this detection is the highest-scored cls/loc error on that G
 Special errors (not clamped): ``fp`` = AP when every false positive is ranked below every true positive;
 ``fn`` = AP when the unmatched GTs are removed from the positives.
 
-Two AP functions (``compat``):
-
-* ``"tide"``: tidecv's ``APDataObject.get_ap`` — recall levels k/100, precision tp/(tp+fp), mean of the 101
-  samples × 100, AP 0 for a class with detections but no GT, mAP over the classes with detections or GT;
-  tidecv's matching (top 100 detections per image over all classes, the first GT wins an exact IoU tie,
-  crowd IoU > pos to ignore). Values are in tidecv's percent units, the same doubles as tidecv.
-* ``"protocol"`` (default): pycocotools' AP at IoU ``pos`` (its ``recThrs``, tp/(tp+fp+eps), categories with
-  no GT left out, the top ``max_dets`` per image *and category*, the later GT wins an IoU tie, crowd IoU >=
-  pos to ignore), so the base AP is COCOeval's AP at that IoU (all areas, maxDets[-1]). Values are 0–1.
+Two AP functions (``compat``): ``"protocol"`` (default; pycocotools' AP at IoU ``pos``, values 0–1) and
+``"tide"`` (tidecv's ``APDataObject.get_ap`` and matching, in its percent units); docs/analysis.md tables
+how they differ.
 
 This module is named for tidecv and keeps, on purpose, the parts of tidecv's arithmetic that the shared homes
 do not have: its first-maximum matching with a strict crowd test (``assign``), its precision curve (a list may
@@ -51,9 +45,9 @@ from deteval.core.ap import interpolated_precision
 from deteval.core.levels import COCO_RECALL_LEVELS, TIDECV_RECALL_LEVELS
 from deteval.core.lists import COCO_EPS, presorted_lists
 from deteval.detection.boxes import box_area, box_iou
-from deteval.detection.coco_iou import bbox_iou_pairs
 from deteval.errors import ValidationError
 from deteval.match.greedy import greedy_match
+from deteval.match.iou import bbox_iou_pairs
 
 __all__ = [
     "AREA_RANGES",

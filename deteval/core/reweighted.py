@@ -218,7 +218,6 @@ class ReweightedLists:
         self.slot_j = np.concatenate(slot_j) if slot_j else np.zeros(0, dtype=np.int64)
         self.j_col = np.concatenate(j_cols) if j_cols else np.zeros(0, dtype=np.int64)
         self.list_end = np.cumsum(n_slots) - 1  # the end slot of each list
-        self.list_first = self.list_end + 1 - n_slots  # its first slot
         slot_list = np.repeat(np.arange(T * G), n_slots)
         # the precision is taken at the run ends only (module docstring): their slots, each slot's run end
         # among them, and each list's end slot among them

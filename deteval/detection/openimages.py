@@ -4,28 +4,8 @@
 ...                          hierarchy="hierarchy.json")                              # doctest: +SKIP
 >>> ev.map, ev.per_class()["/m/01g317"]["ap"]                                       # doctest: +SKIP
 
-The rules (``OpenImagesChallengeEvaluator``, ``per_image_evaluation.py``, ``metrics.py``,
-``oid_hierarchical_labels_expansion.py`` of the TF OD API; group-of weight 1, IoU 0.5):
-
-* **Hierarchy expansion** (with a hierarchy): every ground-truth box is repeated for each ancestor class;
-  a positive image-level label (Confidence 1) adds its ancestors, a negative one (0) its descendants.
-  ``expand_detections=True`` repeats every detection for each ancestor too (same score); the TF pipeline
-  expands only the ground truth and expects the detector to output ancestors itself, so this is off by default.
-* **Image-level labels**: in an image only the classes with a box or an image-level label (either
-  confidence) are evaluated; other detections there are discarded. Detections for images without any
-  ground truth or label are never read (counted in the warnings).
-* Detections with ``XMin >= XMax`` or ``YMin >= YMax`` are discarded; per (image, class) detections with score
-  ``<= -10`` are dropped, the rest ordered by ``np.argsort(score)[::-1]`` (numpy's default sort, so equal
-  scores come out as numpy orders them) and cut to 10,000.
-* **Matching**, per (image, class), detections in that order: each takes the non-group-of box of maximal IoU
-  (the first on ties, taken or not); IoU ≥ 0.5 and the box not yet taken: true positive, else false positive.
-  Then each detection that is not a true positive takes the group-of box of maximal IoA (intersection over the
-  detection's area); IoA ≥ 0.5: it leaves the list, and the group-of box yields one true positive scored
-  with the highest score among its detections (none if that score is ≤ 0). A group-of box counts as one
-  ground truth.
-* **AP** per class: entries (image order, sorted ImageIDs; inside an image the remaining detections, then the
-  group-of entries) ranked by ``np.argsort(score)[::-1]``; precision ``tp/(tp+fp)``, recall ``tp/n_gt``; the
-  all-point (VOC2010+) AP. Classes without ground truth are NaN and left out of ``mAP = np.nanmean``.
+The rules (hierarchy expansion, image-level labels, matching with group-of boxes, AP) are those of the TF OD
+API's ``OpenImagesChallengeEvaluator`` (group-of weight 1, IoU 0.5), numbered in docs/openimages.md.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from deteval.core import PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS
-from deteval.core.ranking import TiePolicy
+from deteval.core.outcomes import TiePolicy
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams
 from deteval.errors import ConfigError
 from deteval.explain.yolo import Explanation

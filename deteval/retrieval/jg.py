@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from deteval.io.trec import Qrels, Run
+from deteval.io.trec_tables import Qrels, Run
 from deteval.retrieval import measures as M
 from deteval.retrieval import measures_extra as X
 from deteval.retrieval.prepare import RankedTopics

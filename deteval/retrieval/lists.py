@@ -20,7 +20,7 @@ from deteval.core.ap import average_precision as core_average_precision
 from deteval.core.cutoff import reciprocal_rank as core_reciprocal_rank
 from deteval.core.ranking import Ranking, rank
 from deteval.errors import ValidationError
-from deteval.io.trec import qrels_from_lists, run_from_lists
+from deteval.io.trec_memory import qrels_from_lists, run_from_lists
 from deteval.results import EvalResult
 from deteval.retrieval import trec
 

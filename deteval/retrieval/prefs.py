@@ -40,7 +40,7 @@ import numpy as np
 
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.prefs import PrefLine, Prefs
-from deteval.io.trec import Run
+from deteval.io.trec_tables import Run
 from deteval.retrieval.trec import check_topics_in_run
 from deteval.retrieval.trec_output import (
     ZSCORES_MISSING,

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from deteval.errors import ValidationError
-from deteval.io.trec import Qrels, Run
+from deteval.io.trec_tables import Qrels, Run
 from deteval.retrieval import docnos as D
 
 NONPOOL = -1  # retrieved, not in the qrels

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from deteval.io.trec import Qrels, Run
+from deteval.io.trec_tables import Qrels, Run
 
 __all__ = ["merge_warnings", "take_rows"]
 

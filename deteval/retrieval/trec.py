@@ -26,7 +26,8 @@ from typing import Any, TypedDict
 import numpy as np
 
 from deteval.errors import ConfigError, ValidationError
-from deteval.io.trec import Qrels, Run, qrels_from_dict, run_from_dict
+from deteval.io.trec_memory import qrels_from_dict, run_from_dict
+from deteval.io.trec_tables import Qrels, Run
 from deteval.retrieval.jg import compute_jg, real_topics, split_groups
 from deteval.retrieval.prepare import group_codes, prepare
 from deteval.retrieval.topic_rows import merge_warnings, take_rows

@@ -105,9 +105,6 @@ def sets(version: str = DEFAULT_VERSION) -> dict[str, tuple[str, ...]]:
     }
 
 
-SETS = sets()
-
-
 def param_name(fam: Family, value: float) -> str:
     return f"{fam.name}_{value:.2f}" if fam.params in ("float", "mult") else f"{fam.name}_{int(value)}"
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from deteval.errors import ConfigError
-from deteval.io.trec import Run
+from deteval.io.trec_tables import Run
 from deteval.retrieval import measures as M
 from deteval.retrieval import measures_extra as X
 from deteval.retrieval.prepare import RankedTopics

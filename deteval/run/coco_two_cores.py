@@ -38,7 +38,6 @@ from deteval.detection.coco.parts import (
     sum_counts,
 )
 from deteval.detection.coco_accumulate import pycocotools_views
-from deteval.detection.coco_match import MatchTable, merge_tables
 from deteval.detection.coco_params import MASK_TYPES, CocoParams, results_kind
 from deteval.errors import DetevalError
 from deteval.io.coco import (
@@ -58,6 +57,7 @@ from deteval.io.coco import (
 )
 from deteval.io.coco.keypoints_tail import keypoints_tail, keypoints_with_tail, read_keypoints
 from deteval.io.coco.segm_tail import PendingMasks, segm_tail, segm_with_pending_tail, segm_with_tail
+from deteval.match.coco import MatchTable, merge_tables
 from deteval.run.coco_reading import (
     KeypointsTail,
     TailBuffer,

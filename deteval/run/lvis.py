@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from deteval.detection.coco.inputs import is_path_list, load_results_files
-from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import MASK_TYPES, CocoParams, results_kind
 from deteval.detection.lvis.evaluation import (
     FIXED_AP_DETS_PER_CAT,
@@ -44,6 +43,7 @@ from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults, concat_results, load_coco_results
 from deteval.io.lvis import LvisGroundTruth, load_lvis_gt
 from deteval.match.boundary import DEFAULT_DILATION_RATIO
+from deteval.match.coco import MatchTable
 from deteval.run import coco as _coco
 from deteval.run.coco import (
     ShardPlan,

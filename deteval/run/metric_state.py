@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.coco_match import MatchTable
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.guards import MAX_DECLARED_COUNT, bounded_count
+from deteval.match.coco import MatchTable
 
 __all__ = ["STATE_VERSION", "absorb_state", "check_state", "gather_states", "metric_state"]
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from deteval.errors import ConfigError, DetevalError
-from deteval.io.trec import Qrels, Run
+from deteval.io.trec_tables import Qrels, Run
 from deteval.retrieval import trec
 from deteval.retrieval.trec_output import TrecResult
 from deteval.run.parts import map_parts

@@ -1,5 +1,5 @@
 """COCO summary numbers and per-category AP as functions of image weights: every system is matched once
-(the :class:`~deteval.detection.coco_match.MatchTable`), a resample re-weights its rows and ground truths.
+(the :class:`~deteval.match.coco.MatchTable`), a resample re-weights its rows and ground truths.
 
 An image of weight k: its detections are items of weight k in every (threshold, category) list of the
 accumulation (:func:`~deteval.detection.coco_accumulate.accumulate` with ``weights``), and its non-ignored
@@ -35,8 +35,8 @@ from deteval.detection.coco.params import resolve_params
 from deteval.detection.coco.parts import match_in_shards
 from deteval.detection.coco.summary import stat_maxdet, summarize, summarize_per_category
 from deteval.detection.coco_accumulate import accumulate
-from deteval.detection.coco_match import MatchTable, merge_tables
 from deteval.errors import ConfigError
+from deteval.match.coco import MatchTable, merge_tables
 from deteval.results import EvalResult
 from deteval.run.coco_two_cores import fork_detections, match_image_halves, read_inputs
 from deteval.stats.attach import add_statistics

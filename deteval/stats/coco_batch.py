@@ -25,8 +25,8 @@ from deteval.core.reweighted import ReweightedLists
 from deteval.core.sorting import sorted_unique
 from deteval.detection.coco.summary import stat_maxdet, summary_specs
 from deteval.detection.coco_accumulate import accumulation_slices
-from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
+from deteval.match.coco import MatchTable
 
 __all__ = ["CocoBatch"]
 

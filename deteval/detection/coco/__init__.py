@@ -11,23 +11,8 @@ tie, crowds absorbing any number of detections (crowd IoU = intersection / detec
 area range and maxDet, precision ``tp/(tp+fp+np.spacing(1))`` made monotone and sampled at 101 recall levels
 with ``searchsorted(side="left")``; AP = mean over thresholds, recall levels and categories with ground truth.
 
-Compatibility profiles (``compat=``), side by side:
-
-================================  =================================  ==================================
-behaviour                         ``"pycocotools"`` (default)        ``"fixed"``
-================================  =================================  ==================================
-stat 0 (AP@[.5:.95], all)         at ``maxDets == 100`` literally     at ``maxDets[-1]``
-                                  (−1 if 100 is not in maxDets)
-stats 1–5, 8–11                   at ``maxDets[2]`` (−1 if absent)    at ``maxDets[-1]``
-a user ``ignore`` flag            overwritten by ``iscrowd``         honoured (ignore = iscrowd or ignore)
-keypoint stats                    at ``maxDets == 20`` literally      at ``maxDets[-1]``
-================================  =================================  ==================================
-
-Both profiles differ from pycocotools where it has bugs rather than conventions: a ground-truth annotation with
-``id == 0`` is matched like any other (pycocotools stores a match as the gt id with 0 meaning "unmatched", so a
-detection on that annotation becomes a false positive); an empty results list is valid (pycocotools crashes);
-duplicate annotation ids are rejected (pycocotools silently keeps the last). Everything else is the same in
-both profiles and equals pycocotools to the bit.
+The compatibility profiles (``compat=``) and where both differ from pycocotools (bugs, not conventions) are
+tabled in docs/coco.md.
 
 The package holds the protocol's steps, none of which starts a process or knows of Dask: :mod:`.params`
 (parameters and the ids they select), :mod:`.match` (one part matched: :func:`match_coco`), :mod:`.parts`

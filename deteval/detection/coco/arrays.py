@@ -13,8 +13,8 @@ from deteval.detection.coco.params import resolve_params
 from deteval.detection.coco.parts import match_in_shards
 from deteval.detection.coco_params import CocoParams
 from deteval.errors import ConfigError, InputFormatError, ValidationError
-from deteval.io.arrays import numeric_array, rows_beyond_exact
 from deteval.io.coco import CocoGroundTruth, CocoResults
+from deteval.tables.arrays import numeric_array, rows_beyond_exact
 
 __all__ = ["arrays_to_tables", "evaluate_coco_arrays"]
 

@@ -18,9 +18,9 @@ from deteval.detection.coco.summary import (
     summarize_per_category,
 )
 from deteval.detection.coco_accumulate import accumulate
-from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
 from deteval.io.coco import CocoGroundTruth
+from deteval.match.coco import MatchTable
 from deteval.results import EvalResult, PRCurve
 
 __all__ = ["FULL_ARRAYS_BYTES", "CocoEvaluation", "finish_evaluation", "full_arrays_bytes", "with_truth_only"]

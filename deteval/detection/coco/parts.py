@@ -14,9 +14,9 @@ from deteval.core.sorting import sorted_unique
 from deteval.detection.coco.match import match_coco
 from deteval.detection.coco.params import id_selection
 from deteval.detection.coco_accumulate import accumulate, pycocotools_views
-from deteval.detection.coco_match import MatchTable, merge_tables
 from deteval.detection.coco_params import CocoParams
 from deteval.io.coco import CocoGroundTruth, CocoResults
+from deteval.match.coco import MatchTable, merge_tables
 
 __all__ = [
     "SHARD_DETECTIONS",

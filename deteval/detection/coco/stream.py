@@ -12,10 +12,10 @@ from deteval.detection.coco.arrays import arrays_to_tables
 from deteval.detection.coco.evaluation import CocoEvaluation, finish_evaluation
 from deteval.detection.coco.match import match_coco
 from deteval.detection.coco.params import check_compat, resolve_params
-from deteval.detection.coco_match import MatchTable, merge_tables
 from deteval.detection.coco_params import CocoParams
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.coco import CocoGroundTruth
+from deteval.match.coco import MatchTable, merge_tables
 
 __all__ = ["CocoStream"]
 

@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 
 from deteval.detection.coco_iou import bbox_iou_pairs, segm_iou_blocks
-from deteval.detection.coco_match import IouFn, MatchTable, match_groups, merge_tables
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.coco_rles import boundary_measure, dt_rles, gt_rles
 from deteval.io.coco import CocoGroundTruth, CocoResults
 from deteval.io.lvis import LvisGroundTruth
+from deteval.match.coco import IouFn, MatchTable, match_groups, merge_tables
 
 __all__ = [
     "SHARD_DETECTIONS",

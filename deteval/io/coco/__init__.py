@@ -15,24 +15,10 @@ Accepted inputs (``load_coco_gt`` / ``load_coco_results``):
 * for results, an N×7 numpy array ``[image_id, x, y, w, h, score, category_id]`` as in pycocotools'
   ``loadNumpyAnnotations``.
 
-Only the fields the COCO protocol reads are extracted, into arrays of length N. Validation raises a
-:class:`~deteval.errors.DetevalError` naming the file and the record (``annotations[17]`` for ground truth,
-the JSON array index for results): unknown image or category id, a bbox that is not 4 numbers, NaN or inf,
-negative width or height, duplicate ids. An empty results list is valid (pycocotools crashes on it).
-
-Results follow pycocotools' ``loadRes``, which picks one branch from the *first* result record and applies
-it to every record (:func:`loadres_branch`):
-
-* a non-empty ``bbox``: every record needs a ``bbox``; ``area`` is ``w*h`` (even for segm evaluation); a
-  record without a ``segmentation`` gets its box polygon;
-* else a ``segmentation``: every record needs one; ``area`` is the mask area; each record keeps its own
-  ``bbox``, and only a record without one gets the mask's box (``toBbox``);
-* else ``keypoints``: ``bbox`` and ``area`` come from the keypoints' extent.
-
-A pycocotools ``COCO`` object (what ``loadRes`` returned) is read as COCOeval reads it: its records' ``area``,
-``bbox``, ``segmentation`` and ``keypoints`` as they are. segm evaluation needs a ``segmentation`` on every
-record and keypoints evaluation ``keypoints`` on every record (pycocotools reads the latter only where the
-image and category have ground truth).
+Only the fields the COCO protocol reads are extracted, into arrays of length N; bad input raises a
+:class:`~deteval.errors.DetevalError` naming the file and the record. Results follow pycocotools' ``loadRes``
+(one branch picked from the *first* record, :func:`loadres_branch`); docs/coco.md tables the branches and
+how a pycocotools ``COCO`` object is read.
 """
 
 from __future__ import annotations

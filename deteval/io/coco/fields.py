@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputFormatError, ValidationError
-from deteval.io.arrays import rows_beyond_exact
 from deteval.io.coco.typed import struct_field
+from deteval.tables.arrays import rows_beyond_exact
 
 
 def record_at(where: str | None, i: int) -> str | int:
