@@ -26,7 +26,7 @@ import numpy as np
 from deteval.core.lists import COCO_EPS, presorted_lists, safe_div
 from deteval.core.sorting import lex_order
 from deteval.core.weighted import weighted_levels
-from deteval.detection.coco_match import MatchTable
+from deteval.match.coco import MatchTable
 
 __all__ = ["accumulate", "precision_recall", "pycocotools_views"]
 

@@ -56,9 +56,9 @@ from deteval.core.levels import (
     ULTRALYTICS_IOU_THRESHOLDS,
     ULTRALYTICS_RECALL_POINTS,
 )
-from deteval.detection.box_table import BoxTable
 from deteval.detection.coco_params import COCO_KPT_OKS_TENTHS
 from deteval.errors import ConfigError
+from deteval.tables.boxes import BoxTable
 
 Matcher = Literal["unique", "greedy"]
 #: The IoU of pairs: label rows ``gi[p]`` with detection rows ``di[p]``, one value per pair (element-wise)

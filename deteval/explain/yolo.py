@@ -37,7 +37,6 @@ import numpy as np
 
 from deteval.core.levels import COCO_RECALL_LEVELS
 from deteval.core.lists import COCO_EPS, presorted_lists
-from deteval.detection.box_table import BoxTable
 from deteval.detection.boxes import convert_boxes
 from deteval.detection.supervision_profile import masked_mean
 from deteval.detection.ultralytics import (
@@ -56,6 +55,7 @@ from deteval.io.yolo import YoloDataset, for_exif_rule
 from deteval.match.greedy import greedy_match, greedy_match_pairs
 from deteval.match.iou import bb_iou
 from deteval.run.yolo import canonical_profile, evaluate_yolo
+from deteval.tables.boxes import BoxTable
 
 
 @dataclass(frozen=True)

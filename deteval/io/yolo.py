@@ -44,7 +44,6 @@ import numpy as np
 import yaml
 
 from deteval.errors import DetevalError, DetevalWarning, InputFormatError, ValidationError
-from deteval.io.arrays import beyond_exact
 from deteval.io.guards import (
     bounded_count,
     image_header,
@@ -55,6 +54,7 @@ from deteval.io.guards import (
     regular_file,
 )
 from deteval.io.text_rows import Check, TextRows, first_fault, read_rows
+from deteval.tables.arrays import beyond_exact
 from deteval.tables.boxes import BoxTable
 
 IMG_FORMATS = frozenset(

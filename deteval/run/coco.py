@@ -52,7 +52,6 @@ from deteval.detection.coco.inputs import (
 from deteval.detection.coco.match import match_coco
 from deteval.detection.coco.params import check_compat, id_selection, resolve_params
 from deteval.detection.coco.parts import SHARD_DETECTIONS, match_in_shards
-from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import MASK_TYPES, CocoParams, results_kind
 from deteval.errors import ConfigError
 from deteval.io.coco import (
@@ -66,7 +65,7 @@ from deteval.io.coco import (
 from deteval.io.coco.ranges import first_record, load_results_range
 from deteval.io.coco_obb import load_obb_gt, load_obb_results
 from deteval.io.json_ranges import ArrayRanges, scan_json_array
-from deteval.match.coco import merge_coco_tables
+from deteval.match.coco import MatchTable, merge_coco_tables
 
 # (the module, not its names: it imports deteval.detection.coco, which imports this module)
 from deteval.run import coco_two_cores

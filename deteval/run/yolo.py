@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.box_table import BoxTable
 from deteval.detection.coco import DET_STAT_NAMES
 from deteval.detection.supervision_profile import supervision_from_coco
 from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics, get_rules, obb_pair_iou
@@ -29,6 +28,7 @@ from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
 from deteval.io.yolo_obb import load_yolo_obb, obb_corners
 from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco
+from deteval.tables.boxes import BoxTable
 from deteval.tables.quads import corners_obb, obb_quads
 
 PROFILE_NAMES = ("coco", "supervision", *PROFILES, *ALIASES)

@@ -7,16 +7,16 @@ from __future__ import annotations
 import numpy as np
 
 from deteval.core.sorting import sorted_unique
-from deteval.detection import coco_match
 from deteval.detection.coco.params import check_compat, id_selection
 from deteval.detection.coco_iou import KeypointOks, bbox_iou_blocks, segm_iou_blocks
-from deteval.detection.coco_match import IouFn, MatchTable, match_groups
 from deteval.detection.coco_obb import obb_measure
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.coco_rles import boundary_measure, dt_rles, gt_rles
 from deteval.detection.keypoint_sigmas import category_variances
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.coco import CocoGroundTruth, CocoResults
+from deteval.match import coco as coco_match
+from deteval.match.coco import IouFn, MatchTable, match_groups
 
 __all__ = ["KEYPOINT_PAIR_CHUNK", "match_coco"]
 

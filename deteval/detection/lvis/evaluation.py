@@ -13,11 +13,11 @@ import numpy as np
 from deteval.detection.coco.evaluation import FULL_ARRAYS_BYTES, full_arrays_bytes, with_truth_only
 from deteval.detection.coco.summary import at_threshold, category_means, every_category
 from deteval.detection.coco_accumulate import precision_recall
-from deteval.detection.coco_match import MatchTable
 from deteval.detection.coco_params import CocoParams
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoResults
 from deteval.io.lvis import FREQUENCIES, LvisGroundTruth
+from deteval.match.coco import MatchTable
 from deteval.results import EvalResult, PRCurve
 
 __all__ = [
