@@ -23,7 +23,7 @@ from deteval.io.guards import contained_path
 from deteval.match.boundary import BOUNDARY_PROFILES
 from deteval.report import FORMATS
 from deteval.report.plots import add_plot_args, write_plots_from_args
-from deteval.report.progress import Progress
+from deteval.report.progress import Progress, bar_shown
 from deteval.run.client import dask_client
 from deteval.run.coco import evaluate_coco, load_results_files, obb_inputs
 
@@ -64,6 +64,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 args.gt, sources, params=params, compat=args.compat, on_error=args.on_error,
                 client=client, shards=args.shards,
             )  # fmt: skip
+        return _report(ev, args)
+    if stats is None and not analyses_requested(args) and params.iou_type != "obb" and not bar_shown():
+        # only the numbers asked for, no bar to draw the stages on: the runner reads the files itself, as
+        # evaluate_coco(path, path) does (ground truth and results on two cores where that pays)
+        ev = evaluate_coco(
+            args.gt, sources[0] if len(sources) == 1 else sources,
+            params=params, compat=args.compat, on_error=args.on_error,
+        )  # fmt: skip
         return _report(ev, args)
     with Progress(3, "deteval coco") as bar:
         bar.stage("reading ground truth")

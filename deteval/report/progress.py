@@ -45,6 +45,12 @@ def is_quiet() -> bool:
     return _state["quiet"]
 
 
+def bar_shown(stream: TextIO | None = None) -> bool:
+    """Whether a :class:`Progress` on ``stream`` (default stderr) would draw: asked for with ``--progress``, or
+    a terminal, and not ``--quiet``."""
+    return not _state["quiet"] and (_state["force"] or _isatty(stream if stream is not None else sys.stderr))
+
+
 def add_progress_args(parser: argparse.ArgumentParser, *, progress: bool = True) -> None:
     """Add ``--progress`` (unless the subcommand has nothing to show progress of) and ``--quiet/-q``."""
     group = parser.add_argument_group("progress and messages")
@@ -113,7 +119,7 @@ class Progress:
         elif enabled is not None:
             self.enabled = bool(enabled)
         else:
-            self.enabled = _state["force"] or _isatty(self.stream)
+            self.enabled = bar_shown(self.stream)
         self.min_interval = min_interval
         self.width = width
         self.clock = clock
