@@ -299,3 +299,24 @@ def test_table_cells_never_show_negative_zero():
     assert format_cell(-2.220446049250313e-16, False) == "0.0000"
     assert format_cell(-0.00006, False) == "-0.0001"
     assert format_cell(-2.220446049250313e-16, True) == "-2.220446049250313e-16"
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        {"ci": {}},
+        {"ci": {"a": 5}},
+        {"ci": {"a": [1, 2, 3]}, "mdd": 5},
+        {"ci": {"a": "x"}, "bootstrap": 3},
+        {"comparison": {"a": 5}},
+        {"comparison": {"a": {"b": 1}}, "compare_to": 3},
+    ],
+)
+def test_statistics_fields_not_in_deteval_shape_render(summary):
+    """A result read back from a hand-made JSON may carry ``ci``/``comparison`` fields of any shape: every format
+    renders it; the table shows what it cannot read as statistics as plain fields."""
+    result = EvalResult("x", summary, {})
+    for fmt in FORMATS:
+        assert render(result, fmt)
+    table = render(result, "table")
+    assert "confidence intervals" in table or all(k in table for k in summary if summary[k] != {})

@@ -60,8 +60,14 @@ def stats_lines(result: EvalResult) -> list[str]:
     out: list[str] = []
     if isinstance(s.get("ci"), dict):
         boot = s.get("bootstrap") or {}
+        level = s.get("ci_level")  # (a summary read back from any JSON may lack it)
+        pct = (
+            f"{100 * float(level):g}% "
+            if isinstance(level, (int, float)) and not isinstance(level, bool)
+            else ""
+        )
         out.append(
-            f"{100 * float(s['ci_level']):g}% confidence intervals ({s.get('ci_method')} bootstrap, "
+            f"{pct}confidence intervals ({s.get('ci_method')} bootstrap, "
             f"{boot.get('resamples')} resamples of the {boot.get('unit')}s, seed {boot.get('seed')}); "
             "mdd: smallest difference detectable at alpha 0.05, power 0.8"
         )

@@ -119,13 +119,18 @@ def render_table(result: EvalResult, *, with_warnings: bool = True) -> str:
 
     marked, legend = cell_marks(result)
     parts: list[str] = []
+    try:
+        block: list[str] | None = stats_lines(result)
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+        block = None  # statistics fields not in deteval's shape (a hand-made JSON): shown as plain fields
     if result.lines:
         parts.append("\n".join(result.lines))
     else:
-        stat = tuple(f"{k}." for k in STATS_KEYS)
-        fields = [(k, v) for k, v in display_fields(result) if k not in STATS_KEYS and not k.startswith(stat)]
+        stat = tuple(f"{k}." for k in STATS_KEYS) if block is not None else ()
+        keys = STATS_KEYS if block is not None else ()
+        fields = [(k, v) for k, v in display_fields(result) if k not in keys and not k.startswith(stat)]
         parts.append("\n".join(f"{k}: {format_cell(v, False)}{_mark(marked, None, k)}" for k, v in fields))
-    parts.append("\n".join(stats_lines(result) + legend))
+    parts.append("\n".join((block or []) + legend))
     cols, rows = class_rows(result)
     if rows:
         # an AP with its interval: "ap [lo, hi]" in one cell (deteval.stats puts a "ci" in the row)
