@@ -21,6 +21,7 @@ from deteval.commands.common import add_output_args, warn_on_stderr, write_text
 from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.commands.yolo_pose import run_yolo_pose
 from deteval.detection.coco_params import CocoParams
+from deteval.detection.dota import PROFILE as DOTA_DEVKIT
 from deteval.detection.ultralytics import evaluate_ultralytics, get_rules
 from deteval.errors import ConfigError, DetevalWarning
 from deteval.io.coco import CocoGroundTruth, CocoResults
@@ -276,11 +277,45 @@ def _explain_cross(args: argparse.Namespace) -> Any:
     return explain_cross(cross_data(args.data, args.predictions), args.from_profile, args.to_profile)
 
 
+def _explain_task(args: argparse.Namespace) -> str:
+    """``--task``, else obb where a profile is dota_devkit, else what the data.yaml implies (pose refused)."""
+    devkit = DOTA_DEVKIT in (args.from_profile, args.to_profile)
+    task = args.task or ("obb" if devkit else task_of(args.data))
+    if task == "pose":
+        raise ConfigError(
+            "explain walks the detect and obb profiles; this data.yaml has kpt_shape (a pose dataset): give "
+            "--task detect to walk its boxes",
+            file=str(args.data),
+        )
+    if devkit and task != "obb":
+        raise ConfigError("the dota_devkit profile scores oriented boxes: give --task obb")
+    return task
+
+
+def _explain_obb(args: argparse.Namespace, drop: bool) -> int:
+    from deteval.explain import explain_obb
+
+    with warnings.catch_warnings():  # (what the readers tolerate is in ds.warnings, printed below)
+        warnings.simplefilter("ignore", DetevalWarning)
+        ds, preds, _, _ = load_yolo_obb(
+            args.data, args.predictions, args.split, duplicates="drop" if drop else "error"
+        )
+    e = explain_obb(ds, preds, args.from_profile, args.to_profile)
+    write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
+    warn_on_stderr(EvalResult("yolo", warnings=list(ds.warnings)))
+    return 0
+
+
 def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from deteval.explain import explain
     from deteval.explain.voc import VOC_PROFILE_RULES
 
     voc = [p in VOC_PROFILE_RULES for p in (args.from_profile, args.to_profile)]
+    if any(voc) and args.task == "obb":
+        raise ConfigError(
+            "--task obb walks between coco, dota_devkit and the Ultralytics profiles; the VOC profiles score "
+            "axis-aligned boxes"
+        )
     if any(voc) and not all(voc) and "coco" in (args.from_profile, args.to_profile):
         e = _explain_cross(args)
         write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
@@ -297,6 +332,8 @@ def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     if args.image_set:
         raise ConfigError("--image-set is for the VOC profiles (voc07, voc2012, py_faster_rcnn)")
     either = is_ultralytics(args.from_profile) or is_ultralytics(args.to_profile)
+    if _explain_task(args) == "obb":
+        return _explain_obb(args, either)
     ds, preds = _read(args.data, args.predictions, args.split, either, None)
     e = explain(ds, preds, args.from_profile, args.to_profile)
     write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
@@ -395,8 +432,9 @@ def register(sub: Any) -> None:
         description="Score a YOLO dataset's predictions under --from and --to, and walk from one to the other "
         "changing one rule at a time (matcher, end sentinel, AP integration and ranking, float32, detection "
         "cap), printing each step's change in mAP50-95 and mAP50 and how many cases triggered it. The steps add "
-        "up to the difference. Also between two VOC profiles, and between coco and a VOC profile on a COCO "
-        "pair or a YOLO dataset. See docs/yolo.md and docs/explain.md.",
+        "up to the difference. Also between two VOC profiles, between coco and a VOC profile on a COCO "
+        "pair or a YOLO dataset, and (--task obb) between the oriented-box profiles coco, dota_devkit and "
+        "ultralytics* of a YOLO-OBB dataset. See docs/yolo.md, docs/obb.md and docs/explain.md.",
     )
     e.add_argument(
         "data",
@@ -412,6 +450,13 @@ def register(sub: Any) -> None:
     names = (*PROFILE_NAMES, *VOC_EXPLAIN_PROFILES)
     e.add_argument("--from", dest="from_profile", choices=names, required=True, help="profile A")
     e.add_argument("--to", dest="to_profile", choices=names, required=True, help="profile B")
+    e.add_argument(
+        "--task",
+        choices=("detect", "obb"),
+        default=None,
+        help="obb: a YOLO-OBB dataset, walked between coco, dota_devkit and the Ultralytics profiles "
+        "(default: obb where a profile is dota_devkit, else detect)",
+    )
     e.add_argument("--image-set", metavar="FILE", help="VOC only: the image-set list (default: every XML)")
     e.add_argument("--split", default="val", help="train, val (default) or test")
     e.add_argument("--format", choices=("table", "json"), default="table", help="output format")
