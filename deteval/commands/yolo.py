@@ -54,6 +54,9 @@ from deteval.run.yolo import (
     confidence_floor,
     evaluate_yolo,
     is_ultralytics,
+    obb_coco_inputs,
+    obb_coco_results,
+    probiou_pairs,
 )
 from deteval.stats.ultralytics import UltralyticsUnits
 from deteval.tables.boxes import BoxTable
@@ -82,7 +85,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             "Ultralytics profile, not supervision (its float32 port of pycocotools is not resampled)"
         )
     if args.task != "detect":
-        return _run_task(args, profile, stats is not None)
+        return _run_task(args, profile, stats)
     ds, preds = _read(args.data, args.predictions, args.split, is_ultralytics(profile), args.conf)
     result = evaluate_yolo(ds, preds, profile, iou_type=args.iou_type)
     wanted = analyses_requested(args)
@@ -117,23 +120,64 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _run_task(args: argparse.Namespace, profile: str, stats: bool) -> int:
-    """``--task obb``: oriented boxes (:mod:`deteval.io.yolo_obb`), the metrics and ``--conf``; the
-    statistics, analyses and plots are the detect task's."""
+def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | None) -> int:
+    """``--task obb``: oriented boxes (:mod:`deteval.io.yolo_obb`) under ``profile``, with the statistics
+    (coco: pycocotools' resampling with the polygon IoU; Ultralytics eras: theirs with ProbIoU), the analyses
+    (coco: pycocotools' matching with the polygon IoU, the worst images drawn as polygons) and ``--plots``."""
     if args.task != "obb":
         raise ConfigError(f"--task {args.task} is not scored by deteval yolo")
-    if stats or analyses_requested(args) or args.plots or args.iou_type != "bbox":
+    name = canonical_profile(profile)
+    ultra = is_ultralytics(profile)
+    wanted = analyses_requested(args)
+    if args.iou_type != "bbox":
         raise ConfigError(
-            "--task obb prints the metrics (--conf, --per-class, --format): --ci, --compare-to, the analyses, "
-            "--html, --plots and --iou-type are for --task detect"
+            f"--iou-type {args.iou_type} is for --task detect; --task obb scores oriented boxes"
+        )
+    if wanted and name != "coco":
+        raise ConfigError(
+            f"the analyses of oriented boxes (--errors, --confusion, --operating-points, --calibration, "
+            f"--worst-images, --images, --html) are pycocotools' matching with the polygon IoU: give --profile "
+            f"coco ({profile} defines none)"
+        )
+    if stats is not None and name == DOTA_DEVKIT:
+        raise ConfigError(
+            "--ci and --compare-to resample oriented boxes under --profile coco or an Ultralytics profile, not "
+            "dota_devkit"
         )
     with warnings.catch_warnings():  # (what the readers tolerate is in ds.warnings, printed below)
         warnings.simplefilter("ignore", DetevalWarning)
         ds, preds, _, _ = load_yolo_obb(
-            args.data, args.predictions, args.split, duplicates="drop" if is_ultralytics(profile) else "error"
+            args.data, args.predictions, args.split, duplicates="drop" if ultra else "error"
         )
-    result = evaluate_yolo(ds, confidence_floor(preds, args.conf), profile, iou_type="obb")
+        others = [load_yolo_predictions(o, ds) for o in args.compare_to or ()]
+    preds = confidence_floor(preds, args.conf)
+    others = [confidence_floor(o, args.conf) for o in others]
+    result = evaluate_yolo(ds, preds, profile, iou_type="obb")
+    if stats is not None and ultra:
+        rule = get_rules(profile).exif  # (image sizes as that Ultralytics version reads them)
+        sized = [for_exif_rule(ds, p, rule) for p in (preds, *others)]
+        units = UltralyticsUnits(
+            sized[0][0].labels,
+            [p for _, p in sized],
+            ds.n_images,
+            ds.names,
+            profile,
+            ious=[probiou_pairs(d, p) for d, p in sized],
+        )
+        units.add_statistics(result, list(args.compare_to or ()), **stats)
+    if (stats is not None and not ultra) or wanted:  # the COCO-style OBB protocol's inputs
+        gt, res = obb_coco_inputs(ds, preds, all_sizes=wanted)
+        params = CocoParams.from_options("obb")
+    if stats is not None and not ultra:
+        systems = [res, *(obb_coco_results(ds, o, gt) for o in others)]
+        names = list(args.compare_to or ())
+        _, with_stats = coco_statistics(gt, systems, names, params, "pycocotools", stats, True)
+        adopt_statistics(result, with_stats)
     result.lines = yolo_lines(result)
+    if wanted:
+        run_analyses(args, result, _hooks(args, ds, gt, res, params, profile))
+    if args.plots:
+        write_yolo_plots(ds, preds, profile, args, task="obb")
     fmt = args.format or "table"
     shown = result if fmt != "table" or args.per_class else replace(result, per_class={})
     write_text(render_yolo(shown, fmt, include_curves=args.curves), args.output)
@@ -174,13 +218,19 @@ def _read(data: str, predictions: str, split: str, drop: bool, conf: float | Non
     return ds, confidence_floor(preds, conf)
 
 
-def write_yolo_plots(ds: YoloDataset, preds: BoxTable, profile: str, args: argparse.Namespace) -> None:
+def write_yolo_plots(
+    ds: YoloDataset, preds: BoxTable, profile: str, args: argparse.Namespace, *, task: str = "detect"
+) -> None:
     """``--plots DIR``: the figures ``yolo val`` writes (:mod:`deteval.report.yolo_plots`), from the profile's
-    Ultralytics era (the newest under coco and supervision, which define no confidence curves), and the
-    confusion matrix at ``--iou`` and ``--score-threshold``."""
+    Ultralytics era (the newest under coco, supervision and dota_devkit, which define no confidence curves),
+    and the confusion matrix at ``--iou`` and ``--score-threshold`` (pycocotools' matching; ``task="obb"``:
+    the era's ProbIoU for the curves, the polygon IoU of the COCO-style protocol for the matrix)."""
     era = profile if is_ultralytics(profile) else "ultralytics"
-    ds, preds = for_exif_rule(ds, preds, get_rules(era).exif)  # (image sizes as that version reads them)
-    m = evaluate_ultralytics(ds.labels, preds, ds.n_images, era)
+    sized, sized_preds = for_exif_rule(
+        ds, preds, get_rules(era).exif
+    )  # (image sizes as that version reads them)
+    iou = probiou_pairs(sized, sized_preds) if task == "obb" else None
+    m = evaluate_ultralytics(sized.labels, sized_preds, sized.n_images, era, iou=iou)
     x = m.extra
     curves = YoloCurves(
         [ds.names[int(c)] for c in m.classes],
@@ -190,10 +240,11 @@ def write_yolo_plots(ds: YoloDataset, preds: BoxTable, profile: str, args: argpa
         x["f1_curve"],
         x["pr_plot"],
     )
-    gt, res = coco_inputs(ds, preds)
+    gt, res = obb_coco_inputs(ds, preds) if task == "obb" else coco_inputs(ds, preds)
     confusion = coco_confusion(
         gt,
         res,
+        params=CocoParams.from_options("obb" if task == "obb" else "bbox"),
         iou=0.5 if args.iou is None else args.iou,
         score_threshold=0.25 if args.score_threshold is None else args.score_threshold,
     )

@@ -24,7 +24,14 @@ from deteval.core.levels import COCO_IOU_THRESHOLDS
 from deteval.detection.coco import DET_STAT_NAMES
 from deteval.detection.dota import PROFILE as DOTA_DEVKIT
 from deteval.detection.supervision_profile import supervision_from_coco
-from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics, get_rules, obb_pair_iou
+from deteval.detection.ultralytics import (
+    ALIASES,
+    PROFILES,
+    PairIou,
+    evaluate_ultralytics,
+    get_rules,
+    obb_pair_iou,
+)
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.io.yolo import Duplicates, YoloDataset, for_exif_rule, load_yolo_dataset, load_yolo_predictions
@@ -153,13 +160,38 @@ def coco_evaluation(ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox") ->
     """deteval's COCOeval on the converted dataset and predictions (a :class:`CocoEvaluation`);
     ``iou_type="obb"``: every row a 4-point polygon, scored with the rotated IoU (each quadrilateral read as
     hotcoco's DOTA converter reads it, area ``w·h``)."""
-    gt, res = coco_inputs(ds, preds, "bbox" if iou_type == "obb" else iou_type)
-    if iou_type == "obb":
-        gt.obb = obb_quads(corners_obb(obb_corners(ds.labels, ds, "labels")))
-        gq = obb_quads(corners_obb(obb_corners(preds, ds, "predictions")))
-        gt.area = gt.obb[:, 8].copy()
-        res = res.replace(obb=gq, area=gq[:, 8].copy())
+    gt, res = obb_coco_inputs(ds, preds) if iou_type == "obb" else coco_inputs(ds, preds, iou_type)
     return evaluate_coco(gt, res, iou_type=iou_type)
+
+
+def probiou_pairs(ds: YoloDataset, preds: BoxTable) -> PairIou:
+    """The Ultralytics OBB validator's IoU of (label, prediction) pairs of a YOLO-OBB split in pixels (after
+    the era's EXIF rule): :func:`~deteval.detection.ultralytics.obb_pair_iou` of their ``(cx, cy, w, h, r)``."""
+    g, d = obb_corners(ds.labels, ds, "labels"), obb_corners(preds, ds, "predictions")
+    return obb_pair_iou(corners_obb(g), corners_obb(d))
+
+
+def obb_coco_inputs(
+    ds: YoloDataset, preds: BoxTable, *, all_sizes: bool = False
+) -> tuple[CocoGroundTruth, CocoResults]:
+    """:func:`coco_inputs` of a YOLO-OBB split with the tables' ``obb`` quadrilateral columns (each
+    quadrilateral read as hotcoco's DOTA converter reads it, :func:`~deteval.tables.quads.corners_obb`) and
+    their ``w·h`` as every area: the COCO-style OBB protocol's inputs (:mod:`deteval.detection.coco_obb`)."""
+    gt, res = coco_inputs(ds, preds, all_sizes=all_sizes)
+    gt.obb = obb_quads(corners_obb(obb_corners(ds.labels, ds, "labels")))
+    gt.area = gt.obb[:, 8].copy()
+    return gt, _with_obb(ds, preds, res)
+
+
+def obb_coco_results(ds: YoloDataset, preds: BoxTable, gt: CocoGroundTruth) -> CocoResults:
+    """``preds`` (every row an oriented box) as COCO-style OBB results against ``gt`` of
+    :func:`obb_coco_inputs` (another model's, for a comparison)."""
+    return _with_obb(ds, preds, coco_results(ds, preds, gt))
+
+
+def _with_obb(ds: YoloDataset, preds: BoxTable, res: CocoResults) -> CocoResults:
+    q = obb_quads(corners_obb(obb_corners(preds, ds, "predictions")))
+    return res.replace(obb=q, area=q[:, 8].copy())
 
 
 def confidence_floor(preds: BoxTable, conf: float | None) -> BoxTable:
@@ -198,8 +230,7 @@ def evaluate_yolo(
         ds, preds = for_exif_rule(ds, preds, get_rules(name).exif)
         iou = None
         if iou_type == "obb":  # (the corners after the era's EXIF rule, which may turn the image sizes)
-            g, d = obb_corners(ds.labels, ds, "labels"), obb_corners(preds, ds, "predictions")
-            iou = obb_pair_iou(corners_obb(g), corners_obb(d))
+            iou = probiou_pairs(ds, preds)
         m = evaluate_ultralytics(ds.labels, preds, ds.n_images, name, iou=iou)
         rows = [
             (
