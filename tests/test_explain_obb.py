@@ -107,10 +107,14 @@ def test_the_devkit_profile_is_inferred_as_obb(capsys: pytest.CaptureFixture[str
         (["--from", "coco", "--to", "supervision", "--task", "obb"], "not supervision"),
         (["--from", "coco", "--to", "voc07", "--task", "obb"], "VOC profiles score axis-aligned"),
         (["--from", "coco", "--to", "dota_devkit", "--task", "detect"], "give --task obb"),
+        (["--from", "coco", "--to", "ultralytics", "--pose"], "not pose"),
     ],
 )
 def test_refusals_are_one_line(extra: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["explain", str(SAMPLE / "data.yaml"), str(SAMPLE / "predictions"), *extra]) == 2
+    data = SAMPLE / "data.yaml"
+    if "--pose" in extra:  # (a pose data.yaml: kpt_shape)
+        data, extra = SAMPLE.parent.parent / "pose" / "yolo" / "data.yaml", extra[:-1]
+    assert main(["explain", str(data), str(SAMPLE / "predictions"), *extra]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
 
@@ -182,3 +186,32 @@ def test_dota_devkit_profile_equals_the_devkit(tmp_path: Path, seed: int) -> Non
             assert got.per_class[name][key] == pytest.approx(ap, abs=1e-12, rel=0), (name, thr)
             compared += 1
     assert compared >= 2
+
+
+def test_readme_and_docs_show_what_explain_prints(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's oriented-box ``console`` block (pieces split at ``...`` lines, in order) and docs/obb.md's
+    full output are what the command prints on the sample."""
+    import re
+    import shlex
+
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(root)
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Oriented boxes") :]
+    section = section[: section.index("\n## ", 1)]
+    docs = (root / "docs" / "obb.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```console\n\$ (deteval [^\n]+)\n(.*?)```", section + docs, flags=re.S)
+    assert len(blocks) == 2
+    for k, (command, shown) in enumerate(blocks):
+        assert main(shlex.split(command)[1:]) == 0
+        printed = capsys.readouterr().out
+        if k == 1:
+            assert printed == shown
+            continue
+        at = 0
+        for piece in [p.strip("\n") for p in re.split(r"^\.\.\.\n", shown, flags=re.M) if p.strip("\n")]:
+            found = printed.find(piece, at)
+            assert found >= 0, f"not printed (in this order): {piece!r}"
+            at = found + len(piece)

@@ -334,8 +334,7 @@ def _explain_task(args: argparse.Namespace) -> str:
     task = args.task or ("obb" if devkit else task_of(args.data))
     if task == "pose":
         raise ConfigError(
-            "explain walks the detect and obb profiles; this data.yaml has kpt_shape (a pose dataset): give "
-            "--task detect to walk its boxes",
+            "explain walks the detect and obb profiles, not pose (this data.yaml has kpt_shape)",
             file=str(args.data),
         )
     if devkit and task != "obb":
