@@ -39,7 +39,7 @@ from deteval.io.yolo_coco import (
     place_images,
     predictions_to_coco,
 )
-from deteval.io.yolo_obb import load_yolo_obb
+from deteval.io.yolo_obb import load_obb_predictions, load_yolo_obb
 from deteval.report.progress import note
 from deteval.report.stats_table import STATS_KEYS
 from deteval.report.yolo_plots import YoloCurves, write_yolo_val_plots
@@ -149,7 +149,7 @@ def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | No
         ds, preds, _, _ = load_yolo_obb(
             args.data, args.predictions, args.split, duplicates="drop" if ultra else "error"
         )
-        others = [load_yolo_predictions(o, ds) for o in args.compare_to or ()]
+        others = [load_obb_predictions(o, ds)[0] for o in args.compare_to or ()]
     preds = confidence_floor(preds, args.conf)
     others = [confidence_floor(o, args.conf) for o in others]
     result = evaluate_yolo(ds, preds, profile, iou_type="obb")
