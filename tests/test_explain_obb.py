@@ -36,7 +36,7 @@ def _check(ds, preds, a: str, b: str) -> dict:
     return e.to_dict()
 
 
-@pytest.mark.fast_cases(seed=0)
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_steps_add_up_for_every_pair_on_random_splits(tmp_path: Path, seed: int) -> None:
     data, pred = random_obb_split(tmp_path, 300 + seed)
@@ -172,7 +172,7 @@ def _devkit(root: Path, ds, preds, corners_g, corners_d, thr: float) -> dict[str
     return out
 
 
-@pytest.mark.fast_cases(seed=0)
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(6))
 def test_dota_devkit_profile_equals_the_devkit(tmp_path: Path, seed: int) -> None:
     data, pred = random_obb_split(tmp_path / "split", 500 + seed)

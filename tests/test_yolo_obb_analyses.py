@@ -46,7 +46,7 @@ def _as_quads(root: Path) -> None:
         f.write_text("".join(rows))
 
 
-@pytest.mark.fast_cases(seed=0)
+@pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(4))
 def test_axis_aligned_quads_analyse_as_the_boxes_do(tmp_path: Path, seed: int) -> None:
     boxes, quads = tmp_path / "boxes", tmp_path / "quads"
@@ -101,6 +101,7 @@ def test_the_analyses_see_the_polygons(tmp_path: Path) -> None:
     assert got["images"]["worst"][0]["fp"] == 1
 
 
+@pytest.mark.slow
 def test_html_images_and_plots_are_written(tmp_path: Path) -> None:
     data, pred = random_obb_split(tmp_path / "split", 7)
     html, pics, plots = tmp_path / "r.html", tmp_path / "pics", tmp_path / "plots"
