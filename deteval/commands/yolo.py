@@ -436,7 +436,8 @@ def register(sub: Any) -> None:
         description="Score PREDICTIONS (a folder of `yolo predict save_txt save_conf` files, or a JSON list: "
         "yolo val's predictions.json or COCO results) against one split of a YOLO dataset, under a profile: "
         "coco (pycocotools), supervision, ultralytics-8.0, ultralytics-8.4.37, ultralytics-8.4.176 "
-        "(ultralytics = the newest). See docs/yolo.md.",
+        "(ultralytics = the newest); with --task obb also dota_devkit (the DOTA devkit's Task1 AP). See "
+        "docs/yolo.md and docs/obb.md.",
     )
     p.add_argument("data", metavar="DATA.yaml", help="the dataset's data.yaml")
     p.add_argument("predictions", metavar="PREDICTIONS", help="folder of txt files, or a JSON file")
@@ -445,7 +446,7 @@ def register(sub: Any) -> None:
         "--task",
         choices=TASKS,
         default=None,
-        help="detect, obb (oriented boxes, rows cls x1 y1 … x4 y4; coco or ultralytics profiles) or pose "
+        help="detect, obb (oriented boxes, rows cls x1 y1 … x4 y4; coco, dota_devkit or ultralytics profiles) or pose "
         "(default: pose if the data.yaml has kpt_shape, else detect)",
     )
     p.add_argument("--profile", choices=PROFILE_NAMES, default=None, help="default: ultralytics (the newest)")
