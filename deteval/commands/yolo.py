@@ -226,11 +226,9 @@ def write_yolo_plots(
     and the confusion matrix at ``--iou`` and ``--score-threshold`` (pycocotools' matching; ``task="obb"``:
     the era's ProbIoU for the curves, the polygon IoU of the COCO-style protocol for the matrix)."""
     era = profile if is_ultralytics(profile) else "ultralytics"
-    sized, sized_preds = for_exif_rule(
-        ds, preds, get_rules(era).exif
-    )  # (image sizes as that version reads them)
-    iou = probiou_pairs(sized, sized_preds) if task == "obb" else None
-    m = evaluate_ultralytics(sized.labels, sized_preds, sized.n_images, era, iou=iou)
+    ds, preds = for_exif_rule(ds, preds, get_rules(era).exif)  # (image sizes as that version reads them)
+    iou = probiou_pairs(ds, preds) if task == "obb" else None
+    m = evaluate_ultralytics(ds.labels, preds, ds.n_images, era, iou=iou)
     x = m.extra
     curves = YoloCurves(
         [ds.names[int(c)] for c in m.classes],

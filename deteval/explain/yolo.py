@@ -17,7 +17,9 @@ are switched one at a time in this fixed order, each step re-scoring the same da
    ``tp/(tp+fp+eps)``, envelope, 101 recall thresholds sampled with ``searchsorted``), ``supervision`` (the
    COCO table kept in float32 and averaged per IoU threshold first).
 4. ``float32`` — IoU, thresholds and scores in float32 with Ultralytics' ``+1e-7`` (True) or pycocotools'
-   float64 IoU on ``[x, y, w, h]`` (False).
+   float64 IoU on ``[x, y, w, h]`` (False). For oriented boxes (``iou_type="obb"``) this is the IoU kernel:
+   Ultralytics' float32 ProbIoU (True) or the COCO-style protocol's polygon IoU in float64 (False)
+   (:func:`obb_kernel`).
 5. ``cap`` — at most 300 detections per image (Ultralytics) or 100 per image and class (COCO maxDets).
 
 Then the class set (both sides score only the classes with at least one label; predicted classes without a
@@ -326,7 +328,7 @@ def _count(rule: str, before: tuple, after: tuple) -> tuple[int, str]:
 
 def _walkable(iou_type: str) -> str:
     if iou_type == "obb":
-        return "coco, dota_devkit and the Ultralytics profiles for oriented boxes"
+        return "coco and the Ultralytics profiles here (dota_devkit: deteval.explain.obb.explain_obb)"
     return "the YOLO profiles (coco, supervision, ultralytics*) and the VOC ones"
 
 
