@@ -185,15 +185,18 @@ def draw_image(
     from PIL import Image, ImageDraw
 
     conv = to_xyxy or (lambda b: np.c_[b[:, 0], b[:, 1], b[:, 0] + b[:, 2], b[:, 1] + b[:, 3]])
+    if inp.quads:  # (oriented boxes: their four corners, drawn as polygons)
+        conv = to_xyxy or (lambda b: b[:, :8])
+    cols = 8 if inp.quads else 4
     gsel = np.flatnonzero(inp.gt_img == index)
     a = diag.assignment
     rows = np.flatnonzero((inp.dt_img[a.det] == index) & (a.state != 2))
-    g = conv(inp.gt_box[gsel]) if gsel.size else np.zeros((0, 4))
-    d = conv(inp.dt_box[a.det[rows]]) if rows.size else np.zeros((0, 4))
+    g = conv(inp.gt_box[gsel]) if gsel.size else np.zeros((0, cols))
+    d = conv(inp.dt_box[a.det[rows]]) if rows.size else np.zeros((0, cols))
     if picture is not None and os.path.lexists(picture):
         im = open_image(picture)  # (bounded, a non-image refused naming it)
     else:
-        ext = np.concatenate([g, d])
+        ext = _extents(np.concatenate([g, d]))
         w, h = (
             size
             if size and size[0] > 0 and size[1] > 0
@@ -209,15 +212,24 @@ def draw_image(
     found, missed, ignored, tp, fp = (k[0] for k in DRAWING_KEY)
     matched = set(a.match[a.match >= 0].tolist())
     labels: list[tuple[str, tuple[int, int, int], tuple[float, float]]] = []
+
+    def outline(shape: list[float], color: tuple[int, int, int], width: int) -> list[float]:
+        """Draw one box or quadrilateral; its extent ``x1 y1 x2 y2`` (where its label goes)."""
+        if len(shape) == 4:
+            dr.rectangle(shape, outline=color, width=width)
+            return shape
+        dr.polygon(shape, outline=color, width=width)
+        return _extents(np.asarray([shape]))[0].tolist()
+
     for j, box in zip(gsel.tolist(), g.tolist()):
         crowd = bool(inp.gt_crowd[j])
         color = ignored if crowd else (found if j in matched else missed)
-        dr.rectangle(box, outline=color, width=2 if j in matched or crowd else 4)
-        labels.append((names[int(inp.gt_cls[j])], color, (box[0] + 2, box[3] - 13)))
+        e = outline(box, color, 2 if j in matched or crowd else 4)
+        labels.append((names[int(inp.gt_cls[j])], color, (e[0] + 2, e[3] - 13)))
     for r, box in zip(rows.tolist(), d.tolist()):
         color = tp if a.state[r] == 1 else fp
-        dr.rectangle(box, outline=color, width=2)
-        labels.append((f"{names[int(a.cls[r])]} {a.score[r]:.2f}", color, (box[0] + 2, box[1] + 2)))
+        e = outline(box, color, 2)
+        labels.append((f"{names[int(a.cls[r])]} {a.score[r]:.2f}", color, (e[0] + 2, e[1] + 2)))
     sizes = []
     for text, _, _ in labels:
         x0, y0, x1, y1 = dr.textbbox((0, 0), text)
@@ -229,6 +241,14 @@ def draw_image(
     buf = io.BytesIO()
     im.save(buf, format="PNG")
     return write_file(out, buf.getvalue(), "picture")
+
+
+def _extents(shapes: np.ndarray) -> np.ndarray:
+    """``x1 y1 x2 y2`` of boxes (``(N, 4)``, returned as they are) or of quadrilaterals (``(N, 8)`` corners)."""
+    if shapes.shape[1] == 4:
+        return shapes
+    x, y = shapes[:, 0::2], shapes[:, 1::2]
+    return np.stack([x.min(1), y.min(1), x.max(1), y.max(1)], axis=1)
 
 
 def _drawing_title(diag: ImageDiagnostics, index: int, inp: TideInput) -> str:

@@ -42,10 +42,8 @@ def coco_confusion(
     """The confusion matrix (:mod:`deteval.analysis.confusion`) of COCO bbox results, pycocotools' matching
     at ``iou`` on the top ``max_dets[-1]`` detections per image and category."""
     p = params if params is not None else CocoParams.from_options("bbox")
-    if p.iou_type != "bbox":
-        raise ConfigError("the confusion matrix supports --iou-type bbox only")
     return confusion_matrix(
-        tide_input_coco(gt, results),
+        _coco_input(gt, results, p, "the confusion matrix supports"),
         list(gt.cat_names),
         iou=iou,
         score_threshold=score_threshold,
@@ -112,14 +110,18 @@ def coco_errors(
     (pycocotools' rule: ``maxDets[2]``; "fixed": the last), so that it is the AP50 the same run prints
     (pycocotools' AP at ``pos_threshold``); the last maxDets where the summary has none."""
     p = params if params is not None else CocoParams.from_options("bbox")
-    if p.iou_type != "bbox":
-        raise ConfigError("the error analysis supports --iou-type bbox only")
+    inp = _coco_input(gt, results, p, "the error analysis supports")
+    if inp.quads and compat == "tide":
+        raise ConfigError(
+            "--errors-compat tide is tidecv's arithmetic, which scores axis-aligned boxes only: use "
+            "--errors-compat protocol for oriented boxes"
+        )
     if not p.use_cats:
         raise ConfigError("the error analysis needs use_cats=true (errors are defined per class)")
     at = stat_maxdet(p, summary_compat, "last")
     max_dets = 100 if compat == "tide" else int(p.max_dets[-1] if at is None else at)
     return tide_errors(
-        tide_input_coco(gt, results),
+        inp,
         pos_threshold=pos_threshold,
         bg_threshold=bg_threshold,
         compat=compat,
@@ -159,23 +161,36 @@ def voc_errors(
     )
 
 
-def tide_input_coco(gt: CocoGroundTruth, results: CocoResults) -> TideInput:
+def _coco_input(gt: CocoGroundTruth, results: CocoResults, p: CocoParams, what: str) -> TideInput:
+    """The analyses' input of a bbox or an obb evaluation (the kernel its protocol matches with); other IoU
+    types are refused naming the analysis."""
+    if p.iou_type not in ("bbox", "obb"):
+        raise ConfigError(f"{what} --iou-type bbox only, or obb (oriented boxes); not {p.iou_type}")
+    return tide_input_coco(gt, results, quads=p.iou_type == "obb")
+
+
+def tide_input_coco(gt: CocoGroundTruth, results: CocoResults, *, quads: bool = False) -> TideInput:
     """COCO bbox ground truth and results: categories by index into ``gt.cat_ids``, images in ascending id
     (pycocotools' order) or, for ``compat="tide"``, the file's ``images`` list (tidecv's order),
-    ``iscrowd`` as the crowd flag (pycocotools' ``ignore``)."""
+    ``iscrowd`` as the crowd flag (pycocotools' ``ignore``). ``quads``: the oriented boxes of an ``obb``
+    evaluation (the tables' ``obb`` quadrilateral columns, :mod:`deteval.io.coco_obb`), matched with the
+    rotated IoU the protocol uses."""
     if results.kind not in ("bbox", "loaded") or not np.isfinite(results.bbox).all():
         raise ConfigError("the error analysis needs bbox results (segm and keypoints are not supported)")
+    if quads and (gt.obb is None or results.obb is None):
+        raise ConfigError("the analyses of oriented boxes need an 'obb' on every annotation and result")
     return TideInput(
         gt_img=gt.img.astype(np.int64),
         gt_cls=gt.cat.astype(np.int64),
-        gt_box=gt.bbox.astype(np.float64),
+        gt_box=(gt.obb if quads else gt.bbox).astype(np.float64),  # type: ignore[union-attr]
         gt_crowd=gt.iscrowd.astype(bool),
         dt_img=results.img.astype(np.int64),
         dt_cls=results.cat.astype(np.int64),
         dt_score=results.score.astype(np.float64),
-        dt_box=results.bbox.astype(np.float64),
+        dt_box=(results.obb if quads else results.bbox).astype(np.float64),  # type: ignore[union-attr]
         class_ids=np.arange(len(gt.cat_ids), dtype=np.int64),
         image_order=gt.image_file_order,
+        quads=quads,
     )
 
 
@@ -231,9 +246,7 @@ def coco_matched(
     """COCO bbox detections matched as pycocotools does at ``iou`` (top ``max_dets[-1]`` per image and
     category; crowd-matched detections left out)."""
     p = params if params is not None else CocoParams.from_options("bbox")
-    if p.iou_type != "bbox":
-        raise ConfigError("operating points and calibration support --iou-type bbox only")
-    inp = tide_input_coco(gt, results)
+    inp = _coco_input(gt, results, p, "operating points and calibration support")
     return matched(inp, list(gt.cat_names), iou=iou, rule="coco", max_dets=int(p.max_dets[-1]))
 
 
@@ -254,9 +267,7 @@ def coco_images(
     """Per-image diagnostics (:mod:`deteval.analysis.images`) of COCO bbox results, pycocotools' matching
     and AP at ``iou``; images named by their id."""
     p = params if params is not None else CocoParams.from_options("bbox")
-    if p.iou_type != "bbox":
-        raise ConfigError("per-image diagnostics support --iou-type bbox only")
-    inp = tide_input_coco(gt, results)
+    inp = _coco_input(gt, results, p, "per-image diagnostics support")
     names = [str(i) for i in gt.image_ids.tolist()]
     diag = image_diagnostics(
         inp, names, iou=iou, rule="coco", protocol="coco", max_dets=int(p.max_dets[-1]), rec_thrs=p.rec_thrs

@@ -48,6 +48,8 @@ from deteval.detection.boxes import box_area, box_iou
 from deteval.errors import ValidationError
 from deteval.match.greedy import greedy_match
 from deteval.match.iou import bbox_iou_pairs
+from deteval.match.rotated import quad_iou_matrix
+from deteval.tables.quads import QUAD_COLUMNS
 
 __all__ = [
     "AREA_RANGES",
@@ -83,7 +85,9 @@ class TideInput:
     ``[x, y, w, h]`` (IoU as pycocotools) unless ``xyxy`` (IoU as the VOC devkit, ``plus_one`` for its +1
     pixels). ``tie_key``: the protocol's order among equal scores (default: image, then rank in the image).
     ``class_ids``: the categories to average over (default: every class seen). ``image_order``: the order
-    in which tidecv walks the images (``compat="tide"`` only; default increasing index)."""
+    in which tidecv walks the images (``compat="tide"`` only; default increasing index). ``quads``: oriented
+    boxes, each a row of nine numbers (corners and area, :mod:`deteval.tables.quads`), whose IoU is the
+    rotated one of :mod:`deteval.match.rotated` (the COCO-style OBB protocol's) and whose area is that row's."""
 
     gt_img: np.ndarray
     gt_cls: np.ndarray
@@ -98,6 +102,7 @@ class TideInput:
     plus_one: bool = False
     tie_key: np.ndarray | None = None
     image_order: np.ndarray | None = None
+    quads: bool = False
 
     def __post_init__(self) -> None:
         ng, nd = len(self.gt_img), len(self.dt_img)
@@ -109,9 +114,10 @@ class TideInput:
         ):
             if len(arr) != n:
                 raise ValidationError(f"{name} has {len(arr)} entries, expected {n}")
+        width = QUAD_COLUMNS if self.quads else 4
         for name, box, n in (("gt_box", self.gt_box, ng), ("dt_box", self.dt_box, nd)):
-            if box.shape != (n, 4):
-                raise ValidationError(f"{name} must be {n}x4, got {box.shape}")
+            if box.shape != (n, width):
+                raise ValidationError(f"{name} must be {n}x{width}, got {box.shape}")
         if nd and not np.isfinite(self.dt_score).all():
             raise ValidationError("dt_score must be finite")
 
@@ -172,6 +178,8 @@ class Assignment:
 
 def iou_matrix(dbox: np.ndarray, gbox: np.ndarray, crowd: bool, inp: TideInput) -> np.ndarray:
     """IoU of every detection box with every GT box in ``inp``'s convention (crowd: over the detection)."""
+    if inp.quads:
+        return quad_iou_matrix(dbox, gbox, np.full(len(gbox), crowd))
     if inp.xyxy:
         if crowd:
             raise ValidationError("crowd regions need [x, y, w, h] boxes")
@@ -219,7 +227,9 @@ def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> A
     ``"tide"`` (tidecv), ``"coco"`` (pycocotools at IoU ``pos``) or ``"voc"`` (VOCevaldet.m)."""
     tide = rule == "tide"
     gbox, dbox = inp.gt_box, inp.dt_box
-    if inp.xyxy:
+    if inp.quads:
+        garea, darea = gbox[:, QUAD_COLUMNS - 1], dbox[:, QUAD_COLUMNS - 1]
+    elif inp.xyxy:
         garea, darea = box_area(gbox, plus_one=inp.plus_one), box_area(dbox, plus_one=inp.plus_one)
     else:
         garea, darea = gbox[:, 2] * gbox[:, 3], dbox[:, 2] * dbox[:, 3]

@@ -21,6 +21,7 @@ from deteval.commands.common import add_output_args, warn_on_stderr, write_text
 from deteval.commands.stats_options import add_stats_args, stats_options
 from deteval.commands.yolo_pose import run_yolo_pose
 from deteval.detection.coco_params import CocoParams
+from deteval.detection.dota import PROFILE as DOTA_DEVKIT
 from deteval.detection.ultralytics import evaluate_ultralytics, get_rules
 from deteval.errors import ConfigError, DetevalWarning
 from deteval.io.coco import CocoGroundTruth, CocoResults
@@ -38,7 +39,7 @@ from deteval.io.yolo_coco import (
     place_images,
     predictions_to_coco,
 )
-from deteval.io.yolo_obb import load_yolo_obb
+from deteval.io.yolo_obb import load_obb_predictions, load_yolo_obb
 from deteval.report.progress import note
 from deteval.report.stats_table import STATS_KEYS
 from deteval.report.yolo_plots import YoloCurves, write_yolo_val_plots
@@ -53,6 +54,9 @@ from deteval.run.yolo import (
     confidence_floor,
     evaluate_yolo,
     is_ultralytics,
+    obb_coco_inputs,
+    obb_coco_results,
+    probiou_pairs,
 )
 from deteval.stats.ultralytics import UltralyticsUnits
 from deteval.tables.boxes import BoxTable
@@ -81,7 +85,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             "Ultralytics profile, not supervision (its float32 port of pycocotools is not resampled)"
         )
     if args.task != "detect":
-        return _run_task(args, profile, stats is not None)
+        return _run_task(args, profile, stats)
     ds, preds = _read(args.data, args.predictions, args.split, is_ultralytics(profile), args.conf)
     result = evaluate_yolo(ds, preds, profile, iou_type=args.iou_type)
     wanted = analyses_requested(args)
@@ -116,23 +120,64 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _run_task(args: argparse.Namespace, profile: str, stats: bool) -> int:
-    """``--task obb``: oriented boxes (:mod:`deteval.io.yolo_obb`), the metrics and ``--conf``; the
-    statistics, analyses and plots are the detect task's."""
+def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | None) -> int:
+    """``--task obb``: oriented boxes (:mod:`deteval.io.yolo_obb`) under ``profile``, with the statistics
+    (coco: pycocotools' resampling with the polygon IoU; Ultralytics eras: theirs with ProbIoU), the analyses
+    (coco: pycocotools' matching with the polygon IoU, the worst images drawn as polygons) and ``--plots``."""
     if args.task != "obb":
         raise ConfigError(f"--task {args.task} is not scored by deteval yolo")
-    if stats or analyses_requested(args) or args.plots or args.iou_type != "bbox":
+    name = canonical_profile(profile)
+    ultra = is_ultralytics(profile)
+    wanted = analyses_requested(args)
+    if args.iou_type != "bbox":
         raise ConfigError(
-            "--task obb prints the metrics (--conf, --per-class, --format): --ci, --compare-to, the analyses, "
-            "--html, --plots and --iou-type are for --task detect"
+            f"--iou-type {args.iou_type} is for --task detect; --task obb scores oriented boxes"
+        )
+    if wanted and name != "coco":
+        raise ConfigError(
+            f"the analyses of oriented boxes (--errors, --confusion, --operating-points, --calibration, "
+            f"--worst-images, --images, --html) are pycocotools' matching with the polygon IoU: give --profile "
+            f"coco ({profile} defines none)"
+        )
+    if stats is not None and name == DOTA_DEVKIT:
+        raise ConfigError(
+            "--ci and --compare-to resample oriented boxes under --profile coco or an Ultralytics profile, not "
+            "dota_devkit"
         )
     with warnings.catch_warnings():  # (what the readers tolerate is in ds.warnings, printed below)
         warnings.simplefilter("ignore", DetevalWarning)
         ds, preds, _, _ = load_yolo_obb(
-            args.data, args.predictions, args.split, duplicates="drop" if is_ultralytics(profile) else "error"
+            args.data, args.predictions, args.split, duplicates="drop" if ultra else "error"
         )
-    result = evaluate_yolo(ds, confidence_floor(preds, args.conf), profile, iou_type="obb")
+        others = [load_obb_predictions(o, ds)[0] for o in args.compare_to or ()]
+    preds = confidence_floor(preds, args.conf)
+    others = [confidence_floor(o, args.conf) for o in others]
+    result = evaluate_yolo(ds, preds, profile, iou_type="obb")
+    if stats is not None and ultra:
+        rule = get_rules(profile).exif  # (image sizes as that Ultralytics version reads them)
+        sized = [for_exif_rule(ds, p, rule) for p in (preds, *others)]
+        units = UltralyticsUnits(
+            sized[0][0].labels,
+            [p for _, p in sized],
+            ds.n_images,
+            ds.names,
+            profile,
+            ious=[probiou_pairs(d, p) for d, p in sized],
+        )
+        units.add_statistics(result, list(args.compare_to or ()), **stats)
+    if (stats is not None and not ultra) or wanted:  # the COCO-style OBB protocol's inputs
+        gt, res = obb_coco_inputs(ds, preds, all_sizes=wanted)
+        params = CocoParams.from_options("obb")
+    if stats is not None and not ultra:
+        systems = [res, *(obb_coco_results(ds, o, gt) for o in others)]
+        names = list(args.compare_to or ())
+        _, with_stats = coco_statistics(gt, systems, names, params, "pycocotools", stats, True)
+        adopt_statistics(result, with_stats)
     result.lines = yolo_lines(result)
+    if wanted:
+        run_analyses(args, result, _hooks(args, ds, gt, res, params, profile))
+    if args.plots:
+        write_yolo_plots(ds, preds, profile, args, task="obb")
     fmt = args.format or "table"
     shown = result if fmt != "table" or args.per_class else replace(result, per_class={})
     write_text(render_yolo(shown, fmt, include_curves=args.curves), args.output)
@@ -173,13 +218,17 @@ def _read(data: str, predictions: str, split: str, drop: bool, conf: float | Non
     return ds, confidence_floor(preds, conf)
 
 
-def write_yolo_plots(ds: YoloDataset, preds: BoxTable, profile: str, args: argparse.Namespace) -> None:
+def write_yolo_plots(
+    ds: YoloDataset, preds: BoxTable, profile: str, args: argparse.Namespace, *, task: str = "detect"
+) -> None:
     """``--plots DIR``: the figures ``yolo val`` writes (:mod:`deteval.report.yolo_plots`), from the profile's
-    Ultralytics era (the newest under coco and supervision, which define no confidence curves), and the
-    confusion matrix at ``--iou`` and ``--score-threshold``."""
+    Ultralytics era (the newest under coco, supervision and dota_devkit, which define no confidence curves),
+    and the confusion matrix at ``--iou`` and ``--score-threshold`` (pycocotools' matching; ``task="obb"``:
+    the era's ProbIoU for the curves, the polygon IoU of the COCO-style protocol for the matrix)."""
     era = profile if is_ultralytics(profile) else "ultralytics"
     ds, preds = for_exif_rule(ds, preds, get_rules(era).exif)  # (image sizes as that version reads them)
-    m = evaluate_ultralytics(ds.labels, preds, ds.n_images, era)
+    iou = probiou_pairs(ds, preds) if task == "obb" else None
+    m = evaluate_ultralytics(ds.labels, preds, ds.n_images, era, iou=iou)
     x = m.extra
     curves = YoloCurves(
         [ds.names[int(c)] for c in m.classes],
@@ -189,10 +238,11 @@ def write_yolo_plots(ds: YoloDataset, preds: BoxTable, profile: str, args: argpa
         x["f1_curve"],
         x["pr_plot"],
     )
-    gt, res = coco_inputs(ds, preds)
+    gt, res = obb_coco_inputs(ds, preds) if task == "obb" else coco_inputs(ds, preds)
     confusion = coco_confusion(
         gt,
         res,
+        params=CocoParams.from_options("obb" if task == "obb" else "bbox"),
         iou=0.5 if args.iou is None else args.iou,
         score_threshold=0.25 if args.score_threshold is None else args.score_threshold,
     )
@@ -276,11 +326,44 @@ def _explain_cross(args: argparse.Namespace) -> Any:
     return explain_cross(cross_data(args.data, args.predictions), args.from_profile, args.to_profile)
 
 
+def _explain_task(args: argparse.Namespace) -> str:
+    """``--task``, else obb where a profile is dota_devkit, else what the data.yaml implies (pose refused)."""
+    devkit = DOTA_DEVKIT in (args.from_profile, args.to_profile)
+    task = args.task or ("obb" if devkit else task_of(args.data))
+    if task == "pose":
+        raise ConfigError(
+            "explain walks the detect and obb profiles, not pose (this data.yaml has kpt_shape)",
+            file=str(args.data),
+        )
+    if devkit and task != "obb":
+        raise ConfigError("the dota_devkit profile scores oriented boxes: give --task obb")
+    return task
+
+
+def _explain_obb(args: argparse.Namespace, drop: bool) -> int:
+    from deteval.explain import explain_obb
+
+    with warnings.catch_warnings():  # (what the readers tolerate is in ds.warnings, printed below)
+        warnings.simplefilter("ignore", DetevalWarning)
+        ds, preds, _, _ = load_yolo_obb(
+            args.data, args.predictions, args.split, duplicates="drop" if drop else "error"
+        )
+    e = explain_obb(ds, preds, args.from_profile, args.to_profile)
+    write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
+    warn_on_stderr(EvalResult("yolo", warnings=list(ds.warnings)))
+    return 0
+
+
 def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from deteval.explain import explain
     from deteval.explain.voc import VOC_PROFILE_RULES
 
     voc = [p in VOC_PROFILE_RULES for p in (args.from_profile, args.to_profile)]
+    if any(voc) and args.task == "obb":
+        raise ConfigError(
+            "--task obb walks between coco, dota_devkit and the Ultralytics profiles; the VOC profiles score "
+            "axis-aligned boxes"
+        )
     if any(voc) and not all(voc) and "coco" in (args.from_profile, args.to_profile):
         e = _explain_cross(args)
         write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
@@ -297,6 +380,8 @@ def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     if args.image_set:
         raise ConfigError("--image-set is for the VOC profiles (voc07, voc2012, py_faster_rcnn)")
     either = is_ultralytics(args.from_profile) or is_ultralytics(args.to_profile)
+    if _explain_task(args) == "obb":
+        return _explain_obb(args, either)
     ds, preds = _read(args.data, args.predictions, args.split, either, None)
     e = explain(ds, preds, args.from_profile, args.to_profile)
     write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
@@ -349,7 +434,8 @@ def register(sub: Any) -> None:
         description="Score PREDICTIONS (a folder of `yolo predict save_txt save_conf` files, or a JSON list: "
         "yolo val's predictions.json or COCO results) against one split of a YOLO dataset, under a profile: "
         "coco (pycocotools), supervision, ultralytics-8.0, ultralytics-8.4.37, ultralytics-8.4.176 "
-        "(ultralytics = the newest). See docs/yolo.md.",
+        "(ultralytics = the newest); with --task obb also dota_devkit (the DOTA devkit's Task1 AP). See "
+        "docs/yolo.md and docs/obb.md.",
     )
     p.add_argument("data", metavar="DATA.yaml", help="the dataset's data.yaml")
     p.add_argument("predictions", metavar="PREDICTIONS", help="folder of txt files, or a JSON file")
@@ -358,7 +444,7 @@ def register(sub: Any) -> None:
         "--task",
         choices=TASKS,
         default=None,
-        help="detect, obb (oriented boxes, rows cls x1 y1 … x4 y4; coco or ultralytics profiles) or pose "
+        help="detect, obb (oriented boxes, rows cls x1 y1 … x4 y4; coco, dota_devkit or ultralytics profiles) or pose "
         "(default: pose if the data.yaml has kpt_shape, else detect)",
     )
     p.add_argument("--profile", choices=PROFILE_NAMES, default=None, help="default: ultralytics (the newest)")
@@ -395,8 +481,9 @@ def register(sub: Any) -> None:
         description="Score a YOLO dataset's predictions under --from and --to, and walk from one to the other "
         "changing one rule at a time (matcher, end sentinel, AP integration and ranking, float32, detection "
         "cap), printing each step's change in mAP50-95 and mAP50 and how many cases triggered it. The steps add "
-        "up to the difference. Also between two VOC profiles, and between coco and a VOC profile on a COCO "
-        "pair or a YOLO dataset. See docs/yolo.md and docs/explain.md.",
+        "up to the difference. Also between two VOC profiles, between coco and a VOC profile on a COCO "
+        "pair or a YOLO dataset, and (--task obb) between the oriented-box profiles coco, dota_devkit and "
+        "ultralytics* of a YOLO-OBB dataset. See docs/yolo.md, docs/obb.md and docs/explain.md.",
     )
     e.add_argument(
         "data",
@@ -412,6 +499,13 @@ def register(sub: Any) -> None:
     names = (*PROFILE_NAMES, *VOC_EXPLAIN_PROFILES)
     e.add_argument("--from", dest="from_profile", choices=names, required=True, help="profile A")
     e.add_argument("--to", dest="to_profile", choices=names, required=True, help="profile B")
+    e.add_argument(
+        "--task",
+        choices=("detect", "obb"),
+        default=None,
+        help="obb: a YOLO-OBB dataset, walked between coco, dota_devkit and the Ultralytics profiles "
+        "(default: obb where a profile is dota_devkit, else detect)",
+    )
     e.add_argument("--image-set", metavar="FILE", help="VOC only: the image-set list (default: every XML)")
     e.add_argument("--split", default="val", help="train, val (default) or test")
     e.add_argument("--format", choices=("table", "json"), default="table", help="output format")

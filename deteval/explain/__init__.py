@@ -10,10 +10,13 @@ with one more rule of B at every step, so that the steps' deltas add up to B −
   (:func:`~deteval.explain.voc.explain_voc`).
 * :mod:`deteval.explain.cross`: pycocotools' ``coco`` and the VOC profiles on the same data
   (:func:`~deteval.explain.cross.explain_cross`).
+* :mod:`deteval.explain.obb`: the oriented-box profiles of a YOLO-OBB split (``coco``, ``dota_devkit``, the
+  Ultralytics eras; :func:`~deteval.explain.obb.explain_obb`, re-exported here).
 """
 
 from __future__ import annotations
 
+from deteval.explain.obb import explain_obb
 from deteval.explain.yolo import (
     ORDER,
     PROFILE_RULES,
@@ -24,4 +27,13 @@ from deteval.explain.yolo import (
     score,
 )
 
-__all__ = ["ORDER", "PROFILE_RULES", "Explanation", "Rules", "coco_precision_at_levels", "explain", "score"]
+__all__ = [
+    "ORDER",
+    "PROFILE_RULES",
+    "Explanation",
+    "Rules",
+    "coco_precision_at_levels",
+    "explain",
+    "explain_obb",
+    "score",
+]

@@ -35,7 +35,8 @@ ignores objects over 1e10 px², which the VOC side keeps (such boxes would show 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -48,6 +49,7 @@ from deteval.explain.yolo import Explanation, coco_precision_at_levels
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.match.greedy import greedy_match_pairs
 from deteval.match.iou import bb_iou, xyxy_ioa, xyxy_iou
+from deteval.match.rotated import quad_iou_pairs
 from deteval.run.coco import evaluate_coco
 from deteval.run.voc import evaluate_voc
 
@@ -61,7 +63,7 @@ class CrossRules:
 
     matcher: Literal["coco", "voc"]
     crowd_iou: Literal["crowd", "plain"]
-    iou: Literal["xywh", "+1"]
+    iou: Literal["xywh", "+1", "obb", "quad"]
     comparison: Literal[">=", ">"]
     cap: Literal["100/image+class", "none"]
     ranking: Literal["coco", "stable", "quicksort"]
@@ -104,6 +106,9 @@ class CrossData:
     d_score: np.ndarray
     coco_gt: CocoGroundTruth
     coco_res: CocoResults
+    #: oriented boxes: per IoU rule (``obb``, ``quad``) the ground truths' and detections' quadrilateral rows
+    #: (:mod:`deteval.tables.quads`) the rotated IoU reads
+    quads: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def voc_tables(self) -> tuple[VOCGroundTruth, VOCDetections]:
         """The VOC form as :func:`evaluate_voc` reads it (images and classes named by their COCO ids)."""
@@ -225,6 +230,10 @@ def _kept(data: CrossData, pos: np.ndarray, cap: str) -> np.ndarray:
 def _pair_iou(data: CrossData, gi: np.ndarray, di: np.ndarray, rules: CrossRules) -> np.ndarray:
     """IoU of each pair (ground truth ``gi[p]``, detection ``di[p]``) under the IoU and crowd-IoU rules, the
     element-wise form of the matrices :func:`greedy_match` reads (the same operations on the same doubles)."""
+    if rules.iou in ("obb", "quad"):  # (oriented boxes: the rotated IoU, crowd flags per ground-truth row)
+        gq, dq = data.quads[rules.iou]
+        flags = data.g_crowd if rules.crowd_iou == "crowd" else np.zeros(len(gq), dtype=bool)
+        return quad_iou_pairs(dq, gq, flags, di, gi)
     crowd = data.g_crowd[gi] if rules.crowd_iou == "crowd" else np.zeros(len(gi), dtype=bool)
     if rules.iou == "xywh":
         return bb_iou(data.d_xywh[di], data.g_xywh[gi], crowd)
@@ -352,13 +361,25 @@ def _count(dim: str, data: CrossData, before: _Point, after: _Point) -> tuple[in
     return changed, "detections matched differently"
 
 
-def explain_cross(data: CrossData, profile_from: str, profile_to: str) -> Explanation:
-    """Attribute the difference between ``coco`` and a VOC profile (or two of them) rule by rule."""
+def explain_cross(
+    data: CrossData,
+    profile_from: str,
+    profile_to: str,
+    *,
+    rules: Mapping[str, CrossRules] = CROSS_PROFILE_RULES,
+    ends: Callable[[str], tuple[float | None, float | None]] | None = None,
+) -> Explanation:
+    """Attribute the difference between ``coco`` and a VOC profile (or two of them) rule by rule.
+
+    ``rules`` and ``ends`` name another pair of protocols in the same rule space and give their own
+    evaluators' (mAP50-95, mAP50) (the oriented-box walk, :mod:`deteval.explain.obb`); by default the
+    profiles of :data:`CROSS_PROFILE_RULES`, scored by pycocotools' and the VOC devkit's evaluators."""
     for p in (profile_from, profile_to):
-        if p not in CROSS_PROFILE_RULES:
-            raise ConfigError(f"unknown profile {p!r}; choose one of {', '.join(CROSS_PROFILE_RULES)}")
-    ra, rb = CROSS_PROFILE_RULES[profile_from], CROSS_PROFILE_RULES[profile_to]
-    a, b = _ends(data, profile_from), _ends(data, profile_to)
+        if p not in rules:
+            raise ConfigError(f"unknown profile {p!r}; choose one of {', '.join(rules)}")
+    ra, rb = rules[profile_from], rules[profile_to]
+    end_of = ends if ends is not None else (lambda p: _ends(data, p))
+    a, b = end_of(profile_from), end_of(profile_to)
     cur = ra
     prev = _score(data, cur)
     first = prev

@@ -17,7 +17,9 @@ are switched one at a time in this fixed order, each step re-scoring the same da
    ``tp/(tp+fp+eps)``, envelope, 101 recall thresholds sampled with ``searchsorted``), ``supervision`` (the
    COCO table kept in float32 and averaged per IoU threshold first).
 4. ``float32`` — IoU, thresholds and scores in float32 with Ultralytics' ``+1e-7`` (True) or pycocotools'
-   float64 IoU on ``[x, y, w, h]`` (False).
+   float64 IoU on ``[x, y, w, h]`` (False). For oriented boxes (``iou_type="obb"``) this is the IoU kernel:
+   Ultralytics' float32 ProbIoU (True) or the COCO-style protocol's polygon IoU in float64 (False)
+   (:func:`obb_kernel`).
 5. ``cap`` — at most 300 detections per image (Ultralytics) or 100 per image and class (COCO maxDets).
 
 Then the class set (both sides score only the classes with at least one label; predicted classes without a
@@ -30,6 +32,7 @@ evaluator and this step-wise evaluator ever disagreed at an end; the tests check
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -49,13 +52,22 @@ from deteval.detection.ultralytics import (
     pair_index,
     paired_box_iou,
     pairs_at_least,
+    probiou,
 )
 from deteval.detection.ultralytics import PROFILES as ULTRA
+from deteval.errors import ConfigError
 from deteval.io.yolo import YoloDataset, for_exif_rule
+from deteval.io.yolo_obb import obb_corners
 from deteval.match.greedy import greedy_match, greedy_match_pairs
 from deteval.match.iou import bb_iou
+from deteval.match.rotated import quad_iou_pairs
 from deteval.run.yolo import canonical_profile, evaluate_yolo
 from deteval.tables.boxes import BoxTable
+from deteval.tables.quads import corners_obb, obb_quads
+
+#: The IoU of (label, detection) pairs given by their row indices, under the ``float32`` rule (True: the
+#: Ultralytics kernel, False: the COCO one); None: the box IoUs of the detect task.
+PairKernel = Callable[[np.ndarray, np.ndarray, bool], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -92,6 +104,8 @@ _RULE_TEXT = {
     "float32": "float32 IoU, thresholds and scores",
     "cap": "detections kept per image",
 }
+#: The ``float32`` rule of an oriented-box walk: which IoU kernel.
+_OBB_KERNEL_TEXT = {True: "ProbIoU (float32)", False: "polygon IoU (float64)"}
 
 
 # ------------------------------------------------------------------------------------ step-wise evaluator
@@ -144,7 +158,9 @@ def _kept(dt: BoxTable, rules: Rules) -> tuple[np.ndarray, int]:
     return keep, int(len(order) - len(keep))
 
 
-def _match_all(gt: BoxTable, dt: BoxTable, n_images: int, rules: Rules) -> _Matched:
+def _match_all(
+    gt: BoxTable, dt: BoxTable, n_images: int, rules: Rules, kernel: PairKernel | None = None
+) -> _Matched:
     """The step's matcher on every image at once: the pairs of one image and class (their IoU under the
     step's IoU rule, element-wise), the Ultralytics matchers as columns, COCOeval's walk with
     :func:`greedy_match_pairs` (images as blocks); images where IoU ties decide Ultralytics' ``unique``
@@ -153,7 +169,9 @@ def _match_all(gt: BoxTable, dt: BoxTable, n_images: int, rules: Rules) -> _Matc
     thr = IOU_THRESHOLDS_32 if rules.float32 else IOU_THRESHOLDS_64
     g_order = np.argsort(gt.img, kind="stable")
     det, label = pair_index(gt, dt, g_order, keep)
-    if rules.float32:
+    if kernel is not None:
+        iou = kernel(label, keep[det], rules.float32)
+    elif rules.float32:
         iou = paired_box_iou(gt.xyxy[label], dt.xyxy[keep[det]])
     else:
         iou = _coco_pair_iou(gt.xyxy[label], dt.xyxy[keep[det]])
@@ -170,11 +188,13 @@ def _match_all(gt: BoxTable, dt: BoxTable, n_images: int, rules: Rules) -> _Matc
             for i in np.unique(pairs.image[pairs.tied]).tolist():
                 gi, rows = g_order[gt.img[g_order] == i], np.flatnonzero(dt.img[keep] == i)
                 di = keep[rows]
-                m = (
-                    box_iou(gt.xyxy[gi], dt.xyxy[di])
-                    if rules.float32
-                    else _coco_iou(gt.xyxy[gi], dt.xyxy[di])
-                )
+                if kernel is not None:  # (labels × detections, from the pairs' IoU)
+                    flat = kernel(np.repeat(gi, len(di)), np.tile(di, len(gi)), rules.float32)
+                    m = flat.reshape(len(gi), len(di))
+                elif rules.float32:
+                    m = box_iou(gt.xyxy[gi], dt.xyxy[di])
+                else:
+                    m = _coco_iou(gt.xyxy[gi], dt.xyxy[di])
                 tp[rows] = _match(m, gt.cls[gi], dt.cls[di], thr, rules.matcher)
     conf = dt.conf[keep].astype(np.float32) if rules.float32 else dt.conf[keep]
     return _Matched(dt.img[keep], dt.cls[keep], conf, tp, capped, near)
@@ -213,10 +233,11 @@ def coco_precision_at_levels(outcomes: np.ndarray, npos: int, levels: np.ndarray
 
 
 def score(
-    gt: BoxTable, dt: BoxTable, n_images: int, n_classes: int, rules: Rules
+    gt: BoxTable, dt: BoxTable, n_images: int, n_classes: int, rules: Rules, kernel: PairKernel | None = None
 ) -> tuple[float, float, _Matched, Any]:
-    """(mAP50-95, mAP50) of one point of the rule space, with the matcher output and the AP table."""
-    m = _match_all(gt, dt, n_images, rules)
+    """(mAP50-95, mAP50) of one point of the rule space, with the matcher output and the AP table;
+    ``kernel``: the pairs' IoU of another geometry (:func:`obb_kernel`)."""
+    m = _match_all(gt, dt, n_images, rules, kernel)
     if rules.ap == "ultralytics":
         u = ap_per_class(m.tp, m.conf, m.cls, gt.cls, rules.sentinel)
         full = np.full((n_classes, 10), np.nan)
@@ -305,23 +326,64 @@ def _count(rule: str, before: tuple, after: tuple) -> tuple[int, str]:
     return changed, "detections matched differently"
 
 
+def _walkable(iou_type: str) -> str:
+    if iou_type == "obb":
+        return "coco and the Ultralytics profiles here (dota_devkit: deteval.explain.obb.explain_obb)"
+    return "the YOLO profiles (coco, supervision, ultralytics*) and the VOC ones"
+
+
 def _resized(a: YoloDataset, b: YoloDataset, preds: BoxTable) -> int:
     """Images with labels or predictions whose size differs between two EXIF rules (their sizes are read)."""
     used = np.unique(np.concatenate([a.labels.img, preds.img]))
     return int(sum(a.image_size(int(i)) != b.image_size(int(i)) for i in used))
 
 
-def explain(ds: YoloDataset, preds: BoxTable, profile_from: str, profile_to: str) -> Explanation:
-    """Attribute the difference between two profiles' mAP50-95 and mAP50 rule by rule (module docstring)."""
+def obb_kernel(ds: YoloDataset, preds: BoxTable) -> PairKernel:
+    """The oriented-box IoU of (label, detection) pairs of a YOLO-OBB split, each quadrilateral read as
+    :func:`~deteval.tables.quads.corners_obb` reads it: Ultralytics' :func:`probiou` of the ``(cx, cy, w, h,
+    r)`` boxes (the ``float32`` rule, the OBB validator's) or the rotated polygon IoU of
+    :func:`~deteval.match.rotated.quad_iou_pairs` on their corners (the COCO-style OBB protocol's, no crowds),
+    the values each profile's own evaluator computes for the same pairs."""
+    g = corners_obb(obb_corners(ds.labels, ds, "labels"))
+    d = corners_obb(obb_corners(preds, ds, "predictions"))
+    gq, dq = obb_quads(g), obb_quads(d)
+    no_crowd = np.zeros(len(gq), dtype=bool)
+
+    def pair_iou(gi: np.ndarray, di: np.ndarray, float32: bool) -> np.ndarray:
+        return probiou(g[gi], d[di]) if float32 else quad_iou_pairs(dq, gq, no_crowd, di, gi)
+
+    return pair_iou
+
+
+def explain(
+    ds: YoloDataset, preds: BoxTable, profile_from: str, profile_to: str, *, iou_type: str = "bbox"
+) -> Explanation:
+    """Attribute the difference between two profiles' mAP50-95 and mAP50 rule by rule (module docstring).
+
+    ``iou_type="obb"``: a YOLO-OBB split (:mod:`deteval.io.yolo_obb`); the ``float32`` rule is then the IoU
+    kernel, Ultralytics' float32 ProbIoU against the COCO-style protocol's polygon IoU (:func:`obb_kernel`).
+    """
     a_name, b_name = canonical_profile(profile_from), canonical_profile(profile_to)
+    for name, given in ((a_name, profile_from), (b_name, profile_to)):
+        if name not in PROFILE_RULES or (iou_type == "obb" and name == "supervision"):
+            raise ConfigError(f"explain walks between {_walkable(iou_type)}, not {given}")
     ra, rb = PROFILE_RULES[a_name], PROFILE_RULES[b_name]
     n, k = ds.n_images, len(ds.names)
     # The labels and predictions in pixels under each EXIF rule of the walk.
     tables = {r.exif: for_exif_rule(ds, preds, r.exif) for r in (ra, rb)}
-    res_a, res_b = evaluate_yolo(ds, preds, a_name), evaluate_yolo(ds, preds, b_name)
+    kernels: dict[str, PairKernel | None] = {
+        e: obb_kernel(*t) if iou_type == "obb" else None for e, t in tables.items()
+    }
+    text = dict(_RULE_TEXT, float32="IoU kernel") if iou_type == "obb" else _RULE_TEXT
+
+    def shown(dim: str, value: Any) -> Any:
+        return _OBB_KERNEL_TEXT[value] if iou_type == "obb" and dim == "float32" else value
+
+    res_a = evaluate_yolo(ds, preds, a_name, iou_type=iou_type)
+    res_b = evaluate_yolo(ds, preds, b_name, iou_type=iou_type)
     steps = []
     cur = ra
-    prev = score(tables[cur.exif][0].labels, tables[cur.exif][1], n, k, cur)
+    prev = score(tables[cur.exif][0].labels, tables[cur.exif][1], n, k, cur, kernels[cur.exif])
     first = (prev[0], prev[1])
     gt = tables[rb.exif][0].labels
     for dim in ORDER:
@@ -334,12 +396,13 @@ def explain(ds: YoloDataset, preds: BoxTable, profile_from: str, profile_to: str
             if not count:  # (no image has an orientation the two rules read differently: no step)
                 cur = nxt_rules
                 continue
-        nxt = score(tables[nxt_rules.exif][0].labels, tables[nxt_rules.exif][1], n, k, nxt_rules)
+        t = tables[nxt_rules.exif]
+        nxt = score(t[0].labels, t[1], n, k, nxt_rules, kernels[nxt_rules.exif])
         if dim != "exif":
             count, what = _count(dim, prev, nxt)
         steps.append(
             {
-                "rule": f"{_RULE_TEXT[dim]}: {getattr(cur, dim)} → {want}",
+                "rule": f"{text[dim]}: {shown(dim, getattr(cur, dim))} → {shown(dim, want)}",
                 "delta": {"mAP50-95": nxt[0] - prev[0], "mAP50": nxt[1] - prev[1]},
                 "count": count,
                 "what": what,

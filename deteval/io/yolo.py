@@ -823,38 +823,49 @@ def _scaled(normalized: BoxTable, ds: YoloDataset) -> YoloPredictions:
     return YoloPredictions(t.img, t.cls, t.xyxy, t.conf, t.polygons, t.masks, normalized=normalized)
 
 
-def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
-    records = read_json(path, "predictions file")
-    if not isinstance(records, list):
-        raise InputFormatError("expected a JSON list of detections", file=path)
-    stems = ds.stem_index()
-    # Ultralytics writes int(stem) for numeric stems ("0001" → 1): index them by their int value too.
-    numeric: dict[int, int] = {}
-    for stem, idx in stems.items():
-        if stem.isnumeric():
-            numeric[int(stem)] = -1 if int(stem) in numeric else idx
-    names: dict[str, int] = {}
-    for idx, p in enumerate(ds.images):
-        names[p.name] = -1 if p.name in names else idx  # a name in two folders: ambiguous
-    to_cls = {cid: k for k, cid in enumerate(COCO80_TO_91)} if ds.is_coco else None
-    n = len(records)
-    img, cls = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    xyxy, conf = np.zeros((n, 4)), np.zeros(n)
-    for k, r in enumerate(records):
+class JsonTargets:
+    """Where each record of a predictions JSON list goes, as ``yolo val save_json`` writes them: the image by
+    ``file_name`` (its name in the split) or ``image_id`` (the stem, an int when numeric, as Ultralytics writes
+    it), the class by ``category_id`` (class + 1, or the COCO-91 id for a COCO dataset). The detect and the
+    oriented-box readers (:mod:`deteval.io.yolo_obb`) share it."""
+
+    def __init__(self, ds: YoloDataset, path: Path) -> None:
+        self.ds, self.path = ds, path
+        self.stems = ds.stem_index()
+        # Ultralytics writes int(stem) for numeric stems ("0001" → 1): index them by their int value too.
+        self.numeric: dict[int, int] = {}
+        for stem, idx in self.stems.items():
+            if stem.isnumeric():
+                self.numeric[int(stem)] = -1 if int(stem) in self.numeric else idx
+        self.names: dict[str, int] = {}
+        for idx, p in enumerate(ds.images):
+            self.names[p.name] = -1 if p.name in self.names else idx  # a name in two folders: ambiguous
+        self.to_cls = {cid: k for k, cid in enumerate(COCO80_TO_91)} if ds.is_coco else None
+
+    def records(self) -> list[Any]:
+        """The file's records, read through the shared JSON guards (:func:`deteval.io.guards.read_json`)."""
+        records = read_json(self.path, "predictions file")
+        if not isinstance(records, list):
+            raise InputFormatError("expected a JSON list of detections", file=self.path)
+        return records
+
+    def locate(self, r: Any, k: int, keys: Sequence[str]) -> tuple[int, int]:
+        """(image index, class) of record ``k``, after checking it is an object holding ``keys``."""
+        path, ds = self.path, self.ds
         if not isinstance(r, dict):
             raise InputFormatError("a detection must be a JSON object", file=path, record=k)
-        for key in ("image_id", "category_id", "bbox", "score"):
+        for key in keys:
             if key not in r:
                 raise InputFormatError(f"missing '{key}'", file=path, record=k)
         fname = r.get("file_name")
-        if isinstance(fname, str) and names.get(Path(fname).name, -1) >= 0:
-            img[k] = names[Path(fname).name]
+        if isinstance(fname, str) and self.names.get(Path(fname).name, -1) >= 0:
+            img = self.names[Path(fname).name]
         else:
             iid = r["image_id"]
             i: int | None = (
-                numeric.get(iid)
+                self.numeric.get(iid)
                 if isinstance(iid, int) and not isinstance(iid, bool)
-                else stems.get(str(iid))
+                else self.stems.get(str(iid))
             )
             if i is None:
                 raise ValidationError(
@@ -864,29 +875,47 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
                 )
             if i < 0:
                 raise ValidationError(f"two images share the stem {r['image_id']!r}", file=path, record=k)
-            img[k] = i
+            img = i
         cid = r["category_id"]
         if isinstance(cid, bool) or not isinstance(cid, int):
             raise ValidationError(f"category_id {cid!r} is not an integer", file=path, record=k)
-        c = to_cls.get(cid, -1) if to_cls is not None else cid - 1
+        c = self.to_cls.get(cid, -1) if self.to_cls is not None else cid - 1
         if not 0 <= c < len(ds.names):
             rule = (
-                "a COCO-91 id of the 80 classes" if to_cls is not None else f"class + 1 in 1..{len(ds.names)}"
+                "a COCO-91 id of the 80 classes"
+                if self.to_cls is not None
+                else f"class + 1 in 1..{len(ds.names)}"
             )
             raise ValidationError(f"category_id {cid} is not {rule}", file=path, record=k)
-        cls[k] = c
-        b, s = r["bbox"], r["score"]
+        return img, c
+
+    def score(self, r: dict[str, Any], k: int) -> float:
+        """Record ``k``'s ``score``, a finite number."""
+        s = r["score"]
+        if not _is_num(s) or not np.isfinite(s):
+            raise ValidationError("score must be a finite number", file=self.path, record=k)
+        return float(s)
+
+
+def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
+    targets = JsonTargets(ds, path)
+    records = targets.records()
+    n = len(records)
+    img, cls = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    xyxy, conf = np.zeros((n, 4)), np.zeros(n)
+    for k, r in enumerate(records):
+        img[k], cls[k] = targets.locate(r, k, ("image_id", "category_id", "bbox", "score"))
+        b = r["bbox"]
         if not (isinstance(b, list) and len(b) == 4 and all(_is_num(x) for x in b)):
             raise ValidationError("bbox must be [x, y, w, h] numbers", file=path, record=k)
-        if not _is_num(s) or not np.isfinite(s):
-            raise ValidationError("score must be a finite number", file=path, record=k)
+        s = targets.score(r, k)
         x, y, w, h = (float(v) for v in b)
         if not np.isfinite([x, y, w, h]).all() or w < 0 or h < 0:
             raise ValidationError("bbox has a negative size or a non-finite value", file=path, record=k)
         if any(beyond_exact(v) for v in b):  # (as the COCO loader: exact pixels, no overflowing areas)
             raise ValidationError(f"bbox {b!r} is beyond \u00b12**53", file=path, record=k)
         xyxy[k] = [x, y, x + w, y + h]
-        conf[k] = float(s)
+        conf[k] = s
     return BoxTable(img, cls, xyxy, conf, masks=_json_masks(records, img, ds, path))
 
 

@@ -7,7 +7,9 @@
   ``yolo val``'s box metrics (see :mod:`.ultralytics`).
 
 Oriented boxes (``task="obb"``): ``coco`` is the COCO-style OBB protocol (the rotated polygon IoU,
-:mod:`deteval.detection.coco_obb`); the Ultralytics profiles are the OBB validator's metrics (ProbIoU).
+:mod:`deteval.detection.coco_obb`); the Ultralytics profiles are the OBB validator's metrics (ProbIoU);
+``dota_devkit`` is the DOTA devkit's Task1 AP (:mod:`deteval.detection.dota`: polygon IoU **>** t, VOC07
+11 points, numpy's unstable ranking; no difficult objects in a YOLO dataset).
 """
 
 from __future__ import annotations
@@ -18,9 +20,18 @@ from typing import Any
 
 import numpy as np
 
+from deteval.core.levels import COCO_IOU_THRESHOLDS
 from deteval.detection.coco import DET_STAT_NAMES
+from deteval.detection.dota import PROFILE as DOTA_DEVKIT
 from deteval.detection.supervision_profile import supervision_from_coco
-from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics, get_rules, obb_pair_iou
+from deteval.detection.ultralytics import (
+    ALIASES,
+    PROFILES,
+    PairIou,
+    evaluate_ultralytics,
+    get_rules,
+    obb_pair_iou,
+)
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.io.yolo import Duplicates, YoloDataset, for_exif_rule, load_yolo_dataset, load_yolo_predictions
@@ -28,10 +39,12 @@ from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
 from deteval.io.yolo_obb import load_yolo_obb, obb_corners
 from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco
+from deteval.run.dota import evaluate_dota
 from deteval.tables.boxes import BoxTable
 from deteval.tables.quads import corners_obb, obb_quads
+from deteval.tables.voc import VOCDetections, VOCGroundTruth
 
-PROFILE_NAMES = ("coco", "supervision", *PROFILES, *ALIASES)
+PROFILE_NAMES = ("coco", "supervision", *PROFILES, *ALIASES, DOTA_DEVKIT)
 #: What a YOLO dataset's rows are: boxes (or polygons), oriented boxes, poses (Ultralytics' task names)
 TASKS = ("detect", "obb", "pose")
 
@@ -147,13 +160,38 @@ def coco_evaluation(ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox") ->
     """deteval's COCOeval on the converted dataset and predictions (a :class:`CocoEvaluation`);
     ``iou_type="obb"``: every row a 4-point polygon, scored with the rotated IoU (each quadrilateral read as
     hotcoco's DOTA converter reads it, area ``w·h``)."""
-    gt, res = coco_inputs(ds, preds, "bbox" if iou_type == "obb" else iou_type)
-    if iou_type == "obb":
-        gt.obb = obb_quads(corners_obb(obb_corners(ds.labels, ds, "labels")))
-        gq = obb_quads(corners_obb(obb_corners(preds, ds, "predictions")))
-        gt.area = gt.obb[:, 8].copy()
-        res = res.replace(obb=gq, area=gq[:, 8].copy())
+    gt, res = obb_coco_inputs(ds, preds) if iou_type == "obb" else coco_inputs(ds, preds, iou_type)
     return evaluate_coco(gt, res, iou_type=iou_type)
+
+
+def probiou_pairs(ds: YoloDataset, preds: BoxTable) -> PairIou:
+    """The Ultralytics OBB validator's IoU of (label, prediction) pairs of a YOLO-OBB split in pixels (after
+    the era's EXIF rule): :func:`~deteval.detection.ultralytics.obb_pair_iou` of their ``(cx, cy, w, h, r)``."""
+    g, d = obb_corners(ds.labels, ds, "labels"), obb_corners(preds, ds, "predictions")
+    return obb_pair_iou(corners_obb(g), corners_obb(d))
+
+
+def obb_coco_inputs(
+    ds: YoloDataset, preds: BoxTable, *, all_sizes: bool = False
+) -> tuple[CocoGroundTruth, CocoResults]:
+    """:func:`coco_inputs` of a YOLO-OBB split with the tables' ``obb`` quadrilateral columns (each
+    quadrilateral read as hotcoco's DOTA converter reads it, :func:`~deteval.tables.quads.corners_obb`) and
+    their ``w·h`` as every area: the COCO-style OBB protocol's inputs (:mod:`deteval.detection.coco_obb`)."""
+    gt, res = coco_inputs(ds, preds, all_sizes=all_sizes)
+    gt.obb = obb_quads(corners_obb(obb_corners(ds.labels, ds, "labels")))
+    gt.area = gt.obb[:, 8].copy()
+    return gt, _with_obb(ds, preds, res)
+
+
+def obb_coco_results(ds: YoloDataset, preds: BoxTable, gt: CocoGroundTruth) -> CocoResults:
+    """``preds`` (every row an oriented box) as COCO-style OBB results against ``gt`` of
+    :func:`obb_coco_inputs` (another model's, for a comparison)."""
+    return _with_obb(ds, preds, coco_results(ds, preds, gt))
+
+
+def _with_obb(ds: YoloDataset, preds: BoxTable, res: CocoResults) -> CocoResults:
+    q = obb_quads(corners_obb(obb_corners(preds, ds, "predictions")))
+    return res.replace(obb=q, area=q[:, 8].copy())
 
 
 def confidence_floor(preds: BoxTable, conf: float | None) -> BoxTable:
@@ -179,6 +217,10 @@ def evaluate_yolo(
         raise ConfigError(
             "oriented boxes are scored under the coco and ultralytics profiles, not supervision"
         )
+    if name == DOTA_DEVKIT:
+        if iou_type != "obb":
+            raise ConfigError("the dota_devkit profile scores oriented boxes: give --task obb")
+        return _dota_devkit(ds, preds, profile)
     if iou_type == "segm" and name != "coco":
         raise ConfigError(
             f"mask AP is scored under the coco profile only ({profile} is a box metric: Ultralytics' mask "
@@ -188,8 +230,7 @@ def evaluate_yolo(
         ds, preds = for_exif_rule(ds, preds, get_rules(name).exif)
         iou = None
         if iou_type == "obb":  # (the corners after the era's EXIF rule, which may turn the image sizes)
-            g, d = obb_corners(ds.labels, ds, "labels"), obb_corners(preds, ds, "predictions")
-            iou = obb_pair_iou(corners_obb(g), corners_obb(d))
+            iou = probiou_pairs(ds, preds)
         m = evaluate_ultralytics(ds.labels, preds, ds.n_images, name, iou=iou)
         rows = [
             (
@@ -238,6 +279,46 @@ def evaluate_yolo(
         rows.append((c, {"AP50-95": float(valid.mean()), "AP50": float(ap[0]), "AP75": float(ap[5])}))
     summary = {"mAP50-95": sv.map50_95, "mAP50": sv.map50, "mAP75": sv.map75}
     return _result(ds, profile, iou_type, summary, rows, curves)
+
+
+def dota_tables(ds: YoloDataset, preds: BoxTable) -> tuple[VOCGroundTruth, VOCDetections, np.ndarray]:
+    """An oriented-box split as the DOTA devkit reads its files: images by index, classes named by their index
+    (``"0"``, ``"1"``, … so that two classes of one name stay apart), no difficult objects, the pixel corners
+    in ``meta["corners"]`` and, for the predictions, returned third; rows in the dataset's order (the devkit's
+    file order)."""
+    k = len(ds.names)
+    boxes = [t.xyxy if len(t) else np.zeros((0, 4)) for t in (ds.labels, preds)]
+    gt = VOCGroundTruth.from_arrays(ds.labels.img, ds.labels.cls, boxes[0], images=ds.n_images, classes=k)
+    gt.meta["corners"] = obb_corners(ds.labels, ds, "labels")
+    dets = VOCDetections.from_arrays(
+        preds.img, preds.cls, boxes[1], preds.conf, images=ds.n_images, classes=k
+    )
+    return gt, dets, obb_corners(preds, ds, "predictions")
+
+
+def _dota_devkit(ds: YoloDataset, preds: BoxTable, profile: str) -> YoloResult:
+    """The DOTA devkit's AP at each of COCO's ten IoU thresholds (IoU > t): ``mAP50`` is the devkit's number,
+    ``mAP75`` and ``mAP50-95`` (the mean of the ten) are the same rule at other thresholds, which the devkit
+    itself prints only for 0.5."""
+    gt, dets, corners = dota_tables(ds, preds)
+    per_t = [evaluate_dota(gt, dets, corners, iou_threshold=t) for t in COCO_IOU_THRESHOLDS.tolist()]
+    rows = []
+    for c in range(len(ds.names)):
+        got = [r.per_class.get(str(c), {}).get("ap") for r in per_t]
+        if got[0] is None:  # (no labels of this class: not averaged, as the devkit's evaluator would)
+            continue
+        aps = [float(a) for a in got if a is not None]
+        rows.append((c, {"AP50-95": float(np.mean(aps)), "AP50": float(aps[0]), "AP75": float(aps[5])}))
+    maps = [r.summary["map"] for r in per_t]
+    summary = (
+        {"mAP50-95": float(np.mean(maps)), "mAP50": float(maps[0]), "mAP75": float(maps[5])}
+        if maps[0] is not None
+        else {"mAP50-95": -1.0, "mAP50": -1.0, "mAP75": -1.0}
+    )
+    curves = {
+        int(n): per_t[0].curves[n] for n in per_t[0].curves if per_t[0].per_class[n].get("ap") is not None
+    }
+    return _result(ds, profile, "obb", summary, rows, curves)
 
 
 def evaluate_yolo_files(

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.ultralytics import MatchedSet, ap_per_class, get_rules, match_split
+from deteval.detection.ultralytics import MatchedSet, PairIou, ap_per_class, get_rules, match_split
 from deteval.results import EvalResult
 from deteval.stats.attach import add_statistics
 from deteval.tables.boxes import BoxTable
@@ -37,9 +37,15 @@ class UltralyticsUnits:
         n_images: int,
         class_names: Sequence[str],
         profile: str,
+        ious: Sequence[PairIou | None] | None = None,
     ) -> None:
+        """``ious``: per system, the pairs' IoU of another geometry (oriented boxes:
+        :func:`~deteval.detection.ultralytics.obb_pair_iou`), as :func:`match_split` takes it."""
         self.rules = get_rules(profile)
-        self.sets: list[MatchedSet] = [match_split(gt, dt, n_images, self.rules) for dt in systems]
+        kernels = list(ious) if ious is not None else [None] * len(systems)
+        self.sets: list[MatchedSet] = [
+            match_split(gt, dt, n_images, self.rules, iou) for dt, iou in zip(systems, kernels)
+        ]
         self.n_units = n_images
         self.classes = np.unique(gt.cls)
         self.rows = [str(class_names[int(c)]) for c in self.classes]
