@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.cli import AnalysisHooks, add_analysis_args, analyses_requested, run_analyses
-from deteval.analysis.inputs import coco_confusion, coco_matched
+from deteval.analysis.inputs import coco_matched, yolo_confusion
 from deteval.analysis.ranked import Matched
 from deteval.commands.coco import coco_hooks, coco_statistics
 from deteval.commands.common import add_output_args, warn_on_stderr, write_text
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         adopt_statistics(result, with_stats)
     result.lines = yolo_lines(result)
     if wanted:
-        run_analyses(args, result, _hooks(args, ds, gt, res, params, profile))
+        run_analyses(args, result, _hooks(args, ds, preds, gt, res, params, profile))
     if args.plots:
         write_yolo_plots(ds, preds, profile, args)
     fmt = args.format or "table"
@@ -143,14 +143,16 @@ def _run_task(args: argparse.Namespace, profile: str, stats: bool) -> int:
 def _hooks(
     args: argparse.Namespace,
     ds: YoloDataset,
+    preds: BoxTable,
     gt: CocoGroundTruth,
     res: CocoResults,
     params: CocoParams,
     profile: str,
 ) -> AnalysisHooks:
-    """The analyses on the split's COCO-protocol inputs, the worst images drawn on the dataset's pictures."""
+    """The analyses on the split's COCO-protocol inputs, the worst images drawn on the dataset's pictures;
+    under an Ultralytics profile the confusion matrix is ``yolo val``'s (:func:`yolo_confusion`)."""
     by_id = dict(zip(image_ids(ds), ds.images))
-    return coco_hooks(
+    hooks = coco_hooks(
         gt,
         res,
         params,
@@ -160,6 +162,11 @@ def _hooks(
         per_class=None,
         pictures=lambda: [str(by_id[i]) for i in gt.image_ids.tolist()],
     )
+    if is_ultralytics(profile):  # yolo val's own matrix, of the profile's era
+        hooks.confusion = lambda _: yolo_confusion(
+            ds, preds, profile, val_conf=args.conf, iou=args.iou, score_threshold=args.score_threshold
+        )
+    return hooks
 
 
 def _read(data: str, predictions: str, split: str, drop: bool, conf: float | None) -> tuple[Any, Any]:
@@ -176,7 +183,7 @@ def _read(data: str, predictions: str, split: str, drop: bool, conf: float | Non
 def write_yolo_plots(ds: YoloDataset, preds: BoxTable, profile: str, args: argparse.Namespace) -> None:
     """``--plots DIR``: the figures ``yolo val`` writes (:mod:`deteval.report.yolo_plots`), from the profile's
     Ultralytics era (the newest under coco and supervision, which define no confidence curves), and the
-    confusion matrix at ``--iou`` and ``--score-threshold``."""
+    confusion matrix of :func:`yolo_confusion` (``yolo val``'s under an Ultralytics profile)."""
     era = profile if is_ultralytics(profile) else "ultralytics"
     ds, preds = for_exif_rule(ds, preds, get_rules(era).exif)  # (image sizes as that version reads them)
     m = evaluate_ultralytics(ds.labels, preds, ds.n_images, era)
@@ -189,12 +196,8 @@ def write_yolo_plots(ds: YoloDataset, preds: BoxTable, profile: str, args: argpa
         x["f1_curve"],
         x["pr_plot"],
     )
-    gt, res = coco_inputs(ds, preds)
-    confusion = coco_confusion(
-        gt,
-        res,
-        iou=0.5 if args.iou is None else args.iou,
-        score_threshold=0.25 if args.score_threshold is None else args.score_threshold,
+    confusion = yolo_confusion(
+        ds, preds, profile, val_conf=args.conf, iou=args.iou, score_threshold=args.score_threshold
     )
     paths = write_yolo_val_plots(args.plots, curves, confusion)
     note(f"deteval: wrote {len(paths)} plot(s) to {args.plots}: {', '.join(p.name for p in paths)}")

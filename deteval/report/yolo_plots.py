@@ -23,6 +23,7 @@ import numpy as np
 
 from deteval.core.levels import ULTRALYTICS_CONFIDENCES
 from deteval.detection.ultralytics import box_filter
+from deteval.detection.ultralytics_confusion import plot_array
 from deteval.report.figure import literal, new_figure, plot_dir, save_png
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,15 +102,13 @@ def _confidence_figure(ys: np.ndarray, names: list[str], ylabel: str, path: Path
 
 def _confusion_figure(conf: Confusion, normalize: bool, path: Path) -> Path:
     # deteval's matrix has rows true, columns predicted; Ultralytics draws rows predicted, columns true
-    m = conf.matrix.T.astype(np.float64)
-    if normalize:
-        m = m / (m.sum(0, keepdims=True) + 1e-9)
+    shown = plot_array(conf.matrix.T.astype(np.float64), normalize)
     labels = [literal(n) for n in conf.labels]
     k = len(labels)
     fig = new_figure(12, 9, layout=None)  # Ultralytics' size; a fixed layout is much faster than a solver
-    fig.subplots_adjust(left=0.14, right=0.98, bottom=0.14, top=0.95)
+    # (room below for the rotated names, as Ultralytics leaves it: 0.25 less 0.001 per row, at least 0.1)
+    fig.subplots_adjust(left=0.14, right=0.98, bottom=max(0.1, 0.25 - 0.001 * len(conf.labels)), top=0.95)
     ax = fig.subplots()
-    shown = np.where(m < 0.005, np.nan, m)  # (blank, as Ultralytics leaves them: 0 and below 0.005)
     im = ax.imshow(shown, cmap="Blues", vmin=0.0, aspect="auto", interpolation="nearest")
     fig.colorbar(im, ax=ax)
     if k < TICK_LABELS_BELOW:
@@ -118,7 +117,7 @@ def _confusion_figure(conf: Confusion, normalize: bool, path: Path) -> Path:
         ax.set_yticks(range(k), labels, fontsize=size)
     if k < CELL_VALUES_BELOW:
         for i, j in zip(*np.nonzero(~np.isnan(shown))):
-            text = f"{m[i, j]:.2f}" if normalize else f"{int(m[i, j])}"
+            text = f"{shown[i, j]:.2f}" if normalize else f"{int(shown[i, j])}"
             ax.text(j, i, text, ha="center", va="center", fontsize=8)
     ax.set_xlabel("True")
     ax.set_ylabel("Predicted")
