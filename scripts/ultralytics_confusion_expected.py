@@ -15,7 +15,8 @@ version's ``DetectionValidator`` drives it, on
 under ``yolo val --conf`` unset (the validator's 0.001) and 0.1, 0.25, 0.5, and writes
 ``tests/data/ultralytics/confusion-expected.json``: per version, per case, per ``--conf``, the matrix
 (rows predicted, columns true, background last), and per case the arrays that ``ConfusionMatrix.plot`` hands
-to the drawing call (normalized and not; NaN as null), captured there.
+to the drawing call (normalized and not; NaN as null), captured there; for three versions also the normalized
+array it draws of a seeded matrix of 100 classes (``large_matrix``), which 8.3.x and later thin out.
 
 What is Ultralytics' own and what is this script's:
 
@@ -53,6 +54,10 @@ N_CLASSES = 5
 #: ``yolo val --conf`` values run (None: unset, the validator's 0.001)
 CONFS: list[float | None] = [None, 0.1, 0.25, 0.5]
 MAX_DET = 300
+#: A matrix of 100 classes drawn too (from 8.3.x on ``plot`` keeps every other class from 100 on), its
+#: normalized array recorded for these versions (seaborn's era and two of imshow's)
+LARGE = 100
+LARGE_PLOT_VERSIONS = ("8.0.239", "8.3.253", "8.4.190")
 
 
 # ----------------------------------------------------------------------------------------------- the cases
@@ -107,6 +112,11 @@ def make_cases() -> list[dict[str, Any]]:
             "images": [_image([0], [box], [0] * 310, crowd, np.linspace(0.99, 0.3, 310))],
         },
     ]
+
+
+def large_matrix() -> np.ndarray:
+    """Counts 0 … 3 (a quarter of the cells empty) over 100 classes and the background, seeded."""
+    return np.random.default_rng(LARGE).integers(0, 4, (LARGE + 1, LARGE + 1))
 
 
 # -------------------------------------------------------------------------- one version, in its own process
@@ -214,10 +224,22 @@ def _run_version() -> dict[str, Any]:
                         {"bboxes": gt_box, "cls": gt_cls},
                         conf=conf_arg,
                     )
-            per_conf["default" if val_conf is None else repr(val_conf)] = cm.matrix.tolist()
+            counts = np.asarray(cm.matrix)
+            assert (counts == np.round(counts)).all()  # (float64 counts: written as integers)
+            per_conf["default" if val_conf is None else repr(val_conf)] = counts.astype(int).tolist()
             if val_conf is None:
                 plots[case["name"]] = _plot_arrays(cm)
         out[case["name"]] = per_conf
+    if ultralytics.__version__ in LARGE_PLOT_VERSIONS:
+        if old_api:
+            cm = ConfusionMatrix(nc=LARGE)
+        else:
+            cm = ConfusionMatrix(names={i: str(i) for i in range(LARGE)})
+        cm.matrix = large_matrix().astype(float)
+        drawn = _plot_arrays(cm)["normalized"]
+        # (the whole array only where it is thinned out: the full one is the 5-class cases' arithmetic)
+        shape = [len(drawn), len(drawn[0])]
+        plots["large"] = {"shape": shape, "normalized": drawn if shape[0] <= LARGE else None}
     return {
         "version": ultralytics.__version__,
         "torch": torch.__version__,
@@ -255,10 +277,11 @@ def main() -> None:
         "what": "ConfusionMatrix.matrix (rows predicted, columns true, background last) as DetectionValidator "
         "drives it, per yolo val --conf ('default': unset)",
         "n_classes": N_CLASSES,
+        "large_matrix": large_matrix().tolist(),
         "confs": ["default" if c is None else repr(c) for c in CONFS],
         "versions": versions,
     }
-    (OUT / "confusion-expected.json").write_text(json.dumps(doc) + "\n")
+    (OUT / "confusion-expected.json").write_text(json.dumps(doc, separators=(",", ":")) + "\n")
 
 
 if __name__ == "__main__":

@@ -88,9 +88,21 @@ def test_plot_arrays_are_that_versions(version: str) -> None:
     v = DOC["versions"][version]
     for case in CASES:
         matrix = np.array(v["cases"][case["name"]]["default"])
-        for key, normalize in (("raw", False), ("normalized", True)):
+        for key, normalize in (("raw", False), ("normalized", True)):  # (5 classes: every one drawn)
             want = np.array(v["plot"][case["name"]][key], dtype=float)  # (null: NaN)
             np.testing.assert_allclose(plot_array(matrix, normalize), want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("version", ["8.3.253", "8.4.190"])
+def test_plot_of_100_classes_keeps_every_other(version: str) -> None:
+    want = np.array(DOC["versions"][version]["plot"]["large"]["normalized"], dtype=float)
+    got = plot_array(np.array(DOC["large_matrix"], dtype=float), True)
+    assert got.shape == (51, 51)  # classes 0, 2, …, 98 and the background
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+def test_8_0_239_drew_all_100_classes() -> None:
+    assert DOC["versions"]["8.0.239"]["plot"]["large"]["shape"] == [101, 101]
 
 
 def test_each_profile_has_its_versions_rule() -> None:

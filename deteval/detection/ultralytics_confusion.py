@@ -32,7 +32,8 @@ rule         versions          differences
 ============ ================= ==================================================================
 
 ``confusion_matrix_normalized.png`` divides each column by its sum plus 1e-9 (each true class sums to 1);
-both figures leave cells below 0.005 blank (:func:`plot_array`).
+both figures leave cells below 0.005 blank and, from 100 classes on, show every other class or fewer
+(:func:`plot_array`).
 
 A deliberate copy of a confusion-matrix rule whose home is ``analysis/confusion.py`` (deteval's own, on the
 protocol's matching): this one reproduces Ultralytics' arithmetic, float32 IoU and numpy sorts included.
@@ -56,6 +57,7 @@ __all__ = [
     "confusion_conf",
     "confusion_rule",
     "plot_array",
+    "plot_keep",
     "ultralytics_confusion_matrix",
 ]
 
@@ -216,7 +218,18 @@ def _greedy(iou: np.ndarray, conf: np.ndarray, thr: np.float32) -> np.ndarray:
 
 def plot_array(matrix: np.ndarray, normalize: bool) -> np.ndarray:
     """What ``ConfusionMatrix.plot`` draws: the matrix, with ``normalize`` each column divided by its sum
-    plus 1e-9, and every cell below 0.005 NaN (left blank)."""
+    plus 1e-9, and every cell below 0.005 NaN (left blank); then the rows and columns :func:`plot_keep`
+    keeps."""
     array = matrix / ((matrix.sum(0).reshape(1, -1) + 1e-9) if normalize else 1)
     array[array < 0.005] = np.nan
-    return array
+    keep = plot_keep(matrix.shape[0] - 1)
+    return array[np.ix_(keep, keep)]
+
+
+def plot_keep(n_classes: int) -> np.ndarray:
+    """The rows (and columns) of the matrix ``ConfusionMatrix.plot`` draws: every one below 100 classes, from
+    100 on every ``max(2, n_classes // 60)``-th class and the background (8.3.x and later; 8.0.239 drew
+    every class)."""
+    if n_classes < 100:
+        return np.arange(n_classes + 1)
+    return np.r_[0 : n_classes : max(2, n_classes // 60), n_classes]
