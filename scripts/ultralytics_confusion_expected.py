@@ -33,7 +33,7 @@ What is Ultralytics' own and what is this script's:
 Run (the venv of scripts/ultralytics_expected.py; the versions are the confusion-matrix eras' first and last,
 8.3.29/8.3.30, 8.3.54/8.3.55, 8.4.102/8.4.103 and 8.4.183/8.4.184 being where the source changes)::
 
-    for v in 8.0.239 8.3.29 8.3.30 8.3.54 8.3.55 8.3.253 8.4.36 8.4.37 8.4.102 8.4.103 8.4.175 8.4.176 \
+    for v in 8.0.239 8.3.29 8.3.30 8.3.54 8.3.55 8.3.253 8.4.36 8.4.37 8.4.102 8.4.103 8.4.175 8.4.176 \\
              8.4.183 8.4.184 8.4.190; do
         pip download --no-deps ultralytics==$v
         pip install --no-deps --target /work/venvs/ultra-v/$v ultralytics-$v-py3-none-any.whl; done
