@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from deteval.tables.boxes import BoxTable
+
 
 def write_image(path: Path, w: int, h: int, orientation: int | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -101,3 +103,22 @@ def random_dataset(
     pj = root / "pred" / "predictions.json"
     pj.write_text(json.dumps(records))
     return root / "data.yaml", pred_dir, pj
+
+
+def case_tables(case: dict) -> tuple[BoxTable, BoxTable, int]:
+    """A case of tests/data/ultralytics/cases.json (images of ``gt_cls``, ``gt_xyxy``, ``det_cls``,
+    ``det_xyxy``, ``conf``) as the labels' and the detections' tables, and its number of images."""
+    gi, gc, gb, di, dc, db, dconf = [], [], [], [], [], [], []
+    for i, im in enumerate(case["images"]):
+        gi += [i] * len(im["gt_cls"])
+        gc += im["gt_cls"]
+        gb += im["gt_xyxy"]
+        di += [i] * len(im["det_cls"])
+        dc += im["det_cls"]
+        db += im["det_xyxy"]
+        dconf += im["conf"]
+    return (
+        BoxTable.from_arrays(gi, gc, gb),
+        BoxTable.from_arrays(di, dc, db, dconf),
+        len(case["images"]),
+    )

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _yolo_cases import case_tables as _tables
 
-from deteval.detection.box_table import BoxTable
 from deteval.detection.ultralytics import (
     IOU_THRESHOLDS_32,
     ap_per_class,
@@ -34,23 +34,6 @@ VERSION_PROFILE = {
     "8.4.190": "ultralytics",
 }
 EXPECTED = {v: json.loads((DATA / f"expected-{v}.json").read_text()) for v in VERSION_PROFILE}
-
-
-def _tables(case: dict) -> tuple[BoxTable, BoxTable, int]:
-    gi, gc, gb, di, dc, db, dconf = [], [], [], [], [], [], []
-    for i, im in enumerate(case["images"]):
-        gi += [i] * len(im["gt_cls"])
-        gc += im["gt_cls"]
-        gb += im["gt_xyxy"]
-        di += [i] * len(im["det_cls"])
-        dc += im["det_cls"]
-        db += im["det_xyxy"]
-        dconf += im["conf"]
-    return (
-        BoxTable.from_arrays(gi, gc, gb),
-        BoxTable.from_arrays(di, dc, db, dconf),
-        len(case["images"]),
-    )
 
 
 def _run(case: dict, profile: str):

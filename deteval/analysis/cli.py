@@ -64,14 +64,16 @@ def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: b
             type=float,
             default=None,
             metavar="T",
-            help="IoU of --confusion, --operating-points, --calibration and --worst-images (default 0.5)",
+            help="IoU of --confusion, --operating-points, --calibration and --worst-images (default 0.5; "
+            "deteval yolo's confusion matrix under an Ultralytics profile: yolo val's 0.45)",
         )
     c.add_argument(
         "--score-threshold",
         type=float,
         default=None,
         metavar="S",
-        help="detections scored below S are left out of --confusion (default 0.25)",
+        help="detections scored below S are left out of --confusion (default 0.25; deteval yolo under an "
+        "Ultralytics profile: those not above S, by default what yolo val takes from --conf)",
     )
     o = p.add_argument_group("operating points and calibration (at --iou)")
     o.add_argument(

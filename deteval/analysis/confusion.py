@@ -37,16 +37,22 @@ class Confusion:
     iou: float
     score_threshold: float
     ignored: int
+    #: Another tool's rule the matrix follows (e.g. ``"Ultralytics 8.4.184"``; its detections count when
+    #: scored above ``score_threshold`` and matched above ``iou``); empty: deteval's (module docstring)
+    rule: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"labels": [..., "background"], "matrix": [[...]], ...}`` (integers)."""
-        return {
+        """``{"labels": [..., "background"], "matrix": [[...]], ...}`` (integers; ``rule`` when set)."""
+        out: dict[str, Any] = {
             "labels": list(self.labels),
             "matrix": self.matrix.astype(int).tolist(),
             "iou": self.iou,
             "score_threshold": self.score_threshold,
             "ignored": self.ignored,
         }
+        if self.rule:
+            out["rule"] = self.rule
+        return out
 
     def lines(self) -> list[str]:
         """A text rendering (rows: ground truth; columns: predicted)."""
@@ -56,7 +62,11 @@ class Confusion:
             f"{n[: w - 1]:<{w}}" + "".join(f"{int(v):>{w}}" for v in r)
             for n, r in zip(self.labels, self.matrix)
         ]
-        title = f"Confusion (IoU {self.iou:g}, score >= {self.score_threshold:g}; rows ground truth, columns predicted)"
+        if self.rule:
+            how = f"{self.rule}: IoU > {self.iou:g}, conf > {self.score_threshold:g}"
+        else:
+            how = f"IoU {self.iou:g}, score >= {self.score_threshold:g}"
+        title = f"Confusion ({how}; rows ground truth, columns predicted)"
         return [title, head, *rows]
 
 

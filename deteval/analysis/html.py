@@ -159,8 +159,12 @@ def _confusion_section(c: Confusion) -> str:
     for name, row in zip(c.labels, m.tolist()):
         cells = "".join(f'<td style="background:rgba(192,80,77,{0.85 * v / top:.3f})">{v}</td>' for v in row)
         body.append(f"<tr><td>{_e(name)}</td>{cells}</tr>")
+    if c.rule:
+        how = f"{_e(c.rule)}: IoU &gt; {c.iou:g}, conf &gt; {c.score_threshold:g}"
+    else:
+        how = f"IoU {c.iou:g}, score &ge; {c.score_threshold:g}"
     return (
-        f"<p>IoU {c.iou:g}, score &ge; {c.score_threshold:g}. Rows: ground truth (last: detections that match "
+        f"<p>{how}. Rows: ground truth (last: detections that match "
         f"nothing); columns: predicted (last: missed). {c.ignored} ignored detections.</p>"
         f'<table id="confusion"><thead><tr><th>gt \\ pred</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
     )

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.cli import AnalysisHooks, add_analysis_args, analyses_requested, run_analyses
-from deteval.analysis.inputs import coco_confusion, coco_matched
+from deteval.analysis.inputs import coco_confusion, coco_matched, yolo_confusion
 from deteval.analysis.ranked import Matched
 from deteval.commands.coco import coco_hooks, coco_statistics
 from deteval.commands.common import add_output_args, warn_on_stderr, write_text
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         adopt_statistics(result, with_stats)
     result.lines = yolo_lines(result)
     if wanted:
-        run_analyses(args, result, _hooks(args, ds, gt, res, params, profile))
+        run_analyses(args, result, _hooks(args, ds, preds, gt, res, params, profile))
     if args.plots:
         write_yolo_plots(ds, preds, profile, args)
     fmt = args.format or "table"
@@ -175,7 +175,7 @@ def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | No
         adopt_statistics(result, with_stats)
     result.lines = yolo_lines(result)
     if wanted:
-        run_analyses(args, result, _hooks(args, ds, gt, res, params, profile))
+        run_analyses(args, result, _hooks(args, ds, preds, gt, res, params, profile))
     if args.plots:
         write_yolo_plots(ds, preds, profile, args, task="obb")
     fmt = args.format or "table"
@@ -188,14 +188,16 @@ def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | No
 def _hooks(
     args: argparse.Namespace,
     ds: YoloDataset,
+    preds: BoxTable,
     gt: CocoGroundTruth,
     res: CocoResults,
     params: CocoParams,
     profile: str,
 ) -> AnalysisHooks:
-    """The analyses on the split's COCO-protocol inputs, the worst images drawn on the dataset's pictures."""
+    """The analyses on the split's COCO-protocol inputs, the worst images drawn on the dataset's pictures;
+    under an Ultralytics profile the confusion matrix is ``yolo val``'s (:func:`yolo_confusion`)."""
     by_id = dict(zip(image_ids(ds), ds.images))
-    return coco_hooks(
+    hooks = coco_hooks(
         gt,
         res,
         params,
@@ -205,6 +207,11 @@ def _hooks(
         per_class=None,
         pictures=lambda: [str(by_id[i]) for i in gt.image_ids.tolist()],
     )
+    if is_ultralytics(profile):  # yolo val's own matrix, of the profile's era
+        hooks.confusion = lambda _: yolo_confusion(
+            ds, preds, profile, val_conf=args.conf, iou=args.iou, score_threshold=args.score_threshold
+        )
+    return hooks
 
 
 def _read(data: str, predictions: str, split: str, drop: bool, conf: float | None) -> tuple[Any, Any]:
@@ -223,8 +230,9 @@ def write_yolo_plots(
 ) -> None:
     """``--plots DIR``: the figures ``yolo val`` writes (:mod:`deteval.report.yolo_plots`), from the profile's
     Ultralytics era (the newest under coco, supervision and dota_devkit, which define no confidence curves),
-    and the confusion matrix at ``--iou`` and ``--score-threshold`` (pycocotools' matching; ``task="obb"``:
-    the era's ProbIoU for the curves, the polygon IoU of the COCO-style protocol for the matrix)."""
+    and the confusion matrix of :func:`yolo_confusion` (``yolo val``'s under an Ultralytics profile;
+    ``task="obb"``: the era's ProbIoU for the curves, the polygon IoU of the COCO-style protocol for the
+    matrix at ``--iou`` and ``--score-threshold``)."""
     era = profile if is_ultralytics(profile) else "ultralytics"
     ds, preds = for_exif_rule(ds, preds, get_rules(era).exif)  # (image sizes as that version reads them)
     iou = probiou_pairs(ds, preds) if task == "obb" else None
@@ -238,14 +246,19 @@ def write_yolo_plots(
         x["f1_curve"],
         x["pr_plot"],
     )
-    gt, res = obb_coco_inputs(ds, preds) if task == "obb" else coco_inputs(ds, preds)
-    confusion = coco_confusion(
-        gt,
-        res,
-        params=CocoParams.from_options("obb" if task == "obb" else "bbox"),
-        iou=0.5 if args.iou is None else args.iou,
-        score_threshold=0.25 if args.score_threshold is None else args.score_threshold,
-    )
+    if task == "obb":
+        gt, res = obb_coco_inputs(ds, preds)
+        confusion = coco_confusion(
+            gt,
+            res,
+            params=CocoParams.from_options("obb"),
+            iou=0.5 if args.iou is None else args.iou,
+            score_threshold=0.25 if args.score_threshold is None else args.score_threshold,
+        )
+    else:
+        confusion = yolo_confusion(
+            ds, preds, profile, val_conf=args.conf, iou=args.iou, score_threshold=args.score_threshold
+        )
     paths = write_yolo_val_plots(args.plots, curves, confusion)
     note(f"deteval: wrote {len(paths)} plot(s) to {args.plots}: {', '.join(p.name for p in paths)}")
 

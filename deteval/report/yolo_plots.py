@@ -6,7 +6,9 @@
   against the confidence grid ``linspace(0, 1, 1000)``, and the class mean after a 5 % box filter, labelled
   with its maximum and the confidence where it is reached (Ultralytics' ``plot_mc_curve``);
 * ``confusion_matrix.png`` and ``confusion_matrix_normalized.png``: rows predicted, columns true (background
-  last), the normalized one divided by each column's sum (each true class sums to 1), as Ultralytics draws it.
+  last), the normalized one divided by each column's sum + 1e-9 (each true class sums to 1), cells below 0.005
+  blank, from 100 classes on every other class or fewer (as Ultralytics 8.3.x and later draw it:
+  :func:`~deteval.detection.ultralytics_confusion.plot_array`).
 
 Ultralytics draws one line per class only below 21 classes, names the matrix's rows below 99 and writes its
 cell values below 30 (background included); so here. The
@@ -23,6 +25,7 @@ import numpy as np
 
 from deteval.core.levels import ULTRALYTICS_CONFIDENCES
 from deteval.detection.ultralytics import box_filter
+from deteval.detection.ultralytics_confusion import plot_array, plot_keep
 from deteval.report.figure import literal, new_figure, plot_dir, save_png
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,15 +104,13 @@ def _confidence_figure(ys: np.ndarray, names: list[str], ylabel: str, path: Path
 
 def _confusion_figure(conf: Confusion, normalize: bool, path: Path) -> Path:
     # deteval's matrix has rows true, columns predicted; Ultralytics draws rows predicted, columns true
-    m = conf.matrix.T.astype(np.float64)
-    if normalize:
-        m = m / (m.sum(0, keepdims=True) + 1e-9)
-    labels = [literal(n) for n in conf.labels]
+    shown = plot_array(conf.matrix.T.astype(np.float64), normalize)
+    labels = [literal(conf.labels[i]) for i in plot_keep(len(conf.labels) - 1)]
     k = len(labels)
     fig = new_figure(12, 9, layout=None)  # Ultralytics' size; a fixed layout is much faster than a solver
-    fig.subplots_adjust(left=0.14, right=0.98, bottom=0.14, top=0.95)
+    # (room below for the rotated names, as Ultralytics leaves it: 0.25 less 0.001 per row, at least 0.1)
+    fig.subplots_adjust(left=0.14, right=0.98, bottom=max(0.1, 0.25 - 0.001 * k), top=0.95)
     ax = fig.subplots()
-    shown = np.where(m < 0.005, np.nan, m)  # (blank, as Ultralytics leaves them: 0 and below 0.005)
     im = ax.imshow(shown, cmap="Blues", vmin=0.0, aspect="auto", interpolation="nearest")
     fig.colorbar(im, ax=ax)
     if k < TICK_LABELS_BELOW:
@@ -118,7 +119,7 @@ def _confusion_figure(conf: Confusion, normalize: bool, path: Path) -> Path:
         ax.set_yticks(range(k), labels, fontsize=size)
     if k < CELL_VALUES_BELOW:
         for i, j in zip(*np.nonzero(~np.isnan(shown))):
-            text = f"{m[i, j]:.2f}" if normalize else f"{int(m[i, j])}"
+            text = f"{shown[i, j]:.2f}" if normalize else f"{int(shown[i, j])}"
             ax.text(j, i, text, ha="center", va="center", fontsize=8)
     ax.set_xlabel("True")
     ax.set_ylabel("Predicted")
