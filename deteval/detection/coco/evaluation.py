@@ -19,16 +19,31 @@ from deteval.detection.coco.summary import (
 )
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_params import CocoParams
+from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth
 from deteval.match.coco import MatchTable
 from deteval.results import EvalResult, PRCurve
 
-__all__ = ["FULL_ARRAYS_BYTES", "CocoEvaluation", "finish_evaluation", "full_arrays_bytes", "with_truth_only"]
+__all__ = [
+    "FULL_ARRAYS_BYTES",
+    "MAX_ARRAYS_BYTES",
+    "CocoEvaluation",
+    "check_arrays_bound",
+    "finish_evaluation",
+    "full_arrays_bytes",
+    "with_truth_only",
+]
 
 #: Above this size of the arrays for every evaluated category (precision, scores and recall; 256 MiB, about
 #: 1,300 categories with the default parameters), the arrays hold only the categories with non-ignored ground
 #: truth (:attr:`CocoEvaluation.cat_index`): memory follows the ground truth, not the declared categories.
 FULL_ARRAYS_BYTES = 1 << 28
+
+#: The most bytes of arrays laid out for the categories with non-ignored ground truth (1 GiB: about 5,500
+#: categories with the default COCO parameters). pycocotools' layout is T×R×K×A×M however few boxes each
+#: category has, so above this the evaluation is refused before accumulating (:func:`check_arrays_bound`)
+#: rather than run out of memory.
+MAX_ARRAYS_BYTES = 1 << 30
 
 
 @dataclass
@@ -182,6 +197,8 @@ def finish_evaluation(
             raise ValueError("finish_evaluation needs a table or accumulated arrays")
         if params.use_cats and full_arrays_bytes(params, table.n_cats) > FULL_ARRAYS_BYTES:
             table, cat_index = with_truth_only(table)
+        if params.use_cats:
+            check_arrays_bound(params, table.n_cats)
         arrays = accumulate(table, params.rec_thrs, params.max_dets)
     precision, recall, scores = arrays
     stats, lines = summarize(precision, recall, params, compat)
@@ -230,6 +247,19 @@ def full_arrays_bytes(params: CocoParams, n_cats: int, n_max_dets: int | None = 
     M = len(params.max_dets) if n_max_dets is None else n_max_dets
     per_cat = params.iou_thrs.shape[0] * len(params.area_rng) * M
     return 8 * n_cats * per_cat * (2 * params.rec_thrs.shape[0] + 1)
+
+
+def check_arrays_bound(params: CocoParams, n_cats: int, n_max_dets: int | None = None) -> None:
+    """Refuse (:class:`~deteval.errors.ConfigError`) an evaluation whose arrays for ``n_cats`` categories
+    (:func:`full_arrays_bytes`) would take more than :data:`MAX_ARRAYS_BYTES`."""
+    need = full_arrays_bytes(params, n_cats, n_max_dets)
+    if need > MAX_ARRAYS_BYTES:
+        raise ConfigError(
+            f"{n_cats:,} categories with ground truth need {need / 2**30:.1f} GiB of pycocotools' arrays "
+            f"(precision, scores and recall over thresholds x recall levels x categories x area ranges x "
+            f"maxDets), above the bound of {MAX_ARRAYS_BYTES / 2**30:.0f} GiB: evaluate the categories in "
+            "parts (cat_ids), or with fewer IoU thresholds, recall levels, area ranges or maxDets"
+        )
 
 
 def with_truth_only(table: MatchTable) -> tuple[MatchTable, np.ndarray]:
