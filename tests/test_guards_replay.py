@@ -13,6 +13,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cli_errors import cli_error
 
@@ -36,51 +37,80 @@ def _many_categories(tmp_path: Path, n_cats: int) -> tuple[Path, Path]:
     return gt, res
 
 
-def test_arrays_bound_is_checked_before_accumulating(tmp_path: Path, monkeypatch, capsys) -> None:
-    """Above MAX_ARRAYS_BYTES the evaluation is refused naming the size; at or below it, it runs."""
-    from deteval.detection.coco import evaluate_coco, evaluation
-    from deteval.detection.coco.evaluation import full_arrays_bytes
+def _sliced(monkeypatch) -> None:
+    """Every evaluation with categories laid out one slice at a time (the bound of whole arrays at 0)."""
+    import deteval.run.coco_two_cores as two_cores
+    from deteval.detection.coco import evaluation
+
+    monkeypatch.setattr(evaluation, "FULL_ARRAYS_BYTES", 0)
+    monkeypatch.setattr(two_cores, "FULL_ARRAYS_BYTES", 0)
+
+
+@pytest.mark.fast_cases(seed=0)
+@pytest.mark.parametrize("seed", range(12))
+def test_sliced_evaluation_gives_every_number_of_the_whole_arrays(seed: int, monkeypatch) -> None:
+    """One (area range, maxDets) slice at a time: the stats, printed lines, per-class rows and curves are
+    those of the whole arrays, bit for bit, and the whole arrays are never laid out for them."""
+    from _coco_cases import random_case
+
+    from deteval.detection.coco import evaluate_coco
+    from deteval.detection.coco.evaluation import SlicedCocoEvaluation
     from deteval.detection.coco_params import CocoParams
 
+    case = random_case(seed)
+    p = CocoParams.from_options("bbox", **{k: v for k, v in case["params"].items() if k != "cat_ids"})
+    whole = evaluate_coco(case["gt"], case["dt"], params=p)
+    _sliced(monkeypatch)
+    ev = evaluate_coco(case["gt"], case["dt"], params=p)
+    if not p.use_cats:  # (one pooled category: never sliced)
+        assert type(ev) is type(whole)
+        return
+    assert isinstance(ev, SlicedCocoEvaluation)
+    assert np.array_equal(ev.stats, whole.stats) and ev.lines == whole.lines
+    got, want = ev.to_result().to_dict(), whole.to_result().to_dict()
+    assert got == want and got["per_class"]
+    assert "_whole_arrays" not in ev.__dict__  # (the numbers came from slices)
+    for a in (ev.precision, ev.recall, ev.scores):  # laid out when read
+        assert a.shape[2 if a.ndim == 5 else 1] == ev.cat_index.shape[0]
+    assert all(np.array_equal(a, b) for a, b in zip(ev.full_arrays(), whole.full_arrays()))
+
+
+def test_whole_arrays_above_the_bound_are_refused_when_read(tmp_path: Path, monkeypatch) -> None:
+    from deteval.detection.coco import evaluate_coco, evaluation
+
     gt, res = _many_categories(tmp_path, 30)
-    need = full_arrays_bytes(CocoParams.from_options("bbox"), 30)
-    assert need == 30 * 8 * 10 * 4 * 3 * (2 * 101 + 1)
-    monkeypatch.setattr(evaluation, "MAX_ARRAYS_BYTES", need)
-    ev = evaluate_coco(str(gt), str(res), strategy="one process")
-    assert ev.precision.shape == (10, 101, 30, 4, 3) and ev.stats[0] > 0
-    monkeypatch.setattr(evaluation, "MAX_ARRAYS_BYTES", need - 1)
+    _sliced(monkeypatch)
+    monkeypatch.setattr(evaluation, "MAX_ARRAYS_BYTES", 1000)
+    ev = evaluate_coco(str(gt), str(res))
+    assert len(ev.per_class()) == 30 and ev.stats[0] > 0  # the numbers need no whole arrays
     with pytest.raises(
         ConfigError, match=r"^30 categories with ground truth need 0\.0 GiB of pycocotools' arr"
     ):
-        evaluate_coco(str(gt), str(res), strategy="one process")
+        ev.precision  # noqa: B018
+
+
+def test_a_slice_above_its_bound_is_refused(tmp_path: Path, monkeypatch, capsys) -> None:
+    from deteval.detection.coco import evaluate_coco, slices
+
+    gt, res = _many_categories(tmp_path, 30)
+    _sliced(monkeypatch)
+    one = 8 * 10 * 30 * (2 * 101 + 1)  # T x K x (2R + 1) float64: precision, scores and recall of one slice
+    monkeypatch.setattr(slices, "MAX_SLICE_BYTES", one)
+    assert evaluate_coco(str(gt), str(res)).stats[0] > 0
+    monkeypatch.setattr(slices, "MAX_SLICE_BYTES", one - 1)
+    with pytest.raises(
+        ConfigError, match=r"30 categories with ground truth need 0\.0 GiB for one area range"
+    ):
+        evaluate_coco(str(gt), str(res))
     cli_error(
         capsys,
         ["coco", str(gt), str(res)],
-        "30 categories with ground truth",
+        "for one area range and maxDets",
         "evaluate the categories in parts",
     )
 
 
-def test_arrays_bound_counts_only_categories_with_ground_truth(tmp_path: Path, monkeypatch) -> None:
-    """Declared categories without ground truth are never laid out (FULL_ARRAYS_BYTES), so they do not count
-    against the bound: 30 declared, 3 with boxes, a bound that only 3 fit in."""
-    from deteval.detection.coco import evaluate_coco, evaluation
-    from deteval.detection.coco.evaluation import full_arrays_bytes
-    from deteval.detection.coco_params import CocoParams
-
-    gt, res = _many_categories(tmp_path, 3)
-    data = json.loads(gt.read_text())
-    data["categories"] += [{"id": k, "name": f"c{k}"} for k in range(4, 31)]
-    gt.write_text(json.dumps(data))
-    fit = full_arrays_bytes(CocoParams.from_options("bbox"), 3)
-    monkeypatch.setattr(evaluation, "FULL_ARRAYS_BYTES", fit)
-    monkeypatch.setattr(evaluation, "MAX_ARRAYS_BYTES", fit)
-    ev = evaluate_coco(str(gt), str(res), strategy="one process")
-    assert ev.cat_index is not None and ev.cat_index.tolist() == [0, 1, 2]
-    assert len(ev.per_class()) == 30
-
-
-def test_lvis_arrays_bound(tmp_path: Path, monkeypatch) -> None:
+def test_lvis_arrays_bound(monkeypatch) -> None:
     from deteval.detection.coco import evaluation
     from deteval.detection.lvis import evaluate_lvis
 
@@ -89,24 +119,46 @@ def test_lvis_arrays_bound(tmp_path: Path, monkeypatch) -> None:
         evaluate_lvis(str(ROOT / "data_samples" / "lvis" / "lvis_val.json"), COCO[1])
 
 
-@pytest.mark.slow
-def test_ten_thousand_categories_refused_in_bounded_memory(tmp_path: Path) -> None:
-    """10,000 categories with one box each: pycocotools' arrays would take 1.8 GiB (2.6 GB peak, 12 s of CPU);
-    refused with one line under a 1 GiB address-space cap, no MemoryError."""
-    gt, res = _many_categories(tmp_path, 10_000)
-    cap = 1 << 30
+def test_thresholds_grouped_by_sampled_levels_change_nothing(monkeypatch) -> None:
+    """Accumulation takes the thresholds in groups bounded by items and by lists x recall levels (many
+    categories); any grouping gives the same arrays."""
+    from _coco_cases import random_case
 
+    import deteval.detection.coco_accumulate as acc
+    from deteval.detection.coco import evaluate_coco
+
+    case = random_case(3)
+    want = evaluate_coco(case["gt"], case["dt"], strategy="one process").full_arrays()
+    monkeypatch.setattr(acc, "LIST_ITEMS", 150)  # (fewer than one threshold's lists x 101 levels)
+    got = evaluate_coco(case["gt"], case["dt"], strategy="one process").full_arrays()
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+def _capped(argv: list[str], cap: int, cwd: Path) -> subprocess.CompletedProcess:
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run(
-        [sys.executable, "-m", "deteval", "coco", str(gt), str(res)],
-        capture_output=True, text=True, env=env, preexec_fn=limit, cwd=tmp_path,
-    )  # fmt: skip
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    assert proc.stderr.startswith("deteval: error: 10,000 categories with ground truth need 1.8 GiB")
-    assert proc.stderr.count("\n") == 1
+    return subprocess.run(
+        [sys.executable, "-m", "deteval", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        preexec_fn=limit,
+        cwd=cwd,
+    )
+
+
+@pytest.mark.slow
+def test_ten_thousand_categories_in_bounded_memory(tmp_path: Path) -> None:
+    """10,000 categories with one box each: pycocotools' arrays would take 1.8 GiB (2.6 GB peak, a MemoryError
+    under a 2 GB cap); one slice at a time the evaluation and its per-class rows run under a 1.5 GB
+    address-space cap (about 0.4 GB resident)."""
+    gt, res = _many_categories(tmp_path, 10_000)
+    proc = _capped(["coco", str(gt), str(res), "--format", "json", "-o", "out.json"], 3 << 29, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads((tmp_path / "out.json").read_text())
+    assert len(doc["per_class"]) == 10_000 and doc["AP50"] > 0
 
 
 def test_device_as_a_voc_detection_file_is_named(tmp_path: Path, capsys) -> None:
@@ -164,3 +216,33 @@ def test_python_warnings_print_as_one_line(monkeypatch, capsys) -> None:
         assert cli.main(["presets"]) == 0
     assert [str(w.message) for w in seen] == ["a pillow-like\nwarning", "tolerated"]
     assert capsys.readouterr().err == ""
+
+
+def test_metric_api_numbers_from_slices(monkeypatch) -> None:
+    """MeanAveragePrecision's numbers (mar_<m>, per-class AP and AR) read one slice each: those of the whole
+    arrays."""
+    from deteval.api import MeanAveragePrecision
+
+    rng = np.random.default_rng(4)
+
+    def batch() -> tuple[list[dict], list[dict]]:
+        preds, targets = [], []
+        for _ in range(6):
+            xy = rng.uniform(0, 200, (8, 2))
+            boxes = np.c_[xy, xy + rng.uniform(5, 80, (8, 2))]
+            preds.append({"boxes": boxes + rng.normal(0, 4, boxes.shape), "scores": rng.uniform(0, 1, 8),
+                          "labels": rng.integers(0, 5, 8)})  # fmt: skip
+            targets.append({"boxes": boxes, "labels": rng.integers(0, 5, 8)})
+        return preds, targets
+
+    preds, targets = batch()
+    m = MeanAveragePrecision(class_metrics=True)
+    m.update(preds, targets)
+    want = m.compute()
+    _sliced(monkeypatch)
+    m = MeanAveragePrecision(class_metrics=True)
+    m.update(preds, targets)
+    got = m.compute()
+    assert got.metrics.keys() == want.metrics.keys() and len(want["map_per_class"]) == 5
+    for key in want.metrics:
+        assert np.array_equal(np.asarray(got[key]), np.asarray(want[key])), key
