@@ -46,10 +46,10 @@ __all__ = [
 #: truth (:attr:`CocoEvaluation.cat_index`): memory follows the ground truth, not the declared categories.
 FULL_ARRAYS_BYTES = 1 << 28
 
-#: The most bytes of arrays laid out for the categories with non-ignored ground truth (1 GiB: about 5,500
-#: categories with the default COCO parameters). pycocotools' layout is T×R×K×A×M however few boxes each
-#: category has, so above this the evaluation is refused before accumulating (:func:`check_arrays_bound`)
-#: rather than run out of memory.
+#: The most bytes of whole arrays laid out for the categories with non-ignored ground truth (1 GiB: about
+#: 5,500 categories with the default COCO parameters): pycocotools' layout is T×R×K×A×M however few boxes each
+#: category has. Above it, reading a :class:`SlicedCocoEvaluation`'s arrays (its numbers need none) and an
+#: LVIS evaluation are refused (:func:`check_arrays_bound`) rather than run out of memory.
 MAX_ARRAYS_BYTES = 1 << 30
 
 
