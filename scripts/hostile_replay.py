@@ -11,7 +11,10 @@ Usage::
 
     python scripts/hostile_replay.py [--only SUBSTRING ...] [--cap-gb 2] [--timeout 120] [--keep]
 
-It is a script, not a test: it prints a table and exits 1 when a case fails.
+It is a script, not a test: it prints a table and exits 1 when a case fails. Peak RSS is the child's
+``ru_maxrss`` from ``wait4``, which counts the resident size the child had at ``fork`` (this script's, about
+40-55 MB after it wrote the large cases' files) as a floor. Run as root, the four read-only-folder cases are
+skipped (root writes anywhere, and the interpreter may not be reachable by an unprivileged user).
 """
 
 from __future__ import annotations
