@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 from deteval import __version__
-from deteval.errors import DetevalError
+from deteval.errors import DetevalError, DetevalWarning
 from deteval.report.progress import add_progress_args, configure_from_args
 
 # Each module (deteval.commands.<module>) contributes its subcommands through ``register(subparsers)``. Only the
@@ -78,8 +80,34 @@ def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.
     return parser
 
 
+def one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """Print a Python warning as one line ``deteval: warning: <Category>: <message>`` on stderr (a
+    :class:`~deteval.errors.DetevalWarning` without its category): no source file, line or code, as every
+    other message of the command (replaces :func:`warnings.showwarning` while the command runs)."""
+    text = " ".join(str(message).split())
+    kind = "" if issubclass(category, DetevalWarning) else f"{category.__name__}: "
+    print(f"deteval: warning: {kind}{text}", file=sys.stderr if file is None else file)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """Run ``deteval argv`` (the process's arguments for None); the exit status. Run as the program
+    (``argv`` None), Python warnings are printed by :func:`one_line_warning`; called with ``argv`` (tests,
+    other programs), the caller's warning handling is left as it is."""
+    if argv is None:
+        with warnings.catch_warnings():
+            warnings.showwarning = one_line_warning
+            return _main(sys.argv[1:])
+    return _main(list(argv))
+
+
+def _main(argv: list[str]) -> int:
     parser = build_parser(_command_in(argv), lazy=True)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

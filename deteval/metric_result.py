@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from deteval.detection.boxes import convert_boxes
-from deteval.detection.coco import summarize_value, summary_specs
+from deteval.detection.coco import summary_specs
 from deteval.match.iou import bb_iou
 from deteval.results import EvalResult
 
@@ -92,7 +92,7 @@ def coco_metrics(ev: Any, class_metrics: bool) -> dict[str, Any]:
         (
             f"mar_{m}",
             (False, None, "all", int(m)),
-            summarize_value(ev.precision, ev.recall, p, False, None, "all", int(m)),
+            ev.summary_value(False, None, "all", int(m)),
         )
         for m in p.max_dets
     ]
@@ -111,9 +111,10 @@ def coco_metrics(ev: Any, class_metrics: bool) -> dict[str, Any]:
         a = p.area_lbl.index("all")
         # (categories the arrays leave out, CocoEvaluation.cat_index, are -1 throughout: -1 here too)
         per_ap, per_ar = np.full(len(classes), -1.0), np.full(len(classes), -1.0)
+        precision, recall = ev.slice_at(a, len(md) - 1)
         for k, pos in enumerate(ev.array_categories.tolist()):
-            per_ap[pos] = _mean_valid(ev.precision[:, :, k, a, -1])
-            per_ar[pos] = _mean_valid(ev.recall[:, k, a, -1])
+            per_ap[pos] = _mean_valid(precision[:, :, k])
+            per_ar[pos] = _mean_valid(recall[:, k])
     out["map_per_class"] = per_ap
     out[f"mar_{md[-1]}_per_class"] = per_ar
     out["classes"] = classes

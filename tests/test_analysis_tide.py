@@ -202,9 +202,9 @@ def test_segm_is_refused():
 @pytest.mark.parametrize(
     "extra,message",
     [
-        (["--errors", "--errors-bg-iou", "0.7"], "bg_threshold <= pos_threshold"),
+        (["--errors", "--errors-bg-iou", "0.7"], "--errors-bg-iou <= --errors-fg-iou"),
         (["--confusion", "--iou", "0"], "iou must be in (0, 1]"),
-        (["--calibration", "--calibration-bins", "0"], "n_bins must be at least 1"),
+        (["--calibration", "--calibration-bins", "0"], "--calibration-bins must be a whole number from 1"),
     ],
 )
 def test_bad_analysis_options_exit_2(extra, message, capsys):

@@ -125,7 +125,7 @@ def test_image_root_contains_reads(tmp_path: Path, capsys, name: str) -> None:
 
 
 def test_pictures_that_are_not_images_or_too_large(tmp_path: Path, capsys) -> None:
-    from test_guards_yolo import _png_header
+    from _yolo_cases import png_header
 
     gt = _coco_with_file_names(tmp_path, "x.png")
     root = tmp_path / "root"
@@ -133,7 +133,7 @@ def test_pictures_that_are_not_images_or_too_large(tmp_path: Path, capsys) -> No
     (root / "x.png").write_text("not an image")
     args = ["coco", gt, COCO[1], "--images", str(tmp_path / "out"), "--image-root", str(root)]
     cli_error(capsys, args, "x.png", "not a readable image")
-    _png_header(root / "x.png", 30000, 30000)
+    png_header(root / "x.png", 30000, 30000)
     cli_error(capsys, args, "x.png", "pixels")
 
 

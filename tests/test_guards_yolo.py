@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _yolo_cases import write_image
+from _yolo_cases import png_header, write_image
 from cli_errors import cli_error
 
 from deteval.errors import DetevalError
@@ -31,16 +31,6 @@ def _yaml(root: Path, text: str) -> Path:
     y = root / "data.yaml"
     y.write_text(text, encoding="utf-8")
     return y
-
-
-def _png_header(path: Path, w: int, h: int) -> None:
-    """A PNG whose IHDR declares ``w`` x ``h`` (no pixel data: only the header is ever read)."""
-
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-
-    ihdr = struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0)
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IEND", b""))
 
 
 # ---------------------------------------------------------------------------------------------- data.yaml
@@ -185,7 +175,7 @@ def test_symlink_loops_in_the_image_folder_end(sample: Path) -> None:
 # ---------------------------------------------------------------------------------------------- images
 def test_decompression_bomb_header(sample: Path, capsys) -> None:
     img = sample / "images" / "val" / "000003.png"
-    _png_header(img, 30000, 30000)
+    png_header(img, 30000, 30000)
     cli_error(
         capsys,
         ["yolo", str(sample / "data.yaml"), str(sample / "predictions" / "labels")],

@@ -547,7 +547,8 @@ def tide_errors(
         raise ValidationError(f"compat must be one of {COMPAT_MODES}, got {compat!r}")
     if not 0.0 <= bg_threshold <= pos_threshold <= 1.0:
         raise ValidationError(
-            f"need 0 <= bg_threshold <= pos_threshold <= 1, got {bg_threshold}, {pos_threshold}"
+            f"the background IoU {bg_threshold:g} must be from 0 to the foreground IoU {pos_threshold:g} (at "
+            "most 1): bg_threshold <= pos_threshold, on the command line --errors-bg-iou <= --errors-fg-iou"
         )
     levels = COCO_RECALL_LEVELS if rec_thrs is None else np.asarray(rec_thrs, dtype=np.float64)
     if protocol not in PROTOCOLS:

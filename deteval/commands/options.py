@@ -207,9 +207,9 @@ _FLOAT_MAX = sys.float_info.max
 #: lists them.
 SHARED: dict[str, Checker] = {
     "seed": whole(0, 2**32 - 1, "a random seed"),
-    # (the lower bounds of these two are checked, with their own messages, where they are used)
+    # (the lower bound of this one is checked, with its own message, where it is used)
     "bootstrap": at_most(100_000, "resamples"),
-    "calibration_bins": at_most(10_000, "confidence bins"),
+    "calibration_bins": whole(1, 10_000, "confidence bins"),
     "worst_images": whole(1, 100_000, "images to list"),
     "score_threshold": finite("a score"),
     "iou": number(0.0, 1.0, "an IoU threshold"),

@@ -206,7 +206,9 @@ def _accumulate_plain(
             n_c = int(np.count_nonzero(comp))
             per_cat = np.bincount(cm, minlength=K)[comp]
             n_m = sm.shape[0]
-            step = max(1, min(T, LIST_ITEMS // max(n_m, 1)))
+            # thresholds in groups of about LIST_ITEMS items and LIST_ITEMS sampled levels (many categories:
+            # each list is sampled at every recall level)
+            step = max(1, min(T, LIST_ITEMS // max(n_m, 1), LIST_ITEMS // max(n_c * rec_thrs.shape[0], 1)))
             for t0 in range(0, T, step):
                 t1 = min(T, t0 + step)
                 nt = t1 - t0

@@ -21,6 +21,7 @@ from os import PathLike
 from pathlib import Path
 
 from deteval.errors import ConfigError, InputFormatError
+from deteval.io.guards import refuse_special
 
 __all__ = ["Track", "pair_folders"]
 
@@ -46,6 +47,7 @@ def _files(folder: str | PathLike[str], pattern: str) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for f in sorted(path.glob(pattern)):
         if not f.is_file():
+            refuse_special(f, "track file")  # (a pipe or a device is refused, not skipped in silence)
             continue
         if f.stem in found:
             raise InputFormatError(

@@ -17,7 +17,8 @@ tabled in docs/coco.md.
 The package holds the protocol's steps, none of which starts a process or knows of Dask: :mod:`.params`
 (parameters and the ids they select), :mod:`.match` (one part matched: :func:`match_coco`), :mod:`.parts`
 (an evaluation in runs of images or categories, merged), :mod:`.evaluation` (accumulation, summary and the
-result, :class:`CocoEvaluation`), :mod:`.summary` (pycocotools' twelve numbers), :mod:`.inputs` (several
+result, :class:`CocoEvaluation`), :mod:`.summary` (pycocotools' twelve numbers), :mod:`.slices` (the arrays one area range
+and maxDets at a time, for very many categories), :mod:`.inputs` (several
 result files, boxes past the border), :mod:`.arrays` and :mod:`.stream` (per-image arrays, batches of a
 training loop). How an evaluation is executed (one process, two cores, image shards on Dask) is
 :mod:`deteval.run.coco`'s, which :func:`evaluate_coco` calls.

@@ -10,25 +10,47 @@ from typing import Any
 import numpy as np
 
 from deteval.detection.coco.params import id_selection, unknown_id_notes
+from deteval.detection.coco.slices import ArraySlices, selection
 from deteval.detection.coco.summary import (
+    SummarySpec,
     every_category,
     stat_maxdet,
     stat_names,
     summarize,
     summarize_per_category,
+    summarize_value,
+    summary_specs,
 )
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_params import CocoParams
+from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth
 from deteval.match.coco import MatchTable
 from deteval.results import EvalResult, PRCurve
 
-__all__ = ["FULL_ARRAYS_BYTES", "CocoEvaluation", "finish_evaluation", "full_arrays_bytes", "with_truth_only"]
+__all__ = [
+    "FULL_ARRAYS_BYTES",
+    "MAX_ARRAYS_BYTES",
+    "CocoEvaluation",
+    "SlicedCocoEvaluation",
+    "check_arrays_bound",
+    "finish_evaluation",
+    "full_arrays_bytes",
+    "slice_value",
+    "sliced_stats",
+    "with_truth_only",
+]
 
 #: Above this size of the arrays for every evaluated category (precision, scores and recall; 256 MiB, about
 #: 1,300 categories with the default parameters), the arrays hold only the categories with non-ignored ground
 #: truth (:attr:`CocoEvaluation.cat_index`): memory follows the ground truth, not the declared categories.
 FULL_ARRAYS_BYTES = 1 << 28
+
+#: The most bytes of whole arrays laid out for the categories with non-ignored ground truth (1 GiB: about
+#: 5,500 categories with the default COCO parameters): pycocotools' layout is T×R×K×A×M however few boxes each
+#: category has. Above it, reading a :class:`SlicedCocoEvaluation`'s arrays (its numbers need none) and an
+#: LVIS evaluation are refused (:func:`check_arrays_bound`) rather than run out of memory.
+MAX_ARRAYS_BYTES = 1 << 30
 
 
 @dataclass
@@ -57,6 +79,7 @@ class CocoEvaluation:
     counts: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     cat_index: np.ndarray | None = None
+    slices: ArraySlices | None = field(default=None, repr=False, compare=False)
 
     @property
     def array_categories(self) -> np.ndarray:
@@ -95,16 +118,19 @@ class CocoEvaluation:
         if not p.use_cats:
             return out
         kp = p.iou_type == "keypoints"
-        columns: dict[str, np.ndarray] = {
-            "ap": self._means(True, None, "all", md_ap),
-            "ap50": self._means(True, 0.5, "all", md),
-            "ap75": self._means(True, 0.75, "all", md),
+        specs: dict[str, SummarySpec] = {
+            "ap": (True, None, "all", md_ap),
+            "ap50": (True, 0.5, "all", md),
+            "ap75": (True, 0.75, "all", md),
         }
         for lbl, key in (("small", "aps"), ("medium", "apm"), ("large", "apl")):
             if not (kp and lbl == "small"):
-                columns[key] = self._means(True, None, lbl, md)
-        columns[f"ar{md}" if md is not None else "ar"] = self._means(False, None, "all", md)
-        values = {key: every_category(col, self.cat_index, len(self.cat_ids)) for key, col in columns.items()}
+                specs[key] = (True, None, lbl, md)
+        specs[f"ar{md}" if md is not None else "ar"] = (False, None, "all", md)
+        columns: dict[str, np.ndarray] = {}
+        for key in self._in_slice_order(specs):  # (many categories: each slice laid out once)
+            columns[key] = self._means(*specs[key])
+        values = {key: every_category(columns[key], self.cat_index, len(self.cat_ids)) for key in specs}
         for k, name in enumerate(self.cat_names):
             key = name
             while key in out:  # two categories with one name: keep both rows
@@ -112,8 +138,54 @@ class CocoEvaluation:
             out[key] = {col: vals[k] for col, vals in values.items()}
         return out
 
+    def _in_slice_order(self, specs: dict[str, SummarySpec]) -> list[str]:
+        """The keys of ``specs`` with those reading one slice together, the slice :attr:`slices` holds
+        first (the order does not change a number)."""
+        if self.slices is None:
+            return list(specs)
+        held = self.slices.held
+
+        def order(key: str) -> tuple[bool, tuple[list[int], list[int]]]:
+            sel = selection(self.params, specs[key][2], specs[key][3])
+            return (sel != held, sel)
+
+        return sorted(specs, key=order)
+
     def _means(self, ap: bool, iou_thr: float | None, area: str, max_det: int | None) -> np.ndarray:
-        return summarize_per_category(self.precision, self.recall, self.params, ap, iou_thr, area, max_det)
+        aind, mind = selection(self.params, area, max_det)
+        if self.slices is None:
+            return summarize_per_category(
+                self.precision, self.recall, self.params, ap, iou_thr, area, max_det
+            )
+        if not aind or not mind:
+            return np.full(self.slices.table.n_cats, -1.0)
+        precision, recall, _ = self.slices.arrays(aind, mind)
+        return summarize_per_category(
+            precision, recall, self.slices.sub_params(aind, mind), ap, iou_thr, area, max_det
+        )
+
+    def summary_value(self, ap: bool, iou_thr: float | None, area: str, max_det: int | None) -> float:
+        """pycocotools' ``_summarize`` of one slice (:func:`~deteval.detection.coco.summary.summarize_value`),
+        from the whole arrays or, for a :class:`SlicedCocoEvaluation`, from that slice alone."""
+        if self.slices is None:
+            return summarize_value(self.precision, self.recall, self.params, ap, iou_thr, area, max_det)
+        return slice_value(self.slices, (ap, iou_thr, area, max_det))
+
+    def slice_at(self, a: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """``precision[:, :, :, a, m]`` (T, R, K) and ``recall[:, :, a, m]`` (T, K): area range ``a``, maxDets
+        ``m`` (indices), over the arrays' categories."""
+        if self.slices is None:
+            return self.precision[:, :, :, a, m], self.recall[:, :, a, m]
+        precision, recall, _ = self.slices.arrays([a], [m])
+        return precision[:, :, :, 0, 0], recall[:, :, 0, 0]
+
+    def _curve_arrays(self, a: int, m: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+        """``precision`` and ``scores`` holding area range ``a`` and maxDets ``m``, and their indices there."""
+        if self.slices is None:
+            return self.precision, self.scores, a, m
+        precision, _, scores = self.slices.arrays([a], [m], scores=True)
+        assert scores is not None
+        return precision, scores, 0, 0
 
     def to_result(self, *, per_class: bool = True) -> EvalResult:
         """An :class:`EvalResult` (protocol "coco") with the stats, per-class rows and the summary lines."""
@@ -133,15 +205,15 @@ class CocoEvaluation:
         md = stat_maxdet(p, self.compat, "last")
         m = p.max_dets.index(md) if md in p.max_dets else len(p.max_dets) - 1
         if p.use_cats and t50.size and "all" in p.area_lbl:
-            a = p.area_lbl.index("all")
+            precision, scores, a, m = self._curve_arrays(p.area_lbl.index("all"), m)
             for k, pos in enumerate(self.array_categories.tolist()):
                 name = self.cat_names[pos]
-                prec = self.precision[t50[0], :, k, a, m]
+                prec = precision[t50[0], :, k, a, m]
                 if (prec > -1).all():
                     curves[name] = PRCurve(
                         recall=p.rec_thrs.copy(),
                         precision=prec.copy(),
-                        scores=self.scores[t50[0], :, k, a, m].copy(),
+                        scores=scores[t50[0], :, k, a, m].copy(),
                     )
         return EvalResult(
             protocol="coco",
@@ -177,14 +249,24 @@ def finish_evaluation(
 ) -> CocoEvaluation:
     """Accumulate ``table`` (or take ``arrays``: precision, recall, scores already accumulated), summarize."""
     cat_index = None
+    slices = None
     if arrays is None:
         if table is None:
             raise ValueError("finish_evaluation needs a table or accumulated arrays")
         if params.use_cats and full_arrays_bytes(params, table.n_cats) > FULL_ARRAYS_BYTES:
             table, cat_index = with_truth_only(table)
-        arrays = accumulate(table, params.rec_thrs, params.max_dets)
-    precision, recall, scores = arrays
-    stats, lines = summarize(precision, recall, params, compat)
+            if full_arrays_bytes(params, table.n_cats) > FULL_ARRAYS_BYTES:
+                slices = ArraySlices(table, params)  # (one area range and maxDets at a time)
+                slices.check()
+        if slices is None:
+            arrays = accumulate(table, params.rec_thrs, params.max_dets)
+    if slices is not None:
+        precision = recall = scores = LAZY
+        stats, lines = summarize(None, None, params, compat, sliced_stats(slices, compat))
+    else:
+        assert arrays is not None
+        precision, recall, scores = arrays
+        stats, lines = summarize(precision, recall, params, compat)
     cat_sel = id_selection(gt.cat_ids, params.cat_ids, "category")
     warnings = unknown_id_notes(gt, params, compat) + warnings
     repeated = sorted({m for m in params.max_dets if params.max_dets.count(m) > 1})
@@ -208,7 +290,7 @@ def finish_evaluation(
             "a ground-truth annotation has id 0: deteval matches it normally; pycocotools would count "
             "its matches as unmatched (false positives), so its numbers differ here"
         )
-    return CocoEvaluation(
+    return (CocoEvaluation if slices is None else SlicedCocoEvaluation)(
         params=params,
         compat=compat,
         precision=precision,
@@ -221,7 +303,93 @@ def finish_evaluation(
         counts=counts,
         warnings=warnings + gt.warnings,
         cat_index=cat_index,
+        slices=slices,
     )
+
+
+#: The arrays of a :class:`SlicedCocoEvaluation` before they are first read.
+LAZY = np.empty(0)
+
+
+class SlicedCocoEvaluation(CocoEvaluation):
+    """A :class:`CocoEvaluation` of so many categories with ground truth that ``precision``, ``scores`` and
+    ``recall`` for all of them would take more than :data:`FULL_ARRAYS_BYTES`: its numbers (stats, per-class
+    rows, curves) are computed from :attr:`slices`, one area range and maxDets at a time (the same numbers:
+    :mod:`deteval.detection.coco.slices`), and the whole arrays are laid out when first read, if they fit in
+    :data:`MAX_ARRAYS_BYTES` (else :class:`~deteval.errors.ConfigError`)."""
+
+    def _whole(self, i: int, name: str) -> np.ndarray:
+        given = self.__dict__[f"_{name}"]
+        if given is not LAZY:
+            return given
+        if "_whole_arrays" not in self.__dict__:
+            assert self.slices is not None
+            check_arrays_bound(self.params, self.slices.table.n_cats)
+            self.__dict__["_whole_arrays"] = accumulate(
+                self.slices.table, self.params.rec_thrs, self.params.max_dets
+            )
+        return self.__dict__["_whole_arrays"][i]
+
+    @property  # (the dataclass field, laid out when first read)
+    def precision(self) -> np.ndarray:
+        return self._whole(0, "precision")
+
+    @precision.setter
+    def precision(self, value: np.ndarray) -> None:
+        self.__dict__["_precision"] = value
+
+    @property
+    def recall(self) -> np.ndarray:
+        return self._whole(1, "recall")
+
+    @recall.setter
+    def recall(self, value: np.ndarray) -> None:
+        self.__dict__["_recall"] = value
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self._whole(2, "scores")
+
+    @scores.setter
+    def scores(self, value: np.ndarray) -> None:
+        self.__dict__["_scores"] = value
+
+    def __repr__(self) -> str:  # (the dataclass repr would lay out the arrays)
+        return f"SlicedCocoEvaluation(stats={self.stats!r}, categories={len(self.cat_ids)})"
+
+
+def sliced_stats(slices: ArraySlices, compat: str) -> dict[SummarySpec, float]:
+    """Each summary number of :func:`summary_specs` from the slice it reads, the numbers reading one slice
+    computed one after the other (the slice is laid out once)."""
+    p = slices.params
+    specs = summary_specs(p, compat)
+    # the slice of the per-class AP50 curves last, with its scores: to_result() reads it next
+    curve = None
+    if "all" in p.area_lbl:
+        md = stat_maxdet(p, compat, "last")
+        curve = (
+            [p.area_lbl.index("all")],
+            [p.max_dets.index(md) if md in p.max_dets else len(p.max_dets) - 1],
+        )
+
+    def order(spec: SummarySpec) -> tuple[bool, tuple[list[int], list[int]]]:
+        sel = selection(p, spec[2], spec[3])
+        return (sel == curve, sel)
+
+    return {spec: slice_value(slices, spec, curve) for spec in sorted(set(specs), key=order)}
+
+
+def slice_value(
+    slices: ArraySlices, spec: SummarySpec, with_scores: tuple[list[int], list[int]] | None = None
+) -> float:
+    """pycocotools' ``_summarize`` of ``spec`` from the one slice it reads (laid out with its scores when it
+    is ``with_scores``), −1 where it selects nothing."""
+    ap, iou_thr, area, max_det = spec
+    aind, mind = selection(slices.params, area, max_det)
+    if not aind or not mind:
+        return -1.0
+    precision, recall, _ = slices.arrays(aind, mind, scores=(aind, mind) == with_scores)
+    return summarize_value(precision, recall, slices.sub_params(aind, mind), ap, iou_thr, area, max_det)
 
 
 def full_arrays_bytes(params: CocoParams, n_cats: int, n_max_dets: int | None = None) -> int:
@@ -230,6 +398,19 @@ def full_arrays_bytes(params: CocoParams, n_cats: int, n_max_dets: int | None = 
     M = len(params.max_dets) if n_max_dets is None else n_max_dets
     per_cat = params.iou_thrs.shape[0] * len(params.area_rng) * M
     return 8 * n_cats * per_cat * (2 * params.rec_thrs.shape[0] + 1)
+
+
+def check_arrays_bound(params: CocoParams, n_cats: int, n_max_dets: int | None = None) -> None:
+    """Refuse (:class:`~deteval.errors.ConfigError`) an evaluation whose arrays for ``n_cats`` categories
+    (:func:`full_arrays_bytes`) would take more than :data:`MAX_ARRAYS_BYTES`."""
+    need = full_arrays_bytes(params, n_cats, n_max_dets)
+    if need > MAX_ARRAYS_BYTES:
+        raise ConfigError(
+            f"{n_cats:,} categories with ground truth need {need / 2**30:.1f} GiB of pycocotools' arrays "
+            f"(precision, scores and recall over thresholds x recall levels x categories x area ranges x "
+            f"maxDets), above the bound of {MAX_ARRAYS_BYTES / 2**30:.0f} GiB: evaluate the categories in "
+            "parts (cat_ids), or with fewer IoU thresholds, recall levels, area ranges or maxDets"
+        )
 
 
 def with_truth_only(table: MatchTable) -> tuple[MatchTable, np.ndarray]:

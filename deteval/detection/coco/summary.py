@@ -190,14 +190,24 @@ def stat_names(p: CocoParams, compat: str) -> tuple[str, ...]:
 
 
 def summarize(
-    precision: np.ndarray, recall: np.ndarray, p: CocoParams, compat: str
+    precision: np.ndarray | None,
+    recall: np.ndarray | None,
+    p: CocoParams,
+    compat: str,
+    values: dict[SummarySpec, float] | None = None,
 ) -> tuple[np.ndarray, list[str]]:
-    """The 12 (10 for keypoints) summary numbers and pycocotools' printed lines."""
+    """The 12 (10 for keypoints) summary numbers and pycocotools' printed lines; ``values``: each number
+    already computed, by its :func:`summary_specs` entry (then the arrays are not read and may be None)."""
     fmt = " {:<18} {} @[ IoU={:<9} | area={:>6s} | maxDets={:>3d} ] = {:0.3f}"
     lines: list[str] = []
     stats = []
-    for ap, iou_thr, area, max_det in summary_specs(p, compat):
-        value = summarize_value(precision, recall, p, ap, iou_thr, area, max_det)
+    for spec in summary_specs(p, compat):
+        ap, iou_thr, area, max_det = spec
+        if values is not None:
+            value = values[spec]
+        else:
+            assert precision is not None and recall is not None
+            value = summarize_value(precision, recall, p, ap, iou_thr, area, max_det)
         title = "Average Precision" if ap else "Average Recall"
         kind = "(AP)" if ap else "(AR)"
         iou = f"{p.iou_thrs[0]:0.2f}:{p.iou_thrs[-1]:0.2f}" if iou_thr is None else f"{iou_thr:0.2f}"

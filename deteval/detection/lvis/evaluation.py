@@ -10,7 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.coco.evaluation import FULL_ARRAYS_BYTES, full_arrays_bytes, with_truth_only
+from deteval.detection.coco.evaluation import (
+    FULL_ARRAYS_BYTES,
+    check_arrays_bound,
+    full_arrays_bytes,
+    with_truth_only,
+)
 from deteval.detection.coco.summary import at_threshold, category_means, every_category
 from deteval.detection.coco_accumulate import precision_recall
 from deteval.detection.coco_params import CocoParams
@@ -241,6 +246,7 @@ def finish_lvis(
     if full_arrays_bytes(p, table.n_cats, n_max_dets=1) > FULL_ARRAYS_BYTES:
         table, cat_index = with_truth_only(table)
         frequency = lg.frequency[cat_index]
+    check_arrays_bound(p, table.n_cats, n_max_dets=1)
     precision, recall = precision_recall(table, p.rec_thrs, (big,))
     precision, recall = precision[..., 0], recall[..., 0]
 

@@ -154,6 +154,7 @@ def _read_comp4(pattern: str, classes: Sequence[str] | None, files: _Files) -> l
         path = pattern.replace("{cls}", cname)
         if not os.path.isfile(path):
             if os.path.exists(path):
+                refuse_special(path, "detection file")  # (a device or a pipe is named as what it is)
                 raise InputFormatError("a detection file is expected here, found a directory", file=path)
             missing.append(cname)
             continue
