@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from deteval.tables.quads import polygon_area
+from deteval.tables.quads import polygon_area, quad_bounds
 
 __all__ = ["DENOM_EPS", "QUAD_PAIR_CHUNK", "quad_iou_matrix", "quad_iou_pairs"]
 
@@ -97,14 +97,7 @@ def _clip(
 
 def _extents(quads: np.ndarray) -> np.ndarray:
     """Per row ``x_min, y_min, x_max, y_max`` of the corners and the area."""
-    q = quads.T
-    out = np.empty((quads.shape[0], 5))
-    out[:, 0] = np.minimum(np.minimum(q[0], q[2]), np.minimum(q[4], q[6]))
-    out[:, 1] = np.minimum(np.minimum(q[1], q[3]), np.minimum(q[5], q[7]))
-    out[:, 2] = np.maximum(np.maximum(q[0], q[2]), np.maximum(q[4], q[6]))
-    out[:, 3] = np.maximum(np.maximum(q[1], q[3]), np.maximum(q[5], q[7]))
-    out[:, 4] = q[8]
-    return out
+    return np.c_[quad_bounds(quads), quads[:, 8]]
 
 
 def _pairs(dq: np.ndarray, gq: np.ndarray, crowd: np.ndarray) -> np.ndarray:

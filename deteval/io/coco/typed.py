@@ -46,9 +46,11 @@ from deteval.io.jsonkeys import key_tokens
 __all__ = [
     "BboxColumns",
     "GtBoxColumns",
+    "ObbColumns",
     "bbox_columns",
     "gt_annotations",
     "gt_box_columns",
+    "obb_columns",
     "struct_field",
     "typed_decoding",
 ]
@@ -111,22 +113,33 @@ def bbox_columns(text: bytes) -> BboxColumns | None:
     records = _decoded(_decoder(), text)
     if records is None:
         return None
+    with paused():
+        if key_tokens(text) != 5 * len(records) - list(map(_NAME, records)).count(None):
+            return None
+    return _result_columns(records, _BOX, 4)
+
+
+def _result_columns(records: list, box: Callable[[Any], Any], width: int) -> BboxColumns | None:
+    """Image ids, category ids, scores and the ``width`` numbers of ``box(record)`` of decoded results; None
+    for a value out of the ordinary path's exact range: an integer beyond int64, a score not below 2**63 or a
+    box value not below 2**53 in magnitude (also NaN), a negative width or height (the box's third and fourth
+    numbers)."""
     n = len(records)
     with paused():
-        if key_tokens(text) != 5 * n - list(map(_NAME, records)).count(None):
-            return None
         try:
             img = np.fromiter(map(_IMG, records), np.int64, n)
             cat = np.fromiter(map(_CAT, records), np.int64, n)
             score = np.fromiter(map(_SCORE, records), np.float64, n)
-            bbox = np.fromiter(chain.from_iterable(map(_BOX, records)), np.float64, 4 * n).reshape(n, 4)
+            boxes = np.fromiter(chain.from_iterable(map(box, records)), np.float64, width * n).reshape(
+                n, width
+            )
         except OverflowError:  # (an integer beyond int64, or beyond float64 for a number)
             return None
-    if not (np.abs(score) < 2.0**63).all() or not (np.abs(bbox) < 2.0**53).all():
+    if not (np.abs(score) < 2.0**63).all() or not (np.abs(boxes) < 2.0**53).all():
         return None  # (also NaN: not below anything)
-    if (bbox[:, 2] < 0).any() or (bbox[:, 3] < 0).any():
+    if (boxes[:, 2] < 0).any() or (boxes[:, 3] < 0).any():
         return None
-    return img, cat, score, bbox
+    return img, cat, score, boxes
 
 
 # ------------------------------------------------------------------- ground-truth annotations (bbox, keypoints)
@@ -366,3 +379,48 @@ def gt_box_columns(text: bytes, crowd_optional: bool = False) -> GtBoxColumns | 
         "keypoints": None,
         "segmentation": None,
     }
+
+
+# ------------------------------------------------------------------- oriented-box results (COCO-style OBB)
+# A results list of ``{"image_id", "category_id", "obb", "score"}`` records (hotcoco's form,
+# :mod:`deteval.io.coco_obb`), decoded as the bbox results above: the columns only where the ordinary path
+# (orjson, then its plain-records reader) reads the same values without error: exactly those four keys, none
+# repeated, five numbers in the box, integer ids below 2**53 in magnitude (that reader puts them in pycocotools'
+# float64 N×7 array), box values below 2**53 and scores below 2**63, finite, no negative width or height.
+
+#: (image ids int64, category ids int64, scores float64, N×5 ``[cx, cy, w, h, angle]`` float64)
+ObbColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+_OBB_DECODER: Any = _GT_UNBUILT
+_OBB = attrgetter("obb")
+
+
+def _build_obb(module: ModuleType) -> Any:
+    number = int | float  # (as for bbox: a plain float field would round an integer before any check)
+    return _records_decoder(
+        module,
+        "ObbResult",
+        [
+            ("image_id", int),
+            ("category_id", int),
+            ("obb", tuple[number, number, number, number, number]),
+            ("score", number),
+        ],
+    )
+
+
+def obb_columns(text: bytes) -> ObbColumns | None:
+    """The columns of the oriented-box results list ``text`` (JSON), as the ordinary reader would read them;
+    None whenever that is not certain (see above) or msgspec is not installed."""
+    global _OBB_DECODER
+    _OBB_DECODER = _built(_OBB_DECODER, _build_obb)
+    records = _decoded(_OBB_DECODER, text)
+    if records is None:
+        return None
+    with paused():
+        if key_tokens(text) != 4 * len(records):
+            return None
+    cols = _result_columns(records, _OBB, 5)
+    if cols is None or not ((np.abs(cols[0]) < 2**53).all() and (np.abs(cols[1]) < 2**53).all()):
+        return None
+    return cols
