@@ -229,6 +229,69 @@ def test_results_decoded_by_type_as_by_the_plain_reader(tmp_path, monkeypatch):
         assert coco_typed.obb_columns(bad.encode()) is None, bad
 
 
+GT_FIELDS = ("image_ids", "image_hw", "cat_ids", "ann_id", "img", "cat", "bbox", "area", "iscrowd", "ignore")
+
+
+def test_ground_truth_decoded_by_type_as_by_the_plain_reader(tmp_path, monkeypatch):
+    """A ground-truth file decoded by type (deteval.io.coco.typed.obb_gt_columns) gives the ordinary reader's
+    table bit for bit (annotations with and without an area, zero-area boxes, crowds); whatever that reader
+    could read otherwise, or refuses, is left to it, with its error."""
+    import deteval.io.coco.typed as coco_typed
+    from deteval.io.coco.json_text import loads_json
+
+    pytest.importorskip("msgspec")
+    path = tmp_path / "gt.json"
+    for seed in range(6):
+        gt, _ = random_case(seed)
+        gt["info"] = {"description": "x", "version": {"major": 1}}
+        path.write_text(json.dumps(gt))
+        assert coco_typed.obb_gt_columns(path.read_bytes(), lambda t: loads_json(t, "gt.json")) is not None
+        monkeypatch.setattr(coco_typed, "MIN_BYTES", 0)
+        typed = load_obb_gt(path)
+        monkeypatch.setattr(coco_typed, "MIN_BYTES", 1 << 60)
+        plain = load_obb_gt(path)
+        for f in (*GT_FIELDS, "obb"):
+            a, b = getattr(typed, f), getattr(plain, f)
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), (seed, f)
+        assert (typed.cat_names, typed.image_records, typed.source) == (
+            plain.cat_names,
+            plain.image_records,
+            plain.source,
+        )
+    gt, _ = random_case(1)
+    text = json.dumps(gt)
+    assert coco_typed.obb_gt_columns(text.encode(), lambda t: loads_json(t, "gt.json")) is not None
+    ann = '{"id": 1, "image_id"'  # (the first annotation's text)
+    left = [
+        text.replace(ann, '{"id": 1, "bbox": [0, 0, 1, 1], "image_id"', 1),  # another key
+        text.replace(ann, '{"id": 1, "id": 1, "image_id"', 1),  # a repeated key
+        text.replace('"images": [', '"extra": 1, "images": [', 1),  # a top-level key not read
+        text.replace('"images": [{"id": 1,', '"images": [{"id": 1, "id": 1,', 1),  # repeated in an image
+        text.replace(ann, '{"id": 1.0, "image_id"', 1),  # a whole float as an id
+        text.replace(ann, '{"id": true, "image_id"', 1),
+        text.replace('"iscrowd": 0', '"iscrowd": 2', 1),
+        text.replace('"iscrowd": 0', '"iscrowd": false', 1),
+        text.replace(', "iscrowd": 0', "", 1),  # no iscrowd: the ordinary reader refuses it
+        json.dumps({**gt, "annotations": [{**gt["annotations"][0], "area": -1.0}]}),
+        json.dumps({**gt, "annotations": [{**gt["annotations"][0], "image_id": "1"}]}),
+        json.dumps({**gt, "annotations": [{**gt["annotations"][0], "obb": [1, 2, 3, 4]}]}),
+        json.dumps({k: v for k, v in gt.items() if k != "categories"}),
+    ]
+    assert all(b != text for b in left)
+    for bad in left:
+        assert coco_typed.obb_gt_columns(bad.encode(), lambda t: loads_json(t, "gt.json")) is None, bad
+    # a fault the columns cannot see (an annotation of an unknown image): the ordinary reader's error
+    gt["annotations"][0]["image_id"] = 999
+    path.write_text(json.dumps(gt))
+    monkeypatch.setattr(coco_typed, "MIN_BYTES", 0)
+    with pytest.raises(DetevalError) as typed_err:
+        load_obb_gt(path)
+    monkeypatch.setattr(coco_typed, "MIN_BYTES", 1 << 60)
+    with pytest.raises(DetevalError) as plain_err:
+        load_obb_gt(path)
+    assert str(typed_err.value) == str(plain_err.value) and "999" in str(plain_err.value)
+
+
 @pytest.mark.parametrize(
     ("box", "fault"),
     [

@@ -10,6 +10,10 @@ in the OBB protocol). A result's area is ``w·h``, as hotcoco's ``loadRes`` sets
 (vernier 0.5 reads no oriented boxes; hotcoco is the one peer with this protocol, and its form is followed so
 that the same files run through both.)
 
+Files of a few MB and more are decoded by type where that vouches for the same arrays
+(:func:`~deteval.io.coco.typed.obb_columns`, :func:`~deteval.io.coco.typed.obb_gt_columns`); anything else
+is read record by record as below.
+
 Bad input raises one :class:`~deteval.errors.DetevalError` naming the file and the record
 (``annotations[3]``, or the result's index): an ``obb`` that is not five finite numbers, a negative width or
 height; the rest of each record is checked by the COCO loaders.
@@ -27,7 +31,8 @@ import numpy as np
 from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results, read_json
 from deteval.io.coco import typed as coco_typed
-from deteval.io.coco.json_text import json_bytes
+from deteval.io.coco.ground_truth import gt_from_columns
+from deteval.io.coco.json_text import json_bytes, loads_json
 from deteval.io.guards import regular_file
 from deteval.tables.quads import obb_quads, quad_extents
 
@@ -136,6 +141,9 @@ def load_obb_gt(source: Any) -> CocoGroundTruth:
     """
     if isinstance(source, CocoGroundTruth):
         return _with_obb(source)
+    typed = _typed_gt(source)
+    if typed is not None:
+        return typed
     data, file = _document(source, "ground truth")
     if not isinstance(data, dict) or not isinstance(data.get("annotations"), list):
         raise InputFormatError("ground truth must be a JSON object with an 'annotations' list", file=file)
@@ -155,6 +163,44 @@ def load_obb_gt(source: Any) -> CocoGroundTruth:
     except DetevalError as exc:
         raise _renamed(exc, file) from None
     g.source = file
+    g.obb = quads
+    return g
+
+
+def _typed_gt(source: Any) -> CocoGroundTruth | None:
+    """A ground-truth file of at least ``coco_typed.MIN_BYTES`` decoded by type
+    (:func:`~deteval.io.coco.typed.obb_gt_columns`) where that vouches for the ordinary reader's table; None
+    otherwise, and for any fault (the ordinary reader then names it)."""
+    if not isinstance(source, (str, PathLike)):
+        return None
+    path = regular_file(source, "ground truth")
+    if path.stat().st_size < coco_typed.MIN_BYTES:
+        return None
+    file = str(source)
+    got = coco_typed.obb_gt_columns(json_bytes(path), lambda text: loads_json(text, file))
+    if got is None:
+        return None
+    parts, ann_id, img, cat, obb, area, crowd, ignore = got
+    if not (isinstance(parts["images"], list) and isinstance(parts["categories"], list)):
+        return None
+    quads = obb_quads(obb)
+    n = ann_id.shape[0]
+    cols = {
+        "ann_id": ann_id,
+        "image_id": img,
+        "category_id": cat,
+        "bbox": quad_extents(quads),
+        "area": np.where(np.isnan(area), quads[:, 8], area),  # (an absent area is w·h)
+        "iscrowd": crowd != 0,
+        "ignore": ignore != 0,
+        "num_keypoints": np.full(n, -1, dtype=np.int64),
+        "keypoints": None,
+        "segmentation": None,
+    }
+    try:
+        g = gt_from_columns(parts, cols, file)
+    except DetevalError:
+        return None
     g.obb = quads
     return g
 

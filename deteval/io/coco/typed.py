@@ -1,5 +1,6 @@
 """COCO bbox results, and the annotations of a ground truth read in pieces, decoded by type (msgspec): the
-columns without a dict per record (the annotations: :func:`gt_annotations`, below).
+columns without a dict per record (the annotations: :func:`gt_annotations`, below; oriented-box results and
+ground truth: :func:`obb_columns`, :func:`obb_gt_columns`, at the end).
 
 A bbox results file is a list of ``{"image_id", "category_id", "bbox", "score"}`` records. Parsing it with
 orjson makes a dict, a list and eight numbers per record, and the loader then pulls each field out of every
@@ -41,16 +42,19 @@ from typing import Annotated, Any
 import numpy as np
 
 from deteval.collector import paused
+from deteval.errors import DetevalError
 from deteval.io.jsonkeys import key_tokens
 
 __all__ = [
     "BboxColumns",
     "GtBoxColumns",
     "ObbColumns",
+    "ObbGtColumns",
     "bbox_columns",
     "gt_annotations",
     "gt_box_columns",
     "obb_columns",
+    "obb_gt_columns",
     "struct_field",
     "typed_decoding",
 ]
@@ -424,3 +428,93 @@ def obb_columns(text: bytes) -> ObbColumns | None:
     if cols is None or not ((np.abs(cols[0]) < 2**53).all() and (np.abs(cols[1]) < 2**53).all()):
         return None
     return cols
+
+
+# ------------------------------------------------------------------- oriented-box ground truth (COCO-style OBB)
+# A ground-truth document whose annotations are ``{"id", "image_id", "category_id", "obb"}`` records with
+# perhaps ``area``, ``iscrowd`` and ``ignore`` (hotcoco's form): the annotations decoded by type, ``images``,
+# ``categories``, ``info`` and ``licenses`` kept as text and parsed by the ordinary parser (which refuses a
+# repeated key in them). It vouches when the annotations hold no other key, integer ids, five numbers in the
+# box, numbers elsewhere (msgspec refuses the rest), no key repeats in the annotations or at the top level
+# (the text's key tokens, less those of the parts parsed as text, are as many as the keys decoded: a top-level
+# key outside those five is one more token), every box value and area below 2**53 in magnitude and finite, no
+# negative width, height or area, iscrowd and ignore 0 or 1.
+
+#: (the document's parts parsed as text: images, categories; annotation ids, image ids, category ids int64,
+#: N×5 obb, area (NaN where absent), iscrowd, ignore float64)
+ObbGtColumns = tuple[
+    dict[str, Any], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
+]
+
+_OBB_GT_DECODER: Any = _GT_UNBUILT
+_OBB_GT_TEXT = ("images", "categories", "info", "licenses")
+
+
+def _build_obb_gt(module: ModuleType) -> Any:
+    id_int = Annotated[int, module.Meta(ge=-(2**63), le=2**63 - 1)]
+    number = int | float
+    raw, unset = module.Raw, module.UNSET
+    ann = module.defstruct(
+        "ObbAnnotation",
+        [
+            ("id", id_int),
+            ("image_id", id_int),
+            ("category_id", id_int),
+            ("obb", tuple[number, number, number, number, number]),
+            ("area", number, _NAN),
+            ("iscrowd", number, _NAN),
+            ("ignore", number, _NAN),
+        ],
+        forbid_unknown_fields=True,
+        gc=False,
+    )
+    doc = module.defstruct(
+        "ObbGroundTruth",
+        [("annotations", list.__class_getitem__(ann)), *((name, raw, unset) for name in _OBB_GT_TEXT)],
+    )
+    return module.json.Decoder(doc)
+
+
+def obb_gt_columns(text: bytes, parse: Callable[[bytes], Any]) -> ObbGtColumns | None:
+    """The oriented-box ground truth ``text`` (JSON) as columns (see above), its text parts parsed by
+    ``parse`` (the ordinary parser: a part it refuses, a repeated key among them, gives None); None whenever
+    the ordinary reader is not certain to give the same arrays without error, or msgspec is not installed."""
+    global _OBB_GT_DECODER
+    _OBB_GT_DECODER = _built(_OBB_GT_DECODER, _build_obb_gt)
+    doc: Any = _decoded(_OBB_GT_DECODER, text)  # (a Struct, never empty: None only if refused)
+    if doc is None:
+        return None
+    with paused():
+        parts = {name: getattr(doc, name) for name in _OBB_GT_TEXT if getattr(doc, name) is not UNSET}
+        if "images" not in parts or "categories" not in parts:
+            return None
+        records = doc.annotations
+        n = len(records)
+        try:
+            ann_id, img, cat = (
+                np.fromiter(map(attrgetter(f), records), np.int64, n)
+                for f in ("id", "image_id", "category_id")
+            )
+            area, crowd, ignore = (
+                np.fromiter(map(attrgetter(f), records), np.float64, n) for f in ("area", "iscrowd", "ignore")
+            )
+            obb = np.fromiter(chain.from_iterable(map(_OBB, records)), np.float64, 5 * n).reshape(n, 5)
+        except OverflowError:  # (a number beyond float64)
+            return None
+        del records, doc
+        keys = 4 * n + int((~np.isnan(area)).sum() + (~np.isnan(crowd)).sum() + (~np.isnan(ignore)).sum())
+        if key_tokens(text) - sum(key_tokens(bytes(raw)) for raw in parts.values()) != keys + len(parts) + 1:
+            return None
+        try:
+            parsed = {name: parse(bytes(raw)) for name, raw in parts.items()}
+        except (ValueError, DetevalError):
+            return None
+    if not (np.abs(obb) < 2.0**53).all() or (obb[:, 2] < 0).any() or (obb[:, 3] < 0).any():
+        return None
+    given = ~np.isnan(area)
+    if not ((area[given] >= 0).all() and (area[given] < 2.0**53).all()):
+        return None
+    ignore[np.isnan(ignore)] = 0.0  # (an absent iscrowd stays NaN: refused, as the ordinary reader needs it)
+    if not (((crowd == 0) | (crowd == 1)).all() and ((ignore == 0) | (ignore == 1)).all()):
+        return None
+    return parsed, ann_id, img, cat, obb, area, crowd, ignore
