@@ -180,7 +180,13 @@ def test_what_one_process_refuses_is_left_to_it(tmp_path, small_pieces, what, ch
         and "refined" not in dets[0]
         and len(dets[0]["keypoints"]) > 3
     )
-    for frac in (0.0, 0.2, 0.9, 1.0):  # the head, the tail
+    _left_to_one_process(tmp_path, gt, dets, what, change, (0.0, 0.2, 0.9, 1.0))  # the head, the tail
+
+
+def _left_to_one_process(tmp_path, gt, dets, what, change, fracs):
+    """With the record at each fraction of the file damaged: refused by the one-process loader, and by
+    the two-core and the pieces' readers, which leave it to that loader (None)."""
+    for frac in fracs:
         gp, dp = _write(tmp_path, gt, _damaged(frac, change)(dets))
         g = load_coco_gt(gp, need_keypoints=True)
         with pytest.raises(DetevalError):
@@ -213,11 +219,65 @@ def test_a_file_whose_first_record_has_a_box_is_left_to_one_process(tmp_path, sm
     assert _read(dp, g, dp.stat().st_size // 2) is None
 
 
+def _boxed(dets: list[dict], seed: int) -> list[dict]:
+    """Every detection with a box of its own (detectron2's keypoint results): loadRes' bbox branch."""
+    rng = np.random.default_rng(seed)
+    return [{**d, "bbox": np.round(rng.uniform(0, 300, 4), 2).tolist()} for d in dets]
+
+
+@pytest.mark.fast_cases(seeds=1)
+@pytest.mark.parametrize("seeds", [range(3), range(3, 20)])
+def test_records_with_their_own_boxes_read_as_in_one_process(tmp_path, small_pieces, seeds):
+    """loadRes' bbox branch (the first record has a box): each record's own box and its area w·h, the
+    keypoints kept; read on two cores and by read_keypoints as record by record."""
+    read = 0
+    for seed in seeds:
+        gt, dets = _case(seed)
+        gp, dp = _write(tmp_path, gt, _boxed(dets, seed), seed)
+        g = load_coco_gt(gp, need_keypoints=True)
+        one = load_coco_results(dp, g, iou_type="keypoints")
+        assert one.kind == "bbox"
+        np.testing.assert_array_equal(one.area, one.bbox[:, 2] * one.bbox[:, 3])
+        size = dp.stat().st_size
+        for start in {size // 3, size * 4 // 5, 1}:
+            two = _read(dp, g, start)
+            assert two is not None, (seed, start)
+            _same_results(one, two)
+            read += 1
+        alone = read_keypoints(dp, g)
+        assert alone is not None
+        _same_results(one, alone)
+    assert read >= 2 * len(seeds)
+
+
+BOX_DAMAGE = [
+    ("no box", lambda d: d.pop("bbox")),
+    ("a string in the box", lambda d: d.__setitem__("bbox", [1.0, "2", 3.0, 4.0])),
+    ("three numbers", lambda d: d.__setitem__("bbox", [1.0, 2.0, 3.0])),
+    ("a null", lambda d: d.__setitem__("bbox", [1.0, 2.0, None, 4.0])),
+]
+
+
+@pytest.mark.parametrize("what,change", BOX_DAMAGE)
+def test_a_bad_box_in_the_bbox_branch_is_left_to_one_process(tmp_path, small_pieces, what, change):
+    gt, dets = _case(2)
+    # the head, the tail (the first record keeps its box: the bbox branch)
+    _left_to_one_process(tmp_path, gt, _boxed(dets, 2), what, change, (0.2, 0.9, 1.0))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("processes", ["1", "2"])
 def test_evaluation_from_files_equals_pycocotools(tmp_path, small_pieces, monkeypatch, processes):
     """End to end from files, read in one process (read_keypoints) or two (the tail forked at once, the
     size thresholds forced small): pycocotools' arrays, bit for bit."""
+    seeds = [s for s in range(100) if len(_case(s)[1][0]["keypoints"]) == 51][:2]  # (COCO's 17 sigmas)
+    used, can = _evaluate_files(tmp_path, monkeypatch, processes, [(seed, *_case(seed)) for seed in seeds])
+    assert used == (["keypoints_with_tail"] * 2 if processes == "2" and can else ["read_keypoints"] * 2)
+
+
+def _evaluate_files(tmp_path, monkeypatch, processes, cases):
+    """Each (seed, gt, dets) evaluated from files with DETEVAL_PROCESSES=processes, the size thresholds forced
+    small, and asserted equal to pycocotools; (the readers used, whether a fork was possible)."""
     from _coco_cases import assert_same_as_reference, run_pycocotools
 
     import deteval.run.coco_two_cores as coco_eval
@@ -230,14 +290,21 @@ def test_evaluation_from_files_equals_pycocotools(tmp_path, small_pieces, monkey
     for name in ("read_keypoints", "keypoints_with_tail"):
         real = getattr(coco_eval, name)
         monkeypatch.setattr(coco_eval, name, lambda *a, real=real, name=name: used.append(name) or real(*a))
-    seeds = [s for s in range(100) if len(_case(s)[1][0]["keypoints"]) == 51][:2]  # (COCO's 17 sigmas)
-    for seed in seeds:
-        gt, dets = _case(seed)
+    for seed, gt, dets in cases:
         gp, dp = _write(tmp_path, gt, dets, seed)
         ev = evaluate_coco(str(gp), str(dp), iou_type="keypoints")
         assert_same_as_reference(ev, run_pycocotools(gt, dets, "keypoints"), f"seed {seed}")
-    can = forked.can_fork()
-    assert used == (["keypoints_with_tail"] * 2 if processes == "2" and can else ["read_keypoints"] * 2)
+    return used, forked.can_fork()
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_evaluation_of_records_with_boxes_equals_pycocotools(tmp_path, small_pieces, monkeypatch, processes):
+    """End to end from files whose records have their own boxes (loadRes' bbox branch: the detections' area
+    ranges read w·h of those boxes), read in one process or two: pycocotools' arrays, bit for bit."""
+    seed = next(s for s in range(100) if len(_case(s)[1][0]["keypoints"]) == 51)  # (COCO's 17 sigmas)
+    gt, dets = _case(seed)
+    used, can = _evaluate_files(tmp_path, monkeypatch, processes, [(seed, gt, _boxed(dets, seed))])
+    assert used == (["keypoints_with_tail"] if processes == "2" and can else ["read_keypoints"])
 
 
 GT_DAMAGE = [

@@ -163,6 +163,135 @@ def test_files_and_tables_read_alike(tmp_path):
     np.testing.assert_array_equal(g.area, want)
 
 
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_files_read_on_two_cores_as_in_one(tmp_path, monkeypatch, processes):
+    """The results file read by a forked child while the ground truth is read here (DETEVAL_PROCESSES=2) or
+    here alone (1): the same numbers, those of hotcoco; a bad record or an unknown image in the results file
+    raises the one-process error, naming the file and the record."""
+    import deteval.run.coco as runner
+    import deteval.run.forked as forked
+
+    monkeypatch.setenv(forked.ENV_PROCESSES, processes)
+    monkeypatch.setattr(runner, "OBB_FORK_BYTES", 0)
+    gt, dts = random_case(11)
+    gp, dp = tmp_path / "gt.json", tmp_path / "dt.json"
+    gp.write_text(json.dumps(gt))
+    dp.write_text(json.dumps(dts))
+    ev = evaluate_coco(gp, dp, iou_type="obb")
+    np.testing.assert_array_equal(ev.stats, hotcoco_eval(gt, dts).stats)
+    for change, fault in (
+        (lambda d: d.__setitem__("obb", [1, 2, -3, 4, 0]), "negative width"),
+        (lambda d: d.__setitem__("image_id", 999), "999"),
+    ):
+        bad = [dict(d) for d in dts]
+        change(bad[3])
+        dp.write_text(json.dumps(bad))
+        with pytest.raises(DetevalError) as err:
+            evaluate_coco(gp, dp, iou_type="obb")
+        assert fault in str(err.value) and "dt.json: record 3:" in str(err.value)
+
+
+def test_results_decoded_by_type_as_by_the_plain_reader(tmp_path, monkeypatch):
+    """A results file decoded by type (msgspec, deteval.io.coco.typed.obb_columns) gives the plain-records
+    reader's arrays bit for bit; whatever that reader could read otherwise is left to it."""
+    import deteval.io.coco.typed as coco_typed
+
+    pytest.importorskip("msgspec")
+    gt, dts = random_case(4)
+    g = load_obb_gt(gt)
+    dts[0]["obb"] = [round(v) for v in dts[0]["obb"][:4]] + [0]  # (integer values are numbers too)
+    path = tmp_path / "dt.json"
+    path.write_text(json.dumps(dts))
+    assert coco_typed.obb_columns(path.read_bytes()) is not None
+    monkeypatch.setattr(coco_typed, "MIN_BYTES", 0)
+    typed = load_obb_results(path, g)
+    monkeypatch.setattr(coco_typed, "MIN_BYTES", 1 << 60)
+    plain = load_obb_results(path, g)
+    for f in ("img", "cat", "score", "bbox", "area", "obb"):
+        a, b = getattr(typed, f), getattr(plain, f)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), f
+    text = json.dumps(dts[:3])
+    left = [
+        text.replace('"score"', '"extra": 1, "score"', 1),  # an unknown key
+        text.replace('"score"', '"score": 1, "score"', 1),  # a repeated key
+        text.replace('"image_id": 1', '"image_id": 1.0', 1),  # a whole float as an id
+        text.replace('"image_id": 1', f'"image_id": {2**53}', 1),  # beyond the N×7 array's exact ids
+        text.replace('"image_id": 1', '"image_id": true', 1),
+        text.replace('"score": ', '"score": null, "x": ', 1),
+        json.dumps([{**dts[0], "obb": [*dts[0]["obb"][:4], True]}]),
+        json.dumps([{**dts[0], "obb": dts[0]["obb"][:4]}]),
+        json.dumps([{**dts[0], "obb": [1, 2, -3, 4, 0]}]),
+        json.dumps([{**dts[0], "obb": [2.0**53, 2, 3, 4, 0]}]),
+        "[]",
+    ]
+    assert all(b != text for b in left)
+    for bad in left:
+        assert coco_typed.obb_columns(bad.encode()) is None, bad
+
+
+GT_FIELDS = ("image_ids", "image_hw", "cat_ids", "ann_id", "img", "cat", "bbox", "area", "iscrowd", "ignore")
+
+
+def test_ground_truth_decoded_by_type_as_by_the_plain_reader(tmp_path, monkeypatch):
+    """A ground-truth file decoded by type (deteval.io.coco.typed.obb_gt_columns) gives the ordinary reader's
+    table bit for bit (annotations with and without an area, zero-area boxes, crowds); whatever that reader
+    could read otherwise, or refuses, is left to it, with its error."""
+    import deteval.io.coco.typed as coco_typed
+    from deteval.io.coco.json_text import loads_json
+
+    pytest.importorskip("msgspec")
+    path = tmp_path / "gt.json"
+    for seed in range(6):
+        gt, _ = random_case(seed)
+        gt["info"] = {"description": "x", "version": {"major": 1}}
+        path.write_text(json.dumps(gt))
+        assert coco_typed.obb_gt_columns(path.read_bytes(), lambda t: loads_json(t, "gt.json")) is not None
+        monkeypatch.setattr(coco_typed, "MIN_BYTES", 0)
+        typed = load_obb_gt(path)
+        monkeypatch.setattr(coco_typed, "MIN_BYTES", 1 << 60)
+        plain = load_obb_gt(path)
+        for f in (*GT_FIELDS, "obb"):
+            a, b = getattr(typed, f), getattr(plain, f)
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), (seed, f)
+        assert (typed.cat_names, typed.image_records, typed.source) == (
+            plain.cat_names,
+            plain.image_records,
+            plain.source,
+        )
+    gt, _ = random_case(1)
+    text = json.dumps(gt)
+    assert coco_typed.obb_gt_columns(text.encode(), lambda t: loads_json(t, "gt.json")) is not None
+    ann = '{"id": 1, "image_id"'  # (the first annotation's text)
+    left = [
+        text.replace(ann, '{"id": 1, "bbox": [0, 0, 1, 1], "image_id"', 1),  # another key
+        text.replace(ann, '{"id": 1, "id": 1, "image_id"', 1),  # a repeated key
+        text.replace('"images": [', '"extra": 1, "images": [', 1),  # a top-level key not read
+        text.replace('"images": [{"id": 1,', '"images": [{"id": 1, "id": 1,', 1),  # repeated in an image
+        text.replace(ann, '{"id": 1.0, "image_id"', 1),  # a whole float as an id
+        text.replace(ann, '{"id": true, "image_id"', 1),
+        text.replace('"iscrowd": 0', '"iscrowd": 2', 1),
+        text.replace('"iscrowd": 0', '"iscrowd": false', 1),
+        text.replace(', "iscrowd": 0', "", 1),  # no iscrowd: the ordinary reader refuses it
+        json.dumps({**gt, "annotations": [{**gt["annotations"][0], "area": -1.0}]}),
+        json.dumps({**gt, "annotations": [{**gt["annotations"][0], "image_id": "1"}]}),
+        json.dumps({**gt, "annotations": [{**gt["annotations"][0], "obb": [1, 2, 3, 4]}]}),
+        json.dumps({k: v for k, v in gt.items() if k != "categories"}),
+    ]
+    assert all(b != text for b in left)
+    for bad in left:
+        assert coco_typed.obb_gt_columns(bad.encode(), lambda t: loads_json(t, "gt.json")) is None, bad
+    # a fault the columns cannot see (an annotation of an unknown image): the ordinary reader's error
+    gt["annotations"][0]["image_id"] = 999
+    path.write_text(json.dumps(gt))
+    monkeypatch.setattr(coco_typed, "MIN_BYTES", 0)
+    with pytest.raises(DetevalError) as typed_err:
+        load_obb_gt(path)
+    monkeypatch.setattr(coco_typed, "MIN_BYTES", 1 << 60)
+    with pytest.raises(DetevalError) as plain_err:
+        load_obb_gt(path)
+    assert str(typed_err.value) == str(plain_err.value) and "999" in str(plain_err.value)
+
+
 @pytest.mark.parametrize(
     ("box", "fault"),
     [

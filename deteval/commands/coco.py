@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 client=client, shards=args.shards,
             )  # fmt: skip
         return _report(ev, args)
-    if stats is None and not analyses_requested(args) and params.iou_type != "obb" and not bar_shown():
+    if stats is None and not analyses_requested(args) and not bar_shown():
         # only the numbers asked for, no bar to draw the stages on: the runner reads the files itself, as
         # evaluate_coco(path, path) does (ground truth and results on two cores where that pays)
         ev = evaluate_coco(

@@ -10,6 +10,10 @@ in the OBB protocol). A result's area is ``w·h``, as hotcoco's ``loadRes`` sets
 (vernier 0.5 reads no oriented boxes; hotcoco is the one peer with this protocol, and its form is followed so
 that the same files run through both.)
 
+Files of a few MB and more are decoded by type where that vouches for the same arrays
+(:func:`~deteval.io.coco.typed.obb_columns`, :func:`~deteval.io.coco.typed.obb_gt_columns`); anything else
+is read record by record as below.
+
 Bad input raises one :class:`~deteval.errors.DetevalError` naming the file and the record
 (``annotations[3]``, or the result's index): an ``obb`` that is not five finite numbers, a negative width or
 height; the rest of each record is checked by the COCO loaders.
@@ -26,10 +30,18 @@ import numpy as np
 
 from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results, read_json
+from deteval.io.coco import typed as coco_typed
+from deteval.io.coco.ground_truth import gt_from_columns
+from deteval.io.coco.json_text import json_bytes, loads_json
 from deteval.io.guards import regular_file
 from deteval.tables.quads import obb_quads, quad_extents
 
-__all__ = ["load_obb_gt", "load_obb_results", "obb_column"]
+__all__ = ["PlainResults", "load_obb_gt", "load_obb_results", "obb_column", "plain_results"]
+
+#: A results file's columns where every record is plain (:func:`plain_results`): pycocotools' N×7 array
+#: ``[image_id, x, y, w, h, score, category_id]`` (the box: each quadrilateral's extent) and the
+#: quadrilaterals.
+PlainResults = tuple[np.ndarray, np.ndarray]
 
 
 def obb_column(records: list, file: str, name: Any) -> np.ndarray:
@@ -129,6 +141,9 @@ def load_obb_gt(source: Any) -> CocoGroundTruth:
     """
     if isinstance(source, CocoGroundTruth):
         return _with_obb(source)
+    typed = _typed_gt(source)
+    if typed is not None:
+        return typed
     data, file = _document(source, "ground truth")
     if not isinstance(data, dict) or not isinstance(data.get("annotations"), list):
         raise InputFormatError("ground truth must be a JSON object with an 'annotations' list", file=file)
@@ -152,7 +167,96 @@ def load_obb_gt(source: Any) -> CocoGroundTruth:
     return g
 
 
-def load_obb_results(source: Any, gt: CocoGroundTruth) -> CocoResults:
+def _typed_gt(source: Any) -> CocoGroundTruth | None:
+    """A ground-truth file of at least ``coco_typed.MIN_BYTES`` decoded by type
+    (:func:`~deteval.io.coco.typed.obb_gt_columns`) where that vouches for the ordinary reader's table; None
+    otherwise, and for any fault (the ordinary reader then names it)."""
+    if not isinstance(source, (str, PathLike)):
+        return None
+    path = regular_file(source, "ground truth")
+    if path.stat().st_size < coco_typed.MIN_BYTES:
+        return None
+    file = str(source)
+    got = coco_typed.obb_gt_columns(json_bytes(path), lambda text: loads_json(text, file))
+    if got is None:
+        return None
+    parts, ann_id, img, cat, obb, area, crowd, ignore = got
+    if not (isinstance(parts["images"], list) and isinstance(parts["categories"], list)):
+        return None
+    quads = obb_quads(obb)
+    n = ann_id.shape[0]
+    cols = {
+        "ann_id": ann_id,
+        "image_id": img,
+        "category_id": cat,
+        "bbox": quad_extents(quads),
+        "area": np.where(np.isnan(area), quads[:, 8], area),  # (an absent area is w·h)
+        "iscrowd": crowd != 0,
+        "ignore": ignore != 0,
+        "num_keypoints": np.full(n, -1, dtype=np.int64),
+        "keypoints": None,
+        "segmentation": None,
+    }
+    try:
+        g = gt_from_columns(parts, cols, file)
+    except DetevalError:
+        return None
+    g.obb = quads
+    return g
+
+
+def plain_results(source: str | PathLike[str]) -> PlainResults | None:
+    """The columns of a results file whose records are all plain (:data:`PlainResults`), read without the
+    ground truth (another process may read it meanwhile; :func:`load_obb_results` checks the ids against it);
+    None for anything else, which :func:`load_obb_results` then reads record by record, naming any fault.
+
+    Parameters
+    ----------
+    source
+        A path to the JSON array of results.
+
+    Returns
+    -------
+    PlainResults or None
+        pycocotools' N×7 array and the quadrilaterals, or None.
+    """
+    try:
+        typed = _typed(source)
+        if typed is not None:
+            return typed
+        records, _ = _document(source, "results")
+    except DetevalError:
+        return None
+    if not isinstance(records, list):
+        return None
+    boxes = _plain_obbs(records)
+    if boxes is None:
+        return None
+    quads = obb_quads(boxes)
+    array = _plain_results(records, quads)
+    return None if array is None else (array, quads)
+
+
+def _typed(source: Any) -> PlainResults | None:
+    """A results file of at least ``coco_typed.MIN_BYTES`` decoded by type (:func:`~deteval.io.coco.typed.obb_columns`),
+    where that vouches for the same columns as the plain-records reader; None otherwise."""
+    if not isinstance(source, (str, PathLike)):
+        return None
+    path = regular_file(source, "results")
+    if path.stat().st_size < coco_typed.MIN_BYTES:
+        return None
+    cols = coco_typed.obb_columns(json_bytes(path))
+    if cols is None:
+        return None
+    img, cat, score, obb = cols
+    quads = obb_quads(obb)
+    array = np.empty((img.shape[0], 7), dtype=np.float64)
+    array[:, 0], array[:, 6], array[:, 5] = img, cat, score
+    array[:, 1:5] = quad_extents(quads)
+    return array, quads
+
+
+def load_obb_results(source: Any, gt: CocoGroundTruth, plain: PlainResults | None = None) -> CocoResults:
     """Results with an ``obb`` each (path, or a list of dicts; a table with its ``obb`` column is returned as
     it is) against ``gt``; a result's ``area`` is ``w·h``.
 
@@ -162,6 +266,8 @@ def load_obb_results(source: Any, gt: CocoGroundTruth) -> CocoResults:
         A path to the JSON array, the list of dicts, or a :class:`~deteval.io.coco.CocoResults`.
     gt
         The ground truth the ids are checked against.
+    plain
+        The file's columns already read (:func:`plain_results` of ``source``), or None: read here.
 
     Returns
     -------
@@ -170,17 +276,29 @@ def load_obb_results(source: Any, gt: CocoGroundTruth) -> CocoResults:
     """
     if isinstance(source, CocoResults):
         return _with_obb(source)
+    if plain is None:
+        plain = _typed(source)
+    if plain is not None:
+        return _table(plain[0], plain[1], gt, str(source))
     records, file = _document(source, "results")
     if not isinstance(records, list):
         raise InputFormatError("results must be a JSON array of objects", file=file)
     quads = obb_quads(obb_column(records, file, lambda i: i))
-    plain = _plain_results(records, quads)
+    array = _plain_results(records, quads)
+    if array is not None:
+        return _table(array, quads, gt, file)
+    filled = [{**r, "bbox": b} for r, b in zip(records, quad_extents(quads).tolist())]
     try:
-        if plain is not None:
-            r = load_coco_results(plain, gt)
-        else:
-            filled = [{**r, "bbox": b} for r, b in zip(records, quad_extents(quads).tolist())]
-            r = load_coco_results(filled, gt, iou_type="bbox")
+        r = load_coco_results(filled, gt, iou_type="bbox")
+    except DetevalError as exc:
+        raise _renamed(exc, file) from None
+    return r.replace(area=quads[:, 8].copy(), obb=quads, source=file)
+
+
+def _table(array: np.ndarray, quads: np.ndarray, gt: CocoGroundTruth, file: str) -> CocoResults:
+    """The results of pycocotools' N×7 ``array`` (its ids checked against ``gt``) with their quadrilaterals."""
+    try:
+        r = load_coco_results(array, gt)
     except DetevalError as exc:
         raise _renamed(exc, file) from None
     return r.replace(area=quads[:, 8].copy(), obb=quads, source=file)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from deteval.tables.quads import polygon_area
+from deteval.tables.quads import polygon_area, quad_bounds
 
 __all__ = ["DENOM_EPS", "QUAD_PAIR_CHUNK", "quad_iou_matrix", "quad_iou_pairs"]
 
@@ -47,64 +47,97 @@ def _clip(
     n: np.ndarray,
     sx: np.ndarray,
     sy: np.ndarray,
-    ex: np.ndarray,
-    ey: np.ndarray,
+    dex: np.ndarray,
+    dey: np.ndarray,
+    cur_in: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One Sutherland–Hodgman step: the polygons ``(x, y)`` (first ``n`` vertices of each row) clipped by the
-    half-plane left of the edge ``s → e``; each input vertex j emits, in this order, the crossing of the edge
+    """One Sutherland–Hodgman step: the polygons ``(x, y)`` (vertex j of polygon p at ``[j, p]``, its first
+    ``n[p]`` vertices live) clipped by the half-plane left of the edge from ``s`` along ``(dex, dey)``;
+    ``cur_in``: each vertex's inside test. Each input vertex j emits, in this order, the crossing of the edge
     ``j−1 → j`` (when it crosses) and vertex j (when inside), as hotcoco's loop pushes them."""
-    p, m = x.shape
-    rows = np.arange(p)
-    last = np.maximum(n - 1, 0)
-    px, py = np.empty_like(x), np.empty_like(y)  # vertex j−1 (the last live vertex for j = 0)
-    px[:, 1:], py[:, 1:] = x[:, :-1], y[:, :-1]
-    px[:, 0], py[:, 0] = x[rows, last], y[rows, last]
-    dex, dey = (ex - sx)[:, None], (ey - sy)[:, None]
-    s0x, s0y = sx[:, None], sy[:, None]
-    cur_in = (dex * (y - s0y)) - (dey * (x - s0x)) >= 0.0
+    m, p = x.shape
+    cols = np.arange(p)
+    last = n - 1
     prev_in = np.empty_like(cur_in)  # (vertex j−1's own test: the same operations on the same point)
-    prev_in[:, 1:], prev_in[:, 0] = cur_in[:, :-1], cur_in[rows, last]
-    live = np.arange(m)[None, :] < n[:, None]
-    d1x, d1y = x - px, y - py
-    denom = (d1x * dey) - (d1y * dex)
-    crossing = live & (cur_in != prev_in) & (np.abs(denom) >= DENOM_EPS)
-    with np.errstate(divide="ignore", invalid="ignore"):  # (parallel edges: no crossing, left out)
-        t = (((s0x - px) * dey) - ((s0y - py) * dex)) / denom
-    t = np.where(crossing, t, 0.0)  # (slots left empty hold finite numbers, never read)
-    ix, iy = px + t * d1x, py + t * d1y
+    prev_in[1:], prev_in[0] = cur_in[:-1], cur_in[last, cols]
+    live = np.arange(m)[:, None] < n
     keep = live & cur_in
-    # slots 2j (crossing) and 2j+1 (vertex j), compacted to the front of each row in slot order
-    cand_x, cand_y, valid = np.empty((p, 2 * m)), np.empty((p, 2 * m)), np.empty((p, 2 * m), dtype=bool)
-    cand_x[:, 0::2], cand_x[:, 1::2] = ix, x
-    cand_y[:, 0::2], cand_y[:, 1::2] = iy, y
-    valid[:, 0::2], valid[:, 1::2] = crossing, keep
-    slot = np.cumsum(valid, axis=1)
-    count = slot[:, -1]
+    # the crossings, computed only where the edge j−1 → j changes sides (a couple per polygon)
+    j, c = np.nonzero(live & (cur_in != prev_in))
+    jp = np.where(j > 0, j - 1, last[c])  # (vertex j−1: the last live vertex for j = 0)
+    px, py = x[jp, c], y[jp, c]
+    d1x, d1y = x[j, c] - px, y[j, c] - py
+    ex, ey = dex[c], dey[c]
+    denom = (d1x * ey) - (d1y * ex)
+    ok = np.abs(denom) >= DENOM_EPS  # (parallel edges: no crossing, left out)
+    if not ok.all():
+        j, c, px, py, d1x, d1y, ex, ey, denom = (v[ok] for v in (j, c, px, py, d1x, d1y, ex, ey, denom))
+    t = (((sx[c] - px) * ey) - ((sy[c] - py) * ex)) / denom
+    ix, iy = px + t * d1x, py + t * d1y
+    # vertex j's slot comes after the crossing into it: its rank among its polygon's emitted points is the
+    # count of crossings and kept vertices up to it; the crossing's, that count less the vertex itself
+    emitted = keep.view(np.int8).copy()
+    emitted[j, c] += 1
+    rank = np.cumsum(emitted, axis=0, dtype=np.int16)
+    count = rank[-1].astype(np.int64)
     width = max(int(count.max()) if p else 0, 1)
-    out_x, out_y = np.zeros((p, width)), np.zeros((p, width))
-    r, c = np.nonzero(valid)  # (row-major: each row's slots in order)
-    out_x[r, slot[r, c] - 1], out_y[r, slot[r, c] - 1] = cand_x[r, c], cand_y[r, c]
+    # output point k is kept vertex j where j vertices rank at most k (those before it; the crossings' points
+    # are written over afterwards)
+    slots = np.arange(width, dtype=np.int16)[:, None]
+    src = np.zeros((width, p), dtype=np.int64)
+    for r in rank[:-1]:
+        src += r <= slots
+    src *= p
+    src += cols
+    out_x, out_y = x.ravel().take(src), y.ravel().take(src)
+    at = rank[j, c] - keep[j, c] - 1
+    out_x[at, c], out_y[at, c] = ix, iy
     return out_x, out_y, count
 
 
 def _extents(quads: np.ndarray) -> np.ndarray:
     """Per row ``x_min, y_min, x_max, y_max`` of the corners and the area."""
-    x, y = quads[:, 0:8:2], quads[:, 1:8:2]
-    return np.stack([x.min(1), y.min(1), x.max(1), y.max(1), quads[:, 8]], axis=1)
+    return np.c_[quad_bounds(quads), quads[:, 8]]
 
 
 def _pairs(dq: np.ndarray, gq: np.ndarray, crowd: np.ndarray) -> np.ndarray:
     """IoU of rows ``dq[p]`` and ``gq[p]`` (see the module docstring)."""
-    x, y = dq[:, 0:8:2].copy(), dq[:, 1:8:2].copy()
-    n = np.full(dq.shape[0], 4, dtype=np.int64)
+    p = dq.shape[0]
+    # vertex j of pair p at [j, p] (each vertex's coordinates contiguous: the per-polygon sums and ranks run
+    # across rows), with room for 8 vertices, as many as a quadrilateral clipped by four half-planes has
+    # (more only by rounding: the rows grow then)
+    x, y = np.zeros((8, p)), np.zeros((8, p))
+    x[:4], y[:4] = dq[:, 0:8:2].T, dq[:, 1:8:2].T
+    g = gq.T
+    n = np.full(p, 4, dtype=np.int64)
+    m = 4  # (the rows any polygon uses)
     for k in range(4):
         e = (k + 1) % 4
-        x, y, n = _clip(x, y, n, gq[:, 2 * k], gq[:, 2 * k + 1], gq[:, 2 * e], gq[:, 2 * e + 1])
-    inter = np.abs(polygon_area(x, y, n))
+        sx, sy = g[2 * k], g[2 * k + 1]
+        dex, dey = g[2 * e] - sx, g[2 * e + 1] - sy
+        xm, ym = x[:m], y[:m]
+        cur_in = (dex * (ym - sy)) - (dey * (xm - sx)) >= 0.0
+        inside = np.add.reduce((cur_in & (np.arange(m)[:, None] < n)).view(np.int8), axis=0, dtype=np.int64)
+        # a polygon wholly inside the half-plane comes out as it went in (no crossing, every vertex kept),
+        # one wholly outside (or already empty) comes out empty: only the others are clipped
+        n[inside == 0] = 0
+        cut = np.flatnonzero((inside > 0) & (inside < n))
+        if not cut.size:
+            continue
+        cx, cy, cn = _clip(
+            xm[:, cut], ym[:, cut], n[cut], sx[cut], sy[cut], dex[cut], dey[cut], cur_in[:, cut]
+        )
+        w = cx.shape[0]
+        if w > x.shape[0]:
+            x = np.concatenate([x, np.zeros((w - x.shape[0], p))])
+            y = np.concatenate([y, np.zeros((w - y.shape[0], p))])
+        x[:w, cut], y[:w, cut], n[cut] = cx, cy, cn
+        m = max(m, w)
+    inter = np.abs(polygon_area(x[:m].T, y[:m].T, n))
     da, ga = dq[:, 8], gq[:, 8]
     union = np.where(crowd, da, (da + ga) - inter)
     ok = (da > 0.0) & (ga > 0.0) & (inter > 0.0) & (union > 0.0)
-    out = np.zeros(dq.shape[0], dtype=np.float64)
+    out = np.zeros(p, dtype=np.float64)
     np.divide(inter, union, out=out, where=ok)
     return out
 

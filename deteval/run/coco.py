@@ -32,6 +32,7 @@ worker's is its shard.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from os import PathLike
@@ -63,16 +64,18 @@ from deteval.io.coco import (
     load_coco_results,
 )
 from deteval.io.coco.ranges import first_record, load_results_range
-from deteval.io.coco_obb import load_obb_gt, load_obb_results
+from deteval.io.coco_obb import load_obb_gt, load_obb_results, plain_results
 from deteval.io.json_ranges import ArrayRanges, scan_json_array
 from deteval.match.coco import MatchTable, merge_coco_tables
 
 # (the module, not its names: it imports deteval.detection.coco, which imports this module)
 from deteval.run import coco_two_cores
+from deteval.run.forked import fork_call
 from deteval.run.parts import map_parts, scatter
 from deteval.run.shards import default_shards, shard_range
 
 __all__ = [
+    "OBB_FORK_BYTES",
     "RANGE_BYTES",
     "STRATEGIES",
     "ShardTable",
@@ -145,7 +148,7 @@ def evaluate_coco(
     if strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {strategy!r}: use one of {', '.join(map(repr, STRATEGIES))}")
     if resolve_params(params, iou_type).iou_type == "obb":
-        gt, results = obb_inputs(gt, results, on_error)
+        gt, results = obb_inputs(gt, results, on_error, two_cores=strategy == "auto")
     if client is not None or shards is not None:
         if strategy == "one process":
             raise ConfigError("strategy 'one process' runs no shards: leave client and shards unset")
@@ -180,16 +183,38 @@ def evaluate_coco(
     return finish_evaluation(table, p, compat, g, counts, r.warnings + warnings, arrays)
 
 
-def obb_inputs(gt: Any, results: Any, on_error: str) -> tuple[CocoGroundTruth, CocoResults]:
-    """Oriented-box inputs (:mod:`deteval.io.coco_obb`) read whole, as tables every strategy then takes."""
+#: An oriented-box results file from this size on is read by a forked child while this process reads the
+#: ground truth (:func:`obb_inputs`).
+OBB_FORK_BYTES = 2 << 20
+
+
+def obb_inputs(
+    gt: Any, results: Any, on_error: str, two_cores: bool = False
+) -> tuple[CocoGroundTruth, CocoResults]:
+    """Oriented-box inputs (:mod:`deteval.io.coco_obb`) read whole, as tables every strategy then takes;
+    ``two_cores``: a results file of ``OBB_FORK_BYTES`` or more is read by a forked child
+    (:func:`~deteval.io.coco_obb.plain_results`) as this process reads the ground truth, its ids checked here
+    against it (a file the child cannot vouch for is read here, which names any fault)."""
     if on_error != "raise":
         raise ConfigError(
             "iou_type 'obb' reads its inputs with on_error='raise' only: a bad record is an error"
         )
-    g = load_obb_gt(gt)
+    child = None
+    if two_cores and isinstance(results, (str, PathLike)):
+        try:
+            large = os.stat(results).st_size >= OBB_FORK_BYTES
+        except OSError:
+            large = False
+        child = fork_call(plain_results, results) if large else None
+    try:
+        g = load_obb_gt(gt)
+        plain = None if child is None else child.result()
+    finally:
+        if child is not None:
+            child.cancel()
     if is_path_list(results):
         return g, concat_results([load_obb_results(s, g) for s in results])
-    return g, load_obb_results(results, g)
+    return g, load_obb_results(results, g, plain)
 
 
 @dataclass

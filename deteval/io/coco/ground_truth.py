@@ -142,6 +142,15 @@ def _gt_table(
         cols = ann_columns(
             anns, file, keep_segmentation, need_keypoints, crowd_optional=crowd_optional, plain=plain
         )
+    return gt_from_columns(data, cols, file, keep_segmentation)
+
+
+def gt_from_columns(
+    data: dict, cols: dict[str, Any], file: str, keep_segmentation: bool = False
+) -> CocoGroundTruth:
+    """The ground-truth table of a document's ``images`` and ``categories`` lists and its annotations read
+    into columns (:func:`~deteval.io.coco.annotations.ann_columns`' dict, ids not yet mapped): the image and
+    category ids checked and sorted, the annotation ids checked unique, each annotation's ids mapped."""
     images, cats = data["images"], data["categories"]
 
     img_ids_file = id_array(field_values(images, "id", file, "images"), "image id", file, "images")

@@ -8,7 +8,9 @@ on the child's columns once they come back. Both run the checks of the one-proce
 parse, keypoints of another width than the ground truth's, a child that fails) makes
 :func:`keypoints_with_tail` return None: the caller then reads the file in one process, which raises the
 error naming the record. The result is the one-process :class:`~deteval.io.coco.CocoResults`, array for
-array (pycocotools' loadRes keypoints branch: ``bbox`` and ``area`` from the keypoints' extent).
+array: in pycocotools' loadRes keypoints branch ``bbox`` and ``area`` from the keypoints' extent; in its bbox
+branch (the file's first record has a ``bbox``, as detectron2's keypoint results do) each record's own box,
+checked, and its area ``w·h``.
 
 The keypoints of a piece become one float64 matrix in a single ``np.array`` call, which refuses strings,
 ``null``, nested lists and rows of unequal length by the dtype or shape it gives; only ``true``/``false``,
@@ -29,7 +31,7 @@ import numpy as np
 from deteval.collector import paused
 from deteval.errors import DetevalError
 from deteval.io.coco import pieces as coco_pieces
-from deteval.io.coco.fields import field_values, finite_floats, index_of
+from deteval.io.coco.fields import field_values, finite_floats, index_of, xywh_boxes
 from deteval.io.coco.json_text import no_json_booleans
 from deteval.io.coco.keypoints import boxes_from_bounds, keypoint_bounds, keypoint_matrix
 from deteval.io.coco.pieces import parsed_number_piece, piece_bounds, piece_text, read_in_pieces
@@ -40,7 +42,8 @@ __all__ = ["KeypointBuffer", "KeypointColumns", "keypoints_tail", "keypoints_wit
 
 #: (image ids, category ids, scores, N×3K keypoints, 4×N bounds of the keypoints) of a part of the file,
 #: checked but not yet mapped to the ground truth (bounds: :func:`deteval.io.coco.keypoint_bounds`, made
-#: where a piece's keypoints are still in cache, by the process that read them)
+#: where a piece's keypoints are still in cache, by the process that read them; in loadRes' bbox branch the
+#: records' own ``[x, y, w, h]`` boxes instead, 4×N)
 KeypointColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 #: The results are parsed in pieces of about this size: each piece's objects (51 numbers a record) are made,
@@ -53,8 +56,8 @@ def _part(path: str | PathLike[str], start: int, head: bool, backward: bool = Fa
     """For each piece of the head (pieces beginning before ``start``, and always the first) or of the tail:
     its index, its records (None if it does not parse) and whether its text holds no string but their keys
     (:func:`deteval.io.coco.only_key_strings`); ``backward``: the last piece first. Preceded by whether that
-    part of the text may hold a boolean and the byte where the tail begins; None if the file is not read in
-    pieces."""
+    part of the text may hold a boolean, the byte where the tail begins and loadRes' branch for the file
+    (:func:`_branch`); None if the file is not read in pieces or takes another branch."""
     read = read_in_pieces(Path(path), min(coco_pieces.CHUNK_BYTES // 4, PIECE_BYTES))
     if read is None:
         return None
@@ -63,17 +66,34 @@ def _part(path: str | PathLike[str], start: int, head: bool, backward: bool = Fa
     mine = [i for i, h in enumerate(heads) if h == head]
     tail_lo = piece_bounds(data, cuts, heads.index(False))[0] if False in heads else len(data)
     if not mine:
-        return iter([(False, tail_lo)])
+        return iter([(False, tail_lo, None)])
     lo, hi = piece_bounds(data, cuts, mine[0])[0], piece_bounds(data, cuts, mine[-1])[1]
     bools = not no_json_booleans(data, lo, hi)
     file = str(path)
+    kind = _branch(data, cuts, file)
+    if kind is None:
+        return None
 
     def pieces() -> Iterator[Any]:
-        yield bools, tail_lo
+        yield bools, tail_lo, kind
         for i in reversed(mine) if backward else mine:
             yield i, *parsed_number_piece(piece_text(data, cuts, i), file)
 
     return pieces()
+
+
+def _branch(data: Any, cuts: list[tuple[int, int]], file: str) -> str | None:
+    """loadRes' branch for the whole file, from its first record (the first piece parsed: a tail's reader
+    has not read it otherwise): ``"keypoints"`` or ``"bbox"`` (a result with a box and keypoints, as
+    detectron2 writes them); None for any other (the one-process path reads those)."""
+    records, _ = parsed_number_piece(piece_text(data, cuts, 0), file)
+    if records is None:
+        return None
+    try:
+        kind = loadres_branch(records[0], file)
+    except DetevalError:
+        return None
+    return kind if kind in ("keypoints", "bbox") else None
 
 
 def _matrix(values: list, bools: bool, file: str, numbers: bool = False) -> np.ndarray:
@@ -83,14 +103,22 @@ def _matrix(values: list, bools: bool, file: str, numbers: bool = False) -> np.n
     return keypoint_matrix(values, file, None, "keypoints", plain=not bools, numbers=numbers)
 
 
-def _piece_columns(records: list, bools: bool, file: str, numbers: bool = False) -> KeypointColumns:
+def _piece_columns(
+    records: list, bools: bool, file: str, numbers: bool = False, kind: str = "keypoints"
+) -> KeypointColumns:
+    """A piece's columns; the last: the keypoints' bounds in loadRes' keypoints branch, the records' own
+    boxes (4×N, checked as the one-process path checks them) in its bbox branch."""
     keypoints = _matrix(field_values(records, "keypoints", file, None), bools, file, numbers)
+    if kind == "bbox":
+        boxes = xywh_boxes(field_values(records, "bbox", file, None), file, None).T
+    else:
+        boxes = keypoint_bounds(keypoints)
     return (
         result_ids(records, "image_id", file),
         result_ids(records, "category_id", file),
         finite_floats(field_values(records, "score", file, None), "score", file, None),
         keypoints,
-        keypoint_bounds(keypoints),
+        boxes,
     )
 
 
@@ -101,15 +129,15 @@ def _columns(
     file's first piece, if among them, must begin with a record that takes loadRes' keypoints branch).
     ``out``: a flat float64 buffer the keypoints are written into instead (the one matrix returned is then a
     view of it), from its start or, ``backward`` (the pieces come last first), ending at its end."""
-    bools, _ = next(pieces)
+    bools, _, kind = next(pieces)
     parts: list[KeypointColumns] = []
     used = 0
     with paused():
-        for i, records, numbers in pieces:
+        for _, records, numbers in pieces:
             try:
-                if records is None or (i == 0 and loadres_branch(records[0], file) != "keypoints"):
+                if records is None:
                     return None
-                parts.append(_piece_columns(records, bools, file, numbers))
+                parts.append(_piece_columns(records, bools, file, numbers, kind))
             except DetevalError:
                 return None
             del records
@@ -209,10 +237,10 @@ def keypoints_with_tail(
     if pieces is None:
         return None
     file = str(path)
-    bools, tail_lo = next(pieces)
+    bools, tail_lo, kind = next(pieces)
 
     def again() -> Iterator[Any]:
-        yield bools, tail_lo
+        yield bools, tail_lo, kind
         yield from pieces
 
     # (alone: one fresh buffer, of which only the pages written take memory, instead of a copy of every
@@ -245,7 +273,11 @@ def keypoints_with_tail(
         )
     if keypoints is None:
         return None
-    bbox, area = boxes_from_bounds(np.concatenate([head[4], rest[4]], axis=1))
+    if kind == "bbox":  # (loadRes' bbox branch: each record's box, its area w·h)
+        bbox = np.concatenate([head[4], rest[4]], axis=1).T.copy()
+        area = bbox[:, 2] * bbox[:, 3]
+    else:
+        bbox, area = boxes_from_bounds(np.concatenate([head[4], rest[4]], axis=1))
     return CocoResults(
         img=img,
         cat=cat,
@@ -253,7 +285,7 @@ def keypoints_with_tail(
         bbox=bbox,
         area=area,
         keypoints=keypoints,
-        kind="keypoints",
+        kind=kind,
         source=file,
     )
 

@@ -1,5 +1,6 @@
 """COCO bbox results, and the annotations of a ground truth read in pieces, decoded by type (msgspec): the
-columns without a dict per record (the annotations: :func:`gt_annotations`, below).
+columns without a dict per record (the annotations: :func:`gt_annotations`, below; oriented-box results and
+ground truth: :func:`obb_columns`, :func:`obb_gt_columns`, at the end).
 
 A bbox results file is a list of ``{"image_id", "category_id", "bbox", "score"}`` records. Parsing it with
 orjson makes a dict, a list and eight numbers per record, and the loader then pulls each field out of every
@@ -41,14 +42,19 @@ from typing import Annotated, Any
 import numpy as np
 
 from deteval.collector import paused
+from deteval.errors import DetevalError
 from deteval.io.jsonkeys import key_tokens
 
 __all__ = [
     "BboxColumns",
     "GtBoxColumns",
+    "ObbColumns",
+    "ObbGtColumns",
     "bbox_columns",
     "gt_annotations",
     "gt_box_columns",
+    "obb_columns",
+    "obb_gt_columns",
     "struct_field",
     "typed_decoding",
 ]
@@ -111,22 +117,33 @@ def bbox_columns(text: bytes) -> BboxColumns | None:
     records = _decoded(_decoder(), text)
     if records is None:
         return None
+    with paused():
+        if key_tokens(text) != 5 * len(records) - list(map(_NAME, records)).count(None):
+            return None
+    return _result_columns(records, _BOX, 4)
+
+
+def _result_columns(records: list, box: Callable[[Any], Any], width: int) -> BboxColumns | None:
+    """Image ids, category ids, scores and the ``width`` numbers of ``box(record)`` of decoded results; None
+    for a value out of the ordinary path's exact range: an integer beyond int64, a score not below 2**63 or a
+    box value not below 2**53 in magnitude (also NaN), a negative width or height (the box's third and fourth
+    numbers)."""
     n = len(records)
     with paused():
-        if key_tokens(text) != 5 * n - list(map(_NAME, records)).count(None):
-            return None
         try:
             img = np.fromiter(map(_IMG, records), np.int64, n)
             cat = np.fromiter(map(_CAT, records), np.int64, n)
             score = np.fromiter(map(_SCORE, records), np.float64, n)
-            bbox = np.fromiter(chain.from_iterable(map(_BOX, records)), np.float64, 4 * n).reshape(n, 4)
+            boxes = np.fromiter(chain.from_iterable(map(box, records)), np.float64, width * n).reshape(
+                n, width
+            )
         except OverflowError:  # (an integer beyond int64, or beyond float64 for a number)
             return None
-    if not (np.abs(score) < 2.0**63).all() or not (np.abs(bbox) < 2.0**53).all():
+    if not (np.abs(score) < 2.0**63).all() or not (np.abs(boxes) < 2.0**53).all():
         return None  # (also NaN: not below anything)
-    if (bbox[:, 2] < 0).any() or (bbox[:, 3] < 0).any():
+    if (boxes[:, 2] < 0).any() or (boxes[:, 3] < 0).any():
         return None
-    return img, cat, score, bbox
+    return img, cat, score, boxes
 
 
 # ------------------------------------------------------------------- ground-truth annotations (bbox, keypoints)
@@ -366,3 +383,138 @@ def gt_box_columns(text: bytes, crowd_optional: bool = False) -> GtBoxColumns | 
         "keypoints": None,
         "segmentation": None,
     }
+
+
+# ------------------------------------------------------------------- oriented-box results (COCO-style OBB)
+# A results list of ``{"image_id", "category_id", "obb", "score"}`` records (hotcoco's form,
+# :mod:`deteval.io.coco_obb`), decoded as the bbox results above: the columns only where the ordinary path
+# (orjson, then its plain-records reader) reads the same values without error: exactly those four keys, none
+# repeated, five numbers in the box, integer ids below 2**53 in magnitude (that reader puts them in pycocotools'
+# float64 N×7 array), box values below 2**53 and scores below 2**63, finite, no negative width or height.
+
+#: (image ids int64, category ids int64, scores float64, N×5 ``[cx, cy, w, h, angle]`` float64)
+ObbColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+_OBB_DECODER: Any = _GT_UNBUILT
+_OBB = attrgetter("obb")
+
+
+def _build_obb(module: ModuleType) -> Any:
+    number = int | float  # (as for bbox: a plain float field would round an integer before any check)
+    return _records_decoder(
+        module,
+        "ObbResult",
+        [
+            ("image_id", int),
+            ("category_id", int),
+            ("obb", tuple[number, number, number, number, number]),
+            ("score", number),
+        ],
+    )
+
+
+def obb_columns(text: bytes) -> ObbColumns | None:
+    """The columns of the oriented-box results list ``text`` (JSON), as the ordinary reader would read them;
+    None whenever that is not certain (see above) or msgspec is not installed."""
+    global _OBB_DECODER
+    _OBB_DECODER = _built(_OBB_DECODER, _build_obb)
+    records = _decoded(_OBB_DECODER, text)
+    if records is None:
+        return None
+    with paused():
+        if key_tokens(text) != 4 * len(records):
+            return None
+    cols = _result_columns(records, _OBB, 5)
+    if cols is None or not ((np.abs(cols[0]) < 2**53).all() and (np.abs(cols[1]) < 2**53).all()):
+        return None
+    return cols
+
+
+# ------------------------------------------------------------------- oriented-box ground truth (COCO-style OBB)
+# A ground-truth document whose annotations are ``{"id", "image_id", "category_id", "obb"}`` records with
+# perhaps ``area``, ``iscrowd`` and ``ignore`` (hotcoco's form): the annotations decoded by type, ``images``,
+# ``categories``, ``info`` and ``licenses`` kept as text and parsed by the ordinary parser (which refuses a
+# repeated key in them). It vouches when the annotations hold no other key, integer ids, five numbers in the
+# box, numbers elsewhere (msgspec refuses the rest), no key repeats in the annotations or at the top level
+# (the text's key tokens, less those of the parts parsed as text, are as many as the keys decoded: a top-level
+# key outside those five is one more token), every box value and area below 2**53 in magnitude and finite, no
+# negative width, height or area, iscrowd and ignore 0 or 1.
+
+#: (the document's parts parsed as text: images, categories; annotation ids, image ids, category ids int64,
+#: N×5 obb, area (NaN where absent), iscrowd, ignore float64)
+ObbGtColumns = tuple[
+    dict[str, Any], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
+]
+
+_OBB_GT_DECODER: Any = _GT_UNBUILT
+_OBB_GT_TEXT = ("images", "categories", "info", "licenses")
+
+
+def _build_obb_gt(module: ModuleType) -> Any:
+    id_int = Annotated[int, module.Meta(ge=-(2**63), le=2**63 - 1)]
+    number = int | float
+    raw, unset = module.Raw, module.UNSET
+    ann = module.defstruct(
+        "ObbAnnotation",
+        [
+            ("id", id_int),
+            ("image_id", id_int),
+            ("category_id", id_int),
+            ("obb", tuple[number, number, number, number, number]),
+            ("area", number, _NAN),
+            ("iscrowd", number, _NAN),
+            ("ignore", number, _NAN),
+        ],
+        forbid_unknown_fields=True,
+        gc=False,
+    )
+    doc = module.defstruct(
+        "ObbGroundTruth",
+        [("annotations", list.__class_getitem__(ann)), *((name, raw, unset) for name in _OBB_GT_TEXT)],
+    )
+    return module.json.Decoder(doc)
+
+
+def obb_gt_columns(text: bytes, parse: Callable[[bytes], Any]) -> ObbGtColumns | None:
+    """The oriented-box ground truth ``text`` (JSON) as columns (see above), its text parts parsed by
+    ``parse`` (the ordinary parser: a part it refuses, a repeated key among them, gives None); None whenever
+    the ordinary reader is not certain to give the same arrays without error, or msgspec is not installed."""
+    global _OBB_GT_DECODER
+    _OBB_GT_DECODER = _built(_OBB_GT_DECODER, _build_obb_gt)
+    doc: Any = _decoded(_OBB_GT_DECODER, text)  # (a Struct, never empty: None only if refused)
+    if doc is None:
+        return None
+    with paused():
+        parts = {name: getattr(doc, name) for name in _OBB_GT_TEXT if getattr(doc, name) is not UNSET}
+        if "images" not in parts or "categories" not in parts:
+            return None
+        records = doc.annotations
+        n = len(records)
+        try:
+            ann_id, img, cat = (
+                np.fromiter(map(attrgetter(f), records), np.int64, n)
+                for f in ("id", "image_id", "category_id")
+            )
+            area, crowd, ignore = (
+                np.fromiter(map(attrgetter(f), records), np.float64, n) for f in ("area", "iscrowd", "ignore")
+            )
+            obb = np.fromiter(chain.from_iterable(map(_OBB, records)), np.float64, 5 * n).reshape(n, 5)
+        except OverflowError:  # (a number beyond float64)
+            return None
+        del records, doc
+        keys = 4 * n + int((~np.isnan(area)).sum() + (~np.isnan(crowd)).sum() + (~np.isnan(ignore)).sum())
+        if key_tokens(text) - sum(key_tokens(bytes(raw)) for raw in parts.values()) != keys + len(parts) + 1:
+            return None
+        try:
+            parsed = {name: parse(bytes(raw)) for name, raw in parts.items()}
+        except (ValueError, DetevalError):
+            return None
+    if not (np.abs(obb) < 2.0**53).all() or (obb[:, 2] < 0).any() or (obb[:, 3] < 0).any():
+        return None
+    given = ~np.isnan(area)
+    if not ((area[given] >= 0).all() and (area[given] < 2.0**53).all()):
+        return None
+    ignore[np.isnan(ignore)] = 0.0  # (an absent iscrowd stays NaN: refused, as the ordinary reader needs it)
+    if not (((crowd == 0) | (crowd == 1)).all() and ((ignore == 0) | (ignore == 1)).all()):
+        return None
+    return parsed, ann_id, img, cat, obb, area, crowd, ignore
