@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.cli import AnalysisHooks, add_analysis_args, analyses_requested, run_analyses
-from deteval.analysis.inputs import coco_confusion, coco_matched
-from deteval.analysis.ranked import Matched
+from deteval.analysis.inputs import coco_confusion, coco_match_counts
 from deteval.commands.coco import coco_hooks, coco_statistics
 from deteval.commands.common import add_output_args, warn_on_stderr, write_text
 from deteval.commands.stats_options import add_stats_args, stats_options
@@ -32,6 +31,7 @@ from deteval.io.yolo import (
     read_data_yaml,
 )
 from deteval.io.yolo_coco import (
+    coco_tables,
     coco_to_yolo,
     dataset_to_coco,
     image_ids,
@@ -93,11 +93,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         sized = [for_exif_rule(ds, p, rule) for p in (preds, *others)]
         units = UltralyticsUnits(sized[0][0].labels, [p for _, p in sized], ds.n_images, ds.names, profile)
         units.add_statistics(result, list(args.compare_to or ()), **stats)
-    if (stats is not None and not ultra) or wanted or own_pr:  # the COCO-protocol inputs the analyses read
+    if (stats is not None and not ultra) or wanted:  # the COCO-protocol inputs the analyses read
         gt, res = coco_inputs(ds, preds, args.iou_type, all_sizes=wanted)
         params = CocoParams.from_options(args.iou_type)
-    if own_pr:
-        add_precision_recall(result, coco_matched(gt, res, params=params, iou=0.5))
+    if own_pr:  # (the tables from the arrays: the same counts as from the records, without reading them)
+        g, r = coco_tables(ds, preds)
+        add_precision_recall(result, g.cat_names, *coco_match_counts(g, r, iou=0.5))
     if stats is not None and not ultra:
         others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
         systems = [res, *(coco_results(ds, o, gt, args.iou_type) for o in others)]
@@ -200,20 +201,20 @@ def write_yolo_plots(ds: YoloDataset, preds: BoxTable, profile: str, args: argpa
     note(f"deteval: wrote {len(paths)} plot(s) to {args.plots}: {', '.join(p.name for p in paths)}")
 
 
-def add_precision_recall(result: EvalResult, m: Matched) -> None:
+def add_precision_recall(
+    result: EvalResult, names: list[str], tp: np.ndarray, n_det: np.ndarray, n_gt: np.ndarray
+) -> None:
     """Per class ``P`` = TP / predictions and ``R`` = TP / labels at IoU 0.5 (pycocotools' matching, 100
-    predictions per image and class) over every prediction kept (above ``--conf``), and their class means as
+    predictions per image and class; the counts per class of ``names``: :func:`~deteval.analysis.inputs.
+    coco_match_counts`) over every prediction kept (above ``--conf``), and their class means as
     ``precision`` and ``recall``: the P and R of the profiles that define none (coco, supervision)."""
-    k = len(m.names)
-    tp = np.bincount(m.cls[m.tp], minlength=k)
-    n = np.bincount(m.cls, minlength=k)
     ps, rs = [], []
-    for c, name in enumerate(m.names):
+    for c, name in enumerate(names):
         row = result.per_class.get(name)
         if row is None:
             continue
-        row["P"] = float(tp[c] / n[c]) if n[c] else 0.0
-        row["R"] = float(tp[c] / m.n_gt[c]) if m.n_gt[c] else 0.0
+        row["P"] = float(tp[c] / n_det[c]) if n_det[c] else 0.0
+        row["R"] = float(tp[c] / n_gt[c]) if n_gt[c] else 0.0
         ps.append(row["P"])
         rs.append(row["R"])
     result.summary["precision"] = float(np.mean(ps)) if ps else 0.0

@@ -24,7 +24,7 @@ from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytic
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.io.yolo import Duplicates, YoloDataset, for_exif_rule, load_yolo_dataset, load_yolo_predictions
-from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
+from deteval.io.yolo_coco import coco_tables, dataset_to_coco, predictions_to_coco
 from deteval.io.yolo_obb import load_yolo_obb, obb_corners
 from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco
@@ -146,7 +146,10 @@ def coco_results(
 def coco_evaluation(ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox") -> Any:
     """deteval's COCOeval on the converted dataset and predictions (a :class:`CocoEvaluation`);
     ``iou_type="obb"``: every row a 4-point polygon, scored with the rotated IoU (each quadrilateral read as
-    hotcoco's DOTA converter reads it, area ``w·h``)."""
+    hotcoco's DOTA converter reads it, area ``w·h``). Boxes go straight from the arrays to the tables
+    (:func:`~deteval.io.yolo_coco.coco_tables`, the tables :func:`coco_inputs` reads from the records)."""
+    if iou_type == "bbox":
+        return evaluate_coco(*coco_tables(ds, preds), iou_type=iou_type)
     gt, res = coco_inputs(ds, preds, "bbox" if iou_type == "obb" else iou_type)
     if iou_type == "obb":
         gt.obb = obb_quads(corners_obb(obb_corners(ds.labels, ds, "labels")))
