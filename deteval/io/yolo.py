@@ -134,8 +134,25 @@ class YoloDataset:
         """Image stem → index; a stem shared by two images maps to −1 (ambiguous)."""
         out: dict[str, int] = {}
         for i, p in enumerate(self.images):
-            out[p.stem] = -1 if p.stem in out else i
+            stem = name_stem(p.name)
+            out[stem] = -1 if stem in out else i
         return out
+
+
+def name_stem(name: str) -> str:
+    """``Path(name).stem`` of a file name, without making a Path (the final suffix dropped unless the dot
+    leads the name or ends it)."""
+    i = name.rfind(".")
+    return name[:i] if 0 < i < len(name) - 1 else name
+
+
+def txt_files(folder: Path) -> list[Path]:
+    """``sorted(folder.glob("*.txt"))``: the entries of ``folder`` whose name ends in ``.txt`` (any kind of
+    entry, hidden ones too, as pathlib's glob lists them), in name order (the order of paths in one folder),
+    read with one ``scandir`` instead of a Path per entry compared part by part."""
+    with os.scandir(folder) as it:
+        names = sorted(e.name for e in it if e.name.endswith(".txt"))
+    return [folder / n for n in names]
 
 
 def read_image_size(path: Path) -> tuple[int, int]:
@@ -796,22 +813,21 @@ def load_yolo_predictions(source: str | os.PathLike[str], ds: YoloDataset) -> Bo
 
 def _txt_predictions(folder: Path, ds: YoloDataset) -> BoxTable:
     stems = ds.stem_index()
-    files = sorted(folder.glob("*.txt"))
+    files = txt_files(folder)
     if not files and (folder / "labels").is_dir():  # runs/detect/predict/ given: its txt files are in labels/
         folder = folder / "labels"
-        files = sorted(folder.glob("*.txt"))
+        files = txt_files(folder)
     if not files:
         raise InputFormatError("no .txt prediction files in the folder", file=folder)
     image = np.zeros(len(files), dtype=np.int64)
     unknown: dict[int, DetevalError] = {}  # (checked before each file's rows, as a file-by-file reader)
     for k, f in enumerate(files):
-        i = stems.get(f.stem)
+        stem = name_stem(f.name)
+        i = stems.get(stem)
         if i is None:
-            unknown[k] = ValidationError(
-                f"no image with the stem {f.stem!r} in the '{ds.split}' split", file=f
-            )
+            unknown[k] = ValidationError(f"no image with the stem {stem!r} in the '{ds.split}' split", file=f)
         elif i < 0:
-            unknown[k] = ValidationError(f"two images of the split share the stem {f.stem!r}", file=f)
+            unknown[k] = ValidationError(f"two images of the split share the stem {stem!r}", file=f)
         else:
             image[k] = i
     out = parse_label_files(files, len(ds.names), with_conf=True, file_errors=unknown)
