@@ -53,6 +53,7 @@ from deteval.run.yolo import (
     confidence_floor,
     evaluate_yolo,
     is_ultralytics,
+    load_dataset,
 )
 from deteval.stats.ultralytics import UltralyticsUnits
 from deteval.tables.boxes import BoxTable
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         )
     if args.task != "detect":
         return _run_task(args, profile, stats is not None)
-    ds, preds = _read(args.data, args.predictions, args.split, is_ultralytics(profile), args.conf)
+    ds, preds = _read(args.data, args.predictions, args.split, profile, args.conf)
     result = evaluate_yolo(ds, preds, profile, iou_type=args.iou_type)
     wanted = analyses_requested(args)
     own_pr = "precision" not in result.summary and args.iou_type == "bbox"
@@ -163,13 +164,15 @@ def _hooks(
     )
 
 
-def _read(data: str, predictions: str, split: str, drop: bool, conf: float | None) -> tuple[Any, Any]:
-    """The split (with ``drop``, under the Ultralytics profiles, duplicate labels dropped as Ultralytics does;
-    else an error) and its predictions above ``conf``; what the readers tolerate goes to ``ds.warnings``
-    (printed through the common channel, never as a raw Python warning)."""
+def _read(
+    data: str, predictions: str, split: str, profile: str, conf: float | None, check_images: bool = True
+) -> tuple[Any, Any]:
+    """The split (under the Ultralytics profiles, duplicate labels and corrupt images left out as Ultralytics
+    leaves them out; else an error) and its predictions above ``conf``; what the readers tolerate goes to
+    ``ds.warnings`` (printed through the common channel, never as a raw Python warning)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DetevalWarning)
-        ds = load_yolo_dataset(data, split, duplicates="drop" if drop else "error")
+        ds = load_dataset(data, split, profile, check_images=check_images)
         preds = load_yolo_predictions(predictions, ds)
     return ds, confidence_floor(preds, conf)
 
@@ -298,7 +301,10 @@ def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     if args.image_set:
         raise ConfigError("--image-set is for the VOC profiles (voc07, voc2012, py_faster_rcnn)")
     either = is_ultralytics(args.from_profile) or is_ultralytics(args.to_profile)
-    ds, preds = _read(args.data, args.predictions, args.split, either, None)
+    # (explain reads the split once for both ends: duplicates dropped if either is Ultralytics, no image check)
+    ds, preds = _read(
+        args.data, args.predictions, args.split, "ultralytics" if either else "coco", None, False
+    )
     e = explain(ds, preds, args.from_profile, args.to_profile)
     write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
     warn_on_stderr(EvalResult("yolo", warnings=list(ds.warnings)))  # the common channel

@@ -88,12 +88,21 @@ class UltralyticsRules:
     #: the 8.4.37 era, already read it as 8.4.176 does).
     exif: str = "swap-5-8"
     oks: OksForm = "product"
+    #: Whose image check leaves corrupt images out (:data:`deteval.io.yolo_images.IMAGE_FORMATS`: 8.0.239's
+    #: accepted formats, or 8.4.37's, which 8.4.176 and 8.4.190 keep).
+    images: str = "8.4"
 
 
 PROFILES: dict[str, UltralyticsRules] = {
     # (pose: 8.0.239's OKS; 8.4.36 computes it as the later eras: with_rules("ultralytics-8.0", oks="product"))
     "ultralytics-8.0": UltralyticsRules(
-        "ultralytics-8.0", "unique", "one", versions="8.0 to 8.4.36, YOLOv5", exif="jpeg-6-8", oks="divided"
+        "ultralytics-8.0",
+        "unique",
+        "one",
+        versions="8.0 to 8.4.36, YOLOv5",
+        exif="jpeg-6-8",
+        oks="divided",
+        images="8.0",
     ),
     "ultralytics-8.4.37": UltralyticsRules(
         "ultralytics-8.4.37", "unique", "repeat_last", versions="8.4.37 to 8.4.175", exif="jpeg-6-8"

@@ -54,6 +54,7 @@ from deteval.io.guards import (
     regular_file,
 )
 from deteval.io.text_rows import Check, TextRows, first_fault, read_rows
+from deteval.io.yolo_images import image_check
 from deteval.tables.arrays import beyond_exact
 from deteval.tables.boxes import BoxTable
 
@@ -92,6 +93,9 @@ class YoloDataset:
     is_coco: bool = False
     warnings: list[str] = field(default_factory=list)
     duplicates_dropped: int = 0
+    #: images left out as Ultralytics leaves out a corrupt image (:mod:`deteval.io.yolo_images`), with their
+    #: labels and predictions
+    dropped_images: list[Path] = field(default_factory=list)
     _norm: BoxTable | None = None
     _sizes: dict[int, tuple[int, int]] = field(default_factory=dict)
     _labels: BoxTable | None = None
@@ -435,9 +439,14 @@ def load_yolo_dataset(
     *,
     duplicates: Duplicates = "error",
     read_labels: Callable[[YoloDataset, Duplicates], BoxTable] | None = None,
+    check_images: str | None = None,
 ) -> YoloDataset:
     """Read one split of a YOLO dataset (see the module docstring for the rules). ``read_labels``: the reader
-    of another task's label rows (pose: :func:`deteval.io.yolo_pose.load_pose_dataset`)."""
+    of another task's label rows (pose: :func:`deteval.io.yolo_pose.load_pose_dataset`). ``check_images``: an
+    Ultralytics era (a key of :data:`deteval.io.yolo_images.IMAGE_FORMATS`) whose image check every image
+    passes first; one that fails is left out with its labels (and later its predictions), with a warning
+    (:func:`drop_corrupt_images`). None: images are read only where a size is needed, and an unreadable one
+    is an error."""
     yaml_path = Path(data_yaml)
     file = str(yaml_path)
     if yaml_path.is_dir():
@@ -464,8 +473,42 @@ def load_yolo_dataset(
         and resolved.endswith((f"{os.sep}val2017.txt", f"{os.sep}test-dev2017.txt"))
     )
     ds = YoloDataset(yaml_path, root, split, names, images, is_coco=is_coco)
+    if check_images is not None:
+        drop_corrupt_images(ds, check_images)
     ds._norm = (read_labels or _read_labels)(ds, duplicates)
     return ds
+
+
+def drop_corrupt_images(ds: YoloDataset, era: str) -> None:
+    """Leave out of ``ds`` (before its labels are read) every image that fails Ultralytics' image check of
+    ``era`` (:func:`deteval.io.yolo_images.image_check`), each with the warning Ultralytics gives
+    (``ignoring corrupt image/label``) in ``ds.warnings`` and as a :class:`DetevalWarning`; a JPEG Ultralytics
+    would restore and write back is kept, with a warning. The headers read are kept for the sizes."""
+    kept: list[Path] = []
+    headers: dict[int, tuple[str, int, int, int | None]] = {}
+    for p in ds.images:
+        header, fault, note = image_check(p, era)
+        if fault is not None:
+            ds.dropped_images.append(p)
+            _warn(ds, f"{p}: ignoring corrupt image/label: {fault} (as Ultralytics does: the image, its labels "
+                      "and its predictions are left out)")  # fmt: skip
+            continue
+        if note is not None:
+            _warn(ds, f"{p}: {note}; deteval scores it as it is")
+        if header is not None:
+            headers[len(kept)] = header
+        kept.append(p)
+    if not kept:
+        raise InputFormatError(
+            f"no image of the '{ds.split}' split passes Ultralytics' image check", file=ds.yaml_path
+        )
+    ds.images = kept
+    ds._headers = headers
+
+
+def _warn(ds: YoloDataset, msg: str) -> None:
+    ds.warnings.append(msg)
+    warnings.warn(msg, DetevalWarning, stacklevel=4)
 
 
 # ---------------------------------------------------------------------------------------------- label rows
@@ -821,15 +864,24 @@ def _txt_predictions(folder: Path, ds: YoloDataset) -> BoxTable:
         raise InputFormatError("no .txt prediction files in the folder", file=folder)
     image = np.zeros(len(files), dtype=np.int64)
     unknown: dict[int, DetevalError] = {}  # (checked before each file's rows, as a file-by-file reader)
+    dropped = {name_stem(p.name) for p in ds.dropped_images}
+    skip = np.zeros(len(files), dtype=bool)
     for k, f in enumerate(files):
         stem = name_stem(f.name)
         i = stems.get(stem)
-        if i is None:
+        if i is None and stem in dropped:  # (the image was left out as corrupt: so are its predictions)
+            skip[k] = True
+        elif i is None:
             unknown[k] = ValidationError(f"no image with the stem {stem!r} in the '{ds.split}' split", file=f)
         elif i < 0:
             unknown[k] = ValidationError(f"two images of the split share the stem {stem!r}", file=f)
         else:
             image[k] = i
+    if skip.any():
+        _warn(ds, f"{int(skip.sum())} prediction file(s) of images left out as corrupt: not read")
+        files = [f for f, s in zip(files, skip.tolist()) if not s]
+        image = image[~skip]
+        unknown = {int(k) - int(skip[:k].sum()): e for k, e in unknown.items()}
     out = parse_label_files(files, len(ds.names), with_conf=True, file_errors=unknown)
     return _scaled(BoxTable(image[out.file], out.cls, out.xywh, out.conf, out.polygons), ds)
 
@@ -856,6 +908,11 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
     n = len(records)
     img, cls = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     xyxy, conf = np.zeros((n, 4)), np.zeros(n)
+    gone_stems = {name_stem(p.name) for p in ds.dropped_images}
+    gone = (
+        {p.name for p in ds.dropped_images} | gone_stems | {str(int(x)) for x in gone_stems if x.isnumeric()}
+    )
+    skip = np.zeros(n, dtype=bool)  # (records of images left out as corrupt)
     for k, r in enumerate(records):
         if not isinstance(r, dict):
             raise InputFormatError("a detection must be a JSON object", file=path, record=k)
@@ -872,6 +929,13 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
                 if isinstance(iid, int) and not isinstance(iid, bool)
                 else stems.get(str(iid))
             )
+            if (
+                i is None
+                and gone
+                and ((isinstance(fname, str) and Path(fname).name in gone) or str(iid) in gone)
+            ):
+                skip[k] = True
+                continue
             if i is None:
                 raise ValidationError(
                     f"image_id {r['image_id']!r} is not the stem of an image of the '{ds.split}' split",
@@ -903,6 +967,13 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
             raise ValidationError(f"bbox {b!r} is beyond \u00b12**53", file=path, record=k)
         xyxy[k] = [x, y, x + w, y + h]
         conf[k] = float(s)
+    if skip.any():
+        _warn(ds, f"{path}: {int(skip.sum())} prediction(s) of images left out as corrupt: not read")
+        keep = ~skip
+        kept = [r for r, k in zip(records, keep.tolist()) if k]
+        return BoxTable(
+            img[keep], cls[keep], xyxy[keep], conf[keep], masks=_json_masks(kept, img[keep], ds, path)
+        )
     return BoxTable(img, cls, xyxy, conf, masks=_json_masks(records, img, ds, path))
 
 

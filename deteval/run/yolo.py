@@ -126,6 +126,20 @@ def _counts(ds: YoloDataset, c: int) -> tuple[int, int]:
     return len(np.unique(ds.labels.img[mine])), int(mine.sum())
 
 
+def load_dataset(
+    data_yaml: str | os.PathLike[str], split: str, profile: str, *, check_images: bool = True
+) -> YoloDataset:
+    """The split as ``profile`` reads it: under an Ultralytics profile, exact duplicate labels and corrupt
+    images (:mod:`deteval.io.yolo_images`, the era's check) left out with a warning, as Ultralytics does;
+    under ``coco`` and ``supervision`` a duplicate label is an error, and images are opened only where a
+    size is needed (an unreadable one is an error). ``check_images=False``: no image check under any profile.
+    """
+    if is_ultralytics(profile):
+        era = get_rules(profile).images if check_images else None
+        return load_yolo_dataset(data_yaml, split, duplicates="drop", check_images=era)
+    return load_yolo_dataset(data_yaml, split, duplicates="error")
+
+
 def coco_inputs(
     ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox", *, all_sizes: bool = False
 ) -> tuple[CocoGroundTruth, CocoResults]:
@@ -257,8 +271,9 @@ def evaluate_yolo_files(
     ``task="obb"``: an oriented-box dataset and predictions (:mod:`deteval.io.yolo_obb`), scored with
     ``iou_type="obb"``.
 
-    Exact duplicate label rows are dropped (with a warning) under the Ultralytics profiles, as Ultralytics
-    does, and are an error under the others.
+    Exact duplicate label rows and corrupt images (:mod:`deteval.io.yolo_images`) are left out (with a
+    warning) under the Ultralytics profiles, as Ultralytics does; under the others a duplicate is an error,
+    and an image is opened only where its size is needed (an unreadable one is an error).
 
     >>> r = evaluate_yolo_files("data_samples/yolo/data.yaml", "data_samples/yolo/predictions/labels")
     >>> round(r.summary["mAP50-95"], 4), list(r.per_class)[0]
@@ -276,5 +291,5 @@ def evaluate_yolo_files(
         return evaluate_yolo(ds, preds, profile, iou_type="obb")
     if task != "detect":
         raise ConfigError(f"--task {task} is not scored by deteval yolo")
-    ds = load_yolo_dataset(data_yaml, split, duplicates=duplicates)
+    ds = load_dataset(data_yaml, split, profile)
     return evaluate_yolo(ds, load_yolo_predictions(predictions, ds), profile, iou_type=iou_type)
