@@ -56,6 +56,7 @@ from deteval.core.levels import (
     ULTRALYTICS_IOU_THRESHOLDS,
     ULTRALYTICS_RECALL_POINTS,
 )
+from deteval.core.sorting import distinct, distinct_counts
 from deteval.detection.coco_params import COCO_KPT_OKS_TENTHS
 from deteval.errors import ConfigError
 from deteval.tables.boxes import BoxTable
@@ -297,7 +298,7 @@ def ap_per_class(
     """
     order = np.argsort(-conf)
     tp, conf, pred_cls = tp[order], conf[order], pred_cls[order]
-    classes, n_labels = np.unique(target_cls, return_counts=True)
+    classes, n_labels = distinct_counts(target_cls)
     x = ULTRALYTICS_CONFIDENCES
     ap = np.zeros((len(classes), tp.shape[1]))
     p_curve, r_curve = np.zeros((len(classes), 1000)), np.zeros((len(classes), 1000))
@@ -359,7 +360,7 @@ def match_split(
     pairs = same_class_pairs(gt, dt, g_order, kept, rules.float32, iou)
     tp = match_pairs(pairs, len(kept), len(gt), thresholds, rules.matcher)
     if rules.matcher == "unique":
-        redo = np.unique(pairs.image[pairs.tied])
+        redo = distinct(pairs.image[pairs.tied])
         if len(redo):  # IoU ties decide which label a detection keeps: Ultralytics' own sort, per image
             g_start = np.searchsorted(gt.img[g_order], redo)
             g_end = np.searchsorted(gt.img[g_order], redo, side="right")
@@ -537,7 +538,7 @@ def evaluate_ultralytics(
     out = ap_per_class(m.tp, m.conf, m.pred_cls, m.target_cls, rules.sentinel)
     out.extra["capped"] = m.capped
     out.extra["images_per_class"] = np.array(
-        [len(np.unique(gt.img[gt.cls == c])) for c in out.classes], dtype=np.int64
+        [len(distinct(gt.img[gt.cls == c])) for c in out.classes], dtype=np.int64
     )
     return out
 

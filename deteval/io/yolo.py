@@ -43,6 +43,7 @@ from typing import Any, Literal
 import numpy as np
 import yaml
 
+from deteval.core.sorting import distinct
 from deteval.errors import DetevalError, DetevalWarning, InputFormatError, ValidationError
 from deteval.io.guards import (
     bounded_count,
@@ -122,9 +123,9 @@ class YoloDataset:
 
     def sizes_of(self, img: np.ndarray) -> np.ndarray:
         """Per box, its image's (width, height), as an N×2 float array."""
-        uniq, inverse = np.unique(img, return_inverse=True)
+        uniq = distinct(img)
         table = np.array([self.image_size(int(i)) for i in uniq], dtype=np.float64).reshape(-1, 2)
-        return table[inverse.reshape(-1)]
+        return table[np.searchsorted(uniq, img)]
 
     @property
     def labels(self) -> BoxTable:
@@ -773,7 +774,7 @@ def _files_with_duplicates(
     repeated = hs[1:][hs[1:] == hs[:-1]]
     if not len(repeated):
         return np.zeros(0, dtype=np.int64)
-    return np.unique(rows.file[np.isin(h, repeated)])
+    return distinct(rows.file[np.isin(h, repeated)])
 
 
 _MIX = np.array(

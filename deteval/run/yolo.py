@@ -16,8 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from deteval.core.sorting import distinct
 from deteval.detection.coco import DET_STAT_NAMES
 from deteval.detection.supervision_profile import supervision_from_coco
 from deteval.detection.ultralytics import ALIASES, PROFILES, evaluate_ultralytics, get_rules, obb_pair_iou
@@ -123,7 +122,7 @@ def _result(
 
 def _counts(ds: YoloDataset, c: int) -> tuple[int, int]:
     mine = ds.labels.cls == c
-    return len(np.unique(ds.labels.img[mine])), int(mine.sum())
+    return len(distinct(ds.labels.img[mine])), int(mine.sum())
 
 
 def load_dataset(
