@@ -102,6 +102,8 @@ class YoloDataset:
     _labels: BoxTable | None = None
     exif: ExifRule = "swap-5-8"
     _headers: dict[int, tuple[str, int, int, int | None]] = field(default_factory=dict)
+    #: every image's (width, height) as :meth:`sizes_of` found them (NaN: not read yet)
+    _size_table: np.ndarray | None = None
 
     @property
     def n_images(self) -> int:
@@ -119,13 +121,20 @@ class YoloDataset:
         """The same split with image sizes turned by another EXIF rule (headers read once for both)."""
         if rule == self.exif:
             return self
-        return replace(self, exif=rule, _sizes={}, _labels=None, warnings=list(self.warnings))
+        return replace(
+            self, exif=rule, _sizes={}, _labels=None, _size_table=None, warnings=list(self.warnings)
+        )
 
     def sizes_of(self, img: np.ndarray) -> np.ndarray:
         """Per box, its image's (width, height), as an N×2 float array."""
+        if self._size_table is None:
+            self._size_table = np.full((self.n_images, 2), np.nan)
+        table = self._size_table
         uniq = distinct(img)
-        table = np.array([self.image_size(int(i)) for i in uniq], dtype=np.float64).reshape(-1, 2)
-        return table[np.searchsorted(uniq, img)]
+        todo = uniq[np.isnan(table[uniq, 0])]  # (each image's header read once, by image_size)
+        if len(todo):
+            table[todo] = np.array([self.image_size(int(i)) for i in todo], dtype=np.float64).reshape(-1, 2)
+        return table[img].reshape(-1, 2)
 
     @property
     def labels(self) -> BoxTable:
