@@ -17,7 +17,10 @@ child and reading its peak RSS:
 
 Every child prints its mAP50-95; the script checks the pairs agree and prints time and memory ratios.
 Usage: python scripts/bench_yolo.py [--images 5000 50000] [--formats png jpeg] [--label-rows 2000000]
-       [--references] [--ultralytics-python /work/venvs/ultra/bin/python]
+       [--references] [--ultralytics-python /work/venvs/ultra/bin/python] [--reuse /tmp/yolo_bench]
+
+Each ``deteval yolo`` run follows a ``deteval coco`` run of its own and is compared with it (a shared machine's
+load changes between runs); CPU time (user + system of the child) is printed next to the wall time.
 """
 
 from __future__ import annotations
@@ -178,32 +181,49 @@ def _row(name: str, run: tuple[float, float, str, float]) -> None:
     print(f"{name:44}{run[0]:10.2f}{run[3]:10.2f}{run[1]:10.0f}  {run[2]}")
 
 
-def bench_split(n_images: int, fmt: str, references: bool, ultralytics_python: str | None) -> None:
+def _split_dir(tmp: Path, reuse: Path | None, n_images: int, fmt: str) -> Path:
+    """Where the split is built: a fresh temporary folder, or ``reuse/<fmt><n>`` (built once, then reused)."""
     from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
     from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
 
+    d = tmp if reuse is None else reuse / f"{fmt}{n_images}"
+    if (d / "arrays.npz").is_file():
+        return d
+    build(d, n_images, fmt=fmt)
+    ds = load_yolo_dataset(d / "data.yaml")
+    preds = load_yolo_predictions(d / "pred", ds)
+    (d / "gt.json").write_text(json.dumps(dataset_to_coco(ds)))
+    (d / "res.json").write_text(json.dumps(predictions_to_coco(ds, preds)))
+    L = ds.labels
+    np.savez(d / "arrays.npz", n=ds.n_images, gi=L.img, gc=L.cls, gb=L.xyxy, di=preds.img, dc=preds.cls,
+             db=preds.xyxy, ds=preds.conf)  # fmt: skip
+    return d
+
+
+def bench_split(
+    n_images: int, fmt: str, references: bool, ultralytics_python: str | None, reuse: Path | None = None
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        d = Path(tmp)
-        build(d, n_images, fmt=fmt)
-        ds = load_yolo_dataset(d / "data.yaml")
-        preds = load_yolo_predictions(d / "pred", ds)
-        (d / "gt.json").write_text(json.dumps(dataset_to_coco(ds)))
-        (d / "res.json").write_text(json.dumps(predictions_to_coco(ds, preds)))
-        L = ds.labels
-        np.savez(d / "arrays.npz", n=ds.n_images, gi=L.img, gc=L.cls, gb=L.xyxy, di=preds.img, dc=preds.cls,
-                 db=preds.xyxy, ds=preds.conf)  # fmt: skip
-        print(f"\n{fmt.upper()}: {ds.n_images} images, {len(L)} labels, {len(preds)} predictions, 20 classes")
+        d = _split_dir(Path(tmp), reuse, n_images, fmt)
+        a = np.load(d / "arrays.npz")
+        print(
+            f"\n{fmt.upper()}: {int(a['n'])} images, {len(a['gi'])} labels, {len(a['di'])} predictions, 20 classes"
+        )
         base = [str(d / "data.yaml"), str(d / "pred"), "--format", "json"]
-        coco = child(["coco", str(d / "gt.json"), str(d / "res.json"), "--format", "json"], COCO_CLI)
-        runs = {f"deteval yolo --profile {p}": child(["yolo", *base, "--profile", p])
-                for p in ("coco", "ultralytics", "supervision")}  # fmt: skip
+        coco_args = ["coco", str(d / "gt.json"), str(d / "res.json"), "--format", "json"]
+        # interleaved on a shared machine: each profile's run follows a deteval coco run of its own, and is
+        # compared with it
+        pairs = {f"deteval yolo --profile {p}": (child(coco_args, COCO_CLI), child(["yolo", *base, "--profile", p]))
+                 for p in ("coco", "ultralytics", "supervision")}  # fmt: skip
+        runs = {name: run for name, (_, run) in pairs.items()}
+        coco = pairs["deteval yolo --profile coco"][0]
         print(f"{'':44}{'wall s':>10}{'CPU s':>10}{'peak MB':>10}  mAP50-95")
-        _row("deteval coco (the split as COCO JSON)", coco)
-        for name, run in runs.items():
+        for name, (base_run, run) in pairs.items():
+            _row("deteval coco (the split as COCO JSON)", base_run)
             _row(name, run)
-        for name, run in runs.items():
-            print(f"{name} / deteval coco: {run[0] / coco[0]:.2f}x the wall time, {run[3] / coco[3]:.2f}x the CPU "
-                  "time (target 1.5x)")  # fmt: skip
+        for name, (base_run, run) in pairs.items():
+            print(f"{name} / deteval coco: {run[0] / base_run[0]:.2f}x the wall time, "
+                  f"{run[3] / base_run[3]:.2f}x the CPU time (target 1.5x)")  # fmt: skip
         if float(runs["deteval yolo --profile coco"][2]) != float(coco[2]):
             print("DIFFERENT mAP between deteval yolo --profile coco and deteval coco")
         if not references:
@@ -228,10 +248,11 @@ def bench_split(n_images: int, fmt: str, references: bool, ultralytics_python: s
                 print(f"{a} vs {b}: deteval {tb / ta:.1f}x faster, {mb / ma:.1f}x the memory; {same}")
 
 
-def bench_rows(n_rows: int) -> None:
+def bench_rows(n_rows: int, reuse: Path | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        d = Path(tmp)
-        build_rows(d, n_rows)
+        d = Path(tmp) if reuse is None else reuse / f"rows{n_rows}"
+        if not (d / "data.yaml").is_file():
+            build_rows(d, n_rows)
         size = sum(p.stat().st_size for p in (d / "labels" / "val").iterdir())
         t, mb, rows, cpu = child([str(d / "data.yaml")], LOAD_ROWS)
         print(
@@ -254,12 +275,15 @@ def main() -> None:
     ap.add_argument("--label-rows", type=int, default=0)
     ap.add_argument("--references", action="store_true")
     ap.add_argument("--ultralytics-python", default=None)
+    ap.add_argument(
+        "--reuse", type=Path, default=None, help="build the splits once under this folder, reuse them"
+    )
     args = ap.parse_args()
     for n in args.images:
         for fmt in args.formats:
-            bench_split(n, fmt, args.references, args.ultralytics_python)
+            bench_split(n, fmt, args.references, args.ultralytics_python, args.reuse)
     if args.label_rows:
-        bench_rows(args.label_rows)
+        bench_rows(args.label_rows, args.reuse)
 
 
 if __name__ == "__main__":

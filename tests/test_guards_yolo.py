@@ -173,25 +173,38 @@ def test_symlink_loops_in_the_image_folder_end(sample: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- images
+def _left_out(capsys, sample: Path, *pieces: str) -> None:
+    """Under the Ultralytics profiles the image is left out (with its labels and predictions), warned."""
+    from deteval.cli import main
+
+    assert main(["yolo", str(sample / "data.yaml"), str(sample / "predictions" / "labels")]) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    for piece in ("000003.png: ignoring corrupt image/label", *pieces):
+        assert piece in err, (piece, err)
+
+
 def test_decompression_bomb_header(sample: Path, capsys) -> None:
     img = sample / "images" / "val" / "000003.png"
     png_header(img, 30000, 30000)
     cli_error(
         capsys,
-        ["yolo", str(sample / "data.yaml"), str(sample / "predictions" / "labels")],
+        ["yolo", str(sample / "data.yaml"), str(sample / "predictions" / "labels"), "--profile", "coco"],
         "000003.png",
         "pixels",
     )
+    _left_out(capsys, sample, "pixels")
 
 
 def test_not_an_image(sample: Path, capsys) -> None:
     (sample / "images" / "val" / "000003.png").write_text("not an image")
     cli_error(
         capsys,
-        ["yolo", str(sample / "data.yaml"), str(sample / "predictions" / "labels")],
+        ["yolo", str(sample / "data.yaml"), str(sample / "predictions" / "labels"), "--profile", "coco"],
         "000003.png",
         "not a readable image",
     )
+    _left_out(capsys, sample, "not a readable image")
 
 
 def test_image_size_reads_orientation(tmp_path: Path) -> None:

@@ -75,3 +75,37 @@ def test_sorted_unique_is_np_unique_of_sorted_input(dtype):
         got = sorted_unique(values)
         assert got.dtype == values.dtype
         assert np.array_equal(got, np.unique(values))
+
+
+_YOLO = """
+import contextlib, io, sys
+from deteval.cli import main
+for profile in ("ultralytics", "ultralytics-8.0", "coco", "supervision"):
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["yolo", sys.argv[1] + "/data.yaml", sys.argv[1] + "/predictions/labels", "--profile", profile]) == 0
+print("numpy.ma" in sys.modules)
+"""
+
+
+def test_yolo_evaluation_imports_no_numpy_ma():
+    sample = Path(__file__).parent.parent / "data_samples" / "yolo"
+    out = subprocess.run(
+        [sys.executable, "-c", _YOLO, str(sample)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["False"]
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.float32])
+def test_distinct_is_np_unique(dtype):
+    from deteval.core.sorting import distinct, distinct_counts
+
+    rng = np.random.default_rng(1)
+    for n in (0, 1, 2, 50, 1000):
+        x = rng.integers(-3, 7, n).astype(dtype)
+        if n >= 2 and dtype != np.int64:
+            x[:2] = [-0.0, 0.0]
+        u, c = np.unique(x, return_counts=True)
+        u2, c2 = distinct_counts(x)
+        assert u2.dtype == u.dtype and c2.dtype == c.dtype
+        assert u2.tolist() == u.tolist() and c2.tolist() == c.tolist()
+        assert np.signbit(distinct(x)).tolist() == np.signbit(np.unique(x)).tolist()

@@ -43,6 +43,17 @@ def _reference(paths: list[Path]) -> tuple[list[int], list[int], list[int], list
     return files, lines, widths, values, unparsed
 
 
+def _same_as_reference(paths: list[Path]) -> None:
+    """The bulk reading of ``paths`` is the line-by-line reading, row for row and bit for bit."""
+    rows = read_rows(paths, "label file", missing_ok=True)
+    files, lines, widths, values, unparsed = _reference(paths)
+    assert rows.file.tolist() == files and rows.line.tolist() == lines and rows.width.tolist() == widths
+    assert rows.unparsed.tolist() == unparsed
+    assert np.array_equal(rows.values, np.array(values), equal_nan=True)
+    assert np.signbit(rows.values).tolist() == np.signbit(np.array(values)).tolist()  # (−0 stays −0)
+    assert rows.start.tolist() == (np.cumsum(widths) - widths).tolist()
+
+
 TOKENS = ["0", "1", "-0", "0.5", "0.25", ".5", "5.", "+1", "1e-05", "2.5E+3", "0.1234567", "-0.004",
           "0.30000000000000004", "123456789012345678901234567890", "1e400", "4.9e-325"]  # fmt: skip
 ODD = ["nan", "inf", "-Infinity", "1_0", "x", "0.\u0665", "1.2.3", "1e", "-", "."]
@@ -74,13 +85,7 @@ def test_bulk_rows_equal_the_line_by_line_reading(tmp_path: Path, monkeypatch, p
         if rng.random() > 0.05:  # (a few files missing: empty)
             p.write_text(_random_text(rng), encoding="utf-8", newline="")
         paths.append(p)
-    rows = read_rows(paths, "label file", missing_ok=True)
-    files, lines, widths, values, unparsed = _reference(paths)
-    assert rows.file.tolist() == files and rows.line.tolist() == lines and rows.width.tolist() == widths
-    assert rows.unparsed.tolist() == unparsed
-    assert np.array_equal(rows.values, np.array(values), equal_nan=True)
-    assert np.signbit(rows.values).tolist() == np.signbit(np.array(values)).tolist()  # (−0 stays −0)
-    assert rows.start.tolist() == (np.cumsum(widths) - widths).tolist()
+    _same_as_reference(paths)
 
 
 def test_fields_the_number_parser_stops_at_leave_the_other_files_exact(tmp_path: Path) -> None:
@@ -182,3 +187,34 @@ def test_many_files_read_together_equal_each_read_alone(tmp_path: Path) -> None:
     assert polys == [
         None if q is None else q.tolist() for a in alone for q in (a.polygons or [None] * len(a.file))
     ]
+
+
+@pytest.mark.parametrize("piece", [64, 1 << 24])
+def test_rows_of_one_width_read_by_the_table_reader_equal_the_line_by_line_reading(
+    tmp_path: Path, monkeypatch, piece: int
+) -> None:
+    """Files whose lines all have one width (the usual label and prediction files) are parsed by numpy's table
+    reader: the same values, −0 and the overflows included; a piece where it refuses a field falls back."""
+    monkeypatch.setattr(text_rows, "PIECE_BYTES", piece)
+    calls = []
+    loadtxt = np.loadtxt
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return loadtxt(*args, **kwargs)
+
+    monkeypatch.setattr(text_rows.np, "loadtxt", counted)
+    rng = random.Random(7 + piece)
+    paths = []
+    for k in range(200):
+        lines = []
+        for _ in range(rng.randint(0, 5)):
+            fields = [rng.choice(TOKENS) for _ in range(6)]
+            if rng.random() < 0.02:
+                fields[rng.randrange(6)] = rng.choice(["1e", "-", ".", "1.2.3", "+-1", "e5"])
+            lines.append(rng.choice(["", " "]) + rng.choice([" ", "\t", "  "]).join(fields))
+        p = tmp_path / f"{k}.txt"
+        p.write_text("".join(x + rng.choice(["\n", "\n\n", "\n \n"]) for x in lines), newline="")
+        paths.append(p)
+    _same_as_reference(paths)
+    assert calls  # (the table reader was used)

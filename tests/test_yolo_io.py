@@ -225,3 +225,25 @@ def test_coco_dataset_detection_uses_the_resolved_path(tmp_path: Path) -> None:
     pj = tmp_path / "p.json"
     pj.write_text('[{"image_id": 139, "category_id": 90, "bbox": [1, 1, 5, 5], "score": 0.5}]')
     assert load_yolo_predictions(pj, ds).cls.tolist() == [79]  # COCO-91 id 90 = toothbrush, class 79
+
+
+def test_txt_files_and_stems_are_pathlibs(tmp_path: Path) -> None:
+    from deteval.io.yolo import name_stem, txt_files
+
+    for name in ("b.txt", "a.txt", ".txt", ".hidden.txt", "B.txt", "a.TXT", "x.txt.bak", "10.txt", "9.txt"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "d.txt").mkdir()
+    got = txt_files(tmp_path)
+    assert got == sorted(tmp_path.glob("*.txt"))
+    assert [p.name for p in got] == [
+        ".hidden.txt",
+        ".txt",
+        "10.txt",
+        "9.txt",
+        "B.txt",
+        "a.txt",
+        "b.txt",
+        "d.txt",
+    ]
+    for name in ("a.txt", ".txt", "a.", ".a.b", "a.b.c", "a", "..", "x..txt", ".hidden"):
+        assert name_stem(name) == Path(name).stem

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -11,6 +12,7 @@ from deteval.analysis.images import ImageDiagnostics, image_diagnostics
 from deteval.analysis.ranked import Matched, matched
 from deteval.analysis.tide import ErrorAnalysis, TideInput, tide_errors
 from deteval.detection.coco import stat_maxdet
+from deteval.detection.coco.match import match_coco
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.ultralytics import get_rules
 from deteval.detection.ultralytics_confusion import (
@@ -30,6 +32,7 @@ __all__ = [
     "coco_confusion",
     "coco_errors",
     "coco_images",
+    "coco_match_counts",
     "coco_matched",
     "tide_input_coco",
     "tide_input_from_voc",
@@ -259,6 +262,32 @@ def coco_matched(
     p = params if params is not None else CocoParams.from_options("bbox")
     inp = _coco_input(gt, results, p, "operating points and calibration support")
     return matched(inp, list(gt.cat_names), iou=iou, rule="coco", max_dets=int(p.max_dets[-1]))
+
+
+def coco_match_counts(
+    gt: CocoGroundTruth, results: CocoResults, *, params: CocoParams | None = None, iou: float = 0.5
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per category (index into ``gt.cat_ids``): true positives, detections and positives of pycocotools'
+    ``evaluateImg`` at IoU ``iou``, area range "all", the top ``max_dets[-1]`` detections per image and
+    category, ignored detections (crowd-matched) and ignored ground truth left out: the counts of
+    :func:`coco_matched`, from the evaluation's vectorized matcher (:func:`~deteval.detection.coco.match.
+    match_coco`) at that one threshold, without the rows."""
+    p = params if params is not None else CocoParams.from_options("bbox")
+    if p.iou_type != "bbox":
+        raise ConfigError("precision and recall counts support --iou-type bbox only")
+    one = replace(
+        p,
+        iou_thrs=np.array([iou], dtype=np.float64),
+        area_rng=p.area_rng[:1],
+        area_lbl=p.area_lbl[:1],
+        max_dets=(int(p.max_dets[-1]),),
+    )
+    table, _, _ = match_coco(gt, results, one)
+    keep = ~table.ig[0, 0]
+    k = len(gt.cat_ids)
+    tp = np.bincount(table.cat[keep & table.tp[0, 0]], minlength=k)[:k]
+    n_det = np.bincount(table.cat[keep], minlength=k)[:k]
+    return tp, n_det, table.npig[:k, 0]
 
 
 def voc_matched(

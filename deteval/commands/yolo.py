@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.cli import AnalysisHooks, add_analysis_args, analyses_requested, run_analyses
-from deteval.analysis.inputs import coco_confusion, coco_matched, yolo_confusion
-from deteval.analysis.ranked import Matched
+from deteval.analysis.inputs import coco_confusion, coco_match_counts, yolo_confusion
 from deteval.commands.coco import coco_hooks, coco_statistics
 from deteval.commands.common import add_output_args, warn_on_stderr, write_text
 from deteval.commands.stats_options import add_stats_args, stats_options
@@ -33,6 +32,7 @@ from deteval.io.yolo import (
     read_data_yaml,
 )
 from deteval.io.yolo_coco import (
+    coco_tables,
     coco_to_yolo,
     dataset_to_coco,
     image_ids,
@@ -54,6 +54,7 @@ from deteval.run.yolo import (
     confidence_floor,
     evaluate_yolo,
     is_ultralytics,
+    load_dataset,
     obb_coco_inputs,
     obb_coco_results,
     probiou_pairs,
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         )
     if args.task != "detect":
         return _run_task(args, profile, stats)
-    ds, preds = _read(args.data, args.predictions, args.split, is_ultralytics(profile), args.conf)
+    ds, preds = _read(args.data, args.predictions, args.split, profile, args.conf)
     result = evaluate_yolo(ds, preds, profile, iou_type=args.iou_type)
     wanted = analyses_requested(args)
     own_pr = "precision" not in result.summary and args.iou_type == "bbox"
@@ -97,11 +98,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         sized = [for_exif_rule(ds, p, rule) for p in (preds, *others)]
         units = UltralyticsUnits(sized[0][0].labels, [p for _, p in sized], ds.n_images, ds.names, profile)
         units.add_statistics(result, list(args.compare_to or ()), **stats)
-    if (stats is not None and not ultra) or wanted or own_pr:  # the COCO-protocol inputs the analyses read
+    if (stats is not None and not ultra) or wanted:  # the COCO-protocol inputs the analyses read
         gt, res = coco_inputs(ds, preds, args.iou_type, all_sizes=wanted)
         params = CocoParams.from_options(args.iou_type)
-    if own_pr:
-        add_precision_recall(result, coco_matched(gt, res, params=params, iou=0.5))
+    if own_pr:  # (the tables from the arrays: the same counts as from the records, without reading them)
+        g, r = coco_tables(ds, preds)
+        add_precision_recall(result, g.cat_names, *coco_match_counts(g, r, iou=0.5))
     if stats is not None and not ultra:
         others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
         systems = [res, *(coco_results(ds, o, gt, args.iou_type) for o in others)]
@@ -214,13 +216,15 @@ def _hooks(
     return hooks
 
 
-def _read(data: str, predictions: str, split: str, drop: bool, conf: float | None) -> tuple[Any, Any]:
-    """The split (with ``drop``, under the Ultralytics profiles, duplicate labels dropped as Ultralytics does;
-    else an error) and its predictions above ``conf``; what the readers tolerate goes to ``ds.warnings``
-    (printed through the common channel, never as a raw Python warning)."""
+def _read(
+    data: str, predictions: str, split: str, profile: str, conf: float | None, check_images: bool = True
+) -> tuple[Any, Any]:
+    """The split (under the Ultralytics profiles, duplicate labels and corrupt images left out as Ultralytics
+    leaves them out; else an error) and its predictions above ``conf``; what the readers tolerate goes to
+    ``ds.warnings`` (printed through the common channel, never as a raw Python warning)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DetevalWarning)
-        ds = load_yolo_dataset(data, split, duplicates="drop" if drop else "error")
+        ds = load_dataset(data, split, profile, check_images=check_images)
         preds = load_yolo_predictions(predictions, ds)
     return ds, confidence_floor(preds, conf)
 
@@ -263,20 +267,20 @@ def write_yolo_plots(
     note(f"deteval: wrote {len(paths)} plot(s) to {args.plots}: {', '.join(p.name for p in paths)}")
 
 
-def add_precision_recall(result: EvalResult, m: Matched) -> None:
+def add_precision_recall(
+    result: EvalResult, names: list[str], tp: np.ndarray, n_det: np.ndarray, n_gt: np.ndarray
+) -> None:
     """Per class ``P`` = TP / predictions and ``R`` = TP / labels at IoU 0.5 (pycocotools' matching, 100
-    predictions per image and class) over every prediction kept (above ``--conf``), and their class means as
+    predictions per image and class; the counts per class of ``names``: :func:`~deteval.analysis.inputs.
+    coco_match_counts`) over every prediction kept (above ``--conf``), and their class means as
     ``precision`` and ``recall``: the P and R of the profiles that define none (coco, supervision)."""
-    k = len(m.names)
-    tp = np.bincount(m.cls[m.tp], minlength=k)
-    n = np.bincount(m.cls, minlength=k)
     ps, rs = [], []
-    for c, name in enumerate(m.names):
+    for c, name in enumerate(names):
         row = result.per_class.get(name)
         if row is None:
             continue
-        row["P"] = float(tp[c] / n[c]) if n[c] else 0.0
-        row["R"] = float(tp[c] / m.n_gt[c]) if m.n_gt[c] else 0.0
+        row["P"] = float(tp[c] / n_det[c]) if n_det[c] else 0.0
+        row["R"] = float(tp[c] / n_gt[c]) if n_gt[c] else 0.0
         ps.append(row["P"])
         rs.append(row["R"])
     result.summary["precision"] = float(np.mean(ps)) if ps else 0.0
@@ -395,7 +399,10 @@ def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     either = is_ultralytics(args.from_profile) or is_ultralytics(args.to_profile)
     if _explain_task(args) == "obb":
         return _explain_obb(args, either)
-    ds, preds = _read(args.data, args.predictions, args.split, either, None)
+    # (explain reads the split once for both ends: duplicates dropped if either is Ultralytics, no image check)
+    ds, preds = _read(
+        args.data, args.predictions, args.split, "ultralytics" if either else "coco", None, False
+    )
     e = explain(ds, preds, args.from_profile, args.to_profile)
     write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
     warn_on_stderr(EvalResult("yolo", warnings=list(ds.warnings)))  # the common channel

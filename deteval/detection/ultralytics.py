@@ -56,6 +56,7 @@ from deteval.core.levels import (
     ULTRALYTICS_IOU_THRESHOLDS,
     ULTRALYTICS_RECALL_POINTS,
 )
+from deteval.core.sorting import distinct, distinct_counts
 from deteval.detection.coco_params import COCO_KPT_OKS_TENTHS
 from deteval.errors import ConfigError
 from deteval.tables.boxes import BoxTable
@@ -88,12 +89,21 @@ class UltralyticsRules:
     #: the 8.4.37 era, already read it as 8.4.176 does).
     exif: str = "swap-5-8"
     oks: OksForm = "product"
+    #: Whose image check leaves corrupt images out (:data:`deteval.io.yolo_images.IMAGE_FORMATS`: 8.0.239's
+    #: accepted formats, or 8.4.37's, which 8.4.176 and 8.4.190 keep).
+    images: str = "8.4"
 
 
 PROFILES: dict[str, UltralyticsRules] = {
     # (pose: 8.0.239's OKS; 8.4.36 computes it as the later eras: with_rules("ultralytics-8.0", oks="product"))
     "ultralytics-8.0": UltralyticsRules(
-        "ultralytics-8.0", "unique", "one", versions="8.0 to 8.4.36, YOLOv5", exif="jpeg-6-8", oks="divided"
+        "ultralytics-8.0",
+        "unique",
+        "one",
+        versions="8.0 to 8.4.36, YOLOv5",
+        exif="jpeg-6-8",
+        oks="divided",
+        images="8.0",
     ),
     "ultralytics-8.4.37": UltralyticsRules(
         "ultralytics-8.4.37", "unique", "repeat_last", versions="8.4.37 to 8.4.175", exif="jpeg-6-8"
@@ -288,7 +298,7 @@ def ap_per_class(
     """
     order = np.argsort(-conf)
     tp, conf, pred_cls = tp[order], conf[order], pred_cls[order]
-    classes, n_labels = np.unique(target_cls, return_counts=True)
+    classes, n_labels = distinct_counts(target_cls)
     x = ULTRALYTICS_CONFIDENCES
     ap = np.zeros((len(classes), tp.shape[1]))
     p_curve, r_curve = np.zeros((len(classes), 1000)), np.zeros((len(classes), 1000))
@@ -350,7 +360,7 @@ def match_split(
     pairs = same_class_pairs(gt, dt, g_order, kept, rules.float32, iou)
     tp = match_pairs(pairs, len(kept), len(gt), thresholds, rules.matcher)
     if rules.matcher == "unique":
-        redo = np.unique(pairs.image[pairs.tied])
+        redo = distinct(pairs.image[pairs.tied])
         if len(redo):  # IoU ties decide which label a detection keeps: Ultralytics' own sort, per image
             g_start = np.searchsorted(gt.img[g_order], redo)
             g_end = np.searchsorted(gt.img[g_order], redo, side="right")
@@ -528,7 +538,7 @@ def evaluate_ultralytics(
     out = ap_per_class(m.tp, m.conf, m.pred_cls, m.target_cls, rules.sentinel)
     out.extra["capped"] = m.capped
     out.extra["images_per_class"] = np.array(
-        [len(np.unique(gt.img[gt.cls == c])) for c in out.classes], dtype=np.int64
+        [len(distinct(gt.img[gt.cls == c])) for c in out.classes], dtype=np.int64
     )
     return out
 

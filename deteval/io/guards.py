@@ -164,6 +164,28 @@ def read_regular(
         os.close(fd)
 
 
+def read_ends(path: str | PathLike[str], what: str, *, limit: int, tail: int) -> tuple[bytes, bytes]:
+    """The first ``limit`` and the last ``tail`` bytes of the regular file ``path`` (one open; the last bytes
+    taken from the first when the file is no longer than ``limit``), checked as :func:`read_regular` checks."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        data = read_bytes(path, what)  # (raises, naming what it is; or a file made since: read it whole)
+        return data[:limit], data[-tail:]
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            read_bytes(path, what)  # (raises, naming what it is)
+        head = os.read(fd, limit)
+        if len(head) < limit:
+            return head, head[-tail:]
+        return head, os.pread(fd, tail, max(0, st.st_size - tail))
+    except OSError as exc:
+        raise InputFormatError(f"cannot read the {what}: {exc.strerror or exc}", file=path) from None
+    finally:
+        os.close(fd)
+
+
 def read_text(path: str | PathLike[str], what: str = "file") -> str:
     """The UTF-8 text of the regular file ``path``, a BOM dropped; a byte that is not UTF-8 names its line."""
     return decode_text(read_bytes(path, what), path)
@@ -273,13 +295,15 @@ def _exif_orientation(im: Any) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def image_header(path: str | PathLike[str]) -> tuple[str, int, int, int | None]:
+def image_header(path: str | PathLike[str], head: bytes | None = None) -> tuple[str, int, int, int | None]:
     """``(format, width, height, orientation)`` of the image ``path`` from its header, no pixel decoded: PNG
     and JPEG headers read directly where they hold only what :mod:`deteval.io.image_header` checks, any
     other file by pillow (the same answer). ``orientation`` is the EXIF tag 274 (an int) or None (module
     :func:`_exif_orientation` says where it comes from). A file that is not an image, or larger than
-    :data:`MAX_IMAGE_PIXELS`, is an :class:`InputFormatError` naming it."""
-    head = read_regular(path, "image", limit=1 << 13)  # (most headers; a large EXIF block needs more)
+    :data:`MAX_IMAGE_PIXELS`, is an :class:`InputFormatError` naming it. ``head``: the file's first 8 KiB,
+    when read already."""
+    if head is None:
+        head = read_regular(path, "image", limit=1 << 13)  # (most headers; a large EXIF block needs more)
     quick = header_size(head)
     if quick is None and len(head) == 1 << 13:
         quick = header_size(read_regular(path, "image", limit=HEADER_BYTES))

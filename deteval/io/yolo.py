@@ -43,6 +43,7 @@ from typing import Any, Literal
 import numpy as np
 import yaml
 
+from deteval.core.sorting import distinct
 from deteval.errors import DetevalError, DetevalWarning, InputFormatError, ValidationError
 from deteval.io.guards import (
     bounded_count,
@@ -54,6 +55,7 @@ from deteval.io.guards import (
     regular_file,
 )
 from deteval.io.text_rows import Check, TextRows, first_fault, read_rows
+from deteval.io.yolo_images import image_check
 from deteval.tables.arrays import beyond_exact
 from deteval.tables.boxes import BoxTable
 
@@ -92,11 +94,16 @@ class YoloDataset:
     is_coco: bool = False
     warnings: list[str] = field(default_factory=list)
     duplicates_dropped: int = 0
+    #: images left out as Ultralytics leaves out a corrupt image (:mod:`deteval.io.yolo_images`), with their
+    #: labels and predictions
+    dropped_images: list[Path] = field(default_factory=list)
     _norm: BoxTable | None = None
     _sizes: dict[int, tuple[int, int]] = field(default_factory=dict)
     _labels: BoxTable | None = None
     exif: ExifRule = "swap-5-8"
     _headers: dict[int, tuple[str, int, int, int | None]] = field(default_factory=dict)
+    #: every image's (width, height) as :meth:`sizes_of` found them (NaN: not read yet)
+    _size_table: np.ndarray | None = None
 
     @property
     def n_images(self) -> int:
@@ -114,13 +121,20 @@ class YoloDataset:
         """The same split with image sizes turned by another EXIF rule (headers read once for both)."""
         if rule == self.exif:
             return self
-        return replace(self, exif=rule, _sizes={}, _labels=None, warnings=list(self.warnings))
+        return replace(
+            self, exif=rule, _sizes={}, _labels=None, _size_table=None, warnings=list(self.warnings)
+        )
 
     def sizes_of(self, img: np.ndarray) -> np.ndarray:
         """Per box, its image's (width, height), as an N×2 float array."""
-        uniq, inverse = np.unique(img, return_inverse=True)
-        table = np.array([self.image_size(int(i)) for i in uniq], dtype=np.float64).reshape(-1, 2)
-        return table[inverse.reshape(-1)]
+        if self._size_table is None:
+            self._size_table = np.full((self.n_images, 2), np.nan)
+        table = self._size_table
+        uniq = distinct(img)
+        todo = uniq[np.isnan(table[uniq, 0])]  # (each image's header read once, by image_size)
+        if len(todo):
+            table[todo] = np.array([self.image_size(int(i)) for i in todo], dtype=np.float64).reshape(-1, 2)
+        return table[img].reshape(-1, 2)
 
     @property
     def labels(self) -> BoxTable:
@@ -134,8 +148,25 @@ class YoloDataset:
         """Image stem → index; a stem shared by two images maps to −1 (ambiguous)."""
         out: dict[str, int] = {}
         for i, p in enumerate(self.images):
-            out[p.stem] = -1 if p.stem in out else i
+            stem = name_stem(p.name)
+            out[stem] = -1 if stem in out else i
         return out
+
+
+def name_stem(name: str) -> str:
+    """``Path(name).stem`` of a file name, without making a Path (the final suffix dropped unless the dot
+    leads the name or ends it)."""
+    i = name.rfind(".")
+    return name[:i] if 0 < i < len(name) - 1 else name
+
+
+def txt_files(folder: Path) -> list[Path]:
+    """``sorted(folder.glob("*.txt"))``: the entries of ``folder`` whose name ends in ``.txt`` (any kind of
+    entry, hidden ones too, as pathlib's glob lists them), in name order (the order of paths in one folder),
+    read with one ``scandir`` instead of a Path per entry compared part by part."""
+    with os.scandir(folder) as it:
+        names = sorted(e.name for e in it if e.name.endswith(".txt"))
+    return [folder / n for n in names]
 
 
 def read_image_size(path: Path) -> tuple[int, int]:
@@ -418,9 +449,14 @@ def load_yolo_dataset(
     *,
     duplicates: Duplicates = "error",
     read_labels: Callable[[YoloDataset, Duplicates], BoxTable] | None = None,
+    check_images: str | None = None,
 ) -> YoloDataset:
     """Read one split of a YOLO dataset (see the module docstring for the rules). ``read_labels``: the reader
-    of another task's label rows (pose: :func:`deteval.io.yolo_pose.load_pose_dataset`)."""
+    of another task's label rows (pose: :func:`deteval.io.yolo_pose.load_pose_dataset`). ``check_images``: an
+    Ultralytics era (a key of :data:`deteval.io.yolo_images.IMAGE_FORMATS`) whose image check every image
+    passes first; one that fails is left out with its labels (and later its predictions), with a warning
+    (:func:`drop_corrupt_images`). None: images are read only where a size is needed, and an unreadable one
+    is an error."""
     yaml_path = Path(data_yaml)
     file = str(yaml_path)
     if yaml_path.is_dir():
@@ -447,8 +483,42 @@ def load_yolo_dataset(
         and resolved.endswith((f"{os.sep}val2017.txt", f"{os.sep}test-dev2017.txt"))
     )
     ds = YoloDataset(yaml_path, root, split, names, images, is_coco=is_coco)
+    if check_images is not None:
+        drop_corrupt_images(ds, check_images)
     ds._norm = (read_labels or _read_labels)(ds, duplicates)
     return ds
+
+
+def drop_corrupt_images(ds: YoloDataset, era: str) -> None:
+    """Leave out of ``ds`` (before its labels are read) every image that fails Ultralytics' image check of
+    ``era`` (:func:`deteval.io.yolo_images.image_check`), each with the warning Ultralytics gives
+    (``ignoring corrupt image/label``) in ``ds.warnings`` and as a :class:`DetevalWarning`; a JPEG Ultralytics
+    would restore and write back is kept, with a warning. The headers read are kept for the sizes."""
+    kept: list[Path] = []
+    headers: dict[int, tuple[str, int, int, int | None]] = {}
+    for p in ds.images:
+        header, fault, note = image_check(p, era)
+        if fault is not None:
+            ds.dropped_images.append(p)
+            _warn(ds, f"{p}: ignoring corrupt image/label: {fault} (as Ultralytics does: the image, its labels "
+                      "and its predictions are left out)")  # fmt: skip
+            continue
+        if note is not None:
+            _warn(ds, f"{p}: {note}; deteval scores it as it is")
+        if header is not None:
+            headers[len(kept)] = header
+        kept.append(p)
+    if not kept:
+        raise InputFormatError(
+            f"no image of the '{ds.split}' split passes Ultralytics' image check", file=ds.yaml_path
+        )
+    ds.images = kept
+    ds._headers = headers
+
+
+def _warn(ds: YoloDataset, msg: str) -> None:
+    ds.warnings.append(msg)
+    warnings.warn(msg, DetevalWarning, stacklevel=4)
 
 
 # ---------------------------------------------------------------------------------------------- label rows
@@ -713,7 +783,7 @@ def _files_with_duplicates(
     repeated = hs[1:][hs[1:] == hs[:-1]]
     if not len(repeated):
         return np.zeros(0, dtype=np.int64)
-    return np.unique(rows.file[np.isin(h, repeated)])
+    return distinct(rows.file[np.isin(h, repeated)])
 
 
 _MIX = np.array(
@@ -796,24 +866,32 @@ def load_yolo_predictions(source: str | os.PathLike[str], ds: YoloDataset) -> Bo
 
 def _txt_predictions(folder: Path, ds: YoloDataset) -> BoxTable:
     stems = ds.stem_index()
-    files = sorted(folder.glob("*.txt"))
+    files = txt_files(folder)
     if not files and (folder / "labels").is_dir():  # runs/detect/predict/ given: its txt files are in labels/
         folder = folder / "labels"
-        files = sorted(folder.glob("*.txt"))
+        files = txt_files(folder)
     if not files:
         raise InputFormatError("no .txt prediction files in the folder", file=folder)
     image = np.zeros(len(files), dtype=np.int64)
     unknown: dict[int, DetevalError] = {}  # (checked before each file's rows, as a file-by-file reader)
+    dropped = {name_stem(p.name) for p in ds.dropped_images}
+    skip = np.zeros(len(files), dtype=bool)
     for k, f in enumerate(files):
-        i = stems.get(f.stem)
-        if i is None:
-            unknown[k] = ValidationError(
-                f"no image with the stem {f.stem!r} in the '{ds.split}' split", file=f
-            )
+        stem = name_stem(f.name)
+        i = stems.get(stem)
+        if i is None and stem in dropped:  # (the image was left out as corrupt: so are its predictions)
+            skip[k] = True
+        elif i is None:
+            unknown[k] = ValidationError(f"no image with the stem {stem!r} in the '{ds.split}' split", file=f)
         elif i < 0:
-            unknown[k] = ValidationError(f"two images of the split share the stem {f.stem!r}", file=f)
+            unknown[k] = ValidationError(f"two images of the split share the stem {stem!r}", file=f)
         else:
             image[k] = i
+    if skip.any():
+        _warn(ds, f"{int(skip.sum())} prediction file(s) of images left out as corrupt: not read")
+        files = [f for f, s in zip(files, skip.tolist()) if not s]
+        image = image[~skip]
+        unknown = {int(k) - int(skip[:k].sum()): e for k, e in unknown.items()}
     out = parse_label_files(files, len(ds.names), with_conf=True, file_errors=unknown)
     return _scaled(BoxTable(image[out.file], out.cls, out.xywh, out.conf, out.polygons), ds)
 
@@ -841,6 +919,11 @@ class JsonTargets:
         for idx, p in enumerate(ds.images):
             self.names[p.name] = -1 if p.name in self.names else idx  # a name in two folders: ambiguous
         self.to_cls = {cid: k for k, cid in enumerate(COCO80_TO_91)} if ds.is_coco else None
+        # Images left out as corrupt (the Ultralytics profiles): by name, stem and numeric stem.
+        stems = {name_stem(p.name) for p in ds.dropped_images}
+        self.gone = (
+            {p.name for p in ds.dropped_images} | stems | {str(int(x)) for x in stems if x.isnumeric()}
+        )
 
     def records(self) -> list[Any]:
         """The file's records, read through the shared JSON guards (:func:`deteval.io.guards.read_json`)."""
@@ -850,7 +933,8 @@ class JsonTargets:
         return records
 
     def locate(self, r: Any, k: int, keys: Sequence[str]) -> tuple[int, int]:
-        """(image index, class) of record ``k``, after checking it is an object holding ``keys``."""
+        """(image index, class) of record ``k``, after checking it is an object holding ``keys``; image index
+        −1 for a record of an image left out as corrupt (``ds.dropped_images``), which the caller skips."""
         path, ds = self.path, self.ds
         if not isinstance(r, dict):
             raise InputFormatError("a detection must be a JSON object", file=path, record=k)
@@ -867,6 +951,12 @@ class JsonTargets:
                 if isinstance(iid, int) and not isinstance(iid, bool)
                 else self.stems.get(str(iid))
             )
+            if (
+                i is None
+                and self.gone
+                and ((isinstance(fname, str) and Path(fname).name in self.gone) or str(iid) in self.gone)
+            ):
+                return -1, -1
             if i is None:
                 raise ValidationError(
                     f"image_id {r['image_id']!r} is not the stem of an image of the '{ds.split}' split",
@@ -903,8 +993,12 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
     n = len(records)
     img, cls = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     xyxy, conf = np.zeros((n, 4)), np.zeros(n)
+    skip = np.zeros(n, dtype=bool)  # (records of images left out as corrupt)
     for k, r in enumerate(records):
         img[k], cls[k] = targets.locate(r, k, ("image_id", "category_id", "bbox", "score"))
+        if img[k] < 0:
+            skip[k] = True
+            continue
         b = r["bbox"]
         if not (isinstance(b, list) and len(b) == 4 and all(_is_num(x) for x in b)):
             raise ValidationError("bbox must be [x, y, w, h] numbers", file=path, record=k)
@@ -916,6 +1010,13 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
             raise ValidationError(f"bbox {b!r} is beyond \u00b12**53", file=path, record=k)
         xyxy[k] = [x, y, x + w, y + h]
         conf[k] = s
+    if skip.any():
+        _warn(ds, f"{path}: {int(skip.sum())} prediction(s) of images left out as corrupt: not read")
+        keep = ~skip
+        kept = [r for r, k in zip(records, keep.tolist()) if k]
+        return BoxTable(
+            img[keep], cls[keep], xyxy[keep], conf[keep], masks=_json_masks(kept, img[keep], ds, path)
+        )
     return BoxTable(img, cls, xyxy, conf, masks=_json_masks(records, img, ds, path))
 
 

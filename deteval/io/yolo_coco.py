@@ -26,6 +26,7 @@ import numpy as np
 import yaml
 
 from deteval.errors import ConfigError, ValidationError
+from deteval.io.coco.tables import CocoGroundTruth, CocoResults
 from deteval.io.guards import contained_path, make_folder, write_file
 from deteval.io.yolo import COCO80_TO_91, YoloDataset
 from deteval.tables.boxes import BoxTable
@@ -112,6 +113,57 @@ def dataset_to_coco(ds: YoloDataset, *, all_sizes: bool = True, segm: bool = Fal
         "annotations": anns,
         "categories": [{"id": cid, "name": n} for cid, n in zip(cats, ds.names)],
     }
+
+
+def coco_tables(ds: YoloDataset, preds: BoxTable) -> tuple[CocoGroundTruth, CocoResults]:
+    """The box split and its predictions as deteval's columnar COCO tables, built from the arrays.
+
+    The same tables, field by field, as ``load_coco_gt(dataset_to_coco(ds, all_sizes=False))`` and
+    ``load_coco_results(predictions_to_coco(ds, preds), gt)`` (pycocotools' order: images and categories by
+    id; annotation ids 1..M; ``bbox`` = ``[x1, y1, x2 − x1, y2 − y1]``, ``area`` = ``w·h`` in float64;
+    image sizes where read, else −1), without the records and their parsing; ``image_records`` (the file
+    names, which only the image drawings read) is left out.
+    """
+    cats = np.asarray(category_ids(ds), dtype=np.int64)
+    ids_file = np.asarray(image_ids(ds), dtype=np.int64)
+    order = np.argsort(ids_file, kind="stable")
+    place = np.empty_like(order)
+    place[order] = np.arange(order.shape[0])  # an image's index among the ids in ascending order
+    hw = np.full((ids_file.shape[0], 2), -1, dtype=np.int64)
+    for i, (w, h) in ds._sizes.items():
+        hw[i] = (h, w)
+    corder = np.argsort(cats, kind="stable")
+    cat_place = np.empty_like(corder)
+    cat_place[corder] = np.arange(corder.shape[0])
+    labels = ds.labels
+    lb = np.concatenate([labels.xyxy[:, :2], labels.xyxy[:, 2:] - labels.xyxy[:, :2]], 1).astype(np.float64)
+    n = len(labels)
+    gt = CocoGroundTruth(
+        image_ids=ids_file[order],
+        image_hw=hw[order],
+        cat_ids=cats[corder],
+        cat_names=[ds.names[i] for i in corder.tolist()],
+        ann_id=np.arange(1, n + 1, dtype=np.int64),
+        img=place[labels.img.astype(np.int64)],
+        cat=cat_place[labels.cls.astype(np.int64)],
+        bbox=lb,
+        area=lb[:, 2] * lb[:, 3],
+        iscrowd=np.zeros(n, dtype=bool),
+        ignore=np.zeros(n, dtype=bool),
+        num_keypoints=np.full(n, -1, dtype=np.int64),
+        category_records=[{"id": int(c), "name": name} for c, name in zip(cats.tolist(), ds.names)],
+        image_file_order=place,
+    )
+    xyxy = np.asarray(preds.xyxy, dtype=np.float64)
+    db = np.concatenate([xyxy[:, :2], xyxy[:, 2:] - xyxy[:, :2]], 1)
+    res = CocoResults(
+        img=place[preds.img.astype(np.int64)],
+        cat=cat_place[preds.cls.astype(np.int64)],
+        score=np.asarray(preds.conf, dtype=np.float64),
+        bbox=db,
+        area=db[:, 2] * db[:, 3],
+    )
+    return gt, res
 
 
 def _rle_bytes(rle: dict[str, Any]) -> dict[str, Any]:

@@ -153,8 +153,12 @@ def json_obb_predictions(path: str | os.PathLike[str], ds: YoloDataset) -> BoxTa
     n = len(records)
     img, cls, conf = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n)
     corners = np.zeros((n, 8))
+    keep = np.ones(n, dtype=bool)
     for k, r in enumerate(records):
         img[k], cls[k] = targets.locate(r, k, ("image_id", "category_id", "score"))
+        if img[k] < 0:  # (a record of an image left out as corrupt)
+            keep[k] = False
+            continue
         if "rbox" in r:
             box = _numbers(r, "rbox", 5, k, file)
             if box[2] < 0 or box[3] < 0:
@@ -169,6 +173,8 @@ def json_obb_predictions(path: str | os.PathLike[str], ds: YoloDataset) -> BoxTa
                 record=k,
             )
         conf[k] = targets.score(r, k)
+    if not keep.all():
+        img, cls, conf, corners, n = img[keep], cls[keep], conf[keep], corners[keep], int(keep.sum())
     x, y = corners[:, 0::2], corners[:, 1::2]
     xyxy = np.stack([x.min(1), y.min(1), x.max(1), y.max(1)], axis=1) if n else np.zeros((0, 4))
     return BoxTable(img, cls, xyxy, conf, list(corners))

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from deteval.core.levels import COCO_IOU_THRESHOLDS
+from deteval.core.sorting import distinct
 from deteval.detection.coco import DET_STAT_NAMES
 from deteval.detection.dota import PROFILE as DOTA_DEVKIT
 from deteval.detection.supervision_profile import supervision_from_coco
@@ -35,7 +36,7 @@ from deteval.detection.ultralytics import (
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.io.yolo import Duplicates, YoloDataset, for_exif_rule, load_yolo_dataset, load_yolo_predictions
-from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
+from deteval.io.yolo_coco import coco_tables, dataset_to_coco, predictions_to_coco
 from deteval.io.yolo_obb import load_yolo_obb, obb_corners
 from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco
@@ -136,7 +137,21 @@ def _result(
 
 def _counts(ds: YoloDataset, c: int) -> tuple[int, int]:
     mine = ds.labels.cls == c
-    return len(np.unique(ds.labels.img[mine])), int(mine.sum())
+    return len(distinct(ds.labels.img[mine])), int(mine.sum())
+
+
+def load_dataset(
+    data_yaml: str | os.PathLike[str], split: str, profile: str, *, check_images: bool = True
+) -> YoloDataset:
+    """The split as ``profile`` reads it: under an Ultralytics profile, exact duplicate labels and corrupt
+    images (:mod:`deteval.io.yolo_images`, the era's check) left out with a warning, as Ultralytics does;
+    under ``coco`` and ``supervision`` a duplicate label is an error, and images are opened only where a
+    size is needed (an unreadable one is an error). ``check_images=False``: no image check under any profile.
+    """
+    if is_ultralytics(profile):
+        era = get_rules(profile).images if check_images else None
+        return load_yolo_dataset(data_yaml, split, duplicates="drop", check_images=era)
+    return load_yolo_dataset(data_yaml, split, duplicates="error")
 
 
 def coco_inputs(
@@ -159,7 +174,10 @@ def coco_results(
 def coco_evaluation(ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox") -> Any:
     """deteval's COCOeval on the converted dataset and predictions (a :class:`CocoEvaluation`);
     ``iou_type="obb"``: every row a 4-point polygon, scored with the rotated IoU (each quadrilateral read as
-    hotcoco's DOTA converter reads it, area ``w·h``)."""
+    hotcoco's DOTA converter reads it, area ``w·h``). Boxes go straight from the arrays to the tables
+    (:func:`~deteval.io.yolo_coco.coco_tables`, the tables :func:`coco_inputs` reads from the records)."""
+    if iou_type == "bbox":
+        return evaluate_coco(*coco_tables(ds, preds), iou_type=iou_type)
     gt, res = obb_coco_inputs(ds, preds) if iou_type == "obb" else coco_inputs(ds, preds, iou_type)
     return evaluate_coco(gt, res, iou_type=iou_type)
 
@@ -335,8 +353,9 @@ def evaluate_yolo_files(
     ``task="obb"``: an oriented-box dataset and predictions (:mod:`deteval.io.yolo_obb`), scored with
     ``iou_type="obb"``.
 
-    Exact duplicate label rows are dropped (with a warning) under the Ultralytics profiles, as Ultralytics
-    does, and are an error under the others.
+    Exact duplicate label rows and corrupt images (:mod:`deteval.io.yolo_images`) are left out (with a
+    warning) under the Ultralytics profiles, as Ultralytics does; under the others a duplicate is an error,
+    and an image is opened only where its size is needed (an unreadable one is an error).
 
     >>> r = evaluate_yolo_files("data_samples/yolo/data.yaml", "data_samples/yolo/predictions/labels")
     >>> round(r.summary["mAP50-95"], 4), list(r.per_class)[0]
@@ -354,5 +373,5 @@ def evaluate_yolo_files(
         return evaluate_yolo(ds, preds, profile, iou_type="obb")
     if task != "detect":
         raise ConfigError(f"--task {task} is not scored by deteval yolo")
-    ds = load_yolo_dataset(data_yaml, split, duplicates=duplicates)
+    ds = load_dataset(data_yaml, split, profile)
     return evaluate_yolo(ds, load_yolo_predictions(predictions, ds), profile, iou_type=iou_type)
