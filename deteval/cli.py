@@ -47,8 +47,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("compare", "compare two saved results of the same protocol, per class, with deltas (B - A)"),
     "presets": ("presets", "list the shipped protocol presets"),
     "yolo": ("yolo", "score a YOLO dataset's predictions as yolo val, pycocotools or supervision would"),
-    "explain": ("yolo", "attribute the difference between two profiles' mAP rule by rule"),
     "convert": ("yolo", "convert a YOLO dataset to COCO JSON, or COCO JSON to YOLO labels"),
+    "explain": ("explain", "attribute the difference between two profiles' mAP rule by rule"),
 }
 
 

@@ -211,7 +211,7 @@ def coco_statistics(
 ) -> tuple[Any, Any]:
     """The first system's evaluation and its result with intervals over images and comparisons with the
     other ``systems`` (named ``others``), as :meth:`deteval.stats.coco.CocoUnits.add_statistics` gives."""
-    from deteval.stats.coco import CocoUnits
+    from deteval.stats.coco import CocoUnits  # (only with statistics: the plain evaluation skips its import)
 
     units = CocoUnits(gt, systems, params=params, compat=compat)
     result = units.add_statistics(others, **stats)

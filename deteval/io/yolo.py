@@ -45,6 +45,7 @@ import yaml
 
 from deteval.core.sorting import distinct
 from deteval.errors import DetevalError, DetevalWarning, InputFormatError, ValidationError
+from deteval.io.coco import check_rle_size, check_segmentation
 from deteval.io.guards import (
     bounded_count,
     image_header,
@@ -54,6 +55,7 @@ from deteval.io.guards import (
     read_text,
     regular_file,
 )
+from deteval.io.rle import check_rles
 from deteval.io.text_rows import Check, TextRows, first_fault, read_rows
 from deteval.io.yolo_images import image_check
 from deteval.tables.arrays import beyond_exact
@@ -1024,8 +1026,6 @@ def _json_masks(records: list[Any], img: np.ndarray, ds: YoloDataset, path: Path
     """Each record's ``segmentation`` (``yolo val save_json``'s RLE of a segment model, or COCO polygons),
     checked as the COCO results reader checks them (structure, runs, the image's size), or None if no record
     has one. A file where only some records have one is refused: mask AP needs every detection's mask."""
-    from deteval.io.coco import check_rle_size, check_segmentation
-    from deteval.io.rle import check_rles
 
     has = [isinstance(r, dict) and "segmentation" in r for r in records]
     if not any(has):

@@ -26,6 +26,7 @@ import numpy as np
 import yaml
 
 from deteval.errors import ConfigError, ValidationError
+from deteval.io.coco import load_coco_gt, read_json
 from deteval.io.coco.tables import CocoGroundTruth, CocoResults
 from deteval.io.guards import contained_path, make_folder, write_file
 from deteval.io.yolo import COCO80_TO_91, YoloDataset
@@ -227,8 +228,6 @@ def coco_to_yolo(gt_json: str | os.PathLike[str], out_dir: str | os.PathLike[str
     file. Crowd annotations are refused (YOLO has no crowd flag); images need ``width``, ``height`` and a
     ``file_name``, and no two may share a stem (the label file is named after it).
     """
-    from deteval.io.coco import load_coco_gt, read_json
-
     file = str(gt_json)
     gt = load_coco_gt(gt_json)
     crowd = np.flatnonzero(gt.iscrowd)
@@ -295,8 +294,6 @@ def place_images(
     ``out_dir/images/<base name>``: a symbolic link to ``image_root / file_name`` (default root: the COCO file's
     folder), or a copy with ``copy``. A picture already there is left as it is. Returns how many are in place
     and the sources that do not exist (nothing is created for them; ``images/`` only when one is placed)."""
-    from deteval.io.coco import read_json
-
     root = Path(gt_json).parent if image_root is None else Path(image_root)
     placed, missing = 0, []
     for im in read_json(gt_json)["images"]:

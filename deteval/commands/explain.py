@@ -1,0 +1,161 @@
+"""``deteval explain``: the difference between two profiles' mAP, walked one rule at a time
+(:mod:`deteval.explain`): YOLO/COCO profiles of a YOLO dataset (detect and oriented boxes), two VOC profiles,
+or coco with a VOC profile on a COCO pair, a YOLO dataset or VOC data."""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from pathlib import Path
+from typing import Any
+
+from deteval.commands.common import warn_on_stderr, write_text
+from deteval.commands.yolo import read_split, task_of
+from deteval.detection.dota import PROFILE as DOTA_DEVKIT
+from deteval.errors import ConfigError, DetevalWarning
+from deteval.explain import explain, explain_obb
+from deteval.explain.cross import cross_data, cross_data_from_voc, explain_cross
+from deteval.explain.voc import VOC_PROFILE_RULES, explain_voc
+from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
+from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
+from deteval.io.yolo_obb import load_yolo_obb
+from deteval.results import EvalResult
+from deteval.run.yolo import PROFILE_NAMES, is_ultralytics
+
+
+def _voc_tables(args: argparse.Namespace) -> tuple[Any, Any]:
+    gt = load_voc_annotations(args.data, args.image_set)
+    classes = sorted(
+        {gt.classes[i] for i in set(gt.label.tolist())} | set(discover_detection_classes(args.predictions))
+    )
+    return gt, load_voc_detections(args.predictions, gt.images, classes=classes)
+
+
+def _explain_voc(args: argparse.Namespace) -> Any:
+    gt, dets = _voc_tables(args)
+    return explain_voc(gt, dets, args.from_profile, args.to_profile)
+
+
+def _explain_cross(args: argparse.Namespace) -> Any:
+    """coco vs a VOC profile on a COCO pair (DATA .json, PREDICTIONS .json), a YOLO dataset or VOC data."""
+    if Path(args.data).is_dir():
+        gt, dets = _voc_tables(args)
+        return explain_cross(cross_data_from_voc(gt, dets), args.from_profile, args.to_profile)
+    if args.image_set:
+        raise ConfigError("--image-set is for a VOC Annotations folder", file=str(args.data))
+    if str(args.data).lower().endswith((".yaml", ".yml")):
+        ds = load_yolo_dataset(args.data, args.split)
+        preds = load_yolo_predictions(args.predictions, ds)
+        return explain_cross(
+            cross_data(dataset_to_coco(ds), predictions_to_coco(ds, preds)),
+            args.from_profile,
+            args.to_profile,
+        )
+    if not str(args.data).lower().endswith(".json"):
+        raise ConfigError(
+            "coco vs a VOC profile needs DATA as a COCO ground-truth .json (with PREDICTIONS a COCO results "
+            ".json), a YOLO data.yaml or a VOC Annotations folder",
+            file=str(args.data),
+        )
+    return explain_cross(cross_data(args.data, args.predictions), args.from_profile, args.to_profile)
+
+
+def _explain_task(args: argparse.Namespace) -> str:
+    """``--task``, else obb where a profile is dota_devkit, else what the data.yaml implies (pose refused)."""
+    devkit = DOTA_DEVKIT in (args.from_profile, args.to_profile)
+    task = args.task or ("obb" if devkit else task_of(args.data))
+    if task == "pose":
+        raise ConfigError(
+            "explain walks the detect and obb profiles, not pose (this data.yaml has kpt_shape)",
+            file=str(args.data),
+        )
+    if devkit and task != "obb":
+        raise ConfigError("the dota_devkit profile scores oriented boxes: give --task obb")
+    return task
+
+
+def _explain_obb(args: argparse.Namespace, drop: bool) -> int:
+    with warnings.catch_warnings():  # (what the readers tolerate is in ds.warnings, printed below)
+        warnings.simplefilter("ignore", DetevalWarning)
+        ds, preds, _, _ = load_yolo_obb(
+            args.data, args.predictions, args.split, duplicates="drop" if drop else "error"
+        )
+    e = explain_obb(ds, preds, args.from_profile, args.to_profile)
+    write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
+    warn_on_stderr(EvalResult("yolo", warnings=list(ds.warnings)))
+    return 0
+
+
+def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    voc = [p in VOC_PROFILE_RULES for p in (args.from_profile, args.to_profile)]
+    if any(voc) and args.task == "obb":
+        raise ConfigError(
+            "--task obb walks between coco, dota_devkit and the Ultralytics profiles; the VOC profiles score "
+            "axis-aligned boxes"
+        )
+    if any(voc) and not all(voc) and "coco" in (args.from_profile, args.to_profile):
+        e = _explain_cross(args)
+        write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
+        return 0
+    if any(voc):
+        if not all(voc):
+            raise ConfigError(
+                "explain compares two VOC profiles, two YOLO/COCO profiles or coco with a VOC profile, "
+                "not one of each"
+            )
+        e = _explain_voc(args)
+        write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
+        return 0
+    if args.image_set:
+        raise ConfigError("--image-set is for the VOC profiles (voc07, voc2012, py_faster_rcnn)")
+    either = is_ultralytics(args.from_profile) or is_ultralytics(args.to_profile)
+    if _explain_task(args) == "obb":
+        return _explain_obb(args, either)
+    # (explain reads the split once for both ends: duplicates dropped if either is Ultralytics, no image check)
+    ds, preds = read_split(
+        args.data, args.predictions, args.split, "ultralytics" if either else "coco", None, False
+    )
+    e = explain(ds, preds, args.from_profile, args.to_profile)
+    write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
+    warn_on_stderr(EvalResult("yolo", warnings=list(ds.warnings)))  # the common channel
+    return 0
+
+
+def register(sub: Any) -> None:
+    e = sub.add_parser(
+        "explain",
+        help="attribute the difference between two profiles' mAP rule by rule",
+        description="Score a YOLO dataset's predictions under --from and --to, and walk from one to the other "
+        "changing one rule at a time (matcher, end sentinel, AP integration and ranking, float32, detection "
+        "cap), printing each step's change in mAP50-95 and mAP50 and how many cases triggered it. The steps add "
+        "up to the difference. Also between two VOC profiles, between coco and a VOC profile on a COCO "
+        "pair or a YOLO dataset, and (--task obb) between the oriented-box profiles coco, dota_devkit and "
+        "ultralytics* of a YOLO-OBB dataset. See docs/yolo.md, docs/obb.md and docs/explain.md.",
+    )
+    e.add_argument(
+        "data",
+        metavar="DATA",
+        help="the dataset's data.yaml (VOC: the Annotations folder; coco vs a VOC profile: also a COCO "
+        "ground-truth .json)",
+    )
+    e.add_argument(
+        "predictions",
+        metavar="PREDICTIONS",
+        help="folder of txt files or a JSON file (VOC: a comp4 pattern with {cls})",
+    )
+    names = (*PROFILE_NAMES, *VOC_PROFILE_RULES)
+    e.add_argument("--from", dest="from_profile", choices=names, required=True, help="profile A")
+    e.add_argument("--to", dest="to_profile", choices=names, required=True, help="profile B")
+    e.add_argument(
+        "--task",
+        choices=("detect", "obb"),
+        default=None,
+        help="obb: a YOLO-OBB dataset, walked between coco, dota_devkit and the Ultralytics profiles "
+        "(default: obb where a profile is dota_devkit, else detect)",
+    )
+    e.add_argument("--image-set", metavar="FILE", help="VOC only: the image-set list (default: every XML)")
+    e.add_argument("--split", default="val", help="train, val (default) or test")
+    e.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    e.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
+    e.set_defaults(func=run_explain, _parser=e)
