@@ -9,7 +9,8 @@ import pytest
 from _yolo_cases import write_image
 
 from deteval.errors import InputFormatError, ValidationError
-from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions, parse_label_file
+from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo_labels import parse_label_file
 
 
 def _dataset(root: Path) -> Path:

@@ -15,7 +15,8 @@ from _yolo_cases import write_image
 import deteval.io.text_rows as text_rows
 from deteval.errors import DetevalError, DetevalWarning
 from deteval.io.text_rows import read_rows
-from deteval.io.yolo import load_yolo_dataset, parse_label_files
+from deteval.io.yolo import load_yolo_dataset
+from deteval.io.yolo_labels import parse_label_files
 
 
 def _reference(paths: list[Path]) -> tuple[list[int], list[int], list[int], list[float], list[bool]]:

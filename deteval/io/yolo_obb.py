@@ -27,14 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from deteval.errors import InputFormatError, ValidationError
-from deteval.io.yolo import (
-    Duplicates,
-    JsonTargets,
-    YoloDataset,
-    label_path,
-    load_yolo_dataset,
-    load_yolo_predictions,
-)
+from deteval.io.yolo import JsonTargets, YoloDataset, label_path, load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo_labels import Duplicates
 from deteval.tables.arrays import beyond_exact
 from deteval.tables.boxes import BoxTable
 from deteval.tables.quads import obb_quads

@@ -32,14 +32,8 @@ import numpy as np
 
 from deteval.errors import DetevalWarning, InputFormatError, ValidationError
 from deteval.io.guards import read_json, read_text, regular_file
-from deteval.io.yolo import (
-    Duplicates,
-    YoloDataset,
-    label_path,
-    load_yolo_dataset,
-    load_yolo_predictions,
-    read_data_yaml,
-)
+from deteval.io.yolo import YoloDataset, label_path, load_yolo_dataset, load_yolo_predictions, read_data_yaml
+from deteval.io.yolo_labels import Duplicates
 from deteval.tables.boxes import BoxTable
 
 __all__ = ["PoseDataset", "load_pose_dataset", "load_pose_predictions", "pose_rows", "pose_shape"]

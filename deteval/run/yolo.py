@@ -35,8 +35,9 @@ from deteval.detection.ultralytics import (
 )
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
-from deteval.io.yolo import Duplicates, YoloDataset, for_exif_rule, load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo import YoloDataset, for_exif_rule, load_yolo_dataset, load_yolo_predictions
 from deteval.io.yolo_coco import coco_tables, dataset_to_coco, predictions_to_coco
+from deteval.io.yolo_labels import Duplicates
 from deteval.io.yolo_obb import load_yolo_obb, obb_corners
 from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco

@@ -1,0 +1,336 @@
+"""Label (and prediction) rows of YOLO txt files, read in bulk and checked as columns.
+
+A row is ``cls xc yc w h`` (a box, normalized), ``cls x1 y1 … xn yn`` (a polygon) or either followed by ``conf``
+(a prediction). The files are read in one pass (:func:`deteval.io.text_rows.read_rows`), their rows checked as
+columns, and the first fault raised as a reader going file by file and row by row would meet it, with its file
+and line; exact duplicate labels are an error or, under the Ultralytics profiles, dropped as Ultralytics drops
+them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from deteval.core.sorting import distinct
+from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.io.text_rows import Check, TextRows, first_fault, read_rows
+
+Duplicates = Literal["error", "drop"]
+
+
+@dataclass
+class LabelRows:
+    """The rows of many label (or prediction) files: ``file`` (index into the paths), class, normalized
+    ``xc yc w h`` (a polygon's extent), conf (zeros for labels), the polygons (one flat normalized array per
+    row, or None when no file has polygon rows), and per file the exact duplicates dropped."""
+
+    file: np.ndarray
+    cls: np.ndarray
+    xywh: np.ndarray
+    conf: np.ndarray
+    polygons: list[np.ndarray | None] | None
+    dropped: dict[int, int]
+
+
+def parse_label_files(
+    paths: Sequence[str | os.PathLike[str]],
+    nc: int,
+    *,
+    with_conf: bool = False,
+    duplicates: Duplicates = "error",
+    missing_ok: bool = False,
+    file_errors: dict[int, DetevalError] | None = None,
+    on_dropped: Callable[[Path, int], None] | None = None,
+) -> LabelRows:
+    """Rows of many label (``cls xc yc w h`` or ``cls x1 y1 … xn yn``) or prediction (the same and ``conf``)
+    files, read in bulk (:func:`deteval.io.text_rows.read_rows`) and checked as columns.
+
+    The first fault is raised as a file-by-file reader meets it (files in order; in a file, a row of the
+    wrong column count, then a file mixing box and polygon rows, then row by row: a field that is not a
+    number, NaN or infinity, a confidence outside [0, 1], a class that is not an integer in ``[0, nc)``,
+    Ultralytics' coordinate checks; then exact duplicates). ``file_errors``: faults of whole files known to
+    the caller (they come first in their file). ``duplicates="drop"`` keeps one of each exact duplicate
+    (labels only) in ``np.unique`` order, as Ultralytics, and calls ``on_dropped(path, count)`` per file in
+    order (for the files before a fault too)."""
+    rows = read_rows(paths, "label file", missing_ok=missing_ok)
+    if file_errors:
+        rows.file_errors.update(file_errors)
+    extra = 1 if with_conf else 0
+    n = rows.width - extra
+    kind = np.where(n == 5, 0, np.where((n >= 7) & (n % 2 == 1), 1, 2)).astype(np.int8)
+
+    def bad_width(r: int) -> DetevalError:
+        path, where = rows.where(r)
+        w = int(rows.width[r])
+        if with_conf and w == 5:
+            return InputFormatError(
+                "5 columns: a prediction row needs a confidence (yolo predict … save_conf=True)",
+                file=path,
+                record=where,
+            )
+        want = (
+            "cls xc yc w h conf or cls x1 y1 … xn yn conf"
+            if with_conf
+            else "cls xc yc w h or cls x1 y1 … xn yn"
+        )
+        return InputFormatError(f"{w} columns; expected {want}", file=path, record=where)
+
+    def mixed(r: int) -> DetevalError:
+        path, where = rows.where(r)
+        return ValidationError("the file mixes box rows and polygon rows", file=path, record=where)
+
+    cls, xywh, conf, points_max = _row_columns(rows, kind, extra)
+    value_checks = _value_checks(rows, cls, xywh, conf, points_max, nc, with_conf)
+    phases: list[list[Check]] = [
+        [(kind == 2, bad_width)],
+        [(_other_kind(rows, kind), mixed)],
+        value_checks,
+    ]
+    polys = _polygons(rows, kind, extra)
+    multi = np.zeros(0, dtype=np.int64) if with_conf else _files_with_duplicates(rows, cls, xywh, polys)
+    dup_rows = np.zeros(len(rows), dtype=bool)
+    keeps: dict[int, np.ndarray] = {}
+    for f in multi.tolist():
+        lo, hi = rows.file_rows(f)
+        p = _file_polygons(polys, kind, lo, hi)
+        keep = _unique_rows(cls[lo:hi], xywh[lo:hi], p)
+        if len(keep) < hi - lo:
+            keeps[f] = keep
+            if duplicates == "error":
+                dup_rows[lo + _first_duplicate(cls[lo:hi], xywh[lo:hi], p)[1]] = True
+
+    def duplicate(r: int) -> DetevalError:
+        f = int(rows.file[r])
+        lo, hi = rows.file_rows(f)
+        first = _first_duplicate(cls[lo:hi], xywh[lo:hi], _file_polygons(polys, kind, lo, hi))
+        path, where = rows.where(r)
+        return ValidationError(
+            f"exact duplicate of line {int(rows.line[lo + first[0]])} (Ultralytics drops it; pass a "
+            "ultralytics profile to do the same)",
+            file=path,
+            record=where,
+        )
+
+    phases.append([(dup_rows, duplicate)])
+    fault = first_fault(rows, phases)
+    dropped = {f: rows.file_rows(f)[1] - rows.file_rows(f)[0] - len(k) for f, k in keeps.items()}
+    if on_dropped is not None:  # (a file-by-file reader warns for the files before the fault)
+        for f in sorted(dropped):
+            if fault is None or f < fault[0]:
+                on_dropped(Path(rows.paths[f]), dropped[f])
+    if fault is not None:
+        raise fault[1]
+    if keeps:
+        order = np.arange(len(rows))
+        pieces = []
+        last = 0
+        for f in sorted(keeps):
+            lo, hi = rows.file_rows(f)
+            pieces += [order[last:lo], lo + keeps[f]]
+            last = hi
+        pieces.append(order[last:])
+        take = np.concatenate(pieces)
+        file, cls, xywh, conf = rows.file[take], cls[take], xywh[take], conf[take]
+        if polys is not None:
+            polys = [polys[i] for i in take.tolist()]
+    else:
+        file = rows.file
+    return LabelRows(file, cls.astype(np.int64), xywh, conf, polys, dropped)
+
+
+def _row_columns(
+    rows: TextRows, kind: np.ndarray, extra: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: class, ``xc yc w h`` (a polygon's extent), conf, and the largest coordinate (at least 0)."""
+    r = len(rows)
+    cls = rows.column(0)
+    conf = rows.column(-1) if extra else np.zeros(r)
+    xywh = np.full((r, 4), np.nan)
+    box = kind == 0
+    with np.errstate(invalid="ignore"):
+        if box.all():
+            xywh[:] = rows.matrix(5 + extra)[:, 1:5]
+        else:
+            xywh[box] = rows.matrix(5, np.flatnonzero(box))[:, 1:5]
+        points_max = np.maximum(xywh.max(1), 0.0)
+        poly = np.flatnonzero(kind == 1)
+        if len(poly):
+            pos = rows.position()
+            is_point = (pos >= 1) & (pos < np.repeat(rows.width - extra, rows.width))
+            points_max[poly] = rows.row_reduce(np.maximum, np.where(is_point, rows.values, 0.0))[poly]
+            ends = []
+            for parity in (1, 0):  # x at odd fields, y at even ones
+                on = is_point & (pos % 2 == parity)
+                ends.append(rows.row_reduce(np.minimum, np.where(on, rows.values, np.inf))[poly])
+                ends.append(rows.row_reduce(np.maximum, np.where(on, rows.values, -np.inf))[poly])
+            lo_x, hi_x, lo_y, hi_y = ends
+            xywh[poly] = np.stack([(lo_x + hi_x) / 2, (lo_y + hi_y) / 2, hi_x - lo_x, hi_y - lo_y], 1)
+    return cls, xywh, conf, points_max
+
+
+def _value_checks(
+    rows: TextRows,
+    cls: np.ndarray,
+    xywh: np.ndarray,
+    conf: np.ndarray,
+    points_max: np.ndarray,
+    nc: int,
+    with_conf: bool,
+) -> list[Check]:
+    """Ultralytics' label checks per row, in the order a row meets them: every field a number, finite, the
+    confidence in [0, 1], an integer class in range, points ≤ 1.01, ≥ 0 (or ≥ −0.01 with w, h ≥ 0)."""
+    with np.errstate(invalid="ignore"):
+        finite = np.isfinite(rows.values)
+        nonfinite = np.zeros(len(rows), bool) if finite.all() else rows.row_reduce(np.logical_or, ~finite)
+        low = np.minimum(cls, xywh.min(1))
+        checks: list[tuple[np.ndarray, Callable[[int], str], type[DetevalError]]] = [
+            (rows.unparsed, lambda r: f"{rows.unparsed_field(r)!r} is not a number", InputFormatError),
+            (nonfinite, lambda r: "NaN or infinite value", ValidationError),
+        ]
+        if with_conf:
+            checks.append(
+                (
+                    ~((conf >= 0) & (conf <= 1)),
+                    lambda r: f"confidence {conf[r]:g} outside [0, 1]",
+                    ValidationError,
+                )
+            )
+        checks += [
+            (
+                (cls % 1 != 0) | (cls < 0),
+                lambda r: f"class {cls[r]:g} is not a non-negative integer",
+                ValidationError,
+            ),
+            (
+                cls >= nc,
+                lambda r: f"class {_shown_class(float(cls[r]))} is not below nc={nc}",
+                ValidationError,
+            ),
+            (
+                points_max > 1.01,
+                lambda r: "coordinate above 1.01: labels must be normalized to [0, 1]",
+                ValidationError,
+            ),
+            (
+                ~((low >= 0) | ((low >= -0.01) & (xywh[:, 2:].min(1) >= 0))),
+                lambda r: "negative coordinate beyond Ultralytics' −0.01 tolerance",
+                ValidationError,
+            ),
+        ]
+    return [(mask, _raiser(rows, text, kind)) for mask, text, kind in checks]
+
+
+def _raiser(
+    rows: TextRows, text: Callable[[int], str], kind: type[DetevalError]
+) -> Callable[[int], DetevalError]:
+    def make(r: int) -> DetevalError:
+        path, where = rows.where(r)
+        return kind(text(r), file=path, record=where)
+
+    return make
+
+
+def _shown_class(cls: float) -> str:
+    return str(int(cls)) if cls < 1e15 else f"{cls:g}"  # (a 301-digit class is not printed whole)
+
+
+def _polygons(rows: TextRows, kind: np.ndarray, extra: int) -> list[np.ndarray | None] | None:
+    """Each polygon row's points (a flat float64 array), None for box rows; None if there is no polygon."""
+    poly = np.flatnonzero(kind == 1)
+    if not len(poly):
+        return None
+    out: list[np.ndarray | None] = [None] * len(rows)
+    for r in poly.tolist():
+        s = int(rows.start[r])
+        out[r] = rows.values[s + 1 : s + int(rows.width[r]) - extra].copy()
+    return out
+
+
+def _other_kind(rows: TextRows, kind: np.ndarray) -> np.ndarray:
+    """Rows whose kind (box, polygon) is not that of their file's first row."""
+    if not ((kind == 0).any() and (kind == 1).any()):
+        return np.zeros(len(rows), dtype=bool)
+    first = np.flatnonzero(np.diff(rows.file, prepend=-1))  # (rows are sorted by file)
+    return kind != np.repeat(kind[first], np.diff(np.append(first, len(rows))))
+
+
+def _file_polygons(
+    polys: list[np.ndarray | None] | None, kind: np.ndarray, lo: int, hi: int
+) -> list[np.ndarray | None] | None:
+    """The polygons of rows ``lo:hi`` (one file), or None if its rows are boxes."""
+    return None if polys is None or kind[lo] != 1 else polys[lo:hi]
+
+
+def _files_with_duplicates(
+    rows: TextRows, cls: np.ndarray, xywh: np.ndarray, polys: list[np.ndarray | None] | None
+) -> np.ndarray:
+    """Files that may hold two rows equal as Ultralytics compares them (float32 class and box): a hash of
+    each row's float32 values sorted, equal neighbours flagged; :func:`_unique_rows` then decides exactly."""
+    if len(rows) < 2:
+        return np.zeros(0, dtype=np.int64)
+    with np.errstate(over="ignore", invalid="ignore"):  # (rows of faulty files may hold anything)
+        columns = [cls, *xywh.T]
+        h = rows.file.astype(np.uint64) * np.uint64(0xFF51AFD7ED558CCD)
+        for k, mix in enumerate(_MIX):
+            bits = (columns[k].astype(np.float32) + np.float32(0)).view(np.uint32)  # (−0 as 0, as ==)
+            h ^= bits.astype(np.uint64) * mix
+            h = (h << np.uint64(31)) | (h >> np.uint64(33))
+    hs = np.sort(h)
+    repeated = hs[1:][hs[1:] == hs[:-1]]
+    if not len(repeated):
+        return np.zeros(0, dtype=np.int64)
+    return distinct(rows.file[np.isin(h, repeated)])
+
+
+_MIX = np.array(
+    [0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x27D4EB2F165667C5, 0x94D049BB133111EB],
+    dtype=np.uint64,
+)
+
+
+def parse_label_file(
+    path: Path, nc: int, *, with_conf: bool = False, duplicates: Duplicates = "error"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray | None] | None, int]:
+    """Rows of one label (or prediction) file → class, normalized ``xc yc w h``, conf, polygons, and the
+    number of exact duplicate rows dropped (``duplicates="drop"``; with ``"error"`` a duplicate raises)."""
+    out = parse_label_files([path], nc, with_conf=with_conf, duplicates=duplicates)
+    return out.cls, out.xywh, out.conf, out.polygons, sum(out.dropped.values())
+
+
+def _unique_rows(cls: np.ndarray, xywh: np.ndarray, polys: list[np.ndarray | None] | None) -> np.ndarray:
+    """Ultralytics' ``np.unique`` over float32 rows (then over class + polygon bytes when boxes repeat)."""
+    lb = np.concatenate([cls[:, None], xywh], 1).astype(np.float32)
+    _, keep = np.unique(lb, axis=0, return_index=True)
+    if len(keep) < len(lb) and polys is not None:
+        rows = np.array(
+            [
+                np.float32(c).tobytes() + np.asarray(p, dtype=np.float32).tobytes()
+                for c, p in zip(lb[:, 0], polys)
+            ],
+            dtype=object,
+        )
+        _, keep = np.unique(rows, return_index=True)
+    return keep
+
+
+def _first_duplicate(
+    cls: np.ndarray, xywh: np.ndarray, polys: list[np.ndarray | None] | None
+) -> tuple[int, int]:
+    """The first row equal to an earlier one, and that earlier row, as :func:`_unique_rows` compares rows
+    (box values numerically, so −0 equals 0; polygons by their float32 bytes)."""
+    seen: dict[bytes, int] = {}
+    for k in range(len(cls)):
+        if polys is not None:
+            key = np.float32(cls[k]).tobytes() + np.asarray(polys[k], np.float32).tobytes()
+        else:
+            key = (np.append(cls[k], xywh[k]).astype(np.float32) + np.float32(0)).tobytes()
+        if key in seen:
+            return seen[key], k
+        seen[key] = k
+    raise AssertionError("no duplicate")  # pragma: no cover
