@@ -52,3 +52,46 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             if indices[name] >= count:
                 item.add_marker(pytest.mark.slow)
                 break
+
+
+@pytest.fixture
+def read_only(tmp_path):  # type: ignore[no-untyped-def]
+    """``read_only(folder)`` makes ``folder`` (created if missing) a folder nobody may write into, root
+    included: ``chmod 0o500`` for a user; for root (who writes into any mode) the ext2/3/4 immutable attribute
+    (``chattr +i``). Lifted again after the test. Skips the test where neither holds (root on a file system
+    without that attribute)."""
+    import os
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    chattr = shutil.which("chattr")
+    made: list[Path] = []
+
+    def make(folder: Path) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() != 0:
+            folder.chmod(0o500)
+        elif chattr is None or subprocess.run([chattr, "+i", str(folder)], capture_output=True).returncode:
+            pytest.skip("root writes into read-only folders, and chattr +i is not available here")
+        made.append(folder)
+        probe = folder / ".probe"
+        try:
+            probe.touch()
+        except OSError:
+            return folder
+        probe.unlink()
+        pytest.skip("this folder stays writable (root on a file system without chattr +i)")
+
+    yield make
+    for folder in made:
+        if os.geteuid() != 0:
+            folder.chmod(0o700)
+        else:
+            subprocess.run([chattr, "-i", str(folder)], capture_output=True)
+
+
+@pytest.fixture
+def read_only_dir(tmp_path, read_only):  # type: ignore[no-untyped-def]
+    """An empty folder nobody may write into (:func:`read_only`)."""
+    return read_only(tmp_path / "ro")

@@ -118,14 +118,16 @@ def test_convert_output_faults(tmp_path: Path, capsys) -> None:
     src = Path(__file__).parent.parent / "data_samples" / "coco" / "instances_val.json"
     (tmp_path / "file").write_text("x")
     cli_error(capsys, ["convert", str(src), "-o", str(tmp_path / "file")], "not a folder")
-    if os.geteuid() != 0:  # (root writes anywhere)
-        ro = tmp_path / "ro"
-        ro.mkdir()
-        ro.chmod(0o500)
-        try:
-            cli_error(capsys, ["convert", str(src), "-o", str(ro / "out")], "cannot")
-        finally:
-            ro.chmod(0o700)
+
+
+@pytest.mark.parametrize("where", ["parent", "labels"])
+def test_convert_into_a_read_only_folder(tmp_path: Path, read_only, capsys, where: str) -> None:
+    """OUT inside a read-only folder, or an OUT whose labels/ is read-only: one clear error, nothing written."""
+    src = Path(__file__).parent.parent / "data_samples" / "coco" / "instances_val.json"
+    out = tmp_path / "ro" / "out" if where == "parent" else tmp_path / "out"
+    locked = read_only(out.parent if where == "parent" else out / "labels")
+    cli_error(capsys, ["convert", str(src), "-o", str(out)], "cannot")
+    assert not any(locked.iterdir())
 
 
 # ------------------------------------------------------------------------------------------ label files
