@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator
+from importlib.util import find_spec
 from typing import Any
 
 import numpy as np
@@ -15,11 +16,14 @@ from _coco_cases import random_case, random_keypoints_case, random_segm_case
 from deteval.detection.coco import evaluate_coco
 from deteval.run.voc import evaluate_voc
 
-distributed = pytest.importorskip("distributed")
+# (found, not imported: importing it here would cost every worker's collection; the tests import it)
+pytestmark = pytest.mark.skipif(find_spec("distributed") is None, reason="needs dask.distributed")
 
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
+    import distributed
+
     cluster = distributed.LocalCluster(
         n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None, host="127.0.0.1"
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,12 @@ from _lvis_cases import random_lvis_case, run_lvis_api
 from deteval.cli import main
 from deteval.detection.lvis import LvisEvaluation, evaluate_lvis
 
-distributed = pytest.importorskip("distributed")
 pytest.importorskip("lvis")
-pytestmark = pytest.mark.filterwarnings("ignore:The 'warn' method is deprecated:DeprecationWarning")
+# (found, not imported: importing it here would cost every worker's collection; the tests import it)
+pytestmark = [
+    pytest.mark.skipif(find_spec("distributed") is None, reason="needs dask.distributed"),
+    pytest.mark.filterwarnings("ignore:The 'warn' method is deprecated:DeprecationWarning"),
+]
 client = test_distributed_dask.client  # the 2-worker LocalCluster fixture, one per module
 SAMPLES = Path(__file__).resolve().parent.parent / "data_samples"
 
