@@ -16,9 +16,16 @@ Two markers select what the fast profile leaves out (both are registered in ``py
 
 The modules in ``SLOW_MODULES`` are slow as a whole (fuzz and property searches of hundreds of examples per
 test, matplotlib figures), without a marker in their files.
+
+The tests that run on a real dask LocalCluster ask for the ``dask_cluster`` fixture: one cluster of 2 worker
+processes serves all of them, run one after the other at the start of the session (so under ``-n auto`` they
+go to one worker together), and it is shut down before any other test runs: a live client's threads would
+keep the tests that fork from forking.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -35,6 +42,9 @@ SLOW_MODULES = (
 
 @pytest.hookimpl(tryfirst=True)  # before the ``-m`` selection reads the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # the cluster's tests first and together (a stable sort: each keeps its order); the same order in every
+    # xdist worker, which sends consecutive tests to a worker
+    items.sort(key=lambda item: "dask_cluster" not in getattr(item, "fixturenames", ()))
     for item in items:
         if any(item.path.match(pattern) for pattern in SLOW_MODULES):
             item.add_marker(pytest.mark.slow)
@@ -52,3 +62,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             if indices[name] >= count:
                 item.add_marker(pytest.mark.slow)
                 break
+
+
+_CLUSTER: list[Any] = []  # the running (cluster, client), while consecutive tests ask for it
+
+
+@pytest.fixture
+def dask_cluster() -> Any:
+    """A client of a dask LocalCluster of 2 worker processes (one thread each, no dashboard, on 127.0.0.1),
+    started for the first test that asks for it and kept for the tests that follow and ask for it too."""
+    if not _CLUSTER:
+        distributed = pytest.importorskip("distributed")
+        cluster = distributed.LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None, host="127.0.0.1"
+        )
+        _CLUSTER.append((cluster, distributed.Client(cluster)))
+    return _CLUSTER[0][1]
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if _CLUSTER and (nextitem is None or "dask_cluster" not in getattr(nextitem, "fixturenames", ())):
+        cluster, client = _CLUSTER.pop()
+        client.close()
+        cluster.close()

@@ -24,7 +24,7 @@ pytestmark = [
     pytest.mark.skipif(find_spec("distributed") is None, reason="needs dask.distributed"),
     pytest.mark.filterwarnings("ignore:The 'warn' method is deprecated:DeprecationWarning"),
 ]
-client = test_distributed_dask.client  # the 2-worker LocalCluster fixture, one per module
+client = test_distributed_dask.client  # the shared 2-worker LocalCluster (tests/conftest.py)
 SAMPLES = Path(__file__).resolve().parent.parent / "data_samples"
 
 
