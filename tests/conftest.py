@@ -18,9 +18,11 @@ The modules in ``SLOW_MODULES`` are slow as a whole (fuzz and property searches 
 test, matplotlib figures), without a marker in their files.
 
 The tests that run on a real dask LocalCluster ask for the ``dask_cluster`` fixture: one cluster of 2 worker
-processes serves all of them, run one after the other at the start of the session (so under ``-n auto`` they
-go to one worker together), and it is shut down before any other test runs: a live client's threads would
-keep the tests that fork from forking.
+processes serves the tests that follow one another and ask for it, and it is shut down before any other test
+runs. A dask client leaves a thread behind in its process (distributed's offload pool), and a process with
+another thread never forks, so every test that starts a client in this process (``dask_cluster``, or
+``dask_in_process`` for one that starts its own, as ``--workers``) runs at the end of the session, after the
+tests that fork; the ``dask_cluster`` ones last, together.
 """
 
 from __future__ import annotations
@@ -42,9 +44,8 @@ SLOW_MODULES = (
 
 @pytest.hookimpl(tryfirst=True)  # before the ``-m`` selection reads the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # the cluster's tests first and together (a stable sort: each keeps its order); the same order in every
-    # xdist worker, which sends consecutive tests to a worker
-    items.sort(key=lambda item: "dask_cluster" not in getattr(item, "fixturenames", ()))
+    # a stable sort (each keeps its order), the same in every xdist worker: the dask tests at the end
+    items.sort(key=_dask_rank)
     for item in items:
         if any(item.path.match(pattern) for pattern in SLOW_MODULES):
             item.add_marker(pytest.mark.slow)
@@ -64,11 +65,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 break
 
 
+def _dask_rank(item: pytest.Item) -> int:
+    names = getattr(item, "fixturenames", ())
+    return 2 if "dask_cluster" in names else 1 if "dask_in_process" in names else 0
+
+
 _CLUSTER: list[Any] = []  # the running (cluster, client), while consecutive tests ask for it
 
 
 @pytest.fixture
-def dask_cluster() -> Any:
+def dask_in_process() -> None:
+    """Says that the test starts a dask client in this process (it runs after the tests that fork)."""
+
+
+@pytest.fixture
+def dask_cluster(dask_in_process: None) -> Any:
     """A client of a dask LocalCluster of 2 worker processes (one thread each, no dashboard, on 127.0.0.1),
     started for the first test that asks for it and kept for the tests that follow and ask for it too."""
     if not _CLUSTER:

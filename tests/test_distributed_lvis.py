@@ -129,6 +129,7 @@ def test_shards_without_a_client_run_here() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("dask_in_process")  # (--workers: a client here; tests/conftest.py)
 def test_cli_workers_and_shards(capsys: pytest.CaptureFixture[str]) -> None:
     gt, res = str(SAMPLES / "lvis" / "lvis_val.json"), str(SAMPLES / "coco" / "results_bbox.json")
 
