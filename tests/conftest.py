@@ -16,9 +16,18 @@ Two markers select what the fast profile leaves out (both are registered in ``py
 
 The modules in ``SLOW_MODULES`` are slow as a whole (fuzz and property searches of hundreds of examples per
 test, matplotlib figures), without a marker in their files.
+
+The tests that run on a real dask LocalCluster ask for the ``dask_cluster`` fixture: one cluster of 2 worker
+processes serves the tests that follow one another and ask for it, and it is shut down before any other test
+runs. A dask client leaves a thread behind in its process (distributed's offload pool), and a process with
+another thread never forks, so every test that starts a client in this process (``dask_cluster``, or
+``dask_in_process`` for one that starts its own, as ``--workers``) runs at the end of the session, after the
+tests that fork; the ``dask_cluster`` ones last, together.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -35,6 +44,8 @@ SLOW_MODULES = (
 
 @pytest.hookimpl(tryfirst=True)  # before the ``-m`` selection reads the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # a stable sort (each keeps its order), the same in every xdist worker: the dask tests at the end
+    items.sort(key=_dask_rank)
     for item in items:
         if any(item.path.match(pattern) for pattern in SLOW_MODULES):
             item.add_marker(pytest.mark.slow)
@@ -95,3 +106,36 @@ def read_only(tmp_path):  # type: ignore[no-untyped-def]
 def read_only_dir(tmp_path, read_only):  # type: ignore[no-untyped-def]
     """An empty folder nobody may write into (:func:`read_only`)."""
     return read_only(tmp_path / "ro")
+
+
+def _dask_rank(item: pytest.Item) -> int:
+    names = getattr(item, "fixturenames", ())
+    return 2 if "dask_cluster" in names else 1 if "dask_in_process" in names else 0
+
+
+_CLUSTER: list[Any] = []  # the running (cluster, client), while consecutive tests ask for it
+
+
+@pytest.fixture
+def dask_in_process() -> None:
+    """Says that the test starts a dask client in this process (it runs after the tests that fork)."""
+
+
+@pytest.fixture
+def dask_cluster(dask_in_process: None) -> Any:
+    """A client of a dask LocalCluster of 2 worker processes (one thread each, no dashboard, on 127.0.0.1),
+    started for the first test that asks for it and kept for the tests that follow and ask for it too."""
+    if not _CLUSTER:
+        distributed = pytest.importorskip("distributed")
+        cluster = distributed.LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None, host="127.0.0.1"
+        )
+        _CLUSTER.append((cluster, distributed.Client(cluster)))
+    return _CLUSTER[0][1]
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if _CLUSTER and (nextitem is None or "dask_cluster" not in getattr(nextitem, "fixturenames", ())):
+        cluster, client = _CLUSTER.pop()
+        client.close()
+        cluster.close()

@@ -35,6 +35,7 @@ def test_operating_points_and_calibration_print_their_per_class_values(capsys):
         assert f"  {span:<11} {n:>10} {conf:10.4f} {acc:9.4f} {acc - conf:+7.4f}" in out
 
 
+@pytest.mark.slow  # (above a second of CPU: full suite only)
 def test_images_and_html_say_what_they_wrote(tmp_path, capsys):
     html, images = tmp_path / "r.html", tmp_path / "img"
     assert main([*VOC, "--images", str(images), "--worst-images", "2", "--html", str(html)]) == 0

@@ -431,6 +431,7 @@ def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
             yield node.name, node
 
 
+@cache  # (read by two tests per check)
 def _kernel_uses(check: str) -> list[tuple[str, str, str]]:
     found = []
     for module, (_, tree) in _sources().items():

@@ -404,6 +404,7 @@ def test_lvis_boundary_equals_lvis_api_with_boundary_iou_api_iou():
     assert checked > 20
 
 
+@pytest.mark.slow  # (above a second of CPU: full suite only)
 def test_the_official_demo_files_equal_vernier_and_boundary_iou_api():
     """pycocotools' val2014 demo (100 images, its fake segm results): the command of the README."""
     from pathlib import Path

@@ -89,18 +89,11 @@ def test_two_cores_give_the_one_process_numbers(files, tmp_path, monkeypatch, sm
 
 
 @pytest.mark.slow
-def test_image_shards_on_a_dask_cluster(files):
-    distributed = pytest.importorskip("distributed")
+def test_image_shards_on_a_dask_cluster(files, dask_cluster):
     gt, ranks, _ = files
     one = evaluate_coco(gt, ranks, params=_params(), strategy="one process")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None, host="127.0.0.1"
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        for shards in (2, 3):
-            _same(evaluate_coco(gt, ranks, params=_params(), client=client, shards=shards), one)
+    for shards in (2, 3):
+        _same(evaluate_coco(gt, ranks, params=_params(), client=dask_cluster, shards=shards), one)
 
 
 @pytest.mark.filterwarnings("ignore:The 'warn' method is deprecated:DeprecationWarning")

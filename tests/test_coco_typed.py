@@ -99,26 +99,25 @@ def _decimal() -> st.SearchStrategy[str]:
     )
 
 
-def _number() -> st.SearchStrategy[str]:
-    return st.one_of(
-        st.integers(-1000, 1000).map(str),
-        st.floats(allow_nan=False, allow_infinity=False).map(repr),
-        st.floats(0, 1000, allow_nan=False).map(lambda v: repr(round(v, 2))),
-        st.sampled_from(INTS).map(str),
-        st.sampled_from(HARD_FLOATS),
-        _decimal(),
-    )
+# (strategies are built once: hypothesis validates a strategy object on its first draw, and a document draws
+# thousands of tokens)
+ONE_IN_30 = st.integers(0, 29)
+NOT_NUMBER = st.sampled_from(NOT_NUMBERS)
+NUMBER: st.SearchStrategy[str] = st.one_of(
+    st.integers(-1000, 1000).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.floats(0, 1000, allow_nan=False).map(lambda v: repr(round(v, 2))),
+    st.sampled_from(INTS).map(str),
+    st.sampled_from(HARD_FLOATS),
+    _decimal(),
+)
 
 
 @st.composite
 def _token(draw: Any, valid: st.SearchStrategy[str], hostile: bool) -> str:
     """A valid value; in a hostile document now and then any number (huge, at the bounds) or not a number."""
-    k = draw(st.integers(0, 29)) if hostile else 29
-    return draw(st.sampled_from(NOT_NUMBERS) if k == 0 else _number() if k <= 3 else valid)
-
-
-def _id(ids: list[int], hostile: bool) -> st.SearchStrategy[str]:
-    return _token(st.sampled_from(ids).map(str), hostile)
+    k = draw(ONE_IN_30) if hostile else 29
+    return draw(NOT_NUMBER if k == 0 else NUMBER if k <= 3 else valid)
 
 
 DIGITS = st.text("0123456789", min_size=1, max_size=30)
@@ -128,6 +127,11 @@ COORD = st.one_of(
     st.builds(lambda a, b: f"{a % 600}.{b}", st.integers(0, 599), DIGITS),  # (rounded by both parsers)
 )
 SCORE = st.one_of(st.floats(0, 1).map(repr), DIGITS.map(lambda b: f"0.{b}"), st.sampled_from(["0", "1"]))
+# the tokens of a valid (False) and of a hostile (True) record
+IMAGE_TOKEN = {h: _token(st.sampled_from(IMAGES).map(str), h) for h in (False, True)}
+CAT_TOKEN = {h: _token(st.sampled_from(CATS).map(str), h) for h in (False, True)}
+COORD_TOKEN = {h: _token(COORD, h) for h in (False, True)}
+SCORE_TOKEN = {h: _token(SCORE, h) for h in (False, True)}
 
 
 @st.composite
@@ -135,7 +139,7 @@ def _box(draw: Any, hostile: bool) -> str:
     k = draw(st.integers(0, 39)) if hostile else 39
     if k == 0:
         return draw(st.sampled_from(NOT_NUMBERS))
-    values = [draw(_token(COORD, hostile)) for _ in range({1: 3, 2: 5, 3: 0}.get(k, 4))]
+    values = [draw(COORD_TOKEN[hostile]) for _ in range({1: 3, 2: 5, 3: 0}.get(k, 4))]
     return "[" + draw(st.sampled_from([", ", ",", " ,\n"])).join(values) + "]"
 
 
@@ -148,10 +152,10 @@ ESCAPED = {"image_id": "image_\\u0069d", "score": "\\u0073core", "bbox": "bbox",
 @st.composite
 def _record(draw: Any, hostile: bool) -> str:
     values = {
-        "image_id": draw(_id(IMAGES, hostile)),
-        "category_id": draw(_id(CATS, hostile)),
+        "image_id": draw(IMAGE_TOKEN[hostile]),
+        "category_id": draw(CAT_TOKEN[hostile]),
         "bbox": draw(_box(hostile)),
-        "score": draw(_token(SCORE, hostile)),
+        "score": draw(SCORE_TOKEN[hostile]),
     }
     items = [[k, v] for k, v in values.items()]
     if draw(st.booleans()):  # (Ultralytics' predictions.json names the image file)

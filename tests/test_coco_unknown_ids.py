@@ -41,6 +41,7 @@ def _known_columns(case, params, arrays):
     return precision[:, :, keep], recall[:, keep], scores[:, :, keep]
 
 
+@pytest.mark.fast_cases(seed=2)
 @pytest.mark.parametrize("seed", range(60))
 def test_unknown_category_and_image_ids_give_pycocotools_numbers(seed):
     case = random_case(seed)
@@ -65,6 +66,7 @@ def test_unknown_category_and_image_ids_give_pycocotools_numbers(seed):
     assert any("image id" in w for w in notes) == bool(seed % 2)
 
 
+@pytest.mark.fast_cases(seed=2)
 @pytest.mark.parametrize("seed", range(40))
 def test_repeated_max_dets_give_pycocotools_numbers(seed):
     case = random_case(seed)

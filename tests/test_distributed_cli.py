@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,11 @@ from deteval.cli import main
 from deteval.errors import ConfigError
 from deteval.run.client import dask_client
 
-pytest.importorskip("distributed")
+# (found, not imported: importing it here would cost every worker's collection; the tests import it)
+pytestmark = [
+    pytest.mark.skipif(find_spec("distributed") is None, reason="needs dask.distributed"),
+    pytest.mark.usefixtures("dask_in_process"),  # (their clients: tests/conftest.py)
+]
 
 DATA = Path(__file__).parent / "data" / "coco" / "coco_val2014_100"
 GT = str(DATA / "instances_val2014_100.json")

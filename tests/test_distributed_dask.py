@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from importlib.util import find_spec
 from typing import Any
 
 import numpy as np
@@ -15,20 +15,14 @@ from _coco_cases import random_case, random_keypoints_case, random_segm_case
 from deteval.detection.coco import evaluate_coco
 from deteval.run.voc import evaluate_voc
 
-distributed = pytest.importorskip("distributed")
+# (found, not imported: importing it here would cost every worker's collection; the tests import it)
+pytestmark = pytest.mark.skipif(find_spec("distributed") is None, reason="needs dask.distributed")
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None, host="127.0.0.1"
-    )
-    c = distributed.Client(cluster)
-    try:
-        yield c
-    finally:
-        c.close()
-        cluster.close()
+@pytest.fixture
+def client(dask_cluster: Any) -> Any:
+    """The 2-worker LocalCluster of tests/conftest.py, shared with the other modules' cluster tests."""
+    return dask_cluster
 
 
 def _same(a: Any, b: Any) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,13 @@ from _lvis_cases import random_lvis_case, run_lvis_api
 from deteval.cli import main
 from deteval.detection.lvis import LvisEvaluation, evaluate_lvis
 
-distributed = pytest.importorskip("distributed")
 pytest.importorskip("lvis")
-pytestmark = pytest.mark.filterwarnings("ignore:The 'warn' method is deprecated:DeprecationWarning")
-client = test_distributed_dask.client  # the 2-worker LocalCluster fixture, one per module
+# (found, not imported: importing it here would cost every worker's collection; the tests import it)
+pytestmark = [
+    pytest.mark.skipif(find_spec("distributed") is None, reason="needs dask.distributed"),
+    pytest.mark.filterwarnings("ignore:The 'warn' method is deprecated:DeprecationWarning"),
+]
+client = test_distributed_dask.client  # the shared 2-worker LocalCluster (tests/conftest.py)
 SAMPLES = Path(__file__).resolve().parent.parent / "data_samples"
 
 
@@ -125,6 +129,7 @@ def test_shards_without_a_client_run_here() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("dask_in_process")  # (--workers: a client here; tests/conftest.py)
 def test_cli_workers_and_shards(capsys: pytest.CaptureFixture[str]) -> None:
     gt, res = str(SAMPLES / "lvis" / "lvis_val.json"), str(SAMPLES / "coco" / "results_bbox.json")
 

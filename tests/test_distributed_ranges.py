@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import json
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -290,13 +289,9 @@ def test_skip_with_a_record_of_another_branch(
     assert no_whole_reads == [str(p)]
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    pytest.importorskip("distributed")
-    from deteval.run.client import dask_client
-
-    with dask_client(2) as c:  # a real LocalCluster of 2 worker processes
-        yield c
+@pytest.fixture
+def client(dask_cluster: Any) -> Any:
+    return dask_cluster  # a real LocalCluster of 2 worker processes, shared (tests/conftest.py)
 
 
 @pytest.mark.slow

@@ -61,13 +61,10 @@ def test_no_evaluated_topic_and_judgment_groups() -> None:
 
 
 @pytest.mark.slow
-def test_topic_shards_on_a_local_cluster() -> None:
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
-                                  host="127.0.0.1") as cluster, distributed.Client(cluster) as client:  # fmt: skip
-        for seed in (3, 4):
-            q, r = random_trec(seed)
-            one = evaluate_trec(q, r, "all_trec", per_query=True, complete=True)
-            for shards in (1, 2, 7):
-                _same(evaluate_trec(q, r, "all_trec", per_query=True, complete=True, client=client,
-                                    shards=shards), one)  # fmt: skip
+def test_topic_shards_on_a_local_cluster(dask_cluster: Any) -> None:
+    for seed in (3, 4):
+        q, r = random_trec(seed)
+        one = evaluate_trec(q, r, "all_trec", per_query=True, complete=True)
+        for shards in (1, 2, 7):
+            _same(evaluate_trec(q, r, "all_trec", per_query=True, complete=True, client=dask_cluster,
+                                shards=shards), one)  # fmt: skip

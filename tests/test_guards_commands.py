@@ -141,6 +141,7 @@ def test_canvas_is_bounded_by_pixels() -> None:
     assert canvas_size(800.0, 600.0) == (800, 600)
 
 
+@pytest.mark.slow  # (above a second of CPU: full suite only)
 def test_declared_image_size_does_not_size_the_canvas(tmp_path: Path, capsys) -> None:
     """A 60000² declared image drew a 60000² canvas (MemoryError); the canvas is now scaled down."""
     from deteval.cli import main

@@ -32,6 +32,7 @@ def _html(tmp_path: Path, args: list[str]) -> str:
     return out.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # (above a second of CPU: full suite only)
 def test_voc_report_reads_in_order_with_nothing_raw(tmp_path):
     text = _html(tmp_path, VOC_ARGS)
     heads = re.findall(r"<h2>(.*?)</h2>", text)
@@ -61,6 +62,7 @@ needs_browser = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow  # (above a second of CPU: full suite only)
 @needs_browser
 def test_coco_report_in_headless_chromium(tmp_path):
     from PIL import Image

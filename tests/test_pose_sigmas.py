@@ -43,6 +43,7 @@ def _last_by_option(case: dict) -> CocoParams:
     return CocoParams.from_options("keypoints", kpt_oks_sigmas_per_category={last: case["sigmas"][last]})
 
 
+@pytest.mark.fast_cases(seed=2)
 @pytest.mark.parametrize("k", SKELETONS)
 @pytest.mark.parametrize("seed", range(25))
 def test_each_category_equals_pycocotools_with_its_sigmas(k, seed):
@@ -54,6 +55,7 @@ def test_each_category_equals_pycocotools_with_its_sigmas(k, seed):
         assert np.array_equal(ev.recall[:, j], recall), (k, seed, cid)
 
 
+@pytest.mark.fast_cases(seed=2)
 @pytest.mark.parametrize("k", SKELETONS)
 @pytest.mark.parametrize("seed", range(40))
 @pytest.mark.parametrize("parity", ["strict", "corrected"])

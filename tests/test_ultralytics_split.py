@@ -59,6 +59,7 @@ def _case(seed: int) -> tuple[BoxTable, BoxTable, int]:
     return gt, BoxTable.from_arrays(img, cls, d, conf), n_images
 
 
+@pytest.mark.fast_cases(seed=2)
 @pytest.mark.parametrize("seed", range(40))
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_split_matches_the_image_loop(seed: int, profile: str) -> None:

@@ -69,6 +69,7 @@ def test_other_formats(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert "person" in out and "dog" in out
 
 
+@pytest.mark.slow  # (above a second of CPU: full suite only)
 def test_analyses_under_the_coco_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     html = tmp_path / "r.html"
     doc = _json(
@@ -115,6 +116,7 @@ def test_worst_images_are_drawn_on_the_dataset_pictures(
         assert im.getpixel((5, im.size[1] // 2)) in ((120, 120, 120), (121, 121, 121))  # (JPEG)
 
 
+@pytest.mark.slow  # (above a second of CPU: full suite only)
 def test_compare_to_gives_a_paired_verdict(capsys: pytest.CaptureFixture[str]) -> None:
     doc = _json(capsys, str(TXT), "--profile", "coco", "--compare-to", str(MODEL_B), "--ci", "0.95")
     ap = doc["comparison"]["AP"]
