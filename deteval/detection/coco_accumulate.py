@@ -176,13 +176,29 @@ def _accumulate_plain(
     A, T, _ = table.tp.shape
     K = table.n_cats
     R = rec_thrs.shape[0]
-    prec, sc, rec = _out_buffers((A, len(max_dets), T, K, R), into, with_scores)
+    M = len(max_dets)
     npig_ka = table.npig if npig is None else npig
     valid = (npig_ka > 0).T  # (A, K)
     order = _ranking_order(table)
     slices = _max_det_slices(table, order, max_dets, weights)
+    if into is not None:
+        prec, sc, rec = _out_buffers((A, M, T, K, R), into, with_scores)
+    else:
+        # pycocotools' layout, filled one area range at a time from contiguous (M, T, K, R) slabs: the slices
+        # and the maxDet copies are written in the slabs, the layout's strided writes happen once per area
+        final = _final_buffers(A, M, T, K, R, with_scores)
+        slab = _slab_buffers(M, T, K, R, with_scores)
+        prec, rec = slab[0][None], slab[2][None]  # (one-area buffers)
+        sc = None if slab[1] is None else slab[1][None]
     for a in range(A):
+        a_w = a if into is not None else 0
+        if into is None:
+            for b in slab:
+                if b is not None:
+                    b.fill(-1.0)
         if not valid[a].any():
+            if into is None:
+                _to_final(final, slab, a)
             continue
         # the flags of one area range in ranked order once; each maxDet reads its rows of them
         tp_a = table.tp[a] if order is None else np.take(table.tp[a], order, axis=1)
@@ -191,7 +207,7 @@ def _accumulate_plain(
             bufs = (prec, rec) if sc is None else (prec, rec, sc)
             if need is not None:
                 for buf in bufs:
-                    buf[a, m] = buf[a, m - 1]
+                    buf[a_w, m] = buf[a_w, m - 1]
             # only the categories with non-ignored ground truth (the others keep pycocotools' -1) that this
             # maxDet computes: their rows, one list per (threshold, category)
             comp = valid[a] if need is None else valid[a] & need
@@ -228,16 +244,45 @@ def _accumulate_plain(
                     vals.append(_sampled_scores(rows, sm).reshape(nt, n_c, R))
                 for buf, val in zip(bufs, vals, strict=True):
                     if whole:
-                        buf[a, m, t0:t1] = val
+                        buf[a_w, m, t0:t1] = val
                     else:
-                        view = buf[a, m, t0:t1]  # (a view: the categories computed are written in place)
+                        view = buf[a_w, m, t0:t1]  # (a view: the categories computed are written in place)
                         view[:, comp] = val
                 del lists, tp, ig, vals
         del tp_a, ig_a
+        if into is None:
+            _to_final(final, slab, a)
     if into is not None and sc is not None:
         return pycocotools_views(prec, sc, rec)
-    precision, recall, scores = _pycocotools_layout(prec, sc, rec)
-    return precision, recall, scores
+    return final[0], final[2], final[1]
+
+
+def _final_buffers(
+    A: int, M: int, T: int, K: int, R: int, with_scores: bool
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """precision and scores as (T, R, K, A, M), recall as (T, K, A, M) (pycocotools' layout), not
+    initialised: :func:`_to_final` writes every area range."""
+    prec = np.empty((T, R, K, A, M))
+    return prec, (np.empty((T, R, K, A, M)) if with_scores else None), np.empty((T, K, A, M))
+
+
+def _slab_buffers(
+    M: int, T: int, K: int, R: int, with_scores: bool
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """precision and scores as (M, T, K, R), recall as (M, T, K): one area range, contiguous."""
+    return np.empty((M, T, K, R)), (np.empty((M, T, K, R)) if with_scores else None), np.empty((M, T, K))
+
+
+def _to_final(
+    final: tuple[np.ndarray, np.ndarray | None, np.ndarray],
+    slab: tuple[np.ndarray, np.ndarray | None, np.ndarray],
+    a: int,
+) -> None:
+    """Area range ``a`` of the (M, T, K, R) and (M, T, K) slabs into pycocotools' layout."""
+    final[0][:, :, :, a, :] = slab[0].transpose(1, 3, 2, 0)
+    if final[1] is not None and slab[1] is not None:
+        final[1][:, :, :, a, :] = slab[1].transpose(1, 3, 2, 0)
+    final[2][:, :, a, :] = slab[2].transpose(1, 2, 0)
 
 
 def _out_buffers(
