@@ -109,7 +109,7 @@ def _accumulate_resampled(
                 per_list, tp, ig, n_pos, np.tile(weights[om], T), rec_thrs, COCO_EPS
             )
         prec[a, m] = q.reshape(T, K, R)
-        sc[a, m] = _sampled_scores(rows, sm).reshape(T, K, R)
+        sc[a, m] = _sampled_scores(rows.reshape(T, K, R), sm)
         rec[a, m] = safe_div(n_hits, n_pos).reshape(T, K)
         _no_truth(prec, sc, rec, a, m, valid[a])
     return _pycocotools_layout(prec, sc, rec)
@@ -200,9 +200,11 @@ def _accumulate_plain(
             if into is None:
                 _to_final(final, slab, a)
             continue
-        # the flags of one area range in ranked order once; each maxDet reads its rows of them
-        tp_a = table.tp[a] if order is None else np.take(table.tp[a], order, axis=1)
-        ig_a = table.ig[a] if order is None else np.take(table.ig[a], order, axis=1)
+        # the flags of one area range in ranked order once, tp as bit 0 and ig as bit 1 of one byte (one
+        # gather of the rows instead of two); each maxDet reads its rows of them
+        flags_a = _flag_bytes(table.tp[a], table.ig[a])
+        if order is not None:
+            flags_a = np.take(flags_a, order, axis=1)
         for m, (sel, sm, cm, wm, need) in enumerate(slices):
             bufs = (prec, rec) if sc is None else (prec, rec, sc)
             if need is not None:
@@ -229,8 +231,9 @@ def _accumulate_plain(
                 t1 = min(T, t0 + step)
                 nt = t1 - t0
                 n_pos = np.tile(npig_ka[comp, a], nt)  # lists in (threshold, category) order
-                tp = (tp_a[t0:t1] if sel is None else np.take(tp_a[t0:t1], sel, axis=1)).reshape(-1)
-                ig = (ig_a[t0:t1] if sel is None else np.take(ig_a[t0:t1], sel, axis=1)).reshape(-1)
+                fl = flags_a[t0:t1] if sel is None else np.take(flags_a[t0:t1], sel, axis=1)
+                tp = (fl & 1).view(bool).reshape(-1)
+                ig = (fl >> 1).view(bool).reshape(-1)
                 w = None if wm is None else np.tile(wm, nt)
                 lists = presorted_lists(np.tile(per_cat, nt), tp, n_pos, ig, weights=w)
                 vals = [
@@ -241,7 +244,7 @@ def _accumulate_plain(
                     rows = lists.sampled_items(rec_thrs)  # items are nt copies of the same n_m detections
                     if lists.order is not None:  # weighted: an expanded item back to the row it repeats
                         rows = np.where(rows >= 0, lists.order[np.maximum(rows, 0)], rows)
-                    vals.append(_sampled_scores(rows, sm).reshape(nt, n_c, R))
+                    vals.append(_sampled_scores(rows.reshape(nt, n_c, R), sm))
                 for buf, val in zip(bufs, vals, strict=True):
                     if whole:
                         buf[a_w, m, t0:t1] = val
@@ -249,7 +252,7 @@ def _accumulate_plain(
                         view = buf[a_w, m, t0:t1]  # (a view: the categories computed are written in place)
                         view[:, comp] = val
                 del lists, tp, ig, vals
-        del tp_a, ig_a
+        del flags_a
         if into is None:
             _to_final(final, slab, a)
     if into is not None and sc is not None:
@@ -358,6 +361,13 @@ def _top_rank(cat_s: np.ndarray, rank_s: np.ndarray, n_cats: int) -> np.ndarray:
     return top
 
 
+def _flag_bytes(tp: np.ndarray, ig: np.ndarray) -> np.ndarray:
+    """One byte per flag pair: ``tp`` (bool) as bit 0, ``ig`` (bool) as bit 1."""
+    out = np.asarray(ig, dtype=bool).view(np.uint8) << 1
+    out |= np.asarray(tp, dtype=bool).view(np.uint8)
+    return out
+
+
 def _in_group_order(table: MatchTable) -> bool:
     """Whether the rows are sorted by (category, image, rank)."""
     if table.cat.shape[0] < 2:
@@ -397,10 +407,15 @@ def _pycocotools_layout(prec: np.ndarray, sc: Any, rec: np.ndarray) -> tuple[np.
 
 
 def _sampled_scores(rows: np.ndarray, sm: np.ndarray) -> np.ndarray:
-    """The score of the item sampled at each level (items are copies of the slice's detections, one run per
-    threshold, hence the modulo), 0 where no item reaches the level (``rows < 0``)."""
+    """The score of the item sampled at each level, ``rows`` as (thresholds, lists, levels): items are copies
+    of the slice's detections, one run of ``len(sm)`` per threshold, so threshold t's items start at
+    t·len(sm); 0 where no item reaches the level (``rows < 0``)."""
     n_m = sm.shape[0]
-    return np.where(rows >= 0, sm[rows % max(n_m, 1)] if n_m else 0.0, 0.0)
+    if not n_m:
+        return np.zeros(rows.shape)
+    # (a subtraction broadcast per threshold rather than a modulo per level: a third cheaper)
+    det = rows - (np.arange(rows.shape[0]) * n_m)[:, None, None]
+    return np.where(rows >= 0, sm.take(det, mode="clip"), 0.0)
 
 
 def _no_truth(prec: np.ndarray, sc: np.ndarray, rec: np.ndarray, a: int, m: int, valid_a: np.ndarray) -> None:
