@@ -247,6 +247,16 @@ class RankedLists:
         if not self._any_ignored:
             return items - self.start[self.hit_list] + 1
         n = self.is_relevant.shape[0]
+        ignored = self.is_ignored
+        assert ignored is not None  # (_any_ignored)
+        if 8 * np.count_nonzero(ignored) < n:
+            ig_items = np.flatnonzero(ignored)
+            # few ignored items (COCO's all-area lists): the ignored ones before each hit, counted by placing
+            # each ignored item among the hits, rather than a running count over every item
+            placed = np.searchsorted(items, ig_items, side="right")
+            ig_before = np.cumsum(np.bincount(placed, minlength=items.shape[0] + 1))[: items.shape[0]]
+            ig_before_start = np.searchsorted(ig_items, self.start, side="left")
+            return items - self.start[self.hit_list] + 1 - (ig_before - ig_before_start[self.hit_list])
         kept = np.cumsum(~self.is_ignored, dtype=np.int32 if n < 2**31 - 1 else np.int64)  # type: ignore[operator]
         before = np.where(self.start > 0, kept[np.maximum(self.start - 1, 0)], 0)
         return kept[items].astype(np.int64) - before[self.hit_list]
