@@ -284,3 +284,26 @@ def test_presorted_weights_equal_ranked_weights(data):
         pre.scores_at_levels(COCO_RECALL_LEVELS).tolist()
         == ranked.scores_at_levels(COCO_RECALL_LEVELS).tolist()
     )
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_hit_rank_counts_the_items_not_ignored_up_to_each_hit(seed: int) -> None:
+    """``hit_rank`` (rank among the items not ignored, the hit included) against a loop over each list, with
+    few ignored items (the path that places them among the hits) and many (the running count)."""
+    rng = np.random.default_rng(seed)
+    count = rng.integers(0, 12, rng.integers(1, 30))
+    n = int(count.sum())
+    share = [0.02, 0.1, 0.5][seed % 3]
+    ignored = rng.random(n) < share
+    relevant = (rng.random(n) < 0.5) & ~ignored
+    lists = presorted_lists(count, relevant, np.maximum(relevant.sum(), 1) * np.ones(len(count)), ignored)
+    want = []
+    start = 0
+    for c in count.tolist():
+        kept = 0
+        for i in range(start, start + c):
+            kept += not ignored[i]
+            if relevant[i]:
+                want.append(kept)
+        start += c
+    assert lists.hit_rank.tolist() == want
