@@ -145,20 +145,23 @@ def category_variances(
     given: Mapping[Any, np.ndarray] | None,
     category_records: Sequence[Any] | None,
     file: str,
-    n_keypoints: int,
+    n_keypoints: int | np.ndarray,
     used: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """Per category (rows in the order of ``cat_ids``), the OKS variances ``(2σ)²`` of its sigmas (see the
     module docstring for where they come from); None where every category takes ``default``.
 
-    ``used``: the category indices that hold ground truth or detections; those must have ``n_keypoints``
-    sigmas (a ValidationError names the first that does not). The others get ``default``'s or their own
-    variances unchecked, since no pair ever reads them.
+    ``n_keypoints``: the keypoint count K of every category (one int), or each category's own K_c (an array in
+    the order of ``cat_ids``; the table is then as wide as the largest, each row's variances in its first K_c
+    cells and 1 after them, and never None). ``used``: the category indices that hold ground truth or
+    detections; those must have K (K_c) sigmas (a ValidationError names the first that does not). The others
+    get ``default``'s or their own variances unchecked, since no pair ever reads them.
     """
     own = record_sigmas(category_records, file)
     if given:
         own.update(given)
-    if not own:
+    per_category = not isinstance(n_keypoints, int)
+    if not own and not per_category:
         return None
     keys = cat_ids.tolist()
     known = set(keys)
@@ -167,17 +170,18 @@ def category_variances(
         raise ConfigError(
             f"kpt_oks_sigmas_per_category names category {unknown[0]!r}, not in the ground truth"
         )
+    counts = np.broadcast_to(np.asarray(n_keypoints, dtype=np.int64), (len(keys),))
     rows = [own.get(k, default) for k in keys]
     check = range(len(keys)) if used is None else used.tolist()
     for c in check:
-        if rows[c].shape[0] != n_keypoints:
+        if rows[c].shape[0] != counts[c]:
             source = "kpt_oks_sigmas" if keys[c] not in own else f"the sigmas of category {keys[c]!r}"
             raise ValidationError(
-                f"category {keys[c]!r} has {n_keypoints} keypoints but {source} has {rows[c].shape[0]}",
+                f"category {keys[c]!r} has {counts[c]} keypoints but {source} has {rows[c].shape[0]}",
                 file=file,
             )
-    table = np.ones((len(keys), n_keypoints), dtype=np.float64)
+    table = np.ones((len(keys), int(counts.max(initial=0))), dtype=np.float64)
     for c, sig in enumerate(rows):
-        if sig.shape[0] == n_keypoints:
-            table[c] = (sig * 2) ** 2
+        if sig.shape[0] == counts[c]:
+            table[c, : counts[c]] = (sig * 2) ** 2
     return table

@@ -4,6 +4,8 @@ category) the greedy matching of pycocotools' ``evaluateImg`` at every IoU thres
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from deteval.core.sorting import sorted_unique
@@ -15,6 +17,7 @@ from deteval.detection.coco_rles import boundary_measure, dt_rles, gt_rles
 from deteval.detection.keypoint_sigmas import category_variances
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.coco import CocoGroundTruth, CocoResults
+from deteval.io.coco.keypoints import keypoint_counts
 from deteval.match import coco as coco_match
 from deteval.match.coco import IouFn, MatchTable, match_groups
 
@@ -241,24 +244,30 @@ def _keypoint_measure(
     """OKS of (detection, ground truth) pairs, after checking both sides hold as many keypoints as sigmas."""
     if res.keypoints is None or gt.keypoints is None:
         raise InputFormatError("keypoints evaluation needs keypoints in the ground truth and the results")
-    sig = params.kpt_oks_sigmas
-    variances = _category_variances(gt, res, params, gsel, dsel)
-    if variances is not None:  # (each category's sigmas were checked against the keypoints' count)
-        sig = np.ones(gt.keypoints.shape[1] // 3 if len(gt) else res.keypoints.shape[1] // 3)
-    if len(res) and res.keypoints.shape[1] != 3 * sig.shape[0]:
-        raise ValidationError(
-            f"results have {res.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
-            file=res.source,
-        )
-    if len(gt) and gt.keypoints.shape[1] != 3 * sig.shape[0]:
-        raise ValidationError(
-            f"ground truth has {gt.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
-            file=gt.source,
-        )
     # (a half's detections: their x and y taken from the whole matrix, without a copy of their rows)
     d_rows = None if isinstance(dsel, slice) else dsel
-    per_gt = None if variances is None else (variances, gt.cat[gsel])
-    oks = KeypointOks(res.keypoints, gt.keypoints[gsel], gt.bbox[gsel], gt.area[gsel], sig, d_rows, per_gt)
+    if _mixed_counts(gt, res):
+        used = sorted_unique(np.sort(np.concatenate((gt.cat[gsel], res.cat[dsel]))))
+        oks = _mixed_oks(gt, res, params, (gsel, d_rows, used))
+    else:
+        sig = params.kpt_oks_sigmas
+        variances = _category_variances(gt, res, params, gsel, dsel)
+        if variances is not None:  # (each category's sigmas were checked against the keypoints' count)
+            sig = np.ones(gt.keypoints.shape[1] // 3 if len(gt) else res.keypoints.shape[1] // 3)
+        if len(res) and res.keypoints.shape[1] != 3 * sig.shape[0]:
+            raise ValidationError(
+                f"results have {res.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
+                file=res.source,
+            )
+        if len(gt) and gt.keypoints.shape[1] != 3 * sig.shape[0]:
+            raise ValidationError(
+                f"ground truth has {gt.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
+                file=gt.source,
+            )
+        per_gt = None if variances is None else (variances, gt.cat[gsel])
+        oks = KeypointOks(
+            res.keypoints, gt.keypoints[gsel], gt.bbox[gsel], gt.area[gsel], sig, d_rows, per_gt
+        )
     # pairs certainly below the lowest threshold the matcher uses are never candidates: not computed
     lowest = float(np.minimum(params.iou_thrs, 1 - 1e-10).min())
 
@@ -282,6 +291,105 @@ def _keypoint_measure(
         return oks(di, gi, below=lowest)
 
     return keypoint_oks
+
+
+def _mixed_counts(gt: CocoGroundTruth, res: CocoResults) -> bool:
+    """Whether the keypoint rows have several lengths (categories with skeletons of different sizes): the two
+    matrices' widths differ, or rows padded with NaN (:func:`~deteval.io.coco.keypoints.keypoint_counts`)."""
+    gkp, dkp = gt.keypoints, res.keypoints
+    assert gkp is not None and dkp is not None
+    if len(gt) and len(res) and gkp.shape[1] != dkp.shape[1]:
+        return True
+    return any(m.shape[0] and m.shape[1] and np.isnan(m[:, -1]).any() for m in (gkp, dkp))
+
+
+def category_keypoint_counts(gt: CocoGroundTruth, res: CocoResults) -> np.ndarray:
+    """Each category's keypoint count K_c (in the order of ``gt.cat_ids``): the length of its record's
+    ``keypoints`` name list when it has one, else its annotations' (else its detections') common length; 0
+    for a category with none of these. Every annotation and detection of a category must have K_c keypoints
+    (a ValidationError names the file, the record, the category, the count expected and the one found)."""
+    assert gt.keypoints is not None and res.keypoints is not None
+    n_cat = len(gt.cat_ids)
+    gk, dk = keypoint_counts(gt.keypoints), keypoint_counts(res.keypoints)
+    kc = np.zeros(n_cat, dtype=np.int64)
+    named = np.zeros(n_cat, dtype=bool)
+    index = {cid: c for c, cid in enumerate(gt.cat_ids.tolist())}
+    for rec in gt.category_records or ():
+        names = rec.get("keypoints") if isinstance(rec, dict) else None
+        c = index.get(rec.get("id")) if isinstance(rec, dict) else None
+        if c is not None and isinstance(names, list) and names:
+            kc[c], named[c] = len(names), True
+    for cat, k in ((res.cat, dk), (gt.cat, gk)):  # (the ground truth's first row last: it wins)
+        first = np.zeros(n_cat, dtype=np.int64)
+        first[cat[::-1]] = k[::-1]
+        kc = np.where(named | (first == 0), kc, first) if cat is gt.cat else np.where(kc > 0, kc, first)
+    for table, cat, k in ((gt, gt.cat, gk), (res, res.cat, dk)):
+        bad = np.flatnonzero(k != kc[cat])
+        if bad.size:
+            i = int(bad[0])
+            c = int(cat[i])
+            if table is gt:
+                rows = gt.file_rows
+                record: str | int = f"annotations[{int(rows[i]) if rows is not None else i}]"
+            else:
+                record = i
+            source = "its record's keypoint names" if named[c] else "its first annotation"
+            raise ValidationError(
+                f"keypoints of category {gt.cat_ids[c].item()!r} must have 3·K = {3 * int(kc[c])} numbers "
+                f"(K = {int(kc[c])}, from {source}), got {3 * int(k[i])}",
+                file=table.source,
+                record=record,
+            )
+    return kc
+
+
+def _mixed_oks(
+    gt: CocoGroundTruth, res: CocoResults, params: CocoParams, rows: tuple[Any, np.ndarray | None, np.ndarray]
+) -> KeypointOks:
+    """OKS where categories have skeletons of different sizes K_c: every row padded to the widest, each pair
+    measured on its category's first K_c keypoints with its K_c sigmas (``computeOks`` run per category).
+    ``rows``: the ground truths' selection, the detections' rows (None: all) and the categories of the rows
+    compared (whose sigmas must number K_c)."""
+    gsel, d_rows, used = rows
+    assert gt.keypoints is not None and res.keypoints is not None
+    if not params.use_cats:
+        raise ConfigError(
+            "keypoints of categories with different keypoint counts need use_cats (OKS compares a "
+            "detection with a ground truth of its own category only)"
+        )
+    kc = category_keypoint_counts(gt, res)
+    table = category_variances(
+        gt.cat_ids,
+        params.kpt_oks_sigmas,
+        params.kpt_oks_sigmas_per_category,
+        gt.category_records,
+        gt.source,
+        kc,
+        used,
+    )
+    assert table is not None
+    width = 3 * table.shape[1]
+    gkp, dkp = (_widen(m, width) for m in (gt.keypoints, res.keypoints))
+    gcat = gt.cat[gsel]
+    return KeypointOks(
+        dkp,
+        gkp[gsel],
+        gt.bbox[gsel],
+        gt.area[gsel],
+        np.ones(table.shape[1]),
+        d_rows,
+        (table, gcat),
+        kc.take(gcat),
+    )
+
+
+def _widen(mat: np.ndarray, width: int) -> np.ndarray:
+    """``mat`` padded with NaN columns to ``width`` (no copy when it has that width)."""
+    if mat.shape[1] == width:
+        return mat
+    out = np.full((mat.shape[0], width), np.nan)
+    out[:, : mat.shape[1]] = mat
+    return out
 
 
 def _category_variances(
