@@ -17,7 +17,12 @@ from deteval.detection.coco_rles import boundary_measure, dt_rles, gt_rles
 from deteval.detection.keypoint_sigmas import category_variances
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.coco import CocoGroundTruth, CocoResults
-from deteval.io.coco.keypoints import keypoint_counts
+from deteval.io.coco.keypoints import (
+    category_keypoint_counts,
+    check_keypoint_counts,
+    keypoint_counts,
+    several_counts,
+)
 from deteval.match import coco as coco_match
 from deteval.match.coco import IouFn, MatchTable, match_groups
 
@@ -246,7 +251,7 @@ def _keypoint_measure(
         raise InputFormatError("keypoints evaluation needs keypoints in the ground truth and the results")
     # (a half's detections: their x and y taken from the whole matrix, without a copy of their rows)
     d_rows = None if isinstance(dsel, slice) else dsel
-    if _mixed_counts(gt, res):
+    if several_counts(gt.keypoints, res.keypoints):
         used = sorted_unique(np.sort(np.concatenate((gt.cat[gsel], res.cat[dsel]))))
         oks = _mixed_oks(gt, res, params, (gsel, d_rows, used))
     else:
@@ -293,53 +298,22 @@ def _keypoint_measure(
     return keypoint_oks
 
 
-def _mixed_counts(gt: CocoGroundTruth, res: CocoResults) -> bool:
-    """Whether the keypoint rows have several lengths (categories with skeletons of different sizes): the two
-    matrices' widths differ, or rows padded with NaN (:func:`~deteval.io.coco.keypoints.keypoint_counts`)."""
-    gkp, dkp = gt.keypoints, res.keypoints
-    assert gkp is not None and dkp is not None
-    if len(gt) and len(res) and gkp.shape[1] != dkp.shape[1]:
-        return True
-    return any(m.shape[0] and m.shape[1] and np.isnan(m[:, -1]).any() for m in (gkp, dkp))
-
-
-def category_keypoint_counts(gt: CocoGroundTruth, res: CocoResults) -> np.ndarray:
+def category_counts(gt: CocoGroundTruth, res: CocoResults) -> np.ndarray:
     """Each category's keypoint count K_c (in the order of ``gt.cat_ids``): the length of its record's
     ``keypoints`` name list when it has one, else its annotations' (else its detections') common length; 0
     for a category with none of these. Every annotation and detection of a category must have K_c keypoints
-    (a ValidationError names the file, the record, the category, the count expected and the one found)."""
+    (:func:`~deteval.io.coco.keypoints.check_keypoint_counts` names the first that has not)."""
     assert gt.keypoints is not None and res.keypoints is not None
-    n_cat = len(gt.cat_ids)
     gk, dk = keypoint_counts(gt.keypoints), keypoint_counts(res.keypoints)
-    kc = np.zeros(n_cat, dtype=np.int64)
-    named = np.zeros(n_cat, dtype=bool)
-    index = {cid: c for c, cid in enumerate(gt.cat_ids.tolist())}
-    for rec in gt.category_records or ():
-        names = rec.get("keypoints") if isinstance(rec, dict) else None
-        c = index.get(rec.get("id")) if isinstance(rec, dict) else None
-        if c is not None and isinstance(names, list) and names:
-            kc[c], named[c] = len(names), True
-    for cat, k in ((res.cat, dk), (gt.cat, gk)):  # (the ground truth's first row last: it wins)
-        first = np.zeros(n_cat, dtype=np.int64)
-        first[cat[::-1]] = k[::-1]
-        kc = np.where(named | (first == 0), kc, first) if cat is gt.cat else np.where(kc > 0, kc, first)
-    for table, cat, k in ((gt, gt.cat, gk), (res, res.cat, dk)):
-        bad = np.flatnonzero(k != kc[cat])
-        if bad.size:
-            i = int(bad[0])
-            c = int(cat[i])
-            if table is gt:
-                rows = gt.file_rows
-                record: str | int = f"annotations[{int(rows[i]) if rows is not None else i}]"
-            else:
-                record = i
-            source = "its record's keypoint names" if named[c] else "its first annotation"
-            raise ValidationError(
-                f"keypoints of category {gt.cat_ids[c].item()!r} must have 3·K = {3 * int(kc[c])} numbers "
-                f"(K = {int(kc[c])}, from {source}), got {3 * int(k[i])}",
-                file=table.source,
-                record=record,
-            )
+    kc, named = category_keypoint_counts(gt.cat_ids, gt.category_records, gt.cat, gk)
+    from_dt, _ = category_keypoint_counts(gt.cat_ids, None, res.cat, dk)
+    kc = np.where(kc > 0, kc, from_dt)
+    rows = gt.file_rows
+    check_keypoint_counts(
+        kc, named, gt.cat_ids, (gt.cat, gk), gt.source,
+        lambda i: f"annotations[{int(rows[i]) if rows is not None else i}]",
+    )  # fmt: skip
+    check_keypoint_counts(kc, named, gt.cat_ids, (res.cat, dk), res.source, int)
     return kc
 
 
@@ -357,7 +331,7 @@ def _mixed_oks(
             "keypoints of categories with different keypoint counts need use_cats (OKS compares a "
             "detection with a ground truth of its own category only)"
         )
-    kc = category_keypoint_counts(gt, res)
+    kc = category_counts(gt, res)
     table = category_variances(
         gt.cat_ids,
         params.kpt_oks_sigmas,

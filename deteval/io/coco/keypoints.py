@@ -4,6 +4,7 @@ booleans, and loadRes' boxes and areas from the keypoints' extent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import chain
 
 import numpy as np
@@ -104,7 +105,7 @@ def keypoint_matrix(
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputFormatError(
-            f"{what} must have 3K numbers (K >= 1: x, y, v per keypoint), got {int(lens[i])}",
+            f"{what} must have 3K numbers (x, y, v per keypoint), got {int(lens[i])}",
             file=file,
             record=record_at(where, i),
         )
@@ -150,6 +151,61 @@ def keypoint_counts(keypoints: np.ndarray) -> np.ndarray:
     if n == 0 or width == 0 or not np.isnan(keypoints[:, -1]).any():
         return np.full(n, width // 3, dtype=np.int64)
     return np.count_nonzero(~np.isnan(keypoints[:, 0::3]), axis=1)
+
+
+def several_counts(*mats: np.ndarray) -> bool:
+    """Whether keypoint matrices hold rows of several keypoint counts: the non-empty ones differ in width, or
+    one has rows padded with NaN (see :func:`keypoint_counts`)."""
+    full = [m for m in mats if m.shape[0]]
+    if len({m.shape[1] for m in full}) > 1:
+        return True
+    return any(m.shape[1] and np.isnan(m[:, -1]).any() for m in full)
+
+
+def category_keypoint_counts(
+    cat_ids: np.ndarray, category_records: list | None, cat: np.ndarray, counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each category's keypoint count K_c (in the order of ``cat_ids``) and whether its record fixes it: the
+    length of the record's ``keypoints`` name list where it has one, else that of the first row of ``cat``
+    (category indices) in the category (``counts``: each row's K); 0 for a category with neither."""
+    n_cat = len(cat_ids)
+    kc = np.zeros(n_cat, dtype=np.int64)
+    named = np.zeros(n_cat, dtype=bool)
+    index = {cid: c for c, cid in enumerate(cat_ids.tolist())}
+    for rec in category_records or ():
+        names = rec.get("keypoints") if isinstance(rec, dict) else None
+        c = index.get(rec.get("id")) if isinstance(rec, dict) else None
+        if c is not None and isinstance(names, list) and names:
+            kc[c], named[c] = len(names), True
+    first = np.zeros(n_cat, dtype=np.int64)
+    first[cat[::-1]] = counts[::-1]  # (the last write of an index wins: the category's first row)
+    return np.where(named, kc, first), named
+
+
+def check_keypoint_counts(
+    kc: np.ndarray,
+    named: np.ndarray,
+    cat_ids: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray],
+    file: str,
+    record_of: Callable[[int], str | int],
+) -> None:
+    """Refuse the first row (``rows``: category indices, keypoint counts) whose count is not its category's
+    K_c (categories of K_c = 0 are not checked), naming ``file``, the record (``record_of(row)``), the
+    category, the count expected and the one found."""
+    cat, counts = rows
+    want = kc[cat]
+    bad = np.flatnonzero((counts != want) & (want > 0))
+    if bad.size:
+        i = int(bad[0])
+        c = int(cat[i])
+        source = "its record's keypoint names" if named[c] else "its first annotation"
+        raise ValidationError(
+            f"keypoints of category {cat_ids[c].item()!r} must have 3·K = {3 * int(kc[c])} numbers "
+            f"(K = {int(kc[c])}, from {source}), got {3 * int(counts[i])}",
+            file=file,
+            record=record_of(i),
+        )
 
 
 def stack_keypoints(mats: list[np.ndarray]) -> np.ndarray:
