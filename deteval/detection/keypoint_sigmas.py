@@ -13,8 +13,15 @@ object sharing one) needs one list per category. A category's sigmas come from, 
 
 Every pair is measured with the sigmas of its ground truth's category, so each category's numbers are those
 of pycocotools run on that category alone with its own ``kpt_oks_sigmas``, and those of vernier's
-``Keypoints(sigmas={category_id: ...})``. All categories of one file share one keypoint count K (the file's
-keypoint arrays have one length); a category whose sigmas have another length is refused, naming it.
+``Keypoints(sigmas={category_id: ...})``.
+
+Categories may have skeletons of different sizes in one file. A category's keypoint count K_c is the length of
+its record's ``"keypoints"`` name list when it has one, else its annotations' common length
+(:func:`deteval.io.coco.keypoints.category_keypoint_counts`); every annotation and detection of the category
+must have 3·K_c numbers. Its sigmas must number K_c (COCO's default 17 fit a 17-point category only); a
+category whose sigmas have another length is refused, naming it. A pair's OKS then runs over its category's
+K_c points only: the mean of ``exp(−d² / (2 · area · (2σ)²))`` over the ground truth's visible points, or without any,
+the distances to its box enlarged by 2× over all K_c points, divided by K_c (``computeOks`` on that category).
 """
 
 from __future__ import annotations
