@@ -29,6 +29,7 @@ def test_the_cases_mix_skeletons():
     assert set().union(*sizes) == set(SKELETONS)
 
 
+@pytest.mark.fast_cases(seed=3)
 @pytest.mark.parametrize("seed", range(150))
 def test_each_category_equals_pycocotools_with_its_sigmas(seed):
     case = _case(seed)
@@ -39,6 +40,7 @@ def test_each_category_equals_pycocotools_with_its_sigmas(seed):
         assert np.array_equal(ev.recall[:, j], recall), (seed, cid)
 
 
+@pytest.mark.fast_cases(seed=3)
 @pytest.mark.parametrize("seed", range(150))
 @pytest.mark.parametrize("parity", ["strict", "corrected"])
 def test_stats_equal_vernier(seed, parity):
@@ -52,6 +54,7 @@ def test_stats_equal_vernier(seed, parity):
     assert np.array_equal(ev.stats, np.asarray(s.stats, dtype=np.float64)), seed
 
 
+@pytest.mark.fast_cases(seed=3)
 @pytest.mark.parametrize("seed", range(4))
 def test_every_strategy_and_the_command_line_give_the_same_numbers(tmp_path, seed):
     from deteval.cli import main
@@ -124,6 +127,7 @@ def test_a_mixed_file_with_a_missing_count_is_refused_clearly():
     assert "3K numbers" in str(e.value) and e.value.record == "annotations[0]"
 
 
+@pytest.mark.fast_cases(seed=3)
 @pytest.mark.parametrize("seed", range(30))
 def test_crowdpose_each_category_equals_faster_coco_eval_with_its_sigmas(tmp_path, seed):
     """CrowdPose's protocol on a file of several skeleton sizes: each category's precision over all images
