@@ -10,19 +10,27 @@ def random_sigmas(rng: np.random.Generator, k: int) -> list[float]:
     return [float(round(s, 4)) for s in rng.uniform(0.01, 0.12, k)]
 
 
-def random_pose_case(seed: int, k: int, n_cats: int = 3, crowd_index: bool = False) -> dict:
+def random_pose_case(
+    seed: int, k: int, n_cats: int = 3, crowd_index: bool = False, mixed: tuple[int, ...] = ()
+) -> dict:
     """Objects of ``n_cats`` categories with ``k`` keypoints each (visibility 0/1/2, some with none visible, some
     crowds), their categories' own sigmas (``sigmas`` in the records of all but the last category), keypoint
-    detections near them and in the background. ``crowd_index``: every image gets a ``crowdIndex``."""
+    detections near them and in the background. ``crowd_index``: every image gets a ``crowdIndex``. ``mixed``:
+    each category's keypoint count drawn from these instead (skeletons of several sizes in one file; a
+    detection then always takes its object's category)."""
     rng = np.random.default_rng(70_000 + seed)
     img_ids = list(range(1, int(rng.integers(2, 6)) + 1))
     cat_ids = [int(c) for c in sorted(rng.choice(np.arange(1, 20), n_cats, replace=False))]
-    sigmas = {c: random_sigmas(rng, k) for c in cat_ids}
+    ks = {c: int(rng.choice(mixed)) if mixed else k for c in cat_ids}
+    if mixed and len(set(ks.values())) == 1:  # (at least two sizes)
+        ks[cat_ids[-1]] = next(m for m in mixed if m != ks[cat_ids[0]])
+    sigmas = {c: random_sigmas(rng, ks[c]) for c in cat_ids}
     anns: list[dict] = []
     dets: list[dict] = []
     for img in img_ids:
         for _ in range(int(rng.integers(0, 7))):
             cat = int(rng.choice(cat_ids))
+            k = ks[cat]
             x, y = rng.uniform(0, 300, 2)
             bw, bh = rng.uniform(3, 150, 2)
             kx, ky = x + rng.uniform(0, bw, k), y + rng.uniform(0, bh, k)
@@ -47,21 +55,25 @@ def random_pose_case(seed: int, k: int, n_cats: int = 3, crowd_index: bool = Fal
                 dets.append(
                     {
                         "image_id": img,
-                        "category_id": cat if rng.random() > 0.1 else int(rng.choice(cat_ids)),
+                        "category_id": cat if rng.random() > 0.1 or mixed else int(rng.choice(cat_ids)),
                         "keypoints": [float(t) for t in dk.reshape(-1)],
                         "score": float(round(rng.random(), 2)),
                     }
                 )
         for _ in range(int(rng.integers(0, 3))):  # background detections
+            if mixed:
+                cat = int(rng.choice(cat_ids))
+                k = ks[cat]
             dk = np.stack([rng.uniform(0, 400, k), rng.uniform(0, 400, k), rng.random(k)], axis=1)
             dets.append(
                 {
                     "image_id": img,
-                    "category_id": int(rng.choice(cat_ids)),
+                    "category_id": cat if mixed else int(rng.choice(cat_ids)),
                     "keypoints": [float(t) for t in dk.reshape(-1)],
                     "score": float(round(rng.random(), 2)),
                 }
             )
+    k = ks[cat_ids[0]]
     if not dets:
         dets.append({"image_id": 1, "category_id": cat_ids[0], "keypoints": [1.0] * (3 * k), "score": 0.5})
     if not anns:
@@ -87,7 +99,8 @@ def random_pose_case(seed: int, k: int, n_cats: int = 3, crowd_index: bool = Fal
         for im in images:
             im["crowdIndex"] = float(round(rng.choice([rng.uniform(0, 1), 0.2, 0.8, 0.0]), 3))
     cats = [
-        {"id": c, "name": f"c{c}", "keypoints": [f"k{j}" for j in range(k)], "skeleton": []} for c in cat_ids
+        {"id": c, "name": f"c{c}", "keypoints": [f"k{j}" for j in range(ks[c])], "skeleton": []}
+        for c in cat_ids
     ]
     for rec in cats[:-1]:
         rec["sigmas"] = sigmas[rec["id"]]

@@ -157,7 +157,6 @@ DAMAGE = [
     ("a boolean keypoint", lambda d: d.__setitem__("keypoints", [*d["keypoints"][:-1], True])),
     ("a string keypoint", lambda d: d.__setitem__("keypoints", [*d["keypoints"][:-1], "1"])),
     ("a null keypoint", lambda d: d.__setitem__("keypoints", [*d["keypoints"][:-1], None])),
-    ("one keypoint short", lambda d: d.__setitem__("keypoints", d["keypoints"][:-3])),
     ("a nested list", lambda d: d.__setitem__("keypoints", [d["keypoints"][:3], *d["keypoints"][3:]])),
     ("beyond 2**53", lambda d: d.__setitem__("keypoints", [*d["keypoints"][:-1], 2.0**60])),
     # (an integer that float64 rounds to 2**53: only the value as written is beyond)
@@ -193,6 +192,30 @@ def _left_to_one_process(tmp_path, gt, dets, what, change, fracs):
             load_coco_results(dp, g, iou_type="keypoints")
         assert _read(dp, g, dp.stat().st_size // 2) is None, (what, frac)
         assert read_keypoints(dp, g) is None, (what, frac)
+
+
+@pytest.mark.parametrize("frac", [0.0, 0.5, 1.0])
+def test_a_record_one_keypoint_short_is_refused_when_evaluated_by_every_path(tmp_path, small_pieces, frac):
+    """A record with another keypoint count than the others of its category reads as a file of several
+    skeleton sizes (in memory, from the file, in pieces); its evaluation refuses it, naming the record, the
+    same way whichever path read it (a result's index, a ground truth's place among the annotations)."""
+    from deteval.run.coco import evaluate_coco
+
+    gt, dets = next((g, d) for g, d in map(_case, range(100)) if len(d[0]["keypoints"]) > 3)
+    short = _damaged(frac, lambda d: d.__setitem__("keypoints", d["keypoints"][:-3]))(dets)
+    j = min(int(len(dets) * frac), len(dets) - 1)
+    bad_gt = json.loads(json.dumps(gt))
+    a = min(int(len(gt["annotations"]) * frac), len(gt["annotations"]) - 1)
+    bad_gt["annotations"][a]["keypoints"] = bad_gt["annotations"][a]["keypoints"][:-3]
+    for g, d, record in ((gt, short, j), (bad_gt, dets, f"annotations[{a}]")):
+        gp, dp = _write(tmp_path, g, d)
+        errors = []
+        for args in ((g, d, "one process"), (gp, dp, "one process"), (gp, dp, "auto")):
+            with pytest.raises(DetevalError) as exc:
+                evaluate_coco(args[0], args[1], iou_type="keypoints", strategy=args[2])
+            errors.append((type(exc.value), exc.value.record, exc.value.reason))
+        assert errors[0] == errors[1] == errors[2], errors
+        assert errors[0][1] == record and "keypoints of category" in errors[0][2], errors
 
 
 def test_keypoints_of_another_width_than_the_ground_truth(tmp_path, small_pieces):
@@ -311,7 +334,6 @@ GT_DAMAGE = [
     lambda k: [*k[:-1], True],  # a boolean visibility flag (read as 1 by one np.array call)
     lambda k: [*k[:-1], "2"],
     lambda k: [*k[:-1], None],
-    lambda k: k[:-3],
     lambda k: [*k[:-1], 3],  # visibility 3
     lambda k: [*k[:-2], float("nan"), 2],
     lambda k: [2**53 + 1, *k[1:]],  # (float64 rounds it to 2**53: only the written value is beyond)

@@ -460,8 +460,17 @@ def test_bad_ground_truth_segmentation_and_image_size(tmp_path, capsys):
 
 
 BAD_KEYPOINTS = {
-    "wrong_length": (lambda k: k[:48], InputFormatError, "(expected 51, got 48)"),
-    "not_a_multiple_of_3": (lambda k: k[:50], InputFormatError, "(expected 51, got 50)"),
+    # (another count than its category's: refused against the category's 17 keypoint names)
+    "wrong_length": (
+        lambda k: k[:48],
+        ValidationError,
+        "must have 3·K = 51 numbers (K = 17, from its record's keypoint names), got 48",
+    ),
+    "not_a_multiple_of_3": (
+        lambda k: k[:50],
+        InputFormatError,
+        "must have 3K numbers (x, y, v per keypoint), got 50",
+    ),
     "a_string": (lambda k: "x", InputFormatError, "keypoints must be a list of numbers"),
     "a_string_inside": (lambda k: ["x"] + k[1:], InputFormatError, "keypoints must hold numbers"),
     # numpy would read "12.5" as 12.5: refused, as pycocotools' arithmetic on it would fail

@@ -109,10 +109,14 @@ class KeypointOks:
         sigmas: np.ndarray,
         d_rows: np.ndarray | None = None,
         variances: tuple[np.ndarray, np.ndarray] | None = None,
+        counts: np.ndarray | None = None,
     ) -> None:
         """``d_rows``: the rows of ``dkp`` that are the detections (default: all), taken without a copy of
         their whole rows. ``variances``: per-category sigmas, as a table of ``(2σ)²`` rows (one per category)
-        and each ground truth's row in it; ``sigmas`` then only gives the keypoint count."""
+        and each ground truth's row in it; ``sigmas`` then only gives the keypoint count. ``counts``: each
+        ground truth's own keypoint count K_c where categories have skeletons of different sizes (the rows
+        padded past it, never visible): without a visible keypoint, the mean runs over its first K_c
+        keypoints, as ``computeOks`` run on that category alone (default: every one has all)."""
         n_kp = sigmas.shape[0]
         self.n_kp = n_kp
         self.var = (sigmas * 2) ** 2
@@ -124,10 +128,13 @@ class KeypointOks:
         vis = gkp[:, 2::3] > 0
         k1 = np.count_nonzero(vis, axis=1)
         self.none = k1 == 0
-        vis[self.none] = True
+        if counts is None:
+            vis[self.none] = True
+        else:
+            vis[self.none] = np.arange(n_kp) < counts[self.none, None]
         self.order = _visible_first(vis)
         self.order_t = np.ascontiguousarray(self.order.T)
-        self.count = np.where(self.none, n_kp, k1)
+        self.count = np.where(self.none, n_kp if counts is None else counts, k1)
         # (contiguous copies: a pair's keypoints are then gathered as one short row, not 17 strided numbers)
         if d_rows is None:
             self.xd, self.yd = np.ascontiguousarray(dkp[:, 0::3]), np.ascontiguousarray(dkp[:, 1::3])

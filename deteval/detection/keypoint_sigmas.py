@@ -13,8 +13,15 @@ object sharing one) needs one list per category. A category's sigmas come from, 
 
 Every pair is measured with the sigmas of its ground truth's category, so each category's numbers are those
 of pycocotools run on that category alone with its own ``kpt_oks_sigmas``, and those of vernier's
-``Keypoints(sigmas={category_id: ...})``. All categories of one file share one keypoint count K (the file's
-keypoint arrays have one length); a category whose sigmas have another length is refused, naming it.
+``Keypoints(sigmas={category_id: ...})``.
+
+Categories may have skeletons of different sizes in one file. A category's keypoint count K_c is the length of
+its record's ``"keypoints"`` name list when it has one, else its annotations' common length
+(:func:`deteval.io.coco.keypoints.category_keypoint_counts`); every annotation and detection of the category
+must have 3·K_c numbers. Its sigmas must number K_c (COCO's default 17 fit a 17-point category only); a
+category whose sigmas have another length is refused, naming it. A pair's OKS then runs over its category's
+K_c points only: the mean of ``exp(−d² / (2 · area · (2σ)²))`` over the ground truth's visible points, or without any,
+the distances to its box enlarged by 2× over all K_c points, divided by K_c (``computeOks`` on that category).
 """
 
 from __future__ import annotations
@@ -145,20 +152,23 @@ def category_variances(
     given: Mapping[Any, np.ndarray] | None,
     category_records: Sequence[Any] | None,
     file: str,
-    n_keypoints: int,
+    n_keypoints: int | np.ndarray,
     used: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """Per category (rows in the order of ``cat_ids``), the OKS variances ``(2σ)²`` of its sigmas (see the
     module docstring for where they come from); None where every category takes ``default``.
 
-    ``used``: the category indices that hold ground truth or detections; those must have ``n_keypoints``
-    sigmas (a ValidationError names the first that does not). The others get ``default``'s or their own
-    variances unchecked, since no pair ever reads them.
+    ``n_keypoints``: the keypoint count K of every category (one int), or each category's own K_c (an array in
+    the order of ``cat_ids``; the table is then as wide as the largest, each row's variances in its first K_c
+    cells and 1 after them, and never None). ``used``: the category indices that hold ground truth or
+    detections; those must have K (K_c) sigmas (a ValidationError names the first that does not). The others
+    get ``default``'s or their own variances unchecked, since no pair ever reads them.
     """
     own = record_sigmas(category_records, file)
     if given:
         own.update(given)
-    if not own:
+    per_category = not isinstance(n_keypoints, int)
+    if not own and not per_category:
         return None
     keys = cat_ids.tolist()
     known = set(keys)
@@ -167,17 +177,18 @@ def category_variances(
         raise ConfigError(
             f"kpt_oks_sigmas_per_category names category {unknown[0]!r}, not in the ground truth"
         )
+    counts = np.broadcast_to(np.asarray(n_keypoints, dtype=np.int64), (len(keys),))
     rows = [own.get(k, default) for k in keys]
     check = range(len(keys)) if used is None else used.tolist()
     for c in check:
-        if rows[c].shape[0] != n_keypoints:
+        if rows[c].shape[0] != counts[c]:
             source = "kpt_oks_sigmas" if keys[c] not in own else f"the sigmas of category {keys[c]!r}"
             raise ValidationError(
-                f"category {keys[c]!r} has {n_keypoints} keypoints but {source} has {rows[c].shape[0]}",
+                f"category {keys[c]!r} has {counts[c]} keypoints but {source} has {rows[c].shape[0]}",
                 file=file,
             )
-    table = np.ones((len(keys), n_keypoints), dtype=np.float64)
+    table = np.ones((len(keys), int(counts.max(initial=0))), dtype=np.float64)
     for c, sig in enumerate(rows):
-        if sig.shape[0] == n_keypoints:
-            table[c] = (sig * 2) ** 2
+        if sig.shape[0] == counts[c]:
+            table[c, : counts[c]] = (sig * 2) ** 2
     return table

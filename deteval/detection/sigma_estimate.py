@@ -38,6 +38,7 @@ import numpy as np
 
 from deteval.errors import ValidationError
 from deteval.io.coco import CocoGroundTruth, CocoResults
+from deteval.io.coco.keypoints import keypoint_counts
 from deteval.match.iou import bb_iou
 
 __all__ = ["KeypointPairs", "SigmaEstimate", "estimate_sigmas", "pairs_from_repeats", "pairs_from_results"]
@@ -82,6 +83,20 @@ def _groups(img: np.ndarray, cat: np.ndarray) -> list[np.ndarray]:
     return np.split(order, cuts) if len(order) else []
 
 
+def _one_keypoint_count(keypoints: np.ndarray, file: str, annotations: bool = True) -> None:
+    """Refuse keypoints of several counts (categories with skeletons of different sizes): the estimate
+    holds one K for every category."""
+    counts = keypoint_counts(keypoints)
+    if counts.size and (counts != counts[0]).any():
+        i = int(np.flatnonzero(counts != counts[0])[0])
+        raise ValidationError(
+            f"sigmas are estimated for one keypoint count; the file has records of {int(counts[0])} and of "
+            f"{int(counts[i])} keypoints (estimate each skeleton from a file of its categories alone)",
+            file=file,
+            record=f"annotations[{i}]" if annotations else i,
+        )
+
+
 def pairs_from_repeats(
     gt: CocoGroundTruth, iou: float = 0.5, group_key: Sequence[Any] | None = None
 ) -> KeypointPairs:
@@ -89,6 +104,7 @@ def pairs_from_repeats(
     file order) the value of its group field, None where it has none (such annotations pair with no other)."""
     if gt.keypoints is None:
         raise ValidationError("the ground truth has no keypoints", file=gt.source)
+    _one_keypoint_count(gt.keypoints, gt.source)
     kp = gt.keypoints.reshape(len(gt), -1, 3)
     pairs: list[tuple[int, int]] = []
     for rows in _groups(gt.img, gt.cat):
@@ -117,6 +133,8 @@ def pairs_from_results(gt: CocoGroundTruth, res: CocoResults, max_distance: floa
     ``d_i² / s²`` over the ground truth's labelled keypoints, if at most ``max_distance`` (the first on ties)."""
     if gt.keypoints is None or res.keypoints is None:
         raise ValidationError("keypoints are needed in the ground truth and the results", file=gt.source)
+    _one_keypoint_count(gt.keypoints, gt.source)
+    _one_keypoint_count(res.keypoints, res.source, annotations=False)
     gkp = gt.keypoints.reshape(len(gt), -1, 3)
     dkp = res.keypoints.reshape(len(res), -1, 3)
     usable = ~gt.iscrowd & (gkp[:, :, 2] > 0).any(axis=1) & (gt.area > 0)

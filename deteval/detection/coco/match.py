@@ -4,6 +4,8 @@ category) the greedy matching of pycocotools' ``evaluateImg`` at every IoU thres
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from deteval.core.sorting import sorted_unique
@@ -15,6 +17,12 @@ from deteval.detection.coco_rles import boundary_measure, dt_rles, gt_rles
 from deteval.detection.keypoint_sigmas import category_variances
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.coco import CocoGroundTruth, CocoResults
+from deteval.io.coco.keypoints import (
+    category_keypoint_counts,
+    check_keypoint_counts,
+    keypoint_counts,
+    several_counts,
+)
 from deteval.match import coco as coco_match
 from deteval.match.coco import IouFn, MatchTable, match_groups
 
@@ -241,24 +249,30 @@ def _keypoint_measure(
     """OKS of (detection, ground truth) pairs, after checking both sides hold as many keypoints as sigmas."""
     if res.keypoints is None or gt.keypoints is None:
         raise InputFormatError("keypoints evaluation needs keypoints in the ground truth and the results")
-    sig = params.kpt_oks_sigmas
-    variances = _category_variances(gt, res, params, gsel, dsel)
-    if variances is not None:  # (each category's sigmas were checked against the keypoints' count)
-        sig = np.ones(gt.keypoints.shape[1] // 3 if len(gt) else res.keypoints.shape[1] // 3)
-    if len(res) and res.keypoints.shape[1] != 3 * sig.shape[0]:
-        raise ValidationError(
-            f"results have {res.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
-            file=res.source,
-        )
-    if len(gt) and gt.keypoints.shape[1] != 3 * sig.shape[0]:
-        raise ValidationError(
-            f"ground truth has {gt.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
-            file=gt.source,
-        )
     # (a half's detections: their x and y taken from the whole matrix, without a copy of their rows)
     d_rows = None if isinstance(dsel, slice) else dsel
-    per_gt = None if variances is None else (variances, gt.cat[gsel])
-    oks = KeypointOks(res.keypoints, gt.keypoints[gsel], gt.bbox[gsel], gt.area[gsel], sig, d_rows, per_gt)
+    if several_counts(gt.keypoints, res.keypoints):
+        used = sorted_unique(np.sort(np.concatenate((gt.cat[gsel], res.cat[dsel]))))
+        oks = _mixed_oks(gt, res, params, (gsel, d_rows, used))
+    else:
+        sig = params.kpt_oks_sigmas
+        variances = _category_variances(gt, res, params, gsel, dsel)
+        if variances is not None:  # (each category's sigmas were checked against the keypoints' count)
+            sig = np.ones(gt.keypoints.shape[1] // 3 if len(gt) else res.keypoints.shape[1] // 3)
+        if len(res) and res.keypoints.shape[1] != 3 * sig.shape[0]:
+            raise ValidationError(
+                f"results have {res.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
+                file=res.source,
+            )
+        if len(gt) and gt.keypoints.shape[1] != 3 * sig.shape[0]:
+            raise ValidationError(
+                f"ground truth has {gt.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
+                file=gt.source,
+            )
+        per_gt = None if variances is None else (variances, gt.cat[gsel])
+        oks = KeypointOks(
+            res.keypoints, gt.keypoints[gsel], gt.bbox[gsel], gt.area[gsel], sig, d_rows, per_gt
+        )
     # pairs certainly below the lowest threshold the matcher uses are never candidates: not computed
     lowest = float(np.minimum(params.iou_thrs, 1 - 1e-10).min())
 
@@ -282,6 +296,74 @@ def _keypoint_measure(
         return oks(di, gi, below=lowest)
 
     return keypoint_oks
+
+
+def category_counts(gt: CocoGroundTruth, res: CocoResults) -> np.ndarray:
+    """Each category's keypoint count K_c (in the order of ``gt.cat_ids``): the length of its record's
+    ``keypoints`` name list when it has one, else its annotations' (else its detections') common length; 0
+    for a category with none of these. Every annotation and detection of a category must have K_c keypoints
+    (:func:`~deteval.io.coco.keypoints.check_keypoint_counts` names the first that has not)."""
+    assert gt.keypoints is not None and res.keypoints is not None
+    gk, dk = keypoint_counts(gt.keypoints), keypoint_counts(res.keypoints)
+    kc, named = category_keypoint_counts(gt.cat_ids, gt.category_records, gt.cat, gk)
+    from_dt, _ = category_keypoint_counts(gt.cat_ids, None, res.cat, dk)
+    kc = np.where(kc > 0, kc, from_dt)
+    rows = gt.file_rows
+    check_keypoint_counts(
+        kc, named, gt.cat_ids, (gt.cat, gk), gt.source,
+        lambda i: f"annotations[{int(rows[i]) if rows is not None else i}]",
+    )  # fmt: skip
+    check_keypoint_counts(kc, named, gt.cat_ids, (res.cat, dk), res.source, int)
+    return kc
+
+
+def _mixed_oks(
+    gt: CocoGroundTruth, res: CocoResults, params: CocoParams, rows: tuple[Any, np.ndarray | None, np.ndarray]
+) -> KeypointOks:
+    """OKS where categories have skeletons of different sizes K_c: every row padded to the widest, each pair
+    measured on its category's first K_c keypoints with its K_c sigmas (``computeOks`` run per category).
+    ``rows``: the ground truths' selection, the detections' rows (None: all) and the categories of the rows
+    compared (whose sigmas must number K_c)."""
+    gsel, d_rows, used = rows
+    assert gt.keypoints is not None and res.keypoints is not None
+    if not params.use_cats:
+        raise ConfigError(
+            "keypoints of categories with different keypoint counts need use_cats (OKS compares a "
+            "detection with a ground truth of its own category only)"
+        )
+    kc = category_counts(gt, res)
+    table = category_variances(
+        gt.cat_ids,
+        params.kpt_oks_sigmas,
+        params.kpt_oks_sigmas_per_category,
+        gt.category_records,
+        gt.source,
+        kc,
+        used,
+    )
+    assert table is not None
+    width = 3 * table.shape[1]
+    gkp, dkp = (_widen(m, width) for m in (gt.keypoints, res.keypoints))
+    gcat = gt.cat[gsel]
+    return KeypointOks(
+        dkp,
+        gkp[gsel],
+        gt.bbox[gsel],
+        gt.area[gsel],
+        np.ones(table.shape[1]),
+        d_rows,
+        (table, gcat),
+        kc.take(gcat),
+    )
+
+
+def _widen(mat: np.ndarray, width: int) -> np.ndarray:
+    """``mat`` padded with NaN columns to ``width`` (no copy when it has that width)."""
+    if mat.shape[1] == width:
+        return mat
+    out = np.full((mat.shape[0], width), np.nan)
+    out[:, : mat.shape[1]] = mat
+    return out
 
 
 def _category_variances(

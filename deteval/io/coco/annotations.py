@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import InputFormatError, ValidationError
+from deteval.errors import ValidationError
 from deteval.io.coco.fields import field_values, finite_floats, id_array, non_negative, record_at, xywh_boxes
-from deteval.io.coco.keypoints import keypoint_matrix
+from deteval.io.coco.keypoints import keypoint_matrix, stack_keypoints
 
 
 def ann_columns(
@@ -78,9 +78,7 @@ def concat_columns(parts: list[dict[str, Any]]) -> dict[str, Any]:
         elif isinstance(vals[0], list):
             out[key] = [v for part in vals for v in part]
         elif key == "keypoints":
-            if len({v.shape[1] for v in vals if v.shape[0]}) > 1:
-                raise InputFormatError("keypoints must have the same length in every annotation")
-            out[key] = np.concatenate([v for v in vals if v.shape[0]] or [vals[0]])
+            out[key] = stack_keypoints(vals)
         else:
             out[key] = np.concatenate(vals)
     return out

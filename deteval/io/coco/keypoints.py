@@ -4,6 +4,7 @@ booleans, and loadRes' boxes and areas from the keypoints' extent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import chain
 
 import numpy as np
@@ -100,15 +101,15 @@ def keypoint_matrix(
     lens = np.fromiter(map(len, values), dtype=np.int64, count=n)
     if n == 0:
         return np.zeros((0, width or 0), dtype=np.float64)
-    k3 = int(lens[0]) if width is None else width
-    if (lens != k3).any() or k3 % 3 or k3 == 0:
-        i = int(np.flatnonzero(lens != k3)[0]) if (lens != k3).any() else 0
+    bad = (lens == 0) | (lens % 3 != 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
         raise InputFormatError(
-            f"{what} must have 3K numbers, the same K for every record "
-            f"(expected {k3 if k3 and k3 % 3 == 0 else '3K'}, got {int(lens[i])})",
+            f"{what} must have 3K numbers (x, y, v per keypoint), got {int(lens[i])}",
             file=file,
             record=record_at(where, i),
         )
+    k3 = max(int(lens.max()), width or 0)
     try:
         # (fromiter alone would read True as 1.0 and "12.5" as 12.5; the second test only for unusual types)
         if not set(map(type, chain.from_iterable(values))) <= {int, float} and not all(
@@ -121,7 +122,8 @@ def keypoint_matrix(
         raise InputFormatError(
             f"{what} must hold numbers, got {str(values[i])[:40]}", file=file, record=record_at(where, i)
         ) from None
-    mat = flat.reshape(n, k3)
+    padding = None if (lens == k3).all() else np.arange(k3) >= lens[:, None]
+    mat = flat.reshape(n, k3) if padding is None else _padded(flat, padding)
     bad = ~np.isfinite(mat).all(axis=1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -129,7 +131,93 @@ def keypoint_matrix(
     check_magnitude(mat, what, values, file, where)
     if gt:
         _check_visibility(mat, file, where, what)
+    if padding is not None:
+        mat[padding] = np.nan
     return mat
+
+
+def _padded(flat: np.ndarray, padding: np.ndarray) -> np.ndarray:
+    """Rows of several lengths (``flat``, laid end to end) as one matrix, ``padding`` (rows × width) its cells
+    past each row's numbers, 0 there for the checks (the caller then writes NaN there)."""
+    mat = np.zeros(padding.shape, dtype=np.float64)
+    mat[~padding] = flat
+    return mat
+
+
+def keypoint_counts(keypoints: np.ndarray) -> np.ndarray:
+    """Each row's keypoint count K: its numbers / 3 (a matrix holding rows of several lengths pads the shorter
+    ones with NaN past their numbers, which are finite)."""
+    n, width = keypoints.shape
+    if n == 0 or width == 0 or not np.isnan(keypoints[:, -1]).any():
+        return np.full(n, width // 3, dtype=np.int64)
+    return np.count_nonzero(~np.isnan(keypoints[:, 0::3]), axis=1)
+
+
+def several_counts(*mats: np.ndarray) -> bool:
+    """Whether keypoint matrices hold rows of several keypoint counts: the non-empty ones differ in width, or
+    one has rows padded with NaN (see :func:`keypoint_counts`)."""
+    full = [m for m in mats if m.shape[0]]
+    if len({m.shape[1] for m in full}) > 1:
+        return True
+    return any(m.shape[1] and np.isnan(m[:, -1]).any() for m in full)
+
+
+def category_keypoint_counts(
+    cat_ids: np.ndarray, category_records: list | None, cat: np.ndarray, counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each category's keypoint count K_c (in the order of ``cat_ids``) and whether its record fixes it: the
+    length of the record's ``keypoints`` name list where it has one, else that of the first row of ``cat``
+    (category indices) in the category (``counts``: each row's K); 0 for a category with neither."""
+    n_cat = len(cat_ids)
+    kc = np.zeros(n_cat, dtype=np.int64)
+    named = np.zeros(n_cat, dtype=bool)
+    index = {cid: c for c, cid in enumerate(cat_ids.tolist())}
+    for rec in category_records or ():
+        names = rec.get("keypoints") if isinstance(rec, dict) else None
+        c = index.get(rec.get("id")) if isinstance(rec, dict) else None
+        if c is not None and isinstance(names, list) and names:
+            kc[c], named[c] = len(names), True
+    first = np.zeros(n_cat, dtype=np.int64)
+    first[cat[::-1]] = counts[::-1]  # (the last write of an index wins: the category's first row)
+    return np.where(named, kc, first), named
+
+
+def check_keypoint_counts(
+    kc: np.ndarray,
+    named: np.ndarray,
+    cat_ids: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray],
+    file: str,
+    record_of: Callable[[int], str | int],
+) -> None:
+    """Refuse the first row (``rows``: category indices, keypoint counts) whose count is not its category's
+    K_c (categories of K_c = 0 are not checked), naming ``file``, the record (``record_of(row)``), the
+    category, the count expected and the one found."""
+    cat, counts = rows
+    want = kc[cat]
+    bad = np.flatnonzero((counts != want) & (want > 0))
+    if bad.size:
+        i = int(bad[0])
+        c = int(cat[i])
+        source = "its record's keypoint names" if named[c] else "its first annotation"
+        raise ValidationError(
+            f"keypoints of category {cat_ids[c].item()!r} must have 3·K = {3 * int(kc[c])} numbers "
+            f"(K = {int(kc[c])}, from {source}), got {3 * int(counts[i])}",
+            file=file,
+            record=record_of(i),
+        )
+
+
+def stack_keypoints(mats: list[np.ndarray]) -> np.ndarray:
+    """Keypoint matrices of several parts one after the other; parts of different widths are padded to the
+    widest with NaN (see :func:`keypoint_counts`). Empty parts (their width is no record's) are left out."""
+    full = [m for m in mats if m.shape[0]] or mats[:1]
+    width = max(m.shape[1] for m in full)
+    if all(m.shape[1] == width for m in full):
+        return np.concatenate(full)
+    return np.concatenate(
+        [np.pad(m, ((0, 0), (0, width - m.shape[1])), constant_values=np.nan) for m in full]
+    )
 
 
 def _check_visibility(mat: np.ndarray, file: str, where: str | None, what: str) -> None:
@@ -168,7 +256,10 @@ def row_extents(a: np.ndarray, where: np.ndarray | None = None) -> tuple[np.ndar
     for s in range(0, n, _EXTENT_ROWS):
         e = min(n, s + _EXTENT_ROWS)
         t = a[s:e].T.copy()
-        if where is None:
+        if where is None and np.isnan(t[-1]).any():  # (rows padded with NaN: their own numbers only)
+            np.fmin.reduce(t, axis=0, out=lo[s:e])
+            np.fmax.reduce(t, axis=0, out=hi[s:e])
+        elif where is None:
             np.minimum.reduce(t, axis=0, out=lo[s:e])
             np.maximum.reduce(t, axis=0, out=hi[s:e])
         else:

@@ -34,7 +34,14 @@ from deteval.io.coco.json_text import (
     read_json_exact,
     wide_integers,
 )
-from deteval.io.coco.keypoints import keypoint_extent, keypoint_matrix
+from deteval.io.coco.keypoints import (
+    category_keypoint_counts,
+    check_keypoint_counts,
+    keypoint_counts,
+    keypoint_extent,
+    keypoint_matrix,
+    several_counts,
+)
 from deteval.io.coco.masks import mask_boxes
 from deteval.io.coco.pieces import bbox_piece_bytes, parsed_piece, piece_bounds, piece_text, read_in_pieces
 from deteval.io.coco.result_masks import check_given_segmentations, checked_rles
@@ -256,6 +263,12 @@ def results_from_records(
         keypoints = keypoint_matrix(
             field_values(records, "keypoints", file, None), file, None, "keypoints", width=width
         )
+        if gt.keypoints is not None and len(gt) and several_counts(gt.keypoints, keypoints):
+            # (each record against its category's count, here where a bad one can be skipped)
+            kc, named = category_keypoint_counts(
+                gt.cat_ids, gt.category_records, gt.cat, keypoint_counts(gt.keypoints)
+            )
+            check_keypoint_counts(kc, named, gt.cat_ids, (cat, keypoint_counts(keypoints)), file, int)
 
     if kind == "keypoints" and keypoints is not None:  # loadRes: the keypoints' extent, for every record
         bbox: np.ndarray | MaskBoxes

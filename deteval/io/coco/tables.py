@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import ValidationError
+from deteval.io.coco.keypoints import stack_keypoints
 from deteval.io.coco.masks import mask_boxes
 
 
@@ -182,7 +183,9 @@ def concat_results(parts: Sequence[CocoResults], source: str | None = None) -> C
         score=np.concatenate([p.score for p in full]),
         bbox=concat_boxes(full),
         area=np.concatenate([p.area for p in full]),
-        keypoints=None if first.keypoints is None else np.concatenate([p.keypoints for p in full]),
+        keypoints=None
+        if first.keypoints is None
+        else stack_keypoints([p.keypoints for p in full if p.keypoints is not None]),
         obb=None if first.obb is None else np.concatenate([p.obb for p in full if p.obb is not None]),
         segmentation=None
         if first.segmentation is None
