@@ -54,7 +54,7 @@ from deteval.run.yolo import (
     confidence_floor,
     evaluate_yolo,
     is_ultralytics,
-    load_dataset,
+    load_split_and_predictions,
     obb_coco_inputs,
     obb_coco_results,
     probiou_pairs,
@@ -222,8 +222,7 @@ def read_split(
     ``ds.warnings`` (printed through the common channel, never as a raw Python warning)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DetevalWarning)
-        ds = load_dataset(data, split, profile, check_images=check_images)
-        preds = load_yolo_predictions(predictions, ds)
+        ds, preds = load_split_and_predictions(data, predictions, split, profile, check_images=check_images)
     return ds, confidence_floor(preds, conf)
 
 

@@ -35,13 +35,20 @@ from deteval.detection.ultralytics import (
 )
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
-from deteval.io.yolo import YoloDataset, for_exif_rule, load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo import (
+    YoloDataset,
+    for_exif_rule,
+    load_yolo_dataset,
+    load_yolo_predictions,
+    read_prediction_rows,
+)
 from deteval.io.yolo_coco import coco_tables, dataset_to_coco, predictions_to_coco
 from deteval.io.yolo_labels import Duplicates
 from deteval.io.yolo_obb import load_yolo_obb, obb_corners
 from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco
 from deteval.run.dota import evaluate_dota
+from deteval.run.forked import fork_call
 from deteval.tables.boxes import BoxTable
 from deteval.tables.quads import corners_obb, obb_quads
 from deteval.tables.voc import VOCDetections, VOCGroundTruth
@@ -153,6 +160,30 @@ def load_dataset(
         era = get_rules(profile).images if check_images else None
         return load_yolo_dataset(data_yaml, split, duplicates="drop", check_images=era)
     return load_yolo_dataset(data_yaml, split, duplicates="error")
+
+
+def load_split_and_predictions(
+    data_yaml: str | os.PathLike[str],
+    predictions: str | os.PathLike[str],
+    split: str,
+    profile: str,
+    *,
+    check_images: bool = True,
+) -> tuple[YoloDataset, BoxTable]:
+    """The split (:func:`load_dataset`) and its predictions (:func:`~deteval.io.yolo.load_yolo_predictions`);
+    a folder of prediction files is read (:func:`~deteval.io.yolo.read_prediction_rows`) by a forked child
+    while this process reads the split (:func:`~deteval.run.forked.fork_call`: where a second CPU is idle),
+    its rows then checked here. The same tables, warnings and errors as one process reads them (a child that
+    fails or meets a fault leaves the reading to this process)."""
+    child = fork_call(read_prediction_rows, predictions) if os.path.isdir(predictions) else None
+    try:
+        ds = load_dataset(data_yaml, split, profile, check_images=check_images)
+    except BaseException:
+        if child is not None:
+            child.cancel()
+        raise
+    rows = child.result() if child is not None else None
+    return ds, load_yolo_predictions(predictions, ds, rows=rows)
 
 
 def coco_inputs(
