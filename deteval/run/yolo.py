@@ -15,7 +15,7 @@ Oriented boxes (``task="obb"``): ``coco`` is the COCO-style OBB protocol (the ro
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -86,6 +86,9 @@ class YoloResult(EvalResult):
     iou_type: str = "bbox"
     n_images: int = 0
     instances: int = 0
+    #: ``coco`` and ``supervision`` box profiles: the COCO evaluation and the tables it scored (what the
+    #: counts of precision and recall are read from); not part of the document
+    coco_run: tuple[Any, CocoGroundTruth, CocoResults] | None = field(default=None, repr=False, compare=False)
 
     @property
     def stats(self) -> list[float] | None:
@@ -304,7 +307,8 @@ def evaluate_yolo(
         }
         curves = {int(c): PRCurve(*m.extra["pr_curves"][k]) for k, c in enumerate(m.classes)}
         return _result(ds, profile, iou_type, summary, rows, curves)
-    ev = coco_evaluation(ds, preds, iou_type)
+    tables = coco_tables(ds, preds) if iou_type == "bbox" else None
+    ev = coco_evaluation(ds, preds, iou_type) if tables is None else evaluate_coco(*tables, iou_type="bbox")
     coco = ev.to_result(per_class=False)
     by_name = {n: c for c, n in reversed(list(enumerate(ds.names)))}
     curves = {by_name[n]: curve for n, curve in coco.curves.items() if n in by_name}
@@ -318,7 +322,7 @@ def evaluate_yolo(
             rows.append((c, {"AP50-95": r["ap"], "AP50": r["ap50"], "AP75": r["ap75"]}))
         s = [float(v) for v in ev.stats]
         summary = {"mAP50-95": s[0], "mAP50": s[1], "mAP75": s[2], **dict(zip(DET_STAT_NAMES, s))}
-        return _result(ds, profile, iou_type, summary, rows, curves)
+        return _with_run(_result(ds, profile, iou_type, summary, rows, curves), ev, tables)
     sv = supervision_from_coco(ev)
     rows = []
     for c in range(len(ds.names)):
@@ -328,7 +332,13 @@ def evaluate_yolo(
         valid = ap[ap > -1]
         rows.append((c, {"AP50-95": float(valid.mean()), "AP50": float(ap[0]), "AP75": float(ap[5])}))
     summary = {"mAP50-95": sv.map50_95, "mAP50": sv.map50, "mAP75": sv.map75}
-    return _result(ds, profile, iou_type, summary, rows, curves)
+    return _with_run(_result(ds, profile, iou_type, summary, rows, curves), ev, tables)
+
+
+def _with_run(result: YoloResult, ev: Any, tables: tuple[CocoGroundTruth, CocoResults] | None) -> YoloResult:
+    if tables is not None:
+        result.coco_run = (ev, *tables)
+    return result
 
 
 def dota_tables(ds: YoloDataset, preds: BoxTable) -> tuple[VOCGroundTruth, VOCDetections, np.ndarray]:
