@@ -560,9 +560,10 @@ def load_yolo_predictions(
 @dataclass
 class PredictionRows:
     """A prediction folder's txt files (:func:`prediction_files`) and their rows (:func:`~deteval.io.
-    text_rows.read_rows`), read without the dataset."""
+    text_rows.read_rows`), read without the dataset; the files as strings (they come from another process,
+    and a string unpickles without being parsed again as a Path is)."""
 
-    files: list[Path]
+    files: list[str]
     rows: TextRows
 
 
@@ -589,19 +590,20 @@ def read_prediction_rows(source: str | os.PathLike[str]) -> PredictionRows | Non
         files = prediction_files(p)
     except DetevalError:
         return None
-    rows = read_rows(files, "label file")
-    return None if rows.file_errors else PredictionRows(files, rows)
+    names = [str(f) for f in files]
+    rows = read_rows(names, "label file")
+    return None if rows.file_errors else PredictionRows(names, rows)
 
 
 def _txt_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | None = None) -> BoxTable:
     stems = ds.stem_index()
-    files = prediction_files(folder) if pre is None else pre.files
+    files: list[str | Path] = [*(prediction_files(folder) if pre is None else pre.files)]
     image = np.zeros(len(files), dtype=np.int64)
     unknown: dict[int, DetevalError] = {}  # (checked before each file's rows, as a file-by-file reader)
     dropped = {name_stem(p.name) for p in ds.dropped_images}
     skip = np.zeros(len(files), dtype=bool)
     for k, f in enumerate(files):
-        stem = name_stem(f.name)
+        stem = name_stem(os.path.basename(f))
         i = stems.get(stem)
         if i is None and stem in dropped:  # (the image was left out as corrupt: so are its predictions)
             skip[k] = True
