@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.cli import AnalysisHooks, add_analysis_args, analyses_requested, run_analyses
-from deteval.analysis.inputs import coco_confusion, coco_match_counts, yolo_confusion
+from deteval.analysis.inputs import coco_confusion, coco_match_counts, coco_match_counts_of, yolo_confusion
 from deteval.commands.coco import coco_hooks, coco_statistics
 from deteval.commands.common import add_output_args, warn_on_stderr, write_text
 from deteval.commands.stats_options import add_stats_args, stats_options
@@ -54,7 +54,7 @@ from deteval.run.yolo import (
     confidence_floor,
     evaluate_yolo,
     is_ultralytics,
-    load_dataset,
+    load_split_and_predictions,
     obb_coco_inputs,
     obb_coco_results,
     probiou_pairs,
@@ -99,9 +99,15 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if (stats is not None and not ultra) or wanted:  # the COCO-protocol inputs the analyses read
         gt, res = coco_inputs(ds, preds, args.iou_type, all_sizes=wanted)
         params = CocoParams.from_options(args.iou_type)
-    if own_pr:  # (the tables from the arrays: the same counts as from the records, without reading them)
-        g, r = coco_tables(ds, preds)
-        add_precision_recall(result, g.cat_names, *coco_match_counts(g, r, iou=0.5))
+    if own_pr:  # (the evaluation's own counts; else the tables from the arrays, matched again at IoU 0.5)
+        run = result.coco_run
+        counts = None if run is None else coco_match_counts_of(*run, iou=0.5)
+        if counts is None or run is None:
+            g, r = coco_tables(ds, preds)
+            counts = coco_match_counts(g, r, iou=0.5)
+        else:
+            g = run[1]
+        add_precision_recall(result, g.cat_names, *counts)
     if stats is not None and not ultra:
         others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
         systems = [res, *(coco_results(ds, o, gt, args.iou_type) for o in others)]
@@ -222,8 +228,7 @@ def read_split(
     ``ds.warnings`` (printed through the common channel, never as a raw Python warning)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DetevalWarning)
-        ds = load_dataset(data, split, profile, check_images=check_images)
-        preds = load_yolo_predictions(predictions, ds)
+        ds, preds = load_split_and_predictions(data, predictions, split, profile, check_images=check_images)
     return ds, confidence_floor(preds, conf)
 
 

@@ -56,6 +56,7 @@ from deteval.io.guards import (
     regular_file,
 )
 from deteval.io.rle import check_rles
+from deteval.io.text_rows import TextRows, read_rows
 from deteval.io.yolo_images import image_check
 from deteval.io.yolo_labels import Duplicates, parse_label_files
 from deteval.tables.arrays import beyond_exact
@@ -542,30 +543,67 @@ def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
 
 
 # ------------------------------------------------------------------------------------------- predictions
-def load_yolo_predictions(source: str | os.PathLike[str], ds: YoloDataset) -> BoxTable:
-    """Predictions (a folder of txt files or a JSON list) as a pixel BoxTable aligned with ``ds``'s images."""
+def load_yolo_predictions(
+    source: str | os.PathLike[str], ds: YoloDataset, *, rows: PredictionRows | None = None
+) -> BoxTable:
+    """Predictions (a folder of txt files or a JSON list) as a pixel BoxTable aligned with ``ds``'s images.
+    ``rows``: the folder's files and rows already read (:func:`read_prediction_rows` of ``source``, e.g. by
+    another process while ``ds`` was read); checked here as if read here."""
     p = Path(source)
     if p.is_dir():
-        return _txt_predictions(p, ds)
+        return _txt_predictions(p, ds, rows)
     if os.path.lexists(p):
         return _json_predictions(p, ds)  # (read through the guards: a pipe or device is refused)
     raise InputFormatError("predictions not found (a folder of txt files or a JSON file)", file=p)
 
 
-def _txt_predictions(folder: Path, ds: YoloDataset) -> BoxTable:
-    stems = ds.stem_index()
+@dataclass
+class PredictionRows:
+    """A prediction folder's txt files (:func:`prediction_files`) and their rows (:func:`~deteval.io.
+    text_rows.read_rows`), read without the dataset; the files as strings (they come from another process,
+    and a string unpickles without being parsed again as a Path is)."""
+
+    files: list[str]
+    rows: TextRows
+
+
+def prediction_files(folder: Path) -> list[Path]:
+    """The txt files of a prediction folder, in name order: its own, or else those of its ``labels/``
+    (``runs/detect/predict/`` given); none is an error."""
     files = txt_files(folder)
     if not files and (folder / "labels").is_dir():  # runs/detect/predict/ given: its txt files are in labels/
         folder = folder / "labels"
         files = txt_files(folder)
     if not files:
         raise InputFormatError("no .txt prediction files in the folder", file=folder)
+    return files
+
+
+def read_prediction_rows(source: str | os.PathLike[str]) -> PredictionRows | None:
+    """The files and rows of a prediction folder, read before (or beside) the dataset; None where the
+    reading is better left to :func:`load_yolo_predictions` (not a folder, no file, a file that cannot be
+    read: the errors are raised there, in their order)."""
+    p = Path(source)
+    if not p.is_dir():
+        return None
+    try:
+        files = prediction_files(p)
+    except DetevalError:
+        return None
+    names = [str(f) for f in files]
+    rows = read_rows(names, "label file")
+    return None if rows.file_errors else PredictionRows(names, rows)
+
+
+def _txt_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | None = None) -> BoxTable:
+    stems = ds.stem_index()
+    files: list[str | Path] = [*(prediction_files(folder) if pre is None else pre.files)]
     image = np.zeros(len(files), dtype=np.int64)
     unknown: dict[int, DetevalError] = {}  # (checked before each file's rows, as a file-by-file reader)
     dropped = {name_stem(p.name) for p in ds.dropped_images}
     skip = np.zeros(len(files), dtype=bool)
     for k, f in enumerate(files):
-        stem = name_stem(f.name)
+        stem = name_stem(os.path.basename(f))
         i = stems.get(stem)
         if i is None and stem in dropped:  # (the image was left out as corrupt: so are its predictions)
             skip[k] = True
@@ -580,7 +618,9 @@ def _txt_predictions(folder: Path, ds: YoloDataset) -> BoxTable:
         files = [f for f, s in zip(files, skip.tolist()) if not s]
         image = image[~skip]
         unknown = {int(k) - int(skip[:k].sum()): e for k, e in unknown.items()}
-    out = parse_label_files(files, len(ds.names), with_conf=True, file_errors=unknown)
+        pre = None  # (the rows read hold those files: read the others again)
+    rows = None if pre is None else replace(pre.rows, file_errors={})
+    out = parse_label_files(files, len(ds.names), with_conf=True, file_errors=unknown, rows=rows)
     return _scaled(BoxTable(image[out.file], out.cls, out.xywh, out.conf, out.polygons), ds)
 
 

@@ -47,6 +47,7 @@ def parse_label_files(
     missing_ok: bool = False,
     file_errors: dict[int, DetevalError] | None = None,
     on_dropped: Callable[[Path, int], None] | None = None,
+    rows: TextRows | None = None,
 ) -> LabelRows:
     """Rows of many label (``cls xc yc w h`` or ``cls x1 y1 … xn yn``) or prediction (the same and ``conf``)
     files, read in bulk (:func:`deteval.io.text_rows.read_rows`) and checked as columns.
@@ -57,8 +58,10 @@ def parse_label_files(
     Ultralytics' coordinate checks; then exact duplicates). ``file_errors``: faults of whole files known to
     the caller (they come first in their file). ``duplicates="drop"`` keeps one of each exact duplicate
     (labels only) in ``np.unique`` order, as Ultralytics, and calls ``on_dropped(path, count)`` per file in
-    order (for the files before a fault too)."""
-    rows = read_rows(paths, "label file", missing_ok=missing_ok)
+    order (for the files before a fault too). ``rows``: the files' rows already read (:func:`~deteval.io.
+    text_rows.read_rows` of ``paths``, e.g. by another process), checked here as if read here."""
+    if rows is None:
+        rows = read_rows(paths, "label file", missing_ok=missing_ok)
     if file_errors:
         rows.file_errors.update(file_errors)
     extra = 1 if with_conf else 0

@@ -15,7 +15,7 @@ Oriented boxes (``task="obb"``): ``coco`` is the COCO-style OBB protocol (the ro
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,13 +35,20 @@ from deteval.detection.ultralytics import (
 )
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
-from deteval.io.yolo import YoloDataset, for_exif_rule, load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo import (
+    YoloDataset,
+    for_exif_rule,
+    load_yolo_dataset,
+    load_yolo_predictions,
+    read_prediction_rows,
+)
 from deteval.io.yolo_coco import coco_tables, dataset_to_coco, predictions_to_coco
 from deteval.io.yolo_labels import Duplicates
 from deteval.io.yolo_obb import load_yolo_obb, obb_corners
 from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco
 from deteval.run.dota import evaluate_dota
+from deteval.run.forked import fork_call
 from deteval.tables.boxes import BoxTable
 from deteval.tables.quads import corners_obb, obb_quads
 from deteval.tables.voc import VOCDetections, VOCGroundTruth
@@ -79,6 +86,9 @@ class YoloResult(EvalResult):
     iou_type: str = "bbox"
     n_images: int = 0
     instances: int = 0
+    #: ``coco`` and ``supervision`` box profiles: the COCO evaluation and the tables it scored (what the
+    #: counts of precision and recall are read from); not part of the document
+    coco_run: tuple[Any, CocoGroundTruth, CocoResults] | None = field(default=None, repr=False, compare=False)
 
     @property
     def stats(self) -> list[float] | None:
@@ -153,6 +163,30 @@ def load_dataset(
         era = get_rules(profile).images if check_images else None
         return load_yolo_dataset(data_yaml, split, duplicates="drop", check_images=era)
     return load_yolo_dataset(data_yaml, split, duplicates="error")
+
+
+def load_split_and_predictions(
+    data_yaml: str | os.PathLike[str],
+    predictions: str | os.PathLike[str],
+    split: str,
+    profile: str,
+    *,
+    check_images: bool = True,
+) -> tuple[YoloDataset, BoxTable]:
+    """The split (:func:`load_dataset`) and its predictions (:func:`~deteval.io.yolo.load_yolo_predictions`);
+    a folder of prediction files is read (:func:`~deteval.io.yolo.read_prediction_rows`) by a forked child
+    while this process reads the split (:func:`~deteval.run.forked.fork_call`: where a second CPU is idle),
+    its rows then checked here. The same tables, warnings and errors as one process reads them (a child that
+    fails or meets a fault leaves the reading to this process)."""
+    child = fork_call(read_prediction_rows, predictions) if os.path.isdir(predictions) else None
+    try:
+        ds = load_dataset(data_yaml, split, profile, check_images=check_images)
+    except BaseException:
+        if child is not None:
+            child.cancel()
+        raise
+    rows = child.result() if child is not None else None
+    return ds, load_yolo_predictions(predictions, ds, rows=rows)
 
 
 def coco_inputs(
@@ -273,7 +307,8 @@ def evaluate_yolo(
         }
         curves = {int(c): PRCurve(*m.extra["pr_curves"][k]) for k, c in enumerate(m.classes)}
         return _result(ds, profile, iou_type, summary, rows, curves)
-    ev = coco_evaluation(ds, preds, iou_type)
+    tables = coco_tables(ds, preds) if iou_type == "bbox" else None
+    ev = coco_evaluation(ds, preds, iou_type) if tables is None else evaluate_coco(*tables, iou_type="bbox")
     coco = ev.to_result(per_class=False)
     by_name = {n: c for c, n in reversed(list(enumerate(ds.names)))}
     curves = {by_name[n]: curve for n, curve in coco.curves.items() if n in by_name}
@@ -287,7 +322,7 @@ def evaluate_yolo(
             rows.append((c, {"AP50-95": r["ap"], "AP50": r["ap50"], "AP75": r["ap75"]}))
         s = [float(v) for v in ev.stats]
         summary = {"mAP50-95": s[0], "mAP50": s[1], "mAP75": s[2], **dict(zip(DET_STAT_NAMES, s))}
-        return _result(ds, profile, iou_type, summary, rows, curves)
+        return _with_run(_result(ds, profile, iou_type, summary, rows, curves), ev, tables)
     sv = supervision_from_coco(ev)
     rows = []
     for c in range(len(ds.names)):
@@ -297,7 +332,13 @@ def evaluate_yolo(
         valid = ap[ap > -1]
         rows.append((c, {"AP50-95": float(valid.mean()), "AP50": float(ap[0]), "AP75": float(ap[5])}))
     summary = {"mAP50-95": sv.map50_95, "mAP50": sv.map50, "mAP75": sv.map75}
-    return _result(ds, profile, iou_type, summary, rows, curves)
+    return _with_run(_result(ds, profile, iou_type, summary, rows, curves), ev, tables)
+
+
+def _with_run(result: YoloResult, ev: Any, tables: tuple[CocoGroundTruth, CocoResults] | None) -> YoloResult:
+    if tables is not None:
+        result.coco_run = (ev, *tables)
+    return result
 
 
 def dota_tables(ds: YoloDataset, preds: BoxTable) -> tuple[VOCGroundTruth, VOCDetections, np.ndarray]:

@@ -1,0 +1,70 @@
+"""A YOLO split and its prediction files read on two cores (the predictions by a forked child) as in one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _yolo_cases import random_dataset
+
+import deteval.run.forked as forked
+import deteval.run.yolo as runner
+from deteval.errors import DetevalError
+from deteval.io.yolo import load_yolo_predictions
+from deteval.run.yolo import load_dataset, load_split_and_predictions
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Record, per call of the runner's prediction reader, whether rows read beforehand were handed to it."""
+    given: list[bool] = []
+    real = runner.load_yolo_predictions
+
+    def spy(source, ds, *, rows=None):
+        given.append(rows is not None)
+        return real(source, ds, rows=rows)
+
+    monkeypatch.setattr(runner, "load_yolo_predictions", spy)
+    return given
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+@pytest.mark.parametrize("profile", ["coco", "ultralytics"])
+def test_predictions_read_by_a_child_as_here(tmp_path, monkeypatch, processes, profile):
+    """DETEVAL_PROCESSES=2: the child's rows are used, =1: none; the tables are those of one process."""
+    monkeypatch.setenv(forked.ENV_PROCESSES, processes)
+    given = _spy(monkeypatch)
+    data, pred, _ = random_dataset(tmp_path, 5, n_images=9)
+    ds, preds = load_split_and_predictions(str(data), str(pred), "val", profile)
+    assert given == [processes == "2"]
+    want_ds = load_dataset(str(data), "val", profile)
+    want = load_yolo_predictions(pred, want_ds)
+    assert len(preds) == len(want) > 0
+    for name in ("img", "cls", "xyxy", "conf"):
+        np.testing.assert_array_equal(getattr(preds, name), getattr(want, name))
+    np.testing.assert_array_equal(ds.labels.xyxy, want_ds.labels.xyxy)
+    # (the folder's own predict/ parent: the txt files found under labels/, by the child too)
+    _, again = load_split_and_predictions(str(data), str(pred.parent), "val", profile)
+    np.testing.assert_array_equal(again.xyxy, want.xyxy)
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_prediction_faults_raised_here_as_in_one_process(tmp_path, monkeypatch, processes):
+    """A confidence outside [0, 1], an unknown stem, an unreadable entry: the one-process error, file and
+    line; a fault of the split itself is raised while the child reads (and is ended)."""
+    monkeypatch.setenv(forked.ENV_PROCESSES, processes)
+    data, pred, _ = random_dataset(tmp_path, 6, n_images=5)
+    first = sorted(pred.iterdir())[0]
+    first.write_text(first.read_text() + "0 0.5 0.5 0.1 0.1 1.5\n")
+    n = len(first.read_text().splitlines())
+    with pytest.raises(DetevalError, match=rf"{first.name}: line {n}: .*confidence"):
+        load_split_and_predictions(str(data), str(pred), "val", "coco")
+    first.write_text("0 0.5 0.5 0.1 0.1 0.5\n")
+    (pred / "nosuchimage.txt").write_text("0 0.5 0.5 0.1 0.1 0.5\n")
+    with pytest.raises(DetevalError, match=r"nosuchimage\.txt: no image with the stem 'nosuchimage'"):
+        load_split_and_predictions(str(data), str(pred), "val", "coco")
+    (pred / "nosuchimage.txt").unlink()
+    (pred / "folder.txt").mkdir()
+    with pytest.raises(DetevalError, match=r"folder\.txt"):
+        load_split_and_predictions(str(data), str(pred), "val", "coco")
+    (pred / "folder.txt").rmdir()
+    with pytest.raises(DetevalError, match="no 'test:' split"):
+        load_split_and_predictions(str(data), str(pred), "test", "coco")
