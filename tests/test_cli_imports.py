@@ -86,3 +86,17 @@ def test_command_detection() -> None:
     # an unknown command still fails as argparse's invalid choice, naming the commands
     code, _, _ = _run("nonsense")
     assert code == 2
+
+
+def test_coco_command_imports_no_other_protocol() -> None:
+    """``deteval coco``'s module loads neither the YOLO readers nor Ultralytics' rules nor YAML (the analyses'
+    YOLO inputs live in their own module)."""
+    probe = (
+        "import json, sys; import deteval.commands.coco; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('deteval', 'yaml')))))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    modules = set(json.loads(out.stdout))
+    others = {"deteval.io.yolo", "deteval.run.yolo", "deteval.detection.ultralytics", "yaml"}
+    assert "deteval.commands.coco" in modules
+    assert not modules & others, sorted(modules & others)
