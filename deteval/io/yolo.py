@@ -57,14 +57,11 @@ from deteval.io.guards import (
 )
 from deteval.io.rle import check_rles
 from deteval.io.text_rows import TextRows, read_rows
-from deteval.io.yolo_images import image_check
+from deteval.io.yolo_images import IMG_FORMATS, image_check
 from deteval.io.yolo_labels import Duplicates, parse_label_files
 from deteval.tables.arrays import beyond_exact
 from deteval.tables.boxes import BoxTable
 
-IMG_FORMATS = frozenset(
-    {"avif", "bmp", "dng", "heic", "heif", "jp2", "jpeg", "jpg", "mpo", "png", "tif", "tiff", "webp"}
-)
 #: How Ultralytics' ``exif_size`` turns an image's EXIF orientation (tag 274) into its size:
 #:
 #: * ``"swap-5-8"`` (8.4.174 and later; the ``coco`` and ``supervision`` profiles too): orientations 5–8

@@ -30,30 +30,19 @@ from pathlib import Path
 from deteval.errors import DetevalError
 from deteval.io.guards import image_header, read_ends
 
-__all__ = ["IMAGE_FORMATS", "ImageCheck", "image_check"]
+__all__ = ["IMAGE_FORMATS", "IMG_FORMATS", "ImageCheck", "image_check"]
+
+#: Ultralytics' ``IMG_FORMATS`` of 8.4 (8.4.37, kept by 8.4.176 and 8.4.190): the file suffixes a split's
+#: images are listed by (:func:`deteval.io.yolo.list_images`), and the pillow formats its image check accepts.
+IMG_FORMATS = frozenset(
+    {"avif", "bmp", "dng", "heic", "heif", "jp2", "jpeg", "jpg", "mpo", "png", "tif", "tiff", "webp"}
+)
 
 #: pillow formats (lower-cased) each Ultralytics era accepts: its ``IMG_FORMATS`` (8.0.239; 8.4.37, whose set
 #: 8.4.176 and 8.4.190 keep, adding "jpeg2000" by hand as 8.4.37 lists it).
 IMAGE_FORMATS: dict[str, frozenset[str]] = {
     "8.0": frozenset({"bmp", "dng", "jpeg", "jpg", "mpo", "png", "tif", "tiff", "webp", "pfm"}),
-    "8.4": frozenset(
-        {
-            "avif",
-            "bmp",
-            "dng",
-            "heic",
-            "heif",
-            "jp2",
-            "jpeg",
-            "jpeg2000",
-            "jpg",
-            "mpo",
-            "png",
-            "tif",
-            "tiff",
-            "webp",
-        }
-    ),
+    "8.4": IMG_FORMATS | {"jpeg2000"},
 }
 
 _IEND = b"\x00\x00\x00\x00IEND\xaeB`\x82"

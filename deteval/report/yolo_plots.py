@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -28,8 +28,16 @@ from deteval.detection.ultralytics import box_filter
 from deteval.detection.ultralytics_confusion import plot_array, plot_keep
 from deteval.report.figure import literal, new_figure, plot_dir, save_png
 
-if TYPE_CHECKING:  # pragma: no cover
-    from deteval.analysis.confusion import Confusion
+
+class ConfusionTable(Protocol):
+    """What the confusion figures read of a confusion matrix (:class:`deteval.analysis.confusion.Confusion`
+    has it): rows true and columns predicted, background last, and the thresholds it was counted at."""
+
+    labels: list[str]
+    matrix: np.ndarray
+    iou: float
+    score_threshold: float
+
 
 __all__ = ["YoloCurves", "write_yolo_val_plots"]
 
@@ -102,7 +110,7 @@ def _confidence_figure(ys: np.ndarray, names: list[str], ylabel: str, path: Path
     return _finish(fig, ax, "Confidence", ylabel, f"{ylabel}-Confidence Curve", path)
 
 
-def _confusion_figure(conf: Confusion, normalize: bool, path: Path) -> Path:
+def _confusion_figure(conf: ConfusionTable, normalize: bool, path: Path) -> Path:
     # deteval's matrix has rows true, columns predicted; Ultralytics draws rows predicted, columns true
     shown = plot_array(conf.matrix.T.astype(np.float64), normalize)
     labels = [literal(conf.labels[i]) for i in plot_keep(len(conf.labels) - 1)]
@@ -128,7 +136,7 @@ def _confusion_figure(conf: Confusion, normalize: bool, path: Path) -> Path:
     return save_png(fig, path)
 
 
-def write_yolo_val_plots(out_dir: str | Path, curves: YoloCurves, confusion: Confusion) -> list[Path]:
+def write_yolo_val_plots(out_dir: str | Path, curves: YoloCurves, confusion: ConfusionTable) -> list[Path]:
     """Write the six figures (module docstring) into ``out_dir``; return their paths."""
     d = plot_dir(out_dir)
     return [
