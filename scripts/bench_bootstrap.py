@@ -43,8 +43,11 @@ from bench_coco import generate  # noqa: E402  (the one generator of the COCO be
 from bench_voc import build  # noqa: E402  (the VOC benchmark case)
 
 CHILD = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[1])
+# Asked of the checkout's folder, not by trying the import: an editable install of another checkout would
+# answer for a package this one lacks.
+HAS_RUN = os.path.isdir(os.path.join(sys.argv[1], "deteval", "run"))
 mode, b, processes, files = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
 processes = processes if processes == "auto" else int(processes)
 t0 = time.perf_counter(); c0 = time.process_time()
@@ -77,9 +80,9 @@ elif mode in ("coco_bootstrap", "coco_randomization", "coco_paired"):
         randomization_test(mix, units.n_units, n_rounds=b, seed=0, processes=processes)
 else:
     from deteval.detection.voc import VOC_CLASSES, VOCParams
-    try:
+    if HAS_RUN:
         from deteval.run.voc import evaluate_voc
-    except ImportError:  # (a checkout from before deteval.run, with --other)
+    else:  # (a checkout from before deteval.run, with --other)
         from deteval.detection.voc import evaluate_voc
     from deteval.io.voc import load_voc_annotations, load_voc_detections
     gt = load_voc_annotations(files[0], files[1])
@@ -94,9 +97,9 @@ else:
         t_setup, c_setup = time.perf_counter() - t0, time.process_time() - c0
         bootstrap(metric, units.n_units, n_resamples=b, seed=0, processes=processes)
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-try:
+if HAS_RUN:
     from deteval.run import forked
-except ImportError:  # (a checkout from before deteval.distributed became deteval.run, with --other)
+else:  # (a checkout from before deteval.distributed became deteval.run, with --other)
     from deteval.distributed import forked
 forked._reap_exited(True)  # (children whose value was read exit on their own: wait, so their CPU counts)
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
