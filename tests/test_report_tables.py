@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
 
+import markdown_it
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -320,3 +322,16 @@ def test_statistics_fields_not_in_deteval_shape_render(summary):
         assert render(result, fmt)
     table = render(result, "table")
     assert "confidence intervals" in table or all(k in table for k in summary if summary[k] != {})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="`~ a\n", max_size=12), min_size=1, max_size=6))
+def test_markdown_code_block_holds_any_lines_verbatim(lines):
+    """The protocol's lines (image and class names included) come back from a CommonMark parser as one code
+    block with exactly their text: no line of backticks or tildes closes the fence early."""
+    result = dataclasses.replace(coco_result(), lines=lines)
+    tokens = markdown_it.MarkdownIt("commonmark").parse(render(result, "markdown"))
+    blocks = [t for t in tokens if t.type == "fence"]
+    assert blocks, render(result, "markdown")
+    assert blocks[0].content == "\n".join(lines) + "\n"
+    assert blocks[0].info == "text"

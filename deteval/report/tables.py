@@ -176,6 +176,33 @@ def _sup(marked: dict[tuple[str | None, str], str], row: str | None, key: str) -
     return f"<sup>{md_text(mark)}</sup>" if mark else ""
 
 
+_BACKTICK_RUN = re.compile(r" {0,3}(`+)")
+
+
+def code_fence(lines: list[str]) -> str:
+    """The backtick fence that holds ``lines`` verbatim in one CommonMark code block: longer than any run of
+    backticks that opens a line of them (a closing fence is a run at least as long as the opening one, after
+    at most three spaces), and at least three. A line holding a line break counts as the lines it makes.
+
+    Parameters
+    ----------
+    lines : list of str
+        The block's text, one entry per line (names of images or classes may bring their own breaks).
+
+    Returns
+    -------
+    str
+        ``"`"`` repeated ``max(3, longest run + 1)`` times.
+    """
+    longest = 0
+    for line in lines:
+        for part in line.splitlines():
+            m = _BACKTICK_RUN.match(part)
+            if m:
+                longest = max(longest, len(m.group(1)))
+    return "`" * max(3, longest + 1)
+
+
 def render_markdown(result: EvalResult) -> str:
     """GitHub Markdown: a heading, the protocol's ``lines`` in a code block, a field/value table, a class
     table, the warnings as quotes."""
@@ -183,7 +210,7 @@ def render_markdown(result: EvalResult) -> str:
     parts = [f"## {md_text(result.protocol)} evaluation", ""]
     if result.lines:
         # The protocol's familiar rendering (e.g. pycocotools' twelve lines), verbatim.
-        fence = "~~~~" if any(line.lstrip().startswith("```") for line in result.lines) else "```"
+        fence = code_fence(result.lines)
         parts += [fence + "text", *result.lines, fence, ""]
     fields = display_fields(result)
     if result.lines:
