@@ -245,3 +245,25 @@ def test_cli_on_the_voc_sample(capsys: pytest.CaptureFixture[str]) -> None:
     assert out["from"]["mAP50"] == voc07["map"]
     crowd = next(s for s in out["steps"] if s["rule"].startswith("IoU with a crowd"))
     assert "5 crowd/difficult boxes" in crowd["what"]
+
+
+@pytest.mark.parametrize("crowd", [None, [1, 1]])
+def test_coco_end_without_regular_objects_is_pycocotools_minus_one(crowd: list[int] | None) -> None:
+    """No regular object (none at all, or crowds only): pycocotools' summary is −1 ("undefined") and so is the
+    walk's coco end and every state under COCO's AP; the VOC end has no mAP (None), and the AP step into or
+    out of it has no difference."""
+    gts = [[10.0, 10.0, 50.0, 40.0], [100.0, 80.0, 30.0, 30.0]] if crowd else []
+    gt, res = _case(gts, [[12.0, 11.0, 48.0, 40.0, 0.9], [200.0, 200.0, 20.0, 20.0, 0.5]], crowd)
+    assert evaluate_coco(gt, res).stats[:2].tolist() == [-1.0, -1.0]
+    data = cross_data(gt, res)
+    for voc in ("voc07", "voc2012", "py_faster_rcnn"):
+        for a, b in ((voc, "coco"), ("coco", voc)):
+            e = explain_cross(data, a, b)
+            coco_end, voc_end = (e.end, e.start) if b == "coco" else (e.start, e.end)
+            assert (coco_end["mAP50-95"], coco_end["mAP50"]) == (-1.0, -1.0)
+            assert (voc_end["mAP50-95"], voc_end["mAP50"]) == (None, None)
+            ap_step = _step(e, "AP integration")
+            assert ap_step["delta"] == {"mAP50-95": None, "mAP50": None}
+            before_ap = e.steps[: e.steps.index(ap_step)] if a == "coco" else []
+            assert all(s["delta"] == {"mAP50-95": 0.0, "mAP50": 0.0} for s in before_ap), before_ap
+            assert not any(s["rule"].startswith("residual") for s in e.steps)

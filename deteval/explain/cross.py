@@ -304,7 +304,8 @@ def _score(data: CrossData, rules: CrossRules) -> _Point:
 def _coco_ap(
     data: CrossData, pos: np.ndarray, kept: np.ndarray, outcome: np.ndarray, npos: np.ndarray
 ) -> _Point:
-    """pycocotools' accumulate on the precision table [T, R, K] (−1 for classes without regular objects)."""
+    """pycocotools' accumulate on the precision table [T, R, K] (−1 for classes without regular objects), and
+    its summary: −1 where no class has one (pycocotools' "undefined", as ``deteval coco`` prints it)."""
     table = -np.ones((len(THRESHOLDS), len(RECALL_LEVELS), data.n_classes))
     for k in np.flatnonzero(npos > 0).tolist():
         mine = kept[data.d_cls[kept] == k]
@@ -314,7 +315,7 @@ def _coco_ap(
     ap = table.mean(axis=1)
     ap = np.where(ap < 0, np.nan, ap)
     if not s.size:
-        return _Point(None, None, outcome, ap)
+        return _Point(-1.0, -1.0, outcome, ap)
     return _Point(float(np.mean(s)), float(np.mean(s50)), outcome, ap)
 
 
@@ -323,7 +324,7 @@ def _ends(data: CrossData, profile: str) -> tuple[float | None, float | None]:
     """(mAP50-95, mAP50) from the protocol's own evaluator."""
     if profile == "coco":
         stats = evaluate_coco(data.coco_gt, data.coco_res).stats
-        return (None if stats[0] < 0 else float(stats[0])), (None if stats[1] < 0 else float(stats[1]))
+        return float(stats[0]), float(stats[1])
     gt, dets = data.voc_tables()
     metric = "voc2010" if profile == "voc2012" else "voc07"
     prof = "py_faster_rcnn" if profile == "py_faster_rcnn" else "voc_devkit"
