@@ -138,10 +138,32 @@ def evaluate_openimages(
 ) -> OpenImagesEvaluation:
     """Evaluate ``predictions`` against Open Images ground truth (module docstring: the rules).
 
-    ``boxes``, ``labels``, ``predictions``: CSV paths (or lists of row dicts with the same keys); ``hierarchy``:
-    the class hierarchy JSON (path or dict), which turns on the expansion; ``class_names``: a class
-    descriptions CSV (or a list of (label, name) pairs), whose order is the class order (it decides the last bits of the mean; default: the
-    hierarchy's depth-first order, else sorted labels). Predictions of unknown classes are an error.
+    AP per class is the all-point area under the interpolated precision envelope of the class's ranked
+    entries (the TF OD API's ``compute_average_precision``), the mAP the mean over the classes with ground
+    truth.
+
+    Parameters
+    ----------
+    boxes : path or list of dict
+        The ground-truth boxes CSV (``ImageID, LabelName, XMin, XMax, YMin, YMax, IsGroupOf``), or its rows.
+    predictions : path or list of dict
+        The predictions CSV (``ImageID, LabelName, Score, XMin, XMax, YMin, YMax``), or its rows. A
+        prediction of an unknown class is an error.
+    labels : path or list of dict, optional
+        The image-level labels CSV (``ImageID, LabelName, Confidence``): which (image, class) pairs are
+        evaluated.
+    hierarchy : path or dict, optional
+        The class hierarchy JSON; turns on the expansion of boxes and labels to ancestors.
+    class_names : path or list of (label, name), optional
+        The class descriptions, whose order is the class order (it decides the last bits of the mean);
+        default: the hierarchy's depth-first order, else the sorted labels.
+    expand_detections : bool
+        Expand the predictions to their ancestors too (the challenge's optional step).
+
+    Returns
+    -------
+    OpenImagesEvaluation
+        The mAP, AP and counts per class, and the warnings.
     """
     gtb = _boxes_table(boxes)
     lab = _labels_table(labels) if labels is not None else None
@@ -152,9 +174,79 @@ def evaluate_openimages(
         "predictions",
     )
     h: Hierarchy | None = load_hierarchy(hierarchy) if hierarchy is not None else None
+    gt = _ground_truth(gtb, lab, h, class_names)
+    C = len(gt.classes)
     warnings: list[str] = []
 
-    # ground truth (expanded), in file order
+    # detections (optionally expanded), discarded where the evaluator never looks
+    d_row = np.arange(len(det))
+    d_label = det.label
+    if h is not None and expand_detections:
+        d_row, d_label = _expand(det.label, h.ancestors, "prediction", det.source)
+    d_cls = _class_ids(gt.cindex, d_label, det.source, "prediction")
+    d_ii = np.fromiter(
+        (gt.imap.get(x, -1) for x in det.image[d_row].tolist()), dtype=np.int64, count=d_row.shape[0]
+    )
+    unseen = int((d_ii < 0).sum())
+    if unseen:
+        warnings.append(
+            f"{unseen} predictions are for images without ground truth or image-level labels: never read, as in "
+            "the TF OD API (it iterates over the ground truth's images)"
+        )
+    d_key = d_ii * C + d_cls
+    dv = {k: det.values[k][d_row] for k in ("Score", "XMin", "XMax", "YMin", "YMax")}
+    keep = (d_ii >= 0) & np.isin(d_key, gt.evaluatable)
+    keep &= (dv["YMin"] < dv["YMax"]) & (dv["XMin"] < dv["XMax"])
+    keep &= dv["Score"] > SCORE_FLOOR
+    di = _ranked_in_groups(np.flatnonzero(keep), d_key, dv["Score"])
+    counts = {
+        "n_images": gt.n_images,
+        "n_classes": C,
+        "n_gt_boxes": int(gt.box.shape[0]),
+        "n_predictions": len(det),
+        "n_predictions_evaluated": int(di.shape[0]),
+    }
+
+    d_box = np.stack([dv[k][di] for k in ("YMin", "XMin", "YMax", "XMax")], axis=1)
+    d_grp = d_key[di]
+    tp, in_group = _match(d_grp, d_box, gt.ii * C + gt.cls, gt.box, gt.group)
+    e_cls, e_score, e_tp = _entries(d_grp, dv["Score"][di], tp, in_group, gt.group, gt.ii, gt.cls, C)
+    n_gt = np.bincount(gt.cls, minlength=C).astype(np.float64)  # group-of weight 1: a group counts once
+    ap, n_tp = _class_ap(e_cls, e_score, e_tp, n_gt)
+    with np.errstate(all="ignore"):
+        mean = float(np.nanmean(ap)) if (~np.isnan(ap)).any() else float("nan")
+    return OpenImagesEvaluation(
+        map=mean,
+        classes=gt.classes,
+        names=gt.names,
+        ap=ap,
+        n_gt=n_gt.astype(np.int64),
+        n_tp=n_tp,
+        counts=counts,
+        warnings=warnings,
+    )
+
+
+@dataclass
+class _GroundTruth:
+    """The ground truth as the evaluation reads it: boxes (expanded) in file order with their image index,
+    class index and group-of flag; the classes; the images; the evaluatable (image, class) keys."""
+
+    box: np.ndarray  # [N, 4] YMin, XMin, YMax, XMax
+    group: np.ndarray
+    ii: np.ndarray
+    cls: np.ndarray
+    classes: list[str]
+    names: list[str]
+    cindex: dict[str, int]
+    imap: dict[Any, int]
+    n_images: int
+    evaluatable: np.ndarray  # image index * classes + class index, sorted
+
+
+def _ground_truth(gtb: OidTable, lab: OidTable | None, h: Hierarchy | None, class_names: Any) -> _GroundTruth:
+    """The boxes and image-level labels expanded with the hierarchy; images are every ImageID with a box or a
+    label, in sorted order (pandas' groupby)."""
     g_row = np.arange(len(gtb))
     g_label = gtb.label
     if h is not None:
@@ -165,74 +257,46 @@ def evaluate_openimages(
     l_img, l_label = _image_labels(lab, h)
     classes, names = _classes(class_names, h, g_label, l_label)
     cindex = {c: i for i, c in enumerate(classes)}
-    C = len(classes)
-
-    def class_ids(labels_: np.ndarray, file: str, what: str) -> np.ndarray:
-        out = np.fromiter(
-            (cindex.get(x, -1) for x in labels_.tolist()), dtype=np.int64, count=labels_.shape[0]
-        )
-        if (out < 0).any():
-            i = int(np.flatnonzero(out < 0)[0])
-            raise ValidationError(f"{what} label {labels_[i]!r} is not one of the classes", file=file)
-        return out
-
-    g_cls = class_ids(g_label, gtb.source, "box")
-    l_cls = class_ids(l_label, lab.source if lab is not None else "", "image-level")
-
-    # images: every ImageID with a box or a label, in sorted order (pandas' groupby)
-    images = np.asarray(sorted(set(g_img.tolist()) | set(l_img.tolist())), dtype=object)
-    I = images.shape[0]
-    imap = {im: i for i, im in enumerate(images.tolist())}
+    g_cls = _class_ids(cindex, g_label, gtb.source, "box")
+    l_cls = _class_ids(cindex, l_label, lab.source if lab is not None else "", "image-level")
+    images = sorted(set(g_img.tolist()) | set(l_img.tolist()))
+    imap = {im: i for i, im in enumerate(images)}
     g_ii = np.fromiter((imap[x] for x in g_img.tolist()), dtype=np.int64, count=g_img.shape[0])
     l_ii = np.fromiter((imap[x] for x in l_img.tolist()), dtype=np.int64, count=l_img.shape[0])
-
-    # detections (optionally expanded), discarded where the evaluator never looks
-    d_row = np.arange(len(det))
-    d_label = det.label
-    if h is not None and expand_detections:
-        d_row, d_label = _expand(det.label, h.ancestors, "prediction", det.source)
-    d_cls = class_ids(d_label, det.source, "prediction")
-    d_ii = np.fromiter(
-        (imap.get(x, -1) for x in det.image[d_row].tolist()), dtype=np.int64, count=d_row.shape[0]
-    )
-    unseen = int((d_ii < 0).sum())
-    if unseen:
-        warnings.append(
-            f"{unseen} predictions are for images without ground truth or image-level labels: never read, as in "
-            "the TF OD API (it iterates over the ground truth's images)"
-        )
+    C = len(classes)
     evaluatable = np.unique(np.concatenate([g_ii * C + g_cls, l_ii * C + l_cls]))
-    d_key = d_ii * C + d_cls
-    dv = {k: det.values[k][d_row] for k in ("Score", "XMin", "XMax", "YMin", "YMax")}
-    keep = (d_ii >= 0) & np.isin(d_key, evaluatable)
-    keep &= (dv["YMin"] < dv["YMax"]) & (dv["XMin"] < dv["XMax"])
-    keep &= dv["Score"] > SCORE_FLOOR
-    counts = {
-        "n_images": int(I),
-        "n_classes": C,
-        "n_gt_boxes": int(g_row.shape[0]),
-        "n_predictions": len(det),
-    }
-    di = np.flatnonzero(keep)  # in file (image) order
-    # per (image, class) group, the reference's order: stable group sort, then np.argsort inside each group
+    return _GroundTruth(g_box, g_group, g_ii, g_cls, classes, names, cindex, imap, len(images), evaluatable)
+
+
+def _class_ids(cindex: dict[str, int], labels: np.ndarray, file: str, what: str) -> np.ndarray:
+    """The class index of each label; a label that is not one of the classes is an error."""
+    out = np.fromiter((cindex.get(x, -1) for x in labels.tolist()), dtype=np.int64, count=labels.shape[0])
+    if (out < 0).any():
+        i = int(np.flatnonzero(out < 0)[0])
+        raise ValidationError(f"{what} label {labels[i]!r} is not one of the classes", file=file)
+    return out
+
+
+def _ranked_in_groups(di: np.ndarray, d_key: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """The kept detections ``di`` (file order) in the reference's order: a stable sort by (image, class)
+    group, then np.argsort of the scores descending inside each group, cut at ``MAX_PER_CLASS_IMAGE``."""
     grp = d_key[di]
     di = di[np.argsort(grp, kind="stable")]
     grp = d_key[di]
     starts = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]]) if di.size else np.zeros(0, np.int64)
     ends = np.r_[starts[1:], di.shape[0]].astype(np.int64)
-    di = di[_argsort_desc(dv["Score"][di], starts, ends)]
+    di = di[_argsort_desc(score[di], starts, ends)]
     rank = np.arange(di.shape[0]) - np.repeat(starts, ends - starts)
-    di = di[rank < MAX_PER_CLASS_IMAGE]
-    counts["n_predictions_evaluated"] = int(di.shape[0])
+    return di[rank < MAX_PER_CLASS_IMAGE]
 
-    d_box = np.stack([dv[k][di] for k in ("YMin", "XMin", "YMax", "XMax")], axis=1)
-    d_score = dv["Score"][di]
-    d_grp = d_key[di]
-    tp, in_group = _match(d_grp, d_box, g_ii * C + g_cls, g_box, g_group)
-    e_cls, e_score, e_tp = _entries(d_grp, d_score, tp, in_group, g_group, g_ii, g_cls, C)
-    n_gt = np.bincount(g_cls, minlength=C).astype(np.float64)  # group-of weight 1: a group counts once
+
+def _class_ap(
+    e_cls: np.ndarray, e_score: np.ndarray, e_tp: np.ndarray, n_gt: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """AP (NaN for a class without ground truth) and true positives per class of the entries, ranked as the
+    challenge ranks them: per class, ``np.argsort(scores)[::-1]`` (unstable; reversed, so ties in reverse)."""
+    C = n_gt.shape[0]
     cs = np.searchsorted(e_cls, np.arange(C + 1))
-    # The challenge's ranking: per class, np.argsort(scores)[::-1] (unstable; reversed, so ties in reverse).
     rank = np.concatenate(
         [np.zeros(0, dtype=np.int64)]
         + [cs[c] + np.argsort(e_score[cs[c] : cs[c + 1]])[::-1] for c in range(C)]
@@ -241,18 +305,7 @@ def evaluate_openimages(
     lists = presorted_lists(np.diff(cs), hit, n_gt.astype(np.int64))
     ap = np.where(n_gt > 0, lists.average_precision("all_points"), np.nan)
     n_tp = np.where(n_gt > 0, lists.n_hits, 0).astype(np.int64)
-    with np.errstate(all="ignore"):
-        mean = float(np.nanmean(ap)) if (~np.isnan(ap)).any() else float("nan")
-    return OpenImagesEvaluation(
-        map=mean,
-        classes=classes,
-        names=names,
-        ap=ap,
-        n_gt=n_gt.astype(np.int64),
-        n_tp=n_tp,
-        counts=counts,
-        warnings=warnings,
-    )
+    return ap, n_tp
 
 
 def _labels_table(labels: Any) -> Any:
