@@ -237,40 +237,22 @@ def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> A
     if inp.image_order is not None:
         n_img = max(n_img, len(inp.image_order))
     g_by, d_by = _by_image(inp.gt_img, n_img), _by_image(inp.dt_img, n_img)
-    cols: dict[str, list[Any]] = {
-        k: [] for k in ("cls", "score", "state", "err", "gt", "area", "key", "tie", "det", "match")
-    }
-    best_of: dict[int, tuple[float, int]] = {}  # GT -> (best score, push index)
-    missed_cls: list[int] = []
-    missed_area: list[float] = []
-    fn_cls: list[int] = []
-    n_gt: dict[int, int] = {}
-    order: list[int] = []
-    seen: set[int] = set()
-    key = 0
-
-    def see(c: int) -> None:
-        if c not in seen:
-            seen.add(c)
-            order.append(c)
-
+    rows = _Rows()
     walk = range(n_img) if not tide or inp.image_order is None else inp.image_order.tolist()
     for im in walk:
         gall = g_by[im]
         g = gall[~inp.gt_crowd[gall]]
         crowd = gall[inp.gt_crowd[gall]]
         for c in inp.gt_cls[g].tolist():
-            see(c)
-            n_gt[c] = n_gt.get(c, 0) + 1
+            rows.see(c)
+            rows.n_gt[c] = rows.n_gt.get(c, 0) + 1
         d = _keep_top(d_by[im], inp.dt_score, inp.dt_cls, max_dets, per_class=not tide)
         used_g = np.zeros(len(g), dtype=bool)
         usable = np.zeros(len(g), dtype=bool)
         if len(d) == 0:
-            for j in range(len(g)):
-                fn_cls.append(int(inp.gt_cls[g[j]]))
-                missed_cls.append(int(inp.gt_cls[g[j]]))
-                missed_area.append(float(garea[g[j]]))
-                key += 1
+            for j in g.tolist():
+                rows.fn_cls.append(int(inp.gt_cls[j]))
+                rows.missed(int(inp.gt_cls[j]), float(garea[j]))
             continue
         dc, gc = inp.dt_cls[d], inp.gt_cls[g]
         iou = iou_matrix(dbox[d], gbox[g], False, inp)
@@ -281,9 +263,8 @@ def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> A
         used_cls = iou * same * used_g[None, :]
         for i in range(len(d)):
             p = int(d[i])
-            c = int(dc[i])
             if state[i] != _IGN:
-                see(c)
+                rows.see(int(dc[i]))
             err, tgt, area = -1, -1, float(darea[p])
             if state[i] != _TP:
                 err, tgt = _error(iou[i], cls_iou[i], noncls_iou[i], used_cls[i], pos, bg)
@@ -291,50 +272,108 @@ def assign(inp: TideInput, pos: float, bg: float, max_dets: int, rule: str) -> A
                     area = float(garea[g[tgt]])
                     if not used_g[tgt]:
                         usable[tgt] = True
-                        gid = int(g[tgt])
-                        prev = best_of.get(gid, (-1.0, -1))
-                        if prev[0] < float(inp.dt_score[p]):
-                            best_of[gid] = (float(inp.dt_score[p]), len(cols["cls"]))
+                        rows.best_candidate(int(g[tgt]), float(inp.dt_score[p]))
                     tgt = int(g[tgt])
-            cols["cls"].append(c)
-            cols["score"].append(float(inp.dt_score[p]))
-            cols["state"].append(int(state[i]))
-            cols["err"].append(err)
-            cols["gt"].append(tgt)
-            cols["area"].append(area)
-            cols["key"].append(key if err >= 0 else -1)
-            cols["det"].append(p)
-            cols["match"].append(int(match[i]))
-            cols["tie"].append(len(cols["tie"]) if inp.tie_key is None else int(inp.tie_key[p]))
-            key += err >= 0
+            tie = None if inp.tie_key is None else int(inp.tie_key[p])
+            rows.detection(
+                int(dc[i]), float(inp.dt_score[p]), int(state[i]), err, tgt, area, p, int(match[i]), tie
+            )
         for j in np.flatnonzero(~used_g).tolist():
-            fn_cls.append(int(gc[j]))
+            rows.fn_cls.append(int(gc[j]))
             if not usable[j]:
-                missed_cls.append(int(gc[j]))
-                missed_area.append(float(garea[g[j]]))
-                key += 1
-    n = len(cols["cls"])
-    best = np.zeros(n, dtype=bool)
-    for _, idx in best_of.values():
-        best[idx] = True
-    return Assignment(
-        cls=np.asarray(cols["cls"], dtype=np.int64),
-        score=np.asarray(cols["score"], dtype=np.float64),
-        state=np.asarray(cols["state"], dtype=np.int64),
-        err=np.asarray(cols["err"], dtype=np.int64),
-        err_gt=np.asarray(cols["gt"], dtype=np.int64),
-        best=best,
-        area=np.asarray(cols["area"], dtype=np.float64),
-        err_key=np.asarray(cols["key"], dtype=np.int64),
-        tie=np.asarray(cols["tie"], dtype=np.int64),
-        det=np.asarray(cols["det"], dtype=np.int64),
-        match=np.asarray(cols["match"], dtype=np.int64),
-        missed_cls=np.asarray(missed_cls, dtype=np.int64),
-        missed_area=np.asarray(missed_area, dtype=np.float64),
-        fn_cls=np.asarray(fn_cls, dtype=np.int64),
-        n_gt=n_gt,
-        class_order=order,
-    )
+                rows.missed(int(gc[j]), float(garea[g[j]]))
+    return rows.assignment()
+
+
+class _Rows:
+    """The columns of :class:`Assignment` as :func:`assign` walks the images: one row per detection kept, the
+    missed and unmatched ground truth, the classes in the order met, and the error keys (one per error, in
+    walk order: a detection's error or a missed box)."""
+
+    _COLUMNS = ("cls", "score", "state", "err", "gt", "area", "key", "tie", "det", "match")
+
+    def __init__(self) -> None:
+        self.cols: dict[str, list[Any]] = {k: [] for k in self._COLUMNS}
+        self.best_of: dict[int, tuple[float, int]] = {}  # GT -> (best score, row)
+        self.missed_cls: list[int] = []
+        self.missed_area: list[float] = []
+        self.fn_cls: list[int] = []
+        self.n_gt: dict[int, int] = {}
+        self.order: list[int] = []
+        self.seen: set[int] = set()
+        self.key = 0
+
+    def see(self, c: int) -> None:
+        """Class ``c`` met (the order of first meeting is the class order)."""
+        if c not in self.seen:
+            self.seen.add(c)
+            self.order.append(c)
+
+    def missed(self, c: int, area: float) -> None:
+        """A ground-truth box of class ``c`` no detection was near: a missed error of its own key."""
+        self.missed_cls.append(c)
+        self.missed_area.append(area)
+        self.key += 1
+
+    def best_candidate(self, gt: int, score: float) -> None:
+        """The row about to be added is an unmatched detection aimed at box ``gt``: kept if the best so far."""
+        prev = self.best_of.get(gt, (-1.0, -1))
+        if prev[0] < score:
+            self.best_of[gt] = (score, len(self.cols["cls"]))
+
+    def detection(
+        self,
+        c: int,
+        score: float,
+        state: int,
+        err: int,
+        gt: int,
+        area: float,
+        det: int,
+        match: int,
+        tie: int | None,
+    ) -> None:
+        """One detection's row; ``tie`` None: its row number (the walk order breaks ties)."""
+        cols = self.cols
+        cols["cls"].append(c)
+        cols["score"].append(score)
+        cols["state"].append(state)
+        cols["err"].append(err)
+        cols["gt"].append(gt)
+        cols["area"].append(area)
+        cols["key"].append(self.key if err >= 0 else -1)
+        cols["det"].append(det)
+        cols["match"].append(match)
+        cols["tie"].append(len(cols["tie"]) if tie is None else tie)
+        self.key += err >= 0
+
+    def assignment(self) -> Assignment:
+        cols = self.cols
+        best = np.zeros(len(cols["cls"]), dtype=bool)
+        for _, idx in self.best_of.values():
+            best[idx] = True
+        ints = {
+            k: np.asarray(cols[k], dtype=np.int64)
+            for k in ("cls", "state", "err", "gt", "key", "tie", "det", "match")
+        }
+        return Assignment(
+            cls=ints["cls"],
+            score=np.asarray(cols["score"], dtype=np.float64),
+            state=ints["state"],
+            err=ints["err"],
+            err_gt=ints["gt"],
+            best=best,
+            area=np.asarray(cols["area"], dtype=np.float64),
+            err_key=ints["key"],
+            tie=ints["tie"],
+            det=ints["det"],
+            match=ints["match"],
+            missed_cls=np.asarray(self.missed_cls, dtype=np.int64),
+            missed_area=np.asarray(self.missed_area, dtype=np.float64),
+            fn_cls=np.asarray(self.fn_cls, dtype=np.int64),
+            n_gt=self.n_gt,
+            class_order=self.order,
+        )
 
 
 def _by_image(img: np.ndarray, n_img: int) -> list[np.ndarray]:
