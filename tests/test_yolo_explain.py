@@ -144,3 +144,51 @@ def test_scores_equal_in_float32_only(tmp_path: Path) -> None:
     ds, preds = _one_image(tmp_path, ["0 " + _box(0, 60), "0 " + _box(3, 63)], rows)
     for a, b in itertools.permutations(PROFILES, 2):
         _check(ds, preds, a, b)
+
+
+def test_cli_leaves_a_corrupt_image_out_as_its_ultralytics_end(tmp_path: Path, capsys) -> None:
+    """With an Ultralytics end, explain reads the split as that end's yolo val does: a corrupt image left out
+    with its labels and predictions (for both ends, as duplicate labels); the Ultralytics end's mAP is then
+    deteval yolo's."""
+    import shutil
+
+    (tmp_path / "a").mkdir()
+    data, pred, _ = random_dataset(tmp_path / "a", 11, n_images=6)
+    images = sorted((tmp_path / "a" / "images" / "val").iterdir())
+    images[1].write_bytes(b"")
+    args = ["--format", "json"]
+    assert main(["explain", str(data), str(pred), "--from", "ultralytics", "--to", "coco", *args]) == 0
+    out = capsys.readouterr()
+    doc = json.loads(out.out)
+    assert f"{images[1].name}: ignoring corrupt image/label" in out.err
+    assert main(["yolo", str(data), str(pred), "--profile", "ultralytics", *args]) == 0
+    assert doc["from"]["mAP50-95"] == json.loads(capsys.readouterr().out)["mAP50-95"]
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    b = tmp_path / "b"
+    for p in [
+        *(b / "images" / "val").glob(f"{images[1].stem}.*"),
+        b / "labels" / "val" / f"{images[1].stem}.txt",
+    ]:
+        p.unlink(missing_ok=True)
+    (b / "pred" / "labels" / f"{images[1].stem}.txt").unlink(missing_ok=True)
+    (b / "data.yaml").write_text((b / "data.yaml").read_text().replace(str(tmp_path / "a"), str(b)))
+    preds_b = b / pred.relative_to(tmp_path / "a")
+    assert main(["yolo", str(b / "data.yaml"), str(preds_b), "--profile", "coco", *args]) == 0
+    assert doc["to"]["mAP50-95"] == json.loads(capsys.readouterr().out)["mAP50-95"]
+
+
+def test_cli_refuses_two_eras_whose_image_checks_differ(tmp_path: Path, capsys) -> None:
+    """ultralytics-8.0 leaves a JPEG 2000 image out, 8.4 keeps it: one split cannot be both ends' split."""
+    import io
+
+    from PIL import Image
+
+    data, pred, _ = random_dataset(tmp_path, 12, n_images=4)
+    images = sorted((tmp_path / "images" / "val").iterdir())
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 48), 3).save(buf, "JPEG2000")
+    images[0].write_bytes(buf.getvalue())
+    cmd = ["explain", str(data), str(pred), "--from", "ultralytics-8.0", "--to", "ultralytics"]
+    assert main(cmd) == 2
+    assert "image check of ultralytics-8.0 and ultralytics differ" in capsys.readouterr().err
+    assert main([*cmd[:3], "--from", "ultralytics-8.4.37", "--to", "ultralytics", "--format", "json"]) == 0

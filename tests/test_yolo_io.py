@@ -247,3 +247,29 @@ def test_txt_files_and_stems_are_pathlibs(tmp_path: Path) -> None:
     ]
     for name in ("a.txt", ".txt", "a.", ".a.b", "a.b.c", "a", "..", "x..txt", ".hidden"):
         assert name_stem(name) == Path(name).stem
+
+
+def test_path_strings_are_those_of_pathlib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The readers keep image and prediction paths as strings: each must be ``str`` of its Path."""
+    from deteval.io.yolo import child_path, file_name, list_image_files, txt_names
+
+    for folder in (".", "/", "a", "a/b", "a/b/", "./a", "/a//b/", "a/./b"):
+        for name in ("x.txt", ".x.txt", "x"):
+            assert child_path(Path(folder), name) == str(Path(folder) / name)
+            assert file_name(str(Path(folder) / name)) == Path(folder, name).name
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "images" / "sub").mkdir(parents=True)
+    for name in ("b.jpg", "a.png", "sub/c.jpg", "sub/d.txt"):
+        (tmp_path / "images" / name).write_bytes(b"")
+    (tmp_path / "list.txt").write_text(
+        "./images//b.jpg\nimages/./sub/c.jpg\n" + str(tmp_path / "images/a.png")
+    )
+    got = list_image_files([tmp_path / "images", tmp_path / "list.txt"], "the split")
+    old = sorted(str(tmp_path / "images" / n) for n in ("b.jpg", "a.png", "sub/c.jpg")) + [
+        str(tmp_path / "images/a.png"),
+        "images/./sub/c.jpg",
+        str(tmp_path) + "/images//b.jpg",
+    ]
+    assert got == [str(Path(x)) for x in sorted(old)]
+    assert all("//" not in x and "/./" not in x for x in got)
+    assert txt_names(Path(".")) == [str(p) for p in sorted(Path(".").glob("*.txt"))] == ["list.txt"]

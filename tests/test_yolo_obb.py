@@ -201,3 +201,36 @@ def test_yolo_obb_refuses_box_rows_and_supervision(tmp_path):
     (tmp_path / "labels" / "val" / "im1.txt").write_text("0 0.5 0.5 0.2 0.2\n")
     with pytest.raises(ValidationError, match=r"im1\.txt.*a box row"):
         evaluate_yolo_files(tmp_path / "data.yaml", tmp_path / "pred", task="obb")
+
+
+@pytest.mark.parametrize("profile", ["ultralytics", "ultralytics-8.0"])
+def test_yolo_obb_leaves_a_corrupt_image_out_under_ultralytics(tmp_path, profile, capsys):
+    """Ultralytics' dataset check runs in every task: an OBB image that fails it is left out with its labels
+    and predictions (the same numbers as the split without it), with the warning; under coco an error."""
+    import shutil
+    import warnings
+
+    from deteval.cli import main
+    from deteval.errors import DetevalError, DetevalWarning
+    from deteval.run.yolo import evaluate_yolo_files
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    write_obb_split(a, 6)
+    shutil.copytree(a, b)
+    for p in (b / "images" / "val" / "im2.png", b / "labels" / "val" / "im2.txt", b / "pred" / "im2.txt"):
+        p.unlink()
+    (a / "images" / "val" / "im2.png").write_bytes(b"")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = evaluate_yolo_files(a / "data.yaml", a / "pred", profile=profile, task="obb")
+    want = evaluate_yolo_files(b / "data.yaml", b / "pred", profile=profile, task="obb")
+    assert got.summary == want.summary and got.per_class == want.per_class and got.n_images == 3
+    msgs = [str(x.message) for x in w if issubclass(x.category, DetevalWarning)]
+    assert any("im2.png: ignoring corrupt image/label: not a readable image" in m for m in msgs)
+    with pytest.raises(DetevalError, match="not a readable image"):
+        evaluate_yolo_files(a / "data.yaml", a / "pred", profile="coco", task="obb")
+    args = ["yolo", str(a / "data.yaml"), str(a / "pred"), "--task", "obb", "--profile", profile]
+    assert main([*args, "--format", "json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["mAP50-95"] == want.summary["mAP50-95"]
+    assert "im2.png: ignoring corrupt image/label" in out.err

@@ -217,3 +217,42 @@ def test_coco_profile_needs_sigmas_for_another_skeleton(tmp_path):
     data, pred_dir, _, _ = _pose_dataset(tmp_path, 2, 5, 3)
     with pytest.raises(DetevalError, match="needs OKS sigmas for 5 keypoints"):
         evaluate_yolo_pose_files(data, pred_dir, profile="coco")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_corrupt_image_left_out_with_its_labels_and_predictions(tmp_path, seed):
+    """Ultralytics' dataset check runs in every task: a pose image that fails it is left out with its labels and
+    its predictions (txt files and JSON records, keypoints included), as Ultralytics leaves it out."""
+    import warnings
+
+    from deteval.errors import DetevalWarning
+
+    k, dim = 5, 3
+    data, pred_dir, pred_json, t = _pose_dataset(tmp_path, seed, k, dim)
+    (tmp_path / "images" / "val" / "im2.png").write_bytes(b"")
+    new = {0: 0, 1: 1, 3: 2, 4: 3}
+    g = [n for n, i in enumerate(t["gi"]) if i != 2]
+    d = [n for n, i in enumerate(t["di"]) if i != 2]
+    gt = BoxTable.from_arrays(
+        [new[t["gi"][n]] for n in g],
+        [t["gc"][n] for n in g],
+        np.asarray([t["gb"][n] for n in g]).reshape(-1, 4),
+    )
+    dt = BoxTable.from_arrays(
+        [new[t["di"][n]] for n in d],
+        [t["dc"][n] for n in d],
+        np.asarray([t["db"][n] for n in d]).reshape(-1, 4),
+        [t["conf"][n] for n in d],
+    )
+    gk = np.asarray([t["gk"][n] for n in g]).reshape(-1, k, 3)
+    dk = np.asarray([t["dk"][n] for n in d]).reshape(-1, k, 3)
+    box, pose = evaluate_ultralytics_pose(gt, gk, dt, dk, 4, "ultralytics", pose_sigmas((k, dim), "product"))
+    for preds in (pred_dir, pred_json):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = evaluate_yolo_pose_files(data, preds)
+        assert r.n_images == 4 and r.instances == len(g)
+        assert r.summary["mAP50-95"] == pytest.approx(box.map, abs=1e-12)
+        assert r.summary["pose mAP50-95"] == pytest.approx(pose.map, abs=1e-12)
+        msgs = [str(x.message) for x in w if issubclass(x.category, DetevalWarning)]
+        assert any("im2.png: ignoring corrupt image/label: not a readable image" in m for m in msgs)

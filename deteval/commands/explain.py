@@ -12,13 +12,15 @@ from typing import Any
 from deteval.commands.common import warn_on_stderr, write_text
 from deteval.commands.yolo import read_split, task_of
 from deteval.detection.dota import PROFILE as DOTA_DEVKIT
+from deteval.detection.ultralytics import get_rules
 from deteval.errors import ConfigError, DetevalWarning
 from deteval.explain import explain, explain_obb
 from deteval.explain.cross import cross_data, cross_data_from_voc, explain_cross
 from deteval.explain.voc import VOC_PROFILE_RULES, explain_voc
 from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
-from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo import YoloDataset, load_yolo_dataset, load_yolo_predictions
 from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
+from deteval.io.yolo_images import image_check
 from deteval.io.yolo_obb import load_yolo_obb
 from deteval.results import EvalResult
 from deteval.run.yolo import PROFILE_NAMES, is_ultralytics
@@ -75,12 +77,38 @@ def _explain_task(args: argparse.Namespace) -> str:
     return task
 
 
+def image_era(args: argparse.Namespace) -> str | None:
+    """The Ultralytics image check (an era of :data:`~deteval.io.yolo_images.IMAGE_FORMATS`) explain reads the
+    split with, once for both ends: the Ultralytics end's (Ultralytics leaves a corrupt image out in every task,
+    as duplicate labels; the other end then sees the same split); two Ultralytics ends of different eras: the
+    newest's, checked by :func:`same_images` to leave out the same images as the other's. None: no
+    Ultralytics end, no check."""
+    eras = sorted({get_rules(p).images for p in (args.from_profile, args.to_profile) if is_ultralytics(p)})
+    return eras[-1] if eras else None
+
+
+def same_images(args: argparse.Namespace, ds: YoloDataset, era: str | None) -> None:
+    """Refuse a walk between two Ultralytics eras whose image checks leave different images of ``ds`` (read with
+    ``era``'s check) out: each end would score another split (a ConfigError naming the first such image)."""
+    others = {get_rules(p).images for p in (args.from_profile, args.to_profile) if is_ultralytics(p)} - {era}
+    for other in sorted(others):
+        for f, kept in [*((f, True) for f in ds.files), *((str(p), False) for p in ds.dropped_images)]:
+            if (image_check(f, other)[1] is None) != kept:
+                raise ConfigError(
+                    f"the image check of {args.from_profile} and {args.to_profile} differ on this image (its "
+                    "format): explain walks between two profiles of one split; score each with deteval yolo",
+                    file=f,
+                )
+
+
 def _explain_obb(args: argparse.Namespace, drop: bool) -> int:
+    era = image_era(args)
     with warnings.catch_warnings():  # (what the readers tolerate is in ds.warnings, printed below)
         warnings.simplefilter("ignore", DetevalWarning)
         ds, preds, _, _ = load_yolo_obb(
-            args.data, args.predictions, args.split, duplicates="drop" if drop else "error"
+            args.data, args.predictions, args.split, duplicates="drop" if drop else "error", check_images=era
         )
+    same_images(args, ds, era)
     e = explain_obb(ds, preds, args.from_profile, args.to_profile)
     write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
     warn_on_stderr(EvalResult("yolo", warnings=list(ds.warnings)))
@@ -112,10 +140,13 @@ def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     either = is_ultralytics(args.from_profile) or is_ultralytics(args.to_profile)
     if _explain_task(args) == "obb":
         return _explain_obb(args, either)
-    # (explain reads the split once for both ends: duplicates dropped if either is Ultralytics, no image check)
-    ds, preds = read_split(
-        args.data, args.predictions, args.split, "ultralytics" if either else "coco", None, False
-    )
+    # (explain reads the split once for both ends: duplicates and corrupt images left out if either is
+    # Ultralytics, as that end's yolo val leaves them out)
+    era = image_era(args)
+    ends = [p for p in (args.from_profile, args.to_profile) if is_ultralytics(p)]
+    reader = next((p for p in ends if get_rules(p).images == era), "coco")  # (its duplicates and image rules)
+    ds, preds = read_split(args.data, args.predictions, args.split, reader, None)
+    same_images(args, ds, era)
     e = explain(ds, preds, args.from_profile, args.to_profile)
     write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
     warn_on_stderr(EvalResult("yolo", warnings=list(ds.warnings)))  # the common channel

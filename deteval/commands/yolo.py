@@ -154,7 +154,11 @@ def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | No
     with warnings.catch_warnings():  # (what the readers tolerate is in ds.warnings, printed below)
         warnings.simplefilter("ignore", DetevalWarning)
         ds, preds, _, _ = load_yolo_obb(
-            args.data, args.predictions, args.split, duplicates="drop" if ultra else "error"
+            args.data,
+            args.predictions,
+            args.split,
+            duplicates="drop" if ultra else "error",
+            check_images=get_rules(profile).images if ultra else None,  # (Ultralytics checks in every task)
         )
         others = [load_obb_predictions(o, ds)[0] for o in args.compare_to or ()]
     preds = confidence_floor(preds, args.conf)

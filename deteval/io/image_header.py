@@ -85,21 +85,22 @@ def _png(data: bytes) -> tuple[str, int, int, int | None] | None:
 
 def _jpeg(data: bytes) -> tuple[str, int, int, int | None] | None:
     pos = 2
+    end = len(data)
     size: tuple[int, int] | None = None
     exif: bytes | None = None
-    while True:
+    while True:  # (a segment header cut short raises IndexError: the caller's None)
         if data[pos] != 0xFF:
             return None  # (stray bytes: pillow skips them)
         marker = data[pos + 1]
-        n = struct.unpack_from(">H", data, pos + 2)[0] - 2
-        if n < 0 or pos + 4 + n > len(data):
+        n = ((data[pos + 2] << 8) | data[pos + 3]) - 2  # (the big-endian segment length)
+        if n < 0 or pos + 4 + n > end:
             return None
         if marker == 0xDA:  # start of scan (its header read too): the header ends
             break
-        s = data[pos + 4 : pos + 4 + n]
-        pos += 4 + n
+        start, pos = pos + 4, pos + 4 + n
         if marker in _PLAIN:
             continue
+        s = data[start:pos]
         if marker == 0xE0:
             if s.startswith(b"JFIF") and len(s) < 7:
                 return None

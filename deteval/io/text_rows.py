@@ -317,6 +317,56 @@ def _fast_piece(piece: list[tuple[int, bytes]], parts: _Parts) -> list[tuple[int
         is_break[cr[buf[cr + 1] != 10]] = True  # (the buffer's last byte is LF: cr + 1 exists)
     breaks = np.flatnonzero(is_break)
     del is_break
+    table = None if b"\r" in text else _one_width(text, breaks)
+    if table is not None:  # (every non-empty line a row of one width: no need to find the fields)
+        rows_at, values = table
+        width = np.full(len(rows_at), len(values) // max(len(rows_at), 1), dtype=np.int64)
+    else:
+        found = _fields(text, breaks)
+        if found is None:  # a field that is not a number: every file of the piece in Python
+            return slow + piece
+        rows_at, width, values = found
+    ids = np.array([f for f, _ in piece], dtype=np.int64)
+    lengths = np.array([len(d) + 1 for _, d in piece], dtype=np.int64)
+    file_start = np.cumsum(lengths) - lengths
+    first_line = np.searchsorted(breaks, file_start)  # global index of each file's first line
+    row_file = np.searchsorted(first_line, rows_at, side="right") - 1
+    line = rows_at - first_line[row_file] + 1
+    parts.add(ids[row_file], line, width, values, np.zeros(len(width), dtype=bool))
+    return slow
+
+
+def _one_width(text: bytes, breaks: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(the non-empty lines, their fields' values) where numpy's table reader (``np.loadtxt``, C) reads every
+    non-empty line of ``text`` (number and blank bytes, LF breaks only, ending in one) as a row of one width;
+    else None. The table reader splits fields at blanks and lines at LF as :func:`_fields` does; a row for each
+    non-empty line means no line was blank or of another width (the reader refuses a width change), so the
+    fields need not be found first. The reader parses with Python's correctly rounded conversion, is taken
+    only where it accepts the whole text, and accepts no field of these bytes that ``float()`` refuses (checked
+    over every field of up to 5 bytes)."""
+    lengths = np.diff(breaks, prepend=-1) - 1  # (line j: text[breaks[j - 1] + 1 : breaks[j]])
+    rows_at = np.flatnonzero(lengths)
+    if not len(rows_at):
+        return rows_at, np.zeros(0, dtype=np.float64)
+    values = _table(text)
+    if values is None or values.shape[0] != len(rows_at) or values.shape[1] == 0:
+        return None
+    return rows_at, values.reshape(-1)
+
+
+def _table(text: bytes) -> np.ndarray | None:
+    """``np.loadtxt`` of ``text`` as an (R, W) float64 array, or None where it refuses it."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # ("input contained no data": blank lines only)
+            return np.loadtxt(io.BytesIO(text), dtype=np.float64, ndmin=2, comments=None)
+    except ValueError:
+        return None
+
+
+def _fields(text: bytes, breaks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(the non-blank lines, their field counts, the fields' values) of ``text`` (number and blank bytes,
+    ending in a break at ``breaks``), or None if a field is not a whole number."""
     # fields per line: the bytes where a field starts (a number byte after a blank, a break or the start),
     # counted per line from their positions, which are fewer than the piece's bytes (an add.reduceat of the
     # byte flags into int64 casts element by element: several times slower)
@@ -330,42 +380,18 @@ def _fast_piece(piece: list[tuple[int, bytes]], parts: _Parts) -> list[tuple[int
     # (the text ends with a break: line j is [breaks[j - 1] + 1, breaks[j] + 1))
     per_line = np.diff(np.searchsorted(starts, np.concatenate([[0], breaks + 1]))).astype(np.int64)
     del starts
-    widths = per_line[per_line > 0]
-    same = len(widths) > 0 and bool((widths == widths[0]).all()) and b"\r" not in text
-    values = _numbers(text, int(per_line.sum()), int(widths[0]) if same else None)
-    if values is None:  # a field that is not a number: every file of the piece in Python
-        return slow + piece
-    ids = np.array([f for f, _ in piece], dtype=np.int64)
-    lengths = np.array([len(d) + 1 for _, d in piece], dtype=np.int64)
-    file_start = np.cumsum(lengths) - lengths
+    values = _numbers(text, int(per_line.sum()))
+    if values is None:
+        return None
     rows_at = np.flatnonzero(per_line)  # non-blank lines (global line index)
-    width = per_line[rows_at]
-    del per_line
-    if int(width.sum()) != len(values):  # (cannot happen: _numbers checked the count)  # pragma: no cover
-        return slow + piece
-    first_line = np.searchsorted(breaks, file_start)  # global index of each file's first line
-    row_file = np.searchsorted(first_line, rows_at, side="right") - 1
-    line = rows_at - first_line[row_file] + 1
-    parts.add(ids[row_file], line, width, values, np.zeros(len(width), dtype=bool))
-    return slow
+    return rows_at, per_line[rows_at], values
 
 
-def _numbers(text: bytes, n_fields: int, width: int | None = None) -> np.ndarray | None:
+def _numbers(text: bytes, n_fields: int) -> np.ndarray | None:
     """The ``n_fields`` whitespace-separated fields of ``text`` (bytes of the number class and blanks only) as
-    float64, correctly rounded (the same value as ``float()``), or None if one is not a whole number.
-
-    ``width``: every non-blank line has that many fields (and no CR breaks a line): numpy's table reader
-    (``np.loadtxt``, C, about a third faster) reads them; where it refuses, or otherwise, numpy's text parser
-    (``np.fromstring``, which stops at a field it does not read whole: fewer values than fields). Both parse
-    with Python's correctly rounded conversion; the table reader is taken only where it accepts the text, and
-    accepts no field of these bytes that ``float()`` refuses (checked over every field of up to 5 bytes)."""
-    if width is not None:
-        try:
-            table = np.loadtxt(io.BytesIO(text), dtype=np.float64, ndmin=2, comments=None)
-        except ValueError:
-            table = None
-        if table is not None and table.size == n_fields and (n_fields == 0 or table.shape[1] == width):
-            return table.reshape(-1)
+    float64, correctly rounded (the same value as ``float()``), or None if one is not a whole number: numpy's
+    text parser (``np.fromstring``, Python's correctly rounded conversion), which stops at a field it does not
+    read whole (fewer values than fields)."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)  # (numpy warns, or raises, where it stops)
         try:

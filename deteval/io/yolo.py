@@ -83,13 +83,17 @@ COCO80_TO_91 = [
 
 @dataclass
 class YoloDataset:
-    """One split of a YOLO dataset: sorted image paths, class names and the labels as a pixel BoxTable."""
+    """One split of a YOLO dataset: sorted image paths, class names and the labels as a pixel BoxTable.
+
+    ``files``: the image paths as strings (each ``str`` of its :class:`~pathlib.Path`); :attr:`images`: the
+    same as paths, made when first asked for (the readers work on the strings: a dataset of 50k images would
+    spend a third of a second making paths it does not need)."""
 
     yaml_path: Path | None
     root: Path
     split: str
     names: list[str]
-    images: list[Path]
+    files: list[str]
     is_coco: bool = False
     warnings: list[str] = field(default_factory=list)
     duplicates_dropped: int = 0
@@ -103,16 +107,24 @@ class YoloDataset:
     _headers: dict[int, tuple[str, int, int, int | None]] = field(default_factory=dict)
     #: every image's (width, height) as :meth:`sizes_of` found them (NaN: not read yet)
     _size_table: np.ndarray | None = None
+    _paths: list[Path] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def images(self) -> list[Path]:
+        """The sorted image paths (``Path`` of each of :attr:`files`)."""
+        if self._paths is None or len(self._paths) != len(self.files):
+            self._paths = [Path(f) for f in self.files]
+        return self._paths
 
     @property
     def n_images(self) -> int:
-        return len(self.images)
+        return len(self.files)
 
     def image_size(self, i: int) -> tuple[int, int]:
         """(width, height) of image ``i`` as Ultralytics sees it (EXIF orientation applied), read once."""
         if i not in self._sizes:
             if i not in self._headers:
-                self._headers[i] = image_header(self.images[i])
+                self._headers[i] = image_header(self.files[i])
             self._sizes[i] = oriented_size(*self._headers[i], self.exif)
         return self._sizes[i]
 
@@ -146,10 +158,15 @@ class YoloDataset:
     def stem_index(self) -> dict[str, int]:
         """Image stem → index; a stem shared by two images maps to −1 (ambiguous)."""
         out: dict[str, int] = {}
-        for i, p in enumerate(self.images):
-            stem = name_stem(p.name)
+        for i, f in enumerate(self.files):
+            stem = name_stem(file_name(f))
             out[stem] = -1 if stem in out else i
         return out
+
+
+def file_name(path: str) -> str:
+    """``Path(path).name`` of a path string as :class:`~pathlib.Path` writes it (no trailing separator)."""
+    return path.rpartition(os.sep)[2]
 
 
 def name_stem(name: str) -> str:
@@ -163,9 +180,22 @@ def txt_files(folder: Path) -> list[Path]:
     """``sorted(folder.glob("*.txt"))``: the entries of ``folder`` whose name ends in ``.txt`` (any kind of
     entry, hidden ones too, as pathlib's glob lists them), in name order (the order of paths in one folder),
     read with one ``scandir`` instead of a Path per entry compared part by part."""
+    return [Path(f) for f in txt_names(folder)]
+
+
+def txt_names(folder: Path) -> list[str]:
+    """:func:`txt_files` as strings, each ``str(folder / name)``, made without a Path per file."""
     with os.scandir(folder) as it:
         names = sorted(e.name for e in it if e.name.endswith(".txt"))
-    return [folder / n for n in names]
+    return [child_path(folder, n) for n in names]
+
+
+def child_path(folder: Path, name: str) -> str:
+    """``str(folder / name)`` for a plain file ``name`` (no separator), without making the Path."""
+    base = str(folder)
+    if base == ".":
+        return name
+    return base + name if base.endswith(os.sep) else base + os.sep + name
 
 
 def read_image_size(path: Path) -> tuple[int, int]:
@@ -408,7 +438,15 @@ def _walk_names(top: Path) -> list[str]:
 
 def list_images(sources: list[Path], where: str) -> list[Path]:
     """Image files of folders (recursive) and ``.txt`` lists, filtered by extension and sorted as strings."""
+    return [Path(x) for x in list_image_files(sources, where)]
+
+
+def list_image_files(sources: list[Path], where: str) -> list[str]:
+    """:func:`list_images` as strings (each ``str`` of its path): the paths found in folders are written as
+    :class:`~pathlib.Path` writes them already (a resolved folder and names), those read from a list are
+    made Paths and written back (``a//b/./c.jpg`` is ``a/b/c.jpg``)."""
     found: list[str] = []
+    listed: set[str] = set()
     for p in sources:
         if p.is_dir():
             found += _walk_names(p)
@@ -424,12 +462,15 @@ def list_images(sources: list[Path], where: str) -> list[Path]:
                         f"the listed image {x!r} does not exist", file=p, record=f"line {n}"
                     )
                 found.append(x)
+                listed.add(x.replace("/", os.sep))
         else:
             raise InputFormatError(f"{where}: no such folder or image list", file=p)
     images = sorted(x.replace("/", os.sep) for x in found if x.rpartition(".")[-1].lower() in IMG_FORMATS)
     if not images:
         raise InputFormatError(f"no images found for {where}", file=", ".join(map(str, sources)))
-    return [Path(x) for x in images]
+    if listed:
+        return [str(Path(x)) if x in listed else x for x in images]
+    return images
 
 
 def label_path(image: Path) -> Path:
@@ -473,7 +514,7 @@ def load_yolo_dataset(
         raise ValidationError(f"no '{split}:' split in the dataset", file=file)
     root, found_from = _resolve_root(data, yaml_path)
     sources = _split_paths(data[split], root, split, file)
-    images = list_images(sources, f"the '{split}' split ({found_from})")
+    images = list_image_files(sources, f"the '{split}' split ({found_from})")
     # Ultralytics' test, on the resolved split path: the COCO-91 category ids of predictions.json apply.
     resolved = str(sources[0])
     is_coco = (
@@ -493,12 +534,12 @@ def drop_corrupt_images(ds: YoloDataset, era: str) -> None:
     ``era`` (:func:`deteval.io.yolo_images.image_check`), each with the warning Ultralytics gives
     (``ignoring corrupt image/label``) in ``ds.warnings`` and as a :class:`DetevalWarning`; a JPEG Ultralytics
     would restore and write back is kept, with a warning. The headers read are kept for the sizes."""
-    kept: list[Path] = []
+    kept: list[str] = []
     headers: dict[int, tuple[str, int, int, int | None]] = {}
-    for p in ds.images:
+    for p in ds.files:
         header, fault, note = image_check(p, era)
         if fault is not None:
-            ds.dropped_images.append(p)
+            ds.dropped_images.append(Path(p))
             _warn(ds, f"{p}: ignoring corrupt image/label: {fault} (as Ultralytics does: the image, its labels "
                       "and its predictions are left out)")  # fmt: skip
             continue
@@ -511,7 +552,8 @@ def drop_corrupt_images(ds: YoloDataset, era: str) -> None:
         raise InputFormatError(
             f"no image of the '{ds.split}' split passes Ultralytics' image check", file=ds.yaml_path
         )
-    ds.images = kept
+    ds.files = kept
+    ds._paths = None
     ds._headers = headers
 
 
@@ -528,7 +570,7 @@ def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
         warnings.warn(msg, DetevalWarning, stacklevel=5)
 
     out = parse_label_files(
-        [_label_name(str(image)) for image in ds.images],
+        [_label_name(image) for image in ds.files],
         len(ds.names),
         duplicates=duplicates,
         missing_ok=True,
@@ -567,10 +609,15 @@ class PredictionRows:
 def prediction_files(folder: Path) -> list[Path]:
     """The txt files of a prediction folder, in name order: its own, or else those of its ``labels/``
     (``runs/detect/predict/`` given); none is an error."""
-    files = txt_files(folder)
+    return [Path(f) for f in prediction_names(folder)]
+
+
+def prediction_names(folder: Path) -> list[str]:
+    """:func:`prediction_files` as strings (each ``str`` of its path)."""
+    files = txt_names(folder)
     if not files and (folder / "labels").is_dir():  # runs/detect/predict/ given: its txt files are in labels/
         folder = folder / "labels"
-        files = txt_files(folder)
+        files = txt_names(folder)
     if not files:
         raise InputFormatError("no .txt prediction files in the folder", file=folder)
     return files
@@ -584,17 +631,16 @@ def read_prediction_rows(source: str | os.PathLike[str]) -> PredictionRows | Non
     if not p.is_dir():
         return None
     try:
-        files = prediction_files(p)
+        names = prediction_names(p)
     except DetevalError:
         return None
-    names = [str(f) for f in files]
     rows = read_rows(names, "label file")
     return None if rows.file_errors else PredictionRows(names, rows)
 
 
 def _txt_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | None = None) -> BoxTable:
     stems = ds.stem_index()
-    files: list[str | Path] = [*(prediction_files(folder) if pre is None else pre.files)]
+    files: list[str | Path] = [*(prediction_names(folder) if pre is None else pre.files)]
     image = np.zeros(len(files), dtype=np.int64)
     unknown: dict[int, DetevalError] = {}  # (checked before each file's rows, as a file-by-file reader)
     dropped = {name_stem(p.name) for p in ds.dropped_images}
@@ -641,8 +687,9 @@ class JsonTargets:
             if stem.isnumeric():
                 self.numeric[int(stem)] = -1 if int(stem) in self.numeric else idx
         self.names: dict[str, int] = {}
-        for idx, p in enumerate(ds.images):
-            self.names[p.name] = -1 if p.name in self.names else idx  # a name in two folders: ambiguous
+        for idx, f in enumerate(ds.files):
+            name = file_name(f)
+            self.names[name] = -1 if name in self.names else idx  # a name in two folders: ambiguous
         self.to_cls = {cid: k for k, cid in enumerate(COCO80_TO_91)} if ds.is_coco else None
         # Images left out as corrupt (the Ultralytics profiles): by name, stem and numeric stem.
         stems = {name_stem(p.name) for p in ds.dropped_images}

@@ -29,7 +29,7 @@ from deteval.errors import ConfigError, ValidationError
 from deteval.io.coco import load_coco_gt, read_json
 from deteval.io.coco.tables import CocoGroundTruth, CocoResults
 from deteval.io.guards import contained_path, make_folder, write_file
-from deteval.io.yolo import COCO80_TO_91, YoloDataset
+from deteval.io.yolo import COCO80_TO_91, YoloDataset, file_name, name_stem
 from deteval.tables.boxes import BoxTable
 
 
@@ -41,9 +41,11 @@ def category_ids(ds: YoloDataset) -> list[int]:
 def image_ids(ds: YoloDataset) -> list[int]:
     """COCO image ids: the stems as integers when every stem is numeric and distinct (``000000000139.jpg`` is
     139, as in COCO's files and ``yolo val``'s predictions.json), else 1..N in the sorted order."""
-    stems = [p.stem for p in ds.images]
-    if all(s.isnumeric() for s in stems) and len({int(s) for s in stems}) == len(stems):
-        return [int(s) for s in stems]
+    stems = [name_stem(file_name(f)) for f in ds.files]
+    if all(s.isnumeric() for s in stems):
+        ids = [int(s) for s in stems]
+        if len(set(ids)) == len(ids):
+            return ids
     return list(range(1, len(stems) + 1))
 
 

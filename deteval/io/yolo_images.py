@@ -25,7 +25,7 @@ more than the whole evaluation).
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from deteval.errors import DetevalError
 from deteval.io.guards import image_header, read_ends
@@ -51,7 +51,7 @@ _EOI = b"\xff\xd9"
 ImageCheck = tuple[tuple[str, int, int, int | None] | None, str | None, str | None]
 
 
-def _pillow_fault(path: Path, verify: bool) -> str | None:
+def _pillow_fault(path: str | os.PathLike[str], verify: bool) -> str | None:
     """What pillow raises on ``verify()`` (PNG) or on decoding with the EXIF orientation applied (a JPEG
     without its end marker), or None."""
     from PIL import Image, ImageOps
@@ -67,7 +67,7 @@ def _pillow_fault(path: Path, verify: bool) -> str | None:
     return None
 
 
-def image_check(path: Path, era: str) -> ImageCheck:
+def image_check(path: str | os.PathLike[str], era: str) -> ImageCheck:
     """Ultralytics' image check (module docstring) of ``path`` under ``era`` (a key of :data:`IMAGE_FORMATS`).
 
     Returns

@@ -64,6 +64,7 @@ def load_yolo_obb(
     split: str = "val",
     *,
     duplicates: Duplicates = "error",
+    check_images: str | None = None,
 ) -> tuple[YoloDataset, BoxTable, np.ndarray, np.ndarray]:
     """A YOLO-OBB split and its predictions.
 
@@ -75,8 +76,9 @@ def load_yolo_obb(
         A folder of ``<image stem>.txt`` prediction files (or ``runs/obb/predict/`` with its ``labels/``).
     split
         The split to read.
-    duplicates
-        As :func:`deteval.io.yolo.load_yolo_dataset`.
+    duplicates, check_images
+        As :func:`deteval.io.yolo.load_yolo_dataset` (an Ultralytics era's image check: a corrupt image left
+        out with its labels and predictions, as Ultralytics' dataset check does in every task).
 
     Returns
     -------
@@ -84,7 +86,7 @@ def load_yolo_obb(
         The dataset, the predictions (a pixel :class:`BoxTable`, boxes the corners' extents), and the labels'
         and the predictions' ``(N, 8)`` pixel corners.
     """
-    ds = load_yolo_dataset(data_yaml, split, duplicates=duplicates)
+    ds = load_yolo_dataset(data_yaml, split, duplicates=duplicates, check_images=check_images)
     preds, corners = load_obb_predictions(predictions, ds)
     return ds, preds, obb_corners(ds.labels, ds, "labels"), corners
 

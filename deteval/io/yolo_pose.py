@@ -32,7 +32,14 @@ import numpy as np
 
 from deteval.errors import DetevalWarning, InputFormatError, ValidationError
 from deteval.io.guards import read_json, read_text, regular_file
-from deteval.io.yolo import YoloDataset, label_path, load_yolo_dataset, load_yolo_predictions, read_data_yaml
+from deteval.io.yolo import (
+    JsonTargets,
+    YoloDataset,
+    label_path,
+    load_yolo_dataset,
+    load_yolo_predictions,
+    read_data_yaml,
+)
 from deteval.io.yolo_labels import Duplicates
 from deteval.tables.boxes import BoxTable
 
@@ -202,9 +209,15 @@ def _check_row(v: np.ndarray, points: np.ndarray | None, nc: int, path: Path, li
 
 
 def load_pose_dataset(
-    data_yaml: str | os.PathLike[str], split: str = "val", *, duplicates: Duplicates = "error"
+    data_yaml: str | os.PathLike[str],
+    split: str = "val",
+    *,
+    duplicates: Duplicates = "error",
+    check_images: str | None = None,
 ) -> PoseDataset:
-    """Read one split of a YOLO pose dataset (see the module docstring for the rules)."""
+    """Read one split of a YOLO pose dataset (see the module docstring for the rules). ``check_images``: an
+    Ultralytics era whose image check every image passes first, as in
+    :func:`deteval.io.yolo.load_yolo_dataset` (a corrupt image left out with its labels and predictions)."""
     file = str(data_yaml)
     data = read_data_yaml(data_yaml)
     if data.get("kpt_shape") is None:
@@ -235,7 +248,9 @@ def load_pose_dataset(
             np.concatenate(imgs), np.concatenate(clss), np.concatenate(boxes), np.zeros(sum(map(len, clss)))
         )
 
-    ds = load_yolo_dataset(data_yaml, split, duplicates=duplicates, read_labels=read_labels)
+    ds = load_yolo_dataset(
+        data_yaml, split, duplicates=duplicates, read_labels=read_labels, check_images=check_images
+    )
     norm = np.concatenate(kpts) if kpts else np.zeros((0, shape[0], 3))
     return PoseDataset(ds, shape, flip, sigmas, norm)
 
@@ -256,7 +271,12 @@ def load_pose_predictions(source: str | os.PathLike[str], pds: PoseDataset) -> t
     ds = pds.ds
     if not p.is_dir():
         table = load_yolo_predictions(p, ds)  # (the box fields, record by record, with their checks)
-        return table, _json_keypoints(p, pds.kpt_shape[0])
+        points = _json_keypoints(p, pds.kpt_shape[0])
+        if ds.dropped_images:  # (the records of images left out as corrupt, which the boxes skipped)
+            targets = JsonTargets(ds, p)
+            keep = [targets.locate(r, k, ())[0] >= 0 for k, r in enumerate(targets.records())]
+            points = points[np.array(keep, dtype=bool)]
+        return table, points
     files = sorted(p.glob("*.txt"))
     if not files and (p / "labels").is_dir():  # runs/pose/predict/ given: its txt files are in labels/
         p = p / "labels"
@@ -264,9 +284,14 @@ def load_pose_predictions(source: str | os.PathLike[str], pds: PoseDataset) -> t
     if not files:
         raise InputFormatError("no .txt prediction files in the folder", file=p)
     stems = ds.stem_index()
+    dropped = {p.stem for p in ds.dropped_images}
     imgs, clss, boxes, confs, kpts = [], [], [], [], []
+    skipped = 0
     for f in files:
         i = stems.get(f.stem)
+        if i is None and f.stem in dropped:  # (the image was left out as corrupt: so are its predictions)
+            skipped += 1
+            continue
         if i is None:
             raise ValidationError(f"no image with the stem {f.stem!r} in the '{ds.split}' split", file=f)
         if i < 0:
@@ -277,6 +302,12 @@ def load_pose_predictions(source: str | os.PathLike[str], pds: PoseDataset) -> t
         boxes.append(b)
         confs.append(conf)
         kpts.append(kp)
+    if skipped:
+        msg = f"{skipped} prediction file(s) of images left out as corrupt: not read"
+        ds.warnings.append(msg)
+        warnings.warn(msg, DetevalWarning, stacklevel=2)
+    if not imgs:
+        return BoxTable.empty(), np.zeros((0, pds.kpt_shape[0], 3))
     img = np.concatenate(imgs)
     xywh = np.concatenate(boxes)
     wh = ds.sizes_of(img) if len(img) else np.zeros((0, 2))

@@ -411,7 +411,10 @@ def evaluate_yolo_files(
             raise ConfigError(
                 f"--iou-type {iou_type} is for boxes and masks; --task obb scores oriented boxes"
             )
-        ds, preds, _, _ = load_yolo_obb(data_yaml, predictions, split, duplicates=duplicates)
+        era = get_rules(profile).images if is_ultralytics(profile) else None
+        ds, preds, _, _ = load_yolo_obb(
+            data_yaml, predictions, split, duplicates=duplicates, check_images=era
+        )
         return evaluate_yolo(ds, preds, profile, iou_type="obb")
     if task != "detect":
         raise ConfigError(f"--task {task} is not scored by deteval yolo")

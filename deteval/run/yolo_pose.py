@@ -96,9 +96,16 @@ def evaluate_yolo_pose_files(
     split: str = "val",
     profile: str = "ultralytics",
 ) -> YoloResult:
-    """``deteval yolo DATA.yaml PREDICTIONS --task pose`` in Python (exact duplicate label rows dropped with a
-    warning under the Ultralytics profiles, as Ultralytics does; an error under ``coco``)."""
-    pds = load_pose_dataset(data_yaml, split, duplicates="drop" if is_ultralytics(profile) else "error")
+    """``deteval yolo DATA.yaml PREDICTIONS --task pose`` in Python (exact duplicate label rows and corrupt
+    images, with their labels and predictions, left out with a warning under the Ultralytics profiles, as
+    Ultralytics does; a duplicate is an error under ``coco``)."""
+    ultra = is_ultralytics(profile)
+    pds = load_pose_dataset(
+        data_yaml,
+        split,
+        duplicates="drop" if ultra else "error",
+        check_images=get_rules(profile).images if ultra else None,
+    )
     preds, kpts = load_pose_predictions(predictions, pds)
     return evaluate_yolo_pose(pds, preds, kpts, profile)
 
