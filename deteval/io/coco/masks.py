@@ -133,8 +133,13 @@ def plain_rle_sizes(segmentation: list) -> np.ndarray | None:
         hw = np.fromiter(chain.from_iterable(sizes), dtype=np.int64, count=2 * len(sizes)).reshape(-1, 2)
     except OverflowError:
         return None
-    ok = (hw >= 0).all() and (hw < 2**31).all() and (hw[:, 0] * hw[:, 1] < MAX_MASK_PIXELS).all()
-    return hw if ok else None
+    return hw if rle_sizes_fit(hw) else None
+
+
+def rle_sizes_fit(hw: np.ndarray) -> bool:
+    """Whether every ``[height, width]`` row of the int64 array ``hw`` is a size :func:`check_segmentation`
+    accepts for an RLE: both at least 0 and below 2**31, below ``MAX_MASK_PIXELS`` pixels."""
+    return bool((hw >= 0).all() and (hw < 2**31).all() and (hw[:, 0] * hw[:, 1] < MAX_MASK_PIXELS).all())
 
 
 def mask_areas(rles: list, file: str) -> np.ndarray:

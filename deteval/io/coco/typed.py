@@ -50,11 +50,13 @@ __all__ = [
     "GtBoxColumns",
     "ObbColumns",
     "ObbGtColumns",
+    "SegmColumns",
     "bbox_columns",
     "gt_annotations",
     "gt_box_columns",
     "obb_columns",
     "obb_gt_columns",
+    "segm_columns",
     "struct_field",
     "typed_decoding",
 ]
@@ -518,3 +520,67 @@ def obb_gt_columns(text: bytes, parse: Callable[[bytes], Any]) -> ObbGtColumns |
     if not (((crowd == 0) | (crowd == 1)).all() and ((ignore == 0) | (ignore == 1)).all()):
         return None
     return parsed, ann_id, img, cat, obb, area, crowd, ignore
+
+
+# ------------------------------------------------------------------- segm results (compressed RLE masks)
+# A segm results list of ``{"image_id", "category_id", "segmentation": {"size", "counts"}, "score"}`` records
+# (loadRes' segm branch, every box then taken from its mask): decoded into Structs whose ``counts`` stays one string per mask, no dict per record or per mask, no list per size.
+# It vouches for the text where the ordinary path (orjson, then the segm-branch checks of
+# :func:`deteval.io.coco.segm_tail`'s raw reader) reads the same columns: exactly those keys, none repeated at
+# either depth (the text's key tokens are six per record exactly when none repeats), integer ids within int64,
+# a finite score below 2**63 in magnitude, a size of two integers within int64, and ASCII counts strings. The
+# sizes' bounds (:func:`deteval.io.coco.masks.rle_sizes_fit`) and the runs are checked by the caller, the runs
+# on the text of all counts laid end to end.
+
+#: (image ids int64, category ids int64, scores float64, N×2 ``[height, width]`` int64, the ``counts`` strings
+#: laid end to end as ASCII bytes, the length of each)
+SegmColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bytes, np.ndarray]
+
+_SEGM_DECODER: Any = _GT_UNBUILT
+_SIZE, _COUNTS = attrgetter("size"), attrgetter("counts")
+
+
+def _build_segm(module: ModuleType) -> Any:
+    number = int | float  # (as for bbox: a plain float field would round an integer before any check)
+    rle = module.defstruct(
+        "RleMask", [("size", tuple[int, int]), ("counts", str)], forbid_unknown_fields=True, gc=False
+    )
+    return _records_decoder(
+        module,
+        "SegmResult",
+        [("image_id", int), ("category_id", int), ("segmentation", rle), ("score", number)],
+    )
+
+
+def segm_columns(text: bytes) -> SegmColumns | None:
+    """The columns of the segm results list ``text`` (JSON) whose masks are all compressed RLEs and which
+    carry no box, as the ordinary reader would read them (see above; the runs not yet checked); None whenever
+    that is not certain or msgspec is not installed."""
+    global _SEGM_DECODER
+    _SEGM_DECODER = _built(_SEGM_DECODER, _build_segm)
+    records = _decoded(_SEGM_DECODER, text)
+    if records is None:
+        return None
+    n = len(records)
+    with paused():
+        if key_tokens(text) != 6 * n:
+            return None
+        try:
+            img = np.fromiter(map(_IMG, records), np.int64, n)
+            cat = np.fromiter(map(_CAT, records), np.int64, n)
+            score = np.fromiter(map(_SCORE, records), np.float64, n)
+            masks = list(map(_SEGM, records))
+            del records
+            hw = np.fromiter(chain.from_iterable(map(_SIZE, masks)), np.int64, 2 * n).reshape(n, 2)
+        except OverflowError:  # (an integer beyond int64, or beyond float64 for a number)
+            return None
+        counts = list(map(_COUNTS, masks))
+        del masks
+        try:
+            joined = "".join(counts).encode("ascii")
+        except UnicodeEncodeError:
+            return None
+        lengths = np.fromiter(map(len, counts), np.int64, n)
+    if not (np.abs(score) < 2.0**63).all():
+        return None  # (also NaN: not below anything)
+    return img, cat, score, hw, joined, lengths
