@@ -386,6 +386,7 @@ _PLAIN = b'{"image_id": 1, "category_id": 2, "segmentation": {"size": [4, 5], "c
         _PLAIN.replace(b"0.5", b"NaN"),
         _PLAIN.replace(b"0.5", b"null"),
         _PLAIN.replace(b'"0d0"', b'"0d\\u00e9"'),
+        _PLAIN.replace(b'"0d0"', b'"0d\\"0"'),  # an escaped quote (no counts string holds one)
         _PLAIN.replace(b'"0d0"', b"[0, 20]"),
         _PLAIN.replace(b'{"size": [4, 5], "counts": "0d0"}', b"[[1, 2, 3, 4, 5, 6]]"),
     ],

@@ -16,9 +16,9 @@ bytes, which gives its own result or error message. It vouches when:
   ``file_name`` (Ultralytics writes it; the loader never reads it), with a box of four numbers (an unknown
   key, a missing one, a ``true``/``false``, a string or null, a whole float as an id, ``NaN``, a BOM, text
   that is not UTF-8 or not JSON: msgspec refuses it);
-* no key is repeated (msgspec keeps the last value silently): the text's key tokens
-  (:func:`deteval.io.jsonkeys.key_tokens`, which counts a ``\\":`` inside a string as well, never fewer than
-  the keys written) are as many as the keys decoded exactly when none repeats;
+* no key is repeated (msgspec keeps the last value silently): the text's ``"`` characters
+  (:func:`deteval.io.jsonkeys.quote_count`; its only strings are the keys and the file names, two quotes each
+  and one more per escaped quote) are twice the keys and names decoded exactly when none repeats;
 * every id fits an int64, every coordinate is below 2**53 and every score below 2**63 in magnitude, all
   finite, and no box has a negative width or height. In that range the values are the ones orjson gives
   (the same integers, floats rounded to nearest by both parsers; orjson reads an integer beyond 2**64 as a
@@ -43,7 +43,7 @@ import numpy as np
 
 from deteval.collector import paused
 from deteval.errors import DetevalError
-from deteval.io.jsonkeys import key_tokens
+from deteval.io.jsonkeys import key_tokens, quote_count
 
 __all__ = [
     "BboxColumns",
@@ -120,7 +120,9 @@ def bbox_columns(text: bytes) -> BboxColumns | None:
     if records is None:
         return None
     with paused():
-        if key_tokens(text) != 5 * len(records) - list(map(_NAME, records)).count(None):
+        names = len(records) - list(map(_NAME, records)).count(None)
+        # (the text's strings: the keys and the file names; a repeated key adds two quotes, nothing decoded)
+        if quote_count(text) != 2 * (4 * len(records) + 2 * names):
             return None
     return _result_columns(records, _BOX, 4)
 
@@ -543,13 +545,14 @@ def obb_gt_columns(text: bytes, parse: Callable[[bytes], Any]) -> ObbGtColumns |
 
 # ------------------------------------------------------------------- segm results (compressed RLE masks)
 # A segm results list of ``{"image_id", "category_id", "segmentation": {"size", "counts"}, "score"}`` records
-# (loadRes' segm branch, every box then taken from its mask): decoded into Structs whose ``counts`` stays one string per mask, no dict per record or per mask, no list per size.
-# It vouches for the text where the ordinary path (orjson, then the segm-branch checks of
-# :func:`deteval.io.coco.segm_tail`'s raw reader) reads the same columns: exactly those keys, none repeated at
-# either depth (the text's key tokens are six per record exactly when none repeats), integer ids within int64,
-# a finite score below 2**63 in magnitude, a size of two integers within int64, and ASCII counts strings. The
-# sizes' bounds (:func:`deteval.io.coco.masks.rle_sizes_fit`) and the runs are checked by the caller, the runs
-# on the text of all counts laid end to end.
+# (loadRes' segm branch, every box then taken from its mask): decoded into Structs whose ``counts`` stays one
+# string per mask, no dict per record or per mask, no list per size. It vouches for the text where the
+# ordinary path (orjson, then the segm-branch checks of :func:`deteval.io.coco.segm_tail`'s raw reader) reads
+# the same columns: exactly those keys, none repeated at either depth (the text's quotes are two per key and
+# per counts string, 14 per record, exactly when none repeats: :func:`deteval.io.jsonkeys.quote_count`),
+# integer ids within int64, a finite score below 2**63 in magnitude, a size of two integers within int64, and
+# ASCII counts strings. The sizes' bounds (:func:`deteval.io.coco.masks.rle_sizes_fit`) and the runs are
+# checked by the caller, the runs on the text of all counts laid end to end.
 
 #: (image ids int64, category ids int64, scores float64, N×2 ``[height, width]`` int64, the ``counts`` strings
 #: laid end to end as ASCII bytes, the length of each)
@@ -582,7 +585,7 @@ def segm_columns(text: bytes) -> SegmColumns | None:
         return None
     n = len(records)
     with paused():
-        if key_tokens(text) != 6 * n:
+        if quote_count(text) != 14 * n:  # (the text's strings: six keys and a counts string per record)
             return None
         try:
             img = np.fromiter(map(_IMG, records), np.int64, n)
