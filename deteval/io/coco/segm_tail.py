@@ -249,7 +249,8 @@ def _mapped(piece: RawMasks, gt: CocoGroundTruth, file: str) -> CocoResults | No
 class PendingMasks:
     """The masks of a :class:`~deteval.io.coco.CocoResults` whose RLE dicts are made when asked for: ``rows``
     (their positions), their ``[height, width]``, and their ``counts`` strings, laid end to end in ``texts``
-    (ASCII, one per piece of the file): mask ``k``'s is ``texts[which[k]][starts[k]:ends[k]]``."""
+    (ASCII; the texts of the file's pieces are joined into one): mask ``k``'s is
+    ``texts[which[k]][starts[k]:ends[k]]``."""
 
     def __init__(
         self,
@@ -260,6 +261,12 @@ class PendingMasks:
         starts: np.ndarray,
         ends: np.ndarray,
     ) -> None:
+        if len(texts) > 1:
+            # one text: a mask's counts are then cut from it with no pass per text (the matcher cuts a block's
+            # masks at each call, and a block's detections come from pieces all over the file)
+            offsets = np.cumsum([0, *map(len, texts[:-1])])[which]
+            texts, which = [b"".join(texts)], np.zeros_like(which)
+            starts, ends = starts + offsets, ends + offsets
         self.rows, self.hw, self.texts, self.which, self.starts, self.ends = (
             rows,
             hw,
