@@ -487,7 +487,7 @@ def bench_type(
     runs: dict[str, list[dict]] = {t: [] for t in tools}
     for _ in range(repeat):
         for tool in tools:
-            root = other if tool == "deteval@other" and other else ROOT
+            root = other if tool.endswith("@other") and other else ROOT
             r = run_tool(tool, gt, dt, iou_type, root)
             if r is not None:
                 runs[tool].append(r)
@@ -508,7 +508,7 @@ def bench_type(
             f"{diff:>30.3g}"
         )
     native = [results[t] for t in NATIVE if t in results]
-    for how in ("deteval", "deteval-cli"):
+    for how in ("deteval", "deteval@other", "deteval-cli", "deteval-cli@other"):
         mine = results.get(how)
         if not (mine and native):
             continue
@@ -553,7 +553,7 @@ def main() -> int:
     ap.add_argument(
         "--other",
         type=Path,
-        help="also run the deteval of this checkout (e.g. /work/main) as 'deteval@other', interleaved",
+        help="also run the deteval of this checkout (e.g. /work/main) as 'deteval@other' and 'deteval-cli@other', interleaved",
     )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="deteval_bench_") as tmp:
@@ -576,6 +576,8 @@ def main() -> int:
         tools = [t for t, module in TOOLS if t not in args.skip and available(module)]
         if args.other:
             tools.insert(1, "deteval@other")
+            if "deteval-cli" in tools:
+                tools.insert(tools.index("deteval-cli") + 1, "deteval-cli@other")
         makers = {
             ("synthetic", "bbox"): (generate, args.images),
             ("synthetic", "segm"): (generate_segm, args.segm_images),

@@ -17,6 +17,8 @@ import deteval.run.coco_two_cores as coco_eval
 from deteval.detection.coco_params import CocoParams
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.io.coco import pieces as coco_pieces
+from deteval.io.coco import segm_tail as coco_segm_tail
+from deteval.io.coco import typed as coco_typed
 from deteval.io.coco.segm_tail import _lean_head, segm_tail, segm_with_pending_tail, segm_with_tail
 from deteval.run import forked
 
@@ -337,3 +339,86 @@ def test_a_mask_read_from_the_text_is_the_one_process_mask(tmp_path, small_piece
             assert mask["size"] == expect["size"] and mask["counts"] == expect["counts"].encode("ascii")
         else:
             assert mask is res.rles[i] and mask == expect
+
+
+def _tail_columns(tail):
+    pieces, texts = tail
+    return [np.concatenate([p[k] for p in pieces]) for k in range(6)], b"".join(texts)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_pieces_decoded_by_type_are_the_parsed_pieces(tmp_path, monkeypatch, small_pieces, seed):
+    """segm results decoded by type (msgspec: no dict per record or mask) give the columns and counts text of
+    the pieces parsed by orjson; the typed decoder vouches for every piece of a plain file."""
+    gt, dets = _segm_data(seed)
+    _, d_path = _files(tmp_path, gt, dets)
+    typed = segm_tail(d_path, 0)
+    calls = []
+    real = coco_typed.segm_columns
+    monkeypatch.setattr(coco_segm_tail, "segm_columns", lambda text: calls.append(real(text)) or calls[-1])
+    assert segm_tail(d_path, 0) is not None and calls and all(c is not None for c in calls)
+    monkeypatch.setattr(coco_segm_tail, "segm_columns", lambda text: None)
+    parsed = segm_tail(d_path, 0)
+    assert typed is not None and parsed is not None
+    (a, text_a), (b, text_b) = _tail_columns(typed), _tail_columns(parsed)
+    assert text_a == text_b
+    for x, y in zip(a, b):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+
+
+_PLAIN = b'{"image_id": 1, "category_id": 2, "segmentation": {"size": [4, 5], "counts": "0d0"}, "score": 0.5}'
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        _PLAIN.replace(b'"score"', b'"image_id": 3, "score"'),  # a repeated key
+        _PLAIN.replace(b'"counts"', b'"size": [4, 5], "counts"'),  # ... in the mask
+        _PLAIN.replace(b'"score"', b'"bbox": [1, 2, 3, 4], "score"'),  # a box: loadRes' bbox branch
+        _PLAIN.replace(b'"score"', b'"id": 7, "score"'),
+        _PLAIN.replace(b"[4, 5]", b"[4.0, 5]"),
+        _PLAIN.replace(b"[4, 5]", b"[4, 5, 6]"),
+        _PLAIN.replace(b'"image_id": 1', b'"image_id": "1"'),
+        _PLAIN.replace(b'"image_id": 1', b'"image_id": true'),
+        _PLAIN.replace(b'"image_id": 1', b'"image_id": 1.0'),
+        _PLAIN.replace(b'"image_id": 1', b'"image_id": 18446744073709551615'),
+        _PLAIN.replace(b"0.5", b"1e300"),
+        _PLAIN.replace(b"0.5", b"NaN"),
+        _PLAIN.replace(b"0.5", b"null"),
+        _PLAIN.replace(b'"0d0"', b'"0d\\u00e9"'),
+        _PLAIN.replace(b'"0d0"', b'"0d\\"0"'),  # an escaped quote (no counts string holds one)
+        _PLAIN.replace(b'"0d0"', b"[0, 20]"),
+        _PLAIN.replace(b'{"size": [4, 5], "counts": "0d0"}', b"[[1, 2, 3, 4, 5, 6]]"),
+    ],
+)
+def test_what_the_typed_decoder_cannot_vouch_for_is_parsed(record):
+    assert coco_typed.segm_columns(b"[" + _PLAIN + b"]") is not None
+    assert coco_typed.segm_columns(b"[" + _PLAIN + b", " + record + b"]") is None
+
+
+def test_typed_columns_of_a_plain_list():
+    text = b"[" + _PLAIN + b", " + _PLAIN.replace(b'"0d0"', b'"1\\\\"').replace(b"0.5", b"3") + b"]"
+    img, cat, score, hw, joined, lengths = coco_typed.segm_columns(text)
+    assert img.tolist() == [1, 1] and cat.tolist() == [2, 2] and score.tolist() == [0.5, 3.0]
+    assert hw.tolist() == [[4, 5], [4, 5]] and joined == b"0d01\\" and lengths.tolist() == [3, 2]
+    assert img.dtype == cat.dtype == hw.dtype == np.int64 and score.dtype == np.float64
+
+
+@pytest.mark.parametrize("valid", [True, False])
+def test_one_process_reads_a_segm_file_as_the_child_reads_a_tail(tmp_path, monkeypatch, small_pieces, valid):
+    """Without a second process, the evaluation reads a segm results file as the child reads a tail, its
+    masks left in the text for the matcher (segm_pending): the numbers of the results given as dicts, or the
+    error the loader gives."""
+    gt, dets = _segm_data(4)
+    if not valid:
+        _bad_runs(dets[len(dets) // 2])
+    g_path, d_path = _files(tmp_path, gt, dets)
+    read = []
+    real = coco_eval.segm_pending
+    monkeypatch.setattr(coco_eval, "segm_pending", lambda *a: read.append(real(*a)) or read[-1])
+    one = _outcome(g_path, d_path, monkeypatch, "1", "segm")
+    assert len(read) == 1 and (read[0] is not None) == valid
+    monkeypatch.setattr(coco_eval, "segm_pending", lambda *a: None)
+    loaded = _outcome(g_path, d_path, monkeypatch, "1", "segm")
+    _same(one, loaded)
+    assert (one[0] == "ok") == valid

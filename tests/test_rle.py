@@ -377,12 +377,12 @@ def test_segm_results_fast_structure_check_gives_the_record_by_record_outcome(mu
         lambda s: s[0].pop(),
         lambda s: s[0].__delitem__(slice(4, None)),
         lambda s: s[0].append([1, 2]),
-        lambda s: s.append(list(s[0])),  # two polygons: this one record by record, the others at once
+        lambda s: s.append(list(s[0])),  # two polygons: converted with the others, then merged
         lambda s: s.append([1, 2]),
     ],
 )
 def test_ground_truth_polygon_fast_check_gives_the_record_by_record_outcome(mutate, monkeypatch):
-    """The vectorised check of single ground-truth polygons (issue 15) only skips the record-by-record checks
+    """The vectorised check of ground-truth polygons (issue 15) only skips the record-by-record checks
     when they would all pass: any mutation gives the same numbers or the same error as without it."""
     import sys
 
@@ -407,5 +407,5 @@ def test_ground_truth_polygon_fast_check_gives_the_record_by_record_outcome(muta
             return type(exc), str(exc)
 
     fast = outcome()
-    monkeypatch.setattr(RleTable, "_single_polygons", lambda self, todo, batches: todo)
+    monkeypatch.setattr(RleTable, "_polygon_lists", lambda self, todo, batches: todo)
     assert outcome() == fast

@@ -34,8 +34,9 @@ class RleTable:
     """RLEs of annotations, converted on demand (only what IoU needs) and in batches.
 
     Conversion follows pycocotools' ``annToRLE``: polygons through ``frPyObjects`` (+ ``merge`` of the parts),
-    uncompressed RLE through ``frPyObjects``, compressed RLE as is. Single-polygon annotations of one image
-    size are converted with one ``frPyObjects`` call (the same C routine per polygon, so the same RLE).
+    uncompressed RLE through ``frPyObjects``, compressed RLE as is. The polygons of the polygon annotations of
+    one image size are converted with one ``frPyObjects`` call (the same C routine per polygon, so the same
+    RLEs), an annotation's several then merged.
     """
 
     def __init__(
@@ -93,7 +94,7 @@ class RleTable:
 
         batches: dict[tuple[int, int], list[int]] = {}
         todo = [i for i in idx.tolist() if self.cache[i] is None]
-        todo = self._single_polygons(todo, batches)
+        todo = self._polygon_lists(todo, batches)
         for i in todo:
             s = self.segs[i]
             if s is None:
@@ -119,26 +120,40 @@ class RleTable:
         self._convert(batches)
 
     def _convert(self, batches: dict[tuple[int, int], list[int]]) -> None:
-        """Single polygons, one ``frPyObjects`` call per image size."""
+        """Polygon annotations, one ``frPyObjects`` call per image size for all their polygons, those of an
+        annotation of several merged (``annToRLE``: ``merge(frPyObjects(polygons))``, the same C routine per
+        polygon)."""
         from pycocotools import mask as mask_utils
 
         for (h, w), members in batches.items():
+            parts = list(map(len, map(self.segs.__getitem__, members)))
             try:
-                rles = mask_utils.frPyObjects([self.segs[i][0] for i in members], h, w)
+                rles = mask_utils.frPyObjects(
+                    list(chain.from_iterable(map(self.segs.__getitem__, members))), h, w
+                )
+                if len(rles) != sum(parts):
+                    raise ValueError
             except Exception:
-                rles = [to_rle(self.segs[i], h, w, self.file, self._record(i)) for i in members]
-            for i, r in zip(members, rles):
-                self.cache[i] = r
+                for i in members:
+                    self.cache[i] = to_rle(self.segs[i], h, w, self.file, self._record(i))
+                continue
+            if max(parts) == 1:
+                deque(map(self.cache.__setitem__, members, rles), maxlen=0)
+                continue
+            k = 0
+            for i, n in zip(members, parts):
+                self.cache[i] = rles[k] if n == 1 else mask_utils.merge(rles[k : k + n])
+                k += n
 
-    def _single_polygons(self, todo: list[int], batches: dict[tuple[int, int], list[int]]) -> list[int]:
-        """Put the entries of ``todo`` that are one polygon each (the usual ground truth) in ``batches`` by image
-        size when all of them are numbers that :func:`check_segmentation` accepts, in images with a size,
-        checked in a few C-level passes; returns the entries left for the record-by-record checks (all of
-        them at any doubt: those checks then name the bad record)."""
-        single = [i for i in todo if type(s := self.segs[i]) is list and len(s) == 1 and type(s[0]) is list]
-        if not single:
+    def _polygon_lists(self, todo: list[int], batches: dict[tuple[int, int], list[int]]) -> list[int]:
+        """Put the entries of ``todo`` that are lists of polygons (the usual ground truth: one to a few each) in
+        ``batches`` by image size when all of them are numbers that :func:`check_segmentation` accepts, in
+        images with a size, checked in a few C-level passes; returns the entries left for the record-by-record
+        checks (all of them at any doubt: those checks then name the bad record)."""
+        listed = [i for i in todo if type(s := self.segs[i]) is list and s and set(map(type, s)) == {list}]
+        if not listed:
             return todo
-        polys = [self.segs[i][0] for i in single]
+        polys = list(chain.from_iterable(map(self.segs.__getitem__, listed)))
         lens = np.fromiter(map(len, polys), dtype=np.int64, count=len(polys))
         if (lens < 6).any() or (lens % 2).any():
             return todo
@@ -150,14 +165,14 @@ class RleTable:
             return todo
         if not (np.isfinite(flat).all() and (np.abs(flat) <= MAX_POLYGON_COORD).all()):
             return todo
-        hw = self.image_hw[self.img[np.asarray(single, dtype=np.int64)]]
+        hw = self.image_hw[self.img[np.asarray(listed, dtype=np.int64)]]
         if (hw < 0).any():
             return todo
-        for i, h, w in zip(single, hw[:, 0].tolist(), hw[:, 1].tolist()):
+        for i, h, w in zip(listed, hw[:, 0].tolist(), hw[:, 1].tolist()):
             batches.setdefault((h, w), []).append(i)
-        if len(single) == len(todo):
+        if len(listed) == len(todo):
             return []
-        taken = set(single)
+        taken = set(listed)
         return [i for i in todo if i not in taken]
 
     def __getitem__(self, i: int) -> Any:

@@ -29,7 +29,14 @@ import numpy as np
 
 from deteval.errors import InputFormatError
 
-__all__ = ["DuplicateKeyError", "check_unique_keys", "key_tokens", "loads_unique", "unique_keys"]
+__all__ = [
+    "DuplicateKeyError",
+    "check_unique_keys",
+    "key_tokens",
+    "loads_unique",
+    "quote_count",
+    "unique_keys",
+]
 
 _SPACED_KEY_END = re.compile(rb'"[ \t\r\n]+:')
 _BLANKS = np.frombuffer(b" \t\r\n", dtype=np.uint8)
@@ -74,6 +81,14 @@ def key_tokens(data: bytes) -> int:
     if blank and _SPACED_KEY_END.search(data) is not None:
         n += len(_SPACED_KEY_END.findall(data))
     return n
+
+
+def quote_count(data: bytes) -> int:
+    """The ``"`` characters of the JSON text ``data``: two per string (key or value), plus one per escaped
+    quote inside one. For a text whose only strings are its objects' keys and some known values (a decoder by
+    type refuses any other string), twice the keys and values decoded is this count exactly when no key is
+    written twice in one object: one numpy pass, where :func:`key_tokens` takes several."""
+    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 0x22))
 
 
 def _record_keys(value: Any, deep: bool) -> int:

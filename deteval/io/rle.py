@@ -64,7 +64,8 @@ def decode_counts(strings: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.
 
 
 class _Decoded:
-    """The runs of a batch of strings (:func:`_decode`) and what validation and ``area`` read from them."""
+    """The values of a batch of strings (:func:`_decode`), their runs when asked for, and what validation and
+    ``area`` read from them."""
 
     def __init__(self, runs: np.ndarray, n_runs: np.ndarray, errors: list[str | None]) -> None:
         self.runs, self.n_runs, self.errors = runs, n_runs, errors
@@ -74,15 +75,19 @@ class _Decoded:
         self.negative = np.zeros(n, dtype=bool)
 
 
-def _decode(buf: np.ndarray, lengths: np.ndarray) -> _Decoded:
-    """Decode the strings laid end to end in ``buf`` (uint8), ``lengths[i]`` characters each.
+def _decode(buf: np.ndarray, lengths: np.ndarray, runs: bool = True) -> _Decoded:
+    """Decode the strings laid end to end in ``buf`` (uint8), ``lengths[i]`` characters each: per string its
+    number of runs, fault, sum of runs, sum of odd runs (``area``) and whether a run is negative; ``runs``:
+    also the runs themselves (else ``.runs`` holds the stored values, not the runs).
 
     Work is per character on uint8 arrays and per value on int64 ones (no sort, no per-string loop). A value
-    of one character (most of them) is its 5 bits sign-extended; the few longer ones are assembled from
-    their last group down. Run ``m`` of a string is ``x_m`` for ``m < 3`` and ``x_m + run_{m-2}`` after: with
-    ``P`` the running sums of the values over every other position of the whole batch, run ``m ≥ 1`` is ``P``
-    there minus ``P`` just before the string's chain of that parity starts (``P[f−1]`` for odd ``m``,
-    ``P[f]`` for even, ``f`` the string's first value).
+    of one character (most of them) is its 5 bits sign-extended; the few longer ones (an end whose previous
+    character is no end) are assembled from their last group down. Run ``m`` of a string is ``x_m`` for
+    ``m < 3`` and ``x_m + run_{m-2}`` after: with ``P`` the running sums of the values over every other
+    position of the whole batch, run ``m ≥ 1`` is ``P`` there minus ``P`` just before the string's chain of
+    that parity starts (``P[f−1]`` for odd ``m``, ``P[f]`` for even, ``f`` the string's first value), so a
+    string's sums and smallest run are its segments' sums and minima of ``P`` less that base (the term of
+    ``P[f]`` itself, in the even chain's segment, is 0 there).
     """
     n = lengths.shape[0]
     errors: list[str | None] = [None] * n
@@ -107,23 +112,30 @@ def _decode(buf: np.ndarray, lengths: np.ndarray) -> _Decoded:
     ends = np.flatnonzero(is_end)
     top = c[ends]
     top &= _BITS  # the last group of each value
-    nchar = np.diff(ends, prepend=-1)
     x = ((top << 3).view(np.int8) >> 3).astype(np.int64)  # the 5-bit group, sign-extended from bit 0x10
-    sub = np.flatnonzero(nchar > 1)
-    if sub.size:  # Horner from the (signed) last group down, on the values that have more groups
-        sx, s_end, s_n = x[sub], ends[sub], nchar[sub]
-        fail(
-            s_end[(s_n > _MAX_CHARS) | ((s_n == _MAX_CHARS) & (top[sub] > 1))],
-            "RLE counts string holds a value too large for pycocotools to decode (2**31 or more)",
-        )
+    # the ends of values of more than one character (uint8 passes over the characters, few found)
+    long_end = np.flatnonzero(is_end[1:] > is_end[:-1])
+    if long_end.size:  # Horner from the (signed) last group down, on the values that have more groups
+        long_end += 1
+        sub = np.searchsorted(ends, long_end)  # (their places among the values)
+        sx, s_end = x[sub], long_end
         for j in range(1, _MAX_CHARS):
-            sx = (sx << 5) | (c[s_end - j] & _BITS)
-            done = s_n == j + 1
+            pos = s_end - j
+            sx = (sx << 5) | (c[pos] & _BITS)
+            more = ~is_end[pos - 1]
+            more &= pos > 0  # (the first character of the batch starts its value)
+            if (
+                j + 1 == _MAX_CHARS
+            ):  # seven characters are read right only below 2**31: a last group of 0 or 1
+                fail(
+                    s_end[more | (top[sub] > 1)],
+                    "RLE counts string holds a value too large for pycocotools to decode (2**31 or more)",
+                )
+            done = ~more
             x[sub[done]] = sx[done]
-            more = ~done
             if not more.any():
                 break
-            sub, sx, s_end, s_n = sub[more], sx[more], s_end[more], s_n[more]
+            sub, sx, s_end = sub[more], sx[more], s_end[more]
     v_end = np.searchsorted(ends, str_end - 1, side="right")  # values up to each string's end
     n_runs = np.diff(v_end, prepend=0)
     out = _Decoded(x, n_runs, errors)
@@ -131,29 +143,51 @@ def _decode(buf: np.ndarray, lengths: np.ndarray) -> _Decoded:
     if not has.size:
         return out
     first, count = (v_end - n_runs)[has], n_runs[has]
-    p = np.empty_like(x)
-    even, odd = p[0::2], p[1::2]  # the running sums of the values at even and at odd positions of the batch
-    np.cumsum(x[0::2], out=even)
-    np.cumsum(x[1::2], out=odd)
-    before_odd = np.where(first > 0, p[np.maximum(first - 1, 0)], 0)  # P[f-1]
-    before_even = p[first]
-    # a string's values at even batch positions have one parity in the string, those at odd ones the other:
-    # one constant to subtract per string and half (no per-value parity array)
+    p_even, p_odd = np.cumsum(x[0::2]), np.cumsum(x[1::2])  # P at the even and at the odd positions
+    # each string's values at even and at odd positions of the batch: back-to-back segments of p_even, p_odd
+    e0, e1 = (first + 1) // 2, (first + count + 1) // 2
+    o0, o1 = first // 2, (first + count) // 2
     f_odd = (first & 1).astype(bool)
-    n_even = (first + count + 1) // 2 - (first + 1) // 2  # its values at even positions
-    n_odd = count - n_even
-    even -= np.repeat(np.where(f_odd, before_odd, before_even), n_even)
-    odd -= np.repeat(np.where(f_odd, before_even, before_odd), n_odd)
-    runs = p
-    runs[first] = x[first]
-    out.runs = runs
-    if runs.min() < 0:
-        out.negative[np.unique(np.searchsorted(v_end, np.flatnonzero(runs < 0), side="right"))] = True
-    sum_even = _segment_sums(even, (first + 1) // 2, n_even)
-    sum_odd = _segment_sums(odd, first // 2, n_odd)
-    out.total[has] = sum_even + sum_odd
-    out.area[has] = np.where(f_odd, sum_even, sum_odd)  # the runs of odd index in the string
+    at_f = np.empty(first.shape[0], dtype=np.int64)  # P[f]
+    at_f[f_odd] = p_odd[o0[f_odd]]
+    at_f[~f_odd] = p_even[e0[~f_odd]]
+    before = np.zeros(first.shape[0], dtype=np.int64)  # P[f - 1], the odd chain's base (0 before the batch)
+    after_odd, after_even = f_odd & (first > 0), ~f_odd & (first > 0)
+    before[after_odd] = p_even[e0[after_odd] - 1]
+    before[after_even] = p_odd[o0[after_even] - 1]
+    sum_e, min_e = _segment_sums(p_even, e0, e1 - e0), _segment_mins(p_even, e0, e1 - e0)
+    sum_o, min_o = _segment_sums(p_odd, o0, o1 - o0), _segment_mins(p_odd, o0, o1 - o0)
+    # the chain of even m (with f itself, whose term is 0) and of odd m, by the parity of f
+    base_e, base_o = np.where(f_odd, before, at_f), np.where(f_odd, at_f, before)
+    odd_runs = np.where(f_odd, sum_e - (e1 - e0) * base_e, sum_o - (o1 - o0) * base_o)
+    even_runs = np.where(f_odd, sum_o - (o1 - o0) * base_o, sum_e - (e1 - e0) * base_e)
+    out.total[has] = even_runs + odd_runs + x[first]
+    out.area[has] = odd_runs
+    out.negative[has] = (x[first] < 0) | (min_e < base_e) | (min_o < base_o)
+    if runs:
+        out.runs = _runs(x, first, count, p_even, p_odd, base_e, base_o)
     return out
+
+
+def _runs(
+    x: np.ndarray,
+    first: np.ndarray,
+    count: np.ndarray,
+    p_even: np.ndarray,
+    p_odd: np.ndarray,
+    base_e: np.ndarray,
+    base_o: np.ndarray,
+) -> np.ndarray:
+    """The runs of the strings whose values (``x``) start at ``first`` (``count`` each; :func:`_decode`): ``P``
+    less each string's base of that parity of position, its first run its first value."""
+    runs = np.empty_like(x)
+    runs[0::2] = p_even
+    runs[1::2] = p_odd
+    n_even = (first + count + 1) // 2 - (first + 1) // 2  # a string's values at even positions
+    runs[0::2] -= np.repeat(base_e, n_even)
+    runs[1::2] -= np.repeat(base_o, count - n_even)
+    runs[first] = x[first]
+    return runs
 
 
 def _segment_sums(a: np.ndarray, start: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -163,6 +197,15 @@ def _segment_sums(a: np.ndarray, start: np.ndarray, n: np.ndarray) -> np.ndarray
     if full.size:
         sums[full] = np.add.reduceat(a, start[full])
     return sums
+
+
+def _segment_mins(a: np.ndarray, start: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Minima of back-to-back segments of ``a`` as :func:`_segment_sums` (the largest int64 for an empty one)."""
+    mins = np.full(start.shape[0], np.iinfo(np.int64).max, dtype=np.int64)
+    full = np.flatnonzero(n > 0)
+    if full.size:
+        mins[full] = np.minimum.reduceat(a, start[full])
+    return mins
 
 
 def _size_pixels(segm: dict) -> int:
@@ -281,7 +324,7 @@ def _check_batches(
     while lo < lengths.shape[0]:
         base = int(ends[lo - 1]) if lo else 0
         hi = max(int(np.searchsorted(ends, base + BATCH_CHARS, side="right")), lo + 1)
-        d = _decode(buf[base : int(ends[hi - 1])], lengths[lo:hi])
+        d = _decode(buf[base : int(ends[hi - 1])], lengths[lo:hi], runs=False)
         who = np.arange(lo, hi) if owner is None else owner[lo:hi]
         for j, reason in enumerate(d.errors):
             if reason is not None:

@@ -56,7 +56,13 @@ from deteval.io.coco import (
     wide_scores,
 )
 from deteval.io.coco.keypoints_tail import keypoints_tail, keypoints_with_tail, read_keypoints
-from deteval.io.coco.segm_tail import PendingMasks, segm_tail, segm_with_pending_tail, segm_with_tail
+from deteval.io.coco.segm_tail import (
+    PendingMasks,
+    segm_pending,
+    segm_tail,
+    segm_with_pending_tail,
+    segm_with_tail,
+)
 from deteval.match.coco import MatchTable, merge_tables
 from deteval.run.coco_reading import (
     KeypointsTail,
@@ -118,6 +124,10 @@ def read_with_pending(
             share.child.cancel()
     if share is None and two_cores and p.iou_type in (*MASK_TYPES, "keypoints"):
         r = _results_forked(g, results, p, on_error)
+    if r is None and share is None and defer and _segm_file(results, p, on_error):
+        # (read here as the child reads a tail: decoded by type, the masks left in the text for the matcher)
+        got = segm_pending(results, g)
+        r, pending = (None, None) if got is None else got
     if (
         r is None
         and p.iou_type == "keypoints"
@@ -132,6 +142,12 @@ def read_with_pending(
     elif r is None:
         r = load_coco_results(results, g, iou_type=results_kind(p.iou_type), on_error=on_error)
     return g, r, pending
+
+
+def _segm_file(results: Any, p: CocoParams, on_error: str) -> bool:
+    """Whether ``results`` is one segm (or boundary) results file read with ``on_error="raise"``: what the
+    reader of pending masks (:func:`~deteval.io.coco.segm_tail.segm_pending`) may read."""
+    return p.iou_type in MASK_TYPES and on_error == "raise" and isinstance(results, (str, PathLike))
 
 
 #: Results files from this size on are read on two cores (smaller ones take a few tens of ms); so is a ground

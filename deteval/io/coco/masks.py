@@ -43,7 +43,7 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
         counts = segm["counts"]
         # (a count from 2**63 on: orjson reads it from a file as a float, refused so; refused so in a dict too)
         if not isinstance(counts, (str, bytes, list)) or (
-            isinstance(counts, list) and not all(type(v) is int and 0 <= v < 2**63 for v in counts)
+            isinstance(counts, list) and not _plain_counts(counts)
         ):
             raise InputFormatError(
                 "RLE 'counts' must be a string or a list of counts", file=file, record=record
@@ -80,6 +80,11 @@ def check_segmentation(segm: Any, file: str, record: str | int) -> None:
             raise ValidationError(
                 "polygon coordinates must be finite and within \u00b11e6", file=file, record=record
             )
+
+
+def _plain_counts(counts: list) -> bool:
+    """Every entry an ``int`` (not a bool), 0 <= count < 2**63: C-level passes over a crowd's hundreds of counts."""
+    return not counts or (set(map(type, counts)) == {int} and min(counts) >= 0 and max(counts) < 2**63)
 
 
 def check_rle_size(segm: Any, hw: np.ndarray, file: str, record: str | int) -> None:
@@ -133,8 +138,13 @@ def plain_rle_sizes(segmentation: list) -> np.ndarray | None:
         hw = np.fromiter(chain.from_iterable(sizes), dtype=np.int64, count=2 * len(sizes)).reshape(-1, 2)
     except OverflowError:
         return None
-    ok = (hw >= 0).all() and (hw < 2**31).all() and (hw[:, 0] * hw[:, 1] < MAX_MASK_PIXELS).all()
-    return hw if ok else None
+    return hw if rle_sizes_fit(hw) else None
+
+
+def rle_sizes_fit(hw: np.ndarray) -> bool:
+    """Whether every ``[height, width]`` row of the int64 array ``hw`` is a size :func:`check_segmentation`
+    accepts for an RLE: both at least 0 and below 2**31, below ``MAX_MASK_PIXELS`` pixels."""
+    return bool((hw >= 0).all() and (hw < 2**31).all() and (hw[:, 0] * hw[:, 1] < MAX_MASK_PIXELS).all())
 
 
 def mask_areas(rles: list, file: str) -> np.ndarray:

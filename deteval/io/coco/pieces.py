@@ -85,7 +85,7 @@ def parsed_number_piece(text: bytes, file: str) -> tuple[list | None, bool]:
     return records, numbers and records is not None
 
 
-def _part_texts(
+def part_texts(
     path: str | PathLike[str], start: int, head: bool, chunk: int | None = None
 ) -> Iterator[bytes] | None:
     """The text (:func:`piece_text`) of each piece that begins before byte ``start`` (``head``; always the
@@ -104,8 +104,8 @@ def _part_texts(
 def part_pieces(
     path: str | PathLike[str], start: int, head: bool, chunk: int | None = None
 ) -> Iterator[list | None] | None:
-    """The records of each piece of :func:`_part_texts` (None for a piece that does not parse)."""
-    texts = _part_texts(path, start, head, chunk)
+    """The records of each piece of :func:`part_texts` (None for a piece that does not parse)."""
+    texts = part_texts(path, start, head, chunk)
     file = str(path)
     return None if texts is None else (parsed_piece(text, file) for text in texts)
 

@@ -17,6 +17,7 @@ the fault, so the messages and which fault is reported first are those of the on
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Callable
 from itertools import repeat
@@ -31,13 +32,21 @@ from deteval.errors import DetevalError
 from deteval.io.coco import pieces as coco_pieces
 from deteval.io.coco.fields import field_values, finite_floats, index_of
 from deteval.io.coco.head_tail import results_part
-from deteval.io.coco.masks import plain_rle_sizes
-from deteval.io.coco.pieces import part_pieces
+from deteval.io.coco.masks import plain_rle_sizes, rle_sizes_fit
+from deteval.io.coco.pieces import parsed_piece, part_texts
 from deteval.io.coco.results import result_ids
 from deteval.io.coco.tables import CocoGroundTruth, CocoResults, MaskBoxes, concat_results, stored_boxes
+from deteval.io.coco.typed import segm_columns
 from deteval.io.rle import check_rle_text, text_slices
 
-__all__ = ["PendingMasks", "RawMasks", "segm_tail", "segm_with_pending_tail", "segm_with_tail"]
+__all__ = [
+    "PendingMasks",
+    "RawMasks",
+    "segm_pending",
+    "segm_tail",
+    "segm_with_pending_tail",
+    "segm_with_tail",
+]
 
 #: One piece of the tail: image ids, category ids, scores (not yet mapped to the ground truth), each mask's
 #: ``[height, width]``, its area and the length of its ``counts`` string.
@@ -57,26 +66,40 @@ def _raw_pieces(path: str | PathLike[str], start: int, head: bool) -> SegmTail |
     """The pieces of ``path`` beginning before byte ``start`` (``head``) or the others, each read as
     :func:`_raw_masks`; None on any fault or doubt."""
     # cut as :func:`~deteval.io.coco.results_part` cuts them (quarter pieces), so that the parts fit together
-    pieces = part_pieces(path, start, head, coco_pieces.CHUNK_BYTES // 4)
+    pieces = part_texts(path, start, head, coco_pieces.CHUNK_BYTES // 4)
     if pieces is None:
         return None
     file = str(path)
     out: list[RawMasks] = []
     texts: list[bytes] = []
     with paused():  # (tens of thousands of objects per piece, no cycles)
-        for records in pieces:
-            if not records:  # (unreadable; an empty one is left to the one-process path)
-                return None
+        for text in pieces:
             try:
-                raw = _raw_masks(records, file)
+                raw = _raw_piece(text, file)
             except DetevalError:
                 return None
             if raw is None:
                 return None
             out.append(raw[0])
             texts.append(raw[1])
-            del records
     return out, texts
+
+
+def _raw_piece(text: bytes, file: str) -> tuple[RawMasks, bytes] | None:
+    """:func:`_raw_masks` of the records of one piece's text, decoded by type where that vouches for the
+    columns (:func:`~deteval.io.coco.typed.segm_columns`: no dict per record or mask), else parsed."""
+    typed = segm_columns(text)
+    if typed is None:
+        records = parsed_piece(text, file)
+        # (unreadable; an empty one is left to the one-process path)
+        return None if not records else _raw_masks(records, file)
+    img_ids, cat_ids, score, hw, joined, lengths = typed
+    if not rle_sizes_fit(hw):
+        return None
+    area = check_rle_text(
+        np.frombuffer(joined, dtype=np.uint8), lengths, hw[:, 0] * hw[:, 1], file, range(len(lengths))
+    )
+    return (img_ids, cat_ids, score, hw, area, lengths), joined
 
 
 def _raw_masks(records: list, file: str) -> tuple[RawMasks, bytes] | None:
@@ -160,6 +183,23 @@ def segm_with_pending_tail(
     return res, PendingMasks.joined(head[1], pending)
 
 
+def segm_pending(path: str | PathLike[str], gt: CocoGroundTruth) -> tuple[CocoResults, PendingMasks] | None:
+    """The whole results file ``path`` read in this process as the child reads a tail (:func:`_lean_head` of
+    every piece), its masks pending (:class:`PendingMasks`): the columns the one-process loader gives, for a
+    caller that only matches; None on any fault or doubt (the caller then reads it with the loader)."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return None
+    got = _lean_head(path, gt, size + 1)
+    if got is None:
+        return None
+    parts, pending = got
+    with paused():
+        res = concat_results(parts, str(path))
+    return res, pending
+
+
 def _lean_head(
     path: str | PathLike[str], gt: CocoGroundTruth, start: int
 ) -> tuple[list[CocoResults], PendingMasks] | None:
@@ -209,7 +249,8 @@ def _mapped(piece: RawMasks, gt: CocoGroundTruth, file: str) -> CocoResults | No
 class PendingMasks:
     """The masks of a :class:`~deteval.io.coco.CocoResults` whose RLE dicts are made when asked for: ``rows``
     (their positions), their ``[height, width]``, and their ``counts`` strings, laid end to end in ``texts``
-    (ASCII, one per piece of the file): mask ``k``'s is ``texts[which[k]][starts[k]:ends[k]]``."""
+    (ASCII; the texts of the file's pieces are joined into one): mask ``k``'s is
+    ``texts[which[k]][starts[k]:ends[k]]``."""
 
     def __init__(
         self,
@@ -220,6 +261,12 @@ class PendingMasks:
         starts: np.ndarray,
         ends: np.ndarray,
     ) -> None:
+        if len(texts) > 1:
+            # one text: a mask's counts are then cut from it with no pass per text (the matcher cuts a block's
+            # masks at each call, and a block's detections come from pieces all over the file)
+            offsets = np.cumsum([0, *map(len, texts[:-1])])[which]
+            texts, which = [b"".join(texts)], np.zeros_like(which)
+            starts, ends = starts + offsets, ends + offsets
         self.rows, self.hw, self.texts, self.which, self.starts, self.ends = (
             rows,
             hw,

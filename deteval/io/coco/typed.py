@@ -16,9 +16,9 @@ bytes, which gives its own result or error message. It vouches when:
   ``file_name`` (Ultralytics writes it; the loader never reads it), with a box of four numbers (an unknown
   key, a missing one, a ``true``/``false``, a string or null, a whole float as an id, ``NaN``, a BOM, text
   that is not UTF-8 or not JSON: msgspec refuses it);
-* no key is repeated (msgspec keeps the last value silently): the text's key tokens
-  (:func:`deteval.io.jsonkeys.key_tokens`, which counts a ``\\":`` inside a string as well, never fewer than
-  the keys written) are as many as the keys decoded exactly when none repeats;
+* no key is repeated (msgspec keeps the last value silently): the text's ``"`` characters
+  (:func:`deteval.io.jsonkeys.quote_count`; its only strings are the keys and the file names, two quotes each
+  and one more per escaped quote) are twice the keys and names decoded exactly when none repeats;
 * every id fits an int64, every coordinate is below 2**53 and every score below 2**63 in magnitude, all
   finite, and no box has a negative width or height. In that range the values are the ones orjson gives
   (the same integers, floats rounded to nearest by both parsers; orjson reads an integer beyond 2**64 as a
@@ -43,18 +43,20 @@ import numpy as np
 
 from deteval.collector import paused
 from deteval.errors import DetevalError
-from deteval.io.jsonkeys import key_tokens
+from deteval.io.jsonkeys import key_tokens, quote_count
 
 __all__ = [
     "BboxColumns",
     "GtBoxColumns",
     "ObbColumns",
     "ObbGtColumns",
+    "SegmColumns",
     "bbox_columns",
     "gt_annotations",
     "gt_box_columns",
     "obb_columns",
     "obb_gt_columns",
+    "segm_columns",
     "struct_field",
     "typed_decoding",
 ]
@@ -118,7 +120,9 @@ def bbox_columns(text: bytes) -> BboxColumns | None:
     if records is None:
         return None
     with paused():
-        if key_tokens(text) != 5 * len(records) - list(map(_NAME, records)).count(None):
+        names = len(records) - list(map(_NAME, records)).count(None)
+        # (the text's strings: the keys and the file names; a repeated key adds two quotes, nothing decoded)
+        if quote_count(text) != 2 * (4 * len(records) + 2 * names):
             return None
     return _result_columns(records, _BOX, 4)
 
@@ -268,14 +272,33 @@ def _keys_all_decoded(text: bytes, records: list, keys: int) -> bool:
     last value, so a repeat still leaves the counts apart) are added before comparing."""
     tokens = key_tokens(text)
     if tokens > keys:
-        for raw in map(_SEGM, records):
-            if raw is not UNSET and memoryview(raw)[0] == 0x7B:  # (an object: "{")
-                try:
-                    value = json.loads(bytes(raw))
-                except ValueError:
-                    return False
-                keys += len(value) if isinstance(value, dict) else 0
+        objects = [
+            raw for raw in map(_SEGM, records) if raw is not UNSET and memoryview(raw)[0] == 0x7B
+        ]  # "{"
+        if objects:
+            # each object's distinct keys (a repeated key is one entry), its values left unparsed: a crowd's
+            # uncompressed counts are a list of hundreds of numbers
+            try:
+                keys += _object_keys(objects)
+            except ValueError:
+                return False
     return tokens == keys
+
+
+_KEYS_DECODER: Any = _GT_UNBUILT
+
+
+def _object_keys(objects: list) -> int:
+    """The distinct keys of the JSON objects ``objects`` (msgspec ``Raw`` values decoded from a text)."""
+    global _KEYS_DECODER
+    if _KEYS_DECODER is _GT_UNBUILT:
+        module = _msgspec()
+        _KEYS_DECODER = (
+            None if module is None else module.json.Decoder(dict.__class_getitem__((str, module.Raw)))
+        )
+    if _KEYS_DECODER is None:  # pragma: no cover - msgspec decoded the objects
+        return sum(len(json.loads(bytes(raw))) for raw in objects)
+    return sum(map(len, map(_KEYS_DECODER.decode, objects)))
 
 
 def struct_field(records: list, key: str, default: Any) -> tuple[list, int]:
@@ -518,3 +541,68 @@ def obb_gt_columns(text: bytes, parse: Callable[[bytes], Any]) -> ObbGtColumns |
     if not (((crowd == 0) | (crowd == 1)).all() and ((ignore == 0) | (ignore == 1)).all()):
         return None
     return parsed, ann_id, img, cat, obb, area, crowd, ignore
+
+
+# ------------------------------------------------------------------- segm results (compressed RLE masks)
+# A segm results list of ``{"image_id", "category_id", "segmentation": {"size", "counts"}, "score"}`` records
+# (loadRes' segm branch, every box then taken from its mask): decoded into Structs whose ``counts`` stays one
+# string per mask, no dict per record or per mask, no list per size. It vouches for the text where the
+# ordinary path (orjson, then the segm-branch checks of :func:`deteval.io.coco.segm_tail`'s raw reader) reads
+# the same columns: exactly those keys, none repeated at either depth (the text's quotes are two per key and
+# per counts string, 14 per record, exactly when none repeats: :func:`deteval.io.jsonkeys.quote_count`),
+# integer ids within int64, a finite score below 2**63 in magnitude, a size of two integers within int64, and
+# ASCII counts strings. The sizes' bounds (:func:`deteval.io.coco.masks.rle_sizes_fit`) and the runs are
+# checked by the caller, the runs on the text of all counts laid end to end.
+
+#: (image ids int64, category ids int64, scores float64, N×2 ``[height, width]`` int64, the ``counts`` strings
+#: laid end to end as ASCII bytes, the length of each)
+SegmColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bytes, np.ndarray]
+
+_SEGM_DECODER: Any = _GT_UNBUILT
+_SIZE, _COUNTS = attrgetter("size"), attrgetter("counts")
+
+
+def _build_segm(module: ModuleType) -> Any:
+    number = int | float  # (as for bbox: a plain float field would round an integer before any check)
+    rle = module.defstruct(
+        "RleMask", [("size", tuple[int, int]), ("counts", str)], forbid_unknown_fields=True, gc=False
+    )
+    return _records_decoder(
+        module,
+        "SegmResult",
+        [("image_id", int), ("category_id", int), ("segmentation", rle), ("score", number)],
+    )
+
+
+def segm_columns(text: bytes) -> SegmColumns | None:
+    """The columns of the segm results list ``text`` (JSON) whose masks are all compressed RLEs and which
+    carry no box, as the ordinary reader would read them (see above; the runs not yet checked); None whenever
+    that is not certain or msgspec is not installed."""
+    global _SEGM_DECODER
+    _SEGM_DECODER = _built(_SEGM_DECODER, _build_segm)
+    records = _decoded(_SEGM_DECODER, text)
+    if records is None:
+        return None
+    n = len(records)
+    with paused():
+        if quote_count(text) != 14 * n:  # (the text's strings: six keys and a counts string per record)
+            return None
+        try:
+            img = np.fromiter(map(_IMG, records), np.int64, n)
+            cat = np.fromiter(map(_CAT, records), np.int64, n)
+            score = np.fromiter(map(_SCORE, records), np.float64, n)
+            masks = list(map(_SEGM, records))
+            del records
+            hw = np.fromiter(chain.from_iterable(map(_SIZE, masks)), np.int64, 2 * n).reshape(n, 2)
+        except OverflowError:  # (an integer beyond int64, or beyond float64 for a number)
+            return None
+        counts = list(map(_COUNTS, masks))
+        del masks
+        try:
+            joined = "".join(counts).encode("ascii")
+        except UnicodeEncodeError:
+            return None
+        lengths = np.fromiter(map(len, counts), np.int64, n)
+    if not (np.abs(score) < 2.0**63).all():
+        return None  # (also NaN: not below anything)
+    return img, cat, score, hw, joined, lengths
