@@ -10,8 +10,8 @@ import argparse
 import importlib
 import sys
 import warnings
-from collections.abc import Sequence
-from typing import TextIO
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
 
 from deteval import __version__
 from deteval.errors import DetevalError, DetevalWarning
@@ -19,7 +19,8 @@ from deteval.report.progress import add_progress_args, configure_from_args
 
 # Each module (deteval.commands.<module>) contributes its subcommands through ``register(subparsers)``. Only the
 # module of the command being run is imported: `deteval --help` needs no numpy, and one evaluation none of the
-# other protocols' code. The one-line help of the others is repeated here (tests/test_cli_imports.py checks it
+# other protocols' code. A command may route its parsed options to another module of deteval.commands
+# (:func:`_runner`): `deteval coco` loads its analyses, statistics and figures only when they are asked for. The one-line help of the others is repeated here (tests/test_cli_imports.py checks it
 # equals each module's own).
 _COMMANDS: dict[str, tuple[str, str]] = {
     "voc": (
@@ -27,7 +28,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "Pascal VOC mAP (VOC07 11-point or VOC2010+ all-point), as the official devkit computes it",
     ),
     "coco": (
-        "coco",
+        "coco_plain",
         "COCO detection / segmentation / keypoints evaluation (pycocotools numbers, much faster)",
     ),
     "dota": ("dota", "DOTA oriented-box mAP (Task1), as the DOTA devkit computes it"),
@@ -107,6 +108,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _main(list(argv))
 
 
+def _runner(args: argparse.Namespace) -> Callable[[argparse.Namespace, argparse.ArgumentParser], Any]:
+    """The function that runs the parsed command: ``args.func``, or, where the command's module routes these
+    options elsewhere (``args._route(args)`` names a module of deteval.commands), that module's ``run``,
+    imported only then."""
+    route = getattr(args, "_route", None)
+    target = route(args) if route is not None else None
+    if target is None:
+        return args.func
+    return importlib.import_module(f"deteval.commands.{target}").run
+
+
 def _main(argv: list[str]) -> int:
     parser = build_parser(_command_in(argv), lazy=True)
     args = parser.parse_args(argv)
@@ -119,7 +131,7 @@ def _main(argv: list[str]) -> int:
         options = importlib.import_module("deteval.commands.options")
         options.check_shared_options(args, args._parser)  # the bounds of the options several commands share
         options.check_outputs(args, args._parser)  # no output onto an input
-        return int(args.func(args, args._parser) or 0)
+        return int(_runner(args)(args, args._parser) or 0)
     except DetevalError as exc:
         print(f"deteval: error: {exc}", file=sys.stderr)
         return 2
