@@ -200,10 +200,11 @@ def _accumulate_plain(
     for a in range(A):
         a_w = a if into is not None else a % group
         if into is None and not valid[a].all():
-            # (every category with ground truth: each slice writes or copies every entry, none keeps -1)
+            # only the categories without ground truth keep -1: each slice writes or copies every entry of
+            # the others
             for b in slab:
                 if b is not None:
-                    b[a_w].fill(-1.0)
+                    b[a_w][:, :, ~valid[a]] = -1.0
         if not valid[a].any():
             if into is None and a_w == group - 1:
                 _to_final(final, slab, a + 1 - group)
