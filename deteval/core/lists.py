@@ -294,7 +294,10 @@ class RankedLists:
         cc = np.maximum(c, 1)
         valid = cc <= self.n_hits[:, None]
         end = (self.hit_start + self.n_hits)[:, None]
-        pos = np.where(valid, self.hit_start[:, None] + cc - 1, end)
+        # the cc-th hit of the list, the list's end where it has fewer (that hit would be at or past it)
+        pos = cc
+        pos += (self.hit_start - 1)[:, None]
+        np.minimum(pos, end, out=pos)
         pr_ext = np.concatenate((self.hit_precision(eps), [-np.inf]))
         bounds = np.concatenate([pos, end], axis=1).reshape(-1)
         block = np.maximum.reduceat(pr_ext, bounds).reshape(L, R + 1)[:, :R]
@@ -341,7 +344,11 @@ class RankedLists:
             out = np.where(valid, self.hit_items.take(pos, mode="clip"), -1)  # (clipped: only where valid)
         else:
             out = np.full(c.shape, -1, dtype=np.int64)
-        return q, self._first_row_at_zero(c, out)
+        # a count is 0 only at a level <= 0 (no fl(0 / n) >= x otherwise): those columns alone are read
+        zero = np.flatnonzero(lv <= 0) if lv.ndim == 1 else np.arange(c.shape[1])
+        if zero.size:
+            out[:, zero] = self._first_row_at_zero(c[:, zero], out[:, zero])
+        return q, out
 
     def _first_row_at_zero(self, c: np.ndarray, out: np.ndarray) -> np.ndarray:
         """``out`` with the list's first row (-1 for an empty list) where the count is 0."""
