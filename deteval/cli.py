@@ -70,14 +70,18 @@ def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.
     parser.add_argument("--version", action="version", version=f"deteval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = {m for name, (m, _) in _COMMANDS.items() if not lazy or name == command}
+    stubs = set()
     for name, (module, help_text) in _COMMANDS.items():
         if module not in wanted:
-            sub.add_parser(name, help=help_text)
+            # (never parsed: a command that runs has its module registered in full; the stub only lists it)
+            sub.add_parser(name, help=help_text, add_help=False)
+            stubs.add(name)
         elif name not in sub.choices:  # (a module may register several commands)
             importlib.import_module(f"deteval.commands.{module}").register(sub)
     for name, subparser in sub.choices.items():
         # Every subcommand takes --quiet (and --progress where there is work to show), applied in main().
-        add_progress_args(subparser, progress=name != "presets")
+        if name not in stubs:
+            add_progress_args(subparser, progress=name != "presets")
     return parser
 
 
