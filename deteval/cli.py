@@ -20,8 +20,9 @@ from deteval.report.progress import add_progress_args, configure_from_args
 # Each module (deteval.commands.<module>) contributes its subcommands through ``register(subparsers)``. Only the
 # module of the command being run is imported: `deteval --help` needs no numpy, and one evaluation none of the
 # other protocols' code. A command may route its parsed options to another module of deteval.commands
-# (:func:`_runner`): `deteval coco` loads its analyses, statistics and figures only when they are asked for. The one-line help of the others is repeated here (tests/test_cli_imports.py checks it
-# equals each module's own).
+# (:func:`_runner`): `deteval coco` loads its analyses, statistics and figures only when they are asked for.
+# The one-line help of the others is repeated here (tests/test_cli_imports.py checks it equals each module's
+# own).
 _COMMANDS: dict[str, tuple[str, str]] = {
     "voc": (
         "voc",
