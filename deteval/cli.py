@@ -10,8 +10,8 @@ import argparse
 import importlib
 import sys
 import warnings
-from collections.abc import Sequence
-from typing import TextIO
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
 
 from deteval import __version__
 from deteval.errors import DetevalError, DetevalWarning
@@ -19,15 +19,17 @@ from deteval.report.progress import add_progress_args, configure_from_args
 
 # Each module (deteval.commands.<module>) contributes its subcommands through ``register(subparsers)``. Only the
 # module of the command being run is imported: `deteval --help` needs no numpy, and one evaluation none of the
-# other protocols' code. The one-line help of the others is repeated here (tests/test_cli_imports.py checks it
-# equals each module's own).
+# other protocols' code. A command may route its parsed options to another module of deteval.commands
+# (:func:`_runner`): `deteval coco` loads its analyses, statistics and figures only when they are asked for.
+# The one-line help of the others is repeated here (tests/test_cli_imports.py checks it equals each module's
+# own).
 _COMMANDS: dict[str, tuple[str, str]] = {
     "voc": (
         "voc",
         "Pascal VOC mAP (VOC07 11-point or VOC2010+ all-point), as the official devkit computes it",
     ),
     "coco": (
-        "coco",
+        "coco_plain",
         "COCO detection / segmentation / keypoints evaluation (pycocotools numbers, much faster)",
     ),
     "dota": ("dota", "DOTA oriented-box mAP (Task1), as the DOTA devkit computes it"),
@@ -69,14 +71,18 @@ def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.
     parser.add_argument("--version", action="version", version=f"deteval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = {m for name, (m, _) in _COMMANDS.items() if not lazy or name == command}
+    stubs = set()
     for name, (module, help_text) in _COMMANDS.items():
         if module not in wanted:
-            sub.add_parser(name, help=help_text)
+            # (never parsed: a command that runs has its module registered in full; the stub only lists it)
+            sub.add_parser(name, help=help_text, add_help=False)
+            stubs.add(name)
         elif name not in sub.choices:  # (a module may register several commands)
             importlib.import_module(f"deteval.commands.{module}").register(sub)
     for name, subparser in sub.choices.items():
         # Every subcommand takes --quiet (and --progress where there is work to show), applied in main().
-        add_progress_args(subparser, progress=name != "presets")
+        if name not in stubs:
+            add_progress_args(subparser, progress=name != "presets")
     return parser
 
 
@@ -107,6 +113,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _main(list(argv))
 
 
+def _runner(args: argparse.Namespace) -> Callable[[argparse.Namespace, argparse.ArgumentParser], Any]:
+    """The function that runs the parsed command: ``args.func``, or, where the command's module routes these
+    options elsewhere (``args._route(args)`` names a module of deteval.commands), that module's ``run``,
+    imported only then."""
+    route = getattr(args, "_route", None)
+    target = route(args) if route is not None else None
+    if target is None:
+        return args.func
+    return importlib.import_module(f"deteval.commands.{target}").run
+
+
 def _main(argv: list[str]) -> int:
     parser = build_parser(_command_in(argv), lazy=True)
     args = parser.parse_args(argv)
@@ -119,7 +136,7 @@ def _main(argv: list[str]) -> int:
         options = importlib.import_module("deteval.commands.options")
         options.check_shared_options(args, args._parser)  # the bounds of the options several commands share
         options.check_outputs(args, args._parser)  # no output onto an input
-        return int(args.func(args, args._parser) or 0)
+        return int(_runner(args)(args, args._parser) or 0)
     except DetevalError as exc:
         print(f"deteval: error: {exc}", file=sys.stderr)
         return 2

@@ -7,8 +7,8 @@ given explicitly override it.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,14 @@ _CHECKOUT_DIR = Path(__file__).resolve().parent.parent / "configs"
 def preset_dir() -> Path | None:
     """The folder of the shipped presets: the installed package's, else the checkout's ``configs``; None if
     neither exists."""
+    # (the package's folder from its import spec, as importlib.resources.files gives it: that module, with
+    # tempfile, would cost every command's start a few milliseconds of import)
     try:
-        path = Path(str(resources.files(_PRESET_PACKAGE)))
-    except (ModuleNotFoundError, TypeError):
-        path = None
+        spec = importlib.util.find_spec(_PRESET_PACKAGE)
+    except (ModuleNotFoundError, ValueError):
+        spec = None
+    folders = list(spec.submodule_search_locations or ()) if spec is not None else []
+    path = Path(folders[0]) if folders else None
     if path is not None and path.is_dir():
         return path
     return _CHECKOUT_DIR if _CHECKOUT_DIR.is_dir() else None

@@ -2,6 +2,7 @@
 
     python scripts/bench_obb.py                   # 2k images, ~7 boxes each, 80 categories
     python scripts/bench_obb.py --images 5000 --repeat 3
+    python scripts/bench_obb.py --repeat 5 --other /work/main   # also the checkout at /work/main, interleaved
 
 Each tool runs in a fresh Python process (load the JSON, evaluate, summarize), through the same child as
 scripts/bench_coco.py (``--iou-type obb`` there): the script prints wall time, CPU time, peak RSS, the ratio
@@ -95,20 +96,32 @@ def main() -> int:
     ap.add_argument(
         "--repeat", type=int, default=1, help="runs per tool, interleaved; the best wall and CPU are kept"
     )
+    ap.add_argument(
+        "--other",
+        type=Path,
+        default=None,
+        help="also run the deteval of this checkout (e.g. /work/main) as 'deteval@other' and "
+        "'deteval-cli@other', interleaved",
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         bench_coco.use_bytecode_cache(folder / "pycache")
         bench_coco.warm_up(bench_coco.ROOT)
+        if args.other:
+            bench_coco.warm_up(args.other)
         gt, dt, n_gt, n_dt = generate(folder, args.images)
         print(f"obb: {args.images} images, {n_gt} objects, {n_dt} detections")
         tools = ["deteval", "deteval-cli"] + (["hotcoco"] if bench_coco.available("hotcoco") else [])
+        if args.other:
+            tools[2:2] = ["deteval@other", "deteval-cli@other"]
         for absent in ("vernier", "pycocotools", "faster_coco_eval", "ultrafast_pycocotools"):
             print(f"  {absent}: no oriented-box mode")
         best: dict[str, dict] = {}
         for _ in range(args.repeat):
             for tool in tools:
-                res = bench_coco.run_tool(tool, gt, dt, "obb")
+                root = args.other if tool.endswith("@other") else bench_coco.ROOT
+                res = bench_coco.run_tool(tool, gt, dt, "obb", root)
                 if res is None:
                     continue
                 if tool not in best:
@@ -121,11 +134,11 @@ def main() -> int:
             ratio = res["wall"] / ref["wall"] if ref else float("nan")
             diff = float(np.max(np.abs(np.subtract(res["stats"], ref["stats"])))) if ref else float("nan")
             print(
-                f"  {tool:11s} wall {res['wall']:7.2f} s  cpu {res['cpu']:7.2f} s  peak {res['rss_mb']:7.0f} MB"
+                f"  {tool:17s} wall {res['wall']:7.2f} s  cpu {res['cpu']:7.2f} s  peak {res['rss_mb']:7.0f} MB"
                 f"  ({res['child_mb']:.0f} MB child)  {ratio:5.2f}x deteval  max |Δstats| {diff:.1e}"
             )
         peer = best.get("hotcoco")
-        for how in ("deteval", "deteval-cli"):
+        for how in ("deteval", "deteval-cli", "deteval@other", "deteval-cli@other"):
             if peer and how in best:
                 print(
                     f"  {how} / hotcoco: wall {best[how]['wall'] / peer['wall']:.2f}x, "

@@ -100,3 +100,35 @@ def test_coco_command_imports_no_other_protocol() -> None:
     others = {"deteval.io.yolo", "deteval.run.yolo", "deteval.detection.ultralytics", "yaml"}
     assert "deteval.commands.coco" in modules
     assert not modules & others, sorted(modules & others)
+
+
+@pytest.mark.slow
+def test_plain_coco_run_loads_no_analysis_statistics_or_figures_code() -> None:
+    """The plain evaluation (numbers only) runs in deteval.commands.coco_plain: the module of the analyses,
+    statistics, figures and clusters (deteval.commands.coco) and what it imports stay unloaded; an analysis
+    option loads it."""
+    gt, dt = DATA / "fruit_val_coco_format.json", DATA / "coco_instances_results.json"
+    probe = PROBE.replace('{m.split(".")[0] for m in sys.modules}', "set(sys.modules)")
+    assert probe != PROBE
+
+    def loaded(*argv: str) -> set[str]:
+        out = subprocess.run(
+            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=False
+        )
+        assert out.returncode == 0, out.stderr
+        line = next(x for x in out.stderr.splitlines() if x.startswith("MODULES "))
+        return set(json.loads(line[len("MODULES ") :]))
+
+    plain = loaded("coco", str(gt), str(dt), "--format", "json")
+    assert "deteval.commands.coco_plain" in plain
+    later = {
+        "deteval.commands.coco",
+        "deteval.analysis.cli",
+        "deteval.analysis.tide",
+        "deteval.analysis.inputs",
+        "deteval.stats.coco",
+        "deteval.run.client",
+    }
+    assert not plain & later, sorted(plain & later)
+    with_errors = loaded("coco", str(gt), str(dt), "--format", "json", "--errors")
+    assert {"deteval.commands.coco", "deteval.analysis.cli", "deteval.analysis.tide"} <= with_errors

@@ -15,109 +15,13 @@ from deteval.analysis.html import write_html
 from deteval.analysis.images import ImageDiagnostics
 from deteval.analysis.operating import OperatingPoints, operating_points
 from deteval.analysis.ranked import Matched
-from deteval.analysis.tide import COMPAT_MODES, ErrorAnalysis, TideInput, format_errors
+from deteval.analysis.tide import ErrorAnalysis, TideInput, format_errors
 from deteval.errors import ConfigError, ValidationError
 from deteval.report.progress import note
 from deteval.report.tables import summary_fields
 from deteval.results import EvalResult
 
-__all__ = ["AnalysisHooks", "add_analysis_args", "run_analyses"]
-
-
-def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: bool) -> None:
-    """Register ``--errors``, ``--errors-compat``, ``--errors-fg-iou``, ``--errors-bg-iou``, ``--confusion``,
-    ``--score-threshold`` and, where the command has none, ``--iou`` on ``p``."""
-    g = p.add_argument_group("error analysis (TIDE)")
-    g.add_argument(
-        "--errors",
-        action="store_true",
-        default=None,
-        help="add the TIDE error decomposition (cls, loc, both, dupe, bkg, miss; fp, fn): the AP each error "
-        'type costs, as "errors" in JSON (AP units 0-1)',
-    )
-    g.add_argument(
-        "--errors-compat",
-        choices=COMPAT_MODES,
-        default=None,
-        help="protocol (default): the protocol's own matching and AP; tide: tidecv 1.0.1's numbers exactly",
-    )
-    g.add_argument(
-        "--errors-fg-iou",
-        type=float,
-        default=None,
-        metavar="T",
-        help=f"foreground IoU (default {fg_default})",
-    )
-    g.add_argument(
-        "--errors-bg-iou", type=float, default=None, metavar="T", help="background IoU (default 0.1)"
-    )
-    c = p.add_argument_group("confusion matrix")
-    c.add_argument(
-        "--confusion",
-        action="store_true",
-        default=None,
-        help="add the confusion matrix over the classes plus background (rows ground truth, columns predicted)",
-    )
-    if add_iou:
-        c.add_argument(
-            "--iou",
-            type=float,
-            default=None,
-            metavar="T",
-            help="IoU of --confusion, --operating-points, --calibration and --worst-images (default 0.5; "
-            "deteval yolo's confusion matrix under an Ultralytics profile: yolo val's 0.45)",
-        )
-    c.add_argument(
-        "--score-threshold",
-        type=float,
-        default=None,
-        metavar="S",
-        help="detections scored below S are left out of --confusion (default 0.25; deteval yolo under an "
-        "Ultralytics profile: those not above S, by default what yolo val takes from --conf)",
-    )
-    o = p.add_argument_group("operating points and calibration (at --iou)")
-    o.add_argument(
-        "--operating-points",
-        action="store_true",
-        default=None,
-        help="per class, the score threshold of maximum F1 (with P, R); one global threshold of maximum mean F1",
-    )
-    o.add_argument(
-        "--calibration",
-        action="store_true",
-        default=None,
-        help="expected calibration error and reliability bins (confidence vs. fraction of true positives)",
-    )
-    i = p.add_argument_group("per-image diagnostics (at --iou)")
-    i.add_argument(
-        "--worst-images",
-        type=int,
-        default=None,
-        metavar="N",
-        help="add the N images that cost the most AP (false positives, missed objects, share of the AP loss)",
-    )
-    i.add_argument(
-        "--images",
-        default=None,
-        metavar="DIR",
-        help="draw the worst images (--worst-images, default 10) as PNG files in DIR",
-    )
-    i.add_argument(
-        "--image-root",
-        default=None,
-        metavar="DIR",
-        help="folder of the pictures to draw on (COCO: file_name; VOC: <id>.jpg); default: a grey canvas",
-    )
-    p.add_argument(
-        "--html",
-        default=None,
-        metavar="FILE",
-        help="write one self-contained HTML report (summary, sortable per-class table, errors, confusion, "
-        "curves, worst images); computes every analysis above",
-    )
-    o.add_argument(
-        "--calibration-bins", type=int, default=None, metavar="N", help="confidence bins (default 10)"
-    )
+__all__ = ["AnalysisHooks", "run_analyses"]
 
 
 def attach_errors(result: EvalResult, analysis: ErrorAnalysis, text: bool = True) -> None:
@@ -212,20 +116,6 @@ class AnalysisHooks:
     draw: Callable[[ImageDiagnostics, TideInput, str, int], list[Path]]  # out dir, how many
     title: str
     per_class: Callable[[], dict[str, dict]] | None = None  # for the report when the result has none
-
-
-def analyses_requested(args: argparse.Namespace) -> bool:
-    """Whether any analysis option (``--errors``, ``--confusion``, ..., ``--html``) is given."""
-    asked = (
-        getattr(args, "errors", None),
-        getattr(args, "confusion", None),
-        getattr(args, "operating_points", None),
-        getattr(args, "calibration", None),
-        getattr(args, "worst_images", None),
-        getattr(args, "images", None),
-        getattr(args, "html", None),
-    )
-    return any(v is not None and v is not False for v in asked)
 
 
 def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHooks) -> None:

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.analysis.options import COMPAT_MODES
 from deteval.core.ap import interpolated_precision
 from deteval.core.levels import COCO_RECALL_LEVELS, TIDECV_RECALL_LEVELS
 from deteval.core.lists import COCO_EPS, presorted_lists
@@ -66,7 +67,6 @@ __all__ = [
 ]
 
 ERROR_TYPES: tuple[str, ...] = ("cls", "loc", "both", "dupe", "bkg", "miss")
-COMPAT_MODES: tuple[str, ...] = ("protocol", "tide")
 PROTOCOLS: tuple[str, ...] = ("coco", "voc2010", "voc07")
 #: tidecv's ``qualifiers.AREA`` on the box area w*h: small <= 32², medium <= 96², large above.
 AREA_RANGES: tuple[tuple[str, float, float], ...] = (

@@ -1,4 +1,6 @@
-"""``deteval coco GT.json RESULTS.json``: the COCO protocol (bbox, segm, keypoints), identical to pycocotools."""
+"""``deteval coco`` with more than the numbers: statistics (``--ci``, ``--compare-to``), analyses, figures,
+sharded runs and the progress bar (the command's options and its plain evaluation:
+:mod:`deteval.commands.coco_plain`, whose ``route`` sends the command here)."""
 
 from __future__ import annotations
 
@@ -7,51 +9,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from deteval.analysis.cli import AnalysisHooks, add_analysis_args, analyses_requested, run_analyses
+from deteval.analysis.cli import AnalysisHooks, run_analyses
 from deteval.analysis.images import draw_worst
 from deteval.analysis.inputs import coco_confusion, coco_errors, coco_images, coco_matched
-from deteval.commands import options as opt
-from deteval.commands.cluster import add_cluster_args, cluster_requested, refuse_with_cluster
-from deteval.commands.common import add_boundary_args, add_output_args, apply_preset, emit, wants_per_class
-from deteval.commands.options import Checker
-from deteval.commands.stats_options import add_stats_args, stats_options
-from deteval.detection.coco import COMPAT_MODES
-from deteval.detection.coco_params import FIELDS, IOU_TYPES, MASK_TYPES, CocoParams, results_kind
+from deteval.analysis.options import analyses_requested
+from deteval.commands.cluster import cluster_requested, refuse_with_cluster
+from deteval.commands.coco_plain import coco_params
+from deteval.commands.common import emit, wants_per_class
+from deteval.commands.stats_options import stats_options
+from deteval.detection.coco_params import MASK_TYPES, CocoParams, results_kind
 from deteval.io.coco import load_coco_gt, load_coco_results, read_json
 from deteval.io.coco_obb import load_obb_results
 from deteval.io.guards import contained_path
-from deteval.match.boundary import BOUNDARY_PROFILES
-from deteval.report import FORMATS
-from deteval.report.plots import add_plot_args, write_plots_from_args
-from deteval.report.progress import Progress, bar_shown
+from deteval.report.plots import write_plots_from_args
+from deteval.report.progress import Progress
 from deteval.run.client import dask_client
 from deteval.run.coco import evaluate_coco, load_results_files, obb_inputs
 
-_PARAM_OPTIONS = (*FIELDS, "dilation_ratio", "boundary_profile")
-
-
-OPTIONS: dict[str, Checker] = {
-    "iou_type": opt.choice(IOU_TYPES),
-    "compat": opt.choice(COMPAT_MODES),
-    "per_class": opt.boolean,
-    "on_error": opt.choice(("raise", "skip")),
-    "format": opt.choice(FORMATS),
-    **{key: opt.coco(key) for key in _PARAM_OPTIONS},
-    "boundary_profile": opt.choice(tuple(BOUNDARY_PROFILES)),
-}
+__all__ = ["coco_hooks", "coco_statistics", "run"]
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    apply_preset(
-        args,
-        parser,
-        {"iou_type": "bbox", "compat": "pycocotools", "per_class": False, "on_error": "raise"},
-        OPTIONS,
-    )
-    options: dict[str, Any] = {
-        k: getattr(args, k) for k in _PARAM_OPTIONS if getattr(args, k, None) is not None
-    }
-    params = CocoParams.from_options(args.iou_type, **options)
+    """``deteval coco`` with statistics, analyses, figures, a cluster or a progress bar."""
+    params = coco_params(args, parser)
     sources = list(args.results)
     stats = stats_options(args)
     refuse_with_cluster(args, stats is not None, analyses_requested(args))
@@ -64,14 +44,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 args.gt, sources, params=params, compat=args.compat, on_error=args.on_error,
                 client=client, shards=args.shards,
             )  # fmt: skip
-        return _report(ev, args)
-    if stats is None and not analyses_requested(args) and not bar_shown():
-        # only the numbers asked for, no bar to draw the stages on: the runner reads the files itself, as
-        # evaluate_coco(path, path) does (ground truth and results on two cores where that pays)
-        ev = evaluate_coco(
-            args.gt, sources[0] if len(sources) == 1 else sources,
-            params=params, compat=args.compat, on_error=args.on_error,
-        )  # fmt: skip
         return _report(ev, args)
     with Progress(3, "deteval coco") as bar:
         bar.stage("reading ground truth")
@@ -184,7 +156,12 @@ def _pictures(args: argparse.Namespace, gt: Any) -> list[str | None] | None:
 
 
 def _with_statistics(
-    args: argparse.Namespace, gt: Any, results: Any, params: Any, stats: dict[str, Any], per_class: bool
+    args: argparse.Namespace,
+    gt: Any,
+    results: Any,
+    params: CocoParams,
+    stats: dict[str, Any],
+    per_class: bool,
 ) -> tuple[Any, Any]:
     """Intervals and comparisons over images (deteval.stats); each --compare-to file is matched once."""
     others = list(args.compare_to or ())
@@ -218,94 +195,3 @@ def coco_statistics(
     if not per_class:
         result.per_class = {}
     return units.evaluations[0], result
-
-
-def _bool(value: str) -> bool:
-    v = value.strip().lower()
-    if v in ("1", "true", "yes", "on"):
-        return True
-    if v in ("0", "false", "no", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"expected true/false, got {value!r}")
-
-
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "coco",
-        help="COCO detection / segmentation / keypoints evaluation (pycocotools numbers, much faster)",
-        description="Evaluate COCO results against COCO ground truth. The 12 numbers (10 for keypoints) are "
-        "identical to pycocotools' COCOeval; --compat fixed corrects its documented quirks.",
-    )
-    p.add_argument("gt", metavar="GT.json", help="COCO ground-truth JSON")
-    p.add_argument(
-        "results",
-        metavar="RESULTS.json",
-        nargs="+",
-        help="COCO results JSON (a list of detections); several files (e.g. one per training rank) are read "
-        "as their concatenation",
-    )
-    p.add_argument(
-        "--iou-type",
-        choices=IOU_TYPES,
-        default=None,
-        help="bbox (default), segm, keypoints, boundary (Boundary IoU, Cheng et al. 2021: min(mask IoU, "
-        "boundary IoU); crowds keep the mask IoU) or obb (oriented boxes: an 'obb' [cx, cy, w, h, radians] "
-        "per record)",
-    )
-    add_boundary_args(p)
-    p.add_argument(
-        "--config",
-        metavar="PRESET",
-        help="a preset name (coco, coco_fixed, coco_keypoints, coco_boundary, coco_obb) or TOML file",
-    )
-    p.add_argument(
-        "--compat",
-        choices=COMPAT_MODES,
-        default=None,
-        help="pycocotools (default): reproduce its quirks; fixed: correct them",
-    )
-    p.add_argument("--per-class", action="store_true", default=None, help="add the per-category table")
-    p.add_argument(
-        "--iou-thrs",
-        default=None,
-        metavar="SPEC",
-        help="IoU thresholds: 'linspace(0.5, 0.95, 10)', '0.5:0.95:10' or '0.5,0.75'",
-    )
-    p.add_argument("--rec-thrs", default=None, metavar="SPEC", help="recall levels (default 0:1:101)")
-    p.add_argument("--max-dets", default=None, metavar="LIST", help="detections per image, e.g. '1,10,100'")
-    p.add_argument("--area-rng", default=None, metavar="RANGES", help="area ranges 'lo,hi;lo,hi;...'")
-    p.add_argument("--area-lbl", default=None, metavar="LABELS", help="area range labels 'all,small,...'")
-    p.add_argument(
-        "--use-cats",
-        type=_bool,
-        default=None,
-        metavar="BOOL",
-        help="false: pool all categories (class-agnostic)",
-    )
-    p.add_argument(
-        "--kpt-oks-sigmas",
-        default=None,
-        metavar="LIST",
-        help="per-keypoint OKS sigmas, comma-separated (default: COCO's 17)",
-    )
-    p.add_argument(
-        "--kpt-oks-sigmas-per-category",
-        default=None,
-        metavar="SPEC",
-        help="OKS sigmas of some categories, 'ID:s1,s2,...;ID:s1,s2,...' (before a category record's "
-        "'sigmas' and --kpt-oks-sigmas)",
-    )
-    p.add_argument(
-        "--on-error",
-        choices=("raise", "skip"),
-        default=None,
-        help="raise (default): stop at the first bad record; skip: leave out bad result records and "
-        "ground-truth annotations (also results for unknown images or categories), each listed in the "
-        "warnings and counted in skipped_records",
-    )
-    add_cluster_args(p)
-    add_output_args(p)
-    add_plot_args(p)
-    add_analysis_args(p, fg_default="0.5", add_iou=True)
-    add_stats_args(p, "another results JSON")
-    p.set_defaults(func=run, _parser=p)

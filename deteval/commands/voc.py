@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from deteval.analysis.cli import AnalysisHooks, add_analysis_args, analyses_requested, run_analyses
+from deteval.analysis.cli import AnalysisHooks, run_analyses
 from deteval.analysis.images import draw_worst
 from deteval.analysis.inputs import voc_confusion, voc_errors, voc_images, voc_matched
+from deteval.analysis.options import add_analysis_args, analyses_requested
 from deteval.commands import options as opt
 from deteval.commands.cluster import add_cluster_args, refuse_with_cluster
 from deteval.commands.common import add_output_args, apply_preset, emit

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from deteval.analysis.cli import AnalysisHooks, add_analysis_args, analyses_requested, run_analyses
+from deteval.analysis.cli import AnalysisHooks, run_analyses
 from deteval.analysis.inputs import coco_confusion, coco_match_counts, coco_match_counts_of
+from deteval.analysis.options import add_analysis_args, analyses_requested
 from deteval.analysis.yolo_inputs import yolo_confusion
 from deteval.commands.coco import coco_hooks, coco_statistics
 from deteval.commands.common import add_output_args, warn_on_stderr, write_text

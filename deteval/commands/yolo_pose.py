@@ -7,7 +7,7 @@ import argparse
 import sys
 import warnings
 
-from deteval.analysis.cli import analyses_requested
+from deteval.analysis.options import analyses_requested
 from deteval.commands.common import write_text
 from deteval.commands.stats_options import stats_options
 from deteval.errors import ConfigError, DetevalWarning

@@ -224,12 +224,18 @@ class RankedLists:
 
     @cached_property
     def hit_list(self) -> np.ndarray:
-        return np.searchsorted(self.start + self.count, self.hit_items, side="right")
+        return _segment_ids(self.n_hits)
 
     @cached_property
     def n_hits(self) -> np.ndarray:
         """(L,) relevant items retrieved per list (tp at the last rank)."""
-        return np.bincount(self.hit_list, minlength=self.n_lists)
+        # one segmented sum of the flags (the lists are contiguous): cheaper than placing every hit among the
+        # lists' ends
+        out = np.zeros(self.n_lists, dtype=np.int64)
+        filled = np.flatnonzero(self.count > 0)
+        if filled.size:
+            out[filled] = np.add.reduceat(self.is_relevant, self.start[filled], dtype=np.int64)
+        return out
 
     @cached_property
     def hit_start(self) -> np.ndarray:
@@ -257,9 +263,12 @@ class RankedLists:
             ig_before = np.cumsum(np.bincount(placed, minlength=items.shape[0] + 1))[: items.shape[0]]
             ig_before_start = np.searchsorted(ig_items, self.start, side="left")
             return items - self.start[self.hit_list] + 1 - (ig_before - ig_before_start[self.hit_list])
-        kept = np.cumsum(~self.is_ignored, dtype=np.int32 if n < 2**31 - 1 else np.int64)  # type: ignore[operator]
-        before = np.where(self.start > 0, kept[np.maximum(self.start - 1, 0)], 0)
-        return kept[items].astype(np.int64) - before[self.hit_list]
+        # many ignored items: a hit's place among the ranked items (hits are never ignored) counts the ranks
+        # before it; the list's first rank is subtracted
+        kept = self.ranked_items
+        place = np.flatnonzero(self.is_relevant[kept])
+        before = np.searchsorted(kept, self.start, side="left")
+        return place - before[self.hit_list] + 1
 
     def hit_precision(self, eps: float = 0.0) -> np.ndarray:
         """(N_h,) P at each hit, tp / (rank + eps) (rank = tp + fp exactly)."""
@@ -269,16 +278,26 @@ class RankedLists:
         """For (L, R) counts c: the envelope at the c-th hit of each list (c = 0 reads the first hit), 0 where
         the list has fewer than c hits; and whether that hit exists. Read by block maxima between the
         sampled hits and one running maximum over the R blocks (so the full envelope is never built)."""
-        c = np.asarray(counts, dtype=np.int64)
+        q, valid, _ = self._envelope_at(np.asarray(counts, dtype=np.int64), eps)
+        return q, valid
+
+    def _envelope_at(
+        self, c: np.ndarray, eps: float, ascending: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`envelope_at_counts` and the hit each count reads (its index among the hits, meaningful
+        where it exists); ``ascending``: the counts are known to be non-decreasing along each row."""
         L, R = c.shape
         srt = None
-        if R > 1 and np.any(c[:, 1:] < c[:, :-1]):
+        if not ascending and R > 1 and np.any(c[:, 1:] < c[:, :-1]):
             srt = np.argsort(c, axis=1, kind="stable")
             c = np.take_along_axis(c, srt, axis=1)
         cc = np.maximum(c, 1)
         valid = cc <= self.n_hits[:, None]
         end = (self.hit_start + self.n_hits)[:, None]
-        pos = np.where(valid, self.hit_start[:, None] + cc - 1, end)
+        # the cc-th hit of the list, the list's end where it has fewer (that hit would be at or past it)
+        pos = cc
+        pos += (self.hit_start - 1)[:, None]
+        np.minimum(pos, end, out=pos)
         pr_ext = np.concatenate((self.hit_precision(eps), [-np.inf]))
         bounds = np.concatenate([pos, end], axis=1).reshape(-1)
         block = np.maximum.reduceat(pr_ext, bounds).reshape(L, R + 1)[:, :R]
@@ -288,7 +307,8 @@ class RankedLists:
         if srt is not None:
             inv = np.argsort(srt, axis=1)
             q, valid = np.take_along_axis(q, inv, axis=1), np.take_along_axis(valid, inv, axis=1)
-        return q, valid
+            pos = np.take_along_axis(pos, inv, axis=1)
+        return q, valid, pos
 
     # --- measures ---------------------------------------------------------------------------------------------
 
@@ -306,7 +326,34 @@ class RankedLists:
 
     def interpolated_precision(self, levels: ArrayLike, eps: float = 0.0) -> np.ndarray:
         """(L, R) max{P(r) : R(r) >= x} for every level x, 0 where no rank reaches x."""
-        return self.envelope_at_counts(self.counts_for_recall(levels), eps)[0]
+        return self.precision_and_items(levels, eps, items=False)[0]
+
+    def precision_and_items(
+        self, levels: ArrayLike, eps: float = 0.0, *, items: bool = True
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`interpolated_precision` and :meth:`sampled_items` at the same ``levels`` (the same numbers),
+        the hit each level reads located once for both; ``items=False``: the precision only (None)."""
+        lv = np.asarray(levels, dtype=np.float64)
+        c = self.counts_for_recall(lv)
+        # (the counts of ascending levels ascend: min_counts_for_recall is non-decreasing in the level)
+        ascending = lv.ndim == 1 and bool(np.all(lv[1:] >= lv[:-1]))
+        q, valid, pos = self._envelope_at(c, eps, ascending)
+        if not items:
+            return q, None
+        if self.hit_items.size:
+            out = np.where(valid, self.hit_items.take(pos, mode="clip"), -1)  # (clipped: only where valid)
+        else:
+            out = np.full(c.shape, -1, dtype=np.int64)
+        # a count is 0 only at a level <= 0 (no fl(0 / n) >= x otherwise): those columns alone are read
+        zero = np.flatnonzero(lv <= 0) if lv.ndim == 1 else np.arange(c.shape[1])
+        if zero.size:
+            out[:, zero] = self._first_row_at_zero(c[:, zero], out[:, zero])
+        return q, out
+
+    def _first_row_at_zero(self, c: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out`` with the list's first row (-1 for an empty list) where the count is 0."""
+        first = np.where(self.count > 0, self.start, -1)[:, None]
+        return np.where(c == 0, np.broadcast_to(first, c.shape), out)
 
     def sampled_items(self, levels: ArrayLike) -> np.ndarray:
         """(L, R) sorted-item index of the first row whose recall reaches each level, -1 if none.
@@ -319,8 +366,7 @@ class RankedLists:
             out = np.where(valid, self.hit_items[np.where(valid, self.hit_start[:, None] + c - 1, 0)], -1)
         else:
             out = np.full(c.shape, -1, dtype=np.int64)
-        first = np.where(self.count > 0, self.start, -1)[:, None]
-        return np.where(c == 0, np.broadcast_to(first, c.shape), out)
+        return self._first_row_at_zero(c, out)
 
     def scores_at_levels(self, levels: ArrayLike) -> np.ndarray:
         """(L, R) score of the row :meth:`sampled_items` picks, 0 where none (pycocotools' ``scores``)."""

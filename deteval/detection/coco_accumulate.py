@@ -34,6 +34,10 @@ __all__ = ["accumulate", "precision_recall", "pycocotools_views"]
 #: items, which bounds the temporaries of the core (lists are independent, so the numbers are the same).
 LIST_ITEMS = 1 << 20
 
+#: Slabs of every area range at once up to this size (precision, scores and recall): the result's layout is
+#: then written in one sweep; larger (many categories), one area range at a time (bounded memory).
+SLAB_BYTES = 32 << 20
+
 
 def accumulate(
     table: MatchTable,
@@ -183,22 +187,27 @@ def _accumulate_plain(
     slices = _max_det_slices(table, order, max_dets, weights)
     if into is not None:
         prec, sc, rec = _out_buffers((A, M, T, K, R), into, with_scores)
+        group = A
     else:
-        # pycocotools' layout, filled one area range at a time from contiguous (M, T, K, R) slabs: the slices
-        # and the maxDet copies are written in the slabs, the layout's strided writes happen once per area
+        # pycocotools' layout, filled from contiguous (G, M, T, K, R) slabs of G area ranges: the slices and
+        # the maxDet copies are written in the slabs, the layout's strided writes happen once per group (all
+        # area ranges at once where the slabs are small: the layout's array is then swept once, not once per
+        # area range)
+        group = A if A * M * T * K * (2 * R + 1) * 8 <= SLAB_BYTES else 1
         final = _final_buffers(A, M, T, K, R, with_scores)
-        slab = _slab_buffers(M, T, K, R, with_scores)
-        prec, rec = slab[0][None], slab[2][None]  # (one-area buffers)
-        sc = None if slab[1] is None else slab[1][None]
+        slab = _slab_buffers(group, M, T, K, R, with_scores)
+        prec, sc, rec = slab
     for a in range(A):
-        a_w = a if into is not None else 0
-        if into is None:
+        a_w = a if into is not None else a % group
+        if into is None and not valid[a].all():
+            # only the categories without ground truth keep -1: each slice writes or copies every entry of
+            # the others
             for b in slab:
                 if b is not None:
-                    b.fill(-1.0)
+                    b[a_w][:, :, ~valid[a]] = -1.0
         if not valid[a].any():
-            if into is None:
-                _to_final(final, slab, a)
+            if into is None and a_w == group - 1:
+                _to_final(final, slab, a + 1 - group)
             continue
         # the flags of one area range in ranked order once, tp as bit 0 and ig as bit 1 of one byte (one
         # gather of the rows instead of two); each maxDet reads its rows of them
@@ -236,12 +245,10 @@ def _accumulate_plain(
                 ig = (fl >> 1).view(bool).reshape(-1)
                 w = None if wm is None else np.tile(wm, nt)
                 lists = presorted_lists(np.tile(per_cat, nt), tp, n_pos, ig, weights=w)
-                vals = [
-                    lists.interpolated_precision(rec_thrs, COCO_EPS).reshape(nt, n_c, R),
-                    safe_div(lists.n_hits, n_pos).reshape(nt, n_c),
-                ]
-                if sc is not None:
-                    rows = lists.sampled_items(rec_thrs)  # items are nt copies of the same n_m detections
+                # items are nt copies of the same n_m detections
+                q, rows = lists.precision_and_items(rec_thrs, COCO_EPS, items=sc is not None)
+                vals = [q.reshape(nt, n_c, R), safe_div(lists.n_hits, n_pos).reshape(nt, n_c)]
+                if rows is not None:
                     if lists.order is not None:  # weighted: an expanded item back to the row it repeats
                         rows = np.where(rows >= 0, lists.order[np.maximum(rows, 0)], rows)
                     vals.append(_sampled_scores(rows.reshape(nt, n_c, R), sm))
@@ -253,8 +260,8 @@ def _accumulate_plain(
                         view[:, comp] = val
                 del lists, tp, ig, vals
         del flags_a
-        if into is None:
-            _to_final(final, slab, a)
+        if into is None and a_w == group - 1:
+            _to_final(final, slab, a + 1 - group)
     if into is not None and sc is not None:
         return pycocotools_views(prec, sc, rec)
     return final[0], final[2], final[1]
@@ -270,10 +277,11 @@ def _final_buffers(
 
 
 def _slab_buffers(
-    M: int, T: int, K: int, R: int, with_scores: bool
+    G: int, M: int, T: int, K: int, R: int, with_scores: bool
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """precision and scores as (M, T, K, R), recall as (M, T, K): one area range, contiguous."""
-    return np.empty((M, T, K, R)), (np.empty((M, T, K, R)) if with_scores else None), np.empty((M, T, K))
+    """precision and scores as (G, M, T, K, R), recall as (G, M, T, K): G area ranges, contiguous."""
+    shape = (G, M, T, K, R)
+    return np.empty(shape), (np.empty(shape) if with_scores else None), np.empty(shape[:4])
 
 
 def _to_final(
@@ -281,11 +289,13 @@ def _to_final(
     slab: tuple[np.ndarray, np.ndarray | None, np.ndarray],
     a: int,
 ) -> None:
-    """Area range ``a`` of the (M, T, K, R) and (M, T, K) slabs into pycocotools' layout."""
-    final[0][:, :, :, a, :] = slab[0].transpose(1, 3, 2, 0)
+    """The (G, M, T, K, R) and (G, M, T, K) slabs of the area ranges ``a``, ..., ``a + G - 1`` into
+    pycocotools' layout."""
+    g = slice(a, a + slab[0].shape[0])
+    final[0][:, :, :, g, :] = slab[0].transpose(2, 4, 3, 0, 1)
     if final[1] is not None and slab[1] is not None:
-        final[1][:, :, :, a, :] = slab[1].transpose(1, 3, 2, 0)
-    final[2][:, :, a, :] = slab[2].transpose(1, 2, 0)
+        final[1][:, :, :, g, :] = slab[1].transpose(2, 4, 3, 0, 1)
+    final[2][:, :, g, :] = slab[2].transpose(2, 3, 0, 1)
 
 
 def _out_buffers(

@@ -29,7 +29,6 @@ import json
 import math
 import os
 import stat
-import tempfile
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from os import PathLike
@@ -409,7 +408,7 @@ def write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _new_temporary(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             for chunk in chunks:
@@ -429,6 +428,25 @@ def write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+#: How a temporary file is created: exclusively, not through a link, closed on exec (tempfile.mkstemp's flags).
+_TEMPORARY_FLAGS = (
+    os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+) | getattr(os, "O_BINARY", 0)
+
+
+def _new_temporary(path: Path) -> tuple[int, str]:
+    """A new file ``.<name>.<random>.tmp`` next to ``path``, mode 0600, and its descriptor, as
+    ``tempfile.mkstemp`` makes one: made here because importing tempfile (with shutil, random and the
+    compression modules) costs every run, evaluations that write nothing included, a few milliseconds."""
+    for _ in range(100):
+        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(tmp, _TEMPORARY_FLAGS, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", str(path.parent))
 
 
 def refuse_overwriting_inputs(
