@@ -409,3 +409,41 @@ def test_ground_truth_polygon_fast_check_gives_the_record_by_record_outcome(muta
     fast = outcome()
     monkeypatch.setattr(RleTable, "_polygon_lists", lambda self, todo, batches: todo)
     assert outcome() == fast
+
+
+def _wrapping_runs(pixels: int) -> list[int]:
+    """Non-negative runs whose stored values all stay below 2**31 and whose sum is 2**64 + ``pixels``: what
+    int64 arithmetic would read as exactly ``pixels`` (2**18 + 1 values, 1.8M characters)."""
+    n = 1 << 17
+    m = np.arange(2 * n + 1, dtype=np.int64)
+    runs = (m // 2) << 30  # 0, 0, 2**30, 2**30, 2 * 2**30, ...: each stored value 2**30, the sum n**2 * 2**30
+    runs[-1] += pixels  # (its stored value 2**30 + pixels)
+    out = runs.tolist()
+    assert sum(out) == 2**64 + pixels and min(out) >= 0
+    return out
+
+
+@pytest.mark.parametrize("batch", [3, 1 << 18])
+def test_runs_whose_sum_wraps_round_int64_are_refused(batch, monkeypatch):
+    """A string whose runs add up to 2**64 + height × width: int64 sums read it as exactly height × width;
+    pycocotools would then decode 2**64 pixels. Refused, on the per-entry and on the all-strings path."""
+    import deteval.io.rle as rle
+
+    monkeypatch.setattr(rle, "BATCH_CHARS", batch)
+    counts = encode(_wrapping_runs(30))
+    words = "add up to 2**62 pixels or more, not height * width = 30"
+    good = {"size": [5, 6], "counts": encode([3, 2, 25])}
+    with pytest.raises(ValidationError, match=f"^f: record 1: .*{re.escape(words)}"):
+        check_rles([good, {"size": [5, 6], "counts": counts}], "f", [0, "record 1"])
+    with pytest.raises(ValidationError, match=re.escape(words)):
+        check_rles([{"size": [5, 6], "counts": counts.decode()}], "f", [0])
+
+
+def test_long_valid_strings_keep_their_totals_and_areas():
+    """More values than the int64 bound covers without a second look (2**16): valid strings still pass, with
+    pycocotools' area."""
+    runs = [1] * 70_001  # 70,001 runs of one pixel; the odd ones (35,000) are foreground
+    h, w = 70_001, 1
+    area = check_rles([{"size": [h, w], "counts": encode(runs)}], "f", [0])
+    assert area.tolist() == [35_000.0]
+    assert mask_utils.area({"size": [h, w], "counts": encode(runs)}) == 35_000

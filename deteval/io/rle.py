@@ -40,6 +40,13 @@ _FIRST, _LAST = 48, 111  # '0' .. 'o': 48 + a 6-bit group
 _MORE, _SIGN, _BITS = 0x20, 0x10, 0x1F
 #: Characters per value pycocotools' decoder reads correctly (the seventh only with a group of 0 or 1).
 _MAX_CHARS = 7
+#: Values per string up to which the sum of its runs cannot leave int64. Every stored value is below 2**31 in
+#: magnitude and run m sums at most m // 2 + 1 of them, so c values add up to less than (c**2 / 4 + c) * 2**31,
+#: below 2**62 for c up to 2**16. The int64 arithmetic is exact modulo 2**64, hence exact for such a string;
+#: a longer one has its total estimated in float64 too, where a sum beyond int64 cannot wrap round to
+#: height × width.
+_EXACT_VALUES = 1 << 16
+_HUGE_TOTAL = 2.0**62
 
 
 def _as_bytes(counts: str | bytes) -> bytes | None:
@@ -73,6 +80,9 @@ class _Decoded:
         self.total = np.zeros(n, dtype=np.int64)
         self.area = np.zeros(n, dtype=np.int64)  # pixels of the odd (foreground) runs
         self.negative = np.zeros(n, dtype=bool)
+        self.huge = np.zeros(
+            n, dtype=bool
+        )  # runs adding up to 2**62 or more (beyond what int64 holds exactly)
 
 
 def _decode(buf: np.ndarray, lengths: np.ndarray, runs: bool = True) -> _Decoded:
@@ -163,6 +173,11 @@ def _decode(buf: np.ndarray, lengths: np.ndarray, runs: bool = True) -> _Decoded
     even_runs = np.where(f_odd, sum_o - (o1 - o0) * base_o, sum_e - (e1 - e0) * base_e)
     out.total[has] = even_runs + odd_runs + x[first]
     out.area[has] = odd_runs
+    long = count > _EXACT_VALUES
+    if long.any():  # (the same sums in float64, for the few strings whose int64 sums could wrap round)
+        fe = _segment_sums(p_even.astype(np.float64), e0, e1 - e0) - (e1 - e0) * base_e.astype(np.float64)
+        fo = _segment_sums(p_odd.astype(np.float64), o0, o1 - o0) - (o1 - o0) * base_o.astype(np.float64)
+        out.huge[has[long]] = np.abs((fe + fo + x[first])[long]) >= _HUGE_TOTAL
     out.negative[has] = (x[first] < 0) | (min_e < base_e) | (min_o < base_o)
     if runs:
         out.runs = _runs(x, first, count, p_even, p_odd, base_e, base_o)
@@ -332,7 +347,13 @@ def _check_batches(
         valid = np.array([e is None for e in d.errors]) & (d.n_runs > 0)
         for j in np.flatnonzero(valid & d.negative).tolist():
             bad(int(who[j]), ValidationError, "RLE counts string decodes to a negative run")
-        for j in np.flatnonzero(valid & ~d.negative & (d.total != pixels[lo:hi])).tolist():
+        for j in np.flatnonzero(valid & ~d.negative & d.huge).tolist():
+            bad(
+                int(who[j]),
+                ValidationError,
+                f"RLE runs add up to 2**62 pixels or more, not height * width = {int(pixels[lo + j])}",
+            )
+        for j in np.flatnonzero(valid & ~d.negative & ~d.huge & (d.total != pixels[lo:hi])).tolist():
             bad(
                 int(who[j]),
                 ValidationError,
