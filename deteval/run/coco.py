@@ -71,6 +71,7 @@ from deteval.match.coco import MatchTable, merge_coco_tables
 # (the module, not its names: it imports deteval.detection.coco, which imports this module)
 from deteval.run import coco_two_cores
 from deteval.run.forked import fork_call
+from deteval.run.pages import small_pages_during
 from deteval.run.parts import map_parts, scatter
 from deteval.run.shards import default_shards, shard_range
 
@@ -95,6 +96,7 @@ _OUTSIDE = " detections outside the selected images/categories were not evaluate
 
 
 @collector_paused  # (tens of thousands of records, no cycles: see deteval.collector)
+@small_pages_during  # (huge pages fault in slowly: see deteval.run.pages)
 def evaluate_coco(
     gt: Any,
     results: Any,

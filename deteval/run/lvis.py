@@ -52,6 +52,7 @@ from deteval.run.coco import (
     read_results,
     record_keys,
 )
+from deteval.run.pages import small_pages_during
 from deteval.run.parts import map_parts, scatter
 from deteval.run.shards import default_shards, shard_range
 
@@ -136,6 +137,7 @@ def read_and_match_lvis(
     return r, gsel, counts, warnings, table
 
 
+@small_pages_during  # (huge pages fault in slowly: see deteval.run.pages)
 def evaluate_lvis(
     gt: Any,
     results: Any,
