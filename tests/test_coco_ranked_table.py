@@ -16,6 +16,7 @@ from deteval.core.sorting import lex_order
 from deteval.detection.coco_accumulate import accumulate
 from deteval.detection.coco_params import CocoParams
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.match.coco import MatchTable
 
 CASES = {
     "bbox": random_case,
@@ -149,3 +150,32 @@ def test_a_ranked_table_of_many_images_is_permuted():
     assert np.array_equal(ranked.tp, plain.tp[:, :, order]) and ranked.tp.any()
     assert np.array_equal(ranked.ig, plain.ig[:, :, order])
     _same_arrays(accumulate(ranked, p.rec_thrs, p.max_dets), accumulate(plain, p.rec_thrs, p.max_dets))
+
+
+@pytest.mark.fast_cases(seed=1)
+@pytest.mark.parametrize("seed", range(6))
+def test_tables_of_image_shards_concatenated_rank_as_one(seed):
+    """A table of consecutive image shards, each in group order, concatenated (LVIS merges its parts so): the
+    ranking is np.lexsort's by (category, -score, image, rank) and the numbers are the one table's; a table
+    whose rows are in no such order still ranks as np.lexsort does."""
+    g, r, p = _inputs("bbox", 200 + seed, [1, 10, 100])
+    plain = coco.match_coco(g, r, p)[0]
+    if len(plain) < 3:
+        return
+    shard = plain.img * 3 // (int(plain.img.max()) + 1)  # three shards of consecutive images
+    rng = np.random.default_rng(seed)
+    for rows in (np.lexsort((plain.rank, plain.img, plain.cat, shard)), rng.permutation(len(plain))):
+        table = MatchTable(
+            cat=plain.cat[rows],
+            img=plain.img[rows],
+            score=plain.score[rows],
+            rank=plain.rank[rows],
+            tp=plain.tp[:, :, rows],
+            ig=plain.ig[:, :, rows],
+            npig=plain.npig,
+            n_cats=plain.n_cats,
+        )
+        order = coco_accumulate._ranking_order(table)
+        assert order is not None
+        assert np.array_equal(order, np.lexsort((table.rank, table.img, -table.score, table.cat)))
+        _same_arrays(accumulate(table, p.rec_thrs, p.max_dets), accumulate(plain, p.rec_thrs, p.max_dets))

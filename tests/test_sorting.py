@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deteval.core.sorting import dense_ranks, lex_order
+from deteval.core.sorting import dense_ranks, lex_order, stable_order
 
 
 def _key(rng: np.random.Generator, kind: int, n: int) -> np.ndarray:
@@ -63,3 +63,28 @@ def test_dense_ranks_sort_as_their_key(seed):
         assert np.array_equal(lex_order((np.arange(n), ranks, other)), np.lexsort((np.arange(n), key, other)))
     assert dense_ranks(np.array([1.0, np.nan])) is None
     assert dense_ranks(np.array([0.0, -0.0, 1.0])).tolist() == [0, 0, 1]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        np.array([3, -1, 3, 0, -1, 2**15, -(2**15)]),  # 16-bit range: radix
+        np.array([5, 5, 1, 0, 1], dtype=np.uint8),
+        np.array([2**16, 0, 7, 2**16, 0]),  # wider: numpy's stable sort of the key
+        np.array([2**62, -(2**62), 0, 2**62]),
+        np.array([4]),
+        np.zeros(0, dtype=np.int64),
+    ],
+)
+def test_stable_order_is_the_stable_argsort(key):
+    assert np.array_equal(stable_order(key), np.argsort(key, kind="stable"))
+
+
+def test_stable_order_random_small_ranges():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        lo = int(rng.integers(-(2**40), 2**40))
+        key = lo + rng.integers(
+            0, int(rng.choice([2, 50, 2**16 - 1, 2**16, 2**17])), int(rng.integers(0, 300))
+        )
+        assert np.array_equal(stable_order(key), np.argsort(key, kind="stable"))

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from deteval.core.lists import COCO_EPS, presorted_lists, safe_div
-from deteval.core.sorting import lex_order
+from deteval.core.sorting import lex_order, stable_order
 from deteval.core.weighted import weighted_levels
 from deteval.match.coco import MatchTable
 
@@ -320,9 +320,15 @@ def _ranking_order(table: MatchTable) -> np.ndarray | None:
     -score), or None when they already are."""
     if table.ranked:  # (match_groups' ranked: the rows are in that order, the flags taken as they are)
         return None
-    if _in_group_order(table):  # as match_groups leaves it: a stable sort by (category, -score) is enough
+    if _in_group_order(table.cat, table.img, table.rank):
+        # as match_groups leaves it: a stable sort by (category, -score) is enough
         return lex_order((-table.score, table.cat))
-    # e.g. tables of several shards concatenated
+    # tables of consecutive image shards concatenated (each in group order): a stable sort by category alone
+    # (radix) puts them in group order, checked, and the sort by (category, -score) follows
+    by_cat = stable_order(table.cat)
+    cat = table.cat[by_cat]
+    if _in_group_order(cat, table.img[by_cat], table.rank[by_cat]):
+        return by_cat[lex_order((-table.score[by_cat], cat))]
     return lex_order((table.rank, table.img, -table.score, table.cat))
 
 
@@ -378,11 +384,11 @@ def _flag_bytes(tp: np.ndarray, ig: np.ndarray) -> np.ndarray:
     return out
 
 
-def _in_group_order(table: MatchTable) -> bool:
-    """Whether the rows are sorted by (category, image, rank)."""
-    if table.cat.shape[0] < 2:
+def _in_group_order(cat: np.ndarray, img: np.ndarray, rank: np.ndarray) -> bool:
+    """Whether the rows (``cat``, ``img``, ``rank``) are sorted by (category, image, rank), no two alike."""
+    if cat.shape[0] < 2:
         return True
-    dc, di, dr = np.diff(table.cat), np.diff(table.img), np.diff(table.rank)
+    dc, di, dr = np.diff(cat), np.diff(img), np.diff(rank)
     return bool(((dc > 0) | ((dc == 0) & ((di > 0) | ((di == 0) & (dr > 0))))).all())
 
 
