@@ -2,11 +2,14 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from deteval.cli import main
 from deteval.detection.lvis import evaluate_lvis
+from deteval.detection.lvis.selection import lvis_caps
 from deteval.errors import InputFormatError, ValidationError
+from deteval.io.coco import CocoResults
 
 BOX = [10.0, 10.0, 100.0, 100.0]  # area 10,000: "large"
 FAR = [300.0, 300.0, 50.0, 50.0]  # overlaps nothing
@@ -138,3 +141,23 @@ def test_cli_json_keys_are_lvis_api_names(tmp_path, capsys):
     assert "Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=300 catIds=  r] = 0.500" in text
     g.write_text(json.dumps({"images": [{"id": 1}], "categories": [], "annotations": []}))
     assert main(["lvis", str(g), str(d)]) == 2
+
+
+@pytest.mark.parametrize("max_dets", [1, 3, 5, 8, 60])
+def test_per_image_cap_keeps_each_images_top_scores(max_dets):
+    """LVISResults.limit_dets_per_image: each image's first ``max_dets`` by descending score, ties in list
+    order (Python's stable sort); an image with no more than that keeps all, and the capped list's first
+    record is the file's first when its image is not cut."""
+    rng = np.random.default_rng(max_dets)
+    n = 60
+    img = rng.integers(0, 12, n)
+    score = rng.choice([0.1, 0.5, 0.5, 0.9], n)
+    r = CocoResults(img=img, cat=rng.integers(0, 4, n), score=score, bbox=np.ones((n, 4)), area=np.ones(n))
+    keep, _, first = lvis_caps(r, 4, max_dets, None)
+    expected = np.zeros(n, dtype=bool)
+    for i in np.unique(img):
+        rows = sorted(np.flatnonzero(img == i).tolist(), key=lambda k: score[k], reverse=True)
+        expected[rows[:max_dets]] = True
+    assert np.array_equal(keep, expected)
+    rows0 = sorted(np.flatnonzero(img == img[0]).tolist(), key=lambda k: score[k], reverse=True)
+    assert first == (rows0[0] if len(rows0) > max_dets else 0)

@@ -30,6 +30,11 @@ def _rank_within(key: np.ndarray, score: np.ndarray, tie: np.ndarray | None = No
     return rank
 
 
+def _most_per_image(img: np.ndarray) -> int:
+    """The most items of one image (``img``: image indices); 0 for none."""
+    return int(np.bincount(img).max()) if img.shape[0] else 0
+
+
 def lvis_caps(
     r: CocoResults, K: int, max_dets: int | None, dets_per_cat: int | None
 ) -> tuple[np.ndarray, np.ndarray, int]:
@@ -50,7 +55,9 @@ def lvis_caps(
         pos = cat_rank[r.cat] * (n + 1) + rank
         if n:
             first_rec = int(np.flatnonzero((r.cat == r.cat[0]) & (rank == 0))[0])
-    if max_dets is not None:  # LVISResults.limit_dets_per_image, over all categories of the image
+    # LVISResults.limit_dets_per_image, over all categories of the image; an image with no more detections
+    # than the cap keeps them all whatever their ranks, so they are ranked only where one has more
+    if max_dets is not None and _most_per_image(r.img[keep]) > max_dets:
         idx = np.flatnonzero(keep)
         img_rank = _rank_within(r.img[idx], r.score[idx], None if dets_per_cat is None else pos[idx])
         keep[idx[img_rank >= max_dets]] = False
