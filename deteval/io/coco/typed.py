@@ -120,9 +120,11 @@ def bbox_columns(text: bytes) -> BboxColumns | None:
     if records is None:
         return None
     with paused():
-        names = len(records) - list(map(_NAME, records)).count(None)
-        # (the text's strings: the keys and the file names; a repeated key adds two quotes, nothing decoded)
-        if quote_count(text) != 2 * (4 * len(records) + 2 * names):
+        # (the text's strings: the keys and the file names; a repeated key adds two quotes, nothing decoded.
+        # The quotes are at least twice the keys and names decoded, so as many as the four keys alone means no
+        # name and no repeat, without a pass over the names)
+        quotes, n = quote_count(text), len(records)
+        if quotes != 8 * n and quotes != 2 * (4 * n + 2 * (n - countOf(map(_NAME, records), None))):
             return None
     return _result_columns(records, _BOX, 4)
 
