@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.core.sorting import distinct
 from deteval.errors import InputFormatError, ValidationError
 from deteval.io.coco import CocoGroundTruth, load_coco_gt
 
@@ -70,7 +71,7 @@ def _pair_keys(g: CocoGroundTruth, key: str, file: str) -> tuple[np.ndarray, int
     cats = np.asarray(cat_vals, dtype=np.int64)
     pos = np.searchsorted(g.cat_ids, cats)
     known = (pos < K) & (g.cat_ids[np.minimum(pos, K - 1)] == cats) if K else np.zeros(cats.shape, bool)
-    keys = np.unique(img_idx[known].astype(np.int64) * K + pos[known])
+    keys = distinct(img_idx[known].astype(np.int64) * K + pos[known])
     return keys, int((~known).sum())
 
 

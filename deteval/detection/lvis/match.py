@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.core.sorting import distinct_counts
 from deteval.detection.coco_iou import bbox_iou_pairs, segm_iou_blocks
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.coco_rles import boundary_measure, dt_rles, gt_rles
@@ -58,7 +59,7 @@ def match_lvis_shard(
     """The task a worker runs: federated matching of one shard of whole images. ``d``/``gd``: the shard's
     selected detections and ground truths (img, cat, score, order, area, ignore, geom), cut on the driver."""
     crowd = np.zeros(gd["img"].shape[0], dtype=bool)  # lvis-api passes iscrowd = 0 for every ground truth
-    group_sizes = np.unique(d["img"].astype(np.int64) * n_cat + d["cat"], return_counts=True)[1]
+    group_sizes = distinct_counts(d["img"].astype(np.int64) * n_cat + d["cat"])[1]
     return match_groups(
         n_imgs=n_img,
         n_cats=n_cat,
@@ -129,6 +130,7 @@ def merge_lvis_tables(lg: LvisGroundTruth, tables: list[MatchTable]) -> MatchTab
     not exhaustively annotated in its image is ignored (a match to an ignored gt already is)."""
     table = merge_tables(tables)
     K = int(lg.coco.cat_ids.shape[0])
-    nel = np.isin(table.img.astype(np.int64) * K + table.cat, lg.not_exhaustive)
-    table.ig |= nel[None, None, :] & ~table.tp
+    nel = np.flatnonzero(np.isin(table.img.astype(np.int64) * K + table.cat, lg.not_exhaustive))
+    # (only those rows: usually a small share of the A × T × N flags)
+    table.ig[:, :, nel] |= ~table.tp[:, :, nel]
     return table

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.core.sorting import lex_order
+from deteval.core.sorting import distinct, lex_order
 from deteval.detection.coco.inputs import is_path_list
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_results, loadres_branch, read_json
 from deteval.io.lvis import LvisGroundTruth
@@ -92,8 +92,8 @@ def lvis_selection(
             "(pycocotools would count them as false positives)"
         )
     gsel = np.flatnonzero(g_pos)
-    present = np.unique(g.img[gsel].astype(np.int64) * K + g.cat[gsel])
-    allowed = np.union1d(present, lg.neg)
+    present = distinct(g.img[gsel].astype(np.int64) * K + g.cat[gsel])
+    allowed = distinct(np.concatenate((present, lg.neg)))  # (np.union1d)
     d_key = r.img.astype(np.int64) * K + r.cat
     keep &= d_pos & np.isin(d_key, allowed)
     dsel = np.flatnonzero(keep)
