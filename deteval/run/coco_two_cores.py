@@ -78,6 +78,7 @@ __all__ = [
     "FORK_KEYPOINTS",
     "FORK_MASKS",
     "FORK_RESULTS_BYTES",
+    "bbox_results_two_cores",
     "fork_detections",
     "match_image_halves",
     "match_on_two_cores",
@@ -169,6 +170,9 @@ SEGM_HEAD_SHARE = 0.5
 #: runs on fresh memory (page faults), its part comes through the pipe and is pickled there, while this process
 #: reads its head as the child reads the tail (measured figures: docs/performance.md).
 SEGM_EARLY_SHARE = 0.46
+
+
+_G = TypeVar("_G")
 
 
 class _Share:
@@ -270,6 +274,12 @@ def _fork_reading(
     start, gt_bytes = split_reading(size, gt_size)
     if size < FORK_RESULTS_BYTES and (gt_bytes == 0 or gt_size < FORK_RESULTS_BYTES):
         return None
+    return _share_from(gt, gt_bytes, results, start, size)
+
+
+def _share_from(gt: Any, gt_bytes: int, results: Any, start: int, size: int) -> _Share | None:
+    """A child forked to read the first ``gt_bytes`` of the ground truth's annotations and the ``size``-byte
+    results file from byte ``start`` (:class:`_Share`); None where it cannot be forked."""
     # (mapped before the fork: shared with the child, the head's rows before the tail's; address space only,
     # which a system may refuse for a huge file: the columns then come through the pipe)
     try:
@@ -278,6 +288,40 @@ def _fork_reading(
         buffer = None
     child = fork_call(_read_share, gt, gt_bytes, results, start, buffer)
     return None if child is None else _Share(child, gt_bytes, start, buffer)
+
+
+def bbox_results_two_cores(
+    results: Any, gt_bytes: int, read_gt: Callable[[], _G], on_error: str = "raise"
+) -> tuple[_G, CocoResults | None]:
+    """``read_gt()`` (a ground truth of about ``gt_bytes`` bytes, read by this process) and the bbox results
+    file ``results`` read on two cores while it runs: a forked child parses the tail of the file as
+    :func:`read_inputs` has it do, this process the head once ``read_gt()`` returns. The results are None
+    wherever this does not apply (a file below ``FORK_RESULTS_BYTES``, not a path, ``on_error`` not
+    "raise", no second process) or fails, and where a score may be an integer beyond 64 bits: the caller
+    then reads the file in one process (:func:`~deteval.io.coco.load_coco_results`), which names any fault.
+    ``read_gt()`` gives a :class:`~deteval.io.coco.CocoGroundTruth` or a ground truth holding one as ``coco``
+    (LVIS), against which the results are read."""
+    share = None
+    if on_error == "raise" and isinstance(results, (str, PathLike)):
+        try:
+            size = os.stat(results).st_size
+        except OSError:
+            size = 0
+        if size >= FORK_RESULTS_BYTES:
+            share = _share_from(None, 0, results, split_reading(size, gt_bytes)[0], size)
+    try:
+        g = read_gt()
+        r = None if share is None else share.read(results, _coco_of(g))
+    finally:
+        if share is not None:
+            share.child.cancel()
+    if r is not None and wide_scores(r, results):
+        r = None  # (read by load_coco_results, which reads such an integer as written)
+    return g, r
+
+
+def _coco_of(g: Any) -> CocoGroundTruth:
+    return g if isinstance(g, CocoGroundTruth) else g.coco
 
 
 def segm_split_byte(results_bytes: int, gt_bytes: int) -> int:

@@ -14,6 +14,7 @@ first record (LVISResults takes its branch from that record, and may read the fi
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import replace
 from os import PathLike
@@ -52,6 +53,7 @@ from deteval.run.coco import (
     read_results,
     record_keys,
 )
+from deteval.run.coco_two_cores import bbox_results_two_cores
 from deteval.run.pages import small_pages_during
 from deteval.run.parts import map_parts, scatter
 from deteval.run.shards import default_shards, shard_range
@@ -188,8 +190,17 @@ def evaluate_lvis(
         CocoParams.default(iou_type), dilation_ratio=dilation_ratio, boundary_profile=boundary_profile
     )
     p = p.validated()
-    lg = load_lvis_gt(gt, keep_segmentation=iou_type in MASK_TYPES, on_error=on_error)
     kind = results_kind(iou_type)
+    r_two = None
+    if client is None and shards is None and kind == "bbox":  # (the bbox results' tail read by a child)
+        lg, r_two = bbox_results_two_cores(
+            results,
+            _file_bytes(gt),
+            lambda: load_lvis_gt(gt, keep_segmentation=iou_type in MASK_TYPES, on_error=on_error),
+            on_error,
+        )
+    else:
+        lg = load_lvis_gt(gt, keep_segmentation=iou_type in MASK_TYPES, on_error=on_error)
     g = lg.coco
     read = None
     if (client is not None or shards is not None) and (
@@ -199,7 +210,9 @@ def evaluate_lvis(
     if read is not None:
         r, gsel, counts, warnings, table = read
     else:
-        if is_path_list(results):
+        if r_two is not None:
+            r = r_two
+        elif is_path_list(results):
             r = load_results_files(results, g, iou_type=kind, on_error=on_error)
         else:
             r = load_coco_results(results, g, iou_type=kind, on_error=on_error)
@@ -208,6 +221,16 @@ def evaluate_lvis(
         table = match_selected(lg, r, gsel, dsel, p, client, shards)
     counts["skipped_records"] = g.skipped + r.skipped
     return finish_lvis(lg, r, gsel, table, p, max_dets, dets_per_cat, pooled, counts, warnings)
+
+
+def _file_bytes(source: Any) -> int:
+    """The size of the file ``source`` (0: not a path, or unreadable)."""
+    if not isinstance(source, (str, PathLike)):
+        return 0
+    try:
+        return os.stat(source).st_size
+    except OSError:
+        return 0
 
 
 def match_selected(
