@@ -104,6 +104,20 @@ def test_lvis_fields_are_required_with_the_record_named():
     del gt["images"][1]["neg_category_ids"]
     with pytest.raises(InputFormatError, match=r"images\[1\].*neg_category_ids"):
         evaluate_lvis(gt, HITS)
+    gt = _gt(neg1=(True,))  # (a bool is no category id; the first image at fault is named)
+    del gt["images"][1]["neg_category_ids"]
+    with pytest.raises(ValidationError, match=r"images\[0\].*neg_category_ids must be a list"):
+        evaluate_lvis(gt, HITS)
+    gt = _gt(nel2=(1.0,))
+    with pytest.raises(ValidationError, match=r"images\[1\].*not_exhaustive_category_ids must be"):
+        evaluate_lvis(gt, HITS)
+    gt = _gt(neg1=(2,))
+    gt["images"][1]["neg_category_ids"] = 2
+    with pytest.raises(ValidationError, match=r"images\[1\].*neg_category_ids must be a list"):
+        evaluate_lvis(gt, HITS)
+    # numpy integers (a ground truth built in memory) are category ids
+    same = evaluate_lvis(_gt(neg1=(np.int64(2),)), HITS).results
+    assert same == evaluate_lvis(_gt(neg1=(2,)), HITS).results
     gt = _gt()
     gt["categories"][0]["frequency"] = "often"
     with pytest.raises(ValidationError, match=r"categories\[0\].*frequency"):
