@@ -4,8 +4,9 @@ numpy asks the kernel for transparent huge pages (``madvise(MADV_HUGEPAGE)``) on
 more. An evaluation at LVIS scale makes hundreds of such arrays (columns of millions of detections, their
 sort orders and masks), each written once or twice. Where a huge page is slow to fault in (the whole 2 MiB
 zeroed at the first touch; much slower than 512 small pages in some virtual machines, see
-docs/performance.md), that costs more than the fewer TLB misses repay. :func:`small_pages` turns the request off for a block and then
-restores numpy's setting; a process started with ``NUMPY_MADVISE_HUGEPAGE`` set keeps its own choice.
+docs/performance.md), that costs more than the fewer TLB misses repay. :func:`small_pages` turns the request
+off for a block and then restores numpy's setting; a process started with ``NUMPY_MADVISE_HUGEPAGE`` set keeps
+its own choice.
 """
 
 from __future__ import annotations
