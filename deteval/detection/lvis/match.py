@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.core.sorting import distinct_counts
+from deteval.core.sorting import distinct, distinct_counts, stable_order
 from deteval.detection.coco_iou import bbox_iou_pairs, segm_iou_blocks
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.coco_rles import boundary_measure, dt_rles, gt_rles
@@ -98,12 +98,26 @@ def part_tasks(
     n_img = int(g.image_ids.shape[0])
     K = int(g.cat_ids.shape[0])
     tasks: list[tuple[Any, ...]] = []
-    for s in np.unique(part).tolist() or [0]:
-        in_part = part == s if n_img else np.zeros(0, bool)
-        gk = gsel[in_part[g.img[gsel]]] if n_img else gsel
-        dk = dsel[in_part[r.img[dsel]]] if n_img else dsel
+    if not n_img:
+        return [
+            (n_img, K, p, lvis_detections(r, dsel, dsel, g, p.iou_type), lvis_truths(g, gsel, p.iou_type))
+        ]
+    # each part's rows in their order in gsel / dsel: one stable sort by part instead of a pass per part
+    n_parts = int(part.max()) + 1
+    g_rows, g_ends = _by_part(gsel, part[g.img[gsel]], n_parts)
+    d_rows, d_ends = _by_part(dsel, part[r.img[dsel]], n_parts)
+    for s in distinct(part).tolist():
+        gk, dk = g_rows[g_ends[s] : g_ends[s + 1]], d_rows[d_ends[s] : d_ends[s + 1]]
         tasks.append((n_img, K, p, lvis_detections(r, dk, dk, g, p.iou_type), lvis_truths(g, gk, p.iou_type)))
     return tasks
+
+
+def _by_part(rows: np.ndarray, of: np.ndarray, n_parts: int) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` grouped by their part ``of`` (in ``[0, n_parts)``), each group in the order of ``rows``, and
+    where each group starts: part ``s`` is ``[ends[s], ends[s + 1])``."""
+    ends = np.zeros(n_parts + 1, dtype=np.int64)
+    np.cumsum(np.bincount(of, minlength=n_parts), out=ends[1:])
+    return rows[stable_order(of)], ends
 
 
 def lvis_detections(
