@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deteval.core.sorting import dense_ranks, lex_order, stable_order
+from deteval.core.sorting import dense_ranks, lex_order, member_of, stable_order
 
 
 def _key(rng: np.random.Generator, kind: int, n: int) -> np.ndarray:
@@ -88,3 +88,12 @@ def test_stable_order_random_small_ranges():
             0, int(rng.choice([2, 50, 2**16 - 1, 2**16, 2**17])), int(rng.integers(0, 300))
         )
         assert np.array_equal(stable_order(key), np.argsort(key, kind="stable"))
+
+
+@pytest.mark.parametrize("span", [1, 7, 300, 10**7])  # (the largest: np.isin's path)
+def test_member_of_is_isin(span):
+    rng = np.random.default_rng(span)
+    for n, m in ((0, 0), (0, 3), (5, 0), (200, 40), (1000, 1000)):
+        values = rng.integers(0, span, n)
+        members = np.unique(rng.integers(0, span, m))
+        assert np.array_equal(member_of(values, members, span), np.isin(values, members))

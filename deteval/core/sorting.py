@@ -14,6 +14,7 @@ order), :func:`lex_order` calls ``np.lexsort`` itself.
 :func:`distinct` and :func:`distinct_counts`: ``np.unique`` (with ``return_counts``) of any 1-d array, by the
 same sort, without that import. :func:`stable_order`: ``np.argsort(key, kind="stable")`` of an integer key,
 by numpy's radix sort where the key's range fits 16 bits (one pass per byte instead of a merge sort).
+:func:`member_of`: ``np.isin`` of integer keys of a known small range, by a lookup table.
 """
 
 from __future__ import annotations
@@ -22,7 +23,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["dense_ranks", "distinct", "distinct_counts", "lex_order", "sorted_unique", "stable_order"]
+__all__ = [
+    "dense_ranks",
+    "distinct",
+    "distinct_counts",
+    "lex_order",
+    "member_of",
+    "sorted_unique",
+    "stable_order",
+]
 
 #: Integer keys spanning at most this many values (times 4 the length) are used as they are, without ranking.
 _DIRECT_SPAN = 1 << 20
@@ -106,6 +115,18 @@ def stable_order(key: np.ndarray) -> np.ndarray:
         if hi - lo < 1 << 16:
             return np.argsort((key - lo).astype(np.uint16), kind="stable")
     return np.argsort(key, kind="stable")
+
+
+def member_of(values: np.ndarray, members: np.ndarray, span: int) -> np.ndarray:
+    """``np.isin(values, members)`` for integer arrays whose values all lie in ``[0, span)`` (e.g. (image,
+    category) keys ``img * K + cat``): one table of ``span`` booleans, set at ``members`` and read at
+    ``values``, where it is no larger than 8 entries per value (numpy's own table path checks and converts
+    more); ``np.isin`` otherwise."""
+    if span <= 8 * (values.shape[0] + members.shape[0]):
+        table = np.zeros(span, dtype=bool)
+        table[members] = True
+        return table[values]
+    return np.isin(values, members)
 
 
 def sorted_unique(values: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.core.sorting import distinct, distinct_counts, stable_order
+from deteval.core.sorting import distinct, distinct_counts, member_of, stable_order
 from deteval.detection.coco_iou import bbox_iou_pairs, segm_iou_blocks
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.coco_rles import boundary_measure, dt_rles, gt_rles
@@ -144,7 +144,8 @@ def merge_lvis_tables(lg: LvisGroundTruth, tables: list[MatchTable]) -> MatchTab
     not exhaustively annotated in its image is ignored (a match to an ignored gt already is)."""
     table = merge_tables(tables)
     K = int(lg.coco.cat_ids.shape[0])
-    nel = np.flatnonzero(np.isin(table.img.astype(np.int64) * K + table.cat, lg.not_exhaustive))
+    keys = table.img.astype(np.int64) * K + table.cat
+    nel = np.flatnonzero(member_of(keys, lg.not_exhaustive, int(lg.coco.image_ids.shape[0]) * K))
     # (only those rows: usually a small share of the A × T × N flags)
     table.ig[:, :, nel] |= ~table.tp[:, :, nel]
     return table

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.core.sorting import distinct, lex_order
+from deteval.core.sorting import distinct, lex_order, member_of
 from deteval.detection.coco.inputs import is_path_list
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_results, loadres_branch, read_json
 from deteval.io.lvis import LvisGroundTruth
@@ -95,7 +95,7 @@ def lvis_selection(
     present = distinct(g.img[gsel].astype(np.int64) * K + g.cat[gsel])
     allowed = distinct(np.concatenate((present, lg.neg)))  # (np.union1d)
     d_key = r.img.astype(np.int64) * K + r.cat
-    keep &= d_pos & np.isin(d_key, allowed)
+    keep &= d_pos & member_of(d_key, allowed, int(g.image_ids.shape[0]) * K)
     dsel = np.flatnonzero(keep)
     counts = {
         "n_images": int(g.image_ids.shape[0]),
