@@ -28,10 +28,15 @@ from deteval.detection.supervision_profile import supervision_from_coco
 from deteval.detection.ultralytics import (
     ALIASES,
     PROFILES,
+    MatchedSet,
     PairIou,
-    evaluate_ultralytics,
+    RankedMatches,
+    UltralyticsMetrics,
+    UltralyticsRules,
     get_rules,
+    match_split,
     obb_pair_iou,
+    with_counts,
 )
 from deteval.errors import ConfigError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
@@ -54,6 +59,9 @@ from deteval.tables.quads import corners_obb, obb_quads
 from deteval.tables.voc import VOCDetections, VOCGroundTruth
 
 PROFILE_NAMES = ("coco", "supervision", *PROFILES, *ALIASES, DOTA_DEVKIT)
+#: From this many detections on, the Ultralytics metrics are computed on two cores (:func:`ultralytics_metrics`):
+#: below it a fork and the halves' pickling cost more than they save
+FORK_DETECTIONS = 100_000
 #: What a YOLO dataset's rows are: boxes (or polygons), oriented boxes, poses (Ultralytics' task names)
 TASKS = ("detect", "obb", "pose")
 
@@ -253,6 +261,76 @@ def confidence_floor(preds: BoxTable, conf: float | None) -> BoxTable:
     return preds if conf is None else preds.take(preds.conf > conf)
 
 
+def ultralytics_metrics(
+    gt: BoxTable, dt: BoxTable, n_images: int, profile: str, *, iou: PairIou | None = None
+) -> UltralyticsMetrics:
+    """:func:`~deteval.detection.ultralytics.evaluate_ultralytics`, the same bits, on two cores where a CPU is
+    idle (:func:`~deteval.run.forked.fork_call`) and there are ``FORK_DETECTIONS`` detections or more: a forked
+    child matches the images of the first half of the detections while this process matches the others
+    (images are independent: each half is matched as the whole is, and the halves join in image order), then
+    integrates the curves of the classes of about half the detections while this process does the others
+    (classes are independent once ranked). A child that fails leaves its half to this process."""
+    rules = get_rules(profile)
+    two = len(dt) >= FORK_DETECTIONS
+    m = (
+        _matched_halves(gt, dt, n_images, rules)
+        if two and iou is None
+        else match_split(gt, dt, n_images, rules, iou)
+    )
+    ranked = RankedMatches.of(m.tp, m.conf, m.pred_cls, m.target_cls)
+    everything = np.arange(len(ranked.classes))
+    share = np.cumsum(ranked.detections_per_class()) <= len(ranked.tp) // 2
+    theirs, mine = everything[share], everything[~share]
+    child = fork_call(ranked.class_curves, theirs, rules.sentinel) if two and len(theirs) else None
+    parts = [ranked.class_curves(mine if child is not None else everything, rules.sentinel)]
+    if child is not None:
+        part = child.result()
+        parts.append(part if part is not None else ranked.class_curves(theirs, rules.sentinel))
+    return with_counts(ranked.metrics(*parts), m, gt)
+
+
+def _matched_halves(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRules) -> MatchedSet:
+    """:func:`~deteval.detection.ultralytics.match_split` of the images below the median detection's image
+    (by a forked child) and of the others (here), joined as the whole split's matches."""
+    mid = int(np.partition(dt.img, len(dt) // 2)[len(dt) // 2]) if len(dt) else 0
+    child = fork_call(_match_part, gt, dt, n_images, rules, mid, True)
+    if child is None:
+        return match_split(gt, dt, n_images, rules)
+    high = _match_part(gt, dt, n_images, rules, mid, False)
+    low = child.result()
+    if low is None:
+        low = _match_part(gt, dt, n_images, rules, mid, True)
+
+    def joined(name: str) -> np.ndarray:
+        return np.concatenate([getattr(low, name), getattr(high, name)])
+
+    return MatchedSet(
+        joined("tp"),
+        joined("conf"),
+        joined("pred_cls"),
+        joined("target_cls"),
+        low.capped + high.capped,
+        joined("pred_img"),
+        joined("target_img"),
+        joined("kept"),
+    )
+
+
+def _match_part(
+    gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRules, mid: int, low: bool
+) -> MatchedSet:
+    """The matches of the images below ``mid`` (``low``) or from ``mid`` on, ``kept`` as rows of ``dt``."""
+    g, d = (gt.img < mid, dt.img < mid) if low else (gt.img >= mid, dt.img >= mid)
+    m = match_split(_boxes(gt, g), _boxes(dt, d), n_images, rules)
+    m.kept = np.flatnonzero(d)[m.kept]
+    return m
+
+
+def _boxes(t: BoxTable, rows: np.ndarray) -> BoxTable:
+    """The rows of ``t`` the matching reads (images, classes, boxes, confidences; no polygons)."""
+    return BoxTable(t.img[rows], t.cls[rows], t.xyxy[rows], t.conf[rows])
+
+
 def evaluate_yolo(
     ds: YoloDataset, preds: BoxTable, profile: str = "ultralytics", *, iou_type: str = "bbox"
 ) -> YoloResult:
@@ -284,7 +362,7 @@ def evaluate_yolo(
         iou = None
         if iou_type == "obb":  # (the corners after the era's EXIF rule, which may turn the image sizes)
             iou = probiou_pairs(ds, preds)
-        m = evaluate_ultralytics(ds.labels, preds, ds.n_images, name, iou=iou)
+        m = ultralytics_metrics(ds.labels, preds, ds.n_images, name, iou=iou)
         rows = [
             (
                 int(c),
