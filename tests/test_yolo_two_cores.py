@@ -128,3 +128,25 @@ def test_ultralytics_metrics_on_two_cores_as_in_one(monkeypatch, processes, prof
     assert forks == [processes != "1"] * 2
     _same_metrics(want, got)
     assert 0 < want.map < 1
+
+
+def test_unreadable_image_raised_as_in_one_process(tmp_path, monkeypatch):
+    """The labelled images' sizes read while the child reads the predictions: an unreadable image met there
+    is left for one process's order (the predictions' images first), which raises the same error."""
+    data, pred, _ = random_dataset(tmp_path, 7, n_images=6)
+    images = sorted((tmp_path / "images" / "val").iterdir())
+    labelled = [p for p in images if (tmp_path / "labels" / "val" / f"{p.stem}.txt").read_text()]
+    first, last = labelled[0], labelled[-1]
+    (
+        pred / f"{first.stem}.txt"
+    ).unlink()  # (the first labelled image has no predictions: its size is read last)
+    for p in (first, last):
+        p.write_bytes(b"not an image")
+    errors = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(forked.ENV_PROCESSES, processes)
+        with pytest.raises(DetevalError, match="not a readable image") as e:
+            load_split_and_predictions(str(data), str(pred), "val", "coco")
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    assert last.name in errors[0]

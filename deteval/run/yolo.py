@@ -38,7 +38,7 @@ from deteval.detection.ultralytics import (
     obb_pair_iou,
     with_counts,
 )
-from deteval.errors import ConfigError
+from deteval.errors import ConfigError, DetevalError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.io.yolo import (
     YoloDataset,
@@ -193,8 +193,20 @@ def load_split_and_predictions(
         if child is not None:
             child.cancel()
         raise
+    if child is not None:
+        _labels_ahead(ds)
     rows = child.result() if child is not None else None
     return ds, load_yolo_predictions(predictions, ds, rows=rows)
+
+
+def _labels_ahead(ds: YoloDataset) -> None:
+    """The labels in pixels (the labelled images' sizes read) while the child still reads the predictions:
+    one process reads them after the predictions' images, so a fault met here is left for that order (the
+    reading is tried again there and raises as one process does; nothing failed is kept)."""
+    try:
+        ds.labels  # noqa: B018 - read for its cached sizes
+    except DetevalError:
+        pass
 
 
 def coco_inputs(
