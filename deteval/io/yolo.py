@@ -600,10 +600,12 @@ def load_yolo_predictions(
 class PredictionRows:
     """A prediction folder's txt files (:func:`prediction_files`) and their rows (:func:`~deteval.io.
     text_rows.read_rows`), read without the dataset; the files as strings (they come from another process,
-    and a string unpickles without being parsed again as a Path is)."""
+    and a string unpickles without being parsed again as a Path is); ``stems``: each file's stem (the image it
+    belongs to), made where the files were read."""
 
     files: list[str]
     rows: TextRows
+    stems: list[str] | None = None
 
 
 def prediction_files(folder: Path) -> list[Path]:
@@ -635,7 +637,12 @@ def read_prediction_rows(source: str | os.PathLike[str]) -> PredictionRows | Non
     except DetevalError:
         return None
     rows = read_rows(names, "label file")
-    return None if rows.file_errors else PredictionRows(names, rows)
+    return None if rows.file_errors else PredictionRows(names, rows, _stems(names))
+
+
+def _stems(files: Sequence[str | Path]) -> list[str]:
+    """The stem of each prediction file's name: the image it holds the predictions of."""
+    return [name_stem(os.path.basename(f)) for f in files]
 
 
 def _txt_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | None = None) -> BoxTable:
@@ -645,8 +652,8 @@ def _txt_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | None =
     unknown: dict[int, DetevalError] = {}  # (checked before each file's rows, as a file-by-file reader)
     dropped = {name_stem(p.name) for p in ds.dropped_images}
     skip = np.zeros(len(files), dtype=bool)
-    for k, f in enumerate(files):
-        stem = name_stem(os.path.basename(f))
+    names = _stems(files) if pre is None or pre.stems is None else pre.stems
+    for k, (f, stem) in enumerate(zip(files, names)):
         i = stems.get(stem)
         if i is None and stem in dropped:  # (the image was left out as corrupt: so are its predictions)
             skip[k] = True
