@@ -150,3 +150,30 @@ def test_unreadable_image_raised_as_in_one_process(tmp_path, monkeypatch):
         errors.append(str(e.value))
     assert errors[0] == errors[1]
     assert last.name in errors[0]
+
+
+def test_child_reads_the_last_headers(tmp_path, monkeypatch):
+    """Under coco the child reads the headers of the split's last images after the predictions: this process
+    opens fewer images, and the tables are those of one process."""
+    import deteval.io.yolo as yolo_io
+
+    data, pred, _ = random_dataset(tmp_path, 8, n_images=10)
+    real = yolo_io.image_header
+    opened: list[str] = []
+
+    def spy(path, *args):
+        opened.append(str(path))
+        return real(path, *args)
+
+    monkeypatch.setattr(yolo_io, "image_header", spy)
+    tables = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(forked.ENV_PROCESSES, processes)
+        opened.clear()
+        ds, preds = load_split_and_predictions(str(data), str(pred), "val", "coco")
+        tables.append((ds.labels.xyxy, preds.xyxy, len(opened)))
+    (labels1, preds1, n1), (labels2, preds2, n2) = tables
+    np.testing.assert_array_equal(labels1, labels2)
+    np.testing.assert_array_equal(preds1, preds2)
+    assert n1 == 10
+    assert n2 == 10 - int(10 * runner.CHILD_HEADERS)

@@ -155,6 +155,18 @@ class YoloDataset:
             self._labels = to_pixels(self._norm, self)
         return self._labels
 
+    def labelled_images(self) -> np.ndarray:
+        """The indices of the images with at least one label, ascending."""
+        return distinct(self._norm.img) if self._norm is not None else np.zeros(0, dtype=np.int64)
+
+    def known_headers(self, headers: dict[str, tuple[str, int, int, int | None]]) -> None:
+        """Take the image headers (:func:`~deteval.io.guards.image_header` of each file) read elsewhere, by
+        file, for the images whose header is not read yet."""
+        have = self._headers
+        for i, f in enumerate(self.files):
+            if i not in have and f in headers:
+                have[i] = headers[f]
+
     def stem_index(self) -> dict[str, int]:
         """Image stem → index; a stem shared by two images maps to −1 (ambiguous)."""
         out: dict[str, int] = {}
@@ -490,8 +502,11 @@ def load_yolo_dataset(
     duplicates: Duplicates = "error",
     read_labels: Callable[[YoloDataset, Duplicates], BoxTable] | None = None,
     check_images: str | None = None,
+    listed: Callable[[list[str]], None] | None = None,
 ) -> YoloDataset:
-    """Read one split of a YOLO dataset (see the module docstring for the rules). ``read_labels``: the reader
+    """Read one split of a YOLO dataset (see the module docstring for the rules). ``listed``: called with
+    the split's image files as soon as they are listed, before any image or label is read (a caller may start
+    work beside the reading). ``read_labels``: the reader
     of another task's label rows (pose: :func:`deteval.io.yolo_pose.load_pose_dataset`). ``check_images``: an
     Ultralytics era (a key of :data:`deteval.io.yolo_images.IMAGE_FORMATS`) whose image check every image
     passes first; one that fails is left out with its labels (and later its predictions), with a warning
@@ -515,6 +530,8 @@ def load_yolo_dataset(
     root, found_from = _resolve_root(data, yaml_path)
     sources = _split_paths(data[split], root, split, file)
     images = list_image_files(sources, f"the '{split}' split ({found_from})")
+    if listed is not None:
+        listed(images)
     # Ultralytics' test, on the resolved split path: the COCO-91 category ids of predictions.json apply.
     resolved = str(sources[0])
     is_coco = (

@@ -15,6 +15,7 @@ Oriented boxes (``task="obb"``): ``coco`` is the COCO-style OBB protocol (the ro
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +41,9 @@ from deteval.detection.ultralytics import (
 )
 from deteval.errors import ConfigError, DetevalError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
+from deteval.io.guards import image_header
 from deteval.io.yolo import (
+    PredictionRows,
     YoloDataset,
     for_exif_rule,
     load_yolo_dataset,
@@ -53,7 +56,7 @@ from deteval.io.yolo_obb import load_yolo_obb, obb_corners
 from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco
 from deteval.run.dota import evaluate_dota
-from deteval.run.forked import fork_call
+from deteval.run.forked import Forked, fork_call
 from deteval.tables.boxes import BoxTable
 from deteval.tables.quads import corners_obb, obb_quads
 from deteval.tables.voc import VOCDetections, VOCGroundTruth
@@ -62,6 +65,10 @@ PROFILE_NAMES = ("coco", "supervision", *PROFILES, *ALIASES, DOTA_DEVKIT)
 #: From this many detections on, the Ultralytics metrics are computed on two cores (:func:`ultralytics_metrics`):
 #: below it a fork and the halves' pickling cost more than they save
 FORK_DETECTIONS = 100_000
+#: The share of a split's images (the last ones) whose headers the child that reads the prediction files reads
+#: after them, where images are opened only for their sizes (:func:`load_split_and_predictions`): the child's
+#: reading is shorter than this process's (the labels, the other images' headers)
+CHILD_HEADERS = 0.3
 #: What a YOLO dataset's rows are: boxes (or polygons), oriented boxes, poses (Ultralytics' task names)
 TASKS = ("detect", "obb", "pose")
 
@@ -160,17 +167,23 @@ def _counts(ds: YoloDataset, c: int) -> tuple[int, int]:
 
 
 def load_dataset(
-    data_yaml: str | os.PathLike[str], split: str, profile: str, *, check_images: bool = True
+    data_yaml: str | os.PathLike[str],
+    split: str,
+    profile: str,
+    *,
+    check_images: bool = True,
+    listed: Callable[[list[str]], None] | None = None,
 ) -> YoloDataset:
     """The split as ``profile`` reads it: under an Ultralytics profile, exact duplicate labels and corrupt
     images (:mod:`deteval.io.yolo_images`, the era's check) left out with a warning, as Ultralytics does;
     under ``coco`` and ``supervision`` a duplicate label is an error, and images are opened only where a
     size is needed (an unreadable one is an error). ``check_images=False``: no image check under any profile.
+    ``listed``: as :func:`~deteval.io.yolo.load_yolo_dataset` takes it.
     """
     if is_ultralytics(profile):
         era = get_rules(profile).images if check_images else None
-        return load_yolo_dataset(data_yaml, split, duplicates="drop", check_images=era)
-    return load_yolo_dataset(data_yaml, split, duplicates="error")
+        return load_yolo_dataset(data_yaml, split, duplicates="drop", check_images=era, listed=listed)
+    return load_yolo_dataset(data_yaml, split, duplicates="error", listed=listed)
 
 
 def load_split_and_predictions(
@@ -182,29 +195,67 @@ def load_split_and_predictions(
     check_images: bool = True,
 ) -> tuple[YoloDataset, BoxTable]:
     """The split (:func:`load_dataset`) and its predictions (:func:`~deteval.io.yolo.load_yolo_predictions`);
-    a folder of prediction files is read (:func:`~deteval.io.yolo.read_prediction_rows`) by a forked child
-    while this process reads the split (:func:`~deteval.run.forked.fork_call`: where a second CPU is idle),
-    its rows then checked here. The same tables, warnings and errors as one process reads them (a child that
-    fails or meets a fault leaves the reading to this process)."""
-    child = fork_call(read_prediction_rows, predictions) if os.path.isdir(predictions) else None
+    once the split's images are listed, a folder of prediction files is read
+    (:func:`~deteval.io.yolo.read_prediction_rows`) by a forked child while this process reads the split
+    (:func:`~deteval.run.forked.fork_call`: where a second CPU is idle), its rows then checked here. Where
+    images are opened only for their sizes (no image check), the child then reads the headers of the last
+    ``CHILD_HEADERS`` of the images, and this process those of the other labelled images while it waits. The
+    same tables, warnings and errors as one process reads them (a child that fails or meets a fault leaves
+    the reading to this process)."""
+    child: Forked | None = None
+    cut = 0
+
+    def listed(files: list[str]) -> None:
+        nonlocal child, cut
+        checked = is_ultralytics(profile) and check_images  # (every header read by the image check)
+        cut = len(files) if checked else len(files) - int(len(files) * CHILD_HEADERS)
+        child = fork_call(_predictions_and_headers, predictions, files[cut:])
+
     try:
-        ds = load_dataset(data_yaml, split, profile, check_images=check_images)
+        ds = load_dataset(
+            data_yaml,
+            split,
+            profile,
+            check_images=check_images,
+            listed=listed if os.path.isdir(predictions) else None,
+        )
     except BaseException:
         if child is not None:
             child.cancel()
         raise
-    if child is not None:
-        _labels_ahead(ds)
-    rows = child.result() if child is not None else None
+    if child is None:
+        return ds, load_yolo_predictions(predictions, ds)
+    _labels_ahead(ds, cut)
+    got = child.result()
+    rows = None
+    if got is not None:
+        rows, headers = got
+        ds.known_headers(headers)
     return ds, load_yolo_predictions(predictions, ds, rows=rows)
 
 
-def _labels_ahead(ds: YoloDataset) -> None:
-    """The labels in pixels (the labelled images' sizes read) while the child still reads the predictions:
-    one process reads them after the predictions' images, so a fault met here is left for that order (the
-    reading is tried again there and raises as one process does; nothing failed is kept)."""
+def _predictions_and_headers(
+    predictions: str | os.PathLike[str], files: list[str]
+) -> tuple[PredictionRows | None, dict[str, tuple[str, int, int, int | None]]]:
+    """The child's reading: the prediction rows, then the headers of ``files`` (those that cannot be read left
+    out: read again where one process reads them, which raises)."""
+    rows = read_prediction_rows(predictions)
+    headers = {}
+    for f in files:
+        try:
+            headers[f] = image_header(f)
+        except DetevalError:
+            pass
+    return rows, headers
+
+
+def _labels_ahead(ds: YoloDataset, cut: int) -> None:
+    """The sizes of the labelled images below ``cut`` read while the child still reads: one process reads
+    them after the predictions' images, so a fault met here is left for that order (the reading is tried
+    again there and raises as one process does; nothing failed is kept)."""
+    images = ds.labelled_images()
     try:
-        ds.labels  # noqa: B018 - read for its cached sizes
+        ds.sizes_of(images[images < cut])
     except DetevalError:
         pass
 
