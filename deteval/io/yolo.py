@@ -108,6 +108,8 @@ class YoloDataset:
     #: every image's (width, height) as :meth:`sizes_of` found them (NaN: not read yet)
     _size_table: np.ndarray | None = None
     _paths: list[Path] | None = field(default=None, repr=False, compare=False)
+    #: (the files list, its stems) as :attr:`stems` made them
+    _stems: tuple[list[str], list[str]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def images(self) -> list[Path]:
@@ -167,11 +169,18 @@ class YoloDataset:
             if i not in have and f in headers:
                 have[i] = headers[f]
 
+    @property
+    def stems(self) -> list[str]:
+        """Each image's stem (its file name without the final suffix), made once per list of files."""
+        made = self._stems
+        if made is None or made[0] is not self.files or len(made[1]) != len(self.files):
+            made = self._stems = (self.files, [name_stem(file_name(f)) for f in self.files])
+        return made[1]
+
     def stem_index(self) -> dict[str, int]:
         """Image stem → index; a stem shared by two images maps to −1 (ambiguous)."""
         out: dict[str, int] = {}
-        for i, f in enumerate(self.files):
-            stem = name_stem(file_name(f))
+        for i, stem in enumerate(self.stems):
             out[stem] = -1 if stem in out else i
         return out
 

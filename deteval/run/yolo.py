@@ -68,7 +68,7 @@ FORK_DETECTIONS = 100_000
 #: The share of a split's images (the last ones) whose headers the child that reads the prediction files reads
 #: after them, where images are opened only for their sizes (:func:`load_split_and_predictions`): the child's
 #: reading is shorter than this process's (the labels, the other images' headers)
-CHILD_HEADERS = 0.3
+CHILD_HEADERS = 0.2
 #: What a YOLO dataset's rows are: boxes (or polygons), oriented boxes, poses (Ultralytics' task names)
 TASKS = ("detect", "obb", "pose")
 
@@ -250,14 +250,15 @@ def _predictions_and_headers(
 
 
 def _labels_ahead(ds: YoloDataset, cut: int) -> None:
-    """The sizes of the labelled images below ``cut`` read while the child still reads: one process reads
-    them after the predictions' images, so a fault met here is left for that order (the reading is tried
-    again there and raises as one process does; nothing failed is kept)."""
+    """The sizes of the labelled images below ``cut`` read, and the images' stems made, while the child still
+    reads: one process reads the sizes after the predictions' images, so a fault met here is left for that
+    order (the reading is tried again there and raises as one process does; nothing failed is kept)."""
     images = ds.labelled_images()
     try:
         ds.sizes_of(images[images < cut])
     except DetevalError:
         pass
+    ds.stems  # noqa: B018 - made for the predictions' image lookup and the COCO image ids
 
 
 def coco_inputs(
