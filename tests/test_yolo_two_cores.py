@@ -8,9 +8,11 @@ from _yolo_cases import random_dataset
 
 import deteval.run.forked as forked
 import deteval.run.yolo as runner
+from deteval.detection.ultralytics import evaluate_ultralytics
 from deteval.errors import DetevalError
 from deteval.io.yolo import load_yolo_predictions
 from deteval.run.yolo import load_dataset, load_split_and_predictions
+from deteval.tables.boxes import BoxTable
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
@@ -68,3 +70,110 @@ def test_prediction_faults_raised_here_as_in_one_process(tmp_path, monkeypatch, 
     (pred / "folder.txt").rmdir()
     with pytest.raises(DetevalError, match="no 'test:' split"):
         load_split_and_predictions(str(data), str(pred), "test", "coco")
+
+
+def _boxes(rng: np.random.Generator, n: int, n_images: int, conf: bool) -> BoxTable:
+    """``n`` boxes of 4 classes on a coarse grid (tied IoUs), confidences of 2 decimals (tied scores)."""
+    xy = rng.integers(0, 20, (n, 2)) * 8.0
+    wh = rng.integers(1, 6, (n, 2)) * 8.0
+    score = np.round(rng.uniform(0, 1, n), 2) if conf else np.zeros(n)
+    img = np.sort(rng.integers(0, n_images, n))
+    return BoxTable(img, rng.integers(0, 4, n), np.hstack([xy, xy + wh]), score)
+
+
+def _same_metrics(a, b) -> None:
+    for name in ("classes", "ap", "p", "r", "n_labels"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert a.extra.keys() == b.extra.keys()
+    for key, value in a.extra.items():
+        if key == "pr_curves":
+            assert len(value) == len(b.extra[key])
+            for mine, theirs in zip(value, b.extra[key]):
+                for x, y in zip(mine, theirs):
+                    np.testing.assert_array_equal(x, y)
+        else:
+            np.testing.assert_array_equal(value, b.extra[key])
+
+
+@pytest.mark.parametrize("processes", ["1", "2", "child fails"])
+@pytest.mark.parametrize("profile", ["ultralytics-8.0", "ultralytics-8.4.37", "ultralytics"])
+def test_ultralytics_metrics_on_two_cores_as_in_one(monkeypatch, processes, profile):
+    """The images matched in two halves and the classes integrated in two parts give every metric and curve
+    of one process, bit for bit: ties of IoU (the unique matcher's redo) and of score, an image past
+    max_det (its cap counted once); a child that fails leaves its part to this process."""
+    monkeypatch.setattr(runner, "FORK_DETECTIONS", 1)
+    monkeypatch.setenv(forked.ENV_PROCESSES, "1" if processes == "1" else "2")
+    forks: list[int] = []
+    real_fork = runner.fork_call
+
+    def counting(fn, *args):
+        child = real_fork(failing if processes == "child fails" else fn, *args)
+        forks.append(child is not None)
+        return child
+
+    def failing(*args):
+        raise RuntimeError("the child fails")
+
+    monkeypatch.setattr(runner, "fork_call", counting)
+    rng = np.random.default_rng(3)
+    gt, dt = _boxes(rng, 900, 40, False), _boxes(rng, 3000, 40, True)
+    crowded = _boxes(rng, 400, 1, True)  # (a 41st image of 400 detections: 100 past max_det)
+    crowded.img += 40
+    dt = BoxTable(
+        *(np.concatenate([getattr(dt, k), getattr(crowded, k)]) for k in ("img", "cls", "xyxy", "conf"))
+    )
+    want = evaluate_ultralytics(gt, dt, 41, profile)
+    got = runner.ultralytics_metrics(gt, dt, 41, profile)
+    assert want.extra["capped"] == got.extra["capped"] == 100
+    assert forks == [processes != "1"] * 2
+    _same_metrics(want, got)
+    assert 0 < want.map < 1
+
+
+def test_unreadable_image_raised_as_in_one_process(tmp_path, monkeypatch):
+    """The labelled images' sizes read while the child reads the predictions: an unreadable image met there
+    is left for one process's order (the predictions' images first), which raises the same error."""
+    data, pred, _ = random_dataset(tmp_path, 7, n_images=6)
+    images = sorted((tmp_path / "images" / "val").iterdir())
+    labelled = [p for p in images if (tmp_path / "labels" / "val" / f"{p.stem}.txt").read_text()]
+    first, last = labelled[0], labelled[-1]
+    (
+        pred / f"{first.stem}.txt"
+    ).unlink()  # (the first labelled image has no predictions: its size is read last)
+    for p in (first, last):
+        p.write_bytes(b"not an image")
+    errors = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(forked.ENV_PROCESSES, processes)
+        with pytest.raises(DetevalError, match="not a readable image") as e:
+            load_split_and_predictions(str(data), str(pred), "val", "coco")
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    assert last.name in errors[0]
+
+
+def test_child_reads_the_last_headers(tmp_path, monkeypatch):
+    """Under coco the child reads the headers of the split's last images after the predictions: this process
+    opens fewer images, and the tables are those of one process."""
+    import deteval.io.yolo as yolo_io
+
+    data, pred, _ = random_dataset(tmp_path, 8, n_images=10)
+    real = yolo_io.image_header
+    opened: list[str] = []
+
+    def spy(path, *args):
+        opened.append(str(path))
+        return real(path, *args)
+
+    monkeypatch.setattr(yolo_io, "image_header", spy)
+    tables = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(forked.ENV_PROCESSES, processes)
+        opened.clear()
+        ds, preds = load_split_and_predictions(str(data), str(pred), "val", "coco")
+        tables.append((ds.labels.xyxy, preds.xyxy, len(opened)))
+    (labels1, preds1, n1), (labels2, preds2, n2) = tables
+    np.testing.assert_array_equal(labels1, labels2)
+    np.testing.assert_array_equal(preds1, preds2)
+    assert n1 == 10
+    assert n2 == 10 - int(10 * runner.CHILD_HEADERS)

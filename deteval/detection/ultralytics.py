@@ -296,35 +296,93 @@ def ap_per_class(
     ``conf`` is float32 (Ultralytics' dtype) and ranked with numpy's default sort, so that the order of
     detections, tied scores included, is Ultralytics' own.
     """
-    order = np.argsort(-conf)
-    tp, conf, pred_cls = tp[order], conf[order], pred_cls[order]
-    classes, n_labels = distinct_counts(target_cls)
-    x = ULTRALYTICS_CONFIDENCES
-    ap = np.zeros((len(classes), tp.shape[1]))
-    p_curve, r_curve = np.zeros((len(classes), 1000)), np.zeros((len(classes), 1000))
-    empty = np.zeros(0)
-    pr_curves = [(empty, empty, empty)] * len(classes)  # rank-order recall, precision, conf at IoU 0.5
-    pr_plot = np.zeros((len(classes), 1000))  # the envelope at IoU 0.5 on the recall grid x (PR_curve.png)
-    for k, c in enumerate(classes):
-        mine = pred_cls == c
-        if not mine.any():
-            continue
-        tpc = tp[mine].cumsum(0)
-        fpc = (1 - tp[mine]).cumsum(0)
-        recall = tpc / (n_labels[k] + _EPS)
-        precision = tpc / (tpc + fpc)
-        r_curve[k] = np.interp(-x, -conf[mine], recall[:, 0], left=0)
-        p_curve[k] = np.interp(-x, -conf[mine], precision[:, 0], left=1)
-        pr_curves[k] = (recall[:, 0], precision[:, 0], conf[mine].astype(np.float64))
-        pr_plot[k] = np.interp(x, *envelope_curve(recall[:, 0], precision[:, 0], sentinel))
-        for t in range(tp.shape[1]):
-            ap[k, t] = _ap(recall[:, t], precision[:, t], sentinel)
-    f1 = 2 * p_curve * r_curve / (p_curve + r_curve + _EPS)
-    best = box_filter(f1.mean(0), 0.1).argmax() if len(classes) else 0
-    out = UltralyticsMetrics(classes, ap, p_curve[:, best], r_curve[:, best], n_labels)
-    # the curves yolo val plots: P, R and F1 against the confidence grid, and each class's PR curve
-    out.extra.update(p_curve=p_curve, r_curve=r_curve, f1_curve=f1, pr_curves=pr_curves, pr_plot=pr_plot)
-    return out
+    ranked = RankedMatches.of(tp, conf, pred_cls, target_cls)
+    return ranked.metrics(ranked.class_curves(np.arange(len(ranked.classes)), sentinel))
+
+
+@dataclass
+class ClassCurves:
+    """Per class of a subset ``ks`` (indices into :attr:`RankedMatches.classes`): ``ap`` (len(ks) × T),
+    ``p_curve``, ``r_curve`` and ``pr_plot`` (len(ks) × 1000) and ``pr_curves`` (rank-order recall, precision
+    and confidence at IoU 0.5), as :func:`ap_per_class` computes them class by class."""
+
+    ks: np.ndarray
+    ap: np.ndarray
+    p_curve: np.ndarray
+    r_curve: np.ndarray
+    pr_plot: np.ndarray
+    pr_curves: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+@dataclass
+class RankedMatches:
+    """The correct matrix, confidences and classes of every detection ranked by ``np.argsort(-conf)``
+    (Ultralytics' ranking), and the classes with labels (ascending) with their label counts: what
+    :func:`ap_per_class` integrates, one class at a time (classes are independent once ranked)."""
+
+    tp: np.ndarray
+    conf: np.ndarray
+    pred_cls: np.ndarray
+    classes: np.ndarray
+    n_labels: np.ndarray
+
+    @classmethod
+    def of(
+        cls, tp: np.ndarray, conf: np.ndarray, pred_cls: np.ndarray, target_cls: np.ndarray
+    ) -> RankedMatches:
+        order = np.argsort(-conf)
+        classes, n_labels = distinct_counts(target_cls)
+        return cls(tp[order], conf[order], pred_cls[order], classes, n_labels)
+
+    def detections_per_class(self) -> np.ndarray:
+        """How many detections each class of :attr:`classes` has (its share of :meth:`class_curves`' work)."""
+        ranked = np.sort(self.pred_cls)
+        return np.searchsorted(ranked, self.classes, side="right") - np.searchsorted(ranked, self.classes)
+
+    def class_curves(self, ks: np.ndarray, sentinel: Sentinel) -> ClassCurves:
+        """The curves and APs of the classes ``ks`` (indices into :attr:`classes`)."""
+        tp, conf, pred_cls = self.tp, self.conf, self.pred_cls
+        x = ULTRALYTICS_CONFIDENCES
+        ap = np.zeros((len(ks), tp.shape[1]))
+        p_curve, r_curve = np.zeros((len(ks), 1000)), np.zeros((len(ks), 1000))
+        empty = np.zeros(0)
+        pr_curves = [(empty, empty, empty)] * len(ks)  # rank-order recall, precision, conf at IoU 0.5
+        pr_plot = np.zeros((len(ks), 1000))  # the envelope at IoU 0.5 on the recall grid x (PR_curve.png)
+        for j, k in enumerate(ks.tolist()):
+            mine = pred_cls == self.classes[k]
+            if not mine.any():
+                continue
+            tpc = tp[mine].cumsum(0)
+            fpc = (1 - tp[mine]).cumsum(0)
+            recall = tpc / (self.n_labels[k] + _EPS)
+            precision = tpc / (tpc + fpc)
+            r_curve[j] = np.interp(-x, -conf[mine], recall[:, 0], left=0)
+            p_curve[j] = np.interp(-x, -conf[mine], precision[:, 0], left=1)
+            pr_curves[j] = (recall[:, 0], precision[:, 0], conf[mine].astype(np.float64))
+            pr_plot[j] = np.interp(x, *envelope_curve(recall[:, 0], precision[:, 0], sentinel))
+            for t in range(tp.shape[1]):
+                ap[j, t] = _ap(recall[:, t], precision[:, t], sentinel)
+        return ClassCurves(np.asarray(ks), ap, p_curve, r_curve, pr_plot, pr_curves)
+
+    def metrics(self, *parts: ClassCurves) -> UltralyticsMetrics:
+        """The metrics of the classes' curves (``parts`` together hold every class once): P and R at the
+        argmax of the box-filtered class-mean F1."""
+        ks = np.concatenate([c.ks for c in parts]).astype(np.int64)
+        at = np.empty(len(ks), dtype=np.int64)
+        at[ks] = np.arange(len(ks))
+
+        def joined(name: str) -> np.ndarray:
+            return np.concatenate([getattr(c, name) for c in parts])[at]
+
+        ap, p_curve, r_curve, pr_plot = (joined(n) for n in ("ap", "p_curve", "r_curve", "pr_plot"))
+        curves = [curve for c in parts for curve in c.pr_curves]
+        pr_curves = [curves[i] for i in at.tolist()]
+        f1 = 2 * p_curve * r_curve / (p_curve + r_curve + _EPS)
+        best = box_filter(f1.mean(0), 0.1).argmax() if len(self.classes) else 0
+        out = UltralyticsMetrics(self.classes, ap, p_curve[:, best], r_curve[:, best], self.n_labels)
+        # the curves yolo val plots: P, R and F1 against the confidence grid, and each class's PR curve
+        out.extra.update(p_curve=p_curve, r_curve=r_curve, f1_curve=f1, pr_curves=pr_curves, pr_plot=pr_plot)
+        return out
 
 
 @dataclass
@@ -535,7 +593,12 @@ def evaluate_ultralytics(
     ``iou`` as in :func:`match_split` (:func:`obb_pair_iou` for an OBB model's metrics)."""
     rules = get_rules(profile)
     m = match_split(gt, dt, n_images, rules, iou)
-    out = ap_per_class(m.tp, m.conf, m.pred_cls, m.target_cls, rules.sentinel)
+    return with_counts(ap_per_class(m.tp, m.conf, m.pred_cls, m.target_cls, rules.sentinel), m, gt)
+
+
+def with_counts(out: UltralyticsMetrics, m: MatchedSet, gt: BoxTable) -> UltralyticsMetrics:
+    """``out`` (the metrics of the matches ``m`` of the labels ``gt``) with the counts ``yolo val`` prints:
+    ``extra["capped"]`` (detections past ``max_det``) and ``extra["images_per_class"]``."""
     out.extra["capped"] = m.capped
     out.extra["images_per_class"] = np.array(
         [len(distinct(gt.img[gt.cls == c])) for c in out.classes], dtype=np.int64

@@ -108,6 +108,8 @@ class YoloDataset:
     #: every image's (width, height) as :meth:`sizes_of` found them (NaN: not read yet)
     _size_table: np.ndarray | None = None
     _paths: list[Path] | None = field(default=None, repr=False, compare=False)
+    #: (the files list, its stems) as :attr:`stems` made them
+    _stems: tuple[list[str], list[str]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def images(self) -> list[Path]:
@@ -155,11 +157,30 @@ class YoloDataset:
             self._labels = to_pixels(self._norm, self)
         return self._labels
 
+    def labelled_images(self) -> np.ndarray:
+        """The indices of the images with at least one label, ascending."""
+        return distinct(self._norm.img) if self._norm is not None else np.zeros(0, dtype=np.int64)
+
+    def known_headers(self, headers: dict[str, tuple[str, int, int, int | None]]) -> None:
+        """Take the image headers (:func:`~deteval.io.guards.image_header` of each file) read elsewhere, by
+        file, for the images whose header is not read yet."""
+        have = self._headers
+        for i, f in enumerate(self.files):
+            if i not in have and f in headers:
+                have[i] = headers[f]
+
+    @property
+    def stems(self) -> list[str]:
+        """Each image's stem (its file name without the final suffix), made once per list of files."""
+        made = self._stems
+        if made is None or made[0] is not self.files or len(made[1]) != len(self.files):
+            made = self._stems = (self.files, [name_stem(file_name(f)) for f in self.files])
+        return made[1]
+
     def stem_index(self) -> dict[str, int]:
         """Image stem → index; a stem shared by two images maps to −1 (ambiguous)."""
         out: dict[str, int] = {}
-        for i, f in enumerate(self.files):
-            stem = name_stem(file_name(f))
+        for i, stem in enumerate(self.stems):
             out[stem] = -1 if stem in out else i
         return out
 
@@ -490,8 +511,11 @@ def load_yolo_dataset(
     duplicates: Duplicates = "error",
     read_labels: Callable[[YoloDataset, Duplicates], BoxTable] | None = None,
     check_images: str | None = None,
+    listed: Callable[[list[str]], None] | None = None,
 ) -> YoloDataset:
-    """Read one split of a YOLO dataset (see the module docstring for the rules). ``read_labels``: the reader
+    """Read one split of a YOLO dataset (see the module docstring for the rules). ``listed``: called with
+    the split's image files as soon as they are listed, before any image or label is read (a caller may start
+    work beside the reading). ``read_labels``: the reader
     of another task's label rows (pose: :func:`deteval.io.yolo_pose.load_pose_dataset`). ``check_images``: an
     Ultralytics era (a key of :data:`deteval.io.yolo_images.IMAGE_FORMATS`) whose image check every image
     passes first; one that fails is left out with its labels (and later its predictions), with a warning
@@ -515,6 +539,8 @@ def load_yolo_dataset(
     root, found_from = _resolve_root(data, yaml_path)
     sources = _split_paths(data[split], root, split, file)
     images = list_image_files(sources, f"the '{split}' split ({found_from})")
+    if listed is not None:
+        listed(images)
     # Ultralytics' test, on the resolved split path: the COCO-91 category ids of predictions.json apply.
     resolved = str(sources[0])
     is_coco = (
@@ -600,10 +626,12 @@ def load_yolo_predictions(
 class PredictionRows:
     """A prediction folder's txt files (:func:`prediction_files`) and their rows (:func:`~deteval.io.
     text_rows.read_rows`), read without the dataset; the files as strings (they come from another process,
-    and a string unpickles without being parsed again as a Path is)."""
+    and a string unpickles without being parsed again as a Path is); ``stems``: each file's stem (the image it
+    belongs to), made where the files were read."""
 
     files: list[str]
     rows: TextRows
+    stems: list[str] | None = None
 
 
 def prediction_files(folder: Path) -> list[Path]:
@@ -635,7 +663,12 @@ def read_prediction_rows(source: str | os.PathLike[str]) -> PredictionRows | Non
     except DetevalError:
         return None
     rows = read_rows(names, "label file")
-    return None if rows.file_errors else PredictionRows(names, rows)
+    return None if rows.file_errors else PredictionRows(names, rows, _stems(names))
+
+
+def _stems(files: Sequence[str | Path]) -> list[str]:
+    """The stem of each prediction file's name: the image it holds the predictions of."""
+    return [name_stem(os.path.basename(f)) for f in files]
 
 
 def _txt_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | None = None) -> BoxTable:
@@ -645,8 +678,8 @@ def _txt_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | None =
     unknown: dict[int, DetevalError] = {}  # (checked before each file's rows, as a file-by-file reader)
     dropped = {name_stem(p.name) for p in ds.dropped_images}
     skip = np.zeros(len(files), dtype=bool)
-    for k, f in enumerate(files):
-        stem = name_stem(os.path.basename(f))
+    names = _stems(files) if pre is None or pre.stems is None else pre.stems
+    for k, (f, stem) in enumerate(zip(files, names)):
         i = stems.get(stem)
         if i is None and stem in dropped:  # (the image was left out as corrupt: so are its predictions)
             skip[k] = True

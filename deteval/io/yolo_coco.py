@@ -29,7 +29,7 @@ from deteval.errors import ConfigError, ValidationError
 from deteval.io.coco import load_coco_gt, read_json
 from deteval.io.coco.tables import CocoGroundTruth, CocoResults
 from deteval.io.guards import contained_path, make_folder, write_file
-from deteval.io.yolo import COCO80_TO_91, YoloDataset, file_name, name_stem
+from deteval.io.yolo import COCO80_TO_91, YoloDataset
 from deteval.tables.boxes import BoxTable
 
 
@@ -41,7 +41,7 @@ def category_ids(ds: YoloDataset) -> list[int]:
 def image_ids(ds: YoloDataset) -> list[int]:
     """COCO image ids: the stems as integers when every stem is numeric and distinct (``000000000139.jpg`` is
     139, as in COCO's files and ``yolo val``'s predictions.json), else 1..N in the sorted order."""
-    stems = [name_stem(file_name(f)) for f in ds.files]
+    stems = ds.stems
     if all(s.isnumeric() for s in stems):
         ids = [int(s) for s in stems]
         if len(set(ids)) == len(ids):

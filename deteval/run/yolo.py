@@ -15,6 +15,7 @@ Oriented boxes (``task="obb"``): ``coco`` is the COCO-style OBB protocol (the ro
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,14 +29,21 @@ from deteval.detection.supervision_profile import supervision_from_coco
 from deteval.detection.ultralytics import (
     ALIASES,
     PROFILES,
+    MatchedSet,
     PairIou,
-    evaluate_ultralytics,
+    RankedMatches,
+    UltralyticsMetrics,
+    UltralyticsRules,
     get_rules,
+    match_split,
     obb_pair_iou,
+    with_counts,
 )
-from deteval.errors import ConfigError
+from deteval.errors import ConfigError, DetevalError
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
+from deteval.io.guards import image_header
 from deteval.io.yolo import (
+    PredictionRows,
     YoloDataset,
     for_exif_rule,
     load_yolo_dataset,
@@ -48,12 +56,19 @@ from deteval.io.yolo_obb import load_yolo_obb, obb_corners
 from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco
 from deteval.run.dota import evaluate_dota
-from deteval.run.forked import fork_call
+from deteval.run.forked import Forked, fork_call
 from deteval.tables.boxes import BoxTable
 from deteval.tables.quads import corners_obb, obb_quads
 from deteval.tables.voc import VOCDetections, VOCGroundTruth
 
 PROFILE_NAMES = ("coco", "supervision", *PROFILES, *ALIASES, DOTA_DEVKIT)
+#: From this many detections on, the Ultralytics metrics are computed on two cores (:func:`ultralytics_metrics`):
+#: below it a fork and the halves' pickling cost more than they save
+FORK_DETECTIONS = 100_000
+#: The share of a split's images (the last ones) whose headers the child that reads the prediction files reads
+#: after them, where images are opened only for their sizes (:func:`load_split_and_predictions`): the child's
+#: reading is shorter than this process's (the labels, the other images' headers)
+CHILD_HEADERS = 0.2
 #: What a YOLO dataset's rows are: boxes (or polygons), oriented boxes, poses (Ultralytics' task names)
 TASKS = ("detect", "obb", "pose")
 
@@ -152,17 +167,23 @@ def _counts(ds: YoloDataset, c: int) -> tuple[int, int]:
 
 
 def load_dataset(
-    data_yaml: str | os.PathLike[str], split: str, profile: str, *, check_images: bool = True
+    data_yaml: str | os.PathLike[str],
+    split: str,
+    profile: str,
+    *,
+    check_images: bool = True,
+    listed: Callable[[list[str]], None] | None = None,
 ) -> YoloDataset:
     """The split as ``profile`` reads it: under an Ultralytics profile, exact duplicate labels and corrupt
     images (:mod:`deteval.io.yolo_images`, the era's check) left out with a warning, as Ultralytics does;
     under ``coco`` and ``supervision`` a duplicate label is an error, and images are opened only where a
     size is needed (an unreadable one is an error). ``check_images=False``: no image check under any profile.
+    ``listed``: as :func:`~deteval.io.yolo.load_yolo_dataset` takes it.
     """
     if is_ultralytics(profile):
         era = get_rules(profile).images if check_images else None
-        return load_yolo_dataset(data_yaml, split, duplicates="drop", check_images=era)
-    return load_yolo_dataset(data_yaml, split, duplicates="error")
+        return load_yolo_dataset(data_yaml, split, duplicates="drop", check_images=era, listed=listed)
+    return load_yolo_dataset(data_yaml, split, duplicates="error", listed=listed)
 
 
 def load_split_and_predictions(
@@ -174,19 +195,70 @@ def load_split_and_predictions(
     check_images: bool = True,
 ) -> tuple[YoloDataset, BoxTable]:
     """The split (:func:`load_dataset`) and its predictions (:func:`~deteval.io.yolo.load_yolo_predictions`);
-    a folder of prediction files is read (:func:`~deteval.io.yolo.read_prediction_rows`) by a forked child
-    while this process reads the split (:func:`~deteval.run.forked.fork_call`: where a second CPU is idle),
-    its rows then checked here. The same tables, warnings and errors as one process reads them (a child that
-    fails or meets a fault leaves the reading to this process)."""
-    child = fork_call(read_prediction_rows, predictions) if os.path.isdir(predictions) else None
+    once the split's images are listed, a folder of prediction files is read
+    (:func:`~deteval.io.yolo.read_prediction_rows`) by a forked child while this process reads the split
+    (:func:`~deteval.run.forked.fork_call`: where a second CPU is idle), its rows then checked here. Where
+    images are opened only for their sizes (no image check), the child then reads the headers of the last
+    ``CHILD_HEADERS`` of the images, and this process those of the other labelled images while it waits. The
+    same tables, warnings and errors as one process reads them (a child that fails or meets a fault leaves
+    the reading to this process)."""
+    child: Forked | None = None
+    cut = 0
+
+    def listed(files: list[str]) -> None:
+        nonlocal child, cut
+        checked = is_ultralytics(profile) and check_images  # (every header read by the image check)
+        cut = len(files) if checked else len(files) - int(len(files) * CHILD_HEADERS)
+        child = fork_call(_predictions_and_headers, predictions, files[cut:])
+
     try:
-        ds = load_dataset(data_yaml, split, profile, check_images=check_images)
+        ds = load_dataset(
+            data_yaml,
+            split,
+            profile,
+            check_images=check_images,
+            listed=listed if os.path.isdir(predictions) else None,
+        )
     except BaseException:
         if child is not None:
             child.cancel()
         raise
-    rows = child.result() if child is not None else None
+    if child is None:
+        return ds, load_yolo_predictions(predictions, ds)
+    _labels_ahead(ds, cut)
+    got = child.result()
+    rows = None
+    if got is not None:
+        rows, headers = got
+        ds.known_headers(headers)
     return ds, load_yolo_predictions(predictions, ds, rows=rows)
+
+
+def _predictions_and_headers(
+    predictions: str | os.PathLike[str], files: list[str]
+) -> tuple[PredictionRows | None, dict[str, tuple[str, int, int, int | None]]]:
+    """The child's reading: the prediction rows, then the headers of ``files`` (those that cannot be read left
+    out: read again where one process reads them, which raises)."""
+    rows = read_prediction_rows(predictions)
+    headers = {}
+    for f in files:
+        try:
+            headers[f] = image_header(f)
+        except DetevalError:
+            pass
+    return rows, headers
+
+
+def _labels_ahead(ds: YoloDataset, cut: int) -> None:
+    """The sizes of the labelled images below ``cut`` read, and the images' stems made, while the child still
+    reads: one process reads the sizes after the predictions' images, so a fault met here is left for that
+    order (the reading is tried again there and raises as one process does; nothing failed is kept)."""
+    images = ds.labelled_images()
+    try:
+        ds.sizes_of(images[images < cut])
+    except DetevalError:
+        pass
+    ds.stems  # noqa: B018 - made for the predictions' image lookup and the COCO image ids
 
 
 def coco_inputs(
@@ -253,6 +325,76 @@ def confidence_floor(preds: BoxTable, conf: float | None) -> BoxTable:
     return preds if conf is None else preds.take(preds.conf > conf)
 
 
+def ultralytics_metrics(
+    gt: BoxTable, dt: BoxTable, n_images: int, profile: str, *, iou: PairIou | None = None
+) -> UltralyticsMetrics:
+    """:func:`~deteval.detection.ultralytics.evaluate_ultralytics`, the same bits, on two cores where a CPU is
+    idle (:func:`~deteval.run.forked.fork_call`) and there are ``FORK_DETECTIONS`` detections or more: a forked
+    child matches the images of the first half of the detections while this process matches the others
+    (images are independent: each half is matched as the whole is, and the halves join in image order), then
+    integrates the curves of the classes of about half the detections while this process does the others
+    (classes are independent once ranked). A child that fails leaves its half to this process."""
+    rules = get_rules(profile)
+    two = len(dt) >= FORK_DETECTIONS
+    m = (
+        _matched_halves(gt, dt, n_images, rules)
+        if two and iou is None
+        else match_split(gt, dt, n_images, rules, iou)
+    )
+    ranked = RankedMatches.of(m.tp, m.conf, m.pred_cls, m.target_cls)
+    everything = np.arange(len(ranked.classes))
+    share = np.cumsum(ranked.detections_per_class()) <= len(ranked.tp) // 2
+    theirs, mine = everything[share], everything[~share]
+    child = fork_call(ranked.class_curves, theirs, rules.sentinel) if two and len(theirs) else None
+    parts = [ranked.class_curves(mine if child is not None else everything, rules.sentinel)]
+    if child is not None:
+        part = child.result()
+        parts.append(part if part is not None else ranked.class_curves(theirs, rules.sentinel))
+    return with_counts(ranked.metrics(*parts), m, gt)
+
+
+def _matched_halves(gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRules) -> MatchedSet:
+    """:func:`~deteval.detection.ultralytics.match_split` of the images below the median detection's image
+    (by a forked child) and of the others (here), joined as the whole split's matches."""
+    mid = int(np.partition(dt.img, len(dt) // 2)[len(dt) // 2]) if len(dt) else 0
+    child = fork_call(_match_part, gt, dt, n_images, rules, mid, True)
+    if child is None:
+        return match_split(gt, dt, n_images, rules)
+    high = _match_part(gt, dt, n_images, rules, mid, False)
+    low = child.result()
+    if low is None:
+        low = _match_part(gt, dt, n_images, rules, mid, True)
+
+    def joined(name: str) -> np.ndarray:
+        return np.concatenate([getattr(low, name), getattr(high, name)])
+
+    return MatchedSet(
+        joined("tp"),
+        joined("conf"),
+        joined("pred_cls"),
+        joined("target_cls"),
+        low.capped + high.capped,
+        joined("pred_img"),
+        joined("target_img"),
+        joined("kept"),
+    )
+
+
+def _match_part(
+    gt: BoxTable, dt: BoxTable, n_images: int, rules: UltralyticsRules, mid: int, low: bool
+) -> MatchedSet:
+    """The matches of the images below ``mid`` (``low``) or from ``mid`` on, ``kept`` as rows of ``dt``."""
+    g, d = (gt.img < mid, dt.img < mid) if low else (gt.img >= mid, dt.img >= mid)
+    m = match_split(_boxes(gt, g), _boxes(dt, d), n_images, rules)
+    m.kept = np.flatnonzero(d)[m.kept]
+    return m
+
+
+def _boxes(t: BoxTable, rows: np.ndarray) -> BoxTable:
+    """The rows of ``t`` the matching reads (images, classes, boxes, confidences; no polygons)."""
+    return BoxTable(t.img[rows], t.cls[rows], t.xyxy[rows], t.conf[rows])
+
+
 def evaluate_yolo(
     ds: YoloDataset, preds: BoxTable, profile: str = "ultralytics", *, iou_type: str = "bbox"
 ) -> YoloResult:
@@ -284,7 +426,7 @@ def evaluate_yolo(
         iou = None
         if iou_type == "obb":  # (the corners after the era's EXIF rule, which may turn the image sizes)
             iou = probiou_pairs(ds, preds)
-        m = evaluate_ultralytics(ds.labels, preds, ds.n_images, name, iou=iou)
+        m = ultralytics_metrics(ds.labels, preds, ds.n_images, name, iou=iou)
         rows = [
             (
                 int(c),
