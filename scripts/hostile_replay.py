@@ -546,7 +546,7 @@ def cases() -> list[Case]:
         return f"""
     import subprocess, sys
     from deteval.io.yolo_coco import coco_to_yolo
-    from deteval.io.yolo import read_data_yaml
+    from deteval.io.yolo_yaml import read_data_yaml
     y = coco_to_yolo({str(src)!r}, {str(tmp / "out")!r})
     got = read_data_yaml(y)["names"][0]
     assert got == {gt["categories"][0]["name"]!r}, got

@@ -11,7 +11,7 @@ import pytest
 from deteval.errors import DetevalError, InputFormatError, ValidationError
 from deteval.io.openimages import read_oid_csv
 from deteval.io.prefs import load_prefs
-from deteval.io.yolo import read_data_yaml as read_yaml_subset
+from deteval.io.yolo_yaml import read_data_yaml as read_yaml_subset
 
 NOT_NUMBERS = ["1_0", "\u0665", "\uff15", "0x10", "1e", "true"]
 COLUMNS = ("ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax", "IsGroupOf")

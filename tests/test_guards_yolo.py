@@ -15,7 +15,8 @@ from _yolo_cases import png_header, write_image
 from cli_errors import cli_error
 
 from deteval.errors import DetevalError
-from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions, read_data_yaml
+from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
+from deteval.io.yolo_yaml import read_data_yaml
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data_samples" / "yolo"
 

@@ -12,7 +12,7 @@ from _yolo_cases import write_image
 from deteval.cli import main
 from deteval.errors import DetevalError, DetevalWarning
 from deteval.io.yolo import label_path, load_yolo_dataset, load_yolo_predictions, read_image_size
-from deteval.io.yolo import read_data_yaml as read_yaml_subset
+from deteval.io.yolo_yaml import read_data_yaml as read_yaml_subset
 
 
 def _dataset(root: Path, labels: dict[str, str], yaml: str | None = None, size=(100, 50)) -> Path:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from deteval.errors import DetevalError
-from deteval.io.yolo import class_names, read_data_yaml
+from deteval.io.yolo_yaml import class_names, read_data_yaml
 
 FOLDER = Path(__file__).resolve().parent / "data" / "ultralytics_datasets"
 EXPECTED: dict[str, Any] = json.loads((FOLDER / "expected.json").read_text(encoding="utf-8"))

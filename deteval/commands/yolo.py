@@ -31,7 +31,6 @@ from deteval.io.yolo import (
     for_exif_rule,
     load_yolo_dataset,
     load_yolo_predictions,
-    read_data_yaml,
 )
 from deteval.io.yolo_coco import (
     coco_tables,
@@ -42,6 +41,7 @@ from deteval.io.yolo_coco import (
     predictions_to_coco,
 )
 from deteval.io.yolo_obb import load_obb_predictions, load_yolo_obb
+from deteval.io.yolo_yaml import read_data_yaml
 from deteval.report.progress import note
 from deteval.report.stats_table import STATS_KEYS
 from deteval.report.yolo_plots import YoloCurves, write_yolo_val_plots

@@ -38,9 +38,9 @@ from deteval.io.yolo import (
     label_path,
     load_yolo_dataset,
     load_yolo_predictions,
-    read_data_yaml,
 )
 from deteval.io.yolo_labels import Duplicates
+from deteval.io.yolo_yaml import read_data_yaml
 from deteval.tables.boxes import BoxTable
 
 __all__ = ["PoseDataset", "load_pose_dataset", "load_pose_predictions", "pose_rows", "pose_shape"]
