@@ -1,4 +1,4 @@
-"""The statistics options shared by ``voc``, ``coco`` and ``trec`` (issue 16): intervals and comparisons."""
+"""The statistics options shared by ``voc``, ``coco`` and ``trec``: intervals and comparisons."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Confidence intervals and significance tests by re-weighting per-unit match outcomes (issue 16).
+"""Confidence intervals and significance tests by re-weighting per-unit match outcomes.
 
 A *unit* is what a test set is a sample of: an image (detection), a topic (retrieval), a track (MIR). Every
 protocol's evaluation splits into per-unit matching and a cheap accumulation over ranked lists, so a bootstrap
