@@ -25,6 +25,7 @@ from deteval.report.plots import write_plots_from_args
 from deteval.report.progress import Progress
 from deteval.run.client import dask_client
 from deteval.run.coco import evaluate_coco, load_results_files, obb_inputs
+from deteval.stats.coco import CocoUnits
 
 __all__ = ["coco_hooks", "coco_statistics", "run"]
 
@@ -188,8 +189,6 @@ def coco_statistics(
 ) -> tuple[Any, Any]:
     """The first system's evaluation and its result with intervals over images and comparisons with the
     other ``systems`` (named ``others``), as :meth:`deteval.stats.coco.CocoUnits.add_statistics` gives."""
-    from deteval.stats.coco import CocoUnits  # (only with statistics: the plain evaluation skips its import)
-
     units = CocoUnits(gt, systems, params=params, compat=compat)
     result = units.add_statistics(others, **stats)
     if not per_class:
