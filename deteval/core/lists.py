@@ -50,6 +50,7 @@ from numpy.typing import ArrayLike
 from deteval.core.levels import COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.outcomes import IGNORED, RELEVANT, TiePolicy, as_outcomes, as_scores
 from deteval.core.prf import f_beta
+from deteval.core.sorting import lex_order
 from deteval.errors import ValidationError
 
 APMethod = Literal["voc07", "all_points", "coco101", "uninterpolated"]
@@ -606,9 +607,9 @@ def sort_lists(
         key = np.asarray(tiebreak)
         if key.shape != (n,):
             raise ValidationError(f"tiebreak has shape {key.shape}, scores {(n,)}")
-        return np.lexsort((key, -scores, list_id))
+        return lex_order((key, -scores, list_id))
     if ties == "stable":
-        return np.lexsort((-scores, list_id))
+        return lex_order((-scores, list_id))
     # "quicksort": numpy's unstable sort must see exactly the array the reference sorts (one list's scores
     # in input order), so it runs list by list
     by_list = np.argsort(list_id, kind="stable")

@@ -43,6 +43,7 @@ import numpy as np
 
 from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.lists import ranked_lists
+from deteval.core.sorting import lex_order
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, rank_positions
 from deteval.errors import ConfigError, ValidationError
 from deteval.explain.yolo import Explanation, coco_precision_at_levels
@@ -207,7 +208,7 @@ def _positions(data: CrossData, ranking: str) -> np.ndarray:
         return rank_positions(sc, cls, ranking)  # type: ignore[arg-type]
     # pycocotools: each image's detections (stable by score within the image) in image order, then one
     # stable sort by score.
-    perm = np.lexsort((-sc, data.d_img))
+    perm = lex_order((-sc, data.d_img))
     pos = np.empty(len(sc), dtype=np.int64)
     pos[perm] = rank_positions(sc[perm], cls[perm], "stable")
     return pos
@@ -218,7 +219,7 @@ def _kept(data: CrossData, pos: np.ndarray, cap: str) -> np.ndarray:
     n = len(pos)
     if cap == "none" or n == 0:
         return np.ones(n, dtype=bool)
-    order = np.lexsort((pos, data.d_cls, data.d_img))
+    order = lex_order((pos, data.d_cls, data.d_img))
     key = data.d_img[order] * data.n_classes + data.d_cls[order]
     starts = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
     rank = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
@@ -261,7 +262,7 @@ def _score(data: CrossData, rules: CrossRules) -> _Point:
     d_key = data.d_img * data.n_classes + data.d_cls
     g_order = np.argsort(g_key, kind="stable")
     kept = np.flatnonzero(keep)
-    d_order = kept[np.lexsort((pos[kept], d_key[kept]))]
+    d_order = kept[lex_order((pos[kept], d_key[kept]))]
     gk, dk = g_key[g_order], d_key[d_order]
     # Every (detection, ground truth) pair of one image and class, detections block by block in rank order,
     # ground truths in their block's order: the blocks are walked together (greedy_match_pairs).

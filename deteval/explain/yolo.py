@@ -40,6 +40,7 @@ import numpy as np
 
 from deteval.core.levels import COCO_RECALL_LEVELS
 from deteval.core.lists import COCO_EPS, presorted_lists
+from deteval.core.sorting import lex_order
 from deteval.detection.boxes import convert_boxes
 from deteval.detection.supervision_profile import masked_mean
 from deteval.detection.ultralytics import (
@@ -146,15 +147,15 @@ def _kept(dt: BoxTable, rules: Rules) -> tuple[np.ndarray, int]:
     """
     conf = dt.conf
     if rules.cap == "300/image":
-        order = np.lexsort((-conf, dt.img))
+        order = lex_order((-conf, dt.img))
         key, limit = dt.img[order], 300
     else:
-        order = np.lexsort((-conf, dt.cls, dt.img))
+        order = lex_order((-conf, dt.cls, dt.img))
         key, limit = dt.img[order] * (int(dt.cls.max(initial=0)) + 1) + dt.cls[order], 100
     starts = np.r_[0, np.flatnonzero(np.diff(key)) + 1] if len(key) else np.zeros(0, dtype=np.int64)
     rank = np.arange(len(key)) - np.repeat(starts, np.diff(np.r_[starts, len(key)]))
     keep = order[rank < limit]
-    keep = keep[np.lexsort((-conf[keep], dt.img[keep]))]
+    keep = keep[lex_order((-conf[keep], dt.img[keep]))]
     return keep, int(len(order) - len(keep))
 
 
