@@ -104,16 +104,18 @@ class YoloDataset:
     _headers: dict[int, tuple[str, int, int, int | None]] = field(default_factory=dict)
     #: every image's (width, height) as :meth:`sizes_of` found them (NaN: not read yet)
     _size_table: np.ndarray | None = None
-    _paths: list[Path] | None = field(default=None, repr=False, compare=False)
-    #: (the files list, its stems) as :attr:`stems` made them
+    #: (the files list, its paths) and (the files list, its stems), as :attr:`images` and :attr:`stems` made
+    #: them: made again for another list of files
+    _paths: tuple[list[str], list[Path]] | None = field(default=None, repr=False, compare=False)
     _stems: tuple[list[str], list[str]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def images(self) -> list[Path]:
         """The sorted image paths (``Path`` of each of :attr:`files`)."""
-        if self._paths is None or len(self._paths) != len(self.files):
-            self._paths = [Path(f) for f in self.files]
-        return self._paths
+        made = self._paths
+        if made is None or made[0] is not self.files:
+            made = self._paths = (self.files, [Path(f) for f in self.files])
+        return made[1]
 
     @property
     def n_images(self) -> int:
@@ -170,7 +172,7 @@ class YoloDataset:
     def stems(self) -> list[str]:
         """Each image's stem (its file name without the final suffix), made once per list of files."""
         made = self._stems
-        if made is None or made[0] is not self.files or len(made[1]) != len(self.files):
+        if made is None or made[0] is not self.files:
             made = self._stems = (self.files, [name_stem(file_name(f)) for f in self.files])
         return made[1]
 
@@ -422,7 +424,6 @@ def drop_corrupt_images(ds: YoloDataset, era: str) -> None:
             f"no image of the '{ds.split}' split passes Ultralytics' image check", file=ds.yaml_path
         )
     ds.files = kept
-    ds._paths = None
     ds._headers = headers
 
 
