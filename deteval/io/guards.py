@@ -196,9 +196,17 @@ def read_listed(path: str | PathLike[str], what: str = "file", *, limit: int | N
     return read_regular(path, what, limit=limit)
 
 
-def read_ends(path: str | PathLike[str], what: str, *, limit: int, tail: int) -> tuple[bytes, bytes]:
+def read_ends(
+    path: str | PathLike[str], what: str, *, limit: int, tail: int, listed: bool = False
+) -> tuple[bytes, bytes]:
     """The first ``limit`` and the last ``tail`` bytes of the regular file ``path`` (one open; the last bytes
-    taken from the first when the file is no longer than ``limit``), checked as :func:`read_regular` checks."""
+    taken from the first when the file is no longer than ``limit``), checked as :func:`read_regular` checks.
+    ``listed``: its folder's listing gave it as a regular file, not a link: read as :func:`read_listed`
+    reads, the end found by a seek instead of an ``fstat``."""
+    if listed:
+        ends = _listed_ends(path, limit, tail)
+        if ends is not None:
+            return ends
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
@@ -214,6 +222,27 @@ def read_ends(path: str | PathLike[str], what: str, *, limit: int, tail: int) ->
         return head, os.pread(fd, tail, max(0, st.st_size - tail))
     except OSError as exc:
         raise InputFormatError(f"cannot read the {what}: {exc.strerror or exc}", file=path) from None
+    finally:
+        os.close(fd)
+
+
+def _listed_ends(path: str | PathLike[str], limit: int, tail: int) -> tuple[bytes, bytes] | None:
+    """:func:`read_ends` of a listed regular file without an ``fstat``, or None where :func:`read_listed`
+    would read again (nothing read, an error, a link): the caller then reads it with the checks."""
+    try:
+        fd = os.open(path, _LISTED_FLAGS)
+    except OSError:
+        return None
+    try:
+        head = os.read(fd, limit)
+        if not head:
+            return None
+        if len(head) < limit:
+            return head, head[-tail:]
+        end = os.lseek(fd, 0, os.SEEK_END)
+        return head, os.pread(fd, tail, max(0, end - tail))
+    except OSError:
+        return None
     finally:
         os.close(fd)
 

@@ -429,8 +429,9 @@ def drop_corrupt_images(ds: YoloDataset, era: str) -> None:
     would restore and write back is kept, with a warning. The headers read are kept for the sizes."""
     kept: list[str] = []
     headers: dict[int, tuple[str, int, int, int | None]] = {}
+    regular = ds.listed_regular
     for p in ds.files:
-        header, fault, note = image_check(p, era)
+        header, fault, note = image_check(p, era, listed=p in regular)
         if fault is not None:
             ds.dropped_images.append(Path(p))
             _warn(ds, f"{p}: ignoring corrupt image/label: {fault} (as Ultralytics does: the image, its labels "
