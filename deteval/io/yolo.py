@@ -149,7 +149,8 @@ class YoloDataset:
         uniq = distinct(img)
         todo = uniq[np.isnan(table[uniq, 0])]  # (each image's header read once, by image_size)
         if len(todo):
-            table[todo] = np.array([self.image_size(int(i)) for i in todo], dtype=np.float64).reshape(-1, 2)
+            sizes = [self.image_size(i) for i in todo.tolist()]
+            table[todo] = np.array(sizes, dtype=np.float64).reshape(-1, 2)
         return table[img].reshape(-1, 2)
 
     @property
@@ -365,8 +366,13 @@ def label_path(image: Path) -> Path:
 
 
 def _label_name(image: str) -> str:
+    return _label_names([image])[0]
+
+
+def _label_names(images: list[str]) -> list[str]:
+    """:func:`label_path` of each image path string, as strings."""
     sa, sb = f"{os.sep}images{os.sep}", f"{os.sep}labels{os.sep}"
-    return sb.join(image.rsplit(sa, 1)).rsplit(".", 1)[0] + ".txt"
+    return [sb.join(image.rsplit(sa, 1)).rsplit(".", 1)[0] + ".txt" for image in images]
 
 
 def load_yolo_dataset(
@@ -463,7 +469,7 @@ def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
         warnings.warn(msg, DetevalWarning, stacklevel=5)
 
     out = parse_label_files(
-        [_label_name(image) for image in ds.files],
+        _label_names(ds.files),
         len(ds.names),
         duplicates=duplicates,
         missing_ok=True,
