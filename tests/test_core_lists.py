@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deteval.core.levels import COCO_RECALL_LEVELS, PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS
-from deteval.core.lists import AP_METHODS, presorted_lists, ranked_lists
+from deteval.core.lists import AP_METHODS, presorted_lists, ranked_lists, true_before
 from deteval.errors import ValidationError
 
 SETTINGS = settings(max_examples=150, deadline=None)
@@ -288,8 +288,9 @@ def test_presorted_weights_equal_ranked_weights(data):
 
 @pytest.mark.parametrize("seed", range(60))
 def test_hit_rank_counts_the_items_not_ignored_up_to_each_hit(seed: int) -> None:
-    """``hit_rank`` (rank among the items not ignored, the hit included) against a loop over each list, with
-    few ignored items (the path that places them among the hits) and many (the running count)."""
+    """``hit_rank`` (rank among the items not ignored, the hit included) and ``n_hits`` against a loop over
+    each list, with few ignored items and many (lists of more than 8 items: the packed flags' bytes and the
+    bits of a hit's own byte both count)."""
     rng = np.random.default_rng(seed)
     count = rng.integers(0, 12, rng.integers(1, 30))
     n = int(count.sum())
@@ -298,6 +299,7 @@ def test_hit_rank_counts_the_items_not_ignored_up_to_each_hit(seed: int) -> None
     relevant = (rng.random(n) < 0.5) & ~ignored
     lists = presorted_lists(count, relevant, np.maximum(relevant.sum(), 1) * np.ones(len(count)), ignored)
     want = []
+    hits = []
     start = 0
     for c in count.tolist():
         kept = 0
@@ -305,5 +307,20 @@ def test_hit_rank_counts_the_items_not_ignored_up_to_each_hit(seed: int) -> None
             kept += not ignored[i]
             if relevant[i]:
                 want.append(kept)
+        hits.append(int(relevant[start : start + c].sum()))
         start += c
     assert lists.hit_rank.tolist() == want
+    assert lists.n_hits.tolist() == hits
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_true_before_counts_like_a_running_sum(seed: int) -> None:
+    """``true_before``: the True flags before each position (0 to the length, in any order), as a running sum
+    reads them, for lengths around multiples of 8 (the packed bytes) and every share of True."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 70))
+    flags = rng.random(n) < [0.0, 0.3, 0.9, 1.0][seed % 4]
+    positions = rng.integers(0, n + 1, 40)
+    want = np.concatenate(([0], np.cumsum(flags)))[positions]
+    assert true_before(flags, positions).tolist() == want.tolist()
+    assert true_before(flags, np.array([n])).tolist() == [int(flags.sum())]
