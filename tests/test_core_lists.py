@@ -313,12 +313,18 @@ def test_hit_rank_counts_the_items_not_ignored_up_to_each_hit(seed: int) -> None
     assert lists.n_hits.tolist() == hits
 
 
+@pytest.mark.parametrize("words", [True, False])
 @pytest.mark.parametrize("seed", range(20))
-def test_true_before_counts_like_a_running_sum(seed: int) -> None:
+def test_true_before_counts_like_a_running_sum(seed: int, words: bool, monkeypatch) -> None:
     """``true_before``: the True flags before each position (0 to the length, in any order), as a running sum
-    reads them, for lengths around multiples of 8 (the packed bytes) and every share of True."""
+    reads them, for lengths around multiples of 64 (the packed words) and every share of True; ``words``
+    False: numpy without ``bitwise_count`` (before 2.0), the bytes' path."""
+    if not words:
+        monkeypatch.delattr(np, "bitwise_count", raising=False)
+    elif not hasattr(np, "bitwise_count"):
+        pytest.skip("numpy < 2 has no bitwise_count")
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(0, 70))
+    n = [0, 64, 128, 7][seed] if seed < 4 else int(rng.integers(1, 200))
     flags = rng.random(n) < [0.0, 0.3, 0.9, 1.0][seed % 4]
     positions = rng.integers(0, n + 1, 40)
     want = np.concatenate(([0], np.cumsum(flags)))[positions]

@@ -89,24 +89,37 @@ def _segment_ids(counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(counts.shape[0]), counts)
 
 
-#: Set bits of every byte value (``np.bitwise_count`` where numpy has it, from 2.0)
+#: Set bits of every byte value (the bit counts where numpy has no ``np.bitwise_count``, before 2.0)
 _BYTE_BITS = np.array([bin(b).count("1") for b in range(256)], dtype=np.uint8)
 
 
 def true_before(flags: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """(P,) int64: for every position p (0 <= p <= len(flags)), the number of True values in ``flags[:p]``.
 
-    The flags are packed 8 to a byte (bit i of a byte is item i of its 8) and the bytes' bit counts summed
-    once, so the pass over the items reads one bit each; a position then adds the bits of its own byte below
+    The flags are packed 64 to a word (bit i of a word is item i of its 64) and the words' bit counts summed
+    once, so the pass over the items reads one bit each; a position then adds the bits of its own word below
     it. Exact integer counts, as ``np.cumsum(flags)`` would give at the positions."""
     packed = np.packbits(flags, bitorder="little")
-    bits = np.bitwise_count(packed) if hasattr(np, "bitwise_count") else _BYTE_BITS[packed]
-    full = np.zeros(packed.shape[0] + 1, dtype=np.int64)
-    np.cumsum(bits, out=full[1:])
     pos = np.asarray(positions, dtype=np.int64)
-    byte = pos >> 3
-    low = packed.take(byte, mode="clip") & ((1 << (pos & 7)) - 1).astype(np.uint8)  # (clipped: p at the end)
-    return full[byte] + _BYTE_BITS[low]
+    if not packed.shape[0]:  # (no flags: every position is 0)
+        return np.zeros(pos.shape[0], dtype=np.int64)
+    if not hasattr(np, "bitwise_count"):  # (numpy < 2: bytes and a table of their bit counts)
+        full = np.zeros(packed.shape[0] + 1, dtype=np.int64)
+        np.cumsum(_BYTE_BITS[packed], out=full[1:])
+        byte = pos >> 3
+        low = packed.take(byte, mode="clip") & ((1 << (pos & 7)) - 1).astype(
+            np.uint8
+        )  # (clipped: p at the end)
+        return full[byte] + _BYTE_BITS[low]
+    padded = np.zeros(-(-packed.shape[0] // 8) * 8, dtype=np.uint8)
+    padded[: packed.shape[0]] = packed
+    words = padded.view("<u8")
+    full = np.zeros(words.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bitwise_count(words), out=full[1:])
+    word = pos >> 6
+    below = np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64)) - np.uint64(1)
+    low = words.take(word, mode="clip") & below  # (clipped: a position at the end, whose mask is 0)
+    return full[word] + np.bitwise_count(low)
 
 
 def segment_suffix_max(values: np.ndarray, seg: np.ndarray) -> np.ndarray:
@@ -275,9 +288,9 @@ class RankedLists:
         assert self.is_ignored is not None  # (_any_ignored)
         # the ranks before a hit are its items less the ignored ones: those before each hit and before its list's
         # start counted on the flags packed 8 to a byte (one pass over the items, then a read per hit)
-        before = true_before(self.is_ignored, np.concatenate((items, starts)))
+        before = true_before(self.is_ignored, np.append(items, self.start))
         k = items.shape[0]
-        return items - starts + 1 - (before[:k] - before[k:])
+        return items - starts + 1 - (before[:k] - before[k:].take(self.hit_list))
 
     def hit_precision(self, eps: float = 0.0) -> np.ndarray:
         """(N_h,) P at each hit, tp / (rank + eps) (rank = tp + fp exactly)."""
