@@ -351,12 +351,19 @@ class RankedLists:
         return self.precision_and_items(levels, eps, items=False)[0]
 
     def precision_and_items(
-        self, levels: ArrayLike, eps: float = 0.0, *, items: bool = True
+        self,
+        levels: ArrayLike,
+        eps: float = 0.0,
+        *,
+        items: bool = True,
+        counts: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """:meth:`interpolated_precision` and :meth:`sampled_items` at the same ``levels`` (the same numbers),
-        the hit each level reads located once for both; ``items=False``: the precision only (None)."""
+        the hit each level reads located once for both; ``items=False``: the precision only (None).
+        ``counts``: :meth:`counts_for_recall` of these levels, (L, R), where the caller has them (many sets of
+        lists over the same n_pos: :func:`min_counts_for_recall` made once for all of them)."""
         lv = np.asarray(levels, dtype=np.float64)
-        c = self.counts_for_recall(lv)
+        c = self.counts_for_recall(lv) if counts is None else counts
         # (the counts of ascending levels ascend: min_counts_for_recall is non-decreasing in the level)
         ascending = lv.ndim == 1 and bool(np.all(lv[1:] >= lv[:-1]))
         q, valid, pos = self._envelope_at(c, eps, ascending)
