@@ -14,7 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deteval.core.levels import COCO_RECALL_LEVELS, PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS
-from deteval.core.lists import AP_METHODS, presorted_lists, ranked_lists, true_before
+from deteval.core.lists import (
+    AP_METHODS,
+    COCO_EPS,
+    min_counts_for_recall,
+    presorted_lists,
+    ranked_lists,
+    true_before,
+)
 from deteval.errors import ValidationError
 
 SETTINGS = settings(max_examples=150, deadline=None)
@@ -330,3 +337,23 @@ def test_true_before_counts_like_a_running_sum(seed: int, words: bool, monkeypat
     want = np.concatenate(([0], np.cumsum(flags)))[positions]
     assert true_before(flags, positions).tolist() == want.tolist()
     assert true_before(flags, np.array([n])).tolist() == [int(flags.sum())]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_precision_and_items_with_given_counts_equal_its_own(seed: int) -> None:
+    """``precision_and_items(counts=...)`` with the counts of ``min_counts_for_recall`` made by the caller (once
+    for many sets of lists over the same n_pos, as COCO's accumulation does) gives the arrays it computes
+    itself; the counts it is given are the ones it reads (other counts give other rows)."""
+    rng = np.random.default_rng(seed)
+    count = rng.integers(0, 30, 12)
+    n = int(count.sum())
+    ignored = rng.random(n) < 0.2
+    relevant = (rng.random(n) < 0.4) & ~ignored
+    lists = presorted_lists(count, relevant, np.maximum(relevant.sum(), 1) + rng.integers(0, 4, 12), ignored)
+    counts = min_counts_for_recall(COCO_RECALL_LEVELS, lists.n_pos)
+    q, rows = lists.precision_and_items(COCO_RECALL_LEVELS, COCO_EPS)
+    q2, rows2 = lists.precision_and_items(COCO_RECALL_LEVELS, COCO_EPS, counts=counts)
+    assert q.tolist() == q2.tolist() and rows.tolist() == rows2.tolist()
+    assert (q > 0).any()
+    _, shifted = lists.precision_and_items(COCO_RECALL_LEVELS, COCO_EPS, counts=counts + 1)
+    assert shifted.tolist() != rows.tolist()
