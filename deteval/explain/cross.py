@@ -45,7 +45,7 @@ from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS, VOC_DEV
 from deteval.core.lists import ranked_lists
 from deteval.core.sorting import lex_order
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, rank_positions
-from deteval.errors import ConfigError, ValidationError
+from deteval.errors import ConfigError, ValidationError, first_true
 from deteval.explain.yolo import Explanation, coco_precision_at_levels
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.match.greedy import greedy_match_pairs
@@ -126,9 +126,7 @@ class CrossData:
 
 def _voc_box(xywh: np.ndarray, what: str, source: str) -> np.ndarray:
     x, y, w, h = xywh.T
-    small = (w < 1) | (h < 1)
-    if small.any():
-        i = int(np.flatnonzero(small)[0])
+    if (i := first_true((w < 1) | (h < 1))) >= 0:
         raise ValidationError(
             f"{what} box {xywh[i].tolist()} is under one pixel wide or high: it has no VOC 1-based inclusive "
             "form, so the VOC profiles cannot score it",
