@@ -46,7 +46,7 @@ from deteval.core.lists import ranked_lists
 from deteval.core.sorting import lex_order
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, rank_positions
 from deteval.errors import ConfigError, ValidationError, first_true
-from deteval.explain.yolo import Explanation, coco_precision_at_levels
+from deteval.explain.yolo import Explanation, coco_precision_at_levels, tied_detections
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.match.greedy import greedy_match_pairs
 from deteval.match.iou import bb_iou, xyxy_ioa, xyxy_iou
@@ -336,15 +336,6 @@ def _ends(data: CrossData, profile: str) -> tuple[float | None, float | None]:
     return float(np.mean(maps)), maps[0]
 
 
-def _ties(data: CrossData) -> int:
-    """Detections sharing their class and score with another (the ranks a tie rule may permute)."""
-    if len(data.d_score) == 0:
-        return 0
-    _, inverse, counts = np.unique(np.stack([data.d_cls.astype(np.float64), data.d_score], 1), axis=0,
-                                   return_inverse=True, return_counts=True)  # fmt: skip
-    return int((counts[inverse.reshape(-1)] > 1).sum())
-
-
 def _count(dim: str, data: CrossData, before: _Point, after: _Point) -> tuple[int, str]:
     if dim == "cap":
         cut = int(((before.outcome[0] == -2) | (after.outcome[0] == -2)).sum())
@@ -353,7 +344,7 @@ def _count(dim: str, data: CrossData, before: _Point, after: _Point) -> tuple[in
         same = (before.ap == after.ap) | (np.isnan(before.ap) & np.isnan(after.ap))
         what = "AP values (class × IoU threshold) changed"
         if dim == "ranking":
-            what += f"; {_ties(data)} detections share their class and score with another"
+            what += f"; {tied_detections(data.d_cls, data.d_score)} detections share their class and score with another"
         return int((~same).sum()), what
     changed = int((before.outcome != after.outcome).any(axis=0).sum())
     if dim == "crowd_iou":
