@@ -46,8 +46,7 @@ def difficult_flags(values: ArrayLike) -> np.ndarray:
     """Difficult flags as booleans: 0/1 or true/false only (``astype(bool)`` would read 2, 0.5 and the string
     "0" as difficult)."""
     flags = float_column(values, "difficult", bools=True).reshape(-1)
-    if not np.isin(flags, (0.0, 1.0)).all():
-        i = int(np.flatnonzero(~np.isin(flags, (0.0, 1.0)))[0])
+    if (i := first_true(~np.isin(flags, (0.0, 1.0)))) >= 0:
         raise ValidationError(f"difficult must be 0/1 or true/false, got {flags[i].item():g}", record=i)
     return flags != 0
 

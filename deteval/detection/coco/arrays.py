@@ -89,8 +89,7 @@ def _check_codes(pl: list[np.ndarray], tl: list[np.ndarray], tc: list[np.ndarray
     ):
         for i, v in enumerate(parts):
             ok = (v == np.round(v)) & (np.abs(v) < 2.0**62) if name == "labels" else (v == 0) | (v == 1)
-            if not ok.all():
-                k = int(np.flatnonzero(~ok)[0])
+            if (k := first_true(~ok)) >= 0:
                 raise ValidationError(
                     f"{name} must be " + ("integers" if name == "labels" else "0 or 1") + f", got {v[k]!r}",
                     file=f"<{what}>",
