@@ -51,7 +51,7 @@ from deteval.core.levels import COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.outcomes import IGNORED, RELEVANT, TiePolicy, as_outcomes, as_scores
 from deteval.core.prf import f_beta
 from deteval.core.sorting import lex_order
-from deteval.errors import ValidationError
+from deteval.errors import ValidationError, first_true
 
 APMethod = Literal["voc07", "all_points", "coco101", "uninterpolated"]
 AP_METHODS: tuple[str, ...] = ("voc07", "all_points", "coco101", "uninterpolated")
@@ -596,9 +596,7 @@ def ranked_lists(
     rel_w = out == RELEVANT if w is None else (out == RELEVANT) * w
     n_rel = np.bincount(lid, weights=rel_w, minlength=n_l).astype(np.int64) if n else np.zeros(n_l, np.int64)
     npos = n_rel if n_pos is None else _as_counts(n_pos, n_l, "n_pos")
-    short = np.flatnonzero(npos < n_rel)
-    if short.size:
-        i = int(short[0])
+    if (i := first_true(npos < n_rel)) >= 0:
         raise ValidationError(
             f"n_pos={int(npos[i])} of list {i} is smaller than its {int(n_rel[i])} relevant items"
         )
@@ -686,9 +684,7 @@ def presorted_lists(
     )
     if ig is not None and ig[lists.hit_items].any():  # read at the hits only: they are computed anyway
         raise ValidationError("an item cannot be both relevant and ignored")
-    short = np.flatnonzero(lists.n_hits > lists.n_pos)
-    if short.size:
-        i = int(short[0])
+    if (i := first_true(lists.n_hits > lists.n_pos)) >= 0:
         raise ValidationError(
             f"n_pos={int(lists.n_pos[i])} of list {i} is smaller than its {int(lists.n_hits[i])} relevant items"
         )

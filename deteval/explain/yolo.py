@@ -297,11 +297,11 @@ def _class_ap(scored: tuple) -> np.ndarray:
     return table
 
 
-def _tied(m: _Matched) -> int:
-    """Detections whose (class, score) another detection also has: the ranks numpy's sort may permute."""
-    if len(m.conf) == 0:
+def tied_detections(cls: np.ndarray, score: np.ndarray) -> int:
+    """Detections whose (class, score) another detection also has: the ranks a sort may permute."""
+    if len(score) == 0:
         return 0
-    _, inverse, counts = np.unique(np.stack([m.cls.astype(np.float64), m.conf.astype(np.float64)], 1), axis=0,
+    _, inverse, counts = np.unique(np.stack([cls.astype(np.float64), score.astype(np.float64)], 1), axis=0,
                                    return_inverse=True, return_counts=True)  # fmt: skip
     return int((counts[inverse.reshape(-1)] > 1).sum())
 
@@ -315,7 +315,7 @@ def _count(rule: str, before: tuple, after: tuple) -> tuple[int, str]:
         changed = ~((a == b) | (np.isnan(a) & np.isnan(b)))
         what = "AP values (class × IoU threshold) changed"
         if rule == "ap":
-            what += f"; {_tied(ma)} detections share their class and score with another (ranking ties)"
+            what += f"; {tied_detections(ma.cls, ma.conf)} detections share their class and score with another (ranking ties)"
         return int(changed.sum()), what
     same = len(mb.tp) == len(ma.tp) and np.array_equal(mb.img, ma.img) and np.array_equal(mb.cls, ma.cls)
     changed = int((mb.tp != ma.tp).any(1).sum()) if same else -1
