@@ -7,6 +7,7 @@ reading a traceback. The CLI catches :class:`DetevalError` and prints ``str(erro
 from __future__ import annotations
 
 from os import PathLike
+from typing import Any
 
 
 class DetevalError(Exception):
@@ -59,6 +60,12 @@ class ValidationError(DetevalError):
 
 class ConfigError(DetevalError):
     """An invalid protocol parameter, preset file or command-line combination."""
+
+
+def first_true(bad: Any) -> int:
+    """The index of the first true entry of the boolean array ``bad`` (flattened): the record an error names,
+    the first at fault as a reader going through the records in order meets it; -1 where none is true."""
+    return int(bad.argmax()) if bad.any() else -1
 
 
 class DetevalWarning(UserWarning):

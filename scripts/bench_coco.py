@@ -10,7 +10,9 @@
 Peers, each run only when installed: pycocotools, faster-coco-eval, hotcoco (Rust) and ultrafast-pycocotools
 (C++); none is a dependency of deteval. A seeded synthetic COCO-scale set is written to a temporary directory
 (ground truth with polygons, crowds and a COCO-like small/medium/large mix; detections with duplicates, wrong
-classes and background hits; for segm an RLE mask per detection on the first ``--segm-images`` images; for
+classes and background hits; for segm an RLE mask per detection on the first ``--segm-images`` images (the
+COCO-shaped segm set twice: each detection with detectron2's float32 box next to its mask, as detectron2 and
+mmdetection write segm results, then the same results without boxes; the synthetic segm set has no boxes); for
 keypoints one ``person`` category with 17 keypoints). Each tool then runs in a fresh Python process (load
 JSON, evaluate, summarize), and the script prints wall time, CPU time, peak RSS, the ratios to deteval and
 the largest difference of the 12 (keypoints: 10) stats against the reference (pycocotools when it ran, else
@@ -265,8 +267,12 @@ def generate_coco_shaped(
     object gets a category drawn from val2017's instance counts (``VAL2017_INSTANCES``), so that the long
     tail over 80 categories is COCO's. Detections are those of a decent detector: per object 0-3 jittered
     boxes (the right class mostly), background boxes, at most 100 per image by score, boxes clipped to the
-    image, scores with 5 decimals and boxes with 2, as detectors write them. ``masks``: each detection carries instead a
-    compressed RLE of its object's outline moved with its box (the background ones an ellipse).
+    image, scores with 5 decimals and boxes with 2, as detectors write them. ``masks``: each detection carries a
+    compressed RLE of its object's outline moved with its box (the background ones an ellipse) and, as detectron2's
+    ``instances_to_coco_json`` writes them, the box head's box: clipped to the image and converted from xyxy to xywh in
+    float32, written through ``tolist()`` (keys in detectron2's order: image_id, category_id, bbox, score,
+    segmentation; mmdetection's ``results2json`` writes such a box too). :func:`without_boxes` writes the same results
+    without them.
     """
     from pycocotools import mask as mask_utils
 
@@ -331,6 +337,12 @@ def generate_coco_shaped(
                 x2, y2 = min(box[0] + box[2], float(W)), min(box[1] + box[3], float(H))
                 rec["bbox"] = [round(float(v), 2) for v in (x1, y1, max(x2 - x1, 1.0), max(y2 - y1, 1.0))]
             else:
+                # detectron2: Boxes.clip to the image, then BoxMode.convert XYXY_ABS -> XYWH_ABS, all in float32
+                xyxy = np.array([box[0], box[1], box[0] + box[2], box[1] + box[3]], dtype=np.float32)
+                xyxy[0::2] = np.clip(xyxy[0::2], 0, W)
+                xyxy[1::2] = np.clip(xyxy[1::2], 0, H)
+                xyxy[2:] -= xyxy[:2]
+                rec = {"image_id": img_id, "category_id": c, "bbox": xyxy.tolist(), "score": round(score, 5)}
                 if outline is None:
                     t = np.linspace(0, 2 * np.pi, 12, endpoint=False)
                     ell = np.empty(24)
@@ -355,6 +367,16 @@ def generate_coco_shaped(
     gt_path.write_text(json.dumps(gt))
     dt_path.write_text(json.dumps([dets[i] for i in order]))
     return gt_path, dt_path, len(anns), len(dets)
+
+
+def without_boxes(dt_path: Path) -> Path:
+    """The results of ``dt_path`` without their ``bbox`` (segm results as pycocotools' own examples and the
+    synthetic generator write them: loadRes' segm branch, every box and area taken from the mask), written next
+    to it."""
+    out = dt_path.with_name(dt_path.stem + "_nobox.json")
+    records = json.loads(dt_path.read_text())
+    out.write_text(json.dumps([{k: v for k, v in r.items() if k != "bbox"} for r in records]))
+    return out
 
 
 CHILD = r"""
@@ -483,7 +505,8 @@ def bench_type(
     label: str = "",
 ) -> None:
     """Run every tool ``repeat`` times, interleaved (a burst of load on the shared machine hits all tools
-    alike); keep each tool's fastest run."""
+    alike); keep each tool's fastest run. ``label`` names the case in the ratio lines (default: ``iou_type``)."""
+    label = label or iou_type
     runs: dict[str, list[dict]] = {t: [] for t in tools}
     for _ in range(repeat):
         for tool in tools:
@@ -515,7 +538,7 @@ def bench_type(
         best = min(native, key=lambda r: r["wall"])
         name = next(t for t in NATIVE if results.get(t) is best)
         print(
-            f"{label}{iou_type}: {how} / fastest native ({name}): wall {mine['wall'] / best['wall']:.2f}x, "
+            f"{label}: {how} / fastest native ({name}): wall {mine['wall'] / best['wall']:.2f}x, "
             f"cpu {mine['cpu'] / best['cpu']:.2f}x, peak RSS {mine['rss_mb'] / best['rss_mb']:.2f}x "
             f"({how} {mine['rss_mb']:.0f} MB, its largest forked child {mine.get('child_mb', 0):.0f} MB, "
             f"sum {mine['rss_mb'] + mine.get('child_mb', 0):.0f} MB; a child's RSS counts the pages it shares)"
@@ -524,7 +547,7 @@ def bench_type(
         for tool in ("pycocotools", "faster_coco_eval"):
             if tool in results:
                 print(
-                    f"{label}{iou_type}: deteval vs {tool}: {results[tool]['wall'] / d['wall']:.1f}x faster end to end, "
+                    f"{label}: deteval vs {tool}: {results[tool]['wall'] / d['wall']:.1f}x faster end to end, "
                     f"{results[tool]['rss_mb'] / d['rss_mb']:.1f}x less peak memory"
                 )
 
@@ -594,11 +617,17 @@ def main() -> int:
                 make, n = makers[data, iou_type]
                 t0 = time.perf_counter()
                 gt, dt, n_gt, n_dt = make(Path(tmp), n, args.seed)
-                print(
-                    f"\n{data} {iou_type}: {n} images, {n_gt} ground truths, {n_dt} detections "
-                    f"(generated in {time.perf_counter() - t0:.1f} s)"
-                )
-                bench_type(iou_type, gt, dt, tools, args.repeat, args.other, f"{data} ")
+                made = time.perf_counter() - t0
+                # (the COCO-shaped segm results carry detectron2's boxes; the same without them is a second case)
+                cases = [("", dt)]
+                if (data, iou_type) == ("coco-shaped", "segm"):
+                    cases = [(" with detectron2-style boxes", dt), (" without boxes", without_boxes(dt))]
+                for what, path in cases:
+                    print(
+                        f"\n{data} {iou_type}{what}: {n} images, {n_gt} ground truths, {n_dt} detections "
+                        f"(generated in {made:.1f} s)"
+                    )
+                    bench_type(iou_type, gt, path, tools, args.repeat, args.other, f"{data} {iou_type}{what}")
     return 0
 
 

@@ -194,6 +194,44 @@ def _uncompressed_rle(mask: np.ndarray) -> dict:
     return {"counts": counts, "size": list(mask.shape)}
 
 
+def mask_annotation(
+    rng: np.random.Generator,
+    ann_id: int,
+    img: int,
+    cat_ids: list,
+    radius: float = 25.0,
+    crowd_rate: float = 0.15,
+) -> tuple[dict, tuple[float, float, float]]:
+    """A ground-truth object of an 80x100 image: a polygon of radius below ``radius`` around a random centre
+    or, at ``crowd_rate``, an uncompressed-RLE crowd there, with its mask's area and box; and (centre x,
+    centre y, radius), for detections near it."""
+    from pycocotools import mask as mask_utils
+
+    h, w = 80, 100
+    cx, cy, r = rng.uniform(10, 90), rng.uniform(10, 70), rng.uniform(2, radius)
+    cat = int(rng.choice(cat_ids))
+    if rng.random() < crowd_rate:
+        m = np.zeros((h, w), dtype=np.uint8, order="F")
+        m[int(cy) - 8 : int(cy) + 8, int(cx) - 10 : int(cx) + 10] = 1
+        seg, crowd = _uncompressed_rle(m), 1
+        rle = mask_utils.frPyObjects(seg, h, w)
+    else:
+        seg, crowd = [_poly(rng, cx, cy, r)], 0
+        rle = mask_utils.merge(mask_utils.frPyObjects(seg, h, w))
+    area = float(mask_utils.area(rle))
+    bbox = [float(v) for v in mask_utils.toBbox(rle)]
+    ann = {
+        "id": ann_id,
+        "image_id": img,
+        "category_id": cat,
+        "segmentation": seg,
+        "area": area,
+        "bbox": bbox,
+        "iscrowd": crowd,
+    }
+    return ann, (cx, cy, r)
+
+
 def random_segm_case(seed: int) -> dict:
     """Polygons and uncompressed-RLE crowds as ground truth, compressed RLE results (some with a bbox)."""
     from pycocotools import mask as mask_utils
@@ -206,29 +244,9 @@ def random_segm_case(seed: int) -> dict:
     with_bbox = rng.random() < 0.3
     for img in img_ids:
         for _ in range(int(rng.integers(0, 5))):
-            cx, cy, r = rng.uniform(10, 90), rng.uniform(10, 70), rng.uniform(2, 25)
-            cat = int(rng.choice(cat_ids))
-            if rng.random() < 0.15:
-                m = np.zeros((h, w), dtype=np.uint8, order="F")
-                m[int(cy) - 8 : int(cy) + 8, int(cx) - 10 : int(cx) + 10] = 1
-                seg, crowd = _uncompressed_rle(m), 1
-                rle = mask_utils.frPyObjects(seg, h, w)
-            else:
-                seg, crowd = [_poly(rng, cx, cy, r)], 0
-                rle = mask_utils.merge(mask_utils.frPyObjects(seg, h, w))
-            area = float(mask_utils.area(rle))
-            bbox = [float(v) for v in mask_utils.toBbox(rle)]
-            anns.append(
-                {
-                    "id": len(anns) + 1,
-                    "image_id": img,
-                    "category_id": cat,
-                    "segmentation": seg,
-                    "area": area,
-                    "bbox": bbox,
-                    "iscrowd": crowd,
-                }
-            )
+            ann, (cx, cy, r) = mask_annotation(rng, len(anns) + 1, img, cat_ids)
+            cat = ann["category_id"]
+            anns.append(ann)
             for _ in range(int(rng.integers(0, 4))):
                 dseg = [_poly(rng, cx + rng.normal(0, 2), cy + rng.normal(0, 2), r * rng.uniform(0.7, 1.3))]
                 drle = mask_utils.merge(mask_utils.frPyObjects(dseg, h, w))

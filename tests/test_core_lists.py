@@ -14,7 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deteval.core.levels import COCO_RECALL_LEVELS, PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS
-from deteval.core.lists import AP_METHODS, presorted_lists, ranked_lists
+from deteval.core.lists import (
+    AP_METHODS,
+    COCO_EPS,
+    min_counts_for_recall,
+    presorted_lists,
+    ranked_lists,
+    true_before,
+)
 from deteval.errors import ValidationError
 
 SETTINGS = settings(max_examples=150, deadline=None)
@@ -288,8 +295,9 @@ def test_presorted_weights_equal_ranked_weights(data):
 
 @pytest.mark.parametrize("seed", range(60))
 def test_hit_rank_counts_the_items_not_ignored_up_to_each_hit(seed: int) -> None:
-    """``hit_rank`` (rank among the items not ignored, the hit included) against a loop over each list, with
-    few ignored items (the path that places them among the hits) and many (the running count)."""
+    """``hit_rank`` (rank among the items not ignored, the hit included) and ``n_hits`` against a loop over
+    each list, with few ignored items and many (lists of more than 8 items: the packed flags' bytes and the
+    bits of a hit's own byte both count)."""
     rng = np.random.default_rng(seed)
     count = rng.integers(0, 12, rng.integers(1, 30))
     n = int(count.sum())
@@ -298,6 +306,7 @@ def test_hit_rank_counts_the_items_not_ignored_up_to_each_hit(seed: int) -> None
     relevant = (rng.random(n) < 0.5) & ~ignored
     lists = presorted_lists(count, relevant, np.maximum(relevant.sum(), 1) * np.ones(len(count)), ignored)
     want = []
+    hits = []
     start = 0
     for c in count.tolist():
         kept = 0
@@ -305,5 +314,46 @@ def test_hit_rank_counts_the_items_not_ignored_up_to_each_hit(seed: int) -> None
             kept += not ignored[i]
             if relevant[i]:
                 want.append(kept)
+        hits.append(int(relevant[start : start + c].sum()))
         start += c
     assert lists.hit_rank.tolist() == want
+    assert lists.n_hits.tolist() == hits
+
+
+@pytest.mark.parametrize("words", [True, False])
+@pytest.mark.parametrize("seed", range(20))
+def test_true_before_counts_like_a_running_sum(seed: int, words: bool, monkeypatch) -> None:
+    """``true_before``: the True flags before each position (0 to the length, in any order), as a running sum
+    reads them, for lengths around multiples of 64 (the packed words) and every share of True; ``words``
+    False: numpy without ``bitwise_count`` (before 2.0), the bytes' path."""
+    if not words:
+        monkeypatch.delattr(np, "bitwise_count", raising=False)
+    elif not hasattr(np, "bitwise_count"):
+        pytest.skip("numpy < 2 has no bitwise_count")
+    rng = np.random.default_rng(seed)
+    n = [0, 64, 128, 7][seed] if seed < 4 else int(rng.integers(1, 200))
+    flags = rng.random(n) < [0.0, 0.3, 0.9, 1.0][seed % 4]
+    positions = rng.integers(0, n + 1, 40)
+    want = np.concatenate(([0], np.cumsum(flags)))[positions]
+    assert true_before(flags, positions).tolist() == want.tolist()
+    assert true_before(flags, np.array([n])).tolist() == [int(flags.sum())]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_precision_and_items_with_given_counts_equal_its_own(seed: int) -> None:
+    """``precision_and_items(counts=...)`` with the counts of ``min_counts_for_recall`` made by the caller (once
+    for many sets of lists over the same n_pos, as COCO's accumulation does) gives the arrays it computes
+    itself; the counts it is given are the ones it reads (other counts give other rows)."""
+    rng = np.random.default_rng(seed)
+    count = rng.integers(0, 30, 12)
+    n = int(count.sum())
+    ignored = rng.random(n) < 0.2
+    relevant = (rng.random(n) < 0.4) & ~ignored
+    lists = presorted_lists(count, relevant, np.maximum(relevant.sum(), 1) + rng.integers(0, 4, 12), ignored)
+    counts = min_counts_for_recall(COCO_RECALL_LEVELS, lists.n_pos)
+    q, rows = lists.precision_and_items(COCO_RECALL_LEVELS, COCO_EPS)
+    q2, rows2 = lists.precision_and_items(COCO_RECALL_LEVELS, COCO_EPS, counts=counts)
+    assert q.tolist() == q2.tolist() and rows.tolist() == rows2.tolist()
+    assert (q > 0).any()
+    _, shifted = lists.precision_and_items(COCO_RECALL_LEVELS, COCO_EPS, counts=counts + 1)
+    assert shifted.tolist() != rows.tolist()

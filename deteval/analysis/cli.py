@@ -138,7 +138,6 @@ def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHo
             f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}" for k, v in summary_fields(result)
         ]
     errors = confusion = None
-    ops = cal = None
     if args.errors or every:
         errors = _supported(
             lambda: hooks.errors(
@@ -157,41 +156,8 @@ def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHo
         )
         if confusion is not None:
             attach_confusion(result, confusion, bool(args.confusion))
-    m = None
-    if args.operating_points or args.calibration or every:
-        asked_m = bool(args.operating_points or args.calibration)
-        m = _supported(hooks.matched, asked_m, result)
-    if m is not None:
-        if args.operating_points or every:
-            ops = operating_points(m)
-            attach_operating(result, ops, bool(args.operating_points))
-        if args.calibration or every:
-            try:
-                cal = calibration(m, int(_or(args.calibration_bins, 10)))
-            except ValidationError:
-                if args.calibration:
-                    raise
-                result.warnings.append("calibration left out of the report: scores are not in [0, 1]")
-            if cal is not None:
-                attach_calibration(result, cal, bool(args.calibration))
-    worst: list[tuple[dict, bytes]] = []
-    asked_images = args.worst_images is not None or bool(args.images)
-    shown = _supported(hooks.images, asked_images, result) if asked_images or every else None
-    if shown is not None:
-        top = int(_or(args.worst_images, 10))
-        diag, inp = shown
-        if every:
-            with tempfile.TemporaryDirectory() as tmp:
-                for path, row in zip(hooks.draw(diag, inp, tmp, min(top, 6)), diag.rows):
-                    row.pop("picture", None)
-                    worst.append((dict(row), path.read_bytes()))
-        if args.images:
-            drawn = hooks.draw(diag, inp, args.images, top)
-            note(
-                f"deteval: wrote {len(drawn)} image(s) to {args.images}"
-                + (f": {drawn[0].name}, ..." if drawn else "")
-            )
-        attach_images(result, diag, top, args.worst_images is not None or bool(args.images))
+    ops, cal = _matched_analyses(args, result, hooks, every)
+    worst = _worst_images(args, result, hooks, every)
     if every:
         write_html(
             args.html,
@@ -208,6 +174,60 @@ def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHo
             worst=worst,
         )
         note(f"deteval: wrote the HTML report to {args.html}")
+
+
+def _matched_analyses(
+    args: argparse.Namespace, result: EvalResult, hooks: AnalysisHooks, every: bool
+) -> tuple[OperatingPoints | None, Calibration | None]:
+    """The analyses of the matched detections (operating points, calibration), attached to ``result``;
+    calibration is left out of the HTML report with a warning where the scores are not in [0, 1]."""
+    ops: OperatingPoints | None = None
+    cal: Calibration | None = None
+    m = None
+    if args.operating_points or args.calibration or every:
+        m = _supported(hooks.matched, bool(args.operating_points or args.calibration), result)
+    if m is None:
+        return ops, cal
+    if args.operating_points or every:
+        ops = operating_points(m)
+        attach_operating(result, ops, bool(args.operating_points))
+    if args.calibration or every:
+        try:
+            cal = calibration(m, int(_or(args.calibration_bins, 10)))
+        except ValidationError:
+            if args.calibration:
+                raise
+            result.warnings.append("calibration left out of the report: scores are not in [0, 1]")
+        if cal is not None:
+            attach_calibration(result, cal, bool(args.calibration))
+    return ops, cal
+
+
+def _worst_images(
+    args: argparse.Namespace, result: EvalResult, hooks: AnalysisHooks, every: bool
+) -> list[tuple[dict, bytes]]:
+    """The worst images: attached to ``result``, drawn into ``--images``, and for the HTML report drawn into
+    a temporary folder (returned as rows with their pictures' bytes)."""
+    worst: list[tuple[dict, bytes]] = []
+    asked_images = args.worst_images is not None or bool(args.images)
+    shown = _supported(hooks.images, asked_images, result) if asked_images or every else None
+    if shown is None:
+        return worst
+    top = int(_or(args.worst_images, 10))
+    diag, inp = shown
+    if every:
+        with tempfile.TemporaryDirectory() as tmp:
+            for path, row in zip(hooks.draw(diag, inp, tmp, min(top, 6)), diag.rows):
+                row.pop("picture", None)
+                worst.append((dict(row), path.read_bytes()))
+    if args.images:
+        drawn = hooks.draw(diag, inp, args.images, top)
+        note(
+            f"deteval: wrote {len(drawn)} image(s) to {args.images}"
+            + (f": {drawn[0].name}, ..." if drawn else "")
+        )
+    attach_images(result, diag, top, args.worst_images is not None or bool(args.images))
+    return worst
 
 
 _T = TypeVar("_T")

@@ -51,7 +51,7 @@ from deteval.core.levels import COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.outcomes import IGNORED, RELEVANT, TiePolicy, as_outcomes, as_scores
 from deteval.core.prf import f_beta
 from deteval.core.sorting import lex_order
-from deteval.errors import ValidationError
+from deteval.errors import ValidationError, first_true
 
 APMethod = Literal["voc07", "all_points", "coco101", "uninterpolated"]
 AP_METHODS: tuple[str, ...] = ("voc07", "all_points", "coco101", "uninterpolated")
@@ -87,6 +87,39 @@ def min_counts_for_recall(levels: ArrayLike, n_pos: ArrayLike) -> np.ndarray:
 
 def _segment_ids(counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(counts.shape[0]), counts)
+
+
+#: Set bits of every byte value (the bit counts where numpy has no ``np.bitwise_count``, before 2.0)
+_BYTE_BITS = np.array([bin(b).count("1") for b in range(256)], dtype=np.uint8)
+
+
+def true_before(flags: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """(P,) int64: for every position p (0 <= p <= len(flags)), the number of True values in ``flags[:p]``.
+
+    The flags are packed 64 to a word (bit i of a word is item i of its 64) and the words' bit counts summed
+    once, so the pass over the items reads one bit each; a position then adds the bits of its own word below
+    it. Exact integer counts, as ``np.cumsum(flags)`` would give at the positions."""
+    packed = np.packbits(flags, bitorder="little")
+    pos = np.asarray(positions, dtype=np.int64)
+    if not packed.shape[0]:  # (no flags: every position is 0)
+        return np.zeros(pos.shape[0], dtype=np.int64)
+    if not hasattr(np, "bitwise_count"):  # (numpy < 2: bytes and a table of their bit counts)
+        full = np.zeros(packed.shape[0] + 1, dtype=np.int64)
+        np.cumsum(_BYTE_BITS[packed], out=full[1:])
+        byte = pos >> 3
+        low = packed.take(byte, mode="clip") & ((1 << (pos & 7)) - 1).astype(
+            np.uint8
+        )  # (clipped: p at the end)
+        return full[byte] + _BYTE_BITS[low]
+    padded = np.zeros(-(-packed.shape[0] // 8) * 8, dtype=np.uint8)
+    padded[: packed.shape[0]] = packed
+    words = padded.view("<u8")
+    full = np.zeros(words.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bitwise_count(words), out=full[1:])
+    word = pos >> 6
+    below = np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64)) - np.uint64(1)
+    low = words.take(word, mode="clip") & below  # (clipped: a position at the end, whose mask is 0)
+    return full[word] + np.bitwise_count(low)
 
 
 def segment_suffix_max(values: np.ndarray, seg: np.ndarray) -> np.ndarray:
@@ -230,13 +263,11 @@ class RankedLists:
     @cached_property
     def n_hits(self) -> np.ndarray:
         """(L,) relevant items retrieved per list (tp at the last rank)."""
-        # one segmented sum of the flags (the lists are contiguous): cheaper than placing every hit among the
-        # lists' ends
-        out = np.zeros(self.n_lists, dtype=np.int64)
-        filled = np.flatnonzero(self.count > 0)
-        if filled.size:
-            out[filled] = np.add.reduceat(self.is_relevant, self.start[filled], dtype=np.int64)
-        return out
+        # the lists are contiguous: the hits before each list's end less those before its start, by placing the
+        # lists' ends among the hits (every measure locates the hits anyway; a segmented sum of the flags reads
+        # every item again, widened to int64)
+        edges = np.searchsorted(self.hit_items, np.append(self.start, self.is_relevant.shape[0]))
+        return np.diff(edges).astype(np.int64, copy=False)
 
     @cached_property
     def hit_start(self) -> np.ndarray:
@@ -251,25 +282,15 @@ class RankedLists:
     def hit_rank(self) -> np.ndarray:
         """(N_h,) rank of each hit (ignored items before it not counted)."""
         items = self.hit_items
+        starts = self.start[self.hit_list]
         if not self._any_ignored:
-            return items - self.start[self.hit_list] + 1
-        n = self.is_relevant.shape[0]
-        ignored = self.is_ignored
-        assert ignored is not None  # (_any_ignored)
-        if 8 * np.count_nonzero(ignored) < n:
-            ig_items = np.flatnonzero(ignored)
-            # few ignored items (COCO's all-area lists): the ignored ones before each hit, counted by placing
-            # each ignored item among the hits, rather than a running count over every item
-            placed = np.searchsorted(items, ig_items, side="right")
-            ig_before = np.cumsum(np.bincount(placed, minlength=items.shape[0] + 1))[: items.shape[0]]
-            ig_before_start = np.searchsorted(ig_items, self.start, side="left")
-            return items - self.start[self.hit_list] + 1 - (ig_before - ig_before_start[self.hit_list])
-        # many ignored items: a hit's place among the ranked items (hits are never ignored) counts the ranks
-        # before it; the list's first rank is subtracted
-        kept = self.ranked_items
-        place = np.flatnonzero(self.is_relevant[kept])
-        before = np.searchsorted(kept, self.start, side="left")
-        return place - before[self.hit_list] + 1
+            return items - starts + 1
+        assert self.is_ignored is not None  # (_any_ignored)
+        # the ranks before a hit are its items less the ignored ones: those before each hit and before its list's
+        # start counted on the flags packed 8 to a byte (one pass over the items, then a read per hit)
+        before = true_before(self.is_ignored, np.append(items, self.start))
+        k = items.shape[0]
+        return items - starts + 1 - (before[:k] - before[k:].take(self.hit_list))
 
     def hit_precision(self, eps: float = 0.0) -> np.ndarray:
         """(N_h,) P at each hit, tp / (rank + eps) (rank = tp + fp exactly)."""
@@ -330,12 +351,19 @@ class RankedLists:
         return self.precision_and_items(levels, eps, items=False)[0]
 
     def precision_and_items(
-        self, levels: ArrayLike, eps: float = 0.0, *, items: bool = True
+        self,
+        levels: ArrayLike,
+        eps: float = 0.0,
+        *,
+        items: bool = True,
+        counts: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """:meth:`interpolated_precision` and :meth:`sampled_items` at the same ``levels`` (the same numbers),
-        the hit each level reads located once for both; ``items=False``: the precision only (None)."""
+        the hit each level reads located once for both; ``items=False``: the precision only (None).
+        ``counts``: :meth:`counts_for_recall` of these levels, (L, R), where the caller has them (many sets of
+        lists over the same n_pos: :func:`min_counts_for_recall` made once for all of them)."""
         lv = np.asarray(levels, dtype=np.float64)
-        c = self.counts_for_recall(lv)
+        c = self.counts_for_recall(lv) if counts is None else counts
         # (the counts of ascending levels ascend: min_counts_for_recall is non-decreasing in the level)
         ascending = lv.ndim == 1 and bool(np.all(lv[1:] >= lv[:-1]))
         q, valid, pos = self._envelope_at(c, eps, ascending)
@@ -568,9 +596,7 @@ def ranked_lists(
     rel_w = out == RELEVANT if w is None else (out == RELEVANT) * w
     n_rel = np.bincount(lid, weights=rel_w, minlength=n_l).astype(np.int64) if n else np.zeros(n_l, np.int64)
     npos = n_rel if n_pos is None else _as_counts(n_pos, n_l, "n_pos")
-    short = np.flatnonzero(npos < n_rel)
-    if short.size:
-        i = int(short[0])
+    if (i := first_true(npos < n_rel)) >= 0:
         raise ValidationError(
             f"n_pos={int(npos[i])} of list {i} is smaller than its {int(n_rel[i])} relevant items"
         )
@@ -658,9 +684,7 @@ def presorted_lists(
     )
     if ig is not None and ig[lists.hit_items].any():  # read at the hits only: they are computed anyway
         raise ValidationError("an item cannot be both relevant and ignored")
-    short = np.flatnonzero(lists.n_hits > lists.n_pos)
-    if short.size:
-        i = int(short[0])
+    if (i := first_true(lists.n_hits > lists.n_pos)) >= 0:
         raise ValidationError(
             f"n_pos={int(lists.n_pos[i])} of list {i} is smaller than its {int(lists.n_hits[i])} relevant items"
         )

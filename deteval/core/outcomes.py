@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from deteval.errors import ValidationError
+from deteval.errors import ValidationError, first_true
 
 RELEVANT = 1
 NONRELEVANT = 0
@@ -34,8 +34,7 @@ def as_scores(scores: ArrayLike, what: str = "scores") -> np.ndarray:
     if arr.ndim != 1:
         raise ValidationError(f"{what} must be one-dimensional, got shape {arr.shape}")
     bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true(bad)) >= 0:
         raise ValidationError(
             f"{what} must be finite: item {i} has score {float(arr[i])!r} ({int(bad.sum())} non-finite in all)",
             record=i,
@@ -63,8 +62,6 @@ def as_outcomes(outcomes: ArrayLike, n: int | None) -> np.ndarray:
         if as_int is None or not np.array_equal(as_int, arr):
             raise ValidationError("outcomes must be booleans or the integers 1, 0, -1")
         arr = as_int
-    bad = (arr != RELEVANT) & (arr != NONRELEVANT) & (arr != IGNORED)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true((arr != RELEVANT) & (arr != NONRELEVANT) & (arr != IGNORED))) >= 0:
         raise ValidationError(f"outcome {arr[i].item()!r} is not 1 (relevant), 0 or -1 (ignored)", record=i)
     return arr.astype(np.int8, copy=False)

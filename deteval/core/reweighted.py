@@ -121,6 +121,35 @@ class _Levels(NamedTuple):
 _Lookup = _Plan | _Levels
 
 
+def _checked(
+    count: np.ndarray, column: np.ndarray, relevant: np.ndarray, ignored: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """The inputs as arrays (count, column as int64; relevant, ignored as bool), their shapes checked."""
+    cnt = np.asarray(count, dtype=np.int64)
+    rel = np.asarray(relevant, dtype=bool)
+    col = np.asarray(column, dtype=np.int64)
+    if rel.ndim != 2 or rel.shape[1] != col.shape[0] or int(cnt.sum()) != col.shape[0]:
+        raise ValueError("relevant must be (variants, items) with one column per item and sum(count) items")
+    ig = None if ignored is None else np.asarray(ignored, dtype=bool)
+    if ig is not None and (ig.shape != rel.shape or np.any(ig & rel)):
+        raise ValueError("ignored must have the shape of relevant, and no item is relevant and ignored")
+    return cnt, col, rel, ig
+
+
+def _base_items(
+    cnt: np.ndarray, rel: np.ndarray, ig: np.ndarray | None, count_type: type[np.signedinteger[Any]]
+) -> np.ndarray:
+    """The base: the items that can count under some variant and weighting. Items ignored under every variant
+    never count, whatever their weight; nor do those after the last item of their group relevant under some
+    variant (no slot's ranked weight reaches them: a detector's tail of false positives)."""
+    n = rel.shape[1]
+    counted = ~ig.all(axis=0) if ig is not None else np.ones(n, dtype=bool)
+    any_rel = rel.any(axis=0)
+    rel_upto = np.cumsum(any_rel, dtype=count_type)  # relevant items up to each item, all groups
+    rel_in_group = rel_upto[np.cumsum(cnt) - 1] if n else np.zeros(cnt.shape[0], dtype=np.int64)
+    return np.flatnonzero(counted & (rel_upto - any_rel < np.repeat(rel_in_group, cnt)))
+
+
 class ReweightedLists:
     """G groups of items in a fixed rank order under T variants; interpolated precision at ``levels`` and
     relevant weight per (weighting, variant, group) for many weightings at once (module docstring).
@@ -144,16 +173,7 @@ class ReweightedLists:
         scan: bool | None = None,
         reuse_output: bool = False,
     ) -> None:
-        cnt = np.asarray(count, dtype=np.int64)
-        rel = np.asarray(relevant, dtype=bool)
-        col = np.asarray(column, dtype=np.int64)
-        if rel.ndim != 2 or rel.shape[1] != col.shape[0] or int(cnt.sum()) != col.shape[0]:
-            raise ValueError(
-                "relevant must be (variants, items) with one column per item and sum(count) items"
-            )
-        ig = None if ignored is None else np.asarray(ignored, dtype=bool)
-        if ig is not None and (ig.shape != rel.shape or np.any(ig & rel)):
-            raise ValueError("ignored must have the shape of relevant, and no item is relevant and ignored")
+        cnt, col, rel, ig = _checked(count, column, relevant, ignored)
         G, T = cnt.shape[0], rel.shape[0]
         self.n_groups, self.n_variants, self.n_items = G, T, col.shape[0]
         self.eps, self.precision = float(eps), precision
@@ -164,33 +184,70 @@ class ReweightedLists:
         self.levels = lv[self._lv_order]
         self._lv_inv = np.argsort(self._lv_order)  # each input level's place among the ascending ones
         self._lv_sorted = bool(np.array_equal(self._lv_order, np.arange(lv.shape[0])))
-        group = np.repeat(np.arange(G), cnt)
-        # the base: items ignored under every variant never count, whatever their weight; nor do those after
-        # the last item of their group relevant under some variant (no slot's ranked weight reaches them:
-        # a detector's tail of false positives)
-        counted = ~ig.all(axis=0) if ig is not None else np.ones(col.shape[0], dtype=bool)
-        any_rel = rel.any(axis=0)
         # running counts of flags in int32 where they fit: numpy sums booleans into int64 ~20x slower
         count_type = np.int32 if col.shape[0] < 2**31 - 1 else np.int64
-        rel_upto = np.cumsum(any_rel, dtype=count_type)  # relevant items up to each item, all groups
-        rel_in_group = rel_upto[np.cumsum(cnt) - 1] if col.shape[0] else np.zeros(G, dtype=np.int64)
-        base = np.flatnonzero(counted & (rel_upto - any_rel < np.repeat(rel_in_group, cnt)))
-        b_group = group[base]
+        base = _base_items(cnt, rel, ig, count_type)
+        b_group = np.repeat(np.arange(G), cnt)[base]
         b_count = np.bincount(b_group, minlength=G)
         b_start = np.cumsum(b_count) - b_count
         self.base_col = col[base]
-        # slots: per list (variant t, group g) its relevant items in rank order, then one slot of weight 0
-        # (the weight matrix gets a zero column) that ends the list: -inf (or 0) in the precision, the list's end
-        slot_col, slot_c, slot_j, j_cols, run_end = [], [], [], [], []
-        list_c = np.tile(b_start, T)  # ranked weight before the list: C at the group's first base item
-        list_j = np.zeros(
-            T * G, dtype=np.int64
-        )  # and J there (a J item before it belongs to an earlier group)
-        j_off = 0
         # the flags of the base items, each variant's row gathered once (take: half the time of rel[:, base]);
         # recall only (no precision) reads no ignored flag
         rel_b = np.take(rel, base, axis=1)
         ig_b = np.take(ig, base, axis=1) if ig is not None and precision else None
+        slot_list, keep, list_j = self._lay_slots(rel_b, ig_b, b_group, b_start, count_type)
+        # the precision is taken at the run ends only (module docstring): their slots, each slot's run end
+        # among them, and each list's end slot among them
+        if self.eps not in (0.0, float(np.spacing(1.0))):  # runs need an exact n + eps (module docstring)
+            keep[:] = True
+        self.kept = np.flatnonzero(keep)
+        self.kept_of_slot = (np.cumsum(keep, dtype=count_type) - keep).astype(np.int64)  # (an index array)
+        self.kept_list_end = self.kept_of_slot[self.list_end] if precision else self.kept_of_slot
+        # the envelope's method (the same numbers): by default the chunked scan (kept slots laid out in
+        # chunks, _chunk_layout); scan=True the complex scan, scan=False block maxima between sampled slots
+        self.chunked = scan is None and precision
+        self.scan = bool(scan)
+        self.z_key = np.zeros(self.kept.shape[0] if self.scan else 0, dtype=np.complex128)
+        self.z_key.real = -slot_list[self.kept][::-1] if self.scan else 0.0  # reversed: grows list by list
+        if self.chunked:
+            self._chunk_layout(slot_list)
+        self.list_c = np.tile(b_start, T)  # ranked weight before each list: C at its group's first base item
+        # the J stream: per list an entry that sets the running sum to the ranked weight before the list
+        # (C at its group's start), then the list's J items, so that the running sum at a relevant item is
+        # that plus the J weight before it in its list: N = C − (stream sum), one gather per item
+        j_list = np.repeat(np.arange(T * G), np.diff(np.r_[list_j, self.j_col.shape[0]]))
+        self.j_stream = np.arange(self.j_col.shape[0]) + j_list + 1
+        self.j_first, self.j_end = list_j, np.r_[list_j[1:], self.j_col.shape[0]]
+        self.pseudo = list_j + np.arange(T * G)
+        self.kept_c = self.slot_c[self.kept]
+        self.kept_jn = (self.slot_j + slot_list)[self.kept] if precision else self.kept
+        self._max_col = int(col.max()) if col.size else -1
+        # the integer type of the sums: int32 while no sum can reach 2**31 (half the memory traffic of int64,
+        # the same integers), set per call from the largest weight
+        self._int: np.dtype[np.signedinteger[Any]] = np.dtype(np.int64)
+        self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
+        self._plan_cache: dict[bytes, _Plan] = {}
+        self._levels_plans: dict[bytes, _Plan] = {}
+        self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
+
+    def _lay_slots(
+        self,
+        rel_b: np.ndarray,
+        ig_b: np.ndarray | None,
+        b_group: np.ndarray,
+        b_start: np.ndarray,
+        count_type: type[np.signedinteger[Any]],
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Lay out the slots: per list (variant t, group g) its relevant base items in rank order, then one
+        slot of weight 0 (the weight matrix gets a zero column) that ends the list (-inf, or 0, in the
+        precision). Sets ``slot_col``, ``slot_c``, ``slot_j``, ``j_col`` and ``list_end``; returns each slot's
+        list, the run ends (the slots whose precision is taken) and each list's first J entry."""
+        T, G = rel_b.shape[0], b_start.shape[0]
+        slot_col, slot_c, slot_j, j_cols, run_end = [], [], [], [], []
+        list_j = np.zeros(
+            T * G, dtype=np.int64
+        )  # J before each list (a J item before it is an earlier group's)
+        j_off = 0
         n_slots = np.ones(T * G, dtype=np.int64)  # per list its relevant items, then its end slot
         for t in range(T):
             hp = np.flatnonzero(rel_b[t])  # base positions of the relevant items
@@ -198,7 +255,7 @@ class ReweightedLists:
             n_slots[t * G : (t + 1) * G] += h_count
             at = np.cumsum(h_count)  # the end slot of each list, before the end slots are inserted
             slot_col.append(np.insert(self.base_col[hp], at, -1))
-            if not precision:  # recall only: the slots' weights are all that is read
+            if not self.precision:  # recall only: the slots' weights are all that is read
                 continue
             jp = np.flatnonzero(ig_b[t]) if ig_b is not None else np.zeros(0, dtype=np.int64)
             j_cols.append(self.base_col[jp])
@@ -218,41 +275,8 @@ class ReweightedLists:
         self.slot_j = np.concatenate(slot_j) if slot_j else np.zeros(0, dtype=np.int64)
         self.j_col = np.concatenate(j_cols) if j_cols else np.zeros(0, dtype=np.int64)
         self.list_end = np.cumsum(n_slots) - 1  # the end slot of each list
-        slot_list = np.repeat(np.arange(T * G), n_slots)
-        # the precision is taken at the run ends only (module docstring): their slots, each slot's run end
-        # among them, and each list's end slot among them
         keep = np.concatenate(run_end) if run_end else np.zeros(0, dtype=bool)
-        if self.eps not in (0.0, float(np.spacing(1.0))):  # runs need an exact n + eps (module docstring)
-            keep[:] = True
-        self.kept = np.flatnonzero(keep)
-        self.kept_of_slot = (np.cumsum(keep, dtype=count_type) - keep).astype(np.int64)  # (an index array)
-        self.kept_list_end = self.kept_of_slot[self.list_end] if precision else self.kept_of_slot
-        # the envelope's method (the same numbers): by default the chunked scan (kept slots laid out in
-        # chunks, _chunk_layout); scan=True the complex scan, scan=False block maxima between sampled slots
-        self.chunked = scan is None and precision
-        self.scan = bool(scan)
-        self.z_key = np.zeros(self.kept.shape[0] if self.scan else 0, dtype=np.complex128)
-        self.z_key.real = -slot_list[self.kept][::-1] if self.scan else 0.0  # reversed: grows list by list
-        if self.chunked:
-            self._chunk_layout(slot_list)
-        self.list_c = list_c
-        # the J stream: per list an entry that sets the running sum to the ranked weight before the list
-        # (C at its group's start), then the list's J items, so that the running sum at a relevant item is
-        # that plus the J weight before it in its list: N = C − (stream sum), one gather per item
-        j_list = np.repeat(np.arange(T * G), np.diff(np.r_[list_j, self.j_col.shape[0]]))
-        self.j_stream = np.arange(self.j_col.shape[0]) + j_list + 1
-        self.j_first, self.j_end = list_j, np.r_[list_j[1:], self.j_col.shape[0]]
-        self.pseudo = list_j + np.arange(T * G)
-        self.kept_c = self.slot_c[self.kept]
-        self.kept_jn = (self.slot_j + slot_list)[self.kept] if precision else self.kept
-        self._max_col = int(col.max()) if col.size else -1
-        # the integer type of the sums: int32 while no sum can reach 2**31 (half the memory traffic of int64,
-        # the same integers), set per call from the largest weight
-        self._int: np.dtype[np.signedinteger[Any]] = np.dtype(np.int64)
-        self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
-        self._plan_cache: dict[bytes, _Plan] = {}
-        self._levels_plans: dict[bytes, _Plan] = {}
-        self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
+        return np.repeat(np.arange(T * G), n_slots), keep, list_j
 
     def _chunk_layout(self, slot_list: np.ndarray) -> None:
         """Lay the kept slots out for :meth:`_envelope_chunked`: each list's kept slots from a multiple of

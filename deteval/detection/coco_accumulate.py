@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.core.lists import COCO_EPS, presorted_lists, safe_div
+from deteval.core.lists import COCO_EPS, min_counts_for_recall, presorted_lists, safe_div
 from deteval.core.sorting import lex_order, stable_order
 from deteval.core.weighted import weighted_levels
 from deteval.match.coco import MatchTable
@@ -212,6 +212,9 @@ def _accumulate_plain(
         # the flags of one area range in ranked order once, tp as bit 0 and ig as bit 1 of one byte (one
         # gather of the rows instead of two); each maxDet reads its rows of them
         flags_a = _flag_bytes(table.tp[a], table.ig[a])
+        # the detections each category must recall to reach each level: one n_pos per category for every
+        # maxDet and threshold of the area range, so made once here
+        counts_a = min_counts_for_recall(rec_thrs, npig_ka[:, a])
         if order is not None:
             flags_a = np.take(flags_a, order, axis=1)
         for m, (sel, sm, cm, wm, need) in enumerate(slices):
@@ -246,7 +249,9 @@ def _accumulate_plain(
                 w = None if wm is None else np.tile(wm, nt)
                 lists = presorted_lists(np.tile(per_cat, nt), tp, n_pos, ig, weights=w)
                 # items are nt copies of the same n_m detections
-                q, rows = lists.precision_and_items(rec_thrs, COCO_EPS, items=sc is not None)
+                q, rows = lists.precision_and_items(
+                    rec_thrs, COCO_EPS, items=sc is not None, counts=np.tile(counts_a[comp], (nt, 1))
+                )
                 vals = [q.reshape(nt, n_c, R), safe_div(lists.n_hits, n_pos).reshape(nt, n_c)]
                 if rows is not None:
                     if lists.order is not None:  # weighted: an expanded item back to the row it repeats

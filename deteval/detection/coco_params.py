@@ -20,7 +20,7 @@ import numpy as np
 
 from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS
 from deteval.detection.keypoint_sigmas import parse_sigmas_per_category
-from deteval.errors import ConfigError
+from deteval.errors import ConfigError, first_true
 from deteval.match.boundary import BOUNDARY_PROFILES, DEFAULT_DILATION_RATIO
 from deteval.syntax import parse_decimal, parse_integer
 
@@ -354,8 +354,7 @@ def check_field(name: str, value: Any) -> Any:
             raise ConfigError(f"rec_thrs must be from -1 to 2, got {float(arr[(arr < -1) | (arr > 2)][0])!r}")
         if name == "iou_thrs" and ((arr < 0) | (arr > 1)).any():
             raise ConfigError(f"iou_thrs must be from 0 to 1, got {float(arr[(arr < 0) | (arr > 1)][0])!r}")
-        if name == "kpt_oks_sigmas" and (arr <= 0).any():
-            k = int(np.flatnonzero(arr <= 0)[0])
+        if name == "kpt_oks_sigmas" and (k := first_true(arr <= 0)) >= 0:
             raise ConfigError(
                 f"kpt_oks_sigmas must be positive (OKS divides by them), got {float(arr[k])!r} for keypoint {k}"
             )

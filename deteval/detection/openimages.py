@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from deteval.core.lists import presorted_lists
-from deteval.errors import ConfigError, ValidationError
+from deteval.errors import ConfigError, ValidationError, first_true
 from deteval.io.openimages import Hierarchy, OidTable, load_class_names, load_hierarchy, read_oid_csv
 from deteval.match.iou import iou_ioa_yxyx
 from deteval.results import EvalResult
@@ -83,8 +83,7 @@ def _boxes_table(source: Any) -> OidTable:
     bad = (v["XMin"] > v["XMax"]) | (v["YMin"] > v["YMax"])
     flag = (v["IsGroupOf"] != 0) & (v["IsGroupOf"] != 1)
     for mask, why in ((bad, "XMin > XMax or YMin > YMax"), (flag, "IsGroupOf must be 0 or 1")):
-        if mask.any():
-            i = int(np.flatnonzero(mask)[0])
+        if (i := first_true(mask)) >= 0:
             raise ValidationError(why, file=t.source, record=f"line {t.line[i]}")
     return t
 
@@ -271,8 +270,7 @@ def _ground_truth(gtb: OidTable, lab: OidTable | None, h: Hierarchy | None, clas
 def _class_ids(cindex: dict[str, int], labels: np.ndarray, file: str, what: str) -> np.ndarray:
     """The class index of each label; a label that is not one of the classes is an error."""
     out = np.fromiter((cindex.get(x, -1) for x in labels.tolist()), dtype=np.int64, count=labels.shape[0])
-    if (out < 0).any():
-        i = int(np.flatnonzero(out < 0)[0])
+    if (i := first_true(out < 0)) >= 0:
         raise ValidationError(f"{what} label {labels[i]!r} is not one of the classes", file=file)
     return out
 
@@ -312,9 +310,7 @@ def _labels_table(labels: Any) -> Any:
     """The image-level labels read, their Confidence checked (0 or 1)."""
     lab = read_oid_csv(labels, ("ImageID", "LabelName", "Confidence"), ("Confidence",), "image-level labels")
     conf = lab.values["Confidence"]
-    bad = (conf != 0) & (conf != 1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true((conf != 0) & (conf != 1))) >= 0:
         raise ValidationError("Confidence must be 0 or 1", file=lab.source, record=f"line {lab.line[i]}")
     return lab
 

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import ValidationError
+from deteval.errors import ValidationError, first_true
 from deteval.io.coco import CocoGroundTruth, CocoResults
 from deteval.io.coco.keypoints import keypoint_counts
 from deteval.match.iou import bb_iou
@@ -87,8 +87,7 @@ def _one_keypoint_count(keypoints: np.ndarray, file: str, annotations: bool = Tr
     """Refuse keypoints of several counts (categories with skeletons of different sizes): the estimate
     holds one K for every category."""
     counts = keypoint_counts(keypoints)
-    if counts.size and (counts != counts[0]).any():
-        i = int(np.flatnonzero(counts != counts[0])[0])
+    if counts.size and (i := first_true(counts != counts[0])) >= 0:
         raise ValidationError(
             f"sigmas are estimated for one keypoint count; the file has records of {int(counts[0])} and of "
             f"{int(counts[i])} keypoints (estimate each skeleton from a file of its categories alone)",

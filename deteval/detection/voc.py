@@ -64,7 +64,7 @@ from deteval.core import PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.lists import RankedLists, ranked_lists, sort_lists
 from deteval.core.ranking import TiePolicy
 from deteval.detection.boxes import box_iou, paired_iou
-from deteval.errors import ConfigError, ValidationError
+from deteval.errors import ConfigError, ValidationError, first_true
 from deteval.match.rotated import quad_iou_matrix, quad_iou_pairs
 from deteval.results import EvalResult, PRCurve
 from deteval.tables.arrays import MAX_COORD, as_boxes
@@ -262,10 +262,8 @@ def match_inputs(
     sc = float_column(det_scores, "detection scores").reshape(-1)
     if sc.shape[0] != m:
         raise ValidationError(f"{sc.shape[0]} scores for {m} detection boxes")
-    if not np.isfinite(sc).all():
-        raise ValidationError(
-            "detection scores must be finite", record=int(np.flatnonzero(~np.isfinite(sc))[0])
-        )
+    if (i := first_true(~np.isfinite(sc))) >= 0:
+        raise ValidationError("detection scores must be finite", record=i)
     dl = np.zeros(m, dtype=np.int64) if det_label is None else index_column(det_label, m, "detection label")
     gl = np.zeros(n, dtype=np.int64) if gt_label is None else index_column(gt_label, n, "ground-truth label")
     diff = np.zeros(n, dtype=bool) if gt_difficult is None else difficult_flags(gt_difficult)
@@ -491,8 +489,7 @@ def merge_voc_tables(tables: Sequence[VocMatchTable], n_rows: int) -> np.ndarray
             raise ValidationError(f"a match table names detection row {int(row.max())} of {n_rows}")
         outcome[row] = t.outcome
         np.add.at(seen, row, 1)
-    if n_rows and (seen != 1).any():
-        i = int(np.flatnonzero(seen != 1)[0])
+    if n_rows and (i := first_true(seen != 1)) >= 0:
         raise ValidationError(f"detection row {i} is in {int(seen[i])} match tables, not exactly one")
     return outcome
 

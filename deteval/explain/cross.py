@@ -45,8 +45,8 @@ from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS, VOC_DEV
 from deteval.core.lists import ranked_lists
 from deteval.core.sorting import lex_order
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, rank_positions
-from deteval.errors import ConfigError, ValidationError
-from deteval.explain.yolo import Explanation, coco_precision_at_levels
+from deteval.errors import ConfigError, ValidationError, first_true
+from deteval.explain.yolo import Explanation, coco_precision_at_levels, tied_detections
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.match.greedy import greedy_match_pairs
 from deteval.match.iou import bb_iou, xyxy_ioa, xyxy_iou
@@ -126,9 +126,7 @@ class CrossData:
 
 def _voc_box(xywh: np.ndarray, what: str, source: str) -> np.ndarray:
     x, y, w, h = xywh.T
-    small = (w < 1) | (h < 1)
-    if small.any():
-        i = int(np.flatnonzero(small)[0])
+    if (i := first_true((w < 1) | (h < 1))) >= 0:
         raise ValidationError(
             f"{what} box {xywh[i].tolist()} is under one pixel wide or high: it has no VOC 1-based inclusive "
             "form, so the VOC profiles cannot score it",
@@ -338,15 +336,6 @@ def _ends(data: CrossData, profile: str) -> tuple[float | None, float | None]:
     return float(np.mean(maps)), maps[0]
 
 
-def _ties(data: CrossData) -> int:
-    """Detections sharing their class and score with another (the ranks a tie rule may permute)."""
-    if len(data.d_score) == 0:
-        return 0
-    _, inverse, counts = np.unique(np.stack([data.d_cls.astype(np.float64), data.d_score], 1), axis=0,
-                                   return_inverse=True, return_counts=True)  # fmt: skip
-    return int((counts[inverse.reshape(-1)] > 1).sum())
-
-
 def _count(dim: str, data: CrossData, before: _Point, after: _Point) -> tuple[int, str]:
     if dim == "cap":
         cut = int(((before.outcome[0] == -2) | (after.outcome[0] == -2)).sum())
@@ -355,7 +344,7 @@ def _count(dim: str, data: CrossData, before: _Point, after: _Point) -> tuple[in
         same = (before.ap == after.ap) | (np.isnan(before.ap) & np.isnan(after.ap))
         what = "AP values (class × IoU threshold) changed"
         if dim == "ranking":
-            what += f"; {_ties(data)} detections share their class and score with another"
+            what += f"; {tied_detections(data.d_cls, data.d_score)} detections share their class and score with another"
         return int((~same).sum()), what
     changed = int((before.outcome != after.outcome).any(axis=0).sum())
     if dim == "crowd_iou":

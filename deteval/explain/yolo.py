@@ -297,11 +297,11 @@ def _class_ap(scored: tuple) -> np.ndarray:
     return table
 
 
-def _tied(m: _Matched) -> int:
-    """Detections whose (class, score) another detection also has: the ranks numpy's sort may permute."""
-    if len(m.conf) == 0:
+def tied_detections(cls: np.ndarray, score: np.ndarray) -> int:
+    """Detections whose (class, score) another detection also has: the ranks a sort may permute."""
+    if len(score) == 0:
         return 0
-    _, inverse, counts = np.unique(np.stack([m.cls.astype(np.float64), m.conf.astype(np.float64)], 1), axis=0,
+    _, inverse, counts = np.unique(np.stack([cls.astype(np.float64), score.astype(np.float64)], 1), axis=0,
                                    return_inverse=True, return_counts=True)  # fmt: skip
     return int((counts[inverse.reshape(-1)] > 1).sum())
 
@@ -315,7 +315,7 @@ def _count(rule: str, before: tuple, after: tuple) -> tuple[int, str]:
         changed = ~((a == b) | (np.isnan(a) & np.isnan(b)))
         what = "AP values (class × IoU threshold) changed"
         if rule == "ap":
-            what += f"; {_tied(ma)} detections share their class and score with another (ranking ties)"
+            what += f"; {tied_detections(ma.cls, ma.conf)} detections share their class and score with another (ranking ties)"
         return int(changed.sum()), what
     same = len(mb.tp) == len(ma.tp) and np.array_equal(mb.img, ma.img) and np.array_equal(mb.cls, ma.cls)
     changed = int((mb.tp != ma.tp).any(1).sum()) if same else -1
@@ -401,58 +401,69 @@ def explain(
         nxt = score(t[0].labels, t[1], n, k, nxt_rules, kernels[nxt_rules.exif])
         if dim != "exif":
             count, what = _count(dim, prev, nxt)
-        steps.append(
-            {
-                "rule": f"{text[dim]}: {shown(dim, getattr(cur, dim))} → {shown(dim, want)}",
-                "delta": {"mAP50-95": nxt[0] - prev[0], "mAP50": nxt[1] - prev[1]},
-                "count": count,
-                "what": what,
-            }
-        )
+        rule = f"{text[dim]}: {shown(dim, getattr(cur, dim))} → {shown(dim, want)}"
+        steps.append(_step(rule, nxt[0] - prev[0], nxt[1] - prev[1], count, what))
         cur, prev = nxt_rules, nxt
+    steps += _bookkeeping_steps(ds, preds, gt)
+    start, end = _end(profile_from, res_a), _end(profile_to, res_b)
+    steps += _residual(first, (prev[0], prev[1]), start, end)
+    return Explanation(start, end, steps)
+
+
+def _step(rule: str, delta_95: float, delta_50: float, count: int, what: str) -> dict[str, Any]:
+    """One step of the walk: the rule changed, its effect on mAP50-95 and mAP50, and what it touched."""
+    return {"rule": rule, "delta": {"mAP50-95": delta_95, "mAP50": delta_50}, "count": count, "what": what}
+
+
+def _end(profile: str, res: Any) -> dict[str, Any]:
+    """An end of the walk: the profile as given and its own evaluation's two numbers."""
+    return {"profile": profile, "mAP50-95": res.summary["mAP50-95"], "mAP50": res.summary["mAP50"]}
+
+
+def _bookkeeping_steps(ds: YoloDataset, preds: BoxTable, gt: BoxTable) -> list[dict[str, Any]]:
+    """The steps that change no number but say what both ends leave out: classes only in the predictions,
+    and exact duplicate labels (dropped on both sides, as Ultralytics drops them)."""
     only_pred = sorted(set(preds.cls.tolist()) - set(gt.cls.tolist()))
-    steps.append(
-        {
-            "rule": "class set: classes with ≥ 1 label on both sides",
-            "delta": {"mAP50-95": 0.0, "mAP50": 0.0},
-            "count": len(only_pred),
-            "what": "classes only in the predictions (left out by both)",
-        }
-    )
+    steps = [
+        _step(
+            "class set: classes with ≥ 1 label on both sides",
+            0.0,
+            0.0,
+            len(only_pred),
+            "classes only in the predictions (left out by both)",
+        )
+    ]
     if ds.duplicates_dropped:
         steps.append(
-            {
-                "rule": "duplicate labels: dropped on both sides (Ultralytics' rule; pycocotools would keep them)",
-                "delta": {"mAP50-95": 0.0, "mAP50": 0.0},
-                "count": ds.duplicates_dropped,
-                "what": "exact duplicate label rows dropped",
-            }
+            _step(
+                "duplicate labels: dropped on both sides (Ultralytics' rule; pycocotools would keep them)",
+                0.0,
+                0.0,
+                ds.duplicates_dropped,
+                "exact duplicate label rows dropped",
+            )
         )
-    start: dict[str, Any] = {
-        "profile": profile_from,
-        "mAP50-95": res_a.summary["mAP50-95"],
-        "mAP50": res_a.summary["mAP50"],
-    }
-    end: dict[str, Any] = {
-        "profile": profile_to,
-        "mAP50-95": res_b.summary["mAP50-95"],
-        "mAP50": res_b.summary["mAP50"],
-    }
-    if (first[0], first[1], prev[0], prev[1]) != (
+    return steps
+
+
+def _residual(
+    first: tuple[float, float], last: tuple[float, float], start: dict[str, Any], end: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """A residual step where the step-wise evaluator's ends differ from the profiles' own evaluations (none
+    while the two agree, as they must)."""
+    if (first[0], first[1], last[0], last[1]) == (
         start["mAP50-95"],
         start["mAP50"],
         end["mAP50-95"],
         end["mAP50"],
     ):
-        steps.append(
-            {
-                "rule": "residual: the step-wise evaluator differs from a profile's own at an end",
-                "delta": {
-                    "mAP50-95": (end["mAP50-95"] - prev[0]) + (first[0] - start["mAP50-95"]),
-                    "mAP50": (end["mAP50"] - prev[1]) + (first[1] - start["mAP50"]),
-                },
-                "count": 0,
-                "what": "(a deteval bug if ever non-zero)",
-            }
+        return []
+    return [
+        _step(
+            "residual: the step-wise evaluator differs from a profile's own at an end",
+            (end["mAP50-95"] - last[0]) + (first[0] - start["mAP50-95"]),
+            (end["mAP50"] - last[1]) + (first[1] - start["mAP50"]),
+            0,
+            "(a deteval bug if ever non-zero)",
         )
-    return Explanation(start, end, steps)
+    ]

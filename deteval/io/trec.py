@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.errors import DetevalError, InputFormatError, ValidationError, first_true
 from deteval.io.skipping import check_on_error, load_skipping
 from deteval.io.trec_blocks import (
     QRELS_COMMENT,
@@ -254,9 +254,7 @@ def _run_table(
         blocks, path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores, more=True, size=size
     )
     score = score.astype(np.float64, copy=False)  # an empty file gives an empty "S1" column
-    bad = ~np.isfinite(score)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true(~np.isfinite(score))) >= 0:
         raise ValidationError(
             f"score {float(score[i])!r} is not finite", file=str(path), record=f"line {int(lines[i])}"
         )

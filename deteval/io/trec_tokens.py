@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from deteval.errors import InputFormatError, ValidationError
+from deteval.errors import InputFormatError, ValidationError, first_true
 from deteval.io.trec_tables import MAX_TOPIC_BYTES, column_width
 
 _WS = np.zeros(256, dtype=bool)
@@ -115,8 +115,7 @@ def tokenise(
     first_tok = np.searchsorted(starts, line_starts)
     counts = np.diff(np.append(first_tok, starts.shape[0]))
     bad = ((counts < n_fields) if more else (counts != n_fields)) & (counts != 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true(bad)) >= 0:
         raw = bytes(chunk[line_starts[i] : line_starts[i] + 200]).split(b"\n", 1)[0]
         text = raw.decode("utf-8", "replace").rstrip("\r")
         raise InputFormatError(

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from deteval.errors import ConfigError, DetevalWarning, InputFormatError, ValidationError
+from deteval.errors import ConfigError, DetevalWarning, InputFormatError, ValidationError, first_true
 from deteval.io.lab import as_segments
 from deteval.mir.counts import PRFCounts, prf_counts
 from deteval.mir.matching import fmp_counts, match_one_to_one
@@ -81,9 +81,8 @@ def _positions(values: Any, name: str, binary: bool, trim: bool) -> np.ndarray:
         raise InputFormatError(f"{name} positions must be numbers") from None
     if arr.ndim != 1:
         raise InputFormatError(f"{name} positions must be one-dimensional, got shape {arr.shape}")
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        raise ValidationError(f"{name} position {arr[bad[0]]!r} is not finite", record=int(bad[0]))
+    if (i := first_true(~np.isfinite(arr))) >= 0:
+        raise ValidationError(f"{name} position {arr[i]!r} is not finite", record=i)
     return np.sort(arr, kind="stable")
 
 

@@ -55,7 +55,9 @@ PairMetric = Callable[[np.ndarray, np.ndarray], np.ndarray]
 CI_METHODS = ("percentile", "bca")
 
 
-def _check(n_units: int, n_resamples: int, level: float) -> None:
+def _check(n_units: int, n_resamples: int, level: float, method: str) -> None:
+    if method not in CI_METHODS:
+        raise ConfigError(f"unknown interval method {method!r}: use one of {', '.join(CI_METHODS)}")
     if n_units < 1:
         raise ConfigError("a bootstrap needs at least one resampling unit (image, topic or track)")
     if int(n_resamples) != n_resamples or n_resamples < 1:
@@ -203,9 +205,7 @@ def bootstrap(
     >>> float(r.point[0]), bool(r.ci[0, 0] < 0.475 < r.ci[0, 1])
     (0.475, True)
     """
-    if method not in CI_METHODS:
-        raise ConfigError(f"unknown interval method {method!r}: use one of {', '.join(CI_METHODS)}")
-    _check(n_units, n_resamples, level)
+    _check(n_units, n_resamples, level, method)
     point = _evaluate(metric, np.ones((1, n_units), dtype=np.int64))[0]
     samples = _evaluate(metric, bootstrap_weights(n_units, n_resamples, seed), processes)
     return _summarize(
@@ -240,9 +240,7 @@ def paired_bootstrap(
 ) -> PairedResult:
     """Paired bootstrap of A − B: both systems see the same resampled units (module docstring);
     ``processes`` as :func:`bootstrap`."""
-    if method not in CI_METHODS:
-        raise ConfigError(f"unknown interval method {method!r}: use one of {', '.join(CI_METHODS)}")
-    _check(n_units, n_resamples, level)
+    _check(n_units, n_resamples, level, method)
     one = np.ones((1, n_units), dtype=np.int64)
     a = _evaluate(lambda w: mix(w, np.zeros_like(w)), one)[0]
     b = _evaluate(lambda w: mix(np.zeros_like(w), w), one)[0]

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import InputFormatError, ValidationError
+from deteval.errors import InputFormatError, ValidationError, first_true
 
 __all__ = ["MAX_TIME", "Segments", "build_segments", "segments_from_list"]
 
@@ -96,30 +96,21 @@ def build_segments(
         return _record(record_kind, int(rec[i]))
 
     for name, col in (("start", s), ("end", e)):
-        bad = np.flatnonzero(~np.isfinite(col))
-        if bad.size:
-            i = int(bad[0])
+        if (i := first_true(~np.isfinite(col))) >= 0:
             reason = f"{name} time is {float(col[i])!r}; times must be finite"
             raise ValidationError(reason, file=source, record=where(i))
-        bad = np.flatnonzero(col < 0)
-        if bad.size:
-            i = int(bad[0])
+        if (i := first_true(col < 0)) >= 0:
             raise ValidationError(f"{name} time {float(col[i])!r} is negative", file=source, record=where(i))
-        bad = np.flatnonzero(col > MAX_TIME)
-        if bad.size:
-            i = int(bad[0])
+        if (i := first_true(col > MAX_TIME)) >= 0:
             reason = f"{name} time {float(col[i])!r} is implausibly large (above {MAX_TIME:g})"
             raise ValidationError(reason, file=source, record=where(i))
-    bad = np.flatnonzero(e < s)
-    if bad.size:
-        i = int(bad[0])
+    if (i := first_true(e < s)) >= 0:
         reason = f"end {float(e[i])!r} is before start {float(s[i])!r}"
         raise ValidationError(reason, file=source, record=where(i))
     order = np.lexsort((e, s))  # stable, by start then end (a zero-length segment sorts before its neighbour)
     s, e, lab, rec = s[order], e[order], lab[order], rec[order]  # `where` reads the sorted `rec` from here on
-    bad = np.flatnonzero(s[1:] < e[:-1])
-    if bad.size:
-        i = int(bad[0]) + 1
+    if (i := first_true(s[1:] < e[:-1])) >= 0:
+        i = i + 1
         raise ValidationError(
             f"segment [{float(s[i])!r}, {float(e[i])!r}] overlaps the segment "
             f"[{float(s[i - 1])!r}, {float(e[i - 1])!r}] ({where(i - 1)}); segments must not overlap",

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from deteval.errors import ValidationError
+from deteval.errors import ValidationError, first_true
 from deteval.tables.arrays import as_boxes, numeric_array, rows_beyond_exact
 
 __all__ = [
@@ -46,8 +46,7 @@ def difficult_flags(values: ArrayLike) -> np.ndarray:
     """Difficult flags as booleans: 0/1 or true/false only (``astype(bool)`` would read 2, 0.5 and the string
     "0" as difficult)."""
     flags = float_column(values, "difficult", bools=True).reshape(-1)
-    if not np.isin(flags, (0.0, 1.0)).all():
-        i = int(np.flatnonzero(~np.isin(flags, (0.0, 1.0)))[0])
+    if (i := first_true(~np.isin(flags, (0.0, 1.0)))) >= 0:
         raise ValidationError(f"difficult must be 0/1 or true/false, got {flags[i].item():g}", record=i)
     return flags != 0
 
@@ -80,24 +79,18 @@ def _given_row(given: ArrayLike, i: int) -> list[Any]:
 
 def check_boxes(boxes: np.ndarray, what: str, given: ArrayLike) -> None:
     """Finite, within ±2**53 as given (``given``: the input ``boxes`` was read from), x2 >= x1, y2 >= y1."""
-    bad = ~np.isfinite(boxes).all(axis=1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true(~np.isfinite(boxes).all(axis=1))) >= 0:
         raise ValidationError(f"{what} box {boxes[i].tolist()} has a non-finite coordinate", record=i)
     big = rows_beyond_exact(boxes, lambda i: _given_row(given, i))
     if big.size:
         i = int(big[0])
         raise ValidationError(f"{what} box {_given_row(given, i)} has a coordinate beyond ±2**53", record=i)
-    inverted = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
-    if inverted.any():
-        i = int(np.flatnonzero(inverted)[0])
+    if (i := first_true((boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1]))) >= 0:
         raise ValidationError(f"{what} box {boxes[i].tolist()} has x2 < x1 or y2 < y1", record=i)
 
 
 def _check_index(idx: np.ndarray, n: int, what: str) -> None:
-    bad = (idx < 0) | (idx >= n)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true((idx < 0) | (idx >= n))) >= 0:
         raise ValidationError(f"{what} index {int(idx[i])} is outside 0..{n - 1}", record=i)
 
 
@@ -184,9 +177,7 @@ class VOCDetections:
         sc = float_column(scores, "scores").reshape(-1)
         if sc.shape[0] != n:
             raise ValidationError(f"scores must have length {n}, got {sc.shape[0]}")
-        bad = ~np.isfinite(sc)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+        if (i := first_true(~np.isfinite(sc))) >= 0:
             raise ValidationError(f"detection score {sc[i]!r} is not finite", record=i)
         return cls(img_names, cls_names, img, lab, b, sc)
 

@@ -12,7 +12,7 @@ from deteval.detection.coco.evaluation import CocoEvaluation, finish_evaluation
 from deteval.detection.coco.params import resolve_params
 from deteval.detection.coco.parts import match_in_shards
 from deteval.detection.coco_params import CocoParams
-from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.errors import ConfigError, InputFormatError, ValidationError, first_true
 from deteval.io.coco import CocoGroundTruth, CocoResults
 from deteval.tables.arrays import numeric_array, rows_beyond_exact
 
@@ -89,8 +89,7 @@ def _check_codes(pl: list[np.ndarray], tl: list[np.ndarray], tc: list[np.ndarray
     ):
         for i, v in enumerate(parts):
             ok = (v == np.round(v)) & (np.abs(v) < 2.0**62) if name == "labels" else (v == 0) | (v == 1)
-            if not ok.all():
-                k = int(np.flatnonzero(~ok)[0])
+            if (k := first_true(~ok)) >= 0:
                 raise ValidationError(
                     f"{name} must be " + ("integers" if name == "labels" else "0 or 1") + f", got {v[k]!r}",
                     file=f"<{what}>",
@@ -108,8 +107,7 @@ def _check_finite(checks: Sequence[tuple[str, str, np.ndarray, np.ndarray]], fir
             bad |= (arr[:, 2] < 0) | (arr[:, 3] < 0) | (np.abs(arr) > 2.0**53).any(axis=1)
         elif name == "area":
             bad |= arr < 0
-        if bad.any():
-            j = int(np.flatnonzero(bad)[0])
+        if (j := first_true(bad)) >= 0:
             k = j - int(np.searchsorted(owner, owner[j]))
             raise ValidationError(
                 f"{name} {arr[j].tolist()} is not finite, negative or beyond \u00b12**53",

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import ValidationError
+from deteval.errors import ValidationError, first_true
 from deteval.io.coco.fields import field_values, finite_floats, id_array, non_negative, record_at, xywh_boxes
 from deteval.io.coco.keypoints import keypoint_matrix, stack_keypoints
 
@@ -45,9 +45,7 @@ def ann_columns(
     if need_keypoints:
         nk_raw = field_values(anns, "num_keypoints", file, where)
         nk = non_negative(nk_raw, "num_keypoints", file, where)
-        bad = (nk != np.round(nk)) | (nk > 2**31)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+        if (i := first_true((nk != np.round(nk)) | (nk > 2**31))) >= 0:
             raise ValidationError(
                 f"num_keypoints must be a whole number, got {nk_raw[i]!r}",
                 file=file,

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import InputFormatError, ValidationError
+from deteval.errors import InputFormatError, ValidationError, first_true
 from deteval.io.coco.typed import struct_field
 from deteval.tables.arrays import rows_beyond_exact
 
@@ -87,16 +87,12 @@ def finite_floats(
             record=record_at(where, i),
         ) from None
     arr = arr.astype(np.float64, copy=False)
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true(~np.isfinite(arr))) >= 0:
         raise ValidationError(
             f"{what} is {values[i]!r}: must be finite", file=file, record=record_at(where, i)
         )
     if flags:
-        bad = (arr != 0) & (arr != 1)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+        if (i := first_true((arr != 0) & (arr != 1))) >= 0:
             raise ValidationError(
                 f"{what} must be 0 or 1, got {values[i]!r}", file=file, record=record_at(where, i)
             )
@@ -130,13 +126,9 @@ def xywh_boxes(values: list, file: str, where: str | None) -> np.ndarray:
         raise InputFormatError("bbox values must be numbers", file=file)  # pragma: no cover
     _refuse_bools(values, boxes, "bbox", file, where)
     boxes = boxes.astype(np.float64, copy=False)
-    bad = ~np.isfinite(boxes).all(axis=1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true(~np.isfinite(boxes).all(axis=1))) >= 0:
         raise ValidationError(f"bbox {values[i]!r} is not finite", file=file, record=record_at(where, i))
-    neg = (boxes[:, 2] < 0) | (boxes[:, 3] < 0)
-    if neg.any():
-        i = int(np.flatnonzero(neg)[0])
+    if (i := first_true((boxes[:, 2] < 0) | (boxes[:, 3] < 0))) >= 0:
         raise ValidationError(
             f"bbox {values[i]!r} has a negative width or height", file=file, record=record_at(where, i)
         )
@@ -257,16 +249,14 @@ def index_of(ids: np.ndarray, table: np.ndarray, what: str, file: str, where: st
         pos = np.searchsorted(table, ids)
         pos_c = np.minimum(pos, table.size - 1)
         bad = table[pos_c] != ids
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true(bad)) >= 0:
         raise ValidationError(f"unknown {what} {ids[i].item()!r}", file=file, record=record_at(where, i))
     return pos_c.astype(np.int64, copy=False)
 
 
 def unique_ids(ids: np.ndarray, what: str, file: str, where: str) -> np.ndarray:
     uniq, counts = np.unique(ids, return_counts=True)
-    if (counts > 1).any():
-        j = int(np.flatnonzero(counts > 1)[0])
+    if (j := first_true(counts > 1)) >= 0:
         dup = np.flatnonzero(ids == uniq[j])
         raise ValidationError(
             f"duplicate {what} {uniq[j].item()!r} (also at index {int(dup[0])})",
@@ -297,9 +287,7 @@ def is_list(v: Any) -> bool:
 def non_negative(values: list, what: str, file: str, where: str) -> np.ndarray:
     """Finite numbers >= 0 (a negative area would make OKS exceed 1 and area ranges meaningless)."""
     arr = finite_floats(values, what, file, where)
-    neg = arr < 0
-    if neg.any():
-        i = int(np.flatnonzero(neg)[0])
+    if (i := first_true(arr < 0)) >= 0:
         raise ValidationError(
             f"{what} must not be negative, got {values[i]!r}", file=file, record=record_at(where, i)
         )

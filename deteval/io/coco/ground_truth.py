@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.errors import DetevalError, InputFormatError, ValidationError, first_true
 from deteval.io.coco.annotations import ANN_RECORD, ann_columns
 from deteval.io.coco.fields import MAX_COORD, field_values, finite_floats, id_array, index_of, unique_ids
 from deteval.io.coco.gt_pieces import GtHead, gt_in_pieces
@@ -30,9 +30,7 @@ from deteval.io.skipping import load_skipping
 def _image_size(images: list, key: str, file: str) -> np.ndarray:
     """Image heights or widths (needed to rasterise polygons): whole numbers >= 0, -1 when absent."""
     arr = finite_floats(field_values(images, key, file, "images", default=-1), key, file, "images")
-    bad = (arr != np.round(arr)) | (arr < -1) | (arr > MAX_COORD)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true((arr != np.round(arr)) | (arr < -1) | (arr > MAX_COORD))) >= 0:
         raise ValidationError(
             f"{key} must be a whole number of pixels, got {arr[i]!r}", file=file, record=f"images[{i}]"
         )
@@ -242,8 +240,7 @@ def _image_sizes(images: list, file: str, keep_segmentation: bool) -> np.ndarray
     if keep_segmentation:
         hw = np.stack([_image_size(images, k, file) for k in ("height", "width")], axis=1)
         big = hw[:, 0].astype(np.float64) * hw[:, 1] >= MAX_MASK_PIXELS  # (in floats: no int64 wrap)
-        if big.any():
-            i = int(np.flatnonzero(big)[0])
+        if (i := first_true(big)) >= 0:
             raise ValidationError(
                 f"an image of {int(hw[i, 0])}x{int(hw[i, 1])} pixels is beyond the 2**32 pixels pycocotools' "
                 "masks can hold (its sizes are 32-bit)",

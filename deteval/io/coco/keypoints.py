@@ -9,7 +9,7 @@ from itertools import chain
 
 import numpy as np
 
-from deteval.errors import InputFormatError, ValidationError
+from deteval.errors import InputFormatError, ValidationError, first_true
 from deteval.io.coco.fields import (
     FLOAT_MAX,
     MAX_COORD,
@@ -101,9 +101,7 @@ def keypoint_matrix(
     lens = np.fromiter(map(len, values), dtype=np.int64, count=n)
     if n == 0:
         return np.zeros((0, width or 0), dtype=np.float64)
-    bad = (lens == 0) | (lens % 3 != 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true((lens == 0) | (lens % 3 != 0))) >= 0:
         raise InputFormatError(
             f"{what} must have 3K numbers (x, y, v per keypoint), got {int(lens[i])}",
             file=file,
@@ -124,9 +122,7 @@ def keypoint_matrix(
         ) from None
     padding = None if (lens == k3).all() else np.arange(k3) >= lens[:, None]
     mat = flat.reshape(n, k3) if padding is None else _padded(flat, padding)
-    bad = ~np.isfinite(mat).all(axis=1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true(~np.isfinite(mat).all(axis=1))) >= 0:
         raise ValidationError(f"{what} are not finite", file=file, record=record_at(where, i))
     check_magnitude(mat, what, values, file, where)
     if gt:
@@ -195,9 +191,7 @@ def check_keypoint_counts(
     category, the count expected and the one found."""
     cat, counts = rows
     want = kc[cat]
-    bad = np.flatnonzero((counts != want) & (want > 0))
-    if bad.size:
-        i = int(bad[0])
+    if (i := first_true((counts != want) & (want > 0))) >= 0:
         c = int(cat[i])
         source = "its record's keypoint names" if named[c] else "its first annotation"
         raise ValidationError(
@@ -222,9 +216,7 @@ def stack_keypoints(mats: list[np.ndarray]) -> np.ndarray:
 
 def _check_visibility(mat: np.ndarray, file: str, where: str | None, what: str) -> None:
     v = mat[:, 2::3]
-    bad = ((v != 0) & (v != 1) & (v != 2)).any(axis=1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true(((v != 0) & (v != 1) & (v != 2)).any(axis=1))) >= 0:
         raise ValidationError(
             f"{what} visibility flags must be 0, 1 or 2, got {sorted(set(v[i].tolist()))}",
             file=file,

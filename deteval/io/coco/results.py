@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from deteval.collector import paused
-from deteval.errors import DetevalError, InputFormatError, ValidationError
+from deteval.errors import DetevalError, InputFormatError, ValidationError, first_true
 from deteval.io.coco import pieces as coco_pieces
 from deteval.io.coco import typed as coco_typed
 from deteval.io.coco.fields import (
@@ -80,20 +80,14 @@ def _results_from_array(arr: np.ndarray, gt: CocoGroundTruth, file: str) -> Coco
     if arr.dtype.kind not in "iuf":  # (astype would read the strings "12.5" and booleans as numbers)
         raise InputFormatError(f"a results array must hold numbers, not {arr.dtype}", file=file)
     a = np.asarray(arr, dtype=np.float64)
-    bad = ~np.isfinite(a).all(axis=1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true(~np.isfinite(a).all(axis=1))) >= 0:
         raise ValidationError(f"row {a[i].tolist()} is not finite", file=file, record=i)
     bbox = a[:, 1:5].copy()
-    neg = (bbox[:, 2] < 0) | (bbox[:, 3] < 0)
-    if neg.any():
-        i = int(np.flatnonzero(neg)[0])
+    if (i := first_true((bbox[:, 2] < 0) | (bbox[:, 3] < 0))) >= 0:
         raise ValidationError(f"bbox {bbox[i].tolist()} has a negative width or height", file=file, record=i)
     check_magnitude(bbox, "bbox", arr[:, 1:5].tolist(), file, None)
     ids = a[:, [0, 6]]
-    bad = ((ids != np.round(ids)) | (np.abs(ids) >= 2.0**63)).any(axis=1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := first_true(((ids != np.round(ids)) | (np.abs(ids) >= 2.0**63)).any(axis=1))) >= 0:
         raise InputFormatError(f"ids must be integers, got row {a[i].tolist()}", file=file, record=i)
     exact = arr if arr.dtype.kind in "iu" else a  # (an integer id beyond 2**53 would round as float64)
     img = index_of(exact[:, 0].astype(np.int64), gt.image_ids, "image_id", file, None)

@@ -10,9 +10,17 @@ record to pickle). The parent reads the ground truth and the head (:func:`~detev
 then maps the child's ids, compares the sizes with the images' and rebuilds the RLE dicts
 (:func:`segm_with_tail`).
 
-Anything else (a record with a ``bbox``, a polygon or an uncompressed RLE, a size that is not its image's, an
-unknown id, any error) makes these return None: the caller then reads the file in one process, which names
-the fault, so the messages and which fault is reported first are those of the one-process path.
+The same holds for results with a ``bbox`` in every record (detectron2's and mmdetection's, the box head's box
+next to each mask): loadRes reads every record in its bbox branch then (the file's first record has a box),
+its area the box's ``w * h``, its mask kept as given (and checked as above), so the pieces also carry the
+checked boxes (:data:`RawMasks`) and become results of kind ``"bbox"``. Every piece must be of one form, with
+boxes or without: a file where only some records carry a box is left to the one-process path (loadRes' rule
+then depends on the first record).
+
+Anything else (some records with a ``bbox`` and others without, a polygon or an uncompressed RLE, a size that
+is not its image's, an unknown id, any error) makes these return None: the caller then reads the file in one
+process, which names the fault, so the messages and which fault is reported first are those of the
+one-process path.
 """
 
 from __future__ import annotations
@@ -30,13 +38,13 @@ import numpy as np
 from deteval.collector import paused
 from deteval.errors import DetevalError
 from deteval.io.coco import pieces as coco_pieces
-from deteval.io.coco.fields import field_values, finite_floats, index_of
+from deteval.io.coco.fields import field_values, finite_floats, index_of, xywh_boxes
 from deteval.io.coco.head_tail import results_part
 from deteval.io.coco.masks import plain_rle_sizes, rle_sizes_fit
 from deteval.io.coco.pieces import parsed_piece, part_texts
 from deteval.io.coco.results import result_ids
 from deteval.io.coco.tables import CocoGroundTruth, CocoResults, MaskBoxes, concat_results, stored_boxes
-from deteval.io.coco.typed import segm_columns
+from deteval.io.coco.typed import segm_bbox_columns, segm_columns
 from deteval.io.rle import check_rle_text, text_slices
 
 __all__ = [
@@ -49,8 +57,9 @@ __all__ = [
 ]
 
 #: One piece of the tail: image ids, category ids, scores (not yet mapped to the ground truth), each mask's
-#: ``[height, width]``, its area and the length of its ``counts`` string.
-RawMasks = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: ``[height, width]``, its area, the length of its ``counts`` string, and the records' N×4 ``bbox`` (checked as
+#: the loader checks boxes) when every record of the piece has one, else None.
+RawMasks = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
 #: The child's tail: its pieces, and for each the ``counts`` strings of its masks laid end to end (ASCII: a
 #: checked counts string holds only ``'0'..'o'``), one bytes object rather than a string per mask.
 SegmTail = tuple[list[RawMasks], list[bytes]]
@@ -78,7 +87,8 @@ def _raw_pieces(path: str | PathLike[str], start: int, head: bool) -> SegmTail |
                 raw = _raw_piece(text, file)
             except DetevalError:
                 return None
-            if raw is None:
+            # (every piece of one form, boxes or none: see the module's docstring)
+            if raw is None or (out and (raw[0][6] is None) != (out[0][6] is None)):
                 return None
             out.append(raw[0])
             texts.append(raw[1])
@@ -87,30 +97,41 @@ def _raw_pieces(path: str | PathLike[str], start: int, head: bool) -> SegmTail |
 
 def _raw_piece(text: bytes, file: str) -> tuple[RawMasks, bytes] | None:
     """:func:`_raw_masks` of the records of one piece's text, decoded by type where that vouches for the
-    columns (:func:`~deteval.io.coco.typed.segm_columns`: no dict per record or mask), else parsed."""
+    columns (:func:`~deteval.io.coco.typed.segm_columns`, :func:`~deteval.io.coco.typed.segm_bbox_columns`
+    with a box in every record: no dict per record or mask), else parsed."""
     typed = segm_columns(text)
+    boxes = None
     if typed is None:
-        records = parsed_piece(text, file)
-        # (unreadable; an empty one is left to the one-process path)
-        return None if not records else _raw_masks(records, file)
+        boxed = segm_bbox_columns(text)
+        if boxed is None:
+            records = parsed_piece(text, file)
+            # (unreadable; an empty one is left to the one-process path)
+            return None if not records else _raw_masks(records, file)
+        typed, boxes = boxed
     img_ids, cat_ids, score, hw, joined, lengths = typed
     if not rle_sizes_fit(hw):
         return None
     area = check_rle_text(
         np.frombuffer(joined, dtype=np.uint8), lengths, hw[:, 0] * hw[:, 1], file, range(len(lengths))
     )
-    return (img_ids, cat_ids, score, hw, area, lengths), joined
+    return (img_ids, cat_ids, score, hw, area, lengths, boxes), joined
 
 
 def _raw_masks(records: list, file: str) -> tuple[RawMasks, bytes] | None:
-    """The columns of segm-branch results whose masks are all compressed RLE dicts and which have no ``bbox``
-    (loadRes then takes every box from the mask), checked as the one-process loader checks them but for what
-    needs the ground truth; None if the records are not such (the one-process path decides)."""
-    if set(map(type, records)) != {dict} or any(map(contains, records, repeat("bbox"))):
+    """The columns of results whose masks are all compressed RLE dicts and which have no ``bbox`` (loadRes'
+    segm branch: every box taken from the mask) or a ``bbox`` in every record (its bbox branch, if the file's
+    first record is one of them), checked as the one-process loader checks them but for what needs the ground
+    truth; None if the records are not such (the one-process path decides)."""
+    if set(map(type, records)) != {dict}:
+        return None
+    given = sum(map(contains, records, repeat("bbox")))
+    if given not in (0, len(records)):
         return None
     img_ids = result_ids(records, "image_id", file)
     cat_ids = result_ids(records, "category_id", file)
     score = finite_floats(field_values(records, "score", file, None), "score", file, None)
+    # (the loader's box check: 4 numbers, finite, within ±2**53, no negative width or height)
+    boxes = xywh_boxes(field_values(records, "bbox", file, None), file, None) if given else None
     try:
         segs = list(map(itemgetter("segmentation"), records))
     except KeyError:
@@ -128,7 +149,7 @@ def _raw_masks(records: list, file: str) -> tuple[RawMasks, bytes] | None:
     area = check_rle_text(
         np.frombuffer(text, dtype=np.uint8), lengths, hw[:, 0] * hw[:, 1], file, range(len(segs))
     )
-    return (img_ids, cat_ids, score, hw, area, lengths), text
+    return (img_ids, cat_ids, score, hw, area, lengths, boxes), text
 
 
 def segm_with_tail(
@@ -172,7 +193,8 @@ def segm_with_pending_tail(
     with paused():
         for piece in raw:
             part = _mapped(piece, gt, file)
-            if part is None:
+            # (the head's form, boxes or none: a file of both is left to the one-process path)
+            if part is None or part.kind != parts[0].kind:
                 return None
             parts.append(part)
             offset += len(part)
@@ -223,8 +245,11 @@ def _lean_head(
 
 def _mapped(piece: RawMasks, gt: CocoGroundTruth, file: str) -> CocoResults | None:
     """One piece of the tail against ``gt``: the ids mapped, every mask of its image's size (checked), its
-    masks None for now (see :class:`PendingMasks`); None if an id is unknown or a size differs."""
-    img_ids, cat_ids, score, hw, area, lengths = piece
+    masks None for now (see :class:`PendingMasks`); None if an id is unknown or a size differs. A piece with
+    boxes is read as loadRes' bbox branch reads it: kind ``"bbox"``, the boxes as given, the area ``w * h``
+    of each (as :func:`~deteval.io.coco.results.results_from_records` computes it; pycocotools' ``bb[2] *
+    bb[3]``), the masks as given (the matcher reads them as they are: compressed RLEs)."""
+    img_ids, cat_ids, score, hw, area, lengths, boxes = piece
     try:
         img = index_of(img_ids, gt.image_ids, "image_id", file, None)
         cat = index_of(cat_ids, gt.cat_ids, "category_id", file, None)
@@ -233,6 +258,18 @@ def _mapped(piece: RawMasks, gt: CocoGroundTruth, file: str) -> CocoResults | No
     if lengths.shape[0] != img.shape[0] or not np.array_equal(hw, gt.image_hw[img]):
         return None
     masks: list[Any] = [None] * lengths.shape[0]
+    if boxes is not None:
+        return CocoResults(
+            img=img,
+            cat=cat,
+            score=score,
+            bbox=boxes,
+            area=boxes[:, 2] * boxes[:, 3],
+            segmentation=masks,
+            kind="bbox",
+            source=file,
+            rles=list(masks),
+        )
     return CocoResults(
         img=img,
         cat=cat,

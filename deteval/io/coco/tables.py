@@ -128,7 +128,8 @@ class CocoResults:
     warnings: list[str] = field(default_factory=list)
     skipped: int = 0
     #: segm branch: every mask as a pycocotools RLE, validated and converted at load (the matcher reads these
-    #: instead of validating ``segmentation`` again); None otherwise
+    #: instead of validating ``segmentation`` again); also the bbox branch's compressed RLEs when read by the
+    #: fast readers (:mod:`~deteval.io.coco.segm_tail`, validated there); None otherwise
     rles: list | None = None
     #: segm masks validated but not made into dicts (their places in ``segmentation`` and ``rles`` hold None):
     #: a :class:`~deteval.io.coco.segm_tail.PendingMasks` whose texts the matcher reads them from; set by

@@ -56,6 +56,7 @@ __all__ = [
     "gt_box_columns",
     "obb_columns",
     "obb_gt_columns",
+    "segm_bbox_columns",
     "segm_columns",
     "struct_field",
     "typed_decoding",
@@ -555,25 +556,36 @@ def obb_gt_columns(text: bytes, parse: Callable[[bytes], Any]) -> ObbGtColumns |
 # integer ids within int64, a finite score below 2**63 in magnitude, a size of two integers within int64, and
 # ASCII counts strings. The sizes' bounds (:func:`deteval.io.coco.masks.rle_sizes_fit`) and the runs are
 # checked by the caller, the runs on the text of all counts laid end to end.
+#
+# The same records with a ``bbox`` in every one (detectron2's ``instances_to_coco_json`` and mmdetection's
+# ``results2json`` write the box head's box next to each mask) are decoded by a second Struct
+# (:func:`segm_bbox_columns`): the box four numbers, each value below 2**53 in magnitude, finite, no negative
+# width or height (the bounds of the bbox results above), 16 quotes per record. A list where only some
+# records carry a box is refused by both Structs and left to the ordinary path (loadRes' branch is then the
+# first record's, and its rule for the others differs).
 
 #: (image ids int64, category ids int64, scores float64, N×2 ``[height, width]`` int64, the ``counts`` strings
 #: laid end to end as ASCII bytes, the length of each)
 SegmColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bytes, np.ndarray]
 
 _SEGM_DECODER: Any = _GT_UNBUILT
+_SEGM_BOX_DECODER: Any = _GT_UNBUILT
 _SIZE, _COUNTS = attrgetter("size"), attrgetter("counts")
 
 
-def _build_segm(module: ModuleType) -> Any:
+def _build_segm(module: ModuleType, boxed: bool = False) -> Any:
     number = int | float  # (as for bbox: a plain float field would round an integer before any check)
     rle = module.defstruct(
         "RleMask", [("size", tuple[int, int]), ("counts", str)], forbid_unknown_fields=True, gc=False
     )
-    return _records_decoder(
-        module,
-        "SegmResult",
-        [("image_id", int), ("category_id", int), ("segmentation", rle), ("score", number)],
-    )
+    fields = [("image_id", int), ("category_id", int), ("segmentation", rle), ("score", number)]
+    if boxed:
+        fields.append(("bbox", tuple[number, number, number, number]))
+    return _records_decoder(module, "SegmBoxResult" if boxed else "SegmResult", fields)
+
+
+def _build_segm_boxed(module: ModuleType) -> Any:
+    return _build_segm(module, boxed=True)
 
 
 def segm_columns(text: bytes) -> SegmColumns | None:
@@ -582,17 +594,42 @@ def segm_columns(text: bytes) -> SegmColumns | None:
     that is not certain or msgspec is not installed."""
     global _SEGM_DECODER
     _SEGM_DECODER = _built(_SEGM_DECODER, _build_segm)
-    records = _decoded(_SEGM_DECODER, text)
+    got = _segm_records(_SEGM_DECODER, text, False)
+    return None if got is None else got[0]
+
+
+def segm_bbox_columns(text: bytes) -> tuple[SegmColumns, np.ndarray] | None:
+    """The columns of the segm results list ``text`` (JSON) whose masks are all compressed RLEs and whose
+    every record carries a ``bbox`` of four numbers (as detectron2 and mmdetection write them: loadRes' bbox
+    branch when the first record is one of them), and the N×4 float64 boxes, as the ordinary reader would
+    read them (see above; the runs not yet checked); None whenever that is not certain or msgspec is not
+    installed."""
+    global _SEGM_BOX_DECODER
+    _SEGM_BOX_DECODER = _built(_SEGM_BOX_DECODER, _build_segm_boxed)
+    got = _segm_records(_SEGM_BOX_DECODER, text, True)
+    return None if got is None or got[1] is None else (got[0], got[1])
+
+
+def _segm_records(decoder: Any, text: bytes, boxed: bool) -> tuple[SegmColumns, np.ndarray | None] | None:
+    """:data:`SegmColumns` of the segm records ``decoder`` decodes from ``text``, and (``boxed``) their N×4
+    float64 boxes; None where the ordinary path is not certain to read the same values (see above)."""
+    records = _decoded(decoder, text)
     if records is None:
         return None
     n = len(records)
     with paused():
-        if quote_count(text) != 14 * n:  # (the text's strings: six keys and a counts string per record)
+        # (the text's strings: six keys, a seventh with the box, and a counts string per record)
+        if quote_count(text) != (16 if boxed else 14) * n:
             return None
         try:
             img = np.fromiter(map(_IMG, records), np.int64, n)
             cat = np.fromiter(map(_CAT, records), np.int64, n)
             score = np.fromiter(map(_SCORE, records), np.float64, n)
+            boxes = (
+                np.fromiter(chain.from_iterable(map(_BOX, records)), np.float64, 4 * n).reshape(n, 4)
+                if boxed
+                else None
+            )
             masks = list(map(_SEGM, records))
             del records
             hw = np.fromiter(chain.from_iterable(map(_SIZE, masks)), np.int64, 2 * n).reshape(n, 2)
@@ -607,4 +644,9 @@ def segm_columns(text: bytes) -> SegmColumns | None:
         lengths = np.fromiter(map(len, counts), np.int64, n)
     if not (np.abs(score) < 2.0**63).all():
         return None  # (also NaN: not below anything)
-    return img, cat, score, hw, joined, lengths
+    # (a box as the bbox results' bounds have it: exact in float64, also not NaN, no negative width or height)
+    if boxes is not None and (
+        not (np.abs(boxes) < 2.0**53).all() or (boxes[:, 2] < 0).any() or (boxes[:, 3] < 0).any()
+    ):
+        return None
+    return (img, cat, score, hw, joined, lengths), boxes

@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from deteval.errors import ConfigError, InputFormatError, ValidationError
+from deteval.errors import ConfigError, InputFormatError, ValidationError, first_true
 from deteval.io.guards import refuse_special
 from deteval.io.voc.files import PathLike
 from deteval.io.voc.text_table import read_table, token_text
@@ -87,8 +87,7 @@ class _ImageIndex:
         else:
             idx = np.full(ids.shape[0], -1, dtype=np.int64)
         unknown = idx < 0
-        if unknown.any():
-            r = int(np.flatnonzero(unknown)[0])
+        if (r := first_true(unknown)) >= 0:
             if self.unknown_images == "error":
                 raise ValidationError(
                     f"image id {token_text(ids[r])!r} is not in the image set "
