@@ -48,7 +48,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "re-render a saved JSON result (table, markdown, csv, json) and optionally plot it"),
     "compare": ("compare", "compare two saved results of the same protocol, per class, with deltas (B - A)"),
     "presets": ("presets", "list the shipped protocol presets"),
-    "yolo": ("yolo", "score a YOLO dataset's predictions as yolo val, pycocotools or supervision would"),
+    "yolo": (
+        "yolo_plain",
+        "score a YOLO dataset's predictions as yolo val, pycocotools or supervision would",
+    ),
     "convert": ("yolo", "convert a YOLO dataset to COCO JSON, or COCO JSON to YOLO labels"),
     "explain": ("explain", "attribute the difference between two profiles' mAP rule by rule"),
 }

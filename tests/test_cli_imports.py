@@ -102,23 +102,23 @@ def test_coco_command_imports_no_other_protocol() -> None:
     assert not modules & others, sorted(modules & others)
 
 
+def _modules_loaded(*argv: str) -> set[str]:
+    """Every module (full names) ``deteval argv`` imported; the run must succeed."""
+    probe = PROBE.replace('{m.split(".")[0] for m in sys.modules}', "set(sys.modules)")
+    assert probe != PROBE
+    out = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stderr.splitlines() if x.startswith("MODULES "))
+    return set(json.loads(line[len("MODULES ") :]))
+
+
 @pytest.mark.slow
 def test_plain_coco_run_loads_no_analysis_statistics_or_figures_code() -> None:
     """The plain evaluation (numbers only) runs in deteval.commands.coco_plain: the module of the analyses,
     statistics, figures and clusters (deteval.commands.coco) and what it imports stay unloaded; an analysis
     option loads it."""
     gt, dt = DATA / "fruit_val_coco_format.json", DATA / "coco_instances_results.json"
-    probe = PROBE.replace('{m.split(".")[0] for m in sys.modules}', "set(sys.modules)")
-    assert probe != PROBE
-
-    def loaded(*argv: str) -> set[str]:
-        out = subprocess.run(
-            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=False
-        )
-        assert out.returncode == 0, out.stderr
-        line = next(x for x in out.stderr.splitlines() if x.startswith("MODULES "))
-        return set(json.loads(line[len("MODULES ") :]))
-
+    loaded = _modules_loaded
     plain = loaded("coco", str(gt), str(dt), "--format", "json")
     assert "deteval.commands.coco_plain" in plain
     later = {
@@ -132,3 +132,27 @@ def test_plain_coco_run_loads_no_analysis_statistics_or_figures_code() -> None:
     assert not plain & later, sorted(plain & later)
     with_errors = loaded("coco", str(gt), str(dt), "--format", "json", "--errors")
     assert {"deteval.commands.coco", "deteval.analysis.cli", "deteval.analysis.tide"} <= with_errors
+
+
+@pytest.mark.slow
+def test_plain_yolo_run_loads_no_analysis_statistics_or_figures_code() -> None:
+    """The plain YOLO evaluation runs in deteval.commands.yolo_plain: deteval.commands.yolo (statistics,
+    analyses, figures, other tasks) and what only it imports stay unloaded; a statistics option loads it."""
+    root = Path(__file__).parent.parent / "data_samples" / "yolo"
+    loaded = _modules_loaded
+    args = ("yolo", str(root / "data.yaml"), str(root / "predictions" / "labels"), "--format", "json")
+    later = {
+        "deteval.commands.yolo",
+        "deteval.commands.coco",
+        "deteval.analysis.cli",
+        "deteval.analysis.tide",
+        "deteval.stats.coco",
+        "deteval.stats.ultralytics",
+        "deteval.report.yolo_plots",
+    }
+    for profile in ("coco", "ultralytics", "supervision"):
+        plain = loaded(*args, "--profile", profile)
+        assert "deteval.commands.yolo_plain" in plain
+        assert not plain & later, sorted(plain & later)
+    with_ci = loaded(*args, "--profile", "coco", "--ci", "0.9", "--bootstrap", "5")
+    assert {"deteval.commands.yolo", "deteval.stats.coco"} <= with_ci

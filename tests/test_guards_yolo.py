@@ -344,3 +344,40 @@ def test_huge_class_number_is_not_printed_whole(sample: Path, capsys) -> None:
         capsys, ["yolo", str(sample / "data.yaml"), str(sample / "predictions" / "labels")], "1e+300"
     )
     assert len(err) < 300
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_read_listed_reads_as_read_regular(tmp_path: Path) -> None:
+    """A file read as listed regular gives read_regular's bytes; whatever was put at its path since the
+    listing (a FIFO, a folder, a link, nothing, a device) gives read_regular's bytes or error, bounded."""
+    from deteval.io.guards import LISTED_READ, read_ends, read_listed, read_regular
+
+    small, big, empty = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "c.txt"
+    small.write_bytes(b"0 0.5 0.5 0.1 0.1\n")
+    big.write_bytes(b"1" * (LISTED_READ + 7))
+    empty.write_bytes(b"")
+    for p in (small, big, empty):
+        assert read_listed(p, "label file") == read_regular(p, "label file") == p.read_bytes()
+    assert read_listed(big, "image", limit=100) == b"1" * 100
+    big.write_bytes(b"1" * 200 + b"END")
+    for p in (small, big, empty):
+        for limit in (8, 1 << 13):
+            want = read_ends(p, "image", limit=limit, tail=4)
+            assert read_ends(p, "image", limit=limit, tail=4, listed=True) == want
+    assert read_ends(big, "image", limit=8, tail=4, listed=True) == (b"1" * 8, b"1END")
+    fifo, link, folder = tmp_path / "f.txt", tmp_path / "l.txt", tmp_path / "d.txt"
+    os.mkfifo(fifo)
+    link.symlink_to(small)
+    folder.mkdir()
+    assert read_listed(link, "label file") == small.read_bytes()
+    for p, kind in ((fifo, "a named pipe"), (folder, "a folder"), (tmp_path / "gone.txt", "no such file")):
+        for limit in (None, 100):
+            with pytest.raises(DetevalError, match=kind):
+                read_listed(p, "label file", limit=limit)
+        with pytest.raises(DetevalError, match=kind):
+            read_ends(p, "image", limit=100, tail=4, listed=True)
+    if os.path.exists("/dev/zero"):
+        with pytest.raises(DetevalError, match="a character device"):
+            read_listed("/dev/zero", "label file")
+        with pytest.raises(DetevalError, match="a character device"):
+            read_listed("/dev/null", "label file")

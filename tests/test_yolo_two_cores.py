@@ -16,13 +16,14 @@ from deteval.tables.boxes import BoxTable
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Record, per call of the runner's prediction reader, whether rows read beforehand were handed to it."""
+    """Record, per call of the runner's prediction reader, whether rows read (or read and checked) beforehand
+    were handed to it."""
     given: list[bool] = []
     real = runner.load_yolo_predictions
 
-    def spy(source, ds, *, rows=None):
-        given.append(rows is not None)
-        return real(source, ds, rows=rows)
+    def spy(source, ds, *, rows=None, checked=None):
+        given.append(rows is not None or checked is not None)
+        return real(source, ds, rows=rows, checked=checked)
 
     monkeypatch.setattr(runner, "load_yolo_predictions", spy)
     return given
@@ -161,9 +162,9 @@ def test_child_reads_the_last_headers(tmp_path, monkeypatch):
     real = yolo_io.image_header
     opened: list[str] = []
 
-    def spy(path, *args):
+    def spy(path, *args, **kwargs):
         opened.append(str(path))
-        return real(path, *args)
+        return real(path, *args, **kwargs)
 
     monkeypatch.setattr(yolo_io, "image_header", spy)
     tables = []
@@ -177,3 +178,24 @@ def test_child_reads_the_last_headers(tmp_path, monkeypatch):
     np.testing.assert_array_equal(preds1, preds2)
     assert n1 == 10
     assert n2 == 10 - int(10 * runner.CHILD_HEADERS)
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_child_checked_predictions_read_again_when_images_are_left_out(tmp_path, monkeypatch, processes):
+    """Under an Ultralytics profile a corrupt image is left out after the child placed the predictions on the
+    split as listed: its table is not used, and the predictions are those of one process (the left-out
+    image's file not read, with the warning)."""
+    monkeypatch.setenv(forked.ENV_PROCESSES, processes)
+    data, pred, _ = random_dataset(tmp_path, 9, n_images=7)
+    images = sorted((tmp_path / "images" / "val").iterdir())
+    images[2].write_bytes(b"not an image")
+    ds, preds = load_split_and_predictions(str(data), str(pred), "val", "ultralytics")
+    monkeypatch.setenv(forked.ENV_PROCESSES, "1")
+    want_ds = load_dataset(str(data), "val", "ultralytics")
+    want = load_yolo_predictions(pred, want_ds)
+    assert ds.n_images == want_ds.n_images == 6
+    assert len(preds) == len(want) > 0
+    for name in ("img", "cls", "xyxy", "conf"):
+        np.testing.assert_array_equal(getattr(preds, name), getattr(want, name))
+    assert ds.warnings == want_ds.warnings
+    assert any("left out as corrupt" in w for w in ds.warnings)

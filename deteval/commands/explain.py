@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from deteval.commands.common import warn_on_stderr, write_text
-from deteval.commands.yolo import read_split, task_of
+from deteval.commands.yolo_plain import read_split, task_of
 from deteval.detection.dota import PROFILE as DOTA_DEVKIT
 from deteval.detection.ultralytics import get_rules
 from deteval.errors import ConfigError, DetevalWarning

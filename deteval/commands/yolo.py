@@ -1,11 +1,11 @@
-"""``deteval yolo DATA.yaml PREDICTIONS``: a YOLO dataset scored as Ultralytics, pycocotools or supervision
-would; and ``deteval convert`` between YOLO and COCO."""
+"""``deteval yolo DATA.yaml PREDICTIONS`` with statistics, analyses, figures or another task (oriented boxes,
+poses): a YOLO dataset scored as Ultralytics, pycocotools or supervision would (the command's options and its
+plain evaluation: :mod:`deteval.commands.yolo_plain`); and ``deteval convert`` between YOLO and COCO."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -14,12 +14,19 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.cli import AnalysisHooks, run_analyses
-from deteval.analysis.inputs import coco_confusion, coco_match_counts, coco_match_counts_of
-from deteval.analysis.options import add_analysis_args, analyses_requested
+from deteval.analysis.inputs import coco_confusion
+from deteval.analysis.options import analyses_requested
 from deteval.analysis.yolo_inputs import yolo_confusion
 from deteval.commands.coco import coco_hooks, coco_statistics
-from deteval.commands.common import add_output_args, warn_on_stderr, write_text
-from deteval.commands.stats_options import add_stats_args, stats_options
+from deteval.commands.common import warn_on_stderr, write_text
+from deteval.commands.stats_options import stats_options
+from deteval.commands.yolo_plain import (
+    check_conf,
+    emit_yolo,
+    own_precision_recall,
+    read_split,
+    task_of,
+)
 from deteval.commands.yolo_pose import run_yolo_pose
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.dota import PROFILE as DOTA_DEVKIT
@@ -33,7 +40,6 @@ from deteval.io.yolo import (
     load_yolo_predictions,
 )
 from deteval.io.yolo_coco import (
-    coco_tables,
     coco_to_yolo,
     dataset_to_coco,
     image_ids,
@@ -41,22 +47,18 @@ from deteval.io.yolo_coco import (
     predictions_to_coco,
 )
 from deteval.io.yolo_obb import load_obb_predictions, load_yolo_obb
-from deteval.io.yolo_yaml import read_data_yaml
 from deteval.report.progress import note
 from deteval.report.stats_table import STATS_KEYS
 from deteval.report.yolo_plots import YoloCurves, write_yolo_val_plots
-from deteval.report.yolo_table import YOLO_FORMATS, render_yolo, yolo_lines
+from deteval.report.yolo_table import render_yolo, yolo_lines
 from deteval.results import EvalResult
 from deteval.run.yolo import (
-    PROFILE_NAMES,
-    TASKS,
     canonical_profile,
     coco_inputs,
     coco_results,
     confidence_floor,
     evaluate_yolo,
     is_ultralytics,
-    load_split_and_predictions,
     obb_coco_inputs,
     obb_coco_results,
     probiou_pairs,
@@ -65,20 +67,12 @@ from deteval.stats.ultralytics import UltralyticsUnits
 from deteval.tables.boxes import BoxTable
 
 
-def task_of(data_yaml: str) -> str:
-    """The task a data.yaml implies, as Ultralytics infers it: pose where it has ``kpt_shape``."""
-    if not str(data_yaml).lower().endswith((".yaml", ".yml")) or not Path(data_yaml).is_file():
-        return "detect"  # (the loader names what is wrong with it)
-    return "pose" if read_data_yaml(data_yaml, {"kpt_shape"}).get("kpt_shape") is not None else "detect"
-
-
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     args.task = args.task or task_of(args.data)
     if args.task == "pose":
         return run_yolo_pose(args)
     profile = args.profile or "ultralytics"
-    if args.conf is not None and not math.isfinite(args.conf):
-        raise ConfigError(f"--conf must be a finite confidence, got {args.conf}")
+    check_conf(args)
     stats = stats_options(args)
     if stats is not None and canonical_profile(profile) == "supervision":
         raise ConfigError(
@@ -101,15 +95,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if (stats is not None and not ultra) or wanted:  # the COCO-protocol inputs the analyses read
         gt, res = coco_inputs(ds, preds, args.iou_type, all_sizes=wanted)
         params = CocoParams.from_options(args.iou_type)
-    if own_pr:  # (the evaluation's own counts; else the tables from the arrays, matched again at IoU 0.5)
-        run = result.coco_run
-        counts = None if run is None else coco_match_counts_of(*run, iou=0.5)
-        if counts is None or run is None:
-            g, r = coco_tables(ds, preds)
-            counts = coco_match_counts(g, r, iou=0.5)
-        else:
-            g = run[1]
-        add_precision_recall(result, g.cat_names, *counts)
+    if own_pr:
+        own_precision_recall(result, ds, preds)
     if stats is not None and not ultra:
         others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
         systems = [res, *(coco_results(ds, o, gt, args.iou_type) for o in others)]
@@ -121,10 +108,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         run_analyses(args, result, _hooks(args, ds, preds, gt, res, params, profile))
     if args.plots:
         write_yolo_plots(ds, preds, profile, args)
-    fmt = args.format or "table"
-    shown = result if fmt != "table" or args.per_class else replace(result, per_class={})
-    write_text(render_yolo(shown, fmt, include_curves=args.curves), args.output)
-    warn_on_stderr(result)
+    emit_yolo(result, args)
     return 0
 
 
@@ -226,18 +210,6 @@ def _hooks(
     return hooks
 
 
-def read_split(
-    data: str, predictions: str, split: str, profile: str, conf: float | None, check_images: bool = True
-) -> tuple[Any, Any]:
-    """The split (under the Ultralytics profiles, duplicate labels and corrupt images left out as Ultralytics
-    leaves them out; else an error) and its predictions above ``conf``; what the readers tolerate goes to
-    ``ds.warnings`` (printed through the common channel, never as a raw Python warning)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DetevalWarning)
-        ds, preds = load_split_and_predictions(data, predictions, split, profile, check_images=check_images)
-    return ds, confidence_floor(preds, conf)
-
-
 def write_yolo_plots(
     ds: YoloDataset, preds: BoxTable, profile: str, args: argparse.Namespace, *, task: str = "detect"
 ) -> None:
@@ -274,26 +246,6 @@ def write_yolo_plots(
         )
     paths = write_yolo_val_plots(args.plots, curves, confusion)
     note(f"deteval: wrote {len(paths)} plot(s) to {args.plots}: {', '.join(p.name for p in paths)}")
-
-
-def add_precision_recall(
-    result: EvalResult, names: list[str], tp: np.ndarray, n_det: np.ndarray, n_gt: np.ndarray
-) -> None:
-    """Per class ``P`` = TP / predictions and ``R`` = TP / labels at IoU 0.5 (pycocotools' matching, 100
-    predictions per image and class; the counts per class of ``names``: :func:`~deteval.analysis.inputs.
-    coco_match_counts`) over every prediction kept (above ``--conf``), and their class means as
-    ``precision`` and ``recall``: the P and R of the profiles that define none (coco, supervision)."""
-    ps, rs = [], []
-    for c, name in enumerate(names):
-        row = result.per_class.get(name)
-        if row is None:
-            continue
-        row["P"] = float(tp[c] / n_det[c]) if n_det[c] else 0.0
-        row["R"] = float(tp[c] / n_gt[c]) if n_gt[c] else 0.0
-        ps.append(row["P"])
-        rs.append(row["R"])
-    result.summary["precision"] = float(np.mean(ps)) if ps else 0.0
-    result.summary["recall"] = float(np.mean(rs)) if rs else 0.0
 
 
 def adopt_statistics(result: EvalResult, with_stats: EvalResult) -> None:
@@ -348,53 +300,6 @@ def _place_images(src: Path, args: argparse.Namespace) -> None:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "yolo",
-        help="score a YOLO dataset's predictions as yolo val, pycocotools or supervision would",
-        description="Score PREDICTIONS (a folder of `yolo predict save_txt save_conf` files, or a JSON list: "
-        "yolo val's predictions.json or COCO results) against one split of a YOLO dataset, under a profile: "
-        "coco (pycocotools), supervision, ultralytics-8.0, ultralytics-8.4.37, ultralytics-8.4.176 "
-        "(ultralytics = the newest); with --task obb also dota_devkit (the DOTA devkit's Task1 AP). See "
-        "docs/yolo.md and docs/obb.md.",
-    )
-    p.add_argument("data", metavar="DATA.yaml", help="the dataset's data.yaml")
-    p.add_argument("predictions", metavar="PREDICTIONS", help="folder of txt files, or a JSON file")
-    p.add_argument("--split", default="val", help="train, val (default) or test")
-    p.add_argument(
-        "--task",
-        choices=TASKS,
-        default=None,
-        help="detect, obb (oriented boxes, rows cls x1 y1 … x4 y4; coco, dota_devkit or ultralytics profiles) or pose "
-        "(default: pose if the data.yaml has kpt_shape, else detect)",
-    )
-    p.add_argument("--profile", choices=PROFILE_NAMES, default=None, help="default: ultralytics (the newest)")
-    p.add_argument(
-        "--iou-type",
-        choices=("bbox", "segm"),
-        default="bbox",
-        help="segm: mask AP of polygon labels and predictions (coco profile only)",
-    )
-    p.add_argument(
-        "--conf",
-        type=float,
-        default=None,
-        metavar="C",
-        help="confidence floor: only predictions scored above C count (as yolo val's --conf; it changes P, R "
-        "and the confusion matrix; default: every prediction in the files)",
-    )
-    p.add_argument("--per-class", action="store_true", help="the common per-class table after yolo val's")
-    p.add_argument(
-        "--plots",
-        metavar="DIR",
-        default=None,
-        help="write the figures yolo val writes to DIR: confusion_matrix.png, confusion_matrix_normalized.png, "
-        "BoxPR_curve.png, BoxF1_curve.png, BoxP_curve.png, BoxR_curve.png",
-    )
-    add_output_args(p, YOLO_FORMATS)
-    add_analysis_args(p, fg_default="0.5", add_iou=True)
-    add_stats_args(p, "another predictions folder or JSON of the same split (coco and Ultralytics profiles)")
-    p.set_defaults(func=run, _parser=p)
-
     c = sub.add_parser(
         "convert",
         help="convert a YOLO dataset to COCO JSON, or COCO JSON to YOLO labels",

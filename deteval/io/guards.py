@@ -58,6 +58,7 @@ __all__ = [
     "open_image",
     "read_bytes",
     "read_json",
+    "read_listed",
     "read_regular",
     "read_text",
     "refuse_overwriting_inputs",
@@ -163,9 +164,49 @@ def read_regular(
         os.close(fd)
 
 
-def read_ends(path: str | PathLike[str], what: str, *, limit: int, tail: int) -> tuple[bytes, bytes]:
+#: Bytes of the one read of a file a listing gave as regular (:func:`read_listed`) where no limit is set.
+LISTED_READ = 1 << 16
+#: How :func:`read_listed` opens a file: without blocking (a FIFO put there since the listing does not
+#: block the open) and without following a symbolic link (a link put there since is read by
+#: :func:`read_regular`, which checks what it leads to).
+_LISTED_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+
+
+def read_listed(path: str | PathLike[str], what: str = "file", *, limit: int | None = None) -> bytes:
+    """:func:`read_regular` of a file that its folder's listing gave as a regular file, not a link (the
+    entry's type, ``DirEntry.is_file(follow_symlinks=False)``, which costs no system call): opened and read
+    once, without the ``fstat``. Where the bytes could come from something else put there since the
+    listing, the file is read again by :func:`read_regular` (which checks it by its descriptor and raises
+    its errors): nothing read (an empty file, or a FIFO, ``/dev/null``), a read error, a link (not
+    followed), and, with no ``limit``, all :data:`LISTED_READ` bytes read (a longer file, or a device that
+    never ends). With a ``limit``, at most that many bytes are read whatever the file is."""
+    want = LISTED_READ if limit is None else limit
+    try:
+        fd = os.open(path, _LISTED_FLAGS)
+    except OSError:
+        return read_regular(path, what, limit=limit)
+    try:
+        data = os.read(fd, want)
+    except OSError:
+        data = b""
+    finally:
+        os.close(fd)
+    if data and (limit is not None or len(data) < want):
+        return data
+    return read_regular(path, what, limit=limit)
+
+
+def read_ends(
+    path: str | PathLike[str], what: str, *, limit: int, tail: int, listed: bool = False
+) -> tuple[bytes, bytes]:
     """The first ``limit`` and the last ``tail`` bytes of the regular file ``path`` (one open; the last bytes
-    taken from the first when the file is no longer than ``limit``), checked as :func:`read_regular` checks."""
+    taken from the first when the file is no longer than ``limit``), checked as :func:`read_regular` checks.
+    ``listed``: its folder's listing gave it as a regular file, not a link: read as :func:`read_listed`
+    reads, the end found by a seek instead of an ``fstat``."""
+    if listed:
+        ends = _listed_ends(path, limit, tail)
+        if ends is not None:
+            return ends
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
@@ -181,6 +222,27 @@ def read_ends(path: str | PathLike[str], what: str, *, limit: int, tail: int) ->
         return head, os.pread(fd, tail, max(0, st.st_size - tail))
     except OSError as exc:
         raise InputFormatError(f"cannot read the {what}: {exc.strerror or exc}", file=path) from None
+    finally:
+        os.close(fd)
+
+
+def _listed_ends(path: str | PathLike[str], limit: int, tail: int) -> tuple[bytes, bytes] | None:
+    """:func:`read_ends` of a listed regular file without an ``fstat``, or None where :func:`read_listed`
+    would read again (nothing read, an error, a link): the caller then reads it with the checks."""
+    try:
+        fd = os.open(path, _LISTED_FLAGS)
+    except OSError:
+        return None
+    try:
+        head = os.read(fd, limit)
+        if not head:
+            return None
+        if len(head) < limit:
+            return head, head[-tail:]
+        end = os.lseek(fd, 0, os.SEEK_END)
+        return head, os.pread(fd, tail, max(0, end - tail))
+    except OSError:
+        return None
     finally:
         os.close(fd)
 
@@ -294,18 +356,21 @@ def _exif_orientation(im: Any) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def image_header(path: str | PathLike[str], head: bytes | None = None) -> tuple[str, int, int, int | None]:
+def image_header(
+    path: str | PathLike[str], head: bytes | None = None, *, listed: bool = False
+) -> tuple[str, int, int, int | None]:
     """``(format, width, height, orientation)`` of the image ``path`` from its header, no pixel decoded: PNG
     and JPEG headers read directly where they hold only what :mod:`deteval.io.image_header` checks, any
     other file by pillow (the same answer). ``orientation`` is the EXIF tag 274 (an int) or None (module
     :func:`_exif_orientation` says where it comes from). A file that is not an image, or larger than
     :data:`MAX_IMAGE_PIXELS`, is an :class:`InputFormatError` naming it. ``head``: the file's first 8 KiB,
-    when read already."""
+    when read already. ``listed``: the file's folder listed it as a regular file (:func:`read_listed`)."""
+    read = read_listed if listed else read_regular
     if head is None:
-        head = read_regular(path, "image", limit=1 << 13)  # (most headers; a large EXIF block needs more)
+        head = read(path, "image", limit=1 << 13)  # (most headers; a large EXIF block needs more)
     quick = header_size(head)
     if quick is None and len(head) == 1 << 13:
-        quick = header_size(read_regular(path, "image", limit=HEADER_BYTES))
+        quick = header_size(read(path, "image", limit=HEADER_BYTES))
     if quick is not None and 0 < quick[1] * quick[2] <= MAX_IMAGE_PIXELS:
         return quick
     return _pillow_header(regular_file(path, "image"))

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from deteval.errors import DetevalError, InputFormatError
-from deteval.io.guards import decode_text, read_bytes, read_regular
+from deteval.io.guards import decode_text, read_bytes, read_listed, read_regular
 
 __all__ = ["PIECE_BYTES", "Check", "TextRows", "first_fault", "is_number", "read_rows"]
 
@@ -178,6 +178,7 @@ def read_rows(
     columns: int | None = None,
     expected: str | None = None,
     missing_ok: bool = False,
+    listed: Sequence[bool] | None = None,
 ) -> TextRows:
     """The rows of the text files ``paths`` (module docstring), read in bulk.
 
@@ -196,6 +197,9 @@ def read_rows(
     missing_ok
         A path that does not exist reads as an empty file (a YOLO image without labels); a dangling link
         still does not.
+    listed
+        Per path, whether its folder's listing gave it as a regular file, not a link: read with
+        :func:`~deteval.io.guards.read_listed` (no ``fstat``; the same bytes and errors).
 
     Returns
     -------
@@ -208,9 +212,10 @@ def read_rows(
     slow: list[tuple[int, bytes]] = []
     piece: list[tuple[int, bytes]] = []
     size = 0
-    for f, p in enumerate(plist):
+    known = [False] * len(plist) if listed is None else listed
+    for f, (p, regular) in enumerate(zip(plist, known)):
         try:
-            data = read_regular(p, what, missing_ok=missing_ok)
+            data = read_listed(p, what) if regular else read_regular(p, what, missing_ok=missing_ok)
         except DetevalError as exc:
             errors[f] = exc
             continue

@@ -108,6 +108,9 @@ class YoloDataset:
     #: them: made again for another list of files
     _paths: tuple[list[str], list[Path]] | None = field(default=None, repr=False, compare=False)
     _stems: tuple[list[str], list[str]] | None = field(default=None, repr=False, compare=False)
+    #: the image files their folder's listing gave as regular files, not links (their headers are read
+    #: without an ``fstat``: :func:`~deteval.io.guards.read_listed`)
+    listed_regular: frozenset[str] | set[str] = field(default_factory=frozenset, repr=False, compare=False)
 
     @property
     def images(self) -> list[Path]:
@@ -125,7 +128,8 @@ class YoloDataset:
         """(width, height) of image ``i`` as Ultralytics sees it (EXIF orientation applied), read once."""
         if i not in self._sizes:
             if i not in self._headers:
-                self._headers[i] = image_header(self.files[i])
+                f = self.files[i]
+                self._headers[i] = image_header(f, listed=f in self.listed_regular)
             self._sizes[i] = oriented_size(*self._headers[i], self.exif)
         return self._sizes[i]
 
@@ -145,7 +149,8 @@ class YoloDataset:
         uniq = distinct(img)
         todo = uniq[np.isnan(table[uniq, 0])]  # (each image's header read once, by image_size)
         if len(todo):
-            table[todo] = np.array([self.image_size(int(i)) for i in todo], dtype=np.float64).reshape(-1, 2)
+            sizes = [self.image_size(i) for i in todo.tolist()]
+            table[todo] = np.array(sizes, dtype=np.float64).reshape(-1, 2)
         return table[img].reshape(-1, 2)
 
     @property
@@ -160,13 +165,14 @@ class YoloDataset:
         """The indices of the images with at least one label, ascending."""
         return distinct(self._norm.img) if self._norm is not None else np.zeros(0, dtype=np.int64)
 
-    def known_headers(self, headers: dict[str, tuple[str, int, int, int | None]]) -> None:
-        """Take the image headers (:func:`~deteval.io.guards.image_header` of each file) read elsewhere, by
-        file, for the images whose header is not read yet."""
+    def known_headers(self, first: int, headers: Sequence[tuple[str, int, int, int | None] | None]) -> None:
+        """Take the image headers (:func:`~deteval.io.guards.image_header` of each file) read elsewhere: those
+        of the images ``first``, ``first + 1``, … (None: not read), for the images whose header is not read
+        yet."""
         have = self._headers
-        for i, f in enumerate(self.files):
-            if i not in have and f in headers:
-                have[i] = headers[f]
+        for i, header in enumerate(headers, first):
+            if header is not None and i not in have:
+                have[i] = header
 
     @property
     def stems(self) -> list[str]:
@@ -205,9 +211,16 @@ def txt_files(folder: Path) -> list[Path]:
 
 def txt_names(folder: Path) -> list[str]:
     """:func:`txt_files` as strings, each ``str(folder / name)``, made without a Path per file."""
+    return txt_entries(folder)[0]
+
+
+def txt_entries(folder: Path) -> tuple[list[str], list[str], list[bool]]:
+    """:func:`txt_names`, the names, and whether each entry is a regular file, not a link (its type in the
+    listing: no system call)."""
     with os.scandir(folder) as it:
-        names = sorted(e.name for e in it if e.name.endswith(".txt"))
-    return [child_path(folder, n) for n in names]
+        found = sorted((e.name, e.is_file(follow_symlinks=False)) for e in it if e.name.endswith(".txt"))
+    names = [n for n, _ in found]
+    return [child_path(folder, n) for n in names], names, [r for _, r in found]
 
 
 def child_path(folder: Path, name: str) -> str:
@@ -268,10 +281,11 @@ def to_pixels(norm: BoxTable, ds: YoloDataset) -> BoxTable:
     return BoxTable(norm.img, norm.cls, xyxy, norm.conf, polys)
 
 
-def _walk_names(top: Path) -> list[str]:
+def _walk_names(top: Path, regular: set[str] | None = None) -> list[str]:
     """The paths ``glob(top/**/*.*, recursive=True)`` lists (hidden names skipped, folders reached through
     symbolic links followed), each folder read once: two links to one folder, or a link to its own parent,
-    would make glob run until the path is too long."""
+    would make glob run until the path is too long. ``regular``: the paths listed as regular files (not
+    links) are added to it."""
     found: list[str] = []
     seen: set[tuple[int, int]] = set()
     stack = [str(top)]
@@ -293,6 +307,9 @@ def _walk_names(top: Path) -> list[str]:
                 continue
             if "." in e.name:
                 found.append(e.path)
+                if regular is not None and e.is_file(follow_symlinks=False):
+                    regular.add(e.path)
+                    continue
             try:
                 is_dir = e.is_dir()
             except OSError:
@@ -307,15 +324,17 @@ def list_images(sources: list[Path], where: str) -> list[Path]:
     return [Path(x) for x in list_image_files(sources, where)]
 
 
-def list_image_files(sources: list[Path], where: str) -> list[str]:
+def list_image_files(sources: list[Path], where: str, regular: set[str] | None = None) -> list[str]:
     """:func:`list_images` as strings (each ``str`` of its path): the paths found in folders are written as
     :class:`~pathlib.Path` writes them already (a resolved folder and names), those read from a list are
-    made Paths and written back (``a//b/./c.jpg`` is ``a/b/c.jpg``)."""
+    made Paths and written back (``a//b/./c.jpg`` is ``a/b/c.jpg``). ``regular``: the images found in
+    folders as regular files (not links) are added to it."""
     found: list[str] = []
     listed: set[str] = set()
+    walked: set[str] = set()
     for p in sources:
         if p.is_dir():
-            found += _walk_names(p)
+            found += _walk_names(p, walked)
         elif os.path.lexists(p):
             rows = read_text(regular_file(p, "image list"), "image list").strip().splitlines()
             parent = str(p.parent) + os.sep
@@ -334,6 +353,8 @@ def list_image_files(sources: list[Path], where: str) -> list[str]:
     images = sorted(x.replace("/", os.sep) for x in found if x.rpartition(".")[-1].lower() in IMG_FORMATS)
     if not images:
         raise InputFormatError(f"no images found for {where}", file=", ".join(map(str, sources)))
+    if regular is not None:
+        regular.update(walked if os.sep == "/" else (x.replace("/", os.sep) for x in walked))
     if listed:
         return [str(Path(x)) if x in listed else x for x in images]
     return images
@@ -345,8 +366,13 @@ def label_path(image: Path) -> Path:
 
 
 def _label_name(image: str) -> str:
+    return _label_names([image])[0]
+
+
+def _label_names(images: list[str]) -> list[str]:
+    """:func:`label_path` of each image path string, as strings."""
     sa, sb = f"{os.sep}images{os.sep}", f"{os.sep}labels{os.sep}"
-    return sb.join(image.rsplit(sa, 1)).rsplit(".", 1)[0] + ".txt"
+    return [sb.join(image.rsplit(sa, 1)).rsplit(".", 1)[0] + ".txt" for image in images]
 
 
 def load_yolo_dataset(
@@ -356,10 +382,11 @@ def load_yolo_dataset(
     duplicates: Duplicates = "error",
     read_labels: Callable[[YoloDataset, Duplicates], BoxTable] | None = None,
     check_images: str | None = None,
-    listed: Callable[[list[str]], None] | None = None,
+    listed: Callable[[YoloDataset], None] | None = None,
 ) -> YoloDataset:
     """Read one split of a YOLO dataset (see the module docstring for the rules). ``listed``: called with
-    the split's image files as soon as they are listed, before any image or label is read (a caller may start
+    the split as soon as its images are listed, before any image or label is read (its files, names, and the
+    files listed as regular ones) (a caller may start
     work beside the reading). ``read_labels``: the reader
     of another task's label rows (pose: :func:`deteval.io.yolo_pose.load_pose_dataset`). ``check_images``: an
     Ultralytics era (a key of :data:`deteval.io.yolo_images.IMAGE_FORMATS`) whose image check every image
@@ -383,9 +410,8 @@ def load_yolo_dataset(
         raise ValidationError(f"no '{split}:' split in the dataset", file=file)
     root, found_from = resolve_root(data, yaml_path)
     sources = split_paths(data[split], root, split, file)
-    images = list_image_files(sources, f"the '{split}' split ({found_from})")
-    if listed is not None:
-        listed(images)
+    regular: set[str] = set()
+    images = list_image_files(sources, f"the '{split}' split ({found_from})", regular)
     # Ultralytics' test, on the resolved split path: the COCO-91 category ids of predictions.json apply.
     resolved = str(sources[0])
     is_coco = (
@@ -393,7 +419,9 @@ def load_yolo_dataset(
         and "coco" in resolved
         and resolved.endswith((f"{os.sep}val2017.txt", f"{os.sep}test-dev2017.txt"))
     )
-    ds = YoloDataset(yaml_path, root, split, names, images, is_coco=is_coco)
+    ds = YoloDataset(yaml_path, root, split, names, images, is_coco=is_coco, listed_regular=regular)
+    if listed is not None:
+        listed(ds)
     if check_images is not None:
         drop_corrupt_images(ds, check_images)
     ds._norm = (read_labels or _read_labels)(ds, duplicates)
@@ -407,8 +435,9 @@ def drop_corrupt_images(ds: YoloDataset, era: str) -> None:
     would restore and write back is kept, with a warning. The headers read are kept for the sizes."""
     kept: list[str] = []
     headers: dict[int, tuple[str, int, int, int | None]] = {}
+    regular = ds.listed_regular
     for p in ds.files:
-        header, fault, note = image_check(p, era)
+        header, fault, note = image_check(p, era, listed=p in regular)
         if fault is not None:
             ds.dropped_images.append(Path(p))
             _warn(ds, f"{p}: ignoring corrupt image/label: {fault} (as Ultralytics does: the image, its labels "
@@ -440,7 +469,7 @@ def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
         warnings.warn(msg, DetevalWarning, stacklevel=5)
 
     out = parse_label_files(
-        [_label_name(image) for image in ds.files],
+        _label_names(ds.files),
         len(ds.names),
         duplicates=duplicates,
         missing_ok=True,
@@ -453,11 +482,18 @@ def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
 
 # ------------------------------------------------------------------------------------------- predictions
 def load_yolo_predictions(
-    source: str | os.PathLike[str], ds: YoloDataset, *, rows: PredictionRows | None = None
+    source: str | os.PathLike[str],
+    ds: YoloDataset,
+    *,
+    rows: PredictionRows | None = None,
+    checked: BoxTable | None = None,
 ) -> BoxTable:
     """Predictions (a folder of txt files or a JSON list) as a pixel BoxTable aligned with ``ds``'s images.
     ``rows``: the folder's files and rows already read (:func:`read_prediction_rows` of ``source``, e.g. by
-    another process while ``ds`` was read); checked here as if read here."""
+    another process while ``ds`` was read); checked here as if read here. ``checked``: the folder's rows
+    read and checked already (:func:`normalized_predictions` of ``source`` and ``ds``), only scaled here."""
+    if checked is not None:
+        return _scaled(checked, ds)
     p = Path(source)
     if p.is_dir():
         return _txt_predictions(p, ds, rows)
@@ -486,13 +522,20 @@ def prediction_files(folder: Path) -> list[Path]:
 
 def prediction_names(folder: Path) -> list[str]:
     """:func:`prediction_files` as strings (each ``str`` of its path)."""
-    files = txt_names(folder)
+    return prediction_entries(folder)[0]
+
+
+def prediction_entries(folder: Path) -> tuple[list[str], list[str], list[bool]]:
+    """:func:`prediction_names`, each file's stem (the image it holds the predictions of) and whether it is
+    listed as a regular file, not a link (:func:`txt_entries`)."""
+    files, names, regular = txt_entries(folder)
     if not files and (folder / "labels").is_dir():  # runs/detect/predict/ given: its txt files are in labels/
         folder = folder / "labels"
-        files = txt_names(folder)
+        files, names, regular = txt_entries(folder)
     if not files:
         raise InputFormatError("no .txt prediction files in the folder", file=folder)
-    return files
+    # (the name of a .txt file less its suffix, as name_stem cuts it: ".txt" alone is its own stem)
+    return files, [n[:-4] if len(n) > 4 else n for n in names], regular
 
 
 def read_prediction_rows(source: str | os.PathLike[str]) -> PredictionRows | None:
@@ -503,11 +546,11 @@ def read_prediction_rows(source: str | os.PathLike[str]) -> PredictionRows | Non
     if not p.is_dir():
         return None
     try:
-        names = prediction_names(p)
+        names, stems, regular = prediction_entries(p)
     except DetevalError:
         return None
-    rows = read_rows(names, "label file")
-    return None if rows.file_errors else PredictionRows(names, rows, _stems(names))
+    rows = read_rows(names, "label file", listed=regular)
+    return None if rows.file_errors else PredictionRows(names, rows, stems)
 
 
 def _stems(files: Sequence[str | Path]) -> list[str]:
@@ -516,13 +559,25 @@ def _stems(files: Sequence[str | Path]) -> list[str]:
 
 
 def _txt_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | None = None) -> BoxTable:
+    return _scaled(normalized_predictions(folder, ds, pre), ds)
+
+
+def normalized_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | None = None) -> BoxTable:
+    """The rows of a folder of prediction files (``pre``: read already, :func:`read_prediction_rows`) checked
+    and placed on ``ds``'s images, still normalized (``xc yc w h`` in ``xyxy``'s columns): what
+    :func:`load_yolo_predictions` scales to pixels."""
     stems = ds.stem_index()
-    files: list[str | Path] = [*(prediction_names(folder) if pre is None else pre.files)]
+    regular: list[bool] | None = None
+    if pre is None:
+        found, names, regular = prediction_entries(folder)
+        files: list[str | Path] = [*found]
+    else:
+        files = [*pre.files]
+        names = _stems(files) if pre.stems is None else pre.stems
     image = np.zeros(len(files), dtype=np.int64)
     unknown: dict[int, DetevalError] = {}  # (checked before each file's rows, as a file-by-file reader)
     dropped = {name_stem(p.name) for p in ds.dropped_images}
     skip = np.zeros(len(files), dtype=bool)
-    names = _stems(files) if pre is None or pre.stems is None else pre.stems
     for k, (f, stem) in enumerate(zip(files, names)):
         i = stems.get(stem)
         if i is None and stem in dropped:  # (the image was left out as corrupt: so are its predictions)
@@ -536,12 +591,15 @@ def _txt_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | None =
     if skip.any():
         _warn(ds, f"{int(skip.sum())} prediction file(s) of images left out as corrupt: not read")
         files = [f for f, s in zip(files, skip.tolist()) if not s]
+        regular = None
         image = image[~skip]
         unknown = {int(k) - int(skip[:k].sum()): e for k, e in unknown.items()}
         pre = None  # (the rows read hold those files: read the others again)
-    rows = None if pre is None else replace(pre.rows, file_errors={})
+    rows = (
+        read_rows(files, "label file", listed=regular) if pre is None else replace(pre.rows, file_errors={})
+    )
     out = parse_label_files(files, len(ds.names), with_conf=True, file_errors=unknown, rows=rows)
-    return _scaled(BoxTable(image[out.file], out.cls, out.xywh, out.conf, out.polygons), ds)
+    return BoxTable(image[out.file], out.cls, out.xywh, out.conf, out.polygons)
 
 
 def _scaled(normalized: BoxTable, ds: YoloDataset) -> YoloPredictions:

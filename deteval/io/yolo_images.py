@@ -67,7 +67,7 @@ def _pillow_fault(path: str | os.PathLike[str], verify: bool) -> str | None:
     return None
 
 
-def image_check(path: str | os.PathLike[str], era: str) -> ImageCheck:
+def image_check(path: str | os.PathLike[str], era: str, *, listed: bool = False) -> ImageCheck:
     """Ultralytics' image check (module docstring) of ``path`` under ``era`` (a key of :data:`IMAGE_FORMATS`).
 
     Returns
@@ -77,12 +77,13 @@ def image_check(path: str | os.PathLike[str], era: str) -> ImageCheck:
         unreadable); the reason Ultralytics gives for leaving the image out, or None; and, for an image kept,
         what Ultralytics would do to it (a JPEG restored and written back), or None. A path that is not a
         regular file is an :class:`~deteval.errors.InputFormatError` (:func:`~deteval.io.guards.read_ends`),
-        as everywhere in deteval.
+        as everywhere in deteval. ``listed``: the folder's listing gave ``path`` as a regular file, not a link
+        (read without an ``fstat``: :func:`~deteval.io.guards.read_listed`).
     """
     # (a path that is no regular file, a FIFO or a dangling link, stays an error: the guards refuse it)
-    head, end = read_ends(path, "image", limit=1 << 13, tail=len(_IEND))
+    head, end = read_ends(path, "image", limit=1 << 13, tail=len(_IEND), listed=listed)
     try:
-        header = image_header(path, head)
+        header = image_header(path, head, listed=listed)
     except DetevalError as exc:
         return None, exc.reason, None
     fmt, w, h, _ = header

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,7 @@ from deteval.io.yolo import (
     for_exif_rule,
     load_yolo_dataset,
     load_yolo_predictions,
+    normalized_predictions,
     read_prediction_rows,
 )
 from deteval.io.yolo_coco import coco_tables, dataset_to_coco, predictions_to_coco
@@ -172,7 +174,7 @@ def load_dataset(
     profile: str,
     *,
     check_images: bool = True,
-    listed: Callable[[list[str]], None] | None = None,
+    listed: Callable[[YoloDataset], None] | None = None,
 ) -> YoloDataset:
     """The split as ``profile`` reads it: under an Ultralytics profile, exact duplicate labels and corrupt
     images (:mod:`deteval.io.yolo_images`, the era's check) left out with a warning, as Ultralytics does;
@@ -197,19 +199,21 @@ def load_split_and_predictions(
     """The split (:func:`load_dataset`) and its predictions (:func:`~deteval.io.yolo.load_yolo_predictions`);
     once the split's images are listed, a folder of prediction files is read
     (:func:`~deteval.io.yolo.read_prediction_rows`) by a forked child while this process reads the split
-    (:func:`~deteval.run.forked.fork_call`: where a second CPU is idle), its rows then checked here. Where
+    (:func:`~deteval.run.forked.fork_call`: where a second CPU is idle), its rows checked and placed on the
+    split's images there too (:func:`~deteval.io.yolo.normalized_predictions`), then scaled here. Where
     images are opened only for their sizes (no image check), the child then reads the headers of the last
     ``CHILD_HEADERS`` of the images, and this process those of the other labelled images while it waits. The
     same tables, warnings and errors as one process reads them (a child that fails or meets a fault leaves
     the reading to this process)."""
     child: Forked | None = None
-    cut = 0
+    cut = n_listed = 0
 
-    def listed(files: list[str]) -> None:
-        nonlocal child, cut
+    def listed(split_ds: YoloDataset) -> None:
+        nonlocal child, cut, n_listed
         checked = is_ultralytics(profile) and check_images  # (every header read by the image check)
-        cut = len(files) if checked else len(files) - int(len(files) * CHILD_HEADERS)
-        child = fork_call(_predictions_and_headers, predictions, files[cut:])
+        n_listed = n = split_ds.n_images
+        cut = n if checked else n - int(n * CHILD_HEADERS)
+        child = fork_call(_predictions_and_headers, predictions, split_ds, cut)
 
     try:
         ds = load_dataset(
@@ -227,26 +231,39 @@ def load_split_and_predictions(
         return ds, load_yolo_predictions(predictions, ds)
     _labels_ahead(ds, cut)
     got = child.result()
-    rows = None
+    rows = checked = None
     if got is not None:
-        rows, headers = got
-        ds.known_headers(headers)
-    return ds, load_yolo_predictions(predictions, ds, rows=rows)
+        rows, checked, headers = got
+        if ds.n_images == n_listed:
+            ds.known_headers(cut, headers)
+        else:  # (images left out as corrupt: the child placed the predictions on all of them; read again)
+            checked = None
+    return ds, load_yolo_predictions(predictions, ds, rows=rows, checked=checked)
 
 
 def _predictions_and_headers(
-    predictions: str | os.PathLike[str], files: list[str]
-) -> tuple[PredictionRows | None, dict[str, tuple[str, int, int, int | None]]]:
-    """The child's reading: the prediction rows, then the headers of ``files`` (those that cannot be read left
-    out: read again where one process reads them, which raises)."""
+    predictions: str | os.PathLike[str], ds: YoloDataset, cut: int
+) -> tuple[PredictionRows | None, BoxTable | None, list[tuple[str, int, int, int | None] | None]]:
+    """The child's reading: the prediction rows, checked and placed on the split ``ds`` as listed
+    (:func:`~deteval.io.yolo.normalized_predictions`), then the headers of its images from ``cut`` on, in
+    order (None for one that cannot be read: read again where one process reads it, which raises). Returns
+    the rows where they were not checked (a fault: checked again by the parent, in one process's order,
+    which raises), the checked table or None, and the headers."""
     rows = read_prediction_rows(predictions)
-    headers = {}
-    for f in files:
+    checked = None
+    if rows is not None:
         try:
-            headers[f] = image_header(f)
+            checked = normalized_predictions(Path(predictions), ds, rows)
         except DetevalError:
             pass
-    return rows, headers
+    headers: list[tuple[str, int, int, int | None] | None] = []
+    regular = ds.listed_regular
+    for f in ds.files[cut:]:
+        try:
+            headers.append(image_header(f, listed=f in regular))
+        except DetevalError:
+            headers.append(None)
+    return (rows if checked is None else None), checked, headers
 
 
 def _labels_ahead(ds: YoloDataset, cut: int) -> None:
