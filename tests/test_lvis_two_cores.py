@@ -121,3 +121,23 @@ def test_segm_categories_in_halves_and_pooled_in_one_process(monkeypatch, forks,
             assert x.shape == y.shape and np.array_equal(x, y)
         assert one[2:] == two[2:]
     assert "AP-pooled-all" in outcomes[2][2] and "AP-pooled-all" not in outcomes[0][2]
+
+
+@pytest.mark.parametrize("seed", [1, 4])
+def test_fixed_ap_categories_in_halves(monkeypatch, forks, seed):
+    """Fixed AP's per-category cut is made over all images before the categories are halved: the numbers of
+    two processes are one process's."""
+    monkeypatch.setattr(two_cores, "FORK_DETECTIONS", 0)
+    case = random_lvis_case(seed)
+    dets = [d for d in case["dt"] if "bbox" in d]
+    outcomes = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(forked.ENV_PROCESSES, processes)
+        forks.clear()
+        e = evaluate_lvis(case["gt"], dets, fixed_ap=True, dets_per_cat=3)
+        assert forks == ([True] if processes == "2" else [])
+        outcomes.append((e.precision, e.recall, e.results, e.counts, e.warnings))
+    one, two = outcomes
+    for x, y in zip(one[:2], two[:2]):
+        assert x.shape == y.shape and np.array_equal(x, y)
+    assert one[2:] == two[2:] and one[3]["n_dt_evaluated"] < one[3]["n_dt"]
