@@ -82,3 +82,62 @@ def test_a_bad_record_in_the_tail_gives_the_one_process_error(tmp_path, monkeypa
     forks.clear()
     two = _outcome(gt, dt, monkeypatch, "2")
     assert forks == [True, ("read", False)] and one[0] == "error" and one == two
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_categories_matched_and_accumulated_in_halves_give_the_one_process_numbers(
+    tmp_path, monkeypatch, forks, seed
+):
+    """After the reading, a forked child matches and accumulates half of the categories: the arrays, results,
+    counts and warnings are one process's, bit for bit."""
+    monkeypatch.setattr(two_cores, "FORK_DETECTIONS", 0)
+    gt, dt = _case(tmp_path, seed)
+    one = _outcome(gt, dt, monkeypatch, "1")
+    forks.clear()
+    two = _outcome(gt, dt, monkeypatch, "2")
+    halves = len(json.loads(gt.read_text())["categories"]) >= 2  # (one category: no halves)
+    assert forks == [True, ("read", True)] + [True] * halves  # (the tail's child, the categories' child)
+    assert one[0] == two[0] == "ok"
+    for x, y in zip(one[1:3], two[1:3]):
+        assert x.shape == y.shape and np.array_equal(x, y)
+    assert one[3:] == two[3:]
+
+
+@pytest.mark.parametrize("seed", [2, 4])
+def test_segm_categories_in_halves_and_pooled_in_one_process(monkeypatch, forks, seed):
+    """segm results (in memory) are matched by halves of the categories too; the pooled APs need the whole
+    table, so with ``pooled=True`` no child is forked for the categories. Every number is one process's."""
+    monkeypatch.setattr(two_cores, "FORK_MASKS", 0)
+    case = random_lvis_case(seed, segm=True)
+    outcomes = []
+    for processes, pooled in (("1", False), ("2", False), ("2", True), ("1", True)):
+        monkeypatch.setenv(forked.ENV_PROCESSES, processes)
+        forks.clear()
+        e = evaluate_lvis(case["gt"], case["dt"], iou_type="segm", max_dets=5, pooled=pooled)
+        assert forks == ([True] if (processes, pooled) == ("2", False) else [])
+        outcomes.append((e.precision, e.recall, e.results, e.counts, e.warnings))
+    for one, two in (outcomes[:2], outcomes[2:]):
+        for x, y in zip(one[:2], two[:2]):
+            assert x.shape == y.shape and np.array_equal(x, y)
+        assert one[2:] == two[2:]
+    assert "AP-pooled-all" in outcomes[2][2] and "AP-pooled-all" not in outcomes[0][2]
+
+
+@pytest.mark.parametrize("seed", [1, 4])
+def test_fixed_ap_categories_in_halves(monkeypatch, forks, seed):
+    """Fixed AP's per-category cut is made over all images before the categories are halved: the numbers of
+    two processes are one process's."""
+    monkeypatch.setattr(two_cores, "FORK_DETECTIONS", 0)
+    case = random_lvis_case(seed)
+    dets = [d for d in case["dt"] if "bbox" in d]
+    outcomes = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(forked.ENV_PROCESSES, processes)
+        forks.clear()
+        e = evaluate_lvis(case["gt"], dets, fixed_ap=True, dets_per_cat=3)
+        assert forks == ([True] if processes == "2" else [])
+        outcomes.append((e.precision, e.recall, e.results, e.counts, e.warnings))
+    one, two = outcomes
+    for x, y in zip(one[:2], two[:2]):
+        assert x.shape == y.shape and np.array_equal(x, y)
+    assert one[2:] == two[2:] and one[3]["n_dt_evaluated"] < one[3]["n_dt"]

@@ -10,6 +10,7 @@ The annotations are read by :func:`deteval.io.coco.load_coco_gt` (same validatio
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,41 @@ def _pair_keys(g: CocoGroundTruth, key: str, file: str) -> tuple[np.ndarray, int
     not categories of the file (they change nothing in lvis-api, which only tests membership)."""
     records = g.image_records or []
     K = int(g.cat_ids.shape[0])
+    listed = _plain_lists(records, key)
+    if listed is None:  # (record by record: names the first image at fault, or takes numpy integers)
+        listed = _checked_lists(records, key, file)
+    img_rows, cat_vals = listed
+    if not cat_vals:
+        return np.zeros(0, dtype=np.int64), 0
+    rec_ids = np.asarray([records[i]["id"] for i in range(len(records))])
+    img_idx = np.searchsorted(g.image_ids, rec_ids)[img_rows]
+    cats = np.asarray(cat_vals, dtype=np.int64)
+    pos = np.searchsorted(g.cat_ids, cats)
+    known = (pos < K) & (g.cat_ids[np.minimum(pos, K - 1)] == cats) if K else np.zeros(cats.shape, bool)
+    keys = distinct(img_idx[known].astype(np.int64) * K + pos[known])
+    return keys, int((~known).sum())
+
+
+def _plain_lists(records: list, key: str) -> tuple[np.ndarray, list[Any]] | None:
+    """The image row and the id of every listed id, when every record is a dict whose ``key`` is a list of
+    Python ints (a parsed file): a check of the types over all ids at once instead of one call per id; None
+    otherwise (:func:`_checked_lists` then reads the records one by one)."""
+    try:
+        lists = [rec[key] for rec in records]
+    except (KeyError, TypeError, IndexError):
+        return None
+    if lists and set(map(type, lists)) != {list}:
+        return None
+    cat_vals = list(chain.from_iterable(lists))
+    if cat_vals and set(map(type, cat_vals)) != {int}:  # (a bool's type is bool)
+        return None
+    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    return np.repeat(np.arange(len(lists), dtype=np.int64), lengths), cat_vals
+
+
+def _checked_lists(records: list, key: str, file: str) -> tuple[np.ndarray, list[Any]]:
+    """:func:`_plain_lists` record by record, raising at the first image whose ``key`` is missing or not a
+    list of integers."""
     img_rows: list[int] = []
     cat_vals: list[Any] = []
     for i, rec in enumerate(records):
@@ -64,15 +100,7 @@ def _pair_keys(g: CocoGroundTruth, key: str, file: str) -> tuple[np.ndarray, int
             )
         img_rows.extend([i] * len(ids))
         cat_vals.extend(ids)
-    if not cat_vals:
-        return np.zeros(0, dtype=np.int64), 0
-    rec_ids = np.asarray([records[i]["id"] for i in range(len(records))])
-    img_idx = np.searchsorted(g.image_ids, rec_ids)[np.asarray(img_rows, dtype=np.int64)]
-    cats = np.asarray(cat_vals, dtype=np.int64)
-    pos = np.searchsorted(g.cat_ids, cats)
-    known = (pos < K) & (g.cat_ids[np.minimum(pos, K - 1)] == cats) if K else np.zeros(cats.shape, bool)
-    keys = distinct(img_idx[known].astype(np.int64) * K + pos[known])
-    return keys, int((~known).sum())
+    return np.asarray(img_rows, dtype=np.int64), cat_vals
 
 
 def load_lvis_gt(source: Any, *, keep_segmentation: bool = False, on_error: str = "raise") -> LvisGroundTruth:

@@ -79,6 +79,8 @@ __all__ = [
     "FORK_MASKS",
     "FORK_RESULTS_BYTES",
     "bbox_results_two_cores",
+    "both_halves",
+    "category_halves",
     "fork_detections",
     "match_image_halves",
     "match_on_two_cores",
@@ -361,16 +363,24 @@ CROWDING_WEIGHT = 4.0
 
 
 def _category_halves(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> tuple[np.ndarray, np.ndarray]:
-    """Two sets of evaluated categories of about the same cost each (costliest first, to the lighter side):
-    a category's detections, plus ``CROWDING_WEIGHT`` times the sum over its detections of its detections in
+    """:func:`category_halves` of the results ``r``."""
+    return category_halves(r.img, r.cat, cat_sel, n_cats)
+
+
+def category_halves(
+    img: np.ndarray, cat: np.ndarray, cat_sel: np.ndarray, n_cats: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two sets of evaluated categories (positions in ``cat_sel``) of about the same cost each (costliest
+    first, to the lighter side), for detections of images ``img`` and categories ``cat`` (indices): a
+    category's detections, plus ``CROWDING_WEIGHT`` times the sum over its detections of its detections in
     the same image (counted in a table of the (image, category) keys hashed to its size: a collision only
     makes the balance rougher, never the numbers different)."""
     cat_map = np.full(n_cats, -1, dtype=np.int64)
     cat_map[cat_sel] = np.arange(cat_sel.shape[0])
-    c = r.cat if cat_sel.shape[0] == n_cats else cat_map[r.cat]  # (every category: its own index)
+    c = cat if cat_sel.shape[0] == n_cats else cat_map[cat]  # (every category: its own index)
     size = 1 << max(10, (len(c) // 2).bit_length())
-    key = r.img * n_cats
-    key += r.cat
+    key = img * n_cats
+    key += cat
     key &= size - 1
     crowd = np.bincount(key, minlength=size)[key]
     if cat_sel.shape[0] < n_cats:
@@ -431,7 +441,7 @@ def _split_categories(
         return _split_categories_piped(g, r, p, compat, cat_sel, mine, theirs)
     mine, theirs = _category_runs(r, cat_sel, g.cat_ids.shape[0])
     out = _shared_arrays(p, cat_sel.shape[0])
-    both = _both_halves(_half_into, (g, r, p, compat, out), mine, theirs)
+    both = both_halves(_half_into, (g, r, p, compat, out), mine, theirs)
     if both is None:
         return None
     (counts, warnings), (counts_t, _) = both
@@ -458,7 +468,7 @@ def _split_categories_piped(
 ) -> tuple[Arrays, dict[str, int], list[str], list[str] | None] | None:
     """The halves' precision, recall and scores put together here, the child's sent through the pipe; each
     half also counts the boxes past the border in a half of the rows (:func:`_half_and_border`)."""
-    both = _both_halves(_half_and_border, (g, r, p, compat), mine, theirs, _half_and_border_head)
+    both = both_halves(_half_and_border, (g, r, p, compat), mine, theirs, _half_and_border_head)
     if both is None:
         return None
     ((pm, rm, sm), counts, warnings, (n_past, n)), ((pt, rt, st), counts_t, _, (n_past_t, n_t)) = both
@@ -527,7 +537,7 @@ def _half_into(
     return counts, warnings
 
 
-def _both_halves(
+def both_halves(
     fn: Callable[..., _T],
     args: tuple,
     mine: np.ndarray,
@@ -576,7 +586,7 @@ def match_image_halves(
     first, second = _image_halves(g, r, p)
     if not first.shape[0] or not second.shape[0]:
         return None
-    both = _both_halves(_image_half, (g, r, p, compat), first, second)
+    both = both_halves(_image_half, (g, r, p, compat), first, second)
     if both is None:
         return None
     (table, counts, warnings), (table_t, counts_t, _) = both

@@ -22,14 +22,17 @@ from typing import Any
 
 import numpy as np
 
+from deteval.detection.coco.evaluation import FULL_ARRAYS_BYTES, full_arrays_bytes
 from deteval.detection.coco.inputs import is_path_list, load_results_files
 from deteval.detection.coco_params import MASK_TYPES, CocoParams, results_kind
 from deteval.detection.lvis.evaluation import (
     FIXED_AP_DETS_PER_CAT,
     IOU_TYPES,
+    LvisArrays,
     LvisEvaluation,
     check_cap,
     finish_lvis,
+    lvis_arrays,
 )
 from deteval.detection.lvis.match import (
     bounded_parts,
@@ -53,12 +56,18 @@ from deteval.run.coco import (
     read_results,
     record_keys,
 )
-from deteval.run.coco_two_cores import bbox_results_two_cores
+from deteval.run.coco_two_cores import (
+    bbox_results_two_cores,
+    both_halves,
+    category_halves,
+    fork_detections,
+)
+from deteval.run.forked import can_fork
 from deteval.run.pages import small_pages_during
 from deteval.run.parts import map_parts, scatter
 from deteval.run.shards import default_shards, shard_range
 
-__all__ = ["evaluate_lvis", "match_selected", "read_and_match_lvis"]
+__all__ = ["arrays_on_two_cores", "evaluate_lvis", "match_selected", "read_and_match_lvis"]
 
 
 def _lvis_shard_task(
@@ -207,6 +216,8 @@ def evaluate_lvis(
         isinstance(results, (str, PathLike)) or is_path_list(results)
     ):  # files: read by the workers, each a byte range of whole records
         read = read_and_match_lvis(lg, results, p, max_dets, dets_per_cat, on_error, client, shards)
+    table: MatchTable | None = None
+    arrays = None
     if read is not None:
         r, gsel, counts, warnings, table = read
     else:
@@ -218,9 +229,12 @@ def evaluate_lvis(
             r = load_coco_results(results, g, iou_type=kind, on_error=on_error)
         r = lvis_branch(results, r, g, kind, max_dets, dets_per_cat, on_error)
         gsel, dsel, counts, warnings = lvis_selection(lg, r, max_dets, dets_per_cat)
-        table = match_selected(lg, r, gsel, dsel, p, client, shards)
+        if client is None and shards is None and not pooled:  # (the pooled APs need the whole table)
+            arrays = arrays_on_two_cores(lg, r, gsel, dsel, p)
+        if arrays is None:
+            table = match_selected(lg, r, gsel, dsel, p, client, shards)
     counts["skipped_records"] = g.skipped + r.skipped
-    return finish_lvis(lg, r, gsel, table, p, max_dets, dets_per_cat, pooled, counts, warnings)
+    return finish_lvis(lg, r, gsel, table, p, max_dets, dets_per_cat, pooled, counts, warnings, arrays)
 
 
 def _file_bytes(source: Any) -> int:
@@ -257,3 +271,44 @@ def match_selected(
             part[lo:hi] = k
     tables = map_parts(match_lvis_shard, part_tasks(lg, r, gsel, dsel, p, part), client)
     return merge_lvis_tables(lg, tables)
+
+
+def arrays_on_two_cores(
+    lg: LvisGroundTruth, r: CocoResults, gsel: np.ndarray, dsel: np.ndarray, p: CocoParams
+) -> LvisArrays | None:
+    """The matching and accumulation of the selected ground truths ``gsel`` and detections ``dsel`` done by
+    two processes, a half of the categories each (:func:`~deteval.run.coco_two_cores.category_halves`; the
+    child's precision and recall of its categories come back through the pipe), as
+    :func:`~deteval.detection.lvis.lvis_arrays` of the one-process table gives them: each category's lists
+    are matched (per image) and ranked on their own. None where that does not pay (few detections), where
+    the arrays would hold only some categories, or where the child fails (the caller then runs one process)."""
+    K = int(lg.coco.cat_ids.shape[0])
+    if dsel.shape[0] < fork_detections(p.iou_type) or K < 2:
+        return None
+    if full_arrays_bytes(p, K, n_max_dets=1) > FULL_ARRAYS_BYTES or not can_fork():
+        return None  # (asked first: the halves are not worth weighing for one process)
+    if p.iou_type in MASK_TYPES:  # imported once, before the fork, not by each half
+        import pycocotools.mask  # noqa: F401
+    mine, theirs = category_halves(r.img[dsel], r.cat[dsel], np.arange(K), K)
+    both = both_halves(_half_arrays, (lg, r, gsel, dsel, p), mine, theirs)
+    if both is None:
+        return None
+    (pm, rm, km), (pt, rt, kt) = both
+    T, R, A = p.iou_thrs.shape[0], p.rec_thrs.shape[0], len(p.area_rng)
+    precision = np.full((T, R, K, A), -1.0)
+    recall = np.full((T, K, A), -1.0)
+    precision[:, :, km], precision[:, :, kt] = pm, pt
+    recall[:, km], recall[:, kt] = rm, rt
+    return precision, recall, None
+
+
+def _half_arrays(
+    lg: LvisGroundTruth, r: CocoResults, gsel: np.ndarray, dsel: np.ndarray, p: CocoParams, cats: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """precision[T, R, k, A] and recall[T, k, A] of the categories ``cats`` (in that order), and ``cats``."""
+    g = lg.coco
+    half = np.zeros(int(g.cat_ids.shape[0]), dtype=bool)
+    half[cats] = True
+    table = match_selected(lg, r, gsel[half[g.cat[gsel]]], dsel[half[r.cat[dsel]]], p)
+    precision, recall, _ = lvis_arrays(table, p)  # (every category: the caller's arrays fit)
+    return precision[:, :, cats], recall[:, cats], cats

@@ -24,6 +24,7 @@ from deteval.detection.lvis.evaluation import (
     POOLS,
     LvisEvaluation,
     finish_lvis,
+    lvis_arrays,
     lvis_result_names,
 )
 from deteval.detection.lvis.match import (
@@ -46,6 +47,7 @@ __all__ = [
     "LvisEvaluation",
     "evaluate_lvis",
     "finish_lvis",
+    "lvis_arrays",
     "lvis_caps",
     "lvis_detections",
     "lvis_result_names",

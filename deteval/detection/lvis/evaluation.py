@@ -29,9 +29,11 @@ __all__ = [
     "FIXED_AP_DETS_PER_CAT",
     "IOU_TYPES",
     "POOLS",
+    "LvisArrays",
     "LvisEvaluation",
     "check_cap",
     "finish_lvis",
+    "lvis_arrays",
     "lvis_result_names",
     "pooled_arrays",
 ]
@@ -224,31 +226,50 @@ def pooled_arrays(table: MatchTable, frequency: np.ndarray, p: CocoParams) -> tu
     return np.concatenate(prec, axis=2), np.concatenate(rec, axis=1)
 
 
+#: lvis-api's ``eval["precision"][T, R, K, A]``, ``eval["recall"][T, K, A]`` and the positions in ``cat_ids`` of
+#: their category axis (None: every category), as :func:`lvis_arrays` makes them
+LvisArrays = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
+
+
+def lvis_arrays(table: MatchTable, p: CocoParams) -> LvisArrays:
+    """The merged match ``table`` accumulated as lvis-api does (one maxDet, above every rank: no per-image
+    limit): precision[T, R, K, A], recall[T, K, A] and the categories they hold. Every category when their
+    arrays fit in :data:`~deteval.detection.coco.evaluation.FULL_ARRAYS_BYTES`, else
+    only those with non-ignored ground truth (every other one is −1 throughout; each category is ranked on its
+    own, so the numbers of those kept are the same)."""
+    big = int(table.rank.max()) + 1 if len(table) else 1
+    cat_index = None
+    if full_arrays_bytes(p, table.n_cats, n_max_dets=1) > FULL_ARRAYS_BYTES:
+        table, cat_index = with_truth_only(table)
+    check_arrays_bound(p, table.n_cats, n_max_dets=1)
+    precision, recall = precision_recall(table, p.rec_thrs, (big,))
+    return precision[..., 0], recall[..., 0], cat_index
+
+
 def finish_lvis(
     lg: LvisGroundTruth,
     r: CocoResults,
     gsel: np.ndarray,
-    table: MatchTable,
+    table: MatchTable | None,
     p: CocoParams,
     max_dets: int | None,
     dets_per_cat: int | None,
     pooled: bool,
     counts: dict[str, int],
     warnings: list[str],
+    arrays: LvisArrays | None = None,
 ) -> LvisEvaluation:
-    """Accumulate the merged ``table`` (one unlimited maxDet), summarize as lvis-api's ``results``, add the
-    pooled APs when asked for; ``gsel``: the evaluated ground truths of ``lg``, ``r``: the results read."""
+    """Accumulate the merged ``table`` (:func:`lvis_arrays`), summarize as lvis-api's ``results``, add the
+    pooled APs when asked for; ``gsel``: the evaluated ground truths of ``lg``, ``r``: the results read.
+    ``arrays``: :func:`lvis_arrays` of the table made elsewhere (e.g. by halves of the categories); ``table``
+    may then be None unless ``pooled``."""
     g = lg.coco
-    big = int(table.rank.max()) + 1 if len(table) else 1
-    whole = table
-    cat_index = None
-    frequency = lg.frequency
-    if full_arrays_bytes(p, table.n_cats, n_max_dets=1) > FULL_ARRAYS_BYTES:
-        table, cat_index = with_truth_only(table)
-        frequency = lg.frequency[cat_index]
-    check_arrays_bound(p, table.n_cats, n_max_dets=1)
-    precision, recall = precision_recall(table, p.rec_thrs, (big,))
-    precision, recall = precision[..., 0], recall[..., 0]
+    if arrays is None:
+        if table is None:
+            raise ValueError("finish_lvis: a table or its arrays")
+        arrays = lvis_arrays(table, p)
+    precision, recall, cat_index = arrays
+    frequency = lg.frequency if cat_index is None else lg.frequency[cat_index]
 
     groups = [np.flatnonzero(frequency == i).tolist() for i in range(len(FREQUENCIES))]
     names = lvis_result_names(max_dets)
@@ -264,7 +285,9 @@ def finish_lvis(
         res[name] = _summarize(precision, recall, p, False, None, area)
     pooled_precision = pooled_recall = None
     if pooled:
-        pooled_precision, pooled_recall = pooled_arrays(whole, lg.frequency, p)
+        if table is None:
+            raise ValueError("finish_lvis: the pooled APs need the table")
+        pooled_precision, pooled_recall = pooled_arrays(table, lg.frequency, p)
         for i, pool in enumerate(POOLS):
             s = pooled_precision[:, :, i]
             sel = s[s > -1]
