@@ -18,8 +18,10 @@ from _coco_cases import assert_same_as_reference, mask_annotation, run_pycocotoo
 import deteval.run.coco_two_cores as coco_eval
 from deteval.detection.coco import evaluate_coco
 from deteval.errors import DetevalError
+from deteval.io.coco import head_tail as coco_head_tail
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.io.coco import pieces as coco_pieces
+from deteval.io.coco import results as coco_results
 from deteval.io.coco import segm_tail as coco_segm_tail
 from deteval.io.coco import typed as coco_typed
 from deteval.io.coco.segm_tail import _lean_head, segm_pending, segm_tail, segm_with_pending_tail
@@ -389,3 +391,123 @@ def test_some_records_without_a_box_follow_the_first_record(tmp_path, monkeypatc
     if first == "with a box":
         with pytest.raises(KeyError):
             run_pycocotools(gt, dets, "segm")
+
+
+# ------------------------------------------------------------------- the same files in a bbox evaluation
+# loadRes' bbox branch never reads the masks: the typed bbox reader takes the box columns of these records
+# (decoded with their masks' Struct) instead of leaving the file to the ordinary parser.
+
+
+def _ordinary_parser_refused(monkeypatch) -> None:
+    """The ordinary parser (whole file, pieces, the child's pieces) must not be asked: decoded by type."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the results were parsed by the ordinary parser")
+
+    monkeypatch.setattr(coco_results, "parse_json", refuse)
+    monkeypatch.setattr(coco_results, "parsed_piece", refuse)
+    monkeypatch.setattr(coco_head_tail, "parsed_piece", refuse)
+
+
+@pytest.mark.fast_cases(block=1)
+@pytest.mark.parametrize("block", range(3))
+def test_bbox_evaluation_of_boxed_segm_results_is_decoded_by_type(tmp_path, monkeypatch, small_pieces, block):
+    """bbox evaluation of detectron2-style files, read by type whole, in pieces and on two cores (the
+    ordinary parser refused): pycocotools' arrays."""
+    n = 0
+    for seed in range(100 + block * 6, 100 + block * 6 + 6):
+        gt, dets = boxed_case(seed)
+        g_path, d_path = _files(tmp_path, gt, dets)
+        ref = run_pycocotools(gt, dets, "bbox")
+        with monkeypatch.context() as m:
+            _ordinary_parser_refused(m)
+            m.setattr(coco_typed, "MIN_BYTES", 0)
+            m.setattr(coco_pieces, "CHUNK_BYTES", 10**9)  # (whole)
+            m.setenv(forked.ENV_PROCESSES, "1")
+            assert_same_as_reference(evaluate_coco(g_path, d_path, iou_type="bbox"), ref, f"seed {seed}")
+        with monkeypatch.context() as m:
+            _ordinary_parser_refused(m)
+            m.setenv(forked.ENV_PROCESSES, "1")
+            assert_same_as_reference(
+                evaluate_coco(g_path, d_path, iou_type="bbox"), ref, f"seed {seed}, pieces"
+            )
+        with monkeypatch.context() as m:
+            forks = _two_cores(m)
+            _no_fallback(m)
+            _ordinary_parser_refused(m)
+            m.setenv(forked.ENV_PROCESSES, "")
+            assert_same_as_reference(evaluate_coco(g_path, d_path, iou_type="bbox"), ref, f"seed {seed}, 2")
+        assert forks and forks[0] == "_read_share", forks  # (the tail read by the child)
+        n += len(dets)
+    assert n > 100
+
+
+def test_bbox_columns_of_a_boxed_segm_list():
+    text = b"[" + _REC + b", " + _REC.replace(b"[1.5, 2, 3.25, 4]", b"[-0.0, 7, 0, 1e-400]") + b"]"
+    got = coco_typed.bbox_columns(text)
+    assert got is not None
+    img, cat, score, boxes = got
+    assert img.dtype == np.int64 and img.tolist() == [1, 1] and cat.tolist() == [2, 2]
+    assert score.tolist() == [0.5, 0.5]
+    assert boxes.dtype == np.float64 and boxes.tolist() == [[1.5, 2.0, 3.25, 4.0], [-0.0, 7.0, 0.0, 0.0]]
+
+
+_SEG = b'{"size": [4, 5], "counts": "0d0"}'
+
+#: records the typed bbox reader leaves to the ordinary parser (next to a good one): the ordinary loader then
+#: reads them for a bbox evaluation, or names their fault
+BBOX_REFUSED = [
+    _REC.replace(b'"score"', b'"bbox": [1, 2, 3, 4], "score"'),  # a repeated key
+    _REC.replace(b'"score": 0.5', b'"score": 0.5, "score": 0.25'),
+    _REC.replace(_SEG, b'{"size": [4, 5], "size": [4, 5], "counts": "0d0"}'),  # repeated in the mask
+    _REC.replace(_SEG, b'{"size": [4, 5], "counts": "xx", "counts": "0d0"}'),
+    _REC.replace(_SEG, b"[[1, 1, 3, 1, 3, 3, 1, 3]]"),  # a polygon
+    _REC.replace(_SEG, b'{"size": [4, 5], "counts": [0, 20]}'),  # an uncompressed RLE
+    _REC.replace(_SEG, b'{"size": [4, 5, 6], "counts": "0d0"}'),
+    _REC.replace(_SEG, b'{"size": [4.0, 5], "counts": "0d0"}'),
+    _REC.replace(_SEG, b'{"size": [4, 5]}'),
+    _REC.replace(_SEG, b'{"size": [4, 5], "counts": "0d0", "x": 1}'),
+    _REC.replace(_SEG, b"null"),
+    _REC.replace(_SEG, b'{"size": [4, 5], "counts": "0\\"d0"}'),  # an escaped quote
+    _REC.replace(_SEG, '{"size": [4, 5], "counts": "0d\u00e90"}'.encode()),  # not ASCII
+    _REC.replace(b'"segmentation": ' + _SEG, b'"segmentation": ' + _SEG + b', "id": 3'),
+    _REC.replace(b", " + b'"segmentation": ' + _SEG, b""),  # no mask: the plain decoder's
+    _REC.replace(b'"bbox": [1.5, 2, 3.25, 4], ', b""),  # no box
+    _REC.replace(b"[1.5, 2, 3.25, 4]", b"[1.5, 2, -3.25, 4]"),  # a negative width
+    _REC.replace(b"[1.5, 2, 3.25, 4]", b"[9007199254740992, 2, 3.25, 4]"),  # 2**53
+    _REC.replace(b"[1.5, 2, 3.25, 4]", b"[1.5, 2, 3.25]"),
+    _REC.replace(b'"score": 0.5', b'"score": 9223372036854775808'),  # 2**63
+    _REC.replace(b'"image_id": 1', b'"image_id": 9223372036854775808'),  # beyond int64
+    _REC.replace(b'"image_id": 1', b'"image_id": 1.0'),
+]
+
+
+@pytest.mark.parametrize("record", BBOX_REFUSED)
+def test_what_the_typed_bbox_reader_cannot_vouch_for_is_parsed(tmp_path, record):
+    """Refused by the typed decoder; the whole loader then gives what the ordinary path gives (the same
+    columns, or the same error naming file, record and fault)."""
+    text = b"[" + _REC + b", " + record + b"]"
+    assert coco_typed.bbox_columns(b"[" + _REC + b"]") is not None
+    assert coco_typed.bbox_columns(text) is None
+    gt = {
+        "images": [{"id": 1, "height": 4, "width": 5}],
+        "categories": [{"id": 2, "name": "c"}],
+        "annotations": [],
+    }
+    g_path, d_path = _files(tmp_path, gt, [])
+    (tmp_path / "dt.json").write_bytes(text)
+    g = load_coco_gt(g_path)
+
+    def load(typed: bool) -> tuple:
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(coco_typed, "MIN_BYTES", 0)
+            if not typed:
+                m.setattr(coco_typed, "_DECODER", None)
+                m.setattr(coco_typed, "_SEGM_BOX_DECODER", None)
+            try:
+                r = load_coco_results(d_path, g, iou_type="bbox")
+            except DetevalError as exc:
+                return ("error", str(exc))
+            return (r.img.tolist(), r.cat.tolist(), r.score.tolist(), r.bbox.tolist(), r.area.tolist())
+
+    assert load(True) == load(False)

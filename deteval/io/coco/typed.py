@@ -24,8 +24,12 @@ bytes, which gives its own result or error message. It vouches when:
   (the same integers, floats rounded to nearest by both parsers; orjson reads an integer beyond 2**64 as a
   float) and the ordinary path converts them to the same float64 (an int64 and a Python int round alike).
 
-Anything outside (a value at the bound, an empty list, a file with ``segmentation`` or ``id`` keys next to the
-box) is left to the ordinary path, which also names the record at fault.
+A list whose every record also carries a compressed RLE mask (``"segmentation": {"size", "counts"}``, as
+detectron2 and mmdetection write a mask model's results) is read the same way for a bbox evaluation, which
+never reads the masks (loadRes' bbox branch): decoded with the Struct of :func:`segm_bbox_columns`, its box
+columns taken under the same checks. Anything outside (a value at the bound, an empty list, an ``id`` key, a
+polygon or any other segmentation, only some records with a mask) is left to the ordinary path, which also
+names the record at fault.
 """
 
 from __future__ import annotations
@@ -119,7 +123,7 @@ def bbox_columns(text: bytes) -> BboxColumns | None:
     whenever that is not certain (see the module's docstring) or msgspec is not installed."""
     records = _decoded(_decoder(), text)
     if records is None:
-        return None
+        return _masked_bbox_columns(text)
     with paused():
         # (the text's strings: the keys and the file names; a repeated key adds two quotes, nothing decoded.
         # The quotes are at least twice the keys and names decoded, so as many as the four keys alone means no
@@ -588,6 +592,29 @@ def _build_segm_boxed(module: ModuleType) -> Any:
     return _build_segm(module, boxed=True)
 
 
+def _segm_box_decoder() -> Any:
+    global _SEGM_BOX_DECODER
+    _SEGM_BOX_DECODER = _built(_SEGM_BOX_DECODER, _build_segm_boxed)
+    return _SEGM_BOX_DECODER
+
+
+def _masked_bbox_columns(text: bytes) -> BboxColumns | None:
+    """:data:`BboxColumns` of a results list whose every record also carries a compressed RLE mask (the
+    records of :func:`segm_bbox_columns`), for a bbox evaluation: loadRes' bbox branch, which never reads the
+    masks. Vouched for as :func:`bbox_columns` vouches (no key repeated at either depth: 16 quotes per record;
+    the same bounds on ids, scores and boxes), the masks only as far as their Struct checks them (a size of
+    two integers, a counts string) and their counts strings ASCII; None otherwise."""
+    records = _decoded(_segm_box_decoder(), text)
+    if records is None:
+        return None
+    with paused():
+        if quote_count(text) != 16 * len(records):
+            return None
+        if not all(map(str.isascii, map(_COUNTS, map(_SEGM, records)))):  # (O(1) each: CPython's flag)
+            return None
+    return _result_columns(records, _BOX, 4)
+
+
 def segm_columns(text: bytes) -> SegmColumns | None:
     """The columns of the segm results list ``text`` (JSON) whose masks are all compressed RLEs and which
     carry no box, as the ordinary reader would read them (see above; the runs not yet checked); None whenever
@@ -604,9 +631,7 @@ def segm_bbox_columns(text: bytes) -> tuple[SegmColumns, np.ndarray] | None:
     branch when the first record is one of them), and the N×4 float64 boxes, as the ordinary reader would
     read them (see above; the runs not yet checked); None whenever that is not certain or msgspec is not
     installed."""
-    global _SEGM_BOX_DECODER
-    _SEGM_BOX_DECODER = _built(_SEGM_BOX_DECODER, _build_segm_boxed)
-    got = _segm_records(_SEGM_BOX_DECODER, text, True)
+    got = _segm_records(_segm_box_decoder(), text, True)
     return None if got is None or got[1] is None else (got[0], got[1])
 
 
