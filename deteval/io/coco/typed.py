@@ -135,26 +135,41 @@ def bbox_columns(text: bytes) -> BboxColumns | None:
 
 
 def _result_columns(records: list, box: Callable[[Any], Any], width: int) -> BboxColumns | None:
-    """Image ids, category ids, scores and the ``width`` numbers of ``box(record)`` of decoded results; None
-    for a value out of the ordinary path's exact range: an integer beyond int64, a score not below 2**63 or a
-    box value not below 2**53 in magnitude (also NaN), a negative width or height (the box's third and fourth
-    numbers)."""
+    """Image ids, category ids, scores (:func:`_key_columns`) and the ``width`` numbers of ``box(record)`` of
+    decoded results; None for a value out of the ordinary path's exact range: those of the keys, a box value
+    not below 2**53 in magnitude (also NaN), a negative width or height (the box's third and fourth numbers)."""
+    keys = _key_columns(records)
+    if keys is None:
+        return None
+    n = len(records)
+    with paused():
+        try:
+            boxes = np.fromiter(chain.from_iterable(map(box, records)), np.float64, width * n).reshape(
+                n, width
+            )
+        except OverflowError:  # (beyond float64 for a number)
+            return None
+    if not (np.abs(boxes) < 2.0**53).all():
+        return None  # (also NaN: not below anything)
+    if (boxes[:, 2] < 0).any() or (boxes[:, 3] < 0).any():
+        return None
+    return (*keys, boxes)
+
+
+def _key_columns(records: list) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Image ids, category ids and scores of decoded results; None for an id beyond int64 or a score not
+    below 2**63 in magnitude (also NaN), where the ordinary path reads other values."""
     n = len(records)
     with paused():
         try:
             img = np.fromiter(map(_IMG, records), np.int64, n)
             cat = np.fromiter(map(_CAT, records), np.int64, n)
             score = np.fromiter(map(_SCORE, records), np.float64, n)
-            boxes = np.fromiter(chain.from_iterable(map(box, records)), np.float64, width * n).reshape(
-                n, width
-            )
         except OverflowError:  # (an integer beyond int64, or beyond float64 for a number)
             return None
-    if not (np.abs(score) < 2.0**63).all() or not (np.abs(boxes) < 2.0**53).all():
+    if not (np.abs(score) < 2.0**63).all():
         return None  # (also NaN: not below anything)
-    if (boxes[:, 2] < 0).any() or (boxes[:, 3] < 0).any():
-        return None
-    return img, cat, score, boxes
+    return img, cat, score
 
 
 # ------------------------------------------------------------------- ground-truth annotations (bbox, keypoints)
@@ -637,28 +652,32 @@ def segm_bbox_columns(text: bytes) -> tuple[SegmColumns, np.ndarray] | None:
 
 def _segm_records(decoder: Any, text: bytes, boxed: bool) -> tuple[SegmColumns, np.ndarray | None] | None:
     """:data:`SegmColumns` of the segm records ``decoder`` decodes from ``text``, and (``boxed``) their N×4
-    float64 boxes; None where the ordinary path is not certain to read the same values (see above)."""
+    float64 boxes; None where the ordinary path is not certain to read the same values (see above; the ids,
+    scores and boxes within the bbox results' bounds, :func:`_result_columns`)."""
     records = _decoded(decoder, text)
     if records is None:
         return None
     n = len(records)
-    with paused():
-        # (the text's strings: six keys, a seventh with the box, and a counts string per record)
-        if quote_count(text) != (16 if boxed else 14) * n:
+    # (the text's strings: six keys, a seventh with the box, and a counts string per record)
+    if quote_count(text) != (16 if boxed else 14) * n:
+        return None
+    boxes: np.ndarray | None = None
+    if boxed:
+        cols = _result_columns(records, _BOX, 4)
+        if cols is None:
             return None
+        img, cat, score, boxes = cols
+    else:
+        keys = _key_columns(records)
+        if keys is None:
+            return None
+        img, cat, score = keys
+    with paused():
+        masks = list(map(_SEGM, records))
+        del records
         try:
-            img = np.fromiter(map(_IMG, records), np.int64, n)
-            cat = np.fromiter(map(_CAT, records), np.int64, n)
-            score = np.fromiter(map(_SCORE, records), np.float64, n)
-            boxes = (
-                np.fromiter(chain.from_iterable(map(_BOX, records)), np.float64, 4 * n).reshape(n, 4)
-                if boxed
-                else None
-            )
-            masks = list(map(_SEGM, records))
-            del records
             hw = np.fromiter(chain.from_iterable(map(_SIZE, masks)), np.int64, 2 * n).reshape(n, 2)
-        except OverflowError:  # (an integer beyond int64, or beyond float64 for a number)
+        except OverflowError:  # (a size beyond int64)
             return None
         counts = list(map(_COUNTS, masks))
         del masks
@@ -667,11 +686,4 @@ def _segm_records(decoder: Any, text: bytes, boxed: bool) -> tuple[SegmColumns, 
         except UnicodeEncodeError:
             return None
         lengths = np.fromiter(map(len, counts), np.int64, n)
-    if not (np.abs(score) < 2.0**63).all():
-        return None  # (also NaN: not below anything)
-    # (a box as the bbox results' bounds have it: exact in float64, also not NaN, no negative width or height)
-    if boxes is not None and (
-        not (np.abs(boxes) < 2.0**53).all() or (boxes[:, 2] < 0).any() or (boxes[:, 3] < 0).any()
-    ):
-        return None
     return (img, cat, score, hw, joined, lengths), boxes
