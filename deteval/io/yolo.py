@@ -41,7 +41,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from deteval.core.sorting import distinct
 from deteval.errors import DetevalError, DetevalWarning, InputFormatError, ValidationError
 from deteval.io.coco import check_rle_size, check_segmentation
 from deteval.io.guards import (
@@ -146,8 +145,15 @@ class YoloDataset:
         if self._size_table is None:
             self._size_table = np.full((self.n_images, 2), np.nan)
         table = self._size_table
-        uniq = distinct(img)
-        todo = uniq[np.isnan(table[uniq, 0])]  # (each image's header read once, by image_size)
+        wh = table[img]
+        unread = np.isnan(wh[:, 0])
+        if not unread.any():
+            return wh.reshape(-1, 2)
+        # (the images without a size, ascending, each header read once by image_size: a mark per image,
+        # not a sort of the boxes' image column)
+        mark = np.zeros(self.n_images, dtype=bool)
+        mark[img[unread]] = True
+        todo = np.flatnonzero(mark)
         if len(todo):
             sizes = [self.image_size(i) for i in todo.tolist()]
             table[todo] = np.array(sizes, dtype=np.float64).reshape(-1, 2)
@@ -163,7 +169,11 @@ class YoloDataset:
 
     def labelled_images(self) -> np.ndarray:
         """The indices of the images with at least one label, ascending."""
-        return distinct(self._norm.img) if self._norm is not None else np.zeros(0, dtype=np.int64)
+        if self._norm is None:
+            return np.zeros(0, dtype=np.int64)
+        mark = np.zeros(self.n_images, dtype=bool)
+        mark[self._norm.img] = True
+        return np.flatnonzero(mark)
 
     def known_headers(self, first: int, headers: Sequence[tuple[str, int, int, int | None] | None]) -> None:
         """Take the image headers (:func:`~deteval.io.guards.image_header` of each file) read elsewhere: those
@@ -218,9 +228,10 @@ def txt_entries(folder: Path) -> tuple[list[str], list[str], list[bool]]:
     """:func:`txt_names`, the names, and whether each entry is a regular file, not a link (its type in the
     listing: no system call)."""
     with os.scandir(folder) as it:
-        found = sorted((e.name, e.is_file(follow_symlinks=False)) for e in it if e.name.endswith(".txt"))
-    names = [n for n, _ in found]
-    return [child_path(folder, n) for n in names], names, [r for _, r in found]
+        regular = {e.name: e.is_file(follow_symlinks=False) for e in it if e.name.endswith(".txt")}
+    names = sorted(regular)  # (the names of one folder are distinct: their order is the entries' order)
+    prefix = child_path(folder, "")
+    return [prefix + n for n in names], names, [regular[n] for n in names]
 
 
 def child_path(folder: Path, name: str) -> str:
@@ -272,7 +283,14 @@ def to_pixels(norm: BoxTable, ds: YoloDataset) -> BoxTable:
     """Normalized ``xc yc w h`` (stored in ``xyxy``'s columns) → pixel xyxy; polygons scaled likewise."""
     wh = ds.sizes_of(norm.img)
     c, s = norm.xyxy[:, :2], norm.xyxy[:, 2:]
-    xyxy = np.concatenate([(c - s / 2) * wh, (c + s / 2) * wh], 1)
+    # (c − s/2)·wh and (c + s/2)·wh, written in place: the same operations, without four temporaries
+    xyxy = np.empty((len(norm.img), 4), dtype=np.float64)
+    half = s / 2
+    lo, hi = xyxy[:, :2], xyxy[:, 2:]
+    np.subtract(c, half, out=lo)
+    np.add(c, half, out=hi)
+    lo *= wh
+    hi *= wh
     polys = None
     if norm.polygons is not None:
         polys = [

@@ -133,8 +133,9 @@ def coco_tables(ds: YoloDataset, preds: BoxTable) -> tuple[CocoGroundTruth, Coco
     place = np.empty_like(order)
     place[order] = np.arange(order.shape[0])  # an image's index among the ids in ascending order
     hw = np.full((ids_file.shape[0], 2), -1, dtype=np.int64)
-    for i, (w, h) in ds._sizes.items():
-        hw[i] = (h, w)
+    if ds._sizes:
+        read = np.fromiter(ds._sizes.keys(), dtype=np.int64, count=len(ds._sizes))
+        hw[read] = np.array(list(ds._sizes.values()), dtype=np.int64)[:, ::-1]
     corder = np.argsort(cats, kind="stable")
     cat_place = np.empty_like(corder)
     cat_place[corder] = np.arange(corder.shape[0])
