@@ -44,6 +44,7 @@ as 8.0.239 does (``UltralyticsRules.oks``). tests/test_yolo_pose.py checks them 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -334,28 +335,45 @@ class RankedMatches:
         classes, n_labels = distinct_counts(target_cls)
         return cls(tp[order], conf[order], pred_cls[order], classes, n_labels)
 
+    @functools.cached_property
+    def by_class(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The detections grouped by class, in rank order within each (a stable sort of the ranked classes
+        keeps the order a mask ``pred_cls == c`` keeps), and where each class of :attr:`classes` starts and
+        ends in that order."""
+        order = np.argsort(self.pred_cls, kind="stable")
+        ranked = self.pred_cls[order]
+        return (
+            order,
+            np.searchsorted(ranked, self.classes),
+            np.searchsorted(ranked, self.classes, side="right"),
+        )
+
     def detections_per_class(self) -> np.ndarray:
         """How many detections each class of :attr:`classes` has (its share of :meth:`class_curves`' work)."""
-        ranked = np.sort(self.pred_cls)
-        return np.searchsorted(ranked, self.classes, side="right") - np.searchsorted(ranked, self.classes)
+        _, starts, ends = self.by_class
+        return ends - starts
 
     def class_curves(self, ks: np.ndarray, sentinel: Sentinel) -> ClassCurves:
         """The curves and APs of the classes ``ks`` (indices into :attr:`classes`)."""
-        tp, conf, pred_cls = self.tp, self.conf, self.pred_cls
+        tp, conf = self.tp, self.conf
         x = ULTRALYTICS_CONFIDENCES
         ap = np.zeros((len(ks), tp.shape[1]))
         p_curve, r_curve = np.zeros((len(ks), 1000)), np.zeros((len(ks), 1000))
         empty = np.zeros(0)
         pr_curves = [(empty, empty, empty)] * len(ks)  # rank-order recall, precision, conf at IoU 0.5
         pr_plot = np.zeros((len(ks), 1000))  # the envelope at IoU 0.5 on the recall grid x (PR_curve.png)
+        order, starts, ends = self.by_class
         for j, k in enumerate(ks.tolist()):
-            mine = pred_cls == self.classes[k]
-            if not mine.any():
+            mine = order[starts[k] : ends[k]]
+            if not len(mine):
                 continue
             tpc = tp[mine].cumsum(0)
-            fpc = (1 - tp[mine]).cumsum(0)
+            if tp.dtype == bool:  # (tpc + fpc, fpc = (1 − tp).cumsum, is the rank 1, 2, …: exact integers)
+                seen = np.arange(1, len(mine) + 1, dtype=tpc.dtype)[:, None]
+            else:
+                seen = tpc + (1 - tp[mine]).cumsum(0)
             recall = tpc / (self.n_labels[k] + _EPS)
-            precision = tpc / (tpc + fpc)
+            precision = tpc / seen
             r_curve[j] = np.interp(-x, -conf[mine], recall[:, 0], left=0)
             p_curve[j] = np.interp(-x, -conf[mine], precision[:, 0], left=1)
             pr_curves[j] = (recall[:, 0], precision[:, 0], conf[mine].astype(np.float64))
@@ -462,7 +480,12 @@ def same_class_pairs(
     (Ultralytics zeroes their IoU) and neither do IoUs below every threshold."""
     det, label = pair_index(gt, dt, g_order, kept)
     if pair_iou is None:
-        iou = paired_box_iou(gt.xyxy[label], dt.xyxy[kept[det]], float32=float32)
+        dtype = np.float32 if float32 else np.float64  # (the tables cast once, then the pairs' rows taken)
+        iou = paired_box_iou(
+            np.asarray(gt.xyxy, dtype=dtype)[label],
+            np.asarray(dt.xyxy, dtype=dtype)[kept[det]],
+            float32=float32,
+        )
     else:
         iou = pair_iou(label, kept[det])
     low = (IOU_THRESHOLDS_32 if float32 else IOU_THRESHOLDS_64).min()
@@ -489,7 +512,7 @@ def pair_index(
 def paired_box_iou(gt_xyxy: np.ndarray, dt_xyxy: np.ndarray, *, float32: bool = True) -> np.ndarray:
     """:func:`box_iou` of the pairs (``gt_xyxy[p]``, ``dt_xyxy[p]``): the same operations element-wise."""
     dtype: Any = np.float32 if float32 else np.float64
-    a, b = gt_xyxy.astype(dtype), dt_xyxy.astype(dtype)
+    a, b = np.asarray(gt_xyxy, dtype=dtype), np.asarray(dt_xyxy, dtype=dtype)
     wh = np.maximum(np.minimum(a[:, 2:], b[:, 2:]) - np.maximum(a[:, :2], b[:, :2]), dtype(0))
     inter = wh[:, 0] * wh[:, 1]
     wa, wb = a[:, 2:] - a[:, :2], b[:, 2:] - b[:, :2]
@@ -565,19 +588,20 @@ def _greedy_matches(pairs: Pairs, n_dt: int, n_gt: int, thresholds: np.ndarray) 
     sizes = np.diff(np.append(starts, len(pairs.det)))
     image = pairs.image[starts]  # (ascending: detections are in image-then-rank order)
     step = np.arange(len(starts)) - np.searchsorted(image, image)
+    # the pairs grouped by step, in their order within a step (a stable sort): step s is one slice
+    pair_step = np.repeat(step, sizes)
+    by_step = np.argsort(pair_step, kind="stable")
+    bounds = np.searchsorted(pair_step[by_step], np.arange(int(step.max()) + 2))
     for s in range(int(step.max()) + 1):
-        these = np.flatnonzero(step == s)
-        seg = np.repeat(starts[these], sizes[these]) + (
-            np.arange(int(sizes[these].sum()))
-            - np.repeat(np.cumsum(sizes[these]) - sizes[these], sizes[these])
-        )
-        sub = Pairs(pairs.det[seg], pairs.label[seg], pairs.iou[seg], pairs.tied[seg], pairs.image[seg])
-        free = np.where(claimed[sub.label], 0, sub.iou[:, None])
+        seg = by_step[bounds[s] : bounds[s + 1]]
+        label = pairs.label[seg]
+        sub = Pairs(pairs.det[seg], label, pairs.iou[seg], pairs.tied[:0], pairs.image[:0])
+        free = np.where(claimed[label], 0, sub.iou[:, None])
         d, best, first = _first_best(sub, free)
         ok = best >= thresholds
         correct[d] = ok
         cols = np.broadcast_to(np.arange(len(thresholds)), ok.shape)
-        claimed[sub.label[first][ok], cols[ok]] = True
+        claimed[label[first][ok], cols[ok]] = True
     return correct
 
 
