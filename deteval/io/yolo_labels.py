@@ -99,17 +99,7 @@ def parse_label_files(
         value_checks,
     ]
     polys = _polygons(rows, kind, extra)
-    multi = np.zeros(0, dtype=np.int64) if with_conf else _files_with_duplicates(rows, cls, xywh, polys)
-    dup_rows = np.zeros(len(rows), dtype=bool)
-    keeps: dict[int, np.ndarray] = {}
-    for f in multi.tolist():
-        lo, hi = rows.file_rows(f)
-        p = _file_polygons(polys, kind, lo, hi)
-        keep = _unique_rows(cls[lo:hi], xywh[lo:hi], p)
-        if len(keep) < hi - lo:
-            keeps[f] = keep
-            if duplicates == "error":
-                dup_rows[lo + _first_duplicate(cls[lo:hi], xywh[lo:hi], p)[1]] = True
+    keeps, dup_rows = _duplicates(rows, kind, cls, xywh, polys, with_conf, duplicates == "error")
 
     def duplicate(r: int) -> DetevalError:
         f = int(rows.file[r])
@@ -132,22 +122,50 @@ def parse_label_files(
                 on_dropped(Path(rows.paths[f]), dropped[f])
     if fault is not None:
         raise fault[1]
-    if keeps:
-        order = np.arange(len(rows))
-        pieces = []
-        last = 0
-        for f in sorted(keeps):
-            lo, hi = rows.file_rows(f)
-            pieces += [order[last:lo], lo + keeps[f]]
-            last = hi
-        pieces.append(order[last:])
-        take = np.concatenate(pieces)
-        file, cls, xywh, conf = rows.file[take], cls[take], xywh[take], conf[take]
-        if polys is not None:
-            polys = [polys[i] for i in take.tolist()]
-    else:
-        file = rows.file
-    return LabelRows(file, cls.astype(np.int64), xywh, conf, polys, dropped)
+    if not keeps:
+        return LabelRows(rows.file, cls.astype(np.int64), xywh, conf, polys, dropped)
+    take = _kept_rows(rows, keeps)
+    kept_polys = None if polys is None else [polys[i] for i in take.tolist()]
+    return LabelRows(rows.file[take], cls[take].astype(np.int64), xywh[take], conf[take], kept_polys, dropped)
+
+
+def _duplicates(
+    rows: TextRows,
+    kind: np.ndarray,
+    cls: np.ndarray,
+    xywh: np.ndarray,
+    polys: list[np.ndarray | None] | None,
+    with_conf: bool,
+    mark: bool,
+) -> tuple[dict[int, np.ndarray], np.ndarray]:
+    """Exact duplicate rows of label files (predictions have none to look for): per file that has some, the
+    rows it keeps (``np.unique`` order, as Ultralytics); and, with ``mark``, each such file's first duplicate
+    row flagged (where a duplicate is an error)."""
+    multi = np.zeros(0, dtype=np.int64) if with_conf else _files_with_duplicates(rows, cls, xywh, polys)
+    dup_rows = np.zeros(len(rows), dtype=bool)
+    keeps: dict[int, np.ndarray] = {}
+    for f in multi.tolist():
+        lo, hi = rows.file_rows(f)
+        p = _file_polygons(polys, kind, lo, hi)
+        keep = _unique_rows(cls[lo:hi], xywh[lo:hi], p)
+        if len(keep) < hi - lo:
+            keeps[f] = keep
+            if mark:
+                dup_rows[lo + _first_duplicate(cls[lo:hi], xywh[lo:hi], p)[1]] = True
+    return keeps, dup_rows
+
+
+def _kept_rows(rows: TextRows, keeps: dict[int, np.ndarray]) -> np.ndarray:
+    """The rows left once the files of ``keeps`` keep only theirs (each file's rows given from its first)."""
+    order = np.arange(len(rows))
+    pieces = []
+    last = 0
+    for f in sorted(keeps):
+        lo, hi = rows.file_rows(f)
+        pieces += [order[last:lo], lo + keeps[f]]
+        last = hi
+    pieces.append(order[last:])
+    return np.concatenate(pieces)
 
 
 def _row_columns(
