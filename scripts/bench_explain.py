@@ -7,7 +7,9 @@ Three sets are built in a temporary directory (``--images`` images each):
   form scored by ``evaluate_voc`` at IoU 0.5 under that profile (no CLI reads a COCO pair as VOC), loading
   included;
 * a VOC set (``scripts/bench_voc.py``'s annotation XML and comp4 files): explain between two VOC profiles
-  (it reads VOC files only), each end ``deteval voc`` under that profile;
+  (it reads VOC files only), each end ``deteval voc`` under that profile; and between coco and a VOC profile
+  (the coco end: the files read and converted as explain reads them, then ``evaluate_coco``: no CLI scores
+  VOC files as COCO);
 * a YOLO set (``scripts/bench_yolo.py``'s split, PNG images): explain between coco, supervision and the
   Ultralytics eras (each end ``deteval yolo --profile P``), and between coco and voc07 (the voc07 end: the
   split read and converted as explain reads it, then ``evaluate_voc``).
@@ -66,6 +68,17 @@ preds = load_yolo_predictions(sys.argv[2], ds)
 gt, dets = cross_data(dataset_to_coco(ds), predictions_to_coco(ds, preds)).voc_tables()
 print(evaluate_voc(gt, dets, iou_threshold=0.5, metric=sys.argv[3], profile=sys.argv[4]).summary["map"])
 """
+#: The coco end on VOC files (argv: Annotations, comp4 pattern, image set), read as explain reads them.
+VOC_COCO_END = """
+import sys
+from deteval.explain.cross import cross_data_from_voc
+from deteval.io.voc import discover_detection_classes, load_voc_annotations, load_voc_detections
+from deteval.run.coco import evaluate_coco
+gt = load_voc_annotations(sys.argv[1], sys.argv[3])
+names = sorted({gt.classes[i] for i in set(gt.label.tolist())} | set(discover_detection_classes(sys.argv[2])))
+d = cross_data_from_voc(gt, load_voc_detections(sys.argv[2], gt.images, classes=names))
+print(evaluate_coco(d.coco_gt, d.coco_res).stats[0])
+"""
 VOC = {"voc07": ("voc07", "voc_devkit"), "voc2012": ("voc2010", "voc_devkit"),
        "py_faster_rcnn": ("voc07", "py_faster_rcnn")}  # fmt: skip
 YOLO_PROFILES = ("coco", "supervision", "ultralytics-8.0", "ultralytics-8.4.37", "ultralytics-8.4.176")
@@ -76,6 +89,7 @@ def all_pairs() -> list[str]:
     """Every pair explain accepts on each set (detect only), both directions."""
     out = [f"coco:{a}:{b}" for v in VOC for a, b in (("coco", v), (v, "coco"))]
     out += [f"voc:{a}:{b}" for a, b in itertools.permutations(VOC, 2)]
+    out += [f"voc:{a}:{b}" for v in VOC for a, b in (("coco", v), (v, "coco"))]
     out += [f"yolo:{a}:{b}" for a, b in itertools.permutations(YOLO_PROFILES, 2)]
     return out + ["yolo:coco:voc07", "yolo:voc07:coco"]
 
@@ -95,7 +109,7 @@ def commands(kind: str, d: Path, a: str, b: str) -> tuple[list[str], dict[str, t
         pattern = str(v / "results" / "comp4_det_test_{cls}.txt")
         ends = {
             p: (["voc", "--annotations", ann, "--image-set", iset, "--detections", pattern, "--metric",
-                 VOC[p][0], "--profile", VOC[p][1]], CLI)
+                 VOC[p][0], "--profile", VOC[p][1]], CLI) if p != "coco" else ([ann, pattern, iset], VOC_COCO_END)
             for p in (a, b)
         }  # fmt: skip
         return ["explain", ann, pattern, "--image-set", iset, "--from", a, "--to", b], ends
