@@ -95,6 +95,7 @@ __all__ = [
     "finish",
     "match_inputs",
     "match_part",
+    "match_part_at",
     "match_voc",
     "merge",
     "merge_voc_tables",
@@ -514,15 +515,45 @@ def merge(tables: Sequence[VocMatchTable], n_rows: int) -> np.ndarray:
     return merge_voc_tables(tables, n_rows)
 
 
+def match_part_at(
+    part: VOCMatchPart, thresholds: Sequence[float], pair_chunk: int | None = None
+) -> list[VocMatchTable]:
+    """:func:`match_part` at each of several IoU thresholds (``part.iou_threshold`` is not read): the best box
+    of each detection (rule 2) does not depend on the threshold, so it is found once.
+
+    Returns
+    -------
+    list[VocMatchTable]
+        One table per threshold, each equal to ``match_part(replace(part, iou_threshold=t))``.
+    """
+    found = _best_of(part, _pair_chunk(pair_chunk))
+    return [VocMatchTable(row=part.rows, outcome=_claims(part, found, float(t))) for t in thresholds]
+
+
 def _outcomes(part: VOCMatchPart, pair_chunk: int) -> np.ndarray:
     """The outcome of each of the part's detections (module docstring, rules 1 to 3)."""
-    db, di, dl = part.det_boxes, part.det_image, part.det_label
-    gb, gi, gl, diff = part.gt_boxes, part.gt_image, part.gt_label, part.gt_difficult
-    m, n = db.shape[0], gb.shape[0]
+    return _claims(part, _best_of(part, pair_chunk), part.iou_threshold)
 
-    outcome = np.zeros(m, dtype=np.int8)
+
+@dataclass(frozen=True)
+class _BestBoxes:
+    """Each detection with a candidate box (``rows``): its best IoU and that box (rule 2), and the order of
+    the detections by (box, rank), in which the first claimant of each box leads (rule 3)."""
+
+    rows: np.ndarray
+    best: np.ndarray
+    jmax: np.ndarray
+    claim_order: np.ndarray
+
+
+def _best_of(part: VOCMatchPart, pair_chunk: int) -> _BestBoxes:
+    """Rule 2 for each of the part's detections: the threshold-free half of the matcher."""
+    db, di, dl = part.det_boxes, part.det_image, part.det_label
+    gb, gi, gl = part.gt_boxes, part.gt_image, part.gt_label
+    m, n = db.shape[0], gb.shape[0]
+    empty = np.zeros(0, dtype=np.int64)
     if m == 0 or n == 0:
-        return outcome
+        return _BestBoxes(empty, np.zeros(0), empty, empty)
 
     # One integer key per (class, image); ground truth sorted by key (stable: keeps the box order that
     # decides IoU ties), each detection's candidate boxes are then one contiguous slice.
@@ -535,25 +566,31 @@ def _outcomes(part: VOCMatchPart, pair_chunk: int) -> np.ndarray:
     count = np.searchsorted(gkey_sorted, dkey, side="right") - start
 
     rows = np.flatnonzero(count > 0)
-    if rows.size:
-        best, jmax = _best_boxes(
-            db, gb, gorder, rows, start[rows], count[rows], part.plus_one, pair_chunk, part.rotated
-        )
-        hit = best > part.iou_threshold if part.strict else best >= part.iou_threshold
-        det_hit = rows[hit]
-        gt_hit = jmax[hit]
-        is_diff = diff[gt_hit]
-        outcome[det_hit[is_diff]] = -1
-        cand = det_hit[~is_diff]
-        cand_gt = gt_hit[~is_diff]
-        if cand.size:
-            pos = part.rank
-            # The highest-ranked claimant of each box takes it; the others are duplicates (FP).
-            o = np.lexsort((pos[cand], cand_gt))
-            g_sorted = cand_gt[o]
-            lead = np.ones(o.shape[0], dtype=bool)
-            lead[1:] = g_sorted[1:] != g_sorted[:-1]
-            outcome[cand[o[lead]]] = 1
+    if not rows.size:
+        return _BestBoxes(rows, np.zeros(0), empty, empty)
+    best, jmax = _best_boxes(
+        db, gb, gorder, rows, start[rows], count[rows], part.plus_one, pair_chunk, part.rotated
+    )
+    return _BestBoxes(rows, best, jmax, np.lexsort((part.rank[rows], jmax)))
+
+
+def _claims(part: VOCMatchPart, found: _BestBoxes, threshold: float) -> np.ndarray:
+    """Rules 1 and 3 at one threshold: ignored on a difficult best box, TP for the highest-ranked claimant
+    of a regular one, FP otherwise."""
+    outcome = np.zeros(part.det_boxes.shape[0], dtype=np.int8)
+    if not found.rows.size:
+        return outcome
+    hit = found.best > threshold if part.strict else found.best >= threshold
+    is_diff = part.gt_difficult[found.jmax]
+    outcome[found.rows[hit & is_diff]] = -1
+    # The highest-ranked claimant of each box takes it; the others are duplicates (FP). Claimants in
+    # (box, rank) order, those at this threshold kept: the first of each box leads.
+    o = found.claim_order[(hit & ~is_diff)[found.claim_order]]
+    if o.size:
+        g_sorted = found.jmax[o]
+        lead = np.ones(o.shape[0], dtype=bool)
+        lead[1:] = g_sorted[1:] != g_sorted[:-1]
+        outcome[found.rows[o[lead]]] = 1
     return outcome
 
 

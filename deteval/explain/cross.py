@@ -42,17 +42,17 @@ from typing import Any, Literal
 import numpy as np
 
 from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
-from deteval.core.lists import ranked_lists
+from deteval.core.lists import COCO_EPS, RankedLists, presorted_lists
 from deteval.core.sorting import lex_order
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, rank_positions
 from deteval.errors import ConfigError, ValidationError, first_true
-from deteval.explain.yolo import Explanation, coco_precision_at_levels, tied_detections
+from deteval.explain.yolo import Explanation, tied_detections
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.match.greedy import greedy_match_pairs
 from deteval.match.iou import bb_iou, xyxy_ioa, xyxy_iou
 from deteval.match.rotated import quad_iou_pairs
 from deteval.run.coco import evaluate_coco
-from deteval.run.voc import evaluate_voc
+from deteval.run.voc import evaluate_voc_at
 
 THRESHOLDS = COCO_IOU_THRESHOLDS
 RECALL_LEVELS = COCO_RECALL_LEVELS
@@ -252,51 +252,92 @@ class _Point:
     ap: np.ndarray  # thresholds × classes (NaN where undefined)
 
 
-def _score(data: CrossData, rules: CrossRules) -> _Point:
-    pos = _positions(data, rules.ranking)
-    keep = _kept(data, pos, rules.cap)
-    outcome = np.full((len(THRESHOLDS), len(pos)), -2, dtype=np.int8)
+def _memo(memo: dict[Any, Any], key: Any, make: Callable[[], Any]) -> Any:
+    """``memo[key]``, made once: the walk's points share their ranking, cap, pairs, IoUs and matches."""
+    if key not in memo:
+        memo[key] = make()
+    return memo[key]
+
+
+def _pairs(data: CrossData, pos: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The kept detections in (image and class, rank) order and every (detection, ground truth) pair of one
+    image and class: detections block by block in rank order, ground truths in their block's order, as
+    :func:`greedy_match_pairs` walks them. Returns (kept, d_order, dk, pair_det, pair_gt)."""
     g_key = data.g_img * data.n_classes + data.g_cls
     d_key = data.d_img * data.n_classes + data.d_cls
     g_order = np.argsort(g_key, kind="stable")
     kept = np.flatnonzero(keep)
     d_order = kept[lex_order((pos[kept], d_key[kept]))]
     gk, dk = g_key[g_order], d_key[d_order]
-    # Every (detection, ground truth) pair of one image and class, detections block by block in rank order,
-    # ground truths in their block's order: the blocks are walked together (greedy_match_pairs).
     lo = np.searchsorted(gk, dk)
     count = np.searchsorted(gk, dk, side="right") - lo
     pair_det = np.repeat(np.arange(len(d_order)), count)
     pair_gt = g_order[np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(len(pair_det))]
-    iou = _pair_iou(data, pair_gt, d_order[pair_det], rules)
+    return kept, d_order, dk, pair_det, pair_gt
+
+
+def _matched(
+    data: CrossData, rules: CrossRules, memo: dict[Any, Any]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rank positions, kept detections, outcome thresholds × detections with −2 for those cut by the cap)
+    under every rule but the AP integration."""
+    pos = _memo(memo, ("pos", rules.ranking), lambda: _positions(data, rules.ranking))
+    keep = _memo(memo, ("keep", rules.ranking, rules.cap), lambda: _kept(data, pos, rules.cap))
+    kept, d_order, dk, pair_det, pair_gt = _memo(
+        memo, ("pairs", rules.ranking, rules.cap), lambda: _pairs(data, pos, keep)
+    )
+    iou = _memo(
+        memo,
+        ("iou", rules.ranking, rules.cap, rules.iou, rules.crowd_iou),
+        lambda: _pair_iou(data, pair_gt, d_order[pair_det], rules),
+    )
     near = iou >= THRESHOLDS.min()
+    outcome = np.full((len(THRESHOLDS), len(pos)), -2, dtype=np.int8)
     outcome[:, d_order] = greedy_match_pairs(
         pair_det[near], pair_gt[near], iou[near], dk, data.g_crowd, THRESHOLDS, rules.matcher,
         rules.comparison == ">",
     )  # fmt: skip
+    return pos, kept, outcome
+
+
+def _class_lists(
+    data: CrossData,
+    pos: np.ndarray,
+    kept: np.ndarray,
+    outcome: np.ndarray,
+    npos: np.ndarray,
+    classes: np.ndarray,
+) -> RankedLists:
+    """One ranked list per (threshold, class of ``classes``), threshold-major: the class's kept detections in
+    rank order, each list's outcomes read at its threshold (1 relevant, 0 not, −1 ignored)."""
+    mine = kept[np.isin(data.d_cls[kept], classes)]
+    order = mine[lex_order((pos[mine], data.d_cls[mine]))]
+    counts = np.bincount(data.d_cls[order], minlength=data.n_classes)[classes]
+    flat = outcome[:, order].reshape(-1)
+    n_t = outcome.shape[0]
+    return presorted_lists(np.tile(counts, n_t), flat == 1, np.tile(npos[classes], n_t), flat == -1)
+
+
+def _score(data: CrossData, rules: CrossRules, memo: dict[Any, Any] | None = None) -> _Point:
+    """One point of the rule space scored; ``memo`` shares the work of points with rules in common."""
+    shared: dict[Any, Any] = {} if memo is None else memo
+    pos, kept, outcome = _memo(
+        shared, ("match", replace(rules, ap="coco101")), lambda: _matched(data, rules, shared)
+    )
     npos = np.bincount(data.g_cls[~data.g_crowd], minlength=data.n_classes)
     if rules.ap == "coco101":
         return _coco_ap(data, pos, kept, outcome, npos)
     aps = np.full((len(THRESHOLDS), data.n_classes), np.nan)
-    maps: list[float] = []
-    for t in range(len(THRESHOLDS)):
-        lists = ranked_lists(
-            data.d_cls[kept],
-            -pos[kept].astype(np.float64),
-            outcome[t, kept],
-            npos.astype(np.int64),
-            n_lists=data.n_classes,
-        )
-        if rules.ap == "voc07":
-            ap = lists.average_precision("voc07", levels=VOC_DEVKIT_LEVELS)
-        else:
-            ap = lists.average_precision("all_points")
-        valid = [float(ap[k]) for k in range(data.n_classes) if npos[k] > 0]
-        aps[t, npos > 0] = valid
-        if valid:
-            maps.append(float(np.mean(valid)))
-    if not maps:
+    classes = np.flatnonzero(npos > 0)
+    if not classes.size:
         return _Point(None, None, outcome, aps)
+    lists = _class_lists(data, pos, kept, outcome, npos, classes)
+    if rules.ap == "voc07":
+        ap = lists.average_precision("voc07", levels=VOC_DEVKIT_LEVELS)
+    else:
+        ap = lists.average_precision("all_points")
+    aps[:, classes] = ap.reshape(len(THRESHOLDS), len(classes))
+    maps = [float(np.mean(aps[t, classes])) for t in range(len(THRESHOLDS))]
     return _Point(float(np.mean(maps)), maps[0], outcome, aps)
 
 
@@ -306,10 +347,11 @@ def _coco_ap(
     """pycocotools' accumulate on the precision table [T, R, K] (−1 for classes without regular objects), and
     its summary: −1 where no class has one (pycocotools' "undefined", as ``deteval coco`` prints it)."""
     table = -np.ones((len(THRESHOLDS), len(RECALL_LEVELS), data.n_classes))
-    for k in np.flatnonzero(npos > 0).tolist():
-        mine = kept[data.d_cls[kept] == k]
-        mine = mine[np.argsort(pos[mine], kind="stable")]
-        table[:, :, k] = coco_precision_at_levels(outcome[:, mine], int(npos[k]), RECALL_LEVELS)
+    classes = np.flatnonzero(npos > 0)
+    if classes.size:
+        lists = _class_lists(data, pos, kept, outcome, npos, classes)
+        precision = lists.interpolated_precision(RECALL_LEVELS, COCO_EPS)
+        table[:, :, classes] = precision.reshape(len(THRESHOLDS), len(classes), -1).transpose(0, 2, 1)
     s, s50 = table[table > -1], table[0][table[0] > -1]
     ap = table.mean(axis=1)
     ap = np.where(ap < 0, np.nan, ap)
@@ -328,8 +370,7 @@ def _ends(data: CrossData, profile: str) -> tuple[float | None, float | None]:
     metric = "voc2010" if profile == "voc2012" else "voc07"
     prof = "py_faster_rcnn" if profile == "py_faster_rcnn" else "voc_devkit"
     maps = [
-        evaluate_voc(gt, dets, iou_threshold=t, metric=metric, profile=prof).summary["map"]
-        for t in THRESHOLDS.tolist()
+        r.summary["map"] for r in evaluate_voc_at(gt, dets, THRESHOLDS.tolist(), metric=metric, profile=prof)
     ]
     if maps[0] is None:
         return None, None
@@ -372,7 +413,8 @@ def explain_cross(
     end_of = ends if ends is not None else (lambda p: _ends(data, p))
     a, b = end_of(profile_from), end_of(profile_to)
     cur = ra
-    prev = _score(data, cur)
+    memo: dict[Any, Any] = {}
+    prev = _score(data, cur, memo)
     first = prev
     steps: list[dict[str, Any]] = []
     for dim in ORDER:
@@ -380,7 +422,7 @@ def explain_cross(
         if getattr(cur, dim) == want:
             continue
         nxt_rules = replace(cur, **{dim: want})
-        nxt = _score(data, nxt_rules)
+        nxt = _score(data, nxt_rules, memo)
         count, what = _count(dim, data, prev, nxt)
         steps.append(
             {

@@ -301,9 +301,16 @@ def tied_detections(cls: np.ndarray, score: np.ndarray) -> int:
     """Detections whose (class, score) another detection also has: the ranks a sort may permute."""
     if len(score) == 0:
         return 0
-    _, inverse, counts = np.unique(np.stack([cls.astype(np.float64), score.astype(np.float64)], 1), axis=0,
-                                   return_inverse=True, return_counts=True)  # fmt: skip
-    return int((counts[inverse.reshape(-1)] > 1).sum())
+    # (class, score) pairs sorted once as float64 values; a run of equal neighbours is a group of ties (equal
+    # as values: −0.0 ties with 0.0, a NaN with nothing)
+    c = np.asarray(cls).astype(np.float64)
+    s = np.asarray(score).astype(np.float64)
+    order = np.lexsort((s, c))
+    same = (c[order][1:] == c[order][:-1]) & (s[order][1:] == s[order][:-1])
+    tied = np.zeros(len(order), dtype=bool)
+    tied[1:] = same
+    tied[:-1] |= same
+    return int(tied.sum())
 
 
 def _count(rule: str, before: tuple, after: tuple) -> tuple[int, str]:

@@ -11,6 +11,7 @@ Every strategy gives the one-process numbers bit for bit.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from deteval.results import EvalResult
 from deteval.run.parts import map_parts
 from deteval.run.shards import default_shards, shard_range
 
-__all__ = ["evaluate_voc", "match_in_parts", "match_voc_sharded"]
+__all__ = ["evaluate_voc", "evaluate_voc_at", "match_in_parts", "match_voc_sharded"]
 
 
 def evaluate_voc(
@@ -83,6 +84,46 @@ def evaluate_voc(
         )
     evaluation = voc.prepare(gt, dets, params, classes)
     return voc.finish(evaluation, match_in_parts(evaluation.whole, client, shards))
+
+
+def evaluate_voc_at(
+    gt: VOCGroundTruth,
+    dets: VOCDetections,
+    thresholds: Sequence[float],
+    *,
+    metric: str = "voc2010",
+    profile: str = "voc_devkit",
+    plus_one: bool = True,
+) -> list[EvalResult]:
+    """:func:`evaluate_voc` at each of several IoU thresholds, in one process: the tables are prepared and
+    ranked once and each detection's best box found once (:func:`~deteval.detection.voc.match_part_at`);
+    only the claims and the AP are made per threshold.
+
+    Parameters
+    ----------
+    gt, dets, metric, profile, plus_one
+        As for :func:`evaluate_voc`.
+    thresholds
+        The IoU thresholds.
+
+    Returns
+    -------
+    list[EvalResult]
+        One result per threshold, each equal to ``evaluate_voc(gt, dets, iou_threshold=t, metric=metric,
+        profile=profile, plus_one=plus_one)``.
+    """
+    ts = [float(t) for t in thresholds]
+    if not ts:
+        return []
+    evaluation = voc.prepare(gt, dets, VOCParams(iou_threshold=ts[0], metric=metric, profile=profile,
+                                                 plus_one=bool(plus_one)))  # fmt: skip
+    whole = evaluation.whole
+    out = []
+    for t, table in zip(ts, voc.match_part_at(whole, ts)):
+        at_t = replace(evaluation, params=replace(evaluation.params, iou_threshold=t),
+                       whole=replace(whole, iou_threshold=t))  # fmt: skip
+        out.append(voc.finish(at_t, voc.merge([table], len(whole))))
+    return out
 
 
 def match_in_parts(whole: voc.VOCMatchPart, client: Any = None, shards: int | None = None) -> np.ndarray:
