@@ -32,7 +32,6 @@ worker's is its shard.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from os import PathLike
@@ -202,12 +201,9 @@ def obb_inputs(
             "iou_type 'obb' reads its inputs with on_error='raise' only: a bad record is an error"
         )
     child = None
-    if two_cores and isinstance(results, (str, PathLike)):
-        try:
-            large = os.stat(results).st_size >= OBB_FORK_BYTES
-        except OSError:
-            large = False
-        child = fork_call(plain_results, results) if large else None
+    on_disk = isinstance(results, (str, PathLike))
+    if two_cores and on_disk and coco_two_cores.file_bytes(results) >= OBB_FORK_BYTES:
+        child = fork_call(plain_results, results)
     try:
         g = load_obb_gt(gt)
         plain = None if child is None else child.result()

@@ -81,6 +81,7 @@ __all__ = [
     "bbox_results_two_cores",
     "both_halves",
     "category_halves",
+    "file_bytes",
     "fork_detections",
     "match_image_halves",
     "match_on_two_cores",
@@ -305,10 +306,7 @@ def bbox_results_two_cores(
     (LVIS), against which the results are read."""
     share = None
     if on_error == "raise" and isinstance(results, (str, PathLike)):
-        try:
-            size = os.stat(results).st_size
-        except OSError:
-            size = 0
+        size = file_bytes(results)
         if size >= FORK_RESULTS_BYTES:
             share = _share_from(None, 0, results, split_reading(size, gt_bytes)[0], size)
     try:
@@ -320,6 +318,17 @@ def bbox_results_two_cores(
     if r is not None and wide_scores(r, results):
         r = None  # (read by load_coco_results, which reads such an integer as written)
     return g, r
+
+
+def file_bytes(source: Any) -> int:
+    """The size of the file ``source`` in bytes (0: not a path, or unreadable), to decide whether a second
+    process pays."""
+    if not isinstance(source, (str, PathLike)):
+        return 0
+    try:
+        return os.stat(source).st_size
+    except OSError:
+        return 0
 
 
 def _coco_of(g: Any) -> CocoGroundTruth:
@@ -339,10 +348,7 @@ def _results_forked(g: CocoGroundTruth, results: Any, p: CocoParams, on_error: s
     or fails."""
     if on_error != "raise" or not isinstance(results, (str, PathLike)):
         return None
-    try:
-        size = os.stat(results).st_size
-    except OSError:
-        return None
+    size = file_bytes(results)
     if size < FORK_RESULTS_BYTES:
         return None
     start = max(CHUNK_BYTES, int(size * (SEGM_HEAD_SHARE if p.iou_type in MASK_TYPES else HEAD_SHARE)))
