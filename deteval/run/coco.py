@@ -248,12 +248,6 @@ def gt_rows(g: CocoGroundTruth, rows: np.ndarray) -> CocoGroundTruth:
     )
 
 
-def _light_gt(g: CocoGroundTruth) -> CocoGroundTruth:
-    """The ground truth without its annotations (what accumulation and the summary read); one annotation
-    id 0 is kept if the file has one, for the warning about it."""
-    return gt_rows(g, np.flatnonzero(g.ann_id == 0)[:1])
-
-
 @dataclass
 class ShardPlan:
     """Where a record goes: ``img_map`` gives an image's position among the evaluated images (-1: not
@@ -505,7 +499,8 @@ def evaluate_coco_sharded(
     plan = _plan(g, p, n)
     gt_shard = plan.shard(g.img)
     gt_shards = [scatter(gt_rows(g, np.flatnonzero(gt_shard == k)), client) for k in range(n)]
-    light = _light_gt(g)
+    # (no annotations: what accumulation and the summary read; one of id 0 kept, for the warning about it)
+    light = gt_rows(g, np.flatnonzero(g.ann_id == 0)[:1])
     base = scatter(gt_rows(g, np.arange(min(1, len(g)))), client, broadcast=True)
     del g, gt_shard  # the driver keeps the image and category tables only
     plan_f = scatter(plan, client, broadcast=True)

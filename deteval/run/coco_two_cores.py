@@ -17,6 +17,7 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Callable
+from functools import partial
 from os import PathLike
 from typing import Any, TypeVar
 
@@ -474,7 +475,10 @@ def _split_categories_piped(
 ) -> tuple[Arrays, dict[str, int], list[str], list[str] | None] | None:
     """The halves' precision, recall and scores put together here, the child's sent through the pipe; each
     half also counts the boxes past the border in a half of the rows (:func:`_half_and_border`)."""
-    both = both_halves(_half_and_border, (g, r, p, compat), mine, theirs, _half_and_border_head)
+    # (the child counts the first half of the rows)
+    both = both_halves(
+        _half_and_border, (g, r, p, compat), mine, theirs, partial(_half_and_border, head=True)
+    )
     if both is None:
         return None
     ((pm, rm, sm), counts, warnings, (n_past, n)), ((pt, rt, st), counts_t, _, (n_past_t, n_t)) = both
@@ -498,13 +502,6 @@ def _half_and_border(
     half = len(r) // 2
     rows = slice(0, half) if head else slice(half, None)
     return (*accumulate_categories(g, r, p, compat, part), past_border_counts(g, r, rows))
-
-
-def _half_and_border_head(
-    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, part: np.ndarray
-) -> tuple[Arrays, dict[str, int], list[str], tuple[int, int]]:
-    """:func:`_half_and_border` of the first half of the rows (the forked child's)."""
-    return _half_and_border(g, r, p, compat, part, head=True)
 
 
 def _shared_arrays(p: CocoParams, n_cats: int) -> Arrays:
