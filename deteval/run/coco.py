@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.collector import collector_paused
+from deteval.collector import paused
 from deteval.core.sorting import sorted_unique
 from deteval.detection.coco.evaluation import CocoEvaluation, finish_evaluation
 from deteval.detection.coco.inputs import (
@@ -70,7 +70,7 @@ from deteval.match.coco import MatchTable, merge_coco_tables
 # (the module, not its names: it imports deteval.detection.coco, which imports this module)
 from deteval.run import coco_two_cores
 from deteval.run.forked import fork_call
-from deteval.run.pages import small_pages_during
+from deteval.run.pages import small_pages
 from deteval.run.parts import map_parts, scatter
 from deteval.run.shards import default_shards, shard_range
 
@@ -94,8 +94,8 @@ STRATEGIES = ("auto", "one process")
 _OUTSIDE = " detections outside the selected images/categories were not evaluated"
 
 
-@collector_paused  # (tens of thousands of records, no cycles: see deteval.collector)
-@small_pages_during  # (huge pages fault in slowly: see deteval.run.pages)
+@paused()  # (tens of thousands of records, no cycles: see deteval.collector)
+@small_pages()  # (huge pages fault in slowly: see deteval.run.pages)
 def evaluate_coco(
     gt: Any,
     results: Any,

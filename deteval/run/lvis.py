@@ -63,7 +63,7 @@ from deteval.run.coco_two_cores import (
     fork_detections,
 )
 from deteval.run.forked import can_fork
-from deteval.run.pages import small_pages_during
+from deteval.run.pages import small_pages
 from deteval.run.parts import map_parts, scatter
 from deteval.run.shards import default_shards, shard_range
 
@@ -148,7 +148,7 @@ def read_and_match_lvis(
     return r, gsel, counts, warnings, table
 
 
-@small_pages_during  # (huge pages fault in slowly: see deteval.run.pages)
+@small_pages()  # (huge pages fault in slowly: see deteval.run.pages)
 def evaluate_lvis(
     gt: Any,
     results: Any,
