@@ -8,21 +8,17 @@ paused, the objects are freed as usual by reference counting; the caller's colle
 
 from __future__ import annotations
 
-import functools
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import ParamSpec, TypeVar
 
-__all__ = ["collector_paused", "paused"]
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
+__all__ = ["paused"]
 
 
 @contextmanager
 def paused() -> Iterator[None]:
-    """``gc.disable()`` for the block, then the collector's previous state."""
+    """``gc.disable()`` for the block (or, as ``@paused()``, each call of a function), then the collector's
+    previous state."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -30,14 +26,3 @@ def paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def collector_paused(fn: Callable[_P, _R]) -> Callable[_P, _R]:
-    """``fn`` run with the collector :func:`paused`."""
-
-    @functools.wraps(fn)
-    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with paused():
-            return fn(*args, **kwargs)
-
-    return run

@@ -39,6 +39,6 @@ def test_a_process_setting_of_its_own_is_kept(monkeypatch):
     assert switch is not None
     old = switch(True)
     try:
-        assert pages.small_pages_during(_current)() is True
+        assert pages.small_pages()(_current)() is True  # (as a decorator)
     finally:
         switch(old)

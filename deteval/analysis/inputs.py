@@ -65,10 +65,7 @@ def voc_confusion(
 ) -> Confusion:
     """The confusion matrix of VOC detections over ``classes``: the devkit's matching at
     ``params.iou_threshold``, difficult objects neither counted nor missed."""
-    p = params if params is not None else VOCParams()
-    if p.profile != "voc_devkit":
-        raise ConfigError("the confusion matrix follows the voc_devkit profile only")
-    inp = tide_input_from_voc(gt, dets, classes, p, xywh=False)
+    p, inp = _voc_input(gt, dets, classes, params, "the confusion matrix follows")
     return confusion_matrix(
         inp,
         list(classes),
@@ -148,11 +145,8 @@ def voc_errors(
     over all boxes of the class, difficult -> ignored, taken -> duplicate) and its AP (``params.metric``);
     ``pos_threshold`` defaults to ``params.iou_threshold``. ``compat="tide"``: tidecv on the COCO-format
     conversion (``xywh`` with the +1 width, difficult objects as crowd regions)."""
-    p = params if params is not None else VOCParams()
-    if p.profile != "voc_devkit":
-        raise ConfigError("the error analysis follows the voc_devkit profile only")
+    p, inp = _voc_input(gt, dets, classes, params, "the error analysis follows", xywh=compat == "tide")
     pos = float(p.iou_threshold) if pos_threshold is None else pos_threshold
-    inp = tide_input_from_voc(gt, dets, classes, p, xywh=compat == "tide")
     protocol = "voc07" if p.metric == "voc07" else "voc2010"
     return tide_errors(
         inp,
@@ -162,6 +156,22 @@ def voc_errors(
         protocol=protocol,
         max_dets=100 if compat == "tide" else 2**62,
     )
+
+
+def _voc_input(
+    gt: VOCGroundTruth,
+    dets: VOCDetections,
+    classes: Sequence[str],
+    params: VOCParams | None,
+    what: str,
+    xywh: bool = False,
+) -> tuple[VOCParams, TideInput]:
+    """The parameters (default ``VOCParams()``) and the analyses' input of a VOC evaluation; a profile other
+    than the devkit's is refused naming the analysis."""
+    p = params if params is not None else VOCParams()
+    if p.profile != "voc_devkit":
+        raise ConfigError(f"{what} the voc_devkit profile only")
+    return p, tide_input_from_voc(gt, dets, classes, p, xywh=xywh)
 
 
 def _coco_input(gt: CocoGroundTruth, results: CocoResults, p: CocoParams, what: str) -> TideInput:
@@ -257,10 +267,7 @@ def voc_matched(
     gt: VOCGroundTruth, dets: VOCDetections, classes: Sequence[str], *, params: VOCParams | None = None
 ) -> Matched:
     """VOC detections over ``classes`` matched as the devkit does at ``params.iou_threshold``."""
-    p = params if params is not None else VOCParams()
-    if p.profile != "voc_devkit":
-        raise ConfigError("operating points and calibration follow the voc_devkit profile only")
-    inp = tide_input_from_voc(gt, dets, classes, p, xywh=False)
+    p, inp = _voc_input(gt, dets, classes, params, "operating points and calibration follow")
     return matched(inp, list(classes), iou=float(p.iou_threshold), rule="voc", max_dets=2**62)
 
 
@@ -282,10 +289,7 @@ def voc_images(
     gt: VOCGroundTruth, dets: VOCDetections, classes: Sequence[str], *, params: VOCParams | None = None
 ) -> tuple[ImageDiagnostics, TideInput]:
     """Per-image diagnostics of VOC detections: the devkit's matching and AP at ``params.iou_threshold``."""
-    p = params if params is not None else VOCParams()
-    if p.profile != "voc_devkit":
-        raise ConfigError("per-image diagnostics follow the voc_devkit profile only")
-    inp = tide_input_from_voc(gt, dets, classes, p, xywh=False)
+    p, inp = _voc_input(gt, dets, classes, params, "per-image diagnostics follow")
     protocol = "voc07" if p.metric == "voc07" else "voc2010"
     diag = image_diagnostics(
         inp, list(gt.images), iou=float(p.iou_threshold), rule="voc", protocol=protocol, max_dets=2**62

@@ -46,10 +46,6 @@ COCO_KPT_OKS_TENTHS = (
 COCO_KPT_OKS_SIGMAS = np.array(COCO_KPT_OKS_TENTHS) / 10.0
 
 
-def _linspace(start: float, stop: float, num: int) -> np.ndarray:
-    return np.linspace(start, stop, num, endpoint=True)
-
-
 def coco_iou_thresholds() -> np.ndarray:
     """A copy of :data:`~deteval.core.levels.COCO_IOU_THRESHOLDS` (``np.linspace(.5, .95, 10)``):
     pycocotools' IoU thresholds, bit for bit."""
@@ -127,7 +123,7 @@ def parse_thresholds(value: Any, what: str, max_count: int = MAX_REC_THRS) -> np
             raise ConfigError(f"{what}: the ends of {value!r} must be finite")
         if not 1 <= num <= max_count:
             raise ConfigError(f"{what}: {num} values requested in {value!r}; allowed: 1 to {max_count}")
-        arr = _linspace(start, stop, num)
+        arr = np.linspace(start, stop, num, endpoint=True)
     else:
         items = _items(value, what)
         if len(items) > max_count:

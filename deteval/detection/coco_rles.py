@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 from itertools import chain, repeat
 from typing import Any
 
@@ -217,13 +218,7 @@ def boundary_measure(
     IoU are left as they are: the matcher drops them)."""
     db, gb = BoundaryTable(drles, ratio, profile), BoundaryTable(grles, ratio, profile)
     floor = min(float(np.min(iou_thrs)), 1 - 1e-10)  # (the matcher's lowest threshold, min(t, 1 − 1e−10))
-
-    def boundary_iou(
-        di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
-    ) -> np.ndarray:
-        return boundary_iou_blocks(drles, grles, db, gb, crowd, di, gi, bs, bnd, bng, floor)
-
-    return boundary_iou
+    return partial(boundary_iou_blocks, drles, grles, db, gb, crowd, floor=floor)
 
 
 def gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> RleTable:

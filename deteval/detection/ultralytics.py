@@ -132,14 +132,9 @@ def box_iou(gt_xyxy: np.ndarray, dt_xyxy: np.ndarray, *, float32: bool = True) -
     """IoU (labels × detections) = inter / (area_gt + area_dt − inter + 1e-7), in float32 like Ultralytics.
 
     The operations run in Ultralytics' order (((area1 + area2) − inter) + eps) so that every float32 rounding
-    is the same.
+    is the same (:func:`paired_box_iou` of every label with every detection).
     """
-    dtype: Any = np.float32 if float32 else np.float64
-    a, b = gt_xyxy.astype(dtype)[:, None, :], dt_xyxy.astype(dtype)[None, :, :]
-    wh = np.maximum(np.minimum(a[..., 2:], b[..., 2:]) - np.maximum(a[..., :2], b[..., :2]), dtype(0))
-    inter = wh[..., 0] * wh[..., 1]
-    wa, wb = a[..., 2:] - a[..., :2], b[..., 2:] - b[..., :2]
-    return inter / (wa[..., 0] * wa[..., 1] + wb[..., 0] * wb[..., 1] - inter + dtype(_EPS_IOU))
+    return paired_box_iou(gt_xyxy[:, None, :], dt_xyxy[None, :, :], float32=float32)
 
 
 def _covariance(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -510,13 +505,14 @@ def pair_index(
 
 
 def paired_box_iou(gt_xyxy: np.ndarray, dt_xyxy: np.ndarray, *, float32: bool = True) -> np.ndarray:
-    """:func:`box_iou` of the pairs (``gt_xyxy[p]``, ``dt_xyxy[p]``): the same operations element-wise."""
+    """:func:`box_iou` of the pairs (``gt_xyxy[p]``, ``dt_xyxy[p]``; boxes in the last axis, the others
+    broadcast): the same operations element-wise."""
     dtype: Any = np.float32 if float32 else np.float64
     a, b = np.asarray(gt_xyxy, dtype=dtype), np.asarray(dt_xyxy, dtype=dtype)
-    wh = np.maximum(np.minimum(a[:, 2:], b[:, 2:]) - np.maximum(a[:, :2], b[:, :2]), dtype(0))
-    inter = wh[:, 0] * wh[:, 1]
-    wa, wb = a[:, 2:] - a[:, :2], b[:, 2:] - b[:, :2]
-    return inter / (wa[:, 0] * wa[:, 1] + wb[:, 0] * wb[:, 1] - inter + dtype(_EPS_IOU))
+    wh = np.maximum(np.minimum(a[..., 2:], b[..., 2:]) - np.maximum(a[..., :2], b[..., :2]), dtype(0))
+    inter = wh[..., 0] * wh[..., 1]
+    wa, wb = a[..., 2:] - a[..., :2], b[..., 2:] - b[..., :2]
+    return inter / (wa[..., 0] * wa[..., 1] + wb[..., 0] * wb[..., 1] - inter + dtype(_EPS_IOU))
 
 
 def pairs_at_least(

@@ -23,7 +23,7 @@ import numpy as np
 
 from deteval.errors import InputFormatError, ValidationError
 from deteval.io.guards import read_text
-from deteval.tables.quads import corners_obb
+from deteval.tables.quads import corners_obb, quad_bounds
 from deteval.tables.voc import VOCDetections, VOCGroundTruth
 
 __all__ = ["HEADER_KEYS", "TASK1_PREFIX", "dota_coco", "load_dota_annotations", "load_dota_detections"]
@@ -56,11 +56,6 @@ def _is_number(x: str) -> bool:
 def _lines(path: Path) -> list[tuple[int, list[str]]]:
     text = read_text(path, "DOTA file")
     return [(n, line.split()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-
-
-def _extents(corners: np.ndarray) -> np.ndarray:
-    x, y = corners[:, 0::2], corners[:, 1::2]
-    return np.stack([x.min(1), y.min(1), x.max(1), y.max(1)], axis=1).reshape(-1, 4)
 
 
 def load_dota_annotations(
@@ -119,7 +114,7 @@ def load_dota_annotations(
         classes=tuple(classes),
         image=np.array([r[0] for r in rows], dtype=np.int64),
         label=np.array([cls_of[r[1]] for r in rows], dtype=np.int64),
-        boxes=_extents(corners),
+        boxes=quad_bounds(corners),
         difficult=np.array([r[3] for r in rows], dtype=bool),
         meta={"corners": corners},
     )
@@ -166,7 +161,7 @@ def load_dota_detections(folder: str | os.PathLike[str]) -> tuple[VOCDetections,
         classes=tuple(p.stem[len(TASK1_PREFIX) :] for p in files),
         image=np.array(img, dtype=np.int64),
         label=np.array(lab, dtype=np.int64),
-        boxes=_extents(corners),
+        boxes=quad_bounds(corners),
         scores=np.array(score, dtype=np.float64),
     )
     return dets, corners

@@ -49,10 +49,6 @@ class OidTable:
         return int(self.image.shape[0])
 
 
-def _text(source: str | PathLike[str]) -> str:
-    return read_text(source)  # (through the guards: a pipe, a device or a folder is refused unopened)
-
-
 def _number(v: Any) -> float:
     """A CSV field in ASCII decimal notation or an in-memory real number; NaN for anything else (Python's
     ``float`` would read ``1_0`` as 10, ``'\u0665'`` as 5 and ``True`` as 1)."""
@@ -98,7 +94,7 @@ def read_oid_csv(
     a non-number or a value out of range names the file and line."""
     file = str(source) if isinstance(source, (str, PathLike)) else f"<in-memory {what}>"
     if isinstance(source, (str, PathLike)):
-        rows, line_of = _dict_rows(_text(source), file, columns, what)
+        rows, line_of = _dict_rows(read_text(source), file, columns, what)
         records = [f"line {x}" for x in line_of]
     else:
         rows = list(source)
@@ -205,7 +201,7 @@ def load_class_names(source: Any) -> list[tuple[str, str]]:
     """Class descriptions: ``LabelName,DisplayName`` rows, no header (Open Images' ``class-descriptions``)."""
     file = str(source)
     out = []
-    for line, row in csv_rows(_text(source), file):
+    for line, row in csv_rows(read_text(source), file):
         if not row:
             continue
         if len(row) < 2:

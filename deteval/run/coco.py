@@ -32,7 +32,6 @@ worker's is its shard.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from os import PathLike
@@ -40,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.collector import collector_paused
+from deteval.collector import paused
 from deteval.core.sorting import sorted_unique
 from deteval.detection.coco.evaluation import CocoEvaluation, finish_evaluation
 from deteval.detection.coco.inputs import (
@@ -71,7 +70,7 @@ from deteval.match.coco import MatchTable, merge_coco_tables
 # (the module, not its names: it imports deteval.detection.coco, which imports this module)
 from deteval.run import coco_two_cores
 from deteval.run.forked import fork_call
-from deteval.run.pages import small_pages_during
+from deteval.run.pages import small_pages
 from deteval.run.parts import map_parts, scatter
 from deteval.run.shards import default_shards, shard_range
 
@@ -95,8 +94,8 @@ STRATEGIES = ("auto", "one process")
 _OUTSIDE = " detections outside the selected images/categories were not evaluated"
 
 
-@collector_paused  # (tens of thousands of records, no cycles: see deteval.collector)
-@small_pages_during  # (huge pages fault in slowly: see deteval.run.pages)
+@paused()  # (tens of thousands of records, no cycles: see deteval.collector)
+@small_pages()  # (huge pages fault in slowly: see deteval.run.pages)
 def evaluate_coco(
     gt: Any,
     results: Any,
@@ -202,12 +201,9 @@ def obb_inputs(
             "iou_type 'obb' reads its inputs with on_error='raise' only: a bad record is an error"
         )
     child = None
-    if two_cores and isinstance(results, (str, PathLike)):
-        try:
-            large = os.stat(results).st_size >= OBB_FORK_BYTES
-        except OSError:
-            large = False
-        child = fork_call(plain_results, results) if large else None
+    on_disk = isinstance(results, (str, PathLike))
+    if two_cores and on_disk and coco_two_cores.file_bytes(results) >= OBB_FORK_BYTES:
+        child = fork_call(plain_results, results)
     try:
         g = load_obb_gt(gt)
         plain = None if child is None else child.result()
@@ -250,12 +246,6 @@ def gt_rows(g: CocoGroundTruth, rows: np.ndarray) -> CocoGroundTruth:
         category_records=g.category_records,  # (small; keypoints read a category's own OKS sigmas there)
         file_rows=rows if g.file_rows is None else g.file_rows[rows],  # (what errors name)
     )
-
-
-def _light_gt(g: CocoGroundTruth) -> CocoGroundTruth:
-    """The ground truth without its annotations (what accumulation and the summary read); one annotation
-    id 0 is kept if the file has one, for the warning about it."""
-    return gt_rows(g, np.flatnonzero(g.ann_id == 0)[:1])
 
 
 @dataclass
@@ -509,7 +499,8 @@ def evaluate_coco_sharded(
     plan = _plan(g, p, n)
     gt_shard = plan.shard(g.img)
     gt_shards = [scatter(gt_rows(g, np.flatnonzero(gt_shard == k)), client) for k in range(n)]
-    light = _light_gt(g)
+    # (no annotations: what accumulation and the summary read; one of id 0 kept, for the warning about it)
+    light = gt_rows(g, np.flatnonzero(g.ann_id == 0)[:1])
     base = scatter(gt_rows(g, np.arange(min(1, len(g)))), client, broadcast=True)
     del g, gt_shard  # the driver keeps the image and category tables only
     plan_f = scatter(plan, client, broadcast=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Callable
+from functools import partial
 from os import PathLike
 from typing import Any, TypeVar
 
@@ -81,6 +82,7 @@ __all__ = [
     "bbox_results_two_cores",
     "both_halves",
     "category_halves",
+    "file_bytes",
     "fork_detections",
     "match_image_halves",
     "match_on_two_cores",
@@ -305,10 +307,7 @@ def bbox_results_two_cores(
     (LVIS), against which the results are read."""
     share = None
     if on_error == "raise" and isinstance(results, (str, PathLike)):
-        try:
-            size = os.stat(results).st_size
-        except OSError:
-            size = 0
+        size = file_bytes(results)
         if size >= FORK_RESULTS_BYTES:
             share = _share_from(None, 0, results, split_reading(size, gt_bytes)[0], size)
     try:
@@ -320,6 +319,17 @@ def bbox_results_two_cores(
     if r is not None and wide_scores(r, results):
         r = None  # (read by load_coco_results, which reads such an integer as written)
     return g, r
+
+
+def file_bytes(source: Any) -> int:
+    """The size of the file ``source`` in bytes (0: not a path, or unreadable), to decide whether a second
+    process pays."""
+    if not isinstance(source, (str, PathLike)):
+        return 0
+    try:
+        return os.stat(source).st_size
+    except OSError:
+        return 0
 
 
 def _coco_of(g: Any) -> CocoGroundTruth:
@@ -339,10 +349,7 @@ def _results_forked(g: CocoGroundTruth, results: Any, p: CocoParams, on_error: s
     or fails."""
     if on_error != "raise" or not isinstance(results, (str, PathLike)):
         return None
-    try:
-        size = os.stat(results).st_size
-    except OSError:
-        return None
+    size = file_bytes(results)
     if size < FORK_RESULTS_BYTES:
         return None
     start = max(CHUNK_BYTES, int(size * (SEGM_HEAD_SHARE if p.iou_type in MASK_TYPES else HEAD_SHARE)))
@@ -468,7 +475,10 @@ def _split_categories_piped(
 ) -> tuple[Arrays, dict[str, int], list[str], list[str] | None] | None:
     """The halves' precision, recall and scores put together here, the child's sent through the pipe; each
     half also counts the boxes past the border in a half of the rows (:func:`_half_and_border`)."""
-    both = both_halves(_half_and_border, (g, r, p, compat), mine, theirs, _half_and_border_head)
+    # (the child counts the first half of the rows)
+    both = both_halves(
+        _half_and_border, (g, r, p, compat), mine, theirs, partial(_half_and_border, head=True)
+    )
     if both is None:
         return None
     ((pm, rm, sm), counts, warnings, (n_past, n)), ((pt, rt, st), counts_t, _, (n_past_t, n_t)) = both
@@ -492,13 +502,6 @@ def _half_and_border(
     half = len(r) // 2
     rows = slice(0, half) if head else slice(half, None)
     return (*accumulate_categories(g, r, p, compat, part), past_border_counts(g, r, rows))
-
-
-def _half_and_border_head(
-    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, part: np.ndarray
-) -> tuple[Arrays, dict[str, int], list[str], tuple[int, int]]:
-    """:func:`_half_and_border` of the first half of the rows (the forked child's)."""
-    return _half_and_border(g, r, p, compat, part, head=True)
 
 
 def _shared_arrays(p: CocoParams, n_cats: int) -> Arrays:

@@ -14,7 +14,6 @@ first record (LVISResults takes its branch from that record, and may read the fi
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import replace
 from os import PathLike
@@ -60,10 +59,11 @@ from deteval.run.coco_two_cores import (
     bbox_results_two_cores,
     both_halves,
     category_halves,
+    file_bytes,
     fork_detections,
 )
 from deteval.run.forked import can_fork
-from deteval.run.pages import small_pages_during
+from deteval.run.pages import small_pages
 from deteval.run.parts import map_parts, scatter
 from deteval.run.shards import default_shards, shard_range
 
@@ -148,7 +148,7 @@ def read_and_match_lvis(
     return r, gsel, counts, warnings, table
 
 
-@small_pages_during  # (huge pages fault in slowly: see deteval.run.pages)
+@small_pages()  # (huge pages fault in slowly: see deteval.run.pages)
 def evaluate_lvis(
     gt: Any,
     results: Any,
@@ -204,7 +204,7 @@ def evaluate_lvis(
     if client is None and shards is None and kind == "bbox":  # (the bbox results' tail read by a child)
         lg, r_two = bbox_results_two_cores(
             results,
-            _file_bytes(gt),
+            file_bytes(gt),
             lambda: load_lvis_gt(gt, keep_segmentation=iou_type in MASK_TYPES, on_error=on_error),
             on_error,
         )
@@ -235,16 +235,6 @@ def evaluate_lvis(
             table = match_selected(lg, r, gsel, dsel, p, client, shards)
     counts["skipped_records"] = g.skipped + r.skipped
     return finish_lvis(lg, r, gsel, table, p, max_dets, dets_per_cat, pooled, counts, warnings, arrays)
-
-
-def _file_bytes(source: Any) -> int:
-    """The size of the file ``source`` (0: not a path, or unreadable)."""
-    if not isinstance(source, (str, PathLike)):
-        return 0
-    try:
-        return os.stat(source).st_size
-    except OSError:
-        return 0
 
 
 def match_selected(

@@ -11,18 +11,14 @@ its own choice.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 import numpy as np
 
-__all__ = ["small_pages", "small_pages_during"]
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
+__all__ = ["small_pages"]
 
 
 def _switch() -> Callable[[bool], bool] | None:
@@ -48,14 +44,3 @@ def small_pages() -> Iterator[None]:
         yield
     finally:
         switch(previous)
-
-
-def small_pages_during(fn: Callable[_P, _R]) -> Callable[_P, _R]:
-    """``fn`` run with :func:`small_pages`."""
-
-    @functools.wraps(fn)
-    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with small_pages():
-            return fn(*args, **kwargs)
-
-    return run

@@ -100,8 +100,8 @@ def quad_extents(quads: np.ndarray) -> np.ndarray:
 
 
 def quad_bounds(quads: np.ndarray) -> np.ndarray:
-    """The ``[x_min, y_min, x_max, y_max]`` of the corners of each ``(N, 9)`` quadrilateral row (the four
-    corners compared pairwise: a reduction along rows of four is several times slower)."""
+    """The ``[x_min, y_min, x_max, y_max]`` of the corners of each ``(N, 9)`` quadrilateral row or ``(N, 8)``
+    corners (the four compared pairwise: a reduction along rows of four is several times slower)."""
     q = np.asarray(quads, dtype=np.float64).T
     out = np.empty((q.shape[1], 4))
     out[:, 0] = np.minimum(np.minimum(q[0], q[2]), np.minimum(q[4], q[6]))

@@ -4,6 +4,7 @@ category) the greedy matching of pycocotools' ``evaluateImg`` at every IoU thres
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -211,13 +212,7 @@ def _pair_measure(
         # (np.take: a quarter of the time of res.bbox[dkeep] for rows of 4)
         dbox = res.bbox if isinstance(dsel, slice) else np.take(res.bbox, dsel, axis=0)
         gbox = gt.bbox if isinstance(gsel, slice) else np.take(gt.bbox, gsel, axis=0)
-
-        def box_iou(
-            di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
-        ) -> np.ndarray:
-            return bbox_iou_blocks(dbox, gbox, crowd, di, gi, bs, bnd, bng)
-
-        return box_iou
+        return partial(bbox_iou_blocks, dbox, gbox, crowd)
     if params.iou_type == "obb":
         return obb_measure(gt, res, gsel, dsel, crowd)
     if params.iou_type == "keypoints":
@@ -228,13 +223,7 @@ def _pair_measure(
         return boundary_measure(
             drles, grles, crowd, params.dilation_ratio, params.boundary_profile, params.iou_thrs
         )
-
-    def mask_iou(
-        di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
-    ) -> np.ndarray:
-        return segm_iou_blocks(drles, grles, crowd, di, gi, bs, bnd, bng)
-
-    return mask_iou
+    return partial(segm_iou_blocks, drles, grles, crowd)
 
 
 def _keypoint_measure(

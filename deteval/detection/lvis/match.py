@@ -5,6 +5,7 @@ ignored."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -44,13 +45,7 @@ def _iou_fn(p: CocoParams, dgeom: Any, ggeom: Any, crowd: np.ndarray) -> IouFn:
         return bbox_fn
     if p.iou_type == "boundary":
         return boundary_measure(dgeom, ggeom, crowd, p.dilation_ratio, p.boundary_profile, p.iou_thrs)
-
-    def segm_fn(
-        di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
-    ) -> np.ndarray:
-        return segm_iou_blocks(dgeom, ggeom, crowd, di, gi, bs, bnd, bng)
-
-    return segm_fn
+    return partial(segm_iou_blocks, dgeom, ggeom, crowd)
 
 
 def match_lvis_shard(

@@ -96,19 +96,15 @@ def _branch(data: Any, cuts: list[tuple[int, int]], file: str) -> str | None:
     return kind if kind in ("keypoints", "bbox") else None
 
 
-def _matrix(values: list, bools: bool, file: str, numbers: bool = False) -> np.ndarray:
-    """The keypoints of a piece as an N×3K float64 matrix (3K: the piece's first record's), checked as the
-    one-process path checks them (:func:`deteval.io.coco.keypoints.keypoint_matrix`, which names a bad record);
-    ``numbers``: the piece's text holds no string but its records' keys."""
-    return keypoint_matrix(values, file, None, "keypoints", plain=not bools, numbers=numbers)
-
-
 def _piece_columns(
     records: list, bools: bool, file: str, numbers: bool = False, kind: str = "keypoints"
 ) -> KeypointColumns:
     """A piece's columns; the last: the keypoints' bounds in loadRes' keypoints branch, the records' own
     boxes (4×N, checked as the one-process path checks them) in its bbox branch."""
-    keypoints = _matrix(field_values(records, "keypoints", file, None), bools, file, numbers)
+    # (an N×3K float64 matrix checked as the one-process path checks it; ``numbers``: the piece's text holds no
+    # string but its records' keys)
+    values = field_values(records, "keypoints", file, None)
+    keypoints = keypoint_matrix(values, file, None, "keypoints", plain=not bools, numbers=numbers)
     if kind == "bbox":
         boxes = xywh_boxes(field_values(records, "bbox", file, None), file, None).T
     else:

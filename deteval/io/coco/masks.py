@@ -150,33 +150,28 @@ def rle_sizes_fit(hw: np.ndarray) -> bool:
 def mask_areas(rles: list, file: str) -> np.ndarray:
     """pycocotools' ``area`` of RLEs already validated and converted
     (:func:`~deteval.io.coco.result_masks.checked_rles`)."""
-    from pycocotools import mask as mask_utils
-
-    try:
-        # chunks of <= 255: pycocotools' _mask.area builds a uint8 array of the count (fails beyond 255 on numpy 2)
-        return np.concatenate(
-            [
-                np.asarray(mask_utils.area(rles[i : i + 255]), dtype=np.float64).reshape(-1)
-                for i in range(0, len(rles), 255)
-            ]
-            or [np.zeros(0)]
-        )
-    except Exception as exc:
-        raise InputFormatError(f"invalid RLE segmentation: {exc}", file=file) from None
+    return _in_chunks("area", rles, file, (-1,))
 
 
 def mask_boxes(rles: list, file: str) -> np.ndarray:
     """pycocotools' ``toBbox`` of RLEs already validated and converted
     (:func:`~deteval.io.coco.result_masks.checked_rles`)."""
+    return _in_chunks("toBbox", rles, file, (-1, 4))
+
+
+def _in_chunks(name: str, rles: list, file: str, shape: tuple[int, ...]) -> np.ndarray:
+    """pycocotools' ``mask.<name>`` of ``rles`` as float64 rows of ``shape``, in chunks of <= 255: its
+    _mask.area builds a uint8 array of the count (fails beyond 255 on numpy 2)."""
     from pycocotools import mask as mask_utils
 
+    fn = getattr(mask_utils, name)
     try:
         return np.concatenate(
             [
-                np.asarray(mask_utils.toBbox(rles[i : i + 255]), dtype=np.float64).reshape(-1, 4)
+                np.asarray(fn(rles[i : i + 255]), dtype=np.float64).reshape(shape)
                 for i in range(0, len(rles), 255)
             ]
-            or [np.zeros((0, 4))]
+            or [np.zeros((0, *shape[1:]))]
         )
     except Exception as exc:
         raise InputFormatError(f"invalid RLE segmentation: {exc}", file=file) from None

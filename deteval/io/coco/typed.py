@@ -38,6 +38,7 @@ import importlib
 import importlib.util
 import json
 from collections.abc import Callable
+from functools import partial
 from itertools import chain
 from operator import attrgetter, countOf
 from types import ModuleType
@@ -76,7 +77,8 @@ _SEGM = attrgetter("segmentation")
 
 def _build(module: ModuleType) -> Any:
     number = int | float  # (a plain ``float`` field would turn 2**53 + 1 into 2**53 before any check)
-    record = module.defstruct(
+    return _records_decoder(
+        module,
         "BboxResult",
         [
             ("image_id", int),
@@ -85,30 +87,42 @@ def _build(module: ModuleType) -> Any:
             ("score", number),
             ("file_name", str | None, None),  # (a JSON null: decoded as absent, then one key too many)
         ],
-        forbid_unknown_fields=True,
-        gc=False,  # (records hold numbers only: never part of a cycle)
     )
+
+
+def _records_decoder(module: ModuleType, name: str, fields: list) -> Any:
+    """A decoder of a JSON list of records with exactly ``fields`` (msgspec ``defstruct`` fields)."""
+    record = module.defstruct(name, fields, forbid_unknown_fields=True, gc=False)  # (numbers: no cycles)
     return module.json.Decoder(list.__class_getitem__(record))  # (list[record]: ``record`` is made here)
 
 
 _UNBUILT: Any = object()
 #: The decoder of a bbox results list; None: msgspec is not installed (or the tests turned it off). Built on
-#: first use: importing msgspec (with typing_extensions) takes time that only a large file repays.
+#: first use: importing msgspec (with typing_extensions) takes time that only a large file repays. Each
+#: decoder below is such a module global, built by :func:`_cached`.
 _DECODER: Any = _UNBUILT
+#: msgspec's UNSET (a field the record does not have), once msgspec is imported
+UNSET: Any = object()
 
 #: Whole files from this size on are decoded by type (the pieces of a large file always are): the time it saves
 #: grows with the file, and a smaller file would not repay the import.
 MIN_BYTES = 2 << 20
 
 
-def _decoder() -> Any:
-    global _DECODER
-    if _DECODER is _UNBUILT:
+def _cached(name: str, build: Callable[[ModuleType], Any]) -> Any:
+    """The decoder in the module global ``name``; if not yet built, ``build(msgspec)`` kept there (None
+    without msgspec: the callers then take the ordinary path)."""
+    global UNSET
+    decoder = globals()[name]
+    if decoder is _UNBUILT:
         try:  # (a dependency, but the loader reads every file without it; imported by name for the type check)
-            _DECODER = _build(importlib.import_module("msgspec"))
+            module = importlib.import_module("msgspec")
+            UNSET = module.UNSET
+            decoder = build(module)
         except ImportError:  # pragma: no cover - exercised only without msgspec
-            _DECODER = None
-    return _DECODER
+            decoder = None
+        globals()[name] = decoder
+    return decoder
 
 
 def typed_decoding() -> bool:
@@ -121,7 +135,7 @@ def typed_decoding() -> bool:
 def bbox_columns(text: bytes) -> BboxColumns | None:
     """The columns of the bbox results list ``text`` (JSON), as the ordinary loader would read them; None
     whenever that is not certain (see the module's docstring) or msgspec is not installed."""
-    records = _decoded(_decoder(), text)
+    records = _decoded(_cached("_DECODER", _build), text)
     if records is None:
         return _masked_bbox_columns(text)
     with paused():
@@ -185,10 +199,7 @@ def _key_columns(records: list) -> tuple[np.ndarray, np.ndarray, np.ndarray] | N
 # there, or a string holding a key token, makes the counts differ). Otherwise None: the caller parses the piece
 # as before.
 
-_GT_UNBUILT: Any = object()
-_GT_DECODER: Any = _GT_UNBUILT
-#: msgspec's UNSET (a field the record does not have), once msgspec is imported
-UNSET: Any = object()
+_GT_DECODER: Any = _UNBUILT
 
 
 def _build_gt(module: ModuleType) -> Any:
@@ -215,37 +226,6 @@ def _build_gt(module: ModuleType) -> Any:
     )
 
 
-def _records_decoder(module: ModuleType, name: str, fields: list) -> Any:
-    """A decoder of a JSON list of records with exactly ``fields`` (msgspec ``defstruct`` fields)."""
-    record = module.defstruct(name, fields, forbid_unknown_fields=True, gc=False)  # (numbers: no cycles)
-    return module.json.Decoder(list.__class_getitem__(record))
-
-
-def _built(decoder: Any, build: Callable[[ModuleType], Any]) -> Any:
-    """``decoder``, or if not yet built, ``build(msgspec)`` (None without msgspec)."""
-    if decoder is not _GT_UNBUILT:
-        return decoder
-    module = _msgspec()
-    return None if module is None else build(module)
-
-
-def _gt_decoder() -> Any:
-    global _GT_DECODER
-    _GT_DECODER = _built(_GT_DECODER, _build_gt)
-    return _GT_DECODER
-
-
-def _msgspec() -> ModuleType | None:
-    """msgspec, imported (and its UNSET noted), or None if it is not installed."""
-    global UNSET
-    try:
-        module = importlib.import_module("msgspec")
-    except ImportError:  # pragma: no cover - exercised only without msgspec
-        return None
-    UNSET = module.UNSET
-    return module
-
-
 _GT_FIELDS = (
     "id",
     "image_id",
@@ -264,7 +244,7 @@ def gt_annotations(text: bytes) -> list | None:
     """The annotation records of the JSON list ``text`` as Structs whose fields the loader reads with
     :func:`struct_field`, or None whenever the ordinary parse is not certain to give the same values (see
     above) or msgspec is not installed."""
-    records = _decoded(_gt_decoder(), text)
+    records = _decoded(_cached("_GT_DECODER", _build_gt), text)
     if records is None:
         return None
     with paused():
@@ -307,20 +287,19 @@ def _keys_all_decoded(text: bytes, records: list, keys: int) -> bool:
     return tokens == keys
 
 
-_KEYS_DECODER: Any = _GT_UNBUILT
+_KEYS_DECODER: Any = _UNBUILT
+
+
+def _build_keys(module: ModuleType) -> Any:
+    return module.json.Decoder(dict.__class_getitem__((str, module.Raw)))
 
 
 def _object_keys(objects: list) -> int:
     """The distinct keys of the JSON objects ``objects`` (msgspec ``Raw`` values decoded from a text)."""
-    global _KEYS_DECODER
-    if _KEYS_DECODER is _GT_UNBUILT:
-        module = _msgspec()
-        _KEYS_DECODER = (
-            None if module is None else module.json.Decoder(dict.__class_getitem__((str, module.Raw)))
-        )
-    if _KEYS_DECODER is None:  # pragma: no cover - msgspec decoded the objects
+    decoder = _cached("_KEYS_DECODER", _build_keys)
+    if decoder is None:  # pragma: no cover - msgspec decoded the objects
         return sum(len(json.loads(bytes(raw))) for raw in objects)
-    return sum(map(len, map(_KEYS_DECODER.decode, objects)))
+    return sum(map(len, map(decoder.decode, objects)))
 
 
 def struct_field(records: list, key: str, default: Any) -> tuple[list, int]:
@@ -346,7 +325,7 @@ def struct_field(records: list, key: str, default: Any) -> tuple[list, int]:
 # 1, iscrowd present (unless ``crowd_optional``), ids within int64, and every key decoded once (the count of
 # :func:`_keys_all_decoded`). Anything else, a string id included, is left to the ordinary path.
 
-_BOX_DECODER: Any = _GT_UNBUILT
+_BOX_DECODER: Any = _UNBUILT
 _NAN = float("nan")
 #: The fields a bbox evaluation reads, and those it only counts (their values are never read)
 _BOX_REQUIRED = ("id", "image_id", "category_id", "bbox", "area")
@@ -378,17 +357,11 @@ def _build_gt_boxes(module: ModuleType) -> Any:
     )
 
 
-def _box_decoder() -> Any:
-    global _BOX_DECODER
-    _BOX_DECODER = _built(_BOX_DECODER, _build_gt_boxes)
-    return _BOX_DECODER
-
-
 def gt_box_columns(text: bytes, crowd_optional: bool = False) -> GtBoxColumns | None:
     """The columns a bbox evaluation reads from the annotation records of the JSON list ``text`` (ids not yet
     mapped), or None whenever the ordinary path is not certain to give the same arrays without error (see
     above) or msgspec is not installed. ``crowd_optional``: an absent ``iscrowd`` is 0 (LVIS)."""
-    records = _decoded(_box_decoder(), text)
+    records = _decoded(_cached("_BOX_DECODER", _build_gt_boxes), text)
     if records is None:
         return None
     n = len(records)
@@ -440,7 +413,7 @@ def gt_box_columns(text: bytes, crowd_optional: bool = False) -> GtBoxColumns | 
 #: (image ids int64, category ids int64, scores float64, N×5 ``[cx, cy, w, h, angle]`` float64)
 ObbColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
-_OBB_DECODER: Any = _GT_UNBUILT
+_OBB_DECODER: Any = _UNBUILT
 _OBB = attrgetter("obb")
 
 
@@ -461,9 +434,7 @@ def _build_obb(module: ModuleType) -> Any:
 def obb_columns(text: bytes) -> ObbColumns | None:
     """The columns of the oriented-box results list ``text`` (JSON), as the ordinary reader would read them;
     None whenever that is not certain (see above) or msgspec is not installed."""
-    global _OBB_DECODER
-    _OBB_DECODER = _built(_OBB_DECODER, _build_obb)
-    records = _decoded(_OBB_DECODER, text)
+    records = _decoded(_cached("_OBB_DECODER", _build_obb), text)
     if records is None:
         return None
     with paused():
@@ -491,7 +462,7 @@ ObbGtColumns = tuple[
     dict[str, Any], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
 ]
 
-_OBB_GT_DECODER: Any = _GT_UNBUILT
+_OBB_GT_DECODER: Any = _UNBUILT
 _OBB_GT_TEXT = ("images", "categories", "info", "licenses")
 
 
@@ -524,9 +495,9 @@ def obb_gt_columns(text: bytes, parse: Callable[[bytes], Any]) -> ObbGtColumns |
     """The oriented-box ground truth ``text`` (JSON) as columns (see above), its text parts parsed by
     ``parse`` (the ordinary parser: a part it refuses, a repeated key among them, gives None); None whenever
     the ordinary reader is not certain to give the same arrays without error, or msgspec is not installed."""
-    global _OBB_GT_DECODER
-    _OBB_GT_DECODER = _built(_OBB_GT_DECODER, _build_obb_gt)
-    doc: Any = _decoded(_OBB_GT_DECODER, text)  # (a Struct, never empty: None only if refused)
+    doc: Any = _decoded(
+        _cached("_OBB_GT_DECODER", _build_obb_gt), text
+    )  # (a Struct, never empty: None only if refused)
     if doc is None:
         return None
     with paused():
@@ -587,12 +558,12 @@ def obb_gt_columns(text: bytes, parse: Callable[[bytes], Any]) -> ObbGtColumns |
 #: laid end to end as ASCII bytes, the length of each)
 SegmColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bytes, np.ndarray]
 
-_SEGM_DECODER: Any = _GT_UNBUILT
-_SEGM_BOX_DECODER: Any = _GT_UNBUILT
+_SEGM_DECODER: Any = _UNBUILT
+_SEGM_BOX_DECODER: Any = _UNBUILT
 _SIZE, _COUNTS = attrgetter("size"), attrgetter("counts")
 
 
-def _build_segm(module: ModuleType, boxed: bool = False) -> Any:
+def _build_segm(module: ModuleType, boxed: bool) -> Any:
     number = int | float  # (as for bbox: a plain float field would round an integer before any check)
     rle = module.defstruct(
         "RleMask", [("size", tuple[int, int]), ("counts", str)], forbid_unknown_fields=True, gc=False
@@ -603,14 +574,9 @@ def _build_segm(module: ModuleType, boxed: bool = False) -> Any:
     return _records_decoder(module, "SegmBoxResult" if boxed else "SegmResult", fields)
 
 
-def _build_segm_boxed(module: ModuleType) -> Any:
-    return _build_segm(module, boxed=True)
-
-
-def _segm_box_decoder() -> Any:
-    global _SEGM_BOX_DECODER
-    _SEGM_BOX_DECODER = _built(_SEGM_BOX_DECODER, _build_segm_boxed)
-    return _SEGM_BOX_DECODER
+def _segm_decoder(boxed: bool) -> Any:
+    """The decoder of segm results with (``boxed``) or without a ``bbox`` in every record."""
+    return _cached("_SEGM_BOX_DECODER" if boxed else "_SEGM_DECODER", partial(_build_segm, boxed=boxed))
 
 
 def _masked_bbox_columns(text: bytes) -> BboxColumns | None:
@@ -619,7 +585,7 @@ def _masked_bbox_columns(text: bytes) -> BboxColumns | None:
     masks. Vouched for as :func:`bbox_columns` vouches (no key repeated at either depth: 16 quotes per record;
     the same bounds on ids, scores and boxes), the masks only as far as their Struct checks them (a size of
     two integers, a counts string) and their counts strings ASCII; None otherwise."""
-    records = _decoded(_segm_box_decoder(), text)
+    records = _decoded(_segm_decoder(True), text)
     if records is None:
         return None
     with paused():
@@ -634,9 +600,7 @@ def segm_columns(text: bytes) -> SegmColumns | None:
     """The columns of the segm results list ``text`` (JSON) whose masks are all compressed RLEs and which
     carry no box, as the ordinary reader would read them (see above; the runs not yet checked); None whenever
     that is not certain or msgspec is not installed."""
-    global _SEGM_DECODER
-    _SEGM_DECODER = _built(_SEGM_DECODER, _build_segm)
-    got = _segm_records(_SEGM_DECODER, text, False)
+    got = _segm_records(text, False)
     return None if got is None else got[0]
 
 
@@ -646,15 +610,15 @@ def segm_bbox_columns(text: bytes) -> tuple[SegmColumns, np.ndarray] | None:
     branch when the first record is one of them), and the N×4 float64 boxes, as the ordinary reader would
     read them (see above; the runs not yet checked); None whenever that is not certain or msgspec is not
     installed."""
-    got = _segm_records(_segm_box_decoder(), text, True)
+    got = _segm_records(text, True)
     return None if got is None or got[1] is None else (got[0], got[1])
 
 
-def _segm_records(decoder: Any, text: bytes, boxed: bool) -> tuple[SegmColumns, np.ndarray | None] | None:
-    """:data:`SegmColumns` of the segm records ``decoder`` decodes from ``text``, and (``boxed``) their N×4
+def _segm_records(text: bytes, boxed: bool) -> tuple[SegmColumns, np.ndarray | None] | None:
+    """:data:`SegmColumns` of the segm records decoded from ``text``, and (``boxed``) their N×4
     float64 boxes; None where the ordinary path is not certain to read the same values (see above; the ids,
     scores and boxes within the bbox results' bounds, :func:`_result_columns`)."""
-    records = _decoded(decoder, text)
+    records = _decoded(_segm_decoder(boxed), text)
     if records is None:
         return None
     n = len(records)

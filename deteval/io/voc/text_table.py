@@ -101,10 +101,6 @@ def _blank_lines(data: bytes, lines: Sequence[int]) -> bytes:
     return buf.tobytes()
 
 
-def _line_text(data: bytes, lineno: int) -> str:
-    return data.split(b"\n")[lineno - 1].decode("utf-8", "replace").strip()
-
-
 def _parse_table(
     data: bytes, n_str: int, num_names: Sequence[str], path: PathLike, layout: str
 ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
@@ -132,13 +128,14 @@ def _parse_table(
     per_line = np.bincount(tok_line)
     bad = (per_line != 0) & (per_line != ncols)
     if bad.any():
+        text = data.split(b"\n")
         raise _BadLines(
             [
                 (
                     int(i) + 1,
                     InputFormatError,
                     f"expected {ncols} fields ({layout}), found {int(per_line[i])}: "
-                    f"{_line_text(data, int(i) + 1)[:80]!r}",
+                    f"{text[i].decode('utf-8', 'replace').strip()[:80]!r}",
                 )
                 for i in np.flatnonzero(bad).tolist()
             ]
