@@ -59,6 +59,7 @@ from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco
 from deteval.run.dota import evaluate_dota
 from deteval.run.forked import Forked, fork_call
+from deteval.run.pages import small_pages
 from deteval.tables.boxes import BoxTable
 from deteval.tables.quads import corners_obb, obb_quads
 from deteval.tables.voc import VOCDetections, VOCGroundTruth
@@ -168,6 +169,7 @@ def _counts(ds: YoloDataset, c: int) -> tuple[int, int]:
     return len(distinct(ds.labels.img[mine])), int(mine.sum())
 
 
+@small_pages()  # (huge pages fault in slowly: see deteval.run.pages)
 def load_dataset(
     data_yaml: str | os.PathLike[str],
     split: str,
@@ -188,6 +190,7 @@ def load_dataset(
     return load_yolo_dataset(data_yaml, split, duplicates="error", listed=listed)
 
 
+@small_pages()  # (huge pages fault in slowly: see deteval.run.pages)
 def load_split_and_predictions(
     data_yaml: str | os.PathLike[str],
     predictions: str | os.PathLike[str],
@@ -412,6 +415,7 @@ def _boxes(t: BoxTable, rows: np.ndarray) -> BoxTable:
     return BoxTable(t.img[rows], t.cls[rows], t.xyxy[rows], t.conf[rows])
 
 
+@small_pages()  # (huge pages fault in slowly: see deteval.run.pages)
 def evaluate_yolo(
     ds: YoloDataset, preds: BoxTable, profile: str = "ultralytics", *, iou_type: str = "bbox"
 ) -> YoloResult:
@@ -540,6 +544,7 @@ def _dota_devkit(ds: YoloDataset, preds: BoxTable, profile: str) -> YoloResult:
     return _result(ds, profile, "obb", summary, rows, curves)
 
 
+@small_pages()  # (huge pages fault in slowly: see deteval.run.pages)
 def evaluate_yolo_files(
     data_yaml: str | os.PathLike[str],
     predictions: str | os.PathLike[str],
