@@ -25,7 +25,7 @@ from deteval.report.progress import add_progress_args, configure_from_args
 # own).
 _COMMANDS: dict[str, tuple[str, str]] = {
     "voc": (
-        "voc",
+        "voc_plain",
         "Pascal VOC mAP (VOC07 11-point or VOC2010+ all-point), as the official devkit computes it",
     ),
     "coco": (
