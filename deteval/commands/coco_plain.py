@@ -11,10 +11,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from deteval.analysis.options import add_analysis_args, analyses_requested
+from deteval.analysis.options import add_analysis_args
 from deteval.commands import options as opt
-from deteval.commands.cluster import add_cluster_args, cluster_requested
-from deteval.commands.common import add_boundary_args, add_output_args, apply_preset, emit, wants_per_class
+from deteval.commands.cluster import add_cluster_args
+from deteval.commands.common import (
+    add_boundary_args,
+    add_output_args,
+    apply_preset,
+    emit,
+    more_than_numbers,
+    wants_per_class,
+)
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args
 from deteval.detection.coco import COMPAT_MODES
@@ -60,16 +67,7 @@ def route(args: argparse.Namespace) -> str | None:
     """``"coco"`` (:mod:`deteval.commands.coco` runs the command) when the options ask for more than the
     numbers: statistics (``--ci``, ``--compare-to``), an analysis, figures (``--plots``), a cluster or shards,
     or a progress bar is drawn; None: :func:`run` evaluates here."""
-    more = (
-        args.ci is not None
-        or bool(args.compare_to)
-        or analyses_requested(args)
-        or bool(args.plots)
-        or cluster_requested(args)
-        or args.shards is not None
-        or bar_shown()
-    )
-    return "coco" if more else None
+    return "coco" if more_than_numbers(args) or bar_shown() else None
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

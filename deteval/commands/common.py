@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from deteval.analysis.options import analyses_requested
+from deteval.commands.cluster import cluster_requested
 from deteval.commands.options import Checker, coco, run_checker
 from deteval.config import load_preset, resolve_preset
 from deteval.detection.coco_params import parse_option
@@ -157,3 +159,17 @@ def warn_on_stderr(result: EvalResult) -> None:
     sys.stdout.flush()  # the result first, when both go to one terminal
     for w in shown_warnings(result.warnings):  # (skipped records: the first 20 and a count)
         note(f"deteval: warning: {w}")
+
+
+def more_than_numbers(args: argparse.Namespace) -> bool:
+    """Whether the options ask for more than a protocol's numbers: statistics (``--ci``, ``--compare-to``),
+    an analysis, figures (``--plots``), a cluster or shards (a command's ``route`` then hands it to the module
+    that loads those)."""
+    return (
+        args.ci is not None
+        or bool(args.compare_to)
+        or analyses_requested(args)
+        or bool(args.plots)
+        or cluster_requested(args)
+        or getattr(args, "shards", None) is not None
+    )

@@ -16,10 +16,10 @@ import argparse
 import difflib
 from typing import Any
 
-from deteval.analysis.options import add_analysis_args, analyses_requested
+from deteval.analysis.options import add_analysis_args
 from deteval.commands import options as opt
-from deteval.commands.cluster import add_cluster_args, cluster_requested
-from deteval.commands.common import add_output_args, apply_preset, emit
+from deteval.commands.cluster import add_cluster_args
+from deteval.commands.common import add_output_args, apply_preset, emit, more_than_numbers
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args
 from deteval.detection.voc import METRICS, PROFILES, VOCParams
@@ -61,15 +61,7 @@ def route(args: argparse.Namespace) -> str | None:
     """``"voc"`` (:mod:`deteval.commands.voc` runs the command) when the options ask for more than the numbers:
     statistics (``--ci``, ``--compare-to``), an analysis, figures (``--plots``), a cluster or shards; None:
     :func:`run` evaluates here."""
-    more = (
-        args.ci is not None
-        or bool(args.compare_to)
-        or analyses_requested(args)
-        or bool(args.plots)
-        or cluster_requested(args)
-        or args.shards is not None
-    )
-    return "voc" if more else None
+    return "voc" if more_than_numbers(args) else None
 
 
 def voc_params(args: argparse.Namespace, parser: argparse.ArgumentParser) -> VOCParams:

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.match_counts import coco_match_counts, coco_match_counts_of
-from deteval.analysis.options import add_analysis_args, analyses_requested
-from deteval.commands.common import add_output_args, warn_on_stderr, write_text
+from deteval.analysis.options import add_analysis_args
+from deteval.commands.common import add_output_args, more_than_numbers, warn_on_stderr, write_text
 from deteval.commands.stats_options import add_stats_args
 from deteval.errors import ConfigError, DetevalWarning
 from deteval.io.yolo_coco import coco_tables
@@ -51,14 +51,7 @@ def route(args: argparse.Namespace) -> str | None:
     ``kpt_shape``), statistics (``--ci``, ``--compare-to``), an analysis or figures (``--plots``); None:
     :func:`run` evaluates here."""
     args.task = args.task or task_of(args.data)
-    more = (
-        args.task != "detect"
-        or args.ci is not None
-        or bool(args.compare_to)
-        or analyses_requested(args)
-        or bool(args.plots)
-    )
-    return "yolo" if more else None
+    return "yolo" if args.task != "detect" or more_than_numbers(args) else None
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
