@@ -337,13 +337,12 @@ def match_voc(
     >>> match_voc([0, 0, 0], [[1, 1, 10, 10]] * 3, [0.9, 0.8, 0.95], [0], [[1, 1, 10, 10]]).tolist()
     [0, 0, 1]
     """
-    chunk = _pair_chunk(pair_chunk)
     whole = whole_part(
         det_image, det_boxes, det_scores, gt_image, gt_boxes, gt_difficult,
         det_label=det_label, gt_label=gt_label, iou_threshold=iou_threshold, plus_one=plus_one,
         strict=strict, ties=ties, rank=rank,
     )  # fmt: skip
-    return _outcomes(whole, chunk)
+    return match_part(whole, pair_chunk).outcome
 
 
 def _pair_chunk(pair_chunk: int | None) -> int:
@@ -503,13 +502,12 @@ def match_part(part: VOCMatchPart, pair_chunk: int | None = None) -> VocMatchTab
     VocMatchTable
         The outcome (1 TP, 0 FP, −1 ignored) of each of the part's detection rows.
     """
-    return VocMatchTable(row=part.rows, outcome=_outcomes(part, _pair_chunk(pair_chunk)))
+    return match_part_at(part, [part.iou_threshold], pair_chunk)[0]
 
 
 def merge(tables: Sequence[VocMatchTable], n_rows: int) -> np.ndarray:
     """The outcome of every one of ``n_rows`` detections, in row order, from the parts' tables
-    (:func:`merge_voc_tables`); one table of every row in order is already
-    that outcome."""
+    (:func:`merge_voc_tables`); one table of every row in order is already that outcome."""
     if len(tables) == 1 and np.array_equal(tables[0].row, np.arange(n_rows)):
         return tables[0].outcome
     return merge_voc_tables(tables, n_rows)
@@ -528,11 +526,6 @@ def match_part_at(
     """
     found = _best_of(part, _pair_chunk(pair_chunk))
     return [VocMatchTable(row=part.rows, outcome=_claims(part, found, float(t))) for t in thresholds]
-
-
-def _outcomes(part: VOCMatchPart, pair_chunk: int) -> np.ndarray:
-    """The outcome of each of the part's detections (module docstring, rules 1 to 3)."""
-    return _claims(part, _best_of(part, pair_chunk), part.iou_threshold)
 
 
 @dataclass(frozen=True)
