@@ -42,11 +42,11 @@ from typing import Any, Literal
 import numpy as np
 
 from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
-from deteval.core.lists import COCO_EPS, RankedLists, presorted_lists
+from deteval.core.lists import RankedLists, presorted_lists
 from deteval.core.sorting import lex_order
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, rank_positions
 from deteval.errors import ConfigError, ValidationError, first_true
-from deteval.explain.yolo import Explanation, tied_detections
+from deteval.explain.yolo import Explanation, coco_class_table, tied_detections
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.match.greedy import greedy_match_pairs
 from deteval.match.iou import bb_iou, xyxy_ioa, xyxy_iou
@@ -346,12 +346,8 @@ def _coco_ap(
 ) -> _Point:
     """pycocotools' accumulate on the precision table [T, R, K] (−1 for classes without regular objects), and
     its summary: −1 where no class has one (pycocotools' "undefined", as ``deteval coco`` prints it)."""
-    table = -np.ones((len(THRESHOLDS), len(RECALL_LEVELS), data.n_classes))
-    classes = np.flatnonzero(npos > 0)
-    if classes.size:
-        lists = _class_lists(data, pos, kept, outcome, npos, classes)
-        precision = lists.interpolated_precision(RECALL_LEVELS, COCO_EPS)
-        table[:, :, classes] = precision.reshape(len(THRESHOLDS), len(classes), -1).transpose(0, 2, 1)
+    order = kept[lex_order((pos[kept], data.d_cls[kept]))]
+    table = coco_class_table(outcome[:, order], data.d_cls[order], npos, RECALL_LEVELS)
     s, s50 = table[table > -1], table[0][table[0] > -1]
     ap = table.mean(axis=1)
     ap = np.where(ap < 0, np.nan, ap)

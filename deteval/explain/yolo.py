@@ -209,28 +209,44 @@ def _coco_pair_iou(g: np.ndarray, d: np.ndarray) -> np.ndarray:
 
 def _coco_table(m: _Matched, gt: BoxTable, n_classes: int) -> np.ndarray:
     """COCOeval's precision table [T, R, K] (−1 for classes without labels)."""
-    rec_thrs = COCO_RECALL_LEVELS
-    table = -np.ones((10, len(rec_thrs), n_classes))
-    for k in range(n_classes):
-        npos = int((gt.cls == k).sum())
-        if npos == 0:
-            continue
-        mine = np.flatnonzero(m.cls == k)  # image order, descending score within each image
-        order = np.argsort(-m.conf[mine], kind="mergesort")
-        table[:, :, k] = coco_precision_at_levels(m.tp[mine][order].T, npos, rec_thrs)
+    # by class, then descending score, ties in image order (a stable sort of each class's detections)
+    order = np.lexsort((-m.conf, m.cls))
+    npos = np.bincount(np.asarray(gt.cls, dtype=np.int64), minlength=n_classes)[:n_classes]
+    return coco_class_table(m.tp[order].T, m.cls[order], npos, COCO_RECALL_LEVELS)
+
+
+def coco_class_table(
+    outcomes: np.ndarray, cls: np.ndarray, npos: np.ndarray, levels: np.ndarray
+) -> np.ndarray:
+    """pycocotools' accumulate for every class at once: the [T, R, K] precision table (−1 for the classes
+    without objects, ``npos == 0``), each class's precision ``tp/(tp+fp+ε)`` enveloped and sampled at the
+    recall ``levels`` (the core's ranked lists, one per threshold and class).
+
+    ``outcomes`` is (T, n) for detections grouped by class (``cls``, ascending) and ranked within it: True or
+    1 a true positive, False or 0 a false positive, −1 ignored; ``npos`` each of the K classes' object count."""
+    n_t, k = outcomes.shape[0], len(npos)
+    table = -np.ones((n_t, len(levels), k))
+    classes = np.flatnonzero(npos > 0)
+    if not classes.size:
+        return table
+    cls = np.asarray(cls, dtype=np.int64)
+    mine = np.isin(cls, classes)
+    counts = np.bincount(cls[mine], minlength=k)[classes]
+    flat = np.asarray(outcomes)[:, mine].reshape(-1)
+    ignored = None if flat.dtype == np.bool_ else flat == -1
+    lists = presorted_lists(np.tile(counts, n_t), flat == 1, np.tile(npos[classes], n_t), ignored)
+    precision = lists.interpolated_precision(levels, COCO_EPS)
+    table[:, :, classes] = precision.reshape(n_t, len(classes), -1).transpose(0, 2, 1)
     return table
 
 
 def coco_precision_at_levels(outcomes: np.ndarray, npos: int, levels: np.ndarray) -> np.ndarray:
     """pycocotools' accumulate for one category's ranked detections at every IoU threshold: (T, R) precision
-    ``tp/(tp+fp+ε)``, its envelope sampled at the recall ``levels`` (the core's ranked lists, one per threshold).
+    (:func:`coco_class_table` of one class; −1 throughout where ``npos`` is 0, as pycocotools leaves it).
 
     ``outcomes`` is (T, n): True or 1 a true positive, False or 0 a false positive, −1 ignored."""
-    n_t, n = outcomes.shape
-    flat = np.asarray(outcomes).reshape(-1)
-    ignored = None if flat.dtype == np.bool_ else flat == -1
-    lists = presorted_lists(np.full(n_t, n), flat == 1, np.full(n_t, npos), ignored)
-    return lists.interpolated_precision(levels, COCO_EPS)
+    one = np.zeros(np.shape(outcomes)[1], dtype=np.int64)
+    return coco_class_table(outcomes, one, np.array([npos], dtype=np.int64), levels)[:, :, 0]
 
 
 def score(
