@@ -38,6 +38,8 @@ from deteval.io.yolo import (
     label_path,
     load_yolo_dataset,
     load_yolo_predictions,
+    prediction_entries,
+    to_pixels,
 )
 from deteval.io.yolo_labels import Duplicates
 from deteval.io.yolo_yaml import read_data_yaml
@@ -277,26 +279,21 @@ def load_pose_predictions(source: str | os.PathLike[str], pds: PoseDataset) -> t
             keep = [targets.locate(r, k, ())[0] >= 0 for k, r in enumerate(targets.records())]
             points = points[np.array(keep, dtype=bool)]
         return table, points
-    files = sorted(p.glob("*.txt"))
-    if not files and (p / "labels").is_dir():  # runs/pose/predict/ given: its txt files are in labels/
-        p = p / "labels"
-        files = sorted(p.glob("*.txt"))
-    if not files:
-        raise InputFormatError("no .txt prediction files in the folder", file=p)
+    files, names, _ = prediction_entries(p)  # (runs/pose/predict/ given: its txt files are in labels/)
     stems = ds.stem_index()
     dropped = {p.stem for p in ds.dropped_images}
     imgs, clss, boxes, confs, kpts = [], [], [], [], []
     skipped = 0
-    for f in files:
-        i = stems.get(f.stem)
-        if i is None and f.stem in dropped:  # (the image was left out as corrupt: so are its predictions)
+    for f, stem in zip(files, names):
+        i = stems.get(stem)
+        if i is None and stem in dropped:  # (the image was left out as corrupt: so are its predictions)
             skipped += 1
             continue
         if i is None:
-            raise ValidationError(f"no image with the stem {f.stem!r} in the '{ds.split}' split", file=f)
+            raise ValidationError(f"no image with the stem {stem!r} in the '{ds.split}' split", file=f)
         if i < 0:
-            raise ValidationError(f"two images of the split share the stem {f.stem!r}", file=f)
-        c, b, conf, kp, _ = pose_rows(f, len(ds.names), pds.kpt_shape, with_conf=True)
+            raise ValidationError(f"two images of the split share the stem {stem!r}", file=f)
+        c, b, conf, kp, _ = pose_rows(Path(f), len(ds.names), pds.kpt_shape, with_conf=True)
         imgs.append(np.full(len(c), i, dtype=np.int64))
         clss.append(c)
         boxes.append(b)
@@ -309,11 +306,7 @@ def load_pose_predictions(source: str | os.PathLike[str], pds: PoseDataset) -> t
     if not imgs:
         return BoxTable.empty(), np.zeros((0, pds.kpt_shape[0], 3))
     img = np.concatenate(imgs)
-    xywh = np.concatenate(boxes)
-    wh = ds.sizes_of(img) if len(img) else np.zeros((0, 2))
-    c, s = xywh[:, :2], xywh[:, 2:]
-    xyxy = np.concatenate([(c - s / 2) * wh, (c + s / 2) * wh], 1)
-    table = BoxTable(img, np.concatenate(clss), xyxy, np.concatenate(confs))
+    table = to_pixels(BoxTable(img, np.concatenate(clss), np.concatenate(boxes), np.concatenate(confs)), ds)
     return table, _to_pixels(np.concatenate(kpts), ds, img)
 
 

@@ -19,7 +19,7 @@ from deteval.errors import ConfigError
 from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
 from deteval.io.yolo_pose import PoseDataset, load_pose_dataset, load_pose_predictions
 from deteval.run.coco import evaluate_coco
-from deteval.run.yolo import YoloResult, canonical_profile, is_ultralytics
+from deteval.run.yolo import YoloResult, canonical_profile, is_ultralytics, yolo_result
 from deteval.tables.boxes import BoxTable
 
 __all__ = ["coco_pose", "evaluate_yolo_pose", "evaluate_yolo_pose_files"]
@@ -68,12 +68,7 @@ def evaluate_yolo_pose(
     )
     rows: list[tuple[int, dict[str, Any]]] = []
     for k, c in enumerate(box.classes):
-        mine = ds.labels.cls == c
-        row: dict[str, Any] = {
-            "class": ds.names[int(c)],
-            "images": len(np.unique(ds.labels.img[mine])),
-            "instances": int(mine.sum()),
-        }
+        row: dict[str, Any] = {}
         for m, prefix in ((box, ""), (pose, "pose ")):
             row.update(
                 {
@@ -86,7 +81,7 @@ def evaluate_yolo_pose(
             )
         rows.append((int(c), row))
     summary = {**_summary(box, ""), **_summary(pose, "pose ")}
-    return pose_result(ds, profile, summary, rows, warnings)
+    return yolo_result(ds, profile, "pose", summary, rows, {}, warnings=warnings, counts_first=True)
 
 
 def evaluate_yolo_pose_files(
@@ -141,18 +136,10 @@ def coco_pose(pds: PoseDataset, preds: BoxTable, pred_kpts: np.ndarray) -> YoloR
         b, p = box_rows.get(cname), pose_rows.get(cname)
         if b is None or b["ap"] < 0:
             continue
-        mine = ds.labels.cls == c
-        row: dict[str, Any] = {
-            "class": cname,
-            "images": len(np.unique(ds.labels.img[mine])),
-            "instances": int(mine.sum()),
-            "AP50": b["ap50"],
-            "AP75": b["ap75"],
-            "AP50-95": b["ap"],
-        }
+        row: dict[str, Any] = {"AP50": b["ap50"], "AP75": b["ap75"], "AP50-95": b["ap"]}
         if p is not None:
             row.update({"pose AP50": p["ap50"], "pose AP75": p["ap75"], "pose AP50-95": p["ap"]})
-        rows.append((int(c), row))
+        rows.append((c, row))
     summary = {
         "mAP50-95": float(box.stats[0]),
         "mAP50": float(box.stats[1]),
@@ -161,31 +148,4 @@ def coco_pose(pds: PoseDataset, preds: BoxTable, pred_kpts: np.ndarray) -> YoloR
         "pose mAP50": float(pose.stats[1]),
         "pose mAP75": float(pose.stats[2]),
     }
-    return pose_result(ds, "coco", summary, rows, list(ds.warnings))
-
-
-def pose_result(
-    ds: Any,
-    profile: str,
-    summary: dict[str, Any],
-    rows: list[tuple[int, dict[str, Any]]],
-    warnings: list[str],
-) -> YoloResult:
-    """The common YOLO result (iou_type ``"pose"``): ``per_class`` keyed by class name (a second class of one
-    name gets `` (class c)``), each row without its ``class`` field."""
-    per_class: dict[str, dict[str, Any]] = {}
-    for c, row in rows:
-        key = row["class"]
-        while key in per_class:
-            key = f"{key} (class {c})"
-        per_class[key] = {k: v for k, v in row.items() if k != "class"}
-    return YoloResult(
-        protocol="yolo",
-        summary=summary,
-        per_class=per_class,
-        warnings=warnings,
-        profile=profile,
-        iou_type="pose",
-        n_images=ds.n_images,
-        instances=len(ds.labels),
-    )
+    return yolo_result(ds, "coco", "pose", summary, rows, {}, counts_first=True)
