@@ -693,10 +693,8 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
     if skip.any():
         _warn(ds, f"{path}: {int(skip.sum())} prediction(s) of images left out as corrupt: not read")
         keep = ~skip
-        kept = [r for r, k in zip(records, keep.tolist()) if k]
-        return BoxTable(
-            img[keep], cls[keep], xyxy[keep], conf[keep], masks=_json_masks(kept, img[keep], ds, path)
-        )
+        records = [r for r, k in zip(records, keep.tolist()) if k]
+        img, cls, xyxy, conf = img[keep], cls[keep], xyxy[keep], conf[keep]
     return BoxTable(img, cls, xyxy, conf, masks=_json_masks(records, img, ds, path))
 
 

@@ -297,17 +297,6 @@ def coco_results(
     return load_coco_results(predictions_to_coco(ds, preds, segm=iou_type == "segm"), gt, iou_type=iou_type)
 
 
-def coco_evaluation(ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox") -> Any:
-    """deteval's COCOeval on the converted dataset and predictions (a :class:`CocoEvaluation`);
-    ``iou_type="obb"``: every row a 4-point polygon, scored with the rotated IoU (each quadrilateral read as
-    hotcoco's DOTA converter reads it, area ``w·h``). Boxes go straight from the arrays to the tables
-    (:func:`~deteval.io.yolo_coco.coco_tables`, the tables :func:`coco_inputs` reads from the records)."""
-    if iou_type == "bbox":
-        return evaluate_coco(*coco_tables(ds, preds), iou_type=iou_type)
-    gt, res = obb_coco_inputs(ds, preds) if iou_type == "obb" else coco_inputs(ds, preds, iou_type)
-    return evaluate_coco(gt, res, iou_type=iou_type)
-
-
 def probiou_pairs(ds: YoloDataset, preds: BoxTable) -> PairIou:
     """The Ultralytics OBB validator's IoU of (label, prediction) pairs of a YOLO-OBB split in pixels (after
     the era's EXIF rule): :func:`~deteval.detection.ultralytics.obb_pair_iou` of their ``(cx, cy, w, h, r)``."""
@@ -469,8 +458,12 @@ def evaluate_yolo(
         }
         curves = {int(c): PRCurve(*m.extra["pr_curves"][k]) for k, c in enumerate(m.classes)}
         return yolo_result(ds, profile, iou_type, summary, rows, curves)
-    tables = coco_tables(ds, preds) if iou_type == "bbox" else None
-    ev = coco_evaluation(ds, preds, iou_type) if tables is None else evaluate_coco(*tables, iou_type="bbox")
+    tables = coco_tables(ds, preds) if iou_type == "bbox" else None  # (boxes: from the arrays, no records)
+    if tables is not None:
+        ev = evaluate_coco(*tables, iou_type="bbox")
+    else:
+        gt, res = obb_coco_inputs(ds, preds) if iou_type == "obb" else coco_inputs(ds, preds, iou_type)
+        ev = evaluate_coco(gt, res, iou_type=iou_type)
     coco = ev.to_result(per_class=False)
     by_name = {n: c for c, n in reversed(list(enumerate(ds.names)))}
     curves = {by_name[n]: curve for n, curve in coco.curves.items() if n in by_name}
