@@ -327,6 +327,18 @@ def _with_obb(ds: YoloDataset, preds: BoxTable, res: CocoResults) -> CocoResults
     return res.replace(obb=q, area=q[:, 8].copy())
 
 
+def ultralytics_summary(m: UltralyticsMetrics, prefix: str = "") -> dict[str, float]:
+    """``yolo val``'s summary numbers of ``m`` by name (``mAP50-95``, ``mAP50``, ``mAP75``, ``precision``,
+    ``recall``), each prefixed ``prefix``."""
+    return {
+        f"{prefix}mAP50-95": m.map,
+        f"{prefix}mAP50": m.map50,
+        f"{prefix}mAP75": m.map75,
+        f"{prefix}precision": m.precision,
+        f"{prefix}recall": m.recall,
+    }
+
+
 def confidence_floor(preds: BoxTable, conf: float | None) -> BoxTable:
     """The predictions scored above ``conf`` (strictly, as ``yolo val``'s NMS keeps ``score > conf``);
     all of them when ``conf`` is None."""
@@ -449,15 +461,8 @@ def evaluate_yolo(
             )
             for k, c in enumerate(m.classes)
         ]
-        summary = {
-            "mAP50-95": m.map,
-            "mAP50": m.map50,
-            "mAP75": m.map75,
-            "precision": m.precision,
-            "recall": m.recall,
-        }
         curves = {int(c): PRCurve(*m.extra["pr_curves"][k]) for k, c in enumerate(m.classes)}
-        return yolo_result(ds, profile, iou_type, summary, rows, curves)
+        return yolo_result(ds, profile, iou_type, ultralytics_summary(m), rows, curves)
     tables = coco_tables(ds, preds) if iou_type == "bbox" else None  # (boxes: from the arrays, no records)
     if tables is not None:
         ev = evaluate_coco(*tables, iou_type="bbox")
