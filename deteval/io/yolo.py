@@ -434,11 +434,11 @@ def drop_corrupt_images(ds: YoloDataset, era: str) -> None:
         header, fault, note = image_check(p, era, listed=p in regular)
         if fault is not None:
             ds.dropped_images.append(Path(p))
-            _warn(ds, f"{p}: ignoring corrupt image/label: {fault} (as Ultralytics does: the image, its labels "
+            split_warning(ds, f"{p}: ignoring corrupt image/label: {fault} (as Ultralytics does: the image, its labels "
                       "and its predictions are left out)")  # fmt: skip
             continue
         if note is not None:
-            _warn(ds, f"{p}: {note}; deteval scores it as it is")
+            split_warning(ds, f"{p}: {note}; deteval scores it as it is")
         if header is not None:
             headers[len(kept)] = header
         kept.append(p)
@@ -450,17 +450,17 @@ def drop_corrupt_images(ds: YoloDataset, era: str) -> None:
     ds._headers = headers
 
 
-def _warn(ds: YoloDataset, msg: str) -> None:
+def split_warning(ds: YoloDataset, msg: str, stacklevel: int = 4) -> None:
+    """``msg`` kept in ``ds.warnings`` and given as a :class:`DetevalWarning` (``stacklevel`` as
+    :func:`warnings.warn` counts it from here)."""
     ds.warnings.append(msg)
-    warnings.warn(msg, DetevalWarning, stacklevel=4)
+    warnings.warn(msg, DetevalWarning, stacklevel=stacklevel)
 
 
 def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
     def dropped(path: Path, count: int) -> None:
-        msg = f"{path}: {count} duplicate labels removed (as Ultralytics does)"
-        ds.warnings.append(msg)
         ds.duplicates_dropped += count
-        warnings.warn(msg, DetevalWarning, stacklevel=5)
+        split_warning(ds, f"{path}: {count} duplicate labels removed (as Ultralytics does)", 6)
 
     out = parse_label_files(
         _label_names(ds.files),
@@ -562,7 +562,7 @@ def normalized_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | 
         else:
             image[k] = i
     if skip.any():
-        _warn(ds, f"{int(skip.sum())} prediction file(s) of images left out as corrupt: not read")
+        split_warning(ds, f"{int(skip.sum())} prediction file(s) of images left out as corrupt: not read")
         files = [f for f, s in zip(files, skip.tolist()) if not s]
         regular = None
         image = image[~skip]
@@ -691,7 +691,7 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
         xyxy[k] = [x, y, x + w, y + h]
         conf[k] = s
     if skip.any():
-        _warn(ds, f"{path}: {int(skip.sum())} prediction(s) of images left out as corrupt: not read")
+        split_warning(ds, f"{path}: {int(skip.sum())} prediction(s) of images left out as corrupt: not read")
         keep = ~skip
         records = [r for r, k in zip(records, keep.tolist()) if k]
         img, cls, xyxy, conf = img[keep], cls[keep], xyxy[keep], conf[keep]

@@ -23,14 +23,13 @@ aligned with the rows of the labels' and predictions' box tables.
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from deteval.errors import DetevalWarning, InputFormatError, ValidationError
+from deteval.errors import InputFormatError, ValidationError
 from deteval.io.guards import read_json, read_text, regular_file
 from deteval.io.yolo import (
     JsonTargets,
@@ -39,6 +38,7 @@ from deteval.io.yolo import (
     load_yolo_dataset,
     load_yolo_predictions,
     prediction_entries,
+    split_warning,
     to_pixels,
 )
 from deteval.io.yolo_labels import Duplicates
@@ -236,10 +236,8 @@ def load_pose_dataset(
             regular_file(lp, "label file")
             c, b, _, kp, dropped = pose_rows(lp, len(ds.names), shape, duplicates=dup)
             if dropped:
-                msg = f"{lp}: {dropped} duplicate labels removed (as Ultralytics does)"
-                ds.warnings.append(msg)
                 ds.duplicates_dropped += dropped
-                warnings.warn(msg, DetevalWarning, stacklevel=3)
+                split_warning(ds, f"{lp}: {dropped} duplicate labels removed (as Ultralytics does)")
             imgs.append(np.full(len(c), i, dtype=np.int64))
             clss.append(c)
             boxes.append(b)
@@ -300,9 +298,7 @@ def load_pose_predictions(source: str | os.PathLike[str], pds: PoseDataset) -> t
         confs.append(conf)
         kpts.append(kp)
     if skipped:
-        msg = f"{skipped} prediction file(s) of images left out as corrupt: not read"
-        ds.warnings.append(msg)
-        warnings.warn(msg, DetevalWarning, stacklevel=2)
+        split_warning(ds, f"{skipped} prediction file(s) of images left out as corrupt: not read", 3)
     if not imgs:
         return BoxTable.empty(), np.zeros((0, pds.kpt_shape[0], 3))
     img = np.concatenate(imgs)
