@@ -10,7 +10,7 @@ import pytest
 from deteval import MeanAveragePrecision
 from deteval.detection.coco import evaluate_coco_arrays
 from deteval.errors import DetevalError
-from deteval.io.arrays import numeric_array
+from deteval.tables.arrays import numeric_array
 
 PRED = {"boxes": [[0.0, 0.0, 10.0, 10.0], [20.0, 20.0, 30.0, 32.0]], "scores": [0.5, 0.25], "labels": [1, 1]}
 TARGET = {"boxes": [[0.0, 0.0, 10.0, 10.0], [20.0, 20.0, 30.0, 30.0]], "labels": [1, 1]}

@@ -10,7 +10,7 @@ from _yolo_cases import write_image
 
 from deteval.errors import InputFormatError, ValidationError
 from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
-from deteval.io.yolo_labels import parse_label_file
+from deteval.io.yolo_labels import parse_label_files
 
 
 def _dataset(root: Path) -> Path:
@@ -43,7 +43,7 @@ def test_label_numbers_are_ascii(tmp_path, token):
     path = tmp_path / "a.txt"
     path.write_text(f"0 0.5 0.5 0.2 0.2\n1 {token} 0.5 0.2 0.2\n", encoding="utf-8")
     with pytest.raises(InputFormatError, match="is not a number") as err:
-        parse_label_file(path, 3)
+        parse_label_files([path], 3)
     assert err.value.record == "line 2"
     path.write_text("0 0.5 0.5 0.2 0.2\n1 0.25 0.5 0.2 0.2\n", encoding="utf-8")
-    assert parse_label_file(path, 3)[1].tolist() == [[0.5, 0.5, 0.2, 0.2], [0.25, 0.5, 0.2, 0.2]]
+    assert parse_label_files([path], 3).xywh.tolist() == [[0.5, 0.5, 0.2, 0.2], [0.25, 0.5, 0.2, 0.2]]

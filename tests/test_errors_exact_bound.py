@@ -14,10 +14,10 @@ from _yolo_cases import write_image
 
 from deteval.detection.voc import VOCDetections, match_voc
 from deteval.errors import ValidationError
-from deteval.io.arrays import beyond_exact
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.io.coco import pieces as coco_pieces
 from deteval.io.yolo import load_yolo_dataset, load_yolo_predictions
+from deteval.tables.arrays import beyond_exact
 
 B = 2**53
 OVER = [B + 1, -(B + 1), 2**63 - 1]

@@ -11,7 +11,8 @@ from _yolo_cases import write_image
 
 from deteval.cli import main
 from deteval.errors import DetevalError, DetevalWarning
-from deteval.io.yolo import label_path, load_yolo_dataset, load_yolo_predictions, read_image_size
+from deteval.io.guards import image_size
+from deteval.io.yolo import label_path, load_yolo_dataset, load_yolo_predictions
 from deteval.io.yolo_yaml import read_data_yaml as read_yaml_subset
 
 
@@ -87,8 +88,8 @@ def test_polygon_rows_give_their_extent(tmp_path: Path) -> None:
 def test_exif_orientation_swaps_the_size(tmp_path: Path) -> None:
     write_image(tmp_path / "r.jpg", 40, 30, orientation=6)
     write_image(tmp_path / "n.jpg", 40, 30, orientation=1)
-    assert read_image_size(tmp_path / "r.jpg") == (30, 40)
-    assert read_image_size(tmp_path / "n.jpg") == (40, 30)
+    assert image_size(tmp_path / "r.jpg") == (30, 40)
+    assert image_size(tmp_path / "n.jpg") == (40, 30)
 
 
 @pytest.mark.parametrize(
@@ -228,12 +229,12 @@ def test_coco_dataset_detection_uses_the_resolved_path(tmp_path: Path) -> None:
 
 
 def test_txt_files_and_stems_are_pathlibs(tmp_path: Path) -> None:
-    from deteval.io.yolo import name_stem, txt_files
+    from deteval.io.yolo import name_stem, txt_entries
 
     for name in ("b.txt", "a.txt", ".txt", ".hidden.txt", "B.txt", "a.TXT", "x.txt.bak", "10.txt", "9.txt"):
         (tmp_path / name).write_text("")
     (tmp_path / "d.txt").mkdir()
-    got = txt_files(tmp_path)
+    got = [Path(f) for f in txt_entries(tmp_path)[0]]
     assert got == sorted(tmp_path.glob("*.txt"))
     assert [p.name for p in got] == [
         ".hidden.txt",
@@ -251,7 +252,7 @@ def test_txt_files_and_stems_are_pathlibs(tmp_path: Path) -> None:
 
 def test_path_strings_are_those_of_pathlib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The readers keep image and prediction paths as strings: each must be ``str`` of its Path."""
-    from deteval.io.yolo import child_path, file_name, list_image_files, txt_names
+    from deteval.io.yolo import child_path, file_name, list_image_files, txt_entries
 
     for folder in (".", "/", "a", "a/b", "a/b/", "./a", "/a//b/", "a/./b"):
         for name in ("x.txt", ".x.txt", "x"):
@@ -272,4 +273,4 @@ def test_path_strings_are_those_of_pathlib(tmp_path: Path, monkeypatch: pytest.M
     ]
     assert got == [str(Path(x)) for x in sorted(old)]
     assert all("//" not in x and "/./" not in x for x in got)
-    assert txt_names(Path(".")) == [str(p) for p in sorted(Path(".").glob("*.txt"))] == ["list.txt"]
+    assert txt_entries(Path("."))[0] == [str(p) for p in sorted(Path(".").glob("*.txt"))] == ["list.txt"]

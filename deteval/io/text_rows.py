@@ -152,23 +152,10 @@ def first_fault(rows: TextRows, phases: Sequence[Sequence[Check]]) -> tuple[int,
 
 
 # ------------------------------------------------------------------------------------------------- reading
-@dataclass
-class _Parts:
-    """Rows gathered piece by piece (each piece's arrays as the TextRows fields)."""
-
-    file: list[np.ndarray] = field(default_factory=list)
-    line: list[np.ndarray] = field(default_factory=list)
-    width: list[np.ndarray] = field(default_factory=list)
-    values: list[np.ndarray] = field(default_factory=list)
-    unparsed: list[np.ndarray] = field(default_factory=list)
-
-    def add(self, file: np.ndarray, line: np.ndarray, width: np.ndarray, values: np.ndarray,
-            unparsed: np.ndarray) -> None:  # fmt: skip
-        self.file.append(file)
-        self.line.append(line)
-        self.width.append(width)
-        self.values.append(values)
-        self.unparsed.append(unparsed)
+#: The rows of one piece or one file read in Python, as the TextRows fields ``file``, ``line``, ``width``,
+#: ``values``, ``unparsed``
+_Part = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+_PART_TYPES = (np.int64, np.int64, np.int64, np.float64, np.bool_)
 
 
 def read_rows(
@@ -207,7 +194,7 @@ def read_rows(
         Rows sorted by file then line; unreadable files in ``file_errors`` (not raised).
     """
     plist = list(paths)
-    parts = _Parts()
+    parts: list[_Part] = []
     errors: dict[int, DetevalError] = {}
     slow: list[tuple[int, bytes]] = []
     piece: list[tuple[int, bytes]] = []
@@ -255,29 +242,22 @@ def _check_columns(rows: TextRows, columns: int, expected: str) -> None:
             )
 
 
-def _assemble(paths: list[str | os.PathLike[str]], parts: _Parts, *, reorder: bool) -> TextRows:
-    def cat(xs: list[np.ndarray], dtype: type) -> np.ndarray:
-        return np.concatenate(xs) if xs else np.zeros(0, dtype=dtype)
-
-    file, line, width = cat(parts.file, np.int64), cat(parts.line, np.int64), cat(parts.width, np.int64)
-    values, unparsed = cat(parts.values, np.float64), cat(parts.unparsed, np.bool_)
+def _assemble(paths: list[str | os.PathLike[str]], parts: list[_Part], *, reorder: bool) -> TextRows:
+    columns = zip(*parts) if parts else [()] * len(_PART_TYPES)
+    file, line, width, values, unparsed = (
+        np.concatenate(col) if col else np.zeros(0, dtype=t) for col, t in zip(columns, _PART_TYPES)
+    )
     start = np.cumsum(width) - width
     if reorder:  # files read in Python were appended last: put rows, then values, back in file order
         order = np.argsort(file, kind="stable")
-        file, line, width, unparsed, start = (
-            file[order],
-            line[order],
-            width[order],
-            unparsed[order],
-            start[order],
-        )
+        file, line, width, unparsed, start = (x[order] for x in (file, line, width, unparsed, start))
         pos = np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width)
         values = values[np.repeat(start, width) + pos]
         start = np.cumsum(width) - width
     return TextRows(paths, file, line, start, width, values, unparsed)
 
 
-def _slow_file(f: int, path: Path, data: bytes, parts: _Parts) -> None:
+def _slow_file(f: int, path: Path, data: bytes, parts: list[_Part]) -> None:
     """One file read line by line in Python: the rule of the module docstring, literally."""
     text = decode_text(data, path)
     lines, widths, values, unparsed = [], [], [], []
@@ -290,16 +270,18 @@ def _slow_file(f: int, path: Path, data: bytes, parts: _Parts) -> None:
         ok = [is_number(x) for x in fields]
         values += [float(x) if good else np.nan for x, good in zip(fields, ok)]
         unparsed.append(not all(ok))
-    parts.add(
-        np.full(len(lines), f, dtype=np.int64),
-        np.array(lines, dtype=np.int64),
-        np.array(widths, dtype=np.int64),
-        np.array(values, dtype=np.float64),
-        np.array(unparsed, dtype=np.bool_),
+    parts.append(
+        (
+            np.full(len(lines), f, dtype=np.int64),
+            np.array(lines, dtype=np.int64),
+            np.array(widths, dtype=np.int64),
+            np.array(values, dtype=np.float64),
+            np.array(unparsed, dtype=np.bool_),
+        )
     )
 
 
-def _fast_piece(piece: list[tuple[int, bytes]], parts: _Parts) -> list[tuple[int, bytes]]:
+def _fast_piece(piece: list[tuple[int, bytes]], parts: list[_Part]) -> list[tuple[int, bytes]]:
     """Tokenize the files of ``piece`` together; returns the files left to the Python path."""
     text = b"\n".join([d for _, d in piece] + [b""])  # (each file ends a line)
     slow: list[tuple[int, bytes]] = []
@@ -337,7 +319,7 @@ def _fast_piece(piece: list[tuple[int, bytes]], parts: _Parts) -> list[tuple[int
     first_line = np.searchsorted(breaks, file_start)  # global index of each file's first line
     row_file = np.searchsorted(first_line, rows_at, side="right") - 1
     line = rows_at - first_line[row_file] + 1
-    parts.add(ids[row_file], line, width, values, np.zeros(len(width), dtype=bool))
+    parts.append((ids[row_file], line, width, values, np.zeros(len(width), dtype=bool)))
     return slow
 
 

@@ -45,7 +45,6 @@ from deteval.errors import DetevalError, DetevalWarning, InputFormatError, Valid
 from deteval.io.coco import check_rle_size, check_segmentation
 from deteval.io.guards import (
     image_header,
-    image_size,
     read_json,
     read_text,
     regular_file,
@@ -212,20 +211,11 @@ def name_stem(name: str) -> str:
     return name[:i] if 0 < i < len(name) - 1 else name
 
 
-def txt_files(folder: Path) -> list[Path]:
+def txt_entries(folder: Path) -> tuple[list[str], list[str], list[bool]]:
     """``sorted(folder.glob("*.txt"))``: the entries of ``folder`` whose name ends in ``.txt`` (any kind of
     entry, hidden ones too, as pathlib's glob lists them), in name order (the order of paths in one folder),
-    read with one ``scandir`` instead of a Path per entry compared part by part."""
-    return [Path(f) for f in txt_names(folder)]
-
-
-def txt_names(folder: Path) -> list[str]:
-    """:func:`txt_files` as strings, each ``str(folder / name)``, made without a Path per file."""
-    return txt_entries(folder)[0]
-
-
-def txt_entries(folder: Path) -> tuple[list[str], list[str], list[bool]]:
-    """:func:`txt_names`, the names, and whether each entry is a regular file, not a link (its type in the
+    read with one ``scandir`` instead of a Path per entry compared part by part; each as ``str(folder /
+    name)`` made without a Path, with its name and whether it is a regular file, not a link (its type in the
     listing: no system call)."""
     with os.scandir(folder) as it:
         regular = {e.name: e.is_file(follow_symlinks=False) for e in it if e.name.endswith(".txt")}
@@ -240,12 +230,6 @@ def child_path(folder: Path, name: str) -> str:
     if base == ".":
         return name
     return base + name if base.endswith(os.sep) else base + os.sep + name
-
-
-def read_image_size(path: Path) -> tuple[int, int]:
-    """Width and height from the image header (:func:`deteval.io.guards.image_size`: no pixel decode,
-    bounded); EXIF orientations 5–8 (transposed) swap them."""
-    return image_size(path)
 
 
 def oriented_size(
@@ -337,14 +321,10 @@ def _walk_names(top: Path, regular: set[str] | None = None) -> list[str]:
     return found
 
 
-def list_images(sources: list[Path], where: str) -> list[Path]:
-    """Image files of folders (recursive) and ``.txt`` lists, filtered by extension and sorted as strings."""
-    return [Path(x) for x in list_image_files(sources, where)]
-
-
 def list_image_files(sources: list[Path], where: str, regular: set[str] | None = None) -> list[str]:
-    """:func:`list_images` as strings (each ``str`` of its path): the paths found in folders are written as
-    :class:`~pathlib.Path` writes them already (a resolved folder and names), those read from a list are
+    """Image files of folders (recursive) and ``.txt`` lists, filtered by extension and sorted as strings,
+    each ``str`` of its path: the paths found in folders are written as :class:`~pathlib.Path` writes them
+    already (a resolved folder and names), those read from a list are
     made Paths and written back (``a//b/./c.jpg`` is ``a/b/c.jpg``). ``regular``: the images found in
     folders as regular files (not links) are added to it."""
     found: list[str] = []
@@ -380,11 +360,7 @@ def list_image_files(sources: list[Path], where: str, regular: set[str] | None =
 
 def label_path(image: Path) -> Path:
     """Ultralytics' rule: the last ``/images/`` becomes ``/labels/``, the extension ``.txt``."""
-    return Path(_label_name(str(image)))
-
-
-def _label_name(image: str) -> str:
-    return _label_names([image])[0]
+    return Path(_label_names([str(image)])[0])
 
 
 def _label_names(images: list[str]) -> list[str]:
@@ -458,11 +434,11 @@ def drop_corrupt_images(ds: YoloDataset, era: str) -> None:
         header, fault, note = image_check(p, era, listed=p in regular)
         if fault is not None:
             ds.dropped_images.append(Path(p))
-            _warn(ds, f"{p}: ignoring corrupt image/label: {fault} (as Ultralytics does: the image, its labels "
+            split_warning(ds, f"{p}: ignoring corrupt image/label: {fault} (as Ultralytics does: the image, its labels "
                       "and its predictions are left out)")  # fmt: skip
             continue
         if note is not None:
-            _warn(ds, f"{p}: {note}; deteval scores it as it is")
+            split_warning(ds, f"{p}: {note}; deteval scores it as it is")
         if header is not None:
             headers[len(kept)] = header
         kept.append(p)
@@ -474,17 +450,17 @@ def drop_corrupt_images(ds: YoloDataset, era: str) -> None:
     ds._headers = headers
 
 
-def _warn(ds: YoloDataset, msg: str) -> None:
+def split_warning(ds: YoloDataset, msg: str, stacklevel: int = 4) -> None:
+    """``msg`` kept in ``ds.warnings`` and given as a :class:`DetevalWarning` (``stacklevel`` as
+    :func:`warnings.warn` counts it from here)."""
     ds.warnings.append(msg)
-    warnings.warn(msg, DetevalWarning, stacklevel=4)
+    warnings.warn(msg, DetevalWarning, stacklevel=stacklevel)
 
 
 def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
     def dropped(path: Path, count: int) -> None:
-        msg = f"{path}: {count} duplicate labels removed (as Ultralytics does)"
-        ds.warnings.append(msg)
         ds.duplicates_dropped += count
-        warnings.warn(msg, DetevalWarning, stacklevel=5)
+        split_warning(ds, f"{path}: {count} duplicate labels removed (as Ultralytics does)", 6)
 
     out = parse_label_files(
         _label_names(ds.files),
@@ -514,7 +490,7 @@ def load_yolo_predictions(
         return _scaled(checked, ds)
     p = Path(source)
     if p.is_dir():
-        return _txt_predictions(p, ds, rows)
+        return _scaled(normalized_predictions(p, ds, rows), ds)
     if os.path.lexists(p):
         return _json_predictions(p, ds)  # (read through the guards: a pipe or device is refused)
     raise InputFormatError("predictions not found (a folder of txt files or a JSON file)", file=p)
@@ -522,30 +498,20 @@ def load_yolo_predictions(
 
 @dataclass
 class PredictionRows:
-    """A prediction folder's txt files (:func:`prediction_files`) and their rows (:func:`~deteval.io.
+    """A prediction folder's txt files (:func:`prediction_entries`) and their rows (:func:`~deteval.io.
     text_rows.read_rows`), read without the dataset; the files as strings (they come from another process,
     and a string unpickles without being parsed again as a Path is); ``stems``: each file's stem (the image it
     belongs to), made where the files were read."""
 
     files: list[str]
     rows: TextRows
-    stems: list[str] | None = None
-
-
-def prediction_files(folder: Path) -> list[Path]:
-    """The txt files of a prediction folder, in name order: its own, or else those of its ``labels/``
-    (``runs/detect/predict/`` given); none is an error."""
-    return [Path(f) for f in prediction_names(folder)]
-
-
-def prediction_names(folder: Path) -> list[str]:
-    """:func:`prediction_files` as strings (each ``str`` of its path)."""
-    return prediction_entries(folder)[0]
+    stems: list[str]
 
 
 def prediction_entries(folder: Path) -> tuple[list[str], list[str], list[bool]]:
-    """:func:`prediction_names`, each file's stem (the image it holds the predictions of) and whether it is
-    listed as a regular file, not a link (:func:`txt_entries`)."""
+    """The txt files of a prediction folder, in name order (each ``str`` of its path): its own, or else those
+    of its ``labels/`` (``runs/detect/predict/`` given); none is an error. With each file's stem (the image it
+    holds the predictions of) and whether it is listed as a regular file, not a link (:func:`txt_entries`)."""
     files, names, regular = txt_entries(folder)
     if not files and (folder / "labels").is_dir():  # runs/detect/predict/ given: its txt files are in labels/
         folder = folder / "labels"
@@ -571,15 +537,6 @@ def read_prediction_rows(source: str | os.PathLike[str]) -> PredictionRows | Non
     return None if rows.file_errors else PredictionRows(names, rows, stems)
 
 
-def _stems(files: Sequence[str | Path]) -> list[str]:
-    """The stem of each prediction file's name: the image it holds the predictions of."""
-    return [name_stem(os.path.basename(f)) for f in files]
-
-
-def _txt_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | None = None) -> BoxTable:
-    return _scaled(normalized_predictions(folder, ds, pre), ds)
-
-
 def normalized_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | None = None) -> BoxTable:
     """The rows of a folder of prediction files (``pre``: read already, :func:`read_prediction_rows`) checked
     and placed on ``ds``'s images, still normalized (``xc yc w h`` in ``xyxy``'s columns): what
@@ -587,11 +544,9 @@ def normalized_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | 
     stems = ds.stem_index()
     regular: list[bool] | None = None
     if pre is None:
-        found, names, regular = prediction_entries(folder)
-        files: list[str | Path] = [*found]
+        files, names, regular = prediction_entries(folder)
     else:
-        files = [*pre.files]
-        names = _stems(files) if pre.stems is None else pre.stems
+        files, names = pre.files, pre.stems
     image = np.zeros(len(files), dtype=np.int64)
     unknown: dict[int, DetevalError] = {}  # (checked before each file's rows, as a file-by-file reader)
     dropped = {name_stem(p.name) for p in ds.dropped_images}
@@ -607,7 +562,7 @@ def normalized_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | 
         else:
             image[k] = i
     if skip.any():
-        _warn(ds, f"{int(skip.sum())} prediction file(s) of images left out as corrupt: not read")
+        split_warning(ds, f"{int(skip.sum())} prediction file(s) of images left out as corrupt: not read")
         files = [f for f, s in zip(files, skip.tolist()) if not s]
         regular = None
         image = image[~skip]
@@ -736,12 +691,10 @@ def _json_predictions(path: Path, ds: YoloDataset) -> BoxTable:
         xyxy[k] = [x, y, x + w, y + h]
         conf[k] = s
     if skip.any():
-        _warn(ds, f"{path}: {int(skip.sum())} prediction(s) of images left out as corrupt: not read")
+        split_warning(ds, f"{path}: {int(skip.sum())} prediction(s) of images left out as corrupt: not read")
         keep = ~skip
-        kept = [r for r, k in zip(records, keep.tolist()) if k]
-        return BoxTable(
-            img[keep], cls[keep], xyxy[keep], conf[keep], masks=_json_masks(kept, img[keep], ds, path)
-        )
+        records = [r for r, k in zip(records, keep.tolist()) if k]
+        img, cls, xyxy, conf = img[keep], cls[keep], xyxy[keep], conf[keep]
     return BoxTable(img, cls, xyxy, conf, masks=_json_masks(records, img, ds, path))
 
 

@@ -183,43 +183,23 @@ def predictions_to_coco(ds: YoloDataset, preds: BoxTable, *, segm: bool = False)
     """
     cats = category_ids(ds)
     ids = image_ids(ds)
-    out = []
-    if segm and preds.masks is not None:
-        # the JSON's own masks, with its boxes: what pycocotools' loadRes reads from that file
-        return [
-            {
-                "image_id": ids[int(preds.img[k])],
-                "file_name": ds.images[int(preds.img[k])].name,
-                "category_id": cats[int(preds.cls[k])],
-                "bbox": [float(v) for v in (*preds.xyxy[k, :2], *(preds.xyxy[k, 2:] - preds.xyxy[k, :2]))],
-                "segmentation": preds.masks[k],
-                "score": float(preds.conf[k]),
-            }
-            for k in range(len(preds))
-        ]
-    if segm:
+    # polygons are rasterized; a JSON's own masks are kept with its boxes (what pycocotools' loadRes reads)
+    rasterize = segm and preds.masks is None
+    if rasterize:
         _need_polygons(preds, "the predictions")
-        return [
-            {
-                "image_id": ids[int(preds.img[k])],
-                "file_name": ds.images[int(preds.img[k])].name,
-                "category_id": cats[int(preds.cls[k])],
-                "segmentation": _polygon_rle(ds, int(preds.img[k]), preds.polygons[k]),  # type: ignore[index,arg-type]
-                "score": float(preds.conf[k]),
-            }
-            for k in range(len(preds))
-        ]
+    out = []
     for k in range(len(preds)):
-        x1, y1, x2, y2 = (float(v) for v in preds.xyxy[k])
-        out.append(
-            {
-                "image_id": ids[int(preds.img[k])],
-                "file_name": ds.images[int(preds.img[k])].name,
-                "category_id": cats[int(preds.cls[k])],
-                "bbox": [x1, y1, x2 - x1, y2 - y1],
-                "score": float(preds.conf[k]),
-            }
-        )
+        i = int(preds.img[k])
+        rec = {"image_id": ids[i], "file_name": ds.images[i].name, "category_id": cats[int(preds.cls[k])]}
+        if rasterize:
+            rec["segmentation"] = _polygon_rle(ds, i, preds.polygons[k])  # type: ignore[index,arg-type]
+        else:
+            x1, y1, x2, y2 = (float(v) for v in preds.xyxy[k])
+            rec["bbox"] = [x1, y1, x2 - x1, y2 - y1]
+            if segm:
+                rec["segmentation"] = preds.masks[k]  # type: ignore[index]
+        rec["score"] = float(preds.conf[k])
+        out.append(rec)
     return out
 
 

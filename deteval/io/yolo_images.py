@@ -33,7 +33,7 @@ from deteval.io.guards import image_header, read_ends
 __all__ = ["IMAGE_FORMATS", "IMG_FORMATS", "ImageCheck", "image_check"]
 
 #: Ultralytics' ``IMG_FORMATS`` of 8.4 (8.4.37, kept by 8.4.176 and 8.4.190): the file suffixes a split's
-#: images are listed by (:func:`deteval.io.yolo.list_images`), and the pillow formats its image check accepts.
+#: images are listed by (:func:`deteval.io.yolo.list_image_files`), and the pillow formats its image check accepts.
 IMG_FORMATS = frozenset(
     {"avif", "bmp", "dng", "heic", "heif", "jp2", "jpeg", "jpg", "mpo", "png", "tif", "tiff", "webp"}
 )

@@ -336,15 +336,6 @@ _MIX = np.array(
 )
 
 
-def parse_label_file(
-    path: Path, nc: int, *, with_conf: bool = False, duplicates: Duplicates = "error"
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray | None] | None, int]:
-    """Rows of one label (or prediction) file → class, normalized ``xc yc w h``, conf, polygons, and the
-    number of exact duplicate rows dropped (``duplicates="drop"``; with ``"error"`` a duplicate raises)."""
-    out = parse_label_files([path], nc, with_conf=with_conf, duplicates=duplicates)
-    return out.cls, out.xywh, out.conf, out.polygons, sum(out.dropped.values())
-
-
 def _unique_rows(cls: np.ndarray, xywh: np.ndarray, polys: list[np.ndarray | None] | None) -> np.ndarray:
     """Ultralytics' ``np.unique`` over float32 rows (then over class + polygon bytes when boxes repeat)."""
     lb = np.concatenate([cls[:, None], xywh], 1).astype(np.float32)

@@ -23,14 +23,13 @@ aligned with the rows of the labels' and predictions' box tables.
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from deteval.errors import DetevalWarning, InputFormatError, ValidationError
+from deteval.errors import InputFormatError, ValidationError
 from deteval.io.guards import read_json, read_text, regular_file
 from deteval.io.yolo import (
     JsonTargets,
@@ -38,6 +37,9 @@ from deteval.io.yolo import (
     label_path,
     load_yolo_dataset,
     load_yolo_predictions,
+    prediction_entries,
+    split_warning,
+    to_pixels,
 )
 from deteval.io.yolo_labels import Duplicates
 from deteval.io.yolo_yaml import read_data_yaml
@@ -234,10 +236,8 @@ def load_pose_dataset(
             regular_file(lp, "label file")
             c, b, _, kp, dropped = pose_rows(lp, len(ds.names), shape, duplicates=dup)
             if dropped:
-                msg = f"{lp}: {dropped} duplicate labels removed (as Ultralytics does)"
-                ds.warnings.append(msg)
                 ds.duplicates_dropped += dropped
-                warnings.warn(msg, DetevalWarning, stacklevel=3)
+                split_warning(ds, f"{lp}: {dropped} duplicate labels removed (as Ultralytics does)")
             imgs.append(np.full(len(c), i, dtype=np.int64))
             clss.append(c)
             boxes.append(b)
@@ -277,43 +277,32 @@ def load_pose_predictions(source: str | os.PathLike[str], pds: PoseDataset) -> t
             keep = [targets.locate(r, k, ())[0] >= 0 for k, r in enumerate(targets.records())]
             points = points[np.array(keep, dtype=bool)]
         return table, points
-    files = sorted(p.glob("*.txt"))
-    if not files and (p / "labels").is_dir():  # runs/pose/predict/ given: its txt files are in labels/
-        p = p / "labels"
-        files = sorted(p.glob("*.txt"))
-    if not files:
-        raise InputFormatError("no .txt prediction files in the folder", file=p)
+    files, names, _ = prediction_entries(p)  # (runs/pose/predict/ given: its txt files are in labels/)
     stems = ds.stem_index()
     dropped = {p.stem for p in ds.dropped_images}
     imgs, clss, boxes, confs, kpts = [], [], [], [], []
     skipped = 0
-    for f in files:
-        i = stems.get(f.stem)
-        if i is None and f.stem in dropped:  # (the image was left out as corrupt: so are its predictions)
+    for f, stem in zip(files, names):
+        i = stems.get(stem)
+        if i is None and stem in dropped:  # (the image was left out as corrupt: so are its predictions)
             skipped += 1
             continue
         if i is None:
-            raise ValidationError(f"no image with the stem {f.stem!r} in the '{ds.split}' split", file=f)
+            raise ValidationError(f"no image with the stem {stem!r} in the '{ds.split}' split", file=f)
         if i < 0:
-            raise ValidationError(f"two images of the split share the stem {f.stem!r}", file=f)
-        c, b, conf, kp, _ = pose_rows(f, len(ds.names), pds.kpt_shape, with_conf=True)
+            raise ValidationError(f"two images of the split share the stem {stem!r}", file=f)
+        c, b, conf, kp, _ = pose_rows(Path(f), len(ds.names), pds.kpt_shape, with_conf=True)
         imgs.append(np.full(len(c), i, dtype=np.int64))
         clss.append(c)
         boxes.append(b)
         confs.append(conf)
         kpts.append(kp)
     if skipped:
-        msg = f"{skipped} prediction file(s) of images left out as corrupt: not read"
-        ds.warnings.append(msg)
-        warnings.warn(msg, DetevalWarning, stacklevel=2)
+        split_warning(ds, f"{skipped} prediction file(s) of images left out as corrupt: not read", 3)
     if not imgs:
         return BoxTable.empty(), np.zeros((0, pds.kpt_shape[0], 3))
     img = np.concatenate(imgs)
-    xywh = np.concatenate(boxes)
-    wh = ds.sizes_of(img) if len(img) else np.zeros((0, 2))
-    c, s = xywh[:, :2], xywh[:, 2:]
-    xyxy = np.concatenate([(c - s / 2) * wh, (c + s / 2) * wh], 1)
-    table = BoxTable(img, np.concatenate(clss), xyxy, np.concatenate(confs))
+    table = to_pixels(BoxTable(img, np.concatenate(clss), np.concatenate(boxes), np.concatenate(confs)), ds)
     return table, _to_pixels(np.concatenate(kpts), ds, img)
 
 

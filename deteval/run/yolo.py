@@ -128,27 +128,31 @@ class YoloResult(EvalResult):
         }
 
 
-def _row_key(rows: dict[str, Any], name: str, c: int) -> str:
-    key = name
-    while key in rows:  # two classes with one name: keep both rows
-        key = f"{key} (class {c})"
-    return key
-
-
-def _result(
+def yolo_result(
     ds: YoloDataset,
     profile: str,
     iou_type: str,
     summary: dict[str, Any],
     rows: list[tuple[int, dict[str, Any]]],
     curves: dict[int, PRCurve],
+    *,
+    warnings: list[str] | None = None,
+    counts_first: bool = False,
 ) -> YoloResult:
+    """The common YOLO result of the class ``rows`` (class index, its metrics) and ``curves`` of a split.
+
+    ``per_class`` is keyed by class name (a second class of one name gets `` (class c)``); each row holds its
+    metrics and the class's ``images`` and ``instances`` (before the metrics with ``counts_first``, the
+    pose tables' order). ``warnings``: the split's unless given."""
     per_class: dict[str, dict[str, Any]] = {}
     named_curves: dict[str, PRCurve] = {}
     for c, row in rows:
-        images, instances = _counts(ds, c)
-        key = _row_key(per_class, ds.names[c], c)
-        per_class[key] = {**row, "images": images, "instances": instances}
+        mine = ds.labels.cls == c
+        counts = {"images": len(distinct(ds.labels.img[mine])), "instances": int(mine.sum())}
+        key = ds.names[c]
+        while key in per_class:  # two classes with one name: keep both rows
+            key = f"{key} (class {c})"
+        per_class[key] = {**counts, **row} if counts_first else {**row, **counts}
         if c in curves:
             named_curves[key] = curves[c]
     return YoloResult(
@@ -156,17 +160,12 @@ def _result(
         summary=summary,
         per_class=per_class,
         curves=named_curves,
-        warnings=list(ds.warnings),
+        warnings=list(ds.warnings) if warnings is None else warnings,
         profile=profile,
         iou_type=iou_type,
         n_images=ds.n_images,
         instances=len(ds.labels),
     )
-
-
-def _counts(ds: YoloDataset, c: int) -> tuple[int, int]:
-    mine = ds.labels.cls == c
-    return len(distinct(ds.labels.img[mine])), int(mine.sum())
 
 
 @small_pages()  # (huge pages fault in slowly: see deteval.run.pages)
@@ -184,10 +183,10 @@ def load_dataset(
     size is needed (an unreadable one is an error). ``check_images=False``: no image check under any profile.
     ``listed``: as :func:`~deteval.io.yolo.load_yolo_dataset` takes it.
     """
-    if is_ultralytics(profile):
-        era = get_rules(profile).images if check_images else None
-        return load_yolo_dataset(data_yaml, split, duplicates="drop", check_images=era, listed=listed)
-    return load_yolo_dataset(data_yaml, split, duplicates="error", listed=listed)
+    ultra = is_ultralytics(profile)
+    era = get_rules(profile).images if ultra and check_images else None
+    duplicates: Duplicates = "drop" if ultra else "error"
+    return load_yolo_dataset(data_yaml, split, duplicates=duplicates, check_images=era, listed=listed)
 
 
 @small_pages()  # (huge pages fault in slowly: see deteval.run.pages)
@@ -298,17 +297,6 @@ def coco_results(
     return load_coco_results(predictions_to_coco(ds, preds, segm=iou_type == "segm"), gt, iou_type=iou_type)
 
 
-def coco_evaluation(ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox") -> Any:
-    """deteval's COCOeval on the converted dataset and predictions (a :class:`CocoEvaluation`);
-    ``iou_type="obb"``: every row a 4-point polygon, scored with the rotated IoU (each quadrilateral read as
-    hotcoco's DOTA converter reads it, area ``w·h``). Boxes go straight from the arrays to the tables
-    (:func:`~deteval.io.yolo_coco.coco_tables`, the tables :func:`coco_inputs` reads from the records)."""
-    if iou_type == "bbox":
-        return evaluate_coco(*coco_tables(ds, preds), iou_type=iou_type)
-    gt, res = obb_coco_inputs(ds, preds) if iou_type == "obb" else coco_inputs(ds, preds, iou_type)
-    return evaluate_coco(gt, res, iou_type=iou_type)
-
-
 def probiou_pairs(ds: YoloDataset, preds: BoxTable) -> PairIou:
     """The Ultralytics OBB validator's IoU of (label, prediction) pairs of a YOLO-OBB split in pixels (after
     the era's EXIF rule): :func:`~deteval.detection.ultralytics.obb_pair_iou` of their ``(cx, cy, w, h, r)``."""
@@ -337,6 +325,18 @@ def obb_coco_results(ds: YoloDataset, preds: BoxTable, gt: CocoGroundTruth) -> C
 def _with_obb(ds: YoloDataset, preds: BoxTable, res: CocoResults) -> CocoResults:
     q = obb_quads(corners_obb(obb_corners(preds, ds, "predictions")))
     return res.replace(obb=q, area=q[:, 8].copy())
+
+
+def ultralytics_summary(m: UltralyticsMetrics, prefix: str = "") -> dict[str, float]:
+    """``yolo val``'s summary numbers of ``m`` by name (``mAP50-95``, ``mAP50``, ``mAP75``, ``precision``,
+    ``recall``), each prefixed ``prefix``."""
+    return {
+        f"{prefix}mAP50-95": m.map,
+        f"{prefix}mAP50": m.map50,
+        f"{prefix}mAP75": m.map75,
+        f"{prefix}precision": m.precision,
+        f"{prefix}recall": m.recall,
+    }
 
 
 def confidence_floor(preds: BoxTable, conf: float | None) -> BoxTable:
@@ -461,17 +461,14 @@ def evaluate_yolo(
             )
             for k, c in enumerate(m.classes)
         ]
-        summary = {
-            "mAP50-95": m.map,
-            "mAP50": m.map50,
-            "mAP75": m.map75,
-            "precision": m.precision,
-            "recall": m.recall,
-        }
         curves = {int(c): PRCurve(*m.extra["pr_curves"][k]) for k, c in enumerate(m.classes)}
-        return _result(ds, profile, iou_type, summary, rows, curves)
-    tables = coco_tables(ds, preds) if iou_type == "bbox" else None
-    ev = coco_evaluation(ds, preds, iou_type) if tables is None else evaluate_coco(*tables, iou_type="bbox")
+        return yolo_result(ds, profile, iou_type, ultralytics_summary(m), rows, curves)
+    tables = coco_tables(ds, preds) if iou_type == "bbox" else None  # (boxes: from the arrays, no records)
+    if tables is not None:
+        ev = evaluate_coco(*tables, iou_type="bbox")
+    else:
+        gt, res = obb_coco_inputs(ds, preds) if iou_type == "obb" else coco_inputs(ds, preds, iou_type)
+        ev = evaluate_coco(gt, res, iou_type=iou_type)
     coco = ev.to_result(per_class=False)
     by_name = {n: c for c, n in reversed(list(enumerate(ds.names)))}
     curves = {by_name[n]: curve for n, curve in coco.curves.items() if n in by_name}
@@ -485,7 +482,7 @@ def evaluate_yolo(
             rows.append((c, {"AP50-95": r["ap"], "AP50": r["ap50"], "AP75": r["ap75"]}))
         s = [float(v) for v in ev.stats]
         summary = {"mAP50-95": s[0], "mAP50": s[1], "mAP75": s[2], **dict(zip(DET_STAT_NAMES, s))}
-        return _with_run(_result(ds, profile, iou_type, summary, rows, curves), ev, tables)
+        return _with_run(yolo_result(ds, profile, iou_type, summary, rows, curves), ev, tables)
     sv = supervision_from_coco(ev)
     rows = []
     for c in range(len(ds.names)):
@@ -495,7 +492,7 @@ def evaluate_yolo(
         valid = ap[ap > -1]
         rows.append((c, {"AP50-95": float(valid.mean()), "AP50": float(ap[0]), "AP75": float(ap[5])}))
     summary = {"mAP50-95": sv.map50_95, "mAP50": sv.map50, "mAP75": sv.map75}
-    return _with_run(_result(ds, profile, iou_type, summary, rows, curves), ev, tables)
+    return _with_run(yolo_result(ds, profile, iou_type, summary, rows, curves), ev, tables)
 
 
 def _with_run(result: YoloResult, ev: Any, tables: tuple[CocoGroundTruth, CocoResults] | None) -> YoloResult:
@@ -541,7 +538,7 @@ def _dota_devkit(ds: YoloDataset, preds: BoxTable, profile: str) -> YoloResult:
     curves = {
         int(n): per_t[0].curves[n] for n in per_t[0].curves if per_t[0].per_class[n].get("ap") is not None
     }
-    return _result(ds, profile, "obb", summary, rows, curves)
+    return yolo_result(ds, profile, "obb", summary, rows, curves)
 
 
 @small_pages()  # (huge pages fault in slowly: see deteval.run.pages)

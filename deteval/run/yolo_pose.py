@@ -9,17 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.ultralytics import (
-    UltralyticsMetrics,
-    evaluate_ultralytics_pose,
-    get_rules,
-    pose_sigmas,
-)
+from deteval.detection.ultralytics import evaluate_ultralytics_pose, get_rules, pose_sigmas
 from deteval.errors import ConfigError
 from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
 from deteval.io.yolo_pose import PoseDataset, load_pose_dataset, load_pose_predictions
 from deteval.run.coco import evaluate_coco
-from deteval.run.yolo import YoloResult, canonical_profile, is_ultralytics
+from deteval.run.yolo import YoloResult, canonical_profile, is_ultralytics, ultralytics_summary, yolo_result
 from deteval.tables.boxes import BoxTable
 
 __all__ = ["coco_pose", "evaluate_yolo_pose", "evaluate_yolo_pose_files"]
@@ -27,16 +22,6 @@ __all__ = ["coco_pose", "evaluate_yolo_pose", "evaluate_yolo_pose_files"]
 #: The profiles whose versions read the data.yaml's ``kpt_oks_sigmas`` (8.4.175 and later; 8.4.37 to 8.4.174
 #: share the 8.4.37 profile's box rules but not all of them read the sigmas).
 _READS_DATASET_SIGMAS = ("ultralytics-8.4.176",)
-
-
-def _summary(m: UltralyticsMetrics, prefix: str) -> dict[str, float]:
-    return {
-        f"{prefix}mAP50-95": m.map,
-        f"{prefix}mAP50": m.map50,
-        f"{prefix}mAP75": m.map75,
-        f"{prefix}precision": m.precision,
-        f"{prefix}recall": m.recall,
-    }
 
 
 def evaluate_yolo_pose(
@@ -68,12 +53,7 @@ def evaluate_yolo_pose(
     )
     rows: list[tuple[int, dict[str, Any]]] = []
     for k, c in enumerate(box.classes):
-        mine = ds.labels.cls == c
-        row: dict[str, Any] = {
-            "class": ds.names[int(c)],
-            "images": len(np.unique(ds.labels.img[mine])),
-            "instances": int(mine.sum()),
-        }
+        row: dict[str, Any] = {}
         for m, prefix in ((box, ""), (pose, "pose ")):
             row.update(
                 {
@@ -85,8 +65,8 @@ def evaluate_yolo_pose(
                 }
             )
         rows.append((int(c), row))
-    summary = {**_summary(box, ""), **_summary(pose, "pose ")}
-    return pose_result(ds, profile, summary, rows, warnings)
+    summary = {**ultralytics_summary(box), **ultralytics_summary(pose, "pose ")}
+    return yolo_result(ds, profile, "pose", summary, rows, {}, warnings=warnings, counts_first=True)
 
 
 def evaluate_yolo_pose_files(
@@ -141,51 +121,13 @@ def coco_pose(pds: PoseDataset, preds: BoxTable, pred_kpts: np.ndarray) -> YoloR
         b, p = box_rows.get(cname), pose_rows.get(cname)
         if b is None or b["ap"] < 0:
             continue
-        mine = ds.labels.cls == c
-        row: dict[str, Any] = {
-            "class": cname,
-            "images": len(np.unique(ds.labels.img[mine])),
-            "instances": int(mine.sum()),
-            "AP50": b["ap50"],
-            "AP75": b["ap75"],
-            "AP50-95": b["ap"],
-        }
+        row: dict[str, Any] = {"AP50": b["ap50"], "AP75": b["ap75"], "AP50-95": b["ap"]}
         if p is not None:
             row.update({"pose AP50": p["ap50"], "pose AP75": p["ap75"], "pose AP50-95": p["ap"]})
-        rows.append((int(c), row))
+        rows.append((c, row))
     summary = {
-        "mAP50-95": float(box.stats[0]),
-        "mAP50": float(box.stats[1]),
-        "mAP75": float(box.stats[2]),
-        "pose mAP50-95": float(pose.stats[0]),
-        "pose mAP50": float(pose.stats[1]),
-        "pose mAP75": float(pose.stats[2]),
+        f"{prefix}{name}": float(ev.stats[k])
+        for prefix, ev in (("", box), ("pose ", pose))
+        for k, name in enumerate(("mAP50-95", "mAP50", "mAP75"))
     }
-    return pose_result(ds, "coco", summary, rows, list(ds.warnings))
-
-
-def pose_result(
-    ds: Any,
-    profile: str,
-    summary: dict[str, Any],
-    rows: list[tuple[int, dict[str, Any]]],
-    warnings: list[str],
-) -> YoloResult:
-    """The common YOLO result (iou_type ``"pose"``): ``per_class`` keyed by class name (a second class of one
-    name gets `` (class c)``), each row without its ``class`` field."""
-    per_class: dict[str, dict[str, Any]] = {}
-    for c, row in rows:
-        key = row["class"]
-        while key in per_class:
-            key = f"{key} (class {c})"
-        per_class[key] = {k: v for k, v in row.items() if k != "class"}
-    return YoloResult(
-        protocol="yolo",
-        summary=summary,
-        per_class=per_class,
-        warnings=warnings,
-        profile=profile,
-        iou_type="pose",
-        n_images=ds.n_images,
-        instances=len(ds.labels),
-    )
+    return yolo_result(ds, "coco", "pose", summary, rows, {}, counts_first=True)

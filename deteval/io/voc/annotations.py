@@ -490,10 +490,7 @@ def _ground_truth(
             "pose": np.asarray(pose, dtype=str),
         },
         image_meta={
-            "filename": np.asarray(image_meta["filename"], dtype=str),
-            "width": np.asarray(image_meta["width"], dtype=np.int64),
-            "height": np.asarray(image_meta["height"], dtype=np.int64),
-            "depth": np.asarray(image_meta["depth"], dtype=np.int64),
+            k: np.asarray(v, dtype=str if k == "filename" else np.int64) for k, v in image_meta.items()
         },
         skipped=tuple(skipped or ()),
     )

@@ -239,16 +239,9 @@ def load_voc_detections(
             f"{index.unknown_total} detection(s) for images not in the image set were dropped, e.g. "
             + "; ".join(index.unknown_examples)
         )
-    chunks = files.chunks
-    if chunks:
-        image = np.concatenate([c[0] for c in chunks])
-        label = np.concatenate([c[1] for c in chunks])
-        boxes = np.concatenate([c[2] for c in chunks]).reshape(-1, 4)
-        scores = np.concatenate([c[3] for c in chunks])
-    else:
-        image = label = np.empty(0, dtype=np.int64)
-        boxes = np.empty((0, 4))
-        scores = np.empty(0)
+    # (an empty chunk first: the columns' types and shapes where no file has a row)
+    empty: _Chunk = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty((0, 4)), np.empty(0))
+    image, label, boxes, scores = (np.concatenate(column) for column in zip(empty, *files.chunks))
     return VOCDetections(
         images=tuple(images),
         classes=tuple(class_list),
