@@ -176,6 +176,21 @@ def test_duplicate_rows_dropped_as_ultralytics(tmp_path):
     assert pds.ds.labels.cls.tolist() == [0, 1]  # np.unique's order, as Ultralytics keeps the rows
 
 
+def test_duplicate_rows_differing_in_a_zeros_sign_are_an_error(tmp_path):
+    # np.unique (Ultralytics' rule) compares values, so -0.0 equals 0.0: the rows are duplicates, an error
+    # unless dropped, and never dropped silently under duplicates="error".
+    write_image(tmp_path / "images" / "val" / "a.png", 20, 10)
+    (tmp_path / "labels" / "val").mkdir(parents=True)
+    rows = "0 0.5 0.5 0.2 0.2 0.0 0.5\n0 0.5 0.5 0.2 0.2 -0.0 0.5\n"
+    (tmp_path / "labels" / "val" / "a.txt").write_text(rows)
+    (tmp_path / "data.yaml").write_text(f"path: {tmp_path}\nval: images/val\nnames: [a]\nkpt_shape: [1, 2]\n")
+    with pytest.raises(DetevalError, match="line 2: exact duplicate of line 1"):
+        load_pose_dataset(tmp_path / "data.yaml")
+    with pytest.warns(Warning, match="1 duplicate labels removed"):
+        pds = load_pose_dataset(tmp_path / "data.yaml", duplicates="drop")
+    assert len(pds.ds.labels.cls) == 1
+
+
 @pytest.mark.parametrize(("k", "dim", "sigmas"), [(17, 3, False), (5, 3, True), (17, 2, True)])
 def test_coco_profile_equals_pycocotools_on_the_converted_split(tmp_path, k, dim, sigmas):
     import contextlib

@@ -169,7 +169,7 @@ def pose_rows(
             if duplicates == "error":
                 seen: dict[bytes, int] = {}
                 for r in range(len(rows)):
-                    key = lb[r].tobytes()
+                    key = (lb[r] + np.float32(0)).tobytes()  # as np.unique compares: -0 equals 0
                     if key in seen:
                         raise ValidationError(
                             f"exact duplicate of line {rows[seen[key]][0]} (Ultralytics drops it; pass a "
