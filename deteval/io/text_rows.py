@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from deteval.errors import DetevalError, InputFormatError
+from deteval.errors import DetevalError
 from deteval.io.guards import decode_text, read_bytes, read_listed, read_regular
 
 __all__ = ["PIECE_BYTES", "Check", "TextRows", "first_fault", "is_number", "read_rows"]
@@ -162,8 +162,6 @@ def read_rows(
     paths: Sequence[str | os.PathLike[str]],
     what: str = "file",
     *,
-    columns: int | None = None,
-    expected: str | None = None,
     missing_ok: bool = False,
     listed: Sequence[bool] | None = None,
 ) -> TextRows:
@@ -175,12 +173,6 @@ def read_rows(
         The files, in the order their faults are reported.
     what
         What a file is, for messages ("label file").
-    columns
-        If given, every row must have this many fields: a file's first row with another count becomes that
-        file's ``file_errors`` entry (``"N columns; expected {expected or columns}"``), and
-        :meth:`TextRows.matrix` of ``columns`` reads every row. None: rows of any width.
-    expected
-        The row form named in that message.
     missing_ok
         A path that does not exist reads as an empty file (a YOLO image without labels); a dangling link
         still does not.
@@ -224,22 +216,7 @@ def read_rows(
             errors[f] = exc
     rows = _assemble(plist, parts, reorder=bool(slow))
     rows.file_errors.update(errors)
-    if columns is not None:
-        _check_columns(rows, columns, expected or str(columns))
     return rows
-
-
-def _check_columns(rows: TextRows, columns: int, expected: str) -> None:
-    bad = np.flatnonzero(rows.width != columns)
-    if not len(bad):
-        return
-    files, first = np.unique(rows.file[bad], return_index=True)
-    for f, r in zip(files.tolist(), bad[first].tolist()):
-        if f not in rows.file_errors:
-            path, where = rows.where(r)
-            rows.file_errors[f] = InputFormatError(
-                f"{int(rows.width[r])} columns; expected {expected}", file=path, record=where
-            )
 
 
 def _assemble(paths: list[str | os.PathLike[str]], parts: list[_Part], *, reorder: bool) -> TextRows:
