@@ -129,12 +129,6 @@ def _ordered_curve_names(result: EvalResult) -> list[str]:
     return names + [n for n in result.curves if n not in result.per_class]
 
 
-def _column(result: EvalResult, key: str) -> dict[str, float]:
-    """``{class: value}`` of one numeric per-class column (classes without a number left out)."""
-    _, rows = class_rows(result)
-    return {name: float(row[key]) for name, row in rows if _bar_value(result, row.get(key)) is not None}
-
-
 def best_and_worst(names: Sequence[str], values: Mapping[str, float], limit: int) -> tuple[list[str], str]:
     """All ``names`` if there are at most ``limit``; else the best and the worst ``limit // 2`` by value
     (best first), and a caption saying so. Names without a value rank last."""
@@ -165,7 +159,8 @@ def _curve_values(result: EvalResult, key: str) -> dict[str, float]:
     read at the curve's maxDets (the last; the per-class ``ap50`` is read where the summary reads it, which
     is ``maxDets[2]`` under pycocotools' rule when there are more than three); else the ``key`` column."""
     if result.protocol != "coco":
-        return _column(result, key)
+        _, rows = class_rows(result)
+        return {name: v for name, row in rows if (v := _bar_value(result, row.get(key))) is not None}
     return {n: float(np.mean(c.precision)) for n, c in result.curves.items() if c.precision.size}
 
 
