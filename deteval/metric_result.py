@@ -88,14 +88,9 @@ def coco_metrics(ev: Any, class_metrics: bool) -> dict[str, Any]:
     > -1, as torchmetrics computes them."""
     p = ev.params
     named = [(summary_key(*spec), spec, float(v)) for spec, v in zip(summary_specs(p, ev.compat), ev.stats)]
-    named += [
-        (
-            f"mar_{m}",
-            (False, None, "all", int(m)),
-            ev.summary_value(False, None, "all", int(m)),
-        )
-        for m in p.max_dets
-    ]
+    for m in p.max_dets:
+        spec = (False, None, "all", int(m))
+        named.append((f"mar_{m}", spec, ev.summary_value(*spec)))
     at_iou = {key for key, spec, _ in named if spec[1] is not None}
     out: dict[str, Any] = {}
     for key, (_, iou_thr, _, max_det), value in named:

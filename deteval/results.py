@@ -44,10 +44,9 @@ class PRCurve:
     def __post_init__(self) -> None:
         self.recall = np.asarray(self.recall, dtype=np.float64)
         self.precision = np.asarray(self.precision, dtype=np.float64)
-        if self.scores is not None:
-            self.scores = np.asarray(self.scores, dtype=np.float64)
         lengths = {len(self.recall), len(self.precision)}
         if self.scores is not None:
+            self.scores = np.asarray(self.scores, dtype=np.float64)
             lengths.add(len(self.scores))
         if self.recall.ndim != 1 or self.precision.ndim != 1 or len(lengths) != 1:
             raise ValueError("PRCurve: recall, precision (and scores) must be 1-D arrays of one length")

@@ -36,7 +36,6 @@ others would serve only at a cost of memory or time; tests check that they give 
 """
 
 from deteval.core.ap import (
-    AP_METHODS,
     ap_all_points,
     ap_coco101,
     ap_uninterpolated,
@@ -52,7 +51,7 @@ from deteval.core.levels import (
     VOC07_LEVELS,
     VOC_DEVKIT_LEVELS,
 )
-from deteval.core.lists import RankedLists, presorted_lists, ranked_lists
+from deteval.core.lists import AP_METHODS, RankedLists, presorted_lists, ranked_lists
 from deteval.core.prf import PRF, f_beta, precision_recall_f
 from deteval.core.ranking import IGNORED, NONRELEVANT, RELEVANT, Ranking, rank
 from deteval.core.summary import RankedSummary, precision_at_k, recall_at_k, summarize_ranking

@@ -25,18 +25,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from deteval.core.levels import COCO_RECALL_LEVELS, PY_FASTER_RCNN_LEVELS, VOC07_LEVELS, VOC_DEVKIT_LEVELS
+from deteval.core.levels import COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.lists import AP_METHODS, APMethod
 from deteval.core.ranking import Ranking
 from deteval.errors import ValidationError
 
 __all__ = [
-    "AP_METHODS",
-    "COCO_RECALL_LEVELS",
-    "PY_FASTER_RCNN_LEVELS",
-    "VOC07_LEVELS",
-    "VOC_DEVKIT_LEVELS",
-    "APMethod",
     "ap_all_points",
     "ap_coco101",
     "ap_uninterpolated",

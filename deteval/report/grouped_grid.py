@@ -6,6 +6,8 @@ such columns; with full dotted names one per column its table was about 170 char
 
 from __future__ import annotations
 
+import itertools
+
 __all__ = ["WIDTH", "grouped_grid", "is_number_cell"]
 
 #: The widest line a block may have (as the other tables: a 100-column terminal).
@@ -34,26 +36,22 @@ def grouped_grid(header: list[str], rows: list[list[str]], width: int = WIDTH) -
     """``header[0]`` names the rows; ``header[1:]`` are dotted column keys, grouped by all but their last
     part (consecutive keys of one group stay together). The cells of ``rows`` are already formatted."""
     label = header[0]
-    groups: list[tuple[str, list[int]]] = []
-    for i, col in enumerate(header[1:], 1):
-        name, _ = _split(col)
-        if groups and groups[-1][0] == name:
-            groups[-1][1].append(i)
-        else:
-            groups.append((name, [i]))
+    groups = [
+        (name, [i for i, _ in run])
+        for name, run in itertools.groupby(enumerate(header[1:], 1), key=lambda col: _split(col[1])[0])
+    ]
     col_w = {
         i: max(len(_split(header[i])[1]), *(len(r[i]) for r in rows)) if rows else len(_split(header[i])[1])
         for i in range(1, len(header))
     }
-    for name, idx in groups:  # a group name longer than its columns widens its first column
-        span = sum(col_w[i] for i in idx) + 2 * (len(idx) - 1)
-        col_w[idx[0]] += max(0, len(name) - span)
-    right = {i: all(is_number_cell(r[i]) for r in rows) for i in range(1, len(header))}
-    label_w = max(len(label), *(len(r[0]) for r in rows)) if rows else len(label)
 
     def span_of(idx: list[int]) -> int:
         return sum(col_w[i] for i in idx) + 2 * (len(idx) - 1)
 
+    for name, idx in groups:  # a group name longer than its columns widens its first column
+        col_w[idx[0]] += max(0, len(name) - span_of(idx))
+    right = {i: all(is_number_cell(r[i]) for r in rows) for i in range(1, len(header))}
+    label_w = max(len(label), *(len(r[0]) for r in rows)) if rows else len(label)
     blocks: list[list[tuple[str, list[int]]]] = [[]]
     used = label_w
     for group in groups:

@@ -29,10 +29,8 @@ def _groups(result: EvalResult) -> dict[str, dict[str, Any]]:
     comp = result.summary.get("comparison")
     if not isinstance(comp, dict) or not comp:
         return {}
-    listed = result.summary.get("compare_to")
-    others = (
-        [str(o) for o in listed] if isinstance(listed, list) else []
-    )  # (a hand-made JSON may hold anything)
+    listed = result.summary.get("compare_to")  # (a hand-made JSON may hold anything)
+    others = [str(o) for o in listed] if isinstance(listed, list) else []
     if len(others) == 1 and others[0] not in comp:
         return {others[0]: comp}
     return {k: v for k, v in comp.items() if isinstance(v, dict)}

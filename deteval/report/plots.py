@@ -30,7 +30,7 @@ import argparse
 import math
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,15 +110,23 @@ def _grid_figure(n: int, ncols: int | None) -> tuple[Figure, np.ndarray]:
     return fig, axes
 
 
+def _panels(axes: np.ndarray, n: int) -> Iterator[tuple[int, Axes]]:
+    """The first ``n`` panels of a grid, their recall/precision axes labelled on the outer ones (the others
+    turned off)."""
+    for i, ax in enumerate(axes.flat):
+        if i >= n:
+            ax.set_axis_off()
+            continue
+        first_col, last_row = i % axes.shape[1] == 0, i >= n - axes.shape[1]
+        _unit_axes(ax, "recall" if last_row else None, "precision" if first_col else None, limits=i == 0)
+        if last_row:  # the lowest panel of its column (above an empty cell, shared axes hide its numbers)
+            ax.xaxis.set_tick_params(labelbottom=True)
+        yield i, ax
+
+
 def _ordered_curve_names(result: EvalResult) -> list[str]:
     names = [n for n in result.per_class if n in result.curves]
     return names + [n for n in result.curves if n not in result.per_class]
-
-
-def _column(result: EvalResult, key: str) -> dict[str, float]:
-    """``{class: value}`` of one numeric per-class column (classes without a number left out)."""
-    _, rows = class_rows(result)
-    return {name: float(row[key]) for name, row in rows if _bar_value(result, row.get(key)) is not None}
 
 
 def best_and_worst(names: Sequence[str], values: Mapping[str, float], limit: int) -> tuple[list[str], str]:
@@ -151,7 +159,8 @@ def _curve_values(result: EvalResult, key: str) -> dict[str, float]:
     read at the curve's maxDets (the last; the per-class ``ap50`` is read where the summary reads it, which
     is ``maxDets[2]`` under pycocotools' rule when there are more than three); else the ``key`` column."""
     if result.protocol != "coco":
-        return _column(result, key)
+        _, rows = class_rows(result)
+        return {name: v for name, row in rows if (v := _bar_value(result, row.get(key))) is not None}
     return {n: float(np.mean(c.precision)) for n, c in result.curves.items() if c.precision.size}
 
 
@@ -183,23 +192,17 @@ def _header_title(fig: Figure, title: str) -> None:
     fig.suptitle(title, x=0.01, y=1 - 0.06 / fig.get_figheight(), ha="left", va="top", fontsize=10)
 
 
-def _pr_grid(result: EvalResult, ncols: int | None) -> Figure:
+def pr_grid_figure(result: EvalResult, ncols: int | None = None) -> Figure:
+    """The figure of ``pr_curves.png``: one panel per class (the best and worst when there are many)."""
     names = _ordered_curve_names(result)
     key, label, what = _curve_context(result)
     aps = _curve_values(result, key)
     shown, caption = best_and_worst(names, aps, MAX_PANELS)
     fig, axes = _grid_figure(len(shown), ncols)
     coco = result.protocol == "coco"
-    for i, ax in enumerate(axes.flat):
-        if i >= len(shown):
-            ax.set_axis_off()
-            continue
+    for i, ax in _panels(axes, len(shown)):
         name = shown[i]
         curve = result.curves[name]
-        first_col, last_row = i % axes.shape[1] == 0, i >= len(shown) - axes.shape[1]
-        _unit_axes(ax, "recall" if last_row else None, "precision" if first_col else None, limits=i == 0)
-        if last_row:  # the lowest panel of its column (above an empty cell, shared axes hide its numbers)
-            ax.xaxis.set_tick_params(labelbottom=True)
         ap = aps.get(name)
         ax.set_title(_short(name) + ("" if ap is None else f"  {label} {ap:.3f}"), fontsize=9)
         if curve.recall.size == 0:
@@ -213,11 +216,6 @@ def _pr_grid(result: EvalResult, ncols: int | None) -> Figure:
     _header_title(fig, title)
     _line_legend(fig, coco)
     return fig
-
-
-def pr_grid_figure(result: EvalResult, ncols: int | None = None) -> Figure:
-    """The figure of ``pr_curves.png``: one panel per class (the best and worst when there are many)."""
-    return _pr_grid(result, ncols)
 
 
 def _pr_overlay(result: EvalResult) -> Figure:
@@ -265,7 +263,7 @@ def plot_pr_curves(result: EvalResult, out_dir: str | Path, *, ncols: int | None
         raise ConfigError("the result has no PR curves to plot (were they saved with the result?)")
     out = plot_dir(out_dir)
     return [
-        save_png(_pr_grid(result, ncols), out / "pr_curves.png"),
+        save_png(pr_grid_figure(result, ncols), out / "pr_curves.png"),
         save_png(_pr_overlay(result), out / "pr_overlay.png"),
     ]
 
@@ -404,13 +402,16 @@ def coco_precision_curves(
     return out
 
 
-def _check_coco_arrays(
-    precision: Any, iou_thrs: Any, rec_thrs: Any, names: Sequence[Any], area_index: int, maxdet_index: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
-    arr = np.asarray(precision, dtype=np.float64)
-    thrs = np.asarray(iou_thrs, dtype=np.float64)
-    recs = np.asarray(rec_thrs, dtype=np.float64)
-    labels = [str(n) for n in names]
+def _coco_plan(coco_arrays: Mapping[str, Any], kind: str, ncols: int | None) -> list[tuple[str, Any]]:
+    """``coco_precision.png`` and ``coco_precision_all.png`` of ``coco_arrays`` (:func:`write_plots`), checked."""
+    missing = {"precision", "iou_thrs", "rec_thrs", "names"} - set(coco_arrays)
+    if missing:
+        raise ConfigError(f"coco_arrays lacks {', '.join(sorted(missing))}")
+    area_index, maxdet_index = coco_arrays.get("area_index", 0), coco_arrays.get("maxdet_index", -1)
+    arr = np.asarray(coco_arrays["precision"], dtype=np.float64)
+    thrs = np.asarray(coco_arrays["iou_thrs"], dtype=np.float64)
+    recs = np.asarray(coco_arrays["rec_thrs"], dtype=np.float64)
+    labels = [str(n) for n in coco_arrays["names"]]
     if arr.ndim != 5:
         raise ValidationError(
             f"precision must have 5 axes [T, R, K, A, M], got shape {arr.shape}", file=_COCO_ARRAY
@@ -424,7 +425,11 @@ def _check_coco_arrays(
     for axis, index in ((3, area_index), (4, maxdet_index)):
         if not -arr.shape[axis] <= index < arr.shape[axis]:
             raise ConfigError(f"index {index} out of range for axis {axis} of size {arr.shape[axis]}")
-    return arr, thrs, recs, labels
+    curves = coco_precision_curves(arr, thrs, area_index=area_index, maxdet_index=maxdet_index)
+    return [
+        ("coco_precision.png", lambda: _coco_grid(curves, recs, labels, kind, ncols)),
+        ("coco_precision_all.png", lambda: _coco_all(curves, recs, kind)),
+    ]
 
 
 def _measure(kind: str, label: str) -> str:
@@ -449,15 +454,8 @@ def _coco_grid(
     shown, caption = best_and_worst(with_gt, aps, MAX_PANELS)
     index = {n: k for k, n in enumerate(names)}
     fig, axes = _grid_figure(len(shown), ncols)
-    for i, ax in enumerate(axes.flat):
-        if i >= len(shown):
-            ax.set_axis_off()
-            continue
+    for i, ax in _panels(axes, len(shown)):
         k = index[shown[i]]
-        first_col, last_row = i % axes.shape[1] == 0, i >= len(shown) - axes.shape[1]
-        _unit_axes(ax, "recall" if last_row else None, "precision" if first_col else None, limits=i == 0)
-        if last_row:  # the lowest panel of its column (above an empty cell, shared axes hide its numbers)
-            ax.xaxis.set_tick_params(labelbottom=True)
         ax.set_title(f"{_short(shown[i])}  AP {aps[shown[i]]:.3f}", fontsize=9)
         for j, label in enumerate(labels):
             ax.plot(recs, curves[label][:, k], lw=_width(j, len(labels)), color=f"C{j}")
@@ -522,15 +520,10 @@ def plot_coco_precision(
     averaged over the categories that have ground truth; their means are AP50, AP75 and AP). Keypoints
     (``iou_type="keypoints"``) say OKS.
     """
-    arr, thrs, recs, labels = _check_coco_arrays(
-        precision, iou_thrs, rec_thrs, names, area_index, maxdet_index
-    )
+    arrays = {"precision": precision, "iou_thrs": iou_thrs, "rec_thrs": rec_thrs, "names": names}
+    plan = _coco_plan({**arrays, "area_index": area_index, "maxdet_index": maxdet_index}, iou_type, ncols)
     out = plot_dir(out_dir)
-    curves = coco_precision_curves(arr, thrs, area_index=area_index, maxdet_index=maxdet_index)
-    return [
-        save_png(_coco_grid(curves, recs, labels, iou_type, ncols), out / "coco_precision.png"),
-        save_png(_coco_all(curves, recs, iou_type), out / "coco_precision_all.png"),
-    ]
+    return [save_png(draw(), out / name) for name, draw in plan]
 
 
 def _delta_plan(result: EvalResult) -> list[tuple[str, Any]]:
@@ -552,7 +545,7 @@ def _plan(result: EvalResult, coco_arrays: Mapping[str, Any] | None) -> list[tup
     plan: list[tuple[str, Any]] = []
     if result.curves:
         plan += [
-            ("pr_curves.png", lambda: _pr_grid(result, None)),
+            ("pr_curves.png", lambda: pr_grid_figure(result)),
             ("pr_overlay.png", lambda: _pr_overlay(result)),
         ]
     numeric = numeric_columns(result)
@@ -564,22 +557,7 @@ def _plan(result: EvalResult, coco_arrays: Mapping[str, Any] | None) -> list[tup
         plan.append((f"{safe}_bars.png", lambda: _bars(result, key)))
     plan += _delta_plan(result)
     if coco_arrays is not None:
-        missing = {"precision", "iou_thrs", "rec_thrs", "names"} - set(coco_arrays)
-        if missing:
-            raise ConfigError(f"coco_arrays lacks {', '.join(sorted(missing))}")
-        area, md = coco_arrays.get("area_index", 0), coco_arrays.get("maxdet_index", -1)
-        arr, thrs, recs, labels = _check_coco_arrays(
-            coco_arrays["precision"],
-            coco_arrays["iou_thrs"],
-            coco_arrays["rec_thrs"],
-            coco_arrays["names"],
-            area,
-            md,
-        )
-        curves = coco_precision_curves(arr, thrs, area_index=area, maxdet_index=md)
-        kind = str(result.summary.get("iou_type", "bbox"))
-        plan.append(("coco_precision.png", lambda: _coco_grid(curves, recs, labels, kind, None)))
-        plan.append(("coco_precision_all.png", lambda: _coco_all(curves, recs, kind)))
+        plan += _coco_plan(coco_arrays, str(result.summary.get("iou_type", "bbox")), None)
     return plan
 
 

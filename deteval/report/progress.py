@@ -114,12 +114,8 @@ class Progress:
         self.total = None if total is None else max(int(total), 0)
         self.desc = desc
         self.stream = stream if stream is not None else sys.stderr
-        if _state["quiet"]:
-            self.enabled = False
-        elif enabled is not None:
-            self.enabled = bool(enabled)
-        else:
-            self.enabled = bar_shown(self.stream)
+        # --quiet wins over an explicit ``enabled`` (bar_shown checks it too)
+        self.enabled = bar_shown(self.stream) if enabled is None else bool(enabled) and not _state["quiet"]
         self.min_interval = min_interval
         self.width = width
         self.clock = clock

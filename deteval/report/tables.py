@@ -331,20 +331,15 @@ def numeric_columns(*results: EvalResult) -> list[str]:
     A column qualifies when every non-null cell is an int or float (not a bool) and at least one is.
     """
     order: dict[str, None] = {}
-    has_number: set[str] = set()
-    has_other: set[str] = set()
+    kinds: dict[str, set[bool]] = {}  # per column, whether each non-null cell is a number
     for result in results:
         cols, rows = class_rows(result)
         order.update(dict.fromkeys(cols))
         for _, row in rows:
             for c, v in row.items():
-                if v is None:
-                    continue
-                if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    has_number.add(c)
-                else:
-                    has_other.add(c)
-    return [c for c in order if c in has_number and c not in has_other]
+                if v is not None:
+                    kinds.setdefault(c, set()).add(isinstance(v, (int, float)) and not isinstance(v, bool))
+    return [c for c in order if kinds.get(c) == {True}]
 
 
 def pick_metric(*results: EvalResult, metric: str | None = None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deteval.report.tables import csv_row, md_text
+from deteval.report.yolo_table import class_lines
 from deteval.run.yolo import YoloResult
 
 __all__ = ["POSE_FORMATS", "render_yolo_pose"]
@@ -47,32 +47,15 @@ def render_yolo_pose(result: YoloResult, fmt: str) -> str:
     shown = _columns(result)
     cols = [*(f"Box {c}" for c in shown), *(f"Pose {c}" for c in shown)]
     keys = [*shown, *(f"pose {c}" for c in shown)]
-    rows = _rows(result)
+    rows = [(str(r["class"]), r["images"], r["instances"], [r[k] for k in keys]) for r in _rows(result)]
     if fmt == "csv":
-        lines = [csv_row(["class", "images", "instances", *cols])]
-        lines += [
-            csv_row([str(r["class"]), str(r["images"]), str(r["instances"]), *(repr(r[k]) for k in keys)])
-            for r in rows
-        ]
-        return "\n".join(lines) + "\n"
+        return "\n".join(class_lines(fmt, cols, rows)) + "\n"
     if fmt == "markdown":
-        head = ["class", "images", "instances", *cols]
-        lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-        for r in rows:
-            cells = [md_text(str(r["class"])), str(r["images"]), str(r["instances"])] + [
-                f"{r[k]:.4f}" for k in keys
-            ]
-            lines.append("| " + " | ".join(cells) + " |")
-        return f"profile: {result.profile}\n\n" + "\n".join(lines) + "\n"
+        return f"profile: {result.profile}\n\n" + "\n".join(class_lines(fmt, cols, rows)) + "\n"
     out = [f"profile: {result.profile}"]
     names = {"P": "P", "R": "R", "AP50": "mAP50", "AP50-95": "mAP50-95"}
     head = [names[c] for c in shown]
     head = [f"Box({head[0]}", *head[1:-1], f"{head[-1]})", f"Pose({head[0]}", *head[1:-1], f"{head[-1]})"]
-    out.append(("%22s" + "%11s" * (2 + len(head))) % ("Class", "Images", "Instances", *head))
-    for r in rows:
-        out.append(
-            ("%22s" + "%11i" * 2 + "%11.3g" * len(keys))
-            % (r["class"], r["images"], r["instances"], *(r[k] for k in keys))
-        )
+    out += class_lines("table", head, rows)
     out += [f"warning: {w}" for w in result.warnings]
     return "\n".join(out) + "\n"

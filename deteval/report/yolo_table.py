@@ -43,19 +43,35 @@ def _cols(result: EvalResult) -> list[str]:
     return [c for c in _COLUMNS if c not in ("P", "R") or "precision" in result.summary]
 
 
+def class_lines(fmt: str, cols: list[str], rows: list[tuple[str, Any, Any, list[Any]]]) -> list[str]:
+    """The rows (class, images, instances, the values of ``cols``) as ``yolo val`` prints them (``table``:
+    3 significant digits, ``cols`` its headings), as CSV (full precision, the common quoting) or as a
+    Markdown table (4 decimals)."""
+    head = ["class", "images", "instances", *cols]
+    if fmt == "csv":
+        return [csv_row(head), *(csv_row([c, str(i), str(n), *(repr(x) for x in v)]) for c, i, n, v in rows)]
+    if fmt == "markdown":
+        cells = ([md_text(c), str(i), str(n), *(f"{x:.4f}" for x in v)] for c, i, n, v in rows)
+        lines = ["| " + " | ".join(r) + " |" for r in [head, *cells]]
+        return [lines[0], "|---" * len(head) + "|", *lines[1:]]
+    out = [("%22s" + "%11s" * (2 + len(cols))) % ("Class", "Images", "Instances", *cols)]
+    return out + [("%22s" + "%11i" * 2 + "%11.3g" * len(v)) % (c, i, n, *v) for c, i, n, v in rows]
+
+
+def _table(result: EvalResult, fmt: str) -> list[str]:
+    """:func:`class_lines` of the ``all`` row and the class rows."""
+    cols = _cols(result)
+    return class_lines(
+        fmt, cols, [(c, r["images"], r["instances"], [r[k] for k in cols]) for c, r in _rows(result)]
+    )
+
+
 def yolo_lines(result: EvalResult) -> list[str]:
     """``yolo val``'s table (3 significant digits), after pycocotools' twelve numbers under ``coco``."""
-    cols = _cols(result)
     out = [f"profile: {_run(result, 'profile', 'profile')}"]
     if "AP" in result.summary:
         out += [f"{n:>6} = {result.summary[n]:.3f}" for n in DET_STAT_NAMES]
-    out.append(("%22s" + "%11s" * (2 + len(cols))) % ("Class", "Images", "Instances", *cols))
-    for name, r in _rows(result):
-        out.append(
-            ("%22s" + "%11i" * 2 + "%11.3g" * len(cols))
-            % (name, r["images"], r["instances"], *(r[c] for c in cols))
-        )
-    return out
+    return out + _table(result, "table")
 
 
 def _fields_only(result: EvalResult) -> EvalResult:
@@ -69,22 +85,11 @@ def render_yolo(result: EvalResult, fmt: str, *, include_curves: bool = False) -
     """``table`` (:func:`yolo_lines`, then whatever the analyses and statistics added), ``csv`` (the same
     rows at full precision, then the common ``field,value`` section) and ``markdown`` (the rows, then the common
     field table); ``json`` and ``latex`` as every other command's."""
-    cols = _cols(result)
     if fmt == "csv":  # (the other commands' CSV rules: quoting, formula-like names prefixed with ')
-        lines = [csv_row(["class", "images", "instances", *cols])]
-        for name, r in _rows(result):
-            lines.append(csv_row([name, str(r["images"]), str(r["instances"]), *(repr(r[c]) for c in cols)]))
-        return "\n".join(lines) + "\n\n" + render(_fields_only(result), "csv")
+        return "\n".join(_table(result, fmt)) + "\n\n" + render(_fields_only(result), "csv")
     if fmt == "markdown":
-        head = ["class", "images", "instances", *cols]
-        lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-        for name, r in _rows(result):
-            cells = [md_text(name), str(r["images"]), str(r["instances"]), *(f"{r[c]:.4f}" for c in cols)]
-            lines.append("| " + " | ".join(cells) + " |")
-        profile = _run(result, "profile", "profile")
-        return (
-            f"profile: {profile}\n\n" + "\n".join(lines) + "\n\n" + render(_fields_only(result), "markdown")
-        )
+        lines = [f"profile: {_run(result, 'profile', 'profile')}", "", *_table(result, fmt)]
+        return "\n".join(lines) + "\n\n" + render(_fields_only(result), "markdown")
     if fmt == "latex":
         return render_latex(result)
     return render(result, fmt, include_curves=include_curves)

@@ -76,18 +76,11 @@ class CocoUnits:
             else:
                 table, counts, warnings = match_in_shards(g, r, p, compat)
             self.tables.append(table)
+            counts = {**counts, "skipped_records": g.skipped + r.skipped}
             if first is None:
-                first = (g, {**counts, "skipped_records": g.skipped + r.skipped})
+                first = (g, counts)
             self._evaluations.append(
-                functools.partial(
-                    finish_evaluation,
-                    table,
-                    p,
-                    compat,
-                    g,
-                    {**counts, "skipped_records": g.skipped + r.skipped},
-                    r.warnings + warnings,
-                )
+                functools.partial(finish_evaluation, table, p, compat, g, counts, r.warnings + warnings)
             )
         if first is None:
             raise ValueError("CocoUnits needs at least one system")

@@ -73,16 +73,8 @@ class UltralyticsUnits:
             self.rules.sentinel,
         )
         per_class = dict(zip(m.classes.tolist(), m.ap.mean(1).tolist()))
-        return np.array(
-            [
-                m.map,
-                m.map50,
-                m.map75,
-                m.precision,
-                m.recall,
-                *(per_class.get(int(c), np.nan) for c in self.classes),
-            ]
-        )
+        aps = [per_class.get(int(c), np.nan) for c in self.classes]
+        return np.array([m.map, m.map50, m.map75, m.precision, m.recall, *aps])
 
     def metric(self, system: int = 0) -> Callable[[np.ndarray], np.ndarray]:
         """``metric(w)``: (k, n_units) integer weights → (k, m) values of ``system`` (module docstring)."""
