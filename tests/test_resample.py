@@ -3,8 +3,6 @@ accumulation (deteval.core.weighted, one accumulation per weighting) and the lai
 
 from __future__ import annotations
 
-from functools import partialmethod
-
 import numpy as np
 import pytest
 from _coco_cases import random_case, random_keypoints_case
@@ -17,16 +15,13 @@ from deteval.detection.coco import evaluate_coco
 from deteval.stats.bootstrap import bootstrap_weights
 from deteval.stats.coco import CocoUnits
 
-#: the envelope's methods: chunked (the default), complex scan, block maxima
-_METHOD = (None, True, False)
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
     """Variants (thresholds) of lists sharing one order, weight columns, zero weights, items ignored under
     every variant or some: interpolated precision and hits of every weighting and variant equal
-    weighted_levels and presorted_lists with the copies laid out (every envelope method)."""
+    weighted_levels and presorted_lists with the copies laid out."""
     rng = np.random.default_rng(seed)
     for trial in range(150):
         n_groups, n_var, n_cols = int(rng.integers(1, 5)), int(rng.integers(1, 4)), int(rng.integers(1, 6))
@@ -52,19 +47,17 @@ def test_reweighted_lists_equal_weighted_levels_and_copies(seed: int) -> None:
                 for row in w
             ]
         ).astype(np.int64) + rng.integers(0, 3, (w.shape[0], n_groups))
-        q, hits = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=_METHOD[trial % 3]).evaluate(w, n_pos)
+        q, hits = ReweightedLists(cnt, col, rel, ign, levels, eps).evaluate(w, n_pos)
         _, hits_only = ReweightedLists(cnt, col, rel, ign, levels, eps, precision=False).evaluate(w, n_pos)
         if trial % 5 == 1:  # sums in int64 (weights too large for int32 sums): the same numbers
-            wide = ReweightedLists(cnt, col, rel, ign, levels, eps, scan=_METHOD[trial % 3])
+            wide = ReweightedLists(cnt, col, rel, ign, levels, eps)
             wide._set_int = lambda m: None  # type: ignore[method-assign]
             q64, hits64 = wide.evaluate(w, n_pos)
             assert wide._int == np.int64 and np.array_equal(q64, q) and np.array_equal(hits64, hits)
         assert q is not None and np.array_equal(hits_only, hits)
         if w.max(initial=0) <= 1:  # a round's two pseudo-systems at once: the numbers of w and of 1 - w
             for prec in (True, False):
-                lists = ReweightedLists(
-                    cnt, col, rel, ign, levels, eps, scan=_METHOD[trial % 3], precision=prec
-                )
+                lists = ReweightedLists(cnt, col, rel, ign, levels, eps, precision=prec)
                 if trial % 2:
                     lists._set_int = lambda m: None  # type: ignore[method-assign]  # int64 sums
                 (qa, ha), (qb, hb) = lists.evaluate_complements(w, n_pos)
@@ -133,7 +126,7 @@ def _assert_weighted_levels(
 def test_reweighted_repeated_n_pos_rows_share_their_levels(seed: int) -> None:
     """Weightings with the same n_pos row (a randomization test's rounds) look each distinct (group, count)
     up once and spread it to the levels (_Plan); rows met once take every level as its own: the same numbers,
-    bit for bit, with every envelope method, in one call, row by row, through the complements, and past the
+    bit for bit, in one call, row by row, through the complements, and past the
     plans kept across calls (more distinct repeated rows than the cache holds); asked for some groups only,
     those groups' values."""
     rng = np.random.default_rng(100 + seed)
@@ -154,12 +147,11 @@ def test_reweighted_repeated_n_pos_rows_share_their_levels(seed: int) -> None:
             w = (rng.random((rows.shape[0], n_cols)) < 0.5).astype(np.int64)
         else:
             rows = np.tile(n_pos, (w.shape[0], 1))
-        method = _METHOD[trial % 3]
-        one = ReweightedLists(cnt, col, rel, ig, COCO_RECALL_LEVELS, COCO_EPS, scan=method)
+        one = ReweightedLists(cnt, col, rel, ig, COCO_RECALL_LEVELS, COCO_EPS)
         together, hits = one.evaluate(w, rows)
         assert together is not None
         for b in range(w.shape[0]):  # each row alone: every level its own pair
-            alone, h = ReweightedLists(cnt, col, rel, ig, COCO_RECALL_LEVELS, COCO_EPS, scan=method).evaluate(
+            alone, h = ReweightedLists(cnt, col, rel, ig, COCO_RECALL_LEVELS, COCO_EPS).evaluate(
                 w[b : b + 1], rows[b : b + 1]
             )
             assert (
@@ -172,7 +164,7 @@ def test_reweighted_repeated_n_pos_rows_share_their_levels(seed: int) -> None:
         keep = rng.random(n_groups) < 0.6
         part, _ = one.evaluate(w, rows, keep)
         assert part is not None and np.array_equal(part, together[..., keep])
-        alone, _ = ReweightedLists(cnt, col, rel, ig, COCO_RECALL_LEVELS, COCO_EPS, scan=method).evaluate(
+        alone, _ = ReweightedLists(cnt, col, rel, ig, COCO_RECALL_LEVELS, COCO_EPS).evaluate(
             w[:1], rows[:1], keep
         )
         assert alone is not None and np.array_equal(alone, together[:1, ..., keep])
@@ -182,9 +174,9 @@ def test_reweighted_repeated_n_pos_rows_share_their_levels(seed: int) -> None:
 
 
 def test_reweighted_envelope_over_many_lists(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Many lists (159, of up to 30 items): the scan, the block maxima and weighted_levels give the same
-    interpolated precision, bit for bit, for weights and 0/1 complements; sampled counts from the table kept
-    across calls or per call (large n_pos) alike."""
+    """Many lists (159, of up to 30 items): the envelope and weighted_levels give the same interpolated
+    precision, bit for bit, for weights and 0/1 complements; sampled counts from the table kept across calls
+    or per call (large n_pos) alike."""
     import deteval.core.reweighted as reweighted
 
     rng = np.random.default_rng(5)
@@ -193,12 +185,9 @@ def test_reweighted_envelope_over_many_lists(monkeypatch: pytest.MonkeyPatch) ->
     col, rel, ign, group = _lists(rng, cnt, n_var, n_cols, 0.4, 0.2)
     for w in (rng.integers(0, 4, (3, n_cols)), rng.integers(0, 2, (3, n_cols))):
         n_pos = _n_pos(w, rel, col, group, n_groups) + rng.integers(0, 2, (w.shape[0], n_groups))
-        scan = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS, scan=True)
-        q, _ = scan.evaluate(w, n_pos)
-        q_blocks, _ = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS, scan=False).evaluate(
-            w, n_pos
-        )
-        assert q is not None and np.array_equal(q, q_blocks)
+        lists = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS)
+        q, _ = lists.evaluate(w, n_pos)
+        assert q is not None
         for eps in (0.0, 0.37):  # the runs' ends (eps 0 or COCO's), every relevant item (another eps)
             q_eps, _ = ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, eps).evaluate(w, n_pos)
             _assert_weighted_levels(q_eps, cnt, col, rel, ign, w, n_pos, eps)
@@ -208,9 +197,8 @@ def test_reweighted_envelope_over_many_lists(monkeypatch: pytest.MonkeyPatch) ->
         assert np.array_equal(q_large, q)
         _assert_weighted_levels(q, cnt, col, rel, ign, w, n_pos, COCO_EPS)
         if w.max() <= 1:
-            for lists in (scan, ReweightedLists(cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS)):
-                (qa, _), (qb, _) = lists.evaluate_complements(w, n_pos)
-                assert np.array_equal(qa, q) and np.array_equal(qb, scan.evaluate(1 - w, n_pos)[0])
+            (qa, _), (qb, _) = lists.evaluate_complements(w, n_pos)
+            assert np.array_equal(qa, q) and np.array_equal(qb, lists.evaluate(1 - w, n_pos)[0])
 
 
 def test_sampled_count_tables_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -240,8 +228,8 @@ def test_sampled_count_tables_are_bounded(monkeypatch: pytest.MonkeyPatch) -> No
 @pytest.mark.parametrize("seed", range(2))
 def test_reweighted_chunked_envelope_long_lists(seed: int) -> None:
     """Lists much longer than a chunk (up to 400 items, so a list runs through many chunks of the chunked
-    envelope) next to empty and one-item lists: the chunked envelope equals the complex scan, the block
-    maxima and weighted_levels, bit for bit, for weights and 0/1 complements."""
+    envelope) next to empty and one-item lists: the chunked envelope equals weighted_levels, bit for bit, for
+    weights and 0/1 complements."""
     rng = np.random.default_rng(seed)
     n_groups, n_var, n_cols = 9, 2, 30
     cnt = rng.choice([0, 1, 17, 150, 400], n_groups)
@@ -252,11 +240,6 @@ def test_reweighted_chunked_envelope_long_lists(seed: int) -> None:
         assert chunked.chunked
         q, _ = chunked.evaluate(w, n_pos)
         assert q is not None
-        for method in (True, False):
-            other, _ = ReweightedLists(
-                cnt, col, rel, ign, COCO_RECALL_LEVELS, COCO_EPS, scan=method
-            ).evaluate(w, n_pos)
-            assert np.array_equal(q, other)
         _assert_weighted_levels(q, cnt, col, rel, ign, w, n_pos, COCO_EPS)
         if w.max() <= 1:
             (qa, _), (qb, _) = chunked.evaluate_complements(w, n_pos)
@@ -264,24 +247,22 @@ def test_reweighted_chunked_envelope_long_lists(seed: int) -> None:
 
 
 def test_reweighted_lists_without_lists() -> None:
-    """No group or no variant: every envelope method returns empty arrays of the right shapes."""
+    """No group or no variant: empty arrays of the right shapes."""
     for G, T in ((0, 2), (2, 0)):
-        for method in _METHOD:
-            lists = ReweightedLists(
-                np.zeros(G, dtype=np.int64),
-                np.zeros(0, dtype=np.int64),
-                np.zeros((T, 0), dtype=bool),
-                None,
-                COCO_RECALL_LEVELS,
-                COCO_EPS,
-                scan=method,
-            )
-            w, n_pos = np.ones((2, 3), dtype=np.int64), np.zeros((2, G), dtype=np.int64)
-            q, hits = lists.evaluate(w, n_pos)
-            assert q is not None and q.shape == (2, T, 101, G) and hits.shape == (2, T, G)
-            (qa, ha), (qb, _) = lists.evaluate_complements(w, n_pos)
-            assert qa is not None and qb is not None and qa.shape == qb.shape == q.shape
-            assert ha.shape == hits.shape
+        lists = ReweightedLists(
+            np.zeros(G, dtype=np.int64),
+            np.zeros(0, dtype=np.int64),
+            np.zeros((T, 0), dtype=bool),
+            None,
+            COCO_RECALL_LEVELS,
+            COCO_EPS,
+        )
+        w, n_pos = np.ones((2, 3), dtype=np.int64), np.zeros((2, G), dtype=np.int64)
+        q, hits = lists.evaluate(w, n_pos)
+        assert q is not None and q.shape == (2, T, 101, G) and hits.shape == (2, T, G)
+        (qa, ha), (qb, _) = lists.evaluate_complements(w, n_pos)
+        assert qa is not None and qb is not None and qa.shape == qb.shape == q.shape
+        assert ha.shape == hits.shape
 
 
 def _other(dets: list, rng: np.random.Generator) -> list:
@@ -306,14 +287,6 @@ def test_coco_batch_equals_accumulation(seed: int, monkeypatch: pytest.MonkeyPat
         assert units._system_batch(s) is not None  # the batched path, not the fallback
         fast, slow = units.metric(s)(w), units._metric_accumulated(s)(w)
         assert np.array_equal(fast, slow, equal_nan=True)
-        for method in (True, False):  # the other envelope methods (complex scan, block maxima)
-            with monkeypatch.context() as m:
-                init = ReweightedLists.__init__
-                m.setattr(ReweightedLists, "__init__", partialmethod(init, scan=method))
-                other = CocoUnits(case["gt"], [case["dt"], dt2], params=case["params"])
-                assert np.array_equal(other.metric(s)(w), slow, equal_nan=True)
-                batch = other._system_batch(s)
-                assert batch is not None and not any(sl.chunked for sl in batch.slices.values())
     swap = rng.integers(0, 2, (4, n))
     wa = np.concatenate([w, 1 - swap, np.zeros((1, n), dtype=np.int64), w[1:2]])
     wb = np.concatenate([np.zeros_like(w), swap, w[2:3], w[3:4]])

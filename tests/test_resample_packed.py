@@ -10,17 +10,14 @@ from test_resample import _lists
 from deteval.core.lists import COCO_EPS, COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.reweighted import ReweightedLists
 
-#: the envelope's methods: chunked (the default), complex scan, block maxima
-_METHOD = (None, True, False)
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_packed_rows_hold_the_groups_with_positive_n_pos(seed: int) -> None:
     """Random lists, weights (bootstrap-like, and 0/1 with repeated n_pos rows as a randomization test's
     rounds), n_pos rows with zeros, levels in any order, some groups asked for: row b of the packed output
-    starts with ``full[b][..., keep & (n_pos[b] > 0)]`` flattened, for evaluate and both complements, with
-    every envelope method; the hits are those of the full call."""
+    starts with ``full[b][..., keep & (n_pos[b] > 0)]`` flattened, for evaluate and both complements; the
+    hits are those of the full call."""
     rng = np.random.default_rng(seed)
     for trial in range(80):
         n_groups, n_var, n_cols = int(rng.integers(1, 7)), int(rng.integers(1, 4)), int(rng.integers(2, 9))
@@ -40,8 +37,7 @@ def test_packed_rows_hold_the_groups_with_positive_n_pos(seed: int) -> None:
         if trial % 3 == 0:
             levels = rng.permutation(levels)
         keep = None if trial % 4 else rng.random(n_groups) < 0.7
-        method = _METHOD[trial % 3]
-        lists = ReweightedLists(cnt, col, rel, ig, levels, COCO_EPS, scan=method)
+        lists = ReweightedLists(cnt, col, rel, ig, levels, COCO_EPS)
         full, hits = lists.evaluate(w, rows)
         packed, hits_p = lists.evaluate(w, rows, keep, packed=True)
         assert full is not None and packed is not None and np.array_equal(hits, hits_p)

@@ -35,20 +35,17 @@ Per weighting the cost is one gather and cumulative sum over the base items, one
 all variants, one over the J items, and G × levels lookups: no copy of a repeated item is laid out and
 nothing is sorted.
 
-Layout: per list (variant, group) its relevant items (*slots*) then an end slot of weight 0 (precision −inf; 0
-in the chunked envelope), all lists in one array, so that one cumulative sum serves every list: the end slot
+Layout: per list (variant, group) its relevant items (*slots*) then an end slot of weight 0 (precision 0 in
+the envelope), all lists in one array, so that one cumulative sum serves every list: the end slot
 takes back its list's weight (the sums restart), and a *J stream* (per list an entry carrying the ranked
 weight before it, then its J items) gives N with one gather. The c-th unit's slot is the last slot with fewer
 than c units before it: a cumulative histogram of the units before each slot (``np.bincount``, O(slots +
 units)) gives every level's slot with one gather, where one entry per unit (``np.repeat`` of the slots by
 weight) cost a third of a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``).
-The envelope at the sampled slots is, by default, a running maximum from each list's end over the kept slots
-laid out in chunks of 8, each list from a chunk of its own (one vector step per slot of a chunk over all
-chunks, then a short scan over the chunks; the end slots and the pads hold precision 0, below every other, so
-no step needs a list boundary: a third of the time of the alternatives on COCO 5k), or (``scan``) one
-lexicographic running maximum over the reversed slots as complex numbers (list key, precision), or the running
-maximum over the levels of the maxima between consecutive sampled slots (``np.maximum.reduceat``); all are
-exact and give the same numbers. Weightings are taken one at a time, in buffers made once (the size of one
+The envelope at the sampled slots is a running maximum from each list's end over the kept slots laid out in
+chunks of 8, each list from a chunk of its own (one vector step per slot of a chunk over all chunks, then a
+short scan over the chunks; the end slots and the pads hold precision 0, below every other, so no step needs a
+list boundary). Weightings are taken one at a time, in buffers made once (the size of one
 weighting's slots; fresh arrays of that size cost more in page faults than the sums); gathers into them use
 ``mode="wrap"``, the same elements as the default "raise" for indices in range, negative ones too (every index
 here is, by construction), where "raise" gathers into a temporary and copies it (up to 4x slower). A
@@ -65,8 +62,7 @@ level) order (each list's lookups ascending, near each other), and the values co
 output's (variant, level, group) order, with no index array. With ``packed`` output a
 weighting's row holds only the groups with positive n_pos (a summary's categories with ground truth: the
 others are never looked up, and the summary sums a contiguous run of the row instead of gathering it). tests/test_resample.py checks every number against :func:`~deteval.core.weighted.weighted_levels` and against
-the laid-out copies (:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit, with both
-envelope methods.
+the laid-out copies (:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit.
 """
 
 from __future__ import annotations
@@ -103,7 +99,6 @@ class _Plan(NamedTuple):
     ends: np.ndarray  # (T, D) that list's end slot
     expand: np.ndarray  # (T, R, G') each level's entry (input order) among the (T·D) pairs, groups returned
     top: int  # the largest count
-    every: np.ndarray  # (T, R, G) each level's entry (ascending levels), every group
     groups: np.ndarray | None  # (G,) the groups returned (None: all)
 
 
@@ -156,8 +151,7 @@ class ReweightedLists:
 
     ``count`` (G,) items per group (items in (group, rank) order); ``column`` (N,) each item's weight column;
     ``relevant`` / ``ignored`` (T, N) flags (an item is never both under one variant; ``ignored`` None: none);
-    ``eps`` the precision denominator's term; ``precision`` False: relevant weights only (recall); ``scan``
-    the envelope's method (None: chunked, True: complex scan, False: block maxima; the same numbers);
+    ``eps`` the precision denominator's term; ``precision`` False: relevant weights only (recall);
     ``reuse_output``: the precision arrays returned are buffers that the next call overwrites (no fresh pages per call)."""
 
     def __init__(
@@ -170,7 +164,6 @@ class ReweightedLists:
         eps: float = 0.0,
         *,
         precision: bool = True,
-        scan: bool | None = None,
         reuse_output: bool = False,
     ) -> None:
         cnt, col, rel, ig = _checked(count, column, relevant, ignored)
@@ -202,13 +195,8 @@ class ReweightedLists:
             keep[:] = True
         self.kept = np.flatnonzero(keep)
         self.kept_of_slot = (np.cumsum(keep, dtype=count_type) - keep).astype(np.int64)  # (an index array)
-        self.kept_list_end = self.kept_of_slot[self.list_end] if precision else self.kept_of_slot
-        # the envelope's method (the same numbers): by default the chunked scan (kept slots laid out in
-        # chunks, _chunk_layout); scan=True the complex scan, scan=False block maxima between sampled slots
-        self.chunked = scan is None and precision
-        self.scan = bool(scan)
-        self.z_key = np.zeros(self.kept.shape[0] if self.scan else 0, dtype=np.complex128)
-        self.z_key.real = -slot_list[self.kept][::-1] if self.scan else 0.0  # reversed: grows list by list
+        # the precision's envelope: kept slots laid out in chunks (_chunk_layout)
+        self.chunked = precision
         if self.chunked:
             self._chunk_layout(slot_list)
         self.list_c = np.tile(b_start, T)  # ranked weight before each list: C at its group's first base item
@@ -227,7 +215,6 @@ class ReweightedLists:
         self._int: np.dtype[np.signedinteger[Any]] = np.dtype(np.int64)
         self._ws: dict[str, dict[str, np.ndarray]] = {}  # per integer type
         self._plan_cache: dict[bytes, _Plan] = {}
-        self._levels_plans: dict[bytes, _Plan] = {}
         self._ones_counts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
 
     def _lay_slots(
@@ -443,8 +430,7 @@ class ReweightedLists:
         """Each weighting's lookup (None without precision): an n_pos row met more than once (every round of
         a randomization test has the same) gets its distinct pairs (:class:`_Plan`), found once and kept;
         another (a bootstrap resample's own) looks every level up on its own, where finding the pairs would
-        cost more than it saves (:class:`_Levels`; with another envelope than the chunked one, a pair layout
-        made once). ``keep``: the groups returned (None: all); ``packed``: those with n_pos > 0 only."""
+        cost more than it saves (:class:`_Levels`). ``keep``: the groups returned (None: all); ``packed``: those with n_pos > 0 only."""
         cc = self._sampled_counts(n_pos, B)
         if cc is None:
             return None
@@ -470,34 +456,11 @@ class ReweightedLists:
                 out.append(plan)
                 continue
             top = tops[b]
-            if not self.chunked:
-                out.append(self._level_plan(kept)._replace(counts=cc[b, 0].reshape(-1), top=top))
-                continue
             if by_level is None:
                 by_level = cc[:, 0] if self._lv_sorted else np.ascontiguousarray(cc[:, 0][:, :, self._lv_inv])
             groups = None if kept is None else np.flatnonzero(kept)
             out.append(_Levels(by_level[b] if groups is None else by_level[b][groups], groups, top))
         return out
-
-    def _level_plan(self, keep: np.ndarray | None) -> _Plan:
-        """Every (group, level) its own pair (``counts`` left to fill): the layout, made once per ``keep``."""
-        key = b"" if keep is None else keep.tobytes()
-        if key not in self._levels_plans:
-            if len(self._levels_plans) >= _PLANS:
-                self._levels_plans.clear()
-            T, G, R = self.n_variants, self.n_groups, self.levels.shape[0]
-            lists = np.repeat(np.arange(T * G), R).reshape(T, G * R)
-            every = np.arange(T * G * R).reshape(T, G, R).transpose(0, 2, 1).copy()
-            self._levels_plans[key] = _Plan(
-                np.zeros(0, dtype=np.int64),
-                lists,
-                self.list_end[lists],
-                self._expand(every, keep),
-                0,
-                every,
-                keep,
-            )
-        return self._levels_plans[key]
 
     def _plan(self, cc: np.ndarray, keep: np.ndarray | None) -> _Plan:
         """The :class:`_Plan` of the sampled counts ``cc`` (G, R), non-decreasing along the levels, returning
@@ -512,7 +475,7 @@ class ReweightedLists:
         every = np.arange(T)[:, None, None] * D + entry
         count = cc.reshape(-1)[pair]
         expand = self._expand(every, keep)
-        return _Plan(count, lists, self.list_end[lists], expand, int(count.max(initial=0)), every, keep)
+        return _Plan(count, lists, self.list_end[lists], expand, int(count.max(initial=0)), keep)
 
     def _expand(self, every: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
         """``every`` (T, R, G), ascending levels, with the levels in the input order and the groups ``keep``
@@ -561,7 +524,6 @@ class ReweightedLists:
             "jw": np.empty(J, dtype=i64),
             "j_cum": np.zeros(J + 1, dtype=i64),
             "stream": np.empty(J + self.n_variants * self.n_groups, dtype=i64),
-            "z": np.empty(K if self.scan else 0, dtype=np.complex128),
             "zc": np.empty(K // _CHUNK if self.chunked else 0, dtype=np.complex128),
             "row": np.empty(K // _CHUNK if self.chunked else 0),
             "carry": np.empty(K // _CHUNK if self.chunked else 0),
@@ -686,7 +648,6 @@ class ReweightedLists:
     ) -> None:
         """(T, R, G') interpolated precision into ``prec`` (:meth:`_target`) from the slots' TP and N and the
         slots ``pos`` (:meth:`_sampled_slots`) that the ``plan``'s lookups sample."""
-        T, G = self.n_variants, self.n_groups
         p = self._work["p"]
         if self.eps > 0:  # (chunked: TP, N and the precision in the chunk layout alike)
             np.add(n, self.eps, out=p)
@@ -695,41 +656,13 @@ class ReweightedLists:
             p.fill(0.0)
             np.divide(tp, n, out=p, where=n > 0)
         pos = np.take(self.kept_of_slot, pos)  # the sampled slot's run end: the top of the run's precision
-        if self.chunked:
-            p[self.kept_zero] = 0.0
-            self._envelope_chunked(p)
-            if isinstance(plan, _Levels):  # (T, G', R), then each level in place
-                vals = np.take(p, pos, out=self._work["vals"][: pos.size].reshape(pos.shape), mode="wrap")
-                np.copyto(prec, vals.transpose(0, 2, 1))
-            else:  # each pair once, then each level
-                np.take(np.take(p, pos).reshape(-1), plan.expand, out=prec, mode="wrap")
-            return
-        if not isinstance(plan, _Plan):
-            raise AssertionError("the other envelopes take pair layouts (_plans)")
-        p[self.kept_list_end] = -np.inf
-        if self.scan:
-            # the envelope at every slot: a running maximum from each list's end, over the reversed slots as
-            # complex numbers (list key, precision), which numpy orders lexicographically: a list's larger
-            # key starts its maximum afresh, and the imaginary parts are the precisions, exactly
-            z = self._work["z"]
-            np.copyto(z, self.z_key)
-            z.imag = p[::-1]
-            np.maximum.accumulate(z, out=z)
-            np.take(z.imag[(p.shape[0] - 1) - pos].reshape(-1), plan.expand, out=prec, mode="wrap")
-            np.maximum(prec, 0.0, out=prec)
-            return
-        # more slots than sampled levels: maxima between consecutive sampled slots, then the running maximum
-        # from the last level down, level by level over all lists at once ((levels, lists) layout)
-        pos = np.take(pos.reshape(-1), plan.every.transpose(0, 2, 1)).reshape(T * G, -1)  # every level
-        bounds = np.concatenate([pos, self.kept_list_end[:, None]], axis=1).reshape(-1)
-        block = np.maximum.reduceat(p, bounds).reshape(T * G, -1)
-        env = np.ascontiguousarray(block[:, -2::-1].T)  # (levels from the last, lists)
-        for i in range(1, env.shape[0]):  # faster than np.maximum.accumulate along this axis
-            np.maximum(env[i], env[i - 1], out=env[i])
-        full = np.maximum(env[::-1].reshape(-1, T, G).transpose(1, 0, 2), 0.0)
-        if not self._lv_sorted:
-            full = full[:, self._lv_inv]
-        prec[...] = full if plan.groups is None else full[:, :, plan.groups]
+        p[self.kept_zero] = 0.0
+        self._envelope_chunked(p)
+        if isinstance(plan, _Levels):  # (T, G', R), then each level in place
+            vals = np.take(p, pos, out=self._work["vals"][: pos.size].reshape(pos.shape), mode="wrap")
+            np.copyto(prec, vals.transpose(0, 2, 1))
+        else:  # each pair once, then each level
+            np.take(np.take(p, pos).reshape(-1), plan.expand, out=prec, mode="wrap")
 
     def _envelope_chunked(self, p: np.ndarray) -> None:
         """The maximum of ``p`` (in the chunk layout, every value >= 0) from each kept slot to its list's
