@@ -466,11 +466,6 @@ def _ap_tide(tp: np.ndarray, n_gt: int) -> float:
     return sum(y) / len(y) * 100  # Python's left-to-right sum, as tidecv
 
 
-def _q_coco(tp: np.ndarray, n_gt: int, rec_thrs: np.ndarray) -> np.ndarray:
-    """pycocotools' interpolated precision at ``rec_thrs`` for one category (COCOeval.accumulate)."""
-    return presorted_lists([tp.shape[0]], tp, [n_gt]).interpolated_precision(rec_thrs, COCO_EPS)[0]
-
-
 class _Oracle:
     """Mean AP of the ranked lists tidecv's ``TIDERun.fix_errors`` builds for a set of fixed errors."""
 
@@ -546,28 +541,20 @@ class _Oracle:
         return sum(aps) / len(aps) if aps else 0.0
 
     def _map_protocol(self, cls: np.ndarray, tp: np.ndarray, n_gt: dict[int, int]) -> float:
-        ids = self.class_ids
+        """The protocol's mAP over the classes of :attr:`class_ids` with ground truth, one ranked list each:
+        pycocotools' (the mean of every class's interpolated precision at the recall levels) or VOCevaldet.m's
+        (rec = tp/npos, prec = tp/(tp+fp), the mean of the classes' APs); −1 without such a class."""
+        present = [c for c in self.class_ids.tolist() if n_gt.get(c, 0)]
+        if not present:
+            return -1.0
+        hits = [tp[cls == c] for c in present]
+        lists = presorted_lists([len(h) for h in hits], np.concatenate(hits), [n_gt[c] for c in present])
         if self.compat != "coco":
-            # VOCevaldet.m: rec = tp/npos, prec = tp/(tp+fp); mAP over the classes with npos > 0
-            aps = []
-            for c in ids.tolist():
-                n = n_gt.get(c, 0)
-                if n == 0:
-                    continue
-                t = tp[cls == c]
-                lists = presorted_lists([t.shape[0]], t, [n])
-                aps.append(
-                    float(lists.average_precision("voc07" if self.compat == "voc07" else "all_points")[0])
-                )
-            return float(np.mean(aps)) if aps else -1.0
-        q = -np.ones((len(self.rec_thrs), len(ids)))
-        for k, c in enumerate(ids.tolist()):
-            n = n_gt.get(c, 0)
-            if n == 0:
-                continue
-            q[:, k] = _q_coco(tp[cls == c], n, self.rec_thrs)
-        s = q[q > -1]
-        return float(np.mean(s)) if s.size else -1.0
+            return float(
+                np.mean(lists.average_precision("voc07" if self.compat == "voc07" else "all_points"))
+            )
+        # (recall levels × classes, read level by level as pycocotools' precision array is)
+        return float(np.mean(lists.interpolated_precision(self.rec_thrs, COCO_EPS).T.reshape(-1)))
 
 
 def tide_errors(
