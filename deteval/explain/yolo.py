@@ -59,7 +59,7 @@ from deteval.detection.ultralytics import PROFILES as ULTRA
 from deteval.errors import ConfigError
 from deteval.io.yolo import YoloDataset, for_exif_rule
 from deteval.io.yolo_obb import obb_corners
-from deteval.match.greedy import greedy_match, greedy_match_pairs
+from deteval.match.greedy import greedy_match_pairs
 from deteval.match.iou import bb_iou
 from deteval.match.rotated import quad_iou_pairs
 from deteval.run.yolo import canonical_profile, evaluate_yolo
@@ -118,17 +118,6 @@ def _coco_iou(g: np.ndarray, d: np.ndarray) -> np.ndarray:
     )
 
 
-def _match(iou: np.ndarray, gcls: np.ndarray, dcls: np.ndarray, thr: np.ndarray, matcher: str) -> np.ndarray:
-    """Correct-at-threshold matrix (detections × thresholds) of one image under the step's matcher."""
-    if matcher != "coco":
-        return match_image(iou, gcls, dcls, thr, matcher)  # type: ignore[arg-type]
-    # COCOeval's greedy rule within each class (the last ground truth wins an IoU tie); −1 keeps other classes'
-    # labels out of reach. A YOLO dataset has no crowd regions.
-    within = np.where(gcls[:, None] == dcls[None, :], iou, -1.0)
-    outcomes, _ = greedy_match(within, np.zeros(len(gcls), dtype=bool), thr, "coco")
-    return (outcomes == 1).T
-
-
 @dataclass
 class _Matched:
     img: np.ndarray
@@ -165,7 +154,7 @@ def _match_all(
     """The step's matcher on every image at once: the pairs of one image and class (their IoU under the
     step's IoU rule, element-wise), the Ultralytics matchers as columns, COCOeval's walk with
     :func:`greedy_match_pairs` (images as blocks); images where IoU ties decide Ultralytics' ``unique``
-    matcher go through :func:`_match` as one image."""
+    matcher go through :func:`match_image` as one image."""
     keep, capped = _kept(dt, rules)
     thr = IOU_THRESHOLDS_32 if rules.float32 else IOU_THRESHOLDS_64
     g_order = np.argsort(gt.img, kind="stable")
@@ -196,7 +185,7 @@ def _match_all(
                     m = box_iou(gt.xyxy[gi], dt.xyxy[di])
                 else:
                     m = _coco_iou(gt.xyxy[gi], dt.xyxy[di])
-                tp[rows] = _match(m, gt.cls[gi], dt.cls[di], thr, rules.matcher)
+                tp[rows] = match_image(m, gt.cls[gi], dt.cls[di], thr, "unique")
     conf = dt.conf[keep].astype(np.float32) if rules.float32 else dt.conf[keep]
     return _Matched(dt.img[keep], dt.cls[keep], conf, tp, capped, near)
 
