@@ -293,7 +293,7 @@ class _Rows:
     _COLUMNS = ("cls", "score", "state", "err", "gt", "area", "key", "tie", "det", "match")
 
     def __init__(self) -> None:
-        self.cols: dict[str, list[Any]] = {k: [] for k in self._COLUMNS}
+        self.rows: list[tuple[Any, ...]] = []  # one per detection, in ``_COLUMNS`` order
         self.best_of: dict[int, tuple[float, int]] = {}  # GT -> (best score, row)
         self.missed_cls: list[int] = []
         self.missed_area: list[float] = []
@@ -319,7 +319,7 @@ class _Rows:
         """The row about to be added is an unmatched detection aimed at box ``gt``: kept if the best so far."""
         prev = self.best_of.get(gt, (-1.0, -1))
         if prev[0] < score:
-            self.best_of[gt] = (score, len(self.cols["cls"]))
+            self.best_of[gt] = (score, len(self.rows))
 
     def detection(
         self,
@@ -334,22 +334,15 @@ class _Rows:
         tie: int | None,
     ) -> None:
         """One detection's row; ``tie`` None: its row number (the walk order breaks ties)."""
-        cols = self.cols
-        cols["cls"].append(c)
-        cols["score"].append(score)
-        cols["state"].append(state)
-        cols["err"].append(err)
-        cols["gt"].append(gt)
-        cols["area"].append(area)
-        cols["key"].append(self.key if err >= 0 else -1)
-        cols["det"].append(det)
-        cols["match"].append(match)
-        cols["tie"].append(len(cols["tie"]) if tie is None else tie)
+        key = self.key if err >= 0 else -1
+        self.rows.append(
+            (c, score, state, err, gt, area, key, len(self.rows) if tie is None else tie, det, match)
+        )
         self.key += err >= 0
 
     def assignment(self) -> Assignment:
-        cols = self.cols
-        best = np.zeros(len(cols["cls"]), dtype=bool)
+        cols = dict(zip(self._COLUMNS, zip(*self.rows))) if self.rows else dict.fromkeys(self._COLUMNS, ())
+        best = np.zeros(len(self.rows), dtype=bool)
         for _, idx in self.best_of.values():
             best[idx] = True
         ints = {
