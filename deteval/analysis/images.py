@@ -237,7 +237,7 @@ def draw_image(
     for (text, color, _), rect in zip(labels, place_labels(sizes, [p for _, _, p in labels], im.size)):
         dr.rectangle(rect, fill=(255, 255, 255), outline=color)  # a label stays readable over lines
         dr.text((rect[0] + 2, rect[1] + 1), text, fill=color)
-    im = _framed(im, _drawing_title(diag, index, inp))
+    im = _framed(im, _drawing_title(diag, index))
     buf = io.BytesIO()
     im.save(buf, format="PNG")
     return write_file(out, buf.getvalue(), "picture")
@@ -251,7 +251,7 @@ def _extents(shapes: np.ndarray) -> np.ndarray:
     return np.stack([x.min(1), y.min(1), x.max(1), y.max(1)], axis=1)
 
 
-def _drawing_title(diag: ImageDiagnostics, index: int, inp: TideInput) -> str:
+def _drawing_title(diag: ImageDiagnostics, index: int) -> str:
     row = next((r for r in diag.rows if int(r["index"]) == index), None)
     if row is None:
         return f"image {index}"

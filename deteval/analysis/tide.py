@@ -293,7 +293,7 @@ class _Rows:
     _COLUMNS = ("cls", "score", "state", "err", "gt", "area", "key", "tie", "det", "match")
 
     def __init__(self) -> None:
-        self.cols: dict[str, list[Any]] = {k: [] for k in self._COLUMNS}
+        self.rows: list[tuple[Any, ...]] = []  # one per detection, in ``_COLUMNS`` order
         self.best_of: dict[int, tuple[float, int]] = {}  # GT -> (best score, row)
         self.missed_cls: list[int] = []
         self.missed_area: list[float] = []
@@ -319,7 +319,7 @@ class _Rows:
         """The row about to be added is an unmatched detection aimed at box ``gt``: kept if the best so far."""
         prev = self.best_of.get(gt, (-1.0, -1))
         if prev[0] < score:
-            self.best_of[gt] = (score, len(self.cols["cls"]))
+            self.best_of[gt] = (score, len(self.rows))
 
     def detection(
         self,
@@ -334,22 +334,15 @@ class _Rows:
         tie: int | None,
     ) -> None:
         """One detection's row; ``tie`` None: its row number (the walk order breaks ties)."""
-        cols = self.cols
-        cols["cls"].append(c)
-        cols["score"].append(score)
-        cols["state"].append(state)
-        cols["err"].append(err)
-        cols["gt"].append(gt)
-        cols["area"].append(area)
-        cols["key"].append(self.key if err >= 0 else -1)
-        cols["det"].append(det)
-        cols["match"].append(match)
-        cols["tie"].append(len(cols["tie"]) if tie is None else tie)
+        key = self.key if err >= 0 else -1
+        self.rows.append(
+            (c, score, state, err, gt, area, key, len(self.rows) if tie is None else tie, det, match)
+        )
         self.key += err >= 0
 
     def assignment(self) -> Assignment:
-        cols = self.cols
-        best = np.zeros(len(cols["cls"]), dtype=bool)
+        cols = dict(zip(self._COLUMNS, zip(*self.rows))) if self.rows else dict.fromkeys(self._COLUMNS, ())
+        best = np.zeros(len(self.rows), dtype=bool)
         for _, idx in self.best_of.values():
             best[idx] = True
         ints = {
@@ -466,11 +459,6 @@ def _ap_tide(tp: np.ndarray, n_gt: int) -> float:
     return sum(y) / len(y) * 100  # Python's left-to-right sum, as tidecv
 
 
-def _q_coco(tp: np.ndarray, n_gt: int, rec_thrs: np.ndarray) -> np.ndarray:
-    """pycocotools' interpolated precision at ``rec_thrs`` for one category (COCOeval.accumulate)."""
-    return presorted_lists([tp.shape[0]], tp, [n_gt]).interpolated_precision(rec_thrs, COCO_EPS)[0]
-
-
 class _Oracle:
     """Mean AP of the ranked lists tidecv's ``TIDERun.fix_errors`` builds for a set of fixed errors."""
 
@@ -546,28 +534,20 @@ class _Oracle:
         return sum(aps) / len(aps) if aps else 0.0
 
     def _map_protocol(self, cls: np.ndarray, tp: np.ndarray, n_gt: dict[int, int]) -> float:
-        ids = self.class_ids
+        """The protocol's mAP over the classes of :attr:`class_ids` with ground truth, one ranked list each:
+        pycocotools' (the mean of every class's interpolated precision at the recall levels) or VOCevaldet.m's
+        (rec = tp/npos, prec = tp/(tp+fp), the mean of the classes' APs); −1 without such a class."""
+        present = [c for c in self.class_ids.tolist() if n_gt.get(c, 0)]
+        if not present:
+            return -1.0
+        hits = [tp[cls == c] for c in present]
+        lists = presorted_lists([len(h) for h in hits], np.concatenate(hits), [n_gt[c] for c in present])
         if self.compat != "coco":
-            # VOCevaldet.m: rec = tp/npos, prec = tp/(tp+fp); mAP over the classes with npos > 0
-            aps = []
-            for c in ids.tolist():
-                n = n_gt.get(c, 0)
-                if n == 0:
-                    continue
-                t = tp[cls == c]
-                lists = presorted_lists([t.shape[0]], t, [n])
-                aps.append(
-                    float(lists.average_precision("voc07" if self.compat == "voc07" else "all_points")[0])
-                )
-            return float(np.mean(aps)) if aps else -1.0
-        q = -np.ones((len(self.rec_thrs), len(ids)))
-        for k, c in enumerate(ids.tolist()):
-            n = n_gt.get(c, 0)
-            if n == 0:
-                continue
-            q[:, k] = _q_coco(tp[cls == c], n, self.rec_thrs)
-        s = q[q > -1]
-        return float(np.mean(s)) if s.size else -1.0
+            return float(
+                np.mean(lists.average_precision("voc07" if self.compat == "voc07" else "all_points"))
+            )
+        # (recall levels × classes, read level by level as pycocotools' precision array is)
+        return float(np.mean(lists.interpolated_precision(self.rec_thrs, COCO_EPS).T.reshape(-1)))
 
 
 def tide_errors(

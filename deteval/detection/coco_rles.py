@@ -5,14 +5,14 @@ results) whose masks are converted on demand, as pycocotools' ``annToRLE`` conve
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 from functools import partial
 from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
 
-from deteval.detection.coco_iou import LazyCounts, boundary_iou_blocks
+from deteval.detection.coco_iou import LazyCounts, bbox_iou_blocks, boundary_iou_blocks, segm_iou_blocks
+from deteval.detection.coco_params import CocoParams
 from deteval.errors import InputFormatError
 from deteval.io.coco import (
     MAX_POLYGON_COORD,
@@ -24,8 +24,9 @@ from deteval.io.coco import (
 )
 from deteval.io.rle import check_rles
 from deteval.match.boundary import BOUNDARY_PROFILES, mask_boundaries
+from deteval.match.coco import IouFn
 
-__all__ = ["LAZY", "BoundaryTable", "RleTable", "boundary_measure", "dt_rles", "gt_rles"]
+__all__ = ["LAZY", "BoundaryTable", "RleTable", "dt_rles", "gt_rles", "region_measure"]
 
 #: An :class:`RleTable`'s cache entry for a mask read from a text when it takes part (one shared object).
 LAZY: dict = {"size": None, "counts": None}
@@ -209,16 +210,19 @@ class BoundaryTable:
         return self.cache[i]
 
 
-def boundary_measure(
-    drles: RleTable, grles: RleTable, crowd: np.ndarray, ratio: float, profile: str, iou_thrs: np.ndarray
-) -> Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
-    """The matcher's IoU function (pairs ``di``, ``gi`` in blocks ``bs``, ``bnd``, ``bng``) of boundary IoU
-    between the masks of two tables (:func:`~deteval.detection.coco_iou.boundary_iou_blocks`), each
-    mask's boundary made once; ``iou_thrs``: the matcher's thresholds (pairs below all of them by their mask
-    IoU are left as they are: the matcher drops them)."""
-    db, gb = BoundaryTable(drles, ratio, profile), BoundaryTable(grles, ratio, profile)
-    floor = min(float(np.min(iou_thrs)), 1 - 1e-10)  # (the matcher's lowest threshold, min(t, 1 − 1e−10))
-    return partial(boundary_iou_blocks, drles, grles, db, gb, crowd, floor=floor)
+def region_measure(p: CocoParams, dgeom: Any, ggeom: Any, crowd: np.ndarray) -> IouFn:
+    """The matcher's IoU function (pairs ``di``, ``gi`` in blocks ``bs``, ``bnd``, ``bng``) of ``p.iou_type``
+    bbox (``dgeom``/``ggeom``: the boxes; :func:`~deteval.match.iou.bbox_iou_blocks`), segm or boundary (the
+    masks' :class:`RleTable`; :func:`~deteval.detection.coco_iou.segm_iou_blocks`,
+    :func:`~deteval.detection.coco_iou.boundary_iou_blocks`, each mask's boundary made once; pairs below all
+    of ``p.iou_thrs`` by their mask IoU are left as they are: the matcher drops them)."""
+    if p.iou_type == "bbox":
+        return partial(bbox_iou_blocks, dgeom, ggeom, crowd)
+    if p.iou_type != "boundary":
+        return partial(segm_iou_blocks, dgeom, ggeom, crowd)
+    db, gb = (BoundaryTable(t, p.dilation_ratio, p.boundary_profile) for t in (dgeom, ggeom))
+    floor = min(float(np.min(p.iou_thrs)), 1 - 1e-10)  # (the matcher's lowest threshold, min(t, 1 − 1e−10))
+    return partial(boundary_iou_blocks, dgeom, ggeom, db, gb, crowd, floor=floor)
 
 
 def gt_rles(gt: CocoGroundTruth, keep: np.ndarray) -> RleTable:

@@ -112,9 +112,8 @@ def _argsort_desc(scores: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> n
     ties is sorted by numpy itself, so equal scores land exactly where the reference's call puts them."""
     n = scores.shape[0]
     seg = np.repeat(np.arange(starts.shape[0]), ends - starts)
-    order = np.lexsort(
-        (-np.arange(n), -scores, seg)
-    )  # descending score; ties: later first (a guess, fixed below)
+    # descending score; ties: later first (a guess, fixed below)
+    order = np.lexsort((-np.arange(n), -scores, seg))
     s = scores[order]
     tie = np.zeros(starts.shape[0], dtype=bool)
     if n > 1:
@@ -369,9 +368,8 @@ def _entries(
     e_img = np.concatenate([d_grp[valid] // C, g_ii[g_entry]])
     e_cls = np.concatenate([d_grp[valid] % C, g_cls[g_entry]])
     e_kind = np.concatenate([np.zeros(int(valid.sum()), np.int64), np.ones(g_entry.shape[0], np.int64)])
-    e_pos = np.concatenate(
-        [np.flatnonzero(valid), g_entry]
-    )  # rank order for detections, file order for groups
+    # rank order for detections, file order for groups
+    e_pos = np.concatenate([np.flatnonzero(valid), g_entry])
     e_score = np.concatenate([d_score[valid], best[g_entry]])
     e_tp = np.concatenate([tp[valid].astype(np.float64), np.ones(g_entry.shape[0])])
     o = np.lexsort((e_pos, e_kind, e_img, e_cls))

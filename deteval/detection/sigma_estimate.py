@@ -54,25 +54,11 @@ class KeypointPairs:
     s2: np.ndarray
 
 
-def _greedy_iou_pairs(
-    boxes_a: np.ndarray, boxes_b: np.ndarray, iou: float, same_side: bool
-) -> list[tuple[int, int]]:
-    """Pairs (i, j) of one image and category: with ``same_side``, every i < j whose boxes overlap with IoU ≥
-    ``iou``; otherwise each row of ``boxes_a`` (in order) takes the untaken column of highest IoU ≥ ``iou``
-    (the first on ties)."""
-    m = bb_iou(boxes_a[:, None, :], boxes_b[None, :, :], np.zeros((1, len(boxes_b)), dtype=bool))
-    if same_side:
-        rows, cols = np.nonzero(np.triu(m >= iou, k=1))
-        return list(zip(rows.tolist(), cols.tolist()))
-    out: list[tuple[int, int]] = []
-    taken = np.zeros(len(boxes_b), dtype=bool)
-    for i in range(len(boxes_a)):
-        row = np.where(taken, -1.0, m[i])
-        j = int(row.argmax()) if len(row) else -1
-        if j >= 0 and row[j] >= iou:
-            taken[j] = True
-            out.append((i, j))
-    return out
+def _overlapping_pairs(boxes: np.ndarray, iou: float) -> list[tuple[int, int]]:
+    """Every pair (i, j), i < j, of one image and category whose boxes overlap with IoU ≥ ``iou``."""
+    m = bb_iou(boxes[:, None, :], boxes[None, :, :], np.zeros((1, len(boxes)), dtype=bool))
+    rows, cols = np.nonzero(np.triu(m >= iou, k=1))
+    return list(zip(rows.tolist(), cols.tolist()))
 
 
 def _groups(img: np.ndarray, cat: np.ndarray) -> list[np.ndarray]:
@@ -117,10 +103,7 @@ def pairs_from_repeats(
                 if keys[i] is not None and keys[i] == keys[j]
             ]
         else:
-            pairs += [
-                (int(rows[i]), int(rows[j]))
-                for i, j in _greedy_iou_pairs(gt.bbox[rows], gt.bbox[rows], iou, True)
-            ]
+            pairs += [(int(rows[i]), int(rows[j])) for i, j in _overlapping_pairs(gt.bbox[rows], iou)]
     a = np.array([p[0] for p in pairs], dtype=np.int64)
     b = np.array([p[1] for p in pairs], dtype=np.int64)
     return KeypointPairs(gt.cat[a], kp[a], kp[b], gt.area[a])

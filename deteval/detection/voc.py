@@ -55,7 +55,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -105,8 +105,6 @@ __all__ = [
     "whole_part",
 ]
 
-Metric = Literal["voc07", "voc2010"]
-Profile = Literal["voc_devkit", "py_faster_rcnn"]
 METRICS: tuple[str, ...] = ("voc07", "voc2010")
 PROFILES: tuple[str, ...] = ("voc_devkit", "py_faster_rcnn")
 

@@ -42,11 +42,17 @@ from typing import Any, Literal
 import numpy as np
 
 from deteval.core.levels import COCO_IOU_THRESHOLDS, COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
-from deteval.core.lists import RankedLists, presorted_lists
 from deteval.core.sorting import lex_order
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, rank_positions
 from deteval.errors import ConfigError, ValidationError, first_true
-from deteval.explain.yolo import Explanation, coco_class_table, tied_detections
+from deteval.explain.yolo import (
+    Explanation,
+    class_lists,
+    coco_class_table,
+    residual_steps,
+    tied_detections,
+    walk_step,
+)
 from deteval.io.coco import CocoGroundTruth, CocoResults, load_coco_gt, load_coco_results
 from deteval.match.greedy import greedy_match_pairs
 from deteval.match.iou import bb_iou, xyxy_ioa, xyxy_iou
@@ -300,24 +306,6 @@ def _matched(
     return pos, kept, outcome
 
 
-def _class_lists(
-    data: CrossData,
-    pos: np.ndarray,
-    kept: np.ndarray,
-    outcome: np.ndarray,
-    npos: np.ndarray,
-    classes: np.ndarray,
-) -> RankedLists:
-    """One ranked list per (threshold, class of ``classes``), threshold-major: the class's kept detections in
-    rank order, each list's outcomes read at its threshold (1 relevant, 0 not, −1 ignored)."""
-    mine = kept[np.isin(data.d_cls[kept], classes)]
-    order = mine[lex_order((pos[mine], data.d_cls[mine]))]
-    counts = np.bincount(data.d_cls[order], minlength=data.n_classes)[classes]
-    flat = outcome[:, order].reshape(-1)
-    n_t = outcome.shape[0]
-    return presorted_lists(np.tile(counts, n_t), flat == 1, np.tile(npos[classes], n_t), flat == -1)
-
-
 def _score(data: CrossData, rules: CrossRules, memo: dict[Any, Any] | None = None) -> _Point:
     """One point of the rule space scored; ``memo`` shares the work of points with rules in common."""
     shared: dict[Any, Any] = {} if memo is None else memo
@@ -325,13 +313,16 @@ def _score(data: CrossData, rules: CrossRules, memo: dict[Any, Any] | None = Non
         shared, ("match", replace(rules, ap="coco101")), lambda: _matched(data, rules, shared)
     )
     npos = np.bincount(data.g_cls[~data.g_crowd], minlength=data.n_classes)
+    # the kept detections grouped by class, ranked within it
+    order = kept[lex_order((pos[kept], data.d_cls[kept]))]
+    ranked, cls = outcome[:, order], data.d_cls[order]
     if rules.ap == "coco101":
-        return _coco_ap(data, pos, kept, outcome, npos)
+        return _coco_ap(outcome, ranked, cls, npos)
     aps = np.full((len(THRESHOLDS), data.n_classes), np.nan)
     classes = np.flatnonzero(npos > 0)
     if not classes.size:
         return _Point(None, None, outcome, aps)
-    lists = _class_lists(data, pos, kept, outcome, npos, classes)
+    lists = class_lists(ranked, cls, npos)
     if rules.ap == "voc07":
         ap = lists.average_precision("voc07", levels=VOC_DEVKIT_LEVELS)
     else:
@@ -341,13 +332,11 @@ def _score(data: CrossData, rules: CrossRules, memo: dict[Any, Any] | None = Non
     return _Point(float(np.mean(maps)), maps[0], outcome, aps)
 
 
-def _coco_ap(
-    data: CrossData, pos: np.ndarray, kept: np.ndarray, outcome: np.ndarray, npos: np.ndarray
-) -> _Point:
-    """pycocotools' accumulate on the precision table [T, R, K] (−1 for classes without regular objects), and
-    its summary: −1 where no class has one (pycocotools' "undefined", as ``deteval coco`` prints it)."""
-    order = kept[lex_order((pos[kept], data.d_cls[kept]))]
-    table = coco_class_table(outcome[:, order], data.d_cls[order], npos, RECALL_LEVELS)
+def _coco_ap(outcome: np.ndarray, ranked: np.ndarray, cls: np.ndarray, npos: np.ndarray) -> _Point:
+    """pycocotools' accumulate on the precision table [T, R, K] (−1 for classes without regular objects) of
+    the ``ranked`` outcomes of classes ``cls``, and its summary: −1 where no class has one (pycocotools'
+    "undefined", as ``deteval coco`` prints it)."""
+    table = coco_class_table(ranked, cls, npos, RECALL_LEVELS)
     s, s50 = table[table > -1], table[0][table[0] > -1]
     ap = table.mean(axis=1)
     ap = np.where(ap < 0, np.nan, ap)
@@ -420,42 +409,23 @@ def explain_cross(
         nxt_rules = replace(cur, **{dim: want})
         nxt = _score(data, nxt_rules, memo)
         count, what = _count(dim, data, prev, nxt)
+        rule = f"{_TEXT[dim]}: {getattr(cur, dim)} → {want}"
         steps.append(
-            {
-                "rule": f"{_TEXT[dim]}: {getattr(cur, dim)} → {want}",
-                "delta": {
-                    "mAP50-95": _diff(nxt.map5095, prev.map5095),
-                    "mAP50": _diff(nxt.map50, prev.map50),
-                },
-                "count": count,
-                "what": what,
-            }
+            walk_step(rule, _diff(nxt.map5095, prev.map5095), _diff(nxt.map50, prev.map50), count, what)
         )
         cur, prev = nxt_rules, nxt
-    if ((first.map5095, first.map50), (prev.map5095, prev.map50)) != (a, b):
-        steps.append(
-            {
-                "rule": "residual: the step-wise evaluator differs from a protocol's own at an end",
-                "delta": {
-                    "mAP50-95": _residual(a[0], b[0], first.map5095, prev.map5095),
-                    "mAP50": _residual(a[1], b[1], first.map50, prev.map50),
-                },
-                "count": 0,
-                "what": "(a deteval bug, or an object over pycocotools' 1e10 px² area range)",
-            }
-        )
-    return Explanation(
-        {"profile": profile_from, "mAP50-95": a[0], "mAP50": a[1]},
-        {"profile": profile_to, "mAP50-95": b[0], "mAP50": b[1]},
-        steps,
+    start = {"profile": profile_from, "mAP50-95": a[0], "mAP50": a[1]}
+    end = {"profile": profile_to, "mAP50-95": b[0], "mAP50": b[1]}
+    steps += residual_steps(
+        (first.map5095, first.map50),
+        (prev.map5095, prev.map50),
+        start,
+        end,
+        "protocol",
+        "(a deteval bug, or an object over pycocotools' 1e10 px² area range)",
     )
+    return Explanation(start, end, steps)
 
 
 def _diff(x: float | None, y: float | None) -> float | None:
     return None if x is None or y is None else x - y
-
-
-def _residual(a: float | None, b: float | None, first: float | None, last: float | None) -> float | None:
-    if None in (a, b, first, last):
-        return None
-    return (b - last) + (first - a)  # type: ignore[operator]

@@ -25,7 +25,7 @@ from deteval.core import PY_FASTER_RCNN_LEVELS, VOC_DEVKIT_LEVELS
 from deteval.core.outcomes import TiePolicy
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams
 from deteval.errors import ConfigError
-from deteval.explain.yolo import Explanation
+from deteval.explain.yolo import Explanation, residual_steps, walk_step
 from deteval.run.voc import evaluate_voc
 
 
@@ -98,30 +98,13 @@ def explain_voc(gt: VOCGroundTruth, dets: VOCDetections, profile_from: str, prof
         nxt_rules = replace(cur, **{dim: want})
         nxt = _score(gt, dets, nxt_rules)
         changed = sum(1 for c in nxt[1] if nxt[1][c] != prev[1].get(c))
-        steps.append(
-            {
-                "rule": f"{_TEXT[dim]}: {getattr(cur, dim)} → {want}",
-                "delta": {"mAP50-95": None, "mAP50": nxt[0] - prev[0]},
-                "count": changed,
-                "what": "classes whose AP changed",
-            }
-        )
+        rule = f"{_TEXT[dim]}: {getattr(cur, dim)} → {want}"
+        steps.append(walk_step(rule, None, nxt[0] - prev[0], changed, "classes whose AP changed"))
         cur, prev = nxt_rules, nxt
-    a_map, b_map = float(end_a.summary["map"]), float(end_b.summary["map"])
-    if (first, prev[0]) != (a_map, b_map):
-        steps.append(
-            {
-                "rule": "residual: the step-wise evaluator differs from a profile's own at an end",
-                "delta": {"mAP50-95": None, "mAP50": (b_map - prev[0]) + (first - a_map)},
-                "count": 0,
-                "what": "(a deteval bug if ever non-zero)",
-            }
-        )
-    return Explanation(
-        {"profile": profile_from, "mAP50-95": None, "mAP50": a_map},
-        {"profile": profile_to, "mAP50-95": None, "mAP50": b_map},
-        steps,
-    )
+    start = {"profile": profile_from, "mAP50-95": None, "mAP50": float(end_a.summary["map"])}
+    end = {"profile": profile_to, "mAP50-95": None, "mAP50": float(end_b.summary["map"])}
+    steps += residual_steps((None, first), (None, prev[0]), start, end)
+    return Explanation(start, end, steps)
 
 
 def _profile(name: str) -> str:

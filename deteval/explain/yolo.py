@@ -39,7 +39,7 @@ from typing import Any, Literal
 import numpy as np
 
 from deteval.core.levels import COCO_RECALL_LEVELS
-from deteval.core.lists import COCO_EPS, presorted_lists
+from deteval.core.lists import COCO_EPS, RankedLists, presorted_lists
 from deteval.core.sorting import lex_order
 from deteval.detection.boxes import convert_boxes
 from deteval.detection.supervision_profile import masked_mean
@@ -59,7 +59,7 @@ from deteval.detection.ultralytics import PROFILES as ULTRA
 from deteval.errors import ConfigError
 from deteval.io.yolo import YoloDataset, for_exif_rule
 from deteval.io.yolo_obb import obb_corners
-from deteval.match.greedy import greedy_match, greedy_match_pairs
+from deteval.match.greedy import greedy_match_pairs
 from deteval.match.iou import bb_iou
 from deteval.match.rotated import quad_iou_pairs
 from deteval.run.yolo import canonical_profile, evaluate_yolo
@@ -118,17 +118,6 @@ def _coco_iou(g: np.ndarray, d: np.ndarray) -> np.ndarray:
     )
 
 
-def _match(iou: np.ndarray, gcls: np.ndarray, dcls: np.ndarray, thr: np.ndarray, matcher: str) -> np.ndarray:
-    """Correct-at-threshold matrix (detections × thresholds) of one image under the step's matcher."""
-    if matcher != "coco":
-        return match_image(iou, gcls, dcls, thr, matcher)  # type: ignore[arg-type]
-    # COCOeval's greedy rule within each class (the last ground truth wins an IoU tie); −1 keeps other classes'
-    # labels out of reach. A YOLO dataset has no crowd regions.
-    within = np.where(gcls[:, None] == dcls[None, :], iou, -1.0)
-    outcomes, _ = greedy_match(within, np.zeros(len(gcls), dtype=bool), thr, "coco")
-    return (outcomes == 1).T
-
-
 @dataclass
 class _Matched:
     img: np.ndarray
@@ -165,7 +154,7 @@ def _match_all(
     """The step's matcher on every image at once: the pairs of one image and class (their IoU under the
     step's IoU rule, element-wise), the Ultralytics matchers as columns, COCOeval's walk with
     :func:`greedy_match_pairs` (images as blocks); images where IoU ties decide Ultralytics' ``unique``
-    matcher go through :func:`_match` as one image."""
+    matcher go through :func:`match_image` as one image."""
     keep, capped = _kept(dt, rules)
     thr = IOU_THRESHOLDS_32 if rules.float32 else IOU_THRESHOLDS_64
     g_order = np.argsort(gt.img, kind="stable")
@@ -196,7 +185,7 @@ def _match_all(
                     m = box_iou(gt.xyxy[gi], dt.xyxy[di])
                 else:
                     m = _coco_iou(gt.xyxy[gi], dt.xyxy[di])
-                tp[rows] = _match(m, gt.cls[gi], dt.cls[di], thr, rules.matcher)
+                tp[rows] = match_image(m, gt.cls[gi], dt.cls[di], thr, "unique")
     conf = dt.conf[keep].astype(np.float32) if rules.float32 else dt.conf[keep]
     return _Matched(dt.img[keep], dt.cls[keep], conf, tp, capped, near)
 
@@ -224,20 +213,28 @@ def coco_class_table(
 
     ``outcomes`` is (T, n) for detections grouped by class (``cls``, ascending) and ranked within it: True or
     1 a true positive, False or 0 a false positive, −1 ignored; ``npos`` each of the K classes' object count."""
-    n_t, k = outcomes.shape[0], len(npos)
-    table = -np.ones((n_t, len(levels), k))
+    n_t = outcomes.shape[0]
+    table = -np.ones((n_t, len(levels), len(npos)))
     classes = np.flatnonzero(npos > 0)
     if not classes.size:
         return table
-    cls = np.asarray(cls, dtype=np.int64)
-    mine = np.isin(cls, classes)
-    counts = np.bincount(cls[mine], minlength=k)[classes]
-    flat = np.asarray(outcomes)[:, mine].reshape(-1)
-    ignored = None if flat.dtype == np.bool_ else flat == -1
-    lists = presorted_lists(np.tile(counts, n_t), flat == 1, np.tile(npos[classes], n_t), ignored)
-    precision = lists.interpolated_precision(levels, COCO_EPS)
+    precision = class_lists(outcomes, cls, npos).interpolated_precision(levels, COCO_EPS)
     table[:, :, classes] = precision.reshape(n_t, len(classes), -1).transpose(0, 2, 1)
     return table
+
+
+def class_lists(outcomes: np.ndarray, cls: np.ndarray, npos: np.ndarray) -> RankedLists:
+    """One ranked list per (threshold, class with objects: ``npos > 0``), threshold-major, from the outcomes
+    of :func:`coco_class_table` (detections grouped by class and ranked within it; the other classes' are left
+    out)."""
+    classes = np.flatnonzero(npos > 0)
+    cls = np.asarray(cls, dtype=np.int64)
+    mine = np.isin(cls, classes)
+    counts = np.bincount(cls[mine], minlength=len(npos))[classes]
+    flat = np.asarray(outcomes)[:, mine].reshape(-1)
+    ignored = None if flat.dtype == np.bool_ else flat == -1
+    n_t = outcomes.shape[0]
+    return presorted_lists(np.tile(counts, n_t), flat == 1, np.tile(npos[classes], n_t), ignored)
 
 
 def coco_precision_at_levels(outcomes: np.ndarray, npos: int, levels: np.ndarray) -> np.ndarray:
@@ -425,16 +422,19 @@ def explain(
         if dim != "exif":
             count, what = _count(dim, prev, nxt)
         rule = f"{text[dim]}: {shown(dim, getattr(cur, dim))} → {shown(dim, want)}"
-        steps.append(_step(rule, nxt[0] - prev[0], nxt[1] - prev[1], count, what))
+        steps.append(walk_step(rule, nxt[0] - prev[0], nxt[1] - prev[1], count, what))
         cur, prev = nxt_rules, nxt
     steps += _bookkeeping_steps(ds, preds, gt)
     start, end = _end(profile_from, res_a), _end(profile_to, res_b)
-    steps += _residual(first, (prev[0], prev[1]), start, end)
+    steps += residual_steps(first, (prev[0], prev[1]), start, end)
     return Explanation(start, end, steps)
 
 
-def _step(rule: str, delta_95: float, delta_50: float, count: int, what: str) -> dict[str, Any]:
-    """One step of the walk: the rule changed, its effect on mAP50-95 and mAP50, and what it touched."""
+def walk_step(
+    rule: str, delta_95: float | None, delta_50: float | None, count: int, what: str
+) -> dict[str, Any]:
+    """One step of a walk: the rule changed, its effect on mAP50-95 and mAP50 (None where a number is not
+    defined), and what it touched."""
     return {"rule": rule, "delta": {"mAP50-95": delta_95, "mAP50": delta_50}, "count": count, "what": what}
 
 
@@ -448,7 +448,7 @@ def _bookkeeping_steps(ds: YoloDataset, preds: BoxTable, gt: BoxTable) -> list[d
     and exact duplicate labels (dropped on both sides, as Ultralytics drops them)."""
     only_pred = sorted(set(preds.cls.tolist()) - set(gt.cls.tolist()))
     steps = [
-        _step(
+        walk_step(
             "class set: classes with ≥ 1 label on both sides",
             0.0,
             0.0,
@@ -458,7 +458,7 @@ def _bookkeeping_steps(ds: YoloDataset, preds: BoxTable, gt: BoxTable) -> list[d
     ]
     if ds.duplicates_dropped:
         steps.append(
-            _step(
+            walk_step(
                 "duplicate labels: dropped on both sides (Ultralytics' rule; pycocotools would keep them)",
                 0.0,
                 0.0,
@@ -469,24 +469,20 @@ def _bookkeeping_steps(ds: YoloDataset, preds: BoxTable, gt: BoxTable) -> list[d
     return steps
 
 
-def _residual(
-    first: tuple[float, float], last: tuple[float, float], start: dict[str, Any], end: dict[str, Any]
+def residual_steps(
+    first: tuple[float | None, float | None],
+    last: tuple[float | None, float | None],
+    start: dict[str, Any],
+    end: dict[str, Any],
+    whose: str = "profile",
+    what: str = "(a deteval bug if ever non-zero)",
 ) -> list[dict[str, Any]]:
-    """A residual step where the step-wise evaluator's ends differ from the profiles' own evaluations (none
-    while the two agree, as they must)."""
-    if (first[0], first[1], last[0], last[1]) == (
-        start["mAP50-95"],
-        start["mAP50"],
-        end["mAP50-95"],
-        end["mAP50"],
-    ):
+    """A residual step where the step-wise evaluator's (mAP50-95, mAP50) at the ends, ``first`` and ``last``,
+    differ from the ``whose`` (profile or protocol) own evaluations ``start`` and ``end`` (none while the two
+    agree, as they must); a delta is None where one of its numbers is."""
+    a, b = (start["mAP50-95"], start["mAP50"]), (end["mAP50-95"], end["mAP50"])
+    if (first, last) == (a, b):
         return []
-    return [
-        _step(
-            "residual: the step-wise evaluator differs from a profile's own at an end",
-            (end["mAP50-95"] - last[0]) + (first[0] - start["mAP50-95"]),
-            (end["mAP50"] - last[1]) + (first[1] - start["mAP50"]),
-            0,
-            "(a deteval bug if ever non-zero)",
-        )
-    ]
+    d95, d50 = (None if None in (x, y, f, z) else (y - z) + (f - x) for x, y, f, z in zip(a, b, first, last))
+    rule = f"residual: the step-wise evaluator differs from a {whose}'s own at an end"
+    return [walk_step(rule, d95, d50, 0, what)]

@@ -101,8 +101,13 @@ def _plain_results(records: list, quads: np.ndarray) -> np.ndarray | None:
     ids = np.array([img, cat], dtype=np.float64).reshape(2, -1)
     if ids.size and np.abs(ids).max() >= 2.0**53:
         return None
-    out = np.empty((len(records), 7), dtype=np.float64)
-    out[:, 0], out[:, 6], out[:, 5] = ids[0], ids[1], score
+    return _results_array(ids[0], ids[1], score, quads)
+
+
+def _results_array(img: Any, cat: Any, score: Any, quads: np.ndarray) -> np.ndarray:
+    """pycocotools' N×7 ``[image_id, x, y, w, h, score, category_id]``, the box each quadrilateral's extent."""
+    out = np.empty((quads.shape[0], 7), dtype=np.float64)
+    out[:, 0], out[:, 6], out[:, 5] = img, cat, score
     out[:, 1:5] = quad_extents(quads)
     return out
 
@@ -250,10 +255,7 @@ def _typed(source: Any) -> PlainResults | None:
         return None
     img, cat, score, obb = cols
     quads = obb_quads(obb)
-    array = np.empty((img.shape[0], 7), dtype=np.float64)
-    array[:, 0], array[:, 6], array[:, 5] = img, cat, score
-    array[:, 1:5] = quad_extents(quads)
-    return array, quads
+    return _results_array(img, cat, score, quads), quads
 
 
 def load_obb_results(source: Any, gt: CocoGroundTruth, plain: PlainResults | None = None) -> CocoResults:
@@ -287,18 +289,14 @@ def load_obb_results(source: Any, gt: CocoGroundTruth, plain: PlainResults | Non
     array = _plain_results(records, quads)
     if array is not None:
         return _table(array, quads, gt, file)
-    filled = [{**r, "bbox": b} for r, b in zip(records, quad_extents(quads).tolist())]
-    try:
-        r = load_coco_results(filled, gt, iou_type="bbox")
-    except DetevalError as exc:
-        raise _renamed(exc, file) from None
-    return r.replace(area=quads[:, 8].copy(), obb=quads, source=file)
+    return _table([{**r, "bbox": b} for r, b in zip(records, quad_extents(quads).tolist())], quads, gt, file)
 
 
-def _table(array: np.ndarray, quads: np.ndarray, gt: CocoGroundTruth, file: str) -> CocoResults:
-    """The results of pycocotools' N×7 ``array`` (its ids checked against ``gt``) with their quadrilaterals."""
+def _table(results: Any, quads: np.ndarray, gt: CocoGroundTruth, file: str) -> CocoResults:
+    """The bbox results of pycocotools' N×7 array or of records (their ids checked against ``gt``) with their
+    quadrilaterals."""
     try:
-        r = load_coco_results(array, gt)
+        r = load_coco_results(results, gt)
     except DetevalError as exc:
         raise _renamed(exc, file) from None
     return r.replace(area=quads[:, 8].copy(), obb=quads, source=file)

@@ -66,11 +66,7 @@ def _dict_rows(text: str, file: str, columns: tuple[str, ...], what: str) -> tup
     """The rows after the header as ``{column: field}`` (as ``csv.DictReader``: a short row lacks the last
     columns; blank lines are skipped) and the line each starts on (a quoted newline does not shift it)."""
     rows = csv_rows(text, file)
-    header: list[str] = []
-    for _, fields in rows:
-        if fields:
-            header = fields
-            break
+    header = next((fields for _, fields in rows if fields), [])  # (the rows after it are read below)
     missing = [c for c in columns if c not in header]
     if missing:
         raise InputFormatError(

@@ -54,8 +54,7 @@ class Segments:
 
     def record_name(self, i: int) -> str | int:
         """How error messages name segment ``i`` (``"line 12"`` or the list index)."""
-        rec = int(self.records[i])
-        return f"line {rec}" if self.record_kind == "line" else rec
+        return _record(self.record_kind, int(self.records[i]))
 
     def to_list(self) -> list[list[Any]]:
         """Back to ``[[start, end, label], ...]``."""

@@ -101,18 +101,10 @@ def load_results_files(
     *,
     iou_type: str = "bbox",
     on_error: str = "raise",
-    keep: Any = None,
 ) -> CocoResults:
     """Several result files read as their concatenation, in the given order (the tie order of equal scores).
-
-    ``keep``: optional function from a file's :class:`CocoResults` to the rows to keep, applied to each file
-    as soon as it is read (so only one whole file is in memory at a time). Files of different kinds (bbox
-    and segm results) are refused.
-    """
-    parts = []
-    for src in sources:
-        r = load_coco_results(src, gt, iou_type=iou_type, on_error=on_error)
-        parts.append(r if keep is None else results_rows(r, keep(r)))
+    Files of different kinds (bbox and segm results) are refused."""
+    parts = [load_coco_results(src, gt, iou_type=iou_type, on_error=on_error) for src in sources]
     full = [p for p in parts if len(p)]  # (an empty file says "bbox", whatever the others hold)
     kinds = {p.kind for p in full}
     if len(kinds) > 1 or len({p.keypoints is None for p in full}) > 1:

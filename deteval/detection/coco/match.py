@@ -4,17 +4,16 @@ category) the greedy matching of pycocotools' ``evaluateImg`` at every IoU thres
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import numpy as np
 
 from deteval.core.sorting import sorted_unique
 from deteval.detection.coco.params import check_compat, id_selection
-from deteval.detection.coco_iou import KeypointOks, bbox_iou_blocks, segm_iou_blocks
+from deteval.detection.coco_iou import KeypointOks
 from deteval.detection.coco_obb import obb_measure
 from deteval.detection.coco_params import CocoParams
-from deteval.detection.coco_rles import boundary_measure, dt_rles, gt_rles
+from deteval.detection.coco_rles import dt_rles, gt_rles, region_measure
 from deteval.detection.keypoint_sigmas import category_variances
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.coco import CocoGroundTruth, CocoResults
@@ -212,18 +211,13 @@ def _pair_measure(
         # (np.take: a quarter of the time of res.bbox[dkeep] for rows of 4)
         dbox = res.bbox if isinstance(dsel, slice) else np.take(res.bbox, dsel, axis=0)
         gbox = gt.bbox if isinstance(gsel, slice) else np.take(gt.bbox, gsel, axis=0)
-        return partial(bbox_iou_blocks, dbox, gbox, crowd)
+        return region_measure(params, dbox, gbox, crowd)
     if params.iou_type == "obb":
         return obb_measure(gt, res, gsel, dsel, crowd)
     if params.iou_type == "keypoints":
         return _keypoint_measure(gt, res, params, compat, gsel, dsel, warnings)
     grles = gt_rles(gt, gkeep)
-    drles = dt_rles(res, dkeep, gt)
-    if params.iou_type == "boundary":
-        return boundary_measure(
-            drles, grles, crowd, params.dilation_ratio, params.boundary_profile, params.iou_thrs
-        )
-    return partial(segm_iou_blocks, drles, grles, crowd)
+    return region_measure(params, dt_rles(res, dkeep, gt), grles, crowd)
 
 
 def _keypoint_measure(
@@ -248,16 +242,11 @@ def _keypoint_measure(
         variances = _category_variances(gt, res, params, gsel, dsel)
         if variances is not None:  # (each category's sigmas were checked against the keypoints' count)
             sig = np.ones(gt.keypoints.shape[1] // 3 if len(gt) else res.keypoints.shape[1] // 3)
-        if len(res) and res.keypoints.shape[1] != 3 * sig.shape[0]:
-            raise ValidationError(
-                f"results have {res.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
-                file=res.source,
-            )
-        if len(gt) and gt.keypoints.shape[1] != 3 * sig.shape[0]:
-            raise ValidationError(
-                f"ground truth has {gt.keypoints.shape[1] // 3} keypoints, sigmas {sig.shape[0]}",
-                file=gt.source,
-            )
+        for side, kp, has in ((res, res.keypoints, "results have"), (gt, gt.keypoints, "ground truth has")):
+            if len(side) and kp.shape[1] != 3 * sig.shape[0]:
+                raise ValidationError(
+                    f"{has} {kp.shape[1] // 3} keypoints, sigmas {sig.shape[0]}", file=side.source
+                )
         per_gt = None if variances is None else (variances, gt.cat[gsel])
         oks = KeypointOks(
             res.keypoints, gt.keypoints[gsel], gt.bbox[gsel], gt.area[gsel], sig, d_rows, per_gt

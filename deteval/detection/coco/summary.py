@@ -147,18 +147,8 @@ def summary_specs(p: CocoParams, compat: str) -> list[SummarySpec]:
     last = stat_maxdet(p, compat, "last")
     if p.iou_type == "keypoints":
         md = stat_maxdet(p, compat, "ap")
-        return [
-            (True, None, "all", md),
-            (True, 0.5, "all", md),
-            (True, 0.75, "all", md),
-            (True, None, "medium", md),
-            (True, None, "large", md),
-            (False, None, "all", md),
-            (False, 0.5, "all", md),
-            (False, 0.75, "all", md),
-            (False, None, "medium", md),
-            (False, None, "large", md),
-        ]
+        slices = ((None, "all"), (0.5, "all"), (0.75, "all"), (None, "medium"), (None, "large"))
+        return [(ap, iou_thr, area, md) for ap in (True, False) for iou_thr, area in slices]
     return [
         (True, None, "all", stat_maxdet(p, compat, "ap")),
         (True, 0.5, "all", last),
@@ -208,8 +198,7 @@ def summarize(
         else:
             assert precision is not None and recall is not None
             value = summarize_value(precision, recall, p, ap, iou_thr, area, max_det)
-        title = "Average Precision" if ap else "Average Recall"
-        kind = "(AP)" if ap else "(AR)"
+        title, kind = ("Average Precision", "(AP)") if ap else ("Average Recall", "(AR)")
         iou = f"{p.iou_thrs[0]:0.2f}:{p.iou_thrs[-1]:0.2f}" if iou_thr is None else f"{iou_thr:0.2f}"
         lines.append(fmt.format(title, kind, iou, area, -1 if max_det is None else max_det, value))
         stats.append(value)

@@ -5,18 +5,16 @@ ignored."""
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import numpy as np
 
 from deteval.core.sorting import distinct, distinct_counts, member_of, stable_order
-from deteval.detection.coco_iou import bbox_iou_pairs, segm_iou_blocks
 from deteval.detection.coco_params import CocoParams
-from deteval.detection.coco_rles import boundary_measure, dt_rles, gt_rles
+from deteval.detection.coco_rles import dt_rles, gt_rles, region_measure
 from deteval.io.coco import CocoGroundTruth, CocoResults
 from deteval.io.lvis import LvisGroundTruth
-from deteval.match.coco import IouFn, MatchTable, match_groups, merge_tables
+from deteval.match.coco import MatchTable, match_groups, merge_tables
 
 __all__ = [
     "SHARD_DETECTIONS",
@@ -30,22 +28,6 @@ __all__ = [
 
 #: Detections per matching part (parts are whole images; bounded memory, same result).
 SHARD_DETECTIONS = 400_000
-
-
-def _iou_fn(p: CocoParams, dgeom: Any, ggeom: Any, crowd: np.ndarray) -> IouFn:
-    """IoU of (detection, ground truth) pairs of one shard, as ``mask_utils.iou`` with iscrowd all 0;
-    ``dgeom``/``ggeom``: the shard's boxes (bbox) or RLE tables (segm, boundary)."""
-    if p.iou_type == "bbox":
-
-        def bbox_fn(
-            di: np.ndarray, gi: np.ndarray, bs: np.ndarray, bnd: np.ndarray, bng: np.ndarray
-        ) -> np.ndarray:
-            return bbox_iou_pairs(dgeom, ggeom, crowd, di, gi)
-
-        return bbox_fn
-    if p.iou_type == "boundary":
-        return boundary_measure(dgeom, ggeom, crowd, p.dilation_ratio, p.boundary_profile, p.iou_thrs)
-    return partial(segm_iou_blocks, dgeom, ggeom, crowd)
 
 
 def match_lvis_shard(
@@ -72,7 +54,7 @@ def match_lvis_shard(
         g_area=gd["area"],
         g_crowd=crowd,
         g_ignore=gd["ignore"],
-        iou_fn=_iou_fn(p, d["geom"], gd["geom"], crowd),
+        iou_fn=region_measure(p, d["geom"], gd["geom"], crowd),
     )
 
 
