@@ -36,10 +36,6 @@ def _key_bytes(value: object, what: str, source: str, record: str) -> bytes:
     return b
 
 
-def _as_s(values: list[bytes]) -> np.ndarray:
-    return np.array(values, dtype="S") if values else np.zeros(0, dtype="S1")
-
-
 def _as_column(values: list[bytes]) -> tuple[np.ndarray, dict[int, bytes]]:
     """Docnos as an ``S`` column of :func:`column_width`, and the longer ones whole by row."""
     if not values:
@@ -72,7 +68,8 @@ def _entries(
             topics.append(q)
     docno, long = _as_column(docs)
     line = np.arange(len(values), dtype=np.int64)
-    columns = {"topic": _as_s(topics), "docno": docno, "docno_long": long, "line": line}
+    topic = np.array(topics, dtype="S") if topics else np.zeros(0, dtype="S1")
+    columns = {"topic": topic, "docno": docno, "docno_long": long, "line": line}
     return {**columns, "source": source, "record_kind": "entry"}, values
 
 
