@@ -159,7 +159,9 @@ def test_streamed_blocks_read_like_the_whole_file(tmp_path, monkeypatch, block):
             rows.append("  # comment\n")
     rp = tmp_path / "run.txt"
     rp.write_bytes(b"\xef\xbb\xbf" + "".join(rows).encode() + b"\n\n")
-    whole = trec_io._read(rp, "raise", True, trec_blocks.RUN_COMMENT, trec_io._run_from_bytes)  # one piece
+    whole = trec_io._read(
+        rp, "raise", True, trec_blocks.RUN_COMMENT, trec_io._run_table, stream=False
+    )  # one piece
     monkeypatch.setattr(trec_blocks, "BLOCK", block)
     # comment lines are data (with the wrong field count) unless comments=True
     with pytest.raises(DetevalError, match="line 9: expected 6 fields"):
@@ -194,7 +196,8 @@ def test_growing_lines_and_a_pipe_refused_unopened(tmp_path, monkeypatch):
     text = "".join(f"q{i % 97} Q0 D{'x' * (i // 500)}{i} {i} {1.0 / (i + 1)!r} tag\n" for i in range(5000))
     (tmp_path / "run.txt").write_text(text)
     assert (
-        _fields(load_run(tmp_path / "run.txt"))[0] == _fields(trec_io._run_from_bytes(text.encode(), "x"))[0]
+        _fields(load_run(tmp_path / "run.txt"))[0]
+        == _fields(trec_io._run_table(trec_blocks.ByteBlocks(text.encode()), "x"))[0]
     )
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -223,7 +226,7 @@ def test_streamed_fault_then_nul_found_in_blocks(tmp_path, monkeypatch, block):
         p.write_bytes((b"\xef\xbb\xbf" if rng.random() < 0.2 else b"") + text)
         with pytest.raises(DetevalError) as whole:
             trec_blocks.read_bytes(p)
-            trec_io._run_from_bytes(trec_blocks.read_bytes(p), p)
+            trec_io._run_table(trec_blocks.ByteBlocks(trec_blocks.read_bytes(p)), p)
         read = Path.read_bytes
         monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("the whole file read"))
         with pytest.raises(DetevalError) as streamed:

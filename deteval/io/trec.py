@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from os import PathLike
 from typing import Any
 
@@ -33,13 +33,12 @@ from deteval.io.skipping import check_on_error, load_skipping
 from deteval.io.trec_blocks import (
     QRELS_COMMENT,
     RUN_COMMENT,
+    ByteBlocks,
     FileBlocks,
     blank_warning,
-    last_tag,
     read_bytes,
     read_table,
     refuse_nul,
-    split_lines,
     without_comments,
 )
 from deteval.io.trec_memory import qrels_from_dict, qrels_from_lists, run_from_dict, run_from_lists
@@ -60,19 +59,25 @@ __all__ = [
 ]
 
 
+_Blocks = ByteBlocks | FileBlocks
+_Reader = Callable[[_Blocks, str | PathLike[str]], Any]
+
+
 def _read(
     path: str | PathLike[str],
     on_error: str,
     comments: bool,
     pattern: re.Pattern[bytes],
-    parse: Callable[[bytes, str | PathLike[str]], Any],
-    stream: Callable[[FileBlocks, str | PathLike[str]], Any] | None = None,
+    table: _Reader,
+    stream: bool = True,
 ) -> Any:
+    """``table`` of the file's text: read in blocks as they are needed (``stream``) or, to skip bad lines
+    (``on_error="skip"``) or to be read twice, whole."""
     check_on_error(on_error)
-    if stream is not None and on_error == "raise":
+    if stream and on_error == "raise":
         blocks = FileBlocks(path, pattern if comments else None)
         try:
-            out = stream(blocks, path)
+            out = table(blocks, path)
         except DetevalError:
             refuse_nul(path)  # a NUL byte anywhere is named first, as when the whole file is checked up front
             raise
@@ -82,7 +87,7 @@ def _read(
         n_comments = 0
         if comments:
             data, n_comments = without_comments(data, pattern)
-        out = _skipping(data, path, parse) if on_error == "skip" else parse(data, path)
+        out = _skipping(data, path, table) if on_error == "skip" else table(ByteBlocks(data), path)
     if n_comments:  # blanked comment lines are not blank lines of the file
         out.blank_lines -= n_comments
         out.warnings = [w for w in out.warnings if not w.endswith("blank line(s) skipped")]
@@ -122,20 +127,18 @@ def load_qrels(
         One row per judgement, in file order.
     """
     if judgment_groups:
-        return _read(path, on_error, comments, QRELS_COMMENT, _qrels_jg_from_bytes)
-    return _read(
-        path, on_error, comments, QRELS_COMMENT, _qrels_from_bytes, lambda b, p: _qrels_table(b, p, b.size)
-    )
+        return _read(path, on_error, comments, QRELS_COMMENT, _qrels_jg_table, stream=False)
+    return _read(path, on_error, comments, QRELS_COMMENT, _qrels_table)
 
 
 _LINE = re.compile(r"^line (\d+)$")
 
 
-def _skipping(data: bytes, path: str | PathLike[str], parse: Callable) -> Any:
-    """``parse(data, path)`` without the bad lines (see :mod:`deteval.io.skipping`); line numbers in the
+def _skipping(data: bytes, path: str | PathLike[str], table: _Reader) -> Any:
+    """``table`` of ``data`` without the bad lines (see :mod:`deteval.io.skipping`); line numbers in the
     result and in the warnings are those of the file."""
     try:
-        out = parse(data, path)
+        out = table(ByteBlocks(data), path)
         out.skipped = 0
         return out
     except DetevalError as exc:
@@ -148,7 +151,7 @@ def _skipping(data: bytes, path: str | PathLike[str], parse: Callable) -> Any:
     nonblank = np.array([i for i, t in enumerate(pieces) if t.strip()], dtype=np.int64)
 
     def load(idx: np.ndarray) -> Any:
-        return parse(b"".join(pieces[i] + b"\n" for i in nonblank[idx].tolist()), path)
+        return table(ByteBlocks(b"".join(pieces[i] + b"\n" for i in nonblank[idx].tolist())), path)
 
     def local(exc: DetevalError) -> int | None:
         m = _LINE.match(exc.record) if isinstance(exc.record, str) else None
@@ -164,8 +167,8 @@ def _skipping(data: bytes, path: str | PathLike[str], parse: Callable) -> Any:
     return out
 
 
-def _qrels_jg_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
-    (group,), longs, _, _ = read_table(split_lines(data), path, 4, (1,), "qid iter docno rel", size=len(data))
+def _qrels_jg_table(blocks: _Blocks, path: str | PathLike[str]) -> Qrels:
+    (group,), longs, _, _ = read_table(blocks, path, 4, (1,), "qid iter docno rel", size=blocks.size)
     if longs[0]:
         row = min(longs[0])
         raise InputFormatError(
@@ -173,20 +176,14 @@ def _qrels_jg_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
             file=str(path),
             record=f"row {row + 1}",
         )
-    out = _qrels_from_bytes(data, path)
+    out = _qrels_table(blocks, path)
     out.group = group
     return out
 
 
-def _qrels_from_bytes(data: bytes, path: str | PathLike[str]) -> Qrels:
-    return _qrels_table(split_lines(data), path, len(data))
-
-
-def _qrels_table(
-    blocks: Iterable[tuple[int, bytes | memoryview]], path: str | PathLike[str], size: int
-) -> Qrels:
+def _qrels_table(blocks: _Blocks, path: str | PathLike[str]) -> Qrels:
     (topic, docno, rel_text), longs, lines, n_blank = read_table(
-        blocks, path, 4, (0, 2, 3), "qid iter docno rel", size=size
+        blocks, path, 4, (0, 2, 3), "qid iter docno rel", size=blocks.size
     )
     rel = with_long(
         rel_text,
@@ -224,26 +221,10 @@ def load_run(path: str | PathLike[str], *, on_error: str = "raise", comments: bo
     Run
         One row per retrieved document, in file order; ``tag`` is the last line's run tag.
     """
-    return _read(
-        path,
-        on_error,
-        comments,
-        RUN_COMMENT,
-        _run_from_bytes,
-        lambda b, p: _run_table(b, p, lambda: b.tag, b.size),
-    )
+    return _read(path, on_error, comments, RUN_COMMENT, _run_table)
 
 
-def _run_from_bytes(data: bytes, path: str | PathLike[str]) -> Run:
-    return _run_table(split_lines(data), path, lambda: last_tag(data), len(data))
-
-
-def _run_table(
-    blocks: Iterable[tuple[int, bytes | memoryview]],
-    path: str | PathLike[str],
-    tag: Callable[[], str],
-    size: int,
-) -> Run:
+def _run_table(blocks: _Blocks, path: str | PathLike[str]) -> Run:
     def scores(
         fields: list[np.ndarray], longs: list[dict[int, bytes]], lines: np.ndarray
     ) -> list[np.ndarray]:
@@ -251,7 +232,7 @@ def _run_table(
         return [fields[0], fields[1], with_long(fields[2], longs[2], lines, parse)]
 
     (topic, docno, score), longs, lines, n_blank = read_table(
-        blocks, path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores, more=True, size=size
+        blocks, path, 6, (0, 2, 4), "qid Q0 docno rank score tag", convert=scores, more=True, size=blocks.size
     )
     score = score.astype(np.float64, copy=False)  # an empty file gives an empty "S1" column
     if (i := first_true(~np.isfinite(score))) >= 0:
@@ -263,7 +244,7 @@ def _run_table(
         docno=docno,
         score=score,
         line=lines,
-        tag=tag(),
+        tag=blocks.tag,
         source=str(path),
         docno_long=longs[1],
         blank_lines=n_blank,

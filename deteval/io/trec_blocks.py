@@ -1,6 +1,6 @@
-"""Reading a TREC file's text: whole (:func:`read_bytes`) or in blocks of whole lines read as they are
-needed (:class:`FileBlocks`, :func:`split_lines`), trec_eval 10.0's comment lines, and the table built from
-the blocks' fields by a few threads (:func:`read_table`)."""
+"""Reading a TREC file's text in blocks of whole lines: read whole (:func:`read_bytes`, cut by
+:class:`ByteBlocks`) or read as they are needed (:class:`FileBlocks`), trec_eval 10.0's comment lines, and
+the table built from the blocks' fields by a few threads (:func:`read_table`)."""
 
 from __future__ import annotations
 
@@ -22,19 +22,31 @@ from deteval.io.trec_tokens import Tokens, tokenise
 BLOCK = 1 << 21  # 2 MiB of text per block bounds the temporaries (a few blocks are in flight)
 
 
-def split_lines(data: bytes) -> Iterable[tuple[int, memoryview]]:
-    """Blocks of whole lines (about ``BLOCK`` bytes each, zero-copy views) with the 0-based number of
-    their first line."""
-    pos, line0, n = 0, 0, len(data)
-    view = memoryview(data)
-    while pos < n:
-        stop = min(pos + BLOCK, n)
-        if stop < n:
-            nl = data.find(b"\n", stop)
-            stop = n if nl < 0 else nl + 1
-        yield line0, view[pos:stop]
-        line0 += data.count(b"\n", pos, stop)
-        pos = stop
+class ByteBlocks:
+    """A text in memory read as :class:`FileBlocks` reads a file: blocks of whole lines (about ``BLOCK``
+    bytes each, zero-copy views) with the 0-based number of their first line; ``size`` and ``tag`` as
+    there."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.size = len(data)
+
+    @property
+    def tag(self) -> str:
+        return last_tag(self.data)
+
+    def __iter__(self) -> Iterator[tuple[int, memoryview]]:
+        data = self.data
+        pos, line0, n = 0, 0, len(data)
+        view = memoryview(data)
+        while pos < n:
+            stop = min(pos + BLOCK, n)
+            if stop < n:
+                nl = data.find(b"\n", stop)
+                stop = n if nl < 0 else nl + 1
+            yield line0, view[pos:stop]
+            line0 += data.count(b"\n", pos, stop)
+            pos = stop
 
 
 def nul_error(path: str | PathLike[str], line: int) -> InputFormatError:

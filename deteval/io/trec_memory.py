@@ -36,10 +36,6 @@ def _key_bytes(value: object, what: str, source: str, record: str) -> bytes:
     return b
 
 
-def _as_s(values: list[bytes]) -> np.ndarray:
-    return np.array(values, dtype="S") if values else np.zeros(0, dtype="S1")
-
-
 def _as_column(values: list[bytes]) -> tuple[np.ndarray, dict[int, bytes]]:
     """Docnos as an ``S`` column of :func:`column_width`, and the longer ones whole by row."""
     if not values:
@@ -52,9 +48,10 @@ def _as_column(values: list[bytes]) -> tuple[np.ndarray, dict[int, bytes]]:
 
 def _entries(
     d: object, source: str, outer: str, inner: str, value: Callable[[Any, str], Any]
-) -> tuple[np.ndarray, np.ndarray, dict[int, bytes], list[Any]]:
-    """The topic, docno and ``value(v, record)`` of every entry of ``{qid: {docno: v}}``, in dict order;
-    ``outer`` and ``inner`` are the messages for a ``d`` or a topic that is not a dict."""
+) -> tuple[dict[str, Any], list[Any]]:
+    """The columns every table has (topic, docno, entry index, source) of the entries of
+    ``{qid: {docno: v}}``, in dict order, and their ``value(v, record)``; ``outer`` and ``inner`` are the
+    messages for a ``d`` or a topic that is not a dict."""
     if not isinstance(d, Mapping):
         raise InputFormatError(outer, file=source)
     topics: list[bytes] = []
@@ -70,7 +67,10 @@ def _entries(
             values.append(value(v, rec))
             topics.append(q)
     docno, long = _as_column(docs)
-    return _as_s(topics), docno, long, values
+    line = np.arange(len(values), dtype=np.int64)
+    topic = np.array(topics, dtype="S") if topics else np.zeros(0, dtype="S1")
+    columns = {"topic": topic, "docno": docno, "docno_long": long, "line": line}
+    return {**columns, "source": source, "record_kind": "entry"}, values
 
 
 def qrels_from_dict(
@@ -88,22 +88,14 @@ def qrels_from_dict(
             raise ValidationError(f"relevance {rel!r} is out of range", file=source, record=rec)
         return int(rel)
 
-    topic, docno, long, rels = _entries(
+    columns, rels = _entries(
         qrels,
         source,
         "qrels must be a dict qid -> {docno: rel}",
         "judgements must be a dict docno -> rel",
         relevance,
     )
-    return Qrels(
-        topic=topic,
-        docno=docno,
-        docno_long=long,
-        rel=np.array(rels, dtype=np.int64),
-        line=np.arange(len(rels), dtype=np.int64),
-        source=source,
-        record_kind="entry",
-    )
+    return Qrels(**columns, rel=np.array(rels, dtype=np.int64))
 
 
 def run_from_dict(
@@ -124,23 +116,14 @@ def run_from_dict(
             raise ValidationError(f"score {s!r} is not finite", file=source, record=rec)
         return s
 
-    topic, docno, long, scores = _entries(
+    columns, scores = _entries(
         run,
         source,
         "run must be a dict qid -> {docno: score}",
         "a run topic must be a dict docno -> score",
         finite,
     )
-    return Run(
-        topic=topic,
-        docno=docno,
-        docno_long=long,
-        score=np.array(scores, dtype=np.float64),
-        line=np.arange(len(scores), dtype=np.int64),
-        tag=tag,
-        source=source,
-        record_kind="entry",
-    )
+    return Run(**columns, score=np.array(scores, dtype=np.float64), tag=tag)
 
 
 def run_from_lists(
@@ -154,11 +137,8 @@ def run_from_lists(
     The list order is the ranking: scores are ``n, n-1, ..., 1`` so that no tie rule can reorder them.
     Topic names default to ``"0"``, ``"1"``, ...
     """
-    if topics is not None and len(topics) != len(results):
-        raise ValidationError(f"{len(topics)} topic names for {len(results)} ranked lists", file=source)
     d: dict[object, dict[object, float]] = {}
-    for i, ranked in enumerate(results):
-        name = topics[i] if topics is not None else str(i)
+    for i, (name, ranked) in enumerate(_named(results, topics, source, "ranked lists")):
         items = list(ranked)
         scores: dict[object, float] = {}
         for r, doc in enumerate(items):
@@ -181,12 +161,17 @@ def qrels_from_lists(
     source: str = "<in-memory qrels>",
 ) -> Qrels:
     """Binary qrels from lists of relevant documents (seed 003's ``ground_truth``); each gets relevance 1."""
-    if topics is not None and len(topics) != len(ground_truth):
-        raise ValidationError(
-            f"{len(topics)} topic names for {len(ground_truth)} ground-truth lists", file=source
-        )
-    d: dict[object, dict[object, int]] = {}
-    for i, rel_docs in enumerate(ground_truth):
-        name = topics[i] if topics is not None else str(i)
-        d[name] = {(doc.item() if isinstance(doc, np.generic) else doc): 1 for doc in rel_docs}
+    d = {
+        name: {(doc.item() if isinstance(doc, np.generic) else doc): 1 for doc in rel_docs}
+        for name, rel_docs in _named(ground_truth, topics, source, "ground-truth lists")
+    }
     return qrels_from_dict(d, source=source)
+
+
+def _named(
+    lists: Sequence[Sequence[object]], topics: Sequence[object] | None, source: str, what: str
+) -> list[tuple[object, Sequence[object]]]:
+    """Each list with its topic name (``topics[i]``, or ``"i"`` without names)."""
+    if topics is not None and len(topics) != len(lists):
+        raise ValidationError(f"{len(topics)} topic names for {len(lists)} {what}", file=source)
+    return [(topics[i] if topics is not None else str(i), items) for i, items in enumerate(lists)]

@@ -50,15 +50,17 @@ def _gather_field(
 
 
 def _gather_fields(
-    padded: np.ndarray,
+    buf: np.ndarray,
     starts: np.ndarray,
     ends: np.ndarray,
     keep: Sequence[int],
     path: str,
     line_of: Callable[[int], int],
 ) -> tuple[list[dict[int, bytes]], list[np.ndarray]]:
-    """The kept fields (see :func:`tokenise`). Field 0, the topic id, is never cut: it must be at most
-    ``MAX_TOPIC_BYTES`` long; every other field's width follows :func:`column_width`."""
+    """The kept fields (see :func:`tokenise`) of the block ``buf``. Field 0, the topic id, is never cut: it
+    must be at most ``MAX_TOPIC_BYTES`` long; every other field's width follows :func:`column_width`."""
+    widest = int(max((ends[:, j] - starts[:, j]).max(initial=0) for j in keep))
+    padded = np.concatenate((buf, np.zeros(widest + 1, dtype=np.uint8)))
     longs: list[dict[int, bytes]] = [{} for _ in keep]
     fields = []
     for i, j in enumerate(keep):
@@ -131,10 +133,8 @@ def tokenise(
     else:
         starts = starts.reshape(-1, n_fields)
         ends = ends.reshape(-1, n_fields)
-    widest = int(max((ends[:, j] - starts[:, j]).max(initial=0) for j in keep))
-    padded = np.concatenate((buf, np.zeros(widest + 1, dtype=np.uint8)))
     longs, fields = _gather_fields(
-        padded, starts, ends, keep, path, lambda r: int(np.flatnonzero(filled)[r]) + line0 + 1
+        buf, starts, ends, keep, path, lambda r: int(np.flatnonzero(filled)[r]) + line0 + 1
     )
     line_numbers = np.flatnonzero(filled).astype(np.int64) + (line0 + 1)
     return fields, longs, line_numbers, n_blank
@@ -165,11 +165,7 @@ def _tokenise_simple(
     # two adjacent separators (in any field, also one not kept: "... 24.17 \n" has no tag): not this layout
     if (ends <= starts).any():
         return None
-    lengths = [ends[:, j] - starts[:, j] for j in keep]
-    widest = int(max(ln.max() for ln in lengths))
-    padded = np.concatenate((buf, np.zeros(widest + 1, dtype=np.uint8)))
-    del lengths  # before the gather: the blocks are tokenised in parallel, peaks add up
-    longs, fields = _gather_fields(padded, starts, ends, keep, path, lambda r: line0 + 1 + r)
+    longs, fields = _gather_fields(buf, starts, ends, keep, path, lambda r: line0 + 1 + r)
     return fields, longs, np.arange(line0 + 1, line0 + 1 + ends.shape[0], dtype=np.int64), 0
 
 

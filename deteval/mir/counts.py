@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from deteval.core import precision_recall_f
@@ -25,14 +25,8 @@ class PRFCounts:
     warnings: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "precision": self.precision,
-            "recall": self.recall,
-            "f": self.f,
-            "tp": self.tp,
-            "fp": self.fp,
-            "fn": self.fn,
-        }
+        """Every field but ``warnings`` (a subclass's fields included), in field order."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "warnings"}
 
 
 def prf_counts(tp: int, fp: int, fn: int, *, beta: float = 1.0, warnings: tuple[str, ...] = ()) -> PRFCounts:

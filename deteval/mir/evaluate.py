@@ -18,10 +18,6 @@ from deteval.tables.segments import Segments
 DEFAULT_TAUS: tuple[str, ...] = ("0.5", "3.0")
 
 
-def _tau_key(tau: float | str) -> str:
-    return tau.strip() if isinstance(tau, str) else str(tau)
-
-
 def boundary_heading(rule: str, trim: bool, adjust: bool) -> str:
     """The heading of the boundary table in the plain-text rendering (rule and options)."""
     return (
@@ -105,7 +101,7 @@ def _tolerances(taus: Sequence[float | str]) -> tuple[list[str], list[float]]:
     not a number is refused."""
     if not taus:
         raise ConfigError("give at least one boundary tolerance")
-    keys = [_tau_key(t) for t in taus]
+    keys = [t.strip() if isinstance(t, str) else str(t) for t in taus]
     dup = sorted({k for k in keys if keys.count(k) > 1})
     if dup:
         raise ConfigError(f"tolerance given twice: {', '.join(dup)}")

@@ -61,9 +61,6 @@ class PairwiseResult(PRFCounts):
 
     n_frames: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "n_frames": self.n_frames}
-
 
 def _label_text(x: Any) -> str:
     if type(x) is str:
@@ -261,10 +258,7 @@ def pairwise_prf(
     est_codes, est_gaps = sample_segments(est, times, case_sensitive=case_sensitive)
     warnings: list[str] = []
     if n < 2:  # no pair m < n: the counts are all 0, and so P, R and F by the zero-division convention
-        if rate is not None:
-            sampling = f"{rate:g} frames/s"
-        else:
-            sampling = "frame indices" if size is None else f"one frame every {size:g} s"
+        sampling = f"{rate:g} frames/s" if rate is not None else f"one frame every {size:g} s"
         warnings.append(
             f"pairwise: the reference ends at {ref.duration:g} {unit}, which gives {n} frame(s) at {sampling}: "
             "no pair of frames to compare, so pairwise precision, recall and F are 0 by convention, not "

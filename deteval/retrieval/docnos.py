@@ -8,6 +8,7 @@ docno costs 20 KB, not 20 KB per row. Without long docnos each is the plain nump
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 
 import numpy as np
@@ -54,13 +55,7 @@ def codes(docno: np.ndarray, long: dict[int, bytes], rows: np.ndarray) -> np.nda
     pos = np.empty(m, dtype=np.int64)
     same = np.zeros(m, dtype=bool)
     for j, x in enumerate(long_u):
-        lo, hi = 0, short_u.shape[0]
-        while lo < hi:  # first short docno >= x
-            mid = (lo + hi) // 2
-            if bytes(short_u[mid]) < x:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = bisect.bisect_left(short_u, x)  # the first short docno >= x (np.bytes_ compares as bytes)
         pos[j] = lo
         same[j] = lo < short_u.shape[0] and bytes(short_u[lo]) == x
     # merge keys: short docno k -> (k, m); long docno j -> (pos, m) if equal to that short one, else (pos, j)

@@ -16,6 +16,7 @@ from deteval.io.trec_tables import Qrels, Run
 from deteval.retrieval import measures as M
 from deteval.retrieval import measures_extra as X
 from deteval.retrieval.prepare import RankedTopics
+from deteval.retrieval.trec_measures import param_name
 
 # a tab cannot occur in an id (ids are whitespace-separated), so the split is unambiguous, and it sorts
 # before every printable byte: the groups of a topic stay together (a NUL would be lost: "S" arrays drop
@@ -77,11 +78,8 @@ def compute_jg(rt: RankedTopics, requested: list, index: np.ndarray, counts: np.
             out["num_q"] = (np.ones(counts.shape[0]), fam.agg)
         elif fam.name == "map_avgjg":
             out[fam.name] = (average_groups(M.average_precision(c), index, counts), fam.agg)
-        elif fam.name == "P_avgjg":
-            for k in params:
-                out[f"P_avgjg_{int(k)}"] = (average_groups(M.precision_at(c, int(k)), index, counts), fam.agg)
-        elif fam.name == "Rprec_mult_avgjg":
-            for x in params:
-                vals = average_groups(X.rprec_mult(c, float(x)), index, counts)
-                out[f"Rprec_mult_avgjg_{float(x):.2f}"] = (vals, fam.agg)
+        elif fam.name in ("P_avgjg", "Rprec_mult_avgjg"):
+            for p in params:
+                vals = M.precision_at(c, int(p)) if fam.name == "P_avgjg" else X.rprec_mult(c, float(p))
+                out[param_name(fam, p)] = (average_groups(vals, index, counts), fam.agg)
     return out

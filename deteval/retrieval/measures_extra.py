@@ -139,10 +139,11 @@ def _ndcg_walk(rels: list[int], levels: list[tuple[int, float, int]]) -> tuple[f
     gain = _gain_of(levels)
     ideal = _Ideal(levels)
     results_dcg = ideal_dcg = total = 0.0
-    n_rel = n_rel_ret = 0
-    for i, rel in enumerate(rels):
-        walking = ideal.gain > 0.0  # the ideal ranking is walked alongside while it has gain left
-        g = gain(rel)
+    n_rel = n_rel_ret = i = 0
+    # the results, then the rest of the ideal ranking: it is walked alongside while it has gain left
+    while i < len(rels) or ideal.gain > 0.0:
+        walking = ideal.gain > 0.0
+        g = gain(rels[i]) if i < len(rels) else 0.0
         if g != 0:
             results_dcg += g / math.log2(i + 2)
         if walking:
@@ -153,12 +154,6 @@ def _ndcg_walk(rels: list[int], levels: list[tuple[int, float, int]]) -> tuple[f
         if g > 0:
             total += _cdiv(results_dcg, ideal_dcg)
             n_rel_ret += 1
-    i = len(rels)
-    while ideal.gain > 0.0:
-        ig = ideal.step()
-        if ig > 0.0:
-            n_rel += 1
-            ideal_dcg += ig / math.log2(i + 2)
         i += 1
     total += _cdiv((n_rel - n_rel_ret) * results_dcg, ideal_dcg)
     return (total / n_rel if total > 0.0 else 0.0), results_dcg, ideal_dcg
@@ -211,29 +206,19 @@ def _g_one(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
     ideal = _Ideal(levels)
     results_g = sum_results = sum_ideal = sum_cost = 0.0
     min_cost = 1.0
-    i = 0
-    while i < len(rels) and ideal.gain > 0.0:
-        g = gain(rels[i])
+    for rel in rels:
+        g = gain(rel)
         sum_results += g
-        ig = ideal.step()
+        ig = ideal.step() if ideal.gain > 0.0 else 0.0  # past the ideal ranking every rank costs min_cost
         if ig > 0.0:
             sum_ideal += ig
         sum_cost += ig if ig >= min_cost else min_cost
         if g != 0:
             results_g += g / math.log2(2 + sum_cost - sum_results)
-        i += 1
-    while i < len(rels):
-        g = gain(rels[i])
-        sum_results += g
-        sum_cost += min_cost
-        if g != 0:
-            results_g += g / math.log2(2 + sum_cost - sum_results)
-        i += 1
     while ideal.gain > 0.0:
         ig = ideal.step()
         if ig > 0.0:
             sum_ideal += ig
-        i += 1
     return results_g / sum_ideal if sum_ideal > 0.0 else 0.0
 
 

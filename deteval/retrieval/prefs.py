@@ -47,6 +47,7 @@ from deteval.retrieval.trec_output import (
     TrecResult,
     format_trec,
     per_topic_rows,
+    sequential_sum,
     summary_and_columns,
 )
 from deteval.retrieval.trec_values import (
@@ -268,18 +269,9 @@ def _pair(groups: list[_Group], nj: int, njr: int, kind: str) -> float:
     ulo, uhi = uniq // max(nj, 1), uniq % max(nj, 1)
     ratios = fwd / np.maximum(total, 1)
     block1 = ratios[uhi < njr]
-    block2 = ratios[(ulo < njr) & (uhi >= njr)]
-    n_pairs = block1.size
-    s = 0.0
-    for x in block1.tolist():
-        s += x
-    if kind != "ret":
-        n_pairs += block2.size
-        for x in block2.tolist():
-            s += x
-    if kind == "":
-        n_pairs += int(np.count_nonzero(ulo >= njr))
-    return s / n_pairs if n_pairs else 0.0
+    summed = block1 if kind == "ret" else np.concatenate((block1, ratios[(ulo < njr) & (uhi >= njr)]))
+    n_pairs = summed.size + (int(np.count_nonzero(ulo >= njr)) if kind == "" else 0)
+    return sequential_sum(summed) / n_pairs if n_pairs else 0.0
 
 
 def _topic_values(lines: list[PrefLine], ranked: list[bytes], where: str) -> dict[str, float]:

@@ -131,22 +131,17 @@ def _pair_hash(topic: np.ndarray, docno: np.ndarray) -> np.ndarray:
 
 
 def _exact_pair_keys(
-    run_topic: np.ndarray,
-    run_doc: np.ndarray,
-    q_topic: np.ndarray,
-    q_doc: np.ndarray,
-    run_long: dict[int, bytes] | None = None,
-    q_long: dict[int, bytes] | None = None,
+    run_topic: np.ndarray, run: Run, q_topic: np.ndarray, qrels: Qrels
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact integer keys of (topic code, docno) by sorting all docno strings (slow path)."""
-    both = np.concatenate((run_doc, q_doc))
-    n_run = run_doc.shape[0]
-    long = dict(run_long or {})
-    long.update((n_run + i, b) for i, b in (q_long or {}).items())
+    both = np.concatenate((run.docno, qrels.docno))
+    n_run = run.docno.shape[0]
+    long = dict(run.docno_long)
+    long.update((n_run + i, b) for i, b in qrels.docno_long.items())
     inv = D.codes(both, long, np.arange(both.shape[0], dtype=np.int64))
     n_docs = int(inv.max()) + 1 if inv.size else 1
     inv = inv.astype(np.int64)
-    return run_topic * n_docs + inv[: run_doc.shape[0]], q_topic * n_docs + inv[run_doc.shape[0] :]
+    return run_topic * n_docs + inv[:n_run], q_topic * n_docs + inv[n_run:]
 
 
 class _Collision(Exception):
@@ -156,23 +151,20 @@ class _Collision(Exception):
 def _check_duplicates(
     keys_sorted: np.ndarray,
     order: np.ndarray,
-    docno: np.ndarray,
+    table: Qrels | Run,
     topic: np.ndarray,
-    lines: np.ndarray,
     checked: np.ndarray,
     what: str,
-    source: str,
     exact: bool,
-    kind: str = "line",
-    long: dict[int, bytes] | None = None,
 ) -> int:
-    """Raise on a docno repeated within a topic among the ``checked`` rows (those trec_eval would look at:
-    evaluated topics, within ``-M``); return how many other repeats were ignored, as trec_eval does."""
+    """Raise on a docno repeated within a topic of ``table`` (the ``what``) among the ``checked`` rows
+    (those trec_eval would look at: evaluated topics, within ``-M``); return how many other repeats were
+    ignored, as trec_eval does."""
     dup = np.flatnonzero(keys_sorted[1:] == keys_sorted[:-1])
     if dup.size == 0:
         return 0
     a, b = order[dup], order[dup + 1]
-    long = long or {}
+    docno, long, kind = table.docno, table.docno_long, table.record_kind
     same = D.equal(docno, long, a, docno, long, b) & (topic[a] == topic[b])
     if not exact and not same.all():
         raise _Collision
@@ -182,9 +174,9 @@ def _check_duplicates(
         i, j = sorted((int(a[first]), int(b[first])))
         raise ValidationError(
             f"duplicate document {D.full(docno, long, j).decode('utf-8', 'replace')!r} for one topic in the {what} "
-            f"(first at {kind} {int(lines[i])}); trec_eval refuses duplicates too",
-            file=source,
-            record=f"{kind} {int(lines[j])}",
+            f"(first at {kind} {int(table.line[i])}); trec_eval refuses duplicates too",
+            file=table.source,
+            record=f"{kind} {int(table.line[j])}",
         )
     return int(np.count_nonzero(same))
 
@@ -238,7 +230,7 @@ def _join(
         or int(q_tc.max(initial=0)) >= 1 << _TOPIC_BITS
     ):
         exact = True
-        rk, qk = _exact_pair_keys(run_tc, run.docno, q_tc, qrels.docno, run.docno_long, qrels.docno_long)
+        rk, qk = _exact_pair_keys(run_tc, run, q_tc, qrels)
     else:
         rk = D.hash_long(_pair_hash(run_tc, run.docno), run_tc, run.docno_long, _pair_hash)
         qk = D.hash_long(_pair_hash(q_tc, qrels.docno), q_tc, qrels.docno_long, _pair_hash)
@@ -246,32 +238,8 @@ def _join(
     rk_sorted = rk[r_order]
     q_order = np.argsort(qk)
     qk_sorted = qk[q_order]
-    q_dups = _check_duplicates(
-        qk_sorted,
-        q_order,
-        qrels.docno,
-        q_tc,
-        qrels.line,
-        qrels_checked,
-        "qrels",
-        qrels.source,
-        exact,
-        qrels.record_kind,
-        qrels.docno_long,
-    )
-    r_dups = _check_duplicates(
-        rk_sorted,
-        r_order,
-        run.docno,
-        run_tc,
-        run.line,
-        run_checked,
-        "run",
-        run.source,
-        exact,
-        run.record_kind,
-        run.docno_long,
-    )
+    q_dups = _check_duplicates(qk_sorted, q_order, qrels, q_tc, qrels_checked, "qrels", exact)
+    r_dups = _check_duplicates(rk_sorted, r_order, run, run_tc, run_checked, "run", exact)
     if rk_sorted.shape[0] == 0:
         return match, q_dups, r_dups
     # sorted needles: the binary searches walk the haystack in order (cache friendly). Every run row of

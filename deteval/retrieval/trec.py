@@ -109,14 +109,6 @@ class TrecTask:
         return self.qrels, self.run
 
 
-def _as_qrels(q: Qrels | Mapping) -> Qrels:
-    return q if isinstance(q, Qrels) else qrels_from_dict(q)
-
-
-def _as_run(r: Run | Mapping) -> Run:
-    return r if isinstance(r, Run) else run_from_dict(r)
-
-
 class TrecOptions(TypedDict, total=False):
     """The options of :func:`start` (and so of :func:`deteval.run.trec.evaluate_trec`), as keywords that
     callers pass through unchanged; their defaults and meaning are :func:`start`'s."""
@@ -169,7 +161,8 @@ def start(
     if int(relevance_level) != relevance_level or relevance_level < 0:
         # negative levels would make unjudged documents (-1 inside trec_eval) relevant
         raise ConfigError(f"relevance_level must be a non-negative integer, got {relevance_level!r}")
-    q, r = _as_qrels(qrels), as_read_by(_as_run(run), version)
+    q = qrels if isinstance(qrels, Qrels) else qrels_from_dict(qrels)
+    r = as_read_by(run if isinstance(run, Run) else run_from_dict(run), version)
     if measures is None and q.group is not None:
         measures = ["qrels_jg"]  # trec_eval's measures for judgment groups
     requested = parse_measures(measures, version)

@@ -15,12 +15,7 @@ from deteval.retrieval import measures_extra as X
 from deteval.retrieval.prepare import RankedTopics
 from deteval.retrieval.trec_measures import Family, param_name, printed_name
 from deteval.retrieval.trec_output import ZSCORES_MISSING
-from deteval.retrieval.versions import (
-    DEFAULT_RECALL_LEVELS,
-    DEFAULT_VERSION,
-    check_recall_levels,
-    recall_cutoff,
-)
+from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION, RECALL_LEVELS, recall_cutoff
 
 
 @dataclass(frozen=True)
@@ -36,8 +31,8 @@ class Options:
     judged_only: bool = False  # -J (trec_eval's own convention; read by the measures of -c's empty rankings)
 
     def check(self) -> None:
-        check_recall_levels(self.recall_levels)
         for name, value, allowed in [
+            ("recall_levels", self.recall_levels, RECALL_LEVELS),
             ("gain", self.gain, ("trec", "exp2")),
             ("discount", self.discount, ("trec", "max2")),
             ("recall_denominator", self.recall_denominator, ("R", "min_k_R")),

@@ -28,12 +28,6 @@ RECALL_LEVELS = ("double", "float32")
 DEFAULT_RECALL_LEVELS = "double"
 
 
-def check_recall_levels(levels: str) -> None:
-    """Refuse a recall-level rule deteval does not know."""
-    if levels not in RECALL_LEVELS:
-        raise ConfigError(f"recall_levels must be one of {', '.join(RECALL_LEVELS)}; got {levels!r}")
-
-
 def recall_cutoff(
     level: float, num_rel: np.ndarray, version: str = DEFAULT_VERSION, levels: str = DEFAULT_RECALL_LEVELS
 ) -> np.ndarray:
