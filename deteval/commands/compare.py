@@ -26,10 +26,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "compare",
-        help="compare two saved results of the same protocol, per class, with deltas (B - A)",
+        run,
         description="Compare two results saved with --format json. Each class gets A's and B's value of "
         "one per-class metric and the delta B - A; classes present on one side only are listed with "
         "an empty value. Numeric summary fields are compared too.",
@@ -50,4 +50,3 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--reverse", action="store_true", help="reverse the row order (e.g. largest drop first)")
     add_output_args(p, (*FORMATS, "latex"), curves=False)  # no --curves: it would do nothing here
-    p.set_defaults(func=run, _parser=p)

@@ -23,10 +23,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "dota",
-        help="DOTA oriented-box mAP (Task1), as the DOTA devkit computes it",
+        run,
         description="Score DETECTIONS (a folder of Task1_<category>.txt: image score x1 y1 … x4 y4) against "
         "ANNOTATIONS (a labelTxt folder: x1 y1 … x4 y4 category difficult per row) with the DOTA devkit's "
         "rules: polygon IoU > 0.5, difficult objects ignored, VOC07 11-point AP. See docs/obb.md.",
@@ -52,4 +52,3 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--shards", type=int, default=None, help="match in this many parts of whole images")
     add_output_args(p, FORMATS)
-    p.set_defaults(func=run, _parser=p)

@@ -153,10 +153,10 @@ def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     return 0
 
 
-def register(sub: Any) -> None:
-    e = sub.add_parser(
+def register(command: Any) -> None:
+    e = command(
         "explain",
-        help="attribute the difference between two profiles' mAP rule by rule",
+        run_explain,
         description="Score a YOLO dataset's predictions under --from and --to, and walk from one to the other "
         "changing one rule at a time (matcher, end sentinel, AP integration and ranking, float32, detection "
         "cap), printing each step's change in mAP50-95 and mAP50 and how many cases triggered it. The steps add "
@@ -189,4 +189,3 @@ def register(sub: Any) -> None:
     e.add_argument("--split", default="val", help="train, val (default) or test")
     e.add_argument("--format", choices=("table", "json"), default="table", help="output format")
     e.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
-    e.set_defaults(func=run_explain, _parser=e)

@@ -52,10 +52,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "lvis",
-        help="LVIS federated evaluation (lvis-api numbers), Fixed AP and pooled AP",
+        run,
         description="Evaluate COCO-format results against LVIS ground truth. The results equal lvis-api "
         "0.5.3's LVISEval (AP, AP50, AP75, APs/m/l, APr/c/f, AR@300, ARs/m/l@300); --fixed-ap and --pooled "
         "follow Dave et al. 2021.",
@@ -108,4 +108,3 @@ def register(sub: Any) -> None:
     )
     add_cluster_args(p)
     add_output_args(p)
-    p.set_defaults(func=run, _parser=p)

@@ -95,10 +95,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "mir",
-        help="music structure: pairwise frame-label and boundary P/R/F of two .lab files or folders",
+        run,
         description=(
             "Compare an estimated structure annotation with a reference (.lab files: 'start end label' per "
             "line, seconds). Reports pairwise frame-label P/R/F and boundary P/R/F for each tolerance. "
@@ -174,4 +174,3 @@ def register(sub: Any) -> None:
     # flat CSV and Markdown renderers would show only the scalar fields.
     add_output_args(p, curves=False)  # no --curves: it would do nothing here
     add_stats_args(p, "another estimate folder, the same tracks by another system")
-    p.set_defaults(func=run, _parser=p)

@@ -44,10 +44,10 @@ def run_crowdpose(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "crowdpose",
-        help="CrowdPose keypoints: AP by crowd level (faster-coco-eval's keypoints_crowd numbers)",
+        run_crowdpose,
         description="Evaluate keypoint results with CrowdPose's protocol: COCO's OKS AP/AR (maxDets 20) and AP "
         "of the easy (crowdIndex < 0.2), medium (< 0.8) and hard images, equal to faster-coco-eval's "
         "iouType='keypoints_crowd'. Every image record needs a crowdIndex.",
@@ -86,8 +86,7 @@ def register(sub: Any) -> None:
         help="raise (default): stop at the first bad record; skip: leave out bad records, listed in warnings",
     )
     add_output_args(p, curves=False)
-    p.set_defaults(func=run_crowdpose, _parser=p)
-    register_sigmas(sub)
+    register_sigmas(command)
 
 
 def run_sigmas(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -129,10 +128,10 @@ def run_sigmas(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     return 0
 
 
-def register_sigmas(sub: Any) -> None:
-    p = sub.add_parser(
+def register_sigmas(command: Any) -> None:
+    p = command(
         "sigmas",
-        help="estimate per-keypoint OKS sigmas from repeated annotations or a model's errors",
+        run_sigmas,
         description="Estimate each category's OKS sigmas as COCO defines them, sigma_i^2 = E[d_i^2 / s^2] "
         "(d_i: distance between two keypoints of the same object, s^2: its area): from repeated annotations "
         "of the same objects in GT.json (pairs sharing --group-key, or whose boxes overlap with IoU >= --iou), "
@@ -160,4 +159,3 @@ def register_sigmas(sub: Any) -> None:
     )
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
-    p.set_defaults(func=run_sigmas, _parser=p)

@@ -157,10 +157,10 @@ def _with_statistics(
     return result
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "trec",
-        help="trec_eval measures for a TREC run against qrels",
+        run,
         description="Evaluate a TREC run (qid Q0 docno rank score tag) against qrels (qid 0 docno rel) "
         "with trec_eval's measures, names, conventions and output format.",
     )
@@ -253,7 +253,6 @@ def register(sub: Any) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
     add_stats_args(p, "another run file")
     add_cluster_args(p)
-    p.set_defaults(func=run, _parser=p)
 
 
 def _add_conventions(p: argparse.ArgumentParser) -> None:

@@ -140,10 +140,10 @@ def load_detections(args: argparse.Namespace, gt: Any, classes: list[str] | None
     )
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "voc",
-        help="Pascal VOC mAP (VOC07 11-point or VOC2010+ all-point), as the official devkit computes it",
+        run,
         # (the command's own paragraphs, without the module's note on routing and its reStructuredText markup)
         description="\n\n".join((__doc__ or "").split("\n\n")[:2]).replace("``", "'"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -206,4 +206,4 @@ def register(sub: Any) -> None:
     add_plot_args(p)
     add_analysis_args(p, fg_default="--iou", add_iou=False)
     add_stats_args(p, "another detections pattern")
-    p.set_defaults(func=run, _parser=p, _route=route)
+    p.set_defaults(_route=route)

@@ -299,10 +299,10 @@ def _place_images(src: Path, args: argparse.Namespace) -> None:
         )
 
 
-def register(sub: Any) -> None:
-    c = sub.add_parser(
+def register(command: Any) -> None:
+    c = command(
         "convert",
-        help="convert a YOLO dataset to COCO JSON, or COCO JSON to YOLO labels",
+        run_convert,
         description="SOURCE data.yaml: write the split as COCO ground truth (and --predictions as COCO "
         "results). SOURCE .json (COCO): write labels/<stem>.txt and data.yaml into -o OUT_DIR.",
     )
@@ -323,4 +323,3 @@ def register(sub: Any) -> None:
         help="COCO → YOLO: copy the images into OUT/images (default: symbolic links)",
     )
     c.add_argument("--no-images", action="store_true", help="COCO → YOLO: leave OUT/images to you")
-    c.set_defaults(func=run_convert, _parser=c)

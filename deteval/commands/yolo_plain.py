@@ -128,10 +128,10 @@ def add_precision_recall(
     result.summary["recall"] = float(np.mean(rs)) if rs else 0.0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "yolo",
-        help="score a YOLO dataset's predictions as yolo val, pycocotools or supervision would",
+        run,
         description="Score PREDICTIONS (a folder of `yolo predict save_txt save_conf` files, or a JSON list: "
         "yolo val's predictions.json or COCO results) against one split of a YOLO dataset, under a profile: "
         "coco (pycocotools), supervision, ultralytics-8.0, ultralytics-8.4.37, ultralytics-8.4.176 "
@@ -174,4 +174,4 @@ def register(sub: Any) -> None:
     add_output_args(p, YOLO_FORMATS)
     add_analysis_args(p, fg_default="0.5", add_iou=True)
     add_stats_args(p, "another predictions folder or JSON of the same split (coco and Ultralytics profiles)")
-    p.set_defaults(func=run, _parser=p, _route=route)
+    p.set_defaults(_route=route)
