@@ -256,28 +256,16 @@ def register(command: Any) -> None:
 
 
 def _add_conventions(p: argparse.ArgumentParser) -> None:
-    """The non-trec_eval conventions (nDCG gain and discount, recall and AP denominators)."""
-    p.add_argument(
-        "--gain",
-        choices=("trec", "exp2"),
-        default="trec",
-        help="nDCG gain: the relevance value (trec_eval) or 2^rel - 1",
-    )
-    p.add_argument(
-        "--discount",
-        choices=("trec", "max2"),
-        default="trec",
-        help="DCG discount: log2(rank + 1) (trec_eval) or log2(max(rank, 2))",
-    )
-    p.add_argument(
-        "--recall-denominator",
-        choices=("R", "min_k_R"),
-        default="R",
-        help="recall_k divides by R (trec_eval) or by min(k, R)",
-    )
-    p.add_argument(
-        "--ap-denominator",
-        choices=("num_rel", "num_rel_ret"),
-        default="num_rel",
-        help="AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
-    )
+    """The non-trec_eval conventions (nDCG gain and discount, recall and AP denominators); each option's
+    first choice, its default, is trec_eval's."""
+    for flag, choices, text in (
+        ("--gain", ("trec", "exp2"), "nDCG gain: the relevance value (trec_eval) or 2^rel - 1"),
+        ("--discount", ("trec", "max2"), "DCG discount: log2(rank + 1) (trec_eval) or log2(max(rank, 2))"),
+        ("--recall-denominator", ("R", "min_k_R"), "recall_k divides by R (trec_eval) or by min(k, R)"),
+        (
+            "--ap-denominator",
+            ("num_rel", "num_rel_ret"),
+            "AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
+        ),
+    ):
+        p.add_argument(flag, choices=choices, default=choices[0], help=text)
