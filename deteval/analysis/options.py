@@ -109,15 +109,11 @@ def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: b
     )
 
 
-def analyses_requested(args: argparse.Namespace) -> bool:
-    """Whether any analysis option (``--errors``, ``--confusion``, ..., ``--html``) is given."""
-    asked = (
-        getattr(args, "errors", None),
-        getattr(args, "confusion", None),
-        getattr(args, "operating_points", None),
-        getattr(args, "calibration", None),
-        getattr(args, "worst_images", None),
-        getattr(args, "images", None),
-        getattr(args, "html", None),
-    )
+def analyses_requested(args: argparse.Namespace, *, html: bool = True) -> bool:
+    """Whether any analysis option (``--errors``, ``--confusion``, ..., ``--html``; without ``--html`` if not
+    ``html``) is given."""
+    dests = ["errors", "confusion", "operating_points", "calibration", "worst_images", "images"]
+    if html:
+        dests.append("html")
+    asked = (getattr(args, d, None) for d in dests)
     return any(v is not None and v is not False for v in asked)
