@@ -170,18 +170,15 @@ def _masks(value: Any, what: str) -> tuple[list[dict[str, Any]], tuple[int, int]
         raise ValidationError(f"{what} must be N×H×W (or a list of COCO RLE dicts), got shape {arr.shape}")
     if not np.isin(arr, (0.0, 1.0)).all():
         raise ValidationError(f"{what} must hold booleans (0 or 1)")
-    mask_utils = _mask_utils()
-
     hw = (int(arr.shape[1]), int(arr.shape[2]))
     if arr.shape[0] == 0:
         return [], hw
-    encoded = mask_utils.encode(np.asfortranarray(arr.transpose(1, 2, 0).astype(np.uint8)))
+    encoded = _mask_utils().encode(np.asfortranarray(arr.transpose(1, 2, 0).astype(np.uint8)))
     return [{"size": list(r["size"]), "counts": r["counts"].decode("ascii")} for r in encoded], hw
 
 
 def _mask_utils() -> Any:
     """pycocotools' RLE functions (imported on first use: bbox-only users never load them)."""
-
     return importlib.import_module("pycocotools.mask")
 
 
@@ -481,20 +478,17 @@ class MeanAveragePrecision:
                     raise ValidationError(f"image_id {i} is given twice (each image must be passed once)")
                 seen.add(i)
         if self._stream is not None:
-            boxes: list[tuple[dict[str, Any], dict[str, Any]]] = []
+            stream_preds: list[dict[str, Any]] = []
+            stream_targets: list[dict[str, Any]] = []
             for pred, target in batch:
                 pb, tb = pred["boxes"], target["boxes"]
                 if self.box_format == "cxcywh":
                     pb, tb = convert_boxes(pb, "cxcywh", "xyxy"), convert_boxes(tb, "cxcywh", "xyxy")
-                boxes.append(
-                    (
-                        {"boxes": pb, "scores": pred["scores"], "labels": pred["labels"]},
-                        {"boxes": tb, **{k: target[k] for k in ("labels", "iscrowd", "area") if k in target}},
-                    )
+                stream_preds.append({"boxes": pb, "scores": pred["scores"], "labels": pred["labels"]})
+                stream_targets.append(
+                    {"boxes": tb, **{k: target[k] for k in ("labels", "iscrowd", "area") if k in target}}
                 )
-            self._stream.update(
-                [p for p, _ in boxes], [t for _, t in boxes], [int(i) for i in ids] if any(with_id) else None
-            )
+            self._stream.update(stream_preds, stream_targets, [int(i) for i in ids] if any(with_id) else None)
         if self.extended_summary and "bbox" in self.iou_types:
             for offset, (pred, target) in enumerate(batch):
                 img = self._n_images + offset if pred["image_id"] is None else int(pred["image_id"])
@@ -536,18 +530,14 @@ class MeanAveragePrecision:
         if tb is not None:
             tb = convert_boxes(tb, self.box_format, "xywh")
         elif "masks" in target:
-            mask_utils = _mask_utils()
-
-            tb = np.asarray(mask_utils.toBbox(target["masks"])).reshape(-1, 4) if target["masks"] else None
+            tb = np.asarray(_mask_utils().toBbox(target["masks"])).reshape(-1, 4) if target["masks"] else None
         m = target["labels"].shape[0]
         if tb is None:
             tb = np.zeros((m, 4))
         area = target.get("area")
         if area is None:
             if self._masked() and "masks" in target and m:
-                mask_utils = _mask_utils()
-
-                area = np.asarray(mask_utils.area(target["masks"]), dtype=np.float64)
+                area = np.asarray(_mask_utils().area(target["masks"]), dtype=np.float64)
             else:
                 area = tb[:, 2] * tb[:, 3]
         crowd = target.get("iscrowd", np.zeros(m, np.int64))
