@@ -10,23 +10,26 @@ from deteval.commands.cluster import add_cluster_args, cluster_requested
 from deteval.commands.common import (
     add_boundary_args,
     add_output_args,
+    apply_preset,
     boundary_options,
     emit,
     wants_per_class,
 )
-from deteval.commands.options import max_dets_or_unlimited, run_checker, whole
+from deteval.commands.options import Checker, max_dets_or_unlimited, whole
 from deteval.detection.lvis import IOU_TYPES
 from deteval.report.progress import Progress
 from deteval.run.client import dask_client
 from deteval.run.lvis import evaluate_lvis
 
+#: lvis has no presets: its numeric options are checked (strict syntax, bounds) as the others' are.
+OPTIONS: dict[str, Checker] = {
+    "max_dets": max_dets_or_unlimited,
+    "dets_per_cat": whole(1, 10**9, "detections per category"),
+}
+
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-
-    args.max_dets = run_checker(max_dets_or_unlimited, args.max_dets, cli=True, flag="--max-dets")
-    if args.dets_per_cat is not None:
-        per_cat = whole(1, 10**9, "detections per category")
-        args.dets_per_cat = run_checker(per_cat, args.dets_per_cat, cli=True, flag="--dets-per-cat")
+    apply_preset(args, parser, {}, OPTIONS)
     sharded = cluster_requested(args) or args.shards is not None
     stage = (
         "reading, matching on image shards and accumulating"

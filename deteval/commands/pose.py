@@ -7,9 +7,8 @@ import argparse
 import json
 from typing import Any
 
-from deteval.commands.common import add_output_args, emit, wants_per_class, write_text
+from deteval.commands.common import add_output_args, apply_preset, emit, wants_per_class, write_text
 from deteval.commands.options import coco as coco_option
-from deteval.commands.options import run_checker
 from deteval.detection.coco.params import COMPAT_MODES
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.crowdpose import CROWDPOSE_KPT_OKS_SIGMAS
@@ -21,14 +20,10 @@ from deteval.run.crowdpose import evaluate_crowdpose
 
 
 def run_crowdpose(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    options: dict[str, Any] = {"kpt_oks_sigmas": CROWDPOSE_KPT_OKS_SIGMAS}
-    for key, flag in (
-        ("kpt_oks_sigmas", "--kpt-oks-sigmas"),
-        ("kpt_oks_sigmas_per_category", "--kpt-oks-sigmas-per-category"),
-    ):
-        value = getattr(args, key)
-        if value is not None:
-            options[key] = run_checker(coco_option(key), value, cli=True, flag=flag)
+    keys = ("kpt_oks_sigmas", "kpt_oks_sigmas_per_category")
+    apply_preset(args, parser, {}, {k: coco_option(k) for k in keys})  # (no presets: the values checked)
+    given = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
+    options = {"kpt_oks_sigmas": CROWDPOSE_KPT_OKS_SIGMAS, **given}
     params = CocoParams.from_options("keypoints", **options)
     with Progress(1, "deteval crowdpose") as bar:
         bar.stage("reading, matching and accumulating (all images, then each crowd level)")
