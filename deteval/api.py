@@ -415,7 +415,7 @@ class MeanAveragePrecision:
             self._check_keys(p, where_p, p_keys)
             self._check_keys(t, where_t, t_keys)
             self._tensors = self._tensors or any(is_torch_tensor(v) for d in (p, t) for v in d.values())
-            pred, target = self._arrays(p, where_p, "pred"), self._arrays(t, where_t, "target")
+            pred, target = self._arrays(p, where_p), self._arrays(t, where_t)
             ids = {_image_id(d["image_id"], f"{w}['image_id']") for d, w in ((p, where_p), (t, where_t))
                    if "image_id" in d}  # fmt: skip
             if len(ids) > 1:
@@ -427,7 +427,7 @@ class MeanAveragePrecision:
             out.append((pred, target))
         return out
 
-    def _arrays(self, item: Mapping[str, Any], where: str, which: str) -> dict[str, Any]:
+    def _arrays(self, item: Mapping[str, Any], where: str) -> dict[str, Any]:
         n: int | None = None
         out: dict[str, Any] = {}
         if "masks" in item:
