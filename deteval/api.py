@@ -326,17 +326,12 @@ class MeanAveragePrecision:
         self.reset()
 
     def _params(self, iou_type: str) -> Any:
-
         params = self.options.get("params")
-        if params is None and any(v is not None for v in self._tm_params.values()):
-            base = CocoParams.default(iou_type)
-            tm = self._tm_params
-            params = replace(
-                base,
-                iou_thrs=base.iou_thrs if tm["iou_thrs"] is None else np.asarray(tm["iou_thrs"], np.float64),
-                rec_thrs=base.rec_thrs if tm["rec_thrs"] is None else np.asarray(tm["rec_thrs"], np.float64),
-                max_dets=base.max_dets if tm["max_dets"] is None else tuple(int(m) for m in tm["max_dets"]),
-            )
+        given: dict[str, Any] = {k: v for k, v in self._tm_params.items() if v is not None}  # (from _numbers)
+        if params is None and given:
+            if "max_dets" in given:
+                given["max_dets"] = tuple(int(m) for m in given["max_dets"])
+            params = replace(CocoParams.default(iou_type), **given)
         return resolve_params(params, iou_type)
 
     def reset(self) -> None:
