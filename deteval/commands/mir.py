@@ -55,16 +55,8 @@ OPTIONS: dict[str, Checker] = {
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     apply_preset(args, parser, DEFAULTS, OPTIONS)
-    mir_options: dict[str, Any] = {
-        "taus": args.tau,
-        "rule": args.rule,
-        "frame_rate": float(args.frame_rate),
-        "grid": args.grid,
-        "trim": args.trim,
-        "adjust": args.adjust,
-        "case_sensitive": args.case_sensitive,
-        "on_error": args.on_error,
-    }
+    # (each option of DEFAULTS, checked and completed, is a keyword of evaluate_mir; --tau's is taus)
+    mir_options = {"taus" if k == "tau" else k: getattr(args, k) for k in DEFAULTS}
     stats = stats_options(args)
     folders = [Path(p).is_dir() for p in (args.reference, args.estimate)]
     if any(folders):
