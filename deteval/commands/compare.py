@@ -18,10 +18,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     result = compare_results(
         a, b, metric=args.metric, sort=args.sort, reverse=args.reverse, sources=(args.a, args.b)
     )
-    if args.format == "latex":
-        write_text(render_latex(result), args.output)
-    else:
-        write_text(render(result, args.format or "table"), args.output)
+    text = render_latex(result) if args.format == "latex" else render(result, args.format or "table")
+    write_text(text, args.output)
     warn_on_stderr(result)
     return 0
 
