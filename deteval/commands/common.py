@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from deteval.analysis.options import analyses_requested
-from deteval.commands.cluster import cluster_requested
+from deteval.commands.cluster import sharding_requested
 from deteval.commands.options import Checker, coco, run_checker
 from deteval.config import load_preset, resolve_preset
 from deteval.detection.coco_params import parse_option
@@ -168,6 +168,5 @@ def more_than_numbers(args: argparse.Namespace) -> bool:
         or bool(args.compare_to)
         or analyses_requested(args)
         or bool(args.plots)
-        or cluster_requested(args)
-        or getattr(args, "shards", None) is not None
+        or sharding_requested(args)
     )

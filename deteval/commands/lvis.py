@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from deteval.commands.cluster import add_cluster_args, cluster_requested
+from deteval.commands.cluster import add_cluster_args, sharding_requested
 from deteval.commands.common import (
     add_boundary_args,
     add_output_args,
@@ -30,10 +30,9 @@ OPTIONS: dict[str, Checker] = {
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     apply_preset(args, parser, {}, OPTIONS)
-    sharded = cluster_requested(args) or args.shards is not None
     stage = (
         "reading, matching on image shards and accumulating"
-        if sharded
+        if sharding_requested(args)
         else "reading, matching and accumulating"
     )
     with dask_client(args.workers, args.scheduler) as client, Progress(1, "deteval lvis") as bar:

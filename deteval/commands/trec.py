@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from deteval.commands import options as opt
-from deteval.commands.cluster import add_cluster_args, cluster_requested, refuse_with_cluster
+from deteval.commands.cluster import add_cluster_args, refuse_with_cluster, sharding_requested
 from deteval.commands.common import apply_preset, warn_on_stderr, write_text
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
@@ -99,7 +99,7 @@ def _run_prefs(args: argparse.Namespace) -> int:
     """``-R prefs`` / ``-R qrels_prefs``: the preference measures (deteval.retrieval.prefs)."""
     if args.judged_only or args.num_docs or args.level != 1:
         raise ConfigError("-J, -N and -l do not apply to preference judgements (-R prefs / qrels_prefs)")
-    if stats_options(args) is not None or cluster_requested(args) or args.shards is not None:
+    if stats_options(args) is not None or sharding_requested(args):
         raise ConfigError(
             "--ci/--compare-to and --workers/--scheduler/--shards do not apply to preference judgements yet"
         )
