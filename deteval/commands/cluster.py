@@ -24,20 +24,17 @@ def add_cluster_args(p: Any) -> None:
     g.add_argument(
         "--workers",
         type=_positive,
-        default=None,
         metavar="N",
         help="evaluate on a local cluster of N processes",
     )
     g.add_argument(
         "--scheduler",
-        default=None,
         metavar="ADDRESS",
         help="evaluate on a running dask scheduler (tcp://host:port)",
     )
     g.add_argument(
         "--shards",
         type=_positive,
-        default=None,
         metavar="N",
         help="image shards (default: one per worker thread)",
     )

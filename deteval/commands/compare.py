@@ -36,7 +36,6 @@ def register(command: Any) -> None:
     p.add_argument("b", metavar="B.json", help="the result compared against it")
     p.add_argument(
         "--metric",
-        default=None,
         help='per-class column to compare (default: "ap" if present, else the first numeric one)',
     )
     p.add_argument(

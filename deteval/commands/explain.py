@@ -176,7 +176,6 @@ def register(command: Any) -> None:
     e.add_argument(
         "--task",
         choices=("detect", "obb"),
-        default=None,
         help="obb: a YOLO-OBB dataset, walked between coco, dota_devkit and the Ultralytics profiles "
         "(default: obb where a profile is dota_devkit, else detect)",
     )

@@ -87,7 +87,6 @@ def register(command: Any) -> None:
     p.add_argument(
         "--dets-per-cat",
         type=int,
-        default=None,
         metavar="K",
         help="detections kept per category over the whole dataset (default: no limit)",
     )

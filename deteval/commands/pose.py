@@ -51,13 +51,11 @@ def register(command: Any) -> None:
     p.add_argument("results", metavar="RESULTS.json", help="COCO keypoint results JSON")
     p.add_argument(
         "--kpt-oks-sigmas",
-        default=None,
         metavar="LIST",
         help="per-keypoint OKS sigmas, comma-separated (default: CrowdPose's 14)",
     )
     p.add_argument(
         "--kpt-oks-sigmas-per-category",
-        default=None,
         metavar="SPEC",
         help="OKS sigmas of some categories, 'ID:s1,s2,...;ID:...' (as for deteval coco)",
     )

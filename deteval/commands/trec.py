@@ -191,7 +191,6 @@ def register(command: Any) -> None:
     p.add_argument(
         "-M",
         dest="max_docs",
-        default=None,
         metavar="N",
         help="evaluate only the first N ranks of each topic",
     )

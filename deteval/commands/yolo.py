@@ -316,7 +316,6 @@ def register(command: Any) -> None:
     c.add_argument(
         "--image-root",
         metavar="DIR",
-        default=None,
         help="COCO → YOLO: the folder the images' file_name is relative to (default: the .json's folder)",
     )
     c.add_argument(

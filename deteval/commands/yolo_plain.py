@@ -136,7 +136,6 @@ def register(command: Any) -> None:
     p.add_argument(
         "--task",
         choices=TASKS,
-        default=None,
         help="detect, obb (oriented boxes, rows cls x1 y1 … x4 y4; coco, dota_devkit or ultralytics profiles) or pose "
         "(default: pose if the data.yaml has kpt_shape, else detect)",
     )
@@ -150,7 +149,6 @@ def register(command: Any) -> None:
     p.add_argument(
         "--conf",
         type=float,
-        default=None,
         metavar="C",
         help="confidence floor: only predictions scored above C count (as yolo val's --conf; it changes P, R "
         "and the confusion matrix; default: every prediction in the files)",
@@ -159,7 +157,6 @@ def register(command: Any) -> None:
     p.add_argument(
         "--plots",
         metavar="DIR",
-        default=None,
         help="write the figures yolo val writes to DIR: confusion_matrix.png, confusion_matrix_normalized.png, "
         "BoxPR_curve.png, BoxF1_curve.png, BoxP_curve.png, BoxR_curve.png",
     )
