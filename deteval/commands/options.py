@@ -48,13 +48,6 @@ def boolean(value: Any, cli: bool) -> bool:
     return value
 
 
-def text(value: Any, cli: bool) -> str:
-    """A non-empty string (a path, a pattern)."""
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"must be a non-empty string, got {_shown(value)}")
-    return value
-
-
 def number(lo: float, hi: float, what: str, *, open_lo: bool = False) -> Checker:
     """A finite number within [lo, hi] (or (lo, hi] with ``open_lo``): a TOML number, or on the command
     line a decimal in ASCII notation (``1_0``, ``nan`` and other scripts' digits are refused)."""
