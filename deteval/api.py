@@ -363,7 +363,8 @@ class MeanAveragePrecision:
             raise ValidationError(f"{where} must be a mapping (dict) of arrays, got {type(item).__name__}")
         unknown = [k for k in item if k not in accepted]
         if unknown:
-            kind = "protocol='voc'" if self.protocol == "voc" else f"iou_type={self._type_label()}"
+            types = self.iou_types[0] if len(self.iou_types) == 1 else self.iou_types
+            kind = "protocol='voc'" if self.protocol == "voc" else f"iou_type={types!r}"
             raise ValidationError(
                 f"{where} has key(s) {listing([str(k) for k in unknown])} that {kind} does not use; "
                 f"accepted: {listing(accepted)}"
@@ -383,9 +384,6 @@ class MeanAveragePrecision:
     def _masked(self) -> bool:
         """Whether an iou type scores masks (segm, boundary)."""
         return any(t in MASK_TYPES for t in self.iou_types)
-
-    def _type_label(self) -> str:
-        return repr(self.iou_types[0]) if len(self.iou_types) == 1 else repr(self.iou_types)
 
     def _accepted(self, which: str) -> tuple[str, ...]:
         keys: list[str] = []
@@ -565,13 +563,6 @@ class MeanAveragePrecision:
                 det["bbox"] = convert_boxes(pred["boxes"][j : j + 1], self.box_format, "xywh")[0].tolist()
             self._dets.append(det)
 
-    def _label_table(self, *labels: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
-        ids = np.unique(np.concatenate(labels)) if labels else np.zeros(0, dtype=np.int64)
-        names = tuple(self.class_names.get(int(k), str(int(k))) for k in ids)
-        if len(set(names)) != len(names):
-            raise ConfigError("class_names maps two labels to the same name")
-        return ids, names
-
     def compute(self) -> MetricResult:
         """Score everything accumulated since the last :meth:`reset` (the same result as the file path).
 
@@ -674,7 +665,10 @@ class MeanAveragePrecision:
     def _compute_voc(self) -> tuple[EvalResult, np.ndarray, tuple[str, ...]]:
         g_lab = self._gt.concat("labels", np.int64)
         p_lab = self._pred.concat("labels", np.int64)
-        ids, names = self._label_table(g_lab, p_lab)
+        ids = np.unique(np.concatenate((g_lab, p_lab)))
+        names = tuple(self.class_names.get(int(k), str(int(k))) for k in ids)
+        if len(set(names)) != len(names):
+            raise ConfigError("class_names maps two labels to the same name")
         g_img, p_img = self._gt.concat("image", np.int64), self._pred.concat("image", np.int64)
         images = tuple(str(i) for i in range(self._n_images))
         g_order, p_order = np.arange(g_img.shape[0]), np.arange(p_img.shape[0])
