@@ -11,6 +11,7 @@ import importlib
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, TextIO
 
 from deteval import __version__
@@ -18,7 +19,7 @@ from deteval.errors import DetevalError, DetevalWarning
 from deteval.report.progress import add_progress_args, configure_from_args
 
 # Each module (deteval.commands.<module>) contributes its subcommands through ``register(command)`` (see
-# :func:`_command_maker`). Only the module of the command being run is imported: `deteval --help` needs no numpy,
+# :func:`_add_command`). Only the module of the command being run is imported: `deteval --help` needs no numpy,
 # and one evaluation none of the other protocols' code. A command may route its parsed options to another module
 # of deteval.commands (:func:`_runner`): `deteval coco` loads its analyses, statistics and figures only when they
 # are asked for. Every command's one-line help lives here, for the listing of the commands not imported.
@@ -80,7 +81,7 @@ def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.
             sub.add_parser(name, help=help_text, add_help=False)
             stubs.add(name)
         elif name not in sub.choices:  # (a module may register several commands)
-            importlib.import_module(f"deteval.commands.{module}").register(_command_maker(sub))
+            importlib.import_module(f"deteval.commands.{module}").register(partial(_add_command, sub))
     for name, subparser in sub.choices.items():
         # Every subcommand takes --quiet (and --progress where there is work to show), applied in main().
         if name not in stubs:
@@ -88,17 +89,15 @@ def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.
     return parser
 
 
-def _command_maker(sub: Any) -> Callable[..., argparse.ArgumentParser]:
-    """What a module's ``register`` is given: ``command(name, func, **parser_options)`` adds the subcommand
-    ``name`` with its one-line help from :data:`_COMMANDS`, run by ``func(args, parser)``, and returns its
-    parser."""
-
-    def command(name: str, func: Callable[..., Any], **parser_options: Any) -> argparse.ArgumentParser:
-        parser: argparse.ArgumentParser = sub.add_parser(name, help=_COMMANDS[name][1], **parser_options)
-        parser.set_defaults(func=func, _parser=parser)
-        return parser
-
-    return command
+def _add_command(
+    sub: Any, name: str, func: Callable[..., Any], **parser_options: Any
+) -> argparse.ArgumentParser:
+    """Add the subcommand ``name`` with its one-line help from :data:`_COMMANDS`, run by ``func(args,
+    parser)``, and return its parser. A module's ``register`` gets it with ``sub`` bound:
+    ``command(name, func, **parser_options)``."""
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=_COMMANDS[name][1], **parser_options)
+    parser.set_defaults(func=func, _parser=parser)
+    return parser
 
 
 def one_line_warning(
