@@ -8,7 +8,6 @@ from typing import Any
 from deteval.commands.common import add_output_args, emit
 from deteval.detection.voc import METRICS
 from deteval.io.dota import load_dota_annotations, load_dota_detections
-from deteval.report import FORMATS
 from deteval.run.dota import PROTOCOLS, evaluate_dota
 
 
@@ -51,4 +50,4 @@ def register(command: Any) -> None:
         help="dota_devkit (default) or coco: COCO-style AP with the rotated IoU, difficult objects as crowds",
     )
     p.add_argument("--shards", type=int, default=None, help="match in this many parts of whole images")
-    add_output_args(p, FORMATS)
+    add_output_args(p)
