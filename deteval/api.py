@@ -170,18 +170,15 @@ def _masks(value: Any, what: str) -> tuple[list[dict[str, Any]], tuple[int, int]
         raise ValidationError(f"{what} must be N×H×W (or a list of COCO RLE dicts), got shape {arr.shape}")
     if not np.isin(arr, (0.0, 1.0)).all():
         raise ValidationError(f"{what} must hold booleans (0 or 1)")
-    mask_utils = _mask_utils()
-
     hw = (int(arr.shape[1]), int(arr.shape[2]))
     if arr.shape[0] == 0:
         return [], hw
-    encoded = mask_utils.encode(np.asfortranarray(arr.transpose(1, 2, 0).astype(np.uint8)))
+    encoded = _mask_utils().encode(np.asfortranarray(arr.transpose(1, 2, 0).astype(np.uint8)))
     return [{"size": list(r["size"]), "counts": r["counts"].decode("ascii")} for r in encoded], hw
 
 
 def _mask_utils() -> Any:
     """pycocotools' RLE functions (imported on first use: bbox-only users never load them)."""
-
     return importlib.import_module("pycocotools.mask")
 
 
@@ -329,17 +326,12 @@ class MeanAveragePrecision:
         self.reset()
 
     def _params(self, iou_type: str) -> Any:
-
         params = self.options.get("params")
-        if params is None and any(v is not None for v in self._tm_params.values()):
-            base = CocoParams.default(iou_type)
-            tm = self._tm_params
-            params = replace(
-                base,
-                iou_thrs=base.iou_thrs if tm["iou_thrs"] is None else np.asarray(tm["iou_thrs"], np.float64),
-                rec_thrs=base.rec_thrs if tm["rec_thrs"] is None else np.asarray(tm["rec_thrs"], np.float64),
-                max_dets=base.max_dets if tm["max_dets"] is None else tuple(int(m) for m in tm["max_dets"]),
-            )
+        given: dict[str, Any] = {k: v for k, v in self._tm_params.items() if v is not None}  # (from _numbers)
+        if params is None and given:
+            if "max_dets" in given:
+                given["max_dets"] = tuple(int(m) for m in given["max_dets"])
+            params = replace(CocoParams.default(iou_type), **given)
         return resolve_params(params, iou_type)
 
     def reset(self) -> None:
@@ -371,7 +363,8 @@ class MeanAveragePrecision:
             raise ValidationError(f"{where} must be a mapping (dict) of arrays, got {type(item).__name__}")
         unknown = [k for k in item if k not in accepted]
         if unknown:
-            kind = "protocol='voc'" if self.protocol == "voc" else f"iou_type={self._type_label()}"
+            types = self.iou_types[0] if len(self.iou_types) == 1 else self.iou_types
+            kind = "protocol='voc'" if self.protocol == "voc" else f"iou_type={types!r}"
             raise ValidationError(
                 f"{where} has key(s) {listing([str(k) for k in unknown])} that {kind} does not use; "
                 f"accepted: {listing(accepted)}"
@@ -391,9 +384,6 @@ class MeanAveragePrecision:
     def _masked(self) -> bool:
         """Whether an iou type scores masks (segm, boundary)."""
         return any(t in MASK_TYPES for t in self.iou_types)
-
-    def _type_label(self) -> str:
-        return repr(self.iou_types[0]) if len(self.iou_types) == 1 else repr(self.iou_types)
 
     def _accepted(self, which: str) -> tuple[str, ...]:
         keys: list[str] = []
@@ -418,7 +408,7 @@ class MeanAveragePrecision:
             self._check_keys(p, where_p, p_keys)
             self._check_keys(t, where_t, t_keys)
             self._tensors = self._tensors or any(is_torch_tensor(v) for d in (p, t) for v in d.values())
-            pred, target = self._arrays(p, where_p, "pred"), self._arrays(t, where_t, "target")
+            pred, target = self._arrays(p, where_p), self._arrays(t, where_t)
             ids = {_image_id(d["image_id"], f"{w}['image_id']") for d, w in ((p, where_p), (t, where_t))
                    if "image_id" in d}  # fmt: skip
             if len(ids) > 1:
@@ -430,7 +420,7 @@ class MeanAveragePrecision:
             out.append((pred, target))
         return out
 
-    def _arrays(self, item: Mapping[str, Any], where: str, which: str) -> dict[str, Any]:
+    def _arrays(self, item: Mapping[str, Any], where: str) -> dict[str, Any]:
         n: int | None = None
         out: dict[str, Any] = {}
         if "masks" in item:
@@ -481,20 +471,17 @@ class MeanAveragePrecision:
                     raise ValidationError(f"image_id {i} is given twice (each image must be passed once)")
                 seen.add(i)
         if self._stream is not None:
-            boxes: list[tuple[dict[str, Any], dict[str, Any]]] = []
+            stream_preds: list[dict[str, Any]] = []
+            stream_targets: list[dict[str, Any]] = []
             for pred, target in batch:
                 pb, tb = pred["boxes"], target["boxes"]
                 if self.box_format == "cxcywh":
                     pb, tb = convert_boxes(pb, "cxcywh", "xyxy"), convert_boxes(tb, "cxcywh", "xyxy")
-                boxes.append(
-                    (
-                        {"boxes": pb, "scores": pred["scores"], "labels": pred["labels"]},
-                        {"boxes": tb, **{k: target[k] for k in ("labels", "iscrowd", "area") if k in target}},
-                    )
+                stream_preds.append({"boxes": pb, "scores": pred["scores"], "labels": pred["labels"]})
+                stream_targets.append(
+                    {"boxes": tb, **{k: target[k] for k in ("labels", "iscrowd", "area") if k in target}}
                 )
-            self._stream.update(
-                [p for p, _ in boxes], [t for _, t in boxes], [int(i) for i in ids] if any(with_id) else None
-            )
+            self._stream.update(stream_preds, stream_targets, [int(i) for i in ids] if any(with_id) else None)
         if self.extended_summary and "bbox" in self.iou_types:
             for offset, (pred, target) in enumerate(batch):
                 img = self._n_images + offset if pred["image_id"] is None else int(pred["image_id"])
@@ -536,18 +523,14 @@ class MeanAveragePrecision:
         if tb is not None:
             tb = convert_boxes(tb, self.box_format, "xywh")
         elif "masks" in target:
-            mask_utils = _mask_utils()
-
-            tb = np.asarray(mask_utils.toBbox(target["masks"])).reshape(-1, 4) if target["masks"] else None
+            tb = np.asarray(_mask_utils().toBbox(target["masks"])).reshape(-1, 4) if target["masks"] else None
         m = target["labels"].shape[0]
         if tb is None:
             tb = np.zeros((m, 4))
         area = target.get("area")
         if area is None:
             if self._masked() and "masks" in target and m:
-                mask_utils = _mask_utils()
-
-                area = np.asarray(mask_utils.area(target["masks"]), dtype=np.float64)
+                area = np.asarray(_mask_utils().area(target["masks"]), dtype=np.float64)
             else:
                 area = tb[:, 2] * tb[:, 3]
         crowd = target.get("iscrowd", np.zeros(m, np.int64))
@@ -579,13 +562,6 @@ class MeanAveragePrecision:
             if "boxes" in pred and self._masked():
                 det["bbox"] = convert_boxes(pred["boxes"][j : j + 1], self.box_format, "xywh")[0].tolist()
             self._dets.append(det)
-
-    def _label_table(self, *labels: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
-        ids = np.unique(np.concatenate(labels)) if labels else np.zeros(0, dtype=np.int64)
-        names = tuple(self.class_names.get(int(k), str(int(k))) for k in ids)
-        if len(set(names)) != len(names):
-            raise ConfigError("class_names maps two labels to the same name")
-        return ids, names
 
     def compute(self) -> MetricResult:
         """Score everything accumulated since the last :meth:`reset` (the same result as the file path).
@@ -689,7 +665,10 @@ class MeanAveragePrecision:
     def _compute_voc(self) -> tuple[EvalResult, np.ndarray, tuple[str, ...]]:
         g_lab = self._gt.concat("labels", np.int64)
         p_lab = self._pred.concat("labels", np.int64)
-        ids, names = self._label_table(g_lab, p_lab)
+        ids = np.unique(np.concatenate((g_lab, p_lab)))
+        names = tuple(self.class_names.get(int(k), str(int(k))) for k in ids)
+        if len(set(names)) != len(names):
+            raise ConfigError("class_names maps two labels to the same name")
         g_img, p_img = self._gt.concat("image", np.int64), self._pred.concat("image", np.int64)
         images = tuple(str(i) for i in range(self._n_images))
         g_order, p_order = np.arange(g_img.shape[0]), np.arange(p_img.shape[0])

@@ -11,18 +11,18 @@ import importlib
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, TextIO
 
 from deteval import __version__
 from deteval.errors import DetevalError, DetevalWarning
 from deteval.report.progress import add_progress_args, configure_from_args
 
-# Each module (deteval.commands.<module>) contributes its subcommands through ``register(subparsers)``. Only the
-# module of the command being run is imported: `deteval --help` needs no numpy, and one evaluation none of the
-# other protocols' code. A command may route its parsed options to another module of deteval.commands
-# (:func:`_runner`): `deteval coco` loads its analyses, statistics and figures only when they are asked for.
-# The one-line help of the others is repeated here (tests/test_cli_imports.py checks it equals each module's
-# own).
+# Each module (deteval.commands.<module>) contributes its subcommands through ``register(command)`` (see
+# :func:`_add_command`). Only the module of the command being run is imported: `deteval --help` needs no numpy,
+# and one evaluation none of the other protocols' code. A command may route its parsed options to another module
+# of deteval.commands (:func:`_runner`): `deteval coco` loads its analyses, statistics and figures only when they
+# are asked for. Every command's one-line help lives here, for the listing of the commands not imported.
 _COMMANDS: dict[str, tuple[str, str]] = {
     "voc": (
         "voc_plain",
@@ -81,11 +81,22 @@ def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.
             sub.add_parser(name, help=help_text, add_help=False)
             stubs.add(name)
         elif name not in sub.choices:  # (a module may register several commands)
-            importlib.import_module(f"deteval.commands.{module}").register(sub)
+            importlib.import_module(f"deteval.commands.{module}").register(partial(_add_command, sub))
     for name, subparser in sub.choices.items():
         # Every subcommand takes --quiet (and --progress where there is work to show), applied in main().
         if name not in stubs:
             add_progress_args(subparser, progress=name != "presets")
+    return parser
+
+
+def _add_command(
+    sub: Any, name: str, func: Callable[..., Any], **parser_options: Any
+) -> argparse.ArgumentParser:
+    """Add the subcommand ``name`` with its one-line help from :data:`_COMMANDS`, run by ``func(args,
+    parser)``, and return its parser. A module's ``register`` gets it with ``sub`` bound:
+    ``command(name, func, **parser_options)``."""
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=_COMMANDS[name][1], **parser_options)
+    parser.set_defaults(func=func, _parser=parser)
     return parser
 
 

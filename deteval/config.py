@@ -88,8 +88,6 @@ def load_preset(name_or_path: str) -> dict[str, Any]:
         raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
     except ValueError as exc:  # an integer beyond Python's 4,300-digit limit
         raise ConfigError(f"invalid TOML: {str(exc).split(';')[0][:120]}", file=path) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read preset: {exc.strerror or exc}", file=path) from None
     for key, value in preset.items():
         _check_bounded(value, path, key)
     return preset

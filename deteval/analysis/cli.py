@@ -14,6 +14,7 @@ from deteval.analysis.confusion import Confusion
 from deteval.analysis.html import write_html
 from deteval.analysis.images import ImageDiagnostics
 from deteval.analysis.operating import OperatingPoints, operating_points
+from deteval.analysis.options import analyses_requested
 from deteval.analysis.ranked import Matched
 from deteval.analysis.tide import ErrorAnalysis, TideInput, format_errors
 from deteval.errors import ConfigError, ValidationError
@@ -123,15 +124,7 @@ def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHo
     write the pictures and the HTML report."""
     every = bool(getattr(args, "html", None))
     protocol_lines = list(result.lines)
-    asked = (
-        args.errors,
-        args.confusion,
-        args.operating_points,
-        args.calibration,
-        args.worst_images,
-        args.images,
-    )
-    if not result.lines and any(v is not None and v is not False for v in asked):
+    if not result.lines and analyses_requested(args, html=False):
         # a protocol without its own text (VOC): its flat summary becomes the lines the tables follow, so the
         # analyses print as tables instead of hundreds of dotted fields
         result.lines = [

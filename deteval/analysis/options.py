@@ -27,13 +27,11 @@ def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: b
     g.add_argument(
         "--errors-compat",
         choices=COMPAT_MODES,
-        default=None,
         help="protocol (default): the protocol's own matching and AP; tide: tidecv 1.0.1's numbers exactly",
     )
     g.add_argument(
         "--errors-fg-iou",
         type=float,
-        default=None,
         metavar="T",
         help=f"foreground IoU (default {fg_default})",
     )
@@ -51,7 +49,6 @@ def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: b
         c.add_argument(
             "--iou",
             type=float,
-            default=None,
             metavar="T",
             help="IoU of --confusion, --operating-points, --calibration and --worst-images (default 0.5; "
             "deteval yolo's confusion matrix under an Ultralytics profile: yolo val's 0.45)",
@@ -59,7 +56,6 @@ def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: b
     c.add_argument(
         "--score-threshold",
         type=float,
-        default=None,
         metavar="S",
         help="detections scored below S are left out of --confusion (default 0.25; deteval yolo under an "
         "Ultralytics profile: those not above S, by default what yolo val takes from --conf)",
@@ -81,25 +77,21 @@ def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: b
     i.add_argument(
         "--worst-images",
         type=int,
-        default=None,
         metavar="N",
         help="add the N images that cost the most AP (false positives, missed objects, share of the AP loss)",
     )
     i.add_argument(
         "--images",
-        default=None,
         metavar="DIR",
         help="draw the worst images (--worst-images, default 10) as PNG files in DIR",
     )
     i.add_argument(
         "--image-root",
-        default=None,
         metavar="DIR",
         help="folder of the pictures to draw on (COCO: file_name; VOC: <id>.jpg); default: a grey canvas",
     )
     p.add_argument(
         "--html",
-        default=None,
         metavar="FILE",
         help="write one self-contained HTML report (summary, sortable per-class table, errors, confusion, "
         "curves, worst images); computes every analysis above",
@@ -109,15 +101,11 @@ def add_analysis_args(p: argparse.ArgumentParser, *, fg_default: str, add_iou: b
     )
 
 
-def analyses_requested(args: argparse.Namespace) -> bool:
-    """Whether any analysis option (``--errors``, ``--confusion``, ..., ``--html``) is given."""
-    asked = (
-        getattr(args, "errors", None),
-        getattr(args, "confusion", None),
-        getattr(args, "operating_points", None),
-        getattr(args, "calibration", None),
-        getattr(args, "worst_images", None),
-        getattr(args, "images", None),
-        getattr(args, "html", None),
-    )
+def analyses_requested(args: argparse.Namespace, *, html: bool = True) -> bool:
+    """Whether any analysis option (``--errors``, ``--confusion``, ..., ``--html``; without ``--html`` if not
+    ``html``) is given."""
+    dests = ["errors", "confusion", "operating_points", "calibration", "worst_images", "images"]
+    if html:
+        dests.append("html")
+    asked = (getattr(args, d, None) for d in dests)
     return any(v is not None and v is not False for v in asked)

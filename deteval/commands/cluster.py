@@ -24,33 +24,31 @@ def add_cluster_args(p: Any) -> None:
     g.add_argument(
         "--workers",
         type=_positive,
-        default=None,
         metavar="N",
         help="evaluate on a local cluster of N processes",
     )
     g.add_argument(
         "--scheduler",
-        default=None,
         metavar="ADDRESS",
         help="evaluate on a running dask scheduler (tcp://host:port)",
     )
     g.add_argument(
         "--shards",
         type=_positive,
-        default=None,
         metavar="N",
         help="image shards (default: one per worker thread)",
     )
 
 
-def cluster_requested(args: argparse.Namespace) -> bool:
-    return getattr(args, "workers", None) is not None or getattr(args, "scheduler", None) is not None
+def sharding_requested(args: argparse.Namespace) -> bool:
+    """Whether ``--workers``, ``--scheduler`` or ``--shards`` is given."""
+    return any(getattr(args, dest, None) is not None for dest in ("workers", "scheduler", "shards"))
 
 
 def refuse_with_cluster(args: argparse.Namespace, stats_asked: bool, analyses_asked: bool) -> None:
     """Intervals, comparisons and error analyses need every image's matches in one process: they are refused
     with ``--workers``/``--scheduler``/``--shards`` rather than silently left out."""
-    if not (cluster_requested(args) or getattr(args, "shards", None) is not None):
+    if not sharding_requested(args):
         return
     what = [
         w for w, on in (("--ci/--compare-to", stats_asked), ("the analysis options", analyses_asked)) if on

@@ -13,7 +13,7 @@ from deteval.analysis.cli import AnalysisHooks, run_analyses
 from deteval.analysis.images import draw_worst
 from deteval.analysis.inputs import coco_confusion, coco_errors, coco_images, coco_matched
 from deteval.analysis.options import analyses_requested
-from deteval.commands.cluster import cluster_requested, refuse_with_cluster
+from deteval.commands.cluster import refuse_with_cluster, sharding_requested
 from deteval.commands.coco_plain import coco_params
 from deteval.commands.common import emit, wants_per_class
 from deteval.commands.stats_options import stats_options
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     sources = list(args.results)
     stats = stats_options(args)
     refuse_with_cluster(args, stats is not None, analyses_requested(args))
-    if cluster_requested(args) or args.shards is not None:
+    if sharding_requested(args):
         # the workers read the result files in byte ranges; this process reads the ground truth, and only
         # match tables come back to it
         with dask_client(args.workers, args.scheduler) as client, Progress(1, "deteval coco") as bar:

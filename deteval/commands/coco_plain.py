@@ -92,10 +92,10 @@ def _bool(value: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true/false, got {value!r}")
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "coco",
-        help="COCO detection / segmentation / keypoints evaluation (pycocotools numbers, much faster)",
+        run,
         description="Evaluate COCO results against COCO ground truth. The 12 numbers (10 for keypoints) are "
         "identical to pycocotools' COCOeval; --compat fixed corrects its documented quirks.",
     )
@@ -171,4 +171,4 @@ def register(sub: Any) -> None:
     add_plot_args(p)
     add_analysis_args(p, fg_default="0.5", add_iou=True)
     add_stats_args(p, "another results JSON")
-    p.set_defaults(func=run, _parser=p, _route=route)
+    p.set_defaults(_route=route)

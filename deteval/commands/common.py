@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from deteval.analysis.options import analyses_requested
-from deteval.commands.cluster import cluster_requested
+from deteval.commands.cluster import sharding_requested
 from deteval.commands.options import Checker, coco, run_checker
 from deteval.config import load_preset, resolve_preset
 from deteval.detection.coco_params import parse_option
@@ -71,18 +71,18 @@ def apply_preset(
     args: argparse.Namespace,
     parser: argparse.ArgumentParser,
     defaults: dict[str, Any],
-    options: dict[str, Checker] | None = None,
+    options: dict[str, Checker],
 ) -> None:
     """Fill options left unset (None) from ``--config`` and then from ``defaults``.
 
     Options declared with ``default=None`` are 'unset'; so a flag given on the command line always wins
-    over the preset, and the preset over the built-in default. With ``options`` (``{dest: checker}``, see
-    :mod:`deteval.commands.options`), every command-line value and every preset value is type- and
+    over the preset, and the preset over the built-in default. Every command-line value and every preset
+    value of ``options`` (``{dest: checker}``, see :mod:`deteval.commands.options`) is type- and
     range-checked first (a ConfigError naming the flag, or the preset file and key), and a preset may set
     only those options.
     """
     flags = {a.dest: max(a.option_strings, key=len) for a in parser._actions if a.option_strings}
-    for dest, checker in (options or {}).items():
+    for dest, checker in options.items():
         value = getattr(args, dest, None)
         if value is not None:
             setattr(args, dest, run_checker(checker, value, cli=True, flag=flags.get(dest, dest)))
@@ -91,18 +91,16 @@ def apply_preset(
     if getattr(args, "config", None):
         source = str(resolve_preset(args.config))
         preset = load_preset(args.config)
-        known = set(options) if options is not None else {a.dest for a in parser._actions}
-        unknown = sorted(k for k in preset if k.replace("-", "_") not in known)
+        unknown = sorted(k for k in preset if k.replace("-", "_") not in options)
         if unknown:
             raise ConfigError(
                 f"unknown option(s) in preset: {', '.join(unknown)} (a preset may set: "
-                f"{', '.join(sorted(k.replace('_', '-') for k in known))})",
+                f"{', '.join(sorted(k.replace('_', '-') for k in options))})",
                 file=source,
             )
     for key, value in preset.items():
         dest = key.replace("-", "_")
-        if options is not None:
-            value = run_checker(options[dest], value, cli=False, flag=key, file=source)
+        value = run_checker(options[dest], value, cli=False, flag=key, file=source)
         if getattr(args, dest, None) is None:
             setattr(args, dest, value)
     for dest, value in defaults.items():
@@ -170,6 +168,5 @@ def more_than_numbers(args: argparse.Namespace) -> bool:
         or bool(args.compare_to)
         or analyses_requested(args)
         or bool(args.plots)
-        or cluster_requested(args)
-        or getattr(args, "shards", None) is not None
+        or sharding_requested(args)
     )

@@ -18,18 +18,16 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     result = compare_results(
         a, b, metric=args.metric, sort=args.sort, reverse=args.reverse, sources=(args.a, args.b)
     )
-    if args.format == "latex":
-        write_text(render_latex(result), args.output)
-    else:
-        write_text(render(result, args.format or "table"), args.output)
+    text = render_latex(result) if args.format == "latex" else render(result, args.format or "table")
+    write_text(text, args.output)
     warn_on_stderr(result)
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "compare",
-        help="compare two saved results of the same protocol, per class, with deltas (B - A)",
+        run,
         description="Compare two results saved with --format json. Each class gets A's and B's value of "
         "one per-class metric and the delta B - A; classes present on one side only are listed with "
         "an empty value. Numeric summary fields are compared too.",
@@ -38,7 +36,6 @@ def register(sub: Any) -> None:
     p.add_argument("b", metavar="B.json", help="the result compared against it")
     p.add_argument(
         "--metric",
-        default=None,
         help='per-class column to compare (default: "ap" if present, else the first numeric one)',
     )
     p.add_argument(
@@ -50,4 +47,3 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--reverse", action="store_true", help="reverse the row order (e.g. largest drop first)")
     add_output_args(p, (*FORMATS, "latex"), curves=False)  # no --curves: it would do nothing here
-    p.set_defaults(func=run, _parser=p)

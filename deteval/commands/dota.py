@@ -8,7 +8,6 @@ from typing import Any
 from deteval.commands.common import add_output_args, emit
 from deteval.detection.voc import METRICS
 from deteval.io.dota import load_dota_annotations, load_dota_detections
-from deteval.report import FORMATS
 from deteval.run.dota import PROTOCOLS, evaluate_dota
 
 
@@ -23,10 +22,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "dota",
-        help="DOTA oriented-box mAP (Task1), as the DOTA devkit computes it",
+        run,
         description="Score DETECTIONS (a folder of Task1_<category>.txt: image score x1 y1 … x4 y4) against "
         "ANNOTATIONS (a labelTxt folder: x1 y1 … x4 y4 category difficult per row) with the DOTA devkit's "
         "rules: polygon IoU > 0.5, difficult objects ignored, VOC07 11-point AP. See docs/obb.md.",
@@ -51,5 +50,4 @@ def register(sub: Any) -> None:
         help="dota_devkit (default) or coco: COCO-style AP with the rotated IoU, difficult objects as crowds",
     )
     p.add_argument("--shards", type=int, default=None, help="match in this many parts of whole images")
-    add_output_args(p, FORMATS)
-    p.set_defaults(func=run, _parser=p)
+    add_output_args(p)

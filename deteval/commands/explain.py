@@ -34,11 +34,6 @@ def _voc_tables(args: argparse.Namespace) -> tuple[Any, Any]:
     return gt, load_voc_detections(args.predictions, gt.images, classes=classes)
 
 
-def _explain_voc(args: argparse.Namespace) -> Any:
-    gt, dets = _voc_tables(args)
-    return explain_voc(gt, dets, args.from_profile, args.to_profile)
-
-
 def _explain_cross(args: argparse.Namespace) -> Any:
     """coco vs a VOC profile on a COCO pair (DATA .json, PREDICTIONS .json), a YOLO dataset or VOC data."""
     if Path(args.data).is_dir():
@@ -109,9 +104,15 @@ def _explain_obb(args: argparse.Namespace, drop: bool) -> int:
             args.data, args.predictions, args.split, duplicates="drop" if drop else "error", check_images=era
         )
     same_images(args, ds, era)
-    e = explain_obb(ds, preds, args.from_profile, args.to_profile)
+    return _write(explain_obb(ds, preds, args.from_profile, args.to_profile), args, ds.warnings)
+
+
+def _write(e: Any, args: argparse.Namespace, read_warnings: list[str] | None = None) -> int:
+    """Write the walk ``e`` in ``--format`` to ``--output``, and what the readers tolerated through the common
+    channel."""
     write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
-    warn_on_stderr(EvalResult("yolo", warnings=list(ds.warnings)))
+    if read_warnings is not None:
+        warn_on_stderr(EvalResult("yolo", warnings=list(read_warnings)))
     return 0
 
 
@@ -123,18 +124,15 @@ def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
             "axis-aligned boxes"
         )
     if any(voc) and not all(voc) and "coco" in (args.from_profile, args.to_profile):
-        e = _explain_cross(args)
-        write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
-        return 0
+        return _write(_explain_cross(args), args)
     if any(voc):
         if not all(voc):
             raise ConfigError(
                 "explain compares two VOC profiles, two YOLO/COCO profiles or coco with a VOC profile, "
                 "not one of each"
             )
-        e = _explain_voc(args)
-        write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
-        return 0
+        gt, dets = _voc_tables(args)
+        return _write(explain_voc(gt, dets, args.from_profile, args.to_profile), args)
     if args.image_set:
         raise ConfigError("--image-set is for the VOC profiles (voc07, voc2012, py_faster_rcnn)")
     either = is_ultralytics(args.from_profile) or is_ultralytics(args.to_profile)
@@ -147,16 +145,13 @@ def run_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     reader = next((p for p in ends if get_rules(p).images == era), "coco")  # (its duplicates and image rules)
     ds, preds = read_split(args.data, args.predictions, args.split, reader, None)
     same_images(args, ds, era)
-    e = explain(ds, preds, args.from_profile, args.to_profile)
-    write_text(e.to_json() if args.format == "json" else e.to_text(), args.output)
-    warn_on_stderr(EvalResult("yolo", warnings=list(ds.warnings)))  # the common channel
-    return 0
+    return _write(explain(ds, preds, args.from_profile, args.to_profile), args, ds.warnings)
 
 
-def register(sub: Any) -> None:
-    e = sub.add_parser(
+def register(command: Any) -> None:
+    e = command(
         "explain",
-        help="attribute the difference between two profiles' mAP rule by rule",
+        run_explain,
         description="Score a YOLO dataset's predictions under --from and --to, and walk from one to the other "
         "changing one rule at a time (matcher, end sentinel, AP integration and ranking, float32, detection "
         "cap), printing each step's change in mAP50-95 and mAP50 and how many cases triggered it. The steps add "
@@ -181,7 +176,6 @@ def register(sub: Any) -> None:
     e.add_argument(
         "--task",
         choices=("detect", "obb"),
-        default=None,
         help="obb: a YOLO-OBB dataset, walked between coco, dota_devkit and the Ultralytics profiles "
         "(default: obb where a profile is dota_devkit, else detect)",
     )
@@ -189,4 +183,3 @@ def register(sub: Any) -> None:
     e.add_argument("--split", default="val", help="train, val (default) or test")
     e.add_argument("--format", choices=("table", "json"), default="table", help="output format")
     e.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
-    e.set_defaults(func=run_explain, _parser=e)

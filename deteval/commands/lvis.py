@@ -6,31 +6,33 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from deteval.commands.cluster import add_cluster_args, cluster_requested
+from deteval.commands.cluster import add_cluster_args, sharding_requested
 from deteval.commands.common import (
     add_boundary_args,
     add_output_args,
+    apply_preset,
     boundary_options,
     emit,
     wants_per_class,
 )
-from deteval.commands.options import max_dets_or_unlimited, run_checker, whole
+from deteval.commands.options import Checker, max_dets_or_unlimited, whole
 from deteval.detection.lvis import IOU_TYPES
 from deteval.report.progress import Progress
 from deteval.run.client import dask_client
 from deteval.run.lvis import evaluate_lvis
 
+#: lvis has no presets: its numeric options are checked (strict syntax, bounds) as the others' are.
+OPTIONS: dict[str, Checker] = {
+    "max_dets": max_dets_or_unlimited,
+    "dets_per_cat": whole(1, 10**9, "detections per category"),
+}
+
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-
-    args.max_dets = run_checker(max_dets_or_unlimited, args.max_dets, cli=True, flag="--max-dets")
-    if args.dets_per_cat is not None:
-        per_cat = whole(1, 10**9, "detections per category")
-        args.dets_per_cat = run_checker(per_cat, args.dets_per_cat, cli=True, flag="--dets-per-cat")
-    sharded = cluster_requested(args) or args.shards is not None
+    apply_preset(args, parser, {}, OPTIONS)
     stage = (
         "reading, matching on image shards and accumulating"
-        if sharded
+        if sharding_requested(args)
         else "reading, matching and accumulating"
     )
     with dask_client(args.workers, args.scheduler) as client, Progress(1, "deteval lvis") as bar:
@@ -52,10 +54,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "lvis",
-        help="LVIS federated evaluation (lvis-api numbers), Fixed AP and pooled AP",
+        run,
         description="Evaluate COCO-format results against LVIS ground truth. The results equal lvis-api "
         "0.5.3's LVISEval (AP, AP50, AP75, APs/m/l, APr/c/f, AR@300, ARs/m/l@300); --fixed-ap and --pooled "
         "follow Dave et al. 2021.",
@@ -85,7 +87,6 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--dets-per-cat",
         type=int,
-        default=None,
         metavar="K",
         help="detections kept per category over the whole dataset (default: no limit)",
     )
@@ -108,4 +109,3 @@ def register(sub: Any) -> None:
     )
     add_cluster_args(p)
     add_output_args(p)
-    p.set_defaults(func=run, _parser=p)

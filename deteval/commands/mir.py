@@ -55,16 +55,8 @@ OPTIONS: dict[str, Checker] = {
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     apply_preset(args, parser, DEFAULTS, OPTIONS)
-    mir_options: dict[str, Any] = {
-        "taus": args.tau,
-        "rule": args.rule,
-        "frame_rate": float(args.frame_rate),
-        "grid": args.grid,
-        "trim": args.trim,
-        "adjust": args.adjust,
-        "case_sensitive": args.case_sensitive,
-        "on_error": args.on_error,
-    }
+    # (each option of DEFAULTS, checked and completed, is a keyword of evaluate_mir; --tau's is taus)
+    mir_options = {"taus" if k == "tau" else k: getattr(args, k) for k in DEFAULTS}
     stats = stats_options(args)
     folders = [Path(p).is_dir() for p in (args.reference, args.estimate)]
     if any(folders):
@@ -95,10 +87,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "mir",
-        help="music structure: pairwise frame-label and boundary P/R/F of two .lab files or folders",
+        run,
         description=(
             "Compare an estimated structure annotation with a reference (.lab files: 'start end label' per "
             "line, seconds). Reports pairwise frame-label P/R/F and boundary P/R/F for each tolerance. "
@@ -174,4 +166,3 @@ def register(sub: Any) -> None:
     # flat CSV and Markdown renderers would show only the scalar fields.
     add_output_args(p, curves=False)  # no --curves: it would do nothing here
     add_stats_args(p, "another estimate folder, the same tracks by another system")
-    p.set_defaults(func=run, _parser=p)

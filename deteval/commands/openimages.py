@@ -25,10 +25,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "openimages",
-        help="Open Images challenge detection metric (group-of boxes, image-level labels, hierarchy)",
+        run,
         description="Evaluate Open Images predictions as the TF Object Detection API's OID challenge "
         "evaluator does: mAP at IoU 0.5, group-of boxes matched by IoA, only verified classes scored in an "
         "image, ground truth expanded along the class hierarchy.",
@@ -51,4 +51,3 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--per-class", action="store_true", help="add the per-class table")
     add_output_args(p)
-    p.set_defaults(func=run, _parser=p)

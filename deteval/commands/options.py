@@ -48,13 +48,6 @@ def boolean(value: Any, cli: bool) -> bool:
     return value
 
 
-def text(value: Any, cli: bool) -> str:
-    """A non-empty string (a path, a pattern)."""
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"must be a non-empty string, got {_shown(value)}")
-    return value
-
-
 def number(lo: float, hi: float, what: str, *, open_lo: bool = False) -> Checker:
     """A finite number within [lo, hi] (or (lo, hi] with ``open_lo``): a TOML number, or on the command
     line a decimal in ASCII notation (``1_0``, ``nan`` and other scripts' digits are refused)."""
@@ -157,30 +150,26 @@ def run_checker(checker: Checker, value: Any, *, cli: bool, flag: str, file: str
         raise ConfigError(exc.reason, file=file, record=f"key {flag!r}") from None
 
 
-def at_most(hi: int, what: str) -> Checker:
-    """A whole number up to ``hi`` (its lower bound is checked where it is used)."""
-    check = whole(-(2**62), hi, what)
+def _reworded(check: Checker, reason: str) -> Checker:
+    """``check``, its refusal said as ``reason`` with the value given."""
 
-    def bounded(value: Any, cli: bool) -> int:
+    def reworded(value: Any, cli: bool) -> Any:
         try:
             return check(value, cli)
         except ConfigError:
-            raise ConfigError(f"must be a whole number up to {hi} ({what}), got {_shown(value)}") from None
+            raise ConfigError(f"{reason}, got {_shown(value)}") from None
 
-    return bounded
+    return reworded
+
+
+def at_most(hi: int, what: str) -> Checker:
+    """A whole number up to ``hi`` (its lower bound is checked where it is used)."""
+    return _reworded(whole(-(2**62), hi, what), f"must be a whole number up to {hi} ({what})")
 
 
 def finite(what: str) -> Checker:
     """Any finite number (``nan`` and ``inf`` refused)."""
-    check = number(-_FLOAT_MAX, _FLOAT_MAX, what)
-
-    def finite_number(value: Any, cli: bool) -> float:
-        try:
-            return check(value, cli)
-        except ConfigError:
-            raise ConfigError(f"must be a finite number ({what}), got {_shown(value)}") from None
-
-    return finite_number
+    return _reworded(number(-_FLOAT_MAX, _FLOAT_MAX, what), f"must be a finite number ({what})")
 
 
 def address(value: Any, cli: bool) -> str:

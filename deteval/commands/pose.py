@@ -7,9 +7,8 @@ import argparse
 import json
 from typing import Any
 
-from deteval.commands.common import add_output_args, emit, wants_per_class, write_text
+from deteval.commands.common import add_output_args, apply_preset, emit, wants_per_class, write_text
 from deteval.commands.options import coco as coco_option
-from deteval.commands.options import run_checker
 from deteval.detection.coco.params import COMPAT_MODES
 from deteval.detection.coco_params import CocoParams
 from deteval.detection.crowdpose import CROWDPOSE_KPT_OKS_SIGMAS
@@ -21,14 +20,10 @@ from deteval.run.crowdpose import evaluate_crowdpose
 
 
 def run_crowdpose(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    options: dict[str, Any] = {"kpt_oks_sigmas": CROWDPOSE_KPT_OKS_SIGMAS}
-    for key, flag in (
-        ("kpt_oks_sigmas", "--kpt-oks-sigmas"),
-        ("kpt_oks_sigmas_per_category", "--kpt-oks-sigmas-per-category"),
-    ):
-        value = getattr(args, key)
-        if value is not None:
-            options[key] = run_checker(coco_option(key), value, cli=True, flag=flag)
+    keys = ("kpt_oks_sigmas", "kpt_oks_sigmas_per_category")
+    apply_preset(args, parser, {}, {k: coco_option(k) for k in keys})  # (no presets: the values checked)
+    given = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
+    options = {"kpt_oks_sigmas": CROWDPOSE_KPT_OKS_SIGMAS, **given}
     params = CocoParams.from_options("keypoints", **options)
     with Progress(1, "deteval crowdpose") as bar:
         bar.stage("reading, matching and accumulating (all images, then each crowd level)")
@@ -44,10 +39,10 @@ def run_crowdpose(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "crowdpose",
-        help="CrowdPose keypoints: AP by crowd level (faster-coco-eval's keypoints_crowd numbers)",
+        run_crowdpose,
         description="Evaluate keypoint results with CrowdPose's protocol: COCO's OKS AP/AR (maxDets 20) and AP "
         "of the easy (crowdIndex < 0.2), medium (< 0.8) and hard images, equal to faster-coco-eval's "
         "iouType='keypoints_crowd'. Every image record needs a crowdIndex.",
@@ -56,13 +51,11 @@ def register(sub: Any) -> None:
     p.add_argument("results", metavar="RESULTS.json", help="COCO keypoint results JSON")
     p.add_argument(
         "--kpt-oks-sigmas",
-        default=None,
         metavar="LIST",
         help="per-keypoint OKS sigmas, comma-separated (default: CrowdPose's 14)",
     )
     p.add_argument(
         "--kpt-oks-sigmas-per-category",
-        default=None,
         metavar="SPEC",
         help="OKS sigmas of some categories, 'ID:s1,s2,...;ID:...' (as for deteval coco)",
     )
@@ -86,8 +79,7 @@ def register(sub: Any) -> None:
         help="raise (default): stop at the first bad record; skip: leave out bad records, listed in warnings",
     )
     add_output_args(p, curves=False)
-    p.set_defaults(func=run_crowdpose, _parser=p)
-    register_sigmas(sub)
+    register_sigmas(command)
 
 
 def run_sigmas(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -129,10 +121,10 @@ def run_sigmas(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     return 0
 
 
-def register_sigmas(sub: Any) -> None:
-    p = sub.add_parser(
+def register_sigmas(command: Any) -> None:
+    p = command(
         "sigmas",
-        help="estimate per-keypoint OKS sigmas from repeated annotations or a model's errors",
+        run_sigmas,
         description="Estimate each category's OKS sigmas as COCO defines them, sigma_i^2 = E[d_i^2 / s^2] "
         "(d_i: distance between two keypoints of the same object, s^2: its area): from repeated annotations "
         "of the same objects in GT.json (pairs sharing --group-key, or whose boxes overlap with IoU >= --iou), "
@@ -160,4 +152,3 @@ def register_sigmas(sub: Any) -> None:
     )
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
-    p.set_defaults(func=run_sigmas, _parser=p)

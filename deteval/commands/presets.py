@@ -24,6 +24,5 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("presets", help="list the shipped protocol presets")
-    p.set_defaults(func=run, _parser=p)
+def register(command: Any) -> None:
+    command("presets", run)

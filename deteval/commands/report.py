@@ -21,14 +21,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "report",
-        help="re-render a saved JSON result (table, markdown, csv, json) and optionally plot it",
+        run,
         description="Re-render a result saved with --format json. With --plots DIR, also write the figures "
         "it supports: PR curves (if it was saved with its curves) and a per-class AP bar chart.",
     )
     p.add_argument("result", metavar="RESULT.json", help="a result saved with --format json")
     add_output_args(p, curves=False)  # no --curves: it would do nothing here
     add_plot_args(p)
-    p.set_defaults(func=run, _parser=p)

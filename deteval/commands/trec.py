@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from deteval.commands import options as opt
-from deteval.commands.cluster import add_cluster_args, cluster_requested, refuse_with_cluster
+from deteval.commands.cluster import add_cluster_args, refuse_with_cluster, sharding_requested
 from deteval.commands.common import apply_preset, warn_on_stderr, write_text
 from deteval.commands.options import Checker
 from deteval.commands.stats_options import add_stats_args, stats_options
@@ -99,7 +99,7 @@ def _run_prefs(args: argparse.Namespace) -> int:
     """``-R prefs`` / ``-R qrels_prefs``: the preference measures (deteval.retrieval.prefs)."""
     if args.judged_only or args.num_docs or args.level != 1:
         raise ConfigError("-J, -N and -l do not apply to preference judgements (-R prefs / qrels_prefs)")
-    if stats_options(args) is not None or cluster_requested(args) or args.shards is not None:
+    if stats_options(args) is not None or sharding_requested(args):
         raise ConfigError(
             "--ci/--compare-to and --workers/--scheduler/--shards do not apply to preference judgements yet"
         )
@@ -157,10 +157,10 @@ def _with_statistics(
     return result
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "trec",
-        help="trec_eval measures for a TREC run against qrels",
+        run,
         description="Evaluate a TREC run (qid Q0 docno rank score tag) against qrels (qid 0 docno rel) "
         "with trec_eval's measures, names, conventions and output format.",
     )
@@ -191,7 +191,6 @@ def register(sub: Any) -> None:
     p.add_argument(
         "-M",
         dest="max_docs",
-        default=None,
         metavar="N",
         help="evaluate only the first N ranks of each topic",
     )
@@ -253,32 +252,19 @@ def register(sub: Any) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE instead of stdout")
     add_stats_args(p, "another run file")
     add_cluster_args(p)
-    p.set_defaults(func=run, _parser=p)
 
 
 def _add_conventions(p: argparse.ArgumentParser) -> None:
-    """The non-trec_eval conventions (nDCG gain and discount, recall and AP denominators)."""
-    p.add_argument(
-        "--gain",
-        choices=("trec", "exp2"),
-        default="trec",
-        help="nDCG gain: the relevance value (trec_eval) or 2^rel - 1",
-    )
-    p.add_argument(
-        "--discount",
-        choices=("trec", "max2"),
-        default="trec",
-        help="DCG discount: log2(rank + 1) (trec_eval) or log2(max(rank, 2))",
-    )
-    p.add_argument(
-        "--recall-denominator",
-        choices=("R", "min_k_R"),
-        default="R",
-        help="recall_k divides by R (trec_eval) or by min(k, R)",
-    )
-    p.add_argument(
-        "--ap-denominator",
-        choices=("num_rel", "num_rel_ret"),
-        default="num_rel",
-        help="AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
-    )
+    """The non-trec_eval conventions (nDCG gain and discount, recall and AP denominators); each option's
+    first choice, its default, is trec_eval's."""
+    for flag, choices, text in (
+        ("--gain", ("trec", "exp2"), "nDCG gain: the relevance value (trec_eval) or 2^rel - 1"),
+        ("--discount", ("trec", "max2"), "DCG discount: log2(rank + 1) (trec_eval) or log2(max(rank, 2))"),
+        ("--recall-denominator", ("R", "min_k_R"), "recall_k divides by R (trec_eval) or by min(k, R)"),
+        (
+            "--ap-denominator",
+            ("num_rel", "num_rel_ret"),
+            "AP divides by R (trec_eval) or by the relevant documents retrieved (within the cutoff)",
+        ),
+    ):
+        p.add_argument(flag, choices=choices, default=choices[0], help=text)

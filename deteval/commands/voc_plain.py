@@ -80,10 +80,10 @@ def read_inputs(args: argparse.Namespace, bar: Progress) -> tuple[VOCGroundTruth
     gt = load_voc_annotations(args.annotations, args.image_set, on_error=args.on_error)
     bar.stage("reading detections")
     if classes is not None and args.layout == "comp4":
-        _check_classes(classes, {gt.classes[i] for i in set(gt.label.tolist())}, args.detections)
+        _check_classes(classes, _classes_in(gt) | set(discover_detection_classes(args.detections)))
     dets = load_detections(args, gt, classes)
     if classes is not None and args.layout != "comp4":
-        _check_classes(classes, {gt.classes[i] for i in set(gt.label.tolist())}, None, dets)
+        _check_classes(classes, _classes_in(gt) | _classes_in(dets))
     return gt, dets
 
 
@@ -98,13 +98,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _check_classes(wanted: list[str], gt_classes: set[str], pattern: str | None, dets: Any = None) -> None:
-    """A ``--classes`` name that neither the annotations nor the detections know is a typo, not a class
-    with AP 0: refuse it, listing the known names and the closest match."""
-    known = set(gt_classes)
-    known |= set(discover_detection_classes(pattern)) if pattern is not None else set()
-    if dets is not None:
-        known |= {dets.classes[i] for i in set(dets.label.tolist())}
+def _classes_in(table: VOCGroundTruth | VOCDetections) -> set[str]:
+    """The names of the classes with a row in ``table``."""
+    return {table.classes[i] for i in set(table.label.tolist())}
+
+
+def _check_classes(wanted: list[str], known: set[str]) -> None:
+    """A ``--classes`` name that neither the annotations nor the detections know (not in ``known``) is a typo,
+    not a class with AP 0: refuse it, listing the known names and the closest match."""
     unknown = [c for c in wanted if c not in known]
     if not unknown:
         return
@@ -121,15 +122,9 @@ def _check_classes(wanted: list[str], gt_classes: set[str], pattern: str | None,
 def load_detections(args: argparse.Namespace, gt: Any, classes: list[str] | None) -> Any:
     """The detections of ``args.detections`` (``--layout``), for the classes asked or else those of the
     annotations and the comp4 files found."""
-    if args.layout == "comp4":
-        det_classes = classes
-        if det_classes is None:
-            found = {gt.classes[i] for i in set(gt.label.tolist())} | set(
-                discover_detection_classes(args.detections)
-            )
-            det_classes = sorted(found)
-    else:
-        det_classes = classes
+    det_classes = classes
+    if classes is None and args.layout == "comp4":
+        det_classes = sorted(_classes_in(gt) | set(discover_detection_classes(args.detections)))
     return load_voc_detections(
         args.detections,
         gt.images,
@@ -140,10 +135,10 @@ def load_detections(args: argparse.Namespace, gt: Any, classes: list[str] | None
     )
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "voc",
-        help="Pascal VOC mAP (VOC07 11-point or VOC2010+ all-point), as the official devkit computes it",
+        run,
         # (the command's own paragraphs, without the module's note on routing and its reStructuredText markup)
         description="\n\n".join((__doc__ or "").split("\n\n")[:2]).replace("``", "'"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -206,4 +201,4 @@ def register(sub: Any) -> None:
     add_plot_args(p)
     add_analysis_args(p, fg_default="--iou", add_iou=False)
     add_stats_args(p, "another detections pattern")
-    p.set_defaults(func=run, _parser=p, _route=route)
+    p.set_defaults(_route=route)

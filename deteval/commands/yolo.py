@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import json
 import warnings
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from deteval.analysis.inputs import coco_confusion
 from deteval.analysis.options import analyses_requested
 from deteval.analysis.yolo_inputs import yolo_confusion
 from deteval.commands.coco import coco_hooks, coco_statistics
-from deteval.commands.common import warn_on_stderr, write_text
+from deteval.commands.common import write_text
 from deteval.commands.stats_options import stats_options
 from deteval.commands.yolo_plain import (
     check_conf,
@@ -50,9 +49,10 @@ from deteval.io.yolo_obb import load_obb_predictions, load_yolo_obb
 from deteval.report.progress import note
 from deteval.report.stats_table import STATS_KEYS
 from deteval.report.yolo_plots import YoloCurves, write_yolo_val_plots
-from deteval.report.yolo_table import render_yolo, yolo_lines
+from deteval.report.yolo_table import yolo_lines
 from deteval.results import EvalResult
 from deteval.run.yolo import (
+    YoloResult,
     canonical_profile,
     coco_inputs,
     coco_results,
@@ -83,33 +83,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return _run_task(args, profile, stats)
     ds, preds = read_split(args.data, args.predictions, args.split, profile, args.conf)
     result = evaluate_yolo(ds, preds, profile, iou_type=args.iou_type)
-    wanted = analyses_requested(args)
-    own_pr = "precision" not in result.summary and args.iou_type == "bbox"
-    ultra = is_ultralytics(profile)
-    if stats is not None and ultra:
-        others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
-        rule = get_rules(profile).exif  # (image sizes as that Ultralytics version reads them)
-        sized = [for_exif_rule(ds, p, rule) for p in (preds, *others)]
-        units = UltralyticsUnits(sized[0][0].labels, [p for _, p in sized], ds.n_images, ds.names, profile)
-        units.add_statistics(result, list(args.compare_to or ()), **stats)
-    if (stats is not None and not ultra) or wanted:  # the COCO-protocol inputs the analyses read
-        gt, res = coco_inputs(ds, preds, args.iou_type, all_sizes=wanted)
-        params = CocoParams.from_options(args.iou_type)
-    if own_pr:
-        own_precision_recall(result, ds, preds)
-    if stats is not None and not ultra:
-        others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
-        systems = [res, *(coco_results(ds, o, gt, args.iou_type) for o in others)]
-        names = list(args.compare_to or ())
-        _, with_stats = coco_statistics(gt, systems, names, params, "pycocotools", stats, True)
-        adopt_statistics(result, with_stats)
-    result.lines = yolo_lines(result)
-    if wanted:
-        run_analyses(args, result, _hooks(args, ds, preds, gt, res, params, profile))
-    if args.plots:
-        write_yolo_plots(ds, preds, profile, args)
-    emit_yolo(result, args)
-    return 0
+    others = [confidence_floor(load_yolo_predictions(o, ds), args.conf) for o in args.compare_to or ()]
+    return _finish(args, result, ds, preds, others, profile, stats, task="detect")
 
 
 def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | None) -> int:
@@ -149,6 +124,28 @@ def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | No
     preds = confidence_floor(preds, args.conf)
     others = [confidence_floor(o, args.conf) for o in others]
     result = evaluate_yolo(ds, preds, profile, iou_type="obb")
+    return _finish(args, result, ds, preds, others, profile, stats, task="obb")
+
+
+def _finish(
+    args: argparse.Namespace,
+    result: YoloResult,
+    ds: YoloDataset,
+    preds: BoxTable,
+    others: list[BoxTable],
+    profile: str,
+    stats: dict[str, Any] | None,
+    *,
+    task: str,
+) -> int:
+    """Add to ``result`` (``preds`` scored under ``profile``) the statistics over images with the ``others``
+    (``--compare-to``: an Ultralytics profile's own resampling, oriented boxes with ProbIoU; else
+    pycocotools'), the P and R of the profiles that define none, the analyses and ``--plots``; write it."""
+    obb = task == "obb"
+    iou_type = "obb" if obb else args.iou_type
+    wanted = analyses_requested(args)
+    own_pr = not obb and "precision" not in result.summary and iou_type == "bbox"
+    ultra = is_ultralytics(profile)
     if stats is not None and ultra:
         rule = get_rules(profile).exif  # (image sizes as that Ultralytics version reads them)
         sized = [for_exif_rule(ds, p, rule) for p in (preds, *others)]
@@ -158,14 +155,22 @@ def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | No
             ds.n_images,
             ds.names,
             profile,
-            ious=[probiou_pairs(d, p) for d, p in sized],
+            ious=[probiou_pairs(d, p) for d, p in sized] if obb else None,
         )
         units.add_statistics(result, list(args.compare_to or ()), **stats)
-    if (stats is not None and not ultra) or wanted:  # the COCO-style OBB protocol's inputs
-        gt, res = obb_coco_inputs(ds, preds, all_sizes=wanted)
-        params = CocoParams.from_options("obb")
+    if (stats is not None and not ultra) or wanted:  # the COCO-protocol inputs the analyses read
+        if obb:
+            gt, res = obb_coco_inputs(ds, preds, all_sizes=wanted)
+        else:
+            gt, res = coco_inputs(ds, preds, iou_type, all_sizes=wanted)
+        params = CocoParams.from_options(iou_type)
+    if own_pr:
+        own_precision_recall(result, ds, preds)
     if stats is not None and not ultra:
-        systems = [res, *(obb_coco_results(ds, o, gt) for o in others)]
+        systems = [
+            res,
+            *(obb_coco_results(ds, o, gt) if obb else coco_results(ds, o, gt, iou_type) for o in others),
+        ]
         names = list(args.compare_to or ())
         _, with_stats = coco_statistics(gt, systems, names, params, "pycocotools", stats, True)
         adopt_statistics(result, with_stats)
@@ -173,11 +178,8 @@ def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | No
     if wanted:
         run_analyses(args, result, _hooks(args, ds, preds, gt, res, params, profile))
     if args.plots:
-        write_yolo_plots(ds, preds, profile, args, task="obb")
-    fmt = args.format or "table"
-    shown = result if fmt != "table" or args.per_class else replace(result, per_class={})
-    write_text(render_yolo(shown, fmt, include_curves=args.curves), args.output)
-    warn_on_stderr(result)
+        write_yolo_plots(ds, preds, profile, args, task=task)
+    emit_yolo(result, args)
     return 0
 
 
@@ -299,10 +301,10 @@ def _place_images(src: Path, args: argparse.Namespace) -> None:
         )
 
 
-def register(sub: Any) -> None:
-    c = sub.add_parser(
+def register(command: Any) -> None:
+    c = command(
         "convert",
-        help="convert a YOLO dataset to COCO JSON, or COCO JSON to YOLO labels",
+        run_convert,
         description="SOURCE data.yaml: write the split as COCO ground truth (and --predictions as COCO "
         "results). SOURCE .json (COCO): write labels/<stem>.txt and data.yaml into -o OUT_DIR.",
     )
@@ -314,7 +316,6 @@ def register(sub: Any) -> None:
     c.add_argument(
         "--image-root",
         metavar="DIR",
-        default=None,
         help="COCO → YOLO: the folder the images' file_name is relative to (default: the .json's folder)",
     )
     c.add_argument(
@@ -323,4 +324,3 @@ def register(sub: Any) -> None:
         help="COCO → YOLO: copy the images into OUT/images (default: symbolic links)",
     )
     c.add_argument("--no-images", action="store_true", help="COCO → YOLO: leave OUT/images to you")
-    c.set_defaults(func=run_convert, _parser=c)

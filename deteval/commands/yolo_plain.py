@@ -25,7 +25,6 @@ from deteval.errors import ConfigError, DetevalWarning
 from deteval.io.yolo_coco import coco_tables
 from deteval.io.yolo_yaml import read_data_yaml
 from deteval.report.yolo_table import YOLO_FORMATS, render_yolo, yolo_lines
-from deteval.results import EvalResult
 from deteval.run.yolo import (
     PROFILE_NAMES,
     TASKS,
@@ -35,7 +34,7 @@ from deteval.run.yolo import (
     load_split_and_predictions,
 )
 
-__all__ = ["add_precision_recall", "read_split", "register", "route", "run", "task_of"]
+__all__ = ["read_split", "register", "route", "run", "task_of"]
 
 
 def task_of(data_yaml: str) -> str:
@@ -75,8 +74,10 @@ def check_conf(args: argparse.Namespace) -> None:
 
 
 def own_precision_recall(result: YoloResult, ds: Any, preds: Any) -> None:
-    """:func:`add_precision_recall` from the evaluation's own counts (its COCO run), else from the tables made
-    from the arrays, matched again at IoU 0.5."""
+    """Per class ``P`` = TP / predictions and ``R`` = TP / labels at IoU 0.5 (pycocotools' matching, 100
+    predictions per image and class) over every prediction kept (above ``--conf``), and their class means as
+    ``precision`` and ``recall``: the P and R of the profiles that define none (coco, supervision). The counts
+    are the evaluation's own (its COCO run), else those of the tables made from the arrays, matched again."""
     run = result.coco_run
     counts = None if run is None else coco_match_counts_of(*run, iou=0.5)
     if counts is None or run is None:
@@ -84,7 +85,18 @@ def own_precision_recall(result: YoloResult, ds: Any, preds: Any) -> None:
         counts = coco_match_counts(g, r, iou=0.5)
     else:
         g = run[1]
-    add_precision_recall(result, g.cat_names, *counts)
+    tp, n_det, n_gt = counts
+    ps, rs = [], []
+    for c, name in enumerate(g.cat_names):
+        row = result.per_class.get(name)
+        if row is None:
+            continue
+        row["P"] = float(tp[c] / n_det[c]) if n_det[c] else 0.0
+        row["R"] = float(tp[c] / n_gt[c]) if n_gt[c] else 0.0
+        ps.append(row["P"])
+        rs.append(row["R"])
+    result.summary["precision"] = float(np.mean(ps)) if ps else 0.0
+    result.summary["recall"] = float(np.mean(rs)) if rs else 0.0
 
 
 def emit_yolo(result: YoloResult, args: argparse.Namespace) -> None:
@@ -108,30 +120,10 @@ def read_split(
     return ds, confidence_floor(preds, conf)
 
 
-def add_precision_recall(
-    result: EvalResult, names: list[str], tp: np.ndarray, n_det: np.ndarray, n_gt: np.ndarray
-) -> None:
-    """Per class ``P`` = TP / predictions and ``R`` = TP / labels at IoU 0.5 (pycocotools' matching, 100
-    predictions per image and class; the counts per class of ``names``: :func:`~deteval.analysis.inputs.
-    coco_match_counts`) over every prediction kept (above ``--conf``), and their class means as
-    ``precision`` and ``recall``: the P and R of the profiles that define none (coco, supervision)."""
-    ps, rs = [], []
-    for c, name in enumerate(names):
-        row = result.per_class.get(name)
-        if row is None:
-            continue
-        row["P"] = float(tp[c] / n_det[c]) if n_det[c] else 0.0
-        row["R"] = float(tp[c] / n_gt[c]) if n_gt[c] else 0.0
-        ps.append(row["P"])
-        rs.append(row["R"])
-    result.summary["precision"] = float(np.mean(ps)) if ps else 0.0
-    result.summary["recall"] = float(np.mean(rs)) if rs else 0.0
-
-
-def register(sub: Any) -> None:
-    p = sub.add_parser(
+def register(command: Any) -> None:
+    p = command(
         "yolo",
-        help="score a YOLO dataset's predictions as yolo val, pycocotools or supervision would",
+        run,
         description="Score PREDICTIONS (a folder of `yolo predict save_txt save_conf` files, or a JSON list: "
         "yolo val's predictions.json or COCO results) against one split of a YOLO dataset, under a profile: "
         "coco (pycocotools), supervision, ultralytics-8.0, ultralytics-8.4.37, ultralytics-8.4.176 "
@@ -144,7 +136,6 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--task",
         choices=TASKS,
-        default=None,
         help="detect, obb (oriented boxes, rows cls x1 y1 … x4 y4; coco, dota_devkit or ultralytics profiles) or pose "
         "(default: pose if the data.yaml has kpt_shape, else detect)",
     )
@@ -158,7 +149,6 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--conf",
         type=float,
-        default=None,
         metavar="C",
         help="confidence floor: only predictions scored above C count (as yolo val's --conf; it changes P, R "
         "and the confusion matrix; default: every prediction in the files)",
@@ -167,11 +157,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--plots",
         metavar="DIR",
-        default=None,
         help="write the figures yolo val writes to DIR: confusion_matrix.png, confusion_matrix_normalized.png, "
         "BoxPR_curve.png, BoxF1_curve.png, BoxP_curve.png, BoxR_curve.png",
     )
     add_output_args(p, YOLO_FORMATS)
     add_analysis_args(p, fg_default="0.5", add_iou=True)
     add_stats_args(p, "another predictions folder or JSON of the same split (coco and Ultralytics profiles)")
-    p.set_defaults(func=run, _parser=p, _route=route)
+    p.set_defaults(_route=route)

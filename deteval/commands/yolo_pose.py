@@ -4,15 +4,12 @@ metrics of a pose dataset as ``yolo val`` prints them."""
 from __future__ import annotations
 
 import argparse
-import sys
 import warnings
 
 from deteval.analysis.options import analyses_requested
-from deteval.commands.common import write_text
+from deteval.commands.common import warn_on_stderr, write_text
 from deteval.commands.stats_options import stats_options
 from deteval.errors import ConfigError, DetevalWarning
-from deteval.report.progress import note
-from deteval.report.warning_cap import shown_warnings
 from deteval.report.yolo_pose_table import POSE_FORMATS, render_yolo_pose
 from deteval.run.yolo_pose import evaluate_yolo_pose_files
 
@@ -41,7 +38,5 @@ def run_yolo_pose(args: argparse.Namespace) -> int:
             args.data, args.predictions, split=args.split, profile=args.profile or "ultralytics"
         )
     write_text(render_yolo_pose(result, args.format or "table"), args.output)
-    sys.stdout.flush()
-    for w in shown_warnings(result.warnings):
-        note(f"deteval: warning: {w}")
+    warn_on_stderr(result)
     return 0
