@@ -292,14 +292,8 @@ class PendingMasks:
             offsets = np.cumsum([0, *map(len, texts[:-1])])[which]
             texts, which = [b"".join(texts)], np.zeros_like(which)
             starts, ends = starts + offsets, ends + offsets
-        self.rows, self.hw, self.texts, self.which, self.starts, self.ends = (
-            rows,
-            hw,
-            texts,
-            which,
-            starts,
-            ends,
-        )
+        self.rows, self.hw, self.texts = rows, hw, texts
+        self.which, self.starts, self.ends = which, starts, ends
         self.done = np.zeros(rows.shape[0], dtype=bool)
         self._index: np.ndarray | None = None
 
