@@ -45,18 +45,15 @@ def _config(m: Any) -> dict[str, Any]:
 
 def metric_state(m: Any) -> dict[str, Any]:
     """The metric's state as plain Python and numpy values (picklable, ``torch.save``-able)."""
-    stream = m._stream
-    parts = []
-    if stream is not None:
-        for table, cats, counts in stream._parts:
-            parts.append(
-                {
-                    **{f: getattr(table, f) for f in _TABLE_FIELDS},
-                    "n_cats": table.n_cats,
-                    "cat_ids": cats,
-                    "counts": dict(counts),
-                }
-            )
+    parts = [
+        {
+            **{f: getattr(table, f) for f in _TABLE_FIELDS},
+            "n_cats": table.n_cats,
+            "cat_ids": cats,
+            "counts": dict(counts),
+        }
+        for table, cats, counts in (() if m._stream is None else m._stream._parts)
+    ]
     return {
         "deteval_state": STATE_VERSION,
         "config": _config(m),
