@@ -859,7 +859,7 @@ def test_segm_and_keypoints_children_that_die_are_replaced(tmp_path, monkeypatch
 
         return call
 
-    for name in ("results_part", "segm_tail", "keypoints_tail", "accumulate_categories", "_image_half"):
+    for name in ("results_part", "segm_tail", "keypoints_tail", "accumulate_categories", "match_in_shards"):
         monkeypatch.setattr(coco_eval, name, dying(getattr(coco_eval, name)))
     small_thresholds.clear()
     two = _outcome(g, d, monkeypatch, "", iou_type)
@@ -897,11 +897,11 @@ def test_category_halves_weigh_the_detections_crowded_in_an_image():
     cat = np.repeat(np.arange(4), n)
     z = np.zeros(img.shape[0])
     r = CocoResults(img=img, cat=cat, score=z, bbox=np.zeros((img.shape[0], 4)), area=z)
-    mine, theirs = coco_eval._category_halves(r, np.arange(4), 4)
+    mine, theirs = coco_eval.category_halves(r.img, r.cat, np.arange(4), 4)
     assert mine.tolist() == [0] and theirs.tolist() == [1, 2, 3]
     # only some categories evaluated (positions in the selection), one of them with no detection
     r5 = CocoResults(img=img, cat=cat + 1, score=z, bbox=r.bbox, area=z)
-    mine, theirs = coco_eval._category_halves(r5, np.array([0, 1, 3]), 5)
+    mine, theirs = coco_eval.category_halves(r5.img, r5.cat, np.array([0, 1, 3]), 5)
     assert sorted(mine.tolist() + theirs.tolist()) == [0, 1, 2] and mine.tolist() == [1]
 
 

@@ -131,9 +131,9 @@ def test_voc_shards_equal_one_process(profile: str, seed: int) -> None:
 @pytest.mark.fast_cases(seed=1)
 @pytest.mark.parametrize("seed", range(6))
 def test_a_shard_is_matched_in_bounded_pieces(monkeypatch, seed: int) -> None:
-    import deteval.run.coco as dc
+    import deteval.detection.coco.parts as coco_parts
 
-    monkeypatch.setattr(dc, "SHARD_DETECTIONS", 3)  # several pieces per shard
+    monkeypatch.setattr(coco_parts, "SHARD_DETECTIONS", 3)  # several pieces per shard
     case = random_case(seed)
     one = evaluate_coco(copy.deepcopy(case["gt"]), copy.deepcopy(case["dt"]), params=case["params"])
     for shards in (1, 2):

@@ -359,7 +359,9 @@ def test_segm_results_fast_structure_check_gives_the_record_by_record_outcome(mu
         return r.area.tolist(), r.bbox.tolist()
 
     fast = outcome()
-    monkeypatch.setattr(coco_result_masks, "_plain_rles_fit", lambda *a: False)
+    monkeypatch.setattr(
+        coco_result_masks, "plain_rle_sizes", lambda *a: None
+    )  # (the fast check says "not sure")
     assert outcome() == fast
 
 

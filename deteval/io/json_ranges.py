@@ -82,10 +82,8 @@ def _scan_chunk(c: np.ndarray, off: int, st: _State) -> np.ndarray:
     else:
         st.backslashes = 0
     pos = np.flatnonzero(_STRUCT[c])
-    if st.in_string:
-        outside = np.searchsorted(quotes, pos) % 2 == 1
-    else:
-        outside = np.searchsorted(quotes, pos) % 2 == 0
+    # (outside strings: after an even number of real quotes, odd if the chunk began inside one)
+    outside = np.searchsorted(quotes, pos) % 2 == int(st.in_string)
     st.in_string ^= bool(quotes.size % 2)
     pos = pos[outside]
     delta = _DELTA[c[pos]]

@@ -49,15 +49,6 @@ _EXACT_VALUES = 1 << 16
 _HUGE_TOTAL = 2.0**62
 
 
-def _as_bytes(counts: str | bytes) -> bytes | None:
-    if isinstance(counts, bytes):
-        return counts
-    try:
-        return counts.encode("ascii")
-    except UnicodeEncodeError:
-        return None
-
-
 def decode_counts(strings: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str | None]]:
     """Decode many compressed RLE ``counts`` strings at once, in numpy.
 
@@ -289,8 +280,9 @@ def check_rles(
                         f"RLE runs add up to {sum(counts)} pixels, not height * width = {_size_pixels(p)}",
                     )
                 continue
-            raw = _as_bytes(counts)
-            if raw is None:
+            try:
+                raw = counts if isinstance(counts, bytes) else counts.encode("ascii")
+            except UnicodeEncodeError:
                 bad(i, InputFormatError, "RLE counts string holds a character outside '0'..'o'")
                 continue
             strings.append(raw)

@@ -13,14 +13,6 @@ from deteval.errors import ConfigError
 __all__ = ["dask_client"]
 
 
-def _distributed() -> Any:
-    try:
-        import distributed
-    except ImportError:
-        raise ConfigError("sharded evaluation needs dask.distributed: pip install 'deteval[dask]'") from None
-    return distributed
-
-
 @contextlib.contextmanager
 def dask_client(
     workers: int | None = None, scheduler: str | None = None, *, timeout: str = "20s"
@@ -34,30 +26,31 @@ def dask_client(
     if workers is None and scheduler is None:
         yield None
         return
-    distributed = _distributed()
+    try:
+        import distributed
+    except ImportError:
+        raise ConfigError("sharded evaluation needs dask.distributed: pip install 'deteval[dask]'") from None
     logging.getLogger("distributed").setLevel(logging.ERROR)  # the cluster's chatter is not our output
+    cluster = None
     if scheduler is not None:
         try:
             client = distributed.Client(scheduler, timeout=timeout)
         except (OSError, TimeoutError) as exc:
             raise ConfigError(f"cannot reach the dask scheduler at {scheduler!r}: {exc}") from None
-        try:
-            yield client
-        finally:
-            client.close()
-        return
-    assert workers is not None
-    if workers < 1:
-        raise ConfigError(f"--workers must be at least 1, got {workers}")
-    with warnings.catch_warnings():
-        # its HTTP server (dashboard off) says so when another cluster holds port 8787: not our output
-        warnings.filterwarnings("ignore", message="Port 8787 is already in use")
-        cluster = distributed.LocalCluster(
-            n_workers=workers, processes=True, threads_per_worker=1, dashboard_address=None
-        )
-    client = distributed.Client(cluster)
+    else:
+        assert workers is not None
+        if workers < 1:
+            raise ConfigError(f"--workers must be at least 1, got {workers}")
+        with warnings.catch_warnings():
+            # its HTTP server (dashboard off) says so when another cluster holds port 8787: not our output
+            warnings.filterwarnings("ignore", message="Port 8787 is already in use")
+            cluster = distributed.LocalCluster(
+                n_workers=workers, processes=True, threads_per_worker=1, dashboard_address=None
+            )
+        client = distributed.Client(cluster)
     try:
         yield client
     finally:
         client.close()
-        cluster.close()
+        if cluster is not None:
+            cluster.close()

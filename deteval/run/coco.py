@@ -40,7 +40,6 @@ from typing import Any
 import numpy as np
 
 from deteval.collector import paused
-from deteval.core.sorting import sorted_unique
 from deteval.detection.coco.evaluation import CocoEvaluation, finish_evaluation
 from deteval.detection.coco.inputs import (
     is_path_list,
@@ -49,9 +48,8 @@ from deteval.detection.coco.inputs import (
     past_border_message,
     results_rows,
 )
-from deteval.detection.coco.match import match_coco
 from deteval.detection.coco.params import check_compat, id_selection, resolve_params
-from deteval.detection.coco.parts import SHARD_DETECTIONS, match_in_shards
+from deteval.detection.coco.parts import match_in_shards
 from deteval.detection.coco_params import MASK_TYPES, CocoParams, results_kind
 from deteval.errors import ConfigError
 from deteval.io.coco import (
@@ -364,35 +362,6 @@ def _piece(read: _Read, k: int) -> CocoResults:
     return read.pieces[k]
 
 
-def _match_bounded(
-    g: CocoGroundTruth,
-    r: CocoResults,
-    params: CocoParams,
-    compat: str,
-    img_map: np.ndarray,
-    lo: int,
-    hi: int,
-) -> tuple[MatchTable, dict[str, int], list[str]]:
-    """Match images ``[lo, hi)`` in pieces of whole images holding about ``SHARD_DETECTIONS`` detections each
-    (as one process does), so that a worker's temporaries stay those of one piece; merged exactly."""
-    idx = img_map[r.img]
-    inside = (idx >= lo) & (idx < hi)
-    per_img = np.bincount(idx[inside] - lo, minlength=hi - lo)
-    piece = np.cumsum(per_img) // SHARD_DETECTIONS
-    if hi <= lo or piece[-1] == 0:
-        return match_coco(g, r, params, compat, images=np.arange(lo, hi))
-    tables: list[MatchTable] = []
-    total: dict[str, int] = {}
-    warnings: list[str] = []
-    for k in sorted_unique(piece).tolist():
-        t, c, w = match_coco(g, r, params, compat, images=lo + np.flatnonzero(piece == k))
-        tables.append(t)
-        warnings = warnings or w
-        for key, v in c.items():
-            total[key] = v if key in ("n_images", "n_categories") else total.get(key, 0) + v
-    return merge_coco_tables(tables), total, warnings
-
-
 def _match_task(
     g: CocoGroundTruth,
     pieces: list[CocoResults],
@@ -406,7 +375,9 @@ def _match_task(
     r = concat_results(pieces, source)
     r.warnings, r.skipped = [], 0
     lo, hi = int(plan.bounds[k]), int(plan.bounds[k + 1])
-    table, counts, warnings = _match_bounded(g, r, params, compat, plan.img_map, lo, hi)
+    # (in parts of whole images holding about SHARD_DETECTIONS detections each, as one process matches: a
+    # worker's temporaries stay those of one part)
+    table, counts, warnings = match_in_shards(g, r, params, compat, images=np.arange(lo, hi))
     return ShardTable(
         table=table,
         counts=counts,

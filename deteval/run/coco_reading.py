@@ -7,6 +7,7 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Sequence
+from contextlib import suppress
 from os import PathLike
 from typing import cast
 
@@ -167,10 +168,8 @@ class TailBuffer:
         """Free the pages of the image and category id columns (mapped to the ground truth once read): the
         scores and boxes the results keep as views hold the buffer, and with it those pages, until they go
         (Linux' MADV_REMOVE; elsewhere nothing)."""
-        try:
+        with suppress(AttributeError, OSError, ValueError):
             self.map.madvise(mmap.MADV_REMOVE, 0, 16 * self.rows // mmap.PAGESIZE * mmap.PAGESIZE)
-        except (AttributeError, OSError, ValueError):
-            pass
 
     def columns(self, n: int, lo: int | None = None) -> RawColumns | None:
         """(this process) The first ``n`` rows the child wrote, from row ``lo`` on when given (the head's,
@@ -262,7 +261,5 @@ class KeypointsTail:
         """End the child and unmap the buffer, unless the keypoints read from it are still in use (they live
         there: unmapped when they go)."""
         self.child.cancel()
-        try:
+        with suppress(BufferError):
             self.shared.close()
-        except BufferError:
-            pass

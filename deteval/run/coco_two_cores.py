@@ -108,7 +108,9 @@ def read_with_pending(
     (:class:`~deteval.io.coco.segm_tail.PendingMasks`, returned; None when every mask is made);
     ``two_cores=False``: read in this process only."""
     pending = None
-    share = _fork_reading(gt, results, p, on_error) if two_cores else None
+    # (only a results file read with on_error="raise" is read otherwise than by load_coco_results)
+    raising_file = on_error == "raise" and isinstance(results, (str, PathLike))
+    share = _fork_reading(gt, results, p) if two_cores and raising_file else None
     try:
         if isinstance(share, _Share) and share.gt_bytes:
             g = load_gt_with_head(gt, (share.gt_bytes, share.gt))
@@ -127,32 +129,22 @@ def read_with_pending(
     finally:
         if share is not None:
             share.child.cancel()
-    if share is None and two_cores and p.iou_type in (*MASK_TYPES, "keypoints"):
-        r = _results_forked(g, results, p, on_error)
-    if r is None and share is None and defer and _segm_file(results, p, on_error):
-        # (read here as the child reads a tail: decoded by type, the masks left in the text for the matcher)
+    if share is None and two_cores and raising_file and p.iou_type in (*MASK_TYPES, "keypoints"):
+        r = _results_forked(g, results, p)
+    if r is None and share is None and defer and raising_file and p.iou_type in MASK_TYPES:
+        # (one segm file read here as the child reads a tail: decoded by type, the masks left in the text for
+        # the matcher)
         got = segm_pending(results, g)
         r, pending = (None, None) if got is None else got
-    if (
-        r is None
-        and p.iou_type == "keypoints"
-        and on_error == "raise"
-        and isinstance(results, (str, PathLike))
-    ):
+    if r is None and p.iou_type == "keypoints" and raising_file:
         r = read_keypoints(results, g)  # (one process)
-    if r is not None and isinstance(results, (str, PathLike)) and wide_scores(r, results):
+    if r is not None and wide_scores(r, results):
         r, pending = None, None  # (read by load_coco_results, which reads such an integer as written)
     if r is None and is_path_list(results):
         r = load_results_files(results, g, iou_type=results_kind(p.iou_type), on_error=on_error)
     elif r is None:
         r = load_coco_results(results, g, iou_type=results_kind(p.iou_type), on_error=on_error)
     return g, r, pending
-
-
-def _segm_file(results: Any, p: CocoParams, on_error: str) -> bool:
-    """Whether ``results`` is one segm (or boundary) results file read with ``on_error="raise"``: what the
-    reader of pending masks (:func:`~deteval.io.coco.segm_tail.segm_pending`) may read."""
-    return p.iou_type in MASK_TYPES and on_error == "raise" and isinstance(results, (str, PathLike))
 
 
 #: Results files from this size on are read on two cores (smaller ones take a few tens of ms); so is a ground
@@ -245,13 +237,9 @@ def _read_share(
     return head, results_tail(results, start, shared)
 
 
-def _fork_reading(
-    gt: Any, results: Any, p: CocoParams, on_error: str
-) -> _Share | _SegmShare | _KeypointsShare | None:
+def _fork_reading(gt: Any, results: Any, p: CocoParams) -> _Share | _SegmShare | _KeypointsShare | None:
     """A forked child already reading its share of a large bbox evaluation (:func:`split_reading`) or the
     tail of a large segm (:func:`segm_split_byte`) or keypoints results file (:func:`keypoints_split_byte`)."""
-    if on_error != "raise" or not isinstance(results, (str, PathLike)):
-        return None
     try:
         size = os.stat(results).st_size
         gt_size = os.stat(gt).st_size if isinstance(gt, (str, PathLike)) else 0
@@ -343,12 +331,10 @@ def segm_split_byte(results_bytes: int, gt_bytes: int) -> int:
     return max(0, int(results_bytes * SEGM_EARLY_SHARE) - gt_bytes // 2)
 
 
-def _results_forked(g: CocoGroundTruth, results: Any, p: CocoParams, on_error: str) -> CocoResults | None:
+def _results_forked(g: CocoGroundTruth, results: Any, p: CocoParams) -> CocoResults | None:
     """A large segm or keypoints results file read by this process (the head) and a forked child (the
     tail), once the ground truth is read (their parsing and checks need it); None where that does not apply
     or fails."""
-    if on_error != "raise" or not isinstance(results, (str, PathLike)):
-        return None
     size = file_bytes(results)
     if size < FORK_RESULTS_BYTES:
         return None
@@ -363,15 +349,10 @@ def _results_forked(g: CocoGroundTruth, results: Any, p: CocoParams, on_error: s
 
 
 #: The weight of a category's sum over images of its detections squared, against its detections, in the cost
-#: that :func:`_category_halves` balances: an image's boxes of a category are matched all against all (IoU
+#: that :func:`category_halves` balances: an image's boxes of a category are matched all against all (IoU
 #: matrix, greedy matching), so a category crowded in its images costs more per detection (weighed on an
 #: Objects365-like set: docs/performance.md).
 CROWDING_WEIGHT = 4.0
-
-
-def _category_halves(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`category_halves` of the results ``r``."""
-    return category_halves(r.img, r.cat, cat_sel, n_cats)
 
 
 def category_halves(
@@ -444,7 +425,7 @@ def _split_categories(
     cat_sel: np.ndarray,
 ) -> tuple[Arrays, dict[str, int], list[str], list[str] | None] | None:
     if p.iou_type == "bbox":  # (shared arrays: no faster for boxes, and a higher peak of memory)
-        mine, theirs = _category_halves(r, cat_sel, g.cat_ids.shape[0])
+        mine, theirs = category_halves(r.img, r.cat, cat_sel, g.cat_ids.shape[0])
         return _split_categories_piped(g, r, p, compat, cat_sel, mine, theirs)
     mine, theirs = _category_runs(r, cat_sel, g.cat_ids.shape[0])
     out = _shared_arrays(p, cat_sel.shape[0])
@@ -563,33 +544,22 @@ def both_halves(
     return None if got is None else (here, got)
 
 
-def _image_halves(g: CocoGroundTruth, r: CocoResults, p: CocoParams) -> tuple[np.ndarray, np.ndarray]:
-    """The evaluated images (indices, ascending id) cut in two runs with about as many detections each."""
+def match_image_halves(
+    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str
+) -> tuple[MatchTable, None, dict[str, int], list[str]] | None:
+    # the evaluated images (indices, ascending id) cut in two runs with about as many detections each
     img_sel = id_selection(g.image_ids, p.img_ids, "image")
     img_map = np.full(g.image_ids.shape[0], -1, dtype=np.int64)
     img_map[img_sel] = np.arange(img_sel.shape[0])
     d_img = img_map[r.img]
     per_img = np.bincount(d_img[d_img >= 0], minlength=img_sel.shape[0])
     cut = int(np.searchsorted(np.cumsum(per_img), per_img.sum() / 2))
-    n = img_sel.shape[0]
-    return np.arange(0, cut, dtype=np.int64), np.arange(cut, n, dtype=np.int64)
-
-
-def _image_half(
-    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str, part: np.ndarray
-) -> tuple[MatchTable, dict[str, int], list[str]]:
-    """Match the images ``part`` alone (their table merges with the other half's: groups never straddle
-    images)."""
-    return match_in_shards(g, r, p, compat, images=part)
-
-
-def match_image_halves(
-    g: CocoGroundTruth, r: CocoResults, p: CocoParams, compat: str
-) -> tuple[MatchTable, None, dict[str, int], list[str]] | None:
-    first, second = _image_halves(g, r, p)
-    if not first.shape[0] or not second.shape[0]:
+    if not 0 < cut < img_sel.shape[0]:
         return None
-    both = both_halves(_image_half, (g, r, p, compat), first, second)
+    first, second = np.arange(0, cut, dtype=np.int64), np.arange(cut, img_sel.shape[0], dtype=np.int64)
+    # each half matches its images alone (``images=``, after ``categories=None``): the tables merge, as groups
+    # never straddle images
+    both = both_halves(match_in_shards, (g, r, p, compat, None), first, second)
     if both is None:
         return None
     (table, counts, warnings), (table_t, counts_t, _) = both

@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from deteval.collector import paused
@@ -130,14 +131,10 @@ class Forked:
         """End the child (its result is no longer wanted)."""
         if self.done:
             return
-        try:
+        with suppress(OSError):  # (already gone)
             os.kill(self.pid, signal.SIGKILL)
-        except OSError:  # pragma: no cover - already gone
-            pass
-        try:
+        with suppress(OSError):
             os.close(self.fd)
-        except OSError:  # pragma: no cover
-            pass
         self._reap()
 
     def _reap(self, wait: bool = True) -> None:
@@ -183,10 +180,8 @@ def start_child(fn: Callable[..., Any], *args: Any) -> Forked | None:
     r, w = os.pipe()
     # (Linux: the value comes in a few large writes, not 64 KB at a time)
     if fcntl is not None and hasattr(fcntl, "F_SETPIPE_SZ"):
-        try:
+        with suppress(OSError):  # (above /proc/sys/fs/pipe-max-size)
             fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-        except OSError:  # pragma: no cover - above /proc/sys/fs/pipe-max-size
-            pass
     try:
         pid = os.fork()
     except OSError:  # pragma: no cover - out of processes or memory

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from functools import partial
 from os import PathLike
 from typing import Any
 
@@ -201,15 +202,11 @@ def evaluate_lvis(
     p = p.validated()
     kind = results_kind(iou_type)
     r_two = None
+    read_gt = partial(load_lvis_gt, gt, keep_segmentation=iou_type in MASK_TYPES, on_error=on_error)
     if client is None and shards is None and kind == "bbox":  # (the bbox results' tail read by a child)
-        lg, r_two = bbox_results_two_cores(
-            results,
-            file_bytes(gt),
-            lambda: load_lvis_gt(gt, keep_segmentation=iou_type in MASK_TYPES, on_error=on_error),
-            on_error,
-        )
+        lg, r_two = bbox_results_two_cores(results, file_bytes(gt), read_gt, on_error)
     else:
-        lg = load_lvis_gt(gt, keep_segmentation=iou_type in MASK_TYPES, on_error=on_error)
+        lg = read_gt()
     g = lg.coco
     read = None
     if (client is not None or shards is not None) and (

@@ -45,18 +45,15 @@ def _config(m: Any) -> dict[str, Any]:
 
 def metric_state(m: Any) -> dict[str, Any]:
     """The metric's state as plain Python and numpy values (picklable, ``torch.save``-able)."""
-    stream = m._stream
-    parts = []
-    if stream is not None:
-        for table, cats, counts in stream._parts:
-            parts.append(
-                {
-                    **{f: getattr(table, f) for f in _TABLE_FIELDS},
-                    "n_cats": table.n_cats,
-                    "cat_ids": cats,
-                    "counts": dict(counts),
-                }
-            )
+    parts = [
+        {
+            **{f: getattr(table, f) for f in _TABLE_FIELDS},
+            "n_cats": table.n_cats,
+            "cat_ids": cats,
+            "counts": dict(counts),
+        }
+        for table, cats, counts in (() if m._stream is None else m._stream._parts)
+    ]
     return {
         "deteval_state": STATE_VERSION,
         "config": _config(m),
@@ -161,12 +158,9 @@ def _check_columns(cols: Any, name: str, n: int) -> None:
         raise _bad("must be N x 4", f"{name}.boxes")
     labels = _array(cols["labels"], "i", 1, f"{name}.labels")
     difficult = _array(cols["difficult"], "i", 1, f"{name}.difficult")
-    columns = [image, boxes, labels]
-    if name == "voc_pred":  # (a prediction's difficult column is not used: empty)
-        columns.append(_array(cols["scores"], "f", 1, f"{name}.scores"))
-    else:
-        columns.append(difficult)
-    if any(c.shape[0] != image.shape[0] for c in columns):
+    # (a prediction's difficult column is not used: empty)
+    last = _array(cols["scores"], "f", 1, f"{name}.scores") if name == "voc_pred" else difficult
+    if any(c.shape[0] != image.shape[0] for c in (boxes, labels, last)):
         raise _bad("its columns have different lengths", name)
     _within(image, 0, n, f"{name}.image")
     _within(difficult, 0, 2, f"{name}.difficult")

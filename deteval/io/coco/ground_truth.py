@@ -58,12 +58,10 @@ def load_coco_gt(
     _check_on_error(on_error)
     if isinstance(source, CocoGroundTruth):
         return source
-    if on_error == "raise":
-        return _load_gt(source, keep_segmentation, need_keypoints, crowd_optional=crowd_optional)
     try:
         return _load_gt(source, keep_segmentation, need_keypoints, crowd_optional=crowd_optional)
     except DetevalError as exc:
-        if not (isinstance(exc.record, str) and ANN_RECORD.match(exc.record)):
+        if on_error == "raise" or not (isinstance(exc.record, str) and ANN_RECORD.match(exc.record)):
             raise
     if is_coco_object(source):
         data, file = source.dataset, "<pycocotools COCO ground truth>"
@@ -123,9 +121,31 @@ def _gt_table(
     crowd_optional: bool = False,
     head: GtHead | None = None,
 ) -> CocoGroundTruth:
-    data, file, cols, plain = _gt_document(
-        source, keep_segmentation, need_keypoints, file, crowd_optional, head
-    )
+    """The ground-truth table of ``source``: a large file's annotations read as columns in pieces
+    (:func:`~deteval.io.coco.gt_pieces.gt_in_pieces`), else from the parsed document, keypoints as one matrix
+    where its text holds no ``true``/``false``."""
+    cols = None
+    plain = False
+    if is_coco_object(source):
+        data, file = source.dataset, "<pycocotools COCO ground truth>"
+    elif isinstance(source, (str, PathLike)):
+        file = str(source)
+        pieces = None
+        if head is not None:
+            pieces = gt_in_pieces(Path(source), keep_segmentation, need_keypoints, crowd_optional, head)
+        if pieces is None:
+            pieces = gt_in_pieces(Path(source), keep_segmentation, need_keypoints, crowd_optional)
+        if pieces is not None:
+            data, cols = pieces
+        else:
+            data = read_json(source)
+            plain = need_keypoints and file_without_booleans(Path(source))
+    elif isinstance(source, dict):
+        data, file = source, file or "<in-memory ground truth>"
+    else:
+        raise InputFormatError(
+            f"ground truth must be a path, a dict or a pycocotools COCO, not {type(source).__name__}"
+        )
     if not isinstance(data, dict):
         raise InputFormatError(
             "ground truth JSON must be an object with images, categories, annotations", file=file
@@ -189,62 +209,22 @@ def gt_from_columns(
     )
 
 
-def _gt_document(
-    source: Any,
-    keep_segmentation: bool,
-    need_keypoints: bool,
-    file: str | None,
-    crowd_optional: bool,
-    head: GtHead | None,
-) -> tuple[Any, str, dict[str, Any] | None, bool]:
-    """The ground-truth document of ``source`` (a large file's without its annotations, which come as columns
-    read in pieces: :func:`~deteval.io.coco.gt_pieces.gt_in_pieces`), the name errors give it, those columns
-    (None: still to read from the document) and whether its text holds no ``true``/``false`` (keypoints then
-    read as one matrix)."""
-    cols = None
-    plain = False  # (keypoints from a text without true/false: read as one matrix)
-    if is_coco_object(source):
-        data, file = source.dataset, "<pycocotools COCO ground truth>"
-    elif isinstance(source, (str, PathLike)):
-        file = str(source)
-        pieces = None
-        if head is not None:
-            pieces = gt_in_pieces(Path(source), keep_segmentation, need_keypoints, crowd_optional, head)
-        if pieces is None:
-            pieces = gt_in_pieces(Path(source), keep_segmentation, need_keypoints, crowd_optional)
-        if pieces is not None:
-            data, cols = pieces
-        else:
-            data = read_json(source)
-            plain = need_keypoints and file_without_booleans(Path(source))
-    elif isinstance(source, dict):
-        data, file = source, file or "<in-memory ground truth>"
-    else:
-        raise InputFormatError(
-            f"ground truth must be a path, a dict or a pycocotools COCO, not {type(source).__name__}"
-        )
-    return data, file, cols, plain
-
-
 def _image_sizes(images: list, file: str, keep_segmentation: bool) -> np.ndarray:
     """Each image's ``[height, width]`` in file order (-1 where absent). Segm evaluation needs them (checked,
     below the 2**32 pixels pycocotools' masks hold); otherwise they are read only to flag boxes past the
     border (a likely xyxy/xywh mix-up), and sizes that fail the checks are taken as absent."""
-    hw = np.full((len(images), 2), -1, dtype=np.int64)
     if not keep_segmentation:
-        # read only to flag boxes past the border (a likely xyxy/xywh mix-up); bbox never needs the size
         try:
-            hw = np.stack([_image_size(images, k, file) for k in ("height", "width")], axis=1)
+            return np.stack([_image_size(images, k, file) for k in ("height", "width")], axis=1)
         except DetevalError:
-            pass
-    if keep_segmentation:
-        hw = np.stack([_image_size(images, k, file) for k in ("height", "width")], axis=1)
-        big = hw[:, 0].astype(np.float64) * hw[:, 1] >= MAX_MASK_PIXELS  # (in floats: no int64 wrap)
-        if (i := first_true(big)) >= 0:
-            raise ValidationError(
-                f"an image of {int(hw[i, 0])}x{int(hw[i, 1])} pixels is beyond the 2**32 pixels pycocotools' "
-                "masks can hold (its sizes are 32-bit)",
-                file=file,
-                record=f"images[{i}]",
-            )
+            return np.full((len(images), 2), -1, dtype=np.int64)
+    hw = np.stack([_image_size(images, k, file) for k in ("height", "width")], axis=1)
+    big = hw[:, 0].astype(np.float64) * hw[:, 1] >= MAX_MASK_PIXELS  # (in floats: no int64 wrap)
+    if (i := first_true(big)) >= 0:
+        raise ValidationError(
+            f"an image of {int(hw[i, 0])}x{int(hw[i, 1])} pixels is beyond the 2**32 pixels pycocotools' "
+            "masks can hold (its sizes are 32-bit)",
+            file=file,
+            record=f"images[{i}]",
+        )
     return hw

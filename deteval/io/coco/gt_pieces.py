@@ -99,8 +99,7 @@ def gt_head(
     if data is None:
         return None
     m = _ANNOTATIONS_KEY.search(data)
-    typed = not keep_segmentation and (KEYPOINT_GT_TYPED or not need_keypoints) and typed_decoding()
-    boxes = _box_mode(typed, need_keypoints, False)
+    typed, boxes = _decoding(keep_segmentation, need_keypoints, False)
     cut = None if m is None else _head_pieces(data, m.end(), m.end() + length, _gt_piece_bytes(boxes))
     if cut is None:
         return None
@@ -165,8 +164,7 @@ def gt_in_pieces(
     del found
     file = str(path)
     plain = need_keypoints and no_json_booleans(data)
-    typed = not keep_segmentation and (KEYPOINT_GT_TYPED or not need_keypoints) and typed_decoding()
-    boxes = _box_mode(typed, need_keypoints, crowd_optional)
+    typed, boxes = _decoding(keep_segmentation, need_keypoints, crowd_optional)
     piece = step if need_keypoints else _gt_piece_bytes(boxes)
     parts: list[dict[str, Any]] = []
     starts: list[int] = []  # each part's first annotation index
@@ -350,9 +348,11 @@ def _gt_piece_bytes(boxes: _Boxes) -> int:
     return coco_pieces.CHUNK_BYTES if boxes is None else bbox_piece_bytes()
 
 
-def _box_mode(typed: bool, need_keypoints: bool, crowd_optional: bool) -> _Boxes:
-    """``_ann_piece``'s ``boxes`` for an evaluation: ``crowd_optional`` for bbox (typed, no keypoints)."""
-    return crowd_optional if typed and not need_keypoints else None
+def _decoding(keep_segmentation: bool, need_keypoints: bool, crowd_optional: bool) -> tuple[bool, _Boxes]:
+    """Whether the annotation pieces are decoded by type (no segmentation read; keypoints only if
+    ``KEYPOINT_GT_TYPED``), and ``_ann_piece``'s ``boxes``: ``crowd_optional`` for bbox (typed, no keypoints)."""
+    typed = not keep_segmentation and (KEYPOINT_GT_TYPED or not need_keypoints) and typed_decoding()
+    return typed, (crowd_optional if typed and not need_keypoints else None)
 
 
 def _piece_columns(records: Any, file: str, *args: Any, **kwargs: Any) -> dict[str, Any]:

@@ -28,12 +28,10 @@ from deteval.io.coco.pieces import (
 )
 from deteval.io.coco.results import (
     bbox_branch,
-    bbox_results,
     loadres_branch,
     mapped_bbox,
     raw_bbox_columns,
     results_from_records,
-    typed_bbox,
 )
 from deteval.io.coco.tables import CocoGroundTruth, CocoResults, RawColumns, concat_results, stored_boxes
 from deteval.io.coco.typed import bbox_columns
@@ -74,6 +72,22 @@ def _in_tail(data: Any, cuts: list[tuple[int, int]], i: int, start: int) -> bool
     return start <= 0 or (i > 0 and piece_bounds(data, cuts, i)[0] >= start)
 
 
+def _raw_piece(data: Any, cuts: list[tuple[int, int]], i: int, file: str) -> RawColumns | None:
+    """Piece ``i``'s validated bbox columns, ids not mapped: decoded by type where that vouches for them, else
+    parsed (the first piece's first record then in loadRes' bbox branch); None on any fault."""
+    text = piece_text(data, cuts, i)
+    raw = bbox_columns(text)
+    if raw is not None:
+        return raw
+    records = parsed_piece(text, file)
+    if records is None or (i == 0 and not bbox_branch(records[0])):
+        return None
+    try:
+        return raw_bbox_columns(records, file)
+    except DetevalError:
+        return None
+
+
 def results_tail(path: str | PathLike[str], start: int, shared: ColumnBuffer | None = None) -> RawTail | None:
     """The child's share: every piece that begins at or after byte ``start`` (the first one only from
     ``start`` 0, its first record then checked for loadRes' bbox branch, as the parent does), as validated
@@ -91,17 +105,9 @@ def results_tail(path: str | PathLike[str], start: int, shared: ColumnBuffer | N
         for i in range(len(cuts) + 1):
             if not _in_tail(data, cuts, i, start):
                 continue
-            text = piece_text(data, cuts, i)
-            raw = bbox_columns(text)
+            raw = _raw_piece(data, cuts, i, file)
             if raw is None:
-                records = parsed_piece(text, file)
-                if records is None or (i == 0 and not bbox_branch(records[0])):
-                    return None
-                try:
-                    raw = raw_bbox_columns(records, file)
-                except DetevalError:
-                    return None
-                del records
+                return None
             if in_shared and shared is not None:
                 # (written while the piece's columns are in cache; one that does not fit: every piece goes
                 # through the pipe, those already written as views of the buffer)
@@ -140,19 +146,13 @@ def results_with_tail(
             if _in_tail(data, cuts, i, start):
                 n_tail += 1
                 continue
-            text = piece_text(data, cuts, i)
-            typed = typed_bbox(text, gt, file)
-            if typed is not None:
-                parts.append(typed)
-                continue
-            records = parsed_piece(text, file)
-            if records is None or (i == 0 and not bbox_branch(records[0])):
+            raw = _raw_piece(data, cuts, i, file)
+            if raw is None:
                 return None
             try:
-                parts.append(bbox_results(records, gt, file))
+                parts.append(mapped_bbox(raw, gt, file))
             except DetevalError:
                 return None
-            del records
         del data, read  # (the mapping is closed: the tail comes from the child)
         # (while the child reads: the head's columns written into the buffer, just before the tail's rows)
         head_lo = shared.put_head(parts) if shared is not None and shared.base and parts else None

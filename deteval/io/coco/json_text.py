@@ -20,7 +20,7 @@ import numpy as np
 from deteval.collector import paused
 from deteval.errors import DetevalError, InputFormatError
 from deteval.io.guards import refuse_special
-from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique
+from deteval.io.jsonkeys import DuplicateKeyError, check_unique_keys, loads_unique, quote_count
 
 # An optional accelerator, imported by name so that the type check gives the same answer with or without it.
 _orjson: ModuleType | None
@@ -170,7 +170,7 @@ def only_key_strings(text: bytes, records: list) -> bool:
     object's key, an escaped quote); a repeated key (one entry in the object) only adds to the count."""
     if not records or set(map(type, records)) != {dict}:
         return False
-    return int(np.count_nonzero(np.frombuffer(text, dtype=np.uint8) == 0x22)) == 2 * sum(map(len, records))
+    return quote_count(text) == 2 * sum(map(len, records))
 
 
 def no_json_booleans(data: Any, lo: int = 0, hi: int | None = None) -> bool:

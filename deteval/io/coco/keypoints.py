@@ -121,7 +121,11 @@ def keypoint_matrix(
             f"{what} must hold numbers, got {str(values[i])[:40]}", file=file, record=record_at(where, i)
         ) from None
     padding = None if (lens == k3).all() else np.arange(k3) >= lens[:, None]
-    mat = flat.reshape(n, k3) if padding is None else _padded(flat, padding)
+    if padding is None:
+        mat = flat.reshape(n, k3)
+    else:  # (rows of several lengths: 0 past each row's numbers for the checks, NaN there at the end)
+        mat = np.zeros(padding.shape, dtype=np.float64)
+        mat[~padding] = flat
     if (i := first_true(~np.isfinite(mat).all(axis=1))) >= 0:
         raise ValidationError(f"{what} are not finite", file=file, record=record_at(where, i))
     check_magnitude(mat, what, values, file, where)
@@ -129,14 +133,6 @@ def keypoint_matrix(
         _check_visibility(mat, file, where, what)
     if padding is not None:
         mat[padding] = np.nan
-    return mat
-
-
-def _padded(flat: np.ndarray, padding: np.ndarray) -> np.ndarray:
-    """Rows of several lengths (``flat``, laid end to end) as one matrix, ``padding`` (rows × width) its cells
-    past each row's numbers, 0 there for the checks (the caller then writes NaN there)."""
-    mat = np.zeros(padding.shape, dtype=np.float64)
-    mat[~padding] = flat
     return mat
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from itertools import chain
 from os import PathLike
 from pathlib import Path
 from typing import Any, Protocol
@@ -191,13 +192,8 @@ def keypoints_tail(path: str | PathLike[str], start: int, shared: Any) -> TailCo
         return None
     first = next(pieces)
     offset = first[1] // 2
-
-    def again() -> Iterator[Any]:
-        yield first
-        yield from pieces
-
     buf = np.frombuffer(shared, dtype=np.float64)
-    cols = _columns(again(), str(path), buf[offset:])
+    cols = _columns(chain([first], pieces), str(path), buf[offset:])
     if cols is None:
         return None
     img_ids, cat_ids, score, (keypoints,), bounds = cols
@@ -233,19 +229,15 @@ def keypoints_with_tail(
     if pieces is None:
         return None
     file = str(path)
-    bools, tail_lo, kind = next(pieces)
-
-    def again() -> Iterator[Any]:
-        yield bools, tail_lo, kind
-        yield from pieces
-
+    first = next(pieces)
+    tail_lo, kind = first[1:]
     # (alone: one fresh buffer, of which only the pages written take memory, instead of a copy of every
     # piece's matrix into one at the end)
     try:
         out = np.empty(tail_lo // 2) if shared is None else shared.head_buffer(tail_lo)
     except MemoryError:  # (no such address space: the pieces' matrices concatenated at the end)
         out = None
-    head = _columns(again(), file, out, backward=shared is not None)
+    head = _columns(chain([first], pieces), file, out, backward=shared is not None)
     if head is None:
         return None
     rest = tail()

@@ -21,37 +21,32 @@ def _image_hw(gt: CocoGroundTruth, img: int, file: str, record: Any) -> tuple[in
     return h, w
 
 
-def _plain_rles_fit(segmentation: list, img: np.ndarray, gt: CocoGroundTruth) -> bool:
-    """Whether every entry is a compressed RLE dict (string ``counts``, ``size`` two ints) of its image's size:
-    what :func:`check_segmentation` and :func:`check_rle_size` accept, checked in a few C-level passes. False
-    means only "not sure": the record-by-record checks then run and name the bad record."""
-    hw = plain_rle_sizes(segmentation)
-    return hw is not None and bool((hw == gt.image_hw[img]).all())
-
-
 def checked_rles(
     segmentation: list, img: np.ndarray, gt: CocoGroundTruth, file: str
 ) -> tuple[list, np.ndarray]:
     """Every mask validated and converted as loadRes' ``annToRLE`` would, and its ``area`` (read from the
     runs decoded in the validation for compressed RLEs; from pycocotools for the converted ones)."""
-    plain = _plain_rles_fit(segmentation, img, gt)
+    # every entry a compressed RLE dict (string ``counts``, ``size`` two ints) of its image's size: what
+    # check_segmentation and check_rle_size accept, checked in a few C-level passes; else only "not sure": the
+    # record-by-record checks run and name the bad record
+    hw = plain_rle_sizes(segmentation)
+    plain = hw is not None and bool((hw == gt.image_hw[img]).all())
     if not plain:
         for i, s in enumerate(segmentation):
             if s is None:
                 raise InputFormatError("missing field 'segmentation'", file=file, record=i)
             check_segmentation(s, file, i)
             check_rle_size(s, gt.image_hw[int(img[i])], file, i)
-    hw = gt.image_hw[img] if plain else None  # (the sizes just checked: each mask's image's)
-    pixels = hw[:, 0] * hw[:, 1] if hw is not None else None
+    pixels = hw[:, 0] * hw[:, 1] if plain and hw is not None else None  # (each mask's image's size)
     area = check_rles(segmentation, file, range(len(segmentation)), pixels=pixels)
     if plain:  # compressed RLEs, used as they are
         return list(segmentation), area
-    out = []
-    for i, s in enumerate(segmentation):
-        if isinstance(s, dict) and not isinstance(s.get("counts"), list):
-            out.append(s)
-            continue
-        out.append(to_rle(s, *_image_hw(gt, int(img[i]), file, i), file, i))
+    out = [
+        s
+        if isinstance(s, dict) and not isinstance(s.get("counts"), list)
+        else to_rle(s, *_image_hw(gt, int(img[i]), file, i), file, i)
+        for i, s in enumerate(segmentation)
+    ]
     converted = np.flatnonzero(np.isnan(area))
     if converted.size:
         area[converted] = mask_areas([out[i] for i in converted.tolist()], file)

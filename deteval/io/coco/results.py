@@ -119,12 +119,10 @@ def load_coco_results(
     _check_on_error(on_error)
     if isinstance(source, CocoResults):
         return source
-    if on_error == "raise":
-        return _load_results(source, gt, iou_type)
     try:
         return _load_results(source, gt, iou_type)
     except DetevalError as exc:
-        if not isinstance(exc.record, int) or isinstance(source, np.ndarray):
+        if on_error == "raise" or not isinstance(exc.record, int) or isinstance(source, np.ndarray):
             raise
     if is_coco_object(source):
         records, file, from_coco = source.dataset.get("annotations", []), "<pycocotools COCO results>", True

@@ -44,7 +44,7 @@ from deteval.io.coco.masks import plain_rle_sizes, rle_sizes_fit
 from deteval.io.coco.pieces import parsed_piece, part_texts
 from deteval.io.coco.results import result_ids
 from deteval.io.coco.tables import CocoGroundTruth, CocoResults, MaskBoxes, concat_results, stored_boxes
-from deteval.io.coco.typed import segm_bbox_columns, segm_columns
+from deteval.io.coco.typed import SegmColumns, segm_bbox_columns, segm_columns
 from deteval.io.rle import check_rle_text, text_slices
 
 __all__ = [
@@ -67,13 +67,13 @@ SegmTail = tuple[list[RawMasks], list[bytes]]
 
 def segm_tail(path: str | PathLike[str], start: int) -> SegmTail | None:
     """The child's share: every piece of ``path`` beginning at or after byte ``start`` (never the first), read
-    as :func:`_raw_masks`; None on any fault or doubt."""
+    as :func:`_raw_piece`; None on any fault or doubt."""
     return _raw_pieces(path, start, False)
 
 
 def _raw_pieces(path: str | PathLike[str], start: int, head: bool) -> SegmTail | None:
     """The pieces of ``path`` beginning before byte ``start`` (``head``) or the others, each read as
-    :func:`_raw_masks`; None on any fault or doubt."""
+    :func:`_raw_piece`; None on any fault or doubt."""
     # cut as :func:`~deteval.io.coco.results_part` cuts them (quarter pieces), so that the parts fit together
     pieces = part_texts(path, start, head, coco_pieces.CHUNK_BYTES // 4)
     if pieces is None:
@@ -96,32 +96,36 @@ def _raw_pieces(path: str | PathLike[str], start: int, head: bool) -> SegmTail |
 
 
 def _raw_piece(text: bytes, file: str) -> tuple[RawMasks, bytes] | None:
-    """:func:`_raw_masks` of the records of one piece's text, decoded by type where that vouches for the
+    """The masks' columns of one piece's text (:data:`RawMasks`), their runs checked, decoded by type where that vouches for the
     columns (:func:`~deteval.io.coco.typed.segm_columns`, :func:`~deteval.io.coco.typed.segm_bbox_columns`
     with a box in every record: no dict per record or mask), else parsed."""
     typed = segm_columns(text)
     boxes = None
     if typed is None:
-        boxed = segm_bbox_columns(text)
+        boxed: tuple[SegmColumns, np.ndarray | None] | None = segm_bbox_columns(text)
         if boxed is None:
             records = parsed_piece(text, file)
             # (unreadable; an empty one is left to the one-process path)
-            return None if not records else _raw_masks(records, file)
+            boxed = None if not records else _raw_masks(records, file)
+            if boxed is None:
+                return None
         typed, boxes = boxed
     img_ids, cat_ids, score, hw, joined, lengths = typed
     if not rle_sizes_fit(hw):
         return None
+    # (check_rles' checks of these strings, on the text already laid end to end)
     area = check_rle_text(
         np.frombuffer(joined, dtype=np.uint8), lengths, hw[:, 0] * hw[:, 1], file, range(len(lengths))
     )
     return (img_ids, cat_ids, score, hw, area, lengths, boxes), joined
 
 
-def _raw_masks(records: list, file: str) -> tuple[RawMasks, bytes] | None:
-    """The columns of results whose masks are all compressed RLE dicts and which have no ``bbox`` (loadRes'
-    segm branch: every box taken from the mask) or a ``bbox`` in every record (its bbox branch, if the file's
-    first record is one of them), checked as the one-process loader checks them but for what needs the ground
-    truth; None if the records are not such (the one-process path decides)."""
+def _raw_masks(records: list, file: str) -> tuple[SegmColumns, np.ndarray | None] | None:
+    """The columns and boxes of results whose masks are all compressed RLE dicts and which have no ``bbox``
+    (loadRes' segm branch: every box taken from the mask) or a ``bbox`` in every record (its bbox branch, if
+    the file's first record is one of them), checked as the one-process loader checks them but for what needs
+    the ground truth and the runs (:func:`_raw_piece`); None if the records are not such (the one-process
+    path decides)."""
     if set(map(type, records)) != {dict}:
         return None
     given = sum(map(contains, records, repeat("bbox")))
@@ -145,11 +149,7 @@ def _raw_masks(records: list, file: str) -> tuple[RawMasks, bytes] | None:
     except UnicodeEncodeError:
         return None
     lengths = np.fromiter(map(len, counts), dtype=np.int64, count=len(counts))
-    # (check_rles' checks of these strings, on the text already laid end to end)
-    area = check_rle_text(
-        np.frombuffer(text, dtype=np.uint8), lengths, hw[:, 0] * hw[:, 1], file, range(len(segs))
-    )
-    return (img_ids, cat_ids, score, hw, area, lengths, boxes), text
+    return (img_ids, cat_ids, score, hw, text, lengths), boxes
 
 
 def segm_with_tail(
@@ -226,7 +226,7 @@ def _lean_head(
     path: str | PathLike[str], gt: CocoGroundTruth, start: int
 ) -> tuple[list[CocoResults], PendingMasks] | None:
     """The pieces of the head (those :func:`~deteval.io.coco.results_part` reads) read as the child reads the
-    tail (:func:`_raw_masks`, :func:`_mapped`: the one-process columns, in less time), their masks pending;
+    tail (:func:`_raw_piece`, :func:`_mapped`: the one-process columns, in less time), their masks pending;
     None where a piece is not such (``results_part`` then reads the head)."""
     got = _raw_pieces(path, start, True)
     if got is None:
@@ -258,26 +258,14 @@ def _mapped(piece: RawMasks, gt: CocoGroundTruth, file: str) -> CocoResults | No
     if lengths.shape[0] != img.shape[0] or not np.array_equal(hw, gt.image_hw[img]):
         return None
     masks: list[Any] = [None] * lengths.shape[0]
-    if boxes is not None:
-        return CocoResults(
-            img=img,
-            cat=cat,
-            score=score,
-            bbox=boxes,
-            area=boxes[:, 2] * boxes[:, 3],
-            segmentation=masks,
-            kind="bbox",
-            source=file,
-            rles=list(masks),
-        )
     return CocoResults(
         img=img,
         cat=cat,
         score=score,
-        bbox=MaskBoxes(masks, file),
-        area=area,
+        bbox=MaskBoxes(masks, file) if boxes is None else boxes,
+        area=area if boxes is None else boxes[:, 2] * boxes[:, 3],
         segmentation=masks,
-        kind="segm",
+        kind="segm" if boxes is None else "bbox",
         source=file,
         rles=list(masks),
     )
@@ -304,14 +292,8 @@ class PendingMasks:
             offsets = np.cumsum([0, *map(len, texts[:-1])])[which]
             texts, which = [b"".join(texts)], np.zeros_like(which)
             starts, ends = starts + offsets, ends + offsets
-        self.rows, self.hw, self.texts, self.which, self.starts, self.ends = (
-            rows,
-            hw,
-            texts,
-            which,
-            starts,
-            ends,
-        )
+        self.rows, self.hw, self.texts = rows, hw, texts
+        self.which, self.starts, self.ends = which, starts, ends
         self.done = np.zeros(rows.shape[0], dtype=bool)
         self._index: np.ndarray | None = None
 
