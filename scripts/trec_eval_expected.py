@@ -162,6 +162,45 @@ CASES: list[dict[str, Any]] = [
         "versions": VERSIONS,
     },
     {
+        "name": "gain_order_not_transitive",
+        "shows": "gain maps with gains closer than 1: trec_eval's int-valued comparator is not transitive, so "
+        "the levels' order (the empty levels 0..max listed too) is glibc's merge sort's, pairs in the given "
+        "order",
+        "files": {
+            "qrels": "1 0 d0 0\n1 0 d1 3\n2 0 d0 3\n2 0 d1 1\n2 0 d2 3\n2 0 d3 1\n2 0 d4 0\n2 0 d5 3\n"
+            "3 0 d0 0\n3 0 d1 2\n",
+            "run": "1 Q0 d3 1 1.0 r\n1 Q0 d2 2 0.95 r\n1 Q0 d0 3 0.9 r\n1 Q0 d1 4 0.85 r\n2 Q0 d4 1 1.0 r\n"
+            "2 Q0 d1 2 0.95 r\n2 Q0 d2 3 0.9 r\n3 Q0 d2 1 1.0 r\n3 Q0 d1 2 0.95 r\n3 Q0 d3 3 0.9 r\n",
+        },
+        "args": ["-q", "-m", "G.3=1,2=0.5", "-m", "ndcg.3=1,2=0.5", "-m", "ndcg_rel.3=1,2=0.5"],
+        "versions": VERSIONS,
+    },
+    {
+        "name": "G_gain_outruns_cost",
+        "shows": "G with a gain map whose gains outrun the cost: log2 of a number <= 0 (C: nan, printed -nan)",
+        "files": {
+            "qrels": "1 0 a 2\n1 0 b 2\n1 0 c 2\n1 0 d 1\n1 0 e 1\n1 0 f 1\n2 0 a 2\n2 0 b 2\n2 0 d 1\n"
+            "2 0 e 1\n",
+            "run": "1 Q0 a 1 0.9 r\n1 Q0 b 2 0.8 r\n1 Q0 c 3 0.7 r\n2 Q0 a 1 0.9 r\n2 Q0 b 2 0.8 r\n",
+        },
+        "args": ["-q", "-m", "G.2=1.9,1=1"],
+        "versions": VERSIONS,
+    },
+    {
+        "name": "gain_order_pairs_reversed",
+        "shows": "the same gains given in the other order: another merge-sort order, other numbers",
+        "files": "gain_order_not_transitive",
+        "args": ["-q", "-m", "G.2=0.5,3=1"],
+        "versions": VERSIONS,
+    },
+    {
+        "name": "G_gain_reaches_cost",
+        "shows": "G where 2 + cost - gain is exactly 1: log2 gives 0 and the gain over it inf (C), not an error",
+        "files": "G_gain_outruns_cost",
+        "args": ["-q", "-m", "G.2=1.5,1=1"],
+        "versions": VERSIONS,
+    },
+    {
         "name": "aqZ_9.0.8",
         "shows": "trec_eval 9.0.8's own -Z test: its zscores_file holds nan for set_F, printed as nan",
         "files": {"qrels": "@qrels.test", "run": "@results.test", "z": "@v9.0.8/zscores_file"},
@@ -169,6 +208,12 @@ CASES: list[dict[str, Any]] = [
         "versions": ("9.0.8",),
     },
 ]
+
+
+def _files_of(case: dict[str, Any]) -> dict[str, Any]:
+    """A case's files, or those of the case it names (the same inputs under other arguments)."""
+    files = case["files"]
+    return next(c["files"] for c in CASES if c["name"] == files) if isinstance(files, str) else files
 
 
 def run_case(binary: str, case: dict[str, Any]) -> dict[str, Any]:
@@ -205,6 +250,7 @@ def main() -> None:
         }
     cases = []
     for case in CASES:
+        case = {**case, "files": _files_of(case)}
         expected = {v: run_case(binaries[v], case) for v in case["versions"]}
         cases.append({**case, "versions": list(case["versions"]), "expected": expected})
     OUT.write_text(json.dumps({"trec_eval": tools, "cases": cases}, indent=1) + "\n")

@@ -8,9 +8,9 @@ gain order); these measures are rarely asked for, and the common ones stay vecto
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -62,22 +62,51 @@ def set_f(c: Cache, beta: float = 1.0) -> np.ndarray:
 
 def _c_gain_order(a: tuple[int, float], b: tuple[int, float]) -> int:
     # trec_eval's comparator returns the difference of two double gains converted to int: gains closer
-    # than 1 compare equal (and keep their order in glibc's merge sort, as in Python's stable sort)
+    # than 1 compare equal, so the comparator is not transitive and the order is that of glibc's qsort
     return int(a[1] - b[1])
+
+
+def glibc_merge_sort(items: list[Any], cmp: Callable[[Any, Any], int]) -> list[Any]:
+    """``items`` in the order glibc's ``qsort`` (msort.c: top-down merge sort, the first half ``n // 2``
+    items, ties taken from the first half) leaves them with the comparator ``cmp``. The same as a stable
+    sort for a consistent comparator; for trec_eval's int-valued gain comparator, which is not transitive,
+    it is the order trec_eval sees."""
+    n = len(items)
+    if n <= 1:
+        return list(items)
+    left, right = glibc_merge_sort(items[: n // 2], cmp), glibc_merge_sort(items[n // 2 :], cmp)
+    out, i, j = [], 0, 0
+    while i < len(left) and j < len(right):
+        if cmp(left[i], right[j]) <= 0:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    return out + left[i:] + right[j:]
+
+
+#: levels up to which the empty ones are listed as trec_eval lists them (they can move the others in its
+#: non-transitive sort); past it a huge relevance value would cost that many entries per topic
+MAX_LISTED_LEVEL = 4096
 
 
 def gain_levels(
     pairs: Sequence[tuple[int, float]], counts: Mapping[int, int]
 ) -> list[tuple[int, float, int]]:
-    """(level, gain, judged docs at that level) in trec_eval's order (setup_gains): the parameter pairs
-    first, then level 0 and every judged level not named by a pair (gain = level), stably sorted by gain
-    as trec_eval's int-valued comparator does. trec_eval lists every level from 0 to the largest judged;
-    the empty ones change nothing (no document has them, the ideal ranking passes over them) and are left
-    out, so that a huge relevance value costs nothing."""
+    """(level, gain, judged docs at that level) in trec_eval's order (setup_gains in gain_init.c): the
+    parameter pairs first, then every level from 0 to the topic's highest judged level not named by a pair
+    (gain = level), sorted by gain with trec_eval's int-valued comparator in glibc's merge-sort order
+    (:func:`glibc_merge_sort`). Where every gain is an integer the comparator is consistent and the empty
+    levels cannot move the others: they are then left out, as they are past :data:`MAX_LISTED_LEVEL`, so
+    that a huge relevance value costs nothing."""
     levels = [(lvl, float(g)) for lvl, g in pairs]
     named = {lvl for lvl, _ in levels}
-    levels += [(i, float(i)) for i in sorted(set(counts) | {0}) if i not in named]
-    levels.sort(key=functools.cmp_to_key(_c_gain_order))
+    top = max((lvl for lvl, n in counts.items() if n > 0), default=0)
+    every = top <= MAX_LISTED_LEVEL and any(not g.is_integer() for _, g in levels)
+    listed = range(top + 1) if every else sorted(set(counts) | {0})
+    levels += [(i, float(i)) for i in listed if i not in named]
+    levels = glibc_merge_sort(levels, _c_gain_order)
     return [(lvl, g, int(counts.get(lvl, 0)) if lvl >= 0 else 0) for lvl, g in levels]
 
 
@@ -131,6 +160,13 @@ def _cdiv(a: float, b: float) -> float:
     if b == 0.0:
         return math.nan if a == 0.0 else math.copysign(math.inf, a)
     return a / b
+
+
+def _clog2(x: float) -> float:
+    """log2(x) with C's IEEE result for x <= 0 (-inf at 0, nan below) instead of Python's exception."""
+    if x > 0.0:
+        return math.log2(x)
+    return -math.inf if x == 0.0 else math.nan
 
 
 def _ndcg_walk(rels: list[int], levels: list[tuple[int, float, int]]) -> tuple[float, float, float]:
@@ -214,7 +250,7 @@ def _g_one(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
             sum_ideal += ig
         sum_cost += ig if ig >= min_cost else min_cost
         if g != 0:
-            results_g += g / math.log2(2 + sum_cost - sum_results)
+            results_g += _cdiv(g, _clog2(2 + sum_cost - sum_results))  # a gain map may outrun the cost
     while ideal.gain > 0.0:
         ig = ideal.step()
         if ig > 0.0:
