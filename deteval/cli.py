@@ -19,10 +19,10 @@ from deteval.errors import DetevalError, DetevalWarning
 from deteval.report.progress import add_progress_args, configure_from_args
 
 # Each module (deteval.commands.<module>) contributes its subcommands through ``register(command)`` (see
-# :func:`_add_command`). Only the module of the command being run is imported: `deteval --help` needs no numpy,
-# and one evaluation none of the other protocols' code. A command may route its parsed options to another module
-# of deteval.commands (:func:`_runner`): `deteval coco` loads its analyses, statistics and figures only when they
-# are asked for. Every command's one-line help lives here, for the listing of the commands not imported.
+# :func:`_add_command`). Only the module of the command being run is imported: `deteval --help` needs no
+# numpy, and one evaluation none of the other protocols' code. A command may route its parsed options to
+# another module of deteval.commands (:func:`_runner`): `deteval coco` loads its analyses, statistics and
+# figures only when they are asked for. Every command's one-line help lives here, for the listing of the commands not imported.
 _COMMANDS: dict[str, tuple[str, str]] = {
     "voc": (
         "voc_plain",

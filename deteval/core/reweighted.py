@@ -430,7 +430,8 @@ class ReweightedLists:
         """Each weighting's lookup (None without precision): an n_pos row met more than once (every round of
         a randomization test has the same) gets its distinct pairs (:class:`_Plan`), found once and kept;
         another (a bootstrap resample's own) looks every level up on its own, where finding the pairs would
-        cost more than it saves (:class:`_Levels`). ``keep``: the groups returned (None: all); ``packed``: those with n_pos > 0 only."""
+        cost more than it saves (:class:`_Levels`). ``keep``: the groups returned (None: all); ``packed``:
+        those with n_pos > 0 only."""
         cc = self._sampled_counts(n_pos, B)
         if cc is None:
             return None

@@ -434,8 +434,11 @@ def drop_corrupt_images(ds: YoloDataset, era: str) -> None:
         header, fault, note = image_check(p, era, listed=p in regular)
         if fault is not None:
             ds.dropped_images.append(Path(p))
-            split_warning(ds, f"{p}: ignoring corrupt image/label: {fault} (as Ultralytics does: the image, its labels "
-                      "and its predictions are left out)")  # fmt: skip
+            split_warning(
+                ds,
+                f"{p}: ignoring corrupt image/label: {fault} (as Ultralytics does: the image, its labels and "
+                "its predictions are left out)",
+            )
             continue
         if note is not None:
             split_warning(ds, f"{p}: {note}; deteval scores it as it is")

@@ -96,9 +96,10 @@ def _raw_pieces(path: str | PathLike[str], start: int, head: bool) -> SegmTail |
 
 
 def _raw_piece(text: bytes, file: str) -> tuple[RawMasks, bytes] | None:
-    """The masks' columns of one piece's text (:data:`RawMasks`), their runs checked, decoded by type where that vouches for the
-    columns (:func:`~deteval.io.coco.typed.segm_columns`, :func:`~deteval.io.coco.typed.segm_bbox_columns`
-    with a box in every record: no dict per record or mask), else parsed."""
+    """The masks' columns of one piece's text (:data:`RawMasks`), their runs checked, decoded by type where
+    that vouches for the columns (:func:`~deteval.io.coco.typed.segm_columns`,
+    :func:`~deteval.io.coco.typed.segm_bbox_columns` with a box in every record: no dict per record or mask),
+    else parsed."""
     typed = segm_columns(text)
     boxes = None
     if typed is None:
