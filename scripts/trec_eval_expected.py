@@ -201,6 +201,31 @@ CASES: list[dict[str, Any]] = [
         "versions": VERSIONS,
     },
     {
+        "name": "c_missing_topic_named_measures",
+        "shows": "-c, qrels topic 2 missing from the run: 10.0 scores it as one unjudged document and resets "
+        "utility, relstring and rbp_resid by exact name, so utility_1,-2,0,0, relstring_5 and rbp_resid_p=0.5 "
+        "keep that document's value (-2, '-', 1)",
+        "files": {"qrels": "1 0 a 1\n1 0 b 0\n2 0 c 1\n", "run": "1 Q0 a 1 0.5 r\n1 Q0 z 2 0.4 r\n"},
+        "args": ["-q", "-c", "-m", "utility", "-m", "utility.1,-2,0,0", "-m", "relstring.5", "-m", "num_ret"],
+        "versions": VERSIONS,
+    },
+    {
+        "name": "c_missing_topic_rbp_resid",
+        "shows": "the same for rbp_resid (10.0 only): rbp_resid.p=0.5 takes rbp's parameters and keeps the "
+        "one document's residual, p + (1 - p)",
+        "files": "c_missing_topic_named_measures",
+        "args": ["-q", "-c", "-m", "rbp_resid.p=0.5,2=3", "-m", "unj.1"],
+        "versions": ("10.0",),
+    },
+    {
+        "name": "c_J_missing_topic_named_measures",
+        "shows": "-c -J: -J removes the unjudged document again, so utility_1,-2,0,0 is the empty ranking's "
+        "(-R), not 0",
+        "files": "c_missing_topic_named_measures",
+        "args": ["-q", "-c", "-J", "-N", "20", "-m", "utility.1,-2,0.5,0.25", "-m", "relstring.5"],
+        "versions": VERSIONS,
+    },
+    {
         "name": "aqZ_9.0.8",
         "shows": "trec_eval 9.0.8's own -Z test: its zscores_file holds nan for set_F, printed as nan",
         "files": {"qrels": "@qrels.test", "run": "@results.test", "z": "@v9.0.8/zscores_file"},

@@ -24,12 +24,15 @@ def rprec_mult(c: Cache, mult: float) -> np.ndarray:
     return safe_div(c.tp_at(np.maximum(n, 0)), n)
 
 
-def utility(c: Cache, coef: Sequence[float], num_docs: int = 0) -> np.ndarray:
+def utility(
+    c: Cache, coef: Sequence[float], num_docs: int = 0, added: np.ndarray | None = None
+) -> np.ndarray:
     """utility = p1 a + p2 b + p3 c + p4 d over the contingency table (a relevant retrieved, b non-relevant
-    retrieved, c relevant not retrieved, d = num_docs + a - retrieved - R), m_utility.c."""
+    retrieved, c relevant not retrieved, d = num_docs + a - retrieved - R), m_utility.c. ``added`` (bool
+    per topic) marks topics scored as one retrieved unjudged document (:func:`bogus_ranking`)."""
     rt = c.rt
     a = num_rel_ret(c)
-    ret = rt.num_ret.astype(np.float64)
+    ret = (rt.num_ret if added is None else rt.num_ret + added).astype(np.float64)
     r = rt.num_rel.astype(np.float64)
     p1, p2, p3, p4 = (float(x) for x in coef)
     # the C expression, term by term: (long) counts converted to double, multiplied, summed left to right
@@ -316,13 +319,16 @@ def inf_ap(c: Cache) -> np.ndarray:
     return np.where(rt.num_rel > 0, safe_div(s, rt.num_rel), s)
 
 
-def relstring(c: Cache, length: int = 10) -> list[str]:
+def relstring(c: Cache, length: int = 10, added: np.ndarray | None = None) -> list[str]:
     """The relevance of the first ``length`` retrieved documents as text (m_relstring.c): the digit for
-    0-9, '>' above 9, '-' not in the pool, '.' in the pool but unjudged. Printed per topic only."""
+    0-9, '>' above 9, '-' not in the pool, '.' in the pool but unjudged. Printed per topic only. ``added``
+    (bool per topic) marks topics scored as one document not in the pool (:func:`bogus_ranking`)."""
     rt = c.rt
     out = []
     for t in range(rt.n_topics):
         rels = rt.rel[rt.start[t] : rt.start[t] + min(int(length), int(rt.num_ret[t]))].tolist()
+        if added is not None and added[t]:
+            rels = [-1] * min(max(int(length), 0), 1)
         out.append(
             "".join(
                 ">" if r > 9 else str(r) if r >= 0 else "-" if r == -1 else "." if r == -2 else "<"
@@ -349,15 +355,26 @@ def _powers(p: float, n: int) -> np.ndarray:
     return out
 
 
-def rbp_resid(c: Cache, p: float = 0.9) -> np.ndarray:
-    """rbp_resid (trec_eval 10.0, m_rbp_resid.c, p fixed at 0.9): p^n + (1 - p) * sum of p^i over the
-    unjudged ranks i (0-based, n retrieved); 0 when every retrieved document is judged."""
+def rbp_resid(
+    c: Cache, pairs: Sequence[tuple[int | str, float]] = (), added: np.ndarray | None = None
+) -> np.ndarray:
+    """rbp_resid (trec_eval 10.0, m_rbp_resid.c): p^n + (1 - p) * sum of p^i over the unjudged ranks i
+    (0-based, n retrieved); 0 when every retrieved document is judged. p = 0.9 or ``p=x``; the gain pairs
+    rbp takes are accepted and, as m_rbp_resid.c does, unused. ``added`` (bool per topic) marks topics
+    scored as one unjudged document (:func:`bogus_ranking`): p + (1 - p)."""
+    p = 0.9
+    for name, value in pairs:
+        if name == "p":
+            p = float(value)
     rt = c.rt
     powers = _powers(p, int(rt.num_ret.max(initial=0)) + 1)
     rows = np.flatnonzero(rt.rel < 0)
     s = np.bincount(rt.row_topic[rows], weights=powers[rt.rank[rows] - 1], minlength=rt.n_topics)
     has = np.bincount(rt.row_topic[rows], minlength=rt.n_topics) > 0
-    return np.where(has, powers[rt.num_ret] + (1 - p) * s, 0.0)
+    out = np.where(has, powers[rt.num_ret] + (1 - p) * s, 0.0)
+    if added is not None:
+        out[added] = p + (1 - p) * 1.0
+    return out
 
 
 def _rbp_one(p: float) -> Callable[[list[int], list[tuple[int, float, int]]], float]:

@@ -80,7 +80,7 @@ FAMILIES: dict[str, Family] = {
         Family("P_avgjg", "int", _CUTS, jg=True),
         Family("Rprec_mult_avgjg", "mult", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), jg=True),
         Family("rbp", "gains", since="10.0"),
-        Family("rbp_resid", "", since="10.0"),
+        Family("rbp_resid", "gains", since="10.0"),  # rbp's parameters; only p= is read
         Family("unj", "int", (5, 10, 20), since="10.0"),
         # deteval extensions (not in trec_eval)
         Family("dcg_cut", "int", _CUTS, trec=False),
@@ -265,7 +265,7 @@ def _parse_whole(fam: Family, text: str, spec: str) -> list:
         pairs = []
         for part in parts:
             level, eq, gain = part.partition("=")
-            named_p = fam.name == "rbp" and level == "p"  # rbp's persistence, rbp.p=0.8
+            named_p = fam.name in ("rbp", "rbp_resid") and level == "p"  # the persistence, rbp.p=0.8
             if not eq or not (named_p or re.fullmatch(r"[+-]?\d+", level)) or not _DECIMAL.fullmatch(gain):
                 raise ConfigError(f"bad gain {part!r} in measure {spec!r} (expected level=gain, e.g. 2=9.5)")
             pairs.append((level if named_p else int(level), float(gain)))

@@ -56,6 +56,10 @@ def compute(
     """Per-topic values of every requested measure: ``{printed name: (values, aggregation)}``."""
     c = M.Cache(rt)
     out: dict[str, tuple[np.ndarray, str]] = {}
+
+    def added(p: tuple) -> np.ndarray | None:
+        return bogus_topics(rt, opts) if getattr(p, "text", "") else None
+
     simple: dict[str, Callable[[], np.ndarray]] = {
         "num_q": lambda: np.ones(rt.n_topics),
         "num_ret": lambda: M.num_ret(c),
@@ -68,7 +72,6 @@ def compute(
         "recip_rank": lambda: M.recip_rank(c),
         "binG": lambda: X.bin_g(c),
         "infAP": lambda: X.inf_ap(c),
-        "rbp_resid": lambda: X.rbp_resid(c),
         "set_P": lambda: M.safe_div(M.num_rel_ret(c), rt.num_ret),
         "set_recall": lambda: M.safe_div(M.num_rel_ret(c), rt.num_rel),
         "set_relative_P": lambda: M.safe_div(M.num_rel_ret(c), np.minimum(rt.num_ret, rt.num_rel)),
@@ -83,10 +86,16 @@ def compute(
         "Rndcg": lambda p: X.rndcg(c, p),
         "G": lambda p: X.g_measure(c, p),
         "rbp": lambda p: X.rbp(c, p),
-        # an empty ranking of -c scores 0 (10.0 resets it; 9.0.8 never evaluates such a topic)
-        "utility": lambda p: np.where(rt.in_run, X.utility(c, p, int(num_docs)), 0.0),
+        # a topic -c adds scores 0 (9.0.8 never evaluates it; 10.0 resets "utility" by that name), but
+        # utility_<coefficients> keeps what 10.0 computed for it (bogus_topics)
+        "utility": lambda p: np.where(
+            rt.in_run | (added(p) is not None and opts.version == "10.0"),
+            X.utility(c, p, int(num_docs), added(p)),
+            0.0,
+        ),
         "set_F": lambda p: X.set_f(c, p[0]),
-        "relstring": lambda p: np.array(X.relstring(c, int(p[0])), dtype=object),
+        "relstring": lambda p: np.array(X.relstring(c, int(p[0]), added(p)), dtype=object),
+        "rbp_resid": lambda p: X.rbp_resid(c, p, added(p)),
     }
     per_k: dict[str, Callable[[int], np.ndarray]] = {
         "P": lambda k: M.precision_at(c, k),
@@ -126,6 +135,20 @@ def compute(
                 total += vals[:, j]
             out[printed_name(fam, params)] = (total / len(params), fam.agg)
     return out
+
+
+def bogus_topics(rt: RankedTopics, opts: Options) -> np.ndarray:
+    """The qrels topics ``-c`` adds that trec_eval 10.0 scores as a ranking of one document not in the pool
+    (trec_eval.c's ``bogus_ranking``, docno ``ceci_nest_pas_un_docno``, which ``-J`` removes again), as a
+    bool per topic.
+
+    10.0 then resets the measures it names exactly (``num_ret``, ``utility``, ``relstring``, ``unj*``,
+    ``rbp_resid``): those read as an empty ranking. A measure asked with parameters prints under another
+    name (``utility_1,-2,0,0``, ``relstring_5``, ``rbp_resid_p=0.5``) and keeps the one document's value;
+    9.0.8 never evaluates these topics."""
+    if opts.version != "10.0" or opts.judged_only:
+        return np.zeros(rt.n_topics, dtype=bool)
+    return ~rt.in_run
 
 
 #: The NaN that 0.0 / 0.0 gives on x86-64 (sign bit set: glibc prints it "-nan"), as trec_eval's measures
