@@ -226,6 +226,17 @@ CASES: list[dict[str, Any]] = [
         "versions": VERSIONS,
     },
     {
+        "name": "qrels_prefs_c_missing_topic",
+        "shows": "-R qrels_prefs -c, topic 1 missing from the run: 9.0.8 never evaluates it (its possible "
+        "preferences add nothing to prefs_num_prefs_poss), 10.0 does and prints it",
+        "files": {
+            "qrels": "1 0 a 1\n1 0 b 3\n1 0 c 0\n2 0 d 1\n2 0 e 0\n",
+            "run": "2 Q0 d 1 0.9 r\n2 Q0 e 2 0.5 r\n",
+        },
+        "args": ["-q", "-c", "-R", "qrels_prefs", "-m", "all_prefs"],
+        "versions": VERSIONS,
+    },
+    {
         "name": "aqZ_9.0.8",
         "shows": "trec_eval 9.0.8's own -Z test: its zscores_file holds nan for set_F, printed as nan",
         "files": {"qrels": "@qrels.test", "run": "@results.test", "z": "@v9.0.8/zscores_file"},

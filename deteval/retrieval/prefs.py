@@ -390,6 +390,12 @@ def evaluate_prefs(
     # each topic's values go straight into one array per measure: no dict per topic is kept
     cols = {n: np.empty(len(topics), dtype=np.float64) for n in names if n not in ("runid", "num_q")}
     for i, t in enumerate(topics):
+        if version == "9.0.8" and t not in rankings:
+            # 9.0.8 never evaluates a topic -c adds: it adds nothing, not even its possible preferences to
+            # prefs_num_prefs_poss, and counts in num_q (10.0 evaluates it: an empty ranking here)
+            for col in cols.values():
+                col[i] = 0.0
+            continue
         row = _topic_values(prefs.topics[t], rankings.get(t, []), prefs.source)
         for n, col in cols.items():
             col[i] = row[n]
