@@ -237,6 +237,19 @@ CASES: list[dict[str, Any]] = [
         "versions": VERSIONS,
     },
     {
+        "name": "zscore_line_past_the_topic",
+        "shows": "-Z: topic 1 has no recip_rank line, and recip_rank sorts after its lines, so trec_eval's binary "
+        "search (end = num_zscores) reads the next line, topic 2's recip_rank, and uses it; topic 2's missing "
+        "map sorts before its lines: -1000000",
+        "files": {
+            "qrels": "1 0 a 1\n1 0 b 0\n2 0 c 1\n2 0 d 1\n",
+            "run": "1 Q0 b 1 0.9 r\n1 Q0 a 2 0.8 r\n2 Q0 d 1 0.9 r\n",
+            "z": "1 map 0.5 0.25\n2 recip_rank 0.25 0.5\n",
+        },
+        "args": ["-q", "-Z", "{z}", "-m", "map", "-m", "recip_rank"],
+        "versions": VERSIONS,
+    },
+    {
         "name": "aqZ_9.0.8",
         "shows": "trec_eval 9.0.8's own -Z test: its zscores_file holds nan for set_F, printed as nan",
         "files": {"qrels": "@qrels.test", "run": "@results.test", "z": "@v9.0.8/zscores_file"},

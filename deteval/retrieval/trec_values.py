@@ -3,6 +3,7 @@ them (:class:`Options`), and trec_eval's z-scores (``-Z``) and score precision p
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -199,13 +200,14 @@ def to_zscores(
     Returns the values and how many of them are -1000000 that way (:func:`missing_zscores_note`)."""
     out = {}
     missing = 0
+    past_end = entries_past_the_end(zscores)
     for name, (vals, agg) in values.items():
         if name == "num_q" or agg == "none":
             out[name] = (vals, agg)
             continue
         z = np.empty(len(topics), dtype=np.float64)
         for i, topic in enumerate(topics):
-            ms = zscores.get((topic, name))
+            ms = zscores.get((topic, name)) or past_end.get((topic, name))
             v = float(vals[i])
             if convert is not None and not convert[i]:
                 z[i] = v
@@ -221,6 +223,32 @@ def to_zscores(
                 missing += 1
         out[name] = (z, agg)
     return out, missing
+
+
+def entries_past_the_end(
+    zscores: Mapping[tuple[str, str], tuple[float, float]],
+) -> dict[tuple[str, str], tuple[float, float]]:
+    """The (topic, measure) lines trec_eval finds for a topic that lacks them.
+
+    convert_zscores.c's binary search over a topic's lines (sorted by measure name, strcmp) starts with
+    ``end = num_zscores``, one past the last line. A measure name above all of the topic's names is therefore
+    compared, last, with the line after them: get_zscores.c keeps every line in one pool sorted by (qid,
+    measure), so that is the next topic's first line, and when its measure is the one looked for trec_eval
+    uses its mean and stddev. Both versions have it. For the file's last topic the line after is past the
+    pool (undefined: such a lookup stays missing here)."""
+    by_topic: dict[str, list[str]] = {}
+    for topic, measure in zscores:
+        by_topic.setdefault(topic, []).append(measure)
+
+    def c_order(name: str) -> bytes:  # strcmp's order
+        return name.encode("utf-8", "surrogateescape")
+
+    out = {}
+    for topic, following in itertools.pairwise(sorted(by_topic, key=c_order)):
+        first = min(by_topic[following], key=c_order)
+        if c_order(first) > c_order(max(by_topic[topic], key=c_order)):
+            out[topic, first] = zscores[following, first]
+    return out
 
 
 def missing_zscores_note(n: int) -> str:
