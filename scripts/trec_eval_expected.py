@@ -250,6 +250,17 @@ CASES: list[dict[str, Any]] = [
         "versions": VERSIONS,
     },
     {
+        "name": "relstring_negative_length",
+        "shows": "relstring with a negative length prints '' for every topic (m_relstring.c: MIN(length, "
+        "num_ret), then 0 if negative)",
+        "files": {
+            "qrels": "1 0 a 1\n2 0 b 1\n2 0 c 0\n",
+            "run": "1 Q0 a 1 0.5 r\n2 Q0 b 1 0.9 r\n2 Q0 c 2 0.8 r\n2 Q0 d 3 0.7 r\n2 Q0 e 4 0.6 r\n",
+        },
+        "args": ["-q", "-m", "relstring.-3", "-m", "num_ret"],
+        "versions": VERSIONS,
+    },
+    {
         "name": "aqZ_9.0.8",
         "shows": "trec_eval 9.0.8's own -Z test: its zscores_file holds nan for set_F, printed as nan",
         "files": {"qrels": "@qrels.test", "run": "@results.test", "z": "@v9.0.8/zscores_file"},

@@ -326,7 +326,8 @@ def relstring(c: Cache, length: int = 10, added: np.ndarray | None = None) -> li
     rt = c.rt
     out = []
     for t in range(rt.n_topics):
-        rels = rt.rel[rt.start[t] : rt.start[t] + min(int(length), int(rt.num_ret[t]))].tolist()
+        # m_relstring.c: MIN((long) length, num_ret), then 0 if negative
+        rels = rt.rel[rt.start[t] : rt.start[t] + max(min(int(length), int(rt.num_ret[t])), 0)].tolist()
         if added is not None and added[t]:
             rels = [-1] * min(max(int(length), 0), 1)
         out.append(
