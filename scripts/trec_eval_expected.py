@@ -261,6 +261,14 @@ CASES: list[dict[str, Any]] = [
         "versions": VERSIONS,
     },
     {
+        "name": "mean_of_negative_zeros",
+        "shows": "set_F.-1 where precision exceeds recall is -0.0 per topic (printed -0.0000), but the mean "
+        "starts from 0.0 and prints 0.0000",
+        "files": {"qrels": "1 0 a 1\n1 0 b 1\n", "run": "1 Q0 a 1 0.9 r\n"},
+        "args": ["-q", "-m", "set_F.-1"],
+        "versions": VERSIONS,
+    },
+    {
         "name": "aqZ_9.0.8",
         "shows": "trec_eval 9.0.8's own -Z test: its zscores_file holds nan for set_F, printed as nan",
         "files": {"qrels": "@qrels.test", "run": "@results.test", "z": "@v9.0.8/zscores_file"},

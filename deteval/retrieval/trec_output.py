@@ -21,9 +21,10 @@ from deteval.results import EvalResult
 
 
 def sequential_sum(values: np.ndarray) -> float:
-    """``sum += v`` over the values in order, as trec_eval accumulates topics (numpy's pairwise sum can
-    differ in the last bits, enough to flip a printed fourth decimal)."""
-    return float(np.cumsum(values)[-1]) if values.shape[0] else 0.0
+    """``sum += v`` over the values in order from ``sum = 0.0``, as trec_eval accumulates topics (numpy's
+    pairwise sum can differ in the last bits, enough to flip a printed fourth decimal). The final ``+ 0.0``
+    is that starting zero: a sum of -0.0 values is +0.0 in C (printed ``0.0000``, not ``-0.0000``)."""
+    return float(np.cumsum(values)[-1]) + 0.0 if values.shape[0] else 0.0
 
 
 def aggregate(values: np.ndarray, agg: str) -> float | int:
