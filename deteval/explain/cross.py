@@ -99,7 +99,6 @@ _TEXT = {
 class CrossData:
     """One dataset in both forms: COCO ``[x, y, w, h]`` and VOC 1-based inclusive boxes (module docstring)."""
 
-    n_images: int
     n_classes: int
     g_img: np.ndarray
     g_cls: np.ndarray
@@ -154,7 +153,6 @@ def _both(
     g: CocoGroundTruth, r: CocoResults, g_voc: np.ndarray, d_voc: np.ndarray, crowd: np.ndarray
 ) -> CrossData:
     return CrossData(
-        n_images=len(g.image_ids),
         n_classes=len(g.cat_ids),
         g_img=g.img,
         g_cls=g.cat,

@@ -148,9 +148,7 @@ def _kept(dt: BoxTable, rules: Rules) -> tuple[np.ndarray, int]:
     return keep, int(len(order) - len(keep))
 
 
-def _match_all(
-    gt: BoxTable, dt: BoxTable, n_images: int, rules: Rules, kernel: PairKernel | None = None
-) -> _Matched:
+def _match_all(gt: BoxTable, dt: BoxTable, rules: Rules, kernel: PairKernel | None = None) -> _Matched:
     """The step's matcher on every image at once: the pairs of one image and class (their IoU under the
     step's IoU rule, element-wise), the Ultralytics matchers as columns, COCOeval's walk with
     :func:`greedy_match_pairs` (images as blocks); images where IoU ties decide Ultralytics' ``unique``
@@ -247,11 +245,11 @@ def coco_precision_at_levels(outcomes: np.ndarray, npos: int, levels: np.ndarray
 
 
 def score(
-    gt: BoxTable, dt: BoxTable, n_images: int, n_classes: int, rules: Rules, kernel: PairKernel | None = None
+    gt: BoxTable, dt: BoxTable, n_classes: int, rules: Rules, kernel: PairKernel | None = None
 ) -> tuple[float, float, _Matched, Any]:
     """(mAP50-95, mAP50) of one point of the rule space, with the matcher output and the AP table;
     ``kernel``: the pairs' IoU of another geometry (:func:`obb_kernel`)."""
-    m = _match_all(gt, dt, n_images, rules, kernel)
+    m = _match_all(gt, dt, rules, kernel)
     if rules.ap == "ultralytics":
         u = ap_per_class(m.tp, m.conf, m.cls, gt.cls, rules.sentinel)
         full = np.full((n_classes, 10), np.nan)
@@ -389,7 +387,7 @@ def explain(
         if name not in PROFILE_RULES or (iou_type == "obb" and name == "supervision"):
             raise ConfigError(f"explain walks between {_walkable(iou_type)}, not {given}")
     ra, rb = PROFILE_RULES[a_name], PROFILE_RULES[b_name]
-    n, k = ds.n_images, len(ds.names)
+    k = len(ds.names)
     # The labels and predictions in pixels under each EXIF rule of the walk.
     tables = {r.exif: for_exif_rule(ds, preds, r.exif) for r in (ra, rb)}
     kernels: dict[str, PairKernel | None] = {
@@ -404,7 +402,7 @@ def explain(
     res_b = evaluate_yolo(ds, preds, b_name, iou_type=iou_type)
     steps = []
     cur = ra
-    prev = score(tables[cur.exif][0].labels, tables[cur.exif][1], n, k, cur, kernels[cur.exif])
+    prev = score(tables[cur.exif][0].labels, tables[cur.exif][1], k, cur, kernels[cur.exif])
     first = (prev[0], prev[1])
     gt = tables[rb.exif][0].labels
     for dim in ORDER:
@@ -418,7 +416,7 @@ def explain(
                 cur = nxt_rules
                 continue
         t = tables[nxt_rules.exif]
-        nxt = score(t[0].labels, t[1], n, k, nxt_rules, kernels[nxt_rules.exif])
+        nxt = score(t[0].labels, t[1], k, nxt_rules, kernels[nxt_rules.exif])
         if dim != "exif":
             count, what = _count(dim, prev, nxt)
         rule = f"{text[dim]}: {shown(dim, getattr(cur, dim))} → {shown(dim, want)}"
