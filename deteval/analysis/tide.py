@@ -46,6 +46,7 @@ from deteval.core.ap import interpolated_precision
 from deteval.core.levels import COCO_RECALL_LEVELS, TIDECV_RECALL_LEVELS
 from deteval.core.lists import COCO_EPS, presorted_lists
 from deteval.detection.boxes import box_area, box_iou
+from deteval.detection.voc import rank_positions
 from deteval.errors import ValidationError
 from deteval.match.greedy import greedy_match
 from deteval.match.iou import bbox_iou_pairs
@@ -197,12 +198,7 @@ def _keep_top(
     order = idx[np.argsort(-score[idx], kind="stable")]
     if not per_class:
         return order[:max_dets]
-    c = cls[order]
-    rank = np.zeros(len(order), dtype=np.int64)
-    for k in np.unique(c):
-        m = c == k
-        rank[m] = np.arange(int(m.sum()))
-    return order[rank < max_dets]
+    return order[rank_positions(score[order], cls[order], "stable") < max_dets]
 
 
 def _protocol_match(
