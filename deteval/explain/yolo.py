@@ -47,7 +47,6 @@ from deteval.detection.ultralytics import (
     IOU_THRESHOLDS_32,
     IOU_THRESHOLDS_64,
     ap_per_class,
-    box_iou,
     match_image,
     match_pairs,
     pair_index,
@@ -110,14 +109,6 @@ _OBB_KERNEL_TEXT = {True: "ProbIoU (float32)", False: "polygon IoU (float64)"}
 
 
 # ------------------------------------------------------------------------------------ step-wise evaluator
-def _coco_iou(g: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """pycocotools' bbIou (labels × detections) on the ``[x, y, w, h]`` boxes the COCO conversion writes."""
-    no_crowd = np.zeros((len(g), 1), dtype=bool)  # a YOLO dataset has no crowd regions
-    return bb_iou(
-        convert_boxes(d, "xyxy", "xywh")[None, :, :], convert_boxes(g, "xyxy", "xywh")[:, None, :], no_crowd
-    )
-
-
 @dataclass
 class _Matched:
     img: np.ndarray
@@ -157,12 +148,16 @@ def _match_all(gt: BoxTable, dt: BoxTable, rules: Rules, kernel: PairKernel | No
     thr = IOU_THRESHOLDS_32 if rules.float32 else IOU_THRESHOLDS_64
     g_order = np.argsort(gt.img, kind="stable")
     det, label = pair_index(gt, dt, g_order, keep)
-    if kernel is not None:
-        iou = kernel(label, keep[det], rules.float32)
-    elif rules.float32:
-        iou = paired_box_iou(gt.xyxy[label], dt.xyxy[keep[det]])
-    else:
-        iou = _coco_pair_iou(gt.xyxy[label], dt.xyxy[keep[det]])
+
+    def pair_iou(gi: np.ndarray, di: np.ndarray) -> np.ndarray:
+        """The step's IoU of the pairs (label ``gi[p]``, detection ``di[p]``), element-wise."""
+        if kernel is not None:
+            return kernel(gi, di, rules.float32)
+        if rules.float32:
+            return paired_box_iou(gt.xyxy[gi], dt.xyxy[di])
+        return _coco_pair_iou(gt.xyxy[gi], dt.xyxy[di])
+
+    iou = pair_iou(label, keep[det])
     near = int((np.abs(iou.astype(np.float64)[:, None] - IOU_THRESHOLDS_64) < 1e-6).sum())
     pairs = pairs_at_least(det, label, iou, thr.min(), dt.img[keep[det]])
     if rules.matcher == "coco":  # (a YOLO dataset has no crowd regions)
@@ -176,20 +171,16 @@ def _match_all(gt: BoxTable, dt: BoxTable, rules: Rules, kernel: PairKernel | No
             for i in np.unique(pairs.image[pairs.tied]).tolist():
                 gi, rows = g_order[gt.img[g_order] == i], np.flatnonzero(dt.img[keep] == i)
                 di = keep[rows]
-                if kernel is not None:  # (labels × detections, from the pairs' IoU)
-                    flat = kernel(np.repeat(gi, len(di)), np.tile(di, len(gi)), rules.float32)
-                    m = flat.reshape(len(gi), len(di))
-                elif rules.float32:
-                    m = box_iou(gt.xyxy[gi], dt.xyxy[di])
-                else:
-                    m = _coco_iou(gt.xyxy[gi], dt.xyxy[di])
+                # (labels × detections, from the pairs' IoU: the same operations as the matrix's)
+                m = pair_iou(np.repeat(gi, len(di)), np.tile(di, len(gi))).reshape(len(gi), len(di))
                 tp[rows] = match_image(m, gt.cls[gi], dt.cls[di], thr, "unique")
     conf = dt.conf[keep].astype(np.float32) if rules.float32 else dt.conf[keep]
     return _Matched(dt.img[keep], dt.cls[keep], conf, tp, capped, near)
 
 
 def _coco_pair_iou(g: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """:func:`_coco_iou` of the pairs (``g[p]``, ``d[p]``), element-wise."""
+    """pycocotools' bbIou of the pairs (``g[p]``, ``d[p]``), element-wise, on the ``[x, y, w, h]`` boxes the COCO
+    conversion writes (a YOLO dataset has no crowd regions)."""
     no_crowd = np.zeros(len(g), dtype=bool)
     return bb_iou(convert_boxes(d, "xyxy", "xywh"), convert_boxes(g, "xyxy", "xywh"), no_crowd)
 
