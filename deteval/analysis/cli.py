@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from deteval.analysis.calibration import Calibration, calibration
 from deteval.analysis.confusion import Confusion
@@ -25,19 +25,14 @@ from deteval.results import EvalResult
 __all__ = ["AnalysisHooks", "run_analyses"]
 
 
-def attach_errors(result: EvalResult, analysis: ErrorAnalysis, text: bool = True) -> None:
-    """Put the decomposition in ``result``: ``summary["errors"]`` and, where the protocol prints its own
-    lines (COCO), the text table after them."""
-    result.summary["errors"] = analysis.to_dict()
+def _attach(
+    result: EvalResult, key: str, analysis: Any, lines: Callable[[Any], list[str]], text: bool
+) -> None:
+    """Put an analysis in ``result``: ``summary[key]`` (its ``to_dict()``) and, where the protocol prints its
+    own lines (COCO), its text (``lines(analysis)``) after them."""
+    result.summary[key] = analysis.to_dict()
     if text and result.lines:
-        result.lines.extend(["", *format_errors(analysis)])
-
-
-def attach_confusion(result: EvalResult, confusion: Confusion, text: bool = True) -> None:
-    """Put the matrix in ``result``: ``summary["confusion"]`` and the text after the protocol's lines."""
-    result.summary["confusion"] = confusion.to_dict()
-    if text and result.lines:
-        result.lines.extend(["", *confusion.lines()])
+        result.lines.extend(["", *lines(analysis)])
 
 
 def operating_lines(ops: OperatingPoints) -> list[str]:
@@ -79,20 +74,6 @@ def calibration_lines(cal: Calibration) -> list[str]:
         else:
             out.append(f"  {span:<11} {n:>10} {conf:10.4f} {acc:9.4f} {acc - conf:+7.4f}")
     return out
-
-
-def attach_operating(result: EvalResult, ops: OperatingPoints, text: bool = True) -> None:
-    """``summary["operating_points"]``, and the per-class table after the protocol's lines."""
-    result.summary["operating_points"] = ops.to_dict()
-    if text and result.lines:
-        result.lines.extend(["", *operating_lines(ops)])
-
-
-def attach_calibration(result: EvalResult, cal: Calibration, text: bool = True) -> None:
-    """``summary["calibration"]``, and the ECE with the reliability bins after the protocol's lines."""
-    result.summary["calibration"] = cal.to_dict()
-    if text and result.lines:
-        result.lines.extend(["", *calibration_lines(cal)])
 
 
 def attach_images(result: EvalResult, diag: ImageDiagnostics, top: int, text: bool = True) -> None:
@@ -140,7 +121,7 @@ def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHo
             result,
         )
         if errors is not None:
-            attach_errors(result, errors, bool(args.errors))
+            _attach(result, "errors", errors, format_errors, bool(args.errors))
     if args.confusion or every:
         confusion = _supported(
             lambda: hooks.confusion(_or(args.score_threshold, 0.25)),
@@ -148,7 +129,7 @@ def run_analyses(args: argparse.Namespace, result: EvalResult, hooks: AnalysisHo
             result,
         )
         if confusion is not None:
-            attach_confusion(result, confusion, bool(args.confusion))
+            _attach(result, "confusion", confusion, Confusion.lines, bool(args.confusion))
     ops, cal = _matched_analyses(args, result, hooks, every)
     worst = _worst_images(args, result, hooks, every)
     if every:
@@ -183,7 +164,7 @@ def _matched_analyses(
         return ops, cal
     if args.operating_points or every:
         ops = operating_points(m)
-        attach_operating(result, ops, bool(args.operating_points))
+        _attach(result, "operating_points", ops, operating_lines, bool(args.operating_points))
     if args.calibration or every:
         try:
             cal = calibration(m, int(_or(args.calibration_bins, 10)))
@@ -192,7 +173,7 @@ def _matched_analyses(
                 raise
             result.warnings.append("calibration left out of the report: scores are not in [0, 1]")
         if cal is not None:
-            attach_calibration(result, cal, bool(args.calibration))
+            _attach(result, "calibration", cal, calibration_lines, bool(args.calibration))
     return ops, cal
 
 

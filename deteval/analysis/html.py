@@ -100,11 +100,9 @@ def _class_table(result: EvalResult) -> str:
     rows = result.per_class
     if not rows:
         return "<p>The result has no per-class rows (categories pooled: use_cats off).</p>"
-    cols: list[str] = []
-    for r in rows.values():
-        for k, v in r.items():
-            if k not in cols and not isinstance(v, (dict, list)):
-                cols.append(k)
+    cols = list(
+        dict.fromkeys(k for r in rows.values() for k, v in r.items() if not isinstance(v, (dict, list)))
+    )
     head = "".join(f"<th>{_e(c)}</th>" for c in ["class", *cols])
     body = []
     for name, r in rows.items():
@@ -268,15 +266,12 @@ def _pr_section(result: EvalResult) -> str:
 def _worst_section(worst: Sequence[tuple[dict[str, Any], bytes]]) -> str:
     costly = [(r, p) for r, p in worst if r["ap_loss"] > 0]
     parts = []
-    if costly:
-        shown = costly
-    else:
-        shown = list(worst)
+    if not costly:
         parts.append(
             "<p>No image costs any AP here (its false positives rank below every true positive of their "
             "class); below, the images with the most false positives and missed objects.</p>"
         )
-    for row, png in shown:
+    for row, png in costly or worst:
         cap = (
             f"{_e(row['image'])}: {row['fp']} false positives, {row['missed']} missed, "
             f"AP loss {row['ap_loss']:.4f} ({100 * row['share']:.1f}% of the loss)"

@@ -97,11 +97,9 @@ def image_diagnostics(
         touched = set(cls[drop].tolist()) | set(np.flatnonzero(less).tolist())
         new = dict(base)
         for c in touched:
-            if n_gt[c] == 0:
-                continue
-            v = class_ap(c, drop, int(less[c]))
+            v = class_ap(c, drop, int(less[c]))  # NaN: no positive left (or none to begin with)
             if np.isnan(v):
-                del new[c]
+                new.pop(c, None)
             else:
                 new[c] = v
         loss[i] = (float(np.mean(list(new.values()))) if new else 0.0) - mean_base

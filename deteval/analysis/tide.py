@@ -46,6 +46,7 @@ from deteval.core.ap import interpolated_precision
 from deteval.core.levels import COCO_RECALL_LEVELS, TIDECV_RECALL_LEVELS
 from deteval.core.lists import COCO_EPS, presorted_lists
 from deteval.detection.boxes import box_area, box_iou
+from deteval.detection.voc import rank_positions
 from deteval.errors import ValidationError
 from deteval.match.greedy import greedy_match
 from deteval.match.iou import bbox_iou_pairs
@@ -197,12 +198,7 @@ def _keep_top(
     order = idx[np.argsort(-score[idx], kind="stable")]
     if not per_class:
         return order[:max_dets]
-    c = cls[order]
-    rank = np.zeros(len(order), dtype=np.int64)
-    for k in np.unique(c):
-        m = c == k
-        rank[m] = np.arange(int(m.sum()))
-    return order[rank < max_dets]
+    return order[rank_positions(score[order], cls[order], "stable") < max_dets]
 
 
 def _protocol_match(
@@ -290,7 +286,8 @@ class _Rows:
     missed and unmatched ground truth, the classes in the order met, and the error keys (one per error, in
     walk order: a detection's error or a missed box)."""
 
-    _COLUMNS = ("cls", "score", "state", "err", "gt", "area", "key", "tie", "det", "match")
+    #: the per-detection fields of :class:`Assignment`, in row order
+    _COLUMNS = ("cls", "score", "state", "err", "err_gt", "area", "err_key", "tie", "det", "match")
 
     def __init__(self) -> None:
         self.rows: list[tuple[Any, ...]] = []  # one per detection, in ``_COLUMNS`` order
@@ -345,22 +342,13 @@ class _Rows:
         best = np.zeros(len(self.rows), dtype=bool)
         for _, idx in self.best_of.values():
             best[idx] = True
-        ints = {
-            k: np.asarray(cols[k], dtype=np.int64)
-            for k in ("cls", "state", "err", "gt", "key", "tie", "det", "match")
+        columns = {
+            k: np.asarray(cols[k], dtype=np.float64 if k in ("score", "area") else np.int64)
+            for k in self._COLUMNS
         }
         return Assignment(
-            cls=ints["cls"],
-            score=np.asarray(cols["score"], dtype=np.float64),
-            state=ints["state"],
-            err=ints["err"],
-            err_gt=ints["gt"],
+            **columns,
             best=best,
-            area=np.asarray(cols["area"], dtype=np.float64),
-            err_key=ints["key"],
-            tie=ints["tie"],
-            det=ints["det"],
-            match=ints["match"],
             missed_cls=np.asarray(self.missed_cls, dtype=np.int64),
             missed_area=np.asarray(self.missed_area, dtype=np.float64),
             fn_cls=np.asarray(self.fn_cls, dtype=np.int64),

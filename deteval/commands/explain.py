@@ -37,25 +37,22 @@ def _voc_tables(args: argparse.Namespace) -> tuple[Any, Any]:
 def _explain_cross(args: argparse.Namespace) -> Any:
     """coco vs a VOC profile on a COCO pair (DATA .json, PREDICTIONS .json), a YOLO dataset or VOC data."""
     if Path(args.data).is_dir():
-        gt, dets = _voc_tables(args)
-        return explain_cross(cross_data_from_voc(gt, dets), args.from_profile, args.to_profile)
-    if args.image_set:
+        data = cross_data_from_voc(*_voc_tables(args))
+    elif args.image_set:
         raise ConfigError("--image-set is for a VOC Annotations folder", file=str(args.data))
-    if str(args.data).lower().endswith((".yaml", ".yml")):
+    elif str(args.data).lower().endswith((".yaml", ".yml")):
         ds = load_yolo_dataset(args.data, args.split)
         preds = load_yolo_predictions(args.predictions, ds)
-        return explain_cross(
-            cross_data(dataset_to_coco(ds), predictions_to_coco(ds, preds)),
-            args.from_profile,
-            args.to_profile,
-        )
-    if not str(args.data).lower().endswith(".json"):
+        data = cross_data(dataset_to_coco(ds), predictions_to_coco(ds, preds))
+    elif str(args.data).lower().endswith(".json"):
+        data = cross_data(args.data, args.predictions)
+    else:
         raise ConfigError(
             "coco vs a VOC profile needs DATA as a COCO ground-truth .json (with PREDICTIONS a COCO results "
             ".json), a YOLO data.yaml or a VOC Annotations folder",
             file=str(args.data),
         )
-    return explain_cross(cross_data(args.data, args.predictions), args.from_profile, args.to_profile)
+    return explain_cross(data, args.from_profile, args.to_profile)
 
 
 def _explain_task(args: argparse.Namespace) -> str:

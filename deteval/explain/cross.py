@@ -99,7 +99,6 @@ _TEXT = {
 class CrossData:
     """One dataset in both forms: COCO ``[x, y, w, h]`` and VOC 1-based inclusive boxes (module docstring)."""
 
-    n_images: int
     n_classes: int
     g_img: np.ndarray
     g_cls: np.ndarray
@@ -154,7 +153,6 @@ def _both(
     g: CocoGroundTruth, r: CocoResults, g_voc: np.ndarray, d_voc: np.ndarray, crowd: np.ndarray
 ) -> CrossData:
     return CrossData(
-        n_images=len(g.image_ids),
         n_classes=len(g.cat_ids),
         g_img=g.img,
         g_cls=g.cat,
@@ -220,16 +218,10 @@ def _positions(data: CrossData, ranking: str) -> np.ndarray:
 
 def _kept(data: CrossData, pos: np.ndarray, cap: str) -> np.ndarray:
     """Boolean mask of the detections within pycocotools' 100 per image and category (or all)."""
-    n = len(pos)
-    if cap == "none" or n == 0:
-        return np.ones(n, dtype=bool)
-    order = lex_order((pos, data.d_cls, data.d_img))
-    key = data.d_img[order] * data.n_classes + data.d_cls[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
-    rank = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
-    keep = np.zeros(n, dtype=bool)
-    keep[order[rank < 100]] = True
-    return keep
+    if cap == "none":
+        return np.ones(len(pos), dtype=bool)
+    # each detection's rank in its (image, category) list, ordered by ``pos`` (ties in file order)
+    return rank_positions(-pos, data.d_img * data.n_classes + data.d_cls, "stable") < 100
 
 
 def _pair_iou(data: CrossData, gi: np.ndarray, di: np.ndarray, rules: CrossRules) -> np.ndarray:

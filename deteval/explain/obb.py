@@ -55,7 +55,6 @@ def obb_cross_data(ds: YoloDataset, preds: BoxTable) -> CrossData:
     g_ext = ds.labels.xyxy if len(ds.labels) else np.zeros((0, 4))
     d_ext = preds.xyxy if len(preds) else np.zeros((0, 4))
     return CrossData(
-        n_images=ds.n_images,
         n_classes=len(ds.names),
         g_img=ds.labels.img.astype(np.int64),
         g_cls=ds.labels.cls.astype(np.int64),

@@ -47,7 +47,6 @@ from deteval.detection.ultralytics import (
     IOU_THRESHOLDS_32,
     IOU_THRESHOLDS_64,
     ap_per_class,
-    box_iou,
     match_image,
     match_pairs,
     pair_index,
@@ -110,14 +109,6 @@ _OBB_KERNEL_TEXT = {True: "ProbIoU (float32)", False: "polygon IoU (float64)"}
 
 
 # ------------------------------------------------------------------------------------ step-wise evaluator
-def _coco_iou(g: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """pycocotools' bbIou (labels × detections) on the ``[x, y, w, h]`` boxes the COCO conversion writes."""
-    no_crowd = np.zeros((len(g), 1), dtype=bool)  # a YOLO dataset has no crowd regions
-    return bb_iou(
-        convert_boxes(d, "xyxy", "xywh")[None, :, :], convert_boxes(g, "xyxy", "xywh")[:, None, :], no_crowd
-    )
-
-
 @dataclass
 class _Matched:
     img: np.ndarray
@@ -148,9 +139,7 @@ def _kept(dt: BoxTable, rules: Rules) -> tuple[np.ndarray, int]:
     return keep, int(len(order) - len(keep))
 
 
-def _match_all(
-    gt: BoxTable, dt: BoxTable, n_images: int, rules: Rules, kernel: PairKernel | None = None
-) -> _Matched:
+def _match_all(gt: BoxTable, dt: BoxTable, rules: Rules, kernel: PairKernel | None = None) -> _Matched:
     """The step's matcher on every image at once: the pairs of one image and class (their IoU under the
     step's IoU rule, element-wise), the Ultralytics matchers as columns, COCOeval's walk with
     :func:`greedy_match_pairs` (images as blocks); images where IoU ties decide Ultralytics' ``unique``
@@ -159,12 +148,16 @@ def _match_all(
     thr = IOU_THRESHOLDS_32 if rules.float32 else IOU_THRESHOLDS_64
     g_order = np.argsort(gt.img, kind="stable")
     det, label = pair_index(gt, dt, g_order, keep)
-    if kernel is not None:
-        iou = kernel(label, keep[det], rules.float32)
-    elif rules.float32:
-        iou = paired_box_iou(gt.xyxy[label], dt.xyxy[keep[det]])
-    else:
-        iou = _coco_pair_iou(gt.xyxy[label], dt.xyxy[keep[det]])
+
+    def pair_iou(gi: np.ndarray, di: np.ndarray) -> np.ndarray:
+        """The step's IoU of the pairs (label ``gi[p]``, detection ``di[p]``), element-wise."""
+        if kernel is not None:
+            return kernel(gi, di, rules.float32)
+        if rules.float32:
+            return paired_box_iou(gt.xyxy[gi], dt.xyxy[di])
+        return _coco_pair_iou(gt.xyxy[gi], dt.xyxy[di])
+
+    iou = pair_iou(label, keep[det])
     near = int((np.abs(iou.astype(np.float64)[:, None] - IOU_THRESHOLDS_64) < 1e-6).sum())
     pairs = pairs_at_least(det, label, iou, thr.min(), dt.img[keep[det]])
     if rules.matcher == "coco":  # (a YOLO dataset has no crowd regions)
@@ -178,20 +171,16 @@ def _match_all(
             for i in np.unique(pairs.image[pairs.tied]).tolist():
                 gi, rows = g_order[gt.img[g_order] == i], np.flatnonzero(dt.img[keep] == i)
                 di = keep[rows]
-                if kernel is not None:  # (labels × detections, from the pairs' IoU)
-                    flat = kernel(np.repeat(gi, len(di)), np.tile(di, len(gi)), rules.float32)
-                    m = flat.reshape(len(gi), len(di))
-                elif rules.float32:
-                    m = box_iou(gt.xyxy[gi], dt.xyxy[di])
-                else:
-                    m = _coco_iou(gt.xyxy[gi], dt.xyxy[di])
+                # (labels × detections, from the pairs' IoU: the same operations as the matrix's)
+                m = pair_iou(np.repeat(gi, len(di)), np.tile(di, len(gi))).reshape(len(gi), len(di))
                 tp[rows] = match_image(m, gt.cls[gi], dt.cls[di], thr, "unique")
     conf = dt.conf[keep].astype(np.float32) if rules.float32 else dt.conf[keep]
     return _Matched(dt.img[keep], dt.cls[keep], conf, tp, capped, near)
 
 
 def _coco_pair_iou(g: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """:func:`_coco_iou` of the pairs (``g[p]``, ``d[p]``), element-wise."""
+    """pycocotools' bbIou of the pairs (``g[p]``, ``d[p]``), element-wise, on the ``[x, y, w, h]`` boxes the COCO
+    conversion writes (a YOLO dataset has no crowd regions)."""
     no_crowd = np.zeros(len(g), dtype=bool)
     return bb_iou(convert_boxes(d, "xyxy", "xywh"), convert_boxes(g, "xyxy", "xywh"), no_crowd)
 
@@ -247,11 +236,11 @@ def coco_precision_at_levels(outcomes: np.ndarray, npos: int, levels: np.ndarray
 
 
 def score(
-    gt: BoxTable, dt: BoxTable, n_images: int, n_classes: int, rules: Rules, kernel: PairKernel | None = None
+    gt: BoxTable, dt: BoxTable, n_classes: int, rules: Rules, kernel: PairKernel | None = None
 ) -> tuple[float, float, _Matched, Any]:
     """(mAP50-95, mAP50) of one point of the rule space, with the matcher output and the AP table;
     ``kernel``: the pairs' IoU of another geometry (:func:`obb_kernel`)."""
-    m = _match_all(gt, dt, n_images, rules, kernel)
+    m = _match_all(gt, dt, rules, kernel)
     if rules.ap == "ultralytics":
         u = ap_per_class(m.tp, m.conf, m.cls, gt.cls, rules.sentinel)
         full = np.full((n_classes, 10), np.nan)
@@ -389,7 +378,7 @@ def explain(
         if name not in PROFILE_RULES or (iou_type == "obb" and name == "supervision"):
             raise ConfigError(f"explain walks between {_walkable(iou_type)}, not {given}")
     ra, rb = PROFILE_RULES[a_name], PROFILE_RULES[b_name]
-    n, k = ds.n_images, len(ds.names)
+    k = len(ds.names)
     # The labels and predictions in pixels under each EXIF rule of the walk.
     tables = {r.exif: for_exif_rule(ds, preds, r.exif) for r in (ra, rb)}
     kernels: dict[str, PairKernel | None] = {
@@ -404,7 +393,7 @@ def explain(
     res_b = evaluate_yolo(ds, preds, b_name, iou_type=iou_type)
     steps = []
     cur = ra
-    prev = score(tables[cur.exif][0].labels, tables[cur.exif][1], n, k, cur, kernels[cur.exif])
+    prev = score(tables[cur.exif][0].labels, tables[cur.exif][1], k, cur, kernels[cur.exif])
     first = (prev[0], prev[1])
     gt = tables[rb.exif][0].labels
     for dim in ORDER:
@@ -418,7 +407,7 @@ def explain(
                 cur = nxt_rules
                 continue
         t = tables[nxt_rules.exif]
-        nxt = score(t[0].labels, t[1], n, k, nxt_rules, kernels[nxt_rules.exif])
+        nxt = score(t[0].labels, t[1], k, nxt_rules, kernels[nxt_rules.exif])
         if dim != "exif":
             count, what = _count(dim, prev, nxt)
         rule = f"{text[dim]}: {shown(dim, getattr(cur, dim))} → {shown(dim, want)}"
