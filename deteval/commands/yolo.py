@@ -62,6 +62,7 @@ from deteval.run.yolo import (
     obb_coco_inputs,
     obb_coco_results,
     probiou_pairs,
+    split_reading,
 )
 from deteval.stats.ultralytics import UltralyticsUnits
 from deteval.tables.boxes import BoxTable
@@ -94,7 +95,6 @@ def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | No
     if args.task != "obb":
         raise ConfigError(f"--task {args.task} is not scored by deteval yolo")
     name = canonical_profile(profile)
-    ultra = is_ultralytics(profile)
     wanted = analyses_requested(args)
     if args.iou_type != "bbox":
         raise ConfigError(
@@ -113,13 +113,7 @@ def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | No
         )
     with warnings.catch_warnings():  # (what the readers tolerate is in ds.warnings, printed below)
         warnings.simplefilter("ignore", DetevalWarning)
-        ds, preds, _, _ = load_yolo_obb(
-            args.data,
-            args.predictions,
-            args.split,
-            duplicates="drop" if ultra else "error",
-            check_images=get_rules(profile).images if ultra else None,  # (Ultralytics checks in every task)
-        )
+        ds, preds, _, _ = load_yolo_obb(args.data, args.predictions, args.split, **split_reading(profile))
         others = [load_obb_predictions(o, ds)[0] for o in args.compare_to or ()]
     preds = confidence_floor(preds, args.conf)
     others = [confidence_floor(o, args.conf) for o in others]

@@ -53,7 +53,6 @@ from deteval.io.yolo import (
     read_prediction_rows,
 )
 from deteval.io.yolo_coco import coco_tables, dataset_to_coco, predictions_to_coco
-from deteval.io.yolo_labels import Duplicates
 from deteval.io.yolo_obb import load_yolo_obb, obb_corners
 from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco
@@ -177,16 +176,21 @@ def load_dataset(
     check_images: bool = True,
     listed: Callable[[YoloDataset], None] | None = None,
 ) -> YoloDataset:
-    """The split as ``profile`` reads it: under an Ultralytics profile, exact duplicate labels and corrupt
-    images (:mod:`deteval.io.yolo_images`, the era's check) left out with a warning, as Ultralytics does;
-    under ``coco`` and ``supervision`` a duplicate label is an error, and images are opened only where a
-    size is needed (an unreadable one is an error). ``check_images=False``: no image check under any profile.
-    ``listed``: as :func:`~deteval.io.yolo.load_yolo_dataset` takes it.
-    """
+    """The split as ``profile`` reads it (:func:`split_reading`). ``listed``: as
+    :func:`~deteval.io.yolo.load_yolo_dataset` takes it."""
+    return load_yolo_dataset(data_yaml, split, listed=listed, **split_reading(profile, check_images))
+
+
+def split_reading(profile: str, check_images: bool = True) -> dict[str, Any]:
+    """How ``profile`` reads a split (the ``duplicates`` and ``check_images`` of
+    :func:`~deteval.io.yolo.load_yolo_dataset`): under an Ultralytics profile, exact duplicate labels and
+    corrupt images (:mod:`deteval.io.yolo_images`, the era's check, in every task) left out with a warning,
+    as Ultralytics does; under the others a duplicate label is an error, and images are opened only where a
+    size is needed (an unreadable one is an error). ``check_images=False``: no image check under any
+    profile."""
     ultra = is_ultralytics(profile)
     era = get_rules(profile).images if ultra and check_images else None
-    duplicates: Duplicates = "drop" if ultra else "error"
-    return load_yolo_dataset(data_yaml, split, duplicates=duplicates, check_images=era, listed=listed)
+    return {"duplicates": "drop" if ultra else "error", "check_images": era}
 
 
 @small_pages()  # (huge pages fault in slowly: see deteval.run.pages)
@@ -564,7 +568,7 @@ def evaluate_yolo_files(
     >>> round(r.summary["mAP50-95"], 4), list(r.per_class)[0]
     (0.3578, 'person')
     """
-    duplicates: Duplicates = "drop" if is_ultralytics(profile) else "error"
+    reading = split_reading(profile)
     if task not in TASKS:
         raise ConfigError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
     if task == "obb":
@@ -572,10 +576,7 @@ def evaluate_yolo_files(
             raise ConfigError(
                 f"--iou-type {iou_type} is for boxes and masks; --task obb scores oriented boxes"
             )
-        era = get_rules(profile).images if is_ultralytics(profile) else None
-        ds, preds, _, _ = load_yolo_obb(
-            data_yaml, predictions, split, duplicates=duplicates, check_images=era
-        )
+        ds, preds, _, _ = load_yolo_obb(data_yaml, predictions, split, **reading)
         return evaluate_yolo(ds, preds, profile, iou_type="obb")
     if task != "detect":
         raise ConfigError(f"--task {task} is not scored by deteval yolo")
