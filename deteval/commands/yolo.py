@@ -59,8 +59,6 @@ from deteval.run.yolo import (
     confidence_floor,
     evaluate_yolo,
     is_ultralytics,
-    obb_coco_inputs,
-    obb_coco_results,
     probiou_pairs,
     split_reading,
 )
@@ -153,18 +151,12 @@ def _finish(
         )
         units.add_statistics(result, list(args.compare_to or ()), **stats)
     if (stats is not None and not ultra) or wanted:  # the COCO-protocol inputs the analyses read
-        if obb:
-            gt, res = obb_coco_inputs(ds, preds, all_sizes=wanted)
-        else:
-            gt, res = coco_inputs(ds, preds, iou_type, all_sizes=wanted)
+        gt, res = coco_inputs(ds, preds, iou_type, all_sizes=wanted)
         params = CocoParams.from_options(iou_type)
     if own_pr:
         own_precision_recall(result, ds, preds)
     if stats is not None and not ultra:
-        systems = [
-            res,
-            *(obb_coco_results(ds, o, gt) if obb else coco_results(ds, o, gt, iou_type) for o in others),
-        ]
+        systems = [res, *(coco_results(ds, o, gt, iou_type) for o in others)]
         names = list(args.compare_to or ())
         _, with_stats = coco_statistics(gt, systems, names, params, "pycocotools", stats, True)
         adopt_statistics(result, with_stats)
@@ -228,7 +220,7 @@ def write_yolo_plots(
         x["pr_plot"],
     )
     if task == "obb":
-        gt, res = obb_coco_inputs(ds, preds)
+        gt, res = coco_inputs(ds, preds, "obb")
         confusion = coco_confusion(
             gt,
             res,

@@ -288,17 +288,29 @@ def coco_inputs(
     ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox", *, all_sizes: bool = False
 ) -> tuple[CocoGroundTruth, CocoResults]:
     """The split and its predictions as deteval's COCO ground truth and results (:mod:`.yolo_coco`'s ids);
-    ``all_sizes``: every image's size read (the worst-image drawings need them), not only the labelled ones'."""
+    ``all_sizes``: every image's size read (the worst-image drawings need them), not only the labelled ones'.
+    ``iou_type="obb"``: a YOLO-OBB split, the tables with their ``obb`` quadrilateral columns (each
+    quadrilateral read as hotcoco's DOTA converter reads it, :func:`~deteval.tables.quads.corners_obb`) and
+    their ``w·h`` as every area: the COCO-style OBB protocol's inputs (:mod:`deteval.detection.coco_obb`)."""
     segm = iou_type == "segm"
     gt = load_coco_gt(dataset_to_coco(ds, all_sizes=segm or all_sizes, segm=segm), keep_segmentation=segm)
+    if iou_type == "obb":
+        gt.obb = obb_quads(corners_obb(obb_corners(ds.labels, ds, "labels")))
+        gt.area = gt.obb[:, 8].copy()
     return gt, coco_results(ds, preds, gt, iou_type)
 
 
 def coco_results(
     ds: YoloDataset, preds: BoxTable, gt: CocoGroundTruth, iou_type: str = "bbox"
 ) -> CocoResults:
-    """``preds`` as COCO results against ``gt`` of :func:`coco_inputs` (another model's, for a comparison)."""
-    return load_coco_results(predictions_to_coco(ds, preds, segm=iou_type == "segm"), gt, iou_type=iou_type)
+    """``preds`` as COCO results against ``gt`` of :func:`coco_inputs` of the same ``iou_type`` (another
+    model's, for a comparison)."""
+    kind = "bbox" if iou_type == "obb" else iou_type
+    res = load_coco_results(predictions_to_coco(ds, preds, segm=kind == "segm"), gt, iou_type=kind)
+    if iou_type != "obb":
+        return res
+    q = obb_quads(corners_obb(obb_corners(preds, ds, "predictions")))
+    return res.replace(obb=q, area=q[:, 8].copy())
 
 
 def probiou_pairs(ds: YoloDataset, preds: BoxTable) -> PairIou:
@@ -306,29 +318,6 @@ def probiou_pairs(ds: YoloDataset, preds: BoxTable) -> PairIou:
     the era's EXIF rule): :func:`~deteval.detection.ultralytics.obb_pair_iou` of their ``(cx, cy, w, h, r)``."""
     g, d = obb_corners(ds.labels, ds, "labels"), obb_corners(preds, ds, "predictions")
     return obb_pair_iou(corners_obb(g), corners_obb(d))
-
-
-def obb_coco_inputs(
-    ds: YoloDataset, preds: BoxTable, *, all_sizes: bool = False
-) -> tuple[CocoGroundTruth, CocoResults]:
-    """:func:`coco_inputs` of a YOLO-OBB split with the tables' ``obb`` quadrilateral columns (each
-    quadrilateral read as hotcoco's DOTA converter reads it, :func:`~deteval.tables.quads.corners_obb`) and
-    their ``w·h`` as every area: the COCO-style OBB protocol's inputs (:mod:`deteval.detection.coco_obb`)."""
-    gt, res = coco_inputs(ds, preds, all_sizes=all_sizes)
-    gt.obb = obb_quads(corners_obb(obb_corners(ds.labels, ds, "labels")))
-    gt.area = gt.obb[:, 8].copy()
-    return gt, _with_obb(ds, preds, res)
-
-
-def obb_coco_results(ds: YoloDataset, preds: BoxTable, gt: CocoGroundTruth) -> CocoResults:
-    """``preds`` (every row an oriented box) as COCO-style OBB results against ``gt`` of
-    :func:`obb_coco_inputs` (another model's, for a comparison)."""
-    return _with_obb(ds, preds, coco_results(ds, preds, gt))
-
-
-def _with_obb(ds: YoloDataset, preds: BoxTable, res: CocoResults) -> CocoResults:
-    q = obb_quads(corners_obb(obb_corners(preds, ds, "predictions")))
-    return res.replace(obb=q, area=q[:, 8].copy())
 
 
 def ultralytics_summary(m: UltralyticsMetrics, prefix: str = "") -> dict[str, float]:
@@ -471,7 +460,7 @@ def evaluate_yolo(
     if tables is not None:
         ev = evaluate_coco(*tables, iou_type="bbox")
     else:
-        gt, res = obb_coco_inputs(ds, preds) if iou_type == "obb" else coco_inputs(ds, preds, iou_type)
+        gt, res = coco_inputs(ds, preds, iou_type)
         ev = evaluate_coco(gt, res, iou_type=iou_type)
     coco = ev.to_result(per_class=False)
     by_name = {n: c for c, n in reversed(list(enumerate(ds.names)))}
