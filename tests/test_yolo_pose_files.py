@@ -271,3 +271,53 @@ def test_corrupt_image_left_out_with_its_labels_and_predictions(tmp_path, seed):
         assert r.summary["pose mAP50-95"] == pytest.approx(pose.map, abs=1e-12)
         msgs = [str(x.message) for x in w if issubclass(x.category, DetevalWarning)]
         assert any("im2.png: ignoring corrupt image/label: not a readable image" in m for m in msgs)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "match"),
+    [
+        # a row is checked whole (its column count with its values) before the next row
+        ("0 0.5 0.5 0.2 0.2 x 0.5\n0 0.5 0.5 0.2 0.2 0.5\n", "", r"a\.txt: line 1: a value is not a number"),
+        ("0 0.5 0.5 0.2 0.2 0.5\n0 0.5 0.5 0.2 0.2 x 0.5\n", "", r"a\.txt: line 1: 6 columns; a pose row"),
+        ("7 0.5 0.5 0.2 0.2 1.5 0.5\n", "", r"a\.txt: line 1: class 7 is not below nc=2"),
+        ("0 0.5 0.5 0.2 0.2 1.5 -0.5\n", "", r"a\.txt: line 1: keypoint coordinate above 1\.01"),
+        # duplicates after every row of the file, files in order
+        (
+            "0 0.5 0.5 0.2 0.2 0.5 0.5\n0 0.5 0.5 0.2 0.2 0.5 0.5\n0 0.5 0.5 0.2 0.2 0.5 -1\n",
+            "",
+            "line 3: negative",
+        ),
+        (
+            "0 0.5 0.5 0.2 0.2 0.5 0.5\n0 0.5 0.5 0.2 0.2 0.5 0.5\n",
+            "1 nan",
+            r"a\.txt: line 2: exact duplicate",
+        ),
+        (
+            "0 0.5 0.5 0.2 0.2 0.5 0.5\n",
+            "1 0.5 0.5 0.2 0.2 nan 0.5\n1 0.5",
+            r"b\.txt: line 1: NaN or infinite",
+        ),
+    ],
+)
+def test_the_first_of_several_faults_is_the_one_a_row_by_row_reader_meets(tmp_path, a, b, match):
+    for stem, rows in (("a", a), ("b", b)):
+        write_image(tmp_path / "images" / "val" / f"{stem}.png", 20, 20)
+        (tmp_path / "labels" / "val").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "labels" / "val" / f"{stem}.txt").write_text(rows)
+    (tmp_path / "data.yaml").write_text(
+        f"path: {tmp_path}\nval: images/val\nnames: [a, b]\nkpt_shape: [1, 2]\n"
+    )
+    with pytest.raises(DetevalError, match=match):
+        load_pose_dataset(tmp_path / "data.yaml")
+
+
+def test_prediction_faults_in_file_order_the_stem_before_the_rows(tmp_path):
+    yaml, pred_dir, _, _ = _pose_dataset(tmp_path, 0, 2, 3)
+    pds = load_pose_dataset(yaml)
+    (pred_dir / "im0.txt").write_text("0 0.5 0.5 0.2 0.2 0.5 0.5 0.5 0.5 0.5 0.5 2\n0 0.5\n")
+    (pred_dir / "a.txt").write_text("0 x\n")
+    with pytest.raises(DetevalError, match=r"a\.txt: no image with the stem 'a'"):
+        load_pose_predictions(pred_dir, pds)
+    (pred_dir / "a.txt").unlink()
+    with pytest.raises(DetevalError, match=r"im0\.txt: line 1: confidence 2 outside \[0, 1\]"):
+        load_pose_predictions(pred_dir, pds)

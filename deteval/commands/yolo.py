@@ -59,9 +59,8 @@ from deteval.run.yolo import (
     confidence_floor,
     evaluate_yolo,
     is_ultralytics,
-    obb_coco_inputs,
-    obb_coco_results,
     probiou_pairs,
+    split_reading,
 )
 from deteval.stats.ultralytics import UltralyticsUnits
 from deteval.tables.boxes import BoxTable
@@ -94,7 +93,6 @@ def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | No
     if args.task != "obb":
         raise ConfigError(f"--task {args.task} is not scored by deteval yolo")
     name = canonical_profile(profile)
-    ultra = is_ultralytics(profile)
     wanted = analyses_requested(args)
     if args.iou_type != "bbox":
         raise ConfigError(
@@ -113,13 +111,7 @@ def _run_task(args: argparse.Namespace, profile: str, stats: dict[str, Any] | No
         )
     with warnings.catch_warnings():  # (what the readers tolerate is in ds.warnings, printed below)
         warnings.simplefilter("ignore", DetevalWarning)
-        ds, preds, _, _ = load_yolo_obb(
-            args.data,
-            args.predictions,
-            args.split,
-            duplicates="drop" if ultra else "error",
-            check_images=get_rules(profile).images if ultra else None,  # (Ultralytics checks in every task)
-        )
+        ds, preds, _, _ = load_yolo_obb(args.data, args.predictions, args.split, **split_reading(profile))
         others = [load_obb_predictions(o, ds)[0] for o in args.compare_to or ()]
     preds = confidence_floor(preds, args.conf)
     others = [confidence_floor(o, args.conf) for o in others]
@@ -159,18 +151,12 @@ def _finish(
         )
         units.add_statistics(result, list(args.compare_to or ()), **stats)
     if (stats is not None and not ultra) or wanted:  # the COCO-protocol inputs the analyses read
-        if obb:
-            gt, res = obb_coco_inputs(ds, preds, all_sizes=wanted)
-        else:
-            gt, res = coco_inputs(ds, preds, iou_type, all_sizes=wanted)
+        gt, res = coco_inputs(ds, preds, iou_type, all_sizes=wanted)
         params = CocoParams.from_options(iou_type)
     if own_pr:
         own_precision_recall(result, ds, preds)
     if stats is not None and not ultra:
-        systems = [
-            res,
-            *(obb_coco_results(ds, o, gt) if obb else coco_results(ds, o, gt, iou_type) for o in others),
-        ]
+        systems = [res, *(coco_results(ds, o, gt, iou_type) for o in others)]
         names = list(args.compare_to or ())
         _, with_stats = coco_statistics(gt, systems, names, params, "pycocotools", stats, True)
         adopt_statistics(result, with_stats)
@@ -234,7 +220,7 @@ def write_yolo_plots(
         x["pr_plot"],
     )
     if task == "obb":
-        gt, res = obb_coco_inputs(ds, preds)
+        gt, res = coco_inputs(ds, preds, "obb")
         confusion = coco_confusion(
             gt,
             res,

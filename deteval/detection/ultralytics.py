@@ -634,6 +634,8 @@ def with_rules(profile: str | UltralyticsRules, **changes: Any) -> UltralyticsRu
 # ------------------------------------------------------------------------------------------------------ pose
 #: Ultralytics' scale of a label's box area in OKS (xtcocotools' CrowdPose constant).
 POSE_AREA_FACTOR = 0.53
+#: Pairs whose OKS is computed at once (their keypoints gathered: memory stays bounded on large splits).
+_OKS_BLOCK = 1 << 15
 
 
 def pose_sigmas(kpt_shape: tuple[int, int], oks: OksForm, dataset_sigmas: Any = None) -> np.ndarray:
@@ -660,8 +662,10 @@ def pose_area(gt_xyxy: np.ndarray) -> np.ndarray:
 def kpt_iou(
     gt_kpts: np.ndarray, dt_kpts: np.ndarray, area: np.ndarray, sigma: np.ndarray, oks: OksForm
 ) -> np.ndarray:
-    """Ultralytics' ``kpt_iou`` (labels × detections) in float32: ``Σ_k exp(−e_k) · [v_k ≠ 0] / (Σ_k [v_k ≠ 0] +
-    1e-7)`` over the label's keypoints, ``e_k = d_k² / (2σ_k)² / (area + 1e-7) / 2`` (grouped as ``oks`` says).
+    """Ultralytics' ``kpt_iou`` of the pairs (``gt_kpts[p]`` with scale ``area[p]``, ``dt_kpts[p]``) in
+    float32: ``Σ_k exp(−e_k) · [v_k ≠ 0] / (Σ_k [v_k ≠ 0] + 1e-7)`` over the label's keypoints, ``e_k = d_k² /
+    (2σ_k)² / (area + 1e-7) / 2`` (grouped as ``oks`` says): each value what Ultralytics' labels × detections
+    matrix holds for the pair.
 
     A copy of COCO's OKS (:class:`deteval.detection.coco_iou.KeypointOks`, float64, the mean over the visible
     keypoints, a box distance where none is) kept for Ultralytics' arithmetic: float32, the ``1e-7`` in the
@@ -671,17 +675,17 @@ def kpt_iou(
     """
     g = gt_kpts.astype(np.float32)
     d = dt_kpts.astype(np.float32)
-    dist = (g[:, None, :, 0] - d[None, :, :, 0]) ** 2 + (g[:, None, :, 1] - d[None, :, :, 1]) ** 2
+    dist = (g[..., 0] - d[..., 0]) ** 2 + (g[..., 1] - d[..., 1]) ** 2
     mask = g[..., 2] != 0
     eps = np.float32(_EPS_IOU)
     two_sigma_sq = (2 * sigma.astype(np.float32)) ** 2
-    scale = area.astype(np.float32)[:, None, None] + eps
+    scale = area.astype(np.float32)[:, None] + eps
     if oks == "divided":
         e = dist / two_sigma_sq / scale / np.float32(2)
     else:
         e = dist / (two_sigma_sq * scale * np.float32(2))
-    total = (np.exp(-e) * mask[:, None, :]).sum(-1, dtype=np.float32)
-    return total / (mask.sum(-1).astype(np.float32)[:, None] + eps)
+    total = (np.exp(-e) * mask).sum(-1, dtype=np.float32)
+    return total / (mask.sum(-1).astype(np.float32) + eps)
 
 
 def evaluate_ultralytics_pose(
@@ -701,40 +705,18 @@ def evaluate_ultralytics_pose(
     if sigma is None:
         sigma = pose_sigmas((gt_kpts.shape[1], 3), rules.oks)
     area = pose_area(gt.xyxy)
+
+    def pair_oks(gi: np.ndarray, di: np.ndarray) -> np.ndarray:
+        out = np.empty(len(gi), dtype=np.float32)
+        for lo in range(0, len(gi), _OKS_BLOCK):  # (a block of pairs at a time: K keypoints each)
+            b = slice(lo, lo + _OKS_BLOCK)
+            out[b] = kpt_iou(gt_kpts[gi[b]], dt_kpts[di[b]], area[gi[b]], sigma, rules.oks)
+        return out
+
     m = match_split(gt, dt, n_images, rules)
-    assert m.kept is not None
-    tp_pose = pose_matches(gt, gt_kpts, dt, dt_kpts, m.kept, area, sigma, rules)
+    tp_pose = match_split(gt, dt, n_images, rules, pair_oks).tp  # (the same detections kept, in one order)
     box = ap_per_class(m.tp, m.conf, m.pred_cls, m.target_cls, rules.sentinel)
     pose = ap_per_class(tp_pose, m.conf, m.pred_cls, m.target_cls, rules.sentinel)
     for out in (box, pose):
         out.extra["capped"] = m.capped
     return box, pose
-
-
-def pose_matches(
-    gt: BoxTable,
-    gt_kpts: np.ndarray,
-    dt: BoxTable,
-    dt_kpts: np.ndarray,
-    kept: np.ndarray,
-    area: np.ndarray,
-    sigma: np.ndarray,
-    rules: UltralyticsRules,
-) -> np.ndarray:
-    """The correct-at-threshold matrix of the kept detections (``kept``: their rows, image by image in rank
-    order, as :func:`match_split` keeps them) on OKS: per image, :func:`kpt_iou` of its labels (in table order)
-    and detections, through the era's :func:`match_image`."""
-    thresholds = IOU_THRESHOLDS_32 if rules.float32 else IOU_THRESHOLDS_64
-    tp = np.zeros((len(kept), len(thresholds)), dtype=bool)
-    g_order = np.argsort(gt.img, kind="stable")
-    g_img = gt.img[g_order]
-    k_img = dt.img[kept]
-    for i in np.unique(k_img).tolist():
-        gi = g_order[np.searchsorted(g_img, i) : np.searchsorted(g_img, i, side="right")]
-        if not len(gi):
-            continue
-        rows = np.flatnonzero(k_img == i)
-        di = kept[rows]
-        oks = kpt_iou(gt_kpts[gi], dt_kpts[di], area[gi], sigma, rules.oks)
-        tp[rows] = match_image(oks, gt.cls[gi], dt.cls[di], thresholds, rules.matcher)
-    return tp

@@ -109,6 +109,8 @@ class YoloDataset:
     #: the image files their folder's listing gave as regular files, not links (their headers are read
     #: without an ``fstat``: :func:`~deteval.io.guards.read_listed`)
     listed_regular: frozenset[str] | set[str] = field(default_factory=frozenset, repr=False, compare=False)
+    #: a pose split's label keypoints (N × K × 3 normalized, ``x y v``; :mod:`deteval.io.yolo_pose`)
+    label_keypoints: np.ndarray | None = None
 
     @property
     def images(self) -> list[Path]:
@@ -374,15 +376,15 @@ def load_yolo_dataset(
     split: str = "val",
     *,
     duplicates: Duplicates = "error",
-    read_labels: Callable[[YoloDataset, Duplicates], BoxTable] | None = None,
+    kpt_shape: tuple[int, int] | None = None,
     check_images: str | None = None,
     listed: Callable[[YoloDataset], None] | None = None,
 ) -> YoloDataset:
     """Read one split of a YOLO dataset (see the module docstring for the rules). ``listed``: called with
     the split as soon as its images are listed, before any image or label is read (its files, names, and the
     files listed as regular ones) (a caller may start
-    work beside the reading). ``read_labels``: the reader
-    of another task's label rows (pose: :func:`deteval.io.yolo_pose.load_pose_dataset`). ``check_images``: an
+    work beside the reading). ``kpt_shape``: pose label rows (:func:`deteval.io.yolo_pose.load_pose_dataset`),
+    their keypoints kept in :attr:`YoloDataset.label_keypoints`. ``check_images``: an
     Ultralytics era (a key of :data:`deteval.io.yolo_images.IMAGE_FORMATS`) whose image check every image
     passes first; one that fails is left out with its labels (and later its predictions), with a warning
     (:func:`drop_corrupt_images`). None: images are read only where a size is needed, and an unreadable one
@@ -392,7 +394,7 @@ def load_yolo_dataset(
     if yaml_path.is_dir():
         raise InputFormatError("give the data.yaml file, not its folder", file=file)
     data = read_data_yaml(yaml_path)
-    if data.get("kpt_shape") is not None and read_labels is None:
+    if data.get("kpt_shape") is not None and kpt_shape is None:
         raise ValidationError(
             "a pose dataset (kpt_shape): score it with deteval yolo --task pose (deteval.io.yolo_pose)",
             file=file,
@@ -418,7 +420,7 @@ def load_yolo_dataset(
         listed(ds)
     if check_images is not None:
         drop_corrupt_images(ds, check_images)
-    ds._norm = (read_labels or _read_labels)(ds, duplicates)
+    ds._norm = _read_labels(ds, duplicates, kpt_shape)
     return ds
 
 
@@ -460,7 +462,7 @@ def split_warning(ds: YoloDataset, msg: str, stacklevel: int = 4) -> None:
     warnings.warn(msg, DetevalWarning, stacklevel=stacklevel)
 
 
-def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
+def _read_labels(ds: YoloDataset, duplicates: Duplicates, kpt_shape: tuple[int, int] | None) -> BoxTable:
     def dropped(path: Path, count: int) -> None:
         ds.duplicates_dropped += count
         split_warning(ds, f"{path}: {count} duplicate labels removed (as Ultralytics does)", 6)
@@ -471,7 +473,9 @@ def _read_labels(ds: YoloDataset, duplicates: Duplicates) -> BoxTable:
         duplicates=duplicates,
         missing_ok=True,
         on_dropped=dropped,
+        kpt_shape=kpt_shape,
     )
+    ds.label_keypoints = out.keypoints
     if not len(out.file):
         return BoxTable.empty()
     return BoxTable(out.file, out.cls, out.xywh, np.zeros(len(out.file)), out.polygons)
@@ -544,18 +548,36 @@ def normalized_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | 
     """The rows of a folder of prediction files (``pre``: read already, :func:`read_prediction_rows`) checked
     and placed on ``ds``'s images, still normalized (``xc yc w h`` in ``xyxy``'s columns): what
     :func:`load_yolo_predictions` scales to pixels."""
-    stems = ds.stem_index()
-    regular: list[bool] | None = None
     if pre is None:
         files, names, regular = prediction_entries(folder)
     else:
-        files, names = pre.files, pre.stems
-    image = np.zeros(len(files), dtype=np.int64)
-    unknown: dict[int, DetevalError] = {}  # (checked before each file's rows, as a file-by-file reader)
+        files, names, regular = pre.files, pre.stems, None
+    files, regular, image, unknown, skipped = prediction_images(files, names, regular, ds)
+    if skipped:
+        split_warning(ds, f"{skipped} prediction file(s) of images left out as corrupt: not read")
+    rows = (
+        read_rows(files, "label file", listed=regular)
+        if pre is None or skipped  # (the rows read hold the files left out: read the others again)
+        else replace(pre.rows, file_errors={})
+    )
+    out = parse_label_files(files, len(ds.names), with_conf=True, file_errors=unknown, rows=rows)
+    return BoxTable(image[out.file], out.cls, out.xywh, out.conf, out.polygons)
+
+
+def prediction_images(
+    files: list[str], stems: list[str], regular: list[bool] | None, ds: YoloDataset
+) -> tuple[list[str], list[bool] | None, np.ndarray, dict[int, DetevalError], int]:
+    """The prediction files of :func:`prediction_entries` (their ``stems`` and whether each is listed as
+    ``regular``) placed on ``ds``'s images: the files kept (those of images left out as corrupt are not read;
+    ``regular`` None then), their ``regular`` flags, each one's image index, the error of each whose stem
+    names no image or two (raised before its rows, as a file-by-file reader), and how many were left out."""
+    index = ds.stem_index()
     dropped = {name_stem(p.name) for p in ds.dropped_images}
+    image = np.zeros(len(files), dtype=np.int64)
+    unknown: dict[int, DetevalError] = {}
     skip = np.zeros(len(files), dtype=bool)
-    for k, (f, stem) in enumerate(zip(files, names)):
-        i = stems.get(stem)
+    for k, (f, stem) in enumerate(zip(files, stems)):
+        i = index.get(stem)
         if i is None and stem in dropped:  # (the image was left out as corrupt: so are its predictions)
             skip[k] = True
         elif i is None:
@@ -564,18 +586,11 @@ def normalized_predictions(folder: Path, ds: YoloDataset, pre: PredictionRows | 
             unknown[k] = ValidationError(f"two images of the split share the stem {stem!r}", file=f)
         else:
             image[k] = i
-    if skip.any():
-        split_warning(ds, f"{int(skip.sum())} prediction file(s) of images left out as corrupt: not read")
-        files = [f for f, s in zip(files, skip.tolist()) if not s]
-        regular = None
-        image = image[~skip]
-        unknown = {int(k) - int(skip[:k].sum()): e for k, e in unknown.items()}
-        pre = None  # (the rows read hold those files: read the others again)
-    rows = (
-        read_rows(files, "label file", listed=regular) if pre is None else replace(pre.rows, file_errors={})
-    )
-    out = parse_label_files(files, len(ds.names), with_conf=True, file_errors=unknown, rows=rows)
-    return BoxTable(image[out.file], out.cls, out.xywh, out.conf, out.polygons)
+    if not skip.any():
+        return files, regular, image, unknown, 0
+    kept = [f for f, s in zip(files, skip.tolist()) if not s]
+    unknown = {int(k) - int(skip[:k].sum()): e for k, e in unknown.items()}
+    return kept, None, image[~skip], unknown, int(skip.sum())
 
 
 def _scaled(normalized: BoxTable, ds: YoloDataset) -> YoloPredictions:

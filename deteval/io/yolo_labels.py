@@ -1,10 +1,10 @@
 """Label (and prediction) rows of YOLO txt files, read in bulk and checked as columns.
 
 A row is ``cls xc yc w h`` (a box, normalized), ``cls x1 y1 … xn yn`` (a polygon) or either followed by ``conf``
-(a prediction). The files are read in one pass (:func:`deteval.io.text_rows.read_rows`), their rows checked as
-columns, and the first fault raised as a reader going file by file and row by row would meet it, with its file
-and line; exact duplicate labels are an error or, under the Ultralytics profiles, dropped as Ultralytics drops
-them.
+(a prediction); in a pose dataset, a box followed by K keypoints (:mod:`deteval.io.yolo_pose`). The files are
+read in one pass (:func:`deteval.io.text_rows.read_rows`), their rows checked as columns, and the first fault
+raised as a reader going file by file and row by row would meet it, with its file and line; exact duplicate
+labels are an error or, under the Ultralytics profiles, dropped as Ultralytics drops them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ Duplicates = Literal["error", "drop"]
 class LabelRows:
     """The rows of many label (or prediction) files: ``file`` (index into the paths), class, normalized
     ``xc yc w h`` (a polygon's extent), conf (zeros for labels), the polygons (one flat normalized array per
-    row, or None when no file has polygon rows), and per file the exact duplicates dropped."""
+    row, or None when no file has polygon rows), per file the exact duplicates dropped, and pose rows'
+    keypoints (R × K × 3 normalized: ``x y v``, or ``x y score`` for predictions; None for other rows)."""
 
     file: np.ndarray
     cls: np.ndarray
@@ -36,6 +37,7 @@ class LabelRows:
     conf: np.ndarray
     polygons: list[np.ndarray | None] | None
     dropped: dict[int, int]
+    keypoints: np.ndarray | None = None
 
 
 def parse_label_files(
@@ -48,6 +50,7 @@ def parse_label_files(
     file_errors: dict[int, DetevalError] | None = None,
     on_dropped: Callable[[Path, int], None] | None = None,
     rows: TextRows | None = None,
+    kpt_shape: tuple[int, int] | None = None,
 ) -> LabelRows:
     """Rows of many label (``cls xc yc w h`` or ``cls x1 y1 … xn yn``) or prediction (the same and ``conf``)
     files, read in bulk (:func:`deteval.io.text_rows.read_rows`) and checked as columns.
@@ -59,11 +62,63 @@ def parse_label_files(
     the caller (they come first in their file). ``duplicates="drop"`` keeps one of each exact duplicate
     (labels only) in ``np.unique`` order, as Ultralytics, and calls ``on_dropped(path, count)`` per file in
     order (for the files before a fault too). ``rows``: the files' rows already read (:func:`~deteval.io.
-    text_rows.read_rows` of ``paths``, e.g. by another process), checked here as if read here."""
+    text_rows.read_rows` of ``paths``, e.g. by another process), checked here as if read here.
+    ``kpt_shape``: pose rows of K keypoints of D numbers (:func:`_pose_columns`), checked row by row (the
+    column count with the values) and compared whole for duplicates."""
     if rows is None:
         rows = read_rows(paths, "label file", missing_ok=missing_ok)
     if file_errors:
         rows.file_errors.update(file_errors)
+    keypoints = whole = None
+    if kpt_shape is not None:
+        kind = np.zeros(len(rows), dtype=np.int8)
+        cls, xywh, conf, keypoints, whole, phases = _pose_columns(rows, nc, kpt_shape, with_conf)
+        polys = None
+    else:
+        cls, xywh, conf, kind, polys, phases = _label_columns(rows, nc, with_conf)
+    keeps, dup_rows = _duplicates(rows, kind, cls, xywh, polys, whole, with_conf, duplicates == "error")
+
+    def duplicate(r: int) -> DetevalError:
+        f = int(rows.file[r])
+        lo, hi = rows.file_rows(f)
+        first = _first_duplicate(_compared(cls, xywh, whole, lo, hi), _file_polygons(polys, kind, lo, hi))
+        path, where = rows.where(r)
+        return ValidationError(
+            f"exact duplicate of line {int(rows.line[lo + first[0]])} (Ultralytics drops it; pass a "
+            "ultralytics profile to do the same)",
+            file=path,
+            record=where,
+        )
+
+    phases.append([(dup_rows, duplicate)])
+    fault = first_fault(rows, phases)
+    dropped = {f: rows.file_rows(f)[1] - rows.file_rows(f)[0] - len(k) for f, k in keeps.items()}
+    if on_dropped is not None:  # (a file-by-file reader warns for the files before the fault)
+        for f in sorted(dropped):
+            if fault is None or f < fault[0]:
+                on_dropped(Path(rows.paths[f]), dropped[f])
+    if fault is not None:
+        raise fault[1]
+    if not keeps:
+        return LabelRows(rows.file, cls.astype(np.int64), xywh, conf, polys, dropped, keypoints)
+    take = _kept_rows(rows, keeps)
+    kept_polys = None if polys is None else [polys[i] for i in take.tolist()]
+    return LabelRows(
+        rows.file[take],
+        cls[take].astype(np.int64),
+        xywh[take],
+        conf[take],
+        kept_polys,
+        dropped,
+        None if keypoints is None else keypoints[take],
+    )
+
+
+def _label_columns(
+    rows: TextRows, nc: int, with_conf: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray | None] | None, list[list[Check]]]:
+    """Box and polygon rows: class, ``xc yc w h``, conf, kind (0 box, 1 polygon, 2 neither), the polygons,
+    and the phases of checks (column counts, then a file mixing kinds, then the values row by row)."""
     extra = 1 if with_conf else 0
     if bool((rows.width == 5 + extra).all()):  # (the usual file: box rows only)
         kind = np.zeros(len(rows), dtype=np.int8)
@@ -92,41 +147,73 @@ def parse_label_files(
         return ValidationError("the file mixes box rows and polygon rows", file=path, record=where)
 
     cls, xywh, conf, points_max = _row_columns(rows, kind, extra)
-    value_checks = _value_checks(rows, cls, xywh, conf, points_max, nc, with_conf)
-    phases: list[list[Check]] = [
-        [(kind == 2, bad_width)],
-        [(_other_kind(rows, kind), mixed)],
-        value_checks,
-    ]
-    polys = _polygons(rows, kind, extra)
-    keeps, dup_rows = _duplicates(rows, kind, cls, xywh, polys, with_conf, duplicates == "error")
+    with np.errstate(invalid="ignore"):
+        low = np.minimum(cls, _row_min(xywh))
+        coordinates = [
+            (points_max > 1.01, "coordinate above 1.01: labels must be normalized to [0, 1]"),
+            (
+                ~((low >= 0) | ((low >= -0.01) & (np.minimum(xywh[:, 2], xywh[:, 3]) >= 0))),
+                "negative coordinate beyond Ultralytics' −0.01 tolerance",
+            ),
+        ]
+    values = _value_checks(
+        rows, cls, conf, nc, with_conf, lambda r: f"{rows.unparsed_field(r)!r} is not a number", coordinates
+    )
+    phases: list[list[Check]] = [[(kind == 2, bad_width)], [(_other_kind(rows, kind), mixed)], values]
+    return cls, xywh, conf, kind, _polygons(rows, kind, extra), phases
 
-    def duplicate(r: int) -> DetevalError:
-        f = int(rows.file[r])
-        lo, hi = rows.file_rows(f)
-        first = _first_duplicate(cls[lo:hi], xywh[lo:hi], _file_polygons(polys, kind, lo, hi))
+
+def _pose_columns(
+    rows: TextRows, nc: int, kpt_shape: tuple[int, int], with_conf: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[list[Check]]]:
+    """Pose rows (``cls xc yc w h`` then K keypoints of D numbers; a prediction's keypoints ``x y`` or ``x y
+    conf``, then its confidence): class, ``xc yc w h``, conf, keypoints (R × K × 3: with D = 2 a label's
+    keypoint is visible unless a coordinate is negative, as Ultralytics' ``verify_image_label`` sets it), the
+    whole rows (what duplicates are compared by), and one phase of checks: row by row, the column count, the
+    values, and for labels Ultralytics' keypoint checks (coordinates ≤ 1.01; the row's smallest value ≥ 0,
+    or ≥ −0.01 with w, h ≥ 0; a model's keypoints may lie outside the image)."""
+    k, dim = kpt_shape
+    extra = 1 if with_conf else 0
+    widths = (6 + 2 * k, 6 + 3 * k) if with_conf else (5 + k * dim,)
+    r = len(rows)
+    cls, xywh, conf = np.full(r, np.nan), np.full((r, 4), np.nan), np.zeros(r)
+    # (the whole rows in float32, as Ultralytics compares them; a faulty row's values may overflow it)
+    keypoints, whole = np.zeros((r, k, 3)), np.full((r, widths[-1]), np.nan, dtype=np.float32)
+    points_max, low = np.zeros(r), np.zeros(r)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for w in widths:
+            at = np.flatnonzero(rows.width == w)
+            table = rows.matrix(w, at)
+            d = (w - 5 - extra) // k
+            pts = table[:, 5 : w - extra].reshape(-1, k, d)
+            cls[at], xywh[at], whole[at, :w] = table[:, 0], table[:, 1:5], table
+            keypoints[at, :, :2] = pts[:, :, :2]
+            if extra:
+                conf[at] = table[:, -1]
+            if d == 3:
+                keypoints[at, :, 2] = pts[:, :, 2]
+            elif not extra:  # (Ultralytics: visible unless a coordinate is negative)
+                keypoints[at, :, 2] = np.where((pts[:, :, 0] < 0) | (pts[:, :, 1] < 0), 0.0, 1.0)
+            if len(at) and not extra:
+                points_max[at], low[at] = pts[:, :, :2].max((1, 2)), table.min(1)
+        coordinates = []
+        if not extra:
+            coordinates = [
+                (points_max > 1.01, "keypoint coordinate above 1.01: labels must be normalized to [0, 1]"),
+                (
+                    ~((low >= 0) | ((low >= -0.01) & (np.minimum(xywh[:, 2], xywh[:, 3]) >= 0))),
+                    "negative value beyond Ultralytics' −0.01 tolerance",
+                ),
+            ]
+    want = " or ".join(map(str, widths))
+
+    def bad_width(r: int) -> DetevalError:
         path, where = rows.where(r)
-        return ValidationError(
-            f"exact duplicate of line {int(rows.line[lo + first[0]])} (Ultralytics drops it; pass a "
-            "ultralytics profile to do the same)",
-            file=path,
-            record=where,
-        )
+        text = f"{int(rows.width[r])} columns; a pose row of kpt_shape [{k}, {dim}] has {want}"
+        return InputFormatError(text, file=path, record=where)
 
-    phases.append([(dup_rows, duplicate)])
-    fault = first_fault(rows, phases)
-    dropped = {f: rows.file_rows(f)[1] - rows.file_rows(f)[0] - len(k) for f, k in keeps.items()}
-    if on_dropped is not None:  # (a file-by-file reader warns for the files before the fault)
-        for f in sorted(dropped):
-            if fault is None or f < fault[0]:
-                on_dropped(Path(rows.paths[f]), dropped[f])
-    if fault is not None:
-        raise fault[1]
-    if not keeps:
-        return LabelRows(rows.file, cls.astype(np.int64), xywh, conf, polys, dropped)
-    take = _kept_rows(rows, keeps)
-    kept_polys = None if polys is None else [polys[i] for i in take.tolist()]
-    return LabelRows(rows.file[take], cls[take].astype(np.int64), xywh[take], conf[take], kept_polys, dropped)
+    values = _value_checks(rows, cls, conf, nc, with_conf, "a value is not a number", coordinates)
+    return cls, xywh, conf, keypoints, whole, [[(~np.isin(rows.width, widths), bad_width), *values]]
 
 
 def _duplicates(
@@ -135,23 +222,25 @@ def _duplicates(
     cls: np.ndarray,
     xywh: np.ndarray,
     polys: list[np.ndarray | None] | None,
+    whole: np.ndarray | None,
     with_conf: bool,
     mark: bool,
 ) -> tuple[dict[int, np.ndarray], np.ndarray]:
-    """Exact duplicate rows of label files (predictions have none to look for): per file that has some, the
-    rows it keeps (``np.unique`` order, as Ultralytics); and, with ``mark``, each such file's first duplicate
-    row flagged (where a duplicate is an error)."""
+    """Exact duplicate rows of label files (predictions have none to look for), compared by class and box
+    (polygon) or by the ``whole`` rows: per file that has some, the rows it keeps (``np.unique`` order, as
+    Ultralytics); and, with ``mark``, each such file's first duplicate row flagged (where a duplicate is an
+    error)."""
     multi = np.zeros(0, dtype=np.int64) if with_conf else _files_with_duplicates(rows, cls, xywh, polys)
     dup_rows = np.zeros(len(rows), dtype=bool)
     keeps: dict[int, np.ndarray] = {}
     for f in multi.tolist():
         lo, hi = rows.file_rows(f)
-        p = _file_polygons(polys, kind, lo, hi)
-        keep = _unique_rows(cls[lo:hi], xywh[lo:hi], p)
+        lb, p = _compared(cls, xywh, whole, lo, hi), _file_polygons(polys, kind, lo, hi)
+        keep = _unique_rows(lb, p)
         if len(keep) < hi - lo:
             keeps[f] = keep
             if mark:
-                dup_rows[lo + _first_duplicate(cls[lo:hi], xywh[lo:hi], p)[1]] = True
+                dup_rows[lo + _first_duplicate(lb, p)[1]] = True
     return keeps, dup_rows
 
 
@@ -215,21 +304,21 @@ def _row_min(xywh: np.ndarray) -> np.ndarray:
 def _value_checks(
     rows: TextRows,
     cls: np.ndarray,
-    xywh: np.ndarray,
     conf: np.ndarray,
-    points_max: np.ndarray,
     nc: int,
     with_conf: bool,
+    not_number: str | Callable[[int], str],
+    coordinates: list[tuple[np.ndarray, str]],
 ) -> list[Check]:
-    """Ultralytics' label checks per row, in the order a row meets them: every field a number, finite, the
-    confidence in [0, 1], an integer class in range, points ≤ 1.01, ≥ 0 (or ≥ −0.01 with w, h ≥ 0)."""
+    """Ultralytics' label checks per row, in the order a row meets them: every field a number (else
+    ``not_number``'s message), finite, the confidence in [0, 1], an integer class in range, then the
+    ``coordinates`` checks (fault mask, message)."""
     with np.errstate(invalid="ignore"):
         finite = np.isfinite(rows.values)
         nonfinite = np.zeros(len(rows), bool) if finite.all() else rows.row_reduce(np.logical_or, ~finite)
-        low = np.minimum(cls, _row_min(xywh))
-        checks: list[tuple[np.ndarray, Callable[[int], str], type[DetevalError]]] = [
-            (rows.unparsed, lambda r: f"{rows.unparsed_field(r)!r} is not a number", InputFormatError),
-            (nonfinite, lambda r: "NaN or infinite value", ValidationError),
+        checks: list[tuple[np.ndarray, str | Callable[[int], str], type[DetevalError]]] = [
+            (rows.unparsed, not_number, InputFormatError),
+            (nonfinite, "NaN or infinite value", ValidationError),
         ]
         if with_conf:
             checks.append(
@@ -250,26 +339,17 @@ def _value_checks(
                 lambda r: f"class {_shown_class(float(cls[r]))} is not below nc={nc}",
                 ValidationError,
             ),
-            (
-                points_max > 1.01,
-                lambda r: "coordinate above 1.01: labels must be normalized to [0, 1]",
-                ValidationError,
-            ),
-            (
-                ~((low >= 0) | ((low >= -0.01) & (np.minimum(xywh[:, 2], xywh[:, 3]) >= 0))),
-                lambda r: "negative coordinate beyond Ultralytics' −0.01 tolerance",
-                ValidationError,
-            ),
         ]
+    checks += [(mask, text, ValidationError) for mask, text in coordinates]
     return [(mask, _raiser(rows, text, kind)) for mask, text, kind in checks]
 
 
 def _raiser(
-    rows: TextRows, text: Callable[[int], str], kind: type[DetevalError]
+    rows: TextRows, text: str | Callable[[int], str], kind: type[DetevalError]
 ) -> Callable[[int], DetevalError]:
     def make(r: int) -> DetevalError:
         path, where = rows.where(r)
-        return kind(text(r), file=path, record=where)
+        return kind(text if isinstance(text, str) else text(r), file=path, record=where)
 
     return make
 
@@ -336,33 +416,36 @@ _MIX = np.array(
 )
 
 
-def _unique_rows(cls: np.ndarray, xywh: np.ndarray, polys: list[np.ndarray | None] | None) -> np.ndarray:
+def _compared(cls: np.ndarray, xywh: np.ndarray, whole: np.ndarray | None, lo: int, hi: int) -> np.ndarray:
+    """The values rows ``lo:hi`` are compared by: the ``whole`` rows if given, else class and box."""
+    return whole[lo:hi] if whole is not None else np.concatenate([cls[lo:hi, None], xywh[lo:hi]], 1)
+
+
+def _unique_rows(rows: np.ndarray, polys: list[np.ndarray | None] | None) -> np.ndarray:
     """Ultralytics' ``np.unique`` over float32 rows (then over class + polygon bytes when boxes repeat)."""
-    lb = np.concatenate([cls[:, None], xywh], 1).astype(np.float32)
+    lb = rows.astype(np.float32)
     _, keep = np.unique(lb, axis=0, return_index=True)
     if len(keep) < len(lb) and polys is not None:
-        rows = np.array(
+        keys = np.array(
             [
                 np.float32(c).tobytes() + np.asarray(p, dtype=np.float32).tobytes()
                 for c, p in zip(lb[:, 0], polys)
             ],
             dtype=object,
         )
-        _, keep = np.unique(rows, return_index=True)
+        _, keep = np.unique(keys, return_index=True)
     return keep
 
 
-def _first_duplicate(
-    cls: np.ndarray, xywh: np.ndarray, polys: list[np.ndarray | None] | None
-) -> tuple[int, int]:
+def _first_duplicate(rows: np.ndarray, polys: list[np.ndarray | None] | None) -> tuple[int, int]:
     """The first row equal to an earlier one, and that earlier row, as :func:`_unique_rows` compares rows
     (box values numerically, so −0 equals 0; polygons by their float32 bytes)."""
     seen: dict[bytes, int] = {}
-    for k in range(len(cls)):
+    for k in range(len(rows)):
         if polys is not None:
-            key = np.float32(cls[k]).tobytes() + np.asarray(polys[k], np.float32).tobytes()
+            key = np.float32(rows[k, 0]).tobytes() + np.asarray(polys[k], np.float32).tobytes()
         else:
-            key = (np.append(cls[k], xywh[k]).astype(np.float32) + np.float32(0)).tobytes()
+            key = (rows[k].astype(np.float32) + np.float32(0)).tobytes()
         if key in seen:
             return seen[key], k
         seen[key] = k

@@ -29,23 +29,24 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import InputFormatError, ValidationError
-from deteval.io.guards import read_json, read_text, regular_file
+from deteval.errors import ValidationError
+from deteval.io.guards import read_json
+from deteval.io.text_rows import read_rows
 from deteval.io.yolo import (
     JsonTargets,
     YoloDataset,
-    label_path,
     load_yolo_dataset,
     load_yolo_predictions,
     prediction_entries,
+    prediction_images,
     split_warning,
     to_pixels,
 )
-from deteval.io.yolo_labels import Duplicates
+from deteval.io.yolo_labels import Duplicates, parse_label_files
 from deteval.io.yolo_yaml import read_data_yaml
 from deteval.tables.boxes import BoxTable
 
-__all__ = ["PoseDataset", "load_pose_dataset", "load_pose_predictions", "pose_rows", "pose_shape"]
+__all__ = ["PoseDataset", "load_pose_dataset", "load_pose_predictions", "pose_shape"]
 
 #: The most keypoints a skeleton may have (a row of 5 + 3K numbers).
 MAX_KEYPOINTS = 1000
@@ -104,112 +105,6 @@ def pose_shape(
     return (k, shape[1]), flip, None if sig is None else [float(v) for v in sig]
 
 
-def _numbers(fields: list[str], path: Path, line: int) -> np.ndarray:
-    try:
-        if any("_" in x or not x.isascii() for x in fields):  # (float() reads "1_0" and Arabic digits)
-            raise ValueError
-        values = np.array([float(x) for x in fields], dtype=np.float64)
-    except ValueError:
-        raise InputFormatError("a value is not a number", file=path, record=f"line {line}") from None
-    if not np.isfinite(values).all():
-        raise ValidationError("NaN or infinite value", file=path, record=f"line {line}")
-    return values
-
-
-def pose_rows(
-    path: Path,
-    nc: int,
-    kpt_shape: tuple[int, int],
-    *,
-    with_conf: bool = False,
-    duplicates: Duplicates = "error",
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """Rows of one pose label (or prediction) file → class, normalized ``xc yc w h``, conf, keypoints
-    (n × K × 3 normalized: ``x y v``, or ``x y score`` for predictions) and the count of duplicates dropped."""
-    k, dim = kpt_shape
-    text = read_text(path, "label file")
-    rows = [(n, line.split()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-    widths = (6 + 2 * k, 6 + 3 * k) if with_conf else (5 + k * dim,)
-    cls = np.zeros(len(rows))
-    xywh = np.zeros((len(rows), 4))
-    conf = np.zeros(len(rows))
-    kpts = np.zeros((len(rows), k, 3))
-    raw = []
-    for r, (line, f) in enumerate(rows):
-        if len(f) not in widths:
-            want = " or ".join(map(str, widths))
-            raise InputFormatError(
-                f"{len(f)} columns; a pose row of kpt_shape [{k}, {dim}] has {want}",
-                file=path,
-                record=f"line {line}",
-            )
-        v = _numbers(f, path, line)
-        if with_conf:
-            conf[r] = v[-1]
-            if not 0 <= conf[r] <= 1:
-                raise ValidationError(
-                    f"confidence {conf[r]:g} outside [0, 1]", file=path, record=f"line {line}"
-                )
-            v = v[:-1]
-        cls[r], xywh[r] = v[0], v[1:5]
-        d = (len(v) - 5) // k
-        pts = v[5:].reshape(k, d)
-        kpts[r, :, :2] = pts[:, :2]
-        if d == 3:
-            kpts[r, :, 2] = pts[:, 2]
-        elif not with_conf:  # Ultralytics: visible unless a coordinate is negative
-            kpts[r, :, 2] = np.where((pts[:, 0] < 0) | (pts[:, 1] < 0), 0.0, 1.0)
-        _check_row(v, pts[:, :2] if not with_conf else None, nc, path, line)
-        raw.append(v)
-    dropped = 0
-    if len(rows) > 1 and not with_conf:
-        lb = np.array(raw, dtype=np.float32)
-        _, keep = np.unique(lb, axis=0, return_index=True)
-        if len(keep) < len(rows):
-            if duplicates == "error":
-                seen: dict[bytes, int] = {}
-                for r in range(len(rows)):
-                    key = (lb[r] + np.float32(0)).tobytes()  # as np.unique compares: -0 equals 0
-                    if key in seen:
-                        raise ValidationError(
-                            f"exact duplicate of line {rows[seen[key]][0]} (Ultralytics drops it; pass a "
-                            "ultralytics profile to do the same)",
-                            file=path,
-                            record=f"line {rows[r][0]}",
-                        )
-                    seen[key] = r
-            dropped = len(rows) - len(keep)
-            cls, xywh, kpts = cls[keep], xywh[keep], kpts[keep]
-    return cls.astype(np.int64), xywh, conf, kpts, dropped
-
-
-def _check_row(v: np.ndarray, points: np.ndarray | None, nc: int, path: Path, line: int) -> None:
-    """Ultralytics' checks of a pose label row: an integer class below nc, keypoint coordinates ≤ 1.01, the
-    row's smallest value ≥ 0 (or ≥ −0.01 with w, h ≥ 0). ``points`` None (a prediction): the class only (a
-    model's keypoints may lie outside the image)."""
-    cls = v[0]
-    if cls % 1 != 0 or cls < 0:
-        raise ValidationError(
-            f"class {cls:g} is not a non-negative integer", file=path, record=f"line {line}"
-        )
-    if cls >= nc:
-        shown = str(int(cls)) if cls < 1e15 else f"{cls:g}"
-        raise ValidationError(f"class {shown} is not below nc={nc}", file=path, record=f"line {line}")
-    if points is None:
-        return
-    if points.max(initial=0.0) > 1.01:
-        raise ValidationError(
-            "keypoint coordinate above 1.01: labels must be normalized to [0, 1]",
-            file=path,
-            record=f"line {line}",
-        )
-    low = v.min()
-    if not (low >= 0 or (low >= -0.01 and v[3:5].min() >= 0)):
-        raise ValidationError(
-            "negative value beyond Ultralytics' −0.01 tolerance", file=path, record=f"line {line}"
-        )
-
-
 def load_pose_dataset(
     data_yaml: str | os.PathLike[str],
     split: str = "val",
@@ -225,34 +120,11 @@ def load_pose_dataset(
     if data.get("kpt_shape") is None:
         raise ValidationError("not a pose dataset: the data.yaml has no kpt_shape", file=file)
     shape, flip, sigmas = pose_shape(data, file)
-    kpts: list[np.ndarray] = []
-
-    def read_labels(ds: YoloDataset, dup: Duplicates) -> BoxTable:
-        imgs, clss, boxes = [], [], []
-        for i, image in enumerate(ds.images):
-            lp = label_path(image)
-            if not os.path.lexists(lp):  # no label file: an image without objects (Ultralytics)
-                continue
-            regular_file(lp, "label file")
-            c, b, _, kp, dropped = pose_rows(lp, len(ds.names), shape, duplicates=dup)
-            if dropped:
-                ds.duplicates_dropped += dropped
-                split_warning(ds, f"{lp}: {dropped} duplicate labels removed (as Ultralytics does)")
-            imgs.append(np.full(len(c), i, dtype=np.int64))
-            clss.append(c)
-            boxes.append(b)
-            kpts.append(kp)
-        if not imgs:
-            return BoxTable.empty()
-        return BoxTable(
-            np.concatenate(imgs), np.concatenate(clss), np.concatenate(boxes), np.zeros(sum(map(len, clss)))
-        )
-
     ds = load_yolo_dataset(
-        data_yaml, split, duplicates=duplicates, read_labels=read_labels, check_images=check_images
+        data_yaml, split, duplicates=duplicates, kpt_shape=shape, check_images=check_images
     )
-    norm = np.concatenate(kpts) if kpts else np.zeros((0, shape[0], 3))
-    return PoseDataset(ds, shape, flip, sigmas, norm)
+    assert ds.label_keypoints is not None
+    return PoseDataset(ds, shape, flip, sigmas, ds.label_keypoints)
 
 
 def _to_pixels(norm: np.ndarray, ds: YoloDataset, img: np.ndarray) -> np.ndarray:
@@ -277,33 +149,22 @@ def load_pose_predictions(source: str | os.PathLike[str], pds: PoseDataset) -> t
             keep = [targets.locate(r, k, ())[0] >= 0 for k, r in enumerate(targets.records())]
             points = points[np.array(keep, dtype=bool)]
         return table, points
-    files, names, _ = prediction_entries(p)  # (runs/pose/predict/ given: its txt files are in labels/)
-    stems = ds.stem_index()
-    dropped = {p.stem for p in ds.dropped_images}
-    imgs, clss, boxes, confs, kpts = [], [], [], [], []
-    skipped = 0
-    for f, stem in zip(files, names):
-        i = stems.get(stem)
-        if i is None and stem in dropped:  # (the image was left out as corrupt: so are its predictions)
-            skipped += 1
-            continue
-        if i is None:
-            raise ValidationError(f"no image with the stem {stem!r} in the '{ds.split}' split", file=f)
-        if i < 0:
-            raise ValidationError(f"two images of the split share the stem {stem!r}", file=f)
-        c, b, conf, kp, _ = pose_rows(Path(f), len(ds.names), pds.kpt_shape, with_conf=True)
-        imgs.append(np.full(len(c), i, dtype=np.int64))
-        clss.append(c)
-        boxes.append(b)
-        confs.append(conf)
-        kpts.append(kp)
+    files, names, regular = prediction_entries(p)  # (runs/pose/predict/ given: its txt files are in labels/)
+    kept, listed, image, unknown, skipped = prediction_images(files, names, regular, ds)
+    out = parse_label_files(
+        kept,
+        len(ds.names),
+        with_conf=True,
+        file_errors=unknown,
+        rows=read_rows(kept, "label file", listed=listed),
+        kpt_shape=pds.kpt_shape,
+    )
     if skipped:
         split_warning(ds, f"{skipped} prediction file(s) of images left out as corrupt: not read", 3)
-    if not imgs:
-        return BoxTable.empty(), np.zeros((0, pds.kpt_shape[0], 3))
-    img = np.concatenate(imgs)
-    table = to_pixels(BoxTable(img, np.concatenate(clss), np.concatenate(boxes), np.concatenate(confs)), ds)
-    return table, _to_pixels(np.concatenate(kpts), ds, img)
+    assert out.keypoints is not None
+    img = image[out.file]
+    table = to_pixels(BoxTable(img, out.cls, out.xywh, out.conf), ds)
+    return table, _to_pixels(out.keypoints, ds, img)
 
 
 def _json_keypoints(path: Path, k: int) -> np.ndarray:

@@ -53,7 +53,6 @@ from deteval.io.yolo import (
     read_prediction_rows,
 )
 from deteval.io.yolo_coco import coco_tables, dataset_to_coco, predictions_to_coco
-from deteval.io.yolo_labels import Duplicates
 from deteval.io.yolo_obb import load_yolo_obb, obb_corners
 from deteval.results import EvalResult, PRCurve
 from deteval.run.coco import evaluate_coco
@@ -177,16 +176,21 @@ def load_dataset(
     check_images: bool = True,
     listed: Callable[[YoloDataset], None] | None = None,
 ) -> YoloDataset:
-    """The split as ``profile`` reads it: under an Ultralytics profile, exact duplicate labels and corrupt
-    images (:mod:`deteval.io.yolo_images`, the era's check) left out with a warning, as Ultralytics does;
-    under ``coco`` and ``supervision`` a duplicate label is an error, and images are opened only where a
-    size is needed (an unreadable one is an error). ``check_images=False``: no image check under any profile.
-    ``listed``: as :func:`~deteval.io.yolo.load_yolo_dataset` takes it.
-    """
+    """The split as ``profile`` reads it (:func:`split_reading`). ``listed``: as
+    :func:`~deteval.io.yolo.load_yolo_dataset` takes it."""
+    return load_yolo_dataset(data_yaml, split, listed=listed, **split_reading(profile, check_images))
+
+
+def split_reading(profile: str, check_images: bool = True) -> dict[str, Any]:
+    """How ``profile`` reads a split (the ``duplicates`` and ``check_images`` of
+    :func:`~deteval.io.yolo.load_yolo_dataset`): under an Ultralytics profile, exact duplicate labels and
+    corrupt images (:mod:`deteval.io.yolo_images`, the era's check, in every task) left out with a warning,
+    as Ultralytics does; under the others a duplicate label is an error, and images are opened only where a
+    size is needed (an unreadable one is an error). ``check_images=False``: no image check under any
+    profile."""
     ultra = is_ultralytics(profile)
     era = get_rules(profile).images if ultra and check_images else None
-    duplicates: Duplicates = "drop" if ultra else "error"
-    return load_yolo_dataset(data_yaml, split, duplicates=duplicates, check_images=era, listed=listed)
+    return {"duplicates": "drop" if ultra else "error", "check_images": era}
 
 
 @small_pages()  # (huge pages fault in slowly: see deteval.run.pages)
@@ -284,17 +288,29 @@ def coco_inputs(
     ds: YoloDataset, preds: BoxTable, iou_type: str = "bbox", *, all_sizes: bool = False
 ) -> tuple[CocoGroundTruth, CocoResults]:
     """The split and its predictions as deteval's COCO ground truth and results (:mod:`.yolo_coco`'s ids);
-    ``all_sizes``: every image's size read (the worst-image drawings need them), not only the labelled ones'."""
+    ``all_sizes``: every image's size read (the worst-image drawings need them), not only the labelled ones'.
+    ``iou_type="obb"``: a YOLO-OBB split, the tables with their ``obb`` quadrilateral columns (each
+    quadrilateral read as hotcoco's DOTA converter reads it, :func:`~deteval.tables.quads.corners_obb`) and
+    their ``w·h`` as every area: the COCO-style OBB protocol's inputs (:mod:`deteval.detection.coco_obb`)."""
     segm = iou_type == "segm"
     gt = load_coco_gt(dataset_to_coco(ds, all_sizes=segm or all_sizes, segm=segm), keep_segmentation=segm)
+    if iou_type == "obb":
+        gt.obb = obb_quads(corners_obb(obb_corners(ds.labels, ds, "labels")))
+        gt.area = gt.obb[:, 8].copy()
     return gt, coco_results(ds, preds, gt, iou_type)
 
 
 def coco_results(
     ds: YoloDataset, preds: BoxTable, gt: CocoGroundTruth, iou_type: str = "bbox"
 ) -> CocoResults:
-    """``preds`` as COCO results against ``gt`` of :func:`coco_inputs` (another model's, for a comparison)."""
-    return load_coco_results(predictions_to_coco(ds, preds, segm=iou_type == "segm"), gt, iou_type=iou_type)
+    """``preds`` as COCO results against ``gt`` of :func:`coco_inputs` of the same ``iou_type`` (another
+    model's, for a comparison)."""
+    kind = "bbox" if iou_type == "obb" else iou_type
+    res = load_coco_results(predictions_to_coco(ds, preds, segm=kind == "segm"), gt, iou_type=kind)
+    if iou_type != "obb":
+        return res
+    q = obb_quads(corners_obb(obb_corners(preds, ds, "predictions")))
+    return res.replace(obb=q, area=q[:, 8].copy())
 
 
 def probiou_pairs(ds: YoloDataset, preds: BoxTable) -> PairIou:
@@ -302,29 +318,6 @@ def probiou_pairs(ds: YoloDataset, preds: BoxTable) -> PairIou:
     the era's EXIF rule): :func:`~deteval.detection.ultralytics.obb_pair_iou` of their ``(cx, cy, w, h, r)``."""
     g, d = obb_corners(ds.labels, ds, "labels"), obb_corners(preds, ds, "predictions")
     return obb_pair_iou(corners_obb(g), corners_obb(d))
-
-
-def obb_coco_inputs(
-    ds: YoloDataset, preds: BoxTable, *, all_sizes: bool = False
-) -> tuple[CocoGroundTruth, CocoResults]:
-    """:func:`coco_inputs` of a YOLO-OBB split with the tables' ``obb`` quadrilateral columns (each
-    quadrilateral read as hotcoco's DOTA converter reads it, :func:`~deteval.tables.quads.corners_obb`) and
-    their ``w·h`` as every area: the COCO-style OBB protocol's inputs (:mod:`deteval.detection.coco_obb`)."""
-    gt, res = coco_inputs(ds, preds, all_sizes=all_sizes)
-    gt.obb = obb_quads(corners_obb(obb_corners(ds.labels, ds, "labels")))
-    gt.area = gt.obb[:, 8].copy()
-    return gt, _with_obb(ds, preds, res)
-
-
-def obb_coco_results(ds: YoloDataset, preds: BoxTable, gt: CocoGroundTruth) -> CocoResults:
-    """``preds`` (every row an oriented box) as COCO-style OBB results against ``gt`` of
-    :func:`obb_coco_inputs` (another model's, for a comparison)."""
-    return _with_obb(ds, preds, coco_results(ds, preds, gt))
-
-
-def _with_obb(ds: YoloDataset, preds: BoxTable, res: CocoResults) -> CocoResults:
-    q = obb_quads(corners_obb(obb_corners(preds, ds, "predictions")))
-    return res.replace(obb=q, area=q[:, 8].copy())
 
 
 def ultralytics_summary(m: UltralyticsMetrics, prefix: str = "") -> dict[str, float]:
@@ -467,7 +460,7 @@ def evaluate_yolo(
     if tables is not None:
         ev = evaluate_coco(*tables, iou_type="bbox")
     else:
-        gt, res = obb_coco_inputs(ds, preds) if iou_type == "obb" else coco_inputs(ds, preds, iou_type)
+        gt, res = coco_inputs(ds, preds, iou_type)
         ev = evaluate_coco(gt, res, iou_type=iou_type)
     coco = ev.to_result(per_class=False)
     by_name = {n: c for c, n in reversed(list(enumerate(ds.names)))}
@@ -564,7 +557,7 @@ def evaluate_yolo_files(
     >>> round(r.summary["mAP50-95"], 4), list(r.per_class)[0]
     (0.3578, 'person')
     """
-    duplicates: Duplicates = "drop" if is_ultralytics(profile) else "error"
+    reading = split_reading(profile)
     if task not in TASKS:
         raise ConfigError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
     if task == "obb":
@@ -572,10 +565,7 @@ def evaluate_yolo_files(
             raise ConfigError(
                 f"--iou-type {iou_type} is for boxes and masks; --task obb scores oriented boxes"
             )
-        era = get_rules(profile).images if is_ultralytics(profile) else None
-        ds, preds, _, _ = load_yolo_obb(
-            data_yaml, predictions, split, duplicates=duplicates, check_images=era
-        )
+        ds, preds, _, _ = load_yolo_obb(data_yaml, predictions, split, **reading)
         return evaluate_yolo(ds, preds, profile, iou_type="obb")
     if task != "detect":
         raise ConfigError(f"--task {task} is not scored by deteval yolo")

@@ -14,7 +14,14 @@ from deteval.errors import ConfigError
 from deteval.io.yolo_coco import dataset_to_coco, predictions_to_coco
 from deteval.io.yolo_pose import PoseDataset, load_pose_dataset, load_pose_predictions
 from deteval.run.coco import evaluate_coco
-from deteval.run.yolo import YoloResult, canonical_profile, is_ultralytics, ultralytics_summary, yolo_result
+from deteval.run.yolo import (
+    YoloResult,
+    canonical_profile,
+    is_ultralytics,
+    split_reading,
+    ultralytics_summary,
+    yolo_result,
+)
 from deteval.tables.boxes import BoxTable
 
 __all__ = ["coco_pose", "evaluate_yolo_pose", "evaluate_yolo_pose_files"]
@@ -79,13 +86,7 @@ def evaluate_yolo_pose_files(
     """``deteval yolo DATA.yaml PREDICTIONS --task pose`` in Python (exact duplicate label rows and corrupt
     images, with their labels and predictions, left out with a warning under the Ultralytics profiles, as
     Ultralytics does; a duplicate is an error under ``coco``)."""
-    ultra = is_ultralytics(profile)
-    pds = load_pose_dataset(
-        data_yaml,
-        split,
-        duplicates="drop" if ultra else "error",
-        check_images=get_rules(profile).images if ultra else None,
-    )
+    pds = load_pose_dataset(data_yaml, split, **split_reading(profile))
     preds, kpts = load_pose_predictions(predictions, pds)
     return evaluate_yolo_pose(pds, preds, kpts, profile)
 
