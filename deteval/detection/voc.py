@@ -343,13 +343,6 @@ def match_voc(
     return match_part(whole, pair_chunk).outcome
 
 
-def _pair_chunk(pair_chunk: int | None) -> int:
-    chunk = PAIR_CHUNK if pair_chunk is None else int(pair_chunk)
-    if chunk < 1:
-        raise ConfigError(f"pair_chunk must be at least 1, got {chunk}")
-    return chunk
-
-
 # --------------------------------------------------------------------------------------------------------
 # Parts of whole images: cut, match, merge
 
@@ -444,21 +437,14 @@ def parts(whole: VOCMatchPart, ranges: Sequence[tuple[int, int]]) -> list[VOCMat
             continue
         d = np.flatnonzero((whole.det_image >= lo) & (whole.det_image < hi))
         g = np.flatnonzero((whole.gt_image >= lo) & (whole.gt_image < hi))
-        out.append(
-            replace(
-                whole,
-                rows=whole.rows[d],
-                det_image=whole.det_image[d],
-                det_boxes=whole.det_boxes[d],
-                det_label=whole.det_label[d],
-                rank=whole.rank[d],
-                gt_image=whole.gt_image[g],
-                gt_boxes=whole.gt_boxes[g],
-                gt_difficult=whole.gt_difficult[g],
-                gt_label=whole.gt_label[g],
-            )
-        )
+        cut = {k: getattr(whole, k)[d] for k in _DET_COLUMNS} | {k: getattr(whole, k)[g] for k in _GT_COLUMNS}
+        out.append(replace(whole, **cut))
     return out
+
+
+#: The columns of :class:`VOCMatchPart` with a row per detection, and those with a row per box.
+_DET_COLUMNS = ("rows", "det_image", "det_boxes", "det_label", "rank")
+_GT_COLUMNS = ("gt_image", "gt_boxes", "gt_difficult", "gt_label")
 
 
 @dataclass
@@ -522,7 +508,10 @@ def match_part_at(
     list[VocMatchTable]
         One table per threshold, each equal to ``match_part(replace(part, iou_threshold=t))``.
     """
-    found = _best_of(part, _pair_chunk(pair_chunk))
+    chunk = PAIR_CHUNK if pair_chunk is None else int(pair_chunk)
+    if chunk < 1:
+        raise ConfigError(f"pair_chunk must be at least 1, got {chunk}")
+    found = _best_of(part, chunk)
     return [VocMatchTable(row=part.rows, outcome=_claims(part, found, float(t))) for t in thresholds]
 
 
