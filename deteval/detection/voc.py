@@ -659,9 +659,6 @@ def prepare(
         det_label=det_label[d_keep], gt_label=gt.label[g_keep], iou_threshold=params.iou_threshold,
         plus_one=params.plus_one, strict=params.strict, ties=params.ties,
     )  # fmt: skip
-    d_lab = det_label[d_keep]
-    g_lab = gt.label[g_keep]
-    g_diff = gt.difficult[g_keep]
 
     # one ranked list per selected class
     list_of = np.full(len(all_classes), -1, dtype=np.int64)
@@ -670,10 +667,10 @@ def prepare(
         params=params,
         selected=tuple(selected),
         whole=whole,
-        det_list=list_of[d_lab] if d_lab.size else d_lab,
+        det_list=list_of[whole.det_label] if len(whole) else whole.det_label,
         det_scores=dets.scores[d_keep],
-        npos=np.bincount(list_of[g_lab[~g_diff]], minlength=len(selected)),
-        n_difficult=np.bincount(list_of[g_lab[g_diff]], minlength=len(selected)),
+        npos=np.bincount(list_of[whole.gt_label[~whole.gt_difficult]], minlength=len(selected)),
+        n_difficult=np.bincount(list_of[whole.gt_label[whole.gt_difficult]], minlength=len(selected)),
         warnings=tuple(dets.warnings),
         left_out=tuple(_left_out(gt, dets, g_keep, d_keep)),
         n_images=len(gt.images),
