@@ -281,16 +281,16 @@ def test_unreadable_files_are_errors_naming_them(voc, capsys, monkeypatch):
             raise PermissionError(13, "Permission denied", str(self))
         return real(self)
 
-    def deny_small(path):  # the annotations are read in one pass first
+    def deny_small(path, what):  # the annotations are read in one pass first
         if Path(path).name in denied:
             raise PermissionError(13, "Permission denied", str(path))
-        return real_small(path)
+        return real_small(path, what)
 
     import deteval.io.voc.xml_safety as voc_xml
 
-    real_small = voc_xml.read_small
+    real_small = voc_xml.read_regular
     monkeypatch.setattr(Path, "read_bytes", deny)
-    monkeypatch.setattr(voc_xml, "read_small", deny_small)
+    monkeypatch.setattr(voc_xml, "read_regular", deny_small)
     cli_error(capsys, argv(voc), str(voc / IMAGE_SET), "Permission denied")
     err = cli_error(capsys, argv(voc)[:3] + argv(voc)[5:], str(voc / XML), "Permission denied")
     assert "Traceback" not in err

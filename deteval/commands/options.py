@@ -48,6 +48,19 @@ def boolean(value: Any, cli: bool) -> bool:
     return value
 
 
+def _read(value: Any, cli: bool, parse: Callable[[str], Any], types: Any, expected: str) -> Any:
+    """``value`` read by ``parse`` where the command line gave text, else as it is if it is one of ``types``
+    (a TOML value, never a boolean); anything else is a ConfigError saying what was ``expected``."""
+    if isinstance(value, str) and cli:
+        try:
+            return parse(value)
+        except ValueError:
+            pass
+    elif isinstance(value, types) and not isinstance(value, bool):
+        return value
+    raise ConfigError(f"must be {expected}, got {_shown(value)}")
+
+
 def number(lo: float, hi: float, what: str, *, open_lo: bool = False) -> Checker:
     """A finite number within [lo, hi] (or (lo, hi] with ``open_lo``): a TOML number, or on the command
     line a decimal in ASCII notation (``1_0``, ``nan`` and other scripts' digits are refused)."""
@@ -57,15 +70,7 @@ def number(lo: float, hi: float, what: str, *, open_lo: bool = False) -> Checker
         bounds = f"a number {'>' if open_lo else '>='} {lo:g} and <= {hi:g}"
 
     def check(value: Any, cli: bool) -> float:
-        if isinstance(value, str) and cli:
-            try:
-                v = parse_decimal(value)
-            except ValueError:
-                raise ConfigError(f"must be a number ({what}), got {_shown(value)}") from None
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            v = float(value)
-        else:
-            raise ConfigError(f"must be a number ({what}), got {_shown(value)}")
+        v = float(_read(value, cli, parse_decimal, (int, float), f"a number ({what})"))
         if not math.isfinite(v) or v > hi or v < lo or (open_lo and v == lo):
             raise ConfigError(f"must be {bounds} ({what}), got {_shown(value)}")
         return v
@@ -77,15 +82,7 @@ def whole(lo: int, hi: int, what: str) -> Checker:
     """A whole number within [lo, hi]: a TOML integer, or ASCII digits on the command line."""
 
     def check(value: Any, cli: bool) -> int:
-        if isinstance(value, str) and cli:
-            try:
-                v = parse_integer(value)
-            except ValueError:
-                raise ConfigError(f"must be a whole number ({what}), got {_shown(value)}") from None
-        elif isinstance(value, int) and not isinstance(value, bool):
-            v = value
-        else:
-            raise ConfigError(f"must be a whole number ({what}), got {_shown(value)}")
+        v: int = _read(value, cli, parse_integer, int, f"a whole number ({what})")
         if not lo <= v <= hi:
             raise ConfigError(f"must be a whole number from {lo} to {hi} ({what}), got {_shown(value)}")
         return v

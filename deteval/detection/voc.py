@@ -93,7 +93,6 @@ __all__ = [
     "VocMatchTable",
     "align_names",
     "finish",
-    "match_inputs",
     "match_part",
     "match_part_at",
     "match_voc",
@@ -239,46 +238,6 @@ def _no_overlap(iou: np.ndarray) -> np.ndarray:
     return np.where(iou > 0.0, iou, -np.inf)
 
 
-def match_inputs(
-    det_image: ArrayLike,
-    det_boxes: ArrayLike,
-    det_scores: ArrayLike,
-    gt_image: ArrayLike,
-    gt_boxes: ArrayLike,
-    gt_difficult: ArrayLike | None,
-    det_label: ArrayLike | None,
-    gt_label: ArrayLike | None,
-) -> tuple[np.ndarray, ...]:
-    """:func:`match_voc`'s inputs validated (shapes, numbers, finite in-bound non-inverted boxes, finite
-    scores, non-negative integer indices) as ``(det boxes, scores, image, label, gt boxes, image, label,
-    difficult)`` arrays, or a :class:`ValidationError` naming the record: what every path to the matcher
-    (one process or sharded, :mod:`deteval.run.voc`) checks alike."""
-    db = as_boxes(det_boxes, "detection boxes")
-    gb = as_boxes(gt_boxes, "ground-truth boxes")
-    m, n = db.shape[0], gb.shape[0]
-    di = index_column(det_image, m, "detection image")
-    gi = index_column(gt_image, n, "ground-truth image")
-    sc = float_column(det_scores, "detection scores").reshape(-1)
-    if sc.shape[0] != m:
-        raise ValidationError(f"{sc.shape[0]} scores for {m} detection boxes")
-    if (i := first_true(~np.isfinite(sc))) >= 0:
-        raise ValidationError("detection scores must be finite", record=i)
-    dl = np.zeros(m, dtype=np.int64) if det_label is None else index_column(det_label, m, "detection label")
-    gl = np.zeros(n, dtype=np.int64) if gt_label is None else index_column(gt_label, n, "ground-truth label")
-    diff = np.zeros(n, dtype=bool) if gt_difficult is None else difficult_flags(gt_difficult)
-    if diff.shape[0] != n:
-        raise ValidationError(f"{diff.shape[0]} difficult flags for {n} ground-truth boxes")
-    # Non-finite or overflowing coordinates would give NaN IoUs, which no threshold test can handle.
-    check_boxes(db, "detection", det_boxes)
-    check_boxes(gb, "ground-truth", gt_boxes)
-
-    for arr, what in ((di, "detection image"), (gi, "ground-truth image"), (dl, "detection label"),
-                      (gl, "ground-truth label")):  # fmt: skip
-        if arr.size and arr.min() < 0:
-            raise ValidationError(f"{what} indices must be non-negative", record=int(np.argmin(arr)))
-    return db, sc, di, dl, gb, gi, gl, diff
-
-
 #: From this many candidate boxes on, a detection's IoUs are computed as rows of a broadcast matrix.
 _BROADCAST_BOXES = 64
 
@@ -343,20 +302,13 @@ def match_voc(
     return match_part(whole, pair_chunk).outcome
 
 
-def _pair_chunk(pair_chunk: int | None) -> int:
-    chunk = PAIR_CHUNK if pair_chunk is None else int(pair_chunk)
-    if chunk < 1:
-        raise ConfigError(f"pair_chunk must be at least 1, got {chunk}")
-    return chunk
-
-
 # --------------------------------------------------------------------------------------------------------
 # Parts of whole images: cut, match, merge
 
 
 @dataclass(frozen=True)
 class VOCMatchPart:
-    """The matcher's inputs for a run of whole images, validated (:func:`match_inputs`).
+    """The matcher's inputs for a run of whole images, validated (:func:`whole_part`).
 
     ``rows`` is each detection's row in the whole detection table and ``rank`` its position in its class's
     ranking over the whole table, so that a part decides which of several claimants takes a box exactly as
@@ -405,8 +357,10 @@ def whole_part(
     ties: TiePolicy = "stable",
     rank: ArrayLike | None = None,
 ) -> VOCMatchPart:
-    """The whole table as one part: :func:`match_voc`'s inputs validated (:func:`match_inputs`) and each
-    detection ranked once in its class under ``ties`` (or by the given ``rank``).
+    """The whole table as one part: :func:`match_voc`'s inputs validated (shapes, numbers, finite in-bound
+    non-inverted boxes, finite scores, non-negative integer indices: what every path to the matcher, one
+    process or sharded, checks alike; a :class:`ValidationError` names the record) and each detection ranked
+    once in its class under ``ties`` (or by the given ``rank``).
 
     Parameters
     ----------
@@ -422,12 +376,32 @@ def whole_part(
     VOCMatchPart
         Every detection and box, ``rows`` 0 … N−1.
     """
-    db, sc, di, dl, gb, gi, gl, gd = match_inputs(
-        det_image, det_boxes, det_scores, gt_image, gt_boxes, gt_difficult, det_label, gt_label
-    )
+    db = as_boxes(det_boxes, "detection boxes")
+    gb = as_boxes(gt_boxes, "ground-truth boxes")
+    m, n = db.shape[0], gb.shape[0]
+    di = index_column(det_image, m, "detection image")
+    gi = index_column(gt_image, n, "ground-truth image")
+    sc = float_column(det_scores, "detection scores").reshape(-1)
+    if sc.shape[0] != m:
+        raise ValidationError(f"{sc.shape[0]} scores for {m} detection boxes")
+    if (i := first_true(~np.isfinite(sc))) >= 0:
+        raise ValidationError("detection scores must be finite", record=i)
+    dl = np.zeros(m, dtype=np.int64) if det_label is None else index_column(det_label, m, "detection label")
+    gl = np.zeros(n, dtype=np.int64) if gt_label is None else index_column(gt_label, n, "ground-truth label")
+    diff = np.zeros(n, dtype=bool) if gt_difficult is None else difficult_flags(gt_difficult)
+    if diff.shape[0] != n:
+        raise ValidationError(f"{diff.shape[0]} difficult flags for {n} ground-truth boxes")
+    # Non-finite or overflowing coordinates would give NaN IoUs, which no threshold test can handle.
+    check_boxes(db, "detection", det_boxes)
+    check_boxes(gb, "ground-truth", gt_boxes)
+
+    for arr, what in ((di, "detection image"), (gi, "ground-truth image"), (dl, "detection label"),
+                      (gl, "ground-truth label")):  # fmt: skip
+        if arr.size and arr.min() < 0:
+            raise ValidationError(f"{what} indices must be non-negative", record=int(np.argmin(arr)))
     pos = rank_positions(sc, dl, ties) if rank is None else np.asarray(rank, dtype=np.int64)
     rows = np.arange(di.shape[0], dtype=np.int64)
-    return VOCMatchPart(rows, di, db, dl, pos, gi, gb, gd, gl, iou_threshold, plus_one, strict)
+    return VOCMatchPart(rows, di, db, dl, pos, gi, gb, diff, gl, iou_threshold, plus_one, strict)
 
 
 def parts(whole: VOCMatchPart, ranges: Sequence[tuple[int, int]]) -> list[VOCMatchPart]:
@@ -444,21 +418,14 @@ def parts(whole: VOCMatchPart, ranges: Sequence[tuple[int, int]]) -> list[VOCMat
             continue
         d = np.flatnonzero((whole.det_image >= lo) & (whole.det_image < hi))
         g = np.flatnonzero((whole.gt_image >= lo) & (whole.gt_image < hi))
-        out.append(
-            replace(
-                whole,
-                rows=whole.rows[d],
-                det_image=whole.det_image[d],
-                det_boxes=whole.det_boxes[d],
-                det_label=whole.det_label[d],
-                rank=whole.rank[d],
-                gt_image=whole.gt_image[g],
-                gt_boxes=whole.gt_boxes[g],
-                gt_difficult=whole.gt_difficult[g],
-                gt_label=whole.gt_label[g],
-            )
-        )
+        cut = {k: getattr(whole, k)[d] for k in _DET_COLUMNS} | {k: getattr(whole, k)[g] for k in _GT_COLUMNS}
+        out.append(replace(whole, **cut))
     return out
+
+
+#: The columns of :class:`VOCMatchPart` with a row per detection, and those with a row per box.
+_DET_COLUMNS = ("rows", "det_image", "det_boxes", "det_label", "rank")
+_GT_COLUMNS = ("gt_image", "gt_boxes", "gt_difficult", "gt_label")
 
 
 @dataclass
@@ -522,7 +489,10 @@ def match_part_at(
     list[VocMatchTable]
         One table per threshold, each equal to ``match_part(replace(part, iou_threshold=t))``.
     """
-    found = _best_of(part, _pair_chunk(pair_chunk))
+    chunk = PAIR_CHUNK if pair_chunk is None else int(pair_chunk)
+    if chunk < 1:
+        raise ConfigError(f"pair_chunk must be at least 1, got {chunk}")
+    found = _best_of(part, chunk)
     return [VocMatchTable(row=part.rows, outcome=_claims(part, found, float(t))) for t in thresholds]
 
 
@@ -670,9 +640,6 @@ def prepare(
         det_label=det_label[d_keep], gt_label=gt.label[g_keep], iou_threshold=params.iou_threshold,
         plus_one=params.plus_one, strict=params.strict, ties=params.ties,
     )  # fmt: skip
-    d_lab = det_label[d_keep]
-    g_lab = gt.label[g_keep]
-    g_diff = gt.difficult[g_keep]
 
     # one ranked list per selected class
     list_of = np.full(len(all_classes), -1, dtype=np.int64)
@@ -681,10 +648,10 @@ def prepare(
         params=params,
         selected=tuple(selected),
         whole=whole,
-        det_list=list_of[d_lab] if d_lab.size else d_lab,
+        det_list=list_of[whole.det_label] if len(whole) else whole.det_label,
         det_scores=dets.scores[d_keep],
-        npos=np.bincount(list_of[g_lab[~g_diff]], minlength=len(selected)),
-        n_difficult=np.bincount(list_of[g_lab[g_diff]], minlength=len(selected)),
+        npos=np.bincount(list_of[whole.gt_label[~whole.gt_difficult]], minlength=len(selected)),
+        n_difficult=np.bincount(list_of[whole.gt_label[whole.gt_difficult]], minlength=len(selected)),
         warnings=tuple(dets.warnings),
         left_out=tuple(_left_out(gt, dets, g_keep, d_keep)),
         n_images=len(gt.images),

@@ -176,13 +176,7 @@ def boundary_counts(
     f_own, f_end = owner[fg], ends[fg]
     f_start = f_end - runs[fg]
     # runs that touch (a zero-length background run between them) are one run
-    join = np.flatnonzero((f_own[1:] == f_own[:-1]) & (f_start[1:] == f_end[:-1]))
-    if join.size:
-        keep_start = np.ones(f_start.shape[0], dtype=bool)
-        keep_start[join + 1] = False
-        keep_end = np.ones(f_start.shape[0], dtype=bool)
-        keep_end[join] = False
-        f_own, f_start, f_end = f_own[keep_start], f_start[keep_start], f_end[keep_end]
+    f_own, f_start, f_end = _joined(f_own, f_start, f_end)
     # split at column ends: pieces (mask, column, y0, y1)
     hp = h_of[f_own]
     c0, c1 = f_start // hp, (f_end - 1) // hp
@@ -193,21 +187,15 @@ def boundary_counts(
     base = p_col * hp
     p_y0 = np.maximum(np.repeat(f_start, k), base) - base
     p_y1 = np.minimum(np.repeat(f_end, k), base + hp) - base
-    out_runs: list[np.ndarray] = []
-    out_own: list[np.ndarray] = []
     has = np.zeros(n, dtype=bool)
-    if p_own.size:
-        has[p_own] = True
-        out_runs, out_own = _boundary_runs(p_own, p_col, p_y0, p_y1, hw, depth, has)
+    has[p_own] = True
+    out_runs, out_own = _boundary_runs(p_own, p_col, p_y0, p_y1, hw, depth, has)
     # counts per mask: [s0, e0 − s0, s1 − e0, …, h·w − e_last] (no trailing zero)
-    if out_runs:
-        s_e = np.concatenate(out_runs)
-        r_own = np.concatenate(out_own)
-    else:
-        s_e = np.zeros(0, dtype=np.int64)
-        r_own = np.zeros(0, dtype=np.int64)
+    none = np.zeros(0, dtype=np.int64)
+    s_e = np.concatenate([none, *out_runs])
+    r_own = np.concatenate([none, *out_own])
     order = np.argsort(r_own, kind="stable")
-    s_e = s_e.reshape(-1, 2)[order].reshape(-1) if s_e.size else s_e
+    s_e = s_e.reshape(-1, 2)[order].reshape(-1)
     r_own = r_own[order]
     n_b = np.bincount(r_own, minlength=n)  # boundary runs per mask
     total = h_of * hw[:, 1]
@@ -243,14 +231,11 @@ def _boundary_runs(
     """The boundary runs (flat [start, end) pairs, interleaved) of the masks that have foreground, and the
     mask of each run, canvas by canvas (masks of one depth, by height of their box)."""
     n = hw.shape[0]
-    grp = np.cumsum(np.bincount(p_own, minlength=n)) - np.bincount(p_own, minlength=n)
     cnt = np.bincount(p_own, minlength=n)
+    grp = np.cumsum(cnt) - cnt
     idx = np.flatnonzero(has)
     # per mask: its box (columns x0..x1, rows y0..y1 − 1)
-    x0 = np.zeros(n, dtype=np.int64)
-    x1 = np.zeros(n, dtype=np.int64)
-    y0 = np.zeros(n, dtype=np.int64)
-    y1 = np.zeros(n, dtype=np.int64)
+    x0, x1, y0, y1 = np.zeros((4, n), dtype=np.int64)
     x0[idx] = p_col[grp[idx]]
     x1[idx] = p_col[grp[idx] + cnt[idx] - 1]
     y0[idx] = np.minimum.reduceat(p_y0, grp[idx])
@@ -345,19 +330,23 @@ def _canvas(
     y = row + y0[owner]
     flat = x * hw[owner, 0] + y
     # a run that ends at the bottom of a column and one that starts at the top of the next are one run
-    se = flat.reshape(-1, 2)
-    o2 = owner[0::2]
-    join = np.flatnonzero((o2[1:] == o2[:-1]) & (se[1:, 0] == se[:-1, 1]))
-    if join.size:
-        keep = np.ones(se.shape[0], dtype=bool)
-        keep[join + 1] = False
-        ends = se[:, 1].copy()
-        # the merged run ends where the last of its chain ends
-        chain_end = np.flatnonzero(keep)
-        last_of = np.append(chain_end[1:] - 1, se.shape[0] - 1)
-        se = np.stack([se[keep, 0], ends[last_of]], axis=1)
-        o2 = o2[keep]
-    return se.reshape(-1), o2
+    own, starts, ends = _joined(owner[0::2], flat[0::2], flat[1::2])
+    return np.stack([starts, ends], axis=1).reshape(-1), own
+
+
+def _joined(
+    own: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Runs ``[starts, ends)`` (ascending, mask ``own``) with every chain of runs of one mask that touch (one
+    ends where the next starts) made one run, from the first one's start to the last one's end."""
+    join = np.flatnonzero((own[1:] == own[:-1]) & (starts[1:] == ends[:-1]))
+    if not join.size:
+        return own, starts, ends
+    keep_start = np.ones(own.shape[0], dtype=bool)
+    keep_start[join + 1] = False
+    keep_end = np.ones(own.shape[0], dtype=bool)
+    keep_end[join] = False
+    return own[keep_start], starts[keep_start], ends[keep_end]
 
 
 def _stride(height: int) -> int:

@@ -182,7 +182,8 @@ def _candidate_pairs(
     _, i_d, i_g = np.intersect1d(dgrp[d_starts], ggrp[g_starts], assume_unique=True, return_indices=True)
     b_ds, b_nd, b_gs, b_ng = _split_blocks(d_starts[i_d], d_cnt[i_d], g_starts[i_g], g_cnt[i_g], pair_chunk)
     b_np = b_nd * b_ng
-    cand_d, cand_g, cand_iou = [], [], []
+    none = np.zeros(0, dtype=np.int64)  # (the columns' types where no pair is a candidate)
+    cand_d, cand_g, cand_iou = [none], [none], [np.zeros(0)]
     b = 0
     nb = b_ds.shape[0]
     cum = np.cumsum(b_np)
@@ -207,10 +208,7 @@ def _candidate_pairs(
         cand_g.append(pg[ok])
         cand_iou.append(iou[ok])
         b = e
-    pd = np.concatenate(cand_d) if cand_d else np.zeros(0, dtype=np.int64)
-    pg = np.concatenate(cand_g) if cand_g else np.zeros(0, dtype=np.int64)
-    piou = np.concatenate(cand_iou) if cand_iou else np.zeros(0)
-    return pd, pg, piou
+    return np.concatenate(cand_d), np.concatenate(cand_g), np.concatenate(cand_iou)
 
 
 def _greedy_steps(

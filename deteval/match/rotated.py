@@ -95,11 +95,6 @@ def _clip(
     return out_x, out_y, count
 
 
-def _extents(quads: np.ndarray) -> np.ndarray:
-    """Per row ``x_min, y_min, x_max, y_max`` of the corners and the area."""
-    return np.c_[quad_bounds(quads), quads[:, 8]]
-
-
 def _pairs(dq: np.ndarray, gq: np.ndarray, crowd: np.ndarray) -> np.ndarray:
     """IoU of rows ``dq[p]`` and ``gq[p]`` (see the module docstring)."""
     p = dq.shape[0]
@@ -162,7 +157,8 @@ def quad_iou_pairs(
         One IoU per pair, float64 (hotcoco's ``obb_iou`` for the same boxes).
     """
     # Pairs whose axis-aligned extents are apart (or with an empty box) have IoU 0 and are not clipped.
-    dext, gext = _extents(dquad), _extents(gquad)
+    # (per row: x_min, y_min, x_max, y_max of the corners, and the area)
+    dext, gext = np.c_[quad_bounds(dquad), dquad[:, 8]], np.c_[quad_bounds(gquad), gquad[:, 8]]
     out = np.zeros(di.shape[0], dtype=np.float64)
     for s in range(0, di.shape[0], QUAD_PAIR_CHUNK):
         d, g = di[s : s + QUAD_PAIR_CHUNK], gi[s : s + QUAD_PAIR_CHUNK]

@@ -146,6 +146,6 @@ def match_voc_sharded(
     after the other here; :func:`match_in_parts`): the same outcomes, in input order.
 
     ``columns`` and ``rule`` are :func:`~deteval.detection.voc.whole_part`'s (the columns and keywords of
-    ``match_voc`` but ``pair_chunk``), validated as the one-process path validates them
-    (:func:`~deteval.detection.voc.match_inputs`: the same errors) before any part."""
+    ``match_voc`` but ``pair_chunk``), validated as the one-process path validates them (the same errors)
+    before any part."""
     return match_in_parts(voc.whole_part(*columns, **rule), client, shards)

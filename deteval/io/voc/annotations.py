@@ -204,7 +204,6 @@ def _plain_columns(roots: Sequence[ET.Element]) -> tuple | None:
     img_idx: list[int] = []
     raw: list[str] = []
     flags: list[list[int]] = [[], [], []]
-    defaults = (0, -1, -1)
     pose: list[str] = []
     for i, root in enumerate(roots):
         if root.tag != "annotation":
@@ -231,12 +230,12 @@ def _plain_columns(roots: Sequence[ET.Element]) -> tuple | None:
             if None in coords or not text or not (text := text.strip()):
                 return None
             raw += coords  # type: ignore[arg-type]  # (no None: checked) stripped by the pattern check below
-            for k, t in enumerate(("difficult", "truncated", "occluded")):
+            for k, (t, missing) in enumerate(_FLAGS):
                 value = child.findtext(t)
                 flag = _FLAG_VALUES.get(value if value is None else value.strip(), 2)
                 if flag == 2:
                     return None
-                flags[k].append(defaults[k] if flag is None else flag)
+                flags[k].append(missing if flag is None else flag)
             value = child.findtext("pose")
             pose.append("" if value is None else value.strip())
             names.append(text)
@@ -302,6 +301,8 @@ def _nested_objects(root: ET.Element, direct: int, path: PathLike) -> list[Input
 
 
 _OBJECT_TAGS = ("name", "bndbox", "difficult", "truncated", "occluded", "pose")
+#: An object's 0/1 flags and the value of a missing one.
+_FLAGS = (("difficult", 0), ("truncated", -1), ("occluded", -1))
 
 
 def _repeated(elem: ET.Element, fields: dict[str, ET.Element], tags: Sequence[str]) -> str | None:
@@ -345,9 +346,7 @@ def _parse_object(obj: ET.Element, k: int, path: PathLike) -> tuple:
     return (
         name,
         box,
-        _flag(_text(fields.get("difficult"), path, record), "difficult", path, record, 0),
-        _flag(_text(fields.get("truncated"), path, record), "truncated", path, record, -1),
-        _flag(_text(fields.get("occluded"), path, record), "occluded", path, record, -1),
+        *(_flag(_text(fields.get(t), path, record), t, path, record, missing) for t, missing in _FLAGS),
         _text(fields.get("pose"), path, record) or "",
     )
 
@@ -437,11 +436,7 @@ def _columns_one_by_one(
 ) -> tuple:
     """The columns of :func:`_plain_columns`, document by document with every check (:func:`_voc_record`):
     of the documents parsed together (``roots``), or else of the files read and parsed one by one."""
-    names: list[str] = []
-    img_idx: list[int] = []
-    boxes: list[list[float]] = []
-    flags: list[list[int]] = [[], [], []]  # difficult, truncated, occluded
-    pose: list[str] = []
+    rows: list[tuple] = []  # (image index, *object record)
     image_meta: dict[str, list] = {"filename": [], "width": [], "height": [], "depth": []}
     for i, path in enumerate(paths):
         if roots is not None:
@@ -457,15 +452,9 @@ def _columns_one_by_one(
             info, objects = parse_voc_xml(data, path, skipped=skipped)
         for key in image_meta:
             image_meta[key].append(info[key])
-        for name, box, diff, trunc, occ, pose_ in objects:
-            names.append(name)
-            img_idx.append(i)
-            boxes.append(box)
-            flags[0].append(diff)
-            flags[1].append(trunc)
-            flags[2].append(occ)
-            pose.append(pose_)
-    return image_meta, names, img_idx, boxes, flags[0], flags[1], flags[2], pose
+        rows += [(i, *obj) for obj in objects]
+    img_idx, names, boxes, difficult, truncated, occluded, pose = list(zip(*rows)) or [()] * 7
+    return image_meta, names, img_idx, boxes, difficult, truncated, occluded, pose
 
 
 def _ground_truth(

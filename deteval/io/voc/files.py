@@ -1,37 +1,18 @@
-"""Reading Pascal VOC text files: the path type every VOC reader takes, file bytes in few system calls,
-UTF-8 text whose faults name the line, and image-set lists (``ImageSets/Main/<split>.txt``)."""
+"""Reading Pascal VOC text files: the path type every VOC reader takes, UTF-8 text whose faults name the line,
+and image-set lists (``ImageSets/Main/<split>.txt``)."""
 
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 from deteval.errors import InputFormatError, ValidationError
 from deteval.io.guards import refuse_special
 from deteval.syntax import fields, text_lines
 
-__all__ = ["PathLike", "read_image_set", "read_small"]
+__all__ = ["PathLike", "read_image_set"]
 
 PathLike = str | os.PathLike
-
-
-def read_small(path: PathLike) -> bytes:
-    """A file's bytes in as few system calls as the OS allows (open, one read, close for a small file):
-    thousands of annotation files cost more in calls than in bytes."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # (a pipe must not block the open)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a pipe or a device: the file-by-file path names it
-            raise OSError(f"{path}: not a regular file")
-        data = os.read(fd, 1 << 16)
-        if len(data) == 1 << 16:
-            chunks = [data]
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            data = b"".join(chunks)
-    finally:
-        os.close(fd)
-    return data
 
 
 def read_image_set(path: PathLike) -> list[str]:

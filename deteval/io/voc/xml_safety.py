@@ -17,7 +17,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from deteval.errors import InputFormatError
-from deteval.io.voc.files import PathLike, read_small
+from deteval.io.guards import read_regular
+from deteval.io.voc.files import PathLike
 
 __all__ = ["parse_together", "parse_xml_safely"]
 
@@ -98,8 +99,8 @@ def parse_together(paths: Sequence[str]) -> list[ET.Element] | None:
     parts: list[bytes] = []
     for path in paths:
         try:
-            data = read_small(path)
-        except OSError:
+            data = read_regular(path, "annotation file")  # (open, fstat, one read: few system calls per file)
+        except (OSError, InputFormatError):
             return None
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
