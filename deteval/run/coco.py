@@ -389,7 +389,7 @@ def _match_task(
 
 def read_results(
     client: Any,
-    sources: list[Any],
+    results: Any,
     gt: Any,
     plan: Any,
     n: int,
@@ -397,9 +397,12 @@ def read_results(
     on_error: str,
     range_bytes: int,
 ) -> tuple[list[Any], list[list[Any]], list[_Read]]:
-    """Map tasks over every file's ranges (anything else: whole); returns the tasks in input order, their
-    pieces per shard, and per source what its reading gave (kind, source, warnings, skipped). A file with a
-    range that cannot stand for it is read again, whole."""
+    """Map tasks over every file's ranges (anything else: whole) of ``results`` (one source, or several
+    result files: :func:`check_kinds`); returns the tasks in input order, their pieces per shard, and per
+    source what its reading gave (kind, source, warnings, skipped). A file with a range that cannot stand for
+    it is read again, whole."""
+    several = is_path_list(results)
+    sources = list(results) if several else [results]
     paths = [i for i, s in enumerate(sources) if isinstance(s, (str, PathLike))]
     # anything else (parsed records, an array, a pycocotools COCO) is sent once, read whole by one task
     given = [s if i in paths else scatter(s, client) for i, s in enumerate(sources)]
@@ -430,6 +433,8 @@ def read_results(
                 skipped=sum(m.skipped for m in ms),
             )
         )
+    if several:
+        check_kinds(per_source)
     return reads, pieces, per_source
 
 
@@ -476,13 +481,9 @@ def evaluate_coco_sharded(
     del g, gt_shard  # the driver keeps the image and category tables only
     plan_f = scatter(plan, client, broadcast=True)
 
-    several = is_path_list(results)
-    sources = list(results) if several else [results]
     _, pieces, reads = read_results(
-        client, sources, base, plan_f, n, results_kind(p.iou_type), on_error, range_bytes
+        client, results, base, plan_f, n, results_kind(p.iou_type), on_error, range_bytes
     )
-    if several:
-        check_kinds(reads)
     source = ", ".join(m.source for m in reads)
     tasks = [(gt_shards[k], pieces[k], k, plan_f, p, compat, source) for k in range(n)]
     parts: list[ShardTable] = map_parts(_match_task, tasks, client)
