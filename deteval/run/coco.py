@@ -42,6 +42,7 @@ import numpy as np
 from deteval.collector import paused
 from deteval.detection.coco.evaluation import CocoEvaluation, finish_evaluation
 from deteval.detection.coco.inputs import (
+    check_kinds,
     is_path_list,
     load_results_files,
     past_border_counts,
@@ -434,17 +435,8 @@ def read_results(
             )
         )
     if several:
-        check_kinds(per_source)
+        check_kinds([(m.kind, m.has_keypoints) for m in per_source if m.n])
     return reads, pieces, per_source
-
-
-def check_kinds(reads: Sequence[_Read]) -> None:
-    """Several result files must hold one kind of results (as :func:`load_results_files`; empty ones hold
-    any)."""
-    full = [m for m in reads if m.n]
-    if len({m.kind for m in full}) > 1 or len({m.has_keypoints for m in full}) > 1:
-        kinds = ", ".join(sorted({m.kind for m in full}))
-        raise ConfigError(f"the result files hold different kinds of results ({kinds})")
 
 
 def evaluate_coco_sharded(
