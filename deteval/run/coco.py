@@ -147,7 +147,8 @@ def evaluate_coco(
     check_compat(compat)
     if strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {strategy!r}: use one of {', '.join(map(repr, STRATEGIES))}")
-    if resolve_params(params, iou_type).iou_type == "obb":
+    p = resolve_params(params, iou_type)
+    if p.iou_type == "obb":
         gt, results = obb_inputs(gt, results, on_error, two_cores=strategy == "auto")
     if client is not None or shards is not None:
         if strategy == "one process":
@@ -162,7 +163,6 @@ def evaluate_coco(
             compat=compat,
             on_error=on_error,
         )
-    p = resolve_params(params, iou_type)
     two_cores = strategy == "auto"
     g, r, pending = coco_two_cores.read_with_pending(
         gt, results, p, on_error, defer=True, two_cores=two_cores
