@@ -49,7 +49,7 @@ from deteval.detection.coco.inputs import (
     past_border_message,
     results_rows,
 )
-from deteval.detection.coco.params import check_compat, id_selection, resolve_params
+from deteval.detection.coco.params import check_compat, id_selection, resolve_params, selected_positions
 from deteval.detection.coco.parts import match_in_shards
 from deteval.detection.coco_params import MASK_TYPES, CocoParams, results_kind
 from deteval.errors import ConfigError
@@ -274,10 +274,8 @@ def _plan(g: CocoGroundTruth, params: CocoParams, n: int) -> ShardPlan:
         sel = id_selection(g.image_ids, params.img_ids, "image")
     except ConfigError:  # raised by the matching, after the results are read (as in one process)
         return ShardPlan(np.full(g.image_ids.shape[0], -1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64))
-    img_map = np.full(g.image_ids.shape[0], -1, dtype=np.int64)
-    img_map[sel] = np.arange(sel.shape[0])
     bounds = [shard_range(sel.shape[0], k, n)[0] for k in range(n)] + [sel.shape[0]]
-    return ShardPlan(img_map, np.array(bounds, dtype=np.int64))
+    return ShardPlan(selected_positions(sel, g.image_ids.shape[0]), np.array(bounds, dtype=np.int64))
 
 
 #: A results file is read in byte ranges of about this many bytes (each range parsed on its own).
