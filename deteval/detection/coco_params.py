@@ -178,8 +178,6 @@ class CocoParams:
     @classmethod
     def default(cls, iou_type: str = "bbox") -> CocoParams:
         """pycocotools' defaults for ``iou_type`` (keypoints: maxDets [20], areas all/medium/large)."""
-        if iou_type not in IOU_TYPES:
-            raise ConfigError(f"unknown iou_type {iou_type!r}: use one of {', '.join(IOU_TYPES)}")
         if iou_type == "keypoints":
             return cls(
                 iou_type=iou_type,

@@ -42,13 +42,14 @@ import numpy as np
 from deteval.collector import paused
 from deteval.detection.coco.evaluation import CocoEvaluation, finish_evaluation
 from deteval.detection.coco.inputs import (
+    check_kinds,
     is_path_list,
     load_results_files,
     past_border_counts,
     past_border_message,
     results_rows,
 )
-from deteval.detection.coco.params import check_compat, id_selection, resolve_params
+from deteval.detection.coco.params import check_compat, id_selection, resolve_params, selected_positions
 from deteval.detection.coco.parts import match_in_shards
 from deteval.detection.coco_params import MASK_TYPES, CocoParams, results_kind
 from deteval.errors import ConfigError
@@ -146,7 +147,8 @@ def evaluate_coco(
     check_compat(compat)
     if strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {strategy!r}: use one of {', '.join(map(repr, STRATEGIES))}")
-    if resolve_params(params, iou_type).iou_type == "obb":
+    p = resolve_params(params, iou_type)
+    if p.iou_type == "obb":
         gt, results = obb_inputs(gt, results, on_error, two_cores=strategy == "auto")
     if client is not None or shards is not None:
         if strategy == "one process":
@@ -161,7 +163,6 @@ def evaluate_coco(
             compat=compat,
             on_error=on_error,
         )
-    p = resolve_params(params, iou_type)
     two_cores = strategy == "auto"
     g, r, pending = coco_two_cores.read_with_pending(
         gt, results, p, on_error, defer=True, two_cores=two_cores
@@ -273,10 +274,8 @@ def _plan(g: CocoGroundTruth, params: CocoParams, n: int) -> ShardPlan:
         sel = id_selection(g.image_ids, params.img_ids, "image")
     except ConfigError:  # raised by the matching, after the results are read (as in one process)
         return ShardPlan(np.full(g.image_ids.shape[0], -1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64))
-    img_map = np.full(g.image_ids.shape[0], -1, dtype=np.int64)
-    img_map[sel] = np.arange(sel.shape[0])
     bounds = [shard_range(sel.shape[0], k, n)[0] for k in range(n)] + [sel.shape[0]]
-    return ShardPlan(img_map, np.array(bounds, dtype=np.int64))
+    return ShardPlan(selected_positions(sel, g.image_ids.shape[0]), np.array(bounds, dtype=np.int64))
 
 
 #: A results file is read in byte ranges of about this many bytes (each range parsed on its own).
@@ -389,7 +388,7 @@ def _match_task(
 
 def read_results(
     client: Any,
-    sources: list[Any],
+    results: Any,
     gt: Any,
     plan: Any,
     n: int,
@@ -397,9 +396,12 @@ def read_results(
     on_error: str,
     range_bytes: int,
 ) -> tuple[list[Any], list[list[Any]], list[_Read]]:
-    """Map tasks over every file's ranges (anything else: whole); returns the tasks in input order, their
-    pieces per shard, and per source what its reading gave (kind, source, warnings, skipped). A file with a
-    range that cannot stand for it is read again, whole."""
+    """Map tasks over every file's ranges (anything else: whole) of ``results`` (one source, or several
+    result files: :func:`check_kinds`); returns the tasks in input order, their pieces per shard, and per
+    source what its reading gave (kind, source, warnings, skipped). A file with a range that cannot stand for
+    it is read again, whole."""
+    several = is_path_list(results)
+    sources = list(results) if several else [results]
     paths = [i for i, s in enumerate(sources) if isinstance(s, (str, PathLike))]
     # anything else (parsed records, an array, a pycocotools COCO) is sent once, read whole by one task
     given = [s if i in paths else scatter(s, client) for i, s in enumerate(sources)]
@@ -430,16 +432,9 @@ def read_results(
                 skipped=sum(m.skipped for m in ms),
             )
         )
+    if several:
+        check_kinds([(m.kind, m.has_keypoints) for m in per_source if m.n])
     return reads, pieces, per_source
-
-
-def check_kinds(reads: Sequence[_Read]) -> None:
-    """Several result files must hold one kind of results (as :func:`load_results_files`; empty ones hold
-    any)."""
-    full = [m for m in reads if m.n]
-    if len({m.kind for m in full}) > 1 or len({m.has_keypoints for m in full}) > 1:
-        kinds = ", ".join(sorted({m.kind for m in full}))
-        raise ConfigError(f"the result files hold different kinds of results ({kinds})")
 
 
 def evaluate_coco_sharded(
@@ -476,13 +471,9 @@ def evaluate_coco_sharded(
     del g, gt_shard  # the driver keeps the image and category tables only
     plan_f = scatter(plan, client, broadcast=True)
 
-    several = is_path_list(results)
-    sources = list(results) if several else [results]
     _, pieces, reads = read_results(
-        client, sources, base, plan_f, n, results_kind(p.iou_type), on_error, range_bytes
+        client, results, base, plan_f, n, results_kind(p.iou_type), on_error, range_bytes
     )
-    if several:
-        check_kinds(reads)
     source = ", ".join(m.source for m in reads)
     tasks = [(gt_shards[k], pieces[k], k, plan_f, p, compat, source) for k in range(n)]
     parts: list[ShardTable] = map_parts(_match_task, tasks, client)

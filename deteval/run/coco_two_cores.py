@@ -30,7 +30,7 @@ from deteval.detection.coco.inputs import (
     past_border_counts,
     past_border_message,
 )
-from deteval.detection.coco.params import id_selection
+from deteval.detection.coco.params import id_selection, selected_positions
 from deteval.detection.coco.parts import (
     Arrays,
     accumulate_categories,
@@ -363,9 +363,8 @@ def category_halves(
     category's detections, plus ``CROWDING_WEIGHT`` times the sum over its detections of its detections in
     the same image (counted in a table of the (image, category) keys hashed to its size: a collision only
     makes the balance rougher, never the numbers different)."""
-    cat_map = np.full(n_cats, -1, dtype=np.int64)
-    cat_map[cat_sel] = np.arange(cat_sel.shape[0])
-    c = cat if cat_sel.shape[0] == n_cats else cat_map[cat]  # (every category: its own index)
+    # (every category: its own index)
+    c = cat if cat_sel.shape[0] == n_cats else selected_positions(cat_sel, n_cats)[cat]
     size = 1 << max(10, (len(c) // 2).bit_length())
     key = img * n_cats
     key += cat
@@ -549,9 +548,7 @@ def match_image_halves(
 ) -> tuple[MatchTable, None, dict[str, int], list[str]] | None:
     # the evaluated images (indices, ascending id) cut in two runs with about as many detections each
     img_sel = id_selection(g.image_ids, p.img_ids, "image")
-    img_map = np.full(g.image_ids.shape[0], -1, dtype=np.int64)
-    img_map[img_sel] = np.arange(img_sel.shape[0])
-    d_img = img_map[r.img]
+    d_img = selected_positions(img_sel, g.image_ids.shape[0])[r.img]
     per_img = np.bincount(d_img[d_img >= 0], minlength=img_sel.shape[0])
     cut = int(np.searchsorted(np.cumsum(per_img), per_img.sum() / 2))
     if not 0 < cut < img_sel.shape[0]:

@@ -49,13 +49,7 @@ from deteval.io.lvis import LvisGroundTruth, load_lvis_gt
 from deteval.match.boundary import DEFAULT_DILATION_RATIO
 from deteval.match.coco import MatchTable
 from deteval.run import coco as _coco
-from deteval.run.coco import (
-    ShardPlan,
-    check_kinds,
-    gt_rows,
-    read_results,
-    record_keys,
-)
+from deteval.run.coco import ShardPlan, gt_rows, read_results, record_keys
 from deteval.run.coco_two_cores import (
     bbox_results_two_cores,
     both_halves,
@@ -111,14 +105,10 @@ def read_and_match_lvis(
     base = scatter(gt_rows(g, np.arange(min(1, len(g)))), client, broadcast=True)
     light = scatter(gt_rows(g, np.zeros(0, dtype=np.int64)), client, broadcast=True)
     plan_f = scatter(plan, client, broadcast=True)
-    several = isinstance(results, (list, tuple))
-    sources = list(results) if several else [results]
     size = _coco.RANGE_BYTES if range_bytes is None else range_bytes
     read_tasks, pieces, reads = read_results(
-        client, sources, base, plan_f, n, results_kind(p.iou_type), on_error, size
+        client, results, base, plan_f, n, results_kind(p.iou_type), on_error, size
     )
-    if several:
-        check_kinds(reads)
     keys = map_parts(record_keys, [(t,) for t in read_tasks], client)
     img, cat, score, area = (np.concatenate([k[i] for k in keys]) for i in range(4))
     full = [m for m in reads if m.n] or reads[:1]
@@ -198,8 +188,7 @@ def evaluate_lvis(
     dets_per_cat = check_cap(dets_per_cat, "dets_per_cat")
     p = replace(
         CocoParams.default(iou_type), dilation_ratio=dilation_ratio, boundary_profile=boundary_profile
-    )
-    p = p.validated()
+    ).validated()
     kind = results_kind(iou_type)
     r_two = None
     read_gt = partial(load_lvis_gt, gt, keep_segmentation=iou_type in MASK_TYPES, on_error=on_error)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.detection.coco.params import id_selection, unknown_id_notes
+from deteval.detection.coco.params import id_selection, selected_positions, unknown_id_notes
 from deteval.detection.coco.slices import ArraySlices, selection
 from deteval.detection.coco.summary import (
     SummarySpec,
@@ -419,8 +419,7 @@ def with_truth_only(table: MatchTable) -> tuple[MatchTable, np.ndarray]:
     category without non-ignored ground truth), and each category's lists are ranked on their own, so the
     numbers of the categories kept do not change."""
     keep = np.flatnonzero((table.npig > 0).any(axis=1))
-    new_index = np.full(table.n_cats, -1, dtype=np.int64)
-    new_index[keep] = np.arange(keep.shape[0])
+    new_index = selected_positions(keep, table.n_cats)
     rows = np.flatnonzero(new_index[table.cat] >= 0)
     gt_cols: dict[str, Any] = {}
     if table.gt_img is not None and table.gt_cat is not None and table.gt_counted is not None:

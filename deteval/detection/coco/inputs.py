@@ -23,6 +23,7 @@ from deteval.io.coco import (
 __all__ = [
     "BORDER_SHARE",
     "BORDER_SLACK",
+    "check_kinds",
     "is_path_list",
     "load_results_files",
     "past_border_counts",
@@ -105,8 +106,13 @@ def load_results_files(
     """Several result files read as their concatenation, in the given order (the tie order of equal scores).
     Files of different kinds (bbox and segm results) are refused."""
     parts = [load_coco_results(src, gt, iou_type=iou_type, on_error=on_error) for src in sources]
-    full = [p for p in parts if len(p)]  # (an empty file says "bbox", whatever the others hold)
-    kinds = {p.kind for p in full}
-    if len(kinds) > 1 or len({p.keypoints is None for p in full}) > 1:
-        raise ConfigError(f"the result files hold different kinds of results ({', '.join(sorted(kinds))})")
+    check_kinds([(p.kind, p.keypoints is not None) for p in parts if len(p)])
     return concat_results(parts)
+
+
+def check_kinds(kinds: Sequence[tuple[str, bool]]) -> None:
+    """Several result files must hold one kind of results: ``kinds`` gives each non-empty file's loadRes
+    kind and whether it holds keypoints (an empty file says "bbox", whatever the others hold)."""
+    if len(set(kinds)) > 1:
+        shown = ", ".join(sorted({kind for kind, _ in kinds}))
+        raise ConfigError(f"the result files hold different kinds of results ({shown})")

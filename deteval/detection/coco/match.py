@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from deteval.core.sorting import sorted_unique
-from deteval.detection.coco.params import check_compat, id_selection
+from deteval.detection.coco.params import check_compat, id_selection, selected_positions
 from deteval.detection.coco_iou import KeypointOks
 from deteval.detection.coco_obb import obb_measure
 from deteval.detection.coco_params import CocoParams
@@ -133,10 +133,8 @@ def _selection(
     the records in (None: every record)."""
     img_sel = id_selection(gt.image_ids, params.img_ids, "image")
     cat_sel = id_selection(gt.cat_ids, params.cat_ids, "category")
-    img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
-    img_map[img_sel] = np.arange(img_sel.shape[0])
-    cat_map = np.full(gt.cat_ids.shape[0], -1, dtype=np.int64)
-    cat_map[cat_sel] = np.arange(cat_sel.shape[0])
+    img_map = selected_positions(img_sel, gt.image_ids.shape[0])
+    cat_map = selected_positions(cat_sel, gt.cat_ids.shape[0])
     n_img = int(img_sel.shape[0])
     n_cat_sel = int(cat_sel.shape[0])
 

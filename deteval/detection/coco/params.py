@@ -57,6 +57,14 @@ def id_selection(ids: np.ndarray, wanted: Sequence[Any] | None, what: str) -> np
     return np.searchsorted(ids, w[known])
 
 
+def selected_positions(sel: np.ndarray, n: int) -> np.ndarray:
+    """(n,) each of ``n`` items' position among the selected ones ``sel`` (their indices), -1 where not
+    selected: the map from an index among all ids to one among the evaluated ids (:func:`id_selection`)."""
+    positions = np.full(n, -1, dtype=np.int64)
+    positions[sel] = np.arange(sel.shape[0])
+    return positions
+
+
 def _known(ids: np.ndarray, wanted: Sequence[Any], what: str) -> tuple[np.ndarray, np.ndarray]:
     """The distinct wanted ids (ascending) and which of them are in sorted ``ids``."""
     w = np.unique(np.asarray(list(wanted)))

@@ -12,7 +12,7 @@ import numpy as np
 
 from deteval.core.sorting import sorted_unique
 from deteval.detection.coco.match import match_coco
-from deteval.detection.coco.params import id_selection
+from deteval.detection.coco.params import id_selection, selected_positions
 from deteval.detection.coco_accumulate import accumulate, pycocotools_views
 from deteval.detection.coco_params import CocoParams
 from deteval.io.coco import CocoGroundTruth, CocoResults
@@ -50,10 +50,9 @@ def image_parts(
     None where one part holds them all, and an empty list where no image is selected."""
     if len(res) <= SHARD_DETECTIONS:
         return None
-    n_img = int(id_selection(gt.image_ids, params.img_ids, "image").shape[0])
-    img_map = np.full(gt.image_ids.shape[0], -1, dtype=np.int64)
-    img_map[id_selection(gt.image_ids, params.img_ids, "image")] = np.arange(n_img)
-    d_img = img_map[res.img]
+    img_sel = id_selection(gt.image_ids, params.img_ids, "image")
+    n_img = int(img_sel.shape[0])
+    d_img = selected_positions(img_sel, gt.image_ids.shape[0])[res.img]
     in_images = np.ones(n_img, dtype=bool)
     if images is not None and n_img:  # only these images' detections fill the parts
         in_images[:] = False
@@ -124,9 +123,7 @@ def sum_counts(counts: dict[str, int], c: dict[str, int]) -> dict[str, int]:
 
 def per_category(r: CocoResults, cat_sel: np.ndarray, n_cats: int) -> np.ndarray:
     """Detections of each evaluated category (``cat_sel``: their indices among the ``n_cats``)."""
-    cat_map = np.full(n_cats, -1, dtype=np.int64)
-    cat_map[cat_sel] = np.arange(cat_sel.shape[0])
-    c = cat_map[r.cat]
+    c = selected_positions(cat_sel, n_cats)[r.cat]
     return np.bincount(c[c >= 0], minlength=cat_sel.shape[0])
 
 
