@@ -74,6 +74,15 @@ class Cache:
         """tp(k) per topic; k may be a per-topic array. Ranks beyond the list add nothing."""
         return self.lists.tp_at(k)
 
+    def count_before(self, mask: np.ndarray) -> np.ndarray:
+        """Rows of ``mask`` ranked strictly above each row, within its topic (exact integers)."""
+        rt = self.rt
+        above = np.cumsum(mask, dtype=np.int64) - mask
+        offs = np.zeros(rt.n_topics, dtype=np.int64)
+        has = rt.num_ret > 0
+        offs[has] = above[rt.start[has]]
+        return above - np.repeat(offs, rt.num_ret)
+
 
 def num_ret(c: Cache) -> np.ndarray:
     """Documents retrieved per topic."""
@@ -146,12 +155,8 @@ def success_at(c: Cache, k: int) -> np.ndarray:
 def bpref(c: Cache) -> np.ndarray:
     """bpref as trec_eval 9 (``m_bpref.c``): see the module docstring."""
     rt = c.rt
-    judged_nonrel = (rt.rel >= 0) & ~rt.relevant
-    cn = np.cumsum(judged_nonrel, dtype=np.int64)
-    offs = np.zeros(rt.n_topics, dtype=np.int64)
-    has = rt.num_ret > 0
-    offs[has] = (cn - judged_nonrel)[rt.start[has]]
-    nonrel_above = cn - np.repeat(offs, rt.num_ret)
+    # (the relevant rows, the only ones summed, have no judged non-relevant document of their own to count)
+    nonrel_above = c.count_before((rt.rel >= 0) & ~rt.relevant)
     R = rt.num_rel[rt.row_topic]
     N = rt.num_nonrel[rt.row_topic]
     frac = safe_div(np.minimum(nonrel_above, R), np.minimum(N, R))

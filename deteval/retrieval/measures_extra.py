@@ -291,21 +291,10 @@ def inf_ap(c: Cache) -> np.ndarray:
     n the judged non-relevant and u the unjudged pool documents seen so far (r counting this one),
     e = 1e-5; the sum is divided by R."""
     rt = c.rt
-    judged = rt.rel >= 0
-    nonrel = judged & ~rt.relevant
-    unjudged = rt.rel == -2  # prepare.UNJUDGED
-
-    def before(mask: np.ndarray) -> np.ndarray:
-        cum = np.cumsum(mask, dtype=np.int64)
-        offs = np.zeros(rt.n_topics, dtype=np.int64)
-        has = rt.num_ret > 0
-        offs[has] = (cum - mask)[rt.start[has]]
-        return cum - mask - np.repeat(offs, rt.num_ret)  # strictly before each row, within its topic
-
     rows = np.flatnonzero(rt.relevant)
     r1 = c.tp[rows] - 1  # relevant before this one
-    n = before(nonrel)[rows]
-    u = before(unjudged)[rows]
+    n = c.count_before((rt.rel >= 0) & ~rt.relevant)[rows]
+    u = c.count_before(rt.rel == -2)[rows]  # (-2: prepare.UNJUDGED)
     fj = (rt.rank[rows] - 1).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r1 + n + u) / fj) * (
