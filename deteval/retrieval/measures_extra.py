@@ -128,11 +128,11 @@ class _Ideal:
         return self.gain
 
 
-def _per_topic(
-    c: Cache,
-    pairs: Sequence[tuple[int, float]],
-    one: Callable[[list[int], list[tuple[int, float, int]]], float],
-) -> np.ndarray:
+#: One topic's value from its ranking's judged values and its gain levels (:func:`gain_levels`)
+_Walk = Callable[[list[int], list[tuple[int, float, int]]], float]
+
+
+def _per_topic(c: Cache, pairs: Sequence[tuple[int, float]], one: _Walk) -> np.ndarray:
     rt = c.rt
     out = np.zeros(rt.n_topics, dtype=np.float64)
     # judged documents per level and topic: levels > 0 from the ideal list (sorted by topic), level 0 the
@@ -169,9 +169,9 @@ def _clog2(x: float) -> float:
     return -math.inf if x == 0.0 else math.nan
 
 
-def _ndcg_walk(rels: list[int], levels: list[tuple[int, float, int]]) -> tuple[float, float, float]:
-    """(ndcg_rel's value, DCG, ideal DCG) of one topic, accumulated in the order of m_ndcg_rel.c (m_ndcg.c
-    adds the two DCGs in the same order)."""
+def _ndcg_walk(rels: list[int], levels: list[tuple[int, float, int]]) -> tuple[float, float]:
+    """(ndcg_rel, ndcg) of one topic, the DCGs accumulated in the order of m_ndcg_rel.c (m_ndcg.c adds them
+    in the same order)."""
     gain = _gain_of(levels)
     ideal = _Ideal(levels)
     results_dcg = ideal_dcg = total = 0.0
@@ -192,16 +192,7 @@ def _ndcg_walk(rels: list[int], levels: list[tuple[int, float, int]]) -> tuple[f
             n_rel_ret += 1
         i += 1
     total += _cdiv((n_rel - n_rel_ret) * results_dcg, ideal_dcg)
-    return (total / n_rel if total > 0.0 else 0.0), results_dcg, ideal_dcg
-
-
-def _ndcg_one(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
-    _, dcg, ideal = _ndcg_walk(rels, levels)
-    return dcg / ideal if ideal > 0.0 else 0.0
-
-
-def _ndcg_rel_one(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
-    return _ndcg_walk(rels, levels)[0]
+    return (total / n_rel if total > 0.0 else 0.0), (results_dcg / ideal_dcg if ideal_dcg > 0.0 else 0.0)
 
 
 def _rndcg_one(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
@@ -258,27 +249,25 @@ def _g_one(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
     return results_g / sum_ideal if sum_ideal > 0.0 else 0.0
 
 
-def ndcg_gains(c: Cache, pairs: Sequence[tuple[int, float]]) -> np.ndarray:
-    """ndcg with a gain map ``level=gain`` (m_ndcg.c with parameters); levels not named keep gain = level."""
-    return _per_topic(c, pairs, _ndcg_one)
+#: The gain family's walks, by measure
+_GAIN_WALKS: dict[str, _Walk] = {
+    "ndcg": lambda rels, levels: _ndcg_walk(rels, levels)[1],
+    "ndcg_rel": lambda rels, levels: _ndcg_walk(rels, levels)[0],
+    "Rndcg": _rndcg_one,
+    "G": _g_one,
+}
 
 
-def ndcg_rel(c: Cache, pairs: Sequence[tuple[int, float]] = ()) -> np.ndarray:
-    """ndcg_rel: nDCG averaged over the ranks of the relevant documents (m_ndcg_rel.c)."""
-    return _per_topic(c, pairs, _ndcg_rel_one)
-
-
-def rndcg(c: Cache, pairs: Sequence[tuple[int, float]] = ()) -> np.ndarray:
-    """Rndcg: nDCG averaged at the ranks where the ideal gain changes (m_Rndcg.c); a topic without
-    relevant documents is 0."""
-    out = _per_topic(c, pairs, _rndcg_one)
-    out[c.rt.num_rel == 0] = 0.0
+def gain_measure(c: Cache, name: str, pairs: Sequence[tuple[int, float]] = ()) -> np.ndarray:
+    """A measure of the gain family with the gain map ``pairs`` (``level=gain``; levels not named keep
+    gain = level): ``ndcg`` (m_ndcg.c with parameters), ``ndcg_rel`` (nDCG averaged over the ranks of the
+    relevant documents, m_ndcg_rel.c), ``Rndcg`` (nDCG averaged at the ranks where the ideal gain changes,
+    m_Rndcg.c; a topic without relevant documents is 0) or ``G`` (gain over log2(2 + cost so far - gain so
+    far), normalised by the ideal gain sum, m_G.c)."""
+    out = _per_topic(c, pairs, _GAIN_WALKS[name])
+    if name == "Rndcg":
+        out[c.rt.num_rel == 0] = 0.0
     return out
-
-
-def g_measure(c: Cache, pairs: Sequence[tuple[int, float]] = ()) -> np.ndarray:
-    """G: gain over log2(2 + cost so far - gain so far), normalised by the ideal gain sum (m_G.c)."""
-    return _per_topic(c, pairs, _g_one)
 
 
 INFAP_EPSILON = 0.00001
@@ -349,7 +338,7 @@ def rbp_resid(c: Cache, p: float = 0.9) -> np.ndarray:
     return np.where(has, powers[rt.num_ret] + (1 - p) * s, 0.0)
 
 
-def _rbp_one(p: float) -> Callable[[list[int], list[tuple[int, float, int]]], float]:
+def _rbp_one(p: float) -> _Walk:
     def one(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
         gains = [g for _, g, _ in levels]
         # m_rbp.c leaves min and max uninitialised (undefined behaviour); deteval starts them at the

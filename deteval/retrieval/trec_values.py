@@ -78,10 +78,10 @@ def compute(
         "Fmax": lambda: M.f_max(c),
     }
     whole: dict[str, Callable[[tuple], np.ndarray]] = {
-        "ndcg": lambda p: X.ndcg_gains(c, p) if p else M.ndcg(c, None, opts.gain, opts.discount),
-        "ndcg_rel": lambda p: X.ndcg_rel(c, p),
-        "Rndcg": lambda p: X.rndcg(c, p),
-        "G": lambda p: X.g_measure(c, p),
+        "ndcg": lambda p: X.gain_measure(c, "ndcg", p) if p else M.ndcg(c, None, opts.gain, opts.discount),
+        "ndcg_rel": lambda p: X.gain_measure(c, "ndcg_rel", p),
+        "Rndcg": lambda p: X.gain_measure(c, "Rndcg", p),
+        "G": lambda p: X.gain_measure(c, "G", p),
         "rbp": lambda p: X.rbp(c, p),
         # an empty ranking of -c scores 0 (10.0 resets it; 9.0.8 never evaluates such a topic)
         "utility": lambda p: np.where(rt.in_run, X.utility(c, p, int(num_docs)), 0.0),
