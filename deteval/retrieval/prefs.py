@@ -194,10 +194,9 @@ def _recalc(g: _Group, njr: int, ret_only: bool) -> tuple[int, int]:
             poss += int(ok.size)
         return ful, poss
     nonrel = sorted(d for d, v in g.rel.items() if v == 0.0 and (d < njr or not ret_only))
-    first_discarded = nonrel[g.num_rel] if len(nonrel) > g.num_rel else math.inf
-    keep_a = ~np.array([g.rel[d] == 0.0 and d >= first_discarded for d in g.a.tolist()], dtype=bool)
-    keep_b = ~np.array([g.rel[d] == 0.0 and d >= first_discarded for d in g.b.tolist()], dtype=bool)
-    keep = keep_a & keep_b if g.a.size else np.zeros(0, dtype=bool)
+    # the non-relevant documents past the first R leave (with ret_only those not retrieved leave below)
+    gone = np.array(nonrel[g.num_rel :], dtype=np.int64)
+    keep = ~np.isin(g.a, gone) & ~np.isin(g.b, gone)
     a, b = g.a[keep], g.b[keep]
     if ret_only:
         both = (a < njr) & (b < njr)
@@ -211,12 +210,9 @@ def _rnonrel(groups: list[_Group], njr: int, ret_only: bool) -> float:
     for g in groups:
         r, n = (g.num_rel_ret, g.num_nonrel_ret) if ret_only else (g.num_rel, g.num_nonrel)
         if r >= n:
-            if ret_only:
-                ful = g.ful_ret + g.num_rel_ret * (r - n)
-                poss = g.poss_ret + g.num_rel * (r - n)
-            else:
-                ful = g.ful_ret + g.ful_imp + g.num_rel_ret * (r - n)
-                poss = g.poss_ret + g.poss_imp + g.notoccur + g.num_rel * (r - n)
+            ful, poss = _ful_poss([g], "ret" if ret_only else "")
+            ful += g.num_rel_ret * (r - n)
+            poss += g.num_rel * (r - n)
         else:
             ful, poss = _recalc(g, njr, ret_only)
         total += _ratio(ful, poss)
