@@ -48,12 +48,6 @@ from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION, r
 MIN_GEO_MEAN = 0.00001
 
 
-def _sum_by_topic(rt: RankedTopics, weights: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-    if mask is not None:
-        return np.bincount(rt.row_topic[mask], weights=weights[mask], minlength=rt.n_topics)
-    return np.bincount(rt.row_topic, weights=weights, minlength=rt.n_topics)
-
-
 class Cache:
     """Per-row quantities shared by several measures, computed once; ``lists`` is the ranking as the core's
     :class:`~deteval.core.lists.RankedLists` (one list per topic)."""
@@ -161,7 +155,8 @@ def bpref(c: Cache) -> np.ndarray:
     N = rt.num_nonrel[rt.row_topic]
     frac = safe_div(np.minimum(nonrel_above, R), np.minimum(N, R))
     contrib = np.where(nonrel_above > 0, 1.0 - frac, 1.0)
-    return safe_div(_sum_by_topic(rt, contrib, rt.relevant), rt.num_rel)
+    rel = rt.relevant
+    return safe_div(np.bincount(rt.row_topic[rel], weights=contrib[rel], minlength=rt.n_topics), rt.num_rel)
 
 
 def _gain(values: np.ndarray, gain: str) -> np.ndarray:
