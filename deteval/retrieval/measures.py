@@ -38,6 +38,7 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from deteval.core.lists import RankedLists, presorted_lists
 from deteval.core.lists import safe_div as safe_div
@@ -159,18 +160,16 @@ def bpref(c: Cache) -> np.ndarray:
     return safe_div(np.bincount(rt.row_topic[rel], weights=contrib[rel], minlength=rt.n_topics), rt.num_rel)
 
 
-def _gain(values: np.ndarray, gain: str) -> np.ndarray:
+def gain_values(values: ArrayLike, gain: str = "trec") -> np.ndarray:
+    """g(rel): rel (``"trec"``) or 2^rel - 1 (``"exp2"``) for rel > 0, else 0."""
     v = np.asarray(values, dtype=np.float64)
-    if gain == "exp2":
-        return np.where(v > 0, np.exp2(v) - 1.0, 0.0)
-    return np.where(v > 0, v, 0.0)
+    return np.where(v > 0, np.exp2(v) - 1.0 if gain == "exp2" else v, 0.0)
 
 
-def _discount(rank: np.ndarray, discount: str) -> np.ndarray:
+def discounts(rank: np.ndarray, discount: str = "trec") -> np.ndarray:
+    """d(i) of 1-based ranks: log2(i + 1) (``"trec"``) or log2(max(i, 2)) (``"max2"``)."""
     r = rank.astype(np.float64)
-    if discount == "max2":
-        return np.log2(np.maximum(r, 2.0))
-    return np.log2(r + 1.0)
+    return np.log2(np.maximum(r, 2.0)) if discount == "max2" else np.log2(r + 1.0)
 
 
 def dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "trec") -> np.ndarray:
@@ -178,17 +177,17 @@ def dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "tre
     rt = c.rt
     mask = rt.rel > 0 if k is None else (rt.rel > 0) & (rt.rank <= k)
     rows = np.flatnonzero(mask)  # only documents with a gain: the logarithms of the rest are not needed
-    g = _gain(rt.rel[rows], gain)
-    w = g / _discount(rt.rank[rows], discount)
+    g = gain_values(rt.rel[rows], gain)
+    w = g / discounts(rt.rank[rows], discount)
     return np.bincount(rt.row_topic[rows], weights=w, minlength=rt.n_topics)
 
 
 def ideal_dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "trec") -> np.ndarray:
     """DCG of the ideal ranking: all judged documents of the topic with rel > 0, by decreasing rel."""
     rt = c.rt
-    g = _gain(rt.ideal_gain, gain)
+    g = gain_values(rt.ideal_gain, gain)
     mask = g > 0 if k is None else (g > 0) & (rt.ideal_rank <= k)
-    w = g / _discount(rt.ideal_rank, discount)
+    w = g / discounts(rt.ideal_rank, discount)
     return np.bincount(rt.ideal_topic[mask], weights=w[mask], minlength=rt.n_topics)
 
 
