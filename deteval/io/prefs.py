@@ -73,11 +73,8 @@ def load_prefs(path: str | PathLike[str], *, qrels_format: bool = False, comment
                 file=str(path),
                 record=f"line {no}",
             )
-        if qrels_format:
-            line = PrefLine(parts[1], b"0", parts[2], rel)
-        else:
-            line = PrefLine(parts[1], parts[2], parts[3], rel)
-        out.topics.setdefault(parts[0], []).append(line)
+        jsg = b"0" if qrels_format else parts[2]  # (docno and rel_level are the last two fields of both)
+        out.topics.setdefault(parts[0], []).append(PrefLine(parts[1], jsg, parts[-2], rel))
     if not out.topics:
         raise InputFormatError("no preference lines (trec_eval: cannot read prefs file)", file=str(path))
     return out
