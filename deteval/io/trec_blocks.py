@@ -277,41 +277,35 @@ class FileBlocks:
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         refuse_special(self.path, "file")  # (a pipe would block the open, /dev/zero never end)
         try:
-            fh = Path(self.path).open("rb")
+            with Path(self.path).open("rb") as fh:
+                line0, carry, first = 0, b"", True
+                while True:
+                    chunk = fh.read(BLOCK)
+                    buf = carry + chunk if carry else chunk
+                    if first:  # a UTF-8 BOM would glue onto the first topic id
+                        if len(buf) < 3 and chunk:
+                            carry = buf
+                            continue
+                        first = False
+                        if buf.startswith(b"\xef\xbb\xbf"):
+                            buf = buf[3:]
+                    if chunk:
+                        cut = buf.rfind(b"\n") + 1
+                        if cut == 0:  # no line end yet: read on (a line longer than a block)
+                            carry = buf
+                            continue
+                        block, carry = buf[:cut], buf[cut:]
+                    else:
+                        block, carry = buf, b""
+                        if line0 == 0 and b"\n" not in block and b"\r" in block:  # the whole file, no LF
+                            block = block.replace(b"\r", b"\n")
+                    if block:
+                        yield line0, self._prepare(block, line0)
+                        line0 += block.count(b"\n")
+                    if not chunk:
+                        return
         except OSError as exc:
             raise InputFormatError(f"cannot read file: {exc.strerror or exc}", file=str(self.path)) from None
-        with fh:
-            line0, carry, first = 0, b"", True
-            while True:
-                try:
-                    chunk = fh.read(BLOCK)
-                except OSError as exc:
-                    raise InputFormatError(
-                        f"cannot read file: {exc.strerror or exc}", file=str(self.path)
-                    ) from None
-                buf = carry + chunk if carry else chunk
-                if first:  # a UTF-8 BOM would glue onto the first topic id
-                    if len(buf) < 3 and chunk:
-                        carry = buf
-                        continue
-                    first = False
-                    if buf.startswith(b"\xef\xbb\xbf"):
-                        buf = buf[3:]
-                if chunk:
-                    cut = buf.rfind(b"\n") + 1
-                    if cut == 0:  # no line end yet: read on (a line longer than a block)
-                        carry = buf
-                        continue
-                    block, carry = buf[:cut], buf[cut:]
-                else:
-                    block, carry = buf, b""
-                    if line0 == 0 and b"\n" not in block and b"\r" in block:  # the whole file, no LF
-                        block = block.replace(b"\r", b"\n")
-                if block:
-                    yield line0, self._prepare(block, line0)
-                    line0 += block.count(b"\n")
-                if not chunk:
-                    return
 
     def _prepare(self, block: bytes, line0: int) -> bytes:
         nul = block.find(b"\x00")
