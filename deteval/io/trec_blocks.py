@@ -91,6 +91,25 @@ def read_bytes(path: str | PathLike[str]) -> bytes:
     return data
 
 
+def line_fields(
+    data: bytes, what: str, path: str | PathLike[str], *, blank_ok: bool, comments: bool = False
+) -> Iterator[tuple[str, list[bytes]]]:
+    """The whitespace-separated fields of each line of a small file, with the line's record name: a line
+    whose fields are not the ones ``what`` names raises (a blank line too, unless ``blank_ok``: it is then
+    skipped); with ``comments``, a line starting with ``#`` is skipped."""
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    for no, raw in enumerate(lines, 1):
+        parts = raw.split()
+        if (comments and raw.startswith(b"#")) or (blank_ok and not parts):
+            continue
+        if len(parts) != len(what.split()):
+            message = f"expected {len(what.split())} fields ({what}), found {len(parts)}"
+            raise InputFormatError(message, file=str(path), record=f"line {no}")
+        yield f"line {no}", parts
+
+
 _EMPTY = np.zeros(0, dtype="S1")
 
 
