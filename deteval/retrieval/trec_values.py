@@ -72,7 +72,8 @@ def compute(
         "set_P": lambda: M.safe_div(M.num_rel_ret(c), rt.num_ret),
         "set_recall": lambda: M.safe_div(M.num_rel_ret(c), rt.num_rel),
         "set_relative_P": lambda: M.safe_div(M.num_rel_ret(c), np.minimum(rt.num_ret, rt.num_rel)),
-        "set_map": lambda: _set_map(c),
+        # m_set_map.c: num_rel_ret**2 / (num_ret * num_rel), each product in doubles (0 if either is 0)
+        "set_map": lambda: M.safe_div(M.num_rel_ret(c) ** 2, M.num_ret(c) * M.num_rel(c)),
         "num_nonrel_judged_ret": lambda: M.num_nonrel_judged_ret(c),
         "gm_bpref": lambda: np.log(np.maximum(M.bpref(c), M.MIN_GEO_MEAN)),
         "Fmax": lambda: M.f_max(c),
@@ -150,12 +151,6 @@ def _iprec(c: M.Cache, params: tuple, opts: Options) -> np.ndarray:
             cut = recall_cutoff(x, rt.num_rel, opts.version, opts.recall_levels)
             vals[empty & (cut == 0), j] = NAN_0_0
     return vals
-
-
-def _set_map(c: M.Cache) -> np.ndarray:
-    """m_set_map.c: num_rel_ret**2 / (num_ret * num_rel), each product in doubles (0 if either is 0)."""
-    nrr = M.num_rel_ret(c)
-    return M.safe_div(nrr * nrr, M.num_ret(c) * M.num_rel(c))
 
 
 MISSING_ZSCORE_VALUE = -1000000.0
