@@ -318,20 +318,12 @@ def unjudged_at(c: Cache, k: int) -> np.ndarray:
     return np.bincount(rt.row_topic[rows], minlength=rt.n_topics) / float(k)
 
 
-def _powers(p: float, n: int) -> np.ndarray:
-    """1, p, p*p, ... as trec_eval's ``cur_p = cur_p * p`` makes them (one rounding per step)."""
-    out = np.empty(max(n, 1), dtype=np.float64)
-    out[0] = 1.0
-    if n > 1:
-        out[1:] = np.cumprod(np.full(n - 1, p))
-    return out
-
-
 def rbp_resid(c: Cache, p: float = 0.9) -> np.ndarray:
     """rbp_resid (trec_eval 10.0, m_rbp_resid.c, p fixed at 0.9): p^n + (1 - p) * sum of p^i over the
     unjudged ranks i (0-based, n retrieved); 0 when every retrieved document is judged."""
     rt = c.rt
-    powers = _powers(p, int(rt.num_ret.max(initial=0)) + 1)
+    # 1, p, p*p, ... as trec_eval's cur_p = cur_p * p makes them (one rounding per step)
+    powers = np.concatenate(([1.0], np.cumprod(np.full(int(rt.num_ret.max(initial=0)), p))))
     rows = np.flatnonzero(rt.rel < 0)
     s = np.bincount(rt.row_topic[rows], weights=powers[rt.rank[rows] - 1], minlength=rt.n_topics)
     has = np.bincount(rt.row_topic[rows], minlength=rt.n_topics) > 0
