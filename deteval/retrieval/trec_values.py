@@ -181,16 +181,13 @@ def to_zscores(
             v = float(vals[i])
             if convert is not None and not convert[i]:
                 z[i] = v
-            elif ms is None:
+            elif ms is None or (not ms[1] and v != ms[0]):
                 z[i] = MISSING_ZSCORE_VALUE
                 missing += 1
             elif ms[1]:
                 z[i] = (v - ms[0]) / ms[1]
-            elif v == ms[0]:
-                z[i] = 0.0
             else:
-                z[i] = MISSING_ZSCORE_VALUE
-                missing += 1
+                z[i] = 0.0
         out[name] = (z, agg)
     return out, missing
 
