@@ -32,7 +32,6 @@ go through the same checks; their records are the list indices.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import replace
 from os import PathLike
@@ -42,7 +41,7 @@ from typing import Any
 from deteval.errors import ConfigError, InputFormatError, ValidationError
 from deteval.io.guards import refuse_special
 from deteval.syntax import ASCII_SPACE, fields, parse_decimal, text_lines
-from deteval.tables.segments import MAX_TIME, Segments, build_segments, segments_from_list
+from deteval.tables.segments import MAX_TIME, Segments, build_segments, segments_from_list, time_fault
 
 __all__ = [
     "MAX_TIME",
@@ -62,20 +61,6 @@ def _parse_time(token: str, what: str, path: str, lineno: int) -> float:
         raise InputFormatError(
             f"{what} time {token!r} is not a number", file=path, record=f"line {lineno}"
         ) from None
-
-
-def _check_times(start: float, end: float) -> str | None:
-    """The reason a single segment's times are invalid (as :func:`build_segments` would say), or None."""
-    for name, t in (("start", start), ("end", end)):
-        if not math.isfinite(t):
-            return f"{name} time is {t!r}; times must be finite"
-        if t < 0:
-            return f"{name} time {t!r} is negative"
-        if t > MAX_TIME:
-            return f"{name} time {t!r} is implausibly large (above {MAX_TIME:g})"
-    if end < start:
-        return f"end {end!r} is before start {start!r}"
-    return None
 
 
 def parse_lab(
@@ -114,10 +99,8 @@ def parse_lab(
                 )
             start = _parse_time(parts[0], "start", source, lineno)
             end = _parse_time(parts[1], "end", source, lineno)
-            if skip:
-                reason = _check_times(start, end)
-                if reason is not None:
-                    raise ValidationError(reason, file=source, record=f"line {lineno}")
+            if skip and (reason := time_fault(start, end)):
+                raise ValidationError(reason, file=source, record=f"line {lineno}")
         except (InputFormatError, ValidationError) as exc:
             if not skip:
                 raise

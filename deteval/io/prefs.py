@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 
 from deteval.errors import InputFormatError
-from deteval.io.trec_blocks import read_bytes
+from deteval.io.trec_blocks import line_fields, read_bytes
 from deteval.syntax import parse_decimal
 
 
@@ -47,22 +47,9 @@ def load_prefs(path: str | PathLike[str], *, qrels_format: bool = False, comment
     ``test/prefs.comment.test`` has them): a line starting with ``#`` is a comment, as in 10.0's qrels; a
     ``#`` inside a docno is data."""
     data = read_bytes(path)
-    n_fields = 4 if qrels_format else 5
     out = Prefs(source=str(path))
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    for no, raw in enumerate(lines, 1):
-        if comments and raw.startswith(b"#"):
-            continue
-        parts = raw.split()
-        if len(parts) != n_fields:
-            raise InputFormatError(
-                f"expected {n_fields} fields ({'qid jg docno rel' if qrels_format else 'qid jg jsg docno rel'})"
-                f", found {len(parts)}",
-                file=str(path),
-                record=f"line {no}",
-            )
+    what = "qid jg docno rel" if qrels_format else "qid jg jsg docno rel"
+    for record, parts in line_fields(data, what, path, blank_ok=False, comments=comments):
         try:  # ASCII decimal notation only: float() would read b"1_0" as 10 (atof: 1)
             rel = parse_decimal(parts[-1].decode("ascii"))
         except (ValueError, UnicodeDecodeError):
@@ -71,13 +58,10 @@ def load_prefs(path: str | PathLike[str], *, qrels_format: bool = False, comment
             raise InputFormatError(
                 f"rel_level {parts[-1].decode('utf-8', 'backslashreplace')!r} is not a finite number",
                 file=str(path),
-                record=f"line {no}",
+                record=record,
             )
-        if qrels_format:
-            line = PrefLine(parts[1], b"0", parts[2], rel)
-        else:
-            line = PrefLine(parts[1], parts[2], parts[3], rel)
-        out.topics.setdefault(parts[0], []).append(line)
+        jsg = b"0" if qrels_format else parts[2]  # (docno and rel_level are the last two fields of both)
+        out.topics.setdefault(parts[0], []).append(PrefLine(parts[1], jsg, parts[-2], rel))
     if not out.topics:
         raise InputFormatError("no preference lines (trec_eval: cannot read prefs file)", file=str(path))
     return out

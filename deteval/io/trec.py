@@ -36,6 +36,7 @@ from deteval.io.trec_blocks import (
     ByteBlocks,
     FileBlocks,
     blank_warning,
+    line_fields,
     read_bytes,
     read_table,
     refuse_nul,
@@ -272,23 +273,13 @@ def load_zscores(path: str | PathLike[str]) -> dict[tuple[str, str], tuple[float
     """
     data = read_bytes(path)
     out: dict[tuple[str, str], tuple[float, float]] = {}
-    for i, raw in enumerate(data.split(b"\n"), 1):
-        parts = raw.split()
-        if not parts:
-            continue
-        record = f"line {i}"
-        if len(parts) != 4:
-            raise InputFormatError(
-                f"expected 4 fields (qid measure mean stddev), found {len(parts)}",
-                file=str(path),
-                record=record,
-            )
+    for record, parts in line_fields(data, "qid measure mean stddev", path, blank_ok=True):
         try:
+            if b"_" in parts[2] + parts[3]:  # Python's float() reads 1_0 as 10; atof stops at the "_"
+                raise ValueError
             mean, std = float(parts[2]), float(parts[3])
         except ValueError:
             raise InputFormatError("mean and stddev must be numbers", file=str(path), record=record) from None
-        if b"_" in parts[2] + parts[3]:  # Python's float() reads 1_0 as 10; atof stops at the "_"
-            raise InputFormatError("mean and stddev must be numbers", file=str(path), record=record)
         if std < 0 or 0 < std < sys.float_info.min:  # (a sign flip; a z-score overflowing to inf)
             raise ValidationError(
                 f"stddev {std:g} must be 0 or a positive normal number", file=str(path), record=record

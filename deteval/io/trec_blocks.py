@@ -91,6 +91,25 @@ def read_bytes(path: str | PathLike[str]) -> bytes:
     return data
 
 
+def line_fields(
+    data: bytes, what: str, path: str | PathLike[str], *, blank_ok: bool, comments: bool = False
+) -> Iterator[tuple[str, list[bytes]]]:
+    """The whitespace-separated fields of each line of a small file, with the line's record name: a line
+    whose fields are not the ones ``what`` names raises (a blank line too, unless ``blank_ok``: it is then
+    skipped); with ``comments``, a line starting with ``#`` is skipped."""
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    for no, raw in enumerate(lines, 1):
+        parts = raw.split()
+        if (comments and raw.startswith(b"#")) or (blank_ok and not parts):
+            continue
+        if len(parts) != len(what.split()):
+            message = f"expected {len(what.split())} fields ({what}), found {len(parts)}"
+            raise InputFormatError(message, file=str(path), record=f"line {no}")
+        yield f"line {no}", parts
+
+
 _EMPTY = np.zeros(0, dtype="S1")
 
 
@@ -277,41 +296,35 @@ class FileBlocks:
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         refuse_special(self.path, "file")  # (a pipe would block the open, /dev/zero never end)
         try:
-            fh = Path(self.path).open("rb")
+            with Path(self.path).open("rb") as fh:
+                line0, carry, first = 0, b"", True
+                while True:
+                    chunk = fh.read(BLOCK)
+                    buf = carry + chunk if carry else chunk
+                    if first:  # a UTF-8 BOM would glue onto the first topic id
+                        if len(buf) < 3 and chunk:
+                            carry = buf
+                            continue
+                        first = False
+                        if buf.startswith(b"\xef\xbb\xbf"):
+                            buf = buf[3:]
+                    if chunk:
+                        cut = buf.rfind(b"\n") + 1
+                        if cut == 0:  # no line end yet: read on (a line longer than a block)
+                            carry = buf
+                            continue
+                        block, carry = buf[:cut], buf[cut:]
+                    else:
+                        block, carry = buf, b""
+                        if line0 == 0 and b"\n" not in block and b"\r" in block:  # the whole file, no LF
+                            block = block.replace(b"\r", b"\n")
+                    if block:
+                        yield line0, self._prepare(block, line0)
+                        line0 += block.count(b"\n")
+                    if not chunk:
+                        return
         except OSError as exc:
             raise InputFormatError(f"cannot read file: {exc.strerror or exc}", file=str(self.path)) from None
-        with fh:
-            line0, carry, first = 0, b"", True
-            while True:
-                try:
-                    chunk = fh.read(BLOCK)
-                except OSError as exc:
-                    raise InputFormatError(
-                        f"cannot read file: {exc.strerror or exc}", file=str(self.path)
-                    ) from None
-                buf = carry + chunk if carry else chunk
-                if first:  # a UTF-8 BOM would glue onto the first topic id
-                    if len(buf) < 3 and chunk:
-                        carry = buf
-                        continue
-                    first = False
-                    if buf.startswith(b"\xef\xbb\xbf"):
-                        buf = buf[3:]
-                if chunk:
-                    cut = buf.rfind(b"\n") + 1
-                    if cut == 0:  # no line end yet: read on (a line longer than a block)
-                        carry = buf
-                        continue
-                    block, carry = buf[:cut], buf[cut:]
-                else:
-                    block, carry = buf, b""
-                    if line0 == 0 and b"\n" not in block and b"\r" in block:  # the whole file, no LF
-                        block = block.replace(b"\r", b"\n")
-                if block:
-                    yield line0, self._prepare(block, line0)
-                    line0 += block.count(b"\n")
-                if not chunk:
-                    return
 
     def _prepare(self, block: bytes, line0: int) -> bytes:
         nul = block.find(b"\x00")

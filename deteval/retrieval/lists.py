@@ -23,6 +23,7 @@ from deteval.errors import ValidationError
 from deteval.io.trec_memory import qrels_from_lists, run_from_lists
 from deteval.results import EvalResult
 from deteval.retrieval import trec
+from deteval.retrieval.measures import discounts, gain_values
 
 
 def _rel(relevance: ArrayLike, level: int = 1) -> np.ndarray:
@@ -108,10 +109,7 @@ def dcg_at_k(gains: ArrayLike, k: int | None = None, *, gain: str = "trec", disc
     g = np.asarray(gains, dtype=np.float64)
     if k is not None:
         g = g[: core_summary.check_k(k)]
-    g = np.where(g > 0, np.exp2(g) - 1.0 if gain == "exp2" else g, 0.0)
-    r = np.arange(1, g.shape[0] + 1, dtype=np.float64)
-    d = np.log2(np.maximum(r, 2.0)) if discount == "max2" else np.log2(r + 1.0)
-    return float(np.sum(g / d))
+    return float(np.sum(gain_values(g, gain) / discounts(np.arange(1, g.shape[0] + 1), discount)))
 
 
 def ndcg_at_k(

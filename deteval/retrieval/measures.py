@@ -38,6 +38,7 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from deteval.core.lists import RankedLists, presorted_lists
 from deteval.core.lists import safe_div as safe_div
@@ -46,12 +47,6 @@ from deteval.retrieval.prepare import RankedTopics
 from deteval.retrieval.versions import DEFAULT_RECALL_LEVELS, DEFAULT_VERSION, recall_cutoff
 
 MIN_GEO_MEAN = 0.00001
-
-
-def _sum_by_topic(rt: RankedTopics, weights: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-    if mask is not None:
-        return np.bincount(rt.row_topic[mask], weights=weights[mask], minlength=rt.n_topics)
-    return np.bincount(rt.row_topic, weights=weights, minlength=rt.n_topics)
 
 
 class Cache:
@@ -73,6 +68,15 @@ class Cache:
     def tp_at(self, k: np.ndarray | int) -> np.ndarray:
         """tp(k) per topic; k may be a per-topic array. Ranks beyond the list add nothing."""
         return self.lists.tp_at(k)
+
+    def count_before(self, mask: np.ndarray) -> np.ndarray:
+        """Rows of ``mask`` ranked strictly above each row, within its topic (exact integers)."""
+        rt = self.rt
+        above = np.cumsum(mask, dtype=np.int64) - mask
+        offs = np.zeros(rt.n_topics, dtype=np.int64)
+        has = rt.num_ret > 0
+        offs[has] = above[rt.start[has]]
+        return above - np.repeat(offs, rt.num_ret)
 
 
 def num_ret(c: Cache) -> np.ndarray:
@@ -146,31 +150,26 @@ def success_at(c: Cache, k: int) -> np.ndarray:
 def bpref(c: Cache) -> np.ndarray:
     """bpref as trec_eval 9 (``m_bpref.c``): see the module docstring."""
     rt = c.rt
-    judged_nonrel = (rt.rel >= 0) & ~rt.relevant
-    cn = np.cumsum(judged_nonrel, dtype=np.int64)
-    offs = np.zeros(rt.n_topics, dtype=np.int64)
-    has = rt.num_ret > 0
-    offs[has] = (cn - judged_nonrel)[rt.start[has]]
-    nonrel_above = cn - np.repeat(offs, rt.num_ret)
+    # (the relevant rows, the only ones summed, have no judged non-relevant document of their own to count)
+    nonrel_above = c.count_before((rt.rel >= 0) & ~rt.relevant)
     R = rt.num_rel[rt.row_topic]
     N = rt.num_nonrel[rt.row_topic]
     frac = safe_div(np.minimum(nonrel_above, R), np.minimum(N, R))
     contrib = np.where(nonrel_above > 0, 1.0 - frac, 1.0)
-    return safe_div(_sum_by_topic(rt, contrib, rt.relevant), rt.num_rel)
+    rel = rt.relevant
+    return safe_div(np.bincount(rt.row_topic[rel], weights=contrib[rel], minlength=rt.n_topics), rt.num_rel)
 
 
-def _gain(values: np.ndarray, gain: str) -> np.ndarray:
+def gain_values(values: ArrayLike, gain: str = "trec") -> np.ndarray:
+    """g(rel): rel (``"trec"``) or 2^rel - 1 (``"exp2"``) for rel > 0, else 0."""
     v = np.asarray(values, dtype=np.float64)
-    if gain == "exp2":
-        return np.where(v > 0, np.exp2(v) - 1.0, 0.0)
-    return np.where(v > 0, v, 0.0)
+    return np.where(v > 0, np.exp2(v) - 1.0 if gain == "exp2" else v, 0.0)
 
 
-def _discount(rank: np.ndarray, discount: str) -> np.ndarray:
+def discounts(rank: np.ndarray, discount: str = "trec") -> np.ndarray:
+    """d(i) of 1-based ranks: log2(i + 1) (``"trec"``) or log2(max(i, 2)) (``"max2"``)."""
     r = rank.astype(np.float64)
-    if discount == "max2":
-        return np.log2(np.maximum(r, 2.0))
-    return np.log2(r + 1.0)
+    return np.log2(np.maximum(r, 2.0)) if discount == "max2" else np.log2(r + 1.0)
 
 
 def dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "trec") -> np.ndarray:
@@ -178,17 +177,17 @@ def dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "tre
     rt = c.rt
     mask = rt.rel > 0 if k is None else (rt.rel > 0) & (rt.rank <= k)
     rows = np.flatnonzero(mask)  # only documents with a gain: the logarithms of the rest are not needed
-    g = _gain(rt.rel[rows], gain)
-    w = g / _discount(rt.rank[rows], discount)
+    g = gain_values(rt.rel[rows], gain)
+    w = g / discounts(rt.rank[rows], discount)
     return np.bincount(rt.row_topic[rows], weights=w, minlength=rt.n_topics)
 
 
 def ideal_dcg(c: Cache, k: int | None = None, gain: str = "trec", discount: str = "trec") -> np.ndarray:
     """DCG of the ideal ranking: all judged documents of the topic with rel > 0, by decreasing rel."""
     rt = c.rt
-    g = _gain(rt.ideal_gain, gain)
+    g = gain_values(rt.ideal_gain, gain)
     mask = g > 0 if k is None else (g > 0) & (rt.ideal_rank <= k)
-    w = g / _discount(rt.ideal_rank, discount)
+    w = g / discounts(rt.ideal_rank, discount)
     return np.bincount(rt.ideal_topic[mask], weights=w[mask], minlength=rt.n_topics)
 
 

@@ -29,7 +29,8 @@ def utility(
 ) -> np.ndarray:
     """utility = p1 a + p2 b + p3 c + p4 d over the contingency table (a relevant retrieved, b non-relevant
     retrieved, c relevant not retrieved, d = num_docs + a - retrieved - R), m_utility.c. ``added`` (bool
-    per topic) marks topics scored as one retrieved unjudged document (:func:`bogus_ranking`)."""
+    per topic) marks topics scored as one retrieved unjudged document
+    (:func:`~deteval.retrieval.trec_values.bogus_topics`)."""
     rt = c.rt
     a = num_rel_ret(c)
     ret = (rt.num_ret if added is None else rt.num_ret + added).astype(np.float64)
@@ -131,11 +132,11 @@ class _Ideal:
         return self.gain
 
 
-def _per_topic(
-    c: Cache,
-    pairs: Sequence[tuple[int, float]],
-    one: Callable[[list[int], list[tuple[int, float, int]]], float],
-) -> np.ndarray:
+#: One topic's value from its ranking's judged values and its gain levels (:func:`gain_levels`)
+_Walk = Callable[[list[int], list[tuple[int, float, int]]], float]
+
+
+def _per_topic(c: Cache, pairs: Sequence[tuple[int, float]], one: _Walk) -> np.ndarray:
     rt = c.rt
     out = np.zeros(rt.n_topics, dtype=np.float64)
     # judged documents per level and topic: levels > 0 from the ideal list (sorted by topic), level 0 the
@@ -172,9 +173,9 @@ def _clog2(x: float) -> float:
     return -math.inf if x == 0.0 else math.nan
 
 
-def _ndcg_walk(rels: list[int], levels: list[tuple[int, float, int]]) -> tuple[float, float, float]:
-    """(ndcg_rel's value, DCG, ideal DCG) of one topic, accumulated in the order of m_ndcg_rel.c (m_ndcg.c
-    adds the two DCGs in the same order)."""
+def _ndcg_walk(rels: list[int], levels: list[tuple[int, float, int]]) -> tuple[float, float]:
+    """(ndcg_rel, ndcg) of one topic, the DCGs accumulated in the order of m_ndcg_rel.c (m_ndcg.c adds them
+    in the same order)."""
     gain = _gain_of(levels)
     ideal = _Ideal(levels)
     results_dcg = ideal_dcg = total = 0.0
@@ -195,16 +196,7 @@ def _ndcg_walk(rels: list[int], levels: list[tuple[int, float, int]]) -> tuple[f
             n_rel_ret += 1
         i += 1
     total += _cdiv((n_rel - n_rel_ret) * results_dcg, ideal_dcg)
-    return (total / n_rel if total > 0.0 else 0.0), results_dcg, ideal_dcg
-
-
-def _ndcg_one(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
-    _, dcg, ideal = _ndcg_walk(rels, levels)
-    return dcg / ideal if ideal > 0.0 else 0.0
-
-
-def _ndcg_rel_one(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
-    return _ndcg_walk(rels, levels)[0]
+    return (total / n_rel if total > 0.0 else 0.0), (results_dcg / ideal_dcg if ideal_dcg > 0.0 else 0.0)
 
 
 def _rndcg_one(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
@@ -261,27 +253,25 @@ def _g_one(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
     return results_g / sum_ideal if sum_ideal > 0.0 else 0.0
 
 
-def ndcg_gains(c: Cache, pairs: Sequence[tuple[int, float]]) -> np.ndarray:
-    """ndcg with a gain map ``level=gain`` (m_ndcg.c with parameters); levels not named keep gain = level."""
-    return _per_topic(c, pairs, _ndcg_one)
+#: The gain family's walks, by measure
+_GAIN_WALKS: dict[str, _Walk] = {
+    "ndcg": lambda rels, levels: _ndcg_walk(rels, levels)[1],
+    "ndcg_rel": lambda rels, levels: _ndcg_walk(rels, levels)[0],
+    "Rndcg": _rndcg_one,
+    "G": _g_one,
+}
 
 
-def ndcg_rel(c: Cache, pairs: Sequence[tuple[int, float]] = ()) -> np.ndarray:
-    """ndcg_rel: nDCG averaged over the ranks of the relevant documents (m_ndcg_rel.c)."""
-    return _per_topic(c, pairs, _ndcg_rel_one)
-
-
-def rndcg(c: Cache, pairs: Sequence[tuple[int, float]] = ()) -> np.ndarray:
-    """Rndcg: nDCG averaged at the ranks where the ideal gain changes (m_Rndcg.c); a topic without
-    relevant documents is 0."""
-    out = _per_topic(c, pairs, _rndcg_one)
-    out[c.rt.num_rel == 0] = 0.0
+def gain_measure(c: Cache, name: str, pairs: Sequence[tuple[int, float]] = ()) -> np.ndarray:
+    """A measure of the gain family with the gain map ``pairs`` (``level=gain``; levels not named keep
+    gain = level): ``ndcg`` (m_ndcg.c with parameters), ``ndcg_rel`` (nDCG averaged over the ranks of the
+    relevant documents, m_ndcg_rel.c), ``Rndcg`` (nDCG averaged at the ranks where the ideal gain changes,
+    m_Rndcg.c; a topic without relevant documents is 0) or ``G`` (gain over log2(2 + cost so far - gain so
+    far), normalised by the ideal gain sum, m_G.c)."""
+    out = _per_topic(c, pairs, _GAIN_WALKS[name])
+    if name == "Rndcg":
+        out[c.rt.num_rel == 0] = 0.0
     return out
-
-
-def g_measure(c: Cache, pairs: Sequence[tuple[int, float]] = ()) -> np.ndarray:
-    """G: gain over log2(2 + cost so far - gain so far), normalised by the ideal gain sum (m_G.c)."""
-    return _per_topic(c, pairs, _g_one)
 
 
 INFAP_EPSILON = 0.00001
@@ -294,21 +284,10 @@ def inf_ap(c: Cache) -> np.ndarray:
     n the judged non-relevant and u the unjudged pool documents seen so far (r counting this one),
     e = 1e-5; the sum is divided by R."""
     rt = c.rt
-    judged = rt.rel >= 0
-    nonrel = judged & ~rt.relevant
-    unjudged = rt.rel == -2  # prepare.UNJUDGED
-
-    def before(mask: np.ndarray) -> np.ndarray:
-        cum = np.cumsum(mask, dtype=np.int64)
-        offs = np.zeros(rt.n_topics, dtype=np.int64)
-        has = rt.num_ret > 0
-        offs[has] = (cum - mask)[rt.start[has]]
-        return cum - mask - np.repeat(offs, rt.num_ret)  # strictly before each row, within its topic
-
     rows = np.flatnonzero(rt.relevant)
     r1 = c.tp[rows] - 1  # relevant before this one
-    n = before(nonrel)[rows]
-    u = before(unjudged)[rows]
+    n = c.count_before((rt.rel >= 0) & ~rt.relevant)[rows]
+    u = c.count_before(rt.rel == -2)[rows]  # (-2: prepare.UNJUDGED)
     fj = (rt.rank[rows] - 1).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r1 + n + u) / fj) * (
@@ -322,7 +301,8 @@ def inf_ap(c: Cache) -> np.ndarray:
 def relstring(c: Cache, length: int = 10, added: np.ndarray | None = None) -> list[str]:
     """The relevance of the first ``length`` retrieved documents as text (m_relstring.c): the digit for
     0-9, '>' above 9, '-' not in the pool, '.' in the pool but unjudged. Printed per topic only. ``added``
-    (bool per topic) marks topics scored as one document not in the pool (:func:`bogus_ranking`)."""
+    (bool per topic) marks topics scored as one document not in the pool
+    (:func:`~deteval.retrieval.trec_values.bogus_topics`)."""
     rt = c.rt
     out = []
     for t in range(rt.n_topics):
@@ -347,28 +327,20 @@ def unjudged_at(c: Cache, k: int) -> np.ndarray:
     return np.bincount(rt.row_topic[rows], minlength=rt.n_topics) / float(k)
 
 
-def _powers(p: float, n: int) -> np.ndarray:
-    """1, p, p*p, ... as trec_eval's ``cur_p = cur_p * p`` makes them (one rounding per step)."""
-    out = np.empty(max(n, 1), dtype=np.float64)
-    out[0] = 1.0
-    if n > 1:
-        out[1:] = np.cumprod(np.full(n - 1, p))
-    return out
-
-
 def rbp_resid(
     c: Cache, pairs: Sequence[tuple[int | str, float]] = (), added: np.ndarray | None = None
 ) -> np.ndarray:
     """rbp_resid (trec_eval 10.0, m_rbp_resid.c): p^n + (1 - p) * sum of p^i over the unjudged ranks i
     (0-based, n retrieved); 0 when every retrieved document is judged. p = 0.9 or ``p=x``; the gain pairs
     rbp takes are accepted and, as m_rbp_resid.c does, unused. ``added`` (bool per topic) marks topics
-    scored as one unjudged document (:func:`bogus_ranking`): p + (1 - p)."""
+    scored as one unjudged document, p + (1 - p) (:func:`~deteval.retrieval.trec_values.bogus_topics`)."""
     p = 0.9
     for name, value in pairs:
         if name == "p":
             p = float(value)
     rt = c.rt
-    powers = _powers(p, int(rt.num_ret.max(initial=0)) + 1)
+    # 1, p, p*p, ... as trec_eval's cur_p = cur_p * p makes them (one rounding per step)
+    powers = np.concatenate(([1.0], np.cumprod(np.full(int(rt.num_ret.max(initial=0)), p))))
     rows = np.flatnonzero(rt.rel < 0)
     s = np.bincount(rt.row_topic[rows], weights=powers[rt.rank[rows] - 1], minlength=rt.n_topics)
     has = np.bincount(rt.row_topic[rows], minlength=rt.n_topics) > 0
@@ -378,7 +350,7 @@ def rbp_resid(
     return out
 
 
-def _rbp_one(p: float) -> Callable[[list[int], list[tuple[int, float, int]]], float]:
+def _rbp_one(p: float) -> _Walk:
     def one(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
         gains = [g for _, g, _ in levels]
         # m_rbp.c leaves min and max uninitialised (undefined behaviour); deteval starts them at the

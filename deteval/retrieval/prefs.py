@@ -34,28 +34,15 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Any
 
 import numpy as np
 
 from deteval.errors import ConfigError, ValidationError
 from deteval.io.prefs import PrefLine, Prefs
 from deteval.io.trec_tables import Run
-from deteval.retrieval.trec import check_topics_in_run
-from deteval.retrieval.trec_output import (
-    ZSCORES_MISSING,
-    TrecResult,
-    format_trec,
-    per_topic_rows,
-    sequential_sum,
-    summary_and_columns,
-)
-from deteval.retrieval.trec_values import (
-    as_read_by,
-    missing_zscores_note,
-    to_zscores,
-    zscore_topics,
-)
+from deteval.retrieval.trec import check_topics_in_run, trec_result
+from deteval.retrieval.trec_output import TrecResult, sequential_sum
+from deteval.retrieval.trec_values import as_read_by
 from deteval.retrieval.versions import DEFAULT_VERSION, check_version
 
 #: trec_eval's prefs measures in its print order (te_trec_measures in measures.c); the first three are sums
@@ -207,10 +194,9 @@ def _recalc(g: _Group, njr: int, ret_only: bool) -> tuple[int, int]:
             poss += int(ok.size)
         return ful, poss
     nonrel = sorted(d for d, v in g.rel.items() if v == 0.0 and (d < njr or not ret_only))
-    first_discarded = nonrel[g.num_rel] if len(nonrel) > g.num_rel else math.inf
-    keep_a = ~np.array([g.rel[d] == 0.0 and d >= first_discarded for d in g.a.tolist()], dtype=bool)
-    keep_b = ~np.array([g.rel[d] == 0.0 and d >= first_discarded for d in g.b.tolist()], dtype=bool)
-    keep = keep_a & keep_b if g.a.size else np.zeros(0, dtype=bool)
+    # the non-relevant documents past the first R leave (with ret_only those not retrieved leave below)
+    gone = np.array(nonrel[g.num_rel :], dtype=np.int64)
+    keep = ~np.isin(g.a, gone) & ~np.isin(g.b, gone)
     a, b = g.a[keep], g.b[keep]
     if ret_only:
         both = (a < njr) & (b < njr)
@@ -224,12 +210,9 @@ def _rnonrel(groups: list[_Group], njr: int, ret_only: bool) -> float:
     for g in groups:
         r, n = (g.num_rel_ret, g.num_nonrel_ret) if ret_only else (g.num_rel, g.num_nonrel)
         if r >= n:
-            if ret_only:
-                ful = g.ful_ret + g.num_rel_ret * (r - n)
-                poss = g.poss_ret + g.num_rel * (r - n)
-            else:
-                ful = g.ful_ret + g.ful_imp + g.num_rel_ret * (r - n)
-                poss = g.poss_ret + g.poss_imp + g.notoccur + g.num_rel * (r - n)
+            ful, poss = _ful_poss([g], "ret" if ret_only else "")
+            ful += g.num_rel_ret * (r - n)
+            poss += g.num_rel * (r - n)
         else:
             ful, poss = _recalc(g, njr, ret_only)
         total += _ratio(ful, poss)
@@ -399,38 +382,21 @@ def evaluate_prefs(
         row = _topic_values(prefs.topics[t], rankings.get(t, []), prefs.source)
         for n, col in cols.items():
             col[i] = row[n]
-    topic_names = [t.decode("utf-8", "backslashreplace") for t in topics]
     values: dict[str, tuple[np.ndarray, str]] = {}
     for name in names:
         if name == "num_q":
             values[name] = (np.ones(len(topics)), "count")
         elif name != "runid":
             values[name] = (cols[name], "sum" if name in _SUMS else "mean")
-    warnings = []
-    missing = 0
-    if zscores is not None:
-        values, missing = to_zscores(
-            values, topic_names, zscores, zscore_topics(np.array([t in rankings for t in topics]), version)
-        )
-        if missing:
-            warnings.append(missing_zscores_note(missing))
-    summary: dict[str, Any] = {}
-    if "runid" in names:
-        summary["runid"] = run.tag
     # -Z: z-scores printed as trec_eval prints every measure's (Z<name>, %6.4f, sums included)
-    all_values, arrays = summary_and_columns(values, zscores is not None)
-    summary.update(all_values)
-    if zscores is not None:
-        summary[ZSCORES_MISSING] = missing
-    unprinted = [n for n, t in zip(topic_names, topics) if t not in rankings] if version == "9.0.8" else []
-    result = TrecResult(
-        protocol="trec",
-        summary=summary,
-        per_class=per_topic_rows(topic_names, arrays) if per_query else {},
-        warnings=warnings,
-        unprinted_topics=unprinted,
-        zscores=zscores is not None,
-        topic_columns=(topic_names, arrays) if topic_columns else None,
+    return trec_result(
+        values,
+        [t.decode("utf-8", "backslashreplace") for t in topics],
+        np.array([t in rankings for t in topics]),
+        version,
+        zscores,
+        runid=run.tag if "runid" in names else None,
+        warnings=[],
+        per_query=per_query,
+        topic_columns=topic_columns,
     )
-    result.lines = format_trec(result)
-    return result

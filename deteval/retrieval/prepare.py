@@ -423,25 +423,28 @@ def _ranked_rows(
     return new_code[r_tc[order]], rel
 
 
+def _ranks(topic: np.ndarray, n_topics: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For rows grouped by topic code: each topic's number of rows and first row, and each row's 1-based
+    rank within its topic."""
+    count = np.bincount(topic, minlength=n_topics).astype(np.int64)
+    start = np.cumsum(count) - count
+    return count, start, np.arange(topic.shape[0], dtype=np.int64) - np.repeat(start, count) + 1
+
+
 def _cut_rankings(
     row_topic: np.ndarray, rel: np.ndarray, n_topics: int, max_docs: int | None, judged_only: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``-M`` (the first ``max_docs`` ranks) then ``-J`` (unjudged documents leave the ranking, the rest
     close up): the rows, their ranks, and each topic's number of rows and first row."""
-    num_ret = np.bincount(row_topic, minlength=n_topics).astype(np.int64)
-    start = np.cumsum(num_ret) - num_ret
-    rank = np.arange(row_topic.shape[0], dtype=np.int64) - np.repeat(start, num_ret) + 1
+    num_ret, start, rank = _ranks(row_topic, n_topics)
+    keep = None
     if max_docs is not None and rank.shape[0] and int(rank.max()) > max_docs:
-        cut = rank <= max_docs
-        row_topic, rel, rank = row_topic[cut], rel[cut], rank[cut]
-        num_ret = np.minimum(num_ret, max_docs)
-        start = np.cumsum(num_ret) - num_ret
+        keep = rank <= max_docs
     if judged_only:
-        keep = rel >= 0
+        keep = rel >= 0 if keep is None else keep & (rel >= 0)
+    if keep is not None:
         row_topic, rel = row_topic[keep], rel[keep]
-        num_ret = np.bincount(row_topic, minlength=n_topics).astype(np.int64)
-        start = np.cumsum(num_ret) - num_ret
-        rank = np.arange(row_topic.shape[0], dtype=np.int64) - np.repeat(start, num_ret) + 1
+        num_ret, start, rank = _ranks(row_topic, n_topics)
     return row_topic, rel, rank, num_ret, start
 
 
@@ -458,7 +461,4 @@ def _judged_counts(
     it, ig = qt[pos], qr[pos]
     io = np.lexsort((-ig, it))
     it, ig = it[io], ig[io]
-    icount = np.bincount(it, minlength=n_topics)
-    istart = np.cumsum(icount) - icount
-    irank = np.arange(it.shape[0], dtype=np.int64) - np.repeat(istart, icount) + 1
-    return num_rel, num_nonrel, it, irank, ig
+    return num_rel, num_nonrel, it, _ranks(it, n_topics)[2], ig

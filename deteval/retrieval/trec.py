@@ -63,6 +63,7 @@ __all__ = [
     "piece_parts",
     "shard_parts",
     "start",
+    "trec_result",
 ]
 
 Part = tuple[Qrels, Run]
@@ -285,39 +286,68 @@ def finish(task: TrecTask, table: TopicValues) -> TrecResult:
     """The result of the merged per-topic table: ``-Z`` z-scores, the ``all`` values (``-c``'s
     ``num_rel`` recount included), ``per_class`` or ``topic_columns``, and trec_eval's ``all`` lines."""
     spec, q, r = task.spec, task.qrels, task.run
-    version = spec.opts.version
-    values = table.values
-    missing = 0
-    if task.zscores is not None:
-        values, missing = to_zscores(values, table.names, task.zscores, zscore_topics(table.in_run, version))
-    warnings = list(table.warnings)
-    if task.zscores is not None and missing:
-        warnings.append(missing_zscores_note(missing))
-    if non := spec.opts.non_default():
-        warnings.append("non-trec_eval conventions in effect: " + ", ".join(non))
-    summary: dict[str, Any] = {}
-    if any(f.name == "runid" for f, _ in spec.requested):
-        summary["runid"] = r.tag
+    extra: dict[str, Any] = {}
     # -c: the qrels topics missing from the run are evaluated as empty rankings and summed too (trec_eval's
     # test/out.test.aqc, 9.0.x and 10.0 alike)
-    all_values, arrays = summary_and_columns(values, task.zscores is not None)
-    summary.update(all_values)
-    if spec.prep["complete"] and "num_rel" in summary:
-        summary["num_rel"] = complete_num_rel(q, task.zscores is not None)
-    if task.zscores is not None:
-        summary[ZSCORES_MISSING] = missing
+    if spec.prep["complete"] and "num_rel" in table.values:
+        extra["num_rel"] = complete_num_rel(q, task.zscores is not None)
     if q.skipped is not None or r.skipped is not None:  # asked for on_error="skip"
-        summary["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
-    names = table.names
-    unprinted = [t for t, ok in zip(names, table.in_run.tolist()) if not ok] if version == "9.0.8" else []
+        extra["skipped_records"] = (q.skipped or 0) + (r.skipped or 0)
+    result = trec_result(
+        table.values,
+        table.names,
+        table.in_run,
+        spec.opts.version,
+        task.zscores,
+        runid=r.tag if any(f.name == "runid" for f, _ in spec.requested) else None,
+        warnings=table.warnings,
+        per_query=task.per_query,
+        topic_columns=task.topic_columns,
+        extra=extra,
+    )
+    if non := spec.opts.non_default():
+        result.warnings.append("non-trec_eval conventions in effect: " + ", ".join(non))
+    return result
+
+
+def trec_result(
+    values: dict[str, tuple[np.ndarray, str]],
+    names: list[str],
+    in_run: np.ndarray,
+    version: str,
+    zscores: Mapping[tuple[str, str], tuple[float, float]] | None,
+    *,
+    runid: str | None,
+    warnings: Sequence[str],
+    per_query: bool,
+    topic_columns: bool,
+    extra: Mapping[str, Any] | None = None,
+) -> TrecResult:
+    """trec_eval's result of per-topic values (``names`` in topic order, ``in_run``: in the run or added by
+    ``-c``): ``-Z`` z-scores (with a note on those it cannot convert), the summary (``runid`` unless None,
+    the ``all`` values, the count of unconverted z-scores, then ``extra``: a key already there keeps its
+    place), ``per_class`` or ``topic_columns``, and the ``all`` lines."""
+    missing = 0
+    if zscores is not None:
+        values, missing = to_zscores(values, names, zscores, zscore_topics(in_run, version))
+    warnings = list(warnings)
+    if missing:
+        warnings.append(missing_zscores_note(missing))
+    summary: dict[str, Any] = {} if runid is None else {"runid": runid}
+    all_values, arrays = summary_and_columns(values, zscores is not None)
+    summary.update(all_values)
+    if zscores is not None:
+        summary[ZSCORES_MISSING] = missing
+    summary.update(extra or {})
+    unprinted = [t for t, ok in zip(names, in_run.tolist()) if not ok] if version == "9.0.8" else []
     result = TrecResult(
         protocol="trec",
         summary=summary,
-        per_class=per_topic_rows(names, arrays) if task.per_query else {},
+        per_class=per_topic_rows(names, arrays) if per_query else {},
         warnings=warnings,
         unprinted_topics=unprinted,
-        zscores=task.zscores is not None,
-        topic_columns=(list(names), arrays) if task.topic_columns else None,
+        zscores=zscores is not None,
+        topic_columns=(list(names), arrays) if topic_columns else None,
     )
     result.lines = format_trec(result)
     return result

@@ -181,30 +181,27 @@ def parse_measures(
                 continue
             known = ", ".join(list(named_sets) + list(FAMILIES))
             raise ConfigError(f"unknown measure {spec!r}; known: {known}")
-    wanted: dict[str, list] = {}
-    texts: dict[str, str] = {}
-    for name in marked | set(given) | set(extra):
-        fam = FAMILIES[name]
-        if name in given:
-            base = given[name][0]
-            if _single(fam):  # (trec_eval names those after the parameters as written)
-                texts[name] = given[name][1].partition(".")[2]
-        else:
-            base = list(fam.default) if name in marked else []
-        if _single(fam):
-            wanted[name] = base if name in given or name not in extra else extra[name]
-        else:
-            wanted[name] = base + [v for v in extra.get(name, []) if v not in base]
-    order = list(FAMILIES)
     out: list[tuple[Family, Params]] = []
-    for name in sorted(wanted, key=order.index):
-        fam = FAMILIES[name]
+    for name, fam in FAMILIES.items():  # (trec_eval's output order)
+        if name not in marked and name not in given and name not in extra:
+            continue
         if fam.since == "10.0" and version != "10.0":
             raise ConfigError(
                 f"{name} is a trec_eval 10.0 measure; ask for it with version 10.0 (--trec-eval-version 10.0)"
             )
-        params = Params(wanted[name] if fam.params in _WHOLE else sorted(wanted[name]))
-        params.text = texts.get(name, "")
+        text = ""
+        if name in given:
+            base = given[name][0]
+            if _single(fam):  # (trec_eval names those after the parameters as written)
+                text = given[name][1].partition(".")[2]
+        else:
+            base = list(fam.default) if name in marked else []
+        if _single(fam):
+            values = base if name in given or name not in extra else extra[name]
+        else:
+            values = base + [v for v in extra.get(name, []) if v not in base]
+        params = Params(values if fam.params in _WHOLE else sorted(values))
+        params.text = text
         out.append((fam, params))
     return out
 

@@ -76,16 +76,17 @@ def compute(
         "set_P": lambda: M.safe_div(M.num_rel_ret(c), rt.num_ret),
         "set_recall": lambda: M.safe_div(M.num_rel_ret(c), rt.num_rel),
         "set_relative_P": lambda: M.safe_div(M.num_rel_ret(c), np.minimum(rt.num_ret, rt.num_rel)),
-        "set_map": lambda: _set_map(c),
+        # m_set_map.c: num_rel_ret**2 / (num_ret * num_rel), each product in doubles (0 if either is 0)
+        "set_map": lambda: M.safe_div(M.num_rel_ret(c) ** 2, M.num_ret(c) * M.num_rel(c)),
         "num_nonrel_judged_ret": lambda: M.num_nonrel_judged_ret(c),
         "gm_bpref": lambda: np.log(np.maximum(M.bpref(c), M.MIN_GEO_MEAN)),
         "Fmax": lambda: M.f_max(c),
     }
     whole: dict[str, Callable[[tuple], np.ndarray]] = {
-        "ndcg": lambda p: X.ndcg_gains(c, p) if p else M.ndcg(c, None, opts.gain, opts.discount),
-        "ndcg_rel": lambda p: X.ndcg_rel(c, p),
-        "Rndcg": lambda p: X.rndcg(c, p),
-        "G": lambda p: X.g_measure(c, p),
+        "ndcg": lambda p: X.gain_measure(c, "ndcg", p) if p else M.ndcg(c, None, opts.gain, opts.discount),
+        "ndcg_rel": lambda p: X.gain_measure(c, "ndcg_rel", p),
+        "Rndcg": lambda p: X.gain_measure(c, "Rndcg", p),
+        "G": lambda p: X.gain_measure(c, "G", p),
         "rbp": lambda p: X.rbp(c, p),
         # a topic -c adds scores 0 (9.0.8 never evaluates it; 10.0 resets "utility" by that name), but
         # utility_<coefficients> keeps what 10.0 computed for it (bogus_topics)
@@ -176,12 +177,6 @@ def _iprec(c: M.Cache, params: tuple, opts: Options) -> np.ndarray:
     return vals
 
 
-def _set_map(c: M.Cache) -> np.ndarray:
-    """m_set_map.c: num_rel_ret**2 / (num_ret * num_rel), each product in doubles (0 if either is 0)."""
-    nrr = M.num_rel_ret(c)
-    return M.safe_div(nrr * nrr, M.num_ret(c) * M.num_rel(c))
-
-
 MISSING_ZSCORE_VALUE = -1000000.0
 
 
@@ -211,16 +206,13 @@ def to_zscores(
             v = float(vals[i])
             if convert is not None and not convert[i]:
                 z[i] = v
-            elif ms is None:
+            elif ms is None or (not ms[1] and v != ms[0]):
                 z[i] = MISSING_ZSCORE_VALUE
                 missing += 1
             elif ms[1]:
                 z[i] = (v - ms[0]) / ms[1]
-            elif v == ms[0]:
-                z[i] = 0.0
             else:
-                z[i] = MISSING_ZSCORE_VALUE
-                missing += 1
+                z[i] = 0.0
         out[name] = (z, agg)
     return out, missing
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from deteval.errors import InputFormatError, ValidationError, first_true
 
-__all__ = ["MAX_TIME", "Segments", "build_segments", "segments_from_list"]
+__all__ = ["MAX_TIME", "Segments", "build_segments", "segments_from_list", "time_fault"]
 
 #: The largest time accepted (1e12: 31 700 years in seconds, 260 days in samples at 44.1 kHz). Larger
 #: values are broken files, and would overflow the 5-decimal rounding of boundary times.
@@ -65,6 +65,19 @@ def _record(kind: str, rec: int) -> str | int:
     return f"line {rec}" if kind == "line" else rec
 
 
+def time_fault(start: float, end: float) -> str:
+    """Why one segment's times are refused (:func:`build_segments`' checks in order: each time finite, not
+    negative, at most :data:`MAX_TIME`, then ``end >= start``), or ``""`` when they are valid."""
+    for name, t in (("start", start), ("end", end)):
+        if not math.isfinite(t):
+            return f"{name} time is {t!r}; times must be finite"
+        if t < 0:
+            return f"{name} time {t!r} is negative"
+        if t > MAX_TIME:
+            return f"{name} time {t!r} is implausibly large (above {MAX_TIME:g})"
+    return f"end {end!r} is before start {start!r}" if end < start else ""
+
+
 def build_segments(
     starts: Sequence[float] | np.ndarray,
     ends: Sequence[float] | np.ndarray,
@@ -94,18 +107,10 @@ def build_segments(
     def where(i: int) -> str | int:
         return _record(record_kind, int(rec[i]))
 
-    for name, col in (("start", s), ("end", e)):
-        if (i := first_true(~np.isfinite(col))) >= 0:
-            reason = f"{name} time is {float(col[i])!r}; times must be finite"
-            raise ValidationError(reason, file=source, record=where(i))
-        if (i := first_true(col < 0)) >= 0:
-            raise ValidationError(f"{name} time {float(col[i])!r} is negative", file=source, record=where(i))
-        if (i := first_true(col > MAX_TIME)) >= 0:
-            reason = f"{name} time {float(col[i])!r} is implausibly large (above {MAX_TIME:g})"
-            raise ValidationError(reason, file=source, record=where(i))
-    if (i := first_true(e < s)) >= 0:
-        reason = f"end {float(e[i])!r} is before start {float(s[i])!r}"
-        raise ValidationError(reason, file=source, record=where(i))
+    # time_fault's checks in its order, each over every segment: the first that fails names its first segment
+    for bad in (~np.isfinite(s), s < 0, s > MAX_TIME, ~np.isfinite(e), e < 0, e > MAX_TIME, e < s):
+        if (i := first_true(bad)) >= 0:
+            raise ValidationError(time_fault(float(s[i]), float(e[i])), file=source, record=where(i))
     order = np.lexsort((e, s))  # stable, by start then end (a zero-length segment sorts before its neighbour)
     s, e, lab, rec = s[order], e[order], lab[order], rec[order]  # `where` reads the sorted `rec` from here on
     if (i := first_true(s[1:] < e[:-1])) >= 0:
