@@ -269,6 +269,23 @@ CASES: list[dict[str, Any]] = [
         "versions": VERSIONS,
     },
     {
+        "name": "set_F_negative_beta_zero_denominator",
+        "shows": "set_F.-2 where -2 P + R is 0: the C division gives -inf (m_set_F.c guards only num_rel_ret)",
+        "files": {
+            "qrels": "1 0 a 1\n1 0 b 1\n2 0 c 1\n2 0 d 1\n",
+            "run": "1 Q0 a 1 0.9 r\n1 Q0 z 2 0.8 r\n1 Q0 y 3 0.7 r\n1 Q0 x 4 0.6 r\n2 Q0 c 1 0.9 r\n2 Q0 w 2 0.8 r\n",
+        },
+        "args": ["-q", "-m", "set_F.-2"],
+        "versions": VERSIONS,
+    },
+    {
+        "name": "set_F_minus_one_equal_precision_recall",
+        "shows": "set_F.-1 where P = R: 0/0, printed -nan, and the mean with it",
+        "files": "set_F_negative_beta_zero_denominator",
+        "args": ["-q", "-m", "set_F.-1"],
+        "versions": VERSIONS,
+    },
+    {
         "name": "aqZ_9.0.8",
         "shows": "trec_eval 9.0.8's own -Z test: its zscores_file holds nan for set_F, printed as nan",
         "files": {"qrels": "@qrels.test", "run": "@results.test", "z": "@v9.0.8/zscores_file"},

@@ -52,12 +52,14 @@ def bin_g(c: Cache) -> np.ndarray:
 
 def set_f(c: Cache, beta: float = 1.0) -> np.ndarray:
     """set_F = (x + 1) P R / (x P + R) with P = num_rel_ret / num_ret, R = num_rel_ret / num_rel, 0 when
-    nothing relevant is retrieved (m_set_F.c; x = 1: the harmonic mean)."""
+    nothing relevant is retrieved (m_set_F.c; x = 1: the harmonic mean). A negative x can make x P + R zero:
+    the C division's NaN or infinity, as trec_eval prints it."""
     nrr = num_rel_ret(c)
     p = safe_div(nrr, c.rt.num_ret)
     r = safe_div(nrr, c.rt.num_rel)
     x = float(beta)
-    return safe_div((x + 1.0) * p * r, x * p + r)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(nrr > 0, (x + 1.0) * p * r / (x * p + r), 0.0)
 
 
 # ----------------------------------------------------------------------------------------------------
