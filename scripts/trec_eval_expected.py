@@ -203,8 +203,8 @@ CASES: list[dict[str, Any]] = [
     {
         "name": "c_missing_topic_named_measures",
         "shows": "-c, qrels topic 2 missing from the run: 10.0 scores it as one unjudged document and resets "
-        "utility, relstring and rbp_resid by exact name, so utility_1,-2,0,0, relstring_5 and rbp_resid_p=0.5 "
-        "keep that document's value (-2, '-', 1)",
+        "utility, relstring and rbp_resid by exact name, so utility_1,-2,0,0, relstring_5 and "
+        "rbp_resid_p=0.5 keep that document's value (-2, '-', 1)",
         "files": {"qrels": "1 0 a 1\n1 0 b 0\n2 0 c 1\n", "run": "1 Q0 a 1 0.5 r\n1 Q0 z 2 0.4 r\n"},
         "args": ["-q", "-c", "-m", "utility", "-m", "utility.1,-2,0,0", "-m", "relstring.5", "-m", "num_ret"],
         "versions": VERSIONS,
@@ -238,9 +238,9 @@ CASES: list[dict[str, Any]] = [
     },
     {
         "name": "zscore_line_past_the_topic",
-        "shows": "-Z: topic 1 has no recip_rank line, and recip_rank sorts after its lines, so trec_eval's binary "
-        "search (end = num_zscores) reads the next line, topic 2's recip_rank, and uses it; topic 2's missing "
-        "map sorts before its lines: -1000000",
+        "shows": "-Z: topic 1 has no recip_rank line, and recip_rank sorts after its lines, so trec_eval's "
+        "binary search (end = num_zscores) reads the next line, topic 2's recip_rank, and uses it; topic 2's "
+        "missing map sorts before its lines: -1000000",
         "files": {
             "qrels": "1 0 a 1\n1 0 b 0\n2 0 c 1\n2 0 d 1\n",
             "run": "1 Q0 b 1 0.9 r\n1 Q0 a 2 0.8 r\n2 Q0 d 1 0.9 r\n",
@@ -270,10 +270,12 @@ CASES: list[dict[str, Any]] = [
     },
     {
         "name": "set_F_negative_beta_zero_denominator",
-        "shows": "set_F.-2 where -2 P + R is 0: the C division gives -inf (m_set_F.c guards only num_rel_ret)",
+        "shows": "set_F.-2 where -2 P + R is 0: the C division gives -inf (m_set_F.c guards only "
+        "num_rel_ret)",
         "files": {
             "qrels": "1 0 a 1\n1 0 b 1\n2 0 c 1\n2 0 d 1\n",
-            "run": "1 Q0 a 1 0.9 r\n1 Q0 z 2 0.8 r\n1 Q0 y 3 0.7 r\n1 Q0 x 4 0.6 r\n2 Q0 c 1 0.9 r\n2 Q0 w 2 0.8 r\n",
+            "run": "1 Q0 a 1 0.9 r\n1 Q0 z 2 0.8 r\n1 Q0 y 3 0.7 r\n1 Q0 x 4 0.6 r\n"
+            "2 Q0 c 1 0.9 r\n2 Q0 w 2 0.8 r\n",
         },
         "args": ["-q", "-m", "set_F.-2"],
         "versions": VERSIONS,
