@@ -316,19 +316,10 @@ class ReweightedLists:
         unspecified). A summary leaves out the categories without ground truth: their values are then never
         made, nor gathered out."""
         w = np.asarray(weights, dtype=np.int64)
-        B, T, G = w.shape[0], self.n_variants, self.n_groups
-        self._set_int(int(w.max(initial=0)))
-        wz = np.zeros((B, w.shape[1] + 1), dtype=self._int)
-        wz[:, :-1] = w  # the last column: the end slots' weight 0
-        hits = np.zeros((B, T, G), dtype=np.int64)
-        keep = None if groups is None else np.asarray(groups, dtype=bool)
-        prec = self._prec_out(B, 0, None if packed else keep)
-        if T * G == 0:
-            return prec, hits
-        plans = self._plans(n_pos, B, keep, packed)
+        wz, hits, (prec,), plans = self._prepare(w, n_pos, groups, packed, int(w.max(initial=0)), 1)
         binary = bool(w.size == 0 or w.max() <= 1)  # randomization rounds: weights 0 or 1
-        for r in range(B):
-            self._row(wz[r], hits[r], None if prec is None or plans is None else (prec[r], plans[r]), binary)
+        for r, row in enumerate(wz if hits.size else ()):
+            self._row(row, hits[r], None if prec is None or plans is None else (prec[r], plans[r]), binary)
         return prec, hits
 
     def evaluate_complements(
@@ -347,40 +338,53 @@ class ReweightedLists:
         w = np.asarray(weights, dtype=np.int64)
         if w.size and (w.min() < 0 or w.max() > 1):
             raise ValueError("complements need weights 0 or 1")
-        self._set_int(1)
-        B, T, G = w.shape[0], self.n_variants, self.n_groups
-        hits, hits_c = np.zeros((B, T, G), dtype=np.int64), np.zeros((B, T, G), dtype=np.int64)
-        keep = None if groups is None else np.asarray(groups, dtype=bool)
-        prec, prec_c = (
-            self._prec_out(B, 0, None if packed else keep),
-            self._prec_out(B, 1, None if packed else keep),
-        )
-        if T * G:
-            plans = self._plans(n_pos, B, keep, packed)
-            ones = self._ones()
-            for r in range(B):
-                wr = np.zeros(w.shape[1] + 1, dtype=self._int)
-                wr[:-1] = w[r]
-                last = self._counts(wr, prec is not None)
-                last_c = ones[0] - last
-                tp0, tp0_c = self._before(last, "tp0"), self._before(last_c, "tp0_c")
-                hits[r] = (last - tp0).reshape(T, G)
-                hits_c[r] = (last_c - tp0_c).reshape(T, G)
-                if prec is None or prec_c is None or plans is None:
-                    continue
-                ws, plan = self._work, plans[r]
-                pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, plan, True)
-                # the complement's units: the slots of weight 0 but the end slots (whose weights
-                # _sampled_slots set to 0); its total weight from the running sums' ends
-                unit_c = np.equal(ws["hw"], 0, out=ws["mask"])
-                unit_c[self.list_end] = False
-                total_c = ones[3] - int(ws["cs"][-1])
-                pos_c = self._unit_slots(unit_c, total_c, self._at(tp0_c, plan), plan)
-                self._envelope(ws["tpk"], ws["n"], pos, self._target(prec[r], plan), plan)
-                tp_c = np.subtract(ones[1], ws["tpk"], out=ws["tpk"])
-                n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
-                self._envelope(tp_c, n_c, pos_c, self._target(prec_c[r], plan), plan)
+        wz, hits, (prec, prec_c), plans = self._prepare(w, n_pos, groups, packed, 1, 2)
+        hits_c = np.zeros_like(hits)
+        if not hits.size:
+            return (prec, hits), (prec_c, hits_c)
+        ones = self._ones()
+        for r, row in enumerate(wz):
+            last = self._row(
+                row, hits[r], None if prec is None or plans is None else (prec[r], plans[r]), True
+            )
+            last_c = ones[0] - last
+            tp0_c = self._before(last_c, "tp0_c")
+            hits_c[r] = (last_c - tp0_c).reshape(hits_c.shape[1:])
+            if prec_c is None or plans is None:
+                continue
+            plan = plans[r]
+            # the complement's units: the slots of weight 0 but the end slots (whose weights _row's
+            # _sampled_slots set to 0); its total weight from the running sums' ends
+            ws = self._work
+            unit_c = np.equal(ws["hw"], 0, out=ws["mask"])
+            unit_c[self.list_end] = False
+            total_c = ones[3] - int(ws["cs"][-1])
+            pos_c = self._unit_slots(unit_c, total_c, self._at(tp0_c, plan), plan)
+            tp_c = np.subtract(ones[1], ws["tpk"], out=ws["tpk"])
+            n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
+            self._envelope(tp_c, n_c, pos_c, self._target(prec_c[r], plan), plan)
         return (prec, hits), (prec_c, hits_c)
+
+    def _prepare(
+        self,
+        w: np.ndarray,
+        n_pos: np.ndarray,
+        groups: np.ndarray | None,
+        packed: bool,
+        max_weight: int,
+        n_out: int,
+    ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray | None], list[_Lookup] | None]:
+        """What :meth:`evaluate` and :meth:`evaluate_complements` take for weights ``w`` (B, columns): the
+        weights with the end slots' column of 0s last, zero relevant weights (B, T, G), ``n_out`` precision
+        outputs (:meth:`_prec_out`) and each weighting's lookup (None without precision or lists)."""
+        self._set_int(max_weight)
+        B, T, G = w.shape[0], self.n_variants, self.n_groups
+        wz = np.zeros((B, w.shape[1] + 1), dtype=self._int)
+        wz[:, :-1] = w  # the last column: the end slots' weight 0
+        keep = None if groups is None else np.asarray(groups, dtype=bool)
+        prec = [self._prec_out(B, i, None if packed else keep) for i in range(n_out)]
+        plans = self._plans(n_pos, B, keep, packed) if T * G else None
+        return wz, np.zeros((B, T, G), dtype=np.int64), prec, plans
 
     def _set_int(self, max_weight: int) -> None:
         """int32 sums when n_items × the largest weight stays below 2**31 (no sum can overflow), else int64."""
@@ -633,16 +637,18 @@ class ReweightedLists:
         hits: np.ndarray,
         prec_plan: tuple[np.ndarray, _Lookup] | None,
         binary: bool,
-    ) -> None:
-        T, G = self.n_variants, self.n_groups
+    ) -> np.ndarray:
+        """One weighting ``wr`` (its end slots' column last): its relevant weight per list into ``hits``
+        (T, G) and, with ``prec_plan``, its interpolated precision into the output row by the lookup; returns
+        the relevant weight up to each list's end (:meth:`_counts`)."""
         last = self._counts(wr, prec_plan is not None)
         tp0 = self._before(last, "tp0")
-        hits[:] = (last - tp0).reshape(T, G)
-        if prec_plan is None:
-            return
-        ws, (prec, plan) = self._work, prec_plan
-        pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, plan, binary)
-        self._envelope(ws["tpk"], ws["n"], pos, self._target(prec, plan), plan)
+        hits[:] = (last - tp0).reshape(hits.shape)
+        if prec_plan is not None:
+            ws, (prec, plan) = self._work, prec_plan
+            pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, plan, binary)
+            self._envelope(ws["tpk"], ws["n"], pos, self._target(prec, plan), plan)
+        return last
 
     def _envelope(
         self, tp: np.ndarray, n: np.ndarray, pos: np.ndarray, prec: np.ndarray, plan: _Lookup
