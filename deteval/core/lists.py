@@ -85,6 +85,15 @@ def min_counts_for_recall(levels: ArrayLike, n_pos: ArrayLike) -> np.ndarray:
     return c.astype(np.int64)
 
 
+def mean_in_level_order(values: np.ndarray) -> np.ndarray:
+    """The mean over the first axis (the recall levels) added one level after the other, as VOCevaldet.m's
+    ``ap = ap + p / n_levels`` (``np.mean`` adds pairwise, with other last bits); 0 without levels."""
+    out = np.zeros(values.shape[1:], dtype=np.float64)
+    for row in values:
+        out = out + row / float(values.shape[0])
+    return out
+
+
 def _segment_ids(counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(counts.shape[0]), counts)
 
@@ -441,10 +450,7 @@ class RankedLists:
         (default :data:`COCO_RECALL_LEVELS`)."""
         if method == "voc07":
             lv = np.asarray(VOC_DEVKIT_LEVELS if levels is None else levels, dtype=np.float64)
-            q = self.interpolated_precision(lv)
-            ap = np.zeros(self.n_lists, dtype=np.float64)
-            for j in range(lv.shape[0]):
-                ap = ap + q[:, j] / float(lv.shape[0])
+            ap = mean_in_level_order(self.interpolated_precision(lv).T)
         elif method == "coco101":
             lv = np.asarray(COCO_RECALL_LEVELS if levels is None else levels, dtype=np.float64)
             ap = np.mean(self.interpolated_precision(lv, COCO_EPS), axis=1)

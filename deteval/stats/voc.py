@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.core.lists import presorted_lists, sort_lists
+from deteval.core.lists import mean_in_level_order, presorted_lists, sort_lists
 from deteval.core.reweighted import ReweightedLists
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, finish, match_part, prepare
 from deteval.results import EvalResult
@@ -110,10 +110,7 @@ class VOCUnits:
         npos = self._npos(weights)
         q, _ = self._engines[systems].evaluate(w, npos)
         assert q is not None
-        ap = np.zeros(npos.shape)
-        n_levels = float(q.shape[2])
-        for j in range(q.shape[2]):
-            ap = ap + q[:, 0, j, :] / n_levels
+        ap = mean_in_level_order(np.moveaxis(q[:, 0], 1, 0))
         return self._with_map(np.where(npos > 0, ap, np.nan))
 
     def _with_map(self, ap: np.ndarray) -> np.ndarray:
