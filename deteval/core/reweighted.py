@@ -479,14 +479,9 @@ class ReweightedLists:
         entry = (np.cumsum(first.reshape(-1)) - 1).reshape(G, R).T  # (R, G): each level's pair
         every = np.arange(T)[:, None, None] * D + entry
         count = cc.reshape(-1)[pair]
-        expand = self._expand(every, keep)
+        every = every if self._lv_sorted else every[:, self._lv_inv]  # the levels in the input order
+        expand = np.ascontiguousarray(every if keep is None else every[:, :, keep])
         return _Plan(count, lists, self.list_end[lists], expand, int(count.max(initial=0)), keep)
-
-    def _expand(self, every: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
-        """``every`` (T, R, G), ascending levels, with the levels in the input order and the groups ``keep``
-        (None: all)."""
-        out = every if self._lv_sorted else every[:, self._lv_inv]
-        return np.ascontiguousarray(out if keep is None else out[:, :, keep])
 
     def _target(self, row: np.ndarray, look: _Lookup) -> np.ndarray:
         """The part of one weighting's output ``row`` (T, R, G) that ``look`` fills: all of it, or its groups
@@ -578,18 +573,17 @@ class ReweightedLists:
         np.take(ws["tp"], self.kept, out=ws["tpk"], mode="wrap")
         return last
 
-    def _sampled_slots(
-        self, hw: np.ndarray, cs: np.ndarray, tp0: np.ndarray, plan: _Lookup, binary: bool
-    ) -> np.ndarray:
+    def _sampled_slots(self, tp0: np.ndarray, plan: _Lookup, binary: bool) -> np.ndarray:
         """(T, D) the slot of each list holding its (count + 1)-th unit of relevant weight for each of the
-        ``plan``'s pairs (past the list's
-        weight: its end slot), from the slots' weights ``hw`` (end slots set to 0 here), their running sum ``cs`` over
-        all lists and the relevant weight ``tp0`` before each list. The u-th unit (from 0) lies in the first
+        ``plan``'s pairs (past the list's weight: its end slot), from the slots' weights ``hw`` of the
+        workspace (end slots set to 0 here), their running sum ``cs`` over all lists and the relevant weight
+        ``tp0`` before each list. The u-th unit (from 0) lies in the first
         slot whose running sum exceeds u, the one after every slot with a running sum of at most u (running
         sums are non-decreasing): its index is the count of those, a cumulative histogram of the running
         sums, O(slots + units) without laying out one entry per unit (past every unit: every slot, an index
         one too far that the clip to the list's end slot takes back, as it does every lookup past its list);
         with ``binary`` weights (0 or 1) the weighted slots are the units themselves."""
+        hw, cs = self._work["hw"], self._work["cs"]
         hw[self.list_end] = 0
         total = int(cs[-1]) if cs.shape[0] else 0
         at = self._at(tp0, plan)
@@ -646,7 +640,7 @@ class ReweightedLists:
         hits[:] = (last - tp0).reshape(hits.shape)
         if prec_plan is not None:
             ws, (prec, plan) = self._work, prec_plan
-            pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, plan, binary)
+            pos = self._sampled_slots(tp0, plan, binary)
             self._envelope(ws["tpk"], ws["n"], pos, self._target(prec, plan), plan)
         return last
 
