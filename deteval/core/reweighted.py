@@ -525,9 +525,7 @@ class ReweightedLists:
             "j_cum": np.zeros(J + 1, dtype=i64),
             "stream": np.empty(J + self.n_variants * self.n_groups, dtype=i64),
             "zc": np.empty(K // _CHUNK if self.chunked else 0, dtype=np.complex128),
-            "row": np.empty(K // _CHUNK if self.chunked else 0),
             "carry": np.empty(K // _CHUNK if self.chunked else 0),
-            "grid": np.empty((_CHUNK, K // _CHUNK) if self.chunked else 0),
         }
         return ws
 
