@@ -319,7 +319,12 @@ class ReweightedLists:
         wz, hits, (prec,), plans = self._prepare(w, n_pos, groups, packed, int(w.max(initial=0)), 1)
         binary = bool(w.size == 0 or w.max() <= 1)  # randomization rounds: weights 0 or 1
         for r, row in enumerate(wz if hits.size else ()):
-            self._row(row, hits[r], None if prec is None or plans is None else (prec[r], plans[r]), binary)
+            _, tp0 = self._row(row, hits[r], prec is not None)
+            if prec is not None and plans is not None:
+                pos = self._sampled_slots(tp0, plans[r], binary)
+                self._envelope(
+                    self._work["tpk"], self._work["n"], pos, self._target(prec[r], plans[r]), plans[r]
+                )
         return prec, hits
 
     def evaluate_complements(
@@ -344,22 +349,21 @@ class ReweightedLists:
             return (prec, hits), (prec_c, hits_c)
         ones = self._ones()
         for r, row in enumerate(wz):
-            last = self._row(
-                row, hits[r], None if prec is None or plans is None else (prec[r], plans[r]), True
-            )
+            last, tp0 = self._row(row, hits[r], prec is not None)
             last_c = ones[0] - last
             tp0_c = self._before(last_c, "tp0_c")
             hits_c[r] = (last_c - tp0_c).reshape(hits_c.shape[1:])
-            if prec_c is None or plans is None:
+            if prec is None or prec_c is None or plans is None:
                 continue
-            plan = plans[r]
-            # the complement's units: the slots of weight 0 but the end slots (whose weights _row's
+            ws, plan = self._work, plans[r]
+            pos = self._sampled_slots(tp0, plan, True)
+            # the complement's units: the slots of weight 0 but the end slots (whose weights
             # _sampled_slots set to 0); its total weight from the running sums' ends
-            ws = self._work
             unit_c = np.equal(ws["hw"], 0, out=ws["mask"])
             unit_c[self.list_end] = False
             total_c = ones[3] - int(ws["cs"][-1])
             pos_c = self._unit_slots(unit_c, total_c, self._at(tp0_c, plan), plan)
+            self._envelope(ws["tpk"], ws["n"], pos, self._target(prec[r], plan), plan)
             tp_c = np.subtract(ones[1], ws["tpk"], out=ws["tpk"])
             n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
             self._envelope(tp_c, n_c, pos_c, self._target(prec_c[r], plan), plan)
@@ -623,24 +627,14 @@ class ReweightedLists:
         np.minimum(pos, self._ends(plan), out=pos)
         return pos
 
-    def _row(
-        self,
-        wr: np.ndarray,
-        hits: np.ndarray,
-        prec_plan: tuple[np.ndarray, _Lookup] | None,
-        binary: bool,
-    ) -> np.ndarray:
-        """One weighting ``wr`` (its end slots' column last): its relevant weight per list into ``hits``
-        (T, G) and, with ``prec_plan``, its interpolated precision into the output row by the lookup; returns
-        the relevant weight up to each list's end (:meth:`_counts`)."""
-        last = self._counts(wr, prec_plan is not None)
+    def _row(self, wr: np.ndarray, hits: np.ndarray, precision: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The counts of one weighting ``wr`` (its end slots' column last; with ``precision``, the slots' TP
+        and N into the workspace: :meth:`_counts`) and its relevant weight per list into ``hits`` (T, G);
+        returns the relevant weight up to each list's end and before each list."""
+        last = self._counts(wr, precision)
         tp0 = self._before(last, "tp0")
         hits[:] = (last - tp0).reshape(hits.shape)
-        if prec_plan is not None:
-            ws, (prec, plan) = self._work, prec_plan
-            pos = self._sampled_slots(tp0, plan, binary)
-            self._envelope(ws["tpk"], ws["n"], pos, self._target(prec, plan), plan)
-        return last
+        return last, tp0
 
     def _envelope(
         self, tp: np.ndarray, n: np.ndarray, pos: np.ndarray, prec: np.ndarray, plan: _Lookup
