@@ -116,9 +116,8 @@ def true_before(flags: np.ndarray, positions: np.ndarray) -> np.ndarray:
         full = np.zeros(packed.shape[0] + 1, dtype=np.int64)
         np.cumsum(_BYTE_BITS[packed], out=full[1:])
         byte = pos >> 3
-        low = packed.take(byte, mode="clip") & ((1 << (pos & 7)) - 1).astype(
-            np.uint8
-        )  # (clipped: p at the end)
+        # (clipped: p at the end)
+        low = packed.take(byte, mode="clip") & ((1 << (pos & 7)) - 1).astype(np.uint8)
         return full[byte] + _BYTE_BITS[low]
     padded = np.zeros(-(-packed.shape[0] // 8) * 8, dtype=np.uint8)
     padded[: packed.shape[0]] = packed

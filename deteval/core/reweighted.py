@@ -76,9 +76,8 @@ from deteval.core.lists import min_counts_for_recall
 __all__ = ["ReweightedLists"]
 
 #: kept slots per chunk of the chunked envelope (:meth:`ReweightedLists._chunk_layout`): the steps of the
-#: running maximum inside the chunks, each one vector operation over every chunk (8: now that TP and N are
-#: gathered in the layout's order, shorter strides and less padding beat 16 by ~2% of a COCO 5k resample;
-#: 4 and 32 were slower)
+#: running maximum inside the chunks, each one vector operation over every chunk (8: with TP and N gathered
+#: in the layout's order, shorter strides and less padding beat 16; 4 and 32 were slower)
 _CHUNK = 8
 #: n_pos below this take their sampled counts from a table kept across calls (at most this many rows)
 _COUNTS_TABLE = 1 << 16
@@ -231,9 +230,8 @@ class ReweightedLists:
         list, the run ends (the slots whose precision is taken) and each list's first J entry."""
         T, G = rel_b.shape[0], b_start.shape[0]
         slot_col, slot_c, slot_j, j_cols, run_end = [], [], [], [], []
-        list_j = np.zeros(
-            T * G, dtype=np.int64
-        )  # J before each list (a J item before it is an earlier group's)
+        # J before each list (a J item before it is an earlier group's)
+        list_j = np.zeros(T * G, dtype=np.int64)
         j_off = 0
         n_slots = np.ones(T * G, dtype=np.int64)  # per list its relevant items, then its end slot
         for t in range(T):
@@ -552,9 +550,8 @@ class ReweightedLists:
         each slot inside its list, ``n`` the ranked weight there."""
         ws = self._work
         hw = np.take(wr, self.slot_col, out=ws["hw"], mode="wrap")
-        last = np.cumsum(hw, dtype=self._int, out=ws["cs"])[
-            self.list_end
-        ]  # relevant weight up to each list's end, all lists
+        # relevant weight up to each list's end, all lists
+        last = np.cumsum(hw, dtype=self._int, out=ws["cs"])[self.list_end]
         if not precision:
             return last
         hw[self.list_end] = self._before(last, "tp0_end") - last  # each end slot takes back its list's weight

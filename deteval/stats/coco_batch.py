@@ -189,10 +189,8 @@ class CocoBatch:
             n_pos = npig[:, :, sa]
             if q is not None:
                 prec[sa, sm] = q  # (B, T, R, K), packed rows
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rec[sa, sm] = (
-                    hits / n_pos[:, None, :]
-                )  # (B, T, K); categories without truth are left out below
+            with np.errstate(divide="ignore", invalid="ignore"):  # categories without truth: left out below
+                rec[sa, sm] = hits / n_pos[:, None, :]  # (B, T, K)
         out = np.full((B, len(self.columns)), np.nan)
         per_class: dict[tuple[int, int, bytes], np.ndarray] = {}
         positions: dict[tuple[tuple[int, ...], bytes], np.ndarray] = {}  # (shape, mask): the values kept
