@@ -29,9 +29,11 @@ others would serve only at a cost of memory or time; tests check that they give 
   items); the general engine, and the reference for the other two.
 * :func:`~deteval.core.weighted.weighted_levels` (``weighted.py``): one integer weighting without laying out
   the copies, O(items + hits) instead of O(Σ weights) (COCO accumulation of weighted tables);
-  tests/test_stats.py compares it with the repeated lists.
+  tests/test_stats.py compares it with the repeated lists. It reads the envelope with the first engine's
+  kernel (:func:`~deteval.core.lists.envelope_at_units`), over runs of hits instead of single hits.
 * :class:`~deteval.core.reweighted.ReweightedLists` (``reweighted.py``): fixed lists under many weightings at
-  once (bootstrap and randomization resamples), laying out once what the weights cannot change;
+  once (bootstrap and randomization resamples), laying out once what the weights cannot change, with an
+  envelope of its own (a chunked running maximum in buffers every weighting reuses: its module docstring);
   tests/test_resample.py and tests/test_resample_packed.py compare it with the repeated lists.
 """
 

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from deteval.core.levels import COCO_RECALL_LEVELS, VOC_DEVKIT_LEVELS
-from deteval.core.lists import AP_METHODS, APMethod
+from deteval.core.lists import AP_METHODS, APMethod, mean_in_level_order
 from deteval.core.ranking import Ranking
 from deteval.errors import ValidationError
 
@@ -77,11 +77,7 @@ def interpolated_precision(recall: ArrayLike, precision: ArrayLike, levels: Arra
 
 def ap_voc07(recall: ArrayLike, precision: ArrayLike, levels: ArrayLike = VOC_DEVKIT_LEVELS) -> float:
     """VOC2007 11-point AP (VOCevaldet.m): sum over t of max{P : R >= t} / 11, accumulated in order."""
-    lv = np.asarray(levels, dtype=np.float64)
-    ap = 0.0
-    for p in interpolated_precision(recall, precision, lv).tolist():
-        ap = ap + p / float(lv.shape[0])
-    return float(ap)
+    return float(mean_in_level_order(interpolated_precision(recall, precision, levels)))
 
 
 def ap_all_points(recall: ArrayLike, precision: ArrayLike) -> float:

@@ -85,6 +85,15 @@ def min_counts_for_recall(levels: ArrayLike, n_pos: ArrayLike) -> np.ndarray:
     return c.astype(np.int64)
 
 
+def mean_in_level_order(values: np.ndarray) -> np.ndarray:
+    """The mean over the first axis (the recall levels) added one level after the other, as VOCevaldet.m's
+    ``ap = ap + p / n_levels`` (``np.mean`` adds pairwise, with other last bits); 0 without levels."""
+    out = np.zeros(values.shape[1:], dtype=np.float64)
+    for row in values:
+        out = out + row / float(values.shape[0])
+    return out
+
+
 def _segment_ids(counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(counts.shape[0]), counts)
 
@@ -107,9 +116,8 @@ def true_before(flags: np.ndarray, positions: np.ndarray) -> np.ndarray:
         full = np.zeros(packed.shape[0] + 1, dtype=np.int64)
         np.cumsum(_BYTE_BITS[packed], out=full[1:])
         byte = pos >> 3
-        low = packed.take(byte, mode="clip") & ((1 << (pos & 7)) - 1).astype(
-            np.uint8
-        )  # (clipped: p at the end)
+        # (clipped: p at the end)
+        low = packed.take(byte, mode="clip") & ((1 << (pos & 7)) - 1).astype(np.uint8)
         return full[byte] + _BYTE_BITS[low]
     padded = np.zeros(-(-packed.shape[0] // 8) * 8, dtype=np.uint8)
     padded[: packed.shape[0]] = packed
@@ -146,6 +154,55 @@ def _segment_sum_pairwise(terms: np.ndarray, counts: np.ndarray) -> np.ndarray:
     for i in np.flatnonzero(counts > 0).tolist():
         out[i] = np.sum(terms[starts[i] : starts[i] + int(counts[i])])
     return out
+
+
+def envelope_at_units(
+    precision: np.ndarray,
+    counts: np.ndarray,
+    unit_start: np.ndarray,
+    n_units: np.ndarray,
+    run_of_unit: np.ndarray | None = None,
+    run_end: np.ndarray | None = None,
+    *,
+    ascending: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(L, R) interpolated precision: the envelope at the c-th unit of relevant weight of each list, c from
+    ``counts`` (c = 0 reads the first), 0 where the list has fewer than c units; whether that unit exists;
+    and the run holding it (its index among the runs, meaningful where it exists).
+
+    A *run* is a stretch of units along which the precision only rises, so that the envelope over it is that
+    at its end: ``precision`` (H,) is P at every run's end, the lists' runs one after the other, list l's
+    ending before ``run_end[l]``. List l's units are ``unit_start[l] : unit_start[l] + n_units[l]``, unit u
+    in run ``run_of_unit[u]`` (None: each unit is a run, as the hits of lists laid out item by item). Read by
+    block maxima between the sampled runs and one running maximum over the R blocks (so the full envelope is
+    never built). ``ascending``: the counts are known to be non-decreasing along each row (else they are
+    taken ascending and the results put back in their order)."""
+    L, R = counts.shape
+    srt = None
+    if not ascending and R > 1 and np.any(counts[:, 1:] < counts[:, :-1]):
+        srt = np.argsort(counts, axis=1, kind="stable")
+        counts = np.take_along_axis(counts, srt, axis=1)
+    cc = np.maximum(counts, 1)
+    valid = cc <= n_units[:, None]
+    end = (unit_start + n_units)[:, None]
+    # the cc-th unit of the list, the list's end where it has fewer (that unit would be at or past it)
+    pos = cc
+    pos += (unit_start - 1)[:, None]
+    np.minimum(pos, end, out=pos)
+    if run_of_unit is not None and run_end is not None:  # its run (past a list's units: a later list's run)
+        end = run_end[:, None]
+        pos = np.minimum(np.append(run_of_unit, precision.shape[0])[pos], end)
+    pr_ext = np.concatenate((precision, [-np.inf]))
+    bounds = np.concatenate([pos, end], axis=1).reshape(-1)
+    block = np.maximum.reduceat(pr_ext, bounds).reshape(L, R + 1)[:, :R]
+    block = np.where(valid, block, -np.inf)
+    env = np.maximum.accumulate(block[:, ::-1], axis=1)[:, ::-1]
+    q = np.where(valid, env, 0.0)
+    if srt is not None:
+        inv = np.argsort(srt, axis=1)
+        q, valid = np.take_along_axis(q, inv, axis=1), np.take_along_axis(valid, inv, axis=1)
+        pos = np.take_along_axis(pos, inv, axis=1)
+    return q, valid, pos
 
 
 @dataclass(frozen=True, eq=False)
@@ -300,37 +357,9 @@ class RankedLists:
         """For (L, R) counts c: the envelope at the c-th hit of each list (c = 0 reads the first hit), 0 where
         the list has fewer than c hits; and whether that hit exists. Read by block maxima between the
         sampled hits and one running maximum over the R blocks (so the full envelope is never built)."""
-        q, valid, _ = self._envelope_at(np.asarray(counts, dtype=np.int64), eps)
+        c = np.asarray(counts, dtype=np.int64)
+        q, valid, _ = envelope_at_units(self.hit_precision(eps), c, self.hit_start, self.n_hits)
         return q, valid
-
-    def _envelope_at(
-        self, c: np.ndarray, eps: float, ascending: bool = False
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`envelope_at_counts` and the hit each count reads (its index among the hits, meaningful
-        where it exists); ``ascending``: the counts are known to be non-decreasing along each row."""
-        L, R = c.shape
-        srt = None
-        if not ascending and R > 1 and np.any(c[:, 1:] < c[:, :-1]):
-            srt = np.argsort(c, axis=1, kind="stable")
-            c = np.take_along_axis(c, srt, axis=1)
-        cc = np.maximum(c, 1)
-        valid = cc <= self.n_hits[:, None]
-        end = (self.hit_start + self.n_hits)[:, None]
-        # the cc-th hit of the list, the list's end where it has fewer (that hit would be at or past it)
-        pos = cc
-        pos += (self.hit_start - 1)[:, None]
-        np.minimum(pos, end, out=pos)
-        pr_ext = np.concatenate((self.hit_precision(eps), [-np.inf]))
-        bounds = np.concatenate([pos, end], axis=1).reshape(-1)
-        block = np.maximum.reduceat(pr_ext, bounds).reshape(L, R + 1)[:, :R]
-        block = np.where(valid, block, -np.inf)
-        env = np.maximum.accumulate(block[:, ::-1], axis=1)[:, ::-1]
-        q = np.where(valid, env, 0.0)
-        if srt is not None:
-            inv = np.argsort(srt, axis=1)
-            q, valid = np.take_along_axis(q, inv, axis=1), np.take_along_axis(valid, inv, axis=1)
-            pos = np.take_along_axis(pos, inv, axis=1)
-        return q, valid, pos
 
     # --- measures ---------------------------------------------------------------------------------------------
 
@@ -366,7 +395,9 @@ class RankedLists:
         c = self.counts_for_recall(lv) if counts is None else counts
         # (the counts of ascending levels ascend: min_counts_for_recall is non-decreasing in the level)
         ascending = lv.ndim == 1 and bool(np.all(lv[1:] >= lv[:-1]))
-        q, valid, pos = self._envelope_at(c, eps, ascending)
+        q, valid, pos = envelope_at_units(
+            self.hit_precision(eps), c, self.hit_start, self.n_hits, ascending=ascending
+        )
         if not items:
             return q, None
         if self.hit_items.size:
@@ -418,10 +449,7 @@ class RankedLists:
         (default :data:`COCO_RECALL_LEVELS`)."""
         if method == "voc07":
             lv = np.asarray(VOC_DEVKIT_LEVELS if levels is None else levels, dtype=np.float64)
-            q = self.interpolated_precision(lv)
-            ap = np.zeros(self.n_lists, dtype=np.float64)
-            for j in range(lv.shape[0]):
-                ap = ap + q[:, j] / float(lv.shape[0])
+            ap = mean_in_level_order(self.interpolated_precision(lv).T)
         elif method == "coco101":
             lv = np.asarray(COCO_RECALL_LEVELS if levels is None else levels, dtype=np.float64)
             ap = np.mean(self.interpolated_precision(lv, COCO_EPS), axis=1)

@@ -76,9 +76,8 @@ from deteval.core.lists import min_counts_for_recall
 __all__ = ["ReweightedLists"]
 
 #: kept slots per chunk of the chunked envelope (:meth:`ReweightedLists._chunk_layout`): the steps of the
-#: running maximum inside the chunks, each one vector operation over every chunk (8: now that TP and N are
-#: gathered in the layout's order, shorter strides and less padding beat 16 by ~2% of a COCO 5k resample;
-#: 4 and 32 were slower)
+#: running maximum inside the chunks, each one vector operation over every chunk (8: with TP and N gathered
+#: in the layout's order, shorter strides and less padding beat 16; 4 and 32 were slower)
 _CHUNK = 8
 #: n_pos below this take their sampled counts from a table kept across calls (at most this many rows)
 _COUNTS_TABLE = 1 << 16
@@ -231,9 +230,8 @@ class ReweightedLists:
         list, the run ends (the slots whose precision is taken) and each list's first J entry."""
         T, G = rel_b.shape[0], b_start.shape[0]
         slot_col, slot_c, slot_j, j_cols, run_end = [], [], [], [], []
-        list_j = np.zeros(
-            T * G, dtype=np.int64
-        )  # J before each list (a J item before it is an earlier group's)
+        # J before each list (a J item before it is an earlier group's)
+        list_j = np.zeros(T * G, dtype=np.int64)
         j_off = 0
         n_slots = np.ones(T * G, dtype=np.int64)  # per list its relevant items, then its end slot
         for t in range(T):
@@ -316,19 +314,15 @@ class ReweightedLists:
         unspecified). A summary leaves out the categories without ground truth: their values are then never
         made, nor gathered out."""
         w = np.asarray(weights, dtype=np.int64)
-        B, T, G = w.shape[0], self.n_variants, self.n_groups
-        self._set_int(int(w.max(initial=0)))
-        wz = np.zeros((B, w.shape[1] + 1), dtype=self._int)
-        wz[:, :-1] = w  # the last column: the end slots' weight 0
-        hits = np.zeros((B, T, G), dtype=np.int64)
-        keep = None if groups is None else np.asarray(groups, dtype=bool)
-        prec = self._prec_out(B, 0, None if packed else keep)
-        if T * G == 0:
-            return prec, hits
-        plans = self._plans(n_pos, B, keep, packed)
+        wz, hits, (prec,), plans = self._prepare(w, n_pos, groups, packed, int(w.max(initial=0)), 1)
         binary = bool(w.size == 0 or w.max() <= 1)  # randomization rounds: weights 0 or 1
-        for r in range(B):
-            self._row(wz[r], hits[r], None if prec is None or plans is None else (prec[r], plans[r]), binary)
+        for r, row in enumerate(wz if hits.size else ()):
+            _, tp0 = self._row(row, hits[r], prec is not None)
+            if prec is not None and plans is not None:
+                pos = self._sampled_slots(tp0, plans[r], binary)
+                self._envelope(
+                    self._work["tpk"], self._work["n"], pos, self._target(prec[r], plans[r]), plans[r]
+                )
         return prec, hits
 
     def evaluate_complements(
@@ -347,40 +341,52 @@ class ReweightedLists:
         w = np.asarray(weights, dtype=np.int64)
         if w.size and (w.min() < 0 or w.max() > 1):
             raise ValueError("complements need weights 0 or 1")
-        self._set_int(1)
-        B, T, G = w.shape[0], self.n_variants, self.n_groups
-        hits, hits_c = np.zeros((B, T, G), dtype=np.int64), np.zeros((B, T, G), dtype=np.int64)
-        keep = None if groups is None else np.asarray(groups, dtype=bool)
-        prec, prec_c = (
-            self._prec_out(B, 0, None if packed else keep),
-            self._prec_out(B, 1, None if packed else keep),
-        )
-        if T * G:
-            plans = self._plans(n_pos, B, keep, packed)
-            ones = self._ones()
-            for r in range(B):
-                wr = np.zeros(w.shape[1] + 1, dtype=self._int)
-                wr[:-1] = w[r]
-                last = self._counts(wr, prec is not None)
-                last_c = ones[0] - last
-                tp0, tp0_c = self._before(last, "tp0"), self._before(last_c, "tp0_c")
-                hits[r] = (last - tp0).reshape(T, G)
-                hits_c[r] = (last_c - tp0_c).reshape(T, G)
-                if prec is None or prec_c is None or plans is None:
-                    continue
-                ws, plan = self._work, plans[r]
-                pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, plan, True)
-                # the complement's units: the slots of weight 0 but the end slots (whose weights
-                # _sampled_slots set to 0); its total weight from the running sums' ends
-                unit_c = np.equal(ws["hw"], 0, out=ws["mask"])
-                unit_c[self.list_end] = False
-                total_c = ones[3] - int(ws["cs"][-1])
-                pos_c = self._unit_slots(unit_c, total_c, self._at(tp0_c, plan), plan)
-                self._envelope(ws["tpk"], ws["n"], pos, self._target(prec[r], plan), plan)
-                tp_c = np.subtract(ones[1], ws["tpk"], out=ws["tpk"])
-                n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
-                self._envelope(tp_c, n_c, pos_c, self._target(prec_c[r], plan), plan)
+        wz, hits, (prec, prec_c), plans = self._prepare(w, n_pos, groups, packed, 1, 2)
+        hits_c = np.zeros_like(hits)
+        if not hits.size:
+            return (prec, hits), (prec_c, hits_c)
+        ones = self._ones()
+        for r, row in enumerate(wz):
+            last, tp0 = self._row(row, hits[r], prec is not None)
+            last_c = ones[0] - last
+            tp0_c = self._before(last_c, "tp0_c")
+            hits_c[r] = (last_c - tp0_c).reshape(hits_c.shape[1:])
+            if prec is None or prec_c is None or plans is None:
+                continue
+            ws, plan = self._work, plans[r]
+            pos = self._sampled_slots(tp0, plan, True)
+            # the complement's units: the slots of weight 0 but the end slots (whose weights
+            # _sampled_slots set to 0); its total weight from the running sums' ends
+            unit_c = np.equal(ws["hw"], 0, out=ws["mask"])
+            unit_c[self.list_end] = False
+            total_c = ones[3] - int(ws["cs"][-1])
+            pos_c = self._unit_slots(unit_c, total_c, self._at(tp0_c, plan), plan)
+            self._envelope(ws["tpk"], ws["n"], pos, self._target(prec[r], plan), plan)
+            tp_c = np.subtract(ones[1], ws["tpk"], out=ws["tpk"])
+            n_c = np.subtract(ones[2], ws["n"], out=ws["n"])
+            self._envelope(tp_c, n_c, pos_c, self._target(prec_c[r], plan), plan)
         return (prec, hits), (prec_c, hits_c)
+
+    def _prepare(
+        self,
+        w: np.ndarray,
+        n_pos: np.ndarray,
+        groups: np.ndarray | None,
+        packed: bool,
+        max_weight: int,
+        n_out: int,
+    ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray | None], list[_Lookup] | None]:
+        """What :meth:`evaluate` and :meth:`evaluate_complements` take for weights ``w`` (B, columns): the
+        weights with the end slots' column of 0s last, zero relevant weights (B, T, G), ``n_out`` precision
+        outputs (:meth:`_prec_out`) and each weighting's lookup (None without precision or lists)."""
+        self._set_int(max_weight)
+        B, T, G = w.shape[0], self.n_variants, self.n_groups
+        wz = np.zeros((B, w.shape[1] + 1), dtype=self._int)
+        wz[:, :-1] = w  # the last column: the end slots' weight 0
+        keep = None if groups is None else np.asarray(groups, dtype=bool)
+        prec = [self._prec_out(B, i, None if packed else keep) for i in range(n_out)]
+        plans = self._plans(n_pos, B, keep, packed) if T * G else None
+        return wz, np.zeros((B, T, G), dtype=np.int64), prec, plans
 
     def _set_int(self, max_weight: int) -> None:
         """int32 sums when n_items × the largest weight stays below 2**31 (no sum can overflow), else int64."""
@@ -475,14 +481,9 @@ class ReweightedLists:
         entry = (np.cumsum(first.reshape(-1)) - 1).reshape(G, R).T  # (R, G): each level's pair
         every = np.arange(T)[:, None, None] * D + entry
         count = cc.reshape(-1)[pair]
-        expand = self._expand(every, keep)
+        every = every if self._lv_sorted else every[:, self._lv_inv]  # the levels in the input order
+        expand = np.ascontiguousarray(every if keep is None else every[:, :, keep])
         return _Plan(count, lists, self.list_end[lists], expand, int(count.max(initial=0)), keep)
-
-    def _expand(self, every: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
-        """``every`` (T, R, G), ascending levels, with the levels in the input order and the groups ``keep``
-        (None: all)."""
-        out = every if self._lv_sorted else every[:, self._lv_inv]
-        return np.ascontiguousarray(out if keep is None else out[:, :, keep])
 
     def _target(self, row: np.ndarray, look: _Lookup) -> np.ndarray:
         """The part of one weighting's output ``row`` (T, R, G) that ``look`` fills: all of it, or its groups
@@ -526,9 +527,7 @@ class ReweightedLists:
             "j_cum": np.zeros(J + 1, dtype=i64),
             "stream": np.empty(J + self.n_variants * self.n_groups, dtype=i64),
             "zc": np.empty(K // _CHUNK if self.chunked else 0, dtype=np.complex128),
-            "row": np.empty(K // _CHUNK if self.chunked else 0),
             "carry": np.empty(K // _CHUNK if self.chunked else 0),
-            "grid": np.empty((_CHUNK, K // _CHUNK) if self.chunked else 0),
         }
         return ws
 
@@ -551,9 +550,8 @@ class ReweightedLists:
         each slot inside its list, ``n`` the ranked weight there."""
         ws = self._work
         hw = np.take(wr, self.slot_col, out=ws["hw"], mode="wrap")
-        last = np.cumsum(hw, dtype=self._int, out=ws["cs"])[
-            self.list_end
-        ]  # relevant weight up to each list's end, all lists
+        # relevant weight up to each list's end, all lists
+        last = np.cumsum(hw, dtype=self._int, out=ws["cs"])[self.list_end]
         if not precision:
             return last
         hw[self.list_end] = self._before(last, "tp0_end") - last  # each end slot takes back its list's weight
@@ -574,18 +572,17 @@ class ReweightedLists:
         np.take(ws["tp"], self.kept, out=ws["tpk"], mode="wrap")
         return last
 
-    def _sampled_slots(
-        self, hw: np.ndarray, cs: np.ndarray, tp0: np.ndarray, plan: _Lookup, binary: bool
-    ) -> np.ndarray:
+    def _sampled_slots(self, tp0: np.ndarray, plan: _Lookup, binary: bool) -> np.ndarray:
         """(T, D) the slot of each list holding its (count + 1)-th unit of relevant weight for each of the
-        ``plan``'s pairs (past the list's
-        weight: its end slot), from the slots' weights ``hw`` (end slots set to 0 here), their running sum ``cs`` over
-        all lists and the relevant weight ``tp0`` before each list. The u-th unit (from 0) lies in the first
+        ``plan``'s pairs (past the list's weight: its end slot), from the slots' weights ``hw`` of the
+        workspace (end slots set to 0 here), their running sum ``cs`` over all lists and the relevant weight
+        ``tp0`` before each list. The u-th unit (from 0) lies in the first
         slot whose running sum exceeds u, the one after every slot with a running sum of at most u (running
         sums are non-decreasing): its index is the count of those, a cumulative histogram of the running
         sums, O(slots + units) without laying out one entry per unit (past every unit: every slot, an index
         one too far that the clip to the list's end slot takes back, as it does every lookup past its list);
         with ``binary`` weights (0 or 1) the weighted slots are the units themselves."""
+        hw, cs = self._work["hw"], self._work["cs"]
         hw[self.list_end] = 0
         total = int(cs[-1]) if cs.shape[0] else 0
         at = self._at(tp0, plan)
@@ -627,22 +624,14 @@ class ReweightedLists:
         np.minimum(pos, self._ends(plan), out=pos)
         return pos
 
-    def _row(
-        self,
-        wr: np.ndarray,
-        hits: np.ndarray,
-        prec_plan: tuple[np.ndarray, _Lookup] | None,
-        binary: bool,
-    ) -> None:
-        T, G = self.n_variants, self.n_groups
-        last = self._counts(wr, prec_plan is not None)
+    def _row(self, wr: np.ndarray, hits: np.ndarray, precision: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The counts of one weighting ``wr`` (its end slots' column last; with ``precision``, the slots' TP
+        and N into the workspace: :meth:`_counts`) and its relevant weight per list into ``hits`` (T, G);
+        returns the relevant weight up to each list's end and before each list."""
+        last = self._counts(wr, precision)
         tp0 = self._before(last, "tp0")
-        hits[:] = (last - tp0).reshape(T, G)
-        if prec_plan is None:
-            return
-        ws, (prec, plan) = self._work, prec_plan
-        pos = self._sampled_slots(ws["hw"], ws["cs"], tp0, plan, binary)
-        self._envelope(ws["tpk"], ws["n"], pos, self._target(prec, plan), plan)
+        hits[:] = (last - tp0).reshape(hits.shape)
+        return last, tp0
 
     def _envelope(
         self, tp: np.ndarray, n: np.ndarray, pos: np.ndarray, prec: np.ndarray, plan: _Lookup

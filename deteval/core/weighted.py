@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from deteval.core.lists import min_counts_for_recall
+from deteval.core.lists import envelope_at_units, min_counts_for_recall
 
 __all__ = ["weighted_levels"]
 
@@ -64,30 +64,13 @@ def weighted_levels(
 
     uniq, inv = np.unique(np.asarray(n_pos, dtype=np.int64), return_inverse=True)
     c = min_counts_for_recall(levels, uniq)[inv.reshape(-1)]  # once per distinct n_pos, as the core
-    srt = None
-    if c.shape[1] > 1 and np.any(c[:, 1:] < c[:, :-1]):  # levels not ascending
-        srt = np.argsort(c, axis=1, kind="stable")
-        c = np.take_along_axis(c, srt, axis=1)
-    cc = np.maximum(c, 1)
-    valid = cc <= n_hits[:, None]
-    # the run holding the cc-th hit of its list: the first relevant item whose cumulative count reaches it
+    # the run holding the c-th hit of its list: the first relevant item whose cumulative count reaches it
     run_of_hit = np.repeat(np.arange(hit.shape[0]), wr[hit])  # one entry per hit, not per item
-    at = run_of_hit[np.where(valid, base_t[:, None] + cc - 1, 0)] if hit.size else np.zeros_like(c)
-    # env at that run = max of the run ends from it to the list's end: block maxima between the sampled
-    # runs, then a running maximum over the levels (as RankedLists.envelope_at_counts)
-    h_end = np.cumsum(h_cnt)[:, None]
-    pos = np.where(valid, at, h_end)
-    bounds = np.concatenate([pos, h_end], axis=1).reshape(-1)
-    block = np.maximum.reduceat(np.concatenate((prec, [-np.inf])), bounds).reshape(n_lists, -1)[:, :-1]
-    env = np.maximum.accumulate(np.where(valid, block, -np.inf)[:, ::-1], axis=1)[:, ::-1]
-    q = np.where(valid, env, 0.0)
-    rows = np.where(valid & (c >= 1), hit[at] if hit.size else -1, -1)
+    q, valid, at = envelope_at_units(prec, c, base_t, n_hits, run_of_hit, np.cumsum(h_cnt))
+    rows = np.where(valid & (c >= 1), hit.take(at, mode="clip") if hit.size else -1, -1)
     nz = np.flatnonzero(w > 0)  # the list's first row: its first item of weight > 0
     f_at = np.searchsorted(nz, starts, side="left")
     f_item = nz[np.minimum(f_at, max(nz.shape[0] - 1, 0))] if nz.size else starts
     first = np.where((f_at < nz.shape[0]) & (f_item < ends), f_item, -1)
     rows = np.where(c == 0, first[:, None], rows)
-    if srt is not None:
-        inv_s = np.argsort(srt, axis=1)
-        q, rows = np.take_along_axis(q, inv_s, axis=1), np.take_along_axis(rows, inv_s, axis=1)
     return q, rows, n_hits

@@ -33,7 +33,7 @@ from statistics import NormalDist
 import numpy as np
 
 from deteval.errors import ConfigError
-from deteval.stats.parallel import CHUNK, Processes, evaluate_rows
+from deteval.stats.parallel import Processes, evaluate_rows
 
 __all__ = [
     "CI_METHODS",
@@ -99,10 +99,6 @@ def bootstrap_weights(n_units: int, n_resamples: int, seed: int = 0) -> np.ndarr
     for r, row in enumerate(draws):  # row by row: no offset copy of every draw (page faults in a new process)
         out[r] = np.bincount(row, minlength=n_units)
     return out
-
-
-def _evaluate(metric: Metric, weights: np.ndarray, processes: Processes = 1) -> np.ndarray:
-    return evaluate_rows(metric, weights, chunk=CHUNK, processes=processes)
 
 
 def _quantiles(samples: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -181,7 +177,7 @@ def _summarize(
 def _jackknife(metric: Metric, n_units: int, processes: Processes = 1) -> np.ndarray:
     w = np.ones((n_units, n_units), dtype=np.int64)
     np.fill_diagonal(w, 0)
-    return _evaluate(metric, w, processes)
+    return evaluate_rows(metric, w, processes=processes)
 
 
 def bootstrap(
@@ -206,8 +202,8 @@ def bootstrap(
     (0.475, True)
     """
     _check(n_units, n_resamples, level, method)
-    point = _evaluate(metric, np.ones((1, n_units), dtype=np.int64))[0]
-    samples = _evaluate(metric, bootstrap_weights(n_units, n_resamples, seed), processes)
+    point = evaluate_rows(metric, np.ones((1, n_units), dtype=np.int64))[0]
+    samples = evaluate_rows(metric, bootstrap_weights(n_units, n_resamples, seed), processes=processes)
     return _summarize(
         point, samples, level, method, lambda: _jackknife(metric, n_units, processes), float(np.sqrt(2.0))
     )
@@ -242,15 +238,15 @@ def paired_bootstrap(
     ``processes`` as :func:`bootstrap`."""
     _check(n_units, n_resamples, level, method)
     one = np.ones((1, n_units), dtype=np.int64)
-    a = _evaluate(lambda w: mix(w, np.zeros_like(w)), one)[0]
-    b = _evaluate(lambda w: mix(np.zeros_like(w), w), one)[0]
+    a = evaluate_rows(lambda w: mix(w, np.zeros_like(w)), one)[0]
+    b = evaluate_rows(lambda w: mix(np.zeros_like(w), w), one)[0]
 
     def delta(w: np.ndarray) -> np.ndarray:
         z = np.zeros_like(w)
         return np.asarray(mix(w, z)) - np.asarray(mix(z, w))
 
     d_hat = a - b
-    samples = _evaluate(delta, bootstrap_weights(n_units, n_resamples, seed), processes)
+    samples = evaluate_rows(delta, bootstrap_weights(n_units, n_resamples, seed), processes=processes)
     res = _summarize(d_hat, samples, level, method, lambda: _jackknife(delta, n_units, processes), 1.0)
     with np.errstate(invalid="ignore"):
         below = np.count_nonzero(samples <= 0, axis=0)

@@ -144,37 +144,38 @@ class CocoBatch:
     def __call__(self, weights: np.ndarray, gt_weights: np.ndarray) -> np.ndarray:
         """(B, columns) metric values (NaN for pycocotools' −1) of B weightings: ``weights`` (B, weight
         columns) of the rows, ``gt_weights`` (B, images) of the ground truths."""
-        w = np.asarray(weights, dtype=np.int64)
-        rows = self._rows_per_call(1)
-        if w.shape[0] > rows:
-            return np.concatenate(
-                [self(w[i : i + rows], gt_weights[i : i + rows]) for i in range(0, w.shape[0], rows)]
-            )
-        npig = self._npig(np.asarray(gt_weights, dtype=np.int64))
-        lists = {key: sl.evaluate(w, npig[:, :, key[0]], packed=True) for key, sl in self.slices.items()}
-        return self._values(npig, lists)
+        return self._in_calls(weights, gt_weights, complements=False)[0]
 
     def complements(self, weights: np.ndarray, gt_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The values of ``weights`` (0s and 1s) and of 1 − ``weights`` (a randomization round's two
         pseudo-systems), both with the ground-truth weights ``gt_weights``: each slice's counts are taken
         once for both (:meth:`ReweightedLists.evaluate_complements`); the numbers of two calls."""
-        w = np.asarray(weights, dtype=np.int64)
-        rows = self._rows_per_call(2)
-        if w.shape[0] > rows:
-            parts = [
-                self.complements(w[i : i + rows], gt_weights[i : i + rows])
-                for i in range(0, w.shape[0], rows)
-            ]
-            return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
-        npig = self._npig(np.asarray(gt_weights, dtype=np.int64))
-        pairs = {
-            key: sl.evaluate_complements(w, npig[:, :, key[0]], packed=True)
-            for key, sl in self.slices.items()
-        }
-        return (
-            self._values(npig, {key: pair[0] for key, pair in pairs.items()}),
-            self._values(npig, {key: pair[1] for key, pair in pairs.items()}),
-        )
+        values, values_c = self._in_calls(weights, gt_weights, complements=True)
+        return values, values_c
+
+    def _in_calls(self, weights: np.ndarray, gt_weights: np.ndarray, complements: bool) -> list[np.ndarray]:
+        """:meth:`__call__` (one array) or :meth:`complements` (two), :meth:`_rows_per_call` weightings per
+        call of the slices."""
+        w, gt_w = np.asarray(weights, dtype=np.int64), np.asarray(gt_weights, dtype=np.int64)
+        rows = self._rows_per_call(2 if complements else 1)
+        parts = []
+        for i in range(0, max(w.shape[0], 1), rows):
+            npig = self._npig(gt_w[i : i + rows])
+            if complements:
+                pairs = {
+                    key: sl.evaluate_complements(w[i : i + rows], npig[:, :, key[0]], packed=True)
+                    for key, sl in self.slices.items()
+                }
+                parts.append(
+                    [self._values(npig, {key: pair[j] for key, pair in pairs.items()}) for j in (0, 1)]
+                )
+            else:
+                lists = {
+                    key: sl.evaluate(w[i : i + rows], npig[:, :, key[0]], packed=True)
+                    for key, sl in self.slices.items()
+                }
+                parts.append([self._values(npig, lists)])
+        return parts[0] if len(parts) == 1 else [np.concatenate(col) for col in zip(*parts)]
 
     def _values(
         self, npig: np.ndarray, lists: dict[tuple[int, int], tuple[np.ndarray | None, np.ndarray]]
@@ -188,10 +189,8 @@ class CocoBatch:
             n_pos = npig[:, :, sa]
             if q is not None:
                 prec[sa, sm] = q  # (B, T, R, K), packed rows
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rec[sa, sm] = (
-                    hits / n_pos[:, None, :]
-                )  # (B, T, K); categories without truth are left out below
+            with np.errstate(divide="ignore", invalid="ignore"):  # categories without truth: left out below
+                rec[sa, sm] = hits / n_pos[:, None, :]  # (B, T, K)
         out = np.full((B, len(self.columns)), np.nan)
         per_class: dict[tuple[int, int, bytes], np.ndarray] = {}
         positions: dict[tuple[tuple[int, ...], bytes], np.ndarray] = {}  # (shape, mask): the values kept

@@ -76,12 +76,9 @@ def randomization_test(
         raise ConfigError(f"the number of randomization rounds must be a positive integer, got {n_rounds!r}")
     one = np.ones((1, n_units), dtype=np.int64)
     zero = np.zeros_like(one)
-    if isinstance(mix, SwapMix):  # the round that swaps nothing: A and B, from the one merged evaluation
-        a_all, b_all = mix.rounds(zero)
-        a, b = np.asarray(a_all, dtype=np.float64)[0], np.asarray(b_all, dtype=np.float64)[0]
-    else:
-        a = np.asarray(mix(one, zero), dtype=np.float64)[0]
-        b = np.asarray(mix(zero, one), dtype=np.float64)[0]
+    # the round that swaps nothing: A and B (a SwapMix's from the one merged evaluation)
+    pair = mix.rounds(zero) if isinstance(mix, SwapMix) else (mix(one, zero), mix(zero, one))
+    a, b = (np.asarray(x, dtype=np.float64)[0] for x in pair)
     d_hat = np.abs(a - b)
     swap = np.random.default_rng(seed).integers(0, 2, size=(int(n_rounds), n_units)).astype(np.int64)
     deltas, chunk = _round_deltas(mix)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.core.lists import presorted_lists, sort_lists
+from deteval.core.lists import mean_in_level_order, presorted_lists, sort_lists
 from deteval.core.reweighted import ReweightedLists
 from deteval.detection.voc import VOCDetections, VOCGroundTruth, VOCParams, finish, match_part, prepare
 from deteval.results import EvalResult
@@ -101,27 +101,16 @@ class VOCUnits:
         ``RankedLists.average_precision("voc07")``; equal to :meth:`_evaluate` bit for bit."""
         if systems not in self._engines:
             parts = [self.items[j] for j in systems]
-            lst = np.concatenate([p.lst for p in parts])
-            outcome = np.concatenate([p.outcome for p in parts])
-            order = sort_lists(lst, np.concatenate([p.score for p in parts]), ties=self.params.ties)
+            count, order, outcome = self._ranking(parts)
             column = np.concatenate([p.image + j * self.n_units for j, p in enumerate(parts)])[order]
             self._engines[systems] = ReweightedLists(
-                np.bincount(lst, minlength=len(self.classes)),
-                column,
-                (outcome[order] == 1)[None],
-                (outcome[order] == -1)[None],
-                self.params.levels,
+                count, column, (outcome == 1)[None], (outcome == -1)[None], self.params.levels
             )
         w = np.concatenate([np.asarray(x, dtype=np.int64) for x in weights], axis=1)
-        npos = sum(
-            (np.asarray(x, dtype=np.int64) @ self.npos_img for x in weights), np.zeros((1, 1), np.int64)
-        )
+        npos = self._npos(weights)
         q, _ = self._engines[systems].evaluate(w, npos)
         assert q is not None
-        ap = np.zeros(npos.shape)
-        n_levels = float(q.shape[2])
-        for j in range(q.shape[2]):
-            ap = ap + q[:, 0, j, :] / n_levels
+        ap = mean_in_level_order(np.moveaxis(q[:, 0], 1, 0))
         return self._with_map(np.where(npos > 0, ap, np.nan))
 
     def _with_map(self, ap: np.ndarray) -> np.ndarray:
@@ -133,22 +122,32 @@ class VOCUnits:
             out[r, 0] = float(np.mean(row)) if row.size else np.nan
         return out
 
-    def _evaluate(self, parts: Sequence[_Items], weights: Sequence[np.ndarray]) -> np.ndarray:
-        n_c = len(self.classes)
+    def _ranking(self, parts: Sequence[_Items]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Items per class, the ranking and the ranked outcomes of the concatenated systems ``parts``, under the
+        profile's tie policy (a stable sort keeps system a's detections before system b's among equal
+        scores)."""
         lst = np.concatenate([p.lst for p in parts])
-        score = np.concatenate([p.score for p in parts])
-        outcome = np.concatenate([p.outcome for p in parts])
-        # one ranking of the concatenated systems, under the profile's tie policy (a stable sort keeps
-        # system a's detections before system b's among equal scores)
-        order = sort_lists(lst, score, ties=self.params.ties)
-        count = np.bincount(lst, minlength=n_c).astype(np.int64)
-        rel = outcome[order] == 1
-        ig = outcome[order] == -1
-        k = weights[0].shape[0]
+        order = sort_lists(lst, np.concatenate([p.score for p in parts]), ties=self.params.ties)
+        count = np.bincount(lst, minlength=len(self.classes)).astype(np.int64)
+        return count, order, np.concatenate([p.outcome for p in parts])[order]
+
+    def _npos(self, weights: Sequence[np.ndarray]) -> np.ndarray:
+        """(k, classes) npos of the weightings: each system's image weights times the images' boxes, summed."""
+        return sum(
+            (np.asarray(w, dtype=np.int64) @ self.npos_img for w in weights), np.zeros((1, 1), np.int64)
+        )
+
+    def _evaluate(self, parts: Sequence[_Items], weights: Sequence[np.ndarray]) -> np.ndarray:
+        count, order, outcome = self._ranking(parts)
+        k, n_c = weights[0].shape[0], count.shape[0]
         item_w = np.concatenate([w[:, p.image] for p, w in zip(parts, weights)], axis=1)[:, order]
-        npos = sum((w @ self.npos_img for w in weights), np.zeros((k, n_c), dtype=np.int64))
+        npos = self._npos(weights)
         lists = presorted_lists(
-            np.tile(count, k), np.tile(rel, k), npos.reshape(-1), np.tile(ig, k), weights=item_w.reshape(-1)
+            np.tile(count, k),
+            np.tile(outcome == 1, k),
+            npos.reshape(-1),
+            np.tile(outcome == -1, k),
+            weights=item_w.reshape(-1),
         )
         if self.params.metric == "voc07":
             ap = lists.average_precision("voc07", levels=self.params.levels)
