@@ -28,8 +28,8 @@ relevant nor ignored, between them): along a run TP and N grow by the same weigh
 (tp + w) / fl(n + w + eps) >= tp / fl(n + eps) for eps 0 and COCO's np.spacing(1) (fl(n + eps) is then n,
 or n + eps for n <= 1, exactly), so the computed P never falls (division rounds monotonically), and the
 maximum from any item of a run on is the maximum from the run's last item on. For those eps the precision
-and the envelope are therefore taken at the runs' last items only (COCO 5k: 70% of the relevant items), each
-sampled item standing for its run's end; for another eps, at every relevant item.
+and the envelope are therefore taken at the runs' last items only, each sampled item standing for its run's
+end; for another eps, at every relevant item.
 
 Per weighting the cost is one gather and cumulative sum over the base items, one over the relevant items of
 all variants, one over the J items, and G × levels lookups: no copy of a repeated item is laid out and
@@ -41,27 +41,28 @@ takes back its list's weight (the sums restart), and a *J stream* (per list an e
 weight before it, then its J items) gives N with one gather. The c-th unit's slot is the last slot with fewer
 than c units before it: a cumulative histogram of the units before each slot (``np.bincount``, O(slots +
 units)) gives every level's slot with one gather, where one entry per unit (``np.repeat`` of the slots by
-weight) cost a third of a resample (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``).
+weight) costs far more (with weights 0 or 1 the weighted slots are the units: ``flatnonzero``).
 The envelope at the sampled slots is a running maximum from each list's end over the kept slots laid out in
 chunks of 8, each list from a chunk of its own (one vector step per slot of a chunk over all chunks, then a
 short scan over the chunks; the end slots and the pads hold precision 0, below every other, so no step needs a
 list boundary). Weightings are taken one at a time, in buffers made once (the size of one
 weighting's slots; fresh arrays of that size cost more in page faults than the sums); gathers into them use
 ``mode="wrap"``, the same elements as the default "raise" for indices in range, negative ones too (every index
-here is, by construction), where "raise" gathers into a temporary and copies it (up to 4x slower). A
+here is, by construction), where "raise" gathers into a temporary and copies it. A
 randomization round's two pseudo-systems have complementary weights (w and 1 − w, weights 0 or 1): every count
 above is a sum of weights, so those of 1 − w are those of all weights 1 (computed once) minus those of w, and
 :meth:`ReweightedLists.evaluate_complements` gathers and sums once per round, leaving the precision, the
 sampled slots and the envelope to each pseudo-system. The sums are int32 whenever no sum can reach 2**31
 (items × the largest weight), int64 otherwise: the same integers, half the memory traffic.
 Levels of a group that sample the same unit (a group with fewer units than levels) are looked up once per
-(variant, group, unit) and spread to the levels at the end (:class:`_Plan`: on COCO 5k 50–77% of the levels
-are distinct), when an n_pos row recurs (a randomization test's rounds). A bootstrap resample's own levels
+(variant, group, unit) and spread to the levels at the end (:class:`_Plan`), when an n_pos row recurs (a
+randomization test's rounds). A bootstrap resample's own levels
 are looked up each on its own (:class:`_Levels`): the units from one broadcast sum, in (variant, group,
 level) order (each list's lookups ascending, near each other), and the values copied transposed into the
 output's (variant, level, group) order, with no index array. With ``packed`` output a
 weighting's row holds only the groups with positive n_pos (a summary's categories with ground truth: the
-others are never looked up, and the summary sums a contiguous run of the row instead of gathering it). tests/test_resample.py checks every number against :func:`~deteval.core.weighted.weighted_levels` and against
+others are never looked up, and the summary sums a contiguous run of the row instead of gathering it).
+tests/test_resample.py checks every number against :func:`~deteval.core.weighted.weighted_levels` and against
 the laid-out copies (:func:`~deteval.core.lists.presorted_lists` with weights), bit for bit.
 """
 
