@@ -58,8 +58,17 @@ def compute(
     c = M.Cache(rt)
     out: dict[str, tuple[np.ndarray, str]] = {}
 
+    bogus = bogus_topics(rt, opts)
+
     def added(p: tuple) -> np.ndarray | None:
-        return bogus_topics(rt, opts) if getattr(p, "text", "") else None
+        # 10.0 resets a measure on those topics by its exact name: asked with parameters, it keeps their value
+        return bogus if getattr(p, "text", "") else None
+
+    def utility(p: tuple) -> np.ndarray:
+        # a topic -c adds scores 0 (9.0.8 never evaluates it; 10.0 resets "utility" by that name), but in 10.0
+        # utility_<coefficients> keeps what it computed there (the one document, or -J's empty ranking)
+        kept = rt.in_run | (opts.version == "10.0" and bool(getattr(p, "text", "")))
+        return np.where(kept, X.utility(c, p, int(num_docs), added(p)), 0.0)
 
     simple: dict[str, Callable[[], np.ndarray]] = {
         "num_q": lambda: np.ones(rt.n_topics),
@@ -88,13 +97,7 @@ def compute(
         "Rndcg": lambda p: X.gain_measure(c, "Rndcg", p),
         "G": lambda p: X.gain_measure(c, "G", p),
         "rbp": lambda p: X.rbp(c, p),
-        # a topic -c adds scores 0 (9.0.8 never evaluates it; 10.0 resets "utility" by that name), but
-        # utility_<coefficients> keeps what 10.0 computed for it (bogus_topics)
-        "utility": lambda p: np.where(
-            rt.in_run | (added(p) is not None and opts.version == "10.0"),
-            X.utility(c, p, int(num_docs), added(p)),
-            0.0,
-        ),
+        "utility": utility,
         "set_F": lambda p: X.set_f(c, p[0]),
         "relstring": lambda p: np.array(X.relstring(c, int(p[0]), added(p)), dtype=object),
         "rbp_resid": lambda p: X.rbp_resid(c, p, added(p)),
